@@ -1,0 +1,106 @@
+"""One root error, subclasses by cause. Each class has a stable ``code`` for JSON and archives."""
+
+from __future__ import annotations
+
+
+class BuracoLogError(Exception):
+    """Root of every error buraco_log raises on purpose."""
+
+    code = "error"
+
+
+class CardParseError(BuracoLogError, ValueError):
+    """Text that is not a card."""
+
+    code = "card.parse"
+
+
+class RulesError(BuracoLogError, ValueError):
+    """An impossible or malformed rules value. ``field`` names the knob at fault."""
+
+    code = "rules.invalid"
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"rules field {field!r}: {message}")
+        self.field = field
+
+
+class LogFormatError(BuracoLogError):
+    """Bytes or text that are not a valid log. Carries the path and byte offset or line."""
+
+    code = "log.format"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | None = None,
+        offset: int | None = None,
+        line: int | None = None,
+        seq: int | None = None,
+        kind: str = "format",
+    ) -> None:
+        self.message = message
+        self.path = path
+        self.offset = offset
+        self.line = line
+        self.seq = seq
+        self.kind = kind
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        where = []
+        if self.path is not None:
+            where.append(self.path)
+        if self.line is not None:
+            where.append(f"line {self.line}")
+        if self.offset is not None:
+            where.append(f"byte {self.offset}")
+        if self.seq is not None:
+            where.append(f"seq {self.seq}")
+        prefix = ": ".join([", ".join(where)]) + ": " if where else ""
+        return f"{prefix}{self.message}"
+
+
+class ReplayError(BuracoLogError):
+    """An event stream that cannot be replayed. Carries the seq and event tag."""
+
+    code = "replay"
+
+    def __init__(
+        self, message: str, *, seq: int | None = None, tag: str | None = None,
+        match_id: str | None = None,
+    ) -> None:
+        self.message = message
+        self.seq = seq
+        self.tag = tag
+        self.match_id = match_id
+        super().__init__(f"seq {seq}: {message}" if seq is not None else message)
+
+
+class IllegalMoveError(ReplayError):
+    """An event the rules forbid. ``rule`` is a stable id documented in ``buraco_log.ruleids``."""
+
+    code = "illegal"
+
+    def __init__(
+        self,
+        rule: str,
+        message: str,
+        *,
+        seq: int | None = None,
+        tag: str | None = None,
+        seat: int | None = None,
+        cards: tuple[int, ...] = (),
+    ) -> None:
+        self.rule = rule
+        self.seat = seat
+        self.cards = cards
+        super().__init__(f"[{rule}] {message}", seq=seq, tag=tag)
+        self.explanation = message
+
+
+class ArchiveError(BuracoLogError):
+    """A problem with an archive directory or a query over it."""
+
+    code = "archive"

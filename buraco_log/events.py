@@ -1,0 +1,250 @@
+"""The event vocabulary: a msgspec tagged union covering a whole match.
+
+Tags are promises to every log ever written: they never change once shipped (class names may).
+Events are encoded as arrays (``array_like``): the move's own fields first, then the envelope
+(``seq``, ``at``, ``note``). New fields are only ever appended, with defaults, and bump
+``FORMAT_VERSION``; older records are upcast in ``upcast`` before the typed decode.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypeAlias
+
+import msgspec
+
+from buraco_log.rules import Rules
+
+FORMAT_VERSION = 1
+"""Version of the event vocabulary written by this buraco_log (see CHANGELOG.md)."""
+
+
+class Event(
+    msgspec.Struct,
+    tag_field="t",
+    frozen=True,
+    gc=False,  # events hold no reference cycles; skipping GC tracking halves decode cost
+    array_like=True,
+    forbid_unknown_fields=True,
+    kw_only=True,
+):
+    """Envelope shared by every event. ``at`` and ``note`` never affect replay."""
+
+    seq: int
+    at: int | None = None  # wall-clock time, milliseconds since the Unix epoch (UTC)
+    note: str | None = None  # free annotation, e.g. a referee's remark
+
+
+class Player(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    name: str
+    id: str | None = None
+
+
+class MatchStarted(Event, tag="ms", kw_only=False):
+    """The match: rules in full, players in seat order, sides, and how deals are derived."""
+
+    match_id: str
+    rules: Rules
+    players: tuple[Player, ...]
+    sides: tuple[int, ...]  # side of each seat; must agree with the rules' seating
+    first_dealer: int = 0
+    version: int = FORMAT_VERSION
+    commitment: str | None = None  # sha256 hex of the secret server seed, published first
+    player_seeds: tuple[str, ...] = ()
+    metadata: dict[str, str] = {}
+
+
+class HandStarted(Event, tag="hs", kw_only=False):
+    """The complete deal. ``stock[0]`` is the top card. Chance is data: replay needs no RNG."""
+
+    hand: int
+    dealer: int
+    hands: tuple[tuple[int, ...], ...]
+    mortos: tuple[tuple[int, ...], ...] = ()
+    stock: tuple[int, ...] = ()
+    upcard: int | None = None
+    shuffle: str | None = None  # id of the shuffle algorithm the deal came from
+    seed: str | None = None  # a plain (not committed) seed, when one was used
+
+
+class CardDrawn(Event, tag="dr", kw_only=False):
+    """The player drew the top stock card, named for cross-checking."""
+
+    seat: int
+    card: int
+
+
+class FirstDrawRejected(Event, tag="rj", kw_only=False):
+    """First turn only (``first_turn_redraw``): the drawn card goes face up onto the pile."""
+
+    seat: int
+    card: int
+
+
+class PileTaken(Event, tag="pt", kw_only=False):
+    """The player took the whole discard pile: ``count`` cards with ``top`` on top."""
+
+    seat: int
+    count: int
+    top: int
+
+
+class MeldLaid(Event, tag="ml", kw_only=False):
+    """A new meld from the hand. ``meld`` is its index among the side's melds this hand."""
+
+    seat: int
+    cards: tuple[int, ...]
+    meld: int | None = None
+
+
+class CardsLaidOff(Event, tag="lo", kw_only=False):
+    """Cards from the hand added to one of the side's own melds."""
+
+    seat: int
+    meld: int
+    cards: tuple[int, ...]
+
+
+class OpeningRetracted(Event, tag="rt", kw_only=False):
+    """A vulnerable side laid too little: the player takes this turn's melds back."""
+
+    seat: int
+    cards: tuple[int, ...]
+
+
+class CardDiscarded(Event, tag="dc", kw_only=False):
+    seat: int
+    card: int
+
+
+class MortoTaken(Event, tag="mt", kw_only=False):
+    """The side's morto goes to the player. Direct: emptied by melding, the turn goes on."""
+
+    seat: int
+    direct: bool
+    count: int | None = None
+
+
+class WentOut(Event, tag="wo", kw_only=False):
+    """The player emptied the hand with going out allowed: the hand ends."""
+
+    seat: int
+
+
+HandEndReason: TypeAlias = Literal["went_out", "stock_out"]
+
+
+class HandEnded(Event, tag="he", kw_only=False):
+    """End of a hand. ``scores``: what the table recorded per side (checked against replay)."""
+
+    reason: HandEndReason
+    scores: tuple[int, ...] | None = None
+
+
+class MatchEnded(Event, tag="me", kw_only=False):
+    """End of the match. ``server_seed`` reveals the seed behind ``commitment``."""
+
+    totals: tuple[int, ...] | None = None
+    winner: int | None = None  # winning side
+    server_seed: str | None = None
+
+
+AnyEvent: TypeAlias = (
+    MatchStarted
+    | HandStarted
+    | CardDrawn
+    | FirstDrawRejected
+    | PileTaken
+    | MeldLaid
+    | CardsLaidOff
+    | OpeningRetracted
+    | CardDiscarded
+    | MortoTaken
+    | WentOut
+    | HandEnded
+    | MatchEnded
+)
+
+EVENT_TYPES: tuple[type[Event], ...] = (
+    MatchStarted, HandStarted, CardDrawn, FirstDrawRejected, PileTaken, MeldLaid, CardsLaidOff,
+    OpeningRetracted, CardDiscarded, MortoTaken, WentOut, HandEnded, MatchEnded,
+)
+TAGS: dict[str, type[Event]] = {
+    t.__struct_config__.tag: t for t in EVENT_TYPES  # type: ignore[misc]
+}
+# Fields that hold cards, by tag: the JSON Lines form writes these as text.
+CARD_FIELDS: dict[str, tuple[str, ...]] = {
+    "hs": ("hands", "mortos", "stock", "upcard"),
+    "dr": ("card",), "rj": ("card",), "pt": ("top",), "ml": ("cards",), "lo": ("cards",),
+    "rt": ("cards",), "dc": ("card",),
+}
+
+_encoder = msgspec.msgpack.Encoder()
+_decoder = msgspec.msgpack.Decoder(AnyEvent)
+_list_decoder = msgspec.msgpack.Decoder(list[AnyEvent])
+
+
+def tag_of(event: Event) -> str:
+    return type(event).__struct_config__.tag  # type: ignore[return-value]
+
+
+def encode(event: Event) -> bytes:
+    return _encoder.encode(event)
+
+
+def decode(data: bytes) -> AnyEvent:
+    return _decoder.decode(data)
+
+
+def encode_many(events: list[AnyEvent] | tuple[AnyEvent, ...]) -> bytes:
+    return _encoder.encode(events)
+
+
+def decode_many(data: bytes) -> list[AnyEvent]:
+    return _list_decoder.decode(data)
+
+
+def to_dict(event: Event) -> dict[str, Any]:
+    """The readable object form (tag ``t`` first), used by JSON Lines and ``--format json``."""
+    out: dict[str, Any] = {"t": tag_of(event)}
+    for name in event.__struct_fields__:
+        value = getattr(event, name)
+        if name in ("at", "note") and value is None:
+            continue
+        out[name] = msgspec.to_builtins(value)
+    return out
+
+
+def from_dict(data: dict[str, Any]) -> AnyEvent:
+    """Inverse of :func:`to_dict`: a readable object to a typed event (validated by msgspec)."""
+    tag = data.get("t")
+    cls = TAGS.get(tag) if isinstance(tag, str) else None
+    if cls is None:
+        raise msgspec.ValidationError(f"unknown event type {tag!r}")
+    fields = cls.__struct_fields__
+    unknown = sorted(set(data) - set(fields) - {"t"})
+    if unknown:
+        raise msgspec.ValidationError(f"unknown field(s) {', '.join(unknown)} for event {tag!r}")
+    row: list[Any] = [tag]
+    defaults = {f.name: f for f in msgspec.structs.fields(cls)}
+    for name in fields:
+        if name in data:
+            row.append(data[name])
+        elif defaults[name].required:
+            raise msgspec.ValidationError(f"event {tag!r} is missing required field {name!r}")
+        else:
+            row.append(msgspec.to_builtins(defaults[name].default)
+                       if defaults[name].default is not msgspec.NODEFAULT
+                       else defaults[name].default_factory())
+    return msgspec.convert(row, AnyEvent)
+
+
+def upcast(record: Any, version: int) -> Any:
+    """Bring a raw decoded record from ``version`` to ``FORMAT_VERSION``. No upcasters yet."""
+    if version == FORMAT_VERSION:
+        return record
+    raise msgspec.ValidationError(f"log format version {version} is not known to this buraco_log")
+
+
+def schema() -> dict[str, Any]:
+    """JSON Schema of the event union (the binary form; see schema/README.md for JSON Lines)."""
+    return msgspec.json.schema(AnyEvent)

@@ -1,0 +1,268 @@
+"""The rules value: every knob of RULES.md in one frozen struct, the presets, and house rules.
+
+A log embeds the full ``Rules`` it was played under, so a replay never depends on which presets
+this version of buraco_log ships.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+import msgspec
+
+from buraco_log.cards import ACE, JOKER, KING, RANK, Card
+from buraco_log.errors import RulesError
+
+PilePickup = Literal["free", "must_use_top"]
+Rendering = Literal["cards", "tiles"]
+
+
+class CardPoints(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Points of one card by kind (RULES.md §9)."""
+
+    joker: int = 10
+    two: int = 10
+    ace: int = 15
+    high: int = 10  # 8 to K
+    low: int = 5  # 3 to 7
+
+
+class Bonuses(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Canastra and end-of-hand bonuses (RULES.md §9). Penalties are positive numbers."""
+
+    clean: int = 200
+    semi_clean: int = 150
+    dirty: int = 100
+    royal: int = 500
+    ace_to_ace: int = 1000
+    going_out: int = 50
+    relancinho: int = 100
+    morto_not_taken: int = 100
+
+
+class Rules(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Every knob of the rules. Build one from a preset with :func:`preset` or :func:`derive`."""
+
+    name: str
+    player_counts: tuple[int, ...] = (2, 3, 4)
+    jokers: int = 0
+    hand_size: int = 11
+    # Morto (the second hand): one per side, taken by the first of the side to empty the hand.
+    morto: bool = False
+    morto_size: int = 11
+    morto_direct: bool = True  # emptying the hand by melding takes the morto mid-turn
+    morto_needs_canastra: bool = False
+    go_out_needs_canastra: bool = False
+    initial_upcard: bool = False
+    pile_pickup: PilePickup = "free"
+    first_turn_redraw: bool = False
+    ace_both_ends: bool = False  # A..K..A in one run (14 cards)
+    max_sets_per_rank: int = 0  # 0: no limit
+    canastra_size: int = 7
+    canastra_from_sets: bool = True
+    semi_clean: bool = False
+    royal_canastras: bool = False
+    relancinho: bool = False
+    stock_floor: int = 0
+    target_score: int = 1500
+    vulnerability: bool = False
+    vulnerable_at: int = 750
+    opening_min: int = 75
+    opening_min_after_retract: int = 90
+    points: CardPoints = CardPoints()
+    bonuses: Bonuses = Bonuses()
+    rendering: Rendering = "cards"
+
+    # Derived facts, cheap enough to compute on demand.
+    def deck_size(self) -> int:
+        return 104 + self.jokers
+
+    def sides(self, players: int) -> int:
+        """How many sides play: each player alone with 2 or 3, two partnerships with 4 or 6."""
+        return players if players <= 3 else 2
+
+    def max_run(self) -> int:
+        return 14 if self.ace_both_ends else 13
+
+    def card_points(self, card: Card) -> int:
+        if card == JOKER:
+            return self.points.joker
+        r = RANK[card]
+        if r == 2:
+            return self.points.two
+        if r == ACE:
+            return self.points.ace
+        return self.points.high if r >= 8 else self.points.low
+
+    def point_table(self) -> list[int]:
+        """Card points indexed by card code (a flat table for the hot path)."""
+        table = [0] * 65
+        for code in range(65):
+            if code == JOKER or 1 <= RANK[code] <= KING:
+                table[code] = self.card_points(code)
+        return table
+
+
+_BRAZILIAN = Rules(
+    name="classic",
+    player_counts=(2, 3, 4, 6),
+    first_turn_redraw=True,
+    relancinho=True,
+    vulnerability=True,
+    target_score=1500,
+    bonuses=Bonuses(going_out=50, morto_not_taken=0),
+)
+
+_FOUR_JOKER_POINTS = CardPoints(joker=50, two=10)
+_MORTO_BONUSES = Bonuses(going_out=100, relancinho=0, morto_not_taken=100)
+
+PRESETS: dict[str, Rules] = {
+    "classic": _BRAZILIAN,
+    "biriba": msgspec.structs.replace(
+        _BRAZILIAN, name="biriba", player_counts=(2, 3, 4), morto=True,
+        bonuses=Bonuses(going_out=50, relancinho=100, morto_not_taken=100),
+    ),
+    "bossa-nova": msgspec.structs.replace(
+        _BRAZILIAN, name="bossa-nova", player_counts=(2, 3, 4), morto=True,
+        morto_needs_canastra=True, go_out_needs_canastra=True,
+        bonuses=Bonuses(going_out=50, relancinho=100, morto_not_taken=100),
+    ),
+    "thirteen": Rules(
+        name="thirteen", player_counts=(2, 4), jokers=4, hand_size=13, morto=True,
+        go_out_needs_canastra=True, initial_upcard=True, pile_pickup="must_use_top",
+        target_score=2005, points=_FOUR_JOKER_POINTS, bonuses=_MORTO_BONUSES,
+    ),
+    "burraco": Rules(
+        name="burraco", player_counts=(2, 4), jokers=4, morto=True, go_out_needs_canastra=True,
+        initial_upcard=True, semi_clean=True, target_score=2005,
+        points=CardPoints(joker=30, two=20), bonuses=_MORTO_BONUSES,
+    ),
+    "mega": Rules(
+        name="mega", player_counts=(2, 4), jokers=4, morto=True, go_out_needs_canastra=True,
+        initial_upcard=True, max_sets_per_rank=1, canastra_from_sets=False, stock_floor=2,
+        target_score=3000, points=_FOUR_JOKER_POINTS, bonuses=_MORTO_BONUSES,
+    ),
+    "burako": Rules(
+        name="burako", player_counts=(2, 4), jokers=2, morto=True, morto_direct=False,
+        go_out_needs_canastra=True, ace_both_ends=True, royal_canastras=True,
+        target_score=3000, points=_FOUR_JOKER_POINTS, bonuses=_MORTO_BONUSES, rendering="tiles",
+    ),
+}
+PRESETS["thirteen-quick"] = msgspec.structs.replace(
+    PRESETS["thirteen"], name="thirteen-quick", target_score=1005
+)
+
+# Presets whose rule text the seeds give, for the docs (`rules list`).
+PRESET_SOURCES: dict[str, str] = {
+    "classic": "000 traditional Buraco (no morto)",
+    "biriba": "000 Buraco with morto (Biriba)",
+    "bossa-nova": "000 Bossa Nova: morto needs a canastra",
+    "thirteen": "001 13-card online Buraco, pile needs its top card used",
+    "thirteen-quick": "001 the same, quick game to 1005",
+    "burraco": "002 Italian Burraco: semi-clean canastras, pinella 20, jolly 30",
+    "mega": "003 Mega Buraco: canastras are runs, one set per rank, stock floor 2",
+    "burako": "004 Burako tiles: ace both ends, royal canastras, indirect morto only",
+}
+
+
+def preset(name: str) -> Rules:
+    """A preset by name."""
+    try:
+        return PRESETS[name]
+    except KeyError:
+        known = ", ".join(PRESETS)
+        raise RulesError("name", f"unknown preset {name!r} (known: {known})") from None
+
+
+def derive(base: Rules | str, **overrides: Any) -> Rules:
+    """House rules: a preset with fields overridden. Nested ``points``/``bonuses`` take dicts."""
+    rules = preset(base) if isinstance(base, str) else base
+    data = msgspec.to_builtins(rules)
+    for key, value in overrides.items():
+        if key in ("points", "bonuses") and isinstance(value, dict):
+            data[key] = {**data[key], **value}
+        else:
+            data[key] = value
+    try:
+        new = msgspec.convert(data, Rules)
+    except msgspec.ValidationError as exc:
+        raise RulesError(_field_of(str(exc)), str(exc)) from None
+    check(new)
+    return new
+
+
+def _field_of(message: str) -> str:
+    # msgspec says "... - at `$.field`"; name the field when it does.
+    if "`$." in message:
+        return message.split("`$.", 1)[1].split("`", 1)[0]
+    if "unknown field `" in message:
+        return message.split("unknown field `", 1)[1].split("`", 1)[0]
+    return "rules"
+
+
+def load_toml(path: str | Path) -> Rules:
+    """House rules from TOML: ``preset = "biriba"`` plus any fields, ``[points]``, ``[bonuses]``."""
+    p = Path(path)
+    try:
+        data = tomllib.loads(p.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise RulesError("file", f"{p}: {exc}") from None
+    base = data.pop("preset", None)
+    if base is None:
+        raise RulesError("preset", f"{p}: house rules must name the preset they start from")
+    if "name" not in data:
+        data["name"] = f"{base}+{p.stem}"
+    return derive(str(base), **data)
+
+
+def check(rules: Rules, players: int | None = None) -> None:
+    """Refuse impossible combinations, naming the field at fault."""
+    if not rules.player_counts or any(n not in (2, 3, 4, 6) for n in rules.player_counts):
+        raise RulesError("player_counts", "players must be 2, 3, 4 or 6")
+    if rules.morto and max(rules.player_counts) > 4:
+        raise RulesError("player_counts", "a morto variant is played by at most 4 players")
+    if rules.jokers not in (0, 2, 4):
+        raise RulesError("jokers", "the material has 0, 2 or 4 jokers")
+    if rules.hand_size < 1:
+        raise RulesError("hand_size", "must be at least 1")
+    if rules.morto and rules.morto_size < 1:
+        raise RulesError("morto_size", "must be at least 1")
+    if rules.canastra_size < 3:
+        raise RulesError("canastra_size", "a canastra has at least 3 cards")
+    if rules.max_sets_per_rank < 0:
+        raise RulesError("max_sets_per_rank", "0 (no limit) or more")
+    if rules.stock_floor < 0:
+        raise RulesError("stock_floor", "must be 0 or more")
+    if rules.target_score <= 0:
+        raise RulesError("target_score", "must be positive")
+    if rules.morto_needs_canastra and not rules.morto:
+        raise RulesError("morto_needs_canastra", "needs morto = true")
+    if not rules.morto_direct and not rules.morto:
+        raise RulesError("morto_direct", "only meaningful with morto = true")
+    if rules.vulnerability and rules.opening_min_after_retract < rules.opening_min:
+        raise RulesError("opening_min_after_retract", "must be at least opening_min")
+    for n in (players,) if players is not None else rules.player_counts:
+        if players is not None and n not in rules.player_counts:
+            allowed = ", ".join(map(str, rules.player_counts))
+            raise RulesError("player_counts", f"{rules.name} is played by {allowed}, not {n}")
+        dealt = n * rules.hand_size + (rules.sides(n) * rules.morto_size if rules.morto else 0)
+        dealt += 1 if rules.initial_upcard else 0
+        # Leave each player at least one draw above the floor, or the hand cannot be played.
+        if dealt + rules.stock_floor + n > rules.deck_size():
+            raise RulesError(
+                "hand_size",
+                f"{n} players x {rules.hand_size} cards"
+                + (f" + {rules.sides(n)} mortos" if rules.morto else "")
+                + f" needs more than the {rules.deck_size()} cards of the material",
+            )
+
+
+def side_of(seat: int, players: int) -> int:
+    """Partners sit on alternate seats: with 4 or 6 players the side is seat % 2."""
+    return seat if players <= 3 else seat % 2
+
+
+for _r in PRESETS.values():
+    check(_r)

@@ -1,0 +1,1 @@
+"""The buraco-log command line (typer). Commands are thin: parse, call the library, format."""

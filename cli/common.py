@@ -1,0 +1,67 @@
+"""Shared CLI plumbing: the --debug switch, one-line errors, output formats."""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Callable
+from enum import Enum
+from typing import Any, ParamSpec, TypeVar
+
+import msgspec
+import typer
+
+from buraco_log.errors import BuracoLogError
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+EXIT_OK = 0
+EXIT_FINDINGS = 1  # an error in the data, or an audit with findings
+EXIT_USAGE = 2  # bad arguments (typer/click's own code too)
+
+
+class Format(str, Enum):
+    table = "table"
+    json = "json"
+
+
+class State:
+    debug = False
+
+
+def fail(message: str, code: int = EXIT_FINDINGS) -> typer.Exit:
+    """Print one line on stderr and return the Exit to raise."""
+    typer.echo(f"buraco-log: error: {message}", err=True)
+    return typer.Exit(code)
+
+
+def guarded(func: Callable[P, R]) -> Callable[P, R]:
+    """Turn library errors into one line on stderr (traceback only with --debug)."""
+
+    @functools.wraps(func)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return func(*args, **kwargs)
+        except (typer.Exit, typer.Abort, SystemExit):
+            raise
+        except BuracoLogError as exc:
+            if State.debug:
+                raise
+            raise fail(str(exc)) from None
+        except OSError as exc:
+            if State.debug:
+                raise
+            where = f"{exc.filename}: " if exc.filename else ""
+            raise fail(f"{where}{exc.strerror or exc}") from None
+        except KeyboardInterrupt:
+            raise fail("interrupted", 130) from None
+
+    return wrapper
+
+
+def emit_json(data: Any) -> None:
+    """Stable JSON on stdout: sorted keys, two-space indent."""
+    sys.stdout.write(json.dumps(msgspec.to_builtins(data), indent=2, sort_keys=True))
+    sys.stdout.write("\n")
