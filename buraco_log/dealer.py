@@ -1,0 +1,387 @@
+"""The dealer: a portable shuffle, the deal, and provably fair deals with their audit.
+
+Shuffle ``fy-hmac-sha256-v1`` (the only one so far; its id is recorded in
+``HandStarted.shuffle``):
+
+1. Start from the material in its fixed order, :func:`buraco_log.cards.deck`.
+2. Byte stream: block ``i`` (``i`` = 0, 1, 2, ...) is ``HMAC-SHA256(key, u64be(i))``; the blocks
+   are concatenated.
+3. Fisher–Yates from the end: for ``i`` from ``n - 1`` down to 1, draw ``j`` uniform in
+   ``0..i`` and swap positions ``i`` and ``j``. A draw reads the next 4 bytes as a big-endian
+   ``u32`` ``x`` and rejects it while ``x >= 2**32 - 2**32 % (i + 1)``, so every ``j`` is equally
+   likely; otherwise ``j = x % (i + 1)``.
+
+The result is the deck order, index 0 dealt first. Every step is plain SHA-256 and integer
+arithmetic, so any language can reproduce it (Python's ``random`` promises no such thing).
+
+Deal order: ``hand_size`` cards to each seat in turn, starting with the seat after the dealer
+(seat ``dealer + 1`` takes ``order[0:hand_size]``), then one morto of ``morto_size`` cards per
+side in side order, then the upcard when the rules have one, and the rest is the stock
+(``stock[0]`` is the top).
+
+Fairness protocol (the key of each hand):
+
+- Before the match the dealer picks a secret ``server_seed`` (text) and publishes
+  ``commitment = sha256(server_seed as UTF-8)`` in ``MatchStarted.commitment``. Players may add
+  seeds of their own (``MatchStarted.player_seeds``), which the dealer cannot choose around.
+- The key of hand ``k`` (0 for the first hand) is ``HMAC-SHA256(server_seed as UTF-8, msg)`` with
+  ``msg = b"buraco_log/deal/v1" || u32be(len(player_seeds)) || (u32be(len(s)) || s)... ||
+  u32be(k)``, each ``s`` a player seed in UTF-8.
+- ``MatchEnded.server_seed`` reveals the seed; :func:`check_deals` then re-derives every deal.
+- A deal may instead carry a plain, uncommitted seed in ``HandStarted.seed`` (handy for tests and
+  demos, but not fair against the dealer): its key is the same derivation with that seed, no
+  player seeds, and the hand number.
+
+Core module: stdlib and msgspec only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+import struct
+from collections.abc import Iterable, Sequence
+
+import msgspec
+
+from buraco_log.cards import Card, deck
+from buraco_log.errors import RulesError
+from buraco_log.events import AnyEvent, HandStarted, MatchEnded, MatchStarted
+from buraco_log.rules import Rules
+
+SHUFFLE_ID = "fy-hmac-sha256-v1"
+"""Id of the shuffle this module implements, recorded in ``HandStarted.shuffle``."""
+
+SHUFFLES: tuple[str, ...] = (SHUFFLE_ID,)
+"""Every shuffle id this buraco_log can re-derive."""
+
+_DEAL_DOMAIN = b"buraco_log/deal/v1"
+_U32 = 1 << 32
+
+
+def _u32(n: int) -> bytes:
+    return struct.pack(">I", n)
+
+
+class _Stream:
+    """Counter-mode HMAC-SHA256 byte stream, read 4 bytes at a time."""
+
+    __slots__ = ("_buf", "_counter", "_key", "_pos")
+
+    def __init__(self, key: bytes) -> None:
+        self._key = key
+        self._counter = 0
+        self._buf = b""
+        self._pos = 0
+
+    def u32(self) -> int:
+        if self._pos + 4 > len(self._buf):
+            # 32-byte blocks hold exactly 8 words, so no word ever straddles two blocks.
+            self._buf = hmac.digest(self._key, struct.pack(">Q", self._counter), "sha256")
+            self._counter += 1
+            self._pos = 0
+        x: int = int.from_bytes(self._buf[self._pos : self._pos + 4], "big")
+        self._pos += 4
+        return x
+
+    def below(self, m: int) -> int:
+        """Uniform in ``0..m-1`` by rejection sampling (no modulo bias)."""
+        limit = _U32 - _U32 % m
+        while True:
+            x = self.u32()
+            if x < limit:
+                return x % m
+
+
+def shuffle(cards: Iterable[Card], key: bytes) -> list[Card]:
+    """``fy-hmac-sha256-v1``: the cards in the order the key gives (index 0 is dealt first)."""
+    out = list(cards)
+    stream = _Stream(key)
+    for i in range(len(out) - 1, 0, -1):
+        j = stream.below(i + 1)
+        out[i], out[j] = out[j], out[i]
+    return out
+
+
+def commitment_of(server_seed: str) -> str:
+    """The public commitment to a server seed: SHA-256 of its UTF-8 bytes, in hex."""
+    return hashlib.sha256(server_seed.encode("utf-8")).hexdigest()
+
+
+def new_server_seed() -> str:
+    """A fresh secret server seed: 32 random bytes in hex, from the OS's secure source."""
+    return secrets.token_hex(32)
+
+
+def hand_key(server_seed: str, player_seeds: Sequence[str], hand: int) -> bytes:
+    """The shuffle key of hand ``hand`` (0-based) from the server seed and the player seeds."""
+    parts = [_DEAL_DOMAIN, _u32(len(player_seeds))]
+    for s in player_seeds:
+        b = s.encode("utf-8")
+        parts += [_u32(len(b)), b]
+    parts.append(_u32(hand))
+    return hmac.digest(server_seed.encode("utf-8"), b"".join(parts), "sha256")
+
+
+def deal_from_order(
+    rules: Rules,
+    players: int,
+    hand: int,
+    dealer: int,
+    order: Sequence[Card],
+    *,
+    seq: int,
+    shuffle_id: str | None = SHUFFLE_ID,
+    seed: str | None = None,
+) -> HandStarted:
+    """Split a shuffled deck into hands, mortos, upcard and stock (see the module docstring)."""
+    if players not in rules.player_counts:
+        allowed = ", ".join(map(str, rules.player_counts))
+        raise RulesError("player_counts", f"{rules.name} is played by {allowed}, not {players}")
+    if len(order) != rules.deck_size():
+        raise RulesError("jokers", f"a deck of {len(order)} cards, expected {rules.deck_size()}")
+    hs = rules.hand_size
+    hands: list[tuple[Card, ...]] = [()] * players
+    pos = 0
+    for i in range(players):
+        hands[(dealer + 1 + i) % players] = tuple(order[pos : pos + hs])
+        pos += hs
+    mortos: list[tuple[Card, ...]] = []
+    if rules.morto:
+        for _ in range(rules.sides(players)):
+            mortos.append(tuple(order[pos : pos + rules.morto_size]))
+            pos += rules.morto_size
+    upcard: Card | None = None
+    if rules.initial_upcard:
+        upcard = order[pos]
+        pos += 1
+    return HandStarted(
+        hand=hand,
+        dealer=dealer,
+        hands=tuple(hands),
+        mortos=tuple(mortos),
+        stock=tuple(order[pos:]),
+        upcard=upcard,
+        shuffle=shuffle_id,
+        seed=seed,
+        seq=seq,
+    )
+
+
+def deal(
+    rules: Rules,
+    players: int,
+    hand: int,
+    dealer: int,
+    key: bytes,
+    *,
+    seq: int,
+    seed: str | None = None,
+) -> HandStarted:
+    """Build the deck for ``rules``, shuffle it with ``key`` and deal hand ``hand``."""
+    order = shuffle(deck(rules.jokers), key)
+    return deal_from_order(rules, players, hand, dealer, order, seq=seq, seed=seed)
+
+
+def deal_seeded(
+    rules: Rules, players: int, hand: int, dealer: int, seed: str, *, seq: int
+) -> HandStarted:
+    """A deal from a plain, uncommitted seed, recorded in ``HandStarted.seed``."""
+    return deal(rules, players, hand, dealer, hand_key(seed, (), hand), seq=seq, seed=seed)
+
+
+class FairDealer:
+    """The dealer's side of the fairness protocol for one match.
+
+    Publish :attr:`commitment` (and the player seeds) in ``MatchStarted`` before any deal,
+    deal each hand with :meth:`deal`, and reveal :attr:`server_seed` in ``MatchEnded``.
+    """
+
+    __slots__ = ("commitment", "player_seeds", "server_seed")
+
+    def __init__(self, server_seed: str | None = None, player_seeds: Sequence[str] = ()) -> None:
+        self.server_seed = server_seed if server_seed is not None else new_server_seed()
+        self.player_seeds = tuple(player_seeds)
+        self.commitment = commitment_of(self.server_seed)
+
+    def deal(self, rules: Rules, players: int, hand: int, dealer: int, *, seq: int) -> HandStarted:
+        return deal(
+            rules,
+            players,
+            hand,
+            dealer,
+            hand_key(self.server_seed, self.player_seeds, hand),
+            seq=seq,
+        )
+
+
+# --- audit -------------------------------------------------------------------------------------
+
+
+class Finding(msgspec.Struct, frozen=True):
+    """One thing an audit found wrong: a stable rule id, where (seq), and a one-line message."""
+
+    rule: str
+    seq: int | None
+    message: str
+
+
+def _same_deal(recorded: HandStarted, derived: HandStarted) -> str | None:
+    """Why two deals differ, or None. Hands and mortos have no order; the stock has."""
+    if recorded.dealer != derived.dealer:
+        return f"dealer is seat {recorded.dealer}, the rotation gives seat {derived.dealer}"
+    if len(recorded.hands) != len(derived.hands):
+        return f"{len(recorded.hands)} hands dealt, expected {len(derived.hands)}"
+    for seat, (a, b) in enumerate(zip(recorded.hands, derived.hands, strict=True)):
+        if sorted(a) != sorted(b):
+            return f"hand of seat {seat} differs from the derived deal"
+    if len(recorded.mortos) != len(derived.mortos):
+        return f"{len(recorded.mortos)} mortos dealt, expected {len(derived.mortos)}"
+    for side, (a, b) in enumerate(zip(recorded.mortos, derived.mortos, strict=True)):
+        if sorted(a) != sorted(b):
+            return f"morto of side {side} differs from the derived deal"
+    if recorded.upcard != derived.upcard:
+        return "upcard differs from the derived deal"
+    if recorded.stock != derived.stock:
+        for i, (x, y) in enumerate(zip(recorded.stock, derived.stock, strict=False)):
+            if x != y:
+                return f"stock differs from the derived deal at position {i} from the top"
+        return f"stock has {len(recorded.stock)} cards, expected {len(derived.stock)}"
+    return None
+
+
+def check_deals(events: Sequence[AnyEvent], *, require_commitment: bool = True) -> list[Finding]:
+    """Audit the deals of one match against the fairness protocol.
+
+    Checks that the commitment was published before the first deal (in stream order and, where
+    both carry one, by wall-clock ``at``), that the revealed server seed matches it, and that
+    every deal is exactly the one derived from the seeds. Deals with a plain ``seed`` are checked
+    against that seed instead. With ``require_commitment=False`` a match with neither commitment
+    nor plain seeds has nothing to check and gives no finding.
+
+    Rule ids: ``deal.commitment_missing``, ``deal.commitment_late``, ``deal.not_revealed``,
+    ``deal.seed_mismatch``, ``deal.unknown_shuffle``, ``deal.mismatch``.
+    """
+    findings: list[Finding] = []
+    start: MatchStarted | None = None
+    first_deal: HandStarted | None = None
+    deals: list[HandStarted] = []
+    end: MatchEnded | None = None
+    for ev in events:
+        if isinstance(ev, MatchStarted):
+            if first_deal is not None and start is None:
+                findings.append(
+                    Finding(
+                        "deal.commitment_late",
+                        ev.seq,
+                        f"match start (with the commitment) recorded after the deal at seq "
+                        f"{first_deal.seq}",
+                    )
+                )
+            if start is None:
+                start = ev
+        elif isinstance(ev, HandStarted):
+            if first_deal is None:
+                first_deal = ev
+            deals.append(ev)
+        elif isinstance(ev, MatchEnded):
+            end = ev
+    if not deals:
+        return findings
+    if start is None:
+        return [
+            *findings,
+            Finding(
+                "deal.commitment_missing",
+                deals[0].seq,
+                "no match start: nothing to check the deals against",
+            ),
+        ]
+    players = len(start.players)
+    rules = start.rules
+
+    committed = [d for d in deals if d.seed is None]
+    server_seed: str | None = None
+    if start.commitment is None:
+        if committed and require_commitment:
+            findings.append(
+                Finding(
+                    "deal.commitment_missing",
+                    committed[0].seq,
+                    "deal has no plain seed and the match published no commitment",
+                )
+            )
+    else:
+        if first_deal is not None and start.seq > first_deal.seq:
+            findings.append(
+                Finding(
+                    "deal.commitment_late",
+                    start.seq,
+                    f"commitment has seq {start.seq}, after the first deal at seq {first_deal.seq}",
+                )
+            )
+        elif first_deal is not None and _late_by_clock(start, first_deal):
+            findings.append(
+                Finding(
+                    "deal.commitment_late",
+                    start.seq,
+                    f"commitment published at {start.at}, after the first deal at {first_deal.at}",
+                )
+            )
+        if end is None or end.server_seed is None:
+            findings.append(
+                Finding(
+                    "deal.not_revealed",
+                    end.seq if end is not None else None,
+                    "the server seed behind the commitment was never revealed",
+                )
+            )
+        elif commitment_of(end.server_seed) != start.commitment.lower():
+            findings.append(
+                Finding(
+                    "deal.seed_mismatch",
+                    end.seq,
+                    "revealed server seed does not hash to the published commitment",
+                )
+            )
+        else:
+            server_seed = end.server_seed
+
+    for k, d in enumerate(deals):
+        if d.shuffle is not None and d.shuffle not in SHUFFLES:
+            findings.append(
+                Finding(
+                    "deal.unknown_shuffle",
+                    d.seq,
+                    f"shuffle {d.shuffle!r} is not known to this buraco_log",
+                )
+            )
+            continue
+        if d.hand != k:
+            findings.append(
+                Finding(
+                    "deal.mismatch", d.seq, f"deal is numbered hand {d.hand}, but it is hand {k}"
+                )
+            )
+            continue
+        dealer = (start.first_dealer + k) % players
+        if d.seed is not None:
+            key = hand_key(d.seed, (), k)
+        elif server_seed is not None:
+            key = hand_key(server_seed, start.player_seeds, k)
+        else:
+            continue
+        try:
+            derived = deal(rules, players, k, dealer, key, seq=d.seq)
+        except RulesError as exc:
+            findings.append(Finding("deal.mismatch", d.seq, f"cannot derive the deal: {exc}"))
+            continue
+        why = _same_deal(d, derived)
+        if why is not None:
+            findings.append(Finding("deal.mismatch", d.seq, f"hand {k}: {why}"))
+    return findings
+
+
+def _late_by_clock(start: MatchStarted, first_deal: HandStarted) -> bool:
+    return start.at is not None and first_deal.at is not None and start.at > first_deal.at
