@@ -1,0 +1,929 @@
+"""The match log: append-only framing, integrity chain, writer, reader, recovery.
+
+One file per match. ``schema/LOG_FORMAT.md`` is the full description; in short::
+
+    file    = header segment*
+    header  = "BURACOLG" u16:layout u16:version u32:flags u32:crc32            (20 bytes)
+    segment = u32:length u32:count u64:first_seq [32 bytes:chain] u32:payload_crc u32:header_crc
+              payload: a MessagePack array of ``count`` events, ``length`` bytes
+
+Integers are little-endian. ``chain`` is present only in sealed logs: the SHA-256 of every event
+byte from the first event to the end of this segment (one running hash, so the head digest does
+not depend on how events were grouped into segments). Only the standard library and msgspec are
+used here: the core never imports the edge libraries.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import importlib
+import os
+import shutil
+import struct
+import time
+import zlib
+from collections.abc import Iterable, Iterator
+from typing import IO, Any, Final
+
+import msgspec
+
+from buraco_log import events as ev
+from buraco_log.errors import LogFormatError
+
+MAGIC: Final = b"BURACOLG"
+LAYOUT: Final = 1
+"""Version of the framing described above (the events inside carry ``events.FORMAT_VERSION``)."""
+FLAG_SEALED: Final = 1
+KNOWN_FLAGS: Final = FLAG_SEALED
+FIRST_SEQ: Final = 0
+"""The seq of the first event of every log; seqs then go up by one."""
+
+MAX_PAYLOAD: Final = 16 * 1024 * 1024
+"""Largest segment payload a reader accepts, checked before anything is read or decoded."""
+MAX_DEPTH: Final = 32
+"""Deepest MessagePack nesting accepted before an untyped decode (events need 4)."""
+BATCH_EVENTS: Final = 16384
+"""Events per segment in batched mode and when a log is rewritten (about 0.5 MB)."""
+
+_HEADER = struct.Struct("<8sHHII")
+HEADER_SIZE: Final = _HEADER.size
+_SEG_HEAD = struct.Struct("<IIQ")
+_SEG_TAIL = struct.Struct("<II")
+_DIGEST = 32
+_CHAIN_DOMAIN = b"buraco-log chain\x00"
+_READ_BUFFER = 1 << 20
+
+
+class Torn(msgspec.Struct, frozen=True):
+    """An incomplete last segment: what a crash during an append leaves behind."""
+
+    offset: int  # where the incomplete segment starts; everything before it is valid
+    size: int  # bytes from ``offset`` to the end of the file
+    reason: str
+
+
+class LogInfo(msgspec.Struct, frozen=True):
+    """What a full read of a log found. ``head`` is computed even for an unsealed log."""
+
+    path: str
+    version: int
+    sealed: bool
+    events: int
+    segments: int
+    valid_bytes: int
+    head: str
+    torn: Torn | None = None
+
+
+class RepairReport(msgspec.Struct, frozen=True):
+    path: str
+    cut_offset: int
+    cut_bytes: int
+    backup: str | None
+    reason: str
+    events_kept: int
+
+
+# -- building blocks ---------------------------------------------------------------------------
+
+
+def _file_header(version: int, sealed: bool) -> bytes:
+    flags = FLAG_SEALED if sealed else 0
+    head = _HEADER.pack(MAGIC, LAYOUT, version, flags, 0)[:-4]
+    return head + struct.pack("<I", zlib.crc32(head))
+
+
+def _array_header(count: int) -> bytes:
+    if count < 16:
+        return bytes((0x90 | count,))
+    if count < 0x10000:
+        return b"\xdc" + count.to_bytes(2, "big")
+    return b"\xdd" + count.to_bytes(4, "big")
+
+
+def chain_start(version: int = ev.FORMAT_VERSION) -> Any:
+    """A fresh running hash for a log of event format ``version`` (``hashlib.sha256`` object)."""
+    return hashlib.sha256(_CHAIN_DOMAIN + version.to_bytes(2, "little"))
+
+
+def _segment(payload: bytes, count: int, first_seq: int, chain: bytes | None) -> bytes:
+    head = _SEG_HEAD.pack(len(payload), count, first_seq)
+    if chain is not None:
+        head += chain
+    head += zlib.crc32(payload).to_bytes(4, "little")
+    return head + zlib.crc32(head).to_bytes(4, "little") + payload
+
+
+def msgpack_depth(data: bytes | memoryview, limit: int = MAX_DEPTH) -> int:
+    """Deepest nesting of the MessagePack values in ``data``, read without decoding them.
+
+    Raises ``ValueError`` past ``limit`` or on malformed bytes. msgspec's untyped decoder can
+    overflow the C stack on very deep input (before Python 3.14), so this runs before it.
+    """
+    mv = memoryview(data)
+    n = len(mv)
+    pos = 0
+    stack: list[int] = []  # items still expected by each open container
+    deepest = 0
+    while pos < n:
+        b = mv[pos]
+        pos += 1
+        size = 0  # bytes of body to skip
+        items = -1  # >= 0 for a container
+        if b <= 0x7F or b >= 0xE0 or b in (0xC0, 0xC2, 0xC3):
+            pass
+        elif b <= 0x8F:
+            items = (b & 0x0F) * 2
+        elif b <= 0x9F:
+            items = b & 0x0F
+        elif b <= 0xBF:
+            size = b & 0x1F
+        elif b == 0xC1:
+            raise ValueError(f"byte 0xc1 at {pos - 1} is not MessagePack")
+        elif b in (0xC4, 0xC5, 0xC6, 0xD9, 0xDA, 0xDB):
+            width = {0xC4: 1, 0xC5: 2, 0xC6: 4, 0xD9: 1, 0xDA: 2, 0xDB: 4}[b]
+            size = width + int.from_bytes(mv[pos : pos + width], "big")
+        elif b in (0xC7, 0xC8, 0xC9):
+            width = {0xC7: 1, 0xC8: 2, 0xC9: 4}[b]
+            size = width + 1 + int.from_bytes(mv[pos : pos + width], "big")
+        elif b in (0xCA, 0xCB, 0xCC, 0xCD, 0xCE, 0xCF, 0xD0, 0xD1, 0xD2, 0xD3):
+            size = {
+                0xCA: 4,
+                0xCB: 8,
+                0xCC: 1,
+                0xCD: 2,
+                0xCE: 4,
+                0xCF: 8,
+                0xD0: 1,
+                0xD1: 2,
+                0xD2: 4,
+                0xD3: 8,
+            }[b]
+        elif b <= 0xD8:  # fixext 1, 2, 4, 8, 16 plus the type byte
+            size = 1 + (1, 2, 4, 8, 16)[b - 0xD4]
+        elif b in (0xDC, 0xDE):
+            items = int.from_bytes(mv[pos : pos + 2], "big") * (2 if b == 0xDE else 1)
+            pos += 2
+        else:  # 0xDD, 0xDF
+            items = int.from_bytes(mv[pos : pos + 4], "big") * (2 if b == 0xDF else 1)
+            pos += 4
+        pos += size
+        if pos > n:
+            raise ValueError("MessagePack value runs past the end of the data")
+        if stack:
+            stack[-1] -= 1
+        if items > 0:
+            stack.append(items)
+            deepest = max(deepest, len(stack))
+            if deepest > limit:
+                raise ValueError(f"MessagePack nesting deeper than {limit}")
+        elif items == 0:
+            deepest = max(deepest, len(stack) + 1)
+        while stack and stack[-1] == 0:
+            stack.pop()
+    if stack:
+        raise ValueError("MessagePack container runs past the end of the data")
+    return deepest
+
+
+def _is_zero(f: IO[bytes], first: bytes) -> bool:
+    """True if ``first`` and everything left in ``f`` are zero bytes (a zero-filled tail)."""
+    if first.count(0) != len(first):
+        return False
+    while chunk := f.read(_READ_BUFFER):
+        if chunk.count(0) != len(chunk):
+            return False
+    return True
+
+
+# -- reading -----------------------------------------------------------------------------------
+
+
+class _Torn(Exception):
+    """Internal signal: the segment at ``offset`` is incomplete."""
+
+    def __init__(self, offset: int, reason: str) -> None:
+        super().__init__(reason)
+        self.offset = offset
+        self.reason = reason
+
+
+class Reader:
+    """Streams the events of one log with memory bounded by one segment.
+
+    Every segment is checked before any of its events is handed out: checksums, seq order, the
+    chain of a sealed log. Damage raises :class:`LogFormatError` naming the byte offset (and the
+    seq when known); nothing after damage is ever returned. A torn tail ends the stream: it
+    raises too unless ``allow_torn``, in which case it is recorded in :attr:`info`.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, allow_torn: bool = False) -> None:
+        self.path = str(path)
+        self.allow_torn = allow_torn
+        self._f: IO[bytes] = open(self.path, "rb", buffering=_READ_BUFFER)  # noqa: SIM115
+        self._offset = 0
+        self._next_seq = FIRST_SEQ
+        self._segments = 0
+        self.version = ev.FORMAT_VERSION
+        self.sealed = False
+        self._chain = chain_start()
+        self._torn: Torn | None = None
+        self._header_read = False
+        self._done = False
+
+    # context manager and cleanup
+    def __enter__(self) -> Reader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._f.close()
+
+    def _error(
+        self, message: str, kind: str, offset: int, seq: int | None = None
+    ) -> LogFormatError:
+        return LogFormatError(message, path=self.path, offset=offset, seq=seq, kind=kind)
+
+    @property
+    def info(self) -> LogInfo:
+        """What has been read so far (the whole log once iteration has finished)."""
+        return LogInfo(
+            path=self.path,
+            version=self.version,
+            sealed=self.sealed,
+            events=self._next_seq - FIRST_SEQ,
+            segments=self._segments,
+            valid_bytes=self._offset,
+            head=self._chain.hexdigest(),
+            torn=self._torn,
+        )
+
+    @property
+    def head(self) -> str:
+        return str(self._chain.hexdigest())
+
+    def __iter__(self) -> Iterator[ev.AnyEvent]:
+        for _, events in self.segments():
+            yield from events
+
+    def segments(self) -> Iterator[tuple[int, list[ev.AnyEvent]]]:
+        """Yield ``(byte offset, events)`` for each segment, in order."""
+        if self._done:
+            return
+        try:
+            if not self._header_read:
+                self._read_header()
+            while True:
+                seg = self._read_segment()
+                if seg is None:
+                    break
+                yield seg
+        except _Torn as torn:
+            self._f.seek(0, os.SEEK_END)
+            self._torn = Torn(torn.offset, self._f.tell() - torn.offset, torn.reason)
+            if not self.allow_torn:
+                self._done = True
+                raise self._error(
+                    f"torn tail: {torn.reason}; the events before it are intact "
+                    "(`buraco-log repair` cuts it off)",
+                    "torn",
+                    torn.offset,
+                    self._next_seq,
+                ) from None
+        self._done = True
+
+    def follow(
+        self, *, poll: float = 0.05, idle_timeout: float | None = None
+    ) -> Iterator[ev.AnyEvent]:
+        """Tail a log that is still being written.
+
+        A partial last segment means "not yet written": wait and read it again. Stops after the
+        ``MatchEnded`` event, or after ``idle_timeout`` seconds without new events.
+        """
+        last = time.monotonic()
+        while True:
+            try:
+                if not self._header_read:
+                    self._read_header()
+                while (seg := self._read_segment()) is not None:
+                    last = time.monotonic()
+                    for event in seg[1]:
+                        yield event
+                        if isinstance(event, ev.MatchEnded):
+                            return
+            except _Torn:
+                pass
+            if idle_timeout is not None and time.monotonic() - last > idle_timeout:
+                return
+            time.sleep(poll)
+            self._f.seek(self._offset)
+
+    def _read_header(self) -> None:
+        raw = self._f.read(HEADER_SIZE)
+        if len(raw) < HEADER_SIZE:
+            if raw == MAGIC[: len(raw)] or _is_zero(self._f, raw):
+                self._f.seek(0)
+                raise _Torn(0, f"file header cut short ({len(raw)} of {HEADER_SIZE} bytes)")
+            raise self._error("not a buraco-log file (bad magic)", "header", 0)
+        magic, layout, version, flags, crc = _HEADER.unpack(raw)
+        if magic != MAGIC:
+            raise self._error("not a buraco-log file (bad magic)", "header", 0)
+        if zlib.crc32(raw[:-4]) != crc:
+            raise self._error("file header checksum mismatch", "damage", 0)
+        if layout != LAYOUT:
+            raise self._error(
+                f"log layout {layout} is not known to this buraco_log (it reads layout {LAYOUT})",
+                "version",
+                8,
+            )
+        if version > ev.FORMAT_VERSION or version < 1:
+            raise self._error(
+                f"event format version {version} is not known to this buraco_log "
+                f"(it reads 1 to {ev.FORMAT_VERSION})",
+                "version",
+                10,
+            )
+        if flags & ~KNOWN_FLAGS:
+            raise self._error(f"unknown header flags {flags:#x}", "header", 12)
+        self.version = version
+        self.sealed = bool(flags & FLAG_SEALED)
+        self._chain = chain_start(version)
+        self._seg_head_size = _SEG_HEAD.size + (_DIGEST if self.sealed else 0) + _SEG_TAIL.size
+        self._offset = HEADER_SIZE
+        self._header_read = True
+
+    def _read_segment(self) -> tuple[int, list[ev.AnyEvent]] | None:
+        off = self._offset
+        f = self._f
+        hsize = self._seg_head_size
+        head = f.read(hsize)
+        if not head:
+            return None
+        if len(head) < hsize:
+            f.seek(off)
+            raise _Torn(off, f"segment header cut short ({len(head)} of {hsize} bytes)")
+        if zlib.crc32(head[:-4]) != int.from_bytes(head[-4:], "little"):
+            if _is_zero(f, head):
+                f.seek(off)
+                raise _Torn(off, "zero-filled tail (a crash before the data reached the disk)")
+            raise self._error(
+                "segment header checksum mismatch (damaged record)", "damage", off, self._next_seq
+            )
+        length, count, first_seq = _SEG_HEAD.unpack_from(head)
+        if length > MAX_PAYLOAD:
+            raise self._error(
+                f"segment of {length} bytes exceeds the limit of {MAX_PAYLOAD}",
+                "limit",
+                off,
+                first_seq,
+            )
+        if count == 0 or count > length:
+            raise self._error(
+                f"segment claims {count} events in {length} bytes", "damage", off, first_seq
+            )
+        if first_seq != self._next_seq:
+            raise self._error(
+                f"expected seq {self._next_seq}, found a record starting at seq {first_seq} "
+                "(a record was deleted, duplicated, reordered or inserted)",
+                "seq",
+                off,
+                self._next_seq,
+            )
+        payload = f.read(length)
+        if len(payload) < length:
+            f.seek(off)
+            raise _Torn(off, f"segment payload cut short ({len(payload)} of {length} bytes)")
+        if zlib.crc32(payload) != int.from_bytes(head[-8:-4], "little"):
+            raise self._error(
+                "segment checksum mismatch (damaged record)", "damage", off, first_seq
+            )
+        array = _array_header(count)
+        if not payload.startswith(array):
+            raise self._error(
+                "segment payload is not an array of its event count", "decode", off, first_seq
+            )
+        self._chain.update(memoryview(payload)[len(array) :])
+        if self.sealed and self._chain.digest() != head[16:48]:
+            raise self._error(
+                f"integrity chain broken at seq {first_seq}: this record or one before it was "
+                "changed",
+                "chain",
+                off,
+                first_seq,
+            )
+        events = self._decode(payload, off, first_seq)
+        last = first_seq + count
+        if [e.seq for e in events] != list(range(first_seq, last)):
+            bad = next(i for i, e in enumerate(events) if e.seq != first_seq + i)
+            raise self._error(
+                f"event {bad} of the record has seq {events[bad].seq}, expected {first_seq + bad}",
+                "seq",
+                off,
+                first_seq + bad,
+            )
+        self._offset = off + hsize + length
+        self._next_seq = last
+        self._segments += 1
+        return off, events
+
+    def _decode(self, payload: bytes, off: int, first_seq: int) -> list[ev.AnyEvent]:
+        if self.version == ev.FORMAT_VERSION:
+            try:
+                return ev.decode_many(payload)
+            except msgspec.MsgspecError:
+                pass  # diagnosed below, record by record, to name the event and field
+        return decode_records(
+            payload, self.version, path=self.path, offset=off, first_seq=first_seq
+        )
+
+
+def decode_records(
+    payload: bytes,
+    version: int,
+    *,
+    path: str | None = None,
+    offset: int | None = None,
+    first_seq: int | None = None,
+) -> list[ev.AnyEvent]:
+    """Decode a segment payload through the upcasters, naming the first bad record.
+
+    The slow path: used for logs of older format versions and to explain a failed fast decode.
+    """
+    try:
+        msgpack_depth(payload)
+        raw = msgspec.msgpack.decode(payload)
+    except (ValueError, msgspec.MsgspecError) as exc:
+        raise LogFormatError(
+            f"undecodable record: {exc}", path=path, offset=offset, seq=first_seq, kind="decode"
+        ) from None
+    if not isinstance(raw, list):
+        raise LogFormatError(
+            "segment payload is not an array",
+            path=path,
+            offset=offset,
+            seq=first_seq,
+            kind="decode",
+        )
+    out: list[ev.AnyEvent] = []
+    for i, record in enumerate(raw):
+        seq = None if first_seq is None else first_seq + i
+        try:
+            out.append(msgspec.convert(ev.upcast(record, version), ev.AnyEvent))
+        except msgspec.MsgspecError as exc:
+            raise LogFormatError(
+                describe_bad_record(record, exc), path=path, offset=offset, seq=seq, kind="unknown"
+            ) from None
+    return out
+
+
+def describe_bad_record(record: Any, exc: Exception) -> str:
+    """One line naming what is wrong with a raw record: unknown type, unknown field, or why."""
+    if not isinstance(record, list) or not record:
+        return f"record is not an event array: {exc}"
+    tag = record[0]
+    cls = ev.TAGS.get(tag) if isinstance(tag, str) else None
+    if cls is None:
+        known = ", ".join(sorted(ev.TAGS))
+        return f"unknown event type {tag!r} (this buraco_log knows {known})"
+    fields = cls.__struct_fields__
+    if len(record) - 1 > len(fields):
+        extra = len(record) - 1 - len(fields)
+        return (
+            f"event {tag!r} has {extra} unknown field(s) after {fields[-1]!r} "
+            "(written by a newer buraco_log?)"
+        )
+    return f"invalid event {tag!r}: {exc}"
+
+
+def read_events(path: str | os.PathLike[str], *, allow_torn: bool = False) -> list[ev.AnyEvent]:
+    """Every event of a log, verified. See :class:`Reader` for streaming."""
+    with Reader(path, allow_torn=allow_torn) as reader:
+        return list(reader)
+
+
+def verify(path: str | os.PathLike[str]) -> LogInfo:
+    """Check a whole log: raises on damage; a torn tail is reported in ``LogInfo.torn``."""
+    with Reader(path, allow_torn=True) as reader:
+        for _ in reader.segments():
+            pass
+        return reader.info
+
+
+# -- writing -----------------------------------------------------------------------------------
+
+
+def _fsync_dir(path: str) -> None:
+    fd = os.open(os.path.dirname(os.path.abspath(path)) or ".", os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _lock(fd: int, path: str) -> None:
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        raise LogFormatError("another writer holds this log", path=path, kind="locked") from None
+
+
+def _write_all(fd: int, data: bytes | memoryview, offset: int) -> None:
+    view = memoryview(data)
+    while view:
+        n = os.pwrite(fd, view, offset)
+        view = view[n:]
+        offset += n
+
+
+def _create_temp(directory: str, name: str) -> tuple[int, str]:
+    """A new file beside the log, with the usual permissions (mkstemp's are owner-only)."""
+    while True:
+        tmp = os.path.join(directory, f".{name}.{os.urandom(6).hex()}.new")
+        try:
+            return os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o666), tmp
+        except FileExistsError:
+            continue
+
+
+def _create_locked(path: str, version: int, sealed: bool) -> int | None:
+    """Create ``path`` with its header, locked, or return None if it already exists.
+
+    The file is written and locked under a temporary name, then linked into place: a reader
+    or a second writer never sees a file without its header or without its lock.
+    """
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = _create_temp(directory, os.path.basename(path))
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        _write_all(fd, _file_header(version, sealed), 0)
+        os.fsync(fd)
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            os.close(fd)
+            return None
+        _fsync_dir(path)
+        return fd
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+        raise
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+
+
+class Writer:
+    """The one writer of a log, holding an advisory lock (``flock``) for its whole life.
+
+    ``append`` returns once the event is on disk (write + fsync). With ``batched=True``,
+    ``append`` only buffers; events become durable at ``flush``/``close`` or when
+    ``batch_events`` have gathered, and a crash loses the buffered ones. By default each event
+    is first validated by the rules engine (``buraco_log.reducer.Replayer.step``); pass
+    ``validate=False`` to record what happened at a table, illegal moves included.
+
+    A failed write or fsync is reported once and never retried: the writer refuses further
+    appends, since the kernel may already have dropped the data it could not write.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        sealed: bool = True,
+        validate: bool = True,
+        batched: bool = False,
+        batch_events: int = BATCH_EVENTS,
+    ) -> None:
+        self.path = str(path)
+        self.batched = batched
+        self.batch_events = max(1, batch_events)
+        self._buffer: list[ev.AnyEvent] = []
+        self._fd: int | None = None
+        self._broken: str | None = None
+        self._validator: Any = _new_validator(self.path) if validate else None
+        fd = _create_locked(self.path, ev.FORMAT_VERSION, sealed)
+        if fd is not None:
+            self.sealed = sealed
+            self.version = ev.FORMAT_VERSION
+            self._end = HEADER_SIZE
+            self._next_seq = FIRST_SEQ
+            self._chain = chain_start()
+            self._fd = fd
+            return
+        fd = os.open(self.path, os.O_RDWR)
+        try:
+            _lock(fd, self.path)
+            self._resume()
+        except BaseException:
+            os.close(fd)
+            raise
+        self._fd = fd
+
+    def _resume(self) -> None:
+        with Reader(self.path, allow_torn=True) as reader:
+            for _, events in reader.segments():
+                if self._validator is not None:
+                    for event in events:
+                        self._validator.step(event)
+            info = reader.info
+            chain = reader._chain
+        if info.torn is not None:
+            raise LogFormatError(
+                f"cannot append after a torn tail ({info.torn.reason}); run "
+                "`buraco-log repair` first",
+                path=self.path,
+                offset=info.torn.offset,
+                seq=FIRST_SEQ + info.events,
+                kind="torn",
+            )
+        if info.version != ev.FORMAT_VERSION:
+            raise LogFormatError(
+                f"cannot append to a log of event format version {info.version}; convert it first",
+                path=self.path,
+                kind="version",
+            )
+        self.sealed = info.sealed
+        self.version = info.version
+        self._end = info.valid_bytes
+        self._next_seq = FIRST_SEQ + info.events
+        self._chain = chain
+
+    # -- public API
+    @property
+    def next_seq(self) -> int:
+        """The seq the next appended event must carry."""
+        return self._next_seq + len(self._buffer)
+
+    @property
+    def head(self) -> str:
+        """Head digest of what is on disk (buffered events not included)."""
+        return str(self._chain.hexdigest())
+
+    def __enter__(self) -> Writer:
+        return self
+
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        if exc_type is None:
+            self.close()
+        else:
+            self._close_quietly()
+
+    def append(self, event: ev.AnyEvent) -> int:
+        """Record one event and return its seq; durable on return unless batched."""
+        self._check(event)
+        self._buffer.append(event)
+        if not self.batched or len(self._buffer) >= self.batch_events:
+            self._write_buffer()
+        return event.seq
+
+    def append_many(self, events: Iterable[ev.AnyEvent]) -> int:
+        """Record several events with one fsync (one segment per ``batch_events``).
+
+        If one event is refused, the events before it are still recorded.
+        """
+        try:
+            for event in events:
+                self._check(event)
+                self._buffer.append(event)
+                if len(self._buffer) >= self.batch_events:
+                    self._write_buffer(sync=False)
+        finally:
+            if not self.batched and self._broken is None and self._fd is not None:
+                self._write_buffer()
+        return self._next_seq + len(self._buffer) - 1
+
+    def flush(self) -> None:
+        """Write and fsync the buffered events."""
+        self._write_buffer()
+
+    def close(self) -> None:
+        """Flush, release the lock and close. A closed writer accepts no more events."""
+        if self._fd is None:
+            return
+        try:
+            if self._buffer and self._broken is None:
+                self._write_buffer()
+        finally:
+            self._close_quietly()
+
+    def _close_quietly(self) -> None:
+        if self._fd is not None:
+            fd, self._fd = self._fd, None
+            os.close(fd)  # closing the descriptor releases the flock
+
+    # -- internals
+    def _check(self, event: ev.AnyEvent) -> None:
+        if self._fd is None or self._broken is not None:
+            raise LogFormatError(
+                self._broken or "the writer is closed",
+                path=self.path,
+                offset=self._end,
+                kind="closed",
+            )
+        expected = self._next_seq + len(self._buffer)
+        if event.seq != expected:
+            raise LogFormatError(
+                f"appended event has seq {event.seq}, expected {expected}",
+                path=self.path,
+                offset=self._end,
+                seq=event.seq,
+                kind="seq",
+            )
+        if self._validator is not None:
+            self._validator.step(event)
+
+    def _write_buffer(self, sync: bool = True) -> None:
+        if self._fd is None:
+            raise LogFormatError("the writer is closed", path=self.path, kind="closed")
+        if self._buffer:
+            events, self._buffer = self._buffer, []
+            blob = ev.encode_many(events)
+            skip = len(_array_header(len(events)))
+            self._chain.update(memoryview(blob)[skip:])
+            data = _segment(
+                blob, len(events), self._next_seq, self._chain.digest() if self.sealed else None
+            )
+            try:
+                _write_all(self._fd, data, self._end)
+            except OSError as exc:
+                self._fail(f"write failed: {exc.strerror or exc}")
+            self._end += len(data)
+            self._next_seq += len(events)
+        if sync:
+            try:
+                os.fsync(self._fd)
+            except OSError as exc:
+                self._fail(
+                    f"fsync failed: {exc.strerror or exc}; not retried, the last "
+                    "events may not be on disk (reopen the log to see what was kept)"
+                )
+
+    def _fail(self, message: str) -> None:
+        self._broken = message
+        raise LogFormatError(
+            message, path=self.path, offset=self._end, seq=self._next_seq, kind="io"
+        )
+
+
+def _new_validator(path: str) -> Any:
+    """A ``Replayer`` from the rules engine, imported only when validation is asked for."""
+    try:
+        module = importlib.import_module("buraco_log.reducer")
+    except ImportError:
+        raise LogFormatError(
+            "validating appends needs buraco_log.reducer, which is not "
+            "installed; pass validate=False to record without validation",
+            path=path,
+            kind="validate",
+        ) from None
+    return module.Replayer()
+
+
+def write_log(
+    path: str | os.PathLike[str],
+    events: Iterable[ev.AnyEvent],
+    *,
+    sealed: bool = True,
+    validate: bool = True,
+) -> LogInfo:
+    """Create a new log holding ``events`` (refuses an existing path)."""
+    path = str(path)
+    if os.path.exists(path):
+        raise LogFormatError("refusing to overwrite an existing log", path=path, kind="exists")
+    with Writer(path, sealed=sealed, validate=validate, batched=True) as writer:
+        writer.append_many(events)
+    return verify(path)
+
+
+# -- recovery and sealing ----------------------------------------------------------------------
+
+
+def repair(path: str | os.PathLike[str], *, backup: bool = True) -> RepairReport | None:
+    """Cut a torn tail off a log; None if there is nothing to cut.
+
+    Refuses damage in the middle (truncating would throw away good events after it). The
+    original bytes are first copied to ``<path>.bak`` (or ``.bak.1``, ...) unless ``backup``
+    is false.
+    """
+    path = str(path)
+    fd = os.open(path, os.O_RDWR)
+    try:
+        _lock(fd, path)
+        info = verify(path)
+        if info.torn is None:
+            return None
+        if info.torn.offset < HEADER_SIZE:
+            raise LogFormatError(
+                "the file header itself is incomplete: there are no events to "
+                "keep; delete the file",
+                path=path,
+                offset=0,
+                kind="torn",
+            )
+        saved = None
+        if backup:
+            saved = _free_name(path + ".bak")
+            shutil.copyfile(path, saved)
+            with open(saved, "rb") as f:
+                os.fsync(f.fileno())
+        os.ftruncate(fd, info.torn.offset)
+        os.fsync(fd)
+        _fsync_dir(path)
+        return RepairReport(
+            path=path,
+            cut_offset=info.torn.offset,
+            cut_bytes=info.torn.size,
+            backup=saved,
+            reason=info.torn.reason,
+            events_kept=info.events,
+        )
+    finally:
+        os.close(fd)
+
+
+def _free_name(base: str) -> str:
+    name, n = base, 0
+    while os.path.exists(name):
+        n += 1
+        name = f"{base}.{n}"
+    return name
+
+
+def seal(path: str | os.PathLike[str], *, batch_events: int = BATCH_EVENTS) -> LogInfo:
+    """Rewrite a log with the integrity chain, in large segments; the head digest is unchanged.
+
+    The new file replaces the old one atomically (rename) once it is on disk. A log with a
+    torn tail or damage is refused: repair it first.
+    """
+    path = str(path)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        _lock(fd, path)
+        with Reader(path) as reader:
+            if not reader._header_read:
+                reader._read_header()
+            if reader.version != ev.FORMAT_VERSION:
+                raise LogFormatError(
+                    f"cannot seal a log of event format version {reader.version}; convert it first",
+                    path=path,
+                    kind="version",
+                )
+            directory = os.path.dirname(os.path.abspath(path))
+            tmp_fd, tmp = _create_temp(directory, os.path.basename(path))
+            try:
+                os.close(tmp_fd)
+                os.unlink(tmp)
+                with Writer(
+                    tmp, sealed=True, validate=False, batched=True, batch_events=batch_events
+                ) as writer:
+                    for _, events in reader.segments():
+                        writer.append_many(events)
+                    writer.flush()
+                os.chmod(tmp, os.fstat(fd).st_mode & 0o7777)
+                os.replace(tmp, path)
+            finally:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(tmp)
+        _fsync_dir(path)
+    finally:
+        os.close(fd)
+    return verify(path)
+
+
+def head_digest(events: Iterable[ev.AnyEvent], version: int = ev.FORMAT_VERSION) -> str:
+    """The head digest a log holding exactly ``events`` has."""
+    chain = chain_start(version)
+    for event in events:
+        chain.update(ev.encode(event))
+    return str(chain.hexdigest())
+
+
+__all__ = [
+    "BATCH_EVENTS",
+    "FIRST_SEQ",
+    "HEADER_SIZE",
+    "LAYOUT",
+    "MAGIC",
+    "MAX_DEPTH",
+    "MAX_PAYLOAD",
+    "LogInfo",
+    "Reader",
+    "RepairReport",
+    "Torn",
+    "Writer",
+    "chain_start",
+    "decode_records",
+    "describe_bad_record",
+    "head_digest",
+    "msgpack_depth",
+    "read_events",
+    "repair",
+    "seal",
+    "verify",
+    "write_log",
+]
