@@ -1,0 +1,227 @@
+"""Reading melds: sets, runs, the one wild card, and canastra classes (RULES.md §5–6).
+
+A meld on the table is just the multiset of its cards; its reading (kind, where the wild
+stands, canastra class) is recomputed from the cards whenever they change. That is what makes
+wilds "move to an end" and a dirty run "turn clean" without any stored positions.
+
+Run positions: 2..13 are the ranks, and an ace stands at 1 (low) or 14 (high). A run occupies
+one interval of positions, so K-A-2 can never be read (it would wrap).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+from buraco_log.cards import ACE, JOKER, RANK, SUIT, Card, format_cards
+from buraco_log.errors import BuracoLogError
+from buraco_log.rules import Rules
+
+Kind = Literal["set", "run"]
+CanastraClass = Literal["clean", "semi_clean", "dirty", "royal", "ace_to_ace"]
+CANASTRA_CLASSES: tuple[CanastraClass, ...] = (
+    "clean", "semi_clean", "dirty", "royal", "ace_to_ace",
+)
+
+
+class MeldError(BuracoLogError):
+    """Cards that do not form a meld. ``rule`` is a stable rule id."""
+
+    code = "meld"
+
+    def __init__(self, rule: str, message: str) -> None:
+        super().__init__(message)
+        self.rule = rule
+
+
+class Reading:
+    """How a valid meld reads. Immutable by convention (slots, no setters used)."""
+
+    __slots__ = ("canastra", "gap", "hi", "kind", "lo", "rank", "size", "suit", "wild")
+
+    def __init__(
+        self, kind: Kind, size: int, *, suit: int = -1, rank: int = 0, lo: int = 0, hi: int = 0,
+        wild: Card | None = None, gap: int | None = None, canastra: CanastraClass | None = None,
+    ) -> None:
+        self.kind: Kind = kind
+        self.size = size
+        self.suit = suit  # run suit, -1 for sets
+        self.rank = rank  # set rank, 0 for runs
+        self.lo = lo  # run: lowest position of a natural card (ace low = 1, high = 14)
+        self.hi = hi
+        self.wild = wild  # the wild card, if any
+        self.gap = gap  # run: the position the wild fills, None when it extends an end
+        self.canastra = canastra
+
+    def __repr__(self) -> str:
+        return (f"Reading({self.kind}, size={self.size}, suit={self.suit}, rank={self.rank}, "
+                f"lo={self.lo}, hi={self.hi}, wild={self.wild}, gap={self.gap}, "
+                f"canastra={self.canastra})")
+
+
+def read_meld(cards: Sequence[Card], rules: Rules) -> Reading:
+    """Read ``cards`` as a meld under ``rules`` or raise :class:`MeldError` naming the rule."""
+    n = len(cards)
+    if n < 3:
+        raise MeldError("meld.too_few_cards", f"{_show(cards)}: a meld needs at least 3 cards")
+    naturals: list[Card] = []
+    twos: list[Card] = []
+    jokers: list[Card] = []
+    for c in cards:
+        if c == JOKER:
+            jokers.append(c)
+        elif RANK[c] == 2:
+            twos.append(c)
+        elif RANK[c]:
+            naturals.append(c)
+        else:
+            raise MeldError("meld.not_a_card", f"{c!r} is not a card code")
+    if not naturals and (jokers or len({SUIT[c] for c in twos}) > 1):
+        # Only 2s of one suit can hold a natural card (the 2 itself); 2s never form a set.
+        rule = "meld.set_of_twos" if not jokers else "meld.too_many_wilds"
+        raise MeldError(rule, f"{_show(cards)}: needs at least two natural cards")
+    ranks = {RANK[c] for c in naturals}
+    suits = {SUIT[c] for c in naturals}
+    if naturals and len(ranks) == 1 and len(naturals) >= 2:
+        return _read_set(cards, naturals, twos + jokers, rules)
+    if len(suits) <= 1:
+        suit = SUIT[naturals[0]] if naturals else SUIT[twos[0]]
+        return _read_run(cards, suit, naturals, twos, jokers, rules)
+    if len(ranks) == 1:
+        return _read_set(cards, naturals, twos + jokers, rules)
+    raise MeldError(
+        "meld.not_a_meld",
+        f"{_show(cards)}: neither a set (one rank) nor a run (one suit, consecutive)",
+    )
+
+
+def _read_set(cards: Sequence[Card], naturals: list[Card], wilds: list[Card],
+              rules: Rules) -> Reading:
+    if len(wilds) > 1:
+        raise MeldError("meld.too_many_wilds",
+                        f"{_show(cards)}: {len(wilds)} wild cards ({_show(wilds)}); at most one")
+    if len(naturals) < 2:
+        raise MeldError("meld.too_few_naturals", f"{_show(cards)}: a set needs 2 natural cards")
+    n = len(cards)
+    canastra: CanastraClass | None = None
+    if n >= rules.canastra_size and rules.canastra_from_sets:
+        canastra = "dirty" if wilds else "clean"
+    return Reading("set", n, rank=RANK[naturals[0]], wild=wilds[0] if wilds else None,
+                   canastra=canastra)
+
+
+def _read_run(cards: Sequence[Card], suit: int, naturals: list[Card], twos: list[Card],
+              jokers: list[Card], rules: Rules) -> Reading:
+    own_twos = [c for c in twos if SUIT[c] == suit]
+    other_twos = [c for c in twos if SUIT[c] != suit]
+    # Canonical reading: a same-suit 2 is natural whenever the meld is valid read that way.
+    attempts: list[tuple[list[Card], list[Card]]] = []
+    if own_twos:
+        attempts.append(([*naturals, own_twos[0]], [*jokers, *other_twos, *own_twos[1:]]))
+    attempts.append((naturals, [*jokers, *twos]))
+    first_error: MeldError | None = None
+    for nats, wilds in attempts:
+        if len(wilds) > 1:
+            err = MeldError("meld.too_many_wilds",
+                            f"{_show(cards)}: {len(wilds)} wild cards ({_show(wilds)}); at most one")
+            first_error = first_error or err
+            continue
+        if len(nats) < 2:
+            first_error = first_error or MeldError(
+                "meld.too_few_naturals", f"{_show(cards)}: a run needs 2 natural cards")
+            continue
+        try:
+            return _layout(cards, suit, [RANK[c] for c in nats], wilds[0] if wilds else None,
+                           rules)
+        except MeldError as err:
+            first_error = first_error or err
+    assert first_error is not None
+    raise first_error
+
+
+def _layout(cards: Sequence[Card], suit: int, ranks: list[int], wild: Card | None,
+            rules: Rules) -> Reading:
+    aces = ranks.count(ACE)
+    fixed = sorted(r for r in ranks if r != ACE)
+    if len(set(fixed)) != len(fixed):
+        raise MeldError("meld.duplicate_in_run", f"{_show(cards)}: a run holds each rank once")
+    options: list[list[int]] = []
+    if aces == 0:
+        options.append(fixed)
+    elif aces == 1:
+        options += [[1, *fixed], [*fixed, 14]]
+    elif aces == 2 and rules.ace_both_ends:
+        options.append([1, *fixed, 14])
+    else:
+        raise MeldError("meld.duplicate_in_run",
+                        f"{_show(cards)}: a run holds one ace"
+                        + ("" if rules.ace_both_ends else " (low or high, never both)"))
+    max_run = rules.max_run()
+    for pos in options:
+        lo, hi = pos[0], pos[-1]
+        span = hi - lo + 1
+        missing = span - len(pos)
+        if missing == 0:
+            size = span + (1 if wild is not None else 0)
+            if size > max_run:
+                continue
+            return _run(suit, size, lo, hi, wild, None, len(pos), rules)
+        if missing == 1 and wild is not None:
+            gap = next(p for p in range(lo, hi + 1) if p not in pos)
+            return _run(suit, span, lo, hi, wild, gap, max(gap - lo, hi - gap), rules)
+    if len(cards) > max_run:
+        raise MeldError("meld.run_too_long", f"{_show(cards)}: a run has at most {max_run} cards")
+    if _wraps(ranks):
+        raise MeldError("meld.run_wraps",
+                        f"{_show(cards)}: a run never wraps around the ace (K-A-2)")
+    raise MeldError("meld.run_not_consecutive",
+                    f"{_show(cards)}: not consecutive"
+                    + (" even with the wild filling one gap" if wild is not None else ""))
+
+
+def _wraps(ranks: list[int]) -> bool:
+    """Would these ranks be (nearly) a run if K and A were followed by 2? For the message only."""
+    for shift in range(1, 13):
+        pos = sorted((r - 1 - shift) % 13 for r in ranks)
+        missing = pos[-1] - pos[0] + 1 - len(pos)
+        if len(set(pos)) == len(pos) and missing <= 1:
+            return True
+    return False
+
+
+def _run(suit: int, size: int, lo: int, hi: int, wild: Card | None, gap: int | None,
+         longest_natural_stretch: int, rules: Rules) -> Reading:
+    canastra: CanastraClass | None = None
+    if size >= rules.canastra_size:
+        if wild is None:
+            canastra = "clean"
+            if rules.royal_canastras and lo == 1 and hi == 14:
+                canastra = "ace_to_ace"
+            elif rules.royal_canastras and lo == 1 and hi == 13:
+                canastra = "royal"
+        elif rules.semi_clean and longest_natural_stretch >= rules.canastra_size:
+            canastra = "semi_clean"
+        else:
+            canastra = "dirty"
+    return Reading("run", size, suit=suit, lo=lo, hi=hi, wild=wild, gap=gap, canastra=canastra)
+
+
+def is_meld(cards: Sequence[Card], rules: Rules) -> bool:
+    try:
+        read_meld(cards, rules)
+    except MeldError:
+        return False
+    return True
+
+
+def canastra_bonus(cls: CanastraClass | None, rules: Rules) -> int:
+    if cls is None:
+        return 0
+    return int(getattr(rules.bonuses, cls))
+
+
+def _show(cards: Sequence[Card]) -> str:
+    try:
+        return format_cards(cards)
+    except BuracoLogError:
+        return repr(tuple(cards))

@@ -1,0 +1,834 @@
+"""The reducer: validate and apply events, replay a match, jump to any seq.
+
+``validate(state, event)`` raises :class:`IllegalMoveError`; ``apply`` trusts; ``step`` does
+both. They take and return frozen :class:`State` values. Replaying a whole log goes through a
+:class:`Replayer`, which works on a private mutable table for speed (as python-chess's Board
+does) and hands out frozen snapshots. The reducer is pure: no I/O, clock, randomness or logging.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from buraco_log import rules as rules_mod
+from buraco_log.cards import Card, deck, format_cards
+from buraco_log.errors import IllegalMoveError, ReplayError, RulesError
+from buraco_log.events import (
+    AnyEvent,
+    CardDiscarded,
+    CardDrawn,
+    CardsLaidOff,
+    Event,
+    FirstDrawRejected,
+    HandEnded,
+    HandStarted,
+    MatchEnded,
+    MatchStarted,
+    MeldLaid,
+    MortoTaken,
+    OpeningRetracted,
+    PileTaken,
+    WentOut,
+    tag_of,
+)
+from buraco_log.melds import MeldError, read_meld
+from buraco_log.rules import Rules
+from buraco_log.scoring import match_decided, score_hand
+from buraco_log.state import HandResult, Meld, State
+
+SNAPSHOT_EVERY = 64
+
+
+class _Table:
+    """The private mutable twin of :class:`State`. Field names match State's."""
+
+    def __init__(self, s: State) -> None:
+        self.seq = s.seq
+        self.phase = s.phase
+        self.match_id = s.match_id
+        self.rules: Rules | None = s.rules
+        self.players = s.players
+        self.sides = s.sides
+        self.n_sides = s.n_sides
+        self.first_dealer = s.first_dealer
+        self.hand = s.hand
+        self.dealer = s.dealer
+        self.turn = s.turn
+        self.turns = s.turns
+        self.hands = [list(h) for h in s.hands]
+        self.stock = list(reversed(s.stock))  # top at the end: pop() is O(1)
+        self.pile = list(s.pile)
+        self.mortos = [tuple(m) for m in s.mortos]
+        self.morto_taken = list(s.morto_taken)
+        self.morto_taken_at = list(s.morto_taken_at)
+        self.morto_pending = list(s.morto_pending)
+        self.melds = [list(side) for side in s.melds]
+        self.totals = list(s.totals)
+        self.results = list(s.results)
+        self.drawn = s.drawn
+        self.may_reject = s.may_reject
+        self.rejected = s.rejected
+        self.pile_top = s.pile_top
+        self.taken_top = s.taken_top
+        self.emptied_by = s.emptied_by
+        self.laid_this_turn = list(s.laid_this_turn)
+        self.vulnerable = list(s.vulnerable)
+        self.opened = list(s.opened)
+        self.opening_min = list(s.opening_min)
+        self.opening_points = s.opening_points
+        self.relancinho = list(s.relancinho)
+        self.laid_before = list(s.laid_before)
+        self.relancinho_done = list(s.relancinho_done)
+        self.went_out = s.went_out
+        self.winner = s.winner
+        self.points: list[int] = s.rules.point_table() if s.rules else []
+
+    def freeze(self) -> State:
+        return State(
+            seq=self.seq, phase=self.phase, match_id=self.match_id,  # type: ignore[arg-type]
+            rules=self.rules, players=self.players, sides=self.sides, n_sides=self.n_sides,
+            first_dealer=self.first_dealer, hand=self.hand, dealer=self.dealer, turn=self.turn,
+            turns=self.turns, hands=tuple(tuple(h) for h in self.hands),
+            stock=tuple(reversed(self.stock)), pile=tuple(self.pile), mortos=tuple(self.mortos),
+            morto_taken=tuple(self.morto_taken), morto_taken_at=tuple(self.morto_taken_at),
+            morto_pending=tuple(self.morto_pending),
+            melds=tuple(tuple(side) for side in self.melds), totals=tuple(self.totals),
+            results=tuple(self.results), drawn=self.drawn, may_reject=self.may_reject,
+            rejected=self.rejected, pile_top=self.pile_top, taken_top=self.taken_top,
+            emptied_by=self.emptied_by,
+            laid_this_turn=tuple(self.laid_this_turn), vulnerable=tuple(self.vulnerable),
+            opened=tuple(self.opened), opening_min=tuple(self.opening_min),
+            opening_points=self.opening_points, relancinho=tuple(self.relancinho),
+            laid_before=tuple(self.laid_before), relancinho_done=tuple(self.relancinho_done),
+            went_out=self.went_out, winner=self.winner,
+        )
+
+    # ----------------------------------------------------------------- helpers
+
+    def fail(self, ev: Event, rule: str, message: str, seat: int | None = None,
+             cards: tuple[int, ...] = ()) -> IllegalMoveError:
+        return IllegalMoveError(rule, message, seq=ev.seq, tag=tag_of(ev), seat=seat, cards=cards)
+
+    def who(self, seat: int) -> str:
+        return f"seat {seat} ({self.players[seat].name})"
+
+    def expect_turn(self, ev: Event, seat: int, phase: str) -> None:
+        if self.phase != phase:
+            if self.phase == "draw":
+                raise self.fail(ev, "turn.must_draw_first",
+                                f"{self.who(seat)} must draw or take the pile first", seat)
+            if self.phase == "play" and phase == "draw":
+                raise self.fail(ev, "turn.already_drew",
+                                f"{self.who(seat)} already drew this turn", seat)
+            if self.phase == "emptied":
+                raise self.fail(ev, "turn.hand_emptied",
+                                f"the hand of {self.who(self.turn)} is empty: the morto or "
+                                f"going out comes next", seat)
+            raise self.fail(ev, "turn.wrong_phase",
+                            f"{tag_of(ev)} is not possible in phase {self.phase!r}", seat)
+        if seat != self.turn:
+            n = len(self.players)
+            if not 0 <= seat < n:
+                raise self.fail(ev, "turn.no_such_seat", f"there is no seat {seat}", seat)
+            raise self.fail(ev, "turn.not_your_turn",
+                            f"{self.who(seat)} moved, but it is {self.who(self.turn)}'s turn",
+                            seat)
+
+    def take_from_hand(self, ev: Event, seat: int, cards: tuple[int, ...], rule: str) -> None:
+        """Check ``cards`` are all in the seat's hand (as a multiset), without changing it."""
+        hand = self.hands[seat]
+        if len(cards) == 1:
+            if cards[0] not in hand:
+                raise self.fail(ev, rule, f"{self.who(seat)} does not hold "
+                                f"{_fmt(cards)}", seat, cards)
+            return
+        need = Counter(cards)
+        have = Counter(hand)
+        if any(have[c] < k for c, k in need.items()):
+            missing = tuple((need - have).elements())
+            raise self.fail(ev, rule, f"{self.who(seat)} does not hold {_fmt(missing)}", seat,
+                            missing)
+
+    def remove(self, seat: int, cards: Iterable[int]) -> None:
+        hand = self.hands[seat]
+        for c in cards:
+            hand.remove(c)
+
+    def has_canastra(self, side: int) -> bool:
+        return any(m.canastra is not None for m in self.melds[side])
+
+    def emptying_problem(self, side: int, by: str) -> tuple[str, str] | None:
+        """Why the hand may not become empty now (rule id, reason), or None when it may."""
+        r = self.rules
+        assert r is not None
+        if r.morto and not self.morto_taken[side]:
+            if r.morto_needs_canastra and not self.has_canastra(side):
+                return "morto.needs_canastra", "the side needs a canastra to take its morto"
+            if by == "meld" and not r.morto_direct:
+                return ("morto.indirect_only",
+                        "the morto is taken only by discarding the last card (indirect)")
+            return None
+        if r.go_out_needs_canastra and not self.has_canastra(side):
+            return "go_out.needs_canastra", "going out needs a canastra on the side's table"
+        return None
+
+    def turn_end_problem(self, seat: int) -> tuple[str, str] | None:
+        """Obligations that must be met before the turn ends (discard or going out)."""
+        if self.pile_top is not None:
+            return ("pile.must_use_top",
+                    f"the pile's top card {_fmt((self.pile_top,))} was not used this turn")
+        side = self.sides[seat]
+        if (self.vulnerable[side] and not self.opened[side] and self.laid_this_turn
+                and self.opening_points < self.opening_min[side]):
+            return ("vulnerable.opening_too_low",
+                    f"the side is vulnerable: its opening must total {self.opening_min[side]} "
+                    f"points, this one totals {self.opening_points}")
+        return None
+
+    def end_turn(self) -> None:
+        seat = self.turn
+        side = self.sides[seat]
+        if self.laid_this_turn:
+            self.laid_before[seat] = True
+            self.opened[side] = True
+        self.laid_this_turn = []
+        self.opening_points = 0
+        self.drawn = None
+        self.may_reject = False
+        self.rejected = False
+        self.pile_top = None
+        self.taken_top = None
+        self.emptied_by = None
+        nxt = (seat + 1) % len(self.players)
+        self.turn = nxt
+        self.turns += 1
+        self.phase = "draw"
+        # The taker of an indirect morto has now had the chance to play it.
+        nside = self.sides[nxt]
+        if self.morto_pending[nside] == nxt:
+            self.morto_pending[nside] = None
+
+    def after_laying(self, seat: int, cards: tuple[int, ...]) -> None:
+        side = self.sides[seat]
+        self.laid_this_turn.extend(cards)
+        if not self.opened[side]:
+            pts = self.points
+            self.opening_points += sum(pts[c] for c in cards)
+        if self.pile_top is not None and self.pile_top in cards:
+            self.pile_top = None
+        if not self.hands[seat]:
+            self.phase = "emptied"
+            self.emptied_by = "meld"
+
+    def note_relancinho(self, seat: int) -> None:
+        r = self.rules
+        assert r is not None
+        if r.relancinho and not self.laid_before[seat] and not self.relancinho_done[seat]:
+            self.relancinho_done[seat] = True
+            self.relancinho[self.sides[seat]] += 1
+
+    def leaves_ok(self, seat: int, rest: int) -> bool:
+        """May the seat hold ``rest`` cards after laying down (see ``check_remaining``)?"""
+        if rest >= 2:
+            return True
+        return self.emptying_problem(self.sides[seat], "discard" if rest == 1 else "meld") is None
+
+    def can_take_top(self, seat: int) -> bool:
+        """must_use_top: the top card can be used, by the hand as it is before the pickup,
+        without leaving the player unable to discard."""
+        r = self.rules
+        assert r is not None
+        top = self.pile[-1]
+        total = len(self.hands[seat]) + len(self.pile)
+        layoff, meld = top_uses(r, top, self.hands[seat], self.melds[self.sides[seat]])
+        return (layoff and self.leaves_ok(seat, total - 1)) or (
+            meld and self.leaves_ok(seat, total - 3))
+
+    def check_top_first(self, ev: Event, seat: int, cards: tuple[int, ...]) -> None:
+        """Under must_use_top the first cards laid after taking the pile must use its top
+        card, so a player can never strand it (the pickup checked it was usable then)."""
+        if self.pile_top is not None and self.pile_top not in cards:
+            raise self.fail(ev, "pile.must_use_top",
+                            f"{self.who(seat)} must first use the pile's top card "
+                            f"{_fmt((self.pile_top,))}", seat, cards)
+
+    def meld_value(self, ev: Event, seat: int, cards: tuple[int, ...]) -> Meld:
+        """Validate a new meld for the seat's side and build it (check only; nothing moves)."""
+        r = self.rules
+        assert r is not None
+        side = self.sides[seat]
+        try:
+            reading = read_meld(cards, r)
+        except MeldError as exc:
+            raise self.fail(ev, exc.rule, f"{self.who(seat)}: {exc}", seat, cards) from None
+        if reading.kind == "set" and r.max_sets_per_rank:
+            same = sum(1 for m in self.melds[side]
+                       if m.kind == "set" and _set_rank(m.cards) == reading.rank)
+            if same >= r.max_sets_per_rank:
+                raise self.fail(ev, "meld.second_set_of_rank",
+                                f"{self.who(seat)}: the side already has a set of that rank",
+                                seat, cards)
+        return Meld(id=len(self.melds[side]), side=side, cards=cards, kind=reading.kind,
+                    canastra=reading.canastra, laid_by=seat)
+
+    # ----------------------------------------------------------------- handlers
+    # Each handler checks (when ``check``) and then applies. Checks come before any change,
+    # so a failed step leaves the table untouched.
+
+    def on_match_started(self, ev: MatchStarted, check: bool) -> None:
+        if check:
+            if self.phase != "new":
+                raise self.fail(ev, "match.already_started", "the match has already started")
+            n = len(ev.players)
+            try:
+                rules_mod.check(ev.rules, n)
+            except RulesError as exc:
+                raise self.fail(ev, "match.rules", str(exc)) from None
+            expected = tuple(rules_mod.side_of(s, n) for s in range(n))
+            if ev.sides != expected:
+                raise self.fail(ev, "match.sides",
+                                f"sides {ev.sides} do not match the seating {expected}")
+            if not 0 <= ev.first_dealer < n:
+                raise self.fail(ev, "match.first_dealer", f"no seat {ev.first_dealer}")
+        n = len(ev.players)
+        self.match_id = ev.match_id
+        self.rules = ev.rules
+        self.points = ev.rules.point_table()
+        self.players = ev.players
+        self.sides = ev.sides
+        self.n_sides = ev.rules.sides(n)
+        self.first_dealer = ev.first_dealer
+        self.totals = [0] * self.n_sides
+        self.phase = "between"
+
+    def on_hand_started(self, ev: HandStarted, check: bool) -> None:
+        r = self.rules
+        n = len(self.players)
+        if check:
+            if self.phase != "between":
+                rule = "match.over" if self.phase in ("decided", "over") else "hand.not_expected"
+                raise self.fail(ev, rule, f"a new hand cannot start in phase {self.phase!r}")
+            assert r is not None
+            if ev.hand != len(self.results):
+                raise self.fail(ev, "hand.number", f"hand {ev.hand} should be {len(self.results)}")
+            if ev.dealer != (self.first_dealer + ev.hand) % n:
+                raise self.fail(ev, "deal.dealer_rotation",
+                                f"dealer {ev.dealer}; the deal rotates to "
+                                f"{(self.first_dealer + ev.hand) % n}")
+            if len(ev.hands) != n or any(len(h) != r.hand_size for h in ev.hands):
+                raise self.fail(ev, "deal.hand_size",
+                                f"each of {n} players gets {r.hand_size} cards")
+            want_mortos = self.n_sides if r.morto else 0
+            if len(ev.mortos) != want_mortos or any(len(m) != r.morto_size for m in ev.mortos):
+                raise self.fail(ev, "deal.morto_size",
+                                f"{want_mortos} mortos of {r.morto_size} cards expected")
+            if (ev.upcard is not None) != r.initial_upcard:
+                raise self.fail(ev, "deal.upcard",
+                                "an upcard is " + ("required" if r.initial_upcard else
+                                                   "not part of this preset"))
+            dealt: Counter[int] = Counter(ev.stock)
+            for h in (*ev.hands, *ev.mortos):
+                dealt.update(h)
+            if ev.upcard is not None:
+                dealt[ev.upcard] += 1
+            material = Counter(deck(r.jokers))
+            if dealt != material:
+                extra = tuple((dealt - material).elements())
+                short = tuple((material - dealt).elements())
+                raise self.fail(ev, "deal.material",
+                                f"the deal is not the material of {r.name}: extra "
+                                f"{_fmt(extra) or 'none'}, missing {_fmt(short) or 'none'}")
+        assert r is not None
+        s = self.n_sides
+        self.hand = ev.hand
+        self.dealer = ev.dealer
+        self.turn = (ev.dealer + 1) % n
+        self.turns = 0
+        self.hands = [list(h) for h in ev.hands]
+        self.stock = list(reversed(ev.stock))
+        self.pile = [ev.upcard] if ev.upcard is not None else []
+        self.mortos = [tuple(m) for m in ev.mortos] if r.morto else [()] * s
+        self.morto_taken = [False] * s
+        self.morto_taken_at = [None] * s
+        self.morto_pending = [None] * s
+        self.melds = [[] for _ in range(s)]
+        self.drawn = None
+        self.may_reject = r.first_turn_redraw
+        self.rejected = False
+        self.pile_top = None
+        self.taken_top = None
+        self.emptied_by = None
+        self.laid_this_turn = []
+        self.vulnerable = [r.vulnerability and t >= r.vulnerable_at for t in self.totals]
+        self.opened = [False] * s
+        self.opening_min = [r.opening_min] * s
+        self.opening_points = 0
+        self.relancinho = [0] * s
+        self.laid_before = [False] * n
+        self.relancinho_done = [False] * n
+        self.went_out = None
+        self.phase = "draw"
+
+    def on_card_drawn(self, ev: CardDrawn, check: bool) -> None:
+        if check:
+            self.expect_turn(ev, ev.seat, "draw")
+            r = self.rules
+            assert r is not None
+            if len(self.stock) <= r.stock_floor:
+                raise self.fail(ev, "stock.floor_reached",
+                                f"the stock holds {len(self.stock)} cards (floor "
+                                f"{r.stock_floor}): take the pile or the hand ends", ev.seat)
+            if ev.card != self.stock[-1]:
+                raise self.fail(ev, "draw.wrong_card",
+                                f"{self.who(ev.seat)} drew {_fmt((ev.card,))}, but the top of "
+                                f"the stock is {_fmt((self.stock[-1],))}", ev.seat, (ev.card,))
+        self.stock.pop()
+        self.hands[ev.seat].append(ev.card)
+        self.drawn = ev.card
+        # Only the first draw of the hand's first turn may be rejected, and only once.
+        self.may_reject = self.may_reject and self.turns == 0 and not self.rejected
+        self.phase = "play"
+
+    def on_first_draw_rejected(self, ev: FirstDrawRejected, check: bool) -> None:
+        if check:
+            r = self.rules
+            assert r is not None
+            if not r.first_turn_redraw:
+                raise self.fail(ev, "draw.redraw_not_allowed",
+                                f"{r.name} has no first-turn redraw", ev.seat)
+            self.expect_turn(ev, ev.seat, "play")
+            if not self.may_reject or self.laid_this_turn:
+                raise self.fail(ev, "draw.redraw_only_first",
+                                "only the first card of the hand's first turn may be rejected, "
+                                "right after drawing it", ev.seat, (ev.card,))
+            if ev.card != self.drawn:
+                raise self.fail(ev, "draw.wrong_card",
+                                f"rejected {_fmt((ev.card,))}, but the card drawn was "
+                                f"{_fmt((self.drawn,)) if self.drawn is not None else 'none'}",
+                                ev.seat, (ev.card,))
+        self.hands[ev.seat].remove(ev.card)
+        self.pile.append(ev.card)
+        self.may_reject = False
+        self.rejected = True
+        self.drawn = None
+        self.phase = "draw"
+
+    def on_pile_taken(self, ev: PileTaken, check: bool) -> None:
+        r = self.rules
+        assert r is not None
+        if check:
+            self.expect_turn(ev, ev.seat, "draw")
+            if self.rejected:
+                raise self.fail(ev, "draw.redraw_from_stock",
+                                "after rejecting the first card the player draws from the stock",
+                                ev.seat)
+            if not self.pile:
+                raise self.fail(ev, "pile.empty", "the discard pile is empty", ev.seat)
+            if ev.count != len(self.pile):
+                raise self.fail(ev, "pile.whole_pile",
+                                f"took {ev.count} cards; the whole pile is {len(self.pile)} "
+                                "cards (never part of it)", ev.seat)
+            if ev.top != self.pile[-1]:
+                raise self.fail(ev, "pile.wrong_top",
+                                f"named top {_fmt((ev.top,))}, but the top is "
+                                f"{_fmt((self.pile[-1],))}", ev.seat, (ev.top,))
+            if r.pile_pickup == "must_use_top" and not self.can_take_top(ev.seat):
+                raise self.fail(ev, "pile.must_use_top",
+                                f"{self.who(ev.seat)} cannot use the top card "
+                                f"{_fmt((ev.top,))} with two cards from the hand or on a meld",
+                                ev.seat, (ev.top,))
+        self.hands[ev.seat].extend(self.pile)
+        self.pile = []
+        self.may_reject = False
+        if r.pile_pickup == "must_use_top":
+            self.pile_top = ev.top
+            self.taken_top = ev.top
+        self.phase = "play"
+
+    def on_meld_laid(self, ev: MeldLaid, check: bool) -> None:
+        seat = ev.seat
+        side = self.sides[seat] if 0 <= seat < len(self.sides) else -1
+        if check:
+            self.expect_turn(ev, seat, "play")
+            self.take_from_hand(ev, seat, ev.cards, "meld.cards_not_in_hand")
+            self.check_top_first(ev, seat, ev.cards)
+            if ev.meld is not None and ev.meld != len(self.melds[side]):
+                raise self.fail(ev, "meld.wrong_id",
+                                f"new meld numbered {ev.meld}; the side's next is "
+                                f"{len(self.melds[side])}", seat)
+        meld = self.meld_value(ev, seat, ev.cards)
+        if check:
+            self.check_remaining(ev, seat, len(self.hands[seat]) - len(ev.cards))
+        self.remove(seat, ev.cards)
+        self.melds[side].append(meld)
+        self.after_laying(seat, ev.cards)
+
+    def on_cards_laid_off(self, ev: CardsLaidOff, check: bool) -> None:
+        seat = ev.seat
+        r = self.rules
+        assert r is not None
+        side = self.sides[seat] if 0 <= seat < len(self.sides) else -1
+        if check:
+            self.expect_turn(ev, seat, "play")
+            if not 0 <= ev.meld < len(self.melds[side]):
+                raise self.fail(ev, "layoff.no_such_meld",
+                                f"the side of {self.who(seat)} has no meld {ev.meld} (cards are "
+                                "laid off only on the side's own melds)", seat, ev.cards)
+            if not ev.cards:
+                raise self.fail(ev, "layoff.no_cards", "nothing was laid off", seat)
+            self.take_from_hand(ev, seat, ev.cards, "meld.cards_not_in_hand")
+            self.check_top_first(ev, seat, ev.cards)
+        old = self.melds[side][ev.meld]
+        cards = old.cards + ev.cards
+        try:
+            reading = read_meld(cards, r)
+        except MeldError as exc:
+            raise self.fail(ev, exc.rule, f"{self.who(seat)} laying off on meld {ev.meld}: "
+                            f"{exc}", seat, ev.cards) from None
+        if check:
+            self.check_remaining(ev, seat, len(self.hands[seat]) - len(ev.cards))
+        self.remove(seat, ev.cards)
+        self.melds[side][ev.meld] = Meld(id=old.id, side=side, cards=cards, kind=reading.kind,
+                                         canastra=reading.canastra, laid_by=old.laid_by)
+        self.after_laying(seat, ev.cards)
+
+    def on_opening_retracted(self, ev: OpeningRetracted, check: bool) -> None:
+        seat = ev.seat
+        side = self.sides[seat] if 0 <= seat < len(self.sides) else -1
+        r = self.rules
+        assert r is not None
+        if check:
+            self.expect_turn(ev, seat, "play")
+            if not (self.vulnerable[side] and not self.opened[side] and self.laid_this_turn
+                    and self.opening_points < self.opening_min[side]):
+                raise self.fail(ev, "vulnerable.retract_not_needed",
+                                "only a vulnerable side whose opening this turn is short takes "
+                                "its cards back", seat, ev.cards)
+            if Counter(ev.cards) != Counter(self.laid_this_turn):
+                raise self.fail(ev, "vulnerable.retract_cards",
+                                f"took back {_fmt(ev.cards)}, but laid "
+                                f"{_fmt(tuple(self.laid_this_turn))} this turn", seat, ev.cards)
+        # Every meld of the side was laid this turn (the side had not opened).
+        self.melds[side] = []
+        self.hands[seat].extend(self.laid_this_turn)
+        if self.taken_top is not None and self.taken_top in self.laid_this_turn:
+            self.pile_top = self.taken_top  # the top card is back in hand: use it again
+        self.laid_this_turn = []
+        self.opening_points = 0
+        self.opening_min[side] = r.opening_min_after_retract
+
+    def on_card_discarded(self, ev: CardDiscarded, check: bool) -> None:
+        seat = ev.seat
+        if check:
+            self.expect_turn(ev, seat, "play")
+            self.take_from_hand(ev, seat, (ev.card,), "discard.card_not_in_hand")
+            problem = self.turn_end_problem(seat)
+            if problem:
+                raise self.fail(ev, problem[0], f"{self.who(seat)}: {problem[1]}", seat)
+            if len(self.hands[seat]) == 1:
+                self.check_emptying(ev, seat, "discard")
+        self.hands[seat].remove(ev.card)
+        self.pile.append(ev.card)
+        if self.hands[seat]:
+            self.end_turn()
+        else:
+            self.phase = "emptied"
+            self.emptied_by = "discard"
+
+    def check_remaining(self, ev: Event, seat: int, remaining: int) -> None:
+        """Laying down may empty the hand only when that is allowed, and may leave a single
+        card only when discarding it would be allowed: nobody is left without a discard."""
+        if remaining == 0:
+            self.check_emptying(ev, seat, "meld")
+        elif remaining == 1:
+            problem = self.emptying_problem(self.sides[seat], "discard")
+            if problem:
+                raise self.fail(ev, problem[0],
+                                f"{self.who(seat)} would keep one card that cannot be "
+                                f"discarded: {problem[1]}", seat)
+
+    def check_emptying(self, ev: Event, seat: int, by: str) -> None:
+        problem = self.emptying_problem(self.sides[seat], by)
+        if problem:
+            raise self.fail(ev, problem[0],
+                            f"{self.who(seat)} may not empty the hand: {problem[1]}", seat)
+
+    def on_morto_taken(self, ev: MortoTaken, check: bool) -> None:
+        seat = ev.seat
+        side = self.sides[seat] if 0 <= seat < len(self.sides) else -1
+        r = self.rules
+        assert r is not None
+        if check:
+            self.expect_turn(ev, seat, "emptied")
+            if not r.morto or self.morto_taken[side]:
+                raise self.fail(ev, "morto.not_available",
+                                "the side has no morto to take" if r.morto else
+                                f"{r.name} has no morto", seat)
+            problem = self.emptying_problem(side, self.emptied_by or "meld")
+            if problem:
+                raise self.fail(ev, problem[0], problem[1], seat)
+            direct = self.emptied_by == "meld"
+            if ev.direct != direct:
+                raise self.fail(ev, "morto.wrong_kind",
+                                f"the hand was emptied by {'melding' if direct else 'discarding'}:"
+                                f" the morto is taken {'directly' if direct else 'indirectly'}",
+                                seat)
+            if ev.count is not None and ev.count != len(self.mortos[side]):
+                raise self.fail(ev, "morto.wrong_count",
+                                f"the morto holds {len(self.mortos[side])} cards, not {ev.count}",
+                                seat)
+        self.note_relancinho(seat)
+        self.hands[seat] = list(self.mortos[side])
+        self.mortos[side] = ()
+        self.morto_taken[side] = True
+        self.morto_taken_at[side] = ev.seq
+        if self.emptied_by == "meld":
+            self.phase = "play"  # direct: the turn goes on, without drawing
+            self.emptied_by = None
+        else:
+            self.morto_pending[side] = seat
+            self.end_turn()
+
+    def on_went_out(self, ev: WentOut, check: bool) -> None:
+        seat = ev.seat
+        side = self.sides[seat] if 0 <= seat < len(self.sides) else -1
+        r = self.rules
+        assert r is not None
+        if check:
+            self.expect_turn(ev, seat, "emptied")
+            if r.morto and not self.morto_taken[side]:
+                raise self.fail(ev, "go_out.morto_first",
+                                f"{self.who(seat)} emptied the hand before the side took its "
+                                "morto: the morto is taken, not going out", seat)
+            problem = self.emptying_problem(side, self.emptied_by or "meld")
+            if problem:
+                raise self.fail(ev, problem[0], problem[1], seat)
+            problem = self.turn_end_problem(seat)
+            if problem:
+                raise self.fail(ev, problem[0], f"{self.who(seat)}: {problem[1]}", seat)
+        self.note_relancinho(seat)
+        self.went_out = seat
+        self.phase = "out"
+
+    def on_hand_ended(self, ev: HandEnded, check: bool) -> None:
+        r = self.rules
+        assert r is not None
+        if check:
+            if ev.reason == "went_out":
+                if self.phase != "out":
+                    raise self.fail(ev, "hand.not_over", "nobody went out")
+            elif self.phase != "draw":
+                raise self.fail(ev, "hand.not_over",
+                                f"the hand cannot end by {ev.reason} in phase {self.phase!r}")
+            elif len(self.stock) > r.stock_floor:
+                raise self.fail(ev, "hand.not_over",
+                                f"the stock still holds {len(self.stock)} cards (floor "
+                                f"{r.stock_floor})")
+        scores = self.score()
+        if check and ev.scores is not None:
+            computed = tuple(s.total for s in scores)
+            if ev.scores != computed:
+                diff = ", ".join(f"side {i}: recorded {a}, recomputed {b} ({a - b:+d})"
+                                 for i, (a, b) in enumerate(zip(ev.scores, computed, strict=False))
+                                 if a != b) or f"{len(ev.scores)} scores for {len(computed)} sides"
+                raise self.fail(ev, "score.mismatch", f"hand {self.hand}: {diff}")
+        self.results.append(HandResult(
+            hand=self.hand, dealer=self.dealer, reason=ev.reason, went_out=self.went_out,
+            scores=scores, recorded=ev.scores, morto_taken_at=tuple(self.morto_taken_at),
+            turns=self.turns + 1, end_seq=ev.seq,
+        ))
+        self.totals = [t + s.total for t, s in zip(self.totals, scores, strict=True)]
+        winner = match_decided(r, self.totals)
+        self.phase = "decided" if winner is not None else "between"
+        self.winner = winner
+
+    def score(self) -> tuple[Any, ...]:
+        r = self.rules
+        assert r is not None
+        return score_hand(r, self.sides, self.n_sides, self.hands,
+                          self.melds, self.morto_taken, self.morto_pending, self.went_out,
+                          self.relancinho)
+
+    def on_match_ended(self, ev: MatchEnded, check: bool) -> None:
+        if check:
+            if self.phase != "decided":
+                raise self.fail(ev, "match.not_over",
+                                "no side has reached the target with a unique highest total")
+            if ev.totals is not None and ev.totals != tuple(self.totals):
+                raise self.fail(ev, "score.mismatch",
+                                f"recorded totals {ev.totals}, recomputed {tuple(self.totals)}")
+            if ev.winner is not None and ev.winner != self.winner:
+                raise self.fail(ev, "match.wrong_winner",
+                                f"recorded winner side {ev.winner}, but side {self.winner} won")
+        self.phase = "over"
+
+
+_HANDLERS: dict[type, Callable[[_Table, Any, bool], None]] = {
+    MatchStarted: _Table.on_match_started,
+    HandStarted: _Table.on_hand_started,
+    CardDrawn: _Table.on_card_drawn,
+    FirstDrawRejected: _Table.on_first_draw_rejected,
+    PileTaken: _Table.on_pile_taken,
+    MeldLaid: _Table.on_meld_laid,
+    CardsLaidOff: _Table.on_cards_laid_off,
+    OpeningRetracted: _Table.on_opening_retracted,
+    CardDiscarded: _Table.on_card_discarded,
+    MortoTaken: _Table.on_morto_taken,
+    WentOut: _Table.on_went_out,
+    HandEnded: _Table.on_hand_ended,
+    MatchEnded: _Table.on_match_ended,
+}
+
+
+def _dispatch(table: _Table, ev: Event, check: bool) -> None:
+    handler = _HANDLERS.get(type(ev))
+    if handler is None:
+        raise TypeError(f"no handler for event type {type(ev).__name__}")  # a program error
+    if check:
+        if ev.seq != table.seq + 1:
+            raise IllegalMoveError("seq.out_of_order",
+                                   f"seq {ev.seq} follows seq {table.seq}; expected "
+                                   f"{table.seq + 1}", seq=ev.seq, tag=tag_of(ev))
+        if table.phase == "over":
+            raise IllegalMoveError("match.over", "the match has ended", seq=ev.seq,
+                                   tag=tag_of(ev))
+        if table.phase == "new" and type(ev) is not MatchStarted:
+            raise IllegalMoveError("match.not_started", "the log must open with MatchStarted",
+                                   seq=ev.seq, tag=tag_of(ev))
+        seat = getattr(ev, "seat", None)
+        if seat is not None and not 0 <= seat < len(table.players):
+            raise IllegalMoveError("turn.no_such_seat", f"there is no seat {seat}", seq=ev.seq,
+                                   tag=tag_of(ev), seat=seat)
+        if table.phase in ("out", "decided") and type(ev) not in (HandEnded, MatchEnded):
+            rule = "hand.over" if table.phase == "out" else "match.decided"
+            raise IllegalMoveError(rule, f"{tag_of(ev)} after the "
+                                   f"{'hand' if table.phase == 'out' else 'match'} was decided",
+                                   seq=ev.seq, tag=tag_of(ev))
+    handler(table, ev, check)
+    table.seq = ev.seq
+
+
+def top_uses(rules: Rules, top: Card, hand: Iterable[Card], melds: Iterable[Meld]
+             ) -> tuple[bool, bool]:
+    """Can ``top`` be laid off on one of ``melds``; can it be melded with two cards of ``hand``?
+
+    Any meld holding the top card contains a valid three-card meld holding it (its neighbours
+    in the run, or two more of the set), so trying pairs is enough.
+    """
+    layoff = False
+    for m in melds:
+        try:
+            read_meld((*m.cards, top), rules)
+            layoff = True
+            break
+        except MeldError:
+            pass
+    cards = sorted(set(hand))
+    counts = Counter(hand)
+    for i, a in enumerate(cards):
+        for b in cards[i:]:
+            if a == b and counts[a] < 2:
+                continue
+            try:
+                read_meld((top, a, b), rules)
+                return layoff, True
+            except MeldError:
+                pass
+    return layoff, False
+
+
+# --------------------------------------------------------------------- public API
+
+
+def validate(state: State, event: AnyEvent) -> None:
+    """Raise :class:`IllegalMoveError` if ``event`` may not follow ``state``."""
+    _dispatch(_Table(state), event, True)
+
+
+def apply(state: State, event: AnyEvent) -> State:
+    """The state after ``event``, trusting that it is legal."""
+    t = _Table(state)
+    _dispatch(t, event, False)
+    return t.freeze()
+
+
+def step(state: State, event: AnyEvent) -> State:
+    """Validate, then apply."""
+    t = _Table(state)
+    _dispatch(t, event, True)
+    return t.freeze()
+
+
+class Replayer:
+    """Replays events one by one on a private mutable table.
+
+    ``step`` validates and applies; ``apply`` trusts. ``state()`` is a frozen snapshot.
+    With ``snapshot_every``, frozen states are kept every N events for fast jumps.
+    """
+
+    def __init__(self, start: State | None = None, *, snapshot_every: int = 0) -> None:
+        self._t = _Table(start or State())
+        self._every = snapshot_every
+        self.snapshots: dict[int, State] = {}
+
+    @property
+    def seq(self) -> int:
+        return self._t.seq
+
+    @property
+    def phase(self) -> str:
+        return self._t.phase
+
+    def step(self, event: AnyEvent) -> None:
+        _dispatch(self._t, event, True)
+        if self._every and event.seq % self._every == 0:
+            self.snapshots[event.seq] = self._t.freeze()
+
+    def apply(self, event: AnyEvent) -> None:
+        _dispatch(self._t, event, False)
+        if self._every and event.seq % self._every == 0:
+            self.snapshots[event.seq] = self._t.freeze()
+
+    def state(self) -> State:
+        return self._t.freeze()
+
+
+def replay(events: Iterable[AnyEvent], *, check: bool = True) -> State:
+    """The state after the last event (validated unless ``check`` is False)."""
+    r = Replayer()
+    run = r.step if check else r.apply
+    for ev in events:
+        run(ev)
+    return r.state()
+
+
+def states(events: Iterable[AnyEvent]) -> Iterator[State]:
+    """Every state along the log, validated (slow: one frozen copy per event)."""
+    r = Replayer()
+    for ev in events:
+        r.step(ev)
+        yield r.state()
+
+
+def state_at(events: Iterable[AnyEvent], seq: int, *, check: bool = True) -> State:
+    """The state right after event ``seq``."""
+    r = Replayer()
+    run = r.step if check else r.apply
+    for ev in events:
+        run(ev)
+        if ev.seq >= seq:
+            break
+    if r.seq != seq:
+        raise ReplayError(f"the log has no seq {seq} (last seq {r.seq})", seq=seq)
+    return r.state()
+
+
+def _set_rank(cards: tuple[int, ...]) -> int:
+    from buraco_log.cards import JOKER, RANK
+    return next(RANK[c] for c in cards if c != JOKER and RANK[c] != 2)
+
+
+def _fmt(cards: tuple[Card | None, ...]) -> str:
+    return format_cards(c for c in cards if c is not None)

@@ -1,0 +1,78 @@
+"""Hand and match scoring (RULES.md §9–10), from the table at the end of a hand."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from buraco_log.melds import CANASTRA_CLASSES, canastra_bonus
+from buraco_log.rules import Rules
+from buraco_log.state import Meld, SideScore
+
+
+def score_hand(
+    rules: Rules,
+    sides: Sequence[int],
+    n_sides: int,
+    hands: Sequence[Sequence[int]],
+    melds: Sequence[Sequence[Meld]],
+    morto_taken: Sequence[bool],
+    morto_pending: Sequence[int | None],
+    went_out: int | None,
+    relancinho: Sequence[int],
+) -> tuple[SideScore, ...]:
+    """Score every side. A morto taken indirectly whose taker never played it counts as not
+    taken: the side pays the penalty and the untouched morto cards are not counted as hand cards.
+    """
+    points = rules.point_table()
+    out = []
+    for side in range(n_sides):
+        table = sum(points[c] for m in melds[side] for c in m.cards)
+        counts = dict.fromkeys(CANASTRA_CLASSES, 0)
+        bonus = 0
+        for m in melds[side]:
+            if m.canastra is not None:
+                counts[m.canastra] += 1
+                bonus += canastra_bonus(m.canastra, rules)  # type: ignore[arg-type]
+        going_out = rules.bonuses.going_out if went_out is not None and sides[went_out] == side else 0
+        relancinho_bonus = relancinho[side] * rules.bonuses.relancinho if rules.relancinho else 0
+        pending = morto_pending[side]
+        in_hand = sum(
+            points[c] for seat, h in enumerate(hands) if sides[seat] == side and seat != pending
+            for c in h
+        )
+        morto_penalty = 0
+        if rules.morto and (not morto_taken[side] or pending is not None):
+            morto_penalty = rules.bonuses.morto_not_taken
+        total = table + bonus + going_out + relancinho_bonus - in_hand - morto_penalty
+        out.append(SideScore(
+            side=side, table_points=table, canastras={k: v for k, v in counts.items() if v},
+            canastra_bonus=bonus, going_out=going_out, relancinho=relancinho_bonus,
+            hand_penalty=in_hand, morto_penalty=morto_penalty, total=total,
+        ))
+    return tuple(out)
+
+
+def match_decided(rules: Rules, totals: Sequence[int]) -> int | None:
+    """The winning side once some side reached the target with a unique highest total."""
+    best = max(totals)
+    if best < rules.target_score or list(totals).count(best) > 1:
+        return None
+    return list(totals).index(best)
+
+
+def explain_difference(recorded: int, computed: SideScore) -> list[str]:
+    """The recomputed score line by line, for a referee comparing it with the recorded one."""
+    lines = [
+        f"cards on the table      +{computed.table_points}",
+        f"canastras {computed.canastras or '{}'}  +{computed.canastra_bonus}",
+        f"going out               +{computed.going_out}",
+    ]
+    if computed.relancinho:
+        lines.append(f"relancinho              +{computed.relancinho}")
+    lines += [
+        f"cards left in hand      -{computed.hand_penalty}",
+        f"morto not taken         -{computed.morto_penalty}",
+        f"recomputed              {computed.total}",
+        f"recorded                {recorded}  (difference {recorded - computed.total:+d})",
+    ]
+    return lines
