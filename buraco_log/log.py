@@ -270,31 +270,42 @@ class Reader:
         for _, events in self.segments():
             yield from events
 
+    def read_header(self) -> None:
+        """Read and check the file header now (``version`` and ``sealed`` are then known)."""
+        if self._header_read or self._done:
+            return
+        try:
+            self._read_header()
+        except _Torn as torn:
+            self._stop_torn(torn)
+
     def segments(self) -> Iterator[tuple[int, list[ev.AnyEvent]]]:
         """Yield ``(byte offset, events)`` for each segment, in order."""
+        self.read_header()
         if self._done:
             return
         try:
-            if not self._header_read:
-                self._read_header()
             while True:
                 seg = self._read_segment()
                 if seg is None:
                     break
                 yield seg
         except _Torn as torn:
-            self._f.seek(0, os.SEEK_END)
-            self._torn = Torn(torn.offset, self._f.tell() - torn.offset, torn.reason)
-            if not self.allow_torn:
-                self._done = True
-                raise self._error(
-                    f"torn tail: {torn.reason}; the events before it are intact "
-                    "(`buraco-log repair` cuts it off)",
-                    "torn",
-                    torn.offset,
-                    self._next_seq,
-                ) from None
+            self._stop_torn(torn)
         self._done = True
+
+    def _stop_torn(self, torn: _Torn) -> None:
+        self._done = True
+        self._f.seek(0, os.SEEK_END)
+        self._torn = Torn(torn.offset, self._f.tell() - torn.offset, torn.reason)
+        if not self.allow_torn:
+            raise self._error(
+                f"torn tail: {torn.reason}; the events before it are intact "
+                "(`buraco-log repair` cuts it off)",
+                "torn",
+                torn.offset,
+                self._next_seq,
+            )
 
     def follow(
         self, *, poll: float = 0.05, idle_timeout: float | None = None
@@ -865,8 +876,7 @@ def seal(path: str | os.PathLike[str], *, batch_events: int = BATCH_EVENTS) -> L
     try:
         _lock(fd, path)
         with Reader(path) as reader:
-            if not reader._header_read:
-                reader._read_header()
+            reader.read_header()
             if reader.version != ev.FORMAT_VERSION:
                 raise LogFormatError(
                     f"cannot seal a log of event format version {reader.version}; convert it first",

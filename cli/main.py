@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from cli import rules_cmd
+from cli import log_cmd, rules_cmd
 from cli.common import State
 
 app = typer.Typer(
@@ -25,6 +25,7 @@ def main(
 
 
 app.add_typer(rules_cmd.app, name="rules")
+log_cmd.register(app)
 
 
 def run() -> None:

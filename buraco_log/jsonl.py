@@ -1,0 +1,274 @@
+"""JSON Lines interchange: one event per line, cards as text, integrity lines optional.
+
+::
+
+    {"log": "buraco-log", "version": 1, "sealed": true}          optional first line
+    {"t": "dr", "seat": 1, "card": "7h", "seq": 12}              one event per line
+    {"log": "end", "events": 40, "head": "5f0c..."}               optional last line
+
+Cards are written as text (``7h``, ``Th``, ``JK``) and read in any form ``parse_card`` accepts,
+or as integer codes. ``seq`` may be left out: it then follows the line before. When the end line
+carries ``head``, the events must hash to it. Binary -> JSON Lines -> binary gives the same events
+and the same head digest. Blank lines and lines starting with ``#`` are skipped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Iterator
+from typing import IO, Any, Literal
+
+import msgspec
+
+from buraco_log import events as ev
+from buraco_log import log
+from buraco_log.cards import format_card, is_card, parse_card
+from buraco_log.errors import CardParseError, LogFormatError
+
+MAX_LINE = 1024 * 1024
+"""Longest line read, in bytes (a full deal with rules is about 2 kB)."""
+MAX_DEPTH = 16
+"""Deepest JSON nesting read (events need 4)."""
+
+
+def _bounded_json_type(depth: int) -> Any:
+    """A msgspec type for JSON values nested at most ``depth`` deep.
+
+    Decoding against it stops at the limit with an error instead of recursing further, so a
+    hostile line cannot overflow the C stack.
+    """
+    scalar: Any = None | bool | int | float | str
+    value = scalar
+    for _ in range(depth):
+        value = scalar | list[value] | dict[str, value]  # type: ignore[valid-type]
+    return value
+
+
+_LINE_DECODER: msgspec.json.Decoder[Any] = msgspec.json.Decoder(_bounded_json_type(MAX_DEPTH))
+
+
+def _cards_out(value: Any) -> Any:
+    if isinstance(value, (list, tuple)):
+        return [_cards_out(v) for v in value]
+    if isinstance(value, int) and is_card(value):
+        return format_card(value)
+    return value  # None, or a code that is not a card (kept as is: lossless)
+
+
+def _cards_in(value: Any, field: str) -> Any:
+    if isinstance(value, list):
+        return [_cards_in(v, field) for v in value]
+    if isinstance(value, str):
+        try:
+            return parse_card(value)
+        except CardParseError as exc:
+            raise ValueError(f"field {field!r}: {exc}") from None
+    return value
+
+
+def event_to_json(event: ev.Event) -> dict[str, Any]:
+    """The JSON Lines object of one event: :func:`events.to_dict` with cards as text."""
+    obj = ev.to_dict(event)
+    for name in ev.CARD_FIELDS.get(obj["t"], ()):
+        obj[name] = _cards_out(obj[name])
+    return obj
+
+
+def event_from_json(obj: dict[str, Any]) -> ev.AnyEvent:
+    """Inverse of :func:`event_to_json`. Raises ``ValueError`` or ``msgspec.ValidationError``."""
+    tag = obj.get("t")
+    if isinstance(tag, str):
+        for name in ev.CARD_FIELDS.get(tag, ()):
+            if name in obj:
+                obj[name] = _cards_in(obj[name], name)
+    return ev.from_dict(obj)
+
+
+def dump(events: Iterator[ev.AnyEvent], out: IO[str], *, sealed: bool) -> tuple[int, str]:
+    """Write JSON Lines for ``events`` to ``out``; returns (event count, head digest)."""
+    out.write(json.dumps({"log": "buraco-log", "version": ev.FORMAT_VERSION, "sealed": sealed}))
+    out.write("\n")
+    chain = log.chain_start()
+    count = 0
+    for event in events:
+        chain.update(ev.encode(event))
+        out.write(json.dumps(event_to_json(event), ensure_ascii=False, separators=(",", ":")))
+        out.write("\n")
+        count += 1
+    head = str(chain.hexdigest())
+    out.write(json.dumps({"log": "end", "events": count, "head": head}))
+    out.write("\n")
+    return count, head
+
+
+class JsonlReader:
+    """Streams the events of a JSON Lines log, checking seqs and the optional end line."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = str(path)
+        self.sealed = True
+        self.version = ev.FORMAT_VERSION
+        self.end: dict[str, Any] | None = None
+        self.count = 0
+
+    def _error(self, message: str, line: int, kind: str = "jsonl") -> LogFormatError:
+        return LogFormatError(message, path=self.path, line=line, seq=self.count, kind=kind)
+
+    def __iter__(self) -> Iterator[ev.AnyEvent]:
+        chain = log.chain_start()
+        with open(self.path, "rb") as f:
+            number = 0
+            for number, raw in enumerate(iter(lambda: f.readline(MAX_LINE + 1), b""), 1):
+                if len(raw) > MAX_LINE:
+                    raise self._error(f"line longer than {MAX_LINE} bytes", number, "limit")
+                text = raw.strip()
+                if not text or text.startswith(b"#"):
+                    continue
+                if self.end is not None:
+                    raise self._error("text after the end line", number)
+                try:
+                    obj = _LINE_DECODER.decode(text)
+                except msgspec.MsgspecError as exc:
+                    raise self._error(f"not a JSON line: {exc}", number) from None
+                if not isinstance(obj, dict):
+                    raise self._error("a line must be a JSON object", number)
+                if "log" in obj:
+                    self._meta(obj, number)
+                    continue
+                obj.setdefault("seq", log.FIRST_SEQ + self.count)
+                try:
+                    event = event_from_json(obj)
+                except (ValueError, msgspec.MsgspecError) as exc:
+                    raise self._error(str(exc), number, "unknown") from None
+                if event.seq != log.FIRST_SEQ + self.count:
+                    raise self._error(
+                        f"event has seq {event.seq}, expected {log.FIRST_SEQ + self.count}",
+                        number,
+                        "seq",
+                    )
+                chain.update(ev.encode(event))
+                self.count += 1
+                yield event
+        if self.end is not None:
+            if self.end.get("events", self.count) != self.count:
+                raise self._error(
+                    f"end line says {self.end['events']} events, found {self.count}",
+                    number,
+                    "seq",
+                )
+            head = self.end.get("head")
+            if head is not None and head != chain.hexdigest():
+                raise self._error(
+                    "events do not hash to the head digest on the end line: changed after the fact",
+                    number,
+                    "chain",
+                )
+
+    def _meta(self, obj: dict[str, Any], number: int) -> None:
+        kind = obj["log"]
+        if kind == "buraco-log" and self.count == 0:
+            version = obj.get("version", ev.FORMAT_VERSION)
+            if version != ev.FORMAT_VERSION:
+                raise self._error(
+                    f"JSON Lines of event format version {version!r}: this buraco_log reads "
+                    f"version {ev.FORMAT_VERSION}",
+                    number,
+                    "version",
+                )
+            self.sealed = bool(obj.get("sealed", True))
+        elif kind == "end":
+            self.end = obj
+        else:
+            raise self._error(f"unexpected log line {kind!r}", number)
+
+
+def read_jsonl(path: str | os.PathLike[str]) -> list[ev.AnyEvent]:
+    """Every event of a JSON Lines log, checked as :class:`JsonlReader` does."""
+    return list(JsonlReader(path))
+
+
+def _temp_beside(dst: str) -> str:
+    return os.path.join(
+        os.path.dirname(os.path.abspath(dst)),
+        f".{os.path.basename(dst)}.{os.urandom(6).hex()}.tmp",
+    )
+
+
+def _publish(tmp: str, dst: str) -> None:
+    """Move a finished file into place without ever replacing an existing one."""
+    try:
+        os.link(tmp, dst)
+    except FileExistsError:
+        raise LogFormatError(
+            "refusing to overwrite an existing file", path=dst, kind="exists"
+        ) from None
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+
+
+def binary_to_jsonl(src: str | os.PathLike[str], dst: str | os.PathLike[str]) -> log.LogInfo:
+    """Write the JSON Lines form of a binary log (verified while read)."""
+    dst = str(dst)
+    if os.path.exists(dst):
+        raise LogFormatError("refusing to overwrite an existing file", path=dst, kind="exists")
+    tmp = _temp_beside(dst)
+    try:
+        with log.Reader(src) as reader, open(tmp, "w", encoding="utf-8") as out:
+            reader.read_header()
+            dump(iter(reader), out, sealed=reader.sealed)
+            out.flush()
+            os.fsync(out.fileno())
+            info = reader.info
+        _publish(tmp, dst)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+    return info
+
+
+def jsonl_to_binary(
+    src: str | os.PathLike[str],
+    dst: str | os.PathLike[str],
+    *,
+    sealed: bool | None = None,
+    validate: bool = False,
+) -> log.LogInfo:
+    """Write a binary log from JSON Lines. ``sealed`` defaults to what the header line says."""
+    dst = str(dst)
+    if os.path.exists(dst):
+        raise LogFormatError("refusing to overwrite an existing file", path=dst, kind="exists")
+    reader = JsonlReader(src)
+    events = iter(reader)
+    first = next(events, None)  # reads the header line, if any
+    keep_sealed = reader.sealed if sealed is None else sealed
+    tmp = _temp_beside(dst)
+    try:
+        with log.Writer(tmp, sealed=keep_sealed, validate=validate, batched=True) as writer:
+            if first is not None:
+                writer.append(first)
+                writer.append_many(events)
+        info = log.verify(tmp)
+        _publish(tmp, dst)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+    return msgspec.structs.replace(info, path=dst)
+
+
+Target = Literal["jsonl", "binary"]
+
+
+def convert(
+    src: str | os.PathLike[str],
+    dst: str | os.PathLike[str],
+    to: Target,
+    *,
+    validate: bool = False,
+) -> log.LogInfo:
+    """Convert a log between the binary and JSON Lines forms, losslessly."""
+    if to == "jsonl":
+        return binary_to_jsonl(src, dst)
+    return jsonl_to_binary(src, dst, validate=validate)

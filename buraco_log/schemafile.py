@@ -1,0 +1,43 @@
+"""The generated files of ``schema/``: the JSON Schema of every event, written and checked.
+
+``buraco-log schema`` writes them; a test fails when the committed copies differ.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from buraco_log import events as ev
+
+COMMAND = "buraco-log schema"
+"""The command that regenerates the files (named by the test that checks them)."""
+
+
+def render() -> dict[str, str]:
+    """File name -> text of every generated schema file."""
+    events = ev.schema()
+    events["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    events["title"] = f"buraco-log event (format version {ev.FORMAT_VERSION}, binary array form)"
+    return {"events.schema.json": json.dumps(events, indent=2, sort_keys=True) + "\n"}
+
+
+def stale(directory: str | os.PathLike[str]) -> list[str]:
+    """Names of the generated files that are missing from ``directory`` or differ."""
+    out = []
+    for name, text in render().items():
+        path = Path(directory) / name
+        if not path.exists() or path.read_text(encoding="utf-8") != text:
+            out.append(name)
+    return out
+
+
+def write(directory: str | os.PathLike[str]) -> list[str]:
+    """Write the generated files into ``directory``; returns the names that changed."""
+    changed = stale(directory)
+    Path(directory).mkdir(parents=True, exist_ok=True)
+    for name, text in render().items():
+        if name in changed:
+            (Path(directory) / name).write_text(text, encoding="utf-8")
+    return changed
