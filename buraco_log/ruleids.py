@@ -1,0 +1,158 @@
+"""Every rule id buraco_log reports, documented once, in plain language.
+
+Rule ids are stable strings: the reducer and meld reader raise them (``IllegalMoveError.rule``,
+``MeldError.rule``), the dealer's audit reports ``deal.*`` findings, the log reader reports
+integrity problems by kind (``LogFormatError.kind``, listed here as ``log.<kind>``), and the
+audit adds the few ids of its own. ``buraco-log explain`` prints these texts; a test scans the
+source so an id raised anywhere is documented here.
+"""
+
+from __future__ import annotations
+
+RULES: dict[str, str] = {
+    # -- the order of events
+    "seq.out_of_order": "Events are numbered 0, 1, 2, ... with no gap or repeat; this event's "
+    "seq does not follow the previous one.",
+    "event.invalid": "The event holds values the rules engine cannot read, such as a card "
+    "code that is no card.",
+    # -- the match
+    "match.not_started": "A log opens with the match start (players, sides, rules); nothing can "
+    "happen before it.",
+    "match.already_started": "A match starts once; a second match start is not allowed.",
+    "match.rules": "The rules recorded at the start are impossible, or do not allow this many "
+    "players.",
+    "match.sides": "Seats form sides by the seating rule (partners sit opposite); the recorded "
+    "sides do not match it.",
+    "match.first_dealer": "The first dealer must be one of the seats at the table.",
+    "match.over": "The match has ended (or is decided); no more hands or moves are possible.",
+    "match.decided": "A side has won the match: only the match end may follow.",
+    "match.not_over": "The match ends only when a side has reached the target score with a "
+    "unique highest total.",
+    "match.wrong_winner": "The recorded winner is not the side that won by the recomputed "
+    "totals.",
+    # -- hands and deals
+    "hand.not_expected": "A new hand starts only between hands, after the previous one ended.",
+    "hand.number": "Hands are numbered 0, 1, 2, ... in order; this deal carries the wrong "
+    "number.",
+    "hand.not_over": "A hand ends when a player goes out, or when the stock is exhausted at the "
+    "start of a turn; neither happened.",
+    "hand.over": "A player went out: only the hand's end may follow.",
+    "deal.dealer_rotation": "The deal passes one seat to the left each hand; this hand names the "
+    "wrong dealer.",
+    "deal.hand_size": "Every player is dealt exactly the preset's hand size.",
+    "deal.morto_size": "With a morto, each side gets one morto of the preset's size; without, "
+    "none.",
+    "deal.upcard": "Some presets turn one card face up to start the pile and others do not; the "
+    "deal does not follow its preset.",
+    "deal.material": "Hands, mortos, upcard and stock together must be exactly the preset's "
+    "material (two decks plus its jokers).",
+    "deal.commitment_missing": "The deal came from no committed seed and no plain seed: nothing "
+    "proves it was not chosen.",
+    "deal.commitment_late": "The dealer's commitment (hash of the secret seed) must be published "
+    "before the first deal, in order and by clock.",
+    "deal.not_revealed": "The secret seed behind the commitment must be revealed at the match "
+    "end so the deals can be re-derived.",
+    "deal.seed_mismatch": "The revealed seed does not hash to the commitment published at the "
+    "start.",
+    "deal.unknown_shuffle": "The deal names a shuffle algorithm this buraco_log cannot "
+    "re-derive.",
+    "deal.mismatch": "The recorded deal differs from the one derived from the seeds.",
+    # -- turns
+    "turn.no_such_seat": "The event names a seat that is not at the table.",
+    "turn.not_your_turn": "Only the player whose turn it is may move.",
+    "turn.must_draw_first": "A turn begins by drawing from the stock or taking the pile; this "
+    "move came before that.",
+    "turn.already_drew": "A player draws (or takes the pile) once per turn.",
+    "turn.hand_emptied": "The player's hand is empty: taking the morto or going out comes next.",
+    "turn.wrong_phase": "This kind of event is not possible at this point of the hand.",
+    # -- drawing
+    "draw.wrong_card": "A draw takes the top card of the stock (or rejects exactly the card "
+    "drawn); the recorded card is a different one.",
+    "draw.redraw_not_allowed": "This preset has no first-turn redraw.",
+    "draw.redraw_only_first": "Only the first card drawn in the hand's first turn may be "
+    "rejected, once, right after drawing it.",
+    "draw.redraw_from_stock": "After rejecting the first card, the player draws again from the "
+    "stock, not the pile.",
+    "stock.floor_reached": "The stock is down to the preset's floor: the player must take the "
+    "pile, or the hand ends.",
+    # -- the discard pile
+    "pile.empty": "The discard pile is empty: there is nothing to take.",
+    "pile.whole_pile": "Taking the pile means taking all of it, never part.",
+    "pile.wrong_top": "The pile was taken naming a top card that is not the top card.",
+    "pile.must_use_top": "In this preset the pile may be taken only if its top card is used at "
+    "once (melded with two cards from the hand or laid off), and it must be laid before anything "
+    "else.",
+    # -- melds and lay-offs
+    "meld.cards_not_in_hand": "Cards are melded or laid off from the player's own hand; the "
+    "player does not hold these.",
+    "meld.wrong_id": "New melds are numbered in order per side; this one has the wrong number.",
+    "meld.too_few_cards": "A meld has at least three cards.",
+    "meld.not_a_card": "The event holds a value that is not a card.",
+    "meld.set_of_twos": "Twos are wild: a set made only of twos is not a meld.",
+    "meld.too_many_wilds": "A meld holds at most one wild card (joker, or a two not standing "
+    "in its own place in a run).",
+    "meld.too_few_naturals": "A meld needs at least two natural (non-wild) cards.",
+    "meld.not_a_meld": "A meld is a set (one rank) or a run (one suit, consecutive ranks); these "
+    "cards are neither.",
+    "meld.duplicate_in_run": "A run holds each rank once (an ace at one end only, unless the "
+    "preset allows ace to ace).",
+    "meld.run_too_long": "A run cannot be longer than the ranks allow (13 cards, 14 from ace to "
+    "ace).",
+    "meld.run_wraps": "A run never turns the corner at the ace (Q-K-A-2 is not a run).",
+    "meld.run_not_consecutive": "A run's ranks must be consecutive; one wild card may fill one "
+    "gap.",
+    "meld.second_set_of_rank": "This preset allows one set per rank per side; the side already "
+    "has a set of this rank.",
+    "layoff.no_such_meld": "Cards are laid off only on a meld of the player's own side that "
+    "exists.",
+    "layoff.no_cards": "A lay-off adds at least one card.",
+    "discard.card_not_in_hand": "A player discards a card from their own hand; the player does "
+    "not hold this one.",
+    # -- vulnerability (opening minimum)
+    "vulnerable.opening_too_low": "A vulnerable side's first melds in a hand must reach the "
+    "opening minimum in card points in one turn.",
+    "vulnerable.retract_not_needed": "Melds are taken back only by a vulnerable side whose "
+    "opening this turn falls short of the minimum.",
+    "vulnerable.retract_cards": "Taking back an opening returns exactly the cards laid this "
+    "turn.",
+    # -- the morto and going out
+    "morto.not_available": "The side has no morto to take: the preset has none, or the side "
+    "already took it.",
+    "morto.needs_canastra": "In this preset a side takes its morto only once it has a "
+    "canastra.",
+    "morto.indirect_only": "In this preset the morto is taken only by discarding the last card, "
+    "not by melding it.",
+    "morto.wrong_kind": "Emptying the hand by melding takes the morto directly (the turn goes "
+    "on); by discarding, indirectly (the turn ends). The log records the other kind.",
+    "morto.wrong_count": "The morto taken has a different number of cards than recorded.",
+    "go_out.needs_canastra": "Going out (emptying the hand for good) needs a canastra on the "
+    "side's table.",
+    "go_out.morto_first": "A side that has not taken its morto takes it when the hand empties; "
+    "it cannot go out yet.",
+    # -- scores
+    "score.mismatch": "The recorded score differs from the score recomputed from the table "
+    "(cards on the table, canastra bonuses, going out, cards left in hand, morto).",
+    # -- log integrity (LogFormatError.kind)
+    "log.header": "The file does not start with a buraco-log header.",
+    "log.damage": "A checksum does not match: bytes of the log were damaged or changed.",
+    "log.chain": "The integrity chain of a sealed log is broken: a record, or one before it, "
+    "was changed after it was written.",
+    "log.seq": "A record is missing, duplicated, reordered or inserted: seqs do not follow.",
+    "log.torn": "The log ends in an incomplete record (a crash during an append); the events "
+    "before it are intact.",
+    "log.decode": "A record's bytes do not decode as events.",
+    "log.unknown": "A record holds an unknown event type or field (written by a newer "
+    "buraco_log?).",
+    "log.version": "The log was written in a format version this buraco_log cannot read.",
+    "log.limit": "A record exceeds the reader's size or nesting limits.",
+    "log.format": "The bytes are not a valid log.",
+    "log.jsonl": "A JSON Lines log has a line that is not a valid event or log line.",
+    "log.unreadable": "The file could not be opened or read.",
+    # -- the audit's own findings
+    "audit.empty": "The log holds no events.",
+}
+
+
+def describe(rule: str) -> str:
+    """The plain-language text of ``rule``; unknown ids say so rather than fail."""
+    return RULES.get(rule, f"(no description for rule id {rule!r})")

@@ -1,0 +1,329 @@
+"""A match laid out in time: jump to any seq, see the table, describe events in words.
+
+:class:`Timeline` replays a match once, validating every event and keeping frozen snapshots
+every ``snapshot_every`` events; a jump then starts from the nearest snapshot and applies at
+most ``snapshot_every - 1`` trusted events, so any point of a long match is milliseconds away.
+:func:`table_view` turns a state into :class:`TableView`, the stable, printable picture used by
+``buraco-log replay`` (cards as text, in the rules' rendering, hidden cards masked for a seat).
+
+Core module: stdlib and msgspec only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import msgspec
+
+from buraco_log.cards import Card, Style, format_card
+from buraco_log.errors import IllegalMoveError, ReplayError
+from buraco_log.events import (
+    AnyEvent,
+    CardDiscarded,
+    CardDrawn,
+    CardsLaidOff,
+    FirstDrawRejected,
+    HandEnded,
+    HandStarted,
+    MatchEnded,
+    MatchStarted,
+    MeldLaid,
+    MortoTaken,
+    OpeningRetracted,
+    PileTaken,
+    Player,
+    WentOut,
+)
+from buraco_log.reducer import Replayer
+from buraco_log.rules import Rules
+from buraco_log.state import State
+
+SNAPSHOT_EVERY = 64
+"""Snapshot spacing: a jump applies at most this many events minus one."""
+
+RECENT = 6
+"""How many recent events a table view describes in words."""
+
+
+def card_style(rules: Rules | None) -> Style:
+    """The text style the rules call for: Burako tiles, otherwise cards."""
+    return "tiles" if rules is not None and rules.rendering == "tiles" else "ascii"
+
+
+def cards_text(cards: Sequence[Card], style: Style) -> tuple[str, ...]:
+    return tuple(format_card(c, style) for c in cards)
+
+
+# -- describing events ------------------------------------------------------------------------
+
+
+def describe_event(
+    event: AnyEvent, players: Sequence[Player] = (), style: Style = "ascii"
+) -> str:
+    """One event in words, e.g. ``seq 41: seat 2 (ana) discarded 7h``."""
+
+    def who(seat: int) -> str:
+        name = players[seat].name if 0 <= seat < len(players) else "?"
+        return f"seat {seat} ({name})"
+
+    def cs(cards: Sequence[Card]) -> str:
+        try:
+            return " ".join(cards_text(cards, style))
+        except ReplayError:
+            return repr(tuple(cards))
+        except Exception:  # a tampered card code still gets described
+            return repr(tuple(cards))
+
+    e = event
+    if isinstance(e, MatchStarted):
+        names = ", ".join(p.name for p in e.players)
+        text = f"match {e.match_id} started ({e.rules.name}; {names})"
+    elif isinstance(e, HandStarted):
+        text = f"hand {e.hand} dealt by {who(e.dealer)}"
+    elif isinstance(e, CardDrawn):
+        text = f"{who(e.seat)} drew {cs((e.card,))}"
+    elif isinstance(e, FirstDrawRejected):
+        text = f"{who(e.seat)} rejected the first draw {cs((e.card,))}"
+    elif isinstance(e, PileTaken):
+        text = f"{who(e.seat)} took the pile ({e.count} cards, top {cs((e.top,))})"
+    elif isinstance(e, MeldLaid):
+        text = f"{who(e.seat)} laid {cs(e.cards)}"
+    elif isinstance(e, CardsLaidOff):
+        text = f"{who(e.seat)} laid off {cs(e.cards)} on meld {e.meld}"
+    elif isinstance(e, OpeningRetracted):
+        text = f"{who(e.seat)} took back the opening {cs(e.cards)}"
+    elif isinstance(e, CardDiscarded):
+        text = f"{who(e.seat)} discarded {cs((e.card,))}"
+    elif isinstance(e, MortoTaken):
+        how = "directly" if e.direct else "indirectly"
+        text = f"{who(e.seat)} took the morto {how}"
+    elif isinstance(e, WentOut):
+        text = f"{who(e.seat)} went out"
+    elif isinstance(e, HandEnded):
+        why = "a player went out" if e.reason == "went_out" else "the stock ran out"
+        scores = f"; recorded scores {', '.join(map(str, e.scores))}" if e.scores else ""
+        text = f"hand ended ({why}){scores}"
+    elif isinstance(e, MatchEnded):
+        text = "match ended" + (f"; winner side {e.winner}" if e.winner is not None else "")
+    else:  # pragma: no cover - the union is closed
+        text = type(e).__name__
+    return f"seq {e.seq}: {text}"
+
+
+# -- the table at one moment ------------------------------------------------------------------
+
+
+class SeatHand(msgspec.Struct, frozen=True):
+    """One seat's hand. ``cards`` is None when the viewing seat may not see it."""
+
+    seat: int
+    name: str
+    side: int
+    count: int
+    cards: tuple[str, ...] | None
+
+
+class MeldView(msgspec.Struct, frozen=True):
+    id: int
+    kind: str
+    cards: tuple[str, ...]
+    canastra: str | None  # canastra class badge, None below seven cards
+    laid_by: int
+
+
+class SideView(msgspec.Struct, frozen=True):
+    side: int
+    seats: tuple[int, ...]
+    melds: tuple[MeldView, ...]
+    morto: int  # cards still in the side's morto
+    morto_taken: bool
+    opened: bool
+    vulnerable: bool
+    table_points: int  # points of the cards in the side's melds so far this hand
+    total: int  # match score before the current hand
+
+
+class TableView(msgspec.Struct, frozen=True):
+    """The table after event ``seq``, as printed by ``buraco-log replay``."""
+
+    match_id: str
+    rules: str
+    seq: int
+    phase: str
+    hand: int
+    dealer: int
+    turn: int  # seat to move
+    turn_name: str
+    viewer: int | None  # the seat whose view this is; None: the referee's view (all cards)
+    seats: tuple[SeatHand, ...]
+    sides: tuple[SideView, ...]
+    stock: int
+    pile: tuple[str, ...]  # bottom first; the last is the top card
+    hand_scores: tuple[tuple[int, ...], ...]  # recomputed score per side of each ended hand
+    totals: tuple[int, ...]
+    recent: tuple[str, ...]  # the last few events in words, oldest first
+
+
+def table_view(state: State, *, seat: int | None = None, recent: Sequence[str] = ()) -> TableView:
+    """The printable table of ``state``: everything, or only what ``seat`` could see."""
+    if seat is not None and not 0 <= seat < len(state.players):
+        raise ReplayError(f"no seat {seat} in a {len(state.players)}-player match",
+                          seq=state.seq)
+    style = card_style(state.rules)
+    points = state.rules.point_table() if state.rules is not None else [0] * 65
+    seats = tuple(
+        SeatHand(
+            seat=i, name=p.name, side=state.sides[i],
+            count=len(state.hands[i]) if state.hands else 0,
+            cards=(cards_text(state.hands[i], style) if state.hands else ())
+            if seat is None or seat == i else None,
+        )
+        for i, p in enumerate(state.players)
+    )
+    sides = tuple(
+        SideView(
+            side=s,
+            seats=tuple(i for i, x in enumerate(state.sides) if x == s),
+            melds=tuple(
+                MeldView(id=m.id, kind=m.kind, cards=cards_text(m.cards, style),
+                         canastra=m.canastra, laid_by=m.laid_by)
+                for m in (state.melds[s] if state.melds else ())
+            ),
+            morto=len(state.mortos[s]) if state.mortos else 0,
+            morto_taken=bool(state.morto_taken and state.morto_taken[s]),
+            opened=bool(state.opened and state.opened[s]),
+            vulnerable=bool(state.vulnerable and state.vulnerable[s]),
+            table_points=sum(points[c] for m in (state.melds[s] if state.melds else ())
+                             for c in m.cards),
+            total=state.totals[s] if state.totals else 0,
+        )
+        for s in range(state.n_sides)
+    )
+    players = state.players
+    return TableView(
+        match_id=state.match_id,
+        rules=state.rules.name if state.rules is not None else "",
+        seq=state.seq,
+        phase=state.phase,
+        hand=state.hand,
+        dealer=state.dealer,
+        turn=state.turn,
+        turn_name=players[state.turn].name if players else "",
+        viewer=seat,
+        seats=seats,
+        sides=sides,
+        stock=len(state.stock),
+        pile=cards_text(state.pile, style),
+        hand_scores=tuple(tuple(s.total for s in r.scores) for r in state.results),
+        totals=state.totals,
+        recent=tuple(recent),
+    )
+
+
+# -- the timeline -----------------------------------------------------------------------------
+
+
+class Timeline:
+    """A match replayed once, validated, with snapshots for fast jumps.
+
+    Replay stops at the first illegal event (kept in :attr:`illegal`, with the state just
+    before it in :attr:`before_illegal`); positions up to the event before it are reachable.
+    A recorded score that differs from the recomputed one does not stop the timeline (the
+    audit reports it): the recomputed score is what the state carries.
+    """
+
+    def __init__(self, events: Sequence[AnyEvent], *, snapshot_every: int = SNAPSHOT_EVERY
+                 ) -> None:
+        self.recorded = list(events)  # every event given, legal or not
+        self.events = list(events)  # the legal prefix
+        self.every = max(1, snapshot_every)
+        self.illegal: IllegalMoveError | None = None
+        self.before_illegal: State | None = None
+        self.score_mismatches: list[IllegalMoveError] = []
+        self.deals: dict[int, int] = {}  # hand -> seq of its deal
+        self.turn_starts: dict[int, list[int]] = {}  # hand -> seq of each turn's first event
+        self.players: tuple[Player, ...] = ()
+        self.rules: Rules | None = None
+        rep = Replayer(snapshot_every=self.every)
+        last_seat: int | None = None
+        hand = -1
+        for i, ev in enumerate(self.events):
+            try:
+                try:
+                    rep.step(ev)
+                except (IndexError, KeyError, TypeError, ValueError) as bad:
+                    # Values the engine cannot read (a card code that is no card, say).
+                    raise IllegalMoveError("event.invalid", f"unreadable event: {bad}",
+                                           seq=ev.seq, seat=getattr(ev, "seat", None)) from None
+            except IllegalMoveError as exc:
+                if exc.rule == "score.mismatch" and isinstance(ev, HandEnded | MatchEnded):
+                    self.score_mismatches.append(exc)
+                    rep.apply(ev)
+                else:
+                    self.illegal = exc
+                    self.before_illegal = rep.state()
+                    self.events = self.events[:i]
+                    break
+            if isinstance(ev, MatchStarted):
+                self.players = ev.players
+                self.rules = ev.rules
+            elif isinstance(ev, HandStarted):
+                hand = ev.hand
+                self.deals[hand] = ev.seq
+                self.turn_starts[hand] = []
+                last_seat = None
+            elif isinstance(ev, CardDrawn | PileTaken) and ev.seat != last_seat:
+                self.turn_starts[hand].append(ev.seq)
+            seat = getattr(ev, "seat", None)
+            if seat is not None:
+                last_seat = seat
+        self.snapshots = rep.snapshots
+        self.final = rep.state()
+        self.last_seq = self.final.seq
+
+    @property
+    def style(self) -> Style:
+        return card_style(self.rules)
+
+    def state_at(self, seq: int) -> State:
+        """The state right after event ``seq`` (-1: before the first event)."""
+        if seq == self.last_seq:
+            return self.final
+        if not -1 <= seq <= self.last_seq:
+            raise ReplayError(self._beyond(seq), seq=seq)
+        if seq == -1:
+            return State()
+        base = (seq // self.every) * self.every
+        start = self.snapshots.get(base)
+        rep = Replayer(start) if start is not None else Replayer()
+        first = base + 1 if start is not None else 0
+        for ev in self.events[first : seq + 1]:
+            rep.apply(ev)
+        return rep.state()
+
+    def _beyond(self, seq: int) -> str:
+        if self.illegal is not None and seq >= self.last_seq + 1:
+            return (f"seq {seq} is past the first illegal event, seq {self.illegal.seq} "
+                    f"[{self.illegal.rule}]: the table is known up to seq {self.last_seq}")
+        return f"the log has no seq {seq} (seqs 0 to {self.last_seq})"
+
+    def seq_of(self, hand: int, turn: int | None = None) -> int:
+        """The seq right after the deal of ``hand`` or, with ``turn``, just before that turn."""
+        if hand not in self.deals:
+            known = f"hands 0 to {max(self.deals)}" if self.deals else "no hands"
+            raise ReplayError(f"the log has no hand {hand} ({known})")
+        if turn is None:
+            return self.deals[hand]
+        starts = self.turn_starts[hand]
+        if not 0 <= turn < len(starts):
+            raise ReplayError(f"hand {hand} has no turn {turn} (turns 0 to {len(starts) - 1})")
+        return starts[turn] - 1
+
+    def recent(self, seq: int, count: int = RECENT) -> tuple[str, ...]:
+        lo = max(0, seq - count + 1)
+        return tuple(describe_event(e, self.players, self.style)
+                     for e in self.events[lo : seq + 1])
+
+    def view(self, seq: int, *, seat: int | None = None, recent: int = RECENT) -> TableView:
+        """The table after ``seq`` (for ``seat``, or the referee's full view)."""
+        return table_view(self.state_at(seq), seat=seat, recent=self.recent(seq, recent))
