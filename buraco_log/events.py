@@ -39,7 +39,7 @@ class Player(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     id: str | None = None
 
 
-class MatchStarted(Event, tag="ms", kw_only=False):
+class MatchStarted(Event, tag="ms", kw_only=False, frozen=True):
     """The match: rules in full, players in seat order, sides, and how deals are derived."""
 
     match_id: str
@@ -53,7 +53,7 @@ class MatchStarted(Event, tag="ms", kw_only=False):
     metadata: dict[str, str] = {}
 
 
-class HandStarted(Event, tag="hs", kw_only=False):
+class HandStarted(Event, tag="hs", kw_only=False, frozen=True):
     """The complete deal. ``stock[0]`` is the top card. Chance is data: replay needs no RNG."""
 
     hand: int
@@ -66,21 +66,21 @@ class HandStarted(Event, tag="hs", kw_only=False):
     seed: str | None = None  # a plain (not committed) seed, when one was used
 
 
-class CardDrawn(Event, tag="dr", kw_only=False):
+class CardDrawn(Event, tag="dr", kw_only=False, frozen=True):
     """The player drew the top stock card, named for cross-checking."""
 
     seat: int
     card: int
 
 
-class FirstDrawRejected(Event, tag="rj", kw_only=False):
+class FirstDrawRejected(Event, tag="rj", kw_only=False, frozen=True):
     """First turn only (``first_turn_redraw``): the drawn card goes face up onto the pile."""
 
     seat: int
     card: int
 
 
-class PileTaken(Event, tag="pt", kw_only=False):
+class PileTaken(Event, tag="pt", kw_only=False, frozen=True):
     """The player took the whole discard pile: ``count`` cards with ``top`` on top."""
 
     seat: int
@@ -88,7 +88,7 @@ class PileTaken(Event, tag="pt", kw_only=False):
     top: int
 
 
-class MeldLaid(Event, tag="ml", kw_only=False):
+class MeldLaid(Event, tag="ml", kw_only=False, frozen=True):
     """A new meld from the hand. ``meld`` is its index among the side's melds this hand."""
 
     seat: int
@@ -96,7 +96,7 @@ class MeldLaid(Event, tag="ml", kw_only=False):
     meld: int | None = None
 
 
-class CardsLaidOff(Event, tag="lo", kw_only=False):
+class CardsLaidOff(Event, tag="lo", kw_only=False, frozen=True):
     """Cards from the hand added to one of the side's own melds."""
 
     seat: int
@@ -104,19 +104,19 @@ class CardsLaidOff(Event, tag="lo", kw_only=False):
     cards: tuple[int, ...]
 
 
-class OpeningRetracted(Event, tag="rt", kw_only=False):
+class OpeningRetracted(Event, tag="rt", kw_only=False, frozen=True):
     """A vulnerable side laid too little: the player takes this turn's melds back."""
 
     seat: int
     cards: tuple[int, ...]
 
 
-class CardDiscarded(Event, tag="dc", kw_only=False):
+class CardDiscarded(Event, tag="dc", kw_only=False, frozen=True):
     seat: int
     card: int
 
 
-class MortoTaken(Event, tag="mt", kw_only=False):
+class MortoTaken(Event, tag="mt", kw_only=False, frozen=True):
     """The side's morto goes to the player. Direct: emptied by melding, the turn goes on."""
 
     seat: int
@@ -124,7 +124,7 @@ class MortoTaken(Event, tag="mt", kw_only=False):
     count: int | None = None
 
 
-class WentOut(Event, tag="wo", kw_only=False):
+class WentOut(Event, tag="wo", kw_only=False, frozen=True):
     """The player emptied the hand with going out allowed: the hand ends."""
 
     seat: int
@@ -133,14 +133,14 @@ class WentOut(Event, tag="wo", kw_only=False):
 HandEndReason: TypeAlias = Literal["went_out", "stock_out"]
 
 
-class HandEnded(Event, tag="he", kw_only=False):
+class HandEnded(Event, tag="he", kw_only=False, frozen=True):
     """End of a hand. ``scores``: what the table recorded per side (checked against replay)."""
 
     reason: HandEndReason
     scores: tuple[int, ...] | None = None
 
 
-class MatchEnded(Event, tag="me", kw_only=False):
+class MatchEnded(Event, tag="me", kw_only=False, frozen=True):
     """End of the match. ``server_seed`` reveals the seed behind ``commitment``."""
 
     totals: tuple[int, ...] | None = None
@@ -235,7 +235,8 @@ def from_dict(data: dict[str, Any]) -> AnyEvent:
             row.append(msgspec.to_builtins(defaults[name].default)
                        if defaults[name].default is not msgspec.NODEFAULT
                        else defaults[name].default_factory())
-    return msgspec.convert(row, AnyEvent)
+    event: AnyEvent = msgspec.convert(row, AnyEvent)
+    return event
 
 
 def upcast(record: Any, version: int) -> Any:

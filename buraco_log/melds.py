@@ -20,18 +20,31 @@ from buraco_log.rules import Rules
 Kind = Literal["set", "run"]
 CanastraClass = Literal["clean", "semi_clean", "dirty", "royal", "ace_to_ace"]
 CANASTRA_CLASSES: tuple[CanastraClass, ...] = (
-    "clean", "semi_clean", "dirty", "royal", "ace_to_ace",
+    "clean",
+    "semi_clean",
+    "dirty",
+    "royal",
+    "ace_to_ace",
 )
 
 
 class MeldError(BuracoLogError):
-    """Cards that do not form a meld. ``rule`` is a stable rule id."""
+    """Cards that do not form a meld. ``rule`` is a stable rule id.
+
+    The message is rendered only when asked for: legal-move search and pile checks try many
+    candidate melds and throw most errors away.
+    """
 
     code = "meld"
 
-    def __init__(self, rule: str, message: str) -> None:
-        super().__init__(message)
+    def __init__(self, rule: str, cards: Sequence[Card], detail: str) -> None:
+        super().__init__(rule)
         self.rule = rule
+        self.cards = tuple(cards)
+        self.detail = detail
+
+    def __str__(self) -> str:
+        return f"{_show(self.cards)}: {self.detail}"
 
 
 class Reading:
@@ -40,8 +53,17 @@ class Reading:
     __slots__ = ("canastra", "gap", "hi", "kind", "lo", "rank", "size", "suit", "wild")
 
     def __init__(
-        self, kind: Kind, size: int, *, suit: int = -1, rank: int = 0, lo: int = 0, hi: int = 0,
-        wild: Card | None = None, gap: int | None = None, canastra: CanastraClass | None = None,
+        self,
+        kind: Kind,
+        size: int,
+        *,
+        suit: int = -1,
+        rank: int = 0,
+        lo: int = 0,
+        hi: int = 0,
+        wild: Card | None = None,
+        gap: int | None = None,
+        canastra: CanastraClass | None = None,
     ) -> None:
         self.kind: Kind = kind
         self.size = size
@@ -54,16 +76,18 @@ class Reading:
         self.canastra = canastra
 
     def __repr__(self) -> str:
-        return (f"Reading({self.kind}, size={self.size}, suit={self.suit}, rank={self.rank}, "
-                f"lo={self.lo}, hi={self.hi}, wild={self.wild}, gap={self.gap}, "
-                f"canastra={self.canastra})")
+        return (
+            f"Reading({self.kind}, size={self.size}, suit={self.suit}, rank={self.rank}, "
+            f"lo={self.lo}, hi={self.hi}, wild={self.wild}, gap={self.gap}, "
+            f"canastra={self.canastra})"
+        )
 
 
 def read_meld(cards: Sequence[Card], rules: Rules) -> Reading:
     """Read ``cards`` as a meld under ``rules`` or raise :class:`MeldError` naming the rule."""
     n = len(cards)
     if n < 3:
-        raise MeldError("meld.too_few_cards", f"{_show(cards)}: a meld needs at least 3 cards")
+        raise MeldError("meld.too_few_cards", cards, "a meld needs at least 3 cards")
     naturals: list[Card] = []
     twos: list[Card] = []
     jokers: list[Card] = []
@@ -75,11 +99,11 @@ def read_meld(cards: Sequence[Card], rules: Rules) -> Reading:
         elif RANK[c]:
             naturals.append(c)
         else:
-            raise MeldError("meld.not_a_card", f"{c!r} is not a card code")
+            raise MeldError("meld.not_a_card", (), f"{c!r} is not a card code")
     if not naturals and (jokers or len({SUIT[c] for c in twos}) > 1):
         # Only 2s of one suit can hold a natural card (the 2 itself); 2s never form a set.
         rule = "meld.set_of_twos" if not jokers else "meld.too_many_wilds"
-        raise MeldError(rule, f"{_show(cards)}: needs at least two natural cards")
+        raise MeldError(rule, cards, "needs at least two natural cards")
     ranks = {RANK[c] for c in naturals}
     suits = {SUIT[c] for c in naturals}
     if naturals and len(ranks) == 1 and len(naturals) >= 2:
@@ -91,27 +115,35 @@ def read_meld(cards: Sequence[Card], rules: Rules) -> Reading:
         return _read_set(cards, naturals, twos + jokers, rules)
     raise MeldError(
         "meld.not_a_meld",
-        f"{_show(cards)}: neither a set (one rank) nor a run (one suit, consecutive)",
+        cards,
+        "neither a set (one rank) nor a run (one suit, consecutive)",
     )
 
 
-def _read_set(cards: Sequence[Card], naturals: list[Card], wilds: list[Card],
-              rules: Rules) -> Reading:
+def _read_set(
+    cards: Sequence[Card], naturals: list[Card], wilds: list[Card], rules: Rules
+) -> Reading:
     if len(wilds) > 1:
-        raise MeldError("meld.too_many_wilds",
-                        f"{_show(cards)}: {len(wilds)} wild cards ({_show(wilds)}); at most one")
+        raise _too_many_wilds(cards, wilds)
     if len(naturals) < 2:
-        raise MeldError("meld.too_few_naturals", f"{_show(cards)}: a set needs 2 natural cards")
+        raise MeldError("meld.too_few_naturals", cards, "a set needs 2 natural cards")
     n = len(cards)
     canastra: CanastraClass | None = None
     if n >= rules.canastra_size and rules.canastra_from_sets:
         canastra = "dirty" if wilds else "clean"
-    return Reading("set", n, rank=RANK[naturals[0]], wild=wilds[0] if wilds else None,
-                   canastra=canastra)
+    return Reading(
+        "set", n, rank=RANK[naturals[0]], wild=wilds[0] if wilds else None, canastra=canastra
+    )
 
 
-def _read_run(cards: Sequence[Card], suit: int, naturals: list[Card], twos: list[Card],
-              jokers: list[Card], rules: Rules) -> Reading:
+def _read_run(
+    cards: Sequence[Card],
+    suit: int,
+    naturals: list[Card],
+    twos: list[Card],
+    jokers: list[Card],
+    rules: Rules,
+) -> Reading:
     own_twos = [c for c in twos if SUIT[c] == suit]
     other_twos = [c for c in twos if SUIT[c] != suit]
     # Canonical reading: a same-suit 2 is natural whenever the meld is valid read that way.
@@ -122,29 +154,28 @@ def _read_run(cards: Sequence[Card], suit: int, naturals: list[Card], twos: list
     first_error: MeldError | None = None
     for nats, wilds in attempts:
         if len(wilds) > 1:
-            err = MeldError("meld.too_many_wilds",
-                            f"{_show(cards)}: {len(wilds)} wild cards ({_show(wilds)}); at most one")
-            first_error = first_error or err
+            first_error = first_error or _too_many_wilds(cards, wilds)
             continue
         if len(nats) < 2:
             first_error = first_error or MeldError(
-                "meld.too_few_naturals", f"{_show(cards)}: a run needs 2 natural cards")
+                "meld.too_few_naturals", cards, "a run needs 2 natural cards"
+            )
             continue
         try:
-            return _layout(cards, suit, [RANK[c] for c in nats], wilds[0] if wilds else None,
-                           rules)
+            return _layout(cards, suit, [RANK[c] for c in nats], wilds[0] if wilds else None, rules)
         except MeldError as err:
             first_error = first_error or err
     assert first_error is not None
     raise first_error
 
 
-def _layout(cards: Sequence[Card], suit: int, ranks: list[int], wild: Card | None,
-            rules: Rules) -> Reading:
+def _layout(
+    cards: Sequence[Card], suit: int, ranks: list[int], wild: Card | None, rules: Rules
+) -> Reading:
     aces = ranks.count(ACE)
     fixed = sorted(r for r in ranks if r != ACE)
     if len(set(fixed)) != len(fixed):
-        raise MeldError("meld.duplicate_in_run", f"{_show(cards)}: a run holds each rank once")
+        raise MeldError("meld.duplicate_in_run", cards, "a run holds each rank once")
     options: list[list[int]] = []
     if aces == 0:
         options.append(fixed)
@@ -153,9 +184,11 @@ def _layout(cards: Sequence[Card], suit: int, ranks: list[int], wild: Card | Non
     elif aces == 2 and rules.ace_both_ends:
         options.append([1, *fixed, 14])
     else:
-        raise MeldError("meld.duplicate_in_run",
-                        f"{_show(cards)}: a run holds one ace"
-                        + ("" if rules.ace_both_ends else " (low or high, never both)"))
+        raise MeldError(
+            "meld.duplicate_in_run",
+            cards,
+            "a run holds one ace" + ("" if rules.ace_both_ends else " (low or high, never both)"),
+        )
     max_run = rules.max_run()
     for pos in options:
         lo, hi = pos[0], pos[-1]
@@ -170,17 +203,20 @@ def _layout(cards: Sequence[Card], suit: int, ranks: list[int], wild: Card | Non
             gap = next(p for p in range(lo, hi + 1) if p not in pos)
             return _run(suit, span, lo, hi, wild, gap, max(gap - lo, hi - gap), rules)
     if len(cards) > max_run:
-        raise MeldError("meld.run_too_long", f"{_show(cards)}: a run has at most {max_run} cards")
+        raise MeldError("meld.run_too_long", cards, f"a run has at most {max_run} cards")
     if _wraps(ranks):
-        raise MeldError("meld.run_wraps",
-                        f"{_show(cards)}: a run never wraps around the ace (K-A-2)")
-    raise MeldError("meld.run_not_consecutive",
-                    f"{_show(cards)}: not consecutive"
-                    + (" even with the wild filling one gap" if wild is not None else ""))
+        raise MeldError("meld.run_wraps", cards, "a run never wraps around the ace (K-A-2)")
+    raise MeldError(
+        "meld.run_not_consecutive",
+        cards,
+        "not consecutive" + (" even with the wild filling one gap" if wild is not None else ""),
+    )
 
 
 def _wraps(ranks: list[int]) -> bool:
     """Would these ranks be (nearly) a run if K and A were followed by 2? For the message only."""
+    if ACE not in ranks:
+        return False
     for shift in range(1, 13):
         pos = sorted((r - 1 - shift) % 13 for r in ranks)
         missing = pos[-1] - pos[0] + 1 - len(pos)
@@ -189,8 +225,16 @@ def _wraps(ranks: list[int]) -> bool:
     return False
 
 
-def _run(suit: int, size: int, lo: int, hi: int, wild: Card | None, gap: int | None,
-         longest_natural_stretch: int, rules: Rules) -> Reading:
+def _run(
+    suit: int,
+    size: int,
+    lo: int,
+    hi: int,
+    wild: Card | None,
+    gap: int | None,
+    longest_natural_stretch: int,
+    rules: Rules,
+) -> Reading:
     canastra: CanastraClass | None = None
     if size >= rules.canastra_size:
         if wild is None:
@@ -218,6 +262,10 @@ def canastra_bonus(cls: CanastraClass | None, rules: Rules) -> int:
     if cls is None:
         return 0
     return int(getattr(rules.bonuses, cls))
+
+
+def _too_many_wilds(cards: Sequence[Card], wilds: Sequence[Card]) -> MeldError:
+    return MeldError("meld.too_many_wilds", cards, f"{len(wilds)} wild cards; at most one")
 
 
 def _show(cards: Sequence[Card]) -> str:

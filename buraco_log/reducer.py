@@ -87,7 +87,7 @@ class _Table:
 
     def freeze(self) -> State:
         return State(
-            seq=self.seq, phase=self.phase, match_id=self.match_id,  # type: ignore[arg-type]
+            seq=self.seq, phase=self.phase, match_id=self.match_id,
             rules=self.rules, players=self.players, sides=self.sides, n_sides=self.n_sides,
             first_dealer=self.first_dealer, hand=self.hand, dealer=self.dealer, turn=self.turn,
             turns=self.turns, hands=tuple(tuple(h) for h in self.hands),
@@ -115,6 +115,12 @@ class _Table:
         return f"seat {seat} ({self.players[seat].name})"
 
     def expect_turn(self, ev: Event, seat: int, phase: str) -> None:
+        if not 0 <= seat < len(self.players):
+            raise self.fail(ev, "turn.no_such_seat", f"there is no seat {seat}", seat)
+        if seat != self.turn:
+            raise self.fail(ev, "turn.not_your_turn",
+                            f"{self.who(seat)} moved, but it is {self.who(self.turn)}'s turn",
+                            seat)
         if self.phase != phase:
             if self.phase == "draw":
                 raise self.fail(ev, "turn.must_draw_first",
@@ -128,13 +134,6 @@ class _Table:
                                 f"going out comes next", seat)
             raise self.fail(ev, "turn.wrong_phase",
                             f"{tag_of(ev)} is not possible in phase {self.phase!r}", seat)
-        if seat != self.turn:
-            n = len(self.players)
-            if not 0 <= seat < n:
-                raise self.fail(ev, "turn.no_such_seat", f"there is no seat {seat}", seat)
-            raise self.fail(ev, "turn.not_your_turn",
-                            f"{self.who(seat)} moved, but it is {self.who(self.turn)}'s turn",
-                            seat)
 
     def take_from_hand(self, ev: Event, seat: int, cards: tuple[int, ...], rule: str) -> None:
         """Check ``cards`` are all in the seat's hand (as a multiset), without changing it."""
@@ -189,19 +188,17 @@ class _Table:
 
     def end_turn(self) -> None:
         seat = self.turn
-        side = self.sides[seat]
         if self.laid_this_turn:
             self.laid_before[seat] = True
-            self.opened[side] = True
-        self.laid_this_turn = []
-        self.opening_points = 0
+            self.opened[self.sides[seat]] = True
+            self.laid_this_turn = []
+            self.opening_points = 0
         self.drawn = None
-        self.may_reject = False
-        self.rejected = False
-        self.pile_top = None
-        self.taken_top = None
-        self.emptied_by = None
-        nxt = (seat + 1) % len(self.players)
+        self.may_reject = self.rejected = False
+        self.pile_top = self.taken_top = self.emptied_by = None
+        nxt = seat + 1
+        if nxt == len(self.players):
+            nxt = 0
         self.turn = nxt
         self.turns += 1
         self.phase = "draw"
@@ -372,23 +369,27 @@ class _Table:
         self.phase = "draw"
 
     def on_card_drawn(self, ev: CardDrawn, check: bool) -> None:
+        stock = self.stock
         if check:
-            self.expect_turn(ev, ev.seat, "draw")
+            # Fast path first: this is one of the two most common events.
+            if self.phase != "draw" or ev.seat != self.turn:
+                self.expect_turn(ev, ev.seat, "draw")
             r = self.rules
             assert r is not None
-            if len(self.stock) <= r.stock_floor:
+            if len(stock) <= r.stock_floor:
                 raise self.fail(ev, "stock.floor_reached",
-                                f"the stock holds {len(self.stock)} cards (floor "
+                                f"the stock holds {len(stock)} cards (floor "
                                 f"{r.stock_floor}): take the pile or the hand ends", ev.seat)
-            if ev.card != self.stock[-1]:
+            if ev.card != stock[-1]:
                 raise self.fail(ev, "draw.wrong_card",
                                 f"{self.who(ev.seat)} drew {_fmt((ev.card,))}, but the top of "
-                                f"the stock is {_fmt((self.stock[-1],))}", ev.seat, (ev.card,))
-        self.stock.pop()
+                                f"the stock is {_fmt((stock[-1],))}", ev.seat, (ev.card,))
+        stock.pop()
         self.hands[ev.seat].append(ev.card)
         self.drawn = ev.card
-        # Only the first draw of the hand's first turn may be rejected, and only once.
-        self.may_reject = self.may_reject and self.turns == 0 and not self.rejected
+        if self.may_reject:
+            # Only the first draw of the hand's first turn may be rejected, and only once.
+            self.may_reject = self.turns == 0 and not self.rejected
         self.phase = "play"
 
     def on_first_draw_rejected(self, ev: FirstDrawRejected, check: bool) -> None:
@@ -521,17 +522,21 @@ class _Table:
 
     def on_card_discarded(self, ev: CardDiscarded, check: bool) -> None:
         seat = ev.seat
-        if check:
+        if check and (self.phase != "play" or seat != self.turn):
             self.expect_turn(ev, seat, "play")
-            self.take_from_hand(ev, seat, (ev.card,), "discard.card_not_in_hand")
-            problem = self.turn_end_problem(seat)
-            if problem:
-                raise self.fail(ev, problem[0], f"{self.who(seat)}: {problem[1]}", seat)
-            if len(self.hands[seat]) == 1:
+        hand = self.hands[seat]
+        if check:
+            if ev.card not in hand:
+                self.take_from_hand(ev, seat, (ev.card,), "discard.card_not_in_hand")
+            if self.pile_top is not None or self.laid_this_turn:
+                problem = self.turn_end_problem(seat)
+                if problem:
+                    raise self.fail(ev, problem[0], f"{self.who(seat)}: {problem[1]}", seat)
+            if len(hand) == 1:
                 self.check_emptying(ev, seat, "discard")
-        self.hands[seat].remove(ev.card)
+        hand.remove(ev.card)
         self.pile.append(ev.card)
-        if self.hands[seat]:
+        if hand:
             self.end_turn()
         else:
             self.phase = "emptied"
@@ -682,32 +687,35 @@ _HANDLERS: dict[type, Callable[[_Table, Any, bool], None]] = {
 }
 
 
+_EDGE_PHASES = frozenset(("new", "out", "decided", "over"))
+
+
 def _dispatch(table: _Table, ev: Event, check: bool) -> None:
-    handler = _HANDLERS.get(type(ev))
+    handler = _HANDLERS.get(ev.__class__)
     if handler is None:
         raise TypeError(f"no handler for event type {type(ev).__name__}")  # a program error
-    if check:
-        if ev.seq != table.seq + 1:
-            raise IllegalMoveError("seq.out_of_order",
-                                   f"seq {ev.seq} follows seq {table.seq}; expected "
-                                   f"{table.seq + 1}", seq=ev.seq, tag=tag_of(ev))
-        if table.phase == "over":
-            raise IllegalMoveError("match.over", "the match has ended", seq=ev.seq,
-                                   tag=tag_of(ev))
-        if table.phase == "new" and type(ev) is not MatchStarted:
-            raise IllegalMoveError("match.not_started", "the log must open with MatchStarted",
-                                   seq=ev.seq, tag=tag_of(ev))
-        seat = getattr(ev, "seat", None)
-        if seat is not None and not 0 <= seat < len(table.players):
-            raise IllegalMoveError("turn.no_such_seat", f"there is no seat {seat}", seq=ev.seq,
-                                   tag=tag_of(ev), seat=seat)
-        if table.phase in ("out", "decided") and type(ev) not in (HandEnded, MatchEnded):
-            rule = "hand.over" if table.phase == "out" else "match.decided"
-            raise IllegalMoveError(rule, f"{tag_of(ev)} after the "
-                                   f"{'hand' if table.phase == 'out' else 'match'} was decided",
-                                   seq=ev.seq, tag=tag_of(ev))
+    if check and (ev.seq != table.seq + 1 or table.phase in _EDGE_PHASES):
+        _check_sequence(table, ev)
     handler(table, ev, check)
     table.seq = ev.seq
+
+
+def _check_sequence(table: _Table, ev: Event) -> None:
+    """The envelope checks: seq order, and events that no phase of this kind accepts."""
+    if ev.seq != table.seq + 1:
+        raise IllegalMoveError("seq.out_of_order",
+                               f"seq {ev.seq} follows seq {table.seq}; expected "
+                               f"{table.seq + 1}", seq=ev.seq, tag=tag_of(ev))
+    if table.phase == "over":
+        raise IllegalMoveError("match.over", "the match has ended", seq=ev.seq, tag=tag_of(ev))
+    if table.phase == "new" and type(ev) is not MatchStarted:
+        raise IllegalMoveError("match.not_started", "the log must open with MatchStarted",
+                               seq=ev.seq, tag=tag_of(ev))
+    if table.phase in ("out", "decided") and type(ev) not in (HandEnded, MatchEnded):
+        what = "hand" if table.phase == "out" else "match"
+        raise IllegalMoveError("hand.over" if what == "hand" else "match.decided",
+                               f"{tag_of(ev)} after the {what} was decided",
+                               seq=ev.seq, tag=tag_of(ev))
 
 
 def top_uses(rules: Rules, top: Card, hand: Iterable[Card], melds: Iterable[Meld]

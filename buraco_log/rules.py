@@ -249,8 +249,8 @@ def check(rules: Rules, players: int | None = None) -> None:
             raise RulesError("player_counts", f"{rules.name} is played by {allowed}, not {n}")
         dealt = n * rules.hand_size + (rules.sides(n) * rules.morto_size if rules.morto else 0)
         dealt += 1 if rules.initial_upcard else 0
-        # Leave each player at least one draw above the floor, or the hand cannot be played.
-        if dealt + rules.stock_floor + n > rules.deck_size():
+        # Leave each player at least two draws above the floor, or there is no game to play.
+        if dealt + rules.stock_floor + 2 * n > rules.deck_size():
             raise RulesError(
                 "hand_size",
                 f"{n} players x {rules.hand_size} cards"

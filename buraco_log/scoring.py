@@ -27,13 +27,14 @@ def score_hand(
     out = []
     for side in range(n_sides):
         table = sum(points[c] for m in melds[side] for c in m.cards)
-        counts = dict.fromkeys(CANASTRA_CLASSES, 0)
+        counts: dict[str, int] = dict.fromkeys(CANASTRA_CLASSES, 0)
         bonus = 0
         for m in melds[side]:
             if m.canastra is not None:
                 counts[m.canastra] += 1
                 bonus += canastra_bonus(m.canastra, rules)  # type: ignore[arg-type]
-        going_out = rules.bonuses.going_out if went_out is not None and sides[went_out] == side else 0
+        went = went_out is not None and sides[went_out] == side
+        going_out = rules.bonuses.going_out if went else 0
         relancinho_bonus = relancinho[side] * rules.bonuses.relancinho if rules.relancinho else 0
         pending = morto_pending[side]
         in_hand = sum(

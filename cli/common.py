@@ -6,7 +6,7 @@ import functools
 import json
 import sys
 from collections.abc import Callable
-from enum import Enum
+from enum import StrEnum
 from typing import Any, ParamSpec, TypeVar
 
 import msgspec
@@ -22,7 +22,7 @@ EXIT_FINDINGS = 1  # an error in the data, or an audit with findings
 EXIT_USAGE = 2  # bad arguments (typer/click's own code too)
 
 
-class Format(str, Enum):
+class Format(StrEnum):
     table = "table"
     json = "json"
 
