@@ -336,7 +336,7 @@ class Reader:
     def _read_header(self) -> None:
         raw = self._f.read(HEADER_SIZE)
         if len(raw) < HEADER_SIZE:
-            if raw == MAGIC[: len(raw)] or _is_zero(self._f, raw):
+            if raw[:8] == MAGIC[: len(raw)] or _is_zero(self._f, raw):
                 self._f.seek(0)
                 raise _Torn(0, f"file header cut short ({len(raw)} of {HEADER_SIZE} bytes)")
             raise self._error("not a buraco-log file (bad magic)", "header", 0)
