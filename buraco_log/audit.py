@@ -27,13 +27,23 @@ from buraco_log import log
 from buraco_log.cards import Style
 from buraco_log.dealer import check_deals
 from buraco_log.errors import BuracoLogError, IllegalMoveError, LogFormatError
-from buraco_log.events import AnyEvent, HandEnded, MatchEnded, MatchStarted, to_dict
+from buraco_log.events import AnyEvent, HandEnded, MatchEnded, MatchStarted
 from buraco_log.reducer import apply, validate
 from buraco_log.ruleids import describe
 from buraco_log.rules import PRESETS, Rules
 from buraco_log.scoring import explain_difference
 from buraco_log.state import SideScore, State
 from buraco_log.timeline import TableView, Timeline, cards_text, describe_event, table_view
+
+
+def to_dict(event: AnyEvent) -> dict[str, Any]:
+    """An event as a readable object with cards as text (the JSON Lines form)."""
+    # Imported here: building the JSON Lines line decoder is slow, and a binary audit
+    # (in every worker process) never needs it.
+    from buraco_log.jsonl import event_to_json
+
+    return event_to_json(event)
+
 
 # -- results ----------------------------------------------------------------------------------
 
@@ -329,22 +339,31 @@ def score_lines(s: SideScore) -> tuple[ScoreLine, ...]:
 
 def _hint(diff: int, s: SideScore, rules: Rules | None) -> str | None:
     """Name a line item whose size the difference equals: the usual slip of a scorekeeper."""
-    candidates = [
-        ("going out", s.going_out or (rules.bonuses.going_out if rules else 0)),
-        ("cards left in hand", s.hand_penalty),
-        ("morto not taken", s.morto_penalty or (rules.bonuses.morto_not_taken if rules else 0)),
-        ("canastra bonuses", s.canastra_bonus),
-        ("cards on the table", s.table_points),
+    b = rules.bonuses if rules is not None else None
+    # (item, size, +1 for a bonus, -1 for a penalty)
+    candidates: list[tuple[str, int, int]] = [
+        ("going out bonus", s.going_out or (b.going_out if b else 0), 1),
+        ("cards left in hand", s.hand_penalty, -1),
+        ("morto penalty", s.morto_penalty or (b.morto_not_taken if b else 0), -1),
+        ("canastra bonuses", s.canastra_bonus, 1),
+        ("cards on the table", s.table_points, 1),
     ]
-    if rules is not None:
+    if b is not None:
         for cls in ("clean", "dirty", "semi_clean", "royal", "ace_to_ace"):
-            candidates.append((f"one {cls} canastra bonus", int(getattr(rules.bonuses, cls))))
-    for item, size in candidates:
-        if size and abs(diff) == size:
-            sign = "counted" if diff > 0 else "left out"
-            return f"the difference equals {item} ({size}): perhaps {sign} in error"
-        if size and abs(diff) == 2 * size and item in ("cards left in hand", "morto not taken"):
-            return f"the difference is twice {item} ({size}): perhaps added instead of subtracted"
+            candidates.append((f"one {cls.replace('_', '-')} canastra bonus",
+                               int(getattr(b, cls)), 1))
+    for item, size, sign in candidates:
+        if not size:
+            continue
+        if abs(diff) == size:
+            # A bonus wrongly added, or a penalty wrongly left out, raises the recorded score.
+            wrong = "added" if (diff > 0) == (sign > 0) else "left out"
+            if sign < 0:
+                wrong = "left out" if diff > 0 else "charged twice"
+            return f"the difference equals the {item} ({size}): perhaps {wrong} in error"
+        if sign < 0 and abs(diff) == 2 * size:
+            return (f"the difference is twice the {item} ({size}): perhaps "
+                    f"{'added instead of subtracted' if diff > 0 else 'charged three times'}")
     return None
 
 

@@ -85,7 +85,8 @@ def describe_event(
     elif isinstance(e, FirstDrawRejected):
         text = f"{who(e.seat)} rejected the first draw {cs((e.card,))}"
     elif isinstance(e, PileTaken):
-        text = f"{who(e.seat)} took the pile ({e.count} cards, top {cs((e.top,))})"
+        cards = f"{e.count} card{'s' if e.count != 1 else ''}"
+        text = f"{who(e.seat)} took the pile ({cards}, top {cs((e.top,))})"
     elif isinstance(e, MeldLaid):
         text = f"{who(e.seat)} laid {cs(e.cards)}"
     elif isinstance(e, CardsLaidOff):

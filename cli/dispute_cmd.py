@@ -1,0 +1,444 @@
+"""`buraco-log show|replay|audit|diff|explain`: the dispute workflow.
+
+Each command reads the log, calls one library function (``buraco_log.audit`` or
+``buraco_log.timeline``) and formats the result: plain text tables for people, and with
+``--format json`` exactly what the library returned (``msgspec.to_builtins``).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Annotated, Any
+
+import msgspec
+import typer
+
+from buraco_log import audit
+from buraco_log.errors import BuracoLogError, ReplayError
+from buraco_log.timeline import TableView, Timeline, describe_event
+from cli.common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, Format, State, emit_json, fail, guarded
+
+LogArg = Annotated[Path, typer.Argument(help="A match log (binary, or .jsonl).",
+                                        show_default=False)]
+FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="table for people, json for "
+                                           "programs.")]
+
+
+def _n(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def _echo(line: str = "") -> None:
+    typer.echo(line)
+
+
+def _replay_error(path: Path, exc: BuracoLogError) -> typer.Exit:
+    """Name the file in errors that come from replay (the log reader names it already)."""
+    if State.debug:
+        raise exc
+    text = str(exc)
+    return fail(text if text.startswith(str(path)) else f"{path}: {text}")
+
+
+# -- rendering ----------------------------------------------------------------------------------
+
+
+def _cards(cards: Sequence[str] | None, count: int = 0) -> str:
+    if cards is None:
+        return f"({count} hidden)"
+    return " ".join(cards) or "-"
+
+
+def render_table(v: TableView, indent: str = "") -> Iterator[str]:
+    """A table view as text lines."""
+    names = {s.seat: s.name for s in v.seats}
+    yield (f"{indent}seq {v.seq}  hand {v.hand}  phase {v.phase}  turn: seat {v.turn} "
+           f"({v.turn_name})  dealer: seat {v.dealer}"
+           + (f"  view of seat {v.viewer} ({names.get(v.viewer, '?')})"
+              if v.viewer is not None else ""))
+    pile = " ".join(v.pile) + " <top" if v.pile else "empty"
+    yield f"{indent}stock {v.stock}  pile ({len(v.pile)}): {pile}"
+    for side in v.sides:
+        who = ", ".join(f"{names[s]}" for s in side.seats)
+        morto = ""
+        if side.morto or side.morto_taken:
+            morto = "  morto taken" if side.morto_taken else f"  morto {side.morto} cards"
+        flags = ("  vulnerable" if side.vulnerable else "") + (
+            "  opened" if side.opened else "")
+        yield (f"{indent}side {side.side} ({who})  match score {side.total}  "
+               f"on the table {side.table_points}{morto}{flags}")
+        for m in side.melds:
+            badge = f"  [{m.canastra.replace('_', '-')} canastra]" if m.canastra else ""
+            yield f"{indent}  #{m.id} {m.kind:<3} {' '.join(m.cards)}{badge}"
+        if not side.melds:
+            yield f"{indent}  no melds"
+    yield f"{indent}hands"
+    for s in v.seats:
+        yield f"{indent}  seat {s.seat} {s.name} ({s.count}): {_cards(s.cards, s.count)}"
+    if v.hand_scores:
+        per_hand = "  ".join(f"h{i}: {'/'.join(map(str, sc))}" for i, sc in
+                             enumerate(v.hand_scores))
+        yield f"{indent}scores  {per_hand}  total: {'/'.join(map(str, v.totals))}"
+    if v.recent:
+        yield f"{indent}recent"
+        for line in v.recent:
+            yield f"{indent}  {line}"
+
+
+def _overrides(o: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in o.items()) or "none"
+
+
+def _integrity_line(i: audit.Integrity) -> str:
+    base = f"{i.status}, {_n(i.events, 'event')} in {_n(i.records, 'record')}"
+    if i.status == "torn":
+        return f"{base}; torn tail at byte {i.offset} (record {i.record}): {i.message}"
+    if i.status == "broken":
+        where = f"record {i.record}, " if i.record is not None else ""
+        return f"{base}; BROKEN at {where}byte {i.offset}, seq {i.seq} [{i.kind}]: {i.message}"
+    if i.status == "unreadable":
+        return f"unreadable: {i.message}"
+    return f"{base}; head {i.head}"
+
+
+def render_summary(s: audit.Summary) -> Iterator[str]:
+    yield f"match     {s.match_id}"
+    yield f"rules     {s.preset}; house rules: {_overrides(s.overrides)}"
+    if s.integrity is not None:
+        yield f"log       {s.path}: {_integrity_line(s.integrity)}"
+    yield "players"
+    for p in s.players:
+        yield f"  seat {p.seat}  {p.name:<16} side {p.side}" + (f"  id {p.id}" if p.id else "")
+    sides = range(s.sides)
+    head = ("  hand  dealer  ended      went out        "
+            + "".join(f"side {i:<4}" for i in sides) + "".join(f"total {i:<4}" for i in sides)
+            + "canastras")
+    yield "hands"
+    yield head.rstrip()
+    names = {p.seat: p.name for p in s.players}
+    for h in s.hands:
+        ended = "went out" if h.reason == "went_out" else "stock out"
+        out = h.went_out_name or "-"
+        canastras = "; ".join(
+            f"{i}: " + (", ".join(f"{k.replace('_', '-')} {n}" for k, n in sorted(c.items()))
+                        or "-")
+            for i, c in enumerate(h.canastras))
+        mark = "" if h.recorded in (None, h.scores) else "  (recorded " + "/".join(
+            map(str, h.recorded or ())) + ")"
+        yield (f"  {h.hand:<5} {names.get(h.dealer, '?'):<7} {ended:<10} {out:<15} "
+               + "".join(f"{x:<9}" for x in h.scores)
+               + "".join(f"{x:<10}" for x in h.cumulative) + canastras + mark)
+    if not s.hands:
+        yield "  no hand finished"
+    yield "totals    " + "  ".join(f"side {i}: {t}" for i, t in enumerate(s.totals))
+    yield "canastras " + ("; ".join(
+        f"side {i}: " + (", ".join(f"{k.replace('_', '-')} {n}" for k, n in sorted(c.items()))
+                         or "none") for i, c in enumerate(s.canastras)) or "none")
+    yield "went out  " + (", ".join(f"{n} x{k}" for n, k in s.went_out.items()) or "nobody")
+    if s.winner is not None:
+        who = ", ".join(p.name for p in s.players if p.side == s.winner)
+        unlogged = "" if s.complete else ", match end not logged"
+        yield f"winner    side {s.winner} ({who}){unlogged}"
+    else:
+        yield "winner    none yet: the match is not finished"
+    if s.first_illegal:
+        yield f"ILLEGAL   {s.first_illegal} (run `buraco-log audit` for details)"
+
+
+def render_verdict(v: audit.Verdict) -> Iterator[str]:
+    state = "OK" if v.ok else f"FINDINGS ({len(v.findings)})"
+    yield f"{v.path}: {state}  match {v.match_id}  rules {v.rules}  {v.events} events"
+    yield f"  integrity   {_integrity_line(v.integrity)}"
+    p = v.provenance
+    if p.status == "none":
+        prov = "no committed or plain seeds: nothing to re-derive"
+    else:
+        prov = (f"{p.status.replace('_', ' ')}; "
+                f"seed {'revealed' if p.revealed else 'not revealed'}; {p.deals} deals")
+        prov += "; all re-derived and equal" if not p.findings else ""
+    yield f"  provenance  {prov}"
+    for f in p.findings:
+        yield f"    seq {f.seq} [{f.rule}] {f.message}"
+    lg = v.legality
+    if lg.first_illegal is None:
+        yield (f"  legality    {lg.events_checked} events legal"
+               + ("; match complete" if lg.complete else "; match not finished"))
+    else:
+        il = lg.first_illegal
+        yield f"  legality    first illegal event at seq {il.seq} [{il.rule}]"
+        yield f"    what      {il.message}"
+        yield f"    rule      {il.description}"
+        yield f"    seat      {il.seat if il.seat is not None else '-'}"
+        yield f"    cards     {' '.join(il.cards) or '-'}"
+        yield "    table just before:"
+        yield from render_table(il.before, indent="      ")
+    sc = v.scoring
+    bad = [h for h in sc.hands if not h.ok]
+    yield (f"  scoring     {_n(len(sc.hands), 'hand')}; "
+           + ("recorded scores agree with the recomputed ones" if not bad else
+              f"{len(bad)} with a wrong recorded score"))
+    for h in bad:
+        for side in h.sides:
+            if side.difference:
+                yield (f"    hand {h.hand} (seq {h.end_seq}) side {side.side}: recorded "
+                       f"{side.recorded}, recomputed {side.recomputed}, difference "
+                       f"{side.difference:+d}")
+                for line in side.explanation:
+                    yield f"      {line}"
+                if side.hint:
+                    yield f"      {side.hint}"
+    if sc.totals_recorded is not None and sc.totals_recorded != sc.totals_recomputed:
+        yield (f"    match totals recorded {list(sc.totals_recorded)}, recomputed "
+               f"{list(sc.totals_recomputed)}")
+    if v.integrity.status not in ("sealed", "unsealed"):
+        yield f"  note        later sections cover the {v.integrity.events} events read intact"
+
+
+def render_explanation(e: audit.Explanation) -> Iterator[str]:
+    if e.note:
+        yield f"note: {e.note}"
+    yield e.event
+    if e.legal:
+        yield "LEGAL: every rule for this event is met at this point"
+    else:
+        yield f"ILLEGAL [{e.rule}]"
+        yield f"  rule: {e.description}"
+        yield f"  here: {e.message}"
+    yield "facts of the table just before:"
+    for f in e.facts:
+        yield f"  - {f}"
+
+
+def render_diff(d: audit.Diff) -> Iterator[str]:
+    yield f"A  {d.a}: {d.integrity_a}, {d.events_a} events, head {d.head_a}"
+    yield f"B  {d.b}: {d.integrity_b}, {d.events_b} events, head {d.head_b}"
+    if d.identical:
+        yield "identical: same events, same head digest"
+        return
+    yield "head digests " + ("equal" if d.heads_equal else "differ")
+    if d.prefix is not None:
+        other = "B" if d.prefix == "a" else "A"
+        yield (f"{d.prefix.upper()} is a prefix of {other}: they agree up to seq "
+               f"{(d.diverge_seq or 0) - 1}; {other} goes on from seq {d.diverge_seq}")
+        return
+    yield f"first divergence at seq {d.diverge_seq}"
+    for label, obj in (("A", d.event_a), ("B", d.event_b)):
+        yield f"  {label}: {_describe_dict(obj)}"
+    for line in d.differences:
+        yield f"  {line}"
+
+
+def _describe_dict(obj: dict[str, Any] | None) -> str:
+    if obj is None:
+        return "(no event)"
+    from buraco_log.jsonl import event_from_json
+
+    try:
+        return describe_event(event_from_json(dict(obj)))
+    except (ValueError, msgspec.ValidationError):
+        return repr(obj)
+
+
+# -- commands ------------------------------------------------------------------------------------
+
+
+@guarded
+def show(path: LogArg, format: FormatOpt = Format.table) -> None:
+    """A match summary: rules, players, each hand's result and scores, canastras, integrity."""
+    try:
+        summary = audit.show_log(path)
+    except ReplayError as exc:
+        raise _replay_error(path, exc) from None
+    if format is Format.json:
+        emit_json(summary)
+        return
+    for line in render_summary(summary):
+        _echo(line)
+
+
+@guarded
+def replay(
+    path: LogArg,
+    at: Annotated[int | None, typer.Option("--at", help="Show the table right after this seq.")
+                  ] = None,
+    hand: Annotated[int | None, typer.Option("--hand", help="Show the table after this hand's "
+                                             "deal (hands count from 0).")] = None,
+    turn: Annotated[int | None, typer.Option("--turn", help="With --hand: the table just before "
+                                             "this turn of the hand (from 0).")] = None,
+    seat: Annotated[int | None, typer.Option("--seat", help="Only what this seat could see.")
+                    ] = None,
+    format: FormatOpt = Format.table,
+    step: Annotated[bool, typer.Option("--step", help="Step through the match: n/Enter next, "
+                                       "p previous, a number jumps to that seq, q quits.")
+                    ] = False,
+    recent: Annotated[int, typer.Option("--recent", help="How many recent events to list.")
+                      ] = 6,
+) -> None:
+    """The table at any point of a match (the end, by default)."""
+    if at is not None and hand is not None:
+        raise fail("use either --at or --hand, not both", EXIT_USAGE)
+    if turn is not None and hand is None:
+        raise fail("--turn needs --hand", EXIT_USAGE)
+    try:
+        tl = Timeline(audit.load(path))
+        if at is not None:
+            seq = at
+        elif hand is not None:
+            seq = tl.seq_of(hand, turn)
+        else:
+            seq = tl.last_seq
+        if tl.illegal is not None and tl.illegal.seq is not None:
+            typer.echo(f"buraco-log: note: {path}: seq {tl.illegal.seq} is illegal "
+                       f"[{tl.illegal.rule}]; the table is known up to seq {tl.last_seq}",
+                       err=True)
+        view = tl.view(seq, seat=seat, recent=recent)
+    except ReplayError as exc:
+        raise _replay_error(path, exc) from None
+    if not step:
+        _print_view(view, format)
+        return
+    _step(tl, view, seat, format, recent)
+
+
+def _print_view(view: TableView, format: Format) -> None:
+    if format is Format.json:
+        emit_json(view)
+    else:
+        for line in render_table(view):
+            _echo(line)
+
+
+def _step(tl: Timeline, view: TableView, seat: int | None, format: Format, recent: int) -> None:
+    """Read keys from stdin, one command a line; the table goes to stdout after each."""
+    seq = view.seq
+    _print_view(view, format)
+    while True:
+        typer.echo(f"[seq {seq}/{tl.last_seq}] n next, p previous, <seq> jump, q quit> ",
+                   err=True, nl=False)
+        line = sys.stdin.readline()
+        if not line:
+            break
+        key = line.strip().lower()
+        if key in ("q", "quit"):
+            break
+        if key in ("", "n", "next"):
+            target = seq + 1
+        elif key in ("p", "prev", "previous"):
+            target = seq - 1
+        elif key.lstrip("-").isdigit():
+            target = int(key)
+        else:
+            typer.echo(f"unknown key {key!r}", err=True)
+            continue
+        if not 0 <= target <= tl.last_seq:
+            typer.echo(f"no seq {target} (0 to {tl.last_seq})", err=True)
+            continue
+        seq = target
+        _print_view(tl.view(seq, seat=seat, recent=recent), format)
+
+
+@guarded
+def audit_cmd(
+    paths: Annotated[list[Path], typer.Argument(help="Logs, or directories of logs.",
+                                                show_default=False)],
+    format: FormatOpt = Format.table,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", help="Processes (0: one per CPU, at most "
+                                      "8).")] = 0,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Table: only logs with findings "
+                                        "and the summary.")] = False,
+) -> None:
+    """Audit logs: integrity, deal provenance, legality, scoring. Exit 1 if anything is found."""
+    for p in paths:
+        if not p.exists():
+            raise fail(f"{p}: no such file or directory", EXIT_USAGE)
+    files = audit.find_logs(paths)
+    if not files:
+        raise fail(f"{', '.join(map(str, paths))}: no logs found", EXIT_USAGE)
+    workers = jobs if jobs > 0 else min(8, os.cpu_count() or 1)
+    workers = min(workers, max(1, len(files) // 4))
+    verdicts = _audit_with_progress(files, workers)
+    single = len(paths) == 1 and paths[0].is_file()
+    if format is Format.json:
+        emit_json(verdicts[0] if single else verdicts)
+    else:
+        for v in verdicts:
+            if quiet and v.ok:
+                continue
+            for line in render_verdict(v):
+                _echo(line)
+        if not single:
+            _echo(_batch_summary(verdicts))
+    raise typer.Exit(EXIT_OK if all(v.ok for v in verdicts) else EXIT_FINDINGS)
+
+
+def _audit_with_progress(files: list[str], workers: int) -> list[audit.Verdict]:
+    if len(files) < 2 or not sys.stderr.isatty():
+        return audit.audit_many(files, workers=workers)
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+    with Progress("audit", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                  console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("audit", total=len(files))
+        done: Callable[[audit.Verdict], None] = lambda _v: bar.advance(task)  # noqa: E731
+        return audit.audit_many(files, workers=workers, on_done=done)
+
+
+def _batch_summary(verdicts: Sequence[audit.Verdict]) -> str:
+    bad = [v for v in verdicts if not v.ok]
+    sections: dict[str, int] = {}
+    for v in bad:
+        for s in sorted({f.section for f in v.findings}):
+            sections[s] = sections.get(s, 0) + 1
+    detail = ", ".join(f"{k} {n}" for k, n in sections.items())
+    return (f"audited {len(verdicts)} logs: {len(verdicts) - len(bad)} clean, {len(bad)} with "
+            f"findings" + (f" ({detail})" if detail else ""))
+
+
+@guarded
+def diff(
+    a: Annotated[Path, typer.Argument(help="One copy of the match.", show_default=False)],
+    b: Annotated[Path, typer.Argument(help="The other copy.", show_default=False)],
+    format: FormatOpt = Format.table,
+) -> None:
+    """Compare two copies of a match: first divergence, prefix, head digests. Exit 1 if they
+    differ."""
+    result = audit.diff_logs(a, b)
+    if format is Format.json:
+        emit_json(result)
+    else:
+        for line in render_diff(result):
+            _echo(line)
+    raise typer.Exit(EXIT_OK if result.identical else EXIT_FINDINGS)
+
+
+@guarded
+def explain(
+    path: LogArg,
+    at: Annotated[int, typer.Option("--at", help="The seq of the event to explain.",
+                                    show_default=False)],
+    format: FormatOpt = Format.table,
+) -> None:
+    """Why the event at a seq was, or was not, legal: the rule and the facts that decided it."""
+    try:
+        result = audit.explain(path, at)
+    except ReplayError as exc:
+        raise _replay_error(path, exc) from None
+    if format is Format.json:
+        emit_json(result)
+        return
+    for line in render_explanation(result):
+        _echo(line)
+    _echo("table just before:")
+    for line in render_table(result.before, indent="  "):
+        _echo(line)
+
+
+def register(app: typer.Typer) -> None:
+    """Add these commands to the top level of ``app``."""
+    for command in (show, replay, diff, explain):
+        app.command()(command)
+    app.command("audit")(audit_cmd)
