@@ -292,6 +292,9 @@ def _provenance(events: Sequence[AnyEvent]) -> Provenance:
     # has nothing to re-derive, and that is its status, not a finding.
     try:
         found = check_deals(events, require_commitment=False)
+        if end is None:
+            # The seed is revealed at the match end: not yet, in an unfinished (or cut) log.
+            found = [f for f in found if f.rule != "deal.not_revealed"]
     except (BuracoLogError, ValueError, IndexError, KeyError, TypeError) as exc:
         found = []
         extra = [Finding("provenance", "deal.mismatch", f"cannot check the deals: {exc}")]
@@ -352,19 +355,22 @@ def _hint(diff: int, s: SideScore, rules: Rules | None) -> str | None:
         for cls in ("clean", "dirty", "semi_clean", "royal", "ace_to_ace"):
             candidates.append((f"one {cls.replace('_', '-')} canastra bonus",
                                int(getattr(b, cls)), 1))
+    guesses = []
     for item, size, sign in candidates:
         if not size:
             continue
         if abs(diff) == size:
             # A bonus wrongly added, or a penalty wrongly left out, raises the recorded score.
-            wrong = "added" if (diff > 0) == (sign > 0) else "left out"
-            if sign < 0:
+            if sign > 0:
+                wrong = "added in error" if diff > 0 else "left out"
+            else:
                 wrong = "left out" if diff > 0 else "charged twice"
-            return f"the difference equals the {item} ({size}): perhaps {wrong} in error"
-        if sign < 0 and abs(diff) == 2 * size:
-            return (f"the difference is twice the {item} ({size}): perhaps "
-                    f"{'added instead of subtracted' if diff > 0 else 'charged three times'}")
-    return None
+            guesses.append(f"the {item} ({size}) {wrong}")
+        elif sign < 0 and abs(diff) == 2 * size and diff > 0:
+            guesses.append(f"the {item} ({size}) added instead of subtracted")
+    if not guesses:
+        return None
+    return f"the difference matches: {' or '.join(dict.fromkeys(guesses))}"
 
 
 def _scoring(tl: Timeline) -> tuple[Scoring, list[Finding]]:

@@ -148,6 +148,11 @@ RULES: dict[str, str] = {
     "log.format": "The bytes are not a valid log.",
     "log.jsonl": "A JSON Lines log has a line that is not a valid event or log line.",
     "log.unreadable": "The file could not be opened or read.",
+    "log.exists": "A new log is never written over an existing file.",
+    "log.locked": "Another writer holds this log: a log has one writer at a time.",
+    "log.closed": "The writer was closed, or refused further events after a failed write.",
+    "log.io": "A write or fsync failed; the writer stops rather than risk a silent gap.",
+    "log.validate": "Validating appends needs the rules engine, which is not available.",
     # -- the audit's own findings
     "audit.empty": "The log holds no events.",
 }

@@ -157,11 +157,11 @@ def render_verdict(v: audit.Verdict) -> Iterator[str]:
         prov = "no committed or plain seeds: nothing to re-derive"
     else:
         prov = (f"{p.status.replace('_', ' ')}; "
-                f"seed {'revealed' if p.revealed else 'not revealed'}; {p.deals} deals")
+                f"seed {'revealed' if p.revealed else 'not revealed'}; {_n(p.deals, 'deal')}")
         prov += "; all re-derived and equal" if not p.findings else ""
     yield f"  provenance  {prov}"
     for f in p.findings:
-        yield f"    seq {f.seq} [{f.rule}] {f.message}"
+        yield f"    seq {'-' if f.seq is None else f.seq} [{f.rule}] {f.message}"
     lg = v.legality
     if lg.first_illegal is None:
         yield (f"  legality    {lg.events_checked} events legal"
