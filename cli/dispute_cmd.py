@@ -393,7 +393,8 @@ def _batch_summary(verdicts: Sequence[audit.Verdict]) -> str:
     for v in bad:
         for s in sorted({f.section for f in v.findings}):
             sections[s] = sections.get(s, 0) + 1
-    detail = ", ".join(f"{k} {n}" for k, n in sections.items())
+    order = ("integrity", "provenance", "legality", "scoring")
+    detail = ", ".join(f"{k} {sections[k]}" for k in order if k in sections)
     return (f"audited {len(verdicts)} logs: {len(verdicts) - len(bad)} clean, {len(bad)} with "
             f"findings" + (f" ({detail})" if detail else ""))
 

@@ -1,0 +1,213 @@
+"""`buraco-log show|replay|audit|diff|explain`: formats, exit codes, errors, entry point."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import msgspec
+import pytest
+from typer.testing import CliRunner
+
+from buraco_log import audit
+from buraco_log.events import AnyEvent
+from buraco_log.timeline import Timeline
+from cli.main import app
+from tests import brokenlogs as bl
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def clean() -> list[AnyEvent]:
+    return bl.fair_match("thirteen-quick", 2, 1)
+
+
+@pytest.fixture()
+def logs(tmp_path: Path, clean: list[AnyEvent]) -> dict[str, Path]:
+    illegal, _ = bl.with_illegal_discard(clean)
+    score, _ = bl.with_wrong_score(clean, 100)
+    out = {
+        "clean": bl.write(tmp_path / "clean.log", clean),
+        "illegal": bl.write(tmp_path / "illegal.log", illegal),
+        "score": bl.write(tmp_path / "score.log", score),
+        "tampered": bl.write(tmp_path / "tampered.log", clean, segment=16),
+    }
+    bl.tamper(out["tampered"], 2)
+    return out
+
+
+def run(*args: object) -> tuple[int, str, str]:
+    result = runner.invoke(app, [str(a) for a in args])
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return result.exit_code, result.stdout, result.stderr
+
+
+def as_json(obj: object) -> object:
+    return json.loads(json.dumps(msgspec.to_builtins(obj)))
+
+
+# -- every command, every format, and json equal to the library
+
+def test_show_prints_the_summary_and_its_json_is_the_library_summary(
+        logs: dict[str, Path]) -> None:
+    code, out, err = run("show", logs["clean"])
+    assert code == 0 and err == ""
+    assert "thirteen-quick" in out and "winner" in out and "sealed" in out
+    code, out, _ = run("show", logs["clean"], "--format", "json")
+    assert code == 0 and json.loads(out) == as_json(audit.show_log(logs["clean"]))
+
+
+def test_replay_json_is_the_library_table_view(logs: dict[str, Path]) -> None:
+    tl = Timeline(audit.load(logs["clean"]))
+    code, out, _ = run("replay", logs["clean"], "--at", 40, "--seat", 1, "-f", "json")
+    assert code == 0 and json.loads(out) == as_json(tl.view(40, seat=1))
+    code, out, _ = run("replay", logs["clean"], "--hand", 1, "--turn", 3, "-f", "json")
+    assert code == 0 and json.loads(out)["seq"] == tl.seq_of(1, 3)
+    code, out, _ = run("replay", logs["clean"])
+    assert code == 0 and f"seq {tl.last_seq} " in out and "recent" in out
+
+
+def test_replay_for_a_seat_hides_the_other_hands(logs: dict[str, Path]) -> None:
+    code, out, _ = run("replay", logs["clean"], "--at", 40, "--seat", 0)
+    assert code == 0 and "hidden)" in out and "view of seat 0" in out
+
+
+def test_audit_json_is_the_library_verdict(logs: dict[str, Path]) -> None:
+    for name in logs:
+        code, out, err = run("audit", logs[name], "--format", "json")
+        assert json.loads(out) == as_json(audit.audit_log(str(logs[name]))), name
+        assert code == (0 if name == "clean" else 1) and err == ""
+
+
+def test_audit_table_names_the_seq_rule_difference_and_record(logs: dict[str, Path],
+                                                             clean: list[AnyEvent]) -> None:
+    _, seq = bl.with_illegal_discard(clean)
+    code, out, _ = run("audit", logs["illegal"])
+    assert code == 1 and f"first illegal event at seq {seq} [discard.card_not_in_hand]" in out
+    code, out, _ = run("audit", logs["score"])
+    assert code == 1 and "difference +100" in out
+    offset = bl.segment_offsets(logs["clean"].with_name("tampered.log"))[2][0]
+    code, out, _ = run("audit", logs["tampered"])
+    assert code == 1 and f"BROKEN at record 2, byte {offset}" in out
+    code, out, _ = run("audit", logs["clean"])
+    assert code == 0 and ": OK" in out
+
+
+def test_auditing_a_directory_goes_on_past_bad_logs_and_sums_up(
+        tmp_path: Path, logs: dict[str, Path]) -> None:
+    (tmp_path / "junk.log").write_bytes(b"BURACOLG but not really a log")
+    code, out, _ = run("audit", tmp_path, "-j", 2)
+    assert code == 1
+    assert out.strip().splitlines()[-1] == (
+        "audited 5 logs: 1 clean, 4 with findings (integrity 2, legality 1, scoring 1)")
+    code, out, _ = run("audit", tmp_path, "--format", "json")
+    paths = [v["path"] for v in json.loads(out)]
+    assert paths == audit.find_logs([tmp_path])
+    code, out, _ = run("audit", tmp_path, "-q")
+    assert "clean.log" not in out
+
+
+def test_diff_exits_0_for_equal_copies_and_1_for_different_ones(
+        logs: dict[str, Path], clean: list[AnyEvent]) -> None:
+    code, out, _ = run("diff", logs["clean"], logs["clean"])
+    assert code == 0 and "identical" in out
+    _, seq = bl.with_illegal_discard(clean)
+    code, out, _ = run("diff", logs["clean"], logs["illegal"])
+    assert code == 1 and f"first divergence at seq {seq}" in out
+    code, out, _ = run("diff", logs["clean"], logs["illegal"], "--format", "json")
+    assert json.loads(out) == as_json(audit.diff_logs(logs["clean"], logs["illegal"]))
+
+
+def test_explain_prints_the_rule_text_and_the_facts(logs: dict[str, Path],
+                                                    clean: list[AnyEvent]) -> None:
+    _, seq = bl.with_illegal_discard(clean)
+    code, out, _ = run("explain", logs["illegal"], "--at", seq)
+    assert code == 0 and "ILLEGAL [discard.card_not_in_hand]" in out and "facts" in out
+    code, out, _ = run("explain", logs["illegal"], "--at", seq, "-f", "json")
+    assert json.loads(out) == as_json(audit.explain(logs["illegal"], seq))
+    code, out, _ = run("explain", logs["clean"], "--at", 3)
+    assert code == 0 and out.splitlines()[1].startswith("LEGAL")
+
+
+def test_replay_step_moves_forwards_and_backwards(logs: dict[str, Path]) -> None:
+    result = runner.invoke(app, ["replay", str(logs["clean"]), "--at", "10", "--step",
+                                 "--recent", "1"], input="n\nn\np\n50\nq\n")
+    seqs = [line.split()[1] for line in result.stdout.splitlines() if line.startswith("seq ")]
+    assert result.exit_code == 0 and seqs == ["10", "11", "12", "11", "50"]
+
+
+# -- errors: one line on stderr naming the file, nothing on stdout
+
+@pytest.mark.parametrize("args", [
+    ["show", "{missing}"],
+    ["replay", "{clean}", "--at", "99999"],
+    ["replay", "{clean}", "--hand", "42"],
+    ["replay", "{tampered}"],
+    ["explain", "{clean}", "--at", "99999"],
+    ["diff", "{clean}", "{missing}"],
+])
+def test_errors_are_one_line_on_stderr_naming_the_file_with_empty_stdout(
+        args: list[str], logs: dict[str, Path], tmp_path: Path) -> None:
+    names = {k: str(v) for k, v in logs.items()} | {"missing": str(tmp_path / "missing.log")}
+    argv = [a.format(**names) for a in args]
+    code, out, err = run(*argv)
+    assert code == 1 and out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("buraco-log: error: ")
+    assert any(a in lines[0] for a in argv if a.endswith(".log"))
+
+
+def test_a_damaged_log_error_names_the_byte_offset(logs: dict[str, Path]) -> None:
+    offset = bl.segment_offsets(logs["tampered"])[2][0]
+    _, _, err = run("replay", logs["tampered"])
+    assert f"byte {offset}" in err
+
+
+@pytest.mark.parametrize("args", [
+    ["replay", "{clean}", "--turn", "1"],
+    ["replay", "{clean}", "--at", "3", "--hand", "1"],
+    ["audit", "{missing}"],
+    ["audit", "{empty_dir}"],
+    ["replay", "{clean}", "--format", "xml"],
+    ["explain", "{clean}"],
+])
+def test_usage_errors_exit_2_with_empty_stdout(args: list[str], logs: dict[str, Path],
+                                               tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    names = {k: str(v) for k, v in logs.items()} | {"missing": str(tmp_path / "missing.log"),
+                                                    "empty_dir": str(tmp_path / "empty")}
+    code, out, _ = run(*[a.format(**names) for a in args])
+    assert code == 2 and out == ""
+
+
+def test_debug_shows_the_traceback(logs: dict[str, Path]) -> None:
+    result = runner.invoke(app, ["--debug", "replay", str(logs["clean"]), "--at", "99999"])
+    assert result.exit_code != 0 and result.exception is not None
+    assert not isinstance(result.exception, SystemExit)
+
+
+def test_shell_completion_is_offered() -> None:
+    result = runner.invoke(app, ["--help"])
+    assert "--install-completion" in result.stdout and "--show-completion" in result.stdout
+
+
+# -- the installed entry point, for real
+
+def test_the_installed_entry_point_audits_a_log(logs: dict[str, Path]) -> None:
+    exe = shutil.which("buraco-log")
+    if exe is None:
+        pytest.skip("buraco-log is not installed (pip install -e .)")
+    ok = subprocess.run([exe, "audit", str(logs["clean"]), "--format", "json"],
+                        capture_output=True, text=True, timeout=120)
+    assert ok.returncode == 0 and ok.stderr == ""
+    assert json.loads(ok.stdout) == as_json(audit.audit_log(str(logs["clean"])))
+    bad = subprocess.run([exe, "audit", str(logs["illegal"]), str(logs["tampered"])],
+                         capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 1 and "2 with findings" in bad.stdout
+    err = subprocess.run([exe, "replay", str(logs["clean"]), "--at", "99999"],
+                         capture_output=True, text=True, timeout=120)
+    assert err.returncode == 1 and err.stdout == "" and str(logs["clean"]) in err.stderr
