@@ -341,36 +341,44 @@ def score_lines(s: SideScore) -> tuple[ScoreLine, ...]:
 
 
 def _hint(diff: int, s: SideScore, rules: Rules | None) -> str | None:
-    """Name a line item whose size the difference equals: the usual slip of a scorekeeper."""
+    """Name the usual scorekeeping slips whose size the difference equals (at most three)."""
+    guesses: list[str] = []
+
+    def bonus(item: str, actual: int, nominal: int) -> None:
+        if actual and diff == actual:
+            guesses.append(f"the {item} ({actual}) counted twice")
+        elif actual and diff == -actual:
+            guesses.append(f"the {item} ({actual}) left out")
+        elif not actual and nominal and diff == nominal:
+            guesses.append(f"a {item} ({nominal}) counted though not earned")
+
+    def penalty(item: str, actual: int, nominal: int) -> None:
+        if actual and diff == actual:
+            guesses.append(f"the {item} ({actual}) not subtracted")
+        elif actual and diff == 2 * actual:
+            guesses.append(f"the {item} ({actual}) added instead of subtracted")
+        elif actual and diff == -actual:
+            guesses.append(f"the {item} ({actual}) subtracted twice")
+        elif not actual and nominal and diff == -nominal:
+            guesses.append(f"a {item} ({nominal}) charged though not due")
+
     b = rules.bonuses if rules is not None else None
-    # (item, size, +1 for a bonus, -1 for a penalty)
-    candidates: list[tuple[str, int, int]] = [
-        ("going out bonus", s.going_out or (b.going_out if b else 0), 1),
-        ("cards left in hand", s.hand_penalty, -1),
-        ("morto penalty", s.morto_penalty or (b.morto_not_taken if b else 0), -1),
-        ("canastra bonuses", s.canastra_bonus, 1),
-        ("cards on the table", s.table_points, 1),
-    ]
+    bonus("going-out bonus", s.going_out, b.going_out if b else 0)
+    penalty("cards left in hand", s.hand_penalty, 0)
+    penalty("morto penalty", s.morto_penalty, b.morto_not_taken if b and rules and rules.morto
+            else 0)
+    bonus("cards on the table", s.table_points, 0)
     if b is not None:
         for cls in ("clean", "dirty", "semi_clean", "royal", "ace_to_ace"):
-            candidates.append((f"one {cls.replace('_', '-')} canastra bonus",
-                               int(getattr(b, cls)), 1))
-    guesses = []
-    for item, size, sign in candidates:
-        if not size:
-            continue
-        if abs(diff) == size:
-            # A bonus wrongly added, or a penalty wrongly left out, raises the recorded score.
-            if sign > 0:
-                wrong = "added in error" if diff > 0 else "left out"
-            else:
-                wrong = "left out" if diff > 0 else "charged twice"
-            guesses.append(f"the {item} ({size}) {wrong}")
-        elif sign < 0 and abs(diff) == 2 * size and diff > 0:
-            guesses.append(f"the {item} ({size}) added instead of subtracted")
+            size = int(getattr(b, cls))
+            name = cls.replace("_", "-")
+            if size and diff == size:
+                guesses.append(f"one {name} canastra bonus ({size}) too many")
+            elif size and diff == -size and s.canastras.get(cls):
+                guesses.append(f"one {name} canastra bonus ({size}) missing")
     if not guesses:
         return None
-    return f"the difference matches: {' or '.join(dict.fromkeys(guesses))}"
+    return "the difference matches " + "; or ".join(guesses[:3])
 
 
 def _scoring(tl: Timeline) -> tuple[Scoring, list[Finding]]:
@@ -662,7 +670,7 @@ def _field_diffs(x: dict[str, Any], y: dict[str, Any]) -> tuple[str, ...]:
 
 
 def _short(v: Any) -> str:
-    text = repr(v)
+    text = v if isinstance(v, str) else repr(v)
     return text if len(text) <= 120 else text[:117] + "..."
 
 

@@ -63,8 +63,9 @@ def describe_event(
     """One event in words, e.g. ``seq 41: seat 2 (ana) discarded 7h``."""
 
     def who(seat: int) -> str:
-        name = players[seat].name if 0 <= seat < len(players) else "?"
-        return f"seat {seat} ({name})"
+        if not 0 <= seat < len(players):
+            return f"seat {seat}"
+        return f"seat {seat} ({players[seat].name})"
 
     def cs(cards: Sequence[Card]) -> str:
         try:
