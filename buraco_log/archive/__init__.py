@@ -1,0 +1,39 @@
+"""The archive: many match logs checked into a Parquet dataset, queried with DuckDB.
+
+Edge module: it imports pyarrow and duckdb, and nothing in the core imports it.
+
+Public API::
+
+    ingest(sources, archive, jobs=1, on_progress=None) -> IngestReport
+    connect(archive, sandbox=True, threads=2, memory_limit="1GB") -> duckdb connection with views
+    create_views(con, archive)                       views over an archive, on your connection
+    query(archive, sql, ...) -> pyarrow.Table        one read-only SELECT, sandboxed
+    report(archive, ...) -> Report                   the canned analyses
+    render_html(report) -> str                       one self-contained page
+"""
+
+from __future__ import annotations
+
+from .ingest import ErrorSummary, IngestReport, Progress, ingest
+from .query import DEFAULT_MEMORY_LIMIT, DEFAULT_THREADS, connect, create_views, query
+from .report import Report, Section, render_html, report
+from .schema import ARCHIVE_VERSION, SCHEMAS, TABLES
+
+__all__ = [
+    "ARCHIVE_VERSION",
+    "DEFAULT_MEMORY_LIMIT",
+    "DEFAULT_THREADS",
+    "SCHEMAS",
+    "TABLES",
+    "ErrorSummary",
+    "IngestReport",
+    "Progress",
+    "Report",
+    "Section",
+    "connect",
+    "create_views",
+    "ingest",
+    "query",
+    "render_html",
+    "report",
+]

@@ -1,0 +1,270 @@
+"""Ingest: many logs in, checked, flattened and committed in crash-safe batches.
+
+The coordinator (this process) finds the logs, hashes their bytes (a file already archived, or
+already refused, is skipped without being read again) and hands chunks of paths to worker
+processes. Each worker checks and flattens its chunk (:mod:`.flatten`) and sends back Arrow
+tables. The coordinator drops matches whose content digest is already stored, gathers the rest,
+and commits a batch (:func:`.store.commit`) every ``commit_events`` events or
+``commit_seconds`` seconds, and at the end. An interrupted run loses at most the batch it was
+gathering; running it again finishes the job.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from typing import Any
+
+import msgspec
+import pyarrow as pa  # type: ignore[import-untyped]
+
+from buraco_log.audit import find_logs
+
+from . import store
+from .flatten import Rows, check_file, error_row, file_sha256
+from .schema import ERRORS
+
+
+class ErrorSummary(msgspec.Struct, frozen=True):
+    path: str
+    code: str
+    rule: str
+    message: str
+    seq: int | None = None
+
+
+class IngestReport(msgspec.Struct):
+    """What one ingest run did. ``--format json`` of ``buraco-log ingest`` prints this."""
+
+    archive: str
+    files: int = 0  # log files found
+    added: int = 0  # matches stored by this run
+    events: int = 0  # events stored by this run
+    already_stored: int = 0  # files whose bytes were already archived
+    duplicates: int = 0  # logs whose content (head digest) was already archived
+    known_errors: int = 0  # files already in the errors table, not checked again
+    errors: list[ErrorSummary] = msgspec.field(default_factory=list)  # refused by this run
+    batches: list[str] = msgspec.field(default_factory=list)
+    recovered: list[str] = msgspec.field(default_factory=list)  # left by an interrupted run
+    seconds: float = 0.0
+    jobs: int = 1
+    interrupted: bool = False
+
+
+class Progress(msgspec.Struct):
+    files: int  # files to check
+    done: int  # files checked
+    events: int  # events checked
+    matches: int  # matches accepted
+    errors: int
+    elapsed: float
+
+
+class ChunkOut(msgspec.Struct):
+    parts: dict[tuple[str, str], dict[str, pa.Table]]
+    ok: list[tuple[str, str, int, int]]  # path, digest, game id, events
+    errors: list[dict[str, Any]]
+    events: int
+
+
+def check_chunk(items: Sequence[tuple[str, str, int]]) -> ChunkOut:
+    """Worker: check and flatten ``(path, sha256, size)`` items."""
+    rows: dict[tuple[str, str], Rows] = {}
+
+    def rows_for(preset: str, month: str) -> Rows:
+        key = (preset, month)
+        r = rows.get(key)
+        if r is None:
+            r = rows[key] = Rows()
+        return r
+
+    ok: list[tuple[str, str, int, int]] = []
+    errors: list[dict[str, Any]] = []
+    n_events = 0
+    for path, sha, size in items:
+        res = check_file(path, sha, size, rows_for)
+        if isinstance(res, dict):
+            errors.append(res)
+        else:
+            ok.append((path, res[0], res[1], res[2]))
+            n_events += res[2]
+    return ChunkOut({k: r.tables() for k, r in rows.items() if r.n_matches}, ok, errors,
+                    n_events)
+
+
+def _hash_all(paths: Iterable[str]) -> tuple[list[tuple[str, str, int]], list[dict[str, Any]]]:
+    items, errors = [], []
+    for p in paths:
+        p = os.path.abspath(p)
+        try:
+            sha, size = file_sha256(p)
+        except OSError as exc:
+            errors.append(error_row(p, "", None, "integrity", "log.unreadable",
+                                    f"cannot read the log: {exc.strerror or exc}"))
+            continue
+        items.append((p, sha, size))
+    return items, errors
+
+
+class _Batch:
+    def __init__(self) -> None:
+        self.parts: dict[tuple[str, str], dict[str, list[pa.Table]]] = {}
+        self.errors: list[dict[str, Any]] = []
+        self.events = 0
+        self.matches = 0
+        self.started = time.monotonic()
+
+    def add(self, out: ChunkOut, drop: set[int]) -> None:
+        for key, tables in out.parts.items():
+            dst = self.parts.setdefault(key, {})
+            for name, t in tables.items():
+                dst.setdefault(name, []).append(store.drop_games(t, drop))
+        self.errors += out.errors
+
+    def tables(self) -> dict[tuple[str, str], dict[str, pa.Table]]:
+        return {k: {n: pa.concat_tables(ts) for n, ts in v.items()} for k, v in self.parts.items()}
+
+    def error_table(self) -> pa.Table | None:
+        if not self.errors:
+            return None
+        cols: dict[str, list[Any]] = {f.name: [] for f in ERRORS}
+        for row in self.errors:
+            for f in ERRORS:
+                cols[f.name].append(row.get(f.name, 0 if f.name == "ingested_at" else
+                                            "" if f.name == "batch" else None))
+        return pa.Table.from_pydict(cols, schema=ERRORS)
+
+    def empty(self) -> bool:
+        return not self.parts and not self.errors
+
+
+def ingest(
+    sources: Sequence[str | os.PathLike[str]],
+    archive: str | os.PathLike[str],
+    *,
+    jobs: int = 1,
+    chunk_size: int = 32,
+    commit_events: int = 2_000_000,
+    commit_seconds: float = 60.0,
+    on_progress: Callable[[Progress], None] | None = None,
+) -> IngestReport:
+    """Check every log under ``sources`` and add the good ones to ``archive``.
+
+    Never stops for a bad log: it lands in the errors table and in ``report.errors``.
+    Idempotent (by file hash and by content digest) and incremental. On KeyboardInterrupt the
+    matches already checked are committed, and the report says ``interrupted``.
+    """
+    t0 = time.monotonic()
+    root = store.create_archive(str(archive))
+    report = IngestReport(archive=root, jobs=max(1, jobs))
+    with store.locked(root):
+        report.recovered = store.recover(root)
+        digests, shas, bad = store.known(root)
+        paths = find_logs([str(s) for s in sources])
+        report.files = len(paths)
+        items, unreadable = _hash_all(paths)
+        todo: list[tuple[str, str, int]] = []
+        seen: set[str] = set()
+        for item in items:
+            if item[1] in shas:
+                report.already_stored += 1
+            elif item[1] in bad:
+                report.known_errors += 1
+            elif item[1] in seen:
+                report.duplicates += 1
+            else:
+                seen.add(item[1])
+                todo.append(item)
+        batch = _Batch()
+        batch.errors += unreadable
+        ids = set(digests.values())
+        progress = Progress(files=len(todo), done=0, events=0, matches=0, errors=0, elapsed=0.0)
+
+        def take(out: ChunkOut) -> None:
+            drop: set[int] = set()
+            for _path, digest, gid, n in out.ok:
+                if digest in digests:
+                    report.duplicates += 1
+                    drop.add(gid)
+                    continue
+                if gid in ids:  # two digests, one 63-bit id: never seen; refuse, do not mix
+                    drop.add(gid)
+                    out.errors.append(error_row(_path, "", None, "duplicate", "archive.game_id",
+                                                f"game id {gid} is taken by another match"))
+                    continue
+                digests[digest] = gid
+                ids.add(gid)
+                report.added += 1
+                report.events += n
+                batch.events += n
+                batch.matches += 1
+            batch.add(out, drop)
+            for row in out.errors:
+                report.errors.append(ErrorSummary(row["source_path"], row["code"], row["rule"],
+                                                  row["message"], row["seq"]))
+            progress.done += len(out.ok) + len(out.errors)
+            progress.events += out.events
+            progress.matches = report.added
+            progress.errors = len(report.errors) + len(unreadable)
+            progress.elapsed = time.monotonic() - t0
+            if on_progress is not None:
+                on_progress(progress)
+
+        def flush(force: bool = False) -> None:
+            nonlocal batch
+            if batch.empty():
+                return
+            if not force and batch.events < commit_events and \
+                    time.monotonic() - batch.started < commit_seconds:
+                return
+            record = store.commit(root, store.new_batch_id(), batch.tables(),
+                                  batch.error_table())
+            if record:
+                report.batches.append(record["batch"])
+            batch = _Batch()
+
+        chunks = [todo[i:i + chunk_size] for i in range(0, len(todo), chunk_size)]
+        try:
+            if report.jobs == 1 or len(chunks) <= 1:
+                for chunk in chunks:
+                    take(check_chunk(chunk))
+                    flush()
+            else:
+                _run_pool(chunks, report.jobs, take, flush)
+        except KeyboardInterrupt:
+            report.interrupted = True
+        finally:
+            flush(force=True)
+        for row in unreadable:
+            report.errors.append(ErrorSummary(row["source_path"], row["code"], row["rule"],
+                                              row["message"], row["seq"]))
+    report.seconds = time.monotonic() - t0
+    return report
+
+
+def _run_pool(chunks: list[list[tuple[str, str, int]]], jobs: int,
+              take: Callable[[ChunkOut], None], flush: Callable[[], None]) -> None:
+    # Bounded in flight: a few chunks per worker, so memory stays flat on huge inputs.
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        pending: set[Future[ChunkOut]] = set()
+        it = iter(chunks)
+        try:
+            for chunk in it:
+                pending.add(pool.submit(check_chunk, chunk))
+                if len(pending) >= jobs * 3:
+                    done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                    for fut in done:
+                        take(fut.result())
+                    flush()
+            while pending:
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for fut in done:
+                    take(fut.result())
+                flush()
+        except BaseException:
+            for fut in pending:
+                fut.cancel()
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise

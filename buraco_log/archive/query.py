@@ -1,0 +1,164 @@
+"""DuckDB views over an archive, and sandboxed read-only queries.
+
+:func:`create_views` defines one view per table over the committed Parquet files (so a half-
+committed batch is never seen). :func:`connect` with ``sandbox=True`` (what
+``buraco-log query`` uses) then locks the connection down, in this order:
+
+1. extension auto-install and auto-load off, community and unsigned extensions refused;
+2. ``allowed_directories`` = the archive only; spilling to disk off (``temp_directory=''``);
+3. the views are created (they need file access to read the Parquet footers);
+4. ``enable_external_access=false``: from now on files outside the archive cannot be opened,
+   written, attached, globbed or loaded as extensions (DuckDB resolves ``..`` and symlinks);
+5. ``lock_configuration=true``: no ``SET``/``RESET``/``PRAGMA`` can undo any of it;
+6. every query must be exactly one ``SELECT`` (or ``EXPLAIN``) statement.
+
+DuckDB's own documentation says these settings are not a security boundary on their own; the
+statement check is a second wall, and a hostile user should still get an OS-level sandbox.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any
+
+import duckdb
+import pyarrow as pa  # type: ignore[import-untyped]
+
+from buraco_log.errors import ArchiveError
+
+from . import store
+from .schema import PARTITIONED, SCHEMAS, TABLES
+
+DEFAULT_THREADS = 2
+DEFAULT_MEMORY_LIMIT = "1GB"
+ALLOWED_STATEMENTS = ("SELECT", "EXPLAIN")
+
+
+def _sql_type(t: pa.DataType) -> str:
+    if pa.types.is_dictionary(t):
+        return _sql_type(t.value_type)
+    if pa.types.is_list(t):
+        return _sql_type(t.value_type) + "[]"
+    simple = {
+        pa.int8(): "TINYINT", pa.int16(): "SMALLINT", pa.int32(): "INTEGER",
+        pa.int64(): "BIGINT", pa.uint8(): "UTINYINT", pa.string(): "VARCHAR",
+        pa.bool_(): "BOOLEAN",
+    }
+    if t in simple:
+        return simple[t]
+    if pa.types.is_timestamp(t):
+        return "TIMESTAMPTZ" if t.tz else "TIMESTAMP"
+    raise TypeError(f"no SQL type for {t}")  # a program error: a new column type
+
+
+def _quote(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def create_views(con: duckdb.DuckDBPyConnection, archive: str | os.PathLike[str]) -> None:
+    """Create the views ``matches hands events melds players errors`` over ``archive``."""
+    root = store.check_archive(str(archive))
+    files = store.committed_files(root)
+    for table in TABLES:
+        paths = files[table]
+        if paths:
+            listing = "[" + ", ".join(_quote(p) for p in paths) + "]"
+            hive = (", hive_partitioning = true, hive_types = {'preset': 'VARCHAR', "
+                    "'month': 'VARCHAR'}" if table in PARTITIONED else
+                    ", hive_partitioning = false")
+            body = f"SELECT * FROM read_parquet({listing}, union_by_name = true{hive})"
+        else:  # an empty table with the documented columns
+            cols = [f"CAST(NULL AS {_sql_type(f.type)}) AS {f.name}" for f in SCHEMAS[table]]
+            if table in PARTITIONED:
+                cols += ["CAST(NULL AS VARCHAR) AS preset", "CAST(NULL AS VARCHAR) AS month"]
+            body = f"SELECT {', '.join(cols)} WHERE false"
+        con.execute(f"CREATE OR REPLACE VIEW {table} AS {body}")
+
+
+def connect(
+    archive: str | os.PathLike[str],
+    *,
+    sandbox: bool = True,
+    threads: int = DEFAULT_THREADS,
+    memory_limit: str = DEFAULT_MEMORY_LIMIT,
+) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB connection with the archive's views (locked down if ``sandbox``)."""
+    root = store.check_archive(str(archive))
+    config: dict[str, Any] = {"threads": threads, "memory_limit": memory_limit}
+    if sandbox:
+        _refuse_symlinks(root)
+        config.update({
+            "autoinstall_known_extensions": False,
+            "autoload_known_extensions": False,
+            "allow_community_extensions": False,
+            "allow_unsigned_extensions": False,
+            "temp_directory": "",
+        })
+    try:
+        con = duckdb.connect(":memory:", config=config)
+    except duckdb.Error as exc:
+        raise ArchiveError(f"cannot open DuckDB: {exc}") from None
+    try:
+        if sandbox:
+            con.execute("SET allowed_directories = [" + _quote(root + os.sep) + "]")
+        create_views(con, root)
+        if sandbox:
+            con.execute("SET enable_external_access = false")
+            con.execute("SET lock_configuration = true")
+    except BaseException:
+        con.close()
+        raise
+    return con
+
+
+def _refuse_symlinks(root: str) -> None:
+    """DuckDB resolves symlinks itself; refusing them here keeps the archive a plain tree."""
+    for dirpath, dirs, names in os.walk(root):
+        for name in dirs + names:
+            if os.path.islink(os.path.join(dirpath, name)):
+                raise ArchiveError(f"{os.path.join(dirpath, name)}: symbolic links are not "
+                                   "allowed inside an archive")
+
+
+def check_sql(sql: str) -> None:
+    """Exactly one SELECT (or EXPLAIN) statement, or :class:`ArchiveError`."""
+    try:
+        statements = duckdb.extract_statements(sql)
+    except duckdb.Error as exc:
+        raise ArchiveError(f"query: {_first_line(exc)}") from None
+    if len(statements) != 1:
+        raise ArchiveError(f"query: exactly one statement is allowed, got {len(statements)}")
+    kind = statements[0].type.name
+    if kind not in ALLOWED_STATEMENTS:
+        raise ArchiveError(f"query: only read-only SELECT statements are allowed, not {kind}")
+
+
+def _first_line(exc: BaseException) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+
+def query(
+    archive: str | os.PathLike[str],
+    sql: str,
+    *,
+    threads: int = DEFAULT_THREADS,
+    memory_limit: str = DEFAULT_MEMORY_LIMIT,
+    timeout: float | None = None,
+) -> pa.Table:
+    """Run one read-only SELECT over the archive's views, sandboxed (see the module doc)."""
+    check_sql(sql)
+    con = connect(archive, sandbox=True, threads=threads, memory_limit=memory_limit)
+    timer = threading.Timer(timeout, con.interrupt) if timeout else None
+    try:
+        if timer is not None:
+            timer.start()
+        return con.sql(sql).to_arrow_table()
+    except duckdb.InterruptException:
+        raise ArchiveError(f"query: stopped after the {timeout} s time limit") from None
+    except duckdb.Error as exc:
+        raise ArchiveError(f"query: {type(exc).__name__}: {_first_line(exc)}") from None
+    finally:
+        if timer is not None:
+            timer.cancel()
+        con.close()

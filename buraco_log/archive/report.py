@@ -1,0 +1,268 @@
+"""The canned analyses over an archive, as tables, JSON or one self-contained HTML page.
+
+Every section is one SQL query over the library's views (:data:`CANNED`), except the
+leaderboard: an Elo rating is a fold over the matches in order, done in Python over one query.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import os
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import duckdb
+import msgspec
+
+from .query import DEFAULT_MEMORY_LIMIT, DEFAULT_THREADS, connect
+
+ELO_START = 1500.0
+ELO_K = 24.0
+
+_PILE_BUCKET = """CASE WHEN e.count <= 2 THEN '01-02' WHEN e.count <= 5 THEN '03-05'
+    WHEN e.count <= 10 THEN '06-10' WHEN e.count <= 20 THEN '11-20' ELSE '21+' END"""
+
+CANNED: dict[str, tuple[str, str]] = {
+    "win_rate_by_seat": (
+        "Win rate by preset, players and seat",
+        """SELECT p.preset, m.n_players AS players, p.seat, count(*) AS matches,
+                  round(avg(p.won::INTEGER), 4) AS win_rate
+           FROM players p JOIN matches m USING (game_id)
+           GROUP BY ALL ORDER BY p.preset, players, p.seat""",
+    ),
+    "win_rate_first_player": (
+        "Win rate of the player who moved first, against the fair share",
+        """SELECT p.preset, m.n_players AS players, count(*) AS matches,
+                  round(avg(p.won::INTEGER), 4) AS first_player_win_rate,
+                  round(1.0 / any_value(m.n_sides), 4) AS fair_share
+           FROM players p JOIN matches m USING (game_id)
+           WHERE p.first GROUP BY ALL ORDER BY p.preset, players""",
+    ),
+    "canastras": (
+        "Canastras by class: how often, and their share of the points scored",
+        """WITH h AS (SELECT preset, count(*) AS side_hands,
+                        sum(table_points + canastra_bonus + going_out + relancinho) AS points
+                      FROM hands GROUP BY preset),
+                c AS (SELECT preset, canastra AS class, count(*) AS canastras,
+                        sum(points + bonus) AS points
+                      FROM melds WHERE canastra IS NOT NULL GROUP BY ALL)
+           SELECT c.preset, c.class, c.canastras,
+                  round(c.canastras / h.side_hands, 4) AS per_side_hand,
+                  round(c.points / h.points, 4) AS share_of_points
+           FROM c JOIN h USING (preset) ORDER BY c.preset, c.canastras DESC""",
+    ),
+    "pile_pickups": (
+        "Taking the discard pile: how the taker's side did that hand, by pile size",
+        f"""SELECT {_PILE_BUCKET} AS pile_size, count(*) AS pickups,
+                  round(avg(h.hand_won::INTEGER), 4) AS hand_win_rate,
+                  round(avg(h.total), 1) AS avg_hand_score
+           FROM events e
+           JOIN players p ON p.game_id = e.game_id AND p.seat = e.seat
+           JOIN hands h ON h.game_id = e.game_id AND h.hand = e.hand AND h.side = p.side
+           WHERE e.kind = 'pt' GROUP BY pile_size ORDER BY pile_size""",
+    ),
+    "hand_endings": (
+        "Hand length and how hands end",
+        """SELECT preset, reason, count(*) AS hands,
+                  round(count(*) / sum(count(*)) OVER (PARTITION BY preset), 4) AS share,
+                  round(avg(turns), 1) AS avg_turns, median(turns) AS median_turns,
+                  round(avg(events), 1) AS avg_events
+           FROM hands WHERE side = 0 GROUP BY preset, reason ORDER BY preset, reason""",
+    ),
+    "morto_timing": (
+        "When the morto is taken, and what being first to it is worth",
+        """WITH h AS (SELECT *, morto_seq = min(morto_seq) OVER (PARTITION BY game_id, hand)
+                        AS first_to_morto FROM hands)
+           SELECT preset, count(*) AS side_hands,
+                  round(avg((morto_seq IS NOT NULL)::INTEGER), 4) AS taken_rate,
+                  round(avg(morto_turn), 1) AS avg_turn, median(morto_turn) AS median_turn,
+                  round(avg(morto_turn / turns), 3) AS avg_fraction_of_hand,
+                  round(avg(morto_direct::INTEGER), 4) AS direct_rate,
+                  round(avg(hand_won::INTEGER) FILTER (WHERE first_to_morto), 4)
+                    AS first_to_morto_hand_win_rate
+           FROM h GROUP BY preset HAVING count(morto_seq) > 0 ORDER BY preset""",
+    ),
+}
+
+LEADERBOARD_SQL = """SELECT p.game_id, p.side, p.player, m.winner_side
+    FROM players p JOIN matches m USING (game_id)
+    ORDER BY m.started_at NULLS FIRST, m.match_id, p.game_id, p.seat"""
+
+
+class Section(msgspec.Struct):
+    name: str
+    title: str
+    columns: list[str]
+    rows: list[list[Any]]
+    ms: float  # time the query took
+
+
+class Report(msgspec.Struct):
+    archive: str
+    matches: int
+    events: int
+    sections: list[Section]
+
+
+def run_canned(con: duckdb.DuckDBPyConnection, name: str) -> Section:
+    title, sql = CANNED[name]
+    t = time.perf_counter()
+    cur = con.execute(sql)
+    rows = [list(r) for r in cur.fetchall()]
+    cols = [d[0] for d in cur.description or ()]
+    return Section(name, title, cols, rows, (time.perf_counter() - t) * 1000)
+
+
+def leaderboard(con: duckdb.DuckDBPyConnection, top: int = 20) -> Section:
+    """Elo over the archive in match order (start time, then match id).
+
+    Sides are rated as the mean of their players; a multi-side match counts as the winner
+    beating each other side. ``top`` 0 keeps every player.
+    """
+    t = time.perf_counter()
+    tbl = con.sql(LEADERBOARD_SQL).to_arrow_table()
+    games = tbl.column("game_id").to_pylist()
+    sides = tbl.column("side").to_pylist()
+    players = tbl.column("player").to_pylist()
+    winners = tbl.column("winner_side").to_pylist()
+    rating: dict[str, float] = {}
+    played: dict[str, int] = {}
+    won: dict[str, int] = {}
+    i, n = 0, len(games)
+    while i < n:
+        j = i
+        g = games[i]
+        while j < n and games[j] == g:
+            j += 1
+        by_side: dict[int, list[str]] = {}
+        for k in range(i, j):
+            by_side.setdefault(sides[k], []).append(players[k])
+        winner = winners[i]
+        mean = {s: sum(rating.get(p, ELO_START) for p in ps) / len(ps)
+                for s, ps in by_side.items()}
+        delta = dict.fromkeys(by_side, 0.0)
+        if winner in by_side:
+            for s in by_side:
+                if s == winner:
+                    continue
+                expected = 1.0 / (1.0 + 10.0 ** ((mean[s] - mean[winner]) / 400.0))
+                change = ELO_K * (1.0 - expected)
+                delta[winner] += change
+                delta[s] -= change
+        for s, ps in by_side.items():
+            for p in ps:
+                rating[p] = rating.get(p, ELO_START) + delta[s]
+                played[p] = played.get(p, 0) + 1
+                won[p] = won.get(p, 0) + (s == winner)
+        i = j
+    ranked = sorted(rating, key=lambda p: (-rating[p], p))
+    if top:
+        ranked = ranked[:top]
+    rows: list[list[Any]] = [
+        [rank + 1, p, round(rating[p], 1), played[p], won[p], round(won[p] / played[p], 4)]
+        for rank, p in enumerate(ranked)
+    ]
+    return Section("leaderboard", f"Player leaderboard: Elo (K={ELO_K:g}) in match order",
+                   ["rank", "player", "elo", "matches", "wins", "win_rate"], rows,
+                   (time.perf_counter() - t) * 1000)
+
+
+def report(
+    archive: str | os.PathLike[str],
+    *,
+    top: int = 20,
+    threads: int = DEFAULT_THREADS,
+    memory_limit: str = DEFAULT_MEMORY_LIMIT,
+) -> Report:
+    """Every canned analysis over ``archive`` (the same sandboxed connection as queries)."""
+    con = connect(archive, threads=threads, memory_limit=memory_limit)
+    try:
+        matches, events = con.execute(
+            "SELECT count(*), coalesce(sum(events), 0) FROM matches").fetchone() or (0, 0)
+        sections = [run_canned(con, name) for name in CANNED]
+        sections.append(leaderboard(con, top))
+    finally:
+        con.close()
+    return Report(str(archive), int(matches), int(events), sections)
+
+
+# -- HTML ----------------------------------------------------------------------------------------
+
+# Which column each section charts, and which columns label the bars.
+CHARTS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "win_rate_by_seat": ("win_rate", ("preset", "players", "seat")),
+    "win_rate_first_player": ("first_player_win_rate", ("preset", "players")),
+    "canastras": ("share_of_points", ("preset", "class")),
+    "pile_pickups": ("hand_win_rate", ("pile_size",)),
+    "hand_endings": ("avg_turns", ("preset", "reason")),
+    "morto_timing": ("avg_turn", ("preset",)),
+    "leaderboard": ("elo", ("player",)),
+}
+
+_CSS = """body{font:14px/1.4 system-ui,sans-serif;margin:2em auto;max-width:960px;color:#222}
+h1{font-size:1.6em}h2{font-size:1.2em;margin-top:2em;border-bottom:1px solid #ccc}
+table{border-collapse:collapse;margin:.5em 0}td,th{padding:2px 8px;border-bottom:1px solid #eee;
+text-align:right}th{background:#f4f4f4}td:first-child,th:first-child{text-align:left}
+.note{color:#666}svg text{font:11px system-ui,sans-serif}"""
+
+
+def _fmt(v: Any) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, float):
+        return f"{v:.4g}" if abs(v) < 1 else f"{v:,.1f}"
+    return str(v)
+
+
+def bar_chart(labels: Sequence[str], values: Sequence[float], *, width: int = 640) -> str:
+    """A horizontal bar chart as inline SVG (no scripts, no external assets)."""
+    if not values:
+        return ""
+    bar, gap, left = 16, 4, 180
+    height = len(values) * (bar + gap) + gap
+    top = max((abs(v) for v in values if not math.isnan(v)), default=0.0) or 1.0
+    scale = (width - left - 70) / top
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+             f'role="img">']
+    for i, (label, v) in enumerate(zip(labels, values, strict=True)):
+        y = gap + i * (bar + gap)
+        w = 0.0 if math.isnan(v) else abs(v) * scale
+        colour = "#3b7dd8" if v >= 0 else "#d8553b"
+        parts.append(f'<text x="{left - 6}" y="{y + bar - 4}" text-anchor="end">'
+                     f'{html.escape(label[:32])}</text>')
+        parts.append(f'<rect x="{left}" y="{y}" width="{w:.1f}" height="{bar}" '
+                     f'fill="{colour}"/>')
+        parts.append(f'<text x="{left + w + 4:.1f}" y="{y + bar - 4}">{_fmt(v)}</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def render_html(rep: Report) -> str:
+    """The report as one self-contained HTML page with inline SVG charts."""
+    out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+           "<title>buraco_log archive report</title>", f"<style>{_CSS}</style></head><body>",
+           "<h1>Archive report</h1>",
+           f'<p class="note">{rep.matches:,} matches, {rep.events:,} events.</p>']
+    for s in rep.sections:
+        out.append(f"<h2>{html.escape(s.title)}</h2>")
+        chart = CHARTS.get(s.name)
+        if chart and s.rows and chart[0] in s.columns:
+            vi = s.columns.index(chart[0])
+            li = [s.columns.index(c) for c in chart[1] if c in s.columns]
+            labels = [" ".join(str(r[i]) for i in li) for r in s.rows[:40]]
+            values = [float(r[vi]) if r[vi] is not None else math.nan for r in s.rows[:40]]
+            out.append(f'<p class="note">{html.escape(chart[0])}</p>')
+            out.append(bar_chart(labels, values))
+        if not s.rows:
+            out.append('<p class="note">No data.</p>')
+            continue
+        out.append("<table><tr>" + "".join(f"<th>{html.escape(c)}</th>" for c in s.columns)
+                   + "</tr>")
+        for r in s.rows:
+            out.append("<tr>" + "".join(f"<td>{html.escape(_fmt(v))}</td>" for v in r)
+                       + "</tr>")
+        out.append("</table>")
+    out.append("</body></html>")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,213 @@
+"""The archive's tables: Arrow schemas with a description of every column.
+
+These schemas are the contract with every Parquet reader (DuckDB, Spark, Polars, pandas):
+``schema/archive.md`` is generated from them (:func:`markdown`) and a test keeps the committed
+file equal to the generated one. Columns are only ever added, at the end.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa  # type: ignore[import-untyped]
+
+ARCHIVE_VERSION = 1
+"""Version of the archive layout and schemas, recorded in ``archive.json``."""
+
+PARTITIONS = ("preset", "month")
+"""Hive partition keys of the per-match tables (directory names, not columns in the files)."""
+
+TABLES = ("matches", "hands", "events", "melds", "players", "errors")
+PARTITIONED = ("matches", "hands", "events", "melds", "players")
+
+# Event kinds, as the log's stable tags; the events table stores them dictionary-encoded.
+KINDS = ("ms", "hs", "dr", "rj", "pt", "ml", "lo", "rt", "dc", "mt", "wo", "he", "me")
+
+CANASTRA_CLASSES = ("clean", "semi_clean", "dirty", "royal", "ace_to_ace")
+
+_KIND = pa.dictionary(pa.int8(), pa.string())
+
+
+def _f(name: str, type_: pa.DataType, doc: str, nullable: bool = True) -> pa.Field:
+    return pa.field(name, type_, nullable=nullable, metadata={"doc": doc})
+
+
+GAME = "game id: the first 63 bits of the head digest (joins every table)"
+
+MATCHES = pa.schema([
+    _f("game_id", pa.int64(), GAME, False),
+    _f("match_id", pa.string(), "the match id recorded in MatchStarted", False),
+    _f("digest", pa.string(), "head digest of the log (SHA-256 chain over every event): the "
+       "content identity used for de-duplication", False),
+    _f("file_sha256", pa.string(), "SHA-256 of the log file's bytes as ingested", False),
+    _f("source_path", pa.string(), "path of the log file when it was ingested", False),
+    _f("file_bytes", pa.int64(), "size of the log file", False),
+    _f("log_format", pa.string(), "binary or jsonl", False),
+    _f("rules_name", pa.string(), "name of the rules (preset or house rules)", False),
+    _f("rules_json", pa.string(), "every rules knob, as JSON", False),
+    _f("n_players", pa.int8(), "number of players", False),
+    _f("n_sides", pa.int8(), "number of sides (partnerships with 4 or 6 players)", False),
+    _f("players", pa.list_(pa.string()), "player names in seat order", False),
+    _f("first_dealer", pa.int8(), "seat that dealt the first hand", False),
+    _f("first_player", pa.int8(), "seat that moved first in the first hand", False),
+    _f("winner_side", pa.int8(), "winning side", False),
+    _f("totals", pa.list_(pa.int32()), "final score of each side", False),
+    _f("margin", pa.int32(), "winner's total minus the best other total", False),
+    _f("hands", pa.int16(), "hands played", False),
+    _f("events", pa.int32(), "events in the log", False),
+    _f("started_at", pa.timestamp("ms", tz="UTC"), "MatchStarted time, when recorded"),
+    _f("ended_at", pa.timestamp("ms", tz="UTC"), "MatchEnded time, when recorded"),
+    _f("verdict", pa.string(), "audit verdict: always ok for stored matches", False),
+    _f("integrity", pa.string(), "sealed or unsealed", False),
+    _f("provenance", pa.string(), "deal provenance: committed, plain_seeds, mixed or none",
+       False),
+    _f("generator", pa.string(), "MatchStarted metadata 'generator' (simulated matches)"),
+    _f("ingested_at", pa.timestamp("ms", tz="UTC"), "when the batch was committed", False),
+    _f("batch", pa.string(), "ingest batch id", False),
+])
+
+HANDS = pa.schema([
+    _f("game_id", pa.int64(), GAME, False),
+    _f("hand", pa.int16(), "hand number, from 0", False),
+    _f("side", pa.int8(), "side this row scores", False),
+    _f("dealer", pa.int8(), "dealing seat", False),
+    _f("reason", pa.string(), "how the hand ended: went_out or stock_out", False),
+    _f("went_out_seat", pa.int8(), "seat that went out (null on stock_out)"),
+    _f("went_out", pa.bool_(), "this side went out", False),
+    _f("turns", pa.int16(), "turns played in the hand", False),
+    _f("events", pa.int16(), "events from HandStarted to HandEnded inclusive", False),
+    _f("start_seq", pa.int32(), "seq of HandStarted", False),
+    _f("end_seq", pa.int32(), "seq of HandEnded", False),
+    _f("table_points", pa.int32(), "points of the cards in the side's melds", False),
+    _f("canastra_bonus", pa.int32(), "canastra bonuses", False),
+    _f("going_out", pa.int32(), "going-out bonus", False),
+    _f("relancinho", pa.int32(), "relancinho bonus", False),
+    _f("hand_penalty", pa.int32(), "points of cards left in the side's hands (positive)", False),
+    _f("morto_penalty", pa.int32(), "morto-not-taken penalty (positive)", False),
+    _f("total", pa.int32(), "the side's score for the hand", False),
+    *(_f(f"canastras_{c}", pa.int8(), f"{c.replace('_', '-')} canastras", False)
+      for c in CANASTRA_CLASSES),
+    _f("morto_seq", pa.int32(), "seq at which the side took its morto (null: not taken)"),
+    _f("morto_turn", pa.int16(), "turn of the hand (from 0) in which the morto was taken"),
+    _f("morto_direct", pa.bool_(), "the morto was taken directly (by melding out)"),
+    _f("hand_won", pa.bool_(), "the side scored the most this hand (ties: all tied sides)",
+       False),
+])
+
+EVENTS = pa.schema([
+    _f("game_id", pa.int64(), GAME, False),
+    _f("seq", pa.int32(), "event seq, from 0", False),
+    _f("hand", pa.int16(), "hand number (-1 before the first deal)", False),
+    _f("kind", _KIND, "event tag: ms hs dr rj pt ml lo rt dc mt wo he me", False),
+    _f("seat", pa.int8(), "seat that moved (null for match and hand events)"),
+    _f("card", pa.uint8(), "the one card of dr, rj, dc; the top card of pt; the upcard of hs"),
+    _f("cards", pa.list_(pa.uint8()), "cards of ml, lo, rt"),
+    _f("meld", pa.int8(), "meld index within the side's melds (ml, lo)"),
+    _f("count", pa.int16(), "cards taken: the pile size for pt, the morto size for mt"),
+    _f("direct", pa.bool_(), "mt: the morto was taken directly"),
+    _f("stock", pa.int16(), "stock size after the event", False),
+    _f("pile", pa.int16(), "discard pile size after the event", False),
+])
+
+MELDS = pa.schema([
+    _f("game_id", pa.int64(), GAME, False),
+    _f("hand", pa.int16(), "hand number", False),
+    _f("side", pa.int8(), "side owning the meld", False),
+    _f("meld", pa.int8(), "meld index within the side's melds", False),
+    _f("kind", pa.string(), "set or run", False),
+    _f("length", pa.int8(), "number of cards", False),
+    _f("canastra", pa.string(), "canastra class (null: not a canastra)"),
+    _f("laid_by", pa.int8(), "seat that laid the meld", False),
+    _f("points", pa.int16(), "card points of the meld", False),
+    _f("bonus", pa.int16(), "canastra bonus of the meld", False),
+    _f("cards", pa.list_(pa.uint8()), "the cards, in the order laid", False),
+])
+
+PLAYERS = pa.schema([
+    _f("game_id", pa.int64(), GAME, False),
+    _f("seat", pa.int8(), "seat", False),
+    _f("side", pa.int8(), "side of the seat", False),
+    _f("name", pa.string(), "player name", False),
+    _f("player_id", pa.string(), "player id, when recorded"),
+    _f("player", pa.string(), "identity used across matches: the id, else the name", False),
+    _f("won", pa.bool_(), "the seat's side won the match", False),
+    _f("total", pa.int32(), "final total of the seat's side", False),
+    _f("first", pa.bool_(), "the seat moved first in the first hand", False),
+])
+
+ERRORS = pa.schema([
+    _f("file_sha256", pa.string(), "SHA-256 of the file's bytes", False),
+    _f("source_path", pa.string(), "path of the log file", False),
+    _f("file_bytes", pa.int64(), "size of the file"),
+    _f("code", pa.string(), "error class: integrity, provenance, legality, scoring, "
+       "incomplete, duplicate or internal", False),
+    _f("rule", pa.string(), "stable rule id of the first finding (see buraco_log.ruleids)",
+       False),
+    _f("message", pa.string(), "one line naming what is wrong", False),
+    _f("seq", pa.int32(), "seq of the first finding, when known"),
+    _f("match_id", pa.string(), "match id, when readable"),
+    _f("digest", pa.string(), "head digest of the intact events"),
+    _f("verdict_json", pa.string(), "the full audit verdict, as JSON (buraco-log audit)"),
+    _f("ingested_at", pa.timestamp("ms", tz="UTC"), "when the batch was committed", False),
+    _f("batch", pa.string(), "ingest batch id", False),
+])
+
+SCHEMAS: dict[str, pa.Schema] = {
+    "matches": MATCHES, "hands": HANDS, "events": EVENTS, "melds": MELDS, "players": PLAYERS,
+    "errors": ERRORS,
+}
+
+SORT_KEYS: dict[str, tuple[str, ...]] = {
+    "matches": ("game_id",),
+    "hands": ("game_id", "hand", "side"),
+    "events": ("game_id", "seq"),
+    "melds": ("game_id", "hand", "side", "meld"),
+    "players": ("game_id", "seat"),
+    "errors": ("source_path",),
+}
+
+_TITLES = {
+    "matches": "One row per match.",
+    "hands": "One row per hand per side: the score breakdown, canastras by class, going out "
+             "and the morto.",
+    "events": "One row per event, flattened. Sorted by game_id, seq within each file.",
+    "melds": "The melds on the table at the end of each hand.",
+    "players": "One row per match per seat.",
+    "errors": "One row per log that failed the checks on the way in (not partitioned).",
+}
+
+
+def _type_name(t: pa.DataType) -> str:
+    if pa.types.is_dictionary(t):
+        return f"dictionary<{t.value_type}>"
+    return str(t)
+
+
+def markdown() -> str:
+    """The text of ``schema/archive.md`` (regenerate: ``python -m buraco_log.archive.schema``)."""
+    out = [
+        "# Archive tables",
+        "",
+        "Generated from `buraco_log/archive/schema.py`; regenerate with "
+        "`python -m buraco_log.archive.schema > schema/archive.md`. "
+        f"Archive layout version {ARCHIVE_VERSION}. The layout is described in "
+        "`docs/archive.md`.",
+        "",
+        "Files are zstd Parquet under `<archive>/<table>/preset=<rules>/month=<YYYY-MM>/` "
+        "(Hive partitions; `month=unknown` when the log records no time). `preset` and `month` "
+        "are partition columns: readers get them from the directory names.",
+    ]
+    for name, schema in SCHEMAS.items():
+        out += ["", f"## {name}", "", _TITLES[name], "",
+                "| column | type | null | description |", "|---|---|---|---|"]
+        for field in schema:
+            doc = (field.metadata or {}).get(b"doc", b"").decode()
+            out.append(f"| `{field.name}` | {_type_name(field.type)} | "
+                       f"{'yes' if field.nullable else 'no'} | {doc} |")
+        if name in PARTITIONED:
+            out.append("| `preset` | string (partition) | no | rules name, made path-safe |")
+            out.append("| `month` | string (partition) | no | YYYY-MM of started_at, or "
+                       "`unknown` |")
+    return "\n".join(out) + "\n"
+
+
+if __name__ == "__main__":
+    print(markdown(), end="")

@@ -1,0 +1,281 @@
+"""The archive directory: layout, the ingest lock, crash-safe batch commits, recovery.
+
+Layout (see ``docs/archive.md``)::
+
+    archive.json                         marker: layout version
+    <table>/preset=<p>/month=<m>/part-<batch>.parquet    (errors/part-<batch>.parquet)
+    _batches/<batch>.json                the commit record of a batch: its files and counts
+    .staging/<batch>/...                 files being written (never read)
+    .lock                                held by the one running ingest
+
+A batch is committed in three steps: every file is written and fsynced under ``.staging``,
+renamed into its partition (an atomic rename: a file is never visible half-written), and then
+the batch record is written (temp file + rename). The record is the commit point: readers of
+this library see only files listed in records, and the next ingest deletes files of batches that
+have no record (a crash between the renames and the record) before it does anything else.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import secrets
+import shutil
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+import pyarrow as pa  # type: ignore[import-untyped]
+import pyarrow.compute as pc  # type: ignore[import-untyped]
+import pyarrow.parquet as pq  # type: ignore[import-untyped]
+
+from buraco_log.errors import ArchiveError
+
+from .schema import ARCHIVE_VERSION, PARTITIONED, SCHEMAS, SORT_KEYS, TABLES
+
+MARKER = "archive.json"
+BATCHES = "_batches"
+STAGING = ".staging"
+LOCK = ".lock"
+
+# Column encodings chosen for size (bytes per event is a goal): sorted ids and counters
+# delta-pack to a few bits a row; low-cardinality columns use dictionaries; all zstd.
+_DELTA = {
+    "events": ("seq", "stock"),
+}
+ZSTD_LEVEL = 9
+ROW_GROUP = 1 << 20
+
+
+def _fsync_dir(path: str) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def is_archive(root: str) -> bool:
+    return os.path.isfile(os.path.join(root, MARKER))
+
+
+def check_archive(root: str) -> str:
+    """The absolute, symlink-free path of an existing archive, or :class:`ArchiveError`."""
+    real = os.path.realpath(root)
+    if not os.path.isdir(real):
+        raise ArchiveError(f"{root}: no such archive directory")
+    if not is_archive(real):
+        raise ArchiveError(f"{root}: not an archive (no {MARKER}; create one with "
+                           "`buraco-log ingest ... --archive DIR`)")
+    with open(os.path.join(real, MARKER), encoding="utf-8") as f:
+        meta = json.load(f)
+    if meta.get("version") != ARCHIVE_VERSION:
+        raise ArchiveError(f"{root}: archive layout version {meta.get('version')} is not known "
+                           f"to this buraco_log (it reads {ARCHIVE_VERSION})")
+    return real
+
+
+def create_archive(root: str) -> str:
+    """Create (or open) an archive directory; refuses a non-empty directory that is not one."""
+    os.makedirs(root, exist_ok=True)
+    real = os.path.realpath(root)
+    if is_archive(real):
+        return check_archive(real)
+    if any(not n.startswith(".") for n in os.listdir(real)):
+        raise ArchiveError(f"{root}: exists, is not empty and is not an archive; refusing to "
+                           "write into it")
+    _atomic_json(os.path.join(real, MARKER), {"format": "buraco_log archive",
+                                               "version": ARCHIVE_VERSION})
+    return real
+
+
+def _atomic_json(path: str, data: Any) -> None:
+    tmp = f"{path}.tmp-{secrets.token_hex(4)}"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(data, f, indent=1, sort_keys=True)
+        f.write("\n")
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    _fsync_dir(os.path.dirname(path))
+
+
+@contextlib.contextmanager
+def locked(root: str) -> Iterator[None]:
+    """Hold the archive's ingest lock (one writer at a time; readers never wait)."""
+    fd = os.open(os.path.join(root, LOCK), os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise ArchiveError(f"{root}: another ingest is running on this archive") from None
+        yield
+    finally:
+        os.close(fd)
+
+
+def new_batch_id() -> str:
+    """Sortable by time, unique across processes and machines."""
+    return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + "-" + secrets.token_hex(4)
+
+
+def batch_of(filename: str) -> str | None:
+    if filename.startswith("part-") and filename.endswith(".parquet"):
+        return filename[5:-8]
+    return None
+
+
+def manifests(root: str) -> list[dict[str, Any]]:
+    """The committed batches, oldest first."""
+    d = os.path.join(root, BATCHES)
+    if not os.path.isdir(d):
+        return []
+    out = []
+    for name in sorted(os.listdir(d)):
+        if name.endswith(".json"):
+            with open(os.path.join(d, name), encoding="utf-8") as f:
+                out.append(json.load(f))
+    return out
+
+
+def committed_files(root: str) -> dict[str, list[str]]:
+    """Absolute paths of every committed file, per table."""
+    files: dict[str, list[str]] = {t: [] for t in TABLES}
+    for m in manifests(root):
+        for table, rel in m["files"].items():
+            files[table] += [os.path.join(root, r) for r in rel]
+    return files
+
+
+def recover(root: str) -> list[str]:
+    """Delete what an interrupted ingest left: staging files and uncommitted parts.
+
+    Must be called with the lock held. Returns the removed paths (relative).
+    """
+    removed: list[str] = []
+    staging = os.path.join(root, STAGING)
+    if os.path.isdir(staging):
+        for name in os.listdir(staging):
+            removed.append(os.path.join(STAGING, name))
+        shutil.rmtree(staging)
+    committed = {m["batch"] for m in manifests(root)}
+    for table in TABLES:
+        base = os.path.join(root, table)
+        if not os.path.isdir(base):
+            continue
+        for dirpath, _dirs, names in os.walk(base):
+            for name in names:
+                b = batch_of(name)
+                if (b is not None and b not in committed) or ".tmp-" in name:
+                    full = os.path.join(dirpath, name)
+                    os.unlink(full)
+                    removed.append(os.path.relpath(full, root))
+    bd = os.path.join(root, BATCHES)
+    if os.path.isdir(bd):
+        for name in os.listdir(bd):
+            if ".tmp-" in name:
+                os.unlink(os.path.join(bd, name))
+                removed.append(os.path.join(BATCHES, name))
+    return removed
+
+
+def known(root: str) -> tuple[dict[str, int], set[str], set[str]]:
+    """What the archive holds: digest -> game id, file hashes of matches, file hashes of errors."""
+    files = committed_files(root)
+    digests: dict[str, int] = {}
+    shas: set[str] = set()
+    if files["matches"]:
+        t = pq.ParquetDataset(files["matches"]).read(columns=["digest", "game_id",
+                                                             "file_sha256"])
+        digests = dict(zip(t.column("digest").to_pylist(), t.column("game_id").to_pylist(),
+                           strict=True))
+        shas = set(t.column("file_sha256").to_pylist())
+    bad: set[str] = set()
+    if files["errors"]:
+        t = pq.ParquetDataset(files["errors"]).read(columns=["file_sha256"])
+        bad = set(t.column("file_sha256").to_pylist())
+    return digests, shas, bad
+
+
+def _write_options(table: str, t: pa.Table) -> dict[str, Any]:
+    delta = _DELTA.get(table, ())
+    return {
+        "compression": "zstd",
+        "compression_level": ZSTD_LEVEL,
+        "use_dictionary": [f.name for f in t.schema if f.name not in delta],
+        "column_encoding": dict.fromkeys(delta, "DELTA_BINARY_PACKED") or None,
+        "row_group_size": ROW_GROUP,
+        "write_statistics": True,
+    }
+
+
+def commit(root: str, batch: str, parts: dict[tuple[str, str], dict[str, pa.Table]],
+           errors: pa.Table | None) -> dict[str, Any]:
+    """Write one batch crash-safely (see the module docstring) and return its record."""
+    stamp = datetime.now(UTC)
+    ms = pa.scalar(stamp, pa.timestamp("ms", tz="UTC"))
+    stage = os.path.join(root, STAGING, batch)
+    planned: list[tuple[str, str, str]] = []  # table, staged path, final relative path
+    counts = {t: 0 for t in TABLES}
+    for (preset, month), tables in sorted(parts.items()):
+        for table in PARTITIONED:
+            t = tables.get(table)
+            if t is None or t.num_rows == 0:
+                continue
+            if table == "matches":
+                n = t.num_rows
+                t = t.set_column(t.schema.get_field_index("ingested_at"), "ingested_at",
+                                 pa.array([ms.value] * n, pa.timestamp("ms", tz="UTC")))
+                t = t.set_column(t.schema.get_field_index("batch"), "batch",
+                                 pa.array([batch] * n, pa.string()))
+            rel = os.path.join(table, f"preset={preset}", f"month={month}",
+                               f"part-{batch}.parquet")
+            planned.append((table, _stage(stage, rel, table, t), rel))
+            counts[table] += t.num_rows
+    if errors is not None and errors.num_rows:
+        n = errors.num_rows
+        errors = errors.set_column(errors.schema.get_field_index("ingested_at"), "ingested_at",
+                                   pa.array([ms.value] * n, pa.timestamp("ms", tz="UTC")))
+        errors = errors.set_column(errors.schema.get_field_index("batch"), "batch",
+                                   pa.array([batch] * n, pa.string()))
+        rel = os.path.join("errors", f"part-{batch}.parquet")
+        planned.append(("errors", _stage(stage, rel, "errors", errors), rel))
+        counts["errors"] += n
+    if not planned:
+        return {}
+    for _table, staged, rel in planned:
+        final = os.path.join(root, rel)
+        os.makedirs(os.path.dirname(final), exist_ok=True)
+        os.replace(staged, final)
+        _fsync_dir(os.path.dirname(final))
+    record = {
+        "batch": batch, "committed_at": stamp.isoformat(timespec="milliseconds"),
+        "files": {t: [rel for tt, _s, rel in planned if tt == t] for t in TABLES},
+        "rows": counts,
+    }
+    os.makedirs(os.path.join(root, BATCHES), exist_ok=True)
+    _atomic_json(os.path.join(root, BATCHES, f"{batch}.json"), record)  # the commit point
+    shutil.rmtree(stage, ignore_errors=True)
+    return record
+
+
+def _stage(stage: str, rel: str, table: str, t: pa.Table) -> str:
+    path = os.path.join(stage, rel)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    t = t.cast(SCHEMAS[table])
+    t = t.sort_by([(k, "ascending") for k in SORT_KEYS[table]])
+    pq.write_table(t, path, **_write_options(table, t))
+    with open(path, "rb+") as f:
+        os.fsync(f.fileno())
+    return path
+
+
+def drop_games(t: pa.Table, games: set[int]) -> pa.Table:
+    """``t`` without the rows of ``games`` (duplicates found after the check)."""
+    if not games:
+        return t
+    mask = pc.invert(pc.is_in(t.column("game_id"), value_set=pa.array(sorted(games), pa.int64())))
+    return t.filter(mask)
