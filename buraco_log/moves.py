@@ -27,6 +27,7 @@ from buraco_log.events import (
 )
 from buraco_log.melds import MeldError, read_meld
 from buraco_log.reducer import _Table
+from buraco_log.rules import Rules
 from buraco_log.state import State
 
 MELD_CAP = 48
@@ -77,8 +78,9 @@ def _legal(t: _Table, meld_cap: int) -> list[AnyEvent]:
     def leaves_ok(k: int) -> bool:
         rest = n_hand - k
         return rest >= 2 or (rest == 1 and can_keep_one) or (rest == 0 and can_empty_by_meld)
+
     top = t.pile_top
-    for cards in candidate_melds(hand, t.melds[side], r, meld_cap):
+    for cards in candidate_melds(hand, r, meld_cap, must=top):
         if not leaves_ok(len(cards)) or (top is not None and top not in cards):
             continue
         try:
@@ -107,11 +109,11 @@ def _legal(t: _Table, meld_cap: int) -> list[AnyEvent]:
 _PROBE = CardDrawn(0, 0, seq=-1)  # stands in for the event in error messages never shown
 
 
-def candidate_melds(hand: list[Card], melds: object, rules: object, cap: int
-                    ) -> list[tuple[Card, ...]]:
-    """Sets and runs that can be formed from ``hand`` (each at most once), up to ``cap``."""
-    from buraco_log.rules import Rules
-    assert isinstance(rules, Rules)
+def candidate_melds(
+    hand: list[Card], rules: Rules, cap: int, must: Card | None = None
+) -> list[tuple[Card, ...]]:
+    """Sets and runs that can be formed from ``hand`` (each at most once), up to ``cap``;
+    with ``must``, only those holding that card."""
     wilds: list[Card] = []
     by_rank: dict[int, list[Card]] = defaultdict(list)
     by_suit: dict[int, dict[int, Card]] = defaultdict(dict)
@@ -133,6 +135,8 @@ def candidate_melds(hand: list[Card], melds: object, rules: object, cap: int
     seen: set[tuple[Card, ...]] = set()
 
     def add(cards: tuple[Card, ...]) -> None:
+        if must is not None and must not in cards:
+            return
         key = tuple(sorted(cards))
         if key not in seen and len(out) < cap:
             seen.add(key)

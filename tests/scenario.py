@@ -45,8 +45,16 @@ from tests.play import start
 _FILLER_ORDER = sorted(deck(4), key=lambda c: ((c * 7) % 61, c))
 
 
-def build_deal(rules: Rules, players: int, hands: dict[int, str], stock: str, mortos: dict[int, str],
-               upcard: str | None, hand_no: int = 0, dealer: int | None = None) -> HandStarted:
+def build_deal(
+    rules: Rules,
+    players: int,
+    hands: dict[int, str],
+    stock: str,
+    mortos: dict[int, str],
+    upcard: str | None,
+    hand_no: int = 0,
+    dealer: int | None = None,
+) -> HandStarted:
     left = Counter(deck(rules.jokers))
     named: dict[str, Any] = {}
 
@@ -59,7 +67,9 @@ def build_deal(rules: Rules, players: int, hands: dict[int, str], stock: str, mo
         return cards
 
     hand_lists = {s: take(hands.get(s, "")) for s in range(players)}
-    morto_lists = {i: take(mortos.get(i, "")) for i in range(rules.sides(players) if rules.morto else 0)}
+    morto_lists = {
+        i: take(mortos.get(i, "")) for i in range(rules.sides(players) if rules.morto else 0)
+    }
     up = take(upcard)[0] if upcard else None
     stock_top = take(stock)
     pool: list[int] = []
@@ -80,17 +90,30 @@ def build_deal(rules: Rules, players: int, hands: dict[int, str], stock: str, mo
     named["stock"] = tuple(stock_top) + tuple(reversed(pool))
     d = dealer if dealer is not None else (players - 1 + hand_no) % players
     return HandStarted(
-        hand_no, d, tuple(tuple(hand_lists[s]) for s in range(players)),
-        tuple(tuple(morto_lists[i]) for i in sorted(morto_lists)), named["stock"], up, seq=1,
+        hand_no,
+        d,
+        tuple(tuple(hand_lists[s]) for s in range(players)),
+        tuple(tuple(morto_lists[i]) for i in sorted(morto_lists)),
+        named["stock"],
+        up,
+        seq=1,
     )
 
 
 class Scenario:
     """One hand of one match, built by hand. Seat 0 plays first (the dealer is the last seat)."""
 
-    def __init__(self, rules: Rules | str, players: int = 2, *, hands: dict[int, str] | None = None,
-                 stock: str = "", mortos: dict[int, str] | None = None, upcard: str | None = None,
-                 **overrides: Any) -> None:
+    def __init__(
+        self,
+        rules: Rules | str,
+        players: int = 2,
+        *,
+        hands: dict[int, str] | None = None,
+        stock: str = "",
+        mortos: dict[int, str] | None = None,
+        upcard: str | None = None,
+        **overrides: Any,
+    ) -> None:
         r = preset(rules) if isinstance(rules, str) else rules
         if overrides:
             r = derive(r, **overrides)
@@ -98,6 +121,7 @@ class Scenario:
         self.players = players
         ms = start(r, players)
         from msgspec.structs import replace
+
         ms = replace(ms, first_dealer=players - 1)
         self.events: list[AnyEvent] = [ms]
         self.rep = Replayer()
@@ -139,8 +163,9 @@ class Scenario:
         assert c is not None
         return self.push(FirstDrawRejected(self._seat(seat), c, seq=self._seq()))
 
-    def take_pile(self, count: int | None = None, top: str | None = None,
-                  seat: int | None = None) -> Scenario:
+    def take_pile(
+        self, count: int | None = None, top: str | None = None, seat: int | None = None
+    ) -> Scenario:
         pile = self.rep._t.pile
         n = len(pile) if count is None else count
         t = parse_cards(top)[0] if top else (pile[-1] if pile else 0)
@@ -165,8 +190,7 @@ class Scenario:
     def go_out(self, seat: int | None = None) -> Scenario:
         return self.push(WentOut(self._seat(seat), seq=self._seq()))
 
-    def end_hand(self, reason: str = "went_out", scores: tuple[int, ...] | None = None
-                 ) -> Scenario:
+    def end_hand(self, reason: str = "went_out", scores: tuple[int, ...] | None = None) -> Scenario:
         return self.push(HandEnded(reason, scores, seq=self._seq()))  # type: ignore[arg-type]
 
     def end_match(self, **kw: Any) -> Scenario:

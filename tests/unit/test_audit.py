@@ -27,8 +27,9 @@ def unseeded() -> list[AnyEvent]:
     return bl.match("biriba", 4, 1, max_hands=2)
 
 
-def test_a_legal_sealed_complete_match_has_a_clean_verdict(tmp_path: Path,
-                                                           clean: list[AnyEvent]) -> None:
+def test_a_legal_sealed_complete_match_has_a_clean_verdict(
+    tmp_path: Path, clean: list[AnyEvent]
+) -> None:
     v = audit.audit_log(bl.write(tmp_path / "m.log", clean))
     assert v.ok and v.findings == ()
     assert v.integrity.status == "sealed" and v.integrity.events == len(clean)
@@ -39,13 +40,15 @@ def test_a_legal_sealed_complete_match_has_a_clean_verdict(tmp_path: Path,
 
 
 def test_an_unsealed_log_is_reported_as_unsealed_without_a_finding(
-        tmp_path: Path, clean: list[AnyEvent]) -> None:
+    tmp_path: Path, clean: list[AnyEvent]
+) -> None:
     v = audit.audit_log(bl.write(tmp_path / "m.log", clean, sealed=False))
     assert v.integrity.status == "unsealed" and v.ok
 
 
 def test_an_illegal_move_is_reported_at_its_exact_seq_and_rule(
-        tmp_path: Path, clean: list[AnyEvent]) -> None:
+    tmp_path: Path, clean: list[AnyEvent]
+) -> None:
     events, seq = bl.with_illegal_discard(clean)
     v = audit.audit_log(bl.write(tmp_path / "m.log", events))
     il = v.legality.first_illegal
@@ -60,7 +63,8 @@ def test_an_illegal_move_is_reported_at_its_exact_seq_and_rule(
 
 
 def test_a_wrong_recorded_score_is_reported_with_the_exact_difference(
-        tmp_path: Path, clean: list[AnyEvent]) -> None:
+    tmp_path: Path, clean: list[AnyEvent]
+) -> None:
     events, seq = bl.with_wrong_score(clean, 35)
     v = audit.audit_log(bl.write(tmp_path / "m.log", events))
     assert [(f.section, f.rule, f.seq) for f in v.findings] == [("scoring", "score.mismatch", seq)]
@@ -73,8 +77,9 @@ def test_a_wrong_recorded_score_is_reported_with_the_exact_difference(
     assert "difference +35" in v.findings[0].message
 
 
-def test_a_difference_the_size_of_a_line_item_is_named(tmp_path: Path,
-                                                       clean: list[AnyEvent]) -> None:
+def test_a_difference_the_size_of_a_line_item_is_named(
+    tmp_path: Path, clean: list[AnyEvent]
+) -> None:
     events, seq = bl.with_wrong_score(clean, 100)
     v = audit.audit_log(bl.write(tmp_path / "m.log", events))
     side = next(h for h in v.scoring.hands if h.end_seq == seq).sides[0]
@@ -82,7 +87,8 @@ def test_a_difference_the_size_of_a_line_item_is_named(tmp_path: Path,
 
 
 def test_a_tampered_record_is_reported_at_that_record_and_offset(
-        tmp_path: Path, clean: list[AnyEvent]) -> None:
+    tmp_path: Path, clean: list[AnyEvent]
+) -> None:
     path = bl.write(tmp_path / "m.log", clean, segment=16)
     offset = bl.tamper(path, 4)
     v = audit.audit_log(path)
@@ -108,11 +114,13 @@ def test_a_forged_deal_is_a_provenance_finding(tmp_path: Path, clean: list[AnyEv
     events[1] = msgspec.structs.replace(deal, stock=stock)
     v = audit.audit_log(bl.write(tmp_path / "m.log", events))
     assert [(f.section, f.rule, f.seq) for f in v.provenance.findings] == [
-        ("provenance", "deal.mismatch", 1)]
+        ("provenance", "deal.mismatch", 1)
+    ]
 
 
-def test_a_wrong_revealed_seed_is_a_provenance_finding(tmp_path: Path,
-                                                       clean: list[AnyEvent]) -> None:
+def test_a_wrong_revealed_seed_is_a_provenance_finding(
+    tmp_path: Path, clean: list[AnyEvent]
+) -> None:
     end = clean[-1]
     assert isinstance(end, MatchEnded)
     events = [*clean[:-1], msgspec.structs.replace(end, server_seed="not it")]
@@ -120,8 +128,9 @@ def test_a_wrong_revealed_seed_is_a_provenance_finding(tmp_path: Path,
     assert [f.rule for f in v.findings] == ["deal.seed_mismatch"]
 
 
-def test_an_uncommitted_match_has_no_provenance_to_check(tmp_path: Path,
-                                                         unseeded: list[AnyEvent]) -> None:
+def test_an_uncommitted_match_has_no_provenance_to_check(
+    tmp_path: Path, unseeded: list[AnyEvent]
+) -> None:
     v = audit.audit_log(bl.write(tmp_path / "m.log", unseeded))
     assert v.provenance.status == "none" and v.ok
     assert not v.legality.complete
@@ -129,8 +138,7 @@ def test_an_uncommitted_match_has_no_provenance_to_check(tmp_path: Path,
 
 def test_a_missing_or_garbage_file_is_a_finding_not_an_exception(tmp_path: Path) -> None:
     v = audit.audit_log(tmp_path / "nope.log")
-    assert v.integrity.status == "unreadable" and [f.rule for f in v.findings] == [
-        "log.unreadable"]
+    assert v.integrity.status == "unreadable" and [f.rule for f in v.findings] == ["log.unreadable"]
     junk = tmp_path / "junk.log"
     junk.write_bytes(b"this is not a log at all")
     v = audit.audit_log(junk)
@@ -142,8 +150,9 @@ def test_an_empty_log_is_a_finding(tmp_path: Path) -> None:
     assert [f.rule for f in v.findings] == ["audit.empty"]
 
 
-def test_a_json_lines_log_is_audited_like_the_binary_one(tmp_path: Path,
-                                                         clean: list[AnyEvent]) -> None:
+def test_a_json_lines_log_is_audited_like_the_binary_one(
+    tmp_path: Path, clean: list[AnyEvent]
+) -> None:
     from buraco_log.jsonl import binary_to_jsonl
 
     src = bl.write(tmp_path / "m.log", clean)
@@ -161,8 +170,9 @@ def test_the_verdict_round_trips_through_json(tmp_path: Path, clean: list[AnyEve
     assert again == v
 
 
-def test_auditing_in_two_processes_gives_the_same_verdicts(tmp_path: Path,
-                                                           clean: list[AnyEvent]) -> None:
+def test_auditing_in_two_processes_gives_the_same_verdicts(
+    tmp_path: Path, clean: list[AnyEvent]
+) -> None:
     paths = []
     for i in range(6):
         events = bl.with_wrong_score(clean, i + 1)[0] if i % 2 else clean
@@ -174,17 +184,18 @@ def test_auditing_in_two_processes_gives_the_same_verdicts(tmp_path: Path,
     assert [v.ok for v in serial] == [True, False] * 3
 
 
-def test_find_logs_walks_directories_and_keeps_only_logs(tmp_path: Path,
-                                                         clean: list[AnyEvent]) -> None:
+def test_find_logs_walks_directories_and_keeps_only_logs(
+    tmp_path: Path, clean: list[AnyEvent]
+) -> None:
     (tmp_path / "sub").mkdir()
     bl.write(tmp_path / "sub" / "b.bin", clean)
     bl.write(tmp_path / "a.log", clean)
     (tmp_path / "notes.txt").write_text("not a log")
-    assert audit.find_logs([tmp_path]) == [str(tmp_path / "a.log"),
-                                           str(tmp_path / "sub" / "b.bin")]
+    assert audit.find_logs([tmp_path]) == [str(tmp_path / "a.log"), str(tmp_path / "sub" / "b.bin")]
 
 
 # -- show, diff, explain, timeline
+
 
 def test_summarize_gives_each_hand_and_the_cumulative_totals(clean: list[AnyEvent]) -> None:
     s = audit.summarize(clean)
@@ -205,8 +216,9 @@ def test_house_rule_overrides_are_listed(unseeded: list[AnyEvent]) -> None:
     assert audit.summarize([house]).overrides == {"target_score": 2000}
 
 
-def test_diff_finds_the_first_divergence_and_prefixes(tmp_path: Path,
-                                                      clean: list[AnyEvent]) -> None:
+def test_diff_finds_the_first_divergence_and_prefixes(
+    tmp_path: Path, clean: list[AnyEvent]
+) -> None:
     a = bl.write(tmp_path / "a.log", clean)
     events, seq = bl.with_illegal_discard(clean)
     b = bl.write(tmp_path / "b.log", events)
@@ -266,8 +278,9 @@ def test_burako_tiles_are_rendered_as_tiles() -> None:
 
 
 def test_the_audit_library_imports_no_edge_library() -> None:
-    code = ("import sys, buraco_log.audit, buraco_log.timeline, buraco_log.ruleids; "
-            "print(sorted(m for m in ('duckdb', 'pyarrow', 'typer', 'rich') if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True)
+    code = (
+        "import sys, buraco_log.audit, buraco_log.timeline, buraco_log.ruleids; "
+        "print(sorted(m for m in ('duckdb', 'pyarrow', 'typer', 'rich') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

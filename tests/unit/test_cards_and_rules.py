@@ -19,8 +19,10 @@ def test_every_card_round_trips_through_every_text_style(card: int, style: str) 
     assert parse_card(format_card(card, style)) == card  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize(("text", "same"), [("Th", "10h"), ("7♥", "7h"), ("10♥", "Th"),
-                                            ("JK", "🃏"), ("13k", "Ks"), ("1r", "Ah")])
+@pytest.mark.parametrize(
+    ("text", "same"),
+    [("Th", "10h"), ("7♥", "7h"), ("10♥", "Th"), ("JK", "🃏"), ("13k", "Ks"), ("1r", "Ah")],
+)
 def test_ascii_unicode_and_tile_spellings_name_the_same_card(text: str, same: str) -> None:
     assert parse_card(text) == parse_card(same)
 
@@ -49,22 +51,34 @@ def test_card_points_come_from_the_rules() -> None:
 
 
 def test_every_named_preset_exists_and_is_consistent() -> None:
-    assert set(PRESETS) == {"classic", "biriba", "bossa-nova", "thirteen", "thirteen-quick",
-                            "burraco", "mega", "burako"}
+    assert set(PRESETS) == {
+        "classic",
+        "biriba",
+        "bossa-nova",
+        "thirteen",
+        "thirteen-quick",
+        "burraco",
+        "mega",
+        "burako",
+    }
     for r in PRESETS.values():
         check(r)
 
 
-@pytest.mark.parametrize(("overrides", "field"), [
-    ({"player_counts": (2, 4, 6)}, "player_counts"),
-    ({"hand_size": 30}, "hand_size"),
-    ({"jokers": 3}, "jokers"),
-    ({"canastra_size": 2}, "canastra_size"),
-    ({"colour": "red"}, "colour"),
-    ({"target_score": "lots"}, "target_score"),
-])
-def test_impossible_house_rules_are_refused_naming_the_field(overrides: dict[str, object],
-                                                             field: str) -> None:
+@pytest.mark.parametrize(
+    ("overrides", "field"),
+    [
+        ({"player_counts": (2, 4, 6)}, "player_counts"),
+        ({"hand_size": 30}, "hand_size"),
+        ({"jokers": 3}, "jokers"),
+        ({"canastra_size": 2}, "canastra_size"),
+        ({"colour": "red"}, "colour"),
+        ({"target_score": "lots"}, "target_score"),
+    ],
+)
+def test_impossible_house_rules_are_refused_naming_the_field(
+    overrides: dict[str, object], field: str
+) -> None:
     with pytest.raises(RulesError) as info:
         derive("biriba", **overrides)
     assert info.value.field == field
@@ -87,6 +101,6 @@ def test_house_rules_load_from_toml(tmp_path: Path) -> None:
     r = load_toml(f)
     assert r.name == "bossa-nova+club" and r.target_score == 2000
     assert r.bonuses.going_out == 100 and r.morto_needs_canastra
-    f.write_text('target_score = 2000\n')
+    f.write_text("target_score = 2000\n")
     with pytest.raises(RulesError):
         load_toml(f)

@@ -10,8 +10,8 @@ from buraco_log.errors import IllegalMoveError
 from buraco_log.events import HandStarted
 from buraco_log.reducer import Replayer
 from buraco_log.rules import PRESETS, preset
-from tests.scenario import build_deal
 from tests.play import start
+from tests.scenario import build_deal
 
 
 def _replayer(name: str, players: int) -> Replayer:
@@ -32,8 +32,9 @@ def _refused(name: str, players: int, ev: HandStarted, rule: str) -> None:
     assert info.value.rule == rule, str(info.value)
 
 
-@pytest.mark.parametrize(("name", "players"), [(n, p) for n, r in PRESETS.items()
-                                               for p in r.player_counts])
+@pytest.mark.parametrize(
+    ("name", "players"), [(n, p) for n, r in PRESETS.items() for p in r.player_counts]
+)
 def test_every_preset_deals_its_exact_material(name: str, players: int) -> None:
     ev = _deal(name, players)
     r = _replayer(name, players)
@@ -54,8 +55,9 @@ def test_a_deal_with_a_card_too_many_is_refused() -> None:
 
 def test_a_short_hand_is_refused() -> None:
     ev = _deal("classic", 2)
-    bad = msgspec.structs.replace(ev, hands=(ev.hands[0][:-1], ev.hands[1]),
-                                  stock=(ev.hands[0][-1], *ev.stock))
+    bad = msgspec.structs.replace(
+        ev, hands=(ev.hands[0][:-1], ev.hands[1]), stock=(ev.hands[0][-1], *ev.stock)
+    )
     _refused("classic", 2, bad, "deal.hand_size")
 
 

@@ -42,6 +42,7 @@ def test_going_out_by_discarding_the_last_card_scores_the_going_out_bonus() -> N
 
 def _drawn(s: Scenario) -> str:
     from buraco_log.cards import format_card
+
     d = s.rep._t.drawn
     assert d is not None
     return format_card(d)

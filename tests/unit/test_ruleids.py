@@ -10,8 +10,15 @@ from buraco_log.ruleids import RULES, describe
 
 SRC = Path(__file__).resolve().parents[2] / "buraco_log"
 # Rule ids look like "family.name"; these modules raise or report them.
-RULE_SOURCES = ("reducer.py", "melds.py", "dealer.py", "moves.py", "scoring.py", "audit.py",
-                "timeline.py")
+RULE_SOURCES = (
+    "reducer.py",
+    "melds.py",
+    "dealer.py",
+    "moves.py",
+    "scoring.py",
+    "audit.py",
+    "timeline.py",
+)
 RULE_ID = re.compile(r"""["']([a-z_]+\.[a-z_]+)["']""")
 NOT_RULES = {"buraco_log.reducer", "buraco_log.jsonl"}  # module names in imports and messages
 
@@ -36,9 +43,12 @@ def log_kinds() -> set[str]:
                 if kw.arg == "kind" and isinstance(kw.value, ast.Constant):
                     kinds.add(str(kw.value.value))
             func = node.func
-            if (isinstance(func, ast.Attribute) and func.attr == "_error"
-                    and len(node.args) > position
-                    and isinstance(node.args[position], ast.Constant)):
+            if (
+                isinstance(func, ast.Attribute)
+                and func.attr == "_error"
+                and len(node.args) > position
+                and isinstance(node.args[position], ast.Constant)
+            ):
                 kinds.add(str(node.args[position].value))
     return kinds
 
