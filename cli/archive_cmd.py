@@ -1,0 +1,198 @@
+"""`buraco-log ingest`, `buraco-log query`, `buraco-log report`: the match archive."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import msgspec
+import typer
+
+from buraco_log import archive
+from cli.common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, Format, emit_json, fail, guarded
+
+
+class QueryFormat(StrEnum):
+    table = "table"
+    json = "json"
+    jsonl = "jsonl"
+    csv = "csv"
+    parquet = "parquet"
+
+
+class ReportFormat(StrEnum):
+    table = "table"
+    json = "json"
+    html = "html"
+
+
+def _jobs_default() -> int:
+    return max(1, min(os.cpu_count() or 1, 8))
+
+
+@guarded
+def ingest(
+    sources: Annotated[list[Path], typer.Argument(help="Log files, or directories to search.")],
+    archive_dir: Annotated[Path, typer.Option("--archive", "-a", help="The archive directory "
+                                              "(created if missing).")],
+    jobs: Annotated[int, typer.Option("--jobs", "-j", min=1,
+                                      help="Worker processes (default: CPUs, at most 8).")] = 0,
+    format: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
+) -> None:
+    """Check logs fully and add the good ones to an archive; refused logs go to its errors."""
+    report = _ingest_with_progress([str(s) for s in sources], str(archive_dir),
+                                   jobs or _jobs_default())
+    if format is Format.json:
+        emit_json(report)
+    else:
+        rate = report.events / report.seconds if report.seconds else 0.0
+        typer.echo(f"{report.files} logs: {report.added} matches added ({report.events:,} "
+                   f"events, {rate:,.0f} events/s with {report.jobs} jobs), "
+                   f"{report.already_stored} already stored, {report.duplicates} duplicates, "
+                   f"{report.known_errors} refused before, {len(report.errors)} refused now")
+        for e in report.errors:
+            where = f" seq {e.seq}" if e.seq is not None else ""
+            typer.echo(f"refused: {e.path}:{where} [{e.rule}] {e.message}")
+        if report.recovered:
+            typer.echo(f"cleaned up after an interrupted ingest: {len(report.recovered)} "
+                       "uncommitted file(s)")
+    if report.interrupted:
+        raise typer.Exit(130)
+    raise typer.Exit(EXIT_FINDINGS if report.errors else EXIT_OK)
+
+
+def _ingest_with_progress(sources: list[str], root: str, jobs: int) -> archive.IngestReport:
+    if not sys.stderr.isatty():
+        return archive.ingest(sources, root, jobs=jobs)
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )
+
+    with Progress(TextColumn("ingest"), BarColumn(), MofNCompleteColumn(),
+                  TextColumn("{task.fields[rate]}"), TimeRemainingColumn(),
+                  console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("ingest", total=None, rate="")
+
+        def update(p: archive.Progress) -> None:
+            rate = p.events / p.elapsed if p.elapsed else 0.0
+            bar.update(task, total=p.files, completed=p.done,
+                       rate=f"{rate:,.0f} events/s, {p.errors} refused")
+
+        return archive.ingest(sources, root, jobs=jobs, on_progress=update)
+
+
+def _cell(v: Any) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, float):
+        return f"{v:.6g}"
+    return str(v)
+
+
+def _text_table(columns: list[str], rows: list[list[Any]]) -> str:
+    cells = [[_cell(v) for v in r] for r in rows]
+    widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(columns)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True)).rstrip(),
+             "  ".join("-" * w for w in widths)]
+    lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)).rstrip()
+              for r in cells]
+    return "\n".join(lines) + "\n"
+
+
+def _json_value(v: Any) -> Any:
+    if isinstance(v, bytes):
+        return v.hex()
+    if hasattr(v, "isoformat"):
+        return v.isoformat()
+    if isinstance(v, dict):
+        return {k: _json_value(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_json_value(x) for x in v]
+    return v
+
+
+@guarded
+def query(
+    archive_dir: Annotated[Path, typer.Argument(help="The archive directory.")],
+    sql: Annotated[str, typer.Argument(help="One read-only SELECT over the views matches, "
+                                            "hands, events, melds, players, errors.")],
+    format: Annotated[QueryFormat, typer.Option("--format", "-f")] = QueryFormat.table,
+    output: Annotated[Path | None, typer.Option("--output", "-o",
+                                                help="Write here instead of stdout.")] = None,
+    threads: Annotated[int, typer.Option(min=1)] = archive.DEFAULT_THREADS,
+    memory_limit: Annotated[str, typer.Option()] = archive.DEFAULT_MEMORY_LIMIT,
+    timeout: Annotated[float, typer.Option(help="Seconds before the query is stopped.")] = 60.0,
+) -> None:
+    """Run read-only SQL over an archive, sandboxed (no files outside it, no settings)."""
+    if format is QueryFormat.parquet and output is None:
+        raise fail("--format parquet needs --output FILE", EXIT_USAGE)
+    table = archive.query(str(archive_dir), sql, threads=threads, memory_limit=memory_limit,
+                          timeout=timeout)
+    if format is QueryFormat.parquet:
+        import pyarrow.parquet as pq  # type: ignore[import-untyped]
+
+        pq.write_table(table, str(output), compression="zstd")
+        return
+    rows = table.to_pylist()
+    columns = table.column_names
+    if format is QueryFormat.json:
+        text = json.dumps([_json_value(r) for r in rows], indent=2) + "\n"
+    elif format is QueryFormat.jsonl:
+        text = "".join(json.dumps(_json_value(r)) + "\n" for r in rows)
+    elif format is QueryFormat.csv:
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(columns)
+        for r in rows:
+            w.writerow([_cell(r[c]) for c in columns])
+        text = buf.getvalue()
+    else:
+        text = _text_table(columns, [[r[c] for c in columns] for r in rows])
+    if output is not None:
+        output.write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+
+
+@guarded
+def report(
+    archive_dir: Annotated[Path, typer.Argument(help="The archive directory.")],
+    format: Annotated[ReportFormat, typer.Option("--format", "-f")] = ReportFormat.table,
+    output: Annotated[Path | None, typer.Option("--output", "-o",
+                                                help="Write here instead of stdout.")] = None,
+    top: Annotated[int, typer.Option(help="Players in the leaderboard (0: all).")] = 20,
+) -> None:
+    """The canned analyses: win rates, canastras, pile pickups, hands, morto, leaderboard."""
+    rep = archive.report(str(archive_dir), top=top)
+    if format is ReportFormat.json:
+        text = json.dumps(msgspec.to_builtins(rep), indent=2, sort_keys=True) + "\n"
+    elif format is ReportFormat.html:
+        text = archive.render_html(rep)
+    else:
+        parts = [f"{rep.matches:,} matches, {rep.events:,} events\n"]
+        for s in rep.sections:
+            parts.append(f"\n{s.title}\n")
+            parts.append(_text_table(s.columns, s.rows) if s.rows else "(no data)\n")
+        text = "".join(parts)
+    if output is not None:
+        output.write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+
+
+def register(app: typer.Typer) -> None:
+    """Add these commands to the top level of ``app``."""
+    app.command("ingest")(ingest)
+    app.command("query")(query)
+    app.command("report")(report)

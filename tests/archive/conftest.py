@@ -1,0 +1,66 @@
+"""Fixtures: a simulated corpus with broken logs among it, and an archive made from it."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from buraco_log.archive import IngestReport, ingest
+from buraco_log.log import read_events
+from tests import brokenlogs
+from tests.archive.corpus import make_corpus
+
+N_MATCHES = 24
+
+
+@dataclass
+class Corpus:
+    good: list[str]  # logs that must be archived
+    bad: dict[str, str]  # path -> expected error code
+    root: Path
+
+
+@pytest.fixture(scope="session")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Corpus:
+    root = tmp_path_factory.mktemp("corpus")
+    good = make_corpus(str(root / "good"), N_MATCHES, jobs=2)
+    bad_dir = root / "bad"
+    bad_dir.mkdir()
+    events = read_events(good[0])
+    bad: dict[str, str] = {}
+    illegal, _ = brokenlogs.with_illegal_discard(events)
+    bad[str(brokenlogs.write(bad_dir / "illegal.blog", illegal))] = "legality"
+    wrong, _ = brokenlogs.with_wrong_score(events)
+    bad[str(brokenlogs.write(bad_dir / "wrong-score.blog", wrong))] = "scoring"
+    bad[str(brokenlogs.write(bad_dir / "unfinished.blog", events[:-5]))] = "incomplete"
+    tampered = bad_dir / "tampered.blog"
+    shutil.copy(good[1], tampered)
+    brokenlogs.tamper(tampered, 0)
+    bad[str(tampered)] = "integrity"
+    torn = bad_dir / "torn.blog"
+    shutil.copy(good[2], torn)
+    brokenlogs.tear(torn)
+    bad[str(torn)] = "integrity"
+    garbage = bad_dir / "garbage.blog"
+    garbage.write_bytes(b"BURACOLG" + os.urandom(200))
+    bad[str(garbage)] = "integrity"
+    return Corpus(good=good, bad=bad, root=root)
+
+
+@dataclass
+class Archived:
+    path: Path
+    report: IngestReport
+    corpus: Corpus
+
+
+@pytest.fixture(scope="session")
+def archived(corpus: Corpus, tmp_path_factory: pytest.TempPathFactory) -> Archived:
+    """The whole corpus, good and bad, ingested with two workers. Tests must not change it."""
+    path = tmp_path_factory.mktemp("archives") / "main"
+    report = ingest([str(corpus.root)], path, jobs=2, chunk_size=4)
+    return Archived(path, report, corpus)

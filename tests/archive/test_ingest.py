@@ -1,0 +1,176 @@
+"""Ingest: what DuckDB sees equals what a Python replay of the logs says."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import duckdb
+import pyarrow.dataset as ds
+
+from buraco_log import audit
+from buraco_log.archive import connect, ingest, query
+from buraco_log.archive.flatten import game_id_of
+from buraco_log.archive.schema import SCHEMAS, markdown
+from buraco_log.log import read_events
+from buraco_log.reducer import replay
+from tests import brokenlogs
+from tests.archive.conftest import Archived, Corpus
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def rows(archive: Path, sql: str) -> list[tuple[object, ...]]:
+    return [tuple(r.values()) for r in query(archive, sql).to_pylist()]
+
+
+def test_every_good_log_is_archived_and_every_bad_one_is_refused(archived: Archived) -> None:
+    rep = archived.report
+    assert rep.added == len(archived.corpus.good)
+    assert sorted(e.path for e in rep.errors) == sorted(archived.corpus.bad)
+    assert rows(archived.path, "SELECT count(*) FROM matches") == [(len(archived.corpus.good),)]
+
+
+def test_counts_and_scores_in_duckdb_equal_a_python_replay(archived: Archived) -> None:
+    con = connect(archived.path)
+    for path in archived.corpus.good:
+        events = read_events(path)
+        state = replay(events)
+        digest = audit.read_log(path)[1].head
+        gid = game_id_of(digest)
+        m = con.execute("SELECT events, hands, totals, winner_side, match_id FROM matches "
+                        "WHERE game_id = ?", [gid]).fetchall()
+        assert m == [(len(events), len(state.results), list(state.totals), state.winner,
+                      state.match_id)]
+        assert con.execute("SELECT count(*), max(seq) FROM events WHERE game_id = ?",
+                           [gid]).fetchall() == [(len(events), len(events) - 1)]
+        hands = con.execute(
+            "SELECT hand, side, total, table_points, canastra_bonus, hand_penalty, "
+            "morto_penalty, canastras_clean, canastras_dirty, reason, turns "
+            "FROM hands WHERE game_id = ? ORDER BY hand, side", [gid]).fetchall()
+        expected = [(r.hand, s.side, s.total, s.table_points, s.canastra_bonus,
+                     s.hand_penalty, s.morto_penalty, s.canastras.get("clean", 0),
+                     s.canastras.get("dirty", 0), r.reason, r.turns)
+                    for r in state.results for s in r.scores]
+        assert hands == expected
+        per_hand_canastras = con.execute(
+            "SELECT hand, side, count(*) FILTER (WHERE canastra IS NOT NULL) FROM melds "
+            "WHERE game_id = ? GROUP BY ALL ORDER BY ALL", [gid]).fetchall()
+        for hand, side, n in per_hand_canastras:
+            assert n == sum(state.results[hand].scores[side].canastras.values())
+    con.close()
+
+
+def test_event_rows_follow_the_log(archived: Archived) -> None:
+    path = archived.corpus.good[3]
+    events = read_events(path)
+    gid = game_id_of(audit.read_log(path)[1].head)
+    got = rows(archived.path, f"SELECT seq, kind, seat FROM events WHERE game_id = {gid} "
+                              "ORDER BY seq")
+    assert [(e.seq, type(e).__struct_config__.tag, getattr(e, "seat", None))  # type: ignore[attr-defined]
+            for e in events] == got
+    # Sizes after each event: a draw takes one card from the stock, a discard adds one to the pile.
+    sizes = rows(archived.path, f"SELECT kind, stock - lag(stock) OVER w, pile - lag(pile) "
+                                f"OVER w FROM events WHERE game_id = {gid} "
+                                "WINDOW w AS (ORDER BY seq)")
+    assert {(d_s, d_p) for k, d_s, d_p in sizes if k == "dr"} == {(-1, 0)}
+    assert {(d_s, d_p) for k, d_s, d_p in sizes if k == "dc"} == {(0, 1)}
+
+
+def test_the_archive_verdict_agrees_with_the_audit(archived: Archived) -> None:
+    for path in archived.corpus.good:
+        assert audit.audit_log(path).ok
+    for path, code in archived.corpus.bad.items():
+        v = audit.audit_log(path)
+        # An unfinished match is legal as far as it goes; the archive keeps finished ones only.
+        assert (v.ok, v.legality.complete) == (True, False) if code == "incomplete" else not v.ok
+    stored = dict(rows(archived.path, "SELECT verdict, count(*) FROM matches GROUP BY 1"))
+    assert stored == {"ok": len(archived.corpus.good)}
+
+
+def test_corrupted_illegal_and_unfinished_logs_land_in_the_errors_table(
+        archived: Archived) -> None:
+    got = {os.path.basename(p): (code, rule) for p, code, rule in
+           rows(archived.path, "SELECT source_path, code, rule FROM errors")}
+    assert {k: v[0] for k, v in got.items()} == {
+        os.path.basename(p): code for p, code in archived.corpus.bad.items()}
+    assert got["illegal.blog"][1] == "discard.card_not_in_hand"
+    assert got["wrong-score.blog"][1] == "score.mismatch"
+    assert got["unfinished.blog"][1] == "archive.incomplete"
+    assert got["tampered.blog"][1].startswith("log.")
+    verdicts = rows(archived.path, "SELECT verdict_json IS NOT NULL FROM errors WHERE code IN "
+                                   "('legality', 'scoring', 'integrity')")
+    assert all(v for (v,) in verdicts)
+
+
+def test_reingest_stores_nothing_twice(archived: Archived, tmp_path: Path) -> None:
+    arch = tmp_path / "a"
+    shutil.copytree(archived.path, arch)
+    corpus = archived.corpus
+    again = ingest([str(corpus.root)], arch, jobs=1)
+    assert (again.added, again.already_stored, again.known_errors, again.errors) == (
+        0, len(corpus.good), len(corpus.bad), [])
+    # The same match with other bytes (another segmenting) is a duplicate by content digest.
+    copy = brokenlogs.write(tmp_path / "resealed.blog", read_events(corpus.good[0]), segment=7)
+    assert copy.read_bytes() != Path(corpus.good[0]).read_bytes()
+    dup = ingest([str(copy), corpus.good[0]], arch)
+    assert (dup.added, dup.duplicates, dup.already_stored) == (0, 1, 1)
+    assert rows(arch, "SELECT count(*), count(DISTINCT digest) FROM matches") == [
+        (len(corpus.good), len(corpus.good))]
+    assert rows(arch, "SELECT count(*) FROM errors") == [(len(corpus.bad),)]
+
+
+def test_ingest_is_incremental_and_leaves_old_files_alone(corpus: Corpus, tmp_path: Path) -> None:
+    arch = tmp_path / "inc"
+    first = ingest(corpus.good[:10], arch)
+    before = {p: os.stat(p).st_ino for p in _parquet_files(arch)}
+    second = ingest(corpus.good, arch, jobs=2, chunk_size=3)
+    assert (first.added, second.added, second.already_stored) == (10, len(corpus.good) - 10, 10)
+    after = {p: os.stat(p).st_ino for p in _parquet_files(arch)}
+    assert all(after.get(p) == ino for p, ino in before.items())
+    assert rows(arch, "SELECT count(*) FROM matches") == [(len(corpus.good),)]
+
+
+def test_one_and_two_jobs_give_the_same_rows(archived: Archived, tmp_path: Path) -> None:
+    one = tmp_path / "one"
+    ingest(archived.corpus.good, one, jobs=1)
+    sql = ("SELECT game_id, count(*), sum(stock), sum(pile), sum(coalesce(card, 0)) FROM events "
+           "GROUP BY 1 ORDER BY 1")
+    assert rows(one, sql) == rows(archived.path, sql)
+
+
+def test_plain_duckdb_and_pyarrow_read_the_dataset_without_buraco_log(
+        archived: Archived) -> None:
+    root = archived.path
+    con = duckdb.connect()
+    n = con.execute(f"SELECT count(*) FROM read_parquet('{root}/events/**/*.parquet', "
+                    "hive_partitioning = true)").fetchone()
+    assert n == rows(root, "SELECT count(*) FROM events")[0]
+    t = ds.dataset(str(root / "matches"), format="parquet", partitioning="hive").to_table()
+    assert t.num_rows == len(archived.corpus.good)
+    assert set(SCHEMAS["matches"].names) | {"preset", "month"} == set(t.column_names)
+
+
+def test_the_committed_schema_document_is_current() -> None:
+    committed = (REPO / "schema" / "archive.md").read_text(encoding="utf-8")
+    assert committed == markdown(), (
+        "schema/archive.md is stale: run `python -m buraco_log.archive.schema > "
+        "schema/archive.md`")
+
+
+def test_the_core_never_imports_the_archive() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys, buraco_log.reducer, buraco_log.log, buraco_log.audit, "
+            "buraco_log.scoring, buraco_log.moves\n"
+            "print(sorted(m for m in sys.modules if m.startswith('buraco_log.archive') "
+            "or m in ('duckdb', 'pyarrow')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=REPO)
+    assert out.stdout.strip() == "[]"
+
+
+def _parquet_files(root: Path) -> list[str]:
+    return sorted(str(p) for p in root.rglob("*.parquet"))
