@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from cli import dispute_cmd, log_cmd, rules_cmd
+from cli import archive_cmd, dispute_cmd, log_cmd, rules_cmd
 from cli.common import State
 
 app = typer.Typer(
@@ -27,6 +27,7 @@ def main(
 app.add_typer(rules_cmd.app, name="rules")
 log_cmd.register(app)
 dispute_cmd.register(app)
+archive_cmd.register(app)
 
 
 def run() -> None:
