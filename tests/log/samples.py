@@ -1,4 +1,5 @@
-"""Shared helpers for the match-log tests: sample events and logs on disk."""
+"""Shared helpers for the match-log tests: sample events and logs on disk (no pytest here:
+the crash test's writer process imports this module)."""
 
 from __future__ import annotations
 
@@ -6,8 +7,6 @@ import os
 import random
 from functools import cache
 from pathlib import Path
-
-import pytest
 
 from buraco_log import events as ev
 from buraco_log import log
@@ -87,11 +86,6 @@ def segment_offsets(path: Path) -> list[tuple[int, int, int]]:
         for offset, events in reader.segments():
             out.append((offset, events[0].seq, len(events)))
     return out
-
-
-@pytest.fixture
-def events20() -> list[ev.AnyEvent]:
-    return sample_events(20)
 
 
 def put(path: Path, data: bytes) -> None:

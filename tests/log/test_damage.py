@@ -13,7 +13,7 @@ import pytest
 
 from buraco_log import log
 from buraco_log.errors import LogFormatError
-from tests.log.conftest import put, sample_events, segment_offsets, write
+from tests.log.samples import put, sample_events, segment_offsets, write
 
 LOGS = [("durable", True), ("batched", True), ("durable", False), ("batched", False)]
 
