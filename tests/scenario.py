@@ -112,6 +112,7 @@ class Scenario:
         stock: str = "",
         mortos: dict[int, str] | None = None,
         upcard: str | None = None,
+        match_id: str = "t",
         **overrides: Any,
     ) -> None:
         r = preset(rules) if isinstance(rules, str) else rules
@@ -119,7 +120,7 @@ class Scenario:
             r = derive(r, **overrides)
         self.rules = r
         self.players = players
-        ms = start(r, players)
+        ms = start(r, players, match_id)
         from msgspec.structs import replace
 
         ms = replace(ms, first_dealer=players - 1)
