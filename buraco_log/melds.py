@@ -250,6 +250,44 @@ def _run(
     return Reading("run", size, suit=suit, lo=lo, hi=hi, wild=wild, gap=gap, canastra=canastra)
 
 
+class MeldCache:
+    """Readings of valid melds under one rules value, keyed by the sorted cards.
+
+    Replay reads the whole meld again on every lay-off; the same card multisets come back
+    often across a match and an archive, so a bounded memo saves most of that work.
+    """
+
+    __slots__ = ("_memo", "limit", "rules")
+
+    def __init__(self, rules: Rules, limit: int = 200_000) -> None:
+        self.rules = rules
+        self.limit = limit
+        self._memo: dict[tuple[Card, ...], Reading] = {}
+
+    def read(self, cards: Sequence[Card]) -> Reading:
+        key = tuple(sorted(cards))
+        hit = self._memo.get(key)
+        if hit is None:
+            hit = read_meld(cards, self.rules)
+            if len(self._memo) >= self.limit:
+                self._memo.clear()
+            self._memo[key] = hit
+        return hit
+
+
+_CACHES: dict[int, MeldCache] = {}
+
+
+def cache_for(rules: Rules) -> MeldCache:
+    """The shared :class:`MeldCache` of a rules value (one per distinct object)."""
+    cache = _CACHES.get(id(rules))
+    if cache is None or cache.rules is not rules:
+        if len(_CACHES) > 64:
+            _CACHES.clear()
+        cache = _CACHES[id(rules)] = MeldCache(rules)
+    return cache
+
+
 def is_meld(cards: Sequence[Card], rules: Rules) -> bool:
     try:
         read_meld(cards, rules)

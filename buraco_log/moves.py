@@ -130,7 +130,8 @@ def candidate_melds(
         by_suit[SUIT[c]].setdefault(rank, c)
         if rank == ACE:
             by_suit[SUIT[c]].setdefault(14, c)
-    distinct_wilds = sorted(set(wilds))
+    # The card that must be used goes first, so every cut below keeps it.
+    distinct_wilds = sorted(set(wilds), key=lambda c: (c != must, c))
     out: list[tuple[Card, ...]] = []
     seen: set[tuple[Card, ...]] = set()
 
@@ -143,9 +144,9 @@ def candidate_melds(
             out.append(cards)
 
     for _rank, cards in sorted(by_rank.items()):
-        if len(cards) >= 3:
-            add(tuple(cards))
-            add(tuple(cards[:3]))
+        cards.sort(key=lambda c: c != must)
+        for size in range(len(cards), 2, -1):
+            add(tuple(cards[:size]))
         if len(cards) >= 2:
             for w in distinct_wilds:
                 add((*cards[:2], w))

@@ -33,12 +33,13 @@ from buraco_log.events import (
     WentOut,
     tag_of,
 )
-from buraco_log.melds import MeldError, read_meld
+from buraco_log.melds import MeldError, cache_for, read_meld
 from buraco_log.rules import Rules
 from buraco_log.scoring import match_decided, score_hand
 from buraco_log.state import HandResult, Meld, State
 
 SNAPSHOT_EVERY = 64
+_NO_RULES = Rules(name="none")
 
 
 class _Table:
@@ -84,6 +85,7 @@ class _Table:
         self.went_out = s.went_out
         self.winner = s.winner
         self.points: list[int] = s.rules.point_table() if s.rules else []
+        self.readings = cache_for(s.rules) if s.rules else cache_for(_NO_RULES)
 
     def freeze(self) -> State:
         return State(
@@ -257,7 +259,7 @@ class _Table:
         assert r is not None
         side = self.sides[seat]
         try:
-            reading = read_meld(cards, r)
+            reading = self.readings.read(cards)
         except MeldError as exc:
             raise self.fail(ev, exc.rule, f"{self.who(seat)}: {exc}", seat, cards) from None
         if reading.kind == "set" and r.max_sets_per_rank:
@@ -293,6 +295,7 @@ class _Table:
         self.match_id = ev.match_id
         self.rules = ev.rules
         self.points = ev.rules.point_table()
+        self.readings = cache_for(ev.rules)
         self.players = ev.players
         self.sides = ev.sides
         self.n_sides = ev.rules.sides(n)
@@ -484,7 +487,7 @@ class _Table:
         old = self.melds[side][ev.meld]
         cards = old.cards + ev.cards
         try:
-            reading = read_meld(cards, r)
+            reading = self.readings.read(cards)
         except MeldError as exc:
             raise self.fail(ev, exc.rule, f"{self.who(seat)} laying off on meld {ev.meld}: "
                             f"{exc}", seat, ev.cards) from None

@@ -97,12 +97,27 @@ class Rules(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         return self.points.high if r >= 8 else self.points.low
 
     def point_table(self) -> list[int]:
-        """Card points indexed by card code (a flat table for the hot path)."""
+        """Card points indexed by card code (a flat table for the hot path). Do not mutate."""
+        return _point_table(self)
+
+    def _build_point_table(self) -> list[int]:
         table = [0] * 65
         for code in range(65):
             if code == JOKER or 1 <= RANK[code] <= KING:
                 table[code] = self.card_points(code)
         return table
+
+
+_POINT_TABLES: dict[int, tuple[Rules, list[int]]] = {}
+
+
+def _point_table(rules: Rules) -> list[int]:
+    hit = _POINT_TABLES.get(id(rules))
+    if hit is None or hit[0] is not rules:
+        if len(_POINT_TABLES) > 64:
+            _POINT_TABLES.clear()
+        hit = _POINT_TABLES[id(rules)] = (rules, rules._build_point_table())
+    return hit[1]
 
 
 _BRAZILIAN = Rules(
