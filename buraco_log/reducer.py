@@ -269,8 +269,7 @@ class _Table:
                 raise self.fail(ev, "meld.second_set_of_rank",
                                 f"{self.who(seat)}: the side already has a set of that rank",
                                 seat, cards)
-        return Meld(id=len(self.melds[side]), side=side, cards=cards, kind=reading.kind,
-                    canastra=reading.canastra, laid_by=seat)
+        return Meld(len(self.melds[side]), side, cards, reading.kind, reading.canastra, seat)
 
     # ----------------------------------------------------------------- handlers
     # Each handler checks (when ``check``) and then applies. Checks come before any change,
@@ -453,50 +452,67 @@ class _Table:
 
     def on_meld_laid(self, ev: MeldLaid, check: bool) -> None:
         seat = ev.seat
-        side = self.sides[seat] if 0 <= seat < len(self.sides) else -1
+        cards = ev.cards
         if check:
-            self.expect_turn(ev, seat, "play")
-            self.take_from_hand(ev, seat, ev.cards, "meld.cards_not_in_hand")
-            self.check_top_first(ev, seat, ev.cards)
+            if self.phase != "play" or seat != self.turn:
+                self.expect_turn(ev, seat, "play")
+            rest = _without(self.hands[seat], cards)
+            if rest is None:
+                self.take_from_hand(ev, seat, cards, "meld.cards_not_in_hand")
+                raise AssertionError("unreachable: take_from_hand raises")
+            if self.pile_top is not None:
+                self.check_top_first(ev, seat, cards)
+            side = self.sides[seat]
             if ev.meld is not None and ev.meld != len(self.melds[side]):
                 raise self.fail(ev, "meld.wrong_id",
                                 f"new meld numbered {ev.meld}; the side's next is "
                                 f"{len(self.melds[side])}", seat)
-        meld = self.meld_value(ev, seat, ev.cards)
-        if check:
-            self.check_remaining(ev, seat, len(self.hands[seat]) - len(ev.cards))
-        self.remove(seat, ev.cards)
+            meld = self.meld_value(ev, seat, cards)
+            if len(rest) < 2:
+                self.check_remaining(ev, seat, len(rest))
+        else:
+            side = self.sides[seat]
+            meld = self.meld_value(ev, seat, cards)
+            rest = _without(self.hands[seat], cards) or []
+        self.hands[seat] = rest
         self.melds[side].append(meld)
-        self.after_laying(seat, ev.cards)
+        self.after_laying(seat, cards)
 
     def on_cards_laid_off(self, ev: CardsLaidOff, check: bool) -> None:
         seat = ev.seat
-        r = self.rules
-        assert r is not None
-        side = self.sides[seat] if 0 <= seat < len(self.sides) else -1
+        add = ev.cards
         if check:
-            self.expect_turn(ev, seat, "play")
+            if self.phase != "play" or seat != self.turn:
+                self.expect_turn(ev, seat, "play")
+            side = self.sides[seat]
             if not 0 <= ev.meld < len(self.melds[side]):
                 raise self.fail(ev, "layoff.no_such_meld",
                                 f"the side of {self.who(seat)} has no meld {ev.meld} (cards are "
-                                "laid off only on the side's own melds)", seat, ev.cards)
-            if not ev.cards:
+                                "laid off only on the side's own melds)", seat, add)
+            if not add:
                 raise self.fail(ev, "layoff.no_cards", "nothing was laid off", seat)
-            self.take_from_hand(ev, seat, ev.cards, "meld.cards_not_in_hand")
-            self.check_top_first(ev, seat, ev.cards)
+            rest = _without(self.hands[seat], add)
+            if rest is None:
+                self.take_from_hand(ev, seat, add, "meld.cards_not_in_hand")
+                raise AssertionError("unreachable: take_from_hand raises")
+            if self.pile_top is not None:
+                self.check_top_first(ev, seat, add)
+        else:
+            side = self.sides[seat]
+            rest = _without(self.hands[seat], add) or []
         old = self.melds[side][ev.meld]
-        cards = old.cards + ev.cards
+        cards = old.cards + add
         try:
             reading = self.readings.read(cards)
         except MeldError as exc:
             raise self.fail(ev, exc.rule, f"{self.who(seat)} laying off on meld {ev.meld}: "
-                            f"{exc}", seat, ev.cards) from None
-        if check:
-            self.check_remaining(ev, seat, len(self.hands[seat]) - len(ev.cards))
-        self.remove(seat, ev.cards)
-        self.melds[side][ev.meld] = Meld(id=old.id, side=side, cards=cards, kind=reading.kind,
-                                         canastra=reading.canastra, laid_by=old.laid_by)
-        self.after_laying(seat, ev.cards)
+                            f"{exc}", seat, add) from None
+        if check and len(rest) < 2:
+            self.check_remaining(ev, seat, len(rest))
+        self.hands[seat] = rest
+        self.melds[side][ev.meld] = Meld(old.id, side, cards, reading.kind, reading.canastra,
+                                         old.laid_by)
+        self.after_laying(seat, add)
 
     def on_opening_retracted(self, ev: OpeningRetracted, check: bool) -> None:
         seat = ev.seat
@@ -793,7 +809,13 @@ class Replayer:
         return self._t.phase
 
     def step(self, event: AnyEvent) -> None:
-        _dispatch(self._t, event, True)
+        t = self._t
+        handler = _HANDLERS.get(event.__class__)
+        if handler is None or event.seq != t.seq + 1 or t.phase in _EDGE_PHASES:
+            _dispatch(t, event, True)  # the slow path names what is wrong
+        else:
+            handler(t, event, True)
+            t.seq = event.seq
         if self._every and event.seq % self._every == 0:
             self.snapshots[event.seq] = self._t.freeze()
 
@@ -834,6 +856,17 @@ def state_at(events: Iterable[AnyEvent], seq: int, *, check: bool = True) -> Sta
     if r.seq != seq:
         raise ReplayError(f"the log has no seq {seq} (last seq {r.seq})", seq=seq)
     return r.state()
+
+
+def _without(hand: list[int], cards: tuple[int, ...]) -> list[int] | None:
+    """``hand`` less ``cards`` as a new list, or None when the hand lacks one of them."""
+    rest = hand.copy()
+    try:
+        for c in cards:
+            rest.remove(c)
+    except ValueError:
+        return None
+    return rest
 
 
 def _set_rank(cards: tuple[int, ...]) -> int:
