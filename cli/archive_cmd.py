@@ -41,8 +41,8 @@ def ingest(
     sources: Annotated[list[Path], typer.Argument(help="Log files, or directories to search.")],
     archive_dir: Annotated[Path, typer.Option("--archive", "-a", help="The archive directory "
                                               "(created if missing).")],
-    jobs: Annotated[int, typer.Option("--jobs", "-j", min=1,
-                                      help="Worker processes (default: CPUs, at most 8).")] = 0,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", min=0,
+                                      help="Worker processes (0: one per CPU, at most 8).")] = 0,
     format: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
 ) -> None:
     """Check logs fully and add the good ones to an archive; refused logs go to its errors."""

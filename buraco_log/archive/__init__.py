@@ -15,9 +15,9 @@ Public API::
 from __future__ import annotations
 
 from .ingest import ErrorSummary, IngestReport, Progress, ingest
-from .query import DEFAULT_MEMORY_LIMIT, DEFAULT_THREADS, connect, create_views, query
 from .report import Report, Section, render_html, report
 from .schema import ARCHIVE_VERSION, SCHEMAS, TABLES
+from .views import DEFAULT_MEMORY_LIMIT, DEFAULT_THREADS, connect, create_views, query
 
 __all__ = [
     "ARCHIVE_VERSION",

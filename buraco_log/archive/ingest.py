@@ -234,9 +234,8 @@ def ingest(
             else:
                 _run_pool(chunks, report.jobs, take, flush)
         except KeyboardInterrupt:
-            report.interrupted = True
-        finally:
-            flush(force=True)
+            report.interrupted = True  # keep what was checked; any other error aborts the batch
+        flush(force=True)
         for row in unreadable:
             report.errors.append(ErrorSummary(row["source_path"], row["code"], row["rule"],
                                               row["message"], row["seq"]))

@@ -16,7 +16,7 @@ from typing import Any
 import duckdb
 import msgspec
 
-from .query import DEFAULT_MEMORY_LIMIT, DEFAULT_THREADS, connect
+from .views import DEFAULT_MEMORY_LIMIT, DEFAULT_THREADS, connect
 
 ELO_START = 1500.0
 ELO_K = 24.0
