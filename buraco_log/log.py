@@ -19,6 +19,8 @@ import contextlib
 import fcntl
 import hashlib
 import importlib
+import itertools
+import operator
 import os
 import shutil
 import struct
@@ -54,6 +56,7 @@ _SEG_TAIL = struct.Struct("<II")
 _DIGEST = 32
 _CHAIN_DOMAIN = b"buraco-log chain\x00"
 _READ_BUFFER = 1 << 20
+_SEQ = operator.attrgetter("seq")
 
 
 class Torn(msgspec.Struct, frozen=True):
@@ -428,7 +431,7 @@ class Reader:
             )
         events = self._decode(payload, off, first_seq)
         last = first_seq + count
-        if [e.seq for e in events] != list(range(first_seq, last)):
+        if list(map(_SEQ, events)) != list(range(first_seq, last)):
             bad = next(i for i, e in enumerate(events) if e.seq != first_seq + i)
             raise self._error(
                 f"event {bad} of the record has seq {events[bad].seq}, expected {first_seq + bad}",
@@ -617,6 +620,8 @@ class Writer:
         self._fd: int | None = None
         self._broken: str | None = None
         self._validator: Any = _new_validator(self.path) if validate else None
+        self._fast = False  # batched, unvalidated and open: append only buffers
+        self._expect = FIRST_SEQ  # seq of the next event, buffered ones included
         fd = _create_locked(self.path, ev.FORMAT_VERSION, sealed)
         if fd is not None:
             self.sealed = sealed
@@ -625,6 +630,7 @@ class Writer:
             self._next_seq = FIRST_SEQ
             self._chain = chain_start()
             self._fd = fd
+            self._opened()
             return
         fd = os.open(self.path, os.O_RDWR)
         try:
@@ -634,6 +640,11 @@ class Writer:
             os.close(fd)
             raise
         self._fd = fd
+        self._opened()
+
+    def _opened(self) -> None:
+        self._expect = self._next_seq
+        self._fast = self.batched and self._validator is None
 
     def _resume(self) -> None:
         with Reader(self.path, allow_torn=True) as reader:
@@ -668,7 +679,7 @@ class Writer:
     @property
     def next_seq(self) -> int:
         """The seq the next appended event must carry."""
-        return self._next_seq + len(self._buffer)
+        return self._expect
 
     @property
     def head(self) -> str:
@@ -686,8 +697,16 @@ class Writer:
 
     def append(self, event: ev.AnyEvent) -> int:
         """Record one event and return its seq; durable on return unless batched."""
+        if self._fast and event.seq == self._expect:  # batched, unvalidated: just buffer
+            self._expect += 1
+            buffer = self._buffer
+            buffer.append(event)
+            if len(buffer) >= self.batch_events:
+                self._write_buffer()
+            return event.seq
         self._check(event)
         self._buffer.append(event)
+        self._expect += 1
         if not self.batched or len(self._buffer) >= self.batch_events:
             self._write_buffer()
         return event.seq
@@ -698,11 +717,15 @@ class Writer:
         If one event is refused, the events before it are still recorded.
         """
         try:
-            for event in events:
-                self._check(event)
-                self._buffer.append(event)
-                if len(self._buffer) >= self.batch_events:
-                    self._write_buffer(sync=False)
+            if self._fast:
+                self._extend_unchecked(events)
+            else:
+                for event in events:
+                    self._check(event)
+                    self._buffer.append(event)
+                    self._expect += 1
+                    if len(self._buffer) >= self.batch_events:
+                        self._write_buffer(sync=False)
         finally:
             if not self.batched and self._broken is None and self._fd is not None:
                 self._write_buffer()
@@ -723,11 +746,27 @@ class Writer:
             self._close_quietly()
 
     def _close_quietly(self) -> None:
+        self._fast = False
         if self._fd is not None:
             fd, self._fd = self._fd, None
             os.close(fd)  # closing the descriptor releases the flock
 
     # -- internals
+    def _extend_unchecked(self, events: Iterable[ev.AnyEvent]) -> None:
+        """Buffer many events with one seq check per chunk (no validator to run)."""
+        it = iter(events)
+        while chunk := list(itertools.islice(it, self.batch_events - len(self._buffer))):
+            seqs = list(map(_SEQ, chunk))
+            if seqs != list(range(self._expect, self._expect + len(chunk))):
+                for event in chunk:  # buffer the good ones, then refuse the first bad one
+                    self._check(event)
+                    self._buffer.append(event)
+                    self._expect += 1
+            self._buffer.extend(chunk)
+            self._expect += len(chunk)
+            if len(self._buffer) >= self.batch_events:
+                self._write_buffer(sync=False)
+
     def _check(self, event: ev.AnyEvent) -> None:
         if self._fd is None or self._broken is not None:
             raise LogFormatError(
@@ -736,7 +775,7 @@ class Writer:
                 offset=self._end,
                 kind="closed",
             )
-        expected = self._next_seq + len(self._buffer)
+        expected = self._expect
         if event.seq != expected:
             raise LogFormatError(
                 f"appended event has seq {event.seq}, expected {expected}",
@@ -776,6 +815,7 @@ class Writer:
 
     def _fail(self, message: str) -> None:
         self._broken = message
+        self._fast = False
         raise LogFormatError(
             message, path=self.path, offset=self._end, seq=self._next_seq, kind="io"
         )
