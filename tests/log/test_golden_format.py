@@ -4,11 +4,14 @@ them as they are, through the upcasters when the format version has moved on."""
 from __future__ import annotations
 
 import json
+import zlib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from buraco_log import jsonl, log
+from buraco_log.errors import LogFormatError
 from buraco_log.reducer import Replayer
 
 FORMAT = Path(__file__).resolve().parents[2] / "examples" / "format"
@@ -41,3 +44,38 @@ def test_golden_logs_are_never_rewritten(tmp_path: Path) -> None:
 
     with pytest.raises(SystemExit, match="never rewritten"):
         make_format_golden.main()
+
+
+def test_a_newer_format_reads_the_v1_golden_log_through_its_upcaster(monkeypatch: Any) -> None:
+    """Pretend version 2 added a field to CardDrawn: v1 records are upcast before decoding."""
+    from buraco_log import events as ev
+
+    seen: list[int] = []
+
+    def upcast(record: Any, version: int) -> Any:
+        seen.append(version)
+        return record  # v1 -> v2: nothing to change for this pretend step
+
+    monkeypatch.setattr(ev, "FORMAT_VERSION", 2)
+    monkeypatch.setattr(ev, "upcast", upcast)
+    path = FORMAT / "v1.blog"
+    events = log.read_events(path)
+    assert len(events) == EXPECTED["v1.blog"]["events"] and set(seen) == {1}
+    assert log.verify(path).head == EXPECTED["v1.blog"]["head"]
+    with pytest.raises(LogFormatError) as exc:
+        log.Writer(path, validate=False)
+    assert exc.value.kind == "version"
+
+
+def test_a_log_from_a_newer_buraco_log_is_refused_by_version(tmp_path: Path) -> None:
+    from buraco_log import events as ev
+
+    data = bytearray((FORMAT / "v1.blog").read_bytes())
+    head = bytes(data[:16])
+    head = head[:10] + (ev.FORMAT_VERSION + 1).to_bytes(2, "little") + head[12:16]
+    data[:20] = head + zlib.crc32(head).to_bytes(4, "little")
+    path = tmp_path / "future.blog"
+    path.write_bytes(bytes(data))
+    with pytest.raises(LogFormatError) as exc:
+        log.verify(path)
+    assert exc.value.kind == "version" and "not known" in str(exc.value)
