@@ -45,6 +45,9 @@ def to_dict(event: AnyEvent) -> dict[str, Any]:
     return event_to_json(event)
 
 
+NO_SNAPSHOTS = 1 << 30
+"""Snapshot spacing for one-pass replays that never jump."""
+
 # -- results ----------------------------------------------------------------------------------
 
 IntegrityStatus = Literal["sealed", "unsealed", "torn", "broken", "unreadable"]
@@ -435,7 +438,7 @@ def audit_events(events: Sequence[AnyEvent], integrity: Integrity, path: str = "
         findings.append(Finding("legality", "audit.empty", "the log holds no events"))
     prov = _provenance(events)
     findings += prov.findings
-    tl = Timeline(events)
+    tl = Timeline(events, snapshot_every=NO_SNAPSHOTS)  # the audit never jumps back
     illegal = _illegal(tl)
     if illegal is not None:
         findings.append(Finding("legality", illegal.rule,
@@ -569,7 +572,7 @@ def _flat(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
 def summarize(events: Sequence[AnyEvent], *, path: str = "",
               integrity: Integrity | None = None) -> Summary:
     """A match summary (replays up to the first illegal event, if any)."""
-    tl = Timeline(events, snapshot_every=1 << 30)
+    tl = Timeline(events, snapshot_every=NO_SNAPSHOTS)
     state = tl.final
     start = events[0] if events and isinstance(events[0], MatchStarted) else None
     players = state.players

@@ -266,7 +266,11 @@ class Timeline:
                     self.before_illegal = rep.state()
                     self.events = self.events[:i]
                     break
-            if isinstance(ev, MatchStarted):
+            if isinstance(ev, (CardDrawn, PileTaken)):  # the commonest events first
+                if ev.seat != last_seat:
+                    self.turn_starts[hand].append(ev.seq)
+                last_seat = ev.seat
+            elif isinstance(ev, MatchStarted):
                 self.players = ev.players
                 self.rules = ev.rules
             elif isinstance(ev, HandStarted):
@@ -274,11 +278,8 @@ class Timeline:
                 self.deals[hand] = ev.seq
                 self.turn_starts[hand] = []
                 last_seat = None
-            elif isinstance(ev, CardDrawn | PileTaken) and ev.seat != last_seat:
-                self.turn_starts[hand].append(ev.seq)
-            seat = getattr(ev, "seat", None)
-            if seat is not None:
-                last_seat = seat
+            else:
+                last_seat = getattr(ev, "seat", last_seat)
         self.snapshots = rep.snapshots
         self.final = rep.state()
         self.last_seq = self.final.seq
