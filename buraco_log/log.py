@@ -580,7 +580,8 @@ def _create_locked(path: str, version: int, sealed: bool) -> int | None:
         except FileExistsError:
             os.close(fd)
             return None
-        _fsync_dir(path)
+        os.unlink(tmp)
+        _fsync_dir(path)  # after the unlink too, so no temporary name survives a crash
         return fd
     except BaseException:
         with contextlib.suppress(OSError):
@@ -689,11 +690,8 @@ class Writer:
     def __enter__(self) -> Writer:
         return self
 
-    def __exit__(self, exc_type: object, *exc: object) -> None:
-        if exc_type is None:
-            self.close()
-        else:
-            self._close_quietly()
+    def __exit__(self, *exc: object) -> None:
+        self.close()  # events accepted before an exception are still written
 
     def append(self, event: ev.AnyEvent) -> int:
         """Record one event and return its seq; durable on return unless batched."""

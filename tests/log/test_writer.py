@@ -250,3 +250,13 @@ def test_a_whole_simulated_match_round_trips(tmp_path: Path) -> None:
     with pytest.raises(LogFormatError):
         log.write_log(path, match)
     os.unlink(path)
+
+
+def test_events_accepted_before_an_exception_are_still_written(tmp_path: Path) -> None:
+    events = sample_events(5)
+    path = tmp_path / "a.blog"
+    with pytest.raises(LogFormatError), log.Writer(path, validate=False, batched=True) as w:
+        w.append_many(events[:3])
+        w.append(events[4])  # wrong seq
+    assert log.read_events(path) == events[:3]
+    assert not [p for p in os.listdir(tmp_path) if p.endswith(".new")]
