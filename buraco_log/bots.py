@@ -1,16 +1,23 @@
-"""Bots that choose among the engine's legal moves: a random one and a heuristic one.
+"""Bots that play legal Buraco: a random one and a heuristic one.
 
-A bot sees the full ``State`` (that is what ``legal_moves`` takes), but the heuristic bot reads
-only what its seat could see: its own hand, the table, the open discard pile and the counts.
-Every choice is one of the moves it was offered, so a bot can never play an illegal move.
+Both choose among the engine's legal moves (``buraco_log.moves.legal_moves``), so neither can
+play an illegal move. The heuristic bot also has a fast path, :meth:`HeuristicBot.fast_move`,
+that builds its move straight from the table without listing every legal move; the simulator
+still puts that move through the reducer, and falls back to the full list when the reducer
+refuses it or when the fast path declines (rare phases: the morto, going out, a vulnerable
+opening, the pile top still to use, the first-turn redraw, the end of the stock).
+
+The heuristic bot reads only what its seat could see: its own hand, the table, the open
+discard pile and the stock count.
 
 Core module: stdlib and msgspec only.
 """
 
 from __future__ import annotations
 
+import itertools
 import random
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Protocol
 
 from buraco_log.cards import JOKER, RANK, SUIT, Card
@@ -25,11 +32,61 @@ from buraco_log.events import (
     MortoTaken,
     OpeningRetracted,
     PileTaken,
+    Player,
     WentOut,
 )
 from buraco_log.melds import MeldError, read_meld
 from buraco_log.rules import Rules
 from buraco_log.state import Meld, State
+
+
+class TableView(Protocol):
+    """What the bots read: a frozen ``State`` or the reducer's live table both provide it."""
+
+    @property
+    def seq(self) -> int: ...
+    @property
+    def rules(self) -> Rules | None: ...
+    @property
+    def phase(self) -> str: ...
+    @property
+    def hand(self) -> int: ...
+    @property
+    def turn(self) -> int: ...
+    @property
+    def turns(self) -> int: ...
+    @property
+    def players(self) -> Sequence[Player]: ...
+    @property
+    def sides(self) -> Sequence[int]: ...
+    @property
+    def hands(self) -> Sequence[Sequence[Card]]: ...
+    @property
+    def melds(self) -> Sequence[Sequence[Meld]]: ...
+    @property
+    def pile(self) -> Sequence[Card]: ...
+    @property
+    def stock(self) -> Sequence[Card]: ...
+    @property
+    def morto_taken(self) -> Sequence[bool]: ...
+    @property
+    def vulnerable(self) -> Sequence[bool]: ...
+    @property
+    def opened(self) -> Sequence[bool]: ...
+    @property
+    def opening_min(self) -> Sequence[int]: ...
+    @property
+    def opening_points(self) -> int: ...
+    @property
+    def pile_top(self) -> Card | None: ...
+    @property
+    def may_reject(self) -> bool: ...
+    @property
+    def rejected(self) -> bool: ...
+    @property
+    def drawn(self) -> Card | None: ...
+    @property
+    def laid_this_turn(self) -> Sequence[Card]: ...
 
 
 class Bot(Protocol):
@@ -57,31 +114,37 @@ class RandomBot:
         return rest[rng.randrange(len(rest))]
 
 
+_TWOS = (2, 18, 34, 50)
+_WILDS: frozenset[Card] = frozenset((JOKER, *_TWOS))
+_FORBIDDEN = -5000.0
+# The best a discard can score: -10 minus a keep value that is at least -(15 points) / 10.
+_DISCARD_CEILING = -8.5  # a move the bot must not make (it would get stuck or break a plan)
+
+
 def _is_wild(card: Card) -> bool:
     # A 2 may stand as itself in a run of its suit; the heuristic treats every 2 as a wild.
-    return card == JOKER or RANK[card] == 2
+    return card in _WILDS
 
 
 class HeuristicBot:
     """Plays like a careful beginner.
 
-    - Lays every meld and lay-off it can, longest and cleanest first, and saves wild cards for
-      melds that reach a canastra or for going out. Under vulnerability it lays its opening only
-      when the melds at hand reach the minimum.
-    - Takes the pile when its top card can be used at once, or when the pile is large and fits
-      the hand.
-    - Goes out (and takes the morto) whenever the rules allow: emptying the hand is preferred to
-      any other move.
-    - Discards the card least useful to it and least useful to the next player: never a card
+    - Lays every meld and lay-off it can, longest and cleanest first, growing the melds closest
+      to a canastra, and saves wild cards for melds that reach a canastra or for going out.
+      Under vulnerability it lays its opening only when the melds at hand reach the minimum.
+    - Takes the pile when its top card can be used at once and the pile fits the hand.
+    - Goes out, and takes the morto, whenever the rules allow: emptying the hand beats any move.
+    - Discards the card least useful to itself and to the next player: never willingly a card
       that the next player's side can lay off, and a wild only when nothing else is left.
+    - Never strands itself with one card it may not discard, and ends a hand whose stock is out
+      rather than passing the pile back and forth.
     """
 
     name = "heuristic"
 
-    def __init__(self) -> None:
-        # Cards a meld accepts one at a time, by the meld's cards: melds change rarely.
-        self._accepts: dict[tuple[Card, ...], frozenset[Card]] = {}
-        self._rules: Rules | None = None
+    def __init__(self, cache: MeldCache | None = None) -> None:
+        # Bots of one match may share a cache: they see the same melds.
+        self.cache = cache if cache is not None else MeldCache()
         # (hand, turn count) of the last retracted opening: no second try in that turn.
         self._retracted: tuple[int, int] = (-1, -1)
         # Stall guard: with a free pile two players can pass it back and forth forever, so after
@@ -89,32 +152,87 @@ class HeuristicBot:
         self._stock_seen: tuple[int, int] = (-1, -1)
         self.stalled = 0
 
+    # --- entry points ------------------------------------------------------------------------
+
     def choose(self, state: State, moves: Sequence[AnyEvent], rng: random.Random) -> AnyEvent:
-        if len(moves) == 1:
-            if isinstance(moves[0], OpeningRetracted):
-                self._retracted = (state.hand, state.turns)
-            return moves[0]
-        rules = state.rules
-        assert rules is not None
-        if rules is not self._rules:
-            self._rules = rules
-            self._accepts.clear()
-        elif len(self._accepts) > 4096:
-            self._accepts.clear()
         if state.phase == "draw":
-            seen = (state.hand, len(state.stock))
-            self.stalled = self.stalled + 1 if seen == self._stock_seen else 0
-            self._stock_seen = seen
-        ctx = _Context(self, state, rules, moves)
-        best = moves[0]
-        best_score = float("-inf")
-        for move in moves:
-            s = ctx.score(move)
-            if s > best_score:
-                best, best_score = move, s
+            self._note_draw_turn(state)
+        if len(moves) == 1:
+            best = moves[0]
+        else:
+            ctx = self._context(state, moves)
+            best = moves[0]
+            best_score = float("-inf")
+            for move in moves:
+                s = ctx.score(move)
+                if s > best_score:
+                    best, best_score = move, s
         if isinstance(best, OpeningRetracted):
             self._retracted = (state.hand, state.turns)
         return best
+
+    def fast_move(self, table: TableView, stock_top: Card | None) -> AnyEvent | None:
+        """The bot's move built straight from ``table``, or None when the full list of legal
+        moves is needed. ``stock_top`` is the top stock card (None when the stock is empty).
+        The caller must still put the move through the reducer."""
+        phase = table.phase
+        rules = table.rules
+        if rules is None:
+            return None
+        seat = table.turn
+        seq = table.seq + 1
+        if phase == "draw":
+            self._note_draw_turn(table)
+            if len(table.stock) <= rules.stock_floor or stock_top is None:
+                return None  # the hand may end here: the scores come with the full list
+            if table.pile and not table.rejected and self._context(table, ()).pile_value() > 0.0:
+                return PileTaken(seat, len(table.pile), table.pile[-1], seq=seq)
+            return CardDrawn(seat, stock_top, seq=seq)
+        if phase != "play":
+            return None
+        side = table.sides[seat]
+        if table.pile_top is not None or (table.vulnerable[side] and not table.opened[side]):
+            return None
+        if table.may_reject and table.drawn is not None and not table.laid_this_turn:
+            return None
+        return self._context(table, ()).best_play(seq)
+
+    # --- helpers -----------------------------------------------------------------------------
+
+    def _context(self, table: TableView, moves: Sequence[AnyEvent]) -> _Context:
+        rules = table.rules
+        assert rules is not None
+        self.cache.use(rules)
+        return _Context(self, table, rules, moves)
+
+    def _note_draw_turn(self, table: TableView) -> None:
+        seen = (table.hand, len(table.stock))
+        self.stalled = self.stalled + 1 if seen == self._stock_seen else 0
+        self._stock_seen = seen
+
+
+class MeldCache:
+    """What the heuristic bot learns about melds under one rules value, shareable by bots."""
+
+    def __init__(self) -> None:
+        self.rules: Rules | None = None
+        self.points: list[int] = []
+        self._accepts: dict[tuple[Card, ...], frozenset[Card]] = {}
+        self._valid: dict[tuple[Card, ...], bool] = {}
+        self._by_meld: dict[int, tuple[Meld, frozenset[Card]]] = {}
+
+    def use(self, rules: Rules) -> None:
+        if rules is not self.rules:
+            self.rules = rules
+            self.points = rules.point_table()
+            self.clear()
+        elif len(self._accepts) > 4096 or len(self._valid) > 4096 or len(self._by_meld) > 4096:
+            self.clear()
+
+    def clear(self) -> None:
+        self._accepts.clear()
+        self._valid.clear()
+        self._by_meld.clear()
 
     def accepts(self, cards: tuple[Card, ...], rules: Rules) -> frozenset[Card]:
         """Card codes that can be laid off alone onto a meld of ``cards``."""
@@ -124,61 +242,125 @@ class HeuristicBot:
             self._accepts[cards] = got
         return got
 
+    def meld_accepts(self, meld: Meld, rules: Rules) -> frozenset[Card]:
+        """:meth:`accepts` by meld object: the engine makes a new Meld whenever one changes, so
+        identity is a cheaper key than the cards (the entry keeps the meld alive, so its id is
+        never reused while cached)."""
+        entry = self._by_meld.get(id(meld))
+        if entry is not None and entry[0] is meld:
+            return entry[1]
+        got = self.accepts(meld.cards, rules)
+        self._by_meld[id(meld)] = (meld, got)
+        return got
+
+    def valid(self, cards: tuple[Card, ...], rules: Rules) -> bool:
+        got = self._valid.get(cards)
+        if got is None:
+            try:
+                read_meld(cards, rules)
+                got = True
+            except MeldError:
+                got = False
+            self._valid[cards] = got
+        return got
+
 
 def _accepted_cards(cards: tuple[Card, ...], rules: Rules) -> frozenset[Card]:
     try:
         reading = read_meld(cards, rules)
     except MeldError:
         return frozenset()
-    candidates: set[Card] = set()
-    wilds: list[Card] = [] if reading.wild is not None else [JOKER, 2, 18, 34, 50]
     if reading.kind == "set":
-        candidates.update(s * 16 + reading.rank for s in range(4))
+        # Any natural of the rank fits (only 8 copies exist), and a wild while there is none.
+        out = {s * 16 + reading.rank for s in range(4)}
+        if reading.wild is None:
+            out.update(_WILDS)
+        return frozenset(out)
+    s = reading.suit
+    found: set[Card] = set()
+    candidates: set[Card] = {JOKER, s * 16 + 2}
+    if reading.wild is None and not any(RANK[c] == 2 for c in cards):
+        # A clean run without 2s: naturals at either end by arithmetic (the common case, kept
+        # cheap); the wilds and the suit's own 2 through the meld reader.
+        if reading.size < rules.max_run():
+            for p, other_end in ((reading.lo - 1, reading.hi), (reading.hi + 1, reading.lo)):
+                if p == 2 or not 1 <= p <= 14:
+                    continue
+                if (p, other_end) in ((1, 14), (14, 1)) and not rules.ace_both_ends:
+                    continue
+                found.add(s * 16 + (1 if p == 14 else p))
     else:
-        s = reading.suit
-        for pos in (reading.lo - 1, reading.hi + 1, reading.gap):
-            if pos is not None and 1 <= pos <= 14:
+        # A wild (or a 2) may move to make room: try every natural near the ends and the gap.
+        for pos in (*range(reading.lo - 2, reading.lo), *range(reading.hi + 1, reading.hi + 3)):
+            if 1 <= pos <= 14:
                 candidates.add(s * 16 + (1 if pos == 14 else pos))
-        # A same-suit 2 can be natural next to the ace or the 3.
-        candidates.add(s * 16 + 2)
-    candidates.update(wilds)
-    out = set()
+        if reading.gap is not None:
+            candidates.add(s * 16 + reading.gap)
     for c in candidates:
         try:
             read_meld((*cards, c), rules)
         except MeldError:
             continue
-        out.add(c)
-    return frozenset(out)
+        found.add(c)
+    if JOKER in found:
+        found.update(t for t in _TWOS if t != s * 16 + 2)  # another suit's 2 is a plain wild
+    return frozenset(found)
 
 
 class _Context:
     """What the heuristic needs about one decision, computed once per decision."""
 
     def __init__(
-        self, bot: HeuristicBot, state: State, rules: Rules, moves: Sequence[AnyEvent]
+        self, bot: HeuristicBot, table: TableView, rules: Rules, moves: Sequence[AnyEvent]
     ) -> None:
         self.bot = bot
-        self.moves = moves
-        self.state = state
+        self.table = table
         self.rules = rules
-        self.seat = seat = state.turn
-        self.players = n = len(state.players)
-        self.side = side = state.sides[seat]
-        self.hand = state.hands[seat]
-        self.my_melds: tuple[Meld, ...] = state.melds[side] if state.melds else ()
-        nxt = state.sides[(seat + 1) % n]
-        self.next_melds: tuple[Meld, ...] = state.melds[nxt] if nxt != side else ()
-        self.points = rules.point_table()
-        self.can_go_out = self._can_go_out()
+        self.moves = moves
+        self.seat = seat = table.turn
+        n = len(table.players)
+        self.side = side = table.sides[seat]
+        self.hand = hand = table.hands[seat]
+        self.my_melds: Sequence[Meld] = table.melds[side] if table.melds else ()
+        nxt = table.sides[(seat + 1) % n]
+        self.next_melds: Sequence[Meld] = table.melds[nxt] if nxt != side and table.melds else ()
+        self.points = bot.cache.points
+        self.has_canastra = any(m.canastra is not None for m in self.my_melds)
+        self.morto_left = rules.morto and not table.morto_taken[side]
+        rank_count: dict[int, int] = {}
+        suit_ranks: dict[int, set[int]] = {0: set(), 1: set(), 2: set(), 3: set()}
+        for c in hand:
+            if c in _WILDS:
+                continue
+            r = RANK[c]
+            rank_count[r] = rank_count.get(r, 0) + 1
+            suit_ranks[SUIT[c]].add(r)
+            if r == 1:
+                suit_ranks[SUIT[c]].add(14)  # the ace also sits above the king
+        self.rank_count = rank_count
+        self.suit_ranks = suit_ranks
+        self.my_acc: set[Card] = set()
+        for m in self.my_melds:
+            self.my_acc |= bot.cache.meld_accepts(m, rules)
+        self._next_acc: set[Card] | None = None
 
-    def _can_go_out(self) -> bool:
-        st, rules, side = self.state, self.rules, self.side
-        morto_left = rules.morto and not st.morto_taken[side]
-        has_canastra = any(m.canastra is not None for m in self.my_melds)
-        if morto_left:
-            return not rules.morto_needs_canastra or has_canastra
-        return not rules.go_out_needs_canastra or has_canastra
+    @property
+    def next_acc(self) -> set[Card]:
+        """Cards the next player's side can lay off (computed on first use)."""
+        if self._next_acc is None:
+            self._next_acc = set()
+            for m in self.next_melds:
+                self._next_acc |= self.bot.cache.meld_accepts(m, self.rules)
+        return self._next_acc
+
+    def may_empty(self, by: str) -> bool:
+        """May the hand become empty now, by melding or by discarding (the reducer's rule)?"""
+        rules = self.rules
+        if self.morto_left:
+            if rules.morto_needs_canastra and not self.has_canastra:
+                return False
+            return by != "meld" or rules.morto_direct
+        return not rules.go_out_needs_canastra or self.has_canastra
 
     # --- scoring of each kind of move ----------------------------------------------------
 
@@ -186,42 +368,48 @@ class _Context:
         if isinstance(move, (WentOut, MortoTaken)):
             return 1000.0
         if isinstance(move, (CardDrawn, HandEnded)):
-            return 0.0  # the stock is out: end the hand unless the pile pays
+            return 0.0  # when the stock is out: end the hand unless the pile pays
         if isinstance(move, PileTaken):
             return self.pile_value()
         if isinstance(move, MeldLaid):
             return self.meld_value(move.cards)
         if isinstance(move, CardsLaidOff):
-            return self.layoff_value(move.meld, move.cards)
+            return self.layoff_value(self._meld(move.meld), move.cards)
         if isinstance(move, CardDiscarded):
             return self.discard_value(move.card)
         if isinstance(move, FirstDrawRejected):
-            return 1.0 if self.keep_value(move.card, self.hand) < 6 else -1.0
+            return 1.0 if self.keep_value(move.card) < 6 else -1.0
         if isinstance(move, OpeningRetracted):
             return -500.0
         return -1000.0
 
+    def _meld(self, meld_id: int) -> Meld | None:
+        for m in self.my_melds:
+            if m.id == meld_id:
+                return m
+        return None
+
     def after_size_penalty(self, used: int) -> float:
         left = len(self.hand) - used
-        if left == 1 and not self.can_go_out:
-            return 200.0  # one card left that cannot be discarded: do not get stuck
+        if left == 1 and not self.may_empty("discard"):
+            return 200.0  # one card left that may not be discarded: the bot would be stuck
         return 0.0
 
-    def meld_value(self, cards: tuple[Card, ...]) -> float:
-        st, side = self.state, self.side
-        if st.vulnerable and st.vulnerable[side] and not st.opened[side]:
-            if self.bot._retracted == (st.hand, st.turns):
-                return -5000.0  # retracted this turn already: wait for a better hand
-            if not st.opening_points and self.opening_reach() < st.opening_min[side]:
-                return -5000.0
+    def meld_value(self, cards: Sequence[Card]) -> float:
+        t, side = self.table, self.side
+        if t.vulnerable and t.vulnerable[side] and not t.opened[side]:
+            if self.bot._retracted == (t.hand, t.turns):
+                return _FORBIDDEN  # retracted this turn already: wait for a better hand
+            if not t.opening_points and self.opening_reach() < t.opening_min[side]:
+                return _FORBIDDEN
         n = len(cards)
-        wilds = sum(1 for c in cards if _is_wild(c))
+        wilds = sum(1 for c in cards if c in _WILDS)
         value = 20.0 + 4.0 * n + 0.2 * sum(self.points[c] for c in cards)
         if n >= self.rules.canastra_size:
             value += 150.0 if not wilds else 80.0
         elif wilds:
             value -= 14.0
-        if RANK[cards[0]] == RANK[cards[1]] and not self.rules.canastra_from_sets:
+        if not self.rules.canastra_from_sets and _is_set(cards):
             value -= 10.0  # sets never grow into canastras here
         return value - self.after_size_penalty(n)
 
@@ -243,12 +431,9 @@ class _Context:
             total += sum(self.points[c] for c in cards)
         return total
 
-    def layoff_value(self, meld_index: int, cards: tuple[Card, ...]) -> float:
-        meld = next((m for m in self.my_melds if m.id == meld_index), None)
-        if meld is None and 0 <= meld_index < len(self.my_melds):
-            meld = self.my_melds[meld_index]
+    def layoff_value(self, meld: Meld | None, cards: Sequence[Card]) -> float:
         n = len(cards)
-        wilds = sum(1 for c in cards if _is_wild(c))
+        wilds = sum(1 for c in cards if c in _WILDS)
         value = 25.0 + 5.0 * n
         if meld is not None:
             size = len(meld.cards)
@@ -258,83 +443,167 @@ class _Context:
             elif size < k:
                 value += 6.0 * size  # grow the melds closest to a canastra first
             if wilds:
-                if meld.canastra == "clean" or meld.canastra in ("royal", "ace_to_ace"):
+                if meld.canastra in ("clean", "royal", "ace_to_ace", "semi_clean"):
                     value -= 220.0  # never spoil a clean canastra
                 elif size + n < k and len(self.hand) > 3:
                     value -= 40.0  # keep wilds for completing canastras
         return value - self.after_size_penalty(n)
 
-    def keep_value(self, card: Card, hand: Sequence[Card]) -> float:
-        if _is_wild(card):
+    def keep_value(self, card: Card, in_hand: bool = True) -> float:
+        if card in _WILDS:
             return 60.0
-        value = 0.0
-        r, s = RANK[card], SUIT[card]
-        same_rank = 0
-        for c in hand:
-            if c == JOKER or RANK[c] == 2:
-                continue
-            if RANK[c] == r:
-                same_rank += 1
-            elif SUIT[c] == s:
-                d = abs(RANK[c] - r)
-                if r == 1 or RANK[c] == 1:  # the ace also sits above the king
-                    d = min(d, abs((14 if r == 1 else r) - (14 if RANK[c] == 1 else RANK[c])))
-                if d == 1:
-                    value += 7.0
-                elif d == 2:
-                    value += 3.0
-        if card in hand:
-            same_rank -= 1  # the card itself
-        value += 9.0 * same_rank
-        for m in self.my_melds:
-            if card in self.bot.accepts(m.cards, self.rules):
-                value += 30.0
-                break
+        r = RANK[card]
+        same = self.rank_count.get(r, 0) - (1 if in_hand else 0)
+        value = 9.0 * same
+        sr = self.suit_ranks[SUIT[card]]
+        best = 0.0
+        for p in (1, 14) if r == 1 else (r,):
+            near = 7.0 * ((p - 1 in sr) + (p + 1 in sr)) + 3.0 * ((p - 2 in sr) + (p + 2 in sr))
+            best = max(best, near)
+        value += best
+        if card in self.my_acc:
+            value += 30.0
         return value - self.points[card] / 10.0
 
     def danger(self, card: Card) -> float:
         """How much the next player gains from this discard."""
         d = 0.0
-        for m in self.next_melds:
-            if card in self.bot.accepts(m.cards, self.rules):
-                d += 40.0 + 2.0 * len(self.state.pile)
-                break
-        if self.state.pile and RANK[self.state.pile[-1]] == RANK[card]:
+        if card in self.next_acc:
+            d += 40.0 + 2.0 * len(self.table.pile)
+        pile = self.table.pile
+        if pile and RANK[pile[-1]] == RANK[card]:
             d += 4.0
         return d
 
     def discard_value(self, card: Card) -> float:
-        return -10.0 - self.keep_value(card, self.hand) - self.danger(card)
+        return -10.0 - self.keep_value(card) - self.danger(card)
 
     def pile_value(self) -> float:
-        pile = self.state.pile
+        pile = self.table.pile
         if not pile or self.bot.stalled >= 3:
             return -1.0
-        if len(self.hand) + len(pile) < 5 and not self.can_go_out:
+        if len(self.hand) + len(pile) < 5 and not self.may_empty("discard"):
             return -1.0  # melding the top would leave too few cards to discard
         top = pile[-1]
-        hand = self.hand
-        top_used = any(top in self.bot.accepts(m.cards, self.rules) for m in self.my_melds)
-        if not top_used and not _is_wild(top):
-            pairs = [c for c in hand if not _is_wild(c) and RANK[c] == RANK[top]]
-            if len(pairs) >= 2 and (self.rules.canastra_from_sets or len(pile) > 3):
-                top_used = True
-            elif self.keep_value(top, hand) >= 10.0:
-                top_used = _run_with(top, hand)
+        if top in _WILDS:
+            top_used = any(k >= 2 for k in self.rank_count.values())
+        else:
+            top_used = top in self.my_acc
+            if not top_used and self.rank_count.get(RANK[top], 0) >= 2:
+                top_used = self.rules.canastra_from_sets or len(pile) > 3
+            if not top_used:
+                top_used = _run_with(top, self.suit_ranks[SUIT[top]])
         if self.rules.pile_pickup == "must_use_top" and not top_used:
             return -1.0
-        useful = sum(1 for c in pile if _is_wild(c) or self.keep_value(c, hand) >= 7.0)
-        value = (8.0 if top_used else -6.0) + 3.0 * useful - 1.0 * (len(pile) - useful)
-        return value
+        useful = sum(1 for c in pile if c in _WILDS or self.keep_value(c, False) >= 7.0)
+        return (8.0 if top_used else -6.0) + 3.0 * useful - 1.0 * (len(pile) - useful)
+
+    # --- the fast path ---------------------------------------------------------------------
+
+    def best_play(self, seq: int) -> AnyEvent | None:
+        """The best meld, lay-off or discard in the play phase, chosen as :meth:`score` would
+        among the candidates found here; None when no discard is possible."""
+        seat, hand, rules = self.seat, self.hand, self.rules
+        n = len(hand)
+        if n == 1 and not self.may_empty("discard"):
+            return None  # one card that may not be discarded: let the full list decide
+        held = set(hand)
+        distinct = sorted(held)
+        meld_may_empty = self.may_empty("meld")
+        best: AnyEvent | None = None
+        best_score = float("-inf")
+        if n > 1 or meld_may_empty:
+            for m in self.my_melds:
+                fits = self.bot.cache.meld_accepts(m, rules) & held
+                for c in sorted(fits):
+                    s = self.layoff_value(m, (c,))
+                    if s > best_score:
+                        best, best_score = CardsLaidOff(seat, m.id, (c,), seq=seq), s
+        set_ranks = (
+            {_set_rank(m.cards) for m in self.my_melds if m.kind == "set"}
+            if rules.max_sets_per_rank
+            else set()
+        )
+        for cards in self.candidate_melds(distinct):
+            if len(cards) == n and not meld_may_empty:
+                continue
+            if set_ranks and _is_set(cards) and _set_rank(cards) in set_ranks:
+                continue
+            s = self.meld_value(cards)
+            if s > best_score:
+                best, best_score = MeldLaid(seat, cards, len(self.my_melds), seq=seq), s
+        if best_score > _DISCARD_CEILING:
+            return best  # no discard can score this high: skip weighing them
+        for c in distinct:
+            s = self.discard_value(c)
+            if s > best_score:
+                best, best_score = CardDiscarded(seat, c, seq=seq), s
+        return best
+
+    def candidate_melds(self, distinct: Sequence[Card]) -> Iterable[tuple[Card, ...]]:
+        """Natural sets and runs of the hand, and pairs or near-runs completed by one wild."""
+        rules = self.rules
+        hand = self.hand
+        wilds = [c for c in distinct if c in _WILDS]
+        by_rank: dict[int, list[Card]] = {}
+        for c in hand:
+            if c not in _WILDS:
+                by_rank.setdefault(RANK[c], []).append(c)
+        for group in by_rank.values():
+            if len(group) >= 3:
+                yield tuple(group)
+            elif len(group) == 2 and wilds:
+                yield (*group, wilds[0])
+        max_run = rules.max_run()
+        for suit, ranks in self.suit_ranks.items():
+            if len(ranks) < 2:
+                continue
+            order = sorted(ranks)
+            stretch: list[int] = [order[0]]
+            for p in (*order[1:], 99):
+                if p == stretch[-1] + 1:
+                    stretch.append(p)
+                    continue
+                if len(stretch) >= 3:
+                    yield from self._runs(suit, stretch, max_run)
+                elif len(stretch) == 2 and wilds:
+                    cards = (*(suit * 16 + (1 if q == 14 else q) for q in stretch), wilds[0])
+                    if self.bot.cache.valid(cards, rules):
+                        yield cards
+                stretch = [p]
+            if wilds:
+                # Two naturals with one gap between them, filled by the wild.
+                for a, b in itertools.pairwise(order):
+                    if b == a + 2:
+                        cards = (suit * 16 + a, suit * 16 + (1 if b == 14 else b), wilds[0])
+                        if self.bot.cache.valid(cards, rules):
+                            yield cards
+
+    def _runs(self, suit: int, stretch: list[int], max_run: int) -> Iterable[tuple[Card, ...]]:
+        if stretch[0] == 1 and stretch[-1] == 14 and not self.rules.ace_both_ends:
+            stretch = stretch[:-1]  # one ace per run, low here
+        if len(stretch) > max_run:
+            stretch = stretch[:max_run]
+        if len(stretch) >= 3:
+            yield tuple(suit * 16 + (1 if q == 14 else q) for q in stretch)
 
 
-def _run_with(top: Card, hand: Sequence[Card]) -> bool:
-    """Two cards of the hand make a natural run of three with ``top``."""
-    s, r = SUIT[top], RANK[top]
-    have = {RANK[c] for c in hand if c != JOKER and SUIT[c] == s and RANK[c] != 2}
-    if 1 in have:
-        have.add(14)  # the ace also sits above the king
-    for p in (r, 14) if r == 1 else (r,):
+def _is_set(cards: Sequence[Card]) -> bool:
+    """Do the natural cards share one rank (a set, since a run holds each rank once)?"""
+    return len({RANK[c] for c in cards if c not in _WILDS}) == 1
+
+
+def _set_rank(cards: Sequence[Card]) -> int:
+    for c in cards:
+        if c not in _WILDS:
+            return RANK[c]
+    return 0
+
+
+def _run_with(top: Card, have: set[int]) -> bool:
+    """Two cards of the hand (ranks ``have`` of the top's suit) make a run of three with it."""
+    r = RANK[top]
+    for p in (1, 14) if r == 1 else (r,):
         if {p - 2, p - 1} <= have or {p - 1, p + 1} <= have or {p + 1, p + 2} <= have:
             return True
     return False
