@@ -262,17 +262,29 @@ class MeldCache:
     def __init__(self, rules: Rules, limit: int = 200_000) -> None:
         self.rules = rules
         self.limit = limit
-        self._memo: dict[tuple[Card, ...], Reading] = {}
+        self._memo: dict[tuple[Card, ...], Reading | MeldError] = {}
 
     def read(self, cards: Sequence[Card]) -> Reading:
         key = tuple(sorted(cards))
         hit = self._memo.get(key)
         if hit is None:
-            hit = read_meld(cards, self.rules)
+            try:
+                hit = read_meld(cards, self.rules)
+            except MeldError as exc:
+                hit = exc  # refusals are remembered too: pile checks probe many
             if len(self._memo) >= self.limit:
                 self._memo.clear()
             self._memo[key] = hit
+        if isinstance(hit, MeldError):
+            raise MeldError(hit.rule, cards, hit.detail)
         return hit
+
+    def fits(self, cards: Sequence[Card]) -> bool:
+        try:
+            self.read(cards)
+        except MeldError:
+            return False
+        return True
 
 
 _CACHES: dict[int, MeldCache] = {}

@@ -33,7 +33,7 @@ from buraco_log.events import (
     WentOut,
     tag_of,
 )
-from buraco_log.melds import MeldError, cache_for, read_meld
+from buraco_log.melds import MeldError, cache_for
 from buraco_log.rules import Rules
 from buraco_log.scoring import match_decided, score_hand
 from buraco_log.state import HandResult, Meld, State
@@ -744,25 +744,14 @@ def top_uses(rules: Rules, top: Card, hand: Iterable[Card], melds: Iterable[Meld
     Any meld holding the top card contains a valid three-card meld holding it (its neighbours
     in the run, or two more of the set), so trying pairs is enough.
     """
-    layoff = False
-    for m in melds:
-        try:
-            read_meld((*m.cards, top), rules)
-            layoff = True
-            break
-        except MeldError:
-            pass
+    fits = cache_for(rules).fits
+    layoff = any(fits((*m.cards, top)) for m in melds)
     cards = sorted(set(hand))
     counts = Counter(hand)
     for i, a in enumerate(cards):
         for b in cards[i:]:
-            if a == b and counts[a] < 2:
-                continue
-            try:
-                read_meld((top, a, b), rules)
+            if (a != b or counts[a] >= 2) and fits((top, a, b)):
                 return layoff, True
-            except MeldError:
-                pass
     return layoff, False
 
 
