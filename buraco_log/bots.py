@@ -87,6 +87,10 @@ class TableView(Protocol):
     def drawn(self) -> Card | None: ...
     @property
     def laid_this_turn(self) -> Sequence[Card]: ...
+    @property
+    def mortos(self) -> Sequence[Sequence[Card]]: ...
+    @property
+    def emptied_by(self) -> str | None: ...
 
 
 class Bot(Protocol):
@@ -188,10 +192,13 @@ class HeuristicBot:
             if table.pile and not table.rejected and self._context(table, ()).pile_value() > 0.0:
                 return PileTaken(seat, len(table.pile), table.pile[-1], seq=seq)
             return CardDrawn(seat, stock_top, seq=seq)
+        if phase == "emptied":
+            side = table.sides[seat]
+            if rules.morto and not table.morto_taken[side]:
+                count = len(table.mortos[side])
+                return MortoTaken(seat, table.emptied_by == "meld", count, seq=seq)
+            return WentOut(seat, seq=seq)
         if phase != "play":
-            return None
-        side = table.sides[seat]
-        if table.pile_top is not None or (table.vulnerable[side] and not table.opened[side]):
             return None
         if table.may_reject and table.drawn is not None and not table.laid_this_turn:
             return None
@@ -417,9 +424,10 @@ class _Context:
         """Points of disjoint offered melds, longest first: enough for a vulnerable opening?"""
         left = list(self.hand)
         total = 0
-        melds = sorted(
-            (m.cards for m in self.moves if isinstance(m, MeldLaid)), key=len, reverse=True
-        )
+        offered = [m.cards for m in self.moves if isinstance(m, MeldLaid)]
+        if not self.moves:
+            offered = list(self.candidate_melds(sorted(set(self.hand))))
+        melds = sorted(offered, key=len, reverse=True)
         for cards in melds:
             rest = left.copy()
             try:
@@ -512,9 +520,12 @@ class _Context:
         meld_may_empty = self.may_empty("meld")
         best: AnyEvent | None = None
         best_score = float("-inf")
+        top = self.table.pile_top  # must_use_top: the taken top card, until it is used
         if n > 1 or meld_may_empty:
             for m in self.my_melds:
                 fits = self.bot.cache.meld_accepts(m, rules) & held
+                if top is not None:
+                    fits &= {top}
                 for c in sorted(fits):
                     s = self.layoff_value(m, (c,))
                     if s > best_score:
@@ -529,9 +540,13 @@ class _Context:
                 continue
             if set_ranks and _is_set(cards) and _set_rank(cards) in set_ranks:
                 continue
+            if top is not None and top not in cards:
+                continue
             s = self.meld_value(cards)
             if s > best_score:
                 best, best_score = MeldLaid(seat, cards, len(self.my_melds), seq=seq), s
+        if top is not None:
+            return best  # the pile's top card must be used before any discard
         if best_score > _DISCARD_CEILING:
             return best  # no discard can score this high: skip weighing them
         for c in distinct:

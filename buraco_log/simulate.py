@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import os
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import msgspec
 
@@ -135,7 +135,7 @@ def simulate_match(
                     f"{start.match_id}: hand {hands - 1} is still going at seq {seq}"
                 )
             bot = seat_bot[table.turn]
-            if isinstance(bot, HeuristicBot) and phase in ("draw", "play"):
+            if isinstance(bot, HeuristicBot) and phase in ("draw", "play", "emptied"):
                 ev = bot.fast_move(table, table.stock[-1] if table.stock else None)
                 if ev is not None:
                     try:
@@ -159,10 +159,88 @@ def simulate_match(
 
 
 def write_match(path: str | os.PathLike[str], events: Sequence[AnyEvent]) -> None:
-    """Write a sealed log. The events were validated as they were played, so not again here."""
+    """Write a sealed log, replacing any file at ``path``. The events were validated as they
+    were played, so not again here."""
     from buraco_log.log import write_log
 
-    write_log(path, events, sealed=True, validate=False)
+    path = os.fspath(path)
+    tmp = f"{path}.tmp"
+    if os.path.exists(tmp):
+        os.remove(tmp)
+    write_log(tmp, events, sealed=True, validate=False)
+    os.replace(tmp, path)
+
+
+def match_file(rules: Rules, players: int, index: int) -> str:
+    """The file name of match ``index`` in an output directory."""
+    return f"{rules.name}-{players}p-{index:06d}.blog"
+
+
+class _Job(msgspec.Struct, frozen=True):
+    rules: Rules
+    players: int
+    seed: str
+    bots: tuple[str, ...]
+    out_dir: str
+
+
+def _play_and_write(job: _Job, index: int) -> MatchSummary:
+    events = simulate_match(job.rules, job.players, seed=job.seed, index=index, bots=job.bots)
+    write_match(os.path.join(job.out_dir, match_file(job.rules, job.players, index)), events)
+    return summarize(events, index)
+
+
+def _worker(args: tuple[_Job, int, int]) -> list[MatchSummary]:
+    job, first, stop = args
+    return [_play_and_write(job, i) for i in range(first, stop)]
+
+
+def simulate_many(
+    rules: Rules,
+    players: int,
+    matches: int,
+    *,
+    seed: str,
+    out_dir: str | os.PathLike[str],
+    bots: Sequence[str] = ("heuristic",),
+    jobs: int = 1,
+    on_match: Callable[[MatchSummary], None] | None = None,
+) -> list[MatchSummary]:
+    """Play ``matches`` matches and write each as a sealed log in ``out_dir``.
+
+    Match ``i`` depends only on the arguments and ``i``, so the files are the same bytes for any
+    ``jobs``. ``on_match`` is called in the parent process as each match is done (in any order
+    with several jobs); the returned summaries are in match order.
+    """
+    check(rules, players)
+    names = seat_bots(bots, players)
+    for n in set(names):
+        make_bot(n)  # refuse an unknown bot before any work starts
+    out = os.fspath(out_dir)
+    os.makedirs(out, exist_ok=True)
+    job = _Job(rules, players, seed, names, out)
+    results: list[MatchSummary] = []
+    if jobs <= 1 or matches <= 1:
+        for i in range(matches):
+            summary = _play_and_write(job, i)
+            results.append(summary)
+            if on_match is not None:
+                on_match(summary)
+        return results
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    # Small chunks keep the progress bar moving and the workers evenly loaded.
+    size = max(1, min(16, matches // (jobs * 8)))
+    chunks = [(job, i, min(i + size, matches)) for i in range(0, matches, size)]
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        futures = [pool.submit(_worker, c) for c in chunks]
+        for fut in as_completed(futures):
+            for summary in fut.result():
+                results.append(summary)
+                if on_match is not None:
+                    on_match(summary)
+    results.sort(key=lambda m: m.index)
+    return results
 
 
 def summarize(events: Sequence[AnyEvent], index: int = 0) -> MatchSummary:
