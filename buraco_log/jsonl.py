@@ -118,7 +118,11 @@ class JsonlReader:
 
     def __iter__(self) -> Iterator[ev.AnyEvent]:
         chain = log.chain_start()
-        with open(self.path, "rb") as f:
+        try:
+            f = open(self.path, "rb")  # noqa: SIM115
+        except OSError as exc:
+            raise log.os_error(exc, self.path) from None
+        with f:
             number = 0
             for number, raw in enumerate(iter(lambda: f.readline(MAX_LINE + 1), b""), 1):
                 if len(raw) > MAX_LINE:
@@ -269,6 +273,9 @@ def convert(
     validate: bool = False,
 ) -> log.LogInfo:
     """Convert a log between the binary and JSON Lines forms, losslessly."""
-    if to == "jsonl":
-        return binary_to_jsonl(src, dst)
-    return jsonl_to_binary(src, dst, validate=validate)
+    try:
+        if to == "jsonl":
+            return binary_to_jsonl(src, dst)
+        return jsonl_to_binary(src, dst, validate=validate)
+    except OSError as exc:
+        raise log.os_error(exc, str(exc.filename or src)) from None

@@ -225,7 +225,10 @@ class Reader:
     def __init__(self, path: str | os.PathLike[str], *, allow_torn: bool = False) -> None:
         self.path = str(path)
         self.allow_torn = allow_torn
-        self._f: IO[bytes] = open(self.path, "rb", buffering=_READ_BUFFER)  # noqa: SIM115
+        try:
+            self._f: IO[bytes] = open(self.path, "rb", buffering=_READ_BUFFER)  # noqa: SIM115
+        except OSError as exc:
+            raise os_error(exc, self.path) from None
         self._offset = 0
         self._next_seq = FIRST_SEQ
         self._segments = 0
@@ -295,6 +298,8 @@ class Reader:
                 yield seg
         except _Torn as torn:
             self._stop_torn(torn)
+        except OSError as exc:
+            raise os_error(exc, self.path, self._offset) from None
         self._done = True
 
     def _stop_torn(self, torn: _Torn) -> None:
@@ -530,6 +535,18 @@ def verify(path: str | os.PathLike[str]) -> LogInfo:
 # -- writing -----------------------------------------------------------------------------------
 
 
+def os_error(exc: OSError, path: str, offset: int | None = None) -> LogFormatError:
+    """An operating-system failure on a log, as the project's own error (kind ``io``)."""
+    return LogFormatError(exc.strerror or str(exc), path=path, offset=offset, kind="io")
+
+
+def _open(path: str, flags: int) -> int:
+    try:
+        return os.open(path, flags)
+    except OSError as exc:
+        raise os_error(exc, path) from None
+
+
 def _fsync_dir(path: str) -> None:
     fd = os.open(os.path.dirname(os.path.abspath(path)) or ".", os.O_RDONLY)
     try:
@@ -623,7 +640,10 @@ class Writer:
         self._validator: Any = _new_validator(self.path) if validate else None
         self._fast = False  # batched, unvalidated and open: append only buffers
         self._expect = FIRST_SEQ  # seq of the next event, buffered ones included
-        fd = _create_locked(self.path, ev.FORMAT_VERSION, sealed)
+        try:
+            fd = _create_locked(self.path, ev.FORMAT_VERSION, sealed)
+        except OSError as exc:
+            raise os_error(exc, self.path) from None
         if fd is not None:
             self.sealed = sealed
             self.version = ev.FORMAT_VERSION
@@ -633,7 +653,7 @@ class Writer:
             self._fd = fd
             self._opened()
             return
-        fd = os.open(self.path, os.O_RDWR)
+        fd = _open(self.path, os.O_RDWR)
         try:
             _lock(fd, self.path)
             self._resume()
@@ -860,7 +880,7 @@ def repair(path: str | os.PathLike[str], *, backup: bool = True) -> RepairReport
     is false.
     """
     path = str(path)
-    fd = os.open(path, os.O_RDWR)
+    fd = _open(path, os.O_RDWR)
     try:
         _lock(fd, path)
         info = verify(path)
@@ -910,7 +930,7 @@ def seal(path: str | os.PathLike[str], *, batch_events: int = BATCH_EVENTS) -> L
     torn tail or damage is refused: repair it first.
     """
     path = str(path)
-    fd = os.open(path, os.O_RDONLY)
+    fd = _open(path, os.O_RDONLY)
     try:
         _lock(fd, path)
         with Reader(path) as reader:

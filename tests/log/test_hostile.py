@@ -191,3 +191,20 @@ def test_a_deeply_nested_payload_cannot_crash_the_process(tmp_path: Path) -> Non
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["decode", "decode", "decode"]
+
+
+def test_a_missing_or_unreadable_log_is_a_project_error(tmp_path: Path) -> None:
+    from buraco_log import jsonl
+
+    for call in (
+        lambda: log.verify(tmp_path / "nope.blog"),
+        lambda: log.Writer(tmp_path / "no" / "dir.blog", validate=False),
+        lambda: log.repair(tmp_path / "nope.blog"),
+        lambda: log.seal(tmp_path / "nope.blog"),
+        lambda: jsonl.read_jsonl(tmp_path / "nope.jsonl"),
+        lambda: jsonl.convert(tmp_path / "nope.blog", tmp_path / "x.jsonl", "jsonl"),
+    ):
+        with pytest.raises(LogFormatError) as exc:
+            call()
+        assert exc.value.kind == "io"
+        assert "nope" in str(exc.value) or "dir.blog" in str(exc.value)
