@@ -228,7 +228,8 @@ class _Flat:
             for k, v in (("game_id", gid), ("seat", seat), ("side", side), ("name", pl.name),
                          ("player_id", pl.id), ("player", pl.id or pl.name),
                          ("won", side == self.winner), ("total", self.totals[side]),
-                         ("first", seat == self.first_player)):
+                         ("first", seat == self.first_player),
+                         ("n_players", len(start.players))):
                 p[k].append(v)
         end = events[-1]
         others = [t for s, t in enumerate(self.totals) if s != self.winner]
@@ -265,6 +266,7 @@ def _replay(events: list[AnyEvent], gid: int) -> _Flat | None:
     direct_l, stock_l, pile_l = f.direct, f.stock, f.pile
     hand_start = 0
     morto: dict[int, tuple[int, int, bool]] = {}
+    pickups: dict[int, list[int]] = {}
     first_player: int | None = None
     for ev in events:
         tp = type(ev)
@@ -281,6 +283,7 @@ def _replay(events: list[AnyEvent], gid: int) -> _Flat | None:
             r.step(ev)
             assert isinstance(ev, PileTaken)
             seat, card, count = ev.seat, ev.top, ev.count
+            pickups.setdefault(t.sides[seat], []).append(ev.count)
         elif tp is MeldLaid:
             r.step(ev)
             assert isinstance(ev, MeldLaid)
@@ -310,12 +313,13 @@ def _replay(events: list[AnyEvent], gid: int) -> _Flat | None:
             card = ev.upcard
             hand_start = ev.seq
             morto = {}
+            pickups = {}
             if first_player is None:
                 first_player = t.turn
         elif tp is HandEnded:
             final = [list(side) for side in t.melds]  # melds are reset for the next hand
             r.step(ev)
-            _hand_rows(f, t, final, hand_start, morto)
+            _hand_rows(f, t, final, hand_start, morto, pickups)
         else:
             r.step(ev)
         seq_l.append(ev.seq)
@@ -341,8 +345,9 @@ def _replay(events: list[AnyEvent], gid: int) -> _Flat | None:
 
 
 def _hand_rows(f: _Flat, t: Any, final: list[list[Meld]], start_seq: int,
-               morto: dict[int, tuple[int, int, bool]]) -> None:
+               morto: dict[int, tuple[int, int, bool]], pickups: dict[int, list[int]]) -> None:
     res = t.results[-1]
+    first_morto = min((m[0] for m in morto.values()), default=None)
     best = max(s.total for s in res.scores)
     went_side = t.sides[res.went_out] if res.went_out is not None else None
     for s in res.scores:
@@ -358,6 +363,8 @@ def _hand_rows(f: _Flat, t: Any, final: list[list[Meld]], start_seq: int,
             "morto_penalty": s.morto_penalty, "total": s.total,
             "morto_seq": mt[0] if mt else None, "morto_turn": mt[1] if mt else None,
             "morto_direct": mt[2] if mt else None, "hand_won": s.total == best,
+            "first_to_morto": mt is not None and mt[0] == first_morto,
+            "pile_pickups": pickups.get(s.side, []),
         }
         for c in CANASTRA_CLASSES:
             row[f"canastras_{c}"] = s.canastras.get(c, 0)

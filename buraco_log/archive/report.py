@@ -24,21 +24,25 @@ ELO_K = 24.0
 _PILE_BUCKET = """CASE WHEN e.count <= 2 THEN '01-02' WHEN e.count <= 5 THEN '03-05'
     WHEN e.count <= 10 THEN '06-10' WHEN e.count <= 20 THEN '11-20' ELSE '21+' END"""
 
+# Sides: each player alone with 2 or 3 players, two partnerships with 4 or 6 (Rules.sides).
+_SIDES = "CASE WHEN n_players <= 3 THEN n_players ELSE 2 END"
+
+_PILE_BUCKET = """CASE WHEN n <= 2 THEN '01-02' WHEN n <= 5 THEN '03-05'
+    WHEN n <= 10 THEN '06-10' WHEN n <= 20 THEN '11-20' ELSE '21+' END"""
+
 CANNED: dict[str, tuple[str, str]] = {
     "win_rate_by_seat": (
         "Win rate by preset, players and seat",
-        """SELECT p.preset, m.n_players AS players, p.seat, count(*) AS matches,
-                  round(avg(p.won::INTEGER), 4) AS win_rate
-           FROM players p JOIN matches m USING (game_id)
-           GROUP BY ALL ORDER BY p.preset, players, p.seat""",
+        """SELECT preset, n_players AS players, seat, count(*) AS matches,
+                  round(avg(won::INTEGER), 4) AS win_rate
+           FROM players GROUP BY ALL ORDER BY ALL""",
     ),
     "win_rate_first_player": (
         "Win rate of the player who moved first, against the fair share",
-        """SELECT p.preset, m.n_players AS players, count(*) AS matches,
-                  round(avg(p.won::INTEGER), 4) AS first_player_win_rate,
-                  round(1.0 / any_value(m.n_sides), 4) AS fair_share
-           FROM players p JOIN matches m USING (game_id)
-           WHERE p.first GROUP BY ALL ORDER BY p.preset, players""",
+        f"""SELECT preset, n_players AS players, count(*) AS matches,
+                  round(avg(won::INTEGER), 4) AS first_player_win_rate,
+                  round(1.0 / {_SIDES}, 4) AS fair_share
+           FROM players WHERE first GROUP BY ALL ORDER BY ALL""",
     ),
     "canastras": (
         "Canastras by class: how often, and their share of the points scored",
@@ -56,12 +60,10 @@ CANNED: dict[str, tuple[str, str]] = {
     "pile_pickups": (
         "Taking the discard pile: how the taker's side did that hand, by pile size",
         f"""SELECT {_PILE_BUCKET} AS pile_size, count(*) AS pickups,
-                  round(avg(h.hand_won::INTEGER), 4) AS hand_win_rate,
-                  round(avg(h.total), 1) AS avg_hand_score
-           FROM events e
-           JOIN players p ON p.game_id = e.game_id AND p.seat = e.seat
-           JOIN hands h ON h.game_id = e.game_id AND h.hand = e.hand AND h.side = p.side
-           WHERE e.kind = 'pt' GROUP BY pile_size ORDER BY pile_size""",
+                  round(avg(hand_won::INTEGER), 4) AS hand_win_rate,
+                  round(avg(total), 1) AS avg_hand_score
+           FROM (SELECT unnest(pile_pickups) AS n, hand_won, total FROM hands)
+           GROUP BY pile_size ORDER BY pile_size""",
     ),
     "hand_endings": (
         "Hand length and how hands end",
@@ -73,22 +75,28 @@ CANNED: dict[str, tuple[str, str]] = {
     ),
     "morto_timing": (
         "When the morto is taken, and what being first to it is worth",
-        """WITH h AS (SELECT *, morto_seq = min(morto_seq) OVER (PARTITION BY game_id, hand)
-                        AS first_to_morto FROM hands)
-           SELECT preset, count(*) AS side_hands,
+        """SELECT preset, count(*) AS side_hands,
                   round(avg((morto_seq IS NOT NULL)::INTEGER), 4) AS taken_rate,
                   round(avg(morto_turn), 1) AS avg_turn, median(morto_turn) AS median_turn,
                   round(avg(morto_turn / turns), 3) AS avg_fraction_of_hand,
                   round(avg(morto_direct::INTEGER), 4) AS direct_rate,
                   round(avg(hand_won::INTEGER) FILTER (WHERE first_to_morto), 4)
                     AS first_to_morto_hand_win_rate
-           FROM h GROUP BY preset HAVING count(morto_seq) > 0 ORDER BY preset""",
+           FROM hands GROUP BY preset HAVING count(morto_seq) > 0 ORDER BY preset""",
     ),
 }
 
-LEADERBOARD_SQL = """SELECT p.game_id, p.side, p.player, m.winner_side
-    FROM players p JOIN matches m USING (game_id)
-    ORDER BY m.started_at NULLS FIRST, m.match_id, p.game_id, p.seat"""
+# One row per match in match order, players as dense integer ids (the Elo fold is Python).
+LEADERBOARD_SQL = """
+    WITH ids AS (SELECT player, (row_number() OVER (ORDER BY player) - 1)::INTEGER AS pid
+                 FROM (SELECT DISTINCT player FROM players)),
+         g AS (SELECT game_id, list(side ORDER BY seat) AS sides,
+                      list(pid ORDER BY seat) AS pids
+               FROM players JOIN ids USING (player) GROUP BY game_id)
+    SELECT g.sides, g.pids, m.winner_side
+    FROM g JOIN matches m USING (game_id)
+    ORDER BY m.started_at NULLS FIRST, m.match_id, m.game_id"""
+LEADERBOARD_NAMES = "SELECT DISTINCT player FROM players ORDER BY player"
 
 
 class Section(msgspec.Struct):
@@ -123,46 +131,39 @@ def leaderboard(con: duckdb.DuckDBPyConnection, top: int = 20) -> Section:
     """
     t = time.perf_counter()
     tbl = con.sql(LEADERBOARD_SQL).to_arrow_table()
-    games = tbl.column("game_id").to_pylist()
-    sides = tbl.column("side").to_pylist()
-    players = tbl.column("player").to_pylist()
-    winners = tbl.column("winner_side").to_pylist()
-    rating: dict[str, float] = {}
-    played: dict[str, int] = {}
-    won: dict[str, int] = {}
-    i, n = 0, len(games)
-    while i < n:
-        j = i
-        g = games[i]
-        while j < n and games[j] == g:
-            j += 1
-        by_side: dict[int, list[str]] = {}
-        for k in range(i, j):
-            by_side.setdefault(sides[k], []).append(players[k])
-        winner = winners[i]
-        mean = {s: sum(rating.get(p, ELO_START) for p in ps) / len(ps)
-                for s, ps in by_side.items()}
-        delta = dict.fromkeys(by_side, 0.0)
-        if winner in by_side:
-            for s in by_side:
-                if s == winner:
-                    continue
-                expected = 1.0 / (1.0 + 10.0 ** ((mean[s] - mean[winner]) / 400.0))
-                change = ELO_K * (1.0 - expected)
-                delta[winner] += change
-                delta[s] -= change
-        for s, ps in by_side.items():
-            for p in ps:
-                rating[p] = rating.get(p, ELO_START) + delta[s]
-                played[p] = played.get(p, 0) + 1
-                won[p] = won.get(p, 0) + (s == winner)
-        i = j
-    ranked = sorted(rating, key=lambda p: (-rating[p], p))
+    names = [r[0] for r in con.execute(LEADERBOARD_NAMES).fetchall()]
+    rating = [ELO_START] * len(names)
+    played = [0] * len(names)
+    won = [0] * len(names)
+    k = ELO_K
+    for sides, pids, winner in zip(tbl.column("sides").to_pylist(),
+                                   tbl.column("pids").to_pylist(),
+                                   tbl.column("winner_side").to_pylist(), strict=True):
+        n = max(sides) + 1
+        total = [0.0] * n
+        count = [0] * n
+        for s, p in zip(sides, pids, strict=True):
+            total[s] += rating[p]
+            count[s] += 1
+        delta = [0.0] * n
+        if 0 <= winner < n:
+            mw = total[winner] / count[winner]
+            for s in range(n):
+                if s != winner and count[s]:
+                    change = k * (1.0 - 1.0 / (1.0 + 10.0 ** ((total[s] / count[s] - mw) / 400.0)))
+                    delta[winner] += change
+                    delta[s] -= change
+        for s, p in zip(sides, pids, strict=True):
+            rating[p] += delta[s]
+            played[p] += 1
+            won[p] += s == winner
+    ranked = sorted(range(len(names)), key=lambda i: (-rating[i], names[i]))
     if top:
         ranked = ranked[:top]
     rows: list[list[Any]] = [
-        [rank + 1, p, round(rating[p], 1), played[p], won[p], round(won[p] / played[p], 4)]
-        for rank, p in enumerate(ranked)
+        [rank + 1, names[i], round(rating[i], 1), played[i], won[i],
+         round(won[i] / played[i], 4)]
+        for rank, i in enumerate(ranked)
     ]
     return Section("leaderboard", f"Player leaderboard: Elo (K={ELO_K:g}) in match order",
                    ["rank", "player", "elo", "matches", "wins", "win_rate"], rows,

@@ -90,6 +90,11 @@ HANDS = pa.schema([
     _f("morto_direct", pa.bool_(), "the morto was taken directly (by melding out)"),
     _f("hand_won", pa.bool_(), "the side scored the most this hand (ties: all tied sides)",
        False),
+    _f("first_to_morto", pa.bool_(), "the side took its morto before any other side this hand",
+       False),
+    _f("pile_pickups", pa.list_(pa.int16()), "size of each discard pile the side took this "
+       "hand, in order (the same facts as the pt rows of events, kept here for fast analysis)",
+       False),
 ])
 
 EVENTS = pa.schema([
@@ -131,6 +136,7 @@ PLAYERS = pa.schema([
     _f("won", pa.bool_(), "the seat's side won the match", False),
     _f("total", pa.int32(), "final total of the seat's side", False),
     _f("first", pa.bool_(), "the seat moved first in the first hand", False),
+    _f("n_players", pa.int8(), "number of players in the match", False),
 ])
 
 ERRORS = pa.schema([

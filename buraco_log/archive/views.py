@@ -67,7 +67,9 @@ def create_views(con: duckdb.DuckDBPyConnection, archive: str | os.PathLike[str]
             hive = (", hive_partitioning = true, hive_types = {'preset': 'VARCHAR', "
                     "'month': 'VARCHAR'}" if table in PARTITIONED else
                     ", hive_partitioning = false")
-            body = f"SELECT * FROM read_parquet({listing}, union_by_name = true{hive})"
+            # One schema per layout version, so no union_by_name (it costs every query a
+            # footer read per file); a layout that adds columns turns it on.
+            body = f"SELECT * FROM read_parquet({listing}{hive})"
         else:  # an empty table with the documented columns
             cols = [f"CAST(NULL AS {_sql_type(f.type)}) AS {f.name}" for f in SCHEMAS[table]]
             if table in PARTITIONED:
@@ -100,6 +102,7 @@ def connect(
     except duckdb.Error as exc:
         raise ArchiveError(f"cannot open DuckDB: {exc}") from None
     try:
+        con.execute("SET parquet_metadata_cache = true")  # footers read once per connection
         if sandbox:
             con.execute("SET allowed_directories = [" + _quote(root + os.sep) + "]")
         create_views(con, root)

@@ -1,0 +1,200 @@
+"""Benchmark of the archive: ingest throughput, bytes per event, canned-query latency.
+
+    python benchmarks/bench_archive.py                       # 600 simulated matches, 100k synth
+    python benchmarks/bench_archive.py --matches 200 --big 20000   # quicker
+
+1. A corpus of simulated matches (tests/archive/corpus.py; cached in --corpus) is ingested into
+   a fresh archive with 1 job and with 2 jobs: events and matches per second, per core.
+2. Bytes per event: the events table's files over the events stored (and the whole archive).
+3. Query latency: simulating 100,000 matches takes hours on 2 cores, so the big archives are
+   SYNTHESIZED from the real one: its rows are copied with new game ids, match ids, digests,
+   months and player names, and committed through the archive's own writer. Each canned query
+   (buraco_log.archive.report) is timed on the sandboxed connection `buraco-log query` uses:
+   median of 5 runs after one warm-up.
+4. The same count query done by a Python scan of the logs (log.Reader over every file),
+   against DuckDB over the archive of the same logs, as a ratio.
+Figures go to stdout (and to --json FILE).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import pyarrow as pa  # type: ignore[import-untyped]
+import pyarrow.compute as pc  # type: ignore[import-untyped]
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from buraco_log import log
+from buraco_log.archive import connect, ingest, store
+from buraco_log.archive.report import CANNED, leaderboard, run_canned
+from buraco_log.events import PileTaken
+from buraco_log.reducer import Replayer
+from tests.archive.corpus import make_corpus
+
+
+def du(path: Path, sub: str = "") -> int:
+    return sum(p.stat().st_size for p in (path / sub).rglob("*") if p.is_file())
+
+
+def bench_ingest(paths: list[str], work: Path, jobs: int) -> dict[str, float]:
+    arch = work / f"ingest-{jobs}"
+    shutil.rmtree(arch, ignore_errors=True)
+    t = time.perf_counter()
+    rep = ingest(paths, arch, jobs=jobs)
+    dt = time.perf_counter() - t
+    assert not rep.errors, rep.errors[:3]
+    return {"jobs": jobs, "matches": rep.added, "events": rep.events, "seconds": dt,
+            "events_per_s": rep.events / dt, "events_per_s_per_core": rep.events / dt / jobs,
+            "matches_per_s_per_core": rep.added / dt / jobs}
+
+
+def bench_replay(paths: list[str]) -> float:
+    """Validating replay alone (the rules engine): the ceiling for ingest per core."""
+    evs = [log.read_events(p) for p in paths]
+    n = sum(map(len, evs))
+    t = time.perf_counter()
+    for events in evs:
+        r = Replayer()
+        for e in events:
+            r.step(e)
+    return n / (time.perf_counter() - t)
+
+
+def synthesize(src: Path, dst: Path, target_matches: int) -> tuple[int, int]:
+    """Copy ``src``'s rows until ``dst`` holds ``target_matches`` matches (see the docstring)."""
+    shutil.rmtree(dst, ignore_errors=True)
+    store.create_archive(str(dst))
+    files = store.committed_files(str(src.resolve()))
+    base = {t: pa.concat_tables([pa.parquet.ParquetFile(f).read() for f in files[t]])
+            for t in ("matches", "hands", "events", "melds", "players")}
+    per_copy = base["matches"].num_rows
+    copies = -(-target_matches // per_copy)
+    mask = (1 << 63) - 1
+    events = 0
+    for start in range(0, copies, 12):  # one batch per 12 copies: 12 months
+        parts: dict[tuple[str, str], dict[str, pa.Table]] = {}
+        for k in range(start, min(copies, start + 12)):
+            salt = (k * 0x9E3779B97F4A7C15) & mask
+            month = f"20{24 + k // 12 % 3}-{k % 12 + 1:02d}"
+            tables = {}
+            for name, t in base.items():
+                gid = pc.bit_wise_and(pc.bit_wise_xor(t.column("game_id"), pa.scalar(salt)),
+                                      pa.scalar(mask))
+                t = t.set_column(t.schema.get_field_index("game_id"), "game_id", gid)
+                if name == "matches":
+                    for col in ("match_id", "digest", "file_sha256"):
+                        t = t.set_column(t.schema.get_field_index(col), col,
+                                         pc.binary_join_element_wise(t.column(col),
+                                                                     pa.scalar(f"{k:06d}"), "-"))
+                if name == "players":
+                    who = pc.binary_join_element_wise(t.column("player"),
+                                                      pa.scalar(str(k % 40)), "#")
+                    t = t.set_column(t.schema.get_field_index("player"), "player", who)
+                tables[name] = t
+            events += tables["events"].num_rows
+            parts[("thirteen-quick", month)] = tables
+        store.commit(str(dst.resolve()), store.new_batch_id(), parts, None)
+    return copies * per_copy, events
+
+
+def time_queries(arch: Path, runs: int = 5) -> dict[str, float]:
+    con = connect(arch)
+    out: dict[str, float] = {}
+    for name in CANNED:
+        run_canned(con, name)
+        out[name] = statistics.median(run_canned(con, name).ms for _ in range(runs))
+    leaderboard(con)
+    out["leaderboard"] = statistics.median(leaderboard(con).ms for _ in range(runs))
+    t = time.perf_counter()
+    con.execute("SELECT count(*) FROM events WHERE kind = 'pt'").fetchall()
+    out["count_pile_pickups"] = (time.perf_counter() - t) * 1000
+    con.close()
+    return out
+
+
+def python_scan(paths: list[str]) -> tuple[int, float]:
+    t = time.perf_counter()
+    n = 0
+    for p in paths:
+        with log.Reader(p) as r:
+            n += sum(1 for e in r if type(e) is PileTaken)
+    return n, time.perf_counter() - t
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--matches", type=int, default=600, help="simulated matches to ingest")
+    ap.add_argument("--big", type=int, default=100_000, help="matches in the synthesized archive")
+    ap.add_argument("--mid-events", type=int, default=10_000_000,
+                    help="events in the second synthesized archive (0: skip)")
+    ap.add_argument("--corpus", default="/tmp/buraco-bench-corpus")
+    ap.add_argument("--work", default="/tmp/buraco-bench-archive")
+    ap.add_argument("--json", help="also write the figures here")
+    a = ap.parse_args()
+    work = Path(a.work)
+    work.mkdir(parents=True, exist_ok=True)
+    fig: dict[str, object] = {"cpus": os.cpu_count(), "load_at_start": os.getloadavg()[0]}
+    paths = make_corpus(a.corpus, a.matches)
+    print(f"corpus: {len(paths)} simulated matches in {a.corpus}")
+    fig["replay_events_per_s"] = bench_replay(paths[:200])
+    print(f"validating replay alone: {fig['replay_events_per_s']:,.0f} events/s (one core)")
+    for jobs in (1, 2):
+        r = bench_ingest(paths, work, jobs)
+        fig[f"ingest_{jobs}"] = r
+        print(f"ingest, {jobs} job(s): {r['events']:,} events / {r['matches']} matches in "
+              f"{r['seconds']:.1f} s = {r['events_per_s_per_core']:,.0f} events/s/core, "
+              f"{r['matches_per_s_per_core']:.1f} matches/s/core")
+    small = work / "ingest-2"
+    n_events = fig["ingest_2"]["events"]  # type: ignore[index]
+    fig["bytes_per_event"] = du(small, "events") / n_events
+    fig["archive_bytes_per_event"] = du(small) / n_events
+    fig["log_bytes_per_event"] = sum(os.path.getsize(p) for p in paths) / n_events
+    print(f"bytes per event: events table {fig['bytes_per_event']:.2f}, whole archive "
+          f"{fig['archive_bytes_per_event']:.2f} (the logs themselves: "
+          f"{fig['log_bytes_per_event']:.2f})")
+    pt, py_s = python_scan(paths)
+    con = connect(small)
+    t = time.perf_counter()
+    (db_pt,) = con.execute("SELECT count(*) FROM events WHERE kind = 'pt'").fetchone() or (0,)
+    db_s = time.perf_counter() - t
+    con.close()
+    assert db_pt == pt
+    fig["scan"] = {"python_s": py_s, "duckdb_s": db_s, "ratio": py_s / db_s,
+                   "python_events_per_s": n_events / py_s}
+    print(f"count of pile pickups over {len(paths)} logs: Python scan {py_s * 1000:.0f} ms, "
+          f"DuckDB {db_s * 1000:.1f} ms: {py_s / db_s:,.0f}x")
+    sizes = [("big", a.big, 0)]
+    if a.mid_events:
+        per = n_events / len(paths)
+        sizes.append(("mid", int(a.mid_events / per) + 1, 0))
+    for label, target, _ in sizes:
+        arch = work / f"synth-{label}"
+        t = time.perf_counter()
+        m, e = synthesize(small, arch, target)
+        build = time.perf_counter() - t
+        lat = time_queries(arch)
+        py_est = e / fig["scan"]["python_events_per_s"]  # type: ignore[index]
+        fig[f"queries_{label}"] = {"matches": m, "events": e, "build_s": build,
+                                   "latency_ms": lat, "python_scan_estimate_s": py_est,
+                                   "bytes_per_event": du(arch, "events") / e}
+        print(f"\nsynthesized archive: {m:,} matches, {e:,} events (built in {build:.0f} s), "
+              f"{du(arch, 'events') / e:.2f} bytes/event; median latency on 2 threads:")
+        for q, ms in lat.items():
+            flag = "" if ms < 250 else "  (over the 250 ms goal)"
+            print(f"  {q:<24} {ms:8.1f} ms{flag}")
+        print(f"  a Python scan of {e:,} events would take ~{py_est:.0f} s "
+              f"({py_est * 1000 / lat['count_pile_pickups']:,.0f}x the DuckDB count)")
+    if a.json:
+        Path(a.json).write_text(json.dumps(fig, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
