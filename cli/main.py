@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from cli import archive_cmd, demo_cmd, dispute_cmd, log_cmd, rules_cmd
+from cli import archive_cmd, demo_cmd, dispute_cmd, log_cmd, rules_cmd, simulate_cmd
 from cli.common import State
 
 app = typer.Typer(
@@ -29,6 +29,7 @@ log_cmd.register(app)
 dispute_cmd.register(app)
 archive_cmd.register(app)
 demo_cmd.register(app)
+simulate_cmd.register(app)
 
 
 def run() -> None:

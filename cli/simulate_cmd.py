@@ -1,0 +1,156 @@
+"""`buraco-log simulate`: bots play complete matches, written as sealed logs."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from buraco_log.rules import Rules, load_toml, preset
+from buraco_log.simulate import MatchSummary, seat_bots, simulate_many
+from cli.common import EXIT_USAGE, Format, emit_json, fail, guarded
+
+
+@guarded
+def simulate(
+    rules: Annotated[
+        str, typer.Option("--rules", help="Rules preset, or a house-rules TOML file.")
+    ] = "classic",
+    players: Annotated[int, typer.Option("--players", help="Number of players.")] = 2,
+    matches: Annotated[int, typer.Option("--matches", help="How many matches.", min=1)] = 1,
+    seed: Annotated[str, typer.Option("--seed", help="Seed: same seed, same bytes.")] = "0",
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output directory.")] = Path("sim"),
+    bot: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--bot",
+            help="heuristic or random; repeat to seat different bots (repeated round the table).",
+        ),
+    ] = None,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", help="Worker processes.", min=1)] = 1,
+    progress: Annotated[
+        bool | None,
+        typer.Option(
+            "--progress/--no-progress",
+            help="Progress bar on stderr (default: when stderr is a terminal).",
+        ),
+    ] = None,
+    format: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
+) -> None:
+    """Simulate complete matches with bots and write each as a sealed log in OUT.
+
+    The deals are provably fair (committed seeds, revealed at the end) and every move is
+    checked by the rules engine. The same arguments give the same files, whatever --jobs is.
+    """
+    r = load_toml(rules) if rules.endswith(".toml") else preset(rules)
+    names = tuple(bot or ("heuristic",))
+    unknown = sorted(set(names) - {"heuristic", "random"})
+    if unknown:
+        raise fail(f"unknown bot {unknown[0]!r} (known: heuristic, random)", EXIT_USAGE)
+    show = sys.stderr.isatty() if progress is None else progress
+    start = time.perf_counter()
+    if show:
+        summaries = _with_progress(r, players, matches, seed, out, names, jobs)
+    else:
+        summaries = simulate_many(
+            r, players, matches, seed=seed, out_dir=out, bots=names, jobs=jobs
+        )
+    elapsed = time.perf_counter() - start
+    report = _report(summaries, r.name, players, seat_bots(names, players), str(out), elapsed)
+    if format is Format.json:
+        emit_json(report)
+        return
+    typer.echo(f"{report['matches']} matches of {r.name}, {players} players, written to {out}")
+    typer.echo(
+        f"events {report['events']:,}  hands {report['hands']:,}  "
+        f"({report['events_per_second']:,.0f} events/s, "
+        f"{report['matches_per_second']:,.1f} matches/s)"
+    )
+    for name, wins in sorted(report["wins_by_bot"].items()):
+        typer.echo(f"wins with {name} on the side: {wins}")
+
+
+def _report(
+    summaries: list[MatchSummary],
+    rules: str,
+    players: int,
+    seats: tuple[str, ...],
+    out: str,
+    elapsed: float,
+) -> dict[str, Any]:
+    events = sum(s.events for s in summaries)
+    wins: Counter[str] = Counter()
+    sides = 2 if players >= 4 else players
+    for s in summaries:
+        # A side is named by the bots on it (partners on alternate seats).
+        side_bots = sorted({seats[i] for i in range(players) if i % sides == s.winner})
+        wins["+".join(side_bots)] += 1
+    return {
+        "rules": rules,
+        "players": players,
+        "bots": list(seats),
+        "out": out,
+        "matches": len(summaries),
+        "events": events,
+        "hands": sum(s.hands for s in summaries),
+        "wins_by_side": dict(Counter(str(s.winner) for s in summaries)),
+        "wins_by_bot": dict(wins),
+        "seconds": round(elapsed, 3),
+        "events_per_second": events / elapsed if elapsed else 0.0,
+        "matches_per_second": len(summaries) / elapsed if elapsed else 0.0,
+    }
+
+
+def _with_progress(
+    r: Rules, players: int, matches: int, seed: str, out: Path, names: tuple[str, ...], jobs: int
+) -> list[MatchSummary]:
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    start = time.perf_counter()
+    events = 0
+    with Progress(
+        TextColumn("simulate"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[rate]}"),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    ) as bar:
+        task = bar.add_task("simulate", total=matches, rate="")
+
+        def update(s: MatchSummary) -> None:
+            nonlocal events
+            events += s.events
+            elapsed = time.perf_counter() - start
+            rate = (
+                (
+                    f"{events / elapsed:,.0f} events/s, {bar.tasks[0].completed / elapsed:,.1f}"
+                    " matches/s"
+                )
+                if elapsed
+                else ""
+            )
+            bar.update(task, advance=1, rate=rate)
+
+        return simulate_many(
+            r, players, matches, seed=seed, out_dir=out, bots=names, jobs=jobs, on_match=update
+        )
+
+
+def register(app: typer.Typer) -> None:
+    app.command("simulate")(simulate)
