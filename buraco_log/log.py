@@ -524,6 +524,12 @@ def read_events(path: str | os.PathLike[str], *, allow_torn: bool = False) -> li
         return list(reader)
 
 
+def iter_events(path: str | os.PathLike[str], *, allow_torn: bool = False) -> Iterator[ev.AnyEvent]:
+    """Stream the verified events of a log, closing the file when done or abandoned."""
+    with Reader(path, allow_torn=allow_torn) as reader:
+        yield from reader
+
+
 def verify(path: str | os.PathLike[str]) -> LogInfo:
     """Check a whole log: raises on damage; a torn tail is reported in ``LogInfo.torn``."""
     with Reader(path, allow_torn=True) as reader:
@@ -988,6 +994,7 @@ __all__ = [
     "decode_records",
     "describe_bad_record",
     "head_digest",
+    "iter_events",
     "msgpack_depth",
     "read_events",
     "repair",

@@ -260,3 +260,12 @@ def test_events_accepted_before_an_exception_are_still_written(tmp_path: Path) -
         w.append(events[4])  # wrong seq
     assert log.read_events(path) == events[:3]
     assert not [p for p in os.listdir(tmp_path) if p.endswith(".new")]
+
+
+def test_iter_events_streams_and_closes(tmp_path: Path) -> None:
+    events = sample_events(25)
+    path = write(tmp_path / "a.blog", events, mode="batched")
+    it = log.iter_events(path)
+    assert next(it) == events[0]
+    it.close()  # abandoned early: the file is closed, no ResourceWarning
+    assert list(log.iter_events(path)) == events
