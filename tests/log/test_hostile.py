@@ -208,3 +208,33 @@ def test_a_missing_or_unreadable_log_is_a_project_error(tmp_path: Path) -> None:
             call()
         assert exc.value.kind == "io"
         assert "nope" in str(exc.value) or "dir.blog" in str(exc.value)
+
+
+def _closed(t: object, seen: set[type], depth: int = 0) -> int:
+    """Deepest nesting a value of msgspec type ``t`` can have; fails on an open type."""
+    import msgspec.inspect as mi
+
+    if isinstance(t, mi.AnyType):
+        raise AssertionError("an untyped field: the typed decode would no longer bound nesting")
+    if isinstance(t, mi.UnionType):
+        return max(_closed(x, seen, depth) for x in t.types)
+    if isinstance(t, mi.StructType):
+        assert t.forbid_unknown_fields, f"{t.cls.__name__} must forbid unknown fields"
+        if t.cls in seen:
+            raise AssertionError(f"{t.cls.__name__} is recursive")
+        inner = [_closed(f.type, seen | {t.cls}, depth + 1) for f in t.fields]
+        return max([depth + 1, *inner])
+    if isinstance(t, (mi.ListType, mi.VarTupleType, mi.SetType, mi.FrozenSetType)):
+        return _closed(t.item_type, seen, depth + 1)
+    if isinstance(t, mi.TupleType):
+        return max([depth + 1, *(_closed(x, seen, depth + 1) for x in t.item_types)])
+    if isinstance(t, mi.DictType):
+        return max(_closed(t.key_type, seen, depth + 1), _closed(t.value_type, seen, depth + 1))
+    return depth
+
+
+def test_the_event_types_bound_the_nesting_of_the_typed_decode() -> None:
+    """Why the fast path needs no byte scan: every type is closed and shallow."""
+    import msgspec.inspect as mi
+
+    assert _closed(mi.type_info(ev.AnyEvent), set()) <= log.MAX_DEPTH
