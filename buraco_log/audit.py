@@ -195,13 +195,15 @@ def read_log(path: str | os.PathLike[str]) -> tuple[list[AnyEvent], Integrity]:
     events: list[AnyEvent] = []
     try:
         reader = log.Reader(p, allow_torn=True)
-    except OSError as exc:
+    except (OSError, LogFormatError) as exc:  # the reader reports OS failures as kind "io"
         return events, _unreadable(exc, "binary")
     with reader:
         try:
             for _, evs in reader.segments():
                 events.extend(evs)
         except LogFormatError as exc:
+            if exc.kind == "io":
+                return events, _unreadable(exc, "binary")
             info = reader.info
             return events, Integrity(
                 status="broken", format="binary", events=len(events), records=info.segments,
@@ -232,6 +234,8 @@ def _read_jsonl(path: str) -> tuple[list[AnyEvent], Integrity]:
         for e in reader:
             events.append(e)
     except LogFormatError as exc:
+        if exc.kind == "io":
+            return events, _unreadable(exc, "jsonl")
         return events, Integrity(
             status="broken", format="jsonl", events=len(events), records=len(events),
             head=log.head_digest(events), record=exc.line, seq=exc.seq, kind=exc.kind,
@@ -246,10 +250,10 @@ def _read_jsonl(path: str) -> tuple[list[AnyEvent], Integrity]:
     )
 
 
-def _unreadable(exc: OSError, fmt: Literal["binary", "jsonl"]) -> Integrity:
+def _unreadable(exc: OSError | LogFormatError, fmt: Literal["binary", "jsonl"]) -> Integrity:
+    message = exc.message if isinstance(exc, LogFormatError) else exc.strerror or str(exc)
     return Integrity(status="unreadable", format=fmt, events=0, records=0,
-                     head=log.head_digest(()), kind="unreadable",
-                     message=exc.strerror or str(exc))
+                     head=log.head_digest(()), kind="unreadable", message=message)
 
 
 def load(path: str | os.PathLike[str]) -> list[AnyEvent]:
