@@ -174,3 +174,18 @@ def test_the_core_never_imports_the_archive() -> None:
 
 def _parquet_files(root: Path) -> list[str]:
     return sorted(str(p) for p in root.rglob("*.parquet"))
+
+
+def test_a_json_lines_copy_of_an_archived_match_is_a_duplicate(archived: Archived,
+                                                              tmp_path: Path) -> None:
+    from buraco_log.jsonl import binary_to_jsonl
+
+    arch = tmp_path / "a"
+    shutil.copytree(archived.path, arch)
+    copy = tmp_path / "copy.jsonl"
+    binary_to_jsonl(archived.corpus.good[5], copy)
+    rep = ingest([str(copy)], arch)
+    assert (rep.added, rep.duplicates, rep.errors) == (0, 1, [])
+    fresh = ingest([str(copy)], tmp_path / "b")
+    assert fresh.added == 1
+    assert rows(tmp_path / "b", "SELECT log_format FROM matches") == [("jsonl",)]
