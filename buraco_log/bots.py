@@ -490,8 +490,8 @@ class _Context:
         pile = self.table.pile
         if not pile or self.bot.stalled >= 3:
             return -1.0
-        if len(self.hand) + len(pile) < 5 and not self.may_empty("discard"):
-            return -1.0  # melding the top would leave too few cards to discard
+        # A short hand that may not go out yet needs material for a canastra.
+        starved = 10.0 if len(self.hand) <= 4 and not self.may_empty("discard") else 0.0
         top = pile[-1]
         if top in _WILDS:
             top_used = any(k >= 2 for k in self.rank_count.values())
@@ -504,7 +504,8 @@ class _Context:
         if self.rules.pile_pickup == "must_use_top" and not top_used:
             return -1.0
         useful = sum(1 for c in pile if c in _WILDS or self.keep_value(c, False) >= 7.0)
-        return (8.0 if top_used else -6.0) + 3.0 * useful - 1.0 * (len(pile) - useful)
+        value = (8.0 if top_used else -6.0) + 3.0 * useful + 0.5 * (len(pile) - useful)
+        return value + starved
 
     # --- the fast path ---------------------------------------------------------------------
 
