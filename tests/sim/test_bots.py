@@ -7,7 +7,7 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from buraco_log.bots import BOTS, HeuristicBot, MeldCache, RandomBot, make_bot
+from buraco_log.bots import BOTS, Bot, HeuristicBot, MeldCache, RandomBot, make_bot
 from buraco_log.cards import ALL_CODES, JOKER
 from buraco_log.melds import MeldError, read_meld
 from buraco_log.moves import legal_moves
@@ -68,7 +68,7 @@ def test_both_bots_choose_one_of_the_offered_moves() -> None:
     events = simulate_match(preset("thirteen"), 2, seed="offered")
     r = Replayer()
     rng = random.Random(0)
-    bots = [RandomBot(), HeuristicBot()]
+    bots: list[Bot] = [RandomBot(), HeuristicBot()]
     for ev in events[:200]:
         r.step(ev)
         st_ = r.state()
