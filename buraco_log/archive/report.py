@@ -15,6 +15,8 @@ from typing import Any
 
 import duckdb
 import msgspec
+import numpy as np
+import pyarrow.compute as pc  # type: ignore[import-untyped]
 
 from .views import DEFAULT_MEMORY_LIMIT, DEFAULT_THREADS, connect
 
@@ -86,17 +88,9 @@ CANNED: dict[str, tuple[str, str]] = {
     ),
 }
 
-# One row per match in match order, players as dense integer ids (the Elo fold is Python).
-LEADERBOARD_SQL = """
-    WITH ids AS (SELECT player, (row_number() OVER (ORDER BY player) - 1)::INTEGER AS pid
-                 FROM (SELECT DISTINCT player FROM players)),
-         g AS (SELECT game_id, list(side ORDER BY seat) AS sides,
-                      list(pid ORDER BY seat) AS pids
-               FROM players JOIN ids USING (player) GROUP BY game_id)
-    SELECT g.sides, g.pids, m.winner_side
-    FROM g JOIN matches m USING (game_id)
-    ORDER BY m.started_at NULLS FIRST, m.match_id, m.game_id"""
-LEADERBOARD_NAMES = "SELECT DISTINCT player FROM players ORDER BY player"
+# The leaderboard's inputs: the fold itself runs in Python (an Elo rating is sequential).
+LEADERBOARD_PLAYERS = "SELECT game_id, seat, side, player FROM players"
+LEADERBOARD_MATCHES = "SELECT game_id, winner_side, started_at, match_id FROM matches"
 
 
 class Section(msgspec.Struct):
@@ -124,46 +118,86 @@ def run_canned(con: duckdb.DuckDBPyConnection, name: str) -> Section:
 
 
 def leaderboard(con: duckdb.DuckDBPyConnection, top: int = 20) -> Section:
-    """Elo over the archive in match order (start time, then match id).
+    """Elo over the archive in match order (start time, then match id, then game id).
 
-    Sides are rated as the mean of their players; a multi-side match counts as the winner
-    beating each other side. ``top`` 0 keeps every player.
+    A side's rating is the mean of its players'; each loser side plays the winner (one game
+    with two sides, two with three). ``top`` 0 keeps every player.
     """
     t = time.perf_counter()
-    tbl = con.sql(LEADERBOARD_SQL).to_arrow_table()
-    names = [r[0] for r in con.execute(LEADERBOARD_NAMES).fetchall()]
+    players = con.sql(LEADERBOARD_PLAYERS).to_arrow_table()
+    matches = con.sql(LEADERBOARD_MATCHES).to_arrow_table()
+    # Match order and player ids with Arrow kernels; only the fold is a Python loop.
+    order = pc.sort_indices(matches, [("started_at", "ascending", "at_start"),
+                                      ("match_id", "ascending", "at_end"),
+                                      ("game_id", "ascending", "at_end")])
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order.to_numpy()] = np.arange(len(order))
+    where = pc.index_in(players.column("game_id"), value_set=matches.column("game_id"))
+    pos = where.to_numpy(zero_copy_only=False)
+    ords = rank[pos]
+    seats = players.column("seat").to_numpy()
+    sort = np.lexsort((seats, ords))
+    ords = ords[sort]
+    names_enc = pc.dictionary_encode(players.column("player")).combine_chunks()
+    pids_np = names_enc.indices.to_numpy()[sort]
+    names = names_enc.dictionary.to_pylist()
+    sides_np = players.column("side").to_numpy()[sort]
+    winner_np = matches.column("winner_side").to_numpy()[pos[sort]]
+    n_rows = len(ords)
+    starts = np.flatnonzero(np.r_[True, ords[1:] != ords[:-1]]) if n_rows else np.array([], int)
+    bounds = [*starts.tolist(), n_rows]
+    pids, sides, winners = pids_np.tolist(), sides_np.tolist(), winner_np.tolist()
     rating = [ELO_START] * len(names)
-    played = [0] * len(names)
-    won = [0] * len(names)
     k = ELO_K
-    for sides, pids, winner in zip(tbl.column("sides").to_pylist(),
-                                   tbl.column("pids").to_pylist(),
-                                   tbl.column("winner_side").to_pylist(), strict=True):
-        n = max(sides) + 1
+    for g in range(len(bounds) - 1):
+        a, b = bounds[g], bounds[g + 1]
+        w = winners[a]
+        if b - a == 2:  # one against one: the common case, kept lean
+            p, q = pids[a], pids[a + 1]
+            rp, rq = rating[p], rating[q]
+            d = k * ((sides[a] == w) - 1.0 / (1.0 + 10.0 ** ((rq - rp) / 400.0)))
+            rating[p] = rp + d
+            rating[q] = rq - d
+            continue
+        if max(sides[a:b]) == 1:  # two partnerships
+            t0 = t1 = 0.0
+            c0 = c1 = 0
+            for i in range(a, b):
+                if sides[i]:
+                    t1 += rating[pids[i]]
+                    c1 += 1
+                else:
+                    t0 += rating[pids[i]]
+                    c0 += 1
+            d = k * ((w == 0) - 1.0 / (1.0 + 10.0 ** ((t1 / c1 - t0 / c0) / 400.0)))
+            for i in range(a, b):
+                rating[pids[i]] += -d if sides[i] else d
+            continue
+        n = max(sides[a:b]) + 1
         total = [0.0] * n
         count = [0] * n
-        for s, p in zip(sides, pids, strict=True):
-            total[s] += rating[p]
-            count[s] += 1
+        for i in range(a, b):
+            total[sides[i]] += rating[pids[i]]
+            count[sides[i]] += 1
         delta = [0.0] * n
-        if 0 <= winner < n:
-            mw = total[winner] / count[winner]
+        if 0 <= w < n:
+            mw = total[w] / count[w]
             for s in range(n):
-                if s != winner and count[s]:
+                if s != w and count[s]:
                     change = k * (1.0 - 1.0 / (1.0 + 10.0 ** ((total[s] / count[s] - mw) / 400.0)))
-                    delta[winner] += change
+                    delta[w] += change
                     delta[s] -= change
-        for s, p in zip(sides, pids, strict=True):
-            rating[p] += delta[s]
-            played[p] += 1
-            won[p] += s == winner
+        for i in range(a, b):
+            rating[pids[i]] += delta[sides[i]]
+    played = np.bincount(pids_np, minlength=len(names)).tolist()
+    won = np.bincount(pids_np, weights=(sides_np == winner_np), minlength=len(names)).tolist()
     ranked = sorted(range(len(names)), key=lambda i: (-rating[i], names[i]))
     if top:
         ranked = ranked[:top]
     rows: list[list[Any]] = [
-        [rank + 1, names[i], round(rating[i], 1), played[i], won[i],
+        [rank_ + 1, names[i], round(rating[i], 1), played[i], int(won[i]),
          round(won[i] / played[i], 4)]
-        for rank, i in enumerate(ranked)
+        for rank_, i in enumerate(ranked)
     ]
     return Section("leaderboard", f"Player leaderboard: Elo (K={ELO_K:g}) in match order",
                    ["rank", "player", "elo", "matches", "wins", "win_rate"], rows,
