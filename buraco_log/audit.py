@@ -27,7 +27,15 @@ from buraco_log import log
 from buraco_log.cards import Style
 from buraco_log.dealer import check_deals
 from buraco_log.errors import BuracoLogError, IllegalMoveError, LogFormatError
-from buraco_log.events import AnyEvent, HandEnded, MatchEnded, MatchStarted
+from buraco_log.events import (
+    AnyEvent,
+    CardsLaidOff,
+    HandEnded,
+    HandStarted,
+    MatchEnded,
+    MatchStarted,
+    MeldLaid,
+)
 from buraco_log.reducer import apply, validate
 from buraco_log.ruleids import describe
 from buraco_log.rules import PRESETS, Rules
@@ -287,8 +295,8 @@ def _integrity_findings(integ: Integrity) -> list[Finding]:
 def _provenance(events: Sequence[AnyEvent]) -> Provenance:
     start = next((e for e in events if isinstance(e, MatchStarted)), None)
     end = next((e for e in events if isinstance(e, MatchEnded)), None)
-    deals = [e for e in events if type(e).__name__ == "HandStarted"]
-    plain = sum(1 for d in deals if getattr(d, "seed", None) is not None)
+    deals = [e for e in events if isinstance(e, HandStarted)]
+    plain = sum(1 for d in deals if d.seed is not None)
     commitment = start.commitment if start is not None else None
     status: Literal["committed", "plain_seeds", "mixed", "none"]
     if commitment is not None:
@@ -774,11 +782,23 @@ def _facts(s: State, ev: AnyEvent, style: Style) -> Iterator[str]:
         return
     yield f"rules: {r.name}"
     if s.phase in ("new", "between", "over", "decided"):
-        yield f"hands played: {len(s.results)}; match totals {list(s.totals)}"
+        yield (f"hands played: {len(s.results)}; match totals {list(s.totals)}; target "
+               f"{r.target_score}" + (f"; side {s.winner} has won" if s.winner is not None
+                                      else ""))
+        if isinstance(ev, HandStarted):
+            n = len(s.players)
+            hand = len(s.results)
+            yield (f"next deal: hand {hand}, dealt by seat {(s.first_dealer + hand) % n}; "
+                   f"{r.hand_size} cards to each of {n} players"
+                   + (f", {s.n_sides} mortos of {r.morto_size}" if r.morto else ", no morto")
+                   + (", one upcard" if r.initial_upcard else ", no upcard")
+                   + f"; material: two decks and {r.jokers} jokers")
         return
     who = s.players[s.turn].name
     yield f"turn: seat {s.turn} ({who}), turn {s.turns} of hand {s.hand}"
     seat = getattr(ev, "seat", None)
+    if seat is not None and seat != s.turn:
+        yield f"the event is by seat {seat}, but it is seat {s.turn}'s turn"
     if seat is not None and 0 <= seat < len(s.players):
         side = s.sides[seat]
         yield f"seat {seat} holds {len(s.hands[seat])} cards: {cs(s.hands[seat])}"
@@ -805,8 +825,16 @@ def _facts(s: State, ev: AnyEvent, style: Style) -> Iterator[str]:
         yield f"card drawn this turn: {cs((s.drawn,))}"
     if s.laid_this_turn:
         yield f"laid this turn: {cs(s.laid_this_turn)}"
+    if isinstance(ev, MeldLaid | CardsLaidOff):
+        yield (f"meld rules: at least 3 cards, at most one wild, at least two naturals; runs up "
+               f"to {r.max_run()} cards (ace at both ends: {'yes' if r.ace_both_ends else 'no'})"
+               f"; sets per rank per side: {r.max_sets_per_rank or 'any'}; canastra from "
+               f"{r.canastra_size} cards" + ("" if r.canastra_from_sets else ", runs only"))
     if isinstance(ev, HandEnded):
-        after = apply(s, ev)
+        try:
+            after = apply(s, ev)
+        except (BuracoLogError, IndexError, KeyError, TypeError, ValueError):
+            return  # nothing to score: the facts above say why
         for sc in after.results[-1].scores:
             items = ", ".join(f"{x.item} {x.points:+d}" for x in score_lines(sc))
             yield f"side {sc.side} recomputed score {sc.total}: {items}"
