@@ -219,3 +219,18 @@ def test_a_real_match_log_with_any_byte_flipped_is_refused(tmp_path: Path) -> No
             log.verify(bad)
         seg = _segment_of(offsets, i)
         assert seg is not None and exc.value.offset == seg[0] and exc.value.seq == seg[1]
+
+
+def test_a_zero_filled_tail_is_torn_but_zeros_followed_by_data_are_damage(tmp_path: Path) -> None:
+    events = sample_events(8)
+    src = write(tmp_path / "a.blog", events)
+    data = src.read_bytes()
+    path = tmp_path / "z.blog"
+    path.write_bytes(data + b"\x00" * 4096)  # blocks allocated, never written: a crash
+    info = log.verify(path)
+    assert info.torn is not None and info.torn.offset == len(data) and info.events == 8
+    assert "zero-filled" in info.torn.reason
+    path.write_bytes(data + b"\x00" * 100 + b"\x01")
+    with pytest.raises(LogFormatError) as exc:
+        log.verify(path)
+    assert exc.value.kind == "damage" and exc.value.offset == len(data) and exc.value.seq == 8
