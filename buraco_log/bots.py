@@ -350,6 +350,7 @@ class _Context:
         for m in self.my_melds:
             self.my_acc |= bot.cache.meld_accepts(m, rules)
         self._next_acc: set[Card] | None = None
+        self._reach: int | None = None
 
     @property
     def next_acc(self) -> set[Card]:
@@ -422,6 +423,11 @@ class _Context:
 
     def opening_reach(self) -> int:
         """Points of disjoint offered melds, longest first: enough for a vulnerable opening?"""
+        if self._reach is None:
+            self._reach = self._opening_reach()
+        return self._reach
+
+    def _opening_reach(self) -> int:
         left = list(self.hand)
         total = 0
         offered = [m.cards for m in self.moves if isinstance(m, MeldLaid)]
