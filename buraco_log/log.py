@@ -26,7 +26,7 @@ import shutil
 import struct
 import time
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from typing import IO, Any, Final
 
 import msgspec
@@ -524,7 +524,9 @@ def read_events(path: str | os.PathLike[str], *, allow_torn: bool = False) -> li
         return list(reader)
 
 
-def iter_events(path: str | os.PathLike[str], *, allow_torn: bool = False) -> Iterator[ev.AnyEvent]:
+def iter_events(
+    path: str | os.PathLike[str], *, allow_torn: bool = False
+) -> Generator[ev.AnyEvent, None, None]:
     """Stream the verified events of a log, closing the file when done or abandoned."""
     with Reader(path, allow_torn=allow_torn) as reader:
         yield from reader

@@ -101,7 +101,12 @@ def test_two_writers_racing_for_one_log_exactly_one_wins(tmp_path: Path, exists:
 def test_creating_a_log_fsyncs_its_directory(tmp_path: Path, monkeypatch: Any) -> None:
     synced: list[str] = []
     real = log._fsync_dir
-    monkeypatch.setattr(log, "_fsync_dir", lambda p: (synced.append(p), real(p)))
+
+    def spy(path: str) -> None:
+        synced.append(path)
+        real(path)
+
+    monkeypatch.setattr(log, "_fsync_dir", spy)
     log.Writer(tmp_path / "a.blog", validate=False).close()
     assert synced == [str(tmp_path / "a.blog")]
 
@@ -117,7 +122,7 @@ def test_a_failed_fsync_is_reported_and_never_retried(tmp_path: Path, monkeypatc
         calls.append(fd)
         raise OSError(errno.EIO, "Input/output error")
 
-    monkeypatch.setattr(log.os, "fsync", failing)
+    monkeypatch.setattr(os, "fsync", failing)
     with pytest.raises(LogFormatError) as exc:
         w.append(events[1])
     assert exc.value.kind == "io" and "fsync failed" in str(exc.value)
