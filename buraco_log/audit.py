@@ -17,6 +17,7 @@ prints. Core module: stdlib and msgspec only.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any, Literal
@@ -178,8 +179,12 @@ def is_log_file(path: str | os.PathLike[str]) -> bool:
         return False
 
 
+_BACKUP = re.compile(r"\.bak(\.\d+)?$")  # copies `log.repair` keeps of the damaged bytes
+
+
 def find_logs(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
-    """Files as given; directories searched recursively for logs, in name order."""
+    """Files as given; directories searched recursively for logs, in name order (hidden
+    files and the ``.bak`` copies that repair leaves are skipped)."""
     out: list[str] = []
     for p in paths:
         p = str(p)
@@ -188,7 +193,8 @@ def find_logs(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
             for root, dirs, files in os.walk(p):
                 dirs.sort()
                 found += [os.path.join(root, f) for f in sorted(files)
-                          if not f.startswith(".") and is_log_file(os.path.join(root, f))]
+                          if not f.startswith(".") and not _BACKUP.search(f)
+                          and is_log_file(os.path.join(root, f))]
             out += found
         else:
             out.append(p)
@@ -286,8 +292,10 @@ def _integrity_findings(integ: Integrity) -> list[Finding]:
     elif integ.status == "unreadable":
         msg = f"cannot read the log: {integ.message}"
     else:
-        where = f"record {integ.record}, " if integ.record is not None else ""
-        where += f"byte {integ.offset}" if integ.offset is not None else ""
+        unit = "line" if integ.format == "jsonl" else "record"
+        where = f"{unit} {integ.record}" if integ.record is not None else ""
+        if integ.offset is not None:
+            where += f", byte {integ.offset}" if where else f"byte {integ.offset}"
         msg = f"broken at {where}: {integ.message}" if where else f"broken: {integ.message}"
     return [Finding("integrity", f"log.{integ.kind}", msg, seq=integ.seq, offset=integ.offset)]
 

@@ -97,8 +97,11 @@ def _integrity_line(i: audit.Integrity) -> str:
     if i.status == "torn":
         return f"{base}; torn tail at byte {i.offset} (record {i.record}): {i.message}"
     if i.status == "broken":
-        where = f"record {i.record}, " if i.record is not None else ""
-        return f"{base}; BROKEN at {where}byte {i.offset}, seq {i.seq} [{i.kind}]: {i.message}"
+        unit = "line" if i.format == "jsonl" else "record"
+        where = [f"{unit} {i.record}"] if i.record is not None else []
+        where += [f"byte {i.offset}"] if i.offset is not None else []
+        where += [f"seq {i.seq}"] if i.seq is not None else []
+        return f"{base}; BROKEN at {', '.join(where)} [{i.kind}]: {i.message}"
     if i.status == "unreadable":
         return f"unreadable: {i.message}"
     return f"{base}; head {i.head}"

@@ -284,3 +284,24 @@ def test_the_audit_library_imports_no_edge_library() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_a_damaged_json_lines_log_is_broken_at_that_line(tmp_path: Path,
+                                                         clean: list[AnyEvent]) -> None:
+    from buraco_log.jsonl import binary_to_jsonl
+
+    binary_to_jsonl(bl.write(tmp_path / "m.log", clean), tmp_path / "m.jsonl")
+    lines = (tmp_path / "m.jsonl").read_text().splitlines(keepends=True)
+    lines[9] = "{not json\n"
+    (tmp_path / "m.jsonl").write_text("".join(lines))
+    v = audit.audit_log(tmp_path / "m.jsonl")
+    assert (v.integrity.status, v.integrity.format, v.integrity.record) == ("broken", "jsonl", 10)
+    assert "line 10" in v.findings[0].message
+
+
+def test_find_logs_skips_the_backups_repair_leaves(tmp_path: Path,
+                                                   clean: list[AnyEvent]) -> None:
+    bl.write(tmp_path / "a.log", clean)
+    bl.write(tmp_path / "a.log.bak", clean)
+    bl.write(tmp_path / "a.log.bak.1", clean)
+    assert audit.find_logs([tmp_path]) == [str(tmp_path / "a.log")]
