@@ -511,7 +511,7 @@ def audit_many(
     if workers <= 1 or len(paths) <= 1:
         out = []
         for p in paths:
-            v = audit_log(p)
+            v = _audit_safely(p)
             if on_done is not None:
                 on_done(v)
             out.append(v)
@@ -519,11 +519,31 @@ def audit_many(
     results: list[Verdict | None] = [None] * len(paths)
     chunk = max(1, min(64, len(paths) // (workers * 8)))
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        for i, v in enumerate(pool.map(audit_log, paths, chunksize=chunk)):
+        for i, v in enumerate(pool.map(_audit_safely, paths, chunksize=chunk)):
             results[i] = v
             if on_done is not None:
                 on_done(v)
     return [v for v in results if v is not None]
+
+
+def _audit_safely(path: str) -> Verdict:
+    """:func:`audit_log`, with a defect of the audit itself reported as a finding of that log
+    (rule ``audit.error``) so that one log never stops a batch."""
+    try:
+        return audit_log(path)
+    except Exception as exc:  # a defect in buraco_log, not in the log: keep the batch going
+        integrity = Integrity(status="unreadable", format="binary", events=0, records=0,
+                              head=log.head_digest(()), kind="error",
+                              message=f"{type(exc).__name__}: {exc}")
+        return Verdict(
+            path=path, match_id=None, rules=None, players=(), events=0, ok=False,
+            findings=(Finding("integrity", "audit.error",
+                              f"the audit failed: {type(exc).__name__}: {exc}"),),
+            integrity=integrity,
+            provenance=Provenance("none", None, False, 0, ()),
+            legality=Legality(0, False, None),
+            scoring=Scoring((), None, (), True),
+        )
 
 
 # -- show ---------------------------------------------------------------------------------------

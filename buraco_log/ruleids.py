@@ -155,6 +155,8 @@ RULES: dict[str, str] = {
     "log.validate": "Validating appends needs the rules engine, which is not available.",
     # -- the audit's own findings
     "audit.empty": "The log holds no events.",
+    "audit.error": "The audit itself failed on this log (a defect in buraco_log, to report); "
+    "the other logs of the batch are still audited.",
 }
 
 

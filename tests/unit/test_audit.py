@@ -305,3 +305,21 @@ def test_find_logs_skips_the_backups_repair_leaves(tmp_path: Path,
     bl.write(tmp_path / "a.log.bak", clean)
     bl.write(tmp_path / "a.log.bak.1", clean)
     assert audit.find_logs([tmp_path]) == [str(tmp_path / "a.log")]
+
+
+def test_a_defect_of_the_audit_on_one_log_does_not_stop_the_batch(
+        tmp_path: Path, clean: list[AnyEvent], monkeypatch: pytest.MonkeyPatch) -> None:
+    good = str(bl.write(tmp_path / "a.log", clean))
+    real = audit.audit_events
+
+    def flaky(events: list[AnyEvent], integrity: audit.Integrity, path: str = "") -> audit.Verdict:
+        if path.endswith("b.log"):
+            raise RuntimeError("boom")
+        return real(events, integrity, path)
+
+    monkeypatch.setattr(audit, "audit_events", flaky)
+    bad = str(bl.write(tmp_path / "b.log", clean))
+    verdicts = audit.audit_many([good, bad])
+    assert verdicts[0].ok
+    assert [f.rule for f in verdicts[1].findings] == ["audit.error"]
+    assert "RuntimeError: boom" in verdicts[1].findings[0].message
