@@ -24,7 +24,7 @@ import msgspec
 from buraco_log.bots import Bot, HeuristicBot, MeldCache, make_bot
 from buraco_log.dealer import FairDealer
 from buraco_log.errors import BuracoLogError, IllegalMoveError
-from buraco_log.events import AnyEvent, MatchEnded, MatchStarted, Player
+from buraco_log.events import FORMAT_VERSION, AnyEvent, MatchEnded, MatchStarted, Player
 from buraco_log.rules import Rules, check, side_of
 
 GENERATOR = "buraco_log.simulate/v1"
@@ -158,16 +158,31 @@ def simulate_match(
     return events
 
 
+def encode_match(events: Sequence[AnyEvent]) -> bytes:
+    """The bytes of a sealed log of ``events``: exactly what ``log.write_log`` writes (a test
+    holds us to that), built in memory so that bulk simulation needs no lock or fsync."""
+    from buraco_log import log
+    from buraco_log.events import encode_many
+
+    # log.py exposes no in-memory encoder; these helpers are its own framing (LOG_FORMAT.md).
+    parts = [log._file_header(FORMAT_VERSION, True)]
+    chain = log.chain_start()
+    size = log.BATCH_EVENTS
+    for first in range(0, len(events), size):
+        chunk = list(events[first : first + size])
+        blob = encode_many(chunk)
+        chain.update(memoryview(blob)[len(log._array_header(len(chunk))) :])
+        parts.append(log._segment(blob, len(chunk), chunk[0].seq, chain.digest()))
+    return b"".join(parts)
+
+
 def write_match(path: str | os.PathLike[str], events: Sequence[AnyEvent]) -> None:
     """Write a sealed log, replacing any file at ``path``. The events were validated as they
-    were played, so not again here."""
-    from buraco_log.log import write_log
-
+    were played, so not again here; and no fsync: a simulated match can always be remade."""
     path = os.fspath(path)
     tmp = f"{path}.tmp"
-    if os.path.exists(tmp):
-        os.remove(tmp)
-    write_log(tmp, events, sealed=True, validate=False)
+    with open(tmp, "wb") as f:
+        f.write(encode_match(events))
     os.replace(tmp, path)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -11,11 +12,12 @@ from hypothesis import strategies as st
 from buraco_log import audit
 from buraco_log.dealer import check_deals
 from buraco_log.events import HandStarted, MatchEnded, MatchStarted
-from buraco_log.log import read_events, verify
+from buraco_log.log import BATCH_EVENTS, read_events, verify, write_log
 from buraco_log.reducer import replay
 from buraco_log.rules import PRESETS, preset
 from buraco_log.simulate import (
     SimulationError,
+    encode_match,
     match_file,
     seat_bots,
     simulate_many,
@@ -144,3 +146,14 @@ def test_all_random_tables_finish_under_every_preset(name: str, players: int) ->
     for i in range(3):
         events = simulate_match(preset(name), players, seed="random", index=i, bots=["random"])
         assert_finished_and_replays(events, players)
+
+
+def test_encoded_matches_are_the_bytes_the_log_writer_writes(tmp_path: Path) -> None:
+    events = simulate_match(preset("classic"), 3, seed="bytes")
+    write_log(tmp_path / "a.blog", events, validate=False)
+    assert (tmp_path / "a.blog").read_bytes() == encode_match(events)
+    # Longer than one segment: the framing splits every BATCH_EVENTS events.
+    long = [msgspec.structs.replace(e, seq=i) for i, e in enumerate(events * 40)]
+    assert len(long) > BATCH_EVENTS
+    write_log(tmp_path / "b.blog", long, validate=False)
+    assert (tmp_path / "b.blog").read_bytes() == encode_match(long)
