@@ -335,30 +335,50 @@ class _Context:
         self.has_canastra = any(m.canastra is not None for m in self.my_melds)
         self.morto_left = rules.morto and not table.morto_taken[side]
         rank_count: dict[int, int] = {}
+        by_rank: dict[int, list[Card]] = {}
         suit_ranks: dict[int, set[int]] = {0: set(), 1: set(), 2: set(), 3: set()}
+        wilds = _WILDS
         for c in hand:
-            if c in _WILDS:
+            if c in wilds:
                 continue
             r = RANK[c]
-            rank_count[r] = rank_count.get(r, 0) + 1
-            suit_ranks[SUIT[c]].add(r)
+            group = by_rank.get(r)
+            if group is None:
+                by_rank[r] = [c]
+            else:
+                group.append(c)
+            ranks = suit_ranks[SUIT[c]]
+            ranks.add(r)
             if r == 1:
-                suit_ranks[SUIT[c]].add(14)  # the ace also sits above the king
+                ranks.add(14)  # the ace also sits above the king
+        for r, group in by_rank.items():
+            rank_count[r] = len(group)
         self.rank_count = rank_count
+        self.by_rank = by_rank
         self.suit_ranks = suit_ranks
-        self.my_acc: set[Card] = set()
-        for m in self.my_melds:
-            self.my_acc |= bot.cache.meld_accepts(m, rules)
+        self.my_acc = self._union(self.my_melds)
         self._next_acc: set[Card] | None = None
         self._reach: int | None = None
+
+    def _union(self, melds: Sequence[Meld]) -> set[Card]:
+        """Cards that some meld of ``melds`` accepts."""
+        out: set[Card] = set()
+        cache = self.bot.cache
+        by_meld = cache._by_meld
+        for m in melds:
+            entry = by_meld.get(id(m))
+            out |= (
+                entry[1]
+                if entry is not None and entry[0] is m
+                else cache.meld_accepts(m, self.rules)
+            )
+        return out
 
     @property
     def next_acc(self) -> set[Card]:
         """Cards the next player's side can lay off (computed on first use)."""
         if self._next_acc is None:
-            self._next_acc = set()
-            for m in self.next_melds:
-                self._next_acc |= self.bot.cache.meld_accepts(m, self.rules)
+            self._next_acc = self._union(self.next_melds)
         return self._next_acc
 
     def may_empty(self, by: str) -> bool:
@@ -565,13 +585,8 @@ class _Context:
     def candidate_melds(self, distinct: Sequence[Card]) -> Iterable[tuple[Card, ...]]:
         """Natural sets and runs of the hand, and pairs or near-runs completed by one wild."""
         rules = self.rules
-        hand = self.hand
         wilds = [c for c in distinct if c in _WILDS]
-        by_rank: dict[int, list[Card]] = {}
-        for c in hand:
-            if c not in _WILDS:
-                by_rank.setdefault(RANK[c], []).append(c)
-        for group in by_rank.values():
+        for group in self.by_rank.values():
             if len(group) >= 3:
                 yield tuple(group)
             elif len(group) == 2 and wilds:
