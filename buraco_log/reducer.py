@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from buraco_log import rules as rules_mod
-from buraco_log.cards import Card, deck, format_cards
+from buraco_log.cards import JOKER, RANK, SUIT, Card, deck, format_cards
 from buraco_log.errors import IllegalMoveError, ReplayError, RulesError
 from buraco_log.events import (
     AnyEvent,
@@ -44,6 +44,49 @@ _NO_RULES = Rules(name="none")
 
 class _Table:
     """The private mutable twin of :class:`State`. Field names match State's."""
+
+    __slots__ = (
+        "dealer",
+        "drawn",
+        "emptied_by",
+        "first_dealer",
+        "hand",
+        "hands",
+        "laid_before",
+        "laid_this_turn",
+        "match_id",
+        "may_reject",
+        "melds",
+        "morto_pending",
+        "morto_taken",
+        "morto_taken_at",
+        "mortos",
+        "n_sides",
+        "opened",
+        "opening_min",
+        "opening_points",
+        "phase",
+        "pile",
+        "pile_top",
+        "players",
+        "points",
+        "readings",
+        "rejected",
+        "relancinho",
+        "relancinho_done",
+        "results",
+        "rules",
+        "seq",
+        "sides",
+        "stock",
+        "taken_top",
+        "totals",
+        "turn",
+        "turns",
+        "vulnerable",
+        "went_out",
+        "winner",
+    )
 
     def __init__(self, s: State) -> None:
         self.seq = s.seq
@@ -89,28 +132,56 @@ class _Table:
 
     def freeze(self) -> State:
         return State(
-            seq=self.seq, phase=self.phase, match_id=self.match_id,
-            rules=self.rules, players=self.players, sides=self.sides, n_sides=self.n_sides,
-            first_dealer=self.first_dealer, hand=self.hand, dealer=self.dealer, turn=self.turn,
-            turns=self.turns, hands=tuple(tuple(h) for h in self.hands),
-            stock=tuple(reversed(self.stock)), pile=tuple(self.pile), mortos=tuple(self.mortos),
-            morto_taken=tuple(self.morto_taken), morto_taken_at=tuple(self.morto_taken_at),
+            seq=self.seq,
+            phase=self.phase,
+            match_id=self.match_id,
+            rules=self.rules,
+            players=self.players,
+            sides=self.sides,
+            n_sides=self.n_sides,
+            first_dealer=self.first_dealer,
+            hand=self.hand,
+            dealer=self.dealer,
+            turn=self.turn,
+            turns=self.turns,
+            hands=tuple(tuple(h) for h in self.hands),
+            stock=tuple(reversed(self.stock)),
+            pile=tuple(self.pile),
+            mortos=tuple(self.mortos),
+            morto_taken=tuple(self.morto_taken),
+            morto_taken_at=tuple(self.morto_taken_at),
             morto_pending=tuple(self.morto_pending),
-            melds=tuple(tuple(side) for side in self.melds), totals=tuple(self.totals),
-            results=tuple(self.results), drawn=self.drawn, may_reject=self.may_reject,
-            rejected=self.rejected, pile_top=self.pile_top, taken_top=self.taken_top,
+            melds=tuple(tuple(side) for side in self.melds),
+            totals=tuple(self.totals),
+            results=tuple(self.results),
+            drawn=self.drawn,
+            may_reject=self.may_reject,
+            rejected=self.rejected,
+            pile_top=self.pile_top,
+            taken_top=self.taken_top,
             emptied_by=self.emptied_by,
-            laid_this_turn=tuple(self.laid_this_turn), vulnerable=tuple(self.vulnerable),
-            opened=tuple(self.opened), opening_min=tuple(self.opening_min),
-            opening_points=self.opening_points, relancinho=tuple(self.relancinho),
-            laid_before=tuple(self.laid_before), relancinho_done=tuple(self.relancinho_done),
-            went_out=self.went_out, winner=self.winner,
+            laid_this_turn=tuple(self.laid_this_turn),
+            vulnerable=tuple(self.vulnerable),
+            opened=tuple(self.opened),
+            opening_min=tuple(self.opening_min),
+            opening_points=self.opening_points,
+            relancinho=tuple(self.relancinho),
+            laid_before=tuple(self.laid_before),
+            relancinho_done=tuple(self.relancinho_done),
+            went_out=self.went_out,
+            winner=self.winner,
         )
 
     # ----------------------------------------------------------------- helpers
 
-    def fail(self, ev: Event, rule: str, message: str, seat: int | None = None,
-             cards: tuple[int, ...] = ()) -> IllegalMoveError:
+    def fail(
+        self,
+        ev: Event,
+        rule: str,
+        message: str,
+        seat: int | None = None,
+        cards: tuple[int, ...] = (),
+    ) -> IllegalMoveError:
         return IllegalMoveError(rule, message, seq=ev.seq, tag=tag_of(ev), seat=seat, cards=cards)
 
     def who(self, seat: int) -> str:
@@ -120,37 +191,55 @@ class _Table:
         if not 0 <= seat < len(self.players):
             raise self.fail(ev, "turn.no_such_seat", f"there is no seat {seat}", seat)
         if seat != self.turn:
-            raise self.fail(ev, "turn.not_your_turn",
-                            f"{self.who(seat)} moved, but it is {self.who(self.turn)}'s turn",
-                            seat)
+            raise self.fail(
+                ev,
+                "turn.not_your_turn",
+                f"{self.who(seat)} moved, but it is {self.who(self.turn)}'s turn",
+                seat,
+            )
         if self.phase != phase:
             if self.phase == "draw":
-                raise self.fail(ev, "turn.must_draw_first",
-                                f"{self.who(seat)} must draw or take the pile first", seat)
+                raise self.fail(
+                    ev,
+                    "turn.must_draw_first",
+                    f"{self.who(seat)} must draw or take the pile first",
+                    seat,
+                )
             if self.phase == "play" and phase == "draw":
-                raise self.fail(ev, "turn.already_drew",
-                                f"{self.who(seat)} already drew this turn", seat)
+                raise self.fail(
+                    ev, "turn.already_drew", f"{self.who(seat)} already drew this turn", seat
+                )
             if self.phase == "emptied":
-                raise self.fail(ev, "turn.hand_emptied",
-                                f"the hand of {self.who(self.turn)} is empty: the morto or "
-                                f"going out comes next", seat)
-            raise self.fail(ev, "turn.wrong_phase",
-                            f"{tag_of(ev)} is not possible in phase {self.phase!r}", seat)
+                raise self.fail(
+                    ev,
+                    "turn.hand_emptied",
+                    f"the hand of {self.who(self.turn)} is empty: the morto or "
+                    f"going out comes next",
+                    seat,
+                )
+            raise self.fail(
+                ev,
+                "turn.wrong_phase",
+                f"{tag_of(ev)} is not possible in phase {self.phase!r}",
+                seat,
+            )
 
     def take_from_hand(self, ev: Event, seat: int, cards: tuple[int, ...], rule: str) -> None:
         """Check ``cards`` are all in the seat's hand (as a multiset), without changing it."""
         hand = self.hands[seat]
         if len(cards) == 1:
             if cards[0] not in hand:
-                raise self.fail(ev, rule, f"{self.who(seat)} does not hold "
-                                f"{_fmt(cards)}", seat, cards)
+                raise self.fail(
+                    ev, rule, f"{self.who(seat)} does not hold {_fmt(cards)}", seat, cards
+                )
             return
         need = Counter(cards)
         have = Counter(hand)
         if any(have[c] < k for c, k in need.items()):
             missing = tuple((need - have).elements())
-            raise self.fail(ev, rule, f"{self.who(seat)} does not hold {_fmt(missing)}", seat,
-                            missing)
+            raise self.fail(
+                ev, rule, f"{self.who(seat)} does not hold {_fmt(missing)}", seat, missing
+            )
 
     def remove(self, seat: int, cards: Iterable[int]) -> None:
         hand = self.hands[seat]
@@ -168,8 +257,10 @@ class _Table:
             if r.morto_needs_canastra and not self.has_canastra(side):
                 return "morto.needs_canastra", "the side needs a canastra to take its morto"
             if by == "meld" and not r.morto_direct:
-                return ("morto.indirect_only",
-                        "the morto is taken only by discarding the last card (indirect)")
+                return (
+                    "morto.indirect_only",
+                    "the morto is taken only by discarding the last card (indirect)",
+                )
             return None
         if r.go_out_needs_canastra and not self.has_canastra(side):
             return "go_out.needs_canastra", "going out needs a canastra on the side's table"
@@ -178,14 +269,22 @@ class _Table:
     def turn_end_problem(self, seat: int) -> tuple[str, str] | None:
         """Obligations that must be met before the turn ends (discard or going out)."""
         if self.pile_top is not None:
-            return ("pile.must_use_top",
-                    f"the pile's top card {_fmt((self.pile_top,))} was not used this turn")
+            return (
+                "pile.must_use_top",
+                f"the pile's top card {_fmt((self.pile_top,))} was not used this turn",
+            )
         side = self.sides[seat]
-        if (self.vulnerable[side] and not self.opened[side] and self.laid_this_turn
-                and self.opening_points < self.opening_min[side]):
-            return ("vulnerable.opening_too_low",
-                    f"the side is vulnerable: its opening must total {self.opening_min[side]} "
-                    f"points, this one totals {self.opening_points}")
+        if (
+            self.vulnerable[side]
+            and not self.opened[side]
+            and self.laid_this_turn
+            and self.opening_points < self.opening_min[side]
+        ):
+            return (
+                "vulnerable.opening_too_low",
+                f"the side is vulnerable: its opening must total {self.opening_min[side]} "
+                f"points, this one totals {self.opening_points}",
+            )
         return None
 
     def end_turn(self) -> None:
@@ -243,15 +342,20 @@ class _Table:
         total = len(self.hands[seat]) + len(self.pile)
         layoff, meld = top_uses(r, top, self.hands[seat], self.melds[self.sides[seat]])
         return (layoff and self.leaves_ok(seat, total - 1)) or (
-            meld and self.leaves_ok(seat, total - 3))
+            meld and self.leaves_ok(seat, total - 3)
+        )
 
     def check_top_first(self, ev: Event, seat: int, cards: tuple[int, ...]) -> None:
         """Under must_use_top the first cards laid after taking the pile must use its top
         card, so a player can never strand it (the pickup checked it was usable then)."""
         if self.pile_top is not None and self.pile_top not in cards:
-            raise self.fail(ev, "pile.must_use_top",
-                            f"{self.who(seat)} must first use the pile's top card "
-                            f"{_fmt((self.pile_top,))}", seat, cards)
+            raise self.fail(
+                ev,
+                "pile.must_use_top",
+                f"{self.who(seat)} must first use the pile's top card {_fmt((self.pile_top,))}",
+                seat,
+                cards,
+            )
 
     def meld_value(self, ev: Event, seat: int, cards: tuple[int, ...]) -> Meld:
         """Validate a new meld for the seat's side and build it (check only; nothing moves)."""
@@ -263,12 +367,19 @@ class _Table:
         except MeldError as exc:
             raise self.fail(ev, exc.rule, f"{self.who(seat)}: {exc}", seat, cards) from None
         if reading.kind == "set" and r.max_sets_per_rank:
-            same = sum(1 for m in self.melds[side]
-                       if m.kind == "set" and _set_rank(m.cards) == reading.rank)
+            same = sum(
+                1
+                for m in self.melds[side]
+                if m.kind == "set" and _set_rank(m.cards) == reading.rank
+            )
             if same >= r.max_sets_per_rank:
-                raise self.fail(ev, "meld.second_set_of_rank",
-                                f"{self.who(seat)}: the side already has a set of that rank",
-                                seat, cards)
+                raise self.fail(
+                    ev,
+                    "meld.second_set_of_rank",
+                    f"{self.who(seat)}: the side already has a set of that rank",
+                    seat,
+                    cards,
+                )
         return Meld(len(self.melds[side]), side, cards, reading.kind, reading.canastra, seat)
 
     # ----------------------------------------------------------------- handlers
@@ -286,8 +397,9 @@ class _Table:
                 raise self.fail(ev, "match.rules", str(exc)) from None
             expected = tuple(rules_mod.side_of(s, n) for s in range(n))
             if ev.sides != expected:
-                raise self.fail(ev, "match.sides",
-                                f"sides {ev.sides} do not match the seating {expected}")
+                raise self.fail(
+                    ev, "match.sides", f"sides {ev.sides} do not match the seating {expected}"
+                )
             if not 0 <= ev.first_dealer < n:
                 raise self.fail(ev, "match.first_dealer", f"no seat {ev.first_dealer}")
         n = len(ev.players)
@@ -313,20 +425,27 @@ class _Table:
             if ev.hand != len(self.results):
                 raise self.fail(ev, "hand.number", f"hand {ev.hand} should be {len(self.results)}")
             if ev.dealer != (self.first_dealer + ev.hand) % n:
-                raise self.fail(ev, "deal.dealer_rotation",
-                                f"dealer {ev.dealer}; the deal rotates to "
-                                f"{(self.first_dealer + ev.hand) % n}")
+                raise self.fail(
+                    ev,
+                    "deal.dealer_rotation",
+                    f"dealer {ev.dealer}; the deal rotates to {(self.first_dealer + ev.hand) % n}",
+                )
             if len(ev.hands) != n or any(len(h) != r.hand_size for h in ev.hands):
-                raise self.fail(ev, "deal.hand_size",
-                                f"each of {n} players gets {r.hand_size} cards")
+                raise self.fail(
+                    ev, "deal.hand_size", f"each of {n} players gets {r.hand_size} cards"
+                )
             want_mortos = self.n_sides if r.morto else 0
             if len(ev.mortos) != want_mortos or any(len(m) != r.morto_size for m in ev.mortos):
-                raise self.fail(ev, "deal.morto_size",
-                                f"{want_mortos} mortos of {r.morto_size} cards expected")
+                raise self.fail(
+                    ev, "deal.morto_size", f"{want_mortos} mortos of {r.morto_size} cards expected"
+                )
             if (ev.upcard is not None) != r.initial_upcard:
-                raise self.fail(ev, "deal.upcard",
-                                "an upcard is " + ("required" if r.initial_upcard else
-                                                   "not part of this preset"))
+                raise self.fail(
+                    ev,
+                    "deal.upcard",
+                    "an upcard is "
+                    + ("required" if r.initial_upcard else "not part of this preset"),
+                )
             dealt: Counter[int] = Counter(ev.stock)
             for h in (*ev.hands, *ev.mortos):
                 dealt.update(h)
@@ -336,9 +455,12 @@ class _Table:
             if dealt != material:
                 extra = tuple((dealt - material).elements())
                 short = tuple((material - dealt).elements())
-                raise self.fail(ev, "deal.material",
-                                f"the deal is not the material of {r.name}: extra "
-                                f"{_fmt(extra) or 'none'}, missing {_fmt(short) or 'none'}")
+                raise self.fail(
+                    ev,
+                    "deal.material",
+                    f"the deal is not the material of {r.name}: extra "
+                    f"{_fmt(extra) or 'none'}, missing {_fmt(short) or 'none'}",
+                )
         assert r is not None
         s = self.n_sides
         self.hand = ev.hand
@@ -379,13 +501,22 @@ class _Table:
             r = self.rules
             assert r is not None
             if len(stock) <= r.stock_floor:
-                raise self.fail(ev, "stock.floor_reached",
-                                f"the stock holds {len(stock)} cards (floor "
-                                f"{r.stock_floor}): take the pile or the hand ends", ev.seat)
+                raise self.fail(
+                    ev,
+                    "stock.floor_reached",
+                    f"the stock holds {len(stock)} cards (floor "
+                    f"{r.stock_floor}): take the pile or the hand ends",
+                    ev.seat,
+                )
             if ev.card != stock[-1]:
-                raise self.fail(ev, "draw.wrong_card",
-                                f"{self.who(ev.seat)} drew {_fmt((ev.card,))}, but the top of "
-                                f"the stock is {_fmt((stock[-1],))}", ev.seat, (ev.card,))
+                raise self.fail(
+                    ev,
+                    "draw.wrong_card",
+                    f"{self.who(ev.seat)} drew {_fmt((ev.card,))}, but the top of "
+                    f"the stock is {_fmt((stock[-1],))}",
+                    ev.seat,
+                    (ev.card,),
+                )
         stock.pop()
         self.hands[ev.seat].append(ev.card)
         self.drawn = ev.card
@@ -399,18 +530,28 @@ class _Table:
             r = self.rules
             assert r is not None
             if not r.first_turn_redraw:
-                raise self.fail(ev, "draw.redraw_not_allowed",
-                                f"{r.name} has no first-turn redraw", ev.seat)
+                raise self.fail(
+                    ev, "draw.redraw_not_allowed", f"{r.name} has no first-turn redraw", ev.seat
+                )
             self.expect_turn(ev, ev.seat, "play")
             if not self.may_reject or self.laid_this_turn:
-                raise self.fail(ev, "draw.redraw_only_first",
-                                "only the first card of the hand's first turn may be rejected, "
-                                "right after drawing it", ev.seat, (ev.card,))
+                raise self.fail(
+                    ev,
+                    "draw.redraw_only_first",
+                    "only the first card of the hand's first turn may be rejected, "
+                    "right after drawing it",
+                    ev.seat,
+                    (ev.card,),
+                )
             if ev.card != self.drawn:
-                raise self.fail(ev, "draw.wrong_card",
-                                f"rejected {_fmt((ev.card,))}, but the card drawn was "
-                                f"{_fmt((self.drawn,)) if self.drawn is not None else 'none'}",
-                                ev.seat, (ev.card,))
+                raise self.fail(
+                    ev,
+                    "draw.wrong_card",
+                    f"rejected {_fmt((ev.card,))}, but the card drawn was "
+                    f"{_fmt((self.drawn,)) if self.drawn is not None else 'none'}",
+                    ev.seat,
+                    (ev.card,),
+                )
         self.hands[ev.seat].remove(ev.card)
         self.pile.append(ev.card)
         self.may_reject = False
@@ -424,24 +565,39 @@ class _Table:
         if check:
             self.expect_turn(ev, ev.seat, "draw")
             if self.rejected:
-                raise self.fail(ev, "draw.redraw_from_stock",
-                                "after rejecting the first card the player draws from the stock",
-                                ev.seat)
+                raise self.fail(
+                    ev,
+                    "draw.redraw_from_stock",
+                    "after rejecting the first card the player draws from the stock",
+                    ev.seat,
+                )
             if not self.pile:
                 raise self.fail(ev, "pile.empty", "the discard pile is empty", ev.seat)
             if ev.count != len(self.pile):
-                raise self.fail(ev, "pile.whole_pile",
-                                f"took {ev.count} cards; the whole pile is {len(self.pile)} "
-                                "cards (never part of it)", ev.seat)
+                raise self.fail(
+                    ev,
+                    "pile.whole_pile",
+                    f"took {ev.count} cards; the whole pile is {len(self.pile)} "
+                    "cards (never part of it)",
+                    ev.seat,
+                )
             if ev.top != self.pile[-1]:
-                raise self.fail(ev, "pile.wrong_top",
-                                f"named top {_fmt((ev.top,))}, but the top is "
-                                f"{_fmt((self.pile[-1],))}", ev.seat, (ev.top,))
+                raise self.fail(
+                    ev,
+                    "pile.wrong_top",
+                    f"named top {_fmt((ev.top,))}, but the top is {_fmt((self.pile[-1],))}",
+                    ev.seat,
+                    (ev.top,),
+                )
             if r.pile_pickup == "must_use_top" and not self.can_take_top(ev.seat):
-                raise self.fail(ev, "pile.must_use_top",
-                                f"{self.who(ev.seat)} cannot use the top card "
-                                f"{_fmt((ev.top,))} with two cards from the hand or on a meld",
-                                ev.seat, (ev.top,))
+                raise self.fail(
+                    ev,
+                    "pile.must_use_top",
+                    f"{self.who(ev.seat)} cannot use the top card "
+                    f"{_fmt((ev.top,))} with two cards from the hand or on a meld",
+                    ev.seat,
+                    (ev.top,),
+                )
         self.hands[ev.seat].extend(self.pile)
         self.pile = []
         self.may_reject = False
@@ -464,9 +620,12 @@ class _Table:
                 self.check_top_first(ev, seat, cards)
             side = self.sides[seat]
             if ev.meld is not None and ev.meld != len(self.melds[side]):
-                raise self.fail(ev, "meld.wrong_id",
-                                f"new meld numbered {ev.meld}; the side's next is "
-                                f"{len(self.melds[side])}", seat)
+                raise self.fail(
+                    ev,
+                    "meld.wrong_id",
+                    f"new meld numbered {ev.meld}; the side's next is {len(self.melds[side])}",
+                    seat,
+                )
             meld = self.meld_value(ev, seat, cards)
             if len(rest) < 2:
                 self.check_remaining(ev, seat, len(rest))
@@ -486,9 +645,14 @@ class _Table:
                 self.expect_turn(ev, seat, "play")
             side = self.sides[seat]
             if not 0 <= ev.meld < len(self.melds[side]):
-                raise self.fail(ev, "layoff.no_such_meld",
-                                f"the side of {self.who(seat)} has no meld {ev.meld} (cards are "
-                                "laid off only on the side's own melds)", seat, add)
+                raise self.fail(
+                    ev,
+                    "layoff.no_such_meld",
+                    f"the side of {self.who(seat)} has no meld {ev.meld} (cards are "
+                    "laid off only on the side's own melds)",
+                    seat,
+                    add,
+                )
             if not add:
                 raise self.fail(ev, "layoff.no_cards", "nothing was laid off", seat)
             rest = _without(self.hands[seat], add)
@@ -505,13 +669,15 @@ class _Table:
         try:
             reading = self.readings.read(cards)
         except MeldError as exc:
-            raise self.fail(ev, exc.rule, f"{self.who(seat)} laying off on meld {ev.meld}: "
-                            f"{exc}", seat, add) from None
+            raise self.fail(
+                ev, exc.rule, f"{self.who(seat)} laying off on meld {ev.meld}: {exc}", seat, add
+            ) from None
         if check and len(rest) < 2:
             self.check_remaining(ev, seat, len(rest))
         self.hands[seat] = rest
-        self.melds[side][ev.meld] = Meld(old.id, side, cards, reading.kind, reading.canastra,
-                                         old.laid_by)
+        self.melds[side][ev.meld] = Meld(
+            old.id, side, cards, reading.kind, reading.canastra, old.laid_by
+        )
         self.after_laying(seat, add)
 
     def on_opening_retracted(self, ev: OpeningRetracted, check: bool) -> None:
@@ -521,15 +687,28 @@ class _Table:
         assert r is not None
         if check:
             self.expect_turn(ev, seat, "play")
-            if not (self.vulnerable[side] and not self.opened[side] and self.laid_this_turn
-                    and self.opening_points < self.opening_min[side]):
-                raise self.fail(ev, "vulnerable.retract_not_needed",
-                                "only a vulnerable side whose opening this turn is short takes "
-                                "its cards back", seat, ev.cards)
+            if not (
+                self.vulnerable[side]
+                and not self.opened[side]
+                and self.laid_this_turn
+                and self.opening_points < self.opening_min[side]
+            ):
+                raise self.fail(
+                    ev,
+                    "vulnerable.retract_not_needed",
+                    "only a vulnerable side whose opening this turn is short takes its cards back",
+                    seat,
+                    ev.cards,
+                )
             if Counter(ev.cards) != Counter(self.laid_this_turn):
-                raise self.fail(ev, "vulnerable.retract_cards",
-                                f"took back {_fmt(ev.cards)}, but laid "
-                                f"{_fmt(tuple(self.laid_this_turn))} this turn", seat, ev.cards)
+                raise self.fail(
+                    ev,
+                    "vulnerable.retract_cards",
+                    f"took back {_fmt(ev.cards)}, but laid "
+                    f"{_fmt(tuple(self.laid_this_turn))} this turn",
+                    seat,
+                    ev.cards,
+                )
         # Every meld of the side was laid this turn (the side had not opened).
         self.melds[side] = []
         self.hands[seat].extend(self.laid_this_turn)
@@ -569,15 +748,19 @@ class _Table:
         elif remaining == 1:
             problem = self.emptying_problem(self.sides[seat], "discard")
             if problem:
-                raise self.fail(ev, problem[0],
-                                f"{self.who(seat)} would keep one card that cannot be "
-                                f"discarded: {problem[1]}", seat)
+                raise self.fail(
+                    ev,
+                    problem[0],
+                    f"{self.who(seat)} would keep one card that cannot be discarded: {problem[1]}",
+                    seat,
+                )
 
     def check_emptying(self, ev: Event, seat: int, by: str) -> None:
         problem = self.emptying_problem(self.sides[seat], by)
         if problem:
-            raise self.fail(ev, problem[0],
-                            f"{self.who(seat)} may not empty the hand: {problem[1]}", seat)
+            raise self.fail(
+                ev, problem[0], f"{self.who(seat)} may not empty the hand: {problem[1]}", seat
+            )
 
     def on_morto_taken(self, ev: MortoTaken, check: bool) -> None:
         seat = ev.seat
@@ -587,22 +770,31 @@ class _Table:
         if check:
             self.expect_turn(ev, seat, "emptied")
             if not r.morto or self.morto_taken[side]:
-                raise self.fail(ev, "morto.not_available",
-                                "the side has no morto to take" if r.morto else
-                                f"{r.name} has no morto", seat)
+                raise self.fail(
+                    ev,
+                    "morto.not_available",
+                    "the side has no morto to take" if r.morto else f"{r.name} has no morto",
+                    seat,
+                )
             problem = self.emptying_problem(side, self.emptied_by or "meld")
             if problem:
                 raise self.fail(ev, problem[0], problem[1], seat)
             direct = self.emptied_by == "meld"
             if ev.direct != direct:
-                raise self.fail(ev, "morto.wrong_kind",
-                                f"the hand was emptied by {'melding' if direct else 'discarding'}:"
-                                f" the morto is taken {'directly' if direct else 'indirectly'}",
-                                seat)
+                raise self.fail(
+                    ev,
+                    "morto.wrong_kind",
+                    f"the hand was emptied by {'melding' if direct else 'discarding'}:"
+                    f" the morto is taken {'directly' if direct else 'indirectly'}",
+                    seat,
+                )
             if ev.count is not None and ev.count != len(self.mortos[side]):
-                raise self.fail(ev, "morto.wrong_count",
-                                f"the morto holds {len(self.mortos[side])} cards, not {ev.count}",
-                                seat)
+                raise self.fail(
+                    ev,
+                    "morto.wrong_count",
+                    f"the morto holds {len(self.mortos[side])} cards, not {ev.count}",
+                    seat,
+                )
         self.note_relancinho(seat)
         self.hands[seat] = list(self.mortos[side])
         self.mortos[side] = ()
@@ -623,9 +815,13 @@ class _Table:
         if check:
             self.expect_turn(ev, seat, "emptied")
             if r.morto and not self.morto_taken[side]:
-                raise self.fail(ev, "go_out.morto_first",
-                                f"{self.who(seat)} emptied the hand before the side took its "
-                                "morto: the morto is taken, not going out", seat)
+                raise self.fail(
+                    ev,
+                    "go_out.morto_first",
+                    f"{self.who(seat)} emptied the hand before the side took its "
+                    "morto: the morto is taken, not going out",
+                    seat,
+                )
             problem = self.emptying_problem(side, self.emptied_by or "meld")
             if problem:
                 raise self.fail(ev, problem[0], problem[1], seat)
@@ -644,25 +840,43 @@ class _Table:
                 if self.phase != "out":
                     raise self.fail(ev, "hand.not_over", "nobody went out")
             elif self.phase != "draw":
-                raise self.fail(ev, "hand.not_over",
-                                f"the hand cannot end by {ev.reason} in phase {self.phase!r}")
+                raise self.fail(
+                    ev,
+                    "hand.not_over",
+                    f"the hand cannot end by {ev.reason} in phase {self.phase!r}",
+                )
             elif len(self.stock) > r.stock_floor:
-                raise self.fail(ev, "hand.not_over",
-                                f"the stock still holds {len(self.stock)} cards (floor "
-                                f"{r.stock_floor})")
+                raise self.fail(
+                    ev,
+                    "hand.not_over",
+                    f"the stock still holds {len(self.stock)} cards (floor {r.stock_floor})",
+                )
         scores = self.score()
         if check and ev.scores is not None:
             computed = tuple(s.total for s in scores)
             if ev.scores != computed:
-                diff = ", ".join(f"side {i}: recorded {a}, recomputed {b} ({a - b:+d})"
-                                 for i, (a, b) in enumerate(zip(ev.scores, computed, strict=False))
-                                 if a != b) or f"{len(ev.scores)} scores for {len(computed)} sides"
+                diff = (
+                    ", ".join(
+                        f"side {i}: recorded {a}, recomputed {b} ({a - b:+d})"
+                        for i, (a, b) in enumerate(zip(ev.scores, computed, strict=False))
+                        if a != b
+                    )
+                    or f"{len(ev.scores)} scores for {len(computed)} sides"
+                )
                 raise self.fail(ev, "score.mismatch", f"hand {self.hand}: {diff}")
-        self.results.append(HandResult(
-            hand=self.hand, dealer=self.dealer, reason=ev.reason, went_out=self.went_out,
-            scores=scores, recorded=ev.scores, morto_taken_at=tuple(self.morto_taken_at),
-            turns=self.turns + 1, end_seq=ev.seq,
-        ))
+        self.results.append(
+            HandResult(
+                hand=self.hand,
+                dealer=self.dealer,
+                reason=ev.reason,
+                went_out=self.went_out,
+                scores=scores,
+                recorded=ev.scores,
+                morto_taken_at=tuple(self.morto_taken_at),
+                turns=self.turns + 1,
+                end_seq=ev.seq,
+            )
+        )
         self.totals = [t + s.total for t, s in zip(self.totals, scores, strict=True)]
         winner = match_decided(r, self.totals)
         self.phase = "decided" if winner is not None else "between"
@@ -671,21 +885,38 @@ class _Table:
     def score(self) -> tuple[Any, ...]:
         r = self.rules
         assert r is not None
-        return score_hand(r, self.sides, self.n_sides, self.hands,
-                          self.melds, self.morto_taken, self.morto_pending, self.went_out,
-                          self.relancinho)
+        return score_hand(
+            r,
+            self.sides,
+            self.n_sides,
+            self.hands,
+            self.melds,
+            self.morto_taken,
+            self.morto_pending,
+            self.went_out,
+            self.relancinho,
+        )
 
     def on_match_ended(self, ev: MatchEnded, check: bool) -> None:
         if check:
             if self.phase != "decided":
-                raise self.fail(ev, "match.not_over",
-                                "no side has reached the target with a unique highest total")
+                raise self.fail(
+                    ev,
+                    "match.not_over",
+                    "no side has reached the target with a unique highest total",
+                )
             if ev.totals is not None and ev.totals != tuple(self.totals):
-                raise self.fail(ev, "score.mismatch",
-                                f"recorded totals {ev.totals}, recomputed {tuple(self.totals)}")
+                raise self.fail(
+                    ev,
+                    "score.mismatch",
+                    f"recorded totals {ev.totals}, recomputed {tuple(self.totals)}",
+                )
             if ev.winner is not None and ev.winner != self.winner:
-                raise self.fail(ev, "match.wrong_winner",
-                                f"recorded winner side {ev.winner}, but side {self.winner} won")
+                raise self.fail(
+                    ev,
+                    "match.wrong_winner",
+                    f"recorded winner side {ev.winner}, but side {self.winner} won",
+                )
         self.phase = "over"
 
 
@@ -722,23 +953,31 @@ def _dispatch(table: _Table, ev: Event, check: bool) -> None:
 def _check_sequence(table: _Table, ev: Event) -> None:
     """The envelope checks: seq order, and events that no phase of this kind accepts."""
     if ev.seq != table.seq + 1:
-        raise IllegalMoveError("seq.out_of_order",
-                               f"seq {ev.seq} follows seq {table.seq}; expected "
-                               f"{table.seq + 1}", seq=ev.seq, tag=tag_of(ev))
+        raise IllegalMoveError(
+            "seq.out_of_order",
+            f"seq {ev.seq} follows seq {table.seq}; expected {table.seq + 1}",
+            seq=ev.seq,
+            tag=tag_of(ev),
+        )
     if table.phase == "over":
         raise IllegalMoveError("match.over", "the match has ended", seq=ev.seq, tag=tag_of(ev))
     if table.phase == "new" and type(ev) is not MatchStarted:
-        raise IllegalMoveError("match.not_started", "the log must open with MatchStarted",
-                               seq=ev.seq, tag=tag_of(ev))
+        raise IllegalMoveError(
+            "match.not_started", "the log must open with MatchStarted", seq=ev.seq, tag=tag_of(ev)
+        )
     if table.phase in ("out", "decided") and type(ev) not in (HandEnded, MatchEnded):
         what = "hand" if table.phase == "out" else "match"
-        raise IllegalMoveError("hand.over" if what == "hand" else "match.decided",
-                               f"{tag_of(ev)} after the {what} was decided",
-                               seq=ev.seq, tag=tag_of(ev))
+        raise IllegalMoveError(
+            "hand.over" if what == "hand" else "match.decided",
+            f"{tag_of(ev)} after the {what} was decided",
+            seq=ev.seq,
+            tag=tag_of(ev),
+        )
 
 
-def top_uses(rules: Rules, top: Card, hand: Iterable[Card], melds: Iterable[Meld]
-             ) -> tuple[bool, bool]:
+def top_uses(
+    rules: Rules, top: Card, hand: Iterable[Card], melds: Iterable[Meld]
+) -> tuple[bool, bool]:
     """Can ``top`` be laid off on one of ``melds``; can it be melded with two cards of ``hand``?
 
     Any meld holding the top card contains a valid three-card meld holding it (its neighbours
@@ -746,8 +985,8 @@ def top_uses(rules: Rules, top: Card, hand: Iterable[Card], melds: Iterable[Meld
     """
     fits = cache_for(rules).fits
     layoff = any(fits((*m.cards, top)) for m in melds)
-    cards = sorted(set(hand))
     counts = Counter(hand)
+    cards = sorted(c for c in counts if _may_join(top, c))
     for i, a in enumerate(cards):
         for b in cards[i:]:
             if (a != b or counts[a] >= 2) and fits((top, a, b)):
@@ -847,6 +1086,16 @@ def state_at(events: Iterable[AnyEvent], seq: int, *, check: bool = True) -> Sta
     return r.state()
 
 
+def _may_join(top: Card, c: Card) -> bool:
+    """Could ``c`` share a three-card meld with ``top``? A cheap filter before real readings."""
+    if top == JOKER or c == JOKER or RANK[top] == 2 or RANK[c] == 2 or RANK[c] == RANK[top]:
+        return True
+    if SUIT[c] != SUIT[top]:
+        return False
+    d = abs(RANK[c] - RANK[top])
+    return d <= 2 or d >= 11  # neighbours, or across the ace (Q-K-A, A-2-3)
+
+
 def _without(hand: list[int], cards: tuple[int, ...]) -> list[int] | None:
     """``hand`` less ``cards`` as a new list, or None when the hand lacks one of them."""
     rest = hand.copy()
@@ -859,7 +1108,6 @@ def _without(hand: list[int], cards: tuple[int, ...]) -> list[int] | None:
 
 
 def _set_rank(cards: tuple[int, ...]) -> int:
-    from buraco_log.cards import JOKER, RANK
     return next(RANK[c] for c in cards if c != JOKER and RANK[c] != 2)
 
 
