@@ -43,6 +43,21 @@ def _replay_error(path: Path, exc: BuracoLogError) -> typer.Exit:
     return fail(text if text.startswith(str(path)) else f"{path}: {text}")
 
 
+AtOpt = Annotated[int | None, typer.Option(
+    "--at", min=0, help="Show the table right after this seq.")]
+HandOpt = Annotated[int | None, typer.Option(
+    "--hand", min=0, help="Show the table after this hand's deal (hands count from 0).")]
+TurnOpt = Annotated[int | None, typer.Option(
+    "--turn", min=0, help="With --hand: the table just before this turn of the hand (from 0).")]
+SeatOpt = Annotated[int | None, typer.Option(
+    "--seat", min=0, help="Only what this seat could see.")]
+StepOpt = Annotated[bool, typer.Option(
+    "--step", help="Step through the match: n/Enter next, p previous, a number jumps to that "
+    "seq, q quits.")]
+RecentOpt = Annotated[int, typer.Option(
+    "--recent", min=0, help="How many recent events to list.")]
+
+
 # -- rendering ----------------------------------------------------------------------------------
 
 
@@ -169,6 +184,9 @@ def render_verdict(v: audit.Verdict) -> Iterator[str]:
     if lg.first_illegal is None:
         yield (f"  legality    {lg.events_checked} events legal"
                + ("; match complete" if lg.complete else "; match not finished"))
+        for f in v.findings:
+            if f.section == "legality":
+                yield f"    seq {'-' if f.seq is None else f.seq} [{f.rule}] {f.message}"
     else:
         il = lg.first_illegal
         yield f"  legality    first illegal event at seq {il.seq} [{il.rule}]"
@@ -265,20 +283,13 @@ def show(path: LogArg, format: FormatOpt = Format.table) -> None:
 @guarded
 def replay(
     path: LogArg,
-    at: Annotated[int | None, typer.Option("--at", help="Show the table right after this seq.")
-                  ] = None,
-    hand: Annotated[int | None, typer.Option("--hand", help="Show the table after this hand's "
-                                             "deal (hands count from 0).")] = None,
-    turn: Annotated[int | None, typer.Option("--turn", help="With --hand: the table just before "
-                                             "this turn of the hand (from 0).")] = None,
-    seat: Annotated[int | None, typer.Option("--seat", help="Only what this seat could see.")
-                    ] = None,
+    at: AtOpt = None,
+    hand: HandOpt = None,
+    turn: TurnOpt = None,
+    seat: SeatOpt = None,
     format: FormatOpt = Format.table,
-    step: Annotated[bool, typer.Option("--step", help="Step through the match: n/Enter next, "
-                                       "p previous, a number jumps to that seq, q quits.")
-                    ] = False,
-    recent: Annotated[int, typer.Option("--recent", help="How many recent events to list.")
-                      ] = 6,
+    step: StepOpt = False,
+    recent: RecentOpt = 6,
 ) -> None:
     """The table at any point of a match (the end, by default)."""
     if at is not None and hand is not None:
@@ -287,6 +298,8 @@ def replay(
         raise fail("--turn needs --hand", EXIT_USAGE)
     try:
         tl = Timeline(audit.load(path))
+        if not tl.recorded:
+            raise fail(f"{path}: the log holds no events")
         if at is not None:
             seq = at
         elif hand is not None:
@@ -422,7 +435,7 @@ def diff(
 @guarded
 def explain(
     path: LogArg,
-    at: Annotated[int, typer.Option("--at", help="The seq of the event to explain.",
+    at: Annotated[int, typer.Option("--at", min=0, help="The seq of the event to explain.",
                                     show_default=False)],
     format: FormatOpt = Format.table,
 ) -> None:
