@@ -971,6 +971,28 @@ def seal(path: str | os.PathLike[str], *, batch_events: int = BATCH_EVENTS) -> L
     return verify(path)
 
 
+def encode_log(
+    events: Iterable[ev.AnyEvent], *, sealed: bool = True, batch_events: int = BATCH_EVENTS
+) -> bytes:
+    """The bytes of a log holding ``events``, built in memory: exactly what :func:`write_log`
+    writes (no validation, no lock, no fsync). Seqs must run from ``FIRST_SEQ`` by one."""
+    parts = [_file_header(ev.FORMAT_VERSION, sealed)]
+    chain = chain_start()
+    it = iter(events)
+    expect = FIRST_SEQ
+    while chunk := list(itertools.islice(it, max(1, batch_events))):
+        if list(map(_SEQ, chunk)) != list(range(expect, expect + len(chunk))):
+            bad = next(e.seq for i, e in enumerate(chunk) if e.seq != expect + i)
+            raise LogFormatError(
+                f"event has seq {bad}, expected a run from {expect}", seq=bad, kind="seq"
+            )
+        blob = ev.encode_many(chunk)
+        chain.update(memoryview(blob)[len(_array_header(len(chunk))) :])
+        parts.append(_segment(blob, len(chunk), expect, chain.digest() if sealed else None))
+        expect += len(chunk)
+    return b"".join(parts)
+
+
 def head_digest(events: Iterable[ev.AnyEvent], version: int = ev.FORMAT_VERSION) -> str:
     """The head digest a log holding exactly ``events`` has."""
     chain = chain_start(version)
@@ -995,6 +1017,7 @@ __all__ = [
     "chain_start",
     "decode_records",
     "describe_bad_record",
+    "encode_log",
     "head_digest",
     "iter_events",
     "msgpack_depth",

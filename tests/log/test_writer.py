@@ -274,3 +274,16 @@ def test_iter_events_streams_and_closes(tmp_path: Path) -> None:
     assert next(it) == events[0]
     it.close()  # abandoned early: the file is closed, no ResourceWarning
     assert list(log.iter_events(path)) == events
+
+
+@pytest.mark.parametrize("sealed", [True, False])
+def test_encode_log_gives_the_bytes_write_log_writes(tmp_path: Path, sealed: bool) -> None:
+    events = sample_events(40)
+    log.write_log(tmp_path / "a.blog", events, sealed=sealed, validate=False)
+    assert log.encode_log(events, sealed=sealed) == (tmp_path / "a.blog").read_bytes()
+    small = log.encode_log(events, batch_events=7)
+    (tmp_path / "b.blog").write_bytes(small)
+    assert log.read_events(tmp_path / "b.blog") == events
+    with pytest.raises(LogFormatError) as exc:
+        log.encode_log(events[1:])
+    assert exc.value.seq == 1
