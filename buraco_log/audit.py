@@ -27,7 +27,7 @@ import msgspec
 from buraco_log import log
 from buraco_log.cards import Style
 from buraco_log.dealer import check_deals
-from buraco_log.errors import BuracoLogError, IllegalMoveError, LogFormatError
+from buraco_log.errors import BuracoLogError, IllegalMoveError, LogFormatError, ReplayError
 from buraco_log.events import (
     AnyEvent,
     CardsLaidOff,
@@ -758,8 +758,6 @@ class Explanation(msgspec.Struct, frozen=True):
 
 def explain_event(events: Sequence[AnyEvent], seq: int, *, path: str = "") -> Explanation:
     """Explain the event at ``seq`` against the table just before it."""
-    from buraco_log.errors import ReplayError
-
     by_seq = {e.seq: e for e in events}
     if seq not in by_seq:
         last = events[-1].seq if events else -1
@@ -866,3 +864,38 @@ def _facts(s: State, ev: AnyEvent, style: Style) -> Iterator[str]:
         for sc in after.results[-1].scores:
             items = ", ".join(f"{x.item} {x.points:+d}" for x in score_lines(sc))
             yield f"side {sc.side} recomputed score {sc.total}: {items}"
+
+
+__all__ = [
+    "Diff",
+    "Explanation",
+    "Finding",
+    "HandCheck",
+    "HandSummary",
+    "IllegalEvent",
+    "Integrity",
+    "Legality",
+    "Provenance",
+    "ScoreLine",
+    "Scoring",
+    "SeatLine",
+    "SideCheck",
+    "Summary",
+    "Verdict",
+    "audit_events",
+    "audit_log",
+    "audit_many",
+    "diff_events",
+    "diff_logs",
+    "explain",
+    "explain_event",
+    "find_logs",
+    "is_log_file",
+    "load",
+    "read_log",
+    "rule_overrides",
+    "score_lines",
+    "show_log",
+    "summarize",
+    "to_dict",
+]

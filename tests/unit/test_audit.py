@@ -10,6 +10,7 @@ import msgspec
 import pytest
 
 from buraco_log import audit, log
+from buraco_log.errors import BuracoLogError
 from buraco_log.events import AnyEvent, HandStarted, MatchEnded
 from buraco_log.reducer import replay
 from buraco_log.ruleids import RULES
@@ -261,7 +262,7 @@ def test_hand_and_turn_positions(clean: list[AnyEvent]) -> None:
     assert isinstance(clean[deal_seq], HandStarted)
     before_turn_2 = tl.state_at(tl.seq_of(1, 2))
     assert before_turn_2.phase == "draw" and before_turn_2.turns == 2
-    with pytest.raises(audit.BuracoLogError):
+    with pytest.raises(BuracoLogError):
         tl.seq_of(99)
 
 
