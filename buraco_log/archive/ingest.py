@@ -225,7 +225,9 @@ def ingest(
                 report.batches.append(record["batch"])
             batch = _Batch()
 
-        chunks = [todo[i:i + chunk_size] for i in range(0, len(todo), chunk_size)]
+        # Small inputs still spread over every worker: a few chunks each at least.
+        size = max(1, min(chunk_size, len(todo) // (report.jobs * 4)))
+        chunks = [todo[i:i + size] for i in range(0, len(todo), size)]
         try:
             if report.jobs == 1 or len(chunks) <= 1:
                 for chunk in chunks:
