@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from buraco_log import rules as rules_mod
-from buraco_log.cards import JOKER, RANK, SUIT, Card, deck, format_cards
+from buraco_log.cards import JOKER, RANK, SUIT, Card, deck, format_card, is_card
 from buraco_log.errors import IllegalMoveError, ReplayError, RulesError
 from buraco_log.events import (
     AnyEvent,
@@ -1112,4 +1112,5 @@ def _set_rank(cards: tuple[int, ...]) -> int:
 
 
 def _fmt(cards: tuple[Card | None, ...]) -> str:
-    return format_cards(c for c in cards if c is not None)
+    """Cards as text for a message; a code that is no card shows as ``#999``."""
+    return " ".join(format_card(c) if is_card(c) else f"#{c}" for c in cards if c is not None)

@@ -7,7 +7,7 @@ import pytest
 
 from buraco_log.cards import parse_cards
 from buraco_log.errors import IllegalMoveError
-from buraco_log.events import CardDrawn, MatchStarted
+from buraco_log.events import CardDiscarded, CardDrawn, MatchStarted
 from buraco_log.reducer import Replayer, apply, replay, step, validate
 from buraco_log.state import State
 from tests.play import start
@@ -129,3 +129,13 @@ def test_validate_apply_and_step_are_pure_and_agree() -> None:
     assert s1 == apply(s0, ms)
     assert s0 == State()  # untouched
     assert s1.phase == "between"
+
+
+def test_a_code_that_is_no_card_is_an_illegal_move_not_a_crash() -> None:
+    s = Scenario("classic")
+    with s.illegal("draw.wrong_card"):
+        s.push(CardDrawn(0, 999, seq=s.rep.seq + 1))
+    assert "#999" in str(s.last_error)
+    s.draw()
+    with s.illegal("discard.card_not_in_hand"):
+        s.push(CardDiscarded(0, 77, seq=s.rep.seq + 1))
