@@ -238,6 +238,8 @@ def ingest(
         except KeyboardInterrupt:
             report.interrupted = True  # keep what was checked; any other error aborts the batch
         flush(force=True)
+        if store.current_ratings(root) is None and store.manifests(root):
+            _store_ratings(root)
         for row in unreadable:
             report.errors.append(ErrorSummary(row["source_path"], row["code"], row["rule"],
                                               row["message"], row["seq"]))
@@ -269,3 +271,15 @@ def _run_pool(chunks: list[list[tuple[str, str, int]]], jobs: int,
                 fut.cancel()
             pool.shutdown(wait=False, cancel_futures=True)
             raise
+
+
+def _store_ratings(root: str) -> None:
+    """The Elo fold is sequential over every match, so ingest does it once for the report."""
+    from .report import ratings
+    from .views import connect
+
+    con = connect(root, sandbox=False)
+    try:
+        store.write_ratings(root, ratings(con))
+    finally:
+        con.close()

@@ -16,9 +16,11 @@ from typing import Any
 import duckdb
 import msgspec
 import numpy as np
+import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.compute as pc  # type: ignore[import-untyped]
 
-from .views import DEFAULT_MEMORY_LIMIT, DEFAULT_THREADS, connect
+from . import store
+from .views import DEFAULT_MEMORY_LIMIT, DEFAULT_THREADS, _quote, connect
 
 ELO_START = 1500.0
 ELO_K = 24.0
@@ -117,13 +119,20 @@ def run_canned(con: duckdb.DuckDBPyConnection, name: str) -> Section:
     return Section(name, title, cols, rows, (time.perf_counter() - t) * 1000)
 
 
-def leaderboard(con: duckdb.DuckDBPyConnection, top: int = 20) -> Section:
-    """Elo over the archive in match order (start time, then match id, then game id).
+RATINGS = pa.schema([
+    pa.field("player", pa.string(), nullable=False),
+    pa.field("elo", pa.float64(), nullable=False),
+    pa.field("matches", pa.int32(), nullable=False),
+    pa.field("wins", pa.int32(), nullable=False),
+])
+
+
+def ratings(con: duckdb.DuckDBPyConnection) -> pa.Table:
+    """Elo of every player over the archive in match order (start time, match id, game id).
 
     A side's rating is the mean of its players'; each loser side plays the winner (one game
-    with two sides, two with three). ``top`` 0 keeps every player.
+    with two sides, two with three). Sorted best first.
     """
-    t = time.perf_counter()
     players = con.sql(LEADERBOARD_PLAYERS).to_arrow_table()
     matches = con.sql(LEADERBOARD_MATCHES).to_arrow_table()
     # Match order and player ids with Arrow kernels; only the fold is a Python loop.
@@ -189,15 +198,31 @@ def leaderboard(con: duckdb.DuckDBPyConnection, top: int = 20) -> Section:
                     delta[s] -= change
         for i in range(a, b):
             rating[pids[i]] += delta[sides[i]]
-    played = np.bincount(pids_np, minlength=len(names)).tolist()
-    won = np.bincount(pids_np, weights=(sides_np == winner_np), minlength=len(names)).tolist()
-    ranked = sorted(range(len(names)), key=lambda i: (-rating[i], names[i]))
-    if top:
-        ranked = ranked[:top]
+    played = np.bincount(pids_np, minlength=len(names))
+    won = np.bincount(pids_np, weights=(sides_np == winner_np), minlength=len(names))
+    table = pa.table({"player": names, "elo": rating, "matches": played.astype(np.int32),
+                      "wins": won.astype(np.int32)}, schema=RATINGS)
+    return table.sort_by([("elo", "descending"), ("player", "ascending")])
+
+
+def leaderboard(con: duckdb.DuckDBPyConnection, top: int = 20,
+                archive: str | os.PathLike[str] | None = None) -> Section:
+    """The top players by Elo (``top`` 0: all). With ``archive``, the ratings stored by the
+    last ingest are read when they are current (the fold is sequential, so ingest does it);
+    otherwise they are computed here."""
+    t = time.perf_counter()
+    stored = store.current_ratings(str(archive)) if archive is not None else None
+    if stored is not None:
+        sql = f"SELECT * FROM read_parquet({_quote(stored)}) ORDER BY elo DESC, player"
+        table = con.sql(sql + (f" LIMIT {int(top)}" if top else "")).to_arrow_table()
+    else:
+        table = ratings(con)
+        if top:
+            table = table.slice(0, top)
     rows: list[list[Any]] = [
-        [rank_ + 1, names[i], round(rating[i], 1), played[i], int(won[i]),
-         round(won[i] / played[i], 4)]
-        for rank_, i in enumerate(ranked)
+        [i + 1, r["player"], round(r["elo"], 1), r["matches"], r["wins"],
+         round(r["wins"] / r["matches"], 4) if r["matches"] else 0.0]
+        for i, r in enumerate(table.to_pylist())
     ]
     return Section("leaderboard", f"Player leaderboard: Elo (K={ELO_K:g}) in match order",
                    ["rank", "player", "elo", "matches", "wins", "win_rate"], rows,
@@ -212,12 +237,13 @@ def report(
     memory_limit: str = DEFAULT_MEMORY_LIMIT,
 ) -> Report:
     """Every canned analysis over ``archive`` (the same sandboxed connection as queries)."""
+    archive = store.check_archive(str(archive))
     con = connect(archive, threads=threads, memory_limit=memory_limit)
     try:
         matches, events = con.execute(
             "SELECT count(*), coalesce(sum(events), 0) FROM matches").fetchone() or (0, 0)
         sections = [run_canned(con, name) for name in CANNED]
-        sections.append(leaderboard(con, top))
+        sections.append(leaderboard(con, top, archive))
     finally:
         con.close()
     return Report(str(archive), int(matches), int(events), sections)

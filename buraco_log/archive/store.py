@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import json
 import os
 import secrets
@@ -38,6 +39,7 @@ from .schema import ARCHIVE_VERSION, PARTITIONED, SCHEMAS, SORT_KEYS, TABLES
 
 MARKER = "archive.json"
 BATCHES = "_batches"
+RATINGS = "_ratings"  # derived: the Elo fold of the committed batches (see write_ratings)
 STAGING = ".staging"
 LOCK = ".lock"
 
@@ -279,3 +281,42 @@ def drop_games(t: pa.Table, games: set[int]) -> pa.Table:
         return t
     mask = pc.invert(pc.is_in(t.column("game_id"), value_set=pa.array(sorted(games), pa.int64())))
     return t.filter(mask)
+
+
+def batch_set_digest(root: str) -> str:
+    """Names the committed contents: the derived ratings are current when this matches."""
+    ids = "\n".join(sorted(m["batch"] for m in manifests(root)))
+    return hashlib.sha256(ids.encode()).hexdigest()
+
+
+def current_ratings(root: str) -> str | None:
+    """Path of the stored ratings file, if it was computed over exactly the committed batches."""
+    record = os.path.join(root, RATINGS, "current.json")
+    try:
+        with open(record, encoding="utf-8") as f:
+            meta = json.load(f)
+    except (OSError, ValueError):
+        return None
+    path = os.path.join(root, RATINGS, str(meta.get("file", "")))
+    if meta.get("batches") != batch_set_digest(root) or not os.path.isfile(path):
+        return None
+    return path
+
+
+def write_ratings(root: str, table: pa.Table) -> str:
+    """Store the ratings of the committed batches (temp file, rename, then the record)."""
+    d = os.path.join(root, RATINGS)
+    os.makedirs(d, exist_ok=True)
+    digest = batch_set_digest(root)
+    name = f"ratings-{digest[:16]}.parquet"
+    tmp = os.path.join(d, f".tmp-{secrets.token_hex(4)}.parquet")
+    pq.write_table(table, tmp, compression="zstd")
+    with open(tmp, "rb+") as f:
+        os.fsync(f.fileno())
+    os.replace(tmp, os.path.join(d, name))
+    _atomic_json(os.path.join(d, "current.json"), {"batches": digest, "file": name})
+    for old in os.listdir(d):  # earlier ratings and leftovers of an interrupted write
+        if old not in (name, "current.json"):
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(d, old))
+    return os.path.join(d, name)

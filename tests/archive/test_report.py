@@ -1,0 +1,72 @@
+"""The canned analyses agree with the logs, and the stored ratings with a live fold."""
+
+from __future__ import annotations
+
+import math
+import shutil
+from pathlib import Path
+
+from buraco_log.archive import connect, report, store
+from buraco_log.archive.report import CANNED, bar_chart, leaderboard, ratings
+from buraco_log.events import PileTaken
+from buraco_log.log import read_events
+from buraco_log.reducer import replay
+from tests.archive.conftest import Archived
+
+
+def section(archived: Archived, name: str) -> list[dict[str, object]]:
+    rep = report(archived.path)
+    s = next(s for s in rep.sections if s.name == name)
+    return [dict(zip(s.columns, r, strict=True)) for r in s.rows]
+
+
+def test_every_canned_section_is_in_the_report(archived: Archived) -> None:
+    rep = report(archived.path)
+    assert [s.name for s in rep.sections] == [*CANNED, "leaderboard"]
+    assert rep.matches == len(archived.corpus.good)
+    assert all(s.rows for s in rep.sections)
+
+
+def test_win_rates_by_seat_match_the_replayed_winners(archived: Archived) -> None:
+    wins: dict[tuple[int, int], list[int]] = {}
+    for path in archived.corpus.good:
+        state = replay(read_events(path))
+        for seat, side in enumerate(state.sides):
+            wins.setdefault((len(state.sides), seat), []).append(side == state.winner)
+    for row in section(archived, "win_rate_by_seat"):
+        got = wins[(row["players"], row["seat"])]  # type: ignore[index]
+        assert row["matches"] == len(got)
+        assert math.isclose(row["win_rate"], round(sum(got) / len(got), 4))  # type: ignore[arg-type]
+
+
+def test_pile_pickups_count_every_pile_taken_in_the_logs(archived: Archived) -> None:
+    taken = sum(isinstance(e, PileTaken) for p in archived.corpus.good for e in read_events(p))
+    assert sum(r["pickups"] for r in section(archived, "pile_pickups")) == taken  # type: ignore[misc]
+
+
+def test_the_stored_ratings_equal_a_live_fold(archived: Archived, tmp_path: Path) -> None:
+    assert store.current_ratings(str(archived.path)) is not None
+    con = connect(archived.path)
+    stored = leaderboard(con, 0, archived.path)
+    live = leaderboard(con, 0)
+    assert stored.rows == live.rows
+    # Equal teams trade equal points: the ratings stay zero-sum.
+    assert abs(sum(r - 1500 for r in ratings(con).column("elo").to_pylist())) < 1e-6
+    con.close()
+
+
+def test_ratings_of_other_batches_are_not_used(archived: Archived, tmp_path: Path) -> None:
+    arch = tmp_path / "a"
+    shutil.copytree(archived.path, arch)
+    batch = next((arch / store.BATCHES).iterdir())
+    batch.unlink()  # the archive now holds fewer batches than the ratings were made from
+    assert store.current_ratings(str(arch)) is None
+    con = connect(arch)
+    assert leaderboard(con, 0, arch).rows == leaderboard(con, 0).rows
+    con.close()
+
+
+def test_bar_charts_survive_negative_and_missing_values() -> None:
+    svg = bar_chart(["a", "b", "c"], [3.0, -1.5, math.nan])
+    assert svg.startswith("<svg") and svg.count("<rect") == 3
+    assert bar_chart([], []) == ""
