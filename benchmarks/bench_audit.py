@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import tempfile
 import time
 from collections.abc import Callable
@@ -83,7 +84,10 @@ def main() -> None:
 
     t_decode, c_decode = best(args.repeat, decode)
     t_one, c_one = best(args.repeat, audit_with(1))
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t_two, _ = best(args.repeat, audit_with(2))
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    c_two = (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) / args.repeat
     n = len(paths)
     print(f"load average before the runs: {LOAD}; after: {os.getloadavg()[0]:.1f}")
     rate = {"decode": n / t_decode, "audit 1 process": n / t_one, "audit 2 processes": n / t_two}
@@ -94,6 +98,8 @@ def main() -> None:
     print(f"speed-up with 2 processes: {t_one / t_two:.2f}x")
     print(f"CPU time, free of other load: decode {n / c_decode:.1f} matches/s, audit "
           f"{n / c_one:.1f} matches/s per process ({c_decode / c_one:.3f} x bare decode)")
+    print(f"CPU time of the 2 worker processes per run: {c_two:.2f} s, against {c_one:.2f} s in "
+          "one process (what parallelism costs; the wall-clock gain needs idle CPUs)")
 
 
 LOAD = f"{os.getloadavg()[0]:.1f}"
