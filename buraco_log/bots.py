@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import itertools
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Protocol
 
 from buraco_log.cards import JOKER, RANK, SUIT, Card
@@ -175,9 +175,15 @@ class HeuristicBot:
             self._retracted = (state.hand, state.turns)
         return best
 
-    def fast_move(self, table: TableView, stock_top: Card | None) -> AnyEvent | None:
+    def fast_move(
+        self,
+        table: TableView,
+        stock_top: Card | None,
+        end_scores: Callable[[], tuple[int, ...]] | None = None,
+    ) -> AnyEvent | None:
         """The bot's move built straight from ``table``, or None when the full list of legal
-        moves is needed. ``stock_top`` is the top stock card (None when the stock is empty).
+        moves is needed. ``stock_top`` is the top stock card (None when the stock is empty);
+        ``end_scores`` gives the hand's scores, for ending the hand when the stock is out.
         The caller must still put the move through the reducer."""
         phase = table.phase
         rules = table.rules
@@ -187,9 +193,14 @@ class HeuristicBot:
         seq = table.seq + 1
         if phase == "draw":
             self._note_draw_turn(table)
+            may_take = bool(table.pile) and not table.rejected
             if len(table.stock) <= rules.stock_floor or stock_top is None:
-                return None  # the hand may end here: the scores come with the full list
-            if table.pile and not table.rejected and self._context(table, ()).pile_value() > 0.0:
+                if end_scores is None:
+                    return None
+                if may_take and self._context(table, ()).pile_value() > 0.0:
+                    return PileTaken(seat, len(table.pile), table.pile[-1], seq=seq)
+                return HandEnded("stock_out", end_scores(), seq=seq)
+            if may_take and self._context(table, ()).pile_value() > 0.0:
                 return PileTaken(seat, len(table.pile), table.pile[-1], seq=seq)
             return CardDrawn(seat, stock_top, seq=seq)
         if phase == "emptied":
@@ -200,9 +211,15 @@ class HeuristicBot:
             return WentOut(seat, seq=seq)
         if phase != "play":
             return None
-        if table.may_reject and table.drawn is not None and not table.laid_this_turn:
-            return None
-        return self._context(table, ()).best_play(seq)
+        ctx = self._context(table, ())
+        best = ctx.best_play(seq)
+        drawn = table.drawn
+        if table.may_reject and drawn is not None and not table.laid_this_turn:
+            # First-turn redraw: weighed against the best play as :meth:`choose` would.
+            reject = 1.0 if ctx.keep_value(drawn) < 6 else -1.0
+            if best is None or ctx.best_score < reject:
+                return FirstDrawRejected(seat, drawn, seq=seq)
+        return best
 
     # --- helpers -----------------------------------------------------------------------------
 
@@ -359,6 +376,7 @@ class _Context:
         self.my_acc = self._union(self.my_melds)
         self._next_acc: set[Card] | None = None
         self._reach: int | None = None
+        self.best_score = float("-inf")  # score of the last best_play
 
     def _union(self, melds: Sequence[Meld]) -> set[Card]:
         """Cards that some meld of ``melds`` accepts."""
@@ -540,6 +558,7 @@ class _Context:
         among the candidates found here; None when no discard is possible."""
         seat, hand, rules = self.seat, self.hand, self.rules
         n = len(hand)
+        self.best_score = float("-inf")
         if n == 1 and not self.may_empty("discard"):
             return None  # one card that may not be discarded: let the full list decide
         held = set(hand)
@@ -572,6 +591,7 @@ class _Context:
             s = self.meld_value(cards)
             if s > best_score:
                 best, best_score = MeldLaid(seat, cards, len(self.my_melds), seq=seq), s
+        self.best_score = best_score
         if top is not None:
             return best  # the pile's top card must be used before any discard
         if best_score > _DISCARD_CEILING:
@@ -580,6 +600,7 @@ class _Context:
             s = self.discard_value(c)
             if s > best_score:
                 best, best_score = CardDiscarded(seat, c, seq=seq), s
+        self.best_score = best_score
         return best
 
     def candidate_melds(self, distinct: Sequence[Card]) -> Iterable[tuple[Card, ...]]:

@@ -24,8 +24,16 @@ import msgspec
 from buraco_log.bots import Bot, HeuristicBot, MeldCache, make_bot
 from buraco_log.dealer import FairDealer
 from buraco_log.errors import BuracoLogError, IllegalMoveError
-from buraco_log.events import FORMAT_VERSION, AnyEvent, MatchEnded, MatchStarted, Player
+from buraco_log.events import (
+    FORMAT_VERSION,
+    AnyEvent,
+    HandEnded,
+    MatchEnded,
+    MatchStarted,
+    Player,
+)
 from buraco_log.rules import Rules, check, side_of
+from buraco_log.scoring import score_hand
 
 GENERATOR = "buraco_log.simulate/v1"
 """Recorded in ``MatchStarted.metadata["generator"]``; bump when simulated play changes."""
@@ -117,6 +125,23 @@ def simulate_match(
     table = r._t
     hands = 0
     hand_start = 0
+
+    def end_scores() -> tuple[int, ...]:
+        return tuple(
+            s.total
+            for s in score_hand(
+                rules,
+                table.sides,
+                table.n_sides,
+                table.hands,
+                table.melds,
+                table.morto_taken,
+                table.morto_pending,
+                table.went_out,
+                table.relancinho,
+            )
+        )
+
     while True:
         phase = table.phase
         seq = table.seq + 1
@@ -135,16 +160,19 @@ def simulate_match(
                     f"{start.match_id}: hand {hands - 1} is still going at seq {seq}"
                 )
             bot = seat_bot[table.turn]
-            if isinstance(bot, HeuristicBot) and phase in ("draw", "play", "emptied"):
-                ev = bot.fast_move(table, table.stock[-1] if table.stock else None)
-                if ev is not None:
-                    try:
-                        r.step(ev)
-                    except IllegalMoveError:
-                        ev = None  # a refused fast move changes nothing: use the full list
-                    else:
-                        events.append(ev)
-                        continue
+            if phase == "out":
+                ev = HandEnded("went_out", end_scores(), seq=seq)
+            elif isinstance(bot, HeuristicBot) and phase in ("draw", "play", "emptied"):
+                top = table.stock[-1] if table.stock else None
+                ev = bot.fast_move(table, top, end_scores)
+            if ev is not None:
+                try:
+                    r.step(ev)
+                except IllegalMoveError:
+                    ev = None  # a refused move changes nothing: use the full list instead
+                else:
+                    events.append(ev)
+                    continue
             st = r.state()
             moves = legal(st)
             if not moves:
