@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import csv
+import datetime
+import decimal
 import io
 import json
 import os
@@ -97,6 +99,8 @@ def _cell(v: Any) -> str:
         return ""
     if isinstance(v, float):
         return f"{v:.6g}"
+    if isinstance(v, list | dict):
+        return _json(v)
     return str(v)
 
 
@@ -110,16 +114,21 @@ def _text_table(columns: list[str], rows: list[list[Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _json_value(v: Any) -> Any:
+def _json_default(v: Any) -> Any:
+    """JSON for what DuckDB hands back beyond JSON's own types."""
+    if isinstance(v, decimal.Decimal):
+        return float(v)
     if isinstance(v, bytes):
         return v.hex()
+    if isinstance(v, datetime.timedelta):
+        return v.total_seconds()
     if hasattr(v, "isoformat"):
         return v.isoformat()
-    if isinstance(v, dict):
-        return {k: _json_value(x) for k, x in v.items()}
-    if isinstance(v, list):
-        return [_json_value(x) for x in v]
-    return v
+    return str(v)
+
+
+def _json(v: Any, indent: int | None = None) -> str:
+    return json.dumps(v, indent=indent, default=_json_default, ensure_ascii=False)
 
 
 @guarded
@@ -147,9 +156,9 @@ def query(
     rows = table.to_pylist()
     columns = table.column_names
     if format is QueryFormat.json:
-        text = json.dumps([_json_value(r) for r in rows], indent=2) + "\n"
+        text = _json(rows, indent=2) + "\n"
     elif format is QueryFormat.jsonl:
-        text = "".join(json.dumps(_json_value(r)) + "\n" for r in rows)
+        text = "".join(_json(r) + "\n" for r in rows)
     elif format is QueryFormat.csv:
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")

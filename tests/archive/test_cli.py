@@ -103,3 +103,12 @@ def test_report_table_has_every_section(archived: Archived) -> None:
     for title in ("Win rate by preset", "Canastras by class", "discard pile",
                   "how hands end", "morto", "leaderboard"):
         assert title in out
+
+
+def test_json_output_handles_decimals_times_lists_and_structs(archived: Archived) -> None:
+    sql = ("SELECT 1.5 AS x, TIMESTAMPTZ '2026-01-02 03:04:05+00' AS t, [1, 2] AS l, "
+           "{'a': 1} AS s, 'ab'::BLOB AS b")
+    code, out, _ = run("query", str(archived.path), sql, "--format", "json")
+    assert code == 0
+    assert json.loads(out) == [{"x": 1.5, "t": "2026-01-02T03:04:05+00:00", "l": [1, 2],
+                                "s": {"a": 1}, "b": "6162"}]
