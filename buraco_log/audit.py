@@ -37,6 +37,7 @@ from buraco_log.events import (
     MatchStarted,
     MeldLaid,
 )
+from buraco_log.melds import MeldError, read_meld
 from buraco_log.reducer import apply, validate
 from buraco_log.ruleids import describe
 from buraco_log.rules import PRESETS, Rules
@@ -792,6 +793,27 @@ def explain(path: str | os.PathLike[str], seq: int) -> Explanation:
     return explain_event(load(path), seq, path=str(path))
 
 
+def _meld_reading(s: State, ev: MeldLaid | CardsLaidOff, r: Rules,
+                  cs: Callable[[Iterable[int]], str]) -> Iterator[str]:
+    """How the cards the event puts on the table read as a meld, or why they do not."""
+    cards: tuple[int, ...] = ev.cards
+    if isinstance(ev, CardsLaidOff):
+        side = s.sides[ev.seat] if 0 <= ev.seat < len(s.sides) else None
+        if side is None or not 0 <= ev.meld < len(s.melds[side]):
+            return
+        cards = s.melds[side][ev.meld].cards + ev.cards
+    try:
+        reading = read_meld(cards, r)
+    except MeldError as exc:
+        yield f"{cs(cards)} do not form a meld [{exc.rule}]: {exc}"
+        return
+    except (IndexError, ValueError):
+        return
+    wild = f", wild {cs((reading.wild,))}" if reading.wild is not None else ""
+    badge = f", a {reading.canastra.replace('_', '-')} canastra" if reading.canastra else ""
+    yield f"{cs(cards)} read as a {reading.kind} of {reading.size} cards{wild}{badge}"
+
+
 def _facts(s: State, ev: AnyEvent, style: Style) -> Iterator[str]:
     """The facts of the table the rules look at for this kind of event."""
     from buraco_log.cards import format_cards
@@ -852,6 +874,7 @@ def _facts(s: State, ev: AnyEvent, style: Style) -> Iterator[str]:
     if s.laid_this_turn:
         yield f"laid this turn: {cs(s.laid_this_turn)}"
     if isinstance(ev, MeldLaid | CardsLaidOff):
+        yield from _meld_reading(s, ev, r, cs)
         yield (f"meld rules: at least 3 cards, at most one wild, at least two naturals; runs up "
                f"to {r.max_run()} cards (ace at both ends: {'yes' if r.ace_both_ends else 'no'})"
                f"; sets per rank per side: {r.max_sets_per_rank or 'any'}; canastra from "

@@ -324,3 +324,22 @@ def test_a_defect_of_the_audit_on_one_log_does_not_stop_the_batch(
     assert verdicts[0].ok
     assert [f.rule for f in verdicts[1].findings] == ["audit.error"]
     assert "RuntimeError: boom" in verdicts[1].findings[0].message
+
+
+def test_explaining_a_bad_meld_shows_why_the_cards_are_no_meld(clean: list[AnyEvent]) -> None:
+    from buraco_log.cards import RANK, SUIT
+    from buraco_log.events import MeldLaid
+
+    i, ev = next((i, e) for i, e in enumerate(clean) if isinstance(e, MeldLaid))
+    hand = Timeline(clean).state_at(ev.seq - 1).hands[ev.seat]
+    naturals = [c for c in hand if RANK[c] > 2]
+    picked: list[int] = []
+    for c in naturals:  # three naturals, no two of one rank or one suit: neither set nor run
+        if all(RANK[c] != RANK[p] and SUIT[c] != SUIT[p] for p in picked):
+            picked.append(c)
+    if len(picked) < 3:
+        pytest.skip("the hand holds no three cards of distinct ranks and suits")
+    events = [*clean[:i], msgspec.structs.replace(ev, cards=tuple(picked[:3]))]
+    e = audit.explain_event(events, ev.seq)
+    assert e.rule == "meld.not_a_meld"
+    assert any("do not form a meld [meld.not_a_meld]" in f for f in e.facts)
