@@ -120,9 +120,9 @@ class RandomBot:
 
 _TWOS = (2, 18, 34, 50)
 _WILDS: frozenset[Card] = frozenset((JOKER, *_TWOS))
-_FORBIDDEN = -5000.0
+_FORBIDDEN = -5000.0  # a move the bot must not make (it would get stuck or break a plan)
 # The best a discard can score: -10 minus a keep value that is at least -(15 points) / 10.
-_DISCARD_CEILING = -8.5  # a move the bot must not make (it would get stuck or break a plan)
+_DISCARD_CEILING = -8.5
 
 
 def _is_wild(card: Card) -> bool:

@@ -28,6 +28,7 @@ from buraco_log.events import (
     FORMAT_VERSION,
     AnyEvent,
     HandEnded,
+    HandStarted,
     MatchEnded,
     MatchStarted,
     Player,
@@ -287,13 +288,14 @@ def simulate_many(
 
 
 def summarize(events: Sequence[AnyEvent], index: int = 0) -> MatchSummary:
+    """The summary of a finished simulated match."""
     start, end = events[0], events[-1]
     assert isinstance(start, MatchStarted) and isinstance(end, MatchEnded)
     return MatchSummary(
         index=index,
         match_id=start.match_id,
         events=len(events),
-        hands=sum(1 for e in events if type(e).__name__ == "HandStarted"),
+        hands=sum(1 for e in events if isinstance(e, HandStarted)),
         totals=end.totals or (),
         winner=end.winner if end.winner is not None else -1,
         bots=tuple(start.metadata.get("bots", "").split(",")),
