@@ -301,7 +301,7 @@ def _integrity_findings(integ: Integrity) -> list[Finding]:
     return [Finding("integrity", f"log.{integ.kind}", msg, seq=integ.seq, offset=integ.offset)]
 
 
-def _provenance(events: Sequence[AnyEvent]) -> Provenance:
+def _provenance(events: Sequence[AnyEvent], require_commitment: bool = False) -> Provenance:
     start = next((e for e in events if isinstance(e, MatchStarted)), None)
     end = next((e for e in events if isinstance(e, MatchEnded)), None)
     deals = [e for e in events if isinstance(e, HandStarted)]
@@ -315,7 +315,7 @@ def _provenance(events: Sequence[AnyEvent]) -> Provenance:
     # Deal provenance is checked where seeds were committed (or given); an uncommitted match
     # has nothing to re-derive, and that is its status, not a finding.
     try:
-        found = check_deals(events, require_commitment=False)
+        found = check_deals(events, require_commitment=require_commitment)
         if end is None:
             # The seed is revealed at the match end: not yet, in an unfinished (or cut) log.
             found = [f for f in found if f.rule != "deal.not_revealed"]
@@ -452,12 +452,17 @@ def _scoring(tl: Timeline) -> tuple[Scoring, list[Finding]]:
 # -- the audit ---------------------------------------------------------------------------------
 
 
-def audit_events(events: Sequence[AnyEvent], integrity: Integrity, path: str = "") -> Verdict:
-    """Audit events already read (``integrity`` says how the bytes held up)."""
+def audit_events(events: Sequence[AnyEvent], integrity: Integrity, path: str = "", *,
+                 require_commitment: bool = False) -> Verdict:
+    """Audit events already read (``integrity`` says how the bytes held up).
+
+    With ``require_commitment``, deals that no commitment or plain seed backs are findings
+    (``deal.commitment_missing``), for sites where every deal must be provably fair.
+    """
     findings = _integrity_findings(integrity)
     if not events and integrity.status in ("sealed", "unsealed"):
         findings.append(Finding("legality", "audit.empty", "the log holds no events"))
-    prov = _provenance(events)
+    prov = _provenance(events, require_commitment)
     findings += prov.findings
     tl = Timeline(events, snapshot_every=NO_SNAPSHOTS)  # the audit never jumps back
     illegal = _illegal(tl)
@@ -491,19 +496,19 @@ def audit_events(events: Sequence[AnyEvent], integrity: Integrity, path: str = "
     )
 
 
-def audit_log(path: str | os.PathLike[str]) -> Verdict:
+def audit_log(path: str | os.PathLike[str], *, require_commitment: bool = False) -> Verdict:
     """Audit one log file (binary, or JSON Lines by its ``.jsonl`` name).
 
     Never raises for a bad log: unreadable files, damage, illegal moves and wrong scores all
     come back as findings. ``verdict.ok`` is True when there are none.
     """
     events, integrity = read_log(path)
-    return audit_events(events, integrity, str(path))
+    return audit_events(events, integrity, str(path), require_commitment=require_commitment)
 
 
 def audit_many(
     paths: Sequence[str], *, workers: int = 1,
-    on_done: Callable[[Verdict], None] | None = None,
+    on_done: Callable[[Verdict], None] | None = None, require_commitment: bool = False,
 ) -> list[Verdict]:
     """Audit many logs, in ``workers`` processes; results in the order of ``paths``.
 
@@ -512,7 +517,7 @@ def audit_many(
     if workers <= 1 or len(paths) <= 1:
         out = []
         for p in paths:
-            v = _audit_safely(p)
+            v = _audit_safely(p, require_commitment)
             if on_done is not None:
                 on_done(v)
             out.append(v)
@@ -520,18 +525,19 @@ def audit_many(
     results: list[Verdict | None] = [None] * len(paths)
     chunk = max(1, min(64, len(paths) // (workers * 8)))
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        for i, v in enumerate(pool.map(_audit_safely, paths, chunksize=chunk)):
+        flags = [require_commitment] * len(paths)
+        for i, v in enumerate(pool.map(_audit_safely, paths, flags, chunksize=chunk)):
             results[i] = v
             if on_done is not None:
                 on_done(v)
     return [v for v in results if v is not None]
 
 
-def _audit_safely(path: str) -> Verdict:
+def _audit_safely(path: str, require_commitment: bool = False) -> Verdict:
     """:func:`audit_log`, with a defect of the audit itself reported as a finding of that log
     (rule ``audit.error``) so that one log never stops a batch."""
     try:
-        return audit_log(path)
+        return audit_log(path, require_commitment=require_commitment)
     except Exception as exc:  # a defect in buraco_log, not in the log: keep the batch going
         integrity = Integrity(status="unreadable", format="binary", events=0, records=0,
                               head=log.head_digest(()), kind="error",

@@ -53,7 +53,7 @@ SeatOpt = Annotated[int | None, typer.Option(
     "--seat", min=0, help="Only what this seat could see.")]
 StepOpt = Annotated[bool, typer.Option(
     "--step", help="Step through the match: n/Enter next, p previous, a number jumps to that "
-    "seq, q quits.")]
+    "seq, h2 to hand 2's deal, q quits.")]
 RecentOpt = Annotated[int, typer.Option(
     "--recent", min=0, help="How many recent events to list.")]
 
@@ -332,7 +332,8 @@ def _step(tl: Timeline, view: TableView, seat: int | None, format: Format, recen
     seq = view.seq
     _print_view(view, format)
     while True:
-        typer.echo(f"[seq {seq}/{tl.last_seq}] n next, p previous, <seq> jump, q quit> ",
+        typer.echo(f"[seq {seq}/{tl.last_seq}] n next, p previous, <seq> or h<hand> jump, "
+                   "q quit> ",
                    err=True, nl=False)
         line = sys.stdin.readline()
         if not line:
@@ -346,6 +347,12 @@ def _step(tl: Timeline, view: TableView, seat: int | None, format: Format, recen
             target = seq - 1
         elif key.lstrip("-").isdigit():
             target = int(key)
+        elif key.startswith("h") and key[1:].strip().isdigit():
+            try:
+                target = tl.seq_of(int(key[1:]))
+            except ReplayError as exc:
+                typer.echo(exc.message, err=True)
+                continue
         else:
             typer.echo(f"unknown key {key!r}", err=True)
             continue
@@ -365,6 +372,9 @@ def audit_cmd(
                                       "8).")] = 0,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Table: only logs with findings "
                                         "and the summary.")] = False,
+    require_commitment: Annotated[bool, typer.Option(
+        "--require-commitment", help="Deals no committed or plain seed backs are findings.")
+    ] = False,
 ) -> None:
     """Audit logs: integrity, deal provenance, legality, scoring. Exit 1 if anything is found."""
     for p in paths:
@@ -375,7 +385,7 @@ def audit_cmd(
         raise fail(f"{', '.join(map(str, paths))}: no logs found", EXIT_USAGE)
     workers = jobs if jobs > 0 else min(8, os.cpu_count() or 1)
     workers = min(workers, max(1, len(files) // 4))
-    verdicts = _audit_with_progress(files, workers)
+    verdicts = _audit_with_progress(files, workers, require_commitment)
     single = len(paths) == 1 and paths[0].is_file()
     if format is Format.json:
         emit_json(verdicts[0] if single else verdicts)
@@ -390,9 +400,10 @@ def audit_cmd(
     raise typer.Exit(EXIT_OK if all(v.ok for v in verdicts) else EXIT_FINDINGS)
 
 
-def _audit_with_progress(files: list[str], workers: int) -> list[audit.Verdict]:
+def _audit_with_progress(files: list[str], workers: int, require_commitment: bool
+                         ) -> list[audit.Verdict]:
     if len(files) < 2 or not sys.stderr.isatty():
-        return audit.audit_many(files, workers=workers)
+        return audit.audit_many(files, workers=workers, require_commitment=require_commitment)
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
@@ -400,7 +411,8 @@ def _audit_with_progress(files: list[str], workers: int) -> list[audit.Verdict]:
                   console=Console(stderr=True), transient=True) as bar:
         task = bar.add_task("audit", total=len(files))
         done: Callable[[audit.Verdict], None] = lambda _v: bar.advance(task)  # noqa: E731
-        return audit.audit_many(files, workers=workers, on_done=done)
+        return audit.audit_many(files, workers=workers, on_done=done,
+                                require_commitment=require_commitment)
 
 
 def _batch_summary(verdicts: Sequence[audit.Verdict]) -> str:

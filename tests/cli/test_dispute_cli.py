@@ -134,10 +134,19 @@ def test_explain_prints_the_rule_text_and_the_facts(logs: dict[str, Path],
 
 
 def test_replay_step_moves_forwards_and_backwards(logs: dict[str, Path]) -> None:
+    deal = Timeline(audit.load(logs["clean"])).seq_of(1)
     result = runner.invoke(app, ["replay", str(logs["clean"]), "--at", "10", "--step",
-                                 "--recent", "1"], input="n\nn\np\n50\nq\n")
+                                 "--recent", "1"], input="n\nn\np\n50\nh1\nh9\nq\n")
     seqs = [line.split()[1] for line in result.stdout.splitlines() if line.startswith("seq ")]
-    assert result.exit_code == 0 and seqs == ["10", "11", "12", "11", "50"]
+    assert result.exit_code == 0 and seqs == ["10", "11", "12", "11", "50", str(deal)]
+    assert "no hand 9" in result.stderr
+
+
+def test_audit_can_require_a_commitment(tmp_path: Path) -> None:
+    path = bl.write(tmp_path / "m.log", bl.match("biriba", 4, 1, max_hands=1))
+    assert run("audit", path)[0] == 0
+    code, out, _ = run("audit", path, "--require-commitment")
+    assert code == 1 and "deal.commitment_missing" in out
 
 
 # -- errors: one line on stderr naming the file, nothing on stdout

@@ -313,10 +313,11 @@ def test_a_defect_of_the_audit_on_one_log_does_not_stop_the_batch(
     good = str(bl.write(tmp_path / "a.log", clean))
     real = audit.audit_events
 
-    def flaky(events: list[AnyEvent], integrity: audit.Integrity, path: str = "") -> audit.Verdict:
+    def flaky(events: list[AnyEvent], integrity: audit.Integrity, path: str = "",
+              **flags: bool) -> audit.Verdict:
         if path.endswith("b.log"):
             raise RuntimeError("boom")
-        return real(events, integrity, path)
+        return real(events, integrity, path, **flags)
 
     monkeypatch.setattr(audit, "audit_events", flaky)
     bad = str(bl.write(tmp_path / "b.log", clean))
@@ -343,3 +344,12 @@ def test_explaining_a_bad_meld_shows_why_the_cards_are_no_meld(clean: list[AnyEv
     e = audit.explain_event(events, ev.seq)
     assert e.rule == "meld.not_a_meld"
     assert any("do not form a meld [meld.not_a_meld]" in f for f in e.facts)
+
+
+def test_requiring_a_commitment_makes_unbacked_deals_findings(tmp_path: Path,
+                                                              unseeded: list[AnyEvent]) -> None:
+    path = str(bl.write(tmp_path / "m.log", unseeded))
+    assert audit.audit_log(path).ok
+    strict = audit.audit_log(path, require_commitment=True)
+    assert [f.rule for f in strict.findings] == ["deal.commitment_missing"]
+    assert audit.audit_many([path, path], workers=2, require_commitment=True) == [strict] * 2
