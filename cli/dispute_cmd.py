@@ -400,9 +400,14 @@ def audit_cmd(
     raise typer.Exit(EXIT_OK if all(v.ok for v in verdicts) else EXIT_FINDINGS)
 
 
+def _stderr_is_terminal() -> bool:
+    """A progress bar only where someone watches: never in pipes, files or CI logs."""
+    return sys.stderr.isatty()
+
+
 def _audit_with_progress(files: list[str], workers: int, require_commitment: bool
                          ) -> list[audit.Verdict]:
-    if len(files) < 2 or not sys.stderr.isatty():
+    if len(files) < 2 or not _stderr_is_terminal():
         return audit.audit_many(files, workers=workers, require_commitment=require_commitment)
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn

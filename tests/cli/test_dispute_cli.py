@@ -220,3 +220,22 @@ def test_the_installed_entry_point_audits_a_log(logs: dict[str, Path]) -> None:
     err = subprocess.run([exe, "replay", str(logs["clean"]), "--at", "99999"],
                          capture_output=True, text=True, timeout=120)
     assert err.returncode == 1 and err.stdout == "" and str(logs["clean"]) in err.stderr
+
+
+def test_the_progress_bar_goes_to_stderr_and_leaves_stdout_to_the_data(
+        logs: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from cli import dispute_cmd
+
+    monkeypatch.setattr(dispute_cmd, "_stderr_is_terminal", lambda: True)
+    seen: list[int] = []
+    real = audit.audit_many
+
+    def spy(files: list[str], **kw: object) -> list[audit.Verdict]:
+        seen.append(len(files))
+        assert kw.get("on_done") is not None  # the bar advances as verdicts arrive
+        return real(files, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(audit, "audit_many", spy)
+    code, out, _ = run("audit", tmp_path, "--format", "json")
+    assert code == 1 and seen == [4]
+    assert [v["path"] for v in json.loads(out)] == audit.find_logs([tmp_path])
