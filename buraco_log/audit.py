@@ -43,7 +43,14 @@ from buraco_log.ruleids import describe
 from buraco_log.rules import PRESETS, Rules
 from buraco_log.scoring import explain_difference
 from buraco_log.state import SideScore, State
-from buraco_log.timeline import TableView, Timeline, cards_text, describe_event, table_view
+from buraco_log.timeline import (
+    TableView,
+    Timeline,
+    card_style,
+    cards_text,
+    describe_event,
+    table_view,
+)
 
 
 def to_dict(event: AnyEvent) -> dict[str, Any]:
@@ -686,6 +693,8 @@ class Diff(msgspec.Struct, frozen=True):
     diverge_seq: int | None  # first seq where the copies differ (or where the shorter ends)
     event_a: dict[str, Any] | None  # that event in each copy, None past the end
     event_b: dict[str, Any] | None
+    words_a: str | None  # those events in words, cards in the rules' rendering
+    words_b: str | None
     differences: tuple[str, ...]  # field by field
     prefix: Literal["a", "b"] | None  # which copy is a strict prefix of the other
     head_a: str
@@ -733,12 +742,22 @@ def diff_logs(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> Diff:
             raise LogFormatError(integ.message or "cannot read", path=str(p), kind="unreadable")
     seq, diffs, prefix = diff_events(ea, eb)
     i = None if seq is None else seq - log.FIRST_SEQ
+    start = next((e for e in (*ea[:1], *eb[:1]) if isinstance(e, MatchStarted)), None)
+    players = start.players if start is not None else ()
+    style = card_style(start.rules if start is not None else None)
+
+    def words(events: list[AnyEvent]) -> str | None:
+        if i is None or i >= len(events):
+            return None
+        return describe_event(events[i], players, style)
+
     return Diff(
         a=str(a), b=str(b), events_a=len(ea), events_b=len(eb),
         identical=seq is None and ia.head == ib.head,
         diverge_seq=seq,
         event_a=to_dict(ea[i]) if i is not None and i < len(ea) else None,
         event_b=to_dict(eb[i]) if i is not None and i < len(eb) else None,
+        words_a=words(ea), words_b=words(eb),
         differences=diffs, prefix=prefix, head_a=ia.head, head_b=ib.head,
         heads_equal=ia.head == ib.head, integrity_a=ia.status, integrity_b=ib.status,
     )

@@ -13,12 +13,11 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
-import msgspec
 import typer
 
 from buraco_log import audit
 from buraco_log.errors import BuracoLogError, ReplayError
-from buraco_log.timeline import TableView, Timeline, describe_event
+from buraco_log.timeline import TableView, Timeline
 from cli.common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, Format, State, emit_json, fail, guarded
 
 LogArg = Annotated[Path, typer.Argument(help="A match log (binary, or .jsonl).",
@@ -246,21 +245,10 @@ def render_diff(d: audit.Diff) -> Iterator[str]:
                f"{(d.diverge_seq or 0) - 1}; {other} goes on from seq {d.diverge_seq}")
         return
     yield f"first divergence at seq {d.diverge_seq}"
-    for label, obj in (("A", d.event_a), ("B", d.event_b)):
-        yield f"  {label}: {_describe_dict(obj)}"
+    for label, words in (("A", d.words_a), ("B", d.words_b)):
+        yield f"  {label}: {words or '(no event)'}"
     for line in d.differences:
         yield f"  {line}"
-
-
-def _describe_dict(obj: dict[str, Any] | None) -> str:
-    if obj is None:
-        return "(no event)"
-    from buraco_log.jsonl import event_from_json
-
-    try:
-        return describe_event(event_from_json(dict(obj)))
-    except (ValueError, msgspec.ValidationError):
-        return repr(obj)
 
 
 # -- commands ------------------------------------------------------------------------------------
