@@ -212,10 +212,14 @@ def leaderboard(con: duckdb.DuckDBPyConnection, top: int = 20,
     otherwise they are computed here."""
     t = time.perf_counter()
     stored = store.current_ratings(str(archive)) if archive is not None else None
+    table = None
     if stored is not None:
         sql = f"SELECT * FROM read_parquet({_quote(stored)}) ORDER BY elo DESC, player"
-        table = con.sql(sql + (f" LIMIT {int(top)}" if top else "")).to_arrow_table()
-    else:
+        try:
+            table = con.sql(sql + (f" LIMIT {int(top)}" if top else "")).to_arrow_table()
+        except duckdb.Error:  # replaced by an ingest that finished meanwhile: fold here
+            table = None
+    if table is None:
         table = ratings(con)
         if top:
             table = table.slice(0, top)

@@ -189,3 +189,18 @@ def test_a_json_lines_copy_of_an_archived_match_is_a_duplicate(archived: Archive
     fresh = ingest([str(copy)], tmp_path / "b")
     assert fresh.added == 1
     assert rows(tmp_path / "b", "SELECT log_format FROM matches") == [("jsonl",)]
+
+
+def test_progress_is_reported_until_every_file_is_done(corpus: Corpus, tmp_path: Path) -> None:
+    seen: list[tuple[int, int, int]] = []
+    ingest(corpus.good[:6], tmp_path / "a", chunk_size=2,
+           on_progress=lambda p: seen.append((p.done, p.files, p.matches)))
+    assert seen[-1] == (6, 6, 6)
+    assert [d for d, _, _ in seen] == sorted(d for d, _, _ in seen)
+
+
+def test_a_missing_file_is_recorded_not_fatal(corpus: Corpus, tmp_path: Path) -> None:
+    rep = ingest([str(tmp_path / "nowhere.blog"), corpus.good[0]], tmp_path / "a")
+    assert rep.added == 1
+    assert [(e.code, e.rule) for e in rep.errors] == [("integrity", "log.unreadable")]
+    assert rows(tmp_path / "a", "SELECT rule FROM errors") == [("log.unreadable",)]
