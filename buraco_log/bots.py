@@ -249,10 +249,14 @@ class MeldCache:
 
     def use(self, rules: Rules) -> None:
         if rules is not self.rules:
+            if rules != self.rules:
+                self.clear()  # what a meld accepts depends on the rules
             self.rules = rules
             self.points = rules.point_table()
-            self.clear()
-        elif len(self._accepts) > 4096 or len(self._valid) > 4096 or len(self._by_meld) > 4096:
+        # Bounded: meld card tuples recur across matches, meld objects do not.
+        if len(self._by_meld) > 4096:
+            self._by_meld.clear()
+        if len(self._accepts) > 65536 or len(self._valid) > 65536:
             self.clear()
 
     def clear(self) -> None:

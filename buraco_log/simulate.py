@@ -47,6 +47,9 @@ MAX_HAND_EVENTS = 20_000
 """A hand longer than this is an error: a bot is going round in circles."""
 
 
+_CACHES: dict[Rules, MeldCache] = {}
+
+
 class SimulationError(BuracoLogError):
     """A simulated match that could not be completed (a bot or engine defect)."""
 
@@ -95,7 +98,9 @@ def simulate_match(
 
     check(rules, players)
     names = seat_bots(bots, players)
-    cache = MeldCache()
+    cache = _CACHES.setdefault(rules, MeldCache())  # meld readings recur across matches
+    if len(_CACHES) > 16:
+        _CACHES.clear()
     seat_bot: list[Bot] = [HeuristicBot(cache) if n == "heuristic" else make_bot(n) for n in names]
     rng = random.Random(int(_derive(seed, index, "bots"), 16))
     dealer = FairDealer(
