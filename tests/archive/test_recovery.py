@@ -135,3 +135,29 @@ def test_ingest_refuses_a_directory_that_is_not_an_archive(corpus: Corpus,
     (tmp_path / "notes.txt").write_text("mine")
     with pytest.raises(ArchiveError, match="not an archive"):
         ingest(corpus.good[:1], tmp_path)
+
+
+def test_ctrl_c_commits_what_was_checked_and_a_rerun_finishes(
+        corpus: Corpus, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib
+
+    ingest_mod = importlib.import_module("buraco_log.archive.ingest")  # not the function
+    arch = tmp_path / "a"
+    real = ingest_mod.check_chunk
+    calls = {"n": 0}
+
+    def interrupt(items: object) -> object:
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise KeyboardInterrupt
+        return real(items)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ingest_mod, "check_chunk", interrupt)
+    rep = ingest(corpus.good, arch, chunk_size=4)
+    monkeypatch.undo()
+    assert rep.interrupted and rep.added == 8
+    assert count(arch)[0] == 8
+    again = ingest(corpus.good, arch)
+    assert (again.already_stored, again.added, again.interrupted) == (8, len(corpus.good) - 8,
+                                                                      False)
+    assert count(arch) == full(corpus, tmp_path)
