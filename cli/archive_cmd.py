@@ -54,9 +54,9 @@ def ingest(
         emit_json(report)
     else:
         rate = report.events / report.seconds if report.seconds else 0.0
-        jobs = f"{report.jobs} job{'s' if report.jobs != 1 else ''}"
+        workers = f"{report.jobs} job{'s' if report.jobs != 1 else ''}"
         typer.echo(f"{report.files} logs: {report.added} matches added ({report.events:,} "
-                   f"events, {rate:,.0f} events/s with {jobs}), "
+                   f"events, {rate:,.0f} events/s with {workers}), "
                    f"{report.already_stored} already stored, {report.duplicates} duplicates, "
                    f"{report.known_errors} refused before, {len(report.errors)} refused now")
         for e in report.errors:
