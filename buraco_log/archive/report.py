@@ -256,14 +256,14 @@ def report(
 # -- HTML ----------------------------------------------------------------------------------------
 
 # Which column each section charts, and which columns label the bars.
-CHARTS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "win_rate_by_seat": ("win_rate", ("preset", "players", "seat")),
-    "win_rate_first_player": ("first_player_win_rate", ("preset", "players")),
-    "canastras": ("share_of_points", ("preset", "class")),
-    "pile_pickups": ("hand_win_rate", ("pile_size",)),
-    "hand_endings": ("avg_turns", ("preset", "reason")),
-    "morto_timing": ("avg_turn", ("preset",)),
-    "leaderboard": ("elo", ("player",)),
+CHARTS: dict[str, tuple[str, str]] = {
+    "win_rate_by_seat": ("win_rate", "{preset} {players}p, seat {seat}"),
+    "win_rate_first_player": ("first_player_win_rate", "{preset} {players}p"),
+    "canastras": ("share_of_points", "{preset} {class}"),
+    "pile_pickups": ("hand_win_rate", "pile of {pile_size}"),
+    "hand_endings": ("avg_turns", "{preset} {reason}"),
+    "morto_timing": ("avg_turn", "{preset}"),
+    "leaderboard": ("elo", "{rank}. {player}"),
 }
 
 _CSS = """body{font:14px/1.4 system-ui,sans-serif;margin:2em auto;max-width:960px;color:#222}
@@ -315,8 +315,8 @@ def render_html(rep: Report) -> str:
         chart = CHARTS.get(s.name)
         if chart and s.rows and chart[0] in s.columns:
             vi = s.columns.index(chart[0])
-            li = [s.columns.index(c) for c in chart[1] if c in s.columns]
-            labels = [" ".join(str(r[i]) for i in li) for r in s.rows[:40]]
+            labels = [chart[1].format(**dict(zip(s.columns, r, strict=True)))
+                      for r in s.rows[:40]]
             values = [float(r[vi]) if r[vi] is not None else math.nan for r in s.rows[:40]]
             out.append(f'<p class="note">{html.escape(chart[0])}</p>')
             out.append(bar_chart(labels, values))
