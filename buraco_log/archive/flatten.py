@@ -133,10 +133,13 @@ def _reject_with_audit(path: str, sha: str, size: int, events: list[AnyEvent],
                               digest=integrity.head, verdict=verdict))
 
 
-def check_and_flatten(path: str, sha: str, size: int, rows_for: Any) -> tuple[str, int, int]:
+def check_and_flatten(path: str, sha: str, size: int, rows_for: Any,
+                      seen: set[str] | None = None) -> tuple[str, int, int, bool]:
     """Check one log; on success append its rows to ``rows_for(preset, month)``.
 
-    Returns ``(digest, game_id, events)``; raises :class:`Rejected` with the error row.
+    Returns ``(digest, game_id, events, fresh)``; raises :class:`Rejected` with the error row.
+    A log whose digest is in ``seen`` (the same match, already flattened into these rows) is
+    not replayed again and adds no rows: ``fresh`` is False.
     """
     events, integrity = audit.read_log(path)
     if integrity.status not in ("sealed", "unsealed"):
@@ -150,6 +153,8 @@ def check_and_flatten(path: str, sha: str, size: int, rows_for: Any) -> tuple[st
     start = events[0]
     digest = integrity.head
     gid = game_id_of(digest)
+    if seen is not None and digest in seen:
+        return digest, gid, len(events), False
     try:
         flat = _replay(events, gid)
     except (IllegalMoveError, ReplayError, IndexError, KeyError, TypeError, ValueError) as exc:
@@ -169,7 +174,9 @@ def check_and_flatten(path: str, sha: str, size: int, rows_for: Any) -> tuple[st
                                   prov.findings[0].message, prov.findings[0].seq))
     rows: Rows = rows_for(partition_value(start.rules.name), month_of(start.at))
     flat.emit(rows, start, events, digest, sha, size, path, integrity, prov.status)
-    return digest, gid, len(events)
+    if seen is not None:
+        seen.add(digest)
+    return digest, gid, len(events), True
 
 
 class _Flat:
@@ -374,11 +381,11 @@ def _hand_rows(f: _Flat, t: Any, final: list[list[Meld]], start_seq: int,
             f.meld_rows.append((res.hand, m))
 
 
-def check_file(path: str, sha: str, size: int, rows_for: Any
-               ) -> tuple[str, int, int] | dict[str, Any]:
-    """Check and flatten one file: ``(digest, game_id, events)``, or its errors-table row."""
+def check_file(path: str, sha: str, size: int, rows_for: Any, seen: set[str] | None = None
+               ) -> tuple[str, int, int, bool] | dict[str, Any]:
+    """Check and flatten one file: ``(digest, game_id, events, fresh)``, or its error row."""
     try:
-        return check_and_flatten(path, sha, size, rows_for)
+        return check_and_flatten(path, sha, size, rows_for, seen)
     except Rejected as rej:
         return rej.row
     except Exception as exc:  # a defect must not stop the run: record it with the file

@@ -64,7 +64,7 @@ class Progress(msgspec.Struct):
 
 class ChunkOut(msgspec.Struct):
     parts: dict[tuple[str, str], dict[str, pa.Table]]
-    ok: list[tuple[str, str, int, int]]  # path, digest, game id, events
+    ok: list[tuple[str, str, int, int, bool]]  # path, digest, game id, events, fresh
     errors: list[dict[str, Any]]
     events: int
 
@@ -80,15 +80,16 @@ def check_chunk(items: Sequence[tuple[str, str, int]]) -> ChunkOut:
             r = rows[key] = Rows()
         return r
 
-    ok: list[tuple[str, str, int, int]] = []
+    ok: list[tuple[str, str, int, int, bool]] = []
     errors: list[dict[str, Any]] = []
     n_events = 0
+    seen: set[str] = set()  # one match twice in a chunk: its rows only once
     for path, sha, size in items:
-        res = check_file(path, sha, size, rows_for)
+        res = check_file(path, sha, size, rows_for, seen)
         if isinstance(res, dict):
             errors.append(res)
         else:
-            ok.append((path, res[0], res[1], res[2]))
+            ok.append((path, *res))
             n_events += res[2]
     return ChunkOut({k: r.tables() for k, r in rows.items() if r.n_matches}, ok, errors,
                     n_events)
@@ -184,8 +185,11 @@ def ingest(
 
         def take(out: ChunkOut) -> None:
             drop: set[int] = set()
-            for _path, digest, gid, n in out.ok:
-                if digest in digests:
+            for _path, digest, gid, n, fresh in out.ok:
+                if not fresh:  # a copy of a match earlier in the same chunk: no rows of its own
+                    report.duplicates += 1
+                    continue
+                if digest in digests:  # stored before, or by another chunk: drop these rows
                     report.duplicates += 1
                     drop.add(gid)
                     continue

@@ -204,3 +204,17 @@ def test_a_missing_file_is_recorded_not_fatal(corpus: Corpus, tmp_path: Path) ->
     assert rep.added == 1
     assert [(e.code, e.rule) for e in rep.errors] == [("integrity", "log.unreadable")]
     assert rows(tmp_path / "a", "SELECT rule FROM errors") == [("log.unreadable",)]
+
+
+def test_two_copies_of_one_match_in_one_run_are_stored_once(corpus: Corpus,
+                                                           tmp_path: Path) -> None:
+    src = corpus.good[7]
+    events = read_events(src)
+    copies = [brokenlogs.write(tmp_path / f"copy-{i}.blog", events, segment=5 + i)
+              for i in range(3)]
+    for jobs, chunk in ((1, 32), (2, 1)):  # the copies in one chunk, then in separate chunks
+        arch = tmp_path / f"a-{jobs}"
+        rep = ingest([src, *map(str, copies)], arch, jobs=jobs, chunk_size=chunk)
+        assert (rep.added, rep.duplicates, rep.errors) == (1, 3, [])
+        assert rows(arch, "SELECT count(*) FROM matches") == [(1,)]
+        assert rows(arch, "SELECT count(*) FROM events") == [(len(events),)]
