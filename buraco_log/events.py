@@ -247,5 +247,5 @@ def upcast(record: Any, version: int) -> Any:
 
 
 def schema() -> dict[str, Any]:
-    """JSON Schema of the event union (the binary form; schema/LOG_FORMAT.md describes JSON Lines)."""
+    """JSON Schema of the event union, binary form (schema/LOG_FORMAT.md covers JSON Lines)."""
     return msgspec.json.schema(AnyEvent)

@@ -29,7 +29,7 @@ from buraco_log.errors import CardParseError, LogFormatError
 
 MAX_LINE = 1024 * 1024
 """Longest line read, in bytes (a full deal with rules is about 2 kB)."""
-MAX_DEPTH = 16
+MAX_DEPTH = 10
 """Deepest JSON nesting read (events need 4)."""
 
 
@@ -46,7 +46,15 @@ def _bounded_json_type(depth: int) -> Any:
     return value
 
 
-_LINE_DECODER: msgspec.json.Decoder[Any] = msgspec.json.Decoder(_bounded_json_type(MAX_DEPTH))
+_LINE_DECODERS: list[msgspec.json.Decoder[Any]] = []
+
+
+def _line_decoder() -> msgspec.json.Decoder[Any]:
+    """Built on first use: the bounded type takes seconds to build, and most runs never read
+    JSON Lines."""
+    if not _LINE_DECODERS:
+        _LINE_DECODERS.append(msgspec.json.Decoder(_bounded_json_type(MAX_DEPTH)))
+    return _LINE_DECODERS[0]
 
 
 def _cards_out(value: Any) -> Any:
@@ -133,7 +141,7 @@ class JsonlReader:
                 if self.end is not None:
                     raise self._error("text after the end line", number)
                 try:
-                    obj = _LINE_DECODER.decode(text)
+                    obj = _line_decoder().decode(text)
                 except msgspec.MsgspecError as exc:
                     raise self._error(f"not a JSON line: {exc}", number) from None
                 if not isinstance(obj, dict):

@@ -46,6 +46,10 @@ def guarded(func: Callable[P, R]) -> Callable[P, R]:
             return func(*args, **kwargs)
         except (typer.Exit, typer.Abort, SystemExit):
             raise
+        except BrokenPipeError:
+            # The reader went away (``| head``): stop quietly, as other tools do.
+            sys.stderr.close()
+            raise typer.Exit(141) from None
         except BuracoLogError as exc:
             if State.debug:
                 raise

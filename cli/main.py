@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import importlib
+import sys
 from typing import Annotated
 
 import typer
 
 from cli import archive_cmd, demo_cmd, dispute_cmd, log_cmd, rules_cmd, simulate_cmd
-from cli.common import State
+from cli.common import EXIT_USAGE, State
 
 app = typer.Typer(
     name="buraco-log",
@@ -32,8 +34,43 @@ demo_cmd.register(app)
 simulate_cmd.register(app)
 
 
+def _click_errors(name: str) -> tuple[type[BaseException], ...]:
+    """The click exception class ``name`` from every click typer may be using (recent typer
+    vendors its own copy)."""
+    found: list[type[BaseException]] = []
+    for module in ("typer._click.exceptions", "click.exceptions"):
+        try:
+            found.append(getattr(importlib.import_module(module), name))
+        except (ImportError, AttributeError):
+            continue
+    return tuple(found)
+
+
+_NO_ARGS = _click_errors("NoArgsIsHelpError")
+_USAGE = _click_errors("UsageError")
+_ABORT = _click_errors("Abort")
+
+
 def run() -> None:
-    app()
+    """The console script: usage errors become one line on stderr and exit status 2."""
+    try:
+        code = app(standalone_mode=False)
+    except _NO_ARGS as exc:
+        ctx = getattr(exc, "ctx", None)
+        typer.echo(ctx.get_help() if ctx is not None else str(exc))
+        code = 0
+    except _USAGE as exc:
+        if State.debug:
+            raise
+        ctx = getattr(exc, "ctx", None)
+        hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
+        message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+        typer.echo(f"buraco-log: usage: {message}{hint}", err=True)
+        code = EXIT_USAGE
+    except _ABORT:
+        typer.echo("buraco-log: interrupted", err=True)
+        code = 130
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":

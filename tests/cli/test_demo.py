@@ -23,3 +23,14 @@ def test_demo_refuses_an_unknown_preset_with_one_line() -> None:
     result = CliRunner().invoke(app, ["demo", "--rules", "poker"])
     assert result.exit_code == 1
     assert "unknown preset 'poker'" in result.output
+
+
+def test_usage_errors_are_one_line_on_stderr_with_exit_2() -> None:
+    import subprocess
+
+    out = subprocess.run(["buraco-log", "audit", "--format", "xml", "x.blog"],
+                         capture_output=True, text=True, check=False)
+    assert out.returncode == 2 and out.stdout == ""
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("buraco-log: usage:")
+    assert "Traceback" not in out.stderr
