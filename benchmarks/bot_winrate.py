@@ -3,7 +3,8 @@
     python benchmarks/bot_winrate.py [--matches 40] [--jobs 2] [--presets burraco,mega]
 
 Each configuration plays ``--matches`` matches with the heuristic bot in the first seat (and its
-partner seat) and as many with the seats swapped, so neither bot always sits first. Prints one
+partner seat) and as many with the seats swapped, so neither bot always sits first; with three
+players, one heuristic bot faces two random bots (a third of the wins by chance). Prints one
 line per configuration and the overall rate. Matches are deterministic (seeded).
 """
 
@@ -14,7 +15,7 @@ import tempfile
 import time
 
 from buraco_log.rules import PRESETS
-from buraco_log.simulate import simulate_many
+from buraco_log.simulate import seat_bots, simulate_many
 
 
 def main() -> None:
@@ -31,11 +32,14 @@ def main() -> None:
         for players in rules.player_counts:
             if only and players not in only:
                 continue
-            if players == 3:
-                continue  # three sides: one bot would face two of the other kind
             h = n = 0
             start = time.perf_counter()
-            for seating in (("heuristic", "random"), ("random", "heuristic")):
+            seatings: tuple[tuple[str, ...], ...] = (
+                (("heuristic", "random", "random"),)  # three sides: one heuristic, 1/3 by chance
+                if players == 3
+                else (("heuristic", "random"), ("random", "heuristic"))
+            )
+            for seating in seatings:
                 with tempfile.TemporaryDirectory() as tmp:
                     for s in simulate_many(
                         rules,
@@ -47,7 +51,8 @@ def main() -> None:
                         jobs=args.jobs,
                     ):
                         n += 1
-                        h += seating[s.winner % 2] == "heuristic"
+                        # Side i's first seat is seat i (partners sit on alternate seats).
+                        h += seat_bots(seating, players)[s.winner] == "heuristic"
             total_h += h
             total += n
             print(
