@@ -63,17 +63,22 @@ def match_decided(rules: Rules, totals: Sequence[int]) -> int | None:
 
 def explain_difference(recorded: int, computed: SideScore) -> list[str]:
     """The recomputed score line by line, for a referee comparing it with the recorded one."""
+    kinds = ", ".join(f"{k.replace('_', '-')} {n}" for k, n in computed.canastras.items())
+
+    def line(label: str, value: int) -> str:
+        return f"{label:<28}{value:+d}" if value else f"{label:<28}0"
+
     lines = [
-        f"cards on the table      +{computed.table_points}",
-        f"canastras {computed.canastras or '{}'}  +{computed.canastra_bonus}",
-        f"going out               +{computed.going_out}",
+        line("cards on the table", computed.table_points),
+        line(f"canastras ({kinds or 'none'})", computed.canastra_bonus),
+        line("going out", computed.going_out),
     ]
     if computed.relancinho:
-        lines.append(f"relancinho              +{computed.relancinho}")
+        lines.append(line("relancinho", computed.relancinho))
     lines += [
-        f"cards left in hand      -{computed.hand_penalty}",
-        f"morto not taken         -{computed.morto_penalty}",
-        f"recomputed              {computed.total}",
-        f"recorded                {recorded}  (difference {recorded - computed.total:+d})",
+        line("cards left in hand", -computed.hand_penalty),
+        line("morto not taken", -computed.morto_penalty),
+        f"{'recomputed':<28}{computed.total}",
+        f"{'recorded':<28}{recorded}  (difference {recorded - computed.total:+d})",
     ]
     return lines
