@@ -130,12 +130,13 @@ def render_summary(s: audit.Summary) -> Iterator[str]:
     for p in s.players:
         yield f"  seat {p.seat}  {p.name:<16} side {p.side}" + (f"  id {p.id}" if p.id else "")
     sides = range(s.sides)
-    head = ("  hand  dealer  ended      went out        "
+    names = {p.seat: p.name for p in s.players}
+    w = max([8, *(len(n) for n in names.values())]) + 2  # name columns fit the longest name
+    head = (f"  hand  {'dealer':<{w}}{'ended':<11}{'went out':<{w}}"
             + "".join(f"side {i:<4}" for i in sides) + "".join(f"total {i:<4}" for i in sides)
             + "canastras")
     yield "hands"
     yield head.rstrip()
-    names = {p.seat: p.name for p in s.players}
     for h in s.hands:
         ended = "went out" if h.reason == "went_out" else "stock out"
         out = h.went_out_name or "-"
@@ -145,7 +146,7 @@ def render_summary(s: audit.Summary) -> Iterator[str]:
             for i, c in enumerate(h.canastras))
         mark = "" if h.recorded in (None, h.scores) else "  (recorded " + "/".join(
             map(str, h.recorded or ())) + ")"
-        yield (f"  {h.hand:<5} {names.get(h.dealer, '?'):<7} {ended:<10} {out:<15} "
+        yield (f"  {h.hand:<5} {names.get(h.dealer, '?'):<{w}}{ended:<11}{out:<{w}}"
                + "".join(f"{x:<9}" for x in h.scores)
                + "".join(f"{x:<10}" for x in h.cumulative) + canastras + mark)
     if not s.hands:
