@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import msgspec
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from buraco_log.dealer import FairDealer, Finding, check_deals, deal_seeded
 from buraco_log.events import AnyEvent, HandStarted, MatchEnded, MatchStarted, Player
@@ -150,3 +152,30 @@ def test_plain_seeded_deals_are_checked_against_their_seed() -> None:
     assert check_deals([start, hs, MatchEnded(seq=2)]) == []
     bad = msgspec.structs.replace(hs, seed="other")
     assert rules_of(check_deals([start, bad, MatchEnded(seq=2)])) == [("deal.mismatch", 1)]
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(data=st.data())
+def test_swapping_any_two_different_cards_of_a_deal_is_caught(data: st.DataObject) -> None:
+    events = fair_match("burraco", 2, hands=2)
+    k = data.draw(st.sampled_from([1, 2]))
+    hs = events[k]
+    assert isinstance(hs, HandStarted)
+    places = [list(h) for h in hs.hands] + [list(m) for m in hs.mortos] + [list(hs.stock)]
+    flat = [(i, j) for i, p in enumerate(places) for j in range(len(p))]
+    a, b = data.draw(st.sampled_from(flat)), data.draw(st.sampled_from(flat))
+    (ia, ja), (ib, jb) = a, b
+    if places[ia][ja] == places[ib][jb]:
+        return  # copies of one card are interchangeable: nothing changed
+    places[ia][ja], places[ib][jb] = places[ib][jb], places[ia][ja]
+    n = len(hs.hands)
+    tampered = msgspec.structs.replace(
+        hs,
+        hands=tuple(tuple(p) for p in places[:n]),
+        mortos=tuple(tuple(p) for p in places[n:-1]),
+        stock=tuple(places[-1]),
+    )
+    events[k] = tampered
+    same_place_reorder = ia == ib and ia < len(places) - 1
+    found = rules_of(check_deals(events))
+    assert found == ([] if same_place_reorder else [("deal.mismatch", k)])
