@@ -308,7 +308,7 @@ def _integrity_findings(integ: Integrity) -> list[Finding]:
     return [Finding("integrity", f"log.{integ.kind}", msg, seq=integ.seq, offset=integ.offset)]
 
 
-def _provenance(events: Sequence[AnyEvent], require_commitment: bool = False) -> Provenance:
+def provenance(events: Sequence[AnyEvent], require_commitment: bool = False) -> Provenance:
     start = next((e for e in events if isinstance(e, MatchStarted)), None)
     end = next((e for e in events if isinstance(e, MatchEnded)), None)
     deals = [e for e in events if isinstance(e, HandStarted)]
@@ -469,7 +469,7 @@ def audit_events(events: Sequence[AnyEvent], integrity: Integrity, path: str = "
     findings = _integrity_findings(integrity)
     if not events and integrity.status in ("sealed", "unsealed"):
         findings.append(Finding("legality", "audit.empty", "the log holds no events"))
-    prov = _provenance(events, require_commitment)
+    prov = provenance(events, require_commitment)
     findings += prov.findings
     tl = Timeline(events, snapshot_every=NO_SNAPSHOTS)  # the audit never jumps back
     illegal = _illegal(tl)

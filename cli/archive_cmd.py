@@ -11,13 +11,27 @@ import os
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Annotated, Any
 
 import msgspec
 import typer
 
-from buraco_log import archive
 from cli.common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, Format, emit_json, fail, guarded
+
+if TYPE_CHECKING:
+    from buraco_log import archive
+
+# Mirrors of archive.DEFAULT_THREADS and DEFAULT_MEMORY_LIMIT (a test keeps them equal):
+# importing the archive loads duckdb and pyarrow, which every other command can do without.
+DEFAULT_THREADS = 2
+DEFAULT_MEMORY_LIMIT = "1GB"
+
+
+def _archive() -> ModuleType:
+    import buraco_log.archive
+
+    return buraco_log.archive
 
 
 class QueryFormat(StrEnum):
@@ -71,8 +85,10 @@ def ingest(
 
 
 def _ingest_with_progress(sources: list[str], root: str, jobs: int) -> archive.IngestReport:
+    from buraco_log.archive import ingest
+
     if not sys.stderr.isatty():
-        return archive.ingest(sources, root, jobs=jobs)
+        return ingest(sources, root, jobs=jobs)
     from rich.console import Console
     from rich.progress import (
         BarColumn,
@@ -92,7 +108,7 @@ def _ingest_with_progress(sources: list[str], root: str, jobs: int) -> archive.I
             bar.update(task, total=p.files, completed=p.done,
                        rate=f"{rate:,.0f} events/s, {p.errors} refused")
 
-        return archive.ingest(sources, root, jobs=jobs, on_progress=update)
+        return ingest(sources, root, jobs=jobs, on_progress=update)
 
 
 def _cell(v: Any) -> str:
@@ -140,14 +156,14 @@ def query(
     format: Annotated[QueryFormat, typer.Option("--format", "-f")] = QueryFormat.table,
     output: Annotated[Path | None, typer.Option("--output", "-o",
                                                 help="Write here instead of stdout.")] = None,
-    threads: Annotated[int, typer.Option(min=1)] = archive.DEFAULT_THREADS,
-    memory_limit: Annotated[str, typer.Option()] = archive.DEFAULT_MEMORY_LIMIT,
+    threads: Annotated[int, typer.Option(min=1)] = DEFAULT_THREADS,
+    memory_limit: Annotated[str, typer.Option()] = DEFAULT_MEMORY_LIMIT,
     timeout: Annotated[float, typer.Option(help="Seconds before the query is stopped.")] = 60.0,
 ) -> None:
     """Run read-only SQL over an archive, sandboxed (no files outside it, no settings)."""
     if format is QueryFormat.parquet and output is None:
         raise fail("--format parquet needs --output FILE", EXIT_USAGE)
-    table = archive.query(str(archive_dir), sql, threads=threads, memory_limit=memory_limit,
+    table = _archive().query(str(archive_dir), sql, threads=threads, memory_limit=memory_limit,
                           timeout=timeout)
     if format is QueryFormat.parquet:
         import pyarrow.parquet as pq  # type: ignore[import-untyped]
@@ -184,11 +200,11 @@ def report(
     top: Annotated[int, typer.Option(help="Players in the leaderboard (0: all).")] = 20,
 ) -> None:
     """The canned analyses: win rates, canastras, pile pickups, hands, morto, leaderboard."""
-    rep = archive.report(str(archive_dir), top=top)
+    rep = _archive().report(str(archive_dir), top=top)
     if format is ReportFormat.json:
         text = json.dumps(msgspec.to_builtins(rep), indent=2, sort_keys=True) + "\n"
     elif format is ReportFormat.html:
-        text = archive.render_html(rep)
+        text = _archive().render_html(rep)
     else:
         parts = [f"{rep.matches:,} matches, {rep.events:,} events\n"]
         for s in rep.sections:

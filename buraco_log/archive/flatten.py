@@ -167,7 +167,7 @@ def check_and_flatten(path: str, sha: str, size: int, rows_for: Any,
             path, sha, size, "incomplete", "archive.incomplete",
             f"the log ends at seq {events[-1].seq} before MatchEnded: only finished matches "
             "are archived", seq=events[-1].seq, match_id=start.match_id, digest=digest))
-    prov = audit._provenance(events)  # the same deal check the audit makes
+    prov = audit.provenance(events)  # the same deal check the audit makes
     if prov.findings:
         raise _reject_with_audit(path, sha, size, events, integrity,
                                  ("provenance", prov.findings[0].rule,

@@ -112,3 +112,21 @@ def test_json_output_handles_decimals_times_lists_and_structs(archived: Archived
     assert code == 0
     assert json.loads(out) == [{"x": 1.5, "t": "2026-01-02T03:04:05+00:00", "l": [1, 2],
                                 "s": {"a": 1}, "b": "6162"}]
+
+
+def test_the_cli_defaults_mirror_the_archive_defaults() -> None:
+    from buraco_log import archive as lib
+    from cli import archive_cmd
+
+    assert archive_cmd.DEFAULT_THREADS == lib.DEFAULT_THREADS
+    assert archive_cmd.DEFAULT_MEMORY_LIMIT == lib.DEFAULT_MEMORY_LIMIT
+
+
+def test_commands_other_than_the_archive_load_neither_duckdb_nor_pyarrow() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys, cli.main; print(sorted({'duckdb', 'pyarrow'} & set(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "[]"
