@@ -309,6 +309,7 @@ def _integrity_findings(integ: Integrity) -> list[Finding]:
 
 
 def provenance(events: Sequence[AnyEvent], require_commitment: bool = False) -> Provenance:
+    """Deal provenance: every recorded deal re-derived from its committed or plain seeds."""
     start = next((e for e in events if isinstance(e, MatchStarted)), None)
     end = next((e for e in events if isinstance(e, MatchEnded)), None)
     deals = [e for e in events if isinstance(e, HandStarted)]
