@@ -616,10 +616,40 @@ class _Context:
             return best  # the pile's top card must be used before any discard
         if best_score > _DISCARD_CEILING:
             return best  # no discard can score this high: skip weighing them
+        # discard_value for every card, inlined: this loop runs on most turns.
+        rank_count, suit_ranks, points = self.rank_count, self.suit_ranks, self.points
+        my_acc, next_acc = self.my_acc, self.next_acc
+        pile = self.table.pile
+        feed = 40.0 + 2.0 * len(pile)
+        top_rank = RANK[pile[-1]] if pile else -1
+        best_card = -1
         for c in distinct:
-            s = self.discard_value(c)
+            if c in _WILDS:
+                keep = 60.0
+            else:
+                r = RANK[c]
+                value = 9.0 * (rank_count.get(r, 0) - 1)
+                sr = suit_ranks[SUIT[c]]
+                near = 0.0
+                for p in (1, 14) if r == 1 else (r,):
+                    here = 7.0 * ((p - 1 in sr) + (p + 1 in sr)) + 3.0 * (
+                        (p - 2 in sr) + (p + 2 in sr)
+                    )
+                    near = max(near, here)
+                value += near
+                if c in my_acc:
+                    value += 30.0
+                keep = value - points[c] / 10.0
+            d = 0.0
+            if c in next_acc:
+                d += feed
+            if top_rank == RANK[c]:
+                d += 4.0
+            s = -10.0 - keep - d
             if s > best_score:
-                best, best_score = CardDiscarded(seat, c, seq=seq), s
+                best_card, best_score = c, s
+        if best_card >= 0:
+            best = CardDiscarded(seat, best_card, seq=seq)
         self.best_score = best_score
         return best
 
