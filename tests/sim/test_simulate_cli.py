@@ -63,3 +63,29 @@ def test_a_player_count_the_preset_does_not_allow_is_refused(tmp_path: Path) -> 
     assert result.exit_code == 1
     assert result.stdout == ""
     assert "mega is played by 2, 4, not 3" in result.stderr
+
+
+def test_the_files_are_the_same_bytes_with_one_or_two_jobs(tmp_path: Path) -> None:
+    for jobs in ("1", "2"):
+        result = CliRunner().invoke(
+            app,
+            [
+                "simulate",
+                "--rules",
+                "thirteen-quick",
+                "--matches",
+                "4",
+                "--seed",
+                "j",
+                "--out",
+                str(tmp_path / jobs),
+                "--jobs",
+                jobs,
+                "--no-progress",
+            ],
+        )
+        assert result.exit_code == 0, result.output
+    one = sorted((tmp_path / "1").iterdir())
+    assert len(one) == 4
+    for path in one:
+        assert path.read_bytes() == (tmp_path / "2" / path.name).read_bytes()
