@@ -18,7 +18,7 @@ from __future__ import annotations
 import itertools
 import random
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Protocol
+from typing import Protocol
 
 from buraco_log.cards import JOKER, RANK, SUIT, Card
 from buraco_log.events import (
@@ -155,8 +155,8 @@ class HeuristicBot:
         # a few of its turns with the stock unchanged the bot draws from the stock instead.
         self._stock_seen: tuple[int, int] = (-1, -1)
         self.stalled = 0
-        # [turn key, cards laid this turn, accepted by own melds, accepted by the next side's]
-        self._turn_memo: list[Any] = [None, -1, set(), None]
+        # Cards each side's melds accept, with the signature of those melds (see _side_acc).
+        self._side_memo: dict[int, tuple[tuple[int, int, int], set[Card]]] = {}
 
     # --- entry points ------------------------------------------------------------------------
 
@@ -379,19 +379,7 @@ class _Context:
         self.rank_count = rank_count
         self.by_rank = by_rank
         self.suit_ranks = suit_ranks
-        # Within one turn only this player's lays change the table, so the sets of accepted
-        # cards are kept for the turn: the side's while nothing new was laid, the next
-        # player's side's for the whole turn.
-        turn_key = (table.hand, table.turns, seat)
-        memo = bot._turn_memo
-        if memo[0] != turn_key:
-            memo[:] = [turn_key, -1, set(), None]
-        laid = len(table.laid_this_turn)
-        if memo[1] != laid:
-            memo[1] = laid
-            memo[2] = self._union(self.my_melds)
-        self.my_acc: set[Card] = memo[2]
-        self._memo = memo
+        self.my_acc: set[Card] = self._side_acc(side, self.my_melds)
         self._next_acc: set[Card] | None = None
         self._reach: int | None = None
         self.best_score = float("-inf")  # score of the last best_play
@@ -414,10 +402,22 @@ class _Context:
     def next_acc(self) -> set[Card]:
         """Cards the next player's side can lay off (computed on first use)."""
         if self._next_acc is None:
-            if self._memo[3] is None:
-                self._memo[3] = self._union(self.next_melds)
-            self._next_acc = self._memo[3]
+            nxt = self.table.sides[(self.seat + 1) % len(self.table.players)]
+            self._next_acc = self._side_acc(nxt, self.next_melds) if self.next_melds else set()
         return self._next_acc
+
+    def _side_acc(self, side: int, melds: Sequence[Meld]) -> set[Card]:
+        """:meth:`_union` for a side's melds, kept while they stay the same. Within a hand a
+        side's melds only grow (laid or laid off) or vanish all at once (a retracted opening),
+        so the hand, the number of melds and their total size identify them."""
+        sig = (self.table.hand, len(melds), sum(len(m.cards) for m in melds))
+        memo = self.bot._side_memo
+        entry = memo.get(side)
+        if entry is not None and entry[0] == sig:
+            return entry[1]
+        acc = self._union(melds)
+        memo[side] = (sig, acc)
+        return acc
 
     def may_empty(self, by: str) -> bool:
         """May the hand become empty now, by melding or by discarding (the reducer's rule)?"""
