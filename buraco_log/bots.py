@@ -310,8 +310,8 @@ def _accepted_cards(cards: tuple[Card, ...], rules: Rules) -> frozenset[Card]:
     found: set[Card] = set()
     candidates: set[Card] = {JOKER, s * 16 + 2}
     if reading.wild is None and not any(RANK[c] == 2 for c in cards):
-        # A clean run without 2s: naturals at either end by arithmetic (the common case, kept
-        # cheap); the wilds and the suit's own 2 through the meld reader.
+        # A clean run without 2s: naturals at either end and the wild by arithmetic (the
+        # common case, kept cheap); the suit's own 2 through the meld reader.
         if reading.size < rules.max_run():
             for p, other_end in ((reading.lo - 1, reading.hi), (reading.hi + 1, reading.lo)):
                 if p == 2 or not 1 <= p <= 14:
@@ -319,6 +319,9 @@ def _accepted_cards(cards: tuple[Card, ...], rules: Rules) -> frozenset[Card]:
                 if (p, other_end) in ((1, 14), (14, 1)) and not rules.ace_both_ends:
                     continue
                 found.add(s * 16 + (1 if p == 14 else p))
+            if reading.lo >= 3 or reading.hi <= 13:
+                found.add(JOKER)  # room for the wild below the lowest or above the highest
+        candidates.discard(JOKER)
     else:
         # A wild (or a 2) may move to make room: try every natural near the ends and the gap.
         for pos in (*range(reading.lo - 2, reading.lo), *range(reading.hi + 1, reading.hi + 3)):
