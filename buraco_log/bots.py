@@ -570,7 +570,23 @@ class _Context:
                 top_used = _run_with(top, self.suit_ranks[SUIT[top]])
         if self.rules.pile_pickup == "must_use_top" and not top_used:
             return -1.0
-        useful = sum(1 for c in pile if c in _WILDS or self.keep_value(c, False) >= 7.0)
+        useful = 0
+        for c in pile:  # keep_value(c, in_hand=False) >= 7, inlined: piles get long
+            if c in _WILDS:
+                useful += 1
+                continue
+            r = RANK[c]
+            value = 9.0 * self.rank_count.get(r, 0)
+            sr = self.suit_ranks[SUIT[c]]
+            near = 0.0
+            for p in (1, 14) if r == 1 else (r,):
+                here = 7.0 * ((p - 1 in sr) + (p + 1 in sr)) + 3.0 * ((p - 2 in sr) + (p + 2 in sr))
+                near = max(near, here)
+            value += near
+            if c in self.my_acc:
+                value += 30.0
+            if value - self.points[c] / 10.0 >= 7.0:
+                useful += 1
         value = (8.0 if top_used else -6.0) + 3.0 * useful + 0.5 * (len(pile) - useful)
         return value + starved
 
