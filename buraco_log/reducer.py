@@ -1055,6 +1055,13 @@ class Replayer:
     def state(self) -> State:
         return self._t.freeze()
 
+    @property
+    def table(self) -> _Table:
+        """The live mutable table, for fast read-only use (simulation, archive flattening):
+        its attributes are those of :class:`State`, with the stock's top at the end. Never
+        mutate it; take :meth:`state` for a value that can be kept."""
+        return self._t
+
 
 def replay(events: Iterable[AnyEvent], *, check: bool = True) -> State:
     """The state after the last event (validated unless ``check`` is False)."""

@@ -25,7 +25,6 @@ from buraco_log.bots import Bot, HeuristicBot, MeldCache, make_bot
 from buraco_log.dealer import FairDealer
 from buraco_log.errors import BuracoLogError, IllegalMoveError
 from buraco_log.events import (
-    FORMAT_VERSION,
     AnyEvent,
     HandEnded,
     HandStarted,
@@ -128,7 +127,7 @@ def simulate_match(
     r.step(start)
     # The live table of the replayer, read (never changed) by the bots' fast path. Reading it
     # instead of a frozen State per event is what makes simulation fast.
-    table = r._t
+    table = r.table  # read-only live view: no frozen copy per move
     hands = 0
     hand_start = 0
 
@@ -193,21 +192,11 @@ def simulate_match(
 
 
 def encode_match(events: Sequence[AnyEvent]) -> bytes:
-    """The bytes of a sealed log of ``events``: exactly what ``log.write_log`` writes (a test
-    holds us to that), built in memory so that bulk simulation needs no lock or fsync."""
+    """The bytes of a sealed log of ``events``: exactly what ``log.write_log`` writes, built in
+    memory so that bulk simulation needs no lock or fsync."""
     from buraco_log import log
-    from buraco_log.events import encode_many
 
-    # log.py exposes no in-memory encoder; these helpers are its own framing (LOG_FORMAT.md).
-    parts = [log._file_header(FORMAT_VERSION, True)]
-    chain = log.chain_start()
-    size = log.BATCH_EVENTS
-    for first in range(0, len(events), size):
-        chunk = list(events[first : first + size])
-        blob = encode_many(chunk)
-        chain.update(memoryview(blob)[len(log._array_header(len(chunk))) :])
-        parts.append(log._segment(blob, len(chunk), chunk[0].seq, chain.digest()))
-    return b"".join(parts)
+    return log.encode_log(events, sealed=True)
 
 
 def write_match(path: str | os.PathLike[str], events: Sequence[AnyEvent]) -> None:

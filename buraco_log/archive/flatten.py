@@ -266,7 +266,7 @@ _CARD1 = (CardDrawn, CardDiscarded, FirstDrawRejected)
 def _replay(events: list[AnyEvent], gid: int) -> _Flat | None:
     """Validate every event and collect the rows; None when the match never finished."""
     r = Replayer()
-    t = r._t  # read-only: per-event stock/pile sizes, hand, turn
+    t = r.table  # read-only: per-event stock/pile sizes, hand, turn
     f = _Flat(gid)
     seq_l, hand_l, kind_l, seat_l = f.seq, f.hand, f.kind, f.seat
     card_l, cards_l, meld_l, count_l = f.card, f.cards, f.meld, f.count
