@@ -33,6 +33,41 @@ def corpus(matches: int) -> list[bytes]:
     return blobs
 
 
+def turns_only(hands: int) -> bytes:
+    """A legal classic match of hands in which every turn is a draw and a discard: the floor of
+    the per-event cost, with no meld to read."""
+    from buraco_log.dealer import deal_seeded
+    from buraco_log.events import (
+        AnyEvent,
+        CardDiscarded,
+        CardDrawn,
+        HandEnded,
+        MatchStarted,
+        Player,
+    )
+
+    rules = PRESETS["classic"]
+    events: list[AnyEvent] = [
+        MatchStarted("turns", rules, (Player("a"), Player("b")), (0, 1), seq=0)
+    ]
+    r = Replayer()
+    r.step(events[0])
+    for h in range(hands):
+
+        def push(ev: AnyEvent) -> None:
+            r.step(ev)
+            events.append(ev)
+
+        push(deal_seeded(rules, 2, h, h % 2, f"turns-{h}", seq=len(events)))
+        while r.table.stock:
+            seat, card = r.table.turn, r.table.stock[-1]
+            push(CardDrawn(seat, card, seq=len(events)))
+            push(CardDiscarded(seat, card, seq=len(events)))
+        scores = tuple(s.total for s in r.table.score())
+        push(HandEnded("stock_out", scores, seq=len(events)))
+    return encode_many(events)
+
+
 def best(fn: Callable[[], None], repeat: int) -> float:
     # CPU time of this process: the machine is shared, and wall time counts the neighbours.
     times = []
@@ -52,8 +87,10 @@ def main() -> None:
     blobs = corpus(args.matches)
     n_events = sum(len(decode_many(b)) for b in blobs)
     size = sum(map(len, blobs))
-    print(f"corpus: {args.matches} matches, {n_events} events, {size / n_events:.1f} bytes/event "
-          f"(built in {time.perf_counter() - t:.1f} s)")
+    print(
+        f"corpus: {args.matches} matches, {n_events} events, {size / n_events:.1f} bytes/event "
+        f"(built in {time.perf_counter() - t:.1f} s)"
+    )
 
     def decode() -> None:
         for b in blobs:
@@ -76,6 +113,15 @@ def main() -> None:
     for name, fn in (("decode+apply", decode_apply), ("decode+step", decode_step)):
         t = best(fn, args.repeat)
         print(f"{name:<14}{n_events / t / 1e6:8.2f} M events/s  {t / base:5.2f}x the decode time")
+
+    blobs[:] = [turns_only(10)]
+    n_events = len(decode_many(blobs[0]))
+    base = best(decode, args.repeat * 4)
+    t = best(decode_step, args.repeat * 4)
+    print(
+        f"draw/discard turns only ({n_events} events): decode {n_events / base / 1e6:.2f} M/s, "
+        f"decode+step {n_events / t / 1e6:.2f} M/s, {t / base:.2f}x the decode time"
+    )
 
 
 if __name__ == "__main__":

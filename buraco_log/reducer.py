@@ -446,13 +446,12 @@ class _Table:
                     "an upcard is "
                     + ("required" if r.initial_upcard else "not part of this preset"),
                 )
-            dealt: Counter[int] = Counter(ev.stock)
-            for h in (*ev.hands, *ev.mortos):
-                dealt.update(h)
+            cards = [*ev.stock, *(c for h in (*ev.hands, *ev.mortos) for c in h)]
             if ev.upcard is not None:
-                dealt[ev.upcard] += 1
-            material = Counter(deck(r.jokers))
-            if dealt != material:
+                cards.append(ev.upcard)
+            cards.sort()
+            if cards != _sorted_material(r.jokers):
+                dealt, material = Counter(cards), Counter(deck(r.jokers))
                 extra = tuple((dealt - material).elements())
                 short = tuple((material - dealt).elements())
                 raise self.fail(
@@ -1101,6 +1100,16 @@ def _may_join(top: Card, c: Card) -> bool:
         return False
     d = abs(RANK[c] - RANK[top])
     return d <= 2 or d >= 11  # neighbours, or across the ace (Q-K-A, A-2-3)
+
+
+_MATERIAL: dict[int, list[int]] = {}
+
+
+def _sorted_material(jokers: int) -> list[int]:
+    """The material as a sorted list (compared with each deal; built once per joker count)."""
+    if jokers not in _MATERIAL:
+        _MATERIAL[jokers] = sorted(deck(jokers))
+    return _MATERIAL[jokers]
 
 
 def _without(hand: list[int], cards: tuple[int, ...]) -> list[int] | None:
