@@ -92,11 +92,12 @@ def read_meld(cards: Sequence[Card], rules: Rules) -> Reading:
     twos: list[Card] = []
     jokers: list[Card] = []
     for c in cards:
+        rank = RANK[c] if 0 <= c < JOKER else 0
         if c == JOKER:
             jokers.append(c)
-        elif RANK[c] == 2:
+        elif rank == 2:
             twos.append(c)
-        elif RANK[c]:
+        elif rank:
             naturals.append(c)
         else:
             raise MeldError("meld.not_a_card", (), f"{c!r} is not a card code")
@@ -125,8 +126,7 @@ def _read_set(
 ) -> Reading:
     if len(wilds) > 1:
         raise _too_many_wilds(cards, wilds)
-    if len(naturals) < 2:
-        raise MeldError("meld.too_few_naturals", cards, "a set needs 2 natural cards")
+    # Three cards or more with at most one wild: at least two naturals, as every meld needs.
     n = len(cards)
     canastra: CanastraClass | None = None
     if n >= rules.canastra_size and rules.canastra_from_sets:
@@ -155,11 +155,6 @@ def _read_run(
     for nats, wilds in attempts:
         if len(wilds) > 1:
             first_error = first_error or _too_many_wilds(cards, wilds)
-            continue
-        if len(nats) < 2:
-            first_error = first_error or MeldError(
-                "meld.too_few_naturals", cards, "a run needs 2 natural cards"
-            )
             continue
         try:
             return _layout(cards, suit, [RANK[c] for c in nats], wilds[0] if wilds else None, rules)

@@ -91,7 +91,6 @@ RULES: dict[str, str] = {
     "meld.set_of_twos": "Twos are wild: a set made only of twos is not a meld.",
     "meld.too_many_wilds": "A meld holds at most one wild card (joker, or a two not standing "
     "in its own place in a run).",
-    "meld.too_few_naturals": "A meld needs at least two natural (non-wild) cards.",
     "meld.not_a_meld": "A meld is a set (one rank) or a run (one suit, consecutive ranks); these "
     "cards are neither.",
     "meld.duplicate_in_run": "A run holds each rank once (an ace at one end only, unless the "

@@ -15,7 +15,6 @@ from typing import Any
 
 import duckdb
 import msgspec
-import numpy as np
 import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.compute as pc  # type: ignore[import-untyped]
 
@@ -91,8 +90,16 @@ CANNED: dict[str, tuple[str, str]] = {
 }
 
 # The leaderboard's inputs: the fold itself runs in Python (an Elo rating is sequential).
-LEADERBOARD_PLAYERS = "SELECT game_id, seat, side, player FROM players"
-LEADERBOARD_MATCHES = "SELECT game_id, winner_side, started_at, match_id FROM matches"
+# Every seat of every match, in match order (start time, match id, game id), for the Elo fold.
+LEADERBOARD_ROWS = """
+SELECT m.ord, p.side, p.player, m.winner_side
+FROM (SELECT game_id, seat, side, player FROM players) AS p
+JOIN (SELECT game_id, winner_side,
+             row_number() OVER (ORDER BY started_at ASC NULLS FIRST, match_id ASC NULLS LAST,
+                                game_id ASC NULLS LAST) AS ord
+      FROM matches) AS m USING (game_id)
+ORDER BY m.ord, p.seat
+"""
 
 
 class Section(msgspec.Struct):
@@ -133,29 +140,15 @@ def ratings(con: duckdb.DuckDBPyConnection) -> pa.Table:
     A side's rating is the mean of its players'; each loser side plays the winner (one game
     with two sides, two with three). Sorted best first.
     """
-    players = con.sql(LEADERBOARD_PLAYERS).to_arrow_table()
-    matches = con.sql(LEADERBOARD_MATCHES).to_arrow_table()
-    # Match order and player ids with Arrow kernels; only the fold is a Python loop.
-    order = pc.sort_indices(matches, [("started_at", "ascending", "at_start"),
-                                      ("match_id", "ascending", "at_end"),
-                                      ("game_id", "ascending", "at_end")])
-    rank = np.empty(len(order), dtype=np.int64)
-    rank[order.to_numpy()] = np.arange(len(order))
-    where = pc.index_in(players.column("game_id"), value_set=matches.column("game_id"))
-    pos = where.to_numpy(zero_copy_only=False)
-    ords = rank[pos]
-    seats = players.column("seat").to_numpy()
-    sort = np.lexsort((seats, ords))
-    ords = ords[sort]
-    names_enc = pc.dictionary_encode(players.column("player")).combine_chunks()
-    pids_np = names_enc.indices.to_numpy()[sort]
+    rows = con.sql(LEADERBOARD_ROWS).to_arrow_table()
+    ords = rows.column("ord").to_pylist()
+    names_enc = pc.dictionary_encode(rows.column("player")).combine_chunks()
+    pids = names_enc.indices.to_pylist()
     names = names_enc.dictionary.to_pylist()
-    sides_np = players.column("side").to_numpy()[sort]
-    winner_np = matches.column("winner_side").to_numpy()[pos[sort]]
+    sides = rows.column("side").to_pylist()
+    winners = rows.column("winner_side").to_pylist()
     n_rows = len(ords)
-    starts = np.flatnonzero(np.r_[True, ords[1:] != ords[:-1]]) if n_rows else np.array([], int)
-    bounds = [*starts.tolist(), n_rows]
-    pids, sides, winners = pids_np.tolist(), sides_np.tolist(), winner_np.tolist()
+    bounds = [i for i in range(n_rows) if i == 0 or ords[i] != ords[i - 1]] + [n_rows]
     rating = [ELO_START] * len(names)
     k = ELO_K
     for g in range(len(bounds) - 1):
@@ -198,10 +191,13 @@ def ratings(con: duckdb.DuckDBPyConnection) -> pa.Table:
                     delta[s] -= change
         for i in range(a, b):
             rating[pids[i]] += delta[sides[i]]
-    played = np.bincount(pids_np, minlength=len(names))
-    won = np.bincount(pids_np, weights=(sides_np == winner_np), minlength=len(names))
-    table = pa.table({"player": names, "elo": rating, "matches": played.astype(np.int32),
-                      "wins": won.astype(np.int32)}, schema=RATINGS)
+    played = [0] * len(names)
+    won = [0] * len(names)
+    for p, side, w in zip(pids, sides, winners, strict=True):
+        played[p] += 1
+        won[p] += side == w
+    table = pa.table({"player": names, "elo": rating, "matches": played, "wins": won},
+                     schema=RATINGS)
     return table.sort_by([("elo", "descending"), ("player", "ascending")])
 
 

@@ -70,3 +70,34 @@ def test_bar_charts_survive_negative_and_missing_values() -> None:
     svg = bar_chart(["a", "b", "c"], [3.0, -1.5, math.nan])
     assert svg.startswith("<svg") and svg.count("<rect") == 3
     assert bar_chart([], []) == ""
+
+
+def test_the_elo_fold_equals_a_plain_reference_fold(archived: Archived) -> None:
+    """Each match, in start-time then match-id order: a side's rating is its players' mean,
+    and every losing side plays the winner; the winners' players gain what the losers lose."""
+    con = connect(archived.path)
+    games = con.sql("SELECT game_id, winner_side FROM matches "
+                    "ORDER BY started_at NULLS FIRST, match_id, game_id").fetchall()
+    seats = con.sql("SELECT game_id, side, player FROM players ORDER BY game_id, seat").fetchall()
+    by_game: dict[object, list[tuple[int, str]]] = {}
+    for game, side, player in seats:
+        by_game.setdefault(game, []).append((side, player))
+    rating: dict[str, float] = {}
+    for game, winner in games:
+        table = by_game[game]
+        for _, p in table:
+            rating.setdefault(p, 1500.0)
+        mean = {s: sum(rating[p] for t, p in table if t == s) / sum(1 for t, _ in table if t == s)
+                for s in {t for t, _ in table}}
+        delta = dict.fromkeys(mean, 0.0)
+        for s in mean:
+            if s != winner:
+                change = 24.0 * (1 - 1 / (1 + 10 ** ((mean[s] - mean[winner]) / 400)))
+                delta[winner] += change
+                delta[s] -= change
+        for s, p in table:
+            rating[p] += delta[s]
+    got = {r["player"]: r["elo"] for r in ratings(con).to_pylist()}
+    con.close()
+    assert got.keys() == rating.keys()
+    assert all(math.isclose(got[p], rating[p], abs_tol=1e-6) for p in rating)

@@ -152,3 +152,9 @@ def test_seven_card_sets_are_canastras_except_in_mega() -> None:
 def test_a_dirty_canastra() -> None:
     assert read("9s 9h 9d 9c 9s 9h JK").canastra == "dirty"
     assert read("3s 4s 5s JK 7s 8s 9s").canastra == "dirty"
+
+
+def test_a_code_that_is_no_card_is_refused() -> None:
+    with pytest.raises(MeldError) as info:
+        read_meld((99, parse_cards("3s")[0], parse_cards("4s")[0]), CLASSIC)
+    assert info.value.rule == "meld.not_a_card"

@@ -158,3 +158,20 @@ def test_an_empty_hand_cannot_discard_and_the_morto_comes_once() -> None:
         s.discard("3h")
     s.morto(direct=False)
     assert s.state.morto_taken == (True, False)
+
+
+def test_a_preset_without_morto_has_none_to_take() -> None:
+    s = Scenario("classic", hands={0: SETS_11}, stock="Ks")
+    s.draw().meld("7h 7s 7d").meld("8c 8d 8s").meld("9h 9s 9d").meld("Kc Kd Ks")
+    with s.illegal("morto.not_available"):
+        s.morto(direct=True)
+
+
+def test_the_morto_count_is_checked_when_recorded() -> None:
+    s = Scenario("biriba", hands={0: SETS_11}, stock="Ks", mortos={0: MORTO_11})
+    s.draw().meld("7h 7s 7d").meld("8c 8d 8s").meld("9h 9s 9d").meld("Kc Kd Ks")
+    from buraco_log.events import MortoTaken
+
+    with s.illegal("morto.wrong_count"):
+        s.push(MortoTaken(0, True, 10, seq=s.rep.seq + 1))
+    s.push(MortoTaken(0, True, 11, seq=s.rep.seq + 1))

@@ -139,3 +139,21 @@ def test_a_code_that_is_no_card_is_an_illegal_move_not_a_crash() -> None:
     s.draw()
     with s.illegal("discard.card_not_in_hand"):
         s.push(CardDiscarded(0, 77, seq=s.rep.seq + 1))
+
+
+def test_the_first_dealer_is_a_seat() -> None:
+    with pytest.raises(IllegalMoveError) as info:
+        replay([msgspec.structs.replace(start("classic", 2), first_dealer=5)])
+    assert info.value.rule == "match.first_dealer"
+
+
+def test_a_hand_cannot_start_in_the_middle_of_another() -> None:
+    s = Scenario("classic")
+    with s.illegal("hand.not_expected"):
+        s.push(msgspec.structs.replace(s.events[1], hand=1, seq=s.rep.seq + 1))
+
+
+def test_going_out_with_cards_in_hand_is_the_wrong_phase() -> None:
+    s = Scenario("classic").draw()
+    with s.illegal("turn.wrong_phase"):
+        s.go_out()
