@@ -16,6 +16,7 @@ Core module: stdlib and msgspec only.
 from __future__ import annotations
 
 import itertools
+import operator
 import random
 from collections.abc import Callable, Iterable, Sequence
 from typing import Protocol
@@ -120,6 +121,7 @@ class RandomBot:
 
 _TWOS = (2, 18, 34, 50)
 _WILDS: frozenset[Card] = frozenset((JOKER, *_TWOS))
+_ACE_RANKS = (1, 14)
 _FORBIDDEN = -5000.0  # a move the bot must not make (it would get stuck or break a plan)
 # The best a discard can score: -10 minus a keep value that is at least -(15 points) / 10.
 _DISCARD_CEILING = -8.5
@@ -155,8 +157,6 @@ class HeuristicBot:
         # a few of its turns with the stock unchanged the bot draws from the stock instead.
         self._stock_seen: tuple[int, int] = (-1, -1)
         self.stalled = 0
-        # Cards each side's melds accept, with the signature of those melds (see _side_acc).
-        self._side_memo: dict[int, tuple[tuple[int, int, int], set[Card]]] = {}
 
     # --- entry points ------------------------------------------------------------------------
 
@@ -246,6 +246,8 @@ class MeldCache:
         self._accepts: dict[tuple[Card, ...], frozenset[Card]] = {}
         self._valid: dict[tuple[Card, ...], bool] = {}
         self._by_meld: dict[int, tuple[Meld, frozenset[Card]]] = {}
+        # Cards each side's melds accept, with those melds (see _Context._side_acc).
+        self.side_acc: dict[int, tuple[tuple[Meld, ...], set[Card]]] = {}
 
     def use(self, rules: Rules) -> None:
         if rules is not self.rules:
@@ -256,6 +258,7 @@ class MeldCache:
         # Bounded: meld card tuples recur across matches, meld objects do not.
         if len(self._by_meld) > 4096:
             self._by_meld.clear()
+            self.side_acc.clear()
         if len(self._accepts) > 65536 or len(self._valid) > 65536:
             self.clear()
 
@@ -263,13 +266,17 @@ class MeldCache:
         self._accepts.clear()
         self._valid.clear()
         self._by_meld.clear()
+        self.side_acc.clear()
 
     def accepts(self, cards: tuple[Card, ...], rules: Rules) -> frozenset[Card]:
-        """Card codes that can be laid off alone onto a meld of ``cards``."""
-        got = self._accepts.get(cards)
+        """Card codes that can be laid off alone onto a meld of ``cards``. The answer does not
+        depend on the order of the cards (a meld's reading does not), so the sorted cards are
+        the key: the same melds come back in other orders across matches."""
+        key = tuple(sorted(cards))
+        got = self._accepts.get(key)
         if got is None:
-            got = _accepted_cards(cards, rules)
-            self._accepts[cards] = got
+            got = _accepted_cards(key, rules)
+            self._accepts[key] = got
         return got
 
     def meld_accepts(self, meld: Meld, rules: Rules) -> frozenset[Card]:
@@ -358,9 +365,8 @@ class _Context:
         nxt = table.sides[(seat + 1) % n]
         self.next_melds: Sequence[Meld] = table.melds[nxt] if nxt != side and table.melds else ()
         self.points = bot.cache.points
-        self.has_canastra = any(m.canastra is not None for m in self.my_melds)
         self.morto_left = rules.morto and not table.morto_taken[side]
-        rank_count: dict[int, int] = {}
+        # The hand by rank (in hand order) and the ranks of each suit, wilds left out.
         by_rank: dict[int, list[Card]] = {}
         suit_ranks: dict[int, set[int]] = {0: set(), 1: set(), 2: set(), 3: set()}
         wilds = _WILDS
@@ -368,24 +374,35 @@ class _Context:
             if c in wilds:
                 continue
             r = RANK[c]
-            group = by_rank.get(r)
-            if group is None:
-                by_rank[r] = [c]
+            if r in by_rank:
+                by_rank[r].append(c)
             else:
-                group.append(c)
-            ranks = suit_ranks[SUIT[c]]
-            ranks.add(r)
+                by_rank[r] = [c]
             if r == 1:
-                ranks.add(14)  # the ace also sits above the king
-        for r, group in by_rank.items():
-            rank_count[r] = len(group)
-        self.rank_count = rank_count
+                suit_ranks[SUIT[c]].update(_ACE_RANKS)  # the ace also sits above the king
+            else:
+                suit_ranks[SUIT[c]].add(r)
+        self.rank_count = {r: len(group) for r, group in by_rank.items()}
         self.by_rank = by_rank
         self.suit_ranks = suit_ranks
-        self.my_acc: set[Card] = self._side_acc(side, self.my_melds)
+        self._my_acc: set[Card] | None = None
+        self._has_canastra: bool | None = None
         self._next_acc: set[Card] | None = None
         self._reach: int | None = None
         self.best_score = float("-inf")  # score of the last best_play
+
+    @property
+    def my_acc(self) -> set[Card]:
+        """Cards the player's own side can lay off (computed on first use)."""
+        if self._my_acc is None:
+            self._my_acc = self._side_acc(self.side, self.my_melds)
+        return self._my_acc
+
+    @property
+    def has_canastra(self) -> bool:
+        if self._has_canastra is None:
+            self._has_canastra = any(m.canastra is not None for m in self.my_melds)
+        return self._has_canastra
 
     def _union(self, melds: Sequence[Meld]) -> set[Card]:
         """Cards that some meld of ``melds`` accepts."""
@@ -410,16 +427,17 @@ class _Context:
         return self._next_acc
 
     def _side_acc(self, side: int, melds: Sequence[Meld]) -> set[Card]:
-        """:meth:`_union` for a side's melds, kept while they stay the same. Within a hand a
-        side's melds only grow (laid or laid off) or vanish all at once (a retracted opening),
-        so the hand, the number of melds and their total size identify them."""
-        sig = (self.table.hand, len(melds), sum(len(m.cards) for m in melds))
-        memo = self.bot._side_memo
+        """:meth:`_union` for a side's melds, kept while they stay the same meld objects (the
+        engine makes a new Meld whenever one changes). Shared by the bots of one rules value:
+        the kept melds are compared one by one, so another match's melds never match."""
+        memo = self.bot.cache.side_acc
         entry = memo.get(side)
-        if entry is not None and entry[0] == sig:
-            return entry[1]
+        if entry is not None:
+            kept = entry[0]
+            if len(kept) == len(melds) and all(map(operator.is_, kept, melds)):
+                return entry[1]
         acc = self._union(melds)
-        memo[side] = (sig, acc)
+        memo[side] = (tuple(melds), acc)
         return acc
 
     def may_empty(self, by: str) -> bool:
