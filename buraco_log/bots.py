@@ -625,8 +625,16 @@ class _Context:
         best_score = float("-inf")
         top = self.table.pile_top  # must_use_top: the taken top card, until it is used
         if n > 1 or meld_may_empty:
+            cache = self.bot.cache
+            by_meld = cache._by_meld
             for m in self.my_melds:
-                fits = self.bot.cache.meld_accepts(m, rules) & held
+                entry = by_meld.get(id(m))  # cache.meld_accepts, inlined
+                acc = entry[1] if entry is not None and entry[0] is m else None
+                if acc is None:
+                    acc = cache.meld_accepts(m, rules)
+                fits = acc & held
+                if not fits:
+                    continue
                 if top is not None:
                     fits &= {top}
                 for c in sorted(fits):
@@ -665,14 +673,18 @@ class _Context:
                 keep = 60.0
             else:
                 r = RANK[c]
-                value = 9.0 * (rank_count.get(r, 0) - 1)
+                value = 9.0 * (rank_count[r] - 1)
                 sr = suit_ranks[SUIT[c]]
-                near = 0.0
-                for p in (1, 14) if r == 1 else (r,):
-                    here = 7.0 * ((p - 1 in sr) + (p + 1 in sr)) + 3.0 * (
-                        (p - 2 in sr) + (p + 2 in sr)
+                if r == 1:  # the ace, low or high: the better of the two
+                    near = max(
+                        0.0,
+                        7.0 * ((0 in sr) + (2 in sr)) + 3.0 * ((-1 in sr) + (3 in sr)),
+                        7.0 * ((13 in sr) + (15 in sr)) + 3.0 * ((12 in sr) + (16 in sr)),
                     )
-                    near = max(near, here)
+                else:
+                    near = 7.0 * ((r - 1 in sr) + (r + 1 in sr)) + 3.0 * (
+                        (r - 2 in sr) + (r + 2 in sr)
+                    )
                 value += near
                 if c in my_acc:
                     value += 30.0
