@@ -589,21 +589,31 @@ class _Context:
         if self.rules.pile_pickup == "must_use_top" and not top_used:
             return -1.0
         useful = 0
+        rank_count, suit_ranks, points, my_acc = (
+            self.rank_count,
+            self.suit_ranks,
+            self.points,
+            self.my_acc,
+        )
         for c in pile:  # keep_value(c, in_hand=False) >= 7, inlined: piles get long
             if c in _WILDS:
                 useful += 1
                 continue
             r = RANK[c]
-            value = 9.0 * self.rank_count.get(r, 0)
-            sr = self.suit_ranks[SUIT[c]]
-            near = 0.0
-            for p in (1, 14) if r == 1 else (r,):
-                here = 7.0 * ((p - 1 in sr) + (p + 1 in sr)) + 3.0 * ((p - 2 in sr) + (p + 2 in sr))
-                near = max(near, here)
+            value = 9.0 * rank_count.get(r, 0)
+            sr = suit_ranks[SUIT[c]]
+            if r == 1:  # the ace, low or high: the better of the two
+                near = max(
+                    0.0,
+                    7.0 * ((0 in sr) + (2 in sr)) + 3.0 * ((-1 in sr) + (3 in sr)),
+                    7.0 * ((13 in sr) + (15 in sr)) + 3.0 * ((12 in sr) + (16 in sr)),
+                )
+            else:
+                near = 7.0 * ((r - 1 in sr) + (r + 1 in sr)) + 3.0 * ((r - 2 in sr) + (r + 2 in sr))
             value += near
-            if c in self.my_acc:
+            if c in my_acc:
                 value += 30.0
-            if value - self.points[c] / 10.0 >= 7.0:
+            if value - points[c] / 10.0 >= 7.0:
                 useful += 1
         value = (8.0 if top_used else -6.0) + 3.0 * useful + 0.5 * (len(pile) - useful)
         return value + starved
@@ -706,34 +716,40 @@ class _Context:
         """Natural sets and runs of the hand, and pairs or near-runs completed by one wild."""
         rules = self.rules
         wilds = [c for c in distinct if c in _WILDS]
+        wild = wilds[0] if wilds else None
         for group in self.by_rank.values():
-            if len(group) >= 3:
+            size = len(group)
+            if size >= 3:
                 yield tuple(group)
-            elif len(group) == 2 and wilds:
-                yield (*group, wilds[0])
+            elif size == 2 and wild is not None:
+                yield (*group, wild)
         max_run = rules.max_run()
+        valid = self.bot.cache.valid
         for suit, ranks in self.suit_ranks.items():
-            if len(ranks) < 2:
+            k = len(ranks)
+            if k < 2:
                 continue
             order = sorted(ranks)
-            stretch: list[int] = [order[0]]
-            for p in (*order[1:], 99):
-                if p == stretch[-1] + 1:
-                    stretch.append(p)
+            base = suit * 16
+            start = 0  # order[start:i] is a stretch of consecutive ranks
+            for i in range(1, k + 1):
+                if i < k and order[i] == order[i - 1] + 1:
                     continue
-                if len(stretch) >= 3:
-                    yield from self._runs(suit, stretch, max_run)
-                elif len(stretch) == 2 and wilds:
-                    cards = (*(suit * 16 + (1 if q == 14 else q) for q in stretch), wilds[0])
-                    if self.bot.cache.valid(cards, rules):
+                length = i - start
+                if length >= 3:
+                    yield from self._runs(suit, order[start:i], max_run)
+                elif length == 2 and wild is not None:
+                    a, b = order[start], order[start + 1]
+                    cards = (base + a, base + (1 if b == 14 else b), wild)
+                    if valid(cards, rules):
                         yield cards
-                stretch = [p]
-            if wilds:
+                start = i
+            if wild is not None:
                 # Two naturals with one gap between them, filled by the wild.
                 for a, b in itertools.pairwise(order):
                     if b == a + 2:
-                        cards = (suit * 16 + a, suit * 16 + (1 if b == 14 else b), wilds[0])
-                        if self.bot.cache.valid(cards, rules):
+                        cards = (base + a, base + (1 if b == 14 else b), wild)
+                        if valid(cards, rules):
                             yield cards
 
     def _runs(self, suit: int, stretch: list[int], max_run: int) -> Iterable[tuple[Card, ...]]:
