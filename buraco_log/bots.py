@@ -255,12 +255,8 @@ class MeldCache:
                 self.clear()  # what a meld accepts depends on the rules
             self.rules = rules
             self.points = rules.point_table()
-        # Bounded: meld card tuples recur across matches, meld objects do not.
-        if len(self._by_meld) > 4096:
-            self._by_meld.clear()
-            self.side_acc.clear()
-        if len(self._accepts) > 65536 or len(self._valid) > 65536:
-            self.clear()
+        # The memos are bounded as they grow (see the methods below): meld card tuples recur
+        # across matches, meld objects do not.
 
     def clear(self) -> None:
         self._accepts.clear()
@@ -276,6 +272,8 @@ class MeldCache:
         got = self._accepts.get(key)
         if got is None:
             got = _accepted_cards(key, rules)
+            if len(self._accepts) > 65536:
+                self.clear()
             self._accepts[key] = got
         return got
 
@@ -287,6 +285,9 @@ class MeldCache:
         if entry is not None and entry[0] is meld:
             return entry[1]
         got = self.accepts(meld.cards, rules)
+        if len(self._by_meld) > 4096:
+            self._by_meld.clear()
+            self.side_acc.clear()
         self._by_meld[id(meld)] = (meld, got)
         return got
 
@@ -298,6 +299,8 @@ class MeldCache:
                 got = True
             except MeldError:
                 got = False
+            if len(self._valid) > 65536:
+                self.clear()
             self._valid[cards] = got
         return got
 
