@@ -259,7 +259,7 @@ class MeldCache:
         self.limit = limit
         self._memo: dict[tuple[Card, ...], Reading | MeldError] = {}
 
-    def read(self, cards: Sequence[Card]) -> Reading:
+    def _lookup(self, cards: Sequence[Card]) -> Reading | MeldError:
         key = tuple(sorted(cards))
         hit = self._memo.get(key)
         if hit is None:
@@ -270,28 +270,31 @@ class MeldCache:
             if len(self._memo) >= self.limit:
                 self._memo.clear()
             self._memo[key] = hit
+        return hit
+
+    def read(self, cards: Sequence[Card]) -> Reading:
+        hit = self._lookup(cards)
         if isinstance(hit, MeldError):
             raise MeldError(hit.rule, cards, hit.detail)
         return hit
 
     def fits(self, cards: Sequence[Card]) -> bool:
-        try:
-            self.read(cards)
-        except MeldError:
-            return False
-        return True
+        """Whether ``cards`` form a meld, without raising (probes refuse far more than not)."""
+        return not isinstance(self._lookup(cards), MeldError)
 
 
-_CACHES: dict[int, MeldCache] = {}
+# Keyed by the rules value, not the object: every decoded log brings its own equal copy, and
+# an archive replays thousands of them under a handful of rules values.
+_CACHES: dict[Rules, MeldCache] = {}
 
 
 def cache_for(rules: Rules) -> MeldCache:
-    """The shared :class:`MeldCache` of a rules value (one per distinct object)."""
-    cache = _CACHES.get(id(rules))
-    if cache is None or cache.rules is not rules:
+    """The shared :class:`MeldCache` of a rules value."""
+    cache = _CACHES.get(rules)
+    if cache is None:
         if len(_CACHES) > 64:
             _CACHES.clear()
-        cache = _CACHES[id(rules)] = MeldCache(rules)
+        cache = _CACHES[rules] = MeldCache(rules)
     return cache
 
 

@@ -108,16 +108,17 @@ class Rules(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         return table
 
 
-_POINT_TABLES: dict[int, tuple[Rules, list[int]]] = {}
+# Keyed by the rules value: every decoded log carries its own equal copy of its rules.
+_POINT_TABLES: dict[Rules, list[int]] = {}
 
 
 def _point_table(rules: Rules) -> list[int]:
-    hit = _POINT_TABLES.get(id(rules))
-    if hit is None or hit[0] is not rules:
+    hit = _POINT_TABLES.get(rules)
+    if hit is None:
         if len(_POINT_TABLES) > 64:
             _POINT_TABLES.clear()
-        hit = _POINT_TABLES[id(rules)] = (rules, rules._build_point_table())
-    return hit[1]
+        hit = _POINT_TABLES[rules] = rules._build_point_table()
+    return hit
 
 
 _BRAZILIAN = Rules(
