@@ -36,7 +36,7 @@ from buraco_log.events import (
 from buraco_log.melds import MeldError, cache_for
 from buraco_log.rules import Rules
 from buraco_log.scoring import match_decided, score_hand
-from buraco_log.state import HandResult, Meld, State
+from buraco_log.state import HandResult, Meld, SideScore, State
 
 SNAPSHOT_EVERY = 64
 _NO_RULES = Rules(name="none")
@@ -726,9 +726,7 @@ class _Table:
             if ev.card not in hand:
                 self.take_from_hand(ev, seat, (ev.card,), "discard.card_not_in_hand")
             if self.pile_top is not None or self.laid_this_turn:
-                problem = self.turn_end_problem(seat)
-                if problem:
-                    raise self.fail(ev, problem[0], f"{self.who(seat)}: {problem[1]}", seat)
+                self.check_turn_end(ev, seat)
             if len(hand) == 1:
                 self.check_emptying(ev, seat, "discard")
         hand.remove(ev.card)
@@ -754,6 +752,11 @@ class _Table:
                     seat,
                 )
 
+    def check_turn_end(self, ev: Event, seat: int) -> None:
+        problem = self.turn_end_problem(seat)
+        if problem:
+            raise self.fail(ev, problem[0], f"{self.who(seat)}: {problem[1]}", seat)
+
     def check_emptying(self, ev: Event, seat: int, by: str) -> None:
         problem = self.emptying_problem(self.sides[seat], by)
         if problem:
@@ -775,9 +778,7 @@ class _Table:
                     "the side has no morto to take" if r.morto else f"{r.name} has no morto",
                     seat,
                 )
-            problem = self.emptying_problem(side, self.emptied_by or "meld")
-            if problem:
-                raise self.fail(ev, problem[0], problem[1], seat)
+            self.check_emptying(ev, seat, self.emptied_by or "meld")
             direct = self.emptied_by == "meld"
             if ev.direct != direct:
                 raise self.fail(
@@ -821,12 +822,8 @@ class _Table:
                     "morto: the morto is taken, not going out",
                     seat,
                 )
-            problem = self.emptying_problem(side, self.emptied_by or "meld")
-            if problem:
-                raise self.fail(ev, problem[0], problem[1], seat)
-            problem = self.turn_end_problem(seat)
-            if problem:
-                raise self.fail(ev, problem[0], f"{self.who(seat)}: {problem[1]}", seat)
+            self.check_emptying(ev, seat, self.emptied_by or "meld")
+            self.check_turn_end(ev, seat)
         self.note_relancinho(seat)
         self.went_out = seat
         self.phase = "out"
@@ -881,7 +878,7 @@ class _Table:
         self.phase = "decided" if winner is not None else "between"
         self.winner = winner
 
-    def score(self) -> tuple[Any, ...]:
+    def score(self) -> tuple[SideScore, ...]:
         r = self.rules
         assert r is not None
         return score_hand(
