@@ -308,12 +308,25 @@ def _integrity_findings(integ: Integrity) -> list[Finding]:
     return [Finding("integrity", f"log.{integ.kind}", msg, seq=integ.seq, offset=integ.offset)]
 
 
+_DEAL_EVENTS = frozenset((MatchStarted, HandStarted, MatchEnded))
+
+
 def provenance(events: Sequence[AnyEvent], require_commitment: bool = False) -> Provenance:
     """Deal provenance: every recorded deal re-derived from its committed or plain seeds."""
-    start = next((e for e in events if isinstance(e, MatchStarted)), None)
-    end = next((e for e in events if isinstance(e, MatchEnded)), None)
-    deals = [e for e in events if isinstance(e, HandStarted)]
-    plain = sum(1 for d in deals if d.seed is not None)
+    start: MatchStarted | None = None
+    end: MatchEnded | None = None
+    deals = 0
+    plain = 0
+    for e in [e for e in events if type(e) in _DEAL_EVENTS]:  # exact types: final classes
+        tp = type(e)
+        if tp is HandStarted:
+            deals += 1
+            plain += e.seed is not None  # type: ignore[union-attr]
+        elif tp is MatchStarted:
+            if start is None:
+                start = e  # type: ignore[assignment]
+        elif tp is MatchEnded and end is None:
+            end = e  # type: ignore[assignment]
     commitment = start.commitment if start is not None else None
     status: Literal["committed", "plain_seeds", "mixed", "none"]
     if commitment is not None:
@@ -334,7 +347,7 @@ def provenance(events: Sequence[AnyEvent], require_commitment: bool = False) -> 
         extra = []
     return Provenance(
         status=status, commitment=commitment,
-        revealed=end is not None and end.server_seed is not None, deals=len(deals),
+        revealed=end is not None and end.server_seed is not None, deals=deals,
         findings=tuple(Finding("provenance", f.rule, f.message, seq=f.seq) for f in found)
         + tuple(extra),
     )
