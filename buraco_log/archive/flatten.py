@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import hashlib
 import re
+from array import array
 from datetime import UTC, datetime
 from typing import Any
 
 import msgspec
 import pyarrow as pa  # type: ignore[import-untyped]
+import pyarrow.compute as pc  # type: ignore[import-untyped]
 
 from buraco_log import audit
 from buraco_log.errors import IllegalMoveError, ReplayError
@@ -34,7 +36,6 @@ from buraco_log.events import (
     OpeningRetracted,
     PileTaken,
     WentOut,
-    tag_of,
 )
 from buraco_log.melds import canastra_bonus
 from buraco_log.reducer import Replayer
@@ -44,6 +45,13 @@ from .schema import CANASTRA_CLASSES, EVENTS, HANDS, KINDS, MATCHES, MELDS, PLAY
 
 KIND_CODE: dict[str, int] = {k: i for i, k in enumerate(KINDS)}
 _KIND_VALUES = pa.array(KINDS, pa.string())
+_EVENT_TYPES = (MatchStarted, HandStarted, CardDrawn, FirstDrawRejected, PileTaken, MeldLaid,
+                CardsLaidOff, OpeningRetracted, CardDiscarded, MortoTaken, WentOut, HandEnded,
+                MatchEnded)
+_KIND_OF: dict[type, int] = {
+    tp: KIND_CODE[str(tp.__struct_config__.tag)] for tp in _EVENT_TYPES
+}
+NULL = -1  # the missing value in the integer column lists (no stored column holds -1)
 _SAFE = re.compile(r"[^A-Za-z0-9_.+-]")
 
 
@@ -81,27 +89,80 @@ class Rejected(Exception):
         self.row = row
 
 
+class _EventCols:
+    """The events table of one partition as flat column lists (NULL marks a missing value)."""
+
+    __slots__ = ("cards", "count", "direct", "game_id", "hand", "kind", "lens", "meld", "seat",
+                 "seq", "stock")
+
+    def __init__(self) -> None:
+        self.game_id = array("q")
+        self.seq: list[int] = []
+        self.hand: list[int] = []
+        self.kind: list[int] = []
+        self.seat: list[int] = []
+        self.cards = bytearray()  # every card of every event, in order
+        self.lens: list[int] = []  # how many of them each event has (NULL: no cards column)
+        self.meld: list[int] = []
+        self.count: list[int] = []
+        self.direct: list[int] = []
+        self.stock: list[int] = []
+
+    def table(self) -> pa.Table:
+        n = len(self.seq)
+        lens = _ints(self.lens, "i", pa.int32())
+        offsets = pc.cumulative_sum(pc.fill_null(lens, 0)).buffers()[1]
+        offsets = pa.py_buffer(array("i", [0]).tobytes() + offsets.to_pybytes())
+        cards = pa.Array.from_buffers(pa.binary(), n, [lens.buffers()[0], offsets,
+                                                       pa.py_buffer(self.cards)])
+        kind = pa.DictionaryArray.from_arrays(_ints(self.kind, "b", pa.int8(), False),
+                                              _KIND_VALUES)
+        cols = {
+            "game_id": pa.Array.from_buffers(pa.int64(), n, [None, pa.py_buffer(self.game_id)]),
+            "seq": _ints(self.seq, "i", pa.int32(), False),
+            "hand": _ints(self.hand, "h", pa.int16(), False),
+            "kind": kind,
+            "seat": _ints(self.seat, "b", pa.int8()),
+            "cards": cards,
+            "meld": _ints(self.meld, "b", pa.int8()),
+            "count": _ints(self.count, "h", pa.int16()),
+            "direct": _ints(self.direct, "b", pa.int8()).cast(pa.bool_()),
+            "stock": _ints(self.stock, "h", pa.int16()),
+        }
+        return pa.Table.from_arrays([cols[f.name] for f in EVENTS], schema=EVENTS)
+
+
+def _ints(values: list[int], code: str, type_: pa.DataType, nullable: bool = True) -> pa.Array:
+    """An Arrow integer array straight from a list (NULL entries become nulls)."""
+    data = pa.py_buffer(array(code, values))
+    out = pa.Array.from_buffers(type_, len(values), [None, data])
+    if nullable:
+        valid = pc.not_equal(out, pa.scalar(NULL, type_))
+        out = pa.Array.from_buffers(type_, len(values), [valid.buffers()[1], data])
+    return out
+
+
 class Rows:
     """Column lists for the five per-match tables of one partition, filled match by match."""
 
     def __init__(self) -> None:
-        self.matches: dict[str, list[Any]] = {f.name: [] for f in MATCHES}
-        self.hands: dict[str, list[Any]] = {f.name: [] for f in HANDS}
-        self.events: dict[str, list[Any]] = {f.name: [] for f in EVENTS}
-        self.melds: dict[str, list[Any]] = {f.name: [] for f in MELDS}
-        self.players: dict[str, list[Any]] = {f.name: [] for f in PLAYERS}
+        # Rows as tuples in the order of each table's schema, except the events' columns.
+        self.matches: list[tuple[Any, ...]] = []
+        self.hands: list[tuple[Any, ...]] = []
+        self.events = _EventCols()
+        self.melds: list[tuple[Any, ...]] = []
+        self.players: list[tuple[Any, ...]] = []
         self.n_events = 0
         self.n_matches = 0
 
     def tables(self) -> dict[str, pa.Table]:
-        ev = dict(self.events)
-        kind = pa.DictionaryArray.from_arrays(pa.array(ev.pop("kind"), pa.int8()), _KIND_VALUES)
-        arrays = {**{k: pa.array(v, EVENTS.field(k).type) for k, v in ev.items()}, "kind": kind}
-        out = {"events": pa.Table.from_arrays([arrays[f.name] for f in EVENTS], schema=EVENTS)}
+        out = {"events": self.events.table()}
         for name, schema in (("matches", MATCHES), ("hands", HANDS), ("melds", MELDS),
                              ("players", PLAYERS)):
-            cols: dict[str, list[Any]] = getattr(self, name)
-            out[name] = pa.Table.from_pydict(cols, schema=schema)
+            rows: list[tuple[Any, ...]] = getattr(self, name)
+            cols = list(zip(*rows, strict=True)) if rows else [()] * len(schema)
+            out[name] = pa.Table.from_arrays(
+                [pa.array(c, f.type) for c, f in zip(cols, schema, strict=True)], schema=schema)
         return out
 
 
@@ -184,18 +245,16 @@ class _Flat:
 
     def __init__(self, gid: int) -> None:
         self.gid = gid
-        self.seq: list[int] = []
-        self.hand: list[int] = []
         self.kind: list[int] = []
-        self.seat: list[int | None] = []
-        self.card: list[int | None] = []
-        self.cards: list[tuple[int, ...] | None] = []
-        self.meld: list[int | None] = []
-        self.count: list[int | None] = []
-        self.direct: list[bool | None] = []
+        self.hand: list[int] = []
+        self.seat: list[int] = []
+        self.cards = bytearray()
+        self.lens: list[int] = []
+        self.meld: list[int] = []
+        self.count: list[int] = []
+        self.direct: list[int] = []
         self.stock: list[int] = []
-        self.pile: list[int] = []
-        self.hand_rows: list[dict[str, Any]] = []
+        self.hand_rows: list[tuple[Any, ...]] = []  # rows of schema.HANDS
         self.meld_rows: list[tuple[int, Meld]] = []
         self.first_player = 0
         self.winner = 0
@@ -207,44 +266,43 @@ class _Flat:
     def emit(self, rows: Rows, start: MatchStarted, events: list[AnyEvent], digest: str,
              sha: str, size: int, path: str, integrity: audit.Integrity, prov: str) -> None:
         gid = self.gid
-        n = len(self.seq)
+        n = len(events)
         e = rows.events
-        e["game_id"].extend([gid] * n)
-        for name in ("seq", "hand", "kind", "seat", "card", "cards", "meld", "count", "direct",
-                     "stock", "pile"):
-            e[name].extend(getattr(self, name))
-        h = rows.hands
-        for row in self.hand_rows:
-            for k, v in row.items():
-                h[k].append(v)
+        e.game_id.extend(array("q", [gid]) * n)
+        e.seq += [ev.seq for ev in events]
+        e.hand += self.hand
+        e.kind += self.kind
+        e.seat += self.seat
+        e.cards += self.cards
+        e.lens += self.lens
+        e.meld += self.meld
+        e.count += self.count
+        e.direct += self.direct
+        e.stock += self.stock
+        rows.hands += self.hand_rows
         rules = start.rules
-        points = rules.point_table()
-        m = rows.melds
-        for hand, meld in self.meld_rows:
-            cls = meld.canastra
-            for k, v in (("game_id", gid), ("hand", hand), ("side", meld.side),
-                         ("meld", meld.id), ("kind", meld.kind), ("length", len(meld.cards)),
-                         ("canastra", cls), ("laid_by", meld.laid_by),
-                         ("points", sum(points[c] for c in meld.cards)),
-                         ("bonus", canastra_bonus(cls, rules)),  # type: ignore[arg-type]
-                         ("cards", meld.cards)):
-                m[k].append(v)
-        p = rows.players
-        for seat, pl in enumerate(start.players):
-            side = self.sides[seat]
-            for k, v in (("game_id", gid), ("seat", seat), ("side", side), ("name", pl.name),
-                         ("player_id", pl.id), ("player", pl.id or pl.name),
-                         ("won", side == self.winner), ("total", self.totals[side]),
-                         ("first", seat == self.first_player),
-                         ("n_players", len(start.players))):
-                p[k].append(v)
+        point = rules.point_table().__getitem__
+        bonus = {cls: canastra_bonus(cls, rules)  # type: ignore[arg-type]
+                 for cls in (*CANASTRA_CLASSES, None)}
+        rows.melds += [
+            (gid, hand, m.side, m.id, m.kind, len(m.cards), m.canastra, m.laid_by,
+             sum(map(point, m.cards)), bonus[m.canastra], m.cards)
+            for hand, m in self.meld_rows
+        ]
+        n_players = len(start.players)
+        rows.players += [
+            (gid, seat, self.sides[seat], pl.name, pl.id, pl.id or pl.name,
+             self.sides[seat] == self.winner, self.totals[self.sides[seat]],
+             seat == self.first_player, n_players)
+            for seat, pl in enumerate(start.players)
+        ]
         end = events[-1]
         others = [t for s, t in enumerate(self.totals) if s != self.winner]
         mrow: dict[str, Any] = {
             "game_id": gid, "match_id": start.match_id, "digest": digest, "file_sha256": sha,
             "source_path": path, "file_bytes": size, "log_format": integrity.format,
             "rules_name": rules.name, "rules_json": msgspec.json.encode(rules).decode(),
-            "n_players": len(start.players), "n_sides": self.n_sides,
+            "n_players": n_players, "n_sides": self.n_sides,
             "players": [pl.name for pl in start.players], "first_dealer": start.first_dealer,
             "first_player": self.first_player, "winner_side": self.winner,
             "totals": list(self.totals),
@@ -254,70 +312,87 @@ class _Flat:
             "provenance": prov, "generator": start.metadata.get("generator"),
             "ingested_at": 0, "batch": "",  # filled at commit
         }
-        for k, v in mrow.items():
-            rows.matches[k].append(v)
+        rows.matches.append(tuple(mrow[name] for name in MATCHES.names))
         rows.n_events += n
         rows.n_matches += 1
 
 
-_CARD1 = (CardDrawn, CardDiscarded, FirstDrawRejected)
-
-
 def _replay(events: list[AnyEvent], gid: int) -> _Flat | None:
-    """Validate every event and collect the rows; None when the match never finished."""
+    """Validate every event and collect the rows; None when the match never finished.
+
+    One loop does both: :meth:`Replayer.step` validates, and each event writes only the
+    columns its type has into lists made at full length with NULL (the events table's
+    columns; ``hand`` is filled in runs afterwards, it changes only at a deal).
+    """
     r = Replayer()
-    t = r.table  # read-only: per-event stock/pile sizes, hand, turn
+    step = r.step
+    t = r.table  # read-only: melds, sides, hands, turns, results
     f = _Flat(gid)
-    seq_l, hand_l, kind_l, seat_l = f.seq, f.hand, f.kind, f.seat
-    card_l, cards_l, meld_l, count_l = f.card, f.cards, f.meld, f.count
-    direct_l, stock_l, pile_l = f.direct, f.stock, f.pile
+    n = len(events)
+    seat = [NULL] * n
+    lens = [NULL] * n
+    meld = [NULL] * n
+    count = [NULL] * n
+    direct = [NULL] * n
+    stock = [NULL] * n
+    cards = f.cards
+    add_card = cards.append
+    add_cards = cards.extend
+    deals: list[tuple[int, int]] = []  # (index, hand) of each HandStarted
     hand_start = 0
     morto: dict[int, tuple[int, int, bool]] = {}
     pickups: dict[int, list[int]] = {}
     first_player: int | None = None
-    for ev in events:
+    for i, ev in enumerate(events):
         tp = type(ev)
-        seat: int | None = None
-        card: int | None = None
-        cards: tuple[int, ...] | None = None
-        meld: int | None = None
-        count: int | None = None
-        direct: bool | None = None
-        if tp in _CARD1:
-            r.step(ev)
-            seat, card = ev.seat, ev.card  # type: ignore[union-attr]
-        elif tp is PileTaken:
-            r.step(ev)
-            assert isinstance(ev, PileTaken)
-            seat, card, count = ev.seat, ev.top, ev.count
-            pickups.setdefault(t.sides[seat], []).append(ev.count)
-        elif tp is MeldLaid:
-            r.step(ev)
-            assert isinstance(ev, MeldLaid)
-            seat, cards = ev.seat, ev.cards
-            meld = t.melds[t.sides[seat]][-1].id
+        if tp is CardDiscarded or tp is CardDrawn or tp is FirstDrawRejected:
+            step(ev)
+            seat[i] = ev.seat  # type: ignore[union-attr]
+            add_card(ev.card)  # type: ignore[union-attr]
+            lens[i] = 1
         elif tp is CardsLaidOff:
-            r.step(ev)
-            assert isinstance(ev, CardsLaidOff)
-            seat, cards, meld = ev.seat, ev.cards, ev.meld
+            step(ev)
+            seat[i] = ev.seat  # type: ignore[union-attr]
+            add_cards(ev.cards)  # type: ignore[union-attr]
+            lens[i] = len(ev.cards)  # type: ignore[union-attr]
+            meld[i] = ev.meld  # type: ignore[union-attr,assignment]
+        elif tp is MeldLaid:
+            step(ev)
+            s = seat[i] = ev.seat  # type: ignore[union-attr]
+            add_cards(ev.cards)  # type: ignore[union-attr]
+            lens[i] = len(ev.cards)  # type: ignore[union-attr]
+            meld[i] = t.melds[t.sides[s]][-1].id
+        elif tp is PileTaken:
+            step(ev)
+            assert isinstance(ev, PileTaken)
+            seat[i] = ev.seat
+            add_card(ev.top)
+            lens[i] = 1
+            pickups.setdefault(t.sides[ev.seat], []).append(ev.count)
         elif tp is OpeningRetracted:
-            r.step(ev)
-            assert isinstance(ev, OpeningRetracted)
-            seat, cards = ev.seat, ev.cards
+            step(ev)
+            seat[i] = ev.seat  # type: ignore[union-attr]
+            add_cards(ev.cards)  # type: ignore[union-attr]
+            lens[i] = len(ev.cards)  # type: ignore[union-attr]
         elif tp is MortoTaken:
             assert isinstance(ev, MortoTaken)
             turn = t.turns
-            r.step(ev)
-            seat, direct = ev.seat, ev.direct
-            count = len(t.hands[seat])
-            morto[t.sides[seat]] = (ev.seq, turn, ev.direct)
+            step(ev)
+            seat[i] = ev.seat
+            direct[i] = ev.direct
+            count[i] = len(t.hands[ev.seat])
+            morto[t.sides[ev.seat]] = (ev.seq, turn, ev.direct)
         elif tp is WentOut:
-            r.step(ev)
-            seat = ev.seat  # type: ignore[union-attr]
+            step(ev)
+            seat[i] = ev.seat  # type: ignore[union-attr]
         elif tp is HandStarted:
-            r.step(ev)
+            step(ev)
             assert isinstance(ev, HandStarted)
-            card = ev.upcard
+            if ev.upcard is not None:
+                add_card(ev.upcard)
+                lens[i] = 1
+            stock[i] = len(ev.stock)
+            deals.append((i, t.hand))
             hand_start = ev.seq
             morto = {}
             pickups = {}
@@ -325,23 +400,19 @@ def _replay(events: list[AnyEvent], gid: int) -> _Flat | None:
                 first_player = t.turn
         elif tp is HandEnded:
             final = [list(side) for side in t.melds]  # melds are reset for the next hand
-            r.step(ev)
+            step(ev)
             _hand_rows(f, t, final, hand_start, morto, pickups)
         else:
-            r.step(ev)
-        seq_l.append(ev.seq)
-        hand_l.append(t.hand)
-        kind_l.append(KIND_CODE[tag_of(ev)])
-        seat_l.append(seat)
-        card_l.append(card)
-        cards_l.append(cards)
-        meld_l.append(meld)
-        count_l.append(count)
-        direct_l.append(direct)
-        stock_l.append(len(t.stock))
-        pile_l.append(len(t.pile))
+            step(ev)
     if t.phase != "over" or not isinstance(events[-1], MatchEnded):
         return None
+    kind_of = _KIND_OF
+    f.kind = [kind_of[type(ev)] for ev in events]
+    hand = [-1] * (deals[0][0] if deals else n)
+    for k, (i, h) in enumerate(deals):
+        hand += [h] * ((deals[k + 1][0] if k + 1 < len(deals) else n) - i)
+    f.hand = hand
+    f.seat, f.lens, f.meld, f.count, f.direct, f.stock = seat, lens, meld, count, direct, stock
     f.first_player = first_player or 0
     f.winner = t.winner if t.winner is not None else -1
     f.totals = tuple(t.totals)
@@ -357,25 +428,17 @@ def _hand_rows(f: _Flat, t: Any, final: list[list[Meld]], start_seq: int,
     first_morto = min((m[0] for m in morto.values()), default=None)
     best = max(s.total for s in res.scores)
     went_side = t.sides[res.went_out] if res.went_out is not None else None
-    for s in res.scores:
+    for s in res.scores:  # in the order of schema.HANDS
         mt = morto.get(s.side)
-        row: dict[str, Any] = {
-            "game_id": f.gid, "hand": res.hand, "side": s.side, "dealer": res.dealer,
-            "reason": res.reason, "went_out_seat": res.went_out,
-            "went_out": went_side == s.side, "turns": res.turns,
-            "events": res.end_seq - start_seq + 1, "start_seq": start_seq,
-            "end_seq": res.end_seq, "table_points": s.table_points,
-            "canastra_bonus": s.canastra_bonus, "going_out": s.going_out,
-            "relancinho": s.relancinho, "hand_penalty": s.hand_penalty,
-            "morto_penalty": s.morto_penalty, "total": s.total,
-            "morto_seq": mt[0] if mt else None, "morto_turn": mt[1] if mt else None,
-            "morto_direct": mt[2] if mt else None, "hand_won": s.total == best,
-            "first_to_morto": mt is not None and mt[0] == first_morto,
-            "pile_pickups": pickups.get(s.side, []),
-        }
-        for c in CANASTRA_CLASSES:
-            row[f"canastras_{c}"] = s.canastras.get(c, 0)
-        f.hand_rows.append(row)
+        f.hand_rows.append((
+            f.gid, res.hand, s.side, res.dealer, res.reason, res.went_out, went_side == s.side,
+            res.turns, res.end_seq - start_seq + 1, start_seq, res.end_seq, s.table_points,
+            s.canastra_bonus, s.going_out, s.relancinho, s.hand_penalty, s.morto_penalty,
+            s.total, *(s.canastras.get(c, 0) for c in CANASTRA_CLASSES),
+            mt[0] if mt else None, mt[1] if mt else None, mt[2] if mt else None,
+            s.total == best, mt is not None and mt[0] == first_morto,
+            pickups.get(s.side, []),
+        ))
     for side in final:
         for m in side:
             f.meld_rows.append((res.hand, m))

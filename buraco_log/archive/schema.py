@@ -2,15 +2,21 @@
 
 These schemas are the contract with every Parquet reader (DuckDB, Spark, Polars, pandas):
 ``schema/archive.md`` is generated from them (:func:`markdown`) and a test keeps the committed
-file equal to the generated one. Columns are only ever added, at the end.
+file equal to the generated one. Within one layout version columns are only ever added, at the
+end; any other change bumps :data:`ARCHIVE_VERSION`.
 """
 
 from __future__ import annotations
 
 import pyarrow as pa  # type: ignore[import-untyped]
 
-ARCHIVE_VERSION = 1
-"""Version of the archive layout and schemas, recorded in ``archive.json``."""
+ARCHIVE_VERSION = 2
+"""Version of the archive layout and schemas, recorded in ``archive.json``.
+
+Version 2 stores the ``events`` table's files in a smaller form (one ``cards`` byte string
+instead of ``card`` and ``cards``; ``stock``, ``pile`` and the ``pt`` counts derived by the view
+instead of stored). The view still presents version 1's columns.
+"""
 
 PARTITIONS = ("preset", "month")
 """Hive partition keys of the per-match tables (directory names, not columns in the files)."""
@@ -103,14 +109,36 @@ EVENTS = pa.schema([
     _f("hand", pa.int16(), "hand number (-1 before the first deal)", False),
     _f("kind", _KIND, "event tag: ms hs dr rj pt ml lo rt dc mt wo he me", False),
     _f("seat", pa.int8(), "seat that moved (null for match and hand events)"),
-    _f("card", pa.uint8(), "the one card of dr, rj, dc; the top card of pt; the upcard of hs"),
-    _f("cards", pa.list_(pa.uint8()), "cards of ml, lo, rt"),
+    _f("cards", pa.binary(), "the event's cards, one byte per card code: the card of dr, rj, "
+       "dc; the top card of pt; the upcard of hs; the cards of ml, lo, rt (null: no cards)"),
     _f("meld", pa.int8(), "meld index within the side's melds (ml, lo)"),
-    _f("count", pa.int16(), "cards taken: the pile size for pt, the morto size for mt"),
+    _f("count", pa.int16(), "mt: cards taken (the morto); null on every other row, pt too (its "
+       "count is the pile size before it, which the view derives)"),
     _f("direct", pa.bool_(), "mt: the morto was taken directly"),
-    _f("stock", pa.int16(), "stock size after the event", False),
-    _f("pile", pa.int16(), "discard pile size after the event", False),
+    _f("stock", pa.int16(), "hs: the stock size after the deal; null on every other row (the "
+       "view derives the size after every event)"),
 ])
+"""The ``events`` files as stored. The ``events`` view presents :data:`EVENTS_VIEW`."""
+
+EVENTS_VIEW = pa.schema([
+    _f("game_id", pa.int64(), GAME, False),
+    _f("seq", pa.int32(), "event seq, from 0", False),
+    _f("hand", pa.int16(), "hand number (-1 before the first deal)", False),
+    _f("kind", pa.string(), "event tag: ms hs dr rj pt ml lo rt dc mt wo he me", False),
+    _f("seat", pa.int8(), "seat that moved (null for match and hand events)"),
+    _f("card", pa.uint8(), "the one card of dr, rj, dc; the top card of pt; the upcard of hs "
+       "(the first byte of the stored `cards`)"),
+    _f("cards", pa.list_(pa.uint8()), "cards of ml, lo, rt (the stored `cards` bytes)"),
+    _f("meld", pa.int8(), "meld index within the side's melds (ml, lo)"),
+    _f("count", pa.int16(), "cards taken: the pile size for pt (derived: the pile before it), "
+       "the morto size for mt (stored)"),
+    _f("direct", pa.bool_(), "mt: the morto was taken directly"),
+    _f("stock", pa.int16(), "stock size after the event (derived: the stored deal size of the "
+       "hand's hs row minus the hand's dr rows so far; 0 before the first deal)", False),
+    _f("pile", pa.int16(), "discard pile size after the event (derived: dc and rj rows and an "
+       "hs upcard since the hand's last pt, or since its hs)", False),
+])
+"""What the ``events`` view presents: the columns of layout version 1, three of them derived."""
 
 MELDS = pa.schema([
     _f("game_id", pa.int64(), GAME, False),
@@ -161,6 +189,9 @@ SCHEMAS: dict[str, pa.Schema] = {
     "errors": ERRORS,
 }
 
+VIEW_SCHEMAS: dict[str, pa.Schema] = {**SCHEMAS, "events": EVENTS_VIEW}
+"""The columns each view presents (every table's view is its files, except ``events``)."""
+
 SORT_KEYS: dict[str, tuple[str, ...]] = {
     "matches": ("game_id",),
     "hands": ("game_id", "hand", "side"),
@@ -174,7 +205,10 @@ _TITLES = {
     "matches": "One row per match.",
     "hands": "One row per hand per side: the score breakdown, canastras by class, going out "
              "and the morto.",
-    "events": "One row per event, flattened. Sorted by game_id, seq within each file.",
+    "events": "One row per event, flattened. Sorted by game_id, seq within each file. The "
+              "`events` view presents these columns; the files store a smaller form of them "
+              "(next table), from which the view derives `card`, `cards`, `stock`, `pile` and "
+              "the `count` of pt rows with window functions over each hand.",
     "melds": "The melds on the table at the end of each hand.",
     "players": "One row per match per seat.",
     "errors": "One row per log that failed the checks on the way in (not partitioned).",
@@ -185,6 +219,19 @@ def _type_name(t: pa.DataType) -> str:
     if pa.types.is_dictionary(t):
         return f"dictionary<{t.value_type}>"
     return str(t)
+
+
+def _columns(schema: pa.Schema, partitioned: bool) -> list[str]:
+    out = ["| column | type | null | description |", "|---|---|---|---|"]
+    for field in schema:
+        doc = (field.metadata or {}).get(b"doc", b"").decode()
+        out.append(f"| `{field.name}` | {_type_name(field.type)} | "
+                   f"{'yes' if field.nullable else 'no'} | {doc} |")
+    if partitioned:
+        out.append("| `preset` | string (partition) | no | rules name, made path-safe |")
+        out.append("| `month` | string (partition) | no | YYYY-MM of started_at, or "
+                   "`unknown` |")
+    return out
 
 
 def markdown() -> str:
@@ -201,17 +248,20 @@ def markdown() -> str:
         "(Hive partitions; `month=unknown` when the log records no time). `preset` and `month` "
         "are partition columns: readers get them from the directory names.",
     ]
-    for name, schema in SCHEMAS.items():
-        out += ["", f"## {name}", "", _TITLES[name], "",
-                "| column | type | null | description |", "|---|---|---|---|"]
-        for field in schema:
-            doc = (field.metadata or {}).get(b"doc", b"").decode()
-            out.append(f"| `{field.name}` | {_type_name(field.type)} | "
-                       f"{'yes' if field.nullable else 'no'} | {doc} |")
-        if name in PARTITIONED:
-            out.append("| `preset` | string (partition) | no | rules name, made path-safe |")
-            out.append("| `month` | string (partition) | no | YYYY-MM of started_at, or "
-                       "`unknown` |")
+    for name, schema in VIEW_SCHEMAS.items():
+        out += ["", f"## {name}", "", _TITLES[name], ""]
+        out += _columns(schema, name in PARTITIONED)
+        if schema is not SCHEMAS[name]:
+            out += ["", f"Stored in the `{name}` files (what a plain Parquet reader sees):", ""]
+            out += _columns(SCHEMAS[name], name in PARTITIONED)
+            out += ["", "Readers without the library derive the view's columns as the view "
+                    "does: `card` is the one byte of `cards` on dr, rj, dc, pt and hs rows and "
+                    "`cards` the bytes on ml, lo and rt rows; over each `game_id, hand` ordered "
+                    "by `seq`, `stock` = the running sum of `stock` minus the running count of "
+                    "dr rows; `pile` = the running count of dc, rj and hs-with-upcard rows "
+                    "minus its value at the last pt row so far; a pt row's `count` = that "
+                    "running count minus its value at the pt row before it "
+                    "(`buraco_log/archive/views.py`, `EVENTS_SQL`)."]
     return "\n".join(out) + "\n"
 
 

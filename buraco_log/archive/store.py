@@ -43,10 +43,12 @@ RATINGS = "_ratings"  # derived: the Elo fold of the committed batches (see writ
 STAGING = ".staging"
 LOCK = ".lock"
 
-# Column encodings chosen for size (bytes per event is a goal): sorted ids and counters
-# delta-pack to a few bits a row; low-cardinality columns use dictionaries; all zstd.
-_DELTA = {
-    "events": ("seq", "stock"),
+# Column encodings chosen for size (bytes per event is a goal): the seq counter delta-packs
+# to a few bits a row; the cards byte strings keep their bytes together (lengths delta-packed
+# apart), so zstd sees the card codes as one byte stream; every other column uses a
+# dictionary; all zstd. Every Parquet reader knows these encodings (format 2.x).
+_ENCODING: dict[str, dict[str, str]] = {
+    "events": {"seq": "DELTA_BINARY_PACKED", "cards": "DELTA_LENGTH_BYTE_ARRAY"},
 }
 ZSTD_LEVEL = 9
 ROW_GROUP = 1 << 20
@@ -74,9 +76,12 @@ def check_archive(root: str) -> str:
                            "`buraco-log ingest ... --archive DIR`)")
     with open(os.path.join(real, MARKER), encoding="utf-8") as f:
         meta = json.load(f)
-    if meta.get("version") != ARCHIVE_VERSION:
-        raise ArchiveError(f"{root}: archive layout version {meta.get('version')} is not known "
-                           f"to this buraco_log (it reads {ARCHIVE_VERSION})")
+    version = meta.get("version")
+    if version != ARCHIVE_VERSION:
+        hint = ("ingest its logs into a new archive" if isinstance(version, int)
+                and version < ARCHIVE_VERSION else "use the buraco_log that wrote it")
+        raise ArchiveError(f"{root}: archive layout version {version}, this buraco_log reads "
+                           f"version {ARCHIVE_VERSION} only: {hint}")
     return real
 
 
@@ -203,12 +208,12 @@ def known(root: str) -> tuple[dict[str, int], set[str], set[str]]:
 
 
 def _write_options(table: str, t: pa.Table) -> dict[str, Any]:
-    delta = _DELTA.get(table, ())
+    encoding = _ENCODING.get(table, {})
     return {
         "compression": "zstd",
         "compression_level": ZSTD_LEVEL,
-        "use_dictionary": [f.name for f in t.schema if f.name not in delta],
-        "column_encoding": dict.fromkeys(delta, "DELTA_BINARY_PACKED") or None,
+        "use_dictionary": [f.name for f in t.schema if f.name not in encoding],
+        "column_encoding": encoding or None,
         "row_group_size": ROW_GROUP,
         "write_statistics": True,
     }

@@ -28,7 +28,7 @@ import pyarrow as pa  # type: ignore[import-untyped]
 from buraco_log.errors import ArchiveError
 
 from . import store
-from .schema import PARTITIONED, SCHEMAS, TABLES
+from .schema import PARTITIONED, TABLES, VIEW_SCHEMAS
 
 DEFAULT_THREADS = 2
 DEFAULT_MEMORY_LIMIT = "1GB"
@@ -43,7 +43,7 @@ def _sql_type(t: pa.DataType) -> str:
     simple = {
         pa.int8(): "TINYINT", pa.int16(): "SMALLINT", pa.int32(): "INTEGER",
         pa.int64(): "BIGINT", pa.uint8(): "UTINYINT", pa.string(): "VARCHAR",
-        pa.bool_(): "BOOLEAN",
+        pa.bool_(): "BOOLEAN", pa.binary(): "BLOB",
     }
     if t in simple:
         return simple[t]
@@ -54,6 +54,37 @@ def _sql_type(t: pa.DataType) -> str:
 
 def _quote(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
+
+
+# The events view over the stored form (schema.EVENTS): the cards split back into card and
+# cards, and the counters the files leave out derived over each hand in seq order. Two window
+# levels: the running counts, then the last pickup's running count (the pile resets there).
+# DuckDB drops the windows from any query that reads none of stock, pile and count.
+EVENTS_SQL = """
+SELECT game_id, seq, hand, kind, seat,
+  CASE WHEN kind IN ('dr', 'rj', 'dc', 'pt', 'hs') THEN ascii(decode(cards))::UTINYINT END
+    AS card,
+  CASE WHEN kind IN ('ml', 'lo', 'rt')
+    THEN [ascii(c)::UTINYINT FOR c IN string_split(decode(cards), '') IF c <> ''] END AS cards,
+  meld,
+  CASE WHEN kind = 'pt' THEN (adds - coalesce(max(CASE WHEN kind = 'pt' THEN adds END) OVER
+    (PARTITION BY game_id, hand ORDER BY seq ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING),
+    0))::SMALLINT ELSE count END AS count,
+  direct,
+  (dealt - draws)::SMALLINT AS stock,
+  (adds - coalesce(max(CASE WHEN kind = 'pt' THEN adds END) OVER
+    (PARTITION BY game_id, hand ORDER BY seq ROWS UNBOUNDED PRECEDING), 0))::SMALLINT AS pile
+  {partitions}
+FROM (
+  SELECT *,
+    count(*) FILTER (WHERE kind IN ('dc', 'rj') OR (kind = 'hs' AND cards IS NOT NULL))
+      OVER hand_so_far AS adds,
+    count(*) FILTER (WHERE kind = 'dr') OVER hand_so_far AS draws,
+    coalesce(sum(stock) OVER hand_so_far, 0) AS dealt
+  FROM {source}
+  WINDOW hand_so_far AS (PARTITION BY game_id, hand ORDER BY seq ROWS UNBOUNDED PRECEDING)
+)
+"""
 
 
 def create_views(con: duckdb.DuckDBPyConnection, archive: str | os.PathLike[str]) -> None:
@@ -69,9 +100,13 @@ def create_views(con: duckdb.DuckDBPyConnection, archive: str | os.PathLike[str]
                     ", hive_partitioning = false")
             # One schema per layout version, so no union_by_name (it costs every query a
             # footer read per file); a layout that adds columns turns it on.
-            body = f"SELECT * FROM read_parquet({listing}{hive})"
+            source = f"read_parquet({listing}{hive})"
+            if table == "events":
+                body = EVENTS_SQL.format(source=source, partitions=", preset, month")
+            else:
+                body = f"SELECT * FROM {source}"
         else:  # an empty table with the documented columns
-            cols = [f"CAST(NULL AS {_sql_type(f.type)}) AS {f.name}" for f in SCHEMAS[table]]
+            cols = [f"CAST(NULL AS {_sql_type(f.type)}) AS {f.name}" for f in VIEW_SCHEMAS[table]]
             if table in PARTITIONED:
                 cols += ["CAST(NULL AS VARCHAR) AS preset", "CAST(NULL AS VARCHAR) AS month"]
             body = f"SELECT {', '.join(cols)} WHERE false"
