@@ -51,6 +51,11 @@ _ENCODING: dict[str, dict[str, str]] = {
     "events": {"seq": "DELTA_BINARY_PACKED", "cards": "DELTA_LENGTH_BYTE_ARRAY"},
 }
 ZSTD_LEVEL = 9
+# The events' card bytes are half the archive: a slower zstd level pays there (about 4 % of
+# the events table for 0.1 us an event of writing), nowhere else.
+_LEVEL: dict[str, dict[str, int]] = {
+    "events": {"cards": 15},
+}
 ROW_GROUP = 1 << 20
 
 
@@ -211,7 +216,8 @@ def _write_options(table: str, t: pa.Table) -> dict[str, Any]:
     encoding = _ENCODING.get(table, {})
     return {
         "compression": "zstd",
-        "compression_level": ZSTD_LEVEL,
+        "compression_level": {f.name: _LEVEL.get(table, {}).get(f.name, ZSTD_LEVEL)
+                              for f in t.schema},
         "use_dictionary": [f.name for f in t.schema if f.name not in encoding],
         "column_encoding": encoding or None,
         "row_group_size": ROW_GROUP,
