@@ -59,31 +59,39 @@ def _quote(text: str) -> str:
 # The events view over the stored form (schema.EVENTS): the cards split back into card and
 # cards, and the counters the files leave out derived over each hand in seq order. Two window
 # levels: the running counts, then the last pickup's running count (the pile resets there).
-# DuckDB drops the windows from any query that reads none of stock, pile and count.
+# DuckDB drops the windows from any query that reads none of stock, pile and count. The
+# windows see one-byte flags, not the kind strings or the card bytes, and are partitioned by
+# preset and month too (constant within a game), so filters on those, like filters on game_id,
+# are applied before the windows rather than after them. (`card` tests the three kinds that
+# are not single cards: DuckDB plans an IN list of five as a join that no query can prune.)
 EVENTS_SQL = """
 SELECT game_id, seq, hand, kind, seat,
-  CASE WHEN kind IN ('dr', 'rj', 'dc', 'pt', 'hs') THEN ascii(decode(cards))::UTINYINT END
-    AS card,
+  CASE WHEN kind NOT IN ('ml', 'lo', 'rt') THEN ascii(decode(cards))::UTINYINT END AS card,
   CASE WHEN kind IN ('ml', 'lo', 'rt')
     THEN [ascii(c)::UTINYINT FOR c IN string_split(decode(cards), '') IF c <> ''] END AS cards,
   meld,
-  CASE WHEN kind = 'pt' THEN (adds - coalesce(max(CASE WHEN kind = 'pt' THEN adds END) OVER
-    (PARTITION BY game_id, hand ORDER BY seq ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING),
-    0))::SMALLINT ELSE count END AS count,
+  CASE WHEN pickup THEN (adds - coalesce(max(CASE WHEN pickup THEN adds END) OVER
+    (hand_rows ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0))::SMALLINT
+    ELSE count END AS count,
   direct,
   (dealt - draws)::SMALLINT AS stock,
-  (adds - coalesce(max(CASE WHEN kind = 'pt' THEN adds END) OVER
-    (PARTITION BY game_id, hand ORDER BY seq ROWS UNBOUNDED PRECEDING), 0))::SMALLINT AS pile
-  {partitions}
+  (adds - coalesce(max(CASE WHEN pickup THEN adds END) OVER
+    (hand_rows ROWS UNBOUNDED PRECEDING), 0))::SMALLINT AS pile,
+  preset, month
 FROM (
   SELECT *,
-    count(*) FILTER (WHERE kind IN ('dc', 'rj') OR (kind = 'hs' AND cards IS NOT NULL))
-      OVER hand_so_far AS adds,
-    count(*) FILTER (WHERE kind = 'dr') OVER hand_so_far AS draws,
-    coalesce(sum(stock) OVER hand_so_far, 0) AS dealt
-  FROM {source}
-  WINDOW hand_so_far AS (PARTITION BY game_id, hand ORDER BY seq ROWS UNBOUNDED PRECEDING)
+    sum(adds_one) OVER (hand_rows ROWS UNBOUNDED PRECEDING) AS adds,
+    sum(draws_one) OVER (hand_rows ROWS UNBOUNDED PRECEDING) AS draws,
+    coalesce(sum(stock) OVER (hand_rows ROWS UNBOUNDED PRECEDING), 0) AS dealt
+  FROM (
+    SELECT *,
+      (kind IN ('dc', 'rj') OR (kind = 'hs' AND cards IS NOT NULL))::UTINYINT AS adds_one,
+      (kind = 'dr')::UTINYINT AS draws_one,
+      kind = 'pt' AS pickup
+    FROM {source})
+  WINDOW hand_rows AS (PARTITION BY preset, month, game_id, hand ORDER BY seq)
 )
+WINDOW hand_rows AS (PARTITION BY preset, month, game_id, hand ORDER BY seq)
 """
 
 
@@ -102,7 +110,7 @@ def create_views(con: duckdb.DuckDBPyConnection, archive: str | os.PathLike[str]
             # footer read per file); a layout that adds columns turns it on.
             source = f"read_parquet({listing}{hive})"
             if table == "events":
-                body = EVENTS_SQL.format(source=source, partitions=", preset, month")
+                body = EVENTS_SQL.format(source=source)
             else:
                 body = f"SELECT * FROM {source}"
         else:  # an empty table with the documented columns
