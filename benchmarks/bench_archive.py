@@ -33,6 +33,7 @@ import sys
 import time
 from pathlib import Path
 
+import duckdb
 import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.compute as pc  # type: ignore[import-untyped]
 import pyarrow.parquet  # type: ignore[import-untyped]  # makes pa.parquet available
@@ -171,15 +172,26 @@ def time_queries(arch: Path, runs: int = 5) -> dict[str, float]:
         con.execute(count).fetchall()
         times.append((time.perf_counter() - t) * 1000)
     out["count_pile_pickups"] = statistics.median(times)
-    # The counters the view derives with window functions (layout 2): the cost of reading them.
-    derived = "SELECT max(stock), max(pile), sum(count) FROM events"
-    con.execute(derived).fetchall()
-    times = []
-    for _ in range(3):  # seconds each at 10 M events: median of 3
-        t = time.perf_counter()
-        con.execute(derived).fetchall()
-        times.append((time.perf_counter() - t) * 1000)
-    out["derived_stock_pile_count"] = statistics.median(times)
+    # The counters the view derives with window functions (layout 2): the cost of reading them
+    # for one game and for one month; over the whole table they need more than the 1 GB limit
+    # beyond ~10 M events, and that run is reported, not timed.
+    month = con.execute("SELECT min(month) FROM matches").fetchone()[0]  # type: ignore[index]
+    game = con.execute("SELECT min(game_id) FROM matches").fetchone()[0]  # type: ignore[index]
+    for label, where in (("derived_counters_one_game", f"game_id = {game}"),
+                         ("derived_counters_one_month", f"month = '{month}'"),
+                         ("derived_counters_all", "true")):
+        derived = f"SELECT max(stock), max(pile), sum(count) FROM events WHERE {where}"
+        try:
+            con.execute(derived).fetchall()
+        except duckdb.OutOfMemoryException:
+            out[label] = float("nan")  # over the memory limit
+            continue
+        times = []
+        for _ in range(3):
+            t = time.perf_counter()
+            con.execute(derived).fetchall()
+            times.append((time.perf_counter() - t) * 1000)
+        out[label] = statistics.median(times)
     con.close()
     return out
 
@@ -279,7 +291,8 @@ def main() -> None:
               f"{du(arch, 'events') / e:.2f} bytes/event; Elo fold at ingest {fold:.2f} s; "
               "median latency on 2 threads:")
         for q, ms in lat.items():
-            flag = "" if ms < 250 or q == "derived_stock_pile_count" else "  (over the 250 ms goal)"
+            flag = ("  (over the 1 GB memory limit)" if ms != ms else "" if ms < 250
+                    or q.startswith("derived") else "  (over the 250 ms goal)")
             print(f"  {q:<24} {ms:8.1f} ms{flag}")
         print(f"  a Python scan of {e:,} events would take ~{py_est:.0f} s "
               f"({py_est * 1000 / lat['count_pile_pickups']:,.0f}x the DuckDB count)")
