@@ -84,7 +84,7 @@ def _legal(t: _Table, meld_cap: int) -> list[AnyEvent]:
         if not leaves_ok(len(cards)) or (top is not None and top not in cards):
             continue
         try:
-            t.meld_value(_PROBE, seat, cards)
+            t.new_meld(_PROBE, seat, side, cards)
         except IllegalMoveError:
             continue
         out.append(MeldLaid(seat, cards, len(t.melds[side]), seq=seq))

@@ -33,7 +33,7 @@ from buraco_log.events import (
     WentOut,
     tag_of,
 )
-from buraco_log.melds import MeldError, cache_for
+from buraco_log.melds import MeldError, Reading, cache_for
 from buraco_log.rules import Rules
 from buraco_log.scoring import match_decided, score_hand
 from buraco_log.state import HandResult, Meld, SideScore, State
@@ -56,11 +56,14 @@ class _Table:
         "laid_this_turn",
         "match_id",
         "may_reject",
+        "meld_readings",
         "melds",
         "morto_pending",
         "morto_taken",
         "morto_taken_at",
         "mortos",
+        "must_use_top",
+        "n_seats",
         "n_sides",
         "opened",
         "opening_min",
@@ -79,6 +82,7 @@ class _Table:
         "seq",
         "sides",
         "stock",
+        "stock_floor",
         "taken_top",
         "totals",
         "turn",
@@ -127,8 +131,19 @@ class _Table:
         self.relancinho_done = list(s.relancinho_done)
         self.went_out = s.went_out
         self.winner = s.winner
-        self.points: list[int] = s.rules.point_table() if s.rules else []
-        self.readings = cache_for(s.rules) if s.rules else cache_for(_NO_RULES)
+        self.n_seats = len(s.players)
+        # Readings of the melds on the table, in step with ``melds``; None until needed.
+        self.meld_readings: list[list[Reading | None]] = [[None] * len(m) for m in s.melds]
+        self.use_rules(s.rules or _NO_RULES)
+        self.rules = s.rules
+
+    def use_rules(self, rules: Rules) -> None:
+        """Copy what the hot paths need from the rules into flat attributes."""
+        self.rules = rules
+        self.points: list[int] = rules.point_table()
+        self.readings = cache_for(rules)
+        self.stock_floor = rules.stock_floor
+        self.must_use_top = rules.pile_pickup == "must_use_top"
 
     def freeze(self) -> State:
         return State(
@@ -287,6 +302,15 @@ class _Table:
             )
         return None
 
+    def opening_short(self, seat: int) -> bool:
+        """Is the vulnerable side's opening laid this turn still below its minimum?"""
+        side = self.sides[seat]
+        return (
+            self.vulnerable[side]
+            and not self.opened[side]
+            and self.opening_points < self.opening_min[side]
+        )
+
     def end_turn(self) -> None:
         seat = self.turn
         if self.laid_this_turn:
@@ -296,24 +320,23 @@ class _Table:
             self.opening_points = 0
         self.drawn = None
         self.may_reject = self.rejected = False
-        self.pile_top = self.taken_top = self.emptied_by = None
+        if self.taken_top is not None:  # pile_top is only ever set with taken_top
+            self.pile_top = self.taken_top = None
         nxt = seat + 1
-        if nxt == len(self.players):
+        if nxt == self.n_seats:
             nxt = 0
         self.turn = nxt
         self.turns += 1
         self.phase = "draw"
-        # The taker of an indirect morto has now had the chance to play it.
-        nside = self.sides[nxt]
-        if self.morto_pending[nside] == nxt:
-            self.morto_pending[nside] = None
+        # The taker of an indirect morto has now had the chance to play it. (A pending
+        # taker is a seat of the side whose entry it is, so membership is enough.)
+        if nxt in self.morto_pending:
+            self.morto_pending[self.sides[nxt]] = None
 
-    def after_laying(self, seat: int, cards: tuple[int, ...]) -> None:
-        side = self.sides[seat]
+    def after_laying(self, seat: int, side: int, cards: tuple[int, ...]) -> None:
         self.laid_this_turn.extend(cards)
         if not self.opened[side]:
-            pts = self.points
-            self.opening_points += sum(pts[c] for c in cards)
+            self.opening_points += sum(map(self.points.__getitem__, cards))
         if self.pile_top is not None and self.pile_top in cards:
             self.pile_top = None
         if not self.hands[seat]:
@@ -357,31 +380,6 @@ class _Table:
                 cards,
             )
 
-    def meld_value(self, ev: Event, seat: int, cards: tuple[int, ...]) -> Meld:
-        """Validate a new meld for the seat's side and build it (check only; nothing moves)."""
-        r = self.rules
-        assert r is not None
-        side = self.sides[seat]
-        try:
-            reading = self.readings.read(cards)
-        except MeldError as exc:
-            raise self.fail(ev, exc.rule, f"{self.who(seat)}: {exc}", seat, cards) from None
-        if reading.kind == "set" and r.max_sets_per_rank:
-            same = sum(
-                1
-                for m in self.melds[side]
-                if m.kind == "set" and _set_rank(m.cards) == reading.rank
-            )
-            if same >= r.max_sets_per_rank:
-                raise self.fail(
-                    ev,
-                    "meld.second_set_of_rank",
-                    f"{self.who(seat)}: the side already has a set of that rank",
-                    seat,
-                    cards,
-                )
-        return Meld(len(self.melds[side]), side, cards, reading.kind, reading.canastra, seat)
-
     # ----------------------------------------------------------------- handlers
     # Each handler checks (when ``check``) and then applies. Checks come before any change,
     # so a failed step leaves the table untouched.
@@ -404,10 +402,9 @@ class _Table:
                 raise self.fail(ev, "match.first_dealer", f"no seat {ev.first_dealer}")
         n = len(ev.players)
         self.match_id = ev.match_id
-        self.rules = ev.rules
-        self.points = ev.rules.point_table()
-        self.readings = cache_for(ev.rules)
+        self.use_rules(ev.rules)
         self.players = ev.players
+        self.n_seats = n
         self.sides = ev.sides
         self.n_sides = ev.rules.sides(n)
         self.first_dealer = ev.first_dealer
@@ -446,7 +443,11 @@ class _Table:
                     "an upcard is "
                     + ("required" if r.initial_upcard else "not part of this preset"),
                 )
-            cards = [*ev.stock, *(c for h in (*ev.hands, *ev.mortos) for c in h)]
+            cards = list(ev.stock)
+            for h in ev.hands:
+                cards += h
+            for m in ev.mortos:
+                cards += m
             if ev.upcard is not None:
                 cards.append(ev.upcard)
             cards.sort()
@@ -474,6 +475,7 @@ class _Table:
         self.morto_taken_at = [None] * s
         self.morto_pending = [None] * s
         self.melds = [[] for _ in range(s)]
+        self.meld_readings = [[] for _ in range(s)]
         self.drawn = None
         self.may_reject = r.first_turn_redraw
         self.rejected = False
@@ -559,125 +561,153 @@ class _Table:
         self.phase = "draw"
 
     def on_pile_taken(self, ev: PileTaken, check: bool) -> None:
-        r = self.rules
-        assert r is not None
+        seat = ev.seat
+        pile = self.pile
         if check:
-            self.expect_turn(ev, ev.seat, "draw")
+            if self.phase != "draw" or seat != self.turn:
+                self.expect_turn(ev, seat, "draw")
             if self.rejected:
                 raise self.fail(
                     ev,
                     "draw.redraw_from_stock",
                     "after rejecting the first card the player draws from the stock",
-                    ev.seat,
+                    seat,
                 )
-            if not self.pile:
-                raise self.fail(ev, "pile.empty", "the discard pile is empty", ev.seat)
-            if ev.count != len(self.pile):
+            if not pile:
+                raise self.fail(ev, "pile.empty", "the discard pile is empty", seat)
+            if ev.count != len(pile):
                 raise self.fail(
                     ev,
                     "pile.whole_pile",
-                    f"took {ev.count} cards; the whole pile is {len(self.pile)} "
+                    f"took {ev.count} cards; the whole pile is {len(pile)} "
                     "cards (never part of it)",
-                    ev.seat,
+                    seat,
                 )
-            if ev.top != self.pile[-1]:
+            if ev.top != pile[-1]:
                 raise self.fail(
                     ev,
                     "pile.wrong_top",
-                    f"named top {_fmt((ev.top,))}, but the top is {_fmt((self.pile[-1],))}",
-                    ev.seat,
+                    f"named top {_fmt((ev.top,))}, but the top is {_fmt((pile[-1],))}",
+                    seat,
                     (ev.top,),
                 )
-            if r.pile_pickup == "must_use_top" and not self.can_take_top(ev.seat):
+            if self.must_use_top and not self.can_take_top(seat):
                 raise self.fail(
                     ev,
                     "pile.must_use_top",
-                    f"{self.who(ev.seat)} cannot use the top card "
+                    f"{self.who(seat)} cannot use the top card "
                     f"{_fmt((ev.top,))} with two cards from the hand or on a meld",
-                    ev.seat,
+                    seat,
                     (ev.top,),
                 )
-        self.hands[ev.seat].extend(self.pile)
+        self.hands[seat].extend(pile)
         self.pile = []
         self.may_reject = False
-        if r.pile_pickup == "must_use_top":
-            self.pile_top = ev.top
-            self.taken_top = ev.top
+        if self.must_use_top:
+            self.pile_top = self.taken_top = ev.top
         self.phase = "play"
 
     def on_meld_laid(self, ev: MeldLaid, check: bool) -> None:
         seat = ev.seat
         cards = ev.cards
+        if check and (self.phase != "play" or seat != self.turn):
+            self.expect_turn(ev, seat, "play")
+        side = self.sides[seat]
+        rest = self.hands[seat].copy()
+        try:
+            for c in cards:
+                rest.remove(c)
+        except ValueError:
+            self.take_from_hand(ev, seat, cards, "meld.cards_not_in_hand")  # raises
+            raise
+        melds = self.melds[side]
         if check:
-            if self.phase != "play" or seat != self.turn:
-                self.expect_turn(ev, seat, "play")
-            rest = _without(self.hands[seat], cards)
-            if rest is None:
-                self.take_from_hand(ev, seat, cards, "meld.cards_not_in_hand")
-                raise AssertionError("unreachable: take_from_hand raises")
             if self.pile_top is not None:
                 self.check_top_first(ev, seat, cards)
-            side = self.sides[seat]
-            if ev.meld is not None and ev.meld != len(self.melds[side]):
+            if ev.meld is not None and ev.meld != len(melds):
                 raise self.fail(
                     ev,
                     "meld.wrong_id",
-                    f"new meld numbered {ev.meld}; the side's next is {len(self.melds[side])}",
+                    f"new meld numbered {ev.meld}; the side's next is {len(melds)}",
                     seat,
                 )
-            meld = self.meld_value(ev, seat, cards)
-            if len(rest) < 2:
-                self.check_remaining(ev, seat, len(rest))
-        else:
-            side = self.sides[seat]
-            meld = self.meld_value(ev, seat, cards)
-            rest = _without(self.hands[seat], cards) or []
+        reading = self.new_meld(ev, seat, side, cards)
+        if check and len(rest) < 2:
+            self.check_remaining(ev, seat, len(rest))
         self.hands[seat] = rest
-        self.melds[side].append(meld)
-        self.after_laying(seat, cards)
+        melds.append(Meld(len(melds), side, cards, reading.kind, reading.canastra, seat))
+        self.meld_readings[side].append(reading)
+        self.after_laying(seat, side, cards)
+
+    def new_meld(self, ev: Event, seat: int, side: int, cards: tuple[int, ...]) -> Reading:
+        """Read ``cards`` as a new meld of the side, or raise naming the rule (nothing moves)."""
+        try:
+            reading = self.readings.read(cards)
+        except MeldError as exc:
+            raise self.fail(ev, exc.rule, f"{self.who(seat)}: {exc}", seat, cards) from None
+        limit = self.rules.max_sets_per_rank if self.rules else 0
+        if reading.kind == "set" and limit:
+            same = sum(
+                1
+                for m in self.melds[side]
+                if m.kind == "set" and _set_rank(m.cards) == reading.rank
+            )
+            if same >= limit:
+                raise self.fail(
+                    ev,
+                    "meld.second_set_of_rank",
+                    f"{self.who(seat)}: the side already has a set of that rank",
+                    seat,
+                    cards,
+                )
+        return reading
 
     def on_cards_laid_off(self, ev: CardsLaidOff, check: bool) -> None:
         seat = ev.seat
         add = ev.cards
+        i = ev.meld
         if check:
             if self.phase != "play" or seat != self.turn:
                 self.expect_turn(ev, seat, "play")
-            side = self.sides[seat]
-            if not 0 <= ev.meld < len(self.melds[side]):
+            if not 0 <= i < len(self.melds[self.sides[seat]]):
                 raise self.fail(
                     ev,
                     "layoff.no_such_meld",
-                    f"the side of {self.who(seat)} has no meld {ev.meld} (cards are "
+                    f"the side of {self.who(seat)} has no meld {i} (cards are "
                     "laid off only on the side's own melds)",
                     seat,
                     add,
                 )
             if not add:
                 raise self.fail(ev, "layoff.no_cards", "nothing was laid off", seat)
-            rest = _without(self.hands[seat], add)
-            if rest is None:
-                self.take_from_hand(ev, seat, add, "meld.cards_not_in_hand")
-                raise AssertionError("unreachable: take_from_hand raises")
-            if self.pile_top is not None:
-                self.check_top_first(ev, seat, add)
-        else:
-            side = self.sides[seat]
-            rest = _without(self.hands[seat], add) or []
-        old = self.melds[side][ev.meld]
-        cards = old.cards + add
+        side = self.sides[seat]
+        rest = self.hands[seat].copy()
         try:
-            reading = self.readings.read(cards)
+            for c in add:
+                rest.remove(c)
+        except ValueError:
+            self.take_from_hand(ev, seat, add, "meld.cards_not_in_hand")  # raises
+            raise
+        if check and self.pile_top is not None:
+            self.check_top_first(ev, seat, add)
+        old = self.melds[side][i]
+        cards = old.cards + add
+        known = self.meld_readings[side][i]
+        try:
+            if known is None:
+                reading = self.readings.read(cards)
+            else:
+                reading = self.readings.extended(known, add, cards)
         except MeldError as exc:
             raise self.fail(
-                ev, exc.rule, f"{self.who(seat)} laying off on meld {ev.meld}: {exc}", seat, add
+                ev, exc.rule, f"{self.who(seat)} laying off on meld {i}: {exc}", seat, add
             ) from None
         if check and len(rest) < 2:
             self.check_remaining(ev, seat, len(rest))
         self.hands[seat] = rest
-        self.melds[side][ev.meld] = Meld(
-            old.id, side, cards, reading.kind, reading.canastra, old.laid_by
-        )
-        self.after_laying(seat, add)
+        self.melds[side][i] = Meld(old.id, side, cards, reading.kind, reading.canastra, old.laid_by)
+        self.meld_readings[side][i] = reading
+        self.after_laying(seat, side, add)
 
     def on_opening_retracted(self, ev: OpeningRetracted, check: bool) -> None:
         seat = ev.seat
@@ -710,6 +740,7 @@ class _Table:
                 )
         # Every meld of the side was laid this turn (the side had not opened).
         self.melds[side] = []
+        self.meld_readings[side] = []
         self.hands[seat].extend(self.laid_this_turn)
         if self.taken_top is not None and self.taken_top in self.laid_this_turn:
             self.pile_top = self.taken_top  # the top card is back in hand: use it again
@@ -805,6 +836,7 @@ class _Table:
             self.emptied_by = None
         else:
             self.morto_pending[side] = seat
+            self.emptied_by = None
             self.end_turn()
 
     def on_went_out(self, ev: WentOut, check: bool) -> None:
@@ -1043,6 +1075,102 @@ class Replayer:
         if self._every and event.seq % self._every == 0:
             self.snapshots[event.seq] = self._t.freeze()
 
+    def run(self, events: Iterable[AnyEvent]) -> None:
+        """``step`` every event in turn: the same checks, without a call per event.
+
+        The three commonest events, a plain draw, a plain discard and a free pile pickup, are
+        applied inline here when every condition for accepting them holds; anything else
+        (including every event that would be refused) goes to its handler, which names the
+        broken rule. The inline paths are tested against the handlers event by event
+        (tests/property/test_fast_path.py).
+        """
+        t = self._t
+        handlers = _HANDLERS
+        edge = _EDGE_PHASES
+        every = self._every
+        last = t.seq
+        event: Any  # the class tests below stand in for isinstance, which mypy would want
+        try:
+            for event in events:
+                cls = type(event)
+                seq = event.seq
+                done = False
+                if seq == last + 1:
+                    if cls is CardDiscarded:
+                        seat = event.seat
+                        if t.phase == "play" and seat == t.turn and t.pile_top is None:
+                            hand = t.hands[seat]
+                            card = event.card
+                            if (
+                                card in hand
+                                and len(hand) > 1
+                                and not (t.laid_this_turn and t.opening_short(seat))
+                            ):
+                                hand.remove(card)
+                                t.pile.append(card)
+                                # end_turn, inline
+                                if t.laid_this_turn:
+                                    t.laid_before[seat] = True
+                                    t.opened[t.sides[seat]] = True
+                                    t.laid_this_turn = []
+                                    t.opening_points = 0
+                                t.drawn = None
+                                t.may_reject = t.rejected = False
+                                if t.taken_top is not None:
+                                    t.taken_top = None
+                                seat += 1
+                                if seat == t.n_seats:
+                                    seat = 0
+                                t.turn = seat
+                                t.turns += 1
+                                t.phase = "draw"
+                                if seat in t.morto_pending:
+                                    t.morto_pending[t.sides[seat]] = None
+                                done = True
+                    elif cls is CardDrawn:
+                        stock = t.stock
+                        if (
+                            t.phase == "draw"
+                            and event.seat == t.turn
+                            and not t.may_reject
+                            and len(stock) > t.stock_floor
+                            and event.card == stock[-1]
+                        ):
+                            stock.pop()
+                            t.hands[event.seat].append(event.card)
+                            t.drawn = event.card
+                            t.phase = "play"
+                            done = True
+                    elif cls is PileTaken:
+                        pile = t.pile
+                        if (
+                            t.phase == "draw"
+                            and event.seat == t.turn
+                            and pile
+                            and not t.must_use_top
+                            and not t.rejected
+                            and event.count == len(pile)
+                            and event.top == pile[-1]
+                        ):
+                            t.hands[event.seat] += pile
+                            t.pile = []
+                            t.may_reject = False
+                            t.phase = "play"
+                            done = True
+                if not done:
+                    t.seq = last
+                    handler = handlers.get(cls)
+                    if handler is None or seq != last + 1 or t.phase in edge:
+                        _dispatch(t, event, True)
+                    else:
+                        handler(t, event, True)
+                last = seq
+                if every and seq % every == 0:
+                    t.seq = seq
+                    self.snapshots[seq] = t.freeze()
+        finally:
+            t.seq = last
+
     def apply(self, event: AnyEvent) -> None:
         _dispatch(self._t, event, False)
         if self._every and event.seq % self._every == 0:
@@ -1062,9 +1190,11 @@ class Replayer:
 def replay(events: Iterable[AnyEvent], *, check: bool = True) -> State:
     """The state after the last event (validated unless ``check`` is False)."""
     r = Replayer()
-    run = r.step if check else r.apply
-    for ev in events:
-        run(ev)
+    if check:
+        r.run(events)
+    else:
+        for ev in events:
+            r.apply(ev)
     return r.state()
 
 

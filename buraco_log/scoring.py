@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from buraco_log.melds import CANASTRA_CLASSES, canastra_bonus
+from buraco_log.melds import CANASTRA_CLASSES
 from buraco_log.rules import Rules
 from buraco_log.state import Meld, SideScore
 
@@ -23,33 +23,45 @@ def score_hand(
     """Score every side. A morto taken indirectly whose taker never played it counts as not
     taken: the side pays the penalty and the untouched morto cards are not counted as hand cards.
     """
-    points = rules.point_table()
+    pts = rules.point_table().__getitem__
+    bonuses = rules.bonuses
     out = []
     for side in range(n_sides):
-        table = sum(points[c] for m in melds[side] for c in m.cards)
-        counts: dict[str, int] = dict.fromkeys(CANASTRA_CLASSES, 0)
+        table = 0
         bonus = 0
+        counts: dict[str, int] = {}
         for m in melds[side]:
-            if m.canastra is not None:
-                counts[m.canastra] += 1
-                bonus += canastra_bonus(m.canastra, rules)  # type: ignore[arg-type]
+            table += sum(map(pts, m.cards))
+            cls = m.canastra
+            if cls is not None:
+                counts[cls] = counts.get(cls, 0) + 1
+                bonus += getattr(bonuses, cls)
         went = went_out is not None and sides[went_out] == side
-        going_out = rules.bonuses.going_out if went else 0
-        relancinho_bonus = relancinho[side] * rules.bonuses.relancinho if rules.relancinho else 0
+        going_out = bonuses.going_out if went else 0
+        relancinho_bonus = relancinho[side] * bonuses.relancinho if rules.relancinho else 0
         pending = morto_pending[side]
-        in_hand = sum(
-            points[c] for seat, h in enumerate(hands) if sides[seat] == side and seat != pending
-            for c in h
-        )
+        in_hand = 0
+        for seat, h in enumerate(hands):
+            if sides[seat] == side and seat != pending:
+                in_hand += sum(map(pts, h))
         morto_penalty = 0
         if rules.morto and (not morto_taken[side] or pending is not None):
-            morto_penalty = rules.bonuses.morto_not_taken
+            morto_penalty = bonuses.morto_not_taken
         total = table + bonus + going_out + relancinho_bonus - in_hand - morto_penalty
-        out.append(SideScore(
-            side=side, table_points=table, canastras={k: v for k, v in counts.items() if v},
-            canastra_bonus=bonus, going_out=going_out, relancinho=relancinho_bonus,
-            hand_penalty=in_hand, morto_penalty=morto_penalty, total=total,
-        ))
+        out.append(
+            SideScore(
+                side=side,
+                table_points=table,
+                # in the fixed order of the classes, as readers of the scores expect
+                canastras={k: counts[k] for k in CANASTRA_CLASSES if k in counts},
+                canastra_bonus=bonus,
+                going_out=going_out,
+                relancinho=relancinho_bonus,
+                hand_penalty=in_hand,
+                morto_penalty=morto_penalty,
+                total=total,
+            )
+        )
     return tuple(out)
 
 
