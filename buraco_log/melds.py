@@ -293,6 +293,17 @@ class MeldCache:
             raise MeldError(hit.rule, cards, hit.detail)
         return hit
 
+    def extends(self, reading: Reading, add: tuple[Card, ...], cards: tuple[Card, ...]) -> bool:
+        """Whether the meld ``cards``, read as ``reading``, takes ``add`` (never raises)."""
+        key = (reading, add)
+        hit = self._grown.get(key)
+        if hit is None:
+            hit = self._lookup(cards + add)
+            if len(self._grown) >= self.limit:
+                self._grown.clear()
+            self._grown[key] = hit
+        return not isinstance(hit, MeldError)
+
     def read(self, cards: Sequence[Card]) -> Reading:
         hit = self._lookup(cards)
         if isinstance(hit, MeldError):

@@ -33,7 +33,7 @@ from buraco_log.events import (
     WentOut,
     tag_of,
 )
-from buraco_log.melds import MeldError, Reading, cache_for
+from buraco_log.melds import MeldCache, MeldError, Reading, cache_for
 from buraco_log.rules import Rules
 from buraco_log.scoring import match_decided, score_hand
 from buraco_log.state import HandResult, Meld, SideScore, State
@@ -359,14 +359,20 @@ class _Table:
     def can_take_top(self, seat: int) -> bool:
         """must_use_top: the top card can be used, by the hand as it is before the pickup,
         without leaving the player unable to discard."""
-        r = self.rules
-        assert r is not None
         top = self.pile[-1]
-        total = len(self.hands[seat]) + len(self.pile)
-        layoff, meld = top_uses(r, top, self.hands[seat], self.melds[self.sides[seat]])
-        return (layoff and self.leaves_ok(seat, total - 1)) or (
-            meld and self.leaves_ok(seat, total - 3)
-        )
+        hand = self.hands[seat]
+        total = len(hand) + len(self.pile)
+        if self.leaves_ok(seat, total - 1):
+            side = self.sides[seat]
+            known = self.meld_readings[side]
+            for i, m in enumerate(self.melds[side]):
+                reading = known[i]
+                if reading is None:
+                    if self.readings.fits((*m.cards, top)):
+                        return True
+                elif self.readings.extends(reading, (top,), m.cards):
+                    return True
+        return self.leaves_ok(seat, total - 3) and meld_with_top(self.readings, top, hand)
 
     def check_top_first(self, ev: Event, seat: int, cards: tuple[int, ...]) -> None:
         """Under must_use_top the first cards laid after taking the pile must use its top
@@ -443,15 +449,10 @@ class _Table:
                     "an upcard is "
                     + ("required" if r.initial_upcard else "not part of this preset"),
                 )
-            cards = list(ev.stock)
-            for h in ev.hands:
-                cards += h
-            for m in ev.mortos:
-                cards += m
-            if ev.upcard is not None:
-                cards.append(ev.upcard)
-            cards.sort()
-            if cards != _sorted_material(r.jokers):
+            if not _is_material(ev, r.jokers):
+                cards = [*ev.stock, *(c for h in (*ev.hands, *ev.mortos) for c in h)]
+                if ev.upcard is not None:
+                    cards.append(ev.upcard)
                 dealt, material = Counter(cards), Counter(deck(r.jokers))
                 extra = tuple((dealt - material).elements())
                 short = tuple((material - dealt).elements())
@@ -1006,20 +1007,23 @@ def _check_sequence(table: _Table, ev: Event) -> None:
 def top_uses(
     rules: Rules, top: Card, hand: Iterable[Card], melds: Iterable[Meld]
 ) -> tuple[bool, bool]:
-    """Can ``top`` be laid off on one of ``melds``; can it be melded with two cards of ``hand``?
+    """Can ``top`` be laid off on one of ``melds``; can it be melded with two cards of ``hand``?"""
+    readings = cache_for(rules)
+    layoff = any(readings.fits((*m.cards, top)) for m in melds)
+    return layoff, meld_with_top(readings, top, hand)
 
-    Any meld holding the top card contains a valid three-card meld holding it (its neighbours
-    in the run, or two more of the set), so trying pairs is enough.
-    """
-    fits = cache_for(rules).fits
-    layoff = any(fits((*m.cards, top)) for m in melds)
+
+def meld_with_top(readings: MeldCache, top: Card, hand: Iterable[Card]) -> bool:
+    """Can ``top`` form a new meld with two cards of ``hand``? Any meld holding the top card
+    contains a valid three-card meld holding it (its neighbours in the run, or two more of
+    the set), so trying pairs is enough."""
     counts = Counter(hand)
     cards = sorted(c for c in counts if _may_join(top, c))
     for i, a in enumerate(cards):
         for b in cards[i:]:
-            if (a != b or counts[a] >= 2) and fits((top, a, b)):
-                return layoff, True
-    return layoff, False
+            if (a != b or counts[a] >= 2) and readings.fits((top, a, b)):
+                return True
+    return False
 
 
 # --------------------------------------------------------------------- public API
@@ -1085,18 +1089,23 @@ class Replayer:
         (tests/property/test_fast_path.py).
         """
         t = self._t
-        handlers = _HANDLERS
         edge = _EDGE_PHASES
         every = self._every
         last = t.seq
+        # Local names: faster than module globals, in plain Python and compiled alike.
+        discarded, drawn, taken = CardDiscarded, CardDrawn, PileTaken
+        laid_off, melded = CardsLaidOff, MeldLaid
         event: Any  # the class tests below stand in for isinstance, which mypy would want
+        seq: int
+        seat: int
+        card: int
         try:
             for event in events:
                 cls = type(event)
                 seq = event.seq
                 done = False
                 if seq == last + 1:
-                    if cls is CardDiscarded:
+                    if cls is discarded:
                         seat = event.seat
                         if t.phase == "play" and seat == t.turn and t.pile_top is None:
                             hand = t.hands[seat]
@@ -1127,43 +1136,56 @@ class Replayer:
                                 if seat in t.morto_pending:
                                     t.morto_pending[t.sides[seat]] = None
                                 done = True
-                    elif cls is CardDrawn:
+                    elif cls is drawn:
                         stock = t.stock
+                        seat = event.seat
+                        card = event.card
                         if (
                             t.phase == "draw"
-                            and event.seat == t.turn
+                            and seat == t.turn
                             and not t.may_reject
                             and len(stock) > t.stock_floor
-                            and event.card == stock[-1]
+                            and card == stock[-1]
                         ):
                             stock.pop()
-                            t.hands[event.seat].append(event.card)
-                            t.drawn = event.card
+                            t.hands[seat].append(card)
+                            t.drawn = card
                             t.phase = "play"
                             done = True
-                    elif cls is PileTaken:
+                    elif cls is taken:
                         pile = t.pile
+                        seat = event.seat
                         if (
                             t.phase == "draw"
-                            and event.seat == t.turn
+                            and seat == t.turn
                             and pile
                             and not t.must_use_top
                             and not t.rejected
                             and event.count == len(pile)
                             and event.top == pile[-1]
                         ):
-                            t.hands[event.seat] += pile
+                            t.hands[seat] += pile
                             t.pile = []
                             t.may_reject = False
                             t.phase = "play"
                             done = True
                 if not done:
                     t.seq = last
-                    handler = handlers.get(cls)
-                    if handler is None or seq != last + 1 or t.phase in edge:
+                    # Direct calls for the common kinds (native calls once compiled).
+                    if seq != last + 1 or t.phase in edge:
                         _dispatch(t, event, True)
+                    elif cls is laid_off:
+                        t.on_cards_laid_off(event, True)
+                    elif cls is melded:
+                        t.on_meld_laid(event, True)
+                    elif cls is taken:
+                        t.on_pile_taken(event, True)
+                    elif cls is discarded:
+                        t.on_card_discarded(event, True)
+                    elif cls is drawn:
+                        t.on_card_drawn(event, True)
                     else:
-                        handler(t, event, True)
+                        _dispatch(t, event, True)
                 last = seq
                 if every and seq % every == 0:
                     t.seq = seq
@@ -1232,11 +1254,28 @@ def _may_join(top: Card, c: Card) -> bool:
 _MATERIAL: dict[int, list[int]] = {}
 
 
-def _sorted_material(jokers: int) -> list[int]:
-    """The material as a sorted list (compared with each deal; built once per joker count)."""
-    if jokers not in _MATERIAL:
-        _MATERIAL[jokers] = sorted(deck(jokers))
-    return _MATERIAL[jokers]
+def _material_counts(jokers: int) -> list[int]:
+    """How many of each card code the material holds (built once per joker count)."""
+    counts = _MATERIAL.get(jokers)
+    if counts is None:
+        counts = [0] * (JOKER + 1)
+        for c in deck(jokers):
+            counts[c] += 1
+        _MATERIAL[jokers] = counts
+    return counts
+
+
+def _is_material(ev: HandStarted, jokers: int) -> bool:
+    """Does the deal hold exactly the material, each card as often as the decks have it?
+    (Counting, not sorting: a tight loop once compiled; the message is built elsewhere.)"""
+    left = _material_counts(jokers).copy()
+    top = JOKER
+    for part in (ev.stock, *ev.hands, *ev.mortos, () if ev.upcard is None else (ev.upcard,)):
+        for c in part:
+            if c < 0 or c > top or left[c] == 0:
+                return False
+            left[c] -= 1
+    return not any(left)
 
 
 def _without(hand: list[int], cards: tuple[int, ...]) -> list[int] | None:

@@ -23,15 +23,17 @@ def score_hand(
     """Score every side. A morto taken indirectly whose taker never played it counts as not
     taken: the side pays the penalty and the untouched morto cards are not counted as hand cards.
     """
-    pts = rules.point_table().__getitem__
+    points = rules.point_table()
     bonuses = rules.bonuses
     out = []
+    c: int
     for side in range(n_sides):
         table = 0
         bonus = 0
         counts: dict[str, int] = {}
         for m in melds[side]:
-            table += sum(map(pts, m.cards))
+            for c in m.cards:  # plain loops: tight once compiled, as fast as map() plain
+                table += points[c]
             cls = m.canastra
             if cls is not None:
                 counts[cls] = counts.get(cls, 0) + 1
@@ -43,7 +45,8 @@ def score_hand(
         in_hand = 0
         for seat, h in enumerate(hands):
             if sides[seat] == side and seat != pending:
-                in_hand += sum(map(pts, h))
+                for c in h:
+                    in_hand += points[c]
         morto_penalty = 0
         if rules.morto and (not morto_taken[side] or pending is not None):
             morto_penalty = bonuses.morto_not_taken
