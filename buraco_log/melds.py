@@ -264,17 +264,23 @@ class MeldCache:
         self._grown: dict[tuple[Reading, tuple[Card, ...]], Reading | MeldError] = {}
 
     def _lookup(self, cards: Sequence[Card]) -> Reading | MeldError:
-        key = tuple(sorted(cards))
-        hit = self._memo.get(key)
+        # The cards as given first: the same meld tends to come back in the same order, and
+        # that spares the sort. Either key maps to the one reading of the multiset.
+        raw = cards if type(cards) is tuple else tuple(cards)
+        hit = self._memo.get(raw)
         if hit is None:
-            try:
-                hit = read_meld(cards, self.rules)
-            except MeldError as exc:
-                hit = exc  # refusals are remembered too: pile checks probe many
-            if len(self._memo) >= self.limit:
-                self._memo.clear()
-                self._grown.clear()
-            self._memo[key] = hit
+            key = tuple(sorted(raw))
+            hit = self._memo.get(key)
+            if hit is None:
+                try:
+                    hit = read_meld(raw, self.rules)
+                except MeldError as exc:
+                    hit = exc  # refusals are remembered too: pile checks probe many
+                if len(self._memo) >= self.limit:
+                    self._memo.clear()
+                    self._grown.clear()
+                self._memo[key] = hit
+            self._memo[raw] = hit
         return hit
 
     def extended(self, reading: Reading, add: tuple[Card, ...], cards: Sequence[Card]) -> Reading:

@@ -1269,10 +1269,14 @@ def _is_material(ev: HandStarted, jokers: int) -> bool:
     """Does the deal hold exactly the material, each card as often as the decks have it?
     (Counting, not sorting: a tight loop once compiled; the message is built elsewhere.)"""
     left = _material_counts(jokers).copy()
-    top = JOKER
-    for part in (ev.stock, *ev.hands, *ev.mortos, () if ev.upcard is None else (ev.upcard,)):
+    parts: list[tuple[int, ...]] = [ev.stock, *ev.hands, *ev.mortos]
+    if ev.upcard is not None:
+        parts.append((ev.upcard,))
+    part: tuple[int, ...]
+    c: int
+    for part in parts:
         for c in part:
-            if c < 0 or c > top or left[c] == 0:
+            if c < 0 or c > JOKER or left[c] == 0:
                 return False
             left[c] -= 1
     return not any(left)
