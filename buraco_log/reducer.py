@@ -256,10 +256,16 @@ class _Table:
                 ev, rule, f"{self.who(seat)} does not hold {_fmt(missing)}", seat, missing
             )
 
-    def remove(self, seat: int, cards: Iterable[int]) -> None:
-        hand = self.hands[seat]
-        for c in cards:
-            hand.remove(c)
+    def hand_without(self, ev: Event, seat: int, cards: tuple[int, ...]) -> list[int]:
+        """The seat's hand less ``cards``, as a new list; refused when it lacks one of them."""
+        rest = self.hands[seat].copy()
+        try:
+            for c in cards:
+                rest.remove(c)
+        except ValueError:
+            self.take_from_hand(ev, seat, cards, "meld.cards_not_in_hand")  # raises
+            raise
+        return rest
 
     def has_canastra(self, side: int) -> bool:
         return any(m.canastra is not None for m in self.melds[side])
@@ -614,13 +620,7 @@ class _Table:
         if check and (self.phase != "play" or seat != self.turn):
             self.expect_turn(ev, seat, "play")
         side = self.sides[seat]
-        rest = self.hands[seat].copy()
-        try:
-            for c in cards:
-                rest.remove(c)
-        except ValueError:
-            self.take_from_hand(ev, seat, cards, "meld.cards_not_in_hand")  # raises
-            raise
+        rest = self.hand_without(ev, seat, cards)
         melds = self.melds[side]
         if check:
             if self.pile_top is not None:
@@ -682,13 +682,7 @@ class _Table:
             if not add:
                 raise self.fail(ev, "layoff.no_cards", "nothing was laid off", seat)
         side = self.sides[seat]
-        rest = self.hands[seat].copy()
-        try:
-            for c in add:
-                rest.remove(c)
-        except ValueError:
-            self.take_from_hand(ev, seat, add, "meld.cards_not_in_hand")  # raises
-            raise
+        rest = self.hand_without(ev, seat, add)
         if check and self.pile_top is not None:
             self.check_top_first(ev, seat, add)
         old = self.melds[side][i]
@@ -1280,17 +1274,6 @@ def _is_material(ev: HandStarted, jokers: int) -> bool:
                 return False
             left[c] -= 1
     return not any(left)
-
-
-def _without(hand: list[int], cards: tuple[int, ...]) -> list[int] | None:
-    """``hand`` less ``cards`` as a new list, or None when the hand lacks one of them."""
-    rest = hand.copy()
-    try:
-        for c in cards:
-            rest.remove(c)
-    except ValueError:
-        return None
-    return rest
 
 
 def _set_rank(cards: tuple[int, ...]) -> int:
