@@ -52,6 +52,7 @@ _KIND_OF: dict[type, int] = {
     tp: KIND_CODE[str(tp.__struct_config__.tag)] for tp in _EVENT_TYPES
 }
 NULL = -1  # the missing value in the integer column lists (no stored column holds -1)
+NULL8 = 255  # the same in the one-byte columns: the byte 255 is -1 read as int8
 _SAFE = re.compile(r"[^A-Za-z0-9_.+-]")
 
 
@@ -90,7 +91,7 @@ class Rejected(Exception):
 
 
 class _EventCols:
-    """The events table of one partition as flat column lists (NULL marks a missing value)."""
+    """The events table of one partition as flat columns (NULL, NULL8 mark a missing value)."""
 
     __slots__ = ("cards", "count", "direct", "game_id", "hand", "kind", "lens", "meld", "seat",
                  "seq", "stock")
@@ -99,13 +100,13 @@ class _EventCols:
         self.game_id = array("q")
         self.seq: list[int] = []
         self.hand: list[int] = []
-        self.kind: list[int] = []
-        self.seat: list[int] = []
+        self.kind = bytearray()
+        self.seat = bytearray()
         self.cards = bytearray()  # every card of every event, in order
         self.lens: list[int] = []  # how many of them each event has (NULL: no cards column)
-        self.meld: list[int] = []
+        self.meld = bytearray()
         self.count: list[int] = []
-        self.direct: list[int] = []
+        self.direct = bytearray()
         self.stock: list[int] = []
 
     def table(self) -> pa.Table:
@@ -115,18 +116,17 @@ class _EventCols:
         offsets = pa.py_buffer(array("i", [0]).tobytes() + offsets.to_pybytes())
         cards = pa.Array.from_buffers(pa.binary(), n, [lens.buffers()[0], offsets,
                                                        pa.py_buffer(self.cards)])
-        kind = pa.DictionaryArray.from_arrays(_ints(self.kind, "b", pa.int8(), False),
-                                              _KIND_VALUES)
+        kind = pa.DictionaryArray.from_arrays(_bytes(self.kind, False), _KIND_VALUES)
         cols = {
             "game_id": pa.Array.from_buffers(pa.int64(), n, [None, pa.py_buffer(self.game_id)]),
             "seq": _ints(self.seq, "i", pa.int32(), False),
             "hand": _ints(self.hand, "h", pa.int16(), False),
             "kind": kind,
-            "seat": _ints(self.seat, "b", pa.int8()),
+            "seat": _bytes(self.seat),
             "cards": cards,
-            "meld": _ints(self.meld, "b", pa.int8()),
+            "meld": _bytes(self.meld),
             "count": _ints(self.count, "h", pa.int16()),
-            "direct": _ints(self.direct, "b", pa.int8()).cast(pa.bool_()),
+            "direct": _bytes(self.direct).cast(pa.bool_()),
             "stock": _ints(self.stock, "h", pa.int16()),
         }
         return pa.Table.from_arrays([cols[f.name] for f in EVENTS], schema=EVENTS)
@@ -135,10 +135,19 @@ class _EventCols:
 def _ints(values: list[int], code: str, type_: pa.DataType, nullable: bool = True) -> pa.Array:
     """An Arrow integer array straight from a list (NULL entries become nulls)."""
     data = pa.py_buffer(array(code, values))
-    out = pa.Array.from_buffers(type_, len(values), [None, data])
+    return _nulls(pa.Array.from_buffers(type_, len(values), [None, data]), nullable)
+
+
+def _bytes(values: bytearray, nullable: bool = True) -> pa.Array:
+    """An Arrow int8 array on a byte column's buffer (NULL8 entries become nulls)."""
+    return _nulls(pa.Array.from_buffers(pa.int8(), len(values), [None, pa.py_buffer(values)]),
+                  nullable)
+
+
+def _nulls(out: pa.Array, nullable: bool) -> pa.Array:
     if nullable:
-        valid = pc.not_equal(out, pa.scalar(NULL, type_))
-        out = pa.Array.from_buffers(type_, len(values), [valid.buffers()[1], data])
+        valid = pc.not_equal(out, pa.scalar(NULL, out.type))
+        out = pa.Array.from_buffers(out.type, len(out), [valid.buffers()[1], out.buffers()[1]])
     return out
 
 
@@ -271,13 +280,13 @@ class _Flat:
         e.game_id.extend(array("q", [gid]) * n)
         e.seq += [ev.seq for ev in events]
         e.hand += self.hand
-        e.kind += self.kind
-        e.seat += self.seat
+        e.kind += bytes(self.kind)
+        e.seat += bytes(self.seat)
         e.cards += self.cards
         e.lens += self.lens
-        e.meld += self.meld
+        e.meld += bytes(self.meld)
         e.count += self.count
-        e.direct += self.direct
+        e.direct += bytes(self.direct)
         e.stock += self.stock
         rows.hands += self.hand_rows
         rules = start.rules
@@ -320,20 +329,25 @@ class _Flat:
 def _replay(events: list[AnyEvent], gid: int) -> _Flat | None:
     """Validate every event and collect the rows; None when the match never finished.
 
-    One loop does both: :meth:`Replayer.step` validates, and each event writes only the
-    columns its type has into lists made at full length with NULL (the events table's
-    columns; ``hand`` is filled in runs afterwards, it changes only at a deal).
+    One loop does both. Each event writes only the columns its type has into lists made at
+    full length with NULL (``hand`` is filled in runs afterwards: it changes only at a deal).
+    The rules engine validates every event: the events whose rows need nothing from the table
+    (draws, discards, pickups, lay-offs, retractions, going out) are replayed a stretch at a
+    time by :meth:`Replayer.run`, right before the next event that reads the table after its
+    own step (a meld, the morto, a deal, a hand's end) and at the end. An illegal event stops
+    the replay with the engine's error either way; the columns never reach a table then.
     """
     r = Replayer()
     step = r.step
+    run = r.run
     t = r.table  # read-only: melds, sides, hands, turns, results
     f = _Flat(gid)
     n = len(events)
-    seat = [NULL] * n
+    seat = [NULL8] * n
     lens = [NULL] * n
-    meld = [NULL] * n
+    meld = [NULL8] * n
     count = [NULL] * n
-    direct = [NULL] * n
+    direct = [NULL8] * n
     stock = [NULL] * n
     cards = f.cards
     add_card = cards.append
@@ -342,38 +356,44 @@ def _replay(events: list[AnyEvent], gid: int) -> _Flat | None:
     hand_start = 0
     morto: dict[int, tuple[int, int, bool]] = {}
     pickups: dict[int, list[int]] = {}
+    sides: list[int] = []
     first_player: int | None = None
+    todo = 0  # events[todo:i] are collected but not replayed yet
     for i, ev in enumerate(events):
         tp = type(ev)
         if tp is CardDiscarded or tp is CardDrawn or tp is FirstDrawRejected:
-            step(ev)
             seat[i] = ev.seat  # type: ignore[union-attr]
             add_card(ev.card)  # type: ignore[union-attr]
             lens[i] = 1
-        elif tp is CardsLaidOff:
-            step(ev)
+            continue
+        if tp is CardsLaidOff:
             seat[i] = ev.seat  # type: ignore[union-attr]
             add_cards(ev.cards)  # type: ignore[union-attr]
             lens[i] = len(ev.cards)  # type: ignore[union-attr]
             meld[i] = ev.meld  # type: ignore[union-attr,assignment]
-        elif tp is MeldLaid:
+            continue
+        if tp is PileTaken:
+            assert isinstance(ev, PileTaken)
+            seat[i] = ev.seat
+            add_card(ev.top)
+            lens[i] = 1
+            pickups.setdefault(sides[ev.seat], []).append(ev.count)
+            continue
+        if tp is OpeningRetracted or tp is WentOut:
+            seat[i] = ev.seat  # type: ignore[union-attr]
+            if tp is OpeningRetracted:
+                add_cards(ev.cards)  # type: ignore[union-attr]
+                lens[i] = len(ev.cards)  # type: ignore[union-attr]
+            continue
+        if todo < i:
+            run(events[todo:i])
+        todo = i + 1
+        if tp is MeldLaid:
             step(ev)
             s = seat[i] = ev.seat  # type: ignore[union-attr]
             add_cards(ev.cards)  # type: ignore[union-attr]
             lens[i] = len(ev.cards)  # type: ignore[union-attr]
             meld[i] = t.melds[t.sides[s]][-1].id
-        elif tp is PileTaken:
-            step(ev)
-            assert isinstance(ev, PileTaken)
-            seat[i] = ev.seat
-            add_card(ev.top)
-            lens[i] = 1
-            pickups.setdefault(t.sides[ev.seat], []).append(ev.count)
-        elif tp is OpeningRetracted:
-            step(ev)
-            seat[i] = ev.seat  # type: ignore[union-attr]
-            add_cards(ev.cards)  # type: ignore[union-attr]
-            lens[i] = len(ev.cards)  # type: ignore[union-attr]
         elif tp is MortoTaken:
             assert isinstance(ev, MortoTaken)
             turn = t.turns
@@ -382,9 +402,6 @@ def _replay(events: list[AnyEvent], gid: int) -> _Flat | None:
             direct[i] = ev.direct
             count[i] = len(t.hands[ev.seat])
             morto[t.sides[ev.seat]] = (ev.seq, turn, ev.direct)
-        elif tp is WentOut:
-            step(ev)
-            seat[i] = ev.seat  # type: ignore[union-attr]
         elif tp is HandStarted:
             step(ev)
             assert isinstance(ev, HandStarted)
@@ -404,6 +421,9 @@ def _replay(events: list[AnyEvent], gid: int) -> _Flat | None:
             _hand_rows(f, t, final, hand_start, morto, pickups)
         else:
             step(ev)
+            sides = list(t.sides)  # fixed from the match start on
+    if todo < n:
+        run(events[todo:])
     if t.phase != "over" or not isinstance(events[-1], MatchEnded):
         return None
     kind_of = _KIND_OF
