@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import msgspec
 import pyarrow.parquet as pq
 import pytest
 
@@ -176,3 +177,26 @@ def test_a_plain_reader_derives_the_view_from_the_documented_stored_form(
     view = connect(arch).execute(
         "SELECT game_id, seq, card, stock FROM events ORDER BY game_id, seq").fetchall()
     assert plain == view
+
+
+def test_an_illegal_event_inside_a_replayed_stretch_is_refused_at_its_seq(
+        tmp_path: Path) -> None:
+    """Draws, discards and lay-offs are replayed a stretch at a time (Replayer.run)."""
+    from tests import brokenlogs
+
+    events = brokenlogs.match("biriba", 4, seed=3)
+    illegal, seq = brokenlogs.with_illegal_discard(events)
+    path = brokenlogs.write(tmp_path / "illegal.blog", illegal)
+    pickup = next(i for i, e in enumerate(events) if isinstance(e, PileTaken))
+    bad_seat = list(events)
+    bad_seat[pickup] = msgspec.structs.replace(events[pickup], seat=9)  # no such seat
+    path2 = brokenlogs.write(tmp_path / "bad-seat.blog", bad_seat)
+    report = ingest([str(path), str(path2)], tmp_path / "a")
+    assert report.added == 0
+    got = {Path(e.path).name: (e.code, e.rule, e.seq) for e in report.errors}
+    assert got["illegal.blog"] == ("legality", "discard.card_not_in_hand", seq)
+    verdict = audit.audit_log(path2)
+    assert not verdict.ok
+    first = verdict.findings[0]
+    assert got["bad-seat.blog"] == (first.section, first.rule, first.seq)
+    assert got["bad-seat.blog"][2] == events[pickup].seq
