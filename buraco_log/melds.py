@@ -263,11 +263,13 @@ class MeldCache:
         # this answers a lay-off without sorting and hashing the whole meld again.
         self._grown: dict[tuple[Reading, tuple[Card, ...]], Reading | MeldError] = {}
 
-    def _lookup(self, cards: Sequence[Card]) -> Reading | MeldError:
-        # The cards as given first: the same meld tends to come back in the same order, and
-        # that spares the sort. Either key maps to the one reading of the multiset.
+    def _lookup(self, cards: Sequence[Card], remember_order: bool = False) -> Reading | MeldError:
+        # With remember_order (melds recorded in a log), the cards as given first: the same
+        # meld tends to come back in the same order, which spares the sort. Either key maps to
+        # the one reading of the multiset. Probes (pile checks) keep to the sorted key, so as
+        # not to fill the memo with orders that never come back.
         raw = cards if type(cards) is tuple else tuple(cards)
-        hit = self._memo.get(raw)
+        hit = self._memo.get(raw) if remember_order else None
         if hit is None:
             key = tuple(sorted(raw))
             hit = self._memo.get(key)
@@ -278,9 +280,9 @@ class MeldCache:
                     hit = exc  # refusals are remembered too: pile checks probe many
                 if len(self._memo) >= self.limit:
                     self._memo.clear()
-                    self._grown.clear()
                 self._memo[key] = hit
-            self._memo[raw] = hit
+            if remember_order:
+                self._memo[raw] = hit
         return hit
 
     def extended(self, reading: Reading, add: tuple[Card, ...], cards: Sequence[Card]) -> Reading:
@@ -291,7 +293,7 @@ class MeldCache:
         key = (reading, add)
         hit = self._grown.get(key)
         if hit is None:
-            hit = self._lookup(cards)
+            hit = self._lookup(cards, True)
             if len(self._grown) >= self.limit:
                 self._grown.clear()
             self._grown[key] = hit
@@ -301,6 +303,17 @@ class MeldCache:
 
     def extends(self, reading: Reading, add: tuple[Card, ...], cards: tuple[Card, ...]) -> bool:
         """Whether the meld ``cards``, read as ``reading``, takes ``add`` (never raises)."""
+        if len(add) == 1:
+            # Most probes end here. A natural card joins a set only with its rank and a run
+            # only with its suit: a set holds two naturals of one rank, a run two naturals of
+            # different ranks, and neither can turn into the other by growing.
+            c = add[0]
+            if c != JOKER and RANK[c] != 2:
+                if reading.kind == "set":
+                    if RANK[c] != reading.rank:
+                        return False
+                elif SUIT[c] != reading.suit:
+                    return False
         key = (reading, add)
         hit = self._grown.get(key)
         if hit is None:
@@ -311,7 +324,7 @@ class MeldCache:
         return not isinstance(hit, MeldError)
 
     def read(self, cards: Sequence[Card]) -> Reading:
-        hit = self._lookup(cards)
+        hit = self._lookup(cards, True)
         if isinstance(hit, MeldError):
             raise MeldError(hit.rule, cards, hit.detail)
         return hit
