@@ -176,9 +176,11 @@ class Verdict(msgspec.Struct, frozen=True):
 
 
 def is_log_file(path: str | os.PathLike[str]) -> bool:
-    """A binary log (by its magic bytes) or a JSON Lines log (by its ``.jsonl`` name)."""
+    """A binary log (by its magic bytes or its ``.blog`` name) or a JSON Lines log (by its
+    ``.jsonl`` name). A ``.blog`` file whose header is damaged is still a log, so that checking
+    a directory reports it instead of passing over it."""
     p = str(path)
-    if p.endswith(".jsonl"):
+    if p.endswith((".jsonl", ".blog")):
         return True
     try:
         with open(p, "rb") as f:

@@ -206,6 +206,18 @@ def test_a_missing_file_is_recorded_not_fatal(corpus: Corpus, tmp_path: Path) ->
     assert rows(tmp_path / "a", "SELECT rule FROM errors") == [("log.unreadable",)]
 
 
+def test_a_log_with_a_damaged_header_in_a_directory_lands_in_the_errors_table(
+        corpus: Corpus, tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "good.blog").write_bytes(Path(corpus.good[0]).read_bytes())
+    (logs / "damaged.blog").write_bytes(b"BURACOLX" + Path(corpus.good[1]).read_bytes()[8:])
+    rep = ingest([str(logs)], tmp_path / "a")
+    assert rep.added == 1
+    assert [Path(e.path).name for e in rep.errors] == ["damaged.blog"]
+    assert rows(tmp_path / "a", "SELECT count(*) FROM errors") == [(1,)]
+
+
 def test_two_copies_of_one_match_in_one_run_are_stored_once(corpus: Corpus,
                                                            tmp_path: Path) -> None:
     src = corpus.good[7]

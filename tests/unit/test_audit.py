@@ -300,6 +300,15 @@ def test_a_damaged_json_lines_log_is_broken_at_that_line(tmp_path: Path,
     assert "line 10" in v.findings[0].message
 
 
+def test_find_logs_keeps_a_blog_file_whose_header_is_damaged(tmp_path: Path,
+                                                            clean: list[AnyEvent]) -> None:
+    bl.write(tmp_path / "a.blog", clean)
+    (tmp_path / "b.blog").write_bytes(b"garbage, no header")
+    (tmp_path / "c.bin").write_bytes(b"garbage, no header")  # neither name nor magic: not a log
+    assert audit.find_logs([tmp_path]) == [str(tmp_path / "a.blog"), str(tmp_path / "b.blog")]
+    assert not audit.audit_log(tmp_path / "b.blog").ok
+
+
 def test_find_logs_skips_the_backups_repair_leaves(tmp_path: Path,
                                                    clean: list[AnyEvent]) -> None:
     bl.write(tmp_path / "a.log", clean)
