@@ -246,7 +246,8 @@ def _run(
 
 
 class MeldCache:
-    """Readings of valid melds under one rules value, keyed by the sorted cards.
+    """Readings of melds under one rules value (refusals too), keyed by the sorted cards;
+    melds recorded in a log also by their cards in the order given.
 
     Replay reads the whole meld again on every lay-off; the same card multisets come back
     often across a match and an archive, so a bounded memo saves most of that work.
@@ -305,8 +306,10 @@ class MeldCache:
         """Whether the meld ``cards``, read as ``reading``, takes ``add`` (never raises)."""
         if len(add) == 1:
             # Most probes end here. A natural card joins a set only with its rank and a run
-            # only with its suit: a set holds two naturals of one rank, a run two naturals of
-            # different ranks, and neither can turn into the other by growing.
+            # only with its suit. A set holds two naturals of one rank, so another rank makes
+            # neither a set nor a run. A run holds two naturals of different ranks, or one
+            # natural beside two wilds; a natural of another suit makes no run, and no set
+            # either (two ranks, or two wilds where a set allows one).
             c = add[0]
             if c != JOKER and RANK[c] != 2:
                 if reading.kind == "set":
