@@ -148,9 +148,9 @@ class HeuristicBot:
 
     name = "heuristic"
 
-    def __init__(self, cache: MeldCache | None = None) -> None:
+    def __init__(self, cache: MeldKnowledge | None = None) -> None:
         # Bots of one match may share a cache: they see the same melds.
-        self.cache = cache if cache is not None else MeldCache()
+        self.cache = cache if cache is not None else MeldKnowledge()
         # (hand, turn count) of the last retracted opening: no second try in that turn.
         self._retracted: tuple[int, int] = (-1, -1)
         # Stall guard: with a free pile two players can pass it back and forth forever, so after
@@ -237,7 +237,7 @@ class HeuristicBot:
         self._stock_seen = seen
 
 
-class MeldCache:
+class MeldKnowledge:
     """What the heuristic bot learns about melds under one rules value, shareable by bots."""
 
     def __init__(self) -> None:

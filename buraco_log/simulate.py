@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 
 import msgspec
 
-from buraco_log.bots import Bot, HeuristicBot, MeldCache, make_bot
+from buraco_log.bots import Bot, HeuristicBot, MeldKnowledge, make_bot
 from buraco_log.dealer import FairDealer
 from buraco_log.errors import BuracoLogError, IllegalMoveError
 from buraco_log.events import (
@@ -46,7 +46,7 @@ MAX_HAND_EVENTS = 20_000
 """A hand longer than this is an error: a bot is going round in circles."""
 
 
-_CACHES: dict[Rules, MeldCache] = {}
+_CACHES: dict[Rules, MeldKnowledge] = {}
 
 
 class SimulationError(BuracoLogError):
@@ -97,7 +97,7 @@ def simulate_match(
 
     check(rules, players)
     names = seat_bots(bots, players)
-    cache = _CACHES.setdefault(rules, MeldCache())  # meld readings recur across matches
+    cache = _CACHES.setdefault(rules, MeldKnowledge())  # meld readings recur across matches
     if len(_CACHES) > 16:
         _CACHES.clear()
     seat_bot: list[Bot] = [HeuristicBot(cache) if n == "heuristic" else make_bot(n) for n in names]

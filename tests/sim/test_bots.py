@@ -7,7 +7,7 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from buraco_log.bots import BOTS, Bot, HeuristicBot, MeldCache, RandomBot, make_bot
+from buraco_log.bots import BOTS, Bot, HeuristicBot, MeldKnowledge, RandomBot, make_bot
 from buraco_log.cards import ALL_CODES, JOKER
 from buraco_log.melds import MeldError, read_meld
 from buraco_log.moves import legal_moves
@@ -55,7 +55,7 @@ def test_the_heuristic_knows_exactly_which_cards_a_meld_accepts(
         except MeldError:
             continue
         brute.add(c)
-    assert MeldCache().accepts(cards, rules) == brute
+    assert MeldKnowledge().accepts(cards, rules) == brute
 
 
 def test_bots_by_name() -> None:
