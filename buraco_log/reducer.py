@@ -294,13 +294,8 @@ class _Table:
                 "pile.must_use_top",
                 f"the pile's top card {_fmt((self.pile_top,))} was not used this turn",
             )
-        side = self.sides[seat]
-        if (
-            self.vulnerable[side]
-            and not self.opened[side]
-            and self.laid_this_turn
-            and self.opening_points < self.opening_min[side]
-        ):
+        if self.opening_short(seat):
+            side = self.sides[seat]
             return (
                 "vulnerable.opening_too_low",
                 f"the side is vulnerable: its opening must total {self.opening_min[side]} "
@@ -309,11 +304,12 @@ class _Table:
         return None
 
     def opening_short(self, seat: int) -> bool:
-        """Is the vulnerable side's opening laid this turn still below its minimum?"""
+        """Did the seat's vulnerable side lay its opening this turn, short of its minimum?"""
         side = self.sides[seat]
-        return (
+        return bool(
             self.vulnerable[side]
             and not self.opened[side]
+            and self.laid_this_turn
             and self.opening_points < self.opening_min[side]
         )
 
@@ -711,12 +707,7 @@ class _Table:
         assert r is not None
         if check:
             self.expect_turn(ev, seat, "play")
-            if not (
-                self.vulnerable[side]
-                and not self.opened[side]
-                and self.laid_this_turn
-                and self.opening_points < self.opening_min[side]
-            ):
+            if not self.opening_short(seat):
                 raise self.fail(
                     ev,
                     "vulnerable.retract_not_needed",
@@ -998,15 +989,6 @@ def _check_sequence(table: _Table, ev: Event) -> None:
         )
 
 
-def top_uses(
-    rules: Rules, top: Card, hand: Iterable[Card], melds: Iterable[Meld]
-) -> tuple[bool, bool]:
-    """Can ``top`` be laid off on one of ``melds``; can it be melded with two cards of ``hand``?"""
-    readings = cache_for(rules)
-    layoff = any(readings.fits((*m.cards, top)) for m in melds)
-    return layoff, meld_with_top(readings, top, hand)
-
-
 def meld_with_top(readings: MeldCache, top: Card, hand: Iterable[Card]) -> bool:
     """Can ``top`` form a new meld with two cards of ``hand``? Any meld holding the top card
     contains a valid three-card meld holding it (its neighbours in the run, or two more of
@@ -1111,24 +1093,7 @@ class Replayer:
                             ):
                                 hand.remove(card)
                                 t.pile.append(card)
-                                # end_turn, inline
-                                if t.laid_this_turn:
-                                    t.laid_before[seat] = True
-                                    t.opened[t.sides[seat]] = True
-                                    t.laid_this_turn = []
-                                    t.opening_points = 0
-                                t.drawn = None
-                                t.may_reject = t.rejected = False
-                                if t.taken_top is not None:
-                                    t.taken_top = None
-                                seat += 1
-                                if seat == t.n_seats:
-                                    seat = 0
-                                t.turn = seat
-                                t.turns += 1
-                                t.phase = "draw"
-                                if seat in t.morto_pending:
-                                    t.morto_pending[t.sides[seat]] = None
+                                t.end_turn()
                                 done = True
                     elif cls is drawn:
                         stock = t.stock
