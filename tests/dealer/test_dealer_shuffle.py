@@ -33,6 +33,11 @@ def reference_shuffle(cards: list[int], key: bytes) -> list[int]:
         hmac.new(key, i.to_bytes(8, "big"), hashlib.sha256).digest() for i in range(64)
     )
     words = [int.from_bytes(stream[k : k + 4], "big") for k in range(0, len(stream), 4)]
+    return fisher_yates(cards, words)
+
+
+def fisher_yates(cards: list[int], words: list[int]) -> list[int]:
+    """Fisher-Yates driven by 32-bit words, rejecting the biased top of each range."""
     out, w = list(cards), 0
     for i in range(len(out) - 1, 0, -1):
         m = i + 1

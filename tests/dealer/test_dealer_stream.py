@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from buraco_log import dealer
 from buraco_log.cards import deck
+from tests.dealer.test_dealer_shuffle import fisher_yates
 
 
 @given(st.binary(min_size=0, max_size=100), st.integers(0, 5), st.integers(1, 20))
@@ -19,18 +20,6 @@ def test_the_block_stream_is_hmac_sha256_of_the_counter(key: bytes, start: int, 
     want = b"".join(hmac.digest(key, c, "sha256") for c in counters)
     words = dealer._blocks(key, start, n)
     assert b"".join(w.to_bytes(4, "big") for w in words) == want
-
-
-def _word_by_word(cards: list[int], words: list[int]) -> list[int]:
-    out, w = list(cards), 0
-    for i in range(len(out) - 1, 0, -1):
-        m = i + 1
-        while words[w] >= 2**32 - 2**32 % m:
-            w += 1
-        j = words[w] % m
-        w += 1
-        out[i], out[j] = out[j], out[i]
-    return out
 
 
 @pytest.mark.parametrize("rejected_at", [0, 1, 13, 50, 105])
@@ -51,13 +40,13 @@ def test_a_rejected_draw_takes_the_next_word_and_more_blocks(
     calls: list[int] = []
     monkeypatch.setattr(dealer, "_blocks", lambda k, s, c: calls.append(s) or forged(k, s, c))
     cards = deck(4)
-    assert dealer.shuffle(cards, key) == _word_by_word(cards, stream)
+    assert dealer.shuffle(cards, key) == fisher_yates(cards, stream)
     assert calls == [0, 14]  # one batch, then one more block on demand
-    assert dealer.shuffle(cards, key) != _word_by_word(cards, list(real(key, 0, 40)))
+    assert dealer.shuffle(cards, key) != fisher_yates(cards, list(real(key, 0, 40)))
 
 
 def test_small_and_large_decks_shuffle_like_the_reference() -> None:
     key = b"k" * 70  # longer than the hash block: the key is hashed first
     for n in (0, 1, 2, 9, 108, 300):
         cards = list(range(n))
-        assert dealer.shuffle(cards, key) == _word_by_word(cards, list(dealer._blocks(key, 0, 60)))
+        assert dealer.shuffle(cards, key) == fisher_yates(cards, list(dealer._blocks(key, 0, 60)))
