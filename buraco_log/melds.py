@@ -294,7 +294,7 @@ class MeldCache:
         key = (reading, add)
         hit = self._grown.get(key)
         if hit is None:
-            hit = self._lookup(cards, True)
+            hit = self._lookup(cards)  # its own key is (reading, add): no need of the order
             if len(self._grown) >= self.limit:
                 self._grown.clear()
             self._grown[key] = hit
