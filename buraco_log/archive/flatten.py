@@ -13,11 +13,14 @@ import hashlib
 import re
 from array import array
 from datetime import UTC, datetime
+from itertools import accumulate, chain, repeat
+from operator import attrgetter
 from typing import Any
 
 import msgspec
 import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.compute as pc  # type: ignore[import-untyped]
+from msgspec.structs import astuple
 
 from buraco_log import audit
 from buraco_log.errors import IllegalMoveError, ReplayError
@@ -51,6 +54,8 @@ _EVENT_TYPES = (MatchStarted, HandStarted, CardDrawn, FirstDrawRejected, PileTak
 _KIND_OF: dict[type, int] = {
     tp: KIND_CODE[str(tp.__struct_config__.tag)] for tp in _EVENT_TYPES
 }
+_CARDS = attrgetter("cards")
+_CLASS = attrgetter("canastra")
 NULL = -1  # the missing value in the integer column lists (no stored column holds -1)
 NULL8 = 255  # the same in the one-byte columns: the byte 255 is -1 read as int8
 _SAFE = re.compile(r"[^A-Za-z0-9_.+-]")
@@ -91,51 +96,97 @@ class Rejected(Exception):
 
 
 class _EventCols:
-    """The events table of one partition as flat columns (NULL, NULL8 mark a missing value)."""
+    """The events table of one partition as flat typed columns (NULL, NULL8: a missing value).
+
+    Typed arrays and byte strings all the way: a match's columns are appended with one copy
+    each, and become Arrow arrays on the same memory.
+    """
 
     __slots__ = ("cards", "count", "direct", "game_id", "hand", "kind", "lens", "meld", "seat",
                  "seq", "stock")
 
     def __init__(self) -> None:
         self.game_id = array("q")
-        self.seq: list[int] = []
-        self.hand: list[int] = []
+        self.seq = array("i")
+        self.hand = array("h")
         self.kind = bytearray()
         self.seat = bytearray()
         self.cards = bytearray()  # every card of every event, in order
-        self.lens: list[int] = []  # how many of them each event has (NULL: no cards column)
+        self.lens = array("i")  # how many of them each event has (NULL: no cards column)
         self.meld = bytearray()
-        self.count: list[int] = []
+        self.count = array("h")
         self.direct = bytearray()
-        self.stock: list[int] = []
+        self.stock = array("h")
 
     def table(self) -> pa.Table:
         n = len(self.seq)
-        lens = _ints(self.lens, "i", pa.int32())
+        lens = _ints(self.lens, pa.int32())
         offsets = pc.cumulative_sum(pc.fill_null(lens, 0)).buffers()[1]
         offsets = pa.py_buffer(array("i", [0]).tobytes() + offsets.to_pybytes())
         cards = pa.Array.from_buffers(pa.binary(), n, [lens.buffers()[0], offsets,
                                                        pa.py_buffer(self.cards)])
         kind = pa.DictionaryArray.from_arrays(_bytes(self.kind, False), _KIND_VALUES)
         cols = {
-            "game_id": pa.Array.from_buffers(pa.int64(), n, [None, pa.py_buffer(self.game_id)]),
-            "seq": _ints(self.seq, "i", pa.int32(), False),
-            "hand": _ints(self.hand, "h", pa.int16(), False),
+            "game_id": _ints(self.game_id, pa.int64(), False),
+            "seq": _ints(self.seq, pa.int32(), False),
+            "hand": _ints(self.hand, pa.int16(), False),
             "kind": kind,
             "seat": _bytes(self.seat),
             "cards": cards,
             "meld": _bytes(self.meld),
-            "count": _ints(self.count, "h", pa.int16()),
+            "count": _ints(self.count, pa.int16()),
             "direct": _bytes(self.direct).cast(pa.bool_()),
-            "stock": _ints(self.stock, "h", pa.int16()),
+            "stock": _ints(self.stock, pa.int16()),
         }
         return pa.Table.from_arrays([cols[f.name] for f in EVENTS], schema=EVENTS)
 
 
-def _ints(values: list[int], code: str, type_: pa.DataType, nullable: bool = True) -> pa.Array:
-    """An Arrow integer array straight from a list (NULL entries become nulls)."""
-    data = pa.py_buffer(array(code, values))
-    return _nulls(pa.Array.from_buffers(type_, len(values), [None, data]), nullable)
+class _MeldCols:
+    """The melds table of one partition: the final melds as they stand, plus what each match
+    adds (game id, hand, card points, bonus); the columns are cut from the melds in bulk."""
+
+    __slots__ = ("bonus", "game_id", "hand", "melds", "points")
+
+    def __init__(self) -> None:
+        self.game_id = array("q")
+        self.hand = array("h")
+        self.melds: list[Meld] = []
+        self.points = array("h")
+        self.bonus = array("h")
+
+    def table(self) -> pa.Table:
+        n = len(self.melds)
+        if n:
+            ids, sides, cards, kinds, classes, laid_by = zip(*map(astuple, self.melds),
+                                                             strict=True)
+        else:
+            ids = sides = cards = kinds = classes = laid_by = ()
+        lengths = array("i", map(len, cards))
+        offsets = array("i", [0])
+        offsets.extend(accumulate(lengths))
+        flat = bytes(chain.from_iterable(cards))
+        cols = {
+            "game_id": _ints(self.game_id, pa.int64(), False),
+            "hand": _ints(self.hand, pa.int16(), False),
+            "side": pa.array(sides, pa.int8()),
+            "meld": pa.array(ids, pa.int8()),
+            "kind": pa.array(kinds, pa.string()),
+            "length": pa.array(lengths, pa.int8()),
+            "canastra": pa.array(classes, pa.string()),
+            "laid_by": pa.array(laid_by, pa.int8()),
+            "points": _ints(self.points, pa.int16(), False),
+            "bonus": _ints(self.bonus, pa.int16(), False),
+            "cards": pa.ListArray.from_arrays(
+                pa.Array.from_buffers(pa.int32(), n + 1, [None, pa.py_buffer(offsets)]),
+                pa.Array.from_buffers(pa.uint8(), len(flat), [None, pa.py_buffer(flat)])),
+        }
+        return pa.Table.from_arrays([cols[f.name] for f in MELDS], schema=MELDS)
+
+
+def _ints(values: array[int], type_: pa.DataType, nullable: bool = True) -> pa.Array:
+    """An Arrow integer array on a typed array's memory (NULL entries become nulls)."""
+    return _nulls(pa.Array.from_buffers(type_, len(values), [None, pa.py_buffer(values)]),
+                  nullable)
 
 
 def _bytes(values: bytearray, nullable: bool = True) -> pa.Array:
@@ -155,19 +206,19 @@ class Rows:
     """Column lists for the five per-match tables of one partition, filled match by match."""
 
     def __init__(self) -> None:
-        # Rows as tuples in the order of each table's schema, except the events' columns.
+        # Rows as tuples in the order of each table's schema, except the events' and melds'
+        # columns.
         self.matches: list[tuple[Any, ...]] = []
         self.hands: list[tuple[Any, ...]] = []
         self.events = _EventCols()
-        self.melds: list[tuple[Any, ...]] = []
+        self.melds = _MeldCols()
         self.players: list[tuple[Any, ...]] = []
         self.n_events = 0
         self.n_matches = 0
 
     def tables(self) -> dict[str, pa.Table]:
-        out = {"events": self.events.table()}
-        for name, schema in (("matches", MATCHES), ("hands", HANDS), ("melds", MELDS),
-                             ("players", PLAYERS)):
+        out = {"events": self.events.table(), "melds": self.melds.table()}
+        for name, schema in (("matches", MATCHES), ("hands", HANDS), ("players", PLAYERS)):
             rows: list[tuple[Any, ...]] = getattr(self, name)
             cols = list(zip(*rows, strict=True)) if rows else [()] * len(schema)
             out[name] = pa.Table.from_arrays(
@@ -254,17 +305,19 @@ class _Flat:
 
     def __init__(self, gid: int) -> None:
         self.gid = gid
-        self.kind: list[int] = []
-        self.hand: list[int] = []
-        self.seat: list[int] = []
+        # The events' columns, one entry per event (see _EventCols).
+        self.kind = b""
+        self.hand = array("h")
+        self.seat = bytearray()
         self.cards = bytearray()
-        self.lens: list[int] = []
-        self.meld: list[int] = []
-        self.count: list[int] = []
-        self.direct: list[int] = []
-        self.stock: list[int] = []
+        self.lens = array("i")
+        self.meld = bytearray()
+        self.count = array("h")
+        self.direct = bytearray()
+        self.stock = array("h")
         self.hand_rows: list[tuple[Any, ...]] = []  # rows of schema.HANDS
-        self.meld_rows: list[tuple[int, Meld]] = []
+        self.meld_hand: list[int] = []  # the final melds of every hand, and their hand
+        self.melds: list[Meld] = []
         self.first_player = 0
         self.winner = 0
         self.totals: tuple[int, ...] = ()
@@ -278,26 +331,29 @@ class _Flat:
         n = len(events)
         e = rows.events
         e.game_id.extend(array("q", [gid]) * n)
-        e.seq += [ev.seq for ev in events]
+        e.seq.extend(range(n))  # the replay accepted them: seq is 0, 1, 2, ...
         e.hand += self.hand
-        e.kind += bytes(self.kind)
-        e.seat += bytes(self.seat)
+        e.kind += self.kind
+        e.seat += self.seat
         e.cards += self.cards
         e.lens += self.lens
-        e.meld += bytes(self.meld)
+        e.meld += self.meld
         e.count += self.count
-        e.direct += bytes(self.direct)
+        e.direct += self.direct
         e.stock += self.stock
         rows.hands += self.hand_rows
         rules = start.rules
-        point = rules.point_table().__getitem__
         bonus = {cls: canastra_bonus(cls, rules)  # type: ignore[arg-type]
                  for cls in (*CANASTRA_CLASSES, None)}
-        rows.melds += [
-            (gid, hand, m.side, m.id, m.kind, len(m.cards), m.canastra, m.laid_by,
-             sum(map(point, m.cards)), bonus[m.canastra], m.cards)
-            for hand, m in self.meld_rows
-        ]
+        m = rows.melds
+        melds = self.melds
+        m.game_id.extend(array("q", [gid]) * len(melds))
+        m.hand.extend(self.meld_hand)
+        m.melds += melds
+        # Bulk, no per-meld bytecode: each meld's card points summed, each class's bonus.
+        cards = list(map(_CARDS, melds))
+        m.points.extend(map(sum, map(map, repeat(rules.point_table().__getitem__), cards)))
+        m.bonus.extend(map(bonus.__getitem__, map(_CLASS, melds)))
         n_players = len(start.players)
         rows.players += [
             (gid, seat, self.sides[seat], pl.name, pl.id, pl.id or pl.name,
@@ -329,12 +385,13 @@ class _Flat:
 def _replay(events: list[AnyEvent], gid: int) -> _Flat | None:
     """Validate every event and collect the rows; None when the match never finished.
 
-    One loop does both. Each event writes only the columns its type has into lists made at
-    full length with NULL (``hand`` is filled in runs afterwards: it changes only at a deal).
+    One loop does both. Each event writes only the columns its type has into typed columns made
+    at full length with NULL (``hand`` is filled in runs afterwards: it changes only at a deal).
     The rules engine validates every event: the events whose rows need nothing from the table
-    (draws, discards, pickups, lay-offs, retractions, going out) are replayed a stretch at a
-    time by :meth:`Replayer.run`, right before the next event that reads the table after its
-    own step (a meld, the morto, a deal, a hand's end) and at the end. An illegal event stops
+    (draws, discards, pickups, lay-offs, retractions, going out, melds with their id recorded)
+    are replayed a stretch at a time by :meth:`Replayer.run`, right before the next event that
+    reads the table after its own step (a meld without an id, the morto, a deal, a hand's end)
+    and at the end. An illegal event stops
     the replay with the engine's error either way; the columns never reach a table then.
     """
     r = Replayer()
@@ -343,12 +400,12 @@ def _replay(events: list[AnyEvent], gid: int) -> _Flat | None:
     t = r.table  # read-only: melds, sides, hands, turns, results
     f = _Flat(gid)
     n = len(events)
-    seat = [NULL8] * n
-    lens = [NULL] * n
-    meld = [NULL8] * n
-    count = [NULL] * n
-    direct = [NULL8] * n
-    stock = [NULL] * n
+    seat = bytearray(b"\xff") * n
+    lens = array("i", [NULL]) * n
+    meld = bytearray(b"\xff") * n
+    count = array("h", [NULL]) * n
+    direct = bytearray(b"\xff") * n
+    stock = array("h", [NULL]) * n
     cards = f.cards
     add_card = cards.append
     add_cards = cards.extend
@@ -379,6 +436,13 @@ def _replay(events: list[AnyEvent], gid: int) -> _Flat | None:
             lens[i] = 1
             pickups.setdefault(sides[ev.seat], []).append(ev.count)
             continue
+        if tp is MeldLaid and ev.meld is not None:  # type: ignore[union-attr]
+            # A recorded meld id is checked by the engine (meld.wrong_id): no stop needed.
+            seat[i] = ev.seat  # type: ignore[union-attr]
+            add_cards(ev.cards)  # type: ignore[union-attr]
+            lens[i] = len(ev.cards)  # type: ignore[union-attr]
+            meld[i] = ev.meld  # type: ignore[union-attr]
+            continue
         if tp is OpeningRetracted or tp is WentOut:
             seat[i] = ev.seat  # type: ignore[union-attr]
             if tp is OpeningRetracted:
@@ -388,7 +452,7 @@ def _replay(events: list[AnyEvent], gid: int) -> _Flat | None:
         if todo < i:
             run(events[todo:i])
         todo = i + 1
-        if tp is MeldLaid:
+        if tp is MeldLaid:  # no recorded id: the engine numbers it
             step(ev)
             s = seat[i] = ev.seat  # type: ignore[union-attr]
             add_cards(ev.cards)  # type: ignore[union-attr]
@@ -426,11 +490,10 @@ def _replay(events: list[AnyEvent], gid: int) -> _Flat | None:
         run(events[todo:])
     if t.phase != "over" or not isinstance(events[-1], MatchEnded):
         return None
-    kind_of = _KIND_OF
-    f.kind = [kind_of[type(ev)] for ev in events]
-    hand = [-1] * (deals[0][0] if deals else n)
+    f.kind = bytes(map(_KIND_OF.__getitem__, map(type, events)))
+    hand = array("h", [-1]) * (deals[0][0] if deals else n)
     for k, (i, h) in enumerate(deals):
-        hand += [h] * ((deals[k + 1][0] if k + 1 < len(deals) else n) - i)
+        hand += array("h", [h]) * ((deals[k + 1][0] if k + 1 < len(deals) else n) - i)
     f.hand = hand
     f.seat, f.lens, f.meld, f.count, f.direct, f.stock = seat, lens, meld, count, direct, stock
     f.first_player = first_player or 0
@@ -460,8 +523,8 @@ def _hand_rows(f: _Flat, t: Any, final: list[list[Meld]], start_seq: int,
             pickups.get(s.side, []),
         ))
     for side in final:
-        for m in side:
-            f.meld_rows.append((res.hand, m))
+        f.meld_hand += [res.hand] * len(side)
+        f.melds += side
 
 
 def check_file(path: str, sha: str, size: int, rows_for: Any, seen: set[str] | None = None

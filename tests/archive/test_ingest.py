@@ -7,14 +7,17 @@ import shutil
 from pathlib import Path
 
 import duckdb
+import msgspec
 import pyarrow.dataset as ds
 
 from buraco_log import audit
 from buraco_log.archive import connect, ingest, query
 from buraco_log.archive.flatten import game_id_of
 from buraco_log.archive.schema import SCHEMAS, markdown
+from buraco_log.events import HandEnded, MeldLaid
 from buraco_log.log import read_events
-from buraco_log.reducer import replay
+from buraco_log.melds import canastra_bonus
+from buraco_log.reducer import Replayer, replay
 from tests import brokenlogs
 from tests.archive.conftest import Archived, Corpus
 
@@ -60,6 +63,50 @@ def test_counts_and_scores_in_duckdb_equal_a_python_replay(archived: Archived) -
         for hand, side, n in per_hand_canastras:
             assert n == sum(state.results[hand].scores[side].canastras.values())
     con.close()
+
+
+def test_meld_rows_are_the_final_melds_of_every_hand(archived: Archived) -> None:
+    """Every column of the melds table against the table a step-by-step replay leaves just
+    before each HandEnded: ids, sides, kinds, classes, who laid them, cards, points, bonus."""
+    con = connect(archived.path)
+    checked = 0
+    for path in archived.corpus.good:
+        events = read_events(path)
+        rules = events[0].rules  # type: ignore[attr-defined]
+        r = Replayer()
+        expected = []
+        for ev in events:
+            if isinstance(ev, HandEnded):
+                state = r.state()
+                hand = state.hand
+                for side in state.melds:
+                    for m in side:
+                        expected.append((
+                            hand, m.side, m.id, m.kind, len(m.cards), m.canastra, m.laid_by,
+                            sum(rules.card_points(c) for c in m.cards),
+                            canastra_bonus(m.canastra, rules), list(m.cards)))
+            r.step(ev)
+        gid = game_id_of(audit.read_log(path)[1].head)
+        got = con.execute(
+            "SELECT hand, side, meld, kind, length, canastra, laid_by, points, bonus, cards "
+            "FROM melds WHERE game_id = ? ORDER BY hand, side, meld", [gid]).fetchall()
+        assert got == sorted(expected, key=lambda row: row[:3])
+        checked += len(got)
+    con.close()
+    assert checked > 100  # the corpus has melds to compare
+
+
+def test_a_wrong_recorded_meld_id_is_refused(archived: Archived, tmp_path: Path) -> None:
+    """The flattening takes a recorded meld id as the row's meld; the engine must check it."""
+    events = read_events(archived.corpus.good[0])
+    k = next(i for i, e in enumerate(events) if isinstance(e, MeldLaid) and e.meld is not None)
+    bad = list(events)
+    bad[k] = msgspec.structs.replace(events[k], meld=events[k].meld + 1)  # type: ignore[union-attr]
+    path = brokenlogs.write(tmp_path / "wrong-id.blog", bad)
+    rep = ingest([str(path)], tmp_path / "a", jobs=1)
+    assert rep.added == 0
+    assert [(e.code, e.rule, e.seq) for e in rep.errors] == [
+        ("legality", "meld.wrong_id", events[k].seq)]
 
 
 def test_event_rows_follow_the_log(archived: Archived) -> None:
