@@ -288,7 +288,8 @@ def check_and_flatten(path: str, sha: str, size: int, rows_for: Any,
             path, sha, size, "incomplete", "archive.incomplete",
             f"the log ends at seq {events[-1].seq} before MatchEnded: only finished matches "
             "are archived", seq=events[-1].seq, match_id=start.match_id, digest=digest))
-    prov = audit.provenance(events)  # the same deal check the audit makes
+    # The same deal check the audit makes, on the only events it reads (the replay kept them).
+    prov = audit.provenance(flat.deal_events)
     if prov.findings:
         raise _reject_with_audit(path, sha, size, events, integrity,
                                  ("provenance", prov.findings[0].rule,
@@ -324,6 +325,7 @@ class _Flat:
         self.sides: tuple[int, ...] = ()
         self.n_sides = 0
         self.hands = 0
+        self.deal_events: list[AnyEvent] = []  # MatchStarted, every HandStarted, MatchEnded
 
     def emit(self, rows: Rows, start: MatchStarted, events: list[AnyEvent], digest: str,
              sha: str, size: int, path: str, integrity: audit.Integrity, prov: str) -> None:
@@ -474,6 +476,7 @@ def _replay(events: list[AnyEvent], gid: int) -> _Flat | None:
                 lens[i] = 1
             stock[i] = len(ev.stock)
             deals.append((i, t.hand))
+            f.deal_events.append(ev)
             hand_start = ev.seq
             morto = {}
             pickups = {}
@@ -486,6 +489,7 @@ def _replay(events: list[AnyEvent], gid: int) -> _Flat | None:
         else:
             step(ev)
             sides = list(t.sides)  # fixed from the match start on
+            f.deal_events.append(ev)  # MatchStarted or MatchEnded
     if todo < n:
         run(events[todo:])
     if t.phase != "over" or not isinstance(events[-1], MatchEnded):

@@ -14,7 +14,7 @@ from buraco_log import audit
 from buraco_log.archive import connect, ingest, query
 from buraco_log.archive.flatten import game_id_of
 from buraco_log.archive.schema import SCHEMAS, markdown
-from buraco_log.events import HandEnded, MeldLaid
+from buraco_log.events import HandEnded, MatchEnded, MeldLaid
 from buraco_log.log import read_events
 from buraco_log.melds import canastra_bonus
 from buraco_log.reducer import Replayer, replay
@@ -107,6 +107,25 @@ def test_a_wrong_recorded_meld_id_is_refused(archived: Archived, tmp_path: Path)
     assert rep.added == 0
     assert [(e.code, e.rule, e.seq) for e in rep.errors] == [
         ("legality", "meld.wrong_id", events[k].seq)]
+
+
+def test_a_deal_that_is_not_the_committed_one_is_refused(archived: Archived,
+                                                          tmp_path: Path) -> None:
+    """Deal provenance is checked on the way in: a revealed seed that does not match the
+    commitment lands in the errors table with the audit's rule; the good log's status is kept."""
+    good = archived.corpus.good[0]
+    gid = game_id_of(audit.read_log(good)[1].head)
+    assert rows(archived.path, f"SELECT provenance FROM matches WHERE game_id = {gid}") == [
+        ("committed",)]
+    events = read_events(good)
+    end = events[-1]
+    assert isinstance(end, MatchEnded) and end.server_seed is not None
+    bad = [*events[:-1], msgspec.structs.replace(end, server_seed=end.server_seed + "0")]
+    path = brokenlogs.write(tmp_path / "other-seed.blog", bad)
+    rep = ingest([str(path)], tmp_path / "a", jobs=1)
+    assert rep.added == 0
+    assert [(e.code, e.rule, e.seq) for e in rep.errors] == [
+        ("provenance", "deal.seed_mismatch", end.seq)]
 
 
 def test_event_rows_follow_the_log(archived: Archived) -> None:
