@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
-from typing import Literal
+from typing import Final, Literal
 
 from buraco_log.errors import CardParseError
 
@@ -22,8 +22,12 @@ Card = int
 
 CLUBS, DIAMONDS, HEARTS, SPADES = 0, 1, 2, 3
 SUITS = (CLUBS, DIAMONDS, HEARTS, SPADES)
-ACE, JACK, QUEEN, KING = 1, 11, 12, 13
-JOKER: Card = 64
+# Final: the compiled modules take these values as constants instead of looking them up.
+ACE: Final = 1
+JACK: Final = 11
+QUEEN: Final = 12
+KING: Final = 13
+JOKER: Final = 64
 NATURALS: tuple[Card, ...] = tuple(s * 16 + r for s in SUITS for r in range(1, 14))
 ALL_CODES: tuple[Card, ...] = (*NATURALS, JOKER)
 

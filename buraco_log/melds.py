@@ -85,139 +85,207 @@ class Reading:
 
 def read_meld(cards: Sequence[Card], rules: Rules) -> Reading:
     """Read ``cards`` as a meld under ``rules`` or raise :class:`MeldError` naming the rule."""
+    got = _read(cards, rules)
+    if isinstance(got, MeldError):
+        raise got
+    return got
+
+
+# The reader below returns its refusal instead of raising it: the memo stores refusals, pile
+# checks probe many melds that fail, and a raise through compiled frames costs more than the
+# whole reading. Rank sets are bit masks (bit r for rank r; in runs an ace low is bit 1 and an
+# ace high bit 14). tests/reference_melds.py keeps the first, plain version; the property tests
+# hold the two to the same readings and the same refusals.
+
+
+def _read(cards: Sequence[Card], rules: Rules) -> Reading | MeldError:
     n = len(cards)
     if n < 3:
-        raise MeldError("meld.too_few_cards", cards, "a meld needs at least 3 cards")
-    naturals: list[Card] = []
+        return MeldError("meld.too_few_cards", cards, "a meld needs at least 3 cards")
+    n_nat = 0
+    first_nat = -1
+    ranks = 0  # ranks of the naturals, as a bit mask
+    suits = 0  # suits of the naturals, as a bit mask
     twos: list[Card] = []
-    jokers: list[Card] = []
+    jokers = 0
+    rank_of = RANK  # locals: a module global is a dict look-up on every use, compiled too
+    suit_of = SUIT
     for c in cards:
-        rank = RANK[c] if 0 <= c < JOKER else 0
         if c == JOKER:
-            jokers.append(c)
-        elif rank == 2:
+            jokers += 1
+            continue
+        rank = rank_of[c] if 0 <= c < JOKER else 0
+        if rank == 2:
             twos.append(c)
         elif rank:
-            naturals.append(c)
+            n_nat += 1
+            if first_nat < 0:
+                first_nat = c
+            ranks |= 1 << rank
+            suits |= 1 << suit_of[c]
         else:
-            raise MeldError("meld.not_a_card", (), f"{c!r} is not a card code")
-    if not naturals and (jokers or len({SUIT[c] for c in twos}) > 1):
+            return MeldError("meld.not_a_card", (), f"{c!r} is not a card code")
+    if not n_nat and (jokers or not _one_suit(twos)):
         # Only 2s of one suit can hold a natural card (the 2 itself); 2s never form a set.
         rule = "meld.set_of_twos" if not jokers else "meld.too_many_wilds"
-        raise MeldError(rule, cards, "needs at least two natural cards")
-    ranks = {RANK[c] for c in naturals}
-    suits = {SUIT[c] for c in naturals}
-    if naturals and len(ranks) == 1 and len(naturals) >= 2:
-        return _read_set(cards, naturals, twos + jokers, rules)
-    if len(suits) <= 1:
-        suit = SUIT[naturals[0]] if naturals else SUIT[twos[0]]
-        return _read_run(cards, suit, naturals, twos, jokers, rules)
-    if len(ranks) == 1:
-        return _read_set(cards, naturals, twos + jokers, rules)
-    raise MeldError(
+        return MeldError(rule, cards, "needs at least two natural cards")
+    one_rank = ranks & (ranks - 1) == 0
+    if n_nat >= 2 and one_rank:
+        return _read_set(cards, n, first_nat, twos, jokers, rules)
+    if suits & (suits - 1) == 0:
+        suit = suit_of[first_nat] if n_nat else suit_of[twos[0]]
+        return _read_run(cards, suit, twos, jokers, rules)
+    if n_nat and one_rank:
+        return _read_set(cards, n, first_nat, twos, jokers, rules)
+    return MeldError(
         "meld.not_a_meld",
         cards,
         "neither a set (one rank) nor a run (one suit, consecutive)",
     )
 
 
+def _one_suit(twos: list[Card]) -> bool:
+    for c in twos:  # noqa: SIM110  (a plain loop: all() over a generator is slower compiled)
+        if SUIT[c] != SUIT[twos[0]]:
+            return False
+    return True
+
+
 def _read_set(
-    cards: Sequence[Card], naturals: list[Card], wilds: list[Card], rules: Rules
-) -> Reading:
-    if len(wilds) > 1:
-        raise _too_many_wilds(cards, wilds)
+    cards: Sequence[Card], n: int, natural: Card, twos: list[Card], jokers: int, rules: Rules
+) -> Reading | MeldError:
+    n_wild = len(twos) + jokers
+    if n_wild > 1:
+        return _too_many_wilds(cards, n_wild)
     # Three cards or more with at most one wild: at least two naturals, as every meld needs.
-    n = len(cards)
     canastra: CanastraClass | None = None
     if n >= rules.canastra_size and rules.canastra_from_sets:
-        canastra = "dirty" if wilds else "clean"
-    return Reading(
-        "set", n, rank=RANK[naturals[0]], wild=wilds[0] if wilds else None, canastra=canastra
-    )
+        canastra = "dirty" if n_wild else "clean"
+    wild: Card | None = None
+    if twos:
+        wild = twos[0]
+    elif jokers:
+        wild = JOKER
+    return Reading("set", n, rank=RANK[natural], wild=wild, canastra=canastra)
 
 
 def _read_run(
-    cards: Sequence[Card],
-    suit: int,
-    naturals: list[Card],
-    twos: list[Card],
-    jokers: list[Card],
-    rules: Rules,
-) -> Reading:
-    own_twos = [c for c in twos if SUIT[c] == suit]
-    other_twos = [c for c in twos if SUIT[c] != suit]
+    cards: Sequence[Card], suit: int, twos: list[Card], jokers: int, rules: Rules
+) -> Reading | MeldError:
+    fixed = 0  # the naturals' ranks other than the ace, as a bit mask
+    n_fixed = 0
+    aces = 0
+    dup = False
+    rank_of = RANK
+    for c in cards:
+        r = rank_of[c] if c != JOKER else 0
+        if r == ACE:
+            aces += 1
+        elif r > 2:
+            if fixed >> r & 1:
+                dup = True
+            fixed |= 1 << r
+            n_fixed += 1
     # Canonical reading: a same-suit 2 is natural whenever the meld is valid read that way.
-    attempts: list[tuple[list[Card], list[Card]]] = []
-    if own_twos:
-        attempts.append(([*naturals, own_twos[0]], [*jokers, *other_twos, *own_twos[1:]]))
-    attempts.append((naturals, [*jokers, *twos]))
     first_error: MeldError | None = None
-    for nats, wilds in attempts:
-        if len(wilds) > 1:
-            first_error = first_error or _too_many_wilds(cards, wilds)
-            continue
-        try:
-            return _layout(cards, suit, [RANK[c] for c in nats], wilds[0] if wilds else None, rules)
-        except MeldError as err:
-            first_error = first_error or err
-    assert first_error is not None
-    raise first_error
+    own = -1  # where the first 2 of the run's suit is in ``twos``
+    for i in range(len(twos)):
+        if SUIT[twos[i]] == suit:
+            own = i
+            break
+    if own >= 0:
+        n_wild = jokers + len(twos) - 1
+        if n_wild > 1:
+            first_error = _too_many_wilds(cards, n_wild)
+        else:
+            wild: Card | None = JOKER if jokers else None
+            if len(twos) == 2:
+                wild = twos[1 - own]
+            got = _layout(cards, suit, fixed | 4, n_fixed + 1, aces, dup, wild, rules)
+            if not isinstance(got, MeldError):
+                return got
+            first_error = got
+    n_wild = jokers + len(twos)
+    if n_wild > 1:
+        return first_error or _too_many_wilds(cards, n_wild)
+    wild = JOKER if jokers else twos[0] if twos else None
+    got = _layout(cards, suit, fixed, n_fixed, aces, dup, wild, rules)
+    if not isinstance(got, MeldError):
+        return got
+    return first_error or got
 
 
 def _layout(
-    cards: Sequence[Card], suit: int, ranks: list[int], wild: Card | None, rules: Rules
-) -> Reading:
-    aces = ranks.count(ACE)
-    fixed = sorted(r for r in ranks if r != ACE)
-    if len(set(fixed)) != len(fixed):
-        raise MeldError("meld.duplicate_in_run", cards, "a run holds each rank once")
-    options: list[list[int]] = []
+    cards: Sequence[Card],
+    suit: int,
+    fixed: int,
+    n_fixed: int,
+    aces: int,
+    dup: bool,
+    wild: Card | None,
+    rules: Rules,
+) -> Reading | MeldError:
+    """Lay the naturals out as a run: ``fixed`` their non-ace ranks (a bit mask), ``aces``
+    how many aces, ``dup`` whether a non-ace rank came twice."""
+    if dup:
+        return MeldError("meld.duplicate_in_run", cards, "a run holds each rank once")
+    options: tuple[int, ...]
     if aces == 0:
-        options.append(fixed)
+        options = (fixed,)
     elif aces == 1:
-        options += [[1, *fixed], [*fixed, 14]]
+        options = (fixed | 2, fixed | 1 << 14)
     elif aces == 2 and rules.ace_both_ends:
-        options.append([1, *fixed, 14])
+        options = (fixed | 2 | 1 << 14,)
     else:
-        raise MeldError(
+        return MeldError(
             "meld.duplicate_in_run",
             cards,
             "a run holds one ace" + ("" if rules.ace_both_ends else " (low or high, never both)"),
         )
+    count = n_fixed + aces
     max_run = rules.max_run()
     for pos in options:
-        lo, hi = pos[0], pos[-1]
+        lo = (pos & -pos).bit_length() - 1
+        hi = pos.bit_length() - 1
         span = hi - lo + 1
-        missing = span - len(pos)
+        missing = span - count
         if missing == 0:
             size = span + (1 if wild is not None else 0)
             if size > max_run:
                 continue
-            return _run(suit, size, lo, hi, wild, None, len(pos), rules)
+            return _run(suit, size, lo, hi, wild, None, count, rules)
         if missing == 1 and wild is not None:
-            gap = next(p for p in range(lo, hi + 1) if p not in pos)
+            holes = ~pos & ((1 << hi) - (1 << lo))  # the positions lo .. hi - 1 not filled
+            gap = (holes & -holes).bit_length() - 1
             return _run(suit, span, lo, hi, wild, gap, max(gap - lo, hi - gap), rules)
     if len(cards) > max_run:
-        raise MeldError("meld.run_too_long", cards, f"a run has at most {max_run} cards")
-    if _wraps(ranks):
-        raise MeldError("meld.run_wraps", cards, "a run never wraps around the ace (K-A-2)")
-    raise MeldError(
+        return MeldError("meld.run_too_long", cards, f"a run has at most {max_run} cards")
+    if aces == 1 and _wraps(fixed, count):
+        return MeldError("meld.run_wraps", cards, "a run never wraps around the ace (K-A-2)")
+    return MeldError(
         "meld.run_not_consecutive",
         cards,
         "not consecutive" + (" even with the wild filling one gap" if wild is not None else ""),
     )
 
 
-def _wraps(ranks: list[int]) -> bool:
-    """Would these ranks be (nearly) a run if K and A were followed by 2? For the message only."""
-    if ACE not in ranks:
-        return False
-    for shift in range(1, 13):
-        pos = sorted((r - 1 - shift) % 13 for r in ranks)
-        missing = pos[-1] - pos[0] + 1 - len(pos)
-        if len(set(pos)) == len(pos) and missing <= 1:
-            return True
-    return False
+def _wraps(fixed: int, count: int) -> bool:
+    """Would one ace and the ranks ``fixed`` be (nearly) a run if K and A were followed by 2?
+    For the message only. On the 13-hour clock of ranks, the best run starts after the widest
+    empty stretch; it is (nearly) whole when that stretch leaves at most one hole."""
+    clock = fixed >> 1 | 1  # rank r at hour r - 1, the ace at 0
+    widest = 0
+    prev = -1
+    first = -1
+    for h in range(13):
+        if clock >> h & 1:
+            if prev >= 0:
+                widest = max(widest, h - prev)
+            else:
+                first = h
+            prev = h
+    widest = max(widest, first + 13 - prev)
+    return widest >= 13 - count
 
 
 def _run(
@@ -275,10 +343,7 @@ class MeldCache:
             key = tuple(sorted(raw))
             hit = self._memo.get(key)
             if hit is None:
-                try:
-                    hit = read_meld(raw, self.rules)
-                except MeldError as exc:
-                    hit = exc  # refusals are remembered too: pile checks probe many
+                hit = _read(raw, self.rules)  # refusals are remembered too: probes make many
                 if len(self._memo) >= self.limit:
                     self._memo.clear()
                 self._memo[key] = hit
@@ -311,9 +376,10 @@ class MeldCache:
             # natural beside two wilds; a natural of another suit makes no run, and no set
             # either (two ranks, or two wilds where a set allows one).
             c = add[0]
-            if c != JOKER and RANK[c] != 2:
+            rank = RANK[c] if c != JOKER else 2
+            if rank != 2:
                 if reading.kind == "set":
-                    if RANK[c] != reading.rank:
+                    if rank != reading.rank:
                         return False
                 elif SUIT[c] != reading.suit:
                     return False
@@ -353,11 +419,7 @@ def cache_for(rules: Rules) -> MeldCache:
 
 
 def is_meld(cards: Sequence[Card], rules: Rules) -> bool:
-    try:
-        read_meld(cards, rules)
-    except MeldError:
-        return False
-    return True
+    return not isinstance(_read(cards, rules), MeldError)
 
 
 def canastra_bonus(cls: CanastraClass | None, rules: Rules) -> int:
@@ -366,8 +428,8 @@ def canastra_bonus(cls: CanastraClass | None, rules: Rules) -> int:
     return int(getattr(rules.bonuses, cls))
 
 
-def _too_many_wilds(cards: Sequence[Card], wilds: Sequence[Card]) -> MeldError:
-    return MeldError("meld.too_many_wilds", cards, f"{len(wilds)} wild cards; at most one")
+def _too_many_wilds(cards: Sequence[Card], n_wild: int) -> MeldError:
+    return MeldError("meld.too_many_wilds", cards, f"{n_wild} wild cards; at most one")
 
 
 def _show(cards: Sequence[Card]) -> str:

@@ -1202,11 +1202,16 @@ def state_at(events: Iterable[AnyEvent], seq: int, *, check: bool = True) -> Sta
 
 def _may_join(top: Card, c: Card) -> bool:
     """Could ``c`` share a three-card meld with ``top``? A cheap filter before real readings."""
-    if top == JOKER or c == JOKER or RANK[top] == 2 or RANK[c] == 2 or RANK[c] == RANK[top]:
+    if top == JOKER or c == JOKER:
         return True
-    if SUIT[c] != SUIT[top]:
+    rank_of = RANK  # one global look-up, not six (compiled code looks globals up by name)
+    rt, rc = rank_of[top], rank_of[c]
+    if rt == 2 or rc == 2 or rc == rt:
+        return True
+    suit_of = SUIT
+    if suit_of[c] != suit_of[top]:
         return False
-    d = abs(RANK[c] - RANK[top])
+    d = abs(rc - rt)
     return d <= 2 or d >= 11  # neighbours, or across the ace (Q-K-A, A-2-3)
 
 

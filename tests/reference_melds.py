@@ -1,0 +1,176 @@
+"""The meld reader as first written (plain, raising, set-based): the oracle the fast reader in
+:mod:`buraco_log.melds` is checked against. Kept verbatim; do not optimise."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from buraco_log.cards import ACE, JOKER, RANK, SUIT, Card
+from buraco_log.melds import CanastraClass, MeldError, Reading
+from buraco_log.rules import Rules
+
+
+def read_meld(cards: Sequence[Card], rules: Rules) -> Reading:
+    """Read ``cards`` as a meld under ``rules`` or raise :class:`MeldError` naming the rule."""
+    n = len(cards)
+    if n < 3:
+        raise MeldError("meld.too_few_cards", cards, "a meld needs at least 3 cards")
+    naturals: list[Card] = []
+    twos: list[Card] = []
+    jokers: list[Card] = []
+    for c in cards:
+        rank = RANK[c] if 0 <= c < JOKER else 0
+        if c == JOKER:
+            jokers.append(c)
+        elif rank == 2:
+            twos.append(c)
+        elif rank:
+            naturals.append(c)
+        else:
+            raise MeldError("meld.not_a_card", (), f"{c!r} is not a card code")
+    if not naturals and (jokers or len({SUIT[c] for c in twos}) > 1):
+        # Only 2s of one suit can hold a natural card (the 2 itself); 2s never form a set.
+        rule = "meld.set_of_twos" if not jokers else "meld.too_many_wilds"
+        raise MeldError(rule, cards, "needs at least two natural cards")
+    ranks = {RANK[c] for c in naturals}
+    suits = {SUIT[c] for c in naturals}
+    if naturals and len(ranks) == 1 and len(naturals) >= 2:
+        return _read_set(cards, naturals, twos + jokers, rules)
+    if len(suits) <= 1:
+        suit = SUIT[naturals[0]] if naturals else SUIT[twos[0]]
+        return _read_run(cards, suit, naturals, twos, jokers, rules)
+    if len(ranks) == 1:
+        return _read_set(cards, naturals, twos + jokers, rules)
+    raise MeldError(
+        "meld.not_a_meld",
+        cards,
+        "neither a set (one rank) nor a run (one suit, consecutive)",
+    )
+
+
+def _read_set(
+    cards: Sequence[Card], naturals: list[Card], wilds: list[Card], rules: Rules
+) -> Reading:
+    if len(wilds) > 1:
+        raise _too_many_wilds(cards, wilds)
+    # Three cards or more with at most one wild: at least two naturals, as every meld needs.
+    n = len(cards)
+    canastra: CanastraClass | None = None
+    if n >= rules.canastra_size and rules.canastra_from_sets:
+        canastra = "dirty" if wilds else "clean"
+    return Reading(
+        "set", n, rank=RANK[naturals[0]], wild=wilds[0] if wilds else None, canastra=canastra
+    )
+
+
+def _read_run(
+    cards: Sequence[Card],
+    suit: int,
+    naturals: list[Card],
+    twos: list[Card],
+    jokers: list[Card],
+    rules: Rules,
+) -> Reading:
+    own_twos = [c for c in twos if SUIT[c] == suit]
+    other_twos = [c for c in twos if SUIT[c] != suit]
+    # Canonical reading: a same-suit 2 is natural whenever the meld is valid read that way.
+    attempts: list[tuple[list[Card], list[Card]]] = []
+    if own_twos:
+        attempts.append(([*naturals, own_twos[0]], [*jokers, *other_twos, *own_twos[1:]]))
+    attempts.append((naturals, [*jokers, *twos]))
+    first_error: MeldError | None = None
+    for nats, wilds in attempts:
+        if len(wilds) > 1:
+            first_error = first_error or _too_many_wilds(cards, wilds)
+            continue
+        try:
+            return _layout(cards, suit, [RANK[c] for c in nats], wilds[0] if wilds else None, rules)
+        except MeldError as err:
+            first_error = first_error or err
+    assert first_error is not None
+    raise first_error
+
+
+def _layout(
+    cards: Sequence[Card], suit: int, ranks: list[int], wild: Card | None, rules: Rules
+) -> Reading:
+    aces = ranks.count(ACE)
+    fixed = sorted(r for r in ranks if r != ACE)
+    if len(set(fixed)) != len(fixed):
+        raise MeldError("meld.duplicate_in_run", cards, "a run holds each rank once")
+    options: list[list[int]] = []
+    if aces == 0:
+        options.append(fixed)
+    elif aces == 1:
+        options += [[1, *fixed], [*fixed, 14]]
+    elif aces == 2 and rules.ace_both_ends:
+        options.append([1, *fixed, 14])
+    else:
+        raise MeldError(
+            "meld.duplicate_in_run",
+            cards,
+            "a run holds one ace" + ("" if rules.ace_both_ends else " (low or high, never both)"),
+        )
+    max_run = rules.max_run()
+    for pos in options:
+        lo, hi = pos[0], pos[-1]
+        span = hi - lo + 1
+        missing = span - len(pos)
+        if missing == 0:
+            size = span + (1 if wild is not None else 0)
+            if size > max_run:
+                continue
+            return _run(suit, size, lo, hi, wild, None, len(pos), rules)
+        if missing == 1 and wild is not None:
+            gap = next(p for p in range(lo, hi + 1) if p not in pos)
+            return _run(suit, span, lo, hi, wild, gap, max(gap - lo, hi - gap), rules)
+    if len(cards) > max_run:
+        raise MeldError("meld.run_too_long", cards, f"a run has at most {max_run} cards")
+    if _wraps(ranks):
+        raise MeldError("meld.run_wraps", cards, "a run never wraps around the ace (K-A-2)")
+    raise MeldError(
+        "meld.run_not_consecutive",
+        cards,
+        "not consecutive" + (" even with the wild filling one gap" if wild is not None else ""),
+    )
+
+
+def _wraps(ranks: list[int]) -> bool:
+    """Would these ranks be (nearly) a run if K and A were followed by 2? For the message only."""
+    if ACE not in ranks:
+        return False
+    for shift in range(1, 13):
+        pos = sorted((r - 1 - shift) % 13 for r in ranks)
+        missing = pos[-1] - pos[0] + 1 - len(pos)
+        if len(set(pos)) == len(pos) and missing <= 1:
+            return True
+    return False
+
+
+def _run(
+    suit: int,
+    size: int,
+    lo: int,
+    hi: int,
+    wild: Card | None,
+    gap: int | None,
+    longest_natural_stretch: int,
+    rules: Rules,
+) -> Reading:
+    canastra: CanastraClass | None = None
+    if size >= rules.canastra_size:
+        if wild is None:
+            canastra = "clean"
+            if rules.royal_canastras and lo == 1 and hi == 14:
+                canastra = "ace_to_ace"
+            elif rules.royal_canastras and lo == 1 and hi == 13:
+                canastra = "royal"
+        elif rules.semi_clean and longest_natural_stretch >= rules.canastra_size:
+            canastra = "semi_clean"
+        else:
+            canastra = "dirty"
+    return Reading("run", size, suit=suit, lo=lo, hi=hi, wild=wild, gap=gap, canastra=canastra)
+
+
+def _too_many_wilds(cards: Sequence[Card], wilds: Sequence[Card]) -> MeldError:
+    return MeldError("meld.too_many_wilds", cards, f"{len(wilds)} wild cards; at most one")
