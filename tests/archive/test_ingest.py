@@ -328,3 +328,24 @@ def test_every_preset_in_the_examples_matches_a_python_replay(tmp_path: Path) ->
                         [s.total for r in state.results for s in r.scores], len(events))], path
     assert len(seen) == rows(arch, "SELECT count(*) FROM matches")[0][0]
     con.close()
+
+
+def test_checking_leaves_the_collector_as_it_found_it(archived: Archived) -> None:
+    """Ingest runs the collector rarely while it checks, and puts the caller's settings back,
+    also when the check raises."""
+    import gc
+
+    from buraco_log.archive.ingest import check_chunk, few_collections
+
+    before = gc.get_threshold()
+    with few_collections():
+        assert gc.get_threshold() != before
+    assert gc.get_threshold() == before
+    try:
+        with few_collections():
+            raise KeyboardInterrupt
+    except KeyboardInterrupt:
+        pass
+    assert gc.get_threshold() == before
+    out = check_chunk([(archived.corpus.good[0], "0" * 64, 1)])
+    assert len(out.ok) == 1 and gc.get_threshold() == before
