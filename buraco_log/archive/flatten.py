@@ -54,6 +54,9 @@ _EVENT_TYPES = (MatchStarted, HandStarted, CardDrawn, FirstDrawRejected, PileTak
 _KIND_OF: dict[type, int] = {
     tp: KIND_CODE[str(tp.__struct_config__.tag)] for tp in _EVENT_TYPES
 }
+_MELD_FIELDS = ("id", "side", "cards", "kind", "canastra", "laid_by")
+if Meld.__struct_fields__ != _MELD_FIELDS:  # the melds table unpacks them by position
+    raise ImportError(f"state.Meld fields changed to {Meld.__struct_fields__}: update flatten")
 _CARDS = attrgetter("cards")
 _CLASS = attrgetter("canastra")
 NULL = -1  # the missing value in the integer column lists (no stored column holds -1)
@@ -156,7 +159,7 @@ class _MeldCols:
 
     def table(self) -> pa.Table:
         n = len(self.melds)
-        if n:
+        if n:  # a Meld's fields in their declared order (_MELD_FIELDS)
             ids, sides, cards, kinds, classes, laid_by = zip(*map(astuple, self.melds),
                                                              strict=True)
         else:
