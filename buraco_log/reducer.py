@@ -993,10 +993,15 @@ def meld_with_top(readings: MeldCache, top: Card, hand: Iterable[Card]) -> bool:
     """Can ``top`` form a new meld with two cards of ``hand``? Any meld holding the top card
     contains a valid three-card meld holding it (its neighbours in the run, or two more of
     the set), so trying pairs is enough."""
-    counts = Counter(hand)
-    cards = sorted(c for c in counts if _may_join(top, c))
-    for i, a in enumerate(cards):
-        for b in cards[i:]:
+    counts: dict[Card, int] = {}  # a plain dict: Counter's constructor is interpreted code
+    for c in hand:
+        counts[c] = counts.get(c, 0) + 1
+    cards = [c for c in counts if _may_join(top, c)]
+    cards.sort()
+    for i in range(len(cards)):
+        a = cards[i]
+        for j in range(i, len(cards)):
+            b = cards[j]
             if (a != b or counts[a] >= 2) and readings.fits((top, a, b)):
                 return True
     return False
