@@ -129,14 +129,12 @@ def _read(cards: Sequence[Card], rules: Rules) -> Reading | MeldError:
         # Only 2s of one suit can hold a natural card (the 2 itself); 2s never form a set.
         rule = "meld.set_of_twos" if not jokers else "meld.too_many_wilds"
         return MeldError(rule, cards, "needs at least two natural cards")
-    one_rank = ranks & (ranks - 1) == 0
-    if n_nat >= 2 and one_rank:
+    if n_nat >= 2 and ranks & (ranks - 1) == 0:  # one rank
         return _read_set(cards, n, first_nat, twos, jokers, rules)
-    if suits & (suits - 1) == 0:
+    if suits & (suits - 1) == 0:  # one suit (or none: 2s only)
         suit = suit_of[first_nat] if n_nat else suit_of[twos[0]]
         return _read_run(cards, suit, twos, jokers, rules)
-    if n_nat and one_rank:
-        return _read_set(cards, n, first_nat, twos, jokers, rules)
+    # Two suits means two naturals at least, so one rank was a set above.
     return MeldError(
         "meld.not_a_meld",
         cards,

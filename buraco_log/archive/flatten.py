@@ -1,6 +1,6 @@
 """One log in, rows out: check a match log fully and flatten it into the archive's tables.
 
-The check is one validating replay (:meth:`Replayer.step`), which covers legality and every
+The check is one validating replay (:class:`Replayer`), which covers legality and every
 recorded score and total; integrity comes from reading the log and deal provenance from
 :mod:`buraco_log.dealer`. A log passes when the audit (:func:`buraco_log.audit.audit_events`)
 would find nothing: for the rare log that fails, the full audit verdict is computed and stored
