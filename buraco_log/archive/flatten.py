@@ -186,6 +186,18 @@ class _MeldCols:
         return pa.Table.from_arrays([cols[f.name] for f in MELDS], schema=MELDS)
 
 
+_COUNTING = array("i", range(4096))
+
+
+def _counting(n: int) -> array[int]:
+    """``0, 1, ..., n-1`` as an int32 array: a slice of one kept array (a copy in C), where
+    extending from ``range(n)`` makes and converts every int one by one (22 us a match)."""
+    global _COUNTING
+    if n > len(_COUNTING):
+        _COUNTING = array("i", range(2 * n))
+    return _COUNTING[:n]
+
+
 def _ints(values: array[int], type_: pa.DataType, nullable: bool = True) -> pa.Array:
     """An Arrow integer array on a typed array's memory (NULL entries become nulls)."""
     return _nulls(pa.Array.from_buffers(type_, len(values), [None, pa.py_buffer(values)]),
@@ -336,7 +348,7 @@ class _Flat:
         n = len(events)
         e = rows.events
         e.game_id.extend(array("q", [gid]) * n)
-        e.seq.extend(range(n))  # the replay accepted them: seq is 0, 1, 2, ...
+        e.seq += _counting(n)  # the replay accepted them: seq is 0, 1, 2, ...
         e.hand += self.hand
         e.kind += self.kind
         e.seat += self.seat

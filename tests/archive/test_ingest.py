@@ -322,12 +322,23 @@ def test_every_preset_in_the_examples_matches_a_python_replay(tmp_path: Path) ->
         got = con.execute("SELECT m.totals, m.winner_side, m.hands, m.n_sides, "
                           "(SELECT list(total ORDER BY hand, side) FROM hands h "
                           " WHERE h.game_id = m.game_id), "
-                          "(SELECT count(*) FROM events e WHERE e.game_id = m.game_id) "
+                          "(SELECT list(seq ORDER BY seq) FROM events e "
+                          " WHERE e.game_id = m.game_id) "
                           "FROM matches m WHERE game_id = ?", [gid]).fetchall()
         assert got == [(list(state.totals), state.winner, len(state.results), state.n_sides,
-                        [s.total for r in state.results for s in r.scores], len(events))], path
+                        [s.total for r in state.results for s in r.scores],
+                        [e.seq for e in events])], path
     assert len(seen) == rows(arch, "SELECT count(*) FROM matches")[0][0]
     con.close()
+
+
+def test_the_seq_column_counts_from_zero_for_any_length() -> None:
+    """The seq column is cut from one kept counting array, grown for a longer match."""
+    from buraco_log.archive.flatten import _counting
+
+    for n in (0, 1, 300, 10_000, 5, 20_001, 2):
+        assert _counting(n).tolist() == list(range(n))
+        assert _counting(n).typecode == "i"
 
 
 def test_checking_leaves_the_collector_as_it_found_it(archived: Archived) -> None:
