@@ -11,7 +11,8 @@ one interval of positions, so K-A-2 can never be read (it would wrap).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
+from itertools import islice
+from typing import Any, Literal
 
 from buraco_log.cards import ACE, JOKER, RANK, SUIT, Card, format_cards
 from buraco_log.errors import BuracoLogError
@@ -311,6 +312,14 @@ def _run(
     return Reading("run", size, suit=suit, lo=lo, hi=hi, wild=wild, gap=gap, canastra=canastra)
 
 
+def _drop_older_half(memo: dict[Any, Any]) -> None:
+    """Make room in a full memo by dropping the entries made first (a dict keeps insertion
+    order). Clearing it all would send a long ingest back to a cold memo every ~15,000
+    matches; the recent half holds most of what comes back."""
+    for key in list(islice(memo, len(memo) // 2 or 1)):
+        del memo[key]
+
+
 class MeldCache:
     """Readings of melds under one rules value (refusals too), keyed by the sorted cards;
     melds recorded in a log also by their cards in the order given.
@@ -343,7 +352,7 @@ class MeldCache:
             if hit is None:
                 hit = _read(raw, self.rules)  # refusals are remembered too: probes make many
                 if len(self._memo) >= self.limit:
-                    self._memo.clear()
+                    _drop_older_half(self._memo)
                 self._memo[key] = hit
             if remember_order:
                 self._memo[raw] = hit
@@ -359,7 +368,7 @@ class MeldCache:
         if hit is None:
             hit = self._lookup(cards)  # its own key is (reading, add): no need of the order
             if len(self._grown) >= self.limit:
-                self._grown.clear()
+                _drop_older_half(self._grown)
             self._grown[key] = hit
         if isinstance(hit, MeldError):
             raise MeldError(hit.rule, cards, hit.detail)
@@ -386,7 +395,7 @@ class MeldCache:
         if hit is None:
             hit = self._lookup(cards + add)
             if len(self._grown) >= self.limit:
-                self._grown.clear()
+                _drop_older_half(self._grown)
             self._grown[key] = hit
         return not isinstance(hit, MeldError)
 

@@ -158,3 +158,26 @@ def test_a_code_that_is_no_card_is_refused() -> None:
     with pytest.raises(MeldError) as info:
         read_meld((99, parse_cards("3s")[0], parse_cards("4s")[0]), CLASSIC)
     assert info.value.rule == "meld.not_a_card"
+
+
+def test_a_full_memo_drops_its_older_half_and_still_reads_right() -> None:
+    """A full memo makes room by dropping the entries made first, not all of them, so a long
+    ingest keeps the melds it saw lately; every answer stays the reader's own."""
+    from buraco_log.cards import make
+    from buraco_log.melds import MeldCache
+
+    rules = preset("classic")
+    cache = MeldCache(rules, limit=8)
+    melds = [(make(r, 0), make(r, 1), make(r, 2)) for r in range(3, 13)]  # ten sets
+    melds += [(make(r, 3), make(r + 1, 3), make(r + 2, 3)) for r in range(3, 11)]  # eight runs
+    for cards in melds:
+        assert repr(cache.read(cards)) == repr(read_meld(cards, rules))
+        assert 0 < len(cache._memo) <= 8
+    assert all(m in cache._memo for m in melds[-4:])  # the newest half stays
+    assert melds[0] not in cache._memo  # the oldest went
+    for cards in melds:  # read again after the drops: the same readings (no __eq__: by repr)
+        assert repr(cache.read(cards)) == repr(read_meld(cards, rules))
+    for bad in [(make(3, 0), make(9, 1), make(12, 2))] * 3:  # refusals are remembered too
+        with pytest.raises(MeldError):
+            cache.read(bad)
+    assert len(cache._memo) <= 8
