@@ -65,10 +65,35 @@ class Progress(msgspec.Struct):
 
 
 class ChunkOut(msgspec.Struct):
-    parts: dict[tuple[str, str], dict[str, pa.Table]]
+    parts: dict[tuple[str, str], dict[str, pa.Table]]  # Arrow IPC bytes while packed
     ok: list[tuple[str, str, int, int, bool]]  # path, digest, game id, events, fresh
     errors: list[dict[str, Any]]
     events: int
+    packed: bool = False
+
+    def pack(self) -> ChunkOut:
+        """The tables as Arrow IPC streams, to cross to another process: pickling a Table
+        converts column by column and costs 3-5 times as much (1,650 instructions an event
+        for a chunk of 32 logs, 600 for 128)."""
+        if not self.packed:
+            self.parts = {k: {name: _ipc_bytes(t) for name, t in tables.items()}
+                          for k, tables in self.parts.items()}
+            self.packed = True
+        return self
+
+    def unpack(self) -> ChunkOut:
+        if self.packed:
+            self.parts = {k: {name: pa.ipc.open_stream(b).read_all() for name, b in tables.items()}
+                          for k, tables in self.parts.items()}
+            self.packed = False
+        return self
+
+
+def _ipc_bytes(t: pa.Table) -> pa.Buffer:
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, t.schema) as writer:
+        writer.write_table(t)
+    return sink.getvalue()
 
 
 @contextmanager
@@ -92,6 +117,11 @@ def check_chunk(items: Sequence[tuple[str, str, int]]) -> ChunkOut:
     """Worker: check and flatten ``(path, sha256, size)`` items."""
     with few_collections():
         return _check_chunk(items)
+
+
+def check_chunk_packed(items: Sequence[tuple[str, str, int]]) -> ChunkOut:
+    """Worker process: :func:`check_chunk`, its tables packed for the trip back."""
+    return check_chunk(items).pack()
 
 
 def _check_chunk(items: Sequence[tuple[str, str, int]]) -> ChunkOut:
@@ -170,7 +200,7 @@ def ingest(
     archive: str | os.PathLike[str],
     *,
     jobs: int = 1,
-    chunk_size: int = 32,
+    chunk_size: int = 128,
     commit_events: int = 2_000_000,
     commit_seconds: float = 60.0,
     on_progress: Callable[[Progress], None] | None = None,
@@ -283,16 +313,16 @@ def _run_pool(chunks: list[list[tuple[str, str, int]]], jobs: int,
         it = iter(chunks)
         try:
             for chunk in it:
-                pending.add(pool.submit(check_chunk, chunk))
+                pending.add(pool.submit(check_chunk_packed, chunk))
                 if len(pending) >= jobs * 3:
                     done, pending = wait(pending, return_when=FIRST_COMPLETED)
                     for fut in done:
-                        take(fut.result())
+                        take(fut.result().unpack())
                     flush()
             while pending:
                 done, pending = wait(pending, return_when=FIRST_COMPLETED)
                 for fut in done:
-                    take(fut.result())
+                    take(fut.result().unpack())
                 flush()
         except BaseException:
             for fut in pending:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import duckdb
 import msgspec
+import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.dataset as ds
 
 from buraco_log import audit
@@ -360,3 +361,27 @@ def test_checking_leaves_the_collector_as_it_found_it(archived: Archived) -> Non
     assert gc.get_threshold() == before
     out = check_chunk([(archived.corpus.good[0], "0" * 64, 1)])
     assert len(out.ok) == 1 and gc.get_threshold() == before
+
+
+def test_a_packed_chunk_comes_back_with_the_same_tables(archived: Archived) -> None:
+    """Workers send their tables as Arrow IPC streams; unpacked, every table, its schema and
+    its metadata are what the worker built."""
+    import pickle
+
+    from buraco_log.archive.ingest import check_chunk, check_chunk_packed
+    from buraco_log.archive.schema import EVENTS
+
+    items = [(p, "0" * 64, 1) for p in archived.corpus.good[:5]]
+    want = check_chunk(items)
+    got = pickle.loads(pickle.dumps(check_chunk_packed(items)))
+    assert got.packed and not want.packed
+    assert not any(isinstance(t, pa.Table) for ts in got.parts.values() for t in ts.values())
+    got.unpack()
+    assert not got.packed and (got.ok, got.errors, got.events) == (want.ok, want.errors,
+                                                                    want.events)
+    assert got.parts.keys() == want.parts.keys() and want.parts
+    for key, tables in want.parts.items():
+        assert tables.keys() == got.parts[key].keys()
+        for name, table in tables.items():
+            assert got.parts[key][name].equals(table, check_metadata=True), name
+        assert got.parts[key]["events"].schema == EVENTS
