@@ -267,13 +267,15 @@ def _same_deal(recorded: HandStarted, derived: HandStarted) -> str | None:
         return f"dealer is seat {recorded.dealer}, the rotation gives seat {derived.dealer}"
     if len(recorded.hands) != len(derived.hands):
         return f"{len(recorded.hands)} hands dealt, expected {len(derived.hands)}"
+    # Equal tuples first: a deal recorded as dealt keeps the derived order, so most hands
+    # and mortos need no sort.
     for seat, (a, b) in enumerate(zip(recorded.hands, derived.hands, strict=True)):
-        if sorted(a) != sorted(b):
+        if a != b and sorted(a) != sorted(b):
             return f"hand of seat {seat} differs from the derived deal"
     if len(recorded.mortos) != len(derived.mortos):
         return f"{len(recorded.mortos)} mortos dealt, expected {len(derived.mortos)}"
     for side, (a, b) in enumerate(zip(recorded.mortos, derived.mortos, strict=True)):
-        if sorted(a) != sorted(b):
+        if a != b and sorted(a) != sorted(b):
             return f"morto of side {side} differs from the derived deal"
     if recorded.upcard != derived.upcard:
         return "upcard differs from the derived deal"
