@@ -105,8 +105,10 @@ def _ingest_with_progress(sources: list[str], root: str, jobs: int) -> archive.I
 
         def update(p: archive.Progress) -> None:
             rate = p.events / p.elapsed if p.elapsed else 0.0
-            bar.update(task, total=p.files, completed=p.done,
-                       rate=f"{rate:,.0f} events/s, {p.errors} refused")
+            hashing = (f", {p.hashed:,} of {p.found:,} files hashed" if p.hashed < p.found
+                       else "")
+            bar.update(task, total=p.files or None, completed=p.done,
+                       rate=f"{rate:,.0f} events/s, {p.errors} refused{hashing}")
 
         return ingest(sources, root, jobs=jobs, on_progress=update)
 

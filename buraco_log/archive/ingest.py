@@ -28,6 +28,8 @@ from . import store
 from .flatten import Rows, check_file, error_row, file_sha256
 from .schema import ERRORS
 
+HASH_PROGRESS_EVERY = 1000  # files hashed between progress reports while none is checked
+
 
 class ErrorSummary(msgspec.Struct, frozen=True):
     path: str
@@ -56,12 +58,14 @@ class IngestReport(msgspec.Struct):
 
 
 class Progress(msgspec.Struct):
-    files: int  # files to check
+    files: int  # files to check (grows while the files are hashed)
     done: int  # files checked
     events: int  # events checked
     matches: int  # matches accepted
     errors: int
     elapsed: float
+    found: int = 0  # log files found
+    hashed: int = 0  # of those, hashed so far (the rest are not yet sorted into new or known)
 
 
 class ChunkOut(msgspec.Struct):
@@ -149,18 +153,15 @@ def _check_chunk(items: Sequence[tuple[str, str, int]]) -> ChunkOut:
                     n_events)
 
 
-def _hash_all(paths: Iterable[str]) -> tuple[list[tuple[str, str, int]], list[dict[str, Any]]]:
-    items, errors = [], []
-    for p in paths:
-        p = os.path.abspath(p)
-        try:
-            sha, size = file_sha256(p)
-        except OSError as exc:
-            errors.append(error_row(p, "", None, "integrity", "log.unreadable",
-                                    f"cannot read the log: {exc.strerror or exc}"))
-            continue
-        items.append((p, sha, size))
-    return items, errors
+def _hash(path: str) -> tuple[str, str, int] | dict[str, Any]:
+    """``(absolute path, sha256, size)``, or the errors-table row of a file that cannot be read."""
+    p = os.path.abspath(path)
+    try:
+        sha, size = file_sha256(p)
+    except OSError as exc:
+        return error_row(p, "", None, "integrity", "log.unreadable",
+                         f"cannot read the log: {exc.strerror or exc}")
+    return p, sha, size
 
 
 class _Batch:
@@ -219,23 +220,44 @@ def ingest(
         digests, shas, bad = store.known(root)
         paths = find_logs([str(s) for s in sources])
         report.files = len(paths)
-        items, unreadable = _hash_all(paths)
-        todo: list[tuple[str, str, int]] = []
-        seen: set[str] = set()
-        for item in items:
-            if item[1] in shas:
-                report.already_stored += 1
-            elif item[1] in bad:
-                report.known_errors += 1
-            elif item[1] in seen:
-                report.duplicates += 1
-            else:
-                seen.add(item[1])
-                todo.append(item)
         batch = _Batch()
-        batch.errors += unreadable
         ids = set(digests.values())
-        progress = Progress(files=len(todo), done=0, events=0, matches=0, errors=0, elapsed=0.0)
+        unreadable: list[dict[str, Any]] = []
+        progress = Progress(files=0, done=0, events=0, matches=0, errors=0, elapsed=0.0,
+                            found=len(paths))
+        # Small inputs still spread over every worker: a few chunks each at least.
+        size = max(1, min(chunk_size, len(paths) // (report.jobs * 4)))
+
+        def chunks() -> Iterator[list[tuple[str, str, int]]]:
+            """The files to check, hashed as they are needed: the workers start on the first
+            chunk at once, and a file already archived (or refused) is skipped unread."""
+            seen: set[str] = set()
+            chunk: list[tuple[str, str, int]] = []
+            for path in paths:
+                item = _hash(path)
+                progress.hashed += 1
+                if isinstance(item, dict):
+                    unreadable.append(item)
+                    batch.errors.append(item)
+                elif item[1] in shas:
+                    report.already_stored += 1
+                elif item[1] in bad:
+                    report.known_errors += 1
+                elif item[1] in seen:
+                    report.duplicates += 1
+                else:
+                    seen.add(item[1])
+                    chunk.append(item)
+                    progress.files += 1
+                    if len(chunk) == size:
+                        yield chunk
+                        chunk = []
+                if on_progress is not None and progress.hashed % HASH_PROGRESS_EVERY == 0:
+                    progress.errors = len(report.errors) + len(unreadable)
+                    progress.elapsed = time.monotonic() - t0
+                    on_progress(progress)
+            if chunk:
+                yield chunk
 
         def take(out: ChunkOut) -> None:
             drop: set[int] = set()
@@ -283,16 +305,13 @@ def ingest(
                 report.batches.append(record["batch"])
             batch = _Batch()
 
-        # Small inputs still spread over every worker: a few chunks each at least.
-        size = max(1, min(chunk_size, len(todo) // (report.jobs * 4)))
-        chunks = [todo[i:i + size] for i in range(0, len(todo), size)]
         try:
-            if report.jobs == 1 or len(chunks) <= 1:
-                for chunk in chunks:
+            if report.jobs == 1 or len(paths) <= size:
+                for chunk in chunks():
                     take(check_chunk(chunk))
                     flush()
             else:
-                _run_pool(chunks, report.jobs, take, flush)
+                _run_pool(chunks(), report.jobs, take, flush)
         except KeyboardInterrupt:
             report.interrupted = True  # keep what was checked; any other error aborts the batch
         flush(force=True)
@@ -305,7 +324,7 @@ def ingest(
     return report
 
 
-def _run_pool(chunks: list[list[tuple[str, str, int]]], jobs: int,
+def _run_pool(chunks: Iterable[list[tuple[str, str, int]]], jobs: int,
               take: Callable[[ChunkOut], None], flush: Callable[[], None]) -> None:
     # Bounded in flight: a few chunks per worker, so memory stays flat on huge inputs.
     with ProcessPoolExecutor(max_workers=jobs) as pool:

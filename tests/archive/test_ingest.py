@@ -10,6 +10,7 @@ import duckdb
 import msgspec
 import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.dataset as ds
+import pytest
 
 from buraco_log import audit
 from buraco_log.archive import connect, ingest, query
@@ -385,3 +386,28 @@ def test_a_packed_chunk_comes_back_with_the_same_tables(archived: Archived) -> N
         for name, table in tables.items():
             assert got.parts[key][name].equals(table, check_metadata=True), name
         assert got.parts[key]["events"].schema == EVENTS
+
+
+def test_files_are_hashed_as_the_checks_need_them(corpus: Corpus, tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first chunk is checked before the last file is hashed (workers start at once on a
+    large input), and hashing reports progress even when every file is already stored."""
+    import importlib
+
+    ing = importlib.import_module("buraco_log.archive.ingest")
+    calls: list[str] = []
+    real_hash, real_check = ing._hash, ing.check_chunk
+    monkeypatch.setattr(ing, "_hash", lambda p: calls.append("hash") or real_hash(p))
+    monkeypatch.setattr(ing, "check_chunk", lambda items: calls.append("check")
+                        or real_check(items))
+    logs = corpus.good[:6]
+    rep = ingest(logs, tmp_path / "a", chunk_size=2)
+    assert rep.added == 6
+    assert calls == ["hash", "check"] * 6  # 6 files spread over 1 job: chunks of one
+
+    monkeypatch.setattr(ing, "HASH_PROGRESS_EVERY", 2)
+    seen: list[tuple[int, int, int]] = []
+    again = ingest(logs, tmp_path / "a", chunk_size=2,
+                   on_progress=lambda p: seen.append((p.hashed, p.found, p.files)))
+    assert again.already_stored == 6 and again.added == 0
+    assert seen == [(2, 6, 0), (4, 6, 0), (6, 6, 0)]
