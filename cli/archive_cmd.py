@@ -105,10 +105,10 @@ def _ingest_with_progress(sources: list[str], root: str, jobs: int) -> archive.I
 
         def update(p: archive.Progress) -> None:
             rate = p.events / p.elapsed if p.elapsed else 0.0
-            hashing = (f", {p.hashed:,} of {p.found:,} files hashed" if p.hashed < p.found
-                       else "")
-            bar.update(task, total=p.files or None, completed=p.done,
-                       rate=f"{rate:,.0f} events/s, {p.errors} refused{hashing}")
+            # Every file found is one step: checked, or skipped once hashed (already stored,
+            # refused before, a copy, unreadable).
+            bar.update(task, total=p.found, completed=p.done + p.hashed - p.files,
+                       rate=f"{rate:,.0f} events/s, {p.errors} refused")
 
         return ingest(sources, root, jobs=jobs, on_progress=update)
 

@@ -58,7 +58,11 @@ class IngestReport(msgspec.Struct):
 
 
 class Progress(msgspec.Struct):
-    files: int  # files to check (grows while the files are hashed)
+    """Where an ingest run stands. Files are hashed as the checks need them, so ``files``
+    grows during the run; every file found is done when checked or, once hashed, skipped:
+    ``done + hashed - files`` of ``found``."""
+
+    files: int  # files to check, among those hashed so far
     done: int  # files checked
     events: int  # events checked
     matches: int  # matches accepted
