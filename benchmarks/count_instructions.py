@@ -2,6 +2,9 @@
 
     python benchmarks/count_instructions.py                    # every stage, 100 logs
     python benchmarks/count_instructions.py --stages replay-cold,chunk-warm --matches 40
+    python benchmarks/count_instructions.py --stages transfer-warm --matches 384 --chunk 32
+    python benchmarks/count_instructions.py --stages replay-cold --memo-limit 4000 \
+        --corpus /tmp/corpus-2400 --matches 2400
 
 Wall-clock and even CPU-time rates move by 20-50 % on a shared machine; the number of
 instructions a stage executes does not (two runs agree to well under 1 %). Each stage runs in
@@ -10,6 +13,12 @@ its own process under ``valgrind --tool=callgrind``, which counts only inside on
 the corpus set-up. "warm" runs the stage once uncounted first (the meld memo filled), "cold"
 counts the first pass. Instructions are not time (cache misses and the SHA extensions valgrind
 does not emulate weigh differently), so compare them between commits, not with wall rates.
+
+Stages: ``read`` (``audit.read_log``), ``replay`` (``Replayer.run``), ``provenance`` (the deal
+check), ``flatten`` (replay and collect the rows), ``chunk`` (one worker's ``check_chunk`` of
+every log), ``transfer`` (the same in chunks of ``--chunk`` logs, each sent the way 2 jobs send
+it: pickled, as Arrow IPC where the tree packs it) and ``ingest`` (the whole run, 1 job).
+``--memo-limit`` caps the meld memo, to see its eviction.
 
 The corpus is the archive benchmark's (tests/archive/corpus.py, cached in --corpus), and the
 engine is whatever ``buraco_log`` imports: run it from a compiled tree (``PYTHONPATH=.`` after
@@ -30,19 +39,28 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-STAGES = ("read", "replay", "provenance", "flatten", "chunk", "ingest")
+STAGES = ("read", "replay", "provenance", "flatten", "chunk", "transfer", "ingest")
 
 
-def child(stage: str, temp: str, paths: list[str]) -> None:
+def child(stage: str, temp: str, paths: list[str], memo_limit: int | None = None,
+          chunk_size: int = 128) -> None:
     """Run one stage (counted by the parent's valgrind); print the events it covered."""
+    import pickle
+
     from buraco_log import audit
     from buraco_log.archive import ingest
     from buraco_log.archive.flatten import _replay, file_sha256
     from buraco_log.archive.ingest import check_chunk
+    from buraco_log.events import MatchStarted
+    from buraco_log.melds import cache_for
     from buraco_log.reducer import Replayer
 
     items = [(p, *file_sha256(p)) for p in paths]
     logs = [audit.read_log(p)[0] for p in paths]
+    if memo_limit is not None:  # a smaller meld memo: how its eviction behaves
+        for events in logs:
+            if isinstance(events[0], MatchStarted):
+                cache_for(events[0].rules).limit = memo_limit
     work = tempfile.mkdtemp(prefix="count-instr-")
     runs = [0]
 
@@ -65,12 +83,25 @@ def child(stage: str, temp: str, paths: list[str]) -> None:
     def chunk() -> None:
         check_chunk(items)
 
+    def transfer() -> None:
+        """What 2 jobs add to a worker's check: its chunks go to the coordinator by pickle,
+        packed as Arrow IPC where the tree can (older trees pickled the tables themselves)."""
+        from buraco_log.archive import ingest as mod
+
+        packed = getattr(mod, "check_chunk_packed", None)
+        for k in range(0, len(items), chunk_size):
+            part = items[k:k + chunk_size]
+            if packed is None:
+                pickle.loads(pickle.dumps(check_chunk(part)))
+            else:
+                pickle.loads(pickle.dumps(packed(part))).unpack()
+
     def ingest_all() -> None:
         runs[0] += 1
         ingest(paths, os.path.join(work, str(runs[0])), jobs=1)
 
     fn = {"read": read, "replay": replay, "provenance": provenance, "flatten": flatten,
-          "chunk": chunk, "ingest": ingest_all}[stage]
+          "chunk": chunk, "transfer": transfer, "ingest": ingest_all}[stage]
     if temp == "warm":
         fn()
     reduce(lambda _a, _b: fn(), [0, 0])  # the counted call: see --toggle-collect below
@@ -78,12 +109,15 @@ def child(stage: str, temp: str, paths: list[str]) -> None:
     print(sum(map(len, logs)))
 
 
-def count(stage: str, temp: str, paths_file: str) -> tuple[int, int]:
+def count(stage: str, temp: str, paths_file: str, memo_limit: int | None = None,
+          chunk_size: int = 128) -> tuple[int, int]:
+    limit = [] if memo_limit is None else ["--memo-limit", str(memo_limit)]
+    limit += ["--chunk", str(chunk_size)]
     with tempfile.TemporaryDirectory() as d:
         out = subprocess.run(
             ["valgrind", "--tool=callgrind", f"--callgrind-out-file={d}/cg.out",
              "--collect-atstart=no", "--toggle-collect=functools_reduce",
-             sys.executable, __file__, "--child", stage, temp, paths_file],
+             sys.executable, __file__, "--child", stage, temp, paths_file, *limit],
             capture_output=True, text=True, check=True)
     events = int(out.stdout.strip().splitlines()[-1])
     collected = re.search(r"Collected : (\d+)", out.stderr)
@@ -100,11 +134,15 @@ def main() -> None:
     ap.add_argument("--stages", default=",".join(f"{s}-{t}" for s in STAGES
                                                  for t in ("cold", "warm")),
                     help="comma-separated STAGE-cold or STAGE-warm; stages: " + ", ".join(STAGES))
+    ap.add_argument("--memo-limit", type=int,
+                    help="cap the meld memo at this many readings (default: the library's)")
+    ap.add_argument("--chunk", type=int, default=128,
+                    help="logs a chunk of the transfer stage (ingest's default: 128)")
     ap.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
         stage, temp, paths_file = a.child
-        child(stage, temp, Path(paths_file).read_text().split("\n"))
+        child(stage, temp, Path(paths_file).read_text().split("\n"), a.memo_limit, a.chunk)
         return
     if shutil.which("valgrind") is None:
         raise SystemExit("valgrind is not installed: this benchmark counts with callgrind")
@@ -121,7 +159,7 @@ def main() -> None:
     try:
         for name in a.stages.split(","):
             stage, temp = name.rsplit("-", 1)
-            instructions, events = count(stage, temp, f.name)
+            instructions, events = count(stage, temp, f.name, a.memo_limit, a.chunk)
             print(f"{name:18s} {instructions / events:10,.0f} instructions an event "
                   f"({events:,} events)", flush=True)
     finally:

@@ -408,8 +408,8 @@ def _replay(events: list[AnyEvent], gid: int) -> _Flat | None:
     (draws, discards, pickups, lay-offs, retractions, going out, melds with their id recorded)
     are replayed a stretch at a time by :meth:`Replayer.run`, right before the next event that
     reads the table after its own step (a meld without an id, the morto, a deal, a hand's end)
-    and at the end. An illegal event stops
-    the replay with the engine's error either way; the columns never reach a table then.
+    and at the end. An illegal event stops the replay with the engine's error either way; the
+    columns never reach a table then.
     """
     r = Replayer()
     step = r.step

@@ -18,13 +18,14 @@ LOGS = sorted(str(p) for p in (REPO / "examples" / "sim").glob("thirteen-quick-*
 
 
 @pytest.mark.parametrize("stage", ["read", "replay", "provenance", "flatten", "chunk",
-                                   "ingest"])
+                                   "transfer", "ingest"])
 def test_every_stage_of_count_instructions_runs(stage: str, tmp_path: Path) -> None:
     assert len(LOGS) == 2
     paths = tmp_path / "paths.txt"
     paths.write_text("\n".join(LOGS))
     out = subprocess.run(
         [sys.executable, str(REPO / "benchmarks" / "count_instructions.py"), "--child", stage,
-         "cold", str(paths)], capture_output=True, text=True, timeout=300, check=False)
+         "cold", str(paths), "--memo-limit", "50"],  # a small memo: eviction runs too
+        capture_output=True, text=True, timeout=300, check=False)
     assert out.returncode == 0, out.stderr[-2000:]
     assert int(out.stdout.split()[-1]) == sum(len(read_events(p)) for p in LOGS)
