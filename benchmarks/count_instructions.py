@@ -28,6 +28,7 @@ an editable install, or mypyc in place) to count the compiled engine.
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import re
 import shutil
@@ -86,9 +87,10 @@ def child(stage: str, temp: str, paths: list[str], memo_limit: int | None = None
     def transfer() -> None:
         """What 2 jobs add to a worker's check: its chunks go to the coordinator by pickle,
         packed as Arrow IPC where the tree can (older trees pickled the tables themselves)."""
-        from buraco_log.archive import ingest as mod
-
+        # The module, not the package's ``ingest`` function of the same name.
+        mod = importlib.import_module("buraco_log.archive.ingest")
         packed = getattr(mod, "check_chunk_packed", None)
+        print("transfer: " + ("Arrow IPC" if packed else "pickled tables"), file=sys.stderr)
         for k in range(0, len(items), chunk_size):
             part = items[k:k + chunk_size]
             if packed is None:

@@ -29,3 +29,5 @@ def test_every_stage_of_count_instructions_runs(stage: str, tmp_path: Path) -> N
         capture_output=True, text=True, timeout=300, check=False)
     assert out.returncode == 0, out.stderr[-2000:]
     assert int(out.stdout.split()[-1]) == sum(len(read_events(p)) for p in LOGS)
+    if stage == "transfer":  # this tree packs its chunks: the stage must send them that way
+        assert "transfer: Arrow IPC" in out.stderr
