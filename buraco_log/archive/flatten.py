@@ -191,7 +191,7 @@ _COUNTING = array("i", range(4096))
 
 def _counting(n: int) -> array[int]:
     """``0, 1, ..., n-1`` as an int32 array: a slice of one kept array (a copy in C), where
-    extending from ``range(n)`` makes and converts every int one by one (22 us a match)."""
+    extending from ``range(n)`` makes and converts every int one by one."""
     global _COUNTING
     if n > len(_COUNTING):
         _COUNTING = array("i", range(2 * n))
