@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import inspect
 import sys
 from typing import Annotated
 
@@ -32,6 +33,19 @@ dispute_cmd.register(app)
 archive_cmd.register(app)
 demo_cmd.register(app)
 simulate_cmd.register(app)
+
+
+def reflow(doc: str) -> str:
+    """A docstring as help text: each paragraph on one line, for the terminal to wrap (typer's
+    rich help keeps a docstring's line breaks, which land mid-sentence in a narrow terminal)."""
+    paragraphs = inspect.cleandoc(doc).split("\n\n")
+    return "\n\n".join(" ".join(line.strip() for line in p.splitlines()) for p in paragraphs)
+
+
+for _group in (app, *(g.typer_instance for g in app.registered_groups)):
+    for _info in _group.registered_commands:  # type: ignore[union-attr]
+        if _info.help is None and _info.callback is not None and _info.callback.__doc__:
+            _info.help = reflow(_info.callback.__doc__)
 
 
 def _click_errors(name: str) -> tuple[type[BaseException], ...]:

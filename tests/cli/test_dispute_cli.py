@@ -204,6 +204,14 @@ def test_shell_completion_is_offered() -> None:
     assert "--install-completion" in result.stdout and "--show-completion" in result.stdout
 
 
+def test_help_paragraphs_are_reflowed_not_broken_where_the_docstring_wrapped() -> None:
+    # The simulate docstring breaks "every move is / checked" across source lines.
+    result = runner.invoke(app, ["simulate", "--help"], env={"COLUMNS": "200"})
+    assert "every move is checked by the rules engine" in result.stdout
+    listing = runner.invoke(app, ["--help"], env={"COLUMNS": "200"}).stdout
+    assert "head digests. Exit 1 if they differ." in listing
+
+
 # -- the installed entry point, for real
 
 def test_the_installed_entry_point_audits_a_log(logs: dict[str, Path]) -> None:
