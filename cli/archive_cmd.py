@@ -62,6 +62,9 @@ def ingest(
     format: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
 ) -> None:
     """Check logs fully and add the good ones to an archive; refused logs go to its errors."""
+    for s in sources:  # a mistyped path is a usage error, not a refused log in the archive
+        if not s.exists():
+            raise fail(f"{s}: no such file or directory", EXIT_USAGE)
     report = _ingest_with_progress([str(s) for s in sources], str(archive_dir),
                                    jobs or _jobs_default())
     if format is Format.json:

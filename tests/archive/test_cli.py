@@ -28,6 +28,15 @@ def test_ingest_reports_refused_logs_and_exits_1(corpus: Corpus, tmp_path: Path)
     assert out.count("refused: ") == len(corpus.bad)
 
 
+def test_ingest_of_a_mistyped_path_is_a_usage_error_and_creates_nothing(corpus: Corpus,
+                                                                       tmp_path: Path) -> None:
+    code, out, err = run("ingest", corpus.good[0], str(tmp_path / "no-such-dir"), "--archive",
+                         str(tmp_path / "a"))
+    assert (code, out) == (2, "")
+    assert "no-such-dir: no such file or directory" in err
+    assert not (tmp_path / "a").exists()
+
+
 def test_ingest_of_good_logs_exits_0_and_json_is_the_report(corpus: Corpus,
                                                             tmp_path: Path) -> None:
     code, out, _ = run("ingest", *corpus.good[:3], "--archive", str(tmp_path / "a"),
