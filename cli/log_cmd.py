@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from buraco_log import jsonl, log, schemafile
-from cli.common import Format, emit_json, fail, guarded
+from cli.common import EXIT_USAGE, Format, emit_json, fail, guarded
 
 
 class Target(StrEnum):
@@ -23,13 +23,20 @@ LogArg = Annotated[Path, typer.Argument(help="A match log.", show_default=False)
 @guarded
 def convert(
     source: LogArg,
-    to: Annotated[Target, typer.Option("--to", help="The form to write.")],
     output: Annotated[Path, typer.Option("--output", "-o", help="The new file.")],
+    to: Annotated[Target | None, typer.Option(
+        "--to", help="The form to write (default: by the new file's name, .jsonl or .blog).",
+        show_default=False)] = None,
     validate: Annotated[
         bool, typer.Option("--validate", help="Check every event against the rules (binary).")
     ] = False,
 ) -> None:
     """Convert a log between the binary and JSON Lines forms, losslessly."""
+    if to is None:
+        to = {".jsonl": Target.jsonl, ".blog": Target.binary}.get(output.suffix.lower())
+        if to is None:
+            raise fail(f"{output}: say --to jsonl or --to binary (the name ends in neither "
+                       ".jsonl nor .blog)", EXIT_USAGE)
     info = jsonl.convert(source, output, to.value, validate=validate)
     typer.echo(f"{output}: {info.events} events, head {info.head}")
 

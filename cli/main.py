@@ -79,6 +79,7 @@ def run() -> None:
         ctx = getattr(exc, "ctx", None)
         hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
         message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+        message = " ".join(message.split())  # a missing choice option lists its choices on lines
         typer.echo(f"buraco-log: usage: {message}{hint}", err=True)
         code = EXIT_USAGE
     except _ABORT:

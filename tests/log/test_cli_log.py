@@ -7,7 +7,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from buraco_log import log
+from buraco_log import jsonl, log
 from cli.main import app
 from tests.log.samples import sample_events, write
 
@@ -65,6 +65,15 @@ def test_convert_and_seal(tmp_path: Path) -> None:
     )
     result = runner.invoke(app, ["seal", str(back)])
     assert result.exit_code == 0 and log.verify(back).sealed
+    # Without --to, the new file's name says the form.
+    named = tmp_path / "c.jsonl"
+    assert runner.invoke(app, ["convert", str(back), "-o", str(named)]).exit_code == 0
+    assert jsonl.read_jsonl(named) == jsonl.read_jsonl(out) == log.read_events(path)
+    assert runner.invoke(app, ["convert", str(named), "-o", str(tmp_path / "c.blog")]
+                         ).exit_code == 0
+    assert log.read_events(tmp_path / "c.blog") == log.read_events(path)
+    unnamed = runner.invoke(app, ["convert", str(path), "-o", str(tmp_path / "c.txt")])
+    assert unnamed.exit_code == 2 and "--to" in unnamed.stderr and not (tmp_path / "c.txt").exists()
     result = runner.invoke(app, ["convert", str(path), "--to", "jsonl", "-o", str(out)])
     assert result.exit_code == 1 and result.stdout == "" and "overwrite" in result.stderr
 
