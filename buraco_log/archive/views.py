@@ -205,6 +205,10 @@ def query(
         return con.sql(sql).to_arrow_table()
     except duckdb.InterruptException:
         raise ArchiveError(f"query: stopped after the {timeout} s time limit") from None
+    except duckdb.OutOfMemoryException as exc:  # the fix is the user's to make: say which
+        raise ArchiveError(f"query: out of memory under the {memory_limit} limit; a larger "
+                           f"limit may let it finish (--memory-limit): {_first_line(exc)}"
+                           ) from None
     except duckdb.Error as exc:
         raise ArchiveError(f"query: {type(exc).__name__}: {_first_line(exc)}") from None
     finally:
