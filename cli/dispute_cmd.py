@@ -122,8 +122,12 @@ def _integrity_line(i: audit.Integrity) -> str:
 
 
 def render_summary(s: audit.Summary) -> Iterator[str]:
-    yield f"match     {s.match_id}"
-    yield f"rules     {s.preset}; house rules: {_overrides(s.overrides)}"
+    if s.match_id is None:  # not even MatchStarted was read intact
+        yield "match     unknown: the log's first event could not be read"
+        yield "rules     unknown"
+    else:
+        yield f"match     {s.match_id}"
+        yield f"rules     {s.preset}; house rules: {_overrides(s.overrides)}"
     if s.integrity is not None:
         yield f"log       {s.path}: {_integrity_line(s.integrity)}"
     yield "players"

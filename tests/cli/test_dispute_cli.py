@@ -61,6 +61,20 @@ def test_show_prints_the_summary_and_its_json_is_the_library_summary(
     assert code == 0 and json.loads(out) == as_json(audit.show_log(logs["clean"]))
 
 
+def test_show_of_a_log_damaged_from_its_first_record_says_what_is_unknown(
+        logs: dict[str, Path], tmp_path: Path) -> None:
+    path = tmp_path / "damaged.log"
+    data = bytearray(logs["clean"].read_bytes())
+    off, hsize, _ = bl.segment_offsets(logs["clean"])[0]
+    data[off + hsize + 5] ^= 0xFF  # inside the first record's payload: its checksum fails
+    path.write_bytes(bytes(data))
+    code, out, err = run("show", path)
+    assert (code, err) == (0, "")
+    lines = out.splitlines()
+    assert lines[0] == "match     unknown: the log's first event could not be read"
+    assert "BROKEN at record 0" in lines[2] and "None" not in out
+
+
 def test_replay_json_is_the_library_table_view(logs: dict[str, Path]) -> None:
     tl = Timeline(audit.load(logs["clean"]))
     code, out, _ = run("replay", logs["clean"], "--at", 40, "--seat", 1, "-f", "json")
