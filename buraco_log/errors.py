@@ -20,9 +20,12 @@ class RulesError(BuracoLogError, ValueError):
 
     code = "rules.invalid"
 
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"rules field {field!r}: {message}")
+    def __init__(self, field: str, message: str, path: str | None = None) -> None:
+        where = f"{path}: " if path else ""  # a house-rules file, when one is at fault
+        super().__init__(f"{where}rules field {field!r}: {message}")
         self.field = field
+        self.detail = message
+        self.path = path
 
 
 class LogFormatError(BuracoLogError):

@@ -224,13 +224,16 @@ def load_toml(path: str | Path) -> Rules:
     try:
         data = tomllib.loads(p.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise RulesError("file", f"{p}: {exc}") from None
+        raise RulesError("file", str(exc), str(p)) from None
     base = data.pop("preset", None)
     if base is None:
-        raise RulesError("preset", f"{p}: house rules must name the preset they start from")
+        raise RulesError("preset", "house rules must name the preset they start from", str(p))
     if "name" not in data:
         data["name"] = f"{base}+{p.stem}"
-    return derive(str(base), **data)
+    try:
+        return derive(str(base), **data)
+    except RulesError as exc:  # the file's value at fault: name the file too
+        raise RulesError(exc.field, exc.detail, str(p)) from None
 
 
 def check(rules: Rules, players: int | None = None) -> None:

@@ -102,5 +102,14 @@ def test_house_rules_load_from_toml(tmp_path: Path) -> None:
     assert r.name == "bossa-nova+club" and r.target_score == 2000
     assert r.bonuses.going_out == 100 and r.morto_needs_canastra
     f.write_text("target_score = 2000\n")
-    with pytest.raises(RulesError):
+    with pytest.raises(RulesError, match=f"^{f}: rules field 'preset': house rules must name"):
         load_toml(f)
+    # A bad value names the file as well as the field.
+    for body, field in (('preset = "biriba"\ntarget_score = "x"\n', "target_score"),
+                        ('preset = "biriba"\nhand_size = 0\n', "hand_size"),
+                        ('preset = "biriba"\nfoo = 3\n', "foo"),
+                        ('preset = "nope"\n', "name")):
+        f.write_text(body)
+        with pytest.raises(RulesError, match=f"^{f}: rules field") as info:
+            load_toml(f)
+        assert info.value.field == field and info.value.path == str(f)
