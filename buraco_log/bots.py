@@ -207,6 +207,9 @@ class HeuristicBot:
             return CardDrawn(seat, stock_top, seq=seq)
         if phase == "emptied":
             side = table.sides[seat]
+            if (table.vulnerable[side] and not table.opened[side] and table.laid_this_turn
+                    and table.opening_points < table.opening_min[side]):
+                return None  # a short opening emptied the hand: the legal move is to take it back
             if rules.morto and not table.morto_taken[side]:
                 count = len(table.mortos[side])
                 return MortoTaken(seat, table.emptied_by == "meld", count, seq=seq)

@@ -58,6 +58,8 @@ def _legal(t: _Table, meld_cap: int) -> list[AnyEvent]:
             out.append(PileTaken(seat, len(t.pile), t.pile[-1], seq=seq))
         return out
     if phase == "emptied":
+        if t.opening_short(seat):  # a short opening emptied the hand: it is taken back
+            return [OpeningRetracted(seat, tuple(t.laid_this_turn), seq=seq)]
         if r.morto and not t.morto_taken[side]:
             out.append(MortoTaken(seat, t.emptied_by == "meld", len(t.mortos[side]), seq=seq))
         elif t.turn_end_problem(seat) is None:
@@ -75,28 +77,37 @@ def _legal(t: _Table, meld_cap: int) -> list[AnyEvent]:
     can_empty_by_meld = t.emptying_problem(side, "meld") is None
     can_keep_one = t.emptying_problem(side, "discard") is None
 
-    def leaves_ok(k: int) -> bool:
+    def leaves_ok(k: int, canastra: bool = False) -> bool:
+        """May ``k`` cards be laid? ``canastra``: they make one, which counts for the side."""
         rest = n_hand - k
-        return rest >= 2 or (rest == 1 and can_keep_one) or (rest == 0 and can_empty_by_meld)
+        if rest >= 2 or (rest == 1 and can_keep_one) or (rest == 0 and can_empty_by_meld):
+            return True
+        return canastra and t.emptying_problem(side, "discard" if rest else "meld", True) is None
 
     top = t.pile_top
     for cards in candidate_melds(hand, r, meld_cap, must=top):
-        if not leaves_ok(len(cards)) or (top is not None and top not in cards):
+        if top is not None and top not in cards:
+            continue
+        ok = leaves_ok(len(cards))
+        if not ok and len(cards) < r.canastra_size:
             continue
         try:
-            t.new_meld(_PROBE, seat, side, cards)
+            reading = t.new_meld(_PROBE, seat, side, cards)
         except IllegalMoveError:
             continue
-        out.append(MeldLaid(seat, cards, len(t.melds[side]), seq=seq))
+        if ok or leaves_ok(len(cards), reading.canastra is not None):
+            out.append(MeldLaid(seat, cards, len(t.melds[side]), seq=seq))
     for meld in t.melds[side]:
+        ok = leaves_ok(1)
+        if not ok and len(meld.cards) + 1 < r.canastra_size:
+            continue
         for c in sorted(set(hand)) if top is None else (top,):
-            if not leaves_ok(1):
-                break
             try:
-                read_meld((*meld.cards, c), r)
+                reading = read_meld((*meld.cards, c), r)
             except MeldError:
                 continue
-            out.append(CardsLaidOff(seat, meld.id, (c,), seq=seq))
+            if ok or leaves_ok(1, reading.canastra is not None):
+                out.append(CardsLaidOff(seat, meld.id, (c,), seq=seq))
     problem = t.turn_end_problem(seat)
     if problem is None:
         if n_hand > 1 or t.emptying_problem(side, "discard") is None:

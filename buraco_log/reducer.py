@@ -213,6 +213,8 @@ class _Table:
                 seat,
             )
         if self.phase != phase:
+            if phase == "play" and self.retract_after_emptying(ev, seat):
+                return
             if self.phase == "draw":
                 raise self.fail(
                     ev,
@@ -270,12 +272,15 @@ class _Table:
     def has_canastra(self, side: int) -> bool:
         return any(m.canastra is not None for m in self.melds[side])
 
-    def emptying_problem(self, side: int, by: str) -> tuple[str, str] | None:
-        """Why the hand may not become empty now (rule id, reason), or None when it may."""
+    def emptying_problem(self, side: int, by: str, new_canastra: bool = False
+                         ) -> tuple[str, str] | None:
+        """Why the hand may not become empty now (rule id, reason), or None when it may.
+        ``new_canastra``: the move that empties (or leaves the last card) makes a canastra
+        itself, which counts as on the table (RULES.md §7: the side has one then)."""
         r = self.rules
         assert r is not None
         if r.morto and not self.morto_taken[side]:
-            if r.morto_needs_canastra and not self.has_canastra(side):
+            if r.morto_needs_canastra and not new_canastra and not self.has_canastra(side):
                 return "morto.needs_canastra", "the side needs a canastra to take its morto"
             if by == "meld" and not r.morto_direct:
                 return (
@@ -283,7 +288,7 @@ class _Table:
                     "the morto is taken only by discarding the last card (indirect)",
                 )
             return None
-        if r.go_out_needs_canastra and not self.has_canastra(side):
+        if r.go_out_needs_canastra and not new_canastra and not self.has_canastra(side):
             return "go_out.needs_canastra", "going out needs a canastra on the side's table"
         return None
 
@@ -302,6 +307,12 @@ class _Table:
                 f"points, this one totals {self.opening_points}",
             )
         return None
+
+    def retract_after_emptying(self, ev: Event, seat: int) -> bool:
+        """A short opening that emptied the hand by melding is taken back in the emptied
+        phase: it took no morto and did not go out (both refused), so the cards come back."""
+        return type(ev) is OpeningRetracted and self.phase == "emptied" and self.opening_short(
+            seat)
 
     def opening_short(self, seat: int) -> bool:
         """Did the seat's vulnerable side lay its opening this turn, short of its minimum?"""
@@ -364,8 +375,8 @@ class _Table:
         top = self.pile[-1]
         hand = self.hands[seat]
         total = len(hand) + len(self.pile)
+        side = self.sides[seat]
         if self.leaves_ok(seat, total - 1):
-            side = self.sides[seat]
             known = self.meld_readings[side]
             for i, m in enumerate(self.melds[side]):
                 reading = known[i]
@@ -374,6 +385,15 @@ class _Table:
                         return True
                 elif self.readings.extends(reading, (top,), m.cards):
                     return True
+        elif total - 1 == 1 and self.emptying_problem(side, "discard", True) is None:
+            # One card would be left to discard: allowed when the top card, laid off, makes
+            # the side's canastra itself.
+            for m in self.melds[side]:
+                try:
+                    if self.readings.read((*m.cards, top)).canastra is not None:
+                        return True
+                except MeldError:
+                    continue
         return self.leaves_ok(seat, total - 3) and meld_with_top(self.readings, top, hand)
 
     def check_top_first(self, ev: Event, seat: int, cards: tuple[int, ...]) -> None:
@@ -630,7 +650,7 @@ class _Table:
                 )
         reading = self.new_meld(ev, seat, side, cards)
         if check and len(rest) < 2:
-            self.check_remaining(ev, seat, len(rest))
+            self.check_remaining(ev, seat, len(rest), reading.canastra is not None)
         self.hands[seat] = rest
         melds.append(Meld(len(melds), side, cards, reading.kind, reading.canastra, seat))
         self.meld_readings[side].append(reading)
@@ -694,7 +714,7 @@ class _Table:
                 ev, exc.rule, f"{self.who(seat)} laying off on meld {i}: {exc}", seat, add
             ) from None
         if check and len(rest) < 2:
-            self.check_remaining(ev, seat, len(rest))
+            self.check_remaining(ev, seat, len(rest), reading.canastra is not None)
         self.hands[seat] = rest
         self.melds[side][i] = Meld(old.id, side, cards, reading.kind, reading.canastra, old.laid_by)
         self.meld_readings[side][i] = reading
@@ -733,6 +753,9 @@ class _Table:
         self.laid_this_turn = []
         self.opening_points = 0
         self.opening_min[side] = r.opening_min_after_retract
+        if self.phase == "emptied":  # the emptying melds are back in hand: play on, discard
+            self.phase = "play"
+            self.emptied_by = None
 
     def on_card_discarded(self, ev: CardDiscarded, check: bool) -> None:
         seat = ev.seat
@@ -754,13 +777,15 @@ class _Table:
             self.phase = "emptied"
             self.emptied_by = "discard"
 
-    def check_remaining(self, ev: Event, seat: int, remaining: int) -> None:
+    def check_remaining(self, ev: Event, seat: int, remaining: int,
+                        new_canastra: bool = False) -> None:
         """Laying down may empty the hand only when that is allowed, and may leave a single
-        card only when discarding it would be allowed: nobody is left without a discard."""
+        card only when discarding it would be allowed: nobody is left without a discard.
+        ``new_canastra``: the cards laid make a canastra (they count for the side)."""
         if remaining == 0:
-            self.check_emptying(ev, seat, "meld")
+            self.check_emptying(ev, seat, "meld", new_canastra)
         elif remaining == 1:
-            problem = self.emptying_problem(self.sides[seat], "discard")
+            problem = self.emptying_problem(self.sides[seat], "discard", new_canastra)
             if problem:
                 raise self.fail(
                     ev,
@@ -774,8 +799,8 @@ class _Table:
         if problem:
             raise self.fail(ev, problem[0], f"{self.who(seat)}: {problem[1]}", seat)
 
-    def check_emptying(self, ev: Event, seat: int, by: str) -> None:
-        problem = self.emptying_problem(self.sides[seat], by)
+    def check_emptying(self, ev: Event, seat: int, by: str, new_canastra: bool = False) -> None:
+        problem = self.emptying_problem(self.sides[seat], by, new_canastra)
         if problem:
             raise self.fail(
                 ev, problem[0], f"{self.who(seat)} may not empty the hand: {problem[1]}", seat
@@ -797,6 +822,16 @@ class _Table:
                 )
             self.check_emptying(ev, seat, self.emptied_by or "meld")
             direct = self.emptied_by == "meld"
+            if direct and self.opening_short(seat):
+                # The hand was emptied by an opening the side must take back: no morto.
+                raise self.fail(
+                    ev,
+                    "vulnerable.opening_too_low",
+                    f"the side is vulnerable: its opening must total {self.opening_min[side]} "
+                    f"points, this one totals {self.opening_points}; the cards are taken "
+                    "back, not the morto",
+                    seat,
+                )
             if ev.direct != direct:
                 raise self.fail(
                     ev,

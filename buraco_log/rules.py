@@ -201,6 +201,10 @@ def derive(base: Rules | str, **overrides: Any) -> Rules:
             data[key] = {**data[key], **value}
         else:
             data[key] = value
+    if "target_score" in overrides and "vulnerable_at" not in overrides and \
+            data.get("vulnerability") and isinstance(overrides["target_score"], int):
+        # RULES.md §10: vulnerable at half the target, so a new target moves the threshold.
+        data["vulnerable_at"] = (overrides["target_score"] + 1) // 2
     try:
         new = msgspec.convert(data, Rules)
     except msgspec.ValidationError as exc:

@@ -24,7 +24,31 @@ def rules_for(name: str) -> Rules:
     """Random play rarely opens with 75 points once vulnerable, so the classic family plays
     to 500 here (never vulnerable); vulnerability has its own unit tests."""
     r = PRESETS[name]
-    return derive(r, target_score=500) if r.vulnerability else r
+    # Half of 500 would make sides vulnerable at 250: keep the threshold out of reach.
+    return derive(r, target_score=500, vulnerable_at=750) if r.vulnerability else r
+
+
+VULNERABLE_CASES = [(n, p) for n, p in CASES if PRESETS[n].vulnerability]
+
+
+@pytest.mark.parametrize(("name", "players"), VULNERABLE_CASES)
+@SETTINGS
+@given(seed=st.integers(0, 2**32 - 1))
+def test_random_play_while_vulnerable_always_has_a_move_and_conserves_every_card(
+    name: str, players: int, seed: int
+) -> None:
+    """Every side vulnerable from the first deal: openings short of 75 are laid and taken
+    back (even one that empties the hand), and play never gets stuck."""
+    rules = derive(PRESETS[name], vulnerable_at=0)
+    events = random_match(rules, players, seed, max_hands=2, eager=True)  # asserts a move
+    material = Counter(deck(rules.jokers))
+    r = Replayer()
+    for ev in events:
+        r.step(ev)
+        s = r.state()
+        if s.phase not in ("new", "between", "decided", "over"):
+            assert cards_everywhere(s) == material, f"conservation broken at seq {ev.seq}"
+    assert r.state().hand >= 1 or r.state().phase in ("decided", "over")
 
 
 def cards_everywhere(s: State) -> Counter[int]:

@@ -214,7 +214,8 @@ def test_house_rule_overrides_are_listed(unseeded: list[AnyEvent]) -> None:
     start = unseeded[0]
     assert isinstance(start, MatchStarted)
     house = msgspec.structs.replace(start, rules=derive("biriba", target_score=2000))
-    assert audit.summarize([house]).overrides == {"target_score": 2000}
+    # Half the new target is the new vulnerability threshold (RULES.md §10), listed too.
+    assert audit.summarize([house]).overrides == {"target_score": 2000, "vulnerable_at": 1000}
 
 
 def test_diff_finds_the_first_divergence_and_prefixes(
