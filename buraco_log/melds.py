@@ -126,8 +126,9 @@ def _read(cards: Sequence[Card], rules: Rules) -> Reading | MeldError:
             suits |= 1 << suit_of[c]
         else:
             return MeldError("meld.not_a_card", (), f"{c!r} is not a card code")
-    if not n_nat and (jokers or not _one_suit(twos)):
-        # Only 2s of one suit can hold a natural card (the 2 itself); 2s never form a set.
+    if not n_nat:
+        # Two naturals are needed, and 2s alone never give them: one 2 at most stands in its
+        # own place, so a meld of 2s only is a set of twos, and with a joker too many wilds.
         rule = "meld.set_of_twos" if not jokers else "meld.too_many_wilds"
         return MeldError(rule, cards, "needs at least two natural cards")
     if n_nat >= 2 and ranks & (ranks - 1) == 0:  # one rank
@@ -141,13 +142,6 @@ def _read(cards: Sequence[Card], rules: Rules) -> Reading | MeldError:
         cards,
         "neither a set (one rank) nor a run (one suit, consecutive)",
     )
-
-
-def _one_suit(twos: list[Card]) -> bool:
-    for c in twos:  # noqa: SIM110  (a plain loop: all() over a generator is slower compiled)
-        if SUIT[c] != SUIT[twos[0]]:
-            return False
-    return True
 
 
 def _read_set(

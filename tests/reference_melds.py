@@ -28,8 +28,8 @@ def read_meld(cards: Sequence[Card], rules: Rules) -> Reading:
             naturals.append(c)
         else:
             raise MeldError("meld.not_a_card", (), f"{c!r} is not a card code")
-    if not naturals and (jokers or len({SUIT[c] for c in twos}) > 1):
-        # Only 2s of one suit can hold a natural card (the 2 itself); 2s never form a set.
+    if not naturals:
+        # 2s alone never give two naturals: a set of twos, or with a joker too many wilds.
         rule = "meld.set_of_twos" if not jokers else "meld.too_many_wilds"
         raise MeldError(rule, cards, "needs at least two natural cards")
     ranks = {RANK[c] for c in naturals}
