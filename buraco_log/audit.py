@@ -231,8 +231,11 @@ def read_log(path: str | os.PathLike[str]) -> tuple[list[AnyEvent], Integrity]:
             info = reader.info
             return events, Integrity(
                 status="broken", format="binary", events=len(events), records=info.segments,
-                head=info.head, offset=exc.offset, record=info.segments if exc.kind != "header"
-                else None, seq=exc.seq, kind=exc.kind, message=exc.message,
+                head=info.head, offset=exc.offset,
+                # The file header is no record: its damage names none.
+                record=None if exc.kind == "header" or (exc.offset is not None
+                                                        and exc.offset < log.HEADER_SIZE)
+                else info.segments, seq=exc.seq, kind=exc.kind, message=exc.message,
             )
         except OSError as exc:
             return events, _unreadable(exc, "binary")

@@ -119,6 +119,7 @@ class JsonlReader:
         self.sealed = True
         self.version = ev.FORMAT_VERSION
         self.end: dict[str, Any] | None = None
+        self.end_line = 0  # the end line's number: its mismatches are reported there
         self.count = 0
 
     def _error(self, message: str, line: int, kind: str = "jsonl") -> LogFormatError:
@@ -167,14 +168,14 @@ class JsonlReader:
             if self.end.get("events", self.count) != self.count:
                 raise self._error(
                     f"end line says {self.end['events']} events, found {self.count}",
-                    number,
+                    self.end_line,
                     "seq",
                 )
             head = self.end.get("head")
             if head is not None and head != chain.hexdigest():
                 raise self._error(
                     "events do not hash to the head digest on the end line: changed after the fact",
-                    number,
+                    self.end_line,
                     "chain",
                 )
 
@@ -192,6 +193,7 @@ class JsonlReader:
             self.sealed = bool(obj.get("sealed", True))
         elif kind == "end":
             self.end = obj
+            self.end_line = number
         else:
             raise self._error(f"unexpected log line {kind!r}", number)
 

@@ -106,6 +106,11 @@ def verify(
 ) -> None:
     """Check a log's framing, checksums, seqs and integrity chain (not the rules)."""
     info = log.verify(path)
+    if info.torn is not None:  # an error like damage: one line on stderr, stdout empty
+        advice = ("no event is intact: delete the file" if info.torn.offset < log.HEADER_SIZE
+                  else f"the {info.events} events before it are intact; `buraco-log repair` "
+                  "cuts it off")
+        raise fail(f"{path}, byte {info.torn.offset}: torn tail: {info.torn.reason} ({advice})")
     if format is Format.json:
         emit_json(info)
     else:
@@ -113,11 +118,6 @@ def verify(
         typer.echo(
             f"{path}: {info.events} events in {info.segments} segments, {state}, "
             f"format version {info.version}, head {info.head}"
-        )
-    if info.torn is not None:
-        raise fail(
-            f"{path}, byte {info.torn.offset}: torn tail: {info.torn.reason} "
-            "(`buraco-log repair` cuts it off)"
         )
 
 
