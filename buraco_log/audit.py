@@ -756,9 +756,12 @@ def diff_logs(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> Diff:
     """Compare two copies of a match: first divergence, prefix relation, head digests."""
     ea, ia = read_log(a)
     eb, ib = read_log(b)
-    for p, integ in ((a, ia), (b, ib)):
+    for p, events, integ in ((a, ea, ia), (b, eb, ib)):
         if integ.status == "unreadable":
             raise LogFormatError(integ.message or "cannot read", path=str(p), kind="unreadable")
+        if not events and integ.status == "broken":  # not a log at all: nothing to compare
+            raise LogFormatError(f"not a readable log: {integ.message}", path=str(p),
+                                 offset=integ.offset, kind=integ.kind or "damage")
     seq, diffs, prefix = diff_events(ea, eb)
     i = None if seq is None else seq - log.FIRST_SEQ
     start = next((e for e in (*ea[:1], *eb[:1]) if isinstance(e, MatchStarted)), None)
@@ -772,7 +775,9 @@ def diff_logs(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> Diff:
 
     return Diff(
         a=str(a), b=str(b), events_a=len(ea), events_b=len(eb),
-        identical=seq is None and ia.head == ib.head,
+        # Identical copies are whole ones: two copies damaged alike are not "identical".
+        identical=seq is None and ia.head == ib.head
+        and ia.status in ("sealed", "unsealed") and ib.status in ("sealed", "unsealed"),
         diverge_seq=seq,
         event_a=to_dict(ea[i]) if i is not None and i < len(ea) else None,
         event_b=to_dict(eb[i]) if i is not None and i < len(eb) else None,

@@ -283,6 +283,9 @@ def convert(
     validate: bool = False,
 ) -> log.LogInfo:
     """Convert a log between the binary and JSON Lines forms, losslessly."""
+    parent = os.path.dirname(os.path.abspath(dst))
+    if not os.path.isdir(parent):  # name the file asked for, not the temporary beside it
+        raise LogFormatError(f"no such directory: {parent}", path=str(dst), kind="io")
     try:
         if to == "jsonl":
             return binary_to_jsonl(src, dst)

@@ -227,7 +227,7 @@ def load_toml(path: str | Path) -> Rules:
     p = Path(path)
     try:
         data = tomllib.loads(p.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise RulesError("file", str(exc), str(p)) from None
     base = data.pop("preset", None)
     if base is None:

@@ -28,7 +28,8 @@ def stale(directory: str | os.PathLike[str]) -> list[str]:
     out = []
     for name, text in render().items():
         path = Path(directory) / name
-        if not path.exists() or path.read_text(encoding="utf-8") != text:
+        # Bytes, not text: a file that is not even UTF-8 is simply out of date.
+        if not path.exists() or path.read_bytes() != text.encode("utf-8"):
             out.append(name)
     return out
 

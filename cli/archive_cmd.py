@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import datetime
 import decimal
 import io
 import json
+import math
 import os
+import re
 import sys
+from collections.abc import Iterator
 from enum import StrEnum
 from pathlib import Path
 from types import ModuleType
@@ -116,6 +120,23 @@ def _ingest_with_progress(sources: list[str], root: str, jobs: int) -> archive.I
         return ingest(sources, root, jobs=jobs, on_progress=update)
 
 
+_MEMORY = re.compile(r"\d+(\.\d+)?\s*([KMGT]i?B|B)", re.IGNORECASE)
+
+
+@contextlib.contextmanager
+def _atomic(output: Path) -> Iterator[Path]:
+    """A temporary file beside ``output``, renamed over it only when writing succeeded."""
+    if not output.parent.is_dir():
+        raise fail(f"{output}: no such directory: {output.parent}")
+    tmp = output.with_name(f".{output.name}.{os.getpid()}.tmp")
+    try:
+        yield tmp
+        os.replace(tmp, output)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
 def _cell(v: Any) -> str:
     if v is None:
         return ""
@@ -162,18 +183,27 @@ def query(
     output: Annotated[Path | None, typer.Option("--output", "-o",
                                                 help="Write here instead of stdout.")] = None,
     threads: Annotated[int, typer.Option(min=1)] = DEFAULT_THREADS,
-    memory_limit: Annotated[str, typer.Option()] = DEFAULT_MEMORY_LIMIT,
-    timeout: Annotated[float, typer.Option(help="Seconds before the query is stopped.")] = 60.0,
+    memory_limit: Annotated[str, typer.Option(help="DuckDB's memory limit, e.g. 512MB or 4GB."
+                                              )] = DEFAULT_MEMORY_LIMIT,
+    timeout: Annotated[float, typer.Option(min=0.0, help="Seconds before the query is stopped "
+                                           "(0: no limit).")] = 60.0,
 ) -> None:
     """Run read-only SQL over an archive, sandboxed (no files outside it, no settings)."""
     if format is QueryFormat.parquet and output is None:
         raise fail("--format parquet needs --output FILE", EXIT_USAGE)
+    if not _MEMORY.fullmatch(memory_limit.strip()):
+        raise fail(f"--memory-limit {memory_limit!r}: a size such as 512MB, 4GB or 1.5GiB",
+                   EXIT_USAGE)
+    if math.isnan(timeout):
+        raise fail("--timeout: a number of seconds, 0 for no limit", EXIT_USAGE)
     table = _archive().query(str(archive_dir), sql, threads=threads, memory_limit=memory_limit,
                           timeout=timeout)
     if format is QueryFormat.parquet:
         import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
-        pq.write_table(table, str(output), compression="zstd")
+        assert output is not None  # checked above
+        with _atomic(output) as tmp:  # no half-written file on a failure
+            pq.write_table(table, str(tmp), compression="zstd")
         return
     rows = table.to_pylist()
     columns = table.column_names
@@ -191,7 +221,8 @@ def query(
     else:
         text = _text_table(columns, [[r[c] for c in columns] for r in rows])
     if output is not None:
-        output.write_text(text, encoding="utf-8")
+        with _atomic(output) as tmp:
+            tmp.write_text(text, encoding="utf-8")
     else:
         sys.stdout.write(text)
 
@@ -202,7 +233,8 @@ def report(
     format: Annotated[ReportFormat, typer.Option("--format", "-f")] = ReportFormat.table,
     output: Annotated[Path | None, typer.Option("--output", "-o",
                                                 help="Write here instead of stdout.")] = None,
-    top: Annotated[int, typer.Option(help="Players in the leaderboard (0: all).")] = 20,
+    top: Annotated[int, typer.Option(min=0, max=1_000_000,
+                                     help="Players in the leaderboard (0: all).")] = 20,
 ) -> None:
     """The canned analyses: win rates, canastras, pile pickups, hands, morto, leaderboard."""
     rep = _archive().report(str(archive_dir), top=top)
@@ -217,7 +249,8 @@ def report(
             parts.append(_text_table(s.columns, s.rows) if s.rows else "(no data)\n")
         text = "".join(parts)
     if output is not None:
-        output.write_text(text, encoding="utf-8")
+        with _atomic(output) as tmp:
+            tmp.write_text(text, encoding="utf-8")
     else:
         sys.stdout.write(text)
 

@@ -246,8 +246,12 @@ def render_diff(d: audit.Diff) -> Iterator[str]:
     yield "head digests " + ("equal" if d.heads_equal else "differ")
     if d.prefix is not None:
         other = "B" if d.prefix == "a" else "A"
-        yield (f"{d.prefix.upper()} is a prefix of {other}: they agree up to seq "
-               f"{(d.diverge_seq or 0) - 1}; {other} goes on from seq {d.diverge_seq}")
+        if not (d.diverge_seq or 0):  # the shorter copy holds no event at all
+            yield (f"{d.prefix.upper()} holds no events intact; {other} has "
+                   f"{max(d.events_a, d.events_b)}")
+        else:
+            yield (f"{d.prefix.upper()} is a prefix of {other}: they agree up to seq "
+                   f"{(d.diverge_seq or 0) - 1}; {other} goes on from seq {d.diverge_seq}")
         return
     yield f"first divergence at seq {d.diverge_seq}"
     for label, words in (("A", d.words_a), ("B", d.words_b)):
@@ -320,6 +324,11 @@ def _print_view(view: TableView, format: Format) -> None:
             _echo(line)
 
 
+def _number(text: str) -> bool:
+    """Plain ASCII digits, few enough to be a seq or a hand (``isdigit`` also takes ``²``)."""
+    return 0 < len(text) <= 9 and text.isascii() and text.isdigit()
+
+
 def _step(tl: Timeline, view: TableView, seat: int | None, format: Format, recent: int) -> None:
     """Read keys from stdin, one command a line; the table goes to stdout after each."""
     seq = view.seq
@@ -328,7 +337,7 @@ def _step(tl: Timeline, view: TableView, seat: int | None, format: Format, recen
         typer.echo(f"[seq {seq}/{tl.last_seq}] n next, p previous, <seq> or h<hand> jump, "
                    "q quit> ",
                    err=True, nl=False)
-        line = sys.stdin.readline()
+        line = sys.stdin.readline() if sys.stdin is not None else ""  # None: stdin closed
         if not line:
             break
         key = line.strip().lower()
@@ -338,9 +347,9 @@ def _step(tl: Timeline, view: TableView, seat: int | None, format: Format, recen
             target = seq + 1
         elif key in ("p", "prev", "previous"):
             target = seq - 1
-        elif key.lstrip("-").isdigit():
+        elif _number(key.lstrip("-")):
             target = int(key)
-        elif key.startswith("h") and key[1:].strip().isdigit():
+        elif key.startswith("h") and _number(key[1:].strip()):
             try:
                 target = tl.seq_of(int(key[1:]))
             except ReplayError as exc:
@@ -361,8 +370,8 @@ def audit_cmd(
     paths: Annotated[list[Path], typer.Argument(help="Logs, or directories of logs.",
                                                 show_default=False)],
     format: FormatOpt = Format.table,
-    jobs: Annotated[int, typer.Option("--jobs", "-j", help="Processes (0: one per CPU, at most "
-                                      "8).")] = 0,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", min=0, help="Processes (0: one per CPU, "
+                                      "at most 8).")] = 0,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Table: only logs with findings "
                                         "and the summary.")] = False,
     require_commitment: Annotated[bool, typer.Option(

@@ -81,6 +81,9 @@ def repair(
         info = log.verify(path)
         if info.torn is None:
             typer.echo(f"{path}: nothing to repair ({info.events} events)")
+        elif info.torn.offset < log.HEADER_SIZE:  # what the real run says, without running it
+            raise fail(f"{path}, byte 0: the file header itself is incomplete: there are no "
+                       "events to keep; delete the file")
         else:
             t = info.torn
             typer.echo(

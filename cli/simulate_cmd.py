@@ -11,7 +11,7 @@ from typing import Annotated, Any
 import typer
 
 from buraco_log.rules import Rules, load_toml, preset
-from buraco_log.simulate import MatchSummary, seat_bots, simulate_many
+from buraco_log.simulate import MatchSummary, match_file, seat_bots, simulate_many
 from cli.common import EXIT_USAGE, Format, emit_json, fail, guarded
 
 
@@ -40,6 +40,8 @@ def simulate(
         ),
     ] = None,
     format: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
+    overwrite: Annotated[bool, typer.Option(
+        "--overwrite", help="Replace logs of the same names already in OUT.")] = False,
 ) -> None:
     """Simulate complete matches with bots and write each as a sealed log in OUT.
 
@@ -51,6 +53,15 @@ def simulate(
     unknown = sorted(set(names) - {"heuristic", "random"})
     if unknown:
         raise fail(f"unknown bot {unknown[0]!r} (known: heuristic, random)", EXIT_USAGE)
+    if players not in r.player_counts:
+        allowed = "/".join(map(str, r.player_counts))
+        raise fail(f"--players {players}: {r.name} is played by {allowed}", EXIT_USAGE)
+    if not overwrite:  # a log already there may be another match under the same name
+        taken = next((n for i in range(matches)
+                      if (out / (n := match_file(r, players, i))).exists()), None)
+        if taken is not None:
+            raise fail(f"{out / taken}: exists; refusing to replace it (--overwrite, or another "
+                       "--out)", EXIT_USAGE)
     show = sys.stderr.isatty() if progress is None else progress
     start = time.perf_counter()
     if show:

@@ -79,8 +79,16 @@ def check_archive(root: str) -> str:
     if not is_archive(real):
         raise ArchiveError(f"{root}: not an archive (no {MARKER}; create one with "
                            "`buraco-log ingest ... --archive DIR`)")
-    with open(os.path.join(real, MARKER), encoding="utf-8") as f:
-        meta = json.load(f)
+    marker = os.path.join(real, MARKER)
+    try:
+        with open(marker, encoding="utf-8") as f:
+            meta = json.load(f)
+    except (OSError, ValueError) as exc:  # ValueError: not JSON, or not UTF-8
+        raise ArchiveError(f"{os.path.join(root, MARKER)}: unreadable archive marker: {exc}"
+                           ) from None
+    if not isinstance(meta, dict):
+        raise ArchiveError(f"{os.path.join(root, MARKER)}: the archive marker is not a JSON "
+                           "object")
     version = meta.get("version")
     if version != ARCHIVE_VERSION:
         hint = ("ingest its logs into a new archive" if isinstance(version, int)

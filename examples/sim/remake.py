@@ -17,7 +17,7 @@ def main() -> None:
         args = shlex.split(command)
         args[args.index("--out") + 1] = str(HERE / Path(name).parent)
         subprocess.run(
-            [sys.executable, "-m", "cli.main", *args, "--no-progress"],
+            [sys.executable, "-m", "cli.main", *args, "--no-progress", "--overwrite"],
             check=True,
             stdout=subprocess.DEVNULL,
             cwd=HERE.parents[1],

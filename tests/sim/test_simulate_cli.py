@@ -60,9 +60,9 @@ def test_a_player_count_the_preset_does_not_allow_is_refused(tmp_path: Path) -> 
     result = CliRunner().invoke(
         app, ["simulate", "--rules", "mega", "--players", "3", "--out", str(tmp_path)]
     )
-    assert result.exit_code == 1
+    assert result.exit_code == 2  # a bad option value: a usage error
     assert result.stdout == ""
-    assert "mega is played by 2, 4, not 3" in result.stderr
+    assert "--players 3: mega is played by 2/4" in result.stderr
 
 
 def test_the_files_are_the_same_bytes_with_one_or_two_jobs(tmp_path: Path) -> None:
