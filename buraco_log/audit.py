@@ -810,8 +810,9 @@ def explain_event(events: Sequence[AnyEvent], seq: int, *, path: str = "") -> Ex
     """Explain the event at ``seq`` against the table just before it."""
     by_seq = {e.seq: e for e in events}
     if seq not in by_seq:
-        last = events[-1].seq if events else -1
-        raise ReplayError(f"the log has no seq {seq} (seqs 0 to {last})", seq=seq)
+        if not events:
+            raise ReplayError("the log holds no events", seq=seq)
+        raise ReplayError(f"the log has no seq {seq} (seqs 0 to {events[-1].seq})", seq=seq)
     tl = Timeline(events)
     note = None
     if tl.illegal is not None and tl.illegal.seq is not None and tl.illegal.seq < seq:

@@ -307,9 +307,10 @@ class Reader:
         self._f.seek(0, os.SEEK_END)
         self._torn = Torn(torn.offset, self._f.tell() - torn.offset, torn.reason)
         if not self.allow_torn:
+            advice = ("no event is intact: delete the file" if torn.offset < HEADER_SIZE else
+                      "the events before it are intact (`buraco-log repair` cuts it off)")
             raise self._error(
-                f"torn tail: {torn.reason}; the events before it are intact "
-                "(`buraco-log repair` cuts it off)",
+                f"torn tail: {torn.reason}; {advice}",
                 "torn",
                 torn.offset,
                 self._next_seq,

@@ -172,7 +172,8 @@ def render_summary(s: audit.Summary) -> Iterator[str]:
 
 def render_verdict(v: audit.Verdict) -> Iterator[str]:
     state = "OK" if v.ok else f"FINDINGS ({len(v.findings)})"
-    yield f"{v.path}: {state}  match {v.match_id}  rules {v.rules}  {v.events} events"
+    yield (f"{v.path}: {state}  match {v.match_id or 'unknown'}  rules {v.rules or 'unknown'}  "
+           f"{v.events} events")
     yield f"  integrity   {_integrity_line(v.integrity)}"
     p = v.provenance
     if p.status == "none":

@@ -75,6 +75,23 @@ def test_show_of_a_log_damaged_from_its_first_record_says_what_is_unknown(
     assert "BROKEN at record 0" in lines[2] and "None" not in out
 
 
+def test_a_file_that_is_no_log_reads_unknown_and_an_empty_log_has_no_seqs(
+        tmp_path: Path) -> None:
+    junk = tmp_path / "junk.blog"
+    junk.write_bytes(b"hello, not a log\n")
+    code, out, _ = run("audit", junk)
+    assert code == 1 and out.splitlines()[0].startswith(
+        f"{junk}: FINDINGS (1)  match unknown  rules unknown  0 events")
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    code, out, err = run("explain", empty, "--at", 1)
+    assert (code, out) == (1, "") and err.strip().endswith("the log holds no events")
+    empty_blog = tmp_path / "empty.blog"
+    empty_blog.write_bytes(b"")
+    code, out, err = run("explain", empty_blog, "--at", 0)
+    assert code == 1 and "no event is intact: delete the file" in err and "repair" not in err
+
+
 def test_replay_json_is_the_library_table_view(logs: dict[str, Path]) -> None:
     tl = Timeline(audit.load(logs["clean"]))
     code, out, _ = run("replay", logs["clean"], "--at", 40, "--seat", 1, "-f", "json")
