@@ -319,7 +319,7 @@ def check_deals(events: Sequence[AnyEvent], *, require_commitment: bool = True) 
             deals.append(ev)  # type: ignore[arg-type]
         elif tp is MatchStarted:
             assert isinstance(ev, MatchStarted)
-            if first_deal is not None and start is None:
+            if first_deal is not None and start is None and ev.commitment is not None:
                 findings.append(
                     Finding(
                         "deal.commitment_late",
@@ -330,7 +330,7 @@ def check_deals(events: Sequence[AnyEvent], *, require_commitment: bool = True) 
                 )
             if start is None:
                 start = ev
-        elif tp is MatchEnded:
+        elif tp is MatchEnded and end is None:  # the first, as audit.provenance reads it
             end = ev  # type: ignore[assignment]
     if not deals:
         return findings
@@ -349,7 +349,19 @@ def check_deals(events: Sequence[AnyEvent], *, require_commitment: bool = True) 
     committed = [d for d in deals if d.seed is None]
     server_seed: str | None = None
     if start.commitment is None:
-        if committed and require_commitment:
+        if committed and len(committed) < len(deals):
+            # Other deals carry plain seeds: one that does not is backed by nothing, and is a
+            # finding whatever require_commitment says (a dealer could rig just that hand).
+            findings.extend(
+                Finding(
+                    "deal.commitment_missing",
+                    d.seq,
+                    f"hand {d.hand} has no plain seed, unlike the match's other deals, and the "
+                    "match published no commitment",
+                )
+                for d in committed
+            )
+        elif committed and require_commitment:
             findings.append(
                 Finding(
                     "deal.commitment_missing",
@@ -366,12 +378,13 @@ def check_deals(events: Sequence[AnyEvent], *, require_commitment: bool = True) 
                     f"commitment has seq {start.seq}, after the first deal at seq {first_deal.seq}",
                 )
             )
-        elif first_deal is not None and _late_by_clock(start, first_deal):
+        elif (early := _dealt_before(start, deals)) is not None:
             findings.append(
                 Finding(
                     "deal.commitment_late",
                     start.seq,
-                    f"commitment published at {start.at}, after the first deal at {first_deal.at}",
+                    f"commitment published at {start.at}, after the deal at seq {early.seq} "
+                    f"(at {early.at})",
                 )
             )
         if end is None or end.server_seed is None:
@@ -428,5 +441,9 @@ def check_deals(events: Sequence[AnyEvent], *, require_commitment: bool = True) 
     return findings
 
 
-def _late_by_clock(start: MatchStarted, first_deal: HandStarted) -> bool:
-    return start.at is not None and first_deal.at is not None and start.at > first_deal.at
+def _dealt_before(start: MatchStarted, deals: Sequence[HandStarted]) -> HandStarted | None:
+    """The first deal stamped (``at``) before the commitment, if any: any deal will do, the
+    first one may carry no time."""
+    if start.at is None:
+        return None
+    return next((d for d in deals if d.at is not None and d.at < start.at), None)
