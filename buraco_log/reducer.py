@@ -213,8 +213,6 @@ class _Table:
                 seat,
             )
         if self.phase != phase:
-            if phase == "play" and self.retract_after_emptying(ev, seat):
-                return
             if self.phase == "draw":
                 raise self.fail(
                     ev,
@@ -308,12 +306,6 @@ class _Table:
             )
         return None
 
-    def retract_after_emptying(self, ev: Event, seat: int) -> bool:
-        """A short opening that emptied the hand by melding is taken back in the emptied
-        phase: it took no morto and did not go out (both refused), so the cards come back."""
-        return type(ev) is OpeningRetracted and self.phase == "emptied" and self.opening_short(
-            seat)
-
     def opening_short(self, seat: int) -> bool:
         """Did the seat's vulnerable side lay its opening this turn, short of its minimum?"""
         side = self.sides[seat]
@@ -363,11 +355,12 @@ class _Table:
             self.relancinho_done[seat] = True
             self.relancinho[self.sides[seat]] += 1
 
-    def leaves_ok(self, seat: int, rest: int) -> bool:
+    def leaves_ok(self, seat: int, rest: int, new_canastra: bool = False) -> bool:
         """May the seat hold ``rest`` cards after laying down (see ``check_remaining``)?"""
         if rest >= 2:
             return True
-        return self.emptying_problem(self.sides[seat], "discard" if rest == 1 else "meld") is None
+        by = "discard" if rest == 1 else "meld"
+        return self.emptying_problem(self.sides[seat], by, new_canastra) is None
 
     def can_take_top(self, seat: int) -> bool:
         """must_use_top: the top card can be used, by the hand as it is before the pickup,
@@ -385,7 +378,7 @@ class _Table:
                         return True
                 elif self.readings.extends(reading, (top,), m.cards):
                     return True
-        elif total - 1 == 1 and self.emptying_problem(side, "discard", True) is None:
+        elif self.leaves_ok(seat, total - 1, new_canastra=True):
             # One card would be left to discard: allowed when the top card, laid off, makes
             # the side's canastra itself.
             for m in self.melds[side]:
@@ -726,7 +719,10 @@ class _Table:
         r = self.rules
         assert r is not None
         if check:
-            self.expect_turn(ev, seat, "play")
+            # A short opening that emptied the hand by melding is taken back in the emptied
+            # phase too: it can take no morto and cannot go out (both refused).
+            emptied = self.phase == "emptied" and self.opening_short(seat)
+            self.expect_turn(ev, seat, "emptied" if emptied else "play")
             if not self.opening_short(seat):
                 raise self.fail(
                     ev,
