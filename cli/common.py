@@ -7,7 +7,7 @@ import json
 import sys
 from collections.abc import Callable
 from enum import StrEnum
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, Final, ParamSpec, TypeVar
 
 import msgspec
 import typer
@@ -20,6 +20,10 @@ R = TypeVar("R")
 EXIT_OK = 0
 EXIT_FINDINGS = 1  # an error in the data, or an audit with findings
 EXIT_USAGE = 2  # bad arguments (typer/click's own code too)
+
+
+CONTEXT: Final = {"help_option_names": ["-h", "--help"]}
+"""Every typer app and group: `-h` is `--help`, as in most tools."""
 
 
 class Format(StrEnum):

@@ -9,20 +9,38 @@ from typing import Annotated
 
 import typer
 
-from cli import archive_cmd, demo_cmd, dispute_cmd, log_cmd, rules_cmd, simulate_cmd
-from cli.common import EXIT_USAGE, State
+from buraco_log import FORMAT_VERSION, __version__
+from cli import archive_cmd, demo_cmd, dispute_cmd, helpfmt, log_cmd, rules_cmd, simulate_cmd
+from cli.common import CONTEXT, EXIT_USAGE, State
+
+helpfmt.install()
 
 app = typer.Typer(
     name="buraco-log",
     help="Replay, audit and query Buraco match logs.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    context_settings=CONTEXT,
 )
+
+# Developer commands: they work, but stay out of the user's help.
+HIDDEN = {"schema"}
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"buraco-log {__version__} (log format {FORMAT_VERSION})")
+        raise typer.Exit()
 
 
 @app.callback()
 def main(
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks on errors.")] = False,
+    version: Annotated[
+        bool,
+        typer.Option("--version", "-V", callback=_version, is_eager=True,
+                     help="Print the version and exit."),
+    ] = False,
 ) -> None:
     State.debug = debug
 
@@ -46,6 +64,8 @@ for _group in (app, *(g.typer_instance for g in app.registered_groups)):
     for _info in _group.registered_commands:  # type: ignore[union-attr]
         if _info.help is None and _info.callback is not None and _info.callback.__doc__:
             _info.help = reflow(_info.callback.__doc__)
+        if (_info.name or getattr(_info.callback, "__name__", "")) in HIDDEN:
+            _info.hidden = True
 
 
 def _click_errors(name: str) -> tuple[type[BaseException], ...]:
@@ -69,10 +89,8 @@ def run() -> None:
     """The console script: usage errors become one line on stderr and exit status 2."""
     try:
         code = app(standalone_mode=False)
-    except _NO_ARGS as exc:
-        ctx = getattr(exc, "ctx", None)
-        typer.echo(ctx.get_help() if ctx is not None else str(exc))
-        code = 0
+    except _NO_ARGS:
+        code = 0  # typer has printed the help already
     except _USAGE as exc:
         if State.debug:
             raise

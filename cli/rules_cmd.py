@@ -8,9 +8,10 @@ import msgspec
 import typer
 
 from buraco_log.rules import PRESET_SOURCES, PRESETS, Rules, load_toml, preset
-from cli.common import Format, emit_json, guarded
+from cli.common import CONTEXT, Format, emit_json, guarded
 
-app = typer.Typer(help="The rules presets and house rules.", no_args_is_help=True)
+app = typer.Typer(help="The rules presets and house rules.", no_args_is_help=True,
+                  context_settings=CONTEXT)
 
 
 def _summary(r: Rules) -> dict[str, object]:
