@@ -1,12 +1,12 @@
 """`buraco-log demo`: the whole job on built-in defaults, for a first look.
 
-Simulate one match with heuristic bots and provably fair deals, write it as a sealed log,
-replay and audit every event, and print the match summary and the verdict.
+Simulate one match with heuristic bots and provably fair deals, write it as a sealed log that
+is kept under a name it prints, replay and audit every event, print the match summary and the
+verdict, and end with the next commands to try on that log.
 """
 
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 from typing import Annotated
 
@@ -14,36 +14,79 @@ import typer
 
 from buraco_log import audit
 from buraco_log.log import write_log
-from buraco_log.rules import preset
+from buraco_log.rules import PRESETS, preset
 from buraco_log.simulate import simulate_match
-from cli.common import EXIT_FINDINGS, guarded
+from cli.common import EXIT_FINDINGS, EXIT_USAGE, Format, emit_json, fail, guarded
 from cli.dispute_cmd import render_summary, render_verdict
+
+
+def _free_path(directory: Path, stem: str) -> Path:
+    """`stem.blog` in ``directory``, or `stem-2.blog`, ...: a demo never replaces a file."""
+    path = directory / f"{stem}.blog"
+    n = 2
+    while path.exists():
+        path = directory / f"{stem}-{n}.blog"
+        n += 1
+    return path
+
+
+def next_steps(path: Path) -> list[str]:
+    """The commands a newcomer tries next on the demo's log."""
+    return [
+        f"buraco-log show {path}",
+        f"buraco-log replay {path} --at 40",
+        f"buraco-log explain {path} 40",
+        f"buraco-log audit {path}",
+        f"buraco-log convert {path} -o {path.with_suffix('.jsonl')}",
+    ]
 
 
 @guarded
 def demo(
-    rules: Annotated[str, typer.Option("--rules", help="Rules preset.")] = "biriba",
+    rules: Annotated[str, typer.Option("--rules", help="Rules preset.",
+                                       autocompletion=lambda: list(PRESETS))] = "biriba",
     players: Annotated[int, typer.Option("--players", help="Number of players.")] = 4,
     seed: Annotated[str, typer.Option("--seed", help="Seed of the simulated match.")] = "demo",
-    out: Annotated[Path | None, typer.Option("--out", "-o",
-                                             help="Keep the log here (default: a temp dir).")
-                   ] = None,
+    out: Annotated[Path | None, typer.Option(
+        "--output", "--out", "-o", metavar="FILE",
+        help="Write the log here (default: demo-RULES-Np.blog in the current directory, "
+             "never replacing a file).")] = None,
+    format: Annotated[Format, typer.Option("--format", "-f",
+                                           help="table for people, json for programs.")
+                      ] = Format.table,
 ) -> None:
-    """Simulate a match, write it, replay and audit it, and print the result."""
+    """Simulate a match, write it, replay and audit every move, and print the result."""
+    if rules not in PRESETS:
+        raise fail(f"unknown preset {rules!r} (presets: {', '.join(PRESETS)})", EXIT_USAGE)
     r = preset(rules)
+    if players not in r.player_counts:
+        counts = ", ".join(map(str, r.player_counts))
+        raise fail(f"{rules} is played by {counts} players, not {players}", EXIT_USAGE)
     events = simulate_match(r, players, seed=seed)
-    with tempfile.TemporaryDirectory(prefix="buraco-log-demo-") as tmp:
-        path = out if out is not None else Path(tmp) / f"{rules}-{players}p.blog"
-        write_log(path, events)
-        summary = audit.show_log(path)
-        verdict = audit.audit_log(path)
+    path = out if out is not None else _free_path(Path(), f"demo-{rules}-{players}p")
+    if out is not None and out.exists():
+        raise fail(f"{out}: exists; the demo does not replace files", EXIT_USAGE)
+    write_log(path, events)
+    summary = audit.show_log(path)
+    verdict = audit.audit_log(path)
+    if format is Format.json:
+        emit_json({"log": str(path), "rules": rules, "players": players, "seed": seed,
+                   "events": len(events), "summary": summary, "audit": verdict,
+                   "next": next_steps(path)})
+    else:
+        typer.echo(f"Simulated a {players}-player {rules} match with heuristic bots and "
+                   f"provably fair deals ({len(events)} events), wrote it to {path}, then "
+                   "replayed and audited every move.")
+        typer.echo("")
         for line in render_summary(summary):
             typer.echo(line)
         typer.echo("")
         for line in render_verdict(verdict):
             typer.echo(line)
-        if out is not None:
-            typer.echo(f"\nlog kept at {path}; try `buraco-log replay {path} --at 40`")
+        typer.echo("")
+        typer.echo(f"The log is kept at {path}. Try next:")
+        for line in next_steps(path):
+            typer.echo(f"  {line}")
     if not verdict.ok:
         raise typer.Exit(EXIT_FINDINGS)
 
