@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from buraco_log import knobs
 from buraco_log.cards import ACE, JOKER, KING, RANK, Card
 from buraco_log.errors import RulesError
 
@@ -208,9 +209,21 @@ def derive(base: Rules | str, **overrides: Any) -> Rules:
     try:
         new = msgspec.convert(data, Rules)
     except msgspec.ValidationError as exc:
-        raise RulesError(_field_of(str(exc)), str(exc)) from None
+        raise _unknown_knob(str(exc)) or RulesError(_field_of(str(exc)), str(exc)) from None
     check(new)
     return new
+
+
+def _unknown_knob(message: str) -> RulesError | None:
+    """"unknown knob 'target_scor' (did you mean 'target_score'?)" for a misspelt key."""
+    if "unknown field `" not in message:
+        return None
+    name = message.split("unknown field `", 1)[1].split("`", 1)[0]
+    group = message.split("`$.", 1)[1].split("`", 1)[0] if "`$." in message else ""
+    full = f"{group}.{name}" if group else name
+    choices = [k for k in knobs.KNOBS if k.startswith(f"{group}.")] if group else \
+        [k for k in knobs.KNOBS if "." not in k]
+    return RulesError(full, f"unknown knob{knobs.did_you_mean(full, choices)}")
 
 
 def _field_of(message: str) -> str:
