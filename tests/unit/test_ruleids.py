@@ -16,7 +16,7 @@ RULE_SOURCES = (
     "dealer.py",
     "moves.py",
     "scoring.py",
-    "audit.py",
+    *(f"audit/{p.name}" for p in sorted((SRC / "audit").glob("*.py"))),  # a package
     "timeline.py",
 )
 RULE_ID = re.compile(r"""["']([a-z_]+\.[a-z_]+)["']""")

@@ -1,0 +1,210 @@
+"""The referee's library: audit a match log, summarize it, compare two copies, explain a move.
+
+:func:`audit_log` never raises for a bad log: whatever is wrong becomes a :class:`Finding` in the
+returned :class:`Verdict`, in four sections:
+
+- integrity: ``sealed``, ``unsealed``, ``torn`` (tail at an offset) or ``broken`` (at record N,
+  byte offset, seq), or ``unreadable``. The later sections check the events read before damage.
+- provenance: the deals re-derived from committed (or plain) seeds (:mod:`buraco_log.dealer`).
+- legality: the first illegal event, with seq, rule id, seat, cards and the table just before.
+- scoring: each hand's recorded score against the recomputed one, line by line.
+
+The package has one module per question: ``integrity`` (reading the bytes), ``deals``
+(provenance), ``legality``, ``scores`` (score facts), ``summary`` (``show``), ``diff``,
+``explanation`` and ``files`` (which paths are logs); this module composes them into the verdict
+and re-exports their public names.
+
+Every rule id is documented in :mod:`buraco_log.ruleids`. Results are frozen msgspec structs:
+``msgspec.to_builtins(verdict)`` is the stable JSON form ``buraco-log audit --format json``
+prints. Core module: stdlib and msgspec only.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+
+import msgspec
+
+from buraco_log import log
+from buraco_log.audit.deals import Provenance, provenance
+from buraco_log.audit.diff import Diff, diff_events, diff_logs
+from buraco_log.audit.explanation import Explanation, explain, explain_event
+from buraco_log.audit.files import find_logs, is_log_file
+from buraco_log.audit.findings import NO_SNAPSHOTS, Finding, to_dict
+from buraco_log.audit.integrity import (
+    Integrity,
+    IntegrityStatus,
+    _integrity_findings,
+    load,
+    read_log,
+)
+from buraco_log.audit.legality import IllegalEvent, Legality, _illegal
+from buraco_log.audit.scores import HandCheck, ScoreLine, Scoring, SideCheck, _scoring, score_lines
+from buraco_log.audit.summary import (
+    HandSummary,
+    SeatLine,
+    Summary,
+    rule_overrides,
+    show_log,
+    summarize,
+)
+from buraco_log.events import AnyEvent, MatchEnded, MatchStarted
+from buraco_log.timeline import Timeline
+
+
+class Verdict(msgspec.Struct, frozen=True):
+    """One log's audit. ``ok`` is True when there are no findings (exit status 0)."""
+
+    path: str
+    match_id: str | None
+    rules: str | None
+    players: tuple[str, ...]
+    events: int
+    ok: bool
+    findings: tuple[Finding, ...]
+    integrity: Integrity
+    provenance: Provenance
+    legality: Legality
+    scoring: Scoring
+
+
+
+def audit_events(events: Sequence[AnyEvent], integrity: Integrity, path: str = "", *,
+                 require_commitment: bool = False) -> Verdict:
+    """Audit events already read (``integrity`` says how the bytes held up).
+
+    With ``require_commitment``, deals that no commitment or plain seed backs are findings
+    (``deal.commitment_missing``), for sites where every deal must be provably fair.
+    """
+    findings = _integrity_findings(integrity)
+    if not events and integrity.status in ("sealed", "unsealed"):
+        findings.append(Finding("legality", "audit.empty", "the log holds no events"))
+    prov = provenance(events, require_commitment)
+    findings += prov.findings
+    tl = Timeline(events, snapshot_every=NO_SNAPSHOTS)  # the audit never jumps back
+    illegal = _illegal(tl)
+    if illegal is not None:
+        findings.append(Finding("legality", illegal.rule,
+                                f"first illegal event: seq {illegal.seq}: {illegal.message}",
+                                seq=illegal.seq))
+    # A wrong winner is a legality matter the reducer meets only after the totals check.
+    end = next((e for e in tl.events if isinstance(e, MatchEnded)), None)
+    if (illegal is None and end is not None and end.winner is not None
+            and end.winner != tl.final.winner and tl.final.winner is not None):
+        findings.append(Finding("legality", "match.wrong_winner",
+                                f"recorded winner side {end.winner}, but side "
+                                f"{tl.final.winner} won", seq=end.seq))
+    scoring, score_findings = _scoring(tl)
+    findings += score_findings
+    start = events[0] if events and isinstance(events[0], MatchStarted) else None
+    return Verdict(
+        path=path,
+        match_id=start.match_id if start is not None else None,
+        rules=start.rules.name if start is not None else None,
+        players=tuple(p.name for p in start.players) if start is not None else (),
+        events=len(events),
+        ok=not findings,
+        findings=tuple(findings),
+        integrity=integrity,
+        provenance=prov,
+        legality=Legality(events_checked=len(tl.events), complete=tl.final.phase == "over",
+                          first_illegal=illegal),
+        scoring=scoring,
+    )
+
+
+def audit_log(path: str | os.PathLike[str], *, require_commitment: bool = False) -> Verdict:
+    """Audit one log file (binary, or JSON Lines by its ``.jsonl`` name).
+
+    Never raises for a bad log: unreadable files, damage, illegal moves and wrong scores all
+    come back as findings. ``verdict.ok`` is True when there are none.
+    """
+    events, integrity = read_log(path)
+    return audit_events(events, integrity, str(path), require_commitment=require_commitment)
+
+
+def audit_many(
+    paths: Sequence[str], *, workers: int = 1,
+    on_done: Callable[[Verdict], None] | None = None, require_commitment: bool = False,
+) -> list[Verdict]:
+    """Audit many logs, in ``workers`` processes; results in the order of ``paths``.
+
+    ``on_done`` is called in this process as each verdict arrives (for a progress bar).
+    """
+    if workers <= 1 or len(paths) <= 1:
+        out = []
+        for p in paths:
+            v = _audit_safely(p, require_commitment)
+            if on_done is not None:
+                on_done(v)
+            out.append(v)
+        return out
+    results: list[Verdict | None] = [None] * len(paths)
+    chunk = max(1, min(64, len(paths) // (workers * 8)))
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        flags = [require_commitment] * len(paths)
+        for i, v in enumerate(pool.map(_audit_safely, paths, flags, chunksize=chunk)):
+            results[i] = v
+            if on_done is not None:
+                on_done(v)
+    return [v for v in results if v is not None]
+
+
+def _audit_safely(path: str, require_commitment: bool = False) -> Verdict:
+    """:func:`audit_log`, with a defect of the audit itself reported as a finding of that log
+    (rule ``audit.error``) so that one log never stops a batch."""
+    try:
+        return audit_log(path, require_commitment=require_commitment)
+    except Exception as exc:  # a defect in buraco_log, not in the log: keep the batch going
+        integrity = Integrity(status="unreadable", format="binary", events=0, records=0,
+                              head=log.head_digest(()), kind="error",
+                              message=f"{type(exc).__name__}: {exc}")
+        return Verdict(
+            path=path, match_id=None, rules=None, players=(), events=0, ok=False,
+            findings=(Finding("integrity", "audit.error",
+                              f"the audit failed: {type(exc).__name__}: {exc}"),),
+            integrity=integrity,
+            provenance=Provenance("none", None, False, 0, ()),
+            legality=Legality(0, False, None),
+            scoring=Scoring((), None, (), True),
+        )
+
+
+__all__ = [
+    "NO_SNAPSHOTS",
+    "Diff",
+    "Explanation",
+    "Finding",
+    "HandCheck",
+    "HandSummary",
+    "IllegalEvent",
+    "Integrity",
+    "IntegrityStatus",
+    "Legality",
+    "Provenance",
+    "ScoreLine",
+    "Scoring",
+    "SeatLine",
+    "SideCheck",
+    "Summary",
+    "Verdict",
+    "audit_events",
+    "audit_log",
+    "audit_many",
+    "diff_events",
+    "diff_logs",
+    "explain",
+    "explain_event",
+    "find_logs",
+    "is_log_file",
+    "load",
+    "provenance",
+    "read_log",
+    "rule_overrides",
+    "score_lines",
+    "show_log",
+    "summarize",
+    "to_dict",
+]

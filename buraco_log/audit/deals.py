@@ -1,0 +1,73 @@
+"""Provenance: where the deals came from, re-derived by :mod:`buraco_log.dealer`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+import msgspec
+
+from buraco_log.audit.findings import Finding
+from buraco_log.dealer import check_deals
+from buraco_log.errors import BuracoLogError
+from buraco_log.events import (
+    AnyEvent,
+    HandStarted,
+    MatchEnded,
+    MatchStarted,
+)
+
+
+class Provenance(msgspec.Struct, frozen=True):
+    """Where the deals came from. ``status``: committed, plain_seeds, mixed or none."""
+
+    status: Literal["committed", "plain_seeds", "mixed", "none"]
+    commitment: str | None
+    revealed: bool  # the server seed was revealed at the match end
+    deals: int
+    findings: tuple[Finding, ...]
+
+
+_DEAL_EVENTS = frozenset((MatchStarted, HandStarted, MatchEnded))
+
+
+def provenance(events: Sequence[AnyEvent], require_commitment: bool = False) -> Provenance:
+    """Deal provenance: every recorded deal re-derived from its committed or plain seeds."""
+    start: MatchStarted | None = None
+    end: MatchEnded | None = None
+    deals = 0
+    plain = 0
+    for e in [e for e in events if type(e) in _DEAL_EVENTS]:  # exact types: final classes
+        tp = type(e)
+        if tp is HandStarted:
+            deals += 1
+            plain += e.seed is not None  # type: ignore[union-attr]
+        elif tp is MatchStarted:
+            if start is None:
+                start = e  # type: ignore[assignment]
+        elif tp is MatchEnded and end is None:
+            end = e  # type: ignore[assignment]
+    commitment = start.commitment if start is not None else None
+    status: Literal["committed", "plain_seeds", "mixed", "none"]
+    if commitment is not None:
+        status = "mixed" if plain else "committed"
+    else:
+        status = "plain_seeds" if plain else "none"
+    # Deal provenance is checked where seeds were committed (or given); an uncommitted match
+    # has nothing to re-derive, and that is its status, not a finding.
+    try:
+        found = check_deals(events, require_commitment=require_commitment)
+        if end is None:
+            # The seed is revealed at the match end: not yet, in an unfinished (or cut) log.
+            found = [f for f in found if f.rule != "deal.not_revealed"]
+    except (BuracoLogError, ValueError, IndexError, KeyError, TypeError) as exc:
+        found = []
+        extra = [Finding("provenance", "deal.mismatch", f"cannot check the deals: {exc}")]
+    else:
+        extra = []
+    return Provenance(
+        status=status, commitment=commitment,
+        revealed=end is not None and end.server_seed is not None, deals=deals,
+        findings=tuple(Finding("provenance", f.rule, f.message, seq=f.seq) for f in found)
+        + tuple(extra),
+    )

@@ -1,0 +1,108 @@
+"""Two copies of one match compared event by event."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import msgspec
+
+from buraco_log import log
+from buraco_log.audit.findings import to_dict
+from buraco_log.audit.integrity import IntegrityStatus, read_log
+from buraco_log.errors import LogFormatError
+from buraco_log.events import (
+    AnyEvent,
+    MatchStarted,
+)
+from buraco_log.timeline import (
+    card_style,
+    describe_event,
+)
+
+
+class Diff(msgspec.Struct, frozen=True):
+    """Two copies of one match compared event by event."""
+
+    a: str
+    b: str
+    events_a: int
+    events_b: int
+    identical: bool
+    diverge_seq: int | None  # first seq where the copies differ (or where the shorter ends)
+    event_a: dict[str, Any] | None  # that event in each copy, None past the end
+    event_b: dict[str, Any] | None
+    words_a: str | None  # those events in words, cards in the rules' rendering
+    words_b: str | None
+    differences: tuple[str, ...]  # field by field
+    prefix: Literal["a", "b"] | None  # which copy is a strict prefix of the other
+    head_a: str
+    head_b: str
+    heads_equal: bool
+    integrity_a: IntegrityStatus
+    integrity_b: IntegrityStatus
+
+
+def diff_events(a: Sequence[AnyEvent], b: Sequence[AnyEvent]) -> tuple[
+        int | None, tuple[str, ...], Literal["a", "b"] | None]:
+    """First diverging seq, what differs there, and which list is a strict prefix."""
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            return x.seq, _field_diffs(to_dict(x), to_dict(y)), None
+    if len(a) == len(b):
+        return None, (), None
+    shorter: Literal["a", "b"] = "a" if len(a) < len(b) else "b"
+    n = min(len(a), len(b))
+    longer = b if shorter == "a" else a
+    return longer[n].seq, (f"copy {shorter} ends after {n} events; the other goes on",), shorter
+
+
+def _field_diffs(x: dict[str, Any], y: dict[str, Any]) -> tuple[str, ...]:
+    if x.get("t") != y.get("t"):
+        return (f"event type: {x.get('t')} vs {y.get('t')}",)
+    out = []
+    for k in list(dict.fromkeys([*x, *y])):
+        if x.get(k) != y.get(k):
+            out.append(f"{k}: {_short(x.get(k))} vs {_short(y.get(k))}")
+    return tuple(out)
+
+
+def _short(v: Any) -> str:
+    text = v if isinstance(v, str) else repr(v)
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def diff_logs(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> Diff:
+    """Compare two copies of a match: first divergence, prefix relation, head digests."""
+    ea, ia = read_log(a)
+    eb, ib = read_log(b)
+    for p, events, integ in ((a, ea, ia), (b, eb, ib)):
+        if integ.status == "unreadable":
+            raise LogFormatError(integ.message or "cannot read", path=str(p), kind="unreadable")
+        if not events and integ.status == "broken":  # not a log at all: nothing to compare
+            raise LogFormatError(f"not a readable log: {integ.message}", path=str(p),
+                                 offset=integ.offset, kind=integ.kind or "damage")
+    seq, diffs, prefix = diff_events(ea, eb)
+    i = None if seq is None else seq - log.FIRST_SEQ
+    start = next((e for e in (*ea[:1], *eb[:1]) if isinstance(e, MatchStarted)), None)
+    players = start.players if start is not None else ()
+    style = card_style(start.rules if start is not None else None)
+
+    def words(events: list[AnyEvent]) -> str | None:
+        if i is None or i >= len(events):
+            return None
+        return describe_event(events[i], players, style)
+
+    return Diff(
+        a=str(a), b=str(b), events_a=len(ea), events_b=len(eb),
+        # Identical copies are whole ones: two copies damaged alike are not "identical".
+        identical=seq is None and ia.head == ib.head
+        and ia.status in ("sealed", "unsealed") and ib.status in ("sealed", "unsealed"),
+        diverge_seq=seq,
+        event_a=to_dict(ea[i]) if i is not None and i < len(ea) else None,
+        event_b=to_dict(eb[i]) if i is not None and i < len(eb) else None,
+        words_a=words(ea), words_b=words(eb),
+        differences=diffs, prefix=prefix, head_a=ia.head, head_b=ib.head,
+        heads_equal=ia.head == ib.head, integrity_a=ia.status, integrity_b=ib.status,
+    )

@@ -1,0 +1,182 @@
+"""Why an event was or was not legal, and the facts of the table that decided it."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any
+
+import msgspec
+
+from buraco_log.audit.findings import to_dict
+from buraco_log.audit.integrity import load
+from buraco_log.audit.scores import score_lines
+from buraco_log.cards import Style
+from buraco_log.errors import BuracoLogError, IllegalMoveError, ReplayError
+from buraco_log.events import (
+    AnyEvent,
+    CardsLaidOff,
+    HandEnded,
+    HandStarted,
+    MeldLaid,
+)
+from buraco_log.melds import MeldError, read_meld
+from buraco_log.reducer import apply, validate
+from buraco_log.ruleids import describe
+from buraco_log.rules import Rules
+from buraco_log.state import State
+from buraco_log.timeline import (
+    TableView,
+    Timeline,
+    describe_event,
+    table_view,
+)
+
+
+class Explanation(msgspec.Struct, frozen=True):
+    """Why the event at ``seq`` was or was not legal, and the facts that decided it."""
+
+    path: str
+    seq: int
+    event: str  # the event in words
+    data: dict[str, Any]
+    legal: bool
+    rule: str | None
+    description: str | None
+    message: str | None
+    facts: tuple[str, ...]
+    before: TableView
+    note: str | None  # e.g. an earlier illegal event, explained instead
+
+
+def explain_event(events: Sequence[AnyEvent], seq: int, *, path: str = "") -> Explanation:
+    """Explain the event at ``seq`` against the table just before it."""
+    by_seq = {e.seq: e for e in events}
+    if seq not in by_seq:
+        if not events:
+            raise ReplayError("the log holds no events", seq=seq)
+        raise ReplayError(f"the log has no seq {seq} (seqs 0 to {events[-1].seq})", seq=seq)
+    tl = Timeline(events)
+    note = None
+    if tl.illegal is not None and tl.illegal.seq is not None and tl.illegal.seq < seq:
+        note = (f"seq {seq} follows an illegal event at seq {tl.illegal.seq}; the table after "
+                f"it is unknown, so that event is explained instead")
+        seq = tl.illegal.seq
+    ev = by_seq[seq]
+    before = tl.state_at(seq - 1)
+    style = tl.style
+    rule = message = None
+    try:
+        try:
+            validate(before, ev)
+        except (IndexError, KeyError, TypeError, ValueError) as bad:
+            raise IllegalMoveError("event.invalid", f"unreadable event: {bad}", seq=seq) from None
+    except IllegalMoveError as exc:
+        rule, message = exc.rule, exc.explanation
+    return Explanation(
+        path=path, seq=seq, event=describe_event(ev, tl.players, style), data=to_dict(ev),
+        legal=rule is None, rule=rule, description=describe(rule) if rule else None,
+        message=message, facts=tuple(_facts(before, ev, style)),
+        before=table_view(before, recent=tl.recent(seq - 1)), note=note,
+    )
+
+
+def explain(path: str | os.PathLike[str], seq: int) -> Explanation:
+    """Read a log strictly and explain the event at ``seq``."""
+    return explain_event(load(path), seq, path=str(path))
+
+
+def _meld_reading(s: State, ev: MeldLaid | CardsLaidOff, r: Rules,
+                  cs: Callable[[Iterable[int]], str]) -> Iterator[str]:
+    """How the cards the event puts on the table read as a meld, or why they do not."""
+    cards: tuple[int, ...] = ev.cards
+    if isinstance(ev, CardsLaidOff):
+        side = s.sides[ev.seat] if 0 <= ev.seat < len(s.sides) else None
+        if side is None or not 0 <= ev.meld < len(s.melds[side]):
+            return
+        cards = s.melds[side][ev.meld].cards + ev.cards
+    try:
+        reading = read_meld(cards, r)
+    except MeldError as exc:
+        yield f"{cs(cards)} do not form a meld [{exc.rule}]: {exc}"
+        return
+    except (IndexError, ValueError):
+        return
+    wild = f", wild {cs((reading.wild,))}" if reading.wild is not None else ""
+    badge = f", a {reading.canastra.replace('_', '-')} canastra" if reading.canastra else ""
+    yield f"{cs(cards)} read as a {reading.kind} of {reading.size} cards{wild}{badge}"
+
+
+def _facts(s: State, ev: AnyEvent, style: Style) -> Iterator[str]:
+    """The facts of the table the rules look at for this kind of event."""
+    from buraco_log.cards import format_cards
+
+    def cs(cards: Iterable[int]) -> str:
+        try:
+            return format_cards(cards, style) or "none"
+        except BuracoLogError:
+            return repr(tuple(cards))
+
+    r = s.rules
+    yield f"phase before the event: {s.phase}; last seq {s.seq}"
+    if r is None or not s.players:
+        return
+    yield f"rules: {r.name}"
+    if s.phase in ("new", "between", "over", "decided"):
+        yield (f"hands played: {len(s.results)}; match totals {list(s.totals)}; target "
+               f"{r.target_score}" + (f"; side {s.winner} has won" if s.winner is not None
+                                      else ""))
+        if isinstance(ev, HandStarted):
+            n = len(s.players)
+            hand = len(s.results)
+            yield (f"next deal: hand {hand}, dealt by seat {(s.first_dealer + hand) % n}; "
+                   f"{r.hand_size} cards to each of {n} players"
+                   + (f", {s.n_sides} mortos of {r.morto_size}" if r.morto else ", no morto")
+                   + (", one upcard" if r.initial_upcard else ", no upcard")
+                   + f"; material: two decks and {r.jokers} jokers")
+        return
+    who = s.players[s.turn].name
+    yield f"turn: seat {s.turn} ({who}), turn {s.turns} of hand {s.hand}"
+    seat = getattr(ev, "seat", None)
+    if seat is not None and seat != s.turn:
+        yield f"the event is by seat {seat}, but it is seat {s.turn}'s turn"
+    if seat is not None and 0 <= seat < len(s.players):
+        side = s.sides[seat]
+        yield f"seat {seat} holds {len(s.hands[seat])} cards: {cs(s.hands[seat])}"
+        melds = "; ".join(f"#{m.id} {cs(m.cards)}" + (f" [{m.canastra}]" if m.canastra else "")
+                          for m in s.melds[side]) or "none"
+        yield f"side {side} melds: {melds}"
+        canastras = sum(1 for m in s.melds[side] if m.canastra)
+        yield f"side {side} canastras: {canastras}"
+        if r.morto:
+            yield (f"side {side} morto: {'taken' if s.morto_taken[side] else 'not taken'}; "
+                   f"preset: morto {'direct or indirect' if r.morto_direct else 'indirect only'}"
+                   f"{', needs a canastra' if r.morto_needs_canastra else ''}")
+        if r.go_out_needs_canastra:
+            yield "preset: going out needs a canastra"
+        if s.vulnerable and s.vulnerable[side]:
+            yield (f"side {side} is vulnerable: opening minimum {s.opening_min[side]}, "
+                   f"opened: {s.opened[side]}, points laid this turn {s.opening_points}")
+    yield (f"stock: {len(s.stock)} cards (floor {r.stock_floor})"
+           + (f", top {cs(s.stock[:1])}" if s.stock else ""))
+    yield f"pile: {len(s.pile)} cards, top {cs(s.pile[-1:])}; pickup rule {r.pile_pickup}"
+    if s.pile_top is not None:
+        yield f"the pile's top card {cs((s.pile_top,))} must still be used this turn"
+    if s.drawn is not None:
+        yield f"card drawn this turn: {cs((s.drawn,))}"
+    if s.laid_this_turn:
+        yield f"laid this turn: {cs(s.laid_this_turn)}"
+    if isinstance(ev, MeldLaid | CardsLaidOff):
+        yield from _meld_reading(s, ev, r, cs)
+        yield (f"meld rules: at least 3 cards, at most one wild, at least two naturals; runs up "
+               f"to {r.max_run()} cards (ace at both ends: {'yes' if r.ace_both_ends else 'no'})"
+               f"; sets per rank per side: {r.max_sets_per_rank or 'any'}; canastra from "
+               f"{r.canastra_size} cards" + ("" if r.canastra_from_sets else ", runs only"))
+    if isinstance(ev, HandEnded):
+        try:
+            after = apply(s, ev)
+        except (BuracoLogError, IndexError, KeyError, TypeError, ValueError):
+            return  # nothing to score: the facts above say why
+        for sc in after.results[-1].scores:
+            items = ", ".join(f"{x.item} {x.points:+d}" for x in score_lines(sc))
+            yield f"side {sc.side} recomputed score {sc.total}: {items}"

@@ -1,0 +1,34 @@
+"""What every section of an audit reports: a :class:`Finding`, and events as readable objects."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+
+from buraco_log.events import (
+    AnyEvent,
+)
+
+
+def to_dict(event: AnyEvent) -> dict[str, Any]:
+    """An event as a readable object with cards as text (the JSON Lines form)."""
+    # Imported here: building the JSON Lines line decoder is slow, and a binary audit
+    # (in every worker process) never needs it.
+    from buraco_log.jsonl import event_to_json
+
+    return event_to_json(event)
+
+
+NO_SNAPSHOTS = 1 << 30
+"""Snapshot spacing for one-pass replays that never jump."""
+
+
+class Finding(msgspec.Struct, frozen=True):
+    """One problem: its section, stable rule id (see ``ruleids``), where, and one line."""
+
+    section: Literal["integrity", "provenance", "legality", "scoring"]
+    rule: str
+    message: str
+    seq: int | None = None
+    offset: int | None = None  # byte offset in the file (integrity findings)

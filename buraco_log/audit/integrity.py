@@ -1,0 +1,131 @@
+"""Integrity: how a log's bytes held up, read without ever raising for bad bytes."""
+
+from __future__ import annotations
+
+import os
+from typing import Literal
+
+import msgspec
+
+from buraco_log import log
+from buraco_log.audit.findings import Finding
+from buraco_log.errors import LogFormatError
+from buraco_log.events import (
+    AnyEvent,
+)
+
+IntegrityStatus = Literal["sealed", "unsealed", "torn", "broken", "unreadable"]
+
+
+class Integrity(msgspec.Struct, frozen=True):
+    """How the log's bytes held up. ``record`` counts records (segments) from 0."""
+
+    status: IntegrityStatus
+    format: Literal["binary", "jsonl"]
+    events: int  # events read intact
+    records: int  # intact records (segments; lines for JSON Lines)
+    head: str  # head digest of the intact events
+    offset: int | None = None  # where the damage or torn tail starts
+    record: int | None = None  # which record is damaged or torn
+    seq: int | None = None  # first seq not read
+    kind: str | None = None  # the reader's kind of damage (rule id ``log.<kind>``)
+    message: str | None = None
+
+
+def read_log(path: str | os.PathLike[str]) -> tuple[list[AnyEvent], Integrity]:
+    """The intact events of a log and its :class:`Integrity`. Never raises for bad bytes."""
+    p = str(path)
+    if p.endswith(".jsonl"):
+        return _read_jsonl(p)
+    events: list[AnyEvent] = []
+    try:
+        reader = log.Reader(p, allow_torn=True)
+    except (OSError, LogFormatError) as exc:  # the reader reports OS failures as kind "io"
+        return events, _unreadable(exc, "binary")
+    with reader:
+        try:
+            for _, evs in reader.segments():
+                events.extend(evs)
+        except LogFormatError as exc:
+            if exc.kind == "io":
+                return events, _unreadable(exc, "binary")
+            info = reader.info
+            return events, Integrity(
+                status="broken", format="binary", events=len(events), records=info.segments,
+                head=info.head, offset=exc.offset,
+                # The file header is no record: its damage names none.
+                record=None if exc.kind == "header" or (exc.offset is not None
+                                                        and exc.offset < log.HEADER_SIZE)
+                else info.segments, seq=exc.seq, kind=exc.kind, message=exc.message,
+            )
+        except OSError as exc:
+            return events, _unreadable(exc, "binary")
+        info = reader.info
+    if info.torn is not None:
+        return events, Integrity(
+            status="torn", format="binary", events=info.events, records=info.segments,
+            head=info.head, offset=info.torn.offset, record=info.segments,
+            seq=log.FIRST_SEQ + info.events, kind="torn", message=info.torn.reason,
+        )
+    return events, Integrity(
+        status="sealed" if info.sealed else "unsealed", format="binary", events=info.events,
+        records=info.segments, head=info.head,
+    )
+
+
+def _read_jsonl(path: str) -> tuple[list[AnyEvent], Integrity]:
+    from buraco_log.jsonl import JsonlReader
+
+    reader = JsonlReader(path)
+    events: list[AnyEvent] = []
+    try:
+        for e in reader:
+            events.append(e)
+    except LogFormatError as exc:
+        if exc.kind == "io":
+            return events, _unreadable(exc, "jsonl")
+        return events, Integrity(
+            status="broken", format="jsonl", events=len(events), records=len(events),
+            head=log.head_digest(events), record=exc.line, seq=exc.seq, kind=exc.kind,
+            message=exc.message,
+        )
+    except OSError as exc:
+        return events, _unreadable(exc, "jsonl")
+    sealed = reader.end is not None and reader.end.get("head") is not None
+    return events, Integrity(
+        status="sealed" if sealed else "unsealed", format="jsonl", events=len(events),
+        records=len(events), head=log.head_digest(events),
+    )
+
+
+def _unreadable(exc: OSError | LogFormatError, fmt: Literal["binary", "jsonl"]) -> Integrity:
+    message = exc.message if isinstance(exc, LogFormatError) else exc.strerror or str(exc)
+    return Integrity(status="unreadable", format=fmt, events=0, records=0,
+                     head=log.head_digest(()), kind="unreadable", message=message)
+
+
+def load(path: str | os.PathLike[str]) -> list[AnyEvent]:
+    """Every event of a log, strictly: damage raises :class:`LogFormatError` naming the file
+    and offset (for the commands that show a match rather than judge it)."""
+    p = str(path)
+    if p.endswith(".jsonl"):
+        from buraco_log.jsonl import read_jsonl
+
+        return read_jsonl(p)
+    return log.read_events(p)
+
+
+def _integrity_findings(integ: Integrity) -> list[Finding]:
+    if integ.status in ("sealed", "unsealed"):
+        return []
+    if integ.status == "torn":
+        msg = f"torn tail at byte {integ.offset} (record {integ.record}): {integ.message}"
+    elif integ.status == "unreadable":
+        msg = f"cannot read the log: {integ.message}"
+    else:
+        unit = "line" if integ.format == "jsonl" else "record"
+        where = f"{unit} {integ.record}" if integ.record is not None else ""
+        if integ.offset is not None:
+            where += f", byte {integ.offset}" if where else f"byte {integ.offset}"
+        msg = f"broken at {where}: {integ.message}" if where else f"broken: {integ.message}"
+    return [Finding("integrity", f"log.{integ.kind}", msg, seq=integ.seq, offset=integ.offset)]

@@ -1,0 +1,56 @@
+"""Legality: the first illegal event of a match and the table just before it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from buraco_log.audit.findings import to_dict
+from buraco_log.errors import BuracoLogError
+from buraco_log.ruleids import describe
+from buraco_log.state import State
+from buraco_log.timeline import (
+    TableView,
+    Timeline,
+    cards_text,
+    table_view,
+)
+
+
+class IllegalEvent(msgspec.Struct, frozen=True):
+    """The first illegal event and the table just before it."""
+
+    seq: int
+    tag: str | None
+    rule: str
+    description: str  # the rule in plain language (``ruleids``)
+    message: str  # what happened, naming seat and cards
+    seat: int | None
+    cards: tuple[str, ...]
+    event: dict[str, Any]
+    before: TableView
+
+
+class Legality(msgspec.Struct, frozen=True):
+    events_checked: int  # events replayed legally
+    complete: bool  # the match reached its end (MatchEnded)
+    first_illegal: IllegalEvent | None
+
+
+def _illegal(tl: Timeline) -> IllegalEvent | None:
+    exc = tl.illegal
+    if exc is None or exc.seq is None:
+        return None
+    ev = next((e for e in tl.recorded if e.seq == exc.seq), None)
+    before = tl.before_illegal or State()
+    try:
+        cards = cards_text(exc.cards, tl.style)
+    except BuracoLogError:
+        cards = tuple(str(c) for c in exc.cards)
+    return IllegalEvent(
+        seq=exc.seq, tag=exc.tag, rule=exc.rule, description=describe(exc.rule),
+        message=exc.explanation, seat=exc.seat, cards=cards,
+        event=to_dict(ev) if ev is not None else {},
+        before=table_view(before, recent=tl.recent(before.seq)),
+    )

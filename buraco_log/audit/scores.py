@@ -1,0 +1,146 @@
+"""Score facts: each hand's recorded score against the recomputed one, line by line."""
+
+from __future__ import annotations
+
+import msgspec
+
+from buraco_log.audit.findings import Finding
+from buraco_log.events import (
+    MatchEnded,
+)
+from buraco_log.rules import Rules
+from buraco_log.scoring import explain_difference
+from buraco_log.state import SideScore
+from buraco_log.timeline import (
+    Timeline,
+)
+
+
+class ScoreLine(msgspec.Struct, frozen=True):
+    item: str
+    points: int
+
+
+class SideCheck(msgspec.Struct, frozen=True):
+    side: int
+    recorded: int | None
+    recomputed: int
+    difference: int | None  # recorded - recomputed
+    lines: tuple[ScoreLine, ...]  # the recomputed score line by line
+    explanation: tuple[str, ...]  # filled when recorded and recomputed differ
+    hint: str | None  # a line item the difference equals, when one does
+
+
+class HandCheck(msgspec.Struct, frozen=True):
+    hand: int
+    end_seq: int
+    reason: str
+    went_out: int | None
+    ok: bool
+    sides: tuple[SideCheck, ...]
+
+
+class Scoring(msgspec.Struct, frozen=True):
+    hands: tuple[HandCheck, ...]
+    totals_recorded: tuple[int, ...] | None
+    totals_recomputed: tuple[int, ...]
+    ok: bool
+
+
+def score_lines(s: SideScore) -> tuple[ScoreLine, ...]:
+    """A side's hand score line by line, signed (RULES.md §9)."""
+    lines = [ScoreLine("cards on the table", s.table_points)]
+    for cls, n in sorted(s.canastras.items()):
+        lines.append(ScoreLine(f"canastras {cls} x{n}", 0))
+    lines.append(ScoreLine("canastra bonuses", s.canastra_bonus))
+    lines.append(ScoreLine("going out", s.going_out))
+    if s.relancinho:
+        lines.append(ScoreLine("relancinho", s.relancinho))
+    lines.append(ScoreLine("cards left in hand", -s.hand_penalty))
+    lines.append(ScoreLine("morto not taken", -s.morto_penalty))
+    return tuple(x for x in lines if not x.item.startswith("canastras "))
+
+
+def _hint(diff: int, s: SideScore, rules: Rules | None) -> str | None:
+    """Name the usual scorekeeping slips whose size the difference equals (at most three)."""
+    guesses: list[str] = []
+
+    def bonus(item: str, actual: int, nominal: int) -> None:
+        if actual and diff == actual:
+            guesses.append(f"the {item} ({actual}) counted twice")
+        elif actual and diff == -actual:
+            guesses.append(f"the {item} ({actual}) left out")
+        elif not actual and nominal and diff == nominal:
+            guesses.append(f"a {item} ({nominal}) counted though not earned")
+
+    def penalty(item: str, actual: int, nominal: int) -> None:
+        if actual and diff == actual:
+            guesses.append(f"the {item} ({actual}) not subtracted")
+        elif actual and diff == 2 * actual:
+            guesses.append(f"the {item} ({actual}) added instead of subtracted")
+        elif actual and diff == -actual:
+            guesses.append(f"the {item} ({actual}) subtracted twice")
+        elif not actual and nominal and diff == -nominal:
+            guesses.append(f"a {item} ({nominal}) charged though not due")
+
+    b = rules.bonuses if rules is not None else None
+    bonus("going-out bonus", s.going_out, b.going_out if b else 0)
+    penalty("cards left in hand", s.hand_penalty, 0)
+    penalty("morto penalty", s.morto_penalty, b.morto_not_taken if b and rules and rules.morto
+            else 0)
+    bonus("cards on the table", s.table_points, 0)
+    if b is not None:
+        for cls in ("clean", "dirty", "semi_clean", "royal", "ace_to_ace"):
+            size = int(getattr(b, cls))
+            name = cls.replace("_", "-")
+            if size and diff == size:
+                guesses.append(f"one {name} canastra bonus ({size}) too many")
+            elif size and diff == -size and s.canastras.get(cls):
+                guesses.append(f"one {name} canastra bonus ({size}) missing")
+    if not guesses:
+        return None
+    return "the difference matches " + "; or ".join(guesses[:3])
+
+
+def _scoring(tl: Timeline) -> tuple[Scoring, list[Finding]]:
+    state = tl.final
+    findings: list[Finding] = []
+    hands = []
+    for r in state.results:
+        sides = []
+        for s in r.scores:
+            rec = r.recorded[s.side] if r.recorded is not None and s.side < len(r.recorded) \
+                else None
+            diff = None if rec is None else rec - s.total
+            bad = diff is not None and diff != 0
+            sides.append(SideCheck(
+                side=s.side, recorded=rec, recomputed=s.total, difference=diff,
+                lines=score_lines(s),
+                explanation=tuple(explain_difference(rec, s)) if bad and rec is not None else (),
+                hint=_hint(diff, s, state.rules) if bad and diff is not None else None,
+            ))
+            if bad:
+                findings.append(Finding(
+                    "scoring", "score.mismatch",
+                    f"hand {r.hand}, side {s.side}: recorded {rec}, recomputed {s.total} "
+                    f"(difference {diff:+d})", seq=r.end_seq))
+        if r.recorded is not None and len(r.recorded) != len(r.scores):
+            findings.append(Finding(
+                "scoring", "score.mismatch",
+                f"hand {r.hand}: {len(r.recorded)} scores recorded for {len(r.scores)} sides",
+                seq=r.end_seq))
+        hands.append(HandCheck(
+            hand=r.hand, end_seq=r.end_seq, reason=r.reason, went_out=r.went_out,
+            ok=all(x.difference in (None, 0) for x in sides)
+            and (r.recorded is None or len(r.recorded) == len(r.scores)),
+            sides=tuple(sides),
+        ))
+    end = next((e for e in tl.events if isinstance(e, MatchEnded)), None)
+    recorded = end.totals if end is not None else None
+    if recorded is not None and recorded != state.totals:
+        findings.append(Finding(
+            "scoring", "score.mismatch",
+            f"match totals: recorded {list(recorded)}, recomputed {list(state.totals)}",
+            seq=end.seq if end is not None else None))
+    return Scoring(hands=tuple(hands), totals_recorded=recorded,
+                   totals_recomputed=state.totals, ok=not findings), findings

@@ -1,0 +1,137 @@
+"""What ``buraco-log show`` prints: a match at a glance."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import msgspec
+
+from buraco_log.audit.findings import NO_SNAPSHOTS
+from buraco_log.audit.integrity import Integrity, read_log
+from buraco_log.errors import LogFormatError
+from buraco_log.events import (
+    AnyEvent,
+    MatchStarted,
+)
+from buraco_log.rules import PRESETS, Rules
+from buraco_log.timeline import (
+    Timeline,
+)
+
+
+class SeatLine(msgspec.Struct, frozen=True):
+    seat: int
+    name: str
+    id: str | None
+    side: int
+
+
+class HandSummary(msgspec.Struct, frozen=True):
+    hand: int
+    dealer: int
+    reason: str
+    went_out: int | None  # seat that went out
+    went_out_name: str | None
+    scores: tuple[int, ...]  # recomputed, per side
+    recorded: tuple[int, ...] | None
+    cumulative: tuple[int, ...]
+    canastras: tuple[dict[str, int], ...]  # per side, by class
+    turns: int
+
+
+class Summary(msgspec.Struct, frozen=True):
+    """What ``buraco-log show`` prints: the match at a glance."""
+
+    path: str
+    match_id: str | None
+    preset: str | None
+    overrides: dict[str, Any]  # house-rule knobs that differ from the preset
+    players: tuple[SeatLine, ...]
+    sides: int
+    events: int
+    hands: tuple[HandSummary, ...]
+    totals: tuple[int, ...]
+    canastras: tuple[dict[str, int], ...]  # per side, whole match
+    went_out: dict[str, int]  # player name -> hands gone out
+    winner: int | None
+    complete: bool
+    first_illegal: str | None
+    integrity: Integrity | None
+
+
+def rule_overrides(rules: Rules) -> dict[str, Any]:
+    """Knobs that differ from the preset of the same name (all knobs for an unknown name)."""
+    base = PRESETS.get(rules.name)
+    mine = _flat(msgspec.to_builtins(rules))
+    if base is None:
+        return {k: v for k, v in mine.items() if k != "name"}
+    theirs = _flat(msgspec.to_builtins(base))
+    return {k: v for k, v in mine.items() if theirs.get(k) != v}
+
+
+def _flat(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in d.items():
+        if isinstance(v, dict):
+            out.update(_flat(v, f"{prefix}{k}."))
+        else:
+            out[f"{prefix}{k}"] = v
+    return out
+
+
+def summarize(events: Sequence[AnyEvent], *, path: str = "",
+              integrity: Integrity | None = None) -> Summary:
+    """A match summary (replays up to the first illegal event, if any)."""
+    tl = Timeline(events, snapshot_every=NO_SNAPSHOTS)
+    state = tl.final
+    start = events[0] if events and isinstance(events[0], MatchStarted) else None
+    players = state.players
+    cumulative = [0] * state.n_sides
+    hands = []
+    whole: list[dict[str, int]] = [{} for _ in range(state.n_sides)]
+    went_out: dict[str, int] = {}
+    for r in state.results:
+        cumulative = [a + s.total for a, s in zip(cumulative, r.scores, strict=True)]
+        for s in r.scores:
+            for cls, n in s.canastras.items():
+                whole[s.side][cls] = whole[s.side].get(cls, 0) + n
+        name = players[r.went_out].name if r.went_out is not None else None
+        if name is not None:
+            went_out[name] = went_out.get(name, 0) + 1
+        hands.append(HandSummary(
+            hand=r.hand, dealer=r.dealer, reason=r.reason, went_out=r.went_out,
+            went_out_name=name, scores=tuple(s.total for s in r.scores), recorded=r.recorded,
+            cumulative=tuple(cumulative), canastras=tuple(dict(s.canastras) for s in r.scores),
+            turns=r.turns,
+        ))
+    illegal = None
+    if tl.illegal is not None:
+        illegal = f"seq {tl.illegal.seq} [{tl.illegal.rule}] {tl.illegal.explanation}"
+    return Summary(
+        path=path,
+        match_id=start.match_id if start is not None else None,
+        preset=start.rules.name if start is not None else None,
+        overrides=rule_overrides(start.rules) if start is not None else {},
+        players=tuple(SeatLine(i, p.name, p.id, state.sides[i]) for i, p in enumerate(players)),
+        sides=state.n_sides,
+        events=len(events),
+        hands=tuple(hands),
+        totals=state.totals,
+        canastras=tuple(whole),
+        went_out=went_out,
+        winner=state.winner,
+        complete=state.phase == "over",
+        first_illegal=illegal,
+        integrity=integrity,
+    )
+
+
+def show_log(path: str | os.PathLike[str]) -> Summary:
+    """Read a log (tolerating damage, reported in ``integrity``) and summarize it."""
+    events, integrity = read_log(path)
+    if integrity.status == "unreadable":
+        raise LogFormatError(integrity.message or "cannot read", path=str(path),
+                             kind="unreadable")
+    return summarize(events, path=str(path), integrity=integrity)
