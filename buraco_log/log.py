@@ -16,17 +16,18 @@ used here: the core never imports the edge libraries.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import hashlib
 import importlib
 import itertools
 import operator
 import os
-import shutil
+import stat
 import struct
 import time
 import zlib
-from collections.abc import Generator, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from typing import IO, Any, Final
 
 import msgspec
@@ -222,13 +223,19 @@ class Reader:
     raises too unless ``allow_torn``, in which case it is recorded in :attr:`info`.
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, allow_torn: bool = False) -> None:
-        self.path = str(path)
+    def __init__(
+        self, path: str | os.PathLike[str], *, allow_torn: bool = False, fd: int | None = None
+    ) -> None:
+        """``fd``: read this open descriptor of ``path`` (duplicated, read from byte 0) instead
+        of opening ``path`` again; a lock holder reads the very file it locked this way."""
+        self.path = os.fspath(path)
         self.allow_torn = allow_torn
-        try:
-            self._f: IO[bytes] = open(self.path, "rb", buffering=_READ_BUFFER)  # noqa: SIM115
-        except OSError as exc:
-            raise os_error(exc, self.path) from None
+        if fd is None:
+            fd = open_log_fd(self.path)
+        else:
+            fd = os.dup(fd)
+            os.lseek(fd, 0, os.SEEK_SET)
+        self._f: IO[bytes] = os.fdopen(fd, "rb", buffering=_READ_BUFFER)
         self._offset = 0
         self._next_seq = FIRST_SEQ
         self._segments = 0
@@ -549,11 +556,68 @@ def os_error(exc: OSError, path: str, offset: int | None = None) -> LogFormatErr
     return LogFormatError(exc.strerror or str(exc), path=path, offset=offset, kind="io")
 
 
-def _open(path: str, flags: int) -> int:
+_FILE_TYPES: Final = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def file_type(mode: int) -> str:
+    """What a file of ``st_mode`` ``mode`` is, in words ("a FIFO", ...)."""
+    return next((name for test, name in _FILE_TYPES if test(mode)), "not a regular file")
+
+
+def open_log_fd(path: str | os.PathLike[str], flags: int = os.O_RDONLY) -> int:
+    """Open a log's file without ever blocking, refusing anything but a regular file.
+
+    Every reader and writer goes through here. ``O_NONBLOCK`` makes opening a FIFO return at
+    once (a plain open waits for a writer forever); ``fstat`` on the open descriptor then
+    refuses a FIFO, device, socket or directory with one :class:`LogFormatError` (kind
+    ``filetype``) naming the file, before a byte is read. A symlink to a regular file is
+    followed; a symlink to ``/dev/zero`` is a character device and refused.
+    """
+    path = os.fspath(path)
     try:
-        return os.open(path, flags)
+        fd = os.open(path, flags | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as exc:
+        if exc.errno == errno.ENXIO:  # a socket, or a FIFO opened for writing without a reader
+            raise LogFormatError(
+                "not a regular file (a socket or FIFO): not read as a log",
+                path=path,
+                kind="filetype",
+            ) from None
         raise os_error(exc, path) from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise LogFormatError(
+                f"not a regular file ({file_type(mode)}): not read as a log",
+                path=path,
+                kind="filetype",
+            )
+        # Regular files ignore O_NONBLOCK; clear it anyway so nothing downstream is surprised.
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+_hook: Callable[[str], None] | None = None
+"""Tests only: called with a point's name ("lock.opened", "seal.locked", ...) so that a test can
+pause one process there and force an interleaving with another. None in normal use."""
+
+
+def _point(name: str) -> None:
+    if _hook is not None:
+        _hook(name)
+
+
+def _open(path: str, flags: int) -> int:
+    return open_log_fd(path, flags)
 
 
 def _fsync_dir(path: str) -> None:
@@ -564,11 +628,95 @@ def _fsync_dir(path: str) -> None:
         os.close(fd)
 
 
-def _lock(fd: int, path: str) -> None:
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        raise LogFormatError("another writer holds this log", path=path, kind="locked") from None
+def _lock(fd: int, path: str, timeout: float = 0.0) -> None:
+    """Take the exclusive ``flock`` on ``fd``, waiting up to ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    delay = 0.001
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                raise LogFormatError(
+                    "another writer holds this log", path=path, kind="locked"
+                ) from None
+        time.sleep(min(delay, max(0.0, deadline - time.monotonic())))
+        delay = min(delay * 2, 0.05)
+
+
+def _identity(st: os.stat_result) -> tuple[int, int]:
+    return st.st_dev, st.st_ino
+
+
+class LogLock:
+    """The writer lock of one log: an exclusive ``flock`` on the file that is at ``path``.
+
+    This is the one lock discipline of every program that changes a log (``Writer``, ``seal``,
+    ``repair``, and anything built on them, such as a recorder of many logs)::
+
+        with log.LogLock(path) as lock:      # raises LogFormatError(kind="locked") if held
+            ...  # read through lock.fd; append with pwrite; or write a new file beside it
+            os.replace(new, path)             # only while the lock is held; then close it
+
+    Opening and locking are two steps, so the file at ``path`` may have been replaced in
+    between (by a ``seal`` that held the lock and renamed a new file into place). After the
+    lock is taken, the locked descriptor's (device, inode) is compared with ``stat(path)``; if
+    they differ, the stale file is closed and the new one locked instead. So a holder always
+    has the file that is at ``path``, and since every replacement happens under the lock, it
+    stays there until the holder lets go. ``timeout`` is how long to wait for another holder
+    (0: refuse at once). A ``LogLock`` is for one process; ``flock`` is per open file, so a
+    second ``LogLock`` on the same log in the same process is refused too.
+    """
+
+    def __init__(
+        self, path: str | os.PathLike[str], *, write: bool = True, timeout: float = 0.0
+    ) -> None:
+        self.path = os.fspath(path)
+        deadline = time.monotonic() + timeout
+        flags = os.O_RDWR if write else os.O_RDONLY
+        while True:
+            fd = open_log_fd(self.path, flags)
+            try:
+                _point("lock.opened")
+                _lock(fd, self.path, max(0.0, deadline - time.monotonic()))
+                st = os.fstat(fd)
+                if self._at_path(st):
+                    break
+            except BaseException:
+                os.close(fd)
+                raise
+            os.close(fd)  # we locked a file that was replaced meanwhile: lock the new one
+        self.fd: int | None = fd
+        self.identity = _identity(st)
+
+    def _at_path(self, st: os.stat_result) -> bool:
+        try:
+            return _identity(os.stat(self.path)) == _identity(st)
+        except FileNotFoundError:
+            raise LogFormatError(
+                "the log was removed while its lock was being taken", path=self.path, kind="io"
+            ) from None
+
+    def current(self) -> bool:
+        """True if the locked file is still the one at ``path`` (it always is, unless a
+        program that ignores the lock renamed or removed it)."""
+        try:
+            return _identity(os.stat(self.path)) == self.identity
+        except FileNotFoundError:
+            return False
+
+    def release(self) -> None:
+        """Let go of the lock (closing the descriptor releases the ``flock``)."""
+        if self.fd is not None:
+            fd, self.fd = self.fd, None
+            os.close(fd)
+
+    def __enter__(self) -> LogLock:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
 
 
 def _write_all(fd: int, data: bytes | memoryview, offset: int) -> None:
@@ -629,6 +777,10 @@ class Writer:
 
     A failed write or fsync is reported once and never retried: the writer refuses further
     appends, since the kernel may already have dropped the data it could not write.
+
+    The lock is a :class:`LogLock` (``lock_timeout`` seconds of waiting for another holder,
+    0 by default). After each fsync the writer checks that its file is still the one at its
+    path, and fails instead of acknowledging if not.
     """
 
     def __init__(
@@ -639,6 +791,7 @@ class Writer:
         validate: bool = True,
         batched: bool = False,
         batch_events: int = BATCH_EVENTS,
+        lock_timeout: float = 0.0,
     ) -> None:
         self.path = str(path)
         self.batched = batched
@@ -659,25 +812,27 @@ class Writer:
             self._end = HEADER_SIZE
             self._next_seq = FIRST_SEQ
             self._chain = chain_start()
+            self._identity = _identity(os.fstat(fd))
             self._fd = fd
             self._opened()
             return
-        fd = _open(self.path, os.O_RDWR)
+        lock = LogLock(self.path, timeout=lock_timeout)
+        assert lock.fd is not None
         try:
-            _lock(fd, self.path)
-            self._resume()
+            self._resume(lock.fd)
         except BaseException:
-            os.close(fd)
+            lock.release()
             raise
-        self._fd = fd
+        self._identity = lock.identity
+        self._fd, lock.fd = lock.fd, None  # the writer owns the locked descriptor from here
         self._opened()
 
     def _opened(self) -> None:
         self._expect = self._next_seq
         self._fast = self.batched and self._validator is None
 
-    def _resume(self) -> None:
-        with Reader(self.path, allow_torn=True) as reader:
+    def _resume(self, fd: int) -> None:
+        with Reader(self.path, allow_torn=True, fd=fd) as reader:
             for _, events in reader.segments():
                 if self._validator is not None:
                     for event in events:
@@ -839,6 +994,20 @@ class Writer:
                     f"fsync failed: {exc.strerror or exc}; not retried, the last "
                     "events may not be on disk (reopen the log to see what was kept)"
                 )
+            # Acknowledge only what is in the file at our path: a program that ignores the
+            # lock may have renamed or removed it (every rewrite by this package holds it).
+            if not self._at_path():
+                self._fail(
+                    "the file at this path was replaced or removed by a program that does not "
+                    "take the log's lock; the last events went to the old file and are not "
+                    "acknowledged"
+                )
+
+    def _at_path(self) -> bool:
+        try:
+            return _identity(os.stat(self.path)) == self._identity
+        except OSError:
+            return False
 
     def _fail(self, message: str) -> None:
         self._broken = message
@@ -881,18 +1050,26 @@ def write_log(
 # -- recovery and sealing ----------------------------------------------------------------------
 
 
-def repair(path: str | os.PathLike[str], *, backup: bool = True) -> RepairReport | None:
+def repair(
+    path: str | os.PathLike[str], *, backup: bool = True, lock_timeout: float = 0.0
+) -> RepairReport | None:
     """Cut a torn tail off a log; None if there is nothing to cut.
 
-    Refuses damage in the middle (truncating would throw away good events after it). The
-    original bytes are first copied to ``<path>.bak`` (or ``.bak.1``, ...) unless ``backup``
-    is false.
+    Refuses damage in the middle (truncating would throw away good events after it). Unless
+    ``backup`` is false, the bytes that are cut off are first copied to ``<path>.bak`` (or
+    ``.bak.1``, ...): only those bytes (the rest stays in the log, unchanged), and sparsely, so
+    a zero-filled or sparse tail of any size costs no disk space (``cat LOG LOG.bak`` gives the
+    original file back). Runs under the log's :class:`LogLock` from the read to the truncate.
     """
     path = str(path)
-    fd = _open(path, os.O_RDWR)
-    try:
-        _lock(fd, path)
-        info = verify(path)
+    with LogLock(path, timeout=lock_timeout) as lock:
+        assert lock.fd is not None
+        fd = lock.fd
+        _point("repair.locked")
+        with Reader(path, allow_torn=True, fd=fd) as reader:
+            for _ in reader.segments():
+                pass
+            info = reader.info
         if info.torn is None:
             return None
         if info.torn.offset < HEADER_SIZE:
@@ -903,12 +1080,7 @@ def repair(path: str | os.PathLike[str], *, backup: bool = True) -> RepairReport
                 offset=0,
                 kind="torn",
             )
-        saved = None
-        if backup:
-            saved = _free_name(path + ".bak")
-            shutil.copyfile(path, saved)
-            with open(saved, "rb") as f:
-                os.fsync(f.fileno())
+        saved = _backup_tail(fd, info.torn.offset, path + ".bak") if backup else None
         os.ftruncate(fd, info.torn.offset)
         os.fsync(fd)
         _fsync_dir(path)
@@ -920,8 +1092,52 @@ def repair(path: str | os.PathLike[str], *, backup: bool = True) -> RepairReport
             reason=info.torn.reason,
             events_kept=info.events,
         )
-    finally:
-        os.close(fd)
+
+
+_COPY_BLOCK = 64 * 1024
+
+
+def _backup_tail(fd: int, start: int, base: str) -> str:
+    """Copy the bytes of ``fd`` from ``start`` to its end into a new file named after ``base``.
+
+    Holes (``SEEK_DATA``) and all-zero blocks are skipped, not written: the copy is sparse and
+    takes the disk space of the non-zero bytes only, whatever the size of the tail.
+    """
+    end = os.fstat(fd).st_size
+    while True:
+        name = _free_name(base)
+        try:
+            out = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+            break
+        except FileExistsError:  # taken between the look and the create: try the next name
+            continue
+    try:
+        pos = start
+        while pos < end:
+            try:
+                data = os.lseek(fd, pos, os.SEEK_DATA)
+                hole = os.lseek(fd, data, os.SEEK_HOLE)
+            except OSError as exc:
+                if exc.errno == errno.ENXIO:  # nothing but a hole up to the end
+                    break
+                data, hole = pos, end  # no SEEK_DATA here: read everything
+            pos = data
+            while pos < min(hole, end):
+                chunk = os.pread(fd, min(_COPY_BLOCK, min(hole, end) - pos), pos)
+                if not chunk:
+                    break
+                if chunk.count(0) != len(chunk):
+                    _write_all(out, chunk, pos - start)
+                pos += len(chunk)
+        os.ftruncate(out, end - start)
+        os.fsync(out)
+    except BaseException:
+        os.close(out)
+        with contextlib.suppress(OSError):
+            os.unlink(name)
+        raise
+    os.close(out)
+    return name
 
 
 def _free_name(base: str) -> str:
@@ -932,17 +1148,25 @@ def _free_name(base: str) -> str:
     return name
 
 
-def seal(path: str | os.PathLike[str], *, batch_events: int = BATCH_EVENTS) -> LogInfo:
+def seal(
+    path: str | os.PathLike[str],
+    *,
+    batch_events: int = BATCH_EVENTS,
+    lock_timeout: float = 0.0,
+) -> LogInfo:
     """Rewrite a log with the integrity chain, in large segments; the head digest is unchanged.
 
-    The new file replaces the old one atomically (rename) once it is on disk. A log with a
-    torn tail or damage is refused: repair it first.
+    The whole read-rewrite-rename runs under the log's :class:`LogLock`, so no writer can
+    append in between: the new file (written beside the log and fsynced) replaces the old one
+    by rename while the lock is held. A writer that opened the old file and waited for its
+    lock sees afterwards that it is no longer the file at the path, and opens the new one. A
+    log with a torn tail or damage is refused: repair it first.
     """
     path = str(path)
-    fd = _open(path, os.O_RDONLY)
-    try:
-        _lock(fd, path)
-        with Reader(path) as reader:
+    with LogLock(path, write=False, timeout=lock_timeout) as lock:
+        assert lock.fd is not None
+        _point("seal.locked")
+        with Reader(path, fd=lock.fd) as reader:
             reader.read_header()
             if reader.version != ev.FORMAT_VERSION:
                 raise LogFormatError(
@@ -961,15 +1185,16 @@ def seal(path: str | os.PathLike[str], *, batch_events: int = BATCH_EVENTS) -> L
                     for _, events in reader.segments():
                         writer.append_many(events)
                     writer.flush()
-                os.chmod(tmp, os.fstat(fd).st_mode & 0o7777)
+                    info = verify(tmp)
+                os.chmod(tmp, os.fstat(lock.fd).st_mode & 0o7777)
+                _point("seal.before-rename")
                 os.replace(tmp, path)
             finally:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(tmp)
         _fsync_dir(path)
-    finally:
-        os.close(fd)
-    return verify(path)
+        _point("seal.renamed")
+    return msgspec.structs.replace(info, path=path)
 
 
 def encode_log(
@@ -1011,6 +1236,7 @@ __all__ = [
     "MAX_DEPTH",
     "MAX_PAYLOAD",
     "LogInfo",
+    "LogLock",
     "Reader",
     "RepairReport",
     "Torn",
@@ -1019,9 +1245,11 @@ __all__ = [
     "decode_records",
     "describe_bad_record",
     "encode_log",
+    "file_type",
     "head_digest",
     "iter_events",
     "msgpack_depth",
+    "open_log_fd",
     "read_events",
     "repair",
     "seal",

@@ -154,7 +154,10 @@ def test_a_writer_refuses_a_log_with_a_torn_tail_until_it_is_repaired(tmp_path: 
     assert exc.value.kind == "torn" and exc.value.seq == 9
     report = log.repair(path)
     assert report is not None and report.events_kept == 9 and report.cut_bytes > 0
-    assert report.backup is not None and Path(report.backup).read_bytes() == data[:-5]
+    # the backup holds exactly the bytes cut off: log + backup is the file before the repair
+    assert report.backup is not None
+    assert path.read_bytes() + Path(report.backup).read_bytes() == data[:-5]
+    assert len(Path(report.backup).read_bytes()) == report.cut_bytes
     assert log.repair(path) is None
     with log.Writer(path, validate=False) as w:
         w.append(events[9])
