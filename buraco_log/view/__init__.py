@@ -1,0 +1,75 @@
+"""The replay page: one self-contained HTML file that shows a match event by event.
+
+An edge of the library, like ``archive``: it reads a log, replays it with the reducer, and
+writes the frames into a page (``template/``) that only draws them. Stdlib and msgspec only.
+
+    from buraco_log.view import page_for_log, write_page
+    html = page_for_log("match.blog", seat=0)      # a player's copy: no hidden card in it
+    write_page("match.html", html)
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from buraco_log.audit import Integrity, read_log
+from buraco_log.errors import LogFormatError
+from buraco_log.view.page import PAGE_VERSION, Banner, build_page, page_data, render
+
+__all__ = ["PAGE_VERSION", "Banner", "build_page", "damage_banner", "page_data", "page_for_log",
+           "render", "write_page"]
+
+
+def damage_banner(integ: Integrity) -> Banner | None:
+    """A banner naming the damage of a broken or torn log and where it starts."""
+    if integ.status not in ("broken", "torn"):
+        return None
+    where: list[str] = []
+    if integ.offset is not None:
+        where.append(f"byte {integ.offset}")
+    if integ.record is not None:
+        where.append(f"{'line' if integ.format == 'jsonl' else 'record'} {integ.record}")
+    if integ.seq is not None:
+        where.append(f"seq {integ.seq}")
+    what = "torn tail" if integ.status == "torn" else f"damaged ({integ.kind})"
+    n = integ.events
+    return Banner(
+        kind="damaged", seq=integ.seq, rule=f"log.{integ.kind}" if integ.kind else None,
+        offset=integ.offset,
+        text=(f"The log is {what} at {', '.join(where) or 'an unknown place'}: {integ.message}. "
+              f"The page shows the {n} event{'' if n == 1 else 's'} read intact."),
+    )
+
+
+def page_for_log(path: str | os.PathLike[str], *, seat: int | None = None,
+                 at: int | None = None) -> str:
+    """The page for the log at ``path``; a damaged log gives its intact prefix and a banner.
+
+    Raises :class:`LogFormatError` when not one event could be read (nothing to show)."""
+    events, integ = read_log(path)
+    if integ.status == "unreadable" or not events:
+        raise LogFormatError("no event could be read"
+                             + (f" ({integ.message})" if integ.message else ""),
+                             path=os.fspath(path), kind="unreadable")
+    banner = damage_banner(integ)
+    return build_page(events, seat=seat, at=at, banners=(banner,) if banner else ())
+
+
+def write_page(path: str | os.PathLike[str], html: str) -> None:
+    """Write ``html`` at ``path`` whole or not at all: a temporary file beside it, fsync,
+    rename."""
+    target = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp",
+                               dir=target.parent or Path("."))
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(html.encode("utf-8"))
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+

@@ -1,0 +1,234 @@
+"""The frames of a replay page: the table after every event, computed by the reducer.
+
+The page draws what it is given and holds no rules: every hand, meld reading, canastra class,
+score and phase comes from here. A frame is a flat dict of short keys (see ``docs/viewer.md``);
+the page stores a full frame every ``SNAPSHOT_EVERY`` seqs and, for every seq, only the keys
+that changed since the seq before (a list that only grew is stored as its new tail).
+
+A seat's frames are built from :func:`buraco_log.state.view` alone, so what the reducer hides
+from that seat (the other hands, the stock, the mortos nobody has taken) never reaches the page.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from buraco_log.cards import ACE, RANK, Card, sort_key
+from buraco_log.errors import BuracoLogError
+from buraco_log.events import (
+    AnyEvent,
+    CardDrawn,
+    HandStarted,
+    MortoTaken,
+)
+from buraco_log.melds import read_meld
+from buraco_log.reducer import Replayer
+from buraco_log.rules import Rules
+from buraco_log.state import Meld, State, view
+from buraco_log.timeline import Timeline, describe_event
+
+SNAPSHOT_EVERY = 32
+"""A full frame every this many seqs: a jump applies at most this many diffs minus one."""
+
+GROWN = "+"
+"""Suffix of a diff key whose list only grew: the value is the new tail."""
+
+Frame = dict[str, Any]
+
+
+def held(cards: Sequence[Card]) -> list[Card]:
+    """A hand as a player holds it: by suit, then rank, jokers last."""
+    return sorted(cards, key=sort_key)
+
+
+def _wild_label_hook() -> Callable[[Sequence[Card], Rules], str | None] | None:
+    """The rules engine's public wild-position text ("2s as the 6"), once it has one."""
+    from buraco_log import melds
+
+    for name in ("wild_position", "describe_wild", "wild_label"):
+        fn = getattr(melds, name, None)
+        if callable(fn):
+            return fn  # type: ignore[no-any-return]
+    return None
+
+
+_WILD_LABEL = _wild_label_hook()
+
+
+def meld_order(cards: Sequence[Card], rules: Rules) -> tuple[list[Card], Card | None]:
+    """A meld's cards in reading order, and its wild card (None when clean).
+
+    A run goes from low to high with its wild where the reader places it (in its gap, else
+    past the high end, or below the low end when the high end is the ace); a set has its wild
+    last. The reading is the rules engine's (``melds.read_meld``), not the page's.
+    """
+    try:
+        r = read_meld(cards, rules)
+    except BuracoLogError:  # a refused meld never reaches a legal table; draw it as laid
+        return list(cards), None
+    wild = r.wild
+    rest = list(cards)
+    if wild is not None:
+        rest.remove(wild)
+    if r.kind == "set":
+        return sorted(rest, key=sort_key) + ([wild] if wild is not None else []), wild
+    # A run: an ace stands low when the reading starts at 1, high otherwise (both, ace to ace).
+    aces = [c for c in rest if RANK[c] == ACE]
+    low = aces[:1] if r.lo == 1 else []
+    high = aces[len(low):]
+    others = sorted((c for c in rest if RANK[c] != ACE), key=lambda c: RANK[c])
+    ordered = low + others + high
+    if wild is None:
+        return ordered, None
+    if r.gap is not None:
+        positions = [1] * len(low) + [RANK[c] for c in others] + [14] * len(high)
+        at = sum(1 for p in positions if p < r.gap)
+        return [*ordered[:at], wild, *ordered[at:]], wild
+    return ([wild, *ordered] if r.hi == 14 else [*ordered, wild]), wild
+
+
+def _melds(melds: Sequence[Meld], rules: Rules) -> list[list[Any]]:
+    """Each meld as ``[id, kind, canastra class, cards in order, laid by, wild, wild text]``."""
+    out: list[list[Any]] = []
+    for m in melds:
+        order, wild = meld_order(m.cards, rules)
+        label = _WILD_LABEL(m.cards, rules) if _WILD_LABEL is not None and wild is not None \
+            else None
+        out.append([m.id, m.kind, m.canastra, order, m.laid_by, wild, label])
+    return out
+
+
+def referee_frame(s: State, morto_by: Sequence[int | None]) -> Frame:
+    """Everything on and under the table after one event."""
+    rules = s.rules
+    n_seats = len(s.players)
+    f: Frame = _common(s, morto_by)
+    for i in range(n_seats):
+        f[f"h{i}"] = held(s.hands[i]) if s.hands else []
+    for side in range(s.n_sides):
+        f[f"m{side}"] = _melds(s.melds[side], rules) if s.melds and rules else []
+        f[f"d{side}"] = held(s.mortos[side]) if s.mortos else []
+    f["k"] = len(s.stock)
+    f["p"] = list(s.pile)
+    return f
+
+
+def seat_frame(s: State, seat: int, morto_by: Sequence[int | None]) -> Frame:
+    """What ``seat`` could see after one event, taken from the reducer's per-seat view only."""
+    v = view(s, seat)
+    rules = s.rules
+    f: Frame = _common(s, morto_by)
+    f[f"h{seat}"] = held(v.my_hand)
+    for side in range(s.n_sides):
+        f[f"m{side}"] = _melds(v.melds[side], rules) if v.melds and rules else []
+    f["k"] = v.stock_count
+    f["p"] = list(v.pile)
+    return f
+
+
+def _common(s: State, morto_by: Sequence[int | None]) -> Frame:
+    """The public part: counts, phase, turn, scores; the same in every view."""
+    points = s.rules.point_table() if s.rules is not None else [0] * 65
+    n_seats = len(s.players)
+    return {
+        "s": s.seq,
+        "ph": s.phase,
+        "n": s.hand,
+        "t": s.turn,
+        "dl": s.dealer,
+        "c": [len(s.hands[i]) if s.hands else 0 for i in range(n_seats)],
+        "mc": [len(m) for m in s.mortos] if s.mortos else [0] * s.n_sides,
+        "mt": [bool(x) for x in s.morto_taken] if s.morto_taken else [False] * s.n_sides,
+        "mb": list(morto_by) if s.mortos else [None] * s.n_sides,
+        "T": list(s.totals) if s.totals else [0] * s.n_sides,
+        "P": [sum(points[c] for m in s.melds[side] for c in m.cards) if s.melds else 0
+              for side in range(s.n_sides)],
+        "V": [bool(x) for x in s.vulnerable] if s.vulnerable else [False] * s.n_sides,
+        "O": [bool(x) for x in s.opened] if s.opened else [False] * s.n_sides,
+        "w": s.winner,
+    }
+
+
+def diff(old: Frame, new: Frame) -> Frame:
+    """The keys of ``new`` that differ from ``old``; a list that only grew gives its tail."""
+    out: Frame = {}
+    for k, v in new.items():
+        was = old.get(k)
+        if was == v and k in old:
+            continue
+        if (isinstance(v, list) and isinstance(was, list) and 0 < len(was) < len(v)
+                and v[: len(was)] == was):
+            out[k + GROWN] = v[len(was):]
+        else:
+            out[k] = v
+    for k in old:
+        if k not in new:
+            out[k] = None
+    return out
+
+
+def patch(frame: Frame, d: Frame) -> Frame:
+    """Apply a diff (the page's JavaScript does the same; tests hold the two together)."""
+    out = dict(frame)
+    for k, v in d.items():
+        if k.endswith(GROWN):
+            out[k[:-1]] = out[k[:-1]] + v
+        else:
+            out[k] = v
+    return out
+
+
+def visible_text(ev: AnyEvent, tl: Timeline, seat: int | None) -> str:
+    """The event as ``replay`` words it; for a seat, a card drawn by another seat stays
+    face down ("drew a card"), the one change a player's copy needs."""
+    if seat is not None and isinstance(ev, CardDrawn) and ev.seat != seat:
+        head = describe_event(ev, tl.players, tl.style).rsplit(" drew ", 1)[0]
+        return f"{head} drew a card"
+    return describe_event(ev, tl.players, tl.style)
+
+
+class Frames:
+    """Every frame of a timeline's legal prefix, for the referee or one seat, stored compactly."""
+
+    def __init__(self, tl: Timeline, seat: int | None = None, *,
+                 every: int = SNAPSHOT_EVERY) -> None:
+        self.every = every
+        self.snaps: list[Frame] = []
+        self.diffs: list[Frame] = []
+        self.moves: list[str] = []
+        self.tags: list[str] = []
+        self.hand_starts: list[tuple[int, int]] = []  # (hand, seq of its deal)
+        n_sides = 0
+        morto_by: list[int | None] = []
+        prev: Frame = {}
+        rep = Replayer()
+        for ev in tl.events:
+            rep.apply(ev)
+            s = rep.state()
+            if isinstance(ev, HandStarted):
+                n_sides = s.n_sides
+                morto_by = [None] * n_sides
+                self.hand_starts.append((ev.hand, ev.seq))
+            elif isinstance(ev, MortoTaken) and s.sides:
+                morto_by[s.sides[ev.seat]] = ev.seat
+            frame = (referee_frame(s, morto_by) if seat is None
+                     else seat_frame(s, seat, morto_by))
+            if ev.seq % every == 0:
+                self.snaps.append(frame)
+            self.diffs.append(diff(prev, frame))
+            self.moves.append(visible_text(ev, tl, seat))
+            self.tags.append(type(ev).__name__)
+            prev = frame
+
+    def frame_at(self, seq: int) -> Frame:
+        """The full frame at ``seq``, rebuilt as the page rebuilds it."""
+        base = seq // self.every
+        f = self.snaps[base]
+        for d in self.diffs[base * self.every + 1 : seq + 1]:
+            f = patch(f, d)
+        return f
+
+
+__all__ = ["GROWN", "SNAPSHOT_EVERY", "Frames", "diff", "held", "meld_order", "patch",
+           "referee_frame", "seat_frame", "visible_text"]

@@ -1,0 +1,175 @@
+"""One self-contained HTML page for a match: template, styles, script and data inline.
+
+The template is ``template/page.html`` (with ``viewer.css`` and ``viewer.js``), shipped as
+package data. The data is one JSON object in a ``<script type="application/json">`` element;
+its ``<`` characters are written as ``\\u003c`` so no text of a log can close the element.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from importlib import resources
+from typing import Any
+
+import msgspec
+
+from buraco_log.events import AnyEvent
+from buraco_log.ruleids import describe
+from buraco_log.state import HandResult
+from buraco_log.timeline import Timeline
+from buraco_log.view.frames import SNAPSHOT_EVERY, Frames
+
+PAGE_VERSION = 1
+"""Version of the page's data layout (``data.v``), for tools that read pages back."""
+
+_MARK_CSS = "/*@CSS@*/"
+_MARK_JS = "/*@JS@*/"
+_MARK_DATA = "@DATA@"
+_MARK_TITLE = "@TITLE@"
+
+
+class Banner(msgspec.Struct, frozen=True):
+    """Why the page stops short or what it must warn about: an illegal event, damaged bytes,
+    or a recorded score that differs from the recomputed one."""
+
+    kind: str  # "illegal", "damaged", "score"
+    text: str
+    seq: int | None = None
+    rule: str | None = None
+    offset: int | None = None
+
+
+def _template(name: str) -> str:
+    return (resources.files("buraco_log.view") / "template" / name).read_text("utf-8")
+
+
+def score_sheet(results: Sequence[HandResult]) -> list[dict[str, Any]]:
+    """Each ended hand, per side: the score lines of RULES.md §9 and the running total."""
+    running: list[int] = []
+    rows: list[dict[str, Any]] = []
+    for r in results:
+        if not running:
+            running = [0] * len(r.scores)
+        sides = []
+        for s in r.scores:
+            running[s.side] += s.total
+            sides.append({
+                "table": s.table_points, "canastras": s.canastras, "bonus": s.canastra_bonus,
+                "out": s.going_out, "relancinho": s.relancinho, "morto": -s.morto_penalty,
+                "left": -s.hand_penalty, "total": s.total, "running": running[s.side],
+            })
+        rows.append({"hand": r.hand, "end": r.end_seq, "reason": r.reason,
+                     "went_out": r.went_out, "sides": sides})
+    return rows
+
+
+_SIDE_COLOURS = ("#1f6fb2", "#c2410c", "#15803d", "#7e22ce", "#a16207", "#0f766e")
+
+
+def score_chart(sheet: Sequence[dict[str, Any]], n_sides: int) -> str:
+    """The running score over hands as an inline SVG line chart (one line per side).
+
+    Every point carries ``data-end``, the seq its hand ended at, so the page can grey out the
+    hands still to come."""
+    if not sheet or n_sides == 0:
+        return '<p class="empty">No hand has ended yet.</p>'
+    w, h, pad = 320, 160, 28
+    values = [0] + [s["running"] for row in sheet for s in row["sides"]]
+    lo, hi = min(values), max(values)
+    span = (hi - lo) or 1
+    n = len(sheet)
+
+    def x(i: int) -> float:
+        return round(pad + (w - 2 * pad) * i / max(1, n), 1)
+
+    def y(v: int) -> float:
+        return float(round(h - pad - (h - 2 * pad) * (v - lo) / span, 1))
+
+    parts = [f'<svg class="chart" viewBox="0 0 {w} {h}" role="img" '
+             f'aria-label="Running score over hands">',
+             f'<line class="axis" x1="{pad}" y1="{y(0)}" x2="{w - pad}" y2="{y(0)}"/>',
+             f'<text x="2" y="{y(hi) + 4}">{hi}</text><text x="2" y="{y(lo) + 4}">{lo}</text>']
+    for side in range(n_sides):
+        colour = _SIDE_COLOURS[side % len(_SIDE_COLOURS)]
+        pts = [(x(0), y(0), -1)] + [(x(i + 1), y(row["sides"][side]["running"]), row["end"])
+                                   for i, row in enumerate(sheet)]
+        path = " ".join(f"{px},{py}" for px, py, _ in pts)
+        parts.append(f'<polyline fill="none" stroke="{colour}" stroke-width="2" '
+                     f'points="{path}"/>')
+        parts.extend(f'<circle data-end="{end}" cx="{px}" cy="{py}" r="3.5" fill="{colour}"/>'
+                     for px, py, end in pts[1:])
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def page_data(tl: Timeline, *, seat: int | None = None, at: int | None = None,
+              banners: Sequence[Banner] = (), every: int = SNAPSHOT_EVERY) -> dict[str, Any]:
+    """Everything the page draws, as one JSON-ready dict."""
+    frames = Frames(tl, seat, every=every)
+    rules = tl.rules
+    n_sides = max((p for p in (tl.final.sides or ())), default=-1) + 1
+    sheet = score_sheet(tl.final.results)
+    last = tl.last_seq
+    start = last if at is None else max(0, min(at, last))
+    return {
+        "v": PAGE_VERSION,
+        "match": tl.final.match_id,
+        "rules": rules.name if rules is not None else "",
+        "tiles": rules is not None and rules.rendering == "tiles",
+        "viewer": seat,
+        "players": [{"name": p.name, "side": tl.final.sides[i] if tl.final.sides else 0}
+                    for i, p in enumerate(tl.players)],
+        "sides": n_sides,
+        "every": frames.every,
+        "snaps": frames.snaps,
+        "diffs": frames.diffs,
+        "moves": frames.moves,
+        "tags": frames.tags,
+        "hands": frames.hand_starts,
+        "sheet": sheet,
+        "start": start,
+        "banners": [msgspec.to_builtins(b) for b in banners],
+    }
+
+
+def render(data: dict[str, Any], chart: str = "") -> str:
+    """The HTML page for ``data`` (see :func:`page_data`)."""
+    blob = msgspec.json.encode(data).replace(b"<", b"\\u003c").decode("utf-8")
+    who = "referee" if data["viewer"] is None else f"seat {data['viewer']}"
+    title = html.escape(f"{data['match'] or 'match'} ({data['rules']}, {who}) - buraco-log")
+    page = _template("page.html")
+    # The data goes in last, so no text of the log is ever read as a marker.
+    page = page.replace(_MARK_TITLE, title, 1)
+    page = page.replace(_MARK_CSS, _template("viewer.css"), 1)
+    page = page.replace(_MARK_JS, _template("viewer.js"), 1)
+    page = page.replace("@CHART@", chart, 1)
+    head, tail = page.split(_MARK_DATA, 1)
+    return head + blob + tail
+
+
+def build_page(events: Sequence[AnyEvent], *, seat: int | None = None, at: int | None = None,
+               banners: Sequence[Banner] = ()) -> str:
+    """The replay page of ``events``: the referee's view, or ``seat``'s, opened at ``at``.
+
+    An illegal event adds a banner and opens the page at the last legal table (unless ``at``
+    says otherwise); ``banners`` carries what the caller knows (damaged bytes)."""
+    tl = Timeline(events)
+    found = list(banners)
+    if tl.illegal is not None and tl.illegal.seq is not None:
+        exc = tl.illegal
+        # A seat's copy gives the rule, not the engine's explanation: that names cards, and a
+        # refused draw's explanation would name the stock's top card.
+        why = describe(exc.rule) if seat is not None else f"{exc.explanation}. {describe(exc.rule)}"
+        found.append(Banner(
+            kind="illegal", seq=exc.seq, rule=exc.rule,
+            text=f"seq {exc.seq} is illegal [{exc.rule}]: {why} The page shows the match up "
+                 f"to seq {tl.last_seq}, the last legal table."))
+    for m in tl.score_mismatches:
+        why = describe(m.rule) if seat is not None else m.explanation
+        found.append(Banner(kind="score", seq=m.seq, rule=m.rule,
+                            text=f"seq {m.seq}: {why} [{m.rule}]"))
+    if seat is not None and not 0 <= seat < len(tl.players):
+        raise ValueError(f"no seat {seat} in a {len(tl.players)}-player match")
+    data = page_data(tl, seat=seat, at=at, banners=found)
+    return render(data, score_chart(data["sheet"], data["sides"]))

@@ -1,0 +1,290 @@
+// buraco-log replay page. It only draws: every table, reading, class and score in the data
+// was computed by the Python reducer when the page was written. No network, no storage.
+(function () {
+  "use strict";
+  var D = JSON.parse(document.getElementById("bl-data").textContent);
+  var last = D.diffs.length - 1;
+  var cur = null, seq = -1;
+  var $ = function (id) { return document.getElementById(id); };
+  var SUITS = ["\u2663", "\u2666", "\u2665", "\u2660"];
+  var RANKS = ["", "A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K"];
+  var CLASS = { clean: "clean", semi_clean: "semi-clean", dirty: "dirty", royal: "royal",
+    ace_to_ace: "ace-to-ace" };
+
+  function esc(s) {
+    return String(s).replace(/[&<>"]/g, function (c) {
+      return { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" }[c];
+    });
+  }
+  // A card code is suit * 16 + rank; 64 is the joker (see buraco_log/cards.py).
+  function card(c, wild) {
+    var w = wild ? " wild" : "";
+    if (c === 64) {
+      return '<span class="card jk' + w + '" data-card="64" title="joker"><b>' +
+        (D.tiles ? "\u2605" : "JK") + "</b><i>\u2605</i></span>";
+    }
+    var s = c >> 4, r = c & 15;
+    return '<span class="card s' + s + w + '" data-card="' + c + '"><b>' +
+      (D.tiles ? r : RANKS[r]) + "</b><i>" + SUITS[s] + "</i></span>";
+  }
+  function cards(list, zone, wild) {
+    var out = '<div class="cards" data-zone="' + zone + '">';
+    for (var i = 0; i < list.length; i++) {
+      out += card(list[i], wild !== null && wild !== undefined && list[i] === wild);
+    }
+    return out + "</div>";
+  }
+  function backs(n, zone) {
+    return '<div class="cards" data-zone="' + zone + '" data-count="' + n + '">' +
+      (n ? '<span class="back" title="' + n + ' cards face down">' + n + "</span>" : "-") +
+      "</div>";
+  }
+  function name(seat) {
+    var p = D.players[seat];
+    return p ? p.name : "seat " + seat;
+  }
+
+  // -- frames: a snapshot every D.every seqs, a diff for every seq ---------------------------
+  function patch(f, d) {
+    var out = {}, k;
+    for (k in f) { out[k] = f[k]; }
+    for (k in d) {
+      if (k.charAt(k.length - 1) === "+") {
+        var key = k.slice(0, -1);
+        out[key] = out[key].concat(d[k]);
+      } else {
+        out[k] = d[k];
+      }
+    }
+    return out;
+  }
+  function frameAt(s) {
+    if (cur && s === seq) { return cur; }
+    if (cur && s === seq + 1) { return patch(cur, D.diffs[s]); }
+    var base = Math.floor(s / D.every);
+    var f = D.snaps[base];
+    for (var i = base * D.every + 1; i <= s; i++) { f = patch(f, D.diffs[i]); }
+    return f;
+  }
+
+  // -- drawing -------------------------------------------------------------------------------
+  function drawSeats(f) {
+    var out = "";
+    for (var i = 0; i < D.players.length; i++) {
+      var hand = f["h" + i];
+      out += '<div class="seat box' + (f.t === i && f.ph !== "over" ? " turn" : "") +
+        '" data-seat="' + i + '"><h3>seat ' + i + ' <span class="n">' + esc(name(i)) +
+        " \u00b7 side " + D.players[i].side + " \u00b7 " + f.c[i] + " cards" +
+        (f.dl === i ? " \u00b7 dealer" : "") + "</span></h3>" +
+        (hand ? cards(hand, "hand-" + i) : backs(f.c[i], "hand-" + i)) + "</div>";
+    }
+    $("seats").innerHTML = out;
+  }
+  function drawSides(f) {
+    var out = "";
+    for (var s = 0; s < D.sides; s++) {
+      var who = [];
+      for (var i = 0; i < D.players.length; i++) {
+        if (D.players[i].side === s) { who.push(esc(name(i))); }
+      }
+      var melds = f["m" + s] || [];
+      out += '<div class="box sidebox" data-side="' + s + '"><h3>side ' + s + " (" +
+        who.join(", ") + ') <span class="n">\u00b7 score ' + f.T[s] + " \u00b7 on the table " +
+        f.P[s] + (f.O[s] ? " \u00b7 opened" : "") + (f.V[s] ? " \u00b7 vulnerable" : "") +
+        '</span></h3><div class="melds" data-zone="melds-' + s + '">';
+      for (var m = 0; m < melds.length; m++) {
+        var x = melds[m];  // [id, kind, canastra class, cards, laid by, wild, wild text]
+        var tag = x[1] + " \u00b7 " + (x[5] === null ? "clean" : "with wild");
+        if (x[2]) { tag = x[1] + ' <span class="badge">' + CLASS[x[2]] + " canastra</span>"; }
+        if (x[6]) { tag += " \u00b7 " + esc(x[6]); }
+        out += '<div class="meld' + (x[2] ? " canastra" : "") + '" data-meld="' + x[0] +
+          '" data-kind="' + x[1] + '" data-canastra="' + (x[2] || "") + '">' +
+          cards(x[3], "meld-" + s + "-" + x[0], x[5]) + '<span class="tag">' + tag +
+          "</span></div>";
+      }
+      if (!melds.length) { out += '<span class="none">no melds</span>'; }
+      out += "</div>";
+      var by = f.mb[s];
+      var mc = f.mc[s];
+      out += '<div class="morto" data-morto-side="' + s + '" data-count="' + mc +
+        '" data-taken="' + (f.mt[s] ? 1 : 0) + '" data-by="' + (by === null ? "" : by) + '">';
+      if (f.mt[s]) {
+        out += "morto taken" + (by === null ? "" : " by seat " + by + " (" + esc(name(by)) + ")");
+      } else if (mc) {
+        out += "morto: " + mc + " cards, not taken";
+      } else {
+        out += "no morto";
+      }
+      var dead = f["d" + s];
+      if (dead && dead.length) { out += '<div class="small">' + cards(dead, "morto-" + s) + "</div>"; }
+      out += "</div></div>";
+    }
+    $("sides").innerHTML = out;
+  }
+  function drawMiddle(f) {
+    $("stock").textContent = f.k;
+    $("stock").setAttribute("data-stock", f.k);
+    var p = f.p;
+    $("pilesize").textContent = "(" + p.length + ")";
+    $("piletop").innerHTML = p.length ? card(p[p.length - 1]) : "empty";
+    $("piletop").setAttribute("data-size", p.length);
+    $("pile").innerHTML = cards(p, "pile");
+  }
+  var PHASE = { "new": "before the match", between: "between hands", draw: "draw",
+    play: "play", emptied: "hand emptied", out: "went out", decided: "decided", over: "over" };
+  function drawStatus(f) {
+    var score = [];
+    for (var s = 0; s < D.sides; s++) { score.push("side " + s + ": " + f.T[s] + " (+" + f.P[s] + " on the table)"); }
+    $("status").innerHTML = "hand " + (f.n < 0 ? "-" : f.n) + " \u00b7 phase " +
+      esc(PHASE[f.ph] || f.ph) + " \u00b7 turn: seat " + f.t + " (" + esc(name(f.t)) + ")" +
+      " \u00b7 " + score.join(", ") + (f.w !== null && f.w !== undefined ? " \u00b7 winner: side " + f.w : "");
+  }
+
+  var moveItems = [];
+  var sheetRows = [];
+  var chartPoints = [];
+  function go(s, why) {
+    s = Math.max(0, Math.min(last, s | 0));
+    var f = frameAt(s);
+    drawSeats(f);
+    drawSides(f);
+    drawMiddle(f);
+    drawStatus(f);
+    if (seq >= 0 && moveItems[seq]) { moveItems[seq].className = moveItems[seq].className.replace(" cur", ""); }
+    cur = f;
+    seq = s;
+    var li = moveItems[s];
+    li.className += " cur";
+    if (why !== "list") { scrollList(li); }
+    $("event").textContent = D.moves[s];
+    $("pos").textContent = "seq " + s + " / " + last;
+    $("slider").value = s;
+    document.body.setAttribute("data-seq", s);
+    var hs = 0;
+    for (var h = 0; h < D.hands.length; h++) { if (D.hands[h][1] <= s) { hs = h; } }
+    if (D.hands.length) { $("handsel").value = String(D.hands[hs][1]); }
+    for (var r = 0; r < sheetRows.length; r++) {
+      sheetRows[r].classList.toggle("future", +sheetRows[r].getAttribute("data-end") > s);
+    }
+    for (var c = 0; c < chartPoints.length; c++) {
+      chartPoints[c].classList.toggle("future", +chartPoints[c].getAttribute("data-end") > s);
+    }
+    if (why !== "hash") {
+      var h2 = "#seq=" + s;
+      if (location.hash !== h2) {
+        try { history.replaceState(null, "", h2); } catch (e) { location.replace(h2); }
+      }
+    }
+  }
+  function scrollList(li) {
+    var box = $("moves");
+    var top = li.offsetTop - box.offsetTop;
+    if (top < box.scrollTop || top + li.offsetHeight > box.scrollTop + box.clientHeight) {
+      box.scrollTop = top - box.clientHeight / 2;
+    }
+  }
+  function handStart(dir) {
+    var starts = D.hands.map(function (h) { return h[1]; });
+    if (dir < 0) {
+      for (var i = starts.length - 1; i >= 0; i--) { if (starts[i] < seq) { return go(starts[i]); } }
+      return go(0);
+    }
+    for (var j = 0; j < starts.length; j++) { if (starts[j] > seq) { return go(starts[j]); } }
+    return go(last);
+  }
+  function fromHash() {
+    var m = /seq=(\d+)/.exec(location.hash);
+    return m ? parseInt(m[1], 10) : null;
+  }
+
+  // -- one-time setup ------------------------------------------------------------------------
+  function buildSheet() {
+    if (!D.sheet.length) { $("sheet").innerHTML = '<p class="empty">No hand has ended yet.</p>'; return; }
+    var head = "<tr><th>hand</th><th>side</th><th>table</th><th>canastras</th><th>bonus</th>" +
+      "<th>going out</th><th>relancinho</th><th>morto</th><th>cards left</th><th>hand total</th>" +
+      "<th>running</th></tr>";
+    var body = "";
+    D.sheet.forEach(function (row) {
+      row.sides.forEach(function (x, s) {
+        var cls = Object.keys(x.canastras).map(function (k) { return CLASS[k] + " " + x.canastras[k]; });
+        body += '<tr data-end="' + row.end + '" data-hand="' + row.hand + '"><td>' + row.hand +
+          "</td><td>" + s + "</td><td>" + x.table + "</td><td>" + (cls.join(", ") || "-") +
+          "</td><td>" + x.bonus + "</td><td>" + x.out + "</td><td>" + x.relancinho + "</td><td>" +
+          x.morto + "</td><td>" + x.left + "</td><td><b>" + x.total + "</b></td><td>" + x.running +
+          "</td></tr>";
+      });
+    });
+    $("sheet").innerHTML = "<table>" + head + body + "</table>";
+    sheetRows = Array.prototype.slice.call(document.querySelectorAll("#sheet tr[data-end]"));
+  }
+  function buildMoves() {
+    var ol = $("moves"), html = "";
+    for (var i = 0; i <= last; i++) {
+      html += '<li data-seq="' + i + '" class="m' + (D.tags[i] === "HandStarted" ? " hs" : "") + '">' +
+        esc(D.moves[i]) + "</li>";
+    }
+    ol.innerHTML = html;
+    moveItems = Array.prototype.slice.call(ol.children);
+    ol.addEventListener("click", function (e) {
+      var t = e.target.closest ? e.target.closest("li") : e.target;
+      if (t && t.hasAttribute("data-seq")) { go(+t.getAttribute("data-seq"), "list"); }
+    });
+  }
+  function buildBanners() {
+    $("banners").innerHTML = D.banners.map(function (b) {
+      return '<div class="banner-' + esc(b.kind) + '" data-kind="' + esc(b.kind) + '" data-seq="' +
+        (b.seq === null ? "" : b.seq) + '" data-rule="' + esc(b.rule || "") + '" data-offset="' +
+        (b.offset === null ? "" : b.offset) + '">' + esc(b.text) + "</div>";
+    }).join("");
+  }
+  function setup() {
+    var who = D.viewer === null ? "referee view" : "seat " + D.viewer + " (" + name(D.viewer) + ")";
+    $("title").textContent = "match " + (D.match || "unknown") + " \u00b7 " + D.rules + " \u00b7 " + who;
+    if (D.tiles) { document.body.classList.add("tiles"); }
+    buildBanners();
+    if (last < 0) { $("event").textContent = "The log holds no event that could be read."; return; }
+    buildMoves();
+    buildSheet();
+    chartPoints = Array.prototype.slice.call(document.querySelectorAll(".chart circle[data-end]"));
+    var sl = $("slider");
+    sl.max = last;
+    sl.addEventListener("input", function () { go(+sl.value, "slider"); });
+    var sel = $("handsel");
+    sel.innerHTML = D.hands.map(function (h) {
+      return '<option value="' + h[1] + '">' + h[0] + " (seq " + h[1] + ")</option>";
+    }).join("");
+    sel.addEventListener("change", function () { go(+sel.value); });
+    $("first").onclick = function () { go(0); };
+    $("prev").onclick = function () { go(seq - 1); };
+    $("next").onclick = function () { go(seq + 1); };
+    $("last").onclick = function () { go(last); };
+    $("piletop").onclick = function () { $("pile").classList.toggle("hidden"); };
+    $("four").addEventListener("change", function () {
+      document.body.classList.toggle("four", $("four").checked);
+    });
+    document.addEventListener("keydown", function (e) {
+      if (e.altKey || e.ctrlKey || e.metaKey) { return; }
+      var t = e.target && e.target.tagName;
+      if (t === "SELECT") { return; }
+      var k = e.key;
+      if (k === "ArrowRight" || k === "ArrowDown") { go(seq + 1); }
+      else if (k === "ArrowLeft" || k === "ArrowUp") { go(seq - 1); }
+      else if (k === "Home") { go(0); }
+      else if (k === "End") { go(last); }
+      else if (k === "PageDown") { handStart(1); }
+      else if (k === "PageUp") { handStart(-1); }
+      else { return; }
+      e.preventDefault();
+    });
+    window.addEventListener("hashchange", function () {
+      var h = fromHash();
+      if (h !== null && h !== seq) { go(h, "hash"); }
+    });
+    var h = fromHash();
+    go(h !== null ? h : D.start, "init");
+  }
+  // For tests and tools: read-only access to the page's position.
+  window.buracoView = { go: function (s) { go(s); return seq; }, seq: function () { return seq; },
+    last: last, frame: function () { return cur; } };
+  setup();
+}());
