@@ -51,6 +51,7 @@ from buraco_log.cards import Card, deck
 from buraco_log.errors import RulesError
 from buraco_log.events import AnyEvent, HandStarted, MatchEnded, MatchStarted
 from buraco_log.rules import Rules
+from buraco_log.rules import check as check_rules
 
 SHUFFLE_ID = "fy-hmac-sha256-v1"
 """Id of the shuffle this module implements, recorded in ``HandStarted.shuffle``."""
@@ -215,7 +216,11 @@ def deal(
     seq: int,
     seed: str | None = None,
 ) -> HandStarted:
-    """Build the deck for ``rules``, shuffle it with ``key`` and deal hand ``hand``."""
+    """Build the deck for ``rules``, shuffle it with ``key`` and deal hand ``hand``.
+
+    The rules are checked first (:func:`buraco_log.rules.check`): nothing is sized from a
+    value out of its bounds."""
+    check_rules(rules, players)
     order = shuffle(deck(rules.jokers), key)
     return deal_from_order(rules, players, hand, dealer, order, seq=seq, seed=seed)
 
@@ -301,8 +306,13 @@ def check_deals(events: Sequence[AnyEvent], *, require_commitment: bool = True) 
     against that seed instead. With ``require_commitment=False`` a match with neither commitment
     nor plain seeds has nothing to check and gives no finding.
 
+    Once a match commits, every deal must derive from the committed seeds: a deal carrying a
+    plain seed in a committed match is ``deal.not_committed`` whatever ``require_commitment``
+    says (a dealer could try plain seeds until one rigs a hand, and record just that hand so).
+
     Rule ids: ``deal.commitment_missing``, ``deal.commitment_late``, ``deal.not_revealed``,
-    ``deal.seed_mismatch``, ``deal.unknown_shuffle``, ``deal.mismatch``.
+    ``deal.seed_mismatch``, ``deal.not_committed``, ``deal.unknown_shuffle``,
+    ``deal.mismatch``.
     """
     findings: list[Finding] = []
     start: MatchStarted | None = None
@@ -406,7 +416,24 @@ def check_deals(events: Sequence[AnyEvent], *, require_commitment: bool = True) 
         else:
             server_seed = end.server_seed
 
+    try:  # validate the rules before anything is sized from them (a deck of 10**9 jokers)
+        check_rules(rules, players)
+    except RulesError as exc:
+        findings.append(Finding("deal.mismatch", start.seq,
+                                f"cannot derive the deals: the rules are impossible: {exc}"))
+        return findings
+
     for k, d in enumerate(deals):
+        if d.seed is not None and start.commitment is not None:
+            findings.append(
+                Finding(
+                    "deal.not_committed",
+                    d.seq,
+                    f"hand {k} was dealt from a plain seed the dealer chose, but the match "
+                    "committed: every deal must derive from the committed seed",
+                )
+            )
+            continue
         if d.shuffle is not None and d.shuffle not in SHUFFLES:
             findings.append(
                 Finding(

@@ -54,6 +54,8 @@ RULES: dict[str, str] = {
     "end so the deals can be re-derived.",
     "deal.seed_mismatch": "The revealed seed does not hash to the commitment published at the "
     "start.",
+    "deal.not_committed": "Once a match publishes a commitment, every deal must derive from "
+    "the committed seed; this deal carries a plain seed the dealer chose instead.",
     "deal.unknown_shuffle": "The deal names a shuffle algorithm this buraco_log cannot "
     "re-derive.",
     "deal.mismatch": "The recorded deal differs from the one derived from the seeds.",

@@ -343,12 +343,13 @@ def test_an_unfinished_log_is_not_yet_a_missing_reveal() -> None:
     assert found(check_deals(events)) == [("deal.not_revealed", None)]
 
 
-def test_an_unrevealed_unfinished_log_still_checks_plain_deals() -> None:
+def test_an_unrevealed_unfinished_committed_log_reports_its_plain_deal() -> None:
     events = deals_only(plain={1: "plain-1"})[:-1]
     events[2] = swap_two_hands(hs_at(events, 2))
     p = prov(events)
     assert p.status == "mixed"
-    assert found(p.findings) == [("deal.mismatch", 2)]
+    # Issue 13 item 8: in a committed match a plain seed backs nothing the players agreed to.
+    assert found(p.findings) == [("deal.not_committed", 2)]
 
 
 def test_a_wrong_reveal_blames_the_seed_not_the_deals() -> None:
@@ -521,22 +522,24 @@ def test_a_plain_seed_deal_must_use_its_own_hand_number() -> None:
     assert found(check_deals(events)) == [("deal.mismatch", 2)]
 
 
-def test_a_mixed_match_checks_both_kinds_of_deal() -> None:
+def test_a_mixed_match_reports_its_plain_deal_and_checks_the_committed_ones() -> None:
     events = deals_only(plain={2: "plain two"})
     p = prov(events)
-    assert (p.status, p.revealed, p.deals, p.findings) == ("mixed", True, 4, ())
+    assert (p.status, p.revealed, p.deals) == ("mixed", True, 4)
+    assert found(p.findings) == [("deal.not_committed", 3)]
+    assert found(prov(events, require=True).findings) == [("deal.not_committed", 3)]
     events[3] = swap_stock_and_hand(hs_at(events, 3))  # the plain deal
     events[4] = swap_hand_and_morto(hs_at(events, 4))  # a committed deal
-    assert found(prov(events).findings) == [("deal.mismatch", 3), ("deal.mismatch", 4)]
+    assert found(prov(events).findings) == [("deal.not_committed", 3), ("deal.mismatch", 4)]
 
 
-def test_a_mixed_match_that_never_reveals_still_checks_its_plain_deal() -> None:
+def test_a_mixed_match_that_never_reveals_still_reports_its_plain_deal() -> None:
     events = deals_only(plain={2: "plain two"}, reveal=False)
     events[3] = swap_stock_and_hand(hs_at(events, 3))
     events[2] = swap_stock_and_hand(hs_at(events, 2))  # committed: cannot be checked
     p = prov(events)
     assert p.status == "mixed"
-    assert found(p.findings) == [("deal.not_revealed", 5), ("deal.mismatch", 3)]
+    assert found(p.findings) == [("deal.not_revealed", 5), ("deal.not_committed", 3)]
 
 
 def test_a_match_with_neither_is_none_and_a_finding_only_when_required() -> None:
