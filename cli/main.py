@@ -10,7 +10,16 @@ from typing import Annotated
 import typer
 
 from buraco_log import FORMAT_VERSION, __version__
-from cli import archive_cmd, demo_cmd, dispute_cmd, helpfmt, log_cmd, rules_cmd, simulate_cmd
+from cli import (
+    archive_cmd,
+    demo_cmd,
+    dispute_cmd,
+    helpfmt,
+    log_cmd,
+    rules_cmd,
+    simulate_cmd,
+    view_cmd,
+)
 from cli.common import CONTEXT, EXIT_USAGE, State
 
 helpfmt.install()
@@ -51,6 +60,7 @@ dispute_cmd.register(app)
 archive_cmd.register(app)
 demo_cmd.register(app)
 simulate_cmd.register(app)
+view_cmd.register(app)
 
 
 def reflow(doc: str) -> str:

@@ -1,0 +1,73 @@
+"""`buraco-log view`: a match as one self-contained HTML replay page."""
+
+from __future__ import annotations
+
+import sys
+import webbrowser
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from buraco_log.view import page_for_log, write_page
+from cli.common import EXIT_USAGE, fail, guarded
+
+
+def default_output(log: Path, seat: int | None) -> Path:
+    """``match.blog`` -> ``match.html`` beside it (``match.seat1.html`` for a seat's copy)."""
+    stem = log.name
+    for suffix in (".jsonl", ".blog"):
+        if stem.endswith(suffix):
+            stem = stem[: -len(suffix)]
+            break
+    else:
+        stem = log.stem or log.name
+    return log.with_name(stem + ("" if seat is None else f".seat{seat}") + ".html")
+
+
+@guarded
+def view(
+    path: Annotated[Path, typer.Argument(help="A match log (binary, or .jsonl).",
+                                         show_default=False)],
+    output: Annotated[str | None, typer.Option(
+        "--output", "-o", help="The page to write ('-': stdout). Default: the log's name with "
+        ".html, beside it.", show_default=False)] = None,
+    seat: Annotated[int | None, typer.Option(
+        "--seat", min=0, help="A player's copy: only what this seat could see (no hidden "
+        "card anywhere in the file).")] = None,
+    at: Annotated[int | None, typer.Option(
+        "--at", min=0, help="Open the page at this seq.")] = None,
+    open_: Annotated[bool, typer.Option("--open", help="Open the page in a web browser.")
+                     ] = False,
+) -> None:
+    """Write a self-contained HTML replay page of a match: step through every event, see the
+    table, the melds, the pile and the score sheet. Works offline, makes no network request.
+
+    A log that fails the audit opens at the last legal table with a banner naming the refused
+    seq and rule; a damaged log shows its intact events and where the damage starts."""
+    if not path.exists():
+        raise fail(f"{path}: no such file", EXIT_USAGE)
+    if path.is_dir():
+        raise fail(f"{path}: is a directory, not a log", EXIT_USAGE)
+    if output == "-" and open_:
+        raise fail("--open needs a file to open; it cannot go with -o -", EXIT_USAGE)
+    try:
+        html = page_for_log(path, seat=seat, at=at)
+    except ValueError as exc:  # a seat the match does not have
+        raise fail(f"{path}: {exc}", EXIT_USAGE) from None
+    if output == "-":
+        sys.stdout.write(html)
+        sys.stdout.flush()
+        return
+    target = Path(output) if output is not None else default_output(path, seat)
+    if target.is_dir():
+        raise fail(f"{target}: is a directory; name the page's file", EXIT_USAGE)
+    write_page(target, html)
+    typer.echo(f"wrote {target} ({len(html.encode('utf-8')):,} bytes)", err=True)
+    if open_:
+        webbrowser.open(target.resolve().as_uri())
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``view`` to the top level of ``app``."""
+    app.command("view")(view)
