@@ -1,0 +1,850 @@
+"""Record many live matches at once: group commit across logs, bounded handles, clean restarts.
+
+A game server calls ``Recorder.append(match, event)`` (or ``await append_async(...)``) for
+every move of every table. The event is validated at once, in the caller, and the call returns
+once the event is durable. One committer thread gathers the appends of all tables that arrive
+within ``window`` seconds (or until ``max_batch`` events are waiting), writes each touched log's
+events as one segment with one ``pwrite``, then fsyncs every touched file concurrently from a
+small pool of threads (``fsync`` releases the GIL, and the file system folds concurrent fsyncs
+into one journal commit). Only then are the appends of that round acknowledged. Why this design
+and not a shared journal: ``docs/recorder.md``.
+
+The per-match files are ordinary logs (``schema/LOG_FORMAT.md``, unchanged), each written under
+the writer lock of ``buraco_log.log`` (an exclusive ``flock`` on the file at its path). At most
+``max_open`` of them are open at a time; the least recently used are closed and reopened on
+their next move, and a reopened file must still be the very file that was closed (same device,
+inode and size), otherwise the recorder re-reads it and continues only if it holds the same
+events (a ``seal`` that rewrote it in between), else refuses the table.
+
+A new match's file is written under a hidden temporary name (header and first segment), fsynced,
+then linked into place, and the directory fsynced before the first event is acknowledged: no
+log is ever seen empty or without its first event, and a failure to create leaves nothing
+behind. Opening a recorder sweeps the temporary files a crash left (those nobody holds locked)
+and, on each match's first use, cuts a torn tail (by construction never acknowledged).
+
+Only the standard library and msgspec are used: this is core code.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import os
+import re
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, Final
+
+import msgspec
+
+from buraco_log import events as ev
+from buraco_log import log
+from buraco_log.errors import LogFormatError
+
+SUFFIX: Final = ".blog"
+LOCK_NAME: Final = ".recorder.lock"
+_TEMP = re.compile(r"^\..+\.[0-9a-f]{12}\.new$")
+"""The hidden temporary names of ``log._create_temp`` (the Writer's) and of this module."""
+_MATCH = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.@+=-]{0,199}$")
+_LOADERS: Final = 8
+"""Matches read at once on first use (each holds two descriptors while it is read)."""
+_RESERVED: Final = 2 + 2 * _LOADERS
+"""Descriptors of ``max_open`` kept for the directory, its lock and the loaders."""
+
+
+def default_max_open() -> int:
+    """Half the soft limit on open files, at most 4,096 (512 under the usual 1,024)."""
+    try:
+        import resource
+
+        soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    except (ImportError, OSError, ValueError):
+        soft = 1024
+    if soft <= 0:  # RLIM_INFINITY is -1 on Linux
+        soft = 8192
+    return max(64, min(4096, soft // 2))
+
+
+class FileOps:
+    """The two operations that make data durable. Tests swap in a layer that records what was
+    synced, to simulate a power loss (see tests/recorder/powerloss.py)."""
+
+    def fsync(self, fd: int) -> None:
+        os.fsync(fd)
+
+    def fsync_dir(self, fd: int) -> None:
+        os.fsync(fd)
+
+
+class RecorderStats(msgspec.Struct):
+    """Counters since the recorder opened (read them with :meth:`Recorder.stats`)."""
+
+    events: int = 0  # acknowledged events
+    rounds: int = 0  # group commits
+    fsyncs: int = 0  # file fsyncs (one per file touched in a round)
+    dir_fsyncs: int = 0  # one per round that created logs
+    created: int = 0  # new logs
+    loaded: int = 0  # existing logs read on first use
+    reopened: int = 0  # closed idle logs opened again
+    closed_idle: int = 0  # logs closed to stay under max_open or after idle_timeout
+    open_handles: int = 0  # log descriptors open now
+    max_open_handles: int = 0  # the most ever open at once
+    swept: int = 0  # temporary files a crash left, removed at open
+    torn_cut: int = 0  # torn tails (never acknowledged) cut on first use
+    failed: int = 0  # appends that were refused after validation (I/O)
+
+
+class _WriteError(Exception):
+    """A failed write, saying whether bytes may have reached the log."""
+
+    def __init__(self, error: LogFormatError, written: bool) -> None:
+        super().__init__(error.message)
+        self.error = error
+        self.written = written
+
+
+class _Waiter:
+    """Something to tell when an append is durable: a thread future or an asyncio future."""
+
+    __slots__ = ("future", "loop", "seq")
+
+    def __init__(self, seq: int, future: Any, loop: asyncio.AbstractEventLoop | None) -> None:
+        self.seq = seq
+        self.future = future
+        self.loop = loop
+
+
+class _Table:
+    """One match: its validator and in-memory state, its file, its pending events."""
+
+    __slots__ = (
+        "broken",
+        "chain",
+        "dead",
+        "end",
+        "ended",
+        "exists",
+        "expect",
+        "fd",
+        "identity",
+        "lock",
+        "match",
+        "next_seq",
+        "path",
+        "pending",
+        "sealed",
+        "tmp",
+        "unresolved",
+        "used",
+        "validator",
+        "waiters",
+    )
+
+    def __init__(self, match: str, path: str) -> None:
+        self.match = match
+        self.path = path
+        self.lock = threading.Lock()  # guards validator, expect, pending, waiters
+        self.validator: Any = None
+        self.expect = log.FIRST_SEQ  # seq of the next event, pending ones included
+        self.pending: list[bytes] = []  # encoded events not yet handed to the committer
+        self.waiters: list[_Waiter] = []
+        self.dead = False  # dropped from the recorder: callers look the match up again
+        self.ended = False  # MatchEnded was accepted: forget the table once it is durable
+        self.unresolved = 0  # appends accepted and not yet acknowledged or failed
+        self.broken: str | None = None  # a write or fsync failed: refuse everything
+        # Owned by the committer thread from here on.
+        self.exists = False  # the log is linked at its path
+        self.sealed = True
+        self.chain: Any = log.chain_start()
+        self.next_seq = log.FIRST_SEQ  # seq of the next event written to the file
+        self.end = log.HEADER_SIZE  # file size after the last written segment
+        self.identity: tuple[int, int] = (0, 0)
+        self.fd: int | None = None
+        self.tmp: str | None = None  # temporary name while the new log is not yet linked
+        self.used = 0.0
+
+
+def sweep_temporaries(directory: str | os.PathLike[str]) -> list[str]:
+    """Remove the hidden temporary files (``.NAME.HEX.new``) a crash left in ``directory``.
+
+    A temporary file still being written is locked by its writer and is left alone, so this
+    is safe while other writers run. Returns the paths removed.
+    """
+    directory = os.fspath(directory)
+    removed = []
+    for entry in os.scandir(directory):
+        if not _TEMP.match(entry.name) or not entry.is_file(follow_symlinks=False):
+            continue
+        try:
+            fd = os.open(entry.path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        except FileNotFoundError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            continue
+        try:
+            os.unlink(entry.path)  # unlinked while locked: no writer can be mid-way
+            removed.append(entry.path)
+        except FileNotFoundError:
+            pass
+        finally:
+            os.close(fd)
+    return removed
+
+
+def _lock_current(path: str) -> tuple[int, tuple[int, int], int] | None:
+    """Open and lock the file at ``path`` (the writer-lock discipline of ``log.LogLock``):
+    after the ``flock``, the locked file must still be the one at ``path``, else lock the new
+    one. Returns the descriptor, its (device, inode) and its size; None if there is no file."""
+    while True:
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CLOEXEC)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise log.os_error(exc, path) from None
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise LogFormatError(
+                    "another writer holds this log", path=path, kind="locked"
+                ) from None
+            st = os.fstat(fd)
+            try:
+                now = os.stat(path)
+            except FileNotFoundError:
+                os.close(fd)
+                return None
+        except BaseException:
+            os.close(fd)
+            raise
+        if (now.st_dev, now.st_ino) == (st.st_dev, st.st_ino):
+            return fd, (st.st_dev, st.st_ino), st.st_size
+        os.close(fd)  # replaced between open and lock: lock the new file
+
+
+def _sync_all(ops: FileOps, fds: list[int]) -> list[tuple[int, OSError]]:
+    failures = []
+    for fd in fds:
+        try:
+            ops.fsync(fd)
+        except OSError as exc:
+            failures.append((fd, exc))
+    return failures
+
+
+class Recorder:
+    """The durable recorder of many matches, one log per match in ``directory``.
+
+    ``append(match, event)`` validates ``event`` (the rules engine, unless ``validate=False``)
+    and returns its seq once it is on disk; events of all matches arriving within ``window``
+    seconds share one round of fsyncs. ``submit`` returns a future instead, and
+    ``append_async`` is the same for asyncio code. A refused event (illegal move, wrong seq)
+    raises at once and changes nothing. An I/O failure fails that match's waiting appends with
+    a ``LogFormatError`` (kind ``io``) and refuses the match from then on; other matches go on.
+
+    Matches are named by their file: ``directory/<match>.blog``. A recorder holds
+    ``directory/.recorder.lock`` for its life, so two recorders never share a directory.
+    """
+
+    def __init__(
+        self,
+        directory: str | os.PathLike[str],
+        *,
+        window: float = 0.002,
+        max_batch: int = 8192,
+        max_open: int | None = None,
+        sync_threads: int = 16,
+        idle_timeout: float = 60.0,
+        validate: bool = True,
+        sealed: bool = True,
+        repair_torn: bool = True,
+        ops: FileOps | None = None,
+    ) -> None:
+        self.directory = os.path.abspath(os.fspath(directory))
+        self.window = max(0.0, window)
+        self.max_batch = max(1, max_batch)
+        self.max_open = max(_RESERVED + 2, max_open if max_open is not None else default_max_open())
+        self._slots = self.max_open - _RESERVED  # log descriptors open at most
+        self.idle_timeout = idle_timeout
+        self.validate = validate
+        self.sealed = sealed
+        self.repair_torn = repair_torn
+        self._ops = ops or FileOps()
+        self._stats = RecorderStats()
+        self._tables: dict[str, _Table] = {}
+        self._open: OrderedDict[str, _Table] = OrderedDict()  # LRU of tables with a descriptor
+        self._dirty: dict[str, _Table] = {}  # tables with pending events, in arrival order
+        self._waiting = 0  # pending events not yet taken by the committer
+        self._unresolved = 0  # accepted appends not yet acknowledged or failed
+        self._loaders = threading.BoundedSemaphore(_LOADERS)
+        self._first_at = 0.0  # when the oldest pending event arrived
+        self._cv = threading.Condition(threading.Lock())
+        self._closing = False
+        self._closed = False
+        self._forget: list[_Table] = []  # tables to close and drop (committer's job)
+        os.makedirs(self.directory, exist_ok=True)
+        self._lock_fd = os.open(
+            os.path.join(self.directory, LOCK_NAME), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666
+        )
+        try:
+            fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(self._lock_fd)
+            raise LogFormatError(
+                "another recorder is using this directory", path=self.directory, kind="locked"
+            ) from None
+        self._dir_fd = os.open(self.directory, os.O_RDONLY | os.O_CLOEXEC)
+        self._stats.swept = len(sweep_temporaries(self.directory))
+        self._pool = ThreadPoolExecutor(max(1, sync_threads), thread_name_prefix="recorder-sync")
+        self._threads = max(1, sync_threads)
+        self._committer = threading.Thread(target=self._run, name="recorder-commit", daemon=True)
+        self._committer.start()
+
+    # -- public API
+    def path_of(self, match: str) -> str:
+        """The log file of ``match``."""
+        if not _MATCH.match(match):
+            raise LogFormatError(
+                f"match name {match!r} is not a safe file name (letters, digits, _.@+=-; "
+                "at most 200; not starting with a dot or dash)",
+                kind="validate",
+            )
+        return os.path.join(self.directory, match + SUFFIX)
+
+    def next_seq(self, match: str) -> int:
+        """The seq the next event of ``match`` must carry (loading the match if needed)."""
+        table = self._table(match)
+        with table.lock:
+            return table.expect
+
+    def submit(self, match: str, event: ev.AnyEvent) -> Future[int]:
+        """Validate ``event`` now and return a future of its seq, set once it is durable."""
+        future: Future[int] = Future()
+        self._enqueue(match, event, future, None)
+        return future
+
+    def append(self, match: str, event: ev.AnyEvent) -> int:
+        """Validate and record ``event``; return its seq once it is durable."""
+        return self.submit(match, event).result()
+
+    async def append_async(self, match: str, event: ev.AnyEvent) -> int:
+        """``append`` for asyncio: validation runs in the loop, the wait does not block it."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[int] = loop.create_future()
+        self._enqueue(match, event, future, loop)
+        return await future
+
+    def forget(self, match: str) -> None:
+        """Drop a match from memory once its accepted events are durable (an abandoned match;
+        an ended one is forgotten by itself); a later append loads it again from its log."""
+        table = self._tables.get(match)
+        if table is None:
+            return
+        with self._cv:
+            while table.unresolved and not table.dead:
+                self._cv.wait()
+            self._forget.append(table)  # the committer closes its descriptor
+            self._cv.notify()
+
+    def flush(self, timeout: float | None = None) -> bool:
+        """Wait until no accepted append is waiting (all durable or failed); False on timeout.
+        Under constant load from other threads this waits for a quiet moment."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._cv:
+            while self._unresolved:
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    return False
+                self._cv.wait(left)
+        return True
+
+    def stats(self) -> RecorderStats:
+        """A copy of the counters."""
+        with self._cv:
+            self._stats.open_handles = len(self._open)
+            return msgspec.structs.replace(self._stats)
+
+    def close(self) -> None:
+        """Make everything submitted durable, then close every log and release the lock."""
+        if self._closed:
+            return
+        with self._cv:
+            self._closing = True
+            self._cv.notify_all()
+        self._committer.join()
+        self._pool.shutdown(wait=True)
+        for table in list(self._open.values()):
+            self._close_fd(table)
+        for table in self._tables.values():
+            if table.tmp is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(table.tmp)
+        os.close(self._dir_fd)
+        os.close(self._lock_fd)  # releases the directory lock
+        self._closed = True
+
+    def __enter__(self) -> Recorder:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- the caller's side
+    def _enqueue(
+        self,
+        match: str,
+        event: ev.AnyEvent,
+        future: Any,
+        loop: asyncio.AbstractEventLoop | None,
+    ) -> None:
+        if self._closing:
+            raise LogFormatError("the recorder is closed", path=self.directory, kind="closed")
+        while True:
+            table = self._table(match)
+            with table.lock:
+                if table.dead:
+                    continue  # dropped meanwhile: look it up again
+                if table.broken is not None:
+                    raise LogFormatError(table.broken, path=table.path, kind="io")
+                if event.seq != table.expect:
+                    raise LogFormatError(
+                        f"appended event has seq {event.seq}, expected {table.expect}",
+                        path=table.path,
+                        seq=event.seq,
+                        kind="seq",
+                    )
+                if table.validator is not None:
+                    table.validator.step(event)  # raises, changing nothing, if illegal
+                table.pending.append(ev.encode(event))
+                table.waiters.append(_Waiter(event.seq, future, loop))
+                table.expect += 1
+                table.unresolved += 1
+                if isinstance(event, ev.MatchEnded):
+                    table.ended = True
+                with self._cv:
+                    if not self._dirty:
+                        self._first_at = time.monotonic()
+                    self._dirty[match] = table
+                    self._waiting += 1
+                    self._unresolved += 1
+                    self._cv.notify()
+                return
+
+    def _table(self, match: str) -> _Table:
+        table = self._tables.get(match)
+        if table is not None:
+            return table
+        path = self.path_of(match)
+        fresh = _Table(match, path)
+        with fresh.lock:
+            with self._cv:
+                table = self._tables.setdefault(match, fresh)
+            if table is not fresh:
+                return table  # another thread is loading it: its lock makes us wait there
+            try:
+                with self._loaders:
+                    self._load(fresh)
+            except BaseException:
+                with self._cv:
+                    self._drop(fresh)
+                raise
+        return fresh
+
+    def _load(self, table: _Table) -> None:
+        """Read an existing log (if any) to learn its seq, chain and validator state."""
+        table.sealed = self.sealed
+        if self.validate:
+            table.validator = log._new_validator(table.path)
+        locked = _lock_current(table.path)
+        if locked is None:
+            return  # a new match: its log is created with its first event
+        fd, identity, size = locked
+        try:
+            with log.Reader(table.path, allow_torn=True) as reader:
+                for _, events in reader.segments():
+                    if table.validator is not None:
+                        table.validator.run(events)
+                info = reader.info
+                chain = reader._chain
+        finally:
+            os.close(fd)
+        if info.torn is not None:
+            if not self.repair_torn or info.torn.offset < log.HEADER_SIZE:
+                raise LogFormatError(
+                    f"the log ends in a torn tail ({info.torn.reason}); run `buraco-log "
+                    "repair` first",
+                    path=table.path,
+                    offset=info.torn.offset,
+                    kind="torn",
+                )
+            log.repair(table.path, backup=False)  # never acknowledged: cut it
+            with self._cv:
+                self._stats.torn_cut += 1
+            size = info.valid_bytes
+        if info.version != ev.FORMAT_VERSION:
+            raise LogFormatError(
+                f"cannot append to a log of event format version {info.version}; convert it first",
+                path=table.path,
+                kind="version",
+            )
+        table.exists = True
+        table.sealed = info.sealed
+        table.identity = identity
+        table.end = size
+        table.next_seq = table.expect = log.FIRST_SEQ + info.events
+        table.chain = chain
+        with self._cv:
+            self._stats.loaded += 1
+
+    def _drop(self, table: _Table) -> None:
+        """Forget a table (caller holds ``self._cv``); its descriptor is closed by the
+        committer, or here if the committer is not using it."""
+        table.dead = True
+        if self._tables.get(table.match) is table:
+            del self._tables[table.match]
+
+    # -- the committer thread
+    def _run(self) -> None:
+        while True:
+            with self._cv:
+                while not self._dirty and not self._closing:
+                    self._forget_tables()
+                    self._cv.wait(self._idle_wait())
+                    if not self._dirty:
+                        self._close_idle()
+                self._forget_tables()
+                if not self._dirty and self._closing:
+                    return
+                deadline = self._first_at + self.window
+                while self._waiting < self.max_batch and not self._closing:
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        break
+                    self._cv.wait(left)
+                batch: list[_Table] = []
+                limit = self._slots  # one round never needs more descriptors than the pool
+                for match in list(self._dirty):
+                    if len(batch) >= limit:
+                        break
+                    batch.append(self._dirty.pop(match))
+                if self._dirty:
+                    self._first_at = 0.0  # the rest is overdue: commit it next, no window
+            try:
+                self._commit(batch)
+            except Exception as exc:  # a bug: fail the round rather than hang callers
+                for table in batch:
+                    self._fail_table(table, f"recorder error: {exc!r}", [], written=True)
+
+    def _forget_tables(self) -> None:
+        """Close and drop the tables ``forget`` asked for (caller holds ``self._cv``)."""
+        while self._forget:
+            table = self._forget.pop()
+            if table.unresolved or table.pending:
+                continue  # appended to again meanwhile: keep it
+            self._close_fd(table)
+            self._drop(table)
+
+    def _idle_wait(self) -> float | None:
+        return self.idle_timeout / 2 if self._open and self.idle_timeout > 0 else None
+
+    def _commit(self, batch: list[_Table]) -> None:
+        rounds: list[tuple[_Table, list[_Waiter]]] = []
+        taken = 0
+        for table in batch:
+            with table.lock:
+                encoded, waiters = table.pending, table.waiters
+                table.pending, table.waiters = [], []
+            taken += len(encoded)
+            if not encoded:
+                continue
+            if table.broken is not None:
+                self._resolve(waiters, LogFormatError(table.broken, path=table.path, kind="io"))
+                continue
+            try:
+                self._write(table, encoded)
+            except _WriteError as exc:
+                self._fail_table(table, exc.error.message, waiters, exc.error, exc.written)
+                continue
+            rounds.append((table, waiters))
+        with self._cv:
+            self._waiting -= taken
+        if not rounds:
+            return
+        # All fsyncs of the round at once, one slice of the descriptors per thread.
+        fds = [t.fd for t, _ in rounds if t.fd is not None]
+        slices = [fds[i :: self._threads] for i in range(min(self._threads, len(fds)))]
+        failed: dict[int, OSError] = {}
+        for result in self._pool.map(lambda s: _sync_all(self._ops, s), slices):
+            failed.update(result)
+        created = []
+        done: list[tuple[_Table, list[_Waiter]]] = []
+        for table, waiters in rounds:
+            bad = failed.get(table.fd) if table.fd is not None else None
+            if bad is not None:
+                self._fail_table(
+                    table,
+                    f"fsync failed: {bad.strerror or bad}; not retried, the last events may "
+                    "not be on disk (reopen the log to see what was kept)",
+                    waiters,
+                    written=True,
+                )
+                continue
+            if table.tmp is not None:
+                try:
+                    os.link(table.tmp, table.path)  # the log appears with its first event
+                except OSError as err:
+                    why = (
+                        "a file of that name appeared"
+                        if isinstance(err, FileExistsError)
+                        else (err.strerror or str(err))
+                    )
+                    self._fail_table(table, f"cannot create the log: {why}", waiters, written=False)
+                    continue
+                with contextlib.suppress(OSError):
+                    os.unlink(table.tmp)
+                table.tmp = None
+                table.exists = True
+                created.append((table, waiters))
+                continue
+            done.append((table, waiters))
+        if created:
+            try:
+                self._ops.fsync_dir(self._dir_fd)  # the new names are durable
+            except OSError as exc:
+                for table, waiters in created:
+                    self._fail_table(
+                        table, f"directory fsync failed: {exc.strerror}", waiters, written=True
+                    )
+                created = []
+            done.extend(created)
+        events = 0
+        for table, waiters in done:
+            events += len(waiters)
+            self._resolve(waiters, None)
+            self._settled(table, len(waiters))
+        with self._cv:
+            self._stats.events += events
+            self._stats.rounds += 1
+            self._stats.fsyncs += len(fds)
+            self._stats.dir_fsyncs += 1 if created else 0
+            self._stats.created += len(created)
+            for table, _ in done:
+                if table.ended and not table.unresolved:
+                    self._forget.append(table)  # the match is over: free its memory
+            self._forget_tables()
+            self._cv.notify_all()
+        self._close_idle()
+
+    def _settled(self, table: _Table, count: int) -> None:
+        with table.lock, self._cv:
+            table.unresolved -= count
+            self._unresolved -= count
+
+    def _write(self, table: _Table, encoded: list[bytes]) -> None:
+        """Write ``encoded`` as one segment (creating the log under a temporary name first if
+        it does not exist yet); the caller fsyncs. Raises ``_WriteError``."""
+        new = False
+        try:
+            if table.fd is None:
+                if table.exists:
+                    self._reopen(table)
+                else:
+                    self._create(table)
+                    new = True
+            else:
+                self._open.move_to_end(table.match)
+        except LogFormatError as exc:
+            raise _WriteError(exc, written=False) from None
+        except OSError as exc:
+            raise _WriteError(log.os_error(exc, table.path), written=False) from None
+        assert table.fd is not None
+        blob = b"".join(encoded)
+        payload = log._array_header(len(encoded)) + blob
+        table.chain.update(blob)
+        data = log._segment(
+            payload, len(encoded), table.next_seq, table.chain.digest() if table.sealed else None
+        )
+        offset = table.end
+        if new:
+            data = log._file_header(ev.FORMAT_VERSION, table.sealed) + data
+            offset = 0
+        try:
+            log._write_all(table.fd, data, offset)
+        except OSError as exc:
+            error = LogFormatError(
+                f"write failed: {exc.strerror or exc}", path=table.path, offset=offset, kind="io"
+            )
+            raise _WriteError(error, written=True) from None
+        table.end = offset + len(data)
+        table.next_seq += len(encoded)
+        table.used = time.monotonic()
+
+    def _make_room(self) -> None:
+        while len(self._open) >= self._slots:
+            victim = next(iter(self._open.values()))  # least recently used: already durable
+            assert victim.tmp is None
+            self._close_fd(victim)
+            with self._cv:
+                self._stats.closed_idle += 1
+
+    def _create(self, table: _Table) -> None:
+        self._make_room()
+        try:
+            fd, tmp = log._create_temp(self.directory, os.path.basename(table.path))
+        except OSError as exc:
+            raise log.os_error(exc, table.path) from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held from before the link
+        except OSError as exc:
+            os.close(fd)
+            os.unlink(tmp)
+            raise log.os_error(exc, table.path) from None
+        table.fd, table.tmp = fd, tmp
+        table.end = log.HEADER_SIZE
+        self._track(table)
+
+    def _reopen(self, table: _Table) -> None:
+        self._make_room()
+        locked = _lock_current(table.path)
+        if locked is None:
+            raise LogFormatError(
+                "the log was removed while the recorder had it closed", path=table.path, kind="io"
+            )
+        fd, identity, size = locked
+        if identity != table.identity or size != table.end:
+            try:
+                self._adopt(table, fd, identity, size)
+            except BaseException:
+                os.close(fd)
+                raise
+        table.fd = fd
+        self._track(table)
+        with self._cv:
+            self._stats.reopened += 1
+
+    def _adopt(self, table: _Table, fd: int, identity: tuple[int, int], size: int) -> None:
+        """The file changed while it was closed: continue only if it holds our events."""
+        with log.Reader(table.path, allow_torn=True) as reader:
+            for _ in reader.segments():
+                pass
+            info = reader.info
+            chain = reader._chain
+        if (
+            info.torn is not None
+            or info.events != table.next_seq - log.FIRST_SEQ
+            or (chain.hexdigest() != table.chain.hexdigest())
+        ):
+            raise LogFormatError(
+                "the log changed while the recorder had it closed (another program wrote "
+                f"it: {info.events} events on disk, {table.next_seq} recorded)",
+                path=table.path,
+                kind="io",
+            )
+        table.identity, table.end, table.sealed = identity, size, info.sealed
+        table.chain = chain
+
+    def _track(self, table: _Table) -> None:
+        self._open[table.match] = table
+        with self._cv:
+            self._stats.max_open_handles = max(self._stats.max_open_handles, len(self._open))
+
+    def _close_fd(self, table: _Table) -> None:
+        """Close an idle log (every write to it is already durable)."""
+        self._open.pop(table.match, None)
+        if table.fd is not None:
+            fd, table.fd = table.fd, None
+            if table.tmp is None:
+                st = os.fstat(fd)
+                table.identity = (st.st_dev, st.st_ino)
+            os.close(fd)
+
+    def _close_idle(self) -> None:
+        if self.idle_timeout <= 0:
+            return
+        old = time.monotonic() - self.idle_timeout
+        while self._open:
+            table = next(iter(self._open.values()))
+            if table.used > old or table.tmp is not None:
+                break
+            self._close_fd(table)
+            self._stats.closed_idle += 1
+
+    def _fail_table(
+        self,
+        table: _Table,
+        message: str,
+        waiters: list[_Waiter],
+        exc: LogFormatError | None = None,
+        written: bool = True,
+    ) -> None:
+        """A write, fsync, open or create failed: fail this round's and every later accepted
+        append of the table. If bytes may have reached its log, the table refuses everything
+        from now on (never retried: the kernel may have dropped them). If nothing was written
+        (a failure to open or create), the table is forgotten instead, and the next append
+        reads the match again from its log (or starts it afresh: no empty log is left)."""
+        error = exc or LogFormatError(message, path=table.path, kind="io")
+        with table.lock:
+            waiters = waiters + table.waiters
+            count = len(waiters)
+            with self._cv:
+                self._waiting -= len(table.pending)
+                table.pending, table.waiters = [], []
+                if written and table.exists:
+                    table.broken = message
+                else:
+                    self._drop(table)
+                self._stats.failed += count
+                table.unresolved -= count
+                self._unresolved -= count
+                self._cv.notify_all()
+        if table.tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(table.tmp)
+            table.tmp = None
+        if table.fd is not None:
+            self._close_fd(table)
+        self._resolve(waiters, error)
+
+    def _resolve(self, waiters: list[_Waiter], error: BaseException | None) -> None:
+        by_loop: dict[asyncio.AbstractEventLoop, list[_Waiter]] = {}
+        for waiter in waiters:
+            if waiter.loop is None:
+                if waiter.future.done():
+                    continue  # cancelled by the caller
+                with contextlib.suppress(Exception):  # cancelled just now
+                    if error is None:
+                        waiter.future.set_result(waiter.seq)
+                    else:
+                        waiter.future.set_exception(error)
+            else:
+                by_loop.setdefault(waiter.loop, []).append(waiter)
+        for loop, group in by_loop.items():
+            with contextlib.suppress(RuntimeError):  # the loop was closed meanwhile
+                loop.call_soon_threadsafe(_settle, group, error)
+
+
+def _settle(waiters: Iterable[_Waiter], error: BaseException | None) -> None:
+    for waiter in waiters:
+        if not waiter.future.done():
+            if error is None:
+                waiter.future.set_result(waiter.seq)
+            else:
+                waiter.future.set_exception(error)
+
+
+__all__ = [
+    "SUFFIX",
+    "FileOps",
+    "Recorder",
+    "RecorderStats",
+    "default_max_open",
+    "sweep_temporaries",
+]
