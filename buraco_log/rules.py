@@ -253,8 +253,60 @@ def load_toml(path: str | Path) -> Rules:
         raise RulesError(exc.field, exc.detail, str(p)) from None
 
 
+# -- bounds -------------------------------------------------------------------------------------
+# Every knob's range, in one place. check() tests them first, so every reader of a rules value
+# (the reducer on a log's match start, house rules from TOML, the dealer, the audit, ingest)
+# refuses a value out of bounds before anything is sized from it (a deck of 10**9 jokers).
+
+CARDS_MAX = 108
+"""The largest material (two decks and four jokers): no count of cards can exceed it."""
+SCORE_MAX = 1_000_000
+"""Highest target, threshold or opening minimum."""
+POINTS_MAX = 100_000
+"""Highest points of one card or one bonus (penalties are positive numbers too)."""
+
+BOUNDS: dict[str, tuple[int, int]] = {
+    "player_counts": (2, 6),  # each entry
+    "jokers": (0, 4),
+    "hand_size": (1, CARDS_MAX),
+    "morto_size": (0, CARDS_MAX),
+    "max_sets_per_rank": (0, CARDS_MAX),
+    "canastra_size": (3, CARDS_MAX),
+    "stock_floor": (0, CARDS_MAX),
+    "target_score": (1, SCORE_MAX),
+    "vulnerable_at": (0, SCORE_MAX),
+    "opening_min": (0, SCORE_MAX),
+    "opening_min_after_retract": (0, SCORE_MAX),
+    **{f"points.{f}": (0, POINTS_MAX) for f in CardPoints.__struct_fields__},
+    **{f"bonuses.{f}": (0, POINTS_MAX) for f in Bonuses.__struct_fields__},
+}
+"""Inclusive range of every integer knob (``points.*``/``bonuses.*`` for the nested ones)."""
+
+LENGTHS: dict[str, tuple[int, int]] = {"name": (1, 100), "player_counts": (1, 4)}
+"""Inclusive range of the length of the text and list knobs."""
+
+
+def check_bounds(rules: Rules) -> None:
+    """Refuse a knob out of its bounds (:data:`BOUNDS`, :data:`LENGTHS`), naming it."""
+    for field, (lo, hi) in LENGTHS.items():
+        n = len(getattr(rules, field))
+        if not lo <= n <= hi:
+            raise RulesError(field, f"length {n} is out of bounds ({lo} to {hi})")
+    for field, (lo, hi) in BOUNDS.items():
+        value: Any = rules
+        for part in field.split("."):
+            value = getattr(value, part)
+        for v in value if isinstance(value, tuple) else (value,):
+            if type(v) is not int:  # a bool is no count (msgspec decodes ints strictly)
+                raise RulesError(field, f"{v!r} is not an integer")
+            if not lo <= v <= hi:
+                shown = v if abs(v) < 10**12 else f"{str(v)[:6]}... ({len(str(abs(v)))} digits)"
+                raise RulesError(field, f"{shown} is out of bounds ({lo} to {hi})")
+
+
 def check(rules: Rules, players: int | None = None) -> None:
-    """Refuse impossible combinations, naming the field at fault."""
+    """Refuse impossible combinations, naming the field at fault (bounds first)."""
+    check_bounds(rules)
     if not rules.player_counts or any(n not in (2, 3, 4, 6) for n in rules.player_counts):
         raise RulesError("player_counts", "players must be 2, 3, 4 or 6")
     if rules.morto and max(rules.player_counts) > 4:
