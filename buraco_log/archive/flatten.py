@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import re
 from array import array
+from collections.abc import Callable
 from datetime import UTC, datetime
 from itertools import accumulate, chain, repeat
 from operator import attrgetter
@@ -62,6 +63,8 @@ _CLASS = attrgetter("canastra")
 NULL = -1  # the missing value in the integer column lists (no stored column holds -1)
 NULL8 = 255  # the same in the one-byte columns: the byte 255 is -1 read as int8
 _SAFE = re.compile(r"[^A-Za-z0-9_.+-]")
+Reader = Callable[[str], tuple[list[AnyEvent], audit.Integrity]]
+"""Reads the log named by a path: its intact events and how its bytes held up."""
 
 
 def game_id_of(digest: str) -> int:
@@ -270,14 +273,16 @@ def _reject_with_audit(path: str, sha: str, size: int, events: list[AnyEvent],
 
 
 def check_and_flatten(path: str, sha: str, size: int, rows_for: Any,
-                      seen: set[str] | None = None) -> tuple[str, int, int, bool]:
+                      seen: set[str] | None = None, read: Reader | None = None
+                      ) -> tuple[str, int, int, bool]:
     """Check one log; on success append its rows to ``rows_for(preset, month)``.
 
     Returns ``(digest, game_id, events, fresh)``; raises :class:`Rejected` with the error row.
     A log whose digest is in ``seen`` (the same match, already flattened into these rows) is
-    not replayed again and adds no rows: ``fresh`` is False.
+    not replayed again and adds no rows: ``fresh`` is False. ``read`` reads the log named
+    ``path`` (default :func:`buraco_log.audit.read_log`; Spark passes one over bytes it holds).
     """
-    events, integrity = audit.read_log(path)
+    events, integrity = (read or audit.read_log)(path)
     if integrity.status not in ("sealed", "unsealed"):
         raise _reject_with_audit(path, sha, size, events, integrity,
                                  ("integrity", f"log.{integrity.kind}",
@@ -546,11 +551,11 @@ def _hand_rows(f: _Flat, t: Any, final: list[list[Meld]], start_seq: int,
         f.melds += side
 
 
-def check_file(path: str, sha: str, size: int, rows_for: Any, seen: set[str] | None = None
-               ) -> tuple[str, int, int, bool] | dict[str, Any]:
+def check_file(path: str, sha: str, size: int, rows_for: Any, seen: set[str] | None = None,
+               read: Reader | None = None) -> tuple[str, int, int, bool] | dict[str, Any]:
     """Check and flatten one file: ``(digest, game_id, events, fresh)``, or its error row."""
     try:
-        return check_and_flatten(path, sha, size, rows_for, seen)
+        return check_and_flatten(path, sha, size, rows_for, seen, read)
     except Rejected as rej:
         return rej.row
     except Exception as exc:  # a defect must not stop the run: record it with the file
