@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 
+from buraco_log.errors import LogFormatError, ReplayError
 from buraco_log.view import page_for_log, write_page
 from cli.common import EXIT_USAGE, fail, guarded
 
@@ -52,9 +53,17 @@ def view(
     if output == "-" and open_:
         raise fail("--open needs a file to open; it cannot go with -o -", EXIT_USAGE)
     try:
-        html = page_for_log(path, seat=seat, at=at)
+        page = page_for_log(path, seat=seat, at=at)
+    except ReplayError as exc:  # --at past the end
+        raise fail(f"{path}: {exc.message}", EXIT_USAGE) from None
     except ValueError as exc:  # a seat the match does not have
         raise fail(f"{path}: {exc}", EXIT_USAGE) from None
+    except LogFormatError as exc:  # not one event could be read: not a log
+        raise fail(str(exc) if str(exc).startswith(str(path)) else f"{path}: {exc}",
+                   EXIT_USAGE) from None
+    for b in page.banners:  # the page opens anyway; say why it stops short, as replay does
+        typer.echo(f"buraco-log: note: {path}: {b.text}", err=True)
+    html = page.html
     if output == "-":
         sys.stdout.write(html)
         sys.stdout.flush()

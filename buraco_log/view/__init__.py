@@ -4,8 +4,8 @@ An edge of the library, like ``archive``: it reads a log, replays it with the re
 writes the frames into a page (``template/``) that only draws them. Stdlib and msgspec only.
 
     from buraco_log.view import page_for_log, write_page
-    html = page_for_log("match.blog", seat=0)      # a player's copy: no hidden card in it
-    write_page("match.html", html)
+    page = page_for_log("match.blog", seat=0)      # a player's copy: no hidden card in it
+    write_page("match.html", page.html)
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from pathlib import Path
 
 from buraco_log.audit import Integrity, read_log
 from buraco_log.errors import LogFormatError
-from buraco_log.view.page import PAGE_VERSION, Banner, build_page, page_data, render
+from buraco_log.view.page import PAGE_VERSION, Banner, Page, build_page, page_data, render
 
-__all__ = ["PAGE_VERSION", "Banner", "build_page", "damage_banner", "page_data", "page_for_log",
-           "render", "write_page"]
+__all__ = ["PAGE_VERSION", "Banner", "Page", "build_page", "damage_banner", "page_data",
+           "page_for_log", "render", "write_page"]
 
 
 def damage_banner(integ: Integrity) -> Banner | None:
@@ -44,7 +44,7 @@ def damage_banner(integ: Integrity) -> Banner | None:
 
 
 def page_for_log(path: str | os.PathLike[str], *, seat: int | None = None,
-                 at: int | None = None) -> str:
+                 at: int | None = None) -> Page:
     """The page for the log at ``path``; a damaged log gives its intact prefix and a banner.
 
     Raises :class:`LogFormatError` when not one event could be read (nothing to show)."""

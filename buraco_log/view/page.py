@@ -14,6 +14,7 @@ from typing import Any
 
 import msgspec
 
+from buraco_log.errors import ReplayError
 from buraco_log.events import AnyEvent
 from buraco_log.ruleids import describe
 from buraco_log.state import HandResult
@@ -148,8 +149,16 @@ def render(data: dict[str, Any], chart: str = "") -> str:
     return head + blob + tail
 
 
+class Page(msgspec.Struct, frozen=True):
+    """A written page: its HTML, its banners, and the seq it opens at."""
+
+    html: str
+    banners: tuple[Banner, ...]
+    start: int
+
+
 def build_page(events: Sequence[AnyEvent], *, seat: int | None = None, at: int | None = None,
-               banners: Sequence[Banner] = ()) -> str:
+               banners: Sequence[Banner] = ()) -> Page:
     """The replay page of ``events``: the referee's view, or ``seat``'s, opened at ``at``.
 
     An illegal event adds a banner and opens the page at the last legal table (unless ``at``
@@ -171,5 +180,10 @@ def build_page(events: Sequence[AnyEvent], *, seat: int | None = None, at: int |
                             text=f"seq {m.seq}: {why} [{m.rule}]"))
     if seat is not None and not 0 <= seat < len(tl.players):
         raise ValueError(f"no seat {seat} in a {len(tl.players)}-player match")
+    if at is not None and at > tl.last_seq:
+        past = (f"; seq {tl.illegal.seq} is illegal [{tl.illegal.rule}]"
+                if tl.illegal is not None else "")
+        raise ReplayError(f"--at {at}: the page holds seqs 0 to {tl.last_seq}{past}", seq=at)
     data = page_data(tl, seat=seat, at=at, banners=found)
-    return render(data, score_chart(data["sheet"], data["sides"]))
+    return Page(render(data, score_chart(data["sheet"], data["sides"])), tuple(found),
+                data["start"])
