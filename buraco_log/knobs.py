@@ -52,6 +52,8 @@ KNOBS: Final[dict[str, str]] = {
     "bonuses.relancinho": "the relancinho (the whole hand down in one turn)",
     "bonuses.morto_not_taken": "penalty for a side that never took its morto",
     "rendering": "cards, or tiles (Burako): how the material is drawn",
+    "morto_voided_by": "which end of the hand voids an indirect morto its taker has not played: "
+    "opponent_out (only an opponent going out) or any_end (the reading of logs made before it)",
 }
 
 

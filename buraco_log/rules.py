@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import msgspec
+from msgspec import UNSET, UnsetType
 
 from buraco_log import knobs
 from buraco_log.cards import ACE, JOKER, KING, RANK, Card
@@ -18,6 +19,7 @@ from buraco_log.errors import RulesError
 
 PilePickup = Literal["free", "must_use_top"]
 Rendering = Literal["cards", "tiles"]
+MortoVoidedBy = Literal["any_end", "opponent_out"]
 
 
 class CardPoints(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -75,6 +77,10 @@ class Rules(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     points: CardPoints = CardPoints()
     bonuses: Bonuses = Bonuses()
     rendering: Rendering = "cards"
+    # Which end of the hand voids an indirect morto not yet played (RULES.md §7). UNSET (never
+    # written, so logs made before this knob encode as they did) reads as "any_end", the old
+    # reading those logs were scored under; every preset says "opponent_out".
+    morto_voided_by: MortoVoidedBy | UnsetType = UNSET
 
     # Derived facts, cheap enough to compute on demand.
     def deck_size(self) -> int:
@@ -83,6 +89,10 @@ class Rules(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     def sides(self, players: int) -> int:
         """How many sides play: each player alone with 2 or 3, two partnerships with 4 or 6."""
         return players if players <= 3 else 2
+
+    def morto_voiding(self) -> MortoVoidedBy:
+        """The reading of ``morto_voided_by``, with the old one for a log that has no value."""
+        return "any_end" if self.morto_voided_by is UNSET else self.morto_voided_by
 
     def max_run(self) -> int:
         return 14 if self.ace_both_ends else 13
@@ -130,6 +140,7 @@ _BRAZILIAN = Rules(
     vulnerability=True,
     target_score=1500,
     bonuses=Bonuses(going_out=50, morto_not_taken=0),
+    morto_voided_by="opponent_out",
 )
 
 _FOUR_JOKER_POINTS = CardPoints(joker=50, two=10)
@@ -150,21 +161,25 @@ PRESETS: dict[str, Rules] = {
         name="thirteen", player_counts=(2, 4), jokers=4, hand_size=13, morto=True,
         go_out_needs_canastra=True, initial_upcard=True, pile_pickup="must_use_top",
         target_score=2005, points=_FOUR_JOKER_POINTS, bonuses=_MORTO_BONUSES,
+        morto_voided_by="opponent_out",
     ),
     "burraco": Rules(
         name="burraco", player_counts=(2, 4), jokers=4, morto=True, go_out_needs_canastra=True,
         initial_upcard=True, semi_clean=True, target_score=2005,
         points=CardPoints(joker=30, two=20), bonuses=_MORTO_BONUSES,
+        morto_voided_by="opponent_out",
     ),
     "mega": Rules(
         name="mega", player_counts=(2, 4), jokers=4, morto=True, go_out_needs_canastra=True,
         initial_upcard=True, max_sets_per_rank=1, canastra_from_sets=False, stock_floor=2,
         target_score=3000, points=_FOUR_JOKER_POINTS, bonuses=_MORTO_BONUSES,
+        morto_voided_by="opponent_out",
     ),
     "burako": Rules(
         name="burako", player_counts=(2, 4), jokers=2, morto=True, morto_direct=False,
         go_out_needs_canastra=True, ace_both_ends=True, royal_canastras=True,
         target_score=3000, points=_FOUR_JOKER_POINTS, bonuses=_MORTO_BONUSES, rendering="tiles",
+        morto_voided_by="opponent_out",
     ),
 }
 PRESETS["thirteen-quick"] = msgspec.structs.replace(

@@ -20,11 +20,15 @@ def score_hand(
     went_out: int | None,
     relancinho: Sequence[int],
 ) -> tuple[SideScore, ...]:
-    """Score every side. A morto taken indirectly whose taker never played it counts as not
-    taken: the side pays the penalty and the untouched morto cards are not counted as hand cards.
+    """Score every side. A morto taken indirectly whose taker has not played it yet is voided
+    when an opponent went out (``morto_voided_by = "opponent_out"``, RULES.md §7), or when the
+    hand ended in any way (``"any_end"``, the reading of logs made before that knob): the side
+    pays the penalty and the untouched morto cards are not counted as hand cards. A morto that
+    stands is the taker's hand: its cards count as cards left in hand.
     """
     points = rules.point_table()
     bonuses = rules.bonuses
+    any_end = rules.morto_voiding() == "any_end"
     out = []
     c: int
     for side in range(n_sides):
@@ -42,6 +46,10 @@ def score_hand(
         going_out = bonuses.going_out if went else 0
         relancinho_bonus = relancinho[side] * bonuses.relancinho if rules.relancinho else 0
         pending = morto_pending[side]
+        if pending is not None and not (
+            any_end or (went_out is not None and sides[went_out] != side)
+        ):
+            pending = None  # a partner went out, or the stock ran out: the morto stands
         in_hand = 0
         for seat, h in enumerate(hands):
             if sides[seat] == side and seat != pending:

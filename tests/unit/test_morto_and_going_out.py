@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from buraco_log.cards import parse_cards
 from tests.scenario import Scenario
 
@@ -124,9 +126,13 @@ def test_burako_takes_the_morto_only_indirectly() -> None:
     assert s2.turn == 1 and len(s2.hand(0)) == 11
 
 
-def test_an_indirect_morto_counts_as_not_taken_if_the_hand_ends_first() -> None:
+@pytest.mark.parametrize("voided_by", ["any_end", "opponent_out"])
+def test_a_stock_out_before_the_taker_plays_again_voids_the_morto_only_under_the_old_reading(
+    voided_by: str,
+) -> None:
     hand = "3h 3s 3d 4h 4s 4d 5h 5s 5d 5c 5h"
-    s = Scenario("mega", hands={0: hand}, mortos={0: "Jh Js Jd Jc Qh Qs Qd Qc Th Ts Td"})
+    s = Scenario("mega", hands={0: hand}, mortos={0: "Jh Js Jd Jc Qh Qs Qd Qc Th Ts Td"},
+                 morto_voided_by=voided_by)
     t = s.rep._t
     while not (len(t.stock) == 3 and s.turn == 0):
         s.pass_turn()
@@ -137,9 +143,13 @@ def test_an_indirect_morto_counts_as_not_taken_if_the_hand_ends_first() -> None:
     assert s.turn == 1 and s.state.morto_pending == (0, None)
     s.end_hand("stock_out")  # seat 1 cannot draw: the stock is at mega's floor of 2
     side0 = s.state.results[0].scores[0]
-    assert side0.morto_penalty == 100
-    assert side0.hand_penalty == 0  # the untouched morto is not counted as hand cards
     assert side0.table_points == 15 + 15 + 25
+    if voided_by == "any_end":  # logs made before the knob: any end of the hand voids it
+        assert side0.morto_penalty == 100
+        assert side0.hand_penalty == 0  # the untouched morto is not counted as hand cards
+    else:  # RULES.md §7: only an opponent going out voids it; the morto is the taker's hand
+        assert side0.morto_penalty == 0
+        assert side0.hand_penalty == 110
 
 
 def test_an_indirect_morto_is_taken_for_good_once_its_taker_plays_again() -> None:

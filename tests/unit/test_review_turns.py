@@ -483,9 +483,12 @@ def test_an_indirect_morto_is_not_taken_when_the_opponent_goes_out_next() -> Non
     assert side1.going_out == 50 and side1.morto_penalty == 0
 
 
-def test_an_indirect_morto_is_not_taken_when_only_the_partner_played_before_the_end() -> None:
+@pytest.mark.parametrize("voided_by", ["any_end", "opponent_out"])
+def test_a_stock_out_after_only_the_partner_played_voids_the_morto_only_under_the_old_reading(
+    voided_by: str,
+) -> None:
     hand = "3h 3s 3d 4h 4s 4d 5h 5s 5d 5c 5h"
-    s = Scenario("mega", 4, hands={0: hand}, mortos={0: MORTO_SETS})
+    s = Scenario("mega", 4, hands={0: hand}, mortos={0: MORTO_SETS}, morto_voided_by=voided_by)
     t = s.rep._t
     while not (len(t.stock) == 5 and s.turn == 0):
         s.pass_turn()
@@ -498,16 +501,24 @@ def test_an_indirect_morto_is_not_taken_when_only_the_partner_played_before_the_
         s.draw()
     s.end_hand("stock_out")
     side0 = s.state.results[0].scores[0]
-    assert side0.morto_penalty == 100
-    assert side0.hand_penalty == _points(s, (2,))  # seat 0's untouched morto not counted
+    if voided_by == "any_end":
+        assert side0.morto_penalty == 100
+        assert side0.hand_penalty == _points(s, (2,))  # seat 0's untouched morto not counted
+    else:  # the stock running out does not undo it: the morto is seat 0's hand
+        assert side0.morto_penalty == 0
+        assert side0.hand_penalty == _points(s, (0, 2))
 
 
-def test_a_partner_going_out_before_the_indirect_taker_plays_again_pays_the_morto() -> None:
+@pytest.mark.parametrize("voided_by", ["any_end", "opponent_out"])
+def test_a_partner_going_out_before_the_indirect_taker_plays_again_voids_only_the_old_way(
+    voided_by: str,
+) -> None:
     s = Scenario(
         "biriba",
         4,
         hands={0: SETS_10_PLUS_1, 2: "3h 3s 3d 4h 4s 4d 5h 5s 5d 6c 6d"},
         stock="7c Qc 6s",
+        morto_voided_by=voided_by,
     )
     s.draw("7c").meld("7h 7s 7d 7c").meld("8c 8d 8s").meld("9h 9s 9d 9c").discard("Kd")
     s.morto(direct=False)
@@ -518,8 +529,12 @@ def test_a_partner_going_out_before_the_indirect_taker_plays_again_pays_the_mort
     s.go_out().end_hand()
     side0 = s.state.results[0].scores[0]
     assert side0.going_out == 50
-    assert side0.morto_penalty == 100  # seat 0 never played its morto
-    assert side0.hand_penalty == 0
+    if voided_by == "any_end":
+        assert side0.morto_penalty == 100  # seat 0 never played its morto
+        assert side0.hand_penalty == 0
+    else:  # RULES.md §7: a partner's going out does not undo it; its cards are in hand
+        assert side0.morto_penalty == 0
+        assert side0.hand_penalty == _points(s, (0,)) > 0
 
 
 def test_the_redraw_belongs_to_the_first_player_of_every_hand() -> None:
