@@ -20,7 +20,7 @@
   function card(c, wild) {
     var w = wild ? " wild" : "";
     if (c === 64) {
-      return '<span class="card jk' + w + '" data-card="64" title="joker"><b>' +
+      return '<span class="card jk' + w + '" data-card="' + c + '" title="joker"><b>' +
         (D.tiles ? "\u2605" : "JK") + "</b><i>\u2605</i></span>";
     }
     var s = c >> 4, r = c & 15;
