@@ -51,6 +51,14 @@ class LogFormatError(BuracoLogError):
         self.kind = kind
         super().__init__(self._render())
 
+    UNREADABLE_KINDS = frozenset({"filetype", "range"})
+    """Kinds that mean the input cannot be read as a log at all (not a regular file, an integer
+    no log can hold): the CLI exits 2 for them, as for a usage error, instead of 1."""
+
+    @property
+    def exit_status(self) -> int:
+        return 2 if self.kind in self.UNREADABLE_KINDS else 1
+
     def _render(self) -> str:
         where = []
         if self.path is not None:

@@ -57,7 +57,7 @@ def guarded(func: Callable[P, R]) -> Callable[P, R]:
         except BuracoLogError as exc:
             if State.debug:
                 raise
-            raise fail(str(exc)) from None
+            raise fail(str(exc), getattr(exc, "exit_status", EXIT_FINDINGS)) from None
         except OSError as exc:
             if State.debug:
                 raise
