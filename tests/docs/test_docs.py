@@ -1,0 +1,204 @@
+"""Every shell and Python block of the README and docs/ is run, so the docs cannot drift.
+
+The conventions (written down in CONTRIBUTING.md):
+
+- ```` ```console ````: lines starting with ``$ `` are commands, run with bash in order; the
+  lines after a command are output that must appear, in that order, in what it printed
+  (spaces folded; a line ``...`` stands for any lines, and ``...`` inside a line for any text). A command shown with no output must exit 0.
+- ```` ```sh ````: every line that is not a comment is a command that must exit 0.
+  ```` ```sh ci ```` marks the install and test commands, which CI itself runs: the test checks
+  that ``.ci/run`` runs them word for word instead of running them again.
+- ```` ```python ````: run as a script; it must exit 0.
+- Anything else (text, toml, json) is not run.
+
+Each page runs in a fresh directory holding a copy of ``examples/`` and the few files the pages
+name (``match.blog``, ``tampered.blog``, ``house.toml``), so its blocks may build on each
+other, as a reader following the page would.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+FENCE = re.compile(r"^```(\S*)[ \t]*(.*)$")
+TIMEOUT = 300
+
+
+@dataclass
+class Block:
+    page: Path
+    line: int
+    lang: str
+    info: str
+    text: str
+
+    def where(self) -> str:
+        page = self.page.relative_to(ROOT) if self.page.is_relative_to(ROOT) else self.page
+        return f"{page}:{self.line}"
+
+
+def blocks(page: Path) -> list[Block]:
+    found: list[Block] = []
+    lines = page.read_text(encoding="utf-8").splitlines()
+    i = 0
+    while i < len(lines):
+        m = FENCE.match(lines[i])
+        if m and m.group(1):
+            start = i
+            body: list[str] = []
+            i += 1
+            while i < len(lines) and not lines[i].startswith("```"):
+                body.append(lines[i])
+                i += 1
+            found.append(Block(page, start + 1, m.group(1), m.group(2).strip(),
+                               "\n".join(body) + "\n"))
+        i += 1
+    return found
+
+
+def fold(line: str) -> str:
+    return " ".join(line.split())
+
+
+def line_matches(want: str, got: str) -> bool:
+    """``want`` is in ``got``; a ``...`` inside ``want`` stands for any text."""
+    pos = 0
+    for piece in (p.strip() for p in want.split("...")):
+        found = got.find(piece, pos)
+        if found < 0:
+            return False
+        pos = found + len(piece)
+    return True
+
+
+def appears_in_order(expected: list[str], actual: str) -> str | None:
+    """None if every expected line (``...`` skipped) is found in order, else the first miss."""
+    got = [fold(line) for line in actual.splitlines()]
+    at = 0
+    for line in expected:
+        want = fold(line)
+        if not want or want == "...":
+            continue
+        while at < len(got) and not line_matches(want, got[at]):
+            at += 1
+        if at == len(got):
+            return line
+        at += 1
+    return None
+
+
+def console_steps(text: str) -> list[tuple[str, list[str]]]:
+    steps: list[tuple[str, list[str]]] = []
+    for line in text.splitlines():
+        if line.startswith("$ "):
+            steps.append((line[2:], []))
+        elif steps:
+            steps[-1][1].append(line)
+    return steps
+
+
+def make_workdir(tmp: Path) -> Path:
+    work = tmp / "work"
+    shutil.copytree(ROOT / "examples", work / "examples",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.png"))
+    sim = ROOT / "examples" / "sim"
+    shutil.copy(sim / "classic-2p-000000.blog", work / "match.blog")
+    shutil.copy(ROOT / "examples" / "disputes" / "tampered.log", work / "tampered.blog")
+    (work / "house.toml").write_text('preset = "bossa-nova"\ntarget_score = 2000\n'
+                                     "[bonuses]\ngoing_out = 100\n")
+    return work
+
+
+def run(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1"}
+    return subprocess.run(["bash", "-c", command], cwd=cwd, capture_output=True, text=True,
+                          timeout=TIMEOUT, env=env, check=False)
+
+
+def run_block(block: Block, work: Path) -> None:
+    if block.lang == "console":
+        for command, expected in console_steps(block.text):
+            out = run(command, work)
+            printed = out.stdout + out.stderr
+            if not any(fold(line) for line in expected):
+                assert out.returncode == 0, f"{block.where()}: `{command}` exited " \
+                    f"{out.returncode}:\n{printed[-2000:]}"
+            missing = appears_in_order(expected, printed)
+            assert missing is None, f"{block.where()}: `{command}` did not print " \
+                f"{missing!r}; it printed:\n{printed[-3000:]}"
+    elif block.lang == "sh" and block.info == "ci":
+        ci = (ROOT / ".ci" / "run").read_text()
+        for line in block.text.splitlines():
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            if line.strip() in ci:
+                continue  # CI runs the whole line itself
+            for part in (p.strip() for p in line.split("&&")):
+                if part.startswith("python3 -m pip install"):
+                    assert "python3 -m pip install" in ci, f"{block.where()}: .ci/run installs " \
+                        "nothing"  # this test runs in that install
+                    continue
+                out = run(part, work)
+                assert out.returncode == 0, f"{block.where()}: `{part}` exited " \
+                    f"{out.returncode}:\n{(out.stdout + out.stderr)[-2000:]}"
+    elif block.lang == "sh":
+        for line in block.text.splitlines():
+            command = line.split(" #", 1)[0].strip()
+            if command and not command.startswith("#"):
+                out = run(command, work)
+                assert out.returncode == 0, f"{block.where()}: `{command}` exited " \
+                    f"{out.returncode}:\n{(out.stdout + out.stderr)[-2000:]}"
+    elif block.lang == "python":
+        script = work / "doc_block.py"
+        script.write_text(block.text)
+        out = run(f"{sys.executable} doc_block.py", work)
+        assert out.returncode == 0, f"{block.where()}: the Python block failed:\n" \
+            f"{(out.stdout + out.stderr)[-3000:]}"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def test_every_block_of_the_page_runs(page: Path, tmp_path: Path) -> None:
+    work = make_workdir(tmp_path)
+    for block in blocks(page):
+        run_block(block, work)
+
+
+def test_the_readme_server_example_is_the_file_under_examples() -> None:
+    code = (ROOT / "examples" / "record_a_match.py").read_text()
+    shown = [b.text for b in blocks(ROOT / "README.md") if b.lang == "python"]
+    assert code in shown, "README's server example differs from examples/record_a_match.py"
+
+
+def test_the_readme_stays_short() -> None:
+    assert len((ROOT / "README.md").read_text().splitlines()) <= 200
+
+
+def test_the_dispute_examples_are_the_golden_logs() -> None:
+    for log in (ROOT / "examples" / "disputes").glob("*.log"):
+        golden = ROOT / "tests" / "golden" / log.name
+        assert log.read_bytes() == golden.read_bytes(), \
+            f"{log.name}: copy tests/golden/{log.name} to examples/disputes/ again"
+
+
+def test_the_harness_catches_a_missing_line_and_a_failing_command(tmp_path: Path) -> None:
+    assert appears_in_order(["a", "...", "c"], "a\nb\nc\n") is None
+    assert appears_in_order(["c", "a"], "a\nb\nc\n") == "a"
+    assert appears_in_order(["x ... z"], "x y z\n") is None
+    assert appears_in_order(["x ... z"], "z y x\n") == "x ... z"
+    page = tmp_path / "page.md"
+    page.write_text("```console\n$ echo hi\nbye\n```\n")
+    with pytest.raises(AssertionError, match="did not print 'bye'"):
+        run_block(blocks(page)[0], tmp_path)
+    page.write_text("```sh\nfalse\n```\n")
+    with pytest.raises(AssertionError, match="exited 1"):
+        run_block(blocks(page)[0], tmp_path)
