@@ -22,7 +22,7 @@ hand = 0
 path = sys.argv[1] if len(sys.argv) > 1 else "table-7.blog"
 
 with Writer(path) as log:  # refuses any move the rules do not allow
-    def record(event):  # noqa: ANN001, ANN202 - kept short for the README
+    def record(event):
         log.append(event)  # checked, then durable (fsync): acknowledge the move after this
         table.step(event)
 

@@ -4,7 +4,8 @@ The conventions (written down in CONTRIBUTING.md):
 
 - ```` ```console ````: lines starting with ``$ `` are commands, run with bash in order; the
   lines after a command are output that must appear, in that order, in what it printed
-  (spaces folded; a line ``...`` stands for any lines, and ``...`` inside a line for any text). A command shown with no output must exit 0.
+  (spaces folded; a line ``...`` stands for any lines, and ``...`` inside a line for any
+  text). A command shown with no output must exit 0.
 - ```` ```sh ````: every line that is not a comment is a command that must exit 0.
   ```` ```sh ci ```` marks the install and test commands, which CI itself runs: the test checks
   that ``.ci/run`` runs them word for word instead of running them again.
