@@ -1,0 +1,57 @@
+"""A recorder process to kill: ``python -m tests.recorder.crash_child DIR TABLES THREADS RUN``.
+
+It continues every unfinished match in DIR (restart path: sweep, torn-tail cut, reload), starts
+new ones up to TABLES, and records from THREADS threads, each submitting one move for each of
+its tables and waiting for them all. After each acknowledgement it writes ``match seq`` to
+stdout with one ``write`` (atomic on a file), so the parent knows exactly what was acked when it
+sends SIGKILL.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+
+from buraco_log.recorder import Recorder
+from tests.recorder.sources import matches, source_of
+
+
+def main() -> None:
+    directory, tables, threads, run = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+    sources = matches()
+    rec = Recorder(directory, window=0.002, max_open=48)  # small pool: evictions happen
+    names = []
+    for entry in sorted(os.listdir(directory)):
+        if entry.endswith(".blog"):
+            name = entry[:-5]
+            if rec.next_seq(name) < len(source_of(name, sources)):
+                names.append(name)
+    names += [f"r{run}-{i}" for i in range(max(0, tables - len(names)))]
+    os.write(1, b"ready\n")
+
+    def player(mine: list[str]) -> None:
+        while mine:
+            futures = []
+            for name in list(mine):
+                src = source_of(name, sources)
+                seq = rec.next_seq(name)
+                if seq >= len(src):
+                    mine.remove(name)
+                    continue
+                futures.append((name, rec.submit(name, src[seq])))
+            for name, future in futures:
+                seq = future.result()
+                os.write(1, f"{name} {seq}\n".encode())
+
+    workers = [threading.Thread(target=player, args=(names[k::threads],)) for k in range(threads)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    rec.close()
+    os.write(1, b"done\n")
+
+
+if __name__ == "__main__":
+    main()
