@@ -59,8 +59,8 @@ def _kill_runs(tmp_path: Path, runs: int, seed: int) -> tuple[int, int]:
         for line in lines:
             if line in ("ready", "done"):
                 continue
-            name, seq = line.split()
-            latest[name] = max(latest.get(name, -1), int(seq))
+            name, text = line.split()
+            latest[name] = max(latest.get(name, -1), int(text))
             acked_total += 1
         for name, seq in latest.items():
             kept = on_disk(str(directory / f"{name}.blog"))
