@@ -57,6 +57,9 @@ _LEVEL: dict[str, dict[str, int]] = {
     "events": {"cards": 15},
 }
 ROW_GROUP = 1 << 20
+# Committed files are never written again (a new batch adds files; recovery unlinks them), so
+# they are made read-only: a query that got a write past the sandbox still cannot change one.
+READ_ONLY = 0o444
 
 
 def _fsync_dir(path: str) -> None:
@@ -297,6 +300,7 @@ def _stage(stage: str, rel: str, table: str, t: pa.Table) -> str:
     pq.write_table(t, path, **_write_options(table, t))
     with open(path, "rb+") as f:
         os.fsync(f.fileno())
+    os.chmod(path, READ_ONLY)
     return path
 
 
@@ -338,6 +342,7 @@ def write_ratings(root: str, table: pa.Table) -> str:
     pq.write_table(table, tmp, compression="zstd")
     with open(tmp, "rb+") as f:
         os.fsync(f.fileno())
+    os.chmod(tmp, READ_ONLY)
     os.replace(tmp, os.path.join(d, name))
     _atomic_json(os.path.join(d, "current.json"), {"batches": digest, "file": name})
     for old in os.listdir(d):  # earlier ratings and leftovers of an interrupted write

@@ -5,15 +5,21 @@ committed batch is never seen). :func:`connect` with ``sandbox=True`` (what
 ``buraco-log query`` uses) then locks the connection down, in this order:
 
 1. extension auto-install and auto-load off, community and unsigned extensions refused;
-2. ``allowed_directories`` = the archive only; spilling to disk off (``temp_directory=''``);
+2. ``allowed_paths`` = the committed Parquet files (and the current ratings file) only, not
+   the archive's directories: DuckDB cannot create, glob or list anything, even inside the
+   archive; spilling to disk off (``temp_directory=''``);
 3. the views are created (they need file access to read the Parquet footers);
-4. ``enable_external_access=false``: from now on files outside the archive cannot be opened,
-   written, attached, globbed or loaded as extensions (DuckDB resolves ``..`` and symlinks);
+4. ``enable_external_access=false``: from now on no other file can be opened, written,
+   attached, globbed or loaded as an extension (DuckDB resolves ``..`` and symlinks);
 5. ``lock_configuration=true``: no ``SET``/``RESET``/``PRAGMA`` can undo any of it;
-6. every query must be exactly one ``SELECT`` (or ``EXPLAIN``) statement.
+6. every query must be exactly one statement that DuckDB parses as a ``SELECT``, or an
+   ``EXPLAIN`` / ``EXPLAIN ANALYZE`` of one (what ``EXPLAIN`` wraps is parsed and checked too:
+   ``EXPLAIN ANALYZE COPY ... TO`` executes the ``COPY``).
 
-DuckDB's own documentation says these settings are not a security boundary on their own; the
-statement check is a second wall, and a hostile user should still get an OS-level sandbox.
+The committed files themselves are written read-only (mode 0444, :mod:`.store`), so even the
+files DuckDB may open cannot be overwritten by a user without root. DuckDB's own documentation
+says its settings are not a security boundary on their own; the statement check is a second
+wall, and a hostile user should still get an OS-level sandbox.
 """
 
 from __future__ import annotations
@@ -150,7 +156,8 @@ def connect(
     try:
         con.execute("SET parquet_metadata_cache = true")  # footers read once per connection
         if sandbox:
-            con.execute("SET allowed_directories = [" + _quote(root + os.sep) + "]")
+            con.execute("SET allowed_paths = [" + ", ".join(_quote(p) for p in
+                                                            _readable(root)) + "]")
         create_views(con, root)
         if sandbox:
             con.execute("SET enable_external_access = false")
@@ -159,6 +166,13 @@ def connect(
         con.close()
         raise
     return con
+
+
+def _readable(root: str) -> list[str]:
+    """Every file a sandboxed query may open: the committed files and the current ratings."""
+    paths = [p for files in store.committed_files(root).values() for p in files]
+    ratings = store.current_ratings(root)
+    return paths + ([ratings] if ratings is not None else [])
 
 
 def _refuse_symlinks(root: str) -> None:
@@ -171,7 +185,8 @@ def _refuse_symlinks(root: str) -> None:
 
 
 def check_sql(sql: str) -> None:
-    """Exactly one SELECT (or EXPLAIN) statement, or :class:`ArchiveError`."""
+    """Exactly one statement DuckDB parses as a SELECT, or an EXPLAIN of one; else
+    :class:`ArchiveError`."""
     try:
         statements = duckdb.extract_statements(sql)
     except duckdb.Error as exc:
@@ -179,8 +194,56 @@ def check_sql(sql: str) -> None:
     if len(statements) != 1:
         raise ArchiveError(f"query: exactly one statement is allowed, got {len(statements)}")
     kind = statements[0].type.name
-    if kind not in ALLOWED_STATEMENTS:
+    if kind == "EXPLAIN":
+        for inner in _explained(statements[0].query):
+            if inner != "SELECT":
+                raise ArchiveError(f"query: only read-only SELECT statements are allowed, not "
+                                   f"EXPLAIN of {inner}")
+    elif kind not in ALLOWED_STATEMENTS:
         raise ArchiveError(f"query: only read-only SELECT statements are allowed, not {kind}")
+
+
+_EXPLAIN_WORDS = ("ANALYZE", "ANALYSE", "VERBOSE")
+
+
+def _explained(text: str) -> list[str]:
+    """The statement types an ``EXPLAIN`` statement may wrap (never empty).
+
+    The Python API does not expose the wrapped statement, so it is found with DuckDB's own
+    tokenizer and parsed again. ``EXPLAIN [ANALYZE] ( options ) stmt`` and a statement that
+    itself begins with ``(`` read alike up to the parenthesis: every reading that parses is
+    returned, and one that parses to anything but one SELECT refuses the query. Nothing that
+    parses at all is refused as "UNPARSED".
+    """
+    tokens = [(off, kind) for off, kind in duckdb.tokenize(text)]
+    spans: list[tuple[int, str, bool]] = []  # offset, text, is an operator; no comments
+    for i, (off, kind) in enumerate(tokens):
+        end = tokens[i + 1][0] if i + 1 < len(tokens) else len(text)
+        if kind != duckdb.token_type.comment:
+            spans.append((off, text[off:end].strip(), kind == duckdb.token_type.operator))
+    i = 1  # spans[0] is EXPLAIN
+    while i < len(spans) and spans[i][1].upper() in _EXPLAIN_WORDS:
+        i += 1
+    if i >= len(spans):
+        return ["UNPARSED"]
+    readings = [text[spans[i][0]:]]
+    if spans[i][2] and spans[i][1].startswith("("):
+        depth = 0
+        for j in range(i, len(spans)):
+            if spans[j][2]:  # a parenthesis inside a string is a string token
+                depth += spans[j][1].count("(") - spans[j][1].count(")")
+            if depth <= 0:
+                if j + 1 < len(spans):
+                    readings.append(text[spans[j + 1][0]:])
+                break
+    kinds = []
+    for reading in readings:
+        try:
+            inner = duckdb.extract_statements(reading)
+        except duckdb.Error:
+            continue
+        kinds.append(inner[0].type.name if len(inner) == 1 else "MULTI")
+    return kinds or ["UNPARSED"]
 
 
 def _first_line(exc: BaseException) -> str:

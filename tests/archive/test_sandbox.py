@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -71,20 +73,137 @@ ATTEMPTS = [
 ]
 
 
-@pytest.mark.parametrize("attempt", ATTEMPTS)
-def test_escape_attempt_fails_with_a_clear_error(attempt: str, archived: Archived,
-                                                 outside: Path) -> None:
+# Writes into the archive itself (issue 13, item 2: `EXPLAIN ANALYZE COPY ... TO` into a
+# partition directory succeeded, and the file poisoned every later query), through every
+# wrapper DuckDB has. {part} is a partition directory of the matches table.
+WRITE_ATTEMPTS = [
+    "EXPLAIN ANALYZE COPY (SELECT * FROM matches) TO '{part}/part-evil.parquet' "
+    "(FORMAT parquet)",
+    "EXPLAIN ANALYZE COPY (SELECT * FROM matches) TO '{archive}/_batches/evil.json'",
+    "EXPLAIN ANALYZE COPY (SELECT * FROM matches) TO '{archive}/escape6.csv'",
+    "EXPLAIN COPY (SELECT * FROM matches) TO '{archive}/escape6.csv'",
+    "EXPLAIN (ANALYZE) COPY (SELECT 1) TO '{archive}/escape6.csv'",
+    "EXPLAIN (ANALYZE, FORMAT json) COPY (SELECT 1) TO '{archive}/escape6.csv'",
+    "EXPLAIN ANALYZE (FORMAT json) COPY (SELECT 1) TO '{archive}/escape6.csv'",
+    "EXPLAIN /* ( */ ANALYZE -- )\n COPY (SELECT ')') TO '{archive}/escape6.csv'",
+    "explain analyse copy (select 1) to '{archive}/escape6.csv'",
+    "EXPLAIN VERBOSE COPY (SELECT 1) TO '{archive}/escape6.csv'",
+    "EXPLAIN ANALYZE COPY matches TO '{part}/part-evil.parquet' (FORMAT parquet)",
+    "EXPLAIN ANALYZE COPY (WITH m AS (SELECT * FROM matches) SELECT * FROM m) "
+    "TO '{archive}/escape6.csv'",
+    "EXPLAIN ANALYZE EXPORT DATABASE '{archive}/export'",
+    "EXPLAIN ANALYZE ATTACH '{archive}/x.duckdb' AS x",
+    "EXPLAIN ANALYZE CREATE MACRO evil() AS TABLE SELECT 1",
+    "EXPLAIN ANALYZE SET enable_external_access = true",
+    "EXPLAIN ANALYZE PRAGMA threads = 64",
+    "EXPLAIN ANALYZE INSTALL httpfs",
+    "EXPLAIN ANALYZE CHECKPOINT",
+    "EXPLAIN ANALYZE EXPLAIN ANALYZE COPY (SELECT 1) TO '{archive}/escape6.csv'",
+    "COPY (SELECT * FROM matches) TO '{part}/part-evil.parquet' (FORMAT parquet)",
+    "COPY (WITH m AS (SELECT 1) SELECT * FROM m) TO '{archive}/escape6.csv'",
+    "WITH m AS (SELECT 1) SELECT * FROM m; COPY matches TO '{archive}/escape6.csv'",
+    "PREPARE p AS COPY (SELECT 1) TO '{archive}/escape6.csv'",
+    "PREPARE p AS SELECT 1",
+    "PREPARE p AS SELECT 1; EXECUTE p",
+    "EXECUTE p",
+    "CREATE MACRO evil() AS TABLE SELECT 1",
+    "CREATE TEMP MACRO twice(x) AS x * 2",
+    "CREATE OR REPLACE VIEW matches AS SELECT 1",
+    "SET VARIABLE x = 1",
+    "SET threads = 1",
+    "RESET ALL",
+    "PRAGMA enable_profiling",
+    "PRAGMA profiling_output = '{archive}/profile.txt'",
+    "SET profiling_output = '{archive}/profile.txt'",
+    "ATTACH '{archive}/x.duckdb' AS x",
+    "ATTACH '{part}/part-evil.duckdb'",
+    "INSTALL json",
+    "LOAD json",
+    "FORCE INSTALL httpfs",
+    "COPY FROM DATABASE memory TO x",
+    "EXPORT DATABASE '{archive}/export'",
+    "EXPORT DATABASE '{archive}/export' (FORMAT parquet)",
+    "IMPORT DATABASE '{archive}'",
+    "CREATE SECRET s (TYPE s3, KEY_ID 'k', SECRET 's')",
+    "VACUUM",
+    "ANALYZE",
+    "USE memory",
+    "BEGIN TRANSACTION",
+    "INSERT INTO matches SELECT * FROM matches",
+    "PIVOT matches ON preset USING count(*)",
+    "SELECT * FROM query('COPY (SELECT 1) TO ''{archive}/escape6.csv''')",
+    "SELECT * FROM query('EXPLAIN ANALYZE COPY (SELECT 1) TO ''{archive}/escape6.csv''')",
+    "SELECT * FROM glob('{archive}/**')",
+    "SELECT * FROM read_json('{archive}/_batches/*.json')",
+    "SELECT * FROM read_text('{archive}/archive.json')",
+]
+
+
+def _tree(root: Path) -> list[tuple[str, int, int]]:
+    """Every path under ``root`` with its size and mtime: any write shows."""
+    out = []
+    for dirpath, dirs, names in os.walk(root):
+        for name in dirs + names:
+            st = os.lstat(os.path.join(dirpath, name))
+            out.append((os.path.relpath(os.path.join(dirpath, name), root), st.st_size,
+                        st.st_mtime_ns))
+    return sorted(out)
+
+
+def _fill(attempt: str, archived: Archived, outside: Path) -> str:
     # The second outside path reaches the same directory through "..".
     rel = os.path.relpath(outside.parent / "outside0", archived.path)
-    sql = attempt.format(archive=archived.path, outside=outside)
-    sql = sql.replace(f"{archived.path}/../../outside0", f"{archived.path}/{rel}")
-    before = sorted(os.listdir(outside))
+    part = next(p for p in (archived.path / "matches").glob("preset=*/month=*") if p.is_dir())
+    sql = attempt.format(archive=archived.path, outside=outside, part=part)
+    return sql.replace(f"{archived.path}/../../outside0", f"{archived.path}/{rel}")
+
+
+@pytest.mark.parametrize("attempt", ATTEMPTS + WRITE_ATTEMPTS)
+def test_escape_attempt_fails_with_a_clear_error(attempt: str, archived: Archived,
+                                                 outside: Path) -> None:
+    sql = _fill(attempt, archived, outside)
+    before = sorted(os.listdir(outside)), _tree(archived.path)
     with pytest.raises(ArchiveError) as err:
         query(archived.path, sql)
     message = str(err.value)
-    assert message.startswith("query: ") and len(message) > 20
-    assert sorted(os.listdir(outside)) == before
+    assert message.startswith("query: ") and len(message) > 20 and "\n" not in message
+    assert (sorted(os.listdir(outside)), _tree(archived.path)) == before
     assert not (archived.path / "inside.csv").exists()
+
+
+@pytest.mark.parametrize("wrapped", [
+    "EXPLAIN SELECT count(*) FROM matches",
+    "EXPLAIN ANALYZE SELECT count(*) FROM matches",
+    "EXPLAIN (FORMAT json) SELECT count(*) FROM matches",
+    "EXPLAIN (SELECT count(*) FROM matches) UNION ALL SELECT 1",
+    "WITH m AS (SELECT * FROM matches) SELECT count(*) FROM m",
+    "SUMMARIZE matches",
+    "DESCRIBE events",
+    "SELECT * FROM (PIVOT matches ON n_players IN (2, 4) USING count(*))",
+])
+def test_read_only_wrappers_still_work(wrapped: str, archived: Archived) -> None:
+    before = _tree(archived.path)
+    assert query(archived.path, wrapped).num_rows >= 1
+    assert _tree(archived.path) == before
+
+
+def test_the_committed_files_are_read_only_on_disk(archived: Archived) -> None:
+    parts = list(archived.path.glob("*/**/part-*.parquet"))
+    assert parts and all(p.stat().st_mode & 0o222 == 0 for p in parts)
+
+
+def test_explain_analyze_copy_into_a_partition_is_refused_by_the_cli(
+        archived: Archived, outside: Path) -> None:
+    """The issue's reproduction, as a real process: one line, exit 1, no file anywhere."""
+    sql = _fill(WRITE_ATTEMPTS[0], archived, outside)
+    before = _tree(archived.path)
+    r = subprocess.run([sys.executable, "-m", "cli.main", "query", str(archived.path), sql],
+                       capture_output=True, text=True, timeout=120)
+    assert (r.returncode, r.stdout) == (1, "")
+    assert r.stderr.startswith("buraco-log: error: query: ") and r.stderr.count("\n") == 1
+    assert "EXPLAIN of COPY" in r.stderr
+    assert _tree(archived.path) == before
+    assert query(archived.path, "SELECT count(*) AS n FROM matches").column("n")[0].as_py() > 0
 
 
 def test_there_are_at_least_thirty_escape_attempts() -> None:
@@ -142,6 +261,13 @@ SECOND_WALL = [
     "SET memory_limit = '100GB'",
     "RESET lock_configuration",
     "PRAGMA threads = 64",
+    "EXPLAIN ANALYZE COPY (SELECT * FROM matches) TO '{part}/part-evil.parquet' "
+    "(FORMAT parquet)",
+    "EXPLAIN ANALYZE COPY (SELECT 1) TO '{archive}/_batches/evil.json'",
+    "COPY (SELECT 1) TO '{archive}/escape6.csv'",
+    "EXPORT DATABASE '{archive}/export'",
+    "ATTACH '{archive}/x.duckdb' AS x",
+    "SELECT * FROM glob('{archive}/*')",
 ]
 
 
@@ -150,11 +276,13 @@ def test_duckdb_settings_hold_even_without_the_statement_check(
         attempt: str, archived: Archived, outside: Path) -> None:
     import duckdb
 
+    before = _tree(archived.path)
     con = views_mod.connect(archived.path)
     try:
         with pytest.raises(duckdb.Error, match=r"(?i)permission|locked|disabled"):
-            con.execute(attempt.format(archive=archived.path, outside=outside))
+            con.execute(_fill(attempt, archived, outside))
     finally:
         con.close()
+    assert _tree(archived.path) == before
     assert not (outside / "stolen.csv").exists()
     assert not (archived.path.parent / "stolen.parquet").exists()
