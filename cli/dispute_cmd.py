@@ -389,7 +389,7 @@ def audit_cmd(
     workers = jobs if jobs > 0 else min(8, os.cpu_count() or 1)
     workers = min(workers, max(1, len(files) // 4))
     verdicts = _audit_with_progress(files, workers, require_commitment)
-    single = len(paths) == 1 and paths[0].is_file()
+    single = len(paths) == 1 and not paths[0].is_dir()  # a FIFO given by name is one log too
     if format is Format.json:
         emit_json(verdicts[0] if single else verdicts)
     else:

@@ -1,26 +1,59 @@
-"""Which files of the paths given are logs: directories walked in name order."""
+"""Which files of the paths given are logs: directories walked in name order.
+
+A walk never opens anything but a regular file, and opens that without blocking: a FIFO, a
+device (``zero.blog -> /dev/zero``), a socket or a dangling link in a directory is not passed
+over silently either, it is listed so that the audit reports it with its reason
+(:func:`file_problem`) without ever opening it.
+"""
 
 from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Iterable
 
 from buraco_log import log
+from buraco_log.errors import LogFormatError
+
+
+def file_problem(path: str | os.PathLike[str]) -> str | None:
+    """Why ``path`` is no file to read as a log (a FIFO, a device, ...), found without opening
+    it; None for a regular file (a symlink to one included) or one that ``stat`` cannot reach,
+    which the reader then reports with the system's reason."""
+    try:
+        mode = os.stat(path).st_mode  # follows links: a link to a log is a log
+    except OSError:
+        return None
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        try:
+            os.listdir(path)
+        except OSError as exc:
+            return f"a directory that cannot be listed: {exc.strerror or exc}"
+        return "a directory, not a log"
+    return f"not a regular file ({log.file_type(mode)}): skipped, never opened"
 
 
 def is_log_file(path: str | os.PathLike[str]) -> bool:
     """A binary log (by its magic bytes or its ``.blog`` name) or a JSON Lines log (by its
     ``.jsonl`` name). A ``.blog`` file whose header is damaged is still a log, so that checking
-    a directory reports it instead of passing over it."""
+    a directory reports it instead of passing over it. Only a regular file is opened to read
+    its magic, and never in a way that blocks."""
     p = str(path)
     if p.endswith((".jsonl", ".blog")):
         return True
     try:
-        with open(p, "rb") as f:
-            return f.read(len(log.MAGIC)) == log.MAGIC
+        fd = log.open_log_fd(p)  # O_NONBLOCK, and refused unless a regular file
+    except (OSError, LogFormatError):
+        return False
+    try:
+        return os.pread(fd, len(log.MAGIC), 0) == log.MAGIC
     except OSError:
         return False
+    finally:
+        os.close(fd)
 
 
 _BACKUP = re.compile(r"\.bak(\.\d+)?$")  # copies `log.repair` keeps of the damaged bytes
@@ -28,18 +61,38 @@ _BACKUP = re.compile(r"\.bak(\.\d+)?$")  # copies `log.repair` keeps of the dama
 
 def find_logs(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
     """Files as given; directories searched recursively for logs, in name order (hidden
-    files and the ``.bak`` copies that repair leaves are skipped)."""
+    files and the ``.bak`` copies that repair leaves are skipped).
+
+    Entries of a directory that are not regular files (FIFOs, devices, sockets, links to
+    them, dangling links) and subdirectories that cannot be listed are listed too, unopened,
+    so that the audit reports each with its reason instead of hanging on it or passing over
+    it. Links to directories are not followed (no loops)."""
     out: list[str] = []
     for p in paths:
         p = str(p)
         if os.path.isdir(p):
-            found = []
-            for root, dirs, files in os.walk(p):
+            found: list[str] = []
+
+            def unlisted(exc: OSError, found: list[str] = found) -> None:
+                if exc.filename is not None:
+                    found.append(os.fsdecode(exc.filename))
+
+            for root, dirs, files in os.walk(p, onerror=unlisted):
                 dirs.sort()
-                found += [os.path.join(root, f) for f in sorted(files)
-                          if not f.startswith(".") and not _BACKUP.search(f)
-                          and is_log_file(os.path.join(root, f))]
+                for f in sorted(files):
+                    if f.startswith(".") or _BACKUP.search(f):
+                        continue
+                    full = os.path.join(root, f)
+                    if _not_regular(full) or is_log_file(full):
+                        found.append(full)
             out += found
         else:
             out.append(p)
     return out
+
+
+def _not_regular(path: str) -> bool:
+    try:
+        return not stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return os.path.islink(path)  # a dangling link: report it, it may have been a log

@@ -8,6 +8,7 @@ from typing import Literal
 import msgspec
 
 from buraco_log import log
+from buraco_log.audit.files import file_problem
 from buraco_log.audit.findings import Finding
 from buraco_log.errors import LogFormatError
 from buraco_log.events import (
@@ -35,6 +36,11 @@ class Integrity(msgspec.Struct, frozen=True):
 def read_log(path: str | os.PathLike[str]) -> tuple[list[AnyEvent], Integrity]:
     """The intact events of a log and its :class:`Integrity`. Never raises for bad bytes."""
     p = str(path)
+    problem = file_problem(p)
+    if problem is not None:  # a FIFO, a device...: never opened (it could block or never end)
+        return [], Integrity(status="unreadable", format="jsonl" if p.endswith(".jsonl")
+                             else "binary", events=0, records=0, head=log.head_digest(()),
+                             kind="filetype", message=problem)
     if p.endswith(".jsonl"):
         return _read_jsonl(p)
     events: list[AnyEvent] = []
@@ -101,7 +107,10 @@ def _read_jsonl(path: str) -> tuple[list[AnyEvent], Integrity]:
 def _unreadable(exc: OSError | LogFormatError, fmt: Literal["binary", "jsonl"]) -> Integrity:
     message = exc.message if isinstance(exc, LogFormatError) else exc.strerror or str(exc)
     return Integrity(status="unreadable", format=fmt, events=0, records=0,
-                     head=log.head_digest(()), kind="unreadable", message=message)
+                     head=log.head_digest(()), message=message,
+                     # the reader's refusal of a FIFO or device swapped in after the walk
+                     kind="filetype" if getattr(exc, "kind", None) == "filetype"
+                     else "unreadable")
 
 
 def load(path: str | os.PathLike[str]) -> list[AnyEvent]:
