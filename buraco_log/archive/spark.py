@@ -1,0 +1,818 @@
+"""The archive on Apache Spark: ingest with the same checker, query with Spark SQL.
+
+Optional (``pip install 'buraco-log[spark]'``, and a Java 17+ runtime); nothing else in the
+library imports this module, and it imports pyspark only inside its functions.
+
+Ingest (:func:`ingest`), one Spark application:
+
+1. ``binaryFile`` lists and reads the logs (``*.blog`` and ``*.jsonl``, recursively); the
+   JVM hashes the bytes (``sha2``) and files already in the archive, stored or refused, are
+   dropped by a join before any Python sees them.
+2. ``mapInArrow`` checks every other log with :func:`buraco_log.archive.flatten.check_file`,
+   the very function the local engine runs (one rules engine), over the bytes Spark read. Each
+   log comes back as one row: its verdict, and its table rows as Arrow IPC.
+3. De-duplication like the local engine: the first copy of a match by path among those whose
+   head digest is not yet archived; a refused file once per file hash.
+4. The new matches are grouped by partition (preset, month) and by a bucket of the game id,
+   sized to ``file_events`` events a file; each group is written by one task with the local
+   engine's own Parquet writer (:func:`buraco_log.archive.store._stage`: the same schemas,
+   sort order, encodings and compression) under ``.staging/<run>/task-<attempt id>/``.
+5. The driver commits: the files of the task attempts Spark accepted (one per partition) are
+   renamed into place, then each bucket's batch record is written, which is the commit point
+   for every reader. A failed or killed job commits nothing; attempt files never committed
+   stay under ``.staging`` until the next ingest removes them.
+
+Why not Spark's ``DataFrameWriter``: Spark SQL has no unsigned or dictionary types and writes
+every column as OPTIONAL, so its files would not have the archive's types (``melds.cards`` is a
+list of uint8), nor its per-column encodings and zstd levels. The commit protocol is Spark's own
+in shape (task attempts write apart, only accepted attempts are committed, by the driver).
+
+Query (:func:`query`, :func:`report`): Spark SQL views over the committed files only. Spark
+cannot be locked down the way DuckDB is (``reflect`` calls Java, file paths are tables), so user
+SQL is parsed by Spark first and refused unless it is one query that reads only the archive's
+views and calls no function outside the built-ins that touch nothing but their arguments.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import math
+import os
+import re
+import secrets
+import shutil
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+import pyarrow as pa  # type: ignore[import-untyped]
+
+from buraco_log import audit
+from buraco_log.archive import store
+from buraco_log.archive.flatten import Reader, Rows, check_file
+from buraco_log.archive.ingest import ErrorSummary, IngestReport, _store_ratings, few_collections
+from buraco_log.archive.schema import ERRORS, PARTITIONED, TABLES, VIEW_SCHEMAS
+from buraco_log.errors import ArchiveError
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+LOG_GLOB = "*.{blog,jsonl}"
+FILE_EVENTS = 8_000_000
+"""Events a file aims at (about 16 MB of events table at 1.94 bytes an event); a partition
+smaller than that gets one file per ingest, like a local batch."""
+ARROW_RECORDS = 128
+"""Logs in one Arrow batch into the checker: a batch holds their bytes and their rows."""
+OPEN_COST = 64 * 1024
+"""``spark.sql.files.openCostInBytes``: what opening a file costs, in bytes of reading. At 64
+kB a 128 MB split holds hundreds of small logs (the default, 4 MB, made it 32)."""
+FAIL_FIRST = "spark.buraco_log.test.failFirstAttempt"
+"""Test hook: ``check`` or ``write`` fails the first attempt of that stage's first task (after
+it wrote its files, for ``write``); ``always`` fails every attempt of the write."""
+FILE_EVENTS_CONF = "spark.buraco_log.fileEvents"
+INSTALL_EXTRA = "pip install 'buraco-log[spark]'"
+INSTALL_JAVA = ("install a Java 17+ runtime (Debian/Ubuntu: apt-get install "
+                "openjdk-17-jre-headless) or set JAVA_HOME")
+
+
+class SparkUnavailable(ArchiveError):
+    """The Spark engine cannot start here: what to install."""
+
+
+# -- the session ---------------------------------------------------------------------------------
+
+def _java() -> str | None:
+    home = os.environ.get("JAVA_HOME")
+    if home and os.access(os.path.join(home, "bin", "java"), os.X_OK):
+        return os.path.join(home, "bin", "java")
+    return shutil.which("java")
+
+
+def require() -> None:
+    """Raise :class:`SparkUnavailable` (one line: what to install) unless Spark can start."""
+    import importlib.util
+
+    missing = [m for m in ("pyspark", "pandas") if importlib.util.find_spec(m) is None]
+    if missing:
+        raise SparkUnavailable(f"--engine spark needs {' and '.join(missing)}: {INSTALL_EXTRA}")
+    if _java() is None:
+        raise SparkUnavailable(f"--engine spark needs Java: {INSTALL_JAVA}")
+
+
+_LOG4J = """rootLogger.level = error
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n
+"""
+
+
+def _log4j_file() -> str:
+    """Spark's own logging down to errors, so a run's stderr stays readable."""
+    path = os.path.join(tempfile.gettempdir(), f"buraco-log-log4j2-{os.getuid()}.properties")
+    if not os.path.isfile(path):
+        tmp = f"{path}.{secrets.token_hex(4)}"
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(_LOG4J)
+        os.replace(tmp, path)
+    return path
+
+
+def session_conf(master: str | None, conf: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The settings :func:`session` starts with (``conf`` wins over every default)."""
+    out = {
+        # Workers run the driver's Python: the same buraco_log, the same rules engine.
+        "spark.pyspark.python": sys.executable,
+        "spark.pyspark.driver.python": sys.executable,
+        "spark.sql.session.timeZone": "UTC",
+        "spark.sql.files.openCostInBytes": str(OPEN_COST),
+        "spark.sql.execution.arrow.maxRecordsPerBatch": str(ARROW_RECORDS),
+        "spark.sql.sources.partitionColumnTypeInference.enabled": "false",
+        "spark.sql.runSQLOnFiles": "false",  # no `SELECT * FROM parquet.`/path``
+        "spark.ui.showConsoleProgress": "false",
+    }
+    if master is None or master.startswith("local"):
+        # Local mode listens on the loopback address only, with no web UI.
+        out.update({
+            "spark.driver.bindAddress": "127.0.0.1",
+            "spark.driver.host": "127.0.0.1",
+            "spark.ui.enabled": "false",
+            "spark.driver.extraJavaOptions": f"-Dlog4j.configurationFile={_log4j_file()}",
+        })
+    out.update(conf or {})
+    return out
+
+
+def session(master: str | None = None, conf: Mapping[str, str] | None = None) -> SparkSession:
+    """A Spark session (the running one if there is one, as under ``spark-submit``).
+
+    ``master`` None: the one ``spark-submit`` gave, else ``local[*]``.
+    """
+    require()
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        for k, v in (conf or {}).items():
+            with contextlib.suppress(Exception):  # static settings stay as they were
+                active.conf.set(k, v)
+        return active
+    submitted = "PYSPARK_GATEWAY_PORT" in os.environ  # launched by spark-submit
+    if master is None and not submitted:
+        master = "local[*]"
+    os.environ["PYSPARK_PYTHON"] = conf.get("spark.pyspark.python", sys.executable) \
+        if conf else sys.executable
+    builder = SparkSession.builder.appName("buraco-log")
+    if master is not None:
+        builder = builder.master(master)
+    for k, v in session_conf(None if submitted and master is None else master, conf).items():
+        builder = builder.config(k, v)
+    try:
+        spark = builder.getOrCreate()
+    except Exception as exc:  # the JVM did not start: say so in one line
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise SparkUnavailable(f"Spark did not start ({first}); {INSTALL_JAVA}") from None
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+# -- checking, on the executors ------------------------------------------------------------------
+
+CHECKED = pa.schema([
+    ("path", pa.string()), ("sha", pa.string()), ("size", pa.int64()),
+    ("status", pa.string()),  # ok, error, stored (file already archived) or refused (before)
+    ("digest", pa.string()), ("game_id", pa.int64()), ("events", pa.int64()),
+    ("preset", pa.string()), ("month", pa.string()),
+    ("error", pa.string()),  # the errors-table row, as JSON
+    *((f"t_{t}", pa.binary()) for t in PARTITIONED),
+])
+WRITTEN = pa.schema([("batch", pa.string()), ("table", pa.string()), ("rel", pa.string()),
+                     ("staged", pa.string()), ("rows", pa.int64())])
+
+
+def _ddl(schema: pa.Schema) -> str:
+    names = {pa.string(): "string", pa.int64(): "bigint", pa.binary(): "binary",
+             pa.int32(): "int"}
+    return ", ".join(f"`{f.name}` {names[f.type]}" for f in schema)
+
+
+def local_path(uri: str) -> str:
+    """The path a local ingest records for a file Spark names ``file:/...``; other schemes
+    (``hdfs://``, ``s3a://``) stay URIs."""
+    if uri.startswith("file://"):
+        return uri[len("file://"):]
+    if uri.startswith("file:"):
+        return uri[len("file:"):]
+    return uri
+
+
+def _bytes_reader(data: bytes, tmpdir: str) -> Reader:
+    """:func:`buraco_log.audit.read_log` over bytes already read: the log readers work on files,
+    so the bytes go to a private file with the log's extension (integrity findings name byte
+    offsets and seqs, never that file)."""
+    def read(path: str) -> tuple[list[Any], audit.Integrity]:
+        tmp = os.path.join(tmpdir, "log.jsonl" if path.endswith(".jsonl") else "log.blog")
+        with open(tmp, "wb") as f:
+            f.write(data)
+        try:
+            return audit.read_log(tmp)
+        finally:
+            os.unlink(tmp)
+    return read
+
+
+def _ipc(t: pa.Table) -> bytes:
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, t.schema) as w:
+        w.write_table(t)
+    return bytes(sink.getvalue())
+
+
+def _task() -> tuple[int, int, int]:
+    """(partition, attempt number, attempt id) of the running task."""
+    from pyspark import TaskContext
+
+    ctx = TaskContext.get()
+    if ctx is None:
+        return 0, 0, 0
+    return ctx.partitionId(), ctx.attemptNumber(), ctx.taskAttemptId()
+
+
+def check_batches(batches: Iterable[pa.RecordBatch], fail: str = ""
+                  ) -> Iterator[pa.RecordBatch]:
+    """``mapInArrow``: (path, content, sha, known) rows in, one :data:`CHECKED` row per log out."""
+    part, attempt, _ = _task()
+    if fail == "check" and part == 0 and attempt == 0:
+        raise RuntimeError("injected failure of the first attempt (check)")
+    tmpdir = tempfile.mkdtemp(prefix="buraco-log-check-")
+    try:
+        with few_collections():
+            for batch in batches:
+                yield _check_batch(batch, tmpdir)
+    finally:
+        shutil.rmtree(tmpdir, ignore_errors=True)
+
+
+def _check_batch(batch: pa.RecordBatch, tmpdir: str) -> pa.RecordBatch:
+    cols: dict[str, list[Any]] = {f.name: [] for f in CHECKED}
+    uris = batch.column("path").to_pylist()
+    shas = batch.column("sha").to_pylist()
+    known = batch.column("known").to_pylist()
+    contents = batch.column("content")
+    for i, uri in enumerate(uris):
+        path = local_path(uri)
+        if known[i] is not None:  # stored or refused before: not read again
+            for f in CHECKED:
+                cols[f.name].append({"path": path, "sha": shas[i], "status": known[i]}
+                                    .get(f.name))
+            continue
+        data = contents[i].as_py() or b""
+        parts: dict[tuple[str, str], Rows] = {}
+
+        def rows_for(preset: str, month: str, parts: dict[tuple[str, str], Rows] = parts
+                     ) -> Rows:
+            return parts.setdefault((preset, month), Rows())
+
+        res = check_file(path, shas[i], len(data), rows_for, None,
+                         _bytes_reader(data, tmpdir))
+        row: dict[str, Any] = {"path": path, "sha": shas[i], "size": len(data)}
+        if isinstance(res, dict):
+            row.update(status="error", error=msgspec.json.encode(res).decode())
+        else:
+            digest, gid, n, _fresh = res
+            ((preset, month), rows), = parts.items()
+            tables = rows.tables()
+            row.update(status="ok", digest=digest, game_id=gid, events=n, preset=preset,
+                       month=month, **{f"t_{t}": _ipc(tables[t]) for t in PARTITIONED})
+        for f in CHECKED:
+            cols[f.name].append(row.get(f.name))
+    return pa.RecordBatch.from_pydict(cols, schema=CHECKED)
+
+
+def write_batches(batches: Iterable[pa.RecordBatch], root: str, run: str,
+                  batch_ids: Sequence[str], stamp_ms: int, fail: str = ""
+                  ) -> Iterator[pa.RecordBatch]:
+    """``mapInArrow``: the rows of whole groups (preset, month, bucket) in, one staged file per
+    group and table out (:data:`WRITTEN`), written with the local engine's writer."""
+    part, attempt, attempt_id = _task()
+    stage = os.path.join(root, store.STAGING, run, f"task-{part:05d}-{attempt_id}")
+    groups: dict[tuple[str, str, int], dict[str, list[pa.Table]]] = defaultdict(
+        lambda: defaultdict(list))
+    for batch in batches:
+        keys = zip(batch.column("preset").to_pylist(), batch.column("month").to_pylist(),
+                   batch.column("bucket").to_pylist(), strict=True)
+        blobs = {t: batch.column(f"t_{t}") for t in PARTITIONED}
+        for i, key in enumerate(keys):
+            g = groups[key]
+            for t in PARTITIONED:
+                g[t].append(pa.ipc.open_stream(blobs[t][i].as_buffer()).read_all())
+    out: dict[str, list[Any]] = {f.name: [] for f in WRITTEN}
+    for (preset, month, bucket), tables in sorted(groups.items()):
+        batch_id = batch_ids[bucket]
+        for table in PARTITIONED:
+            t = pa.concat_tables(tables[table])
+            if t.num_rows == 0:
+                continue
+            if table == "matches":
+                n = t.num_rows
+                t = t.set_column(t.schema.get_field_index("ingested_at"), "ingested_at",
+                                 pa.array([stamp_ms] * n, pa.timestamp("ms", tz="UTC")))
+                t = t.set_column(t.schema.get_field_index("batch"), "batch",
+                                 pa.array([batch_id] * n, pa.string()))
+            rel = os.path.join(table, f"preset={preset}", f"month={month}",
+                               f"part-{batch_id}.parquet")
+            staged = store._stage(stage, rel, table, t)
+            for k, v in (("batch", batch_id), ("table", table), ("rel", rel),
+                         ("staged", staged), ("rows", t.num_rows)):
+                out[k].append(v)
+        if (fail == "write" and part == 0 and attempt == 0) or fail == "always":
+            raise RuntimeError("injected failure after writing (write)")
+    yield pa.RecordBatch.from_pydict(out, schema=WRITTEN)
+
+
+# -- ingest, on the driver -----------------------------------------------------------------------
+
+def _error_table(rows: list[dict[str, Any]]) -> pa.Table | None:
+    if not rows:
+        return None
+    cols: dict[str, list[Any]] = {f.name: [] for f in ERRORS}
+    for row in rows:
+        for f in ERRORS:
+            cols[f.name].append(row.get(f.name, 0 if f.name == "ingested_at" else
+                                        "" if f.name == "batch" else None))
+    return pa.Table.from_pydict(cols, schema=ERRORS)
+
+
+def _commit_staged(root: str, batch: str, files: list[tuple[str, str, str, int]],
+                   stamp: datetime) -> dict[str, Any]:
+    """Rename one batch's staged files into place, then write its record (the commit point),
+    as :func:`buraco_log.archive.store.commit` does for a local batch."""
+    counts = {t: 0 for t in TABLES}
+    for table, rel, staged, n in files:
+        final = os.path.join(root, rel)
+        os.makedirs(os.path.dirname(final), exist_ok=True)
+        os.replace(staged, final)
+        store._fsync_dir(os.path.dirname(final))
+        counts[table] += n
+    record = {
+        "batch": batch, "committed_at": stamp.isoformat(timespec="milliseconds"),
+        "files": {t: sorted(rel for tt, rel, _s, _n in files if tt == t) for t in TABLES},
+        "rows": counts,
+    }
+    os.makedirs(os.path.join(root, store.BATCHES), exist_ok=True)
+    store._atomic_json(os.path.join(root, store.BATCHES, f"{batch}.json"), record)
+    return record
+
+
+def _batch_ids(n: int) -> list[str]:
+    """``n`` distinct batch ids, sorted as they are committed."""
+    ids: set[str] = set()
+    while len(ids) < n:
+        ids.add(store.new_batch_id())
+    return sorted(ids)
+
+
+def _read_committed(spark: SparkSession, files: list[str], columns: list[str]
+                    ) -> DataFrame | None:
+    return spark.read.parquet(*files).select(*columns) if files else None
+
+
+def ingest(
+    sources: Sequence[str | os.PathLike[str]],
+    archive: str | os.PathLike[str],
+    *,
+    spark: SparkSession | None = None,
+    master: str | None = None,
+    conf: Mapping[str, str] | None = None,
+    file_events: int | None = None,
+) -> IngestReport:
+    """Check every ``*.blog`` and ``*.jsonl`` log under ``sources`` on Spark and add the good
+    ones to ``archive``; the same archive, rows and errors as :func:`buraco_log.archive.ingest`.
+
+    Commits only when the whole job succeeded; KeyboardInterrupt cancels it (``interrupted``).
+    """
+    from pyspark.sql import functions as F
+    from pyspark.sql.window import Window
+
+    t0 = time.monotonic()
+    spark = spark or session(master, conf)
+    sc = spark.sparkContext
+    fail = sc.getConf().get(FAIL_FIRST, "") or spark.conf.get(FAIL_FIRST, "") or ""
+    file_events = file_events or int(spark.conf.get(FILE_EVENTS_CONF, str(FILE_EVENTS)) or 0)
+    srcs = [os.path.abspath(os.fspath(s)) if "://" not in os.fspath(s) else os.fspath(s)
+            for s in sources]
+    root = store.create_archive(str(archive))
+    report = IngestReport(archive=root, jobs=sc.defaultParallelism)
+    run = store.new_batch_id()
+    with store.locked(root):
+        report.recovered = store.recover(root)
+        committed = store.committed_files(root)
+        files = (spark.read.format("binaryFile").option("pathGlobFilter", LOG_GLOB)
+                 .option("recursiveFileLookup", "true").load(srcs)
+                 .select("path", "content", F.sha2("content", 256).alias("sha")))
+        known_m = _read_committed(spark, committed["matches"],
+                                  ["file_sha256", "digest", "game_id"])
+        known_e = _read_committed(spark, committed["errors"], ["file_sha256"])
+        known = None
+        if known_m is not None:
+            known = known_m.select(F.col("file_sha256").alias("sha"),
+                                   F.lit("stored").alias("known"))
+        if known_e is not None:
+            ke = known_e.select(F.col("file_sha256").alias("sha"), F.lit("refused").alias("known"))
+            known = ke if known is None else known.unionByName(ke)
+        if known is not None:  # "stored" > "refused": stored wins, as in the local engine
+            known = known.groupBy("sha").agg(F.max("known").alias("known"))
+            files = files.join(known, "sha", "left")
+        else:
+            files = files.withColumn("known", F.lit(None).cast("string"))
+        # One pass over the bytes: files already archived come through as their status only.
+        checked = (files.select("path", "content", "sha", "known")
+                   .mapInArrow(lambda it: check_batches(it, fail), _ddl(CHECKED))
+                   .persist())
+        try:
+            _ingest_checked(spark, root, run, checked, known_m, report, file_events, fail,
+                            F, Window)
+        except KeyboardInterrupt:
+            sc.cancelAllJobs()
+            report.interrupted = True
+        finally:
+            checked.unpersist()
+            shutil.rmtree(os.path.join(root, store.STAGING, run), ignore_errors=True)
+        if store.current_ratings(root) is None and store.manifests(root):
+            _store_ratings(root)
+    report.errors.sort(key=lambda e: (e.path, e.rule))
+    report.seconds = time.monotonic() - t0
+    return report
+
+
+def _ingest_checked(spark: SparkSession, root: str, run: str, checked: DataFrame,
+                    known_m: DataFrame | None, report: IngestReport, file_events: int,
+                    fail: str, F: Any, Window: Any) -> None:
+    meta = checked.select("path", "sha", "size", "status", "digest", "game_id", "events",
+                          "preset", "month", "error")
+    # A refused file once per file hash (copies are duplicates), first by path.
+    errs = meta.filter(F.col("status") == "error").withColumn(
+        "r", F.row_number().over(Window.partitionBy("sha").orderBy("path")))
+    # A match once per head digest, the first copy by path, unless the archive holds it.
+    ok = meta.filter(F.col("status") == "ok")
+    if known_m is not None:
+        ok = ok.join(known_m.select("digest").distinct(), "digest", "left_anti")
+    ok = ok.withColumn("r", F.row_number().over(Window.partitionBy("digest").orderBy("path")))
+    first = ok.filter(F.col("r") == 1).drop("r")
+    # Two digests with one 63-bit game id: never seen, refused rather than mixed.
+    if known_m is not None:
+        taken = known_m.select("game_id", F.col("digest").alias("other")).distinct()
+        first = first.join(taken, "game_id", "left")
+    else:
+        first = first.withColumn("other", F.lit(None).cast("string"))
+    first = first.withColumn(
+        "clash", F.col("other").isNotNull() | (F.row_number().over(
+            Window.partitionBy("game_id").orderBy("path")) > 1))
+    counts = {r["status"]: r["n"] for r in
+              meta.groupBy("status").agg(F.count("*").alias("n")).collect()}
+    report.files = sum(counts.values())
+    report.already_stored = counts.get("stored", 0)
+    report.known_errors = counts.get("refused", 0)
+    error_rows = [json.loads(r["error"]) for r in errs.filter(F.col("r") == 1).collect()]
+    clashes = first.filter("clash").select("path", "game_id").collect()
+    for r in clashes:
+        error_rows.append({"file_sha256": "", "source_path": r["path"], "file_bytes": None,
+                           "code": "duplicate", "rule": "archive.game_id",
+                           "message": f"game id {r['game_id']} is taken by another match",
+                           "seq": None, "match_id": None, "digest": None,
+                           "verdict_json": None})
+    winners = first.filter(~F.col("clash")).select("path", "preset", "month", "events")
+    sizes = winners.groupBy("preset", "month").agg(F.sum("events").alias("events"),
+                                                   F.count("*").alias("matches")).collect()
+    report.added = sum(r["matches"] for r in sizes)
+    report.events = sum(r["events"] for r in sizes)
+    # Copies: matches already archived or met first under another path, refused files met
+    # first under another path.
+    report.duplicates = (counts.get("ok", 0) - report.added - len(clashes)
+                         + counts.get("error", 0) - (len(error_rows) - len(clashes)))
+    for row in error_rows:
+        report.errors.append(ErrorSummary(row["source_path"], row["code"], row["rule"],
+                                          row["message"], row["seq"]))
+    stamp = datetime.now(UTC)
+    if sizes:
+        buckets = {(r["preset"], r["month"]): max(1, math.ceil(r["events"] / file_events))
+                   for r in sizes}
+        batch_ids = _batch_ids(max(buckets.values()))
+        kdf = spark.createDataFrame([(p, m, k) for (p, m), k in buckets.items()],
+                                    "preset string, month string, k int")
+        data = (checked.join(winners.select("path"), "path", "left_semi")
+                .join(F.broadcast(kdf), ["preset", "month"])
+                .withColumn("bucket", F.pmod(F.xxhash64("game_id"), F.col("k")).cast("int"))
+                .repartition(sum(buckets.values()), "preset", "month", "bucket")
+                .select("preset", "month", "bucket", *(f"t_{t}" for t in PARTITIONED)))
+        stamp_ms = int(stamp.timestamp() * 1000)
+        written = data.mapInArrow(
+            lambda it: write_batches(it, root, run, batch_ids, stamp_ms, fail),
+            _ddl(WRITTEN)).collect()
+        by_batch: dict[str, list[tuple[str, str, str, int]]] = defaultdict(list)
+        seen: set[str] = set()
+        for w in written:
+            if w["rel"] in seen:  # one group, one task: a second file would be a defect
+                raise ArchiveError(f"spark ingest: {w['rel']} written twice; nothing committed")
+            seen.add(w["rel"])
+            by_batch[w["batch"]].append((w["table"], w["rel"], w["staged"], w["rows"]))
+        for batch in sorted(by_batch):
+            _commit_staged(root, batch, by_batch[batch], stamp)
+            report.batches.append(batch)
+    table = _error_table(error_rows)
+    if table is not None:
+        record = store.commit(root, store.new_batch_id(), {}, table)
+        if record:
+            report.batches.append(record["batch"])
+
+
+# -- query ---------------------------------------------------------------------------------------
+
+# The events view (views.EVENTS_SQL) in Spark SQL: Spark has no unsigned bytes, so `card` and
+# `cards` are SMALLINT values of the same bytes.
+EVENTS_SQL = """
+SELECT game_id, seq, hand, kind, seat,
+  CASE WHEN kind NOT IN ('ml', 'lo', 'rt') AND cards IS NOT NULL
+    THEN CAST(conv(hex(substring(cards, 1, 1)), 16, 10) AS SMALLINT) END AS card,
+  CASE WHEN kind IN ('ml', 'lo', 'rt') THEN transform(sequence(1, length(cards)),
+    i -> CAST(conv(hex(substring(cards, i, 1)), 16, 10) AS SMALLINT)) END AS cards,
+  meld,
+  CASE WHEN pickup THEN CAST(adds - coalesce(max(CASE WHEN pickup THEN adds END) OVER
+    (PARTITION BY preset, month, game_id, hand ORDER BY seq
+     ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS SMALLINT)
+    ELSE count END AS count,
+  direct,
+  CAST(dealt - draws AS SMALLINT) AS stock,
+  CAST(adds - coalesce(max(CASE WHEN pickup THEN adds END) OVER
+    (PARTITION BY preset, month, game_id, hand ORDER BY seq
+     ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW), 0) AS SMALLINT) AS pile,
+  preset, month
+FROM (
+  SELECT *,
+    CAST(sum(adds_one) OVER hand_rows AS SMALLINT) AS adds,
+    CAST(sum(draws_one) OVER hand_rows AS SMALLINT) AS draws,
+    CAST(coalesce(sum(stock) OVER hand_rows, 0) AS SMALLINT) AS dealt
+  FROM (
+    SELECT *,
+      CAST(kind IN ('dc', 'rj') OR (kind = 'hs' AND cards IS NOT NULL) AS INT) AS adds_one,
+      CAST(kind = 'dr' AS INT) AS draws_one,
+      kind = 'pt' AS pickup
+    FROM _events_stored)
+  WINDOW hand_rows AS (PARTITION BY preset, month, game_id, hand ORDER BY seq
+                       ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
+)
+"""
+
+_SPARK_TYPES = {
+    pa.int8(): "TINYINT", pa.int16(): "SMALLINT", pa.int32(): "INT", pa.int64(): "BIGINT",
+    pa.uint8(): "SMALLINT", pa.string(): "STRING", pa.bool_(): "BOOLEAN",
+    pa.binary(): "BINARY",
+}
+
+
+def _spark_type(t: pa.DataType) -> str:
+    if pa.types.is_dictionary(t):
+        return _spark_type(t.value_type)
+    if pa.types.is_list(t):
+        return f"ARRAY<{_spark_type(t.value_type)}>"
+    if pa.types.is_timestamp(t):
+        return "TIMESTAMP"
+    return _SPARK_TYPES[t]
+
+
+def create_views(spark: SparkSession, archive: str | os.PathLike[str]) -> str:
+    """Temporary views ``matches hands events melds players errors`` over the committed files
+    of ``archive`` (so a half-committed batch is never seen); returns the archive's root."""
+    root = store.check_archive(str(archive))
+    files = store.committed_files(root)
+    for table in TABLES:
+        name = "_events_stored" if table == "events" else table
+        if files[table]:
+            reader = spark.read
+            if table in PARTITIONED:
+                reader = reader.option("basePath", os.path.join(root, table))
+            reader.parquet(*files[table]).createOrReplaceTempView(name)
+        else:
+            schema = VIEW_SCHEMAS["events" if table == "events" else table]
+            cols = [f"CAST(NULL AS {_spark_type(f.type)}) AS `{f.name}`" for f in schema]
+            if table in PARTITIONED:
+                cols += ["CAST(NULL AS STRING) AS preset", "CAST(NULL AS STRING) AS month"]
+            spark.sql(f"SELECT {', '.join(cols)} WHERE false").createOrReplaceTempView(
+                "events" if table == "events" else name)
+            continue
+        if table == "events":
+            spark.sql(EVENTS_SQL).createOrReplaceTempView("events")
+    return root
+
+
+# Built-in functions that reach outside their arguments (Java, files, the session, randomness
+# is harmless but the others are not): refused in user SQL.
+DENIED_FUNCTIONS = frozenset({
+    "reflect", "java_method", "try_reflect", "input_file_name", "input_file_block_start",
+    "input_file_block_length", "current_user", "user", "session_user", "current_catalog",
+    "current_database", "current_schema", "spark_partition_id", "monotonically_increasing_id",
+    "read_files", "assert_true", "raise_error", "version",
+})
+# Logical plan nodes a plain query parses to; anything else (commands, hints, table-valued
+# functions, inserts, CTAS, CACHE, SET...) is refused before Spark runs it.
+_QUERY_NODES = frozenset({
+    "Project", "Filter", "Aggregate", "Sort", "GlobalLimit", "LocalLimit", "Offset",
+    "Distinct", "Deduplicate", "Union", "Intersect", "Except", "Join", "SubqueryAlias",
+    "UnresolvedWith", "CTERelationRef", "UnresolvedRelation", "OneRowRelation",
+    "UnresolvedInlineTable", "LocalRelation", "Window", "WithWindowDefinition", "Generate",
+    "Pivot", "Unpivot", "UnresolvedSubqueryColumnAliases", "Tail", "Sample",
+    "UnresolvedHaving", "LateralJoin", "Expand", "GroupingSets",
+})
+VIEWS = frozenset(TABLES)
+_NAME = re.compile(r"\[([A-Za-z_][A-Za-z0-9_]*)\]")
+
+
+def _nodes(tree: Any) -> Iterator[dict[str, Any]]:
+    """Every node of a Catalyst tree as ``toJSON`` gives it (subquery plans included)."""
+    if isinstance(tree, dict):
+        if "class" in tree:
+            yield tree
+        for v in tree.values():
+            yield from _nodes(v)
+    elif isinstance(tree, list):
+        for v in tree:
+            yield from _nodes(v)
+
+
+def check_sql(spark: SparkSession, sql: str) -> None:
+    """Refuse (:class:`ArchiveError`) anything but one query over the archive's views that
+    calls only built-in functions that read nothing but their arguments."""
+    try:
+        plan = spark._jsparkSession.sessionState().sqlParser().parsePlan(sql)
+        tree = json.loads(plan.toJSON())
+    except Exception as exc:
+        raise ArchiveError(f"query: {_first_line(exc)}") from None
+    ctes: set[str] = set()
+    nodes = list(_nodes(tree))
+    for node in nodes:
+        if node["class"].endswith("UnresolvedWith"):
+            ctes |= {n.lower() for n in re.findall(r"\(([A-Za-z_][A-Za-z0-9_]*),",
+                                                   json.dumps(node.get("cteRelations", "")))}
+            ctes |= {m.lower() for m in re.findall(r'"name":\s*"([A-Za-z_]\w*)"',
+                                                   json.dumps(node))}
+    for node in nodes:
+        cls = node["class"].rsplit(".", 1)[-1]
+        package = node["class"].rsplit(".", 1)[0]
+        if package.endswith("plans.logical") and cls not in _QUERY_NODES:
+            raise ArchiveError(f"query: only read-only queries are allowed, not {cls}")
+        if cls == "UnresolvedRelation":
+            m = _NAME.fullmatch(str(node.get("multipartIdentifier", "")))
+            name = m.group(1).lower() if m else None
+            if name is None or (name not in VIEWS and name not in ctes):
+                raise ArchiveError("query: only the archive's views can be read ("
+                                   + ", ".join(sorted(VIEWS)) + "), not "
+                                   + str(node.get("multipartIdentifier")))
+        elif cls == "UnresolvedFunction":
+            m = _NAME.fullmatch(str(node.get("nameParts", "")))
+            if m is None or m.group(1).lower() in DENIED_FUNCTIONS:
+                raise ArchiveError(f"query: function {node.get('nameParts')} is not allowed")
+        elif cls in ("UnresolvedTableValuedFunction", "UnresolvedHint", "UnresolvedTVFAliases"):
+            raise ArchiveError(f"query: {cls} is not allowed")
+        elif "command" in node["class"].lower():
+            raise ArchiveError(f"query: only read-only queries are allowed, not {cls}")
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def query(archive: str | os.PathLike[str], sql: str, *, spark: SparkSession | None = None,
+          master: str | None = None, conf: Mapping[str, str] | None = None) -> pa.Table:
+    """One checked read-only query over the archive's views, on Spark SQL, as Arrow."""
+    spark = spark or session(master, conf)
+    create_views(spark, archive)
+    check_sql(spark, sql)
+    try:
+        return spark.sql(sql).toArrow()
+    except Exception as exc:
+        raise ArchiveError(f"query: {_first_line(exc)}") from None
+
+
+def spark_sql(sql: str) -> str:
+    """A canned report's DuckDB SQL in Spark's dialect (the few words that differ)."""
+    return sql.replace("unnest(", "explode(")
+
+
+class _Con:
+    """Just enough of a DuckDB connection for :func:`buraco_log.archive.report.ratings`."""
+
+    def __init__(self, spark: SparkSession) -> None:
+        self.spark = spark
+
+    def sql(self, text: str) -> _Con._Result:
+        return _Con._Result(self.spark.sql(spark_sql(text)).toArrow())
+
+    class _Result:
+        def __init__(self, table: pa.Table) -> None:
+            self.table = table
+
+        def to_arrow_table(self) -> pa.Table:
+            return self.table
+
+
+def report(archive: str | os.PathLike[str], *, top: int = 20, spark: SparkSession | None = None,
+           master: str | None = None, conf: Mapping[str, str] | None = None) -> Any:
+    """The canned report (:func:`buraco_log.archive.report.report`) computed on Spark SQL."""
+    import pyarrow.parquet as pq  # type: ignore[import-untyped]
+
+    from buraco_log.archive import report as _  # noqa: F401  (the module, for rep below)
+    rep = sys.modules["buraco_log.archive.report"]
+
+    spark = spark or session(master, conf)
+    root = create_views(spark, archive)
+    head = spark.sql("SELECT count(*) AS n, coalesce(sum(events), 0) AS e FROM matches").first()
+    sections = []
+    for name, (title, sql) in rep.CANNED.items():
+        t = time.perf_counter()
+        df = spark.sql(spark_sql(sql))
+        rows = [list(r) for r in df.collect()]
+        sections.append(rep.Section(name, title, list(df.columns), rows,
+                                    (time.perf_counter() - t) * 1000))
+    t = time.perf_counter()
+    stored = store.current_ratings(root)
+    table = pq.read_table(stored) if stored else rep.ratings(_Con(spark))
+    table = table.sort_by([("elo", "descending"), ("player", "ascending")])
+    if top:
+        table = table.slice(0, top)
+    sections.append(_leaderboard(rep, table, t))
+    return rep.Report(root, int(head["n"]) if head else 0, int(head["e"]) if head else 0,
+                      sections)
+
+
+def _leaderboard(rep: Any, table: pa.Table, t: float) -> Any:
+    rows: list[list[Any]] = [
+        [i + 1, r["player"], round(r["elo"], 1), r["matches"], r["wins"],
+         round(r["wins"] / r["matches"], 4) if r["matches"] else 0.0]
+        for i, r in enumerate(table.to_pylist())
+    ]
+    return rep.Section("leaderboard", f"Player leaderboard: Elo (K={rep.ELO_K:g}) in match order",
+                       ["rank", "player", "elo", "matches", "wins", "win_rate"], rows,
+                       (time.perf_counter() - t) * 1000)
+
+
+def table_checksums(archive: str | os.PathLike[str]) -> dict[str, str]:
+    """SHA-256 of every table's rows, sorted, without the per-run columns (``ingested_at``,
+    ``batch``): equal archives give equal checksums, whichever engine made them."""
+    import pyarrow.parquet as pq
+
+    root = store.check_archive(str(archive))
+    files = store.committed_files(root)
+    out: dict[str, str] = {}
+    for table in TABLES:
+        rows: list[str] = []
+        for path in files[table]:
+            t = pq.read_table(path, partitioning=None)
+            t = t.drop_columns([c for c in ("ingested_at", "batch") if c in t.column_names])
+            rel = os.path.relpath(os.path.dirname(path), os.path.join(root, table))
+            part = "" if rel == "." else rel
+            rows += [part + "|" + json.dumps(r, sort_keys=True, default=_jsonable)
+                     for r in t.to_pylist()]
+        rows.sort()
+        out[table] = hashlib.sha256("\n".join(rows).encode()).hexdigest() + f":{len(rows)}"
+    return out
+
+
+def _jsonable(v: Any) -> Any:
+    return v.hex() if isinstance(v, bytes) else str(v)
+
+
+# -- spark-submit --------------------------------------------------------------------------------
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``spark-submit buraco_log/archive/spark.py ingest SOURCE... --archive DIR``: the entry
+    point for a cluster (the master and settings come from spark-submit)."""
+    import argparse
+
+    p = argparse.ArgumentParser(prog="buraco_log.archive.spark")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    pi = sub.add_parser("ingest")
+    pi.add_argument("sources", nargs="+")
+    pi.add_argument("--archive", required=True)
+    pi.add_argument("--file-events", type=int, default=None)
+    args = p.parse_args(argv)
+    try:
+        rep = ingest(args.sources, args.archive, file_events=args.file_events)
+    except ArchiveError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    sys.stdout.write(msgspec.json.encode(rep).decode() + "\n")
+    return 1 if rep.errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
