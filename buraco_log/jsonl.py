@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 from collections.abc import Iterator
 from typing import IO, Any, Literal
 
@@ -55,6 +56,43 @@ def _line_decoder() -> msgspec.json.Decoder[Any]:
     if not _LINE_DECODERS:
         _LINE_DECODERS.append(msgspec.json.Decoder(_bounded_json_type(MAX_DEPTH)))
     return _LINE_DECODERS[0]
+
+
+_BIG_DIGITS = re.compile(rb"\d{19}")
+"""19 digits in a row: the only way a line can hold an integer outside the signed 64-bit range
+(a cheap test before the field-by-field search)."""
+
+
+class _DuplicateKey(Exception):
+    pass
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
+    return out
+
+
+def _duplicate_key(text: bytes) -> str | None:
+    """The first key that appears twice in one object of ``text``, or None.
+
+    msgspec keeps the last value of a repeated key without a word; another parser may keep the
+    first, and so read a different event. The line was already decoded (and its nesting
+    bounded) by msgspec; the standard library's parser, with a hook that sees every pair, is
+    asked only which key repeats.
+    """
+    try:
+        json.loads(text, object_pairs_hook=_no_duplicates)
+    except _DuplicateKey as dup:
+        return str(dup.args[0])
+    except ValueError:  # msgspec accepted the line; nothing more to learn here
+        return None
+    return None
 
 
 def _cards_out(value: Any) -> Any:
@@ -127,10 +165,7 @@ class JsonlReader:
 
     def __iter__(self) -> Iterator[ev.AnyEvent]:
         chain = log.chain_start()
-        try:
-            f = open(self.path, "rb")  # noqa: SIM115
-        except OSError as exc:
-            raise log.os_error(exc, self.path) from None
+        f = os.fdopen(log.open_log_fd(self.path), "rb")  # never blocks; regular files only
         with f:
             number = 0
             for number, raw in enumerate(iter(lambda: f.readline(MAX_LINE + 1), b""), 1):
@@ -147,6 +182,12 @@ class JsonlReader:
                     raise self._error(f"not a JSON line: {exc}", number) from None
                 if not isinstance(obj, dict):
                     raise self._error("a line must be a JSON object", number)
+                if (duplicate := _duplicate_key(text)) is not None:
+                    raise self._error(
+                        f"duplicate key {duplicate!r}: JSON parsers disagree on which value "
+                        "counts, so the line is refused",
+                        number,
+                    )
                 if "log" in obj:
                     self._meta(obj, number)
                     continue
@@ -160,6 +201,13 @@ class JsonlReader:
                         f"event has seq {event.seq}, expected {log.FIRST_SEQ + self.count}",
                         number,
                         "seq",
+                    )
+                if _BIG_DIGITS.search(text) and (where := log.out_of_range(obj)) is not None:
+                    raise self._error(
+                        f"field {where!r} holds an integer outside the signed 64-bit range "
+                        f"({log.INT_MIN} to {log.INT_MAX})",
+                        number,
+                        "range",
                     )
                 chain.update(ev.encode(event))
                 self.count += 1

@@ -192,6 +192,61 @@ def msgpack_depth(data: bytes | memoryview, limit: int = MAX_DEPTH) -> int:
     return deepest
 
 
+INT_MIN: Final = -(2**63)
+INT_MAX: Final = 2**63 - 1
+"""Every integer in an event is a signed 64-bit value, in both formats. MessagePack could hold
+up to 2**64 - 1 and JSON any size, but the other form could not: a value outside is refused."""
+
+
+def out_of_range(value: Any, name: str = "") -> str | None:
+    """Where in ``value`` (an event, or any part of one) an integer lies outside
+    ``INT_MIN..INT_MAX``, as ``field``, ``field[2][0]`` or ``rules.jokers``; None if nowhere."""
+    if isinstance(value, bool) or value is None or isinstance(value, (str, float, bytes)):
+        return None
+    if isinstance(value, int):
+        return None if INT_MIN <= value <= INT_MAX else (name or "value")
+    if isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            if (found := out_of_range(item, f"{name}[{i}]")) is not None:
+                return found
+        return None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            where = f"{name}.{key}" if name else str(key)
+            if (found := out_of_range(item, where)) is not None:
+                return found
+        return None
+    fields = getattr(value, "__struct_fields__", None)
+    if fields is not None:
+        for field in fields:
+            where = f"{name}.{field}" if name else field
+            if (found := out_of_range(getattr(value, field), where)) is not None:
+                return found
+    return None
+
+
+def _range_error(event: Any, where: str) -> str:
+    tag = type(event).__struct_config__.tag
+    return (
+        f"event {tag!r}: field {where!r} holds an integer outside the signed 64-bit range "
+        f"({INT_MIN} to {INT_MAX})"
+    )
+
+
+def encode_checked(event: ev.AnyEvent) -> bytes:
+    """``events.encode``, refusing an integer outside the signed 64-bit range (a
+    :class:`LogFormatError` of kind ``range`` naming the field) instead of ``OverflowError``."""
+    try:
+        data = ev.encode(event)
+    except OverflowError:
+        data = b"\xcf"  # too large even for MessagePack: find which field below
+    if b"\xcf" in data:  # a uint64 marker (or the same byte inside other data): look closer
+        where = out_of_range(event)
+        if where is not None:
+            raise LogFormatError(_range_error(event, where), seq=event.seq, kind="range")
+    return data
+
+
 def _is_zero(f: IO[bytes], first: bytes) -> bool:
     """True if ``first`` and everything left in ``f`` are zero bytes (a zero-filled tail)."""
     if first.count(0) != len(first):
@@ -443,6 +498,10 @@ class Reader:
                 first_seq,
             )
         events = self._decode(payload, off, first_seq)
+        if b"\xcf" in payload:  # a uint64 marker: maybe an integer of 2**63 or more
+            for i, event in enumerate(events):
+                if (where := out_of_range(event)) is not None:
+                    raise self._error(_range_error(event, where), "range", off, first_seq + i)
         last = first_seq + count
         if list(map(_SEQ, events)) != list(range(first_seq, last)):
             bad = next(i for i, e in enumerate(events) if e.seq != first_seq + i)
@@ -966,6 +1025,12 @@ class Writer:
                 seq=event.seq,
                 kind="seq",
             )
+        try:
+            encode_checked(event)
+        except LogFormatError as exc:
+            raise LogFormatError(
+                exc.message, path=self.path, offset=self._end, seq=event.seq, kind="range"
+            ) from None
         if self._validator is not None:
             self._validator.step(event)
 
@@ -974,7 +1039,13 @@ class Writer:
             raise LogFormatError("the writer is closed", path=self.path, kind="closed")
         if self._buffer:
             events, self._buffer = self._buffer, []
-            blob = ev.encode_many(events)
+            try:
+                blob = ev.encode_many(events)
+                bad = b"\xcf" in blob and any(out_of_range(e) is not None for e in events)
+            except OverflowError:
+                bad = True
+            if bad:  # only the unchecked fast path gets here
+                self._refuse_out_of_range(events, sync)
             skip = len(_array_header(len(events)))
             self._chain.update(memoryview(blob)[skip:])
             data = _segment(
@@ -1002,6 +1073,21 @@ class Writer:
                     "take the log's lock; the last events went to the old file and are not "
                     "acknowledged"
                 )
+
+    def _refuse_out_of_range(self, events: list[ev.AnyEvent], sync: bool) -> None:
+        """Write the events before the first one holding an out-of-range integer, then refuse
+        it and stop: the events buffered after it were never acknowledged."""
+        first = next(i for i, e in enumerate(events) if out_of_range(e) is not None)
+        event = events[first]
+        message = _range_error(event, str(out_of_range(event)))
+        self._buffer = events[:first]
+        self._write_buffer(sync)
+        self._expect = self._next_seq
+        self._broken = f"{message}; the events buffered after it were not written"
+        self._fast = False
+        raise LogFormatError(
+            message, path=self.path, offset=self._end, seq=event.seq, kind="range"
+        )
 
     def _at_path(self) -> bool:
         try:
@@ -1231,6 +1317,8 @@ __all__ = [
     "BATCH_EVENTS",
     "FIRST_SEQ",
     "HEADER_SIZE",
+    "INT_MAX",
+    "INT_MIN",
     "LAYOUT",
     "MAGIC",
     "MAX_DEPTH",
@@ -1244,12 +1332,14 @@ __all__ = [
     "chain_start",
     "decode_records",
     "describe_bad_record",
+    "encode_checked",
     "encode_log",
     "file_type",
     "head_digest",
     "iter_events",
     "msgpack_depth",
     "open_log_fd",
+    "out_of_range",
     "read_events",
     "repair",
     "seal",
