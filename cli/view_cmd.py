@@ -80,3 +80,15 @@ def view(
 def register(app: typer.Typer) -> None:
     """Add ``view`` to the top level of ``app``."""
     app.command("view")(view)
+
+
+def write_audit_page(target: Path, log: Path, findings_at: list[int | None]) -> None:
+    """``audit --html``: the log's referee page, opened at the first finding that has a seq (a
+    refused event or damage opens at the last table before it, as ``view`` does)."""
+    seqs = [s for s in findings_at if s is not None]
+    at = min(seqs) if seqs else None
+    try:
+        page = page_for_log(log, at=at)
+    except ReplayError:  # the finding lies past the table's end (a refused event, damage)
+        page = page_for_log(log)
+    write_page(target, page.html)

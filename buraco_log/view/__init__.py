@@ -64,6 +64,9 @@ def write_page(path: str | os.PathLike[str], html: str) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp",
                                dir=target.parent or Path("."))
     try:
+        mask = os.umask(0)
+        os.umask(mask)
+        os.fchmod(fd, 0o666 & ~mask)  # an ordinary file, as open() would make it
         with os.fdopen(fd, "wb") as f:
             f.write(html.encode("utf-8"))
             f.flush()

@@ -1,0 +1,72 @@
+"""`buraco-log view` as a user runs it: a real subprocess, real files."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.view.pages import GOLDEN, data_of
+
+
+def run(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run([sys.executable, "-m", "cli.main", *map(str, args)],
+                          capture_output=True, cwd=cwd, timeout=120,
+                          env={"PYTHONPATH": str(Path(__file__).parents[2]),
+                               "PATH": "/usr/bin:/bin"})
+
+
+def test_view_writes_the_page_beside_the_log_and_says_where(tmp_path: Path) -> None:
+    log = shutil.copy(GOLDEN[0], tmp_path / "m.jsonl")
+    done = run("view", log)
+    assert done.returncode == 0, done.stderr
+    page = tmp_path / "m.html"
+    assert done.stdout == b"" and str(page).encode() in done.stderr
+    data = data_of(page.read_bytes())
+    assert data["viewer"] is None and data["start"] == len(data["diffs"]) - 1
+
+
+def test_view_to_stdout_with_a_seat_and_a_start(tmp_path: Path) -> None:
+    done = run("view", GOLDEN[1], "-o", "-", "--seat", "1", "--at", "4")
+    assert done.returncode == 0 and done.stderr == b""
+    data = data_of(done.stdout)
+    assert data["viewer"] == 1 and data["start"] == 4
+    assert not list(tmp_path.iterdir())
+
+
+def test_view_names_the_output_file(tmp_path: Path) -> None:
+    out = tmp_path / "page.html"
+    assert run("view", GOLDEN[2], "-o", out).returncode == 0
+    assert out.read_bytes().startswith(b"<!DOCTYPE html>")
+    assert [p.name for p in tmp_path.iterdir()] == ["page.html"]  # no temporary file left
+
+
+def test_usage_errors_are_one_line_exit_2_and_write_nothing(tmp_path: Path) -> None:
+    junk = tmp_path / "junk.blog"
+    junk.write_bytes(b"not a log at all")
+    cases = [
+        ("view", GOLDEN[0], "--seat", "7", "-o", tmp_path / "a.html"),
+        ("view", GOLDEN[0], "--at", "100000", "-o", tmp_path / "a.html"),
+        ("view", tmp_path / "missing.blog", "-o", tmp_path / "a.html"),
+        ("view", junk, "-o", tmp_path / "a.html"),
+        ("view", GOLDEN[0], "-o", "-", "--open"),
+    ]
+    for args in cases:
+        done = run(*args)
+        assert done.returncode == 2, (args, done.stderr)
+        assert done.stdout == b""
+        assert done.stderr.count(b"\n") == 1 and b"Traceback" not in done.stderr
+    assert [p.name for p in tmp_path.iterdir()] == ["junk.blog"]
+
+
+def test_an_illegal_log_still_gets_its_page_and_a_note(tmp_path: Path) -> None:
+    from tests.brokenlogs import match, with_illegal_discard, write
+
+    events, bad = with_illegal_discard(match("biriba", 4, seed=3))
+    log = write(tmp_path / "bad.blog", events)
+    done = run("view", log)
+    assert done.returncode == 0
+    assert f"seq {bad} is illegal".encode() in done.stderr
+    data = data_of((tmp_path / "bad.html").read_bytes())
+    assert data["banners"][0]["seq"] == bad and data["start"] == bad - 1
