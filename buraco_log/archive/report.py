@@ -87,6 +87,30 @@ CANNED: dict[str, tuple[str, str]] = {
                     AS first_to_morto_hand_win_rate
            FROM hands GROUP BY preset HAVING count(morto_seq) > 0 ORDER BY preset""",
     ),
+    "notable_matches": (
+        "Notable matches: the longest, the biggest comeback, the highest hand",
+        """WITH r AS (SELECT game_id, hand, side,
+                        sum(total) OVER (PARTITION BY game_id, side ORDER BY hand) AS run
+                      FROM hands),
+                behind AS (SELECT w.game_id, max(o.run - w.run) AS deficit
+                           FROM r AS w JOIN matches AS x
+                             ON x.game_id = w.game_id AND w.side = x.winner_side
+                           JOIN r AS o ON o.game_id = w.game_id AND o.hand = w.hand
+                             AND o.side <> w.side
+                           GROUP BY w.game_id),
+                picks AS (
+                  (SELECT 'longest match (events)' AS notable, game_id,
+                          events::BIGINT AS value FROM matches
+                   ORDER BY events DESC, game_id LIMIT 1)
+                  UNION ALL
+                  (SELECT 'biggest comeback (points behind)', game_id, deficit::BIGINT
+                   FROM behind WHERE deficit > 0 ORDER BY deficit DESC, game_id LIMIT 1)
+                  UNION ALL
+                  (SELECT 'highest hand (points)', game_id, total::BIGINT FROM hands
+                   ORDER BY total DESC, game_id LIMIT 1))
+           SELECT p.notable, m.match_id, p.value, m.source_path
+           FROM picks AS p JOIN matches AS m USING (game_id) ORDER BY p.notable""",
+    ),
 }
 
 # The leaderboard's inputs: the fold itself runs in Python (an Elo rating is sequential).
@@ -300,8 +324,10 @@ def bar_chart(labels: Sequence[str], values: Sequence[float], *, width: int = 64
     return "".join(parts)
 
 
-def render_html(rep: Report) -> str:
-    """The report as one self-contained HTML page with inline SVG charts."""
+def render_html(rep: Report, links: dict[str, str] | None = None) -> str:
+    """The report as one self-contained HTML page with inline SVG charts. ``links`` maps a
+    log's ``source_path`` to its match page (``buraco_log.view.links``): rows naming that
+    match link its ``match_id`` to the page."""
     out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
            "<title>buraco_log archive report</title>", f"<style>{_CSS}</style></head><body>",
            "<h1>Archive report</h1>",
@@ -322,8 +348,12 @@ def render_html(rep: Report) -> str:
         out.append("<table><tr>" + "".join(f"<th>{html.escape(c)}</th>" for c in s.columns)
                    + "</tr>")
         for r in s.rows:
-            out.append("<tr>" + "".join(f"<td>{html.escape(_fmt(v))}</td>" for v in r)
-                       + "</tr>")
+            href = links.get(str(r[s.columns.index("source_path")])) if (
+                links and "source_path" in s.columns) else None
+            out.append("<tr>" + "".join(
+                f'<td><a href="{html.escape(href)}">{html.escape(_fmt(v))}</a></td>'
+                if href and c == "match_id" else f"<td>{html.escape(_fmt(v))}</td>"
+                for c, v in zip(s.columns, r, strict=True)) + "</tr>")
         out.append("</table>")
     out.append("</body></html>")
     return "\n".join(out) + "\n"
