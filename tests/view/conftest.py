@@ -25,13 +25,8 @@ def _missing() -> str | None:
     return None
 
 
-@pytest.fixture(scope="session")
-def browser() -> Iterator[Any]:
-    why = _missing()
-    if why is not None:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"browser tests must run in CI: {why}")
-        pytest.skip(why)
+def make_driver(width: int = 1200, height: int = 1000) -> Any:
+    """A headless Chromium under selenium, with the performance (network) log on."""
     from selenium import webdriver
     from selenium.webdriver.chrome.options import Options
     from selenium.webdriver.chrome.service import Service
@@ -39,12 +34,23 @@ def browser() -> Iterator[Any]:
     opts = Options()
     opts.binary_location = CHROMIUM or ""
     for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--window-size=1200,1000", "--no-first-run", "--disable-extensions",
+                f"--window-size={width},{height}", "--no-first-run", "--disable-extensions",
                 "--disable-background-networking", "--disable-component-update",
-                "--disable-sync", "--metrics-recording-only", "--no-default-browser-check"):
+                "--disable-sync", "--metrics-recording-only", "--no-default-browser-check",
+                "--hide-scrollbars", "--force-device-scale-factor=1"):
         opts.add_argument(arg)
     opts.set_capability("goog:loggingPrefs", {"performance": "ALL", "browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(DRIVER or ""), options=opts)
+    return webdriver.Chrome(service=Service(DRIVER or ""), options=opts)
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    why = _missing()
+    if why is not None:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"browser tests must run in CI: {why}")
+        pytest.skip(why)
+    driver = make_driver()
     try:
         yield driver
     finally:

@@ -261,3 +261,17 @@ for (var j = v.last - 1; j >= 0; j--) {
 }
 return out;
 """
+
+
+def test_the_example_screenshots_are_made_by_this_tooling(browser: Any, tmp_path: Path) -> None:
+    from tests.view.screenshots import OUT, make_all
+
+    size = browser.get_window_size()
+    try:
+        shots = make_all(browser, tmp_path)
+    finally:
+        browser.set_window_size(size["width"], size["height"])
+    for png in shots:
+        head = png.read_bytes()[:24]
+        assert head[:8] == b"\x89PNG\r\n\x1a\n"
+        assert (OUT / png.name).exists(), f"remake with: python -m tests.view.screenshots"
