@@ -1,0 +1,369 @@
+"""Recording live matches: the Recorder against one Writer per table, in the same run.
+
+    python benchmarks/bench_recorder.py [--quick] [--tables 10,200,1000,10000]
+        [--modes paced,saturated] [--seconds S] [--pace P] [--dir DIR] [--no-baseline]
+
+N tables play real matches (legal moves by the simulator's bots, validated on append). Each
+table is one asyncio task that appends a move and waits for its acknowledgement:
+- paced: one move per table every P seconds (3 s; ``--quick`` uses 1 s and says so);
+- saturated: the next move as soon as the last one is acknowledged.
+The Recorder (``buraco_log.recorder``) runs with the handle pool a soft limit of 1,024 would
+give (``max_open`` 512). The baseline is one ``log.Writer`` per table, each append (write +
+fsync) run in a pool of 64 threads, every Writer open for the whole run.
+Printed per run: events/s, p50/p99 acknowledgement latency, CPU per event (process time of
+all threads, the driver included), fsyncs per event, and the most file descriptors open; and
+recorder / baseline ratios. Then the restart figure: a new recorder reopening every
+mid-match log of the largest run (read, verify, replay to validate the next move).
+Goals: >= 25,000 events/s at N=1,000 (saturated); p99 < 20 ms at 10,000 paced tables.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import shutil
+import statistics
+import tempfile
+import threading
+import time
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import msgspec
+
+from buraco_log import events as ev
+from buraco_log import log
+from buraco_log.recorder import Recorder
+from buraco_log.rules import PRESETS
+from buraco_log.simulate import simulate_match
+
+
+class Result(msgspec.Struct):
+    name: str
+    tables: int
+    mode: str
+    events: int
+    seconds: float
+    p50_ms: float
+    p99_ms: float
+    cpu_us: float
+    fsyncs_per_event: float
+    max_fds: int
+    failures: int
+
+    @property
+    def rate(self) -> float:
+        return self.events / self.seconds if self.seconds else 0.0
+
+
+def sources(count: int) -> list[tuple[ev.AnyEvent, ...]]:
+    return [
+        tuple(simulate_match(PRESETS["classic"], 2 + 2 * (i % 2), seed="bench", index=i))
+        for i in range(count)
+    ]
+
+
+class FdWatch:
+    """Samples the number of open descriptors of this process every 20 ms."""
+
+    def __init__(self) -> None:
+        self.most = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.02):
+            self.most = max(self.most, len(os.listdir("/proc/self/fd")))
+
+    def stop(self) -> int:
+        self._stop.set()
+        self._thread.join()
+        return self.most
+
+
+Append = Callable[[str, ev.AnyEvent], Awaitable[int]]
+
+
+async def drive(
+    append: Append,
+    tables: int,
+    srcs: list[tuple[ev.AnyEvent, ...]],
+    pace: float | None,
+    seconds: float,
+    prefix: str,
+    marks: list[tuple[float, int]],
+    fsyncs: Callable[[], int],
+) -> tuple[int, list[float], float, int]:
+    """Run ``tables`` tables for ``seconds``; returns events, latencies, elapsed, failures.
+    Only the time after every table has made its first move (its log exists) is measured;
+    ``marks`` gets (process time, fsyncs) at the start and at the end of that time."""
+    latencies: list[float] = []
+    counted = [0]
+    failures = [0]
+    started = asyncio.Event()
+    ready = [0]
+    stop_at = [0.0]
+
+    async def table(i: int) -> None:
+        gen = 0
+        rng = random.Random(i)
+        name, src, seq = f"{prefix}{i}-{gen}", srcs[i % len(srcs)], 0
+        first = True
+        if pace:
+            await asyncio.sleep(rng.uniform(0, pace))
+        while True:
+            t = time.perf_counter()
+            try:
+                await append(name, src[seq])
+            except Exception:
+                failures[0] += 1
+                return
+            now = time.perf_counter()
+            if first:
+                first = False
+                ready[0] += 1
+                if ready[0] == tables:
+                    started.set()
+            elif started.is_set():
+                if now > stop_at[0]:
+                    return
+                latencies.append(now - t)
+                counted[0] += 1
+            seq += 1
+            if seq == len(src):
+                gen += 1
+                name, src, seq = f"{prefix}{i}-{gen}", srcs[(i + gen) % len(srcs)], 0
+            if pace:
+                await asyncio.sleep(max(0.0, pace - (time.perf_counter() - t)))
+
+    tasks = [asyncio.create_task(table(i)) for i in range(tables)]
+    await started.wait()
+    marks.append((time.process_time(), fsyncs()))
+    begin = time.perf_counter()
+    stop_at[0] = begin + seconds
+    await asyncio.sleep(seconds)
+    marks.append((time.process_time(), fsyncs()))
+    counted_now = counted[0]
+    await asyncio.gather(*tasks)
+    return counted_now, latencies, seconds, failures[0]
+
+
+def measure(
+    name: str,
+    tables: int,
+    mode: str,
+    run: Callable[[list[tuple[float, int]]], tuple[int, list[float], float, int]],
+) -> Result:
+    watch = FdWatch()
+    marks: list[tuple[float, int]] = []
+    events, lat, elapsed, failures = run(marks)
+    (c0, f0), (c1, f1) = marks
+    most = watch.stop()
+    lat.sort()
+    q = statistics.quantiles(lat, n=100) if len(lat) > 1 else [0.0] * 99
+    return Result(
+        name=name,
+        tables=tables,
+        mode=mode,
+        events=events,
+        seconds=elapsed,
+        p50_ms=q[49] * 1e3,
+        p99_ms=q[98] * 1e3,
+        cpu_us=(c1 - c0) / max(1, events) * 1e6,
+        fsyncs_per_event=(f1 - f0) / max(1, events),
+        max_fds=most,
+        failures=failures,
+    )
+
+
+def run_recorder(
+    directory: Path,
+    tables: int,
+    srcs: list[tuple[ev.AnyEvent, ...]],
+    pace: float | None,
+    seconds: float,
+    mode: str,
+) -> Result:
+    rec = Recorder(directory, max_open=512, window=0.002)
+
+    def run(marks: list[tuple[float, int]]) -> tuple[int, list[float], float, int]:
+        fsyncs = lambda: rec.stats().fsyncs  # noqa: E731
+        return asyncio.run(drive(rec.append_async, tables, srcs, pace, seconds, "r", marks, fsyncs))
+
+    try:
+        return measure("recorder", tables, mode, run)
+    finally:
+        rec.close()
+
+
+def run_writers(
+    directory: Path,
+    tables: int,
+    srcs: list[tuple[ev.AnyEvent, ...]],
+    pace: float | None,
+    seconds: float,
+    mode: str,
+) -> Result:
+    writers: dict[str, log.Writer] = {}
+    pool = ThreadPoolExecutor(64)
+    done = [0]
+
+    def append_sync(match: str, event: ev.AnyEvent) -> int:
+        w = writers.get(match)
+        if w is None:
+            w = writers[match] = log.Writer(directory / f"{match}.blog")
+            if event.seq == 0:
+                prev = match.rsplit("-", 1)
+                old = writers.pop(f"{prev[0]}-{int(prev[1]) - 1}", None)
+                if old is not None:
+                    old.close()
+        seq = w.append(event)
+        done[0] += 1
+        return seq
+
+    async def append(match: str, event: ev.AnyEvent) -> int:
+        return await asyncio.get_running_loop().run_in_executor(pool, append_sync, match, event)
+
+    def run(marks: list[tuple[float, int]]) -> tuple[int, list[float], float, int]:
+        fsyncs = lambda: done[0]  # noqa: E731  (a Writer fsyncs every append)
+        return asyncio.run(drive(append, tables, srcs, pace, seconds, "w", marks, fsyncs))
+
+    try:
+        return measure("writers", tables, mode, run)
+    finally:
+        pool.shutdown()
+        for w in writers.values():
+            w.close()
+
+
+def floor(directory: Path, tables: int, rounds: int, threads: int = 16) -> list[str]:
+    """The disk's floor, without encoding, validation or Python bookkeeping: every round
+    writes 120 bytes to each of ``tables`` files, then (a) fsyncs every file from ``threads``
+    threads (what the recorder does), or (b) writes the same bytes to one journal and
+    fdatasyncs it once (what a shared journal would do, before folding into the logs)."""
+    fds = [os.open(directory / f"f{i}", os.O_RDWR | os.O_CREAT, 0o644) for i in range(tables)]
+    journal = os.open(directory / "journal", os.O_RDWR | os.O_CREAT, 0o644)
+    data = b"x" * 120
+    out = []
+    with ThreadPoolExecutor(threads) as pool:
+        for kind in ("per-file fsync", "one journal fdatasync"):
+            ends = [0] * tables
+            jend = 0
+            wall, cpu = time.perf_counter(), time.process_time()
+            for _ in range(rounds):
+                for i, fd in enumerate(fds):
+                    os.pwrite(fd, data, ends[i])
+                    ends[i] += len(data)
+                if kind == "per-file fsync":
+                    slices = [fds[k::threads] for k in range(threads)]
+                    list(pool.map(lambda s: [os.fsync(fd) for fd in s], slices))
+                else:
+                    blob = data * tables
+                    os.pwrite(journal, blob, jend)
+                    jend += len(blob)
+                    os.fdatasync(journal)
+            wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+            n = rounds * tables
+            out.append(
+                f"floor    {tables:>6} {kind:22} {n / wall:>9.0f} events/s "
+                f"{wall / rounds * 1e3:>7.2f} ms/round {cpu / n * 1e6:>6.1f} us CPU/event"
+            )
+    for fd in [*fds, journal]:
+        os.close(fd)
+    return out
+
+
+def restart(directory: Path, logs: int, srcs: list[tuple[ev.AnyEvent, ...]]) -> float:
+    """``logs`` mid-match logs (half of each match), then a new recorder that reloads every
+    one of them, as the first move after a restart does; returns the seconds of the reload."""
+    names = [f"m{i}" for i in range(logs)]
+    for i, name in enumerate(names):
+        src = srcs[i % len(srcs)]
+        (directory / f"{name}.blog").write_bytes(log.encode_log(src[: len(src) // 2]))
+    os.sync()
+    t = time.perf_counter()
+    with Recorder(directory) as rec:
+        for name in names:
+            rec.next_seq(name)
+        took = time.perf_counter() - t
+        assert rec.stats().loaded == logs
+    return took
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="short runs, 1 s pacing")
+    ap.add_argument("--tables", default="10,200,1000,10000")
+    ap.add_argument("--modes", default="paced,saturated")
+    ap.add_argument("--seconds", type=float, default=None)
+    ap.add_argument("--pace", type=float, default=None)
+    ap.add_argument("--dir", default=None, help="where to write (default: a temporary dir)")
+    ap.add_argument("--no-baseline", action="store_true")
+    ap.add_argument("--restart", type=int, default=10000, help="mid-match logs to reload")
+    ap.add_argument("--floor", action="store_true", help="only the disk floor (see floor())")
+    args = ap.parse_args()
+    seconds = args.seconds or (3.0 if args.quick else 10.0)
+    pace = args.pace or (1.0 if args.quick else 3.0)
+    if args.quick:
+        print(
+            f"quick mode: pacing scaled down to one move per {pace:g} s per table, "
+            f"{seconds:g} s runs"
+        )
+    srcs = sources(12)
+    base = Path(tempfile.mkdtemp(prefix="bench-recorder-", dir=args.dir))
+    if args.floor:
+        for tables in map(int, args.tables.split(",")):
+            d = base / f"floor-{tables}"
+            d.mkdir()
+            print("\n".join(floor(d, tables, max(3, 20000 // tables))), flush=True)
+        shutil.rmtree(base, ignore_errors=True)
+        return
+    print(
+        f"{'impl':9} {'N':>6} {'mode':10} {'events/s':>9} {'p50 ms':>8} {'p99 ms':>8} "
+        f"{'CPU us/ev':>9} {'fsync/ev':>8} {'max fds':>7} {'fail':>5}"
+    )
+    try:
+        for tables in map(int, args.tables.split(",")):
+            for mode in args.modes.split(","):
+                p = pace if mode == "paced" else None
+                results = []
+                impls = [run_recorder] + ([] if args.no_baseline else [run_writers])
+                for impl in impls:
+                    d = base / f"{impl.__name__}-{tables}-{mode}"
+                    d.mkdir()
+                    r = impl(d, tables, srcs, p, seconds, mode)
+                    results.append(r)
+                    print(
+                        f"{r.name:9} {tables:>6} {mode:10} {r.rate:>9.0f} {r.p50_ms:>8.2f} "
+                        f"{r.p99_ms:>8.2f} {r.cpu_us:>9.1f} {r.fsyncs_per_event:>8.3f} "
+                        f"{r.max_fds:>7} {r.failures:>5}",
+                        flush=True,
+                    )
+                    shutil.rmtree(d)
+                if len(results) == 2 and results[1].rate:
+                    a, b = results
+                    print(
+                        f"{'ratio':9} {tables:>6} {mode:10} {a.rate / b.rate:>8.2f}x "
+                        f"{a.p50_ms / max(b.p50_ms, 1e-9):>7.2f}x "
+                        f"{a.p99_ms / max(b.p99_ms, 1e-9):>7.2f}x "
+                        f"{a.cpu_us / max(b.cpu_us, 1e-9):>8.2f}x",
+                        flush=True,
+                    )
+        if args.restart:
+            d = base / "restart"
+            d.mkdir()
+            took = restart(d, args.restart, srcs)
+            print(
+                f"restart: {args.restart} mid-match logs reloaded in {took:.2f} s "
+                f"({took / args.restart * 1e3:.2f} ms per log)"
+            )
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

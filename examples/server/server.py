@@ -1,0 +1,136 @@
+"""An example game server that records every move through ``buraco_log.recorder``.
+
+    python examples/server/server.py LOGDIR [--port 0] [--window 0.002] [--max-open N]
+
+It listens on 127.0.0.1 only and hosts any number of tables. Players (here: bots, see
+``bots.py``) send moves; the server validates each move by the rules, records it, and only once
+the move is durable on disk answers "ok" (and could then show it to the other players). A move
+the rules refuse is answered with the rule id and changes nothing. This is the documented way
+a real game server uses buraco_log: one ``Recorder`` per process, ``await
+recorder.append_async(table, event)`` per move, acknowledge after it returns.
+
+Protocol: frames of a 4-byte big-endian length and a MessagePack array, both ways.
+    -> ["play", TABLE, EVENT]      EVENT: the event exactly as in a log (``events.encode``)
+    <- ["ok", TABLE, SEQ]          durable
+    <- ["refused", TABLE, RULE, MESSAGE]   illegal move, wrong seq, bad event: nothing recorded
+    -> ["next", TABLE, null]       <- ["next", TABLE, SEQ]: the seq the table expects (resume)
+    -> ["stats", "", null]         <- ["stats", "", {counters}]
+A client may send moves of many tables without waiting; answers come as each move is durable.
+The first line on stdout is ``listening 127.0.0.1 PORT``; SIGTERM or SIGINT stops the server
+after the moves already received are durable.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import struct
+import sys
+from typing import Any
+
+import msgspec
+
+from buraco_log import events as ev
+from buraco_log.errors import BuracoLogError, IllegalMoveError, LogFormatError
+from buraco_log.recorder import Recorder
+
+MAX_FRAME = 1 << 20
+_LEN = struct.Struct(">I")
+_request = msgspec.msgpack.Decoder(tuple[str, str, msgspec.Raw])
+_encode = msgspec.msgpack.Encoder().encode
+
+
+def frame(message: Any) -> bytes:
+    body = _encode(message)
+    return _LEN.pack(len(body)) + body
+
+
+class Server:
+    def __init__(self, recorder: Recorder) -> None:
+        self.recorder = recorder
+        self.clients: set[asyncio.Task[None]] = set()
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        pending: set[asyncio.Task[None]] = set()
+        try:
+            while True:
+                try:
+                    (size,) = _LEN.unpack(await reader.readexactly(4))
+                    if size > MAX_FRAME:
+                        break  # not our client: hang up
+                    op, table, raw = _request.decode(await reader.readexactly(size))
+                except (asyncio.IncompleteReadError, ConnectionError):
+                    break
+                except msgspec.DecodeError:
+                    writer.write(frame(["refused", "", "frame", "not a request"]))
+                    continue
+                if op == "play":
+                    # Validation happens now, in arrival order; the wait for the disk does not
+                    # hold up the next request.
+                    task = asyncio.create_task(self.play(writer, table, raw))
+                    pending.add(task)
+                    task.add_done_callback(pending.discard)
+                elif op == "next":
+                    writer.write(frame(["next", table, self.recorder.next_seq(table)]))
+                elif op == "stats":
+                    writer.write(frame(["stats", "", msgspec.to_builtins(self.recorder.stats())]))
+                else:
+                    writer.write(frame(["refused", table, "op", f"unknown op {op!r}"]))
+                await writer.drain()
+            if pending:
+                await asyncio.wait(pending)
+        finally:
+            writer.close()
+
+    async def play(self, writer: asyncio.StreamWriter, table: str, raw: msgspec.Raw) -> None:
+        try:
+            event = ev.decode(bytes(raw))
+            seq = await self.recorder.append_async(table, event)
+        except IllegalMoveError as exc:
+            reply: list[Any] = ["refused", table, exc.rule, exc.explanation]
+        except LogFormatError as exc:
+            reply = ["refused", table, exc.kind, exc.message]
+        except (BuracoLogError, msgspec.DecodeError, msgspec.ValidationError) as exc:
+            reply = ["refused", table, "event", str(exc)]
+        else:
+            reply = ["ok", table, seq]
+        if not writer.is_closing():
+            writer.write(frame(reply))
+
+
+async def serve(directory: str, port: int, window: float, max_open: int | None) -> None:
+    recorder = Recorder(directory, window=window, max_open=max_open)
+    server_state = Server(recorder)
+    server = await asyncio.start_server(server_state.handle, "127.0.0.1", port)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    print("listening 127.0.0.1", server.sockets[0].getsockname()[1], flush=True)
+    try:
+        await stop.wait()
+    finally:
+        server.close()
+        await server.wait_closed()
+        recorder.flush(timeout=30)
+        recorder.close()
+        print("stopped", msgspec.json.encode(recorder.stats()).decode(), flush=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("directory")
+    ap.add_argument("--port", type=int, default=0)
+    ap.add_argument("--window", type=float, default=0.002)
+    ap.add_argument("--max-open", type=int, default=None)
+    args = ap.parse_args()
+    try:
+        asyncio.run(serve(args.directory, args.port, args.window, args.max_open))
+    except BuracoLogError as exc:
+        print(f"server: {exc}", file=sys.stderr)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
