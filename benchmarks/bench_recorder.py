@@ -240,17 +240,25 @@ def run_writers(
             w.close()
 
 
+def _syncfs(fd: int) -> None:
+    import ctypes
+
+    if ctypes.CDLL(None, use_errno=True).syncfs(fd) != 0:
+        raise OSError(ctypes.get_errno(), "syncfs failed")
+
+
 def floor(directory: Path, tables: int, rounds: int, threads: int = 16) -> list[str]:
     """The disk's floor, without encoding, validation or Python bookkeeping: every round
     writes 120 bytes to each of ``tables`` files, then (a) fsyncs every file from ``threads``
-    threads (what the recorder does), or (b) writes the same bytes to one journal and
-    fdatasyncs it once (what a shared journal would do, before folding into the logs)."""
+    threads (the recorder's default), (b) calls syncfs once (its ``sync="syncfs"``), or
+    (c) writes the same bytes to one journal and fdatasyncs it once (what a shared journal
+    would do, before folding into the logs)."""
     fds = [os.open(directory / f"f{i}", os.O_RDWR | os.O_CREAT, 0o644) for i in range(tables)]
     journal = os.open(directory / "journal", os.O_RDWR | os.O_CREAT, 0o644)
     data = b"x" * 120
     out = []
     with ThreadPoolExecutor(threads) as pool:
-        for kind in ("per-file fsync", "one journal fdatasync"):
+        for kind in ("per-file fsync", "one syncfs", "one journal fdatasync"):
             ends = [0] * tables
             jend = 0
             wall, cpu = time.perf_counter(), time.process_time()
@@ -261,6 +269,8 @@ def floor(directory: Path, tables: int, rounds: int, threads: int = 16) -> list[
                 if kind == "per-file fsync":
                     slices = [fds[k::threads] for k in range(threads)]
                     list(pool.map(lambda s: [os.fsync(fd) for fd in s], slices))
+                elif kind == "one syncfs":
+                    _syncfs(fds[0])
                 else:
                     blob = data * tables
                     os.pwrite(journal, blob, jend)

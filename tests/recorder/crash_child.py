@@ -20,7 +20,8 @@ from tests.recorder.sources import matches, source_of
 def main() -> None:
     directory, tables, threads, run = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
     sources = matches()
-    rec = Recorder(directory, window=0.002, max_open=48)  # small pool: evictions happen
+    sync = "syncfs" if int(run) % 2 else "fsync"  # both ways of making a round durable
+    rec = Recorder(directory, window=0.002, max_open=48, sync=sync)  # small pool: evictions
     names = []
     for entry in sorted(os.listdir(directory)):
         if entry.endswith(".blog"):

@@ -46,6 +46,23 @@ class PowerLossOps(FileOps):
         with self._lock:
             self.names = names
 
+    def syncfs(self, fd: int) -> None:
+        """Everything in the directory is durable: contents and names."""
+        contents = {}
+        for entry in os.scandir(self.directory):
+            if entry.is_file() and entry.name != LOCK_NAME:
+                with open(entry.path, "rb") as f:
+                    contents[entry.inode()] = f.read()
+        names = {
+            e.name: e.inode()
+            for e in os.scandir(self.directory)
+            if e.is_file() and e.name != LOCK_NAME
+        }
+        super().syncfs(fd)
+        with self._lock:
+            self.synced.update(contents)
+            self.names = names
+
     def image(self, rng: random.Random | None = None) -> dict[str, bytes]:
         """The files a power loss now could leave (with ``rng``: torn partial writebacks)."""
         with self._lock:

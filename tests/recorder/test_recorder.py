@@ -191,6 +191,46 @@ def test_an_ended_match_is_forgotten_once_durable(tmp_path: Path) -> None:
     assert log.read_events(tmp_path / "m.blog") == list(events)
 
 
+def test_syncfs_mode_acknowledges_with_one_sync_per_round(tmp_path: Path) -> None:
+    sources = matches()
+    with Recorder(tmp_path, sync="syncfs", window=0.005) as rec:
+        for i in range(30):
+            rec.append(f"t{i}", sources[i % 6][0])
+        before = rec.stats()
+        futures = [rec.submit(f"t{i}", sources[i % 6][1]) for i in range(30)]
+        assert [f.result() for f in futures] == [1] * 30
+        after = rec.stats()
+    assert after.fsyncs == 0 and after.syncfs - before.syncfs == after.rounds - before.rounds
+    assert after.rounds - before.rounds <= 3
+    with pytest.raises(ValueError):
+        Recorder(tmp_path, sync="never")
+
+
+def test_a_failed_syncfs_refuses_every_match_of_its_round(tmp_path: Path) -> None:
+    class FailSyncfs(FileOps):
+        fail = False
+
+        def syncfs(self, fd: int) -> None:
+            if self.fail:
+                raise OSError(errno.EIO, "Input/output error")
+            super().syncfs(fd)
+
+    ops = FailSyncfs()
+    a, b = matches()[0], matches()[1]
+    with Recorder(tmp_path, ops=ops, sync="syncfs", window=0.01) as rec:
+        rec.append("a", a[0])
+        rec.append("b", b[0])
+        ops.fail = True
+        fa, fb = rec.submit("a", a[1]), rec.submit("b", b[1])
+        for f in (fa, fb):
+            with pytest.raises(LogFormatError):
+                f.result()
+        ops.fail = False
+        with pytest.raises(LogFormatError):
+            rec.append("a", a[2])
+        rec.append("c", a[0])  # a match not in that round goes on
+
+
 def test_a_failed_fsync_fails_that_table_only_and_is_never_retried(tmp_path: Path) -> None:
     class FailOne(FileOps):
         target: int | None = None
@@ -349,7 +389,13 @@ def _power_loss_round(tmp_path: Path, rng: random.Random, run: int) -> tuple[int
     ops = PowerLossOps(str(tmp_path))
     acked: list[tuple[str, int]] = []
     stop = threading.Event()
-    rec = Recorder(tmp_path, ops=ops, window=rng.choice([0.0, 0.001, 0.003]), max_open=30)
+    rec = Recorder(
+        tmp_path,
+        ops=ops,
+        window=rng.choice([0.0, 0.001, 0.003]),
+        max_open=30,
+        sync=rng.choice(["fsync", "syncfs"]),
+    )
     names = [f"p{run}-{i}" if rng.random() < 0.3 else f"t{i}" for i in range(16)]
 
     def player(mine: list[str]) -> None:
