@@ -1,6 +1,6 @@
 """Bots that play legal Buraco: a random one and a heuristic one.
 
-Both choose among the engine's legal moves (``buraco_log.moves.legal_moves``), so neither can
+Both choose among the engine's legal moves (``buraco_log.moves.quick_moves``), so neither can
 play an illegal move. The heuristic bot also has a fast path, :meth:`HeuristicBot.fast_move`,
 that builds its move straight from the table without listing every legal move; the simulator
 still puts that move through the reducer, and falls back to the full list when the reducer
@@ -197,8 +197,8 @@ class HeuristicBot:
             self._note_draw_turn(table)
             may_take = bool(table.pile) and not table.rejected
             if len(table.stock) <= rules.stock_floor or stock_top is None:
-                if end_scores is None:
-                    return None
+                if end_scores is None or (may_take and rules.pile_pickup == "must_use_top"):
+                    return None  # must the pile be taken (`001`)? The full list says.
                 if may_take and self._context(table, ()).pile_value() > 0.0:
                     return PileTaken(seat, len(table.pile), table.pile[-1], seq=seq)
                 return HandEnded("stock_out", end_scores(), seq=seq)
@@ -593,7 +593,15 @@ class _Context:
             if not top_used:
                 top_used = _run_with(top, self.suit_ranks[SUIT[top]])
         if self.rules.pile_pickup == "must_use_top" and not top_used:
-            return -1.0
+            # The top may still go onto a meld together with cards of the hand (6♥ 7♥ onto
+            # 3♥-4♥-5♥): the engine's list, or the live table, knows.
+            if self.moves:
+                top_used = any(isinstance(m, PileTaken) for m in self.moves)
+            else:
+                can_take = getattr(self.table, "can_take_top", None)
+                top_used = bool(can_take is not None and can_take(self.seat))
+            if not top_used:
+                return -1.0
         useful = 0
         rank_count, suit_ranks, points, my_acc = (
             self.rank_count,

@@ -53,6 +53,14 @@ class MatchStarted(Event, tag="ms", kw_only=False, frozen=True):
     metadata: dict[str, str] = {}
 
 
+class TotalsCarried(Event, tag="tc", kw_only=False, frozen=True):
+    """The match goes on from these side totals (a tournament match resumed in a new log, or
+    one transcribed from partway through). Only right after ``MatchStarted``; a log without it
+    starts from zero. Vulnerability and the match end follow from the totals."""
+
+    totals: tuple[int, ...]
+
+
 class HandStarted(Event, tag="hs", kw_only=False, frozen=True):
     """The complete deal. ``stock[0]`` is the top card. Chance is data: replay needs no RNG."""
 
@@ -150,6 +158,7 @@ class MatchEnded(Event, tag="me", kw_only=False, frozen=True):
 
 AnyEvent: TypeAlias = (
     MatchStarted
+    | TotalsCarried
     | HandStarted
     | CardDrawn
     | FirstDrawRejected
@@ -166,7 +175,7 @@ AnyEvent: TypeAlias = (
 
 EVENT_TYPES: tuple[type[Event], ...] = (
     MatchStarted, HandStarted, CardDrawn, FirstDrawRejected, PileTaken, MeldLaid, CardsLaidOff,
-    OpeningRetracted, CardDiscarded, MortoTaken, WentOut, HandEnded, MatchEnded,
+    OpeningRetracted, CardDiscarded, MortoTaken, WentOut, HandEnded, MatchEnded, TotalsCarried,
 )
 TAGS: dict[str, type[Event]] = {
     t.__struct_config__.tag: t for t in EVENT_TYPES  # type: ignore[misc]

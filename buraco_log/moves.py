@@ -1,15 +1,21 @@
-"""Legal moves: every event the player to move may record next.
+"""Legal moves: every event the player to move may record next, and the pile question.
 
-Candidates are generated from the hand and then put through the same checks the reducer
-runs, so a listed move is always accepted (a property test holds us to that). Meld
-enumeration is capped: not every legal meld is listed, but every listed one is legal.
+``legal_moves`` is complete: every meld the hand can lay (each multiset of cards once) and every
+set of cards each of the side's melds can take, put through the same checks the reducer runs,
+so it lists exactly what the reducer accepts (a property test holds us to that, both ways).
+``quick_moves`` is the bots' fast partial list: the same moves except that melds are capped
+and lay-offs are single cards. ``pile_options`` answers "could they have taken the pile here,
+and how could its top card be used?".
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 
+import msgspec
+
 from buraco_log.cards import ACE, JOKER, RANK, SUIT, Card
+from buraco_log.combos import layoff_options, meld_options
 from buraco_log.errors import IllegalMoveError
 from buraco_log.events import (
     AnyEvent,
@@ -33,14 +39,29 @@ from buraco_log.state import State
 MELD_CAP = 48
 
 
-def legal_moves(state: State, *, meld_cap: int = MELD_CAP) -> list[AnyEvent]:
-    """Events the player to move may record next. Empty between hands (the deal is chance)
-    and after the match."""
+def legal_moves(state: State) -> list[AnyEvent]:
+    """Every event the player to move may record next: complete. Empty between hands (the
+    deal is chance) and after the match. Melds come in card order, then the lay-offs meld by
+    meld, then the discards."""
     t = _Table(state)
-    return _legal(t, meld_cap)
+    out = _not_playing(t)
+    if out is not None:
+        return out
+    return _play(t, complete=True, meld_cap=0)
 
 
-def _legal(t: _Table, meld_cap: int) -> list[AnyEvent]:
+def quick_moves(state: State, *, meld_cap: int = MELD_CAP) -> list[AnyEvent]:
+    """The bots' fast partial list: every move it lists is legal, but melds are capped and
+    lay-offs are single cards (``legal_moves`` has them all)."""
+    t = _Table(state)
+    out = _not_playing(t)
+    if out is not None:
+        return out
+    return _play(t, complete=False, meld_cap=meld_cap)
+
+
+def _not_playing(t: _Table) -> list[AnyEvent] | None:
+    """The moves of every phase but "play" (they are few and always listed whole)."""
     r = t.rules
     seq = t.seq + 1
     phase = t.phase
@@ -50,11 +71,15 @@ def _legal(t: _Table, meld_cap: int) -> list[AnyEvent]:
     side = t.sides[seat]
     out: list[AnyEvent] = []
     if phase == "draw":
+        may_take = bool(t.pile) and not t.rejected and (
+            r.pile_pickup == "free" or t.can_take_top(seat)
+        )
         if len(t.stock) > r.stock_floor:
             out.append(CardDrawn(seat, t.stock[-1], seq=seq))
-        else:
+        elif not (may_take and r.pile_pickup == "must_use_top"):
+            # At the floor the hand ends, unless the pile must be taken (`001`, RULES.md §8).
             out.append(HandEnded("stock_out", tuple(s.total for s in t.score()), seq=seq))
-        if t.pile and not t.rejected and (r.pile_pickup == "free" or t.can_take_top(seat)):
+        if may_take:
             out.append(PileTaken(seat, len(t.pile), t.pile[-1], seq=seq))
         return out
     if phase == "emptied":
@@ -69,6 +94,16 @@ def _legal(t: _Table, meld_cap: int) -> list[AnyEvent]:
         return [HandEnded("went_out", tuple(s.total for s in t.score()), seq=seq)]
     if phase == "decided":
         return [MatchEnded(tuple(t.totals), t.winner, seq=seq)]
+    return None
+
+
+def _play(t: _Table, *, complete: bool, meld_cap: int) -> list[AnyEvent]:
+    r = t.rules
+    assert r is not None
+    seq = t.seq + 1
+    seat = t.turn
+    side = t.sides[seat]
+    out: list[AnyEvent] = []
     # phase == "play"
     hand = t.hands[seat]
     if t.may_reject and not t.laid_this_turn and t.drawn is not None:
@@ -85,7 +120,15 @@ def _legal(t: _Table, meld_cap: int) -> list[AnyEvent]:
         return canastra and t.emptying_problem(side, "discard" if rest else "meld", True) is None
 
     top = t.pile_top
-    for cards in candidate_melds(hand, r, meld_cap, must=top):
+    # After taking a must-use-top pile only moves using its top card may come, and some use it
+    # only together with cards of the hand: the quick list has them all then, or none at all.
+    complete = complete or top is not None
+    melds = (
+        meld_options(hand, r, t.readings)
+        if complete
+        else candidate_melds(hand, r, meld_cap, must=top)
+    )
+    for cards in melds:
         if top is not None and top not in cards:
             continue
         ok = leaves_ok(len(cards))
@@ -97,7 +140,18 @@ def _legal(t: _Table, meld_cap: int) -> list[AnyEvent]:
             continue
         if ok or leaves_ok(len(cards), reading.canastra is not None):
             out.append(MeldLaid(seat, cards, len(t.melds[side]), seq=seq))
-    for meld in t.melds[side]:
+    if complete:
+        for i, meld in enumerate(t.melds[side]):
+            reading = t.meld_readings[side][i] or t.readings.read(meld.cards)
+            for add in layoff_options(meld.cards, reading, hand, t.readings):
+                if top is not None and top not in add:
+                    continue
+                if leaves_ok(len(add)) or (
+                    n_hand - len(add) < 2
+                    and leaves_ok(len(add), t.readings.read(meld.cards + add).canastra is not None)
+                ):
+                    out.append(CardsLaidOff(seat, meld.id, add, seq=seq))
+    for meld in t.melds[side] if not complete else ():
         ok = leaves_ok(1)
         if not ok and len(meld.cards) + 1 < r.canastra_size:
             continue
@@ -190,3 +244,61 @@ def candidate_melds(
                             break
     # A natural 2 may be used twice (as itself and as a wild) only if the hand holds it twice.
     return [m for m in out if all(m.count(c) <= hand.count(c) for c in set(m))]
+
+
+class PileUse(msgspec.Struct, frozen=True):
+    """One way to use the pile's top card right after taking it: laid off on the side's meld
+    ``meld`` with ``cards`` (the top card and cards of the hand), or, with ``meld`` None, laid
+    as a new meld of ``cards``."""
+
+    meld: int | None
+    cards: tuple[int, ...]
+
+
+class PileOptions(msgspec.Struct, frozen=True):
+    """May the player to move take the discard pile, and how could its top card be used?
+
+    ``pickup`` is the rule (``free`` or ``must_use_top``); ``uses`` lists every way of using the
+    top card under ``must_use_top`` (empty under a free pile, where none is needed)."""
+
+    seq: int
+    seat: int | None
+    may_take: bool
+    pickup: str
+    reason: str
+    top: int | None
+    count: int
+    uses: tuple[PileUse, ...] = ()
+
+
+def pile_options(state: State) -> PileOptions:
+    """Whether the player to move may take the pile now, why, and (under must-use-top) every
+    way its top card can be used with cards of the hand as it is before the pickup."""
+    t = _Table(state)
+    r = t.rules
+    pickup = r.pile_pickup if r is not None else "free"
+    top = t.pile[-1] if t.pile else None
+    seat = t.turn if t.phase in ("draw", "play", "emptied") else None
+
+    def answer(may: bool, reason: str, uses: tuple[PileUse, ...] = ()) -> PileOptions:
+        return PileOptions(state.seq, seat, may, pickup, reason, top, len(t.pile), uses)
+
+    if r is None or seat is None:
+        return answer(False, "nobody is to move: the hand is not in play")
+    if t.phase != "draw":
+        return answer(False, "the player to move has already drawn this turn")
+    if not t.pile:
+        return answer(False, "the discard pile is empty")
+    if t.rejected:
+        return answer(False, "after rejecting the first card the player draws from the stock")
+    if pickup == "free":
+        return answer(True, "the pile is free: the player may take it whole at any draw")
+    uses = tuple(PileUse(m, cards) for m, cards in t.top_uses(seat))
+    if uses:
+        return answer(True, f"its top card can be used in {len(uses)} way(s)", uses)
+    return answer(
+        False,
+        "its top card cannot be used: on none of the side's melds, alone or with cards of the "
+        "hand, and in no new meld with two cards of the hand (without leaving the player "
+        "unable to discard)",
+    )

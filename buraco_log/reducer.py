@@ -14,6 +14,7 @@ from typing import Any
 
 from buraco_log import rules as rules_mod
 from buraco_log.cards import JOKER, RANK, SUIT, Card, deck, format_card, is_card
+from buraco_log.combos import layoff_options, meld_options
 from buraco_log.errors import IllegalMoveError, ReplayError, RulesError
 from buraco_log.events import (
     AnyEvent,
@@ -30,6 +31,7 @@ from buraco_log.events import (
     MortoTaken,
     OpeningRetracted,
     PileTaken,
+    TotalsCarried,
     WentOut,
     tag_of,
 )
@@ -363,8 +365,11 @@ class _Table:
         return self.emptying_problem(self.sides[seat], by, new_canastra) is None
 
     def can_take_top(self, seat: int) -> bool:
-        """must_use_top: the top card can be used, by the hand as it is before the pickup,
-        without leaving the player unable to discard."""
+        """must_use_top: the top card can be used, with cards of the hand as it is before the
+        pickup, without leaving the player unable to discard (RULES.md §4): laid off on one
+        of the side's melds alone or together with cards of the hand (6♥ 7♥ onto 3♥-4♥-5♥,
+        7♥ the top), or in a new meld with two or more cards of the hand. The common cases are
+        tried first; :meth:`top_uses` is the complete search."""
         top = self.pile[-1]
         hand = self.hands[seat]
         total = len(hand) + len(self.pile)
@@ -378,16 +383,62 @@ class _Table:
                         return True
                 elif self.readings.extends(reading, (top,), m.cards):
                     return True
-        elif self.leaves_ok(seat, total - 1, new_canastra=True):
-            # One card would be left to discard: allowed when the top card, laid off, makes
-            # the side's canastra itself.
-            for m in self.melds[side]:
-                try:
-                    if self.readings.read((*m.cards, top)).canastra is not None:
-                        return True
-                except MeldError:
-                    continue
-        return self.leaves_ok(seat, total - 3) and meld_with_top(self.readings, top, hand)
+        r = self.rules
+        no_set_limit = r is None or not r.max_sets_per_rank
+        if no_set_limit and self.leaves_ok(seat, total - 3) and meld_with_top(
+            self.readings, top, hand
+        ):
+            return True
+        return bool(self.top_uses(seat, first=True))
+
+    def top_uses(self, seat: int, first: bool = False) -> list[tuple[int | None, tuple[int, ...]]]:
+        """Every way the seat could use the pile's top card right after taking the pile:
+        ``(meld id, cards)`` for a lay-off, ``(None, cards)`` for a new meld; the cards hold
+        the top card once and the rest from the hand as it is before the pickup. ``first``:
+        stop at the first way found."""
+        top = self.pile[-1]
+        hand = self.hands[seat]
+        total = len(hand) + len(self.pile)
+        side = self.sides[seat]
+        pool = [*hand, top]
+        out: list[tuple[int | None, tuple[int, ...]]] = []
+        for i, m in enumerate(self.melds[side]):
+            reading = self.meld_readings[side][i] or self.readings.read(m.cards)
+            for add in layoff_options(m.cards, reading, pool, self.readings):
+                if top in add and self.leaves_ok_after(
+                    seat, total - len(add), (*m.cards, *add)
+                ):
+                    out.append((m.id, add))
+                    if first:
+                        return out
+        for cards in meld_options(pool, self.rules or _NO_RULES, self.readings):
+            if top not in cards or self.set_limit_reached(side, cards):
+                continue
+            if self.leaves_ok_after(seat, total - len(cards), cards):
+                out.append((None, cards))
+                if first:
+                    return out
+        return out
+
+    def leaves_ok_after(self, seat: int, rest: int, meld: tuple[int, ...]) -> bool:
+        """May the seat keep ``rest`` cards after laying down so that ``meld`` is on the
+        table? (A canastra that very move makes counts.)"""
+        if rest >= 2 or self.leaves_ok(seat, rest):
+            return True
+        return self.readings.read(meld).canastra is not None and self.leaves_ok(seat, rest, True)
+
+    def set_limit_reached(self, side: int, cards: tuple[int, ...]) -> bool:
+        """``max_sets_per_rank``: would ``cards``, read as a set, be one set too many?"""
+        limit = self.rules.max_sets_per_rank if self.rules else 0
+        if not limit:
+            return False
+        reading = self.readings.read(cards)
+        if reading.kind != "set":
+            return False
+        same = sum(
+            1 for m in self.melds[side] if m.kind == "set" and _set_rank(m.cards) == reading.rank
+        )
+        return same >= limit
 
     def check_top_first(self, ev: Event, seat: int, cards: tuple[int, ...]) -> None:
         """Under must_use_top the first cards laid after taking the pile must use its top
@@ -431,6 +482,32 @@ class _Table:
         self.first_dealer = ev.first_dealer
         self.totals = [0] * self.n_sides
         self.phase = "between"
+
+    def on_totals_carried(self, ev: TotalsCarried, check: bool) -> None:
+        if check:
+            r = self.rules
+            assert r is not None
+            if self.phase != "between" or self.results or self.seq != 0:
+                raise self.fail(
+                    ev,
+                    "match.carried_totals",
+                    "carried-over totals come right after the match start, before any hand",
+                )
+            if len(ev.totals) != self.n_sides:
+                raise self.fail(
+                    ev,
+                    "match.carried_totals",
+                    f"{len(ev.totals)} totals for {self.n_sides} sides",
+                )
+            winner = match_decided(r, ev.totals)
+            if winner is not None:
+                raise self.fail(
+                    ev,
+                    "match.carried_totals",
+                    f"totals {list(ev.totals)} already decide the match (target "
+                    f"{r.target_score}): there is no match left to play",
+                )
+        self.totals = list(ev.totals)
 
     def on_hand_started(self, ev: HandStarted, check: bool) -> None:
         r = self.rules
@@ -896,6 +973,16 @@ class _Table:
                     "hand.not_over",
                     f"the stock still holds {len(self.stock)} cards (floor {r.stock_floor})",
                 )
+            elif self.must_use_top and self.pile and self.can_take_top(self.turn):
+                # RULES.md §8, `001`: the hand ends at the floor only when the pile cannot be
+                # taken; under a free pile the player chooses not to take it.
+                raise self.fail(
+                    ev,
+                    "stock.pile_can_be_taken",
+                    f"the stock is at its floor, but {self.who(self.turn)} can take the pile: "
+                    f"its top card {_fmt((self.pile[-1],))} can be used",
+                    self.turn,
+                )
         scores = self.score()
         if check and ev.scores is not None:
             computed = tuple(s.total for s in scores)
@@ -967,6 +1054,7 @@ class _Table:
 
 _HANDLERS: dict[type, Callable[[_Table, Any, bool], None]] = {
     MatchStarted: _Table.on_match_started,
+    TotalsCarried: _Table.on_totals_carried,
     HandStarted: _Table.on_hand_started,
     CardDrawn: _Table.on_card_drawn,
     FirstDrawRejected: _Table.on_first_draw_rejected,

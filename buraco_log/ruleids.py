@@ -28,6 +28,8 @@ RULES: dict[str, str] = {
     "match.decided": "A side has won the match: only the match end may follow.",
     "match.not_over": "The match ends only when a side has reached the target score with a "
     "unique highest total.",
+    "match.carried_totals": "Carried-over totals come right after the match start, before the "
+    "first hand, one per side, and must leave the match undecided.",
     "match.wrong_winner": "The recorded winner is not the side that won by the recomputed "
     "totals.",
     # -- hands and deals
@@ -75,6 +77,8 @@ RULES: dict[str, str] = {
     "rejected, once, right after drawing it.",
     "draw.redraw_from_stock": "After rejecting the first card, the player draws again from the "
     "stock, not the pile.",
+    "stock.pile_can_be_taken": "Under must-use-top the hand ends at the stock floor only when "
+    "the player to move cannot take the pile; here its top card can be used.",
     "stock.floor_reached": "The stock is down to the preset's floor: the player must take the "
     "pile, or the hand ends.",
     # -- the discard pile

@@ -92,7 +92,7 @@ def simulate_match(
     max_hands: int = MAX_HANDS,
 ) -> list[AnyEvent]:
     """Play one complete match and return its events, each one accepted by the reducer."""
-    from buraco_log.moves import legal_moves as legal
+    from buraco_log.moves import quick_moves as legal
     from buraco_log.reducer import Replayer
 
     check(rules, players)

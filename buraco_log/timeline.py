@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import msgspec
 
 from buraco_log.cards import Card, Style, format_card
-from buraco_log.errors import IllegalMoveError, ReplayError
+from buraco_log.errors import BuracoLogError, IllegalMoveError, ReplayError
 from buraco_log.events import (
     AnyEvent,
     CardDiscarded,
@@ -32,11 +32,13 @@ from buraco_log.events import (
     OpeningRetracted,
     PileTaken,
     Player,
+    TotalsCarried,
     WentOut,
 )
 from buraco_log.reducer import Replayer
 from buraco_log.rules import Rules
 from buraco_log.state import State
+from buraco_log.wilds import describe_wild
 
 SNAPSHOT_EVERY = 64
 """Snapshot spacing: a jump applies at most this many events minus one."""
@@ -79,6 +81,8 @@ def describe_event(
     if isinstance(e, MatchStarted):
         names = ", ".join(p.name for p in e.players)
         text = f"match {e.match_id} started ({e.rules.name}; {names})"
+    elif isinstance(e, TotalsCarried):
+        text = f"the match goes on from carried-over totals {', '.join(map(str, e.totals))}"
     elif isinstance(e, HandStarted):
         text = f"hand {e.hand} dealt by {who(e.dealer)}"
     elif isinstance(e, CardDrawn):
@@ -131,6 +135,7 @@ class MeldView(msgspec.Struct, frozen=True):
     cards: tuple[str, ...]
     canastra: str | None  # canastra class badge, None below seven cards
     laid_by: int
+    wild: str | None = None  # where its wild stands, in words ("2♠ as the 6"); None: no wild
 
 
 class SideView(msgspec.Struct, frozen=True):
@@ -188,7 +193,8 @@ def table_view(state: State, *, seat: int | None = None, recent: Sequence[str] =
             seats=tuple(i for i, x in enumerate(state.sides) if x == s),
             melds=tuple(
                 MeldView(id=m.id, kind=m.kind, cards=cards_text(m.cards, style),
-                         canastra=m.canastra, laid_by=m.laid_by)
+                         canastra=m.canastra, laid_by=m.laid_by,
+                         wild=_wild_text(m.cards, state.rules, style))
                 for m in (state.melds[s] if state.melds else ())
             ),
             morto=len(state.mortos[s]) if state.mortos else 0,
@@ -220,6 +226,15 @@ def table_view(state: State, *, seat: int | None = None, recent: Sequence[str] =
         totals=state.totals,
         recent=tuple(recent),
     )
+
+
+def _wild_text(cards: Sequence[Card], rules: Rules | None, style: Style) -> str | None:
+    if rules is None:
+        return None
+    try:
+        return describe_wild(cards, rules, style)  # in the style of the cards beside it
+    except BuracoLogError:  # a tampered card code: the meld is shown, its wild is not read
+        return None
 
 
 # -- the timeline -----------------------------------------------------------------------------

@@ -86,7 +86,8 @@ def render_table(v: TableView, indent: str = "") -> Iterator[str]:
                f"on the table {side.table_points}{morto}{flags}")
         for m in side.melds:
             badge = f"  [{m.canastra.replace('_', '-')} canastra]" if m.canastra else ""
-            yield f"{indent}  #{m.id} {m.kind:<3} {' '.join(m.cards)}{badge}"
+            wild = f"  ({m.wild})" if m.wild else ""
+            yield f"{indent}  #{m.id} {m.kind:<3} {' '.join(m.cards)}{wild}{badge}"
         if not side.melds:
             yield f"{indent}  no melds"
     yield f"{indent}hands"
