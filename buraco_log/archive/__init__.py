@@ -8,6 +8,7 @@ Public API::
     connect(archive, sandbox=True, threads=2, memory_limit="1GB") -> duckdb connection with views
     create_views(con, archive)                       views over an archive, on your connection
     query(archive, sql, ...) -> pyarrow.Table        one read-only SELECT, sandboxed
+    open_query(archive, sql, ...) -> QueryStream     the same, its result streamed in batches
     report(archive, ...) -> Report                   the canned analyses
     render_html(report) -> str                       one self-contained page
 """
@@ -17,7 +18,15 @@ from __future__ import annotations
 from .ingest import ErrorSummary, IngestReport, Progress, ingest
 from .report import Report, Section, render_html, report
 from .schema import ARCHIVE_VERSION, SCHEMAS, TABLES
-from .views import DEFAULT_MEMORY_LIMIT, DEFAULT_THREADS, connect, create_views, query
+from .views import (
+    DEFAULT_MEMORY_LIMIT,
+    DEFAULT_THREADS,
+    QueryStream,
+    connect,
+    create_views,
+    open_query,
+    query,
+)
 
 __all__ = [
     "ARCHIVE_VERSION",
@@ -28,11 +37,13 @@ __all__ = [
     "ErrorSummary",
     "IngestReport",
     "Progress",
+    "QueryStream",
     "Report",
     "Section",
     "connect",
     "create_views",
     "ingest",
+    "open_query",
     "query",
     "render_html",
     "report",
