@@ -17,6 +17,8 @@ import typer
 
 from buraco_log import audit
 from buraco_log.errors import BuracoLogError, ReplayError
+from buraco_log.events import AnyEvent
+from buraco_log.forensic import read_anyway
 from buraco_log.timeline import TableView, Timeline
 from cli.common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, Format, State, emit_json, fail, guarded
 
@@ -53,6 +55,10 @@ SeatOpt = Annotated[int | None, typer.Option(
 StepOpt = Annotated[bool, typer.Option(
     "--step", help="Step through the match: n/Enter next, p previous, a number jumps to that "
     "seq, h2 to hand 2's deal, q quits.")]
+IgnoreIntegrityOpt = Annotated[bool, typer.Option(
+    "--ignore-integrity", help="Forensics: read a log whose checksum or integrity chain fails "
+    "as far as its records decode; the output then starts with a warning saying where it "
+    "failed.")]
 RecentOpt = Annotated[int, typer.Option(
     "--recent", min=0, help="How many recent events to list.")]
 
@@ -289,16 +295,17 @@ def replay(
     format: FormatOpt = Format.table,
     step: StepOpt = False,
     recent: RecentOpt = 6,
+    ignore_integrity: IgnoreIntegrityOpt = False,
 ) -> None:
     """The table at any point of a match (the end, by default)."""
     if at is not None and hand is not None:
         raise fail("use either --at or --hand, not both", EXIT_USAGE)
     if turn is not None and hand is None:
         raise fail("--turn needs --hand", EXIT_USAGE)
+    if step and ignore_integrity:
+        raise fail("--step does not combine with --ignore-integrity", EXIT_USAGE)
     try:
-        tl = Timeline(audit.load(path))
-        if not tl.recorded:
-            raise fail(f"{path}: the log holds no events")
+        tl, warning = load_timeline(path, ignore_integrity)
         if at is not None:
             seq = at
         elif hand is not None:
@@ -312,10 +319,40 @@ def replay(
         view = tl.view(seq, seat=seat, recent=recent)
     except ReplayError as exc:
         raise _replay_error(path, exc) from None
+    if warning is not None:
+        if format is Format.json:
+            emit_json(with_warning(view, warning))
+            return
+        _echo(warning)
     if not step:
         _print_view(view, format)
         return
     _step(tl, view, seat, format, recent)
+
+
+def load_timeline(path: Path, ignore_integrity: bool) -> tuple[Timeline, str | None]:
+    """The match replayed, and (with ``ignore_integrity``) the warning every output must start
+    with when the log failed its integrity check (None when it passed, or strictly read)."""
+    events, warning = load_events(path, ignore_integrity)
+    tl = Timeline(events)
+    if not tl.recorded:
+        raise fail(f"{path}: the log holds no events")
+    return tl, warning
+
+
+def load_events(path: Path, ignore_integrity: bool) -> tuple[list[AnyEvent], str | None]:
+    if not ignore_integrity:
+        return audit.load(path), None
+    salvage = read_anyway(path)
+    if salvage.warning is not None:
+        typer.echo(f"buraco-log: {salvage.warning}", err=True)
+    return salvage.events, salvage.warning
+
+
+def with_warning(data: Any, warning: str | None) -> Any:
+    """JSON output made from a log that failed its integrity check: the warning comes first
+    (``integrity_warning`` sorts before ``result``), the library's result beside it."""
+    return data if warning is None else {"integrity_warning": warning, "result": data}
 
 
 def _print_view(view: TableView, format: Format) -> None:
@@ -459,15 +496,22 @@ def explain(
     at: Annotated[int, typer.Option("--at", min=0, help="The seq of the event to explain.",
                                     show_default=False)],
     format: FormatOpt = Format.table,
+    ignore_integrity: IgnoreIntegrityOpt = False,
 ) -> None:
     """Why the event at a seq was, or was not, legal: the rule and the facts that decided it."""
     try:
-        result = audit.explain(path, at)
+        if ignore_integrity:
+            events, warning = load_events(path, True)
+            result = audit.explain_event(events, at, path=str(path))
+        else:
+            result, warning = audit.explain(path, at), None
     except ReplayError as exc:
         raise _replay_error(path, exc) from None
     if format is Format.json:
-        emit_json(result)
+        emit_json(with_warning(result, warning))
         return
+    if warning is not None:
+        _echo(warning)
     for line in render_explanation(result):
         _echo(line)
     _echo("table just before:")

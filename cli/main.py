@@ -16,6 +16,7 @@ from cli import (
     dispute_cmd,
     helpfmt,
     log_cmd,
+    moves_cmd,
     rules_cmd,
     simulate_cmd,
     view_cmd,
@@ -57,6 +58,7 @@ def main(
 app.add_typer(rules_cmd.app, name="rules")
 log_cmd.register(app)
 dispute_cmd.register(app)
+moves_cmd.register(app)
 archive_cmd.register(app)
 demo_cmd.register(app)
 simulate_cmd.register(app)

@@ -1,0 +1,68 @@
+"""`buraco-log moves LOG --at SEQ`: what the player to move could have done at that point.
+
+Reads the log, replays it to ``--at`` and calls :func:`buraco_log.options.moves_at`: every legal
+move (complete), grouped and in words, cards as text; ``--format json`` prints exactly what the
+library returned.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Annotated
+
+import typer
+
+from buraco_log.errors import ReplayError
+from buraco_log.options import MovesAt, moves_at
+from cli.common import EXIT_USAGE, Format, emit_json, fail, guarded
+from cli.dispute_cmd import FormatOpt, IgnoreIntegrityOpt, LogArg, load_timeline, with_warning
+
+
+def render_moves(m: MovesAt) -> Iterator[str]:
+    who = f"seat {m.seat} ({m.name})" if m.seat is not None else "nobody"
+    yield f"after seq {m.seq}: phase {m.phase}; {who} to move; {m.count} legal move(s)"
+    if m.pile is not None:
+        p = m.pile
+        verdict = "may take the pile" if p.may_take else "may not take the pile"
+        top = f", top {p.top}" if p.top is not None else ""
+        yield f"pile ({p.count} cards{top}; {p.pickup.replace('_', '-')}): {verdict}: {p.reason}"
+        for use in p.uses:
+            yield f"  - {use}"
+    if not m.groups:
+        yield "no move: " + ("the next event is a deal (chance, not a choice)"
+                             if m.phase == "between" else f"nothing follows phase {m.phase}")
+    for g in m.groups:
+        yield f"{g.heading} ({len(g.moves)}):"
+        for mv in g.moves:
+            yield f"  {mv.text}"
+
+
+@guarded
+def moves(
+    path: LogArg,
+    at: Annotated[int | None, typer.Option("--at", min=-1, help="The seq after which to list "
+                                           "the moves (default: the last event).",
+                                           show_default=False)] = None,
+    format: FormatOpt = Format.table,
+    ignore_integrity: IgnoreIntegrityOpt = False,
+) -> None:
+    """Every legal move of the player to move after a seq, grouped and in words (a referee's
+    "what else could they have done?")."""
+    tl, damage = load_timeline(path, ignore_integrity)
+    seq = tl.last_seq if at is None else at
+    try:
+        state = tl.state_at(seq)
+    except ReplayError as exc:
+        raise fail(f"{path}: {exc.message}", EXIT_USAGE) from None
+    result = moves_at(state)
+    if format is Format.json:
+        emit_json(with_warning(result, damage))
+        return
+    if damage:
+        typer.echo(damage)
+    for line in render_moves(result):
+        typer.echo(line)
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(moves)
