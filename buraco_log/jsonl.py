@@ -191,6 +191,13 @@ class JsonlReader:
                 if "log" in obj:
                     self._meta(obj, number)
                     continue
+                if _BIG_DIGITS.search(text) and (where := log.out_of_range(obj)) is not None:
+                    raise self._error(  # before any other check can trip over the value
+                        f"field {where!r} holds an integer outside the signed 64-bit range "
+                        f"({log.INT_MIN} to {log.INT_MAX})",
+                        number,
+                        "range",
+                    )
                 obj.setdefault("seq", log.FIRST_SEQ + self.count)
                 try:
                     event = event_from_json(obj)
@@ -201,13 +208,6 @@ class JsonlReader:
                         f"event has seq {event.seq}, expected {log.FIRST_SEQ + self.count}",
                         number,
                         "seq",
-                    )
-                if _BIG_DIGITS.search(text) and (where := log.out_of_range(obj)) is not None:
-                    raise self._error(
-                        f"field {where!r} holds an integer outside the signed 64-bit range "
-                        f"({log.INT_MIN} to {log.INT_MAX})",
-                        number,
-                        "range",
                     )
                 chain.update(ev.encode(event))
                 self.count += 1

@@ -557,6 +557,8 @@ def decode_records(
     out: list[ev.AnyEvent] = []
     for i, record in enumerate(raw):
         seq = None if first_seq is None else first_seq + i
+        if (where := _record_out_of_range(record)) is not None:
+            raise LogFormatError(where, path=path, offset=offset, seq=seq, kind="range")
         try:
             out.append(msgspec.convert(ev.upcast(record, version), ev.AnyEvent))
         except msgspec.MsgspecError as exc:
@@ -564,6 +566,25 @@ def decode_records(
                 describe_bad_record(record, exc), path=path, offset=offset, seq=seq, kind="unknown"
             ) from None
     return out
+
+
+def _record_out_of_range(record: Any) -> str | None:
+    """The range error of a raw record holding an integer outside the signed 64-bit range,
+    naming the field when the tag is known; None if every integer fits."""
+    where = out_of_range(record)
+    if where is None:
+        return None
+    tag = record[0] if isinstance(record, list) and record else None
+    cls = ev.TAGS.get(tag) if isinstance(tag, str) else None
+    if cls is not None and where.startswith("["):
+        index = int(where[1 : where.index("]")]) - 1
+        names = cls.__struct_fields__
+        if 0 <= index < len(names):
+            where = names[index] + where[where.index("]") + 1 :]
+    return (
+        f"event {tag!r}: field {where!r} holds an integer outside the signed 64-bit range "
+        f"({INT_MIN} to {INT_MAX})"
+    )
 
 
 def describe_bad_record(record: Any, exc: Exception) -> str:
