@@ -77,10 +77,25 @@ def partition_value(text: str) -> str:
     return _SAFE.sub("_", text) or "_"
 
 
+# The times the archive stores (started_at, ended_at) as datetimes: years 1 to 9999 UTC.
+AT_MIN = int(datetime(1, 1, 1, tzinfo=UTC).timestamp()) * 1000
+AT_MAX = int(datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC).timestamp()) * 1000 + 999
+
+
+def at_problem(event: AnyEvent) -> str | None:
+    """Why the event's ``at`` cannot be stored as a time (None: it can, or there is none)."""
+    at = event.at
+    if at is None or AT_MIN <= at <= AT_MAX:
+        return None
+    return (f"{type(event).__name__} at {at} ms is outside the times the archive stores "
+            "(years 1 to 9999 UTC)")
+
+
 def month_of(at_ms: int | None) -> str:
     if at_ms is None:
         return "unknown"
-    return datetime.fromtimestamp(at_ms / 1000, UTC).strftime("%Y-%m")
+    d = datetime.fromtimestamp(at_ms / 1000, UTC)
+    return f"{d.year:04d}-{d.month:02d}"  # strftime's %Y gives "1", not "0001", on glibc
 
 
 def file_sha256(path: str) -> tuple[str, int]:
@@ -308,6 +323,11 @@ def check_and_flatten(path: str, sha: str, size: int, rows_for: Any,
             path, sha, size, "incomplete", "archive.incomplete",
             f"the log ends at seq {events[-1].seq} before MatchEnded: only finished matches "
             "are archived", seq=events[-1].seq, match_id=start.match_id, digest=digest))
+    for stamped in (start, events[-1]):  # the times stored: started_at, ended_at
+        problem = at_problem(stamped)
+        if problem is not None:  # a data error with its own reason, not an internal one
+            raise Rejected(error_row(path, sha, size, "range", "archive.at_range", problem,
+                                     seq=stamped.seq, match_id=start.match_id, digest=digest))
     # The same deal check the audit makes, on the only events it reads (the replay kept them).
     prov = audit.provenance(flat.deal_events)
     if prov.findings:

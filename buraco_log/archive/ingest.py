@@ -12,6 +12,7 @@ gathering; running it again finishes the job.
 from __future__ import annotations
 
 import gc
+import hashlib
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -22,10 +23,13 @@ from typing import Any
 import msgspec
 import pyarrow as pa  # type: ignore[import-untyped]
 
+from buraco_log import log
 from buraco_log.audit import find_logs
+from buraco_log.audit.files import file_problem
+from buraco_log.errors import LogFormatError
 
 from . import store
-from .flatten import Rows, check_file, error_row, file_sha256
+from .flatten import Rows, check_file, error_row
 from .schema import ERRORS
 
 HASH_PROGRESS_EVERY = 1000  # files hashed between progress reports while none is checked
@@ -158,14 +162,35 @@ def _check_chunk(items: Sequence[tuple[str, str, int]]) -> ChunkOut:
 
 
 def _hash(path: str) -> tuple[str, str, int] | dict[str, Any]:
-    """``(absolute path, sha256, size)``, or the errors-table row of a file that cannot be read."""
+    """``(absolute path, sha256, size)``, or the errors-table row of a file that cannot be read.
+
+    Only a regular file is opened, and never in a way that blocks: a FIFO, a device (a link
+    to ``/dev/zero``), a socket or a directory the walk listed is recorded with its reason
+    (rule ``log.filetype``) instead of hanging the run on an open or a read that never ends.
+    """
     p = os.path.abspath(path)
+    problem = file_problem(p)
+    if problem is not None:
+        return error_row(p, "", None, "integrity", "log.filetype", problem)
     try:
-        sha, size = file_sha256(p)
+        fd = log.open_log_fd(p)  # refuses a FIFO or device swapped in since the check above
+    except (OSError, LogFormatError) as exc:  # the opener reports OS failures as kind "io"
+        reason = exc.message if isinstance(exc, LogFormatError) else exc.strerror or str(exc)
+        if getattr(exc, "kind", None) == "filetype":
+            return error_row(p, "", None, "integrity", "log.filetype", reason)
+        return error_row(p, "", None, "integrity", "log.unreadable",
+                         f"cannot read the log: {reason}")
+    h = hashlib.sha256()
+    size = 0
+    try:
+        with open(fd, "rb") as f:
+            while chunk := f.read(1 << 20):
+                h.update(chunk)
+                size += len(chunk)
     except OSError as exc:
         return error_row(p, "", None, "integrity", "log.unreadable",
                          f"cannot read the log: {exc.strerror or exc}")
-    return p, sha, size
+    return p, h.hexdigest(), size
 
 
 class _Batch:

@@ -168,11 +168,13 @@ PLAYERS = pa.schema([
 ])
 
 ERRORS = pa.schema([
-    _f("file_sha256", pa.string(), "SHA-256 of the file's bytes", False),
+    _f("file_sha256", pa.string(), "SHA-256 of the file's bytes; empty for a file never "
+       "read (not a regular file, or unreadable)", False),
     _f("source_path", pa.string(), "path of the log file", False),
     _f("file_bytes", pa.int64(), "size of the file"),
     _f("code", pa.string(), "error class: integrity, provenance, legality, scoring, "
-       "incomplete, duplicate or internal", False),
+       "incomplete, duplicate, range (a time the archive cannot store, rule "
+       "archive.at_range) or internal", False),
     _f("rule", pa.string(), "stable rule id of the first finding (see buraco_log.ruleids)",
        False),
     _f("message", pa.string(), "one line naming what is wrong", False),
