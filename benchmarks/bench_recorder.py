@@ -1,19 +1,24 @@
 """Recording live matches: the Recorder against one Writer per table, in the same run.
 
     python benchmarks/bench_recorder.py [--quick] [--tables 10,200,1000,10000]
-        [--modes paced,saturated] [--seconds S] [--pace P] [--dir DIR] [--no-baseline]
+        [--modes paced,saturated] [--seconds S] [--pace P] [--dir DIR] [--max-open N]
+        [--no-baseline] [--no-syncfs] [--restart 10000]
+    python benchmarks/bench_recorder.py --floor [--tables 200,1000]
 
 N tables play real matches (legal moves by the simulator's bots, validated on append). Each
 table is one asyncio task that appends a move and waits for its acknowledgement:
 - paced: one move per table every P seconds (3 s; ``--quick`` uses 1 s and says so);
 - saturated: the next move as soon as the last one is acknowledged.
-The Recorder (``buraco_log.recorder``) runs with the handle pool a soft limit of 1,024 would
-give (``max_open`` 512). The baseline is one ``log.Writer`` per table, each append (write +
-fsync) run in a pool of 64 threads, every Writer open for the whole run.
+Three ways of recording, each in the same run: ``recorder`` (``buraco_log.recorder``, one
+fsync per touched file per round, its default handle pool unless ``--max-open``),
+``rec-syncfs`` (the same with ``sync="syncfs"``: one syncfs per round), and the baseline
+``writers``: one ``log.Writer`` per table, each append (write + fsync) run in a pool of 64
+threads, every Writer open for the whole run.
 Printed per run: events/s, p50/p99 acknowledgement latency, CPU per event (process time of
-all threads, the driver included), fsyncs per event, and the most file descriptors open; and
-recorder / baseline ratios. Then the restart figure: a new recorder reopening every
-mid-match log of the largest run (read, verify, replay to validate the next move).
+all threads, the driver included), syncs per event (file fsyncs + syncfs + directory fsyncs),
+and the most file descriptors open; then each recorder / writers ratio (events/s, p50, p99,
+CPU). Then the restart figure: a new recorder reloading ``--restart`` mid-match logs (read,
+verify, replay to validate the next move). ``--floor`` prints the disk's floor instead.
 Goals: >= 25,000 events/s at N=1,000 (saturated); p99 < 20 ms at 10,000 paced tables.
 """
 
@@ -187,17 +192,34 @@ def run_recorder(
     pace: float | None,
     seconds: float,
     mode: str,
+    sync: str = "fsync",
+    max_open: int | None = None,
 ) -> Result:
-    rec = Recorder(directory, max_open=512, window=0.002)
+    rec = Recorder(directory, max_open=max_open, window=0.002, sync=sync)
+
+    def syncs() -> int:
+        s = rec.stats()
+        return s.fsyncs + s.syncfs + s.dir_fsyncs
 
     def run(marks: list[tuple[float, int]]) -> tuple[int, list[float], float, int]:
-        fsyncs = lambda: rec.stats().fsyncs  # noqa: E731
-        return asyncio.run(drive(rec.append_async, tables, srcs, pace, seconds, "r", marks, fsyncs))
+        return asyncio.run(drive(rec.append_async, tables, srcs, pace, seconds, "r", marks, syncs))
 
     try:
-        return measure("recorder", tables, mode, run)
+        return measure("recorder" if sync == "fsync" else "rec-syncfs", tables, mode, run)
     finally:
         rec.close()
+
+
+def run_recorder_syncfs(
+    directory: Path,
+    tables: int,
+    srcs: list[tuple[ev.AnyEvent, ...]],
+    pace: float | None,
+    seconds: float,
+    mode: str,
+    max_open: int | None = None,
+) -> Result:
+    return run_recorder(directory, tables, srcs, pace, seconds, mode, "syncfs", max_open)
 
 
 def run_writers(
@@ -207,7 +229,9 @@ def run_writers(
     pace: float | None,
     seconds: float,
     mode: str,
+    max_open: int | None = None,
 ) -> Result:
+    del max_open  # one descriptor per table, whatever the limit
     writers: dict[str, log.Writer] = {}
     pool = ThreadPoolExecutor(64)
     done = [0]
@@ -247,6 +271,11 @@ def _syncfs(fd: int) -> None:
         raise OSError(ctypes.get_errno(), "syncfs failed")
 
 
+def _fsync_each(fds: list[int]) -> None:
+    for fd in fds:
+        os.fsync(fd)
+
+
 def floor(directory: Path, tables: int, rounds: int, threads: int = 16) -> list[str]:
     """The disk's floor, without encoding, validation or Python bookkeeping: every round
     writes 120 bytes to each of ``tables`` files, then (a) fsyncs every file from ``threads``
@@ -268,7 +297,7 @@ def floor(directory: Path, tables: int, rounds: int, threads: int = 16) -> list[
                     ends[i] += len(data)
                 if kind == "per-file fsync":
                     slices = [fds[k::threads] for k in range(threads)]
-                    list(pool.map(lambda s: [os.fsync(fd) for fd in s], slices))
+                    list(pool.map(_fsync_each, slices))
                 elif kind == "one syncfs":
                     _syncfs(fds[0])
                 else:
@@ -313,6 +342,10 @@ def main() -> None:
     ap.add_argument("--pace", type=float, default=None)
     ap.add_argument("--dir", default=None, help="where to write (default: a temporary dir)")
     ap.add_argument("--no-baseline", action="store_true")
+    ap.add_argument("--no-syncfs", action="store_true")
+    ap.add_argument(
+        "--max-open", type=int, default=None, help="recorder handle pool (default: its own)"
+    )
     ap.add_argument("--restart", type=int, default=10000, help="mid-match logs to reload")
     ap.add_argument("--floor", action="store_true", help="only the disk floor (see floor())")
     args = ap.parse_args()
@@ -341,11 +374,13 @@ def main() -> None:
             for mode in args.modes.split(","):
                 p = pace if mode == "paced" else None
                 results = []
-                impls = [run_recorder] + ([] if args.no_baseline else [run_writers])
+                impls: list[Callable[..., Result]] = [run_recorder]
+                impls += [] if args.no_syncfs else [run_recorder_syncfs]
+                impls += [] if args.no_baseline else [run_writers]
                 for impl in impls:
                     d = base / f"{impl.__name__}-{tables}-{mode}"
                     d.mkdir()
-                    r = impl(d, tables, srcs, p, seconds, mode)
+                    r = impl(d, tables, srcs, p, seconds, mode, max_open=args.max_open)
                     results.append(r)
                     print(
                         f"{r.name:9} {tables:>6} {mode:10} {r.rate:>9.0f} {r.p50_ms:>8.2f} "
@@ -354,10 +389,10 @@ def main() -> None:
                         flush=True,
                     )
                     shutil.rmtree(d)
-                if len(results) == 2 and results[1].rate:
-                    a, b = results
+                for a in results[:-1] if len(results) > 1 and results[-1].rate else []:
+                    b = results[-1]
                     print(
-                        f"{'ratio':9} {tables:>6} {mode:10} {a.rate / b.rate:>8.2f}x "
+                        f"{a.name[:3] + '/wr':9} {tables:>6} {mode:10} {a.rate / b.rate:>8.2f}x "
                         f"{a.p50_ms / max(b.p50_ms, 1e-9):>7.2f}x "
                         f"{a.p99_ms / max(b.p99_ms, 1e-9):>7.2f}x "
                         f"{a.cpu_us / max(b.cpu_us, 1e-9):>8.2f}x",
