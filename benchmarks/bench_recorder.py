@@ -392,7 +392,7 @@ def main() -> None:
                 for a in results[:-1] if len(results) > 1 and results[-1].rate else []:
                     b = results[-1]
                     print(
-                        f"{a.name[:3] + '/wr':9} {tables:>6} {mode:10} {a.rate / b.rate:>8.2f}x "
+                        f"{a.name[:6] + '/wr':9} {tables:>6} {mode:10} {a.rate / b.rate:>8.2f}x "
                         f"{a.p50_ms / max(b.p50_ms, 1e-9):>7.2f}x "
                         f"{a.p99_ms / max(b.p99_ms, 1e-9):>7.2f}x "
                         f"{a.cpu_us / max(b.cpu_us, 1e-9):>8.2f}x",

@@ -209,35 +209,18 @@ def sweep_temporaries(directory: str | os.PathLike[str]) -> list[str]:
 
 
 def _lock_current(path: str) -> tuple[int, tuple[int, int], int] | None:
-    """Open and lock the file at ``path`` (the writer-lock discipline of ``log.LogLock``):
-    after the ``flock``, the locked file must still be the one at ``path``, else lock the new
-    one. Returns the descriptor, its (device, inode) and its size; None if there is no file."""
-    while True:
-        try:
-            fd = os.open(path, os.O_RDWR | os.O_CLOEXEC)
-        except FileNotFoundError:
+    """Open and lock the file at ``path`` with ``log.LogLock`` (the one writer-lock discipline:
+    the locked file is the one at ``path``). Returns the descriptor, its (device, inode) and its
+    size; None if there is no file."""
+    try:
+        lock = log.LogLock(path)
+    except LogFormatError:
+        if not os.path.lexists(path):
             return None
-        except OSError as exc:
-            raise log.os_error(exc, path) from None
-        try:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                raise LogFormatError(
-                    "another writer holds this log", path=path, kind="locked"
-                ) from None
-            st = os.fstat(fd)
-            try:
-                now = os.stat(path)
-            except FileNotFoundError:
-                os.close(fd)
-                return None
-        except BaseException:
-            os.close(fd)
-            raise
-        if (now.st_dev, now.st_ino) == (st.st_dev, st.st_ino):
-            return fd, (st.st_dev, st.st_ino), st.st_size
-        os.close(fd)  # replaced between open and lock: lock the new file
+        raise
+    fd, lock.fd = lock.fd, None  # the recorder owns the locked descriptor from here
+    assert fd is not None
+    return fd, lock.identity, os.fstat(fd).st_size
 
 
 def _sync_all(ops: FileOps, fds: list[int]) -> list[tuple[int, OSError]]:
@@ -442,9 +425,10 @@ class Recorder:
                         seq=event.seq,
                         kind="seq",
                     )
+                data = log.encode_checked(event)  # int64 only (kind "range"), before the rules
                 if table.validator is not None:
                     table.validator.step(event)  # raises, changing nothing, if illegal
-                table.pending.append(ev.encode(event))
+                table.pending.append(data)
                 table.waiters.append(_Waiter(event.seq, future, loop))
                 table.expect += 1
                 table.unresolved += 1
@@ -624,6 +608,15 @@ class Recorder:
                     written=True,
                 )
                 continue
+            if table.tmp is None and not self._at_path(table):
+                self._fail_table(
+                    table,
+                    "the log was replaced or removed by a program that ignores the writer "
+                    "lock; these events are not acknowledged",
+                    waiters,
+                    written=True,
+                )
+                continue
             if table.tmp is not None:
                 try:
                     os.link(table.tmp, table.path)  # the log appears with its first event
@@ -639,6 +632,9 @@ class Recorder:
                     os.unlink(table.tmp)
                 table.tmp = None
                 table.exists = True
+                st = os.fstat(table.fd) if table.fd is not None else None
+                if st is not None:
+                    table.identity = (st.st_dev, st.st_ino)
                 created.append((table, waiters))
                 continue
             done.append((table, waiters))
@@ -677,6 +673,15 @@ class Recorder:
         with table.lock, self._cv:
             table.unresolved -= count
             self._unresolved -= count
+
+    def _at_path(self, table: _Table) -> bool:
+        """The file written is still the one at the match's path (a writer never acknowledges
+        an append to a file that was replaced)."""
+        try:
+            st = os.stat(table.path)
+        except OSError:
+            return False
+        return (st.st_dev, st.st_ino) == table.identity
 
     def _write(self, table: _Table, encoded: list[bytes]) -> None:
         """Write ``encoded`` as one segment (creating the log under a temporary name first if

@@ -180,6 +180,33 @@ def test_a_log_sealed_while_closed_is_adopted_and_a_foreign_append_refuses_the_m
     assert info_a.sealed and info_a.events == 6 and info_a.head == log.head_digest(a[:6])
 
 
+def test_an_append_to_a_log_replaced_behind_the_lock_is_not_acknowledged(
+    tmp_path: Path,
+) -> None:
+    a = matches()[0]
+    with Recorder(tmp_path) as rec:
+        rec.append("m", a[0])
+        copy = tmp_path / "copy"
+        copy.write_bytes((tmp_path / "m.blog").read_bytes())
+        os.replace(copy, tmp_path / "m.blog")  # a program that ignores the writer lock
+        with pytest.raises(LogFormatError) as info:
+            rec.append("m", a[1])
+        assert "replaced or removed" in str(info.value)
+    assert len(on_disk(str(tmp_path / "m.blog"))) == 1
+
+
+def test_an_integer_outside_int64_is_refused_with_kind_range(tmp_path: Path) -> None:
+    import msgspec
+
+    first = msgspec.structs.replace(matches()[0][0], first_dealer=2**64)
+    with Recorder(tmp_path, validate=False) as rec:
+        with pytest.raises(LogFormatError) as info:
+            rec.append("m", first)
+        assert info.value.kind == "range"
+        rec.append("m", matches()[0][0])  # nothing was taken: seq 0 is still expected
+    assert len(on_disk(str(tmp_path / "m.blog"))) == 1
+
+
 def test_an_ended_match_is_forgotten_once_durable(tmp_path: Path) -> None:
     events = matches()[1]
     with Recorder(tmp_path, validate=False) as rec:
