@@ -65,13 +65,18 @@ def ingest(
     jobs: Annotated[int, typer.Option("--jobs", "-j", min=0,
                                       help="Worker processes (0: one per CPU, at most 8).")] = 0,
     format: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
+    require_commitment: Annotated[bool | None, typer.Option(
+        "--require-commitment/--no-require-commitment",
+        help="Set the archive's require_commitment setting (kept in its archive.json, for "
+             "this and every later ingest): refuse matches whose deals no commitment backs."
+    )] = None,
 ) -> None:
     """Check logs fully and add the good ones to an archive; refused logs go to its errors."""
     for s in sources:  # a mistyped path is a usage error, not a refused log in the archive
         if not s.exists():
             raise fail(f"{s}: no such file or directory", EXIT_USAGE)
     report = _ingest_with_progress([str(s) for s in sources], str(archive_dir),
-                                   jobs or _jobs_default())
+                                   jobs or _jobs_default(), require_commitment)
     if format is Format.json:
         emit_json(report)
     else:
@@ -80,7 +85,9 @@ def ingest(
         typer.echo(f"{report.files} logs: {report.added} matches added ({report.events:,} "
                    f"events, {rate:,.0f} events/s with {workers}), "
                    f"{report.already_stored} already stored, {report.duplicates} duplicates, "
-                   f"{report.known_errors} refused before, {len(report.errors)} refused now")
+                   f"{report.known_errors} refused before, {len(report.errors)} refused now"
+                   + ("; deals must be committed (the archive's require_commitment)"
+                      if report.require_commitment else ""))
         for e in report.errors:
             where = f" seq {e.seq}" if e.seq is not None else ""
             typer.echo(f"refused: {e.path}:{where} [{e.rule}] {e.message}")
@@ -92,11 +99,12 @@ def ingest(
     raise typer.Exit(EXIT_FINDINGS if report.errors else EXIT_OK)
 
 
-def _ingest_with_progress(sources: list[str], root: str, jobs: int) -> archive.IngestReport:
+def _ingest_with_progress(sources: list[str], root: str, jobs: int,
+                          require_commitment: bool | None) -> archive.IngestReport:
     from buraco_log.archive import ingest
 
     if not sys.stderr.isatty():
-        return ingest(sources, root, jobs=jobs)
+        return ingest(sources, root, jobs=jobs, require_commitment=require_commitment)
     from rich.console import Console
     from rich.progress import (
         BarColumn,
@@ -118,7 +126,8 @@ def _ingest_with_progress(sources: list[str], root: str, jobs: int) -> archive.I
             bar.update(task, total=p.found, completed=p.done + p.hashed - p.files,
                        rate=f"{rate:,.0f} events/s, {p.errors} refused")
 
-        return ingest(sources, root, jobs=jobs, on_progress=update)
+        return ingest(sources, root, jobs=jobs, on_progress=update,
+                      require_commitment=require_commitment)
 
 
 _MEMORY = re.compile(r"\d+(\.\d+)?\s*([KMGT]i?B|B)", re.IGNORECASE)

@@ -270,11 +270,12 @@ def error_row(path: str, sha: str, size: int | None, code: str, rule: str, messa
 
 
 def _reject_with_audit(path: str, sha: str, size: int, events: list[AnyEvent],
-                       integrity: audit.Integrity, fallback: tuple[str, str, str, int | None]
-                       ) -> Rejected:
+                       integrity: audit.Integrity, fallback: tuple[str, str, str, int | None],
+                       require_commitment: bool = False) -> Rejected:
     """The audit's verdict for a log the fast pass refused, as an errors-table row."""
     try:
-        verdict: audit.Verdict | None = audit.audit_events(events, integrity, path)
+        verdict: audit.Verdict | None = audit.audit_events(
+            events, integrity, path, require_commitment=require_commitment)
     except Exception:  # an auditor defect must not hide the log's own fault
         verdict = None
     code, rule, message, seq = fallback
@@ -288,14 +289,15 @@ def _reject_with_audit(path: str, sha: str, size: int, events: list[AnyEvent],
 
 
 def check_and_flatten(path: str, sha: str, size: int, rows_for: Any,
-                      seen: set[str] | None = None, read: Reader | None = None
-                      ) -> tuple[str, int, int, bool]:
+                      seen: set[str] | None = None, read: Reader | None = None, *,
+                      require_commitment: bool = False) -> tuple[str, int, int, bool]:
     """Check one log; on success append its rows to ``rows_for(preset, month)``.
 
     Returns ``(digest, game_id, events, fresh)``; raises :class:`Rejected` with the error row.
     A log whose digest is in ``seen`` (the same match, already flattened into these rows) is
     not replayed again and adds no rows: ``fresh`` is False. ``read`` reads the log named
     ``path`` (default :func:`buraco_log.audit.read_log`; Spark passes one over bytes it holds).
+    ``require_commitment``: a deal no commitment backs is a finding (the archive's setting).
     """
     events, integrity = (read or audit.read_log)(path)
     if integrity.status not in ("sealed", "unsealed"):
@@ -329,11 +331,12 @@ def check_and_flatten(path: str, sha: str, size: int, rows_for: Any,
             raise Rejected(error_row(path, sha, size, "range", "archive.at_range", problem,
                                      seq=stamped.seq, match_id=start.match_id, digest=digest))
     # The same deal check the audit makes, on the only events it reads (the replay kept them).
-    prov = audit.provenance(flat.deal_events)
+    prov = audit.provenance(flat.deal_events, require_commitment)
     if prov.findings:
         raise _reject_with_audit(path, sha, size, events, integrity,
                                  ("provenance", prov.findings[0].rule,
-                                  prov.findings[0].message, prov.findings[0].seq))
+                                  prov.findings[0].message, prov.findings[0].seq),
+                                 require_commitment)
     rows: Rows = rows_for(partition_value(start.rules.name), month_of(start.at))
     flat.emit(rows, start, events, digest, sha, size, path, integrity, prov.status)
     if seen is not None:
@@ -572,10 +575,12 @@ def _hand_rows(f: _Flat, t: Any, final: list[list[Meld]], start_seq: int,
 
 
 def check_file(path: str, sha: str, size: int, rows_for: Any, seen: set[str] | None = None,
-               read: Reader | None = None) -> tuple[str, int, int, bool] | dict[str, Any]:
+               read: Reader | None = None, *, require_commitment: bool = False
+               ) -> tuple[str, int, int, bool] | dict[str, Any]:
     """Check and flatten one file: ``(digest, game_id, events, fresh)``, or its error row."""
     try:
-        return check_and_flatten(path, sha, size, rows_for, seen, read)
+        return check_and_flatten(path, sha, size, rows_for, seen, read,
+                                 require_commitment=require_commitment)
     except Rejected as rej:
         return rej.row
     except Exception as exc:  # a defect must not stop the run: record it with the file

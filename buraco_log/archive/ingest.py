@@ -59,6 +59,7 @@ class IngestReport(msgspec.Struct):
     seconds: float = 0.0
     jobs: int = 1
     interrupted: bool = False
+    require_commitment: bool = False  # the archive's setting this run checked with
 
 
 class Progress(msgspec.Struct):
@@ -125,18 +126,20 @@ def few_collections() -> Iterator[None]:
         gc.set_threshold(*old)
 
 
-def check_chunk(items: Sequence[tuple[str, str, int]]) -> ChunkOut:
+def check_chunk(items: Sequence[tuple[str, str, int]], require_commitment: bool = False
+                ) -> ChunkOut:
     """Worker: check and flatten ``(path, sha256, size)`` items."""
     with few_collections():
-        return _check_chunk(items)
+        return _check_chunk(items, require_commitment)
 
 
-def check_chunk_packed(items: Sequence[tuple[str, str, int]]) -> ChunkOut:
+def check_chunk_packed(items: Sequence[tuple[str, str, int]], require_commitment: bool = False
+                       ) -> ChunkOut:
     """Worker process: :func:`check_chunk`, its tables packed for the trip back."""
-    return check_chunk(items).pack()
+    return check_chunk(items, require_commitment).pack()
 
 
-def _check_chunk(items: Sequence[tuple[str, str, int]]) -> ChunkOut:
+def _check_chunk(items: Sequence[tuple[str, str, int]], require_commitment: bool) -> ChunkOut:
     rows: dict[tuple[str, str], Rows] = {}
 
     def rows_for(preset: str, month: str) -> Rows:
@@ -151,7 +154,8 @@ def _check_chunk(items: Sequence[tuple[str, str, int]]) -> ChunkOut:
     n_events = 0
     seen: set[str] = set()  # one match twice in a chunk: its rows only once
     for path, sha, size in items:
-        res = check_file(path, sha, size, rows_for, seen)
+        res = check_file(path, sha, size, rows_for, seen,
+                         require_commitment=require_commitment)
         if isinstance(res, dict):
             errors.append(res)
         else:
@@ -234,17 +238,26 @@ def ingest(
     commit_events: int = 2_000_000,
     commit_seconds: float = 60.0,
     on_progress: Callable[[Progress], None] | None = None,
+    require_commitment: bool | None = None,
 ) -> IngestReport:
     """Check every log under ``sources`` and add the good ones to ``archive``.
 
     Never stops for a bad log: it lands in the errors table and in ``report.errors``.
     Idempotent (by file hash and by content digest) and incremental. On KeyboardInterrupt the
     matches already checked are committed, and the report says ``interrupted``.
+
+    ``require_commitment`` (None: keep it) sets the archive's setting of that name (kept in
+    its ``archive.json``) before the run: while it is on, a match whose deals no commitment
+    backs (a committed match stripped of its commitment and reveal, or cut before the reveal)
+    is refused into the errors table instead of stored.
     """
     t0 = time.monotonic()
     root = store.create_archive(str(archive))
     report = IngestReport(archive=root, jobs=max(1, jobs))
     with store.locked(root):
+        if require_commitment is not None:
+            store.set_setting(root, "require_commitment", require_commitment)
+        strict = report.require_commitment = store.settings(root).require_commitment
         report.recovered = store.recover(root)
         digests, shas, bad = store.known(root)
         paths = find_logs([str(s) for s in sources])
@@ -337,10 +350,10 @@ def ingest(
         try:
             if report.jobs == 1 or len(paths) <= size:
                 for chunk in chunks():
-                    take(check_chunk(chunk))
+                    take(check_chunk(chunk, strict))
                     flush()
             else:
-                _run_pool(chunks(), report.jobs, take, flush)
+                _run_pool(chunks(), report.jobs, take, flush, strict)
         except KeyboardInterrupt:
             report.interrupted = True  # keep what was checked; any other error aborts the batch
         flush(force=True)
@@ -354,14 +367,15 @@ def ingest(
 
 
 def _run_pool(chunks: Iterable[list[tuple[str, str, int]]], jobs: int,
-              take: Callable[[ChunkOut], None], flush: Callable[[], None]) -> None:
+              take: Callable[[ChunkOut], None], flush: Callable[[], None],
+              require_commitment: bool) -> None:
     # Bounded in flight: a few chunks per worker, so memory stays flat on huge inputs.
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         pending: set[Future[ChunkOut]] = set()
         it = iter(chunks)
         try:
             for chunk in it:
-                pending.add(pool.submit(check_chunk_packed, chunk))
+                pending.add(pool.submit(check_chunk_packed, chunk, require_commitment))
                 if len(pending) >= jobs * 3:
                     done, pending = wait(pending, return_when=FIRST_COMPLETED)
                     for fut in done:

@@ -63,7 +63,9 @@ MATCHES = pa.schema([
     _f("ended_at", pa.timestamp("ms", tz="UTC"), "MatchEnded time, when recorded"),
     _f("verdict", pa.string(), "audit verdict: always ok for stored matches", False),
     _f("integrity", pa.string(), "sealed or unsealed", False),
-    _f("provenance", pa.string(), "deal provenance: committed, plain_seeds, mixed or none",
+    _f("provenance", pa.string(), "deal provenance: committed, plain_seeds, mixed or none "
+       "(a committed match stripped of its commitment and reveal is stored as none or "
+       "plain_seeds; see Settings below)",
        False),
     _f("generator", pa.string(), "MatchStarted metadata 'generator' (simulated matches)"),
     _f("ingested_at", pa.timestamp("ms", tz="UTC"), "when the batch was committed", False),
@@ -264,7 +266,41 @@ def markdown() -> str:
                     "minus its value at the last pt row so far; a pt row's `count` = that "
                     "running count minus its value at the pt row before it "
                     "(`buraco_log/archive/views.py`, `EVENTS_SQL`)."]
+    out += ["", *_NOTES]
     return "\n".join(out) + "\n"
+
+
+_NOTES = """## Settings
+
+`archive.json` holds the layout version and, under `"settings"`, the archive's own settings
+(`buraco_log.archive.store.Settings`). One so far:
+
+- `require_commitment` (default false), the same name as the audit's setting
+  (docs/audit-settings.md). An archive of a site that commits its deals turns it on with
+  `buraco-log ingest --require-commitment ... --archive DIR` (`--no-require-commitment` turns
+  it off); it is kept and applies to every later ingest. While it is on, a match whose deals
+  no commitment backs (a committed match whose commitment and reveal were stripped) is
+  refused into `errors` with its `deal.*` rule instead of stored. (A match cut before its
+  `MatchEnded`, which carries the reveal, is never stored: only finished matches are.) Matches ingested before it was turned on stay: find those that carry no commitment
+  with `SELECT match_id, source_path, provenance FROM matches WHERE provenance <> 'committed'`.
+
+A log that is not a regular file (a FIFO, a device such as a link to `/dev/zero`, a socket)
+is never opened: ingest records it in `errors` with rule `log.filetype` and goes on. A time
+(`at` of MatchStarted or MatchEnded) outside years 1 to 9999 UTC is refused with code `range`,
+rule `archive.at_range`.
+
+## Queries
+
+`buraco-log query` (and `buraco_log.archive.query` / `open_query`) runs exactly one statement
+that DuckDB parses as a SELECT, or an `EXPLAIN` / `EXPLAIN ANALYZE` of one: what `EXPLAIN`
+wraps is parsed and checked too (`EXPLAIN ANALYZE COPY ... TO` runs the COPY). DuckDB may open
+only the committed Parquet files (`allowed_paths`), no directory, with external access off and
+the configuration locked; the committed files are read-only on disk (mode 0444). Results
+stream out in batches of 10,000 rows (`--format table` holds at most 100,000 rows), and the
+whole query process, DuckDB and Python, is held under `--memory-limit` plus 384 MiB
+(`RLIMIT_DATA`): functions that build one huge value (`repeat`, `lpad`, `range(n)` as a list)
+allocate outside DuckDB's own limit, and now fail with `out of memory under the <limit>
+limit` instead of growing without bound.""".splitlines()
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
+import msgspec
 import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.compute as pc  # type: ignore[import-untyped]
 import pyarrow.parquet as pq  # type: ignore[import-untyped]
@@ -99,6 +100,52 @@ def check_archive(root: str) -> str:
         raise ArchiveError(f"{root}: archive layout version {version}, this buraco_log reads "
                            f"version {ARCHIVE_VERSION} only: {hint}")
     return real
+
+
+class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """An archive's own settings, kept under ``"settings"`` in its ``archive.json``.
+
+    ``require_commitment``: the same setting as the audit's (docs/audit-settings.md), for an
+    archive of a site that commits its deals: while on, ingest refuses a match whose deals no
+    commitment backs. Set with ``buraco-log ingest --require-commitment`` (or ``--no-...``).
+    """
+
+    require_commitment: bool = False
+
+
+def _marker(root: str) -> dict[str, Any]:
+    with open(os.path.join(root, MARKER), encoding="utf-8") as f:
+        meta = json.load(f)
+    if not isinstance(meta, dict):
+        raise ArchiveError(f"{os.path.join(root, MARKER)}: the archive marker is not a JSON "
+                           "object")
+    return meta
+
+
+def settings(root: str) -> Settings:
+    """The settings of the archive at ``root`` (checked), defaults for any not set."""
+    raw = _marker(root).get("settings", {})
+    try:
+        return msgspec.convert(raw, Settings)
+    except msgspec.ValidationError as exc:
+        raise ArchiveError(f"{os.path.join(root, MARKER)}: bad archive settings: {exc}"
+                           ) from None
+
+
+def set_setting(root: str, name: str, value: bool) -> None:
+    """Change one setting (call with the ingest lock held): the marker is rewritten
+    atomically, so a reader sees the old settings or the new ones."""
+    if name not in Settings.__struct_fields__:
+        raise ArchiveError(f"no archive setting {name!r} (known: "
+                           f"{', '.join(Settings.__struct_fields__)})")
+    meta = _marker(root)
+    current = meta.get("settings", {})
+    if not isinstance(current, dict):
+        raise ArchiveError(f"{os.path.join(root, MARKER)}: bad archive settings: not an object")
+    if current.get(name) == value:
+        return
+    meta["settings"] = {**current, name: value}
+    _atomic_json(os.path.join(root, MARKER), meta)
 
 
 def create_archive(root: str) -> str:
