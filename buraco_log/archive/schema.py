@@ -281,8 +281,9 @@ _NOTES = """## Settings
   it off); it is kept and applies to every later ingest. While it is on, a match whose deals
   no commitment backs (a committed match whose commitment and reveal were stripped) is
   refused into `errors` with its `deal.*` rule instead of stored. (A match cut before its
-  `MatchEnded`, which carries the reveal, is never stored: only finished matches are.) Matches ingested before it was turned on stay: find those that carry no commitment
-  with `SELECT match_id, source_path, provenance FROM matches WHERE provenance <> 'committed'`.
+  `MatchEnded`, which carries the reveal, is never stored: only finished matches are.)
+  Matches ingested before it was turned on stay; find those that carry no commitment with
+  `SELECT match_id, source_path, provenance FROM matches WHERE provenance <> 'committed'`.
 
 A log that is not a regular file (a FIFO, a device such as a link to `/dev/zero`, a socket)
 is never opened: ingest records it in `errors` with rule `log.filetype` and goes on. A time
