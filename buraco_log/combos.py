@@ -46,15 +46,42 @@ def _position_card(suit: int, pos: int) -> Card:
     return suit * 16 + rank
 
 
-def _run_shapes(suit: int, max_run: int) -> Iterable[tuple[tuple[Card, ...], bool]]:
-    """(naturals, needs a wild) for every interval of positions with at most one hole inside;
-    without a hole the wild is optional (it extends an end)."""
+def _run_shapes(
+    suit: int, avail: int, max_run: int, needed: int = 0
+) -> Iterable[tuple[tuple[Card, ...], bool]]:
+    """(naturals, needs a wild) for every interval of run positions whose naturals are all in
+    ``avail`` (a bit mask of positions), with at most one position inside left for the wild
+    (held or not); without one the wild is optional (it extends an end). With ``needed``,
+    only intervals whose naturals hold one of those positions."""
     for a in range(1, 15):
+        if not avail >> a & 1:
+            continue
+        missing = 0
         for b in range(a + 1, min(14, a + max_run - 1) + 1):
-            full = tuple(_position_card(suit, p) for p in range(a, b + 1))
-            yield full, False
-            for h in range(a + 1, b):
-                yield tuple(_position_card(suit, p) for p in range(a, b + 1) if p != h), True
+            if not avail >> b & 1:
+                if missing:
+                    break
+                missing = b
+                continue
+            span = (1 << (b + 1)) - (1 << a)
+            for hole in (missing,) if missing else (0, *range(a + 1, b)):
+                naturals_mask = span & ~(1 << hole) if hole else span
+                if needed and not naturals_mask & needed:
+                    continue
+                yield tuple(_position_card(suit, p) for p in range(a, b + 1) if p != hole), bool(
+                    hole
+                )
+
+
+def _positions(cards: Iterable[Card], suit: int) -> int:
+    """The run positions of ``suit`` that ``cards`` can fill, as a bit mask (an ace both 1 and
+    14, a 2 of the suit its own place)."""
+    mask = 0
+    for c in cards:
+        if c != JOKER and SUIT[c] == suit:
+            rank = RANK[c]
+            mask |= (1 << 1 | 1 << 14) if rank == ACE else 1 << rank
+    return mask
 
 
 def _fits(have: dict[Card, int], need: Sequence[Card]) -> bool:
@@ -67,20 +94,24 @@ def _fits(have: dict[Card, int], need: Sequence[Card]) -> bool:
     return True
 
 
-def meld_options(hand: Sequence[Card], rules: Rules, cache: MeldCache) -> list[tuple[Card, ...]]:
-    """Every multiset of cards of ``hand`` that reads as a meld, sorted, each once."""
+def meld_options(
+    hand: Sequence[Card], rules: Rules, cache: MeldCache, must: Card | None = None
+) -> list[tuple[Card, ...]]:
+    """Every multiset of cards of ``hand`` that reads as a meld, sorted, each once; with
+    ``must``, only those holding that card."""
     have = _counts(hand)
     wilds = sorted(c for c in have if _is_wild(c))
     found: set[tuple[Card, ...]] = set()
+    natural_must = must is not None and not _is_wild(must)
 
     def add(cards: tuple[Card, ...]) -> None:
         key = tuple(sorted(cards))
-        if key not in found and cache.fits(key):
+        if key not in found and (must is None or must in key) and cache.fits(key):
             found.add(key)
 
     by_rank: dict[int, list[Card]] = {}
     for c in have:
-        if not _is_wild(c):
+        if not _is_wild(c) and not (natural_must and must is not None and RANK[c] != RANK[must]):
             by_rank.setdefault(RANK[c], []).append(c)
     for codes in by_rank.values():
         codes.sort()
@@ -90,9 +121,14 @@ def meld_options(hand: Sequence[Card], rules: Rules, cache: MeldCache) -> list[t
             if len(combo) >= 2:
                 for w in wilds:
                     add((*combo, w))
-    suits = {SUIT[c] for c in have if c != JOKER}
+    # A run holds a natural other than a 2 (two naturals, and one 2 at most in its place).
+    suits = {SUIT[c] for c in have if not _is_wild(c)}
+    if natural_must and must is not None:
+        suits &= {SUIT[must]}
     for suit in sorted(suits):
-        for naturals, needs_wild in _run_shapes(suit, rules.max_run()):
+        avail = _positions(have, suit)
+        needed = _positions((must,), suit) if natural_must and must is not None else 0
+        for naturals, needs_wild in _run_shapes(suit, avail, rules.max_run(), needed):
             if not _fits(have, naturals):
                 continue
             if not needs_wild and len(naturals) >= 3:
@@ -104,10 +140,14 @@ def meld_options(hand: Sequence[Card], rules: Rules, cache: MeldCache) -> list[t
 
 
 def layoff_options(
-    meld: Sequence[Card], reading: Reading, hand: Sequence[Card], cache: MeldCache
+    meld: Sequence[Card],
+    reading: Reading,
+    hand: Sequence[Card],
+    cache: MeldCache,
+    must: Card | None = None,
 ) -> list[tuple[Card, ...]]:
     """Every non-empty multiset of cards of ``hand`` that the meld ``meld`` (read as
-    ``reading``) takes, sorted, each once."""
+    ``reading``) takes, sorted, each once; with ``must``, only those holding that card."""
     have = _counts(hand)
     wilds = [c for c in sorted(have) if _is_wild(c)]
     found: set[tuple[Card, ...]] = set()
@@ -115,7 +155,9 @@ def layoff_options(
 
     def add(cards: tuple[Card, ...]) -> None:
         key = tuple(sorted(cards))
-        if key and key not in found and cache.fits(base + key):
+        if key and key not in found and (must is None or must in key) and cache.fits(
+            base + key
+        ):
             found.add(key)
 
     if reading.kind == "set":
@@ -128,7 +170,9 @@ def layoff_options(
     in_meld = _counts(base)
     meld_wilds = [c for c in in_meld if _is_wild(c)]
     choices: list[tuple[Card, ...]] = [(), *((w,) for w in sorted(set(wilds) | set(meld_wilds)))]
-    for naturals, needs_wild in _run_shapes(reading.suit, cache.rules.max_run()):
+    avail = _positions((*base, *have), reading.suit)
+    needed = _positions((must,), reading.suit) if must is not None and not _is_wild(must) else 0
+    for naturals, needs_wild in _run_shapes(reading.suit, avail, cache.rules.max_run(), needed):
         for wild in choices:
             if needs_wild and not wild:
                 continue

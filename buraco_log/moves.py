@@ -124,7 +124,7 @@ def _play(t: _Table, *, complete: bool, meld_cap: int) -> list[AnyEvent]:
     # only together with cards of the hand: the quick list has them all then, or none at all.
     complete = complete or top is not None
     melds = (
-        meld_options(hand, r, t.readings)
+        meld_options(hand, r, t.readings, top)
         if complete
         else candidate_melds(hand, r, meld_cap, must=top)
     )
@@ -143,7 +143,7 @@ def _play(t: _Table, *, complete: bool, meld_cap: int) -> list[AnyEvent]:
     if complete:
         for i, meld in enumerate(t.melds[side]):
             reading = t.meld_readings[side][i] or t.readings.read(meld.cards)
-            for add in layoff_options(meld.cards, reading, hand, t.readings):
+            for add in layoff_options(meld.cards, reading, hand, t.readings, top):
                 if top is not None and top not in add:
                     continue
                 if leaves_ok(len(add)) or (

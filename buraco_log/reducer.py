@@ -400,18 +400,29 @@ class _Table:
         hand = self.hands[seat]
         total = len(hand) + len(self.pile)
         side = self.sides[seat]
-        pool = [*hand, top]
+        # Only cards that can share a meld with the top card matter (its rank or suit, and
+        # the wilds): the search stays small however long the hand.
+        natural_top = top != JOKER and RANK[top] != 2
         out: list[tuple[int | None, tuple[int, ...]]] = []
         for i, m in enumerate(self.melds[side]):
             reading = self.meld_readings[side][i] or self.readings.read(m.cards)
-            for add in layoff_options(m.cards, reading, pool, self.readings):
+            is_set = reading.kind == "set"
+            if natural_top and (RANK[top] != reading.rank if is_set else SUIT[top] != reading.suit):
+                continue
+            pool = [c for c in hand if c == JOKER or RANK[c] == 2 or (
+                RANK[c] == reading.rank if is_set else SUIT[c] == reading.suit)]
+            pool.append(top)
+            for add in layoff_options(m.cards, reading, pool, self.readings, top):
                 if top in add and self.leaves_ok_after(
                     seat, total - len(add), (*m.cards, *add)
                 ):
                     out.append((m.id, add))
                     if first:
                         return out
-        for cards in meld_options(pool, self.rules or _NO_RULES, self.readings):
+        pool = [c for c in hand if not natural_top or c == JOKER or RANK[c] == 2
+                or RANK[c] == RANK[top] or SUIT[c] == SUIT[top]]
+        pool.append(top)
+        for cards in meld_options(pool, self.rules or _NO_RULES, self.readings, top):
             if top not in cards or self.set_limit_reached(side, cards):
                 continue
             if self.leaves_ok_after(seat, total - len(cards), cards):
