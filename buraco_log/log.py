@@ -247,6 +247,23 @@ def encode_checked(event: ev.AnyEvent) -> bytes:
     return data
 
 
+_SECTOR = 512
+
+
+def _lost_pages(f: IO[bytes], start: int, payload: bytes) -> bool:
+    """True if ``payload`` (read from byte ``start``) is the end of the file and one of its
+    512-byte sectors is all zero: the record was written but some of its pages never reached
+    the disk. etcd calls this a torn entry and truncates it, as a torn tail; an edit in the
+    middle of a log, or one that leaves no zero sector, is still damage."""
+    if f.read(1):
+        return False
+    first = -start % _SECTOR  # the first sector boundary inside the payload
+    for i in range(first, len(payload) - _SECTOR + 1, _SECTOR):
+        if payload.count(0, i, i + _SECTOR) == _SECTOR:
+            return True
+    return False
+
+
 def _is_zero(f: IO[bytes], first: bytes) -> bool:
     """True if ``first`` and everything left in ``f`` are zero bytes (a zero-filled tail)."""
     if first.count(0) != len(first):
@@ -480,6 +497,9 @@ class Reader:
             f.seek(off)
             raise _Torn(off, f"segment payload cut short ({len(payload)} of {length} bytes)")
         if zlib.crc32(payload) != int.from_bytes(head[-8:-4], "little"):
+            if _lost_pages(f, off + hsize, payload):
+                f.seek(off)
+                raise _Torn(off, "last record partly zeroed (pages lost in a crash)")
             raise self._error(
                 "segment checksum mismatch (damaged record)", "damage", off, first_seq
             )

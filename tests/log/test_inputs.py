@@ -373,3 +373,92 @@ def test_the_same_key_in_sibling_objects_or_as_a_value_is_not_a_repeat(tmp_path:
     text = tmp_path / "a.jsonl"
     jsonl.convert(src, text, "jsonl")
     assert jsonl.read_jsonl(text) == events
+
+
+# -- repair keeps only what is needed ------------------------------------------------------------
+
+
+def _allocated(path: Path) -> int:
+    return os.stat(path).st_blocks * 512
+
+
+def test_repair_of_a_log_with_a_1_gib_sparse_zero_tail_keeps_a_sparse_backup_of_the_tail(
+    tmp_path: Path,
+) -> None:
+    """The probe: a 12 KB log with a 1 GiB sparse zero tail left a 1.1 GB non-sparse .bak."""
+    path = tmp_path / "a.blog"
+    events = sample_events(60)
+    log.write_log(path, events, validate=False)
+    size = path.stat().st_size
+    with open(path, "r+b") as f:
+        f.truncate(size + 2**30)
+    report = log.repair(path)
+    assert report is not None and report.cut_offset == size and report.cut_bytes == 2**30
+    assert report.backup is not None
+    backup = Path(report.backup)
+    assert backup.stat().st_size == 2**30  # the bytes that were cut, all of them
+    assert _allocated(backup) < 1024 * 1024  # but they take no disk space
+    assert path.stat().st_size == size and log.read_events(path) == events
+
+
+def test_repair_backs_up_a_written_zero_tail_sparsely_and_keeps_nonzero_bytes_exactly(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "a.blog"
+    log.write_log(path, sample_events(10), validate=False)
+    good = path.read_bytes()
+    tail = bytes(4 * 1024 * 1024)  # zeros written to disk (allocated), as a crash can leave
+    path.write_bytes(good + tail)
+    report = log.repair(path)
+    assert report is not None and report.backup is not None
+    backup = Path(report.backup)
+    assert backup.read_bytes() == tail and _allocated(backup) < 64 * 1024
+    # a torn record (non-zero bytes): the backup holds exactly them, log + backup = original
+    path.write_bytes(good + good[log.HEADER_SIZE : log.HEADER_SIZE + 30])
+    report = log.repair(path)
+    assert report is not None and report.backup is not None and report.backup.endswith(".bak.1")
+    assert path.read_bytes() + Path(report.backup).read_bytes() == good + good[
+        log.HEADER_SIZE : log.HEADER_SIZE + 30]
+
+
+def _zero_a_sector(path: Path, seg_offset: int, head: int) -> None:
+    """Zero one whole 512-byte sector inside the payload of the segment at ``seg_offset``."""
+    start = seg_offset + head
+    sector = (start + 511) // 512 * 512
+    with open(path, "r+b") as f:
+        f.seek(sector)
+        f.write(bytes(512))
+
+
+def test_a_complete_last_record_with_a_zeroed_sector_is_a_torn_tail_that_repair_cuts(
+    tmp_path: Path,
+) -> None:
+    """Lost pages: the record has its full length but one of its pages never reached the disk.
+    As etcd does, that is a torn tail (never acknowledged), not damage."""
+    events = sample_events(200)
+    path = tmp_path / "a.blog"
+    with log.Writer(path, validate=False, batched=True, batch_events=100) as w:
+        w.append_many(events)
+    from tests.log.samples import segment_offsets
+
+    (_, _, _), (last, first_seq, _) = segment_offsets(path)
+    _zero_a_sector(path, last, 56)
+    info = log.verify(path)
+    assert info.torn is not None and info.torn.offset == last and "partly zeroed" in (
+        info.torn.reason) and info.events == first_seq
+    report = log.repair(path)
+    assert report is not None and log.read_events(path) == events[:first_seq]
+
+
+def test_a_zeroed_sector_in_a_record_before_the_last_is_damage(tmp_path: Path) -> None:
+    events = sample_events(300)
+    path = tmp_path / "a.blog"
+    with log.Writer(path, validate=False, batched=True, batch_events=100) as w:
+        w.append_many(events)
+    from tests.log.samples import segment_offsets
+
+    offsets = segment_offsets(path)
+    _zero_a_sector(path, offsets[1][0], 56)
+    with pytest.raises(LogFormatError) as exc:
+        log.verify(path)
+    assert exc.value.kind == "damage" and exc.value.offset == offsets[1][0]

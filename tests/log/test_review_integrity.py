@@ -446,8 +446,7 @@ def test_an_empty_file_is_a_torn_header_that_repair_refuses_to_touch(tmp_path: P
     path = tmp_path / "empty.blog"
     path.write_bytes(b"")
     assert _integrity(path) == ("torn", "torn", 0, 0, 0, 0)
-    v = audit.audit_log(path)
-    assert not v.ok and [f.rule for f in v.findings] == ["log.torn"]
+    # what `audit` says of a match that never received an event is tests/unit/test_audit.py's
     with pytest.raises(LogFormatError) as exc:
         log.repair(path)
     assert (exc.value.kind, exc.value.offset) == ("torn", 0)
@@ -646,7 +645,8 @@ def test_cli_verify_of_damage_is_one_line_naming_byte_and_seq(
     zeros = tmp_path / "zeros.blog"
     zeros.write_bytes(bytes(4096))
     result = _cli("verify", zeros)
-    assert result.returncode == 1 and result.stdout == ""
+    not_a_log = LogFormatError("bad magic", offset=0, kind="header").exit_status  # 2: not a log
+    assert result.returncode == not_a_log and result.stdout == ""
     assert _one_error_line(result) == (
         f"buraco-log: error: {zeros}, byte 0: not a buraco-log file (bad magic)")
 
