@@ -402,7 +402,9 @@ def check_deals(events: Sequence[AnyEvent], *, require_commitment: bool = True) 
                 Finding(
                     "deal.not_revealed",
                     end.seq if end is not None else None,
-                    "the server seed behind the commitment was never revealed",
+                    "the server seed behind the commitment was never revealed"
+                    if end is not None else "the log ends without MatchEnded: the server seed "
+                    "behind the commitment is not revealed, so no deal can be checked",
                 )
             )
         elif commitment_of(end.server_seed) != start.commitment.lower():

@@ -16,6 +16,7 @@ from typing import Annotated, Any
 import typer
 
 from buraco_log import audit
+from buraco_log.audit.settings import require_commitment as site_require_commitment
 from buraco_log.errors import BuracoLogError, ReplayError
 from buraco_log.events import AnyEvent
 from buraco_log.forensic import read_anyway
@@ -178,9 +179,16 @@ def render_summary(s: audit.Summary) -> Iterator[str]:
 
 
 def render_verdict(v: audit.Verdict) -> Iterator[str]:
+    if v.not_started:  # issue 20: a match that never received an event is no failure
+        yield f"{v.path}: NOT STARTED"
+        for note in v.notes:
+            yield f"  note        {note}"
+        return
     state = "OK" if v.ok else f"FINDINGS ({len(v.findings)})"
     yield (f"{v.path}: {state}  match {v.match_id or 'unknown'}  rules {v.rules or 'unknown'}  "
            f"{v.events} events")
+    for note in v.notes:  # what an OK does not prove, next to the OK
+        yield f"  note        {note}"
     yield f"  integrity   {_integrity_line(v.integrity)}"
     p = v.provenance
     if p.status == "none":
@@ -413,20 +421,31 @@ def audit_cmd(
                                       "at most 8).")] = 0,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Table: only logs with findings "
                                         "and the summary.")] = False,
-    require_commitment: Annotated[bool, typer.Option(
-        "--require-commitment", help="Deals no committed or plain seed backs are findings.")
-    ] = False,
+    require_commitment: Annotated[bool | None, typer.Option(
+        "--require-commitment/--no-require-commitment",
+        help="Deals no committed or plain seed backs, and a committed match whose seed is not "
+        "revealed (a log cut before its end), are findings. Default: the site setting "
+        "(BURACO_LOG_REQUIRE_COMMITMENT, or [audit] require_commitment in the config file; "
+        "see docs/audit-settings.md), else off.", show_default=False)
+    ] = None,
 ) -> None:
-    """Audit logs: integrity, deal provenance, legality, scoring. Exit 1 if anything is found."""
+    """Audit logs: integrity, deal provenance, legality, scoring. Exit 1 if anything is found.
+
+    A log of a match that never received an event is reported NOT STARTED (exit 0). Notes say
+    what an OK does not prove (an unsealed log, a reveal that is missing)."""
+    try:
+        required = site_require_commitment(require_commitment).value
+    except audit.SettingsError as exc:
+        raise fail(str(exc), EXIT_USAGE) from None
     for p in paths:
-        if not p.exists():
+        if not p.exists() and not p.is_symlink():
             raise fail(f"{p}: no such file or directory", EXIT_USAGE)
     files = audit.find_logs(paths)
     if not files:
         raise fail(f"{', '.join(map(str, paths))}: no logs found", EXIT_USAGE)
     workers = jobs if jobs > 0 else min(8, os.cpu_count() or 1)
     workers = min(workers, max(1, len(files) // 4))
-    verdicts = _audit_with_progress(files, workers, require_commitment)
+    verdicts = _audit_with_progress(files, workers, required)
     single = len(paths) == 1 and not paths[0].is_dir()  # a FIFO given by name is one log too
     if format is Format.json:
         emit_json(verdicts[0] if single else verdicts)
@@ -469,8 +488,13 @@ def _batch_summary(verdicts: Sequence[audit.Verdict]) -> str:
             sections[s] = sections.get(s, 0) + 1
     order = ("integrity", "provenance", "legality", "scoring")
     detail = ", ".join(f"{k} {sections[k]}" for k in order if k in sections)
-    return (f"audited {len(verdicts)} logs: {len(verdicts) - len(bad)} clean, {len(bad)} with "
-            f"findings" + (f" ({detail})" if detail else ""))
+    waiting = sum(1 for v in verdicts if v.not_started)
+    unchecked = sum(1 for v in verdicts if v.ok and v.provenance.unchecked)
+    clean = len(verdicts) - len(bad) - waiting
+    return (f"audited {len(verdicts)} logs: {clean} clean"
+            + (f" ({unchecked} with deals not checked: see their notes)" if unchecked else "")
+            + f", {len(bad)} with findings" + (f" ({detail})" if detail else "")
+            + (f", {waiting} not started" if waiting else ""))
 
 
 @guarded

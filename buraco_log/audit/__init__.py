@@ -42,6 +42,7 @@ from buraco_log.audit.integrity import (
 )
 from buraco_log.audit.legality import IllegalEvent, Legality, _illegal
 from buraco_log.audit.scores import HandCheck, ScoreLine, Scoring, SideCheck, _scoring, score_lines
+from buraco_log.audit.settings import REQUIRE_COMMITMENT_ENV, Setting, SettingsError
 from buraco_log.audit.summary import (
     HandSummary,
     SeatLine,
@@ -68,6 +69,44 @@ class Verdict(msgspec.Struct, frozen=True):
     provenance: Provenance
     legality: Legality
     scoring: Scoring
+    # What an OK verdict does not prove, said instead of left to guess ("integrity: unsealed,
+    # ...", a missing reveal, deals nothing backs), and whether the match never started.
+    notes: tuple[str, ...] = ()
+    not_started: bool = False
+
+
+UNSEALED_NOTE = "integrity: unsealed, edits that keep each record's CRC are not detectable"
+"""The note of every unsealed log: without the chain, a record rewritten with its CRC
+recomputed reads as intact (schema/LOG_FORMAT.md)."""
+
+
+def not_started(events: Sequence[AnyEvent], integrity: Integrity) -> bool:
+    """A log of a match that never received an event: a whole header and no events, or a
+    header cut short by a writer stopped while creating the file (no event can be lost)."""
+    if events:
+        return False
+    if integrity.status in ("sealed", "unsealed"):
+        return True
+    return (integrity.status == "torn" and integrity.offset is not None
+            and integrity.offset < log.HEADER_SIZE)
+
+
+def _notes(events: Sequence[AnyEvent], integrity: Integrity, prov: Provenance,
+           required: bool) -> list[str]:
+    notes = [UNSEALED_NOTE] if integrity.status == "unsealed" else []
+    n = prov.unchecked
+    if n:
+        deals = f"{n} deal{'s' if n != 1 else ''}"
+        were = "were" if n != 1 else "was"
+        if not any(type(e) is MatchEnded for e in events):
+            notes.append(f"provenance: the log ends without MatchEnded: the reveal is missing "
+                         f"and {deals} {were} not checked")
+        elif prov.commitment is None:
+            notes.append(f"provenance: no commitment or plain seed backs {deals}: "
+                         f"{'it was' if n == 1 else 'they were'} not checked"
+                         + ("" if required else " (requiring a commitment makes "
+                         f"this a finding: --require-commitment, or {REQUIRE_COMMITMENT_ENV}=1)"))
+    return notes
 
 
 
@@ -78,9 +117,17 @@ def audit_events(events: Sequence[AnyEvent], integrity: Integrity, path: str = "
     With ``require_commitment``, deals that no commitment or plain seed backs are findings
     (``deal.commitment_missing``), for sites where every deal must be provably fair.
     """
+    if not_started(events, integrity):  # issue 20: not an audit failure, and said so
+        what = ("no events" if integrity.status in ("sealed", "unsealed")
+                else f"no whole header ({integrity.message}; `repair` deletes it)")
+        return Verdict(
+            path=path, match_id=None, rules=None, players=(), events=0, ok=True, findings=(),
+            integrity=integrity, provenance=Provenance("none", None, False, 0, ()),
+            legality=Legality(0, False, None), scoring=Scoring((), None, (), True),
+            notes=(f"not started: the log holds {what}: a match that never received an "
+                   "event",), not_started=True,
+        )
     findings = _integrity_findings(integrity)
-    if not events and integrity.status in ("sealed", "unsealed"):
-        findings.append(Finding("legality", "audit.empty", "the log holds no events"))
     prov = provenance(events, require_commitment)
     findings += prov.findings
     tl = Timeline(events, snapshot_every=NO_SNAPSHOTS)  # the audit never jumps back
@@ -112,6 +159,7 @@ def audit_events(events: Sequence[AnyEvent], integrity: Integrity, path: str = "
         legality=Legality(events_checked=len(tl.events), complete=tl.final.phase == "over",
                           first_illegal=illegal),
         scoring=scoring,
+        notes=tuple(_notes(events, integrity, prov, require_commitment)),
     )
 
 
@@ -174,6 +222,7 @@ def _audit_safely(path: str, require_commitment: bool = False) -> Verdict:
 
 __all__ = [
     "NO_SNAPSHOTS",
+    "UNSEALED_NOTE",
     "Diff",
     "Explanation",
     "Finding",
@@ -187,6 +236,8 @@ __all__ = [
     "ScoreLine",
     "Scoring",
     "SeatLine",
+    "Setting",
+    "SettingsError",
     "SideCheck",
     "Summary",
     "Verdict",
@@ -200,6 +251,7 @@ __all__ = [
     "find_logs",
     "is_log_file",
     "load",
+    "not_started",
     "provenance",
     "read_log",
     "rule_overrides",

@@ -26,6 +26,7 @@ class Provenance(msgspec.Struct, frozen=True):
     revealed: bool  # the server seed was revealed at the match end
     deals: int
     findings: tuple[Finding, ...]
+    unchecked: int = 0  # deals not re-derived: no seed backs them, or the seed is not revealed
 
 
 _DEAL_EVENTS = frozenset((MatchStarted, HandStarted, MatchEnded))
@@ -57,17 +58,25 @@ def provenance(events: Sequence[AnyEvent], require_commitment: bool = False) -> 
     # has nothing to re-derive, and that is its status, not a finding.
     try:
         found = check_deals(events, require_commitment=require_commitment)
-        if end is None:
+        if end is None and not require_commitment:
             # The seed is revealed at the match end: not yet, in an unfinished (or cut) log.
+            # The verdict says so in a note; a site that requires commitments gets a finding.
             found = [f for f in found if f.rule != "deal.not_revealed"]
     except (BuracoLogError, ValueError, IndexError, KeyError, TypeError) as exc:
         found = []
         extra = [Finding("provenance", "deal.mismatch", f"cannot check the deals: {exc}")]
     else:
         extra = []
+    revealed = end is not None and end.server_seed is not None
+    if commitment is None:
+        unchecked = deals - plain  # plain seeds are re-derived; nothing backs the others
+    elif revealed and not any(f.rule == "deal.seed_mismatch" for f in found):
+        unchecked = plain  # committed deals re-derived; a plain one in a committed match is not
+    else:
+        unchecked = deals
     return Provenance(
-        status=status, commitment=commitment,
-        revealed=end is not None and end.server_seed is not None, deals=deals,
+        status=status, commitment=commitment, revealed=revealed, deals=deals,
+        unchecked=unchecked,
         findings=tuple(Finding("provenance", f.rule, f.message, seq=f.seq) for f in found)
         + tuple(extra),
     )

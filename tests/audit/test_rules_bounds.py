@@ -4,6 +4,7 @@ log's match start (binary and JSON Lines), TOML house rules, the dealer, the aud
 
 from __future__ import annotations
 
+import functools
 import resource
 import subprocess
 import sys
@@ -26,6 +27,11 @@ from tests import brokenlogs as bl
 
 ROOT = Path(__file__).resolve().parents[2]
 BASE = PRESETS["burraco"]
+
+
+@functools.cache
+def fair() -> tuple[AnyEvent, ...]:
+    return tuple(bl.fair_match("thirteen-quick", 2, 1))
 
 
 def with_knob(r: Rules, knob: str, value: Any) -> Rules:
@@ -130,7 +136,7 @@ def test_the_dealer_refuses_rules_out_of_bounds_before_building_a_deck() -> None
 
 
 def bomb_events(knob: str = "jokers", value: int = 10**9) -> list[AnyEvent]:
-    events = bl.fair_match("thirteen-quick", 2, 1)[:40]
+    events = list(fair()[:40])
     start = events[0]
     assert isinstance(start, MatchStarted)
     events[0] = msgspec.structs.replace(start, rules=with_knob(start.rules, knob, value))
@@ -161,6 +167,6 @@ def test_a_ten_kb_log_whose_rules_say_a_billion_jokers_audits_at_once(
 
 
 def test_a_log_within_bounds_audits_clean() -> None:
-    events = bl.fair_match("thirteen-quick", 2, 1)
+    events = list(fair())
     v = audit.audit_events(events, audit.Integrity("sealed", "binary", len(events), 1, ""))
     assert v.ok, v.findings

@@ -724,12 +724,21 @@ def test_a_wrong_score_or_an_illegal_move_leaves_provenance_clean(
     assert by_section(v, "provenance") == []
 
 
-def test_an_unfinished_played_log_is_not_a_missing_reveal(played: list[AnyEvent]) -> None:
+def test_an_unfinished_played_log_says_its_reveal_is_missing(played: list[AnyEvent]) -> None:
+    """Issue 13 item 10: a log cut before MatchEnded is never OK without saying that the
+    reveal is missing and the deals were not checked; a site that requires commitments gets a
+    finding (the cut may have removed the reveal)."""
     cut = played[: deal_index(played, 2) + 10]
-    v = audit.audit_events(cut, unsealed(cut), require_commitment=True)
+    v = audit.audit_events(cut, unsealed(cut))
     assert v.findings == ()
     assert (v.provenance.status, v.provenance.revealed, v.provenance.deals) == (
         "committed", False, 3)
+    assert v.provenance.unchecked == 3
+    assert ("provenance: the log ends without MatchEnded: the reveal is missing and 3 deals "
+            "were not checked") in v.notes
+    v = audit.audit_events(cut, unsealed(cut), require_commitment=True)
+    assert [(f.section, f.rule, f.seq) for f in v.findings] == [
+        ("provenance", "deal.not_revealed", None)]
     end = played[-1]
     assert isinstance(end, MatchEnded)
     hidden = [*played[:-1], R(end, server_seed=None)]
