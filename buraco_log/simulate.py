@@ -35,8 +35,10 @@ from buraco_log.events import (
 from buraco_log.rules import Rules, check, side_of
 from buraco_log.scoring import score_hand
 
-GENERATOR = "buraco_log.simulate/v1"
-"""Recorded in ``MatchStarted.metadata["generator"]``; bump when simulated play changes."""
+GENERATOR = "buraco_log.simulate/v2"
+"""Recorded in ``MatchStarted.metadata["generator"]``; bump when simulated play changes.
+v2 (issue 14): must-use-top pickups with the top laid off together with cards of the hand, no
+stock-out while the pile can be taken, presets with ``morto_voided_by = "opponent_out"``."""
 
 MAX_HANDS = 400
 """A match still undecided after this many hands is an error (no bot should take so long)."""
