@@ -291,6 +291,26 @@ def show(path: LogArg, format: FormatOpt = Format.table) -> None:
         return
     for line in render_summary(summary):
         _echo(line)
+    for line in render_last_melds(path):
+        _echo(line)
+
+
+def render_last_melds(path: Path) -> Iterator[str]:
+    """The melds on the table when the last hand read ended (or where the log stops), each
+    with where its wild stands: what `show` adds below the summary."""
+    events, _ = audit.read_log(path)
+    tl = Timeline(events)
+    view = tl.view(tl.last_seq) if tl.events else None
+    if view is None or not any(side.melds for side in view.sides):
+        return
+    yield f"melds     hand {view.hand}, at seq {view.seq}"
+    for side in view.sides:
+        for m in side.melds:
+            wild = f"  ({m.wild})" if m.wild else ""
+            badge = f"  [{m.canastra.replace('_', '-')} canastra]" if m.canastra else ""
+            yield f"  side {side.side} #{m.id} {m.kind:<3} {' '.join(m.cards)}{wild}{badge}"
+
+
 
 
 @guarded

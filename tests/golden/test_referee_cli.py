@@ -87,3 +87,10 @@ def test_ignore_integrity_on_a_sound_log_adds_no_warning() -> None:
     anyway = run("replay", str(CLEAN), "--at", "45", "--ignore-integrity")
     assert anyway.returncode == 0 and anyway.stdout == plain.stdout
     assert "WARNING" not in anyway.stdout + anyway.stderr
+
+
+def test_show_lists_the_last_melds_naming_where_each_wild_stands() -> None:
+    out = run("show", str(CLEAN))
+    assert out.returncode == 0
+    assert "melds     hand 1" in out.stdout
+    assert "(2d as an 8)" in out.stdout and "(JK as an A)" in out.stdout
