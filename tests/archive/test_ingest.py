@@ -398,8 +398,8 @@ def test_files_are_hashed_as_the_checks_need_them(corpus: Corpus, tmp_path: Path
     calls: list[str] = []
     real_hash, real_check = ing._hash, ing.check_chunk
     monkeypatch.setattr(ing, "_hash", lambda p: calls.append("hash") or real_hash(p))
-    monkeypatch.setattr(ing, "check_chunk", lambda items: calls.append("check")
-                        or real_check(items))
+    monkeypatch.setattr(ing, "check_chunk", lambda items, strict: calls.append("check")
+                        or real_check(items, strict))
     logs = corpus.good[:6]
     rep = ingest(logs, tmp_path / "a", chunk_size=2)
     assert rep.added == 6

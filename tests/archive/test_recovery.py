@@ -146,11 +146,11 @@ def test_ctrl_c_commits_what_was_checked_and_a_rerun_finishes(
     real = ingest_mod.check_chunk
     calls = {"n": 0}
 
-    def interrupt(items: object) -> object:
+    def interrupt(items: object, strict: bool) -> object:
         calls["n"] += 1
         if calls["n"] == 3:
             raise KeyboardInterrupt
-        return real(items)  # type: ignore[arg-type]
+        return real(items, strict)  # type: ignore[arg-type]
 
     monkeypatch.setattr(ingest_mod, "check_chunk", interrupt)
     rep = ingest(corpus.good, arch, chunk_size=4)
