@@ -311,8 +311,6 @@ def render_last_melds(path: Path) -> Iterator[str]:
             yield f"  side {side.side} #{m.id} {m.kind:<3} {' '.join(m.cards)}{wild}{badge}"
 
 
-
-
 @guarded
 def replay(
     path: LogArg,
