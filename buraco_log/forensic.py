@@ -19,6 +19,7 @@ import msgspec
 from buraco_log import events as ev
 from buraco_log import log
 from buraco_log.errors import LogFormatError
+from buraco_log.state import State
 
 
 class Salvage(msgspec.Struct, frozen=True):
@@ -122,3 +123,21 @@ def _jsonl_anyway(path: str) -> Salvage:
             raise
         return Salvage(path, events, _where(exc) + exc.message, line=exc.line, seq=exc.seq)
     return Salvage(path, events)
+
+
+def state_at(path: str | os.PathLike[str], seq: int, *, ignore_integrity: bool = False
+             ) -> tuple[State, str | None]:
+    """:func:`buraco_log.reducer.state_at` for a log file, and the warning to print first when
+    ``ignore_integrity`` read a log that failed its integrity check (None otherwise). Strictly
+    (the default), damage raises :class:`LogFormatError` as the readers do."""
+    from buraco_log.reducer import state_at as replay_to
+
+    if ignore_integrity:
+        salvage = read_anyway(path)
+        return replay_to(salvage.events, seq), salvage.warning
+    p = str(path)
+    if p.endswith(".jsonl"):
+        from buraco_log.jsonl import read_jsonl
+
+        return replay_to(read_jsonl(p), seq), None
+    return replay_to(log.read_events(p), seq), None

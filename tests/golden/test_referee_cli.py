@@ -94,3 +94,18 @@ def test_show_lists_the_last_melds_naming_where_each_wild_stands() -> None:
     assert out.returncode == 0
     assert "melds     hand 1" in out.stdout
     assert "(2d as an 8)" in out.stdout and "(JK as an A)" in out.stdout
+
+
+def test_state_at_reads_a_tampered_log_only_when_asked_and_then_warns() -> None:
+    import pytest as _pytest
+
+    from buraco_log import forensic
+    from buraco_log.errors import LogFormatError
+
+    with _pytest.raises(LogFormatError):
+        forensic.state_at(TAMPERED, 45)
+    state, warning = forensic.state_at(TAMPERED, 45, ignore_integrity=True)
+    assert state.seq == 45 and warning is not None and "byte 1511" in warning
+    clean, none = forensic.state_at(CLEAN, 45, ignore_integrity=True)
+    assert none is None and clean == forensic.state_at(CLEAN, 45)[0]
+    assert state == clean  # the tampered record comes later: the table at 45 is the same
