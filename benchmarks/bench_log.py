@@ -1,6 +1,7 @@
 """Match-log throughput, printed as figures (a script, not a timed test).
 
     python benchmarks/bench_log.py [--matches 20] [--events 1000000] [--dir DIR]
+    python benchmarks/bench_log.py --lock --matches 4 --events 100000 --before OLD_LOG_PY
 
 Figures:
 - durable append (write + fsync per event) and batched append, events per second;
@@ -14,12 +15,15 @@ Goals: verification adds at most 25% to replay time; batched appends reach 1,000
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
+import shutil
 import statistics
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 import msgspec
 
@@ -54,12 +58,71 @@ def payloads(path: Path) -> list[bytes]:
     return out
 
 
+def _load(path: str) -> ModuleType:
+    """A log module from a file (an older log.py, for the before/after figures)."""
+    spec = importlib.util.spec_from_file_location("log_before", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def lock_costs(root: Path, events: list[ev.AnyEvent], before: str | None, durable: int) -> None:
+    """What the lock discipline costs: durable appends (one stat per fsync), reopening a log
+    (lock + inode check), and seal (the whole rewrite under the lock), each as a ratio to the
+    same operation by the log module at ``before`` (an older log.py), measured in this run."""
+    sides: dict[str, ModuleType] = {"now": log}
+    if before:
+        sides["before"] = _load(before)
+    small = events[:durable]
+    unsealed = root / "seal-src.blog"
+    log.write_log(unsealed, events, sealed=False, validate=False)
+    results: dict[str, dict[str, float]] = {name: {} for name in sides}
+
+    def run(name: str, mod: ModuleType, i: int) -> None:
+        res = results[name]
+        path = root / f"lock-{name}-{i}.blog"
+        with mod.Writer(path, validate=False) as w:
+            t = time.perf_counter()
+            for e in small:
+                w.append(e)
+            res["durable"] = min(res.get("durable", 1e9), (time.perf_counter() - t) / len(small))
+        t = time.perf_counter()
+        for _ in range(50):
+            mod.Writer(path, validate=False).close()
+        res["reopen"] = min(res.get("reopen", 1e9), (time.perf_counter() - t) / 50)
+        os.unlink(path)
+        copy = root / f"seal-{name}-{i}.blog"
+        shutil.copyfile(unsealed, copy)
+        t = time.perf_counter()
+        mod.seal(copy)
+        res["seal"] = min(res.get("seal", 1e9), time.perf_counter() - t)
+        os.unlink(copy)
+
+    for i in range(3):  # interleaved, best of 3: the machine's load disturbs both alike
+        for name, mod in sides.items():
+            run(name, mod, i)
+    now = results["now"]
+    for key, unit, scale in (("durable", "ms/event", 1e3), ("reopen", "ms/open", 1e3),
+                             ("seal", f"s for {len(events):,} events", 1.0)):
+        line = f"{key + ':':<24} {now[key] * scale:10.3f} {unit}"
+        if "before" in results:
+            old = results["before"][key]
+            line += f"  (before: {old * scale:.3f}; x{now[key] / old:.2f})"
+        print(line)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--matches", type=int, default=20)
     ap.add_argument("--events", type=int, default=1_000_000)
     ap.add_argument("--durable", type=int, default=300)
     ap.add_argument("--dir", default=None, help="Where the logs go (default: a temporary dir).")
+    ap.add_argument("--lock", action="store_true",
+                    help="Only the lock discipline's cost: durable append, reopen, seal.")
+    ap.add_argument("--before", default=None,
+                    help="An older log.py to compare --lock against (`git show REV:buraco_log/"
+                         "log.py > FILE`).")
     args = ap.parse_args()
     root = Path(args.dir or tempfile.mkdtemp(prefix="bench-log-"))
     root.mkdir(parents=True, exist_ok=True)
@@ -71,6 +134,12 @@ def main() -> None:
     ]
     total = sum(len(m) for m in matches)
     print(f"{total} events in {args.matches} matches; logs in {root}")
+    if args.lock:
+        template = [e for m in matches for e in m]
+        n = min(args.events, 200_000)
+        big = [msgspec.structs.replace(template[i % len(template)], seq=i) for i in range(n)]
+        lock_costs(root, big, args.before, args.durable)
+        return
 
     # Durable appends: one write + fsync per event.
     path = root / "durable.blog"

@@ -23,6 +23,7 @@ import importlib
 import itertools
 import operator
 import os
+import re
 import stat
 import struct
 import time
@@ -225,6 +226,16 @@ def out_of_range(value: Any, name: str = "") -> str | None:
     return None
 
 
+_HUGE = re.compile(rb"\xcf[\x80-\xff]")
+
+
+def _maybe_huge(data: bytes) -> bool:
+    """Whether MessagePack ``data`` may hold an integer of 2**63 or more: a uint64 marker whose
+    value has its top bit set (or the same two bytes inside other data). One C-level search:
+    a plain 0xcf is common (every ``at`` after 1970 + 50 days is a uint64)."""
+    return _HUGE.search(data) is not None
+
+
 def _range_error(event: Any, where: str) -> str:
     tag = type(event).__struct_config__.tag
     return (
@@ -239,8 +250,8 @@ def encode_checked(event: ev.AnyEvent) -> bytes:
     try:
         data = ev.encode(event)
     except OverflowError:
-        data = b"\xcf"  # too large even for MessagePack: find which field below
-    if b"\xcf" in data:  # a uint64 marker (or the same byte inside other data): look closer
+        data = b"\xcf\xff"  # too large even for MessagePack: find which field below
+    if _maybe_huge(data):
         where = out_of_range(event)
         if where is not None:
             raise LogFormatError(_range_error(event, where), seq=event.seq, kind="range")
@@ -518,9 +529,9 @@ class Reader:
                 first_seq,
             )
         events = self._decode(payload, off, first_seq)
-        if b"\xcf" in payload:  # a uint64 marker: maybe an integer of 2**63 or more
+        if _maybe_huge(payload):  # then look event by event, most of them in C
             for i, event in enumerate(events):
-                if (where := out_of_range(event)) is not None:
+                if _maybe_huge(ev.encode(event)) and (where := out_of_range(event)) is not None:
                     raise self._error(_range_error(event, where), "range", off, first_seq + i)
         last = first_seq + count
         if list(map(_SEQ, events)) != list(range(first_seq, last)):
@@ -901,6 +912,7 @@ class Writer:
         self._broken: str | None = None
         self._validator: Any = _new_validator(self.path) if validate else None
         self._fast = False  # batched, unvalidated and open: append only buffers
+        self._check_range = True  # off only when rewriting events a Reader already checked
         self._expect = FIRST_SEQ  # seq of the next event, buffered ones included
         try:
             fd = _create_locked(self.path, ev.FORMAT_VERSION, sealed)
@@ -1082,7 +1094,9 @@ class Writer:
             events, self._buffer = self._buffer, []
             try:
                 blob = ev.encode_many(events)
-                bad = b"\xcf" in blob and any(out_of_range(e) is not None for e in events)
+                bad = self._check_range and _maybe_huge(blob) and any(
+                    _maybe_huge(ev.encode(e)) and out_of_range(e) is not None for e in events
+                )
             except OverflowError:
                 bad = True
             if bad:  # only the unchecked fast path gets here
@@ -1309,6 +1323,7 @@ def seal(
                 with Writer(
                     tmp, sealed=True, validate=False, batched=True, batch_events=batch_events
                 ) as writer:
+                    writer._check_range = False  # the reader checked every integer
                     for _, events in reader.segments():
                         writer.append_many(events)
                     writer.flush()
