@@ -193,3 +193,23 @@ def test_burako_goes_out_after_the_morto_by_melding_or_by_a_discard(by_discard: 
     s.go_out().end_hand()
     assert s.state.results[0].went_out == 0
     assert s.state.results[0].scores[0].going_out == 100
+
+
+def test_two_partners_each_earn_a_relancinho_in_one_hand_and_the_partner_out_keeps_the_morto(
+) -> None:
+    # RULES.md §7: the relancinho is per player; a partner's going out does not void the
+    # indirect morto (its cards then count as seat 0's hand).
+    s = Scenario(
+        "biriba",
+        4,
+        hands={0: SETS_10_PLUS_1, 2: "3h 3s 3d 4h 4s 4d 5h 5s 5d 6c 6d"},
+        stock="7c Qc 6s",
+    )
+    s.draw("7c").meld("7h 7s 7d 7c").meld("8c 8d 8s").meld("9h 9s 9d 9c").discard("Kd")
+    s.morto(direct=False)
+    s.pass_turn()
+    s.draw("6s").meld("3h 3s 3d").meld("4h 4s 4d").meld("5h 5s 5d").meld("6c 6d 6s")
+    s.go_out().end_hand()
+    side0 = s.state.results[0].scores[0]
+    assert side0.relancinho == 200  # seat 0 and seat 2, 100 each
+    assert side0.morto_penalty == 0 and side0.hand_penalty > 0
