@@ -174,7 +174,7 @@ def test_the_whole_pile_opens_on_a_click_and_four_colours_recolour_the_suits(
              for c in pile.find_elements(By.CSS_SELECTOR, "[data-card]")]
     assert shown == list(tl.state_at(seq).pile)
     colour = "return getComputedStyle(document.querySelector('.card.s1')).color"
-    browser.execute_script("window.buracoView.go(%d)" % tl.last_seq)
+    browser.execute_script(f"window.buracoView.go({tl.last_seq})")
     before = browser.execute_script(colour)
     browser.find_element(By.ID, "four").click()
     assert browser.execute_script(colour) != before
@@ -254,7 +254,9 @@ def test_one_step_is_measured(browser: Any, long_page: tuple[Path, Timeline],
 
 STEP_TIMES = """
 var v = window.buracoView, out = [], t;
-for (var i = 1; i <= v.last; i++) { t = performance.now(); v.go(i); out.push(performance.now() - t); }
+for (var i = 1; i <= v.last; i++) {
+  t = performance.now(); v.go(i); out.push(performance.now() - t);
+}
 for (var j = v.last - 1; j >= 0; j--) {
   var s = (j * 7919) % (v.last + 1);
   t = performance.now(); v.go(s); out.push(performance.now() - t);
@@ -274,4 +276,4 @@ def test_the_example_screenshots_are_made_by_this_tooling(browser: Any, tmp_path
     for png in shots:
         head = png.read_bytes()[:24]
         assert head[:8] == b"\x89PNG\r\n\x1a\n"
-        assert (OUT / png.name).exists(), f"remake with: python -m tests.view.screenshots"
+        assert (OUT / png.name).exists(), "remake with: python -m tests.view.screenshots"
