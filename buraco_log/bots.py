@@ -803,8 +803,17 @@ BOTS: dict[str, type[RandomBot] | type[HeuristicBot]] = {
 
 
 def make_bot(name: str) -> Bot:
-    """A fresh bot by name (``random`` or ``heuristic``)."""
+    """A fresh bot by name: ``random``, ``heuristic``, or ``expert`` (the searching player of
+    :mod:`buraco_log.expert`), optionally with its budget, ``expert:SAMPLES[xCANDIDATES]``."""
+    kind, _, budget = name.partition(":")
+    if kind == "expert":
+        from buraco_log.expert import DEFAULT_BUDGET, ExpertBot, parse_budget
+
+        return ExpertBot(parse_budget(budget) if budget else DEFAULT_BUDGET)
     try:
+        if budget:
+            raise KeyError(name)
         return BOTS[name]()
     except KeyError:
-        raise ValueError(f"unknown bot {name!r} (known: {', '.join(BOTS)})") from None
+        known = ", ".join((*BOTS, "expert[:SAMPLES]"))
+        raise ValueError(f"unknown bot {name!r} (known: {known})") from None

@@ -103,6 +103,8 @@ def simulate_match(
     if len(_CACHES) > 16:
         _CACHES.clear()
     seat_bot: list[Bot] = [HeuristicBot(cache) if n == "heuristic" else make_bot(n) for n in names]
+    # Bots that follow the match (the expert) are shown every event; they read public facts only.
+    watchers = [b.observe for b in seat_bot if hasattr(b, "observe")]
     rng = random.Random(int(_derive(seed, index, "bots"), 16))
     dealer = FairDealer(
         _derive(seed, index, "server"),
@@ -127,6 +129,8 @@ def simulate_match(
     events: list[AnyEvent] = [start]
     r = Replayer()
     r.step(start)
+    for w in watchers:
+        w(start)
     # The live table of the replayer, read (never changed) by the bots' fast path. Reading it
     # instead of a frozen State per event is what makes simulation fast.
     table = r.table  # read-only live view: no frozen copy per move
@@ -179,6 +183,8 @@ def simulate_match(
                     ev = None  # a refused move changes nothing: use the full list instead
                 else:
                     events.append(ev)
+                    for w in watchers:
+                        w(ev)
                     continue
             st = r.state()
             moves = legal(st)
@@ -190,6 +196,8 @@ def simulate_match(
                 ev = bot.choose(st, moves, rng)
         r.step(ev)
         events.append(ev)
+        for w in watchers:
+            w(ev)
     return events
 
 

@@ -10,6 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
+from buraco_log.bots import make_bot
 from buraco_log.rules import Rules, load_toml, preset
 from buraco_log.simulate import MatchSummary, match_file, seat_bots, simulate_many
 from cli.common import EXIT_USAGE, Format, emit_json, fail, guarded
@@ -28,7 +29,8 @@ def simulate(
         list[str] | None,
         typer.Option(
             "--bot",
-            help="heuristic or random; repeat to seat different bots (repeated round the table).",
+            help="heuristic, random or expert (expert:SAMPLES for its search budget); repeat to "
+            "seat different bots (repeated round the table).",
         ),
     ] = None,
     jobs: Annotated[int, typer.Option("--jobs", "-j", help="Worker processes.", min=1)] = 1,
@@ -50,9 +52,11 @@ def simulate(
     """
     r = load_toml(rules) if rules.endswith(".toml") else preset(rules)
     names = tuple(bot or ("heuristic",))
-    unknown = sorted(set(names) - {"heuristic", "random"})
-    if unknown:
-        raise fail(f"unknown bot {unknown[0]!r} (known: heuristic, random)", EXIT_USAGE)
+    for name in sorted(set(names)):
+        try:
+            make_bot(name)
+        except ValueError as exc:
+            raise fail(str(exc), EXIT_USAGE) from None
     if players not in r.player_counts:
         allowed = "/".join(map(str, r.player_counts))
         raise fail(f"--players {players}: {r.name} is played by {allowed}", EXIT_USAGE)

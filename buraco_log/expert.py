@@ -1,0 +1,501 @@
+"""The searching player ``expert``: determinized Monte Carlo over what one seat could see.
+
+Perfect-information Monte Carlo (PIMC): at each decision the expert draws complete tables that
+agree with everything its seat has seen (its hand, the melds, the open pile, how many cards
+each hand, the stock and each morto hold, and the cards each other player picked up with the
+pile and has not shown since), plays every candidate move forward in each of those tables with
+the heuristic bot in every seat until the hand ends, and chooses the move with the best mean
+hand-score difference (its side's hand score minus the mean of the other sides'). The same
+sampled tables serve every candidate (common random numbers), so the difference between two
+candidates is measured sample by sample, with a standard error.
+
+Information discipline: :func:`decide` takes an :class:`ExpertView`, a value that holds no
+card the seat could not see (the other hands, the stock and the untaken mortos are counts
+only); :class:`Tracker` builds the "picked up and not shown since" lists from public facts
+only. Two tables the seat cannot tell apart give equal views, so equal decisions for a seed.
+
+Deterministic for a seed and a sample budget; an optional wall-clock cap (``Budget.ms``) trades
+that for a bounded time. Core module: stdlib and msgspec only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import random
+import time
+from collections.abc import Iterable, Sequence
+
+import msgspec
+
+from buraco_log.bots import HeuristicBot, MeldKnowledge
+from buraco_log.cards import JOKER, deck
+from buraco_log.errors import IllegalMoveError
+from buraco_log.events import (
+    AnyEvent,
+    CardDiscarded,
+    CardDrawn,
+    CardsLaidOff,
+    Event,
+    FirstDrawRejected,
+    HandEnded,
+    HandStarted,
+    MeldLaid,
+    OpeningRetracted,
+    PileTaken,
+    tag_of,
+)
+from buraco_log.moves import quick_moves
+from buraco_log.reducer import Replayer
+from buraco_log.rules import Rules
+from buraco_log.state import State
+
+EXPERT_VERSION = 1
+"""Bump when the expert's search changes (its decisions for a seed change)."""
+
+MAX_ROLLOUT_EVENTS = 5_000
+"""A rollout still going after this many events is cut and scored as it stands."""
+
+
+class Budget(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """How much the expert searches per decision.
+
+    ``samples``: sampled tables (every candidate is played out once in each);
+    ``candidates``: at most this many moves are searched, the heuristic's favourites of each
+    kind first; ``ms``: stop sampling after this many milliseconds (at least two samples are
+    always taken). With ``ms`` the result depends on the machine's speed: not reproducible."""
+
+    samples: int = 12
+    candidates: int = 5
+    ms: int | None = None
+
+    def describe(self) -> str:
+        cap = f", at most {self.ms} ms" if self.ms is not None else ""
+        return f"{self.samples} samples x {self.candidates} candidates{cap}"
+
+
+DEFAULT_BUDGET = Budget()
+
+
+def parse_budget(text: str) -> Budget:
+    """``"12"`` (samples), ``"12x5"`` (samples x candidates), ``"12x5/300ms"`` (and a time
+    cap), or ``"300ms"`` (the default samples as a ceiling under a time cap)."""
+    s = text.strip().lower()
+    ms: int | None = None
+    if s.endswith("ms"):
+        head, _, cap = s[:-2].rpartition("/")
+        if not cap.isdigit() or int(cap) < 1:
+            raise ValueError(f"budget {text!r}: the time cap must be a positive number of ms")
+        ms = int(cap)
+        if not head:
+            return Budget(samples=DEFAULT_BUDGET.samples * 8, ms=ms)
+        s = head
+    samples, _, cands = s.partition("x")
+    if not samples.isdigit() or (cands and not cands.isdigit()):
+        raise ValueError(
+            f"budget {text!r}: expected SAMPLES, SAMPLESxCANDIDATES or either with /MSms"
+        )
+    b = Budget(
+        samples=int(samples),
+        candidates=int(cands) if cands else DEFAULT_BUDGET.candidates,
+        ms=ms,
+    )
+    if not 1 <= b.samples <= 100_000 or not 1 <= b.candidates <= 1000:
+        raise ValueError(f"budget {text!r}: samples 1-100000, candidates 1-1000")
+    return b
+
+
+# -- what one seat knows ------------------------------------------------------------------
+
+
+class Tracker:
+    """Follows a match through public facts only: the open pile, and for every seat the cards
+    it picked up with the pile (or took back from a retracted opening) and has not laid or
+    discarded since. It never reads a deal's hands or stock, nor the card a draw names."""
+
+    def __init__(self) -> None:
+        self.pile: list[int] = []
+        self.shown: list[list[int]] = []
+
+    @property
+    def known(self) -> tuple[tuple[int, ...], ...]:
+        return tuple(tuple(sorted(k)) for k in self.shown)
+
+    def observe(self, ev: AnyEvent) -> None:
+        if isinstance(ev, HandStarted):
+            self.pile = [ev.upcard] if ev.upcard is not None else []  # turned face up
+            self.shown = [[] for _ in ev.hands]  # only the number of seats is read
+        elif isinstance(ev, (CardDiscarded, FirstDrawRejected)):
+            self.pile.append(ev.card)
+            if isinstance(ev, CardDiscarded):
+                self._used(ev.seat, (ev.card,))
+        elif isinstance(ev, PileTaken):
+            self.shown[ev.seat].extend(self.pile)
+            self.pile = []
+        elif isinstance(ev, (MeldLaid, CardsLaidOff)):
+            self._used(ev.seat, ev.cards)
+        elif isinstance(ev, OpeningRetracted):
+            self.shown[ev.seat].extend(ev.cards)
+
+    def _used(self, seat: int, cards: Iterable[int]) -> None:
+        mine = self.shown[seat]
+        for c in cards:
+            if c in mine:
+                mine.remove(c)
+
+
+class ExpertView(msgspec.Struct, frozen=True):
+    """One seat's view of the table at its decision: no card it could not see.
+
+    ``table`` is the state with the other hands, the stock and the mortos emptied (and the
+    drawn card hidden outside the seat's turn); the counts say how many cards each holds.
+    ``known``: per seat, the cards it is known to hold (picked up with the pile, taken back)."""
+
+    seat: int
+    table: State
+    hand_counts: tuple[int, ...]
+    stock_count: int
+    morto_counts: tuple[int, ...]
+    known: tuple[tuple[int, ...], ...]
+
+
+def seat_view(state: State, seat: int, known: Sequence[Sequence[int]] = ()) -> ExpertView:
+    """The :class:`ExpertView` of ``seat`` in ``state``; ``known`` from a :class:`Tracker`."""
+    if not 0 <= seat < len(state.players):
+        raise ValueError(f"no seat {seat} in a {len(state.players)}-player match")
+    n = len(state.hands)
+    known_t = tuple(
+        tuple(sorted(known[s])) if s != seat and s < len(known) else () for s in range(n)
+    )
+    masked = msgspec.structs.replace(
+        state,
+        hands=tuple(h if s == seat else () for s, h in enumerate(state.hands)),
+        stock=(),
+        mortos=tuple(() for _ in state.mortos),
+        drawn=state.drawn if state.turn == seat else None,
+    )
+    return ExpertView(
+        seat=seat,
+        table=masked,
+        hand_counts=tuple(len(h) for h in state.hands),
+        stock_count=len(state.stock),
+        morto_counts=tuple(len(m) for m in state.mortos),
+        known=known_t,
+    )
+
+
+def views(events: Iterable[AnyEvent], seat: int) -> Iterable[tuple[ExpertView, AnyEvent]]:
+    """For every event the seat chose (its draws, pile pickups, melds, lay-offs, discards, and
+    the rest of its moves), the seat's view just before it and the event."""
+    r = Replayer()
+    tracker = Tracker()
+    for ev in events:
+        t = r.table
+        if t.phase in ("draw", "play", "emptied") and t.turn == seat and _is_choice(ev):
+            yield seat_view(r.state(), seat, tracker.known), ev
+        r.step(ev)
+        tracker.observe(ev)
+
+
+def _is_choice(ev: AnyEvent) -> bool:
+    return not isinstance(ev, (HandStarted,)) and tag_of(ev) not in ("ms", "tc", "me")
+
+
+# -- moves as the seat names them --------------------------------------------------------------
+
+Key = tuple[object, ...]
+
+
+def move_key(ev: Event) -> Key:
+    """A move as the seat can name it before making it: a draw without its (hidden) card, a
+    stock-out end without its scores, meld cards in sorted order."""
+    if isinstance(ev, CardDrawn):
+        return ("dr", ev.seat)
+    if isinstance(ev, HandEnded):
+        return ("he", ev.reason)
+    if isinstance(ev, MeldLaid):
+        return ("ml", ev.seat, tuple(sorted(ev.cards)))
+    if isinstance(ev, CardsLaidOff):
+        return ("lo", ev.seat, ev.meld, tuple(sorted(ev.cards)))
+    if isinstance(ev, OpeningRetracted):
+        return ("rt", ev.seat, tuple(sorted(ev.cards)))
+    skip = ("seq", "at", "note")
+    return (tag_of(ev), *(getattr(ev, f) for f in ev.__struct_fields__ if f not in skip))
+
+
+def blind(ev: AnyEvent) -> AnyEvent:
+    """``ev`` without what the seat could not know when choosing it (a draw's card, a
+    stock-out's scores): the form evaluations carry."""
+    if isinstance(ev, CardDrawn):
+        return msgspec.structs.replace(ev, card=-1, at=None, note=None)
+    if isinstance(ev, HandEnded):
+        return msgspec.structs.replace(ev, scores=None, at=None, note=None)
+    return msgspec.structs.replace(ev, at=None, note=None)
+
+
+# -- sampling what the seat cannot see -------------------------------------------------------
+
+
+def determinize(view: ExpertView, rng: random.Random) -> State:
+    """One complete table that agrees with ``view``: the unseen cards dealt at random to the
+    other hands (beside the cards each is known to hold), the untaken mortos and the stock."""
+    t = view.table
+    rules = t.rules
+    assert rules is not None
+    counts = [0] * (JOKER + 1)
+    for c in deck(rules.jokers):
+        counts[c] += 1
+    seen: list[Iterable[int]] = [t.hands[view.seat], t.pile]
+    seen.extend(m.cards for side in t.melds for m in side)
+    seen.extend(k for s, k in enumerate(view.known) if s != view.seat)
+    for part in seen:
+        for c in part:
+            counts[c] -= 1
+    unseen = [c for c in range(JOKER + 1) for _ in range(max(0, counts[c]))]
+    rng.shuffle(unseen)
+    pos = 0
+    hands: list[tuple[int, ...]] = []
+    for s, n in enumerate(view.hand_counts):
+        if s == view.seat:
+            hands.append(t.hands[s])
+            continue
+        k = view.known[s][:n]
+        need = n - len(k)
+        hands.append((*k, *unseen[pos:pos + need]))
+        pos += need
+    mortos: list[tuple[int, ...]] = []
+    for n in view.morto_counts:
+        mortos.append(tuple(unseen[pos:pos + n]))
+        pos += n
+    stock = tuple(unseen[pos:pos + view.stock_count])
+    pos += view.stock_count
+    if pos != len(unseen) or len(stock) != view.stock_count:
+        raise ValueError(
+            f"seq {t.seq}: the view does not add up ({len(unseen)} unseen cards, {pos} placed)"
+        )
+    return msgspec.structs.replace(t, hands=tuple(hands), mortos=tuple(mortos), stock=stock)
+
+
+# -- the search -----------------------------------------------------------------------------
+
+
+class Evaluation(msgspec.Struct, frozen=True):
+    """One candidate: the move (as :func:`blind` gives it), its mean hand-score difference,
+    and its cost against the best candidate with the standard error of that cost (paired over
+    the same sampled tables)."""
+
+    move: AnyEvent
+    mean: float
+    cost: float
+    se: float
+
+
+class Decision(msgspec.Struct, frozen=True):
+    """The expert's search at one decision: candidates best first."""
+
+    seq: int
+    seat: int
+    phase: str
+    seed: int
+    samples: int
+    evaluations: tuple[Evaluation, ...]
+
+    @property
+    def best(self) -> AnyEvent:
+        return self.evaluations[0].move
+
+    def find(self, ev: Event) -> Evaluation | None:
+        key = move_key(ev)
+        for e in self.evaluations:
+            if move_key(e.move) == key:
+                return e
+        return None
+
+
+def decision_seed(seed: int | str, seq: int) -> int:
+    """The sampling seed of the decision at ``seq`` (any process, any order of work)."""
+    h = hashlib.sha256(f"buraco_log/expert/v{EXPERT_VERSION}\x00{seed}\x00{seq}".encode())
+    return int.from_bytes(h.digest()[:8], "big")
+
+
+_CACHES: dict[Rules, MeldKnowledge] = {}
+
+
+def _cache(rules: Rules) -> MeldKnowledge:
+    got = _CACHES.get(rules)
+    if got is None:
+        if len(_CACHES) > 8:
+            _CACHES.clear()
+        got = _CACHES[rules] = MeldKnowledge()
+    return got
+
+
+def _candidates(
+    world: State, budget: Budget, include: Event | None, cache: MeldKnowledge
+) -> list[AnyEvent]:
+    moves = quick_moves(world)
+    by_key: dict[Key, AnyEvent] = {}
+    for m in moves:
+        by_key.setdefault(move_key(m), m)
+    moves = list(by_key.values())
+    if include is not None and move_key(include) not in by_key:
+        moves.append(msgspec.structs.replace(include, seq=world.seq + 1))  # type: ignore[arg-type]
+    if len(moves) <= budget.candidates:
+        return moves
+    # Too many: the heuristic's favourites of each kind (lay, discard, the rest), taken in
+    # turn, so that a long list of melds does not crowd out every discard.
+    bot = HeuristicBot(cache)
+    ctx = bot._context(world, moves)
+    groups: dict[str, list[tuple[float, int, AnyEvent]]] = {}
+    for i, m in enumerate(moves):
+        kind = ("lay" if isinstance(m, (MeldLaid, CardsLaidOff))
+                else "discard" if isinstance(m, CardDiscarded) else "other")
+        groups.setdefault(kind, []).append((-ctx.score(m), i, m))
+    for g in groups.values():
+        g.sort(key=lambda x: (x[0], x[1]))
+    chosen: list[AnyEvent] = []
+    keys: set[Key] = set()
+    if include is not None:
+        keys.add(move_key(include))
+        chosen.append(by_key.get(move_key(include)) or moves[-1])
+    order = [groups[k] for k in ("lay", "discard", "other") if k in groups]
+    depth = 0
+    while len(chosen) < budget.candidates and any(depth < len(g) for g in order):
+        for g in order:
+            if depth < len(g) and len(chosen) < budget.candidates:
+                m = g[depth][2]
+                if move_key(m) not in keys:
+                    keys.add(move_key(m))
+                    chosen.append(m)
+        depth += 1
+    return chosen
+
+
+def _realize(move: AnyEvent, world: State) -> AnyEvent:
+    if isinstance(move, CardDrawn):
+        return msgspec.structs.replace(move, card=world.stock[0])
+    return move
+
+
+def _value(scores: Sequence[int], side: int) -> float:
+    others = [s for i, s in enumerate(scores) if i != side]
+    return scores[side] - (sum(others) / len(others) if others else 0.0)
+
+
+def rollout(world: State, move: AnyEvent, side: int, cache: MeldKnowledge) -> float:
+    """Play ``move`` in ``world``, then the heuristic bot in every seat to the end of the
+    hand; the hand-score difference of ``side``."""
+    r = Replayer(world)
+    t = r.table
+    if isinstance(move, HandEnded):
+        return _value([s.total for s in t.score()], side)
+    r.step(_realize(move, world))
+    bots = [HeuristicBot(cache) for _ in t.players]
+    rng = random.Random(0)  # the heuristic bot does not draw on it
+    for _ in range(MAX_ROLLOUT_EVENTS):
+        phase = t.phase
+        if phase not in ("draw", "play", "emptied"):
+            break
+        bot = bots[t.turn]
+        ev: AnyEvent | None = bot.fast_move(t, t.stock[-1] if t.stock else None,
+                                            lambda: (0,))
+        if isinstance(ev, HandEnded):
+            break
+        if ev is not None:
+            try:
+                r.step(ev)
+                continue
+            except IllegalMoveError:
+                pass
+        st = r.state()
+        moves = quick_moves(st)
+        if not moves:
+            break
+        ev = bot.choose(st, moves, rng)
+        if isinstance(ev, HandEnded):
+            break
+        r.step(ev)
+    if t.phase in ("between", "decided", "over") and t.results:
+        return _value([s.total for s in t.results[-1].scores], side)
+    return _value([s.total for s in t.score()], side)
+
+
+def decide(
+    view: ExpertView,
+    budget: Budget = DEFAULT_BUDGET,
+    seed: int = 0,
+    *,
+    include: Event | None = None,
+) -> Decision:
+    """Search the seat's decision in ``view``: sample ``budget.samples`` tables, play every
+    candidate out in each, and rank the candidates by mean hand-score difference. ``include``
+    (a move that was played, for a review) is always among the candidates."""
+    t = view.table
+    rules = t.rules
+    assert rules is not None
+    cache = _cache(rules)
+    rng = random.Random(seed)
+    side = t.sides[view.seat]
+    start = time.perf_counter()
+    first = determinize(view, rng)
+    cands = _candidates(first, budget, include, cache)
+    values: list[list[float]] = [[] for _ in cands]
+    n = 0
+    world = first
+    if len(cands) > 1:
+        while n < budget.samples:
+            if n:
+                world = determinize(view, rng)
+            for i, m in enumerate(cands):
+                values[i].append(rollout(world, m, side, cache))
+            n += 1
+            if (budget.ms is not None and n >= 2
+                    and (time.perf_counter() - start) * 1000 >= budget.ms):
+                break
+    else:
+        values[0].append(0.0)
+    means = [sum(v) / len(v) for v in values]
+    best = max(range(len(cands)), key=lambda i: (means[i], -i))
+    evals = []
+    for i, m in enumerate(cands):
+        diffs = [a - b for a, b in zip(values[best], values[i], strict=True)]
+        cost = sum(diffs) / len(diffs)
+        if len(diffs) > 1:
+            var = sum((d - cost) ** 2 for d in diffs) / (len(diffs) - 1)
+            se = math.sqrt(var / len(diffs))
+        else:
+            se = 0.0
+        evals.append(Evaluation(blind(m), round(means[i], 3), round(cost, 3), round(se, 3)))
+    evals.sort(key=lambda e: (e.cost, -e.mean))
+    return Decision(seq=t.seq + 1, seat=view.seat, phase=t.phase, seed=seed,
+                    samples=n, evaluations=tuple(evals))
+
+
+# -- the player ----------------------------------------------------------------------------
+
+
+class ExpertBot:
+    """The searching player for :mod:`buraco_log.simulate`: it follows the match through
+    :meth:`observe` (public facts only) and decides from its seat's view alone."""
+
+    name = "expert"
+
+    def __init__(self, budget: Budget = DEFAULT_BUDGET) -> None:
+        self.budget = budget
+        self.tracker = Tracker()
+        self.decisions = 0
+
+    def observe(self, ev: AnyEvent) -> None:
+        self.tracker.observe(ev)
+
+    def choose(self, state: State, moves: Sequence[AnyEvent], rng: random.Random) -> AnyEvent:
+        if len(moves) == 1:
+            return moves[0]
+        view = seat_view(state, state.turn, self.tracker.known)
+        d = decide(view, self.budget, rng.getrandbits(63))
+        self.decisions += 1
+        key = move_key(d.best)
+        for m in moves:
+            if move_key(m) == key:
+                return m
+        raise AssertionError(f"seq {state.seq + 1}: the expert chose a move not on the list")
