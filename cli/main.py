@@ -17,6 +17,7 @@ from cli import (
     helpfmt,
     log_cmd,
     moves_cmd,
+    review_cmd,
     rules_cmd,
     simulate_cmd,
     view_cmd,
@@ -63,6 +64,7 @@ archive_cmd.register(app)
 demo_cmd.register(app)
 simulate_cmd.register(app)
 view_cmd.register(app)
+review_cmd.register(app)
 
 
 def reflow(doc: str) -> str:

@@ -1,0 +1,400 @@
+"""A move-by-move review of one seat's decisions in a logged match.
+
+For every choice the seat made (draw or take the pile, each meld and lay-off, the discard,
+the rest), the expert (:mod:`buraco_log.expert`) searches the seat's view just before it,
+with the played move among the candidates, and the review reports the move played, the best
+alternative found, and the estimated cost of the move played in hand points (the best
+candidate's mean hand-score difference minus the played move's, over the same sampled tables)
+with its standard error. A move costing at least ``threshold`` points, and at least two
+standard errors, is flagged as a mistake; flagged costs are summed per hand.
+
+Only what the seat could see enters a decision (the same :class:`~buraco_log.expert.ExpertView`
+the expert plays from), and every decision is seeded from the review's seed and the decision's
+seq, so a review is the same for a seed and budget in any process and with any ``jobs``.
+
+Stdlib and msgspec only.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import msgspec
+
+from buraco_log.cards import Style, format_card
+from buraco_log.errors import ReplayError
+from buraco_log.events import (
+    AnyEvent,
+    CardDiscarded,
+    CardDrawn,
+    CardsLaidOff,
+    Event,
+    FirstDrawRejected,
+    HandEnded,
+    MatchStarted,
+    MeldLaid,
+    MortoTaken,
+    OpeningRetracted,
+    PileTaken,
+    WentOut,
+)
+from buraco_log.expert import (
+    DEFAULT_BUDGET,
+    EXPERT_VERSION,
+    Budget,
+    Decision,
+    ExpertView,
+    blind,
+    decide,
+    decision_seed,
+    views,
+)
+from buraco_log.timeline import card_style
+
+REVIEW_VERSION = 1
+"""Version of the review's JSON layout."""
+
+DEFAULT_THRESHOLD = 25.0
+"""Points of hand score: a move that costs at least this much (and two standard errors) is a
+mistake."""
+
+ALTERNATIVES = 4
+"""How many candidates each reviewed move lists (best first)."""
+
+
+class Alternative(msgspec.Struct, frozen=True):
+    move: str
+    event: dict[str, Any]
+    mean: float  # mean hand-score difference of the seat's side after this move
+    cost: float  # against the best candidate
+    se: float
+
+
+class ReviewedMove(msgspec.Struct, frozen=True):
+    """One decision of the seat."""
+
+    seq: int
+    hand: int
+    turn: int  # turns begun in the hand when the decision came
+    kind: str  # "draw", "meld", "layoff", "discard" or "other"
+    played: str
+    best: str
+    cost: float  # estimated hand points the played move gave up against the best found
+    se: float  # standard error of ``cost``
+    flagged: bool
+    played_event: dict[str, Any]
+    best_event: dict[str, Any]
+    samples: int
+    alternatives: tuple[Alternative, ...]
+
+
+class HandReview(msgspec.Struct, frozen=True):
+    hand: int
+    decisions: int
+    mistakes: int
+    lost: float  # sum of the flagged costs
+    lost_se: float  # its standard error (independent decisions)
+    cost: float  # sum of every decision's cost
+
+
+class Review(msgspec.Struct, frozen=True):
+    """The review of one seat: reproducible from ``seed`` and ``budget``."""
+
+    version: int
+    expert_version: int
+    match_id: str
+    rules: str
+    seat: int
+    player: str
+    side: int
+    seed: str
+    budget: Budget
+    threshold: float
+    moves: tuple[ReviewedMove, ...]
+    hands: tuple[HandReview, ...]
+    decisions: int
+    mistakes: int
+    lost: float
+    note: str | None = None  # why the review stops short (an illegal event)
+
+
+# -- words ------------------------------------------------------------------------------------
+
+
+def move_text(ev: Event, style: Style = "ascii") -> str:
+    """A move in a few words, as the seat would name it before making it."""
+
+    def cs(cards: Iterable[int]) -> str:
+        return " ".join(format_card(c, style) for c in cards)
+
+    if isinstance(ev, CardDrawn):
+        return "draw from the stock"
+    if isinstance(ev, PileTaken):
+        return f"take the pile ({ev.count} card{'s' if ev.count != 1 else ''}, top " \
+               f"{cs((ev.top,))})"
+    if isinstance(ev, HandEnded):
+        return "end the hand (stock out)"
+    if isinstance(ev, MeldLaid):
+        return f"meld {cs(ev.cards)}"
+    if isinstance(ev, CardsLaidOff):
+        return f"lay off {cs(ev.cards)} on meld {ev.meld}"
+    if isinstance(ev, CardDiscarded):
+        return f"discard {cs((ev.card,))}"
+    if isinstance(ev, FirstDrawRejected):
+        return f"reject the first draw {cs((ev.card,))}"
+    if isinstance(ev, OpeningRetracted):
+        return "take back the opening"
+    if isinstance(ev, MortoTaken):
+        return "take the morto"
+    if isinstance(ev, WentOut):
+        return "go out"
+    return type(ev).__name__
+
+
+def move_json(ev: Event, style: Style = "ascii") -> dict[str, Any]:
+    """The move in JSON Lines form (cards as text); a draw names no card."""
+    from buraco_log.jsonl import event_to_json
+
+    if isinstance(ev, CardDrawn):
+        return {"t": "dr", "seat": ev.seat, "seq": ev.seq}
+    return event_to_json(msgspec.structs.replace(ev, at=None, note=None))
+
+
+def kind_of(ev: Event) -> str:
+    if isinstance(ev, (CardDrawn, PileTaken, HandEnded)):
+        return "draw"
+    if isinstance(ev, MeldLaid):
+        return "meld"
+    if isinstance(ev, CardsLaidOff):
+        return "layoff"
+    if isinstance(ev, CardDiscarded):
+        return "discard"
+    return "other"
+
+
+# -- the review -----------------------------------------------------------------------------
+
+
+class Task(msgspec.Struct, frozen=True):
+    """One decision to search: what the seat saw, and what it played (blinded)."""
+
+    view: ExpertView
+    played: AnyEvent
+    seed: int
+
+
+def tasks(events: Sequence[AnyEvent], seat: int, seed: str) -> tuple[list[Task], str | None]:
+    """The decisions of ``seat`` in ``events``, and a note when an illegal event stops them."""
+    out: list[Task] = []
+    note: str | None = None
+    try:
+        for view, ev in views(events, seat):
+            out.append(Task(view, blind(ev), decision_seed(seed, ev.seq)))
+    except ReplayError as exc:
+        note = f"the review stops at seq {exc.seq}: {exc}"
+    return out, note
+
+
+def evaluate(task: Task, budget: Budget) -> Decision:
+    return decide(task.view, budget, task.seed, include=task.played)
+
+
+def _evaluate_chunk(args: tuple[list[Task], Budget]) -> list[Decision]:
+    chunk, budget = args
+    return [evaluate(t, budget) for t in chunk]
+
+
+def reviewed_move(task: Task, d: Decision, threshold: float, style: Style) -> ReviewedMove:
+    t = task.view.table
+    mine = d.find(task.played)
+    assert mine is not None
+    best = d.evaluations[0]
+    alts = tuple(
+        Alternative(move_text(e.move, style), move_json(e.move, style), e.mean, e.cost, e.se)
+        for e in d.evaluations[:ALTERNATIVES]
+    )
+    return ReviewedMove(
+        seq=task.played.seq, hand=t.hand, turn=t.turns, kind=kind_of(task.played),
+        played=move_text(task.played, style), best=move_text(best.move, style),
+        cost=mine.cost, se=mine.se, flagged=is_mistake(mine.cost, mine.se, threshold),
+        played_event=move_json(task.played, style), best_event=move_json(best.move, style),
+        samples=d.samples, alternatives=alts,
+    )
+
+
+def is_mistake(cost: float, se: float, threshold: float) -> bool:
+    """At least ``threshold`` points, and at least two standard errors (not noise)."""
+    return cost >= threshold and cost >= 2.0 * se
+
+
+def review_events(
+    events: Sequence[AnyEvent],
+    seat: int,
+    *,
+    budget: Budget = DEFAULT_BUDGET,
+    seed: str = "0",
+    threshold: float = DEFAULT_THRESHOLD,
+    jobs: int = 1,
+    progress: Callable[[int, int], None] | None = None,
+) -> Review:
+    """Review every decision of ``seat`` in ``events`` (a whole match or a prefix).
+
+    ``progress(done, total)`` is called as decisions are searched. Decisions with only one
+    legal move are no decisions and are left out."""
+    if not events or not isinstance(events[0], MatchStarted):
+        raise ReplayError("the log does not start with a match start", seq=0)
+    start = events[0]
+    if not 0 <= seat < len(start.players):
+        raise ValueError(f"no seat {seat} in a {len(start.players)}-player match")
+    style = card_style(start.rules)
+    todo, note = tasks(events, seat, seed)
+    decisions = _run(todo, budget, jobs, progress)
+    moves: list[ReviewedMove] = []
+    for task, d in zip(todo, decisions, strict=True):
+        if len(d.evaluations) > 1:
+            moves.append(reviewed_move(task, d, threshold, style))
+    hands: list[HandReview] = []
+    for h in sorted({m.hand for m in moves}):
+        ms = [m for m in moves if m.hand == h]
+        bad = [m for m in ms if m.flagged]
+        hands.append(HandReview(
+            hand=h, decisions=len(ms), mistakes=len(bad),
+            lost=round(sum(m.cost for m in bad), 3),
+            lost_se=round(math.sqrt(sum(m.se ** 2 for m in bad)), 3),
+            cost=round(sum(m.cost for m in ms), 3)))
+    return Review(
+        version=REVIEW_VERSION, expert_version=EXPERT_VERSION, match_id=start.match_id,
+        rules=start.rules.name, seat=seat, player=start.players[seat].name,
+        side=start.sides[seat] if seat < len(start.sides) else seat, seed=seed, budget=budget,
+        threshold=threshold, moves=tuple(moves), hands=tuple(hands), decisions=len(moves),
+        mistakes=sum(h.mistakes for h in hands), lost=round(sum(h.lost for h in hands), 3),
+        note=note,
+    )
+
+
+def _run(todo: list[Task], budget: Budget, jobs: int,
+         progress: Callable[[int, int], None] | None) -> list[Decision]:
+    total = len(todo)
+    if progress is not None:
+        progress(0, total)
+    if jobs <= 1 or total <= 1:
+        out: list[Decision] = []
+        for i, t in enumerate(todo):
+            out.append(evaluate(t, budget))
+            if progress is not None:
+                progress(i + 1, total)
+        return out
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    size = max(1, min(8, total // (jobs * 6)))
+    chunks = [(i, todo[i:i + size]) for i in range(0, total, size)]
+    results: list[Decision | None] = [None] * total
+    done = 0
+    with ProcessPoolExecutor(max_workers=min(jobs, os.cpu_count() or 1, len(chunks))) as pool:
+        futures = {pool.submit(_evaluate_chunk, (c, budget)): i for i, c in chunks}
+        for fut in as_completed(futures):
+            first = futures[fut]
+            got = fut.result()
+            results[first:first + len(got)] = got
+            done += len(got)
+            if progress is not None:
+                progress(done, total)
+    return [d for d in results if d is not None]
+
+
+# -- output -------------------------------------------------------------------------------
+
+
+def to_json(review: Review) -> dict[str, Any]:
+    out: dict[str, Any] = msgspec.to_builtins(review)
+    return out
+
+
+def header(review: Review) -> str:
+    b = review.budget
+    return (f"review of seat {review.seat} ({review.player}, side {review.side}) in match "
+            f"{review.match_id} ({review.rules})\n"
+            f"seed {review.seed!r}, budget {b.describe()} per decision, expert v"
+            f"{review.expert_version}; a mistake costs at least {review.threshold:g} points "
+            f"and 2 standard errors")
+
+
+def to_text(review: Review, *, all_moves: bool = True) -> str:
+    """The review for people: each decision on a line (mistakes marked), a summary per hand."""
+    lines = [header(review)]
+    if review.note:
+        lines.append(f"note: {review.note}")
+    by_hand: dict[int, list[ReviewedMove]] = {}
+    for m in review.moves:
+        by_hand.setdefault(m.hand, []).append(m)
+    for h in review.hands:
+        lines.append("")
+        lines.append(f"hand {h.hand}")
+        for m in by_hand[h.hand]:
+            if not all_moves and not m.flagged:
+                continue
+            mark = "MISTAKE" if m.flagged else ""
+            better = f"best: {m.best}" if m.cost > 0 else "best"
+            lines.append(f"  {'!' if m.flagged else ' '} seq {m.seq:<5d} {m.kind:<8s} "
+                         f"{m.played:<34s} {better:<40s} cost {m.cost:6.1f} ± {m.se:5.1f} "
+                         f"{mark}".rstrip())
+        lines.append(f"  hand {h.hand}: {h.decisions} decisions, {h.mistakes} mistake"
+                     f"{'' if h.mistakes == 1 else 's'}, {h.lost:.0f} ± {h.lost_se:.0f} points "
+                     f"lost to them (all decisions: {h.cost:.0f})")
+    lines.append("")
+    mean = sum(m.cost for m in review.moves) / len(review.moves) if review.moves else 0.0
+    lines.append(f"total: {review.decisions} decisions, {review.mistakes} mistake"
+                 f"{'' if review.mistakes == 1 else 's'}, {review.lost:.0f} points lost to them; "
+                 f"mean cost per decision {mean:.1f}")
+    return "\n".join(lines) + "\n"
+
+
+def review_page(events: Sequence[AnyEvent], review: Review) -> str:
+    """The match viewer's page for the reviewed seat, with the review in it: marks on the
+    mistakes in the move list, and at each decision the move played, the alternative and its
+    cards picked out on the table."""
+    from importlib import resources
+
+    from buraco_log.view import build_page
+
+    page = build_page(events, seat=review.seat)
+    data = {
+        "seat": review.seat,
+        "head": header(review).replace("\n", " · "),
+        "summary": f"{review.decisions} decisions, {review.mistakes} mistakes, "
+                   f"{review.lost:.0f} points lost to them",
+        "moves": {str(m.seq): {
+            "played": m.played, "best": m.best, "cost": m.cost, "se": m.se, "flag": m.flagged,
+            "kind": m.kind, "alts": [[a.move, a.cost, a.se] for a in m.alternatives],
+            "cards": _cards_of(m.best_event, events[0]),
+        } for m in review.moves},
+        "hands": [msgspec.to_builtins(h) for h in review.hands],
+    }
+    blob = msgspec.json.encode(data).replace(b"<", b"\\u003c").decode("utf-8")
+    folder = resources.files("buraco_log.view") / "template"
+    css = (folder / "review.css").read_text("utf-8")
+    js = (folder / "review.js").read_text("utf-8")
+    extra = (f'<style>\n{css}</style>\n<script type="application/json" id="bl-review">{blob}'
+             f"</script>\n<script>\n{js}</script>\n")
+    html = page.html
+    at = html.rfind("</body>")
+    return html[:at] + extra + html[at:]
+
+
+def _cards_of(event: dict[str, Any], start: AnyEvent) -> list[int]:
+    """Card codes a move puts down (to pick them out in the hand on the page)."""
+    from buraco_log.cards import parse_card
+
+    cards: list[Any] = list(event.get("cards", ()))
+    if "card" in event and event["t"] in ("dc", "rj"):
+        cards.append(event["card"])
+    out = []
+    for c in cards:
+        try:
+            out.append(parse_card(c) if isinstance(c, str) else int(c))
+        except Exception:
+            continue
+    return out

@@ -1,0 +1,56 @@
+// buraco-log review: added to the replay page by `buraco-log review --format html`. It reads
+// the review (its own JSON element), marks the reviewed moves in the move list, and at each
+// decision shows the move played, the best alternative found and its cards on the table.
+(function () {
+  "use strict";
+  var R = JSON.parse(document.getElementById("bl-review").textContent);
+  var $ = function (id) { return document.getElementById(id); };
+  function esc(s) {
+    return String(s).replace(/[&<>"]/g, function (c) {
+      return { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" }[c];
+    });
+  }
+  function fmt(x) { return Math.abs(x) < 0.05 ? "0.0" : (Math.round(x * 10) / 10).toFixed(1); }
+  function lost(x) { return Math.abs(x) < 0.05 ? "0" : "-" + fmt(x); }
+  var box = document.createElement("div");
+  box.id = "review";
+  box.className = "box";
+  box.innerHTML = "<h2>Review</h2><div class=\"rv-head\">" + esc(R.head) + "</div><div>" +
+    esc(R.summary) + "</div><div class=\"rv-now\" id=\"rv-now\"></div>";
+  var side = $("side");
+  side.insertBefore(box, side.firstChild);
+  Object.keys(R.moves).forEach(function (s) {
+    var m = R.moves[s];
+    var li = document.querySelector('#moves li[data-seq="' + s + '"]');
+    if (!li) { return; }
+    li.className += " rv" + (m.flag ? " rv-bad" : "");
+    li.setAttribute("data-rv", (m.flag ? "\u2717 " : "") + lost(m.cost));
+    li.setAttribute("title", "best: " + m.best + " (cost " + fmt(m.cost) + " \u00b1 " + fmt(m.se) + ")");
+  });
+  function show() {
+    var s = +document.body.getAttribute("data-seq");
+    var next = R.moves[String(s + 1)], here = R.moves[String(s)];
+    var out = "";
+    if (next) {
+      out += "<div><b" + (next.flag ? " class=\"bad\"" : "") + ">Decision at seq " + (s + 1) +
+        (next.flag ? " (mistake)" : "") + "</b>: played <i>" + esc(next.played) + "</i>; best found <i>" +
+        esc(next.best) + "</i>, cost " + fmt(next.cost) + " \u00b1 " + fmt(next.se) +
+        " points. The best move's cards are outlined in green.</div><table>" +
+        next.alts.map(function (a) {
+          return "<tr><td>" + esc(a[0]) + "</td><td>" + lost(a[1]) + " \u00b1 " + fmt(a[2]) + "</td></tr>";
+        }).join("") + "</table>";
+      var want = next.cards.slice();
+      var hand = document.querySelectorAll('[data-zone="hand-' + R.seat + '"] .card');
+      for (var i = 0; i < hand.length && want.length; i++) {
+        var k = want.indexOf(+hand[i].getAttribute("data-card"));
+        if (k >= 0) { hand[i].classList.add("rv-alt"); want.splice(k, 1); }
+      }
+    } else if (here) {
+      out += "<div><b" + (here.flag ? " class=\"bad\"" : "") + ">This move</b>: " + esc(here.played) +
+        "; best found " + esc(here.best) + ", cost " + fmt(here.cost) + " \u00b1 " + fmt(here.se) + "</div>";
+    }
+    $("rv-now").innerHTML = out || "No decision of this seat here.";
+  }
+  new MutationObserver(show).observe(document.body, { attributes: true, attributeFilter: ["data-seq"] });
+  show();
+}());

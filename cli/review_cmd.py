@@ -1,0 +1,149 @@
+"""`buraco-log review`: every decision of one seat, judged by the searching player."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from buraco_log.errors import LogFormatError
+from buraco_log.events import AnyEvent
+from buraco_log.expert import DEFAULT_BUDGET, Budget, parse_budget
+from buraco_log.review import (
+    DEFAULT_THRESHOLD,
+    Review,
+    review_events,
+    review_page,
+    to_json,
+    to_text,
+)
+from cli.common import EXIT_USAGE, emit_json, fail, guarded
+
+
+class ReviewFormat(StrEnum):
+    text = "text"
+    json = "json"
+    html = "html"
+
+
+@guarded
+def review(
+    path: Annotated[Path, typer.Argument(help="A match log (binary, or .jsonl).",
+                                         show_default=False)],
+    seat: Annotated[int, typer.Option("--seat", min=0, help="The seat to review.",
+                                      show_default=False)],
+    budget: Annotated[str, typer.Option(
+        "--budget", help="Search per decision: SAMPLES, SAMPLESxCANDIDATES, either with /MSms "
+        "(a time cap: then not reproducible).")] = str(DEFAULT_BUDGET.samples),
+    seed: Annotated[str, typer.Option("--seed", help="Seed: same seed and budget, same "
+                                      "review.")] = "0",
+    threshold: Annotated[float, typer.Option(
+        "--threshold", min=0.0, help="Hand points a move must cost to be flagged (and 2 "
+        "standard errors).")] = DEFAULT_THRESHOLD,
+    format: Annotated[ReviewFormat, typer.Option("--format", "-f")] = ReviewFormat.text,
+    output: Annotated[str | None, typer.Option(
+        "--output", "-o", help="Write here instead of stdout ('-': stdout).",
+        show_default=False)] = None,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="Worker processes.")] = 1,
+    mistakes_only: Annotated[bool, typer.Option(
+        "--mistakes-only", help="Text: list only the flagged moves.")] = False,
+    progress: Annotated[bool | None, typer.Option(
+        "--progress/--no-progress",
+        help="Progress bar on stderr (default: when stderr is a terminal).")] = None,
+) -> None:
+    """Review every decision one seat made in a match: for each draw or pile pickup, meld,
+    lay-off and discard, the move played, the best alternative the expert found, and the
+    estimated cost of the move played in hand points with its standard error. Mistakes above
+    the threshold are flagged and summed per hand.
+
+    Each decision is searched from what that seat could see at the time, never the hidden
+    cards. The output states its seed and budget; the same seed and budget give the same review,
+    whatever --jobs is. --format html writes the match viewer's page with the review in it."""
+    if not path.exists():
+        raise fail(f"{path}: no such file", EXIT_USAGE)
+    if path.is_dir():
+        raise fail(f"{path}: is a directory, not a log", EXIT_USAGE)
+    try:
+        b = parse_budget(budget)
+    except ValueError as exc:
+        raise fail(f"--budget: {exc}", EXIT_USAGE) from None
+    from buraco_log.audit import read_log
+
+    events, integ = read_log(path)
+    if integ.status == "unreadable" or not events:
+        what = f" ({integ.message})" if integ.message else ""
+        raise fail(f"{path}: not a log: no event could be read{what}", EXIT_USAGE)
+    if integ.status in ("broken", "torn"):
+        where = f" at byte {integ.offset}" if integ.offset is not None else ""
+        typer.echo(f"buraco-log: note: {path}: the log is damaged{where} ({integ.kind}); "
+                   f"reviewing the {len(events)} events read intact", err=True)
+    players = len(getattr(events[0], "players", ()))
+    if seat >= players:
+        raise fail(f"{path}: --seat {seat}: the match has seats 0 to {players - 1}", EXIT_USAGE)
+    show = sys.stderr.isatty() if progress is None else progress
+    try:
+        if show:
+            result = _with_progress(events, seat, b, seed, threshold, jobs)
+        else:
+            result = review_events(events, seat, budget=b, seed=seed, threshold=threshold,
+                                   jobs=jobs)
+    except LogFormatError as exc:
+        raise fail(f"{path}: {exc}", EXIT_USAGE) from None
+    if result.note:
+        typer.echo(f"buraco-log: note: {path}: {result.note}", err=True)
+    if format is ReviewFormat.html:
+        text = review_page(events, result)
+    elif format is ReviewFormat.json:
+        if output in (None, "-"):
+            emit_json(to_json(result))
+            return
+        import json
+
+        text = json.dumps(to_json(result), indent=2, sort_keys=True) + "\n"
+    else:
+        text = to_text(result, all_moves=not mistakes_only)
+    if output in (None, "-"):
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    target = Path(output)
+    if target.is_dir():
+        raise fail(f"{target}: is a directory; name the file", EXIT_USAGE)
+    from buraco_log.view import write_page
+
+    write_page(target, text)
+    typer.echo(f"wrote {target} ({result.decisions} decisions, {result.mistakes} mistakes)",
+               err=True)
+
+
+def _with_progress(events: Sequence[AnyEvent], seat: int, b: Budget, seed: str,
+                   threshold: float, jobs: int) -> Review:
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    with Progress(TextColumn("review"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+                  console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("review", total=None)
+
+        def update(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        return review_events(events, seat, budget=b, seed=seed, threshold=threshold,
+                             jobs=jobs, progress=update)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``review`` to the top level of ``app``."""
+    app.command("review")(review)
