@@ -223,14 +223,28 @@ def _lock_current(path: str) -> tuple[int, tuple[int, int], int] | None:
     return fd, lock.identity, os.fstat(fd).st_size
 
 
-def _sync_all(ops: FileOps, fds: list[int]) -> list[tuple[int, OSError]]:
-    failures = []
-    for fd in fds:
-        try:
-            ops.fsync(fd)
-        except OSError as exc:
-            failures.append((fd, exc))
-    return failures
+class _Work:
+    """One log's share of a round: its events, who waits for them, and how it went."""
+
+    __slots__ = ("created", "encoded", "error", "reopened", "synced", "table", "waiters")
+
+    def __init__(self, table: _Table, waiters: list[_Waiter], encoded: list[bytes]) -> None:
+        self.table = table
+        self.waiters = waiters
+        self.encoded = encoded
+        self.error: _WriteError | None = None
+        self.reopened = False
+        self.synced = False
+        self.created = False
+
+
+def _fsync_failed(table: _Table, exc: OSError) -> LogFormatError:
+    return LogFormatError(
+        f"fsync failed: {exc.strerror or exc}; not retried, the last events may not be on disk "
+        "(reopen the log to see what was kept)",
+        path=table.path,
+        kind="io",
+    )
 
 
 class Recorder:
@@ -561,7 +575,7 @@ class Recorder:
         return self.idle_timeout / 2 if self._open and self.idle_timeout > 0 else None
 
     def _commit(self, batch: list[_Table]) -> None:
-        rounds: list[tuple[_Table, list[_Waiter]]] = []
+        work: list[_Work] = []
         taken = 0
         for table in batch:
             with table.lock:
@@ -573,101 +587,139 @@ class Recorder:
             if table.broken is not None:
                 self._resolve(waiters, LogFormatError(table.broken, path=table.path, kind="io"))
                 continue
-            try:
-                self._write(table, encoded)
-            except _WriteError as exc:
-                self._fail_table(table, exc.error.message, waiters, exc.error, exc.written)
-                continue
-            rounds.append((table, waiters))
+            work.append(_Work(table, waiters, encoded))
         with self._cv:
             self._waiting -= taken
-        if not rounds:
+        if not work:
             return
-        # All fsyncs of the round at once, one slice of the descriptors per thread.
-        fds = [t.fd for t, _ in rounds if t.fd is not None]
-        failed: dict[int, OSError] = {}
-        if self.sync == "syncfs":  # one call for the whole file system: no per-file error
-            try:
-                self._ops.syncfs(self._dir_fd)
-            except OSError as exc:
-                failed = dict.fromkeys(fds, exc)
-        else:
-            slices = [fds[i :: self._threads] for i in range(min(self._threads, len(fds)))]
-            for result in self._pool.map(lambda s: _sync_all(self._ops, s), slices):
-                failed.update(result)
-        created = []
-        done: list[tuple[_Table, list[_Waiter]]] = []
-        for table, waiters in rounds:
-            bad = failed.get(table.fd) if table.fd is not None else None
-            if bad is not None:
-                self._fail_table(
-                    table,
-                    f"fsync failed: {bad.strerror or bad}; not retried, the last events may "
-                    "not be on disk (reopen the log to see what was kept)",
-                    waiters,
-                    written=True,
-                )
-                continue
-            if table.tmp is None and not self._at_path(table):
-                self._fail_table(
-                    table,
-                    "the log was replaced or removed by a program that ignores the writer "
-                    "lock; these events are not acknowledged",
-                    waiters,
-                    written=True,
-                )
-                continue
-            if table.tmp is not None:
+        # Descriptors first: the round's open logs become the most recently used, and the
+        # least recently used others are closed to make room for the ones it must open.
+        closed = [w.table for w in work if w.table.fd is None]
+        for w in work:
+            if w.table.fd is not None:
+                self._open.move_to_end(w.table.match)
+        self._make_room(len(closed))
+        # The I/O of the round runs in the sync threads, one slice of the logs each: open,
+        # write, fsync, check the path (or link a new log). Each syscall releases the GIL, so
+        # the threads wait for it side by side instead of one after another.
+        syncfs = self.sync == "syncfs"
+        slices = [work[i :: self._threads] for i in range(min(self._threads, len(work)))]
+        list(self._pool.map(lambda s: self._io(s, not syncfs), slices))
+        for table in closed:
+            if table.fd is not None:
+                self._track(table)
+        if syncfs:  # one call for the whole file system: no per-file error
+            written = [w for w in work if w.error is None]
+            if written:
                 try:
-                    os.link(table.tmp, table.path)  # the log appears with its first event
-                except OSError as err:
-                    why = (
-                        "a file of that name appeared"
-                        if isinstance(err, FileExistsError)
-                        else (err.strerror or str(err))
-                    )
-                    self._fail_table(table, f"cannot create the log: {why}", waiters, written=False)
-                    continue
-                with contextlib.suppress(OSError):
-                    os.unlink(table.tmp)
-                table.tmp = None
-                table.exists = True
-                st = os.fstat(table.fd) if table.fd is not None else None
-                if st is not None:
-                    table.identity = (st.st_dev, st.st_ino)
-                created.append((table, waiters))
-                continue
-            done.append((table, waiters))
+                    self._ops.syncfs(self._dir_fd)
+                except OSError as exc:
+                    for w in written:
+                        w.error = _WriteError(_fsync_failed(w.table, exc), written=True)
+                list(self._pool.map(self._place_all, slices))
+        created: list[_Work] = []
+        done: list[_Work] = []
+        for w in work:
+            if w.error is not None:
+                error = w.error.error
+                self._fail_table(w.table, error.message, w.waiters, error, w.error.written)
+            elif w.created:
+                created.append(w)
+            else:
+                done.append(w)
         if created:
             try:
                 self._ops.fsync_dir(self._dir_fd)  # the new names are durable
             except OSError as exc:
-                for table, waiters in created:
+                for w in created:
                     self._fail_table(
-                        table, f"directory fsync failed: {exc.strerror}", waiters, written=True
+                        w.table, f"directory fsync failed: {exc.strerror}", w.waiters, written=True
                     )
                 created = []
             done.extend(created)
-        events = 0
-        for table, waiters in done:
-            events += len(waiters)
-            self._resolve(waiters, None)
-            self._settled(table, len(waiters))
+        acked: list[_Waiter] = []
+        for w in done:
+            acked.extend(w.waiters)
+        self._resolve(acked, None)  # one wake-up per event loop for the whole round
+        for w in done:
+            self._settled(w.table, len(w.waiters))
         with self._cv:
-            self._stats.events += events
+            self._stats.events += len(acked)
             self._stats.rounds += 1
-            if self.sync == "syncfs":
+            if syncfs:
                 self._stats.syncfs += 1
             else:
-                self._stats.fsyncs += len(fds)
+                self._stats.fsyncs += sum(1 for w in work if w.synced)
             self._stats.dir_fsyncs += 1 if created else 0
             self._stats.created += len(created)
-            for table, _ in done:
-                if table.ended and not table.unresolved:
-                    self._forget.append(table)  # the match is over: free its memory
+            self._stats.reopened += sum(1 for w in work if w.reopened)
+            for w in done:
+                if w.table.ended and not w.table.unresolved:
+                    self._forget.append(w.table)  # the match is over: free its memory
             self._forget_tables()
             self._cv.notify_all()
         self._close_idle()
+
+    def _io(self, items: list[_Work], fsync: bool) -> None:
+        """One sync thread's share of a round: write each log (opening it first if needed),
+        then, with ``fsync``, fsync each and check it is still at its path (or link it)."""
+        for w in items:
+            try:
+                w.reopened = self._write(w.table, w.encoded)
+            except _WriteError as exc:
+                w.error = exc
+        if not fsync:
+            return
+        for w in items:
+            if w.error is None:
+                assert w.table.fd is not None
+                w.synced = True
+                try:
+                    self._ops.fsync(w.table.fd)
+                except OSError as exc:
+                    w.error = _WriteError(_fsync_failed(w.table, exc), written=True)
+        self._place_all(items)
+
+    def _place_all(self, items: list[_Work]) -> None:
+        """After the sync: a new log is linked into place; an old one must still be at its path
+        (a writer never acknowledges an append to a file that was replaced)."""
+        for w in items:
+            if w.error is not None:
+                continue
+            table = w.table
+            if table.tmp is None:
+                if not self._at_path(table):
+                    w.error = _WriteError(
+                        LogFormatError(
+                            "the log was replaced or removed by a program that ignores the "
+                            "writer lock; these events are not acknowledged",
+                            path=table.path,
+                            kind="io",
+                        ),
+                        written=True,
+                    )
+                continue
+            try:
+                os.link(table.tmp, table.path)  # the log appears with its first event
+            except OSError as err:
+                why = (
+                    "a file of that name appeared"
+                    if isinstance(err, FileExistsError)
+                    else (err.strerror or str(err))
+                )
+                w.error = _WriteError(
+                    LogFormatError(f"cannot create the log: {why}", path=table.path, kind="io"),
+                    written=False,
+                )
+                continue
+            with contextlib.suppress(OSError):
+                os.unlink(table.tmp)
+            table.tmp = None
+            table.exists = True
+            if table.fd is not None:
+                st = os.fstat(table.fd)
+                table.identity = (st.st_dev, st.st_ino)
+            w.created = True
 
     def _settled(self, table: _Table, count: int) -> None:
         with table.lock, self._cv:
@@ -683,19 +735,20 @@ class Recorder:
             return False
         return (st.st_dev, st.st_ino) == table.identity
 
-    def _write(self, table: _Table, encoded: list[bytes]) -> None:
-        """Write ``encoded`` as one segment (creating the log under a temporary name first if
-        it does not exist yet); the caller fsyncs. Raises ``_WriteError``."""
-        new = False
+    def _write(self, table: _Table, encoded: list[bytes]) -> bool:
+        """Write ``encoded`` as one segment (reopening the log, or creating it under a temporary
+        name first if it does not exist yet); the caller fsyncs. Runs in a sync thread, on a
+        table no other thread touches during the round. Returns True if the log was reopened.
+        Raises ``_WriteError``."""
+        new = reopened = False
         try:
             if table.fd is None:
                 if table.exists:
                     self._reopen(table)
+                    reopened = True
                 else:
                     self._create(table)
                     new = True
-            else:
-                self._open.move_to_end(table.match)
         except LogFormatError as exc:
             raise _WriteError(exc, written=False) from None
         except OSError as exc:
@@ -721,9 +774,11 @@ class Recorder:
         table.end = offset + len(data)
         table.next_seq += len(encoded)
         table.used = time.monotonic()
+        return reopened
 
-    def _make_room(self) -> None:
-        while len(self._open) >= self._slots:
+    def _make_room(self, needed: int) -> None:
+        """Close the least recently used logs until ``needed`` more fit in the pool."""
+        while self._open and len(self._open) + needed > self._slots:
             victim = next(iter(self._open.values()))  # least recently used: already durable
             assert victim.tmp is None
             self._close_fd(victim)
@@ -731,7 +786,6 @@ class Recorder:
                 self._stats.closed_idle += 1
 
     def _create(self, table: _Table) -> None:
-        self._make_room()
         try:
             fd, tmp = log._create_temp(self.directory, os.path.basename(table.path))
         except OSError as exc:
@@ -744,10 +798,8 @@ class Recorder:
             raise log.os_error(exc, table.path) from None
         table.fd, table.tmp = fd, tmp
         table.end = log.HEADER_SIZE
-        self._track(table)
 
     def _reopen(self, table: _Table) -> None:
-        self._make_room()
         locked = _lock_current(table.path)
         if locked is None:
             raise LogFormatError(
@@ -761,9 +813,6 @@ class Recorder:
                 os.close(fd)
                 raise
         table.fd = fd
-        self._track(table)
-        with self._cv:
-            self._stats.reopened += 1
 
     def _adopt(self, table: _Table, fd: int, identity: tuple[int, int], size: int) -> None:
         """The file changed while it was closed: continue only if it holds our events."""
@@ -796,10 +845,7 @@ class Recorder:
         self._open.pop(table.match, None)
         if table.fd is not None:
             fd, table.fd = table.fd, None
-            if table.tmp is None:
-                st = os.fstat(fd)
-                table.identity = (st.st_dev, st.st_ino)
-            os.close(fd)
+            os.close(fd)  # its identity is known: set when it was linked, locked or adopted
 
     def _close_idle(self) -> None:
         if self.idle_timeout <= 0:
