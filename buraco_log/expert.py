@@ -65,7 +65,7 @@ class Budget(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     kind first; ``ms``: stop sampling after this many milliseconds (at least two samples are
     always taken). With ``ms`` the result depends on the machine's speed: not reproducible."""
 
-    samples: int = 12
+    samples: int = 32
     candidates: int = 5
     ms: int | None = None
 
