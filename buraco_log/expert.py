@@ -191,9 +191,12 @@ def views(events: Iterable[AnyEvent], seat: int) -> Iterable[tuple[ExpertView, A
     tracker = Tracker()
     for ev in events:
         t = r.table
-        if t.phase in ("draw", "play", "emptied") and t.turn == seat and _is_choice(ev):
-            yield seat_view(r.state(), seat, tracker.known), ev
-        r.step(ev)
+        view = (seat_view(r.state(), seat, tracker.known)
+                if t.phase in ("draw", "play", "emptied") and t.turn == seat and _is_choice(ev)
+                else None)
+        r.step(ev)  # an illegal event stops here: it is no decision to review
+        if view is not None:
+            yield view, ev
         tracker.observe(ev)
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any
 
 import msgspec
@@ -186,15 +186,20 @@ class Task(msgspec.Struct, frozen=True):
     seed: int
 
 
-def tasks(events: Sequence[AnyEvent], seat: int, seed: str) -> tuple[list[Task], str | None]:
-    """The decisions of ``seat`` in ``events``, and a note when an illegal event stops them."""
+def tasks(events: Sequence[AnyEvent], seat: int, seed: str,
+          seqs: Collection[int] | None = None) -> tuple[list[Task], str | None]:
+    """The decisions of ``seat`` in ``events`` (only those at ``seqs``, if given), and a note
+    when an illegal event stops them."""
     out: list[Task] = []
     note: str | None = None
     try:
         for view, ev in views(events, seat):
-            out.append(Task(view, blind(ev), decision_seed(seed, ev.seq)))
+            if seqs is None or ev.seq in seqs:
+                out.append(Task(view, blind(ev), decision_seed(seed, ev.seq)))
     except ReplayError as exc:
-        note = f"the review stops at seq {exc.seq}: {exc}"
+        rule = getattr(exc, "rule", None)
+        note = (f"seq {exc.seq} is illegal{f' [{rule}]' if rule else ''}: {exc.message}; the "
+                f"review covers the decisions before it")
     return out, note
 
 
@@ -239,18 +244,20 @@ def review_events(
     threshold: float = DEFAULT_THRESHOLD,
     jobs: int = 1,
     progress: Callable[[int, int], None] | None = None,
+    seqs: Collection[int] | None = None,
 ) -> Review:
     """Review every decision of ``seat`` in ``events`` (a whole match or a prefix).
 
     ``progress(done, total)`` is called as decisions are searched. Decisions with only one
-    legal move are no decisions and are left out."""
+    legal move are no decisions and are left out. ``seqs``: review only the seat's moves at
+    these seqs (each is searched exactly as in the whole review)."""
     if not events or not isinstance(events[0], MatchStarted):
         raise ReplayError("the log does not start with a match start", seq=0)
     start = events[0]
     if not 0 <= seat < len(start.players):
         raise ValueError(f"no seat {seat} in a {len(start.players)}-player match")
     style = card_style(start.rules)
-    todo, note = tasks(events, seat, seed)
+    todo, note = tasks(events, seat, seed, seqs)
     decisions = _run(todo, budget, jobs, progress)
     moves: list[ReviewedMove] = []
     for task, d in zip(todo, decisions, strict=True):
