@@ -53,6 +53,10 @@ from buraco_log.state import State
 EXPERT_VERSION = 1
 """Bump when the expert's search changes (its decisions for a seed change)."""
 
+SWITCH_Z = 1.5
+"""The expert leaves the heuristic's choice only for a candidate better by this many standard
+errors of the paired difference."""
+
 MAX_ROLLOUT_EVENTS = 5_000
 """A rollout still going after this many events is cut and scored as it stands."""
 
@@ -294,7 +298,9 @@ class Evaluation(msgspec.Struct, frozen=True):
 
 
 class Decision(msgspec.Struct, frozen=True):
-    """The expert's search at one decision: candidates best first."""
+    """The expert's search at one decision: candidates best first. ``choice`` is the index of
+    the move the expert plays: the heuristic bot's own choice unless the best candidate beats it
+    by more than ``SWITCH_Z`` standard errors (a noisy search should not undo a sound habit)."""
 
     seq: int
     seat: int
@@ -302,10 +308,17 @@ class Decision(msgspec.Struct, frozen=True):
     seed: int
     samples: int
     evaluations: tuple[Evaluation, ...]
+    choice: int = 0
 
     @property
     def best(self) -> AnyEvent:
+        """The best candidate found (the review's yardstick)."""
         return self.evaluations[0].move
+
+    @property
+    def chosen(self) -> AnyEvent:
+        """The move the expert plays."""
+        return self.evaluations[self.choice].move
 
     def find(self, ev: Event) -> Evaluation | None:
         key = move_key(ev)
@@ -469,9 +482,21 @@ def decide(
         else:
             se = 0.0
         evals.append(Evaluation(blind(m), round(means[i], 3), round(cost, 3), round(se, 3)))
+    habit = evals[_habit(first, cands, cache)]
     evals.sort(key=lambda e: (e.cost, -e.mean))
+    choice = 0
+    if habit.cost <= SWITCH_Z * habit.se:
+        choice = evals.index(habit)
     return Decision(seq=t.seq + 1, seat=view.seat, phase=t.phase, seed=seed,
-                    samples=n, evaluations=tuple(evals))
+                    samples=n, evaluations=tuple(evals), choice=choice)
+
+
+def _habit(world: State, cands: Sequence[AnyEvent], cache: MeldKnowledge) -> int:
+    """The index of the heuristic bot's own choice among ``cands``."""
+    if len(cands) == 1:
+        return 0
+    got = HeuristicBot(cache).choose(world, cands, random.Random(0))
+    return next(i for i, m in enumerate(cands) if m is got)
 
 
 # -- the player ----------------------------------------------------------------------------
@@ -497,7 +522,7 @@ class ExpertBot:
         view = seat_view(state, state.turn, self.tracker.known)
         d = decide(view, self.budget, rng.getrandbits(63))
         self.decisions += 1
-        key = move_key(d.best)
+        key = move_key(d.chosen)
         for m in moves:
             if move_key(m) == key:
                 return m
