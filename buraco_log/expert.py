@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import math
 import random
+import re
 import time
 from collections.abc import Iterable, Sequence
 
@@ -66,46 +67,49 @@ class Budget(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
     ``samples``: sampled tables (every candidate is played out once in each);
     ``candidates``: at most this many moves are searched, the heuristic's favourites of each
-    kind first; ``ms``: stop sampling after this many milliseconds (at least two samples are
-    always taken). With ``ms`` the result depends on the machine's speed: not reproducible."""
+    kind first; ``rounds``: how far each play-out goes, in rounds of turns (one turn per seat)
+    after the decision, before the table is scored as the hand would score if it ended there
+    (0: to the real end of the hand; far noisier, see docs/review.md); ``ms``: stop sampling
+    after this many milliseconds (at least two samples are always taken). With ``ms`` the result
+    depends on the machine's speed: not reproducible."""
 
     samples: int = 32
     candidates: int = 5
+    rounds: int = 3
     ms: int | None = None
 
     def describe(self) -> str:
         cap = f", at most {self.ms} ms" if self.ms is not None else ""
-        return f"{self.samples} samples x {self.candidates} candidates{cap}"
+        ahead = f"{self.rounds} rounds ahead" if self.rounds else "to the end of the hand"
+        return f"{self.samples} samples x {self.candidates} candidates, {ahead}{cap}"
+
+    def text(self) -> str:
+        """The form :func:`parse_budget` reads back."""
+        cap = f"/{self.ms}ms" if self.ms is not None else ""
+        return f"{self.samples}x{self.candidates}r{self.rounds}{cap}"
 
 
 DEFAULT_BUDGET = Budget()
 
+_BUDGET = re.compile(r"^(\d+)(?:x(\d+))?(?:r(\d+))?(?:/(\d+)ms)?$")
+
 
 def parse_budget(text: str) -> Budget:
-    """``"12"`` (samples), ``"12x5"`` (samples x candidates), ``"12x5/300ms"`` (and a time
-    cap), or ``"300ms"`` (the default samples as a ceiling under a time cap)."""
-    s = text.strip().lower()
-    ms: int | None = None
-    if s.endswith("ms"):
-        head, _, cap = s[:-2].rpartition("/")
-        if not cap.isdigit() or int(cap) < 1:
-            raise ValueError(f"budget {text!r}: the time cap must be a positive number of ms")
-        ms = int(cap)
-        if not head:
-            return Budget(samples=DEFAULT_BUDGET.samples * 8, ms=ms)
-        s = head
-    samples, _, cands = s.partition("x")
-    if not samples.isdigit() or (cands and not cands.isdigit()):
-        raise ValueError(
-            f"budget {text!r}: expected SAMPLES, SAMPLESxCANDIDATES or either with /MSms"
-        )
-    b = Budget(
-        samples=int(samples),
-        candidates=int(cands) if cands else DEFAULT_BUDGET.candidates,
-        ms=ms,
-    )
-    if not 1 <= b.samples <= 100_000 or not 1 <= b.candidates <= 1000:
-        raise ValueError(f"budget {text!r}: samples 1-100000, candidates 1-1000")
+    """``SAMPLES[xCANDIDATES][rROUNDS][/MSms]``: ``"32"``, ``"32x5"``, ``"32x5r0"`` (play
+    out to the end of the hand), ``"64/300ms"`` (a time cap); the parts left out keep their
+    defaults."""
+    m = _BUDGET.match(text.strip().lower())
+    if m is None:
+        raise ValueError(f"budget {text!r}: expected SAMPLES[xCANDIDATES][rROUNDS][/MSms], "
+                         "e.g. 32, 32x5, 32x5r3, 64/300ms")
+    samples, cands, rounds, ms = m.groups()
+    d = DEFAULT_BUDGET
+    b = Budget(samples=int(samples), candidates=int(cands) if cands else d.candidates,
+               rounds=int(rounds) if rounds else d.rounds, ms=int(ms) if ms else None)
+    if (not 1 <= b.samples <= 100_000 or not 1 <= b.candidates <= 1000
+            or not 0 <= b.rounds <= 1000 or (b.ms is not None and b.ms < 1)):
+        raise ValueError(f"budget {text!r}: samples 1-100000, candidates 1-1000, rounds "
+                         "0-1000, ms at least 1")
     return b
 
 
@@ -398,9 +402,11 @@ def _value(scores: Sequence[int], side: int) -> float:
     return scores[side] - (sum(others) / len(others) if others else 0.0)
 
 
-def rollout(world: State, move: AnyEvent, side: int, cache: MeldKnowledge) -> float:
-    """Play ``move`` in ``world``, then the heuristic bot in every seat to the end of the
-    hand; the hand-score difference of ``side``."""
+def rollout(world: State, move: AnyEvent, side: int, cache: MeldKnowledge,
+            rounds: int = 0) -> float:
+    """Play ``move`` in ``world``, then the heuristic bot in every seat to the end of the hand,
+    or for ``rounds`` rounds of turns; the hand-score difference of ``side`` then (a hand that
+    has not ended is scored as if it ended there)."""
     r = Replayer(world)
     t = r.table
     if isinstance(move, HandEnded):
@@ -408,9 +414,12 @@ def rollout(world: State, move: AnyEvent, side: int, cache: MeldKnowledge) -> fl
     r.step(_realize(move, world))
     bots = [HeuristicBot(cache) for _ in t.players]
     rng = random.Random(0)  # the heuristic bot does not draw on it
+    last_turn = world.turns + rounds * len(world.players) if rounds else -1
     for _ in range(MAX_ROLLOUT_EVENTS):
         phase = t.phase
         if phase not in ("draw", "play", "emptied"):
+            break
+        if phase == "draw" and t.turns >= last_turn >= 0:
             break
         bot = bots[t.turn]
         ev: AnyEvent | None = bot.fast_move(t, t.stock[-1] if t.stock else None,
@@ -463,7 +472,7 @@ def decide(
             if n:
                 world = determinize(view, rng)
             for i, m in enumerate(cands):
-                values[i].append(rollout(world, m, side, cache))
+                values[i].append(rollout(world, m, side, cache, budget.rounds))
             n += 1
             if (budget.ms is not None and n >= 2
                     and (time.perf_counter() - start) * 1000 >= budget.ms):

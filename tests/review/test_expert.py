@@ -212,12 +212,14 @@ def test_the_budget_bounds_the_search() -> None:
 @pytest.mark.parametrize(("text", "want"), [
     ("8", Budget(samples=8)), ("8x3", Budget(samples=8, candidates=3)),
     ("8x3/250ms", Budget(samples=8, candidates=3, ms=250)),
+    ("8r0", Budget(samples=8, rounds=0)), ("8x2r5/9ms", Budget(8, 2, 5, 9)),
 ])
 def test_budgets_are_read_from_text(text: str, want: Budget) -> None:
     assert parse_budget(text) == want
+    assert parse_budget(want.text()) == want
 
 
-@pytest.mark.parametrize("text", ["", "x", "0", "8x0", "-3", "8/ms", "fast", "8x3/0ms"])
+@pytest.mark.parametrize("text", ["", "x", "0", "8x0", "-3", "8/ms", "fast", "8x3/0ms", "8r", "r3"])
 def test_bad_budgets_are_refused(text: str) -> None:
     with pytest.raises(ValueError, match="budget"):
         parse_budget(text)

@@ -59,7 +59,8 @@ def test_a_review_is_reproducible_from_its_seed_and_budget_and_says_both() -> No
     text = to_text(a)
     assert "seed 'abc'" in text and "3 samples x 3 candidates" in text
     data = to_json(a)
-    assert data["seed"] == "abc" and data["budget"] == {"samples": 3, "candidates": 3, "ms": None}
+    assert data["seed"] == "abc"
+    assert data["budget"] == {"samples": 3, "candidates": 3, "rounds": 3, "ms": None}
 
 
 def test_every_decision_of_the_seat_is_reviewed_and_summed_per_hand() -> None:
