@@ -1,21 +1,72 @@
-"""Win rate of the heuristic bot against the random bot, per preset and player count.
+"""Win rate of one bot against another, per preset and player count, with a 95% interval.
 
     python benchmarks/bot_winrate.py [--matches 40] [--jobs 2] [--presets burraco,mega]
+    python benchmarks/bot_winrate.py --bots expert,heuristic --budget 8 --players 2 --matches 10
 
-Each configuration plays ``--matches`` matches with the heuristic bot in the first seat (and its
+Each configuration plays ``--matches`` matches with the first bot in the first seat (and its
 partner seat) and as many with the seats swapped, so neither bot always sits first; with three
-players, one heuristic bot faces two random bots (a third of the wins by chance). Prints one
-line per configuration and the overall rate. Matches are deterministic (seeded).
+players, one first bot faces two of the other (a third of the wins by chance). Prints one line
+per configuration: wins, the win rate with its 95% Wilson interval, the mean point margin (the
+first bot's side total minus the other side's, with its 95% interval) and the cost per match;
+then one line per preset family and overall. Matches are deterministic (seeded).
 """
 
 from __future__ import annotations
 
 import argparse
+import math
+import statistics
 import tempfile
 import time
 
 from buraco_log.rules import PRESETS
-from buraco_log.simulate import seat_bots, simulate_many
+from buraco_log.simulate import MatchSummary, seat_bots, simulate_many
+
+FAMILIES = {
+    "classic": "classic",
+    "biriba": "classic",
+    "bossa-nova": "classic",
+    "thirteen": "thirteen",
+    "thirteen-quick": "thirteen",
+    "burraco": "burraco",
+    "mega": "mega",
+    "burako": "burako",
+}
+
+
+def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """The 95% Wilson score interval of a proportion k/n."""
+    if n == 0:
+        return 0.0, 1.0
+    p = k / n
+    d = 1 + z * z / n
+    c = (p + z * z / (2 * n)) / d
+    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
+    return c - h, c + h
+
+
+class Tally:
+    def __init__(self) -> None:
+        self.wins = 0
+        self.n = 0
+        self.margins: list[int] = []
+        self.seconds = 0.0
+
+    def add(self, other: Tally) -> None:
+        self.wins += other.wins
+        self.n += other.n
+        self.margins += other.margins
+        self.seconds += other.seconds
+
+    def line(self, label: str, bot: str) -> str:
+        lo, hi = wilson(self.wins, self.n)
+        m = statistics.fmean(self.margins) if self.margins else 0.0
+        e = (1.96 * statistics.stdev(self.margins) / math.sqrt(len(self.margins))
+             if len(self.margins) > 1 else float("nan"))
+        rate = self.wins / self.n if self.n else 0.0
+        per = self.seconds / self.n if self.n else 0.0
+        return (f"{label:22s} {bot} won {self.wins:4d}/{self.n:<4d} = {rate:6.1%} "
+                f"[{lo:5.1%}, {hi:5.1%}]  margin {m:+7.1f} ± {e:5.1f}  ({per:.1f} s/match)")
 
 
 def main() -> None:
@@ -24,43 +75,55 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--presets", default=",".join(PRESETS))
     ap.add_argument("--players", default="", help="only these player counts, e.g. 2,4")
+    ap.add_argument("--bots", default="heuristic,random",
+                    help="the bot measured and its opponent (expert takes --budget)")
+    ap.add_argument("--budget", default="",
+                    help="the expert's budget per decision, e.g. 8 or 8x4 (samples x candidates)")
+    ap.add_argument("--seed", default="winrate")
+    ap.add_argument("--first", type=int, default=0, help="index of the first match")
     args = ap.parse_args()
     only = {int(p) for p in args.players.split(",") if p}
-    total_h = total = 0
+    a, b = args.bots.split(",")
+    if args.budget:
+        a = f"{a}:{args.budget}" if a == "expert" else a
+        b = f"{b}:{args.budget}" if b == "expert" else b
+    print(f"# {a} against {b}, {args.matches} matches per seating, seed {args.seed!r}",
+          flush=True)
+    families: dict[str, Tally] = {}
+    overall = Tally()
     for name in args.presets.split(","):
         rules = PRESETS[name]
         for players in rules.player_counts:
             if only and players not in only:
                 continue
-            h = n = 0
-            start = time.perf_counter()
+            tally = Tally()
             seatings: tuple[tuple[str, ...], ...] = (
-                (("heuristic", "random", "random"),)  # three sides: one heuristic, 1/3 by chance
+                ((a, b, b),)  # three sides: one bot of the first kind, 1/3 by chance
                 if players == 3
-                else (("heuristic", "random"), ("random", "heuristic"))
+                else ((a, b), (b, a))
             )
             for seating in seatings:
+                seats = seat_bots(seating, players)
+                sides = 2 if players >= 4 else players
+                mine = next(i for i in range(sides) if seats[i] == a)
+                start = time.perf_counter()
                 with tempfile.TemporaryDirectory() as tmp:
-                    for s in simulate_many(
-                        rules,
-                        players,
-                        args.matches,
-                        seed="winrate",
-                        out_dir=tmp,
-                        bots=seating,
-                        jobs=args.jobs,
-                    ):
-                        n += 1
-                        # Side i's first seat is seat i (partners sit on alternate seats).
-                        h += seat_bots(seating, players)[s.winner] == "heuristic"
-            total_h += h
-            total += n
-            print(
-                f"{name:15s} {players}p  heuristic won {h:4d}/{n:<4d} = {h / n:6.1%}"
-                f"   ({time.perf_counter() - start:.1f}s)",
-                flush=True,
-            )
-    print(f"{'overall':15s}     heuristic won {total_h:4d}/{total:<4d} = {total_h / total:6.1%}")
+                    got: list[MatchSummary] = simulate_many(
+                        rules, players, args.matches, seed=args.seed, out_dir=tmp,
+                        bots=seating, jobs=args.jobs)
+                tally.seconds += (time.perf_counter() - start) * max(1, args.jobs)
+                for s in got:
+                    tally.n += 1
+                    # Side i's first seat is seat i (partners sit on alternate seats).
+                    tally.wins += seats[s.winner] == a
+                    others = [t for i, t in enumerate(s.totals) if i != mine]
+                    tally.margins.append(s.totals[mine] - max(others))
+            print(tally.line(f"{name} {players}p", a), flush=True)
+            families.setdefault(FAMILIES.get(name, name), Tally()).add(tally)
+            overall.add(tally)
+    for fam, t in families.items():
+        print(t.line(f"family {fam}", a))
+    print(overall.line("overall", a))
 
 
 if __name__ == "__main__":
