@@ -187,20 +187,17 @@ class Task(msgspec.Struct, frozen=True):
 
 
 def tasks(events: Sequence[AnyEvent], seat: int, seed: str,
-          seqs: Collection[int] | None = None) -> tuple[list[Task], str | None]:
-    """The decisions of ``seat`` in ``events`` (only those at ``seqs``, if given), and a note
-    when an illegal event stops them."""
+          seqs: Collection[int] | None = None) -> tuple[list[Task], ReplayError | None]:
+    """The decisions of ``seat`` in ``events`` (only those at ``seqs``, if given), and the
+    error of the illegal event that stops them, if one does."""
     out: list[Task] = []
-    note: str | None = None
     try:
         for view, ev in views(events, seat):
             if seqs is None or ev.seq in seqs:
                 out.append(Task(view, blind(ev), decision_seed(seed, ev.seq)))
     except ReplayError as exc:
-        rule = getattr(exc, "rule", None)
-        note = (f"seq {exc.seq} is illegal{f' [{rule}]' if rule else ''}: {exc.message}; the "
-                f"review covers the decisions before it")
-    return out, note
+        return out, exc
+    return out, None
 
 
 def evaluate(task: Task, budget: Budget) -> Decision:
@@ -245,19 +242,29 @@ def review_events(
     jobs: int = 1,
     progress: Callable[[int, int], None] | None = None,
     seqs: Collection[int] | None = None,
+    partial: bool = False,
 ) -> Review:
     """Review every decision of ``seat`` in ``events`` (a whole match or a prefix).
 
     ``progress(done, total)`` is called as decisions are searched. Decisions with only one
     legal move are no decisions and are left out. ``seqs``: review only the seat's moves at
-    these seqs (each is searched exactly as in the whole review)."""
+    these seqs (each is searched exactly as in the whole review). An illegal event raises its
+    :class:`~buraco_log.errors.IllegalMoveError` before any search, unless ``partial``: then
+    the decisions before it are reviewed and ``note`` says where the review stops."""
     if not events or not isinstance(events[0], MatchStarted):
         raise ReplayError("the log does not start with a match start", seq=0)
     start = events[0]
     if not 0 <= seat < len(start.players):
         raise ValueError(f"no seat {seat} in a {len(start.players)}-player match")
     style = card_style(start.rules)
-    todo, note = tasks(events, seat, seed, seqs)
+    todo, error = tasks(events, seat, seed, seqs)
+    note: str | None = None
+    if error is not None:
+        if not partial:
+            raise error  # before any search: nothing is half done
+        rule = getattr(error, "rule", None)
+        note = (f"seq {error.seq} is illegal{f' [{rule}]' if rule else ''}: {error.message}; "
+                "the review covers the decisions before it")
     decisions = _run(todo, budget, jobs, progress)
     moves: list[ReviewedMove] = []
     for task, d in zip(todo, decisions, strict=True):

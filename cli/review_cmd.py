@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from buraco_log.errors import LogFormatError
+from buraco_log.errors import IllegalMoveError, LogFormatError
 from buraco_log.events import AnyEvent
 from buraco_log.expert import DEFAULT_BUDGET, Budget, parse_budget
 from buraco_log.review import (
@@ -21,7 +21,7 @@ from buraco_log.review import (
     to_json,
     to_text,
 )
-from cli.common import EXIT_USAGE, emit_json, fail, guarded
+from cli.common import EXIT_USAGE, fail, guarded
 
 
 class ReviewFormat(StrEnum):
@@ -49,6 +49,9 @@ def review(
         "--output", "-o", help="Write here instead of stdout ('-': stdout).",
         show_default=False)] = None,
     jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="Worker processes.")] = 1,
+    partial: Annotated[bool, typer.Option(
+        "--partial", help="A log with an illegal event or damaged bytes: review the moves "
+        "before the problem (and note it) instead of refusing the log.")] = False,
     mistakes_only: Annotated[bool, typer.Option(
         "--mistakes-only", help="Text: list only the flagged moves.")] = False,
     progress: Annotated[bool | None, typer.Option(
@@ -77,30 +80,28 @@ def review(
     if integ.status == "unreadable" or not events:
         what = f" ({integ.message})" if integ.message else ""
         raise fail(f"{path}: not a log: no event could be read{what}", EXIT_USAGE)
-    if integ.status in ("broken", "torn"):
-        where = f" at byte {integ.offset}" if integ.offset is not None else ""
-        typer.echo(f"buraco-log: note: {path}: the log is damaged{where} ({integ.kind}); "
-                   f"reviewing the {len(events)} events read intact", err=True)
+    damaged = integ.status in ("broken", "torn")
+    if damaged and not partial:
+        raise fail(f"{path}: the log is damaged at byte {integ.offset} ({integ.kind}: "
+                   f"{integ.message}); --partial reviews the {len(events)} events read intact")
     players = len(getattr(events[0], "players", ()))
     if seat >= players:
         raise fail(f"{path}: --seat {seat}: the match has seats 0 to {players - 1}", EXIT_USAGE)
     show = sys.stderr.isatty() if progress is None else progress
     try:
         if show:
-            result = _with_progress(events, seat, b, seed, threshold, jobs)
+            result = _with_progress(events, seat, b, seed, threshold, jobs, partial)
         else:
             result = review_events(events, seat, budget=b, seed=seed, threshold=threshold,
-                                   jobs=jobs)
+                                   jobs=jobs, partial=partial)
     except LogFormatError as exc:
         raise fail(f"{path}: {exc}", EXIT_USAGE) from None
-    if result.note:
-        typer.echo(f"buraco-log: note: {path}: {result.note}", err=True)
+    except IllegalMoveError as exc:
+        raise fail(f"{path}: seq {exc.seq} is illegal [{exc.rule}]: {exc.message}; --partial "
+                   "reviews the moves before it") from None
     if format is ReviewFormat.html:
         text = review_page(events, result)
     elif format is ReviewFormat.json:
-        if output in (None, "-"):
-            emit_json(to_json(result))
-            return
         import json
 
         text = json.dumps(to_json(result), indent=2, sort_keys=True) + "\n"
@@ -109,19 +110,26 @@ def review(
     if output in (None, "-"):
         sys.stdout.write(text)
         sys.stdout.flush()
-        return
-    target = Path(output)
-    if target.is_dir():
-        raise fail(f"{target}: is a directory; name the file", EXIT_USAGE)
-    from buraco_log.view import write_page
+    else:
+        target = Path(output)
+        if target.is_dir():
+            raise fail(f"{target}: is a directory; name the file", EXIT_USAGE)
+        from buraco_log.view import write_page
 
-    write_page(target, text)
-    typer.echo(f"wrote {target} ({result.decisions} decisions, {result.mistakes} mistakes)",
-               err=True)
+        write_page(target, text)
+        typer.echo(f"wrote {target} ({result.decisions} decisions, {result.mistakes} "
+                   "mistakes)", err=True)
+    # --partial: the review of what could be read, and a note of where it stops.
+    if result.note:
+        typer.echo(f"buraco-log: note: {path}: {result.note}", err=True)
+    if damaged:
+        typer.echo(f"buraco-log: note: {path}: the log is damaged at byte {integ.offset} "
+                   f"({integ.kind}): the review covers the {len(events)} events read intact",
+                   err=True)
 
 
 def _with_progress(events: Sequence[AnyEvent], seat: int, b: Budget, seed: str,
-                   threshold: float, jobs: int) -> Review:
+                   threshold: float, jobs: int, partial: bool) -> Review:
     from rich.console import Console
     from rich.progress import (
         BarColumn,
@@ -141,7 +149,7 @@ def _with_progress(events: Sequence[AnyEvent], seat: int, b: Budget, seed: str,
             bar.update(task, completed=done, total=total)
 
         return review_events(events, seat, budget=b, seed=seed, threshold=threshold,
-                             jobs=jobs, progress=update)
+                             jobs=jobs, progress=update, partial=partial)
 
 
 def register(app: typer.Typer) -> None:

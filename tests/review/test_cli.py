@@ -79,18 +79,22 @@ def test_review_usage_errors_exit_2(tmp_path: Path) -> None:
     assert "--seat 5" in said[0] and "--budget" in said[1] and "--seat" in said[2]
 
 
-def test_review_of_an_illegal_log_reviews_what_came_before_and_exits_1(tmp_path: Path) -> None:
+def test_review_of_an_illegal_log_exits_1_unless_partial(tmp_path: Path) -> None:
     events = match("classic", 2)[:30]
     bad = msgspec.structs.replace(events[20], seq=30)  # an event repeated out of place
     log = tmp_path / "bad.blog"
     write_match(log, [*events, bad])
     done = run(log, "--seat", "0", "--budget", "2x2")
-    assert done.returncode == 1
+    assert done.returncode == 1 and done.stdout == ""
     assert "seq 30 is illegal [" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in done.stderr
+    done = run(log, "--seat", "0", "--budget", "2x2", "--partial")
+    assert done.returncode == 0, done.stderr
+    assert "note:" in done.stderr and "seq 30 is illegal" in done.stderr
     assert "hand 0" in done.stdout  # the decisions before it
 
 
-def test_review_of_a_damaged_log_reviews_the_intact_events_and_exits_1(tmp_path: Path) -> None:
+def test_review_of_a_damaged_log_exits_1_unless_partial(tmp_path: Path) -> None:
     whole = tmp_path / "m.blog"
     write_match(whole, match("classic", 2)[:30])
     log = tmp_path / "torn.jsonl"
@@ -98,6 +102,8 @@ def test_review_of_a_damaged_log_reviews_the_intact_events_and_exits_1(tmp_path:
     data = log.read_bytes()
     log.write_bytes(data[:-40])  # the last line cut short
     done = run(log, "--seat", "0", "--budget", "2x2")
-    assert done.returncode == 1, done.stderr
+    assert done.returncode == 1 and done.stdout == ""
     assert "byte" in done.stderr and len(done.stderr.strip().splitlines()) == 1
-    assert "hand 0" in done.stdout
+    done = run(log, "--seat", "0", "--budget", "2x2", "--partial")
+    assert done.returncode == 0, done.stderr
+    assert "hand 0" in done.stdout and "damaged" in done.stderr

@@ -6,6 +6,7 @@ import msgspec
 import pytest
 
 from buraco_log.cards import parse_card
+from buraco_log.errors import IllegalMoveError
 from buraco_log.events import AnyEvent, CardDiscarded
 from buraco_log.expert import DEFAULT_BUDGET, Budget
 from buraco_log.review import is_mistake, review_events, review_page, to_json, to_text
@@ -107,11 +108,14 @@ def test_moves_the_expert_played_are_rarely_flagged() -> None:
         assert r.mistakes / r.decisions <= 0.12, to_text(r, all_moves=False)
 
 
-def test_an_illegal_event_stops_the_review_with_a_note() -> None:
+def test_an_illegal_event_refuses_the_log_or_with_partial_stops_the_review_there() -> None:
     events = match("classic", 2)[:40]
     bad = msgspec.structs.replace(events[30], seq=31)  # a repeat: out of order
-    r = review_events([*events[:31], bad], 0, budget=TINY)
-    assert r.note is not None and "seq 31" in r.note
+    with pytest.raises(IllegalMoveError) as got:
+        review_events([*events[:31], bad], 0, budget=TINY)
+    assert got.value.seq == 31
+    r = review_events([*events[:31], bad], 0, budget=TINY, partial=True)
+    assert r.note is not None and "seq 31 is illegal [" in r.note
     assert r.moves and max(m.seq for m in r.moves) < 31
 
 
