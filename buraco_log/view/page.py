@@ -15,7 +15,7 @@ from typing import Any
 import msgspec
 
 from buraco_log.errors import ReplayError
-from buraco_log.events import AnyEvent
+from buraco_log.events import AnyEvent, TotalsCarried
 from buraco_log.ruleids import describe
 from buraco_log.state import HandResult
 from buraco_log.timeline import Timeline
@@ -45,9 +45,11 @@ def _template(name: str) -> str:
     return (resources.files("buraco_log.view") / "template" / name).read_text("utf-8")
 
 
-def score_sheet(results: Sequence[HandResult]) -> list[dict[str, Any]]:
-    """Each ended hand, per side: the score lines of RULES.md §9 and the running total."""
-    running: list[int] = []
+def score_sheet(results: Sequence[HandResult], carried: Sequence[int] = ()
+                ) -> list[dict[str, Any]]:
+    """Each ended hand, per side: the score lines of RULES.md §9 and the running total, which
+    starts from the ``carried`` totals of a match resumed from them (``TotalsCarried``)."""
+    running: list[int] = list(carried)
     rows: list[dict[str, Any]] = []
     for r in results:
         if not running:
@@ -76,7 +78,8 @@ def score_chart(sheet: Sequence[dict[str, Any]], n_sides: int) -> str:
     if not sheet or n_sides == 0:
         return '<p class="empty">No hand has ended yet.</p>'
     w, h, pad = 320, 160, 28
-    values = [0] + [s["running"] for row in sheet for s in row["sides"]]
+    start = [s["running"] - s["total"] for s in sheet[0]["sides"]]  # carried totals, or 0
+    values = [0, *start, *(s["running"] for row in sheet for s in row["sides"])]
     lo, hi = min(values), max(values)
     span = (hi - lo) or 1
     n = len(sheet)
@@ -93,8 +96,9 @@ def score_chart(sheet: Sequence[dict[str, Any]], n_sides: int) -> str:
              f'<text x="2" y="{y(hi) + 4}">{hi}</text><text x="2" y="{y(lo) + 4}">{lo}</text>']
     for side in range(n_sides):
         colour = _SIDE_COLOURS[side % len(_SIDE_COLOURS)]
-        pts = [(x(0), y(0), -1)] + [(x(i + 1), y(row["sides"][side]["running"]), row["end"])
-                                   for i, row in enumerate(sheet)]
+        pts = [(x(0), y(start[side]), -1)] + [
+            (x(i + 1), y(row["sides"][side]["running"]), row["end"])
+            for i, row in enumerate(sheet)]
         path = " ".join(f"{px},{py}" for px, py, _ in pts)
         parts.append(f'<polyline fill="none" stroke="{colour}" stroke-width="2" '
                      f'points="{path}"/>')
@@ -110,7 +114,8 @@ def page_data(tl: Timeline, *, seat: int | None = None, at: int | None = None,
     frames = Frames(tl, seat, every=every)
     rules = tl.rules
     n_sides = max((p for p in (tl.final.sides or ())), default=-1) + 1
-    sheet = score_sheet(tl.final.results)
+    carried = next((ev.totals for ev in tl.events if isinstance(ev, TotalsCarried)), ())
+    sheet = score_sheet(tl.final.results, carried)
     last = tl.last_seq
     start = last if at is None else max(0, min(at, last))
     return {

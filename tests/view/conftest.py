@@ -40,7 +40,9 @@ def make_driver(width: int = 1200, height: int = 1000) -> Any:
                 "--hide-scrollbars", "--force-device-scale-factor=1"):
         opts.add_argument(arg)
     opts.set_capability("goog:loggingPrefs", {"performance": "ALL", "browser": "ALL"})
-    return webdriver.Chrome(service=Service(DRIVER or ""), options=opts)
+    driver = webdriver.Chrome(service=Service(DRIVER or ""), options=opts)
+    driver.set_script_timeout(300)  # a timed sweep of a long match on a busy machine
+    return driver
 
 
 @pytest.fixture(scope="session")

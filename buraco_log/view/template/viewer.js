@@ -68,30 +68,39 @@
   }
 
   // -- drawing -------------------------------------------------------------------------------
+  // Each zone keeps the markup it last drew and is only replaced when that changes: a step
+  // usually touches one hand and the pile, and the browser then lays out only those.
+  function put(el, html) {
+    if (el.__html !== html) { el.innerHTML = html; el.__html = html; }
+  }
+  function attr(el, name, value) {
+    value = String(value);
+    if (el.getAttribute(name) !== value) { el.setAttribute(name, value); }
+  }
+  var seatBoxes = [], sideBoxes = [];
   function drawSeats(f) {
-    var out = "";
     for (var i = 0; i < D.players.length; i++) {
       var hand = f["h" + i];
-      out += '<div class="seat box' + (f.t === i && f.ph !== "over" ? " turn" : "") +
-        '" data-seat="' + i + '"><h3>seat ' + i + ' <span class="n">' + esc(name(i)) +
+      var box = seatBoxes[i];
+      attr(box, "class", "seat box" + (f.t === i && f.ph !== "over" ? " turn" : ""));
+      put(box, "<h3>seat " + i + ' <span class="n">' + esc(name(i)) +
         " \u00b7 side " + D.players[i].side + " \u00b7 " + f.c[i] + " cards" +
         (f.dl === i ? " \u00b7 dealer" : "") + "</span></h3>" +
-        (hand ? cards(hand, "hand-" + i) : backs(f.c[i], "hand-" + i)) + "</div>";
+        (hand ? cards(hand, "hand-" + i) : backs(f.c[i], "hand-" + i)));
     }
-    $("seats").innerHTML = out;
   }
   function drawSides(f) {
-    var out = "";
     for (var s = 0; s < D.sides; s++) {
       var who = [];
       for (var i = 0; i < D.players.length; i++) {
         if (D.players[i].side === s) { who.push(esc(name(i))); }
       }
       var melds = f["m" + s] || [];
-      out += '<div class="box sidebox" data-side="' + s + '"><h3>side ' + s + " (" +
-        who.join(", ") + ') <span class="n">\u00b7 score ' + f.T[s] + " \u00b7 on the table " +
-        f.P[s] + (f.O[s] ? " \u00b7 opened" : "") + (f.V[s] ? " \u00b7 vulnerable" : "") +
-        '</span></h3><div class="melds" data-zone="melds-' + s + '">';
+      var box = sideBoxes[s];
+      put(box.head, "side " + s + " (" + who.join(", ") + ') <span class="n">\u00b7 score ' +
+        f.T[s] + " \u00b7 on the table " + f.P[s] + (f.O[s] ? " \u00b7 opened" : "") +
+        (f.V[s] ? " \u00b7 vulnerable" : "") + "</span>");
+      var out = "";
       for (var m = 0; m < melds.length; m++) {
         var x = melds[m];  // [id, kind, canastra class, cards, laid by, wild, wild text]
         var tag = x[1] + " \u00b7 " + (x[5] === null ? "clean" : "with wild");
@@ -103,41 +112,42 @@
           "</span></div>";
       }
       if (!melds.length) { out += '<span class="none">no melds</span>'; }
-      out += "</div>";
+      put(box.melds, out);
       var by = f.mb[s];
       var mc = f.mc[s];
-      out += '<div class="morto" data-morto-side="' + s + '" data-count="' + mc +
-        '" data-taken="' + (f.mt[s] ? 1 : 0) + '" data-by="' + (by === null ? "" : by) + '">';
+      var morto = box.morto;
+      attr(morto, "data-count", mc);
+      attr(morto, "data-taken", f.mt[s] ? 1 : 0);
+      attr(morto, "data-by", by === null ? "" : by);
       if (f.mt[s]) {
-        out += "morto taken" + (by === null ? "" : " by seat " + by + " (" + esc(name(by)) + ")");
+        out = "morto taken" + (by === null ? "" : " by seat " + by + " (" + esc(name(by)) + ")");
       } else if (mc) {
-        out += "morto: " + mc + " cards, not taken";
+        out = "morto: " + mc + " cards, not taken";
       } else {
-        out += "no morto";
+        out = "no morto";
       }
       var dead = f["d" + s];
       if (dead && dead.length) { out += '<div class="small">' + cards(dead, "morto-" + s) + "</div>"; }
-      out += "</div></div>";
+      put(morto, out);
     }
-    $("sides").innerHTML = out;
   }
   function drawMiddle(f) {
-    $("stock").textContent = f.k;
-    $("stock").setAttribute("data-stock", f.k);
+    attr($("stock"), "data-stock", f.k);
+    put($("stock"), String(f.k));
     var p = f.p;
-    $("pilesize").textContent = "(" + p.length + ")";
-    $("piletop").innerHTML = p.length ? card(p[p.length - 1]) : "empty";
-    $("piletop").setAttribute("data-size", p.length);
-    $("pile").innerHTML = cards(p, "pile");
+    put($("pilesize"), "(" + p.length + ")");
+    put($("piletop"), p.length ? card(p[p.length - 1]) : "empty");
+    attr($("piletop"), "data-size", p.length);
+    put($("pile"), cards(p, "pile"));
   }
   var PHASE = { "new": "before the match", between: "between hands", draw: "draw",
     play: "play", emptied: "hand emptied", out: "went out", decided: "decided", over: "over" };
   function drawStatus(f) {
     var score = [];
     for (var s = 0; s < D.sides; s++) { score.push("side " + s + ": " + f.T[s] + " (+" + f.P[s] + " on the table)"); }
-    $("status").innerHTML = "hand " + (f.n < 0 ? "-" : f.n) + " \u00b7 phase " +
+    put($("status"), "hand " + (f.n < 0 ? "-" : f.n) + " \u00b7 phase " +
       esc(PHASE[f.ph] || f.ph) + " \u00b7 turn: seat " + f.t + " (" + esc(name(f.t)) + ")" +
-      " \u00b7 " + score.join(", ") + (f.w !== null && f.w !== undefined ? " \u00b7 winner: side " + f.w : "");
+      " \u00b7 " + score.join(", ") + (f.w !== null && f.w !== undefined ? " \u00b7 winner: side " + f.w : ""));
   }
 
   var moveItems = [];
@@ -155,7 +165,6 @@
     seq = s;
     var li = moveItems[s];
     li.className += " cur";
-    if (why !== "list") { scrollList(li); }
     $("event").textContent = D.moves[s];
     $("pos").textContent = "seq " + s + " / " + last;
     $("slider").value = s;
@@ -169,11 +178,20 @@
     for (var c = 0; c < chartPoints.length; c++) {
       chartPoints[c].classList.toggle("future", +chartPoints[c].getAttribute("data-end") > s);
     }
-    if (why !== "hash") {
-      var h2 = "#seq=" + s;
-      if (location.hash !== h2) {
-        try { history.replaceState(null, "", h2); } catch (e) { location.replace(h2); }
-      }
+    if (why !== "hash" && hashTimer === null) {
+      if (Date.now() - hashAt >= HASH_MS) { writeHash(); } else { hashTimer = setTimeout(writeHash, HASH_MS); }
+    }
+    if (why !== "list") { scrollList(li); }  // last: it reads the layout, once
+  }
+  // The fragment follows the page, at most every HASH_MS: a held arrow key would otherwise
+  // rewrite the URL faster than the browser accepts (it then drops the updates).
+  var HASH_MS = 120, hashAt = 0, hashTimer = null;
+  function writeHash() {
+    hashTimer = null;
+    hashAt = Date.now();
+    var h2 = "#seq=" + seq;
+    if (location.hash !== h2) {
+      try { history.replaceState(null, "", h2); } catch (e) { location.replace(h2); }
     }
   }
   function scrollList(li) {
@@ -237,11 +255,30 @@
         (b.offset === null ? "" : b.offset) + '">' + esc(b.text) + "</div>";
     }).join("");
   }
+  function buildBoxes() {
+    var i, el;
+    for (i = 0; i < D.players.length; i++) {
+      el = document.createElement("div");
+      el.setAttribute("data-seat", i);
+      $("seats").appendChild(el);
+      seatBoxes.push(el);
+    }
+    for (var s = 0; s < D.sides; s++) {
+      el = document.createElement("div");
+      el.className = "box sidebox";
+      el.setAttribute("data-side", s);
+      el.innerHTML = '<h3></h3><div class="melds" data-zone="melds-' + s + '"></div>' +
+        '<div class="morto" data-morto-side="' + s + '"></div>';
+      $("sides").appendChild(el);
+      sideBoxes.push({ head: el.children[0], melds: el.children[1], morto: el.children[2] });
+    }
+  }
   function setup() {
     var who = D.viewer === null ? "referee view" : "seat " + D.viewer + " (" + name(D.viewer) + ")";
     $("title").textContent = "match " + (D.match || "unknown") + " \u00b7 " + D.rules + " \u00b7 " + who;
     if (D.tiles) { document.body.classList.add("tiles"); }
     buildBanners();
+    buildBoxes();
     if (last < 0) { $("event").textContent = "The log holds no event that could be read."; return; }
     buildMoves();
     buildSheet();
