@@ -73,6 +73,9 @@ ARROW_RECORDS = 128
 OPEN_COST = 64 * 1024
 """``spark.sql.files.openCostInBytes``: what opening a file costs, in bytes of reading. At 64
 kB a 128 MB split holds hundreds of small logs (the default, 4 MB, made it 32)."""
+ARROW_BYTES = 64 * 1024 * 1024
+"""``spark.sql.execution.arrow.maxBytesPerBatch``: a batch into the checker closes at this many
+bytes even before :data:`ARROW_RECORDS` logs, so a few large logs never make one huge batch."""
 FAIL_FIRST = "spark.buraco_log.test.failFirstAttempt"
 """Test hook: ``check`` or ``write`` fails the first attempt of that stage's first task (after
 it wrote its files, for ``write``); ``always`` fails every attempt of the write."""
@@ -83,7 +86,11 @@ INSTALL_JAVA = ("install a Java 17+ runtime (Debian/Ubuntu: apt-get install "
 
 
 class SparkUnavailable(ArchiveError):
-    """The Spark engine cannot start here: what to install."""
+    """The Spark engine cannot start here: what to install. The CLI exits 2, as for a usage
+    error: nothing was read."""
+
+    code = "spark_unavailable"
+    exit_status = 2
 
 
 # -- the session ---------------------------------------------------------------------------------
@@ -97,9 +104,12 @@ def _java() -> str | None:
 
 def require() -> None:
     """Raise :class:`SparkUnavailable` (one line: what to install) unless Spark can start."""
-    import importlib.util
-
-    missing = [m for m in ("pyspark", "pandas") if importlib.util.find_spec(m) is None]
+    missing = []
+    for name in ("pyspark", "pandas"):
+        try:
+            __import__(name)
+        except ImportError:
+            missing.append(name)
     if missing:
         raise SparkUnavailable(f"--engine spark needs {' and '.join(missing)}: {INSTALL_EXTRA}")
     if _java() is None:
@@ -136,6 +146,7 @@ def session_conf(master: str | None, conf: Mapping[str, str] | None = None) -> d
         "spark.sql.session.timeZone": "UTC",
         "spark.sql.files.openCostInBytes": str(OPEN_COST),
         "spark.sql.execution.arrow.maxRecordsPerBatch": str(ARROW_RECORDS),
+        "spark.sql.execution.arrow.maxBytesPerBatch": str(ARROW_BYTES),
         "spark.sql.sources.partitionColumnTypeInference.enabled": "false",
         "spark.sql.runSQLOnFiles": "false",  # no `SELECT * FROM parquet.`/path``
         "spark.ui.showConsoleProgress": "false",
@@ -247,8 +258,8 @@ def _task() -> tuple[int, int, int]:
     return ctx.partitionId(), ctx.attemptNumber(), ctx.taskAttemptId()
 
 
-def check_batches(batches: Iterable[pa.RecordBatch], fail: str = ""
-                  ) -> Iterator[pa.RecordBatch]:
+def check_batches(batches: Iterable[pa.RecordBatch], fail: str = "",
+                  require_commitment: bool = False) -> Iterator[pa.RecordBatch]:
     """``mapInArrow``: (path, content, sha, known) rows in, one :data:`CHECKED` row per log out."""
     part, attempt, _ = _task()
     if fail == "check" and part == 0 and attempt == 0:
@@ -257,12 +268,13 @@ def check_batches(batches: Iterable[pa.RecordBatch], fail: str = ""
     try:
         with few_collections():
             for batch in batches:
-                yield _check_batch(batch, tmpdir)
+                yield _check_batch(batch, tmpdir, require_commitment)
     finally:
         shutil.rmtree(tmpdir, ignore_errors=True)
 
 
-def _check_batch(batch: pa.RecordBatch, tmpdir: str) -> pa.RecordBatch:
+def _check_batch(batch: pa.RecordBatch, tmpdir: str, require_commitment: bool
+                 ) -> pa.RecordBatch:
     cols: dict[str, list[Any]] = {f.name: [] for f in CHECKED}
     uris = batch.column("path").to_pylist()
     shas = batch.column("sha").to_pylist()
@@ -283,7 +295,7 @@ def _check_batch(batch: pa.RecordBatch, tmpdir: str) -> pa.RecordBatch:
             return parts.setdefault((preset, month), Rows())
 
         res = check_file(path, shas[i], len(data), rows_for, None,
-                         _bytes_reader(data, tmpdir))
+                         _bytes_reader(data, tmpdir), require_commitment=require_commitment)
         row: dict[str, Any] = {"path": path, "sha": shas[i], "size": len(data)}
         if isinstance(res, dict):
             row.update(status="error", error=msgspec.json.encode(res).decode())
@@ -394,9 +406,11 @@ def ingest(
     master: str | None = None,
     conf: Mapping[str, str] | None = None,
     file_events: int | None = None,
+    require_commitment: bool | None = None,
 ) -> IngestReport:
     """Check every ``*.blog`` and ``*.jsonl`` log under ``sources`` on Spark and add the good
-    ones to ``archive``; the same archive, rows and errors as :func:`buraco_log.archive.ingest`.
+    ones to ``archive``; the same archive, rows and errors as :func:`buraco_log.archive.ingest`
+    (``require_commitment`` too: None keeps the archive's setting).
 
     Commits only when the whole job succeeded; KeyboardInterrupt cancels it (``interrupted``).
     """
@@ -414,6 +428,9 @@ def ingest(
     report = IngestReport(archive=root, jobs=sc.defaultParallelism)
     run = store.new_batch_id()
     with store.locked(root):
+        if require_commitment is not None:
+            store.set_setting(root, "require_commitment", require_commitment)
+        strict = report.require_commitment = store.settings(root).require_commitment
         report.recovered = store.recover(root)
         committed = store.committed_files(root)
         files = (spark.read.format("binaryFile").option("pathGlobFilter", LOG_GLOB)
@@ -436,7 +453,7 @@ def ingest(
             files = files.withColumn("known", F.lit(None).cast("string"))
         # One pass over the bytes: files already archived come through as their status only.
         checked = (files.select("path", "content", "sha", "known")
-                   .mapInArrow(lambda it: check_batches(it, fail), _ddl(CHECKED))
+                   .mapInArrow(lambda it: check_batches(it, fail, strict), _ddl(CHECKED))
                    .persist())
         try:
             _ingest_checked(spark, root, run, checked, known_m, report, file_events, fail,
@@ -444,6 +461,11 @@ def ingest(
         except KeyboardInterrupt:
             sc.cancelAllJobs()
             report.interrupted = True
+        except (ArchiveError, OSError):
+            raise
+        except Exception as exc:  # the job failed: Spark's error, in one line
+            raise ArchiveError(f"spark ingest failed, nothing of this run was committed: "
+                               f"{_spark_error(exc)}") from exc
         finally:
             checked.unpersist()
             shutil.rmtree(os.path.join(root, store.STAGING, run), ignore_errors=True)
@@ -686,6 +708,15 @@ def check_sql(spark: SparkSession, sql: str) -> None:
             raise ArchiveError(f"query: only read-only queries are allowed, not {cls}")
 
 
+def _spark_error(exc: BaseException) -> str:
+    """The line of a Spark failure that says what went wrong (the Python error of a task, if
+    one failed), not the Java stack."""
+    text = str(exc)
+    found: list[str] = re.findall(r"^(\w*(?:Error|Exception)\b.*)$", text, re.MULTILINE)
+    python = [f for f in found if not f.startswith(("org.", "java.", "Py4J"))]
+    return str((python or found or [_first_line(exc)])[-1]).strip()[:300]
+
+
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
@@ -815,4 +846,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # Run as a file by spark-submit: call the module by its package name, so the functions
+    # Spark ships to the executors are found there by reference (not pickled from __main__).
+    from buraco_log.archive import spark as _this
+
+    sys.exit(_this.main())
