@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import webbrowser
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated
 
@@ -24,6 +26,36 @@ def default_output(log: Path, seat: int | None) -> Path:
     else:
         stem = log.stem or log.name
     return log.with_name(stem + ("" if seat is None else f".seat{seat}") + ".html")
+
+
+def why_not_open(env: Mapping[str, str] = os.environ, platform: str = sys.platform
+                 ) -> str | None:
+    """Why ``--open`` must not start a browser here, or None when it may.
+
+    Never in CI or under a test run (a browser there would hang the run or open on someone's
+    desktop), never when BURACO_LOG_NO_BROWSER is set, and on X11/Wayland systems only with a
+    display (a terminal browser would wait on a terminal nobody watches); $BROWSER names the
+    browser to use, as Python's webbrowser reads it."""
+    if env.get("BURACO_LOG_NO_BROWSER"):
+        return "BURACO_LOG_NO_BROWSER is set"
+    if env.get("CI"):
+        return "running in CI"
+    if env.get("PYTEST_CURRENT_TEST"):
+        return "running under a test"
+    if platform not in ("darwin", "win32") and not (env.get("DISPLAY")
+                                                     or env.get("WAYLAND_DISPLAY")):
+        return "no display"
+    return None
+
+
+def open_page(target: Path) -> None:
+    """Open the written page in a web browser, or say on stderr why not and where it is."""
+    uri = target.resolve().as_uri()
+    why = why_not_open()
+    if why is None and webbrowser.open(uri):
+        return
+    typer.echo(f"buraco-log: note: not opening a browser ({why or 'none found'}); "
+               f"open {uri}", err=True)
 
 
 @guarded
@@ -74,7 +106,7 @@ def view(
     write_page(target, html)
     typer.echo(f"wrote {target} ({len(html.encode('utf-8')):,} bytes)", err=True)
     if open_:
-        webbrowser.open(target.resolve().as_uri())
+        open_page(target)
 
 
 def register(app: typer.Typer) -> None:

@@ -70,3 +70,44 @@ def test_an_illegal_log_still_gets_its_page_and_a_note(tmp_path: Path) -> None:
     assert f"seq {bad} is illegal".encode() in done.stderr
     data = data_of((tmp_path / "bad.html").read_bytes())
     assert data["banners"][0]["seq"] == bad and data["start"] == bad - 1
+
+
+def _fake_browser(tmp_path: Path) -> tuple[Path, Path]:
+    marker = tmp_path / "opened.txt"
+    script = tmp_path / "fake-browser"
+    script.write_text(f'#!/bin/sh\necho "$1" > {marker}\n')
+    script.chmod(0o755)
+    return script, marker
+
+
+def run_env(env: dict[str, str], *args: str | Path) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run([sys.executable, "-m", "cli.main", *map(str, args)],
+                          capture_output=True, timeout=120, stdin=subprocess.DEVNULL,
+                          env={"PYTHONPATH": str(Path(__file__).parents[2]),
+                               "PATH": "/usr/bin:/bin", **env})
+
+
+def test_open_starts_the_browser_named_by_BROWSER_when_there_is_a_display(
+        tmp_path: Path) -> None:
+    script, marker = _fake_browser(tmp_path)
+    out = tmp_path / "page.html"
+    done = run_env({"DISPLAY": ":99", "BROWSER": str(script)}, "view", GOLDEN[0], "-o", out,
+                   "--open")
+    assert done.returncode == 0, done.stderr
+    assert marker.read_text().strip() == out.resolve().as_uri()
+    assert b"not opening" not in done.stderr
+
+
+def test_open_starts_no_browser_without_a_display_in_ci_or_under_tests(tmp_path: Path) -> None:
+    script, marker = _fake_browser(tmp_path)
+    cases = [({}, b"no display"),
+             ({"DISPLAY": ":99", "CI": "true"}, b"running in CI"),
+             ({"DISPLAY": ":99", "PYTEST_CURRENT_TEST": "x"}, b"under a test"),
+             ({"DISPLAY": ":99", "BURACO_LOG_NO_BROWSER": "1"}, b"BURACO_LOG_NO_BROWSER")]
+    for env, why in cases:
+        out = tmp_path / "page.html"
+        done = run_env({"BROWSER": str(script), **env}, "view", GOLDEN[0], "-o", out, "--open")
+        assert done.returncode == 0, done.stderr
+        assert why in done.stderr and out.resolve().as_uri().encode() in done.stderr
+        assert out.exists() and not marker.exists()
+        out.unlink()
