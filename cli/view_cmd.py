@@ -5,14 +5,14 @@ from __future__ import annotations
 import os
 import sys
 import webbrowser
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any, Protocol
 
 import typer
 
-from buraco_log.errors import LogFormatError, ReplayError
-from buraco_log.view import page_for_log, write_page
+from buraco_log.errors import BuracoLogError, LogFormatError, ReplayError
+from buraco_log.view import Page, page_for_log, write_page
 from cli.common import EXIT_USAGE, fail, guarded
 
 
@@ -114,7 +114,7 @@ def register(app: typer.Typer) -> None:
     app.command("view")(view)
 
 
-def write_audit_page(target: Path, log: Path, findings_at: list[int | None]) -> None:
+def write_audit_page(target: Path, log: Path, findings_at: Sequence[int | None]) -> Page:
     """``audit --html``: the log's referee page, opened at the first finding that has a seq (a
     refused event or damage opens at the last table before it, as ``view`` does)."""
     seqs = [s for s in findings_at if s is not None]
@@ -124,3 +124,31 @@ def write_audit_page(target: Path, log: Path, findings_at: list[int | None]) -> 
     except ReplayError:  # the finding lies past the table's end (a refused event, damage)
         page = page_for_log(log)
     write_page(target, page.html)
+    return page
+
+
+def audit_html_usage(html: Path | None, paths: Sequence[Path]) -> None:
+    """``audit --html FILE`` names one log (the page is that log's) and a file to write."""
+    if html is None:
+        return
+    if len(paths) != 1 or paths[0].is_dir():
+        raise fail("--html writes the page of one log: name one log file", EXIT_USAGE)
+    if html.is_dir():
+        raise fail(f"{html}: is a directory; name the page's file", EXIT_USAGE)
+
+
+class _Verdict(Protocol):
+    @property
+    def findings(self) -> Sequence[Any]: ...
+
+
+def audit_html(html: Path | None, log: Path, verdict: _Verdict) -> None:
+    """Write the page ``audit --html`` asks for, and say on stderr where it opens."""
+    if html is None:
+        return
+    try:
+        page = write_audit_page(html, log, [f.seq for f in verdict.findings])
+    except BuracoLogError as exc:  # nothing of the log could be read: no table to draw
+        typer.echo(f"buraco-log: note: {log}: no page written ({exc})", err=True)
+        return
+    typer.echo(f"wrote {html} (opens at seq {page.start})", err=True)

@@ -111,3 +111,38 @@ def test_open_starts_no_browser_without_a_display_in_ci_or_under_tests(tmp_path:
         assert why in done.stderr and out.resolve().as_uri().encode() in done.stderr
         assert out.exists() and not marker.exists()
         out.unlink()
+
+
+def test_audit_html_writes_the_page_opened_at_the_first_finding(tmp_path: Path) -> None:
+    from tests.brokenlogs import match, with_illegal_discard, with_wrong_score, write
+
+    events, bad = with_illegal_discard(match("biriba", 4, seed=3))
+    log = write(tmp_path / "bad.blog", events)
+    page = tmp_path / "bad.html"
+    done = run("audit", log, "--html", page)
+    assert done.returncode == 1 and b"illegal" in done.stdout.lower()
+    assert f"opens at seq {bad - 1}".encode() in done.stderr
+    data = data_of(page.read_bytes())
+    assert data["start"] == bad - 1 and data["banners"][0]["kind"] == "illegal"
+
+    events, wrong = with_wrong_score(match("biriba", 2, seed=4, max_hands=2))
+    log = write(tmp_path / "score.blog", events)
+    done = run("audit", log, "--html", page)
+    assert done.returncode == 1
+    data = data_of(page.read_bytes())
+    assert data["start"] == wrong and data["banners"][0]["kind"] == "score"
+
+    done = run("audit", GOLDEN[0], "--html", page)
+    assert done.returncode == 0
+    data = data_of(page.read_bytes())
+    assert data["start"] == len(data["diffs"]) - 1 and data["banners"] == []
+
+
+def test_audit_html_needs_one_log_and_a_file(tmp_path: Path) -> None:
+    for args in (("audit", GOLDEN[0].parent, "--html", tmp_path / "p.html"),
+                 ("audit", GOLDEN[0], GOLDEN[1], "--html", tmp_path / "p.html"),
+                 ("audit", GOLDEN[0], "--html", tmp_path)):
+        done = run(*args)
+        assert done.returncode == 2, (args, done.stderr)
+        assert done.stdout == b"" and done.stderr.count(b"\n") == 1
+    assert list(tmp_path.iterdir()) == []
