@@ -22,6 +22,7 @@ from buraco_log.events import AnyEvent
 from buraco_log.forensic import read_anyway
 from buraco_log.timeline import TableView, Timeline
 from cli.common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, Format, State, emit_json, fail, guarded
+from cli.view_cmd import audit_html, audit_html_usage
 
 LogArg = Annotated[Path, typer.Argument(help="A match log (binary, or .jsonl).",
                                         show_default=False)]
@@ -439,6 +440,9 @@ def audit_cmd(
                                       "at most 8).")] = 0,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Table: only logs with findings "
                                         "and the summary.")] = False,
+    html: Annotated[Path | None, typer.Option(
+        "--html", help="Also write the log's replay page (as `view` does), opened at the first "
+        "finding. One log only.", show_default=False)] = None,
     require_commitment: Annotated[bool | None, typer.Option(
         "--require-commitment/--no-require-commitment",
         help="Deals no committed or plain seed backs, and a committed match whose seed is not "
@@ -458,6 +462,7 @@ def audit_cmd(
     for p in paths:
         if not p.exists() and not p.is_symlink():
             raise fail(f"{p}: no such file or directory", EXIT_USAGE)
+    audit_html_usage(html, paths)
     files = audit.find_logs(paths)
     if not files:
         raise fail(f"{', '.join(map(str, paths))}: no logs found", EXIT_USAGE)
@@ -475,6 +480,7 @@ def audit_cmd(
                 _echo(line)
         if not single:
             _echo(_batch_summary(verdicts))
+    audit_html(html, paths[0], verdicts[0])
     raise typer.Exit(EXIT_OK if all(v.ok for v in verdicts) else EXIT_FINDINGS)
 
 
