@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import webbrowser
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Protocol
 
@@ -13,6 +14,7 @@ import typer
 
 from buraco_log.errors import BuracoLogError, LogFormatError, ReplayError
 from buraco_log.view import Page, page_for_log, write_page
+from buraco_log.view.links import Rows, match_pages
 from cli.common import EXIT_USAGE, fail, guarded
 
 
@@ -112,6 +114,25 @@ def view(
 def register(app: typer.Typer) -> None:
     """Add ``view`` to the top level of ``app``."""
     app.command("view")(view)
+
+
+MATCH_PAGES = "matches"
+"""The folder beside an HTML report that holds the pages of the matches it names."""
+
+
+def report_pages(sections: Iterable[Rows], output: Path | None) -> dict[str, str]:
+    """``report --format html -o FILE``: write the page of every match the report names whose
+    log is still at its recorded path into ``matches/`` beside FILE; return the report's links
+    (``source_path`` -> path relative to the report). On stdout there is no beside: no pages."""
+    if output is None:
+        return {}
+    folder = output.parent / MATCH_PAGES
+    folder.mkdir(exist_ok=True)
+    links = match_pages(sections, folder)
+    if not links:
+        with contextlib.suppress(OSError):
+            folder.rmdir()  # only if empty: nothing to link, nothing left behind
+    return {src: f"{MATCH_PAGES}/{name}" for src, name in links.items()}
 
 
 def write_audit_page(target: Path, log: Path, findings_at: Sequence[int | None]) -> Page:
