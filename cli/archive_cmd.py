@@ -23,6 +23,7 @@ import msgspec
 import typer
 
 from cli.common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, Format, emit_json, fail, guarded
+from cli.view_cmd import report_pages
 
 if TYPE_CHECKING:
     from buraco_log import archive
@@ -293,7 +294,7 @@ def report(
     if format is ReportFormat.json:
         text = json.dumps(msgspec.to_builtins(rep), indent=2, sort_keys=True) + "\n"
     elif format is ReportFormat.html:
-        text = _archive().render_html(rep)
+        text = _archive().render_html(rep, report_pages(rep.sections, output))
     else:
         parts = [f"{rep.matches:,} matches, {rep.events:,} events\n"]
         for s in rep.sections:
