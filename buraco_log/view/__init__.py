@@ -6,19 +6,31 @@ writes the frames into a page (``template/``) that only draws them. Stdlib and m
     from buraco_log.view import page_for_log, write_page
     page = page_for_log("match.blog", seat=0)      # a player's copy: no hidden card in it
     write_page("match.html", page.html)
+
+Tools that add to the page (a review's marks on its moves) pass ``marks`` to
+:func:`page_for_log` or :func:`build_page`: ``{seq: [Mark(kind, text, cards)]}``.
 """
 
 from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from buraco_log.audit import Integrity, read_log
 from buraco_log.errors import LogFormatError
-from buraco_log.view.page import PAGE_VERSION, Banner, Page, build_page, page_data, render
+from buraco_log.view.page import (
+    PAGE_VERSION,
+    Banner,
+    Mark,
+    Page,
+    build_page,
+    page_data,
+    render,
+)
 
-__all__ = ["PAGE_VERSION", "Banner", "Page", "build_page", "damage_banner", "page_data",
+__all__ = ["PAGE_VERSION", "Banner", "Mark", "Page", "build_page", "damage_banner", "page_data",
            "page_for_log", "render", "write_page"]
 
 
@@ -44,8 +56,10 @@ def damage_banner(integ: Integrity) -> Banner | None:
 
 
 def page_for_log(path: str | os.PathLike[str], *, seat: int | None = None,
-                 at: int | None = None) -> Page:
+                 at: int | None = None,
+                 marks: Mapping[int, Sequence[Mark]] | None = None) -> Page:
     """The page for the log at ``path``; a damaged log gives its intact prefix and a banner.
+    ``marks``: per-event marks, as :func:`build_page` takes them.
 
     Raises :class:`LogFormatError` when not one event could be read (nothing to show)."""
     events, integ = read_log(path)
@@ -54,7 +68,8 @@ def page_for_log(path: str | os.PathLike[str], *, seat: int | None = None,
                              + (f" ({integ.message})" if integ.message else ""),
                              path=os.fspath(path), kind="unreadable")
     banner = damage_banner(integ)
-    return build_page(events, seat=seat, at=at, banners=(banner,) if banner else ())
+    return build_page(events, seat=seat, at=at, banners=(banner,) if banner else (),
+                      marks=marks)
 
 
 def write_page(path: str | os.PathLike[str], html: str) -> None:

@@ -8,7 +8,8 @@ its ``<`` characters are written as ``\\u003c`` so no text of a log can close th
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
 from importlib import resources
 from typing import Any
 
@@ -39,6 +40,22 @@ class Banner(msgspec.Struct, frozen=True):
     seq: int | None = None
     rule: str | None = None
     offset: int | None = None
+
+
+_MARK_KIND = re.compile(r"[a-z][a-z0-9-]{0,31}")
+
+
+class Mark(msgspec.Struct, frozen=True):
+    """A note pinned to one event of the page, for tools that judge the moves (a review).
+
+    The move list flags the event's line with the class ``mk-<kind>``, and at that seq the
+    page shows ``text`` under the event, with ``cards`` (card codes) drawn beside it, for
+    example the better move a review found. Marks are drawn as given: on a seat's page they
+    must name only cards that seat could see."""
+
+    kind: str  # a CSS-safe word: "mistake", "best", "note", ...
+    text: str
+    cards: tuple[int, ...] = ()
 
 
 def _template(name: str) -> str:
@@ -109,8 +126,9 @@ def score_chart(sheet: Sequence[dict[str, Any]], n_sides: int) -> str:
 
 
 def page_data(tl: Timeline, *, seat: int | None = None, at: int | None = None,
-              banners: Sequence[Banner] = (), every: int = SNAPSHOT_EVERY) -> dict[str, Any]:
-    """Everything the page draws, as one JSON-ready dict."""
+              banners: Sequence[Banner] = (), every: int = SNAPSHOT_EVERY,
+              marks: Mapping[int, Sequence[Mark]] | None = None) -> dict[str, Any]:
+    """Everything the page draws, as one JSON-ready dict. ``marks``: see :class:`Mark`."""
     frames = Frames(tl, seat, every=every)
     rules = tl.rules
     n_sides = max((p for p in (tl.final.sides or ())), default=-1) + 1
@@ -136,7 +154,21 @@ def page_data(tl: Timeline, *, seat: int | None = None, at: int | None = None,
         "sheet": sheet,
         "start": start,
         "banners": [msgspec.to_builtins(b) for b in banners],
+        "marks": _marks(marks or {}, last),
     }
+
+
+def _marks(marks: Mapping[int, Sequence[Mark]], last: int) -> dict[str, list[Any]]:
+    out: dict[str, list[Any]] = {}
+    for seq, ms in sorted(marks.items()):
+        for m in ms:
+            if not _MARK_KIND.fullmatch(m.kind):
+                raise ValueError(f"mark kind {m.kind!r}: a lower-case word (a-z, 0-9, -)")
+            if not all(isinstance(c, int) and 0 <= c <= 64 for c in m.cards):
+                raise ValueError(f"mark at seq {seq}: cards are card codes 0-64")
+        if 0 <= seq <= last and ms:
+            out[str(seq)] = [msgspec.to_builtins(m) for m in ms]
+    return out
 
 
 def render(data: dict[str, Any], chart: str = "") -> str:
@@ -163,11 +195,17 @@ class Page(msgspec.Struct, frozen=True):
 
 
 def build_page(events: Sequence[AnyEvent], *, seat: int | None = None, at: int | None = None,
-               banners: Sequence[Banner] = ()) -> Page:
+               banners: Sequence[Banner] = (),
+               marks: Mapping[int, Sequence[Mark]] | None = None) -> Page:
     """The replay page of ``events``: the referee's view, or ``seat``'s, opened at ``at``.
 
     An illegal event adds a banner and opens the page at the last legal table (unless ``at``
-    says otherwise); ``banners`` carries what the caller knows (damaged bytes)."""
+    says otherwise); ``banners`` carries what the caller knows (damaged bytes).
+
+    ``marks`` is where a caller adds per-event marks (a review's verdicts): seq -> the
+    :class:`Mark` list shown at that event and flagged in the move list. Marks past the
+    page's last seq are dropped. This signature and the page's data layout (``PAGE_VERSION``)
+    are kept stable for such callers."""
     tl = Timeline(events)
     found = list(banners)
     if tl.illegal is not None and tl.illegal.seq is not None:
@@ -189,6 +227,6 @@ def build_page(events: Sequence[AnyEvent], *, seat: int | None = None, at: int |
         past = (f"; seq {tl.illegal.seq} is illegal [{tl.illegal.rule}]"
                 if tl.illegal is not None else "")
         raise ReplayError(f"--at {at}: the page holds seqs 0 to {tl.last_seq}{past}", seq=at)
-    data = page_data(tl, seat=seat, at=at, banners=found)
+    data = page_data(tl, seat=seat, at=at, banners=found, marks=marks)
     return Page(render(data, score_chart(data["sheet"], data["sides"])), tuple(found),
                 data["start"])

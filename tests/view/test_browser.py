@@ -235,6 +235,26 @@ def test_burako_is_drawn_as_tiles_without_suit_marks(browser: Any, tmp_path: Pat
     assert card.text.strip().isdigit()  # a tile: a number in its colour
 
 
+def test_marks_show_at_their_seq_and_flag_their_line(browser: Any, tmp_path: Path) -> None:
+    from selenium.webdriver.common.by import By
+
+    from buraco_log.view import Mark
+
+    events = load(GOLDEN[0])
+    page = tmp_path / "marked.html"
+    write_page(page, build_page(events, marks={4: [Mark("mistake", "a <i>bad</i> move",
+                                                        (21, 22, 23))]}).html)
+    _open(browser, page, "#seq=4")
+    mark = browser.find_element(By.CSS_SELECTOR, "#marks .mark-mistake")
+    assert mark.text.startswith("a <i>bad</i> move")
+    assert [int(c.get_attribute("data-card"))
+            for c in mark.find_elements(By.CSS_SELECTOR, "[data-card]")] == [21, 22, 23]
+    line = browser.find_element(By.CSS_SELECTOR, "#moves li[data-seq='4']")
+    assert "mk-mistake" in (line.get_attribute("class") or "")
+    browser.execute_script("window.buracoView.go(5)")
+    assert browser.find_elements(By.CSS_SELECTOR, "#marks .mark") == []
+
+
 def test_a_phone_wide_screen_needs_no_sideways_scrolling(
         browser: Any, long_page: tuple[Path, Timeline]) -> None:
     page, tl = long_page

@@ -86,3 +86,22 @@ def test_burako_is_drawn_as_tiles(path: Path, tiles: bool) -> None:
     assert path.stem in ("burako", "biriba")
     data = data_of(build_page(load(path)).html)
     assert data["tiles"] is (path.stem == "burako") is tiles
+
+
+def test_marks_a_caller_pins_to_events_reach_the_page_and_bad_ones_are_refused() -> None:
+    from buraco_log.cards import parse_cards
+    from buraco_log.view import Mark
+
+    events = load(GOLDEN[0])
+    best = tuple(parse_cards("5h 6h 7h"))
+    marks = {5: [Mark("mistake", "discarding <b>Ks</b> fed the next player", best)],
+             len(events) + 10: [Mark("note", "past the end")]}
+    page = build_page(events, marks=marks).html
+    data = data_of(page)
+    assert data["marks"] == {"5": [{"kind": "mistake", "cards": list(best),
+                                    "text": "discarding <b>Ks</b> fed the next player"}]}
+    assert "<b>Ks</b>" not in page  # data is text, never markup
+    assert data_of(build_page(events).html)["marks"] == {}
+    for bad in (Mark('x" onclick="', "t"), Mark("note", "t", (65,))):
+        with pytest.raises(ValueError):
+            build_page(events, marks={1: [bad]})

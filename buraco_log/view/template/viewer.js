@@ -166,6 +166,7 @@
     var li = moveItems[s];
     li.className += " cur";
     $("event").textContent = D.moves[s];
+    drawMarks(s);
     $("pos").textContent = "seq " + s + " / " + last;
     $("slider").value = s;
     document.body.setAttribute("data-seq", s);
@@ -193,6 +194,17 @@
     if (location.hash !== h2) {
       try { history.replaceState(null, "", h2); } catch (e) { location.replace(h2); }
     }
+  }
+  // Marks a caller pinned to events (a review's verdicts), shown at their seq.
+  var MARKS = D.marks || {};
+  function drawMarks(s) {
+    var ms = MARKS[s] || [], out = "";
+    for (var i = 0; i < ms.length; i++) {
+      out += '<div class="mark mark-' + esc(ms[i].kind) + '" data-kind="' + esc(ms[i].kind) +
+        '"><span>' + esc(ms[i].text) + "</span>" +
+        (ms[i].cards.length ? cards(ms[i].cards, "mark-" + s + "-" + i) : "") + "</div>";
+    }
+    put($("marks"), out);
   }
   function scrollList(li) {
     var box = $("moves");
@@ -238,8 +250,9 @@
   function buildMoves() {
     var ol = $("moves"), html = "";
     for (var i = 0; i <= last; i++) {
-      html += '<li data-seq="' + i + '" class="m' + (D.tags[i] === "HandStarted" ? " hs" : "") + '">' +
-        esc(D.moves[i]) + "</li>";
+      var mk = (MARKS[i] || []).map(function (m) { return " mk-" + esc(m.kind); }).join("");
+      html += '<li data-seq="' + i + '" class="m' + (D.tags[i] === "HandStarted" ? " hs" : "") +
+        mk + '">' + esc(D.moves[i]) + "</li>";
     }
     ol.innerHTML = html;
     moveItems = Array.prototype.slice.call(ol.children);
