@@ -8,12 +8,12 @@ import sys
 import webbrowser
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Annotated, Any, Protocol
+from typing import Annotated, Protocol
 
 import typer
 
 from buraco_log.errors import BuracoLogError, LogFormatError, ReplayError
-from buraco_log.view import Page, page_for_log, write_page
+from buraco_log.view import Mark, Page, page_for_log, write_page
 from buraco_log.view.links import Rows, match_pages
 from cli.common import EXIT_USAGE, fail, guarded
 
@@ -135,15 +135,29 @@ def report_pages(sections: Iterable[Rows], output: Path | None) -> dict[str, str
     return {src: f"{MATCH_PAGES}/{name}" for src, name in links.items()}
 
 
-def write_audit_page(target: Path, log: Path, findings_at: Sequence[int | None]) -> Page:
+class _Finding(Protocol):
+    @property
+    def seq(self) -> int | None: ...
+    @property
+    def rule(self) -> str: ...
+    @property
+    def message(self) -> str: ...
+
+
+def write_audit_page(target: Path, log: Path, findings: Sequence[_Finding]) -> Page:
     """``audit --html``: the log's referee page, opened at the first finding that has a seq (a
-    refused event or damage opens at the last table before it, as ``view`` does)."""
-    seqs = [s for s in findings_at if s is not None]
+    refused event or damage opens at the last table before it, as ``view`` does); each finding
+    with a seq is marked at its event."""
+    seqs = [f.seq for f in findings if f.seq is not None]
     at = min(seqs) if seqs else None
+    marks: dict[int, list[Mark]] = {}
+    for f in findings:
+        if f.seq is not None:
+            marks.setdefault(f.seq, []).append(Mark("finding", f"[{f.rule}] {f.message}"))
     try:
-        page = page_for_log(log, at=at)
+        page = page_for_log(log, at=at, marks=marks)
     except ReplayError:  # the finding lies past the table's end (a refused event, damage)
-        page = page_for_log(log)
+        page = page_for_log(log, marks=marks)
     write_page(target, page.html)
     return page
 
@@ -160,7 +174,7 @@ def audit_html_usage(html: Path | None, paths: Sequence[Path]) -> None:
 
 class _Verdict(Protocol):
     @property
-    def findings(self) -> Sequence[Any]: ...
+    def findings(self) -> Sequence[_Finding]: ...
 
 
 def audit_html(html: Path | None, log: Path, verdict: _Verdict) -> None:
@@ -168,7 +182,7 @@ def audit_html(html: Path | None, log: Path, verdict: _Verdict) -> None:
     if html is None:
         return
     try:
-        page = write_audit_page(html, log, [f.seq for f in verdict.findings])
+        page = write_audit_page(html, log, verdict.findings)
     except BuracoLogError as exc:  # nothing of the log could be read: no table to draw
         typer.echo(f"buraco-log: note: {log}: no page written ({exc})", err=True)
         return

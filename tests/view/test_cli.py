@@ -132,10 +132,20 @@ def test_audit_html_writes_the_page_opened_at_the_first_finding(tmp_path: Path) 
     data = data_of(page.read_bytes())
     assert data["start"] == wrong and data["banners"][0]["kind"] == "score"
 
+    assert data["marks"][str(wrong)][0]["kind"] == "finding"
+
+    forged = Path(__file__).parents[2] / "examples" / "disputes" / "forged-deal.log"
+    done = run("audit", forged, "--html", page)
+    assert done.returncode == 1
+    data = data_of(page.read_bytes())
+    assert data["start"] == 1 and data["banners"] == []  # a finding the table cannot show
+    assert data["marks"]["1"][0]["text"].startswith("[deal.mismatch] ")
+
     done = run("audit", GOLDEN[0], "--html", page)
     assert done.returncode == 0
     data = data_of(page.read_bytes())
     assert data["start"] == len(data["diffs"]) - 1 and data["banners"] == []
+    assert data["marks"] == {}
 
 
 def test_audit_html_needs_one_log_and_a_file(tmp_path: Path) -> None:
