@@ -25,7 +25,7 @@ import os
 import secrets
 import shutil
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from typing import Any
 
@@ -249,6 +249,31 @@ def recover(root: str) -> list[str]:
             if ".tmp-" in name:
                 os.unlink(os.path.join(bd, name))
                 removed.append(os.path.join(BATCHES, name))
+    return removed
+
+
+def drop_batches(root: str, batches: Iterable[str]) -> list[str]:
+    """Take committed batches out of the archive: the delete half of a delete-then-append
+    re-ingest (of a day's logs, say: the batches its ingest report lists).
+
+    Each batch record goes first (one unlink: the batch vanishes for every reader at once),
+    then its files, as :func:`recover` removes an uncommitted batch's. Its logs are no longer
+    known, so the next ingest checks and stores them again. Takes the lock; returns the removed
+    paths (relative). An unknown batch id is an :class:`ArchiveError`, and nothing is removed.
+    """
+    root = check_archive(root)
+    wanted = list(dict.fromkeys(batches))
+    with locked(root):
+        have = {m["batch"] for m in manifests(root)}
+        missing = [b for b in wanted if b not in have]
+        if missing:
+            raise ArchiveError(f"{root}: no committed batch {missing[0]}")
+        removed = []
+        for b in wanted:
+            os.unlink(os.path.join(root, BATCHES, f"{b}.json"))
+            removed.append(os.path.join(BATCHES, f"{b}.json"))
+        _fsync_dir(os.path.join(root, BATCHES))
+        removed += recover(root)
     return removed
 
 
