@@ -73,7 +73,7 @@ class Budget(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     after this many milliseconds (at least two samples are always taken). With ``ms`` the result
     depends on the machine's speed: not reproducible."""
 
-    samples: int = 32
+    samples: int = 96
     candidates: int = 5
     rounds: int = 3
     ms: int | None = None
