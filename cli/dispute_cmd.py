@@ -197,7 +197,11 @@ def render_verdict(v: audit.Verdict) -> Iterator[str]:
     else:
         prov = (f"{p.status.replace('_', ' ')}; "
                 f"seed {'revealed' if p.revealed else 'not revealed'}; {_n(p.deals, 'deal')}")
-        prov += "; all re-derived and equal" if not p.findings else ""
+        if not p.findings:  # say what was checked: a deal no revealed seed backs was not
+            checked = p.deals - p.unchecked
+            prov += ("; all re-derived and equal" if not p.unchecked
+                     else "; none re-derived (not checked)" if not checked
+                     else f"; {checked} re-derived and equal, {p.unchecked} not checked")
     yield f"  provenance  {prov}"
     for f in p.findings:
         yield f"    seq {'-' if f.seq is None else f.seq} [{f.rule}] {f.message}"
