@@ -809,7 +809,10 @@ def make_bot(name: str) -> Bot:
     if kind == "expert":
         from buraco_log.expert import DEFAULT_BUDGET, ExpertBot, parse_budget
 
-        return ExpertBot(parse_budget(budget) if budget else DEFAULT_BUDGET)
+        try:
+            return ExpertBot(parse_budget(budget) if budget else DEFAULT_BUDGET)
+        except ValueError as exc:
+            raise ValueError(f"bot {name!r}: {exc}") from None
     try:
         if budget:
             raise KeyError(name)

@@ -107,3 +107,23 @@ def test_review_of_a_damaged_log_exits_1_unless_partial(tmp_path: Path) -> None:
     done = run(log, "--seat", "0", "--budget", "2x2", "--partial")
     assert done.returncode == 0, done.stderr
     assert "hand 0" in done.stdout and "damaged" in done.stderr
+
+
+def test_simulate_seats_the_expert_and_refuses_a_bad_budget(tmp_path: Path) -> None:
+    def simulate(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "cli.main", "simulate", "--rules", "burako", "--players", "2",
+             "--seed", "e", "-o", str(tmp_path), "--no-progress", *args],
+            capture_output=True, text=True, timeout=600,
+            env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+
+    done = simulate("--bot", "expert:2x2", "--bot", "heuristic", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["bots"] == ["expert:2x2", "heuristic"]
+    from buraco_log.log import read_events
+    from buraco_log.reducer import replay
+
+    final = replay(read_events(tmp_path / "burako-2p-000000.blog"))
+    assert final.phase == "over"
+    bad = simulate("--bot", "expert:lots", "--overwrite")
+    assert bad.returncode == 2 and bad.stdout == "" and "bot 'expert:lots'" in bad.stderr
