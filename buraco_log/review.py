@@ -367,14 +367,20 @@ def to_text(review: Review, *, all_moves: bool = True) -> str:
 
 
 def review_page(events: Sequence[AnyEvent], review: Review) -> str:
-    """The match viewer's page for the reviewed seat, with the review in it: marks on the
-    mistakes in the move list, and at each decision the move played, the alternative and its
-    cards picked out on the table."""
+    """The match viewer's page for the reviewed seat, with the review in it: the viewer's marks
+    on the mistakes (the line flagged, the best move and its cards shown at that seq), and the
+    review panel (``template/review.js``): each decision's cost in the move list, and on the
+    table before a decision the move played, the alternatives, and the best one's cards
+    outlined in the hand."""
     from importlib import resources
 
-    from buraco_log.view import build_page
+    from buraco_log.view import Mark, build_page
 
-    page = build_page(events, seat=review.seat)
+    marks = {m.seq: [Mark("mistake", f"Review: a mistake costing {m.cost:.0f} ± {m.se:.0f} "
+                                     f"points; best found: {m.best}",
+                          tuple(_cards_of(m.best_event, events[0])))]
+             for m in review.moves if m.flagged}
+    page = build_page(events, seat=review.seat, marks=marks)
     data = {
         "seat": review.seat,
         "head": header(review).replace("\n", " · "),

@@ -44,6 +44,10 @@ def test_the_page_marks_the_mistake_and_outlines_the_alternative(
         "return Array.from(document.querySelectorAll('#moves li.rv-bad'))"
         ".map(function (li) { return +li.getAttribute('data-seq'); });")
     assert marked == [m.seq for m in review.moves if m.flagged]
+    flagged = browser.execute_script(
+        "return Array.from(document.querySelectorAll('#moves li.mk-mistake'))"
+        ".map(function (li) { return +li.getAttribute('data-seq'); });")
+    assert flagged == marked  # the viewer's own marks agree
     browser.execute_script(f"window.buracoView.go({seq - 1});")  # the table the seat decided on
     now = browser.execute_script("return document.getElementById('rv-now').textContent;")
     assert f"Decision at seq {seq} (mistake)" in now and "discard 9h" in now and move.best in now
@@ -55,4 +59,6 @@ def test_the_page_marks_the_mistake_and_outlines_the_alternative(
     browser.execute_script(f"window.buracoView.go({seq});")
     now = browser.execute_script("return document.getElementById('rv-now').textContent;")
     assert "This move" in now
+    mark = browser.execute_script("return document.getElementById('marks').textContent;")
+    assert "a mistake costing" in mark and move.best in mark
     assert not browser.execute_script("return document.querySelectorAll('.card.rv-alt').length;")

@@ -35,7 +35,8 @@
       out += "<div><b" + (next.flag ? " class=\"bad\"" : "") + ">Decision at seq " + (s + 1) +
         (next.flag ? " (mistake)" : "") + "</b>: played <i>" + esc(next.played) + "</i>; best found <i>" +
         esc(next.best) + "</i>, cost " + fmt(next.cost) + " \u00b1 " + fmt(next.se) +
-        " points. The best move's cards are outlined in green.</div><table>" +
+        " points." + (next.cards.length ? " The best move's cards are outlined in green." : "") +
+        "</div><table>" +
         next.alts.map(function (a) {
           return "<tr><td>" + esc(a[0]) + "</td><td>" + lost(a[1]) + " \u00b1 " + fmt(a[2]) + "</td></tr>";
         }).join("") + "</table>";
