@@ -8,7 +8,9 @@ partner seat) and as many with the seats swapped, so neither bot always sits fir
 players, one first bot faces two of the other (a third of the wins by chance). Prints one line
 per configuration: wins, the win rate with its 95% Wilson interval, the mean point margin (the
 first bot's side total minus the other side's, with its 95% interval) and the cost per match;
-then one line per preset family and overall. Matches are deterministic (seeded); runs with
+then one line per preset family and overall. ``--duplicate`` adds the paired gain: each
+margin minus the margin of the same match index (the same deals) with the second bot in every
+seat, as duplicate bridge compares tables. Matches are deterministic (seeded); runs with
 different ``--seed`` values play different matches, so they can be split and added up.
 """
 
@@ -57,12 +59,14 @@ class Tally:
         self.wins = 0
         self.n = 0
         self.margins: list[int] = []
+        self.paired: list[int] = []  # margin minus the margin of the same deals, B everywhere
         self.seconds = 0.0
 
     def add(self, other: Tally) -> None:
         self.wins += other.wins
         self.n += other.n
         self.margins += other.margins
+        self.paired += other.paired
         self.seconds += other.seconds
 
     def line(self, label: str, bot: str) -> str:
@@ -72,8 +76,14 @@ class Tally:
              if len(self.margins) > 1 else float("nan"))
         rate = self.wins / self.n if self.n else 0.0
         per = self.seconds / self.n if self.n else 0.0
+        dup = ""
+        if len(self.paired) > 1:
+            pm = statistics.fmean(self.paired)
+            pe = 1.96 * statistics.stdev(self.paired) / math.sqrt(len(self.paired))
+            dup = f"  duplicate gain {pm:+7.1f} ± {pe:5.1f}"
         return (f"{label:22s} {bot} won {self.wins:4d}/{self.n:<4d} = {rate:6.1%} "
-                f"[{lo:5.1%}, {hi:5.1%}]  margin {m:+7.1f} ± {e:5.1f}  ({per:.1f} CPU s/match)")
+                f"[{lo:5.1%}, {hi:5.1%}]  margin {m:+7.1f} ± {e:5.1f}{dup}  "
+                f"({per:.1f} CPU s/match)")
 
 
 def main() -> None:
@@ -87,6 +97,9 @@ def main() -> None:
     ap.add_argument("--budget", default="",
                     help="the expert's budget per decision, e.g. 8 or 8x4 (samples x candidates)")
     ap.add_argument("--seed", default="winrate")
+    ap.add_argument("--duplicate", action="store_true",
+                    help="also play the same deals with the second bot in every seat, and report "
+                    "the first bot's gain in margin over it (a paired, lower-variance measure)")
     args = ap.parse_args()
     only = {int(p) for p in args.players.split(",") if p}
     a, b = args.bots.split(",")
@@ -118,12 +131,22 @@ def main() -> None:
                         rules, players, args.matches, seed=args.seed, out_dir=tmp,
                         bots=seating, jobs=args.jobs)
                 tally.seconds += cpu_seconds() - start
-                for s in got:
+                base: list[MatchSummary] = []
+                if args.duplicate:  # the same deals with the second bot in every seat
+                    with tempfile.TemporaryDirectory() as tmp:
+                        base = simulate_many(rules, players, args.matches, seed=args.seed,
+                                             out_dir=tmp, bots=(b,), jobs=args.jobs)
+                for k, s in enumerate(got):
                     tally.n += 1
                     # Side i's first seat is seat i (partners sit on alternate seats).
                     tally.wins += seats[s.winner] == a
                     others = [t for i, t in enumerate(s.totals) if i != mine]
                     tally.margins.append(s.totals[mine] - max(others))
+                    if base:
+                        t0 = base[k].totals
+                        tally.paired.append(tally.margins[-1]
+                                            - (t0[mine] - max(t for i, t in enumerate(t0)
+                                                              if i != mine)))
             print(tally.line(f"{name} {players}p", a), flush=True)
             families.setdefault(FAMILIES.get(name, name), Tally()).add(tally)
             overall.add(tally)
