@@ -66,27 +66,31 @@ def review(
     Each decision is searched from what that seat could see at the time, never the hidden
     cards. The output states its seed and budget; the same seed and budget give the same review,
     whatever --jobs is. --format html writes the match viewer's page with the review in it."""
+    js = format is ReviewFormat.json
     if not path.exists():
-        raise fail(f"{path}: no such file", EXIT_USAGE)
+        raise fail(f"{path}: no such file", EXIT_USAGE, as_json=js)
     if path.is_dir():
-        raise fail(f"{path}: is a directory, not a log", EXIT_USAGE)
+        raise fail(f"{path}: is a directory, not a log", EXIT_USAGE, as_json=js)
     try:
         b = parse_budget(budget)
     except ValueError as exc:
-        raise fail(f"--budget: {exc}", EXIT_USAGE) from None
+        raise fail(f"--budget: {exc}", EXIT_USAGE, as_json=js) from None
     from buraco_log.audit import read_log
 
     events, integ = read_log(path)
     if integ.status == "unreadable" or not events:
         what = f" ({integ.message})" if integ.message else ""
-        raise fail(f"{path}: not a log: no event could be read{what}", EXIT_USAGE)
+        raise fail(f"{path}, byte {integ.offset or 0}: not a log: no event could be read{what}",
+                   EXIT_USAGE, as_json=js)
     damaged = integ.status in ("broken", "torn")
     if damaged and not partial:
         raise fail(f"{path}: the log is damaged at byte {integ.offset} ({integ.kind}: "
-                   f"{integ.message}); --partial reviews the {len(events)} events read intact")
+                   f"{integ.message}); --partial reviews the {len(events)} events read intact",
+                   as_json=js)
     players = len(getattr(events[0], "players", ()))
     if seat >= players:
-        raise fail(f"{path}: --seat {seat}: the match has seats 0 to {players - 1}", EXIT_USAGE)
+        raise fail(f"{path}: --seat {seat}: the match has seats 0 to {players - 1}", EXIT_USAGE,
+                   as_json=js)
     show = sys.stderr.isatty() if progress is None else progress
     try:
         if show:
@@ -95,10 +99,10 @@ def review(
             result = review_events(events, seat, budget=b, seed=seed, threshold=threshold,
                                    jobs=jobs, partial=partial)
     except LogFormatError as exc:
-        raise fail(f"{path}: {exc}", EXIT_USAGE) from None
+        raise fail(f"{path}: {exc}", EXIT_USAGE, as_json=js) from None
     except IllegalMoveError as exc:
         raise fail(f"{path}: seq {exc.seq} is illegal [{exc.rule}]: {exc.message}; --partial "
-                   "reviews the moves before it") from None
+                   "reviews the moves before it", as_json=js, error=exc) from None
     if format is ReviewFormat.html:
         text = review_page(events, result)
     elif format is ReviewFormat.json:
@@ -113,7 +117,7 @@ def review(
     else:
         target = Path(output)
         if target.is_dir():
-            raise fail(f"{target}: is a directory; name the file", EXIT_USAGE)
+            raise fail(f"{target}: is a directory; name the file", EXIT_USAGE, as_json=js)
         from buraco_log.view import write_page
 
         write_page(target, text)

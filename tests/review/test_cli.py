@@ -64,7 +64,10 @@ def test_review_refuses_what_is_not_a_log_in_one_line(tmp_path: Path) -> None:
         done = run(*args)
         assert done.returncode == 2, done.stderr
         assert done.stdout == "" and len(done.stderr.strip().splitlines()) == 1
-        assert "Traceback" not in done.stderr
+        assert "Traceback" not in done.stderr and str(args[0]) in done.stderr
+    assert "byte 0" in run(text, "--seat", "0").stderr
+    done = run(tmp_path / "nope.blog", "--seat", "0", "--format", "json")  # JSON on failure too
+    assert done.returncode == 2 and json.loads(done.stdout)["error"]["exit_status"] == 2
 
 
 def test_review_usage_errors_exit_2(tmp_path: Path) -> None:
