@@ -14,8 +14,10 @@ import msgspec
 
 from buraco_log.rules import Rules
 
-FORMAT_VERSION = 1
-"""Version of the event vocabulary written by this buraco_log (see CHANGELOG.md)."""
+FORMAT_VERSION = 2
+"""Version of the event vocabulary written by this buraco_log (see CHANGELOG.md).
+
+2: ``MatchStarted.key_id``, and signature records in the binary log (schema/LOG_FORMAT.md)."""
 
 
 class Event(
@@ -51,6 +53,7 @@ class MatchStarted(Event, tag="ms", kw_only=False, frozen=True):
     commitment: str | None = None  # sha256 hex of the secret server seed, published first
     player_seeds: tuple[str, ...] = ()
     metadata: dict[str, str] = {}
+    key_id: str | None = None  # the site key that signs this log's heads (format version 2)
 
 
 class TotalsCarried(Event, tag="tc", kw_only=False, frozen=True):
@@ -248,11 +251,47 @@ def from_dict(data: dict[str, Any]) -> AnyEvent:
     return event
 
 
+_V1_MS_KEY_ID = 10  # where version 2 put MatchStarted.key_id: after the tag and 9 fields
+
+
+def upcast_v1_v2(record: Any) -> Any:
+    """Version 2 added ``MatchStarted.key_id`` (before the envelope): a v1 start has none."""
+    if isinstance(record, list) and record and record[0] == "ms":
+        record = [*record[:_V1_MS_KEY_ID], None, *record[_V1_MS_KEY_ID:]]
+    return record
+
+
+_UPCASTERS = {1: upcast_v1_v2}
+
+FAST_VERSIONS: frozenset[int] = frozenset({1, FORMAT_VERSION})
+"""Versions whose records the typed decoder may read as they are. Version 1 differs from 2
+only in ``MatchStarted``, and a v1 start never decodes as a v2 one (its 11th item is the
+integer ``seq`` where v2 has ``key_id``, text or null): a v1 segment holding one fails the
+fast decode and is read again through the upcaster."""
+
+
 def upcast(record: Any, version: int) -> Any:
-    """Bring a raw decoded record from ``version`` to ``FORMAT_VERSION``. No upcasters yet."""
-    if version == FORMAT_VERSION:
-        return record
-    raise msgspec.ValidationError(f"log format version {version} is not known to this buraco_log")
+    """Bring a raw decoded record from ``version`` to ``FORMAT_VERSION``, one step at a time."""
+    if not 1 <= version <= FORMAT_VERSION:
+        raise msgspec.ValidationError(
+            f"log format version {version} is not known to this buraco_log"
+        )
+    for step in range(version, FORMAT_VERSION):
+        record = _UPCASTERS[step](record)
+    return record
+
+
+def encode_as(event: AnyEvent, version: int) -> bytes:
+    """The bytes ``event`` has in a log of format ``version``: the chain of an older log (a
+    JSON Lines file that says its version) is over those, so its head digest still matches."""
+    data = encode(event)
+    if version == FORMAT_VERSION or not isinstance(event, MatchStarted):
+        return data
+    if version == 1 and event.key_id is None:
+        items = msgspec.msgpack.decode(data, type=list[msgspec.Raw])
+        del items[_V1_MS_KEY_ID]
+        return _encoder.encode(items)
+    raise ValueError(f"this match start cannot be written in log format version {version}")
 
 
 def schema() -> dict[str, Any]:

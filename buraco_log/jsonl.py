@@ -6,6 +6,12 @@
     {"t": "dr", "seat": 1, "card": "7h", "seq": 12}              one event per line
     {"log": "end", "events": 40, "head": "5f0c..."}               optional last line
 
+A signed log (format version 2) also holds its signature records, each on a line of its own
+right after the event it signs::
+
+    {"log": "signature", "match_id": "m1", "seq": 12, "head": "9a1e...", "key_id": "...",
+     "signature": "..."}
+
 Cards are written as text (``7h``, ``Th``, ``JK``) and read in any form ``parse_card`` accepts,
 or as integer codes. ``seq`` may be left out: it then follows the line before. When the end line
 carries ``head``, the events must hash to it. Binary -> JSON Lines -> binary gives the same events
@@ -27,6 +33,7 @@ from buraco_log import events as ev
 from buraco_log import log
 from buraco_log.cards import format_card, is_card, parse_card
 from buraco_log.errors import CardParseError, LogFormatError
+from buraco_log.signing import record as sigrec
 
 MAX_LINE = 1024 * 1024
 """Longest line read, in bytes (a full deal with rules is about 2 kB)."""
@@ -132,13 +139,26 @@ def event_from_json(obj: dict[str, Any]) -> ev.AnyEvent:
     return ev.from_dict(obj)
 
 
-def dump(events: Iterator[ev.AnyEvent], out: IO[str], *, sealed: bool) -> tuple[int, str]:
-    """Write JSON Lines for ``events`` to ``out``; returns (event count, head digest)."""
+def signature_to_json(signed: sigrec.SignedHead) -> dict[str, Any]:
+    """The JSON Lines line of a signature record."""
+    return {"log": "signature", "match_id": signed.match_id, "seq": signed.seq,
+            "head": signed.head.hex(), "key_id": signed.key_id,
+            "signature": signed.signature.hex()}
+
+
+def dump(events: Iterator[ev.AnyEvent | sigrec.SignedHead], out: IO[str], *,
+         sealed: bool) -> tuple[int, str]:
+    """Write JSON Lines for ``events`` (and signature records among them) to ``out``; returns
+    (event count, head digest)."""
     out.write(json.dumps({"log": "buraco-log", "version": ev.FORMAT_VERSION, "sealed": sealed}))
     out.write("\n")
     chain = log.chain_start()
     count = 0
     for event in events:
+        if isinstance(event, sigrec.SignedHead):
+            out.write(json.dumps(signature_to_json(event)))
+            out.write("\n")
+            continue
         chain.update(ev.encode(event))
         out.write(json.dumps(event_to_json(event), ensure_ascii=False, separators=(",", ":")))
         out.write("\n")
@@ -159,6 +179,8 @@ class JsonlReader:
         self.end: dict[str, Any] | None = None
         self.end_line = 0  # the end line's number: its mismatches are reported there
         self.count = 0
+        self.signatures: list[sigrec.SignedHead] = []  # checked against the chain, not keys
+        self._digest = b""  # the chain's digest after the last event read
 
     def _error(self, message: str, line: int, kind: str = "jsonl") -> LogFormatError:
         return LogFormatError(message, path=self.path, line=line, seq=self.count, kind=kind)
@@ -188,8 +210,13 @@ class JsonlReader:
                         "counts, so the line is refused",
                         number,
                     )
+                if obj.get("log") == "signature":
+                    self._signature(obj, number)
+                    continue
                 if "log" in obj:
                     self._meta(obj, number)
+                    if self.count == 0:  # an older version's chain is over its own bytes
+                        chain = log.chain_start(self.version)
                     continue
                 if _BIG_DIGITS.search(text) and (where := log.out_of_range(obj)) is not None:
                     raise self._error(  # before any other check can trip over the value
@@ -209,8 +236,10 @@ class JsonlReader:
                         number,
                         "seq",
                     )
-                chain.update(ev.encode(event))
+                chain.update(ev.encode(event) if self.version == ev.FORMAT_VERSION
+                             else ev.encode_as(event, self.version))
                 self.count += 1
+                self._digest = chain.digest()
                 yield event
         if self.end is not None:
             if self.end.get("events", self.count) != self.count:
@@ -227,17 +256,43 @@ class JsonlReader:
                     "chain",
                 )
 
+    def _signature(self, obj: dict[str, Any], number: int) -> None:
+        """A signature line: it must sign exactly the chain's head after the line before."""
+        if self.version < log.SIGNED_VERSION:
+            raise self._error(f"a signature line in a log of format version {self.version}",
+                              number, "version")
+        try:
+            if set(obj) != {"log", "match_id", "seq", "head", "key_id", "signature"}:
+                raise ValueError("it needs exactly match_id, seq, head, key_id and signature")
+            signed = sigrec.Receipt(obj["match_id"], obj["seq"], obj["head"], obj["key_id"],
+                                    obj["signature"]).signed_head()
+            if not (isinstance(signed.match_id, str) and isinstance(signed.key_id, str)
+                    and type(signed.seq) is int):
+                raise ValueError("match_id and key_id must be text, seq an integer")
+        except (TypeError, ValueError) as exc:
+            raise self._error(f"not a signature line: {exc}", number, "decode") from None
+        last = log.FIRST_SEQ + self.count - 1
+        if signed.seq != last or signed.head != self._digest:
+            raise self._error(
+                f"the signature line after seq {last} signs seq {signed.seq} with a head that "
+                "is not this log's: the events or the line were changed",
+                number,
+                "chain",
+            )
+        self.signatures.append(signed)
+
     def _meta(self, obj: dict[str, Any], number: int) -> None:
         kind = obj["log"]
         if kind == "buraco-log" and self.count == 0:
             version = obj.get("version", ev.FORMAT_VERSION)
-            if version != ev.FORMAT_VERSION:
+            if not isinstance(version, int) or not 1 <= version <= ev.FORMAT_VERSION:
                 raise self._error(
                     f"JSON Lines of event format version {version!r}: this buraco_log reads "
                     f"version {ev.FORMAT_VERSION}",
                     number,
                     "version",
                 )
+            self.version = version
             self.sealed = bool(obj.get("sealed", True))
         elif kind == "end":
             self.end = obj
@@ -280,7 +335,7 @@ def binary_to_jsonl(src: str | os.PathLike[str], dst: str | os.PathLike[str]) ->
     try:
         with log.Reader(src) as reader, open(tmp, "w", encoding="utf-8") as out:
             reader.read_header()
-            dump(iter(reader), out, sealed=reader.sealed)
+            dump(_with_signatures(reader), out, sealed=reader.sealed)
             out.flush()
             os.fsync(out.fileno())
             info = reader.info
@@ -289,6 +344,17 @@ def binary_to_jsonl(src: str | os.PathLike[str], dst: str | os.PathLike[str]) ->
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
     return info
+
+
+def _with_signatures(reader: log.Reader) -> Iterator[ev.AnyEvent | sigrec.SignedHead]:
+    """A binary log's events, with each signature record after the event it signs."""
+    carried = 0
+    for _, events in reader.segments():
+        while carried < len(reader.signatures) and reader.signatures[carried].seq < events[0].seq:
+            yield reader.signatures[carried]
+            carried += 1
+        yield from events
+    yield from reader.signatures[carried:]
 
 
 def jsonl_to_binary(
@@ -311,7 +377,14 @@ def jsonl_to_binary(
         with log.Writer(tmp, sealed=keep_sealed, validate=validate, batched=True) as writer:
             if first is not None:
                 writer.append(first)
-                writer.append_many(events)
+                carried = 0  # signature lines, each after the event it signs
+                for event in events:
+                    while carried < len(reader.signatures):
+                        writer.put_signature(reader.signatures[carried])
+                        carried += 1
+                    writer.append(event)
+                for signed in reader.signatures[carried:]:
+                    writer.put_signature(signed)
         info = log.verify(tmp)
         _publish(tmp, dst)
     finally:

@@ -29,18 +29,21 @@ import struct
 import time
 import zlib
 from collections.abc import Callable, Generator, Iterable, Iterator
-from typing import IO, Any, Final
+from typing import IO, Any, Final, Literal, Protocol
 
 import msgspec
 
 from buraco_log import events as ev
 from buraco_log.errors import LogFormatError
+from buraco_log.signing import record as sigrec
 
 MAGIC: Final = b"BURACOLG"
 LAYOUT: Final = 1
 """Version of the framing described above (the events inside carry ``events.FORMAT_VERSION``)."""
 FLAG_SEALED: Final = 1
 KNOWN_FLAGS: Final = FLAG_SEALED
+SIGNED_VERSION: Final = 2
+"""From this event format version on, a segment of ``count`` 0 is a signature record."""
 FIRST_SEQ: Final = 0
 """The seq of the first event of every log; seqs then go up by one."""
 
@@ -80,6 +83,7 @@ class LogInfo(msgspec.Struct, frozen=True):
     valid_bytes: int
     head: str
     torn: Torn | None = None
+    signatures: int = 0  # signature records read (format version 2)
 
 
 class RepairReport(msgspec.Struct, frozen=True):
@@ -326,6 +330,7 @@ class Reader:
         self.sealed = False
         self._chain = chain_start()
         self._torn: Torn | None = None
+        self.signatures: list[sigrec.SignedHead] = []  # checked against the chain, not keys
         self._header_read = False
         self._done = False
 
@@ -356,6 +361,7 @@ class Reader:
             valid_bytes=self._offset,
             head=self._chain.hexdigest(),
             torn=self._torn,
+            signatures=len(self.signatures),
         )
 
     @property
@@ -467,6 +473,12 @@ class Reader:
         self._header_read = True
 
     def _read_segment(self) -> tuple[int, list[ev.AnyEvent]] | None:
+        """The next segment of events, after any signature records before it."""
+        while (seg := self._read_record()) is not None and not seg[1]:
+            pass
+        return seg
+
+    def _read_record(self) -> tuple[int, list[ev.AnyEvent]] | None:
         off = self._offset
         f = self._f
         hsize = self._seg_head_size
@@ -491,6 +503,8 @@ class Reader:
                 off,
                 first_seq,
             )
+        if count == 0 and self.version >= SIGNED_VERSION:
+            return self._read_signature(off, head, length, first_seq)
         if count == 0 or count > length:
             raise self._error(
                 f"segment claims {count} events in {length} bytes", "damage", off, first_seq
@@ -547,8 +561,48 @@ class Reader:
         self._segments += 1
         return off, events
 
+    def _read_signature(
+        self, off: int, head: bytes, length: int, first_seq: int
+    ) -> tuple[int, list[ev.AnyEvent]]:
+        """A signature record: it must sign exactly the chain's head so far (the key is checked
+        by ``buraco_log.signing.check``; this reader needs no cryptography)."""
+        last = self._next_seq - 1
+        if first_seq != self._next_seq or last < FIRST_SEQ or length > sigrec.MAX_RECORD:
+            raise self._error(
+                f"signature record of {length} bytes at seq {first_seq} is out of place "
+                f"(expected one of at most {sigrec.MAX_RECORD} bytes after seq {last})",
+                "damage",
+                off,
+                self._next_seq,
+            )
+        payload = self._f.read(length)
+        if len(payload) < length:
+            self._f.seek(off)
+            raise _Torn(off, f"signature record cut short ({len(payload)} of {length} bytes)")
+        if zlib.crc32(payload) != int.from_bytes(head[-8:-4], "little"):
+            raise self._error("signature record checksum mismatch", "damage", off, first_seq)
+        try:
+            signed = sigrec.decode(payload)
+        except msgspec.MsgspecError as exc:
+            raise self._error(f"undecodable signature record: {exc}", "decode", off, first_seq
+                              ) from None
+        digest = self._chain.digest()
+        if signed.seq != last or signed.head != digest or (
+            self.sealed and head[16:48] != digest
+        ):
+            raise self._error(
+                f"the signature record after seq {last} signs seq {signed.seq} with a head "
+                "that is not this log's: the events or the record were changed",
+                "chain",
+                off,
+                last,
+            )
+        self.signatures.append(signed)
+        self._offset = off + self._seg_head_size + length
+        return off, []
+
     def _decode(self, payload: bytes, off: int, first_seq: int) -> list[ev.AnyEvent]:
-        if self.version == ev.FORMAT_VERSION:
+        if self.version in ev.FAST_VERSIONS:
             try:
                 return ev.decode_many(payload)
             except msgspec.MsgspecError:
@@ -877,6 +931,14 @@ def _create_locked(path: str, version: int, sealed: bool) -> int | None:
             os.unlink(tmp)
 
 
+class HeadSigner(Protocol):
+    """What signs chain heads (``buraco_log.signing.keys.Signer``): an id and a sign call."""
+
+    key_id: str
+
+    def sign(self, message: bytes) -> bytes: ...
+
+
 class Writer:
     """The one writer of a log, holding an advisory lock (``flock``) for its whole life.
 
@@ -892,6 +954,13 @@ class Writer:
     The lock is a :class:`LogLock` (``lock_timeout`` seconds of waiting for another holder,
     0 by default). After each fsync the writer checks that its file is still the one at its
     path, and fails instead of acknowledging if not.
+
+    With a ``signer`` (``buraco_log.signing.keys.Signer``), the writer signs the chain head
+    and appends a signature record, in the same write and fsync as the events: after every
+    segment (``sign_at="segment"``; one per ``append`` unless batched) or only after the
+    segment holding ``MatchEnded`` (``"end"``); and on ``close`` if the last head is unsigned.
+    ``sign_head`` signs now; ``receipt`` hands out a signed head for a player. The match start
+    must record the signer's ``key_id``.
     """
 
     def __init__(
@@ -903,8 +972,15 @@ class Writer:
         batched: bool = False,
         batch_events: int = BATCH_EVENTS,
         lock_timeout: float = 0.0,
+        signer: HeadSigner | None = None,
+        sign_at: Literal["segment", "end"] = "segment",
     ) -> None:
         self.path = str(path)
+        self._signer = signer
+        self._sign_at = sign_at
+        self._match_id: str | None = None
+        self._start_key: str | None = None  # the key id the match start records
+        self._signed: sigrec.SignedHead | None = None  # the last signature in the log
         self.batched = batched
         self.batch_events = max(1, batch_events)
         self._buffer: list[ev.AnyEvent] = []
@@ -946,11 +1022,15 @@ class Writer:
     def _resume(self, fd: int) -> None:
         with Reader(self.path, allow_torn=True, fd=fd) as reader:
             for _, events in reader.segments():
+                if events[0].seq == FIRST_SEQ and isinstance(events[0], ev.MatchStarted):
+                    self._match_id = events[0].match_id
+                    self._start_key = events[0].key_id
                 if self._validator is not None:
                     for event in events:
                         self._validator.step(event)
             info = reader.info
             chain = reader._chain
+            self._signed = reader.signatures[-1] if reader.signatures else None
         if info.torn is not None:
             raise LogFormatError(
                 f"cannot append after a torn tail ({info.torn.reason}); run "
@@ -1029,6 +1109,62 @@ class Writer:
         """Write and fsync the buffered events."""
         self._write_buffer()
 
+    def sign_head(self) -> sigrec.SignedHead:
+        """Flush, then sign the head on disk and record the signature (unless the log already
+        holds one for this head). Durable on return."""
+        self._write_buffer(sync=False)
+        last = self._next_seq - 1
+        if self._signed is None or self._signed.seq != last:
+            signed = self._sign(last)
+            data = _segment(sigrec.encode(signed), 0, self._next_seq,
+                            self._chain.digest() if self.sealed else None)
+            assert self._fd is not None  # _write_buffer raised if closed
+            try:
+                _write_all(self._fd, data, self._end)
+            except OSError as exc:
+                self._fail(f"write failed: {exc.strerror or exc}")
+            self._end += len(data)
+            self._signed = signed
+        self._write_buffer()  # fsync, and check the file is still the one at our path
+        return self._signed
+
+    def put_signature(self, signed: sigrec.SignedHead) -> None:
+        """Record a signature made elsewhere (``seal`` and ``convert`` carry a log's own
+        signatures over): it must sign exactly the head after the events appended so far."""
+        self._write_buffer(sync=False)
+        last = self._next_seq - 1
+        digest = self._chain.digest()
+        if signed.seq != last or signed.head != digest:
+            raise LogFormatError(
+                f"the signature of seq {signed.seq} does not sign this log's head after seq "
+                f"{last}",
+                path=self.path,
+                seq=signed.seq,
+                kind="chain",
+            )
+        if self._signed == signed:
+            return
+        data = _segment(sigrec.encode(signed), 0, self._next_seq,
+                        digest if self.sealed else None)
+        assert self._fd is not None  # _write_buffer raised if closed
+        try:
+            _write_all(self._fd, data, self._end)
+        except OSError as exc:
+            self._fail(f"write failed: {exc.strerror or exc}")
+        self._end += len(data)
+        self._signed = signed
+
+    def receipt(self) -> sigrec.SignedHead:
+        """A signed head covering every event appended so far, for a game server to hand to
+        the player who just moved (``buraco_log.signing.Receipt.of`` makes its JSON). Flushes
+        first: a receipt never covers an event that is not on disk. Reuses the log's own
+        signature of this head when there is one; otherwise signs without recording."""
+        self._write_buffer()
+        last = self._next_seq - 1
+        if self._signed is not None and self._signed.seq == last:
+            return self._signed
+        return self._sign(last)
+
     def close(self) -> None:
         """Flush, release the lock and close. A closed writer accepts no more events."""
         if self._fd is None:
@@ -1036,6 +1172,9 @@ class Writer:
         try:
             if self._buffer and self._broken is None:
                 self._write_buffer()
+            if (self._signer is not None and self._broken is None and self._next_seq > FIRST_SEQ
+                    and (self._signed is None or self._signed.seq != self._next_seq - 1)):
+                self.sign_head()
         finally:
             self._close_quietly()
 
@@ -1087,9 +1226,43 @@ class Writer:
         if self._validator is not None:
             self._validator.step(event)
 
+    def _sign(self, last: int) -> sigrec.SignedHead:
+        """Sign the head after event ``last`` (what is on disk)."""
+        if self._signer is None or self._match_id is None or last < FIRST_SEQ:
+            raise LogFormatError(
+                "nothing to sign: no signer, or no match start written yet",
+                path=self.path,
+                kind="sign",
+            )
+        if self._start_key != self._signer.key_id:
+            raise LogFormatError(
+                f"this log's match start records key_id {self._start_key!r}, not the signer's "
+                f"{self._signer.key_id!r}",
+                path=self.path,
+                kind="sign",
+            )
+        digest = self._chain.digest()
+        signature = self._signer.sign(sigrec.message(self._match_id, last, digest))
+        return sigrec.SignedHead(self._match_id, last, digest, self._signer.key_id, signature)
+
+    def _start_signing(self, first: ev.AnyEvent) -> None:
+        """The match start of a signed log must record the signer's key id."""
+        assert self._signer is not None
+        if not isinstance(first, ev.MatchStarted) or first.key_id != self._signer.key_id:
+            raise LogFormatError(
+                f"a signed log's match start must record key_id {self._signer.key_id!r}",
+                path=self.path,
+                seq=first.seq,
+                kind="sign",
+            )
+        self._match_id = first.match_id
+        self._start_key = first.key_id
+
     def _write_buffer(self, sync: bool = True) -> None:
         if self._fd is None:
             raise LogFormatError("the writer is closed", path=self.path, kind="closed")
+        if self._buffer and self._signer is not None and self._next_seq == FIRST_SEQ:
+            self._start_signing(self._buffer[0])
         if self._buffer:
             events, self._buffer = self._buffer, []
             try:
@@ -1103,15 +1276,22 @@ class Writer:
                 self._refuse_out_of_range(events, sync)
             skip = len(_array_header(len(events)))
             self._chain.update(memoryview(blob)[skip:])
-            data = _segment(
-                blob, len(events), self._next_seq, self._chain.digest() if self.sealed else None
-            )
+            digest = self._chain.digest()
+            data = _segment(blob, len(events), self._next_seq, digest if self.sealed else None)
+            signed = None
+            if self._signer is not None and (
+                self._sign_at == "segment" or any(isinstance(e, ev.MatchEnded) for e in events)
+            ):
+                signed = self._sign(self._next_seq + len(events) - 1)
+                data += _segment(sigrec.encode(signed), 0, self._next_seq + len(events),
+                                 digest if self.sealed else None)
             try:
                 _write_all(self._fd, data, self._end)
             except OSError as exc:
                 self._fail(f"write failed: {exc.strerror or exc}")
             self._end += len(data)
             self._next_seq += len(events)
+            self._signed = signed or self._signed
         if sync:
             try:
                 os.fsync(self._fd)
@@ -1324,8 +1504,15 @@ def seal(
                     tmp, sealed=True, validate=False, batched=True, batch_events=batch_events
                 ) as writer:
                     writer._check_range = False  # the reader checked every integer
+                    carried = 0  # the log's signatures, each after the events it signs
                     for _, events in reader.segments():
+                        while carried < len(reader.signatures) and (
+                                reader.signatures[carried].seq < events[0].seq):
+                            writer.put_signature(reader.signatures[carried])
+                            carried += 1
                         writer.append_many(events)
+                    for signed in reader.signatures[carried:]:
+                        writer.put_signature(signed)
                     writer.flush()
                     info = verify(tmp)
                 os.chmod(tmp, os.fstat(lock.fd).st_mode & 0o7777)
@@ -1365,7 +1552,8 @@ def head_digest(events: Iterable[ev.AnyEvent], version: int = ev.FORMAT_VERSION)
     """The head digest a log holding exactly ``events`` has."""
     chain = chain_start(version)
     for event in events:
-        chain.update(ev.encode(event))
+        chain.update(ev.encode(event) if version == ev.FORMAT_VERSION
+                     else ev.encode_as(event, version))
     return str(chain.hexdigest())
 
 
@@ -1379,6 +1567,8 @@ __all__ = [
     "MAGIC",
     "MAX_DEPTH",
     "MAX_PAYLOAD",
+    "SIGNED_VERSION",
+    "HeadSigner",
     "LogInfo",
     "LogLock",
     "Reader",

@@ -12,8 +12,10 @@ from buraco_log.audit.files import file_problem
 from buraco_log.audit.findings import Finding
 from buraco_log.errors import LogFormatError
 from buraco_log.events import (
+    FORMAT_VERSION,
     AnyEvent,
 )
+from buraco_log.signing.record import SignedHead
 
 IntegrityStatus = Literal["sealed", "unsealed", "torn", "broken", "unreadable"]
 
@@ -31,18 +33,41 @@ class Integrity(msgspec.Struct, frozen=True):
     seq: int | None = None  # first seq not read
     kind: str | None = None  # the reader's kind of damage (rule id ``log.<kind>``)
     message: str | None = None
+    signatures: int = 0  # signature records read (format version 2; docs/signing.md)
+
+
+class Signed(msgspec.Struct, frozen=True):
+    """The signature records read before any damage, and the log's event format version."""
+
+    signatures: tuple[SignedHead, ...] = ()
+    version: int = FORMAT_VERSION
 
 
 def read_log(path: str | os.PathLike[str]) -> tuple[list[AnyEvent], Integrity]:
     """The intact events of a log and its :class:`Integrity`. Never raises for bad bytes."""
-    p = str(path)
+    events, integrity, _ = read_log_signed(path)
+    return events, integrity
+
+
+def read_log_signed(path: str | os.PathLike[str]) -> tuple[list[AnyEvent], Integrity, Signed]:
+    """:func:`read_log`, and the log's signature records (checked against its chain only)."""
+    signed: list[SignedHead] = []
+    version = [FORMAT_VERSION]
+    events, integrity = _read(str(path), signed, version)
+    if signed:
+        integrity = msgspec.structs.replace(integrity, signatures=len(signed))
+    return events, integrity, Signed(tuple(signed), version[0])
+
+
+def _read(p: str, signed: list[SignedHead], version: list[int]
+          ) -> tuple[list[AnyEvent], Integrity]:
     problem = file_problem(p)
     if problem is not None:  # a FIFO, a device...: never opened (it could block or never end)
         return [], Integrity(status="unreadable", format="jsonl" if p.endswith(".jsonl")
                              else "binary", events=0, records=0, head=log.head_digest(()),
                              kind="filetype", message=problem)
     if p.endswith(".jsonl"):
-        return _read_jsonl(p)
+        return _read_jsonl(p, signed, version)
     events: list[AnyEvent] = []
     try:
         reader = log.Reader(p, allow_torn=True)
@@ -53,6 +78,8 @@ def read_log(path: str | os.PathLike[str]) -> tuple[list[AnyEvent], Integrity]:
             for _, evs in reader.segments():
                 events.extend(evs)
         except LogFormatError as exc:
+            signed += reader.signatures
+            version[0] = getattr(reader, "version", FORMAT_VERSION)
             if exc.kind == "io":
                 return events, _unreadable(exc, "binary")
             info = reader.info
@@ -67,6 +94,8 @@ def read_log(path: str | os.PathLike[str]) -> tuple[list[AnyEvent], Integrity]:
         except OSError as exc:
             return events, _unreadable(exc, "binary")
         info = reader.info
+        signed += reader.signatures
+        version[0] = info.version
     if info.torn is not None:
         return events, Integrity(
             status="torn", format="binary", events=info.events, records=info.segments,
@@ -79,7 +108,8 @@ def read_log(path: str | os.PathLike[str]) -> tuple[list[AnyEvent], Integrity]:
     )
 
 
-def _read_jsonl(path: str) -> tuple[list[AnyEvent], Integrity]:
+def _read_jsonl(path: str, signed: list[SignedHead], version: list[int]
+                ) -> tuple[list[AnyEvent], Integrity]:
     from buraco_log.jsonl import JsonlReader
 
     reader = JsonlReader(path)
@@ -88,19 +118,23 @@ def _read_jsonl(path: str) -> tuple[list[AnyEvent], Integrity]:
         for e in reader:
             events.append(e)
     except LogFormatError as exc:
+        signed += reader.signatures
+        version[0] = reader.version
         if exc.kind == "io":
             return events, _unreadable(exc, "jsonl")
         return events, Integrity(
             status="broken", format="jsonl", events=len(events), records=len(events),
-            head=log.head_digest(events), record=exc.line, seq=exc.seq, kind=exc.kind,
-            message=exc.message,
+            head=log.head_digest(events, reader.version), record=exc.line, seq=exc.seq,
+            kind=exc.kind, message=exc.message,
         )
     except OSError as exc:
         return events, _unreadable(exc, "jsonl")
+    signed += reader.signatures
+    version[0] = reader.version
     sealed = reader.end is not None and reader.end.get("head") is not None
     return events, Integrity(
         status="sealed" if sealed else "unsealed", format="jsonl", events=len(events),
-        records=len(events), head=log.head_digest(events),
+        records=len(events), head=log.head_digest(events, reader.version),
     )
 
 

@@ -15,12 +15,17 @@ from buraco_log.errors import LogFormatError
 from buraco_log.reducer import Replayer
 
 FORMAT = Path(__file__).resolve().parents[2] / "examples" / "format"
-EXPECTED = json.loads((FORMAT / "v1.expected.json").read_text(encoding="utf-8"))
+EXPECTED = {
+    name: want
+    for path in sorted(FORMAT.glob("v*.expected.json"))
+    for name, want in json.loads(path.read_text(encoding="utf-8")).items()
+}
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_a_golden_log_of_an_earlier_format_still_reads_and_replays(name: str) -> None:
     want = EXPECTED[name]
+    assert log.verify(FORMAT / name).signatures == want.get("signatures", 0)
     path = FORMAT / name
     info = log.verify(path)
     assert (info.events, info.segments, info.sealed, info.version, info.head) == (
@@ -47,16 +52,17 @@ def test_golden_logs_are_never_rewritten(tmp_path: Path) -> None:
 
 
 def test_a_newer_format_reads_the_v1_golden_log_through_its_upcaster(monkeypatch: Any) -> None:
-    """Pretend version 2 added a field to CardDrawn: v1 records are upcast before decoding."""
+    """Version 2 added MatchStarted.key_id: v1 records are upcast before decoding."""
     from buraco_log import events as ev
 
     seen: list[int] = []
+    real = ev.upcast
 
     def upcast(record: Any, version: int) -> Any:
         seen.append(version)
-        return record  # v1 -> v2: nothing to change for this pretend step
+        return real(record, version)
 
-    monkeypatch.setattr(ev, "FORMAT_VERSION", 2)
+    assert ev.FORMAT_VERSION >= 2
     monkeypatch.setattr(ev, "upcast", upcast)
     path = FORMAT / "v1.blog"
     events = log.read_events(path)

@@ -1,0 +1,286 @@
+"""Site keys: make, store, load, sign, verify. Ed25519 from ``cryptography`` (the ``signing``
+extra), imported only when a key is used, so the rest of buraco_log never needs it.
+
+Files (``buraco-log keys new``):
+
+- ``NAME.key``: the private key, PEM (PKCS #8), encrypted when a passphrase is given; mode 0600.
+- ``NAME.pub``: what a site publishes, JSON: ``key_id``, ``algorithm``, ``public_key`` (hex of
+  the raw 32 bytes) and the validity window ``valid_from``/``valid_until`` (ISO 8601 UTC or null).
+
+A keyring (``--keys``) is a directory of ``*.pub`` files plus an optional ``revoked`` file (one
+key id a line, ``#`` comments), or a single file: one ``.pub``, or ``{"keys": [...],
+"revoked": [...]}``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any, Final
+
+import msgspec
+
+from buraco_log.errors import BuracoLogError
+from buraco_log.signing import record
+
+ALGORITHM: Final = "ed25519"
+INSTALL_HINT: Final = "signing needs the 'signing' extra: pip install 'buraco-log[signing]'"
+
+
+class SigningError(BuracoLogError, ValueError):
+    """A key that cannot be made, read or used (one line, naming the file)."""
+
+    code = "sign"
+
+
+def _crypto() -> Any:
+    """The Ed25519 module of ``cryptography``, or one line saying what to install."""
+    try:
+        from cryptography.hazmat.primitives.asymmetric import ed25519
+    except ImportError:
+        raise SigningError(INSTALL_HINT) from None
+    return ed25519
+
+
+class PublicKey(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A published key. The window bounds when matches signed with it may start."""
+
+    key_id: str
+    public_key: str  # hex, 32 bytes
+    algorithm: str = ALGORITHM
+    valid_from: str | None = None  # ISO 8601, UTC
+    valid_until: str | None = None
+
+    def raw(self) -> bytes:
+        return bytes.fromhex(self.public_key)
+
+    def window(self) -> tuple[int | None, int | None]:
+        """The validity window in milliseconds since the epoch (the unit of events' ``at``)."""
+        return _ms(self.valid_from), _ms(self.valid_until)
+
+
+class _Ring(msgspec.Struct, forbid_unknown_fields=True):
+    keys: list[PublicKey] = []
+    revoked: list[str] = []
+
+
+def _ms(text: str | None) -> int | None:
+    if text is None:
+        return None
+    when = dt.datetime.fromisoformat(text)
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=dt.UTC)
+    return int(when.timestamp() * 1000)
+
+
+def verify(public_key: bytes, signature: bytes, message: bytes) -> bool:
+    """True if ``signature`` is a valid Ed25519 signature of ``message`` by ``public_key``."""
+    ed25519 = _crypto()
+    from cryptography.exceptions import InvalidSignature
+
+    try:
+        ed25519.Ed25519PublicKey.from_public_bytes(public_key).verify(signature, message)
+    except (InvalidSignature, ValueError):
+        return False
+    return True
+
+
+class Signer:
+    """A loaded private key: signs chain heads for :class:`buraco_log.log.Writer`."""
+
+    def __init__(self, private_key: Any) -> None:
+        self._key = private_key
+        self.public_key: bytes = private_key.public_key().public_bytes_raw()
+        self.key_id: str = record.key_id_of(self.public_key)
+
+    @classmethod
+    def generate(cls) -> Signer:
+        return cls(_crypto().Ed25519PrivateKey.generate())
+
+    def sign(self, message: bytes) -> bytes:
+        return bytes(self._key.sign(message))
+
+    def sign_head(self, match_id: str, seq: int, head: bytes) -> record.SignedHead:
+        sig = self.sign(record.message(match_id, seq, head))
+        return record.SignedHead(match_id, seq, head, self.key_id, sig)
+
+    def public(self, valid_from: str | None = None, valid_until: str | None = None) -> PublicKey:
+        return PublicKey(self.key_id, self.public_key.hex(), ALGORITHM, valid_from, valid_until)
+
+    def private_pem(self, passphrase: bytes | None = None) -> bytes:
+        from cryptography.hazmat.primitives import serialization as ser
+
+        enc: Any = ser.BestAvailableEncryption(passphrase) if passphrase else ser.NoEncryption()
+        return bytes(self._key.private_bytes(ser.Encoding.PEM, ser.PrivateFormat.PKCS8, enc))
+
+
+def load_signer(path: str | os.PathLike[str], passphrase: bytes | None = None) -> Signer:
+    """Read a private key file; one-line :class:`SigningError` naming the file on any problem."""
+    ed25519 = _crypto()
+    from cryptography.hazmat.primitives import serialization as ser
+
+    path = os.fspath(path)
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise SigningError(f"{path}: {exc.strerror or exc}") from None
+    try:
+        key = ser.load_pem_private_key(data, password=passphrase or None)
+    except TypeError:
+        raise SigningError(f"{path}: the key is encrypted: give its passphrase" if not passphrase
+                           else f"{path}: the key is not encrypted: give no passphrase") from None
+    except ValueError:
+        raise SigningError(f"{path}: not a PEM private key, or a wrong passphrase") from None
+    if not isinstance(key, ed25519.Ed25519PrivateKey):
+        raise SigningError(f"{path}: not an Ed25519 key")
+    return Signer(key)
+
+
+class KeyFiles(msgspec.Struct, frozen=True):
+    key_id: str
+    private: str
+    public: str
+    encrypted: bool
+
+
+def write_key_pair(directory: str | os.PathLike[str], name: str, *,
+                   passphrase: bytes | None = None, valid_from: str | None = None,
+                   valid_until: str | None = None, signer: Signer | None = None) -> KeyFiles:
+    """Make a key pair: ``NAME.key`` (mode 0600 from its creation) and ``NAME.pub``.
+
+    Refuses to overwrite either file. The private file is created with ``O_EXCL`` and mode
+    0600, so it is never readable by others, not even for a moment.
+    """
+    for text in (valid_from, valid_until):
+        try:
+            _ms(text)
+        except ValueError:
+            raise SigningError(f"validity {text!r} is not an ISO 8601 date or time") from None
+    signer = signer or Signer.generate()
+    directory = os.fspath(directory)
+    priv, pub = os.path.join(directory, f"{name}.key"), os.path.join(directory, f"{name}.pub")
+    for p in (priv, pub):
+        if os.path.exists(p):
+            raise SigningError(f"{p}: already exists (refusing to overwrite a key)")
+    published = signer.public(valid_from, valid_until)
+    try:
+        os.makedirs(directory, exist_ok=True)
+        fd = os.open(priv, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            os.fchmod(fd, 0o600)  # whatever the umask
+            os.write(fd, signer.private_pem(passphrase))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        with open(pub, "xb") as f:
+            f.write(msgspec.json.format(msgspec.json.encode(published), indent=2) + b"\n")
+    except OSError as exc:
+        raise SigningError(f"{exc.filename or directory}: {exc.strerror or exc}") from None
+    return KeyFiles(signer.key_id, priv, pub, bool(passphrase))
+
+
+# -- trust ---------------------------------------------------------------------------------------
+
+
+class Keyring:
+    """Trusted public keys by id, with validity windows, and the revoked key ids."""
+
+    def __init__(self, keys: Iterable[PublicKey] = (), revoked: Iterable[str] = ()) -> None:
+        self.keys: dict[str, PublicKey] = {}
+        for k in keys:
+            if k.algorithm != ALGORITHM:
+                raise SigningError(f"key {k.key_id}: algorithm {k.algorithm!r} is not {ALGORITHM}")
+            try:
+                raw = k.raw()
+                k.window()
+            except ValueError:
+                raise SigningError(f"key {k.key_id}: public key or validity is malformed"
+                                   ) from None
+            if len(raw) != 32 or record.key_id_of(raw) != k.key_id:
+                raise SigningError(f"key {k.key_id}: the key id does not match the public key")
+            self.keys[k.key_id] = k
+        self.revoked: frozenset[str] = frozenset(revoked)
+
+    def problem(self, key_id: str, started_at: int | None) -> str | None:
+        """Why signatures by ``key_id`` on a match started at ``started_at`` (ms) are not
+        trusted, or None if they are."""
+        if key_id in self.revoked:
+            return f"key {key_id} is revoked"
+        key = self.keys.get(key_id)
+        if key is None:
+            return f"key {key_id} is not among the trusted keys"
+        start, end = key.window()
+        if start is None and end is None:
+            return None
+        if started_at is None:
+            return f"key {key_id} has a validity window and the match start has no time"
+        if start is not None and started_at < start:
+            return f"key {key_id} is valid from {key.valid_from}, after the match started"
+        if end is not None and started_at >= end:
+            return f"key {key_id} was retired at {key.valid_until}, before the match started"
+        return None
+
+    def check(self, signed: record.SignedHead, started_at: int | None) -> str | None:
+        """None if ``signed`` is a valid signature by a key trusted for this match, else why."""
+        why = self.problem(signed.key_id, started_at)
+        if why is not None:
+            return why
+        if not verify(self.keys[signed.key_id].raw(), signed.signature, signed.message()):
+            return f"the signature does not verify for key {signed.key_id}"
+        return None
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return msgspec.json.decode(path.read_bytes())
+    except OSError as exc:
+        raise SigningError(f"{path}: {exc.strerror or exc}") from None
+    except msgspec.MsgspecError as exc:
+        raise SigningError(f"{path}: not JSON: {exc}") from None
+
+
+def _convert(data: Any, kind: Any, path: Path) -> Any:
+    try:
+        return msgspec.convert(data, kind)
+    except msgspec.MsgspecError as exc:
+        raise SigningError(f"{path}: not a buraco-log key file: {exc}") from None
+
+
+def _revoked_lines(path: Path) -> list[str]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SigningError(f"{path}: {getattr(exc, 'strerror', None) or exc}") from None
+    lines = (line.split("#", 1)[0].strip() for line in text.splitlines())
+    return [line for line in lines if line]
+
+
+def load_keyring(paths: Sequence[str | os.PathLike[str]]) -> Keyring:
+    """Trusted keys from directories and files (see the module's docstring)."""
+    keys: list[PublicKey] = []
+    revoked: list[str] = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            for f in sorted(p.glob("*.pub")):
+                keys.append(_convert(_read_json(f), PublicKey, f))
+            if (p / "revoked").is_file():
+                revoked += _revoked_lines(p / "revoked")
+        elif not p.exists():
+            raise SigningError(f"{p}: no such file or directory")
+        elif p.name == "revoked":
+            revoked += _revoked_lines(p)
+        else:
+            data = _read_json(p)
+            if isinstance(data, dict) and "key_id" not in data:
+                ring = _convert(data, _Ring, p)
+                keys += ring.keys
+                revoked += ring.revoked
+            else:
+                keys.append(_convert(data, PublicKey, p))
+    return Keyring(keys, revoked)
+
+
+__all__ = ["INSTALL_HINT", "KeyFiles", "Keyring", "PublicKey", "Signer", "SigningError",
+           "load_keyring", "load_signer", "verify", "write_key_pair"]

@@ -1,0 +1,112 @@
+"""What a signature covers and how it is stored: pure data, no cryptography.
+
+A signed head says "the site's key ``key_id`` vouches that match ``match_id``, up to and
+including the event of seq ``seq``, has the head digest ``head``". The log's reader, the
+writer's hook and the auditor all need this without the ``signing`` extra, so it lives apart
+from the Ed25519 code (``buraco_log.signing.keys``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Final
+
+import msgspec
+
+DOMAIN: Final = b"buraco-log signed head\x00v1\x00"
+"""Domain tag at the start of every signed message: a signature over a match log's head can
+never be taken for a signature over anything else the same key signs."""
+
+SIGNATURE_SIZE: Final = 64  # Ed25519
+DIGEST_SIZE: Final = 32  # SHA-256, the chain's hash
+MAX_RECORD: Final = 1024
+"""Largest signature record payload a reader accepts (a real one is about 130 bytes)."""
+
+
+class SignedHead(msgspec.Struct, frozen=True, array_like=True, forbid_unknown_fields=True,
+                 tag="sh", tag_field="t"):
+    """A signature record, as stored in a log (format version 2) and as a receipt's core."""
+
+    match_id: str
+    seq: int  # the last event covered
+    head: bytes  # the chain's digest after event ``seq`` (32 bytes)
+    key_id: str
+    signature: bytes  # Ed25519 over ``message(match_id, seq, head)`` (64 bytes)
+
+    def message(self) -> bytes:
+        return message(self.match_id, self.seq, self.head)
+
+
+class Receipt(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """What a game server hands a player after their move: a signed head, as JSON.
+
+    ``seat`` says who was given it (not signed: it only names the holder in audit messages).
+    """
+
+    match_id: str
+    seq: int
+    head: str  # hex
+    key_id: str
+    signature: str  # hex
+    seat: int | None = None
+    receipt: int = 1  # the receipt format's version
+
+    @classmethod
+    def of(cls, signed: SignedHead, seat: int | None = None) -> Receipt:
+        return cls(signed.match_id, signed.seq, signed.head.hex(), signed.key_id,
+                   signed.signature.hex(), seat)
+
+    def signed_head(self) -> SignedHead:
+        """The signed head inside; ``ValueError`` if a hex field is not hex of the right size."""
+        head, sig = bytes.fromhex(self.head), bytes.fromhex(self.signature)
+        if len(head) != DIGEST_SIZE or len(sig) != SIGNATURE_SIZE:
+            raise ValueError("head or signature has the wrong length")
+        if not 0 <= self.seq < 1 << 63:
+            raise ValueError(f"seq {self.seq} is out of range")
+        return SignedHead(self.match_id, self.seq, head, self.key_id, sig)
+
+
+def message(match_id: str, seq: int, head: bytes) -> bytes:
+    """The exact bytes a site signs: domain tag, match id (length-prefixed), seq, head digest.
+
+    Every part has a fixed size or a length prefix, so no two different (match, seq, head)
+    triples give the same message.
+    """
+    mid = match_id.encode("utf-8")
+    if len(mid) > 0xFFFF or len(head) != DIGEST_SIZE or not 0 <= seq < 1 << 64:
+        raise ValueError("match id longer than 65535 bytes, seq out of range, or bad digest")
+    return DOMAIN + len(mid).to_bytes(2, "little") + mid + seq.to_bytes(8, "little") + head
+
+
+def key_id_of(public_key: bytes) -> str:
+    """A key's id: 16 hex digits of SHA-256 over a domain tag and the raw 32-byte public key."""
+    return hashlib.sha256(b"buraco-log key\x00" + public_key).hexdigest()[:16]
+
+
+_encoder = msgspec.msgpack.Encoder()
+_decoder = msgspec.msgpack.Decoder(SignedHead)
+_receipt_decoder = msgspec.json.Decoder(Receipt)
+
+
+def encode(record: SignedHead) -> bytes:
+    return _encoder.encode(record)
+
+
+def decode(payload: bytes) -> SignedHead:
+    """Typed decode of a record payload (``msgspec.MsgspecError`` if it is not one)."""
+    return _decoder.decode(payload)
+
+
+def receipt_json(receipt: Receipt) -> bytes:
+    return msgspec.json.format(msgspec.json.encode(receipt), indent=2) + b"\n"
+
+
+def read_receipt(data: bytes) -> Receipt:
+    """A receipt from JSON (``msgspec.MsgspecError`` or ``ValueError`` if it is not one)."""
+    receipt = _receipt_decoder.decode(data)
+    receipt.signed_head()  # checks the hex fields now, so a bad receipt fails where it is read
+    return receipt
+
+
+__all__ = ["DOMAIN", "Receipt", "SignedHead", "decode", "encode", "key_id_of", "message",
+           "read_receipt", "receipt_json"]
