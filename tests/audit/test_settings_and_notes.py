@@ -174,6 +174,18 @@ def test_a_log_cut_before_match_ended_says_the_reveal_is_missing(tmp_path: Path)
     assert [f["rule"] for f in json.loads(out)["findings"]] == ["deal.not_revealed"]
 
 
+def test_the_provenance_line_of_a_cut_log_does_not_claim_its_deals_were_re_derived(
+        tmp_path: Path) -> None:
+    path = bl.write(tmp_path / "cut.blog", cut())
+    code, out, _ = run(str(path))
+    assert code == 0
+    line = next(ln for ln in out.splitlines() if ln.startswith("  provenance"))
+    assert line.endswith("committed; seed not revealed; 2 deals; none re-derived (not checked)")
+    whole = bl.write(tmp_path / "whole.blog", list(fair()))
+    code, out, _ = run(str(whole))
+    assert code == 0 and "; 2 deals; all re-derived and equal" in out
+
+
 def test_a_whole_committed_match_has_no_provenance_note_and_passes_when_required(
         tmp_path: Path) -> None:
     path = bl.write(tmp_path / "whole.blog", list(fair()))
