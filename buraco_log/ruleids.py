@@ -158,6 +158,28 @@ RULES: dict[str, str] = {
     "log.closed": "The writer was closed, or refused further events after a failed write.",
     "log.io": "A write or fsync failed; the writer stops rather than risk a silent gap.",
     "log.validate": "Validating appends needs the rules engine, which is not available.",
+    "log.sign": "A signing writer cannot sign: its match start does not record the signer's "
+    "key id, or nothing has been written to sign yet.",
+    # -- signatures and receipts (docs/signing.md)
+    "sign.unsigned": "Signatures are required and the log holds none.",
+    "sign.key_mismatch": "A signature is by another key or for another match than the match "
+    "start records (or the start records no key id).",
+    "sign.untrusted": "The log is signed by a key that is not among the trusted keys.",
+    "sign.revoked": "The log is signed by a key on the revoked list.",
+    "sign.key_window": "The match started outside the signing key's validity window.",
+    "sign.invalid": "A signature does not verify with the trusted key: the signed head was "
+    "changed, or the key did not make it.",
+    "sign.tail_unsigned": "Signatures are required and events after the last signature are "
+    "covered by none.",
+    "sign.end_missing": "Signatures are required and the log ends without MatchEnded: a "
+    "signed match must be complete.",
+    "sign.receipt_changed": "The log's head at a receipt's seq differs from the head the site "
+    "signed in the receipt: the log was changed after it was receipted.",
+    "sign.receipt_cut": "The log ends before a receipt's seq: it was cut after the site signed "
+    "that receipt.",
+    "sign.receipt_invalid": "A receipt is not a valid signature by the log's trusted key (a "
+    "problem of the receipt, not a proof against the log).",
+    "sign.receipt_other_match": "A receipt given for this log is for another match.",
     # -- the audit's own findings
     "audit.empty": "The log holds no events.",
     "audit.error": "The audit itself failed on this log (a defect in buraco_log, to report); "

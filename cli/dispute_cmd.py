@@ -20,6 +20,7 @@ from buraco_log.audit.settings import require_commitment as site_require_commitm
 from buraco_log.errors import BuracoLogError, ReplayError
 from buraco_log.events import AnyEvent
 from buraco_log.forensic import read_anyway
+from buraco_log.signing.keys import SigningError
 from buraco_log.timeline import TableView, Timeline
 from cli.common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, Format, State, emit_json, fail, guarded
 from cli.view_cmd import audit_html, audit_html_usage
@@ -221,6 +222,7 @@ def render_verdict(v: audit.Verdict) -> Iterator[str]:
         yield f"    cards     {' '.join(il.cards) or '-'}"
         yield "    table just before:"
         yield from render_table(il.before, indent="      ")
+    yield from _signing_lines(v)
     sc = v.scoring
     bad = [h for h in sc.hands if not h.ok]
     yield (f"  scoring     {_n(len(sc.hands), 'hand')}; "
@@ -241,6 +243,27 @@ def render_verdict(v: audit.Verdict) -> Iterator[str]:
                f"{list(sc.totals_recomputed)}")
     if v.integrity.status not in ("sealed", "unsealed"):
         yield f"  note        later sections cover the {v.integrity.events} events read intact"
+
+
+def _signing_lines(v: audit.Verdict) -> Iterator[str]:
+    """The signing section: shown for a signed log, or when signatures or receipts were
+    checked (an unsigned log audited without them says nothing new)."""
+    sg = v.signing
+    problems = [f for f in v.findings if f.section == "signing"]
+    if not (sg.signatures or sg.receipts or sg.required or problems):
+        return
+    if sg.signatures:
+        line = (f"{_n(sg.signatures, 'signature')} by key {sg.key_id}, the last after seq "
+                f"{sg.last_signed_seq}; "
+                + {None: "not verified (no trusted keys)", True: "verified",
+                   False: "NOT verified"}[sg.verified])
+    else:
+        line = "unsigned"
+    if sg.receipts:
+        line += f"; {_n(sg.receipts, 'receipt')} checked"
+    yield f"  signing     {line}"
+    for f in problems:
+        yield f"    seq {'-' if f.seq is None else f.seq} [{f.rule}] {f.message}"
 
 
 def render_explanation(e: audit.Explanation) -> Iterator[str]:
@@ -454,6 +477,19 @@ def audit_cmd(
         "(BURACO_LOG_REQUIRE_COMMITMENT, or [audit] require_commitment in the config file; "
         "see docs/audit-settings.md), else off.", show_default=False)
     ] = None,
+    keys: Annotated[list[Path] | None, typer.Option(
+        "--keys", help="The site's trusted public keys: a directory of .pub files (and a "
+        "'revoked' list), or a key file; verifies every signature (docs/signing.md). Default: "
+        "BURACO_LOG_KEYS, or [audit] keys in the config file.", show_default=False)] = None,
+    receipt: Annotated[list[Path] | None, typer.Option(
+        "--receipt", help="A player's signed receipt (JSON; repeat the option): the log must "
+        "extend it. Needs --keys.", show_default=False)] = None,
+    require_signatures: Annotated[bool | None, typer.Option(
+        "--require-signatures/--no-require-signatures",
+        help="A log must be signed by a trusted key up to its last event, end with MatchEnded "
+        "and commit its deals. Default: the site setting (BURACO_LOG_REQUIRE_SIGNATURES, or "
+        "[audit] require_signatures in the config file), else off.", show_default=False)
+    ] = None,
 ) -> None:
     """Audit logs: integrity, deal provenance, legality, scoring. Exit 1 if anything is found.
 
@@ -461,7 +497,10 @@ def audit_cmd(
     what an OK does not prove (an unsealed log, a reveal that is missing)."""
     try:
         required = site_require_commitment(require_commitment).value
-    except audit.SettingsError as exc:
+        signing = audit.signing_options(
+            [str(k) for k in keys or ()], [str(r) for r in receipt or ()], require_signatures,
+            by_match=len(paths) == 1 and not paths[0].is_dir())
+    except (audit.SettingsError, SigningError) as exc:
         raise fail(str(exc), EXIT_USAGE) from None
     for p in paths:
         if not p.exists() and not p.is_symlink():
@@ -472,7 +511,12 @@ def audit_cmd(
         raise fail(f"{', '.join(map(str, paths))}: no logs found", EXIT_USAGE)
     workers = jobs if jobs > 0 else min(8, os.cpu_count() or 1)
     workers = min(workers, max(1, len(files) // 4))
-    verdicts = _audit_with_progress(files, workers, required)
+    verdicts = _audit_with_progress(files, workers, required, signing)
+    matches = {v.match_id for v in verdicts}
+    for held in signing.receipts if signing.by_match else ():
+        if held.receipt.match_id not in matches:
+            raise fail(f"{held.source}: the receipt is for match {held.receipt.match_id!r}, "
+                       "which none of the logs audited holds")
     single = len(paths) == 1 and not paths[0].is_dir()  # a FIFO given by name is one log too
     if format is Format.json:
         emit_json(verdicts[0] if single else verdicts)
@@ -493,10 +537,11 @@ def _stderr_is_terminal() -> bool:
     return sys.stderr.isatty()
 
 
-def _audit_with_progress(files: list[str], workers: int, require_commitment: bool
-                         ) -> list[audit.Verdict]:
+def _audit_with_progress(files: list[str], workers: int, require_commitment: bool,
+                         signing: audit.SigningOptions | None = None) -> list[audit.Verdict]:
     if len(files) < 2 or not _stderr_is_terminal():
-        return audit.audit_many(files, workers=workers, require_commitment=require_commitment)
+        return audit.audit_many(files, workers=workers, require_commitment=require_commitment,
+                                signing=signing)
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
@@ -505,7 +550,7 @@ def _audit_with_progress(files: list[str], workers: int, require_commitment: boo
         task = bar.add_task("audit", total=len(files))
         done: Callable[[audit.Verdict], None] = lambda _v: bar.advance(task)  # noqa: E731
         return audit.audit_many(files, workers=workers, on_done=done,
-                                require_commitment=require_commitment)
+                                require_commitment=require_commitment, signing=signing)
 
 
 def _batch_summary(verdicts: Sequence[audit.Verdict]) -> str:
@@ -514,7 +559,7 @@ def _batch_summary(verdicts: Sequence[audit.Verdict]) -> str:
     for v in bad:
         for s in sorted({f.section for f in v.findings}):
             sections[s] = sections.get(s, 0) + 1
-    order = ("integrity", "provenance", "legality", "scoring")
+    order = ("integrity", "provenance", "legality", "scoring", "signing")
     detail = ", ".join(f"{k} {sections[k]}" for k in order if k in sections)
     waiting = sum(1 for v in verdicts if v.not_started)
     unchecked = sum(1 for v in verdicts if v.ok and v.provenance.unchecked)

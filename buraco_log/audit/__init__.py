@@ -21,13 +21,15 @@ prints. Core module: stdlib and msgspec only.
 
 from __future__ import annotations
 
+import dataclasses
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 
 import msgspec
 
 from buraco_log import log
+from buraco_log.audit import settings
 from buraco_log.audit.deals import Provenance, provenance
 from buraco_log.audit.diff import Diff, diff_events, diff_logs
 from buraco_log.audit.explanation import Explanation, explain, explain_event
@@ -36,9 +38,11 @@ from buraco_log.audit.findings import NO_SNAPSHOTS, Finding, to_dict
 from buraco_log.audit.integrity import (
     Integrity,
     IntegrityStatus,
+    Signed,
     _integrity_findings,
     load,
     read_log,
+    read_log_signed,
 )
 from buraco_log.audit.legality import IllegalEvent, Legality, _illegal
 from buraco_log.audit.scores import HandCheck, ScoreLine, Scoring, SideCheck, _scoring, score_lines
@@ -52,7 +56,42 @@ from buraco_log.audit.summary import (
     summarize,
 )
 from buraco_log.events import AnyEvent, MatchEnded, MatchStarted
+from buraco_log.signing.check import HeldReceipt, Signing
+from buraco_log.signing.check import check as check_signatures
+from buraco_log.signing.keys import Keyring
 from buraco_log.timeline import Timeline
+
+
+@dataclasses.dataclass(frozen=True)
+class SigningOptions:
+    """How an audit checks signatures (docs/signing.md): the trusted keys, the players'
+    receipts (each applied to the log of its match), and whether signatures are required.
+    Requiring signatures also requires a commitment."""
+
+    keyring: Keyring | None = None
+    receipts: tuple[HeldReceipt, ...] = ()
+    require_signatures: bool = False
+    by_match: bool = True  # False: every receipt applies to every log (one log audited)
+
+
+def signing_options(keys: Sequence[str] = (), receipts: Sequence[str] = (),
+                    require_signatures: bool | None = None, *, by_match: bool = True,
+                    environ: Mapping[str, str] | None = None) -> SigningOptions:
+    """The audit's signing options from the command line and the site settings (flag, then
+    environment, then ``[audit]`` in the config file). Raises :class:`SettingsError` or
+    ``SigningError`` (one line) for a setting, key file or receipt that cannot be used."""
+    from buraco_log.signing.check import load_receipts
+    from buraco_log.signing.keys import load_keyring
+
+    trusted = settings.keys(list(keys), environ)
+    required = settings.require_signatures(require_signatures, environ)
+    keyring = load_keyring(list(trusted.value)) if trusted.value else None
+    held = tuple(load_receipts(list(receipts)))
+    if keyring is None and (held or required.value):
+        what = "checking a receipt" if held else f"requiring signatures ({required.source})"
+        raise SettingsError(f"{what} needs the site's trusted public keys: --keys DIR_OR_FILE, "
+                            f"{settings.KEYS_ENV}, or keys in [audit] of the config file")
+    return SigningOptions(keyring, held, required.value, by_match)
 
 
 class Verdict(msgspec.Struct, frozen=True):
@@ -73,6 +112,7 @@ class Verdict(msgspec.Struct, frozen=True):
     # ...", a missing reveal, deals nothing backs), and whether the match never started.
     notes: tuple[str, ...] = ()
     not_started: bool = False
+    signing: Signing = Signing()
 
 
 UNSEALED_NOTE = "integrity: unsealed, edits that keep each record's CRC are not detectable"
@@ -111,12 +151,17 @@ def _notes(events: Sequence[AnyEvent], integrity: Integrity, prov: Provenance,
 
 
 def audit_events(events: Sequence[AnyEvent], integrity: Integrity, path: str = "", *,
-                 require_commitment: bool = False) -> Verdict:
+                 require_commitment: bool = False, signed: Signed | None = None,
+                 signing: SigningOptions | None = None) -> Verdict:
     """Audit events already read (``integrity`` says how the bytes held up).
 
     With ``require_commitment``, deals that no commitment or plain seed backs are findings
     (``deal.commitment_missing``), for sites where every deal must be provably fair.
+    ``signed`` holds the log's signature records; ``signing`` says how to check them.
     """
+    signing = signing or SigningOptions()
+    signed = signed or Signed()
+    require_commitment = require_commitment or signing.require_signatures
     if not_started(events, integrity):  # issue 20: not an audit failure, and said so
         what = ("no events" if integrity.status in ("sealed", "unsealed")
                 else f"no whole header ({integrity.message}; `repair` deletes it)")
@@ -146,6 +191,18 @@ def audit_events(events: Sequence[AnyEvent], integrity: Integrity, path: str = "
     scoring, score_findings = _scoring(tl)
     findings += score_findings
     start = events[0] if events and isinstance(events[0], MatchStarted) else None
+    match_id = start.match_id if start is not None else None
+    sig, problems = check_signatures(
+        events, signed.signatures, version=signed.version, keyring=signing.keyring,
+        receipts=[r for r in signing.receipts
+                  if not signing.by_match or r.receipt.match_id == match_id],
+        required=signing.require_signatures,
+        complete_read=integrity.status in ("sealed", "unsealed"))
+    findings += [Finding("signing", p.rule, p.message, seq=p.seq) for p in problems]
+    notes = _notes(events, integrity, prov, require_commitment)
+    if sig.signatures and sig.verified is None:
+        notes.append(f"signing: {sig.signatures} signature(s) by key {sig.key_id} not "
+                     "verified: no trusted keys given (--keys)")
     return Verdict(
         path=path,
         match_id=start.match_id if start is not None else None,
@@ -159,23 +216,27 @@ def audit_events(events: Sequence[AnyEvent], integrity: Integrity, path: str = "
         legality=Legality(events_checked=len(tl.events), complete=tl.final.phase == "over",
                           first_illegal=illegal),
         scoring=scoring,
-        notes=tuple(_notes(events, integrity, prov, require_commitment)),
+        notes=tuple(notes),
+        signing=sig,
     )
 
 
-def audit_log(path: str | os.PathLike[str], *, require_commitment: bool = False) -> Verdict:
+def audit_log(path: str | os.PathLike[str], *, require_commitment: bool = False,
+              signing: SigningOptions | None = None) -> Verdict:
     """Audit one log file (binary, or JSON Lines by its ``.jsonl`` name).
 
     Never raises for a bad log: unreadable files, damage, illegal moves and wrong scores all
     come back as findings. ``verdict.ok`` is True when there are none.
     """
-    events, integrity = read_log(path)
-    return audit_events(events, integrity, str(path), require_commitment=require_commitment)
+    events, integrity, signed = read_log_signed(path)
+    return audit_events(events, integrity, str(path), require_commitment=require_commitment,
+                        signed=signed, signing=signing)
 
 
 def audit_many(
     paths: Sequence[str], *, workers: int = 1,
     on_done: Callable[[Verdict], None] | None = None, require_commitment: bool = False,
+    signing: SigningOptions | None = None,
 ) -> list[Verdict]:
     """Audit many logs, in ``workers`` processes; results in the order of ``paths``.
 
@@ -184,7 +245,7 @@ def audit_many(
     if workers <= 1 or len(paths) <= 1:
         out = []
         for p in paths:
-            v = _audit_safely(p, require_commitment)
+            v = _audit_safely(p, require_commitment, signing)
             if on_done is not None:
                 on_done(v)
             out.append(v)
@@ -193,18 +254,20 @@ def audit_many(
     chunk = max(1, min(64, len(paths) // (workers * 8)))
     with ProcessPoolExecutor(max_workers=workers) as pool:
         flags = [require_commitment] * len(paths)
-        for i, v in enumerate(pool.map(_audit_safely, paths, flags, chunksize=chunk)):
+        options = [signing] * len(paths)
+        for i, v in enumerate(pool.map(_audit_safely, paths, flags, options, chunksize=chunk)):
             results[i] = v
             if on_done is not None:
                 on_done(v)
     return [v for v in results if v is not None]
 
 
-def _audit_safely(path: str, require_commitment: bool = False) -> Verdict:
+def _audit_safely(path: str, require_commitment: bool = False,
+                  signing: SigningOptions | None = None) -> Verdict:
     """:func:`audit_log`, with a defect of the audit itself reported as a finding of that log
     (rule ``audit.error``) so that one log never stops a batch."""
     try:
-        return audit_log(path, require_commitment=require_commitment)
+        return audit_log(path, require_commitment=require_commitment, signing=signing)
     except Exception as exc:  # a defect in buraco_log, not in the log: keep the batch going
         integrity = Integrity(status="unreadable", format="binary", events=0, records=0,
                               head=log.head_digest(()), kind="error",
@@ -239,6 +302,9 @@ __all__ = [
     "Setting",
     "SettingsError",
     "SideCheck",
+    "Signed",
+    "Signing",
+    "SigningOptions",
     "Summary",
     "Verdict",
     "audit_events",
@@ -254,9 +320,11 @@ __all__ = [
     "not_started",
     "provenance",
     "read_log",
+    "read_log_signed",
     "rule_overrides",
     "score_lines",
     "show_log",
+    "signing_options",
     "summarize",
     "to_dict",
 ]

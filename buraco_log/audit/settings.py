@@ -1,6 +1,10 @@
 """Site settings of the audit, so that a site which commits its deals can make requiring a
 commitment its default (docs/audit-settings.md names them; the archive reads the same name).
 
+``require_signatures`` (``--require-signatures``, ``BURACO_LOG_REQUIRE_SIGNATURES``) and
+``keys`` (``--keys``, ``BURACO_LOG_KEYS``), the trusted public keys of docs/signing.md, are
+taken the same way.
+
 ``require_commitment`` is taken from, first to last: the command line
 (``--require-commitment`` / ``--no-require-commitment``), the environment variable
 ``BURACO_LOG_REQUIRE_COMMITMENT``, then ``require_commitment`` in the ``[audit]`` section of
@@ -24,7 +28,9 @@ REQUIRE_COMMITMENT_ENV = "BURACO_LOG_REQUIRE_COMMITMENT"
 CONFIG_ENV = "BURACO_LOG_CONFIG"
 SITE_CONFIG = "/etc/buraco-log/config.toml"
 SECTION = "audit"
-SETTINGS = ("require_commitment",)
+REQUIRE_SIGNATURES_ENV = "BURACO_LOG_REQUIRE_SIGNATURES"
+KEYS_ENV = "BURACO_LOG_KEYS"
+SETTINGS = ("require_commitment", "require_signatures", "keys")
 """The settings the ``[audit]`` section may hold (any other key is refused, not ignored)."""
 
 _TRUE = ("1", "true", "yes", "on")
@@ -88,15 +94,8 @@ def _flag(text: str, where: str) -> bool:
     raise SettingsError(f"{where}: {text!r} is not one of 1/0, true/false, yes/no, on/off")
 
 
-def require_commitment(flag: bool | None = None,
-                       environ: Mapping[str, str] | None = None) -> Setting:
-    """Whether deals no commitment backs are findings, and where that was decided."""
-    if flag is not None:
-        return Setting(flag, "--require-commitment" if flag else "--no-require-commitment")
-    env = os.environ if environ is None else environ
-    raw = env.get(REQUIRE_COMMITMENT_ENV)
-    if raw is not None and raw.strip():
-        return Setting(_flag(raw, REQUIRE_COMMITMENT_ENV), f"{REQUIRE_COMMITMENT_ENV}={raw}")
+def _from_config(name: str, env: Mapping[str, str]) -> tuple[object, str] | None:
+    """The value of setting ``name`` in the first config file that has it, and where."""
     named = bool(env.get(CONFIG_ENV))
     for path in config_files(env):
         data = _read_config(path, required=named)
@@ -109,10 +108,69 @@ def require_commitment(flag: bool | None = None,
         if unknown:
             raise SettingsError(f"{path}: [{SECTION}] has no setting {unknown[0]!r} (known: "
                                 f"{', '.join(SETTINGS)})")
-        if "require_commitment" in section:
-            value = section["require_commitment"]
-            if not isinstance(value, bool):
-                raise SettingsError(f"{path}: [{SECTION}] require_commitment must be true or "
-                                    f"false, not {value!r}")
-            return Setting(value, f"{path}: [{SECTION}] require_commitment")
+        if name in section:
+            return section[name], path
+    return None
+
+
+def _bool_setting(name: str, env_name: str, flag: bool | None,
+                  environ: Mapping[str, str] | None) -> Setting:
+    option = "--" + name.replace("_", "-")
+    if flag is not None:
+        return Setting(flag, option if flag else "--no-" + option[2:])
+    env = os.environ if environ is None else environ
+    raw = env.get(env_name)
+    if raw is not None and raw.strip():
+        return Setting(_flag(raw, env_name), f"{env_name}={raw}")
+    found = _from_config(name, env)
+    if found is not None:
+        value, path = found
+        if not isinstance(value, bool):
+            raise SettingsError(f"{path}: [{SECTION}] {name} must be true or "
+                                f"false, not {value!r}")
+        return Setting(value, f"{path}: [{SECTION}] {name}")
     return Setting(False, "default")
+
+
+def require_commitment(flag: bool | None = None,
+                       environ: Mapping[str, str] | None = None) -> Setting:
+    """Whether deals no commitment backs are findings, and where that was decided."""
+    return _bool_setting("require_commitment", REQUIRE_COMMITMENT_ENV, flag, environ)
+
+
+def require_signatures(flag: bool | None = None,
+                       environ: Mapping[str, str] | None = None) -> Setting:
+    """Whether a log must be signed by a trusted key up to its end (docs/signing.md), and
+    where that was decided. Requiring signatures also requires a commitment."""
+    return _bool_setting("require_signatures", REQUIRE_SIGNATURES_ENV, flag, environ)
+
+
+class KeysSetting(msgspec.Struct, frozen=True):
+    """The trusted keys (files or directories) and where they were named; empty: none."""
+
+    value: tuple[str, ...]
+    source: str
+
+
+def keys(given: tuple[str, ...] | list[str] = (),
+         environ: Mapping[str, str] | None = None) -> KeysSetting:
+    """The trusted public keys: ``--keys`` (repeatable), else ``BURACO_LOG_KEYS`` (paths
+    separated by ``os.pathsep``), else ``keys`` in ``[audit]`` (a path or a list of paths)."""
+    if given:
+        return KeysSetting(tuple(given), "--keys")
+    env = os.environ if environ is None else environ
+    raw = env.get(KEYS_ENV)
+    if raw is not None and raw.strip():
+        return KeysSetting(tuple(p for p in raw.split(os.pathsep) if p), f"{KEYS_ENV}={raw}")
+    found = _from_config("keys", env)
+    if found is not None:
+        value, path = found
+        paths = [value] if isinstance(value, str) else value
+        if not isinstance(paths, list) or not paths or not all(
+                isinstance(p, str) and p for p in paths):
+            raise SettingsError(f"{path}: [{SECTION}] keys must be a path or a list of paths, "
+                                f"not {value!r}")
+        base = os.path.dirname(os.path.abspath(path))  # relative to the config file
+        return KeysSetting(tuple(os.path.join(base, p) for p in paths),
+                           f"{path}: [{SECTION}] keys")
+    return KeysSetting((), "default")

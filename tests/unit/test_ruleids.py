@@ -17,6 +17,7 @@ RULE_SOURCES = (
     "moves.py",
     "scoring.py",
     *(f"audit/{p.name}" for p in sorted((SRC / "audit").glob("*.py"))),  # a package
+    "signing/check.py",
     "timeline.py",
 )
 RULE_ID = re.compile(r"""["']([a-z_]+\.[a-z_]+)["']""")

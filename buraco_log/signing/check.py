@@ -1,0 +1,230 @@
+"""Verify a log's signatures and the players' receipts, as audit findings.
+
+The log's reader has already checked that every signature record signs exactly the chain's
+head where it stands (``buraco_log.log.Reader``); here the signatures meet the trusted keys
+(:class:`~buraco_log.signing.keys.Keyring`) and the receipts meet the log's chain. The
+``cryptography`` package is imported only when there are keys to verify with.
+
+Rule ids (``buraco_log.ruleids``): ``sign.unsigned``, ``sign.key_mismatch``,
+``sign.untrusted``, ``sign.revoked``, ``sign.key_window``, ``sign.invalid``,
+``sign.tail_unsigned``, ``sign.end_missing``, ``sign.receipt_changed``,
+``sign.receipt_cut``, ``sign.receipt_invalid``, ``sign.receipt_other_match``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import msgspec
+
+from buraco_log import events as ev
+from buraco_log import log
+from buraco_log.signing import record
+
+if TYPE_CHECKING:
+    from buraco_log.signing.keys import Keyring
+
+
+class Signing(msgspec.Struct, frozen=True):
+    """What the audit found about a log's signatures.
+
+    ``verified`` is None when no trusted keys were given (the signatures were then only
+    checked against the chain, which anyone can recompute), True when every signature is by
+    a trusted key and valid, False otherwise.
+    """
+
+    key_id: str | None = None  # the key the match start records
+    signatures: int = 0  # signature records in the log
+    last_signed_seq: int | None = None
+    verified: bool | None = None
+    receipts: int = 0  # receipts checked against this log
+    required: bool = False
+
+
+class Problem(msgspec.Struct, frozen=True):
+    """One signing finding before it becomes an audit ``Finding`` (same rule, seq, line)."""
+
+    rule: str
+    message: str
+    seq: int | None = None
+
+
+class HeldReceipt(msgspec.Struct, frozen=True):
+    """A receipt and the file it came from (named in messages)."""
+
+    receipt: record.Receipt
+    source: str = ""
+
+    def holder(self) -> str:
+        if self.receipt.seat is not None:
+            return f"seat {self.receipt.seat}"
+        return self.source or "a player"
+
+
+def heads_at(events: Sequence[ev.AnyEvent], seqs: set[int], version: int) -> dict[int, bytes]:
+    """The chain's digest after each seq in ``seqs`` (those the events reach)."""
+    chain = log.chain_start(version)
+    out: dict[int, bytes] = {}
+    for event in events:
+        chain.update(ev.encode(event) if version == ev.FORMAT_VERSION
+                     else ev.encode_as(event, version))
+        if event.seq in seqs:
+            out[event.seq] = chain.digest()
+    return out
+
+
+def check(
+    events: Sequence[ev.AnyEvent],
+    signatures: Sequence[record.SignedHead],
+    *,
+    version: int = ev.FORMAT_VERSION,
+    keyring: Keyring | None = None,
+    receipts: Sequence[HeldReceipt] = (),
+    required: bool = False,
+    complete_read: bool = True,
+) -> tuple[Signing, list[Problem]]:
+    """Check ``signatures`` (read from the log holding ``events``) and ``receipts``.
+
+    ``required``: a log must be signed by its recorded key up to its last event, and end with
+    ``MatchEnded``. ``complete_read``: the whole file was read (not stopped by damage, which
+    the integrity section reports already).
+    """
+    start = events[0] if events and isinstance(events[0], ev.MatchStarted) else None
+    key_id = start.key_id if start is not None else None
+    problems: list[Problem] = []
+    last = events[-1].seq if events else None
+    last_signed = signatures[-1].seq if signatures else None
+    match_id = start.match_id if start is not None else None
+    started_at = start.at if start is not None else None
+
+    verified: bool | None = None
+    if signatures:
+        if key_id is None:
+            problems.append(Problem(
+                "sign.key_mismatch",
+                f"the log holds {len(signatures)} signature(s) but its match start records no "
+                "key_id", seq=events[0].seq if events else None))
+        for signed in signatures:
+            if signed.key_id != key_id or signed.match_id != match_id:
+                problems.append(Problem(
+                    "sign.key_mismatch",
+                    f"the signature after seq {signed.seq} is by key {signed.key_id} for match "
+                    f"{signed.match_id!r}; the match start records key {key_id} and match "
+                    f"{match_id!r}", seq=signed.seq))
+                break
+        if keyring is not None:
+            verified = not problems
+            trust = keyring.problem(signatures[0].key_id, started_at)
+            if trust is not None:
+                verified = False
+                problems.append(Problem(_trust_rule(trust), f"signatures: {trust}",
+                                        seq=signatures[0].seq))
+            else:
+                for signed in signatures:
+                    why = keyring.check(signed, started_at)
+                    if why is not None:
+                        verified = False
+                        problems.append(Problem(
+                            "sign.invalid", f"the signature after seq {signed.seq}: {why}",
+                            seq=signed.seq))
+                        break
+    if required:
+        if not signatures:
+            problems.append(Problem(
+                "sign.unsigned",
+                "the log holds no signature: signatures are required"
+                + ("" if key_id is None else f" (its match start records key {key_id})"),
+                seq=None))
+        elif complete_read and last is not None and last_signed != last:
+            problems.append(Problem(
+                "sign.tail_unsigned",
+                f"events {last_signed + 1 if last_signed is not None else 0} to {last} are "
+                f"signed by no signature (the last signs seq {last_signed}): signatures are "
+                "required", seq=(last_signed + 1) if last_signed is not None else None))
+        if complete_read and events and not any(isinstance(e, ev.MatchEnded) for e in events):
+            problems.append(Problem(
+                "sign.end_missing",
+                f"the log ends at seq {last} without MatchEnded: a signed match must be "
+                "complete (its end may have been cut)", seq=last))
+    if receipts:
+        problems += _receipts(events, receipts, version=version, keyring=keyring,
+                              match_id=match_id, key_id=key_id, started_at=started_at)
+    return Signing(key_id=key_id, signatures=len(signatures), last_signed_seq=last_signed,
+                   verified=verified, receipts=len(receipts), required=required), problems
+
+
+def _trust_rule(why: str) -> str:
+    if "revoked" in why:
+        return "sign.revoked"
+    if "not among" in why:
+        return "sign.untrusted"
+    return "sign.key_window"
+
+
+def _receipts(events: Sequence[ev.AnyEvent], receipts: Sequence[HeldReceipt], *,
+              version: int, keyring: Keyring | None, match_id: str | None,
+              key_id: str | None, started_at: int | None) -> list[Problem]:
+    problems: list[Problem] = []
+    last = events[-1].seq if events else None
+    heads = heads_at(events, {h.receipt.seq for h in receipts}, version)
+    for held in sorted(receipts, key=lambda h: h.receipt.seq):
+        r = held.receipt
+        who = held.holder()
+        if r.match_id != match_id:
+            problems.append(Problem(
+                "sign.receipt_other_match",
+                f"{held.source or 'a receipt'}: the receipt is for match {r.match_id!r}, not "
+                f"this log's {match_id!r}", seq=r.seq))
+            continue
+        signed = r.signed_head()
+        why = None
+        if r.key_id != key_id:
+            why = f"it is by key {r.key_id}, the log's match start records key {key_id}"
+        elif keyring is not None:
+            why = keyring.check(signed, started_at)
+        if why is not None:
+            problems.append(Problem(
+                "sign.receipt_invalid",
+                f"{held.source or 'a receipt'}: the receipt {who} holds for seq {r.seq} is not "
+                f"a valid signature of the site: {why}", seq=r.seq))
+            continue
+        if last is None or r.seq > last:
+            ends = "holds no events" if last is None else f"ends at seq {last}"
+            problems.append(Problem(
+                "sign.receipt_cut",
+                f"the log was changed after seq {r.seq}, which {who} holds a signed receipt "
+                f"for: the log {ends} (it was cut)", seq=r.seq))
+        elif heads.get(r.seq) != signed.head:
+            problems.append(Problem(
+                "sign.receipt_changed",
+                f"the log was changed after seq {r.seq}, which {who} holds a signed receipt "
+                f"for: its head there is {heads[r.seq].hex()[:16]}..., the receipt's "
+                f"{r.head[:16]}...", seq=r.seq))
+    return problems
+
+
+def load_receipts(paths: Sequence[str]) -> list[HeldReceipt]:
+    """Receipts from JSON files, each one receipt object or an array of them; one-line
+    ``SigningError`` naming the file when one is not."""
+    from buraco_log.signing.keys import SigningError
+
+    out: list[HeldReceipt] = []
+    for path in paths:
+        try:
+            with open(path, "rb") as f:
+                data = f.read(1 << 24)
+        except OSError as exc:
+            raise SigningError(f"{path}: {exc.strerror or exc}") from None
+        try:
+            items = msgspec.json.decode(data)
+            for item in items if isinstance(items, list) else [items]:
+                receipt = msgspec.convert(item, record.Receipt)
+                receipt.signed_head()  # hex of the right sizes, seq in range
+                out.append(HeldReceipt(receipt, path))
+        except (msgspec.MsgspecError, ValueError) as exc:
+            raise SigningError(f"{path}: not a buraco-log receipt: {exc}") from None
+    return out
+
+
+__all__ = ["HeldReceipt", "Problem", "Signing", "check", "heads_at", "load_receipts"]
