@@ -14,6 +14,7 @@ Tools that add to the page (a review's marks on its moves) pass ``marks`` to
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -74,8 +75,17 @@ def page_for_log(path: str | os.PathLike[str], *, seat: int | None = None,
 
 def write_page(path: str | os.PathLike[str], html: str) -> None:
     """Write ``html`` at ``path`` whole or not at all: a temporary file beside it, fsync,
-    rename."""
+    rename. A path that is not a regular file (``/dev/null``, ``/dev/stdout``, a FIFO) is
+    written into as it is, never renamed over."""
     target = Path(path)
+    try:
+        mode = target.stat().st_mode
+    except FileNotFoundError:
+        mode = None
+    if mode is not None and not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+        with open(target, "wb") as out:
+            out.write(html.encode("utf-8"))
+        return
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp",
                                dir=target.parent or Path("."))
     try:
@@ -90,4 +100,3 @@ def write_page(path: str | os.PathLike[str], html: str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-

@@ -156,3 +156,23 @@ def test_audit_html_needs_one_log_and_a_file(tmp_path: Path) -> None:
         assert done.returncode == 2, (args, done.stderr)
         assert done.stdout == b"" and done.stderr.count(b"\n") == 1
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_page_written_to_a_fifo_or_device_goes_into_it_and_leaves_it_in_place(
+        tmp_path: Path) -> None:
+    import os
+    import stat
+    import threading
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    done = run("view", GOLDEN[0], "-o", fifo)
+    reader.join(timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert stat.S_ISFIFO(fifo.stat().st_mode)  # not renamed over by a regular file
+    assert got, "the page never reached the FIFO"
+    assert data_of(got[0])["viewer"] is None
+    assert [p.name for p in tmp_path.iterdir()] == ["pipe"]  # no temporary file left
