@@ -51,13 +51,17 @@ class LogFormatError(BuracoLogError):
         self.kind = kind
         super().__init__(self._render())
 
-    UNREADABLE_KINDS = frozenset({"filetype", "range"})
+    UNREADABLE_KINDS = frozenset({"filetype", "range", "version", "io", "unreadable"})
     """Kinds that mean the input cannot be read as a log at all (not a regular file, an integer
-    no log can hold): the CLI exits 2 for them, as for a usage error, instead of 1."""
+    no log can hold, a format version newer than this reader): the CLI exits 2 for them, as for
+    a usage error, instead of 1. So does a file that does not begin with the log's magic (kind
+    ``header`` at byte 0): it is not a log, where a damaged log is a finding (1)."""
 
     @property
     def exit_status(self) -> int:
-        return 2 if self.kind in self.UNREADABLE_KINDS else 1
+        if self.kind in self.UNREADABLE_KINDS or (self.kind == "header" and self.offset == 0):
+            return 2
+        return 1
 
     def _render(self) -> str:
         where = []

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import io
 import json
+import os
+import shutil
 import sys
-from collections.abc import Callable
+import tempfile
+from collections.abc import Callable, Iterator
 from enum import StrEnum
+from pathlib import Path
 from typing import Any, Final, ParamSpec, TypeVar
 
 import msgspec
@@ -35,19 +41,136 @@ class State:
     debug = False
 
 
-def fail(message: str, code: int = EXIT_FINDINGS) -> typer.Exit:
-    """Print one line on stderr and return the Exit to raise."""
+def fail(message: str, code: int = EXIT_FINDINGS, *, as_json: bool = False,
+         error: BaseException | None = None) -> typer.Exit:
+    """Print one line on stderr and return the Exit to raise. With ``as_json`` (the command
+    was asked for ``--format json``) the error is also a JSON object on stdout, so a program
+    reading stdout always gets JSON."""
+    message = _named(message, _STDIN_NAMES)
     typer.echo(f"buraco-log: error: {message}", err=True)
+    if as_json:
+        emit_json({"error": error_object(message, code, error)})
     return typer.Exit(code)
 
 
+def error_object(message: str, code: int, error: BaseException | None = None) -> dict[str, Any]:
+    """The JSON form of an error: a stable code, the message, the exit status, and where."""
+    obj: dict[str, Any] = {
+        "code": getattr(error, "code", None) or ("usage" if code == EXIT_USAGE else "error"),
+        "message": message,
+        "exit_status": code,
+    }
+    for field in ("path", "seq", "offset", "line", "rule", "kind"):
+        value = getattr(error, field, None)
+        if value is not None and isinstance(value, str | int):
+            obj[field] = value
+    if isinstance(error, OSError) and error.filename is not None:
+        obj["path"] = str(error.filename)
+    return obj
+
+
+def wants_json(values: dict[str, Any]) -> bool:
+    """Whether a command's arguments ask for JSON output (``--format json``)."""
+    return any(str(values.get(key, "")) == "json" for key in ("format", "fmt", "output_format"))
+
+
+# A missing or unreadable path the user named: a usage error, not a finding in the data.
+_USAGE_OS_ERRORS = (FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError)
+
+
+IN_PLACE: Final = frozenset({"seal", "repair"})
+"""Commands that rewrite a log file in place: ``-`` is no file for them."""
+
+_STDIN_NAMES: dict[str, str] = {}  # temporary file -> "<stdin>", for error messages
+
+STDIN = Path("-")
+"""``-`` in place of a log: read it from standard input."""
+
+INPUT_PARAMETERS: Final = frozenset({"path", "paths", "source", "sources", "a", "b"})
+"""The parameter names under which commands take logs to read (``-``: standard input)."""
+
+@contextlib.contextmanager
+def stdin_logs(kwargs: dict[str, Any]) -> Iterator[dict[str, str]]:
+    """Put standard input where a command was given ``-`` as a log: the bytes go to a private
+    temporary file (readers need a regular file they can seek), named ``stdin.blog`` or
+    ``stdin.jsonl`` by the log magic. Yields the temporary names, to say ``<stdin>`` in
+    errors; the file is removed afterwards."""
+    names: dict[str, str] = {}
+    wanted = [k for k in INPUT_PARAMETERS & kwargs.keys() if _has_stdin(kwargs[k])]
+    if not wanted:
+        yield names
+        return
+    folder = tempfile.mkdtemp(prefix="buraco-log-stdin-")
+    try:
+        data = sys.stdin.buffer.read()
+        # JSON Lines begin with an object; anything else goes to the binary reader, which
+        # names what it found at byte 0 (not a log: exit 2)
+        jsonl = data.lstrip()[:1] == b"{"
+        name = os.path.join(folder, "stdin.jsonl" if jsonl else "stdin.blog")
+        with open(name, "wb") as f:
+            f.write(data)
+        names[name] = "<stdin>"
+        for key in wanted:
+            value = kwargs[key]
+            kwargs[key] = ([Path(name) if v == STDIN else v for v in value]
+                           if isinstance(value, list) else Path(name))
+        real = sys.stdout
+        sys.stdout = _Renaming(real, names)  # output names <stdin>, not the temporary file
+        try:
+            yield names
+        finally:
+            sys.stdout.flush()
+            sys.stdout = real
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+class _Renaming(io.TextIOBase):
+    """Standard output that says ``<stdin>`` where a temporary file's name was written."""
+
+    def __init__(self, real: Any, names: dict[str, str]) -> None:
+        self._real = real
+        self._names = names
+
+    def write(self, text: str) -> int:
+        self._real.write(_named(text, self._names))
+        return len(text)
+
+    def flush(self) -> None:
+        self._real.flush()
+
+    @property
+    def buffer(self) -> Any:  # bytes written here are a log, never a name to replace
+        return self._real.buffer
+
+    def isatty(self) -> bool:
+        return bool(self._real.isatty())
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return str(self._real.encoding)
+
+
+def _has_stdin(value: Any) -> bool:
+    return value == STDIN or (isinstance(value, list) and STDIN in value)
+
+
+def _named(message: str, names: dict[str, str]) -> str:
+    for temp, shown in names.items():
+        message = message.replace(temp, shown)
+    return message
+
+
 def guarded(func: Callable[P, R]) -> Callable[P, R]:
-    """Turn library errors into one line on stderr (traceback only with --debug)."""
+    """Turn library errors into one line on stderr (traceback only with --debug), and read
+    ``-`` given as a log from standard input."""
 
     @functools.wraps(func)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
-            return func(*args, **kwargs)
+            with stdin_logs(kwargs if func.__name__ not in IN_PLACE else {}) as names:
+                _STDIN_NAMES.update(names)
+                return func(*args, **kwargs)
         except (typer.Exit, typer.Abort, SystemExit):
             raise
         except BrokenPipeError:
@@ -57,12 +180,15 @@ def guarded(func: Callable[P, R]) -> Callable[P, R]:
         except BuracoLogError as exc:
             if State.debug:
                 raise
-            raise fail(str(exc), getattr(exc, "exit_status", EXIT_FINDINGS)) from None
+            raise fail(str(exc), getattr(exc, "exit_status", EXIT_FINDINGS),
+                       as_json=wants_json(kwargs), error=exc) from None
         except OSError as exc:
             if State.debug:
                 raise
             where = f"{exc.filename}: " if exc.filename else ""
-            raise fail(f"{where}{exc.strerror or exc}") from None
+            code = EXIT_USAGE if isinstance(exc, _USAGE_OS_ERRORS) else EXIT_FINDINGS
+            raise fail(f"{where}{exc.strerror or exc}", code, as_json=wants_json(kwargs),
+                       error=exc) from None
         except KeyboardInterrupt:
             raise fail("interrupted", 130) from None
 

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import sys
+import tempfile
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from buraco_log import jsonl, log, schemafile
-from cli.common import EXIT_USAGE, Format, emit_json, fail, guarded
+from buraco_log import audit, jsonl, log, schemafile
+from cli.common import EXIT_USAGE, STDIN, Format, emit_json, fail, guarded
 
 
 class Target(StrEnum):
@@ -17,28 +21,84 @@ class Target(StrEnum):
     binary = "binary"
 
 
-LogArg = Annotated[Path, typer.Argument(help="A match log.", show_default=False)]
+LogArg = Annotated[Path, typer.Argument(help="A match log ('-': standard input).",
+                                        show_default=False)]
+FormatOpt = Annotated[Format, typer.Option("--format", "-f",
+                                           help="table for people, json for programs.")]
+
+
 
 
 @guarded
 def convert(
     source: LogArg,
-    output: Annotated[Path, typer.Option("--output", "-o", help="The new file.")],
+    output: Annotated[Path, typer.Option(
+        "--output", "-o", help="The new file ('-': standard output).", show_default=False)],
     to: Annotated[Target | None, typer.Option(
-        "--to", help="The form to write (default: by the new file's name, .jsonl or .blog).",
-        show_default=False)] = None,
+        "--to", help="The form to write (default: by the new file's name, .jsonl or .blog; "
+        "for '-', the other form of the source).", show_default=False)] = None,
     validate: Annotated[
         bool, typer.Option("--validate", help="Check every event against the rules (binary).")
     ] = False,
+    overwrite: Annotated[bool, typer.Option(
+        "--overwrite", help="Replace OUTPUT if it exists.")] = False,
+    format: FormatOpt = Format.table,
 ) -> None:
-    """Convert a log between the binary and JSON Lines forms, losslessly."""
+    """Convert a log between the binary and JSON Lines forms, losslessly.
+
+    The source's form is read from its first bytes; the new file is written whole (a temporary
+    file renamed into place), so a failed conversion leaves nothing behind."""
+    as_json = format is Format.json
+    source_form = _form_of(source)
     if to is None:
-        to = {".jsonl": Target.jsonl, ".blog": Target.binary}.get(output.suffix.lower())
+        if output == STDIN:
+            to = Target.jsonl if source_form == "binary" else Target.binary
+        else:
+            to = {".jsonl": Target.jsonl, ".blog": Target.binary}.get(output.suffix.lower())
         if to is None:
             raise fail(f"{output}: say --to jsonl or --to binary (the name ends in neither "
-                       ".jsonl nor .blog)", EXIT_USAGE)
-    info = jsonl.convert(source, output, to.value, validate=validate)
-    typer.echo(f"{output}: {info.events} events, head {info.head}")
+                       ".jsonl nor .blog)", EXIT_USAGE, as_json=as_json)
+    if to.value == source_form:
+        raise fail(f"{source}: is already a {source_form} log; nothing to convert",
+                   EXIT_USAGE, as_json=as_json)
+    if output != STDIN and (output.suffix.lower() == ".jsonl") != (to is Target.jsonl):
+        raise fail(f"{output}: a {to.value} log must not be named "
+                   f"{output.suffix or 'without .blog'} (readers take .jsonl files as JSON "
+                   "Lines and every other name as binary)", EXIT_USAGE, as_json=as_json)
+    if output != STDIN and os.path.lexists(output) and not overwrite:
+        raise fail(f"{output}: exists (--overwrite replaces it)", EXIT_USAGE, as_json=as_json)
+    if output == STDIN:
+        folder = tempfile.mkdtemp(prefix="buraco-log-convert-")
+        try:
+            temp = Path(folder) / ("stdout.jsonl" if to is Target.jsonl else "stdout.blog")
+            info = jsonl.convert(source, temp, to.value, validate=validate)
+            with open(temp, "rb") as f:
+                shutil.copyfileobj(f, sys.stdout.buffer)
+            sys.stdout.flush()
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+        return  # stdout holds the log itself: no report beside it
+    if os.path.lexists(output):  # --overwrite: the new file is renamed over the old one
+        temp = output.with_name(f".{output.name}.converting{output.suffix}")
+        info = jsonl.convert(source, temp, to.value, validate=validate)
+        os.replace(temp, output)
+    else:
+        info = jsonl.convert(source, output, to.value, validate=validate)
+    if as_json:
+        emit_json({"path": str(output), "form": to.value, "events": info.events,
+                   "head": info.head})
+    else:
+        typer.echo(f"{output}: {info.events} events, head {info.head}")
+
+
+def _form_of(path: Path) -> str:
+    """``binary`` when the file begins with the log magic, else ``jsonl`` for a .jsonl name;
+    anything else is read as binary, whose reader names what is wrong at byte 0."""
+    with os.fdopen(log.open_log_fd(str(path)), "rb") as f:  # regular files only, no blocking
+        head = f.read(len(log.MAGIC))
+    if head == log.MAGIC:
+        return "binary"
+    return "jsonl" if path.suffix.lower() == ".jsonl" or head[:1] == b"{" else "binary"
 
 
 @guarded
@@ -61,11 +121,37 @@ def schema(
     typer.echo(f"{directory}: {'wrote ' + ', '.join(changed) if changed else 'up to date'}")
 
 
+def _in_place(path: Path, command: str) -> None:
+    if path == STDIN:
+        raise fail(f"{command} rewrites a log file in place: give its path, not '-'", EXIT_USAGE)
+
+
 @guarded
-def seal(path: LogArg) -> None:
+def seal(path: LogArg, format: FormatOpt = Format.table) -> None:
     """Add the integrity chain to a log (rewritten in place; the head digest is kept)."""
-    info = log.seal(path)
-    typer.echo(f"{path}: sealed, {info.events} events, head {info.head}")
+    _in_place(path, "seal")
+    if path.suffix.lower() == ".jsonl":
+        reader = jsonl.JsonlReader(path)
+        for _ in reader:
+            pass
+        if not (reader.sealed and reader.end is not None and reader.end.get("head")):
+            raise fail(f"{path}: seal rewrites binary logs; convert this JSON Lines log "
+                       f"(`buraco-log convert {path} -o LOG.blog`), seal LOG.blog, and convert "
+                       "back if you need JSON Lines", EXIT_USAGE, as_json=format is Format.json)
+        head = str(reader.end["head"])
+        result = {"path": str(path), "events": reader.count, "head": head,
+                  "sealed": True, "changed": False}
+        message = (f"{path}: already sealed (its end line carries the head digest), "
+                   f"{reader.count} events, head {head}")
+    else:
+        info = log.seal(path)
+        result = {"path": str(path), "events": info.events, "head": info.head, "sealed": True,
+                  "changed": True}
+        message = f"{path}: sealed, {info.events} events, head {info.head}"
+    if format is Format.json:
+        emit_json(result)
+    else:
+        typer.echo(message)
 
 
 @guarded
@@ -75,31 +161,49 @@ def repair(
     backup: Annotated[
         bool, typer.Option("--backup/--no-backup", help="Keep the original bytes in LOG.bak.")
     ] = True,
+    force: Annotated[bool, typer.Option(
+        "--force", help="Repair even when no event would be left.")] = False,
+    format: FormatOpt = Format.table,
 ) -> None:
-    """Cut a torn tail (an incomplete last record) off a log, keeping a backup."""
-    if dry_run:
-        info = log.verify(path)
-        if info.torn is None:
-            typer.echo(f"{path}: nothing to repair ({info.events} events)")
-        elif info.torn.offset < log.HEADER_SIZE:  # what the real run says, without running it
-            raise fail(f"{path}, byte 0: the file header itself is incomplete: there are no "
-                       "events to keep; delete the file")
+    """Cut a torn tail (an incomplete last record) off a log, keeping a backup.
+
+    A repair that would leave no event at all is refused (exit 1) unless --force is given."""
+    _in_place(path, "repair")
+    as_json = format is Format.json
+    info = log.verify(path)
+    t = info.torn
+    if t is not None and t.offset < log.HEADER_SIZE:  # what the real run says, before it
+        raise fail(f"{path}, byte 0: the file header itself is incomplete: there are no "
+                   "events to keep; delete the file", as_json=as_json)
+    if t is not None and info.events == 0 and not force and not dry_run:
+        raise fail(f"{path}, byte {t.offset}: repair would cut every event of the log "
+                   f"({t.size} bytes: {t.reason}); nothing was changed (--force cuts them)",
+                   as_json=as_json)
+    if dry_run or t is None:
+        result: dict[str, object] = {"path": str(path), "repaired": False,
+                                     "events_kept": info.events}
+        if t is None:
+            message = f"{path}: nothing to repair ({info.events} events)"
         else:
-            t = info.torn
-            typer.echo(
-                f"{path}: would cut {t.size} bytes at byte {t.offset} ({t.reason}); "
-                f"{info.events} events kept"
-            )
-        return
-    report = log.repair(path, backup=backup)
-    if report is None:
-        typer.echo(f"{path}: nothing to repair")
-        return
-    kept = f"; original kept in {report.backup}" if report.backup else ""
-    typer.echo(
-        f"{path}: cut {report.cut_bytes} bytes at byte {report.cut_offset} "
-        f"({report.reason}); {report.events_kept} events kept{kept}"
-    )
+            result.update(would_cut_offset=t.offset, would_cut_bytes=t.size, reason=t.reason)
+            message = (f"{path}: would cut {t.size} bytes at byte {t.offset} ({t.reason}); "
+                       f"{info.events} events kept")
+    else:
+        report = log.repair(path, backup=backup)
+        if report is None:  # mended behind our back between the check and the repair
+            result = {"path": str(path), "repaired": False, "events_kept": info.events}
+            message = f"{path}: nothing to repair"
+        else:
+            result = {"path": str(path), "repaired": True, "cut_offset": report.cut_offset,
+                      "cut_bytes": report.cut_bytes, "reason": report.reason,
+                      "events_kept": report.events_kept, "backup": report.backup}
+            kept = f"; original kept in {report.backup}" if report.backup else ""
+            message = (f"{path}: cut {report.cut_bytes} bytes at byte {report.cut_offset} "
+                       f"({report.reason}); {report.events_kept} events kept{kept}")
+    if as_json:
+        emit_json(result)
+    else:
+        typer.echo(message)
 
 
 @guarded
@@ -108,20 +212,37 @@ def verify(
     format: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
 ) -> None:
     """Check a log's framing, checksums, seqs and integrity chain (not the rules)."""
-    info = log.verify(path)
+    info = _verify_jsonl(path) if path.suffix.lower() == ".jsonl" else log.verify(path)
     if info.torn is not None:  # an error like damage: one line on stderr, stdout empty
         advice = ("no event is intact: delete the file" if info.torn.offset < log.HEADER_SIZE
                   else f"the {info.events} events before it are intact; `buraco-log repair` "
                   "cuts it off")
-        raise fail(f"{path}, byte {info.torn.offset}: torn tail: {info.torn.reason} ({advice})")
+        raise fail(f"{path}, byte {info.torn.offset}: torn tail: {info.torn.reason} ({advice})",
+                   as_json=format is Format.json)
     if format is Format.json:
         emit_json(info)
     else:
         state = "sealed" if info.sealed else "unsealed (no integrity chain; `buraco-log seal`)"
         typer.echo(
-            f"{path}: {info.events} events in {info.segments} segments, {state}, "
+            f"{path}: {info.events} events in {_plural(info.segments, 'record')}, {state}, "
             f"format version {info.version}, head {info.head}"
         )
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
+def _verify_jsonl(path: Path) -> log.LogInfo:
+    """What `verify` says of a JSON Lines log: its lines, seqs, end line and chain."""
+    reader = jsonl.JsonlReader(path)
+    for _ in reader:  # raises, naming the line, at the first problem
+        pass
+    _, integrity = audit.read_log(path)
+    return log.LogInfo(path=str(path), version=reader.version, sealed=reader.sealed,
+                       events=reader.count, segments=integrity.records,
+                       valid_bytes=os.path.getsize(path), head=integrity.head,
+                       signatures=len(getattr(reader, "signatures", ())))
 
 
 def register(app: typer.Typer) -> None:

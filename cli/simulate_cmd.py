@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from collections import Counter
@@ -11,6 +12,7 @@ from typing import Annotated, Any
 import typer
 
 from buraco_log.bots import make_bot
+from buraco_log.errors import RulesError
 from buraco_log.rules import Rules, load_toml, preset
 from buraco_log.simulate import MatchSummary, match_file, seat_bots, simulate_many
 from cli.common import EXIT_USAGE, Format, emit_json, fail, guarded
@@ -33,7 +35,8 @@ def simulate(
             "seat different bots (repeated round the table).",
         ),
     ] = None,
-    jobs: Annotated[int, typer.Option("--jobs", "-j", help="Worker processes.", min=1)] = 1,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", min=0, help="Worker processes (0: one "
+                                      "per CPU, at most 8).")] = 0,
     progress: Annotated[
         bool | None,
         typer.Option(
@@ -50,7 +53,10 @@ def simulate(
     The deals are provably fair (committed seeds, revealed at the end) and every move is
     checked by the rules engine. The same arguments give the same files, whatever --jobs is.
     """
-    r = load_toml(rules) if rules.endswith(".toml") else preset(rules)
+    try:  # the rules are the user's argument: a bad one is a usage error (exit 2)
+        r = load_toml(rules) if rules.endswith(".toml") else preset(rules)
+    except RulesError as exc:
+        raise fail(str(exc), EXIT_USAGE) from None
     names = tuple(bot or ("heuristic",))
     for name in sorted(set(names)):
         try:
@@ -66,6 +72,7 @@ def simulate(
         if taken is not None:
             raise fail(f"{out / taken}: exists; refusing to replace it (--overwrite, or another "
                        "--out)", EXIT_USAGE)
+    jobs = max(1, min(jobs or min(os.cpu_count() or 1, 8), matches))
     show = sys.stderr.isatty() if progress is None else progress
     start = time.perf_counter()
     if show:

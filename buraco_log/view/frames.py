@@ -88,6 +88,35 @@ def meld_order(cards: Sequence[Card], rules: Rules) -> tuple[list[Card], Card | 
     return ([wild, *ordered] if r.hi == 14 else [*ordered, wild]), wild
 
 
+class Memo:
+    """What one match's frames draw again and again, worked out once: hands as held, each
+    side's melds in reading order, the points of a side's melds. Keyed by content, so a value
+    is the same whichever state asks; the lists it hands out are shared and never changed."""
+
+    def __init__(self) -> None:
+        self.hands: dict[tuple[Card, ...], list[Card]] = {}
+        self.melds: dict[tuple[Meld, ...], list[list[Any]]] = {}
+        self.points: dict[tuple[Meld, ...], int] = {}
+
+    def held(self, cards: tuple[Card, ...]) -> list[Card]:
+        out = self.hands.get(cards)
+        if out is None:
+            out = self.hands[cards] = held(cards)
+        return out
+
+    def side(self, melds: tuple[Meld, ...], rules: Rules) -> list[list[Any]]:
+        out = self.melds.get(melds)
+        if out is None:
+            out = self.melds[melds] = _melds(melds, rules)
+        return out
+
+    def side_points(self, melds: tuple[Meld, ...], points: Sequence[int]) -> int:
+        out = self.points.get(melds)
+        if out is None:
+            out = self.points[melds] = sum(points[c] for m in melds for c in m.cards)
+        return out
+
+
 def _melds(melds: Sequence[Meld], rules: Rules) -> list[list[Any]]:
     """Each meld as ``[id, kind, canastra class, cards in order, laid by, wild, wild text]``."""
     out: list[list[Any]] = []
@@ -99,35 +128,38 @@ def _melds(melds: Sequence[Meld], rules: Rules) -> list[list[Any]]:
     return out
 
 
-def referee_frame(s: State, morto_by: Sequence[int | None]) -> Frame:
+def referee_frame(s: State, morto_by: Sequence[int | None], memo: Memo | None = None) -> Frame:
     """Everything on and under the table after one event."""
+    memo = memo or Memo()
     rules = s.rules
     n_seats = len(s.players)
-    f: Frame = _common(s, morto_by)
+    f: Frame = _common(s, morto_by, memo)
     for i in range(n_seats):
-        f[f"h{i}"] = held(s.hands[i]) if s.hands else []
+        f[f"h{i}"] = memo.held(s.hands[i]) if s.hands else []
     for side in range(s.n_sides):
-        f[f"m{side}"] = _melds(s.melds[side], rules) if s.melds and rules else []
-        f[f"d{side}"] = held(s.mortos[side]) if s.mortos else []
+        f[f"m{side}"] = memo.side(s.melds[side], rules) if s.melds and rules else []
+        f[f"d{side}"] = memo.held(s.mortos[side]) if s.mortos else []
     f["k"] = len(s.stock)
     f["p"] = list(s.pile)
     return f
 
 
-def seat_frame(s: State, seat: int, morto_by: Sequence[int | None]) -> Frame:
+def seat_frame(s: State, seat: int, morto_by: Sequence[int | None], memo: Memo | None = None
+               ) -> Frame:
     """What ``seat`` could see after one event, taken from the reducer's per-seat view only."""
+    memo = memo or Memo()
     v = view(s, seat)
     rules = s.rules
-    f: Frame = _common(s, morto_by)
-    f[f"h{seat}"] = held(v.my_hand)
+    f: Frame = _common(s, morto_by, memo)
+    f[f"h{seat}"] = memo.held(v.my_hand)
     for side in range(s.n_sides):
-        f[f"m{side}"] = _melds(v.melds[side], rules) if v.melds and rules else []
+        f[f"m{side}"] = memo.side(v.melds[side], rules) if v.melds and rules else []
     f["k"] = v.stock_count
     f["p"] = list(v.pile)
     return f
 
 
-def _common(s: State, morto_by: Sequence[int | None]) -> Frame:
+def _common(s: State, morto_by: Sequence[int | None], memo: Memo) -> Frame:
     """The public part: counts, phase, turn, scores; the same in every view."""
     points = s.rules.point_table() if s.rules is not None else [0] * 65
     n_seats = len(s.players)
@@ -142,7 +174,7 @@ def _common(s: State, morto_by: Sequence[int | None]) -> Frame:
         "mt": [bool(x) for x in s.morto_taken] if s.morto_taken else [False] * s.n_sides,
         "mb": list(morto_by) if s.mortos else [None] * s.n_sides,
         "T": list(s.totals) if s.totals else [0] * s.n_sides,
-        "P": [sum(points[c] for m in s.melds[side] for c in m.cards) if s.melds else 0
+        "P": [memo.side_points(s.melds[side], points) if s.melds else 0
               for side in range(s.n_sides)],
         "V": [bool(x) for x in s.vulnerable] if s.vulnerable else [False] * s.n_sides,
         "O": [bool(x) for x in s.opened] if s.opened else [False] * s.n_sides,
@@ -155,7 +187,7 @@ def diff(old: Frame, new: Frame) -> Frame:
     out: Frame = {}
     for k, v in new.items():
         was = old.get(k)
-        if was == v and k in old:
+        if (was is v or was == v) and k in old:  # shared memo lists: mostly the same object
             continue
         if (isinstance(v, list) and isinstance(was, list) and 0 < len(was) < len(v)
                 and v[: len(was)] == was):
@@ -202,6 +234,7 @@ class Frames:
         n_sides = 0
         morto_by: list[int | None] = []
         prev: Frame = {}
+        memo = Memo()
         rep = Replayer()
         for ev in tl.events:
             rep.apply(ev)
@@ -212,8 +245,8 @@ class Frames:
                 self.hand_starts.append((ev.hand, ev.seq))
             elif isinstance(ev, MortoTaken) and s.sides:
                 morto_by[s.sides[ev.seat]] = ev.seat
-            frame = (referee_frame(s, morto_by) if seat is None
-                     else seat_frame(s, seat, morto_by))
+            frame = (referee_frame(s, morto_by, memo) if seat is None
+                     else seat_frame(s, seat, morto_by, memo))
             if ev.seq % every == 0:
                 self.snaps.append(frame)
             self.diffs.append(diff(prev, frame))
@@ -230,5 +263,5 @@ class Frames:
         return f
 
 
-__all__ = ["GROWN", "SNAPSHOT_EVERY", "Frames", "diff", "held", "meld_order", "patch",
+__all__ = ["GROWN", "SNAPSHOT_EVERY", "Frames", "Memo", "diff", "held", "meld_order", "patch",
            "referee_frame", "seat_frame", "visible_text"]

@@ -68,8 +68,9 @@ def test_show_of_a_log_damaged_from_its_first_record_says_what_is_unknown(
     off, hsize, _ = bl.segment_offsets(logs["clean"])[0]
     data[off + hsize + 5] ^= 0xFF  # inside the first record's payload: its checksum fails
     path.write_bytes(bytes(data))
-    code, out, err = run("show", path)
-    assert (code, err) == (0, "")
+    code, out, err = run("show", path)  # the summary of what is intact, and exit 1: damage
+    assert code == 1 and err.startswith(f"buraco-log: error: {path}, byte ") and "broken" in err
+    assert len(err.splitlines()) == 1
     lines = out.splitlines()
     assert lines[0] == "match     unknown: the log's first event could not be read"
     assert "BROKEN at record 0" in lines[2] and "None" not in out
@@ -79,8 +80,8 @@ def test_a_file_that_is_no_log_reads_unknown_and_an_empty_log_has_no_seqs(
         tmp_path: Path) -> None:
     junk = tmp_path / "junk.blog"
     junk.write_bytes(b"hello, not a log\n")
-    code, out, _ = run("audit", junk)
-    assert code == 1 and out.splitlines()[0].startswith(
+    code, out, _ = run("audit", junk)  # named alone and no log at all: exit 2
+    assert code == 2 and out.splitlines()[0].startswith(
         f"{junk}: FINDINGS (1)  match unknown  rules unknown  0 events")
     empty = tmp_path / "empty.jsonl"
     empty.write_text("")
@@ -195,7 +196,7 @@ def test_errors_are_one_line_on_stderr_naming_the_file_with_empty_stdout(
     names = {k: str(v) for k, v in logs.items()} | {"missing": str(tmp_path / "missing.log")}
     argv = [a.format(**names) for a in args]
     code, out, err = run(*argv)
-    assert code == 1 and out == ""
+    assert code == (2 if "{missing}" in args else 1) and out == ""  # 2: not readable as a log
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("buraco-log: error: ")
     assert any(a in lines[0] for a in argv if a.endswith(".log"))

@@ -151,7 +151,7 @@ def test_a_missing_log_is_one_line_naming_it(world: World, scratch: Path,
                                                command: str) -> None:
     extra = ["-o", scratch / "out.jsonl"] if command == "convert" else []
     r = run(command, world.missing, *extra)
-    assert_error(r, 1, str(world.missing), "No such file or directory")
+    assert_error(r, 2, str(world.missing), "No such file or directory")  # usage: exit 2
     assert listing(scratch) == []
     assert not world.missing.parent.exists()  # nothing created on the way (repair's .bak)
 
@@ -161,7 +161,7 @@ def test_a_missing_log_is_one_line_naming_it(world: World, scratch: Path,
 
 @pytest.mark.parametrize("command", ["verify", "replay"])
 def test_a_directory_given_as_a_log_is_one_line_naming_it(world: World, command: str) -> None:
-    assert_error(run(command, world.folder), 1, str(world.folder), "Is a directory")
+    assert_error(run(command, world.folder), 2, str(world.folder), "not a regular file")
     assert listing(world.folder) == []
 
 
@@ -189,13 +189,13 @@ def test_repair_refuses_random_bytes_and_leaves_the_file_alone(world: World) -> 
     path = world.copy(world.random, "random-repair")
     before = path.read_bytes()
     r = run("repair", path)
-    assert_error(r, 1, f"{path}, byte 0", "not a buraco-log file (bad magic)")
+    assert_error(r, 2, f"{path}, byte 0", "not a buraco-log file (bad magic)")  # not a log
     assert path.read_bytes() == before
     assert listing(path.parent) == [path.name]  # no .bak, no temp file
 
 
 def test_replay_of_a_text_file_names_the_file_and_byte_0(world: World) -> None:
-    assert_error(run("replay", world.text), 1, f"{world.text}, byte 0", "bad magic")
+    assert_error(run("replay", world.text), 2, f"{world.text}, byte 0", "bad magic")
 
 
 # -- an empty file --------------------------------------------------------------------------------
@@ -248,11 +248,16 @@ def test_repair_of_a_cut_log_at_a_non_ascii_path_keeps_the_original(world: World
     d.mkdir(parents=True)
     path = Path(shutil.copy(world.cut, d / "corte ü.blog"))
     before = path.read_bytes()
-    r = run("repair", path)
+    refused = run("repair", path)  # no event would be left: only with --force
+    assert_error(refused, 1, f"{path}, byte 20", "would cut every event")
+    assert path.read_bytes() == before
+    r = run("repair", path, "--force")
     assert r.code == 0 and r.err == "", r
     assert r.out.startswith(f"{path}: cut {len(before) - 20} bytes at byte 20")
     assert f"original kept in {path}.bak" in r.out
-    assert Path(f"{path}.bak").read_bytes() == before and path.stat().st_size == 20
+    # the backup holds the bytes cut off: the log and its backup together are the original
+    assert path.read_bytes() + Path(f"{path}.bak").read_bytes() == before
+    assert path.stat().st_size == 20
 
 
 # -- a good log at a path with spaces and non-ASCII characters ------------------------------------
@@ -441,14 +446,14 @@ def test_simulate_five_players_of_classic_exits_2(five_players: tuple[Result, Pa
     assert five_players[0].code == 2
 
 
-@pytest.mark.parametrize(("args", "needle"), [
-    (["--matches", "0"], "'--matches'"),
-    (["--jobs", "0"], "'--jobs'"),
-], ids=["matches-0", "jobs-0"])
+@pytest.mark.parametrize(("args", "needle", "least"), [
+    (["--matches", "0"], "'--matches'", 1),
+    (["--jobs", "-1"], "'--jobs'", 0),  # 0: one per CPU
+], ids=["matches-0", "jobs-negative"])
 def test_simulate_zero_counts_are_usage_errors(world: World, scratch: Path, args: list[str],
-                                               needle: str) -> None:
+                                               needle: str, least: int) -> None:
     r = run("simulate", *args, "-o", scratch / "out", "--no-progress")
-    assert_error(r, 2, needle, "greater than or equal to 1")
+    assert_error(r, 2, needle, f"greater than or equal to {least}")
     assert listing(scratch) == []
 
 
@@ -489,7 +494,7 @@ def test_demo_into_a_missing_directory_names_it_and_creates_nothing(world: World
                                                                     scratch: Path) -> None:
     out = scratch / "no-dir" / "demo.blog"
     r = run("demo", "--rules", "classic", "--players", 2, "--out", out)
-    assert_error(r, 1, str(out), "No such file or directory")
+    assert_error(r, 2, str(out), "No such file or directory")
     assert listing(scratch) == []
 
 
@@ -498,14 +503,14 @@ def test_demo_into_a_missing_directory_names_it_and_creates_nothing(world: World
 
 def test_convert_into_a_missing_directory_names_the_output(world: World, scratch: Path) -> None:
     out = scratch / "no-dir" / "out.jsonl"
-    assert_error(run("convert", world.good, "-o", out), 1, str(out))
+    assert_error(run("convert", world.good, "-o", out), 2, str(out))
     assert listing(scratch) == []
 
 
 def test_diff_of_two_different_non_logs_is_not_identical(world: World) -> None:
     r = run("diff", world.random, world.text)
     assert "Traceback" not in r.err
-    assert r.code == 1 and "identical" not in r.out
+    assert r.code == 2 and "identical" not in r.out  # neither is a log: exit 2
 
 
 def test_diff_against_an_empty_file_names_no_negative_seq(world: World) -> None:

@@ -58,3 +58,27 @@ def hidden_counts(s: State, seat: int | None) -> dict[str, int]:
     """Zone -> count the page must show face down."""
     return {f"hand-{i}": len(s.hands[i]) if s.hands else 0
             for i in range(len(s.players)) if seat is not None and seat != i}
+
+
+# One step as the page's own clock sees it: go() and the layout it leaves, forced at once.
+_STEPS = """
+var v = window.buracoView, out = [], t, from = arguments[0], to = arguments[1];
+for (var i = from; i < to; i++) {
+  var s = arguments[2] ? (i * 7919) % (v.last + 1) : i;
+  t = performance.now(); v.go(s); document.body.offsetHeight;
+  out.push(performance.now() - t);
+}
+return out;
+"""
+
+
+def step_times(driver: Any, chunk: int = 200) -> list[float]:
+    """Milliseconds per step of the page open in ``driver``: every seq forward from 0, then
+    as many jumps across the match; in chunks, so no one script call runs for long."""
+    last = int(driver.execute_script("return window.buracoView.last"))
+    driver.execute_script("window.buracoView.go(0)")
+    out: list[float] = []
+    for jump in (False, True):
+        for a in range(1, last + 1, chunk):
+            out += driver.execute_script(_STEPS, a, min(a + chunk, last + 1), jump)
+    return out

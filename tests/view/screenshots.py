@@ -53,7 +53,7 @@ def make_all(driver: Any, out: Path) -> list[Path]:
     write_page(seat, build_page(tl.recorded, seat=0).html)
     shots = [out / "referee-mid-hand.png", out / "seat-0-with-canastra.png"]
     shoot(driver, referee, referee_mid_hand(tl), shots[0], 1200, 1000)
-    shoot(driver, seat, seat_with_canastra(tl, 0), shots[1], 420, 900)
+    shoot(driver, seat, seat_with_canastra(tl, 0), shots[1], 420, 1100)
     referee.unlink()
     seat.unlink()
     return shots

@@ -20,12 +20,12 @@
   function card(c, wild) {
     var w = wild ? " wild" : "";
     if (c === 64) {
-      return '<span class="card jk' + w + '" data-card="' + c + '" title="joker"><b>' +
-        (D.tiles ? "\u2605" : "JK") + "</b><i>\u2605</i></span>";
+      return '<span class="card jk' + w + '" data-card="' + c + '" title="joker">' +
+        (D.tiles ? "\u2605" : "JK") + "<i>\u2605</i></span>";
     }
     var s = c >> 4, r = c & 15;
-    return '<span class="card s' + s + w + '" data-card="' + c + '"><b>' +
-      (D.tiles ? r : RANKS[r]) + "</b><i>" + SUITS[s] + "</i></span>";
+    return '<span class="card s' + s + w + '" data-card="' + c + '">' +
+      (D.tiles ? r : RANKS[r]) + "<i>" + SUITS[s] + "</i></span>";
   }
   function cards(list, zone, wild) {
     var out = '<div class="cards" data-zone="' + zone + '">';
@@ -36,7 +36,7 @@
   }
   function backs(n, zone) {
     return '<div class="cards" data-zone="' + zone + '" data-count="' + n + '">' +
-      (n ? '<span class="back" title="' + n + ' cards face down">' + n + "</span>" : "-") +
+      (n ? '<span class="back" title="' + n + ' cards face down">' + n + "</span>" : '<span>-</span>') +
       "</div>";
   }
   function name(seat) {
@@ -89,6 +89,26 @@
         (hand ? cards(hand, "hand-" + i) : backs(f.c[i], "hand-" + i)));
     }
   }
+  // A side's melds are kept one element each, by meld id: a step that lays off on one meld
+  // redraws that meld alone, and the others keep their boxes (and their layout).
+  function meldBox(box, id, canastra, kind, html) {
+    var el = box.byId[id];
+    if (!el) {
+      el = box.byId[id] = document.createElement("div");
+      el.setAttribute("data-meld", id);
+    }
+    attr(el, "class", "meld" + (canastra ? " canastra" : ""));
+    attr(el, "data-kind", kind);
+    attr(el, "data-canastra", canastra || "");
+    put(el, html);
+    return el;
+  }
+  function place(parent, want) {
+    for (var i = 0; i < want.length; i++) {
+      if (parent.children[i] !== want[i]) { parent.insertBefore(want[i], parent.children[i] || null); }
+    }
+    while (parent.children.length > want.length) { parent.removeChild(parent.lastElementChild); }
+  }
   function drawSides(f) {
     for (var s = 0; s < D.sides; s++) {
       var who = [];
@@ -100,22 +120,20 @@
       put(box.head, "side " + s + " (" + who.join(", ") + ') <span class="n">\u00b7 score ' +
         f.T[s] + " \u00b7 on the table " + f.P[s] + (f.O[s] ? " \u00b7 opened" : "") +
         (f.V[s] ? " \u00b7 vulnerable" : "") + "</span>");
-      var out = "";
+      var want = [];
       for (var m = 0; m < melds.length; m++) {
         var x = melds[m];  // [id, kind, canastra class, cards, laid by, wild, wild text]
         var tag = x[1] + " \u00b7 " + (x[5] === null ? "clean" : "with wild");
         if (x[2]) { tag = x[1] + ' <span class="badge">' + CLASS[x[2]] + " canastra</span>"; }
         if (x[6]) { tag += " \u00b7 " + esc(x[6]); }
-        out += '<div class="meld' + (x[2] ? " canastra" : "") + '" data-meld="' + x[0] +
-          '" data-kind="' + x[1] + '" data-canastra="' + (x[2] || "") + '">' +
-          cards(x[3], "meld-" + s + "-" + x[0], x[5]) + '<span class="tag">' + tag +
-          "</span></div>";
+        want.push(meldBox(box, x[0], x[2], x[1], cards(x[3], "meld-" + s + "-" + x[0], x[5]) +
+          '<span class="tag">' + tag + "</span>"));
       }
-      if (!melds.length) { out += '<span class="none">no melds</span>'; }
-      put(box.melds, out);
+      if (!melds.length) { want.push(box.none); }
+      place(box.melds, want);
       var by = f.mb[s];
       var mc = f.mc[s];
-      var morto = box.morto;
+      var morto = box.morto, out;
       attr(morto, "data-count", mc);
       attr(morto, "data-taken", f.mt[s] ? 1 : 0);
       attr(morto, "data-by", by === null ? "" : by);
@@ -283,7 +301,11 @@
       el.innerHTML = '<h3></h3><div class="melds" data-zone="melds-' + s + '"></div>' +
         '<div class="morto" data-morto-side="' + s + '"></div>';
       $("sides").appendChild(el);
-      sideBoxes.push({ head: el.children[0], melds: el.children[1], morto: el.children[2] });
+      var none = document.createElement("span");
+      none.className = "none";
+      none.textContent = "no melds";
+      sideBoxes.push({ head: el.children[0], melds: el.children[1], morto: el.children[2],
+        byId: {}, none: none });
     }
   }
   function setup() {

@@ -1,0 +1,199 @@
+"""One set of conventions for every command, walked table by table (docs/cli.md).
+
+Exit status: 0 fine, 1 a finding in the log or archive, 2 a usage error or something that is
+not readable as a log. An error is one line on stderr. ``--format json`` gives JSON on stdout,
+on failure too (an object with an ``error``). ``-`` reads a log from standard input.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+GOOD = ROOT / "examples" / "sim" / "classic-2p-000000.blog"
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+
+def run(*argv: object, cwd: Path, stdin: bytes = b"") -> Result:
+    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "120"}
+    env.pop("BURACO_LOG_ARCHIVE", None)
+    p = subprocess.run([sys.executable, "-m", "cli.main", *map(str, argv)], input=stdin,
+                       capture_output=True, cwd=cwd, env={**env, "PYTHONPATH": str(ROOT)},
+                       timeout=300)
+    return Result(p.returncode, p.stdout.decode(), p.stderr.decode())
+
+
+@pytest.fixture(scope="module")
+def box(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    d = tmp_path_factory.mktemp("conventions")
+    shutil.copy(GOOD, d / "good.blog")
+    data = GOOD.read_bytes()
+    (d / "damaged.blog").write_bytes(data[:200] + bytes([data[200] ^ 0x40]) + data[201:])
+    (d / "notes.txt").write_text("not a log\n")
+    r = run("ingest", "good.blog", "--archive", "arch", "--jobs", 1, cwd=d)
+    assert r.code == 0, r
+    return d
+
+
+# command -> the arguments after the log (a callable of the case's directory)
+LOG_COMMANDS: dict[str, list[str]] = {
+    "show": [],
+    "replay": [],
+    "verify": [],
+    "audit": [],
+    "moves": ["--at", "5"],
+    "explain": ["--at", "5"],
+    "diff": ["good.blog"],
+}
+
+
+def _one_error_line(r: Result, *needles: str) -> None:
+    assert "Traceback" not in r.err, r.err
+    lines = r.err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("buraco-log: error: "), r
+    for n in needles:
+        assert n in lines[0], (n, r)
+
+
+@pytest.mark.parametrize("command", sorted(LOG_COMMANDS))
+def test_a_good_log_exits_0_with_json_on_stdout(box: Path, command: str) -> None:
+    args = [command, "good.blog", *LOG_COMMANDS[command]]
+    if command == "diff":
+        args = ["diff", "good.blog", "good.blog"]
+    r = run(*args, "--format", "json", cwd=box)
+    assert r.code == 0 and r.err == "", r
+    json.loads(r.out)
+
+
+@pytest.mark.parametrize("command", sorted(LOG_COMMANDS))
+@pytest.mark.parametrize("fmt", ["table", "json"])
+def test_a_missing_file_exits_2_naming_it(box: Path, command: str, fmt: str) -> None:
+    r = run(command, "missing.blog", *LOG_COMMANDS[command], "--format", fmt, cwd=box)
+    assert r.code == 2, r
+    _one_error_line(r, "missing.blog")
+    if fmt == "json":
+        error = json.loads(r.out)["error"]
+        assert error["exit_status"] == 2 and "missing.blog" in error["message"]
+    else:
+        assert r.out == ""
+
+
+@pytest.mark.parametrize("command", sorted(LOG_COMMANDS))
+def test_a_file_that_is_not_a_log_exits_2(box: Path, command: str) -> None:
+    r = run(command, "notes.txt", *LOG_COMMANDS[command], cwd=box)
+    assert r.code == 2, r
+    if command == "audit":  # its report says why, on stdout
+        assert "not a buraco-log file" in r.out and r.err == ""
+    else:
+        _one_error_line(r, "notes.txt", "byte 0")
+
+
+@pytest.mark.parametrize("command", sorted(LOG_COMMANDS))
+def test_a_damaged_log_exits_1(box: Path, command: str) -> None:
+    r = run(command, "damaged.blog", *LOG_COMMANDS[command], cwd=box)
+    assert r.code == 1, r
+    if command == "audit":
+        assert "FINDINGS" in r.out and r.err == ""
+    else:
+        _one_error_line(r, "damaged.blog", "byte ")
+
+
+@pytest.mark.parametrize("command", sorted(set(LOG_COMMANDS) - {"diff"}))
+def test_dash_reads_the_log_from_standard_input(box: Path, command: str) -> None:
+    direct = run(command, "good.blog", *LOG_COMMANDS[command], "--format", "json", cwd=box)
+    piped = run(command, "-", *LOG_COMMANDS[command], "--format", "json", cwd=box,
+                stdin=GOOD.read_bytes())
+    assert piped.code == 0 and piped.err == "", piped
+    assert piped.out.replace("<stdin>", "good.blog") == direct.out
+
+
+@pytest.mark.parametrize("command", ["seal", "repair"])
+def test_commands_that_rewrite_in_place_refuse_dash(box: Path, command: str) -> None:
+    r = run(command, "-", cwd=box, stdin=GOOD.read_bytes())
+    assert r.code == 2, r
+    _one_error_line(r, "in place")
+
+
+@pytest.mark.parametrize("command", ["seal", "repair", "convert"])
+def test_rewriting_commands_answer_in_json(box: Path, command: str, tmp_path: Path) -> None:
+    log = Path(shutil.copy(box / "good.blog", tmp_path / "copy.blog"))
+    extra = ["-o", tmp_path / "copy.jsonl"] if command == "convert" else []
+    r = run(command, log, *extra, "--format", "json", cwd=box)
+    assert r.code == 0 and r.err == "", r
+    answer = json.loads(r.out)
+    assert answer.get("events", answer.get("events_kept")) == 539
+    bad = run(command, "missing.blog", *extra, "--format", "json", cwd=box)
+    assert bad.code == 2 and json.loads(bad.out)["error"]["exit_status"] == 2, bad
+
+
+def test_convert_dash_to_dash_round_trips(box: Path) -> None:
+    as_jsonl = run("convert", "-", "-o", "-", cwd=box, stdin=GOOD.read_bytes())
+    assert as_jsonl.code == 0 and as_jsonl.out.startswith('{"log": "buraco-log"'), as_jsonl
+    back = subprocess.run([sys.executable, "-m", "cli.main", "convert", "-", "-o", "-"],
+                          input=as_jsonl.out.encode(), capture_output=True, cwd=box,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=300)
+    assert back.returncode == 0 and back.stdout.startswith(b"BURACOLG"), back.stderr
+    verify = run("verify", "-", "--format", "json", cwd=box, stdin=back.stdout)
+    assert json.loads(verify.out)["events"] == 539
+
+
+def test_convert_never_replaces_a_file_without_overwrite(box: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out.jsonl"
+    out.write_text("mine\n")
+    r = run("convert", "good.blog", "-o", out, cwd=box)
+    assert r.code == 2 and out.read_text() == "mine\n", r
+    _one_error_line(r, str(out), "--overwrite")
+    assert run("convert", "good.blog", "-o", out, "--overwrite", cwd=box).code == 0
+    wrong = run("convert", "good.blog", "-o", tmp_path / "x.jsonl", "--to", "binary", cwd=box)
+    _one_error_line(wrong, "already a binary log")  # names what is wrong, not the output
+
+
+@pytest.mark.parametrize("args", [
+    ["query", "arch", "SELECT count(*) AS n FROM matches"],
+    ["query", "--archive", "arch", "SELECT count(*) AS n FROM matches"],
+    ["report", "arch"],
+    ["report", "-a", "arch"],
+    ["rules", "list"],
+    ["rules", "show", "biriba"],
+])
+def test_archive_and_rules_commands_answer_in_json(box: Path, args: list[str]) -> None:
+    r = run(*args, "--format", "json", cwd=box)
+    assert r.code == 0 and r.err == "", r
+    json.loads(r.out)
+
+
+@pytest.mark.parametrize("args", [
+    ["query", "SELECT 1"],  # which archive?
+    ["report"],
+    ["query", "nowhere", "SELECT 1"],
+    ["rules", "show", "no-such-preset"],
+    ["simulate", "--rules", "no-such-preset"],
+    ["demo", "--rules", "no-such-preset"],
+    ["audit", "--jobs", "-1", "good.blog"],
+])
+def test_usage_errors_exit_2_in_one_line(box: Path, args: list[str]) -> None:
+    r = run(*args, cwd=box)
+    assert r.code == 2, r
+    assert "Traceback" not in r.err and len(r.err.strip().splitlines()) == 1, r
+
+
+def test_archive_env_names_the_archive_for_every_archive_command(box: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "BURACO_LOG_ARCHIVE": "arch"}
+    p = subprocess.run([sys.executable, "-m", "cli.main", "query", "SELECT count(*) AS n FROM "
+                        "matches", "-f", "json"], capture_output=True, cwd=box, env=env,
+                       timeout=300)
+    assert p.returncode == 0 and json.loads(p.stdout) == [{"n": 1}], p.stderr
