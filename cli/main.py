@@ -15,6 +15,7 @@ from cli import (
     demo_cmd,
     dispute_cmd,
     helpfmt,
+    keys_cmd,
     log_cmd,
     moves_cmd,
     review_cmd,
@@ -65,6 +66,7 @@ demo_cmd.register(app)
 simulate_cmd.register(app)
 view_cmd.register(app)
 review_cmd.register(app)
+keys_cmd.register(app)
 
 
 def reflow(doc: str) -> str:

@@ -1,0 +1,74 @@
+"""`buraco-log keys new`: a site's signing key pair (docs/signing.md)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from cli.common import CONTEXT, EXIT_USAGE, Format, emit_json, fail, guarded
+
+PASSPHRASE_ENV = "BURACO_LOG_KEY_PASSPHRASE"
+
+app = typer.Typer(help="Site signing keys: make a key pair to sign match logs with.",
+                  no_args_is_help=True, context_settings=CONTEXT)
+
+
+def _passphrase(prompt: bool, passphrase_file: Path | None) -> bytes | None:
+    if prompt and passphrase_file is not None:
+        raise fail("use either --passphrase or --passphrase-file, not both", EXIT_USAGE)
+    if passphrase_file is not None:
+        try:
+            text = passphrase_file.read_bytes().rstrip(b"\r\n")
+        except OSError as exc:
+            raise fail(f"{passphrase_file}: {exc.strerror or exc}", EXIT_USAGE) from None
+    elif prompt:
+        text = typer.prompt("Passphrase", hide_input=True, confirmation_prompt=True,
+                            err=True).encode()
+    else:
+        text = os.environ.get(PASSPHRASE_ENV, "").encode()
+    return text or None
+
+
+@app.command("new")
+@guarded
+def new(
+    name: Annotated[str, typer.Argument(help="The key's name: writes NAME.key and NAME.pub.",
+                                        show_default=False)],
+    directory: Annotated[Path, typer.Option("--dir", "-d", help="Where to write.")] = Path("."),
+    passphrase: Annotated[bool, typer.Option(
+        "--passphrase", help="Ask for a passphrase that encrypts the private key (or set "
+        f"{PASSPHRASE_ENV}).")] = False,
+    passphrase_file: Annotated[Path | None, typer.Option(
+        "--passphrase-file", help="Read the passphrase from this file's first line.",
+        show_default=False)] = None,
+    valid_from: Annotated[str | None, typer.Option(
+        "--valid-from", help="ISO 8601 time from which matches may be signed with the key.",
+        show_default=False)] = None,
+    valid_until: Annotated[str | None, typer.Option(
+        "--valid-until", help="ISO 8601 time the key retires: matches that start later "
+        "are not trusted with it.", show_default=False)] = None,
+    format: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
+) -> None:
+    """Make an Ed25519 key pair: NAME.key (private, mode 0600, encrypted with a passphrase if
+    given) and NAME.pub (what the site publishes). Never overwrites a key."""
+    from buraco_log.signing.keys import write_key_pair
+
+    if "/" in name or name in ("", ".", "..") or name.startswith("."):
+        raise fail(f"{name!r}: a key name is a plain file name", EXIT_USAGE)
+    secret = _passphrase(passphrase, passphrase_file)
+    files = write_key_pair(directory, name, passphrase=secret, valid_from=valid_from,
+                           valid_until=valid_until)
+    if format is Format.json:
+        emit_json(files)
+        return
+    typer.echo(f"key {files.key_id}: private {files.private} (mode 0600"
+               + (", encrypted" if files.encrypted else ", NOT encrypted") + f"), public "
+               f"{files.public}")
+
+
+def register(root: typer.Typer) -> None:
+    """Add the ``keys`` group to ``root``."""
+    root.add_typer(app, name="keys")
