@@ -734,9 +734,34 @@ def query(archive: str | os.PathLike[str], sql: str, *, spark: SparkSession | No
         raise ArchiveError(f"query: {_first_line(exc)}") from None
 
 
+ROUND_UDF = "_duckdb_round"
+
+
 def spark_sql(sql: str) -> str:
-    """A canned report's DuckDB SQL in Spark's dialect (the few words that differ)."""
-    return sql.replace("unnest(", "explode(")
+    """A canned report's DuckDB SQL in Spark's dialect (the few words that differ).
+
+    ``round`` becomes :func:`duckdb_round`: Spark rounds a double by its shortest decimal
+    text (127.35 -> 127.4), DuckDB by its exact binary value (127.349999... -> 127.3), and the
+    reports must agree to the last digit."""
+    return re.sub(r"\bround\(", f"{ROUND_UDF}(", sql.replace("unnest(", "explode("))
+
+
+def duckdb_round(x: Any, digits: int) -> float | None:
+    """DuckDB's ``round`` of a number: the exact value (a double's binary value, a decimal's
+    digits), half away from zero."""
+    import decimal
+
+    if x is None:
+        return None
+    exact = x if isinstance(x, decimal.Decimal) else decimal.Decimal(float(x))
+    if not exact.is_finite():
+        return float(exact)
+    return float(exact.quantize(decimal.Decimal(1).scaleb(-int(digits)),
+                                rounding=decimal.ROUND_HALF_UP))
+
+
+def _register_round(spark: SparkSession) -> None:
+    spark.udf.register(ROUND_UDF, duckdb_round, "double")
 
 
 class _Con:
@@ -766,6 +791,7 @@ def report(archive: str | os.PathLike[str], *, top: int = 20, spark: SparkSessio
 
     spark = spark or session(master, conf)
     root = create_views(spark, archive)
+    _register_round(spark)
     head = spark.sql("SELECT count(*) AS n, coalesce(sum(events), 0) AS e FROM matches").first()
     sections = []
     for name, (title, sql) in rep.CANNED.items():
@@ -825,22 +851,41 @@ def _jsonable(v: Any) -> Any:
 # -- spark-submit --------------------------------------------------------------------------------
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``spark-submit buraco_log/archive/spark.py ingest SOURCE... --archive DIR``: the entry
-    point for a cluster (the master and settings come from spark-submit)."""
+    """The entry point for ``spark-submit`` (the master and settings come from it)::
+
+        spark-submit --master yarn "$(python -c 'import buraco_log.archive.spark as m;
+            print(m.__file__)')" ingest SOURCE... --archive DIR
+
+    ``ingest`` prints its report as JSON on stdout (exit 1 when logs were refused); ``report``
+    prints the canned report as JSON. An error is one line on stderr (exit 2 when Spark
+    cannot start, else 1).
+    """
     import argparse
 
     p = argparse.ArgumentParser(prog="buraco_log.archive.spark")
     sub = p.add_subparsers(dest="cmd", required=True)
-    pi = sub.add_parser("ingest")
+    pi = sub.add_parser("ingest", help="check logs and add the good ones to an archive")
     pi.add_argument("sources", nargs="+")
     pi.add_argument("--archive", required=True)
-    pi.add_argument("--file-events", type=int, default=None)
+    pi.add_argument("--file-events", type=int, default=None,
+                    help=f"events an output file aims at (default {FILE_EVENTS:,})")
+    pi.add_argument("--require-commitment", action=argparse.BooleanOptionalAction,
+                    default=None, help="set the archive's require_commitment setting")
+    pr = sub.add_parser("report", help="the canned report, as JSON")
+    pr.add_argument("archive")
+    pr.add_argument("--top", type=int, default=20)
     args = p.parse_args(argv)
     try:
-        rep = ingest(args.sources, args.archive, file_events=args.file_events)
+        if args.cmd == "report":
+            out: Any = report(args.archive, top=args.top)
+            sys.stdout.write(json.dumps(msgspec.to_builtins(out), indent=2, sort_keys=True)
+                             + "\n")
+            return 0
+        rep = ingest(args.sources, args.archive, file_events=args.file_events,
+                     require_commitment=args.require_commitment)
     except ArchiveError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        print(f"buraco-log: error: {exc}", file=sys.stderr)
+        return int(getattr(exc, "exit_status", 1))
     sys.stdout.write(msgspec.json.encode(rep).decode() + "\n")
     return 1 if rep.errors else 0
 

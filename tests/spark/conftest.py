@@ -24,6 +24,7 @@ from tests.archive.corpus import make_corpus
 
 IN_CI = os.environ.get("CI", "").lower() not in ("", "0", "false", "no")
 MASTER = "local[2,3]"  # two threads; a task may fail twice and still be retried
+FILE_EVENTS = 300  # the second run's file size: several files a partition
 
 
 def spark_missing() -> str | None:
@@ -128,7 +129,8 @@ def spark_runs(spark: Any, spark_corpus: SparkCorpus, tmp_path_factory: pytest.T
         first = engine.ingest([str(spark_corpus.a)], path, spark=spark)
         spark.conf.set(engine.FAIL_FIRST, "write")
         # Small files: several per partition, so several batches commit.
-        second = engine.ingest([str(spark_corpus.root)], path, spark=spark, file_events=1200)
+        second = engine.ingest([str(spark_corpus.root)], path, spark=spark,
+                               file_events=FILE_EVENTS)
         spark.conf.unset(engine.FAIL_FIRST)
         again = engine.ingest([str(spark_corpus.root)], path, spark=spark)
     finally:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 from pathlib import Path
@@ -14,7 +15,7 @@ import pytest
 from buraco_log.archive import IngestReport, ingest, store
 from buraco_log.archive.schema import PARTITIONED, TABLES
 from buraco_log.archive.spark import table_checksums
-from tests.spark.conftest import SparkCorpus, SparkRuns, visible_files
+from tests.spark.conftest import FILE_EVENTS, SparkCorpus, SparkRuns, visible_files
 
 pytestmark = pytest.mark.spark
 
@@ -76,12 +77,23 @@ def test_same_types_layout_and_file_names(
         dirs = {os.path.relpath(os.path.dirname(f), spark_runs.path) for f in ours[table]}
         assert dirs == {os.path.relpath(os.path.dirname(f), local_archive[0])
                         for f in ref[table]}
-    # file_events=1200 made several files in one partition: one batch record each.
-    per_dir: dict[str, int] = {}
+    # Output files sized by events, not one per task: the second run (file_events=300) wrote
+    # each partition's new events in at most ceil(events / 300) files, one batch record each.
+    second = set(spark_runs.second.batches)
+    per_dir: dict[str, list[int]] = {}
     for f in ours["events"]:
-        per_dir[os.path.dirname(f)] = per_dir.get(os.path.dirname(f), 0) + 1
-    assert max(per_dir.values()) > 1
-    assert len(spark_runs.second.batches) > 2
+        if store.batch_of(os.path.basename(f)) in second:
+            per_dir.setdefault(os.path.dirname(f), []).append(pq.read_metadata(f).num_rows)
+    assert per_dir
+    for rows in per_dir.values():
+        assert len(rows) <= math.ceil(sum(rows) / FILE_EVENTS)
+    assert max(map(len, per_dir.values())) > 1
+    assert len(spark_runs.second.batches) > 1
+    # The first run (the default size) wrote one file a partition.
+    first = set(spark_runs.first.batches)
+    dirs = [os.path.dirname(f) for f in ours["events"]
+            if store.batch_of(os.path.basename(f)) in first]
+    assert len(dirs) == len(set(dirs))
     m = pq.ParquetDataset(ours["matches"]).read(columns=["batch", "ingested_at"])
     assert set(m.column("batch").to_pylist()) <= set(records)
     assert m.column("ingested_at").null_count == 0
