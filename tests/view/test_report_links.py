@@ -68,3 +68,24 @@ def test_a_moved_log_is_named_without_a_link_and_stdout_writes_no_pages(
     assert done.returncode == 0 and b"<!DOCTYPE html>" in done.stdout
     assert _links(done.stdout.decode()) == {}
     assert not (tmp_path / "matches").exists()
+
+
+def test_a_report_written_to_a_fifo_goes_into_it_and_leaves_it_in_place(
+        archive: tuple[Path, Path], tmp_path: Path) -> None:
+    """`-o /dev/null` as root must not replace the device with a regular file: the same path,
+    shown with a FIFO."""
+    import os
+    import stat
+    import threading
+
+    arch, _ = archive
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    done = run("report", arch, "-o", fifo)
+    reader.join(timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert stat.S_ISFIFO(fifo.stat().st_mode) and got and b"matches" in got[0]
+    assert [p.name for p in tmp_path.iterdir()] == ["pipe"]
