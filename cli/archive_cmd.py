@@ -139,6 +139,9 @@ def _atomic(output: Path) -> Iterator[Path]:
     """A temporary file beside ``output``, renamed over it only when writing succeeded."""
     if not output.parent.is_dir():
         raise fail(f"{output}: no such directory: {output.parent}")
+    if output.exists() and not output.is_file() and not output.is_dir():
+        yield output  # /dev/null, a FIFO: written into, never renamed over (as root, it would be)
+        return
     tmp = output.with_name(f".{output.name}.{os.getpid()}.tmp")
     try:
         yield tmp
