@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Annotated, Any, TextIO
 import msgspec
 import typer
 
+from cli import archive_spark
+from cli.archive_spark import CONF_HELP, ENGINE_HELP, MASTER_HELP, Engine, spark_options
 from cli.common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, Format, emit_json, fail, guarded
 from cli.view_cmd import report_pages
 
@@ -71,13 +73,23 @@ def ingest(
         help="Set the archive's require_commitment setting (kept in its archive.json, for "
              "this and every later ingest): refuse matches whose deals no commitment backs."
     )] = None,
+    engine: Annotated[Engine, typer.Option(help=ENGINE_HELP)] = Engine.local,
+    master: Annotated[str | None, typer.Option(help=MASTER_HELP, show_default=False)] = None,
+    conf: Annotated[list[str] | None, typer.Option(help=CONF_HELP, metavar="KEY=VALUE",
+                                                   show_default=False)] = None,
 ) -> None:
     """Check logs fully and add the good ones to an archive; refused logs go to its errors."""
     for s in sources:  # a mistyped path is a usage error, not a refused log in the archive
         if not s.exists():
             raise fail(f"{s}: no such file or directory", EXIT_USAGE)
-    report = _ingest_with_progress([str(s) for s in sources], str(archive_dir),
-                                   jobs or _jobs_default(), require_commitment)
+    settings = spark_options(engine, master, conf)
+    if engine is Engine.spark:
+        report = archive_spark.ingest([str(s) for s in sources], str(archive_dir),
+                                      archive_spark.master_or(master, jobs or None), settings,
+                                      require_commitment)
+    else:
+        report = _ingest_with_progress([str(s) for s in sources], str(archive_dir),
+                                       jobs or _jobs_default(), require_commitment)
     if format is Format.json:
         emit_json(report)
     else:
@@ -210,6 +222,10 @@ def query(
                                               )] = DEFAULT_MEMORY_LIMIT,
     timeout: Annotated[float, typer.Option(min=0.0, help="Seconds before the query is stopped "
                                            "(0: no limit).")] = 60.0,
+    engine: Annotated[Engine, typer.Option(help=ENGINE_HELP)] = Engine.local,
+    master: Annotated[str | None, typer.Option(help=MASTER_HELP, show_default=False)] = None,
+    conf: Annotated[list[str] | None, typer.Option(help=CONF_HELP, metavar="KEY=VALUE",
+                                                   show_default=False)] = None,
 ) -> None:
     """Run read-only SQL over an archive, sandboxed (no files outside it, no settings).
 
@@ -223,8 +239,15 @@ def query(
                    EXIT_USAGE)
     if math.isnan(timeout):
         raise fail("--timeout: a number of seconds, 0 for no limit", EXIT_USAGE)
-    with _archive().open_query(str(archive_dir), sql, threads=threads,
-                               memory_limit=memory_limit, timeout=timeout) as stream:
+    settings = spark_options(engine, master, conf)
+    if engine is Engine.spark:  # the statement is checked, then run on Spark SQL
+        opened: Any = contextlib.nullcontext(archive_spark.query(
+            str(archive_dir), sql, archive_spark.master_or(master, threads), settings,
+            timeout))
+    else:
+        opened = _archive().open_query(str(archive_dir), sql, threads=threads,
+                                       memory_limit=memory_limit, timeout=timeout)
+    with opened as stream:
         try:
             if format is QueryFormat.parquet:
                 import pyarrow.parquet as pq  # type: ignore[import-untyped]
@@ -291,9 +314,18 @@ def report(
                                                 help="Write here instead of stdout.")] = None,
     top: Annotated[int, typer.Option(min=0, max=1_000_000,
                                      help="Players in the leaderboard (0: all).")] = 20,
+    engine: Annotated[Engine, typer.Option(help=ENGINE_HELP)] = Engine.local,
+    master: Annotated[str | None, typer.Option(help=MASTER_HELP, show_default=False)] = None,
+    conf: Annotated[list[str] | None, typer.Option(help=CONF_HELP, metavar="KEY=VALUE",
+                                                   show_default=False)] = None,
 ) -> None:
     """The canned analyses: win rates, canastras, pile pickups, hands, morto, leaderboard."""
-    rep = _archive().report(str(archive_dir), top=top)
+    settings = spark_options(engine, master, conf)
+    if engine is Engine.spark:
+        rep = archive_spark.report(str(archive_dir), top, archive_spark.master_or(master, None),
+                                   settings)
+    else:
+        rep = _archive().report(str(archive_dir), top=top)
     if format is ReportFormat.json:
         text = json.dumps(msgspec.to_builtins(rep), indent=2, sort_keys=True) + "\n"
     elif format is ReportFormat.html:
