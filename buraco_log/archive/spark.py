@@ -414,11 +414,11 @@ def ingest(
 
     Commits only when the whole job succeeded; KeyboardInterrupt cancels it (``interrupted``).
     """
+    t0 = time.monotonic()
+    spark = spark or session(master, conf)  # first: says what is missing, if anything
     from pyspark.sql import functions as F
     from pyspark.sql.window import Window
 
-    t0 = time.monotonic()
-    spark = spark or session(master, conf)
     sc = spark.sparkContext
     fail = sc.getConf().get(FAIL_FIRST, "") or spark.conf.get(FAIL_FIRST, "") or ""
     file_events = file_events or int(spark.conf.get(FILE_EVENTS_CONF, str(FILE_EVENTS)) or 0)
