@@ -17,7 +17,7 @@ import typer
 
 from buraco_log import audit
 from buraco_log.audit.settings import require_commitment as site_require_commitment
-from buraco_log.errors import BuracoLogError, ReplayError
+from buraco_log.errors import BuracoLogError, LogFormatError, ReplayError
 from buraco_log.events import AnyEvent
 from buraco_log.forensic import read_anyway
 from buraco_log.signing.keys import SigningError
@@ -56,7 +56,8 @@ TurnOpt = Annotated[int | None, typer.Option(
 SeatOpt = Annotated[int | None, typer.Option(
     "--seat", min=0, help="Only what this seat could see.")]
 StepOpt = Annotated[bool, typer.Option(
-    "--step", help="Step through the match: n/Enter next, p previous, a number jumps to that "
+    "--step", help="Step through the match from its first event (or --at/--hand): n/Enter next, "
+    "p previous, a number jumps to that "
     "seq, h2 to hand 2's deal, q quits.")]
 IgnoreIntegrityOpt = Annotated[bool, typer.Option(
     "--ignore-integrity", help="Forensics: read a log whose checksum or integrity chain fails "
@@ -113,7 +114,18 @@ def render_table(v: TableView, indent: str = "") -> Iterator[str]:
 
 
 def _overrides(o: dict[str, Any]) -> str:
-    return ", ".join(f"{k}={v}" for k, v in o.items()) or "none"
+    return ", ".join(f"{k}={plain(v)}" for k, v in o.items()) or "none"
+
+
+def plain(value: Any) -> str:
+    """A value as a person reads it: yes/no, 2/3/4, never a Python repr."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, list | tuple):
+        return "/".join(plain(v) for v in value) or "none"
+    if value is None:
+        return "none"
+    return str(value)
 
 
 def _integrity_line(i: audit.Integrity) -> str:
@@ -314,13 +326,22 @@ def show(path: LogArg, format: FormatOpt = Format.table) -> None:
         summary = audit.show_log(path)
     except ReplayError as exc:
         raise _replay_error(path, exc) from None
+    integrity = summary.integrity
+    assert integrity is not None  # show_log always reads the file
+    if _not_a_log(integrity):  # not the summary of an empty match: an error (exit 2)
+        raise LogFormatError(integrity.message or "not a buraco-log file", path=str(path),
+                             offset=0, kind="header")
     if format is Format.json:
         emit_json(summary)
-        return
-    for line in render_summary(summary):
-        _echo(line)
-    for line in render_last_melds(path):
-        _echo(line)
+    else:
+        for line in render_summary(summary):
+            _echo(line)
+        for line in render_last_melds(path):
+            _echo(line)
+    if integrity.status in ("broken", "torn"):  # a finding: the summary covers the intact part
+        where = f", byte {integrity.offset}" if integrity.offset is not None else ""
+        raise fail(f"{path}{where}: {integrity.status}: {integrity.message} (the summary covers "
+                   f"the {integrity.events} events before it)")
 
 
 def render_last_melds(path: Path) -> Iterator[str]:
@@ -364,6 +385,8 @@ def replay(
             seq = at
         elif hand is not None:
             seq = tl.seq_of(hand, turn)
+        elif step:  # stepping starts where the match does, not at its end
+            seq = 0
         else:
             seq = tl.last_seq
         if tl.illegal is not None and tl.illegal.seq is not None:
@@ -449,7 +472,7 @@ def _step(tl: Timeline, view: TableView, seat: int | None, format: Format, recen
                 typer.echo(exc.message, err=True)
                 continue
         else:
-            typer.echo(f"unknown key {key!r}", err=True)
+            typer.echo(f"unknown key '{key}'", err=True)
             continue
         if not 0 <= target <= tl.last_seq:
             typer.echo(f"no seq {target} (0 to {tl.last_seq})", err=True)
@@ -504,11 +527,13 @@ def audit_cmd(
         raise fail(str(exc), EXIT_USAGE) from None
     for p in paths:
         if not p.exists() and not p.is_symlink():
-            raise fail(f"{p}: no such file or directory", EXIT_USAGE)
+            raise fail(f"{p}: no such file or directory", EXIT_USAGE,
+                       as_json=format is Format.json)
     audit_html_usage(html, paths)
     files = audit.find_logs(paths)
     if not files:
-        raise fail(f"{', '.join(map(str, paths))}: no logs found", EXIT_USAGE)
+        raise fail(f"{', '.join(map(str, paths))}: no logs found", EXIT_USAGE,
+                   as_json=format is Format.json)
     workers = jobs if jobs > 0 else min(8, os.cpu_count() or 1)
     workers = min(workers, max(1, len(files) // 4))
     verdicts = _audit_with_progress(files, workers, required, signing)
@@ -528,8 +553,18 @@ def audit_cmd(
                 _echo(line)
         if not single:
             _echo(_batch_summary(verdicts))
+    if single and _not_a_log(verdicts[0].integrity):
+        raise typer.Exit(EXIT_USAGE)  # named by the user, and nothing of a log in it
     audit_html(html, paths[0], verdicts[0])
     raise typer.Exit(EXIT_OK if all(v.ok for v in verdicts) else EXIT_FINDINGS)
+
+
+def _not_a_log(integrity: audit.Integrity) -> bool:
+    """A file with nothing of a log in it (not a regular file, or no log magic at byte 0):
+    given by name, that is the user's mistake (exit 2), not a finding about a log."""
+    return integrity.events == 0 and (
+        integrity.kind in ("filetype", "unreadable")
+        or (integrity.kind == "header" and integrity.offset == 0))
 
 
 def _stderr_is_terminal() -> bool:

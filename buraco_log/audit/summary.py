@@ -62,13 +62,14 @@ class Summary(msgspec.Struct, frozen=True):
 
 
 def rule_overrides(rules: Rules) -> dict[str, Any]:
-    """Knobs that differ from the preset of the same name (all knobs for an unknown name)."""
-    base = PRESETS.get(rules.name)
+    """Knobs that differ from the preset of the same name, or the preset a house-rules name
+    starts from (``classic+house``); all knobs for a name that is no preset's."""
+    base = PRESETS.get(rules.name) or PRESETS.get(rules.name.split("+", 1)[0])
     mine = _flat(msgspec.to_builtins(rules))
     if base is None:
         return {k: v for k, v in mine.items() if k != "name"}
     theirs = _flat(msgspec.to_builtins(base))
-    return {k: v for k, v in mine.items() if theirs.get(k) != v}
+    return {k: v for k, v in mine.items() if k != "name" and theirs.get(k) != v}
 
 
 def _flat(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:

@@ -197,3 +197,44 @@ def test_archive_env_names_the_archive_for_every_archive_command(box: Path) -> N
                         "matches", "-f", "json"], capture_output=True, cwd=box, env=env,
                        timeout=300)
     assert p.returncode == 0 and json.loads(p.stdout) == [{"n": 1}], p.stderr
+
+
+def test_replay_step_starts_at_the_first_event_and_n_moves_on(box: Path) -> None:
+    r = run("replay", "good.blog", "--step", cwd=box, stdin=b"n\nq\n")
+    assert r.code == 0, r
+    seqs = [line.split()[1] for line in r.out.splitlines() if line.startswith("seq ")]
+    assert seqs == ["0", "1"], r.out
+    assert "no seq" not in r.err
+
+
+def test_show_of_house_rules_lists_only_what_differs_in_plain_words(box: Path,
+                                                                     tmp_path: Path) -> None:
+    house = tmp_path / "house.toml"
+    house.write_text('preset = "classic"\ntarget_score = 3000\njokers = 4\nrelancinho = false\n')
+    sim = run("simulate", "--rules", house, "-o", tmp_path / "sim", "--no-progress", cwd=box)
+    assert sim.code == 0, sim
+    (log,) = (tmp_path / "sim").glob("*.blog")
+    line = run("show", log, cwd=box).out.splitlines()[1]
+    assert line == ("rules     classic+house; house rules: jokers=4, relancinho=no, "
+                    "target_score=3000, vulnerable_at=1500"), line
+
+
+def test_query_tables_fit_the_terminal_unless_wide(box: Path) -> None:
+    sql = "SELECT 'short' AS kind, match_id, digest FROM matches"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "60"}
+    cut = subprocess.run([sys.executable, "-m", "cli.main", "query", "arch", sql],
+                         capture_output=True, text=True, cwd=box, env=env, timeout=300)
+    assert cut.returncode == 0 and max(map(len, cut.stdout.splitlines())) <= 60, cut.stdout
+    assert "…" in cut.stdout and cut.stdout.splitlines()[2].startswith("short  ")  # kept whole
+    wide = subprocess.run([sys.executable, "-m", "cli.main", "query", "arch", sql, "--wide"],
+                          capture_output=True, text=True, cwd=box, env=env, timeout=300)
+    assert "…" not in wide.stdout and len(wide.stdout.splitlines()[2]) > 100
+
+
+def test_fit_cuts_the_widest_columns_first() -> None:
+    from cli.archive_cmd import MIN_COLUMN, _fit
+
+    assert _fit([5, 10], 100) == [5, 10]
+    widths = _fit([5, 300, 40], 80)
+    assert widths[0] == 5 and widths[1] == widths[2] and sum(widths) + 4 <= 80
+    assert _fit([300, 300, 300], 10) == [MIN_COLUMN] * 3  # never below the minimum
