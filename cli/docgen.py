@@ -1,0 +1,123 @@
+"""Write docs/cli.md from the command line itself: `python -m cli.docgen > docs/cli.md`.
+
+Every command, argument and option comes from the typer app, so the page cannot drift from the
+tool (tests/docs/test_cli_reference.py compares the two).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import typer
+
+from cli.main import HIDDEN, app
+
+INTRO = """\
+# Command-line reference
+
+Made by `python -m cli.docgen > docs/cli.md` from the commands themselves; a test fails when
+the two differ. For a guided start, see the [README](../README.md).
+
+## Conventions
+
+Every command follows the same rules:
+
+- **Exit status.** `0`: fine. `1`: the log or archive has a finding (damage, an illegal move,
+  a wrong score, a refused ingest). `2`: a usage error, or an input that is not readable as a
+  log (a missing path, a directory, a FIFO, a file that does not begin like a log, a format
+  version newer than this tool). `130`: interrupted.
+- **Errors** are one line on stderr, `buraco-log: error: FILE, byte N, seq S: ... [rule]`, with
+  nothing half-written. `--debug` (before the command) shows the traceback instead.
+- **`--format json`** (`-f json`) prints stable JSON (sorted keys) on stdout. On failure, stdout
+  holds `{"error": {"code", "message", "exit_status", ...}}` beside the line on stderr, so a
+  program reading stdout always gets JSON.
+- **`-`** in place of a log reads it from standard input (binary or JSON Lines, told apart by
+  the first bytes); `-o -` writes to standard output. `seal` and `repair` rewrite a file in
+  place and take no `-`.
+- **`-o`/`--output`** always names what the command writes; a file is never replaced unless
+  the command says so (`--overwrite`).
+- **`--jobs N`** (`-j`): worker processes; `0` (the default) is one per CPU, at most 8.
+- **The archive** is `--archive DIR` (`-a`) for every archive command, or the environment
+  variable `BURACO_LOG_ARCHIVE`; `query` and `report` also take it as their first argument.
+- **Progress bars** go to stderr, and only when stderr is a terminal; data goes to stdout.
+  `NO_COLOR` is respected, and nothing is coloured when stdout is not a terminal.
+"""
+
+
+def _command() -> Any:
+    return typer.main.get_command(app)
+
+
+def _walk(group: Any, prefix: str) -> Iterator[tuple[str, Any]]:
+    for name in sorted(group.commands):
+        command = group.commands[name]
+        if name in HIDDEN or getattr(command, "hidden", False):
+            continue
+        path = f"{prefix} {name}"
+        if hasattr(command, "commands"):
+            yield from _walk(command, path)
+        else:
+            yield path, command
+
+
+def _option(param: Any, ctx: Any) -> str:
+    """One option as the help shows it: its names, its value, its help and default."""
+    record = param.get_help_record(ctx)
+    if record is None:
+        return ""
+    names, text = record
+    return f"- `{names}`: {_one_line(text)}"
+
+
+def _one_line(text: str | None) -> str:
+    return " ".join((text or "").split())
+
+
+def render() -> str:
+    root = _command()
+    out = [INTRO]
+    root_ctx = typer.Context(root, info_name="buraco-log")
+    out.append("## Global options\n")
+    for param in root.params:
+        if param.name in ("install_completion", "show_completion"):
+            continue
+        out.append(_option(param, root_ctx))
+    out.append("- `--install-completion`, `--show-completion`: shell completion (preset names "
+               "complete for `rules show`).\n")
+    out.append("## Commands\n")
+    commands = list(_walk(root, "buraco-log"))
+    for path, _ in commands:
+        out.append(f"- [`{path}`](#{path.replace(' ', '-')})")
+    out.append("")
+    for path, command in commands:
+        ctx = typer.Context(command, info_name=path, parent=root_ctx)
+        out.append(f"## {path}\n")
+        pieces = " ".join(command.collect_usage_pieces(ctx))
+        out.append(f"```text\n{path} {pieces}\n```\n")
+        doc = (command.help or "").strip()
+        if doc:
+            out.append("\n\n".join(_one_line(p) for p in doc.split("\n\n")) + "\n")
+        arguments = [p for p in command.params if p.param_type_name == "argument"]
+        options = [p for p in command.params if p.param_type_name == "option"
+                   and p.name != "help"]
+        if arguments:
+            out.append("Arguments:\n")
+            for p in arguments:
+                meta = " ".join(p.get_usage_pieces(ctx))
+                out.append(f"- `{meta}`: {_one_line(getattr(p, 'help', ''))}")
+            out.append("")
+        if options:
+            out.append("Options:\n")
+            out.extend(line for p in options if (line := _option(p, ctx)))
+            out.append("")
+    return "\n".join(out).rstrip() + "\n"
+
+
+def main() -> None:
+    sys.stdout.write(render())
+
+
+if __name__ == "__main__":
+    main()
