@@ -12,6 +12,7 @@ from typing import Any, Literal, TypeAlias
 
 import msgspec
 
+from buraco_log.cards import format_card, is_card
 from buraco_log.rules import Rules
 
 FORMAT_VERSION = 2
@@ -34,6 +35,28 @@ class Event(
     seq: int
     at: int | None = None  # wall-clock time, milliseconds since the Unix epoch (UTC)
     note: str | None = None  # free annotation, e.g. a referee's remark
+
+    def __repr__(self) -> str:
+        """Cards by name, as people write them: ``MeldLaid(seat=1, cards=(Qs, 8h, Qs), ...)``
+        (the log stores their codes; ``cards.parse_cards`` reads the names back)."""
+        parts = []
+        for name in self.__struct_fields__:
+            value = getattr(self, name)
+            shown = _card_repr(value) if name in _CARD_NAMES else repr(value)
+            parts.append(f"{name}={shown}")
+        return f"{type(self).__name__}({', '.join(parts)})"
+
+
+_CARD_NAMES = frozenset({"card", "cards", "top", "hands", "mortos", "stock", "upcard"})
+"""The fields that hold card codes (a card, a tuple of cards, or tuples of them)."""
+
+
+def _card_repr(value: Any) -> str:
+    if isinstance(value, tuple):
+        return "(" + ", ".join(_card_repr(v) for v in value) + ")"
+    if isinstance(value, int) and not isinstance(value, bool) and is_card(value):
+        return format_card(value)
+    return repr(value)
 
 
 class Player(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
