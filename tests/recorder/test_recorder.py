@@ -465,6 +465,45 @@ def _power_loss_round(tmp_path: Path, rng: random.Random, run: int) -> tuple[int
     return seen, sum(len(on_disk(str(p))) for p in tmp_path.glob("*.blog"))
 
 
+def _acked_lost_after_power_loss(directory: Path, ops: PowerLossOps) -> int:
+    """Record 3 events on each of 4 new tables (every append acknowledged), cut the power at
+    the worst moment the layer allows, and count the acknowledged events the image lacks."""
+    sources = matches()
+    names = [f"t{i}" for i in range(4)]
+    with Recorder(directory, ops=ops, sync="fsync") as rec:
+        for step in range(3):
+            for name in names:
+                assert rec.append(name, source_of(name, sources)[step]) == step
+        image = ops.image()
+    restore(str(directory), image)
+    lost = 0
+    for name in names:
+        try:
+            kept = len(on_disk(str(directory / f"{name}.blog")))
+        except (FileNotFoundError, LogFormatError):
+            kept = 0
+        lost += 3 - min(3, kept)
+    return lost
+
+
+def test_the_power_loss_layer_catches_a_recorder_that_skips_a_file_or_directory_fsync(
+    tmp_path: Path,
+) -> None:
+    class NoFileFsync(PowerLossOps):
+        def fsync(self, fd: int) -> None:
+            pass
+
+    class NoDirectoryFsync(PowerLossOps):
+        def fsync_dir(self, fd: int) -> None:
+            pass
+
+    for i, layer in enumerate((PowerLossOps, NoFileFsync, NoDirectoryFsync)):
+        directory = tmp_path / str(i)
+        directory.mkdir()
+        lost = _acked_lost_after_power_loss(directory, layer(str(directory)))
+        assert lost == (0 if layer is PowerLossOps else 12), layer.__name__
+
+
 def test_a_simulated_power_loss_never_loses_an_acknowledged_event(tmp_path: Path) -> None:
     rng = random.Random(20)
     total = sum(_power_loss_round(tmp_path, rng, run)[0] for run in range(8))
