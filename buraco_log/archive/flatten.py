@@ -421,6 +421,7 @@ class _Flat:
             "ended_at": end.at, "verdict": "ok", "integrity": integrity.status,
             "provenance": prov, "generator": start.metadata.get("generator"),
             "ingested_at": 0, "batch": "",  # filled at commit
+            "signed": integrity.signatures > 0, "key_id": start.key_id,
         }
         rows.matches.append(tuple(mrow[name] for name in MATCHES.names))
         rows.n_events += n

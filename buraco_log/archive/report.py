@@ -87,6 +87,11 @@ CANNED: dict[str, tuple[str, str]] = {
                     AS first_to_morto_hand_win_rate
            FROM hands GROUP BY preset HAVING count(morto_seq) > 0 ORDER BY preset""",
     ),
+    "unsigned_matches": (
+        "Matches whose log holds no signature (docs/signing.md): the first 100 by start",
+        """SELECT match_id, started_at, source_path FROM matches WHERE NOT signed
+           ORDER BY started_at NULLS LAST, match_id LIMIT 100""",
+    ),
     "notable_matches": (
         "Notable matches: the longest, the biggest comeback, the highest hand",
         """WITH r AS (SELECT game_id, hand, side,

@@ -70,6 +70,9 @@ MATCHES = pa.schema([
     _f("generator", pa.string(), "MatchStarted metadata 'generator' (simulated matches)"),
     _f("ingested_at", pa.timestamp("ms", tz="UTC"), "when the batch was committed", False),
     _f("batch", pa.string(), "ingest batch id", False),
+    _f("signed", pa.bool_(), "the log holds signature records (format version 2; "
+       "docs/signing.md); checked against the chain, not against keys", False),
+    _f("key_id", pa.string(), "the signing key id MatchStarted records, when it records one"),
 ])
 
 HANDS = pa.schema([
