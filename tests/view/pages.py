@@ -72,13 +72,14 @@ return out;
 """
 
 
-def step_times(driver: Any, chunk: int = 200) -> list[float]:
+def step_times(driver: Any, chunk: int = 200, jumps: int | None = None) -> list[float]:
     """Milliseconds per step of the page open in ``driver``: every seq forward from 0, then
-    as many jumps across the match; in chunks, so no one script call runs for long."""
+    ``jumps`` jumps across the match (default: as many as steps); in chunks, so no one script
+    call runs for long."""
     last = int(driver.execute_script("return window.buracoView.last"))
     driver.execute_script("window.buracoView.go(0)")
     out: list[float] = []
-    for jump in (False, True):
-        for a in range(1, last + 1, chunk):
-            out += driver.execute_script(_STEPS, a, min(a + chunk, last + 1), jump)
+    for jump, n in ((False, last), (True, last if jumps is None else jumps)):
+        for a in range(1, n + 1, chunk):
+            out += driver.execute_script(_STEPS, a, min(a + chunk, n + 1), jump)
     return out
