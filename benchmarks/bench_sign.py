@@ -19,6 +19,7 @@ unsigned log. Medians over ``--repeat`` runs.
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import statistics
 import tempfile
@@ -58,6 +59,12 @@ def write(path: Path, events: list[Any], signer: keys.Signer | None, mode: str) 
                 w.append(e)
 
 
+def write_all(paths: list[Path], matches: list[list[Any]], signer: keys.Signer | None,
+              mode: str) -> None:
+    for p, m in zip(paths, matches, strict=True):
+        write(p, m, signer, mode)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--matches", type=int, default=20)
@@ -92,8 +99,7 @@ def main() -> None:
         results: dict[str, tuple[float, int, int]] = {}
         for mode, who, label in rows:
             paths = [d / f"{mode}-{who is not None}-{i}.blog" for i in range(len(matches))]
-            t = median_time(lambda: [write(p, m, who, mode) for p, m in zip(paths, matches,
-                                                                           strict=True)],
+            t = median_time(functools.partial(write_all, paths, matches, who, mode),
                             max(1, args.repeat // 2 if mode == "durable" else args.repeat))
             size = sum(os.path.getsize(p) for p in paths)
             sigs = sum(log.verify(p).signatures for p in paths)
@@ -125,9 +131,9 @@ def main() -> None:
                                               required=True)
                     assert not problems, problems
 
-            base = median_time(lambda: read_all(unsigned), args.repeat)
-            rd = median_time(lambda s=signed: read_all(s), args.repeat)  # type: ignore[misc]
-            ver = median_time(lambda s=signed: verify_all(s), args.repeat)  # type: ignore[misc]
+            base = median_time(functools.partial(read_all, unsigned), args.repeat)
+            rd = median_time(functools.partial(read_all, signed), args.repeat)
+            ver = median_time(functools.partial(verify_all, signed), args.repeat)
             print(f"verify per match, {label}: read {rd / len(signed) * 1e3:.2f} ms "
                   f"(x{rd / base:.2f} unsigned read), read + verify "
                   f"{ver / len(signed) * 1e3:.2f} ms (x{ver / base:.2f})")
