@@ -153,6 +153,8 @@ RULES: dict[str, str] = {
     "log.format": "The bytes are not a valid log.",
     "log.jsonl": "A JSON Lines log has a line that is not a valid event or log line.",
     "log.unreadable": "The file could not be opened or read.",
+    "log.empty": "The log holds no events yet (a match not started): there is no table to "
+    "show.",
     "log.exists": "A new log is never written over an existing file.",
     "log.locked": "Another writer holds this log: a log has one writer at a time.",
     "log.closed": "The writer was closed, or refused further events after a failed write.",

@@ -64,6 +64,9 @@ def page_for_log(path: str | os.PathLike[str], *, seat: int | None = None,
 
     Raises :class:`LogFormatError` when not one event could be read (nothing to show)."""
     events, integ = read_log(path)
+    if integ.status not in ("broken", "torn", "unreadable") and not events:
+        raise LogFormatError("the log holds no events yet (a match not started): no table to "
+                             "show", path=os.fspath(path), kind="empty")
     if integ.status == "unreadable" or not events:
         raise LogFormatError("no event could be read"
                              + (f" ({integ.message})" if integ.message else ""),

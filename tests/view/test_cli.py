@@ -190,3 +190,14 @@ def test_why_not_open_names_each_reason_and_allows_a_display_or_a_desktop_system
         "running under a test"
     assert why_not_open({**display, "BURACO_LOG_NO_BROWSER": "1"}, "linux") == \
         "BURACO_LOG_NO_BROWSER is set"
+
+
+def test_a_log_with_no_events_yet_has_no_page_and_says_why(tmp_path: Path) -> None:
+    from buraco_log.log import write_log
+
+    empty = tmp_path / "empty.blog"
+    write_log(str(empty), [], sealed=False, validate=False)
+    done = run("view", empty)
+    assert done.returncode == 2 and b"no events yet" in done.stderr
+    assert done.stderr.count(b"\n") == 1 and [p.name for p in tmp_path.iterdir()] == [
+        "empty.blog"]
