@@ -142,7 +142,8 @@ def check(
                 f"events {last_signed + 1 if last_signed is not None else 0} to {last} are "
                 f"signed by no signature (the last signs seq {last_signed}): signatures are "
                 "required", seq=(last_signed + 1) if last_signed is not None else None))
-        if complete_read and events and not any(isinstance(e, ev.MatchEnded) for e in events):
+        if complete_read and events and not any(
+                isinstance(e, ev.MatchEnded) for e in reversed(events)):
             problems.append(Problem(
                 "sign.end_missing",
                 f"the log ends at seq {last} without MatchEnded: a signed match must be "
