@@ -113,3 +113,7 @@ def main() -> None:
         print(f"{label:<9} {len(part):,} in Chromium: median {statistics.median(part):.2f} ms, "
               f"p95 {p95:.2f} ms, max {part[-1]:.2f} ms  (bound 16 ms, not asserted; "
               f"load average {load:.1f} on {os.cpu_count()} CPUs)")
+
+
+if __name__ == "__main__":
+    main()
