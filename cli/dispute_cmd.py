@@ -522,7 +522,7 @@ def audit_cmd(
         required = site_require_commitment(require_commitment).value
         signing = audit.signing_options(
             [str(k) for k in keys or ()], [str(r) for r in receipt or ()], require_signatures,
-            by_match=len(paths) == 1 and not paths[0].is_dir())
+            by_match=len(paths) > 1 or paths[0].is_dir())  # one log: all receipts are for it
     except (audit.SettingsError, SigningError) as exc:
         raise fail(str(exc), EXIT_USAGE) from None
     for p in paths:
