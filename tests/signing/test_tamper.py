@@ -210,3 +210,28 @@ def test_the_cli_names_the_receipted_seq_in_one_line(tmp_path: Path) -> None:
                            capture_output=True, text=True, env=env, cwd=REPO)
     assert usage.returncode == 2 and usage.stdout == ""
     assert len(usage.stderr.splitlines()) == 1 and "--keys" in usage.stderr
+
+
+def test_receipts_go_to_the_log_of_their_match_in_a_directory(tmp_path: Path) -> None:
+    events = match(key_id=SIGNER.key_id)
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    receipts = write_signed(logs / "m.blog", events, SIGNER, batch=32, receipts_at=[30])
+    (tmp_path / "site.pub").write_bytes(msgspec.json.encode(SIGNER.public()))
+    good = Receipt.of(receipts[30], seat=0)
+    (tmp_path / "good.json").write_bytes(receipt_json(good))
+    other = msgspec.structs.replace(good, match_id="another-match")
+    (tmp_path / "other.json").write_bytes(receipt_json(other))
+    env = {**os.environ, "BURACO_LOG_CONFIG": str(tmp_path / "none.toml")}
+    (tmp_path / "none.toml").write_text("")
+    base = [sys.executable, "-m", "cli.main", "audit", "--keys", str(tmp_path / "site.pub")]
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*base, *args], capture_output=True, text=True, env=env,
+                              cwd=REPO, timeout=120)
+
+    assert run(str(logs), "--receipt", str(tmp_path / "good.json")).returncode == 0
+    stray = run(str(logs), "--receipt", str(tmp_path / "other.json"))
+    assert stray.returncode == 1 and "none of the logs audited" in stray.stderr
+    alone = run(str(logs / "m.blog"), "--receipt", str(tmp_path / "other.json"))
+    assert alone.returncode == 1 and "sign.receipt_other_match" in alone.stdout
