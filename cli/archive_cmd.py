@@ -11,6 +11,7 @@ import json
 import math
 import os
 import re
+import shutil
 import sys
 import textwrap
 from collections.abc import Iterator
@@ -60,11 +61,33 @@ def _jobs_default() -> int:
     return max(1, min(os.cpu_count() or 1, 8))
 
 
+ARCHIVE_ENV = "BURACO_LOG_ARCHIVE"
+
+ArchiveOpt = Annotated[Path | None, typer.Option(
+    "--archive", "-a", envvar=ARCHIVE_ENV, show_envvar=True, show_default=False,
+    help="The archive directory (every archive command takes it the same way; query and "
+    "report also take it as their first argument).")]
+
+
+def _the_archive(option: Path | None, positional: Path | None) -> Path:
+    """The archive a command works on: --archive/-a (or BURACO_LOG_ARCHIVE), or the leading
+    argument of query and report; naming two different ones is a usage error."""
+    if option is not None and positional is not None and option != positional:
+        raise fail(f"two archives named: {positional} and --archive {option}", EXIT_USAGE)
+    found = positional if positional is not None else option
+    if found is None:
+        raise fail(f"which archive? give --archive DIR (or set {ARCHIVE_ENV})", EXIT_USAGE)
+    if not found.is_dir():  # a mistyped name is the user's, not a damaged archive
+        raise fail(f"{found}: no such archive directory", EXIT_USAGE)
+    return found
+
+
 @guarded
 def ingest(
     sources: Annotated[list[Path], typer.Argument(help="Log files, or directories to search.")],
-    archive_dir: Annotated[Path, typer.Option("--archive", "-a", help="The archive directory "
-                                              "(created if missing).")],
+    archive_dir: Annotated[Path, typer.Option(
+        "--archive", "-a", envvar=ARCHIVE_ENV, show_envvar=True,
+        help="The archive directory (created if missing).")],
     jobs: Annotated[int, typer.Option("--jobs", "-j", min=0,
                                       help="Worker processes (0: one per CPU, at most 8).")] = 0,
     format: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
@@ -173,9 +196,49 @@ def _cell(v: Any) -> str:
     return str(v)
 
 
-def _text_table(columns: list[str], rows: list[list[Any]]) -> str:
+MIN_COLUMN = 8  # a truncated column keeps at least this many characters
+
+
+def table_width(wide: bool) -> int | None:
+    """How wide a table may be: the terminal's width on a terminal (or $COLUMNS), unlimited
+    with --wide or when the output goes to a pipe or file."""
+    if wide:
+        return None
+    if sys.stdout.isatty():
+        return shutil.get_terminal_size().columns
+    columns = os.environ.get("COLUMNS", "")
+    return int(columns) if columns.isdigit() and int(columns) > 0 else None
+
+
+def _fit(widths: list[int], limit: int) -> list[int]:
+    """Column widths that fit ``limit`` characters with two-space gaps: the widest columns are
+    cut first, down to MIN_COLUMN, never the narrow ones."""
+    room = limit - 2 * (len(widths) - 1)
+    if sum(widths) <= room:
+        return widths
+    lo, hi = MIN_COLUMN, max(widths)
+    while lo < hi:  # the largest cap whose capped widths still fit
+        cap = (lo + hi + 1) // 2
+        if sum(min(w, cap) for w in widths) <= room:
+            lo = cap
+        else:
+            hi = cap - 1
+    return [min(w, lo) for w in widths]
+
+
+def _clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _text_table(columns: list[str], rows: list[list[Any]], width: int | None = None) -> str:
     cells = [[_cell(v) for v in r] for r in rows]
     widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(columns)]
+    if width is not None:
+        fitted = _fit(widths, width)
+        if fitted != widths:
+            widths = fitted
+            columns = [_clip(c, w) for c, w in zip(columns, widths, strict=True)]
+            cells = [[_clip(v, w) for v, w in zip(r, widths, strict=True)] for r in cells]
     lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True)).rstrip(),
              "  ".join("-" * w for w in widths)]
     lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)).rstrip()
@@ -210,9 +273,13 @@ TABLE_MAX_ROWS = 100_000  # a table needs every row for its widths; other format
 
 @guarded
 def query(
-    archive_dir: Annotated[Path, typer.Argument(help="The archive directory.")],
-    sql: Annotated[str, typer.Argument(help="One read-only SELECT over the views matches, "
-                                            "hands, events, melds, players, errors.")],
+    first: Annotated[str, typer.Argument(
+        metavar="[ARCHIVE]", show_default=False,
+        help="The archive directory (or --archive), then one read-only SELECT over the views "
+        "matches, hands, events, melds, players, errors.")],
+    second: Annotated[str | None, typer.Argument(metavar="SQL", show_default=False,
+                                                 help="The SQL, when ARCHIVE comes first.")] = None,
+    archive: ArchiveOpt = None,
     format: Annotated[QueryFormat, typer.Option("--format", "-f")] = QueryFormat.table,
     output: Annotated[Path | None, typer.Option("--output", "-o",
                                                 help="Write here instead of stdout.")] = None,
@@ -222,6 +289,8 @@ def query(
                                               )] = DEFAULT_MEMORY_LIMIT,
     timeout: Annotated[float, typer.Option(min=0.0, help="Seconds before the query is stopped "
                                            "(0: no limit).")] = 60.0,
+    wide: Annotated[bool, typer.Option(
+        "--wide", help="Table: never cut a column to the terminal's width.")] = False,
     engine: Annotated[Engine, typer.Option(help=ENGINE_HELP)] = Engine.local,
     master: Annotated[str | None, typer.Option(help=MASTER_HELP, show_default=False)] = None,
     conf: Annotated[list[str] | None, typer.Option(help=CONF_HELP, metavar="KEY=VALUE",
@@ -232,6 +301,10 @@ def query(
     Rows stream out as DuckDB produces them (csv, jsonl, json, parquet); the table format
     holds at most 100,000 rows. With --output nothing is written unless the query finishes;
     on stdout, a query that fails part-way leaves the rows already written and exits 1."""
+    if second is None:
+        archive_dir, sql = _the_archive(archive, None), first
+    else:
+        archive_dir, sql = _the_archive(archive, Path(first)), second
     if format is QueryFormat.parquet and output is None:
         raise fail("--format parquet needs --output FILE", EXIT_USAGE)
     if not _MEMORY.fullmatch(memory_limit.strip()):
@@ -259,16 +332,17 @@ def query(
                         w.write_batch(batch)
             elif output is not None:
                 with _atomic(output) as tmp, open(tmp, "w", encoding="utf-8") as f:
-                    _write_rows(f, stream, format)
+                    _write_rows(f, stream, format, None)
             else:
-                _write_rows(sys.stdout, stream, format)
+                _write_rows(sys.stdout, stream, format, table_width(wide))
         except MemoryError:  # the Python side of a batch, under the same bound
             raise fail(f"query: out of memory under the {memory_limit} limit while writing "
                        "the result; a larger limit may let it finish (--memory-limit)"
                        ) from None
 
 
-def _write_rows(out: TextIO, stream: archive.QueryStream, format: QueryFormat) -> None:
+def _write_rows(out: TextIO, stream: archive.QueryStream, format: QueryFormat,
+                width: int | None) -> None:
     """Write the stream's rows batch by batch; only the table format holds them all."""
     columns = list(stream.schema.names)
     if format is QueryFormat.table:
@@ -279,7 +353,7 @@ def _write_rows(out: TextIO, stream: archive.QueryStream, format: QueryFormat) -
                            "which holds them all in memory: use --format csv, jsonl, json or "
                            "parquet, or add a LIMIT")
             held += map(list, zip(*(c.to_pylist() for c in batch.columns), strict=True))
-        out.write(_text_table(columns, held))
+        out.write(_text_table(columns, held, width))
         return
     # One write per batch: with PYTHONUNBUFFERED set, csv's one write per row cost 5 us a row.
     buf = io.StringIO()
@@ -308,18 +382,26 @@ def _write_rows(out: TextIO, stream: archive.QueryStream, format: QueryFormat) -
 
 @guarded
 def report(
-    archive_dir: Annotated[Path, typer.Argument(help="The archive directory.")],
+    archive_dir: Annotated[Path | None, typer.Argument(
+        metavar="[ARCHIVE]", show_default=False,
+        help="The archive directory (or --archive).")] = None,
+    archive: ArchiveOpt = None,
     format: Annotated[ReportFormat, typer.Option("--format", "-f")] = ReportFormat.table,
     output: Annotated[Path | None, typer.Option("--output", "-o",
                                                 help="Write here instead of stdout.")] = None,
     top: Annotated[int, typer.Option(min=0, max=1_000_000,
                                      help="Players in the leaderboard (0: all).")] = 20,
+    timings: Annotated[bool, typer.Option(
+        "--timings", help="JSON: say how long each section's query took (ms).")] = False,
+    wide: Annotated[bool, typer.Option(
+        "--wide", help="Table: never cut a column to the terminal's width.")] = False,
     engine: Annotated[Engine, typer.Option(help=ENGINE_HELP)] = Engine.local,
     master: Annotated[str | None, typer.Option(help=MASTER_HELP, show_default=False)] = None,
     conf: Annotated[list[str] | None, typer.Option(help=CONF_HELP, metavar="KEY=VALUE",
                                                    show_default=False)] = None,
 ) -> None:
     """The canned analyses: win rates, canastras, pile pickups, hands, morto, leaderboard."""
+    archive_dir = _the_archive(archive, archive_dir)
     settings = spark_options(engine, master, conf)
     if engine is Engine.spark:
         rep = archive_spark.report(str(archive_dir), top, archive_spark.master_or(master, None),
@@ -327,14 +409,19 @@ def report(
     else:
         rep = _archive().report(str(archive_dir), top=top)
     if format is ReportFormat.json:
-        text = json.dumps(msgspec.to_builtins(rep), indent=2, sort_keys=True) + "\n"
+        data = msgspec.to_builtins(rep)
+        if not timings:  # the same archive gives the same JSON, run after run
+            for section in data["sections"]:
+                section.pop("ms", None)
+        text = json.dumps(data, indent=2, sort_keys=True) + "\n"
     elif format is ReportFormat.html:
         text = _archive().render_html(rep, report_pages(rep.sections, output))
     else:
         parts = [f"{rep.matches:,} matches, {rep.events:,} events\n"]
         for s in rep.sections:
             parts.append(f"\n{s.title}\n")
-            parts.append(_text_table(s.columns, s.rows) if s.rows else "(no data)\n")
+            parts.append(_text_table(s.columns, s.rows, None if output else table_width(wide))
+                         if s.rows else "(no data)\n")
         text = "".join(parts)
     if output is not None:
         with _atomic(output) as tmp:

@@ -13,6 +13,7 @@ from typing import Annotated
 import typer
 
 from buraco_log import audit, jsonl, log, schemafile
+from buraco_log import events as ev
 from cli.common import EXIT_USAGE, STDIN, Format, emit_json, fail, guarded
 
 
@@ -143,6 +144,12 @@ def seal(path: LogArg, format: FormatOpt = Format.table) -> None:
                   "sealed": True, "changed": False}
         message = (f"{path}: already sealed (its end line carries the head digest), "
                    f"{reader.count} events, head {head}")
+    elif (before := log.verify(path)).sealed and before.version != ev.FORMAT_VERSION:
+        # an older format's sealed log stays as it is: rewriting it would change its bytes
+        result = {"path": str(path), "events": before.events, "head": before.head,
+                  "sealed": True, "changed": False}
+        message = (f"{path}: already sealed (log format {before.version}), {before.events} "
+                   f"events, head {before.head}")
     else:
         info = log.seal(path)
         result = {"path": str(path), "events": info.events, "head": info.head, "sealed": True,

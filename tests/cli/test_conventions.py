@@ -238,3 +238,12 @@ def test_fit_cuts_the_widest_columns_first() -> None:
     widths = _fit([5, 300, 40], 80)
     assert widths[0] == 5 and widths[1] == widths[2] and sum(widths) + 4 <= 80
     assert _fit([300, 300, 300], 10) == [MIN_COLUMN] * 3  # never below the minimum
+
+
+def test_report_json_is_the_same_run_after_run_and_timings_need_a_flag(box: Path) -> None:
+    first = run("report", "arch", "-f", "json", cwd=box)
+    second = run("report", "arch", "-f", "json", cwd=box)
+    assert first.code == 0 and first.out == second.out, first
+    assert all("ms" not in s for s in json.loads(first.out)["sections"])
+    timed = json.loads(run("report", "arch", "-f", "json", "--timings", cwd=box).out)
+    assert all(isinstance(s["ms"], float) for s in timed["sections"])
