@@ -147,20 +147,27 @@ def signature_to_json(signed: sigrec.SignedHead) -> dict[str, Any]:
 
 
 def dump(events: Iterator[ev.AnyEvent | sigrec.SignedHead], out: IO[str], *,
-         sealed: bool) -> tuple[int, str]:
+         sealed: bool, version: int = ev.FORMAT_VERSION) -> tuple[int, str]:
     """Write JSON Lines for ``events`` (and signature records among them) to ``out``; returns
-    (event count, head digest)."""
-    out.write(json.dumps({"log": "buraco-log", "version": ev.FORMAT_VERSION, "sealed": sealed}))
+    (event count, head digest). ``version``: the event format version the events were
+    written in (a converted log keeps its own, and so its head digest)."""
+    out.write(json.dumps({"log": "buraco-log", "version": version, "sealed": sealed}))
     out.write("\n")
-    chain = log.chain_start()
+    chain = log.chain_start(version)
     count = 0
     for event in events:
         if isinstance(event, sigrec.SignedHead):
             out.write(json.dumps(signature_to_json(event)))
             out.write("\n")
             continue
-        chain.update(ev.encode(event))
-        out.write(json.dumps(event_to_json(event), ensure_ascii=False, separators=(",", ":")))
+        obj = event_to_json(event)
+        if version != ev.FORMAT_VERSION:
+            chain.update(ev.encode_as(event, version))  # refuses what the version cannot hold
+            if version < log.SIGNED_VERSION and isinstance(event, ev.MatchStarted):
+                del obj["key_id"]  # version 1 has no such field
+        else:
+            chain.update(ev.encode(event))
+        out.write(json.dumps(obj, ensure_ascii=False, separators=(",", ":")))
         out.write("\n")
         count += 1
     head = str(chain.hexdigest())
@@ -335,7 +342,7 @@ def binary_to_jsonl(src: str | os.PathLike[str], dst: str | os.PathLike[str]) ->
     try:
         with log.Reader(src) as reader, open(tmp, "w", encoding="utf-8") as out:
             reader.read_header()
-            dump(_with_signatures(reader), out, sealed=reader.sealed)
+            dump(_with_signatures(reader), out, sealed=reader.sealed, version=reader.version)
             out.flush()
             os.fsync(out.fileno())
             info = reader.info

@@ -85,3 +85,18 @@ def test_a_log_from_a_newer_buraco_log_is_refused_by_version(tmp_path: Path) -> 
     with pytest.raises(LogFormatError) as exc:
         log.verify(path)
     assert exc.value.kind == "version" and "not known" in str(exc.value)
+
+
+@pytest.mark.parametrize("name", ["v1.blog", "v1-unsealed.blog"])
+def test_a_v1_log_converts_to_its_own_v1_json_lines_and_keeps_its_head(
+        name: str, tmp_path: Path) -> None:
+    """Binary -> JSON Lines keeps the log's version, so the head digest (and an archive's
+    de-duplication by it) is the same; JSON Lines -> binary writes the current version."""
+    src = FORMAT / name
+    out = tmp_path / "copy.jsonl"
+    info = jsonl.convert(src, out, "jsonl")
+    assert info.head == EXPECTED[name]["head"]
+    assert out.read_bytes() == src.with_suffix(".jsonl").read_bytes()
+    back = jsonl.convert(out, tmp_path / "back.blog", "binary")
+    assert back.version == 2 and back.head != info.head
+    assert log.read_events(tmp_path / "back.blog") == log.read_events(src)
