@@ -37,8 +37,9 @@ def review(
     seat: Annotated[int, typer.Option("--seat", min=0, help="The seat to review.",
                                       show_default=False)],
     budget: Annotated[str, typer.Option(
-        "--budget", help="Search per decision: SAMPLES, SAMPLESxCANDIDATES, either with /MSms "
-        "(a time cap: then not reproducible).")] = str(DEFAULT_BUDGET.samples),
+        "--budget", help="Search per decision: SAMPLES, optionally followed by xCANDIDATES, "
+        "rROUNDS and /MSms, e.g. 32, 96x5, 96x5r0 (play out to the end of the hand); a /MSms "
+        "time cap makes the review not reproducible.")] = DEFAULT_BUDGET.text(),
     seed: Annotated[str, typer.Option("--seed", help="Seed: same seed and budget, same "
                                       "review.")] = "0",
     threshold: Annotated[float, typer.Option(
