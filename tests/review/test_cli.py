@@ -130,3 +130,15 @@ def test_simulate_seats_the_expert_and_refuses_a_bad_budget(tmp_path: Path) -> N
     assert final.phase == "over"
     bad = simulate("--bot", "expert:lots", "--overwrite")
     assert bad.returncode == 2 and bad.stdout == "" and "bot 'expert:lots'" in bad.stderr
+
+
+def test_review_help_shows_the_budget_and_its_default() -> None:
+    from typer.testing import CliRunner
+
+    from cli.main import app
+
+    result = CliRunner().invoke(app, ["review", "--help"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert "96x5r3" in result.stdout and "--seat" in result.stdout
+    listing = CliRunner().invoke(app, ["--help"], env={"COLUMNS": "200"}).stdout
+    assert "review" in listing
