@@ -60,9 +60,11 @@ def cards_text(cards: Sequence[Card], style: Style) -> tuple[str, ...]:
 
 
 def describe_event(
-    event: AnyEvent, players: Sequence[Player] = (), style: Style = "ascii"
+    event: AnyEvent, players: Sequence[Player] = (), style: Style = "ascii",
+    seat: int | None = None,
 ) -> str:
-    """One event in words, e.g. ``seq 41: seat 2 (ana) discarded 7h``."""
+    """One event in words, e.g. ``seq 41: seat 2 (ana) discarded 7h``. For ``seat``'s view,
+    another seat's draw from the stock names no card: that seat alone saw it."""
 
     def who(seat: int) -> str:
         if not 0 <= seat < len(players):
@@ -86,7 +88,8 @@ def describe_event(
     elif isinstance(e, HandStarted):
         text = f"hand {e.hand} dealt by {who(e.dealer)}"
     elif isinstance(e, CardDrawn):
-        text = f"{who(e.seat)} drew {cs((e.card,))}"
+        hidden = seat is not None and e.seat != seat
+        text = f"{who(e.seat)} drew {'a card' if hidden else cs((e.card,))}"
     elif isinstance(e, FirstDrawRejected):
         text = f"{who(e.seat)} rejected the first draw {cs((e.card,))}"
     elif isinstance(e, PileTaken):
@@ -337,11 +340,13 @@ class Timeline:
             raise ReplayError(f"hand {hand} has no turn {turn} (turns 0 to {len(starts) - 1})")
         return starts[turn] - 1
 
-    def recent(self, seq: int, count: int = RECENT) -> tuple[str, ...]:
+    def recent(self, seq: int, count: int = RECENT, seat: int | None = None) -> tuple[str, ...]:
+        """The last ``count`` events up to ``seq`` in words (as ``seat`` may know them)."""
         lo = max(0, seq - count + 1)
-        return tuple(describe_event(e, self.players, self.style)
+        return tuple(describe_event(e, self.players, self.style, seat)
                      for e in self.events[lo : seq + 1])
 
     def view(self, seq: int, *, seat: int | None = None, recent: int = RECENT) -> TableView:
         """The table after ``seq`` (for ``seat``, or the referee's full view)."""
-        return table_view(self.state_at(seq), seat=seat, recent=self.recent(seq, recent))
+        return table_view(self.state_at(seq), seat=seat,
+                          recent=self.recent(seq, recent, seat))

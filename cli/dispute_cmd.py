@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
+import msgspec
 import typer
 
 from buraco_log import audit
@@ -398,11 +399,11 @@ def replay(
         raise _replay_error(path, exc) from None
     if warning is not None:
         if format is Format.json:
-            emit_json(with_warning(view, warning))
+            emit_json(with_warning(view_json(view, tl), warning))
             return
         _echo(warning)
     if not step:
-        _print_view(view, format)
+        _print_view(view, format, tl)
         return
     _step(tl, view, seat, format, recent)
 
@@ -432,9 +433,24 @@ def with_warning(data: Any, warning: str | None) -> Any:
     return data if warning is None else {"integrity_warning": warning, "result": data}
 
 
-def _print_view(view: TableView, format: Format) -> None:
+def view_json(view: TableView, tl: Timeline) -> dict[str, Any]:
+    """A table view for programs: the recent events as objects (seq, event, seat, text), not
+    sentences. The text is the one people read, as the viewing seat may know it."""
+    data: dict[str, Any] = msgspec.to_builtins(view)
+    recent = []
+    for sentence in view.recent:
+        head, _, text = sentence.partition(": ")
+        seq = int(head.removeprefix("seq "))
+        event = tl.events[seq] if 0 <= seq < len(tl.events) else None
+        recent.append({"seq": seq, "event": type(event).__name__ if event else None,
+                       "seat": getattr(event, "seat", None), "text": text})
+    data["recent"] = recent
+    return data
+
+
+def _print_view(view: TableView, format: Format, tl: Timeline) -> None:
     if format is Format.json:
-        emit_json(view)
+        emit_json(view_json(view, tl))
     else:
         for line in render_table(view):
             _echo(line)
@@ -448,7 +464,7 @@ def _number(text: str) -> bool:
 def _step(tl: Timeline, view: TableView, seat: int | None, format: Format, recent: int) -> None:
     """Read keys from stdin, one command a line; the table goes to stdout after each."""
     seq = view.seq
-    _print_view(view, format)
+    _print_view(view, format, tl)
     while True:
         typer.echo(f"[seq {seq}/{tl.last_seq}] n next, p previous, <seq> or h<hand> jump, "
                    "q quit> ",
@@ -478,7 +494,7 @@ def _step(tl: Timeline, view: TableView, seat: int | None, format: Format, recen
             typer.echo(f"no seq {target} (0 to {tl.last_seq})", err=True)
             continue
         seq = target
-        _print_view(tl.view(seq, seat=seat, recent=recent), format)
+        _print_view(tl.view(seq, seat=seat, recent=recent), format, tl)
 
 
 @guarded

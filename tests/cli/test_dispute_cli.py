@@ -12,6 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from buraco_log import audit
+from buraco_log.cards import format_card as describe_card
 from buraco_log.events import AnyEvent
 from buraco_log.timeline import Timeline
 from cli.main import app
@@ -96,7 +97,13 @@ def test_a_file_that_is_no_log_reads_unknown_and_an_empty_log_has_no_seqs(
 def test_replay_json_is_the_library_table_view(logs: dict[str, Path]) -> None:
     tl = Timeline(audit.load(logs["clean"]))
     code, out, _ = run("replay", logs["clean"], "--at", 40, "--seat", 1, "-f", "json")
-    assert code == 0 and json.loads(out) == as_json(tl.view(40, seat=1))
+    view = as_json(tl.view(40, seat=1))
+    got = json.loads(out)
+    recent = got.pop("recent")
+    assert code == 0 and got == {k: v for k, v in view.items() if k != "recent"}
+    # the recent events are objects for programs, with the same words people read
+    assert [f"seq {r['seq']}: {r['text']}" for r in recent] == view["recent"]
+    assert [r["event"] for r in recent] == [type(tl.events[r["seq"]]).__name__ for r in recent]
     code, out, _ = run("replay", logs["clean"], "--hand", 1, "--turn", 3, "-f", "json")
     assert code == 0 and json.loads(out)["seq"] == tl.seq_of(1, 3)
     code, out, _ = run("replay", logs["clean"])
@@ -106,6 +113,18 @@ def test_replay_json_is_the_library_table_view(logs: dict[str, Path]) -> None:
 def test_replay_for_a_seat_hides_the_other_hands(logs: dict[str, Path]) -> None:
     code, out, _ = run("replay", logs["clean"], "--at", 40, "--seat", 0)
     assert code == 0 and "hidden)" in out and "view of seat 0" in out
+
+
+def test_a_seat_view_never_names_another_seats_draw(logs: dict[str, Path]) -> None:
+    tl = Timeline(audit.load(logs["clean"]))
+    draws = [e for e in tl.events if type(e).__name__ == "CardDrawn"]
+    for e in draws[:12]:
+        other = 1 - e.seat if e.seat in (0, 1) else 0
+        mine = tl.recent(e.seq, 1, seat=e.seat)[0]
+        theirs = tl.recent(e.seq, 1, seat=other)[0]
+        assert mine.endswith(f"drew {describe_card(e.card)}"), mine
+        assert theirs.endswith("drew a card"), theirs  # the other seat never saw it
+        assert tl.recent(e.seq, 1)[0] == mine  # the referee sees every card
 
 
 def test_audit_json_is_the_library_verdict(logs: dict[str, Path]) -> None:
