@@ -118,6 +118,7 @@ def test_writer_seal_repair_audit_and_ingest_at_once_with_kills_lose_nothing(
     ingest([logs], archive)  # one last pass over the surviving logs
     clean = tmp_path / "clean"
     ingest([logs], clean)
+    print(f"soak: {kills} kills, acknowledged up to {acked}, {complete} complete matches")
     rows = _rows(clean)
     assert len(rows) == complete  # every complete match, and only those, is archived
     assert _rows(archive) == rows
