@@ -89,7 +89,6 @@ class SparkUnavailable(ArchiveError):
     """The Spark engine cannot start here: what to install. The CLI exits 2, as for a usage
     error: nothing was read."""
 
-    code = "spark_unavailable"
     exit_status = 2
 
 
