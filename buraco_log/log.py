@@ -604,9 +604,15 @@ class Reader:
     def _decode(self, payload: bytes, off: int, first_seq: int) -> list[ev.AnyEvent]:
         if self.version in ev.FAST_VERSIONS:
             try:
-                return ev.decode_many(payload)
+                events = ev.decode_many(payload)
             except msgspec.MsgspecError:
                 pass  # diagnosed below, record by record, to name the event and field
+            else:
+                # An older version's start decoded as today's has today's layout: not that
+                # version's; the upcaster below refuses it.
+                if self.version == ev.FORMAT_VERSION or not any(
+                        type(e) is ev.MatchStarted for e in events):
+                    return events
         return decode_records(
             payload, self.version, path=self.path, offset=off, first_seq=first_seq
         )

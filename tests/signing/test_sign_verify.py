@@ -171,3 +171,43 @@ def test_an_unsigned_log_is_a_finding_only_when_signatures_are_required(tmp_path
     assert audit(path, ring(SIGNER)).ok
     v = audit(path, ring(SIGNER), required=True)
     assert rules_of(v) == ["sign.unsigned"]
+
+
+def _append_record(path: Path, payload: bytes, first_seq: int, chain: bytes | None) -> None:
+    with open(path, "ab") as f:
+        f.write(log._segment(payload, 0, first_seq, chain))
+
+
+def test_signature_records_out_of_place_oversized_or_in_a_v1_log_are_refused(
+        tmp_path: Path) -> None:
+    from buraco_log.signing import record
+
+    events = match(key_id=SIGNER.key_id)[:5]
+    path = tmp_path / "m.blog"
+    write_signed(path, events, SIGNER, sealed=False)
+    good = log.verify(path)
+    signed = SIGNER.sign_head(events[0].match_id, 4, bytes.fromhex(good.head))
+    cases = {
+        "stale": (record.encode(SIGNER.sign_head(events[0].match_id, 3, bytes(32))), 5),
+        "first_seq": (record.encode(signed), 4),
+        "oversized": (b"\x90" * (record.MAX_RECORD + 1), 5),
+        "not a record": (b"\x93\x01\x02\x03", 5),
+    }
+    for name, (payload, first_seq) in cases.items():
+        bad = tmp_path / f"{name}.blog"
+        bad.write_bytes(path.read_bytes())
+        _append_record(bad, payload, first_seq, None)
+        with pytest.raises(LogFormatError) as exc:
+            log.verify(bad)
+        assert exc.value.kind in ("chain", "damage", "decode"), name
+    fine = tmp_path / "fine.blog"
+    fine.write_bytes(path.read_bytes())
+    _append_record(fine, record.encode(signed), 5, None)  # a well-placed extra one reads
+    assert log.verify(fine).signatures == good.signatures + 1
+    # The same bytes under a version 1 header: a count of 0 is damage there, as it always was.
+    v1 = bytearray(fine.read_bytes())
+    v1[10:12] = (1).to_bytes(2, "little")
+    v1[16:20] = __import__("zlib").crc32(bytes(v1[:16])).to_bytes(4, "little")
+    (tmp_path / "v1.blog").write_bytes(bytes(v1))
+    with pytest.raises(LogFormatError):
+        log.verify(tmp_path / "v1.blog")
