@@ -89,7 +89,7 @@ CANNED: dict[str, tuple[str, str]] = {
     ),
     "unsigned_matches": (
         "Matches whose log holds no signature (docs/signing.md): the first 100 by start",
-        """SELECT match_id, started_at, source_path FROM matches WHERE NOT signed
+        """SELECT match_id, started_at, source_path FROM matches WHERE NOT coalesce(signed, false)
            ORDER BY started_at NULLS LAST, match_id LIMIT 100""",
     ),
     "notable_matches": (

@@ -108,6 +108,10 @@ WINDOW hand_rows AS (PARTITION BY preset, month, game_id, hand ORDER BY seq)
 """
 
 
+ADDED_COLUMNS = frozenset({"matches"})
+"""Tables that gained columns within this layout version: their files are read by name."""
+
+
 def create_views(con: duckdb.DuckDBPyConnection, archive: str | os.PathLike[str]) -> None:
     """Create the views ``matches hands events melds players errors`` over ``archive``."""
     root = store.check_archive(str(archive))
@@ -120,8 +124,10 @@ def create_views(con: duckdb.DuckDBPyConnection, archive: str | os.PathLike[str]
                     "'month': 'VARCHAR'}" if table in PARTITIONED else
                     ", hive_partitioning = false")
             # One schema per layout version, so no union_by_name (it costs every query a
-            # footer read per file); a layout that adds columns turns it on.
-            source = f"read_parquet({listing}{hive})"
+            # footer read per file), except where columns were added within the layout:
+            # matches gained `signed` and `key_id` (files written before read them as NULL).
+            union = ", union_by_name = true" if table in ADDED_COLUMNS else ""
+            source = f"read_parquet({listing}{hive}{union})"
             if table == "events":
                 body = EVENTS_SQL.format(source=source)
             else:
