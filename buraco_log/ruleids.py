@@ -160,6 +160,12 @@ RULES: dict[str, str] = {
     "log.closed": "The writer was closed, or refused further events after a failed write.",
     "log.io": "A write or fsync failed; the writer stops rather than risk a silent gap.",
     "log.validate": "Validating appends needs the rules engine, which is not available.",
+    "log.filetype": "Not a regular file (a directory, FIFO, device or socket): never opened as "
+    "a log, since reading it could block or never end.",
+    "log.range": "An integer of the event lies outside the signed 64-bit range that every log "
+    "promises.",
+    "settings.invalid": "A site setting (an environment variable or the config file's [audit] "
+    "table) has a value that is not allowed.",
     "log.sign": "A signing writer cannot sign: its match start does not record the signer's "
     "key id, or nothing has been written to sign yet.",
     # -- signatures and receipts (docs/signing.md)

@@ -21,7 +21,8 @@ RULE_SOURCES = (
     "timeline.py",
 )
 RULE_ID = re.compile(r"""["']([a-z_]+\.[a-z_]+)["']""")
-NOT_RULES = {"buraco_log.reducer", "buraco_log.jsonl"}  # module names in imports and messages
+# module names in imports and messages, and file names
+NOT_RULES = {"buraco_log.reducer", "buraco_log.jsonl", "config.toml"}
 
 
 def raised_rule_ids() -> set[str]:
