@@ -181,18 +181,46 @@ def session(master: str | None = None, conf: Mapping[str, str] | None = None) ->
         master = "local[*]"
     os.environ["PYSPARK_PYTHON"] = conf.get("spark.pyspark.python", sys.executable) \
         if conf else sys.executable
-    builder = SparkSession.builder.appName("buraco-log")
-    if master is not None:
-        builder = builder.master(master)
-    for k, v in session_conf(None if submitted and master is None else master, conf).items():
-        builder = builder.config(k, v)
-    try:
+    settings = session_conf(None if submitted and master is None else master, conf)
+    if submitted:
+        builder = SparkSession.builder.appName("buraco-log")
+        if master is not None:
+            builder = builder.master(master)
+        for k, v in settings.items():
+            builder = builder.config(k, v)
         spark = builder.getOrCreate()
-    except Exception as exc:  # the JVM did not start: say so in one line
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise SparkUnavailable(f"Spark did not start ({first}); {INSTALL_JAVA}") from None
+    else:
+        spark = _start_quietly(master or "local[*]", settings)
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+JVM_LOG = "buraco-log-spark-jvm"
+"""The JVM's own output goes to ``<tmp>/buraco-log-spark-jvm-<uid>.log``, not to stderr: its
+start-up notices would break the CLI's one-line errors (the error says so when it matters)."""
+
+
+def _start_quietly(master: str, settings: Mapping[str, str]) -> SparkSession:
+    """Start the JVM with its stdout and stderr in :data:`JVM_LOG`, then the session on it."""
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+    from pyspark.sql import SparkSession
+
+    sconf = SparkConf(loadDefaults=False).setAppName("buraco-log").setMaster(master)
+    for k, v in settings.items():
+        sconf.set(k, v)
+    path = os.path.join(tempfile.gettempdir(), f"{JVM_LOG}-{os.getuid()}.log")
+    with open(path, "ab") as log:
+        try:
+            gateway = launch_gateway(  # type: ignore[no-untyped-call,unused-ignore]
+                sconf, popen_kwargs={"stdout": log, "stderr": log})
+            sc = SparkContext(master=master, conf=sconf, gateway=gateway)
+        except Exception as exc:  # the JVM did not start: say so in one line
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else \
+                type(exc).__name__
+            raise SparkUnavailable(f"Spark did not start ({first}; its output: {path}); "
+                                   f"{INSTALL_JAVA}") from None
+    return SparkSession(sc)
 
 
 # -- checking, on the executors ------------------------------------------------------------------
