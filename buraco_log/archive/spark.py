@@ -38,6 +38,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import logging
 import math
 import os
 import re
@@ -192,6 +193,10 @@ def session(master: str | None = None, conf: Mapping[str, str] | None = None) ->
     else:
         spark = _start_quietly(master or "local[*]", settings)
     spark.sparkContext.setLogLevel("ERROR")
+    # PySpark logs a failed statement as JSON on stderr before raising it: the CLI's one line
+    # says it already.
+    for name in ("SQLQueryContextLogger", "pyspark"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
     return spark
 
 
@@ -641,6 +646,8 @@ def _spark_type(t: pa.DataType) -> str:
 def create_views(spark: SparkSession, archive: str | os.PathLike[str]) -> str:
     """Temporary views ``matches hands events melds players errors`` over the committed files
     of ``archive`` (so a half-committed batch is never seen); returns the archive's root."""
+    from pyspark.sql import functions as F
+
     root = store.check_archive(str(archive))
     files = store.committed_files(root)
     for table in TABLES:
@@ -649,7 +656,13 @@ def create_views(spark: SparkSession, archive: str | os.PathLike[str]) -> str:
             reader = spark.read
             if table in PARTITIONED:
                 reader = reader.option("basePath", os.path.join(root, table))
-            reader.parquet(*files[table]).createOrReplaceTempView(name)
+            if table == "matches":  # files from before signed and key_id: merged, NULL there
+                reader = reader.option("mergeSchema", "true")
+            df = reader.parquet(*files[table])
+            for f in VIEW_SCHEMAS[table]:  # columns no file holds yet: NULL, as DuckDB reads
+                if f.name not in df.columns:
+                    df = df.withColumn(f.name, F.lit(None).cast(_spark_type(f.type)))
+            df.createOrReplaceTempView(name)
         else:
             schema = VIEW_SCHEMAS["events" if table == "events" else table]
             cols = [f"CAST(NULL AS {_spark_type(f.type)}) AS `{f.name}`" for f in schema]
