@@ -75,7 +75,7 @@ def test_convert_and_seal(tmp_path: Path) -> None:
     unnamed = runner.invoke(app, ["convert", str(path), "-o", str(tmp_path / "c.txt")])
     assert unnamed.exit_code == 2 and "--to" in unnamed.stderr and not (tmp_path / "c.txt").exists()
     result = runner.invoke(app, ["convert", str(path), "--to", "jsonl", "-o", str(out)])
-    assert result.exit_code == 1 and result.stdout == "" and "overwrite" in result.stderr
+    assert result.exit_code == 2 and result.stdout == "" and "overwrite" in result.stderr
 
 
 def test_schema_check(tmp_path: Path) -> None:
@@ -87,4 +87,4 @@ def test_schema_check(tmp_path: Path) -> None:
 
 def test_a_missing_file_is_one_line(tmp_path: Path) -> None:
     result = runner.invoke(app, ["verify", str(tmp_path / "nope.blog")])
-    assert result.exit_code == 1 and result.stdout == "" and "nope.blog" in result.stderr
+    assert result.exit_code == 2 and result.stdout == "" and "nope.blog" in result.stderr
