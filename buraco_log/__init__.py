@@ -6,5 +6,5 @@ library and msgspec; the archive and the command line live at the edge.
 
 from buraco_log.events import FORMAT_VERSION
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 __all__ = ["FORMAT_VERSION", "__version__"]
