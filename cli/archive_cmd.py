@@ -380,6 +380,18 @@ def _write_rows(out: TextIO, stream: archive.QueryStream, format: QueryFormat,
     out.write(buf.getvalue())
 
 
+@contextlib.contextmanager
+def _working(what: str) -> Iterator[None]:
+    """A spinner on stderr while a long step runs, only when someone watches a terminal."""
+    if not sys.stderr.isatty():
+        yield
+        return
+    from rich.console import Console
+
+    with Console(stderr=True).status(what):
+        yield
+
+
 @guarded
 def report(
     archive_dir: Annotated[Path | None, typer.Argument(
@@ -407,7 +419,8 @@ def report(
         rep = archive_spark.report(str(archive_dir), top, archive_spark.master_or(master, None),
                                    settings)
     else:
-        rep = _archive().report(str(archive_dir), top=top)
+        with _working(f"report: running the canned queries over {archive_dir}"):
+            rep = _archive().report(str(archive_dir), top=top)
     if format is ReportFormat.json:
         data = msgspec.to_builtins(rep)
         if not timings:  # the same archive gives the same JSON, run after run
