@@ -18,6 +18,8 @@ import msgspec
 import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.compute as pc  # type: ignore[import-untyped]
 
+from buraco_log.errors import ArchiveError
+
 from . import store
 from .views import DEFAULT_MEMORY_LIMIT, DEFAULT_THREADS, _quote, connect
 
@@ -273,6 +275,9 @@ def report(
             "SELECT count(*), coalesce(sum(events), 0) FROM matches").fetchone() or (0, 0)
         sections = [run_canned(con, name) for name in CANNED]
         sections.append(leaderboard(con, top, archive))
+    except duckdb.Error as exc:  # one line naming the archive, never a traceback
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ArchiveError(f"{archive}: report failed: {first}") from None
     finally:
         con.close()
     return Report(str(archive), int(matches), int(events), sections)

@@ -132,6 +132,12 @@ def create_views(con: duckdb.DuckDBPyConnection, archive: str | os.PathLike[str]
                 body = EVENTS_SQL.format(source=source)
             else:
                 body = f"SELECT * FROM {source}"
+            if table in ADDED_COLUMNS:  # no file has them yet: NULL, in their place (the end)
+                have = {r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()}
+                absent = [f"CAST(NULL AS {_sql_type(f.type)}) AS {f.name}"
+                          for f in VIEW_SCHEMAS[table] if f.name not in have]
+                if absent:
+                    body = f"SELECT *, {', '.join(absent)} FROM {source}"
         else:  # an empty table with the documented columns
             cols = [f"CAST(NULL AS {_sql_type(f.type)}) AS {f.name}" for f in VIEW_SCHEMAS[table]]
             if table in PARTITIONED:
