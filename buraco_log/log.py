@@ -1121,17 +1121,9 @@ class Writer:
         self._write_buffer(sync=False)
         last = self._next_seq - 1
         if self._signed is None or self._signed.seq != last:
-            signed = self._sign(last)
-            data = _segment(sigrec.encode(signed), 0, self._next_seq,
-                            self._chain.digest() if self.sealed else None)
-            assert self._fd is not None  # _write_buffer raised if closed
-            try:
-                _write_all(self._fd, data, self._end)
-            except OSError as exc:
-                self._fail(f"write failed: {exc.strerror or exc}")
-            self._end += len(data)
-            self._signed = signed
+            self._write_signature(self._sign(last), self._chain.digest())
         self._write_buffer()  # fsync, and check the file is still the one at our path
+        assert self._signed is not None  # written just above, or already for this head
         return self._signed
 
     def put_signature(self, signed: sigrec.SignedHead) -> None:
@@ -1150,6 +1142,11 @@ class Writer:
             )
         if self._signed == signed:
             return
+        self._write_signature(signed, digest)
+
+    def _write_signature(self, signed: sigrec.SignedHead, digest: bytes) -> None:
+        """Append ``signed`` as a signature record (a segment of count 0) after the buffered
+        events, which the caller has written; not yet fsynced."""
         data = _segment(sigrec.encode(signed), 0, self._next_seq,
                         digest if self.sealed else None)
         assert self._fd is not None  # _write_buffer raised if closed
