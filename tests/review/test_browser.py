@@ -2,32 +2,13 @@
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from buraco_log.cards import parse_card
 from buraco_log.expert import Budget
 from buraco_log.review import review_events, review_page
 from tests.review.positions import bad_discard
-from tests.view.conftest import _missing, make_driver
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    why = _missing()
-    if why is not None:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"browser tests must run in CI: {why}")
-        pytest.skip(why)
-    driver = make_driver()
-    try:
-        yield driver
-    finally:
-        driver.quit()
 
 
 def test_the_page_marks_the_mistake_and_outlines_the_alternative(
