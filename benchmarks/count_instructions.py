@@ -50,8 +50,9 @@ def child(stage: str, temp: str, paths: list[str], memo_limit: int | None = None
 
     from buraco_log import audit
     from buraco_log.archive import ingest
-    from buraco_log.archive.flatten import _replay, file_sha256
+    from buraco_log.archive.flatten import file_sha256
     from buraco_log.archive.ingest import check_chunk
+    from buraco_log.columns import replay_columns
     from buraco_log.events import MatchStarted
     from buraco_log.melds import cache_for
     from buraco_log.reducer import Replayer
@@ -79,7 +80,7 @@ def child(stage: str, temp: str, paths: list[str], memo_limit: int | None = None
 
     def flatten() -> None:
         for events in logs:
-            _replay(events, 1)
+            replay_columns(events, 1)
 
     def chunk() -> None:
         check_chunk(items)

@@ -425,6 +425,7 @@ def check_deals(events: Sequence[AnyEvent], *, require_commitment: bool = True) 
                                 f"cannot derive the deals: the rules are impossible: {exc}"))
         return findings
 
+    material: list[Card] | None = None  # the deck in its fixed order, built once
     for k, d in enumerate(deals):
         if d.seed is not None and start.commitment is not None:
             findings.append(
@@ -459,8 +460,10 @@ def check_deals(events: Sequence[AnyEvent], *, require_commitment: bool = True) 
             key = hand_key(server_seed, start.player_seeds, k)
         else:
             continue
-        try:
-            derived = deal(rules, players, k, dealer, key, seq=d.seq)
+        try:  # the rules were checked above: shuffle and deal without checking them again
+            if material is None:
+                material = deck(rules.jokers)
+            derived = deal_from_order(rules, players, k, dealer, shuffle(material, key), seq=d.seq)
         except RulesError as exc:
             findings.append(Finding("deal.mismatch", d.seq, f"cannot derive the deal: {exc}"))
             continue

@@ -24,44 +24,20 @@ import pyarrow.compute as pc  # type: ignore[import-untyped]
 from msgspec.structs import astuple
 
 from buraco_log import audit
+from buraco_log.columns import NULL, Columns, replay_columns
 from buraco_log.errors import IllegalMoveError, ReplayError
-from buraco_log.events import (
-    AnyEvent,
-    CardDiscarded,
-    CardDrawn,
-    CardsLaidOff,
-    FirstDrawRejected,
-    HandEnded,
-    HandStarted,
-    MatchEnded,
-    MatchStarted,
-    MeldLaid,
-    MortoTaken,
-    OpeningRetracted,
-    PileTaken,
-    WentOut,
-)
+from buraco_log.events import AnyEvent, MatchStarted
 from buraco_log.melds import canastra_bonus
-from buraco_log.reducer import Replayer
 from buraco_log.state import Meld
 
 from .schema import CANASTRA_CLASSES, EVENTS, HANDS, KINDS, MATCHES, MELDS, PLAYERS
 
-KIND_CODE: dict[str, int] = {k: i for i, k in enumerate(KINDS)}
 _KIND_VALUES = pa.array(KINDS, pa.string())
-_EVENT_TYPES = (MatchStarted, HandStarted, CardDrawn, FirstDrawRejected, PileTaken, MeldLaid,
-                CardsLaidOff, OpeningRetracted, CardDiscarded, MortoTaken, WentOut, HandEnded,
-                MatchEnded)
-_KIND_OF: dict[type, int] = {
-    tp: KIND_CODE[str(tp.__struct_config__.tag)] for tp in _EVENT_TYPES
-}
 _MELD_FIELDS = ("id", "side", "cards", "kind", "canastra", "laid_by")
 if Meld.__struct_fields__ != _MELD_FIELDS:  # the melds table unpacks them by position
     raise ImportError(f"state.Meld fields changed to {Meld.__struct_fields__}: update flatten")
 _CARDS = attrgetter("cards")
 _CLASS = attrgetter("canastra")
-NULL = -1  # the missing value in the integer column lists (no stored column holds -1)
-NULL8 = 255  # the same in the one-byte columns: the byte 255 is -1 read as int8
 _SAFE = re.compile(r"[^A-Za-z0-9_.+-]")
 Reader = Callable[[str], tuple[list[AnyEvent], audit.Integrity]]
 """Reads the log named by a path: its intact events and how its bytes held up."""
@@ -314,7 +290,7 @@ def check_and_flatten(path: str, sha: str, size: int, rows_for: Any,
     if seen is not None and digest in seen:
         return digest, gid, len(events), False
     try:
-        flat = _replay(events, gid)
+        flat = replay_columns(events, gid)
     except (IllegalMoveError, ReplayError, IndexError, KeyError, TypeError, ValueError) as exc:
         seq = getattr(exc, "seq", None)
         rule = getattr(exc, "rule", "event.invalid")
@@ -338,241 +314,68 @@ def check_and_flatten(path: str, sha: str, size: int, rows_for: Any,
                                   prov.findings[0].message, prov.findings[0].seq),
                                  require_commitment)
     rows: Rows = rows_for(partition_value(start.rules.name), month_of(start.at))
-    flat.emit(rows, start, events, digest, sha, size, path, integrity, prov.status)
+    _emit(flat, rows, start, events, digest, sha, size, path, integrity, prov.status)
     if seen is not None:
         seen.add(digest)
     return digest, gid, len(events), True
 
 
-class _Flat:
-    """What one validating replay collected, before it is appended to a partition's rows."""
-
-    def __init__(self, gid: int) -> None:
-        self.gid = gid
-        # The events' columns, one entry per event (see _EventCols).
-        self.kind = b""
-        self.hand = array("h")
-        self.seat = bytearray()
-        self.cards = bytearray()
-        self.lens = array("i")
-        self.meld = bytearray()
-        self.count = array("h")
-        self.direct = bytearray()
-        self.stock = array("h")
-        self.hand_rows: list[tuple[Any, ...]] = []  # rows of schema.HANDS
-        self.meld_hand: list[int] = []  # the final melds of every hand, and their hand
-        self.melds: list[Meld] = []
-        self.first_player = 0
-        self.winner = 0
-        self.totals: tuple[int, ...] = ()
-        self.sides: tuple[int, ...] = ()
-        self.n_sides = 0
-        self.hands = 0
-        self.deal_events: list[AnyEvent] = []  # MatchStarted, every HandStarted, MatchEnded
-
-    def emit(self, rows: Rows, start: MatchStarted, events: list[AnyEvent], digest: str,
-             sha: str, size: int, path: str, integrity: audit.Integrity, prov: str) -> None:
-        gid = self.gid
-        n = len(events)
-        e = rows.events
-        e.game_id.extend(array("q", [gid]) * n)
-        e.seq += _counting(n)  # the replay accepted them: seq is 0, 1, 2, ...
-        e.hand += self.hand
-        e.kind += self.kind
-        e.seat += self.seat
-        e.cards += self.cards
-        e.lens += self.lens
-        e.meld += self.meld
-        e.count += self.count
-        e.direct += self.direct
-        e.stock += self.stock
-        rows.hands += self.hand_rows
-        rules = start.rules
-        bonus = {cls: canastra_bonus(cls, rules)  # type: ignore[arg-type]
-                 for cls in (*CANASTRA_CLASSES, None)}
-        m = rows.melds
-        melds = self.melds
-        m.game_id.extend(array("q", [gid]) * len(melds))
-        m.hand.extend(self.meld_hand)
-        m.melds += melds
-        # Bulk, no per-meld bytecode: each meld's card points summed, each class's bonus.
-        cards = list(map(_CARDS, melds))
-        m.points.extend(map(sum, map(map, repeat(rules.point_table().__getitem__), cards)))
-        m.bonus.extend(map(bonus.__getitem__, map(_CLASS, melds)))
-        n_players = len(start.players)
-        rows.players += [
-            (gid, seat, self.sides[seat], pl.name, pl.id, pl.id or pl.name,
-             self.sides[seat] == self.winner, self.totals[self.sides[seat]],
-             seat == self.first_player, n_players)
-            for seat, pl in enumerate(start.players)
-        ]
-        end = events[-1]
-        others = [t for s, t in enumerate(self.totals) if s != self.winner]
-        mrow: dict[str, Any] = {
-            "game_id": gid, "match_id": start.match_id, "digest": digest, "file_sha256": sha,
-            "source_path": path, "file_bytes": size, "log_format": integrity.format,
-            "rules_name": rules.name, "rules_json": msgspec.json.encode(rules).decode(),
-            "n_players": n_players, "n_sides": self.n_sides,
-            "players": [pl.name for pl in start.players], "first_dealer": start.first_dealer,
-            "first_player": self.first_player, "winner_side": self.winner,
-            "totals": list(self.totals),
-            "margin": self.totals[self.winner] - max(others) if others else 0,
-            "hands": self.hands, "events": len(events), "started_at": start.at,
-            "ended_at": end.at, "verdict": "ok", "integrity": integrity.status,
-            "provenance": prov, "generator": start.metadata.get("generator"),
-            "ingested_at": 0, "batch": "",  # filled at commit
-            "signed": integrity.signatures > 0, "key_id": start.key_id,
-        }
-        rows.matches.append(tuple(mrow[name] for name in MATCHES.names))
-        rows.n_events += n
-        rows.n_matches += 1
-
-
-def _replay(events: list[AnyEvent], gid: int) -> _Flat | None:
-    """Validate every event and collect the rows; None when the match never finished.
-
-    One loop does both. Each event writes only the columns its type has into typed columns made
-    at full length with NULL (``hand`` is filled in runs afterwards: it changes only at a deal).
-    The rules engine validates every event: the events whose rows need nothing from the table
-    (draws, discards, pickups, lay-offs, retractions, going out, melds with their id recorded)
-    are replayed a stretch at a time by :meth:`Replayer.run`, right before the next event that
-    reads the table after its own step (a meld without an id, the morto, a deal, a hand's end)
-    and at the end. An illegal event stops the replay with the engine's error either way; the
-    columns never reach a table then.
-    """
-    r = Replayer()
-    step = r.step
-    run = r.run
-    t = r.table  # read-only: melds, sides, hands, turns, results
-    f = _Flat(gid)
+def _emit(flat: Columns, rows: Rows, start: MatchStarted, events: list[AnyEvent], digest: str,
+          sha: str, size: int, path: str, integrity: audit.Integrity, prov: str) -> None:
+    gid = flat.gid
     n = len(events)
-    seat = bytearray(b"\xff") * n
-    lens = array("i", [NULL]) * n
-    meld = bytearray(b"\xff") * n
-    count = array("h", [NULL]) * n
-    direct = bytearray(b"\xff") * n
-    stock = array("h", [NULL]) * n
-    cards = f.cards
-    add_card = cards.append
-    add_cards = cards.extend
-    deals: list[tuple[int, int]] = []  # (index, hand) of each HandStarted
-    hand_start = 0
-    morto: dict[int, tuple[int, int, bool]] = {}
-    pickups: dict[int, list[int]] = {}
-    sides: list[int] = []
-    first_player: int | None = None
-    todo = 0  # events[todo:i] are collected but not replayed yet
-    for i, ev in enumerate(events):
-        tp = type(ev)
-        if tp is CardDiscarded or tp is CardDrawn or tp is FirstDrawRejected:
-            seat[i] = ev.seat  # type: ignore[union-attr]
-            add_card(ev.card)  # type: ignore[union-attr]
-            lens[i] = 1
-            continue
-        if tp is CardsLaidOff:
-            seat[i] = ev.seat  # type: ignore[union-attr]
-            add_cards(ev.cards)  # type: ignore[union-attr]
-            lens[i] = len(ev.cards)  # type: ignore[union-attr]
-            meld[i] = ev.meld  # type: ignore[union-attr,assignment]
-            continue
-        if tp is PileTaken:
-            assert isinstance(ev, PileTaken)
-            seat[i] = ev.seat
-            add_card(ev.top)
-            lens[i] = 1
-            pickups.setdefault(sides[ev.seat], []).append(ev.count)
-            continue
-        if tp is MeldLaid and ev.meld is not None:  # type: ignore[union-attr]
-            # A recorded meld id is checked by the engine (meld.wrong_id): no stop needed.
-            seat[i] = ev.seat  # type: ignore[union-attr]
-            add_cards(ev.cards)  # type: ignore[union-attr]
-            lens[i] = len(ev.cards)  # type: ignore[union-attr]
-            meld[i] = ev.meld  # type: ignore[union-attr]
-            continue
-        if tp is OpeningRetracted or tp is WentOut:
-            seat[i] = ev.seat  # type: ignore[union-attr]
-            if tp is OpeningRetracted:
-                add_cards(ev.cards)  # type: ignore[union-attr]
-                lens[i] = len(ev.cards)  # type: ignore[union-attr]
-            continue
-        if todo < i:
-            run(events[todo:i])
-        todo = i + 1
-        if tp is MeldLaid:  # no recorded id: the engine numbers it
-            step(ev)
-            s = seat[i] = ev.seat  # type: ignore[union-attr]
-            add_cards(ev.cards)  # type: ignore[union-attr]
-            lens[i] = len(ev.cards)  # type: ignore[union-attr]
-            meld[i] = t.melds[t.sides[s]][-1].id
-        elif tp is MortoTaken:
-            assert isinstance(ev, MortoTaken)
-            turn = t.turns
-            step(ev)
-            seat[i] = ev.seat
-            direct[i] = ev.direct
-            count[i] = len(t.hands[ev.seat])
-            morto[t.sides[ev.seat]] = (ev.seq, turn, ev.direct)
-        elif tp is HandStarted:
-            step(ev)
-            assert isinstance(ev, HandStarted)
-            if ev.upcard is not None:
-                add_card(ev.upcard)
-                lens[i] = 1
-            stock[i] = len(ev.stock)
-            deals.append((i, t.hand))
-            f.deal_events.append(ev)
-            hand_start = ev.seq
-            morto = {}
-            pickups = {}
-            if first_player is None:
-                first_player = t.turn
-        elif tp is HandEnded:
-            final = [list(side) for side in t.melds]  # melds are reset for the next hand
-            step(ev)
-            _hand_rows(f, t, final, hand_start, morto, pickups)
-        else:
-            step(ev)
-            sides = list(t.sides)  # fixed from the match start on
-            f.deal_events.append(ev)  # MatchStarted or MatchEnded
-    if todo < n:
-        run(events[todo:])
-    if t.phase != "over" or not isinstance(events[-1], MatchEnded):
-        return None
-    f.kind = bytes(map(_KIND_OF.__getitem__, map(type, events)))
-    hand = array("h", [-1]) * (deals[0][0] if deals else n)
-    for k, (i, h) in enumerate(deals):
-        hand += array("h", [h]) * ((deals[k + 1][0] if k + 1 < len(deals) else n) - i)
-    f.hand = hand
-    f.seat, f.lens, f.meld, f.count, f.direct, f.stock = seat, lens, meld, count, direct, stock
-    f.first_player = first_player or 0
-    f.winner = t.winner if t.winner is not None else -1
-    f.totals = tuple(t.totals)
-    f.sides = tuple(t.sides)
-    f.n_sides = t.n_sides
-    f.hands = len(t.results)
-    return f
-
-
-def _hand_rows(f: _Flat, t: Any, final: list[list[Meld]], start_seq: int,
-               morto: dict[int, tuple[int, int, bool]], pickups: dict[int, list[int]]) -> None:
-    res = t.results[-1]
-    first_morto = min((m[0] for m in morto.values()), default=None)
-    best = max(s.total for s in res.scores)
-    went_side = t.sides[res.went_out] if res.went_out is not None else None
-    for s in res.scores:  # in the order of schema.HANDS
-        mt = morto.get(s.side)
-        f.hand_rows.append((
-            f.gid, res.hand, s.side, res.dealer, res.reason, res.went_out, went_side == s.side,
-            res.turns, res.end_seq - start_seq + 1, start_seq, res.end_seq, s.table_points,
-            s.canastra_bonus, s.going_out, s.relancinho, s.hand_penalty, s.morto_penalty,
-            s.total, *(s.canastras.get(c, 0) for c in CANASTRA_CLASSES),
-            mt[0] if mt else None, mt[1] if mt else None, mt[2] if mt else None,
-            s.total == best, mt is not None and mt[0] == first_morto,
-            pickups.get(s.side, []),
-        ))
-    for side in final:
-        f.meld_hand += [res.hand] * len(side)
-        f.melds += side
+    e = rows.events
+    e.game_id.extend(array("q", [gid]) * n)
+    e.seq += _counting(n)  # the replay accepted them: seq is 0, 1, 2, ...
+    e.hand += flat.hand
+    e.kind += flat.kind
+    e.seat += flat.seat
+    e.cards += flat.cards
+    e.lens += flat.lens
+    e.meld += flat.meld
+    e.count += flat.count
+    e.direct += flat.direct
+    e.stock += flat.stock
+    rows.hands += flat.hand_rows
+    rules = start.rules
+    bonus = {cls: canastra_bonus(cls, rules)
+             for cls in (*CANASTRA_CLASSES, None)}
+    m = rows.melds
+    melds = flat.melds
+    m.game_id.extend(array("q", [gid]) * len(melds))
+    m.hand.extend(flat.meld_hand)
+    m.melds += melds
+    # Bulk, no per-meld bytecode: each meld's card points summed, each class's bonus.
+    cards = list(map(_CARDS, melds))
+    m.points.extend(map(sum, map(map, repeat(rules.point_table().__getitem__), cards)))
+    m.bonus.extend(map(bonus.__getitem__, map(_CLASS, melds)))
+    n_players = len(start.players)
+    rows.players += [
+        (gid, seat, flat.sides[seat], pl.name, pl.id, pl.id or pl.name,
+         flat.sides[seat] == flat.winner, flat.totals[flat.sides[seat]],
+         seat == flat.first_player, n_players)
+        for seat, pl in enumerate(start.players)
+    ]
+    end = events[-1]
+    others = [t for s, t in enumerate(flat.totals) if s != flat.winner]
+    mrow: dict[str, Any] = {
+        "game_id": gid, "match_id": start.match_id, "digest": digest, "file_sha256": sha,
+        "source_path": path, "file_bytes": size, "log_format": integrity.format,
+        "rules_name": rules.name, "rules_json": msgspec.json.encode(rules).decode(),
+        "n_players": n_players, "n_sides": flat.n_sides,
+        "players": [pl.name for pl in start.players], "first_dealer": start.first_dealer,
+        "first_player": flat.first_player, "winner_side": flat.winner,
+        "totals": list(flat.totals),
+        "margin": flat.totals[flat.winner] - max(others) if others else 0,
+        "hands": flat.hands, "events": len(events), "started_at": start.at,
+        "ended_at": end.at, "verdict": "ok", "integrity": integrity.status,
+        "provenance": prov, "generator": start.metadata.get("generator"),
+        "ingested_at": 0, "batch": "",  # filled at commit
+        "signed": integrity.signatures > 0, "key_id": start.key_id,
+    }
+    rows.matches.append(tuple(mrow[name] for name in MATCHES.names))
+    rows.n_events += n
+    rows.n_matches += 1
 
 
 def check_file(path: str, sha: str, size: int, rows_for: Any, seen: set[str] | None = None,

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import pyarrow as pa  # type: ignore[import-untyped]
 
+from buraco_log.columns import KINDS as KINDS  # re-exported: the archive reads them here
+from buraco_log.melds import CANASTRA_CLASSES as CANASTRA_CLASSES
+
 ARCHIVE_VERSION = 2
 """Version of the archive layout and schemas, recorded in ``archive.json``.
 
@@ -24,10 +27,7 @@ PARTITIONS = ("preset", "month")
 TABLES = ("matches", "hands", "events", "melds", "players", "errors")
 PARTITIONED = ("matches", "hands", "events", "melds", "players")
 
-# Event kinds, as the log's stable tags; the events table stores them dictionary-encoded.
-KINDS = ("ms", "hs", "dr", "rj", "pt", "ml", "lo", "rt", "dc", "mt", "wo", "he", "me")
-
-CANASTRA_CLASSES = ("clean", "semi_clean", "dirty", "royal", "ace_to_ace")
+# Event kinds (columns.KINDS, the log's stable tags) are stored dictionary-encoded.
 
 _KIND = pa.dictionary(pa.int8(), pa.string())
 
@@ -112,7 +112,7 @@ EVENTS = pa.schema([
     _f("game_id", pa.int64(), GAME, False),
     _f("seq", pa.int32(), "event seq, from 0", False),
     _f("hand", pa.int16(), "hand number (-1 before the first deal)", False),
-    _f("kind", _KIND, "event tag: ms hs dr rj pt ml lo rt dc mt wo he me", False),
+    _f("kind", _KIND, "event tag: " + " ".join(KINDS), False),
     _f("seat", pa.int8(), "seat that moved (null for match and hand events)"),
     _f("cards", pa.binary(), "the event's cards, one byte per card code: the card of dr, rj, "
        "dc; the top card of pt; the upcard of hs; the cards of ml, lo, rt (null: no cards)"),
@@ -129,7 +129,7 @@ EVENTS_VIEW = pa.schema([
     _f("game_id", pa.int64(), GAME, False),
     _f("seq", pa.int32(), "event seq, from 0", False),
     _f("hand", pa.int16(), "hand number (-1 before the first deal)", False),
-    _f("kind", pa.string(), "event tag: ms hs dr rj pt ml lo rt dc mt wo he me", False),
+    _f("kind", pa.string(), "event tag: " + " ".join(KINDS), False),
     _f("seat", pa.int8(), "seat that moved (null for match and hand events)"),
     _f("card", pa.uint8(), "the one card of dr, rj, dc; the top card of pt; the upcard of hs "
        "(the first byte of the stored `cards`)"),

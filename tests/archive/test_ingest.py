@@ -411,3 +411,34 @@ def test_files_are_hashed_as_the_checks_need_them(corpus: Corpus, tmp_path: Path
                    on_progress=lambda p: seen.append((p.hashed, p.found, p.files)))
     assert again.already_stored == 6 and again.added == 0
     assert seen == [(2, 6, 0), (4, 6, 0), (6, 6, 0)]
+
+
+def test_a_match_resumed_from_carried_totals_is_archived(tmp_path: Path) -> None:
+    """A ``TotalsCarried`` log (a match resumed in a new log) is stored like any other: its
+    event has kind ``tc``, and the match's totals include what was carried."""
+
+    from msgspec.structs import replace
+
+    from buraco_log.events import MatchStarted, TotalsCarried
+    from buraco_log.log import write_log
+    from buraco_log.rules import PRESETS
+    from buraco_log.simulate import simulate_match
+
+    events = simulate_match(PRESETS["classic"], 2, seed="carried", index=0)
+    end = events[-1]
+    assert isinstance(events[0], MatchStarted) and isinstance(end, MatchEnded)
+    assert end.totals is not None and end.winner is not None
+    carried = [0] * len(end.totals)
+    carried[end.winner] = 5  # the winner's lead grows; the match still ends at the same hand
+    resumed = [events[0], TotalsCarried(tuple(carried), seq=1)]
+    resumed += [replace(e, seq=e.seq + 1) for e in events[1:-1]]
+    resumed.append(replace(end, seq=end.seq + 1,
+                           totals=tuple(t + c for t, c in zip(end.totals, carried, strict=True))))
+    assert replay(resumed).phase == "over"  # the engine accepts it as a whole match
+    (tmp_path / "logs").mkdir()
+    write_log(tmp_path / "logs" / "resumed.blog", resumed)
+    rep = ingest([tmp_path / "logs"], tmp_path / "arch")
+    assert rep.errors == [] and rep.added == 1
+    assert rows(tmp_path / "arch", "SELECT seq FROM events WHERE kind = 'tc'") == [(1,)]
+    (totals,) = rows(tmp_path / "arch", "SELECT totals FROM matches")[0]
+    assert list(totals) == [t + c for t, c in zip(end.totals, carried, strict=True)]
