@@ -15,6 +15,7 @@ used here: the core never imports the edge libraries.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import errno
 import fcntl
@@ -240,6 +241,25 @@ def _maybe_huge(data: bytes) -> bool:
     return _HUGE.search(data) is not None
 
 
+_RAW_ITEMS = msgspec.msgpack.Decoder(list[msgspec.Raw])
+
+
+def _suspects(payload: bytes, start: int) -> list[int]:
+    """The indices of the events of a segment whose own bytes hold the uint64 pattern of
+    :func:`_maybe_huge` (``start``: where the first event begins, after the array header).
+
+    The pattern is common inside other data (a card code 0xcf before a nil is ``cc cf c0``),
+    so a segment that has it somewhere is not looked at event by event: its items' bytes are
+    cut out in one C-level decode, and each match is placed in the item holding it."""
+    ends = list(itertools.accumulate(map(len, _RAW_ITEMS.decode(payload)), initial=start))
+    found: list[int] = []
+    for match in _HUGE.finditer(payload, start):
+        index = bisect.bisect_right(ends, match.start()) - 1
+        if not found or found[-1] != index:
+            found.append(index)
+    return found
+
+
 def _range_error(event: Any, where: str) -> str:
     tag = type(event).__struct_config__.tag
     return (
@@ -311,12 +331,26 @@ class Reader:
     """
 
     def __init__(
-        self, path: str | os.PathLike[str], *, allow_torn: bool = False, fd: int | None = None
+        self,
+        path: str | os.PathLike[str],
+        *,
+        allow_torn: bool = False,
+        fd: int | None = None,
+        skip_until: int = 0,
     ) -> None:
         """``fd``: read this open descriptor of ``path`` (duplicated, read from byte 0) instead
-        of opening ``path`` again; a lock holder reads the very file it locked this way."""
+        of opening ``path`` again; a lock holder reads the very file it locked this way.
+
+        ``skip_until``: the segments that end at or before this byte offset are checked
+        (checksums, seq order, the chain) but not decoded, and yield no events: a reader that
+        already holds what they decode to (a state saved at that offset) reads only the rest.
+        :attr:`skipped_to` then says where the skipped part ended."""
         self.path = os.fspath(path)
         self.allow_torn = allow_torn
+        self._skip_until = skip_until
+        self.skipped_to: tuple[int, str] | None = None
+        """``(seq of the next event, chain head)`` where a segment ended exactly at
+        ``skip_until`` (None: no segment did)."""
         if fd is None:
             fd = open_log_fd(self.path)
         else:
@@ -542,11 +576,19 @@ class Reader:
                 off,
                 first_seq,
             )
+        end = off + hsize + length
+        if end <= self._skip_until:  # checked above; its events are not wanted
+            self._offset = end
+            self._next_seq = first_seq + count
+            self._segments += 1
+            if end == self._skip_until:
+                self.skipped_to = (self._next_seq, self._chain.hexdigest())
+            return off, []
         events = self._decode(payload, off, first_seq)
-        if _maybe_huge(payload):  # then look event by event, most of them in C
-            for i, event in enumerate(events):
-                if _maybe_huge(ev.encode(event)) and (where := out_of_range(event)) is not None:
-                    raise self._error(_range_error(event, where), "range", off, first_seq + i)
+        if _maybe_huge(payload):  # then look at the events that hold the pattern
+            for i in _suspects(payload, len(array)):
+                if (where := out_of_range(events[i])) is not None:
+                    raise self._error(_range_error(events[i], where), "range", off, first_seq + i)
         last = first_seq + count
         if list(map(_SEQ, events)) != list(range(first_seq, last)):
             bad = next(i for i, e in enumerate(events) if e.seq != first_seq + i)
@@ -1341,8 +1383,9 @@ class Writer:
         )
 
 
-def _new_validator(path: str) -> Any:
-    """A ``Replayer`` from the rules engine, imported only when validation is asked for."""
+def _new_validator(path: str, start: Any = None) -> Any:
+    """A ``Replayer`` from the rules engine (from the state ``start``, if given), imported only
+    when validation is asked for."""
     try:
         module = importlib.import_module("buraco_log.reducer")
     except ImportError:
@@ -1352,7 +1395,7 @@ def _new_validator(path: str) -> Any:
             path=path,
             kind="validate",
         ) from None
-    return module.Replayer()
+    return module.Replayer(start)
 
 
 def write_log(

@@ -462,3 +462,33 @@ def test_a_zeroed_sector_in_a_record_before_the_last_is_damage(tmp_path: Path) -
     with pytest.raises(LogFormatError) as exc:
         log.verify(path)
     assert exc.value.kind == "damage" and exc.value.offset == offsets[1][0]
+
+
+@pytest.mark.parametrize("where", ["first", "middle", "last"])
+def test_a_huge_integer_among_many_events_of_one_record_is_found_and_its_seq_named(
+    tmp_path: Path, where: str
+) -> None:
+    """One record of a real match, where other events hold the bytes ``cf`` + high byte as
+    plain data (card 207 before a nil): the reader places the huge value in its own event."""
+    from buraco_log.rules import PRESETS
+    from buraco_log.simulate import simulate_match
+
+    events: list[ev.AnyEvent] = []
+    records: list[Any] = []
+    for index in range(20):  # a match with the pattern as data somewhere (most have it)
+        events = simulate_match(PRESETS["classic"], 2, seed="huge", index=index)
+        records = [_array(e) for e in events]
+        if log._maybe_huge(msgspec.msgpack.encode(records)):
+            break
+    clean = msgspec.msgpack.encode(records)
+    assert log._maybe_huge(clean), "no sample holds the pattern as plain data"
+    suspects = log._suspects(clean, len(log._array_header(len(records))))
+    assert 0 < len(suspects) < len(records) // 10  # only the events that hold it
+    k = {"first": 0, "middle": 57, "last": len(records) - 1}[where]
+    records[k][1 + type(events[k]).__struct_fields__.index("at")] = 2**63 + 5
+    file = tmp_path / "many.blog"
+    file.write_bytes(log._file_header(ev.FORMAT_VERSION, False)
+                     + log._segment(msgspec.msgpack.encode(records), len(records), 0, None))
+    with pytest.raises(LogFormatError) as exc:
+        log.read_events(file)
+    assert exc.value.kind == "range" and exc.value.seq == k and "'at'" in str(exc.value)
