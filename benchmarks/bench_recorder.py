@@ -4,6 +4,7 @@
         [--modes paced,saturated] [--seconds S] [--pace P] [--dir DIR] [--max-open N]
         [--no-baseline] [--no-syncfs] [--restart 10000]
     python benchmarks/bench_recorder.py --floor [--tables 200,1000]
+    python benchmarks/bench_recorder.py --ceiling --tables 1000 --seconds 5
 
 N tables play real matches (legal moves by the simulator's bots, validated on append). Each
 table is one asyncio task that appends a move and waits for its acknowledgement:
@@ -17,8 +18,11 @@ threads, every Writer open for the whole run.
 Printed per run: events/s, p50/p99 acknowledgement latency, CPU per event (process time of
 all threads, the driver included), syncs per event (file fsyncs + syncfs + directory fsyncs),
 and the most file descriptors open; then each recorder / writers ratio (events/s, p50, p99,
-CPU). Then the restart figure: a new recorder reloading ``--restart`` mid-match logs (read,
-verify, replay to validate the next move). ``--floor`` prints the disk's floor instead.
+CPU). Then the restart figures: a new recorder reloading ``--restart`` mid-match logs (read,
+verify, replay to validate the next move) with no saved state, after a clean close (from the
+saved states), and after a crash 5 moves a table past the last save. ``--ceiling`` prints the
+CPU ceiling of one process instead: the recorder with syncs that cost nothing (validating and
+not), and the driver alone against a stand-in that only settles futures in rounds.
 Goals: >= 25,000 events/s at N=1,000 (saturated); p99 < 20 ms at 10,000 paced tables.
 """
 
@@ -41,7 +45,7 @@ import msgspec
 
 from buraco_log import events as ev
 from buraco_log import log
-from buraco_log.recorder import Recorder
+from buraco_log.recorder import SAVED_NAME, FileOps, Recorder
 from buraco_log.rules import PRESETS
 from buraco_log.simulate import simulate_match
 
@@ -346,22 +350,135 @@ def fsync_latency(fds: list[int], threads: int = 16, seconds: float = 3.0) -> st
     )
 
 
-def restart(directory: Path, logs: int, srcs: list[tuple[ev.AnyEvent, ...]]) -> tuple[float, float]:
-    """``logs`` mid-match logs (half of each match), then a new recorder that reloads every
-    one of them, as the first move after a restart does; returns the seconds of the reload,
-    wall and process CPU."""
+def restart(
+    directory: Path, logs: int, srcs: list[tuple[ev.AnyEvent, ...]], tail: int = 5
+) -> list[tuple[str, float, float, int]]:
+    """``logs`` mid-match logs (half of each match), reloaded by a new recorder as the first
+    move after a restart does, three ways: with no saved state (every log read and replayed
+    from its first event), after a clean close (every match from its saved state), and after
+    a crash that followed a save by ``tail`` moves a table (the saved state, then those moves
+    replayed). Returns (how, wall seconds, process CPU seconds, matches loaded from a state)."""
     names = [f"m{i}" for i in range(logs)]
     for i, name in enumerate(names):
         src = srcs[i % len(srcs)]
         (directory / f"{name}.blog").write_bytes(log.encode_log(src[: len(src) // 2]))
     os.sync()
-    t, cpu = time.perf_counter(), time.process_time()
-    with Recorder(directory) as rec:
+    out = []
+
+    def reload(how: str) -> None:
+        t, cpu = time.perf_counter(), time.process_time()
+        rec = Recorder(directory, save_every=0)
         for name in names:
             rec.next_seq(name)
         took, cpu = time.perf_counter() - t, time.process_time() - cpu
-        assert rec.stats().loaded == logs
-    return took, cpu
+        stats = rec.stats()
+        assert stats.loaded == logs
+        out.append((how, took, cpu, stats.resumed))
+        rec.close()  # saves every state (not timed)
+
+    reload("no saved state")
+    reload("clean restart")
+    saved = (directory / SAVED_NAME).read_bytes()
+    with Recorder(directory, save_every=0) as rec:  # tail moves a table after that save
+        for i, name in enumerate(names):
+            src = srcs[i % len(srcs)]
+            for event in src[len(src) // 2 : len(src) // 2 + tail]:
+                rec.submit(name, event)
+        rec.flush()
+    (directory / SAVED_NAME).write_bytes(saved)  # as the crash left it
+    os.sync()
+    reload(f"crash, {tail} moves after the save")
+    return out
+
+
+class _NoSync(FileOps):
+    """Durability calls that return at once: what the recorder costs with an infinitely fast
+    disk (the CPU ceiling of one process; never a way to record)."""
+
+    def fsync(self, fd: int) -> None:
+        pass
+
+    def fsync_dir(self, fd: int) -> None:
+        pass
+
+    def syncfs(self, fd: int) -> None:
+        pass
+
+
+def ceiling(directory: Path, tables: int, srcs: list[tuple[ev.AnyEvent, ...]],
+            seconds: float) -> list[str]:
+    """Saturated tables on a recorder whose syncs cost nothing, with and without validation,
+    and the driver alone (each table's asyncio task awaiting a future that a committer thread
+    settles in rounds, as the recorder's are): the most events/s one process can acknowledge
+    here whatever the disk, and where its CPU goes."""
+    lines = []
+    for validate in (True, False):
+        d = directory / f"ceiling-{validate}"
+        d.mkdir()
+        rec = Recorder(d, window=0.002, sync="syncfs", ops=_NoSync(), validate=validate)
+
+        def rounds(rec: Recorder = rec) -> int:
+            return rec.stats().rounds
+
+        def run(marks: list[tuple[float, int]], rec: Recorder = rec
+                ) -> tuple[int, list[float], float, int]:
+            return asyncio.run(drive(rec.append_async, tables, srcs, None, seconds, "c", marks,
+                                     rounds))
+
+        try:
+            r = measure("ceiling", tables, "saturated", run)
+        finally:
+            rec.close()
+        lines.append(f"ceiling {tables:>6} no-op sync, validate={validate!s:5} "
+                     f"{r.rate:>9.0f} events/s {r.cpu_us:>7.1f} us CPU/event "
+                     f"p50 {r.p50_ms:.1f} ms")
+    lines.append(driver_alone(tables, srcs, seconds))
+    return lines
+
+
+def driver_alone(tables: int, srcs: list[tuple[ev.AnyEvent, ...]], seconds: float) -> str:
+    """The benchmark's tables against a stand-in that only settles each append's future in
+    rounds from another thread (no validation, encoding or I/O)."""
+    lock = threading.Condition()
+    waiting: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[int], int]] = []
+    stop = [False]
+    count = [0]
+
+    def settle(group: list[tuple[asyncio.Future[int], int]]) -> None:
+        for fut, seq in group:
+            if not fut.done():
+                fut.set_result(seq)
+
+    def committer() -> None:
+        while not stop[0]:
+            with lock:
+                lock.wait(0.002)
+                batch = waiting[:]
+                waiting.clear()
+            if batch:
+                count[0] += 1
+                batch[0][0].call_soon_threadsafe(settle, [(f, s) for _, f, s in batch])
+
+    async def append(match: str, event: ev.AnyEvent) -> int:
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[int] = loop.create_future()
+        with lock:
+            waiting.append((loop, fut, event.seq))
+            lock.notify()
+        return await fut
+
+    thread = threading.Thread(target=committer, daemon=True)
+    thread.start()
+
+    def run(marks: list[tuple[float, int]]) -> tuple[int, list[float], float, int]:
+        return asyncio.run(drive(append, tables, srcs, None, seconds, "d", marks,
+                                 lambda: count[0]))
+
+    r = measure("driver", tables, "saturated", run)
+    stop[0] = True
+    thread.join()
+    return (f"ceiling {tables:>6} driver alone            {r.rate:>9.0f} events/s "
+            f"{r.cpu_us:>7.1f} us CPU/event p50 {r.p50_ms:.1f} ms")
 
 
 def main() -> None:
@@ -379,6 +496,8 @@ def main() -> None:
     )
     ap.add_argument("--restart", type=int, default=10000, help="mid-match logs to reload")
     ap.add_argument("--floor", action="store_true", help="only the disk floor (see floor())")
+    ap.add_argument("--ceiling", action="store_true",
+                    help="only the CPU ceiling: no-op syncs, and the driver alone (ceiling())")
     args = ap.parse_args()
     seconds = args.seconds or (3.0 if args.quick else 10.0)
     pace = args.pace or (1.0 if args.quick else 3.0)
@@ -389,6 +508,11 @@ def main() -> None:
         )
     srcs = sources(12)
     base = Path(tempfile.mkdtemp(prefix="bench-recorder-", dir=args.dir))
+    if args.ceiling:
+        for tables in map(int, args.tables.split(",")):
+            print("\n".join(ceiling(base, tables, srcs, seconds)), flush=True)
+        shutil.rmtree(base, ignore_errors=True)
+        return
     if args.floor:
         for tables in map(int, args.tables.split(",")):
             d = base / f"floor-{tables}"
@@ -432,12 +556,13 @@ def main() -> None:
         if args.restart:
             d = base / "restart"
             d.mkdir()
-            took, cpu = restart(d, args.restart, srcs)
-            print(
-                f"restart: {args.restart} mid-match logs reloaded in {took:.2f} s "
-                f"({took / args.restart * 1e3:.2f} ms per log; process CPU "
-                f"{cpu / args.restart * 1e3:.2f} ms per log)"
-            )
+            for how, took, cpu, resumed in restart(d, args.restart, srcs):
+                print(
+                    f"restart, {how}: {args.restart} mid-match logs reloaded in {took:.2f} s "
+                    f"({took / args.restart * 1e3:.2f} ms per log; process CPU "
+                    f"{cpu / args.restart * 1e3:.2f} ms per log; {resumed} from a saved state)",
+                    flush=True,
+                )
     finally:
         shutil.rmtree(base, ignore_errors=True)
 

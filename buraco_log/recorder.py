@@ -44,9 +44,12 @@ import msgspec
 from buraco_log import events as ev
 from buraco_log import log
 from buraco_log.errors import LogFormatError
+from buraco_log.state import State
 
 SUFFIX: Final = ".blog"
 LOCK_NAME: Final = ".recorder.lock"
+SAVED_NAME: Final = ".recorder.state"
+"""Where the recorder saves the state of its mid-match tables (see :class:`Recorder`)."""
 _TEMP = re.compile(r"^\..+\.[0-9a-f]{12}\.new$")
 """The hidden temporary names of ``log._create_temp`` (the Writer's) and of this module."""
 _MATCH = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.@+=-]{0,199}$")
@@ -89,6 +92,42 @@ class FileOps:
             raise OSError(err, os.strerror(err))
 
 
+class _Saved(msgspec.Struct, array_like=True, frozen=True):
+    """Where one mid-match log stood when the recorder saved it: the file (device, inode) and
+    its size, the events in it, the chain's head there, and the rules engine's state after
+    them (None when the recorder does not validate)."""
+
+    match: str
+    device: int
+    inode: int
+    size: int
+    events: int
+    head: str
+    sealed: bool
+    state: State | None
+
+
+class _SavedFile(msgspec.Struct, frozen=True):
+    tables: list[_Saved]
+    format: int = 1
+
+
+_SAVED_DECODER = msgspec.msgpack.Decoder(_SavedFile)
+
+
+def _read_saved(directory: str) -> dict[str, _Saved]:
+    """The saved states of a directory; nothing if there are none or they cannot be read
+    (they only make loading faster: every entry is checked against its log before use)."""
+    try:
+        with open(os.path.join(directory, SAVED_NAME), "rb") as f:
+            saved = _SAVED_DECODER.decode(f.read())
+    except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+        return {}
+    if saved.format != 1:
+        return {}
+    return {entry.match: entry for entry in saved.tables}
+
+
 class RecorderStats(msgspec.Struct):
     """Counters since the recorder opened (read them with :meth:`Recorder.stats`)."""
 
@@ -99,6 +138,8 @@ class RecorderStats(msgspec.Struct):
     dir_fsyncs: int = 0  # one per round that created logs
     created: int = 0  # new logs
     loaded: int = 0  # existing logs read on first use
+    resumed: int = 0  # of those, read from their saved state (only the events after it)
+    saves: int = 0  # times the tables' states were saved
     reopened: int = 0  # closed idle logs opened again
     closed_idle: int = 0  # logs closed to stay under max_open or after idle_timeout
     open_handles: int = 0  # log descriptors open now
@@ -266,6 +307,13 @@ class Recorder:
 
     Matches are named by their file: ``directory/<match>.blog``. A recorder holds
     ``directory/.recorder.lock`` for its life, so two recorders never share a directory.
+
+    Every ``save_every`` seconds (0: never) and at ``close``, the rules engine's state of each
+    mid-match table is saved to ``directory/.recorder.state`` with where its log stood (file,
+    size, seq, chain head). After a restart a match then loads from its saved state: its log is
+    still read and checked whole (checksums, seq order, chain), but only the events written
+    after the save are decoded and replayed. An entry that does not match its log exactly is
+    ignored, and the log is read as if there were none.
     """
 
     def __init__(
@@ -282,6 +330,7 @@ class Recorder:
         sealed: bool = True,
         repair_torn: bool = True,
         ops: FileOps | None = None,
+        save_every: float = 60.0,
     ) -> None:
         self.directory = os.path.abspath(os.fspath(directory))
         self.window = max(0.0, window)
@@ -318,6 +367,9 @@ class Recorder:
             ) from None
         self._dir_fd = os.open(self.directory, os.O_RDONLY | os.O_CLOEXEC)
         self._stats.swept = len(sweep_temporaries(self.directory))
+        self.save_every = max(0.0, save_every)
+        self._next_save = time.monotonic() + self.save_every
+        self._saved = _read_saved(self.directory)  # taken out as their matches load
         self._pool = ThreadPoolExecutor(max(1, sync_threads), thread_name_prefix="recorder-sync")
         self._threads = max(1, sync_threads)
         if sync not in ("fsync", "syncfs"):
@@ -398,6 +450,8 @@ class Recorder:
             self._closing = True
             self._cv.notify_all()
         self._committer.join()
+        with contextlib.suppress(OSError):  # a state not saved only makes the next start slower
+            self._save_states()
         self._pool.shutdown(wait=True)
         for table in list(self._open.values()):
             self._close_fd(table)
@@ -478,8 +532,10 @@ class Recorder:
         return fresh
 
     def _load(self, table: _Table) -> None:
-        """Read an existing log (if any) to learn its seq, chain and validator state."""
+        """Read an existing log (if any) to learn its seq, chain and validator state: from the
+        state saved for it when that still describes the log, else from its first event."""
         table.sealed = self.sealed
+        saved = self._saved.pop(table.match, None)
         if self.validate:
             table.validator = log._new_validator(table.path)
         locked = _lock_current(table.path)
@@ -487,14 +543,16 @@ class Recorder:
             return  # a new match: its log is created with its first event
         fd, identity, size = locked
         try:
-            with log.Reader(table.path, allow_torn=True) as reader:
-                for _, events in reader.segments():
-                    if table.validator is not None:
-                        table.validator.run(events)
-                info = reader.info
-                chain = reader._chain
+            read = self._read_from_saved(table, saved, identity, size) if saved else None
+            if read is None:
+                with log.Reader(table.path, allow_torn=True) as reader:
+                    for _, events in reader.segments():
+                        if table.validator is not None:
+                            table.validator.run(events)
+                    read = reader.info, reader._chain
         finally:
             os.close(fd)
+        info, chain = read
         if info.torn is not None:
             if not self.repair_torn or info.torn.offset < log.HEADER_SIZE:
                 raise LogFormatError(
@@ -522,6 +580,62 @@ class Recorder:
         table.chain = chain
         with self._cv:
             self._stats.loaded += 1
+
+    def _read_from_saved(
+        self, table: _Table, saved: _Saved, identity: tuple[int, int], size: int
+    ) -> tuple[log.LogInfo, Any] | None:
+        """Read the log as far as ``saved`` without decoding it, check that it still holds
+        exactly what was saved (the same file, the seq and the chain head at the saved size),
+        then replay only the events after it on the saved state. None: the entry does not
+        describe this log (nothing is changed then)."""
+        if (
+            (saved.device, saved.inode) != identity
+            or size < saved.size
+            or (saved.state is None) == self.validate
+        ):
+            return None
+        with log.Reader(table.path, allow_torn=True, skip_until=saved.size) as reader:
+            after = [e for _, events in reader.segments() for e in events]
+            if reader.skipped_to != (saved.events, saved.head):
+                return None
+            info, chain = reader.info, reader._chain
+        if self.validate:
+            table.validator = log._new_validator(table.path, saved.state)
+            table.validator.run(after)
+        with self._cv:
+            self._stats.resumed += 1
+        return info, chain
+
+    def _save_states(self) -> None:
+        """Save the state of every mid-match table whose accepted events are all on disk (and
+        keep the saved entries of matches not loaded since the start, while their logs exist).
+        Runs in the committer
+        thread, or after it stopped: the tables' files and chains are its to read."""
+        entries = {m: e for m, e in self._saved.items()  # not loaded since the start
+                   if os.path.exists(os.path.join(self.directory, m + SUFFIX))}
+        for table in list(self._tables.values()):
+            if table.dead or table.ended or not table.exists or table.broken is not None:
+                continue
+            with table.lock:
+                if table.unresolved or table.pending or table.expect != table.next_seq:
+                    continue  # events accepted and not yet durable: the state is ahead
+                state = table.validator.state() if table.validator is not None else None
+            entries[table.match] = _Saved(
+                table.match, *table.identity, table.end, table.next_seq,
+                table.chain.hexdigest(), table.sealed, state,
+            )
+        data = msgspec.msgpack.encode(_SavedFile(list(entries.values())))
+        path = os.path.join(self.directory, SAVED_NAME)
+        fd = os.open(path + ".new", os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
+        try:
+            log._write_all(fd, data, 0)
+            self._ops.fsync(fd)  # a power loss leaves the old file or the whole new one
+        finally:
+            os.close(fd)
+        os.replace(path + ".new", path)
+        self._next_save = time.monotonic() + self.save_every
+        with self._cv:
+            self._stats.saves += 1
 
     def _drop(self, table: _Table) -> None:
         """Forget a table (caller holds ``self._cv``); its descriptor is closed by the
@@ -561,6 +675,11 @@ class Recorder:
             except Exception as exc:  # a bug: fail the round rather than hang callers
                 for table in batch:
                     self._fail_table(table, f"recorder error: {exc!r}", [], written=True)
+            if self.save_every and time.monotonic() >= self._next_save:
+                try:
+                    self._save_states()
+                except OSError:  # only the next start is slower; try again later
+                    self._next_save = time.monotonic() + self.save_every
 
     def _forget_tables(self) -> None:
         """Close and drop the tables ``forget`` asked for (caller holds ``self._cv``)."""
@@ -640,11 +759,12 @@ class Recorder:
         acked: list[_Waiter] = []
         for w in done:
             acked.extend(w.waiters)
+        with self._cv:  # counted first: a caller woken by its ack sees its event counted
+            self._stats.events += len(acked)
         self._resolve(acked, None)  # one wake-up per event loop for the whole round
         for w in done:
             self._settled(w.table, len(w.waiters))
         with self._cv:
-            self._stats.events += len(acked)
             self._stats.rounds += 1
             if syncfs:
                 self._stats.syncfs += 1

@@ -10,13 +10,19 @@ import random
 import subprocess
 import sys
 import threading
+import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+from msgspec.structs import replace
 
+from buraco_log import events as ev
 from buraco_log import log
 from buraco_log.errors import IllegalMoveError, LogFormatError
-from buraco_log.recorder import FileOps, Recorder, sweep_temporaries
+from buraco_log.recorder import SAVED_NAME, FileOps, Recorder, sweep_temporaries
+from buraco_log.reducer import Replayer
+from buraco_log.state import State
 from tests.recorder.powerloss import PowerLossOps, restore
 from tests.recorder.sources import matches, on_disk, source_of
 
@@ -107,6 +113,74 @@ def test_a_restart_continues_every_match_where_it_stopped(tmp_path: Path) -> Non
         assert rec.stats().loaded == 8
     for i in range(8):
         assert log.read_events(tmp_path / f"t{i}.blog") == list(sources[i % 6][: 11 + i])
+
+
+def _state_after(events: Sequence[ev.AnyEvent]) -> State:
+    r = Replayer()
+    r.run(events)
+    return r.state()
+
+
+def test_a_restart_loads_each_match_from_its_saved_state_and_replays_only_what_followed(
+    tmp_path: Path,
+) -> None:
+    """The states saved by a periodic save (here: the file as an earlier save left it), then
+    more events, then a crash: each match loads from its state and the events after it."""
+    sources = matches()
+    with Recorder(tmp_path, save_every=0) as rec:
+        for i in range(6):
+            for event in sources[i][: 20 + i]:
+                rec.append(f"t{i}", event)
+    saved = (tmp_path / SAVED_NAME).read_bytes()  # what the last save before the crash wrote
+    with Recorder(tmp_path, save_every=0) as rec:
+        for i in range(6):
+            for event in sources[i][20 + i : 30 + i]:  # recorded after that save
+                rec.append(f"t{i}", event)
+    (tmp_path / SAVED_NAME).write_bytes(saved)
+    with Recorder(tmp_path, save_every=0) as rec:
+        for i in range(6):
+            assert rec.next_seq(f"t{i}") == 30 + i
+        stats = rec.stats()
+        assert stats.loaded == 6 and stats.resumed == 6
+        for i in range(6):  # the rules engine stands exactly where a full replay leaves it
+            assert rec._tables[f"t{i}"].validator.state() == _state_after(sources[i][: 30 + i])
+        with pytest.raises(IllegalMoveError):
+            rec.append("t0", replace(sources[2][30], seq=30))  # another match's move
+        assert rec.append("t0", sources[0][30]) == 30
+    for i in range(6):
+        events = sources[i][: 31 if i == 0 else 30 + i]
+        assert log.read_events(tmp_path / f"t{i}.blog") == list(events)
+        assert log.verify(tmp_path / f"t{i}.blog").head == log.head_digest(events)
+
+
+def test_a_saved_state_that_does_not_describe_its_log_is_not_used(tmp_path: Path) -> None:
+    sources = matches()
+    with Recorder(tmp_path, save_every=0) as rec:
+        for i in range(3):
+            for event in sources[i][:25]:
+                rec.append(f"t{i}", event)
+    # t0: another match's 25 events under its name (the file system may even give the new
+    # file the old inode); t1: cut back to its first 20 events; t2 untouched.
+    for name, events in (("t0", sources[3][:25]), ("t1", sources[1][:20])):
+        (tmp_path / f"{name}.blog").unlink()
+        log.write_log(tmp_path / f"{name}.blog", events)
+    with Recorder(tmp_path, save_every=0) as rec:
+        assert [rec.next_seq(f"t{i}") for i in range(3)] == [25, 20, 25]
+        assert rec.stats().resumed == 1  # t2 only; the others were read from their start
+        assert rec._tables["t0"].validator.state() == _state_after(sources[3][:25])
+        assert rec.append("t1", sources[1][20]) == 20
+    (tmp_path / SAVED_NAME).write_bytes(b"\x93garbage")  # unreadable: ignored
+    with Recorder(tmp_path, save_every=0) as rec:
+        assert rec.next_seq("t2") == 25 and rec.stats().resumed == 0
+
+
+def test_the_states_are_saved_every_save_every_seconds(tmp_path: Path) -> None:
+    events = matches()[0]
+    with Recorder(tmp_path, save_every=0.01) as rec:
+        rec.append("m", events[0])
+        time.sleep(0.05)
+        rec.append("m", events[1])  # the round after the interval saves
+        assert (tmp_path / SAVED_NAME).exists() and rec.stats().saves >= 1
 
 
 def test_a_second_recorder_on_the_same_directory_is_refused(tmp_path: Path) -> None:
