@@ -496,6 +496,7 @@ def _power_loss_round(tmp_path: Path, rng: random.Random, run: int) -> tuple[int
         window=rng.choice([0.0, 0.001, 0.003]),
         max_open=30,
         sync=rng.choice(["fsync", "syncfs"]),
+        save_every=rng.choice([0.0, 0.01]),  # states saved every round after 10 ms, or never
     )
     names = [f"p{run}-{i}" if rng.random() < 0.3 else f"t{i}" for i in range(16)]
 
