@@ -350,7 +350,9 @@ class Recorder:
         self._unresolved = 0  # accepted appends not yet acknowledged or failed
         self._loaders = threading.BoundedSemaphore(_LOADERS)
         self._first_at = 0.0  # when the oldest pending event arrived
-        self._cv = threading.Condition(threading.Lock())
+        lock = threading.Lock()
+        self._cv = threading.Condition(lock)  # appends resolved: flush, forget, close
+        self._wake = threading.Condition(lock)  # the committer's: work arrived
         self._closing = False
         self._closed = False
         self._forget: list[_Table] = []  # tables to close and drop (committer's job)
@@ -422,7 +424,7 @@ class Recorder:
             while table.unresolved and not table.dead:
                 self._cv.wait()
             self._forget.append(table)  # the committer closes its descriptor
-            self._cv.notify()
+            self._wake.notify()
 
     def flush(self, timeout: float | None = None) -> bool:
         """Wait until no accepted append is waiting (all durable or failed); False on timeout.
@@ -449,6 +451,7 @@ class Recorder:
         with self._cv:
             self._closing = True
             self._cv.notify_all()
+            self._wake.notify_all()
         self._committer.join()
         with contextlib.suppress(OSError):  # a state not saved only makes the next start slower
             self._save_states()
@@ -503,12 +506,17 @@ class Recorder:
                 if isinstance(event, ev.MatchEnded):
                     table.ended = True
                 with self._cv:
-                    if not self._dirty:
+                    first = not self._dirty
+                    if first:
                         self._first_at = time.monotonic()
                     self._dirty[match] = table
                     self._waiting += 1
                     self._unresolved += 1
-                    self._cv.notify()
+                    # Wake the committer only when it has something new to do: the first
+                    # append of a round, or a full batch. A wake-up per append cost a thread
+                    # switch each while it waited out the window.
+                    if first or self._waiting >= self.max_batch:
+                        self._wake.notify()
                 return
 
     def _table(self, match: str) -> _Table:
@@ -650,7 +658,7 @@ class Recorder:
             with self._cv:
                 while not self._dirty and not self._closing:
                     self._forget_tables()
-                    self._cv.wait(self._idle_wait())
+                    self._wake.wait(self._idle_wait())
                     if not self._dirty:
                         self._close_idle()
                 self._forget_tables()
@@ -661,7 +669,7 @@ class Recorder:
                     left = deadline - time.monotonic()
                     if left <= 0:
                         break
-                    self._cv.wait(left)
+                    self._wake.wait(left)
                 batch: list[_Table] = []
                 limit = self._slots  # one round never needs more descriptors than the pool
                 for match in list(self._dirty):
