@@ -32,7 +32,7 @@ def main() -> None:
             if rec.next_seq(name) < len(source_of(name, sources)):
                 names.append(name)
     names += [f"r{run}-{i}" for i in range(max(0, tables - len(names)))]
-    os.write(1, b"ready\n")
+    os.write(1, f"ready {rec.stats().resumed}\n".encode())  # matches loaded from a state
 
     def player(mine: list[str]) -> None:
         while mine:

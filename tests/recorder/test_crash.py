@@ -23,12 +23,14 @@ from tests.recorder.sources import matches, on_disk, source_of
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _kill_runs(tmp_path: Path, runs: int, seed: int) -> tuple[int, int]:
+def _kill_runs(tmp_path: Path, runs: int, seed: int) -> tuple[int, int, int]:
+    """Returns (events acknowledged, acknowledged events lost, matches a restart loaded from
+    a saved state)."""
     rng = random.Random(seed)
     directory = tmp_path / "logs"
     directory.mkdir()
     sources = matches()
-    acked_total = lost = 0
+    acked_total = lost = resumed = 0
     for run in range(runs):
         out_path = tmp_path / f"acks{run}.txt"
         with open(out_path, "wb") as out:
@@ -57,7 +59,10 @@ def _kill_runs(tmp_path: Path, runs: int, seed: int) -> tuple[int, int]:
         assert child.returncode in (-signal.SIGKILL, 0), err.decode()
         latest: dict[str, int] = {}
         for line in lines:
-            if line in ("ready", "done"):
+            if line.startswith("ready"):
+                resumed += int(line.split()[1])
+                continue
+            if line == "done":
                 continue
             name, text = line.split()
             latest[name] = max(latest.get(name, -1), int(text))
@@ -68,18 +73,20 @@ def _kill_runs(tmp_path: Path, runs: int, seed: int) -> tuple[int, int]:
             assert kept == list(source_of(name, sources)[: len(kept)])
         for path in directory.glob("*.blog"):
             log.verify(path)  # torn tails are allowed; damage raises
-    return acked_total, lost
+    return acked_total, lost, resumed
 
 
 def test_kill_9_at_random_points_loses_no_acknowledged_event(tmp_path: Path) -> None:
-    acked, lost = _kill_runs(tmp_path, runs=4, seed=5)
+    acked, lost, _ = _kill_runs(tmp_path, runs=4, seed=5)
     assert acked > 0
     assert lost == 0
 
 
 @pytest.mark.slow
 def test_kill_9_at_200_random_points_loses_no_acknowledged_event(tmp_path: Path) -> None:
-    acked, lost = _kill_runs(tmp_path, runs=200, seed=200)
-    print(f"kill -9 runs: 200, acknowledged events: {acked}, lost: {lost}")
+    acked, lost, resumed = _kill_runs(tmp_path, runs=200, seed=200)
+    print(f"kill -9 runs: 200, acknowledged events: {acked}, lost: {lost}, "
+          f"matches loaded from a saved state after a kill: {resumed}")
     assert acked > 10000
     assert lost == 0
+    assert resumed > 0  # the restarts after kills went through saved states too
