@@ -22,7 +22,8 @@ CPU). Then the restart figures: a new recorder reloading ``--restart`` mid-match
 verify, replay to validate the next move) with no saved state, after a clean close (from the
 saved states), and after a crash 5 moves a table past the last save. ``--ceiling`` prints the
 CPU ceiling of one process instead: the recorder with syncs that cost nothing (validating and
-not), and the driver alone against a stand-in that only settles futures in rounds.
+not, saturated), and the driver alone (saturated and paced) against a stand-in that only
+settles futures in rounds.
 Goals: >= 25,000 events/s at N=1,000 (saturated); p99 < 20 ms at 10,000 paced tables.
 """
 
@@ -406,7 +407,7 @@ class _NoSync(FileOps):
 
 
 def ceiling(directory: Path, tables: int, srcs: list[tuple[ev.AnyEvent, ...]],
-            seconds: float) -> list[str]:
+            seconds: float, pace: float) -> list[str]:
     """Saturated tables on a recorder whose syncs cost nothing, with and without validation,
     and the driver alone (each table's asyncio task awaiting a future that a committer thread
     settles in rounds, as the recorder's are): the most events/s one process can acknowledge
@@ -431,14 +432,17 @@ def ceiling(directory: Path, tables: int, srcs: list[tuple[ev.AnyEvent, ...]],
             rec.close()
         lines.append(f"ceiling {tables:>6} no-op sync, validate={validate!s:5} "
                      f"{r.rate:>9.0f} events/s {r.cpu_us:>7.1f} us CPU/event "
-                     f"p50 {r.p50_ms:.1f} ms")
-    lines.append(driver_alone(tables, srcs, seconds))
+                     f"p50 {r.p50_ms:.1f} ms p99 {r.p99_ms:.1f} ms")
+    lines.append(driver_alone(tables, srcs, seconds, None))
+    lines.append(driver_alone(tables, srcs, seconds, pace))
     return lines
 
 
-def driver_alone(tables: int, srcs: list[tuple[ev.AnyEvent, ...]], seconds: float) -> str:
-    """The benchmark's tables against a stand-in that only settles each append's future in
-    rounds from another thread (no validation, encoding or I/O)."""
+def driver_alone(tables: int, srcs: list[tuple[ev.AnyEvent, ...]], seconds: float,
+                 pace: float | None) -> str:
+    """The benchmark's tables (saturated, or paced at one move per ``pace`` s) against a
+    stand-in that only settles each append's future in rounds from another thread (no
+    validation, encoding or I/O): what the asyncio side alone costs and delays."""
     lock = threading.Condition()
     waiting: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[int], int]] = []
     stop = [False]
@@ -471,14 +475,15 @@ def driver_alone(tables: int, srcs: list[tuple[ev.AnyEvent, ...]], seconds: floa
     thread.start()
 
     def run(marks: list[tuple[float, int]]) -> tuple[int, list[float], float, int]:
-        return asyncio.run(drive(append, tables, srcs, None, seconds, "d", marks,
+        return asyncio.run(drive(append, tables, srcs, pace, seconds, "d", marks,
                                  lambda: count[0]))
 
-    r = measure("driver", tables, "saturated", run)
+    mode = "paced" if pace else "saturated"
+    r = measure("driver", tables, mode, run)
     stop[0] = True
     thread.join()
-    return (f"ceiling {tables:>6} driver alone            {r.rate:>9.0f} events/s "
-            f"{r.cpu_us:>7.1f} us CPU/event p50 {r.p50_ms:.1f} ms")
+    return (f"ceiling {tables:>6} driver alone, {mode:9} {r.rate:>9.0f} events/s "
+            f"{r.cpu_us:>7.1f} us CPU/event p50 {r.p50_ms:.1f} ms p99 {r.p99_ms:.1f} ms")
 
 
 def main() -> None:
@@ -510,7 +515,7 @@ def main() -> None:
     base = Path(tempfile.mkdtemp(prefix="bench-recorder-", dir=args.dir))
     if args.ceiling:
         for tables in map(int, args.tables.split(",")):
-            print("\n".join(ceiling(base, tables, srcs, seconds)), flush=True)
+            print("\n".join(ceiling(base, tables, srcs, seconds, pace)), flush=True)
         shutil.rmtree(base, ignore_errors=True)
         return
     if args.floor:
