@@ -351,9 +351,12 @@ def _cache(rules: Rules) -> MeldKnowledge:
 
 
 def _candidates(
-    world: State, budget: Budget, include: Event | None, cache: MeldKnowledge
+    world: State, budget: Budget, include: Event | None, cache: MeldKnowledge,
+    no_opening: bool = False,
 ) -> list[AnyEvent]:
     moves = quick_moves(world)
+    if no_opening:  # a short opening was taken back this turn: no second try (as the habit)
+        moves = [m for m in moves if not isinstance(m, MeldLaid)] or moves
     by_key: dict[Key, AnyEvent] = {}
     for m in moves:
         by_key.setdefault(move_key(m), m)
@@ -451,10 +454,13 @@ def decide(
     seed: int = 0,
     *,
     include: Event | None = None,
+    no_opening: bool = False,
 ) -> Decision:
     """Search the seat's decision in ``view``: sample ``budget.samples`` tables, play every
     candidate out in each, and rank the candidates by mean hand-score difference. ``include``
-    (a move that was played, for a review) is always among the candidates."""
+    (a move that was played, for a review) is always among the candidates. ``no_opening``:
+    the seat took back a short opening this turn, so no meld is a candidate (the heuristic
+    bot's own rule: laying it again and taking it back again would never end the turn)."""
     t = view.table
     rules = t.rules
     assert rules is not None
@@ -463,7 +469,7 @@ def decide(
     side = t.sides[view.seat]
     start = time.perf_counter()
     first = determinize(view, rng)
-    cands = _candidates(first, budget, include, cache)
+    cands = _candidates(first, budget, include, cache, no_opening)
     values: list[list[float]] = [[] for _ in cands]
     n = 0
     world = first
@@ -521,6 +527,7 @@ class ExpertBot:
         self.budget = budget
         self.tracker = Tracker()
         self.decisions = 0
+        self._retracted: tuple[int, int] = (-1, -1)  # (hand, turn) of its last retraction
 
     def observe(self, ev: AnyEvent) -> None:
         self.tracker.observe(ev)
@@ -529,10 +536,13 @@ class ExpertBot:
         if len(moves) == 1:
             return moves[0]
         view = seat_view(state, state.turn, self.tracker.known)
-        d = decide(view, self.budget, rng.getrandbits(63))
+        no_opening = self._retracted == (state.hand, state.turns)
+        d = decide(view, self.budget, rng.getrandbits(63), no_opening=no_opening)
         self.decisions += 1
         key = move_key(d.chosen)
         for m in moves:
             if move_key(m) == key:
+                if isinstance(m, OpeningRetracted):
+                    self._retracted = (state.hand, state.turns)
                 return m
         raise AssertionError(f"seq {state.seq + 1}: the expert chose a move not on the list")

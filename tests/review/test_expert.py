@@ -238,3 +238,24 @@ def test_the_expert_plays_a_whole_legal_match_and_the_same_one_for_a_seed() -> N
     assert isinstance(a[-1], MatchEnded)
     replay(a)
     assert a == simulate_match(rules, 2, seed="e", bots=("expert:2x3", "heuristic"))
+
+
+def test_after_taking_back_a_short_opening_the_expert_does_not_lay_it_again_that_turn() -> None:
+    """A match where the expert, searching fresh heuristic bots, laid 3h 3s 2c, took it back
+    and laid it again until the hand was 20,000 events long: it ends now, and no turn of the
+    expert holds a meld laid after its retraction."""
+    from buraco_log.events import MeldLaid, OpeningRetracted
+
+    events = simulate_match(PRESETS["classic"], 2, seed="wr1000", index=6,
+                                bots=("expert:8x3r1", "heuristic"))
+    assert isinstance(events[-1], MatchEnded)
+    retracted_at: tuple[int, int] | None = None
+    r = Replayer()
+    for ev in events:
+        before = r.state()
+        r.step(ev)
+        if isinstance(ev, OpeningRetracted):
+            retracted_at = (before.hand, before.turns)
+        elif isinstance(ev, MeldLaid) and ev.seat == 0:
+            assert retracted_at != (before.hand, before.turns), f"seq {ev.seq}: laid again"
+    assert retracted_at is not None  # the match still has the retraction that looped
