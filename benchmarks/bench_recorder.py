@@ -414,7 +414,7 @@ def ceiling(directory: Path, tables: int, srcs: list[tuple[ev.AnyEvent, ...]],
     here whatever the disk, and where its CPU goes."""
     lines = []
     for validate in (True, False):
-        d = directory / f"ceiling-{validate}"
+        d = directory / f"ceiling-{tables}-{validate}"
         d.mkdir()
         rec = Recorder(d, window=0.002, sync="syncfs", ops=_NoSync(), validate=validate)
 
