@@ -102,6 +102,10 @@ def replay_columns(events: list[AnyEvent], gid: int) -> Columns | None:
     direct = bytearray(b"\xff") * n
     stock = array("h", [NULL]) * n
     cards = f.cards
+    add_card = cards.append
+    add_cards = cards.extend
+    step = r.step
+    run = r.run
     deals: list[tuple[int, int]] = []  # (index, hand) of each HandStarted
     hand_start = 0
     morto: dict[int, tuple[int, int, bool]] = {}
@@ -109,61 +113,60 @@ def replay_columns(events: list[AnyEvent], gid: int) -> Columns | None:
     sides: list[int] = []
     first_player = -1
     todo = 0  # events[todo:i] are collected but not replayed yet
-    for i in range(n):
-        ev = events[i]
-        if isinstance(ev, (CardDiscarded, CardDrawn, FirstDrawRejected)):
-            seat[i] = ev.seat
-            cards.append(ev.card)
+    # Exact type tests (the event classes are final), commonest first: in plain Python one
+    # `is` per test costs far less than an isinstance call.
+    for i, ev in enumerate(events):
+        tp = type(ev)
+        if tp is CardDiscarded or tp is CardDrawn or tp is FirstDrawRejected:
+            seat[i] = ev.seat  # type: ignore[union-attr]
+            add_card(ev.card)  # type: ignore[union-attr]
             lens[i] = 1
             continue
-        if isinstance(ev, CardsLaidOff):
-            seat[i] = ev.seat
-            cards.extend(ev.cards)
-            lens[i] = len(ev.cards)
-            meld[i] = ev.meld
+        if tp is CardsLaidOff:
+            seat[i] = ev.seat  # type: ignore[union-attr]
+            add_cards(ev.cards)  # type: ignore[union-attr]
+            lens[i] = len(ev.cards)  # type: ignore[union-attr]
+            meld[i] = ev.meld  # type: ignore[union-attr,assignment]
             continue
-        if isinstance(ev, PileTaken):
-            seat[i] = ev.seat
-            cards.append(ev.top)
+        if tp is PileTaken:
+            seat[i] = ev.seat  # type: ignore[union-attr]
+            add_card(ev.top)  # type: ignore[union-attr]
             lens[i] = 1
-            pickups.setdefault(sides[ev.seat], []).append(ev.count)
+            pickups.setdefault(sides[ev.seat], []).append(ev.count)  # type: ignore[union-attr,arg-type]
             continue
-        if isinstance(ev, MeldLaid) and ev.meld is not None:
+        if tp is MeldLaid and ev.meld is not None:  # type: ignore[union-attr]
             # A recorded meld id is checked by the engine (meld.wrong_id): no stop needed.
-            seat[i] = ev.seat
-            cards.extend(ev.cards)
-            lens[i] = len(ev.cards)
-            meld[i] = ev.meld
+            seat[i] = ev.seat  # type: ignore[union-attr]
+            add_cards(ev.cards)  # type: ignore[union-attr]
+            lens[i] = len(ev.cards)  # type: ignore[union-attr]
+            meld[i] = ev.meld  # type: ignore[union-attr]
             continue
-        if isinstance(ev, OpeningRetracted):
-            seat[i] = ev.seat
-            cards.extend(ev.cards)
-            lens[i] = len(ev.cards)
-            continue
-        if isinstance(ev, WentOut):
-            seat[i] = ev.seat
+        if tp is OpeningRetracted or tp is WentOut:
+            seat[i] = ev.seat  # type: ignore[union-attr]
+            if tp is OpeningRetracted:
+                add_cards(ev.cards)  # type: ignore[union-attr]
+                lens[i] = len(ev.cards)  # type: ignore[union-attr]
             continue
         if todo < i:
-            r.run(events[todo:i])
+            run(events[todo:i])
         todo = i + 1
         if isinstance(ev, MeldLaid):  # no recorded id: the engine numbers it
-            r.step(ev)
-            s = ev.seat
-            seat[i] = s
-            cards.extend(ev.cards)
+            step(ev)
+            s = seat[i] = ev.seat
+            add_cards(ev.cards)
             lens[i] = len(ev.cards)
             meld[i] = t.melds[t.sides[s]][-1].id
         elif isinstance(ev, MortoTaken):
             turn: int = t.turns
-            r.step(ev)
+            step(ev)
             seat[i] = ev.seat
-            direct[i] = 1 if ev.direct else 0
+            direct[i] = ev.direct
             count[i] = len(t.hands[ev.seat])
             morto[t.sides[ev.seat]] = (ev.seq, turn, ev.direct)
         elif isinstance(ev, HandStarted):
-            r.step(ev)
+            step(ev)
             if ev.upcard is not None:
-                cards.append(ev.upcard)
+                add_card(ev.upcard)
                 lens[i] = 1
             stock[i] = len(ev.stock)
             deals.append((i, t.hand))
@@ -175,22 +178,20 @@ def replay_columns(events: list[AnyEvent], gid: int) -> Columns | None:
                 first_player = t.turn
         elif isinstance(ev, HandEnded):
             final = [list(side) for side in t.melds]  # melds are reset for the next hand
-            r.step(ev)
+            step(ev)
             _hand_rows(f, t, final, hand_start, morto, pickups)
         else:
-            r.step(ev)
+            step(ev)
             sides = list(t.sides)  # fixed from the match start on
             if not isinstance(ev, TotalsCarried):
                 f.deal_events.append(ev)  # MatchStarted or MatchEnded
     if todo < n:
-        r.run(events[todo:])
+        run(events[todo:])
     if t.phase != "over" or not isinstance(events[-1], MatchEnded):
         return None
-    kind_of = _KIND_OF
-    f.kind = bytes([kind_of[type(ev)] for ev in events])
+    f.kind = bytes(map(_KIND_OF.__getitem__, map(type, events)))
     hand = array("h", [-1]) * (deals[0][0] if deals else n)
-    for k in range(len(deals)):
-        i, h = deals[k]
+    for k, (i, h) in enumerate(deals):
         hand += array("h", [h]) * ((deals[k + 1][0] if k + 1 < len(deals) else n) - i)
     f.hand = hand
     f.seat, f.lens, f.meld, f.count, f.direct, f.stock = seat, lens, meld, count, direct, stock
