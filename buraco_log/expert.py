@@ -533,6 +533,12 @@ class ExpertBot:
         self.tracker.observe(ev)
 
     def choose(self, state: State, moves: Sequence[AnyEvent], rng: random.Random) -> AnyEvent:
+        move = self._choose(state, moves, rng)
+        if isinstance(move, OpeningRetracted):  # chosen or forced: no second try this turn
+            self._retracted = (state.hand, state.turns)
+        return move
+
+    def _choose(self, state: State, moves: Sequence[AnyEvent], rng: random.Random) -> AnyEvent:
         if len(moves) == 1:
             return moves[0]
         view = seat_view(state, state.turn, self.tracker.known)
@@ -542,7 +548,5 @@ class ExpertBot:
         key = move_key(d.chosen)
         for m in moves:
             if move_key(m) == key:
-                if isinstance(m, OpeningRetracted):
-                    self._retracted = (state.hand, state.turns)
                 return m
         raise AssertionError(f"seq {state.seq + 1}: the expert chose a move not on the list")

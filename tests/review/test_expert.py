@@ -259,3 +259,10 @@ def test_after_taking_back_a_short_opening_the_expert_does_not_lay_it_again_that
         elif isinstance(ev, MeldLaid) and ev.seat == 0:
             assert retracted_at != (before.hand, before.turns), f"seq {ev.seq}: laid again"
     assert retracted_at is not None  # the match still has the retraction that looped
+
+
+def test_a_forced_retraction_also_stops_the_expert_laying_again_that_turn() -> None:
+    """The same loop when the retraction was the only move left (chosen without a search)."""
+    events = simulate_match(PRESETS["classic"], 2, seed="wr1000", index=42,
+                            bots=("heuristic", "expert:8x3r1"))
+    assert isinstance(events[-1], MatchEnded) and len(events) < 2000
