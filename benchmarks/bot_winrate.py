@@ -20,10 +20,16 @@ import argparse
 import math
 import os
 import statistics
-import tempfile
+from concurrent.futures import ProcessPoolExecutor
 
-from buraco_log.rules import PRESETS
-from buraco_log.simulate import MatchSummary, seat_bots, simulate_many
+from buraco_log.rules import PRESETS, Rules
+from buraco_log.simulate import (
+    MatchSummary,
+    SimulationError,
+    seat_bots,
+    simulate_match,
+    summarize,
+)
 
 FAMILIES = {
     "classic": "classic",
@@ -54,6 +60,26 @@ def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
     return c - h, c + h
 
 
+def _play(args: tuple[Rules, int, str, int, tuple[str, ...]]) -> MatchSummary | None:
+    """One match, or None if the simulator gave up on it (a hand that never ends)."""
+    rules, players, seed, index, bots = args
+    try:
+        return summarize(simulate_match(rules, players, seed=seed, index=index, bots=bots),
+                         index)
+    except SimulationError:
+        return None
+
+
+def play_all(rules: Rules, players: int, matches: int, seed: str, bots: tuple[str, ...],
+             jobs: int) -> list[MatchSummary | None]:
+    """Matches 0..matches-1 (the same as ``simulate_many`` plays, unwritten), in order."""
+    work = [(rules, players, seed, i, bots) for i in range(matches)]
+    if jobs <= 1:
+        return [_play(w) for w in work]
+    with ProcessPoolExecutor(jobs) as pool:
+        return list(pool.map(_play, work, chunksize=max(1, min(16, matches // (jobs * 8)))))
+
+
 class Tally:
     def __init__(self) -> None:
         self.wins = 0
@@ -61,10 +87,12 @@ class Tally:
         self.margins: list[int] = []
         self.paired: list[int] = []  # margin minus the margin of the same deals, B everywhere
         self.seconds = 0.0
+        self.stalled = 0  # matches the simulator gave up on (not counted in n)
 
     def add(self, other: Tally) -> None:
         self.wins += other.wins
         self.n += other.n
+        self.stalled += other.stalled
         self.margins += other.margins
         self.paired += other.paired
         self.seconds += other.seconds
@@ -81,9 +109,10 @@ class Tally:
             pm = statistics.fmean(self.paired)
             pe = 1.96 * statistics.stdev(self.paired) / math.sqrt(len(self.paired))
             dup = f"  duplicate gain {pm:+7.1f} ± {pe:5.1f}"
+        stalled = f", {self.stalled} stalled" if self.stalled else ""
         return (f"{label:22s} {bot} won {self.wins:4d}/{self.n:<4d} = {rate:6.1%} "
                 f"[{lo:5.1%}, {hi:5.1%}]  margin {m:+7.1f} ± {e:5.1f}{dup}  "
-                f"({per:.1f} CPU s/match)")
+                f"({per:.1f} CPU s/match{stalled})")
 
 
 def main() -> None:
@@ -126,24 +155,22 @@ def main() -> None:
                 sides = 2 if players >= 4 else players
                 mine = next(i for i in range(sides) if seats[i] == a)
                 start = cpu_seconds()
-                with tempfile.TemporaryDirectory() as tmp:
-                    got: list[MatchSummary] = simulate_many(
-                        rules, players, args.matches, seed=args.seed, out_dir=tmp,
-                        bots=seating, jobs=args.jobs)
+                got = play_all(rules, players, args.matches, args.seed, seating, args.jobs)
                 tally.seconds += cpu_seconds() - start
-                base: list[MatchSummary] = []
+                base: list[MatchSummary | None] = []
                 if args.duplicate:  # the same deals with the second bot in every seat
-                    with tempfile.TemporaryDirectory() as tmp:
-                        base = simulate_many(rules, players, args.matches, seed=args.seed,
-                                             out_dir=tmp, bots=(b,), jobs=args.jobs)
+                    base = play_all(rules, players, args.matches, args.seed, (b,), args.jobs)
                 for k, s in enumerate(got):
+                    if s is None or (base and base[k] is None):
+                        tally.stalled += 1
+                        continue
                     tally.n += 1
                     # Side i's first seat is seat i (partners sit on alternate seats).
                     tally.wins += seats[s.winner] == a
                     others = [t for i, t in enumerate(s.totals) if i != mine]
                     tally.margins.append(s.totals[mine] - max(others))
                     if base:
-                        t0 = base[k].totals
+                        t0 = base[k].totals  # type: ignore[union-attr]
                         tally.paired.append(tally.margins[-1]
                                             - (t0[mine] - max(t for i, t in enumerate(t0)
                                                               if i != mine)))
