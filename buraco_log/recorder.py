@@ -41,8 +41,8 @@ from typing import Any, Final
 
 import msgspec
 
+from buraco_log import __version__, log
 from buraco_log import events as ev
-from buraco_log import log
 from buraco_log.errors import LogFormatError
 from buraco_log.state import State
 
@@ -107,9 +107,14 @@ class _Saved(msgspec.Struct, array_like=True, frozen=True):
     state: State | None
 
 
+_ENGINE: Final = f"{__version__} {' '.join(State.__struct_fields__)}"
+"""What wrote the saved states: a state saved by another version of the engine is not used."""
+
+
 class _SavedFile(msgspec.Struct, frozen=True):
     tables: list[_Saved]
     format: int = 1
+    engine: str = ""
 
 
 _SAVED_DECODER = msgspec.msgpack.Decoder(_SavedFile)
@@ -123,7 +128,7 @@ def _read_saved(directory: str) -> dict[str, _Saved]:
             saved = _SAVED_DECODER.decode(f.read())
     except (OSError, msgspec.DecodeError, msgspec.ValidationError):
         return {}
-    if saved.format != 1:
+    if saved.format != 1 or saved.engine != _ENGINE:
         return {}
     return {entry.match: entry for entry in saved.tables}
 
@@ -632,7 +637,7 @@ class Recorder:
                 table.match, *table.identity, table.end, table.next_seq,
                 table.chain.hexdigest(), table.sealed, state,
             )
-        data = msgspec.msgpack.encode(_SavedFile(list(entries.values())))
+        data = msgspec.msgpack.encode(_SavedFile(list(entries.values()), engine=_ENGINE))
         path = os.path.join(self.directory, SAVED_NAME)
         fd = os.open(path + ".new", os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
         try:

@@ -14,6 +14,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+import msgspec
 import pytest
 from msgspec.structs import replace
 
@@ -169,9 +170,16 @@ def test_a_saved_state_that_does_not_describe_its_log_is_not_used(tmp_path: Path
         assert rec.stats().resumed == 1  # t2 only; the others were read from their start
         assert rec._tables["t0"].validator.state() == _state_after(sources[3][:25])
         assert rec.append("t1", sources[1][20]) == 20
+    saved = msgspec.msgpack.decode((tmp_path / SAVED_NAME).read_bytes())
+    saved["engine"] = "0.1.0 " + saved["engine"].split(" ", 1)[1]  # another engine's states
+    (tmp_path / SAVED_NAME).write_bytes(msgspec.msgpack.encode(saved))
+    with Recorder(tmp_path, save_every=0) as rec:
+        assert rec.next_seq("t2") == 25 and rec.stats().resumed == 0
     (tmp_path / SAVED_NAME).write_bytes(b"\x93garbage")  # unreadable: ignored
     with Recorder(tmp_path, save_every=0) as rec:
         assert rec.next_seq("t2") == 25 and rec.stats().resumed == 0
+    with Recorder(tmp_path, save_every=0) as rec:  # the last close saved them again
+        assert rec.next_seq("t2") == 25 and rec.stats().resumed == 1
 
 
 def test_the_states_are_saved_every_save_every_seconds(tmp_path: Path) -> None:
