@@ -50,8 +50,8 @@ def tree_cpu(pid: int | None = None) -> float:
         if not entry.isdigit():
             continue
         try:
-            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
+            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as stat_file:
+                fields = stat_file.read().rsplit(")", 1)[1].split()
         except OSError:
             continue
         stats[int(entry)] = fields
@@ -60,9 +60,9 @@ def tree_cpu(pid: int | None = None) -> float:
     todo = [pid]
     while todo:
         p = todo.pop()
-        f = stats.get(p)
-        if f is not None:  # utime stime cutime cstime are fields 14-17 (11-14 after the name)
-            total += sum(int(x) for x in f[11:15]) / TICK
+        got = stats.get(p)
+        if got is not None:  # utime stime cutime cstime are fields 14-17 (11-14 after the name)
+            total += sum(int(x) for x in got[11:15]) / TICK
         todo += children.get(p, [])
     return total
 

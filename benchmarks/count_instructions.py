@@ -107,7 +107,7 @@ def child(stage: str, temp: str, paths: list[str], memo_limit: int | None = None
           "chunk": chunk, "transfer": transfer, "ingest": ingest_all}[stage]
     if temp == "warm":
         fn()
-    reduce(lambda _a, _b: fn(), [0, 0])  # the counted call: see --toggle-collect below
+    reduce(lambda _a, _b: fn() or 0, [0, 0])  # the counted call: see --toggle-collect below
     shutil.rmtree(work, ignore_errors=True)
     print(sum(map(len, logs)))
 
