@@ -360,6 +360,7 @@ class Recorder:
         self._wake = threading.Condition(lock)  # the committer's: work arrived
         self._closing = False
         self._closed = False
+        self._failed: str | None = None  # the committer stopped on a defect
         self._forget: list[_Table] = []  # tables to close and drop (committer's job)
         os.makedirs(self.directory, exist_ok=True)
         self._lock_fd = os.open(
@@ -458,7 +459,7 @@ class Recorder:
             self._cv.notify_all()
             self._wake.notify_all()
         self._committer.join()
-        with contextlib.suppress(OSError):  # a state not saved only makes the next start slower
+        with contextlib.suppress(Exception):  # a state not saved only slows the next start
             self._save_states()
         self._pool.shutdown(wait=True)
         for table in list(self._open.values()):
@@ -487,6 +488,8 @@ class Recorder:
     ) -> None:
         if self._closing:
             raise LogFormatError("the recorder is closed", path=self.directory, kind="closed")
+        if self._failed is not None:
+            raise LogFormatError(self._failed, path=self.directory, kind="io")
         while True:
             table = self._table(match)
             with table.lock:
@@ -548,7 +551,8 @@ class Recorder:
         """Read an existing log (if any) to learn its seq, chain and validator state: from the
         state saved for it when that still describes the log, else from its first event."""
         table.sealed = self.sealed
-        saved = self._saved.pop(table.match, None)
+        with self._cv:  # the committer copies the rest when it saves
+            saved = self._saved.pop(table.match, None)
         if self.validate:
             table.validator = log._new_validator(table.path)
         locked = _lock_current(table.path)
@@ -624,8 +628,10 @@ class Recorder:
         keep the saved entries of matches not loaded since the start, while their logs exist).
         Runs in the committer
         thread, or after it stopped: the tables' files and chains are its to read."""
-        entries = {m: e for m, e in self._saved.items()  # not loaded since the start
-                   if os.path.exists(os.path.join(self.directory, m + SUFFIX))}
+        with self._cv:  # callers take entries out as their matches load
+            carried = list(self._saved.values())
+        entries = {e.match: e for e in carried  # not loaded since the start
+                   if os.path.exists(os.path.join(self.directory, e.match + SUFFIX))}
         for table in list(self._tables.values()):
             if table.dead or table.ended or not table.exists or table.broken is not None:
                 continue
@@ -659,6 +665,18 @@ class Recorder:
 
     # -- the committer thread
     def _run(self) -> None:
+        try:
+            self._rounds()
+        except BaseException as exc:  # a defect: refuse from now on rather than hang callers
+            with self._cv:
+                self._failed = f"the recorder stopped on an internal error: {exc!r}"
+                dirty = list(self._dirty.values())
+                self._dirty.clear()
+            for table in dirty:
+                self._fail_table(table, self._failed, [], written=True)
+            raise
+
+    def _rounds(self) -> None:
         while True:
             with self._cv:
                 while not self._dirty and not self._closing:
@@ -691,7 +709,7 @@ class Recorder:
             if self.save_every and time.monotonic() >= self._next_save:
                 try:
                     self._save_states()
-                except OSError:  # only the next start is slower; try again later
+                except Exception:  # only the next start is slower: never stop committing
                     self._next_save = time.monotonic() + self.save_every
 
     def _forget_tables(self) -> None:

@@ -182,6 +182,35 @@ def test_a_saved_state_that_does_not_describe_its_log_is_not_used(tmp_path: Path
         assert rec.next_seq("t2") == 25 and rec.stats().resumed == 1
 
 
+def test_matches_loading_from_saved_states_while_the_committer_saves_them(
+    tmp_path: Path,
+) -> None:
+    """Threads take entries out of the saved states as their matches load while the committer
+    saves after every round: the committer once died of that ("dictionary changed size during
+    iteration") and every later append waited forever."""
+    sources = matches()
+    names = [f"t{i}" for i in range(60)]
+    with Recorder(tmp_path, save_every=0) as rec:
+        for name in names:
+            for event in source_of(name, sources)[:12]:
+                rec.append(name, event)
+    with Recorder(tmp_path, save_every=1e-6) as rec:
+
+        def play(mine: list[str]) -> None:
+            for name in mine:
+                rec.submit(name, source_of(name, sources)[12]).result(timeout=60)
+
+        threads = [threading.Thread(target=play, args=(names[k::4],)) for k in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=120)
+        assert not any(t.is_alive() for t in threads), "appends never acknowledged"
+        assert rec._committer.is_alive()
+        stats = rec.stats()
+        assert stats.resumed == 60 and stats.saves > 0
+
+
 def test_the_states_are_saved_every_save_every_seconds(tmp_path: Path) -> None:
     events = matches()[0]
     with Recorder(tmp_path, save_every=0.01) as rec:
