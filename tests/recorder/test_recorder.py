@@ -216,8 +216,11 @@ def test_the_states_are_saved_every_save_every_seconds(tmp_path: Path) -> None:
     with Recorder(tmp_path, save_every=0.01) as rec:
         rec.append("m", events[0])
         time.sleep(0.05)
-        rec.append("m", events[1])  # the round after the interval saves
-        assert (tmp_path / SAVED_NAME).exists() and rec.stats().saves >= 1
+        rec.append("m", events[1])  # the round after the interval saves, once it has acked
+        deadline = time.monotonic() + 10
+        while rec.stats().saves < 1 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert rec.stats().saves >= 1 and (tmp_path / SAVED_NAME).exists()
 
 
 def test_a_second_recorder_on_the_same_directory_is_refused(tmp_path: Path) -> None:
