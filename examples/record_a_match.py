@@ -8,7 +8,7 @@ import random
 import sys
 
 from buraco_log.dealer import FairDealer
-from buraco_log.events import HandEnded, MatchEnded, MatchStarted, Player
+from buraco_log.events import MatchEnded, MatchStarted, Player
 from buraco_log.log import Writer
 from buraco_log.moves import legal_moves
 from buraco_log.reducer import Replayer
@@ -38,8 +38,7 @@ with Writer(path) as log:  # refuses any move the rules do not allow
             record(dealer.deal(rules, players, hand, dealer=hand % players, seq=seq))
             hand += 1
             continue
-        moves = legal_moves(state)  # a real server gets the move from the player instead
-        move = rng.choice([m for m in moves if not isinstance(m, HandEnded)] or moves)
+        move = rng.choice(legal_moves(state))  # a real server gets it from the player
         if isinstance(move, MatchEnded):  # reveal the server seed: anyone can check the deals
             move = MatchEnded(move.totals, move.winner, dealer.server_seed, seq=seq)
         record(move)
