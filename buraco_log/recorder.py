@@ -6,8 +6,10 @@ once the event is durable. One committer thread gathers the appends of all table
 within ``window`` seconds (or until ``max_batch`` events are waiting), writes each touched log's
 events as one segment with one ``pwrite``, then fsyncs every touched file concurrently from a
 small pool of threads (``fsync`` releases the GIL, and the file system folds concurrent fsyncs
-into one journal commit). Only then are the appends of that round acknowledged. Why this design
-and not a shared journal: ``docs/recorder.md``.
+into one journal commit). Only then are the appends of that round acknowledged. Or, with
+``sync="journal"``, the round's segments also go to one shared journal file, synced once, and
+the logs are made durable later by checkpoints (``buraco_log.journal``). Which to choose, and
+why: ``docs/recorder.md``.
 
 The per-match files are ordinary logs (``schema/LOG_FORMAT.md``, unchanged), each written under
 the writer lock of ``buraco_log.log`` (an exclusive ``flock`` on the file at its path). At most
@@ -41,7 +43,7 @@ from typing import Any, Final
 
 import msgspec
 
-from buraco_log import __version__, log
+from buraco_log import __version__, journal, log
 from buraco_log import events as ev
 from buraco_log.errors import LogFormatError
 from buraco_log.state import State
@@ -57,6 +59,9 @@ _LOADERS: Final = 8
 """Matches read at once on first use (each holds two descriptors while it is read)."""
 _RESERVED: Final = 2 + 2 * _LOADERS
 """Descriptors of ``max_open`` kept for the directory, its lock and the loaders."""
+_JOURNAL_SLICE: Final = 256
+_CHECKPOINT_THREADS: Final = 4
+"""Logs a checkpoint fsyncs at once (each holds a descriptor meanwhile)."""
 
 
 def default_max_open() -> int:
@@ -82,11 +87,17 @@ class FileOps:
     def fsync_dir(self, fd: int) -> None:
         os.fsync(fd)
 
+    def datasync(self, fd: int) -> None:
+        """Make a file's data durable (the journal of ``sync="journal"``, once a round)."""
+        os.fdatasync(fd)
+
     def syncfs(self, fd: int) -> None:
         """Write back and wait for every file of the file system holding ``fd`` (Linux)."""
         import ctypes
 
         libc = ctypes.CDLL(None, use_errno=True)
+        if not hasattr(libc, "syncfs"):
+            raise NotImplementedError("syncfs is Linux only")
         if libc.syncfs(fd) != 0:
             err = ctypes.get_errno()
             raise OSError(err, os.strerror(err))
@@ -152,6 +163,13 @@ class RecorderStats(msgspec.Struct):
     swept: int = 0  # temporary files a crash left, removed at open
     torn_cut: int = 0  # torn tails (never acknowledged) cut on first use
     failed: int = 0  # appends that were refused after validation (I/O)
+    journal_syncs: int = 0  # journal syncs (one per round with sync="journal")
+    checkpoints: int = 0  # journals retired: their logs fsynced, then the journal removed
+    checkpoint_fsyncs: int = 0  # log fsyncs made by checkpoints (none where syncfs does it)
+    checkpoint_failures: int = 0  # checkpoints that failed (their journal is kept)
+    recovered: int = 0  # journal records written back into their logs at open
+    recreated: int = 0  # of those, logs created again (a power loss took their name)
+    journal_conflicts: int = 0  # journal records left unapplied at open (see journal.py)
 
 
 class _WriteError(Exception):
@@ -272,12 +290,20 @@ def _lock_current(path: str) -> tuple[int, tuple[int, int], int] | None:
 class _Work:
     """One log's share of a round: its events, who waits for them, and how it went."""
 
-    __slots__ = ("created", "encoded", "error", "reopened", "synced", "table", "waiters")
+    __slots__ = (
+        "chain", "created", "data", "encoded", "error", "ident", "new", "offset", "reopened",
+        "synced", "table", "waiters",
+    )
 
     def __init__(self, table: _Table, waiters: list[_Waiter], encoded: list[bytes]) -> None:
         self.table = table
         self.waiters = waiters
         self.encoded = encoded
+        self.data = b""  # the segment (after the file header, for a new log)
+        self.chain: Any = None  # the log's chain once the segment is written
+        self.offset = 0
+        self.new = False
+        self.ident = (0, 0)  # the file named by its journal record
         self.error: _WriteError | None = None
         self.reopened = False
         self.synced = False
@@ -308,7 +334,13 @@ class Recorder:
     instead: far less CPU per event, but it also waits for every other program's dirty data
     on that file system, and an error cannot be pinned on one file (every match of the round
     is refused from then on). Use it for a file system that holds only the logs (Linux 5.8 or
-    later reports write-back errors through ``syncfs``).
+    later reports write-back errors through ``syncfs``). ``sync="journal"`` appends each round
+    to a shared journal (``buraco_log.journal``) and syncs that one file; the logs get the same
+    bytes unsynced, and are made durable in the background (one ``syncfs``) every
+    ``checkpoint_every`` seconds (or ``checkpoint_bytes`` of journal), which retires the
+    journal. Far fewer syncs; but after a power loss, an acknowledged event written since the
+    last checkpoint may be only in the journal. The next recorder to open the directory (any
+    ``sync``) writes it back into its log; other readers of the logs miss it until then.
 
     Matches are named by their file: ``directory/<match>.blog``. A recorder holds
     ``directory/.recorder.lock`` for its life, so two recorders never share a directory.
@@ -336,12 +368,19 @@ class Recorder:
         repair_torn: bool = True,
         ops: FileOps | None = None,
         save_every: float = 60.0,
+        checkpoint_every: float = 10.0,
+        checkpoint_bytes: int = 64 << 20,
     ) -> None:
         self.directory = os.path.abspath(os.fspath(directory))
         self.window = max(0.0, window)
         self.max_batch = max(1, max_batch)
         self.max_open = max(_RESERVED + 2, max_open if max_open is not None else default_max_open())
-        self._slots = self.max_open - _RESERVED  # log descriptors open at most
+        if sync not in ("fsync", "syncfs", "journal"):
+            raise ValueError(f"sync must be 'fsync', 'syncfs' or 'journal', not {sync!r}")
+        self.sync = sync
+        # Log descriptors open at most (a journal and its checkpoint's fsyncs hold a few more).
+        self._slots = self.max_open - _RESERVED - (2 + _CHECKPOINT_THREADS if sync == "journal"
+                                                   else 0)
         self.idle_timeout = idle_timeout
         self.validate = validate
         self.sealed = sealed
@@ -375,14 +414,24 @@ class Recorder:
             ) from None
         self._dir_fd = os.open(self.directory, os.O_RDONLY | os.O_CLOEXEC)
         self._stats.swept = len(sweep_temporaries(self.directory))
+        self._recover()  # before any log is read: the journals complete them
+        self.checkpoint_every = max(0.0, checkpoint_every)
+        self.checkpoint_bytes = max(1, checkpoint_bytes)
+        self._jfd: int | None = None  # the journal rounds append to (sync="journal")
+        self._jsize = 0
+        self._jopened = time.monotonic()
+        self._jdirty: set[str] = set()  # logs written since the journal was started
+        self._checkpoint: Future[None] | None = None  # the one running, if any
+        self._ckrun = ThreadPoolExecutor(1, thread_name_prefix="recorder-checkpoint")
+        self._ckio = ThreadPoolExecutor(_CHECKPOINT_THREADS, thread_name_prefix="recorder-ckio")
+        if sync == "journal":
+            self._jfd = journal.create(self.directory, self._dir_fd, self._jgen, self._ops)
+            self._jsize = journal.HEADER_SIZE
         self.save_every = max(0.0, save_every)
         self._next_save = time.monotonic() + self.save_every
         self._saved = _read_saved(self.directory)  # taken out as their matches load
         self._pool = ThreadPoolExecutor(max(1, sync_threads), thread_name_prefix="recorder-sync")
         self._threads = max(1, sync_threads)
-        if sync not in ("fsync", "syncfs"):
-            raise ValueError(f"sync must be 'fsync' or 'syncfs', not {sync!r}")
-        self.sync = sync
         self._committer = threading.Thread(target=self._run, name="recorder-commit", daemon=True)
         self._committer.start()
 
@@ -462,6 +511,13 @@ class Recorder:
         with contextlib.suppress(Exception):  # a state not saved only slows the next start
             self._save_states()
         self._pool.shutdown(wait=True)
+        if self._checkpoint is not None:
+            self._checkpoint.result()
+        if self._jfd is not None:  # the last checkpoint: the logs are complete on their own
+            self._retire(self._jfd, self._jgen, self._jdirty)
+            self._jfd = None
+        self._ckrun.shutdown(wait=True)
+        self._ckio.shutdown(wait=True)
         for table in list(self._open.values()):
             self._close_fd(table)
         for table in self._tables.values():
@@ -656,6 +712,86 @@ class Recorder:
         with self._cv:
             self._stats.saves += 1
 
+    def _recover(self) -> None:
+        """Fold the journals a recorder left (it crashed, or lost power) into their logs."""
+        done, self._jgen = journal.recover(self.directory, self._dir_fd, SUFFIX, self._ops)
+        self._stats.recovered = done.applied
+        self._stats.recreated = done.created
+        self._stats.journal_conflicts = done.conflicts
+
+    def _maybe_checkpoint(self) -> None:
+        """Start a new journal and retire the old one in the background, when it is due."""
+        if self._checkpoint is not None and not self._checkpoint.done():
+            return
+        now = time.monotonic()
+        if now - self._jopened < self.checkpoint_every and self._jsize < self.checkpoint_bytes:
+            return
+        if not self._jdirty:
+            self._jopened = now
+            return
+        try:
+            fd = journal.create(self.directory, self._dir_fd, self._jgen + 1, self._ops)
+        except OSError:
+            self._jopened = now  # go on with this one; try again later
+            return
+        old = (self._jfd, self._jgen, self._jdirty)
+        self._jgen += 1
+        self._jfd, self._jsize, self._jopened, self._jdirty = fd, journal.HEADER_SIZE, now, set()
+        self._checkpoint = self._ckrun.submit(self._retire, *old)
+
+    def _retire(self, fd: int | None, generation: int, paths: set[str]) -> None:
+        """A checkpoint: make every log the journal ``generation`` wrote durable, then remove
+        the journal. One ``syncfs`` does it for any number of logs (and their names), in one
+        thread and one call; where there is none, each log is fsynced, then the directory. If
+        any of it fails, the journal stays, and the next recorder to open the directory
+        writes its records back."""
+        if fd is not None:
+            os.close(fd)
+        try:
+            self._ops.syncfs(self._dir_fd)
+            ok, fsyncs = True, 0
+        except (AttributeError, NotImplementedError):  # no syncfs here (not Linux)
+            ok, fsyncs = self._fsync_each(paths), len(paths)
+        except OSError:
+            ok, fsyncs = False, 0
+        try:
+            if ok:
+                os.unlink(os.path.join(self.directory, journal.name_of(generation)))
+                self._ops.fsync_dir(self._dir_fd)
+        except OSError:
+            ok = False
+        with self._cv:
+            self._stats.checkpoint_fsyncs += fsyncs
+            if ok:
+                self._stats.checkpoints += 1
+            else:
+                self._stats.checkpoint_failures += 1
+
+    def _fsync_each(self, paths: set[str]) -> bool:
+        """Fsync each log, then the directory; False if any could not be made durable."""
+
+        def sync(path: str) -> bool:
+            try:
+                log_fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+            except FileNotFoundError:
+                return True  # removed since: nothing to keep
+            except OSError:
+                return False
+            try:
+                self._ops.fsync(log_fd)
+                return True
+            except OSError:
+                return False
+            finally:
+                os.close(log_fd)
+
+        ok = all(list(self._ckio.map(sync, sorted(paths))))
+        try:
+            self._ops.fsync_dir(self._dir_fd)
+        except OSError:
+            return False
+        return ok
+
     def _drop(self, table: _Table) -> None:
         """Forget a table (caller holds ``self._cv``); its descriptor is closed by the
         committer, or here if the committer is not using it."""
@@ -749,15 +885,31 @@ class Recorder:
             if w.table.fd is not None:
                 self._open.move_to_end(w.table.match)
         self._make_room(len(closed))
+        journaled = self.sync == "journal"
+        for w in work:
+            self._prepare(w)
+        if journaled:
+            work = self._create_all(work)  # a journal record names its log's file
         # The I/O of the round runs in the sync threads, one slice of the logs each: open,
         # write, fsync, check the path (or link a new log). Each syscall releases the GIL, so
         # the threads wait for it side by side instead of one after another.
-        syncfs = self.sync == "syncfs"
-        slices = [work[i :: self._threads] for i in range(min(self._threads, len(work)))]
-        list(self._pool.map(lambda s: self._io(s, not syncfs), slices))
+        # A journal round's writes only copy bytes to the page cache: fewer, longer slices
+        # (each handed to a thread costs more than a few dozen of those writes).
+        per = _JOURNAL_SLICE if journaled else 1
+        count = min(self._threads, (len(work) + per - 1) // per)
+        slices = [work[i::count] for i in range(count)]
+        if journaled:  # the journal is synced while the threads write the logs
+            futures = [self._pool.submit(self._io, s, False, True) for s in slices]
+            failure = self._journal_round(work)
+            for f in futures:
+                f.result()
+            self._journal_fixups(work, failure)
+        else:
+            list(self._pool.map(lambda s: self._io(s, self.sync == "fsync", False), slices))
         for table in closed:
             if table.fd is not None:
                 self._track(table)
+        syncfs = self.sync == "syncfs"
         if syncfs:  # one call for the whole file system: no per-file error
             written = [w for w in work if w.error is None]
             if written:
@@ -773,8 +925,8 @@ class Recorder:
             if w.error is not None:
                 error = w.error.error
                 self._fail_table(w.table, error.message, w.waiters, error, w.error.written)
-            elif w.created:
-                created.append(w)
+            elif w.created and not journaled:  # (a journal holds new logs whole until the
+                created.append(w)                # checkpoint: no directory fsync per round)
             else:
                 done.append(w)
         if created:
@@ -799,10 +951,12 @@ class Recorder:
             self._stats.rounds += 1
             if syncfs:
                 self._stats.syncfs += 1
+            elif journaled:
+                self._stats.journal_syncs += 1
             else:
                 self._stats.fsyncs += sum(1 for w in work if w.synced)
             self._stats.dir_fsyncs += 1 if created else 0
-            self._stats.created += len(created)
+            self._stats.created += len(created) + sum(1 for w in done if w.created and journaled)
             self._stats.reopened += sum(1 for w in work if w.reopened)
             for w in done:
                 if w.table.ended and not w.table.unresolved:
@@ -810,16 +964,93 @@ class Recorder:
             self._forget_tables()
             self._cv.notify_all()
         self._close_idle()
+        if journaled:
+            self._maybe_checkpoint()
 
-    def _io(self, items: list[_Work], fsync: bool) -> None:
+    def _prepare(self, w: _Work) -> None:
+        """Build the round's segment of one log (the file header first, for a new log)."""
+        table = w.table
+        w.new = table.fd is None and not table.exists
+        blob = b"".join(w.encoded)
+        payload = log._array_header(len(w.encoded)) + blob
+        w.chain = table.chain.copy()  # the table's own changes once the write is done
+        w.chain.update(blob)
+        w.data = log._segment(
+            payload, len(w.encoded), table.next_seq,
+            w.chain.digest() if table.sealed else None,
+        )
+        w.offset = table.end
+        if w.new:
+            w.data = log._file_header(ev.FORMAT_VERSION, table.sealed) + w.data
+            w.offset = 0
+
+    def _create_all(self, work: list[_Work]) -> list[_Work]:
+        """Create the round's new logs under their temporary names (journal mode: the record
+        of a new log names its file). A log that cannot be created fails its appends now."""
+        kept = []
+        for w in work:
+            if w.new:
+                try:
+                    self._create(w.table)
+                except LogFormatError as exc:
+                    self._fail_table(w.table, exc.message, w.waiters, exc, written=False)
+                    continue
+                assert w.table.fd is not None
+                st = os.fstat(w.table.fd)
+                w.ident = (st.st_dev, st.st_ino)
+            else:
+                w.ident = w.table.identity
+            kept.append(w)
+        return kept
+
+    def _journal_round(self, work: list[_Work]) -> OSError | None:
+        """Append the round's records to the journal and sync it (the committer's share of a
+        journal round). Returns the error, if the journal could not be written."""
+        blob = journal.frame(
+            journal.Record(w.table.match, *w.ident, w.offset, w.data) for w in work
+        )
+        assert self._jfd is not None
+        try:
+            os.write(self._jfd, blob)  # O_APPEND: one write, so a torn one ends the journal
+            self._ops.datasync(self._jfd)
+        except OSError as exc:
+            return exc
+        self._jsize += len(blob)
+        return None
+
+    def _journal_fixups(self, work: list[_Work], error: OSError | None) -> None:
+        """After a journal round: its logs count as written (the checkpoint fsyncs them), and
+        a log that turned out to be another file (reopened after a ``seal`` rewrote it while it
+        was closed) gets its record again, naming that file, before anything is acknowledged."""
+        for w in work:
+            if w.error is None or w.error.written:
+                self._jdirty.add(w.table.path)
+        if error is None:
+            moved = [w for w in work if w.error is None and w.ident != w.table.identity]
+            if moved:
+                for w in moved:
+                    w.ident = w.table.identity
+                error = self._journal_round(moved)
+        if error is not None:  # nothing of this round is durable, nor will a later round be
+            self._failed = f"the journal failed: {error.strerror or error}"
+            for w in work:
+                if w.error is None:
+                    w.error = _WriteError(
+                        LogFormatError(self._failed, path=self.directory, kind="io"), written=True
+                    )
+
+    def _io(self, items: list[_Work], fsync: bool, place: bool) -> None:
         """One sync thread's share of a round: write each log (opening it first if needed),
-        then, with ``fsync``, fsync each and check it is still at its path (or link it)."""
+        then, with ``fsync``, fsync each and check it is still at its path (or link it); with
+        ``place`` (journal rounds), check or link without an fsync."""
         for w in items:
             try:
-                w.reopened = self._write(w.table, w.encoded)
+                w.reopened = self._write(w)
             except _WriteError as exc:
                 w.error = exc
         if not fsync:
+            if place:
+                self._place_all(items)
             return
         for w in items:
             if w.error is None:
@@ -886,44 +1117,39 @@ class Recorder:
             return False
         return (st.st_dev, st.st_ino) == table.identity
 
-    def _write(self, table: _Table, encoded: list[bytes]) -> bool:
-        """Write ``encoded`` as one segment (reopening the log, or creating it under a temporary
-        name first if it does not exist yet); the caller fsyncs. Runs in a sync thread, on a
+    def _write(self, w: _Work) -> bool:
+        """Write the round's segment of one log (reopening it, or creating it under a temporary
+        name first if it does not exist yet); the caller syncs. Runs in a sync thread, on a
         table no other thread touches during the round. Returns True if the log was reopened.
         Raises ``_WriteError``."""
-        new = reopened = False
+        table = w.table
+        reopened = False
         try:
             if table.fd is None:
-                if table.exists:
+                if w.new:
+                    self._create(table)
+                else:
+                    identity = table.identity
                     self._reopen(table)
                     reopened = True
-                else:
-                    self._create(table)
-                    new = True
+                    if table.identity != identity:  # adopted: a seal rewrote it meanwhile
+                        self._prepare(w)  # its chain and sealed flag are the new file's
         except LogFormatError as exc:
             raise _WriteError(exc, written=False) from None
         except OSError as exc:
             raise _WriteError(log.os_error(exc, table.path), written=False) from None
         assert table.fd is not None
-        blob = b"".join(encoded)
-        payload = log._array_header(len(encoded)) + blob
-        table.chain.update(blob)
-        data = log._segment(
-            payload, len(encoded), table.next_seq, table.chain.digest() if table.sealed else None
-        )
-        offset = table.end
-        if new:
-            data = log._file_header(ev.FORMAT_VERSION, table.sealed) + data
-            offset = 0
         try:
-            log._write_all(table.fd, data, offset)
+            log._write_all(table.fd, w.data, w.offset)
         except OSError as exc:
             error = LogFormatError(
-                f"write failed: {exc.strerror or exc}", path=table.path, offset=offset, kind="io"
+                f"write failed: {exc.strerror or exc}", path=table.path, offset=w.offset,
+                kind="io",
             )
             raise _WriteError(error, written=True) from None
-        table.end = offset + len(data)
-        table.next_seq += len(encoded)
+        table.end = w.offset + len(w.data)
+        table.chain = w.chain
+        table.next_seq += len(w.encoded)
         table.used = time.monotonic()
         return reopened
 

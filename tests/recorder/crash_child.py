@@ -2,9 +2,9 @@
 
 It continues every unfinished match in DIR (restart path: sweep, torn-tail cut, reload), starts
 new ones up to TABLES, and records from THREADS threads, each submitting one move for each of
-its tables and waiting for them all. After each acknowledgement it writes ``match seq`` to
-stdout with one ``write`` (atomic on a file), so the parent knows exactly what was acked when it
-sends SIGKILL.
+its tables and waiting for them all (runs take turns with the three ways of syncing a round).
+After each acknowledgement it writes ``match seq`` to stdout with one ``write`` (atomic on a
+file), so the parent knows exactly what was acked when it sends SIGKILL.
 """
 
 from __future__ import annotations
@@ -20,11 +20,13 @@ from tests.recorder.sources import matches, source_of
 def main() -> None:
     directory, tables, threads, run = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
     sources = matches()
-    sync = "syncfs" if int(run) % 2 else "fsync"  # both ways of making a round durable
+    sync = ("fsync", "syncfs", "journal")[int(run) % 3]  # every way of making a round durable
     # Small pool: evictions. Every other pair of runs saves the tables' states often, so the
-    # restarts after those kills load matches from a saved state and the events after it.
-    save_every = 0.05 if int(run) // 2 % 2 else 60.0
-    rec = Recorder(directory, window=0.002, max_open=48, sync=sync, save_every=save_every)
+    # restarts after those kills load matches from a saved state and the events after it (and
+    # a journal is retired every 50 ms: kills land in checkpoints too).
+    often = 0.05 if int(run) // 2 % 2 else 60.0
+    rec = Recorder(directory, window=0.002, max_open=48, sync=sync, save_every=often,
+                   checkpoint_every=often)
     names = []
     for entry in sorted(os.listdir(directory)):
         if entry.endswith(".blog"):

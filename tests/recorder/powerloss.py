@@ -36,6 +36,9 @@ class PowerLossOps(FileOps):
         with self._lock:
             self.synced[st.st_ino] = data
 
+    def datasync(self, fd: int) -> None:
+        self.fsync(fd)
+
     def fsync_dir(self, fd: int) -> None:
         names = {
             e.name: e.inode()
@@ -68,6 +71,7 @@ class PowerLossOps(FileOps):
         with self._lock:
             names = dict(self.names)
             synced = dict(self.synced)
+        self.imaged_names = names
         out = {}
         for name, ino in names.items():
             data = synced.get(ino, b"")
@@ -85,11 +89,23 @@ class PowerLossOps(FileOps):
         return out
 
 
-def restore(directory: str, image: dict[str, bytes]) -> None:
-    """Make ``directory`` hold exactly ``image`` (the lock file aside)."""
+def restore(directory: str, image: dict[str, bytes], inodes: dict[str, int] | None = None) -> None:
+    """Make ``directory`` hold exactly ``image`` (the lock file aside). With ``inodes`` (the
+    names the image was taken with, ``PowerLossOps.imaged_names``), a file whose name still
+    points to the same inode is rewritten in place, as a power loss keeps a file's identity."""
+    inodes = inodes or {}
+    kept = set()
     for entry in os.scandir(directory):
-        if entry.name != LOCK_NAME:
+        if entry.name == LOCK_NAME:
+            continue
+        if entry.name in image and inodes.get(entry.name) == entry.inode():
+            with open(entry.path, "r+b") as f:
+                f.truncate(0)
+                f.write(image[entry.name])
+            kept.add(entry.name)
+        else:
             os.unlink(entry.path)
     for name, data in image.items():
-        with open(os.path.join(directory, name), "wb") as f:
-            f.write(data)
+        if name not in kept:
+            with open(os.path.join(directory, name), "wb") as f:
+                f.write(data)

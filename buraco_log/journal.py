@@ -1,0 +1,242 @@
+"""The recorder's shared journal (``Recorder(sync="journal")``): one fsync per round for all logs.
+
+Each round of the recorder appends one record per log it writes to a journal file and syncs
+that one file; the same bytes go to each log with a plain ``pwrite``. An event is acknowledged
+once the journal holds it durably, so the logs themselves are fsynced only now and then (a
+checkpoint: every log written since the last one, then the directory), after which that
+journal is deleted. After a crash or a power loss, :func:`recover` writes every journal record
+back into its log (where the log does not already hold those bytes) before the recorder
+touches any log.
+
+A journal file, ``DIR/.recorder.journal-GGGGGGGGGGGG`` (G: its generation, in order)::
+
+    header = "BURACOLJ" u16:version u16:0 u32:crc32(the 12 bytes before)     (16 bytes)
+    record = u32:length u32:crc32(body) body                                  (repeated)
+    body   = msgpack [match, device, inode, offset, data]
+
+``data`` is what the round wrote to the log of ``match`` at ``offset`` (a segment, or the file
+header and the first segment of a new log); (device, inode) is the log's file. A record is
+replayed only into that very file, so a log that another program rewrote meanwhile (a
+``seal``, a ``repair``) is never written into: its records are counted as conflicts and the
+journal is kept, renamed ``*.unfolded``, for an operator to look at. (A log the recorder itself
+found rewritten, and adopted, gets its records again naming the new file; the records naming
+the old one are then spent.) A torn record ends a
+journal: it belongs to a round whose sync did not finish, so nothing in it was acknowledged.
+
+Only the standard library and msgspec are used: this is core code.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import struct
+import zlib
+from collections.abc import Iterable
+from typing import Final, Protocol
+
+import msgspec
+
+from buraco_log import log
+from buraco_log.errors import LogFormatError
+
+PREFIX: Final = ".recorder.journal-"
+VERSION: Final = 1
+_NAME = re.compile(r"^\.recorder\.journal-([0-9]{12})$")
+_HEAD = struct.Struct("<8sHH")
+HEADER_SIZE: Final = _HEAD.size + 4
+_FRAME = struct.Struct("<II")
+_MAX_RECORD: Final = 1 << 30
+
+
+class Record(msgspec.Struct, array_like=True, frozen=True):
+    """One log's share of one round."""
+
+    match: str
+    device: int
+    inode: int
+    offset: int
+    data: bytes
+
+
+class SyncOps(Protocol):
+    """The durability calls (the recorder's ``FileOps``)."""
+
+    def fsync(self, fd: int) -> None: ...
+
+    def fsync_dir(self, fd: int) -> None: ...
+
+
+class Recovered(msgspec.Struct):
+    """What :func:`recover` did."""
+
+    journals: int = 0  # journal files read
+    records: int = 0  # records in them
+    applied: int = 0  # records written back into a log that lacked them
+    created: int = 0  # logs created again from their first record (their name was lost)
+    conflicts: int = 0  # records not applied: their log is another file now, or is missing
+    kept: list[str] = msgspec.field(default_factory=list)  # journals renamed *.unfolded
+
+
+_encoder = msgspec.msgpack.Encoder()
+_decoder = msgspec.msgpack.Decoder(Record)
+
+
+def name_of(generation: int) -> str:
+    return f"{PREFIX}{generation:012d}"
+
+
+def header() -> bytes:
+    head = _HEAD.pack(b"BURACOLJ", VERSION, 0)
+    return head + struct.pack("<I", zlib.crc32(head))
+
+
+def frame(records: Iterable[Record]) -> bytes:
+    """The bytes of a round's records, ready to append to the journal."""
+    out = []
+    for record in records:
+        body = _encoder.encode(record)
+        out.append(_FRAME.pack(len(body), zlib.crc32(body)))
+        out.append(body)
+    return b"".join(out)
+
+
+def generations(directory: str) -> list[tuple[int, str]]:
+    """The journals in ``directory``, oldest first: (generation, path)."""
+    found = []
+    for entry in os.scandir(directory):
+        m = _NAME.match(entry.name)
+        if m and entry.is_file(follow_symlinks=False):
+            found.append((int(m.group(1)), entry.path))
+    return sorted(found)
+
+
+def read(path: str) -> list[Record]:
+    """The complete records of one journal, up to its first torn or damaged record."""
+    with open(path, "rb") as f:
+        data = f.read()
+    head = data[:HEADER_SIZE]
+    if len(head) < HEADER_SIZE or zlib.crc32(head[:-4]) != int.from_bytes(head[-4:], "little"):
+        return []  # torn while it was being created: no round used it
+    magic, version, _ = _HEAD.unpack(head[:-4])
+    if magic != b"BURACOLJ" or version != VERSION:
+        raise ValueError(f"{path}: not a recorder journal of version {VERSION}")
+    records = []
+    at = HEADER_SIZE
+    while at + _FRAME.size <= len(data):
+        length, crc = _FRAME.unpack_from(data, at)
+        body = data[at + _FRAME.size : at + _FRAME.size + length]
+        if length > _MAX_RECORD or len(body) < length or zlib.crc32(body) != crc:
+            break
+        try:
+            records.append(_decoder.decode(body))
+        except msgspec.DecodeError:
+            break
+        at += _FRAME.size + length
+    return records
+
+
+def create(directory: str, dir_fd: int, generation: int, ops: SyncOps) -> int:
+    """Create journal ``generation`` with its header, durable name and all; its descriptor."""
+    path = os.path.join(directory, name_of(generation))
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND | os.O_CLOEXEC, 0o644)
+    try:
+        os.write(fd, header())
+        ops.fsync(fd)
+        ops.fsync_dir(dir_fd)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def recover(directory: str, dir_fd: int, suffix: str, ops: SyncOps) -> tuple[Recovered, int]:
+    """Write every journal's records back into their logs, make the logs durable, and remove
+    the journals (keeping, renamed, any with a conflict). Returns what was done and the
+    generation a new journal should take. The caller holds the directory for itself."""
+    done = Recovered()
+    found = generations(directory)
+    by_match: dict[str, list[Record]] = {}
+    for _, path in found:
+        records = read(path)
+        done.journals += 1
+        done.records += len(records)
+        for record in records:
+            by_match.setdefault(record.match, []).append(record)
+    conflicted: set[str] = set()
+    created = False
+    for match, records in by_match.items():
+        path = os.path.join(directory, match + suffix)
+        applied, made, lost = _replay(directory, path, records, ops)
+        done.applied += applied
+        done.created += made
+        created = created or made > 0
+        if lost:
+            done.conflicts += lost
+            conflicted.add(match)
+    if created:
+        ops.fsync_dir(dir_fd)
+    keep = bool(conflicted)
+    for _, path in found:
+        if keep:
+            kept = path + ".unfolded"
+            os.replace(path, kept)
+            done.kept.append(kept)
+        else:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+    if found:
+        ops.fsync_dir(dir_fd)
+    unfolded = [int(m.group(1)) for e in os.scandir(directory)
+                if (m := re.match(r"^\.recorder\.journal-([0-9]{12})\.unfolded$", e.name))]
+    return done, max([g for g, _ in found] + unfolded + [0]) + 1
+
+
+def _replay(directory: str, path: str, records: list[Record], ops: SyncOps) -> tuple[int, int, int]:
+    """Replay one log's records in order: (applied, created, conflicts)."""
+    # The file the recorder wrote last. Records naming an earlier file are of a log that a
+    # program rewrote while the recorder had it closed (a seal), and the recorder checked it
+    # holds the same events before it went on in the new file: those records are spent.
+    ours = (records[-1].device, records[-1].inode)
+    records = [r for r in records if (r.device, r.inode) == ours]
+    try:
+        lock: log.LogLock | None = log.LogLock(path)
+    except LogFormatError:
+        if os.path.lexists(path) or records[0].offset != 0:
+            return 0, 0, len(records)  # held by another writer, or its beginning is lost
+        lock = None
+    created = 0
+    if lock is None:  # the new log's name was never made durable: create it again
+        fd, tmp = log._create_temp(directory, os.path.basename(path))
+        try:
+            log._write_all(fd, records[0].data, 0)
+            ops.fsync(fd)
+            os.link(tmp, path)
+        except BaseException:
+            os.close(fd)
+            raise
+        finally:
+            os.unlink(tmp)
+        created = 1
+    else:
+        held, lock.fd = lock.fd, None
+        assert held is not None
+        fd = held
+        if lock.identity != ours:  # rewritten by another program since: not ours to touch
+            os.close(fd)
+            return 0, 0, len(records)
+    applied = touched = created
+    try:
+        for record in records[created:]:
+            if os.pread(fd, len(record.data), record.offset) != record.data:
+                log._write_all(fd, record.data, record.offset)
+                applied += 1
+                touched = 1
+        return applied, created, 0
+    finally:
+        try:
+            if touched:
+                ops.fsync(fd)
+        finally:
+            os.close(fd)

@@ -1,0 +1,218 @@
+"""The recorder's shared journal (sync="journal"): one sync per round, logs written back after
+a crash, checkpoints that retire journals, and logs rewritten by others left alone."""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+import pytest
+
+from buraco_log import journal, log
+from buraco_log.recorder import FileOps, Recorder
+from tests.recorder.powerloss import PowerLossOps, restore
+from tests.recorder.sources import matches, on_disk, source_of
+
+
+def _journals(directory: Path) -> list[str]:
+    return sorted(p.name for p in directory.iterdir()
+                  if p.name.startswith(journal.PREFIX) and not p.name.endswith(".unfolded"))
+
+
+def _settled_journal(rec: Recorder, directory: Path) -> str:
+    """The one journal left once the recorder is quiet (no round, no checkpoint running)."""
+    seen, steady = "", 0
+    while steady < 30:
+        threading.Event().wait(0.01)
+        names = _journals(directory)
+        done = rec._checkpoint is None or rec._checkpoint.done()
+        now = names[0] if len(names) == 1 and done else ""
+        steady = steady + 1 if now and now == seen else 0
+        seen = now
+    return seen
+
+
+def _record(rec: Recorder, names: list[str], steps: int, start: int = 0) -> None:
+    sources = matches()
+    for step in range(start, start + steps):
+        futures = [rec.submit(n, source_of(n, sources)[step]) for n in names]
+        assert [f.result() for f in futures] == [step] * len(names)
+
+
+def test_a_journal_round_syncs_one_file_and_the_logs_are_complete_after_close(
+    tmp_path: Path,
+) -> None:
+    names = [f"t{i}" for i in range(6)]
+    with Recorder(tmp_path, sync="journal", checkpoint_every=60) as rec:
+        _record(rec, names, 10)
+        stats = rec.stats()
+        assert stats.journal_syncs == stats.rounds > 0
+        assert stats.fsyncs == 0 and stats.syncfs == 0 and stats.dir_fsyncs == 0
+        assert stats.events == 60 and stats.created == 6
+        assert len(_journals(tmp_path)) == 1
+    assert _journals(tmp_path) == []  # the last checkpoint retired it
+    sources = matches()
+    for name in names:
+        assert on_disk(str(tmp_path / f"{name}.blog")) == list(source_of(name, sources)[:10])
+
+
+def test_after_a_power_loss_the_journal_writes_back_what_the_logs_lost(tmp_path: Path) -> None:
+    ops = PowerLossOps(str(tmp_path))
+    names = [f"t{i}" for i in range(4)]
+    rec = Recorder(tmp_path, ops=ops, sync="journal", checkpoint_every=60)
+    _record(rec, names, 7)
+    image = ops.image()  # the logs were never fsynced: their names were never made durable
+    assert not any(name.endswith(".blog") for name in image)
+    rec.close()
+    restore(str(tmp_path), image, ops.imaged_names)
+    with Recorder(tmp_path, sync="fsync") as again:  # any recorder writes the journal back
+        stats = again.stats()
+        assert stats.recreated == 4 and stats.recovered == 4 * 7 and stats.journal_conflicts == 0
+        _record(again, names, 2, start=7)  # and goes on from there
+    assert _journals(tmp_path) == []
+    sources = matches()
+    for name in names:
+        assert on_disk(str(tmp_path / f"{name}.blog")) == list(source_of(name, sources)[:9])
+
+
+def test_a_checkpoint_makes_the_logs_durable_and_removes_the_old_journal(tmp_path: Path) -> None:
+    ops = PowerLossOps(str(tmp_path))
+    names = [f"t{i}" for i in range(3)]
+    rec = Recorder(tmp_path, ops=ops, sync="journal", checkpoint_every=0.0)
+    _record(rec, names, 5)
+    current = _settled_journal(rec, tmp_path)
+    _record(rec, names, 1, start=5)  # into journal `current`, retired at the end of the round
+    for _ in range(500):
+        if current not in _journals(tmp_path):
+            break
+        threading.Event().wait(0.01)
+    assert current not in _journals(tmp_path)
+    assert rec.stats().checkpoints >= 1 and rec.stats().checkpoint_failures == 0
+    image = ops.image()
+    rec.close()
+    # Without any journal, the logs alone hold every event acknowledged before the checkpoint.
+    image = {name: data for name, data in image.items() if not name.startswith(journal.PREFIX)}
+    restore(str(tmp_path), image, ops.imaged_names)
+    sources = matches()
+    for name in names:
+        assert on_disk(str(tmp_path / f"{name}.blog")) == list(source_of(name, sources)[:6])
+
+
+def test_a_torn_journal_record_ends_the_journal(tmp_path: Path) -> None:
+    sources = matches()
+    src = source_of("a", sources)
+    with Recorder(tmp_path, sync="fsync") as rec:
+        for event in src[:3]:
+            rec.append("a", event)
+    path = tmp_path / "a.blog"
+    data = path.read_bytes()
+    st = path.stat()
+    (tmp_path / "other").mkdir()
+    with Recorder(tmp_path / "other", sync="fsync") as other:  # the same log, 5 events on
+        for event in src[:5]:
+            other.append("a", event)
+    more = (tmp_path / "other" / "a.blog").read_bytes()[len(data):]
+    records = [journal.Record("a", st.st_dev, st.st_ino, len(data), more)]
+    blob = journal.header() + journal.frame(records)
+    second = journal.frame([journal.Record("a", st.st_dev, st.st_ino, 0, b"garbage")])
+    (tmp_path / journal.name_of(1)).write_bytes(blob + second[:-3])  # the last one is torn
+    assert journal.read(str(tmp_path / journal.name_of(1))) == records
+    with Recorder(tmp_path) as rec:
+        assert rec.stats().recovered == 1
+        assert rec.next_seq("a") == 5
+    assert on_disk(str(path)) == list(src[:5])
+
+
+def test_a_log_rewritten_by_another_program_is_not_written_into(tmp_path: Path) -> None:
+    sources = matches()
+    src = source_of("a", sources)
+    with Recorder(tmp_path, sync="fsync", sealed=False) as rec:
+        for event in src[:3]:
+            rec.append("a", event)
+    path = tmp_path / "a.blog"
+    st = path.stat()
+    stale = journal.Record("a", st.st_dev, st.st_ino, path.stat().st_size, b"x" * 40)
+    (tmp_path / journal.name_of(3)).write_bytes(journal.header() + journal.frame([stale]))
+    log.seal(path)  # a new file at the path: the record names the old one
+    before = path.read_bytes()
+    with Recorder(tmp_path) as rec:
+        stats = rec.stats()
+        assert stats.journal_conflicts == 1 and stats.recovered == 0
+        assert rec.next_seq("a") == 3
+    assert path.read_bytes() == before
+    assert _journals(tmp_path) == []
+    assert (tmp_path / (journal.name_of(3) + ".unfolded")).exists()  # kept for an operator
+    with Recorder(tmp_path, sync="journal") as rec:  # and never read again, nor reused
+        rec.append("a", src[3])
+        assert rec.stats().journal_conflicts == 0
+        assert _journals(tmp_path) == [journal.name_of(4)]
+
+
+def test_a_failed_journal_write_refuses_the_round_and_everything_after(tmp_path: Path) -> None:
+    class FailingJournal(FileOps):
+        fail = False
+
+        def datasync(self, fd: int) -> None:
+            if self.fail:
+                raise OSError(5, "Input/output error")
+            super().datasync(fd)
+
+    ops = FailingJournal()
+    sources = matches()
+    src = source_of("a", sources)
+    with Recorder(tmp_path, sync="journal", ops=ops) as rec:
+        rec.append("a", src[0])
+        ops.fail = True
+        with pytest.raises(log.LogFormatError) as info:
+            rec.append("a", src[1])
+        assert "journal failed" in str(info.value)
+        with pytest.raises(log.LogFormatError):
+            rec.append("b", source_of("b", sources)[0])
+
+
+def test_a_log_sealed_while_closed_gets_its_journal_record_again(tmp_path: Path) -> None:
+    ops = PowerLossOps(str(tmp_path))
+    a = matches()[0]
+    rec = Recorder(tmp_path, sync="journal", ops=ops, sealed=False, idle_timeout=0.01,
+                   checkpoint_every=60)
+    for event in a[:5]:
+        rec.append("a", event)
+    while rec.stats().open_handles:
+        threading.Event().wait(0.01)
+    log.seal(tmp_path / "a.blog")  # fsynced by seal: a new file, durable with its name
+    ops.synced[os.stat(tmp_path / "a.blog").st_ino] = (tmp_path / "a.blog").read_bytes()
+    ops.fsync_dir(os.open(tmp_path, os.O_RDONLY))
+    assert rec.append("a", a[5]) == 5  # written to the sealed file, journaled as such
+    image = ops.image()
+    rec.close()
+    restore(str(tmp_path), image, ops.imaged_names)
+    with Recorder(tmp_path) as again:
+        assert again.stats().journal_conflicts == 0
+    info = log.verify(tmp_path / "a.blog")
+    assert info.sealed and info.events == 6 and info.head == log.head_digest(a[:6])
+
+
+def test_without_syncfs_a_checkpoint_fsyncs_each_log_it_wrote(tmp_path: Path) -> None:
+    class NoSyncfs(PowerLossOps):
+        def syncfs(self, fd: int) -> None:
+            raise NotImplementedError("syncfs is Linux only")
+
+    ops = NoSyncfs(str(tmp_path))
+    names = [f"t{i}" for i in range(3)]
+    rec = Recorder(tmp_path, ops=ops, sync="journal", checkpoint_every=0.0)
+    _record(rec, names, 4)
+    current = _settled_journal(rec, tmp_path)
+    _record(rec, names, 1, start=4)
+    for _ in range(500):
+        if current not in _journals(tmp_path):
+            break
+        threading.Event().wait(0.01)
+    stats = rec.stats()
+    assert stats.checkpoints >= 1 and stats.checkpoint_fsyncs >= 3
+    image = {n: d for n, d in ops.image().items() if not n.startswith(journal.PREFIX)}
+    rec.close()
+    restore(str(tmp_path), image, ops.imaged_names)
+    sources = matches()
+    for name in names:
+        assert on_disk(str(tmp_path / f"{name}.blog")) == list(source_of(name, sources)[:5])
