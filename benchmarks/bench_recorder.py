@@ -2,28 +2,36 @@
 
     python benchmarks/bench_recorder.py [--quick] [--tables 10,200,1000,10000]
         [--modes paced,saturated] [--seconds S] [--pace P] [--dir DIR] [--max-open N]
+        [--syncs fsync,syncfs,journal] [--checkpoint-every S] [--gc-freeze S]
         [--no-baseline] [--no-syncfs] [--restart 10000]
     python benchmarks/bench_recorder.py --floor [--tables 200,1000]
     python benchmarks/bench_recorder.py --ceiling --tables 1000 --seconds 5
 
 N tables play real matches (legal moves by the simulator's bots, validated on append). Each
 table is one asyncio task that appends a move and waits for its acknowledgement:
-- paced: one move per table every P seconds (3 s; ``--quick`` uses 1 s and says so);
+- paced: one move per table every P seconds (3 s; ``--quick`` uses 1 s and says so), each
+  table on its own schedule from a random phase; a paced move's latency counts from when it
+  was due (a move the busy process could not even send in time counts as late);
 - saturated: the next move as soon as the last one is acknowledged.
-Three ways of recording, each in the same run: ``recorder`` (``buraco_log.recorder``, one
-fsync per touched file per round, its default handle pool unless ``--max-open``),
-``rec-syncfs`` (the same with ``sync="syncfs"``: one syncfs per round), and the baseline
+Measuring starts two periods (paced) or one second (saturated) after every table made its
+first move. The ways of recording, each in the same run: ``recorder``
+(``buraco_log.recorder``, one fsync per touched file per round, its default handle pool
+unless ``--max-open``), ``rec-syncfs`` (``sync="syncfs"``: one syncfs per round),
+``rec-journal`` (``sync="journal"``: one journal fdatasync per round, the logs made durable by
+a checkpoint every ``--checkpoint-every`` s); ``--syncs`` picks among them. The baseline
 ``writers``: one ``log.Writer`` per table, each append (write + fsync) run in a pool of 64
-threads, every Writer open for the whole run.
+threads, every Writer open for the whole run. ``--gc-freeze S`` calls ``gc.freeze()`` every S
+seconds while the tables play (what a server with thousands of tables may do: see
+docs/recorder.md).
 Printed per run: events/s, p50/p99 acknowledgement latency, CPU per event (process time of
-all threads, the driver included), syncs per event (file fsyncs + syncfs + directory fsyncs),
-and the most file descriptors open; then each recorder / writers ratio (events/s, p50, p99,
-CPU). Then the restart figures: a new recorder reloading ``--restart`` mid-match logs (read,
-verify, replay to validate the next move) with no saved state, after a clean close (from the
-saved states), and after a crash 5 moves a table past the last save. ``--ceiling`` prints the
-CPU ceiling of one process instead: the recorder with syncs that cost nothing (validating and
-not, saturated), and the driver alone (saturated and paced) against a stand-in that only
-settles futures in rounds.
+all threads, the driver included), syncs per event (file fsyncs + syncfs + directory fsyncs +
+journal syncs + checkpoint fsyncs), and the most file descriptors open; then each ratio
+against the last way in the run (events/s, p50, p99, CPU). Then the restart figures: a new
+recorder reloading ``--restart`` mid-match logs (read, verify, replay to validate the next
+move) with no saved state, after a clean close (from the saved states), and after a crash 5
+moves a table past the last save. ``--ceiling`` prints the CPU ceiling of one process
+instead: the recorder with syncs that cost nothing (validating and not, saturated), and the
+driver alone (saturated and paced) against a stand-in that only settles futures in rounds.
 Goals: >= 25,000 events/s at N=1,000 (saturated); p99 < 20 ms at 10,000 paced tables.
 """
 
@@ -31,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import os
 import random
 import shutil
@@ -111,12 +120,15 @@ async def drive(
     fsyncs: Callable[[], int],
 ) -> tuple[int, list[float], float, int]:
     """Run ``tables`` tables for ``seconds``; returns events, latencies, elapsed, failures.
-    Only the time after every table has made its first move (its log exists) is measured;
-    ``marks`` gets (process time, fsyncs) at the start and at the end of that time."""
+    Only the time after every table has made its first move (its log exists) and then two more
+    periods (paced) or one second (saturated) have passed is measured: the 10,000 first moves
+    create 10,000 logs, a burst that takes seconds to settle. ``marks`` gets (process time,
+    fsyncs) at the start and at the end of that time."""
     latencies: list[float] = []
     counted = [0]
     failures = [0]
     started = asyncio.Event()
+    measuring = [False]
     ready = [0]
     stop_at = [0.0]
 
@@ -125,10 +137,16 @@ async def drive(
         rng = random.Random(i)
         name, src, seq = f"{prefix}{i}-{gen}", srcs[i % len(srcs)], 0
         first = True
+        # Paced: each table keeps its own schedule, one move every `pace` seconds from a random
+        # phase, whatever the latency; a stall of the process does not line tables up. The
+        # latency of a paced move counts from when it was due, so a move that could not even be
+        # sent in time (the process busy) counts as late as its player sees it.
+        due = time.perf_counter() + (rng.uniform(0, pace) if pace else 0.0)
         if pace:
-            await asyncio.sleep(rng.uniform(0, pace))
+            await asyncio.sleep(max(0.0, due - time.perf_counter()))
         while True:
             t = time.perf_counter()
+            origin = min(t, due) if pace else t
             try:
                 await append(name, src[seq])
             except Exception:
@@ -140,20 +158,34 @@ async def drive(
                 ready[0] += 1
                 if ready[0] == tables:
                     started.set()
-            elif started.is_set():
+            elif measuring[0]:
                 if now > stop_at[0]:
                     return
-                latencies.append(now - t)
+                latencies.append(now - origin)
                 counted[0] += 1
             seq += 1
             if seq == len(src):
                 gen += 1
                 name, src, seq = f"{prefix}{i}-{gen}", srcs[(i + gen) % len(srcs)], 0
             if pace:
-                await asyncio.sleep(max(0.0, pace - (time.perf_counter() - t)))
+                due += pace
+                if now > due + pace:  # a whole period behind (its first move, while 10,000
+                    due = now + rng.uniform(0, pace)  # logs were created): a fresh phase
+                await asyncio.sleep(max(0.0, due - now))
 
+    async def freezer() -> None:
+        # What a server with thousands of tables may do: move the objects alive now out of
+        # the cyclic collector's reach, so a full collection does not walk every table's state
+        # (about 15 ms per 1,000 tables, in one pause).
+        while True:
+            await asyncio.sleep(GC_FREEZE[0])
+            gc.freeze()
+
+    freezing = asyncio.create_task(freezer()) if GC_FREEZE[0] else None
     tasks = [asyncio.create_task(table(i)) for i in range(tables)]
     await started.wait()
+    await asyncio.sleep(2 * pace if pace else 1.0)
+    measuring[0] = True
     marks.append((time.process_time(), fsyncs()))
     begin = time.perf_counter()
     stop_at[0] = begin + seconds
@@ -161,6 +193,9 @@ async def drive(
     marks.append((time.process_time(), fsyncs()))
     counted_now = counted[0]
     await asyncio.gather(*tasks)
+    if freezing is not None:
+        freezing.cancel()
+        gc.unfreeze()
     return counted_now, latencies, seconds, failures[0]
 
 
@@ -202,17 +237,19 @@ def run_recorder(
     sync: str = "fsync",
     max_open: int | None = None,
 ) -> Result:
-    rec = Recorder(directory, max_open=max_open, window=0.002, sync=sync)
+    rec = Recorder(directory, max_open=max_open, window=0.002, sync=sync,
+                   checkpoint_every=CHECKPOINT_EVERY[0])
 
     def syncs() -> int:
         s = rec.stats()
-        return s.fsyncs + s.syncfs + s.dir_fsyncs
+        return s.fsyncs + s.syncfs + s.dir_fsyncs + s.journal_syncs + s.checkpoint_fsyncs
 
     def run(marks: list[tuple[float, int]]) -> tuple[int, list[float], float, int]:
         return asyncio.run(drive(rec.append_async, tables, srcs, pace, seconds, "r", marks, syncs))
 
     try:
-        return measure("recorder" if sync == "fsync" else "rec-syncfs", tables, mode, run)
+        name = {"fsync": "recorder", "syncfs": "rec-syncfs", "journal": "rec-journal"}[sync]
+        return measure(name, tables, mode, run)
     finally:
         rec.close()
 
@@ -227,6 +264,18 @@ def run_recorder_syncfs(
     max_open: int | None = None,
 ) -> Result:
     return run_recorder(directory, tables, srcs, pace, seconds, mode, "syncfs", max_open)
+
+
+def run_recorder_journal(
+    directory: Path,
+    tables: int,
+    srcs: list[tuple[ev.AnyEvent, ...]],
+    pace: float | None,
+    seconds: float,
+    mode: str,
+    max_open: int | None = None,
+) -> Result:
+    return run_recorder(directory, tables, srcs, pace, seconds, mode, "journal", max_open)
 
 
 def run_writers(
@@ -269,6 +318,12 @@ def run_writers(
         pool.shutdown()
         for w in writers.values():
             w.close()
+
+
+CHECKPOINT_EVERY = [10.0]  # --checkpoint-every (a journal's)
+GC_FREEZE = [0.0]  # --gc-freeze: seconds between gc.freeze() calls (0: never)
+_SHORT = {"recorder": "fsync", "rec-syncfs": "syncfs", "rec-journal": "journal",
+          "writers": "wr"}
 
 
 def _syncfs(fd: int) -> None:
@@ -495,7 +550,9 @@ def main() -> None:
     ap.add_argument("--pace", type=float, default=None)
     ap.add_argument("--dir", default=None, help="where to write (default: a temporary dir)")
     ap.add_argument("--no-baseline", action="store_true")
-    ap.add_argument("--no-syncfs", action="store_true")
+    ap.add_argument("--no-syncfs", action="store_true", help="leave syncfs out of --syncs")
+    ap.add_argument("--syncs", default="fsync,syncfs,journal",
+                    help="the recorder's ways of syncing a round to run")
     ap.add_argument(
         "--max-open", type=int, default=None, help="recorder handle pool (default: its own)"
     )
@@ -503,7 +560,13 @@ def main() -> None:
     ap.add_argument("--floor", action="store_true", help="only the disk floor (see floor())")
     ap.add_argument("--ceiling", action="store_true",
                     help="only the CPU ceiling: no-op syncs, and the driver alone (ceiling())")
+    ap.add_argument("--checkpoint-every", type=float, default=10.0,
+                    help="seconds between the journal's checkpoints (sync=journal)")
+    ap.add_argument("--gc-freeze", type=float, default=0.0,
+                    help="call gc.freeze() every S seconds while the tables play (0: never)")
     args = ap.parse_args()
+    CHECKPOINT_EVERY[0] = args.checkpoint_every
+    GC_FREEZE[0] = args.gc_freeze
     seconds = args.seconds or (3.0 if args.quick else 10.0)
     pace = args.pace or (1.0 if args.quick else 3.0)
     if args.quick:
@@ -526,7 +589,7 @@ def main() -> None:
         shutil.rmtree(base, ignore_errors=True)
         return
     print(
-        f"{'impl':9} {'N':>6} {'mode':10} {'events/s':>9} {'p50 ms':>8} {'p99 ms':>8} "
+        f"{'impl':11} {'N':>6} {'mode':10} {'events/s':>9} {'p50 ms':>8} {'p99 ms':>8} "
         f"{'CPU us/ev':>9} {'fsync/ev':>8} {'max fds':>7} {'fail':>5}"
     )
     try:
@@ -534,8 +597,12 @@ def main() -> None:
             for mode in args.modes.split(","):
                 p = pace if mode == "paced" else None
                 results = []
-                impls: list[Callable[..., Result]] = [run_recorder]
-                impls += [] if args.no_syncfs else [run_recorder_syncfs]
+                ways: dict[str, Callable[..., Result]] = {
+                        "fsync": run_recorder, "syncfs": run_recorder_syncfs,
+                        "journal": run_recorder_journal}
+                impls: list[Callable[..., Result]] = [
+                    ways[w] for w in args.syncs.split(",") if not (w == "syncfs" and args.no_syncfs)
+                ]
                 impls += [] if args.no_baseline else [run_writers]
                 for impl in impls:
                     d = base / f"{impl.__name__}-{tables}-{mode}"
@@ -543,7 +610,7 @@ def main() -> None:
                     r = impl(d, tables, srcs, p, seconds, mode, max_open=args.max_open)
                     results.append(r)
                     print(
-                        f"{r.name:9} {tables:>6} {mode:10} {r.rate:>9.0f} {r.p50_ms:>8.2f} "
+                        f"{r.name:11} {tables:>6} {mode:10} {r.rate:>9.0f} {r.p50_ms:>8.2f} "
                         f"{r.p99_ms:>8.2f} {r.cpu_us:>9.1f} {r.fsyncs_per_event:>8.3f} "
                         f"{r.max_fds:>7} {r.failures:>5}",
                         flush=True,
@@ -552,7 +619,8 @@ def main() -> None:
                 for a in results[:-1] if len(results) > 1 and results[-1].rate else []:
                     b = results[-1]
                     print(
-                        f"{a.name[:6] + '/wr':9} {tables:>6} {mode:10} {a.rate / b.rate:>8.2f}x "
+                        f"{_SHORT[a.name] + '/' + _SHORT[b.name]:11} {tables:>6} {mode:10} "
+                        f"{a.rate / b.rate:>8.2f}x "
                         f"{a.p50_ms / max(b.p50_ms, 1e-9):>7.2f}x "
                         f"{a.p99_ms / max(b.p99_ms, 1e-9):>7.2f}x "
                         f"{a.cpu_us / max(b.cpu_us, 1e-9):>8.2f}x",
