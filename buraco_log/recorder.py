@@ -272,6 +272,47 @@ def sweep_temporaries(directory: str | os.PathLike[str]) -> list[str]:
     return removed
 
 
+def journal_notes(directory: str | os.PathLike[str]) -> list[str]:
+    """What a reader of ``directory``'s logs should know of recorder journals there: a journal
+    a stopped recorder left (acknowledged events its logs may lack until a recorder opens the
+    directory again), or one kept unfolded (events that could not be written back). Empty
+    when there is nothing to say (no journal, or a recorder at work: its journal is live)."""
+    directory = os.fspath(directory)
+    try:
+        pending = journal.generations(directory)
+        unfolded = sorted(e.name for e in os.scandir(directory)
+                          if e.name.startswith(journal.PREFIX) and e.name.endswith(".unfolded"))
+    except OSError:
+        return []
+    notes = []
+    if pending and not _recorder_running(directory):
+        notes.append(
+            f"{directory}: a recorder stopped without folding its journal "
+            f"({os.path.basename(pending[-1][1])}): these logs may lack acknowledged moves "
+            "until a recorder opens the directory again (docs/recorder.md)"
+        )
+    for name in unfolded:
+        notes.append(
+            f"{os.path.join(directory, name)}: moves a recorder could not write back, their "
+            "logs having been rewritten by another program (docs/recorder.md)"
+        )
+    return notes
+
+
+def _recorder_running(directory: str) -> bool:
+    try:
+        fd = os.open(os.path.join(directory, LOCK_NAME), os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        return False
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+
+
 def _lock_current(path: str) -> tuple[int, tuple[int, int], int] | None:
     """Open and lock the file at ``path`` with ``log.LogLock`` (the one writer-lock discipline:
     the locked file is the one at ``path``). Returns the descriptor, its (device, inode) and its
@@ -1304,5 +1345,6 @@ __all__ = [
     "Recorder",
     "RecorderStats",
     "default_max_open",
+    "journal_notes",
     "sweep_temporaries",
 ]

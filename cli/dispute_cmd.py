@@ -547,6 +547,12 @@ def audit_cmd(
                        as_json=format is Format.json)
     audit_html_usage(html, paths)
     files = audit.find_logs(paths)
+    from buraco_log.recorder import journal_notes
+
+    for p in paths:
+        if p.is_dir():
+            for note in journal_notes(p):
+                typer.echo(f"buraco-log: note: {note}", err=True)
     if not files:
         raise fail(f"{', '.join(map(str, paths))}: no logs found", EXIT_USAGE,
                    as_json=format is Format.json)

@@ -216,3 +216,27 @@ def test_without_syncfs_a_checkpoint_fsyncs_each_log_it_wrote(tmp_path: Path) ->
     sources = matches()
     for name in names:
         assert on_disk(str(tmp_path / f"{name}.blog")) == list(source_of(name, sources)[:5])
+
+
+def test_audit_notes_a_journal_a_stopped_recorder_left(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    ops = PowerLossOps(str(tmp_path))
+    rec = Recorder(tmp_path, ops=ops, sync="journal", checkpoint_every=60)
+    _record(rec, ["t0", "t1"], 3)
+    image = ops.image()
+    rec.close()
+    restore(str(tmp_path), image, ops.imaged_names)  # a power loss: only the journal holds them
+    assert not list(tmp_path.glob("*.blog"))  # their names never reached the disk
+    out = subprocess.run([sys.executable, "-m", "cli.main", "audit", str(tmp_path)],
+                         capture_output=True, text=True, check=False)
+    assert "a recorder stopped without folding its journal" in out.stderr
+    assert "Traceback" not in out.stderr
+    with Recorder(tmp_path):  # a recorder at work: its journal is live, nothing to say
+        out = subprocess.run([sys.executable, "-m", "cli.main", "audit", str(tmp_path)],
+                             capture_output=True, text=True, check=False)
+        assert "journal" not in out.stderr
+    out = subprocess.run([sys.executable, "-m", "cli.main", "audit", str(tmp_path)],
+                         capture_output=True, text=True, check=False)
+    assert out.returncode == 0 and "journal" not in out.stderr  # folded back: all there
