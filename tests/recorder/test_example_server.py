@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+import pytest
 
 from buraco_log import events as ev
 from buraco_log import log
@@ -30,9 +31,13 @@ def _ask(sock: socket.socket, message: list[Any]) -> list[Any]:
     return reply
 
 
-def test_the_example_server_records_bot_tables_and_refuses_illegal_moves(tmp_path: Path) -> None:
+@pytest.mark.parametrize("sync", ["fsync", "journal"])
+def test_the_example_server_records_bot_tables_and_refuses_illegal_moves(
+    tmp_path: Path, sync: str
+) -> None:
+    extra = ["--gc-freeze", "0.05"] if sync == "journal" else []
     server = subprocess.Popen(
-        [sys.executable, str(SERVER / "server.py"), str(tmp_path)],
+        [sys.executable, str(SERVER / "server.py"), str(tmp_path), "--sync", sync, *extra],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         text=True,
@@ -77,6 +82,9 @@ def test_the_example_server_records_bot_tables_and_refuses_illegal_moves(tmp_pat
         out, _ = server.communicate(timeout=60)
     assert server.returncode == 0
     assert out.startswith("stopped")
+    stats = json.loads(out.split(None, 1)[1])
+    assert (stats["journal_syncs"] > 0) == (sync == "journal")
+    assert not list(tmp_path.glob(".recorder.journal-*"))  # retired at close
     names = sorted(p.name for p in tmp_path.glob("*.blog"))
     assert names == [f"t{i}.blog" for i in range(8)] + ["x.blog"]
     for i in range(8):
