@@ -121,7 +121,8 @@ def read(path: str) -> list[Record]:
         return []  # torn while it was being created: no round used it
     magic, version, _ = _HEAD.unpack(head[:-4])
     if magic != b"BURACOLJ" or version != VERSION:
-        raise ValueError(f"{path}: not a recorder journal of version {VERSION}")
+        raise ValueError(f"{path} is not a recorder journal of version {VERSION} (version "
+                         f"{version}): open the directory with the buraco_log that wrote it")
     records = []
     at = HEADER_SIZE
     while at + _FRAME.size <= len(data):

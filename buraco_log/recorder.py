@@ -455,7 +455,15 @@ class Recorder:
             ) from None
         self._dir_fd = os.open(self.directory, os.O_RDONLY | os.O_CLOEXEC)
         self._stats.swept = len(sweep_temporaries(self.directory))
-        self._recover()  # before any log is read: the journals complete them
+        try:
+            self._recover()  # before any log is read: the journals complete them
+        except (ValueError, OSError) as exc:
+            os.close(self._dir_fd)
+            os.close(self._lock_fd)
+            raise LogFormatError(
+                f"cannot write back the recorder's journal: {exc}", path=self.directory,
+                kind="version" if isinstance(exc, ValueError) else "io",
+            ) from None
         self.checkpoint_every = max(0.0, checkpoint_every)
         self.checkpoint_bytes = max(1, checkpoint_bytes)
         self._jfd: int | None = None  # the journal rounds append to (sync="journal")

@@ -240,3 +240,20 @@ def test_audit_notes_a_journal_a_stopped_recorder_left(tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, "-m", "cli.main", "audit", str(tmp_path)],
                          capture_output=True, text=True, check=False)
     assert out.returncode == 0 and "journal" not in out.stderr  # folded back: all there
+
+
+def test_a_journal_of_an_unknown_version_stops_the_recorder_and_is_left_alone(
+    tmp_path: Path,
+) -> None:
+    import struct
+    import zlib
+
+    head = struct.pack("<8sHH", b"BURACOLJ", 2, 0)
+    blob = head + struct.pack("<I", zlib.crc32(head)) + b"moves of a newer recorder"
+    (tmp_path / journal.name_of(1)).write_bytes(blob)
+    with pytest.raises(log.LogFormatError) as info:
+        Recorder(tmp_path)
+    assert info.value.kind == "version" and "version 2" in str(info.value)
+    assert (tmp_path / journal.name_of(1)).read_bytes() == blob
+    (tmp_path / journal.name_of(1)).unlink()
+    Recorder(tmp_path).close()  # the directory lock was let go
