@@ -10,6 +10,7 @@ partial writeback leaves). ``restore`` writes such an image back over the direct
 
 from __future__ import annotations
 
+import itertools
 import os
 import random
 import threading
@@ -18,53 +19,76 @@ from buraco_log.recorder import LOCK_NAME, FileOps
 
 
 class PowerLossOps(FileOps):
+    """Sync calls may run at once (a round's fsyncs, a checkpoint's syncfs beside the journal's
+    sync): each takes a ticket before it looks at the files, and what it saw is recorded only
+    if nothing that looked later was recorded first, so an older view never replaces a newer
+    one (by inode for contents, for the whole directory for names)."""
+
     def __init__(self, directory: str) -> None:
         self.directory = directory
         self._lock = threading.Lock()
+        self._tickets = itertools.count(1)
         self.synced: dict[int, bytes] = {}
+        self._synced_at: dict[int, int] = {}
         self.names: dict[str, int] = {}
+        self._names_at = 0
         for entry in os.scandir(directory):  # what is there at the start is durable
             if entry.is_file() and entry.name != LOCK_NAME:
                 with open(entry.path, "rb") as f:
                     self.synced[entry.inode()] = f.read()
                 self.names[entry.name] = entry.inode()
 
+    def _ticket(self) -> int:
+        with self._lock:
+            return next(self._tickets)
+
+    def _keep(self, ticket: int, contents: dict[int, bytes], names: dict[str, int] | None) -> None:
+        with self._lock:
+            for ino, data in contents.items():
+                if self._synced_at.get(ino, 0) < ticket:
+                    self.synced[ino] = data
+                    self._synced_at[ino] = ticket
+            if names is not None and self._names_at < ticket:
+                self.names = names
+                self._names_at = ticket
+
+    def _names(self) -> dict[str, int]:
+        return {
+            e.name: e.inode()
+            for e in os.scandir(self.directory)
+            if e.is_file() and e.name != LOCK_NAME
+        }
+
     def fsync(self, fd: int) -> None:
+        ticket = self._ticket()
         st = os.fstat(fd)
         data = os.pread(fd, st.st_size, 0)
         os.fsync(fd)
-        with self._lock:
-            self.synced[st.st_ino] = data
+        self._keep(ticket, {st.st_ino: data}, None)
 
     def datasync(self, fd: int) -> None:
         self.fsync(fd)
 
     def fsync_dir(self, fd: int) -> None:
-        names = {
-            e.name: e.inode()
-            for e in os.scandir(self.directory)
-            if e.is_file() and e.name != LOCK_NAME
-        }
+        ticket = self._ticket()
+        names = self._names()
         os.fsync(fd)
-        with self._lock:
-            self.names = names
+        self._keep(ticket, {}, names)
 
     def syncfs(self, fd: int) -> None:
         """Everything in the directory is durable: contents and names."""
+        ticket = self._ticket()
+        names = self._names()
         contents = {}
-        for entry in os.scandir(self.directory):
-            if entry.is_file() and entry.name != LOCK_NAME:
-                with open(entry.path, "rb") as f:
-                    contents[entry.inode()] = f.read()
-        names = {
-            e.name: e.inode()
-            for e in os.scandir(self.directory)
-            if e.is_file() and e.name != LOCK_NAME
-        }
+        for name, ino in names.items():
+            try:
+                with open(os.path.join(self.directory, name), "rb") as f:
+                    if os.fstat(f.fileno()).st_ino == ino:
+                        contents[ino] = f.read()
+            except FileNotFoundError:
+                continue  # removed meanwhile: nothing of it to keep
         super().syncfs(fd)
-        with self._lock:
-            self.synced.update(contents)
-            self.names = names
+        self._keep(ticket, contents, names)
 
     def image(self, rng: random.Random | None = None) -> dict[str, bytes]:
         """The files a power loss now could leave (with ``rng``: torn partial writebacks)."""
