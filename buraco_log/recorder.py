@@ -614,10 +614,10 @@ class Recorder:
                 table.pending.append(data)
                 table.waiters.append(_Waiter(event.seq, future, loop))
                 table.expect += 1
-                table.unresolved += 1
                 if isinstance(event, ev.MatchEnded):
                     table.ended = True
                 with self._cv:
+                    table.unresolved += 1  # guarded by self._cv: settled a round at a time
                     first = not self._dirty
                     if first:
                         self._first_at = time.monotonic()
@@ -911,17 +911,33 @@ class Recorder:
     def _commit(self, batch: list[_Table]) -> None:
         work: list[_Work] = []
         taken = 0
-        for table in batch:
-            with table.lock:
+
+        def take(table: _Table) -> None:  # called holding table.lock; releases it
+            nonlocal taken
+            try:
                 encoded, waiters = table.pending, table.waiters
                 table.pending, table.waiters = [], []
+            finally:
+                table.lock.release()
             taken += len(encoded)
             if not encoded:
-                continue
+                return
             if table.broken is not None:
                 self._resolve(waiters, LogFormatError(table.broken, path=table.path, kind="io"))
-                continue
+                return
             work.append(_Work(table, waiters, encoded))
+
+        # A table whose lock is held (its next move being validated) is taken last, waiting
+        # for it then: waiting at once would hand the GIL back and forth for each such table.
+        busy = []
+        for table in batch:
+            if table.lock.acquire(blocking=False):
+                take(table)
+            else:
+                busy.append(table)
+        for table in busy:
+            table.lock.acquire()
+            take(table)
         with self._cv:
             self._waiting -= taken
         if not work:
@@ -994,9 +1010,10 @@ class Recorder:
         with self._cv:  # counted first: a caller woken by its ack sees its event counted
             self._stats.events += len(acked)
         self._resolve(acked, None)  # one wake-up per event loop for the whole round
-        for w in done:
-            self._settled(w.table, len(w.waiters))
         with self._cv:
+            for w in done:
+                w.table.unresolved -= len(w.waiters)
+            self._unresolved -= len(acked)
             self._stats.rounds += 1
             if syncfs:
                 self._stats.syncfs += 1
@@ -1151,11 +1168,6 @@ class Recorder:
                 st = os.fstat(table.fd)
                 table.identity = (st.st_dev, st.st_ino)
             w.created = True
-
-    def _settled(self, table: _Table, count: int) -> None:
-        with table.lock, self._cv:
-            table.unresolved -= count
-            self._unresolved -= count
 
     def _at_path(self, table: _Table) -> bool:
         """The file written is still the one at the match's path (a writer never acknowledges
