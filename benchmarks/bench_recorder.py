@@ -3,7 +3,7 @@
     python benchmarks/bench_recorder.py [--quick] [--tables 10,200,1000,10000]
         [--modes paced,saturated] [--seconds S] [--pace P] [--dir DIR] [--max-open N]
         [--syncs fsync,syncfs,journal] [--checkpoint-every S] [--gc-freeze S]
-        [--no-baseline] [--no-syncfs] [--restart 10000]
+        [--no-baseline] [--no-syncfs] [--restart 10000] [--journal-restart 2000x20]
     python benchmarks/bench_recorder.py --floor [--tables 200,1000]
     python benchmarks/bench_recorder.py --ceiling --tables 1000 --seconds 5
 
@@ -29,7 +29,8 @@ journal syncs + checkpoint fsyncs), and the most file descriptors open; then eac
 against the last way in the run (events/s, p50, p99, CPU). Then the restart figures: a new
 recorder reloading ``--restart`` mid-match logs (read, verify, replay to validate the next
 move) with no saved state, after a clean close (from the saved states), and after a crash 5
-moves a table past the last save. ``--ceiling`` prints the CPU ceiling of one process
+moves a table past the last save; and the writing-back of a journal left alone (every log
+lost, ``--journal-restart TABLESxMOVES``). ``--ceiling`` prints the CPU ceiling of one process
 instead: the recorder with syncs that cost nothing (validating and not, saturated), and the
 driver alone (saturated and paced) against a stand-in that only settles futures in rounds.
 Goals: >= 25,000 events/s at N=1,000 (saturated); p99 < 20 ms at 10,000 paced tables.
@@ -406,6 +407,31 @@ def fsync_latency(fds: list[int], threads: int = 16, seconds: float = 3.0) -> st
     )
 
 
+def journal_restart(
+    directory: Path, logs: int, steps: int, srcs: list[tuple[ev.AnyEvent, ...]]
+) -> tuple[int, float, float, int]:
+    """The worst writing-back after a power loss with ``sync="journal"``: ``logs`` tables record
+    ``steps`` moves each into one journal, then every log is gone and only that journal is
+    left (their names never reached the disk). Returns (records, seconds, CPU seconds,
+    logs created again) for a new recorder's open."""
+    with Recorder(directory, sync="journal", checkpoint_every=3600, max_open=logs + 64) as rec:
+        for step in range(steps):
+            futures = [rec.submit(f"j{i}", srcs[i % len(srcs)][step]) for i in range(logs)]
+            for f in futures:
+                f.result()
+        kept = {p.name: p.read_bytes() for p in directory.glob(".recorder.journal-*")}
+    for p in directory.iterdir():
+        if p.name != ".recorder.lock":
+            p.unlink()
+    for name, data in kept.items():
+        (directory / name).write_bytes(data)
+    t, c = time.perf_counter(), time.process_time()
+    with Recorder(directory) as rec:
+        took, cpu = time.perf_counter() - t, time.process_time() - c
+        stats = rec.stats()
+    return stats.recovered, took, cpu, stats.recreated
+
+
 def restart(
     directory: Path, logs: int, srcs: list[tuple[ev.AnyEvent, ...]], tail: int = 5
 ) -> list[tuple[str, float, float, int]]:
@@ -557,6 +583,8 @@ def main() -> None:
         "--max-open", type=int, default=None, help="recorder handle pool (default: its own)"
     )
     ap.add_argument("--restart", type=int, default=10000, help="mid-match logs to reload")
+    ap.add_argument("--journal-restart", default="2000x20",
+                    help="TABLESxMOVES written back from a journal alone at open ('0': skip)")
     ap.add_argument("--floor", action="store_true", help="only the disk floor (see floor())")
     ap.add_argument("--ceiling", action="store_true",
                     help="only the CPU ceiling: no-op syncs, and the driver alone (ceiling())")
@@ -626,6 +654,17 @@ def main() -> None:
                         f"{a.cpu_us / max(b.cpu_us, 1e-9):>8.2f}x",
                         flush=True,
                     )
+        if args.journal_restart != "0":
+            d = base / "journal-restart"
+            d.mkdir()
+            logs, steps = map(int, args.journal_restart.split("x"))
+            records, took, cpu, made = journal_restart(d, logs, steps, srcs)
+            print(
+                f"restart from a journal alone: {records} records of {made} logs written back "
+                f"in {took:.2f} s ({took / max(1, records) * 1e6:.0f} us a record; process CPU "
+                f"{cpu / max(1, records) * 1e6:.0f} us a record)",
+                flush=True,
+            )
         if args.restart:
             d = base / "restart"
             d.mkdir()
