@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -23,7 +24,9 @@ def _journals(directory: Path) -> list[str]:
 def _settled_journal(rec: Recorder, directory: Path) -> str:
     """The one journal left once the recorder is quiet (no round, no checkpoint running)."""
     seen, steady = "", 0
+    deadline = time.monotonic() + 60  # a checkpoint's syncfs waits for the whole disk
     while steady < 30:
+        assert time.monotonic() < deadline, "the recorder never became quiet"
         threading.Event().wait(0.01)
         names = _journals(directory)
         done = rec._checkpoint is None or rec._checkpoint.done()
@@ -83,7 +86,7 @@ def test_a_checkpoint_makes_the_logs_durable_and_removes_the_old_journal(tmp_pat
     _record(rec, names, 5)
     current = _settled_journal(rec, tmp_path)
     _record(rec, names, 1, start=5)  # into journal `current`, retired at the end of the round
-    for _ in range(500):
+    for _ in range(6000):  # up to 60 s: a checkpoint's syncfs waits for the whole disk
         if current not in _journals(tmp_path):
             break
         threading.Event().wait(0.01)
@@ -204,7 +207,7 @@ def test_without_syncfs_a_checkpoint_fsyncs_each_log_it_wrote(tmp_path: Path) ->
     _record(rec, names, 4)
     current = _settled_journal(rec, tmp_path)
     _record(rec, names, 1, start=4)
-    for _ in range(500):
+    for _ in range(6000):  # up to 60 s: a checkpoint's syncfs waits for the whole disk
         if current not in _journals(tmp_path):
             break
         threading.Event().wait(0.01)
