@@ -43,7 +43,7 @@ from buraco_log.errors import LogFormatError
 
 PREFIX: Final = ".recorder.journal-"
 VERSION: Final = 1
-_NAME = re.compile(r"^\.recorder\.journal-([0-9]{12})$")
+_NAME = re.compile(r"^\.recorder\.journal-([0-9]{12})(\.unfolded)?$")
 _HEAD = struct.Struct("<8sHH")
 HEADER_SIZE: Final = _HEAD.size + 4
 _FRAME = struct.Struct("<II")
@@ -102,12 +102,13 @@ def frame(records: Iterable[Record]) -> bytes:
     return b"".join(out)
 
 
-def generations(directory: str) -> list[tuple[int, str]]:
-    """The journals in ``directory``, oldest first: (generation, path)."""
+def generations(directory: str, *, unfolded: bool = False) -> list[tuple[int, str]]:
+    """The journals in ``directory``, oldest first: (generation, path); with ``unfolded``, the
+    ones kept aside (``*.unfolded``) instead."""
     found = []
     for entry in os.scandir(directory):
         m = _NAME.match(entry.name)
-        if m and entry.is_file(follow_symlinks=False):
+        if m and bool(m.group(2)) == unfolded and entry.is_file(follow_symlinks=False):
             found.append((int(m.group(1)), entry.path))
     return sorted(found)
 
@@ -189,9 +190,8 @@ def recover(directory: str, dir_fd: int, suffix: str, ops: SyncOps) -> tuple[Rec
                 os.unlink(path)
     if found:
         ops.fsync_dir(dir_fd)
-    unfolded = [int(m.group(1)) for e in os.scandir(directory)
-                if (m := re.match(r"^\.recorder\.journal-([0-9]{12})\.unfolded$", e.name))]
-    return done, max([g for g, _ in found] + unfolded + [0]) + 1
+    kept_aside = generations(directory, unfolded=True)
+    return done, max([g for g, _ in found + kept_aside] + [0]) + 1
 
 
 def _replay(directory: str, path: str, records: list[Record], ops: SyncOps) -> tuple[int, int, int]:

@@ -279,8 +279,7 @@ def journal_notes(directory: str | os.PathLike[str]) -> list[str]:
     directory = os.fspath(directory)
     try:
         pending = journal.generations(directory)
-        unfolded = sorted(e.name for e in os.scandir(directory)
-                          if e.name.startswith(journal.PREFIX) and e.name.endswith(".unfolded"))
+        unfolded = journal.generations(directory, unfolded=True)
     except OSError:
         return []
     notes = []
@@ -290,9 +289,9 @@ def journal_notes(directory: str | os.PathLike[str]) -> list[str]:
             f"({os.path.basename(pending[-1][1])}): these logs may lack acknowledged moves "
             "until a recorder opens the directory again (docs/recorder.md)"
         )
-    for name in unfolded:
+    for _, path in unfolded:
         notes.append(
-            f"{os.path.join(directory, name)}: moves a recorder could not write back, their "
+            f"{path}: moves a recorder could not write back, their "
             "logs having been rewritten by another program (docs/recorder.md)"
         )
     return notes
@@ -454,27 +453,27 @@ class Recorder:
             ) from None
         self._dir_fd = os.open(self.directory, os.O_RDONLY | os.O_CLOEXEC)
         self._stats.swept = len(sweep_temporaries(self.directory))
+        self._jfd: int | None = None  # the journal rounds append to (sync="journal")
+        self._jsize = 0
         try:
             self._recover()  # before any log is read: the journals complete them
-        except (ValueError, OSError) as exc:
+            if sync == "journal":
+                self._jfd = journal.create(self.directory, self._dir_fd, self._jgen, self._ops)
+                self._jsize = journal.HEADER_SIZE
+        except (ValueError, OSError) as exc:  # let go of the directory: nothing was started
             os.close(self._dir_fd)
             os.close(self._lock_fd)
             raise LogFormatError(
-                f"cannot write back the recorder's journal: {exc}", path=self.directory,
-                kind="version" if isinstance(exc, ValueError) else "io",
+                f"cannot write back or start the recorder's journal: {exc}",
+                path=self.directory, kind="version" if isinstance(exc, ValueError) else "io",
             ) from None
         self.checkpoint_every = max(0.0, checkpoint_every)
         self.checkpoint_bytes = max(1, checkpoint_bytes)
-        self._jfd: int | None = None  # the journal rounds append to (sync="journal")
-        self._jsize = 0
         self._jopened = time.monotonic()
         self._jdirty: set[str] = set()  # logs written since the journal was started
         self._checkpoint: Future[None] | None = None  # the one running, if any
         self._ckrun = ThreadPoolExecutor(1, thread_name_prefix="recorder-checkpoint")
         self._ckio = ThreadPoolExecutor(_CHECKPOINT_THREADS, thread_name_prefix="recorder-ckio")
-        if sync == "journal":
-            self._jfd = journal.create(self.directory, self._dir_fd, self._jgen, self._ops)
-            self._jsize = journal.HEADER_SIZE
         self.save_every = max(0.0, save_every)
         self._next_save = time.monotonic() + self.save_every
         self._saved = _read_saved(self.directory)  # taken out as their matches load
@@ -1022,7 +1021,7 @@ class Recorder:
             else:
                 self._stats.fsyncs += sum(1 for w in work if w.synced)
             self._stats.dir_fsyncs += 1 if created else 0
-            self._stats.created += len(created) + sum(1 for w in done if w.created and journaled)
+            self._stats.created += sum(1 for w in done if w.created)
             self._stats.reopened += sum(1 for w in work if w.reopened)
             for w in done:
                 if w.table.ended and not w.table.unresolved:
