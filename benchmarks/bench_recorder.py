@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import gc
 import os
 import random
@@ -235,11 +236,13 @@ def run_recorder(
     pace: float | None,
     seconds: float,
     mode: str,
-    sync: str = "fsync",
     max_open: int | None = None,
+    *,
+    sync: str = "fsync",
+    checkpoint_every: float = 10.0,
 ) -> Result:
     rec = Recorder(directory, max_open=max_open, window=0.002, sync=sync,
-                   checkpoint_every=CHECKPOINT_EVERY[0])
+                   checkpoint_every=checkpoint_every)
 
     def syncs() -> int:
         s = rec.stats()
@@ -253,30 +256,6 @@ def run_recorder(
         return measure(name, tables, mode, run)
     finally:
         rec.close()
-
-
-def run_recorder_syncfs(
-    directory: Path,
-    tables: int,
-    srcs: list[tuple[ev.AnyEvent, ...]],
-    pace: float | None,
-    seconds: float,
-    mode: str,
-    max_open: int | None = None,
-) -> Result:
-    return run_recorder(directory, tables, srcs, pace, seconds, mode, "syncfs", max_open)
-
-
-def run_recorder_journal(
-    directory: Path,
-    tables: int,
-    srcs: list[tuple[ev.AnyEvent, ...]],
-    pace: float | None,
-    seconds: float,
-    mode: str,
-    max_open: int | None = None,
-) -> Result:
-    return run_recorder(directory, tables, srcs, pace, seconds, mode, "journal", max_open)
 
 
 def run_writers(
@@ -321,7 +300,6 @@ def run_writers(
             w.close()
 
 
-CHECKPOINT_EVERY = [10.0]  # --checkpoint-every (a journal's)
 GC_FREEZE = [0.0]  # --gc-freeze: seconds between gc.freeze() calls (0: never)
 _SHORT = {"recorder": "fsync", "rec-syncfs": "syncfs", "rec-journal": "journal",
           "writers": "wr"}
@@ -593,7 +571,6 @@ def main() -> None:
     ap.add_argument("--gc-freeze", type=float, default=0.0,
                     help="call gc.freeze() every S seconds while the tables play (0: never)")
     args = ap.parse_args()
-    CHECKPOINT_EVERY[0] = args.checkpoint_every
     GC_FREEZE[0] = args.gc_freeze
     seconds = args.seconds or (3.0 if args.quick else 10.0)
     pace = args.pace or (1.0 if args.quick else 3.0)
@@ -625,15 +602,14 @@ def main() -> None:
             for mode in args.modes.split(","):
                 p = pace if mode == "paced" else None
                 results = []
-                ways: dict[str, Callable[..., Result]] = {
-                        "fsync": run_recorder, "syncfs": run_recorder_syncfs,
-                        "journal": run_recorder_journal}
-                impls: list[Callable[..., Result]] = [
-                    ways[w] for w in args.syncs.split(",") if not (w == "syncfs" and args.no_syncfs)
+                impls: list[tuple[str, Callable[..., Result]]] = [
+                    (w, functools.partial(run_recorder, sync=w,
+                                          checkpoint_every=args.checkpoint_every))
+                    for w in args.syncs.split(",") if not (w == "syncfs" and args.no_syncfs)
                 ]
-                impls += [] if args.no_baseline else [run_writers]
-                for impl in impls:
-                    d = base / f"{impl.__name__}-{tables}-{mode}"
+                impls += [] if args.no_baseline else [("writers", run_writers)]
+                for way, impl in impls:
+                    d = base / f"{way}-{tables}-{mode}"
                     d.mkdir()
                     r = impl(d, tables, srcs, p, seconds, mode, max_open=args.max_open)
                     results.append(r)
