@@ -36,6 +36,13 @@ def _settled_journal(rec: Recorder, directory: Path) -> str:
     return seen
 
 
+def _assert_logs_hold(directory: Path, names: list[str], count: int) -> None:
+    """Each table's log holds exactly the first ``count`` moves of its match."""
+    sources = matches()
+    for name in names:
+        assert on_disk(str(directory / f"{name}.blog")) == list(source_of(name, sources)[:count])
+
+
 def _record(rec: Recorder, names: list[str], steps: int, start: int = 0) -> None:
     sources = matches()
     for step in range(start, start + steps):
@@ -55,9 +62,7 @@ def test_a_journal_round_syncs_one_file_and_the_logs_are_complete_after_close(
         assert stats.events == 60 and stats.created == 6
         assert len(_journals(tmp_path)) == 1
     assert _journals(tmp_path) == []  # the last checkpoint retired it
-    sources = matches()
-    for name in names:
-        assert on_disk(str(tmp_path / f"{name}.blog")) == list(source_of(name, sources)[:10])
+    _assert_logs_hold(tmp_path, names, 10)
 
 
 def test_after_a_power_loss_the_journal_writes_back_what_the_logs_lost(tmp_path: Path) -> None:
@@ -74,9 +79,7 @@ def test_after_a_power_loss_the_journal_writes_back_what_the_logs_lost(tmp_path:
         assert stats.recreated == 4 and stats.recovered == 4 * 7 and stats.journal_conflicts == 0
         _record(again, names, 2, start=7)  # and goes on from there
     assert _journals(tmp_path) == []
-    sources = matches()
-    for name in names:
-        assert on_disk(str(tmp_path / f"{name}.blog")) == list(source_of(name, sources)[:9])
+    _assert_logs_hold(tmp_path, names, 9)
 
 
 def test_a_checkpoint_makes_the_logs_durable_and_removes_the_old_journal(tmp_path: Path) -> None:
@@ -97,9 +100,7 @@ def test_a_checkpoint_makes_the_logs_durable_and_removes_the_old_journal(tmp_pat
     # Without any journal, the logs alone hold every event acknowledged before the checkpoint.
     image = {name: data for name, data in image.items() if not name.startswith(journal.PREFIX)}
     restore(str(tmp_path), image, ops.imaged_names)
-    sources = matches()
-    for name in names:
-        assert on_disk(str(tmp_path / f"{name}.blog")) == list(source_of(name, sources)[:6])
+    _assert_logs_hold(tmp_path, names, 6)
 
 
 def test_a_torn_journal_record_ends_the_journal(tmp_path: Path) -> None:
@@ -216,9 +217,7 @@ def test_without_syncfs_a_checkpoint_fsyncs_each_log_it_wrote(tmp_path: Path) ->
     image = {n: d for n, d in ops.image().items() if not n.startswith(journal.PREFIX)}
     rec.close()
     restore(str(tmp_path), image, ops.imaged_names)
-    sources = matches()
-    for name in names:
-        assert on_disk(str(tmp_path / f"{name}.blog")) == list(source_of(name, sources)[:5])
+    _assert_logs_hold(tmp_path, names, 5)
 
 
 def test_audit_notes_a_journal_a_stopped_recorder_left(tmp_path: Path) -> None:
