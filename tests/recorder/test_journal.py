@@ -259,3 +259,17 @@ def test_a_journal_of_an_unknown_version_stops_the_recorder_and_is_left_alone(
     assert (tmp_path / journal.name_of(1)).read_bytes() == blob
     (tmp_path / journal.name_of(1)).unlink()
     Recorder(tmp_path).close()  # the directory lock was let go
+
+
+def test_a_journal_that_cannot_be_started_refuses_the_recorder_and_lets_go_of_the_directory(
+    tmp_path: Path,
+) -> None:
+    class NoDirectorySync(FileOps):
+        def fsync_dir(self, fd: int) -> None:
+            raise OSError(28, "No space left on device")
+
+    with pytest.raises(log.LogFormatError) as info:
+        Recorder(tmp_path, sync="journal", ops=NoDirectorySync())
+    assert info.value.kind == "io" and "No space left" in str(info.value)
+    with Recorder(tmp_path, sync="journal") as rec:  # not locked by the failed one
+        rec.append("a", source_of("a", matches())[0])
