@@ -98,6 +98,23 @@ def test_the_lengths_of_the_name_and_the_player_counts_are_bounded() -> None:
             check_bounds(msgspec.structs.replace(BASE, player_counts=counts))
 
 
+
+@pytest.mark.parametrize("knob", ["hand_size", "points.joker", "bonuses.going_out"])
+def test_a_rule_set_that_passed_once_never_lets_a_look_alike_through(knob: str) -> None:
+    """``rules.check`` remembers the rule sets that passed; ``True`` equals ``1`` and hashes
+    alike, but is no count, and an int past 64 bits has no encoding: both are refused every
+    time, however often the valid rule set was checked before."""
+    good = with_knob(BASE, knob, 1)
+    rules.check(good, 2)
+    rules.check(good, 2)  # remembered
+    for bad in (True, 2**70, 1.0):
+        for _ in range(2):
+            with pytest.raises(RulesError) as exc:
+                rules.check(with_knob(good, knob, bad), 2)
+            assert exc.value.field == knob
+    with pytest.raises(RulesError, match="not 3"):
+        rules.check(good, 3)  # the players are part of what was checked
+
 @settings(max_examples=200, deadline=None)
 @given(st.sampled_from(sorted(BOUNDS)), st.integers(-(2**70), 2**70))
 def test_any_integer_for_any_knob_is_accepted_exactly_within_its_bounds(
