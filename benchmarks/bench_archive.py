@@ -2,6 +2,7 @@
 
     python benchmarks/bench_archive.py                       # 600 simulated matches, 100k synth
     python benchmarks/bench_archive.py --matches 200 --big 20000   # quicker
+    python benchmarks/bench_archive.py --matches 600 --ingest-only --parts  # against the floor
 
 1. A corpus of simulated matches (tests/archive/corpus.py; cached in --corpus) is ingested into
    a fresh archive with 1 job and with 2 jobs: events and matches per second, per core, and per
@@ -33,6 +34,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pyarrow as pa  # type: ignore[import-untyped]
@@ -135,6 +137,74 @@ def bench_floor(paths: list[str]) -> dict[str, float]:
             "read_and_replay_events_per_s": n / (read_s + replay_s)}
 
 
+
+def bench_parts(paths: list[str], work: Path) -> dict[str, float]:
+    """Each step of a 1-job ingest on its own, warm, in CPU-seconds (best of 3), as a
+    fraction of the floor (reading + validating replay).
+
+    ``deal check``, ``hash``, ``parquet`` (sort, cast, encode, fsync: ``store.commit``) and
+    ``ratings`` are steps no checking ingest can skip beside the floor; ``collect`` (the
+    columns gathered during the replay) and ``rows`` (the rest of a worker's check: the rows
+    and Arrow tables) are the building this code chooses. ``ingest >= floor + required``
+    bounds what any build of the tables can reach."""
+    from buraco_log.archive.ingest import _Batch, _hash, check_chunk
+    from buraco_log.columns import replay_columns
+
+    def best(fn: Callable[[], object]) -> float:
+        times = []
+        for _ in range(3):
+            t = time.process_time()
+            fn()
+            times.append(time.process_time() - t)
+        return min(times)
+
+    logs = [audit.read_log(p)[0] for p in paths]
+    for events in logs:
+        Replayer().run(events)
+    flats = [replay_columns(events, 1) for events in logs]
+    deal_events = [f.deal_events for f in flats if f is not None]
+    items = [_hash(p) for p in paths]
+    step = 128  # ingest's chunk of logs
+
+    def chunks() -> list[Any]:
+        return [check_chunk(items[k:k + step]) for k in range(0, len(items), step)]
+
+    outs = chunks()
+    runs = [0]
+
+    def commit() -> None:
+        batch = _Batch()
+        for out in outs:
+            batch.add(out, set())
+        runs[0] += 1
+        root = store.create_archive(str(work / f"parts-{runs[0]}"))
+        store.commit(root, store.new_batch_id(), batch.tables(), batch.error_table())
+
+    s: dict[str, float] = {
+        "read": best(lambda: [audit.read_log(p) for p in paths]),
+        "replay": best(lambda: [Replayer().run(events) for events in logs]),
+        "hash": best(lambda: [_hash(p) for p in paths]),
+        "deal check": best(lambda: [audit.provenance(d) for d in deal_events]),
+        "replay and collect": best(lambda: [replay_columns(events, 1) for events in logs]),
+        "worker's check": best(chunks),
+        "parquet": best(commit),
+    }
+    commit()
+    s["ratings"] = best(lambda: _store_ratings(str(work / f"parts-{runs[0]}")))
+    for k in range(runs[0] + 1):
+        shutil.rmtree(work / f"parts-{k}", ignore_errors=True)
+    floor = s["read"] + s["replay"]
+    out = {
+        "floor": floor,
+        "collect": s["replay and collect"] - s["replay"],
+        "rows": s["worker's check"] - s["read"] - s["replay and collect"] - s["deal check"],
+        "deal check": s["deal check"], "hash": s["hash"], "parquet": s["parquet"],
+        "ratings": s["ratings"],
+    }
+    out["required"] = out["deal check"] + out["hash"] + out["parquet"] + out["ratings"]
+    out["sum"] = floor + out["required"] + out["collect"] + out["rows"]
+    return {k: v / floor for k, v in out.items()}
+
 def synthesize(src: Path, dst: Path, target_matches: int) -> tuple[int, int]:
     """Copy ``src``'s rows until ``dst`` holds ``target_matches`` matches (see the docstring)."""
     shutil.rmtree(dst, ignore_errors=True)
@@ -235,6 +305,8 @@ def main() -> None:
     ap.add_argument("--json", help="also write the figures here")
     ap.add_argument("--ingest-only", action="store_true",
                     help="stop after the floor and the ingests (no sizes, no queries)")
+    ap.add_argument("--parts", action="store_true",
+                    help="also time each step of an ingest against the floor")
     ap.add_argument("--child-ingest", help=argparse.SUPPRESS)  # internal: one fresh ingest
     ap.add_argument("--child-jobs", type=int, default=1, help=argparse.SUPPRESS)
     ap.add_argument("--child-warm", action="store_true", help=argparse.SUPPRESS)
@@ -278,6 +350,14 @@ def main() -> None:
           + ", ".join(f"{k.split('_')[1]} job(s) {'warm' if 'warm' in k else 'cold'} {v:.2f}"
                       for k, v in fig["ingest_over_floor"].items())  # type: ignore[attr-defined]
           + " (the goal: 0.5 or better)")
+    if a.parts:
+        parts = bench_parts(paths, work)
+        fig["parts_over_floor"] = parts
+        print("one ingest's steps, warm, as fractions of the floor (CPU-seconds): "
+              + ", ".join(f"{k} {v:.2f}" for k, v in parts.items() if k != "floor"))
+        print(f"the steps beside the floor that no checking ingest skips (deal check, hash, "
+              f"Parquet, ratings) cost {parts['required']:.2f} floors: with nothing else, "
+              f"ingest / floor is at most {1 / (1 + parts['required']):.2f}")
     if a.ingest_only:
         if a.json:
             Path(a.json).write_text(json.dumps(fig, indent=2) + "\n")
