@@ -11,7 +11,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import msgspec
@@ -182,6 +182,27 @@ def test_a_saved_state_that_does_not_describe_its_log_is_not_used(tmp_path: Path
         assert rec.next_seq("t2") == 25 and rec.stats().resumed == 1
 
 
+def _play_in_threads(rec: Recorder, play: Callable[[list[str]], None], names: list[str]) -> None:
+    """``play`` a quarter of ``names`` in each of 4 threads; its failures fail the test."""
+    errors: list[BaseException] = []
+
+    def run(mine: list[str]) -> None:
+        try:
+            play(mine)
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(names[k::4],)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not any(t.is_alive() for t in threads), "appends never acknowledged"
+    assert rec._committer.is_alive()
+    if errors:
+        raise errors[0]
+
+
 def test_matches_loading_from_saved_states_while_the_committer_saves_them(
     tmp_path: Path,
 ) -> None:
@@ -200,16 +221,43 @@ def test_matches_loading_from_saved_states_while_the_committer_saves_them(
             for name in mine:
                 rec.submit(name, source_of(name, sources)[12]).result(timeout=60)
 
-        threads = [threading.Thread(target=play, args=(names[k::4],)) for k in range(4)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(timeout=120)
-        assert not any(t.is_alive() for t in threads), "appends never acknowledged"
-        assert rec._committer.is_alive()
+        _play_in_threads(rec, play, names)
         stats = rec.stats()
         assert stats.resumed == 60 and stats.saves > 0
 
+
+def test_states_saved_in_the_background_while_tables_play_each_resume_exactly(
+    tmp_path: Path,
+) -> None:
+    """The periodic save runs in its own thread while appends and rounds go on. The file one
+    such save wrote (taken mid-play, not the one close writes) must let every match it lists
+    resume: each entry's file size, event count, chain head and rules state belong together."""
+    sources = matches()
+    names = [f"t{i}" for i in range(40)]
+    with Recorder(tmp_path, save_every=1e-6) as rec:
+        for name in names:
+            rec.append(name, source_of(name, sources)[0])
+        snapshot: list[bytes] = []
+
+        def play(mine: list[str]) -> None:
+            for k in range(1, 40):
+                for name in mine:
+                    rec.submit(name, source_of(name, sources)[k]).result(timeout=60)
+                if k == 20 and rec.stats().saves:
+                    snapshot.append((tmp_path / SAVED_NAME).read_bytes())
+
+        _play_in_threads(rec, play, names)
+        assert rec._saving is not None  # the periodic saves went to the saving thread
+    assert snapshot, "no save had finished by the middle of the play"
+    listed = msgspec.msgpack.decode(snapshot[0])["tables"]
+    assert listed, "no table was saved mid-play"
+    (tmp_path / SAVED_NAME).write_bytes(snapshot[0])
+    with Recorder(tmp_path, save_every=0) as rec:
+        for name in names:
+            assert rec.next_seq(name) == 40
+            assert rec._tables[name].validator.state() == _state_after(
+                source_of(name, sources)[:40])
+        assert rec.stats().resumed == len(listed)
 
 def test_the_states_are_saved_every_save_every_seconds(tmp_path: Path) -> None:
     events = matches()[0]
