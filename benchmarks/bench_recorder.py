@@ -2,7 +2,7 @@
 
     python benchmarks/bench_recorder.py [--quick] [--tables 10,200,1000,10000]
         [--modes paced,saturated] [--seconds S] [--pace P] [--dir DIR] [--max-open N]
-        [--syncs fsync,syncfs,journal] [--checkpoint-every S] [--gc-freeze S]
+        [--syncs fsync,syncfs,journal] [--checkpoint-every S] [--save-every S] [--gc-freeze S]
         [--no-baseline] [--no-syncfs] [--restart 10000] [--journal-restart 2000x20]
     python benchmarks/bench_recorder.py --floor [--tables 200,1000]
     python benchmarks/bench_recorder.py --ceiling --tables 1000 --seconds 5
@@ -25,7 +25,9 @@ seconds while the tables play (what a server with thousands of tables may do: se
 docs/recorder.md).
 Printed per run: events/s, p50/p99 acknowledgement latency, CPU per event (process time of
 all threads, the driver included), syncs per event (file fsyncs + syncfs + directory fsyncs +
-journal syncs + checkpoint fsyncs), and the most file descriptors open; then each ratio
+journal syncs + checkpoint fsyncs), the most file descriptors open, failures and the slowest
+acknowledgement (``--save-every S``: the recorder saves the tables' states every S s, 60 by
+default, so a 20 s run sees no save unless this is lower); then each ratio
 against the last way in the run (events/s, p50, p99, CPU). Then the restart figures: a new
 recorder reloading ``--restart`` mid-match logs (read, verify, replay to validate the next
 move) with no saved state, after a clean close (from the saved states), and after a crash 5
@@ -74,6 +76,7 @@ class Result(msgspec.Struct):
     fsyncs_per_event: float
     max_fds: int
     failures: int
+    max_ms: float = 0.0  # the slowest acknowledgement measured
 
     @property
     def rate(self) -> float:
@@ -222,6 +225,7 @@ def measure(
         seconds=elapsed,
         p50_ms=q[49] * 1e3,
         p99_ms=q[98] * 1e3,
+        max_ms=lat[-1] * 1e3 if lat else 0.0,
         cpu_us=(c1 - c0) / max(1, events) * 1e6,
         fsyncs_per_event=(f1 - f0) / max(1, events),
         max_fds=most,
@@ -240,9 +244,10 @@ def run_recorder(
     *,
     sync: str = "fsync",
     checkpoint_every: float = 10.0,
+    save_every: float = 60.0,
 ) -> Result:
     rec = Recorder(directory, max_open=max_open, window=0.002, sync=sync,
-                   checkpoint_every=checkpoint_every)
+                   checkpoint_every=checkpoint_every, save_every=save_every)
 
     def syncs() -> int:
         s = rec.stats()
@@ -568,6 +573,8 @@ def main() -> None:
                     help="only the CPU ceiling: no-op syncs, and the driver alone (ceiling())")
     ap.add_argument("--checkpoint-every", type=float, default=10.0,
                     help="seconds between the journal's checkpoints (sync=journal)")
+    ap.add_argument("--save-every", type=float, default=60.0,
+                    help="seconds between the recorder's saves of the tables' states")
     ap.add_argument("--gc-freeze", type=float, default=0.0,
                     help="call gc.freeze() every S seconds while the tables play (0: never)")
     args = ap.parse_args()
@@ -595,7 +602,7 @@ def main() -> None:
         return
     print(
         f"{'impl':11} {'N':>6} {'mode':10} {'events/s':>9} {'p50 ms':>8} {'p99 ms':>8} "
-        f"{'CPU us/ev':>9} {'fsync/ev':>8} {'max fds':>7} {'fail':>5}"
+        f"{'CPU us/ev':>9} {'fsync/ev':>8} {'max fds':>7} {'fail':>5} {'max ms':>8}"
     )
     try:
         for tables in map(int, args.tables.split(",")):
@@ -604,7 +611,8 @@ def main() -> None:
                 results = []
                 impls: list[tuple[str, Callable[..., Result]]] = [
                     (w, functools.partial(run_recorder, sync=w,
-                                          checkpoint_every=args.checkpoint_every))
+                                          checkpoint_every=args.checkpoint_every,
+                                          save_every=args.save_every))
                     for w in args.syncs.split(",") if not (w == "syncfs" and args.no_syncfs)
                 ]
                 impls += [] if args.no_baseline else [("writers", run_writers)]
@@ -616,7 +624,7 @@ def main() -> None:
                     print(
                         f"{r.name:11} {tables:>6} {mode:10} {r.rate:>9.0f} {r.p50_ms:>8.2f} "
                         f"{r.p99_ms:>8.2f} {r.cpu_us:>9.1f} {r.fsyncs_per_event:>8.3f} "
-                        f"{r.max_fds:>7} {r.failures:>5}",
+                        f"{r.max_fds:>7} {r.failures:>5} {r.max_ms:>8.1f}",
                         flush=True,
                     )
                     shutil.rmtree(d)
