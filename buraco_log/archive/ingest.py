@@ -395,11 +395,6 @@ def _run_pool(chunks: Iterable[list[tuple[str, str, int]]], jobs: int,
 
 def _store_ratings(root: str) -> None:
     """The Elo fold is sequential over every match, so ingest does it once for the report."""
-    from .report import ratings
-    from .views import connect
+    from .report import leaderboard_rows, ratings_of_rows
 
-    con = connect(root, sandbox=False)
-    try:
-        store.write_ratings(root, ratings(con))
-    finally:
-        con.close()
+    store.write_ratings(root, ratings_of_rows(leaderboard_rows(root)))

@@ -6,12 +6,23 @@ import math
 import shutil
 from pathlib import Path
 
-from buraco_log.archive import connect, report, store
-from buraco_log.archive.report import CANNED, bar_chart, leaderboard, ratings
+import msgspec
+import pyarrow.parquet as pq  # type: ignore[import-untyped]
+
+from buraco_log.archive import connect, ingest, report, store
+from buraco_log.archive.report import (
+    CANNED,
+    LEADERBOARD_ROWS,
+    bar_chart,
+    leaderboard,
+    leaderboard_rows,
+    ratings,
+    ratings_of_rows,
+)
 from buraco_log.events import PileTaken
-from buraco_log.log import read_events
+from buraco_log.log import read_events, write_log
 from buraco_log.reducer import replay
-from tests.archive.conftest import Archived
+from tests.archive.conftest import Archived, Corpus
 
 
 def section(archived: Archived, name: str) -> list[dict[str, object]]:
@@ -101,3 +112,32 @@ def test_the_elo_fold_equals_a_plain_reference_fold(archived: Archived) -> None:
     con.close()
     assert got.keys() == rating.keys()
     assert all(math.isclose(got[p], rating[p], abs_tol=1e-6) for p in rating)
+
+
+def test_ingest_reads_the_rows_of_the_fold_as_duckdb_selects_them(
+        corpus: Corpus, tmp_path: Path) -> None:
+    """Ingest folds the ratings over rows read with Arrow alone (no DuckDB connection); they
+    must be the rows ``LEADERBOARD_ROWS`` selects, in its order, with start times missing
+    (first) and tied (then by match id), so the stored ratings equal a live fold exactly."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    tied = 1_600_000_000_000
+    for k, path in enumerate(corpus.good[:9]):
+        events = read_events(path)
+        at = None if k < 3 else tied if k < 7 else events[0].at
+        events[0] = msgspec.structs.replace(events[0], at=at)
+        write_log(logs / f"m{k}.blog", events)
+    arch = tmp_path / "arch"
+    assert not ingest([logs], arch).errors
+    con = connect(arch)
+    try:
+        expected = con.sql(LEADERBOARD_ROWS).to_arrow_table()
+        live = ratings(con)
+    finally:
+        con.close()
+    rows = leaderboard_rows(str(arch))
+    assert rows.to_pylist() == expected.to_pylist()
+    assert len({r["ord"] for r in rows.to_pylist()}) == 9
+    stored = pq.read_table(store.current_ratings(str(arch)))
+    assert stored.to_pylist() == live.to_pylist()
+    assert ratings_of_rows(leaderboard_rows(str(tmp_path / "none"))).num_rows == 0
