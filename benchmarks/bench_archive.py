@@ -107,6 +107,16 @@ def bench_ingest(paths: list[str], work: Path, jobs: int, label: str = "") -> di
             "events_per_cpu_s": rep.events / cpu, "matches_per_cpu_s": rep.added / cpu}
 
 
+def best(fn: Callable[[], object]) -> float:
+    """CPU-seconds of ``fn`` in this process, the best of 3 runs."""
+    times = []
+    for _ in range(3):
+        t = time.process_time()
+        fn()
+        times.append(time.process_time() - t)
+    return min(times)
+
+
 def bench_floor(paths: list[str]) -> dict[str, float]:
     """The floor of any ingest: reading the logs (integrity checks and decode) and the
     validating replay (warm, run as ingest runs it), in events per CPU-second; best of 3.
@@ -114,14 +124,6 @@ def bench_floor(paths: list[str]) -> dict[str, float]:
     Flattening, the deal check and writing come on top, so ``read_and_replay`` is the most an
     ingest with full validation could reach on this machine with this engine.
     """
-    def best(fn: Callable[[], object]) -> float:
-        times = []
-        for _ in range(3):
-            t = time.process_time()
-            fn()
-            times.append(time.process_time() - t)
-        return min(times)
-
     evs = [audit.read_log(p)[0] for p in paths]
     n = sum(map(len, evs))
     read_s = best(lambda: [audit.read_log(p) for p in paths])
@@ -150,20 +152,12 @@ def bench_parts(paths: list[str], work: Path) -> dict[str, float]:
     from buraco_log.archive.ingest import _Batch, _hash, check_chunk
     from buraco_log.columns import replay_columns
 
-    def best(fn: Callable[[], object]) -> float:
-        times = []
-        for _ in range(3):
-            t = time.process_time()
-            fn()
-            times.append(time.process_time() - t)
-        return min(times)
-
     logs = [audit.read_log(p)[0] for p in paths]
     for events in logs:
         Replayer().run(events)
     flats = [replay_columns(events, 1) for events in logs]
     deal_events = [f.deal_events for f in flats if f is not None]
-    items = [_hash(p) for p in paths]
+    items = [item for p in paths if isinstance(item := _hash(p), tuple)]
     step = 128  # ingest's chunk of logs
 
     def chunks() -> list[Any]:
