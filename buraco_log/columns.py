@@ -11,6 +11,7 @@ Core module: standard library and the rules engine only.
 from __future__ import annotations
 
 from array import array
+from collections.abc import Sequence
 from typing import Any
 
 from buraco_log.events import (
@@ -31,7 +32,7 @@ from buraco_log.events import (
     WentOut,
 )
 from buraco_log.melds import CANASTRA_CLASSES
-from buraco_log.reducer import Replayer
+from buraco_log.reducer import NO_BYTE, EventColumns, Replayer
 from buraco_log.state import Meld
 
 KINDS: tuple[str, ...] = (
@@ -50,7 +51,7 @@ if len(_KIND_OF) != len(KINDS):
     raise ImportError("columns.KINDS and the event types disagree")
 
 NULL = -1  # the missing value in the integer columns (no stored column holds -1)
-NULL8 = 255  # the same in the one-byte columns: the byte 255 is -1 read as int8
+NULL8 = NO_BYTE  # the same in the one-byte columns: the byte 255 is -1 read as int8
 
 
 class Columns:
@@ -83,118 +84,87 @@ class Columns:
 def replay_columns(events: list[AnyEvent], gid: int) -> Columns | None:
     """Validate every event and collect the columns; None when the match never finished.
 
-    One loop does both. Each event writes only the columns its type has into typed columns made
-    at full length with NULL (``hand`` is filled in runs afterwards: it changes only at a deal).
-    The rules engine validates every event: the events whose rows need nothing from the table
-    (draws, discards, pickups, lay-offs, retractions, going out, melds with their id recorded)
-    are replayed a stretch at a time by :meth:`Replayer.run`, right before the next event that
-    reads the table after its own step (a meld without an id, the morto, a deal, a hand's end)
-    and at the end. An illegal event stops the replay with the engine's error either way.
+    The rules engine's compiled loop (:meth:`Replayer.collect`) validates the events and
+    appends the columns of the common ones (draws, discards, pickups, lay-offs, retractions,
+    going out, melds with their id recorded) once each is accepted. It hands back the events
+    whose columns need the table after their step (a meld without an id, the morto, a deal, a
+    hand's end, the match's start and end), which are stepped here. An illegal event stops the
+    replay with the engine's error either way, before any of its columns is read.
+    ``hand`` is filled in runs afterwards: it changes only at a deal.
     """
     r = Replayer()
     t = r.table  # read-only: melds, sides, hands, turns, results
     f = Columns(gid)
     n = len(events)
-    seat = bytearray(b"\xff") * n
-    lens = array("i", [NULL]) * n
-    meld = bytearray(b"\xff") * n
+    into = EventColumns(_KIND_OF)
+    kinds, seats, cards, lens, melds = into.kind, into.seat, into.cards, into.lens, into.meld
     count = array("h", [NULL]) * n
     direct = bytearray(b"\xff") * n
     stock = array("h", [NULL]) * n
-    cards = f.cards
-    add_card = cards.append
-    add_cards = cards.extend
     step = r.step
-    run = r.run
+    collect = r.collect
+    it = iter(events)
     deals: list[tuple[int, int]] = []  # (index, hand) of each HandStarted
     hand_start = 0
     morto: dict[int, tuple[int, int, bool]] = {}
-    pickups: dict[int, list[int]] = {}
-    sides: list[int] = []
     first_player = -1
-    todo = 0  # events[todo:i] are collected but not replayed yet
-    # Exact type tests (the event classes are final), commonest first: in plain Python one
-    # `is` per test costs far less than an isinstance call.
-    for i, ev in enumerate(events):
-        tp = type(ev)
-        if tp is CardDiscarded or tp is CardDrawn or tp is FirstDrawRejected:
-            seat[i] = ev.seat  # type: ignore[union-attr]
-            add_card(ev.card)  # type: ignore[union-attr]
-            lens[i] = 1
-            continue
-        if tp is CardsLaidOff:
-            seat[i] = ev.seat  # type: ignore[union-attr]
-            add_cards(ev.cards)  # type: ignore[union-attr]
-            lens[i] = len(ev.cards)  # type: ignore[union-attr]
-            meld[i] = ev.meld  # type: ignore[union-attr,assignment]
-            continue
-        if tp is PileTaken:
-            seat[i] = ev.seat  # type: ignore[union-attr]
-            add_card(ev.top)  # type: ignore[union-attr]
-            lens[i] = 1
-            pickups.setdefault(sides[ev.seat], []).append(ev.count)  # type: ignore[union-attr,arg-type]
-            continue
-        if tp is MeldLaid and ev.meld is not None:  # type: ignore[union-attr]
-            # A recorded meld id is checked by the engine (meld.wrong_id): no stop needed.
-            seat[i] = ev.seat  # type: ignore[union-attr]
-            add_cards(ev.cards)  # type: ignore[union-attr]
-            lens[i] = len(ev.cards)  # type: ignore[union-attr]
-            meld[i] = ev.meld  # type: ignore[union-attr]
-            continue
-        if tp is OpeningRetracted or tp is WentOut:
-            seat[i] = ev.seat  # type: ignore[union-attr]
-            if tp is OpeningRetracted:
-                add_cards(ev.cards)  # type: ignore[union-attr]
-                lens[i] = len(ev.cards)  # type: ignore[union-attr]
-            continue
-        if todo < i:
-            run(events[todo:i])
-        todo = i + 1
+    while (ev := collect(it, into)) is not None:
+        i = len(seats)  # this event's index: every earlier one has its entries
+        kinds.append(_KIND_OF[type(ev)])
         if isinstance(ev, MeldLaid):  # no recorded id: the engine numbers it
             step(ev)
-            s = seat[i] = ev.seat
-            add_cards(ev.cards)
-            lens[i] = len(ev.cards)
-            meld[i] = t.melds[t.sides[s]][-1].id
-        elif isinstance(ev, MortoTaken):
+            seats.append(ev.seat)
+            cards.extend(ev.cards)
+            lens.append(len(ev.cards))
+            melds.append(t.melds[t.sides[ev.seat]][-1].id)
+            continue
+        if isinstance(ev, MortoTaken):
             turn: int = t.turns
             step(ev)
-            seat[i] = ev.seat
+            seats.append(ev.seat)
             direct[i] = ev.direct
             count[i] = len(t.hands[ev.seat])
             morto[t.sides[ev.seat]] = (ev.seq, turn, ev.direct)
         elif isinstance(ev, HandStarted):
             step(ev)
+            seats.append(NULL8)
             if ev.upcard is not None:
-                add_card(ev.upcard)
-                lens[i] = 1
+                cards.append(ev.upcard)
+                lens.append(1)
+            else:
+                lens.append(NULL)
             stock[i] = len(ev.stock)
             deals.append((i, t.hand))
             f.deal_events.append(ev)
             hand_start = ev.seq
             morto = {}
-            pickups = {}
+            into.pickups.clear()
             if first_player < 0:
                 first_player = t.turn
+            melds.append(NULL8)
+            continue
         elif isinstance(ev, HandEnded):
             final = [list(side) for side in t.melds]  # melds are reset for the next hand
             step(ev)
-            _hand_rows(f, t, final, hand_start, morto, pickups)
+            seats.append(NULL8)
+            _hand_rows(f, t, final, hand_start, morto, _pickups(into.pickups, t.sides))
         else:
             step(ev)
-            sides = list(t.sides)  # fixed from the match start on
+            seats.append(NULL8)
             if not isinstance(ev, TotalsCarried):
                 f.deal_events.append(ev)  # MatchStarted or MatchEnded
-    if todo < n:
-        run(events[todo:])
+        lens.append(NULL)
+        melds.append(NULL8)
     if t.phase != "over" or not isinstance(events[-1], MatchEnded):
         return None
-    f.kind = bytes(map(_KIND_OF.__getitem__, map(type, events)))
+    f.kind = bytes(kinds)
     hand = array("h", [-1]) * (deals[0][0] if deals else n)
     for k, (i, h) in enumerate(deals):
         hand += array("h", [h]) * ((deals[k + 1][0] if k + 1 < len(deals) else n) - i)
     f.hand = hand
-    f.seat, f.lens, f.meld, f.count, f.direct, f.stock = seat, lens, meld, count, direct, stock
+    f.seat, f.cards, f.lens, f.meld = (bytearray(seats), bytearray(cards), array("i", lens),
+                                       bytearray(melds))
+    f.count, f.direct, f.stock = count, direct, stock
     f.first_player = max(0, first_player)
     f.winner = t.winner if t.winner is not None else -1
     f.totals = tuple(t.totals)
@@ -202,6 +172,14 @@ def replay_columns(events: list[AnyEvent], gid: int) -> Columns | None:
     f.n_sides = t.n_sides
     f.hands = len(t.results)
     return f
+
+
+def _pickups(flat: list[int], sides: Sequence[int]) -> dict[int, list[int]]:
+    """A hand's pile pickups (seat, count, seat, count, ...) as each side's counts in order."""
+    out: dict[int, list[int]] = {}
+    for k in range(0, len(flat), 2):
+        out.setdefault(sides[flat[k]], []).append(flat[k + 1])
+    return out
 
 
 def _hand_rows(f: Columns, t: Any, final: list[list[Meld]], start_seq: int,

@@ -1159,6 +1159,35 @@ def step(state: State, event: AnyEvent) -> State:
     return t.freeze()
 
 
+NO_BYTE = 255  # a missing value in the one-byte columns (read back as int8, -1)
+
+# The events whose columns need the table (or start a hand's or match's bookkeeping): the
+# collector steps them itself. A MeldLaid without a recorded id is one too (its id is the
+# engine's); every other kind is collected inside Replayer.collect.
+_COLUMN_STOPS = frozenset((MatchStarted, TotalsCarried, HandStarted, MortoTaken, HandEnded,
+                           MatchEnded))
+
+
+class EventColumns:
+    """The archive's columns of the events :meth:`Replayer.collect` accepted, in order.
+
+    One entry per event in ``kind`` (the code ``kinds`` gives its class), ``seat``, ``lens``
+    (how many cards the event has in ``cards``; -1: it has no cards column) and ``meld``
+    (:data:`NO_BYTE`: none); ``cards`` holds them all in order. ``pickups`` holds a seat and a
+    count per pile pickup, for the caller to clear at each deal. Plain int lists: appends are
+    native once compiled, and the caller copies each into a typed array in one call.
+    """
+
+    def __init__(self, kinds: dict[type, int]) -> None:
+        self.kinds = kinds
+        self.kind: list[int] = []
+        self.seat: list[int] = []
+        self.cards: list[int] = []
+        self.lens: list[int] = []
+        self.meld: list[int] = []
+        self.pickups: list[int] = []
+
+
 class Replayer:
     """Replays events one by one on a private mutable table.
 
@@ -1199,6 +1228,21 @@ class Replayer:
         broken rule. The inline paths are tested against the handlers event by event
         (tests/property/test_fast_path.py).
         """
+        self._run(events, None)
+
+    def collect(self, events: Iterator[AnyEvent], into: EventColumns) -> AnyEvent | None:
+        """``run`` the events, appending each one's columns to ``into`` once it is accepted.
+
+        Stops at the first event whose columns need the table (see :class:`EventColumns`) and
+        returns it unapplied, consumed from ``events``; None when the events ran out. The
+        archive's collector (``buraco_log.columns``) steps that event itself and goes on: the
+        columns of every common event are gathered in this loop, compiled, not in a second
+        interpreted one.
+        """
+        stop: AnyEvent | None = self._run(events, into)
+        return stop
+
+    def _run(self, events: Iterable[AnyEvent], into: EventColumns | None) -> Any:
         t = self._t
         edge = _EDGE_PHASES
         every = self._every
@@ -1206,6 +1250,7 @@ class Replayer:
         # Local names: faster than module globals, in plain Python and compiled alike.
         discarded, drawn, taken = CardDiscarded, CardDrawn, PileTaken
         laid_off, melded = CardsLaidOff, MeldLaid
+        rejected, retracted = FirstDrawRejected, OpeningRetracted
         event: Any  # the class tests below stand in for isinstance, which mypy would want
         seq: int
         seat: int
@@ -1213,6 +1258,9 @@ class Replayer:
         try:
             for event in events:
                 cls = type(event)
+                if into is not None and (cls in _COLUMN_STOPS or (cls is melded
+                                                                 and event.meld is None)):
+                    return event
                 seq = event.seq
                 done = False
                 if seq == last + 1:
@@ -1284,8 +1332,33 @@ class Replayer:
                 if every and seq % every == 0:
                     t.seq = seq
                     self.snapshots[seq] = t.freeze()
+                if into is not None:  # accepted: its columns
+                    into.kind.append(into.kinds[cls])
+                    into.seat.append(event.seat)
+                    if cls is discarded or cls is drawn or cls is rejected:
+                        into.cards.append(event.card)
+                        into.lens.append(1)
+                        into.meld.append(NO_BYTE)
+                    elif cls is taken:
+                        into.cards.append(event.top)
+                        into.lens.append(1)
+                        into.meld.append(NO_BYTE)
+                        into.pickups.append(event.seat)
+                        into.pickups.append(event.count)
+                    elif cls is laid_off or cls is melded:
+                        into.cards.extend(event.cards)
+                        into.lens.append(len(event.cards))
+                        into.meld.append(event.meld)
+                    elif cls is retracted:
+                        into.cards.extend(event.cards)
+                        into.lens.append(len(event.cards))
+                        into.meld.append(NO_BYTE)
+                    else:  # WentOut: no cards
+                        into.lens.append(-1)
+                        into.meld.append(NO_BYTE)
         finally:
             t.seq = last
+        return None
 
     def apply(self, event: AnyEvent) -> None:
         _dispatch(self._t, event, False)
