@@ -3,6 +3,7 @@
     python benchmarks/bench_recorder.py [--quick] [--tables 10,200,1000,10000]
         [--modes paced,saturated] [--seconds S] [--pace P] [--dir DIR] [--max-open N]
         [--syncs fsync,syncfs,journal] [--checkpoint-every S] [--save-every S] [--gc-freeze S]
+        [--gc-young N]
         [--no-baseline] [--no-syncfs] [--restart 10000] [--journal-restart 2000x20]
     python benchmarks/bench_recorder.py --floor [--tables 200,1000]
     python benchmarks/bench_recorder.py --ceiling --tables 1000 --seconds 5
@@ -21,8 +22,8 @@ unless ``--max-open``), ``rec-syncfs`` (``sync="syncfs"``: one syncfs per round)
 a checkpoint every ``--checkpoint-every`` s); ``--syncs`` picks among them. The baseline
 ``writers``: one ``log.Writer`` per table, each append (write + fsync) run in a pool of 64
 threads, every Writer open for the whole run. ``--gc-freeze S`` calls ``gc.freeze()`` every S
-seconds while the tables play (what a server with thousands of tables may do: see
-docs/recorder.md).
+seconds while the tables play, and ``--gc-young N`` sets the collector's youngest threshold to N
+(what a server with thousands of tables may do: see docs/recorder.md).
 Printed per run: events/s, p50/p99 acknowledgement latency, CPU per event (process time of
 all threads, the driver included), syncs per event (file fsyncs + syncfs + directory fsyncs +
 journal syncs + checkpoint fsyncs), the most file descriptors open, failures and the slowest
@@ -187,6 +188,9 @@ async def drive(
             gc.freeze()
 
     freezing = asyncio.create_task(freezer()) if GC_FREEZE[0] else None
+    old_threshold = gc.get_threshold()
+    if GC_YOUNG[0]:
+        gc.set_threshold(GC_YOUNG[0], *old_threshold[1:])
     tasks = [asyncio.create_task(table(i)) for i in range(tables)]
     await started.wait()
     await asyncio.sleep(2 * pace if pace else 1.0)
@@ -198,6 +202,7 @@ async def drive(
     marks.append((time.process_time(), fsyncs()))
     counted_now = counted[0]
     await asyncio.gather(*tasks)
+    gc.set_threshold(*old_threshold)
     if freezing is not None:
         freezing.cancel()
         gc.unfreeze()
@@ -306,6 +311,7 @@ def run_writers(
 
 
 GC_FREEZE = [0.0]  # --gc-freeze: seconds between gc.freeze() calls (0: never)
+GC_YOUNG = [0]  # --gc-young: the youngest generation's threshold while tables play (0: as is)
 _SHORT = {"recorder": "fsync", "rec-syncfs": "syncfs", "rec-journal": "journal",
           "writers": "wr"}
 
@@ -577,8 +583,12 @@ def main() -> None:
                     help="seconds between the recorder's saves of the tables' states")
     ap.add_argument("--gc-freeze", type=float, default=0.0,
                     help="call gc.freeze() every S seconds while the tables play (0: never)")
+    ap.add_argument("--gc-young", type=int, default=0,
+                    help="the cyclic collector's youngest threshold while the tables play "
+                         "(gc.set_threshold N; 0: Python's own, 700)")
     args = ap.parse_args()
     GC_FREEZE[0] = args.gc_freeze
+    GC_YOUNG[0] = args.gc_young
     seconds = args.seconds or (3.0 if args.quick else 10.0)
     pace = args.pace or (1.0 if args.quick else 3.0)
     if args.quick:

@@ -1,7 +1,7 @@
 """An example game server that records every move through ``buraco_log.recorder``.
 
     python examples/server/server.py LOGDIR [--port 0] [--window 0.002] [--max-open N]
-        [--sync fsync|syncfs|journal] [--gc-freeze SECONDS]
+        [--sync fsync|syncfs|journal] [--gc-freeze SECONDS] [--gc-young N]
 
 It listens on 127.0.0.1 only and hosts any number of tables. Players (here: bots, see
 ``bots.py``) send moves; the server validates each move by the rules, records it, and only once
@@ -24,6 +24,11 @@ after the moves already received are durable.
 thousands of tables). ``--gc-freeze S`` calls ``gc.freeze()`` every S seconds: with thousands
 of tables, Python's full collections would otherwise walk every table's state in one pause
 (about 15 ms per 1,000 tables), which is most of the p99 latency at 10,000 tables.
+``--gc-young N`` sets the collector's youngest threshold (``gc.set_threshold``; Python's is
+700): a move's objects live until its table's next move, seconds later, so the young
+collections Python's thresholds run about 6 times a second scan thousands of them for nothing.
+At 10,000 tables 200,000 took the p99 from 11.6-197 ms (median 29.5) to 9.1-53.5 ms
+(median 13.4) (docs/recorder.md).
 """
 
 from __future__ import annotations
@@ -114,7 +119,9 @@ async def freeze_every(seconds: float) -> None:
 
 
 async def serve(directory: str, port: int, window: float, max_open: int | None,
-                sync: str = "fsync", gc_freeze: float = 0.0) -> None:
+                sync: str = "fsync", gc_freeze: float = 0.0, gc_young: int = 0) -> None:
+    if gc_young > 0:
+        gc.set_threshold(gc_young, *gc.get_threshold()[1:])
     recorder = Recorder(directory, window=window, max_open=max_open, sync=sync)
     freezer = asyncio.create_task(freeze_every(gc_freeze)) if gc_freeze > 0 else None
     server_state = Server(recorder)
@@ -144,10 +151,11 @@ def main() -> None:
     ap.add_argument("--max-open", type=int, default=None)
     ap.add_argument("--sync", choices=("fsync", "syncfs", "journal"), default="fsync")
     ap.add_argument("--gc-freeze", type=float, default=0.0)
+    ap.add_argument("--gc-young", type=int, default=0)
     args = ap.parse_args()
     try:
         asyncio.run(serve(args.directory, args.port, args.window, args.max_open, args.sync,
-                          args.gc_freeze))
+                          args.gc_freeze, args.gc_young))
     except BuracoLogError as exc:
         print(f"server: {exc}", file=sys.stderr)
         sys.exit(1)

@@ -35,7 +35,7 @@ def _ask(sock: socket.socket, message: list[Any]) -> list[Any]:
 def test_the_example_server_records_bot_tables_and_refuses_illegal_moves(
     tmp_path: Path, sync: str
 ) -> None:
-    extra = ["--gc-freeze", "0.05"] if sync == "journal" else []
+    extra = ["--gc-freeze", "0.05", "--gc-young", "50000"] if sync == "journal" else []
     server = subprocess.Popen(
         [sys.executable, str(SERVER / "server.py"), str(tmp_path), "--sync", sync, *extra],
         cwd=ROOT,
