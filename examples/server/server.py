@@ -28,7 +28,7 @@ of tables, Python's full collections would otherwise walk every table's state in
 700): a move's objects live until its table's next move, seconds later, so the young
 collections Python's thresholds run about 6 times a second scan thousands of them for nothing.
 At 10,000 tables 200,000 took the p99 from 11.6-197 ms (median 29.5) to 9.1-53.5 ms
-(median 13.4) (docs/recorder.md).
+(median 12.2) (docs/recorder.md).
 """
 
 from __future__ import annotations
