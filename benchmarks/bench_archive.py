@@ -3,6 +3,7 @@
     python benchmarks/bench_archive.py                       # 600 simulated matches, 100k synth
     python benchmarks/bench_archive.py --matches 200 --big 20000   # quicker
     python benchmarks/bench_archive.py --matches 600 --ingest-only --parts  # against the floor
+    python benchmarks/bench_archive.py --matches 600 --ingest-only --repeat 3  # best of 3 each
 
 1. A corpus of simulated matches (tests/archive/corpus.py; cached in --corpus) is ingested into
    a fresh archive with 1 job and with 2 jobs: events and matches per second, per core, and per
@@ -174,9 +175,13 @@ def bench_parts(paths: list[str], work: Path) -> dict[str, float]:
         root = store.create_archive(str(work / f"parts-{runs[0]}"))
         store.commit(root, store.new_batch_id(), batch.tables(), batch.error_table())
 
+    def replay_all() -> None:
+        for events in logs:
+            Replayer().run(events)
+
     s: dict[str, float] = {
         "read": best(lambda: [audit.read_log(p) for p in paths]),
-        "replay": best(lambda: [Replayer().run(events) for events in logs]),
+        "replay": best(replay_all),
         "hash": best(lambda: [_hash(p) for p in paths]),
         "deal check": best(lambda: [audit.provenance(d) for d in deal_events]),
         "replay and collect": best(lambda: [replay_columns(events, 1) for events in logs]),
@@ -301,6 +306,8 @@ def main() -> None:
                     help="stop after the floor and the ingests (no sizes, no queries)")
     ap.add_argument("--parts", action="store_true",
                     help="also time each step of an ingest against the floor")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="measure the floor and each ingest K times, keeping each one's best")
     ap.add_argument("--child-ingest", help=argparse.SUPPRESS)  # internal: one fresh ingest
     ap.add_argument("--child-jobs", type=int, default=1, help=argparse.SUPPRESS)
     ap.add_argument("--child-warm", action="store_true", help=argparse.SUPPRESS)
@@ -319,7 +326,10 @@ def main() -> None:
     print(f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the start")
     paths = make_corpus(a.corpus, a.matches)
     print(f"corpus: {len(paths)} simulated matches in {a.corpus}")
-    floor = bench_floor(paths)
+    # --repeat K: the floor and every ingest measured K times, interleaved, each keeping its
+    # best rate: one slow stretch of the shared host then cannot set either side of a ratio.
+    floor = max((bench_floor(paths) for _ in range(a.repeat)),
+                key=lambda f: f["read_and_replay_events_per_s"])
     fig["floor"] = floor
     print(f"floor, events per CPU-second: reading the logs {floor['read_events_per_s']:,.0f}, "
           f"validating replay (warm) {floor['replay_events_per_s']:,.0f}, both "
@@ -328,7 +338,8 @@ def main() -> None:
     paths_file.write_text(json.dumps(paths))
     for warm in (False, True):
         for jobs in (1, 2):
-            r = bench_ingest_fresh(paths_file, work, jobs, warm)
+            r = max((bench_ingest_fresh(paths_file, work, jobs, warm)
+                     for _ in range(a.repeat)), key=lambda x: x["events_per_cpu_s"])
             state = "warm" if warm else "cold"
             fig[f"ingest_{jobs}" + ("_warm" if warm else "")] = r
             print(f"ingest, {jobs} job(s), {state}: {r['events']:,} events / {r['matches']} "
