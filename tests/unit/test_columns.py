@@ -214,3 +214,15 @@ def test_an_unfinished_match_collects_nothing() -> None:
     cut = next(i for i, e in enumerate(events) if isinstance(e, HandEnded))
     assert replay_columns(events[:cut], 1) is None
     assert replay_columns(events[:-1], 1) is None
+
+
+def test_every_event_type_has_a_kind_code() -> None:
+    """A new event type without a stored kind would stop the collection (a KeyError)."""
+    from typing import get_args
+
+    from buraco_log.columns import _KIND_OF
+
+    types = set(get_args(AnyEvent))
+    assert len(types) == len(KINDS) == 14
+    assert set(_KIND_OF) == types
+    assert sorted(_KIND_OF.values()) == list(range(len(KINDS)))
