@@ -57,7 +57,7 @@ def reference(events: list[AnyEvent]) -> dict[str, Any]:
     hand = -1
     for ev in events:
         r.step(ev)
-        tag = type(ev).__struct_config__.tag  # type: ignore[attr-defined]
+        tag = type(ev).__struct_config__.tag
         if isinstance(ev, HandStarted):
             hand = t.hand
         cards: list[int] | None = None
