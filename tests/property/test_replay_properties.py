@@ -117,3 +117,24 @@ def test_replay_is_deterministic_and_stepping_matches_jumping(
         prev = nxt
     for seq in (0, len(events) // 3, len(events) - 1):
         assert state_at(events, seq) == replay(events[: seq + 1])
+
+
+@pytest.mark.parametrize(("name", "players"), CASES)
+@SETTINGS
+@given(seed=st.integers(0, 2**32 - 1))
+def test_the_archive_columns_of_random_play_equal_a_plain_reading(
+    name: str, players: int, seed: int
+) -> None:
+    """Random legal play (retractions, rejected first draws, lay-offs, every meld kind) to a
+    low target, so that the match ends: the columns collected in the compiled replay loop equal
+    the ones read event by event (tests/unit/test_columns.py)."""
+    from buraco_log.events import MatchEnded
+    from tests.unit.test_columns import check_match
+
+    r = PRESETS[name]
+    low = derive(r, target_score=300, vulnerable_at=750) if r.vulnerability \
+        else derive(r, target_score=300)
+    events = random_match(low, players, seed, max_hands=12)
+    if not isinstance(events[-1], MatchEnded):
+        return  # the hands ran out before the target: nothing finished to collect
+    check_match(events)

@@ -21,12 +21,15 @@ from buraco_log.errors import IllegalMoveError
 from buraco_log.events import (
     AnyEvent,
     CardsLaidOff,
+    FirstDrawRejected,
     HandEnded,
     HandStarted,
     MatchEnded,
     MeldLaid,
     MortoTaken,
+    OpeningRetracted,
     PileTaken,
+    WentOut,
 )
 from buraco_log.reducer import Replayer
 from buraco_log.rules import preset
@@ -153,7 +156,8 @@ EXAMPLES = _example_logs()
 def test_the_examples_cover_every_kind_of_column() -> None:
     assert len(EXAMPLES) >= 20
     kinds = {type(e) for events in EXAMPLES for e in events}
-    assert {MortoTaken, CardsLaidOff, PileTaken, MeldLaid} <= kinds
+    assert {MortoTaken, CardsLaidOff, PileTaken, MeldLaid, OpeningRetracted, FirstDrawRejected,
+            WentOut} <= kinds
     # Melds without a recorded id (the engine numbers them) and with one.
     metas = {e.meld is None for events in EXAMPLES for e in events if isinstance(e, MeldLaid)}
     assert metas == {True, False}
