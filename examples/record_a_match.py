@@ -8,7 +8,7 @@ import random
 import sys
 
 from buraco_log.dealer import FairDealer
-from buraco_log.events import MatchEnded, MatchStarted, Player
+from buraco_log.events import AnyEvent, MatchEnded, MatchStarted, Player
 from buraco_log.log import Writer
 from buraco_log.moves import legal_moves
 from buraco_log.reducer import Replayer
@@ -22,7 +22,7 @@ hand = 0
 path = sys.argv[1] if len(sys.argv) > 1 else "table-7.blog"
 
 with Writer(path) as log:  # refuses any move the rules do not allow
-    def record(event):
+    def record(event: AnyEvent) -> None:
         log.append(event)  # checked, then durable (fsync): acknowledge the move after this
         table.step(event)
 
