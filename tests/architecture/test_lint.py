@@ -1,4 +1,5 @@
-"""The house style holds: ruff over the tree, mypy --strict over the library and the CLI."""
+"""The house style holds: ruff over the tree, mypy --strict over the library, the CLI, the
+benchmarks and the examples."""
 
 from __future__ import annotations
 
@@ -25,5 +26,5 @@ def test_ruff_finds_nothing() -> None:
 
 def test_mypy_strict_passes_on_the_library_and_the_cli() -> None:
     pytest.importorskip("mypy")
-    out = _run("mypy", "buraco_log", "cli")
+    out = _run("mypy", "buraco_log", "cli", "benchmarks", "examples")
     assert out.returncode == 0, out.stdout + out.stderr
