@@ -111,28 +111,24 @@ def replay_columns(events: list[AnyEvent], gid: int) -> Columns | None:
     while (ev := collect(it, into)) is not None:
         i = len(seats)  # this event's index: every earlier one has its entries
         kinds.append(_KIND_OF[type(ev)])
+        seat, n_cards, meld = NULL8, NULL, NULL8
         if isinstance(ev, MeldLaid):  # no recorded id: the engine numbers it
             step(ev)
-            seats.append(ev.seat)
+            seat, n_cards = ev.seat, len(ev.cards)
             cards.extend(ev.cards)
-            lens.append(len(ev.cards))
-            melds.append(t.melds[t.sides[ev.seat]][-1].id)
-            continue
-        if isinstance(ev, MortoTaken):
+            meld = t.melds[t.sides[seat]][-1].id
+        elif isinstance(ev, MortoTaken):
             turn: int = t.turns
             step(ev)
-            seats.append(ev.seat)
+            seat = ev.seat
             direct[i] = ev.direct
-            count[i] = len(t.hands[ev.seat])
-            morto[t.sides[ev.seat]] = (ev.seq, turn, ev.direct)
+            count[i] = len(t.hands[seat])
+            morto[t.sides[seat]] = (ev.seq, turn, ev.direct)
         elif isinstance(ev, HandStarted):
             step(ev)
-            seats.append(NULL8)
             if ev.upcard is not None:
                 cards.append(ev.upcard)
-                lens.append(1)
-            else:
-                lens.append(NULL)
+                n_cards = 1
             stock[i] = len(ev.stock)
             deals.append((i, t.hand))
             f.deal_events.append(ev)
@@ -141,20 +137,17 @@ def replay_columns(events: list[AnyEvent], gid: int) -> Columns | None:
             into.pickups.clear()
             if first_player < 0:
                 first_player = t.turn
-            melds.append(NULL8)
-            continue
         elif isinstance(ev, HandEnded):
             final = [list(side) for side in t.melds]  # melds are reset for the next hand
             step(ev)
-            seats.append(NULL8)
             _hand_rows(f, t, final, hand_start, morto, _pickups(into.pickups, t.sides))
         else:
             step(ev)
-            seats.append(NULL8)
             if not isinstance(ev, TotalsCarried):
                 f.deal_events.append(ev)  # MatchStarted or MatchEnded
-        lens.append(NULL)
-        melds.append(NULL8)
+        seats.append(seat)
+        lens.append(n_cards)
+        melds.append(meld)
     if t.phase != "over" or not isinstance(events[-1], MatchEnded):
         return None
     f.kind = bytes(kinds)
