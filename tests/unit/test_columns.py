@@ -16,7 +16,7 @@ import msgspec
 import pytest
 
 from buraco_log import audit
-from buraco_log.columns import KINDS, NULL, NULL8, replay_columns
+from buraco_log.columns import KINDS, NULL, NULL8, Columns, replay_columns
 from buraco_log.errors import IllegalMoveError
 from buraco_log.events import (
     AnyEvent,
@@ -34,6 +34,7 @@ from buraco_log.events import (
 from buraco_log.reducer import Replayer
 from buraco_log.rules import preset
 from buraco_log.simulate import simulate_match
+from buraco_log.state import State
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -49,14 +50,17 @@ def _example_logs() -> list[list[AnyEvent]]:
     return out
 
 
-def reference(events: list[AnyEvent]) -> dict[str, Any]:
+def reference(events: list[AnyEvent]) -> tuple[dict[str, Any], State]:
     """Every event column, one event at a time: read from the event, or from the table
-    right after the event (a meld's engine-given id, the hand size after the morto)."""
+    right after the event (a meld's engine-given id, the hand size after the morto); and
+    ``pickups``, each side's pile pickups (hand, side -> counts in order). With the state at
+    the end."""
     r = Replayer()
     t = r.table
     cols: dict[str, list[Any]] = {k: [] for k in
                                   ("kind", "hand", "seat", "cards", "meld", "count", "direct",
                                    "stock")}
+    pickups: dict[tuple[int, int], list[int]] = {}
     hand = -1
     for ev in events:
         r.step(ev)
@@ -68,8 +72,6 @@ def reference(events: list[AnyEvent]) -> dict[str, Any]:
             value = getattr(ev, name, None)
             if value is not None:
                 cards = [value]
-        if isinstance(ev, HandStarted) and ev.upcard is None:
-            cards = None
         if hasattr(ev, "cards"):
             cards = list(ev.cards)
         meld = getattr(ev, "meld", None)
@@ -84,13 +86,13 @@ def reference(events: list[AnyEvent]) -> dict[str, Any]:
         cols["direct"].append(ev.direct if isinstance(ev, MortoTaken) else None)
         cols["stock"].append(len(ev.stock) if isinstance(ev, HandStarted) else None)
         if isinstance(ev, PileTaken):
-            assert cards == [ev.top]
+            pickups.setdefault((hand, t.sides[ev.seat]), []).append(ev.count)
         if isinstance(ev, HandEnded):
             assert t.results[-1].hand == hand
-    return cols
+    return {**cols, "pickups": pickups}, r.state()
 
 
-def collected(events: list[AnyEvent]) -> dict[str, Any]:
+def collected(events: list[AnyEvent]) -> tuple[dict[str, Any], Columns]:
     f = replay_columns(events, 7)
     assert f is not None
     assert f.gid == 7
@@ -115,35 +117,22 @@ def collected(events: list[AnyEvent]) -> dict[str, Any]:
         "cards": cards, "meld": opt(f.meld, NULL8), "count": opt(f.count, NULL),
         "direct": [None if v == NULL8 else bool(v) for v in f.direct],
         "stock": opt(f.stock, NULL),
-    }
+        # The pickups of each side, hand by hand, in the order they were taken.
+        "pickups": {(row[1], row[2]): row[-1] for row in f.hand_rows if row[-1]},
+    }, f
 
 
 def check_match(events: list[AnyEvent]) -> None:
-    want = reference(events)
-    got = collected(events)
+    want, s = reference(events)
+    got, f = collected(events)
     for name in want:
         assert got[name] == want[name], name
-    f = replay_columns(events, 7)
-    assert f is not None
-    state = Replayer()
-    state.run(events)
-    s = state.state()
     assert f.totals == tuple(s.totals)
     assert f.winner == (s.winner if s.winner is not None else -1)
     assert f.hands == len(s.results) == len({row[1] for row in f.hand_rows})
     assert len(f.hand_rows) == sum(len(res.scores) for res in s.results)
     assert [row[17] for row in f.hand_rows] == [sc.total for res in s.results
                                                 for sc in res.scores]
-    # The pickups of each side, hand by hand, in the order they were taken.
-    pickups: dict[tuple[int, int], list[int]] = {}
-    hand = -1
-    for ev in events:
-        if isinstance(ev, HandStarted):
-            hand = ev.hand
-        if isinstance(ev, PileTaken):
-            pickups.setdefault((hand, s.sides[ev.seat]), []).append(ev.count)
-    assert {(row[1], row[2]): row[-1] for row in f.hand_rows} == {
-        (row[1], row[2]): pickups.get((row[1], row[2]), []) for row in f.hand_rows}
     # The final melds of every hand, with their hand.
     assert len(f.melds) == len(f.meld_hand)
     assert type(f.deal_events[0]).__name__ == "MatchStarted"
