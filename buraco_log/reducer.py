@@ -1250,7 +1250,7 @@ class Replayer:
         # Local names: faster than module globals, in plain Python and compiled alike.
         discarded, drawn, taken = CardDiscarded, CardDrawn, PileTaken
         laid_off, melded = CardsLaidOff, MeldLaid
-        rejected, retracted = FirstDrawRejected, OpeningRetracted
+        rejected, retracted, went_out = FirstDrawRejected, OpeningRetracted, WentOut
         event: Any  # the class tests below stand in for isinstance, which mypy would want
         seq: int
         seat: int
@@ -1332,30 +1332,28 @@ class Replayer:
                 if every and seq % every == 0:
                     t.seq = seq
                     self.snapshots[seq] = t.freeze()
-                if into is not None:  # accepted: its columns
+                if into is not None:  # accepted: its columns, each attribute read once
+                    seat = event.seat
                     into.kind.append(into.kinds[cls])
-                    into.seat.append(event.seat)
-                    if cls is discarded or cls is drawn or cls is rejected:
-                        into.cards.append(event.card)
-                        into.lens.append(1)
-                        into.meld.append(NO_BYTE)
-                    elif cls is taken:
+                    into.seat.append(seat)
+                    if cls is taken:
                         into.cards.append(event.top)
                         into.lens.append(1)
                         into.meld.append(NO_BYTE)
-                        into.pickups.append(event.seat)
+                        into.pickups.append(seat)
                         into.pickups.append(event.count)
-                    elif cls is laid_off or cls is melded:
-                        into.cards.extend(event.cards)
-                        into.lens.append(len(event.cards))
-                        into.meld.append(event.meld)
-                    elif cls is retracted:
-                        into.cards.extend(event.cards)
-                        into.lens.append(len(event.cards))
+                    elif cls is discarded or cls is drawn or cls is rejected:
+                        into.cards.append(event.card)
+                        into.lens.append(1)
                         into.meld.append(NO_BYTE)
-                    else:  # WentOut: no cards
+                    elif cls is went_out:  # no cards
                         into.lens.append(-1)
                         into.meld.append(NO_BYTE)
+                    else:  # a lay-off, a meld with its id recorded, a retraction
+                        cards = event.cards
+                        into.cards.extend(cards)
+                        into.lens.append(len(cards))
+                        into.meld.append(NO_BYTE if cls is retracted else event.meld)
         finally:
             t.seq = last
         return None
