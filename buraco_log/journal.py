@@ -139,12 +139,23 @@ def read(path: str) -> list[Record]:
     return records
 
 
+def append_all(fd: int, data: bytes | memoryview) -> None:
+    """Append every byte of ``data`` to a file opened with ``O_APPEND``, or raise.
+
+    ``write`` may write less than asked (a disk filling up writes what fits and fails on the
+    next call): the rest is written after it, so a record is either whole or torn at the end of
+    the journal, where :func:`read` stops."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
 def create(directory: str, dir_fd: int, generation: int, ops: SyncOps) -> int:
     """Create journal ``generation`` with its header, durable name and all; its descriptor."""
     path = os.path.join(directory, name_of(generation))
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND | os.O_CLOEXEC, 0o644)
     try:
-        os.write(fd, header())
+        append_all(fd, header())
         ops.fsync(fd)
         ops.fsync_dir(dir_fd)
     except BaseException:

@@ -96,6 +96,11 @@ class FileOps:
         """Make a file's data durable (the journal of ``sync="journal"``, once a round)."""
         os.fdatasync(fd)
 
+    def append(self, fd: int, data: bytes) -> None:
+        """Append a round's records to the journal, all of them or raise
+        (:func:`buraco_log.journal.append_all`)."""
+        journal.append_all(fd, data)
+
     def syncfs(self, fd: int) -> None:
         """Write back and wait for every file of the file system holding ``fd`` (Linux)."""
         import ctypes
@@ -1107,41 +1112,83 @@ class Recorder:
             kept.append(w)
         return kept
 
-    def _journal_round(self, work: list[_Work]) -> OSError | None:
+    def _journal_round(self, work: list[_Work]) -> tuple[OSError, bool] | None:
         """Append the round's records to the journal and sync it (the committer's share of a
-        journal round). Returns the error, if the journal could not be written."""
+        journal round). Returns the error, if the journal could not be written, and whether
+        the records may be in it all the same (written whole, but the sync failed)."""
         blob = journal.frame(
             journal.Record(w.table.match, *w.ident, w.offset, w.data) for w in work
         )
         assert self._jfd is not None
         try:
-            os.write(self._jfd, blob)  # O_APPEND: one write, so a torn one ends the journal
+            self._ops.append(self._jfd, blob)  # O_APPEND: a torn record ends the journal
+        except OSError as exc:
+            return exc, False
+        try:
             self._ops.datasync(self._jfd)
         except OSError as exc:
-            return exc
+            return exc, True
         self._jsize += len(blob)
         return None
 
-    def _journal_fixups(self, work: list[_Work], error: OSError | None) -> None:
+    def _journal_fixups(self, work: list[_Work], failure: tuple[OSError, bool] | None) -> None:
         """After a journal round: its logs count as written (the checkpoint fsyncs them), and
         a log that turned out to be another file (reopened after a ``seal`` rewrote it while it
-        was closed) gets its record again, naming that file, before anything is acknowledged."""
+        was closed) gets its record again, naming that file, before anything is acknowledged.
+
+        If the journal could not be written, nothing of this round is durable, nor will a later
+        round be: the recorder stops. The round's bytes already went to the logs (the threads
+        write them while the journal is synced); they are cut off again, so that a refused
+        append leaves no event behind, unless the records may be in the journal (only its sync
+        failed), where the next recorder would write them back: that outcome is unknown, and
+        the error says so."""
         for w in work:
             if w.error is None or w.error.written:
                 self._jdirty.add(w.table.path)
-        if error is None:
+        if failure is None:
             moved = [w for w in work if w.error is None and w.ident != w.table.identity]
             if moved:
                 for w in moved:
                     w.ident = w.table.identity
-                error = self._journal_round(moved)
-        if error is not None:  # nothing of this round is durable, nor will a later round be
-            self._failed = f"the journal failed: {error.strerror or error}"
-            for w in work:
-                if w.error is None:
-                    w.error = _WriteError(
-                        LogFormatError(self._failed, path=self.directory, kind="io"), written=True
-                    )
+                failure = self._journal_round(moved)
+        if failure is None:
+            return
+        error, recorded = failure
+        why = error.strerror or str(error)
+        undone = not recorded and self._undo_round(work)
+        if undone:
+            self._failed = (f"the journal failed: {why}; the events of this round were not "
+                            "recorded, and the recorder stops")
+        else:
+            self._failed = (f"the journal failed: {why}; not retried, the events of this round "
+                            "may or may not be kept (open the directory again to see what was "
+                            "kept)")
+        for w in work:
+            if w.error is None or undone:
+                w.error = _WriteError(
+                    LogFormatError(self._failed, path=self.directory, kind="io"),
+                    written=not undone,
+                )
+
+    def _undo_round(self, work: list[_Work]) -> bool:
+        """Cut each log of a round the journal refused back to where it stood before (a log
+        the round created is removed); False if any could not be."""
+        ok = True
+        for w in work:
+            table = w.table
+            if (w.error is not None and not w.error.written) or table.fd is None:
+                continue  # nothing reached this log
+            try:
+                if w.new:  # created by this round: under its temporary name, or linked
+                    os.ftruncate(table.fd, 0)
+                    if w.created and self._at_path(table):
+                        os.unlink(table.path)
+                        table.exists = False
+                else:
+                    os.ftruncate(table.fd, w.offset)
+            except OSError:
+                ok = False
+        return ok
 
     def _io(self, items: list[_Work], fsync: bool, place: bool) -> None:
         """One sync thread's share of a round: write each log (opening it first if needed),

@@ -171,8 +171,106 @@ def test_a_failed_journal_write_refuses_the_round_and_everything_after(tmp_path:
         with pytest.raises(log.LogFormatError) as info:
             rec.append("a", src[1])
         assert "journal failed" in str(info.value)
+        # Its records may be in the journal all the same: the error cannot say either way.
+        assert "may or may not be kept" in str(info.value)
         with pytest.raises(log.LogFormatError):
             rec.append("b", source_of("b", sources)[0])
+
+
+class _TornJournal(FileOps):
+    """A journal write that stops halfway, as on a disk that fills up mid-write."""
+
+    fail = False
+
+    def append(self, fd: int, data: bytes) -> None:
+        if self.fail:
+            os.write(fd, data[: len(data) // 2])
+            raise OSError(28, "No space left on device")
+        super().append(fd, data)
+
+
+def test_a_journal_write_cut_short_leaves_no_refused_event_in_any_log(tmp_path: Path) -> None:
+    ops = _TornJournal()
+    a, b = matches()[0], matches()[1]
+    with Recorder(tmp_path, sync="journal", ops=ops, checkpoint_every=60) as rec:
+        for k in range(5):
+            rec.append("a", a[k])
+            rec.append("b", b[k])
+        ops.fail = True
+        futures = [rec.submit("a", a[5]), rec.submit("b", b[5])]
+        for future in futures:
+            with pytest.raises(log.LogFormatError) as info:
+                future.result(timeout=30)
+            assert "were not recorded" in str(info.value)
+        with pytest.raises(log.LogFormatError):
+            rec.append("a", a[6])
+    # The torn record ends the journal, and the logs were cut back: only acknowledged events.
+    with Recorder(tmp_path) as again:
+        assert again.next_seq("a") == 5 and again.next_seq("b") == 5
+    assert log.read_events(tmp_path / "a.blog") == list(a[:5])
+    assert log.read_events(tmp_path / "b.blog") == list(b[:5])
+
+
+def test_a_new_log_whose_first_round_the_journal_refused_is_not_left(tmp_path: Path) -> None:
+    ops = _TornJournal()
+    a = matches()[0]
+    with Recorder(tmp_path, sync="journal", ops=ops) as rec:
+        ops.fail = True
+        with pytest.raises(log.LogFormatError):
+            rec.append("a", a[0])
+    assert not (tmp_path / "a.blog").exists()
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".new")] == []
+
+
+_FULL_DISK_CHILD = """
+import json, resource, signal, sys
+from buraco_log.errors import LogFormatError
+from buraco_log.recorder import Recorder
+from tests.recorder.sources import matches
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG
+limit = int(sys.argv[2])
+resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+sources = matches()[:4]
+acked = {f"m{i}": -1 for i in range(len(sources))}
+failed = {}
+with Recorder(sys.argv[1], sync="journal", checkpoint_every=600, save_every=0) as rec:
+    for k in range(200):
+        futures = {name: rec.submit(name, sources[i][k]) for i, name in enumerate(acked)
+                   if name not in failed and k < len(sources[i])}
+        for name, future in futures.items():
+            try:
+                acked[name] = future.result(timeout=60)
+            except LogFormatError as exc:
+                failed[name] = str(exc)
+        if failed:
+            break
+print(json.dumps({"acked": acked, "failed": failed}))
+"""
+
+
+def test_a_journal_that_hits_the_file_size_limit_keeps_the_logs_exact(tmp_path: Path) -> None:
+    """A real short write: the journal reaches the process's file size limit (RLIMIT_FSIZE,
+    as a full disk) in the middle of a round's records, while every log is still far below
+    it. Every append is acknowledged or refused, and the logs hold exactly the acknowledged
+    events when a recorder opens the directory again."""
+    import json
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run(
+        [sys.executable, "-c", _FULL_DISK_CHILD, str(tmp_path), str(24 * 1024)],
+        capture_output=True, text=True, timeout=120, cwd=root, check=True,
+    )
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["failed"], "the journal never reached the limit: raise the match count"
+    assert all("journal failed" in why for why in result["failed"].values())
+    sources = matches()[:4]
+    with Recorder(tmp_path) as again:
+        for i, name in enumerate(result["acked"]):
+            acked = result["acked"][name]
+            assert again.next_seq(name) == acked + 1, name
+            assert log.read_events(tmp_path / f"{name}.blog") == list(sources[i][: acked + 1])
 
 
 def test_a_log_sealed_while_closed_gets_its_journal_record_again(tmp_path: Path) -> None:
