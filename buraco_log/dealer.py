@@ -41,7 +41,7 @@ import hashlib
 import hmac
 import secrets
 import struct
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from operator import lt as _lt
 from operator import mod as _mod
 
@@ -153,12 +153,27 @@ def new_server_seed() -> str:
 
 def hand_key(server_seed: str, player_seeds: Sequence[str], hand: int) -> bytes:
     """The shuffle key of hand ``hand`` (0-based) from the server seed and the player seeds."""
+    return hand_keys(server_seed, player_seeds)(hand)
+
+
+def hand_keys(server_seed: str, player_seeds: Sequence[str]) -> Callable[[int], bytes]:
+    """:func:`hand_key` of every hand of one match.
+
+    The message's common start (the domain and the player seeds) is hashed once, and each hand
+    only adds its number: a log holding megabytes of player seeds and thousands of hands would
+    otherwise hash the seeds again for every hand (22 ms a hand for 5 MB of seeds)."""
     parts = [_DEAL_DOMAIN, _u32(len(player_seeds))]
     for s in player_seeds:
         b = s.encode("utf-8")
         parts += [_u32(len(b)), b]
-    parts.append(_u32(hand))
-    return hmac.digest(server_seed.encode("utf-8"), b"".join(parts), "sha256")
+    mac = hmac.new(server_seed.encode("utf-8"), b"".join(parts), "sha256")
+
+    def key(hand: int) -> bytes:
+        h = mac.copy()
+        h.update(_u32(hand))
+        return h.digest()
+
+    return key
 
 
 def deal_from_order(
@@ -426,6 +441,7 @@ def check_deals(events: Sequence[AnyEvent], *, require_commitment: bool = True) 
         return findings
 
     material: list[Card] | None = None  # the deck in its fixed order, built once
+    committed_key = hand_keys(server_seed, start.player_seeds) if server_seed is not None else None
     for k, d in enumerate(deals):
         if d.seed is not None and start.commitment is not None:
             findings.append(
@@ -456,8 +472,8 @@ def check_deals(events: Sequence[AnyEvent], *, require_commitment: bool = True) 
         dealer = (start.first_dealer + k) % players
         if d.seed is not None:
             key = hand_key(d.seed, (), k)
-        elif server_seed is not None:
-            key = hand_key(server_seed, start.player_seeds, k)
+        elif committed_key is not None:
+            key = committed_key(k)
         else:
             continue
         try:  # the rules were checked above: shuffle and deal without checking them again

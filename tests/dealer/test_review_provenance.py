@@ -17,6 +17,7 @@ import msgspec
 import pytest
 
 from buraco_log import audit
+from buraco_log import dealer as dealer_module
 from buraco_log.dealer import (
     SHUFFLE_ID,
     FairDealer,
@@ -763,3 +764,31 @@ def test_a_forged_deal_is_found_through_audit_log_in_both_formats(
             ("provenance", "deal.mismatch", events[i].seq)
         ], p
         assert v.provenance.status == "committed" and v.provenance.revealed
+
+
+def test_hand_keys_equal_hand_key_for_every_hand() -> None:
+    keys = dealer_module.hand_keys(SERVER, PSEEDS)
+    for k in (0, 1, 7, 2**32 - 1):
+        assert keys(k) == hand_key(SERVER, PSEEDS, k)
+    assert dealer_module.hand_keys(SERVER, ())(3) == hand_key(SERVER, (), 3)
+
+
+def test_the_player_seeds_are_hashed_once_a_match_not_once_a_hand(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A log may carry megabytes of player seeds and thousands of hands: hashing the seeds
+    again for every hand made the check quadratic in the log's size (22 ms a hand for 5 MB of
+    seeds). Every seed is framed by one ``_u32`` call; count them over a 12-hand check."""
+    seeds = tuple(f"seed {i}" for i in range(500))
+    events = deals_only(hands=12, player_seeds=seeds)
+    calls = 0
+    u32 = dealer_module._u32
+
+    def counting(n: int) -> bytes:
+        nonlocal calls
+        calls += 1
+        return u32(n)
+
+    monkeypatch.setattr(dealer_module, "_u32", counting)
+    assert check_deals(events) == []
+    assert calls <= len(seeds) + 1 + 12  # the seeds and their count once, each hand's number
