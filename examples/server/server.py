@@ -84,7 +84,11 @@ class Server:
                     pending.add(task)
                     task.add_done_callback(pending.discard)
                 elif op == "next":
-                    writer.write(frame(["next", table, self.recorder.next_seq(table)]))
+                    try:  # a name that is no file name, or a log that cannot be read
+                        reply: list[Any] = ["next", table, self.recorder.next_seq(table)]
+                    except LogFormatError as exc:
+                        reply = ["refused", table, exc.kind, exc.message]
+                    writer.write(frame(reply))
                 elif op == "stats":
                     writer.write(frame(["stats", "", msgspec.to_builtins(self.recorder.stats())]))
                 else:

@@ -77,6 +77,12 @@ def test_the_example_server_records_bot_tables_and_refuses_illegal_moves(
             illegal = _ask(sock, ["play", "x", msgspec.Raw(ev.encode(stolen))])
             assert illegal[:3] == ["refused", "x", "draw.wrong_card"]
             assert _ask(sock, ["play", "../evil", raw])[0] == "refused"
+            # The same name, or a damaged log, asked for its next seq: refused, and the
+            # connection goes on (it used to end it, with a traceback on the server's stderr).
+            assert _ask(sock, ["next", "../evil", None])[:3] == ["refused", "../evil", "validate"]
+            (tmp_path / "bad.blog").write_bytes(b"not a log at all")
+            assert _ask(sock, ["next", "bad", None])[:2] == ["refused", "bad"]
+            assert _ask(sock, ["next", "x", None]) == ["next", "x", 2]
     finally:
         server.send_signal(signal.SIGTERM)
         out, _ = server.communicate(timeout=60)
@@ -86,7 +92,7 @@ def test_the_example_server_records_bot_tables_and_refuses_illegal_moves(
     assert (stats["journal_syncs"] > 0) == (sync == "journal")
     assert not list(tmp_path.glob(".recorder.journal-*"))  # retired at close
     names = sorted(p.name for p in tmp_path.glob("*.blog"))
-    assert names == [f"t{i}.blog" for i in range(8)] + ["x.blog"]
+    assert names == ["bad.blog"] + [f"t{i}.blog" for i in range(8)] + ["x.blog"]
     for i in range(8):
         expected = simulate_match(preset("classic"), 2, seed="bots", index=i)[:120]
         assert log.read_events(tmp_path / f"t{i}.blog") == expected
