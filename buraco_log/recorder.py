@@ -1172,8 +1172,10 @@ class Recorder:
 
     def _undo_round(self, work: list[_Work]) -> bool:
         """Cut each log of a round the journal refused back to where it stood before (a log
-        the round created is removed); False if any could not be."""
+        the round created is removed), durably: a power loss must not bring the refused
+        events back. False if any could not be."""
         ok = True
+        removed = False
         for w in work:
             table = w.table
             if (w.error is not None and not w.error.written) or table.fd is None:
@@ -1184,8 +1186,15 @@ class Recorder:
                     if w.created and self._at_path(table):
                         os.unlink(table.path)
                         table.exists = False
+                        removed = True
                 else:
                     os.ftruncate(table.fd, w.offset)
+                self._ops.fsync(table.fd)
+            except OSError:
+                ok = False
+        if removed:
+            try:
+                self._ops.fsync_dir(self._dir_fd)
             except OSError:
                 ok = False
         return ok
