@@ -237,6 +237,10 @@ def _layout(
         )
     count = n_fixed + aces
     max_run = rules.max_run()
+    # A dirty reading with the ace low is kept aside while the ace high is tried: the run
+    # A..6-W-8..K also holds 8..K-A, seven naturals in a row, so it is semi-clean (RULES.md §6;
+    # the cards are the meld, not where the ace was written).
+    dirty: Reading | None = None
     for pos in options:
         lo = (pos & -pos).bit_length() - 1
         hi = pos.bit_length() - 1
@@ -246,11 +250,21 @@ def _layout(
             size = span + (1 if wild is not None else 0)
             if size > max_run:
                 continue
-            return _run(suit, size, lo, hi, wild, None, count, rules)
-        if missing == 1 and wild is not None:
+            got = _run(suit, size, lo, hi, wild, None, count, rules)
+        elif missing == 1 and wild is not None:
             holes = ~pos & ((1 << hi) - (1 << lo))  # the positions lo .. hi - 1 not filled
             gap = (holes & -holes).bit_length() - 1
-            return _run(suit, span, lo, hi, wild, gap, max(gap - lo, hi - gap), rules)
+            got = _run(suit, span, lo, hi, wild, gap, max(gap - lo, hi - gap), rules)
+        else:
+            continue
+        if dirty is not None and got.canastra != "semi_clean":
+            return dirty
+        if got.canastra == "dirty" and rules.semi_clean and len(options) > 1 and dirty is None:
+            dirty = got
+            continue
+        return got
+    if dirty is not None:
+        return dirty
     if len(cards) > max_run:
         return MeldError("meld.run_too_long", cards, f"a run has at most {max_run} cards")
     if aces == 1 and _wraps(fixed, count):
