@@ -195,6 +195,22 @@ def guarded(func: Callable[P, R]) -> Callable[P, R]:
     return wrapper
 
 
+def refuse_input_as_output(output: Path | str | None, *inputs: Path,
+                           as_json: bool = False) -> None:
+    """Refuse an output that is one of the logs being read (the same name, a link to it): the
+    new file would be renamed over the log and the match lost."""
+    if output is None or str(output) == "-":
+        return
+    for source in inputs:
+        try:
+            same = os.path.samefile(output, source)
+        except (OSError, ValueError):  # one of them does not exist (yet): not the same file
+            continue
+        if same:
+            raise fail(f"{output}: is the log being read ({source}); name another file",
+                       EXIT_USAGE, as_json=as_json)
+
+
 def emit_json(data: Any) -> None:
     """Stable JSON on stdout: sorted keys, two-space indent."""
     sys.stdout.write(json.dumps(msgspec.to_builtins(data), indent=2, sort_keys=True))

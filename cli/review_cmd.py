@@ -21,7 +21,7 @@ from buraco_log.review import (
     to_json,
     to_text,
 )
-from cli.common import EXIT_USAGE, fail, guarded
+from cli.common import EXIT_USAGE, fail, guarded, refuse_input_as_output
 
 
 class ReviewFormat(StrEnum):
@@ -72,6 +72,10 @@ def review(
         raise fail(f"{path}: no such file", EXIT_USAGE, as_json=js)
     if path.is_dir():
         raise fail(f"{path}: is a directory, not a log", EXIT_USAGE, as_json=js)
+    # a bad output is said before the search, not after minutes of it
+    refuse_input_as_output(output, path, as_json=js)
+    if output not in (None, "-") and Path(output).is_dir():
+        raise fail(f"{output}: is a directory; name the file", EXIT_USAGE, as_json=js)
     try:
         b = parse_budget(budget)
     except ValueError as exc:
@@ -117,8 +121,6 @@ def review(
         sys.stdout.flush()
     else:
         target = Path(output)
-        if target.is_dir():
-            raise fail(f"{target}: is a directory; name the file", EXIT_USAGE, as_json=js)
         from buraco_log.view import write_page
 
         write_page(target, text)

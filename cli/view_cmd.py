@@ -15,7 +15,7 @@ import typer
 from buraco_log.errors import BuracoLogError, LogFormatError, ReplayError
 from buraco_log.view import Mark, Page, page_for_log, write_page
 from buraco_log.view.links import Rows, match_pages
-from cli.common import EXIT_USAGE, fail, guarded
+from cli.common import EXIT_USAGE, fail, guarded, refuse_input_as_output
 
 
 def default_output(log: Path, seat: int | None) -> Path:
@@ -86,6 +86,7 @@ def view(
         raise fail(f"{path}: is a directory, not a log", EXIT_USAGE)
     if output == "-" and open_:
         raise fail("--open needs a file to open; it cannot go with -o -", EXIT_USAGE)
+    refuse_input_as_output(output if output is not None else default_output(path, seat), path)
     try:
         page = page_for_log(path, seat=seat, at=at)
     except ReplayError as exc:  # --at past the end
@@ -170,6 +171,9 @@ def audit_html_usage(html: Path | None, paths: Sequence[Path]) -> None:
         raise fail("--html writes the page of one log: name one log file", EXIT_USAGE)
     if html.is_dir():
         raise fail(f"{html}: is a directory; name the page's file", EXIT_USAGE)
+    if not (html.parent or Path(".")).is_dir():  # said now, not after the audit's report
+        raise fail(f"{html}: no such directory: {html.parent}", EXIT_USAGE)
+    refuse_input_as_output(html, paths[0])
 
 
 class _Verdict(Protocol):

@@ -13,6 +13,7 @@ Tools that add to the page (a review's marks on its moves) pass ``marks`` to
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import tempfile
@@ -89,6 +90,9 @@ def write_page(path: str | os.PathLike[str], html: str) -> None:
         with open(target, "wb") as out:
             out.write(html.encode("utf-8"))
         return
+    parent = target.parent or Path(".")
+    if not parent.is_dir():  # name the file asked for, not the temporary beside it
+        raise FileNotFoundError(errno.ENOENT, f"no such directory: {parent}", str(target))
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp",
                                dir=target.parent or Path("."))
     try:

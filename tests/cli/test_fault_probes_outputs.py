@@ -1,0 +1,143 @@
+"""Fault probes, outputs: a command's output path is hostile (the log being read, a missing
+directory, a directory). Real subprocesses with a timeout, so a hang fails instead of blocking.
+
+The promises (docs/cli.md, Conventions): one line on stderr naming the file, a non-zero exit,
+nothing lost or half-written, an input never modified by a command that only reads it."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+EXE = shutil.which("buraco-log")
+pytestmark = pytest.mark.skipif(EXE is None, reason="buraco-log is not installed")
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+GOOD = EXAMPLES / "sim" / "classic-2p-000000.blog"
+GOOD_JSONL = EXAMPLES / "golden" / "classic.jsonl"
+
+
+@dataclass(frozen=True)
+class Result:
+    code: int | None  # None: it hung and was killed
+    out: str
+    err: str
+
+    @property
+    def lines(self) -> list[str]:
+        return self.err.splitlines()
+
+
+def run(*args: object, stdin: bytes = b"", timeout: float = 60, cwd: Path | None = None,
+        env: dict[str, str] | None = None) -> Result:
+    """``buraco-log ARGS`` in a subprocess; a run past ``timeout`` seconds is killed and
+    returns code None, so a hang fails the test instead of blocking the run."""
+    assert EXE is not None
+    environ = dict(os.environ, COLUMNS="200", **(env or {}))
+    try:
+        p = subprocess.run([EXE, *(str(a) for a in args)], input=stdin, capture_output=True,
+                           timeout=timeout, cwd=cwd, env=environ)
+    except subprocess.TimeoutExpired as exc:
+        return Result(None, (exc.stdout or b"").decode("utf-8", "replace"),
+                      (exc.stderr or b"").decode("utf-8", "replace"))
+    return Result(p.returncode, p.stdout.decode("utf-8", "replace"),
+                  p.stderr.decode("utf-8", "replace"))
+
+
+def assert_error(r: Result, code: int, *needles: str, json_out: bool = False) -> str:
+    """Exit ``code``, one stderr line starting ``buraco-log:`` holding every needle, no
+    traceback, and stdout empty (or one JSON error object with ``json_out``)."""
+    assert r.code is not None, f"hung: {r.err[-400:]}"
+    assert "Traceback" not in r.err + r.out, r.err[-800:]
+    assert r.code == code, r
+    if json_out:
+        assert r.out.lstrip().startswith('{\n  "error"'), r.out[:300]
+    else:
+        assert r.out == "", r.out[:300]
+    assert len(r.lines) == 1, r.lines[:5]
+    line = r.lines[0]
+    assert line.startswith("buraco-log: "), line
+    for needle in needles:
+        assert needle in line, (needle, line)
+    return line
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def copy(src: Path, folder: Path, name: str | None = None) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    return Path(shutil.copy(src, folder / (name or src.name)))
+
+
+# -- the output is the log being read: the log must survive ----------------------------------------
+
+
+@pytest.mark.parametrize("spelling", ["same", "symlink", "hardlink"])
+def test_view_onto_its_own_log_refuses_and_keeps_the_log(tmp_path: Path, spelling: str) -> None:
+    log = copy(GOOD, tmp_path)
+    before = digest(log)
+    out = {"same": log, "symlink": tmp_path / "link.html", "hardlink": tmp_path / "hard.html"}
+    if spelling == "symlink":
+        out["symlink"].symlink_to(log.name)
+    elif spelling == "hardlink":
+        os.link(log, out["hardlink"])
+    r = run("view", log, "-o", out[spelling])
+    assert_error(r, 2, str(out[spelling]), "log being read")
+    assert digest(log) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        {log.name, out[spelling].name}), "a temporary file was left behind"
+
+
+def test_view_default_page_of_a_log_named_html_keeps_the_log(tmp_path: Path) -> None:
+    # the default page is the log's name with .html: for LOG.html that is the log itself
+    log = copy(GOOD, tmp_path, "match.html")
+    before = digest(log)
+    assert_error(run("view", log), 2, str(log), "log being read")
+    assert digest(log) == before
+
+
+def test_audit_html_onto_its_own_log_refuses_and_keeps_the_log(tmp_path: Path) -> None:
+    log = copy(GOOD, tmp_path)
+    before = digest(log)
+    assert_error(run("audit", log, "--html", log), 2, str(log), "log being read")
+    assert digest(log) == before
+
+
+def test_review_onto_its_own_log_refuses_before_searching(tmp_path: Path) -> None:
+    log = copy(GOOD_JSONL, tmp_path)
+    before = digest(log)
+    # a budget that would take minutes: the refusal must come first, well inside the timeout
+    r = run("review", log, "--seat", "0", "--budget", "5000x20r0", "-o", log, "-f", "json",
+            timeout=30)
+    assert_error(r, 2, str(log), "log being read", json_out=True)
+    assert digest(log) == before
+
+
+def test_review_into_a_directory_refuses_before_searching(tmp_path: Path) -> None:
+    r = run("review", GOOD_JSONL, "--seat", "0", "--budget", "5000x20r0", "-o", tmp_path,
+            timeout=30)
+    assert_error(r, 2, str(tmp_path), "directory")
+
+
+# -- an output in a missing directory: named as asked, not by its temporary file -----------------
+
+
+@pytest.mark.parametrize("argv", [
+    ["view", str(GOOD), "-o"],
+    ["review", str(GOOD_JSONL), "--seat", "0", "--budget", "2x1r0", "-o"],
+    ["audit", str(GOOD), "--html"],
+])
+def test_an_output_in_a_missing_directory_names_the_output(tmp_path: Path,
+                                                           argv: list[str]) -> None:
+    target = tmp_path / "missing" / "page.html"
+    line = assert_error(run(*argv, target), 2, str(target), "no such directory")
+    assert ".tmp" not in line, line
+    assert not (tmp_path / "missing").exists()
