@@ -248,8 +248,9 @@ def _text_table(columns: list[str], rows: list[list[Any]], width: int | None = N
 
 def _json_default(v: Any) -> Any:
     """JSON for what DuckDB hands back beyond JSON's own types."""
-    if isinstance(v, decimal.Decimal):
-        return float(v)
+    if isinstance(v, decimal.Decimal):  # HUGEINT and DECIMAL(p, 0) arrive as scale-0 decimals
+        exponent = v.as_tuple().exponent
+        return int(v) if isinstance(exponent, int) and exponent >= 0 else float(v)
     if isinstance(v, bytes):
         return v.hex()
     if isinstance(v, datetime.timedelta):
@@ -259,13 +260,92 @@ def _json_default(v: Any) -> Any:
     return str(v)
 
 
-_ENCODER = json.JSONEncoder(default=_json_default, ensure_ascii=False)  # one for every row
+# One for every row. allow_nan=False: NaN and Infinity are not JSON (a reader such as jq or
+# JSON.parse refuses the whole document), so a row holding one is encoded again with null.
+_ENCODER = json.JSONEncoder(default=_json_default, ensure_ascii=False, allow_nan=False)
+
+
+def _finite(v: Any) -> Any:
+    """``v`` with every NaN or infinite float (at any depth) replaced by None."""
+    if isinstance(v, float):
+        return v if math.isfinite(v) else None
+    if isinstance(v, dict):
+        return {k: _finite(x) for k, x in v.items()}
+    if isinstance(v, list | tuple):
+        return [_finite(x) for x in v]
+    return v
 
 
 def _json(v: Any, indent: int | None = None) -> str:
-    if indent is None:
-        return _ENCODER.encode(v)
-    return json.dumps(v, indent=indent, default=_json_default, ensure_ascii=False)
+    try:
+        if indent is None:
+            return _ENCODER.encode(v)
+        return json.dumps(v, indent=indent, default=_json_default, ensure_ascii=False,
+                          allow_nan=False)
+    except ValueError:  # a NaN or an infinity: rare, so only such a row pays for the walk
+        return _json(_finite(v), indent)
+
+
+# DuckDB's infinite timestamps and dates, as Arrow hands them over (the largest magnitudes).
+_INFINITE = {2**63 - 1: "infinity", -(2**63 - 1): "-infinity",
+             2**31 - 1: "infinity", -(2**31 - 1): "-infinity"}
+
+
+def _py(s: Any) -> Any:
+    """One Arrow scalar as a Python value; one Python cannot hold (an infinite timestamp, a
+    date after year 9999) as text, at any depth, instead of an OverflowError."""
+    try:
+        return s.as_py()
+    except (OverflowError, ValueError):
+        pass
+    import pyarrow as pa  # type: ignore[import-untyped]
+
+    t = s.type
+    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+        return [_py(x) for x in s.values]
+    if pa.types.is_map(t):
+        return [(_py(e["key"]), _py(e["value"])) for e in s.values]
+    if pa.types.is_struct(t):
+        return {t.field(i).name: _py(s[i]) for i in range(t.num_fields)}
+    for raw_type in (pa.int64(), pa.int32()):
+        try:
+            raw = s.cast(raw_type).as_py()
+        except pa.ArrowException:
+            continue
+        if raw in _INFINITE:
+            return _INFINITE[raw]
+        break
+    return str(s.cast(pa.string()).as_py())  # Arrow's text: "<value out of range: N>"
+
+
+def _pylist(column: Any) -> list[Any]:
+    """A column's values as Python objects (see :func:`_py` for those Python cannot hold)."""
+    try:
+        return list(column.to_pylist())
+    except (OverflowError, ValueError):
+        return [_py(s) for s in column]
+
+
+def _unique(names: list[str]) -> list[str]:
+    """Column names made unique for JSON keys (``SELECT 1 AS a, 2 AS a``: a and a_1), so no
+    column silently overwrites another in a row object. A new name never takes one the query
+    itself uses."""
+    taken: set[str] = set()
+    out: list[str] = []
+    for name in names:
+        key, n = name, 0
+        while key in taken or (key != name and key in names):
+            n += 1
+            key = f"{name}_{n}"
+        taken.add(key)
+        out.append(key)
+    return out
+
+
+def _rows(keys: list[str], batch: Any) -> list[dict[str, Any]]:
+    """A batch's rows as objects keyed by ``keys`` (:func:`_unique`)."""
+    return [dict(zip(keys, r, strict=True))
+            for r in zip(*(_pylist(c) for c in batch.columns), strict=True)]
 
 
 TABLE_MAX_ROWS = 100_000  # a table needs every row for its widths; other formats stream
@@ -323,13 +403,20 @@ def query(
     with opened as stream:
         try:
             if format is QueryFormat.parquet:
+                import pyarrow as pa
                 import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
                 assert output is not None  # checked above
-                with _atomic(output) as tmp, pq.ParquetWriter(str(tmp), stream.schema,
-                                                              compression="zstd") as w:
-                    for batch in stream:  # no half-written file on a failure
-                        w.write_batch(batch)
+                try:
+                    with _atomic(output) as tmp, pq.ParquetWriter(str(tmp), stream.schema,
+                                                                  compression="zstd") as w:
+                        for batch in stream:  # no half-written file on a failure
+                            w.write_batch(batch)
+                except (pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
+                    # a column Parquet has no type for (an INTERVAL, a UNION): the user's SQL
+                    raise fail("query: --format parquet cannot hold this result: "
+                               f"{str(exc).strip().splitlines()[0]}; cast the column in the "
+                               "SQL (to VARCHAR, say) or use another --format") from None
             elif output is not None:
                 with _atomic(output) as tmp, open(tmp, "w", encoding="utf-8") as f:
                     _write_rows(f, stream, format, None)
@@ -345,6 +432,7 @@ def _write_rows(out: TextIO, stream: archive.QueryStream, format: QueryFormat,
                 width: int | None) -> None:
     """Write the stream's rows batch by batch; only the table format holds them all."""
     columns = list(stream.schema.names)
+    keys = _unique(columns)
     if format is QueryFormat.table:
         held: list[list[Any]] = []
         for batch in stream:
@@ -352,7 +440,7 @@ def _write_rows(out: TextIO, stream: archive.QueryStream, format: QueryFormat,
                 raise fail(f"query: more than {TABLE_MAX_ROWS:,} rows for --format table, "
                            "which holds them all in memory: use --format csv, jsonl, json or "
                            "parquet, or add a LIMIT")
-            held += map(list, zip(*(c.to_pylist() for c in batch.columns), strict=True))
+            held += map(list, zip(*(_pylist(c) for c in batch.columns), strict=True))
         out.write(_text_table(columns, held, width))
         return
     # One write per batch: with PYTHONUNBUFFERED set, csv's one write per row cost 5 us a row.
@@ -363,15 +451,15 @@ def _write_rows(out: TextIO, stream: archive.QueryStream, format: QueryFormat,
     first = True
     for batch in stream:
         if format is QueryFormat.csv:  # by column: no dict per row
-            w.writerows(zip(*([_cell(v) for v in c.to_pylist()] for c in batch.columns),
+            w.writerows(zip(*([_cell(v) for v in _pylist(c)] for c in batch.columns),
                             strict=True))
         elif format is QueryFormat.json:  # the same text as json.dumps(rows, indent=2)
-            for r in batch.to_pylist():
+            for r in _rows(keys, batch):
                 buf.write(("[\n" if first else ",\n") + textwrap.indent(_json(r, indent=2),
                                                                         "  "))
                 first = False
         else:
-            buf.write("".join(_json(r) + "\n" for r in batch.to_pylist()))
+            buf.write("".join(_json(r) + "\n" for r in _rows(keys, batch)))
         out.write(buf.getvalue())
         buf.seek(0)
         buf.truncate()

@@ -25,6 +25,7 @@ wall, and a hostile user should still get an OS-level sandbox.
 from __future__ import annotations
 
 import contextlib
+import decimal
 import os
 import re
 import resource
@@ -41,6 +42,7 @@ from . import store
 from .schema import PARTITIONED, TABLES, VIEW_SCHEMAS
 
 DEFAULT_THREADS = 2
+MAX_THREADS = 1024
 DEFAULT_MEMORY_LIMIT = "1GB"
 ALLOWED_STATEMENTS = ("SELECT", "EXPLAIN")
 
@@ -155,6 +157,8 @@ def connect(
 ) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB connection with the archive's views (locked down if ``sandbox``)."""
     root = store.check_archive(str(archive))
+    if not 1 <= threads <= MAX_THREADS:  # DuckDB starts them all at once: 100,000 ran 100 s+
+        raise ArchiveError(f"threads: {threads} is out of range (1 to {MAX_THREADS})")
     config: dict[str, Any] = {"threads": threads, "memory_limit": memory_limit}
     if sandbox:
         _refuse_symlinks(root)
@@ -178,6 +182,12 @@ def connect(
         if sandbox:
             con.execute("SET enable_external_access = false")
             con.execute("SET lock_configuration = true")
+    except duckdb.Error as exc:  # the views read the Parquet footers: limits can bite here
+        con.close()
+        hint = (f" under the {memory_limit} limit (--memory-limit, --threads)"
+                if isinstance(exc, duckdb.OutOfMemoryException) else "")
+        raise ArchiveError(f"cannot open the archive's views{hint}: {_first_line(exc)}"
+                           ) from None
     except BaseException:
         con.close()
         raise
@@ -273,13 +283,14 @@ BATCH_ROWS = 10_000  # rows per batch handed out by a streaming query
 HEADROOM = 384 << 20
 _UNITS = {"B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
           "KIB": 1 << 10, "MIB": 1 << 20, "GIB": 1 << 30, "TIB": 1 << 40}
+_NO_BOUND = 1 << 62  # a cap at least this large is no cap (and may not fit a C long)
 _SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]i?B|B)\s*", re.IGNORECASE)
 
 
 def parse_size(text: str) -> int | None:
     """Bytes of a DuckDB size such as ``512MB`` (10^6) or ``1.5GiB`` (2^30); None if not one."""
-    m = _SIZE.fullmatch(text)
-    return int(float(m.group(1)) * _UNITS[m.group(2).upper()]) if m else None
+    m = _SIZE.fullmatch(text)  # Decimal: a float of 400 digits is inf, and int(inf) raises
+    return int(decimal.Decimal(m.group(1)) * _UNITS[m.group(2).upper()]) if m else None
 
 
 def _data_in_use() -> int | None:
@@ -294,9 +305,16 @@ def _data_in_use() -> int | None:
     return None
 
 
+def _thread_stack() -> int:
+    """Bytes of address space one new thread's stack takes (glibc sizes it by RLIMIT_STACK)."""
+    soft = resource.getrlimit(resource.RLIMIT_STACK)[0]
+    return soft if soft != resource.RLIM_INFINITY and soft > 0 else 8 << 20
+
+
 @contextlib.contextmanager
-def bounded_process(memory_limit: str) -> Iterator[int | None]:
-    """Cap what this process may allocate from now on at ``memory_limit`` + :data:`HEADROOM`.
+def bounded_process(memory_limit: str, threads: int = DEFAULT_THREADS) -> Iterator[int | None]:
+    """Cap what this process may allocate from now on at ``memory_limit`` + :data:`HEADROOM`,
+    plus a stack for each of DuckDB's ``threads`` (and the timer's).
 
     DuckDB's memory limit covers its buffer manager, not everything: a scalar function that
     builds one huge value (``repeat``, ``lpad``, a ``range(n)`` list) allocated 3 to 15 GB
@@ -311,10 +329,15 @@ def bounded_process(memory_limit: str) -> Iterator[int | None]:
         yield None
         return
     soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
-    cap = used + size + HEADROOM
+    # Each thread's stack is a data mapping too: without them, --threads 500 aborted the
+    # process ("cannot allocate memory for thread-local data") before the query ran.
+    cap = used + size + HEADROOM + (threads + 1) * _thread_stack()
     for bound in (soft, hard):
         if bound != resource.RLIM_INFINITY:
             cap = min(cap, bound)
+    if cap >= _NO_BOUND:  # more than any address space: setrlimit would overflow
+        yield None
+        return
     resource.setrlimit(resource.RLIMIT_DATA, (cap, hard))
     try:
         yield cap
@@ -354,7 +377,7 @@ class QueryStream:
         self._stack = contextlib.ExitStack()
         try:
             if bound:
-                self._stack.enter_context(bounded_process(memory_limit))
+                self._stack.enter_context(bounded_process(memory_limit, threads))
             con = connect(archive, sandbox=True, threads=threads, memory_limit=memory_limit)
             self._stack.callback(con.close)
             if timeout:

@@ -1,0 +1,121 @@
+"""Fault probes, query output: values DuckDB can return that Python, JSON or Parquet cannot
+hold as they are must never end in a traceback, invalid JSON or a silently lost column.
+
+Each probe runs ``buraco-log query`` as a real process under a timeout.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.archive.conftest import Archived
+
+ROOT = Path(__file__).resolve().parents[2]
+TEXT_FORMATS = ("table", "json", "jsonl", "csv")
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "cli.main", *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120, check=False)
+
+
+def strict_json(text: str) -> object:
+    """JSON as RFC 8259 has it: NaN and Infinity are not numbers there."""
+    def refuse(word: str) -> object:
+        raise ValueError(f"not JSON: {word}")
+    return json.loads(text, parse_constant=refuse)
+
+
+# DuckDB's infinite timestamps and dates, and times past year 9999: Python's datetime cannot
+# hold them, and every text format died with an OverflowError traceback.
+OUT_OF_PYTHON = ("SELECT 'infinity'::TIMESTAMP AS t, '-infinity'::DATE AS d, "
+                 "'infinity'::TIMESTAMPTZ AS z, ['infinity'::DATE] AS l, "
+                 "{'x': '-infinity'::TIMESTAMP} AS s, '294247-01-10'::TIMESTAMP AS far")
+
+
+@pytest.mark.parametrize("fmt", TEXT_FORMATS)
+def test_values_python_cannot_hold_come_out_as_text(archived: Archived, fmt: str) -> None:
+    r = run("query", str(archived.path), OUT_OF_PYTHON, "--format", fmt)
+    assert r.returncode == 0, r.stderr
+    assert "Traceback" not in r.stderr and "infinity" in r.stdout and "-infinity" in r.stdout
+    if fmt == "jsonl":
+        row = strict_json(r.stdout)
+        assert isinstance(row, dict)
+        assert (row["t"], row["d"], row["l"], row["s"]) == (
+            "infinity", "-infinity", ["infinity"], {"x": "-infinity"})
+        assert "out of range" in row["far"]
+
+
+def test_test_all_types_is_written_in_every_text_format(archived: Archived) -> None:
+    for fmt in TEXT_FORMATS:
+        r = run("query", str(archived.path), "SELECT * FROM test_all_types()", "--format", fmt)
+        assert r.returncode == 0 and "Traceback" not in r.stderr, (fmt, r.stderr[-500:])
+        if fmt == "json":
+            rows = strict_json(r.stdout)
+            assert isinstance(rows, list) and len(rows) == 3
+
+
+@pytest.mark.parametrize("fmt", ["json", "jsonl"])
+def test_json_output_is_json_with_nan_infinity_and_huge_integers(archived: Archived,
+                                                                  fmt: str) -> None:
+    sql = ("SELECT 'nan'::DOUBLE AS n, 'inf'::DOUBLE AS i, ['-inf'::DOUBLE, 1.5] AS l, "
+           "170141183460469231731687303715884105727::HUGEINT AS h, "
+           "12345678901234567890::DECIMAL(38, 0) AS d0, 1.25::DECIMAL(10, 2) AS d2")
+    r = run("query", str(archived.path), sql, "--format", fmt)
+    assert r.returncode == 0, r.stderr
+    data = strict_json(r.stdout)
+    row = data[0] if isinstance(data, list) else data
+    assert row == {"n": None, "i": None, "l": [None, 1.5],
+                   "h": 170141183460469231731687303715884105727,
+                   "d0": 12345678901234567890, "d2": 1.25}
+
+
+@pytest.mark.parametrize("fmt", ["json", "jsonl"])
+def test_json_keeps_every_column_of_a_result_with_repeated_names(archived: Archived,
+                                                                 fmt: str) -> None:
+    r = run("query", str(archived.path), "SELECT 1 AS a, 2 AS a, 3 AS a_1", "--format", fmt)
+    assert r.returncode == 0, r.stderr
+    data = strict_json(r.stdout)
+    row = data[0] if isinstance(data, list) else data
+    assert row == {"a": 1, "a_2": 2, "a_1": 3}
+
+
+@pytest.mark.parametrize("sql", ["SELECT INTERVAL 3 DAY AS i",
+                                 "SELECT 1::UNION(a INT, b VARCHAR) AS u"])
+def test_parquet_output_of_a_type_parquet_lacks_is_one_line(archived: Archived, tmp_path: Path,
+                                                            sql: str) -> None:
+    out = tmp_path / "r.parquet"
+    r = run("query", str(archived.path), sql, "--format", "parquet", "-o", str(out))
+    assert (r.returncode, r.stdout) == (1, "")
+    assert r.stderr.startswith("buraco-log: error: query: --format parquet cannot hold")
+    assert r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
+    assert list(tmp_path.iterdir()) == []  # no half-written file, no temporary left
+
+
+@pytest.mark.parametrize("option", [
+    ["--memory-limit", "0B"],
+    ["--memory-limit", "1B"],
+    ["--memory-limit", "9" * 30 + "GB"],
+    ["--memory-limit", "9" * 400 + "GB"],
+    ["--threads", "100000"],
+])
+def test_limits_that_cannot_work_are_one_line_errors(archived: Archived,
+                                                     option: list[str]) -> None:
+    """Each was a traceback: an OOM while the views were made, an overflow in setrlimit, a
+    process that tried to start 100,000 threads (and ran for minutes)."""
+    r = run("query", str(archived.path), "SELECT count(*) FROM matches", "-f", "csv", *option)
+    assert (r.returncode, r.stdout) == (1, ""), r.stderr[-800:]
+    assert r.stderr.startswith("buraco-log: error: ") and r.stderr.count("\n") == 1
+
+
+def test_many_threads_within_the_range_run(archived: Archived) -> None:
+    """--threads 500 aborted the process: the memory bound left no room for their stacks."""
+    r = run("query", str(archived.path), "SELECT count(*) AS n FROM matches", "-f", "csv",
+            "--threads", "500")
+    assert r.returncode == 0, r.stderr[-800:]
+    assert r.stdout.startswith("n\n")
