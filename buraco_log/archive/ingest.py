@@ -165,6 +165,37 @@ def _check_chunk(items: Sequence[tuple[str, str, int]], require_commitment: bool
                     n_events)
 
 
+CHANGED = ("the file changed while it was being ingested (its bytes no longer have the hash "
+           "taken before the check): run the ingest again once nothing writes to it")
+
+
+def _changed(paths: Iterable[str], checking: dict[str, str]) -> set[str]:
+    """Those of the checked ``paths`` whose bytes no longer have the hash taken before their
+    check. That hash keys the matches and errors tables: a log rewritten in between stored
+    one file's rows or verdict under another's hash (a good log overwritten while checked
+    was refused for ever as "refused before"). Such a log is refused with no hash of its own
+    (rule ``log.changed``), so the next ingest checks it again."""
+    out: set[str] = set()
+    for p in paths:
+        sha = checking.pop(p, None)
+        if sha is not None and _sha256(p) != sha:
+            out.add(p)
+    return out
+
+
+def _sha256(path: str) -> str | None:
+    """The file's SHA-256 as :func:`_hash` reads it (never blocking), None if unreadable."""
+    try:
+        fd = log.open_log_fd(path)
+        h = hashlib.sha256()
+        with open(fd, "rb") as f:
+            while chunk := f.read(1 << 20):
+                h.update(chunk)
+    except (OSError, LogFormatError):
+        return None
+    return h.hexdigest()
+
+
 def _hash(path: str) -> tuple[str, str, int] | dict[str, Any]:
     """``(absolute path, sha256, size)``, or the errors-table row of a file that cannot be read.
 
@@ -264,6 +295,7 @@ def ingest(
         report.files = len(paths)
         batch = _Batch()
         ids = set(digests.values())
+        checking: dict[str, str] = {}  # path -> hash, of the files sent to be checked
         unreadable: list[dict[str, Any]] = []
         progress = Progress(files=0, done=0, events=0, matches=0, errors=0, elapsed=0.0,
                             found=len(paths))
@@ -290,6 +322,7 @@ def ingest(
                 else:
                     seen.add(item[1])
                     chunk.append(item)
+                    checking[item[0]] = item[1]
                     progress.files += 1
                     if len(chunk) == size:
                         yield chunk
@@ -303,7 +336,16 @@ def ingest(
 
         def take(out: ChunkOut) -> None:
             drop: set[int] = set()
+            changed = _changed([p for p, *_ in out.ok] + [r["source_path"] for r in out.errors],
+                               checking)
+            if changed:  # the verdict is of bytes no longer there: keep none of it
+                out.errors = [r for r in out.errors if r["source_path"] not in changed]
+                out.errors += [error_row(p, "", None, "integrity", "log.changed", CHANGED)
+                               for p in sorted(changed)]
             for _path, digest, gid, n, fresh in out.ok:
+                if _path in changed:
+                    drop.add(gid)
+                    continue
                 if not fresh:  # a copy of a match earlier in the same chunk: no rows of its own
                     report.duplicates += 1
                     continue

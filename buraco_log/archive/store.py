@@ -97,7 +97,7 @@ def check_archive(root: str) -> str:
     if version != ARCHIVE_VERSION:
         hint = ("ingest its logs into a new archive" if isinstance(version, int)
                 and version < ARCHIVE_VERSION else "use the buraco_log that wrote it")
-        raise ArchiveError(f"{root}: archive layout version {version}, this buraco_log reads "
+        raise ArchiveError(f"{root}: archive layout version {version!r}, this buraco_log reads "
                            f"version {ARCHIVE_VERSION} only: {hint}")
     return real
 
@@ -150,11 +150,16 @@ def set_setting(root: str, name: str, value: bool) -> None:
 
 def create_archive(root: str) -> str:
     """Create (or open) an archive directory; refuses a non-empty directory that is not one."""
+    if os.path.exists(root) and not os.path.isdir(root):
+        raise ArchiveError(f"{root}: is a file, not an archive directory")
     os.makedirs(root, exist_ok=True)
     real = os.path.realpath(root)
     if is_archive(real):
         return check_archive(real)
-    if any(not n.startswith(".") for n in os.listdir(real)):
+    # A marker's temporary file is what a creation killed before its rename leaves: without
+    # this, that directory was refused for ever as "not empty and not an archive".
+    if any(not n.startswith(".") and not n.startswith(MARKER + ".tmp-")
+           for n in os.listdir(real)):
         raise ArchiveError(f"{root}: exists, is not empty and is not an archive; refusing to "
                            "write into it")
     _atomic_json(os.path.join(real, MARKER), {"format": "buraco_log archive",
@@ -243,6 +248,10 @@ def recover(root: str) -> list[str]:
                     full = os.path.join(dirpath, name)
                     os.unlink(full)
                     removed.append(os.path.relpath(full, root))
+    for name in os.listdir(root):  # the marker's, from a creation or setting cut short
+        if name.startswith(MARKER + ".tmp-"):
+            os.unlink(os.path.join(root, name))
+            removed.append(name)
     bd = os.path.join(root, BATCHES)
     if os.path.isdir(bd):
         for name in os.listdir(bd):
