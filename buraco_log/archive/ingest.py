@@ -174,7 +174,7 @@ def _changed(paths: Iterable[str], checking: dict[str, str]) -> set[str]:
     check. That hash keys the matches and errors tables: a log rewritten in between stored
     one file's rows or verdict under another's hash (a good log overwritten while checked
     was refused for ever as "refused before"). Such a log is refused with no hash of its own
-    (rule ``log.changed``), so the next ingest checks it again."""
+    (rule ``archive.file_changed``), so the next ingest checks it again."""
     out: set[str] = set()
     for p in paths:
         sha = checking.pop(p, None)
@@ -340,8 +340,8 @@ def ingest(
                                checking)
             if changed:  # the verdict is of bytes no longer there: keep none of it
                 out.errors = [r for r in out.errors if r["source_path"] not in changed]
-                out.errors += [error_row(p, "", None, "integrity", "log.changed", CHANGED)
-                               for p in sorted(changed)]
+                out.errors += [error_row(p, "", None, "integrity", "archive.file_changed",
+                                         CHANGED) for p in sorted(changed)]
             for _path, digest, gid, n, fresh in out.ok:
                 if _path in changed:
                     drop.add(gid)

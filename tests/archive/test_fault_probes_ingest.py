@@ -128,7 +128,7 @@ def test_a_log_rewritten_during_its_check_is_not_stored_under_its_old_hash(
     shutil.copy(bad, good)
     shifting[str(good)] = Path(corpus.good[0]).read_bytes()
     rep = ingest([str(good)], arch, jobs=1)
-    assert [(e.rule, e.path) for e in rep.errors] == [("log.changed", str(good))]
+    assert [(e.rule, e.path) for e in rep.errors] == [("archive.file_changed", str(good))]
     assert "changed while it was being ingested" in rep.errors[0].message
     assert query(arch, "SELECT file_sha256 FROM errors").to_pylist() == [{"file_sha256": ""}]
     rep = ingest([str(good)], arch, jobs=1)  # nothing writes to it now: it is stored
@@ -146,7 +146,7 @@ def test_a_log_rewritten_during_its_check_adds_no_rows(corpus: Corpus, tmp_path:
     shifting[str(live)] = Path(corpus.good[1]).read_bytes()
     arch = tmp_path / "a"
     rep = ingest([str(live), corpus.good[2]], arch, jobs=jobs, chunk_size=1)
-    assert [e.rule for e in rep.errors] == ["log.changed"] and rep.added == 1
+    assert [e.rule for e in rep.errors] == ["archive.file_changed"] and rep.added == 1
     stored = query(arch, "SELECT source_path FROM matches").column(0).to_pylist()
     assert stored == [corpus.good[2]]
     assert query(arch, "SELECT count(*) AS n FROM events WHERE game_id NOT IN "
