@@ -80,7 +80,12 @@ run()
 """
 
 
-@pytest.mark.parametrize("k", [1, 2, 5, 7, 8, 9])
+SLOW = pytest.mark.slow
+
+
+# 1: the marker; 2-7: the staged files (errors first); 8: the batch record; 9: the ratings.
+@pytest.mark.parametrize("k", [1, pytest.param(2, marks=SLOW), pytest.param(5, marks=SLOW),
+                               7, 8, pytest.param(9, marks=SLOW)])
 def test_an_ingest_killed_at_any_rename_and_run_again_loses_and_doubles_nothing(
         logs: Path, reference: dict[str, Any], tmp_path: Path, k: int) -> None:
     """k=1 (killed while the archive's marker was written) left archive.json.tmp-*, and every
@@ -166,7 +171,8 @@ def test_an_archive_path_that_is_a_file_is_one_clear_line(logs: Path, tmp_path: 
     assert f.read_text() == "x"
 
 
-@pytest.mark.parametrize(("version", "shown"), [(99, "version 99,"), ("2", "version '2',")])
+@pytest.mark.parametrize(("version", "shown"), [pytest.param(99, "version 99,", marks=SLOW),
+                                                ("2", "version '2',")])
 def test_an_archive_of_another_layout_is_refused_by_every_command(
         logs: Path, tmp_path: Path, version: object, shown: str) -> None:
     arch = tmp_path / "a"

@@ -37,8 +37,15 @@ def archives(corpus: Corpus, tmp_path_factory: pytest.TempPathFactory) -> dict[s
     return out
 
 
-@pytest.mark.parametrize("which", ["empty", "errors-only", "every-preset"])
-@pytest.mark.parametrize("fmt", ["table", "json", "html"])
+KINDS = [(w, f) for w in ("empty", "errors-only", "every-preset")
+         for f in ("table", "json", "html")]
+# the rest of the matrix adds little and costs a process each: run with -m slow
+QUICK = {("empty", "table"), ("empty", "json"), ("empty", "html"), ("errors-only", "json"),
+         ("every-preset", "table"), ("every-preset", "json")}
+
+
+@pytest.mark.parametrize(("which", "fmt"), [
+    pytest.param(w, f, marks=() if (w, f) in QUICK else pytest.mark.slow) for w, f in KINDS])
 def test_every_report_runs_on_every_kind_of_archive(archives: dict[str, Path], which: str,
                                                     fmt: str, tmp_path: Path) -> None:
     arch = archives[which]
