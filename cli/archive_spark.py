@@ -7,7 +7,7 @@ import os
 import threading
 from collections.abc import Iterator, Sequence
 from enum import StrEnum
-from typing import Any
+from typing import Any, cast
 
 from cli.common import EXIT_USAGE, fail
 
@@ -71,26 +71,53 @@ class TableStream:
         return iter(self._table.to_batches(max_chunksize=65_536))
 
 
+CANCEL_GRACE = 5.0  # seconds a cancelled query may take to stop before it is abandoned
+
+
 def query(root: str, sql: str, master: str | None, conf: dict[str, str],
           timeout: float) -> TableStream:
-    """The checked query on Spark SQL; ``timeout`` seconds (0: none) cancel its jobs."""
+    """The checked query on Spark SQL; ``timeout`` seconds (0: none) cancel its jobs.
+
+    A query can also run away in the driver, where there is no job to cancel (the optimizer
+    folding ``size(transform(sequence(1, 100000000), ...))``: it ran 300 s past a 10 s
+    timeout). So it runs in a thread, and one that has not stopped :data:`CANCEL_GRACE`
+    seconds after its jobs were cancelled is abandoned: the error is raised, and the JVM, a
+    child of this process, goes when the command exits."""
     engine = _module()
     spark = engine.session(master, conf)
-    timer = None
-    if timeout:
-        timer = threading.Timer(timeout, spark.sparkContext.cancelAllJobs)
-        timer.daemon = True
-        timer.start()
-    try:
+    if not timeout:
         return TableStream(engine.query(root, sql, spark=spark))
-    except engine.ArchiveError as exc:
-        if timer is not None and not timer.is_alive():
-            raise engine.ArchiveError(f"query: stopped after the {timeout:g} s timeout "
-                                      "(--timeout)") from exc
-        raise
+    fired = threading.Event()
+    done: list[Any] = []
+
+    def cancel() -> None:
+        fired.set()
+        spark.sparkContext.cancelAllJobs()
+
+    def run() -> None:
+        try:
+            done.append(TableStream(engine.query(root, sql, spark=spark)))
+        except BaseException as exc:  # handed to the caller's thread
+            done.append(exc)
+
+    timer = threading.Timer(timeout, cancel)
+    timer.daemon = True
+    worker = threading.Thread(target=run, daemon=True, name="spark-query")
+    timer.start()
+    worker.start()
+    try:
+        worker.join(timeout + CANCEL_GRACE)
     finally:
-        if timer is not None:
-            timer.cancel()
+        timer.cancel()
+    stopped = engine.ArchiveError(f"query: stopped after the {timeout:g} s timeout "
+                                  "(--timeout)")
+    if not done:  # still running in the driver
+        raise stopped
+    if isinstance(done[0], engine.ArchiveError) and fired.is_set():
+        raise stopped from done[0]
+    if isinstance(done[0], BaseException):
+        raise done[0]
+    return cast(TableStream, done[0])
 
 
 def report(root: str, top: int, master: str | None, conf: dict[str, str]) -> Any:

@@ -694,6 +694,8 @@ _QUERY_NODES = frozenset({
     "Pivot", "Unpivot", "UnresolvedSubqueryColumnAliases", "Tail", "Sample",
     "UnresolvedHaving", "LateralJoin", "Expand", "GroupingSets",
 })
+# The packages of the nodes a parsed query may hold: plans, expressions, unresolved names.
+_CATALYST_PACKAGES = ("catalyst.plans.logical", "catalyst.analysis")
 VIEWS = frozenset(TABLES)
 _NAME = re.compile(r"\[([A-Za-z_][A-Za-z0-9_]*)\]")
 
@@ -724,13 +726,26 @@ def check_sql(spark: SparkSession, sql: str) -> None:
         if node["class"].endswith("UnresolvedWith"):
             ctes |= {n.lower() for n in re.findall(r"\(([A-Za-z_][A-Za-z0-9_]*),",
                                                    json.dumps(node.get("cteRelations", "")))}
-            ctes |= {m.lower() for m in re.findall(r'"name":\s*"([A-Za-z_]\w*)"',
-                                                   json.dumps(node))}
+            # Only the CTEs' own names (each relation's first field): any "name" in the node
+            # also took column aliases, so `WITH c AS (SELECT 1 AS t) SELECT * FROM t` let
+            # any table t of the session through.
+            ctes |= {rel["_1"].lower() for rel in node.get("cteRelations") or []
+                     if isinstance(rel, dict) and isinstance(rel.get("_1"), str)}
+    root = nodes[0]["class"].rsplit(".", 1)[-1] if nodes else "nothing"
+    if root not in _QUERY_NODES:  # a command from any package (EXECUTE IMMEDIATE, CREATE
+        raise ArchiveError(f"query: only read-only queries are allowed, not {root}")  # ...)
     for node in nodes:
         cls = node["class"].rsplit(".", 1)[-1]
         package = node["class"].rsplit(".", 1)[0]
         if package.endswith("plans.logical") and cls not in _QUERY_NODES:
             raise ArchiveError(f"query: only read-only queries are allowed, not {cls}")
+        if not (package.endswith(_CATALYST_PACKAGES) or ".catalyst.expressions." in package
+                or package.endswith(".catalyst.expressions")):  # execution.datasources...
+            raise ArchiveError(f"query: only read-only queries are allowed, not {cls}")
+        if "Identifier" in cls or "ExecuteImmediate" in cls:
+            # IDENTIFIER('reflect')(...) names its function at analysis, past the name check
+            raise ArchiveError(f"query: {cls} (IDENTIFIER(...), EXECUTE IMMEDIATE) is not "
+                               "allowed")
         if cls == "UnresolvedRelation":
             m = _NAME.fullmatch(str(node.get("multipartIdentifier", "")))
             name = m.group(1).lower() if m else None

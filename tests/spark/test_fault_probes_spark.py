@@ -1,0 +1,94 @@
+"""Fault probes, Spark SQL: statements that got past the check (a Java method called by a
+name IDENTIFIER() builds, EXECUTE IMMEDIATE of any text, a temporary view over any file, a
+table named by a column alias), and a query that ran away in the driver past --timeout."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from buraco_log.errors import ArchiveError
+from tests.spark.conftest import SparkRuns, spark_missing
+
+ROOT = Path(__file__).resolve().parents[2]
+
+ESCAPES = [
+    # reflect() under a name the parser does not see: it ran, and returned $HOME
+    ("SELECT IDENTIFIER('reflect')('java.lang.System', 'getenv', 'HOME')", "IDENTIFIER"),
+    ("SELECT IDENTIFIER('java_' || 'method')('java.lang.System', 'getenv', 'HOME')",
+     "IDENTIFIER"),
+    ("SELECT count(*) FROM matches WHERE IDENTIFIER('reflect')('java.lang.System', "
+     "'getenv', 'HOME') IS NOT NULL", "IDENTIFIER"),
+    # any SQL text, run unchecked
+    ("EXECUTE IMMEDIATE 'SELECT * FROM text.`/etc/passwd`'", "not UnresolvedExecuteImmediate"),
+    ("EXECUTE IMMEDIATE 'SELECT 1'", "not UnresolvedExecuteImmediate"),
+    # a command outside Catalyst's plans package: it ran, and made a view over /etc/passwd
+    ("CREATE TEMPORARY VIEW probe_passwd USING text OPTIONS (path '/etc/passwd')",
+     "not CreateTempViewUsing"),
+    ("CREATE OR REPLACE TEMPORARY VIEW probe_passwd USING csv OPTIONS (path '/etc')",
+     "not CreateTempViewUsing"),
+    # a column alias taken for a CTE's name let any table of the session be read
+    ("WITH c AS (SELECT 1 AS _events_stored) SELECT count(*) FROM _events_stored",
+     "only the archive's views"),
+    ("WITH c AS (SELECT 1 AS probe_passwd) SELECT * FROM probe_passwd",
+     "only the archive's views"),
+]
+
+
+@pytest.mark.parametrize(("sql", "why"), ESCAPES)
+def test_escapes_past_the_spark_check_are_refused_before_they_run(
+        spark: Any, spark_runs: SparkRuns, sql: str, why: str) -> None:
+    from buraco_log.archive import spark as engine
+
+    with pytest.raises(ArchiveError) as err:
+        engine.query(spark_runs.path, sql, spark=spark)
+    message = str(err.value)
+    assert message.startswith("query: ") and why in message and "\n" not in message
+    assert "/root" not in message
+    assert not spark.catalog.tableExists("probe_passwd")
+
+
+STILL_RUN = [
+    "SELECT * FROM IDENTIFIER('matches') LIMIT 1",
+    "WITH a AS (SELECT game_id FROM matches), b AS (SELECT game_id FROM a) "
+    "SELECT count(*) FROM b",
+    "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 3) "
+    "SELECT count(*) FROM r",
+    "SELECT transform(array(1, 2), x -> x + 1) AS t, filter(cards, c -> c > 0) AS f "
+    "FROM events LIMIT 1",
+    "SELECT * FROM matches LATERAL VIEW explode(players) t AS p LIMIT 1",
+    "SELECT count(*) FROM matches m WHERE EXISTS (SELECT 1 FROM players p "
+    "WHERE p.game_id = m.game_id)",
+]
+
+
+@pytest.mark.parametrize("sql", STILL_RUN)
+def test_plain_queries_still_run(spark: Any, spark_runs: SparkRuns, sql: str) -> None:
+    from buraco_log.archive import spark as engine
+
+    assert engine.query(spark_runs.path, sql, spark=spark).num_rows >= 1
+
+
+@pytest.mark.slow
+@pytest.mark.spark
+def test_a_query_that_runs_away_in_the_driver_stops_at_the_timeout(
+        spark_runs: SparkRuns) -> None:
+    """The optimizer folds this in the driver: no job, nothing for cancelAllJobs to stop.
+    It ran 300 s past --timeout 10 before the command was abandoned."""
+    why = spark_missing()
+    if why is not None:
+        pytest.skip(why)
+    t0 = time.monotonic()
+    r = subprocess.run([sys.executable, "-m", "cli.main", "query", str(spark_runs.path),
+                        "SELECT size(transform(sequence(1, 100000000), x -> x)) AS n",
+                        "--engine", "spark", "--master", "local[1]", "--timeout", "5"],
+                       cwd=ROOT, capture_output=True, text=True, timeout=240, check=False)
+    assert (r.returncode, r.stdout) == (1, ""), r.stderr[-1000:]
+    assert r.stderr.strip().splitlines()[-1] == \
+        "buraco-log: error: query: stopped after the 5 s timeout (--timeout)"
+    assert time.monotonic() - t0 < 120
