@@ -19,6 +19,7 @@ import msgspec
 import typer
 
 from buraco_log.errors import BuracoLogError
+from buraco_log.log import MAGIC
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -102,13 +103,18 @@ def stdin_logs(kwargs: dict[str, Any]) -> Iterator[dict[str, str]]:
         return
     folder = tempfile.mkdtemp(prefix="buraco-log-stdin-")
     try:
-        data = sys.stdin.buffer.read()
+        source = sys.stdin.buffer
+        head = source.read(_STDIN_BLOCK)
         # JSON Lines begin with an object; anything else goes to the binary reader, which
         # names what it found at byte 0 (not a log: exit 2)
-        jsonl = data.lstrip()[:1] == b"{"
+        jsonl = head.lstrip()[:1] == b"{"
         name = os.path.join(folder, "stdin.jsonl" if jsonl else "stdin.blog")
         with open(name, "wb") as f:
-            f.write(data)
+            f.write(head)
+            # what does not begin like a log (/dev/zero, /dev/urandom) is not read on: its
+            # first bytes are refused at byte 0, and an endless stream cannot hang the command
+            if jsonl or head.startswith(MAGIC):
+                _copy_stdin(source, f)
         names[name] = "<stdin>"
         for key in wanted:
             value = kwargs[key]
@@ -123,6 +129,21 @@ def stdin_logs(kwargs: dict[str, Any]) -> Iterator[dict[str, str]]:
             sys.stdout = real
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+_STDIN_BLOCK: Final = 1024 * 1024
+MAX_STDIN: Final = 1024 * 1024 * 1024
+"""The most read from standard input as a log (a match log is well under a megabyte)."""
+
+
+def _copy_stdin(source: Any, out: Any) -> None:
+    total = out.tell()
+    while block := source.read(_STDIN_BLOCK):
+        total += len(block)
+        if total > MAX_STDIN:  # an endless stream: stop, do not fill the disk
+            raise fail(f"<stdin>: more than {MAX_STDIN // 2**20:,} MiB on standard input; "
+                       "save the log to a file and give its path", EXIT_USAGE)
+        out.write(block)
 
 
 class _Renaming(io.TextIOBase):

@@ -24,6 +24,8 @@ class Target(StrEnum):
 
 LogArg = Annotated[Path, typer.Argument(help="A match log ('-': standard input).",
                                         show_default=False)]
+InPlaceArg = Annotated[Path, typer.Argument(
+    help="A match log file (rewritten in place: not '-').", show_default=False)]
 FormatOpt = Annotated[Format, typer.Option("--format", "-f",
                                            help="table for people, json for programs.")]
 
@@ -122,15 +124,16 @@ def schema(
     typer.echo(f"{directory}: {'wrote ' + ', '.join(changed) if changed else 'up to date'}")
 
 
-def _in_place(path: Path, command: str) -> None:
+def _in_place(path: Path, command: str, as_json: bool) -> None:
     if path == STDIN:
-        raise fail(f"{command} rewrites a log file in place: give its path, not '-'", EXIT_USAGE)
+        raise fail(f"{command} rewrites a log file in place: give its path, not '-'", EXIT_USAGE,
+                   as_json=as_json)
 
 
 @guarded
-def seal(path: LogArg, format: FormatOpt = Format.table) -> None:
+def seal(path: InPlaceArg, format: FormatOpt = Format.table) -> None:
     """Add the integrity chain to a log (rewritten in place; the head digest is kept)."""
-    _in_place(path, "seal")
+    _in_place(path, "seal", format is Format.json)
     if path.suffix.lower() == ".jsonl":
         reader = jsonl.JsonlReader(path)
         for _ in reader:
@@ -163,7 +166,7 @@ def seal(path: LogArg, format: FormatOpt = Format.table) -> None:
 
 @guarded
 def repair(
-    path: LogArg,
+    path: InPlaceArg,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Only say what would be cut.")] = False,
     backup: Annotated[
         bool, typer.Option("--backup/--no-backup", help="Keep the original bytes in LOG.bak.")
@@ -175,8 +178,8 @@ def repair(
     """Cut a torn tail (an incomplete last record) off a log, keeping a backup.
 
     A repair that would leave no event at all is refused (exit 1) unless --force is given."""
-    _in_place(path, "repair")
     as_json = format is Format.json
+    _in_place(path, "repair", as_json)
     info = log.verify(path)
     t = info.torn
     if t is not None and t.offset < log.HEADER_SIZE:  # what the real run says, before it
