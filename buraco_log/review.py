@@ -301,13 +301,15 @@ def _run(todo: list[Task], budget: Budget, jobs: int,
             if progress is not None:
                 progress(i + 1, total)
         return out
-    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures import as_completed
+
+    from buraco_log.audit.pool import worker_pool
 
     size = max(1, min(8, total // (jobs * 6)))
     chunks = [(i, todo[i:i + size]) for i in range(0, total, size)]
     results: list[Decision | None] = [None] * total
     done = 0
-    with ProcessPoolExecutor(max_workers=min(jobs, os.cpu_count() or 1, len(chunks))) as pool:
+    with worker_pool(min(jobs, os.cpu_count() or 1, len(chunks))) as pool:
         futures = {pool.submit(_evaluate_chunk, (c, budget)): i for i, c in chunks}
         for fut in as_completed(futures):
             first = futures[fut]

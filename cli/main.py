@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import inspect
+import os
 import sys
 from typing import Annotated
 
@@ -119,6 +121,14 @@ def run() -> None:
     except _ABORT:
         typer.echo("buraco-log: interrupted", err=True)
         code = 130
+    if code == 130:
+        # interrupted: every output was already removed or left whole by the code it cut
+        # short; skip the interpreter's exit hooks, where a process pool's cleanup races its
+        # dying workers and prints a traceback ("Exception ignored in ... _python_exit")
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(130)
     sys.exit(code if isinstance(code, int) else 0)
 
 

@@ -24,7 +24,6 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
 
 import msgspec
 
@@ -45,6 +44,7 @@ from buraco_log.audit.integrity import (
     read_log_signed,
 )
 from buraco_log.audit.legality import IllegalEvent, Legality, _illegal
+from buraco_log.audit.pool import worker_pool
 from buraco_log.audit.scores import HandCheck, ScoreLine, Scoring, SideCheck, _scoring, score_lines
 from buraco_log.audit.settings import REQUIRE_COMMITMENT_ENV, Setting, SettingsError
 from buraco_log.audit.summary import (
@@ -252,7 +252,7 @@ def audit_many(
         return out
     results: list[Verdict | None] = [None] * len(paths)
     chunk = max(1, min(64, len(paths) // (workers * 8)))
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    with worker_pool(workers) as pool:
         flags = [require_commitment] * len(paths)
         options = [signing] * len(paths)
         for i, v in enumerate(pool.map(_audit_safely, paths, flags, options, chunksize=chunk)):

@@ -1,0 +1,75 @@
+"""Fault probes, SIGINT during a long command that runs worker processes: exit 130, one line,
+no traceback, no worker left running, nothing half-written. Both a terminal's Ctrl-C (the
+signal to the whole process group) and a SIGINT to the main process alone (``kill -INT``)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.cli.test_fault_probes_outputs import EXE, GOOD_JSONL
+
+pytestmark = pytest.mark.skipif(EXE is None, reason="buraco-log is not installed")
+
+
+def interrupt(args: list[str], *, group: bool, after: float = 2.0) -> tuple[int | None, str]:
+    """Start ``buraco-log ARGS`` in a session of its own, SIGINT it after ``after`` seconds and
+    wait at most 15 s for it and every process holding its output pipes to end. Returns the
+    exit status (None: it did not end) and stderr; whatever is left is killed."""
+    assert EXE is not None
+    p = subprocess.Popen([EXE, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         stdin=subprocess.DEVNULL, start_new_session=True)
+    try:
+        time.sleep(after)
+        if group:
+            os.killpg(p.pid, signal.SIGINT)
+        else:
+            p.send_signal(signal.SIGINT)
+        try:
+            # communicate ends only when every holder of the pipes (workers too) has exited
+            _, err = p.communicate(timeout=15)
+        except subprocess.TimeoutExpired:
+            return None, ""
+        return p.returncode, err.decode("utf-8", "replace")
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+
+
+def assert_interrupted(code: int | None, err: str) -> None:
+    assert code is not None, "still running (or its workers are) 15 s after SIGINT"
+    assert "Traceback" not in err, err[-1000:]
+    assert code == 130, (code, err[-400:])
+    assert err.splitlines() == ["buraco-log: error: interrupted"], err[-400:]
+
+
+@pytest.mark.parametrize("group", [True, False], ids=["ctrl-c", "kill-int"])
+def test_review_with_workers_stops_on_sigint(tmp_path: Path, group: bool) -> None:
+    out = tmp_path / "review.json"
+    code, err = interrupt(["review", GOOD_JSONL, "--seat", "0", "--budget", "5000x20r0",
+                           "-j", "2", "-f", "json", "-o", out], group=group)
+    assert_interrupted(code, err)
+    assert list(tmp_path.iterdir()) == [], "an output or a temporary file was left"
+
+
+@pytest.mark.parametrize("group", [True, False], ids=["ctrl-c", "kill-int"])
+def test_simulate_with_workers_stops_on_sigint(tmp_path: Path, group: bool) -> None:
+    out = tmp_path / "sim"
+    code, err = interrupt(["simulate", "--matches", "3000", "--rules", "mega", "--players",
+                           "4", "-j", "2", "--no-progress", "-o", out], group=group)
+    assert_interrupted(code, err)
+    names = [p.name for p in out.iterdir()] if out.exists() else []
+    assert all(n.endswith(".blog") and not n.startswith(".") for n in names), names
+    assert len(names) < 3000, "the run went on to the end after the interrupt"
+    if names:  # the logs that were finished are whole
+        assert EXE is not None
+        last = sorted(names)[-1]
+        r = subprocess.run([EXE, "verify", out / last], capture_output=True, timeout=30)
+        assert r.returncode == 0, r.stderr
