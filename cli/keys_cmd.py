@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 from typing import Annotated
 
@@ -16,12 +17,30 @@ app = typer.Typer(help="Site signing keys: make a key pair to sign match logs wi
                   no_args_is_help=True, context_settings=CONTEXT)
 
 
+MAX_PASSPHRASE_FILE = 64 * 1024
+
+
+def _read_small(path: Path) -> bytes:
+    """A passphrase file's bytes: a regular file only (a FIFO would wait for a writer, a device
+    such as /dev/zero never ends), opened without blocking, and at most 64 KiB."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise fail(f"{path}: not a regular file: the passphrase is read from a file",
+                       EXIT_USAGE)
+        data = f.read(MAX_PASSPHRASE_FILE + 1)
+    if len(data) > MAX_PASSPHRASE_FILE:
+        raise fail(f"{path}: longer than {MAX_PASSPHRASE_FILE // 1024} KiB: not a passphrase "
+                   "file", EXIT_USAGE)
+    return data
+
+
 def _passphrase(prompt: bool, passphrase_file: Path | None) -> bytes | None:
     if prompt and passphrase_file is not None:
         raise fail("use either --passphrase or --passphrase-file, not both", EXIT_USAGE)
     if passphrase_file is not None:
         try:
-            text = passphrase_file.read_bytes().rstrip(b"\r\n")
+            text = _read_small(passphrase_file).rstrip(b"\r\n")
         except OSError as exc:
             raise fail(f"{passphrase_file}: {exc.strerror or exc}", EXIT_USAGE) from None
     elif prompt:

@@ -23,6 +23,10 @@ from buraco_log.rules import Rules, load_toml, preset
 from buraco_log.simulate import MatchSummary, match_file, seat_bots, simulate_many
 from cli.common import EXIT_USAGE, Format, emit_json, fail, guarded
 
+MAX_MATCHES = 1_000_000
+"""Most matches one run makes (days of work): a larger count is a typo, refused at once
+rather than stuck checking that many file names before the first match."""
+
 
 @guarded
 def simulate(
@@ -30,7 +34,8 @@ def simulate(
         str, typer.Option("--rules", help="Rules preset, or a house-rules TOML file.")
     ] = "classic",
     players: Annotated[int, typer.Option("--players", help="Number of players.")] = 2,
-    matches: Annotated[int, typer.Option("--matches", help="How many matches.", min=1)] = 1,
+    matches: Annotated[int, typer.Option("--matches", help="How many matches.", min=1,
+                                         max=MAX_MATCHES)] = 1,
     seed: Annotated[str, typer.Option("--seed", help="Seed: same seed, same bytes.")] = "0",
     out: Annotated[Path, typer.Option("--out", "-o", help="Output directory.")] = Path("sim"),
     bot: Annotated[
