@@ -112,18 +112,23 @@ def _layout(
             "a run holds one ace" + ("" if rules.ace_both_ends else " (low or high, never both)"),
         )
     max_run = rules.max_run()
+    readings: list[Reading] = []  # one for each place the ace can sit
     for pos in options:
         lo, hi = pos[0], pos[-1]
         span = hi - lo + 1
         missing = span - len(pos)
         if missing == 0:
             size = span + (1 if wild is not None else 0)
-            if size > max_run:
-                continue
-            return _run(suit, size, lo, hi, wild, None, len(pos), rules)
-        if missing == 1 and wild is not None:
+            if size <= max_run:
+                readings.append(_run(suit, size, lo, hi, wild, None, len(pos), rules))
+        elif missing == 1 and wild is not None:
             gap = next(p for p in range(lo, hi + 1) if p not in pos)
-            return _run(suit, span, lo, hi, wild, gap, max(gap - lo, hi - gap), rules)
+            readings.append(_run(suit, span, lo, hi, wild, gap, max(gap - lo, hi - gap), rules))
+    if readings:
+        # The ace low is the reading, unless only the ace high makes the canastra semi-clean
+        # (A..6, wild, 8..K holds 8..K-A: seven naturals in a row).
+        semi = [r for r in readings[1:] if r.canastra == "semi_clean"]
+        return semi[0] if readings[0].canastra == "dirty" and semi else readings[0]
     if len(cards) > max_run:
         raise MeldError("meld.run_too_long", cards, f"a run has at most {max_run} cards")
     if _wraps(ranks):

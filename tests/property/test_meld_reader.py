@@ -62,8 +62,9 @@ def test_every_three_card_meld_reads_as_the_reference(name: str) -> None:
 
 @pytest.mark.parametrize("name", PRESET_NAMES)
 def test_every_run_window_of_one_suit_with_a_wild_reads_as_the_reference(name: str) -> None:
-    """Every stretch of ranks in one suit, with one card left out or doubled, a 2 or a joker
-    added: the gaps, both ace ends, the wrap and the length limit."""
+    """Every stretch of ranks in one suit, with one card left out (at either end or anywhere
+    inside) or doubled, a 2 or a joker added: the gaps, both ace ends, the wrap and the length
+    limit."""
     rules = PRESETS[name]
     for suit in (0, 3):
         ranks = [suit * 16 + r for r in range(1, 14)]
@@ -75,7 +76,8 @@ def test_every_run_window_of_one_suit_with_a_wild_reads_as_the_reference(name: s
                     same((*window, *extra), rules)
                     same((*window[1:], *extra), rules)
                     if len(window) > 3:
-                        same((*window[:2], *window[3:], *extra), rules)
+                        for gap in range(1, len(window) - 1):  # a hole anywhere inside
+                            same((*window[:gap], *window[gap + 1:], *extra), rules)
                         same((*window, window[2], *extra), rules)
 
 
