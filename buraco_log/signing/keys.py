@@ -14,6 +14,7 @@ key id a line, ``#`` comments), or a single file: one ``.pub``, or ``{"keys": [.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import os
 from collections.abc import Iterable, Sequence
@@ -23,6 +24,7 @@ from typing import Any, Final
 import msgspec
 
 from buraco_log.errors import BuracoLogError
+from buraco_log.journal import append_all
 from buraco_log.signing import record
 
 ALGORITHM: Final = "ed25519"
@@ -165,18 +167,27 @@ def write_key_pair(directory: str | os.PathLike[str], name: str, *,
         if os.path.exists(p):
             raise SigningError(f"{p}: already exists (refusing to overwrite a key)")
     published = signer.public(valid_from, valid_until)
+    made: list[str] = []  # removed again if the pair cannot be written whole
     try:
         os.makedirs(directory, exist_ok=True)
         fd = os.open(priv, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        made.append(priv)
         try:
             os.fchmod(fd, 0o600)  # whatever the umask
-            os.write(fd, signer.private_pem(passphrase))
+            append_all(fd, signer.private_pem(passphrase))  # a full disk writes short
             os.fsync(fd)
         finally:
             os.close(fd)
         with open(pub, "xb") as f:
+            made.append(pub)
             f.write(msgspec.json.format(msgspec.json.encode(published), indent=2) + b"\n")
+            f.flush()
+            os.fsync(f.fileno())
     except OSError as exc:
+        # A half-written key would block every later try ("already exists") and is no key.
+        for p in made:
+            with contextlib.suppress(OSError):
+                os.unlink(p)
         raise SigningError(f"{exc.filename or directory}: {exc.strerror or exc}") from None
     return KeyFiles(signer.key_id, priv, pub, bool(passphrase))
 

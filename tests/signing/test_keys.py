@@ -154,3 +154,32 @@ def test_the_core_never_imports_cryptography() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=120)
     assert out.returncode == 0, out.stderr
+
+
+_KEY_ON_A_FULL_DISK = """
+import resource, signal, sys
+from buraco_log.signing import keys
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG
+limit = int(sys.argv[2])
+resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+try:
+    keys.write_key_pair(sys.argv[1], "club", passphrase=b"a long passphrase")
+except keys.SigningError as exc:
+    print("refused:", exc)
+"""
+
+
+@pytest.mark.parametrize("limit", [40, 200])
+def test_a_key_pair_that_cannot_be_written_whole_leaves_no_file(tmp_path: Path,
+                                                                limit: int) -> None:
+    """A full disk (the file size limit, RLIMIT_FSIZE) cuts the private key short (40 bytes)
+    or lets it through and stops the public one (200): the pair is refused, neither file is
+    left, and the next try makes a whole pair that loads."""
+    out = subprocess.run(
+        [sys.executable, "-c", _KEY_ON_A_FULL_DISK, str(tmp_path), str(limit)],
+        capture_output=True, text=True, timeout=60, cwd=REPO, check=True,
+    )
+    assert out.stdout.startswith("refused:"), out.stdout + out.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+    made = keys.write_key_pair(tmp_path, "club", passphrase=b"a long passphrase")
+    assert keys.load_signer(made.private, b"a long passphrase").key_id == made.key_id
