@@ -14,6 +14,7 @@ Core module: stdlib and msgspec only.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import random
@@ -213,10 +214,28 @@ def write_match(path: str | os.PathLike[str], events: Sequence[AnyEvent]) -> Non
     """Write a sealed log, replacing any file at ``path``. The events were validated as they
     were played, so not again here; and no fsync: a simulated match can always be remade."""
     path = os.fspath(path)
-    tmp = f"{path}.tmp"
-    with open(tmp, "wb") as f:
-        f.write(encode_match(events))
-    os.replace(tmp, path)
+    tmp = f"{path}{_TMP}"
+    try:
+        with open(tmp, "wb") as f:
+            f.write(encode_match(events))
+        os.replace(tmp, path)
+    except BaseException:  # an interrupt or a full disk: no half-written file stays
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+_TMP = ".tmp"  # a log being written is LOG.tmp until it is whole
+
+
+def _remove_unfinished(out_dir: str, rules: Rules, players: int) -> None:
+    """Remove the temporary files of this run's matches that stopped workers left."""
+    prefix = f"{rules.name}-{players}p-"
+    with contextlib.suppress(OSError):
+        for name in os.listdir(out_dir):
+            if name.startswith(prefix) and name.endswith(".blog" + _TMP):
+                with contextlib.suppress(OSError):
+                    os.unlink(os.path.join(out_dir, name))
 
 
 def match_file(rules: Rules, players: int, index: int) -> str:
@@ -275,18 +294,26 @@ def simulate_many(
             if on_match is not None:
                 on_match(summary)
         return results
-    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures import as_completed
+
+    from buraco_log.audit.pool import worker_pool
 
     # Small chunks keep the progress bar moving and the workers evenly loaded.
     size = max(1, min(16, matches // (jobs * 8)))
     chunks = [(job, i, min(i + size, matches)) for i in range(0, matches, size)]
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        futures = [pool.submit(_worker, c) for c in chunks]
-        for fut in as_completed(futures):
-            for summary in fut.result():
-                results.append(summary)
-                if on_match is not None:
-                    on_match(summary)
+    # An interrupt (Ctrl-C) stops the workers at once; each log is written whole or not at
+    # all, so what is finished stays.
+    try:
+        with worker_pool(jobs) as pool:
+            futures = [pool.submit(_worker, c) for c in chunks]
+            for fut in as_completed(futures):
+                for summary in fut.result():
+                    results.append(summary)
+                    if on_match is not None:
+                        on_match(summary)
+    except BaseException:
+        _remove_unfinished(out, rules, players)  # the workers are stopped by now
+        raise
     results.sort(key=lambda m: m.index)
     return results
 

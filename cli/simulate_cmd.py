@@ -2,17 +2,11 @@
 
 from __future__ import annotations
 
-import contextlib
-import multiprocessing
 import os
-import signal
 import sys
-import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
-from types import FrameType
 from typing import Annotated, Any
 
 import typer
@@ -86,13 +80,12 @@ def simulate(
     jobs = max(1, min(jobs or min(os.cpu_count() or 1, 8), matches))
     show = sys.stderr.isatty() if progress is None else progress
     start = time.perf_counter()
-    with _workers_stop_on_interrupt():
-        if show:
-            summaries = _with_progress(r, players, matches, seed, out, names, jobs)
-        else:
-            summaries = simulate_many(
-                r, players, matches, seed=seed, out_dir=out, bots=names, jobs=jobs
-            )
+    if show:
+        summaries = _with_progress(r, players, matches, seed, out, names, jobs)
+    else:
+        summaries = simulate_many(
+            r, players, matches, seed=seed, out_dir=out, bots=names, jobs=jobs
+        )
     elapsed = time.perf_counter() - start
     report = _report(summaries, r.name, players, seat_bots(names, players), str(out), elapsed)
     if format is Format.json:
@@ -106,28 +99,6 @@ def simulate(
     )
     for name, wins in sorted(report["wins_by_bot"].items()):
         typer.echo(f"wins with {name} on the side: {wins}")
-
-
-@contextlib.contextmanager
-def _workers_stop_on_interrupt() -> Iterator[None]:
-    """On SIGINT, end the worker processes before raising KeyboardInterrupt: the simulator's
-    process pool otherwise waits, on the way out, for every match still queued (a Ctrl-C that
-    did not stop, or workers left running after a SIGINT to the main process alone). Each log
-    is written whole or not at all, so what is finished stays."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def stop(signum: int, frame: FrameType | None) -> None:
-        for child in multiprocessing.active_children():
-            child.terminate()
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGINT, stop)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
 
 
 def _report(

@@ -157,3 +157,41 @@ def test_encoded_matches_are_the_bytes_the_log_writer_writes(tmp_path: Path) -> 
     assert len(long) > BATCH_EVENTS
     write_log(tmp_path / "b.blog", long, validate=False)
     assert (tmp_path / "b.blog").read_bytes() == encode_match(long)
+
+
+def test_an_interrupted_write_leaves_no_temporary_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import buraco_log.simulate as simulate
+
+    events = simulate_match(preset("thirteen-quick"), 2, seed="t", index=0)
+
+    def interrupted(src: str, dst: str) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(simulate.os, "replace", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        simulate.write_match(tmp_path / "m.blog", events)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_stopped_workers_leave_no_temporary_file(tmp_path: Path) -> None:
+    """Workers stopped mid-write (a SIGINT) cannot clean up after themselves: the run removes
+    its own unfinished logs, and nobody else's files."""
+    r = preset("thirteen-quick")
+    leftover = tmp_path / (match_file(r, 2, 7) + ".tmp")  # as a terminated worker leaves it
+    other = tmp_path / "notes.blog.tmp"
+    seen: list[int] = []
+
+    def stop(summary: object) -> None:
+        seen.append(1)
+        leftover.write_bytes(b"half a log")
+        other.write_bytes(b"not ours")
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        simulate_many(r, 2, 40, seed="t", out_dir=tmp_path, jobs=2, on_match=stop)
+    assert seen == [1]
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert "notes.blog.tmp" in names and not leftover.exists()
+    assert all(n.endswith(".blog") for n in names if n != "notes.blog.tmp"), names
