@@ -545,7 +545,7 @@ def audit_cmd(
         if not p.exists() and not p.is_symlink():
             raise fail(f"{p}: no such file or directory", EXIT_USAGE,
                        as_json=format is Format.json)
-    audit_html_usage(html, paths)
+    audit_html_usage(html, paths, as_json=format is Format.json)
     files = audit.find_logs(paths)
     from buraco_log.recorder import journal_notes
 
@@ -565,6 +565,10 @@ def audit_cmd(
             raise fail(f"{held.source}: the receipt is for match {held.receipt.match_id!r}, "
                        "which none of the logs audited holds")
     single = len(paths) == 1 and not paths[0].is_dir()  # a FIFO given by name is one log too
+    if html is not None and not _not_a_log(verdicts[0].integrity):
+        # Before the report: a page that cannot be written is the one error on stdout, never
+        # a second document after the report.
+        audit_html(html, paths[0], verdicts[0])
     if format is Format.json:
         emit_json(verdicts[0] if single else verdicts)
     else:
@@ -577,7 +581,6 @@ def audit_cmd(
             _echo(_batch_summary(verdicts))
     if single and _not_a_log(verdicts[0].integrity):
         raise typer.Exit(EXIT_USAGE)  # named by the user, and nothing of a log in it
-    audit_html(html, paths[0], verdicts[0])
     raise typer.Exit(EXIT_OK if all(v.ok for v in verdicts) else EXIT_FINDINGS)
 
 

@@ -71,6 +71,9 @@ def simulate(
     if players not in r.player_counts:
         allowed = "/".join(map(str, r.player_counts))
         raise fail(f"--players {players}: {r.name} is played by {allowed}", EXIT_USAGE)
+    if out.exists() and not out.is_dir():
+        raise fail(f"{out}: exists and is not a directory; --out names the directory the logs "
+                   "go to", EXIT_USAGE, as_json=format is Format.json)
     if not overwrite:  # a log already there may be another match under the same name
         taken = next((n for i in range(matches)
                       if (out / (n := match_file(r, players, i))).exists()), None)

@@ -163,17 +163,19 @@ def write_audit_page(target: Path, log: Path, findings: Sequence[_Finding]) -> P
     return page
 
 
-def audit_html_usage(html: Path | None, paths: Sequence[Path]) -> None:
+def audit_html_usage(html: Path | None, paths: Sequence[Path], *, as_json: bool = False
+                     ) -> None:
     """``audit --html FILE`` names one log (the page is that log's) and a file to write."""
     if html is None:
         return
     if len(paths) != 1 or paths[0].is_dir():
-        raise fail("--html writes the page of one log: name one log file", EXIT_USAGE)
+        raise fail("--html writes the page of one log: name one log file", EXIT_USAGE,
+                   as_json=as_json)
     if html.is_dir():
-        raise fail(f"{html}: is a directory; name the page's file", EXIT_USAGE)
+        raise fail(f"{html}: is a directory; name the page's file", EXIT_USAGE, as_json=as_json)
     if not (html.parent or Path(".")).is_dir():  # said now, not after the audit's report
-        raise fail(f"{html}: no such directory: {html.parent}", EXIT_USAGE)
-    refuse_input_as_output(html, paths[0])
+        raise fail(f"{html}: no such directory: {html.parent}", EXIT_USAGE, as_json=as_json)
+    refuse_input_as_output(html, paths[0], as_json=as_json)
 
 
 class _Verdict(Protocol):

@@ -164,7 +164,7 @@ def audit_events(events: Sequence[AnyEvent], integrity: Integrity, path: str = "
     require_commitment = require_commitment or signing.require_signatures
     if not_started(events, integrity):  # issue 20: not an audit failure, and said so
         what = ("no events" if integrity.status in ("sealed", "unsealed")
-                else f"no whole header ({integrity.message}; `repair` deletes it)")
+                else f"no whole header ({integrity.message}; delete the file: no event is in it)")
         return Verdict(
             path=path, match_id=None, rules=None, players=(), events=0, ok=True, findings=(),
             integrity=integrity, provenance=Provenance("none", None, False, 0, ()),

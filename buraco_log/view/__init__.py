@@ -93,8 +93,11 @@ def write_page(path: str | os.PathLike[str], html: str) -> None:
     parent = target.parent or Path(".")
     if not parent.is_dir():  # name the file asked for, not the temporary beside it
         raise FileNotFoundError(errno.ENOENT, f"no such directory: {parent}", str(target))
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp",
-                               dir=target.parent or Path("."))
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp",
+                                   dir=target.parent or Path("."))
+    except OSError as exc:  # a directory not writable: name the file asked for
+        raise OSError(exc.errno, exc.strerror, str(target)) from None
     try:
         mask = os.umask(0)
         os.umask(mask)

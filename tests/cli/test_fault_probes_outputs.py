@@ -141,3 +141,40 @@ def test_an_output_in_a_missing_directory_names_the_output(tmp_path: Path,
     line = assert_error(run(*argv, target), 2, str(target), "no such directory")
     assert ".tmp" not in line, line
     assert not (tmp_path / "missing").exists()
+
+
+# -- an output that cannot be written, with --format json: one JSON error, never two documents ---
+
+
+@pytest.mark.parametrize("page", ["/proc/page.html", "missing/page.html"])
+def test_audit_json_with_an_unwritable_page_gives_one_json_error(tmp_path: Path,
+                                                                 page: str) -> None:
+    """The page is written before the report: stdout is the error object alone (it used to be
+    the verdict followed by a second document, or no JSON at all), naming the page."""
+    import json
+
+    r = run("audit", "-f", "json", "--html", page, GOOD_JSONL, cwd=tmp_path)
+    assert_error(r, 2, page, json_out=True)
+    error = json.loads(r.out)["error"]  # one document: a second one fails to parse
+    assert page in error["message"] and ".tmp" not in error["message"], error
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_simulate_into_a_file_names_it_as_not_a_directory(tmp_path: Path) -> None:
+    taken = tmp_path / "notes.txt"
+    taken.write_text("kept")
+    r = run("simulate", "--matches", "1", "--no-progress", "-o", taken)
+    assert_error(r, 2, str(taken), "not a directory")
+    assert taken.read_text() == "kept"
+
+
+def test_a_log_with_no_whole_header_is_not_started_and_repair_says_the_same(
+        tmp_path: Path) -> None:
+    """The note says what to do (delete the file), and it is what repair says too."""
+    cut = tmp_path / "cut.blog"
+    cut.write_bytes(GOOD.read_bytes()[:7])
+    audit = run("audit", cut)
+    assert audit.code == 0 and "NOT STARTED" in audit.out and "delete the file" in audit.out
+    assert "deletes it" not in audit.out, audit.out
+    assert_error(run("repair", "--force", cut), 1, "delete the file")
+    assert cut.read_bytes() == GOOD.read_bytes()[:7]
