@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import fcntl
 import os
 import re
@@ -467,6 +468,10 @@ class Recorder:
         self._closed = False
         self._failed: str | None = None  # the committer stopped on a defect
         self._forget: list[_Table] = []  # tables to close and drop (committer's job)
+        if os.path.lexists(self.directory) and not os.path.isdir(self.directory):
+            # makedirs said only "File exists"
+            raise NotADirectoryError(errno.ENOTDIR, "not a directory (the recorder writes one "
+                                     "log per match into a directory)", self.directory)
         os.makedirs(self.directory, exist_ok=True)
         self._lock_fd = os.open(
             os.path.join(self.directory, LOCK_NAME), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666
@@ -514,7 +519,8 @@ class Recorder:
     # -- public API
     def path_of(self, match: str) -> str:
         """The log file of ``match``."""
-        if not _MATCH.match(match):
+        # fullmatch: ``$`` alone also matches before a final newline ("t\n" made "t\n.blog")
+        if not isinstance(match, str) or not _MATCH.fullmatch(match):
             raise LogFormatError(
                 f"match name {match!r} is not a safe file name (letters, digits, _.@+=-; "
                 "at most 200; not starting with a dot or dash)",
@@ -524,6 +530,7 @@ class Recorder:
 
     def next_seq(self, match: str) -> int:
         """The seq the next event of ``match`` must carry (loading the match if needed)."""
+        self._refuse_closed()  # a closed recorder no longer holds the directory: reads nothing
         table = self._table(match)
         with table.lock:
             return table.expect
@@ -622,8 +629,10 @@ class Recorder:
         future: Any,
         loop: asyncio.AbstractEventLoop | None,
     ) -> None:
-        if self._closing:
-            raise LogFormatError("the recorder is closed", path=self.directory, kind="closed")
+        if not isinstance(event, ev.EVENT_TYPES):
+            raise TypeError(f"event must be a buraco_log event (MatchStarted, CardDrawn, ...), "
+                            f"not {type(event).__name__}")
+        self._refuse_closed()
         if self._failed is not None:
             raise LogFormatError(self._failed, path=self.directory, kind="io")
         while True:
@@ -640,7 +649,12 @@ class Recorder:
                         seq=event.seq,
                         kind="seq",
                     )
-                data = log.encode_checked(event)  # int64 only (kind "range"), before the rules
+                try:
+                    data = log.encode_checked(event)  # int64 only (kind "range"), before the rules
+                except TypeError as exc:  # a field holding an object msgspec cannot encode
+                    raise LogFormatError(f"{type(event).__name__} cannot be recorded: {exc}",
+                                         path=table.path, kind="validate") from None
+                event = _readable(event, data, table.path)  # what a reader will decode
                 if table.validator is not None:
                     table.validator.step(event)  # raises, changing nothing, if illegal
                 table.pending.append(data)
@@ -662,6 +676,10 @@ class Recorder:
                     if first or self._waiting >= self.max_batch:
                         self._wake.notify()
                 return
+
+    def _refuse_closed(self) -> None:
+        if self._closing:
+            raise LogFormatError("the recorder is closed", path=self.directory, kind="closed")
 
     def _table(self, match: str) -> _Table:
         table = self._tables.get(match)
@@ -1442,6 +1460,23 @@ class Recorder:
         for loop, group in by_loop.items():
             with contextlib.suppress(RuntimeError):  # the loop was closed meanwhile
                 loop.call_soon_threadsafe(_settle, group, error)
+
+
+def _readable(event: ev.AnyEvent, data: bytes, path: str) -> ev.AnyEvent:
+    """``event`` as a reader decodes ``data``, its encoding; a field of the wrong type (a
+    string or ``True`` for a seat, a bare name for a player) is refused as ``LogFormatError``
+    kind ``validate``: recorded, it would make the whole log unreadable."""
+    try:
+        return ev.decode(data)
+    except msgspec.ValidationError as exc:
+        # an event is an array [tag, field...]: say `$[3]` as the field's name
+        fields = type(event).__struct_fields__
+        text = re.sub(r" - at `\$\[(\d+)\](.*)`$", lambda m: (
+            f" (field {fields[int(m[1]) - 1]!r}{', at ' + m[2] if m[2] else ''})"
+            if 1 <= int(m[1]) <= len(fields) else m[0]), str(exc))
+        raise LogFormatError(f"{type(event).__name__} cannot be recorded: {text}", path=path,
+                             seq=event.seq if isinstance(event.seq, int) else None,
+                             kind="validate") from None
 
 
 def _settle(waiters: Iterable[_Waiter], error: BaseException | None) -> None:
