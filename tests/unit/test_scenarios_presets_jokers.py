@@ -1,0 +1,170 @@
+"""Rule scenarios of the four-joker and tile presets (`thirteen`, `thirteen-quick`, `mega`,
+`burako`; `burraco` where a rule is shared): the deal, wild cards in whole scored hands, the
+burako canastras, each accepted and refused. Expected numbers come from RULES.md §9 by hand."""
+
+from __future__ import annotations
+
+import msgspec
+import pytest
+
+from buraco_log.cards import JOKER, RANK
+from buraco_log.errors import IllegalMoveError
+from buraco_log.reducer import Replayer
+from buraco_log.rules import preset
+from tests.scenario import Scenario, build_deal
+
+# RULES.md §9 card table (joker, 2, ace, 8..K, 3..7) and bonuses (going out, morto not taken).
+CARD = {
+    "thirteen": (50, 10, 15, 10, 5),
+    "thirteen-quick": (50, 10, 15, 10, 5),
+    "burraco": (30, 20, 15, 10, 5),
+    "mega": (50, 10, 15, 10, 5),
+    "burako": (50, 10, 15, 10, 5),
+}
+GOING_OUT, MORTO_NOT_TAKEN = 100, 100  # the same in all five columns
+MORTO = "Th Ts Td Tc Kh Ks Kd Qh Qs Qd Qc"  # 110 points, nothing wild
+
+
+def points(name: str, cards: tuple[int, ...]) -> int:
+    joker, two, ace, high, low = CARD[name]
+    total = 0
+    for c in cards:
+        r = 0 if c == JOKER else RANK[c]
+        total += joker if r == 0 else two if r == 2 else ace if r == 1 else high if r >= 8 else low
+    return total
+
+
+def refused(s: Scenario, rule: str, move: str, *args: object, **kw: object) -> None:
+    seq = s.rep.seq + 1
+    with s.illegal(rule):
+        getattr(s, move)(*args, **kw)
+    assert s.last_error.seq == seq
+
+
+# -- the deal (RULES.md §3, §11) ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "hand", "jokers", "upcard"),
+    [("thirteen", 13, 4, True), ("thirteen-quick", 13, 4, True), ("mega", 11, 4, True),
+     ("burako", 11, 2, False)],
+)
+def test_the_deal_of_each_preset_and_a_deal_of_another_preset_refused(
+    name: str, hand: int, jokers: int, upcard: bool
+) -> None:
+    s = Scenario(name, 4)
+    st = s.state
+    assert [len(h) for h in st.hands] == [hand] * 4
+    assert [len(m) for m in st.mortos] == [11, 11]  # one morto of 11 per side
+    assert len(st.pile) == (1 if upcard else 0)
+    assert st.card_count() == 104 + jokers
+    # The same material dealt with the other hand size (11 or 13) is refused.
+    other = msgspec.structs.replace(preset(name), hand_size=24 - hand)
+    rep = Replayer()
+    rep.step(s.events[0])
+    with pytest.raises(IllegalMoveError) as info:
+        rep.step(build_deal(other, 4, {}, "", {}, None))
+    assert info.value.rule == "deal.hand_size"
+    rep.step(s.events[1])
+
+
+@pytest.mark.parametrize("name", ["thirteen", "thirteen-quick", "mega", "burako"])
+def test_no_first_turn_redraw_outside_the_classic_family(name: str) -> None:
+    s = Scenario(name, stock="Kh 4c")
+    s.draw("Kh")
+    refused(s, "draw.redraw_not_allowed", "reject", "Kh")
+    s.discard("Kh")
+
+
+# -- jokers in a whole scored hand (RULES.md §9) ------------------------------------------
+
+# A dirty canastra: the run 3h..8h with a joker at an end, then a set; the drawn 4c is thrown
+# (the indirect morto). Thirteen's 13 cards hold a second set.
+FIRST = {13: ("3h 4h 5h 6h 7h 8h JK Jc Jd Js Kc Kd Ks", ["Jc Jd Js", "Kc Kd Ks"]),
+         11: ("3h 4h 5h 6h 7h 8h JK Jc Jd Js Jh", ["Jc Jd Js Jh"])}
+
+
+@pytest.mark.parametrize("name", ["thirteen", "thirteen-quick", "burraco", "mega", "burako"])
+def test_a_joker_scores_its_preset_points_on_the_table_and_in_the_hand(name: str) -> None:
+    size = preset(name).hand_size
+    hand, sets = FIRST[size]
+    s = Scenario(name, hands={0: hand, 1: "JK 9c"}, stock="4c 9d Kh", mortos={0: MORTO})
+    s.draw("4c").meld("3h 4h 5h 6h 7h 8h JK")
+    assert s.state.melds[0][0].canastra == "dirty"
+    for m in sets:
+        s.meld(m)
+    s.discard("4c").morto(direct=False)
+    s.pass_turn()
+    s.draw("Kh").meld("Th Ts Td Tc").meld("Qh Qs Qd Qc").meld("Kh Ks Kd Kh")
+    s.go_out().end_hand()
+    side0, side1 = s.state.results[0].scores
+    joker = CARD[name][0]
+    first = 35 + joker + (60 if size == 13 else 40)  # 3h..7h 25 + 8h 10, the joker, the sets
+    assert side0.table_points == first + 40 + 40 + 40
+    assert side0.canastras == {"dirty": 1} and side0.canastra_bonus == 100
+    assert side0.total == first + 120 + 100 + GOING_OUT
+    # Seat 1 holds a joker (and 9c): its points count against side 1, with the morto penalty.
+    assert side1.hand_penalty == points(name, s.hand(1)) >= joker + 10
+    assert side1.total == -points(name, s.hand(1)) - MORTO_NOT_TAKEN
+
+
+@pytest.mark.parametrize("name", ["thirteen", "mega", "burako"])
+def test_two_wilds_in_one_meld_are_refused_one_is_accepted(name: str) -> None:
+    s = Scenario(name, hands={0: "5h 5s JK 2c 9c"}, stock="4c")
+    s.draw("4c")
+    refused(s, "meld.too_many_wilds", "meld", "5h 5s JK 2c")
+    s.meld("5h 5s JK")
+    refused(s, "meld.too_many_wilds", "layoff", 0, "2c")
+    s.discard("2c")
+
+
+# -- burako: royal and ace-to-ace canastras (RULES.md §6, §9) -------------------------------
+
+# Seat 0 lays Ah..Jh (a clean canastra, the 2h in its own place), throws 4c and takes the morto
+# indirectly; seat 1 passes; seat 0 lays off Qh Kh (royal: A..K), three sets, and then the
+# morto's last card X: the second Ah (ace-to-ace), a joker (dirty), or 9c is thrown (royal).
+RUN = "Ah 2h 3h 4h 5h 6h 7h 8h 9h Th Jh"
+
+
+@pytest.mark.parametrize(
+    ("last", "cls", "bonus", "table"),
+    [
+        # A..K: one ace 15, the 2h 10, 3..7 25, 8..K 60 = 110; A..K..A 125
+        ("Ah", "ace_to_ace", 1000, 125),
+        ("9c", "royal", 500, 110),
+        ("JK", "dirty", 100, 160),  # the joker (50) as the second ace: dirty, not royal
+    ],
+)
+def test_burako_royal_ace_to_ace_and_a_wild_that_spoils_them(
+    last: str, cls: str, bonus: int, table: int
+) -> None:
+    morto = f"Qh Kh {last} 5s 5d 5c 6s 6d 6c 7s 7d"
+    s = Scenario("burako", hands={0: RUN}, stock="4c 9d 7c", mortos={0: morto})
+    s.draw("4c").meld(RUN).discard("4c")
+    assert s.state.melds[0][0].canastra == "clean"
+    s.morto(direct=False)
+    s.pass_turn()
+    s.draw("7c").layoff(0, "Qh Kh")
+    assert s.state.melds[0][0].canastra == "royal"
+    s.meld("5s 5d 5c").meld("6s 6d 6c").meld("7s 7d 7c")
+    if last == "9c":
+        s.discard("9c")
+    else:
+        s.layoff(0, last)
+    assert s.state.melds[0][0].canastra == cls
+    s.go_out().end_hand()
+    side0, side1 = s.state.results[0].scores
+    assert side0.table_points == table + 45
+    assert side0.canastras == {cls: 1} and side0.canastra_bonus == bonus
+    assert side0.total == table + 45 + bonus + GOING_OUT
+    assert side1.total == -points("burako", s.hand(1)) - MORTO_NOT_TAKEN
+
+
+def test_burako_the_pair_of_aces_needs_the_whole_run() -> None:
+    r = preset("burako")
+    assert r.ace_both_ends
+    s = Scenario("burako", hands={0: "Ah 2h 3h Ah 9c"}, stock="4c")
+    s.draw("4c")
+    refused(s, "meld.run_not_consecutive", "meld", "Ah 2h 3h Ah")
+    s.meld("Ah 2h 3h")
+    refused(s, "meld.run_not_consecutive", "layoff", 0, "Ah")
