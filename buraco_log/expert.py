@@ -26,6 +26,7 @@ import random
 import re
 import time
 from collections.abc import Iterable, Sequence
+from typing import Final
 
 import msgspec
 
@@ -91,14 +92,32 @@ class Budget(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 DEFAULT_BUDGET = Budget()
 
-_BUDGET = re.compile(r"^(\d+)(?:x(\d+))?(?:r(\d+))?(?:/(\d+)ms)?$")
+_BUDGET = re.compile(r"(\d+)(?:x(\d+))?(?:r(\d+))?(?:/(\d+)ms)?", re.ASCII)
+
+MAX_WORK: Final = 50 * 96 * 5 * 3
+"""The most search a budget may ask per decision, in play-out rounds (samples x candidates x
+rounds, a play-out to the end of the hand counted as :data:`END_ROUNDS`): 50 times the default
+budget's, so a review of a whole match ends in minutes to an hour, never runs for days."""
+
+END_ROUNDS: Final = 8
+"""What a play-out to the end of the hand (``r0``) costs, in rounds: about what it measured."""
+
+MAX_MS: Final = 10_000
+"""The longest time cap per decision, in milliseconds."""
+
+
+def budget_work(b: Budget) -> int:
+    """The most search ``b`` asks per decision, in play-out rounds (see :data:`MAX_WORK`); with
+    a time cap, that of the two samples always taken (the cap bounds the rest)."""
+    samples = b.samples if b.ms is None else min(b.samples, 2)
+    return samples * b.candidates * min(b.rounds or END_ROUNDS, END_ROUNDS)
 
 
 def parse_budget(text: str) -> Budget:
     """``SAMPLES[xCANDIDATES][rROUNDS][/MSms]``: ``"32"``, ``"32x5"``, ``"32x5r0"`` (play
     out to the end of the hand), ``"64/300ms"`` (a time cap); the parts left out keep their
     defaults."""
-    m = _BUDGET.match(text.strip().lower())
+    m = _BUDGET.fullmatch(text.strip().lower())
     if m is None:
         raise ValueError(f"budget {text!r}: expected SAMPLES[xCANDIDATES][rROUNDS][/MSms], "
                          "e.g. 32, 32x5, 32x5r3, 64/300ms")
@@ -107,9 +126,15 @@ def parse_budget(text: str) -> Budget:
     b = Budget(samples=int(samples), candidates=int(cands) if cands else d.candidates,
                rounds=int(rounds) if rounds else d.rounds, ms=int(ms) if ms else None)
     if (not 1 <= b.samples <= 100_000 or not 1 <= b.candidates <= 1000
-            or not 0 <= b.rounds <= 1000 or (b.ms is not None and b.ms < 1)):
+            or not 0 <= b.rounds <= 1000 or (b.ms is not None and not 1 <= b.ms <= MAX_MS)):
         raise ValueError(f"budget {text!r}: samples 1-100000, candidates 1-1000, rounds "
-                         "0-1000, ms at least 1")
+                         f"0-1000, ms 1-{MAX_MS}")
+    if budget_work(b) > MAX_WORK:
+        # 100000x1000r1000 was taken, and would have searched for years
+        raise ValueError(
+            f"budget {text!r}: samples x candidates x rounds (r0 counts as {END_ROUNDS}) is "
+            f"{budget_work(b):,}, more than {MAX_WORK:,} (50 times the default "
+            f"{DEFAULT_BUDGET.text()}): a review would run for hours")
     return b
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Sequence
 from enum import StrEnum
@@ -39,7 +40,8 @@ def review(
     budget: Annotated[str, typer.Option(
         "--budget", help="Search per decision: SAMPLES, optionally followed by xCANDIDATES, "
         "rROUNDS and /MSms, e.g. 32, 96x5, 96x5r0 (play out to the end of the hand); a /MSms "
-        "time cap makes the review not reproducible.")] = DEFAULT_BUDGET.text(),
+        "time cap makes the review not reproducible. At most 50 times the default's search "
+        "(samples x candidates x rounds).")] = DEFAULT_BUDGET.text(),
     seed: Annotated[str, typer.Option("--seed", help="Seed: same seed and budget, same "
                                       "review.")] = "0",
     threshold: Annotated[float, typer.Option(
@@ -80,6 +82,9 @@ def review(
         b = parse_budget(budget)
     except ValueError as exc:
         raise fail(f"--budget: {exc}", EXIT_USAGE, as_json=js) from None
+    if not math.isfinite(threshold):  # inf made the JSON review say Infinity: not JSON
+        raise fail(f"--threshold: {threshold} is not a number of points", EXIT_USAGE,
+                   as_json=js)
     from buraco_log.audit import read_log
 
     events, integ = read_log(path)

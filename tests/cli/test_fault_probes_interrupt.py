@@ -53,7 +53,7 @@ def assert_interrupted(code: int | None, err: str) -> None:
 @pytest.mark.parametrize("group", [True, False], ids=["ctrl-c", "kill-int"])
 def test_review_with_workers_stops_on_sigint(tmp_path: Path, group: bool) -> None:
     out = tmp_path / "review.json"
-    code, err = interrupt(["review", GOOD_JSONL, "--seat", "0", "--budget", "5000x20r0",
+    code, err = interrupt(["review", GOOD_JSONL, "--seat", "0", "--budget", "300x30r0",
                            "-j", "2", "-f", "json", "-o", out], group=group)
     assert_interrupted(code, err)
     assert list(tmp_path.iterdir()) == [], "an output or a temporary file was left"
