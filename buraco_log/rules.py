@@ -217,10 +217,13 @@ def derive(base: Rules | str, **overrides: Any) -> Rules:
             data[key] = {**data[key], **value}
         else:
             data[key] = value
-    if "target_score" in overrides and "vulnerable_at" not in overrides and \
-            data.get("vulnerability") and isinstance(overrides["target_score"], int):
-        # RULES.md §10: vulnerable at half the target, so a new target moves the threshold.
-        data["vulnerable_at"] = (overrides["target_score"] + 1) // 2
+    # RULES.md §10: vulnerable at half the target, so a new target moves the threshold, and so
+    # does vulnerability switched on over a preset without it (thirteen's 2005 would otherwise
+    # keep the unused default 750, and say otherwise than the same rules with the target given).
+    switched_on = overrides.get("vulnerability") is True and not rules.vulnerability
+    if ("target_score" in overrides or switched_on) and "vulnerable_at" not in overrides and \
+            data.get("vulnerability") is True and isinstance(data.get("target_score"), int):
+        data["vulnerable_at"] = (data["target_score"] + 1) // 2
     try:
         new = msgspec.convert(data, Rules)
     except msgspec.ValidationError as exc:
