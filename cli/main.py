@@ -25,7 +25,7 @@ from cli import (
     simulate_cmd,
     view_cmd,
 )
-from cli.common import CONTEXT, EXIT_USAGE, State
+from cli.common import CONTEXT, EXIT_USAGE, State, emit_json, error_object
 
 helpfmt.install()
 
@@ -103,6 +103,23 @@ _USAGE = _click_errors("UsageError")
 _ABORT = _click_errors("Abort")
 
 
+def _argv_wants_json(argv: list[str]) -> bool:
+    """Whether a command line asks for ``--format json`` (its last ``-f``/``--format``), read
+    from the words themselves: a usage error comes before click has parsed the options."""
+    fmt = None
+    words = iter(argv)
+    for word in words:
+        if word == "--":
+            break
+        if word in ("-f", "--format"):
+            fmt = next(words, None)
+        elif word.startswith("--format="):
+            fmt = word.partition("=")[2]
+        elif word.startswith("-f") and not word.startswith("--"):
+            fmt = word[2:]
+    return fmt == "json"
+
+
 def run() -> None:
     """The console script: usage errors become one line on stderr and exit status 2."""
     try:
@@ -117,6 +134,8 @@ def run() -> None:
         message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
         message = " ".join(message.split())  # a missing choice option lists its choices on lines
         typer.echo(f"buraco-log: usage: {message}{hint}", err=True)
+        if _argv_wants_json(sys.argv[1:]):  # -f json: stdout is JSON on a usage error too
+            emit_json({"error": error_object(f"{message}{hint}", EXIT_USAGE)})
         code = EXIT_USAGE
     except _ABORT:
         typer.echo("buraco-log: interrupted", err=True)
