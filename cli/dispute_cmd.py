@@ -40,12 +40,13 @@ def _echo(line: str = "") -> None:
     typer.echo(line)
 
 
-def _replay_error(path: Path, exc: BuracoLogError) -> typer.Exit:
+def _replay_error(path: Path, exc: BuracoLogError, as_json: bool = False) -> typer.Exit:
     """Name the file in errors that come from replay (the log reader names it already)."""
     if State.debug:
         raise exc
     text = str(exc)
-    return fail(text if text.startswith(str(path)) else f"{path}: {text}")
+    return fail(text if text.startswith(str(path)) else f"{path}: {text}", as_json=as_json,
+                error=exc)
 
 
 AtOpt = Annotated[int | None, typer.Option(
@@ -326,7 +327,7 @@ def show(path: LogArg, format: FormatOpt = Format.table) -> None:
     try:
         summary = audit.show_log(path)
     except ReplayError as exc:
-        raise _replay_error(path, exc) from None
+        raise _replay_error(path, exc, format is Format.json) from None
     integrity = summary.integrity
     assert integrity is not None  # show_log always reads the file
     if _not_a_log(integrity):  # not the summary of an empty match: an error (exit 2)
@@ -374,14 +375,15 @@ def replay(
     ignore_integrity: IgnoreIntegrityOpt = False,
 ) -> None:
     """The table at any point of a match (the end, by default)."""
+    js = format is Format.json
     if at is not None and hand is not None:
-        raise fail("use either --at or --hand, not both", EXIT_USAGE)
+        raise fail("use either --at or --hand, not both", EXIT_USAGE, as_json=js)
     if turn is not None and hand is None:
-        raise fail("--turn needs --hand", EXIT_USAGE)
+        raise fail("--turn needs --hand", EXIT_USAGE, as_json=js)
     if step and ignore_integrity:
-        raise fail("--step does not combine with --ignore-integrity", EXIT_USAGE)
+        raise fail("--step does not combine with --ignore-integrity", EXIT_USAGE, as_json=js)
     try:
-        tl, warning = load_timeline(path, ignore_integrity)
+        tl, warning = load_timeline(path, ignore_integrity, as_json=js)
         if at is not None:
             seq = at
         elif hand is not None:
@@ -396,7 +398,7 @@ def replay(
                        err=True)
         view = tl.view(seq, seat=seat, recent=recent)
     except ReplayError as exc:
-        raise _replay_error(path, exc) from None
+        raise _replay_error(path, exc, js) from None
     if warning is not None:
         if format is Format.json:
             emit_json(with_warning(view_json(view, tl), warning))
@@ -408,13 +410,14 @@ def replay(
     _step(tl, view, seat, format, recent)
 
 
-def load_timeline(path: Path, ignore_integrity: bool) -> tuple[Timeline, str | None]:
+def load_timeline(path: Path, ignore_integrity: bool, *, as_json: bool = False
+                  ) -> tuple[Timeline, str | None]:
     """The match replayed, and (with ``ignore_integrity``) the warning every output must start
     with when the log failed its integrity check (None when it passed, or strictly read)."""
     events, warning = load_events(path, ignore_integrity)
     tl = Timeline(events)
     if not tl.recorded:
-        raise fail(f"{path}: the log holds no events")
+        raise fail(f"{path}: the log holds no events", as_json=as_json)
     return tl, warning
 
 
@@ -663,7 +666,7 @@ def explain(
         else:
             result, warning = audit.explain(path, at), None
     except ReplayError as exc:
-        raise _replay_error(path, exc) from None
+        raise _replay_error(path, exc, format is Format.json) from None
     if format is Format.json:
         emit_json(with_warning(result, warning))
         return

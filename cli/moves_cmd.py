@@ -48,12 +48,13 @@ def moves(
 ) -> None:
     """Every legal move of the player to move after a seq, grouped and in words (a referee's
     "what else could they have done?")."""
-    tl, damage = load_timeline(path, ignore_integrity)
+    js = format is Format.json
+    tl, damage = load_timeline(path, ignore_integrity, as_json=js)
     seq = tl.last_seq if at is None else at
     try:
         state = tl.state_at(seq)
     except ReplayError as exc:
-        raise fail(f"{path}: {exc.message}", EXIT_USAGE) from None
+        raise fail(f"{path}: {exc.message}", EXIT_USAGE, as_json=js, error=exc) from None
     result = moves_at(state)
     if format is Format.json:
         emit_json(with_warning(result, damage))

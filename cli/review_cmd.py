@@ -88,6 +88,10 @@ def review(
     from buraco_log.audit import read_log
 
     events, integ = read_log(path)
+    if integ.status not in ("broken", "torn", "unreadable") and not events:
+        # a header and no event: a log, of a match not started (it said "not a log")
+        raise fail(f"{path}: the log holds no events yet (a match not started): no decision "
+                   "to review", EXIT_USAGE, as_json=js)
     if integ.status == "unreadable" or not events:
         what = f" ({integ.message})" if integ.message else ""
         raise fail(f"{path}, byte {integ.offset or 0}: not a log: no event could be read{what}",

@@ -1,0 +1,110 @@
+"""Fault probes of the commands that read one log for a person: replay, explain, moves, show,
+diff, view, review. Hostile option values and odd logs, in real subprocesses with a timeout.
+
+The promises (docs/cli.md, Conventions): one line on stderr naming the file (or the option),
+a non-zero exit, no traceback, and with ``-f json`` one JSON document on stdout, an error as
+``{"error": {...}}``, whatever went wrong: a bad option value too."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.cli.test_fault_probes_outputs import GOOD, assert_error, copy, run
+
+HUGE = str(10**30)
+
+
+@pytest.fixture(scope="module")
+def box(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    d = tmp_path_factory.mktemp("readers")
+    copy(GOOD, d, "good.blog")
+    (d / "header-only.blog").write_bytes(GOOD.read_bytes()[:20])  # a match not started
+    return d
+
+
+def _error(out: str) -> dict[str, object]:
+    data = json.loads(out)
+    assert list(data) == ["error"], data
+    error: dict[str, object] = data["error"]
+    return error
+
+
+# -- a bad option value, with -f json: the usage error is JSON on stdout too ----------------------
+
+
+@pytest.mark.parametrize("args", [
+    ["replay", "good.blog", "--at", "-1"],
+    ["replay", "good.blog", "--at", "x"],
+    ["replay", "good.blog", "--seat", "-3"],
+    ["explain", "good.blog", "--at", "not-a-number"],
+    ["explain", "good.blog"],  # --at is required
+    ["moves", "good.blog", "--at", "-2"],
+    ["review", "good.blog", "--seat", "-1"],
+    ["review", "good.blog"],  # --seat is required
+    ["show", "good.blog", "--no-such-option"],
+], ids=lambda a: "-".join(a).replace("good.blog", ""))
+def test_a_usage_error_with_json_asked_is_json_on_stdout(box: Path, args: list[str]) -> None:
+    r = run(*args, "-f", "json", cwd=box)
+    line = assert_error(r, 2, "usage: ", json_out=True)
+    error = _error(r.out)
+    assert error["code"] == "usage" and error["exit_status"] == 2
+    assert str(error["message"]) in line
+
+
+@pytest.mark.parametrize("spelling", [["--format=json"], ["-fjson"], ["-f", "table", "-fjson"]],
+                         ids=["--format=json", "-fjson", "the-last-wins"])
+def test_every_spelling_of_json_is_read(box: Path, spelling: list[str]) -> None:
+    r = run("replay", "good.blog", "--at", "-1", *spelling, cwd=box)
+    assert_error(r, 2, "'--at'", json_out=True)
+    assert _error(r.out)["exit_status"] == 2
+
+
+def test_a_usage_error_without_json_leaves_stdout_empty(box: Path) -> None:
+    assert_error(run("replay", "good.blog", "--at", "-1", "-f", "table", cwd=box), 2, "'--at'")
+
+
+# -- replay, explain, moves: a seq, hand or turn the log does not have, with -f json --------------
+
+
+@pytest.mark.parametrize(("args", "code", "needles"), [
+    (["replay", "good.blog", "--at", "539"], 1, ["good.blog", "no seq 539 (seqs 0 to 538)"]),
+    (["replay", "good.blog", "--at", HUGE], 1, ["good.blog", f"no seq {HUGE}"]),
+    (["replay", "good.blog", "--hand", "99"], 1, ["good.blog", "no hand 99 (hands 0 to 10)"]),
+    (["replay", "good.blog", "--hand", "0", "--turn", HUGE], 1, ["good.blog", "no turn"]),
+    (["replay", "good.blog", "--seat", "2"], 1, ["good.blog", "no seat 2 in a 2-player"]),
+    (["replay", "good.blog", "--at", "3", "--hand", "1"], 2, ["either --at or --hand"]),
+    (["replay", "good.blog", "--turn", "1"], 2, ["--turn needs --hand"]),
+    (["replay", "good.blog", "--step", "--ignore-integrity"], 2, ["--step does not combine"]),
+    (["replay", "header-only.blog"], 1, ["header-only.blog", "holds no events"]),
+    (["explain", "good.blog", "--at", "539"], 1, ["good.blog", "seq 539", "no seq 539"]),
+    (["explain", "good.blog", "--at", HUGE], 1, ["good.blog", f"no seq {HUGE}"]),
+    (["moves", "good.blog", "--at", "539"], 2, ["good.blog", "no seq 539"]),
+    (["moves", "header-only.blog"], 1, ["header-only.blog", "holds no events"]),
+], ids=lambda a: "-".join(a) if isinstance(a, list) and isinstance(a[0], str) and
+   a[0] in ("replay", "explain", "moves") else None)
+def test_what_the_log_does_not_have_is_one_line_and_json_with_json(
+        box: Path, args: list[str], code: int, needles: list[str]) -> None:
+    """Before, replay/explain/moves -f json left stdout empty on these errors."""
+    r = run(*args, "-f", "json", cwd=box)
+    line = assert_error(r, code, *needles, json_out=True)
+    error = _error(r.out)
+    assert error["exit_status"] == code and error["message"] == line.removeprefix(
+        "buraco-log: error: ")
+    assert_error(run(*args, cwd=box), code, *needles)  # the table form: stdout empty
+
+
+def test_a_seq_the_log_has_gives_json(box: Path) -> None:
+    r = run("replay", "good.blog", "--at", "538", "-f", "json", cwd=box)
+    assert r.code == 0 and json.loads(r.out)["seq"] == 538
+
+
+# -- review of a match not started ----------------------------------------------------------------
+
+
+def test_review_of_a_log_with_no_event_yet_says_so_not_that_it_is_no_log(box: Path) -> None:
+    line = assert_error(run("review", "header-only.blog", "--seat", "0", cwd=box), 2,
+                        "header-only.blog", "holds no events yet")
+    assert "not a log" not in line
