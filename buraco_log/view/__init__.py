@@ -87,8 +87,11 @@ def write_page(path: str | os.PathLike[str], html: str) -> None:
     except FileNotFoundError:
         mode = None
     if mode is not None and not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
-        with open(target, "wb") as out:
-            out.write(html.encode("utf-8"))
+        try:
+            with open(target, "wb") as out:
+                out.write(html.encode("utf-8"))
+        except OSError as exc:  # /dev/full: the error named no file
+            raise OSError(exc.errno, exc.strerror, str(target)) from None
         return
     parent = target.parent or Path(".")
     if not parent.is_dir():  # name the file asked for, not the temporary beside it
@@ -107,6 +110,9 @@ def write_page(path: str | os.PathLike[str], html: str) -> None:
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, target)
+    except OSError as exc:  # a full disk: name the file asked for, not the temporary one
+        Path(tmp).unlink(missing_ok=True)
+        raise OSError(exc.errno, exc.strerror, str(target)) from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
