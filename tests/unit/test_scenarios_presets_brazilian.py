@@ -222,3 +222,28 @@ def test_a_side_not_vulnerable_opens_with_any_meld(name: str) -> None:
     assert s.state.vulnerable == (False, True)
     s.draw("3d").meld("3h 3s 3d").discard("Jd")
     assert s.state.opened == (True, False)
+
+
+def test_biriba_three_players_an_opponent_out_before_the_takers_turn_voids_the_morto() -> None:
+    # Seat 0 lays the run 3h..Kh (clean) and throws Kc: side 0's morto, indirectly. Seat 1
+    # lays its whole hand (its morto, directly) and then the whole morto: out, before seat 0
+    # could play again. RULES.md §7: side 0's morto counts as not taken (000: "o morto
+    # deverá ser pago como se não tivesse sido pegado"); its cards are not counted in hand.
+    s = Scenario("biriba", 3, hands={0: "3h 4h 5h 6h 7h 8h 9h Th Jh Qh Kh",
+                                     1: "3s 3d 3c 4s 4d 4c 5s 5d 5c 6s 6d"},
+                 stock="Kc 6c", mortos={1: "7s 7d 7c 8s 8d 8c 9s 9d 9c 9s 9d"})
+    assert s.state.sides == (0, 1, 2) and [len(m) for m in s.state.mortos] == [11, 11, 11]
+    s.draw("Kc").meld("3h 4h 5h 6h 7h 8h 9h Th Jh Qh Kh").discard("Kc").morto(direct=False)
+    s.draw("6c").meld("3s 3d 3c").meld("4s 4d 4c").meld("5s 5d 5c").meld("6s 6d 6c")
+    s.morto(direct=True)
+    s.meld("7s 7d 7c").meld("8s 8d 8c").meld("9s 9d 9c 9s 9d").go_out().end_hand()
+    side0, side1, side2 = s.state.results[0].scores
+    # Side 0: 25 + 60 on the table, clean 200, relancinho 100 (noted at once), morto -100.
+    assert (side0.table_points, side0.canastra_bonus, side0.relancinho) == (85, 200, 100)
+    assert (side0.hand_penalty, side0.morto_penalty) == (0, 100)
+    assert side0.total == 85 + 200 + 100 - 100
+    # Side 1: 60 + 15 + 30 + 50 = 155, no canastra, going out 50, relancinho 100.
+    assert (side1.table_points, side1.going_out, side1.relancinho) == (155, 50, 100)
+    assert side1.total == 305
+    # Side 2 never took its morto.
+    assert side2.total == -points(s.hand(2)) - 100
