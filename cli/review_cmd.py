@@ -92,6 +92,11 @@ def review(
         # a header and no event: a log, of a match not started (it said "not a log")
         raise fail(f"{path}: the log holds no events yet (a match not started): no decision "
                    "to review", EXIT_USAGE, as_json=js)
+    if (integ.status in ("broken", "torn") and not events
+            and not (integ.kind == "header" and not integ.offset)):  # damaged, not "not a log"
+        raise fail(f"{path}, byte {integ.offset}: the log is damaged before its first event "
+                   f"({integ.kind}: {integ.message}): no event is intact, nothing to review",
+                   as_json=js)
     if integ.status == "unreadable" or not events:
         what = f" ({integ.message})" if integ.message else ""
         raise fail(f"{path}, byte {integ.offset or 0}: not a log: no event could be read{what}",

@@ -93,9 +93,9 @@ def view(
         raise fail(f"{path}: {exc.message}", EXIT_USAGE) from None
     except ValueError as exc:  # a seat the match does not have
         raise fail(f"{path}: {exc}", EXIT_USAGE) from None
-    except LogFormatError as exc:  # not one event could be read: not a log
+    except LogFormatError as exc:  # not one event could be read: not a log (2), damaged (1)
         raise fail(str(exc) if str(exc).startswith(str(path)) else f"{path}: {exc}",
-                   EXIT_USAGE) from None
+                   exc.exit_status if exc.kind in ("damage", "torn") else EXIT_USAGE) from None
     for b in page.banners:  # the page opens anyway; say why it stops short, as replay does
         typer.echo(f"buraco-log: note: {path}: {b.text}", err=True)
     html = page.html

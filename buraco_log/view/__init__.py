@@ -68,6 +68,13 @@ def page_for_log(path: str | os.PathLike[str], *, seat: int | None = None,
     if integ.status not in ("broken", "torn", "unreadable") and not events:
         raise LogFormatError("the log holds no events yet (a match not started): no table to "
                              "show", path=os.fspath(path), kind="empty")
+    if (integ.status in ("broken", "torn") and not events
+            and not (integ.kind == "header" and not integ.offset)):  # a log, damaged: exit 1
+        raise LogFormatError(
+            f"{'torn tail' if integ.status == 'torn' else 'damaged'}: {integ.message}; no event "
+            "before it is intact: no table to show", path=os.fspath(path), offset=integ.offset,
+            line=integ.record if integ.format == "jsonl" else None,
+            kind="torn" if integ.status == "torn" else "damage")
     if integ.status == "unreadable" or not events:
         raise LogFormatError("no event could be read"
                              + (f" ({integ.message})" if integ.message else ""),

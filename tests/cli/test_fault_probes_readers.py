@@ -21,7 +21,10 @@ HUGE = str(10**30)
 def box(tmp_path_factory: pytest.TempPathFactory) -> Path:
     d = tmp_path_factory.mktemp("readers")
     copy(GOOD, d, "good.blog")
-    (d / "header-only.blog").write_bytes(GOOD.read_bytes()[:20])  # a match not started
+    data = GOOD.read_bytes()  # one record holds all its events
+    (d / "header-only.blog").write_bytes(data[:20])  # a match not started
+    (d / "damaged.blog").write_bytes(data[:5000] + bytes([data[5000] ^ 0xFF]) + data[5001:])
+    (d / "torn.blog").write_bytes(data[:len(data) // 2])
     return d
 
 
@@ -108,3 +111,25 @@ def test_review_of_a_log_with_no_event_yet_says_so_not_that_it_is_no_log(box: Pa
     line = assert_error(run("review", "header-only.blog", "--seat", "0", cwd=box), 2,
                         "header-only.blog", "holds no events yet")
     assert "not a log" not in line
+
+
+# -- a log damaged before its first intact event: a damaged log (exit 1), not "not a log" -------
+
+
+@pytest.mark.parametrize("name", ["damaged.blog", "torn.blog"])
+@pytest.mark.parametrize("command", [["view", "-o", "page.html"],
+                                     ["review", "--seat", "0", "--budget", "1x1"]],
+                         ids=["view", "review"])
+def test_a_log_damaged_in_its_first_record_is_a_finding_naming_the_byte(
+        box: Path, name: str, command: list[str]) -> None:
+    """It was exit 2 and, for review, "not a log"; replay says exit 1, a damaged log."""
+    line = assert_error(run(command[0], name, *command[1:], cwd=box), 1, f"{name}, byte 20",
+                        "damaged" if name == "damaged.blog" else "torn")
+    assert "not a log" not in line
+    assert not (box / "page.html").exists()
+    assert_error(run("replay", name, cwd=box), 1, f"{name}, byte 20")  # as replay says
+
+
+def test_view_of_a_match_not_started_stays_a_usage_error(box: Path) -> None:
+    assert_error(run("view", "header-only.blog", "-o", "page.html", cwd=box), 2,
+                 "header-only.blog", "no events yet")
