@@ -168,3 +168,44 @@ def test_burako_the_pair_of_aces_needs_the_whole_run() -> None:
     refused(s, "meld.run_not_consecutive", "meld", "Ah 2h 3h Ah")
     s.meld("Ah 2h 3h")
     refused(s, "meld.run_not_consecutive", "layoff", 0, "Ah")
+
+
+# -- thirteen and thirteen-quick: the pile only to use its top (RULES.md §4) -----------------
+
+# Thirteen cards of which no two make a meld with Kd (no king, no diamond near it, no wild).
+DEAD_FOR_KD = "8h 9h 4c 5c 6d 7s 9s Jd 3h 3c 5d 7c Qs"
+
+
+@pytest.mark.parametrize("name", ["thirteen", "thirteen-quick"])
+def test_both_thirteen_presets_take_the_pile_only_to_use_its_top(name: str) -> None:
+    s = Scenario(name, hands={0: DEAD_FOR_KD}, upcard="Kd")
+    refused(s, "pile.must_use_top", "take_pile")
+    s.draw()
+    ok = Scenario(name, hands={0: "8h 9h 4c"}, upcard="Th")
+    ok.take_pile()
+    refused(ok, "pile.must_use_top", "discard", "4c")  # the top first
+    ok.meld("8h 9h Th").discard("4c")
+
+
+@pytest.mark.parametrize("name", ["thirteen", "thirteen-quick"])
+def test_both_thirteen_presets_end_at_an_empty_stock_only_if_the_top_is_unusable(
+    name: str
+) -> None:
+    # Seat 0 keeps Kd to throw last; seat 1 holds nothing that goes with it.
+    s = Scenario(name, hands={0: "Kd", 1: DEAD_FOR_KD})
+    t = s.rep._t
+    while len(t.stock) > 1:
+        s.pass_turn()
+    assert s.turn == 0
+    s.draw().discard("Kd")
+    refused(s, "stock.floor_reached", "draw", "4c")
+    refused(s, "pile.must_use_top", "take_pile")
+    s.end_hand("stock_out")
+    # The same, but seat 1 holds Kh Ks: the pile could be taken, so the hand goes on.
+    s = Scenario(name, hands={0: "Kd", 1: "Kh Ks"})
+    t = s.rep._t
+    while len(t.stock) > 1:
+        s.pass_turn(discard=None)
+    s.draw().discard("Kd")
+    refused(s, "stock.pile_can_be_taken", "end_hand", "stock_out")
+    s.take_pile().meld("Kh Ks Kd")
