@@ -9,7 +9,7 @@ import pytest
 from buraco_log.errors import IllegalMoveError
 from buraco_log.events import TotalsCarried
 from buraco_log.reducer import Replayer
-from tests.scenario import Scenario
+from tests.scenario import Scenario, build_deal
 
 # RULES.md §10: "classic family 1500, thirteen 2005, thirteen-quick 1005, burraco 2005, mega
 # and burako: the texts give none; presets use 3000 and 3000".
@@ -112,3 +112,19 @@ def test_the_match_ends_after_the_hand_that_reaches_the_target(name: str, short:
         s.push(msgspec.structs.replace(s.events[2], hand=1, seq=s.rep.seq + 1))
     s.end_match(totals=s.state.totals, winner=0)
     assert s.state.phase == "over"
+
+
+@pytest.mark.parametrize(("name", "before", "vulnerable"), [
+    ("classic", 0, True), ("classic", -1, False), ("biriba", 0, True), ("bossa-nova", -1, False),
+])
+def test_a_side_is_vulnerable_in_the_next_hand_once_its_total_reaches_half_the_target(
+    name: str, before: int, vulnerable: bool
+) -> None:
+    # The won hand is worth ``gain``; from 750 - gain (+ before) the side ends the hand at 750
+    # (vulnerable in the next, RULES.md §10) or at 749 (not).
+    gain = _won_hand(name, (0, 0)).state.totals[0]
+    s = _won_hand(name, (750 - gain + before, 0))
+    assert s.state.totals[0] == 750 + before and s.state.phase == "between"
+    deal = build_deal(s.rules, 2, {}, "", {}, None, hand_no=1)
+    s.push(msgspec.structs.replace(deal, seq=s.rep.seq + 1))
+    assert s.state.vulnerable == (vulnerable, False)
