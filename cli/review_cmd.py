@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 
 from buraco_log.errors import IllegalMoveError, LogFormatError
-from buraco_log.events import AnyEvent
+from buraco_log.events import AnyEvent, MatchStarted
 from buraco_log.expert import DEFAULT_BUDGET, Budget, parse_budget
 from buraco_log.review import (
     DEFAULT_THRESHOLD,
@@ -106,7 +106,14 @@ def review(
         raise fail(f"{path}: the log is damaged at byte {integ.offset} ({integ.kind}: "
                    f"{integ.message}); --partial reviews the {len(events)} events read intact",
                    as_json=js)
-    players = len(getattr(events[0], "players", ()))
+    if not isinstance(events[0], MatchStarted):  # it said "the match has seats 0 to -1"
+        raise fail(f"{path}: seq 0 is illegal [match.not_started]: the log must open with "
+                   f"MatchStarted, not {type(events[0]).__name__}: nothing to review",
+                   as_json=js)
+    players = len(events[0].players)
+    if players == 0:
+        raise fail(f"{path}: seq 0: the match start names no player: nothing to review",
+                   as_json=js)
     if seat >= players:
         raise fail(f"{path}: --seat {seat}: the match has seats 0 to {players - 1}", EXIT_USAGE,
                    as_json=js)

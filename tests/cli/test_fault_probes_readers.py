@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from buraco_log import jsonl
 from tests.cli.test_fault_probes_outputs import GOOD, assert_error, copy, run
 
 HUGE = str(10**30)
@@ -25,6 +26,16 @@ def box(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (d / "header-only.blog").write_bytes(data[:20])  # a match not started
     (d / "damaged.blog").write_bytes(data[:5000] + bytes([data[5000] ^ 0xFF]) + data[5001:])
     (d / "torn.blog").write_bytes(data[:len(data) // 2])
+    jsonl.convert(GOOD, d / "good.jsonl", "jsonl")
+    lines = (d / "good.jsonl").read_text().splitlines()
+    head = json.loads(lines[0]) | {"sealed": False}
+    events = [json.loads(line) for line in lines[1:-1]]
+    (d / "no-start.jsonl").write_text("\n".join(  # the deal comes first: seq 0 is illegal
+        [json.dumps(head)] + [json.dumps(e | {"seq": i}) for i, e in enumerate(events[1:30])])
+        + "\n")
+    (d / "no-players.jsonl").write_text("\n".join(
+        [json.dumps(head), json.dumps(events[0] | {"players": [], "sides": []})]
+        + [json.dumps(e) for e in events[1:30]]) + "\n")
     return d
 
 
@@ -133,3 +144,16 @@ def test_a_log_damaged_in_its_first_record_is_a_finding_naming_the_byte(
 def test_view_of_a_match_not_started_stays_a_usage_error(box: Path) -> None:
     assert_error(run("view", "header-only.blog", "-o", "page.html", cwd=box), 2,
                  "header-only.blog", "no events yet")
+
+
+@pytest.mark.parametrize(("name", "needle"), [
+    ("no-start.jsonl", "seq 0 is illegal [match.not_started]"),
+    ("no-players.jsonl", "the match start names no player"),
+])
+@pytest.mark.parametrize("partial", [[], ["--partial"]], ids=["strict", "partial"])
+def test_review_of_a_log_that_does_not_start_with_a_match_names_seq_0(
+        box: Path, name: str, needle: str, partial: list[str]) -> None:
+    """It said "--seat 0: the match has seats 0 to -1" (exit 2)."""
+    line = assert_error(run("review", name, "--seat", "0", "--budget", "1x1", *partial,
+                            cwd=box), 1, name, needle)
+    assert "0 to -1" not in line
