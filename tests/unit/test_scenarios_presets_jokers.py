@@ -209,3 +209,34 @@ def test_both_thirteen_presets_end_at_an_empty_stock_only_if_the_top_is_unusable
     s.draw().discard("Kd")
     refused(s, "stock.pile_can_be_taken", "end_hand", "stock_out")
     s.take_pile().meld("Kh Ks Kd")
+
+
+# -- partnerships: one morto per side, the partner's going out (RULES.md §7) ----------------
+
+
+@pytest.mark.parametrize("name", ["thirteen", "mega", "burako"])
+def test_the_partner_goes_out_while_the_morto_taken_indirectly_stands_as_a_hand(
+    name: str
+) -> None:
+    thirteen = preset(name).hand_size == 13
+    jacks = "Jc Jd Js Jh Jc Jd" if thirteen else "Jc Jd Js Jh"
+    run2 = "3s 4s 5s 6s 7s 8s 9s" + (" Ts Js" if thirteen else "")
+    morto = "Th Ts Td Tc Kh Ks Kd Kc 5c 5d 5h"  # 40 + 40 + 15 = 95
+    s = Scenario(name, 4, hands={0: f"3h 4h 5h 6h 7h 8h 9h {jacks}", 2: f"{run2} Qc Qd Qs Qh"},
+                 stock="Kc 4c Qc", mortos={0: morto})
+    s.draw("Kc").meld("3h 4h 5h 6h 7h 8h 9h").meld(jacks).discard("Kc").morto(direct=False)
+    s.pass_turn()
+    s.draw("Qc").meld(run2).meld("Qc Qd Qs Qh Qc")
+    assert s.state.phase == "emptied"
+    refused(s, "morto.not_available", "morto", direct=True)  # side 0 has taken its morto
+    s.go_out().end_hand()
+    side0, side1 = s.state.results[0].scores
+    # Runs 45 and 45 (65 with Ts Js), jacks 40 (60), queens 50; two clean canastras; out 100.
+    # Seat 0 has not played its morto, but only an opponent's going out would void it: it is
+    # seat 0's hand, 95 points against the side.
+    table = 45 + (65 if thirteen else 45) + (60 if thirteen else 40) + 50
+    assert side0.table_points == table and side0.canastras == {"clean": 2}
+    assert (side0.hand_penalty, side0.morto_penalty, side0.going_out) == (95, 0, GOING_OUT)
+    assert side0.total == table + 400 + GOING_OUT - 95
+    hands1 = s.hand(1) + s.hand(3)
+    assert side1.total == -points(name, hands1) - MORTO_NOT_TAKEN
