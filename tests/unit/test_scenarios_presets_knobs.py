@@ -7,7 +7,7 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from buraco_log.cards import JOKER, RANK, parse_cards
+from buraco_log.cards import parse_cards
 from buraco_log.errors import IllegalMoveError
 from buraco_log.events import CardDiscarded, MortoTaken, TotalsCarried
 from buraco_log.melds import MeldError, read_meld
@@ -28,11 +28,11 @@ def refused(s: Scenario, rule: str, move: str, *args: object, **kw: object) -> N
 
 def carried(s: Scenario, totals: tuple[int, ...]) -> Scenario:
     rep = Replayer()
-    start, deal = s.events[0], msgspec.structs.replace(s.events[1], seq=2)
+    first, deal = s.events[0], msgspec.structs.replace(s.events[1], seq=2)
     tc = TotalsCarried(totals, seq=1)
-    for ev in (start, tc, deal):
+    for ev in (first, tc, deal):
         rep.step(ev)
-    s.rep, s.events = rep, [start, tc, deal]
+    s.rep, s.events = rep, [first, tc, deal]
     return s
 
 
@@ -42,11 +42,6 @@ def reading(name: str, text: str, **knobs: object) -> tuple[str, int, str | None
     except MeldError as exc:
         return exc.rule
     return (r.kind, r.size, r.canastra)
-
-
-def card_points(cards: tuple[int, ...], joker: int, two: int) -> int:
-    return sum(joker if c == JOKER else two if RANK[c] == 2 else 15 if RANK[c] == 1
-               else 10 if RANK[c] >= 8 else 5 for c in cards)
 
 
 # -- vulnerability: half the target (RULES.md §10) -----------------------------------------

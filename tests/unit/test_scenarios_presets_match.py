@@ -3,6 +3,8 @@ the winner, and carried-over totals, accepted and refused by their exact rule id
 
 from __future__ import annotations
 
+from typing import Any
+
 import msgspec
 import pytest
 
@@ -17,9 +19,9 @@ TARGET = {"classic": 1500, "biriba": 1500, "bossa-nova": 1500, "thirteen": 2005,
           "thirteen-quick": 1005, "burraco": 2005, "mega": 3000, "burako": 3000}
 
 
-def resumed(name: str, totals: tuple[int, ...], players: int = 2, **kw: object) -> Scenario:
+def resumed(name: str, totals: tuple[int, ...], players: int = 2, **kw: Any) -> Scenario:
     """A hand of ``name`` in a match resumed from ``totals``."""
-    s = Scenario(name, players, **kw)  # type: ignore[arg-type]
+    s = Scenario(name, players, **kw)
     rep = Replayer()
     start, deal = s.events[0], msgspec.structs.replace(s.events[1], seq=2)
     tc = TotalsCarried(totals, seq=1)
