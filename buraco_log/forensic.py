@@ -107,8 +107,81 @@ def _records_from(path: str, offset: int, version: int, sealed: bool, next_seq: 
             try:
                 out.extend(log.decode_records(payload, version, path=path, first_seq=first_seq))
             except LogFormatError:
+                # the events before the damage inside the record: a simulated match is one
+                # record, and one changed byte in it left nothing to read
+                out.extend(_events_before_damage(payload, version, path, first_seq))
                 break
     return out
+
+
+def _events_before_damage(payload: bytes, version: int, path: str, first_seq: int
+                          ) -> list[ev.AnyEvent]:
+    """The events at the start of a record's payload (a MessagePack array of events) that
+    still decode one by one, up to the first that does not."""
+    out: list[ev.AnyEvent] = []
+    for i, item in enumerate(_array_items(payload)):
+        try:
+            out.extend(log.decode_records(log._array_header(1) + item, version, path=path,
+                                          first_seq=first_seq + i))
+        except LogFormatError:
+            break
+    return out
+
+
+# MessagePack: bytes after the first byte that hold a length (str, bin, ext) or a count
+# (array, map), and fixed sizes, by first byte (the spec's format table).
+_LENGTH = {0xC4: 1, 0xC5: 2, 0xC6: 4, 0xD9: 1, 0xDA: 2, 0xDB: 4}
+_EXT = {0xC7: 1, 0xC8: 2, 0xC9: 4}
+_FIXED = {0xC0: 0, 0xC2: 0, 0xC3: 0, 0xCA: 4, 0xCB: 8, 0xCC: 1, 0xCD: 2, 0xCE: 4, 0xCF: 8,
+          0xD0: 1, 0xD1: 2, 0xD2: 4, 0xD3: 8, 0xD4: 2, 0xD5: 3, 0xD6: 5, 0xD7: 9, 0xD8: 17}
+_COUNT = {0xDC: (2, 1), 0xDD: (4, 1), 0xDE: (2, 2), 0xDF: (4, 2)}  # (size, items per count)
+
+
+def _array_items(data: bytes) -> list[bytes]:
+    """The encoded items of the MessagePack array ``data``, as far as they are whole and well
+    formed (no recursion: a nesting bomb only costs its length)."""
+    end = len(data)
+
+    def header(at: int) -> tuple[int, int]:
+        """(where the next value starts, how many values this one contains)."""
+        if at >= end:
+            raise ValueError("cut short")
+        b = data[at]
+        if b <= 0x7F or b >= 0xE0:
+            return at + 1, 0
+        if 0x80 <= b <= 0x8F:
+            return at + 1, 2 * (b & 0x0F)
+        if 0x90 <= b <= 0x9F:
+            return at + 1, b & 0x0F
+        if 0xA0 <= b <= 0xBF:
+            return at + 1 + (b & 0x1F), 0
+        if b in _FIXED:
+            return at + 1 + _FIXED[b], 0
+        if b in _LENGTH or b in _EXT:
+            size = _LENGTH.get(b) or _EXT[b]
+            n = int.from_bytes(data[at + 1:at + 1 + size], "big")
+            return at + 1 + size + (b in _EXT) + n, 0
+        if b in _COUNT:
+            size, per = _COUNT[b]
+            return at + 1 + size, per * int.from_bytes(data[at + 1:at + 1 + size], "big")
+        raise ValueError(f"byte 0x{b:02x}")  # 0xc1: never used
+
+    items: list[bytes] = []
+    if not data or not (0x90 <= data[0] <= 0x9F or data[0] in (0xDC, 0xDD)):
+        return items  # not an array
+    try:
+        pos, count = header(0)
+        for _ in range(count):
+            start, need = pos, 1
+            while need:
+                pos, inner = header(pos)
+                need += inner - 1
+                if pos > end:
+                    return items
+            items.append(data[start:pos])
+    except ValueError:
+        pass
+    return items
 
 
 def _jsonl_anyway(path: str) -> Salvage:

@@ -157,3 +157,45 @@ def test_review_of_a_log_that_does_not_start_with_a_match_names_seq_0(
     line = assert_error(run("review", name, "--seat", "0", "--budget", "1x1", *partial,
                             cwd=box), 1, name, needle)
     assert "0 to -1" not in line
+
+
+# -- --ignore-integrity on a log of one record damaged mid-way -----------------------------------
+
+BIRIBA = GOOD.parent / "biriba-4p-000000.blog"  # 500 events, all in one record
+
+
+def test_ignore_integrity_reads_the_events_before_the_damage_inside_a_record(box: Path) -> None:
+    """A simulated match is one record: one changed byte that breaks its MessagePack left
+    --ignore-integrity with 0 events ("the log holds no events")."""
+    data = BIRIBA.read_bytes()
+    cut = len(data) // 2
+    (box / "biriba-damaged.blog").write_bytes(data[:cut] + bytes([data[cut] ^ 0xFF])
+                                              + data[cut + 1:])
+    r = run("replay", "biriba-damaged.blog", "--ignore-integrity", "--at", "100", cwd=box)
+    assert r.code == 0, r
+    first = r.out.splitlines()[0]
+    assert first.startswith("WARNING: biriba-damaged.blog failed its integrity check")
+    read = int(first.rsplit(": ", 1)[1].split()[0])
+    assert 100 < read < 500, first
+    assert r.out.splitlines()[1].startswith("seq 100 ")
+    strict = run("replay", "biriba-damaged.blog", cwd=box)
+    assert_error(strict, 1, "biriba-damaged.blog, byte 20")
+
+
+def test_the_array_items_of_a_record_are_cut_at_the_first_broken_one() -> None:
+    import msgspec
+
+    from buraco_log.forensic import _array_items
+
+    values = [1, -1, 2**40, -(2**40), 1.5, "x" * 40, "y" * 300, b"z" * 70000,
+              {"a": [None, True, False]}, list(range(20)), {str(i): i for i in range(20)},
+              msgspec.msgpack.Ext(1, b"abc"), msgspec.msgpack.Ext(2, b"a" * 300)]
+    data = msgspec.msgpack.encode(values)
+    assert [msgspec.msgpack.decode(i) for i in _array_items(data)] == values
+    for cut in range(len(data)):  # a cut record: the whole items before the cut, no error
+        items = _array_items(data[:cut])
+        assert [msgspec.msgpack.decode(i) for i in items] == values[:len(items)]
+    assert _array_items(b"") == [] and _array_items(b"\x01") == []
+    assert _array_items(b"\x92\x01\xc1") == [b"\x01"]  # 0xc1 is never used
+    bomb = b"\x91" * 100_000 + b"\x01"  # nesting: no recursion
+    assert _array_items(b"\x91" + bomb) == [bomb]
