@@ -247,3 +247,19 @@ def test_biriba_three_players_an_opponent_out_before_the_takers_turn_voids_the_m
     assert side1.total == 305
     # Side 2 never took its morto.
     assert side2.total == -points(s.hand(2)) - 100
+
+
+def test_bossa_nova_a_dirty_canastra_takes_the_morto_and_goes_out() -> None:
+    # RULES.md §7: the canastra bossa-nova needs is "a canastra", of any kind: here only a run
+    # with a 2 of clubs standing in for a heart (dirty) is on the table, first and last.
+    s = Scenario("bossa-nova", hands={0: "3h 4h 5h 6h 7h 8h 2c Jc Jd Js Jh"},
+                 stock="4c 9d Kc", mortos={0: MORTO})
+    s.draw("4c").meld("3h 4h 5h 6h 7h 8h 2c")
+    assert s.state.melds[0][0].canastra == "dirty"
+    s.meld("Jc Jd Js Jh").discard("4c").morto(direct=False)
+    s.pass_turn()
+    s.draw("Kc").meld("Th Ts Td Tc").meld("Qh Qs Qd Qc").meld("Kh Ks Kd Kc").go_out()
+    # 25 + 10 + 10 (the 2) + 40 + 40 + 40 + 40 = 205; dirty 100; out 50; relancinho 100.
+    right = (205 + 100 + 50 + 100, -points(s.hand(1)) - 100)
+    refused(s, "score.mismatch", "end_hand", "went_out", (right[0] + 100, right[1]))  # as clean
+    s.end_hand("went_out", right)
