@@ -20,6 +20,7 @@ import typer
 
 from buraco_log.errors import BuracoLogError
 from buraco_log.log import MAGIC
+from cli.safetext import terminal_safe
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -48,7 +49,8 @@ def fail(message: str, code: int = EXIT_FINDINGS, *, as_json: bool = False,
     was asked for ``--format json``) the error is also a JSON object on stdout, so a program
     reading stdout always gets JSON."""
     message = _named(message, _STDIN_NAMES)
-    typer.echo(f"buraco-log: error: {message}", err=True)
+    # one line, whatever a name in the log holds (a newline, an ESC sequence)
+    typer.echo(f"buraco-log: error: {terminal_safe(message)}", err=True)
     if as_json:
         emit_json({"error": error_object(message, code, error)})
     return typer.Exit(code)

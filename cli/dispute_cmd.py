@@ -24,6 +24,7 @@ from buraco_log.forensic import read_anyway
 from buraco_log.signing.keys import SigningError
 from buraco_log.timeline import TableView, Timeline
 from cli.common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, Format, State, emit_json, fail, guarded
+from cli.safetext import terminal_safe
 from cli.view_cmd import audit_html, audit_html_usage
 
 LogArg = Annotated[Path, typer.Argument(help="A match log (binary, or .jsonl).",
@@ -37,7 +38,7 @@ def _n(count: int, noun: str) -> str:
 
 
 def _echo(line: str = "") -> None:
-    typer.echo(line)
+    typer.echo(terminal_safe(line))  # names and notes come from the log
 
 
 def _replay_error(path: Path, exc: BuracoLogError, as_json: bool = False) -> typer.Exit:
@@ -393,9 +394,9 @@ def replay(
         else:
             seq = tl.last_seq
         if tl.illegal is not None and tl.illegal.seq is not None:
-            typer.echo(f"buraco-log: note: {path}: seq {tl.illegal.seq} is illegal "
-                       f"[{tl.illegal.rule}]; the table is known up to seq {tl.last_seq}",
-                       err=True)
+            typer.echo(terminal_safe(f"buraco-log: note: {path}: seq {tl.illegal.seq} is "
+                                     f"illegal [{tl.illegal.rule}]; the table is known up to "
+                                     f"seq {tl.last_seq}"), err=True)
         view = tl.view(seq, seat=seat, recent=recent)
     except ReplayError as exc:
         raise _replay_error(path, exc, js) from None
@@ -426,7 +427,7 @@ def load_events(path: Path, ignore_integrity: bool) -> tuple[list[AnyEvent], str
         return audit.load(path), None
     salvage = read_anyway(path)
     if salvage.warning is not None:
-        typer.echo(f"buraco-log: {salvage.warning}", err=True)
+        typer.echo(terminal_safe(f"buraco-log: {salvage.warning}"), err=True)
     return salvage.events, salvage.warning
 
 

@@ -16,6 +16,7 @@ from buraco_log.errors import ReplayError
 from buraco_log.options import MovesAt, moves_at
 from cli.common import EXIT_USAGE, Format, emit_json, fail, guarded
 from cli.dispute_cmd import FormatOpt, IgnoreIntegrityOpt, LogArg, load_timeline, with_warning
+from cli.safetext import terminal_safe
 
 
 def render_moves(m: MovesAt) -> Iterator[str]:
@@ -60,9 +61,9 @@ def moves(
         emit_json(with_warning(result, damage))
         return
     if damage:
-        typer.echo(damage)
+        typer.echo(terminal_safe(damage))
     for line in render_moves(result):
-        typer.echo(line)
+        typer.echo(terminal_safe(line))  # names come from the log
 
 
 def register(app: typer.Typer) -> None:

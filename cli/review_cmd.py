@@ -9,6 +9,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
+import msgspec
 import typer
 
 from buraco_log.errors import IllegalMoveError, LogFormatError
@@ -23,6 +24,7 @@ from buraco_log.review import (
     to_text,
 )
 from cli.common import EXIT_USAGE, fail, guarded, refuse_input_as_output
+from cli.safetext import terminal_safe, terminal_safe_lines
 
 
 class ReviewFormat(StrEnum):
@@ -136,7 +138,13 @@ def review(
 
         text = json.dumps(to_json(result), indent=2, sort_keys=True) + "\n"
     else:
-        text = to_text(result, all_moves=not mistakes_only)
+        # the texts from the log escaped before they are laid out: a newline in a name
+        # would otherwise start a line of its own
+        safe = msgspec.structs.replace(
+            result, match_id=terminal_safe(result.match_id), rules=terminal_safe(result.rules),
+            player=terminal_safe(result.player), seed=terminal_safe(result.seed),
+            note=None if result.note is None else terminal_safe(result.note))
+        text = terminal_safe_lines(to_text(safe, all_moves=not mistakes_only))
     if output in (None, "-"):
         sys.stdout.write(text)
         sys.stdout.flush()
@@ -149,7 +157,7 @@ def review(
                    "mistakes)", err=True)
     # --partial: the review of what could be read, and a note of where it stops.
     if result.note:
-        typer.echo(f"buraco-log: note: {path}: {result.note}", err=True)
+        typer.echo(terminal_safe(f"buraco-log: note: {path}: {result.note}"), err=True)
     if damaged:
         typer.echo(f"buraco-log: note: {path}: the log is damaged at byte {integ.offset} "
                    f"({integ.kind}): the review covers the {len(events)} events read intact",

@@ -16,6 +16,7 @@ from buraco_log.errors import BuracoLogError, LogFormatError, ReplayError
 from buraco_log.view import Mark, Page, page_for_log, write_page
 from buraco_log.view.links import Rows, match_pages
 from cli.common import EXIT_USAGE, fail, guarded, refuse_input_as_output
+from cli.safetext import terminal_safe
 
 
 def default_output(log: Path, seat: int | None) -> Path:
@@ -97,7 +98,7 @@ def view(
         raise fail(str(exc) if str(exc).startswith(str(path)) else f"{path}: {exc}",
                    exc.exit_status if exc.kind in ("damage", "torn") else EXIT_USAGE) from None
     for b in page.banners:  # the page opens anyway; say why it stops short, as replay does
-        typer.echo(f"buraco-log: note: {path}: {b.text}", err=True)
+        typer.echo(terminal_safe(f"buraco-log: note: {path}: {b.text}"), err=True)
     html = page.html
     if output == "-":
         sys.stdout.write(html)

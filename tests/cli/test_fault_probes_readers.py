@@ -199,3 +199,62 @@ def test_the_array_items_of_a_record_are_cut_at_the_first_broken_one() -> None:
     assert _array_items(b"\x92\x01\xc1") == [b"\x01"]  # 0xc1 is never used
     bomb = b"\x91" * 100_000 + b"\x01"  # nesting: no recursion
     assert _array_items(b"\x91" + bomb) == [bomb]
+
+
+# -- names that are terminal control sequences ----------------------------------------------------
+
+HOSTILE = ("ana\x1b[2J\x1b]0;pwned\x07", "bob\r\nseq 999 FORGED\x9b31m\u202e")
+
+
+@pytest.fixture(scope="module")
+def hostile(box: Path) -> Path:
+    """A legal match whose player names and match id clear the screen, retitle the terminal,
+    forge an output line and reverse the text, if printed as they are."""
+    import msgspec
+
+    from buraco_log import events as ev
+    from buraco_log import log
+    from buraco_log.rules import PRESETS
+    from buraco_log.simulate import simulate_match
+
+    events = list(simulate_match(PRESETS["classic"], 2, seed="esc", index=0))
+    start = events[0]
+    assert isinstance(start, ev.MatchStarted)
+    events[0] = msgspec.structs.replace(start, match_id="m\x1b[31mred",
+                                        players=tuple(ev.Player(name=n) for n in HOSTILE))
+    # an illegal last event, so that notes and errors name a player too
+    discard = next(e for e in reversed(events) if isinstance(e, ev.CardDiscarded))
+    events = [*events[:discard.seq], msgspec.structs.replace(discard, card=64)]
+    path = box / "hostile.blog"
+    with log.Writer(path, validate=False) as w:
+        for e in events:
+            w.append(e)
+    return path
+
+
+@pytest.mark.parametrize("args", [
+    ["show"], ["replay"], ["replay", "--at", "5", "--seat", "1"], ["explain", "--at", "5"],
+    ["moves", "--at", "5"], ["diff", str(GOOD)],
+    ["review", "--seat", "1", "--budget", "1x1", "--partial"],
+    ["review", "--seat", "1", "--budget", "1x1"],  # refused: the error names the player
+    ["view", "-o", "/dev/null"],
+], ids=lambda a: "-".join(a).replace(str(GOOD), "good"))
+def test_control_characters_in_names_are_escaped_on_the_terminal(hostile: Path,
+                                                                  args: list[str]) -> None:
+    r = run(args[0], hostile, *args[1:])
+    assert r.code is not None and "Traceback" not in r.err, r.err[-600:]
+    both = r.out + r.err
+    for bad in ("\x1b", "\x07", "\r", "\x9b", "\u202e"):
+        assert bad not in both, (bad, both[:600])
+    assert not any(line.startswith("seq 999 FORGED") for line in both.splitlines())
+    if args[0] in ("show", "replay", "explain"):
+        assert "\\x1b" in r.out  # shown escaped, not dropped
+
+
+def test_terminal_safe_keeps_what_is_printable() -> None:
+    from cli.safetext import terminal_safe, terminal_safe_lines
+
+    assert terminal_safe("ünï ♠ 🂡 10♦ <b>\t") == "ünï ♠ 🂡 10♦ <b>\\x09"
+    assert terminal_safe("a\nb\x1b[0m\u2028\u202e\x7f") == \
+        "a\\x0ab\\x1b[0m\\u2028\\u202e\\x7f"
+    assert terminal_safe_lines("one\ntwo\x1b") == "one\ntwo\\x1b"
