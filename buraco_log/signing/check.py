@@ -205,22 +205,22 @@ def _receipts(events: Sequence[ev.AnyEvent], receipts: Sequence[HeldReceipt], *,
     return problems
 
 
+MAX_RECEIPTS_FILE = 1 << 24
+"""Largest receipt file read (a receipt is about 300 bytes)."""
+
+
 def load_receipts(paths: Sequence[str]) -> list[HeldReceipt]:
     """Receipts from JSON files, each one receipt object or an array of them; one-line
     ``SigningError`` naming the file when one is not."""
-    from buraco_log.signing.keys import SigningError
+    from buraco_log.signing.keys import SigningError, read_small
 
     out: list[HeldReceipt] = []
     for path in paths:
+        data = read_small(path, "a buraco-log receipt", MAX_RECEIPTS_FILE)
         try:
-            with open(path, "rb") as f:
-                data = f.read(1 << 24)
-        except OSError as exc:
-            raise SigningError(f"{path}: {exc.strerror or exc}") from None
-        try:
-            items = msgspec.json.decode(data)
-            for item in items if isinstance(items, list) else [items]:
-                receipt = msgspec.convert(item, record.Receipt)
+            # typed: deep nesting fails at its first level instead of recursing
+            items = msgspec.json.decode(data, type=record.Receipt | list[record.Receipt])
+            for receipt in items if isinstance(items, list) else [items]:
                 receipt.signed_head()  # hex of the right sizes, seq in range
                 out.append(HeldReceipt(receipt, path))
         except (msgspec.MsgspecError, ValueError) as exc:

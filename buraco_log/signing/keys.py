@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import os
+import stat
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Final
@@ -124,10 +125,7 @@ def load_signer(path: str | os.PathLike[str], passphrase: bytes | None = None) -
     from cryptography.hazmat.primitives import serialization as ser
 
     path = os.fspath(path)
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        raise SigningError(f"{path}: {exc.strerror or exc}") from None
+    data = read_small(path, "a private key file")
     try:
         key = ser.load_pem_private_key(data, password=passphrase or None)
     except TypeError:
@@ -243,27 +241,56 @@ class Keyring:
         return None
 
 
-def _read_json(path: Path) -> Any:
+MAX_FILE: Final = 1 << 20
+"""Largest key, keyring or revoked file read (a published key is about 250 bytes)."""
+
+
+def read_small(path: str | os.PathLike[str], what: str, limit: int = MAX_FILE) -> bytes:
+    """The bytes of a small file a site or a player gives (a key, a keyring, a receipt).
+
+    A regular file only, opened without blocking: a FIFO would wait forever for a writer and a
+    device such as /dev/zero never ends. At most ``limit`` bytes; one-line
+    :class:`SigningError` naming the file otherwise."""
     try:
-        return msgspec.json.decode(path.read_bytes())
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        with os.fdopen(fd, "rb") as f:
+            mode = os.fstat(fd).st_mode
+            if not stat.S_ISREG(mode):
+                kind = ("a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode)
+                        else "a device or socket")
+                raise SigningError(f"{os.fspath(path)}: not a regular file ({kind}): "
+                                   f"not {what}")
+            data = f.read(limit + 1)
     except OSError as exc:
-        raise SigningError(f"{path}: {exc.strerror or exc}") from None
-    except msgspec.MsgspecError as exc:
-        raise SigningError(f"{path}: not JSON: {exc}") from None
+        raise SigningError(f"{os.fspath(path)}: {exc.strerror or exc}") from None
+    if len(data) > limit:
+        raise SigningError(f"{os.fspath(path)}: larger than {limit:,} bytes: not {what}")
+    return data
 
 
-def _convert(data: Any, kind: Any, path: Path) -> Any:
+def _read_key_file(path: Path) -> _Ring:
+    """A ``.pub`` file or a keyring file, as a ring. The decodes are typed (never a free-form
+    JSON value), so deep nesting fails at its first level instead of recursing."""
+    data = read_small(path, "a buraco-log key file")
     try:
-        return msgspec.convert(data, kind)
-    except msgspec.MsgspecError as exc:
-        raise SigningError(f"{path}: not a buraco-log key file: {exc}") from None
+        try:
+            return _Ring(keys=[msgspec.json.decode(data, type=PublicKey)])
+        except msgspec.ValidationError as as_key:
+            try:
+                return msgspec.json.decode(data, type=_Ring)
+            except msgspec.ValidationError as as_ring:
+                ring = b'"keys"' in data or b'"revoked"' in data
+                raise SigningError(f"{path}: not a buraco-log key file: "
+                                   f"{as_ring if ring else as_key}") from None
+    except msgspec.DecodeError as exc:
+        raise SigningError(f"{path}: not JSON: {exc}") from None
 
 
 def _revoked_lines(path: Path) -> list[str]:
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SigningError(f"{path}: {getattr(exc, 'strerror', None) or exc}") from None
+        text = read_small(path, "a list of revoked key ids").decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SigningError(f"{path}: not UTF-8 text: {exc}") from None
     lines = (line.split("#", 1)[0].strip() for line in text.splitlines())
     return [line for line in lines if line]
 
@@ -275,23 +302,19 @@ def load_keyring(paths: Sequence[str | os.PathLike[str]]) -> Keyring:
     for p in map(Path, paths):
         if p.is_dir():
             for f in sorted(p.glob("*.pub")):
-                keys.append(_convert(_read_json(f), PublicKey, f))
-            if (p / "revoked").is_file():
+                keys += _read_key_file(f).keys
+            if (p / "revoked").exists():
                 revoked += _revoked_lines(p / "revoked")
         elif not p.exists():
             raise SigningError(f"{p}: no such file or directory")
         elif p.name == "revoked":
             revoked += _revoked_lines(p)
         else:
-            data = _read_json(p)
-            if isinstance(data, dict) and "key_id" not in data:
-                ring = _convert(data, _Ring, p)
-                keys += ring.keys
-                revoked += ring.revoked
-            else:
-                keys.append(_convert(data, PublicKey, p))
+            ring = _read_key_file(p)
+            keys += ring.keys
+            revoked += ring.revoked
     return Keyring(keys, revoked)
 
 
 __all__ = ["INSTALL_HINT", "KeyFiles", "Keyring", "PublicKey", "Signer", "SigningError",
-           "load_keyring", "load_signer", "verify", "write_key_pair"]
+           "load_keyring", "load_signer", "read_small", "verify", "write_key_pair"]
