@@ -654,6 +654,11 @@ class Recorder:
                 except TypeError as exc:  # a field holding an object msgspec cannot encode
                     raise LogFormatError(f"{type(event).__name__} cannot be recorded: {exc}",
                                          path=table.path, kind="validate") from None
+                if len(data) > _MAX_EVENT:  # a record that big no reader takes
+                    raise LogFormatError(
+                        f"{type(event).__name__} is {len(data):,} bytes encoded; one record of "
+                        f"a log holds at most {log.MAX_PAYLOAD:,}", path=table.path,
+                        seq=event.seq, kind="range")
                 event = _readable(event, data, table.path)  # what a reader will decode
                 if table.validator is not None:
                     table.validator.step(event)  # raises, changing nothing, if illegal
@@ -977,9 +982,16 @@ class Recorder:
             nonlocal taken
             try:
                 encoded, waiters = table.pending, table.waiters
-                table.pending, table.waiters = [], []
+                n = _fitting(encoded)
+                table.pending, table.waiters = encoded[n:], waiters[n:]
+                encoded, waiters = encoded[:n], waiters[:n]
+                more = bool(table.pending)
             finally:
                 table.lock.release()
+            if more:  # past what one segment holds: the rest goes in the next round
+                with self._cv:
+                    self._dirty.setdefault(table.match, table)
+                    self._first_at = 0.0
             taken += len(encoded)
             if not encoded:
                 return
@@ -1460,6 +1472,20 @@ class Recorder:
         for loop, group in by_loop.items():
             with contextlib.suppress(RuntimeError):  # the loop was closed meanwhile
                 loop.call_soon_threadsafe(_settle, group, error)
+
+
+_MAX_EVENT: Final = log.MAX_PAYLOAD - 5  # a segment's payload: an array header, then events
+
+
+def _fitting(encoded: list[bytes]) -> int:
+    """How many of ``encoded`` (events, each at most ``_MAX_EVENT``) one segment holds: its
+    payload, their array, is at most ``log.MAX_PAYLOAD`` bytes (a reader refuses more)."""
+    size = 0
+    for i, data in enumerate(encoded):
+        size += len(data)
+        if size > _MAX_EVENT and i:
+            return i
+    return len(encoded)
 
 
 def _readable(event: ev.AnyEvent, data: bytes, path: str) -> ev.AnyEvent:

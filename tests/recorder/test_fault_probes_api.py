@@ -200,3 +200,34 @@ def test_a_second_process_on_the_same_directory_is_refused_until_the_first_close
             holder.stdout.close()
     with Recorder(tmp_path) as rec:
         assert rec.append("t", matches()[0][0]) == 0
+
+
+# -- events too big for one record ----------------------------------------------------------------
+
+
+def test_an_event_larger_than_a_record_is_refused_and_the_log_stays_readable(
+        tmp_path: Path) -> None:
+    """It was acknowledged, and every reader then refused the log ("segment of 17,826,644
+    bytes exceeds the limit")."""
+    events = matches()[0]
+    with Recorder(tmp_path) as rec:
+        rec.append("t", events[0])
+        with pytest.raises(LogFormatError, match="one record of a log holds at most") as info:
+            rec.append("t", replace(events[1], note="x" * log.MAX_PAYLOAD))
+        assert info.value.kind == "range" and info.value.seq == 1
+        assert rec.append("t", events[1]) == 1
+    assert log.read_events(tmp_path / "t.blog") == list(events[:2])
+
+
+@pytest.mark.parametrize("sync", ["fsync", "journal"])
+def test_events_that_together_pass_a_record_s_limit_go_in_several(tmp_path: Path,
+                                                                  sync: str) -> None:
+    events = matches()[0]
+    big = [replace(e, note=str(e.seq) * (6 << 20)) for e in events[1:5]]  # 24 MiB together
+    with Recorder(tmp_path, sync=sync, window=0.05) as rec:
+        rec.append("t", events[0])
+        futures = [rec.submit("t", e) for e in big]  # one round's worth
+        assert [f.result(timeout=60) for f in futures] == [1, 2, 3, 4]
+    info = log.verify(tmp_path / "t.blog")
+    assert info.torn is None and info.events == 5 and info.segments >= 3
+    assert log.read_events(tmp_path / "t.blog") == [events[0], *big]
