@@ -174,6 +174,11 @@ class _Renaming(io.TextIOBase):
         return str(self._real.encoding)
 
 
+def from_stdin(path: Path | str) -> bool:
+    """Whether ``path`` is the temporary file that holds a log read from ``-``."""
+    return str(path) in _STDIN_NAMES
+
+
 def _has_stdin(value: Any) -> bool:
     return value == STDIN or (isinstance(value, list) and STDIN in value)
 

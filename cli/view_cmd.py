@@ -15,7 +15,7 @@ import typer
 from buraco_log.errors import BuracoLogError, LogFormatError, ReplayError
 from buraco_log.view import Mark, Page, page_for_log, write_page
 from buraco_log.view.links import Rows, match_pages
-from cli.common import EXIT_USAGE, fail, guarded, refuse_input_as_output
+from cli.common import EXIT_USAGE, fail, from_stdin, guarded, refuse_input_as_output
 from cli.safetext import terminal_safe
 
 
@@ -87,6 +87,10 @@ def view(
         raise fail(f"{path}: is a directory, not a log", EXIT_USAGE)
     if output == "-" and open_:
         raise fail("--open needs a file to open; it cannot go with -o -", EXIT_USAGE)
+    if output is None and from_stdin(path):  # beside a temporary file: lost at once
+        raise fail("<stdin>: a log read from standard input has no name to put the page "
+                   "beside: name the page with -o FILE (or -o - for standard output)",
+                   EXIT_USAGE)
     refuse_input_as_output(output if output is not None else default_output(path, seat), path)
     try:
         page = page_for_log(path, seat=seat, at=at)

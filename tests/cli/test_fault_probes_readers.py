@@ -258,3 +258,19 @@ def test_terminal_safe_keeps_what_is_printable() -> None:
     assert terminal_safe("a\nb\x1b[0m\u2028\u202e\x7f") == \
         "a\\x0ab\\x1b[0m\\u2028\\u202e\\x7f"
     assert terminal_safe_lines("one\ntwo\x1b") == "one\ntwo\\x1b"
+
+
+# -- view of a log read from standard input ---------------------------------------------------------
+
+
+def test_view_of_stdin_without_output_is_refused_not_written_into_a_deleted_folder(
+        box: Path) -> None:
+    """The page went beside the temporary copy of stdin, in a folder removed at once, and the
+    command said "wrote /tmp/buraco-log-stdin-.../stdin.html" with exit 0."""
+    r = run("view", "-", stdin=GOOD.read_bytes(), cwd=box)
+    assert_error(r, 2, "<stdin>", "-o FILE")
+    assert "/tmp/" not in r.err
+    done = run("view", "-", "-o", "from-stdin.html", stdin=GOOD.read_bytes(), cwd=box)
+    assert done.code == 0 and (box / "from-stdin.html").read_bytes().startswith(b"<!DOCTYPE")
+    out = run("view", "-", "-o", "-", stdin=GOOD.read_bytes(), cwd=box)
+    assert out.code == 0 and out.out.startswith("<!DOCTYPE html>")
