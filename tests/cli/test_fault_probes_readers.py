@@ -260,7 +260,7 @@ def test_terminal_safe_keeps_what_is_printable() -> None:
     assert terminal_safe_lines("one\ntwo\x1b") == "one\ntwo\\x1b"
 
 
-# -- view of a log read from standard input ---------------------------------------------------------
+# -- view of a log read from standard input ------------------------------------------------------
 
 
 def test_view_of_stdin_without_output_is_refused_not_written_into_a_deleted_folder(
