@@ -23,7 +23,17 @@ from buraco_log.events import AnyEvent
 from buraco_log.forensic import read_anyway
 from buraco_log.signing.keys import SigningError
 from buraco_log.timeline import TableView, Timeline
-from cli.common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, Format, State, emit_json, fail, guarded
+from cli.common import (
+    EXIT_FINDINGS,
+    EXIT_OK,
+    EXIT_USAGE,
+    Format,
+    State,
+    emit_json,
+    fail,
+    from_stdin,
+    guarded,
+)
 from cli.safetext import terminal_safe
 from cli.view_cmd import audit_html, audit_html_usage
 
@@ -642,6 +652,9 @@ def diff(
 ) -> None:
     """Compare two copies of a match: first divergence, prefix, head digests. Exit 1 if they
     differ."""
+    if a == b and from_stdin(a):  # one stream, read once: it would always be "identical"
+        raise fail("standard input holds one log: give '-' for one of A and B only",
+                   EXIT_USAGE, as_json=format is Format.json)
     result = audit.diff_logs(a, b)
     if format is Format.json:
         emit_json(result)

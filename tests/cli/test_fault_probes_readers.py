@@ -274,3 +274,12 @@ def test_view_of_stdin_without_output_is_refused_not_written_into_a_deleted_fold
     assert done.code == 0 and (box / "from-stdin.html").read_bytes().startswith(b"<!DOCTYPE")
     out = run("view", "-", "-o", "-", stdin=GOOD.read_bytes(), cwd=box)
     assert out.code == 0 and out.out.startswith("<!DOCTYPE html>")
+
+
+@pytest.mark.parametrize("fmt", ["table", "json"])
+def test_diff_of_stdin_with_itself_is_refused(box: Path, fmt: str) -> None:
+    """Both '-' read the one stream once, so any log was "identical" to itself (exit 0)."""
+    r = run("diff", "-", "-", "-f", fmt, stdin=GOOD.read_bytes(), cwd=box)
+    assert_error(r, 2, "standard input holds one log", json_out=fmt == "json")
+    one = run("diff", "-", "good.blog", stdin=GOOD.read_bytes(), cwd=box)
+    assert one.code == 0 and "identical" in one.out
