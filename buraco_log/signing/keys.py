@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import os
+import re
 import stat
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -193,24 +194,37 @@ def write_key_pair(directory: str | os.PathLike[str], name: str, *,
 # -- trust ---------------------------------------------------------------------------------------
 
 
+def key_problem(k: PublicKey) -> str | None:
+    """Why a published key cannot be trusted as written, or None."""
+    if k.algorithm != ALGORITHM:
+        return f"key {k.key_id}: algorithm {k.algorithm!r} is not {ALGORITHM}"
+    try:
+        raw = k.raw()
+        k.window()
+    except ValueError:
+        return f"key {k.key_id}: public key or validity is malformed"
+    if len(raw) != 32 or record.key_id_of(raw) != k.key_id:
+        return f"key {k.key_id}: the key id does not match the public key"
+    return None
+
+
+def _twice(key_id: str) -> str:
+    return (f"key {key_id} is published twice with different validity windows: which one "
+            "counts would depend on the order the files are read")
+
+
 class Keyring:
     """Trusted public keys by id, with validity windows, and the revoked key ids."""
 
     def __init__(self, keys: Iterable[PublicKey] = (), revoked: Iterable[str] = ()) -> None:
         self.keys: dict[str, PublicKey] = {}
         for k in keys:
-            if k.algorithm != ALGORITHM:
-                raise SigningError(f"key {k.key_id}: algorithm {k.algorithm!r} is not {ALGORITHM}")
-            try:
-                raw = k.raw()
-                k.window()
-            except ValueError:
-                raise SigningError(f"key {k.key_id}: public key or validity is malformed"
-                                   ) from None
-            if len(raw) != 32 or record.key_id_of(raw) != k.key_id:
-                raise SigningError(f"key {k.key_id}: the key id does not match the public key")
-            self.keys[k.key_id] = k
-        self.revoked: frozenset[str] = frozenset(revoked)
+            if (why := key_problem(k)) is not None:
+                raise SigningError(why)
+            if self.keys.setdefault(k.key_id, k) != k:
+                raise SigningError(_twice(k.key_id))
+        # key ids are hex: a revocation in capitals must revoke all the same
+        self.revoked: frozenset[str] = frozenset(r.strip().lower() for r in revoked)
 
     def problem(self, key_id: str, started_at: int | None) -> str | None:
         """Why signatures by ``key_id`` on a match started at ``started_at`` (ms) are not
@@ -286,23 +300,58 @@ def _read_key_file(path: Path) -> _Ring:
         raise SigningError(f"{path}: not JSON: {exc}") from None
 
 
+def _checked(ring: _Ring, path: Path) -> _Ring:
+    """``ring`` read from ``path``, each key and revocation checked, errors naming the file."""
+    for k in ring.keys:
+        if (why := key_problem(k)) is not None:
+            raise SigningError(f"{path}: {why}")
+    ring.revoked = [_revoked_id(r, f"{path}, revoked") for r in ring.revoked]
+    return ring
+
+
+_KEY_ID = re.compile(r"[0-9a-f]{16}")
+
+
+def _revoked_id(text: str, where: str) -> str:
+    """A revoked key id as written (any case, spaces around it); a line that is not one is an
+    error: a mistyped revocation that is skipped leaves the key trusted."""
+    key_id = text.strip().lower()
+    if not _KEY_ID.fullmatch(key_id):
+        raise SigningError(f"{where}: {text.strip()!r} is not a key id (16 hex digits): a "
+                           "revocation that is not understood would leave the key trusted")
+    return key_id
+
+
 def _revoked_lines(path: Path) -> list[str]:
     try:
         text = read_small(path, "a list of revoked key ids").decode("utf-8")
     except UnicodeDecodeError as exc:
         raise SigningError(f"{path}: not UTF-8 text: {exc}") from None
-    lines = (line.split("#", 1)[0].strip() for line in text.splitlines())
-    return [line for line in lines if line]
+    out: list[str] = []
+    for number, line in enumerate(text.splitlines(), 1):
+        line = line.split("#", 1)[0]
+        if line.strip():
+            out.append(_revoked_id(line, f"{path}, line {number}"))
+    return out
 
 
 def load_keyring(paths: Sequence[str | os.PathLike[str]]) -> Keyring:
     """Trusted keys from directories and files (see the module's docstring)."""
-    keys: list[PublicKey] = []
+    keys: dict[str, tuple[PublicKey, Path]] = {}
     revoked: list[str] = []
+
+    def add(ring: _Ring, path: Path) -> None:
+        nonlocal revoked
+        for k in _checked(ring, path).keys:
+            first, where = keys.setdefault(k.key_id, (k, path))
+            if first != k:
+                raise SigningError(f"{path}: {_twice(k.key_id)} (also in {where})")
+        revoked += ring.revoked
+
     for p in map(Path, paths):
         if p.is_dir():
             for f in sorted(p.glob("*.pub")):
-                keys += _read_key_file(f).keys
+                add(_read_key_file(f), f)
             if (p / "revoked").exists():
                 revoked += _revoked_lines(p / "revoked")
         elif not p.exists():
@@ -310,10 +359,8 @@ def load_keyring(paths: Sequence[str | os.PathLike[str]]) -> Keyring:
         elif p.name == "revoked":
             revoked += _revoked_lines(p)
         else:
-            ring = _read_key_file(p)
-            keys += ring.keys
-            revoked += ring.revoked
-    return Keyring(keys, revoked)
+            add(_read_key_file(p), p)
+    return Keyring([k for k, _ in keys.values()], revoked)
 
 
 __all__ = ["INSTALL_HINT", "KeyFiles", "Keyring", "PublicKey", "Signer", "SigningError",

@@ -6,9 +6,11 @@ a device, never a recursion error on deep nesting."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -74,3 +76,65 @@ def test_a_keyring_file_holding_keys_still_reads(tmp_path: Path) -> None:
     r = run("audit", SIGNED, "--keys", ring, "-q", timeout=60)
     assert r.code == 0, r
     assert "Traceback" not in r.err
+
+
+def _ring_dir(tmp_path: Path, revoked: str | None = None) -> Path:
+    ring = tmp_path / "ring"
+    ring.mkdir()
+    shutil.copy(PUB, ring)
+    if revoked is not None:
+        (ring / "revoked").write_text(revoked)
+    return ring
+
+
+def _key_id() -> str:
+    return str(json.loads(PUB.read_bytes())["key_id"])
+
+
+@pytest.mark.parametrize("spelling", [str.upper, lambda k: f"  {k}\t# leaked\r"],
+                         ids=["capitals", "spaces"])
+def test_a_revoked_key_id_in_capitals_or_with_spaces_still_revokes(tmp_path: Path,
+                                                                   spelling: Any) -> None:
+    ring = _ring_dir(tmp_path, spelling(_key_id()) + "\n")
+    r = run("audit", SIGNED, "--keys", ring, "-q", timeout=60)
+    assert r.code == 1, r
+    assert "[sign.revoked]" in r.out, r.out
+
+
+def test_a_revoked_line_that_is_not_a_key_id_is_an_error_naming_file_and_line(
+        tmp_path: Path) -> None:
+    ring = _ring_dir(tmp_path, f"# retired keys\n\n{_key_id()} leaked in March\n")
+    assert_error(run("audit", SIGNED, "--keys", ring, timeout=30), 2,
+                 f"{ring / 'revoked'}, line 3", "not a key id")
+
+
+def test_a_keyring_files_revoked_list_is_read_in_any_case(tmp_path: Path) -> None:
+    ring = tmp_path / "ring.json"
+    ring.write_bytes(b'{"keys": [' + PUB.read_bytes() + b'], "revoked": ["'
+                     + _key_id().upper().encode() + b'"]}')
+    r = run("audit", SIGNED, "--keys", ring, "-q", timeout=60)
+    assert r.code == 1 and "[sign.revoked]" in r.out, r
+
+
+def test_a_bad_published_key_is_named_by_its_file(tmp_path: Path) -> None:
+    data = json.loads(PUB.read_bytes())
+    bad = tmp_path / "bad.pub"
+    bad.write_text(json.dumps(dict(data, key_id="0000000000000000")))
+    assert_error(run("audit", SIGNED, "--keys", bad, timeout=30), 2, str(bad),
+                 "does not match the public key")
+    bad.write_text(json.dumps(dict(data, valid_from="yesterday")))
+    assert_error(run("audit", SIGNED, "--keys", bad, timeout=30), 2, str(bad), "malformed")
+
+
+def test_one_key_published_twice_with_different_windows_is_refused_whatever_the_order(
+        tmp_path: Path) -> None:
+    ring = _ring_dir(tmp_path)
+    data = json.loads(PUB.read_bytes())
+    other = tmp_path / "later.pub"
+    other.write_text(json.dumps(dict(data, valid_from="2099-01-01T00:00:00+00:00")))
+    for order in ([ring, other], [other, ring]):
+        args = [a for p in order for a in ("--keys", p)]
+        assert_error(run("audit", SIGNED, *args, timeout=30), 2, _key_id(), "published twice")
+    (tmp_path / "same.pub").write_bytes(PUB.read_bytes())  # the same key twice is fine
+    r = run("audit", SIGNED, "--keys", ring, "--keys", tmp_path / "same.pub", "-q")
+    assert r.code == 0, r
