@@ -439,6 +439,9 @@ class Recorder:
         checkpoint_bytes: int = 64 << 20,
     ) -> None:
         self.directory = os.path.abspath(os.fspath(directory))
+        if not window <= _MAX_WINDOW:  # inf stopped the committer, 1e9 held every append
+            raise ValueError(f"window must be a number of seconds up to {_MAX_WINDOW:g}, "
+                             f"not {window!r}")
         self.window = max(0.0, window)
         self.max_batch = max(1, max_batch)
         self.max_open = max(_RESERVED + 2, max_open if max_open is not None else default_max_open())
@@ -573,7 +576,7 @@ class Recorder:
                 left = None if deadline is None else deadline - time.monotonic()
                 if left is not None and left <= 0:
                     return False
-                self._cv.wait(left)
+                self._cv.wait(None if left is None else min(left, _MAX_WAIT))
         return True
 
     def stats(self) -> RecorderStats:
@@ -972,7 +975,9 @@ class Recorder:
             self._drop(table)
 
     def _idle_wait(self) -> float | None:
-        return self.idle_timeout / 2 if self._open and self.idle_timeout > 0 else None
+        if not (self._open and self.idle_timeout > 0):
+            return None
+        return min(self.idle_timeout / 2, _MAX_WAIT)  # inf: a wait too long for the clock
 
     def _commit(self, batch: list[_Table]) -> None:
         work: list[_Work] = []
@@ -1473,6 +1478,11 @@ class Recorder:
             with contextlib.suppress(RuntimeError):  # the loop was closed meanwhile
                 loop.call_soon_threadsafe(_settle, group, error)
 
+
+_MAX_WINDOW: Final = 60.0
+"""The longest group-commit window (seconds): every append waits up to that long."""
+
+_MAX_WAIT: Final = 3600.0  # a condition wait longer than this overflows the clock (inf)
 
 _MAX_EVENT: Final = log.MAX_PAYLOAD - 5  # a segment's payload: an array header, then events
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -231,3 +232,29 @@ def test_events_that_together_pass_a_record_s_limit_go_in_several(tmp_path: Path
     info = log.verify(tmp_path / "t.blog")
     assert info.torn is None and info.events == 5 and info.segments >= 3
     assert log.read_events(tmp_path / "t.blog") == [events[0], *big]
+
+
+# -- timing knobs that are not finite -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("window", [float("inf"), float("nan"), 1e9, 61.0])
+def test_a_window_that_is_infinite_or_huge_is_refused_at_once(tmp_path: Path,
+                                                              window: float) -> None:
+    """inf stopped the committer on an OverflowError (a traceback on stderr, every append
+    refused); 1e9 held the first append for 30 years."""
+    with pytest.raises(ValueError, match="window must be a number of seconds up to 60"):
+        Recorder(tmp_path, window=window)
+    with Recorder(tmp_path, window=-1) as rec:  # below 0 is 0, as before
+        assert rec.append("t", matches()[0][0]) == 0
+
+
+def test_an_infinite_idle_timeout_never_closes_and_never_stops_the_committer(
+        tmp_path: Path) -> None:
+    events = matches()[0]
+    with Recorder(tmp_path, idle_timeout=float("inf")) as rec:
+        for e in events[:4]:
+            rec.append("t", e)
+        time.sleep(0.05)  # the committer waits idle with a log open
+        assert rec.append("t", events[4]) == 4
+        assert rec.flush(timeout=float("inf"))
+    assert log.read_events(tmp_path / "t.blog") == list(events[:5])
