@@ -493,7 +493,7 @@ def _step(tl: Timeline, view: TableView, seat: int | None, format: Format, recen
             target = seq + 1
         elif key in ("p", "prev", "previous"):
             target = seq - 1
-        elif _number(key.lstrip("-")):
+        elif _number(key.removeprefix("-")):  # lstrip took "--5" too, and int() raised
             target = int(key)
         elif key.startswith("h") and _number(key[1:].strip()):
             try:

@@ -283,3 +283,11 @@ def test_diff_of_stdin_with_itself_is_refused(box: Path, fmt: str) -> None:
     assert_error(r, 2, "standard input holds one log", json_out=fmt == "json")
     one = run("diff", "-", "good.blog", stdin=GOOD.read_bytes(), cwd=box)
     assert one.code == 0 and "identical" in one.out
+
+
+def test_step_takes_a_key_of_two_minus_signs_as_an_unknown_key(box: Path) -> None:
+    """'--5' passed as a number, and int() raised a traceback."""
+    r = run("replay", "good.blog", "--at", "5", "--step", stdin=b"--5\n-5\n7\nq\n", cwd=box)
+    assert r.code == 0 and "Traceback" not in r.err, r.err[-600:]
+    assert "unknown key '--5'" in r.err and "no seq -5 (0 to 538)" in r.err
+    assert [ln.split()[1] for ln in r.out.splitlines() if ln.startswith("seq ")] == ["5", "7"]
