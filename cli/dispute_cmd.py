@@ -393,6 +393,9 @@ def replay(
         raise fail("--turn needs --hand", EXIT_USAGE, as_json=js)
     if step and ignore_integrity:
         raise fail("--step does not combine with --ignore-integrity", EXIT_USAGE, as_json=js)
+    if step and js:  # a table per key press: several documents, no longer one JSON
+        raise fail("--step is for people and does not combine with --format json; ask for "
+                   "each seq with --at N -f json", EXIT_USAGE, as_json=js)
     try:
         tl, warning = load_timeline(path, ignore_integrity, as_json=js)
         if at is not None:

@@ -291,3 +291,10 @@ def test_step_takes_a_key_of_two_minus_signs_as_an_unknown_key(box: Path) -> Non
     assert r.code == 0 and "Traceback" not in r.err, r.err[-600:]
     assert "unknown key '--5'" in r.err and "no seq -5 (0 to 538)" in r.err
     assert [ln.split()[1] for ln in r.out.splitlines() if ln.startswith("seq ")] == ["5", "7"]
+
+
+def test_step_with_json_is_refused_as_it_would_print_many_documents(box: Path) -> None:
+    """Each key press printed one more JSON document: stdout was no longer one JSON."""
+    r = run("replay", "good.blog", "--step", "-f", "json", stdin=b"n\nn\nq\n", cwd=box)
+    assert_error(r, 2, "--step", "--format json", json_out=True)
+    assert json.loads(r.out)["error"]["exit_status"] == 2
