@@ -8,6 +8,7 @@ Events are encoded as arrays (``array_like``): the move's own fields first, then
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal, TypeAlias
 
 import msgspec
@@ -270,8 +271,28 @@ def from_dict(data: dict[str, Any]) -> AnyEvent:
             row.append(msgspec.to_builtins(defaults[name].default)
                        if defaults[name].default is not msgspec.NODEFAULT
                        else defaults[name].default_factory())
-    event: AnyEvent = msgspec.convert(row, AnyEvent)
+    try:
+        event: AnyEvent = msgspec.convert(row, AnyEvent)
+    except msgspec.ValidationError as exc:
+        raise msgspec.ValidationError(name_field(tag, str(exc))) from None
     return event
+
+
+_ITEM = re.compile(r"`\$\[(\d+)\]")
+
+
+def name_field(tag: Any, message: str) -> str:
+    """A decode error about an event array (``... - at `$[3]```) with the field named instead
+    of its position (``... - at `seq```): the position means nothing to whoever reads it."""
+    cls = TAGS.get(tag) if isinstance(tag, str) else None
+    found = _ITEM.search(message)
+    if cls is None or found is None:
+        return message
+    index = int(found.group(1)) - 1  # item 0 is the tag
+    fields = cls.__struct_fields__
+    if not 0 <= index < len(fields):
+        return message
+    return f"{message[:found.start()]}`{fields[index]}{message[found.end():]}"
 
 
 _V1_MS_KEY_ID = 10  # where version 2 put MatchStarted.key_id: after the tag and 9 fields

@@ -70,6 +70,19 @@ _BIG_DIGITS = re.compile(rb"\d{19}")
 (a cheap test before the field-by-field search)."""
 
 
+_BOM = b"\xef\xbb\xbf"
+_HUGE_FIELD = re.compile(rb'"((?:[^"\\]|\\.){1,64})"\s*:\s*\[?\s*-?\d{19}')
+
+
+def _range_message(text: bytes) -> str:
+    """The range error of a line whose integer is too long even to decode (msgspec refuses
+    thousands of digits before any field can be looked at), naming the field when it can."""
+    found = _HUGE_FIELD.search(text)
+    where = f"field {found.group(1).decode('utf-8', 'replace')!r}" if found else "a field"
+    return (f"{where} holds an integer outside the signed 64-bit range ({log.INT_MIN} to "
+            f"{log.INT_MAX})")
+
+
 class _DuplicateKey(Exception):
     pass
 
@@ -208,6 +221,12 @@ class JsonlReader:
                 try:
                     obj = _line_decoder().decode(text)
                 except msgspec.MsgspecError as exc:
+                    if str(exc).startswith("Integer value out of range"):  # thousands of digits
+                        raise self._error(_range_message(text), number, "range") from None
+                    if number == 1 and text.startswith(_BOM):
+                        raise self._error(
+                            "the file starts with a byte order mark (EF BB BF): JSON Lines are "
+                            "UTF-8 without one (save the file without BOM)", number) from None
                     raise self._error(f"not a JSON line: {exc}", number) from None
                 if not isinstance(obj, dict):
                     raise self._error("a line must be a JSON object", number)

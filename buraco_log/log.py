@@ -609,7 +609,15 @@ class Reader:
         """A signature record: it must sign exactly the chain's head so far (the key is checked
         by ``buraco_log.signing.check``; this reader needs no cryptography)."""
         last = self._next_seq - 1
-        if first_seq != self._next_seq or last < FIRST_SEQ or length > sigrec.MAX_RECORD:
+        if last < FIRST_SEQ:
+            raise self._error(
+                "a record of 0 events (a signature record) before the first event: a signature "
+                "follows the events it signs",
+                "damage",
+                off,
+                self._next_seq,
+            )
+        if first_seq != self._next_seq or length > sigrec.MAX_RECORD:
             raise self._error(
                 f"signature record of {length} bytes at seq {first_seq} is out of place "
                 f"(expected one of at most {sigrec.MAX_RECORD} bytes after seq {last})",
@@ -736,7 +744,7 @@ def describe_bad_record(record: Any, exc: Exception) -> str:
             f"event {tag!r} has {extra} unknown field(s) after {fields[-1]!r} "
             "(written by a newer buraco_log?)"
         )
-    return f"invalid event {tag!r}: {exc}"
+    return f"invalid event {tag!r}: {ev.name_field(tag, str(exc))}"
 
 
 def read_events(path: str | os.PathLike[str], *, allow_torn: bool = False) -> list[ev.AnyEvent]:

@@ -8,11 +8,20 @@ nothing half-written, and an input a command only reads is never modified."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import struct
 import subprocess
 import sys
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
+import pytest
+
+from buraco_log import events as ev
+from buraco_log import log
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
@@ -63,3 +72,87 @@ def assert_error(r: Result, code: int, *needles: str) -> str:
 
 def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+# -- JSON Lines: hostile lines -------------------------------------------------------------------
+
+
+def _lines() -> list[bytes]:
+    return GOOD_JSONL.read_bytes().split(b"\n")
+
+
+def _with_line(tmp_path: Path, number: int, line: bytes, name: str = "bad.jsonl") -> Path:
+    """The golden JSON Lines log with line ``number`` (1-based) replaced by ``line``."""
+    lines = _lines()
+    lines[number - 1] = line
+    path = tmp_path / name
+    path.write_bytes(b"\n".join(lines))
+    return path
+
+
+DRAW = b'{"t":"dr","seat":0,"card":"4c","seq":2}'  # line 4 of the golden log
+
+
+def test_the_golden_draw_line_is_what_these_probes_edit() -> None:
+    assert _lines()[3] == DRAW
+
+
+@pytest.mark.parametrize("line, field", [
+    (b'{"t":"dr","seat":0,"card":"4c","seq":1' + b"0" * 5000 + b"}", "seq"),
+    (b'{"t":"dr","seat":0,"card":[-' + b"9" * 5000 + b'],"seq":2}', "card"),
+])
+def test_an_integer_of_thousands_of_digits_is_a_range_error_naming_the_field(
+        tmp_path: Path, line: bytes, field: str) -> None:
+    # msgspec refuses it before any field can be looked at; it is still kind range, exit 2
+    path = _with_line(tmp_path, 4, line)
+    before = digest(path)
+    for command in (["verify", path], ["convert", path, "-o", tmp_path / "out.blog"]):
+        assert_error(run(*command), 2, f"{path}, line 4", f"field '{field}'",
+                     "outside the signed 64-bit range")
+    assert digest(path) == before and not (tmp_path / "out.blog").exists()
+
+
+def test_a_byte_order_mark_is_named_as_such(tmp_path: Path) -> None:
+    path = tmp_path / "bom.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + GOOD_JSONL.read_bytes())
+    assert_error(run("verify", path), 1, f"{path}, line 1", "byte order mark")
+
+
+def test_crlf_line_ends_read_as_the_same_log(tmp_path: Path) -> None:
+    path = tmp_path / "crlf.jsonl"
+    path.write_bytes(GOOD_JSONL.read_bytes().replace(b"\n", b"\r\n"))
+    a, b = run("verify", "-f", "json", path), run("verify", "-f", "json", GOOD_JSONL)
+    assert a.code == b.code == 0, (a, b)
+    assert json.loads(a.out)["head"] == json.loads(b.out)["head"]
+
+
+@pytest.mark.parametrize("line, field", [
+    (b'{"t":"dr","seat":0,"card":"4c","seq":2.0}', "`seq`"),
+    (b'{"t":"dr","seat":0.5,"card":"4c","seq":2}', "`seat`"),
+    (b'{"t":"dr","seat":"0","card":"4c","seq":2}', "`seat`"),
+])
+def test_a_field_of_the_wrong_type_is_named_not_numbered(tmp_path: Path, line: bytes,
+                                                         field: str) -> None:
+    path = _with_line(tmp_path, 4, line)
+    line_out = assert_error(run("verify", path), 1, f"{path}, line 4", field)
+    assert "$[" not in line_out
+
+
+def test_a_field_of_the_wrong_type_in_a_binary_record_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "float.blog"
+    payload = log._array_header(1) + msgspec.msgpack.encode(["dr", 0.5, 3, 0, None, None])
+    path.write_bytes(log._file_header(ev.FORMAT_VERSION, False)
+                     + log._segment(payload, 1, 0, None))
+    line = assert_error(run("verify", path), 1, f"{path}, byte 20, seq 0", "`seat`")
+    assert "$[" not in line
+
+
+def test_a_signature_record_before_any_event_is_named_so(tmp_path: Path) -> None:
+    path = tmp_path / "sig0.blog"
+    payload = b"\x91" + b"\xc0" * 10
+    head = struct.pack("<IIQ", len(payload), 0, 0)
+    head += struct.pack("<I", zlib.crc32(payload))
+    head += struct.pack("<I", zlib.crc32(head))
+    path.write_bytes(log._file_header(ev.FORMAT_VERSION, False) + head + payload)
+    line = assert_error(run("verify", path), 1, f"{path}, byte 20", "before the first event")
+    assert "seq -1" not in line
