@@ -324,8 +324,11 @@ class Timeline:
 
     def _beyond(self, seq: int) -> str:
         if self.illegal is not None and seq >= self.last_seq + 1:
-            return (f"seq {seq} is past the first illegal event, seq {self.illegal.seq} "
-                    f"[{self.illegal.rule}]: the table is known up to seq {self.last_seq}")
+            what = (f"seq {seq} is the first illegal event [{self.illegal.rule}]"
+                    if seq == self.illegal.seq else  # not "past ... seq 23" of seq 23 itself
+                    f"seq {seq} is past the first illegal event, seq {self.illegal.seq} "
+                    f"[{self.illegal.rule}]")
+            return f"{what}: the table is known up to seq {self.last_seq}"
         return f"the log has no seq {seq} (seqs 0 to {self.last_seq})"
 
     def seq_of(self, hand: int, turn: int | None = None) -> int:

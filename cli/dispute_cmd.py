@@ -406,11 +406,13 @@ def replay(
             seq = 0
         else:
             seq = tl.last_seq
+        view = tl.view(seq, seat=seat, recent=recent)
+        # after the view: a seq past the illegal event is one error line, not a note and an
+        # error
         if tl.illegal is not None and tl.illegal.seq is not None:
             typer.echo(terminal_safe(f"buraco-log: note: {path}: seq {tl.illegal.seq} is "
                                      f"illegal [{tl.illegal.rule}]; the table is known up to "
                                      f"seq {tl.last_seq}"), err=True)
-        view = tl.view(seq, seat=seat, recent=recent)
     except ReplayError as exc:
         raise _replay_error(path, exc, js) from None
     if warning is not None:

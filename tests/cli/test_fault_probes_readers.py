@@ -298,3 +298,27 @@ def test_step_with_json_is_refused_as_it_would_print_many_documents(box: Path) -
     r = run("replay", "good.blog", "--step", "-f", "json", stdin=b"n\nn\nq\n", cwd=box)
     assert_error(r, 2, "--step", "--format json", json_out=True)
     assert json.loads(r.out)["error"]["exit_status"] == 2
+
+
+# -- a seq at or past an illegal event ------------------------------------------------------------
+
+ILLEGAL = Path(__file__).resolve().parents[2] / "examples" / "disputes" / "illegal.log"
+
+
+@pytest.mark.parametrize(("command", "seq", "needle"), [
+    ("replay", 30, "seq 30 is past the first illegal event, seq 23"),
+    ("replay", 23, "seq 23 is the first illegal event [discard.card_not_in_hand]"),
+    ("moves", 23, "seq 23 is the first illegal event"),  # it said "is past ... seq 23"
+])
+def test_a_seq_past_the_illegal_event_is_one_error_line(command: str, seq: int,
+                                                        needle: str) -> None:
+    """replay printed its note on the illegal event, then the error: two lines."""
+    assert_error(run(command, ILLEGAL, "--at", seq), 1 if command == "replay" else 2,
+                 str(ILLEGAL), needle, "known up to seq 22")
+
+
+def test_replay_of_an_illegal_log_still_notes_it_beside_the_table() -> None:
+    r = run("replay", ILLEGAL)
+    assert r.code == 0 and r.out.startswith("seq 22 ")
+    assert r.lines == [f"buraco-log: note: {ILLEGAL}: seq 23 is illegal "
+                       "[discard.card_not_in_hand]; the table is known up to seq 22"]
