@@ -84,30 +84,56 @@ def page_for_log(path: str | os.PathLike[str], *, seat: int | None = None,
                       marks=marks)
 
 
+_SPECIAL: tuple[str, ...] = ("/dev/", "/proc/", "/sys/")
+
+
+def _through_special(path: Path) -> bool:
+    """Whether ``path``, or a link it leads through, lies in /dev, /proc or /sys: a place
+    written into as it is, never replaced by a rename."""
+    here = os.path.abspath(path)
+    for _ in range(40):  # a loop of links: open() says so
+        parent, name = os.path.split(here)
+        here = os.path.join(os.path.realpath(parent), name)
+        if here.startswith(_SPECIAL):
+            return True
+        if not os.path.islink(here):
+            return False
+        here = os.path.normpath(os.path.join(os.path.dirname(here), os.readlink(here)))
+    return False
+
+
 def write_page(path: str | os.PathLike[str], html: str) -> None:
     """Write ``html`` at ``path`` whole or not at all: a temporary file beside it, fsync,
-    rename. A path that is not a regular file (``/dev/null``, ``/dev/stdout``, a FIFO) is
-    written into as it is, never renamed over."""
+    rename. A path that is not a regular file (``/dev/null``, a FIFO), or that is or leads
+    through a link into /dev, /proc or /sys (``/dev/stdout``), is written into as it is, never
+    renamed over; a link to a regular file keeps being a link (the file it names is
+    replaced)."""
     target = Path(path)
     try:
         mode = target.stat().st_mode
     except FileNotFoundError:
         mode = None
-    if mode is not None and not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+    special = _through_special(target)
+    if special or (mode is not None and not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)):
+        # /dev/stdout with stdout redirected to a file is a regular file through a link into
+        # /proc: renamed over, it was /dev/stdout itself that became the page, for everyone
         try:
             with open(target, "wb") as out:
                 out.write(html.encode("utf-8"))
         except OSError as exc:  # /dev/full: the error named no file
             raise OSError(exc.errno, exc.strerror, str(target)) from None
         return
+    asked = str(target)  # errors name it, not the file a link leads to
+    if target.is_symlink():  # a link to the page: write the file it names, keep the link
+        target = Path(os.path.realpath(target))
     parent = target.parent or Path(".")
     if not parent.is_dir():  # name the file asked for, not the temporary beside it
-        raise FileNotFoundError(errno.ENOENT, f"no such directory: {parent}", str(target))
+        raise FileNotFoundError(errno.ENOENT, f"no such directory: {parent}", asked)
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp",
                                    dir=target.parent or Path("."))
     except OSError as exc:  # a directory not writable: name the file asked for
-        raise OSError(exc.errno, exc.strerror, str(target)) from None
+        raise OSError(exc.errno, exc.strerror, asked) from None
     try:
         mask = os.umask(0)
         os.umask(mask)
@@ -119,7 +145,7 @@ def write_page(path: str | os.PathLike[str], html: str) -> None:
         os.replace(tmp, target)
     except OSError as exc:  # a full disk: name the file asked for, not the temporary one
         Path(tmp).unlink(missing_ok=True)
-        raise OSError(exc.errno, exc.strerror, str(target)) from None
+        raise OSError(exc.errno, exc.strerror, asked) from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

@@ -120,3 +120,52 @@ def test_hostile_names_render_as_text_in_the_browser(browser: Any, nasty: Path,
 
     with pytest.raises(NoAlertPresentException):
         browser.switch_to.alert.text  # noqa: B018
+
+
+# -- an output that is a link ---------------------------------------------------------------------
+
+
+@pytest.mark.skipif(EXE is None, reason="buraco-log is not installed")
+@pytest.mark.parametrize("command", [
+    ["view", str(GOOD)],
+    ["review", str(GOOD), "--seat", "0", "--budget", "1x2r1", "-f", "json"],
+])
+def test_a_link_to_standard_output_is_written_into_not_replaced(tmp_path: Path,
+                                                                command: list[str]) -> None:
+    """`-o /dev/stdout` with stdout redirected to a file: /dev/stdout is a link to
+    /proc/self/fd/1, a regular file then, so the page was renamed over the link: as root,
+    /dev/stdout itself became the page. Here a link of our own to /proc/self/fd/1 stands in
+    for /dev/stdout."""
+    link = tmp_path / "stdout"
+    link.symlink_to("/proc/self/fd/1")
+    assert EXE is not None
+    with open(tmp_path / "captured", "wb") as captured:
+        p = subprocess.run([EXE, *command, "-o", str(link)], stdout=captured,
+                           stderr=subprocess.PIPE, text=True, timeout=120, cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert link.is_symlink() and os.readlink(link) == "/proc/self/fd/1"
+    body = (tmp_path / "captured").read_bytes()
+    assert body.startswith(b"<!DOCTYPE html>" if command[0] == "view" else b"{")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["captured", "stdout"]
+
+
+def test_a_link_to_a_page_stays_a_link_and_its_file_gets_the_page(tmp_path: Path) -> None:
+    real = tmp_path / "pages" / "real.html"
+    real.parent.mkdir()
+    real.write_text("old page\n")
+    link = tmp_path / "page.html"
+    link.symlink_to(real)
+    write_page(link, "<p>new</p>")
+    assert link.is_symlink() and real.read_text() == "<p>new</p>"
+    assert sorted(p.name for p in real.parent.iterdir()) == ["real.html"]
+
+
+def test_special_paths_are_found_through_links(tmp_path: Path) -> None:
+    from buraco_log.view import _through_special
+
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to("/dev/null")
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    assert _through_special(tmp_path / "a") and _through_special(Path("/dev/stdout"))
+    assert not _through_special(tmp_path / "page.html")
+    assert not _through_special(tmp_path / "loop")
