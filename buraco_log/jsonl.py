@@ -359,11 +359,17 @@ def binary_to_jsonl(src: str | os.PathLike[str], dst: str | os.PathLike[str]) ->
         raise LogFormatError("refusing to overwrite an existing file", path=dst, kind="exists")
     tmp = _temp_beside(dst)
     try:
-        with log.Reader(src) as reader, open(tmp, "w", encoding="utf-8") as out:
+        with log.Reader(src) as reader:
             reader.read_header()
-            dump(_with_signatures(reader), out, sealed=reader.sealed, version=reader.version)
-            out.flush()
-            os.fsync(out.fileno())
+            try:
+                with open(tmp, "w", encoding="utf-8") as out:
+                    dump(_with_signatures(reader), out, sealed=reader.sealed,
+                         version=reader.version)
+                    out.flush()
+                    os.fsync(out.fileno())
+            except OSError as exc:  # the output's; the reader's own are LogFormatErrors
+                raise LogFormatError(f"writing the new file failed: {exc.strerror or exc}",
+                                     path=dst, kind="io") from None
             info = reader.info
         _publish(tmp, dst)
     finally:
@@ -400,7 +406,8 @@ def jsonl_to_binary(
     keep_sealed = reader.sealed if sealed is None else sealed
     tmp = _temp_beside(dst)
     try:
-        with log.Writer(tmp, sealed=keep_sealed, validate=validate, batched=True) as writer:
+        with _named(tmp, dst), log.Writer(tmp, sealed=keep_sealed, validate=validate,
+                                          batched=True) as writer:
             if first is not None:
                 writer.append(first)
                 carried = 0  # signature lines, each after the event it signs
@@ -411,12 +418,25 @@ def jsonl_to_binary(
                     writer.append(event)
                 for signed in reader.signatures[carried:]:
                     writer.put_signature(signed)
-        info = log.verify(tmp)
+        with _named(tmp, dst):
+            info = log.verify(tmp)
         _publish(tmp, dst)
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
     return msgspec.structs.replace(info, path=dst)
+
+
+@contextlib.contextmanager
+def _named(tmp: str, dst: str) -> Iterator[None]:
+    """Errors on the temporary file ``tmp`` name ``dst``, the file the user asked for."""
+    try:
+        yield
+    except (LogFormatError, OSError) as exc:
+        mapped = log.temp_error(exc, tmp, dst, "writing the new file failed")
+        if mapped is None:
+            raise
+        raise mapped from None
 
 
 Target = Literal["jsonl", "binary"]

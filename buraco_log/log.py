@@ -777,6 +777,26 @@ def os_error(exc: OSError, path: str, offset: int | None = None) -> LogFormatErr
     return LogFormatError(exc.strerror or str(exc), path=path, offset=offset, kind="io")
 
 
+def temp_error(exc: LogFormatError | OSError, temp: str, path: str,
+               what: str) -> LogFormatError | None:
+    """A failure on ``temp`` (the new file written beside ``path`` before it is renamed into
+    place) as an error naming ``path``, which is what the user asked for; the temporary name
+    and the byte and seq in it mean nothing to them. None if the failure was not on ``temp``."""
+    if isinstance(exc, LogFormatError):
+        if exc.path != temp:
+            return None
+        message, kind, seq = exc.message, exc.kind, exc.seq
+    else:
+        if exc.filename not in (None, temp):
+            return None
+        message, kind, seq = exc.strerror or str(exc), "io", None
+    message = message.removeprefix("write failed: ")
+    # the seq of an event refused (a rule, a range) is the source's too; that of a failed
+    # write only says how far the new file got
+    return LogFormatError(f"{what}: {message}", path=path, kind=kind,
+                          seq=None if kind == "io" else seq)
+
+
 _FILE_TYPES: Final = (
     (stat.S_ISDIR, "a directory"),
     (stat.S_ISFIFO, "a FIFO"),
@@ -1535,9 +1555,22 @@ def seal(
     append in between: the new file (written beside the log and fsynced) replaces the old one
     by rename while the lock is held. A writer that opened the old file and waited for its
     lock sees afterwards that it is no longer the file at the path, and opens the new one. A
-    log with a torn tail or damage is refused: repair it first.
+    log with a torn tail or damage is refused: repair it first. A symlink is followed: the
+    file it names is sealed and the link stays a link (renaming over the link would leave the
+    log itself unsealed and the link a copy of it).
     """
-    path = str(path)
+    shown = str(path)
+    real = os.path.realpath(path)
+    try:
+        return _seal(real, shown, batch_events, lock_timeout)
+    except LogFormatError as exc:
+        if exc.path != real or real == shown:
+            raise
+        raise LogFormatError(exc.message, path=shown, offset=exc.offset, line=exc.line,
+                             seq=exc.seq, kind=exc.kind) from None
+
+
+def _seal(path: str, shown: str, batch_events: int, lock_timeout: float) -> LogInfo:
     with LogLock(path, write=False, timeout=lock_timeout) as lock:
         assert lock.fd is not None
         _point("seal.locked")
@@ -1550,7 +1583,12 @@ def seal(
                     kind="version",
                 )
             directory = os.path.dirname(os.path.abspath(path))
-            tmp_fd, tmp = _create_temp(directory, os.path.basename(path))
+            try:
+                tmp_fd, tmp = _create_temp(directory, os.path.basename(path))
+            except OSError as exc:
+                raise LogFormatError(
+                    f"cannot create the sealed copy beside it: {exc.strerror or exc}; the log "
+                    "is unchanged", path=path, kind="io") from None
             try:
                 os.close(tmp_fd)
                 os.unlink(tmp)
@@ -1572,12 +1610,18 @@ def seal(
                 os.chmod(tmp, os.fstat(lock.fd).st_mode & 0o7777)
                 _point("seal.before-rename")
                 os.replace(tmp, path)
+            except (LogFormatError, OSError) as exc:
+                mapped = temp_error(exc, tmp, path, "writing the sealed copy beside it failed "
+                                    "(the log is unchanged)")
+                if mapped is None:
+                    raise
+                raise mapped from None
             finally:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(tmp)
         _fsync_dir(path)
         _point("seal.renamed")
-    return msgspec.structs.replace(info, path=path)
+    return msgspec.structs.replace(info, path=shown)
 
 
 def encode_log(

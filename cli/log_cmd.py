@@ -14,6 +14,7 @@ import typer
 
 from buraco_log import audit, jsonl, log, schemafile
 from buraco_log import events as ev
+from buraco_log.errors import LogFormatError
 from cli.common import EXIT_USAGE, STDIN, Format, emit_json, fail, guarded
 
 
@@ -74,7 +75,15 @@ def convert(
         folder = tempfile.mkdtemp(prefix="buraco-log-convert-")
         try:
             temp = Path(folder) / ("stdout.jsonl" if to is Target.jsonl else "stdout.blog")
-            info = jsonl.convert(source, temp, to.value, validate=validate)
+            try:
+                info = jsonl.convert(source, temp, to.value, validate=validate)
+            except LogFormatError as exc:
+                if exc.path != str(temp):
+                    raise
+                raise LogFormatError(  # name what the user asked for, not the temporary
+                    f"{exc.message.replace('the new file', 'the log for standard output')} "
+                    f"(it is made in {folder} first)", path=str(STDIN), seq=exc.seq,
+                    kind=exc.kind) from None
             with open(temp, "rb") as f:
                 shutil.copyfileobj(f, sys.stdout.buffer)
             sys.stdout.flush()

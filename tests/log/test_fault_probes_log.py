@@ -10,10 +10,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import resource
+import signal
 import struct
 import subprocess
 import sys
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,15 +42,26 @@ class Result:
         return self.err.splitlines()
 
 
+def _file_size_limit(size: int) -> Callable[[], None]:
+    """A ``preexec_fn`` that makes every file the child writes stop at ``size`` bytes: a full
+    disk without a full disk (SIGXFSZ ignored, so a write fails with EFBIG instead)."""
+    def limit() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
+    return limit
+
+
 def run(*args: object, stdin: bytes = b"", timeout: float = 60, cwd: Path | None = None,
-        env: dict[str, str] | None = None) -> Result:
+        env: dict[str, str] | None = None, fsize: int | None = None) -> Result:
     """``buraco-log ARGS`` (this checkout's code) in a subprocess; a run past ``timeout``
-    seconds is killed and returns code None, so a hang fails the test instead of blocking."""
+    seconds is killed and returns code None, so a hang fails the test instead of blocking.
+    ``fsize``: no file the command writes can grow past this many bytes."""
     environ = dict(os.environ, COLUMNS="200", PYTHONPATH=str(REPO), **(env or {}))
     try:
         p = subprocess.run([sys.executable, "-m", "cli.main", *(str(a) for a in args)],
                            input=stdin, capture_output=True, timeout=timeout, cwd=cwd,
-                           env=environ)
+                           env=environ,
+                           preexec_fn=None if fsize is None else _file_size_limit(fsize))
     except subprocess.TimeoutExpired as exc:
         return Result(None, (exc.stdout or b"").decode("utf-8", "replace"),
                       (exc.stderr or b"").decode("utf-8", "replace"))
@@ -156,3 +170,53 @@ def test_a_signature_record_before_any_event_is_named_so(tmp_path: Path) -> None
     path.write_bytes(log._file_header(ev.FORMAT_VERSION, False) + head + payload)
     line = assert_error(run("verify", path), 1, f"{path}, byte 20", "before the first event")
     assert "seq -1" not in line
+
+
+# -- seal and convert: a full disk, a symlink --------------------------------------------------
+
+
+UNSEALED = EXAMPLES / "format" / "v2-unsealed.blog"
+UNSEALED_JSONL = EXAMPLES / "format" / "v2-unsealed.jsonl"
+
+
+def _files(folder: Path) -> dict[str, str]:
+    return {p.name: digest(p) for p in folder.iterdir() if p.is_file() and not p.is_symlink()}
+
+
+def test_seal_on_a_full_disk_names_the_log_and_leaves_it_as_it_was(tmp_path: Path) -> None:
+    target = tmp_path / "match.blog"
+    target.write_bytes(UNSEALED.read_bytes())
+    before = _files(tmp_path)
+    r = run("seal", target, fsize=2000)
+    line = assert_error(r, 2, f"{target}: ", "File too large", "unchanged")
+    assert ".new" not in line and "seq" not in line, line
+    assert _files(tmp_path) == before
+
+
+@pytest.mark.parametrize("source, out", [(UNSEALED, "new.jsonl"), (UNSEALED_JSONL, "new.blog"),
+                                         (UNSEALED, "-"), (UNSEALED_JSONL, "-")])
+def test_convert_on_a_full_disk_names_its_output_and_leaves_nothing(
+        tmp_path: Path, source: Path, out: str) -> None:
+    src = tmp_path / source.name
+    src.write_bytes(source.read_bytes())
+    before = _files(tmp_path)
+    (tmp_path / "tmp").mkdir()
+    r = run("convert", src, "-o", out, fsize=2000, cwd=tmp_path,
+            env={"TMPDIR": str(tmp_path / "tmp")})
+    line = assert_error(r, 2, f"error: {out}: ", "File too large")
+    assert ".tmp" not in line and "stdout." not in line and "seq" not in line, line
+    assert _files(tmp_path) == before
+    assert not any((tmp_path / "tmp").iterdir())
+
+
+def test_seal_through_a_symlink_seals_the_log_and_keeps_the_link(tmp_path: Path) -> None:
+    real = tmp_path / "real.blog"
+    real.write_bytes(UNSEALED.read_bytes())
+    link = tmp_path / "link.blog"
+    link.symlink_to(real.name)
+    r = run("seal", link)
+    assert r.code == 0, r
+    assert link.is_symlink() and link.resolve() == real
+    verified = run("verify", "-f", "json", real)
+    assert verified.code == 0 and json.loads(verified.out)["sealed"] is True, verified
+    assert str(link) in r.out  # reported as the user named it
