@@ -348,7 +348,7 @@ def _publish(tmp: str, dst: str) -> None:
             "refusing to overwrite an existing file", path=dst, kind="exists"
         ) from None
     finally:
-        with contextlib.suppress(FileNotFoundError):
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
 
 
@@ -373,7 +373,7 @@ def binary_to_jsonl(src: str | os.PathLike[str], dst: str | os.PathLike[str]) ->
             info = reader.info
         _publish(tmp, dst)
     finally:
-        with contextlib.suppress(FileNotFoundError):
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
     return info
 
@@ -422,7 +422,7 @@ def jsonl_to_binary(
             info = log.verify(tmp)
         _publish(tmp, dst)
     finally:
-        with contextlib.suppress(FileNotFoundError):
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
     return msgspec.structs.replace(info, path=dst)
 

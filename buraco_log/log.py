@@ -1475,7 +1475,15 @@ def repair(
                 offset=0,
                 kind="torn",
             )
-        saved = _backup_tail(fd, info.torn.offset, path + ".bak") if backup else None
+        saved = None
+        if backup:
+            try:
+                saved = _backup_tail(fd, info.torn.offset, path + ".bak")
+            except _BackupFailed as exc:
+                raise LogFormatError(
+                    f"cannot keep the {info.torn.size} bytes it would cut in {exc.name}: "
+                    f"{exc.reason}; nothing was cut (--no-backup cuts without a backup)",
+                    path=path, kind="io") from None
         os.ftruncate(fd, info.torn.offset)
         os.fsync(fd)
         _fsync_dir(path)
@@ -1492,6 +1500,12 @@ def repair(
 _COPY_BLOCK = 64 * 1024
 
 
+class _BackupFailed(Exception):
+    def __init__(self, name: str, reason: str) -> None:
+        super().__init__(name, reason)
+        self.name, self.reason = name, reason
+
+
 def _backup_tail(fd: int, start: int, base: str) -> str:
     """Copy the bytes of ``fd`` from ``start`` to its end into a new file named after ``base``.
 
@@ -1506,6 +1520,8 @@ def _backup_tail(fd: int, start: int, base: str) -> str:
             break
         except FileExistsError:  # taken between the look and the create: try the next name
             continue
+        except OSError as exc:
+            raise _BackupFailed(name, exc.strerror or str(exc)) from None
     try:
         pos = start
         while pos < end:
@@ -1526,10 +1542,12 @@ def _backup_tail(fd: int, start: int, base: str) -> str:
                 pos += len(chunk)
         os.ftruncate(out, end - start)
         os.fsync(out)
-    except BaseException:
+    except BaseException as exc:
         os.close(out)
         with contextlib.suppress(OSError):
             os.unlink(name)
+        if isinstance(exc, OSError):
+            raise _BackupFailed(name, exc.strerror or str(exc)) from None
         raise
     os.close(out)
     return name
@@ -1617,7 +1635,7 @@ def _seal(path: str, shown: str, batch_events: int, lock_timeout: float) -> LogI
                     raise
                 raise mapped from None
             finally:
-                with contextlib.suppress(FileNotFoundError):
+                with contextlib.suppress(OSError):
                     os.unlink(tmp)
         _fsync_dir(path)
         _point("seal.renamed")

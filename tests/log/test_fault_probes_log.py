@@ -16,7 +16,7 @@ import struct
 import subprocess
 import sys
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -220,3 +220,61 @@ def test_seal_through_a_symlink_seals_the_log_and_keeps_the_link(tmp_path: Path)
     verified = run("verify", "-f", "json", real)
     assert verified.code == 0 and json.loads(verified.out)["sealed"] is True, verified
     assert str(link) in r.out  # reported as the user named it
+
+
+def _torn(folder: Path) -> Path:
+    path = folder / "torn.blog"
+    path.write_bytes(UNSEALED.read_bytes() + bytes(range(1, 10)))  # 9 bytes of a header
+    return path
+
+
+def test_repair_whose_backup_cannot_be_written_names_the_backup_and_cuts_nothing(
+        tmp_path: Path) -> None:
+    path = _torn(tmp_path)
+    before = _files(tmp_path)
+    line = assert_error(run("repair", path, fsize=4), 2, f"{path}: ", f"{path}.bak",
+                        "File too large", "nothing was cut")
+    assert "--no-backup" in line
+    assert _files(tmp_path) == before
+
+
+@pytest.fixture
+def read_only_dir(tmp_path: Path) -> Iterator[tuple[Path, Path]]:
+    """(a writable folder, the same folder mounted read-only): a read-only file system, which
+    even root cannot write. Skipped where a bind mount is not allowed."""
+    src, ro = tmp_path / "src", tmp_path / "ro"
+    src.mkdir()
+    ro.mkdir()
+    if os.geteuid() != 0 or subprocess.run(
+            ["mount", "--bind", src, ro], capture_output=True).returncode != 0:
+        pytest.skip("needs root and mount")
+    try:
+        if subprocess.run(["mount", "-o", "remount,bind,ro", ro],
+                          capture_output=True).returncode != 0:
+            pytest.skip("cannot remount read-only")
+        yield src, ro
+    finally:
+        subprocess.run(["umount", ro], capture_output=True)
+
+
+@pytest.mark.parametrize("source, out", [(UNSEALED, "new.jsonl"), (UNSEALED_JSONL, "new.blog")])
+def test_convert_into_a_read_only_file_system_names_the_output(
+        read_only_dir: tuple[Path, Path], source: Path, out: str) -> None:
+    # the temporary file could not be made, and removing it again failed too: that second
+    # error used to hide the first, naming the temporary
+    _, ro = read_only_dir
+    line = assert_error(run("convert", source, "-o", ro / out), 2, f"{ro / out}: ",
+                        "Read-only file system")
+    assert ".tmp" not in line
+
+
+def test_seal_and_repair_on_a_read_only_file_system_name_the_log_and_change_nothing(
+        read_only_dir: tuple[Path, Path]) -> None:
+    src, ro = read_only_dir
+    (src / "s.blog").write_bytes(UNSEALED.read_bytes())
+    _torn(src)
+    before = _files(src)
+    assert_error(run("seal", ro / "s.blog"), 2, f"{ro / 's.blog'}: ", "Read-only file system")
+    assert_error(run("repair", ro / "torn.blog"), 2, f"{ro / 'torn.blog'}: ",
+                 "Read-only file system")
+    assert _files(src) == before
