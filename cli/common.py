@@ -107,9 +107,10 @@ def stdin_logs(kwargs: dict[str, Any]) -> Iterator[dict[str, str]]:
     try:
         source = sys.stdin.buffer
         head = source.read(_STDIN_BLOCK)
-        # JSON Lines begin with an object; anything else goes to the binary reader, which
-        # names what it found at byte 0 (not a log: exit 2)
-        jsonl = head.lstrip()[:1] == b"{"
+        # JSON Lines begin with an object or a '#' comment (a byte order mark before them is
+        # named by the JSON Lines reader); anything else goes to the binary reader, which names
+        # what it found at byte 0 (not a log: exit 2)
+        jsonl = head.removeprefix(b"\xef\xbb\xbf").lstrip()[:1] in (b"{", b"#")
         name = os.path.join(folder, "stdin.jsonl" if jsonl else "stdin.blog")
         with open(name, "wb") as f:
             f.write(head)

@@ -110,7 +110,8 @@ def _form_of(path: Path) -> str:
         head = f.read(len(log.MAGIC))
     if head == log.MAGIC:
         return "binary"
-    return "jsonl" if path.suffix.lower() == ".jsonl" or head[:1] == b"{" else "binary"
+    text = head.removeprefix(b"\xef\xbb\xbf").lstrip()[:1] in (b"{", b"#")
+    return "jsonl" if path.suffix.lower() == ".jsonl" or text else "binary"
 
 
 @guarded

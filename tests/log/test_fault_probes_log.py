@@ -278,3 +278,14 @@ def test_seal_and_repair_on_a_read_only_file_system_name_the_log_and_change_noth
     assert_error(run("repair", ro / "torn.blog"), 2, f"{ro / 'torn.blog'}: ",
                  "Read-only file system")
     assert _files(src) == before
+
+
+def test_json_lines_on_standard_input_may_begin_with_a_comment_or_a_bom(tmp_path: Path) -> None:
+    text = b"# exported by another tool\n" + UNSEALED_JSONL.read_bytes()
+    r = run("verify", "-f", "json", "-", stdin=text)
+    assert r.code == 0, r
+    assert json.loads(r.out)["events"] == 245
+    converted = run("convert", "-", "-o", "-", stdin=text)
+    assert converted.code == 0 and converted.out.startswith("BURACOLG"), converted.err
+    assert_error(run("verify", "-", stdin=b"\xef\xbb\xbf" + UNSEALED_JSONL.read_bytes()), 1,
+                 "<stdin>, line 1", "byte order mark")
