@@ -134,7 +134,7 @@ def parse_budget(text: str) -> Budget:
         raise ValueError(
             f"budget {text!r}: samples x candidates x rounds (r0 counts as {END_ROUNDS}) is "
             f"{budget_work(b):,}, more than {MAX_WORK:,} (50 times the default "
-            f"{DEFAULT_BUDGET.text()}): a review would run for hours")
+            f"{DEFAULT_BUDGET.text()}): the search would run for hours")
     return b
 
 

@@ -51,7 +51,7 @@ def run(*args: object) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.skipif(EXE is None, reason="buraco-log is not installed")
 @pytest.mark.parametrize(("option", "value", "needle"), [
-    ("--budget", "100000x1000r1000", "a review would run for hours"),
+    ("--budget", "100000x1000r1000", "the search would run for hours"),
     ("--budget", "8/86400000ms", "ms 1-10000"),
     ("--threshold", "inf", "--threshold: inf is not a number of points"),
 ])
