@@ -69,6 +69,8 @@ def error_object(message: str, code: int, error: BaseException | None = None) ->
             obj[field] = value
     if isinstance(error, OSError) and error.filename is not None:
         obj["path"] = str(error.filename)
+    if isinstance(obj.get("path"), str):  # <stdin>, not its temporary copy (removed by now)
+        obj["path"] = _named(obj["path"], _STDIN_NAMES)
     return obj
 
 

@@ -322,3 +322,17 @@ def test_replay_of_an_illegal_log_still_notes_it_beside_the_table() -> None:
     assert r.code == 0 and r.out.startswith("seq 22 ")
     assert r.lines == [f"buraco-log: note: {ILLEGAL}: seq 23 is illegal "
                        "[discard.card_not_in_hand]; the table is known up to seq 22"]
+
+
+@pytest.mark.parametrize("command", [["explain", "--at", "5"], ["moves"], ["replay"],
+                                     ["show"]])
+def test_the_json_error_of_a_log_on_stdin_names_stdin_not_its_temporary_copy(
+        box: Path, command: list[str]) -> None:
+    """The "path" of the error object was /tmp/buraco-log-stdin-.../stdin.blog, a file
+    removed by the time a program read it."""
+    damaged = (box / "damaged.blog").read_bytes()
+    r = run(command[0], "-", *command[1:], "-f", "json", stdin=damaged, cwd=box)
+    assert r.code == 1 and "buraco-log-stdin" not in r.out + r.err, r
+    data = json.loads(r.out)
+    if "error" in data:
+        assert data["error"]["path"] == "<stdin>"
