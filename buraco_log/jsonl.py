@@ -71,6 +71,7 @@ _BIG_DIGITS = re.compile(rb"\d{19}")
 
 
 _BOM = b"\xef\xbb\xbf"
+_HEX64 = re.compile(r"[0-9a-fA-F]{64}")
 _HUGE_FIELD = re.compile(rb'"((?:[^"\\]|\\.){1,64})"\s*:\s*\[?\s*-?\d{19}')
 
 
@@ -275,7 +276,7 @@ class JsonlReader:
                     "seq",
                 )
             head = self.end.get("head")
-            if head is not None and head != chain.hexdigest():
+            if head is not None and head.lower() != chain.hexdigest():  # hex in any case
                 raise self._error(
                     "events do not hash to the head digest on the end line: changed after the fact",
                     self.end_line,
@@ -298,6 +299,9 @@ class JsonlReader:
         except (TypeError, ValueError) as exc:
             raise self._error(f"not a signature line: {exc}", number, "decode") from None
         last = log.FIRST_SEQ + self.count - 1
+        if last < log.FIRST_SEQ:
+            raise self._error("a signature line before the first event: a signature follows "
+                              "the events it signs", number, "chain")
         if signed.seq != last or signed.head != self._digest:
             raise self._error(
                 f"the signature line after seq {last} signs seq {signed.seq} with a head that "
@@ -311,16 +315,27 @@ class JsonlReader:
         kind = obj["log"]
         if kind == "buraco-log" and self.count == 0:
             version = obj.get("version", ev.FORMAT_VERSION)
-            if not isinstance(version, int) or not 1 <= version <= ev.FORMAT_VERSION:
+            if type(version) is not int or not 1 <= version <= ev.FORMAT_VERSION:
                 raise self._error(
                     f"JSON Lines of event format version {version!r}: this buraco_log reads "
                     f"version {ev.FORMAT_VERSION}",
                     number,
-                    "version",
+                    "version" if type(version) is int else "jsonl",
                 )
+            sealed = obj.get("sealed", True)
+            if not isinstance(sealed, bool):  # "no" would read as true
+                raise self._error(f"'sealed' on the first line must be true or false, not "
+                                  f"{sealed!r}", number)
             self.version = version
-            self.sealed = bool(obj.get("sealed", True))
+            self.sealed = sealed
         elif kind == "end":
+            events, head = obj.get("events"), obj.get("head")
+            if events is not None and (type(events) is not int or events < 0):
+                raise self._error(f"'events' on the end line must be a count, not {events!r}",
+                                  number)
+            if head is not None and not (isinstance(head, str) and _HEX64.fullmatch(head)):
+                raise self._error(f"'head' on the end line must be 64 hex digits, not "
+                                  f"{head!r}", number)
             self.end = obj
             self.end_line = number
         else:

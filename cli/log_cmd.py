@@ -152,7 +152,7 @@ def seal(path: InPlaceArg, format: FormatOpt = Format.table) -> None:
             raise fail(f"{path}: seal rewrites binary logs; convert this JSON Lines log "
                        f"(`buraco-log convert {path} -o LOG.blog`), seal LOG.blog, and convert "
                        "back if you need JSON Lines", EXIT_USAGE, as_json=format is Format.json)
-        head = str(reader.end["head"])
+        head = str(reader.end["head"]).lower()
         result = {"path": str(path), "events": reader.count, "head": head,
                   "sealed": True, "changed": False}
         message = (f"{path}: already sealed (its end line carries the head digest), "

@@ -289,3 +289,67 @@ def test_json_lines_on_standard_input_may_begin_with_a_comment_or_a_bom(tmp_path
     assert converted.code == 0 and converted.out.startswith("BURACOLG"), converted.err
     assert_error(run("verify", "-", stdin=b"\xef\xbb\xbf" + UNSEALED_JSONL.read_bytes()), 1,
                  "<stdin>, line 1", "byte order mark")
+
+
+# -- JSON Lines: the first, end and signature lines ---------------------------------------------
+
+
+def _unsealed_lines() -> list[bytes]:
+    lines = UNSEALED_JSONL.read_bytes().split(b"\n")
+    assert lines[0].startswith(b'{"log": "buraco-log"') and lines[-2].startswith(b'{"log": "end"')
+    return lines
+
+
+def _edited(tmp_path: Path, first: bytes | None = None, end: bytes | None = None,
+            insert: bytes | None = None) -> Path:
+    lines = _unsealed_lines()
+    if first is not None:
+        lines[0] = first
+    if end is not None:
+        lines[-2] = end
+    if insert is not None:
+        lines.insert(1, insert)
+    path = tmp_path / "edited.jsonl"
+    path.write_bytes(b"\n".join(lines))
+    return path
+
+
+@pytest.mark.parametrize("first, words", [
+    (b'{"log": "buraco-log", "version": true, "sealed": false}', "version True"),
+    (b'{"log": "buraco-log", "version": 2, "sealed": "no"}', "'sealed'"),
+])
+def test_a_first_line_of_the_wrong_types_is_refused_on_line_1(tmp_path: Path, first: bytes,
+                                                              words: str) -> None:
+    # "sealed": "no" was read as sealed; "version": true as version 1 (a wrong head digest)
+    path = _edited(tmp_path, first=first)
+    assert_error(run("verify", path), 1, f"{path}, line 1", words)
+
+
+@pytest.mark.parametrize("end, words", [
+    (b'{"log": "end", "events": 245.0}', "'events'"),
+    (b'{"log": "end", "events": 245, "head": 5}', "'head'"),
+    (b'{"log": "end", "events": 245, "head": "nothex"}', "'head'"),
+])
+def test_an_end_line_of_the_wrong_types_is_refused_on_its_line(tmp_path: Path, end: bytes,
+                                                               words: str) -> None:
+    path = _edited(tmp_path, end=end)
+    line = assert_error(run("verify", path), 1, f"{path}, line 247", words)
+    assert "changed after the fact" not in line
+
+
+def test_an_end_lines_head_in_capitals_is_the_same_digest(tmp_path: Path) -> None:
+    # hex is hex in any case: it was reported as events changed after the fact
+    end = _unsealed_lines()[-2]
+    head = json.loads(end)["head"]
+    path = _edited(tmp_path, end=end.replace(head.encode(), head.upper().encode()))
+    r = run("verify", "-f", "json", path)
+    assert r.code == 0, r
+    assert json.loads(r.out)["head"] == head
+
+
+def test_a_signature_line_before_any_event_says_so(tmp_path: Path) -> None:
+    sig = (b'{"log": "signature", "match_id": "m", "seq": 0, "head": "' + b"00" * 32
+           + b'", "key_id": "k", "signature": "' + b"00" * 64 + b'"}')
+    path = _edited(tmp_path, insert=sig)
+    line = assert_error(run("verify", path), 1, f"{path}, line 2", "before the first event")
+    assert "seq -1" not in line
