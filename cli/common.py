@@ -125,13 +125,15 @@ def stdin_logs(kwargs: dict[str, Any]) -> Iterator[dict[str, str]]:
             value = kwargs[key]
             kwargs[key] = ([Path(name) if v == STDIN else v for v in value]
                            if isinstance(value, list) else Path(name))
-        real = sys.stdout
+        real, real_err = sys.stdout, sys.stderr
         sys.stdout = _Renaming(real, names)  # output names <stdin>, not the temporary file
+        sys.stderr = _Renaming(real_err, names)  # and so do notes and warnings
         try:
             yield names
         finally:
             sys.stdout.flush()
-            sys.stdout = real
+            sys.stderr.flush()
+            sys.stdout, sys.stderr = real, real_err
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 

@@ -336,3 +336,15 @@ def test_the_json_error_of_a_log_on_stdin_names_stdin_not_its_temporary_copy(
     data = json.loads(r.out)
     if "error" in data:
         assert data["error"]["path"] == "<stdin>"
+
+
+@pytest.mark.parametrize("command", [
+    ["replay"], ["view", "-o", "/dev/null"],
+    ["review", "--seat", "0", "--budget", "1x2r1", "--partial", "-o", "/dev/null"],
+])
+def test_notes_about_a_log_on_stdin_name_stdin(command: list[str]) -> None:
+    """Notes and warnings on stderr named /tmp/buraco-log-stdin-.../stdin.blog."""
+    r = run(command[0], "-", *command[1:], stdin=ILLEGAL.read_bytes())
+    assert r.code == 0, r
+    assert "buraco-log: note: <stdin>: seq 23 is illegal" in r.err
+    assert "buraco-log-stdin" not in r.err + r.out
