@@ -334,8 +334,8 @@ class JsonlReader:
                 raise self._error(f"'events' on the end line must be a count, not {events!r}",
                                   number)
             if head is not None and not (isinstance(head, str) and _HEX64.fullmatch(head)):
-                raise self._error(f"'head' on the end line must be 64 hex digits, not "
-                                  f"{head!r}", number)
+                raise self._error(f"'head' on the end line must be a head digest (64 hex "
+                                  f"digits), not {head!r}", number)
             self.end = obj
             self.end_line = number
         else:
