@@ -220,6 +220,8 @@ def load_receipts(paths: Sequence[str]) -> list[HeldReceipt]:
         try:
             # typed: deep nesting fails at its first level instead of recursing
             items = msgspec.json.decode(data, type=record.Receipt | list[record.Receipt])
+            if items == []:
+                raise ValueError("an empty list: the file holds no receipt")
             for receipt in items if isinstance(items, list) else [items]:
                 receipt.signed_head()  # hex of the right sizes, seq in range
                 out.append(HeldReceipt(receipt, path))

@@ -19,6 +19,8 @@ never be taken for a signature over anything else the same key signs."""
 
 SIGNATURE_SIZE: Final = 64  # Ed25519
 DIGEST_SIZE: Final = 32  # SHA-256, the chain's hash
+RECEIPT_FORMAT: Final = 1
+"""The receipt JSON's format version (its ``receipt`` field)."""
 MAX_RECORD: Final = 1024
 """Largest signature record payload a reader accepts (a real one is about 130 bytes)."""
 
@@ -49,7 +51,7 @@ class Receipt(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     key_id: str
     signature: str  # hex
     seat: int | None = None
-    receipt: int = 1  # the receipt format's version
+    receipt: int = RECEIPT_FORMAT  # the receipt format's version
 
     @classmethod
     def of(cls, signed: SignedHead, seat: int | None = None) -> Receipt:
@@ -58,6 +60,9 @@ class Receipt(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
     def signed_head(self) -> SignedHead:
         """The signed head inside; ``ValueError`` if a hex field is not hex of the right size."""
+        if self.receipt != RECEIPT_FORMAT:  # a newer format may mean something else
+            raise ValueError(f"receipt format {self.receipt}: this buraco_log reads receipt "
+                             f"format {RECEIPT_FORMAT}")
         head, sig = bytes.fromhex(self.head), bytes.fromhex(self.signature)
         if len(head) != DIGEST_SIZE or len(sig) != SIGNATURE_SIZE:
             raise ValueError("head or signature has the wrong length")

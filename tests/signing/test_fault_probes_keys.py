@@ -138,3 +138,36 @@ def test_one_key_published_twice_with_different_windows_is_refused_whatever_the_
     (tmp_path / "same.pub").write_bytes(PUB.read_bytes())  # the same key twice is fine
     r = run("audit", SIGNED, "--keys", ring, "--keys", tmp_path / "same.pub", "-q")
     assert r.code == 0, r
+
+
+def _receipt(seq_index: int = 0) -> dict[str, Any]:
+    """A real receipt of the signed example log: one of its own signature records."""
+    from buraco_log import log
+    from buraco_log.signing.record import Receipt, receipt_json
+
+    with log.Reader(SIGNED) as reader:
+        for _ in reader:
+            pass
+        signed = reader.signatures[seq_index]
+    return dict(json.loads(receipt_json(Receipt.of(signed, seat=1))))
+
+
+def test_a_real_receipt_of_the_example_log_checks_clean(tmp_path: Path) -> None:
+    good = tmp_path / "r.json"
+    good.write_text(json.dumps(_receipt(3)))
+    r = run("audit", SIGNED, "--keys", PUB, "--receipt", good, "-q", timeout=60)
+    assert r.code == 0, r
+
+
+@pytest.mark.parametrize("content, words", [
+    (lambda r: dict(r, receipt=2), "receipt format 2"),
+    (lambda r: [], "holds no receipt"),
+], ids=["future-format", "empty-list"])
+def test_a_receipt_of_a_newer_format_or_an_empty_list_is_refused(tmp_path: Path, content: Any,
+                                                                 words: str) -> None:
+    # a receipt format this buraco_log does not know may mean something else; an empty file
+    # checked nothing: both passed as clean
+    bad = tmp_path / "r.json"
+    bad.write_text(json.dumps(content(_receipt(3))))
+    assert_error(run("audit", SIGNED, "--keys", PUB, "--receipt", bad, timeout=60), 2,
+                 str(bad), words)
