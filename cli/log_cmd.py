@@ -124,6 +124,9 @@ def schema(
     ] = False,
 ) -> None:
     """Write the JSON Schema of every event into schema/."""
+    if directory.exists() and not directory.is_dir():
+        raise fail(f"{directory}: exists and is not a directory; --dir names where the schema "
+                   "files go", EXIT_USAGE)
     if check:
         names = schemafile.stale(directory)
         if names:

@@ -178,7 +178,7 @@ def test_a_file_given_as_a_directory_is_one_line_and_stays_untouched(world: Worl
         "schema": ["schema", "--dir", f],
     }[command]
     r = run(*argv)
-    assert_error(r, 1, str(f))
+    assert_error(r, 2, str(f), "not a directory")  # the user named the wrong thing: usage
     assert f.read_text() == "just a file\n"
 
 
