@@ -37,6 +37,7 @@ class SigningError(BuracoLogError, ValueError):
     """A key that cannot be made, read or used (one line, naming the file)."""
 
     code = "sign"
+    exit_status = 2  # a key, keyring, receipt or option the user gave cannot be used
 
 
 def _crypto() -> Any:
@@ -159,8 +160,12 @@ def write_key_pair(directory: str | os.PathLike[str], name: str, *,
             _ms(text)
         except ValueError:
             raise SigningError(f"validity {text!r} is not an ISO 8601 date or time") from None
+    if (why := _empty_window(valid_from, valid_until)) is not None:
+        raise SigningError(why)
     signer = signer or Signer.generate()
     directory = os.fspath(directory)
+    if os.path.exists(directory) and not os.path.isdir(directory):
+        raise SigningError(f"{directory}: not a directory (--dir names where the keys go)")
     priv, pub = os.path.join(directory, f"{name}.key"), os.path.join(directory, f"{name}.pub")
     for p in (priv, pub):
         if os.path.exists(p):
@@ -205,6 +210,17 @@ def key_problem(k: PublicKey) -> str | None:
         return f"key {k.key_id}: public key or validity is malformed"
     if len(raw) != 32 or record.key_id_of(raw) != k.key_id:
         return f"key {k.key_id}: the key id does not match the public key"
+    if (why := _empty_window(k.valid_from, k.valid_until)) is not None:
+        return f"key {k.key_id}: {why}"
+    return None
+
+
+def _empty_window(valid_from: str | None, valid_until: str | None) -> str | None:
+    """Why a validity window holds no time at all (from at or after until), or None."""
+    start, end = _ms(valid_from), _ms(valid_until)
+    if start is not None and end is not None and start >= end:
+        return (f"valid_from {valid_from} is not before valid_until {valid_until}: the key "
+                "would be valid for no match")
     return None
 
 

@@ -171,3 +171,31 @@ def test_a_receipt_of_a_newer_format_or_an_empty_list_is_refused(tmp_path: Path,
     bad.write_text(json.dumps(content(_receipt(3))))
     assert_error(run("audit", SIGNED, "--keys", PUB, "--receipt", bad, timeout=60), 2,
                  str(bad), words)
+
+
+# -- keys new --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--valid-from", "2027-01-01", "--valid-until", "2026-01-01"], "valid for no match"),
+    (["--valid-from", "notadate"], "not an ISO 8601"),
+], ids=["empty-window", "bad-date"])
+def test_keys_new_with_a_bad_window_is_a_usage_error_and_writes_nothing(
+        tmp_path: Path, args: list[str], words: str) -> None:
+    # a window that holds no time made a key valid for no match, with exit 0
+    assert_error(run("keys", "new", "site", "-d", tmp_path, *args), 2, words)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_keys_new_into_a_file_says_it_is_not_a_directory(tmp_path: Path) -> None:
+    plain = tmp_path / "plain"
+    plain.write_text("x")
+    assert_error(run("keys", "new", "site", "-d", plain), 2, str(plain), "not a directory")
+
+
+def test_a_published_key_whose_window_holds_no_time_is_refused(tmp_path: Path) -> None:
+    data = json.loads(PUB.read_bytes())
+    bad = tmp_path / "bad.pub"
+    bad.write_text(json.dumps(dict(data, valid_from="2027-01-01", valid_until="2026-01-01")))
+    assert_error(run("audit", SIGNED, "--keys", bad, timeout=30), 2, str(bad),
+                 "valid for no match")
