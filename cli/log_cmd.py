@@ -193,6 +193,10 @@ def repair(
     A repair that would leave no event at all is refused (exit 1) unless --force is given."""
     as_json = format is Format.json
     _in_place(path, "repair", as_json)
+    if path.suffix.lower() == ".jsonl" and _form_of(path) == "jsonl":
+        raise fail(f"{path}: repair cuts the torn tail of a binary log; a JSON Lines log is "
+                   "text: `buraco-log verify` names its bad line, which an editor can remove",
+                   EXIT_USAGE, as_json=as_json)
     info = log.verify(path)
     t = info.torn
     if t is not None and t.offset < log.HEADER_SIZE:  # what the real run says, before it

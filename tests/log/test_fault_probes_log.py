@@ -353,3 +353,12 @@ def test_a_signature_line_before_any_event_says_so(tmp_path: Path) -> None:
     path = _edited(tmp_path, insert=sig)
     line = assert_error(run("verify", path), 1, f"{path}, line 2", "before the first event")
     assert "seq -1" not in line
+
+
+def test_repair_of_a_json_lines_log_says_what_to_do_and_changes_nothing(tmp_path: Path) -> None:
+    # it said 'not a buraco-log file (bad magic)' of a good JSON Lines log
+    path = tmp_path / "match.jsonl"
+    path.write_bytes(UNSEALED_JSONL.read_bytes())
+    line = assert_error(run("repair", path), 2, f"{path}: ", "JSON Lines")
+    assert "bad magic" not in line
+    assert path.read_bytes() == UNSEALED_JSONL.read_bytes()
