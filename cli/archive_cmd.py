@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TextIO
 import msgspec
 import typer
 
+from buraco_log.outpaths import rename_target, written_in_place
 from cli import archive_spark
 from cli.archive_spark import CONF_HELP, ENGINE_HELP, MASTER_HELP, Engine, spark_options
 from cli.common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, Format, emit_json, fail, guarded
@@ -174,13 +175,16 @@ def _atomic(output: Path) -> Iterator[Path]:
     """A temporary file beside ``output``, renamed over it only when writing succeeded."""
     if not output.parent.is_dir():
         raise fail(f"{output}: no such directory: {output.parent}")
-    if output.exists() and not output.is_file() and not output.is_dir():
-        yield output  # /dev/null, a FIFO: written into, never renamed over (as root, it would be)
+    if written_in_place(output):
+        # /dev/null, a FIFO, /dev/stdout: written into, never renamed over (as root, the
+        # device or the link itself became a regular file)
+        yield output
         return
-    tmp = output.with_name(f".{output.name}.{os.getpid()}.tmp")
+    target = rename_target(output)  # a link to the output stays a link
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     try:
         yield tmp
-        os.replace(tmp, output)
+        os.replace(tmp, target)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise

@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import errno
 import os
-import stat
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from buraco_log.audit import Integrity, read_log
 from buraco_log.errors import LogFormatError
+from buraco_log.outpaths import rename_target, written_in_place
 from buraco_log.view.page import (
     PAGE_VERSION,
     Banner,
@@ -84,24 +84,6 @@ def page_for_log(path: str | os.PathLike[str], *, seat: int | None = None,
                       marks=marks)
 
 
-_SPECIAL: tuple[str, ...] = ("/dev/", "/proc/", "/sys/")
-
-
-def _through_special(path: Path) -> bool:
-    """Whether ``path``, or a link it leads through, lies in /dev, /proc or /sys: a place
-    written into as it is, never replaced by a rename."""
-    here = os.path.abspath(path)
-    for _ in range(40):  # a loop of links: open() says so
-        parent, name = os.path.split(here)
-        here = os.path.join(os.path.realpath(parent), name)
-        if here.startswith(_SPECIAL):
-            return True
-        if not os.path.islink(here):
-            return False
-        here = os.path.normpath(os.path.join(os.path.dirname(here), os.readlink(here)))
-    return False
-
-
 def write_page(path: str | os.PathLike[str], html: str) -> None:
     """Write ``html`` at ``path`` whole or not at all: a temporary file beside it, fsync,
     rename. A path that is not a regular file (``/dev/null``, a FIFO), or that is or leads
@@ -109,12 +91,7 @@ def write_page(path: str | os.PathLike[str], html: str) -> None:
     renamed over; a link to a regular file keeps being a link (the file it names is
     replaced)."""
     target = Path(path)
-    try:
-        mode = target.stat().st_mode
-    except FileNotFoundError:
-        mode = None
-    special = _through_special(target)
-    if special or (mode is not None and not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)):
+    if written_in_place(target):
         # /dev/stdout with stdout redirected to a file is a regular file through a link into
         # /proc: renamed over, it was /dev/stdout itself that became the page, for everyone
         try:
@@ -124,8 +101,7 @@ def write_page(path: str | os.PathLike[str], html: str) -> None:
             raise OSError(exc.errno, exc.strerror, str(target)) from None
         return
     asked = str(target)  # errors name it, not the file a link leads to
-    if target.is_symlink():  # a link to the page: write the file it names, keep the link
-        target = Path(os.path.realpath(target))
+    target = rename_target(target)  # a link to the page: write the file it names, keep it
     parent = target.parent or Path(".")
     if not parent.is_dir():  # name the file asked for, not the temporary beside it
         raise FileNotFoundError(errno.ENOENT, f"no such directory: {parent}", asked)

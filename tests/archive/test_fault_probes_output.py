@@ -119,3 +119,35 @@ def test_many_threads_within_the_range_run(archived: Archived) -> None:
             "--threads", "500")
     assert r.returncode == 0, r.stderr[-800:]
     assert r.stdout.startswith("n\n")
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_an_output_that_is_a_link_into_proc_is_written_into_not_renamed_over(
+        archived: Archived, tmp_path: Path, fmt: str) -> None:
+    """``-o /dev/stdout`` with stdout redirected to a file: /dev/stdout is a regular file
+    through a link into /proc, and the rename replaced the link itself (as root, /dev/stdout
+    became a regular file for everyone). The same with a link of our own, harmlessly."""
+    link = tmp_path / "stdout"
+    link.symlink_to("/proc/self/fd/1")
+    captured = tmp_path / "captured"
+    with open(captured, "wb") as out:
+        p = subprocess.run([sys.executable, "-m", "cli.main", "query", str(archived.path),
+                            "SELECT 42 AS answer", "--format", fmt, "-o", str(link)],
+                           cwd=ROOT, stdout=out, stderr=subprocess.PIPE, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert link.is_symlink(), "the link was replaced by the output"
+    data = captured.read_bytes()
+    assert (b"42" in data) if fmt == "csv" else data.startswith(b"PAR1")
+
+
+def test_a_link_to_an_output_file_stays_a_link(archived: Archived, tmp_path: Path) -> None:
+    real = tmp_path / "results" / "answer.csv"
+    real.parent.mkdir()
+    real.write_text("old\n")
+    link = tmp_path / "answer.csv"
+    link.symlink_to(real)
+    r = run("query", str(archived.path), "SELECT 42 AS answer", "--format", "csv", "-o",
+            str(link))
+    assert r.returncode == 0, r.stderr
+    assert link.is_symlink() and "42" in real.read_text()
+    assert sorted(p.name for p in real.parent.iterdir()) == ["answer.csv"]

@@ -161,7 +161,7 @@ def test_a_link_to_a_page_stays_a_link_and_its_file_gets_the_page(tmp_path: Path
 
 
 def test_special_paths_are_found_through_links(tmp_path: Path) -> None:
-    from buraco_log.view import _through_special
+    from buraco_log.outpaths import through_special as _through_special
 
     (tmp_path / "a").symlink_to(tmp_path / "b")
     (tmp_path / "b").symlink_to("/dev/null")

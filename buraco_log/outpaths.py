@@ -1,0 +1,48 @@
+"""Where an output may be replaced by a rename, and where it must be written into as it is.
+
+Outputs are written whole or not at all: a temporary file beside them, renamed over them. That
+is wrong for ``/dev/null``, a FIFO or ``/dev/stdout``: renamed over (as root, it would be), the
+device or the link itself became a regular file, for every later process. Stdlib only."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+SPECIAL: tuple[str, ...] = ("/dev/", "/proc/", "/sys/")
+
+
+def through_special(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path``, or a link it leads through, lies in /dev, /proc or /sys: a place
+    written into as it is, never replaced by a rename."""
+    here = os.path.abspath(path)
+    for _ in range(40):  # a loop of links: open() says so
+        parent, name = os.path.split(here)
+        here = os.path.join(os.path.realpath(parent), name)
+        if here.startswith(SPECIAL):
+            return True
+        if not os.path.islink(here):
+            return False
+        here = os.path.normpath(os.path.join(os.path.dirname(here), os.readlink(here)))
+    return False
+
+
+def written_in_place(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` must be opened and written into rather than renamed over: it is not a
+    regular file nor a directory (``/dev/null``, a FIFO), or it leads into /dev, /proc, /sys
+    (``/dev/stdout`` with stdout redirected to a file is a regular file through a link)."""
+    try:
+        mode = os.stat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        mode = None
+    if mode is not None and not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+        return True
+    return through_special(path)
+
+
+def rename_target(path: str | os.PathLike[str]) -> Path:
+    """The file a rename should replace for ``path``: the file a link names, so that a link to
+    an output keeps being a link."""
+    target = Path(path)
+    return Path(os.path.realpath(target)) if target.is_symlink() else target
