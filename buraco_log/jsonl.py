@@ -211,8 +211,10 @@ class JsonlReader:
         f = os.fdopen(log.open_log_fd(self.path), "rb")  # never blocks; regular files only
         with f:
             number = 0
-            for number, raw in enumerate(iter(lambda: f.readline(MAX_LINE + 1), b""), 1):
-                if len(raw) > MAX_LINE:
+            # the bound is on the line itself: its end (\n or \r\n) is not counted
+            for number, raw in enumerate(iter(lambda: f.readline(MAX_LINE + 2), b""), 1):
+                if len(raw.rstrip(b"\r\n")) > MAX_LINE or (
+                        len(raw) == MAX_LINE + 2 and not raw.endswith(b"\r\n")):
                     raise self._error(f"line longer than {MAX_LINE} bytes", number, "limit")
                 text = raw.strip()
                 if not text or text.startswith(b"#"):

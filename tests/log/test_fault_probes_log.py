@@ -362,3 +362,24 @@ def test_repair_of_a_json_lines_log_says_what_to_do_and_changes_nothing(tmp_path
     line = assert_error(run("repair", path), 2, f"{path}: ", "JSON Lines")
     assert "bad magic" not in line
     assert path.read_bytes() == UNSEALED_JSONL.read_bytes()
+
+
+@pytest.mark.parametrize("ending", [b"\n", b"\r\n"], ids=["lf", "crlf"])
+def test_a_line_of_exactly_the_limit_reads_and_one_byte_more_is_refused(
+        tmp_path: Path, ending: bytes) -> None:
+    from buraco_log.jsonl import MAX_LINE
+
+    def draw(size: int) -> bytes:
+        head = b'{"t":"dr","seat":0,"card":"4c","seq":2,"note":"'
+        return head + b"a" * (size - len(head) - 2) + b'"}'
+
+    lines = [line for line in _lines() if not line.startswith(b'{"log": "end"')]
+    lines[3] = draw(MAX_LINE)
+    exact = tmp_path / "exact.jsonl"
+    exact.write_bytes(ending.join(lines))
+    r = run("verify", exact)
+    assert r.code == 0, r  # the line end was counted against the limit
+    lines[3] = draw(MAX_LINE + 1)
+    over = tmp_path / "over.jsonl"
+    over.write_bytes(ending.join(lines))
+    assert_error(run("verify", over), 1, f"{over}, line 4", "longer than")
