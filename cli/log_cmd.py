@@ -15,6 +15,7 @@ import typer
 from buraco_log import audit, jsonl, log, schemafile
 from buraco_log import events as ev
 from buraco_log.errors import LogFormatError
+from buraco_log.outpaths import rename_target, written_in_place
 from cli.common import EXIT_USAGE, STDIN, Format, emit_json, fail, guarded
 
 
@@ -69,9 +70,10 @@ def convert(
         raise fail(f"{output}: a {to.value} log must not be named "
                    f"{output.suffix or 'without .blog'} (readers take .jsonl files as JSON "
                    "Lines and every other name as binary)", EXIT_USAGE, as_json=as_json)
-    if output != STDIN and os.path.lexists(output) and not overwrite:
+    special = output != STDIN and written_in_place(output)  # /dev/null, a FIFO, /dev/stdout
+    if output != STDIN and os.path.lexists(output) and not overwrite and not special:
         raise fail(f"{output}: exists (--overwrite replaces it)", EXIT_USAGE, as_json=as_json)
-    if output == STDIN:
+    if output == STDIN or special:
         folder = tempfile.mkdtemp(prefix="buraco-log-convert-")
         try:
             temp = Path(folder) / ("stdout.jsonl" if to is Target.jsonl else "stdout.blog")
@@ -80,20 +82,32 @@ def convert(
             except LogFormatError as exc:
                 if exc.path != str(temp):
                     raise
+                asked = str(output) if special else "the log for standard output"
                 raise LogFormatError(  # name what the user asked for, not the temporary
-                    f"{exc.message.replace('the new file', 'the log for standard output')} "
-                    f"(it is made in {folder} first)", path=str(STDIN), seq=exc.seq,
+                    f"{exc.message.replace('the new file', asked)} "
+                    f"(it is made in {folder} first)", path=str(output), seq=exc.seq,
                     kind=exc.kind) from None
             with open(temp, "rb") as f:
-                shutil.copyfileobj(f, sys.stdout.buffer)
-            sys.stdout.flush()
+                if special:  # written into, never renamed over (as root, /dev/stdout itself
+                    # became a regular file)
+                    try:
+                        with open(output, "wb") as out:
+                            shutil.copyfileobj(f, out)
+                    except OSError as exc:
+                        raise fail(f"{output}: {exc.strerror or exc}", as_json=as_json
+                                   ) from None
+                else:
+                    shutil.copyfileobj(f, sys.stdout.buffer)
+                    sys.stdout.flush()
         finally:
             shutil.rmtree(folder, ignore_errors=True)
-        return  # stdout holds the log itself: no report beside it
-    if os.path.lexists(output):  # --overwrite: the new file is renamed over the old one
-        temp = output.with_name(f".{output.name}.converting{output.suffix}")
+        if not special or _is_stdout(output):
+            return  # stdout holds the log itself: no report beside it
+    elif os.path.lexists(output):  # --overwrite: the new file is renamed over the old one
+        target = rename_target(output)  # a link to the output stays a link
+        temp = target.with_name(f".{target.name}.converting{target.suffix}")
         info = jsonl.convert(source, temp, to.value, validate=validate)
-        os.replace(temp, output)
+        os.replace(temp, target)
     else:
         info = jsonl.convert(source, output, to.value, validate=validate)
     if as_json:
@@ -101,6 +115,15 @@ def convert(
                    "head": info.head})
     else:
         typer.echo(f"{output}: {info.events} events, head {info.head}")
+
+
+def _is_stdout(path: Path) -> bool:
+    """Whether ``path`` is the file standard output writes to (``/dev/stdout``, a link to it)."""
+    try:
+        a, b = os.stat(path), os.fstat(sys.stdout.fileno())
+    except (OSError, ValueError):
+        return False
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
 
 
 def _form_of(path: Path) -> str:
@@ -244,8 +267,11 @@ def verify(
         advice = ("no event is intact: delete the file" if info.torn.offset < log.HEADER_SIZE
                   else f"the {info.events} events before it are intact; `buraco-log repair` "
                   "cuts it off")
+        torn = LogFormatError(f"torn tail: {info.torn.reason}", path=str(path),
+                              offset=info.torn.offset, kind="torn",
+                              seq=log.FIRST_SEQ + info.events)  # where and what, for programs
         raise fail(f"{path}, byte {info.torn.offset}: torn tail: {info.torn.reason} ({advice})",
-                   as_json=format is Format.json)
+                   as_json=format is Format.json, error=torn)
     if format is Format.json:
         emit_json(info)
     else:
