@@ -383,3 +383,14 @@ def test_a_line_of_exactly_the_limit_reads_and_one_byte_more_is_refused(
     over = tmp_path / "over.jsonl"
     over.write_bytes(ending.join(lines))
     assert_error(run("verify", over), 1, f"{over}, line 4", "longer than")
+
+
+def test_verify_json_names_the_kind_and_offset_of_a_torn_tail(tmp_path: Path) -> None:
+    # the error object held only a message (code "error"): a program had to parse it
+    path = _torn(tmp_path)
+    r = run("verify", "-f", "json", path)
+    assert r.code == 1 and len(r.lines) == 1, r
+    error = json.loads(r.out)["error"]
+    assert error["kind"] == "torn" and error["code"] == "log.format", error
+    assert error["offset"] == len(UNSEALED.read_bytes()) and error["seq"] == 245, error
+    assert error["path"] == str(path)
