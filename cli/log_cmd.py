@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import sys
@@ -105,9 +106,20 @@ def convert(
             return  # stdout holds the log itself: no report beside it
     elif os.path.lexists(output):  # --overwrite: the new file is renamed over the old one
         target = rename_target(output)  # a link to the output stays a link
-        temp = target.with_name(f".{target.name}.converting{target.suffix}")
-        info = jsonl.convert(source, temp, to.value, validate=validate)
-        os.replace(temp, target)
+        # a fresh name each time: a fixed one left by a killed run blocked every later one
+        temp = target.with_name(f".{target.name}.{os.urandom(6).hex()}.converting"
+                                f"{target.suffix}")
+        try:
+            info = jsonl.convert(source, temp, to.value, validate=validate)
+            os.replace(temp, target)
+        except LogFormatError as exc:
+            if exc.path != str(temp):
+                raise
+            raise LogFormatError(exc.message, path=str(output), seq=exc.seq, kind=exc.kind
+                                 ) from None  # the file asked for, not the temporary
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(temp)
     else:
         info = jsonl.convert(source, output, to.value, validate=validate)
     if as_json:

@@ -394,3 +394,22 @@ def test_verify_json_names_the_kind_and_offset_of_a_torn_tail(tmp_path: Path) ->
     assert error["kind"] == "torn" and error["code"] == "log.format", error
     assert error["offset"] == len(UNSEALED.read_bytes()) and error["seq"] == 245, error
     assert error["path"] == str(path)
+
+
+def test_convert_overwrite_is_not_blocked_by_a_leftover_and_names_its_output(
+        tmp_path: Path) -> None:
+    # the temporary had a fixed name: one left by a killed run refused every later --overwrite
+    src = tmp_path / "a.blog"
+    src.write_bytes(UNSEALED.read_bytes())
+    out = tmp_path / "a.jsonl"
+    out.write_text("old\n")
+    (tmp_path / ".a.jsonl.converting.jsonl").write_text("")
+    r = run("convert", src, "-o", out, "--overwrite")
+    assert r.code == 0, r
+    assert out.read_bytes() == UNSEALED_JSONL.read_bytes()
+    out.write_text("old\n")
+    before = _files(tmp_path)
+    line = assert_error(run("convert", src, "-o", out, "--overwrite", fsize=2000), 2,
+                        f"error: {out}: ", "File too large")
+    assert "converting" not in line
+    assert _files(tmp_path) == before
