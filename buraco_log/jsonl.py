@@ -265,8 +265,14 @@ class JsonlReader:
                         number,
                         "seq",
                     )
-                chain.update(ev.encode(event) if self.version == ev.FORMAT_VERSION
-                             else ev.encode_as(event, self.version))
+                try:
+                    chain.update(ev.encode(event) if self.version == ev.FORMAT_VERSION
+                                 else ev.encode_as(event, self.version))
+                except ValueError:  # a field that version does not have (a v1 start's key_id)
+                    raise self._error(
+                        f"event {obj.get('t')!r} holds what format version {self.version} "
+                        "cannot (a match start's key_id needs version 2): the first line's "
+                        "version is wrong, or the event is", number, "unknown") from None
                 self.count += 1
                 self._digest = chain.digest()
                 yield event

@@ -413,3 +413,17 @@ def test_convert_overwrite_is_not_blocked_by_a_leftover_and_names_its_output(
                         f"error: {out}: ", "File too large")
     assert "converting" not in line
     assert _files(tmp_path) == before
+
+
+def test_a_version_1_json_lines_start_with_a_key_id_is_one_line_not_a_traceback(
+        tmp_path: Path) -> None:
+    lines = (EXAMPLES / "format" / "v1.jsonl").read_bytes().split(b"\n")
+    assert b'"version": 1' in lines[0] and lines[1].startswith(b'{"t":"ms"')
+    lines[1] = lines[1][:-1] + b',"key_id":"abcd"}'
+    path = tmp_path / "v1key.jsonl"
+    path.write_bytes(b"\n".join(lines))
+    for command in (["verify", path], ["convert", path, "-o", tmp_path / "out.blog"]):
+        assert_error(run(*command), 1, f"{path}, line 2", "format version 1", "key_id")
+    assert not (tmp_path / "out.blog").exists()
+    r = run("audit", path)
+    assert r.code == 1 and "Traceback" not in r.err + r.out and "ValueError" not in r.out, r
