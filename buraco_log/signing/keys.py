@@ -367,7 +367,8 @@ def load_keyring(paths: Sequence[str | os.PathLike[str]]) -> Keyring:
     for p in map(Path, paths):
         if p.is_dir():
             for f in sorted(p.glob("*.pub")):
-                add(_read_key_file(f), f)
+                if not f.name.startswith("."):  # hidden: an editor's lock or swap file
+                    add(_read_key_file(f), f)
             if (p / "revoked").exists():
                 revoked += _revoked_lines(p / "revoked")
         elif not p.exists():

@@ -199,3 +199,14 @@ def test_a_published_key_whose_window_holds_no_time_is_refused(tmp_path: Path) -
     bad.write_text(json.dumps(dict(data, valid_from="2027-01-01", valid_until="2026-01-01")))
     assert_error(run("audit", SIGNED, "--keys", bad, timeout=30), 2, str(bad),
                  "valid for no match")
+
+
+def test_junk_beside_the_keys_is_skipped(tmp_path: Path) -> None:
+    # an editor's lock file (.#site.pub, a dangling link) made the whole keyring unreadable
+    ring = _ring_dir(tmp_path)
+    (ring / "README").write_text("the site's keys\n")
+    (ring / "v2.pub.bak").write_text("junk")
+    (ring / ".#v2.pub").symlink_to("someone@host.1234")
+    (ring / ".v2.pub.swp").write_bytes(b"\x00junk")
+    r = run("audit", SIGNED, "--keys", ring, "-q", timeout=60)
+    assert r.code == 0, r
