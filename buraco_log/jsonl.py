@@ -306,6 +306,11 @@ class JsonlReader:
                 raise ValueError("match_id and key_id must be text, seq an integer")
         except (TypeError, ValueError) as exc:
             raise self._error(f"not a signature line: {exc}", number, "decode") from None
+        size = len(sigrec.encode(signed))
+        if size > sigrec.MAX_RECORD:  # the binary form's bound: the two forms hold the same
+            raise self._error(f"a signature of {size} bytes as a record, over the limit of "
+                              f"{sigrec.MAX_RECORD} (a match id that long is not a match's)",
+                              number, "damage")
         last = log.FIRST_SEQ + self.count - 1
         if last < log.FIRST_SEQ:
             raise self._error("a signature line before the first event: a signature follows "

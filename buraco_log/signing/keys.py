@@ -266,7 +266,11 @@ class Keyring:
         why = self.problem(signed.key_id, started_at)
         if why is not None:
             return why
-        if not verify(self.keys[signed.key_id].raw(), signed.signature, signed.message()):
+        try:
+            message = signed.message()
+        except ValueError as exc:  # no site signs such a head (a match id over 64 KiB)
+            return f"no signature of key {signed.key_id} can cover this head: {exc}"
+        if not verify(self.keys[signed.key_id].raw(), signed.signature, message):
             return f"the signature does not verify for key {signed.key_id}"
         return None
 

@@ -210,3 +210,27 @@ def test_junk_beside_the_keys_is_skipped(tmp_path: Path) -> None:
     (ring / ".v2.pub.swp").write_bytes(b"\x00junk")
     r = run("audit", SIGNED, "--keys", ring, "-q", timeout=60)
     assert r.code == 0, r
+
+
+def test_a_json_lines_signature_with_a_huge_match_id_is_refused_as_the_binary_one_is(
+        tmp_path: Path) -> None:
+    # it verified clean, then convert failed naming its own output, and audit --keys said
+    # 'unreadable: ValueError'
+    lines = (EXAMPLES / "format" / "v2.jsonl").read_bytes().split(b"\n")
+    at = next(i for i, line in enumerate(lines) if line.startswith(b'{"log": "signature"'))
+    lines[at] = json.dumps(dict(json.loads(lines[at]), match_id="x" * 70_000)).encode()
+    path = tmp_path / "long.jsonl"
+    path.write_bytes(b"\n".join(lines))
+    assert_error(run("verify", path), 1, f"{path}, line {at + 1}", "over the limit of 1024")
+    r = run("audit", path, "--keys", PUB)
+    assert r.code == 1 and "ValueError" not in r.out and "Traceback" not in r.err, r
+
+
+def test_the_keyring_says_why_a_head_no_site_can_sign_fails_instead_of_raising() -> None:
+    from buraco_log.signing.keys import load_keyring
+    from buraco_log.signing.record import SignedHead
+
+    ring = load_keyring([str(PUB)])
+    signed = SignedHead("x" * 70_000, 3, b"\0" * 32, _key_id(), b"\0" * 64)
+    why = ring.check(signed, None)
+    assert why is not None and "can cover this head" in why
