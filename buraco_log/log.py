@@ -1555,7 +1555,7 @@ def _backup_tail(fd: int, start: int, base: str) -> str:
 
 def _free_name(base: str) -> str:
     name, n = base, 0
-    while os.path.exists(name):
+    while os.path.lexists(name):  # a dangling link exists too: O_EXCL refuses it forever
         n += 1
         name = f"{base}.{n}"
     return name

@@ -427,3 +427,16 @@ def test_a_version_1_json_lines_start_with_a_key_id_is_one_line_not_a_traceback(
     assert not (tmp_path / "out.blog").exists()
     r = run("audit", path)
     assert r.code == 1 and "Traceback" not in r.err + r.out and "ValueError" not in r.out, r
+
+
+def test_repair_beside_a_dangling_link_named_like_its_backup_does_not_hang(
+        tmp_path: Path) -> None:
+    # LOG.bak a dangling link: exists() said free, O_EXCL said taken, forever (under the lock)
+    path = _torn(tmp_path)
+    bak = tmp_path / "torn.blog.bak"
+    bak.symlink_to(tmp_path / "missing" / "x")
+    r = run("repair", path, timeout=20)
+    assert r.code == 0, r
+    assert bak.is_symlink() and not (tmp_path / "missing").exists()
+    assert (tmp_path / "torn.blog.bak.1").read_bytes() == bytes(range(1, 10))
+    assert path.read_bytes() == UNSEALED.read_bytes()
