@@ -16,7 +16,7 @@ import hashlib
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from contextlib import contextmanager
 from typing import Any
 
@@ -26,6 +26,7 @@ import pyarrow as pa  # type: ignore[import-untyped]
 from buraco_log import log
 from buraco_log.audit import find_logs
 from buraco_log.audit.files import file_problem
+from buraco_log.audit.pool import worker_pool
 from buraco_log.errors import LogFormatError
 
 from . import store
@@ -411,28 +412,22 @@ def ingest(
 def _run_pool(chunks: Iterable[list[tuple[str, str, int]]], jobs: int,
               take: Callable[[ChunkOut], None], flush: Callable[[], None],
               require_commitment: bool) -> None:
-    # Bounded in flight: a few chunks per worker, so memory stays flat on huge inputs.
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
+    # Bounded in flight: a few chunks per worker, so memory stays flat on huge inputs. The
+    # workers die with this process, even by SIGKILL (worker_pool): orphans held the lock.
+    with worker_pool(jobs) as pool:
         pending: set[Future[ChunkOut]] = set()
-        it = iter(chunks)
-        try:
-            for chunk in it:
-                pending.add(pool.submit(check_chunk_packed, chunk, require_commitment))
-                if len(pending) >= jobs * 3:
-                    done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                    for fut in done:
-                        take(fut.result().unpack())
-                    flush()
-            while pending:
+        for chunk in chunks:
+            pending.add(pool.submit(check_chunk_packed, chunk, require_commitment))
+            if len(pending) >= jobs * 3:
                 done, pending = wait(pending, return_when=FIRST_COMPLETED)
                 for fut in done:
                     take(fut.result().unpack())
                 flush()
-        except BaseException:
-            for fut in pending:
-                fut.cancel()
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
+        while pending:
+            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in done:
+                take(fut.result().unpack())
+            flush()
 
 
 def _store_ratings(root: str) -> None:

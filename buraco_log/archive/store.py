@@ -178,16 +178,36 @@ def _atomic_json(path: str, data: Any) -> None:
     _fsync_dir(os.path.dirname(path))
 
 
+_HELD: set[int] = set()  # descriptors of the locks this process holds
+
+
+def _forget_locks() -> None:
+    """In a forked child (an ingest's worker): close the copies of the lock descriptors. A
+    ``flock`` belongs to the open file, which a fork shares, so a worker that outlived a
+    killed ingest held the lock, and every later ingest was refused until it ended."""
+    for fd in _HELD:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    _HELD.clear()
+
+
+os.register_at_fork(after_in_child=_forget_locks)
+
+
 @contextlib.contextmanager
 def locked(root: str) -> Iterator[None]:
     """Hold the archive's ingest lock (one writer at a time; readers never wait)."""
-    fd = os.open(os.path.join(root, LOCK), os.O_RDWR | os.O_CREAT, 0o644)
+    fd = os.open(os.path.join(root, LOCK), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             raise ArchiveError(f"{root}: another ingest is running on this archive") from None
-        yield
+        _HELD.add(fd)
+        try:
+            yield
+        finally:
+            _HELD.discard(fd)
     finally:
         os.close(fd)
 

@@ -3,20 +3,57 @@
 ``with ProcessPoolExecutor()`` waits for the running tasks when the block ends by an exception:
 a SIGINT sent to the main process alone (``kill -INT``, a supervisor) ended the main process
 while its workers searched on, orphaned, holding the caller's stdout and stderr open (so a
-``| cat`` reading them never ended)."""
+``| cat`` reading them never ended).
+
+A main process that dies without a word (SIGKILL, the OOM killer) runs no cleanup at all, so
+on Linux each worker also asks the kernel to kill it when its parent dies
+(``PR_SET_PDEATHSIG``): the orphans of an ``audit -j 2 | cat`` killed with SIGKILL waited for
+work for ever, holding the pipe open (``cat`` never ended), and those of an ``ingest`` held
+the archive's lock, so every later ingest was refused as "another ingest is running"."""
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import multiprocessing
+import os
+import signal
+import sys
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
+
+_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+def die_with_parent(parent: int | None) -> None:
+    """Worker initializer: be killed (SIGKILL) when the process that started this worker dies,
+    and end at once if ``parent`` (the pool's process, when it forks its workers itself) is no
+    longer this worker's parent. Linux only; elsewhere a no-op."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+    except (OSError, AttributeError):  # no libc to ask: the pool's own cleanup still runs
+        return
+    if parent is not None and os.getppid() != parent:  # it died before the request took effect
+        os._exit(1)
+
+
+def new_pool(max_workers: int) -> ProcessPoolExecutor:
+    """A pool whose workers die with the process that made it (:func:`die_with_parent`)."""
+    context = multiprocessing.get_context()
+    direct = context.get_start_method() in ("fork", "spawn")  # else a fork server's child
+    return ProcessPoolExecutor(max_workers=max_workers, mp_context=context,
+                               initializer=die_with_parent,
+                               initargs=(os.getpid() if direct else None,))
 
 
 @contextlib.contextmanager
 def worker_pool(max_workers: int) -> Iterator[ProcessPoolExecutor]:
     """A :class:`ProcessPoolExecutor` shut down normally after the block, and on any exception
     (KeyboardInterrupt included) stopped at once: queued work cancelled, workers terminated."""
-    pool = ProcessPoolExecutor(max_workers=max_workers)
+    pool = new_pool(max_workers)
     try:
         yield pool
     except BaseException:
