@@ -1625,7 +1625,12 @@ def _seal(path: str, shown: str, batch_events: int, lock_timeout: float) -> LogI
                         writer.put_signature(signed)
                     writer.flush()
                     info = verify(tmp)
-                os.chmod(tmp, os.fstat(lock.fd).st_mode & 0o7777)
+                st = os.fstat(lock.fd)
+                # the log keeps its owner (root sealing a recorder's log left it root's, and the
+                # recorder could no longer append); a user not allowed to keeps its own
+                with contextlib.suppress(PermissionError):
+                    os.chown(tmp, st.st_uid, st.st_gid)
+                os.chmod(tmp, st.st_mode & 0o7777)
                 _point("seal.before-rename")
                 os.replace(tmp, path)
             except (LogFormatError, OSError) as exc:

@@ -440,3 +440,16 @@ def test_repair_beside_a_dangling_link_named_like_its_backup_does_not_hang(
     assert bak.is_symlink() and not (tmp_path / "missing").exists()
     assert (tmp_path / "torn.blog.bak.1").read_bytes() == bytes(range(1, 10))
     assert path.read_bytes() == UNSEALED.read_bytes()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root can give a file to another user")
+def test_seal_keeps_the_logs_owner_and_mode(tmp_path: Path) -> None:
+    # sealed by root, the log became root's: its recorder could no longer append to it
+    path = tmp_path / "match.blog"
+    path.write_bytes(UNSEALED.read_bytes())
+    os.chown(path, 65534, 65534)
+    path.chmod(0o640)
+    r = run("seal", path)
+    assert r.code == 0, r
+    st = path.stat()
+    assert (st.st_uid, st.st_gid, st.st_mode & 0o7777) == (65534, 65534, 0o640)
