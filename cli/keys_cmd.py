@@ -40,9 +40,13 @@ def _passphrase(prompt: bool, passphrase_file: Path | None) -> bytes | None:
         raise fail("use either --passphrase or --passphrase-file, not both", EXIT_USAGE)
     if passphrase_file is not None:
         try:
-            text = _read_small(passphrase_file).rstrip(b"\r\n")
+            # the first line, as the help says (the whole file made a passphrase with newlines)
+            text = _read_small(passphrase_file).split(b"\n", 1)[0].rstrip(b"\r")
         except OSError as exc:
             raise fail(f"{passphrase_file}: {exc.strerror or exc}", EXIT_USAGE) from None
+        if not text:  # asked for encryption: an empty line must not give a plain key
+            raise fail(f"{passphrase_file}: its first line is empty: no passphrase to encrypt "
+                       "the key with", EXIT_USAGE)
     elif prompt:
         text = typer.prompt("Passphrase", hide_input=True, confirmation_prompt=True,
                             err=True).encode()

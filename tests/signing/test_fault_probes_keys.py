@@ -234,3 +234,24 @@ def test_the_keyring_says_why_a_head_no_site_can_sign_fails_instead_of_raising()
     signed = SignedHead("x" * 70_000, 3, b"\0" * 32, _key_id(), b"\0" * 64)
     why = ring.check(signed, None)
     assert why is not None and "can cover this head" in why
+
+
+def test_keys_new_passphrase_file_uses_its_first_line_only(tmp_path: Path) -> None:
+    # the help says the first line; the whole file (newlines and all) was the passphrase
+    from buraco_log.signing.keys import load_signer
+
+    pw = tmp_path / "pw"
+    pw.write_bytes(b"correct horse\r\nsecond line\n")
+    r = run("keys", "new", "site", "-d", tmp_path / "k", "--passphrase-file", pw)
+    assert r.code == 0, r
+    assert load_signer(tmp_path / "k" / "site.key", b"correct horse").key_id
+
+
+@pytest.mark.parametrize("content", [b"", b"\n", b"\r\nsecret\n"], ids=["empty", "nl", "later"])
+def test_keys_new_with_an_empty_passphrase_line_refuses_rather_than_not_encrypting(
+        tmp_path: Path, content: bytes) -> None:
+    pw = tmp_path / "pw"
+    pw.write_bytes(content)
+    assert_error(run("keys", "new", "site", "-d", tmp_path / "k", "--passphrase-file", pw), 2,
+                 str(pw), "first line is empty")
+    assert not (tmp_path / "k").exists()
