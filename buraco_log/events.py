@@ -255,6 +255,8 @@ def from_dict(data: dict[str, Any]) -> AnyEvent:
     tag = data.get("t")
     cls = TAGS.get(tag) if isinstance(tag, str) else None
     if cls is None:
+        if "t" not in data:
+            raise msgspec.ValidationError("the object has no 't' (its event type, e.g. \"dr\")")
         raise msgspec.ValidationError(f"unknown event type {tag!r}")
     fields = cls.__struct_fields__
     unknown = sorted(set(data) - set(fields) - {"t"})

@@ -453,3 +453,9 @@ def test_seal_keeps_the_logs_owner_and_mode(tmp_path: Path) -> None:
     assert r.code == 0, r
     st = path.stat()
     assert (st.st_uid, st.st_gid, st.st_mode & 0o7777) == (65534, 65534, 0o640)
+
+
+def test_a_line_without_an_event_type_says_so(tmp_path: Path) -> None:
+    path = _with_line(tmp_path, 4, b'{"seat":0,"card":"4c","seq":2}')
+    line = assert_error(run("verify", path), 1, f"{path}, line 4", "no 't'")
+    assert "None" not in line  # it said "unknown event type None"
