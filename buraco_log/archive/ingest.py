@@ -290,8 +290,9 @@ def ingest(
         if require_commitment is not None:
             store.set_setting(root, "require_commitment", require_commitment)
         strict = report.require_commitment = store.settings(root).require_commitment
-        report.recovered = store.recover(root)
+        # what is stored first: an archive with a damaged record or file is left untouched
         digests, shas, bad = store.known(root)
+        report.recovered = store.recover(root)
         paths = find_logs([str(s) for s in sources])
         report.files = len(paths)
         batch = _Batch()

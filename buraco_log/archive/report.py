@@ -17,7 +17,6 @@ import duckdb
 import msgspec
 import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.compute as pc  # type: ignore[import-untyped]
-import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
 from buraco_log.errors import ArchiveError
 
@@ -187,8 +186,8 @@ def leaderboard_rows(root: str) -> pa.Table:
         return pa.table({"ord": pa.array([], pa.int64()), "side": pa.array([], pa.int8()),
                          "player": pa.array([], pa.string()),
                          "winner_side": pa.array([], pa.int8())})
-    matches = pq.ParquetDataset(files["matches"], partitioning=None).read(
-        columns=["game_id", "winner_side", "started_at", "match_id"])
+    matches = store.read_columns(files["matches"],
+                                 ["game_id", "winner_side", "started_at", "match_id"])
     # Missing start times first: by a "has a time" key, as null placement is set per key only
     # in newer pyarrow.
     keyed = matches.append_column("timed", pc.is_valid(matches.column("started_at")))
@@ -197,8 +196,7 @@ def leaderboard_rows(root: str) -> pa.Table:
     ranked = pa.table({"game_id": matches.column("game_id").take(order),
                        "winner_side": matches.column("winner_side").take(order),
                        "ord": pa.array(range(1, matches.num_rows + 1), pa.int64())})
-    players = pq.ParquetDataset(files["players"], partitioning=None).read(
-        columns=["game_id", "seat", "side", "player"])
+    players = store.read_columns(files["players"], ["game_id", "seat", "side", "player"])
     rows = players.join(ranked, "game_id", join_type="inner")
     rows = rows.sort_by([("ord", "ascending"), ("seat", "ascending")])
     return rows.select(["ord", "side", "player", "winner_side"])

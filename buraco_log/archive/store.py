@@ -24,6 +24,7 @@ import json
 import os
 import secrets
 import shutil
+import stat
 import time
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
@@ -71,6 +72,35 @@ def _fsync_dir(path: str) -> None:
         os.close(fd)
 
 
+MAX_JSON = 64 << 20  # a record lists one batch's files: far below this
+
+
+def read_json(path: str, what: str) -> Any:
+    """The JSON in the archive's file ``path`` (``what`` it is, for the error), or one
+    :class:`ArchiveError` naming it. Opened without blocking and only if it is a regular file
+    (a FIFO there hung every command), and at most :data:`MAX_JSON` bytes of it."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        raise ArchiveError(f"{path}: unreadable {what}: {exc.strerror or exc}") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise ArchiveError(f"{path}: the {what} is not a regular file")
+        with open(fd, "rb", closefd=False) as f:
+            data = f.read(MAX_JSON + 1)
+    except OSError as exc:
+        raise ArchiveError(f"{path}: unreadable {what}: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+    if len(data) > MAX_JSON:
+        raise ArchiveError(f"{path}: the {what} is larger than {MAX_JSON >> 20} MiB")
+    try:
+        return json.loads(data.decode("utf-8"))
+    except ValueError as exc:  # not UTF-8, or not JSON
+        raise ArchiveError(f"{path}: unreadable {what}: {exc}") from None
+
+
 def is_archive(root: str) -> bool:
     return os.path.isfile(os.path.join(root, MARKER))
 
@@ -83,21 +113,14 @@ def check_archive(root: str) -> str:
     if not is_archive(real):
         raise ArchiveError(f"{root}: not an archive (no {MARKER}; create one with "
                            "`buraco-log ingest ... --archive DIR`)")
-    marker = os.path.join(real, MARKER)
-    try:
-        with open(marker, encoding="utf-8") as f:
-            meta = json.load(f)
-    except (OSError, ValueError) as exc:  # ValueError: not JSON, or not UTF-8
-        raise ArchiveError(f"{os.path.join(root, MARKER)}: unreadable archive marker: {exc}"
-                           ) from None
-    if not isinstance(meta, dict):
-        raise ArchiveError(f"{os.path.join(root, MARKER)}: the archive marker is not a JSON "
-                           "object")
+    meta = _marker(real, shown=os.path.join(root, MARKER))
     version = meta.get("version")
-    if version != ARCHIVE_VERSION:
-        hint = ("ingest its logs into a new archive" if isinstance(version, int)
+    # an integer: 2.0 and true are no layout versions (true == 1 and 2.0 == 2 in Python)
+    if type(version) is not int or version != ARCHIVE_VERSION:
+        hint = ("ingest its logs into a new archive" if type(version) is int
                 and version < ARCHIVE_VERSION else "use the buraco_log that wrote it")
-        raise ArchiveError(f"{root}: archive layout version {version!r}, this buraco_log reads "
+        shown = repr(version) if isinstance(version, str) else json.dumps(version)
+        raise ArchiveError(f"{root}: archive layout version {shown}, this buraco_log reads "
                            f"version {ARCHIVE_VERSION} only: {hint}")
     return real
 
@@ -113,12 +136,14 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     require_commitment: bool = False
 
 
-def _marker(root: str) -> dict[str, Any]:
-    with open(os.path.join(root, MARKER), encoding="utf-8") as f:
-        meta = json.load(f)
+def _marker(root: str, shown: str | None = None) -> dict[str, Any]:
+    shown = shown or os.path.join(root, MARKER)
+    try:
+        meta = read_json(os.path.join(root, MARKER), "archive marker")
+    except ArchiveError as exc:  # named as the caller gave the archive
+        raise ArchiveError(str(exc).replace(os.path.join(root, MARKER), shown, 1)) from None
     if not isinstance(meta, dict):
-        raise ArchiveError(f"{os.path.join(root, MARKER)}: the archive marker is not a JSON "
-                           "object")
+        raise ArchiveError(f"{shown}: the archive marker is not a JSON object")
     return meta
 
 
@@ -223,25 +248,74 @@ def batch_of(filename: str) -> str | None:
     return None
 
 
+DAMAGED_RECORD = ("restore it from a backup, or delete it: the next ingest then removes that "
+                  "batch's files and stores its logs again when given them")
+
+
 def manifests(root: str) -> list[dict[str, Any]]:
-    """The committed batches, oldest first."""
+    """The committed batches, oldest first. A record that cannot be read, or does not say
+    what a record says (its batch, named as the file is, and its files: paths of that batch
+    inside their table's directory), is an :class:`ArchiveError` naming it: nothing is read
+    from, or recovered in, an archive whose commits are not known (a record taken for absent
+    would have its batch's files deleted as uncommitted)."""
     d = os.path.join(root, BATCHES)
     if not os.path.isdir(d):
         return []
     out = []
     for name in sorted(os.listdir(d)):
-        if name.endswith(".json"):
-            with open(os.path.join(d, name), encoding="utf-8") as f:
-                out.append(json.load(f))
+        if name.endswith(".json") and ".tmp-" not in name:
+            path = os.path.join(d, name)
+            record = read_json(path, "batch record")
+            problem = _record_problem(record, name[: -len(".json")])
+            if problem is not None:
+                raise ArchiveError(f"{path}: damaged batch record: {problem}; "
+                                   f"{DAMAGED_RECORD}")
+            out.append(record)
     return out
 
 
+def _record_problem(record: Any, batch: str) -> str | None:
+    """What is wrong with a batch record, or None."""
+    if not isinstance(record, dict):
+        return "not a JSON object"
+    if record.get("batch") != batch:
+        return f"it names batch {json.dumps(record.get('batch'))}, not {batch}"
+    files = record.get("files")
+    if not isinstance(files, dict):
+        return "no object of files"
+    for table, rels in files.items():
+        if table not in TABLES:
+            return f"no table {json.dumps(table)} in this layout"
+        if not isinstance(rels, list):
+            return f"the files of {table} are not a list"
+        depth = 4 if table in PARTITIONED else 2  # table/preset=/month=/part, errors/part
+        for rel in rels:
+            parts = rel.split("/") if isinstance(rel, str) else []
+            if (len(parts) != depth or parts[0] != table or parts[-1] != f"part-{batch}.parquet"
+                    or any(p in ("", ".", "..") for p in parts)
+                    or (depth == 4 and not (parts[1].startswith("preset=")
+                                            and parts[2].startswith("month=")))):
+                return f"{json.dumps(rel)} is no file of batch {batch} in {table}/"
+    return None
+
+
 def committed_files(root: str) -> dict[str, list[str]]:
-    """Absolute paths of every committed file, per table."""
+    """Absolute paths of every committed file, per table. A listed file that is missing or
+    not a regular file (a FIFO there hung every query) is an :class:`ArchiveError`."""
     files: dict[str, list[str]] = {t: [] for t in TABLES}
     for m in manifests(root):
-        for table, rel in m["files"].items():
-            files[table] += [os.path.join(root, r) for r in rel]
+        for table, rels in m["files"].items():
+            for rel in rels:
+                path = os.path.join(root, rel)
+                try:
+                    regular = stat.S_ISREG(os.lstat(path).st_mode)
+                except OSError as exc:
+                    raise ArchiveError(f"{path}: a file of committed batch {m['batch']} "
+                                       f"cannot be read: {exc.strerror or exc}") from None
+                if not regular:
+                    raise ArchiveError(f"{path}: a file of committed batch {m['batch']} is "
+                                       "not a regular file")
+                files[table].append(path)
     return files
 
 
@@ -250,13 +324,13 @@ def recover(root: str) -> list[str]:
 
     Must be called with the lock held. Returns the removed paths (relative).
     """
+    committed = {m["batch"] for m in manifests(root)}  # first: a damaged record stops it all
     removed: list[str] = []
     staging = os.path.join(root, STAGING)
     if os.path.isdir(staging):
         for name in os.listdir(staging):
             removed.append(os.path.join(STAGING, name))
         shutil.rmtree(staging)
-    committed = {m["batch"] for m in manifests(root)}
     for table in TABLES:
         base = os.path.join(root, table)
         if not os.path.isdir(base):
@@ -312,16 +386,43 @@ def known(root: str) -> tuple[dict[str, int], set[str], set[str]]:
     digests: dict[str, int] = {}
     shas: set[str] = set()
     if files["matches"]:
-        t = pq.ParquetDataset(files["matches"]).read(columns=["digest", "game_id",
-                                                             "file_sha256"])
+        t = read_columns(files["matches"], ["digest", "game_id", "file_sha256"])
         digests = dict(zip(t.column("digest").to_pylist(), t.column("game_id").to_pylist(),
                            strict=True))
         shas = set(t.column("file_sha256").to_pylist())
     bad: set[str] = set()
     if files["errors"]:
-        t = pq.ParquetDataset(files["errors"]).read(columns=["file_sha256"])
+        t = read_columns(files["errors"], ["file_sha256"])
         bad = set(t.column("file_sha256").to_pylist())
     return digests, shas, bad
+
+
+_READ_FAILURES = (pa.ArrowException, OSError, ValueError, KeyError)
+
+
+def read_columns(paths: list[str], columns: list[str]) -> pa.Table:
+    """Columns of committed files; a file that cannot give them (truncated, garbage, another
+    table's) is an :class:`ArchiveError` naming it, found by reading the files one by one
+    once reading them together failed."""
+    try:
+        return pq.ParquetDataset(paths, partitioning=None).read(columns=columns)
+    except _READ_FAILURES as exc:
+        first = exc
+    for path in paths:
+        try:
+            t = pq.read_table(path, columns=columns, partitioning=None)
+            missing = [c for c in columns if c not in t.column_names]
+            if missing:
+                raise ValueError(f"no column {missing[0]}")
+        except _READ_FAILURES as exc:  # named once: Arrow's message may name it again
+            line = _line(exc).replace(f"Could not open Parquet input source '{path}': ", "")
+            raise ArchiveError(f"{path}: damaged archive file: {line}") from None
+    raise ArchiveError(f"cannot read the archive's files: {_line(first)}") from None
+
+
+def _line(exc: BaseException) -> str:
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__
 
 
 def _write_options(table: str, t: pa.Table) -> dict[str, Any]:
@@ -423,12 +524,15 @@ def current_ratings(root: str) -> str | None:
     """Path of the stored ratings file, if it was computed over exactly the committed batches."""
     record = os.path.join(root, RATINGS, "current.json")
     try:
-        with open(record, encoding="utf-8") as f:
-            meta = json.load(f)
-    except (OSError, ValueError):
+        meta = read_json(record, "ratings record")
+    except ArchiveError:  # derived: computed again when its record is damaged
         return None
-    path = os.path.join(root, RATINGS, str(meta.get("file", "")))
-    if meta.get("batches") != batch_set_digest(root) or not os.path.isfile(path):
+    name = meta.get("file") if isinstance(meta, dict) else None
+    if not isinstance(name, str) or os.path.basename(name) != name or name in ("", ".", ".."):
+        return None
+    path = os.path.join(root, RATINGS, name)
+    if meta.get("batches") != batch_set_digest(root) or not os.path.isfile(path) \
+            or os.path.islink(path):
         return None
     return path
 

@@ -1,0 +1,156 @@
+"""Fault probes, a damaged archive: batch records that are garbage, lack their keys, list
+files outside their batch or are FIFOs; committed files that are missing, FIFOs, truncated
+or another table's; a marker whose version is 2.0 or true. `query`, `report` and `ingest`
+must each say one line naming the damaged file, never hang, never show a traceback, and never
+delete the files of a batch whose record they could not read. Real processes, real Parquet."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from buraco_log.archive import query, store
+from buraco_log.errors import ArchiveError
+from tests.archive.conftest import Archived
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "cli.main", *map(str, args)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60, check=False,
+                          stdin=subprocess.DEVNULL)
+
+
+def one_line(r: subprocess.CompletedProcess[str], *words: str) -> str:
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr[-800:]
+    assert r.stderr.startswith("buraco-log: error: ") and r.stderr.count("\n") == 1, r.stderr
+    for w in words:
+        assert w in r.stderr, r.stderr
+    return r.stderr
+
+
+@pytest.fixture
+def arch(archived: Archived, tmp_path: Path) -> Path:
+    a = tmp_path / "a"
+    shutil.copytree(archived.path, a)
+    for dirpath, _dirs, names in os.walk(a):
+        for n in names:
+            os.chmod(os.path.join(dirpath, n), 0o644)
+    return a
+
+
+def record(a: Path) -> Path:
+    return next((a / store.BATCHES).glob("*.json"))
+
+
+def a_part(a: Path, table: str = "matches") -> Path:
+    rel = json.loads(record(a).read_text())["files"][table][0]
+    return a / rel
+
+
+def edit_record(change: Callable[[dict[str, object]], None]) -> Callable[[Path], Path]:
+    def damage(a: Path) -> Path:
+        r = record(a)
+        data = json.loads(r.read_text())
+        change(data)
+        r.write_text(json.dumps(data))
+        return r
+    return damage
+
+
+def garbage(a: Path) -> Path:
+    r = record(a)
+    r.write_text("{garbage")
+    return r
+
+
+def fifo(which: Callable[[Path], Path]) -> Callable[[Path], Path]:
+    def damage(a: Path) -> Path:
+        p = which(a)
+        p.unlink()
+        os.mkfifo(p)
+        return p
+    return damage
+
+
+def escape(data: dict[str, object]) -> None:
+    files = data["files"]
+    assert isinstance(files, dict)
+    files["matches"].append("matches/../../../../../../../etc/passwd")
+
+
+DAMAGE: dict[str, tuple[Callable[[Path], Path], str]] = {
+    "record-garbage": (garbage, "unreadable batch record"),
+    "record-no-keys": (edit_record(lambda d: d.clear()), "damaged batch record"),
+    "record-list": (edit_record(lambda d: d.update(files=[])), "damaged batch record"),
+    "record-escapes": (edit_record(escape), "damaged batch record"),
+    "record-fifo": (fifo(record), "not a regular file"),
+    "part-fifo": (fifo(a_part), "not a regular file"),
+}
+
+
+QUICK = {"record-garbage", "record-escapes", "record-fifo", "part-fifo"}
+
+
+@pytest.mark.parametrize("kind", [pytest.param(k, marks=() if k in QUICK else pytest.mark.slow)
+                                  for k in sorted(DAMAGE)])
+def test_a_damaged_record_or_part_is_one_line_for_every_command_and_nothing_is_deleted(
+        arch: Path, kind: str, archived: Archived) -> None:
+    """Before: a traceback (JSONDecodeError, KeyError, TypeError), or a hang for ever on a
+    FIFO; a record listing ../../etc/passwd put it on the sandbox's allowed paths."""
+    damage, words = DAMAGE[kind]
+    named = damage(arch)
+    before = sorted(str(p.relative_to(arch)) for p in arch.rglob("*"))
+    for args in (("query", arch, "SELECT count(*) FROM matches"), ("report", arch),
+                 ("ingest", archived.corpus.root, "--archive", arch, "-j", "1")):
+        one_line(cli(*args), str(named), words)
+    assert sorted(str(p.relative_to(arch)) for p in arch.rglob("*")) == before
+
+
+def test_a_missing_committed_file_is_named(arch: Path) -> None:
+    part = a_part(arch, "players")
+    part.unlink()
+    with pytest.raises(ArchiveError, match="cannot be read: No such file"):
+        query(arch, "SELECT 1")
+    one_line(cli("query", arch, "SELECT 1", "-f", "json"), str(part))
+
+
+@pytest.mark.parametrize("how", ["truncated", "garbage", "players"])
+def test_ingest_names_a_damaged_matches_file(arch: Path, archived: Archived, how: str) -> None:
+    """Before: a traceback (ArrowInvalid) from reading what the archive holds."""
+    part = a_part(arch)
+    if how == "truncated":
+        os.truncate(part, 100)
+    elif how == "garbage":
+        part.write_bytes(os.urandom(4000))
+    else:  # another table's file in its place
+        shutil.copy(a_part(arch, "players"), part)
+    one_line(cli("ingest", archived.corpus.root, "--archive", arch, "-j", "1"), str(part),
+             "damaged archive file")
+
+
+def test_ratings_that_are_a_fifo_are_computed_again(arch: Path) -> None:
+    current = arch / store.RATINGS / "current.json"
+    current.unlink()
+    os.mkfifo(current)
+    r = cli("report", arch, "-f", "json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["sections"][-1]["rows"]
+    assert stat.S_ISFIFO(current.stat().st_mode)
+
+
+@pytest.mark.parametrize("version", [2.0, True, "2"])
+def test_a_layout_version_that_only_looks_like_2_is_refused(arch: Path, version: object) -> None:
+    marker = arch / store.MARKER
+    marker.write_text(json.dumps({"format": "buraco_log archive", "version": version}))
+    with pytest.raises(ArchiveError, match=f"layout version {json.dumps(version)}|'2'"):
+        store.check_archive(str(arch))
