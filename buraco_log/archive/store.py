@@ -194,12 +194,17 @@ def create_archive(root: str) -> str:
 
 def _atomic_json(path: str, data: Any) -> None:
     tmp = f"{path}.tmp-{secrets.token_hex(4)}"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(data, f, indent=1, sort_keys=True)
-        f.write("\n")
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(data, f, indent=1, sort_keys=True)
+            f.write("\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:  # a full disk: no temporary left to hold the space
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
     _fsync_dir(os.path.dirname(path))
 
 
@@ -440,7 +445,31 @@ def _write_options(table: str, t: pa.Table) -> dict[str, Any]:
 
 def commit(root: str, batch: str, parts: dict[tuple[str, str], dict[str, pa.Table]],
            errors: pa.Table | None) -> dict[str, Any]:
-    """Write one batch crash-safely (see the module docstring) and return its record."""
+    """Write one batch crash-safely (see the module docstring) and return its record.
+
+    A write that fails (a full disk, a file size limit) is an :class:`ArchiveError` naming
+    the archive and the file: what the batch had staged or renamed is removed at once (it
+    held the space a rerun needs; no reader saw it, there is no record), nothing else."""
+    at = [os.path.join(root, STAGING, batch)]  # the file being written
+    renamed: list[str] = []
+    record = os.path.join(root, BATCHES, f"{batch}.json")
+    try:
+        return _commit(root, batch, parts, errors, at, renamed)
+    except (OSError, pa.ArrowException) as exc:
+        if os.path.exists(record):  # past the commit point (its directory's fsync failed)
+            raise
+        for path in renamed:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+        shutil.rmtree(os.path.join(root, STAGING, batch), ignore_errors=True)
+        reason = (exc.strerror if isinstance(exc, OSError) and exc.strerror else _line(exc))
+        raise ArchiveError(f"{root}: batch {batch} was not committed (none of its rows is "
+                           f"visible; run the ingest again once there is room): writing "
+                           f"{at[0]}: {reason}") from None
+
+
+def _commit(root: str, batch: str, parts: dict[tuple[str, str], dict[str, pa.Table]],
+            errors: pa.Table | None, at: list[str], renamed: list[str]) -> dict[str, Any]:
     stamp = datetime.now(UTC)
     ms = pa.scalar(stamp, pa.timestamp("ms", tz="UTC"))
     stage = os.path.join(root, STAGING, batch)
@@ -459,6 +488,7 @@ def commit(root: str, batch: str, parts: dict[tuple[str, str], dict[str, pa.Tabl
                                  pa.array([batch] * n, pa.string()))
             rel = os.path.join(table, f"preset={preset}", f"month={month}",
                                f"part-{batch}.parquet")
+            at[0] = os.path.join(stage, rel)
             planned.append((table, _stage(stage, rel, table, t), rel))
             counts[table] += t.num_rows
     if errors is not None and errors.num_rows:
@@ -468,14 +498,16 @@ def commit(root: str, batch: str, parts: dict[tuple[str, str], dict[str, pa.Tabl
         errors = errors.set_column(errors.schema.get_field_index("batch"), "batch",
                                    pa.array([batch] * n, pa.string()))
         rel = os.path.join("errors", f"part-{batch}.parquet")
+        at[0] = os.path.join(stage, rel)
         planned.append(("errors", _stage(stage, rel, "errors", errors), rel))
         counts["errors"] += n
     if not planned:
         return {}
     for _table, staged, rel in planned:
-        final = os.path.join(root, rel)
+        final = at[0] = os.path.join(root, rel)
         os.makedirs(os.path.dirname(final), exist_ok=True)
         os.replace(staged, final)
+        renamed.append(final)
         _fsync_dir(os.path.dirname(final))
     record = {
         "batch": batch, "committed_at": stamp.isoformat(timespec="milliseconds"),
@@ -483,7 +515,8 @@ def commit(root: str, batch: str, parts: dict[tuple[str, str], dict[str, pa.Tabl
         "rows": counts,
     }
     os.makedirs(os.path.join(root, BATCHES), exist_ok=True)
-    _atomic_json(os.path.join(root, BATCHES, f"{batch}.json"), record)  # the commit point
+    at[0] = os.path.join(root, BATCHES, f"{batch}.json")
+    _atomic_json(at[0], record)  # the commit point
     shutil.rmtree(stage, ignore_errors=True)
     return record
 

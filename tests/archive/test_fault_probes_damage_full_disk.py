@@ -1,0 +1,63 @@
+"""Fault probes, an ingest whose batch cannot be written (a file size limit, as a full disk):
+one line naming the archive and the file, nothing of the batch left behind, and the same
+command run again with room stores exactly what a clean ingest stores. Real processes."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from buraco_log.archive import ingest, store
+from tests.archive.conftest import Corpus
+from tests.archive.test_fault_probes_ingest import checksums
+
+ROOT = Path(__file__).resolve().parents[2]
+
+LIMITED = """
+import resource, signal, sys
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG
+resource.setrlimit(resource.RLIMIT_FSIZE, (int(sys.argv[1]), resource.RLIM_INFINITY))
+sys.argv = ["buraco-log", *sys.argv[2:]]
+from cli.main import run
+run()
+"""
+
+
+@pytest.fixture
+def logs(corpus: Corpus, tmp_path: Path) -> Path:
+    d = tmp_path / "logs"
+    d.mkdir()
+    for p in corpus.good[:6]:
+        shutil.copy(p, d)
+    return d
+
+
+def test_a_batch_that_cannot_be_written_is_one_line_and_leaves_nothing(
+        logs: Path, tmp_path: Path) -> None:
+    """Before: 'buraco-log: error: Error writing bytes to file. Detail: [errno 27] File too
+    large', naming neither the archive nor the file, with the staged files left behind."""
+    arch = tmp_path / "a"
+    r = subprocess.run([sys.executable, "-c", LIMITED, "4096", "ingest", str(logs),
+                        "--archive", str(arch), "--jobs", "1"], cwd=ROOT, capture_output=True,
+                       text=True, timeout=120, check=False, stdin=subprocess.DEVNULL)
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr[-800:]
+    assert r.stderr.count("\n") == 1, r.stderr
+    assert r.stderr.startswith(f"buraco-log: error: {arch}: batch "), r.stderr
+    assert "was not committed" in r.stderr and f"writing {arch}/{store.STAGING}/" in r.stderr
+    assert "File too large" in r.stderr
+    left = sorted(str(p.relative_to(arch)) for p in arch.rglob("*") if p.is_file())
+    assert left == [store.LOCK, store.MARKER], left
+    assert not any((arch / store.STAGING).iterdir())
+    again = subprocess.run([sys.executable, "-m", "cli.main", "ingest", str(logs), "--archive",
+                            str(arch), "--jobs", "1"], cwd=ROOT, capture_output=True, text=True,
+                           timeout=120, check=False, stdin=subprocess.DEVNULL)
+    assert again.returncode == 0, again.stderr
+    ref = tmp_path / "ref"
+    ingest([str(logs)], ref)
+    expected: dict[str, Any] = checksums(ref)
+    assert checksums(arch) == expected
