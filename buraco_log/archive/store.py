@@ -443,33 +443,34 @@ def _write_options(table: str, t: pa.Table) -> dict[str, Any]:
     }
 
 
+class CommitError(ArchiveError, OSError):
+    """A batch that could not be written: nothing of it was committed."""
+
+
 def commit(root: str, batch: str, parts: dict[tuple[str, str], dict[str, pa.Table]],
            errors: pa.Table | None) -> dict[str, Any]:
     """Write one batch crash-safely (see the module docstring) and return its record.
 
-    A write that fails (a full disk, a file size limit) is an :class:`ArchiveError` naming
-    the archive and the file: what the batch had staged or renamed is removed at once (it
-    held the space a rerun needs; no reader saw it, there is no record), nothing else."""
+    A write that fails (a full disk, a file size limit) is a :class:`CommitError` naming the
+    archive and the file; what the batch had staged is removed at once (it held the space a
+    rerun needs). Files already renamed into place belong to no record: no reader sees them,
+    and the next ingest removes them (:func:`recover`)."""
     at = [os.path.join(root, STAGING, batch)]  # the file being written
-    renamed: list[str] = []
     record = os.path.join(root, BATCHES, f"{batch}.json")
     try:
-        return _commit(root, batch, parts, errors, at, renamed)
+        return _commit(root, batch, parts, errors, at)
     except (OSError, pa.ArrowException) as exc:
         if os.path.exists(record):  # past the commit point (its directory's fsync failed)
             raise
-        for path in renamed:
-            with contextlib.suppress(OSError):
-                os.unlink(path)
         shutil.rmtree(os.path.join(root, STAGING, batch), ignore_errors=True)
         reason = (exc.strerror if isinstance(exc, OSError) and exc.strerror else _line(exc))
-        raise ArchiveError(f"{root}: batch {batch} was not committed (none of its rows is "
+        raise CommitError(f"{root}: batch {batch} was not committed (none of its rows is "
                            f"visible; run the ingest again once there is room): writing "
                            f"{at[0]}: {reason}") from None
 
 
 def _commit(root: str, batch: str, parts: dict[tuple[str, str], dict[str, pa.Table]],
-            errors: pa.Table | None, at: list[str], renamed: list[str]) -> dict[str, Any]:
+            errors: pa.Table | None, at: list[str]) -> dict[str, Any]:
     stamp = datetime.now(UTC)
     ms = pa.scalar(stamp, pa.timestamp("ms", tz="UTC"))
     stage = os.path.join(root, STAGING, batch)
@@ -507,7 +508,6 @@ def _commit(root: str, batch: str, parts: dict[tuple[str, str], dict[str, pa.Tab
         final = at[0] = os.path.join(root, rel)
         os.makedirs(os.path.dirname(final), exist_ok=True)
         os.replace(staged, final)
-        renamed.append(final)
         _fsync_dir(os.path.dirname(final))
     record = {
         "batch": batch, "committed_at": stamp.isoformat(timespec="milliseconds"),
