@@ -559,7 +559,7 @@ def audit_cmd(
             [str(k) for k in keys or ()], [str(r) for r in receipt or ()], require_signatures,
             by_match=len(paths) > 1 or paths[0].is_dir())  # one log: all receipts are for it
     except (audit.SettingsError, SigningError) as exc:
-        raise fail(str(exc), EXIT_USAGE) from None
+        raise fail(str(exc), EXIT_USAGE, as_json=format is Format.json, error=exc) from None
     for p in paths:
         if not p.exists() and not p.is_symlink():
             raise fail(f"{p}: no such file or directory", EXIT_USAGE,
@@ -582,7 +582,7 @@ def audit_cmd(
     for held in signing.receipts if signing.by_match else ():
         if held.receipt.match_id not in matches:
             raise fail(f"{held.source}: the receipt is for match {held.receipt.match_id!r}, "
-                       "which none of the logs audited holds")
+                       "which none of the logs audited holds", as_json=format is Format.json)
     single = len(paths) == 1 and not paths[0].is_dir()  # a FIFO given by name is one log too
     if html is not None and not _not_a_log(verdicts[0].integrity):
         # Before the report: a page that cannot be written is the one error on stdout, never
