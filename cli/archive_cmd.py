@@ -70,16 +70,18 @@ ArchiveOpt = Annotated[Path | None, typer.Option(
     "report also take it as their first argument).")]
 
 
-def _the_archive(option: Path | None, positional: Path | None) -> Path:
+def _the_archive(option: Path | None, positional: Path | None, as_json: bool = False) -> Path:
     """The archive a command works on: --archive/-a (or BURACO_LOG_ARCHIVE), or the leading
     argument of query and report; naming two different ones is a usage error."""
     if option is not None and positional is not None and option != positional:
-        raise fail(f"two archives named: {positional} and --archive {option}", EXIT_USAGE)
+        raise fail(f"two archives named: {positional} and --archive {option}", EXIT_USAGE,
+                   as_json=as_json)
     found = positional if positional is not None else option
     if found is None:
-        raise fail(f"which archive? give --archive DIR (or set {ARCHIVE_ENV})", EXIT_USAGE)
+        raise fail(f"which archive? give --archive DIR (or set {ARCHIVE_ENV})", EXIT_USAGE,
+                   as_json=as_json)
     if not found.is_dir():  # a mistyped name is the user's, not a damaged archive
-        raise fail(f"{found}: no such archive directory", EXIT_USAGE)
+        raise fail(f"{found}: no such archive directory", EXIT_USAGE, as_json=as_json)
     return found
 
 
@@ -105,7 +107,8 @@ def ingest(
     """Check logs fully and add the good ones to an archive; refused logs go to its errors."""
     for s in sources:  # a mistyped path is a usage error, not a refused log in the archive
         if not s.exists():
-            raise fail(f"{s}: no such file or directory", EXIT_USAGE)
+            raise fail(f"{s}: no such file or directory", EXIT_USAGE,
+                       as_json=format is Format.json)
     settings = spark_options(engine, master, conf)
     if engine is Engine.spark:
         report = archive_spark.ingest([str(s) for s in sources], str(archive_dir),
@@ -385,17 +388,19 @@ def query(
     Rows stream out as DuckDB produces them (csv, jsonl, json, parquet); the table format
     holds at most 100,000 rows. With --output nothing is written unless the query finishes;
     on stdout, a query that fails part-way leaves the rows already written and exits 1."""
+    as_json = format is QueryFormat.json
     if second is None:
-        archive_dir, sql = _the_archive(archive, None), first
+        archive_dir, sql = _the_archive(archive, None, as_json), first
     else:
-        archive_dir, sql = _the_archive(archive, Path(first)), second
+        archive_dir, sql = _the_archive(archive, Path(first), as_json), second
     if format is QueryFormat.parquet and output is None:
         raise fail("--format parquet needs --output FILE", EXIT_USAGE)
     if not _MEMORY.fullmatch(memory_limit.strip()):
         raise fail(f"--memory-limit {memory_limit!r}: a size such as 512MB, 4GB or 1.5GiB",
-                   EXIT_USAGE)
+                   EXIT_USAGE, as_json=as_json)
     if math.isnan(timeout):
-        raise fail("--timeout: a number of seconds, 0 for no limit", EXIT_USAGE)
+        raise fail("--timeout: a number of seconds, 0 for no limit", EXIT_USAGE,
+                   as_json=as_json)
     settings = spark_options(engine, master, conf)
     if engine is Engine.spark:  # the statement is checked, then run on Spark SQL
         opened: Any = contextlib.nullcontext(archive_spark.query(
@@ -505,7 +510,7 @@ def report(
                                                    show_default=False)] = None,
 ) -> None:
     """The canned analyses: win rates, canastras, pile pickups, hands, morto, leaderboard."""
-    archive_dir = _the_archive(archive, archive_dir)
+    archive_dir = _the_archive(archive, archive_dir, format is ReportFormat.json)
     settings = spark_options(engine, master, conf)
     if engine is Engine.spark:
         rep = archive_spark.report(str(archive_dir), top, archive_spark.master_or(master, None),
