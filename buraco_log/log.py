@@ -282,6 +282,22 @@ def encode_checked(event: ev.AnyEvent) -> bytes:
     return data
 
 
+def unreadable(event: ev.AnyEvent, data: bytes) -> str | None:
+    """Why a reader could not decode ``data``, the encoding of ``event``, naming the field (a
+    string or ``True`` for a seat, an int for a note), or None if it can. msgspec encodes
+    whatever a field holds; written, such an event made the rest of the log unreadable."""
+    try:
+        ev.decode(data)
+    except msgspec.ValidationError as exc:
+        # an event is an array [tag, field...]: say `$[3]` as the field's name
+        fields = type(event).__struct_fields__
+        text = re.sub(r" - at `\$\[(\d+)\](.*)`$", lambda m: (
+            f" (field {fields[int(m[1]) - 1]!r}{', at ' + m[2] if m[2] else ''})"
+            if 1 <= int(m[1]) <= len(fields) else m[0]), str(exc))
+        return f"{type(event).__name__} cannot be recorded: {text}"
+    return None
+
+
 _SECTOR = 512
 
 
@@ -1308,11 +1324,15 @@ class Writer:
                 kind="seq",
             )
         try:
-            encode_checked(event)
+            data = encode_checked(event)
         except LogFormatError as exc:
             raise LogFormatError(
                 exc.message, path=self.path, offset=self._end, seq=event.seq, kind="range"
             ) from None
+        why = unreadable(event, data) if self._check_range else None
+        if why is not None:
+            raise LogFormatError(why, path=self.path, offset=self._end, seq=event.seq,
+                                 kind="validate")
         if self._validator is not None:
             self._validator.step(event)
 
@@ -1364,6 +1384,11 @@ class Writer:
                 bad = True
             if bad:  # only the unchecked fast path gets here
                 self._refuse_out_of_range(events, sync)
+            if self._fast and self._check_range:
+                try:  # what a reader will decode (0.1 µs an event): the fast path only buffered
+                    ev.decode_many(blob)
+                except msgspec.ValidationError:
+                    self._refuse_unreadable(events, sync)
             skip = len(_array_header(len(events)))
             self._chain.update(memoryview(blob)[skip:])
             digest = self._chain.digest()
@@ -1413,6 +1438,19 @@ class Writer:
         raise LogFormatError(
             message, path=self.path, offset=self._end, seq=event.seq, kind="range"
         )
+
+    def _refuse_unreadable(self, events: list[ev.AnyEvent], sync: bool) -> None:
+        """Write the events before the first one a reader could not decode, then refuse it and
+        stop, as :meth:`_refuse_out_of_range` does."""
+        first, why = next((i, w) for i, e in enumerate(events)
+                          if (w := unreadable(e, ev.encode(e))) is not None)
+        self._buffer = events[:first]
+        self._write_buffer(sync)
+        self._expect = self._next_seq
+        self._broken = f"{why}; the events buffered after it were not written"
+        self._fast = False
+        raise LogFormatError(why, path=self.path, offset=self._end, seq=events[first].seq,
+                             kind="validate")
 
     def _at_path(self) -> bool:
         try:

@@ -1504,13 +1504,9 @@ def _readable(event: ev.AnyEvent, data: bytes, path: str) -> ev.AnyEvent:
     kind ``validate``: recorded, it would make the whole log unreadable."""
     try:
         return ev.decode(data)
-    except msgspec.ValidationError as exc:
-        # an event is an array [tag, field...]: say `$[3]` as the field's name
-        fields = type(event).__struct_fields__
-        text = re.sub(r" - at `\$\[(\d+)\](.*)`$", lambda m: (
-            f" (field {fields[int(m[1]) - 1]!r}{', at ' + m[2] if m[2] else ''})"
-            if 1 <= int(m[1]) <= len(fields) else m[0]), str(exc))
-        raise LogFormatError(f"{type(event).__name__} cannot be recorded: {text}", path=path,
+    except msgspec.ValidationError:
+        why = log.unreadable(event, data) or f"{type(event).__name__} cannot be recorded"
+        raise LogFormatError(why, path=path,
                              seq=event.seq if isinstance(event.seq, int) else None,
                              kind="validate") from None
 

@@ -1,0 +1,51 @@
+"""An event whose fields hold the wrong types (a seat that is a string, a note that is an int):
+msgspec encodes whatever a field holds, so the writer wrote it, acknowledged it, and every
+reader then stopped at that record (the rest of the log unreadable). Every writer mode refuses
+it as kind ``validate`` naming the field, and keeps the events before it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+
+from buraco_log import log
+from buraco_log.audit import read_log
+from buraco_log.errors import LogFormatError
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "sim" / "classic-2p-000000.blog"
+MODES: list[dict[str, Any]] = [{}, {"validate": False},
+                               {"validate": False, "batched": True}, {"batched": True}]
+BAD = [("note", 5), ("seat", "x"), ("seat", None), ("cards", "8d")]
+
+
+@pytest.mark.parametrize("mode", MODES, ids=["validated", "plain", "batched", "validated-batched"])
+@pytest.mark.parametrize(("field", "value"), BAD, ids=[f for f, _ in BAD])
+def test_an_event_a_reader_could_not_decode_is_refused(tmp_path: Path, mode: dict[str, Any],
+                                                       field: str, value: object) -> None:
+    events = log.read_events(EXAMPLE)
+    assert type(events[3]).__name__ == "MeldLaid"
+    bad = msgspec.structs.replace(events[3], **{field: value})
+    path = tmp_path / "m.blog"
+    with pytest.raises(LogFormatError, match=rf"cannot be recorded: .*field {field!r}") as err, \
+            log.Writer(path, **mode) as w:
+        for e in events[:3]:
+            w.append(e)
+        w.append(bad)
+        w.flush()
+    assert err.value.kind == "validate" and err.value.seq == 3
+    got, integrity = read_log(path)
+    assert got == events[:3] and integrity.status == "sealed", integrity
+
+
+def test_append_many_refuses_it_too_and_keeps_what_came_before(tmp_path: Path) -> None:
+    events = log.read_events(EXAMPLE)
+    bad = msgspec.structs.replace(events[5], seq=events[5].seq, at="noon")
+    path = tmp_path / "m.blog"
+    with pytest.raises(LogFormatError, match="field 'at'"), \
+            log.Writer(path, validate=False, batched=True) as w:
+        w.append_many([*events[:5], bad, *events[6:9]])
+        w.flush()
+    assert log.read_events(path) == events[:5]
