@@ -21,7 +21,7 @@ import pyarrow.compute as pc  # type: ignore[import-untyped]
 from buraco_log.errors import ArchiveError
 
 from . import store
-from .views import DEFAULT_MEMORY_LIMIT, DEFAULT_THREADS, _quote, connect
+from .views import DEFAULT_MEMORY_LIMIT, DEFAULT_THREADS, _locate, _quote, connect
 
 ELO_START = 1500.0
 ELO_K = 24.0
@@ -309,7 +309,9 @@ def report(
         sections.append(leaderboard(con, top, archive))
     except duckdb.Error as exc:  # one line naming the archive, never a traceback
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ArchiveError(f"{archive}: report failed: {first}") from None
+        found = _locate(ArchiveError(f"report failed: {first}"), archive)  # a damaged file
+        raise (found if not str(found).startswith("report failed") else
+               ArchiveError(f"{archive}: report failed: {first}")) from None
     finally:
         con.close()
     return Report(str(archive), int(matches), int(events), sections)

@@ -30,6 +30,7 @@ import os
 import re
 import resource
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -360,6 +361,45 @@ def _query_error(exc: BaseException, timeout: float | None, memory_limit: str) -
 
 
 _FAILURES = (duckdb.Error, OSError, pa.ArrowException, MemoryError)
+# Words of DuckDB's errors about a Parquet file it cannot decode: "Payload value bigger than
+# allowed. Corrupted file?" names no file, so the damaged one is looked for (find_damaged).
+_DAMAGE = re.compile(r"corrupt|thrift|magic|decompress|parquet|payload|deserializ|"
+                     r"don.t know what type|end of (stream|file)", re.IGNORECASE)
+LOCATE_SECONDS = 10.0  # at most this long spent looking for the damaged file
+
+
+def find_damaged(root: str, seconds: float = LOCATE_SECONDS) -> tuple[str, str] | None:
+    """The first committed file that Arrow cannot read through, and why; None if every file
+    reads (or the time ran out first)."""
+    import pyarrow.parquet as pq  # type: ignore[import-untyped]
+
+    deadline = time.monotonic() + seconds
+    for paths in store.committed_files(root).values():
+        for path in paths:
+            if time.monotonic() > deadline:
+                return None
+            try:
+                with pq.ParquetFile(path) as f:
+                    for _batch in f.iter_batches(batch_size=65_536):
+                        pass
+            except (pa.ArrowException, OSError, ValueError) as exc:
+                return path, _first_line(exc)
+    return None
+
+
+def _locate(exc: ArchiveError, root: str) -> ArchiveError:
+    """``exc``, led by the damaged file's name when it is about a file DuckDB could not
+    decode and does not name one."""
+    text = str(exc)
+    if not _DAMAGE.search(text) or root in text:
+        return exc
+    try:
+        found = find_damaged(root)
+    except (ArchiveError, MemoryError):
+        return exc
+    if found is None:
+        return exc
+    return ArchiveError(f"{found[0]}: damaged archive file ({found[1]}): {text}")
 
 
 class QueryStream:
@@ -373,6 +413,7 @@ class QueryStream:
                  memory_limit: str, timeout: float | None, batch_rows: int,
                  bound: bool) -> None:
         self._timeout, self._memory_limit = timeout, memory_limit
+        self._root = str(archive)
         check_sql(sql)
         self._stack = contextlib.ExitStack()
         try:
@@ -387,7 +428,7 @@ class QueryStream:
             try:
                 self._reader = con.sql(sql).to_arrow_reader(batch_rows)
             except _FAILURES as exc:
-                raise _query_error(exc, timeout, memory_limit) from None
+                raise self._error(exc) from None
         except BaseException:
             self._stack.close()
             raise
@@ -403,8 +444,12 @@ class QueryStream:
             except StopIteration:
                 return
             except _FAILURES as exc:
-                raise _query_error(exc, self._timeout, self._memory_limit) from None
+                raise self._error(exc) from None
             yield batch
+
+    def _error(self, exc: BaseException) -> ArchiveError:
+        return _locate(_query_error(exc, self._timeout, self._memory_limit),
+                       store.check_archive(self._root))
 
     def close(self) -> None:
         self._stack.close()
