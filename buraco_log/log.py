@@ -282,6 +282,14 @@ def encode_checked(event: ev.AnyEvent) -> bytes:
     return data
 
 
+MAX_EVENT: Final = MAX_PAYLOAD - 5  # a segment's payload: an array header, then its events
+
+
+def _too_large(event: ev.AnyEvent, size: int) -> str:
+    return (f"{type(event).__name__} is {size:,} bytes encoded; a log's record holds at most "
+            f"{MAX_EVENT:,}")
+
+
 def unreadable(event: ev.AnyEvent, data: bytes) -> str | None:
     """Why a reader could not decode ``data``, the encoding of ``event``, naming the field (a
     string or ``True`` for a seat, an int for a note), or None if it can. msgspec encodes
@@ -1329,6 +1337,9 @@ class Writer:
             raise LogFormatError(
                 exc.message, path=self.path, offset=self._end, seq=event.seq, kind="range"
             ) from None
+        if len(data) > MAX_EVENT:
+            raise LogFormatError(_too_large(event, len(data)), path=self.path, offset=self._end,
+                                 seq=event.seq, kind="range")
         why = unreadable(event, data) if self._check_range else None
         if why is not None:
             raise LogFormatError(why, path=self.path, offset=self._end, seq=event.seq,
@@ -1377,6 +1388,9 @@ class Writer:
             events, self._buffer = self._buffer, []
             try:
                 blob = ev.encode_many(events)
+                if len(blob) > MAX_PAYLOAD:  # a reader refuses a larger segment: split it
+                    self._write_split(events, sync)
+                    return
                 bad = self._check_range and _maybe_huge(blob) and any(
                     _maybe_huge(ev.encode(e)) and out_of_range(e) is not None for e in events
                 )
@@ -1438,6 +1452,32 @@ class Writer:
         raise LogFormatError(
             message, path=self.path, offset=self._end, seq=event.seq, kind="range"
         )
+
+    def _write_split(self, events: list[ev.AnyEvent], sync: bool) -> None:
+        """Write ``events`` as several segments, each one a reader takes (at most
+        ``MAX_PAYLOAD`` bytes); an event larger than that by itself is refused as kind
+        ``range`` after the events before it are written, as an out-of-range integer is."""
+        chunk: list[ev.AnyEvent] = []
+        size = 0
+        for i, event in enumerate(events):
+            n = len(ev.encode(event))
+            if n > MAX_EVENT:
+                self._buffer = chunk
+                self._write_buffer(sync)
+                self._expect = self._next_seq
+                message = _too_large(event, n)
+                self._broken = f"{message}; the events buffered after it were not written"
+                self._fast = False
+                raise LogFormatError(message, path=self.path, offset=self._end,
+                                     seq=events[i].seq, kind="range")
+            if chunk and size + n > MAX_EVENT:
+                self._buffer = chunk
+                self._write_buffer(sync=False)
+                chunk, size = [], 0
+            chunk.append(event)
+            size += n
+        self._buffer = chunk
+        self._write_buffer(sync)
 
     def _refuse_unreadable(self, events: list[ev.AnyEvent], sync: bool) -> None:
         """Write the events before the first one a reader could not decode, then refuse it and
@@ -1742,6 +1782,7 @@ __all__ = [
     "LAYOUT",
     "MAGIC",
     "MAX_DEPTH",
+    "MAX_EVENT",
     "MAX_PAYLOAD",
     "SIGNED_VERSION",
     "HeadSigner",

@@ -1484,7 +1484,7 @@ _MAX_WINDOW: Final = 60.0
 
 _MAX_WAIT: Final = 3600.0  # a condition wait longer than this overflows the clock (inf)
 
-_MAX_EVENT: Final = log.MAX_PAYLOAD - 5  # a segment's payload: an array header, then events
+_MAX_EVENT: Final = log.MAX_EVENT  # a segment's payload: an array header, then events
 
 
 def _fitting(encoded: list[bytes]) -> int:

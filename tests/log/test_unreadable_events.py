@@ -49,3 +49,38 @@ def test_append_many_refuses_it_too_and_keeps_what_came_before(tmp_path: Path) -
         w.append_many([*events[:5], bad, *events[6:9]])
         w.flush()
     assert log.read_events(path) == events[:5]
+
+
+# -- events too large for one record: a reader refuses a segment over log.MAX_PAYLOAD ----------
+
+
+@pytest.mark.parametrize("mode", MODES, ids=["validated", "plain", "batched", "validated-batched"])
+def test_an_event_larger_than_a_record_is_refused_and_the_log_stays_readable(
+        tmp_path: Path, mode: dict[str, Any]) -> None:
+    """It was written; batched, with the events before it in one segment: the whole log then
+    read as 0 events ('segment of 17825810 bytes exceeds the limit')."""
+    events = log.read_events(EXAMPLE)
+    big = msgspec.structs.replace(events[3], note="x" * (log.MAX_PAYLOAD + 1))
+    path = tmp_path / "m.blog"
+    with pytest.raises(LogFormatError, match="a log's record holds at most") as err, \
+            log.Writer(path, **mode) as w:
+        for e in events[:3]:
+            w.append(e)
+        w.append(big)
+        w.flush()
+    assert err.value.kind == "range" and err.value.seq == 3
+    got, integrity = read_log(path)
+    assert got == events[:3] and integrity.status == "sealed", integrity
+
+
+@pytest.mark.parametrize("mode", MODES, ids=["validated", "plain", "batched", "validated-batched"])
+def test_a_batch_larger_than_a_record_is_split_into_records_a_reader_takes(
+        tmp_path: Path, mode: dict[str, Any]) -> None:
+    events = log.read_events(EXAMPLE)
+    large = [msgspec.structs.replace(e, note="y" * (3 << 20)) for e in events[3:12]]
+    path = tmp_path / "m.blog"
+    with log.Writer(path, **mode) as w:
+        for e in [*events[:3], *large]:
+            w.append(e)
+    got, integrity = read_log(path)
+    assert got == [*events[:3], *large] and integrity.status == "sealed", integrity
