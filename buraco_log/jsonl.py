@@ -181,7 +181,14 @@ def dump(events: Iterator[ev.AnyEvent | sigrec.SignedHead], out: IO[str], *,
                 del obj["key_id"]  # version 1 has no such field
         else:
             chain.update(ev.encode(event))
-        out.write(json.dumps(obj, ensure_ascii=False, separators=(",", ":")))
+        line = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+        if len(line) > MAX_LINE // 4 and len(line.encode("utf-8")) > MAX_LINE:
+            # a reader refuses the line (LOG_FORMAT.md): never write a log it cannot read
+            raise LogFormatError(
+                f"{type(event).__name__} is {len(line.encode('utf-8')):,} bytes as a JSON line; "
+                f"a JSON Lines log's line holds at most {MAX_LINE:,} (keep the binary form)",
+                seq=event.seq, kind="limit")
+        out.write(line)
         out.write("\n")
         count += 1
     head = str(chain.hexdigest())
@@ -398,6 +405,12 @@ def binary_to_jsonl(src: str | os.PathLike[str], dst: str | os.PathLike[str]) ->
             except OSError as exc:  # the output's; the reader's own are LogFormatErrors
                 raise LogFormatError(f"writing the new file failed: {exc.strerror or exc}",
                                      path=dst, kind="io") from None
+            except LogFormatError as exc:
+                if exc.path is not None:
+                    raise
+                # an event the JSON form cannot hold: name the log and the event
+                raise LogFormatError(exc.message, path=str(src), seq=exc.seq,
+                                     kind=exc.kind) from None
             info = reader.info
         _publish(tmp, dst)
     finally:

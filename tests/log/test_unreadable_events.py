@@ -84,3 +84,25 @@ def test_a_batch_larger_than_a_record_is_split_into_records_a_reader_takes(
             w.append(e)
     got, integrity = read_log(path)
     assert got == [*events[:3], *large] and integrity.status == "sealed", integrity
+
+
+def test_an_event_the_json_form_cannot_hold_is_refused_by_convert(tmp_path: Path) -> None:
+    """A JSON line is at most 1 MiB (LOG_FORMAT.md): converting a log holding a larger event
+    wrote a file that every reader refused at that line. It is refused, naming the event, and
+    no file is left; an event just under the bound converts and reads back."""
+    from buraco_log import jsonl
+
+    events = log.read_events(EXAMPLE)
+    for size, fits in ((jsonl.MAX_LINE + 10, False), (jsonl.MAX_LINE - 400, True)):
+        noted = [*events[:3], msgspec.structs.replace(events[3], note="z" * size), *events[4:]]
+        src, dst = tmp_path / f"{size}.blog", tmp_path / f"{size}.jsonl"
+        log.write_log(src, noted)
+        if fits:
+            jsonl.convert(src, dst, "jsonl")
+            assert jsonl.read_jsonl(dst) == noted
+            continue
+        with pytest.raises(LogFormatError, match="as a JSON line") as err:
+            jsonl.convert(src, dst, "jsonl")
+        assert (err.value.path, err.value.seq, err.value.kind) == (str(src), 3, "limit")
+        assert not dst.exists()
+        assert sorted(p.name for p in tmp_path.iterdir()) == [src.name]
