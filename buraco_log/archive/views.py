@@ -36,6 +36,7 @@ from typing import Any
 
 import duckdb
 import pyarrow as pa  # type: ignore[import-untyped]
+import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
 from buraco_log.errors import ArchiveError
 
@@ -137,6 +138,7 @@ def create_views(con: duckdb.DuckDBPyConnection, archive: str | os.PathLike[str]
                 body = f"SELECT * FROM {source}"
             if table in ADDED_COLUMNS:  # no file has them yet: NULL, in their place (the end)
                 have = {r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()}
+                _refuse_foreign(table, paths, have)
                 absent = [f"CAST(NULL AS {_sql_type(f.type)}) AS {f.name}"
                           for f in VIEW_SCHEMAS[table] if f.name not in have]
                 if absent:
@@ -147,6 +149,22 @@ def create_views(con: duckdb.DuckDBPyConnection, archive: str | os.PathLike[str]
                 cols += ["CAST(NULL AS VARCHAR) AS preset", "CAST(NULL AS VARCHAR) AS month"]
             body = f"SELECT {', '.join(cols)} WHERE false"
         con.execute(f"CREATE OR REPLACE VIEW {table} AS {body}")
+
+
+def _refuse_foreign(table: str, paths: list[str], have: set[str]) -> None:
+    """Files read by name hold no column the table does not have: another table's file in
+    place of one (its rows were shown as the table's, NULL where the names differ) is an
+    :class:`ArchiveError` naming it."""
+    known = {f.name for f in VIEW_SCHEMAS[table]} | {"preset", "month"}
+    if have <= known:
+        return
+    for path in paths:
+        extra = sorted(set(pq.read_schema(path).names) - known)
+        if extra:
+            raise ArchiveError(f"{path}: damaged archive file: column {extra[0]} is no column "
+                               f"of {table}")
+    raise ArchiveError(f"the {table} files hold columns that are not {table}'s: "
+                       f"{', '.join(sorted(have - known))}")
 
 
 def connect(
@@ -371,8 +389,6 @@ LOCATE_SECONDS = 10.0  # at most this long spent looking for the damaged file
 def find_damaged(root: str, seconds: float = LOCATE_SECONDS) -> tuple[str, str] | None:
     """The first committed file that Arrow cannot read through, and why; None if every file
     reads (or the time ran out first)."""
-    import pyarrow.parquet as pq  # type: ignore[import-untyped]
-
     deadline = time.monotonic() + seconds
     for paths in store.committed_files(root).values():
         for path in paths:

@@ -154,3 +154,13 @@ def test_a_layout_version_that_only_looks_like_2_is_refused(arch: Path, version:
     marker.write_text(json.dumps({"format": "buraco_log archive", "version": version}))
     with pytest.raises(ArchiveError, match=f"layout version {json.dumps(version)}|'2'"):
         store.check_archive(str(arch))
+
+
+def test_another_tables_file_in_place_of_a_matches_file_is_named(arch: Path) -> None:
+    """Before: the matches view (read by column name) showed the players' rows as matches."""
+    part = a_part(arch)
+    shutil.copy(a_part(arch, "players"), part)
+    with pytest.raises(ArchiveError, match=r"damaged archive file: column \w+ is no column "
+                                           r"of matches"):
+        query(arch, "SELECT count(*) FROM matches")
+    one_line(cli("report", arch), str(part))
