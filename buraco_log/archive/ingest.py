@@ -295,6 +295,9 @@ def ingest(
         report.recovered = store.recover(root)
         paths = find_logs([str(s) for s in sources])
         report.files = len(paths)
+        # No more workers than a few logs each (as audit): -j 1000 forked 1000 processes for
+        # 200 logs, five times slower than two, and as many as asked for any number of logs.
+        report.jobs = min(report.jobs, max(1, len(paths) // 4))
         batch = _Batch()
         ids = set(digests.values())
         checking: dict[str, str] = {}  # path -> hash, of the files sent to be checked

@@ -99,3 +99,11 @@ def test_an_ingest_killed_while_its_workers_check_can_be_run_again_at_once(
         for w in workers:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(w, signal.SIGKILL)
+
+
+def test_more_jobs_than_logs_start_no_more_workers_than_a_few_logs_each(logs: Path,
+                                                                      tmp_path: Path) -> None:
+    """Before: one worker per job asked for, whatever the number of logs (-j 1000, 1000
+    processes)."""
+    rep = ingest([str(logs)], tmp_path / "a", jobs=64)
+    assert (rep.jobs, rep.added) == (2, 8)
