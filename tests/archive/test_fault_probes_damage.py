@@ -164,3 +164,14 @@ def test_another_tables_file_in_place_of_a_matches_file_is_named(arch: Path) -> 
                                            r"of matches"):
         query(arch, "SELECT count(*) FROM matches")
     one_line(cli("report", arch), str(part))
+
+
+def test_a_ratings_record_naming_a_file_outside_the_archive_opens_nothing(arch: Path) -> None:
+    """Before: the file it named was put on the sandbox's allowed paths, so a query read
+    /etc/passwd with read_text."""
+    record = arch / store.RATINGS / "current.json"
+    record.write_text(json.dumps({"batches": store.batch_set_digest(str(arch)),
+                                  "file": "../../../../../../../../../etc/passwd"}))
+    with pytest.raises(ArchiveError, match="Permission Error"):
+        query(arch, "SELECT content FROM read_text('/etc/passwd')")
+    assert store.current_ratings(str(arch)) is None
