@@ -264,8 +264,11 @@ def manifests(root: str) -> list[dict[str, Any]]:
     from, or recovered in, an archive whose commits are not known (a record taken for absent
     would have its batch's files deleted as uncommitted)."""
     d = os.path.join(root, BATCHES)
-    if not os.path.isdir(d):
+    if not os.path.lexists(d):
         return []
+    if os.path.islink(d) or not os.path.isdir(d):  # not "no batches": recovery deleted all
+        raise ArchiveError(f"{d}: the directory of the batch records is not a directory: "
+                           "restore it from a backup (without it, no batch is committed)")
     out = []
     for name in sorted(os.listdir(d)):
         if name.endswith(".json") and ".tmp-" not in name:

@@ -175,3 +175,14 @@ def test_a_ratings_record_naming_a_file_outside_the_archive_opens_nothing(arch: 
     with pytest.raises(ArchiveError, match="Permission Error"):
         query(arch, "SELECT content FROM read_text('/etc/passwd')")
     assert store.current_ratings(str(arch)) is None
+
+
+def test_batch_records_that_are_a_file_stop_ingest_before_it_deletes_anything(
+        arch: Path, archived: Archived) -> None:
+    """Before: read as "no batch committed", so recovery deleted every part file."""
+    parts = sorted(arch.rglob("part-*.parquet"))
+    shutil.rmtree(arch / store.BATCHES)
+    (arch / store.BATCHES).write_text("not a directory")
+    one_line(cli("ingest", archived.corpus.root, "--archive", arch, "-j", "1"),
+             f"{arch / store.BATCHES}: the directory of the batch records is not a directory")
+    assert sorted(arch.rglob("part-*.parquet")) == parts
