@@ -341,6 +341,8 @@ def recover(root: str) -> list[str]:
         shutil.rmtree(staging)
     for table in TABLES:
         base = os.path.join(root, table)
+        if os.path.islink(base):  # the walk would delete "uncommitted" files where it leads
+            raise ArchiveError(f"{base}: symbolic links are not allowed inside an archive")
         if not os.path.isdir(base):
             continue
         for dirpath, _dirs, names in os.walk(base):

@@ -186,3 +186,16 @@ def test_batch_records_that_are_a_file_stop_ingest_before_it_deletes_anything(
     one_line(cli("ingest", archived.corpus.root, "--archive", arch, "-j", "1"),
              f"{arch / store.BATCHES}: the directory of the batch records is not a directory")
     assert sorted(arch.rglob("part-*.parquet")) == parts
+
+
+def test_a_table_directory_that_is_a_link_is_refused_and_nothing_where_it_leads_is_deleted(
+        arch: Path, archived: Archived, tmp_path: Path) -> None:
+    """Before: recovery walked through the link and deleted the files there whose names
+    look like parts of an uncommitted batch."""
+    elsewhere = tmp_path / "elsewhere"
+    shutil.move(arch / "errors", elsewhere)
+    (elsewhere / "part-not-in-any-batch.parquet").write_bytes(b"someone else's file")
+    (arch / "errors").symlink_to(elsewhere)
+    r = cli("ingest", archived.corpus.root, "--archive", arch, "-j", "1")
+    assert r.returncode == 1 and "symbolic links are not allowed" in r.stderr, r.stderr
+    assert (elsewhere / "part-not-in-any-batch.parquet").exists()
