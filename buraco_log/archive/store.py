@@ -335,6 +335,8 @@ def recover(root: str) -> list[str]:
     committed = {m["batch"] for m in manifests(root)}  # first: a damaged record stops it all
     removed: list[str] = []
     staging = os.path.join(root, STAGING)
+    if os.path.islink(staging):
+        raise ArchiveError(f"{staging}: symbolic links are not allowed inside an archive")
     if os.path.isdir(staging):
         for name in os.listdir(staging):
             removed.append(os.path.join(STAGING, name))

@@ -199,3 +199,13 @@ def test_a_table_directory_that_is_a_link_is_refused_and_nothing_where_it_leads_
     r = cli("ingest", archived.corpus.root, "--archive", arch, "-j", "1")
     assert r.returncode == 1 and "symbolic links are not allowed" in r.stderr, r.stderr
     assert (elsewhere / "part-not-in-any-batch.parquet").exists()
+
+
+def test_a_staging_directory_that_is_a_link_is_named(arch: Path, archived: Archived,
+                                                     tmp_path: Path) -> None:
+    """Before: 'buraco-log: error: Cannot call rmtree on a symbolic link', naming nothing."""
+    (arch / store.STAGING).rmdir()
+    (tmp_path / "elsewhere").mkdir()
+    (arch / store.STAGING).symlink_to(tmp_path / "elsewhere")
+    one_line(cli("ingest", archived.corpus.root, "--archive", arch, "-j", "1"),
+             f"{arch / store.STAGING}: symbolic links are not allowed inside an archive")
