@@ -580,6 +580,8 @@ def current_ratings(root: str) -> str | None:
 def write_ratings(root: str, table: pa.Table) -> str:
     """Store the ratings of the committed batches (temp file, rename, then the record)."""
     d = os.path.join(root, RATINGS)
+    if os.path.islink(d):  # its old files are deleted below: never where a link leads
+        raise ArchiveError(f"{d}: symbolic links are not allowed inside an archive")
     os.makedirs(d, exist_ok=True)
     digest = batch_set_digest(root)
     name = f"ratings-{digest[:16]}.parquet"
@@ -591,7 +593,8 @@ def write_ratings(root: str, table: pa.Table) -> str:
     os.replace(tmp, os.path.join(d, name))
     _atomic_json(os.path.join(d, "current.json"), {"batches": digest, "file": name})
     for old in os.listdir(d):  # earlier ratings and leftovers of an interrupted write
-        if old not in (name, "current.json"):
+        if old != name and (old.startswith((".tmp-", "current.json.tmp-"))
+                            or (old.startswith("ratings-") and old.endswith(".parquet"))):
             with contextlib.suppress(OSError):
                 os.unlink(os.path.join(d, old))
     return os.path.join(d, name)

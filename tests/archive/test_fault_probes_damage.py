@@ -209,3 +209,17 @@ def test_a_staging_directory_that_is_a_link_is_named(arch: Path, archived: Archi
     (arch / store.STAGING).symlink_to(tmp_path / "elsewhere")
     one_line(cli("ingest", archived.corpus.root, "--archive", arch, "-j", "1"),
              f"{arch / store.STAGING}: symbolic links are not allowed inside an archive")
+
+
+def test_ratings_that_are_a_link_delete_nothing_where_it_leads(arch: Path, archived: Archived,
+                                                               tmp_path: Path) -> None:
+    """Before: storing the new ratings deleted every other file of the directory the link
+    led to (as 'earlier ratings')."""
+    elsewhere = tmp_path / "home"
+    elsewhere.mkdir()
+    (elsewhere / "thesis.tex").write_text("years of work")
+    shutil.rmtree(arch / store.RATINGS)
+    (arch / store.RATINGS).symlink_to(elsewhere)
+    r = cli("ingest", archived.corpus.root, "--archive", arch, "-j", "1")
+    assert r.returncode == 1 and "symbolic links are not allowed" in r.stderr, r.stderr
+    assert (elsewhere / "thesis.tex").read_text() == "years of work"
