@@ -586,12 +586,20 @@ def write_ratings(root: str, table: pa.Table) -> str:
     digest = batch_set_digest(root)
     name = f"ratings-{digest[:16]}.parquet"
     tmp = os.path.join(d, f".tmp-{secrets.token_hex(4)}.parquet")
-    pq.write_table(table, tmp, compression="zstd")
-    with open(tmp, "rb+") as f:
-        os.fsync(f.fileno())
-    os.chmod(tmp, READ_ONLY)
-    os.replace(tmp, os.path.join(d, name))
-    _atomic_json(os.path.join(d, "current.json"), {"batches": digest, "file": name})
+    try:
+        pq.write_table(table, tmp, compression="zstd")
+        with open(tmp, "rb+") as f:
+            os.fsync(f.fileno())
+        os.chmod(tmp, READ_ONLY)
+        os.replace(tmp, os.path.join(d, name))
+        _atomic_json(os.path.join(d, "current.json"), {"batches": digest, "file": name})
+    except (OSError, pa.ArrowException) as exc:  # a full disk: the batches stay committed
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else _line(exc)
+        raise ArchiveError(f"{d}: the ratings could not be stored ({reason}); every batch "
+                           "of this run is committed, and report computes the ratings until "
+                           "the next ingest stores them") from None
     for old in os.listdir(d):  # earlier ratings and leftovers of an interrupted write
         if old != name and (old.startswith((".tmp-", "current.json.tmp-"))
                             or (old.startswith("ratings-") and old.endswith(".parquet"))):

@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from buraco_log.archive import ingest, store
+from buraco_log.archive import ingest, query, store
+from buraco_log.errors import ArchiveError
 from tests.archive.conftest import Corpus
 from tests.archive.test_fault_probes_ingest import checksums
 
@@ -61,3 +62,26 @@ def test_a_batch_that_cannot_be_written_is_one_line_and_leaves_nothing(
     ingest([str(logs)], ref)
     expected: dict[str, Any] = checksums(ref)
     assert checksums(arch) == expected
+
+
+def test_ratings_that_cannot_be_written_say_the_batches_are_committed(
+        logs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: the bare 'No space left on device' of the writer, with its temporary left."""
+    real = store.pq.write_table
+
+    def write_table(table: Any, where: Any, **kwargs: Any) -> None:
+        if Path(where).parent.name == store.RATINGS:
+            Path(where).write_bytes(b"PAR1")  # part of it, then the disk is full
+            raise OSError(28, "No space left on device")
+        real(table, where, **kwargs)
+
+    monkeypatch.setattr(store.pq, "write_table", write_table)
+    arch = tmp_path / "a"
+    with pytest.raises(ArchiveError, match=r"ratings could not be stored \(No space left on "
+                                           r"device\); every batch of this run is committed"):
+        ingest([str(logs)], arch)
+    monkeypatch.undo()
+    assert not [p for p in (arch / store.RATINGS).iterdir() if p.name.startswith(".tmp-")]
+    assert query(arch, "SELECT count(*) AS n FROM matches").to_pylist() == [{"n": 6}]
+    assert ingest([str(logs)], arch).already_stored == 6  # and it stores them now
+    assert store.current_ratings(str(arch)) is not None
