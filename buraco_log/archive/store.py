@@ -296,6 +296,8 @@ def _record_problem(record: Any, batch: str) -> str | None:
             return f"no table {json.dumps(table)} in this layout"
         if not isinstance(rels, list):
             return f"the files of {table} are not a list"
+        if len(set(map(str, rels))) != len(rels):  # read twice, its rows were shown twice
+            return f"a file of {table} is listed twice"
         depth = 4 if table in PARTITIONED else 2  # table/preset=/month=/part, errors/part
         for rel in rels:
             parts = rel.split("/") if isinstance(rel, str) else []

@@ -88,7 +88,14 @@ def escape(data: dict[str, object]) -> None:
     files["matches"].append("matches/../../../../../../../etc/passwd")
 
 
+def twice(data: dict[str, object]) -> None:
+    files = data["files"]
+    assert isinstance(files, dict)
+    files["matches"].append(files["matches"][0])
+
+
 DAMAGE: dict[str, tuple[Callable[[Path], Path], str]] = {
+    "record-twice": (edit_record(twice), "is listed twice"),
     "record-garbage": (garbage, "unreadable batch record"),
     "record-no-keys": (edit_record(lambda d: d.clear()), "damaged batch record"),
     "record-list": (edit_record(lambda d: d.update(files=[])), "damaged batch record"),
