@@ -102,6 +102,33 @@ def test_a_file_that_is_not_a_log_exits_2(box: Path, command: str) -> None:
         _one_error_line(r, "notes.txt", "byte 0")
 
 
+def _future_log(box: Path) -> Path:
+    """good.blog with the header's event format version set past this reader's."""
+    import zlib
+
+    from buraco_log import log
+
+    data = GOOD.read_bytes()
+    magic, layout, _version, flags, _crc = log._HEADER.unpack(data[:log.HEADER_SIZE])
+    head = log._HEADER.pack(magic, layout, 99, flags, 0)[:-4]
+    path = box / "future.blog"
+    path.write_bytes(head + zlib.crc32(head).to_bytes(4, "little") + data[log.HEADER_SIZE:])
+    return path
+
+
+@pytest.mark.parametrize("command", sorted(LOG_COMMANDS))
+def test_a_log_of_an_unknown_format_version_exits_2(box: Path, command: str) -> None:
+    # Written by a newer buraco_log: this one cannot read it at all, as for a file that is not
+    # a log (2), where a damaged log is a finding (1). audit said 1.
+    _future_log(box)
+    r = run(command, "future.blog", *LOG_COMMANDS[command], cwd=box)
+    assert r.code == 2, r
+    if command == "audit":
+        assert "format version 99" in r.out and r.err == "", r
+    else:
+        _one_error_line(r, "future.blog", "format version 99")
+
+
 @pytest.mark.parametrize("command", sorted(LOG_COMMANDS))
 def test_a_damaged_log_exits_1(box: Path, command: str) -> None:
     r = run(command, "damaged.blog", *LOG_COMMANDS[command], cwd=box)
