@@ -90,7 +90,9 @@ class ReplayError(BuracoLogError):
         self.seq = seq
         self.tag = tag
         self.match_id = match_id
-        super().__init__(f"seq {seq}: {message}" if seq is not None else message)
+        # a message that opens with its seq already ("seq 30 is past ...") is not prefixed twice
+        named = seq is None or message.startswith(f"seq {seq} ")
+        super().__init__(message if named else f"seq {seq}: {message}")
 
 
 class IllegalMoveError(ReplayError):

@@ -398,6 +398,10 @@ def replay(
                    "each seq with --at N -f json", EXIT_USAGE, as_json=js)
     try:
         tl, warning = load_timeline(path, ignore_integrity, as_json=js)
+        if tl.illegal is not None and tl.last_seq < 0:  # not an empty table at "seq -1" (exit 0)
+            raise fail(f"{path}: seq {tl.illegal.seq} is illegal [{tl.illegal.rule}]: "
+                       f"{tl.illegal.explanation}; no event before it: there is no table to show",
+                       as_json=js, error=tl.illegal)
         if at is not None:
             seq = at
         elif hand is not None:
@@ -604,10 +608,11 @@ def audit_cmd(
 
 
 def _not_a_log(integrity: audit.Integrity) -> bool:
-    """A file with nothing of a log in it (not a regular file, or no log magic at byte 0):
-    given by name, that is the user's mistake (exit 2), not a finding about a log."""
+    """A file this buraco_log cannot read as a log at all (not a regular file, no log magic at
+    byte 0, a format version newer than this reader): given by name, exit 2 as every other
+    command does (LogFormatError.exit_status), not a finding about a log (1)."""
     return integrity.events == 0 and (
-        integrity.kind in ("filetype", "unreadable")
+        integrity.kind in LogFormatError.UNREADABLE_KINDS
         or (integrity.kind == "header" and integrity.offset == 0))
 
 

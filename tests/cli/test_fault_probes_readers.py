@@ -317,6 +317,27 @@ def test_a_seq_past_the_illegal_event_is_one_error_line(command: str, seq: int,
                  str(ILLEGAL), needle, "known up to seq 22")
 
 
+@pytest.mark.parametrize(("name", "needle"), [
+    ("no-start.jsonl", "seq 0 is illegal [match.not_started]: the log must open with"),
+    ("no-players.jsonl", "seq 0 is illegal [match."),
+])
+@pytest.mark.parametrize("args", [[], ["-f", "json"], ["--step"]], ids=["table", "json", "step"])
+def test_replay_of_a_log_whose_first_event_is_illegal_is_a_finding_not_an_empty_table(
+        box: Path, name: str, needle: str, args: list[str]) -> None:
+    """It printed a note, then an empty table at "seq -1, hand -1", and exited 0."""
+    r = run("replay", name, *args, stdin=b"q\n", cwd=box)
+    line = assert_error(r, 1, name, needle, "no table to show", json_out=args == ["-f", "json"])
+    assert "seq -1" not in line
+    if args == ["-f", "json"]:
+        assert json.loads(r.out)["error"]["seq"] == 0
+
+
+def test_a_seq_error_names_its_seq_once() -> None:
+    """ "seq 30: seq 30 is past ...": the error's own seq prefix doubled the one its text had."""
+    line = assert_error(run("replay", ILLEGAL, "--at", 30), 1, "seq 30 is past")
+    assert "seq 30: seq 30" not in line
+
+
 def test_replay_of_an_illegal_log_still_notes_it_beside_the_table() -> None:
     r = run("replay", ILLEGAL)
     assert r.code == 0 and r.out.startswith("seq 22 ")
