@@ -81,6 +81,7 @@ class ReplayError(BuracoLogError):
     """An event stream that cannot be replayed. Carries the seq and event tag."""
 
     code = "replay"
+    exit_status = 1  # a finding about the log (its subclass PositionError: 2)
 
     def __init__(
         self, message: str, *, seq: int | None = None, tag: str | None = None,
@@ -93,6 +94,13 @@ class ReplayError(BuracoLogError):
         # a message that opens with its seq already ("seq 30 is past ...") is not prefixed twice
         named = seq is None or message.startswith(f"seq {seq} ")
         super().__init__(message if named else f"seq {seq}: {message}")
+
+
+class PositionError(ReplayError):
+    """A seq, hand, turn or seat the match does not have: the caller asked for it, so it is not
+    a finding about the log; the CLI exits 2 for it as for a usage error."""
+
+    exit_status = 2
 
 
 class IllegalMoveError(ReplayError):

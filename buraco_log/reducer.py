@@ -15,7 +15,7 @@ from typing import Any
 from buraco_log import rules as rules_mod
 from buraco_log.cards import JOKER, RANK, SUIT, Card, deck, format_card, is_card
 from buraco_log.combos import layoff_options, meld_options
-from buraco_log.errors import IllegalMoveError, ReplayError, RulesError
+from buraco_log.errors import IllegalMoveError, PositionError, RulesError
 from buraco_log.events import (
     AnyEvent,
     CardDiscarded,
@@ -1402,7 +1402,7 @@ def state_at(events: Iterable[AnyEvent], seq: int, *, check: bool = True) -> Sta
         if ev.seq >= seq:
             break
     if r.seq != seq:
-        raise ReplayError(f"the log has no seq {seq} (last seq {r.seq})", seq=seq)
+        raise PositionError(f"the log has no seq {seq} (last seq {r.seq})", seq=seq)
     return r.state()
 
 

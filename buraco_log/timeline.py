@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import msgspec
 
 from buraco_log.cards import Card, Style, format_card
-from buraco_log.errors import BuracoLogError, IllegalMoveError, ReplayError
+from buraco_log.errors import BuracoLogError, IllegalMoveError, PositionError, ReplayError
 from buraco_log.events import (
     AnyEvent,
     CardDiscarded,
@@ -177,7 +177,7 @@ class TableView(msgspec.Struct, frozen=True):
 def table_view(state: State, *, seat: int | None = None, recent: Sequence[str] = ()) -> TableView:
     """The printable table of ``state``: everything, or only what ``seat`` could see."""
     if seat is not None and not 0 <= seat < len(state.players):
-        raise ReplayError(f"no seat {seat} in a {len(state.players)}-player match",
+        raise PositionError(f"no seat {seat} in a {len(state.players)}-player match",
                           seq=state.seq)
     style = card_style(state.rules)
     points = state.rules.point_table() if state.rules is not None else [0] * 65
@@ -311,7 +311,8 @@ class Timeline:
         if seq == self.last_seq:
             return self.final
         if not -1 <= seq <= self.last_seq:
-            raise ReplayError(self._beyond(seq), seq=seq)
+            past_illegal = self.illegal is not None and seq >= self.last_seq + 1
+            raise (ReplayError if past_illegal else PositionError)(self._beyond(seq), seq=seq)
         if seq == -1:
             return State()
         base = (seq // self.every) * self.every
@@ -335,12 +336,12 @@ class Timeline:
         """The seq right after the deal of ``hand`` or, with ``turn``, just before that turn."""
         if hand not in self.deals:
             known = f"hands 0 to {max(self.deals)}" if self.deals else "no hands"
-            raise ReplayError(f"the log has no hand {hand} ({known})")
+            raise PositionError(f"the log has no hand {hand} ({known})")
         if turn is None:
             return self.deals[hand]
         starts = self.turn_starts[hand]
         if not 0 <= turn < len(starts):
-            raise ReplayError(f"hand {hand} has no turn {turn} (turns 0 to {len(starts) - 1})")
+            raise PositionError(f"hand {hand} has no turn {turn} (turns 0 to {len(starts) - 1})")
         return starts[turn] - 1
 
     def recent(self, seq: int, count: int = RECENT, seat: int | None = None) -> tuple[str, ...]:

@@ -56,8 +56,8 @@ def _replay_error(path: Path, exc: BuracoLogError, as_json: bool = False) -> typ
     if State.debug:
         raise exc
     text = str(exc)
-    return fail(text if text.startswith(str(path)) else f"{path}: {text}", as_json=as_json,
-                error=exc)
+    return fail(text if text.startswith(str(path)) else f"{path}: {text}",
+                getattr(exc, "exit_status", EXIT_FINDINGS), as_json=as_json, error=exc)
 
 
 AtOpt = Annotated[int | None, typer.Option(

@@ -27,7 +27,8 @@ Every command follows the same rules:
 - **Exit status.** `0`: fine. `1`: the log or archive has a finding (damage, an illegal move,
   a wrong score, a refused ingest). `2`: a usage error, or an input that is not readable as a
   log (a missing path, a directory, a FIFO, a file that does not begin like a log, a format
-  version newer than this tool). `130`: interrupted.
+  version newer than this tool), or a seq, hand, turn or seat the match does not have (a seq
+  past an illegal event is a finding, `1`). `130`: interrupted.
 - **Errors** are one line on stderr, `buraco-log: error: FILE, byte N, seq S: ... [rule]`, with
   nothing half-written. `--debug` (before the command) shows the traceback instead.
 - **`--format json`** (`-f json`) prints stable JSON (sorted keys) on stdout. On failure, stdout

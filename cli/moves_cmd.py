@@ -14,7 +14,7 @@ import typer
 
 from buraco_log.errors import ReplayError
 from buraco_log.options import MovesAt, moves_at
-from cli.common import EXIT_USAGE, Format, emit_json, fail, guarded
+from cli.common import Format, emit_json, fail, guarded
 from cli.dispute_cmd import FormatOpt, IgnoreIntegrityOpt, LogArg, load_timeline, with_warning
 from cli.safetext import terminal_safe
 
@@ -55,7 +55,7 @@ def moves(
     try:
         state = tl.state_at(seq)
     except ReplayError as exc:
-        raise fail(f"{path}: {exc.message}", EXIT_USAGE, as_json=js, error=exc) from None
+        raise fail(f"{path}: {exc.message}", exc.exit_status, as_json=js, error=exc) from None
     result = moves_at(state)
     if format is Format.json:
         emit_json(with_warning(result, damage))

@@ -94,8 +94,8 @@ def view(
     refuse_input_as_output(output if output is not None else default_output(path, seat), path)
     try:
         page = page_for_log(path, seat=seat, at=at)
-    except ReplayError as exc:  # --at past the end
-        raise fail(f"{path}: {exc.message}", EXIT_USAGE) from None
+    except ReplayError as exc:  # --at past the end (2), or past an illegal event (1)
+        raise fail(f"{path}: {exc.message}", exc.exit_status) from None
     except ValueError as exc:  # a seat the match does not have
         raise fail(f"{path}: {exc}", EXIT_USAGE) from None
     except LogFormatError as exc:  # not one event could be read: not a log (2), damaged (1)

@@ -12,7 +12,7 @@ from buraco_log.audit.findings import to_dict
 from buraco_log.audit.integrity import load
 from buraco_log.audit.scores import score_lines
 from buraco_log.cards import Style
-from buraco_log.errors import BuracoLogError, IllegalMoveError, ReplayError
+from buraco_log.errors import BuracoLogError, IllegalMoveError, PositionError, ReplayError
 from buraco_log.events import (
     AnyEvent,
     CardsLaidOff,
@@ -55,7 +55,7 @@ def explain_event(events: Sequence[AnyEvent], seq: int, *, path: str = "") -> Ex
     if seq not in by_seq:
         if not events:
             raise ReplayError("the log holds no events", seq=seq)
-        raise ReplayError(f"the log has no seq {seq} (seqs 0 to {events[-1].seq})", seq=seq)
+        raise PositionError(f"the log has no seq {seq} (seqs 0 to {events[-1].seq})", seq=seq)
     tl = Timeline(events)
     note = None
     if tl.illegal is not None and tl.illegal.seq is not None and tl.illegal.seq < seq:

@@ -15,7 +15,7 @@ from typing import Any
 
 import msgspec
 
-from buraco_log.errors import ReplayError
+from buraco_log.errors import PositionError, ReplayError
 from buraco_log.events import AnyEvent, TotalsCarried
 from buraco_log.ruleids import describe
 from buraco_log.state import HandResult
@@ -226,7 +226,8 @@ def build_page(events: Sequence[AnyEvent], *, seat: int | None = None, at: int |
     if at is not None and at > tl.last_seq:
         past = (f"; seq {tl.illegal.seq} is illegal [{tl.illegal.rule}]"
                 if tl.illegal is not None else "")
-        raise ReplayError(f"--at {at}: the page holds seqs 0 to {tl.last_seq}{past}", seq=at)
+        error = ReplayError if tl.illegal is not None else PositionError  # a finding, or no seq
+        raise error(f"--at {at}: the page holds seqs 0 to {tl.last_seq}{past}", seq=at)
     data = page_data(tl, seat=seat, at=at, banners=found, marks=marks)
     return Page(render(data, score_chart(data["sheet"], data["sides"])), tuple(found),
                 data["start"])

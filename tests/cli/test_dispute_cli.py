@@ -215,7 +215,8 @@ def test_errors_are_one_line_on_stderr_naming_the_file_with_empty_stdout(
     names = {k: str(v) for k, v in logs.items()} | {"missing": str(tmp_path / "missing.log")}
     argv = [a.format(**names) for a in args]
     code, out, err = run(*argv)
-    assert code == (2 if "{missing}" in args else 1) and out == ""  # 2: not readable as a log
+    # 2: not readable as a log, or a position the match lacks; 1: a damaged log
+    assert code == (1 if "{tampered}" in args else 2) and out == ""
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("buraco-log: error: ")
     assert any(a in lines[0] for a in argv if a.endswith(".log"))
@@ -278,7 +279,7 @@ def test_the_installed_entry_point_audits_a_log(logs: dict[str, Path]) -> None:
     assert bad.returncode == 1 and "2 with findings" in bad.stdout
     err = subprocess.run([exe, "replay", str(logs["clean"]), "--at", "99999"],
                          capture_output=True, text=True, timeout=120)
-    assert err.returncode == 1 and err.stdout == "" and str(logs["clean"]) in err.stderr
+    assert err.returncode == 2 and err.stdout == "" and str(logs["clean"]) in err.stderr
 
 
 def test_the_progress_bar_goes_to_stderr_and_leaves_stdout_to_the_data(

@@ -84,17 +84,17 @@ def test_a_usage_error_without_json_leaves_stdout_empty(box: Path) -> None:
 
 
 @pytest.mark.parametrize(("args", "code", "needles"), [
-    (["replay", "good.blog", "--at", "539"], 1, ["good.blog", "no seq 539 (seqs 0 to 538)"]),
-    (["replay", "good.blog", "--at", HUGE], 1, ["good.blog", f"no seq {HUGE}"]),
-    (["replay", "good.blog", "--hand", "99"], 1, ["good.blog", "no hand 99 (hands 0 to 10)"]),
-    (["replay", "good.blog", "--hand", "0", "--turn", HUGE], 1, ["good.blog", "no turn"]),
-    (["replay", "good.blog", "--seat", "2"], 1, ["good.blog", "no seat 2 in a 2-player"]),
+    (["replay", "good.blog", "--at", "539"], 2, ["good.blog", "no seq 539 (seqs 0 to 538)"]),
+    (["replay", "good.blog", "--at", HUGE], 2, ["good.blog", f"no seq {HUGE}"]),
+    (["replay", "good.blog", "--hand", "99"], 2, ["good.blog", "no hand 99 (hands 0 to 10)"]),
+    (["replay", "good.blog", "--hand", "0", "--turn", HUGE], 2, ["good.blog", "no turn"]),
+    (["replay", "good.blog", "--seat", "2"], 2, ["good.blog", "no seat 2 in a 2-player"]),
     (["replay", "good.blog", "--at", "3", "--hand", "1"], 2, ["either --at or --hand"]),
     (["replay", "good.blog", "--turn", "1"], 2, ["--turn needs --hand"]),
     (["replay", "good.blog", "--step", "--ignore-integrity"], 2, ["--step does not combine"]),
     (["replay", "header-only.blog"], 1, ["header-only.blog", "holds no events"]),
-    (["explain", "good.blog", "--at", "539"], 1, ["good.blog", "seq 539", "no seq 539"]),
-    (["explain", "good.blog", "--at", HUGE], 1, ["good.blog", f"no seq {HUGE}"]),
+    (["explain", "good.blog", "--at", "539"], 2, ["good.blog", "seq 539", "no seq 539"]),
+    (["explain", "good.blog", "--at", HUGE], 2, ["good.blog", f"no seq {HUGE}"]),
     (["moves", "good.blog", "--at", "539"], 2, ["good.blog", "no seq 539"]),
     (["moves", "header-only.blog"], 1, ["header-only.blog", "holds no events"]),
 ], ids=lambda a: "-".join(a) if isinstance(a, list) and isinstance(a[0], str) and
@@ -313,8 +313,9 @@ ILLEGAL = Path(__file__).resolve().parents[2] / "examples" / "disputes" / "illeg
 def test_a_seq_past_the_illegal_event_is_one_error_line(command: str, seq: int,
                                                         needle: str) -> None:
     """replay printed its note on the illegal event, then the error: two lines."""
-    assert_error(run(command, ILLEGAL, "--at", seq), 1 if command == "replay" else 2,
-                 str(ILLEGAL), needle, "known up to seq 22")
+    # a finding about the log (1) for every command; moves said 2, a usage error
+    assert_error(run(command, ILLEGAL, "--at", seq), 1, str(ILLEGAL), needle,
+                 "known up to seq 22")
 
 
 @pytest.mark.parametrize(("name", "needle"), [
@@ -336,6 +337,17 @@ def test_a_seq_error_names_its_seq_once() -> None:
     """ "seq 30: seq 30 is past ...": the error's own seq prefix doubled the one its text had."""
     line = assert_error(run("replay", ILLEGAL, "--at", 30), 1, "seq 30 is past")
     assert "seq 30: seq 30" not in line
+
+
+@pytest.mark.parametrize(("log", "seq", "code", "needle"), [
+    (ILLEGAL, 30, 1, "seq 23 is illegal [discard.card_not_in_hand]"),  # a finding about the log
+    (GOOD, 539, 2, "the page holds seqs 0 to 538"),  # a seq the log does not have: usage
+])
+def test_view_at_a_seq_the_page_cannot_open_at(tmp_path: Path, log: Path, seq: int, code: int,
+                                               needle: str) -> None:
+    assert_error(run("view", log, "--at", seq, "-o", tmp_path / "p.html"), code, str(log),
+                 needle)
+    assert not (tmp_path / "p.html").exists()
 
 
 def test_replay_of_an_illegal_log_still_notes_it_beside_the_table() -> None:
