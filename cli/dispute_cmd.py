@@ -157,8 +157,9 @@ def _integrity_line(i: audit.Integrity) -> str:
 
 
 def render_summary(s: audit.Summary) -> Iterator[str]:
-    if s.match_id is None:  # not even MatchStarted was read intact
-        yield "match     unknown: the log's first event could not be read"
+    if s.match_id is None:  # no MatchStarted read: none intact, or the log opens otherwise
+        yield ("match     unknown: the log's first event could not be read" if not s.events
+               else "match     unknown: the log does not open with the match start")
         yield "rules     unknown"
     else:
         yield f"match     {s.match_id}"

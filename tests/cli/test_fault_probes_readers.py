@@ -333,6 +333,15 @@ def test_replay_of_a_log_whose_first_event_is_illegal_is_a_finding_not_an_empty_
         assert json.loads(r.out)["error"]["seq"] == 0
 
 
+def test_show_of_a_log_that_does_not_open_with_the_match_start_says_so(box: Path) -> None:
+    """It said the first event "could not be read": it was read, and is a deal."""
+    r = run("show", "no-start.jsonl", cwd=box)
+    assert r.code == 0 and r.err == "", r
+    lines = r.out.splitlines()
+    assert lines[0] == "match     unknown: the log does not open with the match start"
+    assert lines[-1].startswith("ILLEGAL   seq 0 [match.not_started]")
+
+
 def test_a_seq_error_names_its_seq_once() -> None:
     """ "seq 30: seq 30 is past ...": the error's own seq prefix doubled the one its text had."""
     line = assert_error(run("replay", ILLEGAL, "--at", 30), 1, "seq 30 is past")
