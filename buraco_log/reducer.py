@@ -341,6 +341,9 @@ class _Table:
             self.morto_pending[self.sides[nxt]] = None
 
     def after_laying(self, seat: int, side: int, cards: tuple[int, ...]) -> None:
+        # The first-turn redraw is "right after drawing": laying cards ends it for good, even
+        # if a short opening is then taken back (which empties laid_this_turn again).
+        self.may_reject = False
         self.laid_this_turn.extend(cards)
         if not self.opened[side]:
             self.opening_points += sum(map(self.points.__getitem__, cards))
