@@ -66,6 +66,7 @@ def test_the_redraw_is_gone_once_cards_were_laid_even_if_a_short_opening_is_take
 # -- the seeds' own examples (RULES.md §5: 000, 002, 003) ------------------------------------
 
 ALL = sorted(PRESETS)
+MORTO = "Th Ts Td Tc Kh Ks Kd Qh Qs Qd Qc"  # 40 + 30 + 40 = 110 points, nothing wild
 
 
 @pytest.mark.parametrize("name", ALL)
@@ -125,7 +126,7 @@ def test_an_opponent_going_out_after_the_takers_partner_played_still_voids_the_m
     # oportunidade de jogar novamente").
     s = Scenario("biriba", 4, hands={0: "3h 4h 5h 6h 7h 8h 9h Th Jh Qh Kh",
                                      3: "3s 3d 3c 4s 4d 4c 5s 5d 5c 6s 6d"},
-                 stock="Kc Jc Jd 6c", mortos={1: "7s 7d 7c 8s 8d 8c 9s 9d 9c 9s 9d"})
+                 stock="Kc Jc Jd 6c", mortos={0: MORTO, 1: "7s 7d 7c 8s 8d 8c 9s 9d 9c 9s 9d"})
     s.draw("Kc").meld("3h 4h 5h 6h 7h 8h 9h Th Jh Qh Kh").discard("Kc").morto(direct=False)
     s.pass_turn().pass_turn()  # seat 1, then seat 2
     assert s.state.morto_pending == (0, None) and s.turn == 3
@@ -139,8 +140,8 @@ def test_an_opponent_going_out_after_the_takers_partner_played_still_voids_the_m
     # seat 1's hand.
     side0 = 85 + 200 + 100 - classic_points(seat2) - 100
     side1 = 155 + 50 + 100 - classic_points(seat1)
-    stood = side0 + 100 - classic_points(seat0_morto)  # no penalty, its cards in hand
-    assert stood != side0
+    assert sorted(seat0_morto) == sorted(parse_cards(MORTO))
+    stood = side0 + 100 - 110  # no penalty, but its 110 points in hand
     refused(s, "score.mismatch", "end_hand", "went_out", (stood, side1))
     s.end_hand("went_out", (side0, side1))
     sc0 = s.state.results[0].scores[0]
