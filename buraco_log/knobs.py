@@ -23,7 +23,7 @@ KNOBS: Final[dict[str, str]] = {
     "initial_upcard": "one card is turned up to start the pile",
     "pile_pickup": "free: take the whole pile at will; must_use_top: only to meld its top card",
     "first_turn_redraw": "on a hand's first turn, the first card drawn may be refused for the next",
-    "ace_both_ends": "a run may turn the corner through the ace (A..K..A, 14 cards)",
+    "ace_both_ends": "a run may hold both aces, A..K..A (14 cards); it still never wraps (K-A-2)",
     "max_sets_per_rank": "how many sets of one rank a side may lay down (0: no limit)",
     "canastra_size": "cards in a canastra",
     "canastra_from_sets": "sets of equal rank can become canastras (runs always can)",
