@@ -147,3 +147,52 @@ def test_an_opponent_going_out_after_the_takers_partner_played_still_voids_the_m
     sc0 = s.state.results[0].scores[0]
     assert (sc0.morto_penalty, sc0.hand_penalty, sc0.relancinho) == (
         100, classic_points(seat2), 100)
+
+
+# -- whole hands of the classic family at the seat counts only it allows (RULES.md §2, §9) ---
+
+
+def test_bossa_nova_three_players_each_side_pays_its_own_morto() -> None:
+    # Seat 0 lays the clean run 3h..9h and five jacks: a canastra, so bossa-nova lets the
+    # emptying take the morto (directly). Seat 1 has only sets: the meld that would empty its
+    # hand is refused (no canastra, no morto). Seat 0 later goes out with four queens.
+    s = Scenario("bossa-nova", 3, hands={0: "3h 4h 5h 6h 7h 8h 9h Jc Jd Js Jh",
+                                         1: "3s 3d 3c 4s 4d 4c 5s 5d 5c 6s 6d"},
+                 stock="Jc 6c 8c Qc", mortos={0: MORTO})
+    assert s.state.sides == (0, 1, 2) and len(s.state.mortos) == 3
+    s.draw("Jc").meld("3h 4h 5h 6h 7h 8h 9h").meld("Jc Jd Js Jh Jc").morto(direct=True)
+    s.meld("Th Ts Td Tc").meld("Kh Ks Kd").discard("Qc")
+    s.draw("6c").meld("3s 3d 3c").meld("4s 4d 4c").meld("5s 5d 5c")
+    refused(s, "morto.needs_canastra", "meld", "6s 6d 6c")
+    s.discard("6c")
+    s.pass_turn()  # seat 2
+    s.draw("Qc").meld("Qh Qs Qd Qc").go_out().end_hand()
+    side0, side1, side2 = s.state.results[0].scores
+    # Side 0: run 25 + 20, jacks 50, tens 40, kings 30, queens 40 = 205; clean 200 (five
+    # jacks are no canastra); out 50; relancinho 100 (the first hand down in one turn).
+    assert (side0.table_points, side0.canastras, side0.relancinho) == (205, {"clean": 1}, 100)
+    assert side0.total == 205 + 200 + 50 + 100
+    # Side 1: three sets 45, 6s 6d in hand, its morto never taken.
+    assert (side1.table_points, side1.hand_penalty, side1.morto_penalty) == (45, 10, 100)
+    assert side1.total == 45 - 10 - 100
+    assert side2.total == -classic_points(s.hand(2)) - 100
+
+
+def test_classic_six_players_the_third_partner_lays_a_relancinho_for_the_triangle() -> None:
+    # Seats 0, 2, 4 are side 0 and 1, 3, 5 side 1 (RULES.md §2: "two triangles"). Seats 0..3
+    # only draw and throw; seat 4 lays the whole hand in its first turn and goes out.
+    s = Scenario("classic", 6, hands={4: "3h 4h 5h 7c 7d 7s 9s 9d 9h Qc Qd"},
+                 stock="Kh Kd Ks Kc Qs")
+    for _ in range(4):
+        s.pass_turn()
+    assert s.turn == 4
+    s.draw("Qs").meld("3h 4h 5h").meld("7c 7d 7s").meld("9s 9d 9h").meld("Qc Qd Qs").go_out()
+    s.end_hand()
+    side0, side1 = s.state.results[0].scores
+    partners = classic_points(s.hand(0)) + classic_points(s.hand(2))
+    # 15 + 15 + 30 + 30 = 90 on the table, out 50, relancinho 100, less seats 0 and 2's hands.
+    assert (side0.table_points, side0.going_out, side0.relancinho) == (90, 50, 100)
+    assert side0.hand_penalty == partners > 0
+    assert side0.total == 90 + 50 + 100 - partners
+    opponents = sum(classic_points(s.hand(i)) for i in (1, 3, 5))
+    assert (side1.total, side1.morto_penalty) == (-opponents, 0)
