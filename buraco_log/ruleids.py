@@ -181,6 +181,8 @@ RULES: dict[str, str] = {
     "covered by none.",
     "sign.end_missing": "Signatures are required and the log ends without MatchEnded: a "
     "signed match must be complete.",
+    "sign.duplicate": "Two or more signature records sign the same head: a writer records one "
+    "per head, so the file holds records the site's writer did not write (copied or replayed).",
     "sign.receipt_changed": "The log's head at a receipt's seq differs from the head the site "
     "signed in the receipt: the log was changed after it was receipted.",
     "sign.receipt_cut": "The log ends before a receipt's seq: it was cut after the site signed "

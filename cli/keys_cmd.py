@@ -51,7 +51,8 @@ def _passphrase(prompt: bool, passphrase_file: Path | None) -> bytes | None:
         text = typer.prompt("Passphrase", hide_input=True, confirmation_prompt=True,
                             err=True).encode()
     else:
-        text = os.environ.get(PASSPHRASE_ENV, "").encode()
+        # the bytes as given: a passphrase that is not UTF-8 is still a passphrase
+        text = os.fsencode(os.environ.get(PASSPHRASE_ENV, ""))
     return text or None
 
 
@@ -79,7 +80,8 @@ def new(
     given) and NAME.pub (what the site publishes). Never overwrites a key."""
     from buraco_log.signing.keys import write_key_pair
 
-    if "/" in name or name in ("", ".", "..") or name.startswith("."):
+    if ("/" in name or name in ("", ".", "..") or name.startswith(".")
+            or not name.isprintable()):  # a newline or an escape in a file name misleads
         raise fail(f"{name!r}: a key name is a plain file name", EXIT_USAGE)
     secret = _passphrase(passphrase, passphrase_file)
     files = write_key_pair(directory, name, passphrase=secret, valid_from=valid_from,

@@ -7,7 +7,7 @@ head where it stands (``buraco_log.log.Reader``); here the signatures meet the t
 
 Rule ids (``buraco_log.ruleids``): ``sign.unsigned``, ``sign.key_mismatch``,
 ``sign.untrusted``, ``sign.revoked``, ``sign.key_window``, ``sign.invalid``,
-``sign.tail_unsigned``, ``sign.end_missing``, ``sign.receipt_changed``,
+``sign.tail_unsigned``, ``sign.end_missing``, ``sign.duplicate``, ``sign.receipt_changed``,
 ``sign.receipt_cut``, ``sign.receipt_invalid``, ``sign.receipt_other_match``.
 """
 
@@ -129,6 +129,8 @@ def check(
                             "sign.invalid", f"the signature after seq {signed.seq}: {why}",
                             seq=signed.seq))
                         break
+    if (twice := _signed_twice(signatures)) is not None:
+        problems.append(twice)
     if required:
         if not signatures:
             problems.append(Problem(
@@ -150,9 +152,35 @@ def check(
                 "complete (its end may have been cut)", seq=last))
     if receipts:
         problems += _receipts(events, receipts, version=version, keyring=keyring,
-                              match_id=match_id, key_id=key_id, started_at=started_at)
+                              match_id=match_id, key_id=key_id, started_at=started_at,
+                              complete_read=complete_read)
     return Signing(key_id=key_id, signatures=len(signatures), last_signed_seq=last_signed,
                    verified=verified, receipts=len(receipts), required=required), problems
+
+
+def _signed_twice(signatures: Sequence[record.SignedHead]) -> Problem | None:
+    """A finding at the first head signed by more than one record, or None.
+
+    A writer records one signature per head (``Writer.sign_head`` and ``put_signature`` never
+    sign a head twice; ``seal`` and ``convert`` carry each record once), and Ed25519 gives one
+    signature per key and head. A second record after the same seq was put in the file by
+    something other than the writer (a copy, or a signature replayed from elsewhere): the
+    file is not the log as the site wrote it, and its signature count is inflated."""
+    seen: dict[int, int] = {}
+    for signed in signatures:
+        seen[signed.seq] = seen.get(signed.seq, 0) + 1
+    repeated = [seq for seq, n in seen.items() if n > 1]
+    if not repeated:
+        return None
+    first = repeated[0]
+    copies = sum(n - 1 for n in seen.values())
+    others = (f"; {copies} extra record(s) in all, at {len(repeated)} heads"
+              if len(repeated) > 1 or seen[first] > 2 else "")
+    return Problem(
+        "sign.duplicate",
+        f"{seen[first]} signature records sign the head after seq {first}{others}: a writer "
+        "records one signature per head, so the file holds records the site's writer did not "
+        "write (copied or replayed)", seq=first)
 
 
 def _trust_rule(why: str) -> str:
@@ -165,7 +193,8 @@ def _trust_rule(why: str) -> str:
 
 def _receipts(events: Sequence[ev.AnyEvent], receipts: Sequence[HeldReceipt], *,
               version: int, keyring: Keyring | None, match_id: str | None,
-              key_id: str | None, started_at: int | None) -> list[Problem]:
+              key_id: str | None, started_at: int | None,
+              complete_read: bool = True) -> list[Problem]:
     problems: list[Problem] = []
     last = events[-1].seq if events else None
     heads = heads_at(events, {h.receipt.seq for h in receipts}, version)
@@ -190,7 +219,14 @@ def _receipts(events: Sequence[ev.AnyEvent], receipts: Sequence[HeldReceipt], *,
                 f"{held.source or 'a receipt'}: the receipt {who} holds for seq {r.seq} is not "
                 f"a valid signature of the site: {why}", seq=r.seq))
             continue
-        if last is None or r.seq > last:
+        if (last is None or r.seq > last) and not complete_read:
+            # the file goes on but could not be read (damage, a torn tail): not proof of a cut
+            upto = "no event" if last is None else f"only to seq {last}"
+            problems.append(Problem(
+                "sign.receipt_cut",
+                f"the log does not show seq {r.seq}, which {who} holds a signed receipt for: "
+                f"it reads intact {upto} (damaged after it; see integrity)", seq=r.seq))
+        elif last is None or r.seq > last:
             ends = "holds no events" if last is None else f"ends at seq {last}"
             problems.append(Problem(
                 "sign.receipt_cut",

@@ -317,6 +317,9 @@ def _read_key_file(path: Path) -> _Ring:
                 raise SigningError(f"{path}: not a buraco-log key file: "
                                    f"{as_ring if ring else as_key}") from None
     except msgspec.DecodeError as exc:
+        if b"PRIVATE KEY-----" in data:  # NAME.key instead of NAME.pub: say so, not 'not JSON'
+            raise SigningError(f"{path}: a private key, not a published key: trust the site's "
+                               "NAME.pub (and keep NAME.key secret)") from None
         raise SigningError(f"{path}: not JSON: {exc}") from None
 
 
@@ -381,6 +384,9 @@ def load_keyring(paths: Sequence[str | os.PathLike[str]]) -> Keyring:
             revoked += _revoked_lines(p)
         else:
             add(_read_key_file(p), p)
+    if not keys:  # every signature would be 'untrusted': a finding blaming the log for a typo
+        raise SigningError(f"{', '.join(str(p) for p in paths)}: no published key (*.pub) to "
+                           "trust: give the site's public keys")
     return Keyring([k for k, _ in keys.values()], revoked)
 
 
