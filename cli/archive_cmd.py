@@ -85,6 +85,19 @@ def _the_archive(option: Path | None, positional: Path | None, as_json: bool = F
     return found
 
 
+def _outside_archive(output: Path | None, archive_dir: Path, as_json: bool = False) -> None:
+    """Refuse an ``--output`` inside the archive: query and report only read it. Written
+    there, a result replaced archive.json (the archive no longer opened) or a batch record,
+    and report's HTML pages went into the matches table's directory."""
+    if output is None:
+        return
+    root = os.path.realpath(archive_dir)
+    where = os.path.realpath(rename_target(output))  # through links, as the write would go
+    if where == root or where.startswith(root.rstrip(os.sep) + os.sep):
+        raise fail(f"{output}: inside the archive {archive_dir}: query and report never write "
+                   "into an archive; write the result elsewhere", EXIT_USAGE, as_json=as_json)
+
+
 @guarded
 def ingest(
     sources: Annotated[list[Path], typer.Argument(help="Log files, or directories to search.")],
@@ -393,6 +406,7 @@ def query(
         archive_dir, sql = _the_archive(archive, None, as_json), first
     else:
         archive_dir, sql = _the_archive(archive, Path(first), as_json), second
+    _outside_archive(output, archive_dir, as_json)
     if format is QueryFormat.parquet and output is None:
         raise fail("--format parquet needs --output FILE", EXIT_USAGE)
     if not _MEMORY.fullmatch(memory_limit.strip()):
@@ -511,6 +525,7 @@ def report(
 ) -> None:
     """The canned analyses: win rates, canastras, pile pickups, hands, morto, leaderboard."""
     archive_dir = _the_archive(archive, archive_dir, format is ReportFormat.json)
+    _outside_archive(output, archive_dir, format is ReportFormat.json)
     settings = spark_options(engine, master, conf)
     if engine is Engine.spark:
         rep = archive_spark.report(str(archive_dir), top, archive_spark.master_or(master, None),

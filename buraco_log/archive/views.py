@@ -31,7 +31,7 @@ import re
 import resource
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import duckdb
@@ -418,6 +418,38 @@ def _locate(exc: ArchiveError, root: str) -> ArchiveError:
     return ArchiveError(f"{found[0]}: damaged archive file ({found[1]}): {text}")
 
 
+INTERRUPT_EVERY = 0.05
+"""Seconds between interrupts once the time limit has passed (see :func:`_watchdog`)."""
+
+
+def _watchdog(con: duckdb.DuckDBPyConnection, timeout: float) -> Callable[[], None]:
+    """Interrupt ``con`` once ``timeout`` seconds have passed, and again every
+    :data:`INTERRUPT_EVERY` seconds until the returned stop function is called (which waits for
+    the watchdog to end, so no interrupt reaches a closed connection).
+
+    One interrupt is not enough: DuckDB drops one that arrives before the query has started
+    (a tiny ``--timeout``), and the query then ran with no limit at all."""
+    stop = threading.Event()
+
+    def watch() -> None:
+        if stop.wait(timeout):
+            return
+        while True:
+            with contextlib.suppress(duckdb.Error):
+                con.interrupt()
+            if stop.wait(INTERRUPT_EVERY):
+                return
+
+    thread = threading.Thread(target=watch, name="buraco-log query time limit", daemon=True)
+    thread.start()
+
+    def cancel() -> None:
+        stop.set()
+        thread.join()
+
+    return cancel
+
+
 class QueryStream:
     """The result of one sandboxed query, read in batches as DuckDB produces them.
 
@@ -437,10 +469,8 @@ class QueryStream:
                 self._stack.enter_context(bounded_process(memory_limit, threads))
             con = connect(archive, sandbox=True, threads=threads, memory_limit=memory_limit)
             self._stack.callback(con.close)
-            if timeout:
-                timer = threading.Timer(timeout, con.interrupt)
-                timer.start()
-                self._stack.callback(timer.cancel)
+            if timeout and timeout <= threading.TIMEOUT_MAX:  # beyond: no limit in practice
+                self._stack.callback(_watchdog(con, timeout))
             try:
                 self._reader = con.sql(sql).to_arrow_reader(batch_rows)
             except _FAILURES as exc:
