@@ -27,6 +27,7 @@ from buraco_log.outpaths import rename_target, written_in_place
 from cli import archive_spark
 from cli.archive_spark import CONF_HELP, ENGINE_HELP, MASTER_HELP, Engine, spark_options
 from cli.common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, Format, emit_json, fail, guarded
+from cli.safetext import terminal_safe
 from cli.view_cmd import report_pages
 
 if TYPE_CHECKING:
@@ -143,7 +144,7 @@ def ingest(
                       if report.require_commitment else ""))
         for e in report.errors:
             where = f" seq {e.seq}" if e.seq is not None else ""
-            typer.echo(f"refused: {e.path}:{where} [{e.rule}] {e.message}")
+            typer.echo(terminal_safe(f"refused: {e.path}:{where} [{e.rule}] {e.message}"))
         if report.recovered:
             typer.echo(f"cleaned up after an interrupted ingest: {len(report.recovered)} "
                        "uncommitted file(s)")
@@ -251,7 +252,11 @@ def _clip(text: str, width: int) -> str:
 
 
 def _text_table(columns: list[str], rows: list[list[Any]], width: int | None = None) -> str:
-    cells = [[_cell(v) for v in r] for r in rows]
+    """Rows as a table for people. Text from the logs (names, match ids, paths) is shown
+    with control and bidi characters escaped: an ESC sequence in a player's name cleared the
+    screen, a newline forged a row (csv, json and parquet keep every value exact)."""
+    columns = [terminal_safe(c) for c in columns]
+    cells = [[terminal_safe(_cell(v)) for v in r] for r in rows]
     widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(columns)]
     if width is not None:
         fitted = _fit(widths, width)

@@ -92,3 +92,68 @@ def test_an_output_inside_the_archive_is_refused_and_the_archive_unchanged(
     assert _tree(arch) == before
     ok = _run("query", arch, "SELECT 1 AS x", "-f", "csv", "-o", tmp_path / "x.csv")
     assert ok.returncode == 0 and (tmp_path / "x.csv").read_text() == "x\n1\n"
+
+
+NAMES = ("\x1b[31mRED\x1b[0m\nforged row\r", "bidi \u202eevil")
+MATCH_ID = "m\x1b[2J\x07id"
+
+
+@pytest.fixture(scope="module")
+def hostile_archive(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An archive of one match whose names and match id hold control characters, and a
+    damaged log whose file name does."""
+    import msgspec
+
+    from buraco_log import log
+    from buraco_log.archive import ingest
+    from buraco_log.rules import preset
+    from buraco_log.simulate import simulate_match
+
+    root = tmp_path_factory.mktemp("hostile-names")
+    logs = root / "logs"
+    logs.mkdir()
+    events = simulate_match(preset("thirteen-quick"), 2, seed="names")
+    start = events[0]
+    players = tuple(msgspec.structs.replace(p, name=n)
+                    for p, n in zip(start.players, NAMES, strict=True))
+    events[0] = msgspec.structs.replace(start, players=players, match_id=MATCH_ID)
+    log.write_log(logs / "m.blog", events)
+    ingest([str(logs)], root / "a")
+    return root
+
+
+def _no_controls(text: str) -> None:
+    for bad in ("\x1b", "\r", "\x07", "\u202e", "forged row\n"):
+        assert bad not in text, (bad, text[:500])
+
+
+def test_table_output_escapes_control_characters_from_the_logs(hostile_archive: Path) -> None:
+    # an ESC sequence in a player's name cleared the screen; a newline forged a row
+    arch = hostile_archive / "a"
+    r = _run("query", arch, "SELECT match_id, players FROM matches")
+    assert r.returncode == 0, r
+    _no_controls(r.stdout)
+    assert "m\\x1b[2J\\x07id" in r.stdout and len(r.stdout.splitlines()) == 3
+    r = _run("query", arch, "SELECT p AS player FROM matches, unnest(players) AS t(p)")
+    _no_controls(r.stdout)
+    assert "\\x1b[31mRED\\x1b[0m\\x0aforged row\\x0d" in r.stdout
+    assert "bidi \\u202eevil" in r.stdout
+    rep = _run("report", arch)
+    assert rep.returncode == 0, rep
+    _no_controls(rep.stdout)
+    assert "\\x1b[31mRED" in rep.stdout
+    csv_out = _run("query", arch, "SELECT match_id FROM matches", "-f", "csv")
+    assert MATCH_ID in csv_out.stdout  # for programs: the value exactly
+
+
+def test_a_refused_log_whose_name_holds_control_characters_is_one_escaped_line(
+        hostile_archive: Path, tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    bad = logs / "bad\nname\x1b[2J.blog"
+    bad.write_bytes(b"BURACOLG" + b"\x00" * 100)
+    r = _run("ingest", logs, "--archive", tmp_path / "a")
+    assert r.returncode == 1, r
+    refused = [line for line in r.stdout.splitlines() if line.startswith("refused:")]
+    assert len(refused) == 1 and "bad\\x0aname\\x1b[2J.blog" in refused[0], r.stdout
+    _no_controls(r.stdout)
