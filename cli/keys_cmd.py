@@ -48,8 +48,13 @@ def _passphrase(prompt: bool, passphrase_file: Path | None) -> bytes | None:
             raise fail(f"{passphrase_file}: its first line is empty: no passphrase to encrypt "
                        "the key with", EXIT_USAGE)
     elif prompt:
-        text = typer.prompt("Passphrase", hide_input=True, confirmation_prompt=True,
-                            err=True).encode()
+        try:
+            text = typer.prompt("Passphrase", hide_input=True, confirmation_prompt=True,
+                                err=True).encode()
+        except (typer.Abort, EOFError):  # input ended before two equal passphrases came
+            raise fail("--passphrase: no passphrase was entered twice alike before the input "
+                       f"ended (programs give --passphrase-file or {PASSPHRASE_ENV})",
+                       EXIT_USAGE) from None
     else:
         # the bytes as given: a passphrase that is not UTF-8 is still a passphrase
         text = os.fsencode(os.environ.get(PASSPHRASE_ENV, ""))

@@ -205,3 +205,17 @@ def test_a_receipt_of_this_head_from_another_log_is_not_taken(tmp_path: Path) ->
     spliced = tmp_path / "spliced.blog"
     spliced.write_bytes(data[:m_start] + other.read_bytes()[start_at:end_at] + data[m_end:])
     assert read_log_signed(spliced)[1].kind == "chain"
+
+
+@pytest.mark.parametrize("stdin", [b"", b"one\ntwo\n", b"\n\n"], ids=["eof", "differ", "empty"])
+def test_keys_new_passphrase_prompt_that_gets_no_passphrase_is_a_usage_error(
+        tmp_path: Path, stdin: bytes) -> None:
+    # the prompt's Abort at the end of the input was a traceback, exit 1
+    r = run("keys", "new", "site", "-d", tmp_path / "k", "--passphrase", stdin=stdin, env=ENV)
+    assert r.code == 2 and "Traceback" not in r.err, r
+    assert r.lines[-1].startswith("buraco-log: error: --passphrase: no passphrase"), r.lines
+    assert r.out == "" and not (tmp_path / "k").exists()
+    ok = run("keys", "new", "site", "-d", tmp_path / "k", "--passphrase",
+             stdin=b"secret\nsecret\n", env=ENV)
+    assert ok.code == 0 and "encrypted" in ok.out, ok
+    assert keys.load_signer(tmp_path / "k" / "site.key", b"secret").key_id
