@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from buraco_log import expert
 from buraco_log.bots import make_bot
 from buraco_log.cards import deck
 from buraco_log.events import AnyEvent, CardDrawn, HandStarted, MatchEnded
@@ -200,11 +201,24 @@ def test_a_decision_is_the_same_for_a_seed_and_differs_across_seeds() -> None:
     assert any(decide(v, SMALL, 1).evaluations != decide(v, SMALL, 2).evaluations for v in rows)
 
 
-def test_the_budget_bounds_the_search() -> None:
+class _SlowClock:
+    """A clock on which every reading is one second later: the time cap is spent at once,
+    however fast this machine plays the samples out."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def perf_counter(self) -> float:
+        self.now += 1.0
+        return self.now
+
+
+def test_the_budget_bounds_the_search(monkeypatch: pytest.MonkeyPatch) -> None:
     events = match("classic", 2)
     v = next(v for v, e in views(events, 0) if v.table.phase == "play")
     d = decide(v, Budget(samples=4, candidates=2), 0)
     assert d.samples == 4 and len(d.evaluations) == 2
+    monkeypatch.setattr(expert, "time", _SlowClock())
     d = decide(v, Budget(samples=10_000, candidates=2, ms=1), 0)
     assert d.samples == 2  # the time cap stops it after the minimum of two samples
 
