@@ -1670,7 +1670,8 @@ def seal(
     lock sees afterwards that it is no longer the file at the path, and opens the new one. A
     log with a torn tail or damage is refused: repair it first. A symlink is followed: the
     file it names is sealed and the link stays a link (renaming over the link would leave the
-    log itself unsealed and the link a copy of it).
+    log itself unsealed and the link a copy of it). A log with more than one hard link is
+    refused, unchanged, for the same reason.
     """
     shown = str(path)
     real = os.path.realpath(path)
@@ -1687,6 +1688,13 @@ def _seal(path: str, shown: str, batch_events: int, lock_timeout: float) -> LogI
     with LogLock(path, write=False, timeout=lock_timeout) as lock:
         assert lock.fd is not None
         _point("seal.locked")
+        links = os.fstat(lock.fd).st_nlink
+        if links > 1:  # the rename would seal this name only; a writer at another name would
+            # go on appending to the old file, and what it wrote would never be in the sealed one
+            raise LogFormatError(
+                f"cannot seal a log with {links} hard links: the sealed file would replace "
+                "this name only and the others would keep the old one; seal it under one name",
+                path=path, kind="filetype")
         with Reader(path, fd=lock.fd) as reader:
             reader.read_header()
             if reader.version != ev.FORMAT_VERSION:

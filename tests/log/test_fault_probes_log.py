@@ -222,6 +222,23 @@ def test_seal_through_a_symlink_seals_the_log_and_keeps_the_link(tmp_path: Path)
     assert str(link) in r.out  # reported as the user named it
 
 
+def test_seal_refuses_a_log_with_two_hard_links_and_changes_neither_name(tmp_path: Path) -> None:
+    # the rename would seal one name and leave the other on the old file, where a recorder
+    # writing through it would append events the sealed log never holds
+    first = tmp_path / "match.blog"
+    first.write_bytes(UNSEALED.read_bytes())
+    second = tmp_path / "backup.blog"
+    os.link(first, second)
+    before = _files(tmp_path)
+    assert_error(run("seal", first), 2, f"{first}: ", "2 hard links", "under one name")
+    assert _files(tmp_path) == before and os.stat(first).st_ino == os.stat(second).st_ino
+    verified = run("verify", "-f", "json", second)
+    assert verified.code == 0 and json.loads(verified.out)["sealed"] is False, verified
+    second.unlink()  # one name again: it seals
+    assert run("seal", first).code == 0
+    assert json.loads(run("verify", "-f", "json", first).out)["sealed"] is True
+
+
 def _torn(folder: Path) -> Path:
     path = folder / "torn.blog"
     path.write_bytes(UNSEALED.read_bytes() + bytes(range(1, 10)))  # 9 bytes of a header
