@@ -28,6 +28,7 @@ from buraco_log.columns import NULL, Columns, replay_columns
 from buraco_log.errors import IllegalMoveError, ReplayError
 from buraco_log.events import AnyEvent, MatchStarted
 from buraco_log.melds import canastra_bonus
+from buraco_log.signing.check import check as signing_check
 from buraco_log.state import Meld
 
 from .schema import CANASTRA_CLASSES, EVENTS, HANDS, KINDS, MATCHES, MELDS, PLAYERS
@@ -39,7 +40,7 @@ if Meld.__struct_fields__ != _MELD_FIELDS:  # the melds table unpacks them by po
 _CARDS = attrgetter("cards")
 _CLASS = attrgetter("canastra")
 _SAFE = re.compile(r"[^A-Za-z0-9_.+-]")
-Reader = Callable[[str], tuple[list[AnyEvent], audit.Integrity]]
+Reader = Callable[[str], tuple[list[AnyEvent], audit.Integrity, audit.Signed]]
 """Reads the log named by a path: its intact events and how its bytes held up."""
 
 
@@ -247,11 +248,12 @@ def error_row(path: str, sha: str, size: int | None, code: str, rule: str, messa
 
 def _reject_with_audit(path: str, sha: str, size: int, events: list[AnyEvent],
                        integrity: audit.Integrity, fallback: tuple[str, str, str, int | None],
-                       require_commitment: bool = False) -> Rejected:
+                       require_commitment: bool = False, signed: audit.Signed | None = None
+                       ) -> Rejected:
     """The audit's verdict for a log the fast pass refused, as an errors-table row."""
     try:
         verdict: audit.Verdict | None = audit.audit_events(
-            events, integrity, path, require_commitment=require_commitment)
+            events, integrity, path, require_commitment=require_commitment, signed=signed)
     except Exception:  # an auditor defect must not hide the log's own fault
         verdict = None
     code, rule, message, seq = fallback
@@ -272,18 +274,20 @@ def check_and_flatten(path: str, sha: str, size: int, rows_for: Any,
     Returns ``(digest, game_id, events, fresh)``; raises :class:`Rejected` with the error row.
     A log whose digest is in ``seen`` (the same match, already flattened into these rows) is
     not replayed again and adds no rows: ``fresh`` is False. ``read`` reads the log named
-    ``path`` (default :func:`buraco_log.audit.read_log`; Spark passes one over bytes it holds).
+    ``path`` and its signature records (default :func:`buraco_log.audit.read_log_signed`;
+    Spark passes one over bytes it holds).
     ``require_commitment``: a deal no commitment backs is a finding (the archive's setting).
     """
-    events, integrity = (read or audit.read_log)(path)
+    events, integrity, signed = (read or audit.read_log_signed)(path)
     if integrity.status not in ("sealed", "unsealed"):
         raise _reject_with_audit(path, sha, size, events, integrity,
                                  ("integrity", f"log.{integrity.kind}",
-                                  integrity.message or "damaged log", integrity.seq))
+                                  integrity.message or "damaged log", integrity.seq),
+                                 signed=signed)
     if not events or not isinstance(events[0], MatchStarted):
         raise _reject_with_audit(path, sha, size, events, integrity,
                                  ("legality", "match.not_started",
-                                  "the log does not open with MatchStarted", 0))
+                                  "the log does not open with MatchStarted", 0), signed=signed)
     start = events[0]
     digest = integrity.head
     gid = game_id_of(digest)
@@ -295,7 +299,7 @@ def check_and_flatten(path: str, sha: str, size: int, rows_for: Any,
         seq = getattr(exc, "seq", None)
         rule = getattr(exc, "rule", "event.invalid")
         raise _reject_with_audit(path, sha, size, events, integrity,
-                                 ("legality", rule, str(exc), seq)) from None
+                                 ("legality", rule, str(exc), seq), signed=signed) from None
     if flat is None:
         raise Rejected(error_row(
             path, sha, size, "incomplete", "archive.incomplete",
@@ -312,7 +316,15 @@ def check_and_flatten(path: str, sha: str, size: int, rows_for: Any,
         raise _reject_with_audit(path, sha, size, events, integrity,
                                  ("provenance", prov.findings[0].rule,
                                   prov.findings[0].message, prov.findings[0].seq),
-                                 require_commitment)
+                                 require_commitment, signed)
+    # What the audit finds in the signature records without keys (a record by another key
+    # than the start records, a copied record): such a log was archived as signed and OK.
+    if signed.signatures:
+        _, problems = signing_check(events, signed.signatures, version=signed.version)
+        if problems:
+            raise _reject_with_audit(path, sha, size, events, integrity,
+                                     ("signing", problems[0].rule, problems[0].message,
+                                      problems[0].seq), require_commitment, signed)
     rows: Rows = rows_for(partition_value(start.rules.name), month_of(start.at))
     _emit(flat, rows, start, events, digest, sha, size, path, integrity, prov.status)
     if seen is not None:

@@ -178,7 +178,7 @@ ERRORS = pa.schema([
     _f("source_path", pa.string(), "path of the log file", False),
     _f("file_bytes", pa.int64(), "size of the file"),
     _f("code", pa.string(), "error class: integrity, provenance, legality, scoring, "
-       "incomplete, duplicate, range (a time the archive cannot store, rule "
+       "signing, incomplete, duplicate, range (a time the archive cannot store, rule "
        "archive.at_range) or internal", False),
     _f("rule", pa.string(), "stable rule id of the first finding (see buraco_log.ruleids)",
        False),

@@ -259,15 +259,15 @@ def local_path(uri: str) -> str:
 
 
 def _bytes_reader(data: bytes, tmpdir: str) -> Reader:
-    """:func:`buraco_log.audit.read_log` over bytes already read: the log readers work on files,
-    so the bytes go to a private file with the log's extension (integrity findings name byte
-    offsets and seqs, never that file)."""
-    def read(path: str) -> tuple[list[Any], audit.Integrity]:
+    """:func:`buraco_log.audit.read_log_signed` over bytes already read: the log readers work
+    on files, so the bytes go to a private file with the log's extension (integrity findings
+    name byte offsets and seqs, never that file)."""
+    def read(path: str) -> tuple[list[Any], audit.Integrity, audit.Signed]:
         tmp = os.path.join(tmpdir, "log.jsonl" if path.endswith(".jsonl") else "log.blog")
         with open(tmp, "wb") as f:
             f.write(data)
         try:
-            return audit.read_log(tmp)
+            return audit.read_log_signed(tmp)
         finally:
             os.unlink(tmp)
     return read

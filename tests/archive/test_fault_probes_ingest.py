@@ -103,18 +103,19 @@ def test_an_ingest_killed_at_any_rename_and_run_again_loses_and_doubles_nothing(
 
 @pytest.fixture
 def shifting(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, bytes]]:
-    """audit.read_log that rewrites the named files with other bytes just after reading them:
+    """audit.read_log_signed that rewrites the named files with other bytes just after reading them:
     a log changing between the hash ingest takes first and its check."""
     swaps: dict[str, bytes] = {}
-    real = audit.read_log
+    real = audit.read_log_signed
 
-    def read_log(path: str | os.PathLike[str]) -> tuple[list[Any], audit.Integrity]:
+    def read_log(path: str | os.PathLike[str]
+                 ) -> tuple[list[Any], audit.Integrity, audit.Signed]:
         out = real(path)
         if str(path) in swaps:
             Path(path).write_bytes(swaps.pop(str(path)))
         return out
 
-    monkeypatch.setattr(audit, "read_log", read_log)
+    monkeypatch.setattr(audit, "read_log_signed", read_log)
     yield swaps
 
 
