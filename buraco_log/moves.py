@@ -120,16 +120,27 @@ def _play(t: _Table, *, complete: bool, meld_cap: int) -> list[AnyEvent]:
         return canastra and t.emptying_problem(side, "discard" if rest else "meld", True) is None
 
     top = t.pile_top
-    # After taking a must-use-top pile only moves using its top card may come, and some use it
-    # only together with cards of the hand: the quick list has them all then, or none at all.
+    # After taking a must-use-top pile its top card must be laid this turn. Some ways use it
+    # only together with cards of the hand, so the quick list has every way to lay it then
+    # (and, being partial, nothing else); the complete list also has every other lay that
+    # leaves a way to use it (the reducer's check_top_kept).
+    others = complete or top is None
     complete = complete or top is not None
+
+    def top_kept(move: MeldLaid | CardsLaidOff) -> bool:
+        try:
+            t.check_top_kept(move, seat)
+        except IllegalMoveError:
+            return False
+        return True
     melds = (
-        meld_options(hand, r, t.readings, top)
+        meld_options(hand, r, t.readings, None if others else top)
         if complete
         else candidate_melds(hand, r, meld_cap, must=top)
     )
     for cards in melds:
-        if top is not None and top not in cards:
+        uses_top = top is None or top in cards
+        if not (uses_top or others):
             continue
         ok = leaves_ok(len(cards))
         if not ok and len(cards) < r.canastra_size:
@@ -139,18 +150,24 @@ def _play(t: _Table, *, complete: bool, meld_cap: int) -> list[AnyEvent]:
         except IllegalMoveError:
             continue
         if ok or leaves_ok(len(cards), reading.canastra is not None):
-            out.append(MeldLaid(seat, cards, len(t.melds[side]), seq=seq))
+            laid = MeldLaid(seat, cards, len(t.melds[side]), seq=seq)
+            if uses_top or top_kept(laid):
+                out.append(laid)
     if complete:
         for i, meld in enumerate(t.melds[side]):
             reading = t.meld_readings[side][i] or t.readings.read(meld.cards)
-            for add in layoff_options(meld.cards, reading, hand, t.readings, top):
-                if top is not None and top not in add:
+            for add in layoff_options(meld.cards, reading, hand, t.readings,
+                                      None if others else top):
+                uses_top = top is None or top in add
+                if not (uses_top or others):
                     continue
                 if leaves_ok(len(add)) or (
                     n_hand - len(add) < 2
                     and leaves_ok(len(add), t.readings.read(meld.cards + add).canastra is not None)
                 ):
-                    out.append(CardsLaidOff(seat, meld.id, add, seq=seq))
+                    off = CardsLaidOff(seat, meld.id, add, seq=seq)
+                    if uses_top or top_kept(off):
+                        out.append(off)
     for meld in t.melds[side] if not complete else ():
         ok = leaves_ok(1)
         if not ok and len(meld.cards) + 1 < r.canastra_size:

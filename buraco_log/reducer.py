@@ -454,17 +454,53 @@ class _Table:
         )
         return same >= limit
 
-    def check_top_first(self, ev: Event, seat: int, cards: tuple[int, ...]) -> None:
-        """Under must_use_top the first cards laid after taking the pile must use its top
-        card, so a player can never strand it (the pickup checked it was usable then)."""
-        if self.pile_top is not None and self.pile_top not in cards:
+    def check_top_kept(self, ev: MeldLaid | CardsLaidOff, seat: int) -> None:
+        """Under must_use_top the pile's top card must be used in the turn of the pickup
+        (RULES.md §4), not necessarily first: cards laid before it may not leave it unusable
+        (nobody is left with a turn that cannot end). ``ev`` lays no copy of the top card and
+        passed every other check; it is tried on a copy of the table."""
+        top = self.pile_top
+        assert top is not None
+        trial = _Table(self.freeze())
+        _HANDLERS[ev.__class__](trial, ev, False)
+        if not trial.top_playable(seat):
             raise self.fail(
                 ev,
                 "pile.must_use_top",
-                f"{self.who(seat)} must first use the pile's top card {_fmt((self.pile_top,))}",
+                f"{self.who(seat)} would leave no way to use the pile's top card "
+                f"{_fmt((top,))} this turn",
                 seat,
-                cards,
+                ev.cards,
             )
+
+    def top_playable(self, seat: int) -> bool:
+        """After a must-use-top pickup, before its top card is used: can the seat still lay
+        it (with any cards of its hand, in a new meld or on one of the side's melds) in a move
+        the reducer accepts?"""
+        top = self.pile_top
+        assert top is not None
+        hand = self.hands[seat]
+        n = len(hand)
+        side = self.sides[seat]
+        natural_top = top != JOKER and RANK[top] != 2
+        for i, m in enumerate(self.melds[side]):
+            reading = self.meld_readings[side][i] or self.readings.read(m.cards)
+            is_set = reading.kind == "set"
+            if natural_top and (RANK[top] != reading.rank if is_set else SUIT[top] != reading.suit):
+                continue
+            pool = [c for c in hand if c == JOKER or RANK[c] == 2 or (
+                RANK[c] == reading.rank if is_set else SUIT[c] == reading.suit)]
+            for add in layoff_options(m.cards, reading, pool, self.readings, top):
+                if top in add and self.leaves_ok_after(seat, n - len(add), (*m.cards, *add)):
+                    return True
+        pool = [c for c in hand if not natural_top or c == JOKER or RANK[c] == 2
+                or RANK[c] == RANK[top] or SUIT[c] == SUIT[top]]
+        for cards in meld_options(pool, self.rules or _NO_RULES, self.readings, top):
+            if top not in cards or self.set_limit_reached(side, cards):
+                continue
+            if self.leaves_ok_after(seat, n - len(cards), cards):
+                return True
+        return False
 
     # ----------------------------------------------------------------- handlers
     # Each handler checks (when ``check``) and then applies. Checks come before any change,
@@ -722,19 +758,18 @@ class _Table:
         side = self.sides[seat]
         rest = self.hand_without(ev, seat, cards)
         melds = self.melds[side]
-        if check:
-            if self.pile_top is not None:
-                self.check_top_first(ev, seat, cards)
-            if ev.meld is not None and ev.meld != len(melds):
-                raise self.fail(
-                    ev,
-                    "meld.wrong_id",
-                    f"new meld numbered {ev.meld}; the side's next is {len(melds)}",
-                    seat,
-                )
+        if check and ev.meld is not None and ev.meld != len(melds):
+            raise self.fail(
+                ev,
+                "meld.wrong_id",
+                f"new meld numbered {ev.meld}; the side's next is {len(melds)}",
+                seat,
+            )
         reading = self.new_meld(ev, seat, side, cards)
         if check and len(rest) < 2:
             self.check_remaining(ev, seat, len(rest), reading.canastra is not None)
+        if check and self.pile_top is not None and self.pile_top not in cards:
+            self.check_top_kept(ev, seat)
         self.hands[seat] = rest
         melds.append(Meld(len(melds), side, cards, reading.kind, reading.canastra, seat))
         self.meld_readings[side].append(reading)
@@ -783,8 +818,6 @@ class _Table:
                 raise self.fail(ev, "layoff.no_cards", "nothing was laid off", seat)
         side = self.sides[seat]
         rest = self.hand_without(ev, seat, add)
-        if check and self.pile_top is not None:
-            self.check_top_first(ev, seat, add)
         old = self.melds[side][i]
         cards = old.cards + add
         known = self.meld_readings[side][i]
@@ -799,6 +832,8 @@ class _Table:
             ) from None
         if check and len(rest) < 2:
             self.check_remaining(ev, seat, len(rest), reading.canastra is not None)
+        if check and self.pile_top is not None and self.pile_top not in add:
+            self.check_top_kept(ev, seat)
         self.hands[seat] = rest
         self.melds[side][i] = Meld(old.id, side, cards, reading.kind, reading.canastra, old.laid_by)
         self.meld_readings[side][i] = reading

@@ -85,9 +85,9 @@ RULES: dict[str, str] = {
     "pile.empty": "The discard pile is empty: there is nothing to take.",
     "pile.whole_pile": "Taking the pile means taking all of it, never part.",
     "pile.wrong_top": "The pile was taken naming a top card that is not the top card.",
-    "pile.must_use_top": "In this preset the pile may be taken only if its top card is used at "
-    "once (melded with two cards from the hand or laid off), and it must be laid before anything "
-    "else.",
+    "pile.must_use_top": "In this preset the pile may be taken only if its top card can be used "
+    "(melded with two cards from the hand or laid off), and it must be laid in that same turn: "
+    "nothing laid before it may leave it unusable, and the turn cannot end without it.",
     # -- melds and lay-offs
     "meld.cards_not_in_hand": "Cards are melded or laid off from the player's own hand; the "
     "player does not hold these.",

@@ -159,6 +159,8 @@ def fair_match(preset: str = "thirteen-quick", players: int = 2, seed: int = 1,
             else:
                 laying = [m for m in moves
                           if isinstance(m, MeldLaid | CardsLaidOff | MortoTaken | WentOut)]
+                if st.pile_top is not None:  # like the bots, lay a must-use-top card first
+                    laying = [m for m in laying if st.pile_top in getattr(m, "cards", ())]
                 draws = [m for m in moves if isinstance(m, CardDrawn)]
                 if laying:
                     ev = rng.choice(laying)

@@ -55,14 +55,39 @@ def test_must_use_top_the_pile_is_taken_only_when_its_top_can_be_used() -> None:
     assert s2.state.melds[0][0].cards == parse_cards("8h 9h Th")
 
 
-def test_must_use_top_the_first_meld_after_the_pickup_uses_the_top() -> None:
-    s = Scenario("thirteen", hands={0: "8h 9h 5c 5d 5s"}, upcard="Th")
+def test_must_use_top_other_melds_may_come_first_in_the_same_turn() -> None:
+    # RULES.md §4: the top card is used "in the same turn", not necessarily first
+    s = Scenario("thirteen", hands={0: "Qh Jh 4c 5c 6c 7s 8d 9s 3d 5d Ts Jc Ad"}, upcard="Kh")
     s.take_pile()
     with s.illegal("pile.must_use_top"):
-        s.meld("5c 5d 5s")
+        s.discard("7s")  # not before the top is laid
+    s.meld("4c 5c 6c").meld("Jh Qh Kh").discard("7s")
+    assert [m.cards for m in s.state.melds[0]] == [parse_cards("4c 5c 6c"),
+                                                    parse_cards("Jh Qh Kh")]
+
+
+def test_must_use_top_a_meld_that_leaves_no_way_to_use_the_top_is_refused() -> None:
+    # Qh Qc Qd would take the queen the king needs: nothing could then take Kh
+    s = Scenario("thirteen", hands={0: "Qh Jh Qc Qd 4c 7s 8d 9s 3c 5d Ts 6c Ad"}, upcard="Kh")
+    s.take_pile()
     with s.illegal("pile.must_use_top"):
-        s.discard("5c")
-    s.meld("8h 9h Th").meld("5c 5d 5s")
+        s.meld("Qh Qc Qd")
+    with s.illegal("pile.must_use_top"):
+        s.discard("4c")
+    s.meld("Jh Qh Kh").discard("4c")
+
+
+def test_must_use_top_a_lay_off_that_leaves_no_way_to_use_the_top_is_refused() -> None:
+    # Side 0 has 3h 4h 5h and a set of sixes; 7h on top goes only onto the run, after 6h
+    s = Scenario("thirteen", hands={0: "3h 4h 5h 6s 6c 6d 6h Kc Qd Js 9c Ts 4c",
+                                    1: "7h 3c 4s 6c 8d 9s Tc Jd Qs Kh 3d 4d Ad"},
+                 stock="Ac Qc", upcard="9d")
+    s.draw("Ac").meld("3h 4h 5h").meld("6s 6c 6d").discard("Ac")
+    s.draw("Qc").discard("7h")
+    s.take_pile()
+    with s.illegal("pile.must_use_top"):
+        s.layoff(1, "6h")  # on the sixes: the 7h could then go nowhere
+    s.layoff(0, "6h").layoff(0, "7h").discard("Kc")
 
 
 def test_must_use_top_a_wild_top_card_must_go_into_a_meld() -> None:
