@@ -186,7 +186,7 @@ def test_both_thirteen_presets_take_the_pile_only_to_use_its_top(name: str) -> N
     s.draw()
     ok = Scenario(name, hands={0: "8h 9h 4c"}, upcard="Th")
     ok.take_pile()
-    refused(ok, "pile.must_use_top", "discard", "4c")  # the top first
+    refused(ok, "pile.must_use_top", "discard", "4c")  # not before the top is laid
     ok.meld("8h 9h Th").discard("4c")
 
 
