@@ -131,7 +131,7 @@ def _layout(
         return semi[0] if readings[0].canastra == "dirty" and semi else readings[0]
     if len(cards) > max_run:
         raise MeldError("meld.run_too_long", cards, f"a run has at most {max_run} cards")
-    if _wraps(ranks):
+    if _wraps(ranks) or (wild is not None and _wraps_through_a_wild_ace(ranks)):
         raise MeldError("meld.run_wraps", cards, "a run never wraps around the ace (K-A-2)")
     raise MeldError(
         "meld.run_not_consecutive",
@@ -148,6 +148,18 @@ def _wraps(ranks: list[int]) -> bool:
         pos = sorted((r - 1 - shift) % 13 for r in ranks)
         missing = pos[-1] - pos[0] + 1 - len(pos)
         if len(set(pos)) == len(pos) and missing <= 1:
+            return True
+    return False
+
+
+def _wraps_through_a_wild_ace(ranks: list[int]) -> bool:
+    """K, 2 and no ace: would the wild, standing for the ace, close them into one run on the
+    circle of ranks (K♥ JK 2♥)? For the message only."""
+    if ACE in ranks or 13 not in ranks or 2 not in ranks:
+        return False
+    for shift in range(13):
+        pos = sorted((r - 1 - shift) % 13 for r in [*ranks, ACE])
+        if len(set(pos)) == len(pos) and pos[-1] - pos[0] + 1 == len(pos):
             return True
     return False
 

@@ -41,6 +41,16 @@ def test_k_a_3_is_refused_because_a_run_never_wraps() -> None:
     refused("Ks As 2s 3s", "meld.run_wraps")
 
 
+def test_k_wild_2_is_refused_as_a_wrap_the_wild_standing_for_the_ace() -> None:
+    # with the 2 natural the wild would be the ace between K and 2; with the 2 wild too there
+    # would be two wilds: no reading holds, and the one that comes closest wraps
+    refused("Ks JK 2s", "meld.run_wraps")
+    refused("Ks 2h 2s", "meld.run_wraps")
+    refused("Qs Ks JK 2s 3s", "meld.run_wraps")
+    refused("Ks JK 3s", "meld.run_not_consecutive")  # K-A-2-3 needs two fillers
+    refused("Js Ks JK 2s", "meld.run_not_consecutive")
+
+
 def test_k_a_2_is_legal_only_as_q_k_a_with_the_2_as_the_wild() -> None:
     m = read("Ks As 2s")
     assert (m.lo, m.hi, m.wild, m.gap) == (13, 14, parse_cards("2s")[0], None)
