@@ -302,7 +302,7 @@ def _wraps_with_wild_ace(fixed: int) -> bool:
     hours = [h for h in range(13) if (fixed >> 1 | 1) >> h & 1]  # rank r at hour r - 1
     if len(hours) < 3 or hours[1] != 1 or hours[-1] != 12:
         return False
-    breaks = sum(1 for a, b in zip(hours, [*hours[1:], hours[0] + 13]) if b - a > 1)
+    breaks = sum(1 for a, b in zip(hours, [*hours[1:], hours[0] + 13], strict=True) if b - a > 1)
     return breaks <= 1
 
 
