@@ -26,7 +26,16 @@ import typer
 from buraco_log.outpaths import rename_target, written_in_place
 from cli import archive_spark
 from cli.archive_spark import CONF_HELP, ENGINE_HELP, MASTER_HELP, Engine, spark_options
-from cli.common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, Format, emit_json, fail, guarded
+from cli.common import (
+    EXIT_FINDINGS,
+    EXIT_OK,
+    EXIT_USAGE,
+    Format,
+    emit_json,
+    fail,
+    guarded,
+    refuse_log_as_output,
+)
 from cli.safetext import terminal_safe
 from cli.view_cmd import report_pages
 
@@ -92,6 +101,7 @@ def _outside_archive(output: Path | None, archive_dir: Path, as_json: bool = Fal
     and report's HTML pages went into the matches table's directory."""
     if output is None:
         return
+    refuse_log_as_output(output, as_json=as_json)
     root = os.path.realpath(archive_dir)
     where = os.path.realpath(rename_target(output))  # through links, as the write would go
     if where == root or where.startswith(root.rstrip(os.sep) + os.sep):

@@ -8,6 +8,7 @@ import io
 import json
 import os
 import shutil
+import stat
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
@@ -231,7 +232,8 @@ def guarded(func: Callable[P, R]) -> Callable[P, R]:
 def refuse_input_as_output(output: Path | str | None, *inputs: Path,
                            as_json: bool = False) -> None:
     """Refuse an output that is one of the logs being read (the same name, a link to it): the
-    new file would be renamed over the log and the match lost."""
+    new file would be renamed over the log and the match lost. Any other file holding a match
+    log is refused too (:func:`refuse_log_as_output`)."""
     if output is None or str(output) == "-":
         return
     for source in inputs:
@@ -242,6 +244,40 @@ def refuse_input_as_output(output: Path | str | None, *inputs: Path,
         if same:
             raise fail(f"{output}: is the log being read ({source}); name another file",
                        EXIT_USAGE, as_json=as_json)
+    refuse_log_as_output(output, as_json=as_json)
+
+
+def holds_a_log(path: Path | str) -> bool:
+    """Does the regular file at ``path`` begin as a match log: the binary magic, or a JSON
+    Lines log's header or match start? (Not opened if not a regular file: no FIFO blocks.)"""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return False
+        with open(path, "rb") as f:
+            head = f.read(_LOG_SNIFF)
+    except (OSError, ValueError):
+        return False
+    if head.startswith(MAGIC):
+        return True
+    first = head.removeprefix(b"\xef\xbb\xbf").lstrip().split(b"\n", 1)[0]
+    try:
+        obj = json.loads(first)
+    except ValueError:  # a first line longer than the sniff: a match start begins so
+        return first.replace(b" ", b"").startswith(b'{"t":"ms"')
+    return isinstance(obj, dict) and (obj.get("log") == "buraco-log" or obj.get("t") == "ms")
+
+
+_LOG_SNIFF = 1 << 16  # a JSON Lines log's first line (its header, or MatchStarted) fits
+
+
+def refuse_log_as_output(output: Path | str | None, as_json: bool = False) -> None:
+    """A page or a report replaces the file it is told to write, but never a match log: a
+    log is the record of a match, and `-o` naming one by mistake would lose it."""
+    if output is None or str(output) == "-":
+        return
+    if holds_a_log(output):
+        raise fail(f"{output}: holds a match log; a page or a report never replaces a log: "
+                   "name another file", EXIT_USAGE, as_json=as_json)
 
 
 def emit_json(data: Any) -> None:

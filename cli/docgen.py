@@ -37,8 +37,10 @@ Every command follows the same rules:
 - **`-`** in place of a log reads it from standard input (binary or JSON Lines, told apart by
   the first bytes); `-o -` writes to standard output. `seal` and `repair` rewrite a file in
   place and take no `-`.
-- **`-o`/`--output`** always names what the command writes; a file is never replaced unless
-  the command says so (`--overwrite`).
+- **`-o`/`--output`** always names what the command writes. A command that writes logs
+  (`convert`, `simulate`, `demo`) never replaces a file unless told so (`--overwrite`). A page
+  or a report (`view`, `review`, `audit --html`, `query`, `report`) replaces the file it names,
+  written whole beside it and renamed, but never a file that holds a match log (exit 2).
 - **`--jobs N`** (`-j`): worker processes; `0` (the default) is one per CPU, at most 8.
 - **The archive** is `--archive DIR` (`-a`) for every archive command, or the environment
   variable `BURACO_LOG_ARCHIVE`; `query` and `report` also take it as their first argument.

@@ -178,3 +178,46 @@ def test_a_log_with_no_whole_header_is_not_started_and_repair_says_the_same(
     assert "deletes it" not in audit.out, audit.out
     assert_error(run("repair", "--force", cut), 1, "delete the file")
     assert cut.read_bytes() == GOOD.read_bytes()[:7]
+
+
+# -- the output is another match log: a page or a report never replaces a log -----------------
+
+
+@pytest.fixture(scope="module")
+def archive(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("archive")
+    r = run("ingest", GOOD_JSONL, "--archive", root / "a", timeout=300)
+    assert r.code == 0, r
+    return root / "a"
+
+
+@pytest.mark.parametrize("kept", [GOOD, GOOD_JSONL], ids=["binary", "jsonl"])
+@pytest.mark.parametrize("command", ["view", "audit", "review", "query", "report",
+                                     "report-json"])
+def test_a_page_or_report_onto_another_match_log_refuses_and_keeps_it(
+        tmp_path: Path, archive: Path, kept: Path, command: str) -> None:
+    other = copy(kept, tmp_path / "logs", "other" + kept.suffix)
+    before = digest(other)
+    source = copy(GOOD_JSONL, tmp_path, "match.jsonl")
+    args: dict[str, tuple[object, ...]] = {
+        "view": ("view", source, "-o", other),
+        "audit": ("audit", source, "--html", other),
+        "review": ("review", source, "--seat", "0", "--budget", "2", "-o", other),
+        "query": ("query", archive, "SELECT 1 AS x", "-o", other),
+        "report": ("report", archive, "-o", other),
+        "report-json": ("report", archive, "-f", "json", "-o", other),
+    }
+    r = run(*args[command], timeout=300)
+    assert_error(r, 2, f"{other}: holds a match log", "name another file",
+                 json_out=command == "report-json")
+    assert digest(other) == before
+
+
+def test_a_page_replaces_a_file_that_is_not_a_log(tmp_path: Path) -> None:
+    page = tmp_path / "match.html"
+    page.write_text("an older page\n")
+    r = run("view", GOOD_JSONL, "-o", page)
+    assert r.code == 0, r
+    assert page.read_text().startswith("<!DOCTYPE html>")
+    r = run("view", GOOD_JSONL, "-o", page)  # again: the page it wrote is replaced
+    assert r.code == 0, r
