@@ -52,6 +52,7 @@ from buraco_log.expert import (
     decision_seed,
     views,
 )
+from buraco_log.ruleids import describe
 from buraco_log.timeline import card_style
 
 REVIEW_VERSION = 1
@@ -263,7 +264,10 @@ def review_events(
         if not partial:
             raise error  # before any search: nothing is half done
         rule = getattr(error, "rule", None)
-        note = (f"seq {error.seq} is illegal{f' [{rule}]' if rule else ''}: {error.message}; "
+        # The rule, not the engine's explanation: that names cards the seat could not see (a
+        # refused draw names the stock's top card), as a seat's page gives the rule only.
+        why = describe(rule).rstrip(".") if rule else "it cannot be replayed"
+        note = (f"seq {error.seq} is illegal{f' [{rule}]' if rule else ''}: {why}; "
                 "the review covers the decisions before it")
     decisions = _run(todo, budget, jobs, progress)
     moves: list[ReviewedMove] = []

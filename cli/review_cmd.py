@@ -7,7 +7,7 @@ import sys
 from collections.abc import Sequence
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import msgspec
 import typer
@@ -23,8 +23,12 @@ from buraco_log.review import (
     to_json,
     to_text,
 )
+from buraco_log.ruleids import describe
 from cli.common import EXIT_USAGE, fail, guarded, refuse_input_as_output
 from cli.safetext import terminal_safe, terminal_safe_lines
+
+if TYPE_CHECKING:
+    from buraco_log.audit import Integrity
 
 
 class ReviewFormat(StrEnum):
@@ -96,7 +100,7 @@ def review(
                    "to review", EXIT_USAGE, as_json=js)
     if (integ.status in ("broken", "torn") and not events
             and not (integ.kind == "header" and not integ.offset)):  # damaged, not "not a log"
-        raise fail(f"{path}, byte {integ.offset}: the log is damaged before its first event "
+        raise fail(f"{path}, {_where(integ, path)}: the log is damaged before its first event "
                    f"({integ.kind}: {integ.message}): no event is intact, nothing to review",
                    as_json=js)
     if integ.status == "unreadable" or not events:
@@ -105,7 +109,7 @@ def review(
                    EXIT_USAGE, as_json=js)
     damaged = integ.status in ("broken", "torn")
     if damaged and not partial:
-        raise fail(f"{path}: the log is damaged at byte {integ.offset} ({integ.kind}: "
+        raise fail(f"{path}: the log is damaged at {_where(integ, path)} ({integ.kind}: "
                    f"{integ.message}); --partial reviews the {len(events)} events read intact",
                    as_json=js)
     if not isinstance(events[0], MatchStarted):  # it said "the match has seats 0 to -1"
@@ -128,9 +132,10 @@ def review(
                                    jobs=jobs, partial=partial)
     except LogFormatError as exc:
         raise fail(f"{path}: {exc}", EXIT_USAGE, as_json=js) from None
-    except IllegalMoveError as exc:
-        raise fail(f"{path}: seq {exc.seq} is illegal [{exc.rule}]: {exc.message}; --partial "
-                   "reviews the moves before it", as_json=js, error=exc) from None
+    except IllegalMoveError as exc:  # the rule, not the explanation: it names hidden cards
+        raise fail(f"{path}: seq {exc.seq} is illegal [{exc.rule}]: "
+                   f"{describe(exc.rule).rstrip('.')}; --partial reviews the moves before it",
+                   as_json=js, error=exc) from None
     if format is ReviewFormat.html:
         text = review_page(events, result)
     elif format is ReviewFormat.json:
@@ -159,9 +164,38 @@ def review(
     if result.note:
         typer.echo(terminal_safe(f"buraco-log: note: {path}: {result.note}"), err=True)
     if damaged:
-        typer.echo(f"buraco-log: note: {path}: the log is damaged at byte {integ.offset} "
+        typer.echo(f"buraco-log: note: {path}: the log is damaged at {_where(integ, path)} "
                    f"({integ.kind}): the review covers the {len(events)} events read intact",
                    err=True)
+
+
+def _where(integ: Integrity, path: Path) -> str:
+    """Where the damage starts: the byte offset, the line of a JSON Lines log (whose reader
+    gives no offset: it said "byte None"), and the first seq not read."""
+    offset = integ.offset
+    line = integ.record if integ.format == "jsonl" else None
+    if offset is None and line is not None:
+        offset = _line_offset(path, line)
+    parts = [f"byte {offset if offset is not None else 0}"]
+    if line is not None:
+        parts.append(f"line {line}")
+    if integ.seq is not None:
+        parts.append(f"seq {integ.seq}")
+    return ", ".join(parts)
+
+
+def _line_offset(path: Path, line: int) -> int | None:
+    """The byte offset at which line ``line`` (from 1) of the file starts."""
+    try:
+        with open(path, "rb") as f:
+            pos = 0
+            for n, raw in enumerate(f, 1):
+                if n == line:
+                    return pos
+                pos += len(raw)
+    except OSError:
+        return None
+    return pos
 
 
 def _with_progress(events: Sequence[AnyEvent], seat: int, b: Budget, seed: str,

@@ -1,0 +1,221 @@
+"""Fault probes of what a player is given: a seat's page (`view --seat`), a seat's review
+(`review --seat`, text, JSON and HTML) and `replay --seat`, run as real subprocesses.
+
+A seat's copy may name only cards that seat could see at that point: its own hand, the pile,
+the melds. The probes look everywhere in what is written (the page's data, its move list and
+banners, the review's note, the lines on stderr) across presets, player counts, logs that end
+early, damaged logs and logs with an illegal event; and at hostile text from the log (names,
+match ids), and at the one line a bad input must give."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+
+from buraco_log.cards import ALL_CODES, format_card
+from buraco_log.events import AnyEvent, CardDrawn
+from buraco_log.reducer import Replayer
+from buraco_log.rules import PRESETS
+from buraco_log.simulate import simulate_match
+from buraco_log.state import State
+from buraco_log.timeline import Timeline, card_style
+from buraco_log.view import build_page
+from tests.brokenlogs import write
+from tests.view.pages import data_of
+from tests.view.test_secrecy import leaks
+
+_BESIDE = Path(sys.executable).parent / "buraco-log"  # the venv's, when PATH lacks it
+EXE = shutil.which("buraco-log") or (str(_BESIDE) if _BESIDE.exists() else None)
+needs_exe = pytest.mark.skipif(EXE is None, reason="buraco-log is not installed")
+
+
+def run(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    assert EXE is not None
+    return subprocess.run([EXE, *map(str, args)], capture_output=True, text=True, timeout=120,
+                          cwd=cwd, env=dict(os.environ, COLUMNS="200", NO_COLOR="1"))
+
+
+def one_error_line(p: subprocess.CompletedProcess[str]) -> str:
+    assert "Traceback" not in p.stderr, p.stderr
+    lines = p.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("buraco-log: error: "), p.stderr
+    return lines[0]
+
+
+def _seen(s: State, seat: int) -> set[int]:
+    out = set(s.hands[seat]) if s.hands else set()
+    out.update(s.pile)
+    for side in s.melds:
+        for m in side:
+            out.update(m.cards)
+    return out
+
+
+def _named(text: str, style: Any) -> list[int]:
+    """Card codes a text names, as the page and the terminal write them."""
+    names = {format_card(c, style): c for c in ALL_CODES}
+    return [names[t] for t in (w.strip("(),;.:") for w in text.split()) if t in names]
+
+
+def seat_leaks(events: list[AnyEvent], seat: int) -> list[str]:
+    """What a seat's page shows that the seat could not see: the secrecy test's checks of the
+    frames and bytes, plus every card a move line or banner names (a move may name only cards
+    seen just before or just after it)."""
+    tl = Timeline(events)
+    page = build_page(events, seat=seat).html
+    found = leaks(page.encode("utf-8"), tl, seat)
+    data = data_of(page)
+    style = card_style(tl.rules)
+    for s, text in enumerate(data["moves"]):
+        seen = _seen(tl.state_at(s), seat) | (_seen(tl.state_at(s - 1), seat) if s else set())
+        bad = [c for c in _named(text, style) if c not in seen]
+        if bad:
+            found.append(f"move {s} {text!r} names {bad}")
+    for b in data["banners"]:
+        if _named(b["text"], style):
+            found.append(f"banner {b['text']!r} names cards")
+    return found
+
+
+# -- a seat's page across presets, player counts and logs that end early --------------------
+
+CASES = [("classic", 2), ("classic", 4), ("thirteen", 2), ("burraco", 4), ("mega", 2),
+         ("burako", 2), ("burako", 4), ("biriba", 3)]
+
+
+@pytest.fixture(scope="module")
+def matches() -> dict[tuple[str, int], list[AnyEvent]]:
+    return {(r, n): list(simulate_match(PRESETS[r], n, seed="privacy", index=0))[:220]
+            for r, n in CASES}
+
+
+@pytest.mark.parametrize(("rules", "players"), CASES, ids=[f"{r}-{n}p" for r, n in CASES])
+def test_a_seats_page_names_no_card_it_could_not_see(
+        matches: dict[tuple[str, int], list[AnyEvent]], rules: str, players: int) -> None:
+    events = matches[rules, players]
+    for seat in range(players):
+        assert seat_leaks(events, seat) == []
+
+
+@pytest.mark.parametrize("cut", [1, 2, 3, 9])
+def test_a_seats_page_of_a_log_that_ends_early_names_no_hidden_card(
+        matches: dict[tuple[str, int], list[AnyEvent]], cut: int) -> None:
+    events = matches["classic", 4][:cut]  # the start, the deal, a draw or two
+    for seat in range(4):
+        assert seat_leaks(events, seat) == []
+
+
+def test_the_probe_finds_the_referees_cards() -> None:
+    """The check can fail: the referee's page, read as seat 0's, names seat 1's draws."""
+    events = list(simulate_match(PRESETS["classic"], 2, seed="privacy", index=0))[:60]
+    tl = Timeline(events)
+    page = build_page(events).html
+    assert leaks(page.encode("utf-8"), tl, 0) != []
+
+
+# -- an illegal draw by another seat: its explanation names the stock's top card -------------
+
+
+@pytest.fixture(scope="module")
+def wrong_draw(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """A 2-player log where seat 1 records a draw of a card that is not the stock's top; the
+    engine's explanation names the real top card, which seat 0 could not see."""
+    events = list(simulate_match(PRESETS["classic"], 2, seed="wd", index=0))
+    rep = Replayer()
+    for i, e in enumerate(events):
+        if isinstance(e, CardDrawn) and e.seat == 1 and e.seq > 30:
+            top = e.card
+            other = next(c for c in ALL_CODES if c != top and c != 64)
+            events[i] = msgspec.structs.replace(e, card=other)
+            break
+        rep.step(e)
+    path = write(tmp_path_factory.mktemp("wd") / "wrongdraw.blog", events)
+    return path, format_card(top, "ascii")
+
+
+@needs_exe
+def test_a_seats_review_of_an_illegal_draw_gives_the_rule_not_the_stocks_top(
+        wrong_draw: tuple[Path, str], tmp_path: Path) -> None:
+    path, top = wrong_draw
+    said = f"the top of the stock is {top}"
+    p = run("review", path, "--seat", "0", "--budget", "1x2r1")
+    line = one_error_line(p)
+    assert p.returncode == 1 and "[draw.wrong_card]" in line and said not in line
+    p = run("review", path, "--seat", "0", "--budget", "1x2r1", "-f", "json")
+    assert p.returncode == 1 and said not in p.stdout + p.stderr
+    for fmt in ("text", "json", "html"):
+        out = tmp_path / f"review.{fmt}"
+        p = run("review", path, "--seat", "0", "--budget", "1x2r1", "--partial", "-f", fmt,
+                "-o", out)
+        assert p.returncode == 0, p.stderr
+        assert "[draw.wrong_card]" in p.stderr and said not in p.stderr
+        body = out.read_text("utf-8")
+        assert said not in body
+        if fmt == "json":
+            note = json.loads(body)["note"]
+            assert note.startswith("seq ") and "[draw.wrong_card]" in note
+            assert "the stock" not in note.split("[draw.wrong_card]")[0]
+
+
+@needs_exe
+def test_a_seats_page_of_an_illegal_draw_gives_the_rule_not_the_stocks_top(
+        wrong_draw: tuple[Path, str], tmp_path: Path) -> None:
+    path, top = wrong_draw
+    out = tmp_path / "seat0.html"
+    p = run("view", path, "--seat", "0", "-o", out)
+    assert p.returncode == 0, p.stderr
+    said = f"the top of the stock is {top}"
+    assert said not in p.stderr and said not in out.read_text("utf-8")
+    p = run("replay", path, "--seat", "0")
+    assert said not in p.stdout + p.stderr
+
+
+# -- a damaged JSON Lines log: the line, not "byte None" --------------------------------------
+
+
+@pytest.fixture(scope="module")
+def damaged_jsonl(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("dj")
+    events = list(simulate_match(PRESETS["classic"], 2, seed="dj", index=0))[:80]
+    good = write(folder / "good.blog", events)
+    assert EXE is not None
+    assert run("convert", good, "-o", folder / "good.jsonl").returncode == 0
+    lines = (folder / "good.jsonl").read_text().split("\n")
+    lines[5] = lines[5][:-7]  # a line cut short: not JSON
+    bad = folder / "bad.jsonl"
+    bad.write_text("\n".join(lines))
+    return bad
+
+
+@needs_exe
+def test_a_seats_review_of_a_damaged_jsonl_log_names_the_line(damaged_jsonl: Path) -> None:
+    p = run("review", damaged_jsonl, "--seat", "0", "--budget", "1x2r1")
+    line = one_error_line(p)
+    assert p.returncode == 1 and p.stdout == ""
+    assert "None" not in line and "line 6" in line and str(damaged_jsonl) in line
+    assert re.search(r"byte [1-9]\d*, line 6", line)
+    p = run("review", damaged_jsonl, "--seat", "0", "--budget", "1x2r1", "--partial")
+    assert p.returncode == 0 and "Traceback" not in p.stderr
+    note = [x for x in p.stderr.splitlines() if "damaged" in x]
+    assert len(note) == 1 and "None" not in note[0] and "line 6" in note[0]
+
+
+@needs_exe
+def test_a_seats_page_of_a_damaged_jsonl_log_names_the_line(damaged_jsonl: Path,
+                                                            tmp_path: Path) -> None:
+    out = tmp_path / "page.html"
+    p = run("view", damaged_jsonl, "--seat", "1", "-o", out)
+    assert p.returncode == 0 and "Traceback" not in p.stderr
+    assert "line 6" in p.stderr and "None" not in p.stderr
+    data = data_of(out.read_text("utf-8"))
+    assert [b["kind"] for b in data["banners"]] == ["damaged"]
+
