@@ -186,7 +186,7 @@ def seal(path: InPlaceArg, format: FormatOpt = Format.table) -> None:
         reader = jsonl.JsonlReader(path)
         for _ in reader:
             pass
-        if not (reader.sealed and reader.end is not None and reader.end.get("head")):
+        if not (reader.end is not None and reader.end.get("head")):
             raise fail(f"{path}: seal rewrites binary logs; convert this JSON Lines log "
                        f"(`buraco-log convert {path} -o LOG.blog`), seal LOG.blog, and convert "
                        "back if you need JSON Lines", EXIT_USAGE, as_json=format is Format.json)
@@ -287,7 +287,10 @@ def verify(
     if format is Format.json:
         emit_json(info)
     else:
-        state = "sealed" if info.sealed else "unsealed (no integrity chain; `buraco-log seal`)"
+        state = ("sealed" if info.sealed
+                 else "unsealed (no end line with the head digest; convert it to binary and "
+                 "`buraco-log seal` it)" if path.suffix.lower() == ".jsonl"
+                 else "unsealed (no integrity chain; `buraco-log seal`)")
         typer.echo(
             f"{path}: {info.events} events in {_plural(info.segments, 'record')}, {state}, "
             f"format version {info.version}, head {info.head}"
@@ -304,7 +307,11 @@ def _verify_jsonl(path: Path) -> log.LogInfo:
     for _ in reader:  # raises, naming the line, at the first problem
         pass
     _, integrity = audit.read_log(path)
-    return log.LogInfo(path=str(path), version=reader.version, sealed=reader.sealed,
+    # Sealed as `audit` and `show` say it: the end line carries the head digest, checked
+    # against the events. (The first line's "sealed" is the binary form's flag, which
+    # convert keeps; it protects nothing in this file.)
+    return log.LogInfo(path=str(path), version=reader.version,
+                       sealed=integrity.status == "sealed",
                        events=reader.count, segments=integrity.records,
                        valid_bytes=os.path.getsize(path), head=integrity.head,
                        signatures=len(getattr(reader, "signatures", ())))

@@ -497,3 +497,44 @@ def test_a_sparse_100_gib_tail_is_classified_at_once(tmp_path: Path,
         assert_error(r, 1, f"{path}, byte {len(UNSEALED.read_bytes())}", "zero-filled tail")
     else:
         assert_error(r, 1, f"{path}, byte {len(UNSEALED.read_bytes())}", "checksum mismatch")
+
+
+# -- a JSON Lines log is sealed when its end line carries the head: verify, show, audit, seal agree
+
+
+def _jsonl_forms(folder: Path) -> dict[str, Path]:
+    lines = GOOD_JSONL.read_text().splitlines(keepends=True)
+    assert lines[0].startswith('{"log": "buraco-log"') and lines[-1].startswith('{"log": "end"')
+    forms = {"empty": "", "header only": lines[0], "no end line": "".join(lines[:-1]),
+             "end line, header says unsealed": "".join(lines),
+             "end line, no header": "".join(lines[1:])}
+    out = {}
+    for i, (name, text) in enumerate(forms.items()):
+        out[name] = folder / f"form{i}.jsonl"
+        out[name].write_text(text)
+    return out
+
+
+SEALED_JSONL = {"empty": False, "header only": False, "no end line": False,
+                "end line, header says unsealed": True, "end line, no header": True}
+
+
+def test_verify_show_audit_and_seal_agree_on_whether_a_jsonl_log_is_sealed(
+        tmp_path: Path) -> None:
+    for name, path in _jsonl_forms(tmp_path).items():
+        want = SEALED_JSONL[name]
+        verified = run("verify", "-f", "json", path)
+        assert verified.code == 0 and json.loads(verified.out)["sealed"] is want, (name, verified)
+        shown = run("show", path)
+        log_line = next(x for x in shown.out.splitlines() if x.startswith("log "))
+        assert (": sealed," in log_line) is want, (name, log_line)
+        audited = run("audit", "-f", "json", path)
+        status = json.loads(audited.out)["integrity"]["status"]
+        assert (status == "sealed") is want, (name, status)
+        before = digest(path)
+        sealed = run("seal", path)
+        if want:
+            assert sealed.code == 0 and "already sealed" in sealed.out, (name, sealed)
+        else:
+            assert_error(sealed, 2, f"{path}: seal rewrites binary logs")
+        assert digest(path) == before
