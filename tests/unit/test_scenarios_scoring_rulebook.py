@@ -202,3 +202,161 @@ def test_a_tie_for_the_highest_total_at_the_target_plays_another_hand(name: str)
     assert s.state.totals == (TARGET[name], TARGET[name]) and s.state.winner is None
     refused(s, "match.not_over", "end_match")
     next_deal(s)
+
+
+# -- a canastra is classed by its current cards (RULES.md §6), and scored so (§9) -----------
+
+MORTO_TJQ = "Ts Td Tc Js Jd Jc Qs Qd Qc Qh Qh"  # three sets: tens 30, jacks 30, queens 50
+
+
+def canastra_hand(name: str, first: str, later: str) -> tuple[Scenario, int]:
+    """Seat 0 lays ``first`` (7 hearts) and four kings, throws 4c (morto, indirectly); seat 1
+    passes; seat 0 draws ``later``, lays it off on the run, lays the whole morto and goes out.
+    Returns the scenario (hand not yet ended) and side 0's points besides the canastra bonus.
+    ``thirteen`` is dealt 11 cards here (a knob that changes no score)."""
+    s = Scenario(name, hands={0: f"{first} Ks Kd Kc 4c"}, stock=f"Kh 5s {later}",
+                 mortos={0: MORTO_TJQ}, **({"hand_size": 11} if name.startswith("thirteen")
+                                          else {}))
+    s.draw("Kh").meld(first).meld("Ks Kd Kc Kh").discard("4c").morto(direct=False)
+    s.pass_turn()
+    s.draw(later).layoff(0, later)
+    s.meld("Ts Td Tc").meld("Js Jd Jc").meld("Qs Qd Qc Qh Qh").go_out()
+    run = pts(name, f"{first} {later}")
+    return s, run + 40 + 30 + 30 + 50 + GOING_OUT[name] + RELANCINHO.get(name, 0)
+
+
+# a 2 of another suit everywhere; a joker where the material has jokers (not the classic family)
+WILDS = [(n, w) for n in MORTO_PRESETS for w in ("2c", "JK")
+         if w == "2c" or n not in CLASSIC_FAMILY]
+
+
+@pytest.mark.parametrize(("name", "wild"), WILDS)
+def test_a_wild_laid_off_on_a_clean_canastra_makes_it_dirty_or_semi_clean_in_burraco(
+    name: str, wild: str
+) -> None:
+    # 3h..9h is clean (200). A wild at an end leaves the seven naturals unbroken: semi-clean
+    # in burraco (150, "sete cartas subsequentes"), dirty elsewhere (100).
+    first = "3h 4h 5h 6h 7h 8h 9h"
+    s = Scenario(name, hands={0: f"{first} Ks Kd Kc 4c"}, stock="Kh")
+    s.draw("Kh").meld(first)
+    assert s.state.melds[0][0].canastra == "clean"
+    s, rest = canastra_hand(name, first, wild)
+    cls, bonus = ("semi_clean", 150) if name == "burraco" else ("dirty", 100)
+    assert s.state.melds[0][0].canastra == cls
+    side1 = -pts(name, s.hand(1)) - MORTO_NOT_TAKEN[name]
+    refused(s, "score.mismatch", "end_hand", "went_out", (rest + 200, side1))
+    s.end_hand("went_out", (rest + bonus, side1))
+    assert s.state.results[0].scores[0].canastras == {cls: 1}
+
+
+@pytest.mark.parametrize("name", MORTO_PRESETS)
+def test_the_3_that_a_2_of_hearts_stood_for_makes_a_dirty_canastra_clean(name: str) -> None:
+    # 2h 4h..9h: the 2h cannot stand in its own place (no 3h), so it is the wild for the 3: a
+    # dirty canastra (six naturals in a row: not semi-clean in burraco either). When the 3h
+    # comes, the 2h is read natural (RULES.md §5): 2h..9h, a clean canastra of eight.
+    first = "2h 4h 5h 6h 7h 8h 9h"
+    s = Scenario(name, hands={0: f"{first} Ks Kd Kc 4c"}, stock="Kh")
+    s.draw("Kh").meld(first)
+    assert s.state.melds[0][0].canastra == "dirty"
+    s, rest = canastra_hand(name, first, "3h")
+    assert s.state.melds[0][0].canastra == "clean"
+    side1 = -pts(name, s.hand(1)) - MORTO_NOT_TAKEN[name]
+    refused(s, "score.mismatch", "end_hand", "went_out", (rest + 100, side1))
+    s.end_hand("went_out", (rest + 200, side1))
+    # the 2h scores as a 2 wherever it stands: 10, or 20 in burraco
+    assert s.state.results[0].scores[0].table_points == (
+        CARD[name][1] + 45 + 40 + 110)
+
+
+# -- vulnerability counts card points, not canastra bonuses (RULES.md §10) ------------------
+
+
+@pytest.mark.parametrize("name", CLASSIC_FAMILY)
+def test_a_vulnerable_opening_of_a_clean_canastra_worth_45_card_points_is_short(
+    name: str,
+) -> None:
+    # "its first melds, laid in one turn, must total at least 75 card points": 3h..9h is a
+    # clean canastra (200 when scored) but only 5 x 5 + 2 x 10 = 45 card points.
+    s = carried(Scenario(name, hands={0: "3h 4h 5h 6h 7h 8h 9h Ks Kd 5c 6c"}, stock="Kc"),
+                (750, 0))
+    s.draw("Kc").meld("3h 4h 5h 6h 7h 8h 9h")
+    refused(s, "vulnerable.opening_too_low", "discard", "5c")
+    s.meld("Ks Kd Kc")  # 45 + 30 = 75: enough
+    s.discard("5c")
+    assert s.state.opened == (True, False) and s.turn == 1
+
+
+# -- partnerships: the partner's going out keeps the morto, hands are the side's (§2, §7) ---
+
+# seat 2's whole hand: three or four sets, and their points
+PARTNER = {11: (("Qh Qd Qc", "Jh Jd Jc", "5s 5d 5c 5s 5d"), 30 + 30 + 25),
+           13: (("Qh Qd Qc", "Jh Jd Jc", "5s 5d 5c", "6s 6d 6h 6c"), 30 + 30 + 15 + 20)}
+
+
+@pytest.mark.parametrize("name", MORTO_PRESETS)
+def test_four_players_the_partner_goes_out_and_the_takers_morto_stands_as_a_hand(
+    name: str,
+) -> None:
+    # Seat 0 lays its whole hand, throws 4c and takes side 0's morto indirectly. Seat 1
+    # passes. Seat 2, seat 0's partner, lays its whole hand, throws 8c and goes out (the side
+    # took its morto and has a canastra) before seat 0 played again: the morto stands (only
+    # an opponent's going out voids it) and, as seat 0's hand, its cards count against side 0.
+    run0, hand0 = first_hand(name)
+    size = 13 if name.startswith("thirteen") else 11
+    hand2, sets2 = PARTNER[size]
+    s = Scenario(name, 4, hands={0: hand0, 2: " ".join(hand2)}, stock="Kh 7c 8c",
+                 mortos={0: MORTO})
+    s.draw("Kh").meld(run0).meld("Ks Kd Kc Kh").discard("4c").morto(direct=False)
+    s.pass_turn()
+    s.draw("8c")
+    for group in hand2:
+        s.meld(group)
+    s.discard("8c").go_out()
+    run_pts = 25 + 10 * (len(run0.split()) - 5)
+    # Side 0: run, kings 40, seat 2's sets; clean canastra; out; a relancinho for each
+    # partner where the preset has one; less seat 0's morto in hand: tens, jacks, queens
+    # 30 each, two aces 30.
+    morto_pts = 30 + 30 + 30 + 30
+    side0 = (run_pts + 40 + sets2 + 200 + GOING_OUT[name] + 2 * RELANCINHO.get(name, 0)
+             - morto_pts)
+    side1 = -pts(name, s.hand(1)) - pts(name, s.hand(3)) - MORTO_NOT_TAKEN[name]
+    assert pts(name, MORTO) == morto_pts and s.state.morto_pending == (0, None)
+    voided = side0 + morto_pts - MORTO_NOT_TAKEN[name]  # the reading RULES.md refuses
+    refused(s, "score.mismatch", "end_hand", "went_out", (voided, side1))
+    s.end_hand("went_out", (side0, side1))
+    sc0, sc1 = s.state.results[0].scores
+    assert (sc0.hand_penalty, sc0.morto_penalty) == (morto_pts, 0)
+    assert sc1.morto_penalty == MORTO_NOT_TAKEN[name]  # once for the side, not per player
+
+
+# -- mega: a set of seven is no canastra, so it cannot let a side go out (RULES.md §6, §7) ---
+
+
+@pytest.mark.parametrize("name", ["thirteen", "burraco", "mega", "burako"])
+def test_a_set_of_seven_is_a_canastra_for_going_out_everywhere_but_mega(name: str) -> None:
+    # Seat 0 lays seven tens and a set of kings (thirteen: kings and nines) and takes its
+    # morto by a discard; seat 1 passes; seat 0 lays the whole morto, four sets with Ac drawn.
+    # Going out needs a canastra: the seven tens are one (clean, 200), except in mega, whose
+    # canastra is a run only ("Jogo de sete cartas ou mais em sequencia do mesmo naipe").
+    thirteen = name == "thirteen"
+    hand0 = "Th Ts Td Tc Th Ts Td Ks Kd Kc " + ("9c 9d 4c" if thirteen else "4c")
+    s = Scenario(name, hands={0: hand0}, stock=("9s" if thirteen else "Kh") + " 5h Ac",
+                 mortos={0: "5s 5d 5c Js Jd Jc Qs Qd Qc As Ad"})
+    s.draw().meld("Th Ts Td Tc Th Ts Td")
+    if thirteen:
+        s.meld("Ks Kd Kc").meld("9c 9d 9s")
+    else:
+        s.meld("Ks Kd Kc Kh")
+    s.discard("4c").morto(direct=False).pass_turn()
+    s.draw("Ac").meld("5s 5d 5c").meld("Js Jd Jc").meld("Qs Qd Qc")
+    if name == "mega":
+        assert s.state.melds[0][0].canastra is None
+        refused(s, "go_out.needs_canastra", "meld", "As Ad Ac")
+        return
+    s.meld("As Ad Ac").go_out()
+    assert s.state.melds[0][0].canastra == "clean"
+    # tens 70, kings 40 (thirteen: kings 30 and nines 30), fives 15, jacks 30, queens 30,
+    # aces 45; clean 200; out 100. Side 1: its hand and its morto.
+    table = 70 + (60 if thirteen else 40) + 15 + 30 + 30 + 45
+    side1 = -pts(name, s.hand(1)) - MORTO_NOT_TAKEN[name]
+    s.end_hand("went_out", (table + 200 + GOING_OUT[name], side1))
