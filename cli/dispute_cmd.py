@@ -158,8 +158,10 @@ def _integrity_line(i: audit.Integrity) -> str:
 
 def render_summary(s: audit.Summary) -> Iterator[str]:
     if s.match_id is None:  # no MatchStarted read: none intact, or the log opens otherwise
-        yield ("match     unknown: the log's first event could not be read" if not s.events
-               else "match     unknown: the log does not open with the match start")
+        intact = s.integrity is not None and s.integrity.status in ("sealed", "unsealed")
+        yield ("match     unknown: the log does not open with the match start" if s.events
+               else "match     unknown: the log holds no events" if intact
+               else "match     unknown: the log's first event could not be read")
         yield "rules     unknown"
     else:
         yield f"match     {s.match_id}"

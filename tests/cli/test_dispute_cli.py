@@ -77,6 +77,17 @@ def test_show_of_a_log_damaged_from_its_first_record_says_what_is_unknown(
     assert "BROKEN at record 0" in lines[2] and "None" not in out
 
 
+def test_show_of_a_log_with_no_event_says_it_holds_none(tmp_path: Path) -> None:
+    """It said the first event "could not be read" of a log with nothing to read."""
+    for name, text in [("empty.jsonl", ""),
+                       ("header.jsonl", '{"log": "buraco-log", "version": 2, "sealed": true}\n')]:
+        path = tmp_path / name
+        path.write_text(text)
+        code, out, err = run("show", path)
+        assert code == 0 and err == "", (name, err)
+        assert out.splitlines()[0] == "match     unknown: the log holds no events", (name, out)
+
+
 def test_a_file_that_is_no_log_reads_unknown_and_an_empty_log_has_no_seqs(
         tmp_path: Path) -> None:
     junk = tmp_path / "junk.blog"
