@@ -192,16 +192,28 @@ def test_the_hand_that_reaches_the_target_ends_the_match_and_one_point_short_doe
 
 
 @pytest.mark.parametrize("name", MORTO_PRESETS)
-def test_a_tie_for_the_highest_total_at_the_target_plays_another_hand(name: str) -> None:
-    # Both sides score positively in the voided-morto hand; carried in so that both end the
-    # hand exactly at the target: "a tie plays another hand".
+@pytest.mark.parametrize("lead", [0, 10, -10])
+def test_both_sides_at_the_target_the_highest_total_wins_and_a_tie_plays_on(
+    name: str, lead: int
+) -> None:
+    # Both sides score positively in the voided-morto hand (side 1 goes out). Carried in so
+    # that both end it at the target or above: "Highest total wins; a tie plays another
+    # hand" -- whoever went out. ``lead``: side 0's total less side 1's after the hand.
     _, side0, side1 = voided_hand(name)
-    assert side0 > 0 and side1 > 0
-    s = voided_hand(name, (TARGET[name] - side0, TARGET[name] - side1))[0]
+    assert side0 > 10 and side1 > 10
+    t = TARGET[name]
+    s = voided_hand(name, (t - side0 + max(lead, 0), t - side1 + max(-lead, 0)))[0]
     s.end_hand("went_out", (side0, side1))
-    assert s.state.totals == (TARGET[name], TARGET[name]) and s.state.winner is None
-    refused(s, "match.not_over", "end_match")
-    next_deal(s)
+    assert s.state.totals == (t + max(lead, 0), t + max(-lead, 0))
+    if lead == 0:
+        assert s.state.winner is None
+        refused(s, "match.not_over", "end_match")
+        next_deal(s)
+        return
+    winner = 0 if lead > 0 else 1
+    assert s.state.winner == winner
+    refused(s, "match.wrong_winner", "end_match", winner=1 - winner)
+    s.end_match(winner=winner)
 
 
 # -- a canastra is classed by its current cards (RULES.md §6), and scored so (§9) -----------
@@ -360,3 +372,51 @@ def test_a_set_of_seven_is_a_canastra_for_going_out_everywhere_but_mega(name: st
     table = 70 + (60 if thirteen else 40) + 15 + 30 + 30 + 45
     side1 = -pts(name, s.hand(1)) - MORTO_NOT_TAKEN[name]
     s.end_hand("went_out", (table + 200 + GOING_OUT[name], side1))
+
+
+# -- the relancinho needs no earlier laying down ("sem descida parcelada", RULES.md §7) -----
+
+
+@pytest.mark.parametrize("name", CLASSIC_FAMILY)
+def test_no_relancinho_for_a_hand_laid_down_over_two_turns(name: str) -> None:
+    # Seat 0 lays three kings in its first turn, the rest (a clean run and the fourth king)
+    # in its second, and throws 4c: the hand went down in two turns, no +100. Classic goes
+    # out (50); biriba and bossa-nova take the morto (the run is bossa-nova's canastra).
+    s = Scenario(name, hands={0: "Kc Kd Ks 3h 4h 5h 6h 7h 8h 9h 4c"}, stock="Qc 5s Kh",
+                 mortos={0: MORTO})
+    s.draw("Qc").meld("Kc Kd Ks").discard("Qc")
+    s.pass_turn()
+    s.draw("Kh").layoff(0, "Kh").meld("3h 4h 5h 6h 7h 8h 9h").discard("4c")
+    if name == "classic":
+        s.go_out()
+        opp = pts(name, s.hand(1))
+        # kings 40, run 45, clean 200, out 50; no relancinho
+        refused(s, "score.mismatch", "end_hand", "went_out", (435, -opp))
+        s.end_hand("went_out", (335, -opp))
+    else:
+        s.morto(direct=False)
+    assert s.state.relancinho == (0, 0)
+
+
+def test_no_relancinho_after_laying_off_on_a_partners_meld_in_an_earlier_turn() -> None:
+    # Four players of classic. Seat 2 lays three kings; seat 0 lays off the fourth on it in
+    # its next turn (a partial laying down), and lays the rest of its hand two turns later:
+    # no relancinho for seat 0. Seat 2's own whole hand did not go down either.
+    s = Scenario("classic", 4, hands={0: "Kh 3h 4h 5h 6h 7h 8h 9h 4c 5c 6c",
+                                      2: "Kc Kd Ks"},
+                 stock="Qc Qd Qs Qh Jc 9c Jd Js Jh")
+    for _ in range(2):
+        s.pass_turn()
+    s.draw("Qs").meld("Kc Kd Ks").discard("Qs")
+    s.pass_turn()
+    s.draw("Jc").layoff(0, "Kh").discard("Jc")
+    for _ in range(3):
+        s.pass_turn()
+    s.draw("Jh").meld("3h 4h 5h 6h 7h 8h 9h").meld("4c 5c 6c").discard("Jh").go_out()
+    opp = pts("classic", s.hand(1)) + pts("classic", s.hand(3))
+    partner = pts("classic", s.hand(2))
+    # kings 40, run 45, 4c 5c 6c 15; clean 200; out 50; less seat 2's hand; no relancinho
+    side0 = 40 + 45 + 15 + 200 + 50 - partner
+    refused(s, "score.mismatch", "end_hand", "went_out", (side0 + 100, -opp))
+    s.end_hand("went_out", (side0, -opp))
+    assert s.state.relancinho == (0, 0)
