@@ -11,9 +11,10 @@ from __future__ import annotations
 import pytest
 from msgspec.structs import replace
 
-from buraco_log.cards import JOKER, RANK, parse_cards
-from buraco_log.events import TotalsCarried
-from buraco_log.reducer import Replayer
+from buraco_log.cards import JOKER, RANK, format_card, parse_cards
+from buraco_log.errors import IllegalMoveError
+from buraco_log.events import CardDiscarded, HandEnded, TotalsCarried
+from buraco_log.reducer import Replayer, step, validate
 from tests.scenario import Scenario, build_deal
 
 # RULES.md §9, card table: (joker, 2, ace, 8..K, 3..7) per preset.
@@ -420,3 +421,49 @@ def test_no_relancinho_after_laying_off_on_a_partners_meld_in_an_earlier_turn() 
     refused(s, "score.mismatch", "end_hand", "went_out", (side0 + 100, -opp))
     s.end_hand("went_out", (side0, -opp))
     assert s.state.relancinho == (0, 0)
+
+
+# -- a hand ended by the stock: no going out, each untaken morto paid (RULES.md §8, §9) -----
+
+
+def run_out_stock(s: Scenario) -> None:
+    """Every player draws and throws the drawn card until the stock is at its floor; the last
+    throw is one the next player cannot use (under must-use-top a usable top card refuses the
+    stock-out, which is not under test here). The hand is not ended."""
+    t = s.rep._t
+    while len(t.stock) > s.rules.stock_floor + 1:
+        s.pass_turn()
+    s.draw()
+    for card in sorted(set(s.hand(s.turn))):
+        after = step(s.state, CardDiscarded(s.turn, card, seq=s.rep.seq + 1))
+        try:
+            validate(after, HandEnded("stock_out", None, seq=after.seq + 1))
+        except IllegalMoveError:
+            continue
+        s.discard(format_card(card))
+        return
+    raise AssertionError("no discard lets the hand end")
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_a_stock_out_scores_the_table_less_the_hands_and_each_untaken_morto(name: str) -> None:
+    # Seat 0 lays a clean run and three kings and keeps one card; nobody goes out. RULES.md §8: the
+    # hand ends when the stock is down to its floor (mega: 2 cards, others: none).
+    # Seat 1 holds no wild and no two cards that a third could join (ranks apart, suits
+    # spaced): under must-use-top it cannot use the last card thrown, so the stock-out stands.
+    run, _ = first_hand(name)
+    hand1 = "3c 6c 9c Qc 4d 7d Td Kd 5s 8s Js" + (" Ah 3s" if name.startswith("thirteen") else "")
+    s = Scenario(name, hands={0: f"{run} Ks Kd Kc 4c", 1: hand1}, stock="Qc")
+    s.draw("Qc").meld(run).meld("Ks Kd Kc").discard("Qc")
+    refused(s, "hand.not_over", "end_hand", "stock_out")
+    run_out_stock(s)
+    assert len(s.state.stock) == (2 if name == "mega" else 0)
+    refused(s, "stock.floor_reached", "draw", "Kh")  # whatever card: the floor is reached
+    table = 25 + 10 * (len(run.split()) - 5) + 30
+    penalty = MORTO_NOT_TAKEN.get(name, 0)
+    side0 = table + 200 - pts(name, s.hand(0)) - penalty
+    side1 = -pts(name, s.hand(1)) - penalty
+    assert len(s.hand(0)) == 1  # 4c, or the card drawn last if 4c was thrown instead
+    refused(s, "score.mismatch", "end_hand", "stock_out", (side0 + GOING_OUT[name], side1))
+    s.end_hand("stock_out", (side0, side1))
+    assert [sc.going_out for sc in s.state.results[0].scores] == [0, 0]
