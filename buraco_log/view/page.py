@@ -125,6 +125,21 @@ def score_chart(sheet: Sequence[dict[str, Any]], n_sides: int) -> str:
     return "".join(parts)
 
 
+_UNSAFE = re.compile(
+    "[\x00-\x1f\x7f-\x9f"  # C0 and C1 controls, DEL
+    "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"  # bidi marks, embeddings and overrides
+    "\u2028\u2029]"  # line and paragraph separators
+)
+
+
+def shown(text: str) -> str:
+    """``text`` from the log as the page shows it: every control, bidi and line-separator
+    character written as an escape (``\\u202e``), as the terminal shows it (a right-to-left
+    override in a player's name reversed the rest of its line: "discarded 7h" read otherwise)."""
+    return _UNSAFE.sub(lambda m: f"\\x{ord(m[0]):02x}" if ord(m[0]) < 0x100
+                       else f"\\u{ord(m[0]):04x}", text)
+
+
 def page_data(tl: Timeline, *, seat: int | None = None, at: int | None = None,
               banners: Sequence[Banner] = (), every: int = SNAPSHOT_EVERY,
               marks: Mapping[int, Sequence[Mark]] | None = None) -> dict[str, Any]:
@@ -138,7 +153,7 @@ def page_data(tl: Timeline, *, seat: int | None = None, at: int | None = None,
     start = last if at is None else max(0, min(at, last))
     return {
         "v": PAGE_VERSION,
-        "match": tl.final.match_id,
+        "match": shown(tl.final.match_id),
         "rules": rules.name if rules is not None else "",
         "tiles": rules is not None and rules.rendering == "tiles",
         "viewer": seat,
@@ -148,12 +163,13 @@ def page_data(tl: Timeline, *, seat: int | None = None, at: int | None = None,
         "every": frames.every,
         "snaps": frames.snaps,
         "diffs": frames.diffs,
-        "moves": frames.moves,
+        "moves": [shown(m) for m in frames.moves],
         "tags": frames.tags,
         "hands": frames.hand_starts,
         "sheet": sheet,
         "start": start,
-        "banners": [msgspec.to_builtins(b) for b in banners],
+        "banners": [msgspec.to_builtins(msgspec.structs.replace(b, text=shown(b.text)))
+                    for b in banners],
         "marks": _marks(marks or {}, last),
     }
 
@@ -167,7 +183,8 @@ def _marks(marks: Mapping[int, Sequence[Mark]], last: int) -> dict[str, list[Any
             if not all(isinstance(c, int) and 0 <= c <= 64 for c in m.cards):
                 raise ValueError(f"mark at seq {seq}: cards are card codes 0-64")
         if 0 <= seq <= last and ms:
-            out[str(seq)] = [msgspec.to_builtins(m) for m in ms]
+            out[str(seq)] = [msgspec.to_builtins(msgspec.structs.replace(m, text=shown(m.text)))
+                             for m in ms]
     return out
 
 

@@ -22,7 +22,7 @@ import msgspec
 import pytest
 
 from buraco_log.cards import ALL_CODES, format_card
-from buraco_log.events import AnyEvent, CardDrawn
+from buraco_log.events import AnyEvent, CardDrawn, MatchStarted, Player
 from buraco_log.reducer import Replayer
 from buraco_log.rules import PRESETS
 from buraco_log.simulate import simulate_match
@@ -219,3 +219,70 @@ def test_a_seats_page_of_a_damaged_jsonl_log_names_the_line(damaged_jsonl: Path,
     data = data_of(out.read_text("utf-8"))
     assert [b["kind"] for b in data["banners"]] == ["damaged"]
 
+
+
+# -- hostile text: control and bidi characters in names and the match id ---------------------
+
+UNSAFE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e"
+                    "\u2066-\u2069\u2028\u2029]")
+BIDI_NAMES = ("\u202eevil\u202c", "\x1b[2J\x1b]0;pwned\x07", "a\u2066b\u2069\u2028c")
+
+
+@pytest.fixture(scope="module")
+def bidi_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An illegal draw by seat 1 (so a banner names a player), every name and the match id
+    holding a right-to-left override, terminal escapes or a line separator."""
+    events = list(simulate_match(PRESETS["classic"], 3, seed="bidi", index=0))[:120]
+    start = events[0]
+    assert isinstance(start, MatchStarted)
+    events[0] = msgspec.structs.replace(
+        start, match_id="m\u202e1.0\x1b[31m", players=tuple(Player(n) for n in BIDI_NAMES))
+    for i, e in enumerate(events):
+        if isinstance(e, CardDrawn) and e.seat == 1 and e.seq > 40:
+            events[i] = msgspec.structs.replace(e, card=next(c for c in ALL_CODES
+                                                             if c not in (e.card, 64)))
+            break
+    return write(tmp_path_factory.mktemp("bidi") / "bidi.blog", events)
+
+
+@pytest.mark.parametrize("seat", [None, 0, 1])
+def test_the_page_shows_control_and_bidi_characters_escaped(bidi_log: Path,
+                                                            seat: int | None) -> None:
+    from buraco_log.view import page_for_log
+
+    page = page_for_log(bidi_log, seat=seat).html
+    data = data_of(page)
+    assert [p["name"] for p in data["players"]] == list(BIDI_NAMES)  # the data keeps them
+    shown = [data["match"], *data["moves"], *(b["text"] for b in data["banners"])]
+    assert [t for t in shown if UNSAFE.search(t)] == []
+    assert "\\u202e" in data["match"] and any("\\u202eevil" in m for m in data["moves"])
+    outside = re.sub(r'(?s)<script type="application/json" id="bl-data">.*?</script>', "", page)
+    assert UNSAFE.search(outside) is None  # the title, the markup, the script
+    assert data["banners"] and data["banners"][0]["kind"] == "illegal"
+
+
+@needs_exe
+def test_the_terminal_and_the_review_show_hostile_names_escaped(bidi_log: Path,
+                                                                tmp_path: Path) -> None:
+    p = run("view", bidi_log, "--seat", "0", "-o", tmp_path / "p.html")
+    assert p.returncode == 0 and UNSAFE.search(p.stderr) is None and "note:" in p.stderr
+    p = run("view", bidi_log, "-o", tmp_path / "r.html")  # the referee's banner names seat 1
+    assert p.returncode == 0 and UNSAFE.search(p.stderr) is None and "\\x1b[2J" in p.stderr
+    p = run("review", bidi_log, "--seat", "1", "--budget", "1x2r1", "--partial")
+    assert p.returncode == 0, p.stderr
+    assert UNSAFE.search(p.stdout + p.stderr) is None and "\\u202eevil" not in p.stderr
+    p = run("replay", bidi_log, "--seat", "2", "--at", "20")
+    assert p.returncode == 0 and UNSAFE.search(p.stdout + p.stderr) is None
+
+
+def test_the_page_shows_the_names_escaped_in_the_browser(browser: Any, bidi_log: Path,
+                                                         tmp_path: Path) -> None:
+    from buraco_log.view import page_for_log, write_page
+
+    out = tmp_path / "bidi.html"
+    write_page(out, page_for_log(bidi_log, seat=0).html)
+    browser.get(out.resolve().as_uri())
+    browser.execute_script("window.buracoView.go(30)")
+    text = browser.execute_script("return document.body.innerText + document.title")
+    assert UNSAFE.search(text) is None
+    assert "\\u202eevil" in text and "\\x1b[2J" in text

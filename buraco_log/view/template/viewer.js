@@ -39,9 +39,18 @@
       (n ? '<span class="back" title="' + n + ' cards face down">' + n + "</span>" : '<span>-</span>') +
       "</div>";
   }
+  // Text from the log (a name) with its control and bidi characters shown as escapes, as
+  // the terminal shows them: a right-to-left override would reverse the rest of its line.
+  var UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]/g;
+  function shown(s) {
+    return String(s).replace(UNSAFE, function (c) {
+      var n = c.charCodeAt(0);
+      return n < 256 ? "\\x" + ("0" + n.toString(16)).slice(-2) : "\\u" + ("000" + n.toString(16)).slice(-4);
+    });
+  }
   function name(seat) {
     var p = D.players[seat];
-    return p ? p.name : "seat " + seat;
+    return p ? shown(p.name) : "seat " + seat;
   }
 
   // -- frames: a snapshot every D.every seqs, a diff for every seq ---------------------------
