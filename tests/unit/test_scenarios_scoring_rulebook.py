@@ -467,3 +467,65 @@ def test_a_stock_out_scores_the_table_less_the_hands_and_each_untaken_morto(name
     refused(s, "score.mismatch", "end_hand", "stock_out", (side0 + GOING_OUT[name], side1))
     s.end_hand("stock_out", (side0, side1))
     assert [sc.going_out for sc in s.state.results[0].scores] == [0, 0]
+
+
+# -- RULES.md §6's table of canastras, class and bonus, for every preset ---------------------
+
+# RULES.md §9, second table: bonus per class; "–" (absent) where the class does not exist.
+BONUS = {"clean": 200, "dirty": 100, "semi_clean": 150, "royal": 500, "ace_to_ace": 1000}
+SEMI_CLEAN = ("burraco",)
+ROYAL = ("burako",)
+NO_SET_CANASTRA = ("mega",)
+
+
+def expected_class(name: str, meld: str) -> str | None:
+    """The class RULES.md §6 gives each meld below, preset by preset."""
+    if meld in ("Ts Td Tc Th Ts Td Tc", "Ts Td Tc Th Ts Td 2c"):
+        if name in NO_SET_CANASTRA:
+            return None
+        return "clean" if "2c" not in meld else "dirty"  # semi-clean is for runs only
+    if meld == "3h 4h 5h 6h 7h 8h 9h 2c" or meld == "Ah 2c 3h 4h 5h 6h 7h 8h 9h":
+        return "semi_clean" if name in SEMI_CLEAN else "dirty"
+    if meld == "3h 4h 5h 6h 2c 8h 9h Th":
+        return "dirty"  # the wild breaks the seven: no 7 in a row
+    if meld == "Ah 2h 3h 4h 5h 6h 7h 8h 9h Th Jh Qh Kh":
+        return "royal" if name in ROYAL else "clean"
+    return "clean"
+
+
+CANASTRAS = ("3h 4h 5h 6h 7h 8h 9h", "Ts Td Tc Th Ts Td Tc", "Ts Td Tc Th Ts Td 2c",
+             "3h 4h 5h 6h 7h 8h 9h 2c", "Ah 2c 3h 4h 5h 6h 7h 8h 9h", "3h 4h 5h 6h 2c 8h 9h Th",
+             "Ah 2h 3h 4h 5h 6h 7h 8h 9h Th Jh Qh Kh")
+
+
+@pytest.mark.parametrize("name", ALL)
+@pytest.mark.parametrize("meld", CANASTRAS)
+def test_each_canastra_of_rules_md_section_6_is_classed_and_paid_as_its_table_says(
+    name: str, meld: str
+) -> None:
+    cls = expected_class(name, meld)
+    s = Scenario(name, hands={0: f"{meld} 4c"}, stock="Kc",
+                 hand_size=len(meld.split()) + 1 + (2 if name.startswith("thirteen") else 0))
+    s.draw("Kc").meld(meld)
+    m = s.state.melds[0][0]
+    assert m.canastra == cls
+    score = s.rep._t.score()[0]  # what a hand end now would count
+    assert score.canastra_bonus == (BONUS[cls] if cls else 0)
+    assert score.table_points == pts(name, meld)
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_both_aces_in_one_run_are_burakos_ace_to_ace_canastra_and_refused_elsewhere(
+    name: str,
+) -> None:
+    run = "Ah 2h 3h 4h 5h 6h 7h 8h 9h Th Jh Qh Kh Ah"
+    s = Scenario(name, hands={0: f"{run} 4c"}, stock="Kc", hand_size=15)
+    s.draw("Kc")
+    if name != "burako":
+        refused(s, "meld.duplicate_in_run", "meld", run)
+        return
+    s.meld(run)
+    assert s.state.melds[0][0].canastra == "ace_to_ace"
+    # 2h 10, 3..7 25, 8..K 60, two aces 30 = 125; 1000 for ace-to-ace, not 200 nor 500
+    assert s.rep._t.score()[0].canastra_bonus == 1000
+    assert s.rep._t.score()[0].table_points == 125 == pts(name, run)
