@@ -529,3 +529,50 @@ def test_both_aces_in_one_run_are_burakos_ace_to_ace_canastra_and_refused_elsewh
     # 2h 10, 3..7 25, 8..K 60, two aces 30 = 125; 1000 for ace-to-ace, not 200 nor 500
     assert s.rep._t.score()[0].canastra_bonus == 1000
     assert s.rep._t.score()[0].table_points == 125 == pts(name, run)
+
+
+# -- vulnerability is each side's own, from its own total (RULES.md §10) ---------------------
+
+
+@pytest.mark.parametrize("name", CLASSIC_FAMILY)
+def test_three_players_only_the_sides_at_half_the_target_need_75(name: str) -> None:
+    # Totals 750, 749 and 1000 (half of 1500 is 750): sides 0 and 2 are vulnerable, side 1
+    # is not. Seat 0's 30-point opening is refused at the turn's end and taken back; seat 1
+    # opens with 15; seat 2 with exactly 75 (three aces 45 and three queens 30).
+    s = carried(Scenario(name, 3, hands={0: "Kc Kd Ks 9c", 1: "3c 3d 3s 9d",
+                                         2: "Ac Ad As Qc Qd Qs 9s"},
+                         stock="8c 8d 8s", mortos={}), (750, 749, 1000))
+    assert s.state.vulnerable == (True, False, True)
+    s.draw("8c").meld("Kc Kd Ks")
+    refused(s, "vulnerable.opening_too_low", "discard", "9c")
+    s.retract().discard("9c")
+    s.draw("8d").meld("3c 3d 3s").discard("9d")
+    s.draw("8s").meld("Ac Ad As")
+    refused(s, "vulnerable.opening_too_low", "discard", "9s")
+    s.meld("Qc Qd Qs").discard("9s")
+    assert s.state.opened == (False, True, True)
+    assert s.state.opening_min == (90, 75, 75)
+
+
+# -- going out by a discard earns the going-out bonus (RULES.md §7, §9) ----------------------
+
+
+@pytest.mark.parametrize("name", MORTO_PRESETS)
+def test_going_out_with_a_discard_after_the_morto_earns_the_bonus(name: str) -> None:
+    # As the first hand, but seat 0 lays eleven of the twelve cards of its second turn and
+    # throws 8c: "Baixe ou descarte a última carta para bater" (001). The thrown card is
+    # neither on the table nor in hand.
+    run, hand0 = first_hand(name)
+    s = Scenario(name, hands={0: hand0}, stock="Kh 5s 8c",
+                 mortos={0: "Ts Td Tc Js Jd Jc Qs Qd Qc Ks Kd"})
+    s.draw("Kh").meld(run).meld("Ks Kd Kc Kh").discard("4c").morto(direct=False)
+    s.pass_turn()
+    s.draw("8c").meld("Ts Td Tc").meld("Js Jd Jc").meld("Qs Qd Qc").layoff(1, "Ks Kd")
+    s.discard("8c").go_out()
+    # run, six kings 60, tens, jacks, queens 30 each; clean 200; out; relancinho of the
+    # first turn where the preset has one.
+    side0 = (25 + 10 * (len(run.split()) - 5) + 60 + 90 + 200 + GOING_OUT[name]
+             + RELANCINHO.get(name, 0))
+    side1 = -pts(name, s.hand(1)) - MORTO_NOT_TAKEN[name]
+    refused(s, "score.mismatch", "end_hand", "went_out", (side0 - GOING_OUT[name], side1))
+    s.end_hand("went_out", (side0, side1))
