@@ -165,11 +165,19 @@ def carried(s: Scenario, totals: tuple[int, ...] | None) -> Scenario:
     return s
 
 
-def next_deal(s: Scenario) -> None:
-    """The next hand's deal is accepted: the match goes on."""
-    deal = build_deal(s.rules, s.players, {}, "", {}, None, hand_no=1)
-    s.push(replace(deal, seq=s.rep.seq + 1))
+def next_deal(s: Scenario, rule: str | None = None) -> None:
+    """The next hand's deal is accepted: the match goes on, the deal rotated (RULES.md §2, §10:
+    the seat after the new dealer plays first). With ``rule``: refused so."""
+    deal = replace(build_deal(s.rules, s.players, {}, "", {}, None, hand_no=1),
+                   seq=s.rep.seq + 1)
+    if rule is not None:
+        refused(s, rule, "push", deal)
+        return
+    # hand 0 was dealt by the last seat; the same dealer again is refused
+    refused(s, "deal.dealer_rotation", "push", replace(deal, dealer=s.players - 1))
+    s.push(deal)
     assert s.state.hand == 1 and s.state.phase == "draw"
+    assert s.turn == (deal.dealer + 1) % s.players
 
 
 @pytest.mark.parametrize("name", MORTO_PRESETS)
@@ -181,6 +189,7 @@ def test_the_hand_that_reaches_the_target_ends_the_match_and_one_point_short_doe
     s, got0, got1 = whole_hand(name, (TARGET[name] - side0, 0))
     s.end_hand("went_out", (got0, got1))
     assert s.state.totals == (TARGET[name], got1) and s.state.winner == 0
+    next_deal(s, "match.decided")  # the match ended with that hand: no further deal
     refused(s, "match.wrong_winner", "end_match", winner=1)
     refused(s, "score.mismatch", "end_match", totals=(TARGET[name] - 1, got1))
     s.end_match(totals=(TARGET[name], got1), winner=0)
