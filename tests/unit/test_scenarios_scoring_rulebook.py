@@ -408,30 +408,6 @@ def test_no_relancinho_for_a_hand_laid_down_over_two_turns(name: str) -> None:
     assert s.state.relancinho == (0, 0)
 
 
-def test_no_relancinho_after_laying_off_on_a_partners_meld_in_an_earlier_turn() -> None:
-    # Four players of classic. Seat 2 lays three kings; seat 0 lays off the fourth on it in
-    # its next turn (a partial laying down), and lays the rest of its hand two turns later:
-    # no relancinho for seat 0. Seat 2's own whole hand did not go down either.
-    s = Scenario("classic", 4, hands={0: "Kh 3h 4h 5h 6h 7h 8h 9h 4c 5c 6c",
-                                      2: "Kc Kd Ks"},
-                 stock="Qc Qd Qs Qh Jc 9c Jd Js Jh")
-    for _ in range(2):
-        s.pass_turn()
-    s.draw("Qs").meld("Kc Kd Ks").discard("Qs")
-    s.pass_turn()
-    s.draw("Jc").layoff(0, "Kh").discard("Jc")
-    for _ in range(3):
-        s.pass_turn()
-    s.draw("Jh").meld("3h 4h 5h 6h 7h 8h 9h").meld("4c 5c 6c").discard("Jh").go_out()
-    opp = pts("classic", s.hand(1)) + pts("classic", s.hand(3))
-    partner = pts("classic", s.hand(2))
-    # kings 40, run 45, 4c 5c 6c 15; clean 200; out 50; less seat 2's hand; no relancinho
-    side0 = 40 + 45 + 15 + 200 + 50 - partner
-    refused(s, "score.mismatch", "end_hand", "went_out", (side0 + 100, -opp))
-    s.end_hand("went_out", (side0, -opp))
-    assert s.state.relancinho == (0, 0)
-
-
 # -- a hand ended by the stock: no going out, each untaken morto paid (RULES.md §8, §9) -----
 
 
@@ -585,3 +561,24 @@ def test_going_out_with_a_discard_after_the_morto_earns_the_bonus(name: str) -> 
     side1 = -pts(name, s.hand(1)) - MORTO_NOT_TAKEN[name]
     refused(s, "score.mismatch", "end_hand", "went_out", (side0 - GOING_OUT[name], side1))
     s.end_hand("went_out", (side0, side1))
+
+
+@pytest.mark.parametrize("name", CLASSIC_FAMILY)
+def test_a_relancinho_after_the_first_turn_redraw(name: str) -> None:
+    # The first player rejects 5d (it goes face up on the pile, and may not be taken back
+    # that turn), draws Qs instead and lays the whole hand: a relancinho all the same. The
+    # rejected card is on no side's table and in no hand.
+    s = Scenario(name, hands={0: "3h 4h 5h 6h 7h 8h 9h Kc Kd Ks 4c"}, stock="5d Kh",
+                 mortos={0: MORTO})
+    s.draw("5d").reject("5d")
+    refused(s, "draw.redraw_from_stock", "take_pile")
+    s.draw("Kh").meld("3h 4h 5h 6h 7h 8h 9h").meld("Kc Kd Ks Kh").discard("4c")
+    assert s.state.pile == parse_cards("5d 4c")
+    if name == "classic":
+        s.go_out()
+        opp = pts(name, s.hand(1))
+        # run 45, kings 40, clean 200, out 50, relancinho 100
+        s.end_hand("went_out", (435, -opp))
+    else:
+        s.morto(direct=False)
+    assert s.state.relancinho == (1, 0)
