@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 import msgspec
 import typer
 
-from buraco_log.errors import IllegalMoveError, LogFormatError
+from buraco_log.errors import IllegalMoveError, LogFormatError, ReplayError
 from buraco_log.events import AnyEvent, MatchStarted
 from buraco_log.expert import DEFAULT_BUDGET, Budget, parse_budget
 from buraco_log.review import (
@@ -137,7 +137,10 @@ def review(
                    f"{describe(exc.rule).rstrip('.')}; --partial reviews the moves before it",
                    as_json=js, error=exc) from None
     if format is ReviewFormat.html:
-        text = review_page(events, result)
+        try:
+            text = review_page(events, result)
+        except ReplayError as exc:  # --partial, seq 0 illegal: the page has no table to show
+            raise fail(f"{path}: {exc.message}", exc.exit_status, as_json=js) from None
     elif format is ReviewFormat.json:
         import json
 

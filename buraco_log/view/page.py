@@ -217,7 +217,8 @@ def build_page(events: Sequence[AnyEvent], *, seat: int | None = None, at: int |
     """The replay page of ``events``: the referee's view, or ``seat``'s, opened at ``at``.
 
     An illegal event adds a banner and opens the page at the last legal table (unless ``at``
-    says otherwise); ``banners`` carries what the caller knows (damaged bytes).
+    says otherwise); ``banners`` carries what the caller knows (damaged bytes). A first event
+    that is illegal leaves no table to show: :class:`ReplayError`.
 
     ``marks`` is where a caller adds per-event marks (a review's verdicts): seq -> the
     :class:`Mark` list shown at that event and flagged in the move list. Marks past the
@@ -230,6 +231,9 @@ def build_page(events: Sequence[AnyEvent], *, seat: int | None = None, at: int |
         # A seat's copy gives the rule, not the engine's explanation: that names cards, and a
         # refused draw's explanation would name the stock's top card.
         why = describe(exc.rule) if seat is not None else f"{exc.explanation}. {describe(exc.rule)}"
+        if tl.last_seq < 0:  # not a page of no table at "seq -1" (a seat's: "no seat 0")
+            raise ReplayError(f"seq {exc.seq} is illegal [{exc.rule}]: {why.rstrip('.')}; no "
+                              "event before it: there is no table to show", seq=exc.seq)
         found.append(Banner(
             kind="illegal", seq=exc.seq, rule=exc.rule,
             text=f"seq {exc.seq} is illegal [{exc.rule}]: {why} The page shows the match up "

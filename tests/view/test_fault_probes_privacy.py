@@ -286,3 +286,48 @@ def test_the_page_shows_the_names_escaped_in_the_browser(browser: Any, bidi_log:
     text = browser.execute_script("return document.body.innerText + document.title")
     assert UNSAFE.search(text) is None
     assert "\\u202eevil" in text and "\\x1b[2J" in text
+
+
+# -- a log whose first event is illegal: no table to show, as replay says ---------------------
+
+
+@pytest.fixture(scope="module")
+def first_illegal(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    folder = tmp_path_factory.mktemp("first")
+    events = list(simulate_match(PRESETS["classic"], 2, seed="first", index=0))[:12]
+    start, deal = events[0], events[1]
+    assert isinstance(start, MatchStarted)
+    logs = {
+        "one-player": [msgspec.structs.replace(start, players=start.players[:1], sides=(0,)),
+                       *events[1:]],
+        "bad-sides": [msgspec.structs.replace(start, sides=(0, 5)), *events[1:]],
+        "no-start": [msgspec.structs.replace(deal, seq=0)],
+    }
+    return {k: write(folder / f"{k}.blog", v) for k, v in logs.items()}
+
+
+@needs_exe
+@pytest.mark.parametrize("name", ["one-player", "bad-sides", "no-start"])
+@pytest.mark.parametrize("seat", [[], ["--seat", "0"]], ids=["referee", "seat"])
+def test_view_of_a_log_whose_first_event_is_illegal_is_a_finding_not_an_empty_page(
+        first_illegal: dict[str, Path], name: str, seat: list[str], tmp_path: Path) -> None:
+    """The referee's page was written with no table ("up to seq -1"), exit 0; a seat's page
+    said "no seat 0 in a 0-player match", exit 2, for a match that has seat 0."""
+    out = tmp_path / "page.html"
+    p = run("view", first_illegal[name], *seat, "-o", out)
+    line = one_error_line(p)
+    assert p.returncode == 1, p.stderr
+    assert f"{first_illegal[name]}: seq 0 is illegal [match." in line
+    assert "no table to show" in line and "seq -1" not in line and "0-player" not in line
+    assert not out.exists() and list(tmp_path.iterdir()) == []
+
+
+@needs_exe
+def test_a_review_page_of_a_log_whose_first_event_is_illegal_is_one_line(
+        first_illegal: dict[str, Path], tmp_path: Path) -> None:
+    out = tmp_path / "review.html"
+    p = run("review", first_illegal["one-player"], "--seat", "0", "--partial", "-f", "html",
+            "-o", out)
+    line = one_error_line(p)
+    assert p.returncode == 1 and str(first_illegal["one-player"]) in line
+    assert "seq 0 is illegal [match.rules]" in line and not out.exists()
