@@ -381,6 +381,7 @@ def review_page(events: Sequence[AnyEvent], review: Review) -> str:
     from importlib import resources
 
     from buraco_log.view import Mark, build_page
+    from buraco_log.view.page import json_text
 
     marks = {m.seq: [Mark("mistake", f"Review: a mistake costing {m.cost:.0f} ± {m.se:.0f} "
                                      f"points; best found: {m.best}",
@@ -399,7 +400,7 @@ def review_page(events: Sequence[AnyEvent], review: Review) -> str:
         } for m in review.moves},
         "hands": [msgspec.to_builtins(h) for h in review.hands],
     }
-    blob = msgspec.json.encode(data).replace(b"<", b"\\u003c").decode("utf-8")
+    blob = json_text(data)  # no "</script>", no raw control or bidi character
     folder = resources.files("buraco_log.view") / "template"
     css = (folder / "review.css").read_text("utf-8")
     js = (folder / "review.js").read_text("utf-8")

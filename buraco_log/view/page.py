@@ -140,6 +140,16 @@ def shown(text: str) -> str:
                        else f"\\u{ord(m[0]):04x}", text)
 
 
+def json_text(data: Any) -> str:
+    """``data`` as JSON to put in a ``<script>`` element of the page: ``<`` written as
+    ``\\u003c`` (no text of a log can close the element), and every control, bidi and
+    line-separator character as its ``\\u`` escape (msgspec writes DEL, C1 controls and bidi
+    overrides as they are: ``view -o -`` sent them to the terminal). The data reads back the
+    same."""
+    blob = msgspec.json.encode(data).replace(b"<", b"\\u003c").decode("utf-8")
+    return _UNSAFE.sub(lambda m: f"\\u{ord(m[0]):04x}", blob)
+
+
 def page_data(tl: Timeline, *, seat: int | None = None, at: int | None = None,
               banners: Sequence[Banner] = (), every: int = SNAPSHOT_EVERY,
               marks: Mapping[int, Sequence[Mark]] | None = None) -> dict[str, Any]:
@@ -190,7 +200,7 @@ def _marks(marks: Mapping[int, Sequence[Mark]], last: int) -> dict[str, list[Any
 
 def render(data: dict[str, Any], chart: str = "") -> str:
     """The HTML page for ``data`` (see :func:`page_data`)."""
-    blob = msgspec.json.encode(data).replace(b"<", b"\\u003c").decode("utf-8")
+    blob = json_text(data)
     who = "referee" if data["viewer"] is None else f"seat {data['viewer']}"
     title = html.escape(f"{data['match'] or 'match'} ({data['rules']}, {who}) - buraco-log")
     page = _template("page.html")
