@@ -22,7 +22,7 @@ import msgspec
 import pytest
 
 from buraco_log.cards import ALL_CODES, format_card
-from buraco_log.events import AnyEvent, CardDrawn, MatchStarted, Player
+from buraco_log.events import AnyEvent, CardDiscarded, CardDrawn, HandStarted, MatchStarted, Player
 from buraco_log.reducer import Replayer
 from buraco_log.rules import PRESETS
 from buraco_log.simulate import simulate_match
@@ -111,6 +111,16 @@ def test_a_seats_page_of_a_log_that_ends_early_names_no_hidden_card(
         matches: dict[tuple[str, int], list[AnyEvent]], cut: int) -> None:
     events = matches["classic", 4][:cut]  # the start, the deal, a draw or two
     for seat in range(4):
+        assert seat_leaks(events, seat) == []
+
+
+def test_a_seats_page_of_random_play_names_no_card_it_could_not_see() -> None:
+    """Random players reject first draws and take back short openings: cards go back to a
+    hand and onto the pile in ways the heuristic bot never plays."""
+    events = list(simulate_match(PRESETS["classic"], 2, seed="d", bots=("random",)))[:420]
+    tags = {type(e).__name__ for e in events}
+    assert {"FirstDrawRejected", "OpeningRetracted"} <= tags
+    for seat in range(2):
         assert seat_leaks(events, seat) == []
 
 
@@ -338,3 +348,60 @@ def test_a_review_page_of_a_log_whose_first_event_is_illegal_is_one_line(
     line = one_error_line(p)
     assert p.returncode == 1 and str(first_illegal["one-player"]) in line
     assert "seq 0 is illegal [match.rules]" in line and not out.exists()
+
+
+# -- two logs that differ only in cards seat 0 cannot see give seat 0 the same files ----------
+
+
+def _hidden_twin(events: list[AnyEvent], cut: int) -> list[AnyEvent]:
+    """``events[:cut]`` with a card of seat 1's hand and one of each morto swapped with stock
+    cards, all of them never shown before ``cut``: the twin still replays, legally."""
+    prefix = events[:cut]
+    deal = prefix[1]
+    assert isinstance(deal, HandStarted)
+    shown = {c for e in prefix[2:] for c in
+             (*getattr(e, "cards", ()), getattr(e, "card", -1), getattr(e, "top", -1))}
+    stock = list(deal.stock)
+    hands = [list(h) for h in deal.hands]
+    mortos = [list(m) for m in deal.mortos]
+    free = [i for i, c in enumerate(stock) if c not in shown]
+    swaps = [(hands[1], next(i for i, c in enumerate(hands[1]) if c not in shown))]
+    swaps += [(m, 0) for m in mortos]
+    for (zone, i), j in zip(swaps, free[len(free) // 2:], strict=False):
+        zone[i], stock[j] = stock[j], zone[i]
+    twin = [prefix[0], msgspec.structs.replace(
+        deal, hands=tuple(map(tuple, hands)), mortos=tuple(map(tuple, mortos)),
+        stock=tuple(stock)), *prefix[2:]]
+    rep = Replayer()
+    for e in twin:
+        rep.step(e)  # still legal
+    return twin
+
+
+@needs_exe
+def test_a_seats_page_and_review_are_the_same_for_tables_it_cannot_tell_apart(
+        tmp_path: Path) -> None:
+    events = list(simulate_match(PRESETS["biriba"], 4, seed="twin", index=0))
+    cut = next(e.seq for e in events[30:] if isinstance(e, CardDiscarded) and e.seat == 0)
+    twin = _hidden_twin(events, cut)
+    base = events[:cut]
+    a, b = base[1], twin[1]
+    assert isinstance(a, HandStarted) and isinstance(b, HandStarted)
+    assert a.hands[1] != b.hands[1] and all(x != y for x, y in zip(a.mortos, b.mortos,
+                                                                    strict=True))
+    outs: dict[str, list[str]] = {"view": [], "review": [], "review-html": [], "referee": []}
+    for name, evs in (("a", base), ("b", twin)):
+        log = write(tmp_path / f"{name}.blog", evs)
+        for kind, args in (("view", ["view", log, "--seat", "0"]),
+                           ("referee", ["view", log]),
+                           ("review", ["review", log, "--seat", "0", "--budget", "2x2r1",
+                                       "-f", "json"]),
+                           ("review-html", ["review", log, "--seat", "0", "--budget",
+                                            "2x2r1", "-f", "html"])):
+            p = run(*args, "-o", "-")
+            assert p.returncode == 0, p.stderr
+            outs[kind].append(p.stdout)
+    assert outs["referee"][0] != outs["referee"][1]  # the control: the referee sees it
+    assert outs["view"][0] == outs["view"][1]
+    assert outs["review"][0] == outs["review"][1]
+    assert outs["review-html"][0] == outs["review-html"][1]
