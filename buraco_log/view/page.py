@@ -164,7 +164,7 @@ def page_data(tl: Timeline, *, seat: int | None = None, at: int | None = None,
     return {
         "v": PAGE_VERSION,
         "match": shown(tl.final.match_id),
-        "rules": rules.name if rules is not None else "",
+        "rules": shown(rules.name) if rules is not None else "",
         "tiles": rules is not None and rules.rendering == "tiles",
         "viewer": seat,
         "players": [{"name": p.name, "side": tl.final.sides[i] if tl.final.sides else 0}

@@ -246,7 +246,8 @@ def bidi_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
     start = events[0]
     assert isinstance(start, MatchStarted)
     events[0] = msgspec.structs.replace(
-        start, match_id="m\u202e1.0\x1b[31m", players=tuple(Player(n) for n in BIDI_NAMES))
+        start, match_id="m\u202e1.0\x1b[31m", players=tuple(Player(n) for n in BIDI_NAMES),
+        rules=msgspec.structs.replace(start.rules, name="house\u202e\x9b"))  # a house name
     for i, e in enumerate(events):
         if isinstance(e, CardDrawn) and e.seat == 1 and e.seq > 40:
             events[i] = msgspec.structs.replace(e, card=next(c for c in ALL_CODES
@@ -263,7 +264,7 @@ def test_the_page_shows_control_and_bidi_characters_escaped(bidi_log: Path,
     page = page_for_log(bidi_log, seat=seat).html
     data = data_of(page)
     assert [p["name"] for p in data["players"]] == list(BIDI_NAMES)  # the data keeps them
-    shown = [data["match"], *data["moves"], *(b["text"] for b in data["banners"])]
+    shown = [data["match"], data["rules"], *data["moves"], *(b["text"] for b in data["banners"])]
     assert [t for t in shown if UNSAFE.search(t)] == []
     assert "\\u202e" in data["match"] and any("\\u202eevil" in m for m in data["moves"])
     assert UNSAFE.search(page) is None  # the title, the markup, the script, and the data:
