@@ -267,8 +267,7 @@ def _layout(
         return dirty
     if len(cards) > max_run:
         return MeldError("meld.run_too_long", cards, f"a run has at most {max_run} cards")
-    if (aces == 1 and _wraps(fixed, count)) or (
-            aces == 0 and wild is not None and _wraps_with_wild_ace(fixed)):
+    if (aces == 1 or (aces == 0 and wild is not None)) and _wraps(fixed, count):
         return MeldError("meld.run_wraps", cards, "a run never wraps around the ace (K-A-2)")
     return MeldError(
         "meld.run_not_consecutive",
@@ -278,9 +277,11 @@ def _layout(
 
 
 def _wraps(fixed: int, count: int) -> bool:
-    """Would one ace and the ranks ``fixed`` be (nearly) a run if K and A were followed by 2?
+    """Would the ranks ``fixed`` and the ace be (nearly) a run if K and A were followed by 2?
     For the message only. On the 13-hour clock of ranks, the best run starts after the widest
-    empty stretch; it is (nearly) whole when that stretch leaves at most one hole."""
+    empty stretch; it is (nearly) whole when that stretch leaves at most one hole. ``count``
+    is the cards laid out: with a natural ace among them one hole may stay (K-A-3); with no
+    ace, the wild stands for it and none may (K-JK-2)."""
     clock = fixed >> 1 | 1  # rank r at hour r - 1, the ace at 0
     widest = 0
     prev = -1
@@ -294,16 +295,6 @@ def _wraps(fixed: int, count: int) -> bool:
             prev = h
     widest = max(widest, first + 13 - prev)
     return widest >= 13 - count
-
-
-def _wraps_with_wild_ace(fixed: int) -> bool:
-    """Would the ranks ``fixed`` (no ace among them) be a run through K, A and 2 if the wild
-    stood for the ace (K♥ JK 2♥)? For the message only."""
-    hours = [h for h in range(13) if (fixed >> 1 | 1) >> h & 1]  # rank r at hour r - 1
-    if len(hours) < 3 or hours[1] != 1 or hours[-1] != 12:
-        return False
-    breaks = sum(1 for a, b in zip(hours, [*hours[1:], hours[0] + 13], strict=True) if b - a > 1)
-    return breaks <= 1
 
 
 def _run(
