@@ -138,10 +138,8 @@ def _play(t: _Table, *, complete: bool, meld_cap: int) -> list[AnyEvent]:
         if complete
         else candidate_melds(hand, r, meld_cap, must=top)
     )
-    for cards in melds:
+    for cards in melds:  # without ``others``, they all hold the top card
         uses_top = top is None or top in cards
-        if not (uses_top or others):
-            continue
         ok = leaves_ok(len(cards))
         if not ok and len(cards) < r.canastra_size:
             continue
@@ -159,8 +157,6 @@ def _play(t: _Table, *, complete: bool, meld_cap: int) -> list[AnyEvent]:
             for add in layoff_options(meld.cards, reading, hand, t.readings,
                                       None if others else top):
                 uses_top = top is None or top in add
-                if not (uses_top or others):
-                    continue
                 if leaves_ok(len(add)) or (
                     n_hand - len(add) < 2
                     and leaves_ok(len(add), t.readings.read(meld.cards + add).canastra is not None)

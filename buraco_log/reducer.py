@@ -401,7 +401,13 @@ class _Table:
         stop at the first way found."""
         top = self.pile[-1]
         hand = self.hands[seat]
-        total = len(hand) + len(self.pile)
+        return self.ways_to_lay(seat, top, [*hand, top], len(hand) + len(self.pile), first)
+
+    def ways_to_lay(self, seat: int, top: int, held: list[int], total: int, first: bool
+                    ) -> list[tuple[int | None, tuple[int, ...]]]:
+        """The ways to lay ``top`` together with cards of ``held`` (which holds it), in a
+        lay-off or a new meld the reducer accepts, the seat holding ``total`` cards before
+        laying: ``(meld id, cards)`` or ``(None, cards)``. ``first``: stop at the first."""
         side = self.sides[seat]
         # Only cards that can share a meld with the top card matter (its rank or suit, and
         # the wilds): the search stays small however long the hand.
@@ -412,9 +418,8 @@ class _Table:
             is_set = reading.kind == "set"
             if natural_top and (RANK[top] != reading.rank if is_set else SUIT[top] != reading.suit):
                 continue
-            pool = [c for c in hand if c == JOKER or RANK[c] == 2 or (
+            pool = [c for c in held if c == JOKER or RANK[c] == 2 or (
                 RANK[c] == reading.rank if is_set else SUIT[c] == reading.suit)]
-            pool.append(top)
             for add in layoff_options(m.cards, reading, pool, self.readings, top):
                 if top in add and self.leaves_ok_after(
                     seat, total - len(add), (*m.cards, *add)
@@ -422,9 +427,8 @@ class _Table:
                     out.append((m.id, add))
                     if first:
                         return out
-        pool = [c for c in hand if not natural_top or c == JOKER or RANK[c] == 2
+        pool = [c for c in held if not natural_top or c == JOKER or RANK[c] == 2
                 or RANK[c] == RANK[top] or SUIT[c] == SUIT[top]]
-        pool.append(top)
         for cards in meld_options(pool, self.rules or _NO_RULES, self.readings, top):
             if top not in cards or self.set_limit_reached(side, cards):
                 continue
@@ -480,27 +484,7 @@ class _Table:
         top = self.pile_top
         assert top is not None
         hand = self.hands[seat]
-        n = len(hand)
-        side = self.sides[seat]
-        natural_top = top != JOKER and RANK[top] != 2
-        for i, m in enumerate(self.melds[side]):
-            reading = self.meld_readings[side][i] or self.readings.read(m.cards)
-            is_set = reading.kind == "set"
-            if natural_top and (RANK[top] != reading.rank if is_set else SUIT[top] != reading.suit):
-                continue
-            pool = [c for c in hand if c == JOKER or RANK[c] == 2 or (
-                RANK[c] == reading.rank if is_set else SUIT[c] == reading.suit)]
-            for add in layoff_options(m.cards, reading, pool, self.readings, top):
-                if top in add and self.leaves_ok_after(seat, n - len(add), (*m.cards, *add)):
-                    return True
-        pool = [c for c in hand if not natural_top or c == JOKER or RANK[c] == 2
-                or RANK[c] == RANK[top] or SUIT[c] == SUIT[top]]
-        for cards in meld_options(pool, self.rules or _NO_RULES, self.readings, top):
-            if top not in cards or self.set_limit_reached(side, cards):
-                continue
-            if self.leaves_ok_after(seat, n - len(cards), cards):
-                return True
-        return False
+        return bool(self.ways_to_lay(seat, top, hand, len(hand), True))
 
     # ----------------------------------------------------------------- handlers
     # Each handler checks (when ``check``) and then applies. Checks come before any change,
