@@ -18,6 +18,7 @@ import msgspec
 from buraco_log.errors import PositionError, ReplayError
 from buraco_log.events import AnyEvent, TotalsCarried
 from buraco_log.ruleids import describe
+from buraco_log.safetext import UNSAFE, terminal_safe
 from buraco_log.state import HandResult
 from buraco_log.timeline import Timeline
 from buraco_log.view.frames import SNAPSHOT_EVERY, Frames
@@ -125,21 +126,6 @@ def score_chart(sheet: Sequence[dict[str, Any]], n_sides: int) -> str:
     return "".join(parts)
 
 
-_UNSAFE = re.compile(
-    "[\x00-\x1f\x7f-\x9f"  # C0 and C1 controls, DEL
-    "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"  # bidi marks, embeddings and overrides
-    "\u2028\u2029]"  # line and paragraph separators
-)
-
-
-def shown(text: str) -> str:
-    """``text`` from the log as the page shows it: every control, bidi and line-separator
-    character written as an escape (``\\u202e``), as the terminal shows it (a right-to-left
-    override in a player's name reversed the rest of its line: "discarded 7h" read otherwise)."""
-    return _UNSAFE.sub(lambda m: f"\\x{ord(m[0]):02x}" if ord(m[0]) < 0x100
-                       else f"\\u{ord(m[0]):04x}", text)
-
-
 def json_text(data: Any) -> str:
     """``data`` as JSON to put in a ``<script>`` element of the page: ``<`` written as
     ``\\u003c`` (no text of a log can close the element), and every control, bidi and
@@ -147,7 +133,7 @@ def json_text(data: Any) -> str:
     overrides as they are: ``view -o -`` sent them to the terminal). The data reads back the
     same."""
     blob = msgspec.json.encode(data).replace(b"<", b"\\u003c").decode("utf-8")
-    return _UNSAFE.sub(lambda m: f"\\u{ord(m[0]):04x}", blob)
+    return UNSAFE.sub(lambda m: f"\\u{ord(m[0]):04x}", blob)
 
 
 def page_data(tl: Timeline, *, seat: int | None = None, at: int | None = None,
@@ -163,8 +149,8 @@ def page_data(tl: Timeline, *, seat: int | None = None, at: int | None = None,
     start = last if at is None else max(0, min(at, last))
     return {
         "v": PAGE_VERSION,
-        "match": shown(tl.final.match_id),
-        "rules": shown(rules.name) if rules is not None else "",
+        "match": terminal_safe(tl.final.match_id),
+        "rules": terminal_safe(rules.name) if rules is not None else "",
         "tiles": rules is not None and rules.rendering == "tiles",
         "viewer": seat,
         "players": [{"name": p.name, "side": tl.final.sides[i] if tl.final.sides else 0}
@@ -173,12 +159,12 @@ def page_data(tl: Timeline, *, seat: int | None = None, at: int | None = None,
         "every": frames.every,
         "snaps": frames.snaps,
         "diffs": frames.diffs,
-        "moves": [shown(m) for m in frames.moves],
+        "moves": [terminal_safe(m) for m in frames.moves],
         "tags": frames.tags,
         "hands": frames.hand_starts,
         "sheet": sheet,
         "start": start,
-        "banners": [msgspec.to_builtins(msgspec.structs.replace(b, text=shown(b.text)))
+        "banners": [msgspec.to_builtins(msgspec.structs.replace(b, text=terminal_safe(b.text)))
                     for b in banners],
         "marks": _marks(marks or {}, last),
     }
@@ -193,8 +179,9 @@ def _marks(marks: Mapping[int, Sequence[Mark]], last: int) -> dict[str, list[Any
             if not all(isinstance(c, int) and 0 <= c <= 64 for c in m.cards):
                 raise ValueError(f"mark at seq {seq}: cards are card codes 0-64")
         if 0 <= seq <= last and ms:
-            out[str(seq)] = [msgspec.to_builtins(msgspec.structs.replace(m, text=shown(m.text)))
-                             for m in ms]
+            out[str(seq)] = [
+                msgspec.to_builtins(msgspec.structs.replace(m, text=terminal_safe(m.text)))
+                for m in ms]
     return out
 
 
