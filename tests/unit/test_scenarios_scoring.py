@@ -1,27 +1,18 @@
 """Outside-checker scenarios: whole hands played move by move, scores recomputed by hand.
 
 Every expected number below comes from RULES.md §9 (its card and bonus tables, copied into
-``_CARD`` and ``_BONUS`` here, never from the engine's presets), worked out in the comments.
+``tests/spec_points.py`` and ``_BONUS`` here, never from the engine's presets), worked out in
+the comments.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from buraco_log.cards import JOKER, RANK, parse_cards
+from buraco_log.cards import parse_cards
 from tests.scenario import Scenario
+from tests.spec_points import spec_points
 
-# RULES.md §9, card table: joker, 2, ace, 8..K, 3..7.
-_CARD = {
-    "classic": (10, 10, 15, 10, 5),
-    "biriba": (10, 10, 15, 10, 5),
-    "bossa-nova": (10, 10, 15, 10, 5),
-    "thirteen": (50, 10, 15, 10, 5),
-    "thirteen-quick": (50, 10, 15, 10, 5),
-    "burraco": (30, 20, 15, 10, 5),
-    "mega": (50, 10, 15, 10, 5),
-    "burako": (50, 10, 15, 10, 5),
-}
 # RULES.md §9, bonus table: going out, relancinho, morto not taken ("–" is 0).
 _BONUS = {
     "classic": (50, 100, 0),
@@ -34,16 +25,6 @@ _BONUS = {
     "burako": (100, 0, 100),
 }
 MORTO_PRESETS = ("biriba", "bossa-nova", "thirteen", "burraco", "mega", "burako")
-
-
-def spec_points(name: str, cards: tuple[int, ...] | list[int]) -> int:
-    joker, two, ace, high, low = _CARD[name]
-    total = 0
-    for c in cards:
-        r = RANK[c] if c != JOKER else 0
-        total += joker if c == JOKER else two if r == 2 else ace if r == 1 else (
-            high if r >= 8 else low)
-    return total
 
 
 # Seat 0's first hand: a clean seven-card run (3h..9h: 5 x 5 + 2 x 10 = 45 points) and a set of

@@ -11,23 +11,14 @@ from __future__ import annotations
 import pytest
 from msgspec.structs import replace
 
-from buraco_log.cards import JOKER, RANK, format_card, parse_cards
+from buraco_log.cards import format_card, parse_cards
 from buraco_log.errors import IllegalMoveError
 from buraco_log.events import CardDiscarded, HandEnded, TotalsCarried
 from buraco_log.reducer import Replayer, step, validate
 from tests.scenario import Scenario, build_deal
+from tests.spec_points import CARD_POINTS as CARD
+from tests.spec_points import spec_points
 
-# RULES.md §9, card table: (joker, 2, ace, 8..K, 3..7) per preset.
-CARD = {
-    "classic": (10, 10, 15, 10, 5),
-    "biriba": (10, 10, 15, 10, 5),
-    "bossa-nova": (10, 10, 15, 10, 5),
-    "thirteen": (50, 10, 15, 10, 5),
-    "thirteen-quick": (50, 10, 15, 10, 5),
-    "burraco": (30, 20, 15, 10, 5),
-    "mega": (50, 10, 15, 10, 5),
-    "burako": (50, 10, 15, 10, 5),
-}
 # RULES.md §9, bonus table: going out, relancinho (0: "–"), morto not taken (0: "–").
 GOING_OUT = {"classic": 50, "biriba": 50, "bossa-nova": 50, "thirteen": 100,
              "thirteen-quick": 100, "burraco": 100, "mega": 100, "burako": 100}
@@ -42,20 +33,7 @@ MORTO_PRESETS = tuple(MORTO_NOT_TAKEN)
 CLASSIC_FAMILY = ("classic", "biriba", "bossa-nova")
 
 
-def pts(name: str, cards: str | tuple[int, ...]) -> int:
-    """Points of ``cards`` by RULES.md §9's card table for ``name``."""
-    joker, two, ace, high, low = CARD[name]
-    total = 0
-    for c in parse_cards(cards) if isinstance(cards, str) else cards:
-        if c == JOKER:
-            total += joker
-        elif RANK[c] == 2:
-            total += two
-        elif RANK[c] == 1:
-            total += ace
-        else:
-            total += high if RANK[c] >= 8 else low
-    return total
+pts = spec_points  # RULES.md §9's card table for the preset
 
 
 def refused(s: Scenario, rule: str, move: str, *args: object, **kw: object) -> None:
