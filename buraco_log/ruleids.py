@@ -187,8 +187,8 @@ RULES: dict[str, str] = {
     "signed in the receipt: the log was changed after it was receipted.",
     "sign.receipt_cut": "The log ends before a receipt's seq: it was cut after the site signed "
     "that receipt.",
-    "sign.receipt_invalid": "A receipt is not a valid signature by the log's trusted key (a "
-    "problem of the receipt, not a proof against the log).",
+    "sign.receipt_invalid": "A receipt is not a valid signature by a trusted key that is not "
+    "revoked (a problem of the receipt, not a proof against the log).",
     "sign.receipt_other_match": "A receipt given for this log is for another match.",
     # -- the audit's own findings
     "audit.empty": "The log holds no events.",

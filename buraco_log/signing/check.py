@@ -209,10 +209,19 @@ def _receipts(events: Sequence[ev.AnyEvent], receipts: Sequence[HeldReceipt], *,
             continue
         signed = r.signed_head()
         why = None
-        if r.key_id != key_id:
+        besides = ""  # what else the receipt shows about the log, said with a change or a cut
+        if keyring is not None:
+            # Judged by its own key: a forger who rewrote the start to record another key (or
+            # none) must not turn the player's proof into "not the site's".
+            why = keyring.check_signature(signed)
+            if why is None and r.key_id != key_id:
+                now = "no key" if key_id is None else f"key {key_id}"
+                besides += (f"; the receipt is by trusted key {r.key_id}, the log's match start "
+                            f"records {now}")
+            if why is None and (window := keyring.window_problem(r.key_id, started_at)):
+                besides += f"; {window} (as this log records its start)"
+        elif r.key_id != key_id:
             why = f"it is by key {r.key_id}, the log's match start records key {key_id}"
-        elif keyring is not None:
-            why = keyring.check(signed, started_at)
         if why is not None:
             problems.append(Problem(
                 "sign.receipt_invalid",
@@ -225,19 +234,19 @@ def _receipts(events: Sequence[ev.AnyEvent], receipts: Sequence[HeldReceipt], *,
             problems.append(Problem(
                 "sign.receipt_cut",
                 f"the log does not show seq {r.seq}, which {who} holds a signed receipt for: "
-                f"it reads intact {upto} (damaged after it; see integrity)", seq=r.seq))
+                f"it reads intact {upto} (damaged after it; see integrity){besides}", seq=r.seq))
         elif last is None or r.seq > last:
             ends = "holds no events" if last is None else f"ends at seq {last}"
             problems.append(Problem(
                 "sign.receipt_cut",
                 f"the log was changed after seq {r.seq}, which {who} holds a signed receipt "
-                f"for: the log {ends} (it was cut)", seq=r.seq))
+                f"for: the log {ends} (it was cut){besides}", seq=r.seq))
         elif heads.get(r.seq) != signed.head:
             problems.append(Problem(
                 "sign.receipt_changed",
                 f"the log was changed after seq {r.seq}, which {who} holds a signed receipt "
                 f"for: its head there is {heads[r.seq].hex()[:16]}..., the receipt's "
-                f"{r.head[:16]}...", seq=r.seq))
+                f"{r.head[:16]}...{besides}", seq=r.seq))
     return problems
 
 

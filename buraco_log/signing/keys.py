@@ -245,11 +245,22 @@ class Keyring:
     def problem(self, key_id: str, started_at: int | None) -> str | None:
         """Why signatures by ``key_id`` on a match started at ``started_at`` (ms) are not
         trusted, or None if they are."""
+        return self._unknown(key_id) or self.window_problem(key_id, started_at)
+
+    def _unknown(self, key_id: str) -> str | None:
+        """Why ``key_id`` is no trusted key at all (revoked, or never published), or None."""
         if key_id in self.revoked:
             return f"key {key_id} is revoked"
+        if key_id not in self.keys:
+            return f"key {key_id} is not among the trusted keys"
+        return None
+
+    def window_problem(self, key_id: str, started_at: int | None) -> str | None:
+        """Why a match started at ``started_at`` (ms) lies outside the validity window of the
+        trusted key ``key_id``, or None if it lies inside (or the key is not trusted)."""
         key = self.keys.get(key_id)
         if key is None:
-            return f"key {key_id} is not among the trusted keys"
+            return None
         start, end = key.window()
         if start is None and end is None:
             return None
@@ -263,7 +274,14 @@ class Keyring:
 
     def check(self, signed: record.SignedHead, started_at: int | None) -> str | None:
         """None if ``signed`` is a valid signature by a key trusted for this match, else why."""
-        why = self.problem(signed.key_id, started_at)
+        return self.problem(signed.key_id, started_at) or self.check_signature(signed)
+
+    def check_signature(self, signed: record.SignedHead) -> str | None:
+        """None if ``signed`` is a valid signature by a trusted key that is not revoked,
+        whatever the key's validity window; else why not. A player's receipt is judged so: a
+        head the site's key signed is the site's word, and the match start that decides the
+        window is the very thing a changed log may have changed."""
+        why = self._unknown(signed.key_id)
         if why is not None:
             return why
         try:

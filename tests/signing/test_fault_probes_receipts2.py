@@ -1,0 +1,123 @@
+"""A player's receipt against a log whose keeper also changed the key its start records.
+
+A receipt is the site's signature of (match, seq, head). A keeper who rewrites a match can
+also rewrite ``MatchStarted.key_id``: to its other trusted key (a site that rotates keys holds
+two), or to none (a re-chained log with every signature stripped). The receipt must still be
+judged by its own key and then against the log's chain: a head the site's key signed that the
+log no longer has is proof of a change, never "not a valid signature of the site".
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import msgspec
+import pytest
+
+pytest.importorskip("cryptography")
+
+from buraco_log import log
+from buraco_log.events import AnyEvent
+from buraco_log.signing.keys import Keyring, Signer
+from buraco_log.signing.record import SignedHead
+from tests.signing.helpers import audit, held, match, rules_of, write_signed
+
+SITE = Signer.generate()
+SITE_NEXT = Signer.generate()  # the site's second trusted key (rotation)
+STRANGER = Signer.generate()
+T2026 = 1_767_225_600_000  # 2026-01-01T00:00:00Z in ms
+T2027 = 1_798_761_600_000  # 2027-01-01T00:00:00Z
+
+
+def _events(key_id: str | None, at: int = T2026 + 1, note_at: int | None = None
+            ) -> list[AnyEvent]:
+    events = match(key_id=key_id)
+    events[0] = msgspec.structs.replace(events[0], at=at)
+    if note_at is not None:  # a change that moves no card: only the chain shows it
+        events[note_at] = msgspec.structs.replace(events[note_at], note="edited")
+    return events
+
+
+def _original(tmp_path: Path) -> dict[int, SignedHead]:
+    return write_signed(tmp_path / "orig.blog", _events(SITE.key_id), SITE,
+                        receipts_at=[100, 200])
+
+
+def _both() -> Keyring:
+    return Keyring([SITE.public(valid_until="2027-01-01"), SITE_NEXT.public()])
+
+
+def test_a_rewrite_signed_with_the_sites_other_key_is_proved_by_the_receipt(
+        tmp_path: Path) -> None:
+    receipts = _original(tmp_path)
+    forged = tmp_path / "forged.blog"
+    write_signed(forged, _events(SITE_NEXT.key_id, note_at=50), SITE_NEXT)
+    v = audit(forged, _both(), [held(receipts[100])])
+    # the log's own signatures are by a trusted key and verify: only the receipt shows it
+    assert v.signing.verified is True
+    assert rules_of(v) == ["sign.receipt_changed"]
+    f = v.findings[0]
+    assert f.seq == 100
+    assert "the log was changed after seq 100, which seat 1 holds a signed receipt" in f.message
+    assert (f"the receipt is by trusted key {SITE.key_id}, the log's match start records key "
+            f"{SITE_NEXT.key_id}") in f.message
+
+
+def test_a_rewrite_cut_short_and_signed_with_the_other_key_is_a_cut(tmp_path: Path) -> None:
+    receipts = _original(tmp_path)
+    forged = tmp_path / "cut.blog"
+    write_signed(forged, _events(SITE_NEXT.key_id)[:150], SITE_NEXT)
+    v = audit(forged, _both(), [held(receipts[100]), held(receipts[200], seat=0)])
+    # the start changed (its key id), so the head at 100 differs, and seq 200 is gone
+    assert sorted(rules_of(v)) == ["sign.receipt_changed", "sign.receipt_cut"]
+    cut = next(f for f in v.findings if f.rule == "sign.receipt_cut")
+    assert cut.seq == 200 and "the log ends at seq 149 (it was cut)" in cut.message
+
+
+def test_a_rechained_log_with_its_key_id_and_signatures_stripped_is_proved_by_the_receipt(
+        tmp_path: Path) -> None:
+    receipts = _original(tmp_path)
+    forged = tmp_path / "stripped.blog"
+    log.write_log(forged, _events(None, note_at=50))  # anyone can write this: no key needed
+    v = audit(forged, _both(), [held(receipts[100])])
+    assert rules_of(v) == ["sign.receipt_changed"]
+    assert "the log's match start records no key" in v.findings[0].message
+    assert "not a valid signature" not in v.findings[0].message
+
+
+def test_a_start_moved_past_the_receipts_key_retirement_does_not_discredit_it(
+        tmp_path: Path) -> None:
+    receipts = _original(tmp_path)  # started in 2026, signed with the key retiring in 2027
+    forged = tmp_path / "moved.blog"
+    write_signed(forged, _events(SITE_NEXT.key_id, at=T2027 + 5), SITE_NEXT)
+    v = audit(forged, _both(), [held(receipts[100])])
+    assert rules_of(v) == ["sign.receipt_changed"]
+    assert (f"key {SITE.key_id} was retired at 2027-01-01, before the match started (as this "
+            "log records its start)") in v.findings[0].message
+
+
+def test_the_untouched_log_extends_the_receipt_whatever_other_keys_are_trusted(
+        tmp_path: Path) -> None:
+    receipts = _original(tmp_path)
+    v = audit(tmp_path / "orig.blog", _both(), [held(receipts[100]), held(receipts[200])])
+    assert v.ok and v.signing.verified is True and v.signing.receipts == 2
+
+
+def test_a_receipt_no_trusted_key_made_is_still_no_proof(tmp_path: Path) -> None:
+    receipts = _original(tmp_path)
+    forged = tmp_path / "forged.blog"
+    write_signed(forged, _events(SITE_NEXT.key_id, note_at=50), SITE_NEXT)
+    fake = STRANGER.sign_head(receipts[100].match_id, 100, receipts[100].head)
+    v = audit(forged, _both(), [held(fake)])
+    assert rules_of(v) == ["sign.receipt_invalid"]
+    assert f"key {STRANGER.key_id} is not among the trusted keys" in v.findings[0].message
+    # a receipt under the site's key id whose signature is not the site's
+    bad = msgspec.structs.replace(receipts[100], signature=bytes(64))
+    v = audit(forged, _both(), [held(bad)])
+    assert rules_of(v) == ["sign.receipt_invalid"]
+    assert "does not verify" in v.findings[0].message
+    # a revoked key's receipt proves nothing, whatever the log holds
+    revoked = Keyring([SITE.public(), SITE_NEXT.public()], revoked=[SITE.key_id])
+    v = audit(forged, revoked, [held(receipts[100])])
+    assert rules_of(v) == ["sign.receipt_invalid"]
+    assert f"key {SITE.key_id} is revoked" in v.findings[0].message
