@@ -234,6 +234,15 @@ class _Table:
                     f"going out comes next",
                     seat,
                 )
+            if phase == "emptied" and self.phase == "play":
+                what = "taking the morto" if tag_of(ev) == "mt" else "going out"
+                raise self.fail(
+                    ev,
+                    "turn.wrong_phase",
+                    f"{self.who(seat)} still holds {len(self.hands[seat])} cards: {what} "
+                    "comes only once the hand is empty",
+                    seat,
+                )
             raise self.fail(
                 ev,
                 "turn.wrong_phase",
@@ -923,7 +932,9 @@ class _Table:
                 raise self.fail(
                     ev,
                     "morto.not_available",
-                    "the side has no morto to take" if r.morto else f"{r.name} has no morto",
+                    f"side {side} already took its morto (seq {self.morto_taken_at[side]}): "
+                    "emptying the hand again is going out"
+                    if r.morto else f"{r.name} has no morto: emptying the hand is going out",
                     seat,
                 )
             self.check_emptying(ev, seat, self.emptied_by or "meld")

@@ -1,0 +1,279 @@
+"""A referee's scenarios of RULES.md §7 (the morto and going out), for every preset.
+
+Each statement of §7 is played accepted and refused in every preset it concerns: the direct
+morto (taken at once, the turn goes on without a draw), the indirect one (the turn ends, the
+morto is played from the next turn), burako's indirect-only morto, bossa-nova's canastra,
+partnerships (only the first partner takes it, the second goes out), going out before the
+morto, going out by a meld or by a discard, the canastra going out needs, and the empty hand
+that cannot discard. Every refusal is checked for its rule id, its seq and the words of its
+message; every score is added up by hand from RULES.md §9's tables (tests/spec_points.py).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from buraco_log.cards import parse_cards
+from tests.scenario import Scenario
+from tests.spec_points import spec_points
+
+# RULES.md §11 and §7, written out by hand (never read from the engine's presets).
+ALL = ("classic", "biriba", "bossa-nova", "thirteen", "thirteen-quick", "burraco", "mega",
+       "burako")
+MORTO_PRESETS = ALL[1:]
+DIRECT = ("biriba", "bossa-nova", "thirteen", "thirteen-quick", "burraco", "mega")  # not burako
+NEEDS_CANASTRA_TO_GO_OUT = ("bossa-nova", "thirteen", "thirteen-quick", "burraco", "mega",
+                            "burako")
+GOING_OUT = {"classic": 50, "biriba": 50, "bossa-nova": 50, "thirteen": 100,
+             "thirteen-quick": 100, "burraco": 100, "mega": 100, "burako": 100}
+MORTO_NOT_TAKEN = 100  # every morto preset (RULES.md §9)
+CLEAN = 200
+
+MORTO = "Th Ts Td Tc Kh Ks Kd Qh Qs Qd Qc"  # three sets (and nothing wild): 110 points
+
+
+def run_of(name: str) -> str:
+    """A clean run of hearts, a canastra in every preset: 7 cards, 9 with 13-card hands."""
+    return "3h 4h 5h 6h 7h 8h 9h" + (" Th Jh" if name.startswith("thirteen") else "")
+
+
+def down_hand(name: str) -> str:
+    """The run and four jacks: the whole hand (11 or 13 cards) goes down in one turn."""
+    return f"{run_of(name)} Js Jd Jc Js"
+
+
+def refused(s: Scenario, rule: str, words: tuple[str, ...], move: str, *args: object,
+            **kw: object) -> None:
+    """``move`` is refused with ``rule`` at the next seq, its message saying ``words``."""
+    seq = s.rep.seq + 1
+    with s.illegal(rule):
+        getattr(s, move)(*args, **kw)
+    assert s.last_error.seq == seq, (s.last_error.seq, seq)
+    text = str(s.last_error).lower()
+    for w in words:
+        assert w in text, f"{w!r} not in {text!r}"
+
+
+def emptied_by_meld(name: str, players: int = 2) -> Scenario:
+    """Seat 0 draws J♥ and lays the run and five jacks: the hand is empty, no discard."""
+    s = Scenario(name, players, hands={0: down_hand(name)}, stock="Jh", mortos={0: MORTO})
+    s.draw("Jh").meld(run_of(name)).meld("Js Jd Jc Js Jh")
+    return s
+
+
+def emptied_by_discard(name: str, players: int = 2, stock: str = "") -> Scenario:
+    """Seat 0 draws K♦, lays the run and four jacks and throws the K♦: the hand is empty."""
+    s = Scenario(name, players, hands={0: down_hand(name)}, stock=f"Kd {stock}".strip(),
+                 mortos={0: MORTO})
+    s.draw("Kd").meld(run_of(name)).meld("Js Jd Jc Js").discard("Kd")
+    return s
+
+
+# -- direct: "the player takes the morto at once and continues the same turn without drawing"
+
+
+@pytest.mark.parametrize("name", DIRECT)
+def test_the_direct_morto_is_taken_at_once_and_the_turn_goes_on_without_a_draw(
+    name: str
+) -> None:
+    s = emptied_by_meld(name)
+    assert (s.state.phase, s.state.emptied_by, s.hand(0)) == ("emptied", "meld", ())
+    # The empty hand has no card to throw; going out comes after the morto; emptied by
+    # melding, the morto is the direct one.
+    refused(s, "turn.hand_emptied", ("empty",), "discard", "Jh")
+    refused(s, "go_out.morto_first", ("morto",), "go_out")
+    refused(s, "morto.wrong_kind", ("directly",), "morto", direct=False)
+    s.morto(direct=True)
+    assert sorted(s.hand(0)) == sorted(parse_cards(MORTO))
+    assert (s.turn, s.state.phase, s.state.morto_taken) == (0, "play", (True, False))
+    assert s.state.morto_pending == (None, None)  # a direct morto is never voided
+    # "sendo-lhe vedada a compra de qualquer carta": no draw, no pile.
+    refused(s, "turn.already_drew", ("already drew",), "draw")
+    if s.state.pile:
+        refused(s, "turn.already_drew", ("already drew",), "take_pile")
+    # The morto is played at once, and the turn ends with a discard.
+    s.meld("Th Ts Td Tc").meld("Kh Ks Kd")
+    s.discard("Qc")
+    assert s.turn == 1 and len(s.hand(0)) == 3
+
+
+def test_burako_refuses_the_meld_that_would_take_the_morto_directly() -> None:
+    s = Scenario("burako", hands={0: down_hand("burako")}, stock="Jh", mortos={0: MORTO})
+    s.draw("Jh").meld(run_of("burako"))
+    refused(s, "morto.indirect_only", ("indirect", "discard"), "meld", "Js Jd Jc Js Jh")
+    # Four jacks leave the J♥ to throw: the indirect morto.
+    s.meld("Js Jd Jc Js").discard("Jh")
+    refused(s, "morto.wrong_kind", ("indirectly",), "morto", direct=True)
+    s.morto(direct=False)
+    assert s.turn == 1 and s.state.morto_pending == (0, None)
+
+
+# -- indirect: "the player takes the morto and the turn ends; it is played from the next turn"
+
+
+@pytest.mark.parametrize("name", MORTO_PRESETS)
+def test_the_indirect_morto_ends_the_turn_and_is_played_from_the_next(name: str) -> None:
+    s = emptied_by_discard(name)
+    assert (s.state.phase, s.state.emptied_by, s.state.pile[-1]) == (
+        "emptied", "discard", parse_cards("Kd")[0])
+    refused(s, "morto.wrong_kind", ("indirectly",), "morto", direct=True)
+    refused(s, "go_out.morto_first", ("morto",), "go_out")
+    s.morto(direct=False)
+    assert sorted(s.hand(0)) == sorted(parse_cards(MORTO))
+    assert (s.turn, s.state.phase, s.state.morto_pending) == (1, "draw", (0, None))
+    # The taker may not play the morto in the opponent's turn.
+    refused(s, "turn.not_your_turn", ("turn",), "draw", seat=0)
+    s.pass_turn()
+    # Seat 0's own turn has begun: the morto stands, drawn to like any hand.
+    assert (s.turn, s.state.morto_pending) == (0, (None, None))
+    s.draw().meld("Th Ts Td Tc")
+    assert len(s.hand(0)) == 8
+
+
+# -- the morto is taken once per side; in partnerships by the first partner to empty ------
+
+
+@pytest.mark.parametrize("name", MORTO_PRESETS)
+def test_the_morto_is_the_sides_once_the_second_emptying_goes_out(name: str) -> None:
+    s = emptied_by_discard(name, stock="5c Kc")
+    s.morto(direct=False)
+    s.pass_turn()
+    # Seat 0 lays its morto down in its next turn: with the K♣ drawn, four tens, four queens
+    # and four kings. The hand is empty for the second time: that is going out.
+    s.draw("Kc").meld("Th Ts Td Tc").meld("Qh Qs Qd Qc").meld("Kh Ks Kd Kc")
+    assert s.state.phase == "emptied"
+    refused(s, "morto.not_available", ("already", "morto"), "morto", direct=True)
+    s.go_out()
+    assert s.state.phase == "out" and s.state.went_out == 0
+
+
+@pytest.mark.parametrize("name", MORTO_PRESETS)
+def test_four_players_only_the_first_partner_takes_the_morto(name: str) -> None:
+    # Seat 0 takes side 0's morto indirectly; seat 1 plays; seat 2 (seat 0's partner) then
+    # lays the whole hand: side 0's morto is taken, so that is going out (the side has the
+    # run, a canastra), not a second morto.
+    size = 13 if name.startswith("thirteen") else 11
+    sets = ("3s 3d 3c 3h 4s 4d 4c 5s 5d 5c 6s 6d 6h" if size == 13
+            else "3s 3d 3c 4s 4d 4c 5s 5d 5c 6s 6d")
+    s = Scenario(name, 4, hands={0: down_hand(name), 2: sets}, stock="Kd 8c 6c",
+                 mortos={0: MORTO})
+    s.draw("Kd").meld(run_of(name)).meld("Js Jd Jc Js").discard("Kd").morto(direct=False)
+    s.pass_turn()
+    assert s.turn == 2
+    s.draw("6c")
+    melds = (["3s 3d 3c 3h", "4s 4d 4c", "5s 5d 5c", "6s 6d 6h 6c"] if size == 13
+             else ["3s 3d 3c", "4s 4d 4c", "5s 5d 5c", "6s 6d 6c"])
+    for m in melds:
+        s.meld(m)
+    refused(s, "morto.not_available", ("already", "morto"), "morto", direct=True)
+    s.go_out().end_hand()
+    side0, side1 = s.state.results[0].scores
+    # Side 0: the run, four jacks and the sets on the table; clean canastra; going out. Seat
+    # 0's morto stands (a partner went out), and stands as the taker's hand: 110 in hand.
+    table = spec_points(name, run_of(name)) + 40 + spec_points(name, sets) + 5
+    assert side0.table_points == table and side0.canastras == {"clean": 1}
+    assert (side0.going_out, side0.morto_penalty) == (GOING_OUT[name], 0)
+    hand1 = spec_points(name, s.hand(1)) + spec_points(name, s.hand(3))
+    assert side0.hand_penalty == 110
+    # Biriba and bossa-nova: each partner laid the whole hand in one turn, a relancinho each.
+    relancinho = 200 if name in ("biriba", "bossa-nova") else 0
+    assert side0.relancinho == relancinho
+    assert side0.total == table + CLEAN + GOING_OUT[name] + relancinho - 110
+    assert side1.total == -hand1 - MORTO_NOT_TAKEN
+
+
+# -- going out needs the morto first, and (but in biriba) a canastra ------------------------
+
+
+@pytest.mark.parametrize("name", MORTO_PRESETS)
+def test_emptying_the_hand_before_the_morto_is_no_going_out(name: str) -> None:
+    s = emptied_by_discard(name)
+    refused(s, "go_out.morto_first", ("morto",), "go_out")
+    assert s.state.went_out is None
+    refused(s, "hand.not_over", ("nobody went out",), "end_hand", "went_out")
+
+
+@pytest.mark.parametrize("name", MORTO_PRESETS)
+def test_after_the_morto_only_biriba_goes_out_without_a_canastra(name: str) -> None:
+    # Seat 0 empties with sets only (no canastra) and throws the K♣ drawn: 3s 3d 3c, 4s 4d 4c
+    # and five 5s (13-card hands: four 3s, four 4s, five 5s). Bossa-nova may not even take
+    # its morto so: the last meld, which leaves one card to throw, is refused.
+    if name.startswith("thirteen"):
+        sets = ["3s 3d 3c 3h", "4s 4d 4c 4h", "5s 5d 5c 5h 5s"]
+    else:
+        sets = ["3s 3d 3c", "4s 4d 4c", "5s 5d 5c 5h 5s"]
+    s = Scenario(name, hands={0: " ".join(sets)}, stock="Kc 6c 8c", mortos={0: MORTO})
+    s.draw("Kc").meld(sets[0]).meld(sets[1])
+    if name == "bossa-nova":
+        refused(s, "morto.needs_canastra", ("canastra", "morto"), "meld", sets[2])
+        return
+    s.meld(sets[2]).discard("Kc").morto(direct=False)
+    s.pass_turn()
+    # The morto: tens, queens and kings as sets, no canastra; the last meld would leave the
+    # 8♣ drawn alone, whose discard would go out.
+    s.draw("8c").meld("Th Ts Td Tc").meld("Qh Qs Qd Qc")
+    if name in NEEDS_CANASTRA_TO_GO_OUT:
+        refused(s, "go_out.needs_canastra", ("canastra",), "meld", "Kh Ks Kd")
+        s.discard("8c")  # keeping the kings, the turn ends as any other
+        assert s.turn == 1
+        return
+    s.meld("Kh Ks Kd").discard("8c").go_out().end_hand()
+    side0 = s.state.results[0].scores[0]
+    assert side0.canastras == {} and side0.going_out == GOING_OUT[name]
+
+
+# -- going out by a meld or by a discard: both end the hand with the bonus ----------------
+
+
+@pytest.mark.parametrize("name", ALL)
+@pytest.mark.parametrize("by", ["meld", "discard"])
+def test_going_out_by_the_last_meld_or_the_last_discard(name: str, by: str) -> None:
+    # Seat 0 holds the run and four jacks. With a morto it takes the morto indirectly first
+    # (every morto preset allows that), then lays the morto down: tens, queens, kings.
+    if name == "classic":
+        drawn = "Kd" if by == "discard" else "Jh"
+        s = Scenario(name, hands={0: down_hand(name)}, stock=drawn)
+        s.draw(drawn).meld(run_of(name))
+        if by == "discard":
+            s.meld("Js Jd Jc Js").discard("Kd")
+        else:
+            s.meld("Js Jd Jc Js Jh")
+        laid = spec_points(name, run_of(name)) + (40 if by == "discard" else 50)
+    else:
+        last = "Kc" if by == "meld" else "8c"
+        s = emptied_by_discard(name, stock=f"5c {last}")
+        s.morto(direct=False).pass_turn()
+        s.draw(last).meld("Th Ts Td Tc").meld("Qh Qs Qd Qc")
+        if by == "meld":
+            refused(s, "turn.wrong_phase", ("still holds",), "go_out")
+            s.meld("Kh Ks Kd Kc")
+        else:
+            s.meld("Kh Ks Kd").discard("8c")
+        laid = spec_points(name, run_of(name)) + 40 + 40 + 40 + (40 if by == "meld" else 30)
+    assert s.state.phase == "emptied" and s.state.emptied_by == by
+    s.go_out()
+    refused(s, "hand.over", ("after the hand",), "discard", "Kd")
+    s.end_hand()
+    side0 = s.state.results[0].scores[0]
+    assert side0.table_points == laid and side0.going_out == GOING_OUT[name]
+    assert side0.hand_penalty == 0 and side0.morto_penalty == 0
+
+
+# -- classic: there is no morto, the first emptying goes out ------------------------------
+
+
+@pytest.mark.parametrize("players", [2, 3, 4, 6])
+def test_classic_has_no_morto_the_first_emptying_goes_out(players: int) -> None:
+    s = Scenario("classic", players, hands={0: down_hand("classic")}, stock="Jh")
+    s.draw("Jh").meld(run_of("classic")).meld("Js Jd Jc Js Jh")
+    refused(s, "morto.not_available", ("no morto",), "morto", direct=True)
+    s.go_out().end_hand()
+    res = s.state.results[0]
+    assert res.went_out == 0 and res.reason == "went_out"
+    sides = 3 if players == 3 else 2
+    assert len(res.scores) == sides
+    # 3h..7h 25, 8h 9h 20, five jacks 50; a clean canastra; going out; the relancinho (the
+    # whole hand in one turn, nothing laid before); less the partners' hands (seats 2, 4).
+    partners = sum(spec_points("classic", s.hand(p)) for p in range(2, players, 2)) \
+        if players in (4, 6) else 0
+    assert res.scores[0].total == 25 + 20 + 50 + CLEAN + GOING_OUT["classic"] + 100 - partners
