@@ -253,22 +253,29 @@ def render_verdict(v: audit.Verdict) -> Iterator[str]:
     yield from _signing_lines(v)
     sc = v.scoring
     bad = [h for h in sc.hands if not h.ok]
+    totals_wrong = (sc.totals_recorded is not None
+                    and sc.totals_recorded != sc.totals_recomputed)
     yield (f"  scoring     {_n(len(sc.hands), 'hand')}; "
-           + ("recorded scores agree with the recomputed ones" if not bad else
-              f"{len(bad)} with a wrong recorded score"))
-    for h in bad:
-        for side in h.sides:
-            if side.difference:
-                yield (f"    hand {h.hand} (seq {h.end_seq}) side {side.side}: recorded "
-                       f"{side.recorded}, recomputed {side.recomputed}, difference "
-                       f"{side.difference:+d}")
-                for line in side.explanation:
-                    yield f"      {line}"
-                if side.hint:
-                    yield f"      {side.hint}"
-    if sc.totals_recorded is not None and sc.totals_recorded != sc.totals_recomputed:
-        yield (f"    match totals recorded {list(sc.totals_recorded)}, recomputed "
-               f"{list(sc.totals_recomputed)}")
+           + ("recorded scores agree with the recomputed ones" if not bad and not totals_wrong
+              else "recorded hand scores agree with the recomputed ones" if not bad
+              else f"{len(bad)} with a wrong recorded score")
+           + ("; the recorded match totals do not" if totals_wrong else ""))
+    # Every scoring finding, as the other sections print theirs (seq, rule, message); a side's
+    # wrong score with its recomputation line by line under it. A count of scores that does
+    # not fit the sides, or wrong match totals, has no side lines but is a finding all the same.
+    detail = {(h.end_seq, f"hand {h.hand}, side {side.side}: "): side
+              for h in bad for side in h.sides if side.difference}
+    for f in v.findings:
+        if f.section != "scoring":
+            continue
+        yield f"    seq {'-' if f.seq is None else f.seq} [{f.rule}] {f.message}"
+        side = next((d for (seq, head), d in detail.items()
+                     if seq == f.seq and f.message.startswith(head)), None)
+        if side is not None:
+            for line in side.explanation:
+                yield f"      {line}"
+            if side.hint:
+                yield f"      {side.hint}"
     if v.integrity.status not in ("sealed", "unsealed"):
         yield f"  note        later sections cover the {v.integrity.events} events read intact"
 
