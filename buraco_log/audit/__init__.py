@@ -203,6 +203,8 @@ def audit_events(events: Sequence[AnyEvent], integrity: Integrity, path: str = "
     if sig.signatures and sig.verified is None:
         notes.append(f"signing: {sig.signatures} signature(s) by key {sig.key_id} not "
                      "verified: no trusted keys given (--keys)")
+    if (tail := _unsigned_tail(events, sig, integrity)) is not None:
+        notes.append(tail)
     return Verdict(
         path=path,
         match_id=start.match_id if start is not None else None,
@@ -219,6 +221,27 @@ def audit_events(events: Sequence[AnyEvent], integrity: Integrity, path: str = "
         notes=tuple(notes),
         signing=sig,
     )
+
+
+def _unsigned_tail(events: Sequence[AnyEvent], sig: Signing, integrity: Integrity
+                   ) -> str | None:
+    """The note of a signed log whose last events no signature covers, when signatures are
+    not required (then it is the finding ``sign.tail_unsigned``). Anyone holding the file can
+    cut it back to a signed head and write events after it with the chain recomputed: an OK
+    verdict must not be read as "the site signed all of it"."""
+    if (sig.required or not sig.signatures or sig.last_signed_seq is None or not events
+            or integrity.status not in ("sealed", "unsealed")):
+        return None
+    last = events[-1].seq
+    if sig.last_signed_seq >= last:
+        return None
+    first = sig.last_signed_seq + 1
+    one = first == last
+    what = f"event {first} is" if one else f"events {first} to {last} are"
+    return (f"signing: {what} signed by no signature (the last signs seq "
+            f"{sig.last_signed_seq}): nothing shows the site wrote {'it' if one else 'them'} "
+            "(requiring signatures makes this a finding: --require-signatures, or "
+            f"{settings.REQUIRE_SIGNATURES_ENV}=1)")
 
 
 def audit_log(path: str | os.PathLike[str], *, require_commitment: bool = False,
