@@ -84,6 +84,27 @@ def _range_message(text: bytes) -> str:
             f"{log.INT_MAX})")
 
 
+_LONE_HIGH = re.compile(rb"(?<!\\)(?:\\\\)*\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F])")
+"""A ``\\uD800``-``\\uDBFF`` escape not followed by a low surrogate's: no Unicode text."""
+
+
+def _why_not_json(text: bytes, exc: Exception) -> str:
+    """msgspec's reason a line is not JSON, made precise where it is vague: bytes that are not
+    UTF-8 are named by position, and a lone surrogate escape (which msgspec calls "Input data
+    was truncated") is named as such."""
+    try:
+        text.decode("utf-8")
+    except UnicodeDecodeError as bad:
+        return (f"byte {bad.start} of the line ({text[bad.start]:#04x}) is not UTF-8: "
+                "JSON Lines are UTF-8 text")
+    found = _LONE_HIGH.search(text)
+    if found is not None and str(exc).startswith("Input data was truncated"):
+        escape = found.group().lstrip(b"\\").decode("ascii")
+        return (f"the escape \\{escape} at byte {found.end() - 6} is half of a UTF-16 "
+                "surrogate pair (a lone surrogate is not Unicode text)")
+    return str(exc)
+
+
 class _DuplicateKey(Exception):
     pass
 
@@ -209,6 +230,7 @@ class JsonlReader:
         self.count = 0
         self.signatures: list[sigrec.SignedHead] = []  # checked against the chain, not keys
         self._digest = b""  # the chain's digest after the last event read
+        self._header_line = 0  # the first line's number, once read
 
     def _error(self, message: str, line: int, kind: str = "jsonl") -> LogFormatError:
         return LogFormatError(message, path=self.path, line=line, seq=self.count, kind=kind)
@@ -237,7 +259,8 @@ class JsonlReader:
                         raise self._error(
                             "the file starts with a byte order mark (EF BB BF): JSON Lines are "
                             "UTF-8 without one (save the file without BOM)", number) from None
-                    raise self._error(f"not a JSON line: {exc}", number) from None
+                    raise self._error(f"not a JSON line: {_why_not_json(raw, exc)}",
+                                      number) from None
                 if not isinstance(obj, dict):
                     raise self._error("a line must be a JSON object", number)
                 if (duplicate := _duplicate_key(text)) is not None:
@@ -333,7 +356,11 @@ class JsonlReader:
 
     def _meta(self, obj: dict[str, Any], number: int) -> None:
         kind = obj["log"]
+        if kind == "buraco-log" and self._header_line:  # which version would count?
+            raise self._error(f"a second first line (the first is line {self._header_line}): "
+                              "a log has one", number)
         if kind == "buraco-log" and self.count == 0:
+            self._header_line = number
             version = obj.get("version", ev.FORMAT_VERSION)
             if type(version) is not int or not 1 <= version <= ev.FORMAT_VERSION:
                 raise self._error(

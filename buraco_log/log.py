@@ -268,13 +268,48 @@ def _range_error(event: Any, where: str) -> str:
     )
 
 
+_ENCODE_ERRORS: Final = (TypeError, UnicodeEncodeError)
+"""What msgspec raises for a field it cannot encode: an object of no known type, or text with
+a lone surrogate (``"\\ud800"``, which no UTF-8 file can hold)."""
+
+
+def cannot_encode(event: ev.AnyEvent, exc: BaseException) -> str:
+    """Why ``event`` cannot be encoded at all (``exc``: what msgspec raised), naming the field."""
+    name = type(event).__name__
+    for field in getattr(type(event), "__struct_fields__", ()):
+        try:
+            ev._encoder.encode(getattr(event, field))
+        except OverflowError:
+            continue
+        except _ENCODE_ERRORS as inner:
+            exc = inner
+            break
+    else:
+        field = ""
+    if isinstance(exc, UnicodeEncodeError):
+        return (f"{name} cannot be recorded: {f'field {field!r}' if field else 'a field'} "
+                f"holds text with a lone surrogate ({exc.object[exc.start:exc.end]!r}), which "
+                "is not Unicode: a log's text is UTF-8")
+    return f"{name} cannot be recorded: {exc}{f' (field {field!r})' if field else ''}"
+
+
+def _seq_of(event: Any) -> int | None:
+    seq = getattr(event, "seq", None)
+    return seq if type(seq) is int else None
+
+
 def encode_checked(event: ev.AnyEvent) -> bytes:
     """``events.encode``, refusing an integer outside the signed 64-bit range (a
-    :class:`LogFormatError` of kind ``range`` naming the field) instead of ``OverflowError``."""
+    :class:`LogFormatError` of kind ``range`` naming the field) instead of ``OverflowError``,
+    and a field msgspec cannot encode at all (an object of an unknown type, text with a lone
+    surrogate) as kind ``validate`` instead of ``TypeError`` or ``UnicodeEncodeError``."""
     try:
         data = ev.encode(event)
     except OverflowError:
         data = b"\xcf\xff"  # too large even for MessagePack: find which field below
+    except _ENCODE_ERRORS as exc:
+        raise LogFormatError(cannot_encode(event, exc), seq=_seq_of(event),
+                             kind="validate") from None
     if _maybe_huge(data):
         where = out_of_range(event)
         if where is not None:
@@ -1335,7 +1370,7 @@ class Writer:
             data = encode_checked(event)
         except LogFormatError as exc:
             raise LogFormatError(
-                exc.message, path=self.path, offset=self._end, seq=event.seq, kind="range"
+                exc.message, path=self.path, offset=self._end, seq=exc.seq, kind=exc.kind
             ) from None
         if len(data) > MAX_EVENT:
             raise LogFormatError(_too_large(event, len(data)), path=self.path, offset=self._end,
@@ -1396,6 +1431,9 @@ class Writer:
                 )
             except OverflowError:
                 bad = True
+            except _ENCODE_ERRORS:  # only the unchecked fast path gets here: the buffered
+                # events were taken out of the buffer above, and must not be lost
+                self._refuse_unreadable(events, sync)
             if bad:  # only the unchecked fast path gets here
                 self._refuse_out_of_range(events, sync)
             if self._fast and self._check_range:
@@ -1483,7 +1521,7 @@ class Writer:
         """Write the events before the first one a reader could not decode, then refuse it and
         stop, as :meth:`_refuse_out_of_range` does."""
         first, why = next((i, w) for i, e in enumerate(events)
-                          if (w := unreadable(e, ev.encode(e))) is not None)
+                          if (w := _unrecordable(e)) is not None)
         self._buffer = events[:first]
         self._write_buffer(sync)
         self._expect = self._next_seq
@@ -1504,6 +1542,17 @@ class Writer:
         raise LogFormatError(
             message, path=self.path, offset=self._end, seq=self._next_seq, kind="io"
         )
+
+
+def _unrecordable(event: ev.AnyEvent) -> str | None:
+    """Why ``event`` cannot be encoded, or a reader could not decode it; None if it can."""
+    try:
+        data = ev.encode(event)
+    except OverflowError:
+        return None  # an integer out of range: refused by its own check
+    except _ENCODE_ERRORS as exc:
+        return cannot_encode(event, exc)
+    return unreadable(event, data)
 
 
 def _new_validator(path: str, start: Any = None) -> Any:

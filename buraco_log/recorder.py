@@ -652,11 +652,12 @@ class Recorder:
                         seq=event.seq,
                         kind="seq",
                     )
-                try:
-                    data = log.encode_checked(event)  # int64 only (kind "range"), before the rules
-                except TypeError as exc:  # a field holding an object msgspec cannot encode
-                    raise LogFormatError(f"{type(event).__name__} cannot be recorded: {exc}",
-                                         path=table.path, kind="validate") from None
+                try:  # int64 only (kind "range"), a field msgspec cannot encode (an object,
+                    # text with a lone surrogate: kind "validate"), before the rules
+                    data = log.encode_checked(event)
+                except LogFormatError as exc:
+                    raise LogFormatError(exc.message, path=table.path, seq=exc.seq,
+                                         kind=exc.kind) from None
                 if len(data) > _MAX_EVENT:  # a record that big no reader takes
                     raise LogFormatError(
                         f"{type(event).__name__} is {len(data):,} bytes encoded; one record of "

@@ -71,6 +71,12 @@ def convert(
         raise fail(f"{output}: a {to.value} log must not be named "
                    f"{output.suffix or 'without .blog'} (readers take .jsonl files as JSON "
                    "Lines and every other name as binary)", EXIT_USAGE, as_json=as_json)
+    if output != STDIN and os.path.isdir(output):  # --overwrite named its temporary
+        raise fail(f"{output}: is a directory; name the new file", EXIT_USAGE, as_json=as_json)
+    if output != STDIN and _replaces(output, source):  # through a link: --overwrite
+        # replaced the log being read with its other form, under the log's own name
+        raise fail(f"{output}: is the log being read ({source}); name another file",
+                   EXIT_USAGE, as_json=as_json)
     special = output != STDIN and written_in_place(output)  # /dev/null, a FIFO, /dev/stdout
     if output != STDIN and os.path.lexists(output) and not overwrite and not special:
         raise fail(f"{output}: exists (--overwrite replaces it)", EXIT_USAGE, as_json=as_json)
@@ -127,6 +133,13 @@ def convert(
                    "head": info.head})
     else:
         typer.echo(f"{output}: {info.events} events, head {info.head}")
+
+
+def _replaces(output: Path, source: Path) -> bool:
+    """Whether writing ``output`` (renamed over the file its links lead to) would replace the
+    file ``source`` names. (A second hard link to the source is another name: replaced, the
+    source keeps its own.)"""
+    return os.path.lexists(output) and os.path.realpath(output) == os.path.realpath(source)
 
 
 def _is_stdout(path: Path) -> bool:

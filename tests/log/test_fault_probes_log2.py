@@ -1,0 +1,234 @@
+"""More fault probes of the log layer: events msgspec cannot encode, JSON Lines that are not
+UTF-8 text, a repeated first line, and convert told to write into a directory or over the log
+it reads. The command-line probes run in real subprocesses with a timeout
+(``tests/log/test_fault_probes_log.run``), so a hang fails instead of blocking."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from buraco_log import events as ev
+from buraco_log import log
+from buraco_log.errors import LogFormatError
+from tests.log.test_fault_probes_log import (
+    GOOD_JSONL,
+    UNSEALED,
+    UNSEALED_JSONL,
+    _files,
+    _with_line,
+    assert_error,
+    digest,
+    run,
+)
+
+
+def _draws(n: int, start: int = 0) -> list[ev.AnyEvent]:
+    return [ev.CardDrawn(seat=0, card=3, seq=start + i) for i in range(n)]
+
+
+UNENCODABLE = [pytest.param("\ud800", id="lone-surrogate"), pytest.param(object(), id="object")]
+
+
+# -- the writer: an event msgspec cannot encode --------------------------------------------------
+
+
+@pytest.mark.parametrize("note", UNENCODABLE)
+def test_a_batched_writer_keeps_the_events_before_an_unencodable_one_and_stops(
+        tmp_path: Path, note: object) -> None:
+    # batched and unvalidated, append only buffers: the flush lost the three good events
+    # (taken out of the buffer before the encode raised UnicodeEncodeError or TypeError), the
+    # writer went on, and the next append wrote a record of seq 4 where seq 0 belonged: the
+    # whole log was damage from byte 20
+    path = tmp_path / "b.blog"
+    good = _draws(3)
+    writer = log.Writer(path, validate=False, batched=True)
+    for event in good:
+        writer.append(event)
+    writer.append(ev.CardDrawn(seat=0, card=3, seq=3, note=note))  # type: ignore[arg-type]
+    with pytest.raises(LogFormatError) as caught:
+        writer.flush()
+    assert caught.value.kind == "validate" and caught.value.seq == 3, caught.value
+    assert "'note'" in caught.value.message and str(path) in str(caught.value)
+    with pytest.raises(LogFormatError) as later:  # the writer accepts nothing more
+        writer.append(ev.CardDrawn(seat=0, card=3, seq=4))
+    assert later.value.kind == "closed"
+    writer.close()
+    info = log.verify(path)
+    assert (info.events, info.torn) == (3, None)
+    assert log.read_events(path) == good
+
+
+@pytest.mark.parametrize("note", UNENCODABLE)
+def test_append_many_keeps_the_events_before_an_unencodable_one(tmp_path: Path,
+                                                               note: object) -> None:
+    path = tmp_path / "m.blog"
+    events = [*_draws(5), ev.CardDrawn(seat=0, card=3, seq=5, note=note),  # type: ignore[arg-type]
+              *_draws(2, start=6)]
+    with (log.Writer(path, validate=False, batched=True) as writer,
+          pytest.raises(LogFormatError, match="cannot be recorded") as caught):
+        writer.append_many(events)
+        writer.flush()
+    assert caught.value.seq == 5
+    assert log.read_events(path) == events[:5]
+
+
+@pytest.mark.parametrize("note", UNENCODABLE)
+def test_an_unbatched_writer_refuses_an_unencodable_event_as_its_own_error(
+        tmp_path: Path, note: object) -> None:
+    # it raised UnicodeEncodeError: no path, no seq, no kind; nothing was written, so the
+    # writer takes the same seq again
+    path = tmp_path / "u.blog"
+    with log.Writer(path, validate=False) as writer:
+        with pytest.raises(LogFormatError) as caught:
+            writer.append(ev.CardDrawn(seat=0, card=3, seq=0, note=note))  # type: ignore[arg-type]
+        assert caught.value.kind == "validate" and caught.value.seq == 0
+        assert caught.value.path == str(path) and "'note'" in caught.value.message
+        assert writer.append(ev.CardDrawn(seat=0, card=3, seq=0)) == 0
+    assert log.read_events(path) == _draws(1)
+
+
+def test_a_lone_surrogate_in_a_players_name_names_the_field(tmp_path: Path) -> None:
+    start = log.read_events(UNSEALED)[0]
+    assert isinstance(start, ev.MatchStarted)
+    bad = msgspec.structs.replace(start, players=(ev.Player("p\udcff0"), *start.players[1:]))
+    with pytest.raises(LogFormatError, match="field 'players' holds text with a lone surrogate"):
+        log.encode_checked(bad)
+    with (log.Writer(tmp_path / "p.blog", validate=False) as writer,
+          pytest.raises(LogFormatError, match="'players'")):
+        writer.append(bad)
+    assert log.verify(tmp_path / "p.blog").events == 0
+
+
+# -- JSON Lines that are not UTF-8 text ----------------------------------------------------------
+
+
+def test_a_lone_surrogate_escape_is_named_not_called_truncated(tmp_path: Path) -> None:
+    # msgspec says "Input data was truncated" of a whole, well-closed line
+    line = b'{"t":"dr","seat":0,"card":"4c","seq":2,"note":"a\\ud800b"}'
+    path = _with_line(tmp_path, 4, line)
+    where = line.index(b"\\ud800")
+    out = assert_error(run("verify", path), 1, f"{path}, line 4", "\\ud800", f"byte {where}",
+                       "surrogate")
+    assert "truncated" not in out
+
+
+def test_an_escaped_backslash_before_u_is_no_surrogate(tmp_path: Path) -> None:
+    # "\\ud800" is a backslash and the letters ud800: text, read as such
+    line = b'{"t":"dr","seat":0,"card":"4c","seq":2,"note":"\\\\ud800"}'
+    path = _with_line(tmp_path, 4, line)
+    r = run("verify", path)
+    # the note is new, so the end line's head no longer matches: that is the only complaint
+    assert_error(r, 1, f"{path}, line 20", "do not hash to the head digest")
+
+
+def test_a_surrogate_pair_escape_reads_as_the_character_it_encodes(tmp_path: Path) -> None:
+    events = log.read_events(UNSEALED)
+    events[2] = msgspec.structs.replace(events[2], note="\U0001f600")
+    text = tmp_path / "emoji.blog"
+    log.write_log(text, events, validate=False)
+    raw = tmp_path / "emoji.jsonl"
+    assert run("convert", text, "-o", raw).code == 0
+    body = raw.read_bytes()
+    assert "\U0001f600".encode() in body  # written as UTF-8; now spelled as the escape pair
+    escaped = tmp_path / "escaped.jsonl"
+    escaped.write_bytes(body.replace("\U0001f600".encode(), b"\\ud83d\\ude00"))
+    a, b = run("verify", "-f", "json", escaped), run("verify", "-f", "json", text)
+    assert a.code == b.code == 0, (a, b)
+    assert json.loads(a.out)["head"] == json.loads(b.out)["head"] == log.verify(text).head
+
+
+def test_a_byte_that_is_not_utf8_is_named_by_its_place_in_the_line(tmp_path: Path) -> None:
+    line = b'{"t":"dr","seat":0,"card":"4c","seq":2,"note":"caf\xe9"}'  # Latin-1 e-acute
+    path = _with_line(tmp_path, 4, line)
+    where = line.index(b"\xe9")
+    assert_error(run("verify", path), 1, f"{path}, line 4", f"byte {where}", "0xe9", "not UTF-8")
+    out = tmp_path / "out.blog"
+    assert_error(run("convert", path, "-o", out), 1, f"{path}, line 4", "not UTF-8")
+    assert not out.exists()
+
+
+# -- JSON Lines: a repeated first line -----------------------------------------------------------
+
+
+def test_a_second_first_line_is_refused_where_it_stands(tmp_path: Path) -> None:
+    # a version 1 first line, then a version 2 one: the second silently won, and the log was
+    # reported as "changed after the fact" at its end line
+    lines = (Path(UNSEALED_JSONL).read_bytes()).split(b"\n")
+    v1 = b'{"log": "buraco-log", "version": 1, "sealed": false}'
+    path = tmp_path / "two.jsonl"
+    path.write_bytes(b"\n".join([v1, *lines]))
+    line = assert_error(run("verify", path), 1, f"{path}, line 2", "second first line",
+                        "line 1")
+    assert "changed after the fact" not in line
+    same = tmp_path / "same.jsonl"  # even when both agree: a log has one first line
+    same.write_bytes(b"\n".join([lines[0], *lines]))
+    assert_error(run("verify", same), 1, f"{same}, line 2", "second first line")
+    assert run("verify", UNSEALED_JSONL).code == 0
+
+
+# -- convert: into a directory, over the log it reads -------------------------------------------
+
+
+@pytest.mark.parametrize("overwrite", [False, True], ids=["plain", "overwrite"])
+def test_convert_into_a_directory_says_so_and_leaves_nothing(tmp_path: Path,
+                                                            overwrite: bool) -> None:
+    # with --overwrite it named its own temporary (".out.blog.1a2b.converting.blog: Is a
+    # directory"); without, it advised --overwrite, which cannot replace a directory
+    out = tmp_path / "out.blog"
+    out.mkdir()
+    (out / "keep").write_text("x")
+    src = tmp_path / "src.jsonl"
+    src.write_bytes(GOOD_JSONL.read_bytes())
+    before = _files(tmp_path)
+    args = ["convert", src, "-o", out, *(["--overwrite"] if overwrite else [])]
+    line = assert_error(run(*args), 2, f"{out}: is a directory")
+    assert "converting" not in line and "--overwrite" not in line
+    assert _files(tmp_path) == before and (out / "keep").read_text() == "x"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.blog", "src.jsonl"]
+
+
+def test_convert_overwrite_through_a_link_to_its_own_source_is_refused(tmp_path: Path) -> None:
+    # out.jsonl -> match.blog: the JSON Lines form was renamed over match.blog, so the binary
+    # log held JSON text under its .blog name, and every binary reader refused it
+    src = tmp_path / "match.blog"
+    src.write_bytes(UNSEALED.read_bytes())
+    link = tmp_path / "out.jsonl"
+    link.symlink_to(src.name)
+    before = digest(src)
+    assert_error(run("convert", src, "-o", link, "--overwrite"), 2, f"{link}: ",
+                 "the log being read")
+    assert digest(src) == before and link.is_symlink()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["match.blog", "out.jsonl"]
+    link.unlink()  # another name converts as before
+    assert run("convert", src, "-o", link).code == 0
+    assert link.read_bytes() == UNSEALED_JSONL.read_bytes()
+
+
+def test_convert_overwrite_of_a_second_hard_link_to_its_source_replaces_that_name_only(
+        tmp_path: Path) -> None:
+    # another name of the same file: renamed over, the source keeps its own name and bytes
+    src = tmp_path / "match.jsonl"
+    src.write_bytes(UNSEALED_JSONL.read_bytes())
+    other = tmp_path / "other.blog"
+    os.link(src, other)
+    r = run("convert", src, "-o", other, "--overwrite")
+    assert r.code == 0, r
+    assert src.read_bytes() == UNSEALED_JSONL.read_bytes()
+    assert other.read_bytes() == UNSEALED.read_bytes()
+
+
+def test_convert_overwrite_of_the_file_its_source_links_to_is_refused(tmp_path: Path) -> None:
+    # match.blog -> store.jsonl, a binary log under a .jsonl name: renamed over, the link
+    # match.blog led to JSON text
+    store = tmp_path / "store.jsonl"
+    store.write_bytes(UNSEALED.read_bytes())
+    src = tmp_path / "match.blog"
+    src.symlink_to(store.name)
+    assert_error(run("convert", src, "-o", store, "--overwrite"), 2, f"{store}: ",
+                 "the log being read")
+    assert store.read_bytes() == UNSEALED.read_bytes()
