@@ -1,0 +1,291 @@
+"""A referee's scenarios of RULES.md §2 (seats and sides), §3 (the deal) and §4 (a turn: the
+draw, the pile, melding on the side's own melds, the discard), for every preset of §11 and
+every player count it allows.
+
+Expected values are worked out from RULES.md by hand (the tables below are copied from §2, §3,
+§10 and §11, never read from the engine's presets); each refusal is checked for its rule id,
+its seq and the words of its message, and a refused move must leave the table unchanged.
+"""
+
+from __future__ import annotations
+
+import msgspec
+import pytest
+
+from buraco_log.cards import parse_cards
+from buraco_log.errors import IllegalMoveError
+from buraco_log.reducer import Replayer
+from tests.play import start
+from tests.scenario import Scenario, build_deal
+
+# RULES.md §11: players, jokers, hand, morto, upcard, pile, redraw.
+PRESET = {
+    "classic": ((2, 3, 4, 6), 0, 11, False, False, "free", True),
+    "biriba": ((2, 3, 4), 0, 11, True, False, "free", True),
+    "bossa-nova": ((2, 3, 4), 0, 11, True, False, "free", True),
+    "thirteen": ((2, 4), 4, 13, True, True, "must_use_top", False),
+    "thirteen-quick": ((2, 4), 4, 13, True, True, "must_use_top", False),
+    "burraco": ((2, 4), 4, 11, True, True, "free", False),
+    "mega": ((2, 4), 4, 11, True, True, "free", False),
+    "burako": ((2, 4), 2, 11, True, False, "free", False),
+}
+ALL = tuple(PRESET)
+FREE = tuple(n for n in ALL if PRESET[n][5] == "free")
+MUST_USE_TOP = ("thirteen", "thirteen-quick")
+REDRAW = ("classic", "biriba", "bossa-nova")
+SEATINGS = [(n, p) for n in ALL for p in PRESET[n][0]]
+# §2: alone with 2 or 3 players, partners on alternate seats with 4 or 6.
+SIDES = {2: (0, 1), 3: (0, 1, 2), 4: (0, 1, 0, 1), 6: (0, 1, 0, 1, 0, 1)}
+MORTO_SIZE = 11
+
+
+def refused(s: Scenario, rule: str, words: tuple[str, ...], move: str, *args: object,
+            **kw: object) -> None:
+    """``move`` is refused with ``rule`` at the next seq, its message saying ``words``."""
+    seq = s.rep.seq + 1
+    with s.illegal(rule):
+        getattr(s, move)(*args, **kw)
+    assert s.last_error.seq == seq, (s.last_error.seq, seq)
+    text = str(s.last_error).lower()
+    for w in words:
+        assert w.lower() in text, f"{w!r} not in {text!r}"
+
+
+# -- §2 seats and sides, §3 the deal ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(("name", "players"), SEATINGS)
+def test_the_deal_the_sides_and_the_seat_after_the_dealer_moving_first(
+    name: str, players: int
+) -> None:
+    _, jokers, hand, morto, upcard, _, _ = PRESET[name]
+    s = Scenario(name, players)
+    st = s.state
+    assert st.dealer == players - 1 and st.turn == 0  # the seat after the dealer
+    assert st.sides == SIDES[players]
+    assert [len(h) for h in st.hands] == [hand] * players
+    n_sides = 3 if players == 3 else 2
+    if morto:  # one morto of 11 per side
+        assert [len(m) for m in st.mortos] == [MORTO_SIZE] * n_sides
+    else:
+        assert not any(st.mortos)
+    assert len(st.pile) == (1 if upcard else 0)
+    dealt = players * hand + (n_sides * MORTO_SIZE if morto else 0) + (1 if upcard else 0)
+    assert len(st.stock) == 104 + jokers - dealt
+    # Play passes to the next seat, round the table and back to seat 0.
+    for seat in range(players):
+        assert s.turn == seat
+        other = (seat + 1) % players
+        refused(s, "turn.not_your_turn", (f"seat {other}", f"seat {seat}"), "draw", seat=other)
+        s.pass_turn()
+    assert s.turn == 0
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_a_player_count_the_preset_does_not_allow_is_refused_at_the_start(name: str) -> None:
+    allowed = PRESET[name][0]
+    for players in (2, 3, 4, 6):
+        rep = Replayer()
+        if players in allowed:
+            rep.step(start(name, players))
+            assert rep.phase == "between"
+            continue
+        with pytest.raises(IllegalMoveError) as info:
+            rep.step(start(name, players))
+        assert info.value.rule == "match.rules", info.value
+        assert f"not {players}" in str(info.value)
+        assert rep.phase == "new"
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_a_deal_that_is_not_the_presets_is_refused(name: str) -> None:
+    morto, upcard = PRESET[name][3:5]
+    s = Scenario(name)
+    begin = s.events[0]
+    good = build_deal(s.rules, 2, {}, "", {}, None)
+    for bad, rule in [
+        (msgspec.structs.replace(good, hands=(good.hands[0][:-1], good.hands[1]),
+                                 stock=good.stock + good.hands[0][-1:]), "deal.hand_size"),
+        (msgspec.structs.replace(good, mortos=good.mortos[:1] if morto else (good.stock[:11],),
+                                 stock=(good.stock + good.mortos[1]) if morto
+                                 else good.stock[11:]), "deal.morto_size"),
+        (msgspec.structs.replace(good, upcard=None, stock=(*good.stock, good.upcard))
+         if upcard else msgspec.structs.replace(good, upcard=good.stock[0],
+                                                stock=good.stock[1:]), "deal.upcard"),
+        (msgspec.structs.replace(good, dealer=0), "deal.dealer_rotation"),
+    ]:
+        rep = Replayer()
+        rep.step(begin)
+        with pytest.raises(IllegalMoveError) as info:
+            rep.step(bad)
+        assert info.value.rule == rule, info.value
+        assert rep.phase == "between"
+
+
+# -- §4.1 the draw ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_a_turn_begins_with_the_stocks_top_card_once(name: str) -> None:
+    s = Scenario(name, hands={0: "3h 3s 3d 9c"}, stock="Kh 4c")
+    refused(s, "turn.must_draw_first", ("draw",), "meld", "3h 3s 3d")
+    refused(s, "turn.must_draw_first", ("draw",), "discard", "9c")
+    refused(s, "draw.wrong_card", ("4c", "top of the stock is kh"), "draw", "4c")
+    s.draw("Kh")
+    assert s.hand(0)[-1] == parse_cards("Kh")[0]
+    refused(s, "turn.already_drew", ("already drew",), "draw", "4c")
+    if s.state.pile:
+        refused(s, "turn.already_drew", ("already drew",), "take_pile")
+    s.meld("3h 3s 3d").discard("Kh")
+    assert s.turn == 1 and s.state.pile[-1] == parse_cards("Kh")[0]
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_the_whole_pile_is_taken_never_part_of_it(name: str) -> None:
+    # Seat 0 throws 9h; seat 1 throws Kh (on 9h, and on the upcard in the upcard presets).
+    # Seat 0 then holds Kc Kd, so even must-use-top lets it take the pile for the king.
+    s = Scenario(name, hands={0: "9h Kc Kd", 1: "Kh"}, stock="5c 6c")
+    if not s.state.pile:
+        refused(s, "pile.empty", ("empty",), "take_pile")
+    s.draw("5c").discard("9h").draw("6c").discard("Kh")
+    pile = s.state.pile
+    assert pile[-2:] == parse_cards("9h Kh")
+    refused(s, "pile.whole_pile", ("never part",), "take_pile", count=1)
+    refused(s, "pile.wrong_top", ("9h",), "take_pile", top="9h")
+    before = len(s.hand(0))
+    s.take_pile()
+    assert s.state.pile == () and len(s.hand(0)) == before + len(pile)
+    s.meld("Kc Kd Kh").discard("5c")
+    assert s.turn == 1
+
+
+@pytest.mark.parametrize("name", FREE)
+def test_a_free_pile_is_taken_without_using_its_top_which_may_be_thrown_back(name: str) -> None:
+    # Seat 1 throws 9h, which seat 0 cannot meld with anything; the free pile is taken all
+    # the same, and the top card itself may be the discard that ends the turn.
+    s = Scenario(name, hands={1: "9h"}, stock="5c 6c")
+    s.pass_turn()
+    s.draw("6c").discard("9h")
+    s.take_pile()
+    assert parse_cards("9h")[0] in s.hand(0)
+    s.discard("9h")
+    assert s.turn == 1 and s.state.pile == parse_cards("9h")
+
+
+@pytest.mark.parametrize("name", MUST_USE_TOP)
+def test_must_use_top_the_pile_only_for_a_top_that_two_hand_cards_or_a_meld_take(
+    name: str
+) -> None:
+    # Seat 1 throws 9h. Seat 0 holds no 9, no heart near it and no wild: refused. With 9c 9d
+    # (a new meld with two cards of the hand) or 8h and a run 5h 6h 7h on the table (a
+    # lay-off) it is taken, and the top must then be laid before the turn ends.
+    dead = "3c 4s 5d 6c 7s 8d Tc Js Qd Kc As 3d 4c"  # no 9, no heart, no wild
+    s = Scenario(name, hands={0: dead, 1: "9h"}, stock="5c 6c")
+    s.pass_turn()
+    s.draw("6c").discard("9h")
+    refused(s, "pile.must_use_top", ("9h",), "take_pile")
+    assert s.state.pile[-1] == parse_cards("9h")[0]
+
+    s = Scenario(name, hands={0: "9c 9d Kh Ks", 1: "9h"}, stock="5c 6c")
+    s.pass_turn()
+    s.draw("6c").discard("9h")
+    s.take_pile()
+    refused(s, "pile.must_use_top", ("9h", "not used"), "discard", "Kh")
+    s.meld("9c 9d 9h").discard("Kh")
+    assert s.turn == 1
+
+
+@pytest.mark.parametrize("name", MUST_USE_TOP)
+def test_must_use_top_a_wild_top_card_must_end_up_in_a_valid_meld(name: str) -> None:
+    # A joker on top: two naturals of the hand (Q♠ Q♥) take it in a set; a hand whose only
+    # partners for it are one natural and another wild (2♠ 7♣: two wilds) cannot.
+    s = Scenario(name, hands={0: "Qs Qh", 1: "JK"}, stock="5c 6c")
+    s.pass_turn()
+    s.draw("6c").discard("JK")
+    s.take_pile().meld("Qs Qh JK")
+    assert s.state.melds[0][0].cards == parse_cards("Qs Qh JK")
+
+    # Ranks all different, cards of one suit four ranks apart: 2♠ is the only wild.
+    dead = "Ac 3d 4h 5s 6c 7d 8h 9s Tc Jd Qh Ks 2s"
+    s = Scenario(name, hands={0: dead, 1: "JK"}, stock="5c 6c")
+    s.pass_turn()
+    s.draw("6c").discard("JK")
+    refused(s, "pile.must_use_top", ("jk",), "take_pile")
+
+
+# -- §4.2 melds: the side's own, never an opponent's -----------------------------------------
+
+
+@pytest.mark.parametrize(("name", "players"), [(n, p) for n in ALL for p in PRESET[n][0]
+                                               if p in (2, 4)])
+def test_cards_are_laid_off_on_the_sides_own_melds_never_an_opponents(
+    name: str, players: int
+) -> None:
+    # Seat 0 lays 3h 3s 3d (side 0's meld 0). Seat 1 holds a 3 too but its side has no meld:
+    # "meld 0" is side 0's, and seat 1 may not lay off on it. With four players seat 2, seat
+    # 0's partner, lays off on it.
+    s = Scenario(name, players, hands={0: "3h 3s 3d", 1: "3c", 2: "3c"} if players == 4
+                 else {0: "3h 3s 3d", 1: "3c"}, stock="Kh Kd Ks")
+    s.draw("Kh").meld("3h 3s 3d").discard("Kh")
+    s.draw("Kd")
+    refused(s, "layoff.no_such_meld", ("own",), "layoff", 0, "3c")
+    assert s.state.melds[1] == ()
+    s.discard("Kd")
+    if players == 4:
+        s.draw("Ks").layoff(0, "3c")
+        assert s.state.melds[0][0].cards == parse_cards("3h 3s 3d 3c")
+
+
+# -- §4.3 the discard ends the turn -------------------------------------------------------
+
+
+@pytest.mark.parametrize(("name", "players"), SEATINGS)
+def test_one_discard_ends_the_turn(name: str, players: int) -> None:
+    # Seat 1 holds both aces of hearts: seat 0 cannot throw one.
+    s = Scenario(name, players, hands={0: "9c", 1: "Ah Ah"}, stock="Kh")
+    s.draw("Kh")
+    refused(s, "discard.card_not_in_hand", ("does not hold", "ah"), "discard", "Ah")
+    s.discard("9c")
+    assert s.turn == 1 % players and s.state.phase == "draw"
+    assert s.state.pile[-1] == parse_cards("9c")[0]
+    refused(s, "turn.not_your_turn", ("seat 0",), "discard", "Kh", seat=0)
+
+
+# -- §4.1 the first-turn redraw ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_the_first_turn_redraw_is_the_classic_familys_alone(name: str) -> None:
+    s = Scenario(name, stock="Kh 4c 9d 8s")
+    s.draw("Kh")
+    if name not in REDRAW:
+        refused(s, "draw.redraw_not_allowed", (name, "redraw"), "reject", "Kh")
+        return
+    s.reject("Kh")
+    assert s.state.pile[-1] == parse_cards("Kh")[0] and s.turn == 0
+    refused(s, "draw.redraw_from_stock", ("stock",), "take_pile")
+    s.draw("4c").discard("4c")
+    # Seat 1 has no redraw: it is the first turn of the hand only.
+    s.draw("9d")
+    refused(s, "draw.redraw_only_first", ("first",), "reject", "9d")
+
+
+@pytest.mark.parametrize("name", MUST_USE_TOP)
+def test_must_use_top_once_taken_the_top_may_go_with_cards_that_came_from_the_pile(
+    name: str
+) -> None:
+    # The pickup is judged on the hand before it: 9c 9d take the 9h on top. Once taken, the
+    # pile's 7h 8h are in the hand, and the 9h may go with them (docs/rules.md, "The pile and
+    # the stock"). Without 9c 9d the same pile is refused.
+    dead = "Kc Kd 8h Ac 3d 4s 5c 6d 7s Tc Jd Qs 3c"  # once 8h is thrown: no 9, heart, wild
+    for holds, ok in (("9c 9d 8h", True), (dead, False)):
+        s = Scenario(name, hands={0: holds, 1: "7h 9h"}, stock="5c 6c 4c 3c")
+        s.pass_turn()  # seat 0 throws the 5c
+        s.draw("6c").discard("7h").draw("4c").discard("8h").draw("3c").discard("9h")
+        if not ok:
+            refused(s, "pile.must_use_top", ("9h",), "take_pile")
+            continue
+        s.take_pile().meld("7h 8h 9h")
+        assert s.state.pile_top is None
+        s.discard("4c")
+        assert s.turn == 1
