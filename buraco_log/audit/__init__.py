@@ -229,8 +229,15 @@ def _unsigned_tail(events: Sequence[AnyEvent], sig: Signing, integrity: Integrit
     not required (then it is the finding ``sign.tail_unsigned``). Anyone holding the file can
     cut it back to a signed head and write events after it with the chain recomputed: an OK
     verdict must not be read as "the site signed all of it"."""
-    if (sig.required or not sig.signatures or sig.last_signed_seq is None or not events
-            or integrity.status not in ("sealed", "unsealed")):
+    if sig.required or not events or integrity.status not in ("sealed", "unsealed"):
+        return None
+    if not sig.signatures:  # stripped whole (no key needed), or a writer that never signed
+        if sig.key_id is None:
+            return None  # an unsigned log that never meant to be signed
+        return (f"signing: the match start records key {sig.key_id} but the log holds no "
+                "signature: nothing shows the site wrote any of it (requiring signatures makes "
+                f"this a finding: --require-signatures, or {settings.REQUIRE_SIGNATURES_ENV}=1)")
+    if sig.last_signed_seq is None:
         return None
     last = events[-1].seq
     if sig.last_signed_seq >= last:

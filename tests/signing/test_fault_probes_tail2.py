@@ -47,7 +47,7 @@ def signed(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _tail_notes(notes: tuple[str, ...]) -> list[str]:
-    return [n for n in notes if "signed by no signature" in n]
+    return [n for n in notes if "signed by no signature" in n or "holds no signature" in n]
 
 
 def test_a_log_signed_to_its_end_has_no_such_note(signed: Path, tmp_path: Path) -> None:
@@ -94,3 +94,17 @@ def test_an_unsigned_log_gets_no_tail_note(tmp_path: Path) -> None:
     log.write_log(plain, match())
     v = audit(plain, ring(SITE))
     assert v.ok and not _tail_notes(v.notes)
+
+
+def test_a_log_whose_start_records_a_key_but_holds_no_signature_says_so(
+        signed: Path, tmp_path: Path) -> None:
+    stripped = tmp_path / "none.blog"
+    _strip_signatures_after(signed, stripped, -1)  # every signature record gone
+    v = audit(stripped, ring(SITE))
+    assert v.ok and v.signing.signatures == 0
+    assert _tail_notes(v.notes) == [
+        f"signing: the match start records key {SITE.key_id} but the log holds no signature: "
+        "nothing shows the site wrote any of it (requiring signatures makes this a finding: "
+        "--require-signatures, or BURACO_LOG_REQUIRE_SIGNATURES=1)"]
+    required = audit(stripped, ring(SITE), required=True)
+    assert rules_of(required) == ["sign.unsigned"] and not _tail_notes(required.notes)
