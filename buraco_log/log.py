@@ -443,6 +443,7 @@ class Reader:
         self.signatures: list[sigrec.SignedHead] = []  # checked against the chain, not keys
         self._header_read = False
         self._done = False
+        self._seg_head_size = _SEG_HEAD.size + _SEG_TAIL.size  # the header says (sealed: more)
 
     # context manager and cleanup
     def __enter__(self) -> Reader:
@@ -543,10 +544,75 @@ class Reader:
                             return
             except _Torn:
                 pass
+            # Everything in this file is read. A `seal` may have renamed a new file over it
+            # (the writer then appends there): go on in that one, after the events read here.
+            if self._header_read and (fd := self._replacement()) is not None:
+                rest = self._move_to(fd)
+                if rest:
+                    last = time.monotonic()
+                for event in rest:
+                    yield event
+                    if isinstance(event, ev.MatchEnded):
+                        return
+                continue
             if idle_timeout is not None and time.monotonic() - last > idle_timeout:
                 return
             time.sleep(poll)
             self._f.seek(self._offset)
+
+    def _replacement(self) -> int | None:
+        """An open descriptor of the file now at :attr:`path`, if it is no longer the one
+        being read; None while it is (or while nothing is there)."""
+        try:
+            now = _identity(os.stat(self.path))
+        except OSError:
+            return None
+        if now == _identity(os.fstat(self._f.fileno())):
+            return None
+        fd = open_log_fd(self.path)
+        if _identity(os.fstat(fd)) == _identity(os.fstat(self._f.fileno())):
+            os.close(fd)  # replaced back meanwhile
+            return None
+        return fd
+
+    def _move_to(self, fd: int) -> list[ev.AnyEvent]:
+        """Go on reading in the file ``fd`` (now at the path), which must begin with exactly
+        the events read so far (a ``seal`` regroups them, changing no byte of any): returns its
+        events after them that are already there. Raises if it holds other events."""
+        try:
+            new = Reader(self.path, allow_torn=True, fd=fd)
+        finally:
+            os.close(fd)
+        try:
+            new.read_header()
+            if new._done:  # no whole header yet: look again on the next poll
+                new.close()
+                return []
+            read = self._next_seq
+            check = chain_start(new.version)
+            rest: list[ev.AnyEvent] = []
+            with contextlib.suppress(_Torn):  # the writer may be appending to it right now
+                while new._next_seq < read and (seg := new._read_segment()) is not None:
+                    for event in seg[1]:
+                        if event.seq < read:
+                            check.update(ev.encode(event) if new.version == ev.FORMAT_VERSION
+                                         else ev.encode_as(event, new.version))
+                        else:
+                            rest.append(event)
+            if new._next_seq < read or check.digest() != self._chain.digest():
+                raise self._error(
+                    f"the log was replaced while it was followed by a file that does not begin "
+                    f"with the {read - FIRST_SEQ} events read from it", "chain", 0, read)
+        except BaseException:
+            new.close()
+            raise
+        self._f.close()
+        self._f, new._f = new._f, self._f
+        self._offset, self._next_seq, self._segments = new._offset, new._next_seq, new._segments
+        self.version, self.sealed, self._chain = new.version, new.sealed, new._chain
+        self._seg_head_size, self.signatures = new._seg_head_size, new.signatures
+        self._f.seek(self._offset)
+        return rest
 
     def _read_header(self) -> None:
         raw = self._f.read(HEADER_SIZE)

@@ -232,3 +232,107 @@ def test_convert_overwrite_of_the_file_its_source_links_to_is_refused(tmp_path: 
     assert_error(run("convert", src, "-o", store, "--overwrite"), 2, f"{store}: ",
                  "the log being read")
     assert store.read_bytes() == UNSEALED.read_bytes()
+
+
+# -- follow: the log replaced under a reader ----------------------------------------------------
+
+
+def _follow(reader: log.Reader, wait: float = 0.2) -> list[ev.AnyEvent]:
+    return list(reader.follow(poll=0.002, idle_timeout=wait))
+
+
+def test_follow_goes_on_in_the_file_a_seal_renamed_over_the_one_it_read(tmp_path: Path) -> None:
+    # follow kept the old, unlinked file: every event the writer appended after the seal (to
+    # the new file at the path) was never seen, and the tail went quiet for good
+    from tests.log.samples import sample_events
+
+    events = [*sample_events(30), ev.MatchEnded(seq=30)]
+    path = tmp_path / "live.blog"
+    with log.Writer(path, sealed=False, validate=False) as w:
+        w.append_many(events[:10])
+    with log.Reader(path) as reader:
+        assert _follow(reader) == events[:10]
+        with log.Writer(path, validate=False) as w:  # five more in the old file, unseen yet
+            for event in events[10:15]:
+                w.append(event)
+        old = os.stat(path).st_ino
+        log.seal(path)  # one record of 15 events: the follower read 10 of them
+        assert os.stat(path).st_ino != old
+        with log.Writer(path, validate=False) as w:
+            for event in events[15:20]:
+                w.append(event)
+        assert _follow(reader) == events[10:20]
+        with log.Writer(path, validate=False) as w:
+            w.append_many(events[20:])
+        assert _follow(reader) == events[20:]  # up to MatchEnded
+    assert log.verify(path).sealed
+
+
+def test_follow_refuses_a_replacement_that_does_not_hold_the_events_it_read(
+        tmp_path: Path) -> None:
+    from tests.log.samples import sample_events
+
+    path = tmp_path / "live.blog"
+    log.write_log(path, sample_events(10), validate=False)
+    other = tmp_path / "other.blog"
+    log.write_log(other, sample_events(12, seed=1), validate=False)
+    short = tmp_path / "short.blog"
+    log.write_log(short, sample_events(6), validate=False)
+    for replacement in (other, short):
+        with log.Reader(path) as reader:
+            assert _follow(reader, 0.05) == sample_events(10)
+            saved = path.read_bytes()
+            os.replace(replacement, path)
+            with pytest.raises(LogFormatError) as caught:
+                _follow(reader)
+            assert caught.value.kind == "chain" and caught.value.seq == 10
+            assert "replaced while it was followed" in caught.value.message
+            replacement.write_bytes(path.read_bytes())
+            path.write_bytes(saved)
+
+
+def test_follow_of_a_log_sealed_while_a_writer_appends_sees_every_event_once(
+        tmp_path: Path) -> None:
+    # a writer in another process appends one event at a time (waiting for the lock that a
+    # seal holds); seals run meanwhile; the follower must see each event exactly once, in order
+    import subprocess
+    import sys
+    import threading
+
+    from tests.log.samples import sample_events
+
+    events = [*sample_events(60), ev.MatchEnded(seq=60)]
+    path = tmp_path / "live.blog"
+    with log.Writer(path, sealed=False, validate=False) as w:
+        w.append(events[0])
+    child = subprocess.Popen([sys.executable, "-c", f"""
+import sys, time
+sys.path.insert(0, {str(Path(__file__).resolve().parents[2])!r})
+from buraco_log import log, events as ev
+from tests.log.samples import sample_events
+events = [*sample_events(60), ev.MatchEnded(seq=60)]
+for event in events[1:]:
+    with log.Writer({str(path)!r}, validate=False, lock_timeout=30) as w:
+        w.append(event)
+    time.sleep(0.003)
+"""])
+    got: list[ev.AnyEvent] = []
+
+    def follow() -> None:
+        with log.Reader(path) as reader:
+            got.extend(reader.follow(poll=0.001, idle_timeout=30))
+
+    follower = threading.Thread(target=follow)
+    follower.start()
+    seals = 0
+    while child.poll() is None and seals < 8:
+        try:
+            log.seal(path, lock_timeout=5)
+            seals += 1
+        except LogFormatError as exc:  # the whole match may be in already
+            assert exc.kind in ("locked",), exc
+    assert child.wait(timeout=60) == 0
+    follower.join(timeout=60)
+    assert not follower.is_alive()
+    assert seals >= 1
+    assert got == events
