@@ -60,6 +60,12 @@ class Receipt(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
     def signed_head(self) -> SignedHead:
         """The signed head inside; ``ValueError`` if a hex field is not hex of the right size."""
+        if not (all(isinstance(x, str) for x in (self.match_id, self.head, self.key_id,
+                                                  self.signature)) and type(self.seq) is int):
+            # built from a JSON Lines signature line, untyped: say what is wrong, not
+            # "'<=' not supported between instances of 'int' and 'str'"
+            raise ValueError("match_id, head, key_id and signature must be text and seq an "
+                             "integer")
         if self.receipt != RECEIPT_FORMAT:  # a newer format may mean something else
             raise ValueError(f"receipt format {self.receipt}: this buraco_log reads receipt "
                              f"format {RECEIPT_FORMAT}")
