@@ -1005,11 +1005,19 @@ class _Table:
             if ev.reason == "went_out":
                 if self.phase != "out":
                     raise self.fail(ev, "hand.not_over", "nobody went out")
+            elif self.phase == "out":
+                raise self.fail(
+                    ev,
+                    "hand.not_over",
+                    f"{self.who(self.went_out or 0)} went out: the hand ends by going out, "
+                    f"not by {ev.reason}",
+                )
             elif self.phase != "draw":
                 raise self.fail(
                     ev,
                     "hand.not_over",
-                    f"the hand cannot end by {ev.reason} in phase {self.phase!r}",
+                    f"the hand ends by {ev.reason} only when a turn begins, before the draw "
+                    f"(phase {self.phase!r})",
                 )
             elif len(self.stock) > r.stock_floor:
                 raise self.fail(
@@ -1076,11 +1084,15 @@ class _Table:
     def on_match_ended(self, ev: MatchEnded, check: bool) -> None:
         if check:
             if self.phase != "decided":
-                raise self.fail(
-                    ev,
-                    "match.not_over",
-                    "no side has reached the target with a unique highest total",
-                )
+                r = self.rules
+                if r is not None and self.phase == "between":
+                    why = (f"no side has reached the target with a unique highest total "
+                           f"(totals {list(self.totals)}, target {r.target_score}): the match "
+                           "plays another hand")
+                else:
+                    why = ("no side has reached the target with a unique highest total "
+                           f"(phase {self.phase!r})")
+                raise self.fail(ev, "match.not_over", why)
             if ev.totals is not None and ev.totals != tuple(self.totals):
                 raise self.fail(
                     ev,
@@ -1143,13 +1155,20 @@ def _check_sequence(table: _Table, ev: Event) -> None:
             "match.not_started", "the log must open with MatchStarted", seq=ev.seq, tag=tag_of(ev)
         )
     if table.phase in ("out", "decided") and type(ev) not in (HandEnded, MatchEnded):
-        what = "hand" if table.phase == "out" else "match"
-        raise IllegalMoveError(
-            "hand.over" if what == "hand" else "match.decided",
-            f"{tag_of(ev)} after the {what} was decided",
-            seq=ev.seq,
-            tag=tag_of(ev),
-        )
+        if table.phase == "out":
+            rule = "hand.over"
+            seat = table.went_out
+            who = table.who(seat) if seat is not None and 0 <= seat < table.n_seats else "a seat"
+            why = f"after {who} went out: only the hand's end may follow"
+        else:
+            rule = "match.decided"
+            w = table.winner
+            r = table.rules
+            won = f"side {w} won the match with {table.totals[w]}" \
+                if w is not None and 0 <= w < len(table.totals) else "the match was decided"
+            target = f" (target {r.target_score})" if r is not None else ""
+            why = f"after {won}{target}: only the match end may follow"
+        raise IllegalMoveError(rule, f"{tag_of(ev)} {why}", seq=ev.seq, tag=tag_of(ev))
 
 
 def meld_with_top(readings: MeldCache, top: Card, hand: Iterable[Card]) -> bool:

@@ -252,7 +252,7 @@ def test_going_out_by_the_last_meld_or_the_last_discard(name: str, by: str) -> N
         laid = spec_points(name, run_of(name)) + 40 + 40 + 40 + (40 if by == "meld" else 30)
     assert s.state.phase == "emptied" and s.state.emptied_by == by
     s.go_out()
-    refused(s, "hand.over", ("after the hand",), "discard", "Kd")
+    refused(s, "hand.over", ("after seat 0", "went out"), "discard", "Kd")
     s.end_hand()
     side0 = s.state.results[0].scores[0]
     assert side0.table_points == laid and side0.going_out == GOING_OUT[name]
