@@ -48,6 +48,9 @@ _HEAD = struct.Struct("<8sHH")
 HEADER_SIZE: Final = _HEAD.size + 4
 _FRAME = struct.Struct("<II")
 _MAX_RECORD: Final = 1 << 30
+MATCH_NAME: Final = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.@+=-]{0,199}$")
+"""A match name the recorder takes (a plain file name in its directory). A journal record
+naming anything else (``../x``, a NUL) was not written by a recorder: it is never replayed."""
 
 
 class Record(msgspec.Struct, array_like=True, frozen=True):
@@ -180,6 +183,10 @@ def recover(directory: str, dir_fd: int, suffix: str, ops: SyncOps) -> tuple[Rec
     conflicted: set[str] = set()
     created = False
     for match, records in by_match.items():
+        if not MATCH_NAME.fullmatch(match):  # it would write outside the directory
+            done.conflicts += len(records)
+            conflicted.add(match)
+            continue
         path = os.path.join(directory, match + suffix)
         applied, made, lost = _replay(directory, path, records, ops)
         done.applied += applied
@@ -240,7 +247,12 @@ def _replay(directory: str, path: str, records: list[Record], ops: SyncOps) -> t
             return 0, 0, len(records)
     applied = touched = created
     try:
-        for record in records[created:]:
+        size = os.fstat(fd).st_size
+        for i, record in enumerate(records[created:], created):
+            if not 0 <= record.offset <= size:  # a gap (or before the file): written, it
+                # would leave zeros no reader gets past; the log ends where it is instead
+                return applied, created, len(records) - i
+            size = max(size, record.offset + len(record.data))
             if os.pread(fd, len(record.data), record.offset) != record.data:
                 log._write_all(fd, record.data, record.offset)
                 applied += 1

@@ -61,7 +61,7 @@ SAVED_NAME: Final = ".recorder.state"
 """Where the recorder saves the state of its mid-match tables (see :class:`Recorder`)."""
 _TEMP = re.compile(r"^\..+\.[0-9a-f]{12}\.new$")
 """The hidden temporary names of ``log._create_temp`` (the Writer's) and of this module."""
-_MATCH = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.@+=-]{0,199}$")
+_MATCH = journal.MATCH_NAME
 _LOADERS: Final = 8
 """Matches read at once on first use (each holds two descriptors while it is read)."""
 _RESERVED: Final = 2 + 2 * _LOADERS

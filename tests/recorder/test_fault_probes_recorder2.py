@@ -10,7 +10,7 @@ import msgspec
 import pytest
 
 from buraco_log import events as ev
-from buraco_log import log
+from buraco_log import journal, log
 from buraco_log.errors import LogFormatError
 from buraco_log.recorder import Recorder
 from tests.recorder.sources import matches
@@ -56,3 +56,69 @@ def test_an_integer_out_of_range_names_the_tables_log(tmp_path: Path) -> None:
         assert "'at'" in caught.value.message
         assert rec.append("t", events[1]) == 1
     assert log.read_events(tmp_path / "t.blog") == list(events[:2])
+
+
+# -- a journal a recorder did not write ----------------------------------------------------------
+
+
+def _journal(directory: Path, *records: journal.Record, generation: int = 1) -> Path:
+    path = directory / journal.name_of(generation)
+    path.write_bytes(journal.header() + journal.frame(records))
+    return path
+
+
+def _new_log_bytes(events: list[ev.AnyEvent]) -> bytes:
+    return log.encode_log(events, batch_events=1)
+
+
+@pytest.mark.parametrize("name", ["../escape", "sub/../../escape", "ABSOLUTE", "a\x00b", ""],
+                         ids=["dotdot", "nested", "absolute", "nul", "empty"])
+def test_a_journal_record_naming_no_plain_match_is_never_written_back(
+        tmp_path: Path, name: str) -> None:
+    # writing back created ../escape.blog beside the directory (any path ending in .blog that
+    # the recorder's user may write); a NUL stopped the recorder from opening at all
+    events = list(matches()[0][:3])
+    directory = tmp_path / "rec"
+    directory.mkdir()
+    if name == "ABSOLUTE":  # a path of its own, outside the directory
+        name = str(tmp_path / "escape")
+    outside = {p.name for p in tmp_path.iterdir()}
+    good = journal.Record("good", 0, 0, 0, _new_log_bytes(events[:1]))
+    bad = journal.Record(name, 0, 0, 0, _new_log_bytes(events))
+    _journal(directory, good, bad)
+    with Recorder(directory, sync="journal") as rec:
+        stats = rec.stats()
+        assert (stats.recreated, stats.journal_conflicts) == (1, 1)
+        assert rec.next_seq("good") == 1  # the plain one was written back
+        assert rec.append("good", events[1]) == 1
+    assert {p.name for p in tmp_path.iterdir()} == outside
+    kept = sorted(p.name for p in directory.iterdir() if p.name.endswith(".unfolded"))
+    assert kept == [journal.name_of(1) + ".unfolded"]  # kept for an operator to look at
+    assert sorted(p.name for p in directory.glob("*.blog")) == ["good.blog"]
+    assert log.read_events(directory / "good.blog") == events[:2]
+
+
+@pytest.mark.parametrize("where", ["gap", "negative"])
+def test_a_journal_record_past_the_end_of_its_log_is_not_written_back(
+        tmp_path: Path, where: str) -> None:
+    # written, a record past the end left zeros before it: the log was damage from there
+    # (every later event unreadable); before the file, pwrite's EINVAL stopped the recorder
+    events = list(matches()[0][:4])
+    directory = tmp_path / "rec"
+    directory.mkdir()
+    path = directory / "t.blog"
+    path.write_bytes(_new_log_bytes(events[:2]))
+    st = path.stat()
+    whole = _new_log_bytes(events)
+    two, three = len(_new_log_bytes(events[:2])), len(_new_log_bytes(events[:3]))
+    next_one = journal.Record("t", st.st_dev, st.st_ino, two, whole[two:three])
+    offset = three + 100 if where == "gap" else -5
+    stray = journal.Record("t", st.st_dev, st.st_ino, offset, whole[three:])
+    _journal(directory, next_one, stray)
+    with Recorder(directory, sync="journal") as rec:
+        stats = rec.stats()
+        assert (stats.recovered, stats.journal_conflicts) == (1, 1)
+        assert rec.next_seq("t") == 3
+    assert path.read_bytes() == whole[:three]  # no zeros, nothing past the record it took
+    assert log.read_events(path) == events[:3]
+    assert (directory / (journal.name_of(1) + ".unfolded")).exists()
