@@ -28,7 +28,6 @@ from cli.common import (
     EXIT_OK,
     EXIT_USAGE,
     Format,
-    State,
     emit_json,
     fail,
     from_stdin,
@@ -53,8 +52,6 @@ def _echo(line: str = "") -> None:
 
 def _replay_error(path: Path, exc: BuracoLogError, as_json: bool = False) -> typer.Exit:
     """Name the file in errors that come from replay (the log reader names it already)."""
-    if State.debug:
-        raise exc
     text = str(exc)
     return fail(text if text.startswith(str(path)) else f"{path}: {text}",
                 getattr(exc, "exit_status", EXIT_FINDINGS), as_json=as_json, error=exc)
@@ -317,10 +314,22 @@ def render_explanation(e: audit.Explanation) -> Iterator[str]:
 
 
 def render_diff(d: audit.Diff) -> Iterator[str]:
-    yield f"A  {d.a}: {d.integrity_a}, {d.events_a} events, head {d.head_a}"
-    yield f"B  {d.b}: {d.integrity_b}, {d.events_b} events, head {d.head_b}"
+    signed = d.signatures_a or d.signatures_b
+    for label, path, status, events, head, sigs in (
+            ("A", d.a, d.integrity_a, d.events_a, d.head_a, d.signatures_a),
+            ("B", d.b, d.integrity_b, d.events_b, d.head_b, d.signatures_b)):
+        yield (f"{label}  {path}: {status}, {events} events"
+               + (f", {_n(sigs, 'signature')}" if signed else "") + f", head {head}")
     if d.identical:
-        yield "identical: same events, same head digest"
+        yield "identical: same events, same head digest" + (
+            ", same signatures" if signed else "")
+        return
+    if d.diverge_seq is None and d.heads_equal and not d.signatures_equal:
+        yield ("same events, same head digest; the signatures differ: " + (
+            f"A holds {d.signatures_a}, B {d.signatures_b}" if d.signatures_a != d.signatures_b
+            else "the copies hold different signature records")
+            + " (a copy lost or had stripped the site's signatures, or holds records the other "
+            "does not)")
         return
     yield "head digests " + ("equal" if d.heads_equal else "differ")
     if d.prefix is not None:

@@ -10,7 +10,7 @@ import msgspec
 
 from buraco_log import log
 from buraco_log.audit.findings import to_dict
-from buraco_log.audit.integrity import IntegrityStatus, read_log
+from buraco_log.audit.integrity import IntegrityStatus, read_log_signed
 from buraco_log.errors import LogFormatError
 from buraco_log.events import (
     AnyEvent,
@@ -42,6 +42,12 @@ class Diff(msgspec.Struct, frozen=True):
     heads_equal: bool
     integrity_a: IntegrityStatus
     integrity_b: IntegrityStatus
+    # Signature records (docs/signing.md) in each copy, and whether both hold the same ones.
+    # Copies with the same events are not identical when they do not: one lost or had
+    # stripped the site's signatures, or holds records the other does not.
+    signatures_a: int = 0
+    signatures_b: int = 0
+    signatures_equal: bool = True
 
 
 def diff_events(a: Sequence[AnyEvent], b: Sequence[AnyEvent]) -> tuple[
@@ -75,8 +81,8 @@ def _short(v: Any) -> str:
 
 def diff_logs(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> Diff:
     """Compare two copies of a match: first divergence, prefix relation, head digests."""
-    ea, ia = read_log(a)
-    eb, ib = read_log(b)
+    ea, ia, sa = read_log_signed(a)
+    eb, ib, sb = read_log_signed(b)
     for p, events, integ in ((a, ea, ia), (b, eb, ib)):
         if integ.status == "unreadable":
             raise LogFormatError(integ.message or "cannot read", path=str(p), kind="unreadable")
@@ -97,7 +103,7 @@ def diff_logs(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> Diff:
     return Diff(
         a=str(a), b=str(b), events_a=len(ea), events_b=len(eb),
         # Identical copies are whole ones: two copies damaged alike are not "identical".
-        identical=seq is None and ia.head == ib.head
+        identical=seq is None and ia.head == ib.head and sa.signatures == sb.signatures
         and ia.status in ("sealed", "unsealed") and ib.status in ("sealed", "unsealed"),
         diverge_seq=seq,
         event_a=to_dict(ea[i]) if i is not None and i < len(ea) else None,
@@ -105,4 +111,6 @@ def diff_logs(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> Diff:
         words_a=words(ea), words_b=words(eb),
         differences=diffs, prefix=prefix, head_a=ia.head, head_b=ib.head,
         heads_equal=ia.head == ib.head, integrity_a=ia.status, integrity_b=ib.status,
+        signatures_a=len(sa.signatures), signatures_b=len(sb.signatures),
+        signatures_equal=sa.signatures == sb.signatures,
     )
