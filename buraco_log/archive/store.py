@@ -84,11 +84,13 @@ def read_json(path: str, what: str) -> Any:
     except OSError as exc:
         raise ArchiveError(f"{path}: unreadable {what}: {exc.strerror or exc}") from None
     try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
             raise ArchiveError(f"{path}: the {what} is not a regular file")
+        # read(n) reserves n bytes first: MAX_JSON + 1 each time was 64 MiB for a record of
+        # a few hundred bytes (a query near its memory bound failed on it with MemoryError)
         with open(fd, "rb", closefd=False) as f:
-            data = f.read(MAX_JSON + 1)
+            data = f.read(min(st.st_size, MAX_JSON) + 1)
     except OSError as exc:
         raise ArchiveError(f"{path}: unreadable {what}: {exc.strerror or exc}") from None
     finally:
