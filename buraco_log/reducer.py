@@ -227,11 +227,14 @@ class _Table:
                     ev, "turn.already_drew", f"{self.who(seat)} already drew this turn", seat
                 )
             if self.phase == "emptied":
+                r = self.rules
+                side = self.sides[self.turn]
+                morto_next = r is not None and r.morto and not self.morto_taken[side]
                 raise self.fail(
                     ev,
                     "turn.hand_emptied",
-                    f"the hand of {self.who(self.turn)} is empty: the morto or "
-                    f"going out comes next",
+                    f"the hand of {self.who(self.turn)} is empty: "
+                    f"{'taking the morto' if morto_next else 'going out'} comes next",
                     seat,
                 )
             if phase == "emptied" and self.phase == "play":
@@ -715,8 +718,8 @@ class _Table:
                 raise self.fail(
                     ev,
                     "pile.whole_pile",
-                    f"took {ev.count} cards; the whole pile is {len(pile)} "
-                    "cards (never part of it)",
+                    f"took {ev.count} card{'' if ev.count == 1 else 's'}; the whole pile is "
+                    f"{len(pile)} card{'' if len(pile) == 1 else 's'} (never part of it)",
                     seat,
                 )
             if ev.top != pile[-1]:

@@ -150,7 +150,8 @@ def test_the_whole_pile_is_taken_never_part_of_it(name: str) -> None:
     s.draw("5c").discard("9h").draw("6c").discard("Kh")
     pile = s.state.pile
     assert pile[-2:] == parse_cards("9h Kh")
-    refused(s, "pile.whole_pile", ("never part",), "take_pile", count=1)
+    refused(s, "pile.whole_pile", ("took 1 card;", f"is {len(pile)} cards", "never part"),
+            "take_pile", count=1)
     refused(s, "pile.wrong_top", ("9h",), "take_pile", top="9h")
     before = len(s.hand(0))
     s.take_pile()

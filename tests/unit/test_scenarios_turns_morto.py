@@ -80,7 +80,7 @@ def test_the_direct_morto_is_taken_at_once_and_the_turn_goes_on_without_a_draw(
     assert (s.state.phase, s.state.emptied_by, s.hand(0)) == ("emptied", "meld", ())
     # The empty hand has no card to throw; going out comes after the morto; emptied by
     # melding, the morto is the direct one.
-    refused(s, "turn.hand_emptied", ("empty",), "discard", "Jh")
+    refused(s, "turn.hand_emptied", ("empty", "taking the morto comes next"), "discard", "Jh")
     refused(s, "go_out.morto_first", ("morto",), "go_out")
     refused(s, "morto.wrong_kind", ("directly",), "morto", direct=False)
     s.morto(direct=True)
@@ -267,6 +267,7 @@ def test_classic_has_no_morto_the_first_emptying_goes_out(players: int) -> None:
     s = Scenario("classic", players, hands={0: down_hand("classic")}, stock="Jh")
     s.draw("Jh").meld(run_of("classic")).meld("Js Jd Jc Js Jh")
     refused(s, "morto.not_available", ("no morto",), "morto", direct=True)
+    refused(s, "turn.hand_emptied", ("empty", "going out comes next"), "discard", "Jh")
     s.go_out().end_hand()
     res = s.state.results[0]
     assert res.went_out == 0 and res.reason == "went_out"
