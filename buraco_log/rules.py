@@ -228,8 +228,22 @@ def derive(base: Rules | str, **overrides: Any) -> Rules:
         new = msgspec.convert(data, Rules)
     except msgspec.ValidationError as exc:
         raise _unknown_knob(str(exc)) or RulesError(_field_of(str(exc)), str(exc)) from None
-    check(new)
+    try:
+        check(new)
+    except RulesError as exc:
+        # Too many cards dealt for the material: name the knob the house rules changed (a
+        # stock floor of 100 is no fault of the hand size).
+        if exc.field == "hand_size" and " players x " in exc.detail:
+            culprit = next((k for k in _DEAL_KNOBS if k in overrides), "hand_size")
+            raise RulesError(culprit, exc.detail) from None
+        raise
     return new
+
+
+# The knobs that size the deal, the first named by house rules taking the blame for a deal too
+# big for the material.
+_DEAL_KNOBS = ("hand_size", "morto_size", "stock_floor", "player_counts", "morto",
+               "initial_upcard", "jokers")
 
 
 def _unknown_knob(message: str) -> RulesError | None:
@@ -380,15 +394,23 @@ def _check(rules: Rules, players: int | None) -> None:
         if players is not None and n not in rules.player_counts:
             allowed = ", ".join(map(str, rules.player_counts))
             raise RulesError("player_counts", f"{rules.name} is played by {allowed}, not {n}")
-        dealt = n * rules.hand_size + (rules.sides(n) * rules.morto_size if rules.morto else 0)
-        dealt += 1 if rules.initial_upcard else 0
+        mortos = rules.sides(n) * rules.morto_size if rules.morto else 0
+        upcard = 1 if rules.initial_upcard else 0
+        dealt = n * rules.hand_size + mortos + upcard
+        need = rules.stock_floor + 2 * n
+        deck_size = rules.deck_size()
         # Leave each player at least two draws above the floor, or there is no game to play.
-        if dealt + rules.stock_floor + 2 * n > rules.deck_size():
+        if dealt + need > deck_size:
             raise RulesError(
                 "hand_size",
                 f"{n} players x {rules.hand_size} cards"
-                + (f" + {rules.sides(n)} mortos" if rules.morto else "")
-                + f" needs more than the {rules.deck_size()} cards of the material",
+                + (f" + {rules.sides(n)} mortos of {rules.morto_size}" if rules.morto else "")
+                + (" + the upcard" if upcard else "")
+                + (f" need {dealt} cards, more than the {deck_size} of the material"
+                   if dealt > deck_size else
+                   f" leave a stock of {deck_size - dealt} of the {deck_size} cards of the "
+                   f"material; two draws each above the stock floor of {rules.stock_floor} "
+                   f"need {need}"),
             )
 
 

@@ -13,8 +13,9 @@ import msgspec
 import pytest
 
 from buraco_log.cards import parse_cards
-from buraco_log.errors import IllegalMoveError
+from buraco_log.errors import IllegalMoveError, RulesError
 from buraco_log.reducer import Replayer
+from buraco_log.rules import derive
 from tests.play import start
 from tests.scenario import Scenario, build_deal
 
@@ -290,3 +291,34 @@ def test_must_use_top_once_taken_the_top_may_go_with_cards_that_came_from_the_pi
         assert s.state.pile_top is None
         s.discard("4c")
         assert s.turn == 1
+
+
+# -- §3 the deal must fit the material: house rules that break it name their own knob -------
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_house_rules_whose_deal_does_not_fit_the_material_name_the_knob_at_fault(
+    name: str
+) -> None:
+    _, jokers, hand, morto, upcard, _, _ = PRESET[name]
+    # Two players: 2 x hand (+ 2 mortos of 11) (+ the upcard) leave the rest as the stock, and
+    # each player needs two draws above the floor. A floor of 100 leaves no such stock.
+    stock = 104 + jokers - 2 * hand - (22 if morto else 0) - (1 if upcard else 0)
+    with pytest.raises(RulesError) as info:
+        derive(name, stock_floor=100)
+    assert info.value.field == "stock_floor"
+    assert f"leave a stock of {stock} of the {104 + jokers} cards" in str(info.value)
+    assert "stock floor of 100 need 104" in str(info.value)
+    # The largest floor that still fits: the stock less two draws for each of two players.
+    if stock - 4 < 108:
+        assert derive(name, stock_floor=stock - 4, player_counts=(2,)).stock_floor == stock - 4
+    with pytest.raises(RulesError) as info:
+        derive(name, hand_size=60)
+    assert info.value.field == "hand_size" and "more than the" in str(info.value)
+    if morto:
+        with pytest.raises(RulesError) as info:
+            derive(name, morto_size=60)
+        assert info.value.field == "morto_size"
+        up = " + the upcard" if upcard else ""
+        assert f"2 mortos of 60{up} need {2 * hand + 120 + (1 if upcard else 0)} cards" in str(
+            info.value)
