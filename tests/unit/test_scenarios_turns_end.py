@@ -181,3 +181,23 @@ def test_totals_tied_at_the_target_play_on_and_a_unique_best_decides(name: str) 
         rep.step(TotalsCarried((t + 5, t + 4), seq=1))
     assert info.value.rule == "match.carried_totals"
     assert "already decide" in str(info.value)
+
+
+@pytest.mark.parametrize("name", ["classic", "biriba", "bossa-nova"])
+def test_three_sides_the_two_best_tied_at_the_target_play_on_one_best_wins(name: str) -> None:
+    t = TARGET[name]
+    # Three players, three sides. Two tied for the highest total at the target: play on,
+    # whatever the third has. A single highest total at the target: nothing left to play.
+    for totals, decided in (((t, t, t - 1), False), ((t, t - 1, t), False),
+                            ((t + 1, t, t), True), ((t - 1, t, 0), True)):
+        rep = Replayer()
+        rep.step(Scenario(name, 3).events[0])
+        carry = TotalsCarried(totals, seq=1)
+        if decided:
+            with pytest.raises(IllegalMoveError) as info:
+                rep.step(carry)
+            assert info.value.rule == "match.carried_totals"
+            continue
+        rep.step(carry)
+        assert rep.state().totals == totals and rep.state().winner is None
+        assert rep.state().phase == "between"
