@@ -194,8 +194,51 @@ def _jsonl_anyway(path: str) -> Salvage:
     except LogFormatError as exc:
         if exc.kind in ("io", "version", "filetype"):
             raise
+        if exc.line is not None:  # read on past it, as past a binary record that fails
+            events.extend(_lines_from(path, exc.line,
+                                      events[-1].seq + 1 if events else log.FIRST_SEQ))
         return Salvage(path, events, _where(exc) + exc.message, line=exc.line, seq=exc.seq)
     return Salvage(path, events)
+
+
+def _lines_from(path: str, first_line: int, next_seq: int) -> list[ev.AnyEvent]:
+    """The events of the JSON Lines from line ``first_line`` on, with no seq, chain or
+    signature checks (signature and other ``log`` lines are passed over); stops at the first
+    line that is no event (or the end line, or the end of the file).
+
+    A signed log edited by hand fails at the first signature line after the edit: the strict
+    reader stops there, and a referee reading it anyway must still see the rest, as in the
+    binary form of the same log."""
+    from buraco_log.jsonl import MAX_LINE, _line_decoder, event_from_json
+
+    out: list[ev.AnyEvent] = []
+    with open(path, "rb") as f:
+        for number, raw in enumerate(iter(lambda: f.readline(MAX_LINE + 2), b""), 1):
+            if number < first_line:
+                continue
+            text = raw.strip()
+            if len(text) > MAX_LINE:
+                break
+            if not text or text.startswith(b"#"):
+                continue
+            try:
+                obj = _line_decoder().decode(text)
+            except msgspec.MsgspecError:
+                break
+            if not isinstance(obj, dict):
+                break
+            if "log" in obj:
+                if obj.get("log") == "end":
+                    break
+                continue  # a signature or another metadata line: no event
+            obj.setdefault("seq", next_seq)
+            try:
+                event = event_from_json(obj)
+            except (ValueError, TypeError, msgspec.MsgspecError):
+                break
+            out.append(event)
+            next_seq = event.seq + 1
+    return out
 
 
 def state_at(path: str | os.PathLike[str], seq: int, *, ignore_integrity: bool = False
