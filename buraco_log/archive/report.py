@@ -214,16 +214,21 @@ def ratings_of_rows(rows: pa.Table) -> pa.Table:
     bounds = [i for i in range(n_rows) if i == 0 or ords[i] != ords[i - 1]] + [n_rows]
     rating = [ELO_START] * len(names)
     k = ELO_K
+    twice = False  # some match holds one player in two seats
     for g in range(len(bounds) - 1):
         a, b = bounds[g], bounds[g + 1]
         w = winners[a]
         if b - a == 2:  # one against one: the common case, kept lean
             p, q = pids[a], pids[a + 1]
+            twice = twice or p == q
             rp, rq = rating[p], rating[q]
             d = k * ((sides[a] == w) - 1.0 / (1.0 + 10.0 ** ((rq - rp) / 400.0)))
-            rating[p] = rp + d
-            rating[q] = rq - d
+            # added, not assigned: one player in both seats (a name given twice) trades
+            # nothing with themselves; assigned, they gained or lost 12 by the seat that won
+            rating[p] += d
+            rating[q] -= d
             continue
+        twice = twice or len(set(pids[a:b])) < b - a
         if max(sides[a:b]) == 1:  # two partnerships
             t0 = t1 = 0.0
             c0 = c1 = 0
@@ -256,9 +261,21 @@ def ratings_of_rows(rows: pa.Table) -> pa.Table:
             rating[pids[i]] += delta[sides[i]]
     played = [0] * len(names)
     won = [0] * len(names)
-    for p, side, w in zip(pids, sides, winners, strict=True):
-        played[p] += 1
-        won[p] += side == w
+    # A match counts once for each player in it, however many of its seats they held (a
+    # name given twice): counted per match only when some match holds a player twice.
+    if not twice:
+        for p, side, w in zip(pids, sides, winners, strict=True):
+            played[p] += 1
+            won[p] += side == w
+    else:
+        for g in range(len(bounds) - 1):
+            a, b = bounds[g], bounds[g + 1]
+            wins: dict[int, bool] = {}
+            for i in range(a, b):
+                wins[pids[i]] = wins.get(pids[i], False) or sides[i] == winners[a]
+            for p, won_it in wins.items():
+                played[p] += 1
+                won[p] += won_it
     table = pa.table({"player": names, "elo": rating, "matches": played, "wins": won},
                      schema=RATINGS)
     return table.sort_by([("elo", "descending"), ("player", "ascending")])
