@@ -1685,16 +1685,23 @@ def repair(
                 offset=0,
                 kind="torn",
             )
-        saved = None
-        if backup:
-            try:
-                saved = _backup_tail(fd, info.torn.offset, path + ".bak")
-            except _BackupFailed as exc:
-                raise LogFormatError(
-                    f"cannot keep the {info.torn.size} bytes it would cut in {exc.name}: "
-                    f"{exc.reason}; nothing was cut (--no-backup cuts without a backup)",
-                    path=path, kind="io") from None
-        os.ftruncate(fd, info.torn.offset)
+        made: list[str] = []  # the backup's name, as soon as it exists
+        try:
+            if backup:
+                try:
+                    _backup_tail(fd, info.torn.offset, path + ".bak", made)
+                except _BackupFailed as exc:
+                    raise LogFormatError(
+                        f"cannot keep the {info.torn.size} bytes it would cut in {exc.name}: "
+                        f"{exc.reason}; nothing was cut (--no-backup cuts without a backup)",
+                        path=path, kind="io") from None
+            os.ftruncate(fd, info.torn.offset)
+        except BaseException:  # nothing was cut (a failure, a signal): no backup of it either
+            for name in made:
+                with contextlib.suppress(OSError):
+                    os.unlink(name)
+            raise
+        saved = made[0] if made else None
         os.fsync(fd)
         _fsync_dir(path)
         return RepairReport(
@@ -1716,8 +1723,9 @@ class _BackupFailed(Exception):
         self.name, self.reason = name, reason
 
 
-def _backup_tail(fd: int, start: int, base: str) -> str:
-    """Copy the bytes of ``fd`` from ``start`` to its end into a new file named after ``base``.
+def _backup_tail(fd: int, start: int, base: str, made: list[str] | None = None) -> str:
+    """Copy the bytes of ``fd`` from ``start`` to its end into a new file named after ``base``
+    (its name goes into ``made`` as soon as the file exists).
 
     Holes (``SEEK_DATA``) and all-zero blocks are skipped, not written: the copy is sparse and
     takes the disk space of the non-zero bytes only, whatever the size of the tail.
@@ -1732,6 +1740,8 @@ def _backup_tail(fd: int, start: int, base: str) -> str:
             continue
         except OSError as exc:
             raise _BackupFailed(name, exc.strerror or str(exc)) from None
+    if made is not None:
+        made.append(name)
     try:
         pos = start
         while pos < end:

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import shutil
+import signal
 import sys
 import tempfile
+from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, ParamSpec, TypeVar
 
 import typer
 
@@ -18,6 +21,29 @@ from buraco_log import events as ev
 from buraco_log.errors import LogFormatError
 from buraco_log.outpaths import rename_target, written_in_place
 from cli.common import EXIT_USAGE, STDIN, Format, emit_json, fail, guarded
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _terminable(func: Callable[P, R]) -> Callable[P, R]:
+    """SIGTERM and SIGHUP stop a command that writes files as Ctrl-C does, so that its
+    cleanup runs: by default they ended the process at once, and a `seal` or `convert` stopped
+    so left its hidden temporary file beside the log."""
+
+    @functools.wraps(func)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        def stop(signum: int, frame: object) -> None:
+            raise KeyboardInterrupt
+
+        old = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
+        try:
+            return func(*args, **kwargs)
+        finally:
+            for sig, handler in old.items():
+                signal.signal(sig, handler)
+
+    return wrapper
 
 
 class Target(StrEnum):
@@ -36,6 +62,7 @@ FormatOpt = Annotated[Format, typer.Option("--format", "-f",
 
 
 @guarded
+@_terminable
 def convert(
     source: LogArg,
     output: Annotated[Path, typer.Option(
@@ -192,6 +219,7 @@ def _in_place(path: Path, command: str, as_json: bool) -> None:
 
 
 @guarded
+@_terminable
 def seal(path: InPlaceArg, format: FormatOpt = Format.table) -> None:
     """Add the integrity chain to a log (rewritten in place; the head digest is kept)."""
     _in_place(path, "seal", format is Format.json)
@@ -226,6 +254,7 @@ def seal(path: InPlaceArg, format: FormatOpt = Format.table) -> None:
 
 
 @guarded
+@_terminable
 def repair(
     path: InPlaceArg,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Only say what would be cut.")] = False,

@@ -336,3 +336,88 @@ for event in events[1:]:
     assert not follower.is_alive()
     assert seals >= 1
     assert got == events
+
+
+# -- a command stopped by SIGTERM cleans up as Ctrl-C does ---------------------------------------
+
+_STOPPED_CHILD = """
+import os, sys, time
+sys.path.insert(0, {repo!r})
+from pathlib import Path
+from buraco_log import jsonl, log
+
+def pause():
+    Path({ready!r}).touch()
+    time.sleep(60)
+
+where = {where!r}
+if where == "seal":
+    log._hook = lambda name: pause() if name == "seal.before-rename" else None
+elif where == "to-jsonl":
+    real = jsonl.event_to_json
+    def slow(event):
+        if event.seq == 100:
+            pause()
+        return real(event)
+    jsonl.event_to_json = slow
+elif where == "repair":
+    real_backup = log._backup_tail
+    def slow_backup(*args):
+        name = real_backup(*args)
+        pause()
+        return name
+    log._backup_tail = slow_backup
+else:
+    real_append = log.Writer.append
+    def slow_append(self, event):
+        if event.seq == 100:
+            pause()
+        return real_append(self, event)
+    log.Writer.append = slow_append
+sys.argv = ["buraco-log", *{args!r}]
+from cli.main import run
+run()
+"""
+
+
+@pytest.mark.parametrize("where", ["seal", "to-jsonl", "to-binary", "repair"])
+def test_sigterm_in_the_middle_leaves_no_temporary_and_the_log_as_it_was(
+        tmp_path: Path, where: str) -> None:
+    # SIGTERM ended the process at once: seal left .match.blog.1a2b3c.new beside the log,
+    # convert its .out.jsonl.1a2b3c.tmp beside the output
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    src = tmp_path / ("match.jsonl" if where == "to-binary" else "match.blog")
+    src.write_bytes((UNSEALED_JSONL if where == "to-binary" else UNSEALED).read_bytes())
+    if where == "repair":  # a torn tail of 9 bytes: its backup is written, then the signal
+        src.write_bytes(UNSEALED.read_bytes() + bytes(range(1, 10)))
+    args = {"seal": ["seal", str(src)], "repair": ["repair", str(src)],
+            "to-jsonl": ["convert", str(src), "-o", str(tmp_path / "out.jsonl")],
+            "to-binary": ["convert", str(src), "-o", str(tmp_path / "out.blog")]}[where]
+    ready = tmp_path.parent / f"{tmp_path.name}.ready"
+    before = _files(tmp_path)
+    repo = str(Path(__file__).resolve().parents[2])
+    child = subprocess.Popen(
+        [sys.executable, "-c", _STOPPED_CHILD.format(repo=repo, ready=str(ready), where=where,
+                                                     args=args)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path)
+    try:
+        deadline = time.monotonic() + 60
+        while not ready.exists():
+            assert child.poll() is None, child.communicate()
+            assert time.monotonic() < deadline, "the command never reached its pause"
+            time.sleep(0.01)
+        assert sorted(p.name for p in tmp_path.iterdir()) != sorted(before), "no temporary yet"
+        child.send_signal(signal.SIGTERM)
+        out, err = child.communicate(timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    assert child.returncode != 0 and b"Traceback" not in err, err
+    assert len(err.decode().splitlines()) == 1 and b"interrupted" in err, err
+    assert out == b""
+    assert _files(tmp_path) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(before)
