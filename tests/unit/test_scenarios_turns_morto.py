@@ -14,6 +14,7 @@ from __future__ import annotations
 import pytest
 
 from buraco_log.cards import parse_cards
+from buraco_log.events import CardDiscarded, HandStarted
 from tests.scenario import Scenario
 from tests.spec_points import spec_points
 
@@ -278,3 +279,51 @@ def test_classic_has_no_morto_the_first_emptying_goes_out(players: int) -> None:
     partners = sum(spec_points("classic", s.hand(p)) for p in range(2, players, 2)) \
         if players in (4, 6) else 0
     assert res.scores[0].total == 25 + 20 + 50 + CLEAN + GOING_OUT["classic"] + 100 - partners
+
+
+# -- a stock-out does not void an indirect morto (RULES.md §7, §8) ----------------------------
+
+RELANCINHO = {"biriba": 100, "bossa-nova": 100}
+FREE_MORTO = ("biriba", "bossa-nova", "burraco", "mega", "burako")
+FLOOR = {"mega": 2}
+
+
+@pytest.mark.parametrize("name", FREE_MORTO)
+def test_a_stock_out_before_the_takers_next_turn_keeps_the_indirect_morto(name: str) -> None:
+    # Both players hold a clean run and four of a kind and only draw and throw until the
+    # stock is one card above its floor. The player to move then draws the last card, lays
+    # both melds, throws the card drawn and takes the morto indirectly; the other player
+    # cannot draw and ends the hand. The morto stands (only an opponent going out voids it)
+    # and is the taker's hand: its cards count as cards left in hand.
+    floor = FLOOR.get(name, 0)
+    down = {0: ("3h 4h 5h 6h 7h 8h 9h", "Js Jd Jc Js"), 1: ("3s 4s 5s 6s 7s 8s 9s", "Ad Ac Ah Ah")}
+    s = Scenario(name, hands={p: " ".join(m) for p, m in down.items()}, mortos={0: MORTO})
+    t = s.rep._t
+    while len(t.stock) > floor + 1:
+        s.pass_turn()
+    taker = s.turn
+    s.draw()
+    drawn = t.drawn
+    assert drawn is not None
+    run, four = down[taker]
+    s.meld(run).meld(four).push(CardDiscarded(taker, drawn, seq=s.rep.seq + 1))
+    s.morto(direct=False)
+    assert s.state.morto_pending[taker] == taker and len(s.state.stock) == floor
+    refused(s, "stock.floor_reached", ("floor",), "draw", "4c")
+    s.end_hand("stock_out")
+    res = s.state.results[0]
+    other = 1 - taker
+    taker_score, other_score = res.scores[taker], res.scores[other]
+    laid = spec_points(name, f"{run} {four}")
+    morto_points = spec_points(name, s.hand(taker))
+    assert sorted(s.hand(taker)) == sorted(res_morto(s, taker))
+    assert (taker_score.morto_penalty, taker_score.hand_penalty) == (0, morto_points)
+    assert taker_score.total == laid + CLEAN + RELANCINHO.get(name, 0) - morto_points
+    assert other_score.total == -spec_points(name, s.hand(other)) - MORTO_NOT_TAKEN
+
+
+def res_morto(s: Scenario, side: int) -> tuple[int, ...]:
+    """The morto dealt to ``side`` (from the deal event)."""
+    deal = s.events[1]
+    assert isinstance(deal, HandStarted)
+    return deal.mortos[side]
