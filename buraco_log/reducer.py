@@ -843,7 +843,8 @@ class _Table:
         if check:
             # A short opening that emptied the hand by melding is taken back in the emptied
             # phase too: it can take no morto and cannot go out (both refused).
-            emptied = self.phase == "emptied" and self.opening_short(seat)
+            emptied = (self.phase == "emptied" and 0 <= seat < self.n_seats
+                       and self.opening_short(seat))
             self.expect_turn(ev, seat, "emptied" if emptied else "play")
             if not self.opening_short(seat):
                 raise self.fail(

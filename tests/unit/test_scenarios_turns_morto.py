@@ -327,3 +327,20 @@ def res_morto(s: Scenario, side: int) -> tuple[int, ...]:
     deal = s.events[1]
     assert isinstance(deal, HandStarted)
     return deal.mortos[side]
+
+
+# -- a damaged log: an event of the emptied phase naming a seat that does not exist -----------
+
+
+@pytest.mark.parametrize("seat", [99, 2, -1])
+def test_a_retraction_or_morto_by_a_seat_not_at_the_table_is_refused_when_the_hand_is_empty(
+    seat: int
+) -> None:
+    # A log's OpeningRetracted with seat 99 while the hand was emptied raised IndexError
+    # (the check for a short opening read the seat's side before the seat was checked).
+    s = emptied_by_meld("biriba")
+    for move, kw in (("retract", {"cards": "Jh"}), ("morto", {"direct": True}),
+                     ("go_out", {})):
+        refused(s, "turn.no_such_seat", (f"no seat {seat}",), move, seat=seat, **kw)
+    refused(s, "turn.not_your_turn", ("seat 1", "seat 0"), "morto", direct=True, seat=1)
+    s.morto(direct=True)
