@@ -274,7 +274,27 @@ def render_verdict(v: audit.Verdict) -> Iterator[str]:
             if side.hint:
                 yield f"      {side.hint}"
     if v.integrity.status not in ("sealed", "unsealed"):
-        yield f"  note        later sections cover the {v.integrity.events} events read intact"
+        yield f"  note        {_read_before_damage(v)}"
+
+
+def _read_before_damage(v: audit.Verdict) -> str:
+    """What the later sections of a damaged log's verdict cover. A broken chain does not say
+    where the change is (the record where it broke, or one before it; for JSON Lines, any event
+    before the line that failed): those events are read, not proven intact, except as far as a
+    signature read before the break covers them."""
+    n = v.integrity.events
+    if v.integrity.kind != "chain":
+        return f"later sections cover the {n} events read intact"
+    sg = v.signing
+    text = f"later sections cover the {n} events read before the chain broke"
+    if sg.last_signed_seq is None or not sg.signatures or sg.verified is False:
+        return text + ", not proven intact: the change may be in any of them"
+    s = sg.last_signed_seq
+    if sg.verified:
+        return (text + f"; the site's verified signature proves seq 0 to {s}: the change is "
+                f"after seq {s}")
+    return (text + f"; a signature covers seq 0 to {s} (not verified: no trusted keys), so the "
+            f"change is after it unless the signatures were replaced too")
 
 
 def _signing_lines(v: audit.Verdict) -> Iterator[str]:
