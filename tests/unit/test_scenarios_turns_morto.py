@@ -344,3 +344,31 @@ def test_a_retraction_or_morto_by_a_seat_not_at_the_table_is_refused_when_the_ha
         refused(s, "turn.no_such_seat", (f"no seat {seat}",), move, seat=seat, **kw)
     refused(s, "turn.not_your_turn", ("seat 1", "seat 0"), "morto", direct=True, seat=1)
     s.morto(direct=True)
+
+
+# -- only the indirect morto is voided: a direct one stands whoever goes out ------------------
+
+
+@pytest.mark.parametrize("name", DIRECT)
+def test_an_opponent_going_out_at_once_does_not_void_a_morto_taken_directly(name: str) -> None:
+    # Seat 0 takes its morto directly, lays four tens from it and throws Q♣. Seat 1 lays its
+    # whole hand, takes its own morto directly, lays it and goes out by throwing K♣, before
+    # seat 0 plays again. RULES.md §7 voids only the indirect morto: seat 0's stands, and the
+    # six cards it kept count in its hand.
+    thirteen = name.startswith("thirteen")
+    run1 = "2s 3s 4s 5s 6s 7s 8s 9s Ts" if thirteen else "3s 4s 5s 6s 7s 8s 9s"
+    morto1 = "5c 5d 5s 6c 6d 6s 7c 7d 7s 7h Kc"
+    s = Scenario(name, hands={0: down_hand(name), 1: f"{run1} Ad Ac Ah Ah"}, stock="Jh Ad",
+                 mortos={0: MORTO, 1: morto1})
+    s.draw("Jh").meld(run_of(name)).meld("Js Jd Jc Js Jh").morto(direct=True)
+    s.meld("Th Ts Td Tc").discard("Qc")
+    s.draw("Ad").meld(run1).meld("Ad Ac Ah Ah Ad").morto(direct=True)
+    s.meld("5c 5d 5s").meld("6c 6d 6s").meld("7c 7d 7s 7h").discard("Kc").go_out().end_hand()
+    side0, side1 = s.state.results[0].scores
+    relancinho = 100 if name in ("biriba", "bossa-nova") else 0
+    kept = spec_points(name, "Kh Ks Kd Qh Qs Qd")
+    laid0 = spec_points(name, f"{run_of(name)} Js Jd Jc Js Jh Th Ts Td Tc")
+    assert (side0.morto_penalty, side0.hand_penalty) == (0, kept)
+    assert side0.total == laid0 + CLEAN + relancinho - kept
+    laid1 = spec_points(name, f"{run1} Ad Ac Ah Ah Ad 5c 5d 5s 6c 6d 6s 7c 7d 7s 7h")
+    assert side1.total == laid1 + CLEAN + GOING_OUT[name] + relancinho
