@@ -421,7 +421,7 @@ def binary_to_jsonl(src: str | os.PathLike[str], dst: str | os.PathLike[str]) ->
         raise LogFormatError("refusing to overwrite an existing file", path=dst, kind="exists")
     tmp = _temp_beside(dst)
     try:
-        with log.Reader(src) as reader:
+        with log.Reader(src, canonical=True) as reader:  # the same head in both forms
             reader.read_header()
             try:
                 with open(tmp, "w", encoding="utf-8") as out:

@@ -413,9 +413,15 @@ class Reader:
         allow_torn: bool = False,
         fd: int | None = None,
         skip_until: int = 0,
+        canonical: bool = False,
     ) -> None:
         """``fd``: read this open descriptor of ``path`` (duplicated, read from byte 0) instead
         of opening ``path`` again; a lock holder reads the very file it locked this way.
+
+        ``canonical``: refuse (kind ``decode``) an event whose bytes are not the ones
+        buraco_log writes for it (a map key twice, an integer in a longer form than needed:
+        another program's writing). Its head digest is over those bytes, so a rewrite
+        (``seal``, ``convert``) would change it; they read this way.
 
         ``skip_until``: the segments that end at or before this byte offset are checked
         (checksums, seq order, the chain) but not decoded, and yield no events: a reader that
@@ -424,6 +430,7 @@ class Reader:
         self.path = os.fspath(path)
         self.allow_torn = allow_torn
         self._skip_until = skip_until
+        self._canonical = canonical
         self.skipped_to: tuple[int, str] | None = None
         """``(seq of the next event, chain head)`` where a segment ended exactly at
         ``skip_until`` (None: no segment did)."""
@@ -740,10 +747,28 @@ class Reader:
                 off,
                 first_seq + bad,
             )
+        if self._canonical and (odd := self._not_canonical(payload, events)) is not None:
+            raise self._error(
+                f"event {odd} of the record is not stored as buraco_log encodes it (written by "
+                "another program?): rewriting it would change its bytes and so the head "
+                "digest, so it is not rewritten",
+                "decode",
+                off,
+                first_seq + odd,
+            )
         self._offset = off + hsize + length
         self._next_seq = last
         self._segments += 1
         return off, events
+
+    def _not_canonical(self, payload: bytes, events: list[ev.AnyEvent]) -> int | None:
+        """The index of the first event whose bytes in ``payload`` are not its encoding."""
+        if self.version == ev.FORMAT_VERSION and ev.encode_many(events) == payload:
+            return None
+        for i, (raw, event) in enumerate(zip(_RAW_ITEMS.decode(payload), events, strict=True)):
+            if bytes(raw) != ev.encode_as(event, self.version):
+                return i
+        return None
 
     def _read_signature(
         self, off: int, head: bytes, length: int, first_seq: int
@@ -1820,7 +1845,7 @@ def _seal(path: str, shown: str, batch_events: int, lock_timeout: float) -> LogI
                 f"cannot seal a log with {links} hard links: the sealed file would replace "
                 "this name only and the others would keep the old one; seal it under one name",
                 path=path, kind="filetype")
-        with Reader(path, fd=lock.fd) as reader:
+        with Reader(path, fd=lock.fd, canonical=True) as reader:
             reader.read_header()
             if reader.version != ev.FORMAT_VERSION:
                 raise LogFormatError(

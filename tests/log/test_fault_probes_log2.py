@@ -421,3 +421,77 @@ def test_sigterm_in_the_middle_leaves_no_temporary_and_the_log_as_it_was(
     assert out == b""
     assert _files(tmp_path) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(before)
+
+
+# -- events not stored as buraco_log encodes them: no rewrite may change the head ---------------
+
+
+def _log_of_raw_records(path: Path, records: list[list[bytes]], sealed: bool) -> list[int]:
+    """A log whose records hold these event bytes exactly; returns each record's offset."""
+    data = bytearray(log._file_header(ev.FORMAT_VERSION, sealed))
+    chain = log.chain_start()
+    offsets, seq = [], 0
+    for items in records:
+        offsets.append(len(data))
+        for item in items:
+            chain.update(item)
+        payload = log._array_header(len(items)) + b"".join(items)
+        data += log._segment(payload, len(items), seq, chain.digest() if sealed else None)
+        seq += len(items)
+    path.write_bytes(bytes(data))
+    return offsets
+
+
+def _odd_logs(folder: Path, sealed: bool) -> dict[str, tuple[Path, int, int]]:
+    """name: (log, byte offset of the odd record, seq of the odd event)."""
+    draws = [ev.encode(e) for e in _draws(6)]
+    assert draws[4].startswith(b"\x96\xa2dr\x00")  # [tag, seat 0, ...]: seat as a fixint
+    wide = draws[4].replace(b"\xa2dr\x00", b"\xa2dr\xcc\x00", 1)  # the same 0 as a uint8
+    start = log.read_events(UNSEALED)[0]
+    assert isinstance(start, ev.MatchStarted)
+    twice = ev.encode(msgspec.structs.replace(start, metadata={"a": "x", "b": "y"}))
+    assert twice.count(b"\x82\xa1a\xa1x\xa1b\xa1y") == 1
+    twice = twice.replace(b"\xa1b\xa1y", b"\xa1a\xa1y")  # the key "a" twice: {"a": "y"}
+    out = {}
+    path = folder / f"wide-{sealed}.blog"
+    offsets = _log_of_raw_records(path, [draws[:3], [draws[3], wide, draws[5]]], sealed)
+    out["wide"] = (path, offsets[1], 4)
+    path = folder / f"twice-{sealed}.blog"
+    offsets = _log_of_raw_records(path, [[twice], draws[1:3]], sealed)
+    out["twice"] = (path, offsets[0], 0)
+    return out
+
+
+@pytest.mark.parametrize("sealed", [True, False], ids=["sealed", "unsealed"])
+def test_convert_and_seal_refuse_events_not_stored_as_buraco_log_encodes_them(
+        tmp_path: Path, sealed: bool) -> None:
+    # convert said "head H" of the log (its bytes) and wrote a JSON Lines file whose end line
+    # held another head (the events encoded again), as did the binary converted back; seal
+    # promised to keep the head and changed it
+    for name, (path, offset, seq) in _odd_logs(tmp_path, sealed).items():
+        verified = run("verify", "-f", "json", path)  # the log is consistent as it stands
+        assert verified.code == 0, (name, verified)
+        head = json.loads(verified.out)["head"]
+        before = _files(tmp_path)
+        out = tmp_path / "out.jsonl"
+        line = assert_error(run("convert", path, "-o", out), 1,
+                            f"{path}, byte {offset}, seq {seq}", "not stored as buraco_log")
+        assert head not in line
+        assert_error(run("seal", path), 1, f"{path}, byte {offset}, seq {seq}",
+                     "not stored as buraco_log")
+        assert _files(tmp_path) == before  # nothing written, nothing rewritten
+
+
+def test_every_golden_log_converts_and_seals_with_its_own_head(tmp_path: Path) -> None:
+    # the check refuses nothing buraco_log wrote, of either format version
+    for source in sorted((UNSEALED.parent).glob("*.blog")):
+        head = log.verify(source).head
+        out = tmp_path / (source.stem + ".jsonl")
+        r = run("convert", source, "-o", out)
+        assert r.code == 0 and head in r.out, (source, r)
+        assert f'"head": "{head}"' in out.read_text()
+        if log.verify(source).version == ev.FORMAT_VERSION:
+            copy = tmp_path / source.name
+            copy.write_bytes(source.read_bytes())
+            assert run("seal", copy).code == 0
+            assert log.verify(copy).head == head
