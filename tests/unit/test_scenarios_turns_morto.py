@@ -372,3 +372,40 @@ def test_an_opponent_going_out_at_once_does_not_void_a_morto_taken_directly(name
     assert side0.total == laid0 + CLEAN + relancinho - kept
     laid1 = spec_points(name, f"{run1} Ad Ac Ah Ah Ad 5c 5d 5s 6c 6d 6s 7c 7d 7s 7h")
     assert side1.total == laid1 + CLEAN + GOING_OUT[name] + relancinho
+
+
+@pytest.mark.parametrize("name", ["thirteen", "thirteen-quick"])
+def test_must_use_top_a_stock_out_at_the_partners_turn_keeps_the_indirect_morto(
+    name: str
+) -> None:
+    # Four players. The player to move at two stock cards holds the run and four jacks: it
+    # draws, lays both, throws the card drawn and takes its morto indirectly. The next player
+    # draws the last card and throws K♦; the taker's partner holds nothing that could use
+    # the K♦ (no king, no diamond near it, no wild), so under must-use-top it cannot take
+    # the pile and the hand ends (RULES.md §8) before the taker played again: the morto
+    # stands, as the taker's hand (RULES.md §7).
+    probe = Scenario(name, 4)
+    taker = (len(probe.state.stock) - 2) % 4
+    dead = "3c 4s 5h 6c 7s 8h 9c Ts Jh Qc 3s 4h 5c"  # nothing for K♦
+    s = Scenario(name, 4, hands={taker: down_hand(name), (taker + 1) % 4: "Kd",
+                                 (taker + 2) % 4: dead}, mortos={taker % 2: MORTO})
+    t = s.rep._t
+    while len(t.stock) > 2:
+        s.pass_turn()
+    assert s.turn == taker
+    s.draw()
+    drawn = t.drawn
+    assert drawn is not None
+    s.meld(run_of(name)).meld("Js Jd Jc Js").push(CardDiscarded(taker, drawn, seq=s.rep.seq + 1))
+    s.morto(direct=False)
+    s.draw().discard("Kd")
+    assert s.turn == (taker + 2) % 4 and not s.state.stock
+    refused(s, "pile.must_use_top", ("kd",), "take_pile")
+    s.end_hand("stock_out")
+    side = taker % 2
+    mine, theirs = s.state.results[0].scores[side], s.state.results[0].scores[1 - side]
+    partner = spec_points(name, s.hand((taker + 2) % 4))
+    assert (mine.morto_penalty, mine.hand_penalty) == (0, 110 + partner)
+    assert mine.total == spec_points(name, down_hand(name)) + CLEAN - 110 - partner
+    opponents = sum(spec_points(name, s.hand((taker + k) % 4)) for k in (1, 3))
+    assert theirs.total == -opponents - MORTO_NOT_TAKEN
