@@ -772,9 +772,24 @@ def _spark_error(exc: BaseException) -> str:
     return str((python or found or [_first_line(exc)])[-1]).strip()[:300]
 
 
+_PY4J_CALL = re.compile(r"An error occurred while calling [\w.]+\.?$")
+_JAVA_CAUSE = re.compile(r"^(?:Caused by: |: )(?:[a-z_$][\w$]*\.)+[A-Z][\w$]*: (.+)$")
+
+
 def _first_line(exc: BaseException) -> str:
+    """The line of an error that says what went wrong. A Java error reached through Py4J
+    starts with "An error occurred while calling o110.getResult.", which says nothing: the
+    reason is its deepest Java cause (an invalid XPath, a bad regular expression...)."""
     text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
+    if not text:
+        return type(exc).__name__
+    lines = text.splitlines()
+    if _PY4J_CALL.match(lines[0]):
+        causes = [m.group(1).strip() for m in map(_JAVA_CAUSE.match, lines) if m]
+        causes = [c for c in causes if c and not c.startswith("Exception thrown in awaitResult")]
+        if causes:
+            return causes[-1][:300]
+    return lines[0]
 
 
 def query(archive: str | os.PathLike[str], sql: str, *, spark: SparkSession | None = None,

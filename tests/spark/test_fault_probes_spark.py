@@ -92,3 +92,33 @@ def test_a_query_that_runs_away_in_the_driver_stops_at_the_timeout(
     assert r.stderr.strip().splitlines()[-1] == \
         "buraco-log: error: query: stopped after the 5 s timeout (--timeout)"
     assert time.monotonic() - t0 < 120
+
+
+JAVA_FAILURES = [
+    # Py4J's own line ("An error occurred while calling o110.getResult.") said nothing
+    ("SELECT xpath_string('<a>1</a>', 'document(\"/etc/hostname\")') AS x",
+     "Could not find function: document"),
+    ("SELECT xpath_string('<a>1</a>', '///') AS x", "location step was expected"),
+]
+
+
+@pytest.mark.parametrize(("sql", "why"), JAVA_FAILURES)
+def test_a_query_that_fails_in_java_is_named_by_its_java_cause(
+        spark: Any, spark_runs: SparkRuns, sql: str, why: str) -> None:
+    from buraco_log.archive import spark as engine
+
+    with pytest.raises(ArchiveError) as err:
+        engine.query(spark_runs.path, sql, spark=spark)
+    message = str(err.value)
+    assert message.startswith("query: ") and why in message, message
+    assert "An error occurred while calling" not in message and "\n" not in message
+
+
+def test_a_python_error_keeps_its_own_first_line() -> None:
+    from buraco_log.archive import spark as engine
+
+    assert engine._first_line(ValueError("bad thing\nmore")) == "bad thing"
+    assert engine._first_line(ValueError("")) == "ValueError"
+    java = ("An error occurred while calling o7.sql.\n: org.apache.spark.SparkException: outer\n"
+            "\tat x.y(Z.java:1)\nCaused by: java.lang.IllegalStateException: inner reason\n")
+    assert engine._first_line(ValueError(java)) == "inner reason"
