@@ -322,3 +322,30 @@ def test_house_rules_whose_deal_does_not_fit_the_material_name_the_knob_at_fault
         up = " + the upcard" if upcard else ""
         assert f"2 mortos of 60{up} need {2 * hand + 120 + (1 if upcard else 0)} cards" in str(
             info.value)
+
+
+# -- §2 the dealer rotates each hand ------------------------------------------------------
+
+
+@pytest.mark.parametrize(("name", "players"), [(n, p) for n, p in SEATINGS
+                                               if n not in MUST_USE_TOP])
+def test_the_deal_rotates_and_the_seat_after_the_new_dealer_plays_first(
+    name: str, players: int
+) -> None:
+    # Hand 0 (dealer: the last seat) ends at the stock floor; hand 1 is dealt by seat 0, the
+    # next seat round the table, and seat 1 plays first. Another dealer is refused.
+    s = Scenario(name, players)
+    floor = 2 if name == "mega" else 0
+    t = s.rep._t
+    while len(t.stock) > floor:
+        s.pass_turn()
+    s.end_hand("stock_out")
+    nxt = build_deal(s.rules, players, {}, "", {}, None, hand_no=1, dealer=0)
+    for wrong in (players - 1, 1 % players):
+        if wrong == 0:
+            continue
+        refused(s, "deal.dealer_rotation", ("rotates to 0",), "push",
+                msgspec.structs.replace(nxt, dealer=wrong, seq=s.rep.seq + 1))
+    s.push(msgspec.structs.replace(nxt, seq=s.rep.seq + 1))
+    assert (s.state.hand, s.state.dealer, s.turn) == (1, 0, 1)
+    refused(s, "turn.not_your_turn", ("seat 1",), "draw", seat=0)
