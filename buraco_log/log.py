@@ -997,6 +997,16 @@ def open_log_fd(path: str | os.PathLike[str], flags: int = os.O_RDONLY) -> int:
                 path=path,
                 kind="filetype",
             ) from None
+        if exc.errno == errno.EISDIR:  # opened for writing: refused before fstat could say it
+            raise LogFormatError(
+                "not a regular file (a directory): not read as a log", path=path,
+                kind="filetype") from None
+        if exc.errno == errno.ENOENT and os.path.islink(path):  # "no such file" of a name
+            # that is there: say where it leads
+            with contextlib.suppress(OSError):
+                raise LogFormatError(
+                    f"a symbolic link to {os.readlink(path)!r}, which does not exist",
+                    path=path, kind="io") from None
         raise os_error(exc, path) from None
     try:
         mode = os.fstat(fd).st_mode

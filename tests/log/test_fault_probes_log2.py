@@ -495,3 +495,34 @@ def test_every_golden_log_converts_and_seals_with_its_own_head(tmp_path: Path) -
             copy.write_bytes(source.read_bytes())
             assert run("seal", copy).code == 0
             assert log.verify(copy).head == head
+
+
+# -- a log path that is a directory or a dangling link, for writing -----------------------------
+
+
+def test_a_writer_or_recorder_at_a_directory_says_it_is_a_directory(tmp_path: Path) -> None:
+    # opened for writing, a directory failed in open() with EISDIR: "Is a directory", kind
+    # io, where every reader says kind filetype ("not a regular file (a directory)")
+    from buraco_log.recorder import Recorder
+
+    (tmp_path / "t.blog").mkdir()
+    with pytest.raises(LogFormatError) as caught:
+        log.Writer(tmp_path / "t.blog", validate=False)
+    assert caught.value.kind == "filetype" and "a directory" in caught.value.message
+    with Recorder(tmp_path, validate=False) as rec:
+        with pytest.raises(LogFormatError) as again:
+            rec.append("t", _draws(1)[0])
+        assert again.value.kind == "filetype" and again.value.path == str(tmp_path / "t.blog")
+    assert (tmp_path / "t.blog").is_dir() and not any((tmp_path / "t.blog").iterdir())
+
+
+def test_a_dangling_link_as_a_log_names_where_it_leads(tmp_path: Path) -> None:
+    # "No such file or directory" of a name that is there (ls shows it)
+    link = tmp_path / "match.blog"
+    link.symlink_to("gone.blog")
+    for command in (["verify", link], ["seal", link], ["repair", link]):
+        assert_error(run(*command), 2, f"{link}: ", "symbolic link to 'gone.blog'",
+                     "does not exist")
+    with pytest.raises(LogFormatError, match=r"symbolic link to 'gone\.blog'"):
+        log.Writer(link, validate=False)
+    assert link.is_symlink() and not (tmp_path / "gone.blog").exists()
