@@ -165,12 +165,21 @@ def audit_events(events: Sequence[AnyEvent], integrity: Integrity, path: str = "
     if not_started(events, integrity):  # issue 20: not an audit failure, and said so
         what = ("no events" if integrity.status in ("sealed", "unsealed")
                 else f"no whole header ({integrity.message}; delete the file: no event is in it)")
+        # ... unless a player holds a receipt for it (one log audited: every receipt is for
+        # it): the site signed events this file no longer holds, so it was cut to nothing.
+        held = [] if signing.by_match else list(signing.receipts)
+        sig, problems = check_signatures(
+            events, (), keyring=signing.keyring, receipts=held,
+            required=False) if held else (Signing(), [])
+        cut = tuple(Finding("signing", p.rule, p.message, seq=p.seq) for p in problems)
         return Verdict(
-            path=path, match_id=None, rules=None, players=(), events=0, ok=True, findings=(),
-            integrity=integrity, provenance=Provenance("none", None, False, 0, ()),
+            path=path, match_id=None, rules=None, players=(), events=0, ok=not cut,
+            findings=cut, integrity=integrity,
+            provenance=Provenance("none", None, False, 0, ()),
             legality=Legality(0, False, None), scoring=Scoring((), None, (), True),
-            notes=(f"not started: the log holds {what}: a match that never received an "
-                   "event",), not_started=True,
+            notes=() if cut else (f"not started: the log holds {what}: a match that never "
+                                  "received an event",),
+            not_started=not cut, signing=sig,
         )
     findings = _integrity_findings(integrity)
     prov = provenance(events, require_commitment)

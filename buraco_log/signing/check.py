@@ -201,7 +201,7 @@ def _receipts(events: Sequence[ev.AnyEvent], receipts: Sequence[HeldReceipt], *,
     for held in sorted(receipts, key=lambda h: h.receipt.seq):
         r = held.receipt
         who = held.holder()
-        if r.match_id != match_id:
+        if events and r.match_id != match_id:  # no event: nothing says which match it was
             problems.append(Problem(
                 "sign.receipt_other_match",
                 f"{held.source or 'a receipt'}: the receipt is for match {r.match_id!r}, not "
@@ -214,7 +214,7 @@ def _receipts(events: Sequence[ev.AnyEvent], receipts: Sequence[HeldReceipt], *,
             # Judged by its own key: a forger who rewrote the start to record another key (or
             # none) must not turn the player's proof into "not the site's".
             why = keyring.check_signature(signed)
-            if why is None and r.key_id != key_id:
+            if why is None and r.key_id != key_id and events:
                 now = "no key" if key_id is None else f"key {key_id}"
                 besides += (f"; the receipt is by trusted key {r.key_id}, the log's match start "
                             f"records {now}")
@@ -236,7 +236,8 @@ def _receipts(events: Sequence[ev.AnyEvent], receipts: Sequence[HeldReceipt], *,
                 f"the log does not show seq {r.seq}, which {who} holds a signed receipt for: "
                 f"it reads intact {upto} (damaged after it; see integrity){besides}", seq=r.seq))
         elif last is None or r.seq > last:
-            ends = "holds no events" if last is None else f"ends at seq {last}"
+            ends = (f"holds no events, though the site signed match {r.match_id!r} up to "
+                    f"seq {r.seq}" if last is None else f"ends at seq {last}")
             problems.append(Problem(
                 "sign.receipt_cut",
                 f"the log was changed after seq {r.seq}, which {who} holds a signed receipt "
