@@ -272,6 +272,10 @@ def load_receipts(paths: Sequence[str]) -> list[HeldReceipt]:
                 receipt.signed_head()  # hex of the right sizes, seq in range
                 out.append(HeldReceipt(receipt, path))
         except (msgspec.MsgspecError, ValueError) as exc:
+            if data.startswith(b"\xef\xbb\xbf"):  # saved by an editor that adds one
+                raise SigningError(f"{path}: the file starts with a byte order mark (EF BB BF): "
+                                   "a receipt is UTF-8 JSON without one (save it without BOM)"
+                                   ) from None
             raise SigningError(f"{path}: not a buraco-log receipt: {exc}") from None
     return out
 

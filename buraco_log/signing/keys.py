@@ -338,6 +338,14 @@ def _read_key_file(path: Path) -> _Ring:
         if b"PRIVATE KEY-----" in data:  # NAME.key instead of NAME.pub: say so, not 'not JSON'
             raise SigningError(f"{path}: a private key, not a published key: trust the site's "
                                "NAME.pub (and keep NAME.key secret)") from None
+        if b"-----BEGIN " in data:  # a PEM public key (openssl pkey -pubout): no key id, window
+            raise SigningError(f"{path}: a PEM file, not a buraco-log published key: trust the "
+                               "NAME.pub that 'buraco-log keys new' writes (key id, public key, "
+                               "validity window)") from None
+        if data.startswith(b"\xef\xbb\xbf"):
+            raise SigningError(f"{path}: the file starts with a byte order mark (EF BB BF): a "
+                               "published key is UTF-8 JSON without one (save it without BOM)"
+                               ) from None
         raise SigningError(f"{path}: not JSON: {exc}") from None
 
 
