@@ -279,6 +279,13 @@ def check_and_flatten(path: str, sha: str, size: int, rows_for: Any,
     ``require_commitment``: a deal no commitment backs is a finding (the archive's setting).
     """
     events, integrity, signed = (read or audit.read_log_signed)(path)
+    if audit.not_started(events, integrity):
+        # As the audit says: no event, so no seq to name, and no damage (an empty file was
+        # refused as a torn log at seq 0, a header alone as an illegal seq 0)
+        verdict = audit.audit_events(events, integrity, path, signed=signed)
+        raise Rejected(error_row(
+            path, sha, size, "incomplete", "archive.not_started",
+            f"{verdict.notes[0]}; only finished matches are archived", verdict=verdict))
     if integrity.status not in ("sealed", "unsealed"):
         raise _reject_with_audit(path, sha, size, events, integrity,
                                  ("integrity", f"log.{integrity.kind}",

@@ -26,7 +26,7 @@ import secrets
 import shutil
 import stat
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from typing import Any
 
@@ -186,15 +186,43 @@ def create_archive(root: str) -> str:
     # A marker's temporary file is what a creation killed before its rename leaves: without
     # this, that directory was refused for ever as "not empty and not an archive".
     if any(not n.startswith(".") and not n.startswith(MARKER + ".tmp-")
-           for n in os.listdir(real)):
+           for n in os.listdir(real)) and not is_archive(real):
+        # (the marker is checked again: another ingest creating this archive at the same
+        # time writes it before anything else, and was taken for a stranger's directory)
         raise ArchiveError(f"{root}: exists, is not empty and is not an archive; refusing to "
                            "write into it")
-    _atomic_json(os.path.join(real, MARKER), {"format": "buraco_log archive",
-                                               "version": ARCHIVE_VERSION})
-    return real
+    _new_json(os.path.join(real, MARKER), {"format": "buraco_log archive",
+                                           "version": ARCHIVE_VERSION})
+    return check_archive(real)
 
 
 def _atomic_json(path: str, data: Any) -> None:
+    """Write ``path`` whole or not at all (temporary file, fsync, rename)."""
+    _write_json(path, data, os.replace)
+
+
+def _new_json(path: str, data: Any) -> None:
+    """Write ``path`` whole or not at all, only if no ``path`` exists yet: one that does
+    (another process's) is left as it is. A hard link fails when the name is taken, where a
+    rename replaces it: two ingests creating one archive at once each wrote the marker, and
+    the second could undo a setting the first had already stored in it. A file system
+    without hard links falls back to the rename."""
+
+    def link(tmp: str, final: str) -> None:
+        try:
+            os.link(tmp, final)
+        except FileExistsError:
+            pass
+        except OSError:  # no hard links here (EPERM, ENOTSUP): the rename is all there is
+            if not os.path.exists(final):
+                os.replace(tmp, final)
+                return
+        os.unlink(tmp)
+
+    _write_json(path, data, link)
+
+
+def _write_json(path: str, data: Any, place: Callable[[str, str], None]) -> None:
     tmp = f"{path}.tmp-{secrets.token_hex(4)}"
     try:
         with open(tmp, "w", encoding="utf-8") as f:
@@ -202,7 +230,7 @@ def _atomic_json(path: str, data: Any) -> None:
             f.write("\n")
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, path)
+        place(tmp, path)
     except BaseException:  # a full disk: no temporary left to hold the space
         with contextlib.suppress(OSError):
             os.unlink(tmp)

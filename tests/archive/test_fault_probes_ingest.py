@@ -63,17 +63,20 @@ def reference(logs: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str,
     return checksums(arch)
 
 
-# Run the CLI with os.replace wrapped: the k-th rename kills the process with SIGKILL (the
-# marker's, then each staged file's, the batch record's, the ratings').
+# Run the CLI with os.replace and os.link wrapped: the k-th rename kills the process with
+# SIGKILL (the marker's, a link where no other may exist; then each staged file's, the batch
+# record's, the ratings').
 KILLER = """
 import os, signal, sys
-k, n, real = int(sys.argv[1]), [0], os.replace
-def replace(a, b, **kw):
-    n[0] += 1
-    if n[0] == k:
-        os.kill(os.getpid(), signal.SIGKILL)
-    return real(a, b, **kw)
-os.replace = replace
+k, n, real, link = int(sys.argv[1]), [0], os.replace, os.link
+def killing(call):
+    def renamed(a, b, **kw):
+        n[0] += 1
+        if n[0] == k:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return call(a, b, **kw)
+    return renamed
+os.replace, os.link = killing(real), killing(link)
 sys.argv = ["buraco-log", *sys.argv[2:]]
 from cli.main import run
 run()

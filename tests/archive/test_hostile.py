@@ -33,7 +33,7 @@ BAD = {
     "pipe.blog": ("integrity", "log.filetype", "FIFO"),
     "notes": ("integrity", "log.filetype", "FIFO"),
     "zero.blog": ("integrity", "log.filetype", "character device"),
-    "gone.blog": ("integrity", "log.unreadable", "No such file"),
+    "gone.blog": ("integrity", "log.unreadable", "which does not exist"),
     "sock.blog": ("integrity", "log.filetype", "socket"),
     # the audit's first finding names the knob, whichever check met it first
     "bomb.blog": (None, None, "'jokers': 1000000000 is out of bounds"),
