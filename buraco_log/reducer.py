@@ -299,6 +299,16 @@ class _Table:
                     "morto.indirect_only",
                     "the morto is taken only by discarding the last card (indirect)",
                 )
+            if (by == "meld" and len(self.mortos[side]) == 1 and r.go_out_needs_canastra
+                    and not new_canastra and not self.has_canastra(side)):
+                # House rules with a morto of one card: taken directly, its card is the whole
+                # hand, and throwing it would be going out without a canastra. Nobody is left
+                # without a discard (RULES.md §7, `001`).
+                return (
+                    "go_out.needs_canastra",
+                    "the morto's one card could not be discarded: going out needs a canastra "
+                    "on the side's table",
+                )
             return None
         if r.go_out_needs_canastra and not new_canastra and not self.has_canastra(side):
             return "go_out.needs_canastra", "going out needs a canastra on the side's table"

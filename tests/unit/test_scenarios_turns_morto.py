@@ -409,3 +409,38 @@ def test_must_use_top_a_stock_out_at_the_partners_turn_keeps_the_indirect_morto(
     assert mine.total == spec_points(name, down_hand(name)) + CLEAN - 110 - partner
     opponents = sum(spec_points(name, s.hand((taker + k) % 4)) for k in (1, 3))
     assert theirs.total == -opponents - MORTO_NOT_TAKEN
+
+
+# -- house rules: a morto of one card, taken directly, must leave a discard -------------------
+
+
+@pytest.mark.parametrize(("name", "needs"), [("thirteen", True), ("mega", True),
+                                             ("biriba", False)])
+def test_a_one_card_morto_is_taken_directly_only_if_its_card_can_be_thrown(
+    name: str, needs: bool
+) -> None:
+    # With morto_size = 1 the direct morto is the whole next hand: one card, whose discard
+    # empties the hand again, which is going out. Where going out needs a canastra, a side
+    # without one may not take such a morto by melding (it would be left with a card it can
+    # neither throw nor lay: RULES.md §7, "the game does not let you"); with a canastra it may.
+    thirteen = name.startswith("thirteen")
+    sets = (["3s 3d 3c 3h 3s", "4s 4d 4c 4h", "5s 5d 5c 5h 5s"] if thirteen
+            else ["3s 3d 3c 3s", "4s 4d 4c", "5s 5d 5c 5h 5s"])
+    hand = " ".join(sets)
+    hand = " ".join(hand.split()[1:])  # the first 3s is drawn
+    s = Scenario(name, hands={0: hand}, stock="3s", mortos={0: "Kd"}, morto_size=1)
+    s.draw("3s").meld(sets[0]).meld(sets[1])
+    if needs:
+        refused(s, "go_out.needs_canastra", ("one card", "canastra"), "meld", sets[2])
+    else:
+        s.meld(sets[2]).morto(direct=True)
+        assert s.hand(0) == parse_cards("Kd")
+        s.discard("Kd").go_out()
+        assert s.state.phase == "out"
+    # With a canastra on the table (the clean run) the one-card morto is taken directly and
+    # thrown to go out.
+    s = Scenario(name, hands={0: down_hand(name)}, stock="Jh", mortos={0: "Kd"}, morto_size=1)
+    s.draw("Jh").meld(run_of(name)).meld("Js Jd Jc Js Jh").morto(direct=True)
+    assert s.hand(0) == parse_cards("Kd") and s.turn == 0
+    s.discard("Kd").go_out().end_hand()
+    assert s.state.results[0].scores[0].going_out == GOING_OUT[name]
