@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from buraco_log.archive import query, views
+from buraco_log.archive import query, store, views
 from buraco_log.errors import ArchiveError
 from tests.archive.conftest import Archived
 
@@ -144,3 +144,25 @@ def test_a_query_that_runs_out_of_memory_is_one_line(archived: Archived) -> None
     assert len(lines) == 1 and "out of memory under the 256MB limit" in lines[0], lines
     assert _digest(archived.path) == before
 
+
+
+OVERWRITES = [
+    "COPY (SELECT 1 AS x) TO '{f}' (FORMAT parquet, USE_TMP_FILE false)",
+    "EXPLAIN ANALYZE COPY (SELECT 1 AS x) TO '{f}' (FORMAT parquet, USE_TMP_FILE false)",
+    "EXPLAIN (ANALYZE) COPY (SELECT 1 AS x) TO '{f}' (USE_TMP_FILE 0)",
+    "SELECT * FROM query('COPY (SELECT 1 AS x) TO ''{f}'' (USE_TMP_FILE false)')",
+    "SELECT 1; COPY (SELECT 1 AS x) TO '{f}' (FORMAT csv, USE_TMP_FILE false)",
+    "/* SELECT */ COPY matches TO '{f}' (USE_TMP_FILE false, OVERWRITE_OR_IGNORE)",
+]
+
+
+@pytest.mark.parametrize("sql", OVERWRITES)
+def test_no_wrapper_overwrites_a_committed_file_in_place(archived: Archived, sql: str) -> None:
+    """A committed file is in allowed_paths, and DuckDB lets COPY write it in place (no
+    temporary file) when the process may write it, as root may whatever its mode: the
+    statement check must refuse every form of it."""
+    target = str(store.committed_files(str(archived.path))["matches"][0])
+    before = _digest(archived.path)
+    with pytest.raises(ArchiveError, match="query: "):
+        query(archived.path, sql.format(f=target))
+    assert _digest(archived.path) == before
