@@ -272,6 +272,8 @@ def load_receipts(paths: Sequence[str]) -> list[HeldReceipt]:
                 receipt.signed_head()  # hex of the right sizes, seq in range
                 out.append(HeldReceipt(receipt, path))
         except (msgspec.MsgspecError, ValueError) as exc:
+            if not data.strip():
+                raise SigningError(f"{path}: an empty file: no receipt in it") from None
             if data.startswith(b"\xef\xbb\xbf"):  # saved by an editor that adds one
                 raise SigningError(f"{path}: the file starts with a byte order mark (EF BB BF): "
                                    "a receipt is UTF-8 JSON without one (save it without BOM)"

@@ -342,6 +342,8 @@ def _read_key_file(path: Path) -> _Ring:
             raise SigningError(f"{path}: a PEM file, not a buraco-log published key: trust the "
                                "NAME.pub that 'buraco-log keys new' writes (key id, public key, "
                                "validity window)") from None
+        if not data.strip():  # "Input data was truncated" says nothing of an empty file
+            raise SigningError(f"{path}: an empty file: no published key in it") from None
         if data.startswith(b"\xef\xbb\xbf"):
             raise SigningError(f"{path}: the file starts with a byte order mark (EF BB BF): a "
                                "published key is UTF-8 JSON without one (save it without BOM)"

@@ -104,3 +104,15 @@ def test_an_encrypted_key_with_a_wrong_or_missing_passphrase(tmp_path: Path) -> 
     with pytest.raises(SigningError, match="or a wrong passphrase"):
         load_signer(files.private, b"wrong")
     assert load_signer(files.private, b"right").key_id == files.key_id
+
+
+def test_an_empty_key_or_receipt_file_says_it_is_empty(site: Path, tmp_path: Path) -> None:
+    empty = tmp_path / "site.pub"
+    empty.write_bytes(b"\n")
+    line = _one_error_line(_audit(site / "m.blog", "--keys", empty), empty)
+    assert line.endswith(": an empty file: no published key in it")
+    receipt = tmp_path / "r.json"
+    receipt.write_bytes(b"")
+    line = _one_error_line(_audit(site / "m.blog", "--keys", site / "keys", "--receipt", receipt),
+                           receipt)
+    assert line.endswith(": an empty file: no receipt in it")
