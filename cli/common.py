@@ -11,6 +11,7 @@ import shutil
 import stat
 import sys
 import tempfile
+import traceback
 from collections.abc import Callable, Iterator
 from enum import StrEnum
 from pathlib import Path
@@ -44,12 +45,30 @@ class State:
     debug = False
 
 
+def show_traceback(error: BaseException | None = None) -> None:
+    """``--debug``: the traceback on stderr, before the error's one line (the exit status stays
+    the one the error has without ``--debug``). The exception being handled, or ``error``; an
+    error found by a check, with no exception, shows where it was raised."""
+    current = sys.exc_info()[1]
+    if isinstance(current, typer.Exit | SystemExit):
+        current = None
+    shown = current or error
+    if shown is not None and shown.__traceback__ is not None:
+        traceback.print_exception(shown, file=sys.stderr)
+    else:
+        sys.stderr.write("Traceback (most recent call last):\n")
+        traceback.print_stack(sys._getframe(2), file=sys.stderr)
+    sys.stderr.flush()
+
+
 def fail(message: str, code: int = EXIT_FINDINGS, *, as_json: bool = False,
          error: BaseException | None = None) -> typer.Exit:
     """Print one line on stderr and return the Exit to raise. With ``as_json`` (the command
     was asked for ``--format json``) the error is also a JSON object on stdout, so a program
     reading stdout always gets JSON."""
     message = _named(message, _STDIN_NAMES)
+    if State.debug:
+        show_traceback(error)
     # one line, whatever a name in the log holds (a newline, an ESC sequence)
     typer.echo(f"buraco-log: error: {terminal_safe(message)}", err=True)
     if as_json:
@@ -212,19 +231,19 @@ def guarded(func: Callable[P, R]) -> Callable[P, R]:
             sys.stderr.close()
             raise typer.Exit(141) from None
         except BuracoLogError as exc:
-            if State.debug:
-                raise
             raise fail(str(exc), getattr(exc, "exit_status", EXIT_FINDINGS),
                        as_json=wants_json(kwargs), error=exc) from None
         except OSError as exc:
-            if State.debug:
-                raise
             where = f"{exc.filename}: " if exc.filename else ""
             code = EXIT_USAGE if isinstance(exc, _USAGE_OS_ERRORS) else EXIT_FINDINGS
             raise fail(f"{where}{exc.strerror or exc}", code, as_json=wants_json(kwargs),
                        error=exc) from None
         except KeyboardInterrupt:
             raise fail("interrupted", 130) from None
+        except Exception as exc:  # a defect of this tool: one line too, --debug shows where
+            raise fail(f"internal error: {type(exc).__name__}: {exc} (a defect of buraco-log; "
+                       "--debug shows its traceback)", EXIT_FINDINGS,
+                       as_json=wants_json(kwargs), error=exc) from None
 
     return wrapper
 

@@ -7,17 +7,30 @@ verdict, and end with the next commands to try on that log.
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from buraco_log import audit
+from buraco_log.events import AnyEvent
 from buraco_log.log import write_log
-from buraco_log.rules import PRESETS, preset
+from buraco_log.rules import PRESETS
 from buraco_log.simulate import simulate_match
-from cli.common import EXIT_FINDINGS, EXIT_USAGE, Format, emit_json, fail, guarded
+from cli.common import (
+    EXIT_FINDINGS,
+    EXIT_USAGE,
+    Format,
+    emit_json,
+    fail,
+    guarded,
+)
 from cli.dispute_cmd import render_summary, render_verdict
+from cli.rules_cmd import load_rules
+from cli.simulate_cmd import check_players
 
 
 def _free_path(directory: Path, stem: str) -> Path:
@@ -35,7 +48,7 @@ def next_steps(path: Path) -> list[str]:
     return [
         f"buraco-log show {path}",
         f"buraco-log replay {path} --at 40",
-        f"buraco-log explain {path} 40",
+        f"buraco-log explain {path} --at 40",
         f"buraco-log audit {path}",
         f"buraco-log convert {path} -o {path.with_suffix('.jsonl')}",
     ]
@@ -43,8 +56,9 @@ def next_steps(path: Path) -> list[str]:
 
 @guarded
 def demo(
-    rules: Annotated[str, typer.Option("--rules", help="Rules preset.",
-                                       autocompletion=lambda: list(PRESETS))] = "biriba",
+    rules: Annotated[str, typer.Option(
+        "--rules", help="Rules preset, or a house-rules TOML file.",
+        autocompletion=lambda: list(PRESETS))] = "biriba",
     players: Annotated[int, typer.Option("--players", help="Number of players.")] = 4,
     seed: Annotated[str, typer.Option("--seed", help="Seed of the simulated match.")] = "demo",
     out: Annotated[Path | None, typer.Option(
@@ -54,27 +68,35 @@ def demo(
     format: Annotated[Format, typer.Option("--format", "-f",
                                            help="table for people, json for programs.")
                       ] = Format.table,
+    overwrite: Annotated[bool, typer.Option(
+        "--overwrite", help="Replace OUTPUT if it exists.")] = False,
 ) -> None:
     """Simulate a match, write it, replay and audit every move, and print the result."""
-    if rules not in PRESETS:
-        raise fail(f"unknown preset {rules!r} (presets: {', '.join(PRESETS)})", EXIT_USAGE)
-    r = preset(rules)
-    if players not in r.player_counts:
-        counts = ", ".join(map(str, r.player_counts))
-        raise fail(f"{rules} is played by {counts} players, not {players}", EXIT_USAGE)
+    js = format is Format.json
+    r = load_rules(rules, option="--rules", as_json=js)
+    check_players(r, players, as_json=js)
+    if out is not None:
+        if str(out) == "-":  # the report is on stdout: the log needs a file of its own
+            raise fail("--output -: the demo prints its report on standard output; name a file "
+                       "for the log", EXIT_USAGE, as_json=js)
+        if out.is_dir():
+            raise fail(f"{out}: is a directory; name the log's file", EXIT_USAGE, as_json=js)
+        if os.path.lexists(out) and not overwrite:
+            raise fail(f"{out}: exists; the demo does not replace files (--overwrite replaces "
+                       "it)", EXIT_USAGE, as_json=js)
+        if not (out.parent or Path(".")).is_dir():
+            raise fail(f"{out}: no such directory: {out.parent}", EXIT_USAGE, as_json=js)
     events = simulate_match(r, players, seed=seed)
-    path = out if out is not None else _free_path(Path(), f"demo-{rules}-{players}p")
-    if out is not None and out.exists():
-        raise fail(f"{out}: exists; the demo does not replace files", EXIT_USAGE)
-    write_log(path, events)
+    path = out if out is not None else _free_path(Path(), f"demo-{r.name}-{players}p")
+    _write(path, events)
     summary = audit.show_log(path)
     verdict = audit.audit_log(path)
     if format is Format.json:
-        emit_json({"log": str(path), "rules": rules, "players": players, "seed": seed,
+        emit_json({"log": str(path), "rules": r.name, "players": players, "seed": seed,
                    "events": len(events), "summary": summary, "audit": verdict,
                    "next": next_steps(path)})
     else:
-        typer.echo(f"Simulated a {players}-player {rules} match with heuristic bots and "
+        typer.echo(f"Simulated a {players}-player {r.name} match with heuristic bots and "
                    f"provably fair deals ({len(events)} events), wrote it to {path}, then "
                    "replayed and audited every move.")
         typer.echo("")
@@ -89,6 +111,21 @@ def demo(
             typer.echo(f"  {line}")
     if not verdict.ok:
         raise typer.Exit(EXIT_FINDINGS)
+
+
+def _write(path: Path, events: list[AnyEvent]) -> None:
+    """The log written whole: beside ``path`` and renamed onto it (``--overwrite``), so a
+    failed write leaves what was there."""
+    if not os.path.lexists(path):
+        write_log(path, events)
+        return
+    folder = tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent or Path("."))
+    try:
+        temp = Path(folder) / path.name
+        write_log(temp, events)
+        os.replace(temp, path)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def register(app: typer.Typer) -> None:

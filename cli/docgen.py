@@ -30,13 +30,15 @@ Every command follows the same rules:
   version newer than this tool), or a seq, hand, turn or seat the match does not have (a seq
   past an illegal event is a finding, `1`). `130`: interrupted.
 - **Errors** are one line on stderr, `buraco-log: error: FILE, byte N, seq S: ... [rule]`, with
-  nothing half-written. `--debug` (before the command) shows the traceback instead.
+  nothing half-written; a defect of the tool itself says `internal error` (exit 1). `--debug`
+  (before the command) prints the traceback before that line; the exit status stays the same.
 - **`--format json`** (`-f json`) prints stable JSON (sorted keys) on stdout. On failure, stdout
   holds `{"error": {"code", "message", "exit_status", ...}}` beside the line on stderr, so a
   program reading stdout always gets JSON.
 - **`-`** in place of a log reads it from standard input (binary or JSON Lines, told apart by
-  the first bytes); `-o -` writes to standard output. `seal` and `repair` rewrite a file in
-  place and take no `-`.
+  the first bytes); `-o -` writes to standard output (not for `simulate`, which writes a
+  directory of logs, nor `demo`, whose report is on standard output). `seal` and `repair`
+  rewrite a file in place and take no `-`.
 - **`-o`/`--output`** always names what the command writes. A command that writes logs
   (`convert`, `simulate`, `demo`) never replaces a file unless told so (`--overwrite`). A page
   or a report (`view`, `review`, `audit --html`, `query`, `report`) replaces the file it names,

@@ -25,7 +25,7 @@ from cli import (
     simulate_cmd,
     view_cmd,
 )
-from cli.common import CONTEXT, EXIT_USAGE, State, emit_json, error_object
+from cli.common import CONTEXT, EXIT_USAGE, State, emit_json, error_object, show_traceback
 
 helpfmt.install()
 
@@ -123,12 +123,13 @@ def _argv_wants_json(argv: list[str]) -> bool:
 def run() -> None:
     """The console script: usage errors become one line on stderr and exit status 2."""
     try:
-        code = app(standalone_mode=False)
+        # one name in usage lines and hints, however started (`python -m cli`, the script)
+        code = app(standalone_mode=False, prog_name="buraco-log")
     except _NO_ARGS:
         code = 0  # typer has printed the help already
     except _USAGE as exc:
-        if State.debug:
-            raise
+        if State.debug:  # the traceback, then the same line and exit status as without
+            show_traceback(exc)
         ctx = getattr(exc, "ctx", None)
         hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
         message = exc.format_message() if hasattr(exc, "format_message") else str(exc)

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Annotated
 
 import msgspec
 import typer
 
+from buraco_log.errors import RulesError
 from buraco_log.knobs import describe, did_you_mean
 from buraco_log.rules import PRESET_SOURCES, PRESETS, Rules, load_toml, preset
 from cli.common import CONTEXT, EXIT_USAGE, Format, emit_json, fail, guarded
@@ -16,34 +19,74 @@ app = typer.Typer(help="The rules presets and house rules.", no_args_is_help=Tru
 
 
 def _summary(r: Rules) -> dict[str, object]:
+    """A preset's row of RULES.md's preset table (section 11), and its target and source."""
     return {
         "name": r.name,
         "players": "/".join(map(str, r.player_counts)),
         "jokers": r.jokers,
         "hand": r.hand_size,
         "morto": ("indirect" if not r.morto_direct else "yes") if r.morto else "no",
+        "morto_needs_canastra": r.morto and r.morto_needs_canastra,
         "upcard": r.initial_upcard,
         "pile": r.pile_pickup,
+        "redraw": r.first_turn_redraw,
+        "vulnerable": r.vulnerability,
         "target": r.target_score,
         "source": PRESET_SOURCES.get(r.name, ""),
     }
 
 
+def _row(summary: dict[str, object]) -> dict[str, str]:
+    """The table's row: the morto as RULES.md words it, yes/no for every switch."""
+    row = {k: human(v) for k, v in summary.items() if k != "morto_needs_canastra"}
+    if summary["morto"] == "indirect":
+        row["morto"] = "yes, indirect only"
+    elif summary["morto_needs_canastra"]:
+        row["morto"] = "yes, needs canastra"
+    return row
+
+
 @app.command("list")
 @guarded
 def list_presets(
-    format: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
+    format: Annotated[Format, typer.Option("--format", "-f",
+                                           help="table for people, json for programs.")
+                      ] = Format.table,
 ) -> None:
     """List the rules presets."""
-    rows = [_summary(r) for r in PRESETS.values()]
+    summaries = [_summary(r) for r in PRESETS.values()]
     if format is Format.json:
-        emit_json(rows)
+        emit_json(summaries)
         return
+    rows = [_row(s) for s in summaries]
     cols = list(rows[0])
-    widths = {c: max(len(c), *(len(str(r[c])) for r in rows)) for c in cols}
+    widths = {c: max(len(c), *(len(r[c]) for r in rows)) for c in cols}
     typer.echo("  ".join(c.ljust(widths[c]) for c in cols).rstrip())
     for row in rows:
-        typer.echo("  ".join(str(row[c]).ljust(widths[c]) for c in cols).rstrip())
+        typer.echo("  ".join(row[c].ljust(widths[c]) for c in cols).rstrip())
+
+
+def load_rules(name: str, *, option: str = "", as_json: bool = False) -> Rules:
+    """The rules a user names (``rules show NAME``, ``--rules NAME``): a preset, or a house-rules
+    TOML file. Either way a bad name is the user's input at fault: one line, exit 2 (a missing
+    or misspelt file too, as for a log the user names)."""
+    where = f"{option} {name}: " if option else ""
+    if name in PRESETS:
+        return preset(name)
+    if not (name.lower().endswith(".toml") or os.path.sep in name or Path(name).is_file()):
+        raise fail(f"{where}unknown preset {name!r}{did_you_mean(name, list(PRESETS))} "
+                   f"(presets: {', '.join(PRESETS)}; or a house-rules .toml file)", EXIT_USAGE,
+                   as_json=as_json)
+    path = Path(name)
+    if not path.exists():
+        raise fail(f"{name}: no such house-rules file", EXIT_USAGE, as_json=as_json)
+    if path.is_dir():
+        raise fail(f"{name}: is a directory, not a house-rules file", EXIT_USAGE,
+                   as_json=as_json)
+    try:
+        return load_toml(path)
+    except RulesError as exc:
+        raise fail(str(exc), EXIT_USAGE, as_json=as_json, error=exc) from None
 
 
 def _complete_rules(incomplete: str) -> list[str]:
@@ -75,13 +118,12 @@ def knob_rows(rules: Rules) -> list[tuple[str, object]]:
 def show(
     name: Annotated[str, typer.Argument(help="A preset name, or a house-rules TOML file.",
                                         autocompletion=_complete_rules)],
-    format: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
+    format: Annotated[Format, typer.Option("--format", "-f",
+                                           help="table for people, json for programs.")
+                      ] = Format.table,
 ) -> None:
     """Show every knob of a preset or house-rules file, with one line saying what it means."""
-    if not name.endswith(".toml") and name not in PRESETS:
-        raise fail(f"unknown preset {name!r}{did_you_mean(name, list(PRESETS))} "
-                   f"(presets: {', '.join(PRESETS)}; or a house-rules .toml file)", EXIT_USAGE)
-    rules = load_toml(name) if name.endswith(".toml") else preset(name)
+    rules = load_rules(name, as_json=format is Format.json)
     if format is Format.json:
         emit_json(msgspec.to_builtins(rules))
         return

@@ -12,26 +12,38 @@ from typing import Annotated, Any
 import typer
 
 from buraco_log.bots import make_bot
-from buraco_log.errors import RulesError
-from buraco_log.rules import Rules, load_toml, preset
+from buraco_log.rules import PRESETS, Rules
 from buraco_log.simulate import MatchSummary, match_file, seat_bots, simulate_many
 from cli.common import EXIT_USAGE, Format, emit_json, fail, guarded
+from cli.rules_cmd import load_rules
 
 MAX_MATCHES = 1_000_000
 """Most matches one run makes (days of work): a larger count is a typo, refused at once
 rather than stuck checking that many file names before the first match."""
 
 
+RulesOpt = Annotated[str, typer.Option(
+    "--rules", help="Rules preset, or a house-rules TOML file.",
+    autocompletion=lambda: list(PRESETS))]
+
+
+def check_players(r: Rules, players: int, *, as_json: bool = False) -> None:
+    """``--players N`` must be a count the rules seat."""
+    if players not in r.player_counts:
+        allowed = "/".join(map(str, r.player_counts))
+        raise fail(f"--players {players}: {r.name} is played by {allowed}", EXIT_USAGE,
+                   as_json=as_json)
+
+
 @guarded
 def simulate(
-    rules: Annotated[
-        str, typer.Option("--rules", help="Rules preset, or a house-rules TOML file.")
-    ] = "classic",
+    rules: RulesOpt = "classic",
     players: Annotated[int, typer.Option("--players", help="Number of players.")] = 2,
     matches: Annotated[int, typer.Option("--matches", help="How many matches.", min=1,
                                          max=MAX_MATCHES)] = 1,
     seed: Annotated[str, typer.Option("--seed", help="Seed: same seed, same bytes.")] = "0",
-    out: Annotated[Path, typer.Option("--out", "-o", help="Output directory.")] = Path("sim"),
+    out: Annotated[Path, typer.Option("--output", "--out", "-o", metavar="DIR",
+                                      help="The directory the logs go to.")] = Path("sim"),
     bot: Annotated[
         list[str] | None,
         typer.Option(
@@ -49,37 +61,39 @@ def simulate(
             help="Progress bar on stderr (default: when stderr is a terminal).",
         ),
     ] = None,
-    format: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
+    format: Annotated[Format, typer.Option("--format", "-f",
+                                           help="table for people, json for programs.")
+                      ] = Format.table,
     overwrite: Annotated[bool, typer.Option(
-        "--overwrite", help="Replace logs of the same names already in OUT.")] = False,
+        "--overwrite", help="Replace logs of the same names already in the directory.")] = False,
 ) -> None:
-    """Simulate complete matches with bots and write each as a sealed log in OUT.
+    """Simulate complete matches with bots and write each as a sealed log in the output directory.
 
     The deals are provably fair (committed seeds, revealed at the end) and every move is
     checked by the rules engine. The same arguments give the same files, whatever --jobs is.
     """
-    try:  # the rules are the user's argument: a bad one is a usage error (exit 2)
-        r = load_toml(rules) if rules.endswith(".toml") else preset(rules)
-    except RulesError as exc:
-        raise fail(str(exc), EXIT_USAGE) from None
+    js = format is Format.json
+    # the rules are the user's argument: a bad one is a usage error (exit 2)
+    r = load_rules(rules, option="--rules", as_json=js)
     names = tuple(bot or ("heuristic",))
     for name in sorted(set(names)):
         try:
             make_bot(name)
         except ValueError as exc:
-            raise fail(str(exc), EXIT_USAGE) from None
-    if players not in r.player_counts:
-        allowed = "/".join(map(str, r.player_counts))
-        raise fail(f"--players {players}: {r.name} is played by {allowed}", EXIT_USAGE)
+            raise fail(f"--bot {name}: {exc}", EXIT_USAGE, as_json=js) from None
+    check_players(r, players, as_json=js)
+    if str(out) == "-":  # many files: no standard output to hold them
+        raise fail("--output -: simulate writes one log per match into a directory; name the "
+                   "directory", EXIT_USAGE, as_json=js)
     if out.exists() and not out.is_dir():
-        raise fail(f"{out}: exists and is not a directory; --out names the directory the logs "
-                   "go to", EXIT_USAGE, as_json=format is Format.json)
+        raise fail(f"{out}: exists and is not a directory; --output names the directory the "
+                   "logs go to", EXIT_USAGE, as_json=js)
     if not overwrite:  # a log already there may be another match under the same name
         taken = next((n for i in range(matches)
                       if (out / (n := match_file(r, players, i))).exists()), None)
         if taken is not None:
             raise fail(f"{out / taken}: exists; refusing to replace it (--overwrite, or another "
-                       "--out)", EXIT_USAGE)
+                       "--output)", EXIT_USAGE, as_json=js)
     jobs = max(1, min(jobs or min(os.cpu_count() or 1, 8), matches))
     show = sys.stderr.isatty() if progress is None else progress
     start = time.perf_counter()

@@ -78,7 +78,7 @@ def page_for_log(path: str | os.PathLike[str], *, seat: int | None = None,
     if integ.status == "unreadable" or not events:
         raise LogFormatError("no event could be read"
                              + (f" ({integ.message})" if integ.message else ""),
-                             path=os.fspath(path), kind="unreadable")
+                             path=os.fspath(path), offset=integ.offset, kind="unreadable")
     banner = damage_banner(integ)
     return build_page(events, seat=seat, at=at, banners=(banner,) if banner else (),
                       marks=marks)

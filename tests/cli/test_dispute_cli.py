@@ -256,10 +256,17 @@ def test_usage_errors_exit_2_with_empty_stdout(args: list[str], logs: dict[str, 
     assert code == 2 and out == ""
 
 
-def test_debug_shows_the_traceback(logs: dict[str, Path]) -> None:
-    result = runner.invoke(app, ["--debug", "replay", str(logs["clean"]), "--at", "99999"])
-    assert result.exit_code != 0 and result.exception is not None
-    assert not isinstance(result.exception, SystemExit)
+def test_debug_shows_the_traceback_and_keeps_the_exit_status(logs: dict[str, Path]) -> None:
+    # a seq the match does not have: exit 2 (docs/cli.md), with or without --debug
+    args = ["replay", str(logs["clean"]), "--at", "99999"]
+    plain = subprocess.run(["buraco-log", *args], capture_output=True, text=True, check=False)
+    debug = subprocess.run(["buraco-log", "--debug", *args], capture_output=True, text=True,
+                           check=False)
+    assert plain.returncode == debug.returncode == 2, (plain.stderr, debug.stderr)
+    assert "Traceback" not in plain.stderr and len(plain.stderr.splitlines()) == 1
+    assert debug.stderr.startswith("Traceback (most recent call last):"), debug.stderr
+    assert debug.stderr.splitlines()[-1] == plain.stderr.splitlines()[0]
+    assert plain.stdout == debug.stdout == ""
 
 
 def test_shell_completion_is_offered() -> None:

@@ -53,7 +53,9 @@ def test_a_misspelt_house_rules_key_names_the_file_and_suggests_the_knob(tmp_pat
         load_toml(club)
     assert str(club) in str(err.value)
     out = run("rules", "show", str(club))
-    assert out.returncode == 1 and out.stdout == "" and "target_score" in out.stderr
+    # the user's own file at fault: a usage error (2), as simulate --rules says (1 is a
+    # finding in a log or an archive)
+    assert out.returncode == 2 and out.stdout == "" and "target_score" in out.stderr
     with pytest.raises(RulesError, match=r"bonuses\.cleen.*did you mean 'bonuses\.clean'\?"):
         derive("biriba", bonuses={"cleen": 300})
 

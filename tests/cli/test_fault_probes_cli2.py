@@ -1,0 +1,171 @@
+"""One command line: `python -m cli`, help that says what docs/cli.md says, and --debug.
+
+Each command's `--help` is read by a real subprocess and compared with its section of
+docs/cli.md: the usage line, every option's names and every help text. `--debug` adds a
+traceback before the one error line and changes nothing else (the exit status above all).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+ROOT = Path(__file__).resolve().parents[2]
+GOOD = ROOT / "examples" / "sim" / "classic-2p-000000.blog"
+DOCS = (ROOT / "docs" / "cli.md").read_text()
+
+
+def cli(*argv: object, cwd: Path = ROOT, columns: int = 4000,
+        module: str = "cli.main") -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "COLUMNS": str(columns), "PYTHONPATH": str(ROOT)}
+    env.pop("NO_COLOR", None)
+    return subprocess.run([sys.executable, "-m", module, *map(str, argv)], capture_output=True,
+                          text=True, cwd=cwd, env=env, timeout=300, check=False)
+
+
+def sections() -> dict[str, str]:
+    """docs/cli.md's command sections: `buraco-log rules show` -> its text."""
+    parts = re.split(r"^## (buraco-log [a-z -]+)\n", DOCS, flags=re.M)
+    return dict(zip(parts[1::2], parts[2::2], strict=True))
+
+
+def flat(text: str) -> str:
+    """Help as words: no box drawing, one space between words."""
+    return " ".join(re.sub(r"[│╭╮╰╯─]", " ", text).split())
+
+
+def _helps(section: str) -> list[tuple[str, str]]:
+    """(names, help) of each `- `names`: help` line, the help without its trailing
+    `[default: ...]`-style notes (the terminal shows those in another column)."""
+    rows = []
+    for names, text in re.findall(r"^- `([^`]+)`: (.*)$", section, flags=re.M):
+        rows.append((names, re.sub(r"(\s*\[[^\]]*\])+$", "", text).strip()))
+    return rows
+
+
+COMMANDS = sorted(sections())
+
+
+def test_the_docs_list_every_command() -> None:
+    assert len(COMMANDS) >= 20 and "buraco-log rules show" in COMMANDS
+
+
+@pytest.mark.parametrize("path", COMMANDS)
+def test_help_says_what_the_docs_say(path: str) -> None:
+    section = sections()[path]
+    r = cli(*path.split()[1:], "--help")
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    shown = flat(r.stdout)
+    usage = re.search(r"```text\n(.*)\n```", section)
+    assert usage is not None
+    assert f"Usage: {usage.group(1)}" in shown, (usage.group(1), shown[:200])
+    for names, text in _helps(section):
+        for name in re.findall(r"--?[a-z][a-z-]*", names):
+            assert re.search(rf"(^|[\s,]){re.escape(name)}([\s,]|$)", shown), (path, name)
+        if text:
+            assert flat(text) in shown, (path, names, text)
+    documented = set(re.findall(r"(?<![\w-])--[a-z][a-z-]*", " ".join(n for n, _ in
+                                                                        _helps(section))))
+    options = r.stdout.split("Options", 1)[-1]
+    offered = set(re.findall(r"(?<![\w-])--[a-z][a-z-]*", re.sub(r"[│╭╮╰╯─]", " ", options)))
+    # every option the help offers is documented (help texts mention other options too)
+    assert offered - {"--help"} <= documented | set(re.findall(r"--[a-z][a-z-]*", section)), \
+        (path, offered - documented)
+
+
+def test_bracketed_words_in_help_texts_are_shown() -> None:
+    # typer's rich help read `[spark]` and `[audit]` as markup and dropped them
+    report = flat(cli("report", "--help").stdout)
+    assert "(the [spark] extra and Java 17+)" in report
+    audit = flat(cli("audit", "--help").stdout)
+    assert "BURACO_LOG_KEYS, or [audit] keys in the config file." in audit
+    assert "or  keys" not in audit and "the  extra" not in report
+
+
+def test_an_optional_argument_is_bracketed_once() -> None:
+    assert "Usage: buraco-log report [OPTIONS] [ARCHIVE]" in flat(cli("report", "-h").stdout)
+    assert "[[" not in DOCS
+
+
+def test_arguments_are_named_as_in_the_usage_line() -> None:
+    shown = flat(cli("audit", "--help").stdout)
+    assert "Usage: buraco-log audit [OPTIONS] PATHS..." in shown
+    assert "* PATHS... Logs, or directories of logs." in shown, shown
+
+
+def test_python_dash_m_cli_is_the_installed_command() -> None:
+    version = cli("--version", module="cli")
+    assert version.returncode == 0 and version.stdout.startswith("buraco-log "), version.stderr
+    assert version.stdout == cli("--version").stdout
+    shown = flat(cli("show", "-h", module="cli").stdout)
+    assert "Usage: buraco-log show [OPTIONS] PATH" in shown  # not `python -m cli show`
+    bad = cli("show", "--bogus", module="cli")
+    assert bad.returncode == 2 and bad.stdout == ""
+    assert bad.stderr == ("buraco-log: usage: No such option: --bogus "
+                          "(see `buraco-log show --help`)\n")
+
+
+@pytest.fixture(scope="module")
+def box(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    d = tmp_path_factory.mktemp("debug")
+    data = GOOD.read_bytes()
+    (d / "good.blog").write_bytes(data)
+    (d / "notes.txt").write_text("not a log\n")
+    (d / "torn.blog").write_bytes(data[:300])
+    return d
+
+
+@pytest.mark.parametrize(("argv", "status"), [
+    (["show", "missing.blog"], 2),
+    (["replay", "notes.txt"], 2),
+    (["moves", "torn.blog"], 1),
+    (["explain", "good.blog", "--at", "100000"], 2),
+    (["view", "notes.txt", "-o", "page.html"], 2),
+    (["review", "notes.txt", "--seat", "0"], 2),
+    (["rules", "show", "no-such-preset"], 2),
+    (["simulate", "--rules", "no-such-preset"], 2),
+    (["show", "good.blog", "--bogus"], 2),
+])
+def test_debug_adds_a_traceback_and_changes_nothing_else(box: Path, argv: list[str],
+                                                          status: int) -> None:
+    plain = cli(*argv, cwd=box)
+    debug = cli("--debug", *argv, cwd=box)
+    assert plain.returncode == status and debug.returncode == status, (plain, debug)
+    assert "Traceback" not in plain.stderr and len(plain.stderr.splitlines()) == 1, plain
+    assert debug.stderr.startswith("Traceback (most recent call last):"), debug.stderr
+    assert debug.stderr.splitlines()[-1] == plain.stderr.splitlines()[0]
+    assert plain.stdout == debug.stdout == ""
+    assert not (box / "page.html").exists()
+
+
+def test_view_of_a_file_that_is_not_a_log_names_byte_0(box: Path) -> None:
+    r = cli("view", "notes.txt", "-o", "page.html", cwd=box)
+    assert r.returncode == 2
+    assert r.stderr.startswith("buraco-log: error: notes.txt, byte 0: "), r.stderr
+
+
+def test_a_defect_of_the_tool_is_one_line_and_debug_shows_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from cli import rules_cmd
+    from cli.main import app
+
+    def broken(name: str) -> object:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(rules_cmd, "preset", broken)
+    runner = CliRunner()
+    r = runner.invoke(app, ["rules", "show", "biriba"])
+    assert r.exit_code == 1 and r.stdout == ""
+    assert r.stderr.startswith("buraco-log: error: internal error: RuntimeError: boom")
+    assert r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
+    as_json = runner.invoke(app, ["rules", "show", "biriba", "-f", "json"])
+    assert as_json.exit_code == 1 and '"exit_status": 1' in as_json.stdout
+    debug = runner.invoke(app, ["--debug", "rules", "show", "biriba"])
+    assert debug.exit_code == 1 and "Traceback (most recent call last):" in debug.stderr
+    assert 'raise RuntimeError("boom")' in debug.stderr
