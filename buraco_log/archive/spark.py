@@ -51,6 +51,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote, urlsplit
 
 import msgspec
 import pyarrow as pa  # type: ignore[import-untyped]
@@ -256,6 +257,26 @@ def local_path(uri: str) -> str:
     if uri.startswith("file:"):
         return uri[len("file:"):]
     return uri
+
+
+def hadoop_path(uri: str) -> str:
+    """The name Spark's ``path`` column gives a file that ``inputFiles()`` names by its URI
+    (``file:///a/b%20c.blog`` is ``file:/a/b c.blog``): Hadoop's ``Path.toString``."""
+    parts = urlsplit(uri)
+    if not parts.scheme:
+        return unquote(parts.path)
+    authority = f"//{parts.netloc}" if parts.netloc else ""
+    return f"{parts.scheme}:{authority}{unquote(parts.path)}"
+
+
+def _empty_files(raw: DataFrame) -> list[str]:
+    """The zero-byte logs among ``raw``'s files. Spark's file scan drops empty files before
+    any task sees them, so an empty log was neither stored nor refused, where the local
+    engine refuses it; the listing (``inputFiles``) still holds them."""
+    listed = {hadoop_path(u) for u in raw.inputFiles()}
+    if len(listed) == raw.select("path").count():
+        return []
+    return sorted(listed - {r["path"] for r in raw.select("path").collect()})
 
 
 def _bytes_reader(data: bytes, tmpdir: str) -> Reader:
@@ -465,9 +486,13 @@ def ingest(
         strict = report.require_commitment = store.settings(root).require_commitment
         report.recovered = store.recover(root)
         committed = store.committed_files(root)
-        files = (spark.read.format("binaryFile").option("pathGlobFilter", LOG_GLOB)
-                 .option("recursiveFileLookup", "true").load(srcs)
-                 .select("path", "content", F.sha2("content", 256).alias("sha")))
+        raw = (spark.read.format("binaryFile").option("pathGlobFilter", LOG_GLOB)
+               .option("recursiveFileLookup", "true").load(srcs).select("path", "content"))
+        empty = _empty_files(raw)
+        if empty:  # Spark's scan skips them; the local engine refuses them (not started)
+            raw = raw.unionByName(spark.createDataFrame(
+                [(p, bytearray()) for p in empty], "path string, content binary"))
+        files = raw.select("path", "content", F.sha2("content", 256).alias("sha"))
         known_m = _read_committed(spark, committed["matches"],
                                   ["file_sha256", "digest", "game_id"])
         known_e = _read_committed(spark, committed["errors"], ["file_sha256"])

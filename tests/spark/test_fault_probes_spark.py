@@ -4,6 +4,7 @@ table named by a column alias), and a query that ran away in the driver past --t
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import time
@@ -122,3 +123,40 @@ def test_a_python_error_keeps_its_own_first_line() -> None:
     java = ("An error occurred while calling o7.sql.\n: org.apache.spark.SparkException: outer\n"
             "\tat x.y(Z.java:1)\nCaused by: java.lang.IllegalStateException: inner reason\n")
     assert engine._first_line(ValueError(java)) == "inner reason"
+
+
+def test_empty_logs_are_refused_as_the_local_engine_refuses_them(
+        spark: Any, spark_corpus: Any, tmp_path: Path) -> None:
+    """Spark's file scan drops zero-byte files before any task sees them: an empty log was
+    neither stored nor refused (and not counted), where the local engine refuses it."""
+    from buraco_log.archive import ingest
+    from buraco_log.archive import spark as engine
+
+    src = tmp_path / "src"
+    src.mkdir()
+    bad = {"unfinished.blog", "illegal.blog", "torn.blog", "garbage.blog"}
+    good = sorted(p for p in spark_corpus.a.glob("*.blog") if p.name not in bad)[0]
+    shutil.copy(good, src / "good.blog")
+    (src / "empty.blog").write_bytes(b"")
+    (src / "em pty é%20.jsonl").write_bytes(b"")  # a name its URI has to percent-encode
+    ref = ingest([str(src)], tmp_path / "local", jobs=1)
+    got = engine.ingest([str(src)], tmp_path / "spark", spark=spark)
+    assert (got.files, got.added, got.duplicates, len(got.errors)) == (
+        ref.files, ref.added, ref.duplicates, len(ref.errors)) == (3, 1, 1, 1)
+    # The two empty files have one hash: refused once, under the first name, the other a copy.
+    assert [(e.path, e.rule) for e in got.errors] == [(e.path, e.rule) for e in ref.errors] == [
+        (str(src / "em pty é%20.jsonl"), "archive.not_started")]
+    assert engine.table_checksums(tmp_path / "spark") == engine.table_checksums(
+        tmp_path / "local")
+
+
+@pytest.mark.parametrize(("uri", "path"), [
+    ("file:///tmp/a/b.blog", "file:/tmp/a/b.blog"),
+    ("file:///tmp/em%20pty%20%C3%A9%2520.blog", "file:/tmp/em pty é%20.blog"),
+    ("s3a://bucket/logs/x%20y.jsonl", "s3a://bucket/logs/x y.jsonl"),
+    ("hdfs://nn:8020/logs/a.blog", "hdfs://nn:8020/logs/a.blog"),
+])
+def test_a_listed_uri_maps_to_the_name_of_the_path_column(uri: str, path: str) -> None:
+    from buraco_log.archive import spark as engine
+
+    assert engine.hadoop_path(uri) == path
