@@ -209,6 +209,11 @@ def audit_events(events: Sequence[AnyEvent], integrity: Integrity, path: str = "
         complete_read=integrity.status in ("sealed", "unsealed"))
     findings += [Finding("signing", p.rule, p.message, seq=p.seq) for p in problems]
     notes = _notes(events, integrity, prov, require_commitment)
+    if (UNSEALED_NOTE in notes and sig.verified and events
+            and sig.last_signed_seq == events[-1].seq):
+        # Each signature was checked against the chain the reader computes from the events,
+        # sealed or not, and the last covers every event: an edit anywhere would not verify.
+        notes.remove(UNSEALED_NOTE)
     if sig.signatures and sig.verified is None:
         notes.append(f"signing: {sig.signatures} signature(s) by key {sig.key_id} not "
                      "verified: no trusted keys given (--keys)")
