@@ -257,8 +257,19 @@ os.register_at_fork(after_in_child=_forget_locks)
 @contextlib.contextmanager
 def locked(root: str) -> Iterator[None]:
     """Hold the archive's ingest lock (one writer at a time; readers never wait)."""
-    fd = os.open(os.path.join(root, LOCK), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    path = os.path.join(root, LOCK)
+    try:  # not through a link: a .lock linking out of the archive created the file it named
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
+                     | os.O_NONBLOCK, 0o644)
+    except OSError as exc:
+        if os.path.islink(path):
+            raise ArchiveError(f"{path}: symbolic links are not allowed inside an archive"
+                               ) from None
+        raise ArchiveError(f"{path}: cannot open the ingest lock: {exc.strerror or exc}"
+                           ) from None
     try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ArchiveError(f"{path}: the ingest lock is not a regular file")
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -307,3 +307,33 @@ def test_an_empty_source_directory_makes_an_empty_archive_every_report_reads(
     r = cli("report", str(arch))
     assert r.returncode == 0 and r.stdout.startswith("0 matches, 0 events\n"), r.stderr
     assert r.stdout.count("(no data)") == len(report(arch).sections)
+
+
+@pytest.mark.parametrize("kind", ["link", "directory", "fifo"])
+def test_a_lock_that_is_not_a_plain_file_is_one_line_and_nothing_is_created_outside(
+        corpus: Corpus, tmp_path: Path, kind: str) -> None:
+    """Before: a .lock that was a symbolic link was followed, and ingest created the file it
+    named, outside the archive; a directory there was a bare "Is a directory"."""
+    arch = tmp_path / "a"
+    ingest([corpus.good[0]], arch)
+    lock = arch / store.LOCK
+    lock.unlink()
+    outside = tmp_path / "elsewhere.lock"
+    if kind == "link":
+        lock.symlink_to(outside)
+    elif kind == "directory":
+        lock.mkdir()
+    else:
+        os.mkfifo(lock)
+    before = sorted(p.name for p in arch.rglob("*"))
+    r = cli("ingest", corpus.good[1], "--archive", str(arch))
+    assert r.returncode != 0 and r.stdout == "" and "Traceback" not in r.stderr
+    assert r.stderr.count("\n") == 1 and f"{lock}: " in r.stderr, r.stderr
+    said = {"link": "symbolic links are not allowed inside an archive",
+            "directory": "cannot open the ingest lock: Is a directory",
+            "fifo": "the ingest lock is not a regular file"}[kind]
+    assert said in r.stderr
+    assert not outside.exists()
+    assert sorted(p.name for p in arch.rglob("*")) == before
+    if kind != "link":  # (queries refuse any link inside an archive)
+        assert query(arch, "SELECT count(*) AS n FROM matches").to_pylist() == [{"n": 1}]
