@@ -622,10 +622,18 @@ def audit_cmd(
     workers = min(workers, max(1, len(files) // 4))
     verdicts = _audit_with_progress(files, workers, required, signing)
     matches = {v.match_id for v in verdicts}
-    for held in signing.receipts if signing.by_match else ():
-        if held.receipt.match_id not in matches:
-            raise fail(f"{held.source}: the receipt is for match {held.receipt.match_id!r}, "
-                       "which none of the logs audited holds", as_json=format is Format.json)
+    orphans = [h for h in (signing.receipts if signing.by_match else ())
+               if h.receipt.match_id not in matches]
+    orphan = None
+    if orphans:  # the match's log is missing, or cut so that no event names its match
+        held = orphans[0]
+        more = len(orphans) - 1
+        orphan = (f"{held.source}: the receipt is for match {held.receipt.match_id!r}, which "
+                  "none of the logs audited holds"
+                  + (f" (and {more} more receipt{'s' if more > 1 else ''} for matches no log "
+                     "holds)" if more else ""))
+        if format is Format.json:  # stdout holds one JSON document: the error
+            raise fail(orphan, as_json=True)
     single = len(paths) == 1 and not paths[0].is_dir()  # a FIFO given by name is one log too
     if html is not None and not _not_a_log(verdicts[0].integrity):
         # Before the report: a page that cannot be written is the one error on stdout, never
@@ -641,6 +649,8 @@ def audit_cmd(
                 _echo(line)
         if not single:
             _echo(_batch_summary(verdicts))
+    if orphan is not None:  # after the report: the other logs' verdicts are not lost
+        raise fail(orphan)
     if single and _not_a_log(verdicts[0].integrity):
         raise typer.Exit(EXIT_USAGE)  # named by the user, and nothing of a log in it
     raise typer.Exit(EXIT_OK if all(v.ok for v in verdicts) else EXIT_FINDINGS)
