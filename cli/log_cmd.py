@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import os
 import shutil
 import signal
 import sys
 import tempfile
+import time
 from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
@@ -94,10 +96,15 @@ def convert(
     if to.value == source_form:
         raise fail(f"{source}: is already a {source_form} log; nothing to convert",
                    EXIT_USAGE, as_json=as_json)
-    if output != STDIN and (output.suffix.lower() == ".jsonl") != (to is Target.jsonl):
-        raise fail(f"{output}: a {to.value} log must not be named "
-                   f"{output.suffix or 'without .blog'} (readers take .jsonl files as JSON "
-                   "Lines and every other name as binary)", EXIT_USAGE, as_json=as_json)
+    # a file's name says its form to every reader; /dev/null, a FIFO or /dev/stdout is no
+    # such name (JSON Lines into them were refused: "must not be named without .blog")
+    if (output != STDIN and not written_in_place(output)
+            and (output.suffix.lower() == ".jsonl") != (to is Target.jsonl)):
+        wrong = (f"a JSON Lines log's name must end in .jsonl, not "
+                 f"{output.suffix or 'without a suffix'}" if to is Target.jsonl
+                 else "a binary log must not be named .jsonl")
+        raise fail(f"{output}: {wrong} (readers take .jsonl files as JSON Lines and every "
+                   "other name as binary)", EXIT_USAGE, as_json=as_json)
     if output != STDIN and os.path.isdir(output):  # --overwrite named its temporary
         raise fail(f"{output}: is a directory; name the new file", EXIT_USAGE, as_json=as_json)
     if output != STDIN and _replaces(output, source):  # through a link: --overwrite
@@ -125,7 +132,7 @@ def convert(
                 if special:  # written into, never renamed over (as root, /dev/stdout itself
                     # became a regular file)
                     try:
-                        with open(output, "wb") as out:
+                        with os.fdopen(_open_written_in_place(output, as_json), "wb") as out:
                             shutil.copyfileobj(f, out)
                     except OSError as exc:
                         raise fail(f"{output}: {exc.strerror or exc}", as_json=as_json
@@ -160,6 +167,29 @@ def convert(
                    "head": info.head})
     else:
         typer.echo(f"{output}: {info.events} events, head {info.head}")
+
+
+FIFO_WAIT: float = 10.0
+"""Seconds ``convert -o FIFO`` waits for a program to open the FIFO for reading."""
+
+
+def _open_written_in_place(output: Path, as_json: bool) -> int:
+    """Open ``output`` (/dev/null, a FIFO, /dev/stdout) for writing. A FIFO no program reads
+    is waited for ``FIFO_WAIT`` seconds, then refused: a plain open waited forever."""
+    deadline = time.monotonic() + FIFO_WAIT
+    while True:
+        try:
+            fd = os.open(output, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        except OSError as exc:
+            if exc.errno != errno.ENXIO:  # ENXIO: a FIFO with no reader (yet)
+                raise
+            if time.monotonic() >= deadline:
+                raise fail(f"{output}: a FIFO that no program opened for reading within "
+                           f"{FIFO_WAIT:g} s; nothing was written", as_json=as_json) from None
+            time.sleep(0.05)
+            continue
+        os.set_blocking(fd, True)  # a full pipe waits for its reader, as a plain open would
+        return fd
 
 
 def _replaces(output: Path, source: Path) -> bool:

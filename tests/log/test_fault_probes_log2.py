@@ -526,3 +526,82 @@ def test_a_dangling_link_as_a_log_names_where_it_leads(tmp_path: Path) -> None:
     with pytest.raises(LogFormatError, match=r"symbolic link to 'gone\.blog'"):
         log.Writer(link, validate=False)
     assert link.is_symlink() and not (tmp_path / "gone.blog").exists()
+
+
+# -- convert into a FIFO, /dev/null, /dev/stdout -------------------------------------------------
+
+
+def _convert_with_fifo_wait(wait: float, *args: object, timeout: float = 60) -> tuple[
+        int | None, bytes, bytes]:
+    import subprocess
+    import sys
+
+    code = (f"import sys; sys.path.insert(0, {str(Path(__file__).resolve().parents[2])!r})\n"
+            f"import cli.log_cmd as m; m.FIFO_WAIT = {wait}\n"
+            f"sys.argv = ['buraco-log', 'convert', *{[str(a) for a in args]!r}]\n"
+            "from cli.main import run; run()\n")
+    try:
+        p = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None, b"", b""
+    return p.returncode, p.stdout, p.stderr
+
+
+def test_convert_into_a_fifo_no_program_reads_gives_up_and_says_so(tmp_path: Path) -> None:
+    # it waited in open() forever
+    fifo = tmp_path / "out.jsonl"
+    os.mkfifo(fifo)
+    code, out, err = _convert_with_fifo_wait(0.5, UNSEALED, "-o", fifo, timeout=30)
+    assert code == 1, (code, err)
+    lines = err.decode().splitlines()
+    assert len(lines) == 1 and str(fifo) in lines[0] and "FIFO" in lines[0], lines
+    assert "nothing was written" in lines[0] and out == b""
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.jsonl"]
+
+
+def test_convert_into_a_fifo_a_program_reads_gives_it_the_whole_log(tmp_path: Path) -> None:
+    import threading
+
+    fifo = tmp_path / "out.jsonl"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+
+    def read_later() -> None:
+        import time
+        time.sleep(0.3)  # the reader comes after convert started waiting
+        with open(fifo, "rb") as f:
+            got.append(f.read())
+
+    reader = threading.Thread(target=read_later)
+    reader.start()
+    code, _, err = _convert_with_fifo_wait(20, UNSEALED, "-o", fifo)
+    reader.join(timeout=60)
+    assert code == 0, err
+    assert got == [UNSEALED_JSONL.read_bytes()]
+
+
+@pytest.mark.parametrize("to", ["jsonl", "binary"])
+def test_convert_into_dev_null_or_dev_stdout_in_either_form(tmp_path: Path, to: str) -> None:
+    # JSON Lines were refused: "a jsonl log must not be named without .blog"
+    source, want = (UNSEALED, UNSEALED_JSONL) if to == "jsonl" else (UNSEALED_JSONL, UNSEALED)
+    r = run("convert", source, "-o", "/dev/null", "--to", to)
+    assert r.code == 0 and "245 events" in r.out, r
+    assert Path("/dev/null").is_char_device()
+    import subprocess
+    import sys
+    p = subprocess.run([sys.executable, "-m", "cli.main", "convert", str(source), "-o",
+                        "/dev/stdout", "--to", to], capture_output=True, timeout=60,
+                       cwd=Path(__file__).resolve().parents[2])
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == want.read_bytes()  # the log alone
+
+
+@pytest.mark.parametrize("name, words", [
+    ("out.txt", "must end in .jsonl, not .txt"), ("out", "must end in .jsonl, not without"),
+])
+def test_a_json_lines_output_named_otherwise_is_refused_in_plain_words(
+        tmp_path: Path, name: str, words: str) -> None:
+    line = assert_error(run("convert", UNSEALED, "-o", tmp_path / name, "--to", "jsonl"), 2,
+                        words)
+    assert "must not be named without .blog" not in line
+    assert not (tmp_path / name).exists()
