@@ -118,8 +118,8 @@ def check(
             trust = keyring.problem(signatures[0].key_id, started_at)
             if trust is not None:
                 verified = False
-                problems.append(Problem(_trust_rule(trust), f"signatures: {trust}",
-                                        seq=signatures[0].seq))
+                problems.append(Problem(_trust_rule(keyring, signatures[0].key_id),
+                                        f"signatures: {trust}", seq=signatures[0].seq))
             else:
                 for signed in signatures:
                     why = keyring.check(signed, started_at)
@@ -183,10 +183,12 @@ def _signed_twice(signatures: Sequence[record.SignedHead]) -> Problem | None:
         "write (copied or replayed)", seq=first)
 
 
-def _trust_rule(why: str) -> str:
-    if "revoked" in why:
+def _trust_rule(keyring: Keyring, key_id: str) -> str:
+    """The rule of a key the keyring does not trust for this match, from the keyring itself
+    (never from the words of the reason, which quote the key id the log chose)."""
+    if key_id in keyring.revoked:
         return "sign.revoked"
-    if "not among" in why:
+    if key_id not in keyring.keys:
         return "sign.untrusted"
     return "sign.key_window"
 

@@ -121,3 +121,20 @@ def test_a_receipt_no_trusted_key_made_is_still_no_proof(tmp_path: Path) -> None
     v = audit(forged, revoked, [held(receipts[100])])
     assert rules_of(v) == ["sign.receipt_invalid"]
     assert f"key {SITE.key_id} is revoked" in v.findings[0].message
+
+
+def test_the_trust_rule_comes_from_the_keyring_not_from_the_key_ids_words(
+        tmp_path: Path) -> None:
+    """A log chooses the key id its records name: one spelled 'is revoked' was classed
+    sign.revoked (the reason's words were searched), though no such key is known at all."""
+    liar = Signer(STRANGER._key)
+    liar.key_id = "is revoked"
+    path = tmp_path / "liar.blog"
+    write_signed(path, _events(liar.key_id), liar)
+    v = audit(path, _both())
+    assert rules_of(v) == ["sign.untrusted"]
+    assert v.findings[0].message == "signatures: key is revoked is not among the trusted keys"
+    # and a key that is revoked is still named so
+    revoked = Keyring([SITE.public(), SITE_NEXT.public()], revoked=[SITE.key_id])
+    write_signed(tmp_path / "site.blog", _events(SITE.key_id), SITE)
+    assert rules_of(audit(tmp_path / "site.blog", revoked)) == ["sign.revoked"]
