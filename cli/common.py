@@ -37,8 +37,12 @@ CONTEXT: Final = {"help_option_names": ["-h", "--help"]}
 
 
 class Format(StrEnum):
+    """``-f``: ``table`` (or ``text``: the same, the word ``review`` uses) for people, ``json``
+    for programs. Code asks only ``format is Format.json``."""
+
     table = "table"
     json = "json"
+    text = "text"
 
 
 class State:

@@ -32,9 +32,10 @@ Every command follows the same rules:
 - **Errors** are one line on stderr, `buraco-log: error: FILE, byte N, seq S: ... [rule]`, with
   nothing half-written; a defect of the tool itself says `internal error` (exit 1). `--debug`
   (before the command) prints the traceback before that line; the exit status stays the same.
-- **`--format json`** (`-f json`) prints stable JSON (sorted keys) on stdout. On failure, stdout
-  holds `{"error": {"code", "message", "exit_status", ...}}` beside the line on stderr, so a
-  program reading stdout always gets JSON.
+- **`--format json`** (`-f json`) prints stable JSON (sorted keys) on stdout; `-f table` and
+  `-f text` are the same words for people. On failure, stdout holds `{"error": {"code",
+  "message", "exit_status", ...}}` beside the line on stderr, so a program reading stdout
+  always gets JSON.
 - **`-`** in place of a log reads it from standard input (binary or JSON Lines, told apart by
   the first bytes); `-o -` writes to standard output (not for `simulate`, which writes a
   directory of logs, nor `demo`, whose report is on standard output). `seal` and `repair`
@@ -43,7 +44,8 @@ Every command follows the same rules:
   (`convert`, `simulate`, `demo`) never replaces a file unless told so (`--overwrite`). A page
   or a report (`view`, `review`, `audit --html`, `query`, `report`) replaces the file it names,
   written whole beside it and renamed, but never a file that holds a match log (exit 2).
-- **`--jobs N`** (`-j`): worker processes; `0` (the default) is one per CPU, at most 8.
+- **`--jobs N`** (`-j`): worker processes; `0` is one per CPU, at most 8 (the default, but for
+  `review`, which uses one unless told).
 - **The archive** is `--archive DIR` (`-a`) for every archive command, or the environment
   variable `BURACO_LOG_ARCHIVE`; `query` and `report` also take it as their first argument.
 - **Progress bars** go to stderr, and only when stderr is a terminal; data goes to stdout.

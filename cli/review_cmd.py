@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 import sys
 from collections.abc import Sequence
 from enum import StrEnum
@@ -35,6 +36,7 @@ class ReviewFormat(StrEnum):
     text = "text"
     json = "json"
     html = "html"
+    table = "table"  # the word every other command uses for text: the same
 
 
 @guarded
@@ -53,11 +55,14 @@ def review(
     threshold: Annotated[float, typer.Option(
         "--threshold", min=0.0, help="Hand points a move must cost to be flagged (and 2 "
         "standard errors).")] = DEFAULT_THRESHOLD,
-    format: Annotated[ReviewFormat, typer.Option("--format", "-f")] = ReviewFormat.text,
+    format: Annotated[ReviewFormat, typer.Option(
+        "--format", "-f", help="text (or table) for people, json for programs, html: the "
+        "match viewer's page with the review in it.")] = ReviewFormat.text,
     output: Annotated[str | None, typer.Option(
-        "--output", "-o", help="Write here instead of stdout ('-': stdout).",
+        "--output", "-o", metavar="FILE", help="Write here instead of stdout ('-': stdout).",
         show_default=False)] = None,
-    jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="Worker processes.")] = 1,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", min=0, help="Worker processes (0: one "
+                                      "per CPU, at most 8).")] = 1,
     partial: Annotated[bool, typer.Option(
         "--partial", help="A log with an illegal event or damaged bytes: review the moves "
         "before the problem (and note it) instead of refusing the log.")] = False,
@@ -123,6 +128,7 @@ def review(
     if seat >= players:
         raise fail(f"{path}: --seat {seat}: the match has seats 0 to {players - 1}", EXIT_USAGE,
                    as_json=js)
+    jobs = jobs or min(os.cpu_count() or 1, 8)
     show = sys.stderr.isatty() if progress is None else progress
     try:
         if show:

@@ -66,8 +66,8 @@ def view(
     path: Annotated[Path, typer.Argument(help="A match log (binary, or .jsonl).",
                                          show_default=False)],
     output: Annotated[str | None, typer.Option(
-        "--output", "-o", help="The page to write ('-': stdout). Default: the log's name with "
-        ".html, beside it.", show_default=False)] = None,
+        "--output", "-o", metavar="FILE", help="The page to write ('-': stdout). Default: the "
+        "log's name with .html, beside it.", show_default=False)] = None,
     seat: Annotated[int | None, typer.Option(
         "--seat", min=0, help="A player's copy: only what this seat could see (no hidden "
         "card anywhere in the file).")] = None,

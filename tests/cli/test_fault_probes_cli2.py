@@ -169,3 +169,24 @@ def test_a_defect_of_the_tool_is_one_line_and_debug_shows_it(
     debug = runner.invoke(app, ["--debug", "rules", "show", "biriba"])
     assert debug.exit_code == 1 and "Traceback (most recent call last):" in debug.stderr
     assert 'raise RuntimeError("boom")' in debug.stderr
+
+
+@pytest.mark.parametrize("argv", [
+    ["show", GOOD], ["verify", GOOD], ["moves", GOOD, "--at", "5"], ["rules", "list"],
+    ["rules", "show", "mega"], ["replay", GOOD, "--at", "9"],
+])
+def test_format_text_is_format_table(argv: list[object]) -> None:
+    table = cli(*argv, "-f", "table")
+    text = cli(*argv, "--format", "text")
+    assert table.returncode == text.returncode == 0, text.stderr
+    assert table.stdout == text.stdout and text.stdout and not text.stdout.startswith("{")
+
+
+def test_review_takes_table_for_text_and_jobs_0_for_one_per_cpu() -> None:
+    base = ["review", GOOD, "--seat", "1", "--budget", "4x2r0", "--no-progress"]
+    text = cli(*base, "-f", "text")
+    table = cli(*base, "-f", "table", "-j", "0")
+    assert text.returncode == table.returncode == 0, table.stderr
+    assert table.stdout == text.stdout and "review of seat 1" in text.stdout
+    bad = cli(*base, "-j", "-1")
+    assert bad.returncode == 2 and bad.stderr.startswith("buraco-log: usage: ")
