@@ -29,7 +29,7 @@ BAD = {
     "pipe.blog": ("log.filetype", "FIFO"),
     "notes": ("log.filetype", "FIFO"),
     "zero.blog": ("log.filetype", "character device"),
-    "gone.blog": ("log.unreadable", "No such file"),
+    "gone.blog": ("log.unreadable", "which does not exist"),
     "sock.blog": ("log.filetype", "socket"),
     "bomb.blog": ("match.rules", "jokers"),
     "sparse.blog": ("log.header", ""),
