@@ -32,7 +32,7 @@ import msgspec
 from buraco_log import events as ev
 from buraco_log import log
 from buraco_log.cards import format_card, is_card, parse_card
-from buraco_log.errors import CardParseError, LogFormatError
+from buraco_log.errors import CardParseError, LogFormatError, ReplayError
 from buraco_log.signing import record as sigrec
 
 MAX_LINE = 1024 * 1024
@@ -231,6 +231,7 @@ class JsonlReader:
         self.signatures: list[sigrec.SignedHead] = []  # checked against the chain, not keys
         self._digest = b""  # the chain's digest after the last event read
         self._header_line = 0  # the first line's number, once read
+        self.line = 0  # the line of the last event handed out
 
     def _error(self, message: str, line: int, kind: str = "jsonl") -> LogFormatError:
         return LogFormatError(message, path=self.path, line=line, seq=self.count, kind=kind)
@@ -305,6 +306,7 @@ class JsonlReader:
                         "version is wrong, or the event is", number, "unknown") from None
                 self.count += 1
                 self._digest = chain.digest()
+                self.line = number
                 yield event
         if self.end is not None:
             if self.end.get("events", self.count) != self.count:
@@ -477,13 +479,17 @@ def jsonl_to_binary(
         with _named(tmp, dst), log.Writer(tmp, sealed=keep_sealed, validate=validate,
                                           batched=True) as writer:
             if first is not None:
-                writer.append(first)
-                carried = 0  # signature lines, each after the event it signs
-                for event in events:
-                    while carried < len(reader.signatures):
-                        writer.put_signature(reader.signatures[carried])
-                        carried += 1
-                    writer.append(event)
+                try:
+                    writer.append(first)
+                    carried = 0  # signature lines, each after the event it signs
+                    for event in events:
+                        while carried < len(reader.signatures):
+                            writer.put_signature(reader.signatures[carried])
+                            carried += 1
+                        writer.append(event)
+                except ReplayError as exc:  # validate: an illegal move, at its line
+                    exc.path, exc.line = str(src), reader.line  # type: ignore[attr-defined]
+                    raise
                 for signed in reader.signatures[carried:]:
                     writer.put_signature(signed)
         with _named(tmp, dst):

@@ -20,7 +20,7 @@ import typer
 
 from buraco_log import audit, jsonl, log, schemafile
 from buraco_log import events as ev
-from buraco_log.errors import LogFormatError
+from buraco_log.errors import LogFormatError, ReplayError
 from buraco_log.outpaths import rename_target, written_in_place
 from cli.common import EXIT_USAGE, STDIN, Format, emit_json, fail, guarded
 
@@ -112,6 +112,17 @@ def convert(
         raise fail(f"{output}: is the log being read ({source}); name another file",
                    EXIT_USAGE, as_json=as_json)
     special = output != STDIN and written_in_place(output)  # /dev/null, a FIFO, /dev/stdout
+    try:
+        _convert(source, output, to, validate, overwrite, special, as_json)
+    except ReplayError as exc:  # --validate: an illegal move; say which file and line
+        line = getattr(exc, "line", None)
+        where = f"{getattr(exc, 'path', source)}, line {line}" if line else str(source)
+        raise fail(f"{where}, {exc}" if exc.seq is not None else f"{where}: {exc}",
+                   exc.exit_status, as_json=as_json, error=exc) from None
+
+
+def _convert(source: Path, output: Path, to: Target, validate: bool, overwrite: bool,
+             special: bool, as_json: bool) -> None:
     if output != STDIN and os.path.lexists(output) and not overwrite and not special:
         raise fail(f"{output}: exists (--overwrite replaces it)", EXIT_USAGE, as_json=as_json)
     if output == STDIN or special:

@@ -605,3 +605,28 @@ def test_a_json_lines_output_named_otherwise_is_refused_in_plain_words(
                         words)
     assert "must not be named without .blog" not in line
     assert not (tmp_path / name).exists()
+
+
+# -- convert --validate names the file and line of an illegal move ------------------------------
+
+
+def test_convert_validate_names_the_file_and_line_of_a_move_after_the_match_ended(
+        tmp_path: Path) -> None:
+    # it said only "seq 245: [match.over] the match has ended": no file, no line
+    lines = UNSEALED_JSONL.read_bytes().split(b"\n")
+    assert lines[-3].startswith(b'{"t":"me"') and lines[-2].startswith(b'{"log": "end"')
+    # line 1 is the first line, events 0..244 are lines 2..246: the draw after it is line 247
+    body = [*lines[:-2], b'{"t":"dr","seat":0,"card":"4c","seq":245}', b""]
+    path = tmp_path / "after.jsonl"
+    path.write_bytes(b"\n".join(body))
+    out = tmp_path / "after.blog"
+    assert run("verify", path).code == 0  # the framing is sound: only the rules refuse it
+    assert_error(run("convert", path, "-o", out, "--validate"), 1,
+                 f"{path}, line 247, seq 245: ", "match.over")
+    assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["after.jsonl"]
+    r = run("convert", path, "-o", out, "--validate", "-f", "json")
+    error = json.loads(r.out)["error"]
+    assert (error["path"], error["line"], error["seq"]) == (str(path), 247, 245), error
+    assert error["rule"] == "match.over" and r.code == 1
+    assert run("convert", path, "-o", out).code == 0  # without --validate it is recorded
+    assert log.verify(out).events == 246
