@@ -169,7 +169,9 @@ def render_summary(s: audit.Summary) -> Iterator[str]:
     for p in s.players:
         yield f"  seat {p.seat}  {p.name:<16} side {p.side}" + (f"  id {p.id}" if p.id else "")
     sides = range(s.sides)
-    names = {p.seat: p.name for p in s.players}
+    alike = [p.name for p in s.players]  # two players of one name: told apart by seat
+    names = {p.seat: p.name if alike.count(p.name) == 1 else f"{p.name} (seat {p.seat})"
+             for p in s.players}
     w = max([8, *(len(n) for n in names.values())]) + 2  # name columns fit the longest name
     head = (f"  hand  {'dealer':<{w}}{'ended':<11}{'went out':<{w}}"
             + "".join(f"side {i:<4}" for i in sides) + "".join(f"total {i:<4}" for i in sides)

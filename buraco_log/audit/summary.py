@@ -93,12 +93,16 @@ def summarize(events: Sequence[AnyEvent], *, path: str = "",
     hands = []
     whole: list[dict[str, int]] = [{} for _ in range(state.n_sides)]
     went_out: dict[str, int] = {}
+    # Two players of one name (two Anas, two bots alike) must not merge into one: their seat
+    # tells them apart wherever the summary names a player by name alone.
+    names = [p.name for p in players]
+    label = [n if names.count(n) == 1 else f"{n} (seat {i})" for i, n in enumerate(names)]
     for r in state.results:
         cumulative = [a + s.total for a, s in zip(cumulative, r.scores, strict=True)]
         for s in r.scores:
             for cls, n in s.canastras.items():
                 whole[s.side][cls] = whole[s.side].get(cls, 0) + n
-        name = players[r.went_out].name if r.went_out is not None else None
+        name = label[r.went_out] if r.went_out is not None else None
         if name is not None:
             went_out[name] = went_out.get(name, 0) + 1
         hands.append(HandSummary(
