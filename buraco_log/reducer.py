@@ -416,6 +416,19 @@ class _Table:
             return True
         return bool(self.top_uses(seat, first=True))
 
+    def top_blocked(self, seat: int) -> str | None:
+        """For a refused must-use-top pickup's message: when the top card would fit a meld of
+        the side or a new meld with two cards of the hand, the pickup was refused only because
+        using it would leave the player without a card to throw; why that is not allowed."""
+        top = self.pile[-1]
+        side = self.sides[seat]
+        fits = meld_with_top(self.readings, top, self.hands[seat]) or any(
+            self.readings.fits((*m.cards, top)) for m in self.melds[side])
+        if not fits:
+            return None
+        problem = self.emptying_problem(side, "meld") or self.emptying_problem(side, "discard")
+        return problem[1] if problem else None
+
     def top_uses(self, seat: int, first: bool = False) -> list[tuple[int | None, tuple[int, ...]]]:
         """Every way the seat could use the pile's top card right after taking the pile:
         ``(meld id, cards)`` for a lay-off, ``(None, cards)`` for a new meld; the cards hold
@@ -741,11 +754,13 @@ class _Table:
                     (ev.top,),
                 )
             if self.must_use_top and not self.can_take_top(seat):
+                blocked = self.top_blocked(seat)
                 raise self.fail(
                     ev,
                     "pile.must_use_top",
-                    f"{self.who(seat)} cannot use the top card "
-                    f"{_fmt((ev.top,))} with two cards from the hand or on a meld",
+                    f"{self.who(seat)} cannot use the top card {_fmt((ev.top,))} "
+                    + (f"without being left with no card to throw ({blocked})" if blocked
+                       else "with two cards from the hand or on a meld"),
                     seat,
                     (ev.top,),
                 )

@@ -349,3 +349,26 @@ def test_the_deal_rotates_and_the_seat_after_the_new_dealer_plays_first(
     s.push(msgspec.structs.replace(nxt, seq=s.rep.seq + 1))
     assert (s.state.hand, s.state.dealer, s.turn) == (1, 0, 1)
     refused(s, "turn.not_your_turn", ("seat 1",), "draw", seat=0)
+
+
+@pytest.mark.parametrize("name", MUST_USE_TOP)
+def test_must_use_top_a_top_whose_use_would_empty_the_hand_unallowed_is_refused(
+    name: str
+) -> None:
+    # Seat 0 takes its morto indirectly with sets only (no canastra), lays nine of its cards
+    # and keeps 7c 7d. Seat 1 takes the pile for its 6c and throws 7h: the pile is that one
+    # card. 7c 7d 7h would empty seat 0's hand, which is going out, and going out needs a
+    # canastra (RULES.md §7): the top cannot be used, the pickup is refused, and the message
+    # says why (the pair is there).
+    s = Scenario(name, hands={0: "3s 3d 3c 3h 4s 4d 4c 4h 5s 5d 5c 5h 5s", 1: "6h 6s 7h"},
+                 stock="Kc 8c 6c", mortos={0: "7c 7d Th Ts Td Qh Qs Qd Jh Js Jd"})
+    s.draw("Kc").meld("3s 3d 3c 3h").meld("4s 4d 4c 4h").meld("5s 5d 5c 5h 5s").discard("Kc")
+    s.morto(direct=False)
+    s.pass_turn()
+    s.draw("6c").meld("Th Ts Td").meld("Qh Qs Qd").meld("Jh Js Jd").discard("6c")
+    s.take_pile().meld("6h 6s 6c").discard("7h")
+    assert s.state.pile == parse_cards("7h") and sorted(s.hand(0)) == sorted(parse_cards("7c 7d"))
+    refused(s, "pile.must_use_top", ("7h", "no card to throw", "going out needs a canastra"),
+            "take_pile")
+    s.draw()  # the stock, as always, is open to seat 0
+    assert len(s.hand(0)) == 3
