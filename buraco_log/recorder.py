@@ -819,11 +819,16 @@ class Recorder:
         path = os.path.join(self.directory, SAVED_NAME)
         fd = os.open(path + ".new", os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
         try:
-            log._write_all(fd, data, 0)
-            self._ops.fsync(fd)  # a power loss leaves the old file or the whole new one
-        finally:
-            os.close(fd)
-        os.replace(path + ".new", path)
+            try:
+                log._write_all(fd, data, 0)
+                self._ops.fsync(fd)  # a power loss leaves the old file or the whole new one
+            finally:
+                os.close(fd)
+            os.replace(path + ".new", path)
+        except BaseException:  # a full disk: no half-written state file is left beside it
+            with contextlib.suppress(OSError):
+                os.unlink(path + ".new")
+            raise
         with self._cv:
             self._stats.saves += 1
 

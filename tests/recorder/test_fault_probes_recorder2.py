@@ -4,6 +4,8 @@ and changes nothing; the table goes on from the same seq."""
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import msgspec
@@ -122,3 +124,57 @@ def test_a_journal_record_past_the_end_of_its_log_is_not_written_back(
     assert path.read_bytes() == whole[:three]  # no zeros, nothing past the record it took
     assert log.read_events(path) == events[:3]
     assert (directory / (journal.name_of(1) + ".unfolded")).exists()
+
+
+# -- a full disk, for real: a small tmpfs -------------------------------------------------------
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 64 KiB tmpfs: writes fail with ENOSPC, as on a full disk. Skipped where mounting is
+    not allowed."""
+    import subprocess
+
+    where = tmp_path / "disk"
+    where.mkdir()
+    if os.geteuid() != 0 or subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", where],
+            capture_output=True).returncode != 0:
+        pytest.skip("needs root and mount")
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", where], capture_output=True)
+
+
+@pytest.mark.parametrize("sync", ["fsync", "syncfs", "journal"])
+def test_a_full_disk_keeps_every_acknowledged_event_and_leaves_no_stray_file(
+        small_disk: Path, sync: str) -> None:
+    # the state saved at close found the disk full and left .recorder.state.new behind
+    directory = small_disk / "rec"
+    sources = matches()
+    acked: dict[str, int] = {}
+    refused: dict[str, int] = {}
+    with Recorder(directory, sync=sync, save_every=0) as rec:
+        for t, events in enumerate(sources):
+            name = f"t{t}"
+            for event in events:
+                try:
+                    rec.append(name, event)
+                except LogFormatError as exc:
+                    assert exc.kind == "io", exc
+                    refused[name] = event.seq
+                    break
+                acked[name] = event.seq
+    assert refused, "the disk never filled"
+    left = sorted(p.name for p in directory.iterdir())
+    assert left == sorted([".recorder.lock", *(f"{n}.blog" for n in acked),
+                           *([".recorder.state"] if ".recorder.state" in left else [])]), left
+    for name, last in acked.items():  # every acknowledged event, exactly the source's
+        assert log.read_events(directory / f"{name}.blog", allow_torn=True)[: last + 1] == \
+            list(sources[int(name[1:])][: last + 1])
+    with Recorder(directory, sync=sync, save_every=0) as rec:  # the next run goes on
+        for name, last in acked.items():
+            assert rec.next_seq(name) == last + 1, name
+        for name in refused.keys() - acked.keys():
+            assert rec.next_seq(name) == 0
