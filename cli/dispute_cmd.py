@@ -596,8 +596,9 @@ def audit_cmd(
 ) -> None:
     """Audit logs: integrity, deal provenance, legality, scoring. Exit 1 if anything is found.
 
-    A log of a match that never received an event is reported NOT STARTED (exit 0). Notes say
-    what an OK does not prove (an unsealed log, a reveal that is missing)."""
+    A log of a match that never received an event is reported NOT STARTED (exit 0), unless a
+    receipt given for it shows the site signed events it no longer holds. Notes say what an OK
+    does not prove (an unsealed log, a reveal that is missing, events no signature covers)."""
     try:
         required = site_require_commitment(require_commitment).value
         signing = audit.signing_options(
