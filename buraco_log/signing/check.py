@@ -105,7 +105,7 @@ def check(
                 "sign.key_mismatch",
                 f"the log holds {len(signatures)} signature(s) but its match start records no "
                 "key_id", seq=events[0].seq if events else None))
-        for signed in signatures:
+        for signed in signatures if key_id is not None else ():  # None: said just above
             if signed.key_id != key_id or signed.match_id != match_id:
                 problems.append(Problem(
                     "sign.key_mismatch",

@@ -138,3 +138,27 @@ def test_the_trust_rule_comes_from_the_keyring_not_from_the_key_ids_words(
     revoked = Keyring([SITE.public(), SITE_NEXT.public()], revoked=[SITE.key_id])
     write_signed(tmp_path / "site.blog", _events(SITE.key_id), SITE)
     assert rules_of(audit(tmp_path / "site.blog", revoked)) == ["sign.revoked"]
+
+
+def test_signatures_in_a_log_whose_start_records_no_key_are_one_finding(
+        tmp_path: Path) -> None:
+    """The missing key id was reported twice: once for the log, once more for its first
+    signature ('the match start records key None')."""
+    events = _events(None)
+    path = tmp_path / "nokey.blog"
+    with log.Writer(path) as w:
+        for e in events:
+            w.append(e)
+        w.put_signature(SITE.sign_head(receipts_match(events), events[-1].seq,
+                                       bytes.fromhex(w.head)))
+    v = audit(path, _both())
+    assert rules_of(v) == ["sign.key_mismatch"]
+    assert v.findings[0].message == ("the log holds 1 signature(s) but its match start records "
+                                     "no key_id")
+    assert v.findings[0].seq == 0
+
+
+def receipts_match(events: list[AnyEvent]) -> str:
+    start = events[0]
+    assert hasattr(start, "match_id")
+    return str(start.match_id)
