@@ -240,10 +240,14 @@ def _receipts(events: Sequence[ev.AnyEvent], receipts: Sequence[HeldReceipt], *,
         elif last is None or r.seq > last:
             ends = (f"holds no events, though the site signed match {r.match_id!r} up to "
                     f"seq {r.seq}" if last is None else f"ends at seq {last}")
+            how = "it was cut"
+            if events and isinstance(events[-1], ev.MatchEnded):
+                # not merely cut: the match end it holds came after the receipted seq was signed
+                how = "it was cut and its end rewritten: it ends with MatchEnded"
             problems.append(Problem(
                 "sign.receipt_cut",
                 f"the log was changed after seq {r.seq}, which {who} holds a signed receipt "
-                f"for: the log {ends} (it was cut){besides}", seq=r.seq))
+                f"for: the log {ends} ({how}){besides}", seq=r.seq))
         elif heads.get(r.seq) != signed.head:
             problems.append(Problem(
                 "sign.receipt_changed",

@@ -162,3 +162,24 @@ def receipts_match(events: list[AnyEvent]) -> str:
     start = events[0]
     assert hasattr(start, "match_id")
     return str(start.match_id)
+
+
+def test_a_log_cut_and_given_a_new_end_says_its_end_was_rewritten(tmp_path: Path) -> None:
+    """A keeper who cuts the match and writes a match end after the cut (signing it with its
+    own key) leaves a complete-looking log: 'it was cut' understated it."""
+    from buraco_log.events import MatchEnded
+
+    receipts = _original(tmp_path)
+    events = _events(SITE.key_id)
+    end = events[-1]
+    assert isinstance(end, MatchEnded)
+    short = [*events[:150], msgspec.structs.replace(end, seq=150, totals=None, winner=None)]
+    forged = tmp_path / "short.blog"
+    with log.Writer(forged, signer=SITE, validate=False) as w:  # the end is illegal there
+        for e in short:
+            w.append(e)
+    v = audit(forged, _both(), [held(receipts[200])])
+    cut = [f for f in v.findings if f.rule == "sign.receipt_cut"]
+    assert len(cut) == 1 and cut[0].seq == 200
+    assert cut[0].message.endswith(
+        "the log ends at seq 150 (it was cut and its end rewritten: it ends with MatchEnded)")
