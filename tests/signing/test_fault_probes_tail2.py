@@ -12,6 +12,7 @@ from __future__ import annotations
 import struct
 from pathlib import Path
 
+import msgspec
 import pytest
 
 pytest.importorskip("cryptography")
@@ -108,3 +109,25 @@ def test_a_log_whose_start_records_a_key_but_holds_no_signature_says_so(
         "--require-signatures, or BURACO_LOG_REQUIRE_SIGNATURES=1)"]
     required = audit(stripped, ring(SITE), required=True)
     assert rules_of(required) == ["sign.unsigned"] and not _tail_notes(required.notes)
+
+
+def test_a_batch_summary_counts_the_logs_with_unsigned_events(
+        signed: Path, tmp_path: Path) -> None:
+    """`audit DIR -q` shows only logs with findings: a log whose signatures were stripped is
+    OK, so its note was never seen; the summary line counts such logs."""
+    from typer.testing import CliRunner
+
+    from cli.main import app
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "whole.blog").write_bytes(signed.read_bytes())
+    _strip_signatures_after(signed, logs / "tail.blog", 199)
+    _strip_signatures_after(signed, logs / "none.blog", -1)
+    keys = tmp_path / "site.pub"
+    keys.write_bytes(msgspec.json.encode(SITE.public()))
+    result = CliRunner().invoke(app, ["audit", str(logs), "-q", "--keys", str(keys)])
+    assert result.exit_code == 0
+    assert result.stdout.splitlines() == [
+        "audited 3 logs: 3 clean (2 with events no signature covers: see their notes), "
+        "0 with findings"]
