@@ -630,7 +630,11 @@ class Reader:
             raise self._error("not a buraco-log file (bad magic)", "header", 0)
         magic, layout, version, flags, crc = _HEADER.unpack(raw)
         if magic != MAGIC:
-            raise self._error("not a buraco-log file (bad magic)", "header", 0)
+            looks = raw.removeprefix(b"\xef\xbb\xbf").lstrip()[:1] in (b"{", b"#")
+            raise self._error(
+                "not a buraco-log file (bad magic)" + (
+                    "; it looks like JSON Lines, which are read from a file whose name ends "
+                    "in .jsonl" if looks else ""), "header", 0)
         if zlib.crc32(raw[:-4]) != crc:
             raise self._error("file header checksum mismatch", "damage", 0)
         if layout != LAYOUT:

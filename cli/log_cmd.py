@@ -89,7 +89,8 @@ def convert(
         if output == STDIN:
             to = Target.jsonl if source_form == "binary" else Target.binary
         else:
-            to = {".jsonl": Target.jsonl, ".blog": Target.binary}.get(output.suffix.lower())
+            to = (Target.jsonl if _is_jsonl_name(output) else
+                  Target.binary if output.suffix.lower() == ".blog" else None)
         if to is None:
             raise fail(f"{output}: say --to jsonl or --to binary (the name ends in neither "
                        ".jsonl nor .blog)", EXIT_USAGE, as_json=as_json)
@@ -99,7 +100,7 @@ def convert(
     # a file's name says its form to every reader; /dev/null, a FIFO or /dev/stdout is no
     # such name (JSON Lines into them were refused: "must not be named without .blog")
     if (output != STDIN and not written_in_place(output)
-            and (output.suffix.lower() == ".jsonl") != (to is Target.jsonl)):
+            and _is_jsonl_name(output) != (to is Target.jsonl)):
         wrong = (f"a JSON Lines log's name must end in .jsonl, not "
                  f"{output.suffix or 'without a suffix'}" if to is Target.jsonl
                  else "a binary log must not be named .jsonl")
@@ -210,6 +211,13 @@ def _replaces(output: Path, source: Path) -> bool:
     return os.path.lexists(output) and os.path.realpath(output) == os.path.realpath(source)
 
 
+def _is_jsonl_name(path: Path) -> bool:
+    """Whether readers take ``path`` as JSON Lines: its name ends in ``.jsonl``, in these
+    letters, as for `audit`, `show` and every other reader (``.JSONL`` was JSON Lines to
+    verify, which then took the head digest of an empty binary log from `audit`'s reading)."""
+    return path.name.endswith(".jsonl")
+
+
 def _is_stdout(path: Path) -> bool:
     """Whether ``path`` is the file standard output writes to (``/dev/stdout``, a link to it)."""
     try:
@@ -227,7 +235,7 @@ def _form_of(path: Path) -> str:
     if head == log.MAGIC:
         return "binary"
     text = head.removeprefix(b"\xef\xbb\xbf").lstrip()[:1] in (b"{", b"#")
-    return "jsonl" if path.suffix.lower() == ".jsonl" or text else "binary"
+    return "jsonl" if _is_jsonl_name(path) or text else "binary"
 
 
 @guarded
@@ -264,7 +272,7 @@ def _in_place(path: Path, command: str, as_json: bool) -> None:
 def seal(path: InPlaceArg, format: FormatOpt = Format.table) -> None:
     """Add the integrity chain to a log (rewritten in place; the head digest is kept)."""
     _in_place(path, "seal", format is Format.json)
-    if path.suffix.lower() == ".jsonl":
+    if _is_jsonl_name(path):
         reader = jsonl.JsonlReader(path)
         for _ in reader:
             pass
@@ -311,7 +319,7 @@ def repair(
     A repair that would leave no event at all is refused (exit 1) unless --force is given."""
     as_json = format is Format.json
     _in_place(path, "repair", as_json)
-    if path.suffix.lower() == ".jsonl" and _form_of(path) == "jsonl":
+    if _is_jsonl_name(path) and _form_of(path) == "jsonl":
         raise fail(f"{path}: repair cuts the torn tail of a binary log; a JSON Lines log is "
                    "text: `buraco-log verify` names its bad line, which an editor can remove",
                    EXIT_USAGE, as_json=as_json)
@@ -357,7 +365,7 @@ def verify(
     format: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
 ) -> None:
     """Check a log's framing, checksums, seqs and integrity chain (not the rules)."""
-    info = _verify_jsonl(path) if path.suffix.lower() == ".jsonl" else log.verify(path)
+    info = _verify_jsonl(path) if _is_jsonl_name(path) else log.verify(path)
     if info.torn is not None:  # an error like damage: one line on stderr, stdout empty
         advice = ("no event is intact: delete the file" if info.torn.offset < log.HEADER_SIZE
                   else f"the {info.events} events before it are intact; `buraco-log repair` "
@@ -372,7 +380,7 @@ def verify(
     else:
         state = ("sealed" if info.sealed
                  else "unsealed (no end line with the head digest; convert it to binary and "
-                 "`buraco-log seal` it)" if path.suffix.lower() == ".jsonl"
+                 "`buraco-log seal` it)" if _is_jsonl_name(path)
                  else "unsealed (no integrity chain; `buraco-log seal`)")
         typer.echo(
             f"{path}: {info.events} events in {_plural(info.segments, 'record')}, {state}, "

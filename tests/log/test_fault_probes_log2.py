@@ -630,3 +630,34 @@ def test_convert_validate_names_the_file_and_line_of_a_move_after_the_match_ende
     assert error["rule"] == "match.over" and r.code == 1
     assert run("convert", path, "-o", out).code == 0  # without --validate it is recorded
     assert log.verify(out).events == 246
+
+
+# -- a JSON Lines log under a name that is not .jsonl --------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["match.JSONL", "match.Jsonl", "match.txt"])
+def test_json_lines_under_another_name_are_refused_alike_by_verify_audit_and_seal(
+        tmp_path: Path, name: str) -> None:
+    # verify took "match.JSONL" as JSON Lines (245 events) but its head, records and sealed
+    # flag from audit's reading, which takes every name but .jsonl as binary: it printed
+    # "245 events in 0 records, unsealed, head ce93..." (an empty log's head), exit 0
+    path = tmp_path / name
+    path.write_bytes(UNSEALED_JSONL.read_bytes())
+    for command in (["verify", path], ["seal", path], ["repair", path]):
+        assert_error(run(*command), 2, f"{path}, byte 0", "bad magic", "looks like JSON Lines",
+                     ".jsonl")
+    audited = run("audit", "-f", "json", path)
+    assert audited.code != 0 and "245" not in audited.out
+    assert path.read_bytes() == UNSEALED_JSONL.read_bytes()
+    out = tmp_path / "out.blog"  # convert tells the forms apart by their bytes: the way out
+    r = run("convert", path, "-o", out)
+    assert r.code == 0 and log.verify(out).head == log.verify(UNSEALED).head, r
+
+
+@pytest.mark.parametrize("name", ["out.JSONL", "out.Jsonl"])
+def test_convert_never_writes_json_lines_under_a_name_readers_take_as_binary(
+        tmp_path: Path, name: str) -> None:
+    assert_error(run("convert", UNSEALED, "-o", tmp_path / name), 2, "--to")
+    assert_error(run("convert", UNSEALED, "-o", tmp_path / name, "--to", "jsonl"), 2,
+                 "must end in .jsonl")
+    assert not (tmp_path / name).exists()
