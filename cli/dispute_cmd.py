@@ -611,6 +611,8 @@ def audit_cmd(
             raise fail(f"{p}: no such file or directory", EXIT_USAGE,
                        as_json=format is Format.json)
     audit_html_usage(html, paths, as_json=format is Format.json)
+    _refuse_evidence_as_page(html, [str(r) for r in receipt or ()], [str(k) for k in keys or ()],
+                             as_json=format is Format.json)
     files = audit.find_logs(paths)
     from buraco_log.recorder import journal_notes
 
@@ -657,6 +659,35 @@ def audit_cmd(
     if single and _not_a_log(verdicts[0].integrity):
         raise typer.Exit(EXIT_USAGE)  # named by the user, and nothing of a log in it
     raise typer.Exit(EXIT_OK if all(v.ok for v in verdicts) else EXIT_FINDINGS)
+
+
+def _same(a: Path | str, b: Path | str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError):  # one of them does not exist: not the same file
+        return False
+
+
+def _refuse_evidence_as_page(html: Path | None, receipts: list[str], keys: list[str], *,
+                             as_json: bool) -> None:
+    """``--html`` must not name a receipt or a trusted key being read, nor a file in a trusted
+    keys directory: the page is renamed over it, and a player's receipt is the one proof
+    against the log's keeper (a page named ``x.pub`` among the keys breaks every later
+    audit)."""
+    if html is None:
+        return
+    from buraco_log.audit import settings
+
+    trusted = list(settings.keys(keys).value)
+    for path, what in [*((r, "a receipt") for r in receipts),
+                       *((k, "a trusted key") for k in trusted if not os.path.isdir(k))]:
+        if _same(html, path):
+            raise fail(f"{html}: is {what} being read ({path}); name another file for the page",
+                       EXIT_USAGE, as_json=as_json)
+    for d in (k for k in trusted if os.path.isdir(k)):
+        if _same(html.parent, d):
+            raise fail(f"{html}: is in the trusted keys directory {d}; name a file elsewhere for "
+                       "the page", EXIT_USAGE, as_json=as_json)
 
 
 def _not_a_log(integrity: audit.Integrity) -> bool:
