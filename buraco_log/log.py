@@ -1149,6 +1149,11 @@ def _write_all(fd: int, data: bytes | memoryview, offset: int) -> None:
         offset += n
 
 
+NO_HEADER_ADVICE: Final = ("the file holds no whole header, so no event: remove it (`repair` "
+                          "keeps nothing), and the log is created afresh")
+"""What to do with a file at a log's path that ends before its header (an empty file)."""
+
+
 def _create_temp(directory: str, name: str) -> tuple[int, str]:
     """A new file beside the log, with the usual permissions (mkstemp's are owner-only)."""
     while True:
@@ -1290,8 +1295,9 @@ class Writer:
             self._signed = reader.signatures[-1] if reader.signatures else None
         if info.torn is not None:
             raise LogFormatError(
-                f"cannot append after a torn tail ({info.torn.reason}); run "
-                "`buraco-log repair` first",
+                f"cannot append after a torn tail ({info.torn.reason}); "
+                + (NO_HEADER_ADVICE if info.torn.offset < HEADER_SIZE
+                   else "run `buraco-log repair` first"),
                 path=self.path,
                 offset=info.torn.offset,
                 seq=FIRST_SEQ + info.events,
@@ -1956,6 +1962,7 @@ __all__ = [
     "MAX_DEPTH",
     "MAX_EVENT",
     "MAX_PAYLOAD",
+    "NO_HEADER_ADVICE",
     "SIGNED_VERSION",
     "HeadSigner",
     "LogInfo",

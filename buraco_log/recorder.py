@@ -736,8 +736,9 @@ class Recorder:
         if info.torn is not None:
             if not self.repair_torn or info.torn.offset < log.HEADER_SIZE:
                 raise LogFormatError(
-                    f"the log ends in a torn tail ({info.torn.reason}); run `buraco-log "
-                    "repair` first",
+                    f"the log ends in a torn tail ({info.torn.reason}); "
+                    + (log.NO_HEADER_ADVICE if info.torn.offset < log.HEADER_SIZE
+                       else "run `buraco-log repair` first"),
                     path=table.path,
                     offset=info.torn.offset,
                     kind="torn",

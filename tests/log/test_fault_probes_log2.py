@@ -661,3 +661,30 @@ def test_convert_never_writes_json_lines_under_a_name_readers_take_as_binary(
     assert_error(run("convert", UNSEALED, "-o", tmp_path / name, "--to", "jsonl"), 2,
                  "must end in .jsonl")
     assert not (tmp_path / name).exists()
+
+
+# -- a file at the log's path that ends before its header ----------------------------------------
+
+
+@pytest.mark.parametrize("content", [b"", log.MAGIC[:7]], ids=["empty", "part-of-a-header"])
+def test_a_headerless_file_is_not_sent_to_repair_which_refuses_it(tmp_path: Path,
+                                                                 content: bytes) -> None:
+    # the writer and the recorder said "run `buraco-log repair` first"; repair then said
+    # "there are no events to keep; delete the file"
+    from buraco_log.recorder import Recorder
+
+    path = tmp_path / "t.blog"
+    path.write_bytes(content)
+    with pytest.raises(LogFormatError) as by_writer:
+        log.Writer(path, validate=False)
+    with Recorder(tmp_path, validate=False) as rec, pytest.raises(LogFormatError) as by_rec:
+        rec.append("t", _draws(1)[0])
+    for caught in (by_writer.value, by_rec.value):
+        assert caught.kind == "torn" and "repair` first" not in caught.message, caught
+        assert "remove it" in caught.message
+    assert path.read_bytes() == content  # nothing was changed
+    assert_error(run("repair", path), 1, "delete the file")
+    path.unlink()  # as advised: the log starts afresh
+    with log.Writer(path, validate=False) as writer:
+        writer.append(_draws(1)[0])
+    assert log.read_events(path) == _draws(1)
