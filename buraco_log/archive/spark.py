@@ -56,12 +56,18 @@ from urllib.parse import unquote, urlsplit
 import msgspec
 import pyarrow as pa  # type: ignore[import-untyped]
 
-from buraco_log import audit
+from buraco_log import audit, log
 from buraco_log.archive import store
-from buraco_log.archive.flatten import Reader, Rows, check_file
-from buraco_log.archive.ingest import ErrorSummary, IngestReport, _store_ratings, few_collections
+from buraco_log.archive.flatten import Reader, Rows, check_file, error_row
+from buraco_log.archive.ingest import (
+    ErrorSummary,
+    IngestReport,
+    _hash,
+    _store_ratings,
+    few_collections,
+)
 from buraco_log.archive.schema import ERRORS, PARTITIONED, TABLES, VIEW_SCHEMAS
-from buraco_log.errors import ArchiveError
+from buraco_log.errors import ArchiveError, LogFormatError
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -269,14 +275,47 @@ def hadoop_path(uri: str) -> str:
     return f"{parts.scheme}:{authority}{unquote(parts.path)}"
 
 
-def _empty_files(raw: DataFrame) -> list[str]:
-    """The zero-byte logs among ``raw``'s files. Spark's file scan drops empty files before
-    any task sees them, so an empty log was neither stored nor refused, where the local
-    engine refuses it; the listing (``inputFiles``) still holds them."""
-    listed = {hadoop_path(u) for u in raw.inputFiles()}
-    if len(listed) == raw.select("path").count():
-        return []
-    return sorted(listed - {r["path"] for r in raw.select("path").collect()})
+def _listing_differences(raw: DataFrame, srcs: Sequence[str]) -> tuple[
+        set[str], list[tuple[str, bytes]], list[dict[str, Any]], list[str]]:
+    """What Spark's listing of ``srcs`` must lose and gain to be the local engine's files.
+
+    Spark's file scan drops zero-byte files before any task sees them, and its listing skips
+    names starting with ``_`` or ``.`` (directories too), follows links to directories, and
+    passes over FIFOs and dangling links; the local engine refuses empty logs, reads every
+    log its walk finds (:func:`buraco_log.audit.find_logs`) and reports the files it cannot
+    read. For local sources the local walk decides: returns the scanned paths to drop, the
+    ``(path, content)`` rows of the logs the scan missed (read here, on the driver: they are
+    few), the error rows of the files that cannot be read, and the walk's order (the first
+    of two copies is the first the walk meets, as locally: a directory's files before its
+    subdirectories, not the order of the path text). Other file systems have no walk of
+    ours: there only the empty files are added back, from the listing, and the first copy
+    is the first by path."""
+    scanned = {r["path"] for r in raw.select("path").collect()}
+    local = [local_path(s) for s in srcs if "://" not in s or s.startswith("file:")]
+    drop: set[str] = set()
+    extra: list[tuple[str, bytes]] = []
+    unreadable: list[dict[str, Any]] = []
+    order: list[str] = []
+    if local:
+        order = list(dict.fromkeys(os.path.abspath(p) for p in audit.find_logs(local)))
+        found = set(order)
+        drop = {u for u in scanned if u.startswith("file:") and local_path(u) not in found}
+        for path in sorted(found - {local_path(u) for u in scanned}):
+            item = _hash(path)
+            if isinstance(item, dict):
+                unreadable.append(item)
+                continue
+            try:
+                fd = log.open_log_fd(path)
+                with open(fd, "rb") as f:
+                    extra.append((f"file:{path}", f.read()))
+            except (OSError, LogFormatError) as exc:  # gone or swapped since it was hashed
+                unreadable.append(error_row(path, "", None, "integrity", "log.unreadable",
+                                            f"cannot read the log: {exc}"))
+    if len(local) < len(srcs):
+        listed = {hadoop_path(u) for u in raw.inputFiles()}
+        extra += [(u, b"") for u in sorted(listed - scanned) if not u.startswith("file:")]
+    return drop, extra, unreadable, order
 
 
 def _bytes_reader(data: bytes, tmpdir: str) -> Reader:
@@ -488,10 +527,13 @@ def ingest(
         committed = store.committed_files(root)
         raw = (spark.read.format("binaryFile").option("pathGlobFilter", LOG_GLOB)
                .option("recursiveFileLookup", "true").load(srcs).select("path", "content"))
-        empty = _empty_files(raw)
-        if empty:  # Spark's scan skips them; the local engine refuses them (not started)
+        drop, extra, unreadable, order = _listing_differences(raw, srcs)
+        walk = spark.createDataFrame(list(enumerate(order)), "walk bigint, path string")
+        if drop:
+            raw = raw.filter(~F.col("path").isin(sorted(drop)))
+        if extra:
             raw = raw.unionByName(spark.createDataFrame(
-                [(p, bytearray()) for p in empty], "path string, content binary"))
+                extra, "path string, content binary"))
         files = raw.select("path", "content", F.sha2("content", 256).alias("sha"))
         known_m = _read_committed(spark, committed["matches"],
                                   ["file_sha256", "digest", "game_id"])
@@ -514,7 +556,7 @@ def ingest(
                    .persist())
         try:
             _ingest_checked(spark, root, run, checked, known_m, report, file_events, fail,
-                            F, Window)
+                            F, Window, unreadable, walk)
         except KeyboardInterrupt:
             sc.cancelAllJobs()
             report.interrupted = True
@@ -535,17 +577,19 @@ def ingest(
 
 def _ingest_checked(spark: SparkSession, root: str, run: str, checked: DataFrame,
                     known_m: DataFrame | None, report: IngestReport, file_events: int,
-                    fail: str, F: Any, Window: Any) -> None:
+                    fail: str, F: Any, Window: Any, unreadable: list[dict[str, Any]],
+                    walk: DataFrame) -> None:
     meta = checked.select("path", "sha", "size", "status", "digest", "game_id", "events",
-                          "preset", "month", "error")
+                          "preset", "month", "error").join(walk, "path", "left")
+    first_met = (F.col("walk").asc_nulls_last(), F.col("path"))  # the local engine's order
     # A refused file once per file hash (copies are duplicates), first by path.
     errs = meta.filter(F.col("status") == "error").withColumn(
-        "r", F.row_number().over(Window.partitionBy("sha").orderBy("path")))
+        "r", F.row_number().over(Window.partitionBy("sha").orderBy(*first_met)))
     # A match once per head digest, the first copy by path, unless the archive holds it.
     ok = meta.filter(F.col("status") == "ok")
     if known_m is not None:
         ok = ok.join(known_m.select("digest").distinct(), "digest", "left_anti")
-    ok = ok.withColumn("r", F.row_number().over(Window.partitionBy("digest").orderBy("path")))
+    ok = ok.withColumn("r", F.row_number().over(Window.partitionBy("digest").orderBy(*first_met)))
     first = ok.filter(F.col("r") == 1).drop("r")
     # Two digests with one 63-bit game id: never seen, refused rather than mixed.
     if known_m is not None:
@@ -555,13 +599,14 @@ def _ingest_checked(spark: SparkSession, root: str, run: str, checked: DataFrame
         first = first.withColumn("other", F.lit(None).cast("string"))
     first = first.withColumn(
         "clash", F.col("other").isNotNull() | (F.row_number().over(
-            Window.partitionBy("game_id").orderBy("path")) > 1))
+            Window.partitionBy("game_id").orderBy(*first_met)) > 1))
     counts = {r["status"]: r["n"] for r in
               meta.groupBy("status").agg(F.count("*").alias("n")).collect()}
-    report.files = sum(counts.values())
+    report.files = sum(counts.values()) + len(unreadable)
     report.already_stored = counts.get("stored", 0)
     report.known_errors = counts.get("refused", 0)
     error_rows = [json.loads(r["error"]) for r in errs.filter(F.col("r") == 1).collect()]
+    error_rows += unreadable
     clashes = first.filter("clash").select("path", "game_id").collect()
     for r in clashes:
         error_rows.append({"file_sha256": "", "source_path": r["path"], "file_bytes": None,
@@ -577,7 +622,8 @@ def _ingest_checked(spark: SparkSession, root: str, run: str, checked: DataFrame
     # Copies: matches already archived or met first under another path, refused files met
     # first under another path.
     report.duplicates = (counts.get("ok", 0) - report.added - len(clashes)
-                         + counts.get("error", 0) - (len(error_rows) - len(clashes)))
+                         + counts.get("error", 0)
+                         - (len(error_rows) - len(clashes) - len(unreadable)))
     for row in error_rows:
         report.errors.append(ErrorSummary(row["source_path"], row["code"], row["rule"],
                                           row["message"], row["seq"]))

@@ -4,6 +4,7 @@ table named by a column alias), and a query that ran away in the driver past --t
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -134,9 +135,7 @@ def test_empty_logs_are_refused_as_the_local_engine_refuses_them(
 
     src = tmp_path / "src"
     src.mkdir()
-    bad = {"unfinished.blog", "illegal.blog", "torn.blog", "garbage.blog"}
-    good = sorted(p for p in spark_corpus.a.glob("*.blog") if p.name not in bad)[0]
-    shutil.copy(good, src / "good.blog")
+    shutil.copy(_good_logs(spark_corpus)[0], src / "good.blog")
     (src / "empty.blog").write_bytes(b"")
     (src / "em pty é%20.jsonl").write_bytes(b"")  # a name its URI has to percent-encode
     ref = ingest([str(src)], tmp_path / "local", jobs=1)
@@ -148,6 +147,52 @@ def test_empty_logs_are_refused_as_the_local_engine_refuses_them(
         (str(src / "em pty é%20.jsonl"), "archive.not_started")]
     assert engine.table_checksums(tmp_path / "spark") == engine.table_checksums(
         tmp_path / "local")
+
+
+def _good_logs(corpus: Any) -> list[Path]:
+    bad = {"unfinished.blog", "illegal.blog", "torn.blog", "garbage.blog"}
+    return sorted(p for p in corpus.a.glob("*.blog") if p.name not in bad)
+
+
+def test_spark_reads_the_files_the_local_walk_reads_and_keeps_the_same_first_copy(
+        spark: Any, spark_corpus: Any, tmp_path: Path) -> None:
+    """Spark's listing skips names starting with _ or . (directories too), passes over FIFOs
+    and dangling links, follows links to directories and reads only *.blog/*.jsonl names;
+    and it took the first of two copies by path text, where the local walk meets a
+    directory's files before its subdirectories. The local engine's walk decides now."""
+    from buraco_log.archive import ingest
+    from buraco_log.archive import spark as engine
+
+    good = _good_logs(spark_corpus)
+    src = tmp_path / "src"
+    for d in ("b", "_u", ".hid"):
+        (src / d).mkdir(parents=True)
+    shutil.copy(good[0], src / "z.blog")  # met first by the walk; "b/x.blog" < "z.blog"
+    shutil.copy(good[0], src / "b" / "x.blog")
+    shutil.copy(good[1], src / "_under.blog")
+    shutil.copy(good[2], src / "_u" / "u.blog")
+    shutil.copy(good[3], src / ".hid" / "h.blog")
+    shutil.copy(good[4], src / "by-magic.log")  # a binary log by its magic, not its name
+    os.mkfifo(src / "fifo.blog")
+    (src / "dangling.blog").symlink_to(tmp_path / "nowhere.blog")
+    linked = tmp_path / "linked"
+    linked.mkdir()
+    shutil.copy(good[5], linked / "l.blog")
+    (src / "linkdir").symlink_to(linked)  # the walk does not follow it (no loops)
+    ref = ingest([str(src)], tmp_path / "local", jobs=1)
+    got = engine.ingest([str(src)], tmp_path / "spark", spark=spark)
+    counts = (ref.files, ref.added, ref.duplicates, len(ref.errors))
+    assert counts == (8, 5, 1, 2)
+    assert (got.files, got.added, got.duplicates, len(got.errors)) == counts
+    assert sorted((e.path, e.rule) for e in got.errors) == sorted(
+        (e.path, e.rule) for e in ref.errors) == [
+        (str(src / "dangling.blog"), "log.unreadable"),
+        (str(src / "fifo.blog"), "log.filetype")]
+    assert engine.table_checksums(tmp_path / "spark") == engine.table_checksums(
+        tmp_path / "local")
+    stored = engine.query(tmp_path / "spark", "SELECT source_path FROM matches",
+                          spark=spark).column("source_path").to_pylist()
+    assert str(src / "z.blog") in stored and str(src / "b" / "x.blog") not in stored
 
 
 @pytest.mark.parametrize(("uri", "path"), [
