@@ -26,9 +26,6 @@ from .views import DEFAULT_MEMORY_LIMIT, DEFAULT_THREADS, _locate, _quote, conne
 ELO_START = 1500.0
 ELO_K = 24.0
 
-_PILE_BUCKET = """CASE WHEN e.count <= 2 THEN '01-02' WHEN e.count <= 5 THEN '03-05'
-    WHEN e.count <= 10 THEN '06-10' WHEN e.count <= 20 THEN '11-20' ELSE '21+' END"""
-
 # Sides: each player alone with 2 or 3 players, two partnerships with 4 or 6 (Rules.sides).
 _SIDES = "CASE WHEN n_players <= 3 THEN n_players ELSE 2 END"
 
