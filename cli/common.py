@@ -76,8 +76,19 @@ def fail(message: str, code: int = EXIT_FINDINGS, *, as_json: bool = False,
     # one line, whatever a name in the log holds (a newline, an ESC sequence)
     typer.echo(f"buraco-log: error: {terminal_safe(message)}", err=True)
     if as_json:
-        emit_json({"error": error_object(message, code, error)})
+        try:
+            emit_json({"error": error_object(message, code, error)})
+            sys.stdout.flush()
+        except OSError:  # standard output is what failed (full, gone): the line on stderr says so
+            drop_stdout()
     return typer.Exit(code)
+
+
+def drop_stdout() -> None:
+    """Forget what standard output could not take: the interpreter's last flush would fail on
+    it again and print a traceback after the error line."""
+    with contextlib.suppress(OSError):
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - lives until the process ends
 
 
 def error_object(message: str, code: int, error: BaseException | None = None) -> dict[str, Any]:
@@ -203,6 +214,77 @@ class _Renaming(io.TextIOBase):
         return str(self._real.encoding)
 
 
+STDOUT_NAME: Final = "<stdout>"
+"""How errors name standard output when writing to it fails (``> /dev/full``)."""
+
+
+class NamedStdout(io.TextIOBase):
+    """Standard output whose write errors name it: ``<stdout>: No space left on device``, not
+    a bare "No space left on device" that names no file (the console script installs it)."""
+
+    def __init__(self, real: Any) -> None:
+        self._real = real
+
+    def write(self, text: str) -> int:
+        try:
+            self._real.write(text)
+        except OSError as exc:
+            raise _named_error(exc) from None
+        return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._real.flush()
+        except OSError as exc:
+            raise _named_error(exc) from None
+
+    @property
+    def buffer(self) -> Any:  # bytes (convert -o -): their errors name <stdout> too
+        return _NamedBuffer(self._real.buffer)
+
+    def isatty(self) -> bool:
+        return bool(self._real.isatty())
+
+    def fileno(self) -> int:
+        return int(self._real.fileno())
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return str(self._real.encoding)
+
+    @property
+    def errors(self) -> str | None:  # type: ignore[override]
+        return getattr(self._real, "errors", None)
+
+
+class _NamedBuffer:
+    """Standard output's bytes, whose write errors name it."""
+
+    def __init__(self, real: Any) -> None:
+        self._real = real
+
+    def write(self, data: bytes) -> int:
+        try:
+            return int(self._real.write(data))
+        except OSError as exc:
+            raise _named_error(exc) from None
+
+    def flush(self) -> None:
+        try:
+            self._real.flush()
+        except OSError as exc:
+            raise _named_error(exc) from None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._real, name)
+
+
+def _named_error(exc: OSError) -> OSError:
+    if exc.filename is not None or exc.errno is None:
+        return exc
+    return OSError(exc.errno, exc.strerror, STDOUT_NAME)  # BrokenPipeError stays one
+
+
 def from_stdin(path: Path | str) -> bool:
     """Whether ``path`` is the temporary file that holds a log read from ``-``."""
     return str(path) in _STDIN_NAMES
@@ -238,10 +320,13 @@ def guarded(func: Callable[P, R]) -> Callable[P, R]:
             raise fail(str(exc), getattr(exc, "exit_status", EXIT_FINDINGS),
                        as_json=wants_json(kwargs), error=exc) from None
         except OSError as exc:
+            on_stdout = exc.filename == STDOUT_NAME
+            if on_stdout:
+                drop_stdout()
             where = f"{exc.filename}: " if exc.filename else ""
             code = EXIT_USAGE if isinstance(exc, _USAGE_OS_ERRORS) else EXIT_FINDINGS
-            raise fail(f"{where}{exc.strerror or exc}", code, as_json=wants_json(kwargs),
-                       error=exc) from None
+            raise fail(f"{where}{exc.strerror or exc}", code,
+                       as_json=wants_json(kwargs) and not on_stdout, error=exc) from None
         except KeyboardInterrupt:
             raise fail("interrupted", 130) from None
         except Exception as exc:  # a defect of this tool: one line too, --debug shows where

@@ -85,7 +85,8 @@ def demo(
             raise fail(f"{out}: exists; the demo does not replace files (--overwrite replaces "
                        "it)", EXIT_USAGE, as_json=js)
         if not (out.parent or Path(".")).is_dir():
-            raise fail(f"{out}: no such directory: {out.parent}", EXIT_USAGE, as_json=js)
+            raise fail(f"{out}: No such file or directory (no directory {out.parent})",
+                       EXIT_USAGE, as_json=js)
     events = simulate_match(r, players, seed=seed)
     path = out if out is not None else _free_path(Path(), f"demo-{r.name}-{players}p")
     _write(path, events)

@@ -25,7 +25,16 @@ from cli import (
     simulate_cmd,
     view_cmd,
 )
-from cli.common import CONTEXT, EXIT_USAGE, State, emit_json, error_object, show_traceback
+from cli.common import (
+    CONTEXT,
+    EXIT_USAGE,
+    NamedStdout,
+    State,
+    drop_stdout,
+    emit_json,
+    error_object,
+    show_traceback,
+)
 
 helpfmt.install()
 
@@ -122,6 +131,7 @@ def _argv_wants_json(argv: list[str]) -> bool:
 
 def run() -> None:
     """The console script: usage errors become one line on stderr and exit status 2."""
+    sys.stdout = NamedStdout(sys.stdout)  # a failed write names <stdout>
     try:
         # one name in usage lines and hints, however started (`python -m cli`, the script)
         code = app(standalone_mode=False, prog_name="buraco-log")
@@ -141,6 +151,18 @@ def run() -> None:
     except _ABORT:
         typer.echo("buraco-log: interrupted", err=True)
         code = 130
+    except BrokenPipeError:  # help or version into `| head`: stop quietly, as commands do
+        with contextlib.suppress(OSError):
+            sys.stderr.close()
+        drop_stdout()
+        code = 141
+    except OSError as exc:  # help or version into a full disk: one line, as commands say it
+        if State.debug:
+            show_traceback(exc)
+        drop_stdout()
+        where = f"{exc.filename}: " if exc.filename else ""
+        typer.echo(f"buraco-log: error: {where}{exc.strerror or exc}", err=True)
+        code = 1
     if code == 130:
         # interrupted: every output was already removed or left whole by the code it cut
         # short; skip the interpreter's exit hooks, where a process pool's cleanup races its

@@ -79,7 +79,8 @@ def load_rules(name: str, *, option: str = "", as_json: bool = False) -> Rules:
                    as_json=as_json)
     path = Path(name)
     if not path.exists():
-        raise fail(f"{name}: no such house-rules file", EXIT_USAGE, as_json=as_json)
+        raise fail(f"{name}: No such file or directory (no house-rules file)", EXIT_USAGE,
+                   as_json=as_json)
     if path.is_dir():
         raise fail(f"{name}: is a directory, not a house-rules file", EXIT_USAGE,
                    as_json=as_json)

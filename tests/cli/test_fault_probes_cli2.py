@@ -190,3 +190,39 @@ def test_review_takes_table_for_text_and_jobs_0_for_one_per_cpu() -> None:
     assert table.stdout == text.stdout and "review of seat 1" in text.stdout
     bad = cli(*base, "-j", "-1")
     assert bad.returncode == 2 and bad.stderr.startswith("buraco-log: usage: ")
+
+
+FULL = Path("/dev/full")
+
+
+@pytest.mark.skipif(not FULL.exists(), reason="no /dev/full")
+@pytest.mark.parametrize("argv", [
+    ["--help"], ["--version"], ["rules", "list", "-f", "json"], ["rules", "show", "biriba"],
+    ["show", GOOD, "-f", "json"], ["moves", GOOD, "--at", "5"], ["view", GOOD, "-o", "-"],
+    ["convert", GOOD, "-o", "-"],
+])
+def test_a_full_standard_output_is_one_line_naming_it(argv: list[object]) -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    with FULL.open("w") as full:
+        p = subprocess.run([sys.executable, "-m", "cli", *map(str, argv)], stdout=full,
+                           stderr=subprocess.PIPE, text=True, env=env, timeout=300,
+                           check=False)
+    # -f json wrote its error object into the same full stdout: a traceback after the line
+    assert p.returncode == 1 and "Traceback" not in p.stderr, p.stderr
+    assert p.stderr == "buraco-log: error: <stdout>: No space left on device\n", p.stderr
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["convert", GOOD, "-o", "-"],
+                                  ["view", GOOD, "-o", "-"], ["rules", "show", "mega"],
+                                  ["show", GOOD, "-f", "json"]])
+def test_a_reader_that_goes_away_stops_the_command_quietly(argv: list[object]) -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "80"}
+    with subprocess.Popen([sys.executable, "-m", "cli", *map(str, argv)], bufsize=0,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env) as p:
+        assert p.stdout is not None and p.stderr is not None
+        p.stdout.close()  # gone before the first byte (`| head -c 0`)
+        err = p.stderr.read()
+        p.wait(timeout=300)
+    assert err == b"", err
+    # a command stops with SIGPIPE's status; typer's help printer (rich) exits 1 on its own
+    assert p.returncode == (1 if argv == ["--help"] else 141), p.returncode

@@ -146,7 +146,7 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.mark.parametrize(("name", "says"), [
-    ("missing.toml", "missing.toml: no such house-rules file"),
+    ("missing.toml", "missing.toml: No such file or directory"),
     ("folder.toml", "folder.toml: is a directory, not a house-rules file"),
     ("misspelt.toml", "misspelt.toml: rules field 'target_scor': unknown knob (did you mean "
                       "'target_score'?)"),

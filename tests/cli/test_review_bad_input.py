@@ -473,15 +473,17 @@ def test_simulate_does_not_overwrite_existing_logs(world: World) -> None:
 @pytest.mark.parametrize("kind", ["missing", "empty"])
 def test_rules_show_of_a_bad_toml_names_it(world: World, scratch: Path, kind: str) -> None:
     toml = scratch / "house rules.toml"
-    needle = {"missing": "No such file or directory",
-              "empty": "house rules must name the preset they start from"}[kind]
+    needle = {"missing": f"{toml}: No such file or directory",
+              "empty": f"{toml}: rules field 'preset': house rules must name the preset they "
+                       "start from"}[kind]
     if kind == "empty":
         toml.write_text("")
-    assert_error(run("rules", "show", toml), 1, f"{toml}: rules field", needle)
+    # the user's own file, not a finding in a log: a usage error (2), as simulate --rules says
+    assert_error(run("rules", "show", toml), 2, needle)
 
 
 def test_rules_show_of_random_bytes_is_one_line(world: World) -> None:
-    assert_error(run("rules", "show", world.random_toml), 1, str(world.random_toml))
+    assert_error(run("rules", "show", world.random_toml), 2, str(world.random_toml))
 
 
 def test_schema_check_of_a_non_utf8_file_is_one_line(world: World, scratch: Path) -> None:
