@@ -47,7 +47,10 @@ _NAME = re.compile(r"^\.recorder\.journal-([0-9]{12})(\.unfolded)?$")
 _HEAD = struct.Struct("<8sHH")
 HEADER_SIZE: Final = _HEAD.size + 4
 _FRAME = struct.Struct("<II")
-_MAX_RECORD: Final = 1 << 30
+_MAX_RECORD: Final = log.MAX_PAYLOAD + (1 << 16)
+"""The largest record a recorder writes: one log's segment (at most ``log.MAX_PAYLOAD`` of
+payload), maybe its file header, and the match's name and place. A frame claiming more is
+no record: the journal ends there."""
 MATCH_NAME: Final = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.@+=-]{0,199}$")
 """A match name the recorder takes (a plain file name in its directory). A journal record
 naming anything else (``../x``, a NUL) was not written by a recorder: it is never replayed."""
@@ -117,28 +120,33 @@ def generations(directory: str, *, unfolded: bool = False) -> list[tuple[int, st
 
 
 def read(path: str) -> list[Record]:
-    """The complete records of one journal, up to its first torn or damaged record."""
+    """The complete records of one journal, up to its first torn or damaged record.
+
+    Read a record at a time (the whole file was read at once: a damaged journal of a huge
+    size, or a frame claiming a gigabyte, took that much memory before anything was checked).
+    """
     with open(path, "rb") as f:
-        data = f.read()
-    head = data[:HEADER_SIZE]
-    if len(head) < HEADER_SIZE or zlib.crc32(head[:-4]) != int.from_bytes(head[-4:], "little"):
-        return []  # torn while it was being created: no round used it
-    magic, version, _ = _HEAD.unpack(head[:-4])
-    if magic != b"BURACOLJ" or version != VERSION:
-        raise ValueError(f"{path} is not a recorder journal of version {VERSION} (version "
-                         f"{version}): open the directory with the buraco_log that wrote it")
-    records = []
-    at = HEADER_SIZE
-    while at + _FRAME.size <= len(data):
-        length, crc = _FRAME.unpack_from(data, at)
-        body = data[at + _FRAME.size : at + _FRAME.size + length]
-        if length > _MAX_RECORD or len(body) < length or zlib.crc32(body) != crc:
-            break
-        try:
-            records.append(_decoder.decode(body))
-        except msgspec.DecodeError:
-            break
-        at += _FRAME.size + length
+        head = f.read(HEADER_SIZE)
+        if len(head) < HEADER_SIZE or zlib.crc32(head[:-4]) != int.from_bytes(head[-4:],
+                                                                             "little"):
+            return []  # torn while it was being created: no round used it
+        magic, version, _ = _HEAD.unpack(head[:-4])
+        if magic != b"BURACOLJ" or version != VERSION:
+            raise ValueError(f"{path} is not a recorder journal of version {VERSION} (version "
+                             f"{version}): open the directory with the buraco_log that wrote "
+                             "it")
+        records = []
+        while len(frame := f.read(_FRAME.size)) == _FRAME.size:
+            length, crc = _FRAME.unpack(frame)
+            if length > _MAX_RECORD:
+                break
+            body = f.read(length)
+            if len(body) < length or zlib.crc32(body) != crc:
+                break
+            try:
+                records.append(_decoder.decode(body))
+            except msgspec.DecodeError:
+                break
     return records
 
 

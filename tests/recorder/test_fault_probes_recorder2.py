@@ -178,3 +178,31 @@ def test_a_full_disk_keeps_every_acknowledged_event_and_leaves_no_stray_file(
             assert rec.next_seq(name) == last + 1, name
         for name in refused.keys() - acked.keys():
             assert rec.next_seq(name) == 0
+
+
+def test_a_journal_claiming_a_gigabyte_record_is_not_read_into_memory(tmp_path: Path) -> None:
+    # the whole journal file was read at once: a 3 GiB (sparse) one took 3 GiB before its
+    # first frame, claiming a record of 1 GiB - 1 (then the limit), was even looked at
+    import subprocess
+    import sys
+
+    directory = tmp_path / "rec"
+    directory.mkdir()
+    events = list(matches()[0][:2])
+    good = journal.frame([journal.Record("t", 0, 0, 0, _new_log_bytes(events[:1]))])
+    path = directory / journal.name_of(1)
+    with open(path, "wb") as f:
+        f.write(journal.header() + good + (2**30 - 1).to_bytes(4, "little") + bytes(4))
+        f.truncate(3 << 30)
+    child = f"""
+import resource, sys
+sys.path.insert(0, {str(Path(__file__).resolve().parents[2])!r})
+from buraco_log.recorder import Recorder
+resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+with Recorder({str(directory)!r}, validate=False, sync="journal", sync_threads=2) as rec:
+    print(rec.stats().recreated, rec.next_seq("t"))
+"""
+    p = subprocess.run([sys.executable, "-c", child], capture_output=True, timeout=120)
+    assert p.returncode == 0, p.stderr.decode()[-2000:]
+    assert p.stdout.split() == [b"1", b"1"]  # the record before it was written back
+    assert log.read_events(directory / "t.blog") == events[:1]
