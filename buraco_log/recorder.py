@@ -161,10 +161,11 @@ _SAVE_PAUSE = 0.001
 def _read_saved(directory: str) -> dict[str, _Saved]:
     """The saved states of a directory; nothing if there are none or they cannot be read
     (they only make loading faster: every entry is checked against its log before use)."""
-    try:
-        with open(os.path.join(directory, SAVED_NAME), "rb") as f:
+    try:  # a regular file only, opened without blocking: a FIFO there hung the recorder's
+        # opening, and a link to /dev/zero was read until memory ran out
+        with os.fdopen(log.open_log_fd(os.path.join(directory, SAVED_NAME)), "rb") as f:
             saved = _SAVED_DECODER.decode(f.read())
-    except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+    except (OSError, LogFormatError, msgspec.DecodeError, msgspec.ValidationError):
         return {}
     if saved.format != 1 or saved.engine != _ENGINE:
         return {}

@@ -206,3 +206,39 @@ with Recorder({str(directory)!r}, validate=False, sync="journal", sync_threads=2
     assert p.returncode == 0, p.stderr.decode()[-2000:]
     assert p.stdout.split() == [b"1", b"1"]  # the record before it was written back
     assert log.read_events(directory / "t.blog") == events[:1]
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "directory"])
+def test_a_state_file_that_is_no_regular_file_is_ignored_at_once(tmp_path: Path,
+                                                                kind: str) -> None:
+    # a FIFO named .recorder.state hung the recorder's opening (open() waited for a writer);
+    # a link to /dev/zero was read until memory ran out
+    import subprocess
+    import sys
+
+    directory = tmp_path / "rec"
+    directory.mkdir()
+    state = directory / ".recorder.state"
+    if kind == "fifo":
+        os.mkfifo(state)
+    elif kind == "dev-zero":
+        state.symlink_to("/dev/zero")
+    else:
+        state.mkdir()
+    events = list(matches()[0][:2])
+    child = f"""
+import sys
+sys.path.insert(0, {str(Path(__file__).resolve().parents[2])!r})
+from buraco_log.recorder import Recorder
+from tests.recorder.sources import matches
+with Recorder({str(directory)!r}, save_every=0) as rec:
+    for event in matches()[0][:2]:
+        rec.append("t", event)
+"""
+    try:
+        p = subprocess.run([sys.executable, "-c", child], capture_output=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail("the recorder hung opening the directory")
+    assert log.read_events(directory / "t.blog") == events
+    # saving at close over a non-regular name fails quietly (a state only speeds up loading)
+    assert p.returncode == 0, p.stderr.decode()[-2000:]
