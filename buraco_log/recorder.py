@@ -327,8 +327,9 @@ def journal_notes(directory: str | os.PathLike[str]) -> list[str]:
 
 
 def _recorder_running(directory: str) -> bool:
-    try:
-        fd = os.open(os.path.join(directory, LOCK_NAME), os.O_RDONLY | os.O_CLOEXEC)
+    try:  # without blocking: a FIFO by that name hung `audit DIR`
+        fd = os.open(os.path.join(directory, LOCK_NAME),
+                     os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
         return False
     try:

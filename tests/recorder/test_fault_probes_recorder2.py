@@ -242,3 +242,25 @@ with Recorder({str(directory)!r}, save_every=0) as rec:
     assert log.read_events(directory / "t.blog") == events
     # saving at close over a non-regular name fails quietly (a state only speeds up loading)
     assert p.returncode == 0, p.stderr.decode()[-2000:]
+
+
+def test_journal_notes_beside_a_fifo_named_like_the_recorders_lock_do_not_hang(
+        tmp_path: Path) -> None:
+    # `audit DIR` asks whether a recorder holds DIR/.recorder.lock; opening a FIFO there
+    # waited for a writer forever
+    import subprocess
+    import sys
+
+    from buraco_log.recorder import journal_notes
+
+    _journal(tmp_path, journal.Record("t", 0, 0, 0, _new_log_bytes(list(matches()[0][:1]))))
+    os.mkfifo(tmp_path / ".recorder.lock")
+    child = (f"import sys; sys.path.insert(0, {str(Path(__file__).resolve().parents[2])!r})\n"
+             "from buraco_log.recorder import journal_notes\n"
+             f"print(len(journal_notes({str(tmp_path)!r})))\n")
+    try:
+        p = subprocess.run([sys.executable, "-c", child], capture_output=True, timeout=30)
+    except subprocess.TimeoutExpired:
+        pytest.fail("journal_notes hung on the FIFO")
+    assert p.returncode == 0 and p.stdout.strip() == b"1", p.stderr
+    assert "stopped without folding its journal" in journal_notes(tmp_path)[0]
