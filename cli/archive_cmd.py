@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import dataclasses
 import datetime
 import decimal
 import io
@@ -575,3 +576,47 @@ def register(app: typer.Typer) -> None:
     app.command("ingest")(ingest)
     app.command("query")(query)
     app.command("report")(report)
+
+
+def verify_archive(path: Path, as_json: bool) -> None:
+    """`verify ARCHIVE`: every committed file read back against its batch record's SHA-256
+    and size. Exit 1 when a file is missing or changed: one stderr line each, naming the
+    file, its batch and the rule."""
+    report = _verify_with_progress(str(path))
+    for p in report.problems:
+        typer.echo(f"buraco-log: error: {terminal_safe(os.path.join(str(path), p.path))}: "
+                   f"[{p.rule}] {p.message} (batch {p.batch}: restore the file from a "
+                   "backup, or drop the batch and ingest its logs again)", err=True)
+    if as_json:
+        emit_json({"archive": report.archive, "ok": report.ok, "files": report.files,
+                   "bytes": report.bytes, "verified": report.verified,
+                   "unrecorded": report.unrecorded,
+                   "problems": [dataclasses.asdict(p) for p in report.problems]})
+    else:
+        state = (f"{len(report.problems):,} missing or changed" if report.problems
+                 else "every file as committed" if report.verified == report.files
+                 else "none missing")
+        old = (f"; {report.unrecorded:,} from batches committed before records kept "
+               "fingerprints (read, not verifiable)" if report.unrecorded else "")
+        typer.echo(f"{terminal_safe(str(path))}: archive, {report.files:,} committed files "
+                   f"({report.bytes:,} bytes), {report.verified:,} verified, {state}{old}")
+    if report.problems:
+        raise typer.Exit(EXIT_FINDINGS)
+
+
+def _verify_with_progress(root: str) -> Any:
+    from buraco_log.archive import fixity
+
+    if not sys.stderr.isatty():
+        return fixity.verify_archive(root)
+    from rich.console import Console
+    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+
+    with Progress(TextColumn("verify"), BarColumn(), DownloadColumn(), TimeRemainingColumn(),
+                  console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("verify", total=None)
+
+        def update(done: int, total: int) -> None:
+            bar.update(task, total=total, completed=done)
+
+        return fixity.verify_archive(root, on_progress=update)

@@ -364,7 +364,12 @@ def verify(
     path: LogArg,
     format: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
 ) -> None:
-    """Check a log's framing, checksums, seqs and integrity chain (not the rules)."""
+    """Check a log's framing, checksums, seqs and integrity chain (not the rules); or, given
+    an archive directory, every file its batches committed against their SHA-256 and size."""
+    if path.is_dir() and (path / "archive.json").is_file():
+        from cli.archive_cmd import verify_archive
+
+        return verify_archive(path, as_json=format is Format.json)
     info = _verify_jsonl(path) if _is_jsonl_name(path) else log.verify(path)
     if info.torn is not None:  # an error like damage: one line on stderr, stdout empty
         advice = ("no event is intact: delete the file" if info.torn.offset < log.HEADER_SIZE

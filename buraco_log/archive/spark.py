@@ -246,7 +246,8 @@ CHECKED = pa.schema([
     *((f"t_{t}", pa.binary()) for t in PARTITIONED),
 ])
 WRITTEN = pa.schema([("batch", pa.string()), ("table", pa.string()), ("rel", pa.string()),
-                     ("staged", pa.string()), ("rows", pa.int64())])
+                     ("staged", pa.string()), ("rows", pa.int64()), ("sha", pa.string()),
+                     ("bytes", pa.int64())])
 
 
 def _ddl(schema: pa.Schema) -> str:
@@ -435,8 +436,10 @@ def write_batches(batches: Iterable[pa.RecordBatch], root: str, run: str,
             rel = os.path.join(table, f"preset={preset}", f"month={month}",
                                f"part-{batch_id}.parquet")
             staged = store._stage(stage, rel, table, t)
+            sha, size = store.fingerprint(staged)
             for k, v in (("batch", batch_id), ("table", table), ("rel", rel),
-                         ("staged", staged), ("rows", t.num_rows)):
+                         ("staged", staged), ("rows", t.num_rows), ("sha", sha),
+                         ("bytes", size)):
                 out[k].append(v)
         if (fail == "write" and part == 0 and attempt == 0) or fail == "always":
             raise RuntimeError("injected failure after writing (write)")
@@ -456,12 +459,13 @@ def _error_table(rows: list[dict[str, Any]]) -> pa.Table | None:
     return pa.Table.from_pydict(cols, schema=ERRORS)
 
 
-def _commit_staged(root: str, batch: str, files: list[tuple[str, str, str, int]],
-                   stamp: datetime) -> dict[str, Any]:
+def _commit_staged(root: str, batch: str,
+                   files: list[tuple[str, str, str, int, list[Any]]], stamp: datetime
+                   ) -> dict[str, Any]:
     """Rename one batch's staged files into place, then write its record (the commit point),
     as :func:`buraco_log.archive.store.commit` does for a local batch."""
     counts = {t: 0 for t in TABLES}
-    for table, rel, staged, n in files:
+    for table, rel, staged, n, _kept in files:
         final = os.path.join(root, rel)
         os.makedirs(os.path.dirname(final), exist_ok=True)
         os.replace(staged, final)
@@ -469,8 +473,9 @@ def _commit_staged(root: str, batch: str, files: list[tuple[str, str, str, int]]
         counts[table] += n
     record = {
         "batch": batch, "committed_at": stamp.isoformat(timespec="milliseconds"),
-        "files": {t: sorted(rel for tt, rel, _s, _n in files if tt == t) for t in TABLES},
+        "files": {t: sorted(rel for tt, rel, _s, _n, _k in files if tt == t) for t in TABLES},
         "rows": counts,
+        "fingerprints": {rel: kept for _t, rel, _s, _n, kept in files},
     }
     os.makedirs(os.path.join(root, store.BATCHES), exist_ok=True)
     store._atomic_json(os.path.join(root, store.BATCHES, f"{batch}.json"), record)
@@ -643,13 +648,14 @@ def _ingest_checked(spark: SparkSession, root: str, run: str, checked: DataFrame
         written = data.mapInArrow(
             lambda it: write_batches(it, root, run, batch_ids, stamp_ms, fail),
             _ddl(WRITTEN)).collect()
-        by_batch: dict[str, list[tuple[str, str, str, int]]] = defaultdict(list)
+        by_batch: dict[str, list[tuple[str, str, str, int, list[Any]]]] = defaultdict(list)
         seen: set[str] = set()
         for w in written:
             if w["rel"] in seen:  # one group, one task: a second file would be a defect
                 raise ArchiveError(f"spark ingest: {w['rel']} written twice; nothing committed")
             seen.add(w["rel"])
-            by_batch[w["batch"]].append((w["table"], w["rel"], w["staged"], w["rows"]))
+            by_batch[w["batch"]].append((w["table"], w["rel"], w["staged"], w["rows"],
+                                         [w["sha"], w["bytes"]]))
         for batch in sorted(by_batch):
             _commit_staged(root, batch, by_batch[batch], stamp)
             report.batches.append(batch)

@@ -4,7 +4,8 @@ Layout (see the README, "The archive")::
 
     archive.json                         marker: layout version
     <table>/preset=<p>/month=<m>/part-<batch>.parquet    (errors/part-<batch>.parquet)
-    _batches/<batch>.json                the commit record of a batch: its files and counts
+    _batches/<batch>.json                the commit record of a batch: its files, counts and
+                                         each file's SHA-256 and size
     .staging/<batch>/...                 files being written (never read)
     .lock                                held by the one running ingest
 
@@ -554,6 +555,7 @@ def _commit(root: str, batch: str, parts: dict[tuple[str, str], dict[str, pa.Tab
         counts["errors"] += n
     if not planned:
         return {}
+    kept = {rel: list(fingerprint(staged)) for _t, staged, rel in planned}
     for _table, staged, rel in planned:
         final = at[0] = os.path.join(root, rel)
         os.makedirs(os.path.dirname(final), exist_ok=True)
@@ -563,6 +565,7 @@ def _commit(root: str, batch: str, parts: dict[tuple[str, str], dict[str, pa.Tab
         "batch": batch, "committed_at": stamp.isoformat(timespec="milliseconds"),
         "files": {t: [rel for tt, _s, rel in planned if tt == t] for t in TABLES},
         "rows": counts,
+        "fingerprints": kept,  # [sha256, bytes] of each file, for `verify ARCHIVE`
     }
     os.makedirs(os.path.join(root, BATCHES), exist_ok=True)
     at[0] = os.path.join(root, BATCHES, f"{batch}.json")
@@ -575,6 +578,21 @@ def _commit(root: str, batch: str, parts: dict[tuple[str, str], dict[str, pa.Tab
 # (they were two thirds of it, 2.3 kB a file).
 _STORED = {name: pa.schema([f.remove_metadata() for f in schema])
            for name, schema in SCHEMAS.items()}
+
+
+def fingerprint(path: str) -> tuple[str, int]:
+    """``(sha256 hex, size)`` of a file, read without following a final link: what a batch
+    record keeps of each file it commits (:mod:`buraco_log.archive.fixity` checks them)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    h = hashlib.sha256()
+    size = 0
+    with open(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            raise OSError(f"{path}: not a regular file")
+        while chunk := f.read(1 << 20):
+            h.update(chunk)
+            size += len(chunk)
+    return h.hexdigest(), size
 
 
 def _stage(stage: str, rel: str, table: str, t: pa.Table) -> str:
