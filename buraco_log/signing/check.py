@@ -200,6 +200,12 @@ def _receipts(events: Sequence[ev.AnyEvent], receipts: Sequence[HeldReceipt], *,
     problems: list[Problem] = []
     last = events[-1].seq if events else None
     heads = heads_at(events, {h.receipt.seq for h in receipts}, version)
+    # Seqs where a genuine receipt agrees with the log: another receipt there with another head
+    # shows the site signed two versions of the match (and showed its players different logs).
+    agreed = {h.receipt.seq: h for h in receipts
+              if h.receipt.match_id == match_id and heads.get(h.receipt.seq) is not None
+              and heads[h.receipt.seq].hex() == h.receipt.head.lower()
+              and (keyring is None or keyring.check_signature(h.receipt.signed_head()) is None)}
     for held in sorted(receipts, key=lambda h: h.receipt.seq):
         r = held.receipt
         who = held.holder()
@@ -249,6 +255,10 @@ def _receipts(events: Sequence[ev.AnyEvent], receipts: Sequence[HeldReceipt], *,
                 f"the log was changed after seq {r.seq}, which {who} holds a signed receipt "
                 f"for: the log {ends} ({how}){besides}", seq=r.seq))
         elif heads.get(r.seq) != signed.head:
+            if (twin := agreed.get(r.seq)) is not None:
+                besides += (f"; {twin.source or 'another receipt'}, which {twin.holder()} holds, "
+                            f"signs this log's head at seq {r.seq}: the site signed two "
+                            "different heads there")
             problems.append(Problem(
                 "sign.receipt_changed",
                 f"the log was changed after seq {r.seq}, which {who} holds a signed receipt "

@@ -183,3 +183,22 @@ def test_a_log_cut_and_given_a_new_end_says_its_end_was_rewritten(tmp_path: Path
     assert len(cut) == 1 and cut[0].seq == 200
     assert cut[0].message.endswith(
         "the log ends at seq 150 (it was cut and its end rewritten: it ends with MatchEnded)")
+
+
+def test_two_genuine_receipts_for_one_seq_with_different_heads_name_each_other(
+        tmp_path: Path) -> None:
+    """The site showed one player a version of the match and another player another one: both
+    receipts are its signatures. The one the log does not extend says the other does."""
+    receipts = _original(tmp_path)
+    other = tmp_path / "other.blog"
+    other_receipts = write_signed(other, _events(SITE.key_id, note_at=50), SITE,
+                                  receipts_at=[100])
+    v = audit(tmp_path / "orig.blog", _both(),
+              [held(receipts[100], seat=0), held(other_receipts[100], seat=1)])
+    assert rules_of(v) == ["sign.receipt_changed"]
+    assert v.findings[0].message.endswith(
+        "; seat0.json, which seat 0 holds, signs this log's head at seq 100: the site signed "
+        "two different heads there")
+    # alone, the odd receipt is a change, and names no other
+    v = audit(tmp_path / "orig.blog", _both(), [held(other_receipts[100], seat=1)])
+    assert rules_of(v) == ["sign.receipt_changed"] and "two different" not in v.findings[0].message
