@@ -139,3 +139,13 @@ def test_the_local_engine_sees_the_spark_archive_as_its_own(
     assert (rep.added, rep.errors, rep.batches) == (0, [], [])
     assert visible_files(copy) == visible_files(spark_runs.path)
     assert all(t in PARTITIONED or t == "errors" for t in TABLES)
+
+
+def test_spark_batches_keep_the_fingerprints_verify_reads(spark_runs: SparkRuns) -> None:
+    from buraco_log.archive import fixity
+
+    for record in store.manifests(str(spark_runs.path)):
+        rels = [rel for rels in record["files"].values() for rel in rels]
+        assert sorted(record.get("fingerprints", {})) == sorted(rels), record["batch"]
+    report = fixity.verify_archive(str(spark_runs.path))
+    assert report.ok and report.unrecorded == 0 and report.verified == report.files > 0
