@@ -892,8 +892,10 @@ class _Table:
         self.melds[side] = []
         self.meld_readings[side] = []
         self.hands[seat].extend(self.laid_this_turn)
-        if self.taken_top is not None and self.taken_top in self.laid_this_turn:
-            self.pile_top = self.taken_top  # the top card is back in hand: use it again
+        # A must-use-top pile's top card laid in the short opening was used, and comes back
+        # by the vulnerability rule: the turn may end without laying it again (house rules
+        # only; asking for it again left a side that cannot reach the higher minimum with it
+        # no way to end the turn). A top card not yet laid must still be laid.
         self.laid_this_turn = []
         self.opening_points = 0
         self.opening_min[side] = r.opening_min_after_retract

@@ -14,6 +14,7 @@ import pytest
 
 from buraco_log.cards import parse_cards
 from buraco_log.errors import IllegalMoveError, RulesError
+from buraco_log.events import TotalsCarried
 from buraco_log.reducer import Replayer
 from buraco_log.rules import derive
 from tests.play import start
@@ -372,3 +373,38 @@ def test_must_use_top_a_top_whose_use_would_empty_the_hand_unallowed_is_refused(
             "take_pile")
     s.draw()  # the stock, as always, is open to seat 0
     assert len(s.hand(0)) == 3
+
+
+# -- house rules: must-use-top with vulnerability never leaves a turn without an end ---------
+
+
+def _carried(s: Scenario, totals: tuple[int, int]) -> Scenario:
+    rep = Replayer()
+    begin, deal = s.events[0], msgspec.structs.replace(s.events[1], seq=2)
+    for ev in (begin, TotalsCarried(totals, seq=1), deal):
+        rep.step(ev)
+    s.rep, s.events = rep, [begin, TotalsCarried(totals, seq=1), deal]
+    return s
+
+
+def test_must_use_top_with_vulnerability_a_short_opening_holding_the_top_is_taken_back() -> None:
+    # thirteen with vulnerability (house rules): seat 0's side stands at 1100, above half of
+    # 2005, so its opening must reach 75. It takes the pile for the 9h on top with 9c 9d: 30
+    # points, short. The opening is taken back, the 9h with it: the top card was used, and the
+    # turn may end with a discard (asking for it again, now with 90, could leave no way to end
+    # the turn at all). A top card never laid must still be laid before the discard.
+    rules = derive("thirteen", vulnerability=True)
+    dead = "3c 4s 5d 6c 7s 8d Tc Js Qd Kc As 3d"  # with 9c 9d: no other meld near 9h
+    s = _carried(Scenario(rules, hands={0: f"9c {dead}", 1: "9h"}, stock="9d 6h"),
+                 (1100, 0))
+    assert s.state.vulnerable == (True, False)
+    s.draw("9d").discard("3c")
+    s.draw("6h").discard("9h")
+    s.take_pile()
+    refused(s, "pile.must_use_top", ("9h", "not used"), "discard", "Kc")
+    s.meld("9c 9d 9h")
+    refused(s, "vulnerable.opening_too_low", ("75", "30"), "discard", "Kc")
+    s.retract()
+    assert s.state.pile_top is None and s.state.opening_min[0] == 90
+    s.discard("Kc")
+    assert s.turn == 1 and s.state.melds[0] == ()
