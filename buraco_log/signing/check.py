@@ -284,8 +284,14 @@ def load_receipts(paths: Sequence[str]) -> list[HeldReceipt]:
             items = msgspec.json.decode(data, type=record.Receipt | list[record.Receipt])
             if items == []:
                 raise ValueError("an empty list: the file holds no receipt")
-            for receipt in items if isinstance(items, list) else [items]:
-                receipt.signed_head()  # hex of the right sizes, seq in range
+            many = isinstance(items, list)
+            for i, receipt in enumerate(items if isinstance(items, list) else [items]):
+                try:
+                    receipt.signed_head()  # hex of the right sizes, seq in range
+                except ValueError as exc:  # name the item: the file may hold hundreds
+                    if many:
+                        raise ValueError(f"{exc} - at `$[{i}]`") from None
+                    raise
                 out.append(HeldReceipt(receipt, path))
         except (msgspec.MsgspecError, ValueError) as exc:
             if not data.strip():

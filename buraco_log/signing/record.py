@@ -69,7 +69,10 @@ class Receipt(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         if self.receipt != RECEIPT_FORMAT:  # a newer format may mean something else
             raise ValueError(f"receipt format {self.receipt}: this buraco_log reads receipt "
                              f"format {RECEIPT_FORMAT}")
-        head, sig = bytes.fromhex(self.head), bytes.fromhex(self.signature)
+        try:
+            head, sig = bytes.fromhex(self.head), bytes.fromhex(self.signature)
+        except ValueError:  # "non-hexadecimal number found in fromhex() arg at position 3"
+            raise ValueError("head and signature must be hexadecimal") from None
         if len(head) != DIGEST_SIZE or len(sig) != SIGNATURE_SIZE:
             raise ValueError("head or signature has the wrong length")
         if not 0 <= self.seq < 1 << 63:

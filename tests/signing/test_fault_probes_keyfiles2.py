@@ -8,6 +8,7 @@ is and what to give instead. A malformed private key is named and refused, whate
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -116,3 +117,19 @@ def test_an_empty_key_or_receipt_file_says_it_is_empty(site: Path, tmp_path: Pat
     line = _one_error_line(_audit(site / "m.blog", "--keys", site / "keys", "--receipt", receipt),
                            receipt)
     assert line.endswith(": an empty file: no receipt in it")
+
+
+@pytest.mark.parametrize(("field", "value", "why"), [
+    ("head", "abcd", "head or signature has the wrong length - at `$[2]`"),
+    ("signature", "zz" * 64, "head and signature must be hexadecimal - at `$[2]`"),
+    ("seq", -1, "seq -1 is out of range - at `$[2]`"),
+])
+def test_a_bad_receipt_in_an_array_is_named_by_its_place(
+        site: Path, tmp_path: Path, field: str, value: object, why: str) -> None:
+    good = json.loads((site / "r40.json").read_text())
+    bad = {**good, field: value}
+    receipts = tmp_path / "all.json"
+    receipts.write_text(json.dumps([good, good, bad]))
+    line = _one_error_line(_audit(site / "m.blog", "--keys", site / "keys", "--receipt",
+                                  receipts), receipts)
+    assert line == f"buraco-log: error: {receipts}: not a buraco-log receipt: {why}"
