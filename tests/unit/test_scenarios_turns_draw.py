@@ -164,8 +164,8 @@ def test_the_whole_pile_is_taken_never_part_of_it(name: str) -> None:
 
 @pytest.mark.parametrize("name", FREE)
 def test_a_free_pile_is_taken_without_using_its_top_which_may_be_thrown_back(name: str) -> None:
-    # Seat 1 throws 9h, which seat 0 cannot meld with anything; the free pile is taken all
-    # the same, and the top card itself may be the discard that ends the turn.
+    # Seat 1 throws 9h; whatever seat 0 holds, the free pile is taken without laying it, and
+    # the top card itself may be the discard that ends the turn.
     s = Scenario(name, hands={1: "9h"}, stock="5c 6c")
     s.pass_turn()
     s.draw("6c").discard("9h")
@@ -196,6 +196,15 @@ def test_must_use_top_the_pile_only_for_a_top_that_two_hand_cards_or_a_meld_take
     refused(s, "pile.must_use_top", ("9h", "not used"), "discard", "Kh")
     s.meld("9c 9d 9h").discard("Kh")
     assert s.turn == 1
+
+    # The lay-off: 5h 6h 7h on the table, 8h in hand; 8h 9h go on the run.
+    s = Scenario(name, hands={0: "5h 6h 7h 8h Ks", 1: "9h"}, stock="5c 6c")
+    s.draw("5c").meld("5h 6h 7h").discard("5c")
+    s.draw("6c").discard("9h")
+    s.take_pile()
+    refused(s, "pile.must_use_top", ("9h", "not used"), "discard", "Ks")
+    s.layoff(0, "8h 9h").discard("Ks")
+    assert s.state.melds[0][0].cards == parse_cards("5h 6h 7h 8h 9h")
 
 
 @pytest.mark.parametrize("name", MUST_USE_TOP)
