@@ -173,6 +173,9 @@ def audit_html_usage(html: Path | None, paths: Sequence[Path], *, as_json: bool 
     """``audit --html FILE`` names one log (the page is that log's) and a file to write."""
     if html is None:
         return
+    if str(html) == "-":  # it wrote a file named '-'
+        raise fail("--html -: the audit's report is on standard output; name the page's file",
+                   EXIT_USAGE, as_json=as_json)
     if len(paths) != 1 or paths[0].is_dir():
         raise fail("--html writes the page of one log: name one log file", EXIT_USAGE,
                    as_json=as_json)

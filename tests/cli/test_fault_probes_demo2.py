@@ -66,3 +66,13 @@ def test_simulate_output_dash_is_refused_and_output_names_the_directory(tmp_path
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["out"] == "logs"
     assert [p.suffix for p in (tmp_path / "logs").iterdir()] == [".blog"]
+
+
+def test_audit_html_dash_is_refused_and_writes_no_file_named_dash(tmp_path: Path) -> None:
+    log = tmp_path / "match.blog"
+    log.write_bytes((Path(__file__).resolve().parents[2] / "examples" / "sim" /
+                     "classic-2p-000000.blog").read_bytes())
+    r = run("audit", log, "--html", "-", cwd=tmp_path)
+    assert r.returncode == 2 and r.stdout == "" and r.stderr.count("\n") == 1, r
+    assert "--html -" in r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["match.blog"]
