@@ -330,6 +330,8 @@ def guarded(func: Callable[P, R]) -> Callable[P, R]:
         except KeyboardInterrupt:
             raise fail("interrupted", 130) from None
         except Exception as exc:  # a defect of this tool: one line too, --debug shows where
+            if any(c.__name__ == "ClickException" for c in type(exc).__mro__):
+                raise  # a usage error raised in a command (BadParameter): main says it
             raise fail(f"internal error: {type(exc).__name__}: {exc} (a defect of buraco-log; "
                        "--debug shows its traceback)", EXIT_FINDINGS,
                        as_json=wants_json(kwargs), error=exc) from None

@@ -226,3 +226,18 @@ def test_a_reader_that_goes_away_stops_the_command_quietly(argv: list[object]) -
     assert err == b"", err
     # a command stops with SIGPIPE's status; typer's help printer (rich) exits 1 on its own
     assert p.returncode == (1 if argv == ["--help"] else 141), p.returncode
+
+
+def test_a_usage_error_raised_inside_a_command_stays_a_usage_error(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import typer
+
+    from cli import rules_cmd
+    from cli.main import app
+
+    def refuse(name: str) -> object:
+        raise typer.BadParameter("not that one")
+
+    monkeypatch.setattr(rules_cmd, "preset", refuse)
+    r = CliRunner().invoke(app, ["rules", "show", "biriba"])
+    assert r.exit_code == 2 and "internal error" not in r.output
