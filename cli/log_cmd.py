@@ -191,7 +191,8 @@ def _open_written_in_place(output: Path, as_json: bool) -> int:
     deadline = time.monotonic() + FIFO_WAIT
     while True:
         try:
-            fd = os.open(output, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+            fd = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NONBLOCK
+                         | os.O_CLOEXEC, 0o666)  # as open(output, "wb") did
         except OSError as exc:
             if exc.errno != errno.ENXIO:  # ENXIO: a FIFO with no reader (yet)
                 raise
