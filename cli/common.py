@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import io
 import json
@@ -323,7 +324,9 @@ def guarded(func: Callable[P, R]) -> Callable[P, R]:
             on_stdout = exc.filename == STDOUT_NAME
             if on_stdout:
                 drop_stdout()
-            where = f"{exc.filename}: " if exc.filename else ""
+            # a read that failed in a reader that named no file (EIO): the command's one log
+            named = exc.filename or (None if exc.errno in _WRITE_ERRNOS else _sole_input(kwargs))
+            where = f"{named}: " if named else ""
             code = EXIT_USAGE if isinstance(exc, _USAGE_OS_ERRORS) else EXIT_FINDINGS
             raise fail(f"{where}{exc.strerror or exc}", code,
                        as_json=wants_json(kwargs) and not on_stdout, error=exc) from None
@@ -337,6 +340,21 @@ def guarded(func: Callable[P, R]) -> Callable[P, R]:
                        as_json=wants_json(kwargs), error=exc) from None
 
     return wrapper
+
+
+_WRITE_ERRNOS: Final = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EPIPE,
+                                   errno.EROFS})
+"""Errors only a write gives: never put on the log being read."""
+
+
+def _sole_input(kwargs: dict[str, Any]) -> str | None:
+    """The one log a command was given to read, or None (none, or several)."""
+    found: list[str] = []
+    for key in INPUT_PARAMETERS & kwargs.keys():
+        value = kwargs[key]
+        found.extend(str(v) for v in (value if isinstance(value, list) else [value])
+                     if isinstance(v, str | Path))
+    return found[0] if len(found) == 1 else None
 
 
 def refuse_input_as_output(output: Path | str | None, *inputs: Path,

@@ -241,3 +241,26 @@ def test_a_usage_error_raised_inside_a_command_stays_a_usage_error(
     monkeypatch.setattr(rules_cmd, "preset", refuse)
     r = CliRunner().invoke(app, ["rules", "show", "biriba"])
     assert r.exit_code == 2 and "internal error" not in r.output
+
+
+def _read_fails(path: Path) -> bool:
+    try:
+        with path.open("rb") as f:
+            f.read(20)
+    except OSError:
+        return True
+    return False
+
+
+MEM = Path("/proc/self/mem")  # a regular file whose read fails (EIO)
+
+
+@pytest.mark.skipif(not _read_fails(MEM), reason="no file here whose read fails")
+@pytest.mark.parametrize("argv", [["replay"], ["moves"], ["verify"], ["explain", "--at", "1"],
+                                  ["convert", "-o", "out.jsonl"]])
+def test_a_log_whose_read_fails_is_named(argv: list[str], tmp_path: Path) -> None:
+    r = cli(argv[0], MEM, *argv[1:], cwd=tmp_path)
+    # it said "error: Input/output error", naming no file
+    assert r.returncode != 0 and r.stdout == "" and "Traceback" not in r.stderr
+    assert r.stderr.startswith(f"buraco-log: error: {MEM}: "), r.stderr
+    assert r.stderr.count("\n") == 1 and list(tmp_path.iterdir()) == []
