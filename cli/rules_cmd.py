@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Annotated
 
@@ -87,7 +88,13 @@ def load_rules(name: str, *, option: str = "", as_json: bool = False) -> Rules:
     try:
         return load_toml(path)
     except RulesError as exc:
-        raise fail(str(exc), EXIT_USAGE, as_json=as_json, error=exc) from None
+        message = str(exc)
+        if exc.field == "file":  # the file unread or not TOML: say so, not "rules field 'file'"
+            unread = re.match(r"\[Errno \d+\] ", exc.detail)
+            detail = exc.detail[unread.end() if unread else 0:].removesuffix(f": {name!r}")
+            message = (f"{name}: cannot be read: {detail}" if unread else
+                       f"{name}: not a house-rules TOML file: {detail}")
+        raise fail(message, EXIT_USAGE, as_json=as_json, error=exc) from None
 
 
 def _complete_rules(incomplete: str) -> list[str]:

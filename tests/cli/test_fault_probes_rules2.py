@@ -150,7 +150,7 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ("folder.toml", "folder.toml: is a directory, not a house-rules file"),
     ("misspelt.toml", "misspelt.toml: rules field 'target_scor': unknown knob (did you mean "
                       "'target_score'?)"),
-    ("broken.toml", "broken.toml: rules field 'file': "),
+    ("broken.toml", "broken.toml: not a house-rules TOML file: "),
     ("negative.toml", "negative.toml: rules field 'jokers': -4 is out of bounds"),
     ("birba", "unknown preset 'birba' (did you mean 'biriba'?)"),
 ])
