@@ -88,7 +88,10 @@ def test_a_checkpoint_makes_the_logs_durable_and_removes_the_old_journal(tmp_pat
     rec = Recorder(tmp_path, ops=ops, sync="journal", checkpoint_every=0.0)
     _record(rec, names, 5)
     current = _settled_journal(rec, tmp_path)
-    _record(rec, names, 1, start=5)  # into journal `current`, retired at the end of the round
+    # One table, one event: one round, into journal `current`, retired at the end of it.
+    # (Three tables' events could land in two rounds under load, and the second round's go to
+    # the next journal, which this checkpoint does not make durable in the logs.)
+    _record(rec, names[:1], 1, start=5)
     for _ in range(6000):  # up to 60 s: a checkpoint's syncfs waits for the whole disk
         if current not in _journals(tmp_path):
             break
@@ -100,7 +103,8 @@ def test_a_checkpoint_makes_the_logs_durable_and_removes_the_old_journal(tmp_pat
     # Without any journal, the logs alone hold every event acknowledged before the checkpoint.
     image = {name: data for name, data in image.items() if not name.startswith(journal.PREFIX)}
     restore(str(tmp_path), image, ops.imaged_names)
-    _assert_logs_hold(tmp_path, names, 6)
+    _assert_logs_hold(tmp_path, names[:1], 6)
+    _assert_logs_hold(tmp_path, names[1:], 5)
 
 
 def test_a_torn_journal_record_ends_the_journal(tmp_path: Path) -> None:
@@ -305,7 +309,7 @@ def test_without_syncfs_a_checkpoint_fsyncs_each_log_it_wrote(tmp_path: Path) ->
     rec = Recorder(tmp_path, ops=ops, sync="journal", checkpoint_every=0.0)
     _record(rec, names, 4)
     current = _settled_journal(rec, tmp_path)
-    _record(rec, names, 1, start=4)
+    _record(rec, names[:1], 1, start=4)  # one round (see the test above)
     for _ in range(6000):  # up to 60 s: a checkpoint's syncfs waits for the whole disk
         if current not in _journals(tmp_path):
             break
@@ -315,7 +319,8 @@ def test_without_syncfs_a_checkpoint_fsyncs_each_log_it_wrote(tmp_path: Path) ->
     image = {n: d for n, d in ops.image().items() if not n.startswith(journal.PREFIX)}
     rec.close()
     restore(str(tmp_path), image, ops.imaged_names)
-    _assert_logs_hold(tmp_path, names, 5)
+    _assert_logs_hold(tmp_path, names[:1], 5)
+    _assert_logs_hold(tmp_path, names[1:], 4)
 
 
 def test_audit_notes_a_journal_a_stopped_recorder_left(tmp_path: Path) -> None:
