@@ -89,6 +89,9 @@ def review(
     refuse_input_as_output(output, path, as_json=js)
     if output not in (None, "-") and Path(output).is_dir():
         raise fail(f"{output}: is a directory; name the file", EXIT_USAGE, as_json=js)
+    if output not in (None, "-") and not (Path(output).parent or Path(".")).is_dir():
+        raise fail(f"{output}: no such directory: {Path(output).parent}", EXIT_USAGE,
+                   as_json=js)  # said now, not after the search (the page writer says so too)
     try:
         b = parse_budget(budget)
     except ValueError as exc:

@@ -76,3 +76,16 @@ def test_audit_html_dash_is_refused_and_writes_no_file_named_dash(tmp_path: Path
     assert r.returncode == 2 and r.stdout == "" and r.stderr.count("\n") == 1, r
     assert "--html -" in r.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["match.blog"]
+
+
+def test_review_into_a_missing_directory_is_refused_before_the_search(tmp_path: Path) -> None:
+    import time
+
+    log = Path(__file__).resolve().parents[2] / "examples" / "sim" / "classic-2p-000000.blog"
+    start = time.monotonic()
+    # a budget that searches for minutes: the error must come before it
+    r = run("review", log, "--seat", "0", "--budget", "1000x8r0", "--no-progress",
+            "-o", tmp_path / "nowhere" / "review.txt", cwd=tmp_path)
+    assert r.returncode == 2 and r.stdout == "" and r.stderr.count("\n") == 1, r
+    assert "no such directory" in r.stderr and time.monotonic() - start < 60
+    assert list(tmp_path.iterdir()) == []
