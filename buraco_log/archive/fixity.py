@@ -71,6 +71,8 @@ def verify_archive(root: str, on_progress: Callable[[int, int], None] | None = N
         try:
             sha, size = store.fingerprint(path)
         except FileNotFoundError:
+            if not os.path.exists(os.path.join(root, store.BATCHES, f"{batch}.json")):
+                continue  # its batch was dropped while this ran (record first, then files)
             report.problems.append(FileProblem(rel, batch, "archive.part_missing",
                                                "missing: its batch committed it"))
             continue

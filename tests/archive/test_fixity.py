@@ -171,3 +171,24 @@ def test_queries_read_an_archive_whose_records_keep_fingerprints(built: Path) ->
 
     t = query(built, "SELECT count(*) AS n FROM matches")
     assert t.column("n").to_pylist() == [4]
+
+
+def test_a_batch_dropped_while_verify_runs_is_no_finding(archive: Path,
+                                                          monkeypatch: pytest.MonkeyPatch
+                                                          ) -> None:
+    """drop_batches unlinks the record first, then the files: a verify that listed the batch
+    before finds its files gone, and must not call them missing."""
+    first = store.manifests(str(archive))[0]["batch"]
+    real = store.fingerprint
+    dropped: list[str] = []
+
+    def fingerprint_then_drop(path: str) -> tuple[str, int]:
+        if not dropped:
+            dropped.append(first)
+            store.drop_batches(str(archive), [first])
+        return real(path)
+
+    monkeypatch.setattr(store, "fingerprint", fingerprint_then_drop)
+    report = fixity.verify_archive(str(archive))
+    assert dropped == [first] and report.ok
+    assert not (archive / store.BATCHES / f"{first}.json").exists()
