@@ -179,7 +179,7 @@ def _play(t: _Table, *, complete: bool, meld_cap: int) -> list[AnyEvent]:
     if problem is None:
         if n_hand > 1 or t.emptying_problem(side, "discard") is None:
             out.extend(CardDiscarded(seat, c, seq=seq) for c in sorted(set(hand)))
-    elif problem[0] == "vulnerable.opening_too_low":
+    elif t.opening_short(seat):  # also while a must-use-top top card is still to be laid
         out.append(OpeningRetracted(seat, tuple(t.laid_this_turn), seq=seq))
     return out
 

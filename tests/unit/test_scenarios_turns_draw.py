@@ -14,7 +14,8 @@ import pytest
 
 from buraco_log.cards import parse_cards
 from buraco_log.errors import IllegalMoveError, RulesError
-from buraco_log.events import TotalsCarried
+from buraco_log.events import OpeningRetracted, TotalsCarried
+from buraco_log.moves import legal_moves
 from buraco_log.reducer import Replayer
 from buraco_log.rules import derive
 from tests.play import start
@@ -417,3 +418,27 @@ def test_must_use_top_with_vulnerability_a_short_opening_holding_the_top_is_take
     assert s.state.pile_top is None and s.state.opening_min[0] == 90
     s.discard("Kc")
     assert s.turn == 1 and s.state.melds[0] == ()
+
+
+def test_must_use_top_with_vulnerability_an_opening_without_the_top_is_taken_back() -> None:
+    # The same house rules. Seat 0 takes the pile for its 9h and first lays Kh Ks Kd (30,
+    # short) without it. The opening may be taken back at once (legal_moves lists it: it used
+    # to leave it out while the top card was still to be laid); the 9h, never laid, must then
+    # be laid; 9c 9d 9h (30) are short of the 90 now needed, taken back in turn, and with the
+    # top card used so, the turn ends.
+    rules = derive("thirteen", vulnerability=True)
+    s = _carried(Scenario(rules, hands={0: "9c Kh Ks Kd 3c", 1: "9h"}, stock="9d 6h"),
+                 (1100, 0))
+    s.draw("9d").discard("3c")
+    s.draw("6h").discard("9h")
+    s.take_pile().meld("Kh Ks Kd")
+    retract = [m for m in legal_moves(s.state) if isinstance(m, OpeningRetracted)]
+    assert [sorted(m.cards) for m in retract] == [sorted(parse_cards("Kh Ks Kd"))]
+    refused(s, "pile.must_use_top", ("9h",), "discard", "9c")
+    s.retract("Kh Ks Kd")
+    assert s.state.opening_min[0] == 90 and s.state.pile_top == parse_cards("9h")[0]
+    refused(s, "pile.must_use_top", ("9h", "not used"), "discard", "Kh")
+    s.meld("9c 9d 9h")
+    refused(s, "vulnerable.opening_too_low", ("90", "30"), "discard", "Kh")
+    s.retract("9c 9d 9h").discard("Kh")
+    assert s.turn == 1
