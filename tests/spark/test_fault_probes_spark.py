@@ -42,15 +42,21 @@ ESCAPES = [
 ]
 
 
-@pytest.mark.parametrize(("sql", "why"), ESCAPES)
-def test_escapes_past_the_spark_check_are_refused_before_they_run(
-        spark: Any, spark_runs: SparkRuns, sql: str, why: str) -> None:
+def _query_error(spark: Any, spark_runs: SparkRuns, sql: str, why: str) -> str:
+    """The one-line error of a query that must fail, checked to say ``why``."""
     from buraco_log.archive import spark as engine
 
     with pytest.raises(ArchiveError) as err:
         engine.query(spark_runs.path, sql, spark=spark)
     message = str(err.value)
-    assert message.startswith("query: ") and why in message and "\n" not in message
+    assert message.startswith("query: ") and why in message and "\n" not in message, message
+    return message
+
+
+@pytest.mark.parametrize(("sql", "why"), ESCAPES)
+def test_escapes_past_the_spark_check_are_refused_before_they_run(
+        spark: Any, spark_runs: SparkRuns, sql: str, why: str) -> None:
+    message = _query_error(spark, spark_runs, sql, why)
     assert "/root" not in message
     assert not spark.catalog.tableExists("probe_passwd")
 
@@ -107,13 +113,8 @@ JAVA_FAILURES = [
 @pytest.mark.parametrize(("sql", "why"), JAVA_FAILURES)
 def test_a_query_that_fails_in_java_is_named_by_its_java_cause(
         spark: Any, spark_runs: SparkRuns, sql: str, why: str) -> None:
-    from buraco_log.archive import spark as engine
-
-    with pytest.raises(ArchiveError) as err:
-        engine.query(spark_runs.path, sql, spark=spark)
-    message = str(err.value)
-    assert message.startswith("query: ") and why in message, message
-    assert "An error occurred while calling" not in message and "\n" not in message
+    message = _query_error(spark, spark_runs, sql, why)
+    assert "An error occurred while calling" not in message
 
 
 def test_a_python_error_keeps_its_own_first_line() -> None:
