@@ -57,6 +57,7 @@ def _archive() -> ModuleType:
 
 class QueryFormat(StrEnum):
     table = "table"
+    text = "text"  # the same as table: the word review uses for it
     json = "json"
     jsonl = "jsonl"
     csv = "csv"
@@ -65,6 +66,7 @@ class QueryFormat(StrEnum):
 
 class ReportFormat(StrEnum):
     table = "table"
+    text = "text"  # the same as table
     json = "json"
     html = "html"
 
@@ -130,6 +132,9 @@ def ingest(
                                                    show_default=False)] = None,
 ) -> None:
     """Check logs fully and add the good ones to an archive; refused logs go to its errors."""
+    if archive_dir.exists() and not archive_dir.is_dir():  # the user's slip, not a finding
+        raise fail(f"{archive_dir}: is a file, not an archive directory", EXIT_USAGE,
+                   as_json=format is Format.json)
     for s in sources:  # a mistyped path is a usage error, not a refused log in the archive
         if not s.exists():
             raise fail(f"{s}: no such file or directory", EXIT_USAGE,
@@ -398,7 +403,8 @@ def query(
     archive: ArchiveOpt = None,
     format: Annotated[QueryFormat, typer.Option("--format", "-f")] = QueryFormat.table,
     output: Annotated[Path | None, typer.Option("--output", "-o",
-                                                help="Write here instead of stdout.")] = None,
+                                                help="Write here instead of stdout ('-': "
+                                                "stdout).")] = None,
     threads: Annotated[int, typer.Option(min=1)] = DEFAULT_THREADS,
     memory_limit: Annotated[str, typer.Option(help="Memory limit of the whole query, DuckDB "
                                               "and output, e.g. 512MB or 4GB."
@@ -417,6 +423,8 @@ def query(
     Rows stream out as DuckDB produces them (csv, jsonl, json, parquet); the table format
     holds at most 100,000 rows. With --output nothing is written unless the query finishes;
     on stdout, a query that fails part-way leaves the rows already written and exits 1."""
+    format = QueryFormat.table if format is QueryFormat.text else format
+    output = None if output == Path("-") else output  # '-': stdout, as in every command
     as_json = format is QueryFormat.json
     if second is None:
         archive_dir, sql = _the_archive(archive, None, as_json), first
@@ -527,7 +535,8 @@ def report(
     archive: ArchiveOpt = None,
     format: Annotated[ReportFormat, typer.Option("--format", "-f")] = ReportFormat.table,
     output: Annotated[Path | None, typer.Option("--output", "-o",
-                                                help="Write here instead of stdout.")] = None,
+                                                help="Write here instead of stdout ('-': "
+                                                "stdout).")] = None,
     top: Annotated[int, typer.Option(min=0, max=1_000_000,
                                      help="Players in the leaderboard (0: all).")] = 20,
     timings: Annotated[bool, typer.Option(
@@ -540,6 +549,8 @@ def report(
                                                    show_default=False)] = None,
 ) -> None:
     """The canned analyses: win rates, canastras, pile pickups, hands, morto, leaderboard."""
+    format = ReportFormat.table if format is ReportFormat.text else format
+    output = None if output == Path("-") else output  # '-': stdout, as in every command
     archive_dir = _the_archive(archive, archive_dir, format is ReportFormat.json)
     _outside_archive(output, archive_dir, format is ReportFormat.json)
     settings = spark_options(engine, master, conf)
