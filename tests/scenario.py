@@ -216,3 +216,16 @@ class Scenario:
         assert info.value.rule == rule, f"expected {rule}, got {info.value.rule}: {info.value}"
         self.last_error = info.value
         assert self.rep.state() == before, "a refused move changed the state"
+
+
+def refused(s: Scenario, rule: str, words: tuple[str, ...], move: str, *args: object,
+            **kw: object) -> None:
+    """``move`` is refused with ``rule`` at the next seq, its message saying ``words`` (in any
+    case)."""
+    seq = s.rep.seq + 1
+    with s.illegal(rule):
+        getattr(s, move)(*args, **kw)
+    assert s.last_error.seq == seq, (s.last_error.seq, seq)
+    text = str(s.last_error).lower()
+    for w in words:
+        assert w.lower() in text, f"{w!r} not in {text!r}"

@@ -19,7 +19,7 @@ from buraco_log.moves import legal_moves
 from buraco_log.reducer import Replayer
 from buraco_log.rules import derive
 from tests.play import start
-from tests.scenario import Scenario, build_deal
+from tests.scenario import Scenario, build_deal, refused
 
 # RULES.md §11: players, jokers, hand, morto, upcard, pile, redraw.
 PRESET = {
@@ -41,17 +41,6 @@ SEATINGS = [(n, p) for n in ALL for p in PRESET[n][0]]
 SIDES = {2: (0, 1), 3: (0, 1, 2), 4: (0, 1, 0, 1), 6: (0, 1, 0, 1, 0, 1)}
 MORTO_SIZE = 11
 
-
-def refused(s: Scenario, rule: str, words: tuple[str, ...], move: str, *args: object,
-            **kw: object) -> None:
-    """``move`` is refused with ``rule`` at the next seq, its message saying ``words``."""
-    seq = s.rep.seq + 1
-    with s.illegal(rule):
-        getattr(s, move)(*args, **kw)
-    assert s.last_error.seq == seq, (s.last_error.seq, seq)
-    text = str(s.last_error).lower()
-    for w in words:
-        assert w.lower() in text, f"{w!r} not in {text!r}"
 
 
 # -- §2 seats and sides, §3 the deal ---------------------------------------------------------

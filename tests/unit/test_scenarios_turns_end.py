@@ -14,7 +14,7 @@ from buraco_log.cards import format_card
 from buraco_log.errors import IllegalMoveError
 from buraco_log.events import TotalsCarried
 from buraco_log.reducer import Replayer
-from tests.scenario import Scenario
+from tests.scenario import Scenario, refused
 from tests.spec_points import spec_points
 
 ALL = ("classic", "biriba", "bossa-nova", "thirteen", "thirteen-quick", "burraco", "mega",
@@ -27,17 +27,6 @@ TARGET = {"classic": 1500, "biriba": 1500, "bossa-nova": 1500, "thirteen": 2005,
 MORTO_NOT_TAKEN = 100
 SIDES = {2: (0, 1), 3: (0, 1, 2), 4: (0, 1, 0, 1)}
 
-
-def refused(s: Scenario, rule: str, words: tuple[str, ...], move: str, *args: object,
-            **kw: object) -> None:
-    """``move`` is refused with ``rule`` at the next seq, its message saying ``words``."""
-    seq = s.rep.seq + 1
-    with s.illegal(rule):
-        getattr(s, move)(*args, **kw)
-    assert s.last_error.seq == seq, (s.last_error.seq, seq)
-    text = str(s.last_error).lower()
-    for w in words:
-        assert w.lower() in text, f"{w!r} not in {text!r}"
 
 
 def resumed(s: Scenario, totals: tuple[int, ...]) -> Scenario:

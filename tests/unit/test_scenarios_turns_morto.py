@@ -15,7 +15,7 @@ import pytest
 
 from buraco_log.cards import parse_cards
 from buraco_log.events import CardDiscarded, HandStarted
-from tests.scenario import Scenario
+from tests.scenario import Scenario, refused
 from tests.spec_points import spec_points
 
 # RULES.md §11 and §7, written out by hand (never read from the engine's presets).
@@ -42,17 +42,6 @@ def down_hand(name: str) -> str:
     """The run and four jacks: the whole hand (11 or 13 cards) goes down in one turn."""
     return f"{run_of(name)} Js Jd Jc Js"
 
-
-def refused(s: Scenario, rule: str, words: tuple[str, ...], move: str, *args: object,
-            **kw: object) -> None:
-    """``move`` is refused with ``rule`` at the next seq, its message saying ``words``."""
-    seq = s.rep.seq + 1
-    with s.illegal(rule):
-        getattr(s, move)(*args, **kw)
-    assert s.last_error.seq == seq, (s.last_error.seq, seq)
-    text = str(s.last_error).lower()
-    for w in words:
-        assert w in text, f"{w!r} not in {text!r}"
 
 
 def emptied_by_meld(name: str, players: int = 2) -> Scenario:
