@@ -59,8 +59,10 @@ def _pick(moves: list[AnyEvent], rng: random.Random, eager: bool, no_lay: bool) 
         if retract:
             return retract[0]
         # After taking an opening back, stop laying this turn, or meld-retract loops forever.
+        # (Unless laying is all there is: a must-use-top top card still to be laid.)
         if no_lay:
-            return rng.choice([m for m in moves if not isinstance(m, (MeldLaid, CardsLaidOff))])
+            quiet = [m for m in moves if not isinstance(m, (MeldLaid, CardsLaidOff))]
+            return rng.choice(quiet or moves)
         laying = [m for m in moves if isinstance(m, (MeldLaid, CardsLaidOff, MortoTaken, WentOut))]
         if laying:
             return rng.choice(laying)
