@@ -20,13 +20,14 @@ from hypothesis import strategies as st
 
 from buraco_log.audit import audit_log
 from buraco_log.columns import replay_columns
+from buraco_log.dealer import check_deals, deal_seeded
 from buraco_log.errors import RulesError
 from buraco_log.events import decode_many, encode_many
 from buraco_log.log import Writer
 from buraco_log.moves import legal_moves
 from buraco_log.reducer import Replayer, replay, validate
 from buraco_log.rules import PRESETS, Rules, derive
-from tests.play import random_match
+from tests.play import random_match, start
 from tests.property.test_replay_properties import replay_conserving
 
 # Each knob with the values a house might give it (within rules.BOUNDS; derive refuses the
@@ -115,6 +116,11 @@ def test_any_house_rules_play_replay_and_audit_clean(case: tuple[Rules, int], se
     finally:
         if os.path.exists(path):
             os.unlink(path)
+
+    # The dealer deals these rules too, and its deal checks out against its seed.
+    opening = [start(rules, players), deal_seeded(rules, players, 0, 0, f"s{seed}", seq=1)]
+    Replayer().run(opening)
+    assert check_deals(opening, require_commitment=False) == []
 
     # A finished match: the archive's columns hold one entry per event (None: not finished).
     cols = replay_columns(events, 1)
