@@ -22,7 +22,7 @@ from buraco_log.audit import audit_log
 from buraco_log.columns import replay_columns
 from buraco_log.dealer import check_deals, deal_seeded
 from buraco_log.errors import RulesError
-from buraco_log.events import decode_many, encode_many
+from buraco_log.events import AnyEvent, decode_many, encode_many
 from buraco_log.log import Writer
 from buraco_log.moves import legal_moves
 from buraco_log.reducer import Replayer, replay, validate
@@ -118,7 +118,7 @@ def test_any_house_rules_play_replay_and_audit_clean(case: tuple[Rules, int], se
             os.unlink(path)
 
     # The dealer deals these rules too, and its deal checks out against its seed.
-    opening = [start(rules, players), deal_seeded(rules, players, 0, 0, f"s{seed}", seq=1)]
+    opening: list[AnyEvent] = [start(rules, players), deal_seeded(rules, players, 0, 0, f"s{seed}", seq=1)]
     Replayer().run(opening)
     assert check_deals(opening, require_commitment=False) == []
 
