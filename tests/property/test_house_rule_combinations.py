@@ -118,7 +118,8 @@ def test_any_house_rules_play_replay_and_audit_clean(case: tuple[Rules, int], se
             os.unlink(path)
 
     # The dealer deals these rules too, and its deal checks out against its seed.
-    opening: list[AnyEvent] = [start(rules, players), deal_seeded(rules, players, 0, 0, f"s{seed}", seq=1)]
+    first = deal_seeded(rules, players, 0, 0, f"s{seed}", seq=1)
+    opening: list[AnyEvent] = [start(rules, players), first]
     Replayer().run(opening)
     assert check_deals(opening, require_commitment=False) == []
 
