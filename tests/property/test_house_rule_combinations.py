@@ -12,6 +12,7 @@ nothing, and the archive's columns must collect the match as a plain replay read
 from __future__ import annotations
 
 import os
+import random
 import tempfile
 from typing import Any
 
@@ -28,6 +29,7 @@ from buraco_log.moves import legal_moves
 from buraco_log.reducer import Replayer, replay, validate
 from buraco_log.rules import PRESETS, Rules, derive
 from tests.play import random_match, start
+from tests.property.test_legal_moves_exact import check_state
 from tests.property.test_replay_properties import replay_conserving
 
 # Each knob with the values a house might give it (within rules.BOUNDS; derive refuses the
@@ -129,3 +131,26 @@ def test_any_house_rules_play_replay_and_audit_clean(case: tuple[Rules, int], se
         assert cols is not None and len(cols.kind) == len(cols.hand) == len(events)
     else:
         assert cols is None
+
+
+@settings(max_examples=int(os.environ.get("HOUSE_EXACT_EXAMPLES", "8")), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(case=house_rules(), seed=st.integers(0, 2**32 - 1))
+def test_under_any_house_rules_legal_moves_is_exactly_what_the_reducer_accepts(
+    case: tuple[Rules, int], seed: int
+) -> None:
+    """Both ways, as for the presets (tests/property/test_legal_moves_exact.py): at a sample of
+    positions of a random hand, every listed move is accepted and every plausible move the
+    reducer accepts is listed."""
+    rules, players = case
+    events = random_match(rules, players, seed, max_hands=1, max_turn_events=1500, eager=True)
+    rng = random.Random(seed)
+    # 24 positions of the hand, always with the last (its end, or where the cap cut it).
+    at = set(rng.sample(range(len(events)), min(23, len(events)))) | {len(events) - 1}
+    rep = Replayer()
+    listed = 0
+    for i, ev in enumerate(events):
+        if i in at:
+            listed += check_state(rep.state(), rng)
+        rep.step(ev)
+    assert listed > 0
