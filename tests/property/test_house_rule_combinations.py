@@ -18,19 +18,31 @@ from typing import Any
 
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
+from msgspec import UNSET
 
 from buraco_log.audit import audit_log
+from buraco_log.cards import ACE, JOKER, RANK
 from buraco_log.columns import replay_columns
 from buraco_log.dealer import check_deals, deal_seeded
 from buraco_log.errors import RulesError
-from buraco_log.events import AnyEvent, decode_many, encode_many
+from buraco_log.events import (
+    AnyEvent,
+    HandEnded,
+    HandStarted,
+    MortoTaken,
+    WentOut,
+    decode_many,
+    encode_many,
+)
 from buraco_log.log import Writer
 from buraco_log.moves import legal_moves
 from buraco_log.reducer import Replayer, replay, validate
 from buraco_log.rules import PRESETS, Rules, derive
+from buraco_log.state import State
 from tests.play import random_match, start
 from tests.property.test_legal_moves_exact import check_state
 from tests.property.test_replay_properties import replay_conserving
+from tests.reference_melds import read_meld
 
 # Each knob with the values a house might give it (within rules.BOUNDS; derive refuses the
 # combinations that cannot be dealt, and those are skipped).
@@ -110,7 +122,7 @@ def test_any_house_rules_play_replay_and_audit_clean(case: tuple[Rules, int], se
     os.close(fd)
     try:
         os.unlink(path)
-        with Writer(path) as w:
+        with Writer(path, batched=True) as w:  # one fsync a batch, not one an event
             for ev in events:
                 w.append(ev)
         verdict = audit_log(path)
@@ -154,3 +166,86 @@ def test_under_any_house_rules_legal_moves_is_exactly_what_the_reducer_accepts(
             listed += check_state(rep.state(), rng)
         rep.step(ev)
     assert listed > 0
+
+
+def card_points(card: int, rules: Rules) -> int:
+    """RULES.md §9's card values, read from the rules' point knobs (not the engine's table)."""
+    if card == JOKER:
+        return rules.points.joker
+    rank = RANK[card]
+    if rank == 2:
+        return rules.points.two
+    if rank == ACE:
+        return rules.points.ace
+    return rules.points.high if rank >= 8 else rules.points.low
+
+
+def reference_hand_scores(rules: Rules, before: State, hand_events: list[AnyEvent]) -> list[int]:
+    """Each side's hand score (RULES.md §9) worked out independently of ``buraco_log.scoring``:
+    the cards come from the table before the hand's end, canastras are classed by the oracle
+    meld reader of the tests, and the morto's fate is read from the hand's events (§7)."""
+    sides = before.sides
+    n_sides = max(sides) + 1
+    # §7: a morto taken indirectly stands once its taker moved again; until then an opponent's
+    # going out (or, read as logs before morto_voided_by were, any end) voids it.
+    taken = [False] * n_sides
+    pending: dict[int, int] = {}  # side -> taker who has not moved since an indirect take
+    went_out: int | None = None
+    for ev in hand_events:
+        seat = getattr(ev, "seat", None)
+        if seat is not None and pending.get(sides[seat]) == seat and not isinstance(ev, MortoTaken):
+            del pending[sides[seat]]
+        if isinstance(ev, MortoTaken):
+            taken[sides[ev.seat]] = True
+            if not ev.direct:
+                pending[sides[ev.seat]] = ev.seat
+        elif isinstance(ev, WentOut):
+            went_out = ev.seat
+    if went_out is None and before.went_out is not None:
+        went_out = before.went_out
+    any_end = rules.morto_voided_by in ("any_end", UNSET)
+    scores = []
+    for side in range(n_sides):
+        table = bonus = 0
+        for meld in before.melds[side]:
+            table += sum(card_points(c, rules) for c in meld.cards)
+            cls = read_meld(meld.cards, rules).canastra
+            if cls is not None:
+                bonus += getattr(rules.bonuses, cls)
+        going_out = rules.bonuses.going_out if went_out is not None and \
+            sides[went_out] == side else 0
+        voided = side in pending and (any_end or (went_out is not None and
+                                                  sides[went_out] != side))
+        in_hand = sum(card_points(c, rules) for seat, h in enumerate(before.hands)
+                      if sides[seat] == side and not (voided and seat == pending[side])
+                      for c in h)
+        penalty = rules.bonuses.morto_not_taken if rules.morto and (
+            not taken[side] or voided) else 0
+        relancinho = before.relancinho[side] * rules.bonuses.relancinho \
+            if rules.relancinho else 0
+        scores.append(table + bonus + going_out + relancinho - in_hand - penalty)
+    return scores
+
+
+@settings(max_examples=int(os.environ.get("HOUSE_SCORE_EXAMPLES", "20")), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(case=house_rules(), seed=st.integers(0, 2**32 - 1))
+def test_under_any_house_rules_every_hand_scores_as_an_independent_scorer_says(
+    case: tuple[Rules, int], seed: int
+) -> None:
+    rules, players = case
+    events = random_match(rules, players, seed, max_hands=2, max_turn_events=1500, eager=True)
+    rep = Replayer()
+    hand_events: list[AnyEvent] = []
+    ended = 0
+    for ev in events:
+        if isinstance(ev, HandStarted):
+            hand_events = []
+        elif isinstance(ev, HandEnded):
+            assert ev.scores is not None
+            want = reference_hand_scores(rules, rep.state(), hand_events)
+            assert list(ev.scores) == want, (ev.seq, ev.reason, ev.scores, want)
+            ended += 1
+        hand_events.append(ev)
+        rep.step(ev)
+    event(f"hands scored: {ended}")
