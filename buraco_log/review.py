@@ -53,6 +53,7 @@ from buraco_log.expert import (
     views,
 )
 from buraco_log.ruleids import describe
+from buraco_log.safetext import terminal_safe
 from buraco_log.timeline import card_style
 
 REVIEW_VERSION = 1
@@ -390,7 +391,10 @@ def review_page(events: Sequence[AnyEvent], review: Review) -> str:
     page = build_page(events, seat=review.seat, marks=marks)
     data = {
         "seat": review.seat,
-        "head": header(review).replace("\n", " · "),
+        # the log's texts escaped first: a newline in a name became the " · " between lines
+        "head": header(msgspec.structs.replace(
+            review, player=terminal_safe(review.player), match_id=terminal_safe(review.match_id),
+            rules=terminal_safe(review.rules))).replace("\n", " · "),
         "summary": f"{review.decisions} decisions, {review.mistakes} mistakes, "
                    f"{review.lost:.0f} points lost to them",
         "moves": {str(m.seq): {

@@ -16,6 +16,7 @@ from __future__ import annotations
 import errno
 import os
 import tempfile
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -34,6 +35,9 @@ from buraco_log.view.page import (
 
 __all__ = ["PAGE_VERSION", "Banner", "Mark", "Page", "build_page", "damage_banner", "page_data",
            "page_for_log", "render", "write_page"]
+
+FIFO_WAIT: float = 10.0
+"""Seconds :func:`write_page` waits for a program to open a FIFO it is given for reading."""
 
 
 def damage_banner(integ: Integrity) -> Banner | None:
@@ -95,7 +99,7 @@ def write_page(path: str | os.PathLike[str], html: str) -> None:
         # /dev/stdout with stdout redirected to a file is a regular file through a link into
         # /proc: renamed over, it was /dev/stdout itself that became the page, for everyone
         try:
-            with open(target, "wb") as out:
+            with os.fdopen(_open_in_place(target), "wb") as out:
                 out.write(html.encode("utf-8"))
         except OSError as exc:  # /dev/full: the error named no file
             raise OSError(exc.errno, exc.strerror, str(target)) from None
@@ -125,3 +129,24 @@ def write_page(path: str | os.PathLike[str], html: str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _open_in_place(target: Path) -> int:
+    """Open ``target`` (/dev/null, a FIFO, /dev/stdout) for writing, as ``open(target, "wb")``
+    would. A FIFO no program reads is waited for ``FIFO_WAIT`` seconds, then refused (ENXIO):
+    a plain open waited forever."""
+    deadline = time.monotonic() + FIFO_WAIT
+    while True:
+        try:
+            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NONBLOCK
+                         | os.O_CLOEXEC, 0o666)
+        except OSError as exc:
+            if exc.errno != errno.ENXIO or time.monotonic() >= deadline:  # ENXIO: no reader
+                if exc.errno == errno.ENXIO:
+                    raise OSError(exc.errno, f"a FIFO that no program opened for reading "
+                                  f"within {FIFO_WAIT:g} s; nothing was written") from None
+                raise
+            time.sleep(0.05)
+            continue
+        os.set_blocking(fd, True)  # a full pipe waits for its reader, as a plain open would
+        return fd

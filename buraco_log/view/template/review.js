@@ -5,8 +5,17 @@
   "use strict";
   var R = JSON.parse(document.getElementById("bl-review").textContent);
   var $ = function (id) { return document.getElementById(id); };
+  // Text from the log (a player's name, the match id) with its control and bidi characters
+  // shown as escapes, as the viewer and the terminal show them, then escaped for HTML.
+  var UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]/g;
+  function shown(s) {
+    return String(s).replace(UNSAFE, function (c) {
+      var n = c.charCodeAt(0);
+      return n < 256 ? "\\x" + ("0" + n.toString(16)).slice(-2) : "\\u" + ("000" + n.toString(16)).slice(-4);
+    });
+  }
   function esc(s) {
-    return String(s).replace(/[&<>"]/g, function (c) {
+    return shown(s).replace(/[&<>"]/g, function (c) {
       return { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" }[c];
     });
   }
@@ -25,7 +34,7 @@
     if (!li) { return; }
     li.className += " rv" + (m.flag ? " rv-bad" : "");
     li.setAttribute("data-rv", (m.flag ? "\u2717 " : "") + lost(m.cost));
-    li.setAttribute("title", "best: " + m.best + " (cost " + fmt(m.cost) + " \u00b1 " + fmt(m.se) + ")");
+    li.setAttribute("title", "best: " + shown(m.best) + " (cost " + fmt(m.cost) + " \u00b1 " + fmt(m.se) + ")");
   });
   function show() {
     var s = +document.body.getAttribute("data-seq");
