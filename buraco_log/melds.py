@@ -200,7 +200,11 @@ def _read_run(
             first_error = got
     n_wild = jokers + len(twos)
     if n_wild > 1:
-        return first_error or _too_many_wilds(cards, n_wild)
+        # The 2 of the suit read as natural left a gap (5-6-7 2s 2h): read as a wild it makes
+        # two, and two wilds is what is wrong. A wrap (K-JK-2) stays the wrap.
+        if first_error is None or first_error.rule == "meld.run_not_consecutive":
+            return _too_many_wilds(cards, n_wild)
+        return first_error
     wild = JOKER if jokers else twos[0] if twos else None
     got = _layout(cards, suit, fixed, n_fixed, aces, dup, wild, rules)
     if not isinstance(got, MeldError):

@@ -69,7 +69,8 @@ def rank_name(rank: int, style: Style = "unicode") -> str:
 
 def describe_wild(cards: Sequence[Card], rules: Rules, style: Style = "unicode") -> str | None:
     """The place of the meld's wild in words: "2♠ as the 6", "JK as a 9", "JK as the 8, at the
-    high end", "JK at either end, as the 2 or the 8". None when the meld has no wild."""
+    high end", "JK at either end, as the 2 or the 8", "JK as the A, at either end" (a run 2..K,
+    whose wild is an ace below or above). None when the meld has no wild."""
     place = wild_place(cards, rules)
     if place is None:
         return None
@@ -80,6 +81,8 @@ def describe_wild(cards: Sequence[Card], rules: Rules, style: Style = "unicode")
         return f"{card} as {article} {names[0]}"
     if place.kind == "gap":
         return f"{card} as the {names[0]}"
+    if len(names) == 2 and names[0] == names[1]:  # 2..K: the ace below the 2 or above the K
+        return f"{card} as the {names[0]}, at either end"
     if len(names) == 2:
         return f"{card} at either end, as the {names[0]} or the {names[1]}"
     return f"{card} as the {names[0]}, at the {place.ends[0]} end"

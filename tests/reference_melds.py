@@ -81,7 +81,9 @@ def _read_run(
     first_error: MeldError | None = None
     for nats, wilds in attempts:
         if len(wilds) > 1:
-            first_error = first_error or _too_many_wilds(cards, wilds)
+            # Two wilds, where the own 2 read as natural left a gap: the wilds are the fault.
+            if first_error is None or first_error.rule == "meld.run_not_consecutive":
+                first_error = _too_many_wilds(cards, wilds)
             continue
         try:
             return _layout(cards, suit, [RANK[c] for c in nats], wilds[0] if wilds else None, rules)

@@ -48,7 +48,9 @@ def test_k_wild_2_is_refused_as_a_wrap_the_wild_standing_for_the_ace() -> None:
     refused("Ks 2h 2s", "meld.run_wraps")
     refused("Qs Ks JK 2s 3s", "meld.run_wraps")
     refused("Ks JK 3s", "meld.run_not_consecutive")  # K-A-2-3 needs two fillers
-    refused("Js Ks JK 2s", "meld.run_not_consecutive")
+    # J-K with the 2 natural is no run at all (a gap, and the corner); with the 2 wild it is
+    # J-Q-K-A holding two wilds: the wilds are what is wrong (docs/rules.md, probe 32)
+    refused("Js Ks JK 2s", "meld.too_many_wilds")
 
 
 def test_k_a_2_is_legal_only_as_q_k_a_with_the_2_as_the_wild() -> None:
