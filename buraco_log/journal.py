@@ -175,6 +175,10 @@ def create(directory: str, dir_fd: int, generation: int, ops: SyncOps) -> int:
     return fd
 
 
+LOCK_WAIT: Final = 2.0
+"""Seconds :func:`recover` waits for another program's writer lock on a log to write back."""
+
+
 def recover(directory: str, dir_fd: int, suffix: str, ops: SyncOps) -> tuple[Recovered, int]:
     """Write every journal's records back into their logs, make the logs durable, and remove
     the journals (keeping, renamed, any with a conflict). Returns what was done and the
@@ -228,7 +232,9 @@ def _replay(directory: str, path: str, records: list[Record], ops: SyncOps) -> t
     ours = (records[-1].device, records[-1].inode)
     records = [r for r in records if (r.device, r.inode) == ours]
     try:
-        lock: log.LogLock | None = log.LogLock(path)
+        # a seal or repair holds the lock a moment (a seal refuses a log this journal is
+        # ahead of, and lets go): wait for it rather than leave the records unwritten
+        lock: log.LogLock | None = log.LogLock(path, timeout=LOCK_WAIT)
     except LogFormatError:
         if os.path.lexists(path) or records[0].offset != 0:
             return 0, 0, len(records)  # held by another writer, or its beginning is lost

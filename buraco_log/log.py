@@ -344,18 +344,32 @@ def unreadable(event: ev.AnyEvent, data: bytes) -> str | None:
 _SECTOR = 512
 
 
-def _lost_pages(f: IO[bytes], start: int, payload: bytes) -> bool:
+_LOST_END: Final = 8
+"""The fewest zero bytes, from a sector boundary to the end of the file, that read as a last
+sector never written (fewer could be a value's own zeros)."""
+
+
+def _lost_pages(f: IO[bytes], start: int, payload: bytes, room: int = 0) -> bool:
     """True if ``payload`` (read from byte ``start``) is the end of the file and one of its
-    512-byte sectors is all zero: the record was written but some of its pages never reached
-    the disk. etcd calls this a torn entry and truncates it, as a torn tail; an edit in the
-    middle of a log, or one that leaves no zero sector, is still damage."""
-    if f.read(1):
+    512-byte sectors is all zero, or everything from its last sector boundary to the end of the
+    file (at least ``_LOST_END`` bytes): the record was written but some of its pages never
+    reached the disk. etcd calls this a torn entry and truncates it, as a torn tail; an edit in
+    the middle of a log, or one that leaves no zero sector, is still damage.
+
+    ``room``: how many bytes may follow the payload in the same write (a signed log writes an
+    events record and its signature record, at most ``room`` bytes, with one fsync): a sector
+    of the events lost while the signature's reached the disk is the same torn write."""
+    rest = f.read(room + 1)
+    if len(rest) > room:
         return False
+    written = payload + rest  # the lost sector must take some of the payload's bytes
     first = -start % _SECTOR  # the first sector boundary inside the payload
-    for i in range(first, len(payload) - _SECTOR + 1, _SECTOR):
-        if payload.count(0, i, i + _SECTOR) == _SECTOR:
+    for i in range(first, min(len(payload), len(written) - _SECTOR + 1), _SECTOR):
+        if written.count(0, i, i + _SECTOR) == _SECTOR:
             return True
-    return False
+    last = first + max(0, len(written) - first) // _SECTOR * _SECTOR  # the last boundary
+    return (first <= last < len(payload) and last <= len(written) - _LOST_END
+            and written.count(0, last) == len(written) - last)
 
 
 def _is_zero(f: IO[bytes], first: bytes) -> bool:
@@ -709,7 +723,8 @@ class Reader:
             f.seek(off)
             raise _Torn(off, f"segment payload cut short ({len(payload)} of {length} bytes)")
         if zlib.crc32(payload) != int.from_bytes(head[-8:-4], "little"):
-            if _lost_pages(f, off + hsize, payload):
+            room = hsize + sigrec.MAX_RECORD if self.version >= SIGNED_VERSION else 0
+            if _lost_pages(f, off + hsize, payload, room):
                 f.seek(off)
                 raise _Torn(off, "last record partly zeroed (pages lost in a crash)")
             raise self._error(
@@ -801,6 +816,9 @@ class Reader:
             self._f.seek(off)
             raise _Torn(off, f"signature record cut short ({len(payload)} of {length} bytes)")
         if zlib.crc32(payload) != int.from_bytes(head[-8:-4], "little"):
+            if _lost_pages(self._f, off + self._seg_head_size, payload):
+                self._f.seek(off)
+                raise _Torn(off, "last record partly zeroed (pages lost in a crash)")
             raise self._error("signature record checksum mismatch", "damage", off, first_seq)
         try:
             signed = sigrec.decode(payload)
@@ -1854,6 +1872,30 @@ def seal(
                              seq=exc.seq, kind=exc.kind) from None
 
 
+def _journal_ahead(path: str, fd: int, identity: tuple[int, int]) -> str | None:
+    """The recorder journal beside ``path`` (``Recorder(sync="journal")``) holding bytes of
+    this very file that the file does not hold: acknowledged events a crash or power loss
+    kept from the log, which the recorder writes back when it next opens the directory. A
+    rewrite would drop them (the recorder then writes nothing into the new file)."""
+    from buraco_log import journal  # it imports this module
+
+    name = os.path.basename(path)
+    if not name.endswith(".blog"):  # the recorder's logs are MATCH.blog
+        return None
+    match, size = name[: -len(".blog")], os.fstat(fd).st_size
+    for _, journaled in journal.generations(os.path.dirname(path) or "."):
+        try:
+            records = journal.read(journaled)
+        except OSError:
+            continue  # gone meanwhile: a checkpoint retired it
+        for r in records:
+            if r.match == match and (r.device, r.inode) == identity and (
+                    r.offset + len(r.data) > size
+                    or os.pread(fd, len(r.data), r.offset) != r.data):
+                return journaled
+    return None
+
+
 def _seal(path: str, shown: str, batch_events: int, lock_timeout: float) -> LogInfo:
     with LogLock(path, write=False, timeout=lock_timeout) as lock:
         assert lock.fd is not None
@@ -1865,6 +1907,12 @@ def _seal(path: str, shown: str, batch_events: int, lock_timeout: float) -> LogI
                 f"cannot seal a log with {links} hard links: the sealed file would replace "
                 "this name only and the others would keep the old one; seal it under one name",
                 path=path, kind="filetype")
+        if (journaled := _journal_ahead(path, lock.fd, lock.identity)) is not None:
+            raise LogFormatError(
+                f"the recorder's journal {journaled} holds acknowledged events of this log "
+                "that the log does not hold yet (the recorder stopped before writing them "
+                "back): open the recorder on its directory first, it writes them back; the "
+                "log is unchanged", path=path, kind="locked")
         with Reader(path, fd=lock.fd, canonical=True) as reader:
             reader.read_header()
             if reader.version != ev.FORMAT_VERSION:

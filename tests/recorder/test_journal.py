@@ -142,7 +142,9 @@ def test_a_log_rewritten_by_another_program_is_not_written_into(tmp_path: Path) 
     st = path.stat()
     stale = journal.Record("a", st.st_dev, st.st_ino, path.stat().st_size, b"x" * 40)
     (tmp_path / journal.name_of(3)).write_bytes(journal.header() + journal.frame([stale]))
-    log.seal(path)  # a new file at the path: the record names the old one
+    # (log.seal refuses a log its journal is ahead of: test_fault_probes_recorder3.py)
+    (tmp_path / "copy").write_bytes(path.read_bytes())
+    os.replace(tmp_path / "copy", path)  # a new file at the path: the record names the old one
     before = path.read_bytes()
     with Recorder(tmp_path) as rec:
         stats = rec.stats()
