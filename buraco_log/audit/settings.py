@@ -160,8 +160,9 @@ def keys(given: tuple[str, ...] | list[str] = (),
         return KeysSetting(tuple(given), "--keys")
     env = os.environ if environ is None else environ
     raw = env.get(KEYS_ENV)
-    if raw is not None and raw.strip():
-        return KeysSetting(tuple(p for p in raw.split(os.pathsep) if p), f"{KEYS_ENV}={raw}")
+    named = tuple(p for p in (raw or "").split(os.pathsep) if p.strip())
+    if named:  # ":" names no path: as unset, not "no keys" over the config file's
+        return KeysSetting(named, f"{KEYS_ENV}={raw}")
     found = _from_config("keys", env)
     if found is not None:
         value, path = found

@@ -137,6 +137,9 @@ def load_signer(path: str | os.PathLike[str], passphrase: bytes | None = None) -
         raise SigningError(f"{path}: not a PEM private key, or a wrong passphrase") from None
     if not isinstance(key, ed25519.Ed25519PrivateKey):
         raise SigningError(f"{path}: not an Ed25519 key")
+    mode = os.stat(path).st_mode  # said of a key, not of a file that is none
+    if os.name == "posix" and mode & PRIVATE_BITS:
+        raise SigningError(_permission_problem(path, mode, PRIVATE_BITS))
     return Signer(key)
 
 
@@ -297,12 +300,14 @@ MAX_FILE: Final = 1 << 20
 """Largest key, keyring or revoked file read (a published key is about 250 bytes)."""
 
 
-def read_small(path: str | os.PathLike[str], what: str, limit: int = MAX_FILE) -> bytes:
+def read_small(path: str | os.PathLike[str], what: str, limit: int = MAX_FILE, *,
+               others: int = 0) -> bytes:
     """The bytes of a small file a site or a player gives (a key, a keyring, a receipt).
 
     A regular file only, opened without blocking: a FIFO would wait forever for a writer and a
     device such as /dev/zero never ends. At most ``limit`` bytes; one-line
-    :class:`SigningError` naming the file otherwise."""
+    :class:`SigningError` naming the file otherwise. ``others``: permission bits (of group and
+    others) the file must not have (:data:`PRIVATE_BITS`, :data:`TRUSTED_BITS`)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
         with os.fdopen(fd, "rb") as f:
@@ -312,6 +317,8 @@ def read_small(path: str | os.PathLike[str], what: str, limit: int = MAX_FILE) -
                         else "a device or socket")
                 raise SigningError(f"{os.fspath(path)}: not a regular file ({kind}): "
                                    f"not {what}")
+            if os.name == "posix" and mode & others:
+                raise SigningError(_permission_problem(os.fspath(path), mode, others))
             data = f.read(limit + 1)
     except OSError as exc:
         raise SigningError(f"{os.fspath(path)}: {exc.strerror or exc}") from None
@@ -320,10 +327,28 @@ def read_small(path: str | os.PathLike[str], what: str, limit: int = MAX_FILE) -
     return data
 
 
+PRIVATE_BITS: Final = 0o077
+"""A private key file that its group or others may read or write is refused, as ssh refuses
+one: anyone on the machine could have copied it (or swapped it for a key of their own)."""
+
+TRUSTED_BITS: Final = 0o002
+"""A trusted key, keyring or revoked file that anyone (others) may write is refused:
+anyone on the machine could add a key to trust or take a revocation out."""
+
+
+def _permission_problem(path: str, mode: int, others: int) -> str:
+    shown = f"mode {stat.S_IMODE(mode):04o}"
+    if others == PRIVATE_BITS:
+        return (f"{path}: a private key that others may read or write ({shown}): it may have "
+                f"leaked; chmod 600 {path} (and revoke the key if anyone else could read it)")
+    return (f"{path}: a trusted key file that others may write ({shown}): anyone could add a "
+            f"key to trust or take a revocation out; chmod o-w {path}")
+
+
 def _read_key_file(path: Path) -> _Ring:
     """A ``.pub`` file or a keyring file, as a ring. The decodes are typed (never a free-form
     JSON value), so deep nesting fails at its first level instead of recursing."""
-    data = read_small(path, "a buraco-log key file")
+    data = read_small(path, "a buraco-log key file", others=TRUSTED_BITS)
     try:
         try:
             return _Ring(keys=[msgspec.json.decode(data, type=PublicKey)])
@@ -375,7 +400,7 @@ def _revoked_id(text: str, where: str) -> str:
 
 def _revoked_lines(path: Path) -> list[str]:
     try:
-        text = read_small(path, "a list of revoked key ids").decode("utf-8")
+        text = read_small(path, "a list of revoked key ids", others=TRUSTED_BITS).decode("utf-8")
     except UnicodeDecodeError as exc:
         raise SigningError(f"{path}: not UTF-8 text: {exc}") from None
     out: list[str] = []
