@@ -45,6 +45,7 @@ def _review(*args: str | Path) -> Any:
     return CliRunner().invoke(app, ["review", *map(str, args)], catch_exceptions=False)
 
 
+@pytest.mark.xdist_group("browser")  # one Chromium, with tests/view/test_browser.py
 def test_the_review_panel_shows_bidi_and_controls_as_escapes(browser: Any,
                                                              tmp_path: Path) -> None:
     events = _hostile()
