@@ -21,6 +21,7 @@ and the same head digest. Blank lines and lines starting with ``#`` are skipped.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import re
@@ -414,6 +415,7 @@ def _publish(tmp: str, dst: str) -> None:
     finally:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+    log._fsync_dir(dst)  # the new name survives a power loss (and no temporary name does)
 
 
 def binary_to_jsonl(src: str | os.PathLike[str], dst: str | os.PathLike[str]) -> log.LogInfo:
@@ -426,7 +428,9 @@ def binary_to_jsonl(src: str | os.PathLike[str], dst: str | os.PathLike[str]) ->
         with log.Reader(src, canonical=True) as reader:  # the same head in both forms
             reader.read_header()
             try:
-                with open(tmp, "w", encoding="utf-8") as out:
+                with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC,
+                                       0o666), "w", encoding="utf-8") as out:
+                    fcntl.flock(out.fileno(), fcntl.LOCK_EX)  # in use: never swept as stale
                     dump(_with_signatures(reader), out, sealed=reader.sealed,
                          version=reader.version)
                     out.flush()
@@ -493,8 +497,14 @@ def jsonl_to_binary(
                 for signed in reader.signatures[carried:]:
                     writer.put_signature(signed)
         with _named(tmp, dst):
-            info = log.verify(tmp)
-        _publish(tmp, dst)
+            held = os.open(tmp, os.O_RDONLY | os.O_CLOEXEC)  # in use: never swept as stale
+        try:
+            fcntl.flock(held, fcntl.LOCK_EX)
+            with _named(tmp, dst):
+                info = log.verify(tmp)
+            _publish(tmp, dst)
+        finally:
+            os.close(held)
     finally:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
@@ -527,6 +537,7 @@ def convert(
     parent = os.path.dirname(os.path.abspath(dst))
     if not os.path.isdir(parent):  # name the file asked for, not the temporary beside it
         raise LogFormatError(f"no such directory: {parent}", path=str(dst), kind="io")
+    log.sweep_stale(dst)  # what a killed conversion to the same file left beside it
     try:
         if to == "jsonl":
             return binary_to_jsonl(src, dst)

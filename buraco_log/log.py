@@ -1172,6 +1172,53 @@ NO_HEADER_ADVICE: Final = ("the file holds no whole header, so no event: remove 
 """What to do with a file at a log's path that ends before its header (an empty file)."""
 
 
+STALE_AFTER: Final = 60.0
+"""Seconds since its last change after which an unlocked temporary file is a killed run's."""
+
+_TEMP_PARTS: Final = r"(?:\.[0-9a-f]{12}\.(?:new|tmp|converting(?:\.[A-Za-z0-9]+)?))+"
+_CONVERTING = re.compile(r"\.(.+)\.[0-9a-f]{12}\.converting(?:\.[A-Za-z0-9]+)?", re.DOTALL)
+
+
+def sweep_stale(path: str | os.PathLike[str]) -> list[str]:
+    """Remove the temporary files that a killed seal or convert writing ``path`` left beside
+    it: ``.NAME.HEX.new`` (seal, a new log), ``.NAME.HEX.tmp`` (convert), ``convert
+    --overwrite``'s ``.NAME.HEX.converting.SUFFIX`` and the temporaries of these. Only a
+    regular file of exactly such a name is removed, that nobody holds locked (each is locked
+    while it is written), unchanged for ``STALE_AFTER`` seconds, and empty or beginning as a
+    log (binary or JSON Lines); anything else is left alone. Returns the paths removed."""
+    directory = os.path.dirname(os.path.abspath(path))
+    name = os.path.basename(path)
+    if (m := _CONVERTING.fullmatch(name)) is not None:  # convert --overwrite's own temporary
+        name = m.group(1)
+    pattern = re.compile(r"\.+" + re.escape(name) + _TEMP_PARTS, re.DOTALL)
+    removed = []
+    try:
+        entries = [e for e in os.scandir(directory) if pattern.fullmatch(e.name)]
+    except OSError:
+        return removed
+    now = time.time()
+    for entry in entries:
+        try:
+            fd = os.open(entry.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        except OSError:
+            continue
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode) or now - st.st_mtime < STALE_AFTER:
+                continue
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # BlockingIOError: in use
+            if os.pread(fd, 8, 0) not in (b"", MAGIC) and os.pread(fd, 6, 0) != b'{"log"':
+                continue
+            if _identity(os.stat(entry.path, follow_symlinks=False)) == _identity(st):
+                os.unlink(entry.path)  # unlinked while locked: no writer can be mid-way
+                removed.append(entry.path)
+        except OSError:
+            continue
+        finally:
+            os.close(fd)
+    return removed
+
+
 def _create_temp(directory: str, name: str) -> tuple[int, str]:
     """A new file beside the log, with the usual permissions (mkstemp's are owner-only)."""
     while True:
@@ -1922,6 +1969,7 @@ def _seal(path: str, shown: str, batch_events: int, lock_timeout: float) -> LogI
                     kind="version",
                 )
             directory = os.path.dirname(os.path.abspath(path))
+            sweep_stale(path)  # a killed seal's sealed copy
             try:
                 tmp_fd, tmp = _create_temp(directory, os.path.basename(path))
             except OSError as exc:

@@ -4,6 +4,8 @@ of JSON Lines' first and end lines."""
 
 from __future__ import annotations
 
+import fcntl
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -94,3 +96,86 @@ def test_a_bit_flip_in_the_last_events_of_a_signed_log_is_still_damage(tmp_path:
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert "damage" in done.stderr or "checksum" in done.stderr
     assert _cli("repair", str(path)).returncode != 0
+
+
+# -- a killed convert or seal: stale temporaries ------------------------------------------------
+
+KILL_AT_PUBLISH = """
+import os, runpy, signal, sys
+from buraco_log import jsonl, log
+jsonl._publish = lambda tmp, dst: os.kill(os.getpid(), signal.SIGKILL)  # file whole, unnamed
+log._hook = lambda point: point == "seal.before-rename" and os.kill(os.getpid(), signal.SIGKILL)
+sys.argv = ["buraco-log", *sys.argv[1:]]
+runpy.run_module("cli", run_name="__main__")
+"""
+
+
+def _killed(*args: str) -> None:
+    done = subprocess.run([sys.executable, "-c", KILL_AT_PUBLISH, *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == -9, (done.returncode, done.stderr)
+
+
+def _age(path: Path) -> None:
+    old = path.stat().st_mtime - 3600
+    os.utime(path, (old, old))
+
+
+def _log(path: Path, sealed: bool = True) -> None:
+    signer = Signer.generate()
+    with log.Writer(path, sealed=sealed, signer=signer) as w:
+        for event in match(key_id=signer.key_id)[:30]:
+            w.append(event)
+
+
+@pytest.mark.parametrize("form", ["jsonl", "blog"])
+def test_a_convert_killed_before_naming_its_file_leaves_a_temporary_the_next_one_removes(
+    tmp_path: Path, form: str
+) -> None:
+    source = tmp_path / "in.blog"
+    _log(source)
+    if form == "blog":  # JSON Lines in, binary out
+        assert _cli("convert", str(source), "-o", str(tmp_path / "in.jsonl")).returncode == 0
+        source = tmp_path / "in.jsonl"
+    out = tmp_path / f"out.{form}"
+    _killed("convert", str(source), "-o", str(out))
+    assert not out.exists()
+    stale = [p for p in tmp_path.iterdir() if p.name.startswith(f".{out.name}.")]
+    assert len(stale) == 1, stale
+    for p in stale:
+        _age(p)
+    # what is not a killed conversion's stays: a user's file of such a name, a fresh
+    # temporary (a conversion under way, not yet locked), one locked by a live conversion
+    mine = tmp_path / f".{out.name}.0123456789ab.tmp"
+    mine.write_text("my notes\n")
+    _age(mine)
+    fresh = tmp_path / f".{out.name}.aaaaaaaaaaaa.tmp"
+    fresh.write_bytes(stale[0].read_bytes())
+    held = tmp_path / f".{out.name}.bbbbbbbbbbbb.tmp"
+    held.write_bytes(stale[0].read_bytes())
+    _age(held)
+    with open(held, "rb") as f:
+        fcntl.flock(f.fileno(), fcntl.LOCK_EX)
+        done = _cli("convert", str(source), "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    assert not stale[0].exists()  # before: every killed run left its copy of the log
+    assert mine.exists() and fresh.exists() and held.exists()
+    assert _cli("verify", str(out)).returncode == 0
+
+
+def test_a_seal_killed_before_its_rename_leaves_a_copy_the_next_seal_removes(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "m.blog"
+    _log(path, sealed=False)
+    before = path.read_bytes()
+    _killed("seal", str(path))
+    assert path.read_bytes() == before
+    stale = [p for p in tmp_path.iterdir() if p.name.startswith(".m.blog.")]
+    assert len(stale) == 1, stale
+    _age(stale[0])
+    done = _cli("seal", str(path))
+    assert done.returncode == 0, done.stderr
+    assert not stale[0].exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.blog"]
+    assert log.verify(path).sealed
