@@ -1191,7 +1191,7 @@ def sweep_stale(path: str | os.PathLike[str]) -> list[str]:
     if (m := _CONVERTING.fullmatch(name)) is not None:  # convert --overwrite's own temporary
         name = m.group(1)
     pattern = re.compile(r"\.+" + re.escape(name) + _TEMP_PARTS, re.DOTALL)
-    removed = []
+    removed: list[str] = []
     try:
         entries = [e for e in os.scandir(directory) if pattern.fullmatch(e.name)]
     except OSError:
