@@ -359,6 +359,11 @@ class JsonlReader:
 
     def _meta(self, obj: dict[str, Any], number: int) -> None:
         kind = obj["log"]
+        allowed = _META_KEYS.get(kind) if isinstance(kind, str) else None
+        if allowed is not None and (unknown := sorted(set(obj) - allowed)):
+            # as strict as an event line and the binary header: a key no reader knows
+            raise self._error(f"unknown key(s) {', '.join(map(repr, unknown))} on the "
+                              f"{'first' if kind == 'buraco-log' else 'end'} line", number)
         if kind == "buraco-log" and self._header_line:  # which version would count?
             raise self._error(f"a second first line (the first is line {self._header_line}): "
                               "a log has one", number)
@@ -390,6 +395,12 @@ class JsonlReader:
             self.end_line = number
         else:
             raise self._error(f"unexpected log line {kind!r}", number)
+
+
+_META_KEYS: dict[str, frozenset[str]] = {
+    "buraco-log": frozenset({"log", "version", "sealed"}),
+    "end": frozenset({"log", "events", "head"}),
+}
 
 
 def read_jsonl(path: str | os.PathLike[str]) -> list[ev.AnyEvent]:

@@ -179,3 +179,23 @@ def test_a_seal_killed_before_its_rename_leaves_a_copy_the_next_seal_removes(
     assert not stale[0].exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.blog"]
     assert log.verify(path).sealed
+
+
+@pytest.mark.parametrize("which", ["first", "end"])
+def test_an_unknown_key_on_a_json_lines_first_or_end_line_is_refused_naming_it(
+    tmp_path: Path, which: str
+) -> None:
+    source = tmp_path / "in.blog"
+    _log(source)
+    good = tmp_path / "good.jsonl"
+    assert _cli("convert", str(source), "-o", str(good)).returncode == 0
+    lines = good.read_text().splitlines()
+    at = 0 if which == "first" else len(lines) - 1
+    lines[at] = lines[at][:-1] + ', "comment": "x"}'
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join(lines) + "\n")
+    done = _cli("verify", str(bad))  # before: accepted, the key silently dropped
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    line = done.stderr.strip().splitlines()
+    assert len(line) == 1 and str(bad) in line[0] and f"line {at + 1}" in line[0]
+    assert "'comment'" in line[0]
