@@ -327,7 +327,11 @@ def guarded(func: Callable[P, R]) -> Callable[P, R]:
             # a read that failed in a reader that named no file (EIO): the command's one log
             named = exc.filename or (None if exc.errno in _WRITE_ERRNOS else _sole_input(kwargs))
             where = f"{named}: " if named else ""
-            code = EXIT_USAGE if isinstance(exc, _USAGE_OS_ERRORS) else EXIT_FINDINGS
+            # an input that cannot be read (missing, a directory, EIO) is not readable as a
+            # log: 2, whichever command reads it; a failed write (a full disk) is 1
+            read = exc.errno not in _WRITE_ERRNOS and named is not None and (
+                exc.filename is None or str(exc.filename) in _inputs(kwargs))
+            code = EXIT_USAGE if isinstance(exc, _USAGE_OS_ERRORS) or read else EXIT_FINDINGS
             raise fail(f"{where}{exc.strerror or exc}", code,
                        as_json=wants_json(kwargs) and not on_stdout, error=exc) from None
         except KeyboardInterrupt:
@@ -347,13 +351,19 @@ _WRITE_ERRNOS: Final = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno
 """Errors only a write gives: never put on the log being read."""
 
 
-def _sole_input(kwargs: dict[str, Any]) -> str | None:
-    """The one log a command was given to read, or None (none, or several)."""
+def _inputs(kwargs: dict[str, Any]) -> list[str]:
+    """The logs a command was given to read."""
     found: list[str] = []
     for key in INPUT_PARAMETERS & kwargs.keys():
         value = kwargs[key]
         found.extend(str(v) for v in (value if isinstance(value, list) else [value])
                      if isinstance(v, str | Path))
+    return found
+
+
+def _sole_input(kwargs: dict[str, Any]) -> str | None:
+    """The one log a command was given to read, or None (none, or several)."""
+    found = _inputs(kwargs)
     return found[0] if len(found) == 1 else None
 
 

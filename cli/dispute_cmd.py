@@ -155,7 +155,7 @@ def _integrity_line(i: audit.Integrity) -> str:
 
 def render_summary(s: audit.Summary) -> Iterator[str]:
     if s.match_id is None:  # no MatchStarted read: none intact, or the log opens otherwise
-        intact = s.integrity is not None and s.integrity.status in ("sealed", "unsealed")
+        intact = s.integrity is not None and audit.not_started((), s.integrity)
         yield ("match     unknown: the log does not open with the match start" if s.events
                else "match     unknown: the log holds no events" if intact
                else "match     unknown: the log's first event could not be read")
@@ -375,7 +375,11 @@ def render_diff(d: audit.Diff) -> Iterator[str]:
 
 @guarded
 def show(path: LogArg, format: FormatOpt = Format.table) -> None:
-    """A match summary: rules, players, each hand's result and scores, canastras, integrity."""
+    """A match summary: rules, players, each hand's result and scores, canastras, integrity.
+
+    A damaged log, or one with an illegal event, is summed up to where that starts, said on
+    stderr, exit 1. A log of a match that never received an event (an empty file) is no
+    finding."""
     try:
         summary = audit.show_log(path)
     except ReplayError as exc:
@@ -392,10 +396,15 @@ def show(path: LogArg, format: FormatOpt = Format.table) -> None:
             _echo(line)
         for line in render_last_melds(path):
             _echo(line)
-    if integrity.status in ("broken", "torn"):  # a finding: the summary covers the intact part
+    if integrity.status in ("broken", "torn") and not audit.not_started((), integrity):
+        # a finding: the summary covers the intact part (an empty file is a match not
+        # started, as `audit` says: no event was lost)
         where = f", byte {integrity.offset}" if integrity.offset is not None else ""
         raise fail(f"{path}{where}: {integrity.status}: {integrity.message} (the summary covers "
                    f"the {integrity.events} events before it)")
+    if summary.first_illegal:  # a finding too, as damage is: the summary stops before it
+        raise fail(f"{path}: {summary.first_illegal} (the summary covers the events before "
+                   "it; `buraco-log audit` for details)")
 
 
 def render_last_melds(path: Path) -> Iterator[str]:
@@ -426,7 +435,10 @@ def replay(
     recent: RecentOpt = 6,
     ignore_integrity: IgnoreIntegrityOpt = False,
 ) -> None:
-    """The table at any point of a match (the end, by default)."""
+    """The table at any point of a match (the end, by default).
+
+    The end of a log with an illegal event is the table before it, shown, then said on stderr
+    (exit 1). A log with no event (a match not started) has no table (exit 2)."""
     js = format is Format.json
     if at is not None and hand is not None:
         raise fail("use either --at or --hand, not both", EXIT_USAGE, as_json=js)
@@ -453,22 +465,30 @@ def replay(
             seq = tl.last_seq
         view = tl.view(seq, seat=seat, recent=recent)
         # after the view: a seq past the illegal event is one error line, not a note and an
-        # error
-        if tl.illegal is not None and tl.illegal.seq is not None:
+        # error; the end asked for (no --at, --hand or --step) stops short of it: a finding,
+        # said after the table (exit 1), as `show` and `view` say it
+        short = (tl.illegal is not None and tl.illegal.seq is not None
+                 and at is None and hand is None and not step)
+        if tl.illegal is not None and tl.illegal.seq is not None and not short:
             typer.echo(terminal_safe(f"buraco-log: note: {path}: seq {tl.illegal.seq} is "
                                      f"illegal [{tl.illegal.rule}]; the table is known up to "
                                      f"seq {tl.last_seq}"), err=True)
     except ReplayError as exc:
         raise _replay_error(path, exc, js) from None
-    if warning is not None:
-        if format is Format.json:
-            emit_json(with_warning(view_json(view, tl), warning))
-            return
-        _echo(warning)
-    if not step:
-        _print_view(view, format, tl)
+    if warning is not None and format is Format.json:
+        emit_json(with_warning(view_json(view, tl), warning))
+    elif step:
+        if warning is not None:
+            _echo(warning)
+        _step(tl, view, seat, format, recent)
         return
-    _step(tl, view, seat, format, recent)
+    else:
+        if warning is not None:
+            _echo(warning)
+        _print_view(view, format, tl)
+    if short and tl.illegal is not None:
+        raise fail(f"{path}: seq {tl.illegal.seq} is illegal [{tl.illegal.rule}]; the table is "
+                   f"known up to seq {tl.last_seq}", error=tl.illegal)
 
 
 def load_timeline(path: Path, ignore_integrity: bool, *, as_json: bool = False
@@ -477,8 +497,9 @@ def load_timeline(path: Path, ignore_integrity: bool, *, as_json: bool = False
     with when the log failed its integrity check (None when it passed, or strictly read)."""
     events, warning = load_events(path, ignore_integrity)
     tl = Timeline(events)
-    if not tl.recorded:
-        raise fail(f"{path}: the log holds no events", as_json=as_json)
+    if not tl.recorded:  # as `view` says it (and `audit`: NOT STARTED), not damage
+        raise fail(f"{path}: the log holds no events yet (a match not started): no table to "
+                   "show [log.empty]", EXIT_USAGE, as_json=as_json)
     return tl, warning
 
 

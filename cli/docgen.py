@@ -24,11 +24,20 @@ the two differ. For a guided start, see the [README](../README.md).
 
 Every command follows the same rules:
 
-- **Exit status.** `0`: fine. `1`: the log or archive has a finding (damage, an illegal move,
-  a wrong score, a refused ingest). `2`: a usage error, or an input that is not readable as a
-  log (a missing path, a directory, a FIFO, a file that does not begin like a log, a format
-  version newer than this tool), or a seq, hand, turn or seat the match does not have (a seq
-  past an illegal event is a finding, `1`). `130`: interrupted.
+- **Exit status**, the same for every command:
+  - `0`: fine. A log of a match that never received an event (a header alone, an empty file)
+    is no finding.
+  - `1`: the log or archive has a finding: damage, an illegal move, a wrong score, a refused
+    ingest (`show`, `replay` and `view` first show what is intact and legal). Also: an output
+    could not be written (a full disk), or an internal error.
+  - `2`: a usage error (a bad option, a missing command), or an input that is not readable as
+    a log (a missing path, a directory, a FIFO, a read error such as EIO, a file that does not
+    begin like a log, a format version newer than this tool), or a seq, hand, turn or seat
+    the match does not have (a match not started has none; a seq past an illegal event is a
+    finding, `1`).
+  - `130`: interrupted.
+  - `141`: standard output was closed by its reader (`| head`): the command stops quietly,
+    `--help` too.
 - **Errors** are one line on stderr, `buraco-log: error: FILE, byte N, seq S: ... [rule]`, with
   nothing half-written; a defect of the tool itself says `internal error` (exit 1). `--debug`
   (before the command) prints the traceback before that line; the exit status stays the same.

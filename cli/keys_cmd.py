@@ -14,7 +14,7 @@ from cli.common import CONTEXT, EXIT_USAGE, Format, emit_json, fail, guarded
 PASSPHRASE_ENV = "BURACO_LOG_KEY_PASSPHRASE"
 
 app = typer.Typer(help="Site signing keys: make a key pair to sign match logs with.",
-                  no_args_is_help=True, context_settings=CONTEXT)
+                  context_settings=CONTEXT)
 
 
 MAX_PASSPHRASE_FILE = 64 * 1024

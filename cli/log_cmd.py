@@ -16,6 +16,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, ParamSpec, TypeVar
 
+import msgspec
 import typer
 
 from buraco_log import audit, jsonl, log, schemafile
@@ -372,6 +373,17 @@ def verify(
 
         return verify_archive(path, as_json=format is Format.json)
     info = _verify_jsonl(path) if _is_jsonl_name(path) else log.verify(path)
+    # no whole header (an empty file) and no event: a match not started, as `audit` says
+    # (exit 0), not a torn tail; a header alone is one too
+    not_started = info.events == 0 and (info.torn is None
+                                        or info.torn.offset < log.HEADER_SIZE)
+    if not_started and info.torn is not None:
+        if format is Format.json:
+            emit_json({**msgspec.to_builtins(info), "not_started": True})
+        else:
+            typer.echo(f"{path}: NOT STARTED: no whole header ({info.torn.reason}) and no "
+                       "event: a match that never received an event; delete the file")
+        return
     if info.torn is not None:  # an error like damage: one line on stderr, stdout empty
         advice = ("no event is intact: delete the file" if info.torn.offset < log.HEADER_SIZE
                   else f"the {info.events} events before it are intact; `buraco-log repair` "
@@ -382,7 +394,7 @@ def verify(
         raise fail(f"{path}, byte {info.torn.offset}: torn tail: {info.torn.reason} ({advice})",
                    as_json=format is Format.json, error=torn)
     if format is Format.json:
-        emit_json(info)
+        emit_json({**msgspec.to_builtins(info), "not_started": not_started})
     else:
         state = ("sealed" if info.sealed
                  else "unsealed (no end line with the head digest; convert it to binary and "

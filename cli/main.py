@@ -41,7 +41,6 @@ helpfmt.install()
 app = typer.Typer(
     name="buraco-log",
     help="Replay, audit and query Buraco match logs.",
-    no_args_is_help=True,
     pretty_exceptions_enable=False,
     context_settings=CONTEXT,
 )
@@ -135,8 +134,18 @@ def run() -> None:
     try:
         # one name in usage lines and hints, however started (`python -m cli`, the script)
         code = app(standalone_mode=False, prog_name="buraco-log")
-    except _NO_ARGS:
-        code = 0  # typer has printed the help already
+    except _NO_ARGS:  # no group asks for it now: a missing command is a usage error (2)
+        code = EXIT_USAGE
+    except SystemExit as exc:
+        # help or version meeting a closed pipe (`--help | head`): rich's printer and click
+        # exit 1 themselves, after making standard output quiet; the status every command
+        # has for it instead
+        piped = (isinstance(exc.__context__, BrokenPipeError)
+                 or type(sys.stdout).__name__ == "PacifyFlushWrapper")
+        if exc.code != 1 or not piped:
+            raise
+        drop_stdout()
+        code = 141
     except _USAGE as exc:
         if State.debug:  # the traceback, then the same line and exit status as without
             show_traceback(exc)
@@ -144,6 +153,10 @@ def run() -> None:
         hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
         message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
         message = " ".join(message.split())  # a missing choice option lists its choices on lines
+        if message == "Missing command." and ctx is not None:  # a group given no command
+            names: list[str] = getattr(ctx.command, "list_commands", lambda _c: [])(ctx)
+            shown = [n for n in names if n not in HIDDEN]
+            message = f"missing command: one of {', '.join(shown)}" if shown else message
         typer.echo(f"buraco-log: usage: {message}{hint}", err=True)
         if _argv_wants_json(sys.argv[1:]):  # -f json: stdout is JSON on a usage error too
             emit_json({"error": error_object(f"{message}{hint}", EXIT_USAGE)})

@@ -15,7 +15,7 @@ from buraco_log.knobs import describe, did_you_mean
 from buraco_log.rules import PRESET_SOURCES, PRESETS, Rules, load_toml, preset
 from cli.common import CONTEXT, EXIT_USAGE, Format, emit_json, fail, guarded
 
-app = typer.Typer(help="The rules presets and house rules.", no_args_is_help=True,
+app = typer.Typer(help="The rules presets and house rules.",
                   context_settings=CONTEXT)
 
 

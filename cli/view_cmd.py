@@ -13,6 +13,7 @@ from typing import Annotated, Protocol
 import typer
 
 from buraco_log.errors import BuracoLogError, LogFormatError, ReplayError
+from buraco_log.log import HEADER_SIZE
 from buraco_log.view import Mark, Page, page_for_log, write_page
 from buraco_log.view.links import Rows, match_pages
 from cli.common import EXIT_USAGE, fail, from_stdin, guarded, refuse_input_as_output
@@ -80,7 +81,8 @@ def view(
     table, the melds, the pile and the score sheet. Works offline, makes no network request.
 
     A log that fails the audit opens at the last legal table with a banner naming the refused
-    seq and rule; a damaged log shows its intact events and where the damage starts."""
+    seq and rule; a damaged log shows its intact events and where the damage starts. Either
+    way the page is written and the exit status is 1, as for every finding."""
     if not path.exists():
         raise fail(f"{path}: no such file", EXIT_USAGE)
     if path.is_dir():
@@ -99,6 +101,10 @@ def view(
     except ValueError as exc:  # a seat the match does not have
         raise fail(f"{path}: {exc}", EXIT_USAGE) from None
     except LogFormatError as exc:  # not one event could be read: not a log (2), damaged (1)
+        if exc.kind == "torn" and (exc.offset or 0) < HEADER_SIZE:  # an empty file: as a
+            # header alone, a match not started (as `audit`, `replay` say), not damage
+            raise fail(f"{path}: the log holds no events yet (a match not started): no table "
+                       "to show [log.empty]", EXIT_USAGE) from None
         raise fail(str(exc) if str(exc).startswith(str(path)) else f"{path}: {exc}",
                    exc.exit_status if exc.kind in ("damage", "torn") else EXIT_USAGE) from None
     for b in page.banners:  # the page opens anyway; say why it stops short, as replay does
@@ -107,14 +113,17 @@ def view(
     if output == "-":
         sys.stdout.write(html)
         sys.stdout.flush()
-        return
-    target = Path(output) if output is not None else default_output(path, seat)
-    if target.is_dir():
-        raise fail(f"{target}: is a directory; name the page's file", EXIT_USAGE)
-    write_page(target, html)
-    typer.echo(f"wrote {target} ({len(html.encode('utf-8')):,} bytes)", err=True)
-    if open_:
-        open_page(target)
+    else:
+        target = Path(output) if output is not None else default_output(path, seat)
+        if target.is_dir():
+            raise fail(f"{target}: is a directory; name the page's file", EXIT_USAGE)
+        write_page(target, html)
+        typer.echo(f"wrote {target} ({len(html.encode('utf-8')):,} bytes)", err=True)
+        if open_:
+            open_page(target)
+    if page.banners:  # the page is written, but the log has a finding: exit 1, as `show`,
+        # `replay` and `audit` do for it (a referee's script must not read it as clean)
+        raise typer.Exit(1)
 
 
 def register(app: typer.Typer) -> None:

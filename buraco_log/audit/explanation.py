@@ -12,7 +12,7 @@ from buraco_log.audit.findings import to_dict
 from buraco_log.audit.integrity import load
 from buraco_log.audit.scores import score_lines
 from buraco_log.cards import Style
-from buraco_log.errors import BuracoLogError, IllegalMoveError, PositionError, ReplayError
+from buraco_log.errors import BuracoLogError, IllegalMoveError, PositionError
 from buraco_log.events import (
     AnyEvent,
     CardsLaidOff,
@@ -54,7 +54,9 @@ def explain_event(events: Sequence[AnyEvent], seq: int, *, path: str = "") -> Ex
     by_seq = {e.seq: e for e in events}
     if seq not in by_seq:
         if not events:
-            raise ReplayError("the log holds no events", seq=seq)
+            # a match not started (as `replay` and `view` say it): no seq to explain (2)
+            raise PositionError(f"the log holds no events yet (a match not started): there is "
+                                f"no seq {seq} [log.empty]", seq=seq)
         raise PositionError(f"the log has no seq {seq} (seqs 0 to {events[-1].seq})", seq=seq)
     tl = Timeline(events)
     note = None

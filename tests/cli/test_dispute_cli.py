@@ -98,11 +98,13 @@ def test_a_file_that_is_no_log_reads_unknown_and_an_empty_log_has_no_seqs(
     empty = tmp_path / "empty.jsonl"
     empty.write_text("")
     code, out, err = run("explain", empty, "--at", 1)
-    assert (code, out) == (1, "") and err.strip().endswith("the log holds no events")
+    # a match not started has no seq: 2, as any seq the match does not have (it said 1)
+    assert (code, out) == (2, "") and err.strip().endswith("there is no seq 1 [log.empty]")
     empty_blog = tmp_path / "empty.blog"
     empty_blog.write_bytes(b"")
     code, out, err = run("explain", empty_blog, "--at", 0)
-    assert code == 1 and "no event is intact: delete the file" in err and "repair" not in err
+    # a match not started, as audit says it (it said "torn", exit 1)
+    assert code == 2 and "[log.empty]" in err and "repair" not in err
 
 
 def test_replay_json_is_the_library_table_view(logs: dict[str, Path]) -> None:

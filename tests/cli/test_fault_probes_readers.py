@@ -92,11 +92,11 @@ def test_a_usage_error_without_json_leaves_stdout_empty(box: Path) -> None:
     (["replay", "good.blog", "--at", "3", "--hand", "1"], 2, ["either --at or --hand"]),
     (["replay", "good.blog", "--turn", "1"], 2, ["--turn needs --hand"]),
     (["replay", "good.blog", "--step", "--ignore-integrity"], 2, ["--step does not combine"]),
-    (["replay", "header-only.blog"], 1, ["header-only.blog", "holds no events"]),
+    (["replay", "header-only.blog"], 2, ["header-only.blog", "holds no events yet"]),
     (["explain", "good.blog", "--at", "539"], 2, ["good.blog", "seq 539", "no seq 539"]),
     (["explain", "good.blog", "--at", HUGE], 2, ["good.blog", f"no seq {HUGE}"]),
     (["moves", "good.blog", "--at", "539"], 2, ["good.blog", "no seq 539"]),
-    (["moves", "header-only.blog"], 1, ["header-only.blog", "holds no events"]),
+    (["moves", "header-only.blog"], 2, ["header-only.blog", "holds no events yet"]),
 ], ids=lambda a: "-".join(a) if isinstance(a, list) and isinstance(a[0], str) and
    a[0] in ("replay", "explain", "moves") else None)
 def test_what_the_log_does_not_have_is_one_line_and_json_with_json(
@@ -336,7 +336,9 @@ def test_replay_of_a_log_whose_first_event_is_illegal_is_a_finding_not_an_empty_
 def test_show_of_a_log_that_does_not_open_with_the_match_start_says_so(box: Path) -> None:
     """It said the first event "could not be read": it was read, and is a deal."""
     r = run("show", "no-start.jsonl", cwd=box)
-    assert r.code == 0 and r.err == "", r
+    # the summary, then the finding on stderr: exit 1, as for damage
+    assert r.code == 1 and r.lines[0].endswith("(the summary covers the events before it; "
+                                               "`buraco-log audit` for details)"), r
     lines = r.out.splitlines()
     assert lines[0] == "match     unknown: the log does not open with the match start"
     assert lines[-1].startswith("ILLEGAL   seq 0 [match.not_started]")
@@ -361,8 +363,9 @@ def test_view_at_a_seq_the_page_cannot_open_at(tmp_path: Path, log: Path, seq: i
 
 def test_replay_of_an_illegal_log_still_notes_it_beside_the_table() -> None:
     r = run("replay", ILLEGAL)
-    assert r.code == 0 and r.out.startswith("seq 22 ")
-    assert r.lines == [f"buraco-log: note: {ILLEGAL}: seq 23 is illegal "
+    # the end asked for stops short of it: the table, then the finding, exit 1
+    assert r.code == 1 and r.out.startswith("seq 22 ")
+    assert r.lines == [f"buraco-log: error: {ILLEGAL}: seq 23 is illegal "
                        "[discard.card_not_in_hand]; the table is known up to seq 22"]
 
 
@@ -387,6 +390,6 @@ def test_the_json_error_of_a_log_on_stdin_names_stdin_not_its_temporary_copy(
 def test_notes_about_a_log_on_stdin_name_stdin(command: list[str]) -> None:
     """Notes and warnings on stderr named /tmp/buraco-log-stdin-.../stdin.blog."""
     r = run(command[0], "-", *command[1:], stdin=ILLEGAL.read_bytes())
-    assert r.code == 0, r
-    assert "buraco-log: note: <stdin>: seq 23 is illegal" in r.err
+    assert r.code == (0 if command[0] == "review" else 1), r  # replay's end, view: a finding
+    assert "<stdin>: seq 23 is illegal" in r.err
     assert "buraco-log-stdin" not in r.err + r.out

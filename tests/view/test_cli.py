@@ -66,7 +66,7 @@ def test_an_illegal_log_still_gets_its_page_and_a_note(tmp_path: Path) -> None:
     events, bad = with_illegal_discard(match("biriba", 4, seed=3))
     log = write(tmp_path / "bad.blog", events)
     done = run("view", log)
-    assert done.returncode == 0
+    assert done.returncode == 1  # the page is written, and the finding is the exit status
     assert f"seq {bad} is illegal".encode() in done.stderr
     data = data_of((tmp_path / "bad.html").read_bytes())
     assert data["banners"][0]["seq"] == bad and data["start"] == bad - 1

@@ -182,7 +182,7 @@ def test_a_seats_page_of_an_illegal_draw_gives_the_rule_not_the_stocks_top(
     path, top = wrong_draw
     out = tmp_path / "seat0.html"
     p = run("view", path, "--seat", "0", "-o", out)
-    assert p.returncode == 0, p.stderr
+    assert p.returncode == 1, p.stderr
     said = f"the top of the stock is {top}"
     assert said not in p.stderr and said not in out.read_text("utf-8")
     p = run("replay", path, "--seat", "0")
@@ -224,7 +224,7 @@ def test_a_seats_page_of_a_damaged_jsonl_log_names_the_line(damaged_jsonl: Path,
                                                             tmp_path: Path) -> None:
     out = tmp_path / "page.html"
     p = run("view", damaged_jsonl, "--seat", "1", "-o", out)
-    assert p.returncode == 0 and "Traceback" not in p.stderr
+    assert p.returncode == 1 and "Traceback" not in p.stderr
     assert "line 6" in p.stderr and "None" not in p.stderr
     data = data_of(out.read_text("utf-8"))
     assert [b["kind"] for b in data["banners"]] == ["damaged"]
@@ -276,9 +276,9 @@ def test_the_page_shows_control_and_bidi_characters_escaped(bidi_log: Path,
 def test_the_terminal_and_the_review_show_hostile_names_escaped(bidi_log: Path,
                                                                 tmp_path: Path) -> None:
     p = run("view", bidi_log, "--seat", "0", "-o", tmp_path / "p.html")
-    assert p.returncode == 0 and UNSAFE.search(p.stderr) is None and "note:" in p.stderr
+    assert p.returncode == 1 and UNSAFE.search(p.stderr) is None and "note:" in p.stderr
     p = run("view", bidi_log, "-o", tmp_path / "r.html")  # the referee's banner names seat 1
-    assert p.returncode == 0 and UNSAFE.search(p.stderr) is None and "\\x1b[2J" in p.stderr
+    assert p.returncode == 1 and UNSAFE.search(p.stderr) is None and "\\x1b[2J" in p.stderr
     p = run("review", bidi_log, "--seat", "1", "--budget", "1x2r1", "--partial")
     assert p.returncode == 0, p.stderr
     assert UNSAFE.search(p.stdout + p.stderr) is None and "\\u202eevil" not in p.stderr
@@ -288,7 +288,8 @@ def test_the_terminal_and_the_review_show_hostile_names_escaped(bidi_log: Path,
                  ["review", bidi_log, "--seat", "1", "--budget", "1x2r1", "--partial",
                   "-f", "html"]):
         p = run(*args, "-o", "-")
-        assert p.returncode == 0 and p.stdout.startswith("<!DOCTYPE html>"), p.stderr
+        assert p.returncode == (1 if args[0] == "view" else 0), p.stderr  # view: a finding
+        assert p.stdout.startswith("<!DOCTYPE html>"), p.stderr
         assert UNSAFE.search(p.stdout + p.stderr) is None
         assert data_of(p.stdout)["players"][0]["name"] == BIDI_NAMES[0]
 
