@@ -165,6 +165,7 @@ def _convert(source: Path, output: Path, to: Target, validate: bool, overwrite: 
         try:
             info = jsonl.convert(source, temp, to.value, validate=validate)
             os.replace(temp, target)
+            log._fsync_dir(str(target))  # the replacement survives a power loss
         except LogFormatError as exc:
             if exc.path != str(temp):
                 raise

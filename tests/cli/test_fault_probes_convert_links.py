@@ -7,6 +7,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from tests.cli.test_fault_probes_outputs import EXE, GOOD_JSONL, pytestmark, run  # noqa: F401
 
 
@@ -40,3 +42,34 @@ def test_convert_over_a_link_to_a_log_keeps_the_link(tmp_path: Path) -> None:
     assert r.code == 0, r
     assert link.is_symlink() and run("verify", real).code == 0
     assert sorted(p.name for p in real.parent.iterdir()) == ["real.blog"]
+
+
+def test_convert_overwrite_fsyncs_the_directory_after_the_rename(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rename over the old file is a directory entry: without the directory's fsync a
+    power loss could bring the old log back after the command said it was replaced."""
+    import os
+
+    from cli import log_cmd
+
+    out = tmp_path / "out.blog"
+    out.write_bytes(b"old")
+    calls: list[str] = []
+    real_replace, real_fsync = os.replace, os.fsync
+
+    def replace(src: str, dst: str) -> None:
+        calls.append(f"replace {Path(dst).name}")
+        real_replace(src, dst)
+
+    def fsync(fd: int) -> None:
+        if os.path.isdir(f"/proc/self/fd/{fd}"):
+            calls.append(f"fsync dir {os.path.basename(os.readlink(f'/proc/self/fd/{fd}'))}")
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "replace", replace)
+    monkeypatch.setattr(os, "fsync", fsync)
+    log_cmd._convert(Path(GOOD_JSONL), out, log_cmd.Target.binary, validate=False,
+                     overwrite=True, special=False, as_json=False)
+    assert "replace out.blog" in calls
+    after = calls[calls.index("replace out.blog") + 1:]
+    assert f"fsync dir {tmp_path.name}" in after, calls
