@@ -140,6 +140,8 @@ def plain(value: Any) -> str:
 
 def _integrity_line(i: audit.Integrity) -> str:
     base = f"{i.status}, {_n(i.events, 'event')} in {_n(i.records, 'record')}"
+    if i.status == "torn" and audit.not_started((), i):  # as verify and audit say it
+        return f"not started: no whole header ({i.message}) and no event"
     if i.status == "torn":
         return f"{base}; torn tail at byte {i.offset} (record {i.record}): {i.message}"
     if i.status == "broken":
