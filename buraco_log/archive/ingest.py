@@ -261,6 +261,18 @@ class _Batch:
         return not self.parts and not self.errors
 
 
+def _once(paths: list[str]) -> list[str]:
+    """``paths`` in order, each file's first name only (by absolute path)."""
+    seen: set[str] = set()
+    out: list[str] = []
+    for p in paths:
+        key = os.path.abspath(p)
+        if key not in seen:
+            seen.add(key)
+            out.append(p)
+    return out
+
+
 def ingest(
     sources: Sequence[str | os.PathLike[str]],
     archive: str | os.PathLike[str],
@@ -293,7 +305,9 @@ def ingest(
         # what is stored first: an archive with a damaged record or file is left untouched
         digests, shas, bad = store.known(root)
         report.recovered = store.recover(root)
-        paths = find_logs([str(s) for s in sources])
+        # A file named twice (``a.blog a.blog``, or itself and its directory) is one file,
+        # not a copy: it counted as a duplicate, and as two of the files found.
+        paths = _once(find_logs([str(s) for s in sources]))
         report.files = len(paths)
         # No more workers than a few logs each (as audit): -j 1000 forked 1000 processes for
         # 200 logs, five times slower than two, and as many as asked for any number of logs.

@@ -337,3 +337,22 @@ def test_a_lock_that_is_not_a_plain_file_is_one_line_and_nothing_is_created_outs
     assert sorted(p.name for p in arch.rglob("*")) == before
     if kind != "link":  # (queries refuse any link inside an archive)
         assert query(arch, "SELECT count(*) AS n FROM matches").to_pylist() == [{"n": 1}]
+
+
+def test_a_file_named_twice_is_one_file_not_a_duplicate(tmp_path: Path) -> None:
+    """``ingest a.blog ./a.blog DIR`` (DIR holding a.blog) named one file three times: it said
+    "3 logs ... 2 duplicates", as for two copies of a match under other names."""
+    src = tmp_path / "src"
+    shutil.copytree(SIM, src)
+    logs = sorted(src.glob("*.blog"))
+    copy = src / f"copy-of-{logs[0].name}"
+    shutil.copyfile(logs[0], copy)
+    one = str(logs[0])
+    names = [one, one, os.path.relpath(one), str(src)]
+    r = ingest(names, tmp_path / "arch")
+    found = len(audit.find_logs([src]))
+    assert r.files == found, r  # each file once, under the first name given
+    assert r.duplicates == 1, r  # the copy under another name is still a copy
+    assert r.added == found - 1 and not r.errors, r
+    paths = query(tmp_path / "arch", "SELECT source_path FROM matches").column(0).to_pylist()
+    assert len(paths) == len(set(paths)) == found - 1
