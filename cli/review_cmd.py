@@ -99,13 +99,14 @@ def review(
     if not math.isfinite(threshold):  # inf made the JSON review say Infinity: not JSON
         raise fail(f"--threshold: {threshold} is not a number of points", EXIT_USAGE,
                    as_json=js)
-    from buraco_log.audit import read_log
+    from buraco_log.audit import not_started, read_log
 
     events, integ = read_log(path)
-    if integ.status not in ("broken", "torn", "unreadable") and not events:
-        # a header and no event: a log, of a match not started (it said "not a log")
-        raise fail(f"{path}: the log holds no events yet (a match not started): no decision "
-                   "to review", EXIT_USAGE, as_json=js)
+    if not_started(events, integ):
+        # a header and no event, or an empty file (a header cut short while it was created):
+        # a match not started, as every command says (it said "not a log", then "damaged")
+        raise fail(f"{path}: the log holds no events yet (a match not started) [log.empty]: "
+                   "no decision to review", EXIT_USAGE, as_json=js)
     if (integ.status in ("broken", "torn") and not events
             and not (integ.kind == "header" and not integ.offset)):  # damaged, not "not a log"
         raise fail(f"{path}, {_where(integ, path)}: the log is damaged before its first event "

@@ -48,11 +48,12 @@ def test_verify_json_says_a_whole_log_is_started() -> None:
 
 
 @pytest.mark.parametrize("argv", [["replay"], ["view", "-o", "-"], ["moves"],
-                                  ["explain", "--at", "0"]])
+                                  ["explain", "--at", "0"], ["review", "--seat", "0"]])
 def test_an_empty_log_has_no_table_in_replay_as_a_header_alone(unstarted: Path,
                                                                 argv: list[str]) -> None:
     r = cli(argv[0], unstarted, *argv[1:])
-    # it said "torn tail: file header cut short", exit 1
+    # it said "torn tail: file header cut short", exit 1 (review: "damaged before its first
+    # event", exit 1)
     assert (r.returncode, r.stdout) == (2, ""), r.stderr
     assert "a match not started" in r.stderr and "[log.empty]" in r.stderr
     assert "torn" not in r.stderr and r.stderr.count("\n") == 1
