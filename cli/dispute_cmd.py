@@ -337,6 +337,9 @@ def render_explanation(e: audit.Explanation) -> Iterator[str]:
         yield f"  - {f}"
 
 
+_WHOLE = ("sealed", "unsealed")
+
+
 def render_diff(d: audit.Diff) -> Iterator[str]:
     signed = d.signatures_a or d.signatures_b
     for label, path, status, events, head, sigs in (
@@ -356,6 +359,13 @@ def render_diff(d: audit.Diff) -> Iterator[str]:
             "does not)")
         return
     yield "head digests " + ("equal" if d.heads_equal else "differ")
+    if d.diverge_seq is None and d.prefix is None:  # the same events, one copy damaged
+        # (it said "first divergence at seq None")
+        hurt = [f"{label} is {status}" for label, status in
+                (("A", d.integrity_a), ("B", d.integrity_b)) if status not in _WHOLE]
+        yield (f"the copies agree on all {_n(d.events_a, 'event')} read intact, but "
+               f"{' and '.join(hurt) or 'they differ'}: `buraco-log verify` says where")
+        return
     if d.prefix is not None:
         other = "B" if d.prefix == "a" else "A"
         if not (d.diverge_seq or 0):  # the shorter copy holds no event at all

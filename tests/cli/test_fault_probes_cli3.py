@@ -144,3 +144,21 @@ def test_help_into_a_closed_pipe_stops_quietly_as_commands_do(argv: list[str]) -
         p.wait(timeout=120)
     # `--help | head` exited 1, where a command into `| head` exits 141
     assert (p.returncode, err) == (141, b""), (p.returncode, err)
+
+
+def test_diff_of_two_copies_torn_alike_says_they_agree_and_which_is_damaged(
+        tmp_path: Path) -> None:
+    """The same events read from both, one copy or both torn: it said "first divergence at seq
+    None", with "(no event)" on each side."""
+    from tests.brokenlogs import match, tear, write
+
+    events = match("classic", 2, seed=5)[:40]
+    whole = write(tmp_path / "whole.blog", events, segment=1)
+    torn = write(tmp_path / "torn.blog", match("classic", 2, seed=5)[:41], segment=1)
+    tear(torn)  # the 41st event's record cut short: 40 events intact, as in `whole`
+    r = cli("diff", torn, whole)
+    assert r.returncode == 1 and "None" not in r.stdout, r.stdout
+    assert "agree on all 40 events read intact, but A is torn" in r.stdout, r.stdout
+    r = cli("diff", torn, torn)
+    assert r.returncode == 1 and "A is torn and B is torn" in r.stdout, r.stdout
+    assert cli("diff", whole, whole).returncode == 0
