@@ -203,6 +203,10 @@ def reference_hand_scores(rules: Rules, before: State, hand_events: list[AnyEven
             went_out = ev.seat
     if went_out is None and before.went_out is not None:
         went_out = before.went_out
+    # docs/rules.md: "the turn counts once it begins": a hand that ends at the start of the
+    # taker's own turn (the stock at its floor) leaves the morto standing, under either reading.
+    if went_out is None and pending.get(sides[before.turn]) == before.turn:
+        del pending[sides[before.turn]]
     any_end = rules.morto_voided_by in ("any_end", UNSET)
     scores = []
     for side in range(n_sides):

@@ -152,6 +152,28 @@ def test_a_stock_out_before_the_taker_plays_again_voids_the_morto_only_under_the
         assert side0.hand_penalty == 110
 
 
+@pytest.mark.parametrize("voided_by", ["any_end", "opponent_out"])
+def test_a_stock_out_at_the_start_of_the_takers_own_turn_leaves_the_morto_standing(
+    voided_by: str,
+) -> None:
+    """docs/rules.md: the taker's next turn counts once it begins, under either reading. A
+    property run of house rules found the tests' own reference scorer voiding it here."""
+    hand = "3h 3s 3d 4h 4s 4d 5h 5s 5d 5c 5h"
+    # A floor of 3 (house rules): with two players the stock is odd at seat 0's turns.
+    s = Scenario("mega", hands={0: hand}, mortos={0: "Jh Js Jd Jc Qh Qs Qd Qc Th Ts Td"},
+                 morto_voided_by=voided_by, stock_floor=3)
+    t = s.rep._t
+    while not (len(t.stock) == 5 and s.turn == 0):
+        s.pass_turn()
+    s.draw().meld("3h 3s 3d").meld("4h 4s 4d").meld("5h 5s 5d 5c 5h").discard(_drawn(s))
+    s.morto(direct=False)
+    s.pass_turn()  # seat 1 draws the stock down to the floor
+    assert s.turn == 0 and s.state.morto_pending == (None, None)
+    s.end_hand("stock_out")  # seat 0's own turn has begun: its morto stands
+    side0 = s.state.results[0].scores[0]
+    assert (side0.morto_penalty, side0.hand_penalty) == (0, 110)
+
+
 def test_an_indirect_morto_is_taken_for_good_once_its_taker_plays_again() -> None:
     hand = "3h 3s 3d 4h 4s 4d 5h 5s 5d 5c 5h"
     s = Scenario("burraco", hands={0: hand})
