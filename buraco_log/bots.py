@@ -805,12 +805,12 @@ BOTS: dict[str, type[RandomBot] | type[HeuristicBot]] = {
 def make_bot(name: str) -> Bot:
     """A fresh bot by name: ``random``, ``heuristic``, or ``expert`` (the searching player of
     :mod:`buraco_log.expert`), optionally with its budget, ``expert:SAMPLES[xCANDIDATES]``."""
-    kind, _, budget = name.partition(":")
+    kind, colon, budget = name.partition(":")
     if kind == "expert":
         from buraco_log.expert import DEFAULT_BUDGET, ExpertBot, parse_budget
 
-        try:
-            return ExpertBot(parse_budget(budget) if budget else DEFAULT_BUDGET)
+        try:  # "expert:" with no budget is refused, not read as the default (it was)
+            return ExpertBot(parse_budget(budget) if colon else DEFAULT_BUDGET)
         except ValueError as exc:
             raise ValueError(f"bot {name!r}: {exc}") from None
     try:

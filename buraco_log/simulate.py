@@ -81,6 +81,19 @@ def seat_bots(bots: Sequence[str], players: int) -> tuple[str, ...]:
     return tuple(bots[i % len(bots)] for i in range(players))
 
 
+def check_bots(names: Sequence[str]) -> None:
+    """Refuse, with a ValueError, a bot that is unknown or whose play depends on more than the
+    arguments: an expert with a time cap (``expert:64/300ms``) searches as many samples as the
+    machine manages in time, so the same seed gave other bytes on another run."""
+    for n in sorted(set(names)):
+        bot = make_bot(n)
+        ms = getattr(getattr(bot, "budget", None), "ms", None)
+        if ms is not None:
+            raise ValueError(f"bot {n!r}: a time cap (/{ms}ms) makes the match depend on the "
+                             "machine's speed, and a simulated match is the same bytes for a "
+                             "seed: give the budget without /MSms")
+
+
 def match_id_of(rules: Rules, players: int, seed: str, index: int) -> str:
     return f"sim-{rules.name}-{players}p-{_derive(seed, index, 'id')[:12]}-{index:06d}"
 
@@ -100,6 +113,7 @@ def simulate_match(
 
     check(rules, players)
     names = seat_bots(bots, players)
+    check_bots(names)
     cache = _CACHES.setdefault(rules, MeldKnowledge())  # meld readings recur across matches
     if len(_CACHES) > 16:
         _CACHES.clear()
@@ -281,8 +295,7 @@ def simulate_many(
     """
     check(rules, players)
     names = seat_bots(bots, players)
-    for n in set(names):
-        make_bot(n)  # refuse an unknown bot before any work starts
+    check_bots(names)  # refuse an unknown bot, or a time cap, before any work starts
     out = os.fspath(out_dir)
     os.makedirs(out, exist_ok=True)
     job = _Job(rules, players, seed, names, out)

@@ -157,10 +157,11 @@ def review(
         text = json.dumps(to_json(result), indent=2, sort_keys=True) + "\n"
     else:
         # the texts from the log escaped before they are laid out: a newline in a name
-        # would otherwise start a line of its own
+        # would otherwise start a line of its own. Not the seed: the header shows it as a
+        # Python literal, escaped already (escaped twice it said 'a\\x0ab' for "a", newline, "b")
         safe = msgspec.structs.replace(
             result, match_id=terminal_safe(result.match_id), rules=terminal_safe(result.rules),
-            player=terminal_safe(result.player), seed=terminal_safe(result.seed),
+            player=terminal_safe(result.player),
             note=None if result.note is None else terminal_safe(result.note))
         text = terminal_safe_lines(to_text(safe, all_moves=not mistakes_only))
     if output in (None, "-"):

@@ -11,9 +11,14 @@ from typing import Annotated, Any
 
 import typer
 
-from buraco_log.bots import make_bot
 from buraco_log.rules import PRESETS, Rules
-from buraco_log.simulate import MatchSummary, match_file, seat_bots, simulate_many
+from buraco_log.simulate import (
+    MatchSummary,
+    check_bots,
+    match_file,
+    seat_bots,
+    simulate_many,
+)
 from cli.common import EXIT_USAGE, Format, emit_json, fail, guarded
 from cli.rules_cmd import load_rules
 
@@ -78,7 +83,7 @@ def simulate(
     names = tuple(bot or ("heuristic",))
     for name in sorted(set(names)):
         try:
-            make_bot(name)
+            check_bots((name,))  # unknown, or a time cap (the same seed, other bytes)
         except ValueError as exc:
             raise fail(f"--bot {name}: {exc}", EXIT_USAGE, as_json=js) from None
     check_players(r, players, as_json=js)
