@@ -426,7 +426,7 @@ def _publish(tmp: str, dst: str) -> None:
     finally:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
-    log._fsync_dir(dst)  # the new name survives a power loss (and no temporary name does)
+    log.fsync_dir(dst)  # the new name survives a power loss (and no temporary name does)
 
 
 def binary_to_jsonl(src: str | os.PathLike[str], dst: str | os.PathLike[str]) -> log.LogInfo:

@@ -359,6 +359,15 @@ def render_diff(d: audit.Diff) -> Iterator[str]:
             "does not)")
         return
     yield "head digests " + ("equal" if d.heads_equal else "differ")
+    if d.not_started_a and d.not_started_b:  # no event in either (it said "the copies agree
+        # on all 0 events read intact, but A is torn and B is torn")
+        cut = [label for label, status in (("A", d.integrity_a), ("B", d.integrity_b))
+               if status not in _WHOLE]
+        yield ("both copies are matches not started: no event to compare"
+               + (f" ({' and '.join(cut)} {'has' if len(cut) == 1 else 'have'} no whole "
+                  f"header: delete {'that file' if len(cut) == 1 else 'the files'})"
+                  if cut else ""))
+        return
     if d.diverge_seq is None and d.prefix is None:  # the same events, one copy damaged
         # (it said "first divergence at seq None")
         hurt = [f"{label} is {status}" for label, status in

@@ -86,6 +86,8 @@ def convert(
     file renamed into place), so a failed conversion leaves nothing behind."""
     as_json = format is Format.json
     source_form = _form_of(source)
+    if source_form == "binary" and (short := _short_log(source)) is not None:
+        _refuse_not_started(source, short, "convert", as_json)  # before any output is made
     if to is None:
         if output == STDIN:
             to = Target.jsonl if source_form == "binary" else Target.binary
@@ -165,7 +167,7 @@ def _convert(source: Path, output: Path, to: Target, validate: bool, overwrite: 
         try:
             info = jsonl.convert(source, temp, to.value, validate=validate)
             os.replace(temp, target)
-            log._fsync_dir(str(target))  # the replacement survives a power loss
+            log.fsync_dir(str(target))  # the replacement survives a power loss
         except LogFormatError as exc:
             if exc.path != str(temp):
                 raise
@@ -270,6 +272,31 @@ def _in_place(path: Path, command: str, as_json: bool) -> None:
                    as_json=as_json)
 
 
+def _refuse_not_started(path: Path, info: log.LogInfo, nothing_to: str, as_json: bool
+                        ) -> None:
+    """Refuse a log torn before its header was whole that holds no event: a match not
+    started, as `verify` and `audit` say it (the same predicate, :func:`audit.log_not_started`).
+    There is nothing to convert, seal or repair, and nothing is written. (It said "torn tail
+    ... no event is intact", exit 1, or "the file header itself is incomplete", exit 1.)"""
+    if info.torn is not None and audit.log_not_started(info):
+        raise fail(f"{path}: a match not started (no whole header and no event): nothing to "
+                   f"{nothing_to}; delete the file", EXIT_USAGE, as_json=as_json)
+
+
+def _short_log(path: Path) -> log.LogInfo | None:
+    """What `verify` reads of a binary log file shorter than a whole header (None for a longer
+    one, read once by the command itself, and for what cannot be read: the command's own
+    reading names what is wrong with it)."""
+    if path == STDIN:
+        return None
+    try:
+        if os.stat(path).st_size >= log.HEADER_SIZE:
+            return None
+        return log.verify(path)
+    except (OSError, LogFormatError):
+        return None
+
+
 @guarded
 @_terminable
 def seal(path: InPlaceArg, format: FormatOpt = Format.table) -> None:
@@ -288,17 +315,20 @@ def seal(path: InPlaceArg, format: FormatOpt = Format.table) -> None:
                   "sealed": True, "changed": False}
         message = (f"{path}: already sealed (its end line carries the head digest), "
                    f"{reader.count} events, head {head}")
-    elif (before := log.verify(path)).sealed and before.version != ev.FORMAT_VERSION:
-        # an older format's sealed log stays as it is: rewriting it would change its bytes
-        result = {"path": str(path), "events": before.events, "head": before.head,
-                  "sealed": True, "changed": False}
-        message = (f"{path}: already sealed (log format {before.version}), {before.events} "
-                   f"events, head {before.head}")
     else:
-        info = log.seal(path)
-        result = {"path": str(path), "events": info.events, "head": info.head, "sealed": True,
-                  "changed": True}
-        message = f"{path}: sealed, {info.events} events, head {info.head}"
+        before = log.verify(path)
+        _refuse_not_started(path, before, "seal", format is Format.json)
+        if before.sealed and before.version != ev.FORMAT_VERSION:
+            # an older format's sealed log stays as it is: rewriting it would change its bytes
+            result = {"path": str(path), "events": before.events, "head": before.head,
+                      "sealed": True, "changed": False}
+            message = (f"{path}: already sealed (log format {before.version}), "
+                       f"{before.events} events, head {before.head}")
+        else:
+            info = log.seal(path)
+            result = {"path": str(path), "events": info.events, "head": info.head,
+                      "sealed": True, "changed": True}
+            message = f"{path}: sealed, {info.events} events, head {info.head}"
     if format is Format.json:
         emit_json(result)
     else:
@@ -327,10 +357,8 @@ def repair(
                    "text: `buraco-log verify` names its bad line, which an editor can remove",
                    EXIT_USAGE, as_json=as_json)
     info = log.verify(path)
+    _refuse_not_started(path, info, "repair", as_json)  # with --dry-run and --force too
     t = info.torn
-    if t is not None and t.offset < log.HEADER_SIZE:  # what the real run says, before it
-        raise fail(f"{path}, byte 0: the file header itself is incomplete: there are no "
-                   "events to keep; delete the file", as_json=as_json)
     if t is not None and info.events == 0 and not force and not dry_run:
         raise fail(f"{path}, byte {t.offset}: repair would cut every event of the log "
                    f"({t.size} bytes: {t.reason}); nothing was changed (--force cuts them)",
@@ -375,9 +403,8 @@ def verify(
         return verify_archive(path, as_json=format is Format.json)
     info = _verify_jsonl(path) if _is_jsonl_name(path) else log.verify(path)
     # no whole header (an empty file) and no event: a match not started, as `audit` says
-    # (exit 0), not a torn tail; a header alone is one too
-    not_started = info.events == 0 and (info.torn is None
-                                        or info.torn.offset < log.HEADER_SIZE)
+    # (exit 0, by the same predicate), not a torn tail; a header alone is one too
+    not_started = audit.log_not_started(info)
     if not_started and info.torn is not None:
         if format is Format.json:
             emit_json({**msgspec.to_builtins(info), "not_started": True})

@@ -40,6 +40,8 @@ from buraco_log.audit.integrity import (
     Signed,
     _integrity_findings,
     load,
+    log_not_started,
+    not_started,
     read_log,
     read_log_signed,
 )
@@ -118,17 +120,6 @@ class Verdict(msgspec.Struct, frozen=True):
 UNSEALED_NOTE = "integrity: unsealed, edits that keep each record's CRC are not detectable"
 """The note of every unsealed log: without the chain, a record rewritten with its CRC
 recomputed reads as intact (schema/LOG_FORMAT.md)."""
-
-
-def not_started(events: Sequence[AnyEvent], integrity: Integrity) -> bool:
-    """A log of a match that never received an event: a whole header and no events, or a
-    header cut short by a writer stopped while creating the file (no event can be lost)."""
-    if events:
-        return False
-    if integrity.status in ("sealed", "unsealed"):
-        return True
-    return (integrity.status == "torn" and integrity.offset is not None
-            and integrity.offset < log.HEADER_SIZE)
 
 
 def _notes(events: Sequence[AnyEvent], integrity: Integrity, prov: Provenance,
@@ -361,6 +352,7 @@ __all__ = [
     "find_logs",
     "is_log_file",
     "load",
+    "log_not_started",
     "not_started",
     "provenance",
     "read_log",

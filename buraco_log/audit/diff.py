@@ -10,7 +10,7 @@ import msgspec
 
 from buraco_log import log
 from buraco_log.audit.findings import to_dict
-from buraco_log.audit.integrity import IntegrityStatus, read_log_signed
+from buraco_log.audit.integrity import IntegrityStatus, not_started, read_log_signed
 from buraco_log.errors import LogFormatError
 from buraco_log.events import (
     AnyEvent,
@@ -48,6 +48,10 @@ class Diff(msgspec.Struct, frozen=True):
     signatures_a: int = 0
     signatures_b: int = 0
     signatures_equal: bool = True
+    # Each copy a match not started (no event, a header alone or one cut short: the predicate
+    # `audit` and `verify` use): two such copies have no event to compare.
+    not_started_a: bool = False
+    not_started_b: bool = False
 
 
 def diff_events(a: Sequence[AnyEvent], b: Sequence[AnyEvent]) -> tuple[
@@ -113,4 +117,5 @@ def diff_logs(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> Diff:
         heads_equal=ia.head == ib.head, integrity_a=ia.status, integrity_b=ib.status,
         signatures_a=len(sa.signatures), signatures_b=len(sb.signatures),
         signatures_equal=sa.signatures == sb.signatures,
+        not_started_a=not_started(ea, ia), not_started_b=not_started(eb, ib),
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from typing import Literal
 
 import msgspec
@@ -41,6 +42,27 @@ class Signed(msgspec.Struct, frozen=True):
 
     signatures: tuple[SignedHead, ...] = ()
     version: int = FORMAT_VERSION
+
+
+def no_event_received(events: int, torn_at: int | None) -> bool:
+    """The one rule of a match not started, for every reader: no event read, and the bytes
+    either whole (a header alone) or torn before the header was (``torn_at`` < the header's
+    size: a writer stopped while creating the file, so no event can have been lost)."""
+    return events == 0 and (torn_at is None or torn_at < log.HEADER_SIZE)
+
+
+def not_started(events: Sequence[AnyEvent], integrity: Integrity) -> bool:
+    """A log of a match that never received an event, from what `audit` read: a whole header
+    and no events, or a header cut short by a writer stopped while creating the file."""
+    if integrity.status in ("sealed", "unsealed"):
+        return no_event_received(len(events), None)
+    return (integrity.status == "torn" and integrity.offset is not None
+            and no_event_received(len(events), integrity.offset))
+
+
+def log_not_started(info: log.LogInfo) -> bool:
+    """:func:`not_started` from what `verify` read (:func:`buraco_log.log.verify`)."""
+    return no_event_received(info.events, None if info.torn is None else info.torn.offset)
 
 
 def read_log(path: str | os.PathLike[str]) -> tuple[list[AnyEvent], Integrity]:

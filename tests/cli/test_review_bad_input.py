@@ -209,13 +209,16 @@ def test_replay_of_an_empty_file_names_byte_0(world: World) -> None:
 def test_repair_of_an_empty_file_refuses_and_keeps_no_backup(world: World) -> None:
     path = world.copy(world.empty, "empty-repair")
     r = run("repair", path)
-    assert_error(r, 1, f"{path}, byte 0", "no events to keep")
+    # a match not started: nothing to repair, exit 2 as repair's other refusals of input it
+    # cannot act on (it said "byte 0: the file header itself is incomplete", exit 1)
+    assert_error(r, 2, f"{path}: a match not started", "nothing to repair", "delete the file")
     assert listing(path.parent) == [path.name] and path.read_bytes() == b""
 
 
 def test_repair_dry_run_of_an_empty_file_says_what_repair_does(world: World) -> None:
     r = run("repair", world.empty, "--dry-run")
-    assert_error(r, 1, f"{world.empty}, byte 0", "no events to keep")
+    # what repair itself says (exit 2 now, as above)
+    assert_error(r, 2, f"{world.empty}: a match not started", "nothing to repair")
 
 
 def test_verify_of_a_cut_log_keeps_stdout_empty(world: World) -> None:

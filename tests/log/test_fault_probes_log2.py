@@ -683,7 +683,10 @@ def test_a_headerless_file_is_not_sent_to_repair_which_refuses_it(tmp_path: Path
         assert caught.kind == "torn" and "repair` first" not in caught.message, caught
         assert "remove it" in caught.message
     assert path.read_bytes() == content  # nothing was changed
-    assert_error(run("repair", path), 1, "delete the file")
+    # a match not started, nothing to repair: exit 2 as for other input repair cannot act on
+    # (it said "the file header itself is incomplete", exit 1)
+    assert_error(run("repair", path), 2, "a match not started", "delete the file")
+    assert path.read_bytes() == content
     path.unlink()  # as advised: the log starts afresh
     with log.Writer(path, validate=False) as writer:
         writer.append(_draws(1)[0])

@@ -690,6 +690,9 @@ def test_cli_verify_of_an_empty_file_gives_advice_that_works(tmp_path: Path) -> 
     line = verify.stdout.strip()
     assert line.startswith(f"{path}: NOT STARTED") and "delete the file" in line
     repair = _cli("repair", path)
-    assert repair.returncode == 1 and repair.stdout == ""
+    # nothing to repair in a match not started: exit 2, as repair's other refusals of input it
+    # cannot act on (it said "the file header itself is incomplete", exit 1)
+    assert repair.returncode == 2 and repair.stdout == ""
     assert "delete the file" in _one_error_line(repair)
+    assert "a match not started" in _one_error_line(repair)
     assert "repair" not in line
