@@ -582,11 +582,77 @@ def report(
         sys.stdout.write(text)
 
 
+@guarded
+def compact(
+    archive_dir: Annotated[Path | None, typer.Argument(
+        metavar="[ARCHIVE]", show_default=False,
+        help="The archive directory (or --archive).")] = None,
+    archive: ArchiveOpt = None,
+    before: Annotated[datetime.datetime | None, typer.Option(
+        formats=["%Y-%m-%d"], metavar="YYYY-MM-DD", show_default=False,
+        help="Merge only batches committed before this day (UTC): later ones stay apart, to "
+        "be dropped and ingested again on their own.")] = None,
+    dry_run: Annotated[bool, typer.Option(
+        "--dry-run", help="Say what would be merged; write nothing.")] = False,
+    format: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
+) -> None:
+    """Merge small batches into few: the same rows in fewer, larger files, so queries open
+    fewer files. Every file merged is first checked against its batch record."""
+    as_json = format is Format.json
+    archive_dir = _the_archive(archive, archive_dir, as_json)
+    rep = _compact_with_progress(str(archive_dir), before.date() if before else None, dry_run)
+    if as_json:
+        emit_json(rep)
+    else:
+        where = terminal_safe(str(archive_dir))
+        merged = sum(len(m.replaces) for m in rep.merges)
+        if rep.recovered:
+            typer.echo(f"cleaned up after an interrupted ingest or compact: "
+                       f"{len(rep.recovered)} file(s)")
+        if not rep.merges:
+            typer.echo(f"{where}: nothing to compact: {_n(rep.batches_before, 'batch')} "
+                       f"({_n(rep.files_before, 'file')}), none small enough to merge"
+                       + (f" before {before.date()}" if before else ""))
+        else:
+            verb = "would merge" if dry_run else "merged"
+            typer.echo(f"{where}: {verb} {merged:,} batches into {len(rep.merges):,} "
+                       f"({rep.files_before:,} files to {rep.files_after:,}; "
+                       f"{_n(rep.batches_after, 'batch')} {'would be ' if dry_run else ''}"
+                       "left), "
+                       + ("nothing written" if dry_run else
+                          f"every row kept, in {rep.seconds:.1f} s"))
+    if rep.interrupted:
+        raise typer.Exit(130)
+
+
+def _n(count: int, noun: str) -> str:
+    return f"{count:,} {noun}" + ("" if count == 1 else "es" if noun.endswith("ch") else "s")
+
+
+def _compact_with_progress(root: str, before: datetime.date | None, dry_run: bool) -> Any:
+    from buraco_log.archive.compact import compact
+
+    if not sys.stderr.isatty() or dry_run:
+        return compact(root, before=before, dry_run=dry_run)
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    with Progress(TextColumn("compact"), BarColumn(), MofNCompleteColumn(),
+                  console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("compact", total=None)
+
+        def update(done: int, total: int) -> None:
+            bar.update(task, total=total, completed=done)
+
+        return compact(root, before=before, on_progress=update)
+
+
 def register(app: typer.Typer) -> None:
     """Add these commands to the top level of ``app``."""
     app.command("ingest")(ingest)
     app.command("query")(query)
     app.command("report")(report)
+    app.command("compact")(compact)
 
 
 def verify_archive(path: Path, as_json: bool) -> None:

@@ -304,7 +304,26 @@ def manifests(root: str) -> list[dict[str, Any]]:
     what a record says (its batch, named as the file is, and its files: paths of that batch
     inside their table's directory), is an :class:`ArchiveError` naming it: nothing is read
     from, or recovered in, an archive whose commits are not known (a record taken for absent
-    would have its batch's files deleted as uncommitted)."""
+    would have its batch's files deleted as uncommitted).
+
+    A batch that a compacted batch's record names under ``"compacted"`` is no longer committed:
+    its rows are the compacted batch's (see :mod:`buraco_log.archive.compact`), and until
+    :func:`recover` removes its record and files it is skipped here, so no reader sees a row
+    twice."""
+    records = all_records(root)
+    merged = {b for r in records for b in r.get("compacted", ())}
+    return [r for r in records if r["batch"] not in merged]
+
+
+def merged_into(root: str) -> dict[str, str]:
+    """Batch id -> the compacted batch that holds its rows now, for batches still named by a
+    committed record (an old ingest report's batch id, say)."""
+    return {b: r["batch"] for r in manifests(root) for b in r.get("compacted", ())}
+
+
+def all_records(root: str) -> list[dict[str, Any]]:
+    """Every batch record on disk, oldest first, including batches that a compacted batch
+    replaced and recovery has not yet removed (:func:`manifests` skips those)."""
     d = os.path.join(root, BATCHES)
     if not os.path.lexists(d):
         return []
@@ -348,6 +367,10 @@ def _record_problem(record: Any, batch: str) -> str | None:
                     or (depth == 4 and not (parts[1].startswith("preset=")
                                             and parts[2].startswith("month=")))):
                 return f"{json.dumps(rel)} is no file of batch {batch} in {table}/"
+    merged = record.get("compacted", [])
+    if not isinstance(merged, list) or not all(isinstance(b, str) and b for b in merged) \
+            or len(set(merged)) != len(merged) or batch in merged:
+        return "its list of compacted batches is not a list of other batch ids"
     return None
 
 
@@ -376,8 +399,18 @@ def recover(root: str) -> list[str]:
 
     Must be called with the lock held. Returns the removed paths (relative).
     """
-    committed = {m["batch"] for m in manifests(root)}  # first: a damaged record stops it all
+    records = all_records(root)  # first: a damaged record stops it all
+    merged = {b for r in records for b in r.get("compacted", ())}
     removed: list[str] = []
+    # A compaction committed, then cut short: its replaced batches' records go before their
+    # files (one unlink each, as drop_batches does), so no reader finds a record's file gone.
+    for r in records:
+        if r["batch"] in merged:
+            os.unlink(os.path.join(root, BATCHES, f"{r['batch']}.json"))
+            removed.append(os.path.join(BATCHES, f"{r['batch']}.json"))
+    if any(r["batch"] in merged for r in records):
+        _fsync_dir(os.path.join(root, BATCHES))
+    committed = {r["batch"] for r in records if r["batch"] not in merged}
     staging = os.path.join(root, STAGING)
     if os.path.islink(staging):
         raise ArchiveError(f"{staging}: symbolic links are not allowed inside an archive")
@@ -426,7 +459,10 @@ def drop_batches(root: str, batches: Iterable[str]) -> list[str]:
         have = {m["batch"] for m in manifests(root)}
         missing = [b for b in wanted if b not in have]
         if missing:
-            raise ArchiveError(f"{root}: no committed batch {missing[0]}")
+            into = merged_into(root).get(missing[0])
+            raise ArchiveError(f"{root}: no committed batch {missing[0]}" + (
+                f" (compact merged it into batch {into}: drop that one, and ingest again "
+                "the logs of every batch it merged)" if into else ""))
         removed = []
         for b in wanted:
             os.unlink(os.path.join(root, BATCHES, f"{b}.json"))
@@ -499,8 +535,13 @@ class CommitError(ArchiveError, OSError):
 
 
 def commit(root: str, batch: str, parts: dict[tuple[str, str], dict[str, pa.Table]],
-           errors: pa.Table | None) -> dict[str, Any]:
+           errors: pa.Table | None, *, restamp: bool = True,
+           compacted: list[str] | None = None) -> dict[str, Any]:
     """Write one batch crash-safely (see the module docstring) and return its record.
+
+    Every row of ``matches`` and ``errors`` is marked with ``batch``, and (``restamp``) with
+    the commit time as ``ingested_at``; a compaction keeps each row's time of ingest and names
+    the batches it merged in ``compacted``.
 
     A write that fails (a full disk, a file size limit) is a :class:`CommitError` naming the
     archive and the file; what the batch had staged is removed at once (it held the space a
@@ -509,7 +550,7 @@ def commit(root: str, batch: str, parts: dict[tuple[str, str], dict[str, pa.Tabl
     at = [os.path.join(root, STAGING, batch)]  # the file being written
     record = os.path.join(root, BATCHES, f"{batch}.json")
     try:
-        return _commit(root, batch, parts, errors, at)
+        return _commit(root, batch, parts, errors, at, restamp, compacted)
     except (OSError, pa.ArrowException) as exc:
         if os.path.exists(record):  # past the commit point (its directory's fsync failed)
             raise
@@ -521,7 +562,8 @@ def commit(root: str, batch: str, parts: dict[tuple[str, str], dict[str, pa.Tabl
 
 
 def _commit(root: str, batch: str, parts: dict[tuple[str, str], dict[str, pa.Table]],
-            errors: pa.Table | None, at: list[str]) -> dict[str, Any]:
+            errors: pa.Table | None, at: list[str], restamp: bool = True,
+            compacted: list[str] | None = None) -> dict[str, Any]:
     stamp = datetime.now(UTC)
     ms = pa.scalar(stamp, pa.timestamp("ms", tz="UTC"))
     stage = os.path.join(root, STAGING, batch)
@@ -534,8 +576,9 @@ def _commit(root: str, batch: str, parts: dict[tuple[str, str], dict[str, pa.Tab
                 continue
             if table == "matches":
                 n = t.num_rows
-                t = t.set_column(t.schema.get_field_index("ingested_at"), "ingested_at",
-                                 pa.array([ms.value] * n, pa.timestamp("ms", tz="UTC")))
+                if restamp:
+                    t = t.set_column(t.schema.get_field_index("ingested_at"), "ingested_at",
+                                     pa.array([ms.value] * n, pa.timestamp("ms", tz="UTC")))
                 t = t.set_column(t.schema.get_field_index("batch"), "batch",
                                  pa.array([batch] * n, pa.string()))
             rel = os.path.join(table, f"preset={preset}", f"month={month}",
@@ -545,8 +588,10 @@ def _commit(root: str, batch: str, parts: dict[tuple[str, str], dict[str, pa.Tab
             counts[table] += t.num_rows
     if errors is not None and errors.num_rows:
         n = errors.num_rows
-        errors = errors.set_column(errors.schema.get_field_index("ingested_at"), "ingested_at",
-                                   pa.array([ms.value] * n, pa.timestamp("ms", tz="UTC")))
+        if restamp:
+            errors = errors.set_column(errors.schema.get_field_index("ingested_at"),
+                                       "ingested_at",
+                                       pa.array([ms.value] * n, pa.timestamp("ms", tz="UTC")))
         errors = errors.set_column(errors.schema.get_field_index("batch"), "batch",
                                    pa.array([batch] * n, pa.string()))
         rel = os.path.join("errors", f"part-{batch}.parquet")
@@ -567,6 +612,8 @@ def _commit(root: str, batch: str, parts: dict[tuple[str, str], dict[str, pa.Tab
         "rows": counts,
         "fingerprints": kept,  # [sha256, bytes] of each file, for `verify ARCHIVE`
     }
+    if compacted:
+        record["compacted"] = list(compacted)  # these batches' rows are this one's now
     os.makedirs(os.path.join(root, BATCHES), exist_ok=True)
     at[0] = os.path.join(root, BATCHES, f"{batch}.json")
     _atomic_json(at[0], record)  # the commit point

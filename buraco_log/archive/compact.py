@@ -1,0 +1,233 @@
+"""Compaction: many small batches merged into few, the same rows in fewer and larger files.
+
+Each ingest commits at least one batch, and a batch writes one file per table and partition.
+A site that ingests every hour, or every day for a year, ends with thousands of small files,
+and every query opens them all. :func:`compact` merges small batches, oldest first, into
+batches of up to ``target_events`` events (the size an ingest commits at most), as one more
+crash-safe batch commit:
+
+1. every file of the merged batches is read back against its batch record's SHA-256 (a
+   damaged file is refused, never merged into a new file with a fresh fingerprint);
+2. the rows are written as a new batch, whose record names the batches it replaces under
+   ``"compacted"``. That record is the commit point: from then on every reader of this
+   library skips the replaced batches (:func:`buraco_log.archive.store.manifests`), so no
+   row is ever seen twice or missed;
+3. the replaced batches' records, then their files, are removed (:func:`store.recover`,
+   which also finishes this step after a crash, at the next ingest or compact).
+
+Rows are unchanged but for ``matches.batch`` and ``errors.batch``, which name the new batch;
+``ingested_at`` keeps when each row was first ingested.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from typing import Any
+
+import pyarrow as pa  # type: ignore[import-untyped]
+import pyarrow.parquet as pq  # type: ignore[import-untyped]
+
+from buraco_log.errors import ArchiveError
+
+from . import store
+from .schema import PARTITIONED, TABLES
+
+TARGET_EVENTS = 2_000_000
+"""Events per compacted batch at most: what one ingest commits at most (``commit_events``)."""
+
+
+@dataclass
+class Merge:
+    """One compacted batch: the batches it replaces and their files."""
+
+    batch: str  # the new batch ("" in a dry run)
+    replaces: list[str]
+    files_before: int
+    files_after: int = 0
+    rows: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class CompactReport:
+    archive: str
+    batches_before: int = 0
+    batches_after: int = 0
+    files_before: int = 0
+    files_after: int = 0
+    merges: list[Merge] = field(default_factory=list)
+    recovered: list[str] = field(default_factory=list)  # left by an interrupted run
+    dry_run: bool = False
+    interrupted: bool = False
+    seconds: float = 0.0
+
+
+def _files(record: dict[str, Any]) -> list[tuple[str, str]]:
+    return [(table, rel) for table, rels in record["files"].items() for rel in rels]
+
+
+def _committed_on(record: dict[str, Any]) -> date | None:
+    try:
+        return datetime.fromisoformat(str(record.get("committed_at"))).date()
+    except ValueError:
+        return None
+
+
+def plan(records: list[dict[str, Any]], target_events: int = TARGET_EVENTS,
+         before: date | None = None) -> list[list[dict[str, Any]]]:
+    """Groups of two or more batch records to merge, oldest first. A batch already at half the
+    target or more stays as it is, and with ``before`` so does every batch committed on or
+    after that day (kept apart so that a recent day can still be dropped and ingested again on
+    its own)."""
+    groups: list[list[dict[str, Any]]] = []
+    current: list[dict[str, Any]] = []
+    events = 0
+    for record in records:
+        rows = record.get("rows")
+        n = rows.get("events", 0) if isinstance(rows, dict) else 0
+        n = n if isinstance(n, int) else 0
+        day = _committed_on(record)
+        if n * 2 >= target_events or (before is not None and (day is None or day >= before)):
+            continue
+        if current and events + n > target_events:
+            groups.append(current)
+            current, events = [], 0
+        current.append(record)
+        events += n
+    groups.append(current)
+    return [g for g in groups if len(g) >= 2]
+
+
+def _read(root: str, record: dict[str, Any], table: str, rel: str) -> pa.Table:
+    """One committed file, read only once its bytes are shown to be the committed ones."""
+    path = f"{root}/{rel}"
+    kept = (record.get("fingerprints") or {}).get(rel)
+    try:
+        if kept is not None and list(store.fingerprint(path)) != list(kept):
+            raise ArchiveError(
+                f"{path}: damaged archive file: its bytes are not those batch "
+                f"{record['batch']} committed; compact merges nothing from it (see "
+                "`buraco-log verify ARCHIVE`, restore it from a backup)")
+        t = pq.read_table(path, partitioning=None)
+    except (OSError, pa.ArrowException) as exc:
+        raise ArchiveError(f"{path}: a file of committed batch {record['batch']} cannot be "
+                           f"read: {store._line(exc)}") from None
+    return _conform(t, table)
+
+
+def _conform(t: pa.Table, table: str) -> pa.Table:
+    """``t`` in the table's current schema: a file written before a column was added to the
+    layout gets that column as nulls, as the views read it."""
+    schema = store._STORED[table]
+    columns = [t.column(f.name) if f.name in t.column_names else pa.nulls(t.num_rows, f.type)
+               for f in schema]
+    return pa.Table.from_arrays(columns, schema=schema) if columns else t
+
+
+def _gather(root: str, group: list[dict[str, Any]]
+            ) -> tuple[dict[tuple[str, str], dict[str, pa.Table]], pa.Table | None,
+                       dict[str, int]]:
+    pieces: dict[tuple[str, str], dict[str, list[pa.Table]]] = {}
+    errors: list[pa.Table] = []
+    for record in group:
+        for table, rel in _files(record):
+            t = _read(root, record, table, rel)
+            if table in PARTITIONED:
+                _table, preset, month, _name = rel.split("/")
+                key = (preset.removeprefix("preset="), month.removeprefix("month="))
+                pieces.setdefault(key, {}).setdefault(table, []).append(t)
+            else:
+                errors.append(t)
+    parts = {key: {table: pa.concat_tables(ts) for table, ts in tables.items()}
+             for key, tables in pieces.items()}
+    counts = {t: 0 for t in TABLES}
+    for tables in parts.values():
+        for table, t in tables.items():
+            counts[table] += t.num_rows
+    error_table = pa.concat_tables(errors) if errors else None
+    counts["errors"] = error_table.num_rows if error_table is not None else 0
+    return parts, error_table, counts
+
+
+def _expected(group: list[dict[str, Any]]) -> dict[str, int] | None:
+    """Rows per table the group's records say they hold (None when one does not say)."""
+    out = {t: 0 for t in TABLES}
+    for record in group:
+        rows = record.get("rows")
+        if not isinstance(rows, dict):
+            return None
+        for t in TABLES:
+            n = rows.get(t, 0)
+            if not isinstance(n, int):
+                return None
+            out[t] += n
+    return out
+
+
+def compact(archive: str, *, target_events: int = TARGET_EVENTS, before: date | None = None,
+            dry_run: bool = False,
+            on_progress: Callable[[int, int], None] | None = None) -> CompactReport:
+    """Merge the archive's small batches (see the module docstring) and return what was done.
+
+    Takes the ingest lock, and first cleans up after an interrupted ingest or compact. With
+    ``dry_run`` nothing is written: the report says what would be merged.
+    ``on_progress(batches_done, batches_total)`` follows the merged batches. A file that is
+    missing, damaged or unreadable is an :class:`ArchiveError` naming it; batches merged before
+    it stay merged, and nothing of the group it belongs to is."""
+    t0 = time.monotonic()
+    root = store.check_archive(archive)
+    report = CompactReport(archive=archive, dry_run=dry_run)
+    with store.locked(root):
+        if not dry_run:
+            report.recovered = store.recover(root)
+        records = store.manifests(root)
+        report.batches_before = len(records)
+        report.files_before = sum(len(_files(r)) for r in records)
+        groups = plan(records, target_events, before)
+        total = sum(len(g) for g in groups)
+        done = 0
+        if on_progress is not None:
+            on_progress(0, total)
+        try:
+            for group in groups:
+                # one file per table and partition the group holds rows of
+                merge = Merge("", [r["batch"] for r in group],
+                              sum(len(_files(r)) for r in group),
+                              len({rel.rsplit("/", 1)[0] for r in group
+                                   for _t, rel in _files(r)}))
+                report.merges.append(merge)
+                if dry_run:
+                    continue
+                parts, errors, counts = _gather(root, group)
+                want = _expected(group)
+                if want is not None and want != counts:
+                    raise ArchiveError(f"{root}: batches {merge.replaces[0]}..."
+                                       f"{merge.replaces[-1]} hold {counts} rows, their "
+                                       f"records say {want}: nothing of them was merged")
+                new = store.commit(root, store.new_batch_id(), parts, errors, restamp=False,
+                                   compacted=merge.replaces)
+                merge.batch, merge.rows = new["batch"], new["rows"]
+                store.recover(root)  # the replaced batches' records, then their files
+                done += len(group)
+                if on_progress is not None:
+                    on_progress(done, total)
+        except KeyboardInterrupt:
+            report.interrupted = True  # the merges committed stay; the next run goes on
+        if not dry_run and report.merges and store.current_ratings(root) is None \
+                and store.manifests(root):
+            from .ingest import _store_ratings
+
+            _store_ratings(root)
+        after = store.manifests(root)
+        if dry_run:
+            merged = sum(len(m.replaces) for m in report.merges)
+            report.batches_after = len(after) - merged + len(report.merges)
+            report.files_after = report.files_before - sum(
+                m.files_before - m.files_after for m in report.merges)
+        else:
+            report.batches_after = len(after)
+            report.files_after = sum(len(_files(r)) for r in after)
+    report.seconds = time.monotonic() - t0
+    return report

@@ -1,0 +1,272 @@
+"""`compact`: small batches merged into few, every row kept, crash-safe at every step.
+
+An archive fed one log per ingest (an hourly or daily job) is five batches here; compacted, it
+must hold exactly the same rows (only the `batch` column names the new batch), verify clean,
+answer every report as before, and never show a row twice or miss one, even when the process
+is killed at any rename or unlink of the compaction.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa  # type: ignore[import-untyped]
+import pytest
+
+from buraco_log.archive import ingest, query, report, store
+from buraco_log.archive.compact import _conform, compact, plan
+from buraco_log.archive.fixity import verify_archive
+from buraco_log.errors import ArchiveError
+from tests.archive.conftest import Corpus
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# Row count and an order-free hash of every row of every view; only `batch` may change.
+SUMS = {t: f"SELECT count(*) AS n, bit_xor(hash(x)) AS h FROM (SELECT * {ex} FROM {t}) x"
+        for t, ex in (("matches", "EXCLUDE (batch)"), ("hands", ""), ("events", ""),
+                      ("melds", ""), ("players", ""), ("errors", "EXCLUDE (batch)"))}
+
+
+def checksums(archive: Path) -> dict[str, Any]:
+    return {t: query(archive, sql).to_pylist()[0] for t, sql in SUMS.items()}
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "cli.main", *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120, check=False,
+                          stdin=subprocess.DEVNULL)
+
+
+@pytest.fixture(scope="module")
+def one_per_batch(corpus: Corpus, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Four good logs and one refused, each ingested on its own: five batches."""
+    arch = tmp_path_factory.mktemp("compact") / "a"
+    bad = next(p for p, code in corpus.bad.items() if code == "incomplete")
+    for log in [*corpus.good[:4], bad]:
+        ingest([log], arch, jobs=1)
+    assert len(store.manifests(str(arch))) == 5
+    return arch
+
+
+@pytest.fixture
+def fresh(one_per_batch: Path, tmp_path: Path) -> Path:
+    arch = tmp_path / "a"
+    shutil.copytree(one_per_batch, arch)
+    for d, _dirs, names in os.walk(arch):  # copytree kept the read-only bits; tests edit
+        for n in names:
+            os.chmod(os.path.join(d, n), 0o644)
+    return arch
+
+
+def parts(arch: Path) -> list[str]:
+    return sorted(str(p.relative_to(arch)) for p in arch.rglob("part-*.parquet")
+                  if "_ratings" not in p.parts)
+
+
+def test_compact_merges_the_batches_and_keeps_every_row(fresh: Path) -> None:
+    before, files = checksums(fresh), parts(fresh)
+    sections = [(s.name, s.rows) for s in report(fresh).sections]
+    rep = compact(str(fresh))
+    assert (rep.batches_before, rep.batches_after) == (5, 1)
+    assert rep.files_before == len(files) and rep.files_after == len(parts(fresh))
+    assert rep.files_after < rep.files_before
+    [merge] = rep.merges
+    assert sorted(merge.replaces) == sorted(os.path.basename(f).split(".")[0].removeprefix(
+        "part-") for f in files if f.startswith("matches/") or f.startswith("errors/"))
+    assert checksums(fresh) == before  # the same rows, `ingested_at` kept
+    assert [(s.name, s.rows) for s in report(fresh).sections] == sections
+    batches = query(fresh, "SELECT DISTINCT batch FROM matches UNION "
+                           "SELECT DISTINCT batch FROM errors").column("batch").to_pylist()
+    assert batches == [merge.batch]
+    assert os.listdir(fresh / "_batches") == [f"{merge.batch}.json"]
+    assert all(f"part-{merge.batch}.parquet" in f for f in parts(fresh))
+    fixity = verify_archive(str(fresh))
+    assert fixity.ok and fixity.verified == fixity.files == rep.files_after
+
+
+def test_a_second_compact_finds_nothing_and_ingest_still_knows_every_log(
+        fresh: Path, corpus: Corpus) -> None:
+    compact(str(fresh))
+    again = compact(str(fresh))
+    assert again.merges == [] and again.batches_before == again.batches_after == 1
+    rep = ingest(corpus.good[:4], fresh, jobs=1)
+    assert (rep.added, rep.already_stored) == (0, 4)
+
+
+def test_a_dry_run_writes_nothing(fresh: Path) -> None:
+    def listing() -> list[tuple[str, int]]:
+        return sorted((str(p), p.stat().st_mtime_ns) for p in fresh.rglob("*"))
+
+    seen = listing()
+    rep = compact(str(fresh), dry_run=True)
+    assert len(rep.merges) == 1 and rep.batches_after == 1 and rep.dry_run
+    assert rep.merges[0].batch == ""
+    assert listing() == seen
+
+
+def test_before_keeps_the_batches_of_that_day_and_later_apart(fresh: Path) -> None:
+    today = datetime.datetime.now(datetime.UTC).date()
+    assert compact(str(fresh), before=today).merges == []
+    assert len(store.manifests(str(fresh))) == 5
+    assert len(compact(str(fresh), before=today + datetime.timedelta(days=1)).merges) == 1
+
+
+def _record(batch: str, events: int, day: str = "2026-01-01") -> dict[str, Any]:
+    return {"batch": batch, "committed_at": f"{day}T00:00:00.000+00:00", "files": {},
+            "rows": {"events": events}}
+
+
+def test_the_plan_merges_small_batches_in_order_up_to_the_target() -> None:
+    records = [_record("a", 30), _record("b", 30), _record("c", 30), _record("d", 60),
+               _record("e", 10), _record("f", 10), _record("g", 80)]
+    # d (60 of 100) and g are big enough already and stay; a+b+c+e fill one batch, and f,
+    # left alone, is nothing to merge
+    assert [[r["batch"] for r in g] for g in plan(records, 100)] == [["a", "b", "c", "e"]]
+    # with a target of 60, batches of 30 are half of it: only e and f are small
+    assert [[r["batch"] for r in g] for g in plan(records, 60)] == [["e", "f"]]
+    # a lone small batch is nothing to merge
+    assert plan([_record("a", 1), _record("b", 99)], 100) == []
+    late = [_record("a", 1, "2026-01-01"), _record("b", 1, "2026-01-02"),
+            _record("c", 1, "2026-01-02")]
+    assert plan(late, 100, before=datetime.date(2026, 1, 2)) == []
+    assert len(plan(late, 100, before=datetime.date(2026, 1, 3))[0]) == 3
+
+
+def test_a_damaged_file_is_refused_and_nothing_changes(fresh: Path) -> None:
+    victim = fresh / next(f for f in parts(fresh) if f.startswith("events/"))
+    data = bytearray(victim.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    victim.write_bytes(bytes(data))
+    records = sorted(os.listdir(fresh / "_batches"))
+    r = cli("compact", str(fresh))
+    assert r.returncode == 1 and r.stdout == "" and "Traceback" not in r.stderr
+    assert r.stderr.count("\n") == 1 and str(victim) in r.stderr, r.stderr
+    assert "damaged archive file" in r.stderr
+    assert sorted(os.listdir(fresh / "_batches")) == records
+    assert not (fresh / store.STAGING).exists() or not os.listdir(fresh / store.STAGING)
+
+
+def test_a_missing_row_count_mismatch_is_refused(fresh: Path) -> None:
+    first = sorted((fresh / "_batches").iterdir())[0]
+    record = json.loads(first.read_text())
+    record["rows"]["events"] += 1  # the record says one more row than its files hold
+    first.write_text(json.dumps(record))
+    with pytest.raises(ArchiveError, match="rows, their records say"):
+        compact(str(fresh))
+    assert len(store.manifests(str(fresh))) == 5
+
+
+def test_a_record_naming_compacted_batches_badly_is_a_damaged_record(fresh: Path) -> None:
+    first = sorted((fresh / "_batches").iterdir())[0]
+    record = json.loads(first.read_text())
+    record["compacted"] = [record["batch"]]  # itself
+    first.write_text(json.dumps(record))
+    with pytest.raises(ArchiveError, match="damaged batch record: its list of compacted"):
+        store.manifests(str(fresh))
+
+
+def test_dropping_a_merged_batch_names_the_batch_that_holds_it(fresh: Path) -> None:
+    old = store.manifests(str(fresh))[0]["batch"]
+    [merge] = compact(str(fresh)).merges
+    with pytest.raises(ArchiveError, match=f"compact merged it into batch {merge.batch}"):
+        store.drop_batches(str(fresh), [old])
+    store.drop_batches(str(fresh), [merge.batch])
+    assert checksums(fresh)["events"]["n"] == 0
+
+
+def test_compact_waits_for_no_one_while_an_ingest_holds_the_lock(fresh: Path) -> None:
+    with store.locked(str(fresh)), pytest.raises(ArchiveError, match="another ingest"):
+        compact(str(fresh))
+
+
+def test_a_file_written_before_a_column_was_added_gets_it_as_nulls() -> None:
+    schema = store._STORED["matches"]
+    old = pa.table({f.name: pa.nulls(2, f.type) for f in schema
+                    if f.name not in ("signed", "key_id")})
+    got = _conform(old, "matches")
+    assert got.schema == schema and got.column("signed").null_count == 2
+
+
+def test_cli_compact_says_what_it_merged(fresh: Path) -> None:
+    dry = cli("compact", str(fresh), "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert dry.stdout.startswith(f"{fresh}: would merge 5 batches into 1 (")
+    assert "nothing written" in dry.stdout
+    done = cli("compact", "--archive", str(fresh), "-f", "json")
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert (out["batches_before"], out["batches_after"], len(out["merges"])) == (5, 1, 1)
+    again = cli("compact", str(fresh))
+    assert again.stdout == (f"{fresh}: nothing to compact: 1 batch ({out['files_after']} "
+                            "files), none small enough to merge\n")
+    for args, code in ((("compact", str(fresh / "nope")), 2),
+                       (("compact", str(fresh / "_batches")), 1),
+                       (("compact", str(fresh), "--before", "2026-13-01"), 2)):
+        r = cli(*args)
+        assert r.returncode == code and r.stdout == "" and "Traceback" not in r.stderr, r
+        assert r.stderr.count("\n") == 1, r.stderr
+
+
+# Run `compact` with one os call wrapped: its k-th call kills the process with SIGKILL.
+# os.replace: each file renamed into place, then the commit record, then the ratings;
+# os.unlink: the replaced batches' records, then their files.
+KILLER = """
+import os, signal, sys
+name, k, n = sys.argv[1], int(sys.argv[2]), [0]
+real = getattr(os, name)
+def killing(*a, **kw):
+    n[0] += 1
+    if n[0] == k:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return real(*a, **kw)
+setattr(os, name, killing)
+if k == 0:
+    import atexit
+    atexit.register(lambda: sys.stderr.write(f"calls {n[0]}\\n"))
+sys.argv = ["buraco-log", *sys.argv[3:]]
+from cli.main import run
+run()
+"""
+
+
+@pytest.fixture(scope="module")
+def calls(one_per_batch: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, int]:
+    """How many times one compaction of the five batches calls os.replace and os.unlink."""
+    out = {}
+    for name in ("replace", "unlink"):
+        arch = tmp_path_factory.mktemp("count") / "a"
+        shutil.copytree(one_per_batch, arch)
+        r = subprocess.run([sys.executable, "-c", KILLER, name, "0", "compact", str(arch)],
+                           cwd=ROOT, capture_output=True, text=True, timeout=120, check=True)
+        out[name] = int(r.stderr.split("calls ")[1])
+    return out
+
+
+@pytest.mark.parametrize(("name", "at"), [("replace", 0.0), ("replace", 0.5),
+                                          ("replace", -2), ("replace", -1),
+                                          ("unlink", 0.0), ("unlink", 0.2), ("unlink", -1)])
+def test_killed_at_any_step_readers_see_every_row_once_and_a_rerun_finishes(
+        fresh: Path, calls: dict[str, int], name: str, at: float) -> None:
+    """replace -2 is the commit record (the last rename but the ratings'); unlink 0 is the
+    first replaced record removed after the commit."""
+    before = checksums(fresh)
+    total = calls[name]
+    k = total + int(at) if at < 0 else 1 + int(at * (total - 1))
+    killed = subprocess.run([sys.executable, "-c", KILLER, name, str(k), "compact", str(fresh)],
+                            cwd=ROOT, capture_output=True, text=True, timeout=120, check=False)
+    assert killed.returncode == -9, killed.stderr
+    assert checksums(fresh) == before  # between the kill and the rerun: no row twice or lost
+    again = cli("compact", str(fresh))
+    assert again.returncode == 0, again.stderr
+    assert checksums(fresh) == before
+    assert len(store.manifests(str(fresh))) == 1
+    assert len(os.listdir(fresh / "_batches")) == 1
+    fixity = verify_archive(str(fresh))
+    assert fixity.ok and fixity.files == len(parts(fresh))
