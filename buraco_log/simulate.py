@@ -317,7 +317,9 @@ def simulate_many(
     # An interrupt (Ctrl-C) stops the workers at once; each log is written whole or not at
     # all, so what is finished stays.
     try:
-        with worker_pool(jobs) as pool:
+        # never more workers than CPUs (or chunks): --jobs 200 started 200 processes, each
+        # with its own interpreter, on a 2-CPU machine, and was no faster
+        with worker_pool(min(jobs, os.cpu_count() or 1, len(chunks))) as pool:
             futures = [pool.submit(_worker, c) for c in chunks]
             for fut in as_completed(futures):
                 for summary in fut.result():

@@ -27,6 +27,7 @@ from buraco_log.review import (
 from buraco_log.ruleids import describe
 from cli.common import EXIT_USAGE, fail, guarded, refuse_input_as_output
 from cli.safetext import terminal_safe, terminal_safe_lines
+from cli.simulate_cmd import check_seed
 
 if TYPE_CHECKING:
     from buraco_log.audit import Integrity
@@ -92,6 +93,7 @@ def review(
     if output not in (None, "-") and not (Path(output).parent or Path(".")).is_dir():
         raise fail(f"{output}: no such directory: {Path(output).parent}", EXIT_USAGE,
                    as_json=js)  # said now, not after the search (the page writer says so too)
+    check_seed(seed, as_json=js)  # bytes that are not UTF-8 made an internal error
     try:
         b = parse_budget(budget)
     except ValueError as exc:

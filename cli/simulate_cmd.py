@@ -40,6 +40,17 @@ def check_players(r: Rules, players: int, *, as_json: bool = False) -> None:
                    as_json=as_json)
 
 
+def check_seed(seed: str, *, as_json: bool = False) -> None:
+    """``--seed`` must be text: bytes that are not UTF-8 (a surrogate in the argument) made an
+    internal error once the seed was hashed or written into the log."""
+    try:
+        seed.encode("utf-8")
+    except UnicodeEncodeError:
+        shown = seed.encode("utf-8", "surrogateescape").decode("ascii", "backslashreplace")
+        raise fail(f"--seed {shown}: not UTF-8 text; give the seed as text", EXIT_USAGE,
+                   as_json=as_json) from None
+
+
 @guarded
 def simulate(
     rules: RulesOpt = "classic",
@@ -78,6 +89,7 @@ def simulate(
     checked by the rules engine. The same arguments give the same files, whatever --jobs is.
     """
     js = format is Format.json
+    check_seed(seed, as_json=js)
     # the rules are the user's argument: a bad one is a usage error (exit 2)
     r = load_rules(rules, option="--rules", as_json=js)
     names = tuple(bot or ("heuristic",))
@@ -93,13 +105,21 @@ def simulate(
     if out.exists() and not out.is_dir():
         raise fail(f"{out}: exists and is not a directory; --output names the directory the "
                    "logs go to", EXIT_USAGE, as_json=js)
-    if not overwrite:  # a log already there may be another match under the same name
+    if overwrite:  # a directory under a log's name is not replaced: os.replace said
+        # "LOG.tmp: Is a directory", naming the temporary file and not the directory
+        taken = next((n for i in range(matches)
+                      if (out / (n := match_file(r, players, i))).is_dir()), None)
+        if taken is not None:
+            raise fail(f"{out / taken}: is a directory; --overwrite replaces logs, not "
+                       "directories", EXIT_USAGE, as_json=js)
+    else:  # a log already there may be another match under the same name
         taken = next((n for i in range(matches)
                       if (out / (n := match_file(r, players, i))).exists()), None)
         if taken is not None:
             raise fail(f"{out / taken}: exists; refusing to replace it (--overwrite, or another "
                        "--output)", EXIT_USAGE, as_json=js)
-    jobs = max(1, min(jobs or min(os.cpu_count() or 1, 8), matches))
+    cpus = os.cpu_count() or 1
+    jobs = max(1, min(jobs or min(cpus, 8), cpus, matches))  # more workers than CPUs: no faster
     show = sys.stderr.isatty() if progress is None else progress
     start = time.perf_counter()
     if show:

@@ -154,3 +154,13 @@ def test_a_refused_review_says_so_in_one_line_and_leaves_the_output_as_it_was(
     # no temporary file left beside the outputs
     assert sorted(f.name for f in tmp_path.iterdir() if f.name.startswith("review")) == sorted(
         f"review-{i}.html" for i in range(len(cases)))
+
+
+def test_a_seed_that_is_not_text_is_refused_in_one_line(tmp_path: Path) -> None:
+    # bytes that are not UTF-8 in the argument: an internal error once the seed was hashed
+    log = write(tmp_path / "m.blog", _events(n=30))
+    p = run(log, "--seat", "0", "--budget", TINY, "--seed", os.fsdecode(b"\xff"), "-o",
+            tmp_path / "r.txt")
+    assert p.returncode == 2 and p.stdout == "", p.stderr
+    assert p.stderr == "buraco-log: error: --seed \\xff: not UTF-8 text; give the seed as text\n"
+    assert not (tmp_path / "r.txt").exists()

@@ -7,11 +7,13 @@ simulate command's files: the same bytes for a seed, other bytes for another see
 
 from __future__ import annotations
 
+import os
 import random
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import pytest
@@ -211,3 +213,44 @@ def test_simulate_files_are_a_function_of_the_seed_and_pass_verify_and_audit(
         assert v.returncode == 0, v.stdout + v.stderr
     a = run("audit", tmp_path / "a", cwd=tmp_path)
     assert a.returncode == 0, a.stdout + a.stderr
+
+
+def test_simulate_refuses_a_seed_that_is_not_text_and_writes_nothing(tmp_path: Path) -> None:
+    # bytes that are not UTF-8 in the argument: an internal error once the seed was hashed
+    p = run("simulate", "--seed", os.fsdecode(b"a\xff"), "-o", "out", "--no-progress",
+            cwd=tmp_path)
+    assert p.returncode == 2 and p.stdout == "", p.stderr
+    assert p.stderr == "buraco-log: error: --seed a\\xff: not UTF-8 text; give the seed as text\n"
+    assert not (tmp_path / "out").exists()
+
+
+def test_simulate_overwrite_names_a_directory_in_a_logs_place(tmp_path: Path) -> None:
+    # os.replace failed on it, and the message named the temporary file: "LOG.tmp: Is a
+    # directory"
+    (tmp_path / "out" / "classic-2p-000000.blog").mkdir(parents=True)
+    p = run("simulate", "-o", "out", "--overwrite", "--no-progress", cwd=tmp_path)
+    assert p.returncode == 2 and p.stdout == "", p.stderr
+    lines = p.stderr.splitlines()
+    assert lines == [f"buraco-log: error: {Path('out', 'classic-2p-000000.blog')}: is a "
+                     "directory; --overwrite replaces logs, not directories"], p.stderr
+    assert sorted(f.name for f in (tmp_path / "out").iterdir()) == ["classic-2p-000000.blog"]
+
+
+def test_no_more_workers_than_cpus(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # --jobs 40 started 40 worker processes on a 2-CPU machine (each its own interpreter)
+    from buraco_log.audit import pool
+
+    asked: list[int] = []
+    real = pool.worker_pool
+
+    def spy(n: int) -> Any:
+        asked.append(n)
+        return real(n)
+
+    monkeypatch.setattr(pool, "worker_pool", spy)
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    one = simulate_many(PRESETS["thirteen-quick"], 2, 6, seed="w", out_dir=tmp_path / "a",
+                        jobs=40)
+    assert asked == [2]
+    assert one == simulate_many(PRESETS["thirteen-quick"], 2, 6, seed="w",
+                                out_dir=tmp_path / "b", jobs=1)
