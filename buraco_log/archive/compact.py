@@ -186,7 +186,7 @@ def compact(archive: str, *, target_events: int = TARGET_EVENTS, before: date | 
         report.batches_before = len(records)
         report.files_before = sum(len(_files(r)) for r in records)
         groups = plan(records, target_events, before)
-        total = sum(len(g) for g in groups)
+        total = sum(len(g) for g in groups)  # the progress counts skipped groups as done
         done = 0
         if on_progress is not None:
             on_progress(0, total)
@@ -197,6 +197,9 @@ def compact(archive: str, *, target_events: int = TARGET_EVENTS, before: date | 
                               sum(len(_files(r)) for r in group),
                               len({rel.rsplit("/", 1)[0] for r in group
                                    for _t, rel in _files(r)}))
+                if merge.files_after >= merge.files_before:
+                    done += len(group)  # batches of different partitions: no file saved
+                    continue
                 report.merges.append(merge)
                 if dry_run:
                     continue

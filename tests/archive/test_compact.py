@@ -139,6 +139,19 @@ def test_the_plan_merges_small_batches_in_order_up_to_the_target() -> None:
     assert len(plan(late, 100, before=datetime.date(2026, 1, 3))[0]) == 3
 
 
+def test_batches_of_different_partitions_are_left_as_they_are(tmp_path: Path) -> None:
+    """Merged, they would keep one file per partition each: a rewrite for nothing."""
+    arch = tmp_path / "a"
+    for log in ("burako-2p-000000.blog", "mega-2p-000000.blog"):
+        ingest([str(ROOT / "examples" / "sim" / log)], arch, jobs=1)
+    seen = sorted(os.listdir(arch / "_batches"))
+    rep = compact(str(arch))
+    assert rep.merges == [] and sorted(os.listdir(arch / "_batches")) == seen
+    ingest([str(ROOT / "examples" / "sim" / "mega-4p-000000.blog")], arch, jobs=1)
+    [merge] = compact(str(arch)).merges  # the two mega batches share their partitions
+    assert len(merge.replaces) == 3 and merge.files_after < merge.files_before
+
+
 def test_a_damaged_file_is_refused_and_nothing_changes(fresh: Path) -> None:
     victim = fresh / next(f for f in parts(fresh) if f.startswith("events/"))
     data = bytearray(victim.read_bytes())
