@@ -21,6 +21,8 @@ Rows are unchanged but for ``matches.batch`` and ``errors.batch``, which name th
 
 from __future__ import annotations
 
+import os
+import stat
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -105,6 +107,9 @@ def _read(root: str, record: dict[str, Any], table: str, rel: str) -> pa.Table:
     path = f"{root}/{rel}"
     kept = (record.get("fingerprints") or {}).get(rel)
     try:
+        if not stat.S_ISREG(os.lstat(path).st_mode):  # a FIFO there would hang the read
+            raise ArchiveError(f"{path}: a file of committed batch {record['batch']} is not "
+                               "a regular file; compact merges nothing from it")
         if kept is not None and list(store.fingerprint(path)) != list(kept):
             raise ArchiveError(
                 f"{path}: damaged archive file: its bytes are not those batch "

@@ -166,7 +166,27 @@ def test_a_damaged_file_is_refused_and_nothing_changes(fresh: Path) -> None:
     assert not (fresh / store.STAGING).exists() or not os.listdir(fresh / store.STAGING)
 
 
-def test_a_missing_row_count_mismatch_is_refused(fresh: Path) -> None:
+@pytest.mark.parametrize("kind", ["fifo", "link", "missing"])
+def test_a_part_that_is_no_regular_file_is_refused_at_once(fresh: Path, kind: str) -> None:
+    """A record without fingerprints (written before they were kept) gave a FIFO put in a
+    part's place straight to the Parquet reader, which waited on it for ever."""
+    victim = fresh / next(f for f in parts(fresh) if f.startswith("hands/"))
+    for record_path in (fresh / "_batches").iterdir():
+        record = json.loads(record_path.read_text())
+        record.pop("fingerprints", None)
+        record_path.write_text(json.dumps(record))
+    victim.unlink()
+    if kind == "fifo":
+        os.mkfifo(victim)
+    elif kind == "link":
+        victim.symlink_to(fresh / next(f for f in parts(fresh) if f.startswith("events/")))
+    r = cli("compact", str(fresh))
+    assert r.returncode == 1 and r.stdout == "" and "Traceback" not in r.stderr, r
+    assert r.stderr.count("\n") == 1 and str(victim) in r.stderr, r.stderr
+    assert len(store.manifests(str(fresh))) == 5
+
+
+def test_rows_other_than_the_records_say_are_refused(fresh: Path) -> None:
     first = sorted((fresh / "_batches").iterdir())[0]
     record = json.loads(first.read_text())
     record["rows"]["events"] += 1  # the record says one more row than its files hold
