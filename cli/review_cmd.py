@@ -87,6 +87,9 @@ def review(
     if path.is_dir():
         raise fail(f"{path}: is a directory, not a log", EXIT_USAGE, as_json=js)
     # a bad output is said before the search, not after minutes of it
+    if output == "":  # an unset variable: it said ": is a directory; name the file"
+        raise fail("--output '': an empty name; name the file (or '-' for stdout)", EXIT_USAGE,
+                   as_json=js)
     refuse_input_as_output(output, path, as_json=js)
     if output not in (None, "-") and Path(output).is_dir():
         raise fail(f"{output}: is a directory; name the file", EXIT_USAGE, as_json=js)

@@ -58,8 +58,8 @@ def simulate(
     matches: Annotated[int, typer.Option("--matches", help="How many matches.", min=1,
                                          max=MAX_MATCHES)] = 1,
     seed: Annotated[str, typer.Option("--seed", help="Seed: same seed, same bytes.")] = "0",
-    out: Annotated[Path, typer.Option("--output", "--out", "-o", metavar="DIR",
-                                      help="The directory the logs go to.")] = Path("sim"),
+    output: Annotated[str, typer.Option("--output", "--out", "-o", metavar="DIR",
+                                        help="The directory the logs go to.")] = "sim",
     bot: Annotated[
         list[str] | None,
         typer.Option(
@@ -99,6 +99,10 @@ def simulate(
         except ValueError as exc:
             raise fail(f"--bot {name}: {exc}", EXIT_USAGE, as_json=js) from None
     check_players(r, players, as_json=js)
+    if not output:  # an unset variable: Path("") is ".", and the logs went into the cwd
+        raise fail("--output '': an empty name; name the directory the logs go to",
+                   EXIT_USAGE, as_json=js)
+    out = Path(output)
     if str(out) == "-":  # many files: no standard output to hold them
         raise fail("--output -: simulate writes one log per match into a directory; name the "
                    "directory", EXIT_USAGE, as_json=js)

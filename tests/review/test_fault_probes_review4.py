@@ -164,3 +164,12 @@ def test_a_seed_that_is_not_text_is_refused_in_one_line(tmp_path: Path) -> None:
     assert p.returncode == 2 and p.stdout == "", p.stderr
     assert p.stderr == "buraco-log: error: --seed \\xff: not UTF-8 text; give the seed as text\n"
     assert not (tmp_path / "r.txt").exists()
+
+
+def test_an_empty_output_name_is_refused_before_the_search(tmp_path: Path) -> None:
+    # it said ": is a directory; name the file"
+    log = write(tmp_path / "m.blog", _events(n=30))
+    p = run(log, "--seat", "0", "--budget", TINY, "-o", "")
+    assert p.returncode == 2 and p.stdout == "", p.stderr
+    assert p.stderr == ("buraco-log: error: --output '': an empty name; name the file (or '-' "
+                        "for stdout)\n")

@@ -254,3 +254,12 @@ def test_no_more_workers_than_cpus(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert asked == [2]
     assert one == simulate_many(PRESETS["thirteen-quick"], 2, 6, seed="w",
                                 out_dir=tmp_path / "b", jobs=1)
+
+
+def test_simulate_refuses_an_empty_output_name(tmp_path: Path) -> None:
+    # an unset variable: Path("") is ".", and the logs went into the working directory
+    p = run("simulate", "-o", "", "--no-progress", cwd=tmp_path)
+    assert p.returncode == 2 and p.stdout == "", p.stderr
+    assert p.stderr == ("buraco-log: error: --output '': an empty name; name the directory the "
+                        "logs go to\n")
+    assert list(tmp_path.iterdir()) == []
