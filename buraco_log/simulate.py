@@ -42,7 +42,19 @@ v2 (issue 14): must-use-top pickups with the top laid off together with cards of
 stock-out while the pile can be taken, presets with ``morto_voided_by = "opponent_out"``."""
 
 MAX_HANDS = 400
-"""A match still undecided after this many hands is an error (no bot should take so long)."""
+"""A match still undecided after this many hands is an error (no bot should take so long)...
+unless the target score is so high that it needs more: see :func:`max_hands_for`."""
+
+POINTS_PER_HAND = 50
+"""Fewer points than a side scores in a hand on average (classic: about 125), for
+:func:`max_hands_for`."""
+
+
+def max_hands_for(rules: Rules) -> int:
+    """The hands a match may take before it is an error: :data:`MAX_HANDS`, or more for a
+    target score that needs more (a house rule of 1,000,000 points, which the rules allow,
+    was refused "still undecided after 400 hands" about 8,000 hands short of it)."""
+    return max(MAX_HANDS, rules.target_score // POINTS_PER_HAND)
 
 
 MAX_HAND_EVENTS = 20_000
@@ -105,15 +117,18 @@ def simulate_match(
     seed: str,
     index: int = 0,
     bots: Sequence[str] = ("heuristic",),
-    max_hands: int = MAX_HANDS,
+    max_hands: int | None = None,
 ) -> list[AnyEvent]:
-    """Play one complete match and return its events, each one accepted by the reducer."""
+    """Play one complete match and return its events, each one accepted by the reducer.
+    ``max_hands``: the hands it may take before it is an error (:func:`max_hands_for`)."""
     from buraco_log.moves import quick_moves as legal
     from buraco_log.reducer import Replayer
 
     check(rules, players)
     names = seat_bots(bots, players)
     check_bots(names)
+    if max_hands is None:
+        max_hands = max_hands_for(rules)
     cache = _CACHES.setdefault(rules, MeldKnowledge())  # meld readings recur across matches
     if len(_CACHES) > 16:
         _CACHES.clear()

@@ -20,7 +20,7 @@ import pytest
 
 from buraco_log.bots import HeuristicBot, RandomBot, make_bot
 from buraco_log.dealer import check_deals
-from buraco_log.events import AnyEvent
+from buraco_log.events import AnyEvent, HandStarted
 from buraco_log.expert import Budget, ExpertBot, Tracker, move_key
 from buraco_log.moves import quick_moves
 from buraco_log.reducer import Replayer, replay
@@ -263,3 +263,16 @@ def test_simulate_refuses_an_empty_output_name(tmp_path: Path) -> None:
     assert p.stderr == ("buraco-log: error: --output '': an empty name; name the directory the "
                         "logs go to\n")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_high_target_the_rules_allow_is_played_to_the_end() -> None:
+    # a house rule of 1,000,000 points was refused "still undecided after 400 hands"
+    from buraco_log.simulate import MAX_HANDS, max_hands_for
+
+    assert all(max_hands_for(r) == MAX_HANDS for r in PRESETS.values())  # presets: unchanged
+    high = msgspec.structs.replace(PRESETS["classic"], name="classic+high", target_score=60_000)
+    events = simulate_match(high, 2, seed="high")
+    final = replay(events)
+    assert final.phase == "over" and max(final.totals) >= 60_000
+    assert sum(isinstance(e, HandStarted) for e in events) > MAX_HANDS
+    assert max_hands_for(msgspec.structs.replace(high, target_score=1_000_000)) == 20_000
