@@ -312,8 +312,21 @@ def simulate_many(
     names = seat_bots(bots, players)
     check_bots(names)  # refuse an unknown bot, or a time cap, before any work starts
     out = os.fspath(out_dir)
+    made = not os.path.isdir(out)
     os.makedirs(out, exist_ok=True)
     job = _Job(rules, players, seed, names, out)
+    try:
+        return _play_all(job, matches, jobs, on_match)
+    except BaseException:
+        if made:  # a run that failed before its first match left an empty directory behind
+            with contextlib.suppress(OSError):
+                os.rmdir(out)  # only if empty: finished logs stay
+        raise
+
+
+def _play_all(job: _Job, matches: int, jobs: int,
+              on_match: Callable[[MatchSummary], None] | None) -> list[MatchSummary]:
+    rules, players, out = job.rules, job.players, job.out_dir
     results: list[MatchSummary] = []
     if jobs <= 1 or matches <= 1:
         for i in range(matches):

@@ -276,3 +276,16 @@ def test_a_high_target_the_rules_allow_is_played_to_the_end() -> None:
     assert final.phase == "over" and max(final.totals) >= 60_000
     assert sum(isinstance(e, HandStarted) for e in events) > MAX_HANDS
     assert max_hands_for(msgspec.structs.replace(high, target_score=1_000_000)) == 20_000
+
+
+def test_a_run_that_fails_before_its_first_match_leaves_no_directory(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the output directory was made first and stayed, empty, after the error
+    from buraco_log import simulate
+
+    monkeypatch.setattr(simulate, "max_hands_for", lambda rules: 1)
+    for out in (tmp_path / "new" / "out", tmp_path):
+        with pytest.raises(simulate.SimulationError, match="undecided after 1 hands"):
+            simulate_many(PRESETS["classic"], 2, 2, seed="x", out_dir=out)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["new"]  # the one there before stays
+    assert list((tmp_path / "new").iterdir()) == []
