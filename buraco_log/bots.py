@@ -156,6 +156,7 @@ class HeuristicBot:
         # Stall guard: with a free pile two players can pass it back and forth forever, so after
         # a few of its turns with the stock unchanged the bot draws from the stock instead.
         self._stock_seen: tuple[int, int] = (-1, -1)
+        self._noted: tuple[int, int] = (-1, -1)  # (hand, seq) of the last draw turn counted
         self.stalled = 0
 
     # --- entry points ------------------------------------------------------------------------
@@ -235,6 +236,12 @@ class HeuristicBot:
         return _Context(self, table, rules, moves)
 
     def _note_draw_turn(self, table: TableView) -> None:
+        if self._noted == (table.hand, table.seq):
+            # the same decision again: the fast path's move was refused (or it had none) and
+            # the full list is asked. Counted twice, the stall guard gave up the pile a turn
+            # early.
+            return
+        self._noted = (table.hand, table.seq)
         seen = (table.hand, len(table.stock))
         self.stalled = self.stalled + 1 if seen == self._stock_seen else 0
         self._stock_seen = seen

@@ -289,3 +289,18 @@ def test_a_run_that_fails_before_its_first_match_leaves_no_directory(
             simulate_many(PRESETS["classic"], 2, 2, seed="x", out_dir=out)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["new"]  # the one there before stays
     assert list((tmp_path / "new").iterdir()) == []
+
+
+def test_one_draw_turn_counts_once_in_the_stall_guard() -> None:
+    # The simulator asks the full list when the fast path's move is refused (or it has none):
+    # the same draw turn was counted twice, and the stall guard gave up the pile a turn early.
+    st = next(s for s, _ in _decisions(_match("thirteen", 2), every=1) if s.phase == "draw")
+    bot = HeuristicBot()
+    bot.fast_move(st, st.stock[0], lambda: ())
+    bot.choose(st, quick_moves(st), random.Random(0))
+    bot.choose(st, quick_moves(st), random.Random(0))
+    assert bot.stalled == 0
+    # a later draw turn with the stock unchanged (the pile passed back and forth) still counts
+    later = msgspec.structs.replace(st, seq=st.seq + 2)
+    bot.choose(later, quick_moves(later), random.Random(0))
+    assert bot.stalled == 1
