@@ -173,3 +173,40 @@ def test_an_empty_output_name_is_refused_before_the_search(tmp_path: Path) -> No
     assert p.returncode == 2 and p.stdout == "", p.stderr
     assert p.stderr == ("buraco-log: error: --output '': an empty name; name the file (or '-' "
                         "for stdout)\n")
+
+
+def test_the_review_never_looks_ahead() -> None:
+    # a decision is judged from what was seen before it: the review of a prefix of the log
+    # judges its moves exactly as the review of the whole log does
+    budget = Budget(samples=2, candidates=3, rounds=1)
+    for preset, players, seat in (("biriba", 3, 1), ("burraco", 4, 2)):
+        events = list(simulate_match(PRESETS[preset], players, seed="r4-ahead"))[:240]
+        whole = review_events(events, seat, budget=budget, seed="q")
+        for k in (70, 170):
+            part = review_events(events[:k], seat, budget=budget, seed="q")
+            assert part.moves == tuple(m for m in whole.moves if m.seq < k)
+            assert part.moves
+
+
+def test_the_card_a_draw_brings_never_enters_the_judgment_of_the_draw() -> None:
+    events = list(simulate_match(PRESETS["classic"], 2, seed="r4-draw"))
+    r = Replayer()
+    for e in events:
+        st = r.state()
+        if isinstance(e, ev.CardDrawn) and e.seat == 0 and st.hand == 0 and e.seq > 12:
+            break
+        r.step(e)
+    s = e.seq
+    hs = events[1]
+    assert isinstance(hs, ev.HandStarted)
+    at = len(hs.stock) - len(st.stock)  # the position of the card this draw takes
+    other = next(i for i in range(len(hs.stock) - 1, at, -1) if hs.stock[i] != hs.stock[at])
+    stock = list(hs.stock)
+    stock[at], stock[other] = stock[other], stock[at]
+    twin = [events[0], msgspec.structs.replace(hs, stock=tuple(stock)), *events[2:s],
+            msgspec.structs.replace(e, card=stock[at])]
+    budget = Budget(samples=4, candidates=3, rounds=1)
+    a = review_events(events[:s + 1], 0, budget=budget, seed="d")
+    b = review_events(twin, 0, budget=budget, seed="d")
+    assert a.moves[-1].seq == s and a.moves[-1].kind == "draw"
+    assert a == b
