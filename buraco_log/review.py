@@ -230,8 +230,9 @@ def reviewed_move(task: Task, d: Decision, threshold: float, style: Style) -> Re
 
 
 def is_mistake(cost: float, se: float, threshold: float) -> bool:
-    """At least ``threshold`` points, and at least two standard errors (not noise)."""
-    return cost >= threshold and cost >= 2.0 * se
+    """At least ``threshold`` points, and at least two standard errors (not noise); and a
+    cost at all: with ``--threshold 0`` the best move found (cost 0 ± 0) was a "mistake"."""
+    return cost > 0.0 and cost >= threshold and cost >= 2.0 * se
 
 
 def review_events(

@@ -210,3 +210,19 @@ def test_the_card_a_draw_brings_never_enters_the_judgment_of_the_draw() -> None:
     b = review_events(twin, 0, budget=budget, seed="d")
     assert a.moves[-1].seq == s and a.moves[-1].kind == "draw"
     assert a == b
+
+
+def test_with_threshold_zero_the_best_move_is_no_mistake() -> None:
+    # --threshold 0 flagged every move the expert agreed with: "best ... cost 0.0 ± 0.0 MISTAKE"
+    from buraco_log.review import is_mistake, to_text
+
+    assert not is_mistake(0.0, 0.0, 0.0)
+    assert is_mistake(0.5, 0.0, 0.0) and not is_mistake(0.5, 0.3, 0.0)
+    events = _events(n=120)
+    r = review_events(events, 0, budget=Budget(samples=3, candidates=3, rounds=1), seed="z",
+                      threshold=0.0)
+    assert any(m.cost == 0 for m in r.moves) and any(m.flagged for m in r.moves)
+    assert all(m.flagged == (m.cost > 0 and m.cost >= 2 * m.se) for m in r.moves)
+    assert r.mistakes == sum(m.flagged for m in r.moves)
+    assert not any(line.startswith("  !") and " best " in line + " "
+                   and "best:" not in line for line in to_text(r).splitlines())
