@@ -203,6 +203,9 @@ def connect(
             con.execute("SET lock_configuration = true")
     except duckdb.Error as exc:  # the views read the Parquet footers: limits can bite here
         con.close()
+        gone = _vanished(_first_line(exc), root)
+        if gone is not None:
+            raise gone from None
         hint = (f" under the {memory_limit} limit (--memory-limit, --threads)"
                 if isinstance(exc, duckdb.OutOfMemoryException) else "")
         raise ArchiveError(f"cannot open the archive's views{hint}: {_first_line(exc)}"
@@ -429,10 +432,27 @@ def find_damaged(root: str, seconds: float = LOCATE_SECONDS) -> tuple[str, str] 
     return None
 
 
+_PART = re.compile(r'"([^"]+?\.parquet)')
+
+
+def _vanished(text: str, root: str) -> ArchiveError | None:
+    """A query's error about an archive file that is gone: listed as committed when the
+    query began, removed since by `compact` or drop_batches (their commit came in between)."""
+    gone = next((m for m in _PART.findall(text) if not os.path.lexists(m)), None)
+    if gone is None or os.path.join(root, "") not in gone:
+        return None
+    return ArchiveError(f"query: the archive changed while the query ran ({gone} was removed "
+                        "by a compact or a batch drop, its rows kept elsewhere or dropped): "
+                        "run it again")
+
+
 def _locate(exc: ArchiveError, root: str) -> ArchiveError:
     """``exc``, led by the damaged file's name when it is about a file DuckDB could not
-    decode and does not name one."""
+    decode and does not name one; or said plainly when the file it names is gone."""
     text = str(exc)
+    gone = _vanished(text, root)
+    if gone is not None:
+        return gone
     if not _DAMAGE.search(text) or root in text:
         return exc
     try:

@@ -303,3 +303,36 @@ def test_killed_at_any_step_readers_see_every_row_once_and_a_rerun_finishes(
     assert len(os.listdir(fresh / "_batches")) == 1
     fixity = verify_archive(str(fresh))
     assert fixity.ok and fixity.files == len(parts(fresh))
+
+
+def test_a_query_that_began_before_a_compact_removed_its_files_says_so(
+        fresh: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The views list the committed files when the query begins; a compact committed and
+    cleaned up in between. Before: DuckDB's "Permission Error: Cannot access file ...
+    file system operations are disabled by configuration"."""
+    stale = store.committed_files(str(fresh))
+    compact(str(fresh))
+    monkeypatch.setattr(store, "committed_files", lambda root: stale)
+    with pytest.raises(ArchiveError, match=r"the archive changed while the query ran \(.*"
+                                           r"part-.*\.parquet was removed by a compact"):
+        query(fresh, "SELECT count(*) FROM events")
+    monkeypatch.undo()
+    assert query(fresh, "SELECT count(*) AS n FROM events").to_pylist()[0]["n"] > 0
+
+
+def test_a_compact_between_opening_the_views_and_reading_them_is_said_plainly(
+        fresh: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The other moment of the same race: the views were made over the old files, and the
+    compact removed them before DuckDB read one ("Cannot access file ... file system
+    operations are disabled by configuration")."""
+    from buraco_log.archive import views
+
+    real = views.create_views
+
+    def then_compact(con: Any, root: Any) -> None:
+        real(con, root)
+        compact(str(root))
+
+    monkeypatch.setattr(views, "create_views", then_compact)
+    with pytest.raises(ArchiveError, match=r"the archive changed while the query ran"):
+        query(fresh, "SELECT count(*) FROM events")
