@@ -18,13 +18,22 @@ from tests.cli.test_fault_probes_outputs import EXE, GOOD_JSONL
 pytestmark = pytest.mark.skipif(EXE is None, reason="buraco-log is not installed")
 
 
+def _sigint_default() -> None:
+    """A terminal's Ctrl-C reaches a command that takes SIGINT. A run of the tests started in
+    the background of a shell (``.ci/run &``) ignores SIGINT, and so would the command (a
+    Python that inherits SIGINT ignored keeps it ignored): the signal the test sends must not
+    depend on how the tests were started."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def interrupt(args: list[str], *, group: bool, after: float = 2.0) -> tuple[int | None, str]:
     """Start ``buraco-log ARGS`` in a session of its own, SIGINT it after ``after`` seconds and
     wait at most 15 s for it and every process holding its output pipes to end. Returns the
     exit status (None: it did not end) and stderr; whatever is left is killed."""
     assert EXE is not None
     p = subprocess.Popen([EXE, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         stdin=subprocess.DEVNULL, start_new_session=True)
+                         stdin=subprocess.DEVNULL, start_new_session=True,
+                         preexec_fn=_sigint_default)
     try:
         time.sleep(after)
         if group:
