@@ -223,16 +223,19 @@ def reviewed_move(task: Task, d: Decision, threshold: float, style: Style) -> Re
     return ReviewedMove(
         seq=task.played.seq, hand=t.hand, turn=t.turns, kind=kind_of(task.played),
         played=move_text(task.played, style), best=move_text(best.move, style),
-        cost=mine.cost, se=mine.se, flagged=is_mistake(mine.cost, mine.se, threshold),
+        cost=mine.cost, se=mine.se,
+        flagged=is_mistake(mine.cost, mine.se, threshold, d.samples),
         played_event=move_json(task.played, style), best_event=move_json(best.move, style),
         samples=d.samples, alternatives=alts,
     )
 
 
-def is_mistake(cost: float, se: float, threshold: float) -> bool:
+def is_mistake(cost: float, se: float, threshold: float, samples: int = 2) -> bool:
     """At least ``threshold`` points, and at least two standard errors (not noise); and a
-    cost at all: with ``--threshold 0`` the best move found (cost 0 ± 0) was a "mistake"."""
-    return cost > 0.0 and cost >= threshold and cost >= 2.0 * se
+    cost at all: with ``--threshold 0`` the best move found (cost 0 ± 0) was a "mistake".
+    One sample gives no standard error (it reads 0): every costly move was flagged on the
+    noise of a single play-out, so with fewer than two samples nothing is."""
+    return samples >= 2 and cost > 0.0 and cost >= threshold and cost >= 2.0 * se
 
 
 def review_events(
@@ -341,7 +344,9 @@ def header(review: Review) -> str:
             f"{review.match_id} ({review.rules})\n"
             f"seed {review.seed!r}, budget {b.describe()} per decision, expert v"
             f"{review.expert_version}; a mistake costs at least {review.threshold:g} points "
-            f"and 2 standard errors")
+            f"and 2 standard errors" + ("; with 1 sample a decision no cost has a standard "
+                                        "error, so no move is flagged" if b.samples < 2 and
+                                        b.ms is None else ""))
 
 
 def to_text(review: Review, *, all_moves: bool = True) -> str:

@@ -226,3 +226,22 @@ def test_with_threshold_zero_the_best_move_is_no_mistake() -> None:
     assert r.mistakes == sum(m.flagged for m in r.moves)
     assert not any(line.startswith("  !") and " best " in line + " "
                    and "best:" not in line for line in to_text(r).splitlines())
+
+
+def test_with_one_sample_a_decision_no_move_is_flagged_on_noise() -> None:
+    """One play-out gives no standard error (it read 0 ± 0), so every move a single play-out
+    happened to score worse was a MISTAKE. With two samples the flag is decided as always."""
+    from buraco_log.review import is_mistake, to_text
+
+    assert not is_mistake(40.0, 0.0, 25.0, samples=1)
+    assert is_mistake(40.0, 0.0, 25.0, samples=2)
+    events = _events(n=120)
+    one = review_events(events, 0, budget=Budget(samples=1, candidates=3, rounds=1), seed="z",
+                        threshold=0.0)
+    assert any(m.cost > 0 for m in one.moves), "no costly move: the test shows nothing"
+    assert one.mistakes == 0 and not any(m.flagged for m in one.moves)
+    assert "with 1 sample a decision no cost has a standard error" in to_text(one)
+    two = review_events(events, 0, budget=Budget(samples=2, candidates=3, rounds=1), seed="z",
+                        threshold=0.0)
+    assert "with 1 sample" not in to_text(two)
+    assert all(m.flagged == (m.cost > 0 and m.cost >= 2 * m.se) for m in two.moves)
