@@ -428,9 +428,11 @@ def verify(
                  else "unsealed (no end line with the head digest; convert it to binary and "
                  "`buraco-log seal` it)" if _is_jsonl_name(path)
                  else "unsealed (no integrity chain; `buraco-log seal`)")
+        # a header alone (or an empty JSON Lines file) is whole, and still no match yet
+        empty = " (a match not started)" if not_started else ""
         typer.echo(
-            f"{path}: {info.events} events in {_plural(info.segments, 'record')}, {state}, "
-            f"format version {info.version}, head {info.head}"
+            f"{path}: {info.events} events in {_plural(info.segments, 'record')}{empty}, "
+            f"{state}, format version {info.version}, head {info.head}"
         )
 
 

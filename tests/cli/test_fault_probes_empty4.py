@@ -267,3 +267,18 @@ def test_convert_overwrite_syncs_the_directory_through_the_public_name(tmp_path:
     synced = [line for line in r.stdout.splitlines() if line.startswith("synced ")]
     # jsonl's publication of the temporary, then convert's rename over the old file
     assert len(synced) == 2 and synced[-1] == f"synced {out}", r.stdout
+
+
+def test_verify_says_a_header_alone_or_an_empty_json_lines_file_is_a_match_not_started(
+        tmp_path: Path) -> None:
+    """Both are whole files with no event; `verify` said only "0 events in 0 records", while
+    `audit` said NOT STARTED (and `verify -f json` not_started: true)."""
+    empty = tmp_path / "m.jsonl"
+    empty.write_text("")
+    for path in (header_alone(tmp_path / "h.blog"), empty):
+        r = cli("verify", path)
+        assert r.returncode == 0 and r.stderr == "", r
+        assert r.stdout.startswith(f"{path}: 0 events in 0 records (a match not started), ")
+        assert json.loads(cli("verify", path, "-f", "json").stdout)["not_started"] is True
+    whole = cli("verify", GOOD)
+    assert whole.returncode == 0 and "not started" not in whole.stdout
