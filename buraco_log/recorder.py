@@ -45,7 +45,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Iterable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any, Final
 
 import msgspec
@@ -361,7 +361,7 @@ class _Work:
 
     __slots__ = (
         "chain", "created", "data", "encoded", "error", "ident", "new", "offset", "reopened",
-        "synced", "table", "waiters",
+        "settled", "synced", "table", "waiters",
     )
 
     def __init__(self, table: _Table, waiters: list[_Waiter], encoded: list[bytes]) -> None:
@@ -377,6 +377,7 @@ class _Work:
         self.reopened = False
         self.synced = False
         self.created = False
+        self.settled = False  # its waiters were failed or acknowledged, and counted
 
 
 def _fsync_failed(table: _Table, exc: OSError) -> LogFormatError:
@@ -1029,6 +1030,20 @@ class Recorder:
             self._waiting -= taken
         if not work:
             return
+        try:
+            self._commit_work(work)
+        except BaseException as exc:
+            # A defect (an error no step expects): the round's taken appends were no longer
+            # in their tables, so failing the tables alone left them waiting forever.
+            for w in work:
+                if not w.settled:
+                    w.settled = True
+                    self._fail_table(w.table, f"recorder error: {exc!r}", w.waiters,
+                                     written=True)
+            raise
+
+    def _commit_work(self, work: list[_Work]) -> None:
+        """Write, sync and settle the round's logs (``_commit``'s part after taking them)."""
         # Descriptors first: the round's open logs become the most recently used, and the
         # least recently used others are closed to make room for the ones it must open.
         closed = [w.table for w in work if w.table.fd is None]
@@ -1052,7 +1067,10 @@ class Recorder:
         slices = [work[i::count] for i in range(count)]
         if journaled:  # the journal is synced while the threads write the logs
             futures = [self._pool.submit(self._io, s, False, True) for s in slices]
-            failure = self._journal_round(work)
+            try:
+                failure = self._journal_round(work)
+            finally:  # never leave a thread writing a log whose round has failed
+                wait(futures)
             for f in futures:
                 f.result()
             self._journal_fixups(work, failure)
@@ -1076,6 +1094,7 @@ class Recorder:
         for w in work:
             if w.error is not None:
                 error = w.error.error
+                w.settled = True
                 self._fail_table(w.table, error.message, w.waiters, error, w.error.written)
             elif w.created and not journaled:  # (a journal holds new logs whole until the
                 created.append(w)                # checkpoint: no directory fsync per round)
@@ -1086,6 +1105,7 @@ class Recorder:
                 self._ops.fsync_dir(self._dir_fd)  # the new names are durable
             except OSError as exc:
                 for w in created:
+                    w.settled = True
                     self._fail_table(
                         w.table, f"directory fsync failed: {exc.strerror}", w.waiters, written=True
                     )
@@ -1094,6 +1114,7 @@ class Recorder:
         acked: list[_Waiter] = []
         for w in done:
             acked.extend(w.waiters)
+            w.settled = True
         with self._cv:  # counted first: a caller woken by its ack sees its event counted
             self._stats.events += len(acked)
         self._resolve(acked, None)  # one wake-up per event loop for the whole round
@@ -1146,6 +1167,7 @@ class Recorder:
                 try:
                     self._create(w.table)
                 except LogFormatError as exc:
+                    w.settled = True
                     self._fail_table(w.table, exc.message, w.waiters, exc, written=False)
                     continue
                 assert w.table.fd is not None

@@ -1,0 +1,328 @@
+"""Fault probes of the recorder, fourth round: a real SIGKILL right after acknowledgements,
+bad input through the API (each refused, naming the table, seq or rule, writing nothing, the
+other tables going on), a file size limit (``RLIMIT_FSIZE``, as a full disk) hit in the middle
+of group commits, and a live table's log removed under the recorder."""
+
+from __future__ import annotations
+
+import ast
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from buraco_log import events as ev
+from buraco_log import journal, log
+from buraco_log.errors import IllegalMoveError, LogFormatError, ReplayError
+from buraco_log.recorder import FileOps, Recorder
+from tests.recorder.sources import matches, on_disk
+
+ROOT = Path(__file__).resolve().parents[2]
+SYNCS = ["fsync", "syncfs", "journal"]
+
+
+def _bytes(path: Path) -> bytes:
+    return path.read_bytes() if path.exists() else b""
+
+
+# -- a real SIGKILL right after acknowledgements ------------------------------------------------
+
+KILL_CHILD = """
+import os, signal, sys
+from buraco_log.recorder import FileOps, Recorder
+from tests.recorder.sources import matches
+sources = matches()
+rec = Recorder(sys.argv[1], sync=sys.argv[2], save_every=600, checkpoint_every=600)
+acked = [0, 0, 0]
+for step in range(30):
+    futures = [rec.submit(f"t{t}", sources[t][step]) for t in range(3)]
+    for t, fut in enumerate(futures):
+        assert fut.result() == step
+        acked[t] = step + 1
+# more appends in flight, never waited for: the kill lands while a round may be writing them
+for step in range(30, 40):
+    for t in range(3):
+        rec.submit(f"t{t}", sources[t][step])
+os.write(1, (" ".join(map(str, acked)) + "\\n").encode())
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+@pytest.mark.parametrize("sync", SYNCS)
+def test_a_sigkill_right_after_acknowledgements_keeps_every_acknowledged_event(
+        tmp_path: Path, sync: str) -> None:
+    directory = tmp_path / "rec"
+    p = subprocess.run([sys.executable, "-c", KILL_CHILD, str(directory), sync], cwd=ROOT,
+                       capture_output=True, timeout=60)
+    assert p.returncode == -signal.SIGKILL, p.stderr.decode()[-2000:]
+    acked = [int(n) for n in p.stdout.split()]
+    assert acked == [30, 30, 30]
+    sources = matches()
+    with Recorder(directory, sync=sync, save_every=0) as rec:
+        for t in range(3):
+            name = f"t{t}"
+            have = rec.next_seq(name)
+            assert have >= acked[t], (name, have)
+            # what is there beyond the acknowledged events is the source's too: nothing torn
+            assert on_disk(str(directory / f"{name}.blog")) == list(sources[t][:have])
+            assert rec.append(name, sources[t][have]) == have  # and the table goes on
+    assert not [n for n in os.listdir(directory) if n.startswith(journal.PREFIX)]
+
+
+# -- bad input through the recorder API ---------------------------------------------------------
+
+def test_bad_input_is_refused_naming_table_seq_or_rule_and_writes_nothing(tmp_path: Path) -> None:
+    sources = matches()
+    a, c = sources[0], sources[1]
+    directory = tmp_path / "rec"
+    with Recorder(directory, save_every=0) as rec:
+        for event in a[:5]:
+            rec.append("a", event)
+        before = _bytes(directory / "a.blog")
+
+        # an unknown table, first event not seq 0: refused naming its log and the seq
+        with pytest.raises(LogFormatError) as info:
+            rec.append("nobody", a[3])
+        assert info.value.kind == "seq" and info.value.seq == 3
+        assert "nobody.blog" in str(info.value) and "expected 0" in str(info.value)
+        assert not (directory / "nobody.blog").exists()
+
+        # a wrong seq on a live table
+        with pytest.raises(LogFormatError) as info:
+            rec.append("a", a[7])
+        assert info.value.kind == "seq" and info.value.seq == 7
+        assert "a.blog" in str(info.value) and "expected 5" in str(info.value)
+
+        # a second match started on a live table (the same match id again)
+        restart = msgspec.structs.replace(a[0], seq=5)
+        with pytest.raises(IllegalMoveError) as illegal:
+            rec.append("a", restart)
+        assert illegal.value.rule and illegal.value.seq == 5
+
+        # an illegal move: the next event of another match
+        with pytest.raises(IllegalMoveError) as illegal:
+            rec.append("a", msgspec.structs.replace(c[5], seq=5))
+        assert illegal.value.rule and f"[{illegal.value.rule}]" in str(illegal.value)
+        assert illegal.value.seq == 5
+
+        # a non-event
+        with pytest.raises(TypeError):
+            rec.append("a", {"t": "CardDrawn", "seq": 5})  # type: ignore[arg-type]
+
+        rec.flush()
+        assert _bytes(directory / "a.blog") == before  # nothing written by any of them
+        assert rec.next_seq("a") == 5
+        assert rec.append("a", a[5]) == 5  # the table goes on
+
+        # a finished match: all of it, then one more event
+        for event in c:
+            rec.append("c", event)
+        ended = _bytes(directory / "c.blog")
+        extra = msgspec.structs.replace(c[-2], seq=len(c))
+        with pytest.raises(ReplayError) as replay:
+            rec.append("c", extra)
+        assert replay.value.seq == len(c)
+        rec.flush()
+        assert _bytes(directory / "c.blog") == ended
+        assert rec.next_seq("c") == len(c)
+        assert rec.append("a", a[6]) == 6
+    assert on_disk(str(directory / "a.blog")) == list(a[:7])
+    assert on_disk(str(directory / "c.blog")) == list(c)
+
+
+def test_a_huge_note_within_a_record_is_kept_whole_and_one_past_it_refused(tmp_path: Path) -> None:
+    a = matches()[0]
+    directory = tmp_path / "rec"
+    with Recorder(directory, save_every=0) as rec:
+        rec.append("a", a[0])
+        big = msgspec.structs.replace(a[1], note="n" * (log.MAX_PAYLOAD // 2))
+        assert rec.append("a", big) == 1
+        huge = msgspec.structs.replace(a[2], note="n" * (log.MAX_PAYLOAD + 1))
+        with pytest.raises(LogFormatError) as info:
+            rec.append("a", huge)
+        assert info.value.kind == "range" and info.value.seq == 2
+        assert rec.append("a", a[2]) == 2
+    assert on_disk(str(directory / "a.blog")) == [a[0], big, a[2]]
+
+
+# -- the file size limit during group commits ---------------------------------------------------
+
+FSIZE_CHILD = """
+import resource, signal, sys
+from buraco_log.errors import LogFormatError
+from buraco_log.recorder import FileOps, Recorder
+from tests.recorder.sources import matches
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # EFBIG instead of a signal, as a full disk
+limit = int(sys.argv[3])
+resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+sources = matches()
+acked = {}
+errors = []
+with Recorder(sys.argv[1], sync=sys.argv[2], save_every=0, checkpoint_every=600) as rec:
+    live = set(range(len(sources)))
+    step = 0
+    while live:
+        futures = {t: rec.submit(f"t{t}", sources[t][step]) for t in sorted(live)
+                   if step < len(sources[t])}
+        for t, fut in futures.items():
+            try:
+                assert fut.result() == step
+                acked[t] = step + 1
+            except LogFormatError as exc:
+                errors.append((exc.kind, str(exc)))
+                live.discard(t)
+        live &= set(futures)
+        step += 1
+        if errors and step > 400:
+            break
+print(repr((acked, errors)))
+"""
+
+
+@pytest.mark.parametrize("sync", ["fsync", "journal"])
+def test_a_file_size_limit_in_a_round_keeps_acknowledged_events_and_acks_nothing_torn(
+        tmp_path: Path, sync: str) -> None:
+    directory = tmp_path / "rec"
+    limit = 24_000 if sync == "fsync" else 120_000
+    p = subprocess.run([sys.executable, "-c", FSIZE_CHILD, str(directory), sync, str(limit)],
+                       cwd=ROOT, capture_output=True, timeout=60)
+    assert p.returncode == 0, p.stderr.decode()[-3000:]
+    acked, errors = ast.literal_eval(p.stdout.decode())
+    assert errors, "the limit was never reached"
+    for kind, message in errors:
+        assert kind == "io", message
+        assert "File too large" in message or "recorder stops" in message or \
+            "the journal failed" in message, message
+    sources = matches()
+    with Recorder(directory, sync=sync, save_every=0) as rec:  # no limit: the next run
+        for t, events in enumerate(sources):
+            name = f"t{t}"
+            have = rec.next_seq(name)
+            assert have >= acked.get(t, 0), (name, have, acked.get(t))
+            if sync == "journal":  # "were not recorded": the refused round was cut off again
+                assert have == acked.get(t, 0), (name, have, acked.get(t))
+            assert on_disk(str(directory / f"{name}.blog")) == list(events[:have]) if have \
+                else not (directory / f"{name}.blog").exists()
+            if have < len(events):
+                assert rec.append(name, events[have]) == have
+    left = [n for n in os.listdir(directory) if n.startswith(".") and ".new" in n]
+    assert not left, left
+
+
+# -- a live table's log removed under the recorder ----------------------------------------------
+
+@pytest.mark.parametrize("sync", SYNCS)
+def test_a_log_removed_under_the_recorder_acknowledges_nothing_more(
+        tmp_path: Path, sync: str) -> None:
+    sources = matches()
+    a, b = sources[0], sources[1]
+    directory = tmp_path / "rec"
+    with Recorder(directory, sync=sync, save_every=0) as rec:
+        for event in a[:4]:
+            rec.append("a", event)
+        rec.append("b", b[0])
+        os.unlink(directory / "a.blog")  # by a program that ignores the lock
+        with pytest.raises(LogFormatError) as info:
+            rec.append("a", a[4])
+        assert info.value.kind == "io" and "a.blog" in str(info.value)
+        assert "not acknowledged" in str(info.value)
+        with pytest.raises(LogFormatError):
+            rec.append("a", a[5])
+        assert rec.append("b", b[1]) == 1  # the other table goes on
+        assert not (directory / "a.blog").exists()  # no log is made up at the path
+    with Recorder(directory, sync=sync, save_every=0) as rec:
+        assert rec.next_seq("b") == 2
+        assert on_disk(str(directory / "b.blog")) == list(b[:2])
+        if (directory / "a.blog").exists():  # the journal wrote the acknowledged ones back
+            assert sync == "journal"
+            got = on_disk(str(directory / "a.blog"))
+            assert got[:4] == list(a[:4]) and got == list(a[: len(got)])
+
+
+@pytest.mark.parametrize("sync", SYNCS)
+def test_a_log_removed_while_closed_is_refused_and_then_starts_afresh(
+        tmp_path: Path, sync: str) -> None:
+    sources = matches()
+    a, b = sources[0], sources[1]
+    directory = tmp_path / "rec"
+    with Recorder(directory, sync=sync, save_every=0, idle_timeout=0.01) as rec:
+        for event in a[:4]:
+            rec.append("a", event)
+        for step in range(3):
+            rec.append("b", b[step])
+        import time
+        deadline = time.monotonic() + 5
+        while rec.stats().open_handles and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert rec.stats().open_handles == 0
+        os.unlink(directory / "a.blog")
+        with pytest.raises(LogFormatError) as info:
+            rec.append("a", a[4])
+        assert info.value.kind == "io" and "a.blog" in str(info.value)
+        assert rec.append("b", b[3]) == 3
+        assert not (directory / "a.blog").exists()
+        assert rec.next_seq("a") == 0  # read again from disk: there is none
+        assert rec.append("a", a[0]) == 0
+    assert on_disk(str(directory / "a.blog")) == [a[0]]
+    assert on_disk(str(directory / "b.blog")) == list(b[:4])
+    assert isinstance(a[0], ev.MatchStarted)
+
+
+# -- a defect in a round never leaves an append waiting -----------------------------------------
+
+class _Defective(FileOps):
+    """Durability calls that raise an error no step expects (not an OSError) once armed."""
+
+    def __init__(self) -> None:
+        self.armed = False
+
+    def _maybe(self) -> None:
+        if self.armed:
+            self.armed = False
+            raise RuntimeError("a defect in the sync layer")
+
+    def fsync(self, fd: int) -> None:
+        self._maybe()
+        super().fsync(fd)
+
+    def syncfs(self, fd: int) -> None:
+        self._maybe()
+        super().syncfs(fd)
+
+    def datasync(self, fd: int) -> None:
+        self._maybe()
+        super().datasync(fd)
+
+
+@pytest.mark.parametrize("sync", SYNCS)
+def test_a_defect_in_a_round_fails_its_appends_instead_of_leaving_them_waiting(
+        tmp_path: Path, sync: str) -> None:
+    # the round's appends, taken out of their tables, were never resolved: append() waited
+    # forever and flush() never returned True (the doc: they fail "instead of waiting forever")
+    sources = matches()
+    a, b = sources[0], sources[1]
+    ops = _Defective()
+    directory = tmp_path / "rec"
+    with Recorder(directory, sync=sync, save_every=0, ops=ops) as rec:
+        rec.append("a", a[0])
+        rec.append("b", b[0])
+        ops.armed = True
+        future = rec.submit("a", a[1])
+        with pytest.raises(LogFormatError) as info:
+            future.result(timeout=10)
+        assert info.value.kind == "io" and "a defect in the sync layer" in str(info.value)
+        assert "a.blog" in str(info.value)
+        assert rec.flush(timeout=10)  # nothing left unresolved
+        assert rec.stats().failed == 1
+        with pytest.raises(LogFormatError):  # the table refuses from now on
+            rec.append("a", a[1])
+        assert rec.append("b", b[1]) == 1  # the other table goes on
+    with Recorder(directory, sync=sync, save_every=0) as rec:
+        assert rec.next_seq("b") == 2
+        have = rec.next_seq("a")
+        assert have in (1, 2)
+        assert on_disk(str(directory / "a.blog")) == list(a[:have])
