@@ -669,12 +669,23 @@ class Recorder:
                 event = _readable(event, data, table.path)  # what a reader will decode
                 if table.validator is not None:
                     table.validator.step(event)  # raises, changing nothing, if illegal
-                table.pending.append(data)
-                table.waiters.append(_Waiter(event.seq, future, loop))
-                table.expect += 1
-                if isinstance(event, ev.MatchEnded):
-                    table.ended = True
                 with self._cv:
+                    if self._closing:
+                        # close() began while this move was checked: its committer may have
+                        # ended already, and a move queued now was never resolved (the caller
+                        # waited forever). Refused instead; the rules engine holds the move,
+                        # so the table's state is never saved (nor used: the recorder closes).
+                        table.broken = "the recorder is closed"
+                        raise LogFormatError("the recorder is closed", path=self.directory,
+                                             seq=event.seq, kind="closed")
+                    if self._failed is not None:  # the same, had the committer stopped on a
+                        table.broken = self._failed  # defect meanwhile (or the journal failed)
+                        raise LogFormatError(self._failed, path=self.directory, kind="io")
+                    table.pending.append(data)
+                    table.waiters.append(_Waiter(event.seq, future, loop))
+                    table.expect += 1
+                    if isinstance(event, ev.MatchEnded):
+                        table.ended = True
                     table.unresolved += 1  # guarded by self._cv: settled a round at a time
                     first = not self._dirty
                     if first:
@@ -977,12 +988,25 @@ class Recorder:
 
     def _forget_tables(self) -> None:
         """Close and drop the tables ``forget`` asked for (caller holds ``self._cv``)."""
+        busy = []
         while self._forget:
             table = self._forget.pop()
-            if table.unresolved or table.pending:
-                continue  # appended to again meanwhile: keep it
-            self._close_fd(table)
-            self._drop(table)
+            # An append holding the table's lock is past its check that the table is alive:
+            # dropped now, its event went into a table no one looks up, whose round reopened
+            # the log and held it locked, so the match loaded afresh was refused ("another
+            # writer holds this log"). Such a table is tried again later. (Lock order: a
+            # table's lock, then ``self._cv``; not waiting for it here keeps that order.)
+            if not table.lock.acquire(blocking=False):
+                busy.append(table)
+                continue
+            try:
+                if table.unresolved or table.pending or table.dead:
+                    continue  # appended to again meanwhile: keep it
+                self._close_fd(table)
+                self._drop(table)
+            finally:
+                table.lock.release()
+        self._forget.extend(busy)
 
     def _idle_wait(self) -> float | None:
         if not (self._open and self.idle_timeout > 0):

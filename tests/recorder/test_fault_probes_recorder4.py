@@ -10,7 +10,10 @@ import os
 import signal
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import pytest
@@ -254,7 +257,7 @@ def test_a_log_removed_while_closed_is_refused_and_then_starts_afresh(
             rec.append("a", event)
         for step in range(3):
             rec.append("b", b[step])
-        import time
+
         deadline = time.monotonic() + 5
         while rec.stats().open_handles and time.monotonic() < deadline:
             time.sleep(0.02)
@@ -326,3 +329,156 @@ def test_a_defect_in_a_round_fails_its_appends_instead_of_leaving_them_waiting(
         have = rec.next_seq("a")
         assert have in (1, 2)
         assert on_disk(str(directory / "a.blog")) == list(a[:have])
+
+
+# -- forget racing an append to the same table -------------------------------------------------
+
+class _HeldValidator:
+    """The table's rules engine, stopping in ``step`` until let go (an append in progress,
+    holding its table's lock)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.entered = threading.Event()
+        self.go = threading.Event()
+
+    def step(self, event: ev.AnyEvent) -> None:
+        self.entered.set()
+        assert self.go.wait(10)
+        self.inner.step(event)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+@pytest.mark.parametrize("sync", ["fsync", "journal"])
+def test_forget_while_an_append_to_the_table_is_being_validated_loses_nothing(
+        tmp_path: Path, sync: str) -> None:
+    # the committer dropped the table while the append held its lock past its "dead" check:
+    # the event went into the dropped table, whose round reopened the log and kept it locked,
+    # so the table loaded afresh was refused ("locked") until the idle timeout closed it
+    a = matches()[0]
+    directory = tmp_path / "rec"
+    with Recorder(directory, sync=sync, save_every=0, max_open=40) as rec:
+        for event in a[:4]:
+            rec.append("a", event)
+        rec.forget("a")  # closed: the next round reopens the log
+        deadline = time.monotonic() + 5
+        while "a" in rec._tables and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert rec.next_seq("a") == 4
+        table = rec._tables["a"]
+        held = _HeldValidator(table.validator)
+        table.validator = held
+        result: list[object] = []
+        thread = threading.Thread(target=lambda: result.append(rec.append("a", a[4])))
+        thread.start()
+        try:
+            assert held.entered.wait(10)
+            rec.forget("a")  # an abandoned match, say: while its last move is checked
+            deadline = time.monotonic() + 0.5
+            while "a" in rec._tables and time.monotonic() < deadline:
+                time.sleep(0.01)
+        finally:
+            held.go.set()
+            thread.join(10)
+        assert result == [4]
+        assert rec.append("a", a[5]) == 5  # refused as "locked" before
+        assert rec.next_seq("a") == 6
+    assert on_disk(str(directory / "a.blog")) == list(a[:6])
+
+
+# -- close racing an append ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("sync", ["fsync", "journal"])
+def test_an_append_being_validated_while_the_recorder_closes_is_refused_not_left_waiting(
+        tmp_path: Path, sync: str) -> None:
+    # the append had passed its "closed" check; the committer, told to close, found nothing
+    # to do and ended; the append then queued its event, and its future was never resolved
+    a = matches()[0]
+    directory = tmp_path / "rec"
+    rec = Recorder(directory, sync=sync, save_every=0)
+    for event in a[:4]:
+        rec.append("a", event)
+    table = rec._tables["a"]
+    held = _HeldValidator(table.validator)
+    table.validator = held
+    future: list[Any] = []
+    errors: list[BaseException] = []
+
+    def submit() -> None:
+        try:
+            future.append(rec.submit("a", a[4]))
+        except BaseException as exc:
+            errors.append(exc)
+
+    thread = threading.Thread(target=submit)
+    thread.start()
+    try:
+        assert held.entered.wait(10)
+        closer = threading.Thread(target=rec.close)
+        closer.start()
+        closer.join(0.5)  # close waits for nothing it was given: done, or about to be
+    finally:
+        held.go.set()
+        thread.join(10)
+    closer.join(10)
+    assert not closer.is_alive()
+    if future:  # accepted before close took it in: then it is durable
+        assert future[0].result(timeout=10) == 4
+        kept = 5
+    else:
+        assert isinstance(errors[0], LogFormatError) and errors[0].kind == "closed", errors
+        kept = 4
+    assert on_disk(str(directory / "a.blog")) == list(a[:kept])
+    with Recorder(directory, sync=sync, save_every=0) as rec:  # the saved state is right too
+        assert rec.next_seq("a") == kept
+        assert rec.append("a", a[kept]) == kept
+    assert on_disk(str(directory / "a.blog")) == list(a[:kept + 1])
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")
+def test_an_append_being_validated_when_the_committer_stops_on_a_defect_fails(
+        tmp_path: Path) -> None:
+    # the same race with a committer that stopped on a defect: the append had passed its
+    # check of that, queued its event after the committer had failed the queued ones and
+    # ended, and waited forever
+    a, b = matches()[0], matches()[1]
+    directory = tmp_path / "rec"
+    rec = Recorder(directory, save_every=0)
+    try:
+        for event in a[:4]:
+            rec.append("a", event)
+        rec.append("b", b[0])
+        table = rec._tables["a"]
+        held = _HeldValidator(table.validator)
+        table.validator = held
+        result: list[BaseException | int] = []
+
+        def append() -> None:
+            try:
+                result.append(rec.append("a", a[4]))
+            except BaseException as exc:
+                result.append(exc)
+
+        thread = threading.Thread(target=append)
+        thread.start()
+        try:
+            assert held.entered.wait(10)
+
+            def defect() -> float | None:
+                raise RuntimeError("a defect in the committer")
+
+            rec._idle_wait = defect  # type: ignore[method-assign]
+            rec.forget("b")  # wakes the committer, which stops on the defect
+            rec._committer.join(10)
+            assert not rec._committer.is_alive()
+        finally:
+            held.go.set()
+            thread.join(10)
+        assert not thread.is_alive(), "the append waits forever"
+        assert isinstance(result[0], LogFormatError) and result[0].kind == "io", result
+        assert "a defect in the committer" in str(result[0])
+    finally:
+        rec.close()
+    assert on_disk(str(directory / "a.blog")) == list(a[:4])
