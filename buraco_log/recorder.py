@@ -478,7 +478,18 @@ class Recorder:
             # makedirs said only "File exists"
             raise NotADirectoryError(errno.ENOTDIR, "not a directory (the recorder writes one "
                                      "log per match into a directory)", self.directory)
+        made = []  # the directories makedirs creates, deepest first
+        up = self.directory
+        while not os.path.lexists(up) and os.path.dirname(up) != up:
+            made.append(up)
+            up = os.path.dirname(up)
         os.makedirs(self.directory, exist_ok=True)
+        for path in reversed(made):  # each new directory's name, before any log in it is
+            parent_fd = os.open(os.path.dirname(path), os.O_RDONLY | os.O_CLOEXEC)  # acked
+            try:
+                self._ops.fsync_dir(parent_fd)
+            finally:
+                os.close(parent_fd)
         self._lock_fd = os.open(
             os.path.join(self.directory, LOCK_NAME), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666
         )

@@ -482,3 +482,39 @@ def test_an_append_being_validated_when_the_committer_stops_on_a_defect_fails(
     finally:
         rec.close()
     assert on_disk(str(directory / "a.blog")) == list(a[:4])
+
+
+# -- a directory the recorder creates -----------------------------------------------------------
+
+class _DirSyncs(FileOps):
+    """Records the (device, inode) of every directory fsynced."""
+
+    def __init__(self) -> None:
+        self.dirs: list[tuple[int, int]] = []
+
+    def fsync_dir(self, fd: int) -> None:
+        st = os.fstat(fd)
+        self.dirs.append((st.st_dev, st.st_ino))
+        super().fsync_dir(fd)
+
+
+def _ident(path: Path) -> tuple[int, int]:
+    st = os.stat(path)
+    return st.st_dev, st.st_ino
+
+
+def test_the_directories_a_recorder_creates_are_durable_before_an_acknowledgement(
+        tmp_path: Path) -> None:
+    # makedirs created the log directory (and its missing parents), and only the log
+    # directory itself was ever fsynced: a power loss could take the directory's own name,
+    # and with it every acknowledged move of every table in it
+    ops = _DirSyncs()
+    directory = tmp_path / "x" / "y" / "rec"
+    with Recorder(directory, save_every=0, ops=ops) as rec:
+        rec.append("a", matches()[0][0])
+        for parent in (tmp_path, tmp_path / "x", tmp_path / "x" / "y"):
+            assert _ident(parent) in ops.dirs, parent
+        assert _ident(directory) in ops.dirs
+    ops.dirs.clear()
+    with Recorder(directory, save_every=0, ops=ops):  # it exists: its parent is not synced
+        assert _ident(directory / "..") not in ops.dirs
