@@ -34,7 +34,8 @@ STEPS = st.lists(st.one_of(
 ), min_size=1, max_size=8)
 
 
-@settings(max_examples=int(os.environ.get("COMPACT_EXAMPLES", "10")), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=int(os.environ.get("COMPACT_EXAMPLES", "10")), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
 @given(steps=STEPS)
 def test_the_archive_holds_the_logs_ingested_and_not_dropped_through_any_compaction(
         steps: list[Step]) -> None:
