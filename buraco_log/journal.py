@@ -239,39 +239,50 @@ def _replay(directory: str, path: str, records: list[Record], ops: SyncOps) -> t
         if os.path.lexists(path) or records[0].offset != 0:
             return 0, 0, len(records)  # held by another writer, or its beginning is lost
         lock = None
-    created = 0
     if lock is None:  # the new log's name was never made durable: create it again
+        # Every record goes in before the name does: a log linked with its first record alone
+        # and the rest still to write was, after a crash there, another file than the records
+        # name (a conflict), and the acknowledged events after its first were never written.
         fd, tmp = log._create_temp(directory, os.path.basename(path))
         try:
-            log._write_all(fd, records[0].data, 0)
+            size = written = 0
+            for record in records:
+                if not 0 <= record.offset <= size:  # a gap: the log ends before it
+                    break
+                log._write_all(fd, record.data, record.offset)
+                size = max(size, record.offset + len(record.data))
+                written += 1
             ops.fsync(fd)
             os.link(tmp, path)
-        except BaseException:
-            os.close(fd)
-            raise
         finally:
-            os.unlink(tmp)
-        created = 1
-    else:
-        held, lock.fd = lock.fd, None
-        assert held is not None
-        fd = held
-        if lock.identity != ours:  # rewritten by another program since: not ours to touch
             os.close(fd)
-            return 0, 0, len(records)
-    applied = touched = created
+            os.unlink(tmp)
+        return written, 1, len(records) - written
+    held, lock.fd = lock.fd, None
+    assert held is not None
+    fd = held
+    if lock.identity != ours:  # another file now: not ours to touch
+        try:
+            # unless it already holds every record (a log this function created again from
+            # the journal, by a recovery that stopped before it removed the journal)
+            if all(os.pread(fd, len(r.data), r.offset) == r.data for r in records):
+                return 0, 0, 0
+        finally:
+            os.close(fd)
+        return 0, 0, len(records)
+    applied = touched = 0
     try:
         size = os.fstat(fd).st_size
-        for i, record in enumerate(records[created:], created):
+        for i, record in enumerate(records):
             if not 0 <= record.offset <= size:  # a gap (or before the file): written, it
                 # would leave zeros no reader gets past; the log ends where it is instead
-                return applied, created, len(records) - i
+                return applied, 0, len(records) - i
             size = max(size, record.offset + len(record.data))
             if os.pread(fd, len(record.data), record.offset) != record.data:
                 log._write_all(fd, record.data, record.offset)
                 applied += 1
                 touched = 1
-        return applied, created, 0
+        return applied, 0, 0
     finally:
         try:
             if touched:
