@@ -231,6 +231,13 @@ def _replay(directory: str, path: str, records: list[Record], ops: SyncOps) -> t
     # holds the same events before it went on in the new file: those records are spent.
     ours = (records[-1].device, records[-1].inode)
     records = [r for r in records if (r.device, r.inode) == ours]
+    # A record at offset 0 is a log being created (header and first segment): the records
+    # before the last such one are of an earlier file of that name, even if they name the same
+    # inode (a file system reuses a removed file's inode number, ext4 at once). Written back,
+    # the old log's bytes overwrote the new one's and left the old log's tail after them.
+    starts = [i for i, r in enumerate(records) if r.offset == 0]
+    if starts:
+        records = records[starts[-1]:]
     try:
         # a seal or repair holds the lock a moment (a seal refuses a log this journal is
         # ahead of, and lets go): wait for it rather than leave the records unwritten

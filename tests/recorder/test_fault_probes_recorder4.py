@@ -570,3 +570,31 @@ def test_a_crash_while_a_lost_log_is_created_again_from_the_journal_loses_nothin
         assert rec.append("a", a[12]) == 12
     assert on_disk(str(directory / "a.blog")) == list(a[:13])
     assert not journal.generations(str(directory), unfolded=True)
+
+
+def test_records_of_an_earlier_log_of_the_same_inode_number_are_not_written_back(
+        tmp_path: Path) -> None:
+    # a log removed and its match started afresh within one journal: the new file may get the
+    # old one's inode number again (ext4 reuses it at once), so the records of both named "the
+    # same file", and the old log's bytes were written back over the new one (its events, then
+    # the old log's tail after them: a log no reader gets through). A record at offset 0 starts
+    # a new file: the records before it are of an earlier one, and spent.
+    a, c = matches()[0], matches()[1]
+    directory = tmp_path / "rec"
+    directory.mkdir()
+    old = tmp_path / "old.blog"
+    log.write_log(old, c[:30])
+    path = directory / "a.blog"
+    log.write_log(path, a[:2])
+    new_bytes = path.read_bytes()
+    st = os.stat(path)
+    records = [journal.Record("a", st.st_dev, st.st_ino, 0, old.read_bytes()),
+               journal.Record("a", st.st_dev, st.st_ino, 0, new_bytes)]
+    assert len(records[0].data) > len(new_bytes)
+    (directory / journal.name_of(1)).write_bytes(journal.header() + journal.frame(records))
+    with Recorder(directory, sync="journal", save_every=0) as rec:
+        assert path.read_bytes() == new_bytes
+        assert rec.next_seq("a") == 2
+        assert rec.append("a", a[2]) == 2
+    assert on_disk(str(path)) == list(a[:3])
+    assert not journal.generations(str(directory), unfolded=True)
