@@ -598,3 +598,59 @@ def test_records_of_an_earlier_log_of_the_same_inode_number_are_not_written_back
         assert rec.append("a", a[2]) == 2
     assert on_disk(str(path)) == list(a[:3])
     assert not journal.generations(str(directory), unfolded=True)
+
+
+# -- a live table's log made read-only ----------------------------------------------------------
+
+READ_ONLY_CHILD = """
+import ctypes, os, sys, time
+from buraco_log import journal, log, reducer  # imported before giving up root: the
+from buraco_log.recorder import Recorder      # interpreter's own files are root's
+from tests.recorder.sources import matches
+a, b = matches()[0], matches()[1]
+directory, sync = sys.argv[1], sys.argv[2]
+os.setgid(65534)
+os.setuid(65534)  # nobody: a file's mode binds (root writes read-only files)
+path = os.path.join(directory, "a.blog")
+out = []
+with Recorder(directory, save_every=0, sync=sync, idle_timeout=0.01) as rec:
+    for event in a[:3]:
+        rec.append("a", event)
+    rec.append("b", b[0])
+    deadline = time.monotonic() + 5
+    while rec.stats().open_handles and time.monotonic() < deadline:
+        time.sleep(0.01)
+    os.chmod(path, 0o444)  # while the recorder has it closed
+    try:
+        rec.append("a", a[3])
+        out.append("acked")
+    except Exception as exc:
+        out.append(f"{type(exc).__name__}|{getattr(exc, 'kind', '')}|{exc}")
+    out.append(str(rec.append("b", b[1])))
+    os.chmod(path, 0o644)
+    out.append(str(rec.append("a", a[3])))
+print(repr(out))
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to become another user")
+@pytest.mark.parametrize("sync", ["fsync", "journal"])
+def test_a_log_made_read_only_while_closed_is_refused_naming_it_and_nothing_else_stops(
+        sync: str) -> None:
+    import shutil
+    import tempfile
+
+    top = tempfile.mkdtemp(prefix="rec4-ro-")  # pytest's own temporary tree is root's alone
+    try:
+        os.chmod(top, 0o777)
+        p = subprocess.run([sys.executable, "-c", READ_ONLY_CHILD, os.path.join(top, "rec"),
+                            sync], cwd=ROOT, capture_output=True, timeout=60)
+        assert p.returncode == 0, p.stderr.decode()[-2000:]
+        refused, b1, a3 = ast.literal_eval(p.stdout.decode())
+        name, kind, message = refused.split("|", 2)
+        assert (name, kind) == ("LogFormatError", "io"), refused
+        assert "a.blog" in message and "Permission denied" in message, message
+        assert (b1, a3) == ("1", "3")  # the other table went on; then this one, made writable
+        assert on_disk(os.path.join(top, "rec", "a.blog")) == list(matches()[0][:4])
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
