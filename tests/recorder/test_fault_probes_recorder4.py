@@ -186,11 +186,11 @@ print(repr((acked, errors)))
 """
 
 
-@pytest.mark.parametrize("sync", ["fsync", "journal"])
+@pytest.mark.parametrize("sync", SYNCS)
 def test_a_file_size_limit_in_a_round_keeps_acknowledged_events_and_acks_nothing_torn(
         tmp_path: Path, sync: str) -> None:
     directory = tmp_path / "rec"
-    limit = 24_000 if sync == "fsync" else 120_000
+    limit = 120_000 if sync == "journal" else 24_000
     p = subprocess.run([sys.executable, "-c", FSIZE_CHILD, str(directory), sync, str(limit)],
                        cwd=ROOT, capture_output=True, timeout=60)
     assert p.returncode == 0, p.stderr.decode()[-3000:]
