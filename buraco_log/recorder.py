@@ -446,6 +446,11 @@ class Recorder:
             raise ValueError(f"window must be a number of seconds up to {_MAX_WINDOW:g}, "
                              f"not {window!r}")
         self.window = max(0.0, window)
+        for knob, value in (("idle_timeout", idle_timeout), ("save_every", save_every),
+                            ("checkpoint_every", checkpoint_every)):
+            if value != value:  # NaN: idle_timeout closed every log after every round (each
+                # move reopened its log), checkpoint_every checkpointed every round
+                raise ValueError(f"{knob} must be a number of seconds, not {value!r}")
         self.max_batch = max(1, max_batch)
         self.max_open = max(_RESERVED + 2, max_open if max_open is not None else default_max_open())
         if sync not in ("fsync", "syncfs", "journal"):

@@ -654,3 +654,13 @@ def test_a_log_made_read_only_while_closed_is_refused_naming_it_and_nothing_else
         assert on_disk(os.path.join(top, "rec", "a.blog")) == list(matches()[0][:4])
     finally:
         shutil.rmtree(top, ignore_errors=True)
+
+
+@pytest.mark.parametrize("knob", ["idle_timeout", "save_every", "checkpoint_every"])
+def test_a_nan_interval_is_refused_at_once(tmp_path: Path, knob: str) -> None:
+    # idle_timeout=nan closed every log after every round (each move reopened its log), and
+    # checkpoint_every=nan checkpointed the journal every round; both said nothing
+    with pytest.raises(ValueError, match=knob):
+        Recorder(tmp_path / "rec", sync="journal", **{knob: float("nan")})
+    with Recorder(tmp_path / "rec", sync="journal") as rec:  # nothing was held
+        assert rec.next_seq("a") == 0
