@@ -621,8 +621,6 @@ def compact(
                        "left), "
                        + ("nothing written" if dry_run else
                           f"every row kept, in {rep.seconds:.1f} s"))
-    if rep.interrupted:
-        raise typer.Exit(130)
 
 
 def _n(count: int, noun: str) -> str:

@@ -62,7 +62,6 @@ class CompactReport:
     merges: list[Merge] = field(default_factory=list)
     recovered: list[str] = field(default_factory=list)  # left by an interrupted run
     dry_run: bool = False
-    interrupted: bool = False
     seconds: float = 0.0
 
 
@@ -195,34 +194,31 @@ def compact(archive: str, *, target_events: int = TARGET_EVENTS, before: date | 
         done = 0
         if on_progress is not None:
             on_progress(0, total)
-        try:
-            for group in groups:
-                # one file per table and partition the group holds rows of
-                merge = Merge("", [r["batch"] for r in group],
-                              sum(len(_files(r)) for r in group),
-                              len({rel.rsplit("/", 1)[0] for r in group
-                                   for _t, rel in _files(r)}))
-                if merge.files_after >= merge.files_before:
-                    done += len(group)  # batches of different partitions: no file saved
-                    continue
+        # Ctrl-C: the merges committed stay; the one under way is cleaned up by the next run
+        for group in groups:
+            # one file per table and partition the group holds rows of
+            merge = Merge("", [r["batch"] for r in group], sum(len(_files(r)) for r in group),
+                          len({rel.rsplit("/", 1)[0] for r in group for _t, rel in _files(r)}))
+            if merge.files_after >= merge.files_before:
+                done += len(group)  # batches of different partitions: no file saved
+                continue
+            if dry_run:
                 report.merges.append(merge)
-                if dry_run:
-                    continue
-                parts, errors, counts = _gather(root, group)
-                want = _expected(group)
-                if want is not None and want != counts:
-                    raise ArchiveError(f"{root}: batches {merge.replaces[0]}..."
-                                       f"{merge.replaces[-1]} hold {counts} rows, their "
-                                       f"records say {want}: nothing of them was merged")
-                new = store.commit(root, store.new_batch_id(), parts, errors, restamp=False,
-                                   compacted=merge.replaces)
-                merge.batch, merge.rows = new["batch"], new["rows"]
-                store.recover(root)  # the replaced batches' records, then their files
-                done += len(group)
-                if on_progress is not None:
-                    on_progress(done, total)
-        except KeyboardInterrupt:
-            report.interrupted = True  # the merges committed stay; the next run goes on
+                continue
+            parts, errors, counts = _gather(root, group)
+            want = _expected(group)
+            if want is not None and want != counts:
+                raise ArchiveError(f"{root}: batches {merge.replaces[0]}..."
+                                   f"{merge.replaces[-1]} hold {counts} rows, their "
+                                   f"records say {want}: nothing of them was merged")
+            new = store.commit(root, store.new_batch_id(), parts, errors, restamp=False,
+                               compacted=merge.replaces)
+            merge.batch, merge.rows = new["batch"], new["rows"]
+            report.merges.append(merge)
+            store.recover(root)  # the replaced batches' records, then their files
+            done += len(group)
+            if on_progress is not None:
+                on_progress(done, total)
         if not dry_run and report.merges and store.current_ratings(root) is None \
                 and store.manifests(root):
             from .ingest import _store_ratings

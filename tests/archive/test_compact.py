@@ -152,6 +152,32 @@ def test_batches_of_different_partitions_are_left_as_they_are(tmp_path: Path) ->
     assert len(merge.replaces) == 3 and merge.files_after < merge.files_before
 
 
+def test_ctrl_c_between_merges_keeps_the_merges_done_and_a_rerun_finishes(
+        fresh: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    before = checksums(fresh)
+    events = sorted(m["rows"]["events"] for m in store.manifests(str(fresh)))
+    target = 2 * events[-1] + 1  # two batches a merge at most: more than one merge
+    groups = plan(store.manifests(str(fresh)), target)
+    assert len(groups) >= 2
+    real, calls = store.commit, [0]
+
+    def interrupted_second(*a: Any, **kw: Any) -> dict[str, Any]:
+        calls[0] += 1
+        if calls[0] == 2:
+            raise KeyboardInterrupt
+        return real(*a, **kw)
+
+    monkeypatch.setattr(store, "commit", interrupted_second)
+    with pytest.raises(KeyboardInterrupt):
+        compact(str(fresh), target_events=target)
+    monkeypatch.undo()
+    assert checksums(fresh) == before
+    assert len(store.manifests(str(fresh))) == 5 - len(groups[0]) + 1  # the first merge stays
+    again = compact(str(fresh), target_events=target)
+    assert again.merges and checksums(fresh) == before
+    assert verify_archive(str(fresh)).ok
+
+
 def test_a_damaged_file_is_refused_and_nothing_changes(fresh: Path) -> None:
     victim = fresh / next(f for f in parts(fresh) if f.startswith("events/"))
     data = bytearray(victim.read_bytes())
