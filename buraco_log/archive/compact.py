@@ -127,7 +127,8 @@ def _conform(t: pa.Table, table: str) -> pa.Table:
     schema = store._STORED[table]
     columns = [t.column(f.name) if f.name in t.column_names else pa.nulls(t.num_rows, f.type)
                for f in schema]
-    return pa.Table.from_arrays(columns, schema=schema) if columns else t
+    # cast, not assumed: a reader may hand back another physical type (a dictionary, say)
+    return pa.Table.from_arrays(columns, names=schema.names).cast(schema)
 
 
 def _gather(root: str, group: list[dict[str, Any]]
