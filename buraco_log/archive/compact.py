@@ -124,11 +124,13 @@ def _read(root: str, record: dict[str, Any], table: str, rel: str) -> pa.Table:
 def _conform(t: pa.Table, table: str) -> pa.Table:
     """``t`` in the table's current schema: a file written before a column was added to the
     layout gets that column as nulls, as the views read it."""
-    schema = store._STORED[table]
+    schema = store.stored_schema(table)
     columns = [t.column(f.name) if f.name in t.column_names else pa.nulls(t.num_rows, f.type)
                for f in schema]
-    # cast, not assumed: a reader may hand back another physical type (a dictionary, say)
-    return pa.Table.from_arrays(columns, names=schema.names).cast(schema)
+    # cast, not assumed: a reader may hand back another physical type (a dictionary, say);
+    # a column this file lacks stays NULL, nullable, as the views read it
+    out = pa.Table.from_arrays(columns, names=schema.names)
+    return out.cast(store.stored_schema(table, out))
 
 
 def _gather(root: str, group: list[dict[str, Any]]
@@ -145,15 +147,22 @@ def _gather(root: str, group: list[dict[str, Any]]
                 pieces.setdefault(key, {}).setdefault(table, []).append(t)
             else:
                 errors.append(t)
-    parts = {key: {table: pa.concat_tables(ts) for table, ts in tables.items()}
+    parts = {key: {table: _concat(ts) for table, ts in tables.items()}
              for key, tables in pieces.items()}
     counts = {t: 0 for t in TABLES}
     for tables in parts.values():
         for table, t in tables.items():
             counts[table] += t.num_rows
-    error_table = pa.concat_tables(errors) if errors else None
+    error_table = _concat(errors) if errors else None
     counts["errors"] = error_table.num_rows if error_table is not None else 0
     return parts, error_table, counts
+
+
+def _concat(tables: list[pa.Table]) -> pa.Table:
+    """One table of same-layout pieces; a column nullable in one (a file older than the
+    column) is nullable in all."""
+    schema = pa.unify_schemas([t.schema for t in tables])
+    return pa.concat_tables([t.cast(schema) for t in tables])
 
 
 def _expected(group: list[dict[str, Any]]) -> dict[str, int] | None:

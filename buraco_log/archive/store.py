@@ -584,7 +584,7 @@ def _commit(root: str, batch: str, parts: dict[tuple[str, str], dict[str, pa.Tab
             rel = os.path.join(table, f"preset={preset}", f"month={month}",
                                f"part-{batch}.parquet")
             at[0] = os.path.join(stage, rel)
-            planned.append((table, _stage(stage, rel, table, t), rel))
+            planned.append((table, _stage(stage, rel, table, t, not restamp), rel))
             counts[table] += t.num_rows
     if errors is not None and errors.num_rows:
         n = errors.num_rows
@@ -596,7 +596,7 @@ def _commit(root: str, batch: str, parts: dict[tuple[str, str], dict[str, pa.Tab
                                    pa.array([batch] * n, pa.string()))
         rel = os.path.join("errors", f"part-{batch}.parquet")
         at[0] = os.path.join(stage, rel)
-        planned.append(("errors", _stage(stage, rel, "errors", errors), rel))
+        planned.append(("errors", _stage(stage, rel, "errors", errors, not restamp), rel))
         counts["errors"] += n
     if not planned:
         return {}
@@ -642,10 +642,22 @@ def fingerprint(path: str) -> tuple[str, int]:
     return h.hexdigest(), size
 
 
-def _stage(stage: str, rel: str, table: str, t: pa.Table) -> str:
+def stored_schema(table: str, t: pa.Table | None = None) -> pa.Schema:
+    """The schema ``table`` is written with; for ``t``, with a column made nullable where
+    ``t`` holds nulls the schema does not allow: rows of a file written before that column
+    was added, which every reader reads as NULL, merged by `compact`."""
+    schema = _STORED[table]
+    if t is None:
+        return schema
+    return pa.schema([f.with_nullable(True) if not f.nullable and f.name in t.column_names
+                      and t.column(f.name).null_count else f for f in schema])
+
+
+def _stage(stage: str, rel: str, table: str, t: pa.Table, merged: bool = False) -> str:
     path = os.path.join(stage, rel)
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    t = t.cast(_STORED[table])
+    # rows an ingest checked fill every column; merged ones may hold NULLs of older files
+    t = t.cast(stored_schema(table, t if merged else None))
     t = t.sort_by([(k, "ascending") for k in SORT_KEYS[table]])
     pq.write_table(t, path, **_write_options(table, t))
     with open(path, "rb+") as f:

@@ -245,12 +245,41 @@ def test_compact_waits_for_no_one_while_an_ingest_holds_the_lock(fresh: Path) ->
         compact(str(fresh))
 
 
-def test_a_file_written_before_a_column_was_added_gets_it_as_nulls() -> None:
-    schema = store._STORED["matches"]
-    old = pa.table({f.name: pa.nulls(2, f.type) for f in schema
-                    if f.name not in ("signed", "key_id")})
+def test_a_file_written_before_a_column_was_added_gets_it_as_nulls(fresh: Path) -> None:
+    import pyarrow.parquet as pq  # type: ignore[import-untyped]
+
+    part = fresh / next(f for f in parts(fresh) if f.startswith("matches/"))
+    whole = pq.read_table(part, partitioning=None)
+    old = whole.drop(["signed", "key_id"])  # as written before those columns were added
     got = _conform(old, "matches")
-    assert got.schema == schema and got.column("signed").null_count == 2
+    want = store.stored_schema("matches")  # `signed` is written non-nullable: here NULL
+    assert got.schema == pa.schema([f.with_nullable(True) if f.name == "signed" else f
+                                    for f in want])
+    assert got.column("signed").null_count == got.num_rows == whole.num_rows
+    assert got.drop(["signed", "key_id"]).equals(old.select(got.drop(["signed",
+                                                                      "key_id"]).column_names))
+
+
+def test_matches_files_older_than_a_column_merge_with_newer_ones(fresh: Path) -> None:
+    """An archive whose first batches were ingested before `matches.signed` and `key_id`
+    existed (they read as NULL): compact crashed casting those NULLs to the non-nullable
+    `signed` ("Casting field 'signed' with null values to non-nullable")."""
+    import pyarrow.parquet as pq
+
+    for record_path in sorted((fresh / "_batches").iterdir())[:2]:
+        record = json.loads(record_path.read_text())
+        for rel in record["files"]["matches"]:
+            t = pq.read_table(fresh / rel, partitioning=None)
+            pq.write_table(t.drop(["signed", "key_id"]), fresh / rel, compression="zstd")
+            record["fingerprints"][rel] = list(store.fingerprint(str(fresh / rel)))
+        record_path.write_text(json.dumps(record))
+    signed = "SELECT count(signed) AS known, count(*) AS n FROM matches"
+    before, seen = checksums(fresh), query(fresh, signed).to_pylist()
+    assert seen[0]["known"] < seen[0]["n"]  # old rows say nothing of signatures
+    compact(str(fresh))
+    assert len(store.manifests(str(fresh))) == 1
+    assert checksums(fresh) == before and query(fresh, signed).to_pylist() == seen
+    assert verify_archive(str(fresh)).ok
 
 
 def test_cli_compact_says_what_it_merged(fresh: Path) -> None:
