@@ -114,11 +114,10 @@ def _read(root: str, record: dict[str, Any], table: str, rel: str) -> pa.Table:
                 f"{path}: damaged archive file: its bytes are not those batch "
                 f"{record['batch']} committed; compact merges nothing from it (see "
                 "`buraco-log verify ARCHIVE`, restore it from a backup)")
-        t = pq.read_table(path, partitioning=None)
-    except (OSError, pa.ArrowException) as exc:
+        return _conform(pq.read_table(path, partitioning=None), table)
+    except (OSError, pa.ArrowException, ValueError) as exc:  # ValueError: a column's type
         raise ArchiveError(f"{path}: a file of committed batch {record['batch']} cannot be "
                            f"read: {store._line(exc)}") from None
-    return _conform(t, table)
 
 
 def _conform(t: pa.Table, table: str) -> pa.Table:

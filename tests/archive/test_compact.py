@@ -212,6 +212,26 @@ def test_a_part_that_is_no_regular_file_is_refused_at_once(fresh: Path, kind: st
     assert len(store.manifests(str(fresh))) == 5
 
 
+def test_a_part_with_a_column_of_another_type_is_refused_in_one_line(fresh: Path) -> None:
+    import pyarrow.parquet as pq
+
+    victim = fresh / next(f for f in parts(fresh) if f.startswith("players/"))
+    t = pq.read_table(victim, partitioning=None)
+    i = t.schema.get_field_index("name")
+    t = t.set_column(i, "name", pa.array([[1]] * t.num_rows, pa.list_(pa.int8())))
+    pq.write_table(t, victim)
+    for record_path in (fresh / "_batches").iterdir():  # as if committed so
+        record = json.loads(record_path.read_text())
+        rel = str(victim.relative_to(fresh))
+        if rel in record.get("fingerprints", {}):
+            record["fingerprints"][rel] = list(store.fingerprint(str(victim)))
+            record_path.write_text(json.dumps(record))
+    r = cli("compact", str(fresh))
+    assert r.returncode == 1 and r.stdout == "" and "Traceback" not in r.stderr, r
+    assert r.stderr.count("\n") == 1 and str(victim) in r.stderr, r.stderr
+    assert len(store.manifests(str(fresh))) == 5
+
+
 def test_rows_other_than_the_records_say_are_refused(fresh: Path) -> None:
     first = sorted((fresh / "_batches").iterdir())[0]
     record = json.loads(first.read_text())
