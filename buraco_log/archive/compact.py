@@ -220,7 +220,7 @@ def compact(archive: str, *, target_events: int = TARGET_EVENTS, before: date | 
                 raise ArchiveError(f"{root}: batches {merge.replaces[0]}..."
                                    f"{merge.replaces[-1]} hold {counts} rows, their "
                                    f"records say {want}: nothing of them was merged")
-            new = store.commit(root, store.new_batch_id(), parts, errors, restamp=False,
+            new = store.commit(root, store.new_batch_id(), parts, errors,
                                compacted=merge.replaces)
             merge.batch, merge.rows = new["batch"], new["rows"]
             report.merges.append(merge)

@@ -311,8 +311,13 @@ def manifests(root: str) -> list[dict[str, Any]]:
     :func:`recover` removes its record and files it is skipped here, so no reader sees a row
     twice."""
     records = all_records(root)
-    merged = {b for r in records for b in r.get("compacted", ())}
+    merged = _replaced(records)
     return [r for r in records if r["batch"] not in merged]
+
+
+def _replaced(records: list[dict[str, Any]]) -> set[str]:
+    """The batches that these records' compactions replaced."""
+    return {b for r in records for b in r.get("compacted", ())}
 
 
 def merged_into(root: str) -> dict[str, str]:
@@ -400,17 +405,16 @@ def recover(root: str) -> list[str]:
     Must be called with the lock held. Returns the removed paths (relative).
     """
     records = all_records(root)  # first: a damaged record stops it all
-    merged = {b for r in records for b in r.get("compacted", ())}
+    merged = _replaced(records) & {r["batch"] for r in records}
     removed: list[str] = []
     # A compaction committed, then cut short: its replaced batches' records go before their
     # files (one unlink each, as drop_batches does), so no reader finds a record's file gone.
-    for r in records:
-        if r["batch"] in merged:
-            os.unlink(os.path.join(root, BATCHES, f"{r['batch']}.json"))
-            removed.append(os.path.join(BATCHES, f"{r['batch']}.json"))
-    if any(r["batch"] in merged for r in records):
+    for gone in sorted(merged):
+        os.unlink(os.path.join(root, BATCHES, f"{gone}.json"))
+        removed.append(os.path.join(BATCHES, f"{gone}.json"))
+    if merged:
         _fsync_dir(os.path.join(root, BATCHES))
-    committed = {r["batch"] for r in records if r["batch"] not in merged}
+    committed = {r["batch"] for r in records} - merged
     staging = os.path.join(root, STAGING)
     if os.path.islink(staging):
         raise ArchiveError(f"{staging}: symbolic links are not allowed inside an archive")
@@ -535,13 +539,13 @@ class CommitError(ArchiveError, OSError):
 
 
 def commit(root: str, batch: str, parts: dict[tuple[str, str], dict[str, pa.Table]],
-           errors: pa.Table | None, *, restamp: bool = True,
-           compacted: list[str] | None = None) -> dict[str, Any]:
+           errors: pa.Table | None, *, compacted: list[str] | None = None) -> dict[str, Any]:
     """Write one batch crash-safely (see the module docstring) and return its record.
 
-    Every row of ``matches`` and ``errors`` is marked with ``batch``, and (``restamp``) with
-    the commit time as ``ingested_at``; a compaction keeps each row's time of ingest and names
-    the batches it merged in ``compacted``.
+    Every row of ``matches`` and ``errors`` is marked with ``batch`` and, for an ingest, with
+    the commit time as ``ingested_at``. A compaction names the batches it merges in
+    ``compacted``: its rows keep their time of ingest, and their NULLs from files older than
+    a column (:func:`stored_schema`).
 
     A write that fails (a full disk, a file size limit) is a :class:`CommitError` naming the
     archive and the file; what the batch had staged is removed at once (it held the space a
@@ -550,7 +554,7 @@ def commit(root: str, batch: str, parts: dict[tuple[str, str], dict[str, pa.Tabl
     at = [os.path.join(root, STAGING, batch)]  # the file being written
     record = os.path.join(root, BATCHES, f"{batch}.json")
     try:
-        return _commit(root, batch, parts, errors, at, restamp, compacted)
+        return _commit(root, batch, parts, errors, at, compacted)
     except (OSError, pa.ArrowException) as exc:
         if os.path.exists(record):  # past the commit point (its directory's fsync failed)
             raise
@@ -562,8 +566,9 @@ def commit(root: str, batch: str, parts: dict[tuple[str, str], dict[str, pa.Tabl
 
 
 def _commit(root: str, batch: str, parts: dict[tuple[str, str], dict[str, pa.Table]],
-            errors: pa.Table | None, at: list[str], restamp: bool = True,
+            errors: pa.Table | None, at: list[str],
             compacted: list[str] | None = None) -> dict[str, Any]:
+    merged = bool(compacted)
     stamp = datetime.now(UTC)
     ms = pa.scalar(stamp, pa.timestamp("ms", tz="UTC"))
     stage = os.path.join(root, STAGING, batch)
@@ -576,7 +581,7 @@ def _commit(root: str, batch: str, parts: dict[tuple[str, str], dict[str, pa.Tab
                 continue
             if table == "matches":
                 n = t.num_rows
-                if restamp:
+                if not merged:
                     t = t.set_column(t.schema.get_field_index("ingested_at"), "ingested_at",
                                      pa.array([ms.value] * n, pa.timestamp("ms", tz="UTC")))
                 t = t.set_column(t.schema.get_field_index("batch"), "batch",
@@ -584,11 +589,11 @@ def _commit(root: str, batch: str, parts: dict[tuple[str, str], dict[str, pa.Tab
             rel = os.path.join(table, f"preset={preset}", f"month={month}",
                                f"part-{batch}.parquet")
             at[0] = os.path.join(stage, rel)
-            planned.append((table, _stage(stage, rel, table, t, not restamp), rel))
+            planned.append((table, _stage(stage, rel, table, t, merged), rel))
             counts[table] += t.num_rows
     if errors is not None and errors.num_rows:
         n = errors.num_rows
-        if restamp:
+        if not merged:
             errors = errors.set_column(errors.schema.get_field_index("ingested_at"),
                                        "ingested_at",
                                        pa.array([ms.value] * n, pa.timestamp("ms", tz="UTC")))
@@ -596,7 +601,7 @@ def _commit(root: str, batch: str, parts: dict[tuple[str, str], dict[str, pa.Tab
                                    pa.array([batch] * n, pa.string()))
         rel = os.path.join("errors", f"part-{batch}.parquet")
         at[0] = os.path.join(stage, rel)
-        planned.append(("errors", _stage(stage, rel, "errors", errors, not restamp), rel))
+        planned.append(("errors", _stage(stage, rel, "errors", errors, merged), rel))
         counts["errors"] += n
     if not planned:
         return {}
