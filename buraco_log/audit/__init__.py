@@ -234,14 +234,18 @@ def _unsigned_tail(events: Sequence[AnyEvent], sig: Signing, integrity: Integrit
     not required (then it is the finding ``sign.tail_unsigned``). Anyone holding the file can
     cut it back to a signed head and write events after it with the chain recomputed: an OK
     verdict must not be read as "the site signed all of it"."""
-    if sig.required or not events or integrity.status not in ("sealed", "unsealed"):
+    if sig.required or not events:
         return None
+    # A torn or damaged log is read up to the break: a signature past it (or the one cut
+    # short) cannot be read, so the note speaks of the signatures read intact.
+    intact = "" if integrity.status in ("sealed", "unsealed") else " read intact"
     if not sig.signatures:  # stripped whole (no key needed), or a writer that never signed
         if sig.key_id is None:
             return None  # an unsigned log that never meant to be signed
         return (f"signing: the match start records key {sig.key_id} but the log holds no "
-                "signature: nothing shows the site wrote any of it (requiring signatures makes "
-                f"this a finding: --require-signatures, or {settings.REQUIRE_SIGNATURES_ENV}=1)")
+                f"signature{intact}: nothing shows the site wrote any of it (requiring "
+                "signatures makes this a finding: --require-signatures, or "
+                f"{settings.REQUIRE_SIGNATURES_ENV}=1)")
     if sig.last_signed_seq is None:
         return None
     last = events[-1].seq
@@ -250,7 +254,7 @@ def _unsigned_tail(events: Sequence[AnyEvent], sig: Signing, integrity: Integrit
     first = sig.last_signed_seq + 1
     one = first == last
     what = f"event {first} is" if one else f"events {first} to {last} are"
-    return (f"signing: {what} signed by no signature (the last signs seq "
+    return (f"signing: {what} signed by no signature{intact} (the last signs seq "
             f"{sig.last_signed_seq}): nothing shows the site wrote {'it' if one else 'them'} "
             "(requiring signatures makes this a finding: --require-signatures, or "
             f"{settings.REQUIRE_SIGNATURES_ENV}=1)")

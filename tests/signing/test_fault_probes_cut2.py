@@ -89,3 +89,27 @@ def test_in_a_directory_the_receipt_names_the_match_no_log_holds(
     _cut(log, logs / "cut.blog", HEADER)
     r = _audit_cli(logs, "--keys", d / "keys", "--receipt", receipt)
     assert r.returncode == 1 and "which none of the logs audited holds" in r.stderr
+
+
+@pytest.fixture(scope="module")
+def signed_at_end(tmp_path_factory: pytest.TempPathFactory) -> tuple[Signer, Path]:
+    """(signer, an unsealed log whose one signature record is its last record)."""
+    d = tmp_path_factory.mktemp("end")
+    signer = load_signer(write_key_pair(d / "keys", "site").private)
+    write_signed(d / "m.blog", match(key_id=signer.key_id), signer, sign_at="end", sealed=False)
+    return signer, d / "m.blog"
+
+
+def test_a_torn_last_signature_leaves_the_intact_events_noted_as_unsigned(
+        signed_at_end: tuple[Signer, Path], tmp_path: Path) -> None:
+    """With its only signature cut short, the intact events are signed by nothing read: the
+    verdict says so (it said nothing of signing at all, though the keys were given)."""
+    signer, log_path = signed_at_end
+    whole = audit_log(log_path, signing=SigningOptions(ring(signer)))
+    assert whole.ok and whole.signing.signatures == 1 and whole.signing.verified
+    assert not [n for n in whole.notes if n.startswith("signing:")]
+    cut = _cut(log_path, tmp_path / "cut.blog", log_path.stat().st_size - 5)
+    v = audit_log(cut, signing=SigningOptions(ring(signer)))
+    assert v.integrity.status == "torn" and v.signing.signatures == 0
+    assert (f"signing: the match start records key {signer.key_id} but the log holds no "
+            "signature read intact: nothing shows the site wrote any of it") in "\n".join(v.notes)
