@@ -126,7 +126,7 @@ def _pile(text: str) -> tuple[int, ...]:
     return tuple(parse_cards(text))
 
 
-# A thirteen-card hand with no wild, no heart but the J♥, no 6, one king (K♣) and no Q♠ or
+# A thirteen-card hand with no wild, no heart but the J♥, one 6 (6♣), one king (K♣), no Q♠ or
 # J♠: a 6♥ on top fits nothing in it, and a K♠ only its A♠ with a 2♠ (the K♠ hands below swap
 # the K♣ for a J♦, since K♣ K♠ 2♠ would be a set, and the 3♠ for the 2♠ on the accepting side).
 DEAD = "As 3s 8s 9c Jh 4c Qc 3d 7d Td 5d Kc 6c"
