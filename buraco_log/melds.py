@@ -281,24 +281,22 @@ def _layout(
 
 
 def _wraps(fixed: int, count: int) -> bool:
-    """Would the ranks ``fixed`` and the ace be (nearly) a run if K and A were followed by 2?
-    For the message only. On the 13-hour clock of ranks, the best run starts after the widest
-    empty stretch; it is (nearly) whole when that stretch leaves at most one hole. ``count``
-    is the cards laid out: with a natural ace among them one hole may stay (K-A-3); with no
-    ace, the wild stands for it and none may (K-JK-2)."""
+    """Would the ranks ``fixed`` and the ace be (nearly) a run only by turning the corner,
+    K-A-2? For the message only. On the 13-hour clock of ranks, the best run starts after the
+    widest empty stretch; it is (nearly) whole when that stretch leaves at most one hole.
+    ``count`` is the cards laid out: with a natural ace among them one hole may stay (K-A-3);
+    with no ace, the wild stands for it and none may (K-JK-2). It wraps only when the ace lies
+    inside that run: at its start (A-3-4) or its end (J-K-A) the hole is a plain gap."""
     clock = fixed >> 1 | 1  # rank r at hour r - 1, the ace at 0
-    widest = 0
-    prev = -1
-    first = -1
-    for h in range(13):
-        if clock >> h & 1:
-            if prev >= 0:
-                widest = max(widest, h - prev)
-            else:
-                first = h
-            prev = h
-    widest = max(widest, first + 13 - prev)
-    return widest >= 13 - count
+    hours = [h for h in range(13) if clock >> h & 1]
+    n = len(hours)
+    stretches = [((hours[(i + 1) % n] - hours[i]) % 13 or 13, hours[(i + 1) % n])
+                 for i in range(n)]
+    widest = max(w for w, _ in stretches)
+    if widest < 13 - count:
+        return False
+    # Every best run (two when two stretches tie) must hold the ace inside.
+    return all(start != 0 and (start - w) % 13 != 0 for w, start in stretches if w == widest)
 
 
 def _run(

@@ -146,12 +146,16 @@ def _wraps(ranks: list[int]) -> bool:
     """Would these ranks be (nearly) a run if K and A were followed by 2? For the message only."""
     if ACE not in ranks:
         return False
-    for shift in range(1, 13):
+    wraps = False
+    for shift in range(13):
         pos = sorted((r - 1 - shift) % 13 for r in ranks)
         missing = pos[-1] - pos[0] + 1 - len(pos)
+        ace = (-shift) % 13  # where the ace sits after the shift
         if len(set(pos)) == len(pos) and missing <= 1:
-            return True
-    return False
+            if not pos[0] < ace < pos[-1]:
+                return False  # a reading with the ace at one end: the hole is a plain gap
+            wraps = True
+    return wraps
 
 
 def _wraps_through_a_wild_ace(ranks: list[int]) -> bool:

@@ -117,11 +117,8 @@ def test_classic_a_canastra_of_seven_aces_in_a_relancinho() -> None:
 
 # RULES.md §5: "A run never wraps: K-A-3 is illegal everywhere." A hole beside an ace that
 # sits at an end of the run (A-_-3-4 with the ace low, J-_-K-A with the ace high) turns no
-# corner: it is a plain gap, meld.run_not_consecutive. The engine calls it meld.run_wraps
-# today, and so does the reference meld reader the property tests hold it to
-# (tests/reference_melds.py); both need the same fix, which this probe's part of the tree
-# does not reach. Strict: the test fails as soon as the engine is fixed, to drop the mark.
-@pytest.mark.xfail(strict=True, reason="A-3-4 and J-K-A are reported as wraps (probe 33)")
+# corner: it is a plain gap, meld.run_not_consecutive (the engine called it meld.run_wraps, and
+# so did the reference meld reader the property tests hold it to).
 @pytest.mark.parametrize("name", ALL)
 def test_a_hole_beside_an_ace_at_the_end_of_a_run_is_a_gap_not_a_wrap(name: str) -> None:
     s = Scenario(name, hands={0: "Ah 3h 4h 2h Jd Kd Ad Qd Kc Ac 3c"}, stock="9s")
