@@ -23,6 +23,18 @@ found rewritten, and adopted, gets its records again naming the new file; the re
 the old one are then spent.) A torn record ends a
 journal: it belongs to a round whose sync did not finish, so nothing in it was acknowledged.
 
+A record with no ``data`` withdraws: the recorder refused the appends of a record it had
+journaled (the log was removed or replaced under it, its write failed), and the bytes that
+earlier records of that file put at ``offset`` or after are not written back. Only
+acknowledged events come back. (A recorder of before withdrawals reads such a record as one
+that writes nothing.)
+
+Before writing into a file that has the records' (device, inode), :func:`recover` checks its
+bytes: where they differ from a record's, they must be missing or zero (what a power loss
+leaves of unsynced data). Other bytes there mean another file that was given the same inode
+number: it is not written into (a conflict). A file of that inode whose bytes in those places
+are equal, zero or missing cannot be told from the log itself (``docs/recorder.md``).
+
 Only the standard library and msgspec are used: this is core code.
 """
 
@@ -82,6 +94,7 @@ class Recovered(msgspec.Struct):
     applied: int = 0  # records written back into a log that lacked them
     created: int = 0  # logs created again from their first record (their name was lost)
     conflicts: int = 0  # records not applied: their log is another file now, or is missing
+    withdrawn: int = 0  # records of refused appends, not written back (see withdraw)
     kept: list[str] = msgspec.field(default_factory=list)  # journals renamed *.unfolded
 
 
@@ -194,7 +207,12 @@ def recover(directory: str, dir_fd: int, suffix: str, ops: SyncOps) -> tuple[Rec
             by_match.setdefault(record.match, []).append(record)
     conflicted: set[str] = set()
     created = False
-    for match, records in by_match.items():
+    for match, records in list(by_match.items()):
+        standing = withdraw(records)
+        done.withdrawn += len(records) - len(standing)
+        if not standing:
+            continue
+        records = standing
         if not MATCH_NAME.fullmatch(match):  # it would write outside the directory
             done.conflicts += len(records)
             conflicted.add(match)
@@ -222,6 +240,47 @@ def recover(directory: str, dir_fd: int, suffix: str, ops: SyncOps) -> tuple[Rec
         ops.fsync_dir(dir_fd)
     kept_aside = generations(directory, unfolded=True)
     return done, max([g for g, _ in found + kept_aside] + [0]) + 1
+
+
+def withdrawal(record: Record) -> Record:
+    """The record that withdraws ``record`` (its appends were refused after it was
+    journaled): the same file and offset, no data."""
+    return Record(record.match, record.device, record.inode, record.offset, b"")
+
+
+def withdraw(records: list[Record]) -> list[Record]:
+    """``records`` (one log's, in journal order) without the withdrawals and what each one
+    withdraws: the bytes earlier records of its file put at its offset or after."""
+    kept: list[Record] = []
+    for record in records:
+        if record.data:
+            kept.append(record)
+            continue
+        file, cut = (record.device, record.inode), record.offset
+        out = []
+        for k in kept:
+            if (k.device, k.inode) != file or k.offset + len(k.data) <= cut:
+                out.append(k)
+            elif k.offset < cut:
+                out.append(Record(k.match, k.device, k.inode, k.offset, k.data[:cut - k.offset]))
+        kept = out
+    return kept
+
+
+_PAGE: Final = 4096
+
+
+def _consistent(have: bytes, want: bytes) -> bool:
+    """``have`` (a file's bytes where a record goes) could be the record's ``want`` after a
+    power loss: equal, cut short, or with pages zero-filled or zero past a kept start. Any
+    other byte is another file's."""
+    if have == want[:len(have)]:
+        return True
+    for at in range(0, len(have), _PAGE):
+        page, ours = have[at:at + _PAGE], want[at:at + _PAGE]
+        if page != ours and not ours.startswith(page.rstrip(b"\0")):
+            return False
+    return True
 
 
 def _replay(directory: str, path: str, records: list[Record], ops: SyncOps) -> tuple[int, int, int]:
@@ -279,6 +338,12 @@ def _replay(directory: str, path: str, records: list[Record], ops: SyncOps) -> t
         return 0, 0, len(records)
     applied = touched = 0
     try:
+        # The same (device, inode) is not yet the same file: a removed log's inode number is
+        # given to the next file created (ext4 at once), and that file can have the same size.
+        # Ours holds each record's bytes, or after a power loss some of them missing or zero.
+        if not all(r.offset < 0 or _consistent(os.pread(fd, len(r.data), r.offset), r.data)
+                   for r in records):  # (before the file: the loop below stops there)
+            return 0, 0, len(records)
         size = os.fstat(fd).st_size
         for i, record in enumerate(records):
             if not 0 <= record.offset <= size:  # a gap (or before the file): written, it

@@ -52,7 +52,7 @@ import msgspec
 
 from buraco_log import __version__, journal, log
 from buraco_log import events as ev
-from buraco_log.errors import LogFormatError
+from buraco_log.errors import IllegalMoveError, LogFormatError
 from buraco_log.state import State
 
 SUFFIX: Final = ".blog"
@@ -198,6 +198,8 @@ class RecorderStats(msgspec.Struct):
     recovered: int = 0  # journal records written back into their logs at open
     recreated: int = 0  # of those, logs created again (a power loss took their name)
     journal_conflicts: int = 0  # journal records left unapplied at open (see journal.py)
+    journal_withdrawn: int = 0  # journal records of refused appends, not written back at open
+    journal_withdrawals: int = 0  # records withdrawn: their appends were refused after all
 
 
 class _WriteError(Exception):
@@ -235,10 +237,12 @@ class _Table:
         "identity",
         "lock",
         "match",
+        "match_id",
         "next_seq",
         "path",
         "pending",
         "sealed",
+        "stamp",
         "tmp",
         "unresolved",
         "used",
@@ -258,6 +262,7 @@ class _Table:
         self.ended = False  # MatchEnded was accepted: forget the table once it is durable
         self.unresolved = 0  # appends accepted and not yet acknowledged or failed
         self.broken: str | None = None  # a write or fsync failed: refuse everything
+        self.match_id: str | None = None  # the match id it holds (see Recorder._claim)
         # Owned by the committer thread from here on.
         self.exists = False  # the log is linked at its path
         self.sealed = True
@@ -265,6 +270,7 @@ class _Table:
         self.next_seq = log.FIRST_SEQ  # seq of the next event written to the file
         self.end = log.HEADER_SIZE  # file size after the last written segment
         self.identity: tuple[int, int] = (0, 0)
+        self.stamp: tuple[int, int] | None = None  # (ctime_ns, mtime_ns) when last closed
         self.fd: int | None = None
         self.tmp: str | None = None  # temporary name while the new log is not yet linked
         self.used = 0.0
@@ -341,10 +347,10 @@ def _recorder_running(directory: str) -> bool:
         os.close(fd)
 
 
-def _lock_current(path: str) -> tuple[int, tuple[int, int], int] | None:
+def _lock_current(path: str) -> tuple[int, tuple[int, int], int, tuple[int, int]] | None:
     """Open and lock the file at ``path`` with ``log.LogLock`` (the one writer-lock discipline:
-    the locked file is the one at ``path``). Returns the descriptor, its (device, inode) and its
-    size; None if there is no file."""
+    the locked file is the one at ``path``). Returns the descriptor, its (device, inode), its
+    size and its (ctime_ns, mtime_ns); None if there is no file."""
     try:
         lock = log.LogLock(path)
     except LogFormatError:
@@ -353,15 +359,16 @@ def _lock_current(path: str) -> tuple[int, tuple[int, int], int] | None:
         raise
     fd, lock.fd = lock.fd, None  # the recorder owns the locked descriptor from here
     assert fd is not None
-    return fd, lock.identity, os.fstat(fd).st_size
+    st = os.fstat(fd)
+    return fd, lock.identity, st.st_size, (st.st_ctime_ns, st.st_mtime_ns)
 
 
 class _Work:
     """One log's share of a round: its events, who waits for them, and how it went."""
 
     __slots__ = (
-        "chain", "created", "data", "encoded", "error", "ident", "new", "offset", "reopened",
-        "settled", "synced", "table", "waiters",
+        "chain", "created", "data", "encoded", "error", "ident", "journaled", "new", "offset",
+        "reopened", "settled", "synced", "table", "waiters",
     )
 
     def __init__(self, table: _Table, waiters: list[_Waiter], encoded: list[bytes]) -> None:
@@ -373,6 +380,7 @@ class _Work:
         self.offset = 0
         self.new = False
         self.ident = (0, 0)  # the file named by its journal record
+        self.journaled: journal.Record | None = None  # its last journal record
         self.error: _WriteError | None = None
         self.reopened = False
         self.synced = False
@@ -414,6 +422,11 @@ class Recorder:
 
     Matches are named by their file: ``directory/<match>.blog``. A recorder holds
     ``directory/.recorder.lock`` for its life, so two recorders never share a directory.
+    The log's name is the table's, never its ``match_id``: two tables that start the same match
+    id write two logs. With ``unique_match_ids``, a second table starting (or loading) a match
+    id that a live table holds is refused (``LogFormatError`` kind ``duplicate``, naming the
+    id and the table holding it); a table lets go of its id when it ends, is forgotten or
+    fails. Off by default: load generators replay one match in many tables.
 
     Every ``save_every`` seconds (0: never) and at ``close``, the rules engine's state of each
     mid-match table is saved to ``directory/.recorder.state`` with where its log stood (file,
@@ -440,6 +453,7 @@ class Recorder:
         save_every: float = 60.0,
         checkpoint_every: float = 10.0,
         checkpoint_bytes: int = 64 << 20,
+        unique_match_ids: bool = False,
     ) -> None:
         self.directory = os.path.abspath(os.fspath(directory))
         if not window <= _MAX_WINDOW:  # inf stopped the committer, 1e9 held every append
@@ -466,6 +480,8 @@ class Recorder:
         self._ops = ops or FileOps()
         self._stats = RecorderStats()
         self._tables: dict[str, _Table] = {}
+        self.unique_match_ids = unique_match_ids
+        self._ids: dict[str, str] = {}  # match id -> the table holding it (guarded by _cv)
         self._open: OrderedDict[str, _Table] = OrderedDict()  # LRU of tables with a descriptor
         self._dirty: dict[str, _Table] = {}  # tables with pending events, in arrival order
         self._waiting = 0  # pending events not yet taken by the committer
@@ -531,6 +547,9 @@ class Recorder:
         self.save_every = max(0.0, save_every)
         self._next_save = time.monotonic() + self.save_every
         self._saved = _read_saved(self.directory)  # taken out as their matches load
+        for entry in self._saved.values():  # mid-match tables not loaded yet hold their ids
+            if entry.state is not None and entry.state.match_id and unique_match_ids:
+                self._ids.setdefault(entry.state.match_id, entry.match)
         self._saver = ThreadPoolExecutor(1, thread_name_prefix="recorder-save")
         self._saving: Future[None] | None = None  # the periodic save running, if any
         self._pool = ThreadPoolExecutor(max(1, sync_threads), thread_name_prefix="recorder-sync")
@@ -584,6 +603,7 @@ class Recorder:
             while table.unresolved and not table.dead:
                 self._cv.wait()
             self._forget.append(table)  # the committer closes its descriptor
+            self._release(table)  # its match id is free at once
             self._wake.notify()
 
     def flush(self, timeout: float | None = None) -> bool:
@@ -683,8 +703,19 @@ class Recorder:
                         f"a log holds at most {log.MAX_PAYLOAD:,}", path=table.path,
                         seq=event.seq, kind="range")
                 event = _readable(event, data, table.path)  # what a reader will decode
-                if table.validator is not None:
-                    table.validator.step(event)  # raises, changing nothing, if illegal
+                claimed = (self.unique_match_ids and isinstance(event, ev.MatchStarted)
+                           and self._claim(table, event.match_id, event.seq))
+                try:
+                    if table.validator is not None:
+                        try:
+                            table.validator.step(event)  # raises, changing nothing, if illegal
+                        except IllegalMoveError as exc:  # the same, naming the table and log
+                            raise _located(exc, table) from None
+                except BaseException:
+                    if claimed:
+                        with self._cv:
+                            self._release(table)
+                    raise
                 with self._cv:
                     if self._closing:
                         # close() began while this move was checked: its committer may have
@@ -715,6 +746,38 @@ class Recorder:
                     if first or self._waiting >= self.max_batch:
                         self._wake.notify()
                 return
+
+    def _claim(self, table: _Table, match_id: str, seq: int | None = None) -> bool:
+        """Make ``table`` the holder of ``match_id``, or raise ``LogFormatError`` (kind
+        ``duplicate``) naming the live table that holds it already: one match, one log. True if
+        the claim is new (the caller releases it if the move is refused after all)."""
+        with self._cv:
+            name = self._ids.get(match_id)
+            if name == table.match:  # its own (a saved state named it)
+                table.match_id = match_id
+                return False
+            if name is not None:
+                holder = self._tables.get(name)
+                if holder is not None and not holder.dead:
+                    live = True
+                else:  # saved mid-match and not loaded since: held while its log is there
+                    live = holder is None and os.path.exists(self.path_of(name))
+                if live:
+                    raise LogFormatError(
+                        f"match id {match_id!r} is already held by live table {name!r} "
+                        f"({self.path_of(name)}); a match is recorded by one table at a time "
+                        "(end or forget that table first)",
+                        path=table.path, seq=seq, kind="duplicate",
+                    )
+            self._ids[match_id] = table.match
+            table.match_id = match_id
+            return True
+
+    def _release(self, table: _Table) -> None:
+        """``table`` no longer holds its match id (caller holds ``self._cv``)."""
+        if table.match_id is not None and self._ids.get(table.match_id) == table.match:
+            del self._ids[table.match_id]
+        table.match_id = None
 
     def _refuse_closed(self) -> None:
         if self._closing:
@@ -751,12 +814,17 @@ class Recorder:
         locked = _lock_current(table.path)
         if locked is None:
             return  # a new match: its log is created with its first event
-        fd, identity, size = locked
+        fd, identity, size, _ = locked
         try:
             read = self._read_from_saved(table, saved, identity, size) if saved else None
+            first: ev.AnyEvent | None = None
+            last: ev.AnyEvent | None = None
             if read is None:
                 with log.Reader(table.path, allow_torn=True) as reader:
                     for _, events in reader.segments():
+                        if events:
+                            first = first or events[0]
+                            last = events[-1]
                         if table.validator is not None:
                             table.validator.run(events)
                     read = reader.info, reader._chain
@@ -783,6 +851,15 @@ class Recorder:
                 path=table.path,
                 kind="version",
             )
+        if self.unique_match_ids:  # a mid-match log holds its match id while it is loaded
+            if table.validator is not None:
+                held = table.validator._t
+                match_id = held.match_id if held.phase != "over" else None
+            else:
+                match_id = (first.match_id if isinstance(first, ev.MatchStarted)
+                            and not isinstance(last, ev.MatchEnded) else None)
+            if match_id:
+                self._claim(table, match_id)
         table.exists = True
         table.sealed = info.sealed
         table.identity = identity
@@ -873,6 +950,7 @@ class Recorder:
         self._stats.recovered = done.applied
         self._stats.recreated = done.created
         self._stats.journal_conflicts = done.conflicts
+        self._stats.journal_withdrawn = done.withdrawn
 
     def _maybe_checkpoint(self) -> None:
         """Start a new journal and retire the old one in the background, when it is due."""
@@ -953,6 +1031,7 @@ class Recorder:
         table.dead = True
         if self._tables.get(table.match) is table:
             del self._tables[table.match]
+            self._release(table)
 
     # -- the committer thread
     def _run(self) -> None:
@@ -1222,14 +1301,30 @@ class Recorder:
         """Append the round's records to the journal and sync it (the committer's share of a
         journal round). Returns the error, if the journal could not be written, and whether
         the records may be in it all the same (written whole, but the sync failed)."""
-        blob = journal.frame(
-            journal.Record(w.table.match, *w.ident, w.offset, w.data) for w in work
-        )
+        for w in work:
+            w.journaled = journal.Record(w.table.match, *w.ident, w.offset, w.data)
+        blob = journal.frame(w.journaled for w in work if w.journaled is not None)
         assert self._jfd is not None
         try:
             self._ops.append(self._jfd, blob)  # O_APPEND: a torn record ends the journal
         except OSError as exc:
             return exc, False
+        try:
+            self._ops.datasync(self._jfd)
+        except OSError as exc:
+            return exc, True
+        self._jsize += len(blob)
+        return None
+
+    def _journal_withdraw(self, records: list[journal.Record]) -> tuple[OSError, bool] | None:
+        """Append the withdrawals of ``records`` to the journal and sync it (as
+        ``_journal_round``)."""
+        blob = journal.frame(journal.withdrawal(r) for r in records)
+        assert self._jfd is not None
+        try:
+            self._ops.append(self._jfd, blob)
+        except OSError as exc:
+            return exc, True  # the records stand: the refused events may come back
         try:
             self._ops.datasync(self._jfd)
         except OSError as exc:
@@ -1258,6 +1353,27 @@ class Recorder:
                     w.ident = w.table.identity
                 failure = self._journal_round(moved)
         if failure is None:
+            # Appends refused after their record was journaled (their log was removed or
+            # replaced, a write failed): the journal withdraws the record, durably, before
+            # they are refused, or a write-back would bring the refused events back.
+            refused = [w.journaled for w in work if w.error is not None and w.journaled]
+            if not refused:
+                return
+            failed = self._journal_withdraw(refused)
+            if failed is None:
+                with self._cv:
+                    self._stats.journal_withdrawals += len(refused)
+                return
+            # The round's other records are durable: those appends are acknowledged. The
+            # refused ones may come back with a write-back, and the recorder stops.
+            self._failed = (f"the journal failed: {failed[0].strerror or failed[0]}; not "
+                            "retried, the refused events of this round may or may not be kept "
+                            "(open the directory again to see what was kept)")
+            for w in work:
+                if w.error is not None and w.journaled is not None:
+                    w.error = _WriteError(
+                        LogFormatError(self._failed, path=self.directory, kind="io"),
+                        written=True)
             return
         error, recorded = failure
         why = error.strerror or str(error)
@@ -1443,8 +1559,13 @@ class Recorder:
             raise LogFormatError(
                 "the log was removed while the recorder had it closed", path=table.path, kind="io"
             )
-        fd, identity, size = locked
-        if identity != table.identity or size != table.end:
+        fd, identity, size, stamp = locked
+        # (device, inode, size) alone took another file for the log: a removed log's inode
+        # number is given to the next file created, which can have the same size. Its change
+        # and modification times, kept when the log was closed, tell it apart (a file's ctime
+        # cannot be set); a mismatch is checked by reading the file, never trusted.
+        if (identity != table.identity or size != table.end
+                or (table.stamp is not None and stamp != table.stamp)):
             try:
                 self._adopt(table, fd, identity, size)
             except BaseException:
@@ -1483,7 +1604,13 @@ class Recorder:
         self._open.pop(table.match, None)
         if table.fd is not None:
             fd, table.fd = table.fd, None
-            os.close(fd)  # its identity is known: set when it was linked, locked or adopted
+            try:  # what the reopening compares (with its identity, set when it was linked,
+                st = os.fstat(fd)  # locked or adopted)
+                table.stamp = (st.st_ctime_ns, st.st_mtime_ns)
+            except OSError:
+                table.stamp = None
+            finally:
+                os.close(fd)
 
     def _close_idle(self) -> None:
         if self.idle_timeout <= 0:
@@ -1580,6 +1707,18 @@ def _readable(event: ev.AnyEvent, data: bytes, path: str) -> ev.AnyEvent:
         raise LogFormatError(why, path=path,
                              seq=event.seq if isinstance(event.seq, int) else None,
                              kind="validate") from None
+
+
+def _located(exc: IllegalMoveError, table: _Table) -> IllegalMoveError:
+    """``exc`` (the rules engine's refusal) naming the table and its log in its one line: a
+    server with thousands of tables must see which one refused a move. Its rule, seq and
+    explanation are unchanged."""
+    located = IllegalMoveError(
+        exc.rule, exc.explanation, seq=exc.seq, tag=exc.tag, seat=exc.seat, cards=exc.cards,
+        path=table.path, table=table.match,
+    )
+    located.match_id = exc.match_id
+    return located
 
 
 def _settle(waiters: Iterable[_Waiter], error: BaseException | None) -> None:
