@@ -221,6 +221,12 @@ def render_verdict(v: audit.Verdict) -> Iterator[str]:
     for note in v.notes:  # what an OK does not prove, next to the OK
         yield f"  note        {note}"
     yield f"  integrity   {_integrity_line(v.integrity)}"
+    if not v.events and v.integrity.status not in ("sealed", "unsealed"):
+        # Nothing was read (not a log, unreadable, cut inside its first record): the other
+        # sections would only report on nothing ("0 events legal", "scores agree").
+        yield from _signing_lines(v)  # a receipt still proves the site signed events
+        yield "  note        no event was read: deals, legality and scores were not checked"
+        return
     p = v.provenance
     if p.status == "none":
         prov = "no committed or plain seeds: nothing to re-derive"
