@@ -129,8 +129,10 @@ def _read(cards: Sequence[Card], rules: Rules) -> Reading | MeldError:
     if not n_nat:
         # Two naturals are needed, and 2s alone never give them: one 2 at most stands in its
         # own place, so a meld of 2s only is a set of twos, and with a joker too many wilds.
-        rule = "meld.set_of_twos" if not jokers else "meld.too_many_wilds"
-        return MeldError(rule, cards, "needs at least two natural cards")
+        if not jokers:
+            return MeldError("meld.set_of_twos", cards,
+                             "2s alone make no meld (no set of 2s): it needs two natural cards")
+        return MeldError("meld.too_many_wilds", cards, "needs at least two natural cards")
     if n_nat >= 2 and ranks & (ranks - 1) == 0:  # one rank
         return _read_set(cards, n, first_nat, twos, jokers, rules)
     if suits & (suits - 1) == 0:  # one suit (or none: 2s only)

@@ -30,8 +30,10 @@ def read_meld(cards: Sequence[Card], rules: Rules) -> Reading:
             raise MeldError("meld.not_a_card", (), f"{c!r} is not a card code")
     if not naturals:
         # 2s alone never give two naturals: a set of twos, or with a joker too many wilds.
-        rule = "meld.set_of_twos" if not jokers else "meld.too_many_wilds"
-        raise MeldError(rule, cards, "needs at least two natural cards")
+        if not jokers:
+            raise MeldError("meld.set_of_twos", cards,
+                            "2s alone make no meld (no set of 2s): it needs two natural cards")
+        raise MeldError("meld.too_many_wilds", cards, "needs at least two natural cards")
     ranks = {RANK[c] for c in naturals}
     suits = {SUIT[c] for c in naturals}
     if naturals and len(ranks) == 1 and len(naturals) >= 2:

@@ -135,6 +135,11 @@ def test_a_set_holds_one_rank_and_at_most_one_wild() -> None:
 
 def test_a_set_of_2s_is_refused() -> None:
     refused("2s 2h 2d", "meld.set_of_twos")
+    with pytest.raises(MeldError, match=r"2s alone make no meld \(no set of 2s\)"):
+        read("2s 2h 2d 2c", CLASSIC)
+    with pytest.raises(MeldError, match="needs at least two natural cards") as info:
+        read("2s 2h JK", CLASSIC)  # a joker among them: one wild too many
+    assert info.value.rule == "meld.too_many_wilds"
 
 
 def test_a_set_needs_two_naturals() -> None:
