@@ -1166,6 +1166,35 @@ class LogLock:
         self.release()
 
 
+def _changed_behind_lock(fd: int, path: str, before: os.stat_result) -> str | None:
+    """What a program that ignores the lock did to the locked log since ``before`` (its
+    ``fstat`` when the lock was taken), or None. A rewrite (``seal``, ``repair``) checks this
+    right before its rename or truncate: bytes appended behind the lock would be cut off or
+    left in the old file, and a file renamed into place would be replaced, all without a word.
+    (An in-place write of the same size within one tick of the file system's clock is not
+    seen; the lock is the rule, this check only catches those who ignore it.)"""
+    st = os.fstat(fd)
+    if st.st_size != before.st_size:
+        return f"it grew from {before.st_size} to {st.st_size} bytes"
+    if st.st_mtime_ns != before.st_mtime_ns:
+        return "its bytes were written"
+    try:
+        now = _identity(os.stat(path))
+    except FileNotFoundError:
+        return "it was removed"
+    if now != _identity(before):
+        return "another file was renamed into its place"
+    return None
+
+
+def _refuse_changed(fd: int, path: str, before: os.stat_result, what: str) -> None:
+    if (change := _changed_behind_lock(fd, path, before)) is not None:
+        raise LogFormatError(
+            f"the log changed while {what} ({change}) by a program that does not take the "
+            "log's lock; nothing was changed, run it again once that program is done",
+            path=path, kind="io")
+
+
 def _write_all(fd: int, data: bytes | memoryview, offset: int) -> None:
     view = memoryview(data)
     while view:
@@ -1787,6 +1816,7 @@ def repair(
     with LogLock(path, timeout=lock_timeout) as lock:
         assert lock.fd is not None
         fd = lock.fd
+        before = os.fstat(fd)
         _point("repair.locked")
         with Reader(path, allow_torn=True, fd=fd) as reader:
             for _ in reader.segments():
@@ -1812,6 +1842,8 @@ def repair(
                         f"cannot keep the {info.torn.size} bytes it would cut in {exc.name}: "
                         f"{exc.reason}; nothing was cut (--no-backup cuts without a backup)",
                         path=path, kind="io") from None
+            _point("repair.before-truncate")
+            _refuse_changed(fd, path, before, "it was being repaired")
             os.ftruncate(fd, info.torn.offset)
         except BaseException:  # nothing was cut (a failure, a signal): no backup of it either
             for name in made:
@@ -1953,8 +1985,9 @@ def _journal_ahead(path: str, fd: int, identity: tuple[int, int]) -> str | None:
 def _seal(path: str, shown: str, batch_events: int, lock_timeout: float) -> LogInfo:
     with LogLock(path, write=False, timeout=lock_timeout) as lock:
         assert lock.fd is not None
+        before = os.fstat(lock.fd)
         _point("seal.locked")
-        links = os.fstat(lock.fd).st_nlink
+        links = before.st_nlink
         if links > 1:  # the rename would seal this name only; a writer at another name would
             # go on appending to the old file, and what it wrote would never be in the sealed one
             raise LogFormatError(
@@ -2008,6 +2041,7 @@ def _seal(path: str, shown: str, batch_events: int, lock_timeout: float) -> LogI
                     os.chown(tmp, st.st_uid, st.st_gid)
                 os.chmod(tmp, st.st_mode & 0o7777)
                 _point("seal.before-rename")
+                _refuse_changed(lock.fd, path, before, "it was being sealed")
                 os.replace(tmp, path)
             except (LogFormatError, OSError) as exc:
                 mapped = temp_error(exc, tmp, path, "writing the sealed copy beside it failed "
