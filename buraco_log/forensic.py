@@ -13,6 +13,7 @@ constants, no checks of its own). Core module: stdlib and msgspec only.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 
 import msgspec
 
@@ -119,7 +120,7 @@ def _events_before_damage(payload: bytes, version: int, path: str, first_seq: in
     """The events at the start of a record's payload (a MessagePack array of events) that
     still decode one by one, up to the first that does not."""
     out: list[ev.AnyEvent] = []
-    for i, item in enumerate(_array_items(payload)):
+    for i, item in enumerate(_iter_array_items(payload)):
         try:
             out.extend(log.decode_records(log._array_header(1) + item, version, path=path,
                                           first_seq=first_seq + i))
@@ -140,6 +141,13 @@ _COUNT = {0xDC: (2, 1), 0xDD: (4, 1), 0xDE: (2, 2), 0xDF: (4, 2)}  # (size, item
 def _array_items(data: bytes) -> list[bytes]:
     """The encoded items of the MessagePack array ``data``, as far as they are whole and well
     formed (no recursion: a nesting bomb only costs its length)."""
+    return list(_iter_array_items(data))
+
+
+def _iter_array_items(data: bytes) -> Iterator[bytes]:
+    """:func:`_array_items` one at a time: a reader that stops at the first item that is no
+    event never scans (or holds) the millions of tiny items a hostile record may have after
+    it."""
     end = len(data)
 
     def header(at: int) -> tuple[int, int]:
@@ -166,9 +174,8 @@ def _array_items(data: bytes) -> list[bytes]:
             return at + 1 + size, per * int.from_bytes(data[at + 1:at + 1 + size], "big")
         raise ValueError(f"byte 0x{b:02x}")  # 0xc1: never used
 
-    items: list[bytes] = []
     if not data or not (0x90 <= data[0] <= 0x9F or data[0] in (0xDC, 0xDD)):
-        return items  # not an array
+        return  # not an array
     try:
         pos, count = header(0)
         for _ in range(count):
@@ -177,11 +184,10 @@ def _array_items(data: bytes) -> list[bytes]:
                 pos, inner = header(pos)
                 need += inner - 1
                 if pos > end:
-                    return items
-            items.append(data[start:pos])
+                    return
+            yield data[start:pos]
     except ValueError:
-        pass
-    return items
+        return
 
 
 def _jsonl_anyway(path: str) -> Salvage:

@@ -126,6 +126,49 @@ def _segment(payload: bytes, count: int, first_seq: int, chain: bytes | None) ->
     return head + zlib.crc32(head).to_bytes(4, "little") + payload
 
 
+_WIDTHS: Final = {0xC4: 1, 0xC5: 2, 0xC6: 4, 0xD9: 1, 0xDA: 2, 0xDB: 4}
+_EXT_WIDTHS: Final = {0xC7: 1, 0xC8: 2, 0xC9: 4}
+_FIXED_SIZES: Final = {0xCA: 4, 0xCB: 8, 0xCC: 1, 0xCD: 2, 0xCE: 4, 0xCF: 8, 0xD0: 1, 0xD1: 2,
+                       0xD2: 4, 0xD3: 8}
+
+
+def _token(mv: memoryview, pos: int) -> tuple[int, int]:
+    """The MessagePack token at ``pos``: (where the next one starts, how many values it
+    contains: -1 for a scalar, else a container's item count, a map's keys and values both
+    counted). Raises ``ValueError`` on a byte that is never MessagePack."""
+    b = mv[pos]
+    pos += 1
+    size = 0  # bytes of body to skip
+    items = -1  # >= 0 for a container
+    if b <= 0x7F or b >= 0xE0 or b in (0xC0, 0xC2, 0xC3):
+        pass
+    elif b <= 0x8F:
+        items = (b & 0x0F) * 2
+    elif b <= 0x9F:
+        items = b & 0x0F
+    elif b <= 0xBF:
+        size = b & 0x1F
+    elif b == 0xC1:
+        raise ValueError(f"byte 0xc1 at {pos - 1} is not MessagePack")
+    elif b in _WIDTHS:
+        width = _WIDTHS[b]
+        size = width + int.from_bytes(mv[pos : pos + width], "big")
+    elif b in _EXT_WIDTHS:
+        width = _EXT_WIDTHS[b]
+        size = width + 1 + int.from_bytes(mv[pos : pos + width], "big")
+    elif b in _FIXED_SIZES:
+        size = _FIXED_SIZES[b]
+    elif b <= 0xD8:  # fixext 1, 2, 4, 8, 16 plus the type byte
+        size = 1 + (1, 2, 4, 8, 16)[b - 0xD4]
+    elif b in (0xDC, 0xDE):
+        items = int.from_bytes(mv[pos : pos + 2], "big") * (2 if b == 0xDE else 1)
+        pos += 2
+    else:  # 0xDD, 0xDF
+        items = int.from_bytes(mv[pos : pos + 4], "big") * (2 if b == 0xDF else 1)
+        pos += 4
+    return pos + size, items
+
+
 def msgpack_depth(data: bytes | memoryview, limit: int = MAX_DEPTH) -> int:
     """Deepest nesting of the MessagePack values in ``data``, read without decoding them.
 
@@ -138,48 +181,7 @@ def msgpack_depth(data: bytes | memoryview, limit: int = MAX_DEPTH) -> int:
     stack: list[int] = []  # items still expected by each open container
     deepest = 0
     while pos < n:
-        b = mv[pos]
-        pos += 1
-        size = 0  # bytes of body to skip
-        items = -1  # >= 0 for a container
-        if b <= 0x7F or b >= 0xE0 or b in (0xC0, 0xC2, 0xC3):
-            pass
-        elif b <= 0x8F:
-            items = (b & 0x0F) * 2
-        elif b <= 0x9F:
-            items = b & 0x0F
-        elif b <= 0xBF:
-            size = b & 0x1F
-        elif b == 0xC1:
-            raise ValueError(f"byte 0xc1 at {pos - 1} is not MessagePack")
-        elif b in (0xC4, 0xC5, 0xC6, 0xD9, 0xDA, 0xDB):
-            width = {0xC4: 1, 0xC5: 2, 0xC6: 4, 0xD9: 1, 0xDA: 2, 0xDB: 4}[b]
-            size = width + int.from_bytes(mv[pos : pos + width], "big")
-        elif b in (0xC7, 0xC8, 0xC9):
-            width = {0xC7: 1, 0xC8: 2, 0xC9: 4}[b]
-            size = width + 1 + int.from_bytes(mv[pos : pos + width], "big")
-        elif b in (0xCA, 0xCB, 0xCC, 0xCD, 0xCE, 0xCF, 0xD0, 0xD1, 0xD2, 0xD3):
-            size = {
-                0xCA: 4,
-                0xCB: 8,
-                0xCC: 1,
-                0xCD: 2,
-                0xCE: 4,
-                0xCF: 8,
-                0xD0: 1,
-                0xD1: 2,
-                0xD2: 4,
-                0xD3: 8,
-            }[b]
-        elif b <= 0xD8:  # fixext 1, 2, 4, 8, 16 plus the type byte
-            size = 1 + (1, 2, 4, 8, 16)[b - 0xD4]
-        elif b in (0xDC, 0xDE):
-            items = int.from_bytes(mv[pos : pos + 2], "big") * (2 if b == 0xDE else 1)
-            pos += 2
-        else:  # 0xDD, 0xDF
-            items = int.from_bytes(mv[pos : pos + 4], "big") * (2 if b == 0xDF else 1)
-            pos += 4
-        pos += size
+        pos, items = _token(mv, pos)
         if pos > n:
             raise ValueError("MessagePack value runs past the end of the data")
         if stack:
@@ -196,6 +198,30 @@ def msgpack_depth(data: bytes | memoryview, limit: int = MAX_DEPTH) -> int:
     if stack:
         raise ValueError("MessagePack container runs past the end of the data")
     return deepest
+
+
+def _value_end(mv: memoryview, pos: int, limit: int) -> int:
+    """Where the one MessagePack value starting at ``pos`` ends, nested at most ``limit``
+    deep (the rule of :func:`msgpack_depth`), read without decoding it. Raises
+    ``ValueError``."""
+    n = len(mv)
+    stack: list[int] = []
+    while True:
+        if pos >= n:
+            raise ValueError("MessagePack container runs past the end of the data")
+        pos, items = _token(mv, pos)
+        if pos > n:
+            raise ValueError("MessagePack value runs past the end of the data")
+        if stack:
+            stack[-1] -= 1
+        if items > 0:
+            stack.append(items)
+            if len(stack) > limit:
+                raise ValueError(f"MessagePack nesting deeper than {limit + 1}")
+        while stack and stack[-1] == 0:
+            stack.pop()
+        if not stack:
+            return pos
 
 
 INT_MIN: Final = -(2**63)
@@ -868,34 +894,61 @@ def decode_records(
     """Decode a segment payload through the upcasters, naming the first bad record.
 
     The slow path: used for logs of older format versions and to explain a failed fast decode.
+    The events are read one at a time and the first bad one ends the reading, so a hostile
+    payload (millions of tiny items) costs the time and memory of the events before it, not
+    of a decoded copy of all of it.
     """
+    if payload[:1] and (0x90 <= payload[0] <= 0x9F or payload[0] in (0xDC, 0xDD)):
+        return list(_decode_items(payload, version, path, offset, first_seq))
     try:
         msgpack_depth(payload)
-        raw = msgspec.msgpack.decode(payload)
+        msgspec.msgpack.decode(payload)
     except (ValueError, msgspec.MsgspecError) as exc:
         raise LogFormatError(
             f"undecodable record: {exc}", path=path, offset=offset, seq=first_seq, kind="decode"
         ) from None
-    if not isinstance(raw, list):
-        raise LogFormatError(
-            "segment payload is not an array",
-            path=path,
-            offset=offset,
-            seq=first_seq,
-            kind="decode",
-        )
-    out: list[ev.AnyEvent] = []
-    for i, record in enumerate(raw):
+    raise LogFormatError(
+        "segment payload is not an array",
+        path=path,
+        offset=offset,
+        seq=first_seq,
+        kind="decode",
+    )
+
+
+def _decode_items(
+    payload: bytes, version: int, path: str | None, offset: int | None, first_seq: int | None
+) -> Iterator[ev.AnyEvent]:
+    """The events of the MessagePack array ``payload``, each decoded, upcast and checked in
+    turn; raises at the first that is not an event."""
+    mv = memoryview(payload)
+    pos, count = _token(mv, 0)
+    if pos > len(payload):
+        raise LogFormatError("undecodable record: the array header runs past the end of the data",
+                             path=path, offset=offset, seq=first_seq, kind="decode")
+    for i in range(count):
         seq = None if first_seq is None else first_seq + i
+        try:
+            end = _value_end(mv, pos, MAX_DEPTH - 1)
+            record = msgspec.msgpack.decode(mv[pos:end])
+        except (ValueError, msgspec.MsgspecError) as exc:
+            raise LogFormatError(
+                f"undecodable record: {exc}", path=path, offset=offset, seq=seq, kind="decode"
+            ) from None
+        pos = end
         if (where := _record_out_of_range(record)) is not None:
             raise LogFormatError(where, path=path, offset=offset, seq=seq, kind="range")
         try:
-            out.append(msgspec.convert(ev.upcast(record, version), ev.AnyEvent))
+            event = msgspec.convert(ev.upcast(record, version), ev.AnyEvent)
         except msgspec.MsgspecError as exc:
             raise LogFormatError(
                 describe_bad_record(record, exc), path=path, offset=offset, seq=seq, kind="unknown"
             ) from None
-    return out
+        yield event
+    if pos != len(payload):
+        raise LogFormatError(
+            f"undecodable record: {len(payload) - pos} bytes after the array of {count} events",
+            path=path, offset=offset, seq=first_seq, kind="decode")
 
 
 def _record_out_of_range(record: Any) -> str | None:
