@@ -719,6 +719,11 @@ class Reader:
             if _is_zero(f, head):
                 f.seek(off)
                 raise _Torn(off, "zero-filled tail (a crash before the data reached the disk)")
+            if head.startswith(MAGIC):  # `cat a.blog b.blog > c.blog`: say so
+                raise self._error(
+                    "a second log's file header where the next record should start (two logs "
+                    "joined into one file?); each log is read from a file of its own",
+                    "damage", off, self._next_seq)
             raise self._error(
                 "segment header checksum mismatch (damaged record)", "damage", off, self._next_seq
             )

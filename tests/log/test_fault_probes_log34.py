@@ -93,3 +93,32 @@ def test_a_malformed_payload_is_still_one_decode_error(payload: bytes, says: str
     with pytest.raises(LogFormatError) as caught:
         log.decode_records(payload, ev.FORMAT_VERSION, first_seq=7)
     assert caught.value.kind in ("decode", "unknown") and says in caught.value.message
+
+
+# -- two logs joined into one file ----------------------------------------------------------------
+
+GOLDEN = Path(__file__).resolve().parents[2] / "examples" / "format"
+
+
+@pytest.mark.parametrize("name", ["v2.blog", "v2-unsealed.blog"])
+def test_two_logs_joined_into_one_file_are_named_so_at_the_second_header(
+    tmp_path: Path, name: str
+) -> None:
+    one = (GOLDEN / name).read_bytes()
+    path = tmp_path / "joined.blog"
+    path.write_bytes(one + one)
+    with pytest.raises(LogFormatError) as caught:
+        log.verify(path)
+    assert caught.value.kind == "damage" and caught.value.offset == len(one)
+    assert "second log's file header" in caught.value.message
+    path.write_bytes(one)  # either log alone reads as before
+    assert log.verify(path).valid_bytes == len(one)
+
+
+def test_a_damaged_record_header_is_still_called_a_checksum_mismatch(tmp_path: Path) -> None:
+    one = bytearray((GOLDEN / "v2-unsealed.blog").read_bytes())
+    one[log.HEADER_SIZE + 1] ^= 0x01
+    path = tmp_path / "m.blog"
+    path.write_bytes(bytes(one))
+    with pytest.raises(LogFormatError, match="segment header checksum mismatch"):
+        log.verify(path)
