@@ -235,7 +235,8 @@ class JsonlReader:
         self.line = 0  # the line of the last event handed out
 
     def _error(self, message: str, line: int, kind: str = "jsonl") -> LogFormatError:
-        return LogFormatError(message, path=self.path, line=line, seq=self.count, kind=kind)
+        return LogFormatError(log.clip(message), path=self.path, line=line, seq=self.count,
+                              kind=kind)
 
     def __iter__(self) -> Iterator[ev.AnyEvent]:
         chain = log.chain_start()

@@ -975,6 +975,21 @@ def _record_out_of_range(record: Any) -> str | None:
     )
 
 
+MAX_MESSAGE: Final = 400
+"""Longest error message made from what a file holds: a hostile value (a tag, a card, a key
+of half a megabyte) is shown by its start and end, not echoed whole into one line."""
+
+
+def clip(message: str, limit: int = MAX_MESSAGE) -> str:
+    """``message`` if it is at most ``limit`` characters, else its start and its end (where a
+    decoder says which field) around a note of how much was left out."""
+    if len(message) <= limit:
+        return message
+    tail = limit // 4
+    head = limit - tail
+    return f"{message[:head]}[... {len(message) - head - tail:,} characters ...]{message[-tail:]}"
+
+
 def describe_bad_record(record: Any, exc: Exception) -> str:
     """One line naming what is wrong with a raw record: unknown type, unknown field, or why."""
     if not isinstance(record, list) or not record:
@@ -983,7 +998,7 @@ def describe_bad_record(record: Any, exc: Exception) -> str:
     cls = ev.TAGS.get(tag) if isinstance(tag, str) else None
     if cls is None:
         known = ", ".join(sorted(ev.TAGS))
-        return f"unknown event type {tag!r} (this buraco_log knows {known})"
+        return f"unknown event type {clip(repr(tag), 80)} (this buraco_log knows {known})"
     fields = cls.__struct_fields__
     if len(record) - 1 > len(fields):
         extra = len(record) - 1 - len(fields)
@@ -2167,6 +2182,7 @@ __all__ = [
     "Torn",
     "Writer",
     "chain_start",
+    "clip",
     "decode_records",
     "describe_bad_record",
     "encode_checked",

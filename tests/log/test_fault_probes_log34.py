@@ -16,7 +16,7 @@ import msgspec
 import pytest
 
 from buraco_log import events as ev
-from buraco_log import forensic, log
+from buraco_log import forensic, jsonl, log
 from buraco_log.errors import LogFormatError
 from tests.log.samples import sample_events
 
@@ -122,3 +122,53 @@ def test_a_damaged_record_header_is_still_called_a_checksum_mismatch(tmp_path: P
     path.write_bytes(bytes(one))
     with pytest.raises(LogFormatError, match="segment header checksum mismatch"):
         log.verify(path)
+
+
+# -- a hostile value is not echoed whole into the error line --------------------------------------
+
+JSONL = GOLDEN / "v2-unsealed.jsonl"
+DRAW = b'{"t":"dr","seat":1,"card":"Kh","seq":11}'  # line 13 of the golden JSON Lines
+
+
+@pytest.mark.parametrize(("old", "new", "says"), [
+    (b'"card":"Kh"', b'"card":"' + b"x" * 500_000 + b'"', "is not a card"),
+    (b'"t":"dr"', b'"t":"' + b"z" * 500_000 + b'"', "unknown event type"),
+    (b'"t":"dr"', b'"t":"dr","' + b"k" * 500_000 + b'":1', "unknown field"),
+], ids=["card", "event-type", "key"])
+def test_a_half_megabyte_value_in_a_json_line_gives_a_short_error(
+    tmp_path: Path, old: bytes, new: bytes, says: str
+) -> None:
+    text = JSONL.read_bytes()
+    assert text.count(DRAW) == 1
+    path = tmp_path / "m.jsonl"
+    path.write_bytes(text.replace(DRAW, DRAW.replace(old, new)))
+    with pytest.raises(LogFormatError) as caught:
+        list(jsonl.JsonlReader(path))
+    assert caught.value.line == 13 and says in caught.value.message
+    assert len(caught.value.message) <= log.MAX_MESSAGE + 40
+    assert "characters ...]" in caught.value.message
+
+
+def test_a_short_value_in_a_json_line_is_still_named_whole(tmp_path: Path) -> None:
+    path = tmp_path / "m.jsonl"
+    path.write_bytes(JSONL.read_bytes().replace(DRAW, DRAW.replace(b'"Kh"', b'"Kx"')))
+    with pytest.raises(LogFormatError) as caught:
+        list(jsonl.JsonlReader(path))
+    assert caught.value.message == "field 'card': 'Kx' is not a card: unknown suit or colour"
+
+
+def test_a_half_megabyte_event_type_in_a_binary_record_gives_a_short_error(
+    tmp_path: Path
+) -> None:
+    events = sample_events(2)
+    for tag, whole in (("z" * 500_000, False), ("zz", True)):
+        payload = (log._array_header(3) + ev.encode_many(events)[1:]
+                   + msgspec.msgpack.encode([tag, 1, 2, 2]))
+        path = tmp_path / "m.blog"
+        path.write_bytes(log._file_header(ev.FORMAT_VERSION, False)
+                         + log._segment(payload, 3, log.FIRST_SEQ, None))
+        with pytest.raises(LogFormatError, match="unknown event type") as caught:
+            log.verify(path)
+        assert caught.value.seq == 2
+        assert (repr(tag) in caught.value.message) is whole
+        assert len(caught.value.message) <= log.MAX_MESSAGE
