@@ -122,7 +122,9 @@ def _parse_rank(head: str, text: str) -> int:
     h = head.upper()
     if h in _RANK_TEXT:
         return _RANK_TEXT[h]
-    if h.isdigit() and 1 <= int(h) <= 13:
+    # ASCII digits only: str.isdigit() takes other scripts' digits (٧, ７) and superscripts
+    # (², which int() then refuses), so a card could be written in text no reader sees as 7.
+    if h.isascii() and h.isdigit() and 1 <= int(h) <= 13:
         return int(h)
     raise CardParseError(f"{text!r} is not a card: unknown rank {head!r}")
 

@@ -27,7 +27,9 @@ def test_ascii_unicode_and_tile_spellings_name_the_same_card(text: str, same: st
     assert parse_card(text) == parse_card(same)
 
 
-@pytest.mark.parametrize("text", ["", "1", "Xh", "14s", "7x", "0c", "JKK"])
+# other scripts' digits and a superscript: only ASCII digits are ranks
+@pytest.mark.parametrize("text", ["", "1", "Xh", "14s", "7x", "0c", "JKK",
+                                  "\u0667h", "\uff17h", "\u00b2h", "1\u0660h"])
 def test_text_that_is_not_a_card_is_refused(text: str) -> None:
     with pytest.raises(CardParseError):
         parse_card(text)
