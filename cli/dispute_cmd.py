@@ -378,8 +378,14 @@ def render_diff(d: audit.Diff) -> Iterator[str]:
         # (it said "first divergence at seq None")
         hurt = [f"{label} is {status}" for label, status in
                 (("A", d.integrity_a), ("B", d.integrity_b)) if status not in _WHOLE]
+        if not hurt:  # both whole, every event equal: the framing differs, never an event
+            # (it sent the reader to `verify`, which finds nothing in either)
+            yield (f"the copies hold the same {_n(d.events_a, 'event')}, both whole; only "
+                   "their log-format versions differ (a converted copy), and the head digest "
+                   "covers the version: no event differs")
+            return
         yield (f"the copies agree on all {_n(d.events_a, 'event')} read intact, but "
-               f"{' and '.join(hurt) or 'they differ'}: `buraco-log verify` says where")
+               f"{' and '.join(hurt)}: `buraco-log verify` says where")
         return
     if d.prefix is not None:
         other = "B" if d.prefix == "a" else "A"

@@ -319,3 +319,24 @@ def test_the_progress_bar_goes_to_stderr_and_leaves_stdout_to_the_data(
     code, out, _ = run("audit", tmp_path, "--format", "json")
     assert code == 1 and seen == [4]
     assert [v["path"] for v in json.loads(out)] == audit.find_logs([tmp_path])
+
+
+
+def test_diff_of_a_copy_converted_to_the_current_format_says_no_event_differs(
+        tmp_path: Path) -> None:
+    """Both copies whole, every event equal, heads different (the chain starts from the format
+    version): it sent the reader to `verify`, which finds nothing in either copy."""
+    from buraco_log import log
+
+    v1 = Path(__file__).resolve().parents[2] / "examples" / "format" / "v1.blog"
+    events = log.read_events(v1)
+    v2 = tmp_path / "v2.blog"
+    log.write_log(v2, events)
+    code, out, _ = run("diff", v1, v2)
+    assert code == 1 and "head digests differ" in out
+    assert (f"the copies hold the same {len(events)} events, both whole; only their log-format "
+            "versions differ") in out and "verify" not in out
+    torn = tmp_path / "torn.blog"  # a damaged copy still names its damage
+    torn.write_bytes(v2.read_bytes()[:-3])
+    code, out, _ = run("diff", v2, torn)
+    assert code == 1 and "no event differs" not in out
