@@ -1303,28 +1303,24 @@ class Recorder:
         the records may be in it all the same (written whole, but the sync failed)."""
         for w in work:
             w.journaled = journal.Record(w.table.match, *w.ident, w.offset, w.data)
-        blob = journal.frame(w.journaled for w in work if w.journaled is not None)
+        return self._journal_append(
+            journal.frame(w.journaled for w in work if w.journaled is not None), False)
+
+    def _journal_withdraw(self, records: list[journal.Record]) -> tuple[OSError, bool] | None:
+        """Append the withdrawals of ``records`` to the journal and sync it (as
+        ``_journal_round``). If that fails, the records stand: the refused events may come
+        back."""
+        return self._journal_append(journal.frame(journal.withdrawal(r) for r in records), True)
+
+    def _journal_append(self, blob: bytes, stands: bool) -> tuple[OSError, bool] | None:
+        """Append ``blob`` to the journal and sync it. Returns the error, if any, with the flag
+        the caller reports: ``stands`` when the append failed, True when only the sync failed
+        (the blob may be in the journal all the same)."""
         assert self._jfd is not None
         try:
             self._ops.append(self._jfd, blob)  # O_APPEND: a torn record ends the journal
         except OSError as exc:
-            return exc, False
-        try:
-            self._ops.datasync(self._jfd)
-        except OSError as exc:
-            return exc, True
-        self._jsize += len(blob)
-        return None
-
-    def _journal_withdraw(self, records: list[journal.Record]) -> tuple[OSError, bool] | None:
-        """Append the withdrawals of ``records`` to the journal and sync it (as
-        ``_journal_round``)."""
-        blob = journal.frame(journal.withdrawal(r) for r in records)
-        assert self._jfd is not None
-        try:
-            self._ops.append(self._jfd, blob)
-        except OSError as exc:
-            return exc, True  # the records stand: the refused events may come back
+            return exc, stands
         try:
             self._ops.datasync(self._jfd)
         except OSError as exc:
