@@ -98,6 +98,11 @@ def _why_not_json(text: bytes, exc: Exception) -> str:
     except UnicodeDecodeError as bad:
         return (f"byte {bad.start} of the line ({text[bad.start]:#04x}) is not UTF-8: "
                 "JSON Lines are UTF-8 text")
+    bare_cr = text.rstrip(b"\r\n").find(b"\r")
+    if bare_cr >= 0 and str(exc).startswith("JSON is malformed: trailing characters"):
+        # lines ended by a carriage return alone (old Mac text) read as one line of many objects
+        return (f"byte {bare_cr} of the line is a carriage return (CR) alone: JSON Lines end "
+                "each line in LF or CR LF (convert the file's line ends)")
     found = _LONE_HIGH.search(text)
     if found is not None and str(exc).startswith("Input data was truncated"):
         escape = found.group().lstrip(b"\\").decode("ascii")
@@ -247,7 +252,9 @@ class JsonlReader:
             for number, raw in enumerate(iter(lambda: f.readline(MAX_LINE + 2), b""), 1):
                 if len(raw.rstrip(b"\r\n")) > MAX_LINE or (
                         len(raw) == MAX_LINE + 2 and not raw.endswith(b"\r\n")):
-                    raise self._error(f"line longer than {MAX_LINE} bytes", number, "limit")
+                    cr = (" (it holds carriage returns (CR) alone: JSON Lines end each line in "
+                          "LF or CR LF)") if b"\r" in raw.rstrip(b"\r\n") else ""
+                    raise self._error(f"line longer than {MAX_LINE} bytes{cr}", number, "limit")
                 text = raw.strip()
                 if not text or text.startswith(b"#"):
                     continue

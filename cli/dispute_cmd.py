@@ -421,7 +421,7 @@ def show(path: LogArg, format: FormatOpt = Format.table) -> None:
     assert integrity is not None  # show_log always reads the file
     if _not_a_log(integrity):  # not the summary of an empty match: an error (exit 2)
         raise LogFormatError(integrity.message or "not a buraco-log file", path=str(path),
-                             offset=0, kind="header")
+                             offset=integrity.offset or 0, kind=integrity.kind or "header")
     if format is Format.json:
         emit_json(summary)
     else:

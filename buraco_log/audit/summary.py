@@ -9,7 +9,7 @@ from typing import Any
 import msgspec
 
 from buraco_log.audit.findings import NO_SNAPSHOTS
-from buraco_log.audit.integrity import Integrity, read_log
+from buraco_log.audit.integrity import Integrity, not_started, read_log
 from buraco_log.errors import LogFormatError
 from buraco_log.events import (
     AnyEvent,
@@ -59,6 +59,8 @@ class Summary(msgspec.Struct, frozen=True):
     complete: bool
     first_illegal: str | None
     integrity: Integrity | None
+    # a log of a match that never received an event (as `audit` says it): no finding
+    not_started: bool = False
 
 
 def rule_overrides(rules: Rules) -> dict[str, Any]:
@@ -130,6 +132,7 @@ def summarize(events: Sequence[AnyEvent], *, path: str = "",
         complete=state.phase == "over",
         first_illegal=illegal,
         integrity=integrity,
+        not_started=integrity is not None and not_started(events, integrity),
     )
 
 

@@ -1,0 +1,105 @@
+"""Fault probes of the log commands, round 35: where `show` places a header it cannot read,
+JSON Lines whose lines end in a carriage return alone, and `show -f json` on a match that never
+received an event."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import zlib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+BINARY = ROOT / "examples" / "format" / "v2.blog"
+JSONL = ROOT / "examples" / "golden" / "classic.jsonl"
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "cli", *args], cwd=ROOT, capture_output=True,
+                          text=True, timeout=60, stdin=subprocess.DEVNULL)
+
+
+def _one_error_line(done: subprocess.CompletedProcess[str], path: Path) -> str:
+    assert done.returncode not in (0, None), done.stdout
+    assert "Traceback" not in done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, lines
+    assert str(path) in lines[0]
+    return lines[0]
+
+
+def _newer_version(tmp_path: Path) -> Path:
+    """The golden log with a header naming event format 99, its header checksum made whole."""
+    data = bytearray(BINARY.read_bytes())
+    data[10:12] = (99).to_bytes(2, "little")
+    data[16:20] = zlib.crc32(bytes(data[:16])).to_bytes(4, "little")
+    path = tmp_path / "newer.blog"
+    path.write_bytes(bytes(data))
+    return path
+
+
+def test_show_names_the_version_field_where_verify_does(tmp_path: Path) -> None:
+    path = _newer_version(tmp_path)
+    shown = _one_error_line(_cli("show", str(path)), path)
+    verified = _one_error_line(_cli("verify", str(path)), path)
+    assert "byte 10:" in shown and "event format version 99" in shown, shown
+    assert shown == verified
+
+
+def test_show_json_error_carries_the_offset_and_kind(tmp_path: Path) -> None:
+    path = _newer_version(tmp_path)
+    done = _cli("show", "-f", "json", str(path))
+    assert done.returncode == 2
+    error = json.loads(done.stdout)["error"]
+    assert (error["offset"], error["kind"]) == (10, "version")
+
+
+def test_show_still_names_byte_zero_for_a_file_that_is_no_log(tmp_path: Path) -> None:
+    path = tmp_path / "notes.blog"
+    path.write_bytes(b"these are my notes, not a log\n")
+    line = _one_error_line(_cli("show", str(path)), path)
+    assert "byte 0:" in line and "bad magic" in line
+
+
+def test_jsonl_with_carriage_return_line_ends_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "old-mac.jsonl"
+    path.write_bytes(JSONL.read_bytes().replace(b"\n", b"\r"))
+    line = _one_error_line(_cli("verify", str(path)), path)
+    assert "carriage return (CR) alone" in line and "line 1" in line, line
+
+
+def test_a_bare_carriage_return_inside_one_line_is_named_by_its_byte(tmp_path: Path) -> None:
+    path = tmp_path / "mixed.jsonl"
+    lines = JSONL.read_bytes().split(b"\n")
+    # the third line's end is a CR alone: lines 1 and 2 are read, line 3 holds two objects
+    path.write_bytes(b"\n".join([*lines[:2], lines[2] + b"\r" + lines[3], *lines[4:]]))
+    line = _one_error_line(_cli("verify", str(path)), path)
+    assert "line 3" in line and f"byte {len(lines[2])} of the line" in line, line
+
+
+def test_carriage_return_line_ends_in_a_file_longer_than_a_line_may_be(tmp_path: Path) -> None:
+    path = tmp_path / "long.jsonl"
+    body = JSONL.read_bytes().replace(b"\n", b"\r")
+    path.write_bytes(body * (1 + (1024 * 1024) // len(body)))
+    line = _one_error_line(_cli("verify", str(path)), path)
+    assert "line longer than" in line and "carriage returns (CR) alone" in line, line
+
+
+def test_crlf_line_ends_are_still_read() -> None:
+    crlf = JSONL.read_bytes().replace(b"\n", b"\r\n")
+    read = subprocess.run([sys.executable, "-m", "cli", "verify", "-"], cwd=ROOT, input=crlf,
+                          capture_output=True, timeout=60)
+    assert read.returncode == 0, read.stderr
+    assert b"18 events" in read.stdout, read.stdout
+
+
+def test_show_json_says_a_match_not_started(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.blog"
+    empty.write_bytes(b"")
+    done = _cli("show", "-f", "json", str(empty))
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["not_started"] is True
+    whole = _cli("show", "-f", "json", str(JSONL))
+    assert whole.returncode == 0, whole.stderr
+    assert json.loads(whole.stdout)["not_started"] is False
