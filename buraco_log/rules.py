@@ -6,6 +6,8 @@ this version of buraco_log ships.
 
 from __future__ import annotations
 
+import os
+import stat
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
@@ -267,11 +269,31 @@ def _field_of(message: str) -> str:
     return "rules"
 
 
+MAX_HOUSE_RULES = 1024 * 1024
+"""Largest house-rules file read (every knob with a comment is a few kilobytes)."""
+
+
+def _read_house_rules(path: Path) -> bytes:
+    """A house-rules file's bytes: a regular file only, opened without blocking (a FIFO would
+    wait for a writer forever, /dev/zero never ends), at most :data:`MAX_HOUSE_RULES`."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as f:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = ("a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode)
+                    else "a device or socket")
+            raise RulesError("file", f"not a regular file ({kind})", str(path))
+        data = f.read(MAX_HOUSE_RULES + 1)
+    if len(data) > MAX_HOUSE_RULES:
+        raise RulesError("file", f"larger than {MAX_HOUSE_RULES:,} bytes", str(path))
+    return data
+
+
 def load_toml(path: str | Path) -> Rules:
     """House rules from TOML: ``preset = "biriba"`` plus any fields, ``[points]``, ``[bonuses]``."""
     p = Path(path)
     try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
+        data = tomllib.loads(_read_house_rules(p).decode("utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise RulesError("file", str(exc), str(p)) from None
     base = data.pop("preset", None)

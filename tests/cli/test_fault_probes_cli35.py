@@ -1,14 +1,17 @@
 """Fault probes of the log commands, round 35: where `show` places a header it cannot read,
-JSON Lines whose lines end in a carriage return alone, and `show -f json` on a match that never
-received an event."""
+JSON Lines whose lines end in a carriage return alone, `show -f json` on a match that never
+received an event, and house-rules files that never end."""
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import zlib
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 BINARY = ROOT / "examples" / "format" / "v2.blog"
@@ -103,3 +106,25 @@ def test_show_json_says_a_match_not_started(tmp_path: Path) -> None:
     whole = _cli("show", "-f", "json", str(JSONL))
     assert whole.returncode == 0, whole.stderr
     assert json.loads(whole.stdout)["not_started"] is False
+
+
+@pytest.mark.parametrize("kind", ["device", "fifo", "huge"])
+@pytest.mark.parametrize("command", [["rules", "show"], ["simulate", "--rules"]])
+def test_a_house_rules_file_that_never_ends_is_refused_at_once(
+        tmp_path: Path, kind: str, command: list[str]) -> None:
+    # /dev/zero never ends and a FIFO waits for a writer: either hung the command
+    if kind == "device":
+        path = tmp_path / "zero.toml"
+        os.symlink("/dev/zero", path)
+    elif kind == "fifo":
+        path = tmp_path / "pipe.toml"
+        os.mkfifo(path)
+    else:
+        path = tmp_path / "huge.toml"
+        path.write_bytes(b"# a comment\n" * 100_000)
+    extra = ["-o", str(tmp_path / "out")] if command[0] == "simulate" else []
+    line = _one_error_line(_cli(*command, str(path), *extra), path)
+    expected = {"device": "not a regular file (a device or socket)",
+                "fifo": "not a regular file (a FIFO)", "huge": "larger than 1,048,576 bytes"}
+    assert line.endswith(expected[kind]), line
+    assert not (tmp_path / "out").exists()
