@@ -284,6 +284,8 @@ def _read_house_rules(path: Path) -> bytes:
                     else "a device or socket")
             raise RulesError("file", f"not a regular file ({kind})", str(path))
         data = f.read(MAX_HOUSE_RULES + 1)
+    if data is None:  # a "regular" file of the kernel's that would wait (/proc/kmsg)
+        raise RulesError("file", "not readable without waiting (a special file)", str(path))
     if len(data) > MAX_HOUSE_RULES:
         raise RulesError("file", f"larger than {MAX_HOUSE_RULES:,} bytes", str(path))
     return data

@@ -29,6 +29,9 @@ def _read_small(path: Path) -> bytes:
             raise fail(f"{path}: not a regular file: the passphrase is read from a file",
                        EXIT_USAGE)
         data = f.read(MAX_PASSPHRASE_FILE + 1)
+    if data is None:  # a "regular" file of the kernel's that would wait (/proc/kmsg)
+        raise fail(f"{path}: not readable without waiting (a special file): not a passphrase "
+                   "file", EXIT_USAGE)
     if len(data) > MAX_PASSPHRASE_FILE:
         raise fail(f"{path}: longer than {MAX_PASSPHRASE_FILE // 1024} KiB: not a passphrase "
                    "file", EXIT_USAGE)

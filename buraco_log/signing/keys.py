@@ -322,6 +322,9 @@ def read_small(path: str | os.PathLike[str], what: str, limit: int = MAX_FILE, *
             data = f.read(limit + 1)
     except OSError as exc:
         raise SigningError(f"{os.fspath(path)}: {exc.strerror or exc}") from None
+    if data is None:  # a "regular" file of the kernel's that would wait (/proc/kmsg)
+        raise SigningError(f"{os.fspath(path)}: not readable without waiting (a special file): "
+                           f"not {what}")
     if len(data) > limit:
         raise SigningError(f"{os.fspath(path)}: larger than {limit:,} bytes: not {what}")
     return data

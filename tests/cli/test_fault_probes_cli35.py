@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import subprocess
 import sys
 import zlib
@@ -128,3 +129,41 @@ def test_a_house_rules_file_that_never_ends_is_refused_at_once(
                 "fifo": "not a regular file (a FIFO)", "huge": "larger than 1,048,576 bytes"}
     assert line.endswith(expected[kind]), line
     assert not (tmp_path / "out").exists()
+
+
+def _waits_without_data(path: str) -> bool:
+    """Is ``path`` a "regular" file whose non-blocking read has nothing yet (None)?"""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return False
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return False
+        while True:  # drain what the kernel holds now
+            try:
+                if f.read(1 << 16) is None:
+                    return True
+            except OSError:
+                return False
+
+
+@pytest.mark.parametrize("command", [
+    ["rules", "show", "{}"],
+    ["audit", str(BINARY), "--keys", "{}"],
+    ["audit", str(BINARY), "--receipt", "{}"],
+    ["keys", "new", "site", "--passphrase-file", "{}", "-d", "{out}"],
+])
+def test_a_kernel_file_that_would_wait_is_one_line(tmp_path: Path, command: list[str]) -> None:
+    # /proc/kmsg is a "regular" file that, opened without blocking, reads nothing (None) until
+    # the kernel logs: taken as empty bytes it was an internal error
+    kmsg = "/proc/kmsg"
+    if not _waits_without_data(kmsg):
+        pytest.skip(f"{kmsg} cannot be opened here, or has data (needs root)")
+    out = tmp_path / "keys"
+    out.mkdir()
+    args = [a.replace("{}", kmsg).replace("{out}", str(out)) for a in command]
+    line = _one_error_line(_cli(*args), Path(kmsg))
+    assert "not readable without waiting (a special file)" in line, line
+    assert "internal error" not in line
+    assert list(out.iterdir()) == []
