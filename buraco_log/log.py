@@ -25,6 +25,7 @@ import itertools
 import operator
 import os
 import re
+import select
 import stat
 import struct
 import time
@@ -1104,10 +1105,19 @@ def open_log_fd(path: str | os.PathLike[str], flags: int = os.O_RDONLY) -> int:
                     path=path, kind="io") from None
         raise os_error(exc, path) from None
     try:
-        mode = os.fstat(fd).st_mode
+        st = os.fstat(fd)
+        mode = st.st_mode
         if not stat.S_ISREG(mode):
             raise LogFormatError(
                 f"not a regular file ({file_type(mode)}): not read as a log",
+                path=path,
+                kind="filetype",
+            )
+        if st.st_size == 0 and not _readable_now(fd):
+            # a kernel file that looks regular but waits for data (/proc/kmsg): read blocking,
+            # it hung the command
+            raise LogFormatError(
+                "not readable without waiting (a special file): not read as a log",
                 path=path,
                 kind="filetype",
             )
@@ -1117,6 +1127,14 @@ def open_log_fd(path: str | os.PathLike[str], flags: int = os.O_RDONLY) -> int:
         os.close(fd)
         raise
     return fd
+
+
+def _readable_now(fd: int) -> bool:
+    """Would reading ``fd`` return at once? Always for a file on disk (poll says so of every
+    regular file); a kernel file such as /proc/kmsg says so only when it holds data."""
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    return bool(poller.poll(0))
 
 
 _hook: Callable[[str], None] | None = None
