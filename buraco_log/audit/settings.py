@@ -74,7 +74,14 @@ def _read_config(path: str, required: bool) -> dict[str, object] | None:
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise SettingsError(f"{path}: the config file is not a regular file")
-        data = os.read(fd, _MAX_CONFIG + 1)
+        try:
+            data = os.read(fd, _MAX_CONFIG + 1)
+        except BlockingIOError:  # a kernel file that looks regular but waits (/proc/kmsg)
+            raise SettingsError(f"{path}: the config file is not readable without waiting "
+                                "(a special file)") from None
+        except OSError as exc:
+            raise SettingsError(f"{path}: cannot read the config file: {exc.strerror}"
+                                ) from None
     finally:
         os.close(fd)
     if len(data) > _MAX_CONFIG:

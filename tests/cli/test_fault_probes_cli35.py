@@ -175,3 +175,15 @@ def test_a_kernel_file_that_would_wait_is_one_line(tmp_path: Path, command: list
     assert "not readable without waiting (a special file)" in line, line
     assert "internal error" not in line
     assert list(out.iterdir()) == []
+
+
+@pytest.mark.parametrize("config", ["/proc/kmsg", "/proc/self/mem"])
+def test_a_config_file_that_cannot_be_read_is_named_not_the_log(config: str) -> None:
+    # the read's error was reported against the log being audited
+    if config == "/proc/kmsg" and not _waits_without_data(config):
+        pytest.skip(f"{config} cannot be opened here, or has data (needs root)")
+    done = subprocess.run([sys.executable, "-m", "cli", "audit", str(BINARY)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+                          env={**os.environ, "BURACO_LOG_CONFIG": config})
+    line = _one_error_line(done, Path(config))
+    assert str(BINARY) not in line and "config file" in line, line
