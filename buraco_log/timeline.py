@@ -177,8 +177,8 @@ class TableView(msgspec.Struct, frozen=True):
 def table_view(state: State, *, seat: int | None = None, recent: Sequence[str] = ()) -> TableView:
     """The printable table of ``state``: everything, or only what ``seat`` could see."""
     if seat is not None and not 0 <= seat < len(state.players):
-        raise PositionError(f"no seat {seat} in a {len(state.players)}-player match",
-                          seq=state.seq)
+        # the match has no such seat at any seq: no seq is named
+        raise PositionError(f"no seat {seat} in a {len(state.players)}-player match")
     style = card_style(state.rules)
     points = state.rules.point_table() if state.rules is not None else [0] * 65
     seats = tuple(

@@ -187,3 +187,9 @@ def test_a_config_file_that_cannot_be_read_is_named_not_the_log(config: str) -> 
                           env={**os.environ, "BURACO_LOG_CONFIG": config})
     line = _one_error_line(done, Path(config))
     assert str(BINARY) not in line and "config file" in line, line
+
+
+def test_a_seat_the_match_lacks_names_no_seq() -> None:
+    # "seq 17: no seat 7" sent the reader to the last event, as if seat 7 had been there before
+    line = _one_error_line(_cli("replay", str(JSONL), "--seat", "7"), JSONL)
+    assert line.endswith(f"{JSONL}: no seat 7 in a 2-player match"), line
