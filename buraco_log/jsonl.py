@@ -89,6 +89,11 @@ _LONE_HIGH = re.compile(rb"(?<!\\)(?:\\\\)*\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[d
 """A ``\\uD800``-``\\uDBFF`` escape not followed by a low surrogate's: no Unicode text."""
 
 
+def _utf16(raw: bytes) -> bool:
+    """Does a first line read as UTF-16 (a byte order mark, or "{" next to a NUL byte)?"""
+    return raw[:2] in (b"\xff\xfe", b"\xfe\xff") or raw[:2] in (b"{\x00", b"\x00{")
+
+
 def _why_not_json(text: bytes, exc: Exception) -> str:
     """msgspec's reason a line is not JSON, made precise where it is vague: bytes that are not
     UTF-8 are named by position, and a lone surrogate escape (which msgspec calls "Input data
@@ -265,6 +270,13 @@ class JsonlReader:
                 except msgspec.MsgspecError as exc:
                     if str(exc).startswith("Integer value out of range"):  # thousands of digits
                         raise self._error(_range_message(text), number, "range") from None
+                    if number == 1 and (packed := log.compressed(raw)) is not None:
+                        raise self._error(f"the file is {packed}: decompress it first",
+                                          number) from None
+                    if number == 1 and _utf16(raw):
+                        raise self._error(
+                            "the file is UTF-16 text: JSON Lines are UTF-8 (save the file as "
+                            "UTF-8)", number) from None
                     if number == 1 and text.startswith(_BOM):
                         raise self._error(
                             "the file starts with a byte order mark (EF BB BF): JSON Lines are "

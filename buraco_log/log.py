@@ -399,6 +399,17 @@ def _lost_pages(f: IO[bytes], start: int, payload: bytes, room: int = 0) -> bool
             and written.count(0, last) == len(written) - last)
 
 
+_PACKED: Final = ((b"\x1f\x8b", "gzip-compressed"), (b"\x28\xb5\x2f\xfd", "zstd-compressed"),
+                  (b"\xfd7zXZ\x00", "xz-compressed"), (b"BZh", "bzip2-compressed"),
+                  (b"PK\x03\x04", "a zip archive"), (b"\x04\x22\x4d\x18", "lz4-compressed"))
+
+
+def compressed(head: bytes) -> str | None:
+    """What compressed a file that begins with ``head`` ("gzip-compressed", ...), or None: an
+    archive of logs is often kept compressed, and "bad magic" alone does not say why."""
+    return next((what for magic, what in _PACKED if head.startswith(magic)), None)
+
+
 def _is_zero(f: IO[bytes], first: bytes) -> bool:
     """True if ``first`` and everything left in ``f`` are zero bytes (a zero-filled tail)."""
     if first.count(0) != len(first):
@@ -672,10 +683,12 @@ class Reader:
         magic, layout, version, flags, crc = _HEADER.unpack(raw)
         if magic != MAGIC:
             looks = raw.removeprefix(b"\xef\xbb\xbf").lstrip()[:1] in (b"{", b"#")
+            packed = compressed(raw)
             raise self._error(
                 "not a buraco-log file (bad magic)" + (
                     "; it looks like JSON Lines, which are read from a file whose name ends "
-                    "in .jsonl" if looks else ""), "header", 0)
+                    "in .jsonl" if looks else
+                    f"; it is {packed}: decompress it first" if packed else ""), "header", 0)
         if zlib.crc32(raw[:-4]) != crc:
             raise self._error("file header checksum mismatch", "damage", 0)
         if layout != LAYOUT:

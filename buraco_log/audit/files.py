@@ -36,14 +36,21 @@ def file_problem(path: str | os.PathLike[str]) -> str | None:
     return f"not a regular file ({log.file_type(mode)}): skipped, never opened"
 
 
+_PACKED_LOGS = tuple(f"{log_suffix}{packed}" for log_suffix in (".jsonl", ".blog")
+                     for packed in (".gz", ".zst", ".xz", ".bz2", ".lz4", ".zip"))
+"""Names of compressed logs: a directory's are audited (and refused by name: "it is
+gzip-compressed: decompress it first"), so that they are never skipped unsaid."""
+
+
 def is_log_file(path: str | os.PathLike[str]) -> bool:
-    """A binary log (by its magic bytes or its ``.blog`` name) or a JSON Lines log (by its
-    ``.jsonl`` name). A ``.blog`` file whose header is damaged is still a log, so that checking
-    a directory reports it instead of passing over it. Only a regular file is opened to read
-    its magic, and never in a way that blocks."""
+    """A binary log (by its magic bytes or its ``.blog`` name), a JSON Lines log (by its
+    ``.jsonl`` name), or either compressed (``.blog.gz``, ``.jsonl.zst``, ...). A ``.blog``
+    file whose header is damaged is still a log, so that checking a directory reports it
+    instead of passing over it. Only a regular file is opened to read its magic, and never in
+    a way that blocks."""
     p = str(path)
-    if p.endswith((".jsonl", ".blog")):
-        return True
+    if p.endswith((".jsonl", ".blog")) or p.endswith(_PACKED_LOGS):
+        return True  # a compressed one is reported as such, not passed over
     try:
         fd = log.open_log_fd(p)  # O_NONBLOCK, and refused unless a regular file
     except (OSError, LogFormatError):

@@ -193,3 +193,46 @@ def test_a_seat_the_match_lacks_names_no_seq() -> None:
     # "seq 17: no seat 7" sent the reader to the last event, as if seat 7 had been there before
     line = _one_error_line(_cli("replay", str(JSONL), "--seat", "7"), JSONL)
     assert line.endswith(f"{JSONL}: no seat 7 in a 2-player match"), line
+
+
+@pytest.mark.parametrize(("name", "pack", "what"), [
+    ("v2.blog.gz", "gzip", "gzip-compressed"),
+    ("v2.blog.xz", "lzma", "xz-compressed"),
+    ("v2.blog.bz2", "bz2", "bzip2-compressed"),
+])
+def test_a_compressed_binary_log_is_named_as_such(tmp_path: Path, name: str, pack: str,
+                                                  what: str) -> None:
+    import importlib
+    path = tmp_path / name
+    path.write_bytes(importlib.import_module(pack).compress(BINARY.read_bytes()))
+    line = _one_error_line(_cli("verify", str(path)), path)
+    assert line.endswith(f"byte 0: not a buraco-log file (bad magic); it is {what}: "
+                         "decompress it first"), line
+
+
+def test_compressed_and_utf16_json_lines_are_named(tmp_path: Path) -> None:
+    import gzip
+    text = JSONL.read_text("utf-8")
+    packed = tmp_path / "packed.jsonl"
+    packed.write_bytes(gzip.compress(text.encode()))
+    line = _one_error_line(_cli("verify", str(packed)), packed)
+    assert line.endswith("line 1, seq 0: the file is gzip-compressed: decompress it first"), line
+    for codec in ("utf-16", "utf-16-le", "utf-16-be"):
+        wide = tmp_path / f"{codec}.jsonl"
+        wide.write_bytes(text.encode(codec))
+        line = _one_error_line(_cli("verify", str(wide)), wide)
+        assert "the file is UTF-16 text: JSON Lines are UTF-8" in line, (codec, line)
+
+
+def test_a_directory_of_compressed_logs_reports_them_instead_of_none_found(
+        tmp_path: Path) -> None:
+    import gzip
+    folder = tmp_path / "year"
+    folder.mkdir()
+    (folder / "a.blog.gz").write_bytes(gzip.compress(BINARY.read_bytes()))
+    (folder / "b.jsonl.gz").write_bytes(gzip.compress(JSONL.read_bytes()))
+    (folder / "notes.txt.gz").write_bytes(gzip.compress(b"not a log"))
+    done = _cli("audit", str(folder), "--quiet")
+    assert done.returncode == 1, done.stderr  # findings, not "no logs found" (exit 2)
+    assert done.stdout.count("gzip-compressed: decompress it first") == 2, done.stdout
+    assert "notes.txt.gz" not in done.stdout
