@@ -799,7 +799,8 @@ def _batch_summary(verdicts: Sequence[audit.Verdict]) -> str:
     clean = len(verdicts) - len(bad) - waiting
     caveats = ([f"{unchecked} with deals not checked"] if unchecked else []) + (
         [f"{unsigned} with events no signature covers"] if unsigned else [])
-    return (f"audited {len(verdicts)} logs: {clean} clean"
+    logs = "log" if len(verdicts) == 1 else "logs"
+    return (f"audited {len(verdicts)} {logs}: {clean} clean"
             + (f" ({', '.join(caveats)}: see their notes)" if caveats else "")
             + f", {len(bad)} with findings" + (f" ({detail})" if detail else "")
             + (f", {waiting} not started" if waiting else ""))

@@ -68,7 +68,8 @@ _BACKUP = re.compile(r"\.bak(\.\d+)?$")  # copies `log.repair` keeps of the dama
 
 def find_logs(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
     """Files as given; directories searched recursively for logs, in name order (hidden
-    files and the ``.bak`` copies that repair leaves are skipped).
+    files and the ``.bak`` copies that repair leaves are skipped); each file once, under the
+    first name it is given by.
 
     Entries of a directory that are not regular files (FIFOs, devices, sockets, links to
     them, dangling links) and subdirectories that cannot be listed are listed too, unopened,
@@ -95,7 +96,12 @@ def find_logs(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
             out += found
         else:
             out.append(p)
-    return out
+    # a file named twice (``a.blog a.blog``, or itself and its directory) is audited once:
+    # its first name, in order
+    first: dict[str, str] = {}
+    for p in out:
+        first.setdefault(os.path.abspath(p), p)
+    return list(first.values())
 
 
 def _not_regular(path: str) -> bool:

@@ -236,3 +236,24 @@ def test_a_directory_of_compressed_logs_reports_them_instead_of_none_found(
     assert done.returncode == 1, done.stderr  # findings, not "no logs found" (exit 2)
     assert done.stdout.count("gzip-compressed: decompress it first") == 2, done.stdout
     assert "notes.txt.gz" not in done.stdout
+
+
+def test_a_log_named_twice_is_audited_once(tmp_path: Path) -> None:
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    copy = folder / "classic.jsonl"
+    copy.write_bytes(JSONL.read_bytes())
+    # the same file by name, by its directory and by a relative spelling: one log
+    done = subprocess.run(
+        [sys.executable, "-m", "cli", "audit", str(copy), str(folder), "logs/./classic.jsonl",
+         "--quiet"], cwd=tmp_path, capture_output=True, text=True, timeout=60,
+        env={**os.environ, "PYTHONPATH": str(ROOT)}, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1].startswith("audited 1 log: 1 clean"), done.stdout
+
+
+def test_standard_input_named_twice_is_one_log() -> None:
+    done = subprocess.run([sys.executable, "-m", "cli", "audit", "-", "-", "--quiet"], cwd=ROOT,
+                          input=JSONL.read_bytes(), capture_output=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.decode().strip().splitlines()[-1].startswith("audited 1 log:"), done.stdout
