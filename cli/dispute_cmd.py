@@ -217,7 +217,7 @@ def render_verdict(v: audit.Verdict) -> Iterator[str]:
         return
     state = "OK" if v.ok else f"FINDINGS ({len(v.findings)})"
     yield (f"{v.path}: {state}  match {v.match_id or 'unknown'}  rules {v.rules or 'unknown'}  "
-           f"{v.events} events")
+           f"{_n(v.events, 'event')}")
     for note in v.notes:  # what an OK does not prove, next to the OK
         yield f"  note        {note}"
     yield f"  integrity   {_integrity_line(v.integrity)}"
@@ -243,7 +243,7 @@ def render_verdict(v: audit.Verdict) -> Iterator[str]:
         yield f"    seq {'-' if f.seq is None else f.seq} [{f.rule}] {f.message}"
     lg = v.legality
     if lg.first_illegal is None:
-        yield (f"  legality    {lg.events_checked} events legal"
+        yield (f"  legality    {_n(lg.events_checked, 'event')} legal"
                + ("; match complete" if lg.complete else "; match not finished"))
         for f in v.findings:
             if f.section == "legality":
@@ -351,7 +351,7 @@ def render_diff(d: audit.Diff) -> Iterator[str]:
     for label, path, status, events, head, sigs in (
             ("A", d.a, d.integrity_a, d.events_a, d.head_a, d.signatures_a),
             ("B", d.b, d.integrity_b, d.events_b, d.head_b, d.signatures_b)):
-        yield (f"{label}  {path}: {status}, {events} events"
+        yield (f"{label}  {path}: {status}, {_n(events, 'event')}"
                + (f", {_n(sigs, 'signature')}" if signed else "") + f", head {head}")
     if d.identical:
         yield "identical: same events, same head digest" + (

@@ -182,7 +182,7 @@ def _convert(source: Path, output: Path, to: Target, validate: bool, overwrite: 
         emit_json({"path": str(output), "form": to.value, "events": info.events,
                    "head": info.head})
     else:
-        typer.echo(f"{output}: {info.events} events, head {info.head}")
+        typer.echo(f"{output}: {_events(info.events)}, head {info.head}")
 
 
 FIFO_WAIT: float = 10.0
@@ -314,7 +314,7 @@ def seal(path: InPlaceArg, format: FormatOpt = Format.table) -> None:
         result = {"path": str(path), "events": reader.count, "head": head,
                   "sealed": True, "changed": False}
         message = (f"{path}: already sealed (its end line carries the head digest), "
-                   f"{reader.count} events, head {head}")
+                   f"{_events(reader.count)}, head {head}")
     else:
         before = log.verify(path)
         _refuse_not_started(path, before, "seal", format is Format.json)
@@ -323,12 +323,12 @@ def seal(path: InPlaceArg, format: FormatOpt = Format.table) -> None:
             result = {"path": str(path), "events": before.events, "head": before.head,
                       "sealed": True, "changed": False}
             message = (f"{path}: already sealed (log format {before.version}), "
-                       f"{before.events} events, head {before.head}")
+                       f"{_events(before.events)}, head {before.head}")
         else:
             info = log.seal(path)
             result = {"path": str(path), "events": info.events, "head": info.head,
                       "sealed": True, "changed": True}
-            message = f"{path}: sealed, {info.events} events, head {info.head}"
+            message = f"{path}: sealed, {_events(info.events)}, head {info.head}"
     if format is Format.json:
         emit_json(result)
     else:
@@ -367,11 +367,11 @@ def repair(
         result: dict[str, object] = {"path": str(path), "repaired": False,
                                      "events_kept": info.events}
         if t is None:
-            message = f"{path}: nothing to repair ({info.events} events)"
+            message = f"{path}: nothing to repair ({_events(info.events)})"
         else:
             result.update(would_cut_offset=t.offset, would_cut_bytes=t.size, reason=t.reason)
             message = (f"{path}: would cut {t.size} bytes at byte {t.offset} ({t.reason}); "
-                       f"{info.events} events kept")
+                       f"{_events(info.events)} kept")
     else:
         report = log.repair(path, backup=backup)
         if report is None:  # mended behind our back between the check and the repair
@@ -431,13 +431,17 @@ def verify(
         # a header alone (or an empty JSON Lines file) is whole, and still no match yet
         empty = " (a match not started)" if not_started else ""
         typer.echo(
-            f"{path}: {info.events} events in {_plural(info.segments, 'record')}{empty}, "
+            f"{path}: {_events(info.events)} in {_plural(info.segments, 'record')}{empty}, "
             f"{state}, format version {info.version}, head {info.head}"
         )
 
 
 def _plural(n: int, word: str) -> str:
     return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
+def _events(n: int) -> str:
+    return f"{n} event{'' if n == 1 else 's'}"  # no thousands separator, as ever
 
 
 def _verify_jsonl(path: Path) -> log.LogInfo:

@@ -257,3 +257,21 @@ def test_standard_input_named_twice_is_one_log() -> None:
                           input=JSONL.read_bytes(), capture_output=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.decode().strip().splitlines()[-1].startswith("audited 1 log:"), done.stdout
+
+
+def test_a_log_of_one_event_says_one_event(tmp_path: Path) -> None:
+    start = next(line for line in JSONL.read_text("utf-8").splitlines() if '"t":"ms"' in line)
+    one = tmp_path / "one.jsonl"
+    one.write_text(start + "\n", "utf-8")
+    verified = _cli("verify", str(one))
+    assert verified.stdout.startswith(f"{one}: 1 event in 1 record,"), verified.stdout
+    audited = _cli("audit", str(one))
+    assert audited.stdout.splitlines()[0].endswith("  1 event"), audited.stdout
+    assert "legality    1 event legal" in audited.stdout
+    binary = tmp_path / "one.blog"
+    converted = _cli("convert", str(one), "-o", str(binary))
+    assert converted.stdout.startswith(f"{binary}: 1 event, head "), converted.stdout
+    sealed = _cli("seal", str(binary))
+    assert ", 1 event, head " in sealed.stdout, sealed.stdout
+    compared = _cli("diff", str(one), str(binary))
+    assert compared.stdout.splitlines()[0].split(", head")[0].endswith("1 event"), compared.stdout
