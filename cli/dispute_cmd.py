@@ -579,6 +579,9 @@ def _number(text: str) -> bool:
     return 0 < len(text) <= 9 and text.isascii() and text.isdigit()
 
 
+_MAX_KEY_LINE = 4096
+
+
 def _step(tl: Timeline, view: TableView, seat: int | None, format: Format, recent: int) -> None:
     """Read keys from stdin, one command a line; the table goes to stdout after each."""
     seq = view.seq
@@ -587,9 +590,13 @@ def _step(tl: Timeline, view: TableView, seat: int | None, format: Format, recen
         typer.echo(f"[seq {seq}/{tl.last_seq}] n next, p previous, <seq> or h<hand> jump, "
                    "q quit> ",
                    err=True, nl=False)
-        line = sys.stdin.readline() if sys.stdin is not None else ""  # None: stdin closed
+        # bounded: a stream with no line end (/dev/zero) was read into memory without end
+        line = sys.stdin.readline(_MAX_KEY_LINE) if sys.stdin is not None else ""  # None: closed
         if not line:
             break
+        if len(line) == _MAX_KEY_LINE and not line.endswith("\n"):
+            raise fail(f"--step: an input line longer than {_MAX_KEY_LINE} characters is no key "
+                       "(is standard input a file of keys?)", EXIT_USAGE)
         key = line.strip().lower()
         if key in ("q", "quit"):
             break
@@ -606,7 +613,8 @@ def _step(tl: Timeline, view: TableView, seat: int | None, format: Format, recen
                 typer.echo(exc.message, err=True)
                 continue
         else:
-            typer.echo(f"unknown key '{key}'", err=True)
+            # a key is echoed clipped, and never as terminal controls
+            typer.echo(f"unknown key '{terminal_safe(key[:40])}'", err=True)
             continue
         if not 0 <= target <= tl.last_seq:
             typer.echo(f"no seq {target} (0 to {tl.last_seq})", err=True)

@@ -275,3 +275,25 @@ def test_a_log_of_one_event_says_one_event(tmp_path: Path) -> None:
     assert ", 1 event, head " in sealed.stdout, sealed.stdout
     compared = _cli("diff", str(one), str(binary))
     assert compared.stdout.splitlines()[0].split(", head")[0].endswith("1 event"), compared.stdout
+
+
+def test_step_keys_from_a_stream_without_line_ends_stop_at_once() -> None:
+    # readline() of /dev/zero never returns: memory grew until the machine ran out
+    with open("/dev/zero", "rb") as zero:
+        done = subprocess.run([sys.executable, "-m", "cli", "replay", str(JSONL), "--step"],
+                              cwd=ROOT, stdin=zero, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert done.stderr.strip().splitlines()[-1].endswith(
+        "--step: an input line longer than 4096 characters is no key (is standard input a "
+        "file of keys?)"), done.stderr
+
+
+def test_step_echoes_an_unknown_key_clipped_and_without_terminal_controls() -> None:
+    keys = "zz\x1b[31m" + "x" * 1000 + "\nq\n"
+    done = subprocess.run([sys.executable, "-m", "cli", "replay", str(JSONL), "--step"],
+                          cwd=ROOT, input=keys, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "\x1b" not in done.stderr
+    echoed = next(line for line in done.stderr.split("> ") if line.startswith("unknown key"))
+    assert echoed.startswith("unknown key 'zz\\x1b[31m" + "x" * 33 + "'"), echoed
