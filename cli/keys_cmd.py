@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -38,6 +39,42 @@ def _read_small(path: Path) -> bytes:
     return data
 
 
+def _has_terminal() -> bool:
+    """Can the prompt read from the controlling terminal (as getpass does, echo off)?"""
+    try:
+        os.close(os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY))
+    except OSError:
+        return False
+    return True
+
+
+def _piped_passphrase() -> bytes:
+    """The passphrase and its confirmation, a line each, from standard input when there is no
+    terminal, asked again (as the terminal prompt does) while a line is empty or the two
+    differ. Each line is read bounded: getpass's own fallback read a stream without line ends
+    (/dev/zero) into memory without end."""
+    def line(what: str) -> bytes:
+        typer.echo(f"{what}: ", err=True, nl=False)
+        got = sys.stdin.buffer.readline(MAX_PASSPHRASE_FILE + 1)
+        if not got or len(got) > MAX_PASSPHRASE_FILE:
+            typer.echo("", err=True)  # the error's line is its own, not the prompt's
+        if not got:
+            raise EOFError
+        if len(got) > MAX_PASSPHRASE_FILE:
+            raise fail(f"--passphrase: a line of standard input longer than "
+                       f"{MAX_PASSPHRASE_FILE // 1024} KiB is no passphrase", EXIT_USAGE)
+        return got.rstrip(b"\n").rstrip(b"\r")
+
+    while True:
+        first = line("Passphrase")
+        if not first:
+            continue
+        if line("Repeat for confirmation") == first:
+            typer.echo("", err=True)
+            return first
+        typer.echo("Error: The two entered values do not match.", err=True)
+
+
 def _passphrase(prompt: bool, passphrase_file: Path | None) -> bytes | None:
     if prompt and passphrase_file is not None:
         raise fail("use either --passphrase or --passphrase-file, not both", EXIT_USAGE)
@@ -52,8 +89,8 @@ def _passphrase(prompt: bool, passphrase_file: Path | None) -> bytes | None:
                        "the key with", EXIT_USAGE)
     elif prompt:
         try:
-            text = typer.prompt("Passphrase", hide_input=True, confirmation_prompt=True,
-                                err=True).encode()
+            text = (typer.prompt("Passphrase", hide_input=True, confirmation_prompt=True,
+                                 err=True).encode() if _has_terminal() else _piped_passphrase())
         except (typer.Abort, EOFError):  # input ended before two equal passphrases came
             raise fail("--passphrase: no passphrase was entered twice alike before the input "
                        f"ended (programs give --passphrase-file or {PASSPHRASE_ENV})",

@@ -297,3 +297,18 @@ def test_step_echoes_an_unknown_key_clipped_and_without_terminal_controls() -> N
     assert "\x1b" not in done.stderr
     echoed = next(line for line in done.stderr.split("> ") if line.startswith("unknown key"))
     assert echoed.startswith("unknown key 'zz\\x1b[31m" + "x" * 33 + "'"), echoed
+
+
+def test_a_passphrase_prompt_fed_a_stream_without_line_ends_stops(tmp_path: Path) -> None:
+    # with no terminal the prompt read standard input a line at a time, unbounded: /dev/zero
+    # grew memory without end
+    with open("/dev/zero", "rb") as zero:
+        done = subprocess.run(
+            [sys.executable, "-m", "cli", "keys", "new", "site", "-d", str(tmp_path / "k"),
+             "--passphrase"], cwd=ROOT, stdin=zero, capture_output=True, text=True, timeout=60,
+            start_new_session=True)  # no controlling terminal: the prompt reads stdin
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == (
+        "buraco-log: error: --passphrase: a line of standard input longer than 64 KiB is no "
+        "passphrase"), done.stderr
+    assert not (tmp_path / "k").exists()
