@@ -154,7 +154,9 @@ def stdin_logs(kwargs: dict[str, Any]) -> Iterator[dict[str, str]]:
             f.write(head)
             # what does not begin like a log (/dev/zero, /dev/urandom) is not read on: its
             # first bytes are refused at byte 0, and an endless stream cannot hang the command
-            if jsonl or head.startswith(MAGIC):
+            # random bytes open with "{" or "#" one time in a hundred: JSON Lines are read on
+            # only if their first line is UTF-8 (the reader names a bad one from the head)
+            if (jsonl and _utf8_line(head)) or head.startswith(MAGIC):
                 _copy_stdin(source, f)
         names[name] = "<stdin>"
         for key in wanted:
@@ -172,6 +174,16 @@ def stdin_logs(kwargs: dict[str, Any]) -> Iterator[dict[str, str]]:
             sys.stdout, sys.stderr = real, real_err
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def _utf8_line(head: bytes) -> bool:
+    """Is the first line of ``head`` UTF-8 (a character cut by the end of the head allowed)?"""
+    line, newline, _ = head.partition(b"\n")
+    try:
+        line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return not newline and exc.reason == "unexpected end of data"
+    return True
 
 
 _STDIN_BLOCK: Final = 1024 * 1024
