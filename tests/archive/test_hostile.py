@@ -118,7 +118,7 @@ def test_ingest_of_a_directory_of_hostile_files_finishes_and_records_each(
     assert int(peak) < 1 << 30  # the bomb took 6.2 GB
     summary = lines[0]
     assert f"{len(GOOD) + 1 + len(BAD)} logs: {len(GOOD)} matches added" in summary, summary
-    assert "1 duplicates" in summary  # the link to a-good.blog
+    assert "1 duplicate," in summary  # the link to a-good.blog
     stored = {Path(p).name for p in query(archive, "SELECT source_path FROM matches")
               .column("source_path").to_pylist()}
     assert stored == set(GOOD)
