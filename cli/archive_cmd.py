@@ -494,13 +494,18 @@ def _write_rows(out: TextIO, stream: archive.QueryStream, format: QueryFormat,
     # One write per batch: with PYTHONUNBUFFERED set, csv's one write per row cost 5 us a row.
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
+    cr = csv.writer(buf, lineterminator="\n", quoting=csv.QUOTE_ALL)
     if format is QueryFormat.csv:
         w.writerow(columns)
     first = True
     for batch in stream:
         if format is QueryFormat.csv:  # by column: no dict per row
-            w.writerows(zip(*([_cell(v) for v in _pylist(c)] for c in batch.columns),
-                            strict=True))
+            cols = [[_cell(v) for v in _pylist(c)] for c in batch.columns]
+            if not any("\r" in "".join(col) for col in cols):
+                w.writerows(zip(*cols, strict=True))
+            else:  # csv quotes a bare CR only in QUOTE_ALL; unquoted, a reader split the row
+                for row in zip(*cols, strict=True):
+                    (cr if any("\r" in v for v in row) else w).writerow(row)
         elif format is QueryFormat.json:  # the same text as json.dumps(rows, indent=2)
             for r in _rows(keys, batch):
                 buf.write(("[\n" if first else ",\n") + textwrap.indent(_json(r, indent=2),
@@ -570,7 +575,7 @@ def report(
     elif format is ReportFormat.html:
         text = _archive().render_html(rep, report_pages(rep.sections, output))
     else:
-        parts = [f"{rep.matches:,} matches, {rep.events:,} events\n"]
+        parts = [f"{_n(rep.matches, 'match')}, {_n(rep.events, 'event')}\n"]
         for s in rep.sections:
             parts.append(f"\n{s.title}\n")
             parts.append(_text_table(s.columns, s.rows, None if output else table_width(wide))

@@ -382,6 +382,11 @@ def bar_chart(labels: Sequence[str], values: Sequence[float], *, width: int = 64
     return "".join(parts)
 
 
+def _count(n: int, noun: str) -> str:
+    """``1 match``, ``2 matches``, ``1 event``: the report's counts in words."""
+    return f"{n:,} {noun}" + ("" if n == 1 else "es" if noun.endswith("ch") else "s")
+
+
 def render_html(rep: Report, links: dict[str, str] | None = None) -> str:
     """The report as one self-contained HTML page with inline SVG charts. ``links`` maps a
     log's ``source_path`` to its match page (``buraco_log.view.links``): rows naming that
@@ -389,7 +394,7 @@ def render_html(rep: Report, links: dict[str, str] | None = None) -> str:
     out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
            "<title>buraco_log archive report</title>", f"<style>{_CSS}</style></head><body>",
            "<h1>Archive report</h1>",
-           f'<p class="note">{rep.matches:,} matches, {rep.events:,} events.</p>']
+           f'<p class="note">{_count(rep.matches, "match")}, {_count(rep.events, "event")}.</p>']
     for s in rep.sections:
         out.append(f"<h2>{html.escape(s.title)}</h2>")
         chart = CHARTS.get(s.name)

@@ -62,7 +62,7 @@ def test_every_report_runs_on_every_kind_of_archive(archives: dict[str, Path], w
         assert [s["name"] for s in data["sections"]] == [*CANNED, "leaderboard"]
         assert all(s["rows"] == [] for s in data["sections"]) == (matches == 0)
     elif fmt == "table":
-        assert text.startswith(f"{matches:,} matches, ")
+        assert text.startswith(f"{matches:,} match{'' if matches == 1 else 'es'}, ")
         assert ("(no data)" in text) == (matches == 0) or which == "every-preset"
     else:
         assert text.startswith("<!DOCTYPE html>") and "<script" not in text
