@@ -435,22 +435,28 @@ def find_damaged(root: str, seconds: float = LOCATE_SECONDS) -> tuple[str, str] 
 _PART = re.compile(r'"([^"]+?\.parquet)')
 
 
-def _vanished(text: str, root: str) -> ArchiveError | None:
+def _vanished(text: str, root: str,
+              readable: frozenset[str] | None = None) -> ArchiveError | None:
     """A query's error about an archive file that is gone: listed as committed when the
-    query began, removed since by `compact` or drop_batches (their commit came in between)."""
+    query began (one of ``readable``, when given), removed since by `compact` or
+    drop_batches (their commit came in between). A path the user's SQL named that never was
+    a committed file (a glob, a mistyped part name) is not one: its error is DuckDB's."""
     gone = next((m for m in _PART.findall(text) if not os.path.lexists(m)), None)
     if gone is None or os.path.join(root, "") not in gone:
+        return None
+    if readable is not None and gone not in readable:
         return None
     return ArchiveError(f"query: the archive changed while the query ran ({gone} was removed "
                         "by a compact or a batch drop, its rows kept elsewhere or dropped): "
                         "run it again")
 
 
-def _locate(exc: ArchiveError, root: str) -> ArchiveError:
+def _locate(exc: ArchiveError, root: str,
+            readable: frozenset[str] | None = None) -> ArchiveError:
     """``exc``, led by the damaged file's name when it is about a file DuckDB could not
-    decode and does not name one; or said plainly when the file it names is gone."""
+    decode and does not name one; or said plainly when the committed file it names is gone."""
     text = str(exc)
-    gone = _vanished(text, root)
+    gone = _vanished(text, root, readable)
     if gone is not None:
         return gone
     if not _DAMAGE.search(text) or root in text:
@@ -517,6 +523,10 @@ class QueryStream:
                 self._stack.enter_context(bounded_process(memory_limit, threads))
             con = connect(archive, sandbox=True, threads=threads, memory_limit=memory_limit)
             self._stack.callback(con.close)
+            # the committed files this query may read: only one of these, gone, means that
+            # the archive changed under the query
+            rows = con.execute("SELECT current_setting('allowed_paths')").fetchall()
+            self._readable = frozenset(rows[0][0] or ())
             if timeout and timeout <= threading.TIMEOUT_MAX:  # beyond: no limit in practice
                 self._stack.callback(_watchdog(con, timeout))
             try:
@@ -542,7 +552,8 @@ class QueryStream:
             yield batch
 
     def _error(self, exc: BaseException) -> ArchiveError:
-        return _locate(_query_error(exc, self._timeout, self._memory_limit), self._root)
+        return _locate(_query_error(exc, self._timeout, self._memory_limit), self._root,
+                       self._readable)
 
     def close(self) -> None:
         self._stack.close()
