@@ -234,6 +234,21 @@ def _cell(v: Any) -> str:
     return str(v)
 
 
+def _csv_cell(v: Any) -> str:
+    """A csv cell: every value exact, for programs. A double as the shortest text that reads
+    back as the same number (the table's six digits wrote 123456789.123 as 1.23457e+08), a
+    blob as hex like json (not Python's ``b'...'``), nested values as json."""
+    if v is None:
+        return ""
+    if isinstance(v, float):
+        return repr(v)
+    if isinstance(v, bytes):
+        return v.hex()
+    if isinstance(v, list | dict):
+        return _json(v)
+    return str(v)
+
+
 MIN_COLUMN = 8  # a truncated column keeps at least this many characters
 
 
@@ -500,7 +515,7 @@ def _write_rows(out: TextIO, stream: archive.QueryStream, format: QueryFormat,
     first = True
     for batch in stream:
         if format is QueryFormat.csv:  # by column: no dict per row
-            cols = [[_cell(v) for v in _pylist(c)] for c in batch.columns]
+            cols = [[_csv_cell(v) for v in _pylist(c)] for c in batch.columns]
             if not any("\r" in "".join(col) for col in cols):
                 w.writerows(zip(*cols, strict=True))
             else:  # csv quotes a bare CR only in QUOTE_ALL; unquoted, a reader split the row

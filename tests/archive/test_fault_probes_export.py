@@ -1,9 +1,13 @@
-"""Fault probes of `query` output and errors as real processes on the shared archive: a glob
-or a never-committed part name in the user's SQL said as DuckDB's refusal (not as an archive
-that changed under the query)."""
+"""Fault probes of `query` output and errors as real processes on the shared archive: csv
+cells that keep every value (doubles to the last digit, blobs as hex like json) rather than
+the table's six digits or Python's ``b'...'``, and a glob or a never-committed part name in the
+user's SQL said as DuckDB's refusal (not as an archive that changed under the query)."""
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 import os
 import subprocess
 import sys
@@ -34,3 +38,26 @@ def test_a_path_the_sql_names_that_was_never_committed_is_not_an_archive_that_ch
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and "disabled by configuration" in lines[0], r.stderr
     assert "changed while the query ran" not in r.stderr
+
+
+EXACT = ("SELECT 1/3 AS third, 123456789.123::DOUBLE AS big, 2.0 ** 60 + 1 AS wide, "
+         "1e-300 AS tiny, 'ab'::BLOB AS blob, NULL AS nothing, [1/3] AS nested, "
+         "avg(margin) AS mean FROM matches")
+
+
+def test_csv_keeps_doubles_and_blobs_exact(archived: Archived, tmp_path: Path) -> None:
+    # before: 0.333333,1.23457e+08,1.15292e+18,1e-300,b'ab',... (six significant digits and
+    # Python's bytes repr), while docs/archive.md says csv keeps every value exactly
+    as_json = json.loads(_run("query", archived.path, EXACT, "-f", "json").stdout)[0]
+    out = tmp_path / "exact.csv"
+    for r in (_run("query", archived.path, EXACT, "-f", "csv"),
+              _run("query", archived.path, EXACT, "-f", "csv", "-o", out)):
+        assert r.returncode == 0 and r.stderr == "", r
+        text = r.stdout or out.read_text(encoding="utf-8")
+        header, row = list(csv.reader(io.StringIO(text)))
+        cells = dict(zip(header, row, strict=True))
+        for name in ("third", "big", "wide", "tiny", "mean"):
+            assert float(cells[name]) == as_json[name], (name, cells[name])
+        assert cells["big"] == "123456789.123" and cells["third"] == repr(1 / 3)
+        assert cells["blob"] == "6162" == as_json["blob"]
+        assert cells["nothing"] == "" and json.loads(cells["nested"]) == as_json["nested"]
