@@ -135,6 +135,10 @@ def ingest(
     if archive_dir.exists() and not archive_dir.is_dir():  # the user's slip, not a finding
         raise fail(f"{archive_dir}: is a file, not an archive directory", EXIT_USAGE,
                    as_json=format is Format.json)
+    if archive_dir.is_symlink() and not archive_dir.exists():  # was "File exists", exit 1
+        raise fail(f"{archive_dir}: a symbolic link that leads nowhere (to a missing path, or "
+                   "a loop of links), not an archive directory", EXIT_USAGE,
+                   as_json=format is Format.json)
     for s in sources:  # a mistyped path is a usage error, not a refused log in the archive
         if not s.exists():
             raise fail(f"{s}: no such file or directory", EXIT_USAGE,

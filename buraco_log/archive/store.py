@@ -180,6 +180,9 @@ def create_archive(root: str) -> str:
     """Create (or open) an archive directory; refuses a non-empty directory that is not one."""
     if os.path.exists(root) and not os.path.isdir(root):
         raise ArchiveError(f"{root}: is a file, not an archive directory")
+    if os.path.islink(root) and not os.path.exists(root):  # makedirs: "File exists"
+        raise ArchiveError(f"{root}: a symbolic link that leads nowhere (to a missing path, "
+                           "or a loop of links), not an archive directory")
     os.makedirs(root, exist_ok=True)
     real = os.path.realpath(root)
     if is_archive(real):

@@ -1,7 +1,8 @@
 """Fault probes of `query` output and errors as real processes on the shared archive: csv
 cells that keep every value (doubles to the last digit, blobs as hex like json) rather than
 the table's six digits or Python's ``b'...'``, and a glob or a never-committed part name in the
-user's SQL said as DuckDB's refusal (not as an archive that changed under the query)."""
+user's SQL said as DuckDB's refusal (not as an archive that changed under the query); and an
+ingest into an archive named by a link that leads nowhere."""
 
 from __future__ import annotations
 
@@ -61,3 +62,28 @@ def test_csv_keeps_doubles_and_blobs_exact(archived: Archived, tmp_path: Path) -
         assert cells["big"] == "123456789.123" and cells["third"] == repr(1 / 3)
         assert cells["blob"] == "6162" == as_json["blob"]
         assert cells["nothing"] == "" and json.loads(cells["nested"]) == as_json["nested"]
+
+
+@pytest.mark.parametrize("kind", ["loop", "dangling"])
+def test_ingest_into_a_link_that_leads_nowhere_is_a_usage_error(
+        archived: Archived, tmp_path: Path, kind: str) -> None:
+    # before: "buraco-log: error: loop: File exists", exit 1, the same from the library
+    link = tmp_path / kind
+    if kind == "loop":
+        os.symlink(tmp_path / "other", link)
+        os.symlink(link, tmp_path / "other")
+    else:
+        os.symlink(tmp_path / "missing" / "archive", link)
+    before = sorted(os.listdir(tmp_path))
+    r = _run("ingest", archived.corpus.good[0], "-a", link)
+    assert r.returncode == 2 and r.stdout == "", r
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"buraco-log: error: {link}: a symbolic "
+                                                   "link that leads nowhere"), r.stderr
+    assert sorted(os.listdir(tmp_path)) == before
+
+    from buraco_log.archive import ingest
+    from buraco_log.errors import ArchiveError
+
+    with pytest.raises(ArchiveError, match="a symbolic link that leads nowhere"):
+        ingest([archived.corpus.good[0]], link)
