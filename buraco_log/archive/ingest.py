@@ -315,6 +315,8 @@ def ingest(
         batch = _Batch()
         ids = set(digests.values())
         checking: dict[str, str] = {}  # path -> hash, of the files sent to be checked
+        copies: dict[str, list[str]] = {}  # hash -> later files of those bytes, unread
+        refused: dict[str, ErrorSummary] = {}  # hash -> the finding, of the files refused
         unreadable: list[dict[str, Any]] = []
         progress = Progress(files=0, done=0, events=0, matches=0, errors=0, elapsed=0.0,
                             found=len(paths))
@@ -336,8 +338,8 @@ def ingest(
                     report.already_stored += 1
                 elif item[1] in bad:
                     report.known_errors += 1
-                elif item[1] in seen:
-                    report.duplicates += 1
+                elif item[1] in seen:  # counted when the first file's verdict is known
+                    copies.setdefault(item[1], []).append(item[0])
                 else:
                     seen.add(item[1])
                     chunk.append(item)
@@ -387,6 +389,8 @@ def ingest(
             for row in out.errors:
                 report.errors.append(ErrorSummary(row["source_path"], row["code"], row["rule"],
                                                   row["message"], row["seq"]))
+                if row.get("file_sha256"):  # none when the bytes changed under the check
+                    refused[row["file_sha256"]] = report.errors[-1]
             progress.done += len(out.ok) + len(out.errors)
             progress.events += out.events
             progress.matches = report.added
@@ -418,6 +422,7 @@ def ingest(
         except KeyboardInterrupt:
             report.interrupted = True  # keep what was checked; any other error aborts the batch
         flush(force=True)
+        _count_copies(report, copies, refused)
         if store.current_ratings(root) is None and store.manifests(root):
             _store_ratings(root)
         for row in unreadable:
@@ -425,6 +430,23 @@ def ingest(
                                               row["message"], row["seq"]))
     report.seconds = time.monotonic() - t0
     return report
+
+
+def _count_copies(report: IngestReport, copies: dict[str, list[str]],
+                  refused: dict[str, ErrorSummary]) -> None:
+    """Files with the bytes of a file checked in the same run: a copy of a refused log is
+    refused too, named with the first one's finding (it counted as a duplicate match, so 4,744
+    broken copies were "duplicates" and named nowhere, and the next run counted them as
+    refused); a copy of a stored log is a duplicate."""
+    for sha, paths in copies.items():
+        first = refused.get(sha)
+        if first is None:
+            report.duplicates += len(paths)
+            continue
+        for path in paths:
+            report.errors.append(ErrorSummary(path, first.code, first.rule,
+                                              f"the same bytes as {first.path}: "
+                                              f"{first.message}", first.seq))
 
 
 def _run_pool(chunks: Iterable[list[tuple[str, str, int]]], jobs: int,

@@ -1,8 +1,9 @@
 """Fault probes of `query` output and errors as real processes on the shared archive: csv
 cells that keep every value (doubles to the last digit, blobs as hex like json) rather than
 the table's six digits or Python's ``b'...'``, and a glob or a never-committed part name in the
-user's SQL said as DuckDB's refusal (not as an archive that changed under the query); and an
-ingest into an archive named by a link that leads nowhere."""
+user's SQL said as DuckDB's refusal (not as an archive that changed under the query); an
+ingest into an archive named by a link that leads nowhere; and copies of one broken log in
+one ingest, each refused and named (not counted as duplicate matches)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import csv
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -87,3 +89,28 @@ def test_ingest_into_a_link_that_leads_nowhere_is_a_usage_error(
 
     with pytest.raises(ArchiveError, match="a symbolic link that leads nowhere"):
         ingest([archived.corpus.good[0]], link)
+
+
+def test_copies_of_a_refused_log_in_one_run_are_refused_and_named(
+        archived: Archived, tmp_path: Path) -> None:
+    # before: "4 logs: 1 match added (...), 0 already stored, 2 duplicates, 0 refused before,
+    # 1 refused now" and one refused line: the two broken copies were called duplicate
+    # matches and named nowhere, and the next run counted them as refused before
+    src = tmp_path / "logs"
+    src.mkdir()
+    broken = next(p for p, code in archived.corpus.bad.items() if code == "legality")
+    for name in ("a.blog", "b.blog", "c.blog"):
+        shutil.copy(broken, src / name)
+    shutil.copy(archived.corpus.good[0], src / "d.blog")
+    shutil.copy(archived.corpus.good[0], src / "e.blog")
+    arch = tmp_path / "arch"
+    r = _run("ingest", src, "-a", arch, "--jobs", "1")
+    assert r.returncode == 1, r
+    lines = r.stdout.splitlines()
+    assert lines[0].endswith("1 duplicate, 0 refused before, 3 refused now"), lines[0]
+    named = sorted(line.split(": ")[1] for line in lines[1:] if line.startswith("refused: "))
+    assert named == [str(src / n) for n in ("a.blog", "b.blog", "c.blog")], r.stdout
+    assert sum(f"the same bytes as {src / 'a.blog'}: " in line for line in lines) == 2
+    again = _run("ingest", src, "-a", arch, "--jobs", "1")
+    assert again.stdout.splitlines()[0].endswith(
+        "2 already stored, 0 duplicates, 3 refused before, 0 refused now"), again.stdout
