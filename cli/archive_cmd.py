@@ -158,9 +158,9 @@ def ingest(
         workers = f"{report.jobs} job{'s' if report.jobs != 1 else ''}"
         typer.echo(f"{_n(report.files, 'log')}: {_n(report.added, 'match')} added "
                    f"({_n(report.events, 'event')}, {rate:,.0f} events/s with {workers}), "
-                   f"{report.already_stored} already stored, "
+                   f"{report.already_stored:,} already stored, "
                    f"{_n(report.duplicates, 'duplicate')}, "
-                   f"{report.known_errors} refused before, {len(report.errors)} refused now"
+                   f"{report.known_errors:,} refused before, {len(report.errors):,} refused now"
                    + ("; deals must be committed (the archive's require_commitment)"
                       if report.require_commitment else ""))
         for e in report.errors:

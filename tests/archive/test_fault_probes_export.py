@@ -114,3 +114,17 @@ def test_copies_of_a_refused_log_in_one_run_are_refused_and_named(
     again = _run("ingest", src, "-a", arch, "--jobs", "1")
     assert again.stdout.splitlines()[0].endswith(
         "2 already stored, 0 duplicates, 3 refused before, 0 refused now"), again.stdout
+
+
+def test_every_count_of_the_ingest_summary_has_thousands_separators(tmp_path: Path) -> None:
+    # before: "5,000 logs: ..., 0 already stored, 0 duplicates, 5000 refused before, ..."
+    src = tmp_path / "logs"
+    src.mkdir()
+    for i in range(1000):
+        (src / f"{i:04d}.blog").write_bytes(b"BURACOLG" + i.to_bytes(2, "big"))
+    arch = tmp_path / "arch"
+    first = _run("ingest", src, "-a", arch, "--jobs", "1")
+    assert first.returncode == 1 and "1,000 refused now" in first.stdout, first.stdout[:300]
+    again = _run("ingest", src, "-a", arch, "--jobs", "1")
+    assert again.returncode == 0, again
+    assert again.stdout.splitlines()[0].endswith(" 1,000 refused before, 0 refused now")
