@@ -422,8 +422,10 @@ def recover(root: str) -> list[str]:
     if os.path.islink(staging):
         raise ArchiveError(f"{staging}: symbolic links are not allowed inside an archive")
     if os.path.isdir(staging):
-        for name in os.listdir(staging):
-            removed.append(os.path.join(STAGING, name))
+        # every file, not the batch directory holding them: "1 uncommitted file(s)" was said
+        # of a batch of 40 files a kill left while staging
+        for dirpath, _dirs, names in os.walk(staging):
+            removed += (os.path.relpath(os.path.join(dirpath, n), root) for n in names)
         shutil.rmtree(staging)
     for table in TABLES:
         base = os.path.join(root, table)

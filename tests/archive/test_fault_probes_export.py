@@ -3,7 +3,8 @@ cells that keep every value (doubles to the last digit, blobs as hex like json) 
 the table's six digits or Python's ``b'...'``, and a glob or a never-committed part name in the
 user's SQL said as DuckDB's refusal (not as an archive that changed under the query); an
 ingest into an archive named by a link that leads nowhere; and copies of one broken log in
-one ingest, each refused and named (not counted as duplicate matches)."""
+one ingest, each refused and named (not counted as duplicate matches); the clean-up after a
+kill while staging counts the files it removes."""
 
 from __future__ import annotations
 
@@ -128,3 +129,24 @@ def test_every_count_of_the_ingest_summary_has_thousands_separators(tmp_path: Pa
     again = _run("ingest", src, "-a", arch, "--jobs", "1")
     assert again.returncode == 0, again
     assert again.stdout.splitlines()[0].endswith(" 1,000 refused before, 0 refused now")
+
+
+def test_the_clean_up_after_a_kill_while_staging_counts_every_file(tmp_path: Path) -> None:
+    # a SIGTERM while a batch was being staged left 40 files under .staging/<batch>/; the
+    # next ingest removed them and said "1 uncommitted file(s)" (the batch directory)
+    from buraco_log.archive import store
+
+    arch = tmp_path / "arch"
+    store.create_archive(str(arch))
+    batch = arch / store.STAGING / "20261205T073023Z-b6296bc5"
+    for table in ("events", "hands", "matches"):
+        part = batch / table / "preset=classic" / "month=unknown"
+        part.mkdir(parents=True)
+        (part / "part-20261205T073023Z-b6296bc5.parquet").write_bytes(b"PAR1")
+    empty = tmp_path / "none"
+    empty.mkdir()
+    r = _run("ingest", empty, "-a", arch)
+    assert r.returncode == 0, r
+    assert r.stdout.splitlines()[-1] == ("cleaned up after an interrupted ingest: 3 "
+                                         "uncommitted file(s)"), r.stdout
+    assert not (arch / store.STAGING).exists() or not any((arch / store.STAGING).iterdir())
