@@ -169,7 +169,9 @@ def ingest(
         if report.recovered:
             typer.echo(f"cleaned up after an interrupted ingest: {len(report.recovered)} "
                        "uncommitted file(s)")
-    if report.interrupted:
+    if report.interrupted:  # the summary alone (its counts short of the logs) did not say
+        typer.echo("buraco-log: interrupted: what was checked is committed; run the same "
+                   "command again to check the rest", err=True)
         raise typer.Exit(130)
     raise typer.Exit(EXIT_FINDINGS if report.errors else EXIT_OK)
 

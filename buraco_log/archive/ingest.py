@@ -14,6 +14,8 @@ from __future__ import annotations
 import gc
 import hashlib
 import os
+import signal
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
@@ -356,6 +358,10 @@ def ingest(
                 yield chunk
 
         def take(out: ChunkOut) -> None:
+            with _interrupt_after():
+                _take(out)
+
+        def _take(out: ChunkOut) -> None:
             drop: set[int] = set()
             changed = _changed([p for p, *_ in out.ok] + [r["source_path"] for r in out.errors],
                                checking)
@@ -406,11 +412,12 @@ def ingest(
             if not force and batch.events < commit_events and \
                     time.monotonic() - batch.started < commit_seconds:
                 return
-            record = store.commit(root, store.new_batch_id(), batch.tables(),
-                                  batch.error_table())
-            if record:
-                report.batches.append(record["batch"])
-            batch = _Batch()
+            with _interrupt_after():  # the commit, and the batch reset with it, run whole
+                record = store.commit(root, store.new_batch_id(), batch.tables(),
+                                      batch.error_table())
+                if record:
+                    report.batches.append(record["batch"])
+                batch = _Batch()
 
         try:
             if report.jobs == 1 or len(paths) <= size:
@@ -421,15 +428,42 @@ def ingest(
                 _run_pool(chunks(), report.jobs, take, flush, strict)
         except KeyboardInterrupt:
             report.interrupted = True  # keep what was checked; any other error aborts the batch
-        flush(force=True)
+        with _interrupt_after(raise_after=False) as caught:
+            flush(force=True)  # a Ctrl-C now is held until the commit is whole
+        report.interrupted = report.interrupted or bool(caught)
         _count_copies(report, copies, refused)
         if store.current_ratings(root) is None and store.manifests(root):
-            _store_ratings(root)
+            try:
+                _store_ratings(root)
+            except KeyboardInterrupt:  # derived: the report computes them when missing
+                report.interrupted = True
         for row in unreadable:
             report.errors.append(ErrorSummary(row["source_path"], row["code"], row["rule"],
                                               row["message"], row["seq"]))
     report.seconds = time.monotonic() - t0
     return report
+
+
+@contextmanager
+def _interrupt_after(raise_after: bool = True) -> Iterator[list[int]]:
+    """Ctrl-C (SIGINT) inside the block is held until the block is done, then raised: a
+    batch's commit, and the bookkeeping of a chunk, are never cut in the middle. Cut while
+    staging, the checked work of the whole run was lost ("Ctrl-C commits what was already
+    checked" did not hold), and cut after a commit but before the batch was reset, the final
+    commit would have stored its rows a second time. Only the main thread can hold it.
+    Yields the signals caught; with ``raise_after`` false they are only reported there (a
+    KeyboardInterrupt out of the block is then one its code raised: a crash, not Ctrl-C)."""
+    caught: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield caught
+        return
+    previous = signal.signal(signal.SIGINT, lambda signum, _frame: caught.append(signum))
+    try:
+        yield caught
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if caught and raise_after and callable(previous):  # Python's own raises KeyboardInterrupt
+        previous(signal.SIGINT, None)
 
 
 def _count_copies(report: IngestReport, copies: dict[str, list[str]],

@@ -4,7 +4,8 @@ the table's six digits or Python's ``b'...'``, and a glob or a never-committed p
 user's SQL said as DuckDB's refusal (not as an archive that changed under the query); an
 ingest into an archive named by a link that leads nowhere; and copies of one broken log in
 one ingest, each refused and named (not counted as duplicate matches); the clean-up after a
-kill while staging counts the files it removes."""
+kill while staging counts the files it removes; and a Ctrl-C during a commit lets the commit
+finish and says that the run was interrupted."""
 
 from __future__ import annotations
 
@@ -150,3 +151,37 @@ def test_the_clean_up_after_a_kill_while_staging_counts_every_file(tmp_path: Pat
     assert r.stdout.splitlines()[-1] == ("cleaned up after an interrupted ingest: 3 "
                                          "uncommitted file(s)"), r.stdout
     assert not (arch / store.STAGING).exists() or not any((arch / store.STAGING).iterdir())
+
+
+# The CLI in a real process, with a Ctrl-C arriving as the batch's commit begins.
+SIGINT_IN_COMMIT = """
+import os, signal, sys
+from buraco_log.archive import store
+real = store.commit
+def commit(*args, **kwargs):
+    os.kill(os.getpid(), signal.SIGINT)
+    return real(*args, **kwargs)
+store.commit = commit
+from cli.main import run
+sys.argv = ["buraco-log", *sys.argv[1:]]
+run()
+"""
+
+
+def test_a_ctrl_c_during_the_commit_lets_it_finish_and_says_interrupted(
+        archived: Archived, tmp_path: Path) -> None:
+    # before: "buraco-log: error: interrupted", exit 130, nothing committed and the staged
+    # batch left under .staging (the whole run's checked work lost, where the docs say Ctrl-C
+    # commits what was already checked); an interrupt the summary showed said nothing of it
+    arch = tmp_path / "arch"
+    logs = archived.corpus.good[:2]
+    r = subprocess.run([sys.executable, "-c", SIGINT_IN_COMMIT, "ingest", *logs, "-a",
+                        str(arch), "--jobs", "1"], capture_output=True, text=True,
+                       timeout=120, cwd=REPO)
+    assert r.returncode == 130, r
+    assert r.stdout.startswith("2 logs: 2 matches added"), r
+    assert r.stderr.strip().splitlines()[-1].startswith("buraco-log: interrupted: what was "
+                                                        "checked is committed"), r.stderr
+    assert not any((arch / ".staging").rglob("*.parquet"))
+    n = _run("query", arch, "SELECT count(*) AS n FROM matches", "-f", "csv")
+    assert n.stdout == "n\n2\n", n
