@@ -384,9 +384,26 @@ def _py(s: Any) -> Any:
 def _pylist(column: Any) -> list[Any]:
     """A column's values as Python objects (see :func:`_py` for those Python cannot hold)."""
     try:
-        return list(column.to_pylist())
+        values = list(column.to_pylist())
     except (OverflowError, ValueError):
-        return [_py(s) for s in column]
+        values = [_py(s) for s in column]
+    if "interval" in str(column.type):  # at any depth
+        values = [_interval(v) for v in values]
+    return values
+
+
+def _interval(v: Any) -> Any:
+    """``v`` with every INTERVAL (Arrow's MonthDayNano, a tuple) as an object naming its
+    parts: json wrote ``[1, 3, 0]``, csv and the table Python's ``MonthDayNano(...)``."""
+    if isinstance(v, tuple) and all(hasattr(v, n) for n in ("months", "days", "nanoseconds")):
+        return {"months": v.months, "days": v.days, "nanoseconds": v.nanoseconds}
+    if isinstance(v, list):
+        return [_interval(x) for x in v]
+    if isinstance(v, tuple):  # a map's (key, value)
+        return tuple(_interval(x) for x in v)
+    if isinstance(v, dict):
+        return {k: _interval(x) for k, x in v.items()}
+    return v
 
 
 def _unique(names: list[str]) -> list[str]:

@@ -1,6 +1,7 @@
 """Fault probes of `query` output and errors as real processes on the shared archive: csv
 cells that keep every value (doubles to the last digit, blobs as hex like json) rather than
-the table's six digits or Python's ``b'...'``, and a glob or a never-committed part name in the
+the table's six digits or Python's ``b'...'``, an INTERVAL that names its parts in every text
+format, and a glob or a never-committed part name in the
 user's SQL said as DuckDB's refusal (not as an archive that changed under the query); an
 ingest into an archive named by a link that leads nowhere; and copies of one broken log in
 one ingest, each refused and named (not counted as duplicate matches); the clean-up after a
@@ -185,3 +186,25 @@ def test_a_ctrl_c_during_the_commit_lets_it_finish_and_says_interrupted(
     assert not any((arch / ".staging").rglob("*.parquet"))
     n = _run("query", arch, "SELECT count(*) AS n FROM matches", "-f", "csv")
     assert n.stdout == "n\n2\n", n
+
+
+INTERVALS = ("SELECT INTERVAL 1 MONTH + INTERVAL 3 DAY + INTERVAL 5 SECOND AS i, "
+             "[INTERVAL 1 DAY] AS l, NULL::INTERVAL AS n")
+PARTS = {"months": 1, "days": 3, "nanoseconds": 5_000_000_000}
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv", "table"])
+def test_an_interval_names_its_parts(archived: Archived, fmt: str) -> None:
+    # before: json [1, 3, 5000000000] (which is which?), csv and table
+    # "MonthDayNano(months=1, days=3, nanoseconds=5000000000)" (Python's repr)
+    r = _run("query", archived.path, INTERVALS, "-f", fmt)
+    assert r.returncode == 0 and r.stderr == "", r
+    assert "MonthDayNano" not in r.stdout
+    if fmt == "jsonl":
+        assert json.loads(r.stdout) == {"i": PARTS, "l": [{"months": 0, "days": 1,
+                                                             "nanoseconds": 0}], "n": None}
+    elif fmt == "csv":
+        header, row = list(csv.reader(io.StringIO(r.stdout)))
+        assert header == ["i", "l", "n"] and json.loads(row[0]) == PARTS and row[2] == ""
+    else:
+        assert json.dumps(PARTS) in r.stdout
