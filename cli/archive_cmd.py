@@ -395,8 +395,9 @@ def _pylist(column: Any) -> list[Any]:
 def _interval(v: Any) -> Any:
     """``v`` with every INTERVAL (Arrow's MonthDayNano, a tuple) as an object naming its
     parts: json wrote ``[1, 3, 0]``, csv and the table Python's ``MonthDayNano(...)``."""
-    if isinstance(v, tuple) and all(hasattr(v, n) for n in ("months", "days", "nanoseconds")):
-        return {"months": v.months, "days": v.days, "nanoseconds": v.nanoseconds}
+    parts = ("months", "days", "nanoseconds")
+    if isinstance(v, tuple) and all(hasattr(v, n) for n in parts):
+        return {n: getattr(v, n) for n in parts}
     if isinstance(v, list):
         return [_interval(x) for x in v]
     if isinstance(v, tuple):  # a map's (key, value)
