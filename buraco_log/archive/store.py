@@ -108,11 +108,21 @@ def is_archive(root: str) -> bool:
     return os.path.isfile(os.path.join(root, MARKER))
 
 
+def _refuse_odd_marker(root: str, shown: str) -> None:
+    """An ``archive.json`` that is there but no regular file (a FIFO, a directory, a link to
+    nothing) is named as such: it was "not an archive (no archive.json ...)", and ingest said
+    the directory was not empty and not an archive."""
+    if os.path.lexists(os.path.join(root, MARKER)) and not is_archive(root):
+        raise ArchiveError(f"{os.path.join(shown, MARKER)}: the archive's marker is not a "
+                           "regular file; restore it from a backup")
+
+
 def check_archive(root: str) -> str:
     """The absolute, symlink-free path of an existing archive, or :class:`ArchiveError`."""
     real = os.path.realpath(root)
     if not os.path.isdir(real):
         raise ArchiveError(f"{root}: no such archive directory")
+    _refuse_odd_marker(real, root)
     if not is_archive(real):
         raise ArchiveError(f"{root}: not an archive (no {MARKER}; create one with "
                            "`buraco-log ingest ... --archive DIR`)")
@@ -185,6 +195,7 @@ def create_archive(root: str) -> str:
                            "or a loop of links), not an archive directory")
     os.makedirs(root, exist_ok=True)
     real = os.path.realpath(root)
+    _refuse_odd_marker(real, root)
     if is_archive(real):
         return check_archive(real)
     # A marker's temporary file is what a creation killed before its rename leaves: without

@@ -6,7 +6,8 @@ user's SQL said as DuckDB's refusal (not as an archive that changed under the qu
 ingest into an archive named by a link that leads nowhere; and copies of one broken log in
 one ingest, each refused and named (not counted as duplicate matches); the clean-up after a
 kill while staging counts the files it removes; and a Ctrl-C during a commit lets the commit
-finish and says that the run was interrupted."""
+finish and says that the run was interrupted; an archive.json that is no regular file is
+named as such."""
 
 from __future__ import annotations
 
@@ -208,3 +209,22 @@ def test_an_interval_names_its_parts(archived: Archived, fmt: str) -> None:
         assert header == ["i", "l", "n"] and json.loads(row[0]) == PARTS and row[2] == ""
     else:
         assert json.dumps(PARTS) in r.stdout
+
+
+@pytest.mark.parametrize("command", ["query", "ingest"])
+def test_a_marker_that_is_no_regular_file_is_named(
+        archived: Archived, tmp_path: Path, command: str) -> None:
+    # before: "not an archive (no archive.json; create one with ...)" from query, report and
+    # compact, and "exists, is not empty and is not an archive" from ingest
+    from buraco_log.archive import store
+
+    arch = tmp_path / "arch"
+    store.create_archive(str(arch))
+    (arch / "archive.json").unlink()
+    os.mkfifo(arch / "archive.json")
+    args = (["query", arch, "SELECT 1"] if command == "query"
+            else ["ingest", archived.corpus.good[0], "-a", arch])
+    r = _run(*args, timeout=30)
+    assert r.returncode == 1 and r.stdout == "", r
+    assert r.stderr == (f"buraco-log: error: {arch}/archive.json: the archive's marker is not "
+                        "a regular file; restore it from a backup\n"), r.stderr
