@@ -56,9 +56,12 @@ def resumed(s: Scenario, totals: tuple[int, int]) -> Scenario:
     return s
 
 
-def closing_hand(name: str, totals: tuple[int, int]) -> tuple[Scenario, tuple[int, int]]:
-    """Seat 0 closes the hand; returns the scenario at the end of the hand and the scores."""
-    held1 = HAND1_13 if name.startswith("thirteen") else HAND1
+def closing_hand(name: str, totals: tuple[int, int] = (0, 0), held1: str | None = None
+                 ) -> tuple[Scenario, tuple[int, int]]:
+    """Seat 0 closes the hand, seat 1 holds ``held1`` throughout; returns the scenario at the
+    end of the hand and the scores (side 1's by spec_points)."""
+    if held1 is None:
+        held1 = HAND1_13 if name.startswith("thirteen") else HAND1
     if name == "classic":
         s = resumed(Scenario(name, hands={0: HAND0, 1: held1}, stock="Th"), totals)
         s.draw("Th").meld("3h 4h 5h 6h 7h 8h 9h Th").meld("Js Jd Jc Jh").go_out()
