@@ -462,8 +462,13 @@ def _interrupt_after(raise_after: bool = True) -> Iterator[list[int]]:
         yield caught
     finally:
         signal.signal(signal.SIGINT, previous)
-    if caught and raise_after and callable(previous):  # Python's own raises KeyboardInterrupt
-        previous(signal.SIGINT, None)
+    if not caught:
+        return
+    if callable(previous):  # Python's own handler raises KeyboardInterrupt
+        if raise_after:
+            previous(signal.SIGINT, None)
+    elif previous == signal.SIG_DFL:  # the process was to die of it: it does, now
+        os.kill(os.getpid(), signal.SIGINT)
 
 
 def _count_copies(report: IngestReport, copies: dict[str, list[str]],
