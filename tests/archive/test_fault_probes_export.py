@@ -189,6 +189,19 @@ def test_a_ctrl_c_during_the_commit_lets_it_finish_and_says_interrupted(
     assert n.stdout == "n\n2\n", n
 
 
+def test_with_sigint_at_its_default_action_the_commit_finishes_and_then_it_kills(
+        archived: Archived, tmp_path: Path) -> None:
+    # the hold must not swallow a Ctrl-C that was to end the process
+    arch = tmp_path / "arch"
+    code = "import signal; signal.signal(signal.SIGINT, signal.SIG_DFL)\n" + SIGINT_IN_COMMIT
+    r = subprocess.run([sys.executable, "-c", code, "ingest", archived.corpus.good[0], "-a",
+                        str(arch), "--jobs", "1"], capture_output=True, text=True,
+                       timeout=120, cwd=REPO)
+    assert r.returncode == -2, r  # died of SIGINT
+    n = _run("query", arch, "SELECT count(*) AS n FROM matches", "-f", "csv")
+    assert n.stdout == "n\n1\n", n
+
+
 INTERVALS = ("SELECT INTERVAL 1 MONTH + INTERVAL 3 DAY + INTERVAL 5 SECOND AS i, "
              "[INTERVAL 1 DAY] AS l, NULL::INTERVAL AS n")
 PARTS = {"months": 1, "days": 3, "nanoseconds": 5_000_000_000}
