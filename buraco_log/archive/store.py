@@ -112,7 +112,8 @@ def _refuse_odd_marker(root: str, shown: str) -> None:
     """An ``archive.json`` that is there but no regular file (a FIFO, a directory, a link to
     nothing) is named as such: it was "not an archive (no archive.json ...)", and ingest said
     the directory was not empty and not an archive."""
-    if os.path.lexists(os.path.join(root, MARKER)) and not is_archive(root):
+    marker = os.path.join(root, MARKER)
+    if os.path.lexists(marker) and not os.path.isfile(marker):
         raise ArchiveError(f"{os.path.join(shown, MARKER)}: the archive's marker is not a "
                            "regular file; restore it from a backup")
 
