@@ -6,10 +6,10 @@
 - `classic`: no morto and no canastra needed; going out by the last meld, no discard, with no
   canastra on the table, scores the cards and the 50 only (no relancinho: a meld was laid in an
   earlier turn).
-- `thirteen`: after the indirect morto, the last card may not be thrown without a canastra;
-  with one, the same discard goes out.
-- `bossa-nova`: a discard that would empty the hand without a canastra is refused, since that
-  emptying would take the morto (`morto_needs_canastra`).
+- `thirteen`: after the indirect morto, the meld that would empty the hand is refused without
+  a canastra; with a seven-card run on the table the last discard goes out.
+- `bossa-nova`: a lay-off that would leave one card, whose discard would empty the hand and
+  take the morto with no canastra, is refused (`morto_needs_canastra`); `biriba` allows it.
 
 Every expected number is worked out by hand from RULES.md §9's tables.
 """
