@@ -655,9 +655,12 @@ def compact(
             typer.echo(f"cleaned up after an interrupted ingest or compact: "
                        f"{len(rep.recovered)} file(s)")
         if not rep.merges:
+            until = f" before {before.date()}" if before else ""
+            why = (f"none small enough to merge{until}" if not rep.small else
+                   f"merging the {rep.small:,} small ones{until} would make no fewer files "
+                   "(their rows are in different partitions)")
             typer.echo(f"{where}: nothing to compact: {_n(rep.batches_before, 'batch')} "
-                       f"({_n(rep.files_before, 'file')}), none small enough to merge"
-                       + (f" before {before.date()}" if before else ""))
+                       f"({_n(rep.files_before, 'file')}), {why}")
         else:
             verb = "would merge" if dry_run else "merged"
             typer.echo(f"{where}: {verb} {merged:,} batches into {len(rep.merges):,} "

@@ -7,7 +7,7 @@ ingest into an archive named by a link that leads nowhere; and copies of one bro
 one ingest, each refused and named (not counted as duplicate matches); the clean-up after a
 kill while staging counts the files it removes; and a Ctrl-C during a commit lets the commit
 finish and says that the run was interrupted; an archive.json that is no regular file is
-named as such."""
+named as such; compact says why small batches were left apart."""
 
 from __future__ import annotations
 
@@ -241,3 +241,19 @@ def test_a_marker_that_is_no_regular_file_is_named(
     assert r.returncode == 1 and r.stdout == "", r
     assert r.stderr == (f"buraco-log: error: {arch}/archive.json: the archive's marker is not "
                         "a regular file; restore it from a backup\n"), r.stderr
+
+
+def test_compact_says_why_small_batches_of_other_partitions_stay(
+        archived: Archived, tmp_path: Path) -> None:
+    # a batch of one match and a batch of one refused log: both small, but their files are
+    # in different partitions, so a merge saves none. Before: "none small enough to merge"
+    from buraco_log.archive import ingest
+
+    arch = tmp_path / "arch"
+    ingest([archived.corpus.good[0]], arch, jobs=1)
+    ingest([next(iter(archived.corpus.bad))], arch, jobs=1)
+    r = _run("compact", arch, "--dry-run")
+    assert r.returncode == 0, r
+    assert r.stdout.endswith("nothing to compact: 2 batches (6 files), merging the 2 small ones "
+                             "would make no fewer files (their rows are in different "
+                             "partitions)\n"), r.stdout
