@@ -7,6 +7,9 @@
 - `burako`: the indirect morto voided when the opponent goes out in the very next turn
   (`004`: "no caso de que haja Batida Indireta e o adversário bata na vez seguinte"): the side
   pays 100 and the morto's cards count for nothing.
+- `burraco` with four players: two indirect mortos in one hand; the one whose taker played
+  again stands as that player's hand, the other is voided by an opponent going out before its
+  taker's next turn (a partner's turn between does not count).
 - `thirteen` (must use top): a one-card pile taken by a two-card hand that melds it and so
   empties the hand is legal where the morto may be taken directly; with `morto_direct` off
   (house rules) the pickup would leave no card to throw and is refused.
@@ -90,3 +93,40 @@ def test_thirteen_a_one_card_pile_melded_by_a_two_card_hand(direct: bool) -> Non
     s.morto(direct=True)
     refused(s, "turn.already_drew", (), "draw", "Kd")
     assert len(s.hand(0)) == 11 and s.state.morto_taken[0]
+
+
+def test_burraco_four_players_two_indirect_mortos_one_stands_one_voided() -> None:
+    """Seat 1 takes side 1's morto indirectly and plays it from its next turn: it stands. Seat 0
+    takes side 0's morto indirectly; before seat 0 plays again, seat 3 (an opponent) goes out:
+    side 0's morto counts as not taken (RULES.md §7), its cards count for nothing."""
+    hands = {0: "3s 4s 5s 6s 7s 8s 9s Qh Qs Qd Qc",
+             1: "3h 4h 5h 6h 7h 8h 9h Js Jd Jc Jh",
+             2: "Ac 3c 4c 6c 9d Tc Jc Kh 5h 7d 8h",  # 15 + 20 + 40 + 15 = 90
+             3: "Ks Kd Kc Th Ts Td 8c 8d 8s As Ad"}
+    morto0 = "Ac 5d 6d 9h Td Jh Kh 2c JK 3d 4h"  # 15 + 20 + 40 + 20 + 30 = 125
+    morto1 = "Qc 2d 4d 5c 7s 9s Ts Jd Kd 6s 3s"  # 40 + 20 + 25 + 10 = 95
+    s = Scenario("burraco", 4, hands=hands, stock="4d 6d 5c 5d 7c 9c 9d Ah",
+                 mortos={0: morto0, 1: morto1})
+    s.draw("4d").discard("4d")
+    s.draw("6d").meld("3h 4h 5h 6h 7h 8h 9h").meld("Js Jd Jc Jh").discard("6d")
+    s.morto(direct=False)
+    s.pass_turn()
+    s.pass_turn()
+    s.draw("7c").meld("3s 4s 5s 6s 7s 8s 9s").meld("Qh Qs Qd Qc").discard("7c")
+    s.morto(direct=False)
+    s.pass_turn()  # seat 1 plays with its morto: it stands
+    s.pass_turn()  # seat 2, seat 0's partner: seat 0's morto still hangs
+    s.draw("Ah").meld("Ks Kd Kc").meld("Th Ts Td").meld("8c 8d 8s").meld("As Ad Ah")
+    s.go_out()
+    # Side 0: 3..9 45, queens 40, clean 200, seat 2's hand -90, the morto not taken -100.
+    side0 = 85 + 200 - 90 - 100
+    # Side 1: 3..9 45, jacks 40, kings 30, tens 30, eights 30, aces 45: 220; clean 200 (one:
+    # the run), going out 100; seat 1's standing morto, its hand, -95.
+    side1 = 220 + 200 + 100 - 95
+    refused(s, "score.mismatch", ("side 0", "recomputed 95"), "end_hand", "went_out",
+            (85 + 200 - 90 - 125, side1))
+    refused(s, "score.mismatch", ("side 1", "recomputed 425"), "end_hand", "went_out",
+            (side0, 220 + 200 + 100 - 100))
+    s.end_hand("went_out", (side0, side1))
+    sc = s.state.results[0].scores
+    assert [(x.morto_penalty, x.hand_penalty) for x in sc] == [(100, 90), (0, 95)]
