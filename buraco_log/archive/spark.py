@@ -587,7 +587,7 @@ def _ingest_checked(spark: SparkSession, root: str, run: str, checked: DataFrame
     meta = checked.select("path", "sha", "size", "status", "digest", "game_id", "events",
                           "preset", "month", "error").join(walk, "path", "left")
     first_met = (F.col("walk").asc_nulls_last(), F.col("path"))  # the local engine's order
-    # A refused file once per file hash (copies are duplicates), first by path.
+    # A refused file once per file hash, first by path; its copies are refused after it.
     errs = meta.filter(F.col("status") == "error").withColumn(
         "r", F.row_number().over(Window.partitionBy("sha").orderBy(*first_met)))
     # A match once per head digest, the first copy by path, unless the archive holds it.
@@ -610,7 +610,13 @@ def _ingest_checked(spark: SparkSession, root: str, run: str, checked: DataFrame
     report.files = sum(counts.values()) + len(unreadable)
     report.already_stored = counts.get("stored", 0)
     report.known_errors = counts.get("refused", 0)
-    error_rows = [json.loads(r["error"]) for r in errs.filter(F.col("r") == 1).collect()]
+    all_errs = errs.select("sha", "path", "r", "error").collect()
+    error_rows = [json.loads(r["error"]) for r in all_errs if r["r"] == 1]
+    # A copy of a refused file is refused too, named with the first one's finding (as the
+    # local engine does), not counted as a duplicate match.
+    firsts = {r["sha"]: json.loads(r["error"]) for r in all_errs if r["r"] == 1}
+    copies = sorted(((r["sha"], r["path"]) for r in all_errs if r["r"] > 1),
+                    key=lambda c: c[1])
     error_rows += unreadable
     clashes = first.filter("clash").select("path", "game_id").collect()
     for r in clashes:
@@ -626,12 +632,15 @@ def _ingest_checked(spark: SparkSession, root: str, run: str, checked: DataFrame
     report.events = sum(r["events"] for r in sizes)
     # Copies: matches already archived or met first under another path, refused files met
     # first under another path.
-    report.duplicates = (counts.get("ok", 0) - report.added - len(clashes)
-                         + counts.get("error", 0)
-                         - (len(error_rows) - len(clashes) - len(unreadable)))
+    report.duplicates = counts.get("ok", 0) - report.added - len(clashes)
     for row in error_rows:
         report.errors.append(ErrorSummary(row["source_path"], row["code"], row["rule"],
                                           row["message"], row["seq"]))
+    for sha, path in copies:
+        row = firsts[sha]
+        report.errors.append(ErrorSummary(path, row["code"], row["rule"],
+                                          f"the same bytes as {row['source_path']}: "
+                                          f"{row['message']}", row["seq"]))
     stamp = datetime.now(UTC)
     if sizes:
         buckets = {(r["preset"], r["month"]): max(1, math.ceil(r["events"] / file_events))
