@@ -32,20 +32,24 @@ from cli.common import (
     EXIT_OK,
     EXIT_USAGE,
     Format,
+    State,
     emit_json,
     fail,
     guarded,
     refuse_log_as_output,
 )
 from cli.safetext import terminal_safe
+from cli.supervise import supervised
 from cli.view_cmd import report_pages
 
 if TYPE_CHECKING:
     from buraco_log import archive
 
-# Mirrors of archive.DEFAULT_THREADS and DEFAULT_MEMORY_LIMIT (a test keeps them equal):
-# importing the archive loads duckdb and pyarrow, which every other command can do without.
+# Mirrors of archive.DEFAULT_THREADS, MAX_THREADS and DEFAULT_MEMORY_LIMIT (a test keeps
+# them equal): importing the archive loads duckdb and pyarrow, which every other command can
+# do without.
 DEFAULT_THREADS = 2
+MAX_THREADS = 1024
 DEFAULT_MEMORY_LIMIT = "1GB"
 
 
@@ -445,7 +449,7 @@ def query(
     output: Annotated[Path | None, typer.Option("--output", "-o",
                                                 help="Write here instead of stdout ('-': "
                                                 "stdout).")] = None,
-    threads: Annotated[int, typer.Option(min=1)] = DEFAULT_THREADS,
+    threads: Annotated[int, typer.Option(min=1, max=MAX_THREADS)] = DEFAULT_THREADS,
     memory_limit: Annotated[str, typer.Option(help="Memory limit of the whole query, DuckDB "
                                               "and output, e.g. 512MB or 4GB."
                                               )] = DEFAULT_MEMORY_LIMIT,
@@ -485,6 +489,9 @@ def query(
             str(archive_dir), sql, archive_spark.master_or(master, threads), settings,
             timeout))
     else:
+        if State.own_process:  # DuckDB runs under a memory bound, where glibc may end it
+            supervised(lambda: _native_abort(memory_limit, as_json),
+                       lambda pid: _temporary_output(output, pid))
         opened = _archive().open_query(str(archive_dir), sql, threads=threads,
                                        memory_limit=memory_limit, timeout=timeout)
     with opened as stream:
@@ -513,6 +520,21 @@ def query(
             raise fail(f"query: out of memory under the {memory_limit} limit while writing "
                        "the result; a larger limit may let it finish (--memory-limit)"
                        ) from None
+
+
+def _native_abort(memory_limit: str, as_json: bool) -> None:
+    """Said for a query process that glibc ended at the memory bound (cli.supervise)."""
+    fail(f"query: out of memory under the {memory_limit} limit; a larger limit may let it "
+         "finish (--memory-limit): a thread could not get its thread-local data",
+         as_json=as_json)
+
+
+def _temporary_output(output: Path | None, pid: int) -> list[Path]:
+    """The file :func:`_atomic` was writing in process ``pid``, if any."""
+    if output is None or written_in_place(output):
+        return []
+    target = rename_target(output)
+    return [target.with_name(f".{target.name}.{pid}.tmp")]
 
 
 def _write_rows(out: TextIO, stream: archive.QueryStream, format: QueryFormat,

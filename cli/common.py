@@ -48,6 +48,9 @@ class Format(StrEnum):
 
 class State:
     debug = False
+    # the command owns its process (the console script, not typer's test runner), so it may
+    # fork a watcher (cli.supervise)
+    own_process = False
 
 
 def show_traceback(error: BaseException | None = None) -> None:

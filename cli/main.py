@@ -131,6 +131,7 @@ def _argv_wants_json(argv: list[str]) -> bool:
 def run() -> None:
     """The console script: usage errors become one line on stderr and exit status 2."""
     sys.stdout = NamedStdout(sys.stdout)  # a failed write names <stdout>
+    State.own_process = True
     try:
         # one name in usage lines and hints, however started (`python -m cli`, the script)
         code = app(standalone_mode=False, prog_name="buraco-log")
