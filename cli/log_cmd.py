@@ -397,7 +397,9 @@ def verify(
 ) -> None:
     """Check a log's framing, checksums, seqs and integrity chain (not the rules); or, given
     an archive directory, every file its batches committed against their SHA-256 and size."""
-    if path.is_dir() and (path / "archive.json").is_file():
+    # any archive.json, regular or not: the archive's check names one that is no regular
+    # file (a FIFO was "not a regular file (a directory)", of the directory)
+    if path.is_dir() and os.path.lexists(path / "archive.json"):
         from cli.archive_cmd import verify_archive
 
         return verify_archive(path, as_json=format is Format.json)

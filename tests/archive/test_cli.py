@@ -125,9 +125,11 @@ def test_json_output_handles_decimals_times_lists_and_structs(archived: Archived
 
 def test_the_cli_defaults_mirror_the_archive_defaults() -> None:
     from buraco_log import archive as lib
+    from buraco_log.archive import views
     from cli import archive_cmd
 
     assert archive_cmd.DEFAULT_THREADS == lib.DEFAULT_THREADS
+    assert archive_cmd.MAX_THREADS == views.MAX_THREADS
     assert archive_cmd.DEFAULT_MEMORY_LIMIT == lib.DEFAULT_MEMORY_LIMIT
 
 
