@@ -102,15 +102,23 @@ def test_parquet_output_of_a_type_parquet_lacks_is_one_line(archived: Archived, 
     ["--memory-limit", "1B"],
     ["--memory-limit", "9" * 30 + "GB"],
     ["--memory-limit", "9" * 400 + "GB"],
-    ["--threads", "100000"],
 ])
 def test_limits_that_cannot_work_are_one_line_errors(archived: Archived,
                                                      option: list[str]) -> None:
-    """Each was a traceback: an OOM while the views were made, an overflow in setrlimit, a
-    process that tried to start 100,000 threads (and ran for minutes)."""
+    """Each was a traceback: an OOM while the views were made, an overflow in setrlimit."""
     r = run("query", str(archived.path), "SELECT count(*) FROM matches", "-f", "csv", *option)
     assert (r.returncode, r.stdout) == (1, ""), r.stderr[-800:]
     assert r.stderr.startswith("buraco-log: error: ") and r.stderr.count("\n") == 1
+
+
+def test_a_thread_count_above_the_bound_is_a_usage_error(archived: Archived) -> None:
+    """--threads 100000 tried to start 100,000 threads (and ran for minutes): the option's
+    range now refuses it before anything runs."""
+    r = run("query", str(archived.path), "SELECT count(*) FROM matches", "-f", "csv",
+            "--threads", "100000")
+    assert (r.returncode, r.stdout) == (2, ""), r.stderr[-800:]
+    assert r.stderr.startswith("buraco-log: usage: ") and r.stderr.count("\n") == 1
+    assert "less than or equal to 1024" in r.stderr
 
 
 def test_many_threads_within_the_range_run(archived: Archived) -> None:
