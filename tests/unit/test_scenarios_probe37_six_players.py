@@ -41,7 +41,7 @@ def test_six_players_the_sides_minimum_rises_to_90_for_the_partners() -> None:
     refused(s, "vulnerable.opening_too_low", ("75", "60"), "discard", "5c")
     s.retract()
     s.discard("5c")
-    assert s.state.opening_min == (90, 75) and s.state.melds[0] == ()
+    assert s.state.opening_min == (90, 75) and not s.state.melds[0]
     s.draw("5d").meld("3c 3d 3h").discard("5d")  # side 1: no minimum below 750
     # Seat 2, the partner: 75 was enough before the retraction, not now.
     s.draw("5s").meld("Jc Jd Js").meld("Ac Ad As")
