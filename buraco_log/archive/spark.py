@@ -798,9 +798,56 @@ def _nodes(tree: Any) -> Iterator[dict[str, Any]]:
             yield from _nodes(v)
 
 
-def check_sql(spark: SparkSession, sql: str) -> None:
+def check_sql(spark: SparkSession, sql: str) -> DataFrame:
     """Refuse (:class:`ArchiveError`) anything but one query over the archive's views that
-    calls only built-in functions that read nothing but their arguments."""
+    calls only built-in functions that read nothing but their arguments; returns the query,
+    analyzed and not yet run.
+
+    Two checks: the parsed statement (its plan nodes, the functions it calls, the names it
+    reads), then the analyzed plan (:func:`_check_reads`: what each name resolved to, since a
+    name that is a CTE in one place of the query can be a table of the session in another)."""
+    _check_parsed(spark, sql)
+    try:
+        df = spark.sql(sql)  # a query is analyzed here, not run
+        analyzed = df._jdf.queryExecution().analyzed()
+    except Exception as exc:
+        raise ArchiveError(f"query: {_first_line(exc)}") from None
+    _check_reads(analyzed)
+    return df
+
+
+# The leaves an analyzed query may hold besides the archive's views: constants and CTEs.
+_QUERY_LEAVES = frozenset({"OneRowRelation", "LocalRelation", "CTERelationRef",
+                           "UnionLoopRef"})
+
+
+def _check_reads(plan: Any) -> None:
+    """Refuse an analyzed plan (a Java ``LogicalPlan``) that reads anything but the archive's
+    temporary views: every ``View`` in it, subqueries included, must be one of them, and every
+    other leaf a constant or a reference to a CTE. The parsed check alone let ``FROM t WHERE
+    EXISTS (WITH t AS (SELECT 1) SELECT 1)`` read any table ``t`` of the session: the CTE's
+    name was allowed everywhere, not only where it is in scope."""
+    stack = [plan]
+    while stack:
+        node = stack.pop()
+        cls = str(node.getClass().getSimpleName())
+        if cls == "View":
+            name = str(node.desc().identifier().table())
+            if not (bool(node.isTempView()) and name.lower() in VIEWS):
+                raise ArchiveError("query: only the archive's views can be read ("
+                                   + ", ".join(sorted(VIEWS)) + f"), not {name}")
+            continue  # the view's own plan: the archive's files
+        children = node.children()
+        subqueries = node.subqueries()
+        if children.size() == 0 and cls not in _QUERY_LEAVES:
+            raise ArchiveError("query: only the archive's views can be read ("
+                               + ", ".join(sorted(VIEWS)) + f"), not {cls}")
+        stack += [children.apply(i) for i in range(children.size())]
+        stack += [subqueries.apply(i) for i in range(subqueries.size())]
+
+
+def _check_parsed(spark: SparkSession, sql: str) -> None:
+    """The first check of :func:`check_sql`: the statement as Spark parses it."""
     try:
         plan = spark._jsparkSession.sessionState().sqlParser().parsePlan(sql)
         tree = json.loads(plan.toJSON())
@@ -883,9 +930,9 @@ def query(archive: str | os.PathLike[str], sql: str, *, spark: SparkSession | No
     """One checked read-only query over the archive's views, on Spark SQL, as Arrow."""
     spark = spark or session(master, conf)
     create_views(spark, archive)
-    check_sql(spark, sql)
+    df = check_sql(spark, sql)
     try:
-        return spark.sql(sql).toArrow()
+        return df.toArrow()
     except Exception as exc:
         raise ArchiveError(f"query: {_first_line(exc)}") from None
 

@@ -1,0 +1,112 @@
+"""Fault probes, Spark SQL sandbox: a name allowed as a CTE somewhere in a query was allowed
+everywhere in it, so ``FROM t WHERE EXISTS (WITH t AS (SELECT 1) SELECT 1)`` (or a CTE reading
+its own name, or a CTE named after another that reads it) read any table ``t`` of the session.
+The analyzed plan is now checked as well: every view it reads must be one of the archive's."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from buraco_log.archive import IngestReport
+from buraco_log.errors import ArchiveError
+
+SECRET = "probe37_secret"  # a table of the session that is not one of the archive's views
+
+
+@pytest.fixture(scope="module")
+def views(spark: Any, local_archive: tuple[Path, IngestReport]) -> Iterator[Any]:
+    """The archive's views, and a table of the session beside them (once: views are slow to
+    make, and only this module's tests run between its first and its last)."""
+    from buraco_log.archive import spark as engine
+
+    engine.create_views(spark, local_archive[0])
+    spark.sql("SELECT 'top secret' AS s").createOrReplaceTempView(SECRET)
+    yield spark
+    spark.catalog.dropTempView(SECRET)
+
+
+SCOPE_ESCAPES = [
+    # the CTE is in scope only inside the EXISTS: the outer name is the session's table
+    f"SELECT * FROM {SECRET} WHERE EXISTS (WITH {SECRET} AS (SELECT 1) SELECT 1)",
+    f"SELECT count(*) FROM (WITH {SECRET} AS (SELECT 1 AS x) SELECT x FROM {SECRET}) "
+    f"JOIN {SECRET}",
+    f"SELECT (SELECT max(s) FROM {SECRET}) FROM (WITH {SECRET} AS (SELECT 1) SELECT 1)",
+    f"SELECT count(*) FROM matches WHERE game_id IN (SELECT game_id FROM events WHERE "
+    f"EXISTS (SELECT s FROM {SECRET} WHERE EXISTS (WITH {SECRET} AS (SELECT 1) SELECT 1)))",
+    # a CTE's body reads the name it defines (not RECURSIVE): the session's table
+    f"WITH {SECRET} AS (SELECT * FROM {SECRET}) SELECT * FROM {SECRET}",
+    # a CTE reads one defined after it: the session's table
+    f"WITH a AS (SELECT * FROM {SECRET}), {SECRET} AS (SELECT 1) SELECT * FROM a",
+    # the events view's stored half, read by the same tricks
+    "SELECT * FROM _events_stored WHERE EXISTS (WITH _events_stored AS (SELECT 1) SELECT 1)",
+    "WITH _events_stored AS (SELECT * FROM _events_stored) SELECT count(*) FROM _events_stored",
+]
+
+
+@pytest.mark.parametrize("sql", SCOPE_ESCAPES)
+def test_a_cte_name_out_of_its_scope_reads_no_table_of_the_session(views: Any, sql: str
+                                                                    ) -> None:
+    from buraco_log.archive import spark as engine
+
+    with pytest.raises(ArchiveError) as err:
+        engine.check_sql(views, sql)
+    message = str(err.value)
+    assert message.startswith("query: only the archive's views can be read"), message
+    assert ("not " + SECRET in message or "not _events_stored" in message) and \
+        "\n" not in message, message
+
+
+STILL_RUN = [
+    "WITH a AS (SELECT game_id FROM matches), b AS (SELECT game_id FROM a) "
+    "SELECT count(*) FROM b, b AS b2",
+    "WITH matches AS (SELECT * FROM matches) SELECT count(*) FROM matches",
+    "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 3) "
+    "SELECT count(*) FROM r",
+    "SELECT * FROM VALUES (1) AS t(a) LATERAL VIEW explode(array(1)) x AS y",
+    "SELECT count(*) FROM events e JOIN matches USING (game_id) WHERE EXISTS "
+    "(SELECT 1 FROM players p WHERE p.game_id = e.game_id) AND e.seq > "
+    "(SELECT min(seq) FROM events)",
+    "SELECT count(*) FROM errors UNION ALL SELECT count(*) FROM melds",
+    "SELECT 1",
+]
+
+
+@pytest.mark.parametrize("sql", STILL_RUN)
+def test_queries_over_the_views_and_their_own_ctes_still_pass(views: Any, sql: str) -> None:
+    from buraco_log.archive import spark as engine
+
+    assert engine.check_sql(views, sql).columns  # analyzed, not run
+
+
+def test_the_plan_check_refuses_any_other_leaf_or_view(views: Any) -> None:
+    """What the parsed check already refuses (a range, a file, a view of the session) is
+    refused again by the analyzed plan's check, whichever way it got in."""
+    from buraco_log.archive import spark as engine
+
+    def plan(df: Any) -> Any:
+        return df._jdf.queryExecution().analyzed()
+
+    for df, why in [(views.range(3), "not Range"),
+                    (views.table(SECRET), f"not {SECRET}"),
+                    (views.table("_events_stored"), "not _events_stored"),
+                    (views.sql("SELECT 1").join(views.range(1)), "not Range")]:
+        with pytest.raises(ArchiveError, match=why):
+            engine._check_reads(plan(df))
+    engine._check_reads(plan(views.table("events").join(views.table("matches"), "game_id")))
+
+
+def test_the_escape_end_to_end_reads_nothing(views: Any,
+                                             local_archive: tuple[Path, IngestReport]) -> None:
+    """Through :func:`query`: it read the session's table before."""
+    from buraco_log.archive import spark as engine
+
+    with pytest.raises(ArchiveError, match=f"only the archive's views .* not {SECRET}$"):
+        engine.query(local_archive[0], f"SELECT s FROM {SECRET} WHERE EXISTS "
+                     f"(WITH {SECRET} AS (SELECT 1) SELECT 1)", spark=views)
+    rows = engine.query(local_archive[0], "SELECT count(*) AS n FROM matches WHERE "
+                        "EXISTS (WITH m AS (SELECT 1) SELECT 1 FROM m)", spark=views)
+    assert rows.to_pylist() == [{"n": local_archive[1].added}]
