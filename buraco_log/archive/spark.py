@@ -768,7 +768,15 @@ DENIED_FUNCTIONS = frozenset({
     "reflect", "java_method", "try_reflect", "input_file_name", "input_file_block_start",
     "input_file_block_length", "current_user", "user", "session_user", "current_catalog",
     "current_database", "current_schema", "spark_partition_id", "monotonically_increasing_id",
-    "read_files", "assert_true", "raise_error", "version",
+    "read_files", "assert_true", "raise_error", "version", "current_path", "python_worker_logs",
+    # XML parsers that load files and URLs: xpath reads the external DTD a document names
+    # (``<!DOCTYPE a SYSTEM "file:///...">``: its entities, or "No such file" for a missing
+    # one), from_xml the XSD of its rowValidationXSDPath option, whose key can be computed.
+    "xpath", "xpath_boolean", "xpath_double", "xpath_float", "xpath_int", "xpath_long",
+    "xpath_number", "xpath_short", "xpath_string", "from_xml", "schema_of_xml",
+    # decoders of other formats whose schemas can be files (a protobuf descriptor file by
+    # path), loaded on a cluster that has their packages
+    "from_protobuf", "to_protobuf", "from_avro", "to_avro", "schema_of_avro",
 })
 # Logical plan nodes a plain query parses to; anything else (commands, hints, table-valued
 # functions, inserts, CTAS, CACHE, SET...) is refused before Spark runs it.

@@ -1,7 +1,9 @@
 """Fault probes, Spark SQL sandbox: a name allowed as a CTE somewhere in a query was allowed
 everywhere in it, so ``FROM t WHERE EXISTS (WITH t AS (SELECT 1) SELECT 1)`` (or a CTE reading
 its own name, or a CTE named after another that reads it) read any table ``t`` of the session.
-The analyzed plan is now checked as well: every view it reads must be one of the archive's."""
+The analyzed plan is now checked as well: every view it reads must be one of the archive's.
+And the XML functions read files: xpath loads the external DTD a document names (its entities
+came back in the result), from_xml the XSD its options name."""
 
 from __future__ import annotations
 
@@ -72,6 +74,8 @@ STILL_RUN = [
     "(SELECT min(seq) FROM events)",
     "SELECT count(*) FROM errors UNION ALL SELECT count(*) FROM melds",
     "SELECT 1",
+    "SELECT to_xml(named_struct('a', 1)), from_json('{\"a\": 1}', 'a INT'), "
+    "get_json_object('{\"a\": 1}', '$.a'), parse_url('http://x/y', 'HOST')",
 ]
 
 
@@ -110,3 +114,33 @@ def test_the_escape_end_to_end_reads_nothing(views: Any,
     rows = engine.query(local_archive[0], "SELECT count(*) AS n FROM matches WHERE "
                         "EXISTS (WITH m AS (SELECT 1) SELECT 1 FROM m)", spark=views)
     assert rows.to_pylist() == [{"n": local_archive[1].added}]
+
+
+FILE_READERS = [
+    # the DTD's entity came back as the result: 'SECRET-FROM-DTD'
+    "SELECT xpath_string('<!DOCTYPE a SYSTEM \"file://{dtd}\"><a>&e;</a>', 'a')",
+    "SELECT xpath('<!DOCTYPE a SYSTEM \"file://{dtd}\"><a><b>&e;</b></a>', 'a/b/text()')",
+    "SELECT count(*) FROM matches WHERE xpath_boolean('<!DOCTYPE a SYSTEM \"file://{dtd}\">"
+    "<a>&e;</a>', 'a = \"SECRET-FROM-DTD\"')",
+    "SELECT XPATH_INT('<!DOCTYPE a SYSTEM \"file://{gone}\"><a>1</a>', 'a')",  # file oracle
+    # the XSD named by an option, its key computed: "File ... does not exist", or read
+    "SELECT from_xml('<a><b>1</b></a>', 'b STRING', map(concat('rowValidation', 'XSDPath'), "
+    "'{gone}'))",
+    "SELECT schema_of_xml('<a><b>1</b></a>', map('rowValidationXSDPath', '{dtd}'))",
+    "SELECT from_protobuf(X'00', 'M', '{dtd}')",  # a descriptor file by path
+]
+
+
+@pytest.mark.parametrize("sql", FILE_READERS)
+def test_functions_that_read_files_named_in_their_arguments_are_refused(
+        views: Any, tmp_path: Path, sql: str) -> None:
+    from buraco_log.archive import spark as engine
+
+    dtd = tmp_path / "a.dtd"
+    dtd.write_text('<!ENTITY e "SECRET-FROM-DTD">\n')
+    sql = sql.replace("{dtd}", str(dtd)).replace("{gone}", str(tmp_path / "gone.xsd"))
+    with pytest.raises(ArchiveError) as err:
+        engine.check_sql(views, sql)
+    message = str(err.value)
+    assert message.startswith("query: function [") and "is not allowed" in message, message
+    assert "SECRET" not in message and "gone" not in message
