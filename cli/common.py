@@ -234,12 +234,41 @@ STDOUT_NAME: Final = "<stdout>"
 """How errors name standard output when writing to it fails (``> /dev/full``)."""
 
 
+class _ClosedStdout:
+    """Standard output when the process was started without one (``>&-``: Python then has
+    ``sys.stdout = None``): every write fails with one error naming it, flushing has nothing
+    to do."""
+
+    encoding = "utf-8"
+    errors = "strict"
+
+    @staticmethod
+    def _closed() -> OSError:
+        return OSError(errno.EBADF, "standard output is closed", STDOUT_NAME)
+
+    def write(self, data: object) -> int:
+        raise self._closed()
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
+
+    def fileno(self) -> int:
+        raise self._closed()
+
+    @property
+    def buffer(self) -> _ClosedStdout:
+        return self
+
+
 class NamedStdout(io.TextIOBase):
     """Standard output whose write errors name it: ``<stdout>: No space left on device``, not
     a bare "No space left on device" that names no file (the console script installs it)."""
 
     def __init__(self, real: Any) -> None:
-        self._real = real
+        self._real = _ClosedStdout() if real is None else real
 
     def write(self, text: str) -> int:
         try:

@@ -1,0 +1,29 @@
+"""Fault probes of the CLI, round 37: a process started with its standard output closed."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+GOLDEN = REPO / "examples" / "golden" / "classic.jsonl"
+
+
+def _run_stdout_closed(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "cli.main", *args], stderr=subprocess.PIPE,
+                          text=True, timeout=60, cwd=REPO,
+                          preexec_fn=lambda: os.close(1))
+
+
+@pytest.mark.parametrize("args", [("show", str(GOLDEN)), ("rules", "list"),
+                                  ("convert", str(GOLDEN), "-o", "-", "--to", "binary")])
+def test_a_closed_standard_output_is_one_line_and_exit_1(args: tuple[str, ...]) -> None:
+    """Before: `buraco-log show LOG >&-` said 'internal error: AttributeError: 'NoneType'
+    object has no attribute 'write'', exit 120, then an 'Exception ignored' traceback."""
+    r = _run_stdout_closed(*args)
+    assert r.returncode == 1
+    assert r.stderr.splitlines() == ["buraco-log: error: <stdout>: standard output is closed"]
