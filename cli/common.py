@@ -146,6 +146,9 @@ def stdin_logs(kwargs: dict[str, Any]) -> Iterator[dict[str, str]]:
         return
     folder = tempfile.mkdtemp(prefix="buraco-log-stdin-")
     try:
+        if sys.stdin is None:  # started with standard input closed (`<&-`)
+            raise fail("<stdin>: standard input is closed; give the log's path, or pipe the "
+                       "log in", EXIT_USAGE)
         source = sys.stdin.buffer
         head = source.read(_STDIN_BLOCK)
         # JSON Lines begin with an object or a '#' comment (a byte order mark before them is

@@ -27,3 +27,20 @@ def test_a_closed_standard_output_is_one_line_and_exit_1(args: tuple[str, ...]) 
     r = _run_stdout_closed(*args)
     assert r.returncode == 1
     assert r.stderr.splitlines() == ["buraco-log: error: <stdout>: standard output is closed"]
+
+
+@pytest.mark.parametrize("args", [("verify", "-"), ("convert", "-", "-o", "{out}")])
+def test_a_closed_standard_input_given_as_the_log_is_a_usage_error(
+        tmp_path: Path, args: tuple[str, ...]) -> None:
+    """Before: `buraco-log verify - <&-` said 'internal error: AttributeError: 'NoneType'
+    object has no attribute 'buffer'', exit 120."""
+    out = tmp_path / "out.jsonl"
+    r = subprocess.run([sys.executable, "-m", "cli.main",
+                        *(a.format(out=out) for a in args)],
+                       capture_output=True, text=True, timeout=60, cwd=REPO,
+                       preexec_fn=lambda: os.close(0))
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.splitlines() == [
+        "buraco-log: error: <stdin>: standard input is closed; give the log's path, or pipe "
+        "the log in"]
+    assert not out.exists()
