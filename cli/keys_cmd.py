@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import sys
@@ -25,10 +26,14 @@ def _read_small(path: Path) -> bytes:
     """A passphrase file's bytes: a regular file only (a FIFO would wait for a writer, a device
     such as /dev/zero never ends), opened without blocking, and at most 64 KiB."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    with os.fdopen(fd, "rb") as f:
+    with contextlib.ExitStack() as opened:
+        opened.callback(os.close, fd)
+        # before fdopen, which refuses a directory with a bare "Is a directory"
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise fail(f"{path}: not a regular file: the passphrase is read from a file",
                        EXIT_USAGE)
+        opened.pop_all()
+    with os.fdopen(fd, "rb") as f:
         data = f.read(MAX_PASSPHRASE_FILE + 1)
     if data is None:  # a "regular" file of the kernel's that would wait (/proc/kmsg)
         raise fail(f"{path}: not readable without waiting (a special file): not a passphrase "

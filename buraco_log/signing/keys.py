@@ -310,13 +310,17 @@ def read_small(path: str | os.PathLike[str], what: str, limit: int = MAX_FILE, *
     others) the file must not have (:data:`PRIVATE_BITS`, :data:`TRUSTED_BITS`)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-        with os.fdopen(fd, "rb") as f:
+        try:  # before fdopen, which refuses a directory with a bare "Is a directory"
             mode = os.fstat(fd).st_mode
-            if not stat.S_ISREG(mode):
-                kind = ("a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode)
-                        else "a device or socket")
-                raise SigningError(f"{os.fspath(path)}: not a regular file ({kind}): "
-                                   f"not {what}")
+        except OSError:
+            os.close(fd)
+            raise
+        if not stat.S_ISREG(mode):
+            os.close(fd)
+            kind = ("a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode)
+                    else "a device or socket")
+            raise SigningError(f"{os.fspath(path)}: not a regular file ({kind}): not {what}")
+        with os.fdopen(fd, "rb") as f:
             if os.name == "posix" and mode & others:
                 raise SigningError(_permission_problem(os.fspath(path), mode, others))
             data = f.read(limit + 1)

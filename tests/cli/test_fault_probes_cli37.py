@@ -44,3 +44,30 @@ def test_a_closed_standard_input_given_as_the_log_is_a_usage_error(
         "buraco-log: error: <stdin>: standard input is closed; give the log's path, or pipe "
         "the log in"]
     assert not out.exists()
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "cli.main", *args], capture_output=True,
+                          text=True, timeout=60, cwd=REPO)
+
+
+def test_a_directory_given_as_a_receipt_is_named_as_one(tmp_path: Path) -> None:
+    """Before: `audit LOG --keys DIR --receipt DIR` said only 'DIR: Is a directory'."""
+    keys = tmp_path / "keys"
+    keys.mkdir()
+    assert _run("keys", "new", "site", "-d", str(keys)).returncode == 0
+    r = _run("audit", str(GOLDEN), "--keys", str(keys), "--receipt", str(tmp_path))
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.splitlines() == [
+        f"buraco-log: error: {tmp_path}: not a regular file (a directory): not a buraco-log "
+        "receipt"]
+
+
+def test_a_directory_given_as_the_passphrase_file_is_named_as_one(tmp_path: Path) -> None:
+    """Before: `keys new NAME --passphrase-file DIR` said only 'DIR: Is a directory'."""
+    r = _run("keys", "new", "site", "-d", str(tmp_path), "--passphrase-file", str(tmp_path))
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.splitlines() == [
+        f"buraco-log: error: {tmp_path}: not a regular file: the passphrase is read from a "
+        "file"]
+    assert list(tmp_path.iterdir()) == []
