@@ -101,8 +101,9 @@ def view(
     except ValueError as exc:  # a seat the match does not have
         raise fail(f"{path}: {exc}", EXIT_USAGE) from None
     except LogFormatError as exc:  # not one event could be read: not a log (2), damaged (1)
-        if exc.kind == "torn" and (exc.offset or 0) < HEADER_SIZE:  # an empty file: as a
-            # header alone, a match not started (as `audit`, `replay` say), not damage
+        if exc.kind == "empty" or (exc.kind == "torn" and (exc.offset or 0) < HEADER_SIZE):
+            # a header alone, or an empty file: a match not started (as `audit`, `replay`
+            # say), not damage
             raise fail(f"{path}: the log holds no events yet (a match not started): no table "
                        "to show [log.empty]", EXIT_USAGE) from None
         raise fail(str(exc) if str(exc).startswith(str(path)) else f"{path}: {exc}",

@@ -71,3 +71,17 @@ def test_a_directory_given_as_the_passphrase_file_is_named_as_one(tmp_path: Path
         f"buraco-log: error: {tmp_path}: not a regular file: the passphrase is read from a "
         "file"]
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("text", ["", '{"log": "buraco-log", "version": 2, "sealed": false}\n'])
+def test_view_of_a_json_lines_log_not_started_names_the_rule(tmp_path: Path, text: str) -> None:
+    """Before: `view EMPTY.jsonl` gave the line without its rule id ([log.empty]), which
+    `view EMPTY.blog`, `replay` and `moves` give."""
+    log = tmp_path / "empty.jsonl"
+    log.write_text(text)
+    r = _run("view", str(log))
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.splitlines() == [
+        f"buraco-log: error: {log}: the log holds no events yet (a match not started): no "
+        "table to show [log.empty]"]
+    assert not (tmp_path / "empty.html").exists()
