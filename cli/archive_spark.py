@@ -113,7 +113,7 @@ def query(root: str, sql: str, master: str | None, conf: dict[str, str],
                                   "(--timeout)")
     if not done:  # still running in the driver
         raise stopped
-    if isinstance(done[0], engine.ArchiveError) and fired.is_set():
+    if isinstance(done[0], Exception) and fired.is_set():  # whatever the cancelled job raised
         raise stopped from done[0]
     if isinstance(done[0], BaseException):
         raise done[0]

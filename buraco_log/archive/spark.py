@@ -933,16 +933,41 @@ def _first_line(exc: BaseException) -> str:
     return lines[0]
 
 
+def _views(spark: SparkSession, archive: str | os.PathLike[str], what: str) -> str:
+    """:func:`create_views`, its Spark failures as one line (a job cancelled by --timeout
+    while it reads the files' schemas, a damaged committed file), not Py4J's Java stack."""
+    try:
+        return create_views(spark, archive)
+    except ArchiveError:
+        raise
+    except Exception as exc:
+        raise ArchiveError(f"{what}: {_read_failure(exc)}") from None
+
+
+_DATA_FILE = re.compile(r"\b(?:file:|[a-z][a-z0-9+.-]*://)[^\s,;]+?\.parquet\b")
+
+
+def _read_failure(exc: BaseException) -> str:
+    """:func:`_first_line` of a failure, after the archive file it names if it names one
+    (Spark names a damaged file in its own error, the reason only in the deepest cause)."""
+    reason = _first_line(exc)
+    m = _DATA_FILE.search(str(exc))
+    if m is None:
+        return reason
+    path = local_path(m.group(0))
+    return reason if path in reason else f"{path}: {reason}"
+
+
 def query(archive: str | os.PathLike[str], sql: str, *, spark: SparkSession | None = None,
           master: str | None = None, conf: Mapping[str, str] | None = None) -> pa.Table:
     """One checked read-only query over the archive's views, on Spark SQL, as Arrow."""
     spark = spark or session(master, conf)
-    create_views(spark, archive)
+    _views(spark, archive, "query")
     df = check_sql(spark, sql)
     try:
         return df.toArrow()
     except Exception as exc:
-        raise ArchiveError(f"query: {_first_line(exc)}") from None
+        raise ArchiveError(f"query: {_read_failure(exc)}") from None
 
 
 ROUND_UDF = "_duckdb_round"
@@ -1001,16 +1026,20 @@ def report(archive: str | os.PathLike[str], *, top: int = 20, spark: SparkSessio
     rep = sys.modules["buraco_log.archive.report"]
 
     spark = spark or session(master, conf)
-    root = create_views(spark, archive)
+    root = _views(spark, archive, "report")
     _register_round(spark)
-    head = spark.sql("SELECT count(*) AS n, coalesce(sum(events), 0) AS e FROM matches").first()
     sections = []
-    for name, (title, sql) in rep.CANNED.items():
-        t = time.perf_counter()
-        df = spark.sql(spark_sql(sql))
-        rows = [list(r) for r in df.collect()]
-        sections.append(rep.Section(name, title, list(df.columns), rows,
-                                    (time.perf_counter() - t) * 1000))
+    try:  # a damaged committed file fails here: one line naming it
+        head = spark.sql("SELECT count(*) AS n, coalesce(sum(events), 0) AS e FROM matches"
+                         ).first()
+        for name, (title, sql) in rep.CANNED.items():
+            t = time.perf_counter()
+            df = spark.sql(spark_sql(sql))
+            rows = [list(r) for r in df.collect()]
+            sections.append(rep.Section(name, title, list(df.columns), rows,
+                                        (time.perf_counter() - t) * 1000))
+    except Exception as exc:
+        raise ArchiveError(f"report: {_read_failure(exc)}") from None
     t = time.perf_counter()
     stored = store.current_ratings(root)
     table = pq.read_table(stored) if stored else rep.ratings(_Con(spark))

@@ -144,3 +144,62 @@ def test_functions_that_read_files_named_in_their_arguments_are_refused(
     message = str(err.value)
     assert message.startswith("query: function [") and "is not allowed" in message, message
     assert "SECRET" not in message and "gone" not in message
+
+
+def test_a_damaged_committed_file_is_named_in_one_line(
+        spark: Any, local_archive: tuple[Path, IngestReport], tmp_path: Path) -> None:
+    """Spark reads the files' footers when it makes the views: a damaged one was an internal
+    error, Py4J's Java stack on one line, not the file."""
+    import shutil
+
+    from buraco_log.archive import spark as engine
+
+    copy = tmp_path / "archive"
+    shutil.copytree(local_archive[0], copy)
+    damaged = sorted((copy / "events").rglob("*.parquet"))[0]
+    damaged.write_bytes(b"PAR1" + b"\0" * 64 + b"PAR1")
+    with pytest.raises(ArchiveError) as err:
+        engine.query(copy, "SELECT count(*) FROM matches", spark=spark)
+    message = str(err.value)
+    assert message.startswith(f"query: {damaged}: ") and "\n" not in message, message
+    assert "Py4J" not in message and "\tat " not in message and len(message) < 500, message
+
+
+def test_a_spark_failure_names_the_archive_file_its_java_error_names() -> None:
+    from buraco_log.archive.spark import _read_failure
+
+    text = ("An error occurred while calling o67.parquet.\n"
+            ": org.apache.spark.SparkException: [FAILED_READ_FILE.CANNOT_READ_FILE_FOOTER] "
+            "Encountered error while reading file file:/a/events/preset=x/month=y/p-1.parquet."
+            " Could not read footer.\n\tat org.apache.spark.sql.X.y(X.scala:1)\n"
+            "Caused by: java.lang.RuntimeException: corrupted file: the footer index is not "
+            "within the file: -17\n\tat org.apache.parquet.Z.z(Z.java:2)\n")
+    assert _read_failure(RuntimeError(text)) == \
+        "/a/events/preset=x/month=y/p-1.parquet: corrupted file: the footer index is not " \
+        "within the file: -17"
+    assert _read_failure(RuntimeError("no file here")) == "no file here"
+
+
+def test_whatever_a_job_cancelled_by_the_timeout_raises_is_the_timeout_error(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The timer fired while the views were being made (reading the files' footers is a
+    job): the cancelled job's Py4J error was printed as an internal error, not the timeout."""
+    import time
+    from types import SimpleNamespace
+
+    import cli.archive_spark as cli_spark
+
+    cancelled: list[bool] = []
+    context = SimpleNamespace(cancelAllJobs=lambda: cancelled.append(True))
+
+    def query(root: str, sql: str, spark: Any) -> Any:
+        time.sleep(0.5)
+        raise RuntimeError("An error occurred while calling o84.parquet.\n: org.apache.spark."
+                           "SparkException: [SPARK_JOB_CANCELLED] Job 3 cancelled")
+
+    fake = SimpleNamespace(session=lambda master, conf: SimpleNamespace(sparkContext=context),
+                           query=query, ArchiveError=ArchiveError)
+    monkeypatch.setattr(cli_spark, "_module", lambda: fake)
+    with pytest.raises(ArchiveError, match=r"^query: stopped after the 0.1 s timeout"):
+        cli_spark.query("archive", "SELECT 1", None, {}, 0.1)
+    assert cancelled == [True]
