@@ -13,8 +13,11 @@ import math
 import os
 import re
 import shutil
+import signal
+import struct
 import sys
 import textwrap
+import threading
 from collections.abc import Iterator
 from enum import StrEnum
 from pathlib import Path
@@ -148,13 +151,22 @@ def ingest(
             raise fail(f"{s}: no such file or directory", EXIT_USAGE,
                        as_json=format is Format.json)
     settings = spark_options(engine, master, conf)
+    terminated: list[int] = []
     if engine is Engine.spark:
         report = archive_spark.ingest([str(s) for s in sources], str(archive_dir),
                                       archive_spark.master_or(master, jobs or None), settings,
                                       require_commitment)
     else:
-        report = _ingest_with_progress([str(s) for s in sources], str(archive_dir),
-                                       jobs or _jobs_default(), require_commitment)
+        with _terminate_as_interrupt() as met:
+            try:
+                report = _ingest_with_progress([str(s) for s in sources], str(archive_dir),
+                                               jobs or _jobs_default(), require_commitment)
+            except KeyboardInterrupt:  # before anything was checked (the lock, a clean-up)
+                if not met:
+                    raise
+                raise fail("terminated (SIGTERM): nothing was committed; run the same "
+                           "command again", EXIT_TERMINATED) from None
+        terminated = met
     if format is Format.json:
         emit_json(report)
     else:
@@ -174,10 +186,50 @@ def ingest(
             typer.echo(f"cleaned up after an interrupted ingest: {len(report.recovered)} "
                        "uncommitted file(s)")
     if report.interrupted:  # the summary alone (its counts short of the logs) did not say
-        typer.echo("buraco-log: interrupted: what was checked is committed; run the same "
+        how = "terminated (SIGTERM)" if terminated else "interrupted"
+        typer.echo(f"buraco-log: {how}: what was checked is committed; run the same "
                    "command again to check the rest", err=True)
+        if terminated:
+            # as main does for 130: skip the interpreter's exit hooks, where the process
+            # pool's cleanup waited for ever on the workers it had just stopped (a hang)
+            with contextlib.suppress(Exception):
+                sys.stdout.flush()
+                sys.stderr.flush()
+            os._exit(EXIT_TERMINATED)
         raise typer.Exit(130)
     raise typer.Exit(EXIT_FINDINGS if report.errors else EXIT_OK)
+
+
+EXIT_TERMINATED = 128 + signal.SIGTERM  # 143, as a shell reports a process SIGTERM ended
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt() -> Iterator[list[int]]:
+    """SIGTERM (``kill``, ``timeout``, a service manager's stop) ends a local ingest as Ctrl-C
+    does: what was checked is committed, the staged files are removed, and one line says so.
+    At its default action it killed the process without a word, the checked work lost. Yields
+    the SIGTERMs met (empty: none); a SIGTERM the process was set to ignore stays ignored."""
+    met: list[int] = []
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGTERM) != signal.SIG_DFL:
+        yield met
+        return
+
+    me = os.getpid()
+
+    def on_term(signum: int, _frame: object) -> None:
+        if os.getpid() != me:  # a worker forked with it: die of it, as it would have
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+            return
+        met.append(signum)
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, on_term)
+    try:
+        yield met
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _ingest_with_progress(sources: list[str], root: str, jobs: int,
@@ -391,9 +443,52 @@ def _pylist(column: Any) -> list[Any]:
         values = list(column.to_pylist())
     except (OverflowError, ValueError):
         values = [_py(s) for s in column]
+    if _has_float32(column.type):
+        values = [_narrow(v, column.type) for v in values]
     if "interval" in str(column.type):  # at any depth
         values = [_interval(v) for v in values]
     return values
+
+
+def _has_float32(t: Any) -> bool:
+    import pyarrow as pa
+
+    return bool(pa.types.is_float32(t) or any(_has_float32(t.field(i).type)
+                                              for i in range(getattr(t, "num_fields", 0))))
+
+
+def _short32(v: float) -> float:
+    """A FLOAT (REAL) as the shortest decimal that reads back as the same float32: Arrow
+    hands it out widened to a double, so ``SELECT 0.1::FLOAT`` printed 0.10000000149011612."""
+    if not math.isfinite(v):
+        return v
+    exact = struct.pack("<f", v)
+    for digits in range(1, 10):
+        short = float(f"{v:.{digits}g}")
+        try:
+            if struct.pack("<f", short) == exact:
+                return short
+        except OverflowError:  # rounded past the float32 range (near 3.4e38): more digits
+            continue
+    return v
+
+
+def _narrow(v: Any, t: Any) -> Any:
+    """``v`` of Arrow type ``t`` with every float32 in it at any depth as :func:`_short32`."""
+    import pyarrow as pa
+
+    if v is None:
+        return v
+    if pa.types.is_float32(t):
+        return _short32(v) if isinstance(v, float) else v
+    if pa.types.is_map(t) and isinstance(v, list):
+        return [(_narrow(k, t.key_type), _narrow(x, t.item_type)) for k, x in v]
+    if (pa.types.is_list(t) or pa.types.is_large_list(t)
+            or pa.types.is_fixed_size_list(t)) and isinstance(v, list):
+        return [_narrow(x, t.value_type) for x in v]
+    if pa.types.is_struct(t) and isinstance(v, dict):
+        return {k: _narrow(x, t.field(i).type) for i, (k, x) in enumerate(v.items())}
+    return v
 
 
 def _interval(v: Any) -> Any:

@@ -444,31 +444,40 @@ def ingest(
     return report
 
 
+_HELD = (signal.SIGINT, signal.SIGTERM)
+
+
 @contextmanager
 def _interrupt_after(raise_after: bool = True) -> Iterator[list[int]]:
-    """Ctrl-C (SIGINT) inside the block is held until the block is done, then raised: a
-    batch's commit, and the bookkeeping of a chunk, are never cut in the middle. Cut while
-    staging, the checked work of the whole run was lost ("Ctrl-C commits what was already
+    """Ctrl-C (SIGINT) and SIGTERM inside the block are held until the block is done, then
+    raised: a batch's commit, and the bookkeeping of a chunk, are never cut in the middle. Cut
+    while staging, the checked work of the whole run was lost ("Ctrl-C commits what was already
     checked" did not hold), and cut after a commit but before the batch was reset, the final
-    commit would have stored its rows a second time. Only the main thread can hold it.
+    commit would have stored its rows a second time. Only the main thread can hold them.
     Yields the signals caught; with ``raise_after`` false they are only reported there (a
-    KeyboardInterrupt out of the block is then one its code raised: a crash, not Ctrl-C)."""
+    KeyboardInterrupt out of the block is then one its code raised: a crash, not Ctrl-C), and
+    the handlers they were held from still see them (the CLI's SIGTERM handler notes it)."""
     caught: list[int] = []
     if threading.current_thread() is not threading.main_thread():
         yield caught
         return
-    previous = signal.signal(signal.SIGINT, lambda signum, _frame: caught.append(signum))
+    previous = {sig: signal.signal(sig, lambda signum, _frame: caught.append(signum))
+                for sig in _HELD}
     try:
         yield caught
     finally:
-        signal.signal(signal.SIGINT, previous)
-    if not caught:
-        return
-    if callable(previous):  # Python's own handler raises KeyboardInterrupt
-        if raise_after:
-            previous(signal.SIGINT, None)
-    elif previous == signal.SIG_DFL:  # the process was to die of it: it does, now
-        os.kill(os.getpid(), signal.SIGINT)
+        for held, handler in previous.items():
+            signal.signal(held, handler)
+    for sig in dict.fromkeys(caught):
+        handler = previous[signal.Signals(sig)]
+        if callable(handler):  # Python's own SIGINT handler raises KeyboardInterrupt
+            try:
+                handler(sig, None)
+            except KeyboardInterrupt:
+                if raise_after:
+                    raise
+        elif handler == signal.SIG_DFL:  # the process was to die of it: it does, now
+            os.kill(os.getpid(), sig)
 
 
 def _count_copies(report: IngestReport, copies: dict[str, list[str]],
