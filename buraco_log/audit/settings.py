@@ -90,6 +90,9 @@ def _read_config(path: str, required: bool) -> dict[str, object] | None:
         return tomllib.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise SettingsError(f"{path}: not a valid TOML config file: {exc}") from None
+    except RecursionError:  # tomllib recurses once per level of nested arrays or tables
+        raise SettingsError(f"{path}: not a valid TOML config file: nested too deeply"
+                            ) from None
 
 
 def _flag(text: str, where: str) -> bool:

@@ -85,3 +85,16 @@ def test_view_of_a_json_lines_log_not_started_names_the_rule(tmp_path: Path, tex
         f"buraco-log: error: {log}: the log holds no events yet (a match not started): no "
         "table to show [log.empty]"]
     assert not (tmp_path / "empty.html").exists()
+
+
+def test_a_config_file_nested_too_deeply_is_one_line(tmp_path: Path) -> None:
+    """Before: a config file of 100,000 nested arrays was 'internal error: RecursionError',
+    exit 120."""
+    config = tmp_path / "config.toml"
+    config.write_text("a = " + "[" * 100_000 + "]" * 100_000 + "\n")
+    r = subprocess.run([sys.executable, "-m", "cli.main", "audit", str(GOLDEN)],
+                       capture_output=True, text=True, timeout=60, cwd=REPO,
+                       env={**os.environ, "BURACO_LOG_CONFIG": str(config)})
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.splitlines() == [
+        f"buraco-log: error: {config}: not a valid TOML config file: nested too deeply"]
