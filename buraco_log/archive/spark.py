@@ -914,6 +914,7 @@ def _spark_error(exc: BaseException) -> str:
 
 
 _PY4J_CALL = re.compile(r"An error occurred while calling [\w.]+\.?$")
+_JAVA_BARE = re.compile(r"^(?:Caused by: |: )((?:[a-z_$][\w$]*\.)+[A-Z][\w$]*)$")
 _JAVA_CAUSE = re.compile(r"^(?:Caused by: |: )(?:[a-z_$][\w$]*\.)+[A-Z][\w$]*: (.+)$")
 
 
@@ -930,6 +931,11 @@ def _first_line(exc: BaseException) -> str:
         causes = [c for c in causes if c and not c.startswith("Exception thrown in awaitResult")]
         if causes:
             return causes[-1][:300]
+        # an error with no message (a statement nested too deep for the parser's stack)
+        bare = [m.group(1) for m in map(_JAVA_BARE.match, lines) if m]
+        if bare:
+            return f"{bare[-1]} (is the statement nested too deep?)" \
+                if bare[-1].endswith("StackOverflowError") else bare[-1]
     return lines[0]
 
 

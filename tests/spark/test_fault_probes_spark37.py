@@ -203,3 +203,26 @@ def test_whatever_a_job_cancelled_by_the_timeout_raises_is_the_timeout_error(
     with pytest.raises(ArchiveError, match=r"^query: stopped after the 0.1 s timeout"):
         cli_spark.query("archive", "SELECT 1", None, {}, 0.1)
     assert cancelled == [True]
+
+
+def test_a_java_error_without_a_message_is_named_by_its_class() -> None:
+    """A statement nested 1,500 deep overflows the parser's stack: the error was Py4J's own
+    line, "An error occurred while calling o54.parsePlan.", which says nothing."""
+    from buraco_log.archive.spark import _first_line
+
+    text = "An error occurred while calling o54.parsePlan.\n: java.lang.StackOverflowError\n" \
+        "\tat org.antlr.v4.runtime.Parser.enterRule(Parser.java:1)\n"
+    assert _first_line(RuntimeError(text)) == \
+        "java.lang.StackOverflowError (is the statement nested too deep?)"
+    text = text.replace("StackOverflowError", "NullPointerException")
+    assert _first_line(RuntimeError(text)) == "java.lang.NullPointerException"
+
+
+@pytest.mark.parametrize("depth", [1500])
+def test_a_statement_nested_too_deep_is_one_line_that_says_so(views: Any, depth: int) -> None:
+    from buraco_log.archive import spark as engine
+
+    with pytest.raises(ArchiveError) as err:
+        engine.check_sql(views, "SELECT " + "(" * depth + "1" + ")" * depth)
+    message = str(err.value)
+    assert "An error occurred while calling" not in message and "\n" not in message, message
