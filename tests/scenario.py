@@ -229,3 +229,18 @@ def refused(s: Scenario, rule: str, words: tuple[str, ...], move: str, *args: ob
     text = str(s.last_error).lower()
     for w in words:
         assert w.lower() in text, f"{w!r} not in {text!r}"
+
+
+def carried_in(s: Scenario, totals: tuple[int, ...]) -> Scenario:
+    """The scenario's hand in a match carried in at ``totals`` (``TotalsCarried`` first)."""
+    import msgspec
+
+    from buraco_log.events import TotalsCarried
+
+    rep = Replayer()
+    start, deal = s.events[0], msgspec.structs.replace(s.events[1], seq=2)
+    carried = TotalsCarried(totals, seq=1)
+    for ev in (start, carried, deal):
+        rep.step(ev)
+    s.rep, s.events = rep, [start, carried, deal]
+    return s

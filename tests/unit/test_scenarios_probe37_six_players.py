@@ -7,22 +7,7 @@ target, needs nothing.
 
 from __future__ import annotations
 
-import msgspec
-
-from buraco_log.events import TotalsCarried
-from buraco_log.reducer import Replayer
-from tests.scenario import Scenario, refused
-
-
-def _carried(s: Scenario, totals: tuple[int, ...]) -> Scenario:
-    rep = Replayer()
-    start, deal = s.events[0], msgspec.structs.replace(s.events[1], seq=2)
-    carried = TotalsCarried(totals, seq=1)
-    for ev in (start, carried, deal):
-        rep.step(ev)
-    s.rep, s.events = rep, [start, carried, deal]
-    return s
-
+from tests.scenario import Scenario, carried_in, refused
 
 HANDS = {
     0: "Kc Kd Ks Qc Qd Qs",         # 60: short of 75
@@ -33,7 +18,7 @@ HANDS = {
 
 
 def test_six_players_the_sides_minimum_rises_to_90_for_the_partners() -> None:
-    s = _carried(Scenario("classic", 6, hands=HANDS, stock="5c 5d 5s 6c 6d 6s 7c"),
+    s = carried_in(Scenario("classic", 6, hands=HANDS, stock="5c 5d 5s 6c 6d 6s 7c"),
                  (800, 100))
     assert s.state.sides == (0, 1, 0, 1, 0, 1)
     assert s.state.vulnerable == (True, False)
@@ -56,7 +41,7 @@ def test_six_players_the_sides_minimum_rises_to_90_for_the_partners() -> None:
 
 
 def test_six_players_a_partner_may_not_take_back_the_sides_good_opening() -> None:
-    s = _carried(Scenario("classic", 6, hands=HANDS, stock="5c 5d 5s 6c 6d 6s 7c"),
+    s = carried_in(Scenario("classic", 6, hands=HANDS, stock="5c 5d 5s 6c 6d 6s 7c"),
                  (800, 100))
     s.pass_turn()
     s.pass_turn()

@@ -18,12 +18,8 @@ Every number is worked out by hand from RULES.md §9.
 
 from __future__ import annotations
 
-import msgspec
-
 from buraco_log.cards import parse_cards
-from buraco_log.events import TotalsCarried
-from buraco_log.reducer import Replayer
-from tests.scenario import Scenario, refused
+from tests.scenario import Scenario, carried_in, refused
 from tests.spec_points import spec_points
 
 # 5 x 5 (3c 4d 5s 6c 7d) + 10 x 5 (8h 9h Th Jh Qh) + 10 (2d) = 85
@@ -107,20 +103,12 @@ def test_classic_three_players_only_the_first_draw_of_the_hand_may_be_refused() 
     assert s.turn == 0 and s.state.pile == parse_cards("9h 9c 4h 4c")
 
 
-def _carried(s: Scenario, totals: tuple[int, ...]) -> Scenario:
-    rep = Replayer()
-    start, deal = s.events[0], msgspec.structs.replace(s.events[1], seq=2)
-    for ev in (start, TotalsCarried(totals, seq=1), deal):
-        rep.step(ev)
-    s.rep, s.events = rep, [start, TotalsCarried(totals, seq=1), deal]
-    return s
-
 
 def test_biriba_three_sides_each_is_vulnerable_by_its_own_total() -> None:
     # Sides at 750 (vulnerable: half the 1500 target), 745 and 0.
     hands = {0: "Kc Kd Ks Qc Qd Qs 3c 3d 3h 9h 4s", 1: "5c 5d 5s 9c 8h Jd 6h 4h Ts 7c 2s",
              2: "6c 6d 6s Jh 8d Td 7h 4c Ah Tc 9s"}
-    s = _carried(Scenario("biriba", 3, hands=hands, stock="Jc Js Qh"), (750, 745, 0))
+    s = carried_in(Scenario("biriba", 3, hands=hands, stock="Jc Js Qh"), (750, 745, 0))
     assert s.state.vulnerable == (True, False, False)
     s.draw("Jc").meld("Kc Kd Ks").meld("Qc Qd Qs")
     # 60 points: short of 75, the turn cannot end.
