@@ -16,23 +16,10 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from buraco_log.events import TotalsCarried
-from buraco_log.reducer import Replayer
-from tests.scenario import Scenario, build_deal, refused
+from tests.scenario import Scenario, build_deal, carried_in, refused
 from tests.spec_points import spec_points
 
 TARGET = 1500  # classic (RULES.md §10)
-
-
-def resumed(s: Scenario, totals: tuple[int, ...]) -> Scenario:
-    """The scenario's hand in a match carried in at ``totals``."""
-    rep = Replayer()
-    start, deal = s.events[0], msgspec.structs.replace(s.events[1], seq=2)
-    carried = TotalsCarried(totals, seq=1)
-    for ev in (start, carried, deal):
-        rep.step(ev)
-    s.rep, s.events = rep, [start, carried, deal]
-    return s
 
 
 def next_deal(s: Scenario) -> None:
@@ -53,7 +40,7 @@ def crossing_hand(totals: tuple[int, int]) -> Scenario:
     """Both sides vulnerable (at least 750): seat 1 opens with 75 (its run and three kings)
     and keeps the 4c; seat 0 then lays its whole hand in one turn (85 points of opening),
     throws the Qc and goes out."""
-    s = resumed(Scenario("classic", hands={0: HAND0, 1: HAND1}, stock="Qd Kc Jh"), totals)
+    s = carried_in(Scenario("classic", hands={0: HAND0, 1: HAND1}, stock="Qd Kc Jh"), totals)
     s.draw("Qd").discard("Qd")
     s.draw("Kc").meld("3s 4s 5s 6s 7s 8s 9s").meld("Ks Kh Kd").discard("Kc")
     s.draw("Jh").meld("3h 4h 5h 6h 7h 8h 9h").meld("Js Jd Jc Jh").discard("Qc").go_out()
@@ -107,7 +94,7 @@ LOSS0, LOSS1 = 85, 100
 
 
 def stock_out_hand(totals: tuple[int, int]) -> Scenario:
-    s = resumed(Scenario("classic", hands={0: STILL0, 1: STILL1}), totals)
+    s = carried_in(Scenario("classic", hands={0: STILL0, 1: STILL1}), totals)
     while s.state.stock:
         s.pass_turn()
     refused(s, "stock.floor_reached", ("floor 0",), "draw", "4c")

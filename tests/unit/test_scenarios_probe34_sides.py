@@ -14,13 +14,10 @@ Every expected number is worked out by hand from RULES.md §9's tables.
 
 from __future__ import annotations
 
-import msgspec
 import pytest
 
-from buraco_log.events import TotalsCarried
-from buraco_log.reducer import Replayer
 from buraco_log.rules import derive
-from tests.scenario import Scenario, refused
+from tests.scenario import Scenario, carried_in, refused
 from tests.spec_points import spec_points
 
 
@@ -81,16 +78,6 @@ def test_biriba_partnership_stock_out_the_partner_holds_the_rest_of_the_morto() 
 
 # -- vulnerability from an odd target ------------------------------------------------------
 
-def resumed(s: Scenario, totals: tuple[int, ...]) -> Scenario:
-    rep = Replayer()
-    start, deal = s.events[0], msgspec.structs.replace(s.events[1], seq=2)
-    carried = TotalsCarried(totals, seq=1)
-    for ev in (start, carried, deal):
-        rep.step(ev)
-    s.rep, s.events = rep, [start, carried, deal]
-    return s
-
-
 @pytest.mark.parametrize("name", ["classic", "biriba", "bossa-nova"])
 @pytest.mark.parametrize("totals", [(501, 500), (500, 501)])
 def test_a_target_of_1001_makes_a_side_vulnerable_from_501(
@@ -98,7 +85,7 @@ def test_a_target_of_1001_makes_a_side_vulnerable_from_501(
 ) -> None:
     rules = derive(name, target_score=1001)
     assert rules.vulnerable_at == 501  # half of 1001 is 500.5: "at least half" is 501
-    s = resumed(Scenario(rules, hands={0: "Ah As Ad 7h 7s 7d 9c", 1: "3c 3d 3h Kc"},
+    s = carried_in(Scenario(rules, hands={0: "Ah As Ad 7h 7s 7d 9c", 1: "3c 3d 3h Kc"},
                          stock="Qc Qd Qh"), totals)
     assert s.state.vulnerable == (totals[0] == 501, totals[1] == 501)
     # Each side opens with less than 75: aces 45 and sevens 15 (60), or three 3s (15).

@@ -11,12 +11,9 @@ read from the engine, and is also refused one reading off (`score.mismatch`).
 
 from __future__ import annotations
 
-import msgspec
 import pytest
 
-from buraco_log.events import TotalsCarried
-from buraco_log.reducer import Replayer
-from tests.scenario import Scenario, refused
+from tests.scenario import Scenario, carried_in, refused
 from tests.spec_points import spec_points
 
 TARGETS = {"classic": 1500, "biriba": 1500, "bossa-nova": 1500, "thirteen": 2005,
@@ -47,15 +44,6 @@ SIDE0 = {
 }
 
 
-def resumed(s: Scenario, totals: tuple[int, int]) -> Scenario:
-    rep = Replayer()
-    start, deal = s.events[0], msgspec.structs.replace(s.events[1], seq=2)
-    for ev in (start, TotalsCarried(totals, seq=1), deal):
-        rep.step(ev)
-    s.rep, s.events = rep, [start, TotalsCarried(totals, seq=1), deal]
-    return s
-
-
 def closing_hand(name: str, totals: tuple[int, int] = (0, 0), held1: str | None = None
                  ) -> tuple[Scenario, tuple[int, int]]:
     """Seat 0 closes the hand, seat 1 holds ``held1`` throughout; returns the scenario at the
@@ -63,11 +51,11 @@ def closing_hand(name: str, totals: tuple[int, int] = (0, 0), held1: str | None 
     if held1 is None:
         held1 = HAND1_13 if name.startswith("thirteen") else HAND1
     if name == "classic":
-        s = resumed(Scenario(name, hands={0: HAND0, 1: held1}, stock="Th"), totals)
+        s = carried_in(Scenario(name, hands={0: HAND0, 1: held1}, stock="Th"), totals)
         s.draw("Th").meld("3h 4h 5h 6h 7h 8h 9h Th").meld("Js Jd Jc Jh").go_out()
         return s, (SIDE0[name], -spec_points(name, held1))
     if name == "burako":
-        s = resumed(Scenario(name, hands={0: HAND0, 1: held1}, stock="5d Kh Ah",
+        s = carried_in(Scenario(name, hands={0: HAND0, 1: held1}, stock="5d Kh Ah",
                              mortos={0: MORTO0}), totals)
         s.draw("5d").meld("3h 4h 5h 6h 7h 8h 9h").meld("Js Jd Jc Jh").discard("5d")
         s.morto(direct=False)
@@ -76,11 +64,11 @@ def closing_hand(name: str, totals: tuple[int, int] = (0, 0), held1: str | None 
         s.go_out()
         return s, (SIDE0[name], -spec_points(name, held1) - 100)
     if name.startswith("thirteen"):
-        s = resumed(Scenario(name, hands={0: HAND0 + " 4s 4d", 1: held1}, stock="4c",
+        s = carried_in(Scenario(name, hands={0: HAND0 + " 4s 4d", 1: held1}, stock="4c",
                              mortos={0: MORTO0}), totals)
         s.draw("4c").meld("3h 4h 5h 6h 7h 8h 9h").meld("Js Jd Jc Jh").meld("4s 4d 4c")
     else:
-        s = resumed(Scenario(name, hands={0: HAND0, 1: held1}, stock="Th",
+        s = carried_in(Scenario(name, hands={0: HAND0, 1: held1}, stock="Th",
                              mortos={0: MORTO0}), totals)
         s.draw("Th").meld("3h 4h 5h 6h 7h 8h 9h Th").meld("Js Jd Jc Jh")
     s.morto(direct=True)

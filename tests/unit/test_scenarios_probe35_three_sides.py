@@ -11,12 +11,9 @@ at a stock-out with nobody laying a card: each side loses its hand (RULES.md §9
 
 from __future__ import annotations
 
-import msgspec
 import pytest
 
-from buraco_log.events import TotalsCarried
-from buraco_log.reducer import Replayer
-from tests.scenario import Scenario, refused
+from tests.scenario import Scenario, carried_in, refused
 
 HANDS = {0: "3c 4d 5s 6c 7d 8s 9c Td Js Qc Kd",  # 25 + 60 = 85
          1: "Ac Ad As 3s 4c 5d 6s 7c 8d 9s Tc",  # 45 + 25 + 30 = 100
@@ -25,13 +22,7 @@ LOSS = (85, 100, 120)
 
 
 def stock_out(totals: tuple[int, int, int]) -> Scenario:
-    s = Scenario("classic", 3, hands=HANDS)
-    rep = Replayer()
-    start, deal = s.events[0], msgspec.structs.replace(s.events[1], seq=2)
-    carried = TotalsCarried(totals, seq=1)
-    for ev in (start, carried, deal):
-        rep.step(ev)
-    s.rep, s.events = rep, [start, carried, deal]
+    s = carried_in(Scenario("classic", 3, hands=HANDS), totals)
     while s.state.stock:
         s.pass_turn()
     refused(s, "score.mismatch", ("side 2",), "end_hand", "stock_out", (-85, -100, -90))
