@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from buraco_log.rules import PRESETS, Rules
@@ -22,3 +23,11 @@ def test_every_preset_and_the_new_rule_ids_are_documented() -> None:
         assert f"`{name}`" in DOC
     for rule in ("stock.pile_can_be_taken", "match.carried_totals", "pile.must_use_top"):
         assert rule in DOC
+
+
+def test_every_test_file_the_rulings_name_exists() -> None:
+    tests = Path(__file__).resolve().parents[1]
+    named = set(re.findall(r"`(test_[a-z0-9_]+\.py)`", DOC))
+    assert "test_scenarios_probe38_floor.py" in named  # the pattern finds the citations
+    missing = sorted(n for n in named if not any(tests.rglob(n)))
+    assert missing == [], f"docs/rules.md cites test files that do not exist: {missing}"
