@@ -201,3 +201,36 @@ def test_going_out_to_the_target_ends_the_match(name: str, short: int) -> None:
     refused(s, "match.wrong_winner", ("side 0 won",), "end_match", totals=totals, winner=1)
     s.end_match(totals=totals, winner=0)
     assert s.state.phase == "over"
+
+
+# -- wilds left in hand cost what the preset's card table says -----------------------------------
+
+# 7s 5 + 9d 10 + Jc 10 + Kc 10 + 4s 5 + 6c 5 + 8d 10 = 55, beside four wilds.
+WILDS1 = {"biriba": "2c 2d 2h 2s", "bossa-nova": "2c 2d 2h 2s"}
+HELD1 = {  # RULES.md §9 by hand: the four wilds, 55, and in thirteen the 3s 5s (10)
+    "biriba": 4 * 10 + 55, "bossa-nova": 4 * 10 + 55,
+    "thirteen": 2 * 10 + 2 * 50 + 55 + 10, "thirteen-quick": 2 * 10 + 2 * 50 + 55 + 10,
+    "burraco": 2 * 20 + 2 * 30 + 55, "mega": 2 * 10 + 2 * 50 + 55, "burako": 2 * 10 + 2 * 50 + 55,
+}
+
+
+@pytest.mark.parametrize("name", MORTO_PRESETS)
+def test_the_loser_pays_its_wilds_at_the_presets_values(name: str) -> None:
+    t = thirteen(name)
+    hand1 = WILDS1.get(name, "2c 2d JK JK") + " 7s 9d Jc Kc 4s 6c 8d" + (" 3s 5s" if t else "")
+    s = Scenario(name, hands={0: HAND0_13 if t else HAND0, 1: hand1}, mortos={0: MORTO0},
+                 stock=f"{'4c' if t else 'Jh'} 8c 9c")
+    s.draw("4c" if t else "Jh").meld("3h 4h 5h 6h 7h 8h 9h")
+    if t:
+        s.meld("Js Jd Jc").meld("4s 4d 4c")
+    else:
+        s.meld("Js Jd Jc Jh")
+    s.discard("Th").morto(direct=False)
+    s.pass_turn()
+    s.draw("9c").meld("Ks Kd Kh Kc").meld("Qs Qd Qc").meld("As Ad Ac Ah").discard("9c")
+    s.go_out()
+    side0 = first_table(name) + 130 + 200 + GOING_OUT[name] + RELANCINHO.get(name, 0)
+    side1 = -HELD1[name] - 100
+    refused(s, "score.mismatch", ("side 1",), "end_hand", "went_out", (side0, side1 - 10))
+    s.end_hand("went_out", (side0, side1))
+    assert s.state.results[0].scores[1].hand_penalty == HELD1[name]
