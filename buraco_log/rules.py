@@ -298,6 +298,8 @@ def load_toml(path: str | Path) -> Rules:
         data = tomllib.loads(_read_house_rules(p).decode("utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise RulesError("file", str(exc), str(p)) from None
+    except RecursionError:  # tomllib recurses once per level of nested arrays or tables
+        raise RulesError("file", "nested too deeply", str(p)) from None
     base = data.pop("preset", None)
     if base is None:
         raise RulesError("preset", "house rules must name the preset they start from", str(p))
