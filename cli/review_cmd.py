@@ -54,7 +54,7 @@ def review(
     seed: Annotated[str, typer.Option("--seed", help="Seed: same seed and budget, same "
                                       "review.")] = "0",
     threshold: Annotated[float, typer.Option(
-        "--threshold", min=0.0, help="Hand points a move must cost to be flagged (and 2 "
+        "--threshold", help="Hand points (0 or more) a move must cost to be flagged (and 2 "
         "standard errors).")] = DEFAULT_THRESHOLD,
     format: Annotated[ReviewFormat, typer.Option(
         "--format", "-f", help="text (or table) for people, json for programs, html: the "
@@ -101,9 +101,12 @@ def review(
         b = parse_budget(budget)
     except ValueError as exc:
         raise fail(f"--budget: {exc}", EXIT_USAGE, as_json=js) from None
-    if not math.isfinite(threshold):  # inf made the JSON review say Infinity: not JSON
-        raise fail(f"--threshold: {threshold} is not a number of points", EXIT_USAGE,
-                   as_json=js)
+    # checked here, not by typer's min=0: nan failed "greater than or equal to 0", and inf
+    # made the JSON review say Infinity (not JSON)
+    if not (math.isfinite(threshold) and threshold >= 0):
+        raise fail(f"--threshold {threshold:g}: out of range; give hand points, a finite "
+                   "number 0 or more", EXIT_USAGE, as_json=js)
+    threshold += 0.0  # -0 is 0: the JSON review said "threshold": -0.0
     from buraco_log.audit import not_started, read_log
 
     events, integ = read_log(path)

@@ -53,7 +53,7 @@ def run(*args: object) -> subprocess.CompletedProcess[str]:
 @pytest.mark.parametrize(("option", "value", "needle"), [
     ("--budget", "100000x1000r1000", "the search would run for hours"),
     ("--budget", "8/86400000ms", "ms 1-10000"),
-    ("--threshold", "inf", "--threshold: inf is not a number of points"),
+    ("--threshold", "inf", "--threshold inf: out of range; give hand points"),
 ])
 @pytest.mark.parametrize("fmt", ["text", "json"])
 def test_review_refuses_at_once_with_one_line(tmp_path: Path, option: str, value: str,
