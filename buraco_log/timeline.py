@@ -332,11 +332,14 @@ class Timeline:
             return f"{what}: the table is known up to seq {self.last_seq}"
         return f"the log has no seq {seq} (seqs 0 to {self.last_seq})"
 
+    def hands_known(self) -> str:
+        """The hands the log holds, in words (``hands 0 to 3``, ``no hands``)."""
+        return f"hands 0 to {max(self.deals)}" if self.deals else "no hands"
+
     def seq_of(self, hand: int, turn: int | None = None) -> int:
         """The seq right after the deal of ``hand`` or, with ``turn``, just before that turn."""
         if hand not in self.deals:
-            known = f"hands 0 to {max(self.deals)}" if self.deals else "no hands"
-            raise PositionError(f"the log has no hand {hand} ({known})")
+            raise PositionError(f"the log has no hand {hand} ({self.hands_known()})")
         if turn is None:
             return self.deals[hand]
         starts = self.turn_starts[hand]

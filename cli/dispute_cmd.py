@@ -420,8 +420,7 @@ def show(path: LogArg, format: FormatOpt = Format.table) -> None:
     integrity = summary.integrity
     assert integrity is not None  # show_log always reads the file
     if _not_a_log(integrity):  # not the summary of an empty match: an error (exit 2)
-        raise LogFormatError(integrity.message or "not a buraco-log file", path=str(path),
-                             offset=integrity.offset or 0, kind=integrity.kind or "header")
+        raise _unreadable_log(path, integrity)
     if format is Format.json:
         emit_json(summary)
     else:
@@ -432,9 +431,8 @@ def show(path: LogArg, format: FormatOpt = Format.table) -> None:
     if integrity.status in ("broken", "torn") and not audit.not_started((), integrity):
         # a finding: the summary covers the intact part (an empty file is a match not
         # started, as `audit` says: no event was lost)
-        where = f", byte {integrity.offset}" if integrity.offset is not None else ""
-        raise fail(f"{path}{where}: {integrity.status}: {integrity.message} (the summary covers "
-                   f"the {integrity.events} events before it)")
+        raise fail(f"{path}{_place(integrity)}: {integrity.status}: {integrity.message} (the "
+                   f"summary covers the {integrity.events} events before it)")
     if summary.first_illegal:  # a finding too, as damage is: the summary stops before it
         raise fail(f"{path}: {summary.first_illegal} (the summary covers the events before "
                    "it; `buraco-log audit` for details)")
@@ -575,8 +573,19 @@ def _print_view(view: TableView, format: Format, tl: Timeline) -> None:
 
 
 def _number(text: str) -> bool:
-    """Plain ASCII digits, few enough to be a seq or a hand (``isdigit`` also takes ``²``)."""
-    return 0 < len(text) <= 9 and text.isascii() and text.isdigit()
+    """Plain ASCII digits, any number of them (``isdigit`` also takes ``²``): a number too
+    big for any log is still a number, out of range, not an unknown key."""
+    return text.isascii() and text.isdigit()
+
+
+def _shown(number: str) -> str:
+    """A number typed at the prompt as echoed back: clipped (the line may hold 4,095 digits)."""
+    return number if len(number) <= 24 else f"{number[:20]}..."
+
+
+_MAX_DIGITS = 18
+"""More digits than this (leading zeros aside) is past the end of any log, and int() of a
+line of 4,095 digits is not cheap."""
 
 
 _MAX_KEY_LINE = 4096
@@ -605,10 +614,17 @@ def _step(tl: Timeline, view: TableView, seat: int | None, format: Format, recen
         elif key in ("p", "prev", "previous"):
             target = seq - 1
         elif _number(key.removeprefix("-")):  # lstrip took "--5" too, and int() raised
+            if len(key.removeprefix("-").lstrip("0")) > _MAX_DIGITS:
+                typer.echo(f"no seq {_shown(key)} (0 to {tl.last_seq})", err=True)
+                continue
             target = int(key)
         elif key.startswith("h") and _number(key[1:].strip()):
+            hand = key[1:].strip()
+            if len(hand.lstrip("0")) > _MAX_DIGITS:
+                typer.echo(f"the log has no hand {_shown(hand)} ({tl.hands_known()})", err=True)
+                continue
             try:
-                target = tl.seq_of(int(key[1:]))
+                target = tl.seq_of(int(hand))
             except ReplayError as exc:
                 typer.echo(exc.message, err=True)
                 continue
@@ -750,6 +766,27 @@ def _refuse_evidence_as_page(html: Path | None, receipts: list[str], keys: list[
         if _same(html.parent, d):
             raise fail(f"{html}: is in the trusted keys directory {d}; name a file elsewhere for "
                        "the page", EXIT_USAGE, as_json=as_json)
+
+
+def _place(integrity: audit.Integrity) -> str:
+    """Where a log's damage starts, as the reader's errors say it: the line and seq of a JSON
+    Lines log (its reader gives no offset, so `show` named no place at all), else the byte."""
+    if integrity.format == "jsonl" and integrity.record is not None:
+        seq = f", seq {integrity.seq}" if integrity.seq is not None else ""
+        return f", line {integrity.record}{seq}"
+    return f", byte {integrity.offset}" if integrity.offset is not None else ""
+
+
+def _unreadable_log(path: Path, integrity: audit.Integrity) -> LogFormatError:
+    """The error `show` raises for a file it cannot read as a log, placed as `verify` places
+    it: a JSON Lines log by line and seq (its reader gives no byte offset; it said "byte 0"
+    for the version on line 1), a binary log by the byte of the field at fault."""
+    message = integrity.message or "not a buraco-log file"
+    kind = integrity.kind or "header"
+    if integrity.format == "jsonl" and integrity.record is not None:
+        return LogFormatError(message, path=str(path), line=integrity.record,
+                              seq=integrity.seq, kind=kind)
+    return LogFormatError(message, path=str(path), offset=integrity.offset or 0, kind=kind)
 
 
 def _not_a_log(integrity: audit.Integrity) -> bool:

@@ -92,7 +92,8 @@ def diff_logs(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> Diff:
             raise LogFormatError(integ.message or "cannot read", path=str(p), kind="unreadable")
         if not events and integ.status == "broken":  # not a log at all: nothing to compare
             raise LogFormatError(f"not a readable log: {integ.message}", path=str(p),
-                                 offset=integ.offset, kind=integ.kind or "damage")
+                                 offset=integ.offset, kind=integ.kind or "damage",
+                                 line=integ.record if integ.format == "jsonl" else None)
     seq, diffs, prefix = diff_events(ea, eb)
     i = None if seq is None else seq - log.FIRST_SEQ
     start = next((e for e in (*ea[:1], *eb[:1]) if isinstance(e, MatchStarted)), None)
