@@ -261,6 +261,13 @@ class JsonlReader:
                           "LF or CR LF)") if b"\r" in raw.rstrip(b"\r\n") else ""
                     raise self._error(f"line longer than {MAX_LINE} bytes{cr}", number, "limit")
                 text = raw.strip()
+                if text.startswith(b"#") and (lone := raw.rstrip(b"\r\n").find(b"\r")) >= 0:
+                    # lines ended by a CR alone after a comment read as one comment: every
+                    # event was skipped and the log said "not started"
+                    raise self._error(
+                        f"a comment line whose byte {lone} is a carriage return (CR) alone: JSON "
+                        "Lines end each line in LF or CR LF (convert the file's line ends)",
+                        number)
                 if not text or text.startswith(b"#"):
                     continue
                 if self.end is not None:
