@@ -1,0 +1,183 @@
+"""Fault probes of the CLI, round 38: house rules nested too deeply, a huge seq at the --step
+prompt, review --threshold out of range, where `show` places a JSON Lines log it cannot read, and
+JSON Lines whose lines end in a carriage return alone after a comment."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+JSONL = ROOT / "examples" / "golden" / "classic.jsonl"  # 18 events, seqs 0 to 17, one hand
+
+
+def _cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "cli", *args], cwd=ROOT, capture_output=True,
+                          text=True, timeout=60, input=stdin,
+                          stdin=subprocess.DEVNULL if stdin is None else None)
+
+
+def _one_error_line(done: subprocess.CompletedProcess[str], status: int) -> str:
+    assert done.returncode == status, (done.returncode, done.stderr)
+    assert "Traceback" not in done.stderr and "internal error" not in done.stderr
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1, lines
+    return lines[0]
+
+
+# -- 1. house rules nested too deeply ---------------------------------------------------------
+
+_DEEP = {
+    "arrays": "a = " + "[" * 100_000 + "]" * 100_000 + "\n",
+    "inline-tables": 'preset = "classic"\npoints = ' + "{b = " * 100_000 + "1"
+                     + "}" * 100_000 + "\n",
+}
+
+
+@pytest.mark.parametrize(("shape", "command"), [("arrays", ("rules", "show")),
+                                                ("inline-tables", ("rules", "show")),
+                                                ("arrays", ("simulate", "--rules"))])
+def test_house_rules_nested_too_deeply_are_one_line_and_exit_2(
+        tmp_path: Path, shape: str, command: tuple[str, ...]) -> None:
+    """Before: 'internal error: RecursionError: maximum recursion depth exceeded', exit 1."""
+    path = tmp_path / "deep.toml"
+    path.write_text(_DEEP[shape])
+    out = tmp_path / "out"
+    extra = ("-o", str(out)) if command[0] == "simulate" else ()
+    done = _cli(*command, str(path), *extra)
+    line = _one_error_line(done, 2)
+    assert done.stdout == ""
+    assert line == f"buraco-log: error: {path}: not a house-rules TOML file: nested too deeply"
+    assert not out.exists()
+
+
+# -- 2. a huge seq or hand at the --step prompt --------------------------------------------
+
+_PROMPT = re.compile(r"\[seq \d+/17\] n next, p previous, <seq> or h<hand> jump, q quit> ")
+
+
+def _step(keys: str) -> tuple[list[str], list[str]]:
+    """What the --step prompt said to each key (its lines between prompts), and the seqs its
+    prompts stood at."""
+    done = _cli("replay", str(JSONL), "--step", stdin=keys)
+    assert done.returncode == 0, done.stderr
+    said = [part.strip() for part in _PROMPT.split(done.stderr) if part.strip()]
+    return said, re.findall(r"\[seq (\d+)/17\]", done.stderr)
+
+
+def test_a_seq_or_hand_past_the_log_at_the_step_prompt_says_so() -> None:
+    """Before: a seq of more than 9 digits was "unknown key '99999999999999999999'"."""
+    keys = ["1000", "99999999999999999999", "-99999999999999999999", str(10**30), "9" * 4000,
+            "h99999999999999999999"]
+    said, _ = _step("".join(f"{k}\n" for k in keys) + "q\n")
+    assert said == [
+        "no seq 1000 (0 to 17)",  # as it was: the huge ones now say the same
+        "no seq 99999999999999999999 (0 to 17)",
+        "no seq -99999999999999999999 (0 to 17)",
+        "no seq 10000000000000000000... (0 to 17)",  # clipped: the line may hold 4,095 digits
+        "no seq 99999999999999999999... (0 to 17)",
+        "the log has no hand 99999999999999999999 (hands 0 to 0)"]
+
+
+def test_a_huge_seq_at_the_step_prompt_leaves_the_table_where_it_was() -> None:
+    said, seqs = _step("5\n99999999999999999999\nn\n" + "0" * 30 + "7\nq\n")
+    assert said == ["no seq 99999999999999999999 (0 to 17)"]
+    assert seqs == ["0", "5", "5", "6", "7"]  # n went on from 5; leading zeros are no digits
+
+
+# -- 3. review --threshold out of range ------------------------------------------------------
+
+@pytest.mark.parametrize(("value", "fmt"), [("nan", "text"), ("nan", "json"), ("inf", "text"),
+                                            ("-inf", "text"), ("-1", "json"), ("1e400", "text")])
+def test_review_threshold_out_of_range_names_the_option_and_the_range(
+        value: str, fmt: str) -> None:
+    """Before: nan and -inf said 'Input should be greater than or equal to 0', inf '--threshold:
+    inf is not a number of points'."""
+    done = _cli("review", str(JSONL), "--seat", "0", f"--threshold={value}", "-f", fmt)
+    line = _one_error_line(done, 2)
+    shown = {"1e400": "inf", "-1": "-1"}.get(value, value)
+    assert line == (f"buraco-log: error: --threshold {shown}: out of range; give hand points, "
+                    "a finite number 0 or more")
+    if fmt == "json":
+        assert json.loads(done.stdout)["error"]["exit_status"] == 2
+    else:
+        assert done.stdout == ""
+
+
+def test_review_threshold_minus_zero_is_zero() -> None:
+    done = _cli("review", str(JSONL), "--seat", "0", "--threshold=-0", "--budget", "2x2r0",
+                "-f", "json")
+    assert done.returncode == 0, done.stderr
+    assert '"threshold": 0.0' in done.stdout  # it said -0.0
+
+
+# -- 4. where `show` places a JSON Lines log it cannot read ---------------------------------
+
+@pytest.mark.parametrize("version", ["99", "0"])
+def test_show_places_a_bad_json_lines_version_where_verify_does(
+        tmp_path: Path, version: str) -> None:
+    """Before: show said 'byte 0' (a JSON Lines reader gives no offset), verify 'line 1, seq 0'."""
+    path = tmp_path / "newer.jsonl"
+    text = JSONL.read_text()
+    assert text.startswith('{"log": "buraco-log", "version": 2,')
+    path.write_text(text.replace('"version": 2', f'"version": {version}', 1))
+    shown = _one_error_line(_cli("show", str(path)), 2)
+    verified = _one_error_line(_cli("verify", str(path)), 2)
+    assert shown == verified
+    assert shown.startswith(f"buraco-log: error: {path}, line 1, seq 0: JSON Lines of event "
+                            f"format version {version}:"), shown
+    error = json.loads(_cli("show", "-f", "json", str(path)).stdout)["error"]
+    assert (error.get("offset"), error["line"], error["seq"]) == (None, 1, 0)  # not byte 0
+
+
+# -- 5. carriage returns alone --------------------------------------------------------------
+
+def _cr_only(tmp_path: Path, head: bytes) -> Path:
+    path = tmp_path / "old-mac.jsonl"
+    path.write_bytes((head + JSONL.read_bytes()).replace(b"\n", b"\r"))
+    return path
+
+
+@pytest.mark.parametrize("command", ["verify", "audit", "show"])
+def test_cr_line_ends_after_a_comment_are_named_not_a_match_not_started(
+        tmp_path: Path, command: str) -> None:
+    """Before: the comment swallowed every event: 'a match not started', exit 0."""
+    path = _cr_only(tmp_path, b"# exported on an old Mac\n")
+    done = _cli(command, str(path))
+    assert done.returncode == 1, done.stderr
+    assert "not started" not in done.stdout + done.stderr
+    said = (done.stdout if command == "audit" else done.stderr)
+    assert "line 1, seq 0" in said and (
+        "a comment line whose byte 24 is a carriage return (CR) alone: JSON Lines end each "
+        "line in LF or CR LF") in said, said
+
+
+def test_show_names_the_line_of_the_carriage_return_on_stderr(tmp_path: Path) -> None:
+    """Before: '{path}: broken: not a JSON line: ...' with no line and no byte."""
+    path = _cr_only(tmp_path, b"")
+    done = _cli("show", str(path))
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [
+        f"buraco-log: error: {path}, line 1, seq 0: broken: not a JSON line: byte 52 of the "
+        "line is a carriage return (CR) alone: JSON Lines end each line in LF or CR LF "
+        "(convert the file's line ends) (the summary covers the 0 events before it)"]
+
+
+def test_diff_names_the_line_of_a_json_lines_log_it_cannot_read(tmp_path: Path) -> None:
+    path = _cr_only(tmp_path, b"")
+    line = _one_error_line(_cli("diff", str(path), str(JSONL)), 1)
+    assert line.startswith(f"buraco-log: error: {path}, line 1: not a readable log: not a JSON "
+                           "line: byte 52 of the line is a carriage return (CR) alone"), line
+
+
+def test_a_comment_then_crlf_line_ends_are_still_read(tmp_path: Path) -> None:
+    path = tmp_path / "windows.jsonl"
+    path.write_bytes((b"# exported on Windows\n" + JSONL.read_bytes()).replace(b"\n", b"\r\n"))
+    done = _cli("verify", str(path))
+    assert done.returncode == 0, done.stderr
+    assert "18 events" in done.stdout
