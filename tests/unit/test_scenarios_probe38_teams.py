@@ -16,6 +16,7 @@ from __future__ import annotations
 import pytest
 
 from tests.scenario import Scenario, refused
+from tests.spec_points import spec_points
 
 MORTO_PRESETS = ("biriba", "bossa-nova", "thirteen", "thirteen-quick", "burraco", "mega",
                  "burako")
@@ -111,3 +112,30 @@ def test_six_players_three_partners_build_one_meld_and_the_first_goes_out() -> N
     s.end_hand("went_out", (205, -270))
     sc = s.state.results[0].scores
     assert (sc[0].hand_penalty, sc[1].hand_penalty, sc[0].relancinho) == (160, 270, 0)
+
+
+# -- three players, three sides ------------------------------------------------------------------
+
+def test_three_players_the_third_seats_going_out_voids_seat_0s_morto() -> None:
+    hands = {0: "3h 4h 5h 6h 7h 8h 9h Ks Kd Kc Th",
+             1: "Ah Ah 3s 4s 6d 8d Tc Tc 4h 6c 9h",  # 15+15+5+5+5+10+10+10+5+5+10 = 95
+             2: "Qh Qs Qd Jc Jd Js Jh 5c 5d 5s 5h"}
+    s = Scenario("biriba", 3, hands=hands, mortos={2: "Ac Ad As 9c 9d 9s 7c 7d 7s 7h 3c"},
+                 stock="Kh 8c Qc")
+    s.draw("Kh").meld("3h 4h 5h 6h 7h 8h 9h").meld("Ks Kd Kc Kh").discard("Th")
+    s.morto(direct=False)
+    s.pass_turn()
+    # Seat 2 lays twelve cards (its morto, directly) and the morto but the 3c: out at once.
+    s.draw("Qc").meld("Qh Qs Qd Qc").meld("Jc Jd Js Jh").meld("5c 5d 5s 5h").morto(direct=True)
+    s.meld("Ac Ad As").meld("9c 9d 9s").meld("7c 7d 7s 7h").discard("3c").go_out()
+    # Side 0: run 45 + kings 40, clean 200, relancinho 100; its morto voided (seat 2 is an
+    # opponent, seat 0 has not played since): -100 and its cards not counted: 285.
+    # Side 1: -95 - 100. Side 2: 40 + 40 + 20 + 45 + 30 + 20 = 195, going out 50 (biriba needs
+    # no canastra), relancinho 100 (noted once, at the morto): 345.
+    refused(s, "score.mismatch", ("side 0",), "end_hand", "went_out",
+            (385 - spec_points("biriba", s.hand(0)), -195, 345))  # as if the morto stood
+    refused(s, "score.mismatch", ("side 2",), "end_hand", "went_out", (285, -195, 445))
+    s.end_hand("went_out", (285, -195, 345))
+    sc = s.state.results[0].scores
+    assert [x.relancinho for x in sc] == [100, 0, 100]
+    assert [x.morto_penalty for x in sc] == [100, 100, 0]
