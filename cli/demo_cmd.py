@@ -30,6 +30,7 @@ from cli.common import (
 )
 from cli.dispute_cmd import render_summary, render_verdict
 from cli.rules_cmd import load_rules
+from cli.safetext import terminal_safe
 from cli.simulate_cmd import check_players
 
 
@@ -52,6 +53,12 @@ def next_steps(path: Path) -> list[str]:
         f"buraco-log audit {path}",
         f"buraco-log convert {path} -o {path.with_suffix('.jsonl')}",
     ]
+
+
+def _say(line: str = "") -> None:
+    """A line of the demo's story: the path is the user's and names come from the rules file,
+    so either may hold terminal controls."""
+    typer.echo(terminal_safe(line))
 
 
 @guarded
@@ -97,19 +104,19 @@ def demo(
                    "events": len(events), "summary": summary, "audit": verdict,
                    "next": next_steps(path)})
     else:
-        typer.echo(f"Simulated a {players}-player {r.name} match with heuristic bots and "
-                   f"provably fair deals ({len(events)} events), wrote it to {path}, then "
-                   "replayed and audited every move.")
-        typer.echo("")
+        _say(f"Simulated a {players}-player {r.name} match with heuristic bots and provably "
+             f"fair deals ({len(events)} events), wrote it to {path}, then replayed and "
+             "audited every move.")
+        _say()
         for line in render_summary(summary):
-            typer.echo(line)
-        typer.echo("")
+            _say(line)
+        _say()
         for line in render_verdict(verdict):
-            typer.echo(line)
-        typer.echo("")
-        typer.echo(f"The log is kept at {path}. Try next:")
+            _say(line)
+        _say()
+        _say(f"The log is kept at {path}. Try next:")
         for line in next_steps(path):
-            typer.echo(f"  {line}")
+            _say(f"  {line}")
     if not verdict.ok:
         raise typer.Exit(EXIT_FINDINGS)
 

@@ -12,6 +12,7 @@ from typing import Annotated
 import typer
 
 from cli.common import CONTEXT, EXIT_USAGE, Format, emit_json, fail, guarded
+from cli.safetext import terminal_safe
 
 PASSPHRASE_ENV = "BURACO_LOG_KEY_PASSPHRASE"
 
@@ -139,9 +140,9 @@ def new(
     if format is Format.json:
         emit_json(files)
         return
-    typer.echo(f"key {files.key_id}: private {files.private} (mode 0600"
-               + (", encrypted" if files.encrypted else ", NOT encrypted") + f"), public "
-               f"{files.public}")
+    typer.echo(terminal_safe(f"key {files.key_id}: private {files.private} (mode 0600"
+                             + (", encrypted" if files.encrypted else ", NOT encrypted")
+                             + f"), public {files.public}"))
 
 
 def register(root: typer.Typer) -> None:

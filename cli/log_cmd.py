@@ -24,6 +24,7 @@ from buraco_log import events as ev
 from buraco_log.errors import LogFormatError, ReplayError
 from buraco_log.outpaths import rename_target, written_in_place
 from cli.common import EXIT_USAGE, STDIN, Format, emit_json, fail, guarded
+from cli.safetext import terminal_safe
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -182,7 +183,7 @@ def _convert(source: Path, output: Path, to: Target, validate: bool, overwrite: 
         emit_json({"path": str(output), "form": to.value, "events": info.events,
                    "head": info.head})
     else:
-        typer.echo(f"{output}: {_events(info.events)}, head {info.head}")
+        typer.echo(terminal_safe(f"{output}: {_events(info.events)}, head {info.head}"))
 
 
 FIFO_WAIT: float = 10.0
@@ -260,10 +261,11 @@ def schema(
         names = schemafile.stale(directory)
         if names:
             raise fail(f"{directory}: out of date: {', '.join(names)} (run `{schemafile.COMMAND}`)")
-        typer.echo(f"{directory}: up to date")
+        typer.echo(terminal_safe(f"{directory}: up to date"))
         return
     changed = schemafile.write(directory)
-    typer.echo(f"{directory}: {'wrote ' + ', '.join(changed) if changed else 'up to date'}")
+    typer.echo(terminal_safe(
+        f"{directory}: {'wrote ' + ', '.join(changed) if changed else 'up to date'}"))
 
 
 def _in_place(path: Path, command: str, as_json: bool) -> None:
@@ -332,7 +334,7 @@ def seal(path: InPlaceArg, format: FormatOpt = Format.table) -> None:
     if format is Format.json:
         emit_json(result)
     else:
-        typer.echo(message)
+        typer.echo(terminal_safe(message))  # the path is the user's: it may hold controls
 
 
 @guarded
@@ -387,7 +389,7 @@ def repair(
     if as_json:
         emit_json(result)
     else:
-        typer.echo(message)
+        typer.echo(terminal_safe(message))  # the path is the user's: it may hold controls
 
 
 @guarded
@@ -411,8 +413,9 @@ def verify(
         if format is Format.json:
             emit_json({**msgspec.to_builtins(info), "not_started": True})
         else:
-            typer.echo(f"{path}: NOT STARTED: no whole header ({info.torn.reason}) and no "
-                       "event: a match that never received an event; delete the file")
+            typer.echo(terminal_safe(f"{path}: NOT STARTED: no whole header "
+                                     f"({info.torn.reason}) and no event: a match that never "
+                                     "received an event; delete the file"))
         return
     if info.torn is not None:  # an error like damage: one line on stderr, stdout empty
         advice = ("no event is intact: delete the file" if info.torn.offset < log.HEADER_SIZE
@@ -432,10 +435,10 @@ def verify(
                  else "unsealed (no integrity chain; `buraco-log seal`)")
         # a header alone (or an empty JSON Lines file) is whole, and still no match yet
         empty = " (a match not started)" if not_started else ""
-        typer.echo(
+        typer.echo(terminal_safe(
             f"{path}: {_events(info.events)} in {_plural(info.segments, 'record')}{empty}, "
             f"{state}, format version {info.version}, head {info.head}"
-        )
+        ))
 
 
 def _plural(n: int, word: str) -> str:

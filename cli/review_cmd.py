@@ -122,8 +122,10 @@ def review(
                    as_json=js)
     if integ.status == "unreadable" or not events:
         what = f" ({integ.message})" if integ.message else ""
-        raise fail(f"{path}, byte {integ.offset or 0}: not a log: no event could be read{what}",
-                   EXIT_USAGE, as_json=js)
+        # a FIFO or device was never opened: no byte of it was read to name
+        place = "" if integ.status == "unreadable" else f", byte {integ.offset or 0}"
+        raise fail(f"{path}{place}: not a log: no event could be read{what}", EXIT_USAGE,
+                   as_json=js)
     damaged = integ.status in ("broken", "torn")
     if damaged and not partial:
         raise fail(f"{path}: the log is damaged at {_where(integ, path)} ({integ.kind}: "
@@ -180,15 +182,15 @@ def review(
         from buraco_log.view import write_page
 
         write_page(target, text)
-        typer.echo(f"wrote {target} ({result.decisions} decisions, {result.mistakes} "
-                   "mistakes)", err=True)
+        typer.echo(terminal_safe(f"wrote {target} ({result.decisions} decisions, "
+                                 f"{result.mistakes} mistakes)"), err=True)
     # --partial: the review of what could be read, and a note of where it stops.
     if result.note:
         typer.echo(terminal_safe(f"buraco-log: note: {path}: {result.note}"), err=True)
     if damaged:
-        typer.echo(f"buraco-log: note: {path}: the log is damaged at {_where(integ, path)} "
-                   f"({integ.kind}): the review covers the {len(events)} events read intact",
-                   err=True)
+        typer.echo(terminal_safe(f"buraco-log: note: {path}: the log is damaged at "
+                                 f"{_where(integ, path)} ({integ.kind}): the review covers "
+                                 f"the {len(events)} events read intact"), err=True)
 
 
 def _where(integ: Integrity, path: Path) -> str:

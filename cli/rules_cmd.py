@@ -14,6 +14,7 @@ from buraco_log.errors import RulesError
 from buraco_log.knobs import describe, did_you_mean
 from buraco_log.rules import PRESET_SOURCES, PRESETS, Rules, load_toml, preset
 from cli.common import CONTEXT, EXIT_USAGE, Format, emit_json, fail, guarded
+from cli.safetext import terminal_safe
 
 app = typer.Typer(help="The rules presets and house rules.",
                   context_settings=CONTEXT)
@@ -139,4 +140,6 @@ def show(
     width = max(len(knob) for knob, _ in rows)
     value_width = min(24, max(len(value) for _, value in rows))
     for knob, value in rows:
-        typer.echo(f"{knob:<{width}}  {value:<{value_width}}  {describe(knob)}".rstrip())
+        # a house-rules file's name is anyone's text: never terminal controls
+        typer.echo(terminal_safe(f"{knob:<{width}}  {value:<{value_width}}  "
+                                 f"{describe(knob)}".rstrip()))

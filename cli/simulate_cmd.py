@@ -21,6 +21,7 @@ from buraco_log.simulate import (
 )
 from cli.common import EXIT_USAGE, Format, emit_json, fail, guarded
 from cli.rules_cmd import load_rules
+from cli.safetext import terminal_safe
 
 MAX_MATCHES = 1_000_000
 """Most matches one run makes (days of work): a larger count is a typo, refused at once
@@ -137,7 +138,8 @@ def simulate(
     if format is Format.json:
         emit_json(report)
         return
-    typer.echo(f"{report['matches']} matches of {r.name}, {players} players, written to {out}")
+    typer.echo(terminal_safe(f"{report['matches']} matches of {r.name}, {players} players, "
+                            f"written to {out}"))
     typer.echo(
         f"events {report['events']:,}  hands {report['hands']:,}  "
         f"({report['events_per_second']:,.0f} events/s, "

@@ -119,7 +119,8 @@ def view(
         if target.is_dir():
             raise fail(f"{target}: is a directory; name the page's file", EXIT_USAGE)
         write_page(target, html)
-        typer.echo(f"wrote {target} ({len(html.encode('utf-8')):,} bytes)", err=True)
+        typer.echo(terminal_safe(f"wrote {target} ({len(html.encode('utf-8')):,} bytes)"),
+                   err=True)
         if open_:
             open_page(target)
     if page.banners:  # the page is written, but the log has a finding: exit 1, as `show`,
@@ -208,6 +209,6 @@ def audit_html(html: Path | None, log: Path, verdict: _Verdict) -> None:
     try:
         page = write_audit_page(html, log, verdict.findings)
     except BuracoLogError as exc:  # nothing of the log could be read: no table to draw
-        typer.echo(f"buraco-log: note: {log}: no page written ({exc})", err=True)
+        typer.echo(terminal_safe(f"buraco-log: note: {log}: no page written ({exc})"), err=True)
         return
-    typer.echo(f"wrote {html} (opens at seq {page.start})", err=True)
+    typer.echo(terminal_safe(f"wrote {html} (opens at seq {page.start})"), err=True)

@@ -5,6 +5,7 @@ JSON Lines whose lines end in a carriage return alone after a comment."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -181,3 +182,44 @@ def test_a_comment_then_crlf_line_ends_are_still_read(tmp_path: Path) -> None:
     done = _cli("verify", str(path))
     assert done.returncode == 0, done.stderr
     assert "18 events" in done.stdout
+
+
+# -- a path or a house-rules name holding controls, on stdout ------------------------------
+
+_HOSTILE = "a\x1b]0;pwned\x07\nforged"  # sets a terminal's title, then forges a second line
+_SHOWN = "a\\x1b]0;pwned\\x07\\x0aforged"
+
+
+@pytest.mark.parametrize("command", [("verify", "{log}"), ("seal", "{log}"),
+                                     ("convert", "{log}", "-o", "{log}.jsonl")])
+def test_a_path_holding_controls_is_escaped_on_stdout(
+        tmp_path: Path, command: tuple[str, ...]) -> None:
+    """Before: the path was printed as it is (click strips ANSI only when stdout is not a
+    terminal; a newline forged a line even then), where every error escapes it."""
+    log = tmp_path / f"{_HOSTILE}.blog"
+    log.write_bytes((ROOT / "examples" / "format" / "v2.blog").read_bytes())
+    done = _cli(*(a.format(log=log) for a in command))
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert len(lines) == 1 and f"{tmp_path}/{_SHOWN}.blog" in lines[0], lines
+    assert "\x1b" not in done.stdout and "\x07" not in done.stdout
+
+
+def test_a_house_rules_name_holding_controls_is_escaped(tmp_path: Path) -> None:
+    rules = tmp_path / "house.toml"
+    rules.write_text('preset = "classic"\nname = "a\\u001b]0;pwned\\u0007\\nforged"\n')
+    shown = _cli("rules", "show", str(rules))
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.splitlines()[0].split()[:2] == ["name", _SHOWN]
+    made = _cli("simulate", "--rules", str(rules), "-o", str(tmp_path / "sim"))
+    assert made.returncode == 0, made.stderr
+    assert made.stdout.splitlines()[0].startswith(f"1 matches of {_SHOWN}, 2 players")
+
+
+def test_review_of_a_fifo_names_no_byte(tmp_path: Path) -> None:
+    """Before: 'pipe.blog, byte 0: not a log: ...' of a FIFO it never opened."""
+    pipe = tmp_path / "pipe.blog"
+    os.mkfifo(pipe)
+    line = _one_error_line(_cli("review", str(pipe), "--seat", "0"), 2)
+    assert line == (f"buraco-log: error: {pipe}: not a log: no event could be read (not a "
+                    "regular file (a FIFO): skipped, never opened)")
