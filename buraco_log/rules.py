@@ -291,6 +291,13 @@ def _read_house_rules(path: Path) -> bytes:
     return data
 
 
+def _toml_type(value: object) -> str:
+    """What TOML calls a value's type, for a message about the file."""
+    names = {bool: "boolean", int: "integer", float: "float", list: "array", dict: "table"}
+    return next((name for kind, name in names.items() if isinstance(value, kind)),
+                "date or time")
+
+
 def load_toml(path: str | Path) -> Rules:
     """House rules from TOML: ``preset = "biriba"`` plus any fields, ``[points]``, ``[bonuses]``."""
     p = Path(path)
@@ -303,6 +310,13 @@ def load_toml(path: str | Path) -> Rules:
     base = data.pop("preset", None)
     if base is None:
         raise RulesError("preset", "house rules must name the preset they start from", str(p))
+    if not isinstance(base, str):  # preset = 5 was "rules field 'name': unknown preset '5'"
+        raise RulesError("preset", f"a preset's name in quotes, not a TOML "
+                         f"{_toml_type(base)}", str(p))
+    try:
+        preset(base)
+    except RulesError as exc:  # the file's key is `preset`: not the rules' field `name`
+        raise RulesError("preset", exc.detail, str(p)) from None
     if "name" not in data:
         data["name"] = f"{base}+{p.stem}"
     try:

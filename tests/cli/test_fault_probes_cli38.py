@@ -223,3 +223,18 @@ def test_review_of_a_fifo_names_no_byte(tmp_path: Path) -> None:
     line = _one_error_line(_cli("review", str(pipe), "--seat", "0"), 2)
     assert line == (f"buraco-log: error: {pipe}: not a log: no event could be read (not a "
                     "regular file (a FIFO): skipped, never opened)")
+
+
+@pytest.mark.parametrize(("value", "said"), [
+    ("5", "a preset's name in quotes, not a TOML integer"),
+    ('["classic"]', "a preset's name in quotes, not a TOML array"),
+    ("1979-05-27", "a preset's name in quotes, not a TOML date or time"),
+    ('"Classic"', "unknown preset 'Classic' (known: classic, "),
+])
+def test_a_house_rules_preset_that_is_no_preset_name_is_the_preset_key_at_fault(
+        tmp_path: Path, value: str, said: str) -> None:
+    """Before: "rules field 'name': unknown preset '5'" (and "['classic']" for an array)."""
+    path = tmp_path / "house.toml"
+    path.write_text(f"preset = {value}\n")
+    line = _one_error_line(_cli("rules", "show", str(path)), 2)
+    assert line.startswith(f"buraco-log: error: {path}: rules field 'preset': {said}"), line

@@ -110,7 +110,7 @@ def test_house_rules_load_from_toml(tmp_path: Path) -> None:
     for body, field in (('preset = "biriba"\ntarget_score = "x"\n', "target_score"),
                         ('preset = "biriba"\nhand_size = 0\n', "hand_size"),
                         ('preset = "biriba"\nfoo = 3\n', "foo"),
-                        ('preset = "nope"\n', "name")):
+                        ('preset = "nope"\n', "preset")):
         f.write_text(body)
         with pytest.raises(RulesError, match=f"^{f}: rules field") as info:
             load_toml(f)
