@@ -239,6 +239,16 @@ def decode_many(data: bytes) -> list[AnyEvent]:
     return _list_decoder.decode(data)
 
 
+def from_record(record: Any) -> AnyEvent:
+    """A decoded record (``[tag, field, ...]``) as its typed event. Converting to the tagged
+    class itself is about 50 times faster than to the union :data:`AnyEvent` (msgspec builds the
+    union's type information on every call); an unknown tag, or no tag, goes through the union
+    for its error message."""
+    cls = TAGS.get(record[0]) if isinstance(record, list) and record and isinstance(
+        record[0], str) else None
+    return msgspec.convert(record, cls if cls is not None else AnyEvent)  # type: ignore[return-value]
+
+
 def to_dict(event: Event) -> dict[str, Any]:
     """The readable object form (tag ``t`` first), used by JSON Lines and ``--format json``."""
     out: dict[str, Any] = {"t": tag_of(event)}
@@ -287,7 +297,7 @@ def from_dict(data: dict[str, Any]) -> AnyEvent:
                        if defaults[name].default is not msgspec.NODEFAULT
                        else defaults[name].default_factory())
     try:
-        event: AnyEvent = msgspec.convert(row, AnyEvent)
+        event = from_record(row)
     except msgspec.ValidationError as exc:
         raise msgspec.ValidationError(name_field(tag, str(exc))) from None
     return event

@@ -25,7 +25,7 @@ import fcntl
 import json
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import IO, Any, Literal
 
 import msgspec
@@ -129,6 +129,31 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
                 raise _DuplicateKey(key)
             seen.add(key)
     return out
+
+
+_KEY_END = re.compile(rb'"\s*:')  # how every key ends (and, rarely, some text in a string)
+
+
+def _keys_in(value: Any) -> int:
+    """How many keys the decoded objects of ``value`` hold, nested ones included."""
+    items: Iterable[Any]
+    if isinstance(value, dict):
+        count, items = len(value), value.values()
+    elif isinstance(value, list):
+        count, items = 0, value
+    else:
+        return 0
+    for item in items:  # a loop, not sum(): this runs on every line read
+        if isinstance(item, (dict, list)):
+            count += _keys_in(item)
+    return count
+
+
+def may_repeat_a_key(text: bytes, obj: Any) -> bool:
+    """False when ``text`` cannot hold a repeated key: every key written ends in a quote and a
+    colon, so a line with as many of those as its decoded objects have keys lost none to a
+    repeat. A quote and colon inside a string only sends the line to the slow, exact check."""
+    return len(_KEY_END.findall(text)) != _keys_in(obj)
 
 
 def _duplicate_key(text: bytes) -> str | None:
@@ -292,7 +317,7 @@ class JsonlReader:
                                       number) from None
                 if not isinstance(obj, dict):
                     raise self._error("a line must be a JSON object", number)
-                if (duplicate := _duplicate_key(text)) is not None:
+                if may_repeat_a_key(text, obj) and (duplicate := _duplicate_key(text)) is not None:
                     raise self._error(
                         f"duplicate key {duplicate!r}: JSON parsers disagree on which value "
                         "counts, so the line is refused",

@@ -958,7 +958,7 @@ def _decode_items(
         if (where := _record_out_of_range(record)) is not None:
             raise LogFormatError(where, path=path, offset=offset, seq=seq, kind="range")
         try:
-            event = msgspec.convert(ev.upcast(record, version), ev.AnyEvent)
+            event = ev.from_record(ev.upcast(record, version))
         except msgspec.MsgspecError as exc:
             raise LogFormatError(
                 describe_bad_record(record, exc), path=path, offset=offset, seq=seq, kind="unknown"

@@ -492,3 +492,27 @@ def test_a_huge_integer_among_many_events_of_one_record_is_found_and_its_seq_nam
     with pytest.raises(LogFormatError) as exc:
         log.read_events(file)
     assert exc.value.kind == "range" and exc.value.seq == k and "'at'" in str(exc.value)
+
+
+@pytest.mark.parametrize(
+    "line, key",
+    [  # a quote and colon inside a string must not hide a repeat from the quick count
+        ('{"t": "dr", "seat": 0, "card": "7h", "note": "a\\":b", "seat": 1}', "seat"),
+        ('{"t": "dr", "seat" : 0, "card": "7h", "seat"\t:\t1}', "seat"),
+        ('{"t": "dr", "seat": 0, "card": "7h", "note": "x", "note": "\\u0022:"}', "note"),
+    ],
+)
+def test_a_repeat_is_found_whatever_else_the_line_holds(tmp_path: Path, line: str,
+                                                        key: str) -> None:
+    path = tmp_path / "dup.jsonl"
+    path.write_text(line + "\n")
+    with pytest.raises(LogFormatError) as exc:
+        jsonl.read_jsonl(path)
+    assert f"duplicate key {key!r}" in str(exc.value)
+
+
+def test_a_note_holding_quotes_and_colons_is_read_as_written(tmp_path: Path) -> None:
+    path = tmp_path / "note.jsonl"
+    path.write_text('{"t": "dr", "seat": 0, "card": "7h", "note": "\\"a\\": \\"b\\":"}\n')
+    (event,) = jsonl.read_jsonl(path)
+    assert event.note == '"a": "b":'
