@@ -237,7 +237,7 @@ def main() -> None:
     )
     # The readable form: the same matches as JSON Lines, read with every check.
     texts = [root / f"v{i}.jsonl" for i in range(args.matches)]
-    for src, dst in zip(paths, texts):
+    for src, dst in zip(paths, texts, strict=True):
         jsonl.binary_to_jsonl(src, dst)
 
     def read_jsonl() -> None:
