@@ -68,7 +68,7 @@ def demo(
         autocompletion=lambda: list(PRESETS))] = "biriba",
     players: Annotated[int, typer.Option("--players", help="Number of players.")] = 4,
     seed: Annotated[str, typer.Option("--seed", help="Seed of the simulated match.")] = "demo",
-    out: Annotated[Path | None, typer.Option(
+    output: Annotated[str | None, typer.Option(
         "--output", "--out", "-o", metavar="FILE",
         help="Write the log here (default: demo-RULES-Np.blog in the current directory, "
              "never replacing a file).")] = None,
@@ -82,6 +82,9 @@ def demo(
     js = format is Format.json
     r = load_rules(rules, option="--rules", as_json=js)
     check_players(r, players, as_json=js)
+    if output == "":  # an unset variable: Path("") is ".", and it said ".: is a directory"
+        raise fail("--output '': an empty name; name the log's file", EXIT_USAGE, as_json=js)
+    out = Path(output) if output is not None else None
     if out is not None:
         if str(out) == "-":  # the report is on stdout: the log needs a file of its own
             raise fail("--output -: the demo prints its report on standard output; name a file "

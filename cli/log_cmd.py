@@ -69,8 +69,9 @@ FormatOpt = Annotated[Format, typer.Option("--format", "-f",
 @_terminable
 def convert(
     source: LogArg,
-    output: Annotated[Path, typer.Option(
-        "--output", "-o", help="The new file ('-': standard output).", show_default=False)],
+    new_file: Annotated[str, typer.Option(
+        "--output", "-o", metavar="PATH", help="The new file ('-': standard output).",
+        show_default=False)],
     to: Annotated[Target | None, typer.Option(
         "--to", help="The form to write (default: by the new file's name, .jsonl or .blog; "
         "for '-', the other form of the source).", show_default=False)] = None,
@@ -86,6 +87,10 @@ def convert(
     The source's form is read from its first bytes; the new file is written whole (a temporary
     file renamed into place), so a failed conversion leaves nothing behind."""
     as_json = format is Format.json
+    if not new_file:  # an unset variable: Path("") is ".", said to be "neither .jsonl nor .blog"
+        raise fail("--output '': an empty name; name the new file (or '-' for standard output)",
+                   EXIT_USAGE, as_json=as_json)
+    output = Path(new_file)
     source_form = _form_of(source)
     if source_form == "binary" and (short := _short_log(source)) is not None:
         _refuse_not_started(source, short, "convert", as_json)  # before any output is made

@@ -87,6 +87,9 @@ def view(
         raise fail(f"{path}: no such file", EXIT_USAGE)
     if path.is_dir():
         raise fail(f"{path}: is a directory, not a log", EXIT_USAGE)
+    if output == "":  # an unset variable: it said ".: is a directory; name the page's file"
+        raise fail("--output '': an empty name; name the page's file (or '-' for stdout)",
+                   EXIT_USAGE)
     if output == "-" and open_:
         raise fail("--open needs a file to open; it cannot go with -o -", EXIT_USAGE)
     if output is None and from_stdin(path):  # beside a temporary file: lost at once

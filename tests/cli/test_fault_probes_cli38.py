@@ -238,3 +238,21 @@ def test_a_house_rules_preset_that_is_no_preset_name_is_the_preset_key_at_fault(
     path.write_text(f"preset = {value}\n")
     line = _one_error_line(_cli("rules", "show", str(path)), 2)
     assert line.startswith(f"buraco-log: error: {path}: rules field 'preset': {said}"), line
+
+
+@pytest.mark.parametrize(("command", "said"), [
+    (("demo",), "name the log's file"),
+    (("view", str(JSONL)), "name the page's file (or '-' for stdout)"),
+    (("convert", str(JSONL)), "name the new file (or '-' for standard output)"),
+    (("convert", str(JSONL), "--to", "binary"), "name the new file (or '-' for standard "
+                                                 "output)"),
+])
+def test_an_empty_output_name_is_said_to_be_empty(tmp_path: Path, command: tuple[str, ...],
+                                                  said: str) -> None:
+    """Before: `-o "$UNSET"` was Path(""), that is ".": '.: is a directory; name the log's file',
+    or '.: say --to jsonl or --to binary', as simulate and review already said better."""
+    done = subprocess.run([sys.executable, "-m", "cli", *command, "-o", ""], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert _one_error_line(done, 2) == f"buraco-log: error: --output '': an empty name; {said}"
+    assert list(tmp_path.iterdir()) == []
