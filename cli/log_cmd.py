@@ -23,7 +23,7 @@ from buraco_log import audit, jsonl, log, schemafile
 from buraco_log import events as ev
 from buraco_log.errors import LogFormatError, ReplayError
 from buraco_log.outpaths import rename_target, written_in_place
-from cli.common import EXIT_USAGE, STDIN, Format, emit_json, fail, guarded
+from cli.common import EXIT_USAGE, STDIN, Format, emit_json, fail, from_stdin, guarded
 from cli.safetext import terminal_safe
 
 P = ParamSpec("P")
@@ -286,8 +286,10 @@ def _refuse_not_started(path: Path, info: log.LogInfo, nothing_to: str, as_json:
     There is nothing to convert, seal or repair, and nothing is written. (It said "torn tail
     ... no event is intact", exit 1, or "the file header itself is incomplete", exit 1.)"""
     if info.torn is not None and audit.log_not_started(info):
+        # standard input is no file to delete
+        advice = "" if from_stdin(path) else "; delete the file"
         raise fail(f"{path}: a match not started (no whole header and no event): nothing to "
-                   f"{nothing_to}; delete the file", EXIT_USAGE, as_json=as_json)
+                   f"{nothing_to}{advice}", EXIT_USAGE, as_json=as_json)
 
 
 def _short_log(path: Path) -> log.LogInfo | None:
@@ -418,9 +420,10 @@ def verify(
         if format is Format.json:
             emit_json({**msgspec.to_builtins(info), "not_started": True})
         else:
+            advice = "" if from_stdin(path) else "; delete the file"
             typer.echo(terminal_safe(f"{path}: NOT STARTED: no whole header "
                                      f"({info.torn.reason}) and no event: a match that never "
-                                     "received an event; delete the file"))
+                                     f"received an event{advice}"))
         return
     if info.torn is not None:  # an error like damage: one line on stderr, stdout empty
         advice = ("no event is intact: delete the file" if info.torn.offset < log.HEADER_SIZE

@@ -256,3 +256,16 @@ def test_an_empty_output_name_is_said_to_be_empty(tmp_path: Path, command: tuple
                           env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert _one_error_line(done, 2) == f"buraco-log: error: --output '': an empty name; {said}"
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("command", [("verify", "-"), ("convert", "-", "-o", "{out}")])
+def test_a_match_not_started_on_standard_input_is_no_file_to_delete(
+        tmp_path: Path, command: tuple[str, ...]) -> None:
+    """Before: '<stdin>: ... a match that never received an event; delete the file'."""
+    out = tmp_path / "out.jsonl"
+    done = subprocess.run([sys.executable, "-m", "cli", *(a.format(out=out) for a in command)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=60, input="")
+    said = done.stdout + done.stderr
+    assert "<stdin>: " in said and ("NOT STARTED" in said or "a match not started" in said)
+    assert "delete the file" not in said, said
+    assert not out.exists()
