@@ -477,6 +477,10 @@ def replay(
         raise fail("--turn needs --hand", EXIT_USAGE, as_json=js)
     if step and ignore_integrity:
         raise fail("--step does not combine with --ignore-integrity", EXIT_USAGE, as_json=js)
+    if step and from_stdin(path):  # the log used up standard input: the prompt read no key
+        # and quit at once, silently
+        raise fail("--step reads its keys from standard input, which holds the log: give the "
+                   "log's path", EXIT_USAGE, as_json=js)
     if step and js:  # a table per key press: several documents, no longer one JSON
         raise fail("--step is for people and does not combine with --format json; ask for "
                    "each seq with --at N -f json", EXIT_USAGE, as_json=js)

@@ -269,3 +269,14 @@ def test_a_match_not_started_on_standard_input_is_no_file_to_delete(
     assert "<stdin>: " in said and ("NOT STARTED" in said or "a match not started" in said)
     assert "delete the file" not in said, said
     assert not out.exists()
+
+
+def test_step_through_a_log_read_from_standard_input_is_refused() -> None:
+    """Before: the log used up standard input, so the prompt read no key and quit at once,
+    exit 0, after one table."""
+    done = subprocess.run([sys.executable, "-m", "cli", "replay", "-", "--step"], cwd=ROOT,
+                          capture_output=True, timeout=60, input=JSONL.read_bytes())
+    assert done.returncode == 2 and done.stdout == b""
+    assert done.stderr.decode().splitlines() == [
+        "buraco-log: error: --step reads its keys from standard input, which holds the log: "
+        "give the log's path"]
