@@ -259,6 +259,8 @@ def check_sql(sql: str) -> None:
     if len(statements) != 1:
         raise ArchiveError(f"query: exactly one statement is allowed, got {len(statements)}")
     kind = _kind(statements[0])
+    if kind == "LOAD":  # DuckDB gives INSTALL the type of LOAD: say the word the user wrote
+        kind = _install_or_load(statements[0].query)
     if kind == "EXPLAIN":
         for inner in _explained(statements[0].query):
             if inner != "SELECT":
@@ -275,6 +277,22 @@ def _kind(statement: duckdb.Statement) -> str:
         return statement.type.name
     except ValueError:
         return "UNKNOWN"
+
+
+def _install_or_load(text: str) -> str:
+    """``INSTALL``, ``FORCE INSTALL`` or ``LOAD``: the words before the extension's name of a
+    statement DuckDB types as LOAD (it types all three so)."""
+    words = []
+    for off, kind in duckdb.tokenize(text):
+        if kind == duckdb.token_type.comment:
+            continue
+        word = text[off:].split(None, 1)[0].upper() if text[off:].strip() else ""
+        if word not in ("FORCE", "INSTALL", "LOAD"):
+            break
+        words.append(word)
+        if word != "FORCE":
+            break
+    return " ".join(words) if words and words[-1] != "FORCE" else "LOAD"
 
 
 _EXPLAIN_WORDS = ("ANALYZE", "ANALYSE", "VERBOSE")
@@ -316,7 +334,8 @@ def _explained(text: str) -> list[str]:
             inner = duckdb.extract_statements(reading)
         except duckdb.Error:
             continue
-        kinds.append(_kind(inner[0]) if len(inner) == 1 else "MULTI")
+        name = _kind(inner[0]) if len(inner) == 1 else "MULTI"
+        kinds.append(_install_or_load(inner[0].query) if name == "LOAD" else name)
     return kinds or ["UNPARSED"]
 
 
