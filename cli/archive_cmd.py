@@ -151,53 +151,77 @@ def ingest(
             raise fail(f"{s}: no such file or directory", EXIT_USAGE,
                        as_json=format is Format.json)
     settings = spark_options(engine, master, conf)
-    terminated: list[int] = []
     if engine is Engine.spark:
         report = archive_spark.ingest([str(s) for s in sources], str(archive_dir),
                                       archive_spark.master_or(master, jobs or None), settings,
                                       require_commitment)
-    else:
-        with _terminate_as_interrupt() as met:
-            try:
-                report = _ingest_with_progress([str(s) for s in sources], str(archive_dir),
-                                               jobs or _jobs_default(), require_commitment)
-            except KeyboardInterrupt:  # before anything was checked (the lock, a clean-up)
-                if not met:
-                    raise
-                raise fail("terminated (SIGTERM): nothing was committed; run the same "
-                           "command again", EXIT_TERMINATED) from None
-        terminated = met
+        _say_ingested(report, format)
+        _ingest_exit(report, [])
+    # The SIGTERM handler stays on until the process exits: at its default action, a SIGTERM
+    # that came while the summary was printed killed the process without a word.
+    with _terminate_as_interrupt() as met:
+        try:
+            report = _ingest_with_progress([str(s) for s in sources], str(archive_dir),
+                                           jobs or _jobs_default(), require_commitment)
+        except KeyboardInterrupt:  # before anything was checked (the lock, a clean-up)
+            if not met:
+                raise
+            raise fail("terminated (SIGTERM): nothing was committed; run the same "
+                       "command again", EXIT_TERMINATED) from None
+        try:
+            _say_ingested(report, format)
+        except KeyboardInterrupt:  # the run is over and committed: only its summary is cut
+            how = "terminated (SIGTERM)" if met else "interrupted"
+            done = ("what was checked is committed; run the same command again to check "
+                    "the rest" if report.interrupted else "every log of the run is checked "
+                    "and committed, nothing is left to do")
+            typer.echo(f"buraco-log: {how} while the summary was written: {done} (the "
+                       "summary on stdout may be cut short)", err=True)
+            _end(EXIT_TERMINATED if met else 130)
+        _ingest_exit(report, met)
+
+
+def _say_ingested(report: archive.IngestReport, format: Format) -> None:
+    """The ingest summary on stdout (and its refused logs)."""
     if format is Format.json:
         emit_json(report)
-    else:
-        rate = report.events / report.seconds if report.seconds else 0.0
-        workers = f"{report.jobs} job{'s' if report.jobs != 1 else ''}"
-        typer.echo(f"{_n(report.files, 'log')}: {_n(report.added, 'match')} added "
-                   f"({_n(report.events, 'event')}, {rate:,.0f} events/s with {workers}), "
-                   f"{report.already_stored:,} already stored, "
-                   f"{_n(report.duplicates, 'duplicate')}, "
-                   f"{report.known_errors:,} refused before, {len(report.errors):,} refused now"
-                   + ("; deals must be committed (the archive's require_commitment)"
-                      if report.require_commitment else ""))
-        for e in report.errors:
-            where = f" seq {e.seq}" if e.seq is not None else ""
-            typer.echo(terminal_safe(f"refused: {e.path}:{where} [{e.rule}] {e.message}"))
-        if report.recovered:
-            typer.echo(f"cleaned up after an interrupted ingest: {len(report.recovered)} "
-                       "uncommitted file(s)")
+        return
+    rate = report.events / report.seconds if report.seconds else 0.0
+    workers = f"{report.jobs} job{'s' if report.jobs != 1 else ''}"
+    typer.echo(f"{_n(report.files, 'log')}: {_n(report.added, 'match')} added "
+               f"({_n(report.events, 'event')}, {rate:,.0f} events/s with {workers}), "
+               f"{report.already_stored:,} already stored, "
+               f"{_n(report.duplicates, 'duplicate')}, "
+               f"{report.known_errors:,} refused before, {len(report.errors):,} refused now"
+               + ("; deals must be committed (the archive's require_commitment)"
+                  if report.require_commitment else ""))
+    for e in report.errors:
+        where = f" seq {e.seq}" if e.seq is not None else ""
+        typer.echo(terminal_safe(f"refused: {e.path}:{where} [{e.rule}] {e.message}"))
+    if report.recovered:
+        typer.echo(f"cleaned up after an interrupted ingest: {len(report.recovered)} "
+                   "uncommitted file(s)")
+
+
+def _ingest_exit(report: archive.IngestReport, terminated: list[int]) -> None:
+    """End the ingest command with its status (raises)."""
     if report.interrupted:  # the summary alone (its counts short of the logs) did not say
         how = "terminated (SIGTERM)" if terminated else "interrupted"
         typer.echo(f"buraco-log: {how}: what was checked is committed; run the same "
                    "command again to check the rest", err=True)
         if terminated:
-            # as main does for 130: skip the interpreter's exit hooks, where the process
-            # pool's cleanup waited for ever on the workers it had just stopped (a hang)
-            with contextlib.suppress(Exception):
-                sys.stdout.flush()
-                sys.stderr.flush()
-            os._exit(EXIT_TERMINATED)
+            _end(EXIT_TERMINATED)
         raise typer.Exit(130)
     raise typer.Exit(EXIT_FINDINGS if report.errors else EXIT_OK)
+
+
+def _end(status: int) -> None:
+    """Exit at once with ``status``, as main does for 130: skip the interpreter's exit hooks,
+    where the process pool's cleanup waited for ever on the workers it had just stopped."""
+    with contextlib.suppress(Exception):
+        sys.stdout.flush()
+        sys.stderr.flush()
+    os._exit(status)
 
 
 EXIT_TERMINATED = 128 + signal.SIGTERM  # 143, as a shell reports a process SIGTERM ended
