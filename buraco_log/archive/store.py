@@ -19,6 +19,7 @@ have no record (a crash between the renames and the record) before it does anyth
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import hashlib
 import json
@@ -395,23 +396,47 @@ def _record_problem(record: Any, batch: str) -> str | None:
 
 
 def committed_files(root: str) -> dict[str, list[str]]:
-    """Absolute paths of every committed file, per table. A listed file that is missing or
-    not a regular file (a FIFO there hung every query) is an :class:`ArchiveError`."""
+    """Absolute paths of every committed file, per table. A listed file that is missing, not
+    a regular file (a FIFO there hung every query), unreadable, or of another size than its
+    batch committed is an :class:`ArchiveError` naming it. The size costs nothing more than
+    the ``lstat`` already made, and catches a file cut short (DuckDB then said only "No magic
+    bytes found") or another file put in its place: a file swapped with one of another
+    partition was read with this path's ``preset`` and ``month``, wrong rows without a word,
+    and one of another table failed the report with a binder error naming no file."""
     files: dict[str, list[str]] = {t: [] for t in TABLES}
+    present = {t: os.path.isdir(os.path.join(root, t)) for t in TABLES}
     for m in manifests(root):
+        kept = m.get("fingerprints")
+        kept = kept if isinstance(kept, dict) else {}
         for table, rels in m["files"].items():
+            if rels and not present[table]:
+                raise ArchiveError(f"{os.path.join(root, table)}: the directory of the "
+                                   f"{table} table is missing, and with it the files the "
+                                   "batch records list there: restore it from a backup")
             for rel in rels:
                 path = os.path.join(root, rel)
-                try:
-                    regular = stat.S_ISREG(os.lstat(path).st_mode)
-                except OSError as exc:
-                    raise ArchiveError(f"{path}: a file of committed batch {m['batch']} "
-                                       f"cannot be read: {exc.strerror or exc}") from None
-                if not regular:
-                    raise ArchiveError(f"{path}: a file of committed batch {m['batch']} is "
-                                       "not a regular file")
+                _check_committed(path, m["batch"], kept.get(rel))
                 files[table].append(path)
     return files
+
+
+def _check_committed(path: str, batch: str, kept: object) -> None:
+    """:func:`committed_files`' checks of one file, cheap ones only (no byte is read)."""
+    try:
+        st = os.lstat(path)
+    except OSError as exc:
+        raise ArchiveError(f"{path}: a file of committed batch {batch} cannot be read: "
+                           f"{exc.strerror or exc}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise ArchiveError(f"{path}: a file of committed batch {batch} is not a regular file")
+    if isinstance(kept, list) and len(kept) == 2 and type(kept[1]) is int \
+            and st.st_size != kept[1]:
+        raise ArchiveError(f"{path}: damaged archive file: {st.st_size:,} bytes, where batch "
+                           f"{batch} committed {kept[1]:,} (cut short, or another file put in "
+                           "its place); `buraco-log verify ARCHIVE` lists every such file")
+    if not os.access(path, os.R_OK):  # one syscall; DuckDB named it inside its IO Error
+        raise ArchiveError(f"{path}: a file of committed batch {batch} cannot be read: "
+                           "Permission denied (give the reading user read access to it)")
 
 
 def recover(root: str) -> list[str]:
@@ -528,6 +553,10 @@ def read_columns(paths: list[str], columns: list[str]) -> pa.Table:
             if missing:
                 raise ValueError(f"no column {missing[0]}")
         except _READ_FAILURES as exc:  # named once: Arrow's message may name it again
+            if isinstance(exc, OSError) and exc.errno in (errno.EACCES, errno.EPERM):
+                # not damaged: the archive's owner has only to let this user read it
+                raise ArchiveError(f"{path}: a committed file cannot be read: "
+                                   f"{os.strerror(exc.errno)}") from None
             line = _line(exc).replace(f"Could not open Parquet input source '{path}': ", "")
             raise ArchiveError(f"{path}: damaged archive file: {line}") from None
     raise ArchiveError(f"cannot read the archive's files: {_line(first)}") from None

@@ -164,9 +164,11 @@ def test_a_layout_version_that_only_looks_like_2_is_refused(arch: Path, version:
 
 
 def test_another_tables_file_in_place_of_a_matches_file_is_named(arch: Path) -> None:
-    """Before: the matches view (read by column name) showed the players' rows as matches."""
+    """Before: the matches view (read by column name) showed the players' rows as matches.
+    (Records without fingerprints, as before they were kept: with them, the size is off.)"""
     part = a_part(arch)
     shutil.copy(a_part(arch, "players"), part)
+    edit_record(lambda d: d.pop("fingerprints"))(arch)
     with pytest.raises(ArchiveError, match=r"damaged archive file: column \w+ is no column "
                                            r"of matches"):
         query(arch, "SELECT count(*) FROM matches")
