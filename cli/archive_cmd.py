@@ -848,22 +848,32 @@ def verify_archive(path: Path, as_json: bool) -> None:
     file, its batch and the rule."""
     report = _verify_with_progress(str(path))
     for p in report.problems:
+        fix = (f" (batch {p.batch}: restore the file from a backup, or drop the batch and "
+               "ingest its logs again)" if p.batch else "")
         typer.echo(f"buraco-log: error: {terminal_safe(os.path.join(str(path), p.path))}: "
-                   f"[{p.rule}] {p.message} (batch {p.batch}: restore the file from a "
-                   "backup, or drop the batch and ingest its logs again)", err=True)
+                   f"[{p.rule}] {terminal_safe(p.message)}{fix}", err=True)
     if as_json:
         emit_json({"archive": report.archive, "ok": report.ok, "files": report.files,
                    "bytes": report.bytes, "verified": report.verified,
-                   "unrecorded": report.unrecorded,
+                   "unrecorded": report.unrecorded, "leftovers": report.leftovers,
                    "problems": [dataclasses.asdict(p) for p in report.problems]})
     else:
-        state = (f"{len(report.problems):,} missing or changed" if report.problems
+        links = sum(p.rule == "archive.link" for p in report.problems)
+        bad = len(report.problems) - links
+        state = (f"{bad:,} missing or changed" if bad
                  else "every file as committed" if report.verified == report.files
-                 else "none missing")
+                 else "none missing") + (f", {_n(links, 'symbolic link')} in the archive"
+                                         if links else "")
         old = (f"; {report.unrecorded:,} from batches committed before records kept "
                "fingerprints (read, not verifiable)" if report.unrecorded else "")
+        left = (f"; {_n(len(report.leftovers), 'leftover file')} of an interrupted ingest "
+                f"or compact, which no reader reads and the next ingest or compact removes "
+                f"({terminal_safe(report.leftovers[0])}"
+                + (", ..." if len(report.leftovers) > 1 else "") + ")"
+                if report.leftovers else "")
         typer.echo(f"{terminal_safe(str(path))}: archive, {report.files:,} committed files "
-                   f"({report.bytes:,} bytes), {report.verified:,} verified, {state}{old}")
+                   f"({report.bytes:,} bytes), {report.verified:,} verified, {state}{old}"
+                   f"{left}")
     if report.problems:
         raise typer.Exit(EXIT_FINDINGS)
 

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from . import store
+from .schema import TABLES
 
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
@@ -39,6 +40,9 @@ class FixityReport:
     verified: int = 0  # files whose record keeps a fingerprint, and that match it
     unrecorded: int = 0  # files of batches committed before records kept fingerprints
     problems: list[FileProblem] = field(default_factory=list)
+    # files no reader reads, that an interrupted ingest or compact left (relative paths): not
+    # problems, the next ingest or compact removes them (store.recover)
+    leftovers: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -109,4 +113,35 @@ def verify_archive(root: str, on_progress: Callable[[int, int], None] | None = N
                 f"committed {str(want_sha)[:16]}...)"))
         else:
             report.verified += 1
+    _walk(root, {r["batch"] for r in records}, {rel for rel, _b, _k in planned}, report)
     return report
+
+
+def _walk(root: str, committed: set[str], listed: set[str], report: FixityReport) -> None:
+    """Look over the whole tree, following no link: each symbolic link is a problem (query
+    and report refuse an archive holding one, so a verify that passed it said nothing of
+    why they failed), and what an interrupted run left is listed as leftovers."""
+    for dirpath, dirs, names in os.walk(root):
+        rel_dir = os.path.relpath(dirpath, root)
+        for name in sorted(dirs + names):
+            path = os.path.join(dirpath, name)
+            rel = os.path.normpath(os.path.join(rel_dir, name))
+            if os.path.islink(path) and rel not in listed:  # a listed one: said above
+                report.problems.append(FileProblem(
+                    rel, "", "archive.link", f"a symbolic link (to {os.readlink(path)!r}); "
+                    "query and report refuse an archive holding one: remove it"))
+            elif name in names and _left_over(rel, committed):
+                report.leftovers.append(rel)
+
+
+def _left_over(rel: str, committed: set[str]) -> bool:
+    """A file an interrupted ingest or compact left: staged, temporary, a part of no
+    committed batch, or the record of a batch a compaction replaced."""
+    parts = rel.split(os.sep)
+    name = parts[-1]
+    if parts[0] == store.STAGING or ".tmp-" in name:
+        return True
+    if parts[0] == store.BATCHES:
+        return name.endswith(".json") and name[:-5] not in committed
+    batch = store.batch_of(name)
+    return parts[0] in TABLES and batch is not None and batch not in committed

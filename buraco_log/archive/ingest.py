@@ -300,6 +300,7 @@ def ingest(
     t0 = time.monotonic()
     root = store.create_archive(str(archive))
     report = IngestReport(archive=root, jobs=max(1, jobs))
+    store.check_writable(root)
     with store.locked(root):
         if require_commitment is not None:
             store.set_setting(root, "require_commitment", require_commitment)

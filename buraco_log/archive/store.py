@@ -81,9 +81,12 @@ def read_json(path: str, what: str) -> Any:
     """The JSON in the archive's file ``path`` (``what`` it is, for the error), or one
     :class:`ArchiveError` naming it. Opened without blocking and only if it is a regular file
     (a FIFO there hung every command), and at most :data:`MAX_JSON` bytes of it."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:  # not through a link: a record linking out of the archive was read where it led
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOFOLLOW)
     except OSError as exc:
+        if os.path.islink(path):
+            raise ArchiveError(f"{path}: symbolic links are not allowed inside an archive "
+                               f"(the {what} is one)") from None
         raise ArchiveError(f"{path}: unreadable {what}: {exc.strerror or exc}") from None
     try:
         st = os.fstat(fd)
@@ -269,6 +272,28 @@ def _forget_locks() -> None:
 
 
 os.register_at_fork(after_in_child=_forget_locks)
+
+
+def check_writable(root: str) -> None:
+    """Refuse, in one line naming it, an archive whose directories this process may not
+    write (a read-only mount, another user's archive): ingest and compact may write files in
+    any of them (the lock, staging, records, partitions, the clean-up). Before: the first clean-up
+    step failed with "ARCHIVE/.staging: Permission denied", exit 2, as if the user had
+    mistyped a path. Directories only, not following links (query refuses those)."""
+    for dirpath, dirs, _names in os.walk(root):
+        if not os.access(dirpath, os.W_OK | os.X_OK):
+            why = "a read-only file system" if _read_only_fs(dirpath) else "permission denied"
+            where = "the archive" if dirpath == root else "a directory of the archive"
+            raise ArchiveError(f"{dirpath}: {where} cannot be written by this user ({why}): "
+                               "ingest and compact may write in any directory of it; "
+                               "query, report and verify only read it")
+        dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(dirpath, d))]
+
+
+def _read_only_fs(path: str) -> bool:
+    with contextlib.suppress(OSError):
+        return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    return False
 
 
 @contextlib.contextmanager
@@ -501,6 +526,7 @@ def drop_batches(root: str, batches: Iterable[str]) -> list[str]:
     """
     root = check_archive(root)
     wanted = list(dict.fromkeys(batches))
+    check_writable(root)
     with locked(root):
         have = {m["batch"] for m in manifests(root)}
         missing = [b for b in wanted if b not in have]
