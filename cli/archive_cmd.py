@@ -848,8 +848,10 @@ def verify_archive(path: Path, as_json: bool) -> None:
     file, its batch and the rule."""
     report = _verify_with_progress(str(path))
     for p in report.problems:
-        fix = (f" (batch {p.batch}: restore the file from a backup, or drop the batch and "
-               "ingest its logs again)" if p.batch else "")
+        fix = ("" if not p.batch else f" (batch {p.batch}: let the user who reads the "
+               "archive read it)" if p.message.endswith("Permission denied") else
+               f" (batch {p.batch}: restore the file from a backup, or drop the batch and "
+               "ingest its logs again)")
         typer.echo(f"buraco-log: error: {terminal_safe(os.path.join(str(path), p.path))}: "
                    f"[{p.rule}] {terminal_safe(p.message)}{fix}", err=True)
     if as_json:

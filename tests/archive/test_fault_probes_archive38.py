@@ -186,12 +186,19 @@ def test_an_unreadable_committed_file_is_named_as_unreadable_not_damaged(arch: P
     the file damaged ("damaged archive file: [Errno 13] Failed to open local file")."""
     prefix = _without_root_powers()
     victim = part(arch, "matches", "thirteen")
+    before = tree(arch)
     os.chmod(victim, 0)
-    for args in (("query", arch, "SELECT count(*) FROM matches"),
+    for args in (("query", arch, "SELECT count(*) FROM matches"), ("compact", arch),
                  ("ingest", MORE, "--archive", arch, "-j", "1")):
         r = cli(*args, prefix=prefix)
         one_line(r, f"{victim}: ", "cannot be read: Permission denied")
         assert "damaged" not in r.stderr
+    r = cli("verify", arch, prefix=prefix)
+    assert r.returncode == 1 and r.stderr.endswith("Permission denied (batch "
+                                                   f"{victim.name[5:-8]}: let the user who "
+                                                   "reads the archive read it)\n"), r.stderr
+    os.chmod(victim, 0o444)  # for this test's own reading, were it not root
+    assert tree(arch) == before
 
 
 def test_a_read_only_archive_is_refused_by_ingest_and_compact_in_one_line(arch: Path) -> None:
