@@ -206,6 +206,9 @@ def connect(
         gone = _vanished(_first_line(exc), root)
         if gone is not None:
             raise gone from None
+        damaged = _damaged_footer(_first_line(exc), root)
+        if damaged is not None:
+            raise damaged from None
         hint = (f" under the {memory_limit} limit (--memory-limit, --threads)"
                 if isinstance(exc, duckdb.OutOfMemoryException) else "")
         raise ArchiveError(f"cannot open the archive's views{hint}: {_first_line(exc)}"
@@ -214,6 +217,26 @@ def connect(
         con.close()
         raise
     return con
+
+
+_ERROR_CLASS = re.compile(r"^(\w+Exception: )?([A-Z][\w ]* Error: )?")
+
+
+def _damaged_footer(line: str, root: str) -> ArchiveError | None:
+    """DuckDB's error about a committed file whose footer it cannot read (a file cut short,
+    in a batch committed before records kept sizes), led by that file's name as every other
+    damaged file is: it was "cannot open the archive's views: Invalid Input Error: No magic
+    bytes found at end of file '...'"."""
+    if not _DAMAGE.search(line):
+        return None
+    with contextlib.suppress(ArchiveError):
+        for paths in store.committed_files(root).values():
+            named = next((p for p in paths if f"'{p}'" in line or f'"{p}"' in line), None)
+            if named is not None:
+                why = line.replace(f" '{named}'", "").replace(f' "{named}"', "")
+                why = _ERROR_CLASS.sub("", why)  # "InvalidInputException: Invalid Input Error: "
+                return ArchiveError(f"{named}: damaged archive file: {why}")
+    return None
 
 
 def _readable(root: str) -> list[str]:
@@ -478,8 +501,10 @@ def _locate(exc: ArchiveError, root: str,
     gone = _vanished(text, root, readable)
     if gone is not None:
         return gone
-    if not _DAMAGE.search(text) or root in text:
+    if not _DAMAGE.search(text):
         return exc
+    if root in text:  # DuckDB named the file: lead with it, as for every damaged file
+        return _damaged_footer(text.removeprefix("query: "), root) or exc
     try:
         found = find_damaged(root)
     except (ArchiveError, MemoryError):
