@@ -116,6 +116,21 @@ def _why_not_json(text: bytes, exc: Exception) -> str:
     return str(exc)
 
 
+def _events_in_comment(raw: bytes) -> int | None:
+    """Where a comment line's first carriage return alone is, when a JSON object follows one
+    (lines ended by a CR alone: the rest of the log read as part of the comment), else None.
+    A comment of other text with a CR in it hides no line: it is still skipped."""
+    body = raw.rstrip(b"\r\n")
+    first = body.find(b"\r")
+    for part in body[first + 1:].split(b"\r") if first >= 0 else ():
+        part = part.strip()
+        if part.startswith(b"{") and part.endswith(b"}"):
+            with contextlib.suppress(msgspec.MsgspecError):
+                if isinstance(_line_decoder().decode(part), dict):
+                    return first
+    return None
+
+
 class _DuplicateKey(Exception):
     pass
 
@@ -286,7 +301,7 @@ class JsonlReader:
                           "LF or CR LF)") if b"\r" in raw.rstrip(b"\r\n") else ""
                     raise self._error(f"line longer than {MAX_LINE} bytes{cr}", number, "limit")
                 text = raw.strip()
-                if text.startswith(b"#") and (lone := raw.rstrip(b"\r\n").find(b"\r")) >= 0:
+                if text.startswith(b"#") and (lone := _events_in_comment(raw)) is not None:
                     # lines ended by a CR alone after a comment read as one comment: every
                     # event was skipped and the log said "not started"
                     raise self._error(
