@@ -33,11 +33,12 @@ from cli.common import (
     from_stdin,
     guarded,
 )
+from cli.paths import named_path
 from cli.safetext import terminal_safe
 from cli.view_cmd import audit_html, audit_html_usage
 
 LogArg = Annotated[Path, typer.Argument(help="A match log (binary, or .jsonl).",
-                                        show_default=False)]
+                                        show_default=False, parser=named_path)]
 FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="table for people, json for "
                                            "programs.")]
 
@@ -646,6 +647,7 @@ def _step(tl: Timeline, view: TableView, seat: int | None, format: Format, recen
 @guarded
 def audit_cmd(
     paths: Annotated[list[Path], typer.Argument(help="Logs, or directories of logs.",
+                                                parser=named_path,
                                                 show_default=False)],
     format: FormatOpt = Format.table,
     jobs: Annotated[int, typer.Option("--jobs", "-j", min=0, help="Processes (0: one per CPU, "
@@ -654,7 +656,7 @@ def audit_cmd(
                                         "and the summary.")] = False,
     html: Annotated[Path | None, typer.Option(
         "--html", help="Also write the log's replay page (as `view` does), opened at the first "
-        "finding. One log only.", show_default=False)] = None,
+        "finding. One log only.", show_default=False, parser=named_path)] = None,
     require_commitment: Annotated[bool | None, typer.Option(
         "--require-commitment/--no-require-commitment",
         help="Deals no committed or plain seed backs, and a committed match whose seed is not "
@@ -665,10 +667,11 @@ def audit_cmd(
     keys: Annotated[list[Path] | None, typer.Option(
         "--keys", help="The site's trusted public keys: a directory of .pub files (and a "
         "'revoked' list), or a key file; verifies every signature (docs/signing.md). Default: "
-        "BURACO_LOG_KEYS, or [audit] keys in the config file.", show_default=False)] = None,
+        "BURACO_LOG_KEYS, or [audit] keys in the config file.", show_default=False,
+        parser=named_path)] = None,
     receipt: Annotated[list[Path] | None, typer.Option(
         "--receipt", help="A player's signed receipt (JSON; repeat the option): the log must "
-        "extend it. Needs --keys.", show_default=False)] = None,
+        "extend it. Needs --keys.", show_default=False, parser=named_path)] = None,
     require_signatures: Annotated[bool | None, typer.Option(
         "--require-signatures/--no-require-signatures",
         help="A log must be signed by a trusted key up to its last event, end with MatchEnded "
@@ -857,8 +860,10 @@ def _batch_summary(verdicts: Sequence[audit.Verdict]) -> str:
 
 @guarded
 def diff(
-    a: Annotated[Path, typer.Argument(help="One copy of the match.", show_default=False)],
-    b: Annotated[Path, typer.Argument(help="The other copy.", show_default=False)],
+    a: Annotated[Path, typer.Argument(help="One copy of the match.", show_default=False,
+                                      parser=named_path)],
+    b: Annotated[Path, typer.Argument(help="The other copy.", show_default=False,
+                                      parser=named_path)],
     format: FormatOpt = Format.table,
 ) -> None:
     """Compare two copies of a match: first divergence, prefix, head digests. Exit 1 if they

@@ -12,6 +12,7 @@ from typing import Annotated
 import typer
 
 from cli.common import CONTEXT, EXIT_USAGE, Format, emit_json, fail, guarded
+from cli.paths import named_path
 from cli.safetext import terminal_safe
 
 PASSPHRASE_ENV = "BURACO_LOG_KEY_PASSPHRASE"
@@ -112,13 +113,14 @@ def _passphrase(prompt: bool, passphrase_file: Path | None) -> bytes | None:
 def new(
     name: Annotated[str, typer.Argument(help="The key's name: writes NAME.key and NAME.pub.",
                                         show_default=False)],
-    directory: Annotated[Path, typer.Option("--dir", "-d", help="Where to write.")] = Path("."),
+    directory: Annotated[Path, typer.Option("--dir", "-d", help="Where to write.",
+                                            parser=named_path)] = Path("."),
     passphrase: Annotated[bool, typer.Option(
         "--passphrase", help="Ask for a passphrase that encrypts the private key (or set "
         f"{PASSPHRASE_ENV}).")] = False,
     passphrase_file: Annotated[Path | None, typer.Option(
         "--passphrase-file", help="Read the passphrase from this file's first line.",
-        show_default=False)] = None,
+        show_default=False, parser=named_path)] = None,
     valid_from: Annotated[str | None, typer.Option(
         "--valid-from", help="ISO 8601 time from which matches may be signed with the key.",
         show_default=False)] = None,

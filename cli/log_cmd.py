@@ -24,6 +24,7 @@ from buraco_log import events as ev
 from buraco_log.errors import LogFormatError, ReplayError
 from buraco_log.outpaths import rename_target, written_in_place
 from cli.common import EXIT_USAGE, STDIN, Format, emit_json, fail, from_stdin, guarded
+from cli.paths import named_path
 from cli.safetext import terminal_safe
 
 P = ParamSpec("P")
@@ -56,9 +57,10 @@ class Target(StrEnum):
 
 
 LogArg = Annotated[Path, typer.Argument(help="A match log ('-': standard input).",
-                                        show_default=False)]
+                                        show_default=False, parser=named_path)]
 InPlaceArg = Annotated[Path, typer.Argument(
-    help="A match log file (rewritten in place: not '-').", show_default=False)]
+    help="A match log file (rewritten in place: not '-').", show_default=False,
+    parser=named_path)]
 FormatOpt = Annotated[Format, typer.Option("--format", "-f",
                                            help="table for people, json for programs.")]
 

@@ -26,6 +26,7 @@ from buraco_log.review import (
 )
 from buraco_log.ruleids import describe
 from cli.common import EXIT_USAGE, fail, guarded, refuse_input_as_output
+from cli.paths import named_path
 from cli.safetext import terminal_safe, terminal_safe_lines
 from cli.simulate_cmd import check_seed
 
@@ -43,7 +44,7 @@ class ReviewFormat(StrEnum):
 @guarded
 def review(
     path: Annotated[Path, typer.Argument(help="A match log (binary, or .jsonl).",
-                                         show_default=False)],
+                                         show_default=False, parser=named_path)],
     seat: Annotated[int, typer.Option("--seat", min=0, help="The seat to review.",
                                       show_default=False)],
     budget: Annotated[str, typer.Option(

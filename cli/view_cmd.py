@@ -17,6 +17,7 @@ from buraco_log.log import HEADER_SIZE
 from buraco_log.view import Mark, Page, page_for_log, write_page
 from buraco_log.view.links import Rows, match_pages
 from cli.common import EXIT_USAGE, fail, from_stdin, guarded, refuse_input_as_output
+from cli.paths import named_path
 from cli.safetext import terminal_safe
 
 
@@ -65,7 +66,7 @@ def open_page(target: Path) -> None:
 @guarded
 def view(
     path: Annotated[Path, typer.Argument(help="A match log (binary, or .jsonl).",
-                                         show_default=False)],
+                                         show_default=False, parser=named_path)],
     output: Annotated[str | None, typer.Option(
         "--output", "-o", metavar="FILE", help="The page to write ('-': stdout). Default: the "
         "log's name with .html, beside it.", show_default=False)] = None,

@@ -280,3 +280,35 @@ def test_step_through_a_log_read_from_standard_input_is_refused() -> None:
     assert done.stderr.decode().splitlines() == [
         "buraco-log: error: --step reads its keys from standard input, which holds the log: "
         "give the log's path"]
+
+
+@pytest.mark.parametrize(("command", "named"), [
+    (("audit", ""), "'PATHS'"),
+    (("show", ""), "'PATH'"),
+    (("diff", str(JSONL), ""), "'B'"),
+    (("seal", ""), "'PATH'"),
+    (("audit", str(JSONL), "--html", ""), "'--html'"),
+    (("keys", "new", "site", "-d", ""), "'--dir' / '-d'"),
+])
+def test_an_empty_path_is_a_usage_error_not_the_current_directory(
+        tmp_path: Path, command: tuple[str, ...], named: str) -> None:
+    """Before: '' was Path(""), that is ".": `audit "$UNSET"` audited every log under the
+    current directory, `keys new site -d ""` wrote the keys there, the others said '.: a
+    directory'."""
+    (tmp_path / "match.jsonl").write_bytes(JSONL.read_bytes())
+    done = subprocess.run([sys.executable, "-m", "cli", *command], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert _one_error_line(done, 2).startswith(
+        f"buraco-log: usage: Invalid value for {named}: an empty name (an unset variable?)")
+    assert done.stdout == ""
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["match.jsonl"]
+
+
+def test_a_comment_with_a_stray_carriage_return_and_no_line_after_it_is_still_skipped(
+        tmp_path: Path) -> None:
+    path = tmp_path / "noted.jsonl"
+    path.write_bytes(b"# exported\rby hand\n" + JSONL.read_bytes())
+    done = _cli("verify", str(path))
+    assert done.returncode == 0, done.stderr
+    assert "18 events" in done.stdout
