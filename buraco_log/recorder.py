@@ -466,13 +466,16 @@ class Recorder:
                 # move reopened its log), checkpoint_every checkpointed every round
                 raise ValueError(f"{knob} must be a number of seconds, not {value!r}")
         self.max_batch = max(1, max_batch)
-        self.max_open = max(_RESERVED + 2, max_open if max_open is not None else default_max_open())
         if sync not in ("fsync", "syncfs", "journal"):
             raise ValueError(f"sync must be 'fsync', 'syncfs' or 'journal', not {sync!r}")
         self.sync = sync
-        # Log descriptors open at most (a journal and its checkpoint's fsyncs hold a few more).
-        self._slots = self.max_open - _RESERVED - (2 + _CHECKPOINT_THREADS if sync == "journal"
-                                                   else 0)
+        # A journal and its checkpoint's fsyncs hold a few more descriptors. They count in the
+        # least max_open too: below 27 with the journal no log had a slot, and no round ever
+        # took an append (every append waited forever).
+        extra = 2 + _CHECKPOINT_THREADS if sync == "journal" else 0
+        self.max_open = max(_RESERVED + extra + 2,
+                            max_open if max_open is not None else default_max_open())
+        self._slots = self.max_open - _RESERVED - extra  # log descriptors open at most
         self.idle_timeout = idle_timeout
         self.validate = validate
         self.sealed = sealed
@@ -493,6 +496,7 @@ class Recorder:
         self._wake = threading.Condition(lock)  # the committer's: work arrived
         self._closing = False
         self._closed = False
+        self._close_lock = threading.Lock()  # one close at a time (two closed fds twice)
         self._failed: str | None = None  # the committer stopped on a defect
         self._forget: list[_Table] = []  # tables to close and drop (committer's job)
         if os.path.lexists(self.directory) and not os.path.isdir(self.directory):
@@ -584,6 +588,7 @@ class Recorder:
 
     def append(self, match: str, event: ev.AnyEvent) -> int:
         """Validate and record ``event``; return its seq once it is durable."""
+        self._not_in_callback("append")
         return self.submit(match, event).result()
 
     async def append_async(self, match: str, event: ev.AnyEvent) -> int:
@@ -596,6 +601,7 @@ class Recorder:
     def forget(self, match: str) -> None:
         """Drop a match from memory once its accepted events are durable (an abandoned match;
         an ended one is forgotten by itself); a later append loads it again from its log."""
+        self._not_in_callback("forget")
         table = self._tables.get(match)
         if table is None:
             return
@@ -609,6 +615,7 @@ class Recorder:
     def flush(self, timeout: float | None = None) -> bool:
         """Wait until no accepted append is waiting (all durable or failed); False on timeout.
         Under constant load from other threads this waits for a quiet moment."""
+        self._not_in_callback("flush")
         deadline = None if timeout is None else time.monotonic() + timeout
         with self._cv:
             while self._unresolved:
@@ -625,9 +632,17 @@ class Recorder:
             return msgspec.structs.replace(self._stats)
 
     def close(self) -> None:
-        """Make everything submitted durable, then close every log and release the lock."""
-        if self._closed:
-            return
+        """Make everything submitted durable, then close every log and release the lock.
+        A second call (from any thread) waits for the first to finish and returns."""
+        self._not_in_callback("close")
+        with self._close_lock:
+            # Two threads closing at once both went past ``_closed`` and closed every
+            # descriptor twice: OSError EBADF, or worse, a number reused meanwhile by
+            # another file of the process (another recorder's lock) was closed.
+            if not self._closed:
+                self._close()
+
+    def _close(self) -> None:
         with self._cv:
             self._closing = True
             self._cv.notify_all()
@@ -778,6 +793,16 @@ class Recorder:
         if table.match_id is not None and self._ids.get(table.match_id) == table.match:
             del self._ids[table.match_id]
         table.match_id = None
+
+    def _not_in_callback(self, what: str) -> None:
+        """Refuse a call that waits for the committer from the committer's own thread: a
+        future's done-callback runs there, and such a call waited for itself forever (every
+        table hung), or, for ``close``, failed to join its own thread halfway."""
+        if threading.current_thread() is self._committer:
+            raise RuntimeError(
+                f"{self.directory}: Recorder.{what}() waits for the recorder's commit thread, "
+                "and was called on it (from a future's done-callback); call it from another "
+                "thread, or use submit() there")
 
     def _refuse_closed(self) -> None:
         if self._closing:
@@ -1502,11 +1527,9 @@ class Recorder:
                 if w.new:
                     self._create(table)
                 else:
-                    identity = table.identity
-                    self._reopen(table)
                     reopened = True
-                    if table.identity != identity:  # adopted: a seal rewrote it meanwhile
-                        self._prepare(w)  # its chain and sealed flag are the new file's
+                    if self._reopen(table):  # adopted: a seal rewrote it meanwhile
+                        self._prepare(w)  # its end, chain and sealed flag are the new file's
         except LogFormatError as exc:
             raise _WriteError(exc, written=False) from None
         except OSError as exc:
@@ -1549,7 +1572,12 @@ class Recorder:
         table.fd, table.tmp = fd, tmp
         table.end = log.HEADER_SIZE
 
-    def _reopen(self, table: _Table) -> None:
+    def _reopen(self, table: _Table) -> bool:
+        """Open and lock the log again; True if it was another file holding our events (a seal
+        rewrote it), which the table adopted. (Not told by its inode number: two seals in a
+        row can give the new file the old one's number, freed by the first. Told by it, the
+        segment prepared for the old file was written at the old end: a hole of zeros in the
+        middle of the log, a damaged log.)"""
         locked = _lock_current(table.path)
         if locked is None:
             raise LogFormatError(
@@ -1560,14 +1588,16 @@ class Recorder:
         # number is given to the next file created, which can have the same size. Its change
         # and modification times, kept when the log was closed, tell it apart (a file's ctime
         # cannot be set); a mismatch is checked by reading the file, never trusted.
-        if (identity != table.identity or size != table.end
-                or (table.stamp is not None and stamp != table.stamp)):
+        adopted = (identity != table.identity or size != table.end
+                   or (table.stamp is not None and stamp != table.stamp))
+        if adopted:
             try:
                 self._adopt(table, fd, identity, size)
             except BaseException:
                 os.close(fd)
                 raise
         table.fd = fd
+        return adopted
 
     def _adopt(self, table: _Table, fd: int, identity: tuple[int, int], size: int) -> None:
         """The file changed while it was closed: continue only if it holds our events."""
