@@ -1484,6 +1484,8 @@ class Writer:
 
     def _opened(self) -> None:
         self._expect = self._next_seq
+        # where the events not known durable begin (byte, seq): what a failed fsync names
+        self._durable = (self._end, self._next_seq)
         self._fast = self.batched and self._validator is None
 
     def _resume(self, fd: int) -> None:
@@ -1779,18 +1781,23 @@ class Writer:
             try:
                 os.fsync(self._fd)
             except OSError as exc:
+                # named by the first event it may have lost (it named the seq after the last
+                # one written, an event never appended, and the end of the file)
                 self._fail(
-                    f"fsync failed: {exc.strerror or exc}; not retried, the last "
-                    "events may not be on disk (reopen the log to see what was kept)"
+                    f"fsync failed: {exc.strerror or exc}; not retried, the events from this "
+                    "seq on may not be on disk (reopen the log to see what was kept)",
+                    *self._durable,
                 )
             # Acknowledge only what is in the file at our path: a program that ignores the
             # lock may have renamed or removed it (every rewrite by this package holds it).
             if not self._at_path():
                 self._fail(
                     "the file at this path was replaced or removed by a program that does not "
-                    "take the log's lock; the last events went to the old file and are not "
-                    "acknowledged"
+                    "take the log's lock; the events from this seq on went to the old file and "
+                    "are not acknowledged",
+                    *self._durable,
                 )
+            self._durable = (self._end, self._next_seq)
 
     def _refuse_out_of_range(self, events: list[ev.AnyEvent], sync: bool) -> None:
         """Write the events before the first one holding an out-of-range integer, then refuse
@@ -1852,11 +1859,12 @@ class Writer:
         except OSError:
             return False
 
-    def _fail(self, message: str) -> None:
+    def _fail(self, message: str, offset: int | None = None, seq: int | None = None) -> None:
         self._broken = message
         self._fast = False
         raise LogFormatError(
-            message, path=self.path, offset=self._end, seq=self._next_seq, kind="io"
+            message, path=self.path, offset=self._end if offset is None else offset,
+            seq=self._next_seq if seq is None else seq, kind="io"
         )
 
 
