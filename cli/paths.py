@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import os
 from pathlib import Path
 
 import typer
@@ -14,3 +17,16 @@ def named_path(value: str) -> Path:
     if value == "":
         raise typer.BadParameter("an empty name (an unset variable?)")
     return Path(value)
+
+
+def why_missing(path: Path) -> str:
+    """Why ``path`` (for which ``exists()`` is false) cannot be opened, as the log reader says
+    it: a symbolic link is named with where it leads (it said only "no such file")."""
+    try:
+        os.stat(path)
+    except OSError as exc:
+        if exc.errno == errno.ENOENT and os.path.islink(path):
+            with contextlib.suppress(OSError):
+                return f"a symbolic link to {os.readlink(path)!r}, which does not exist"
+        return exc.strerror or str(exc)
+    return "no such file"  # it came back between the caller's look and this one

@@ -26,7 +26,7 @@ from buraco_log.review import (
 )
 from buraco_log.ruleids import describe
 from cli.common import EXIT_USAGE, fail, guarded, refuse_input_as_output
-from cli.paths import named_path
+from cli.paths import named_path, why_missing
 from cli.safetext import terminal_safe, terminal_safe_lines
 from cli.simulate_cmd import check_seed
 
@@ -84,7 +84,7 @@ def review(
     whatever --jobs is. --format html writes the match viewer's page with the review in it."""
     js = format is ReviewFormat.json
     if not path.exists():
-        raise fail(f"{path}: no such file", EXIT_USAGE, as_json=js)
+        raise fail(f"{path}: {why_missing(path)}", EXIT_USAGE, as_json=js)
     if path.is_dir():
         raise fail(f"{path}: is a directory, not a log", EXIT_USAGE, as_json=js)
     # a bad output is said before the search, not after minutes of it

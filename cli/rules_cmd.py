@@ -14,6 +14,7 @@ from buraco_log.errors import RulesError
 from buraco_log.knobs import describe, did_you_mean
 from buraco_log.rules import PRESET_SOURCES, PRESETS, Rules, load_toml, preset
 from cli.common import CONTEXT, EXIT_USAGE, Format, emit_json, fail, guarded
+from cli.paths import why_missing
 from cli.safetext import terminal_safe
 
 app = typer.Typer(help="The rules presets and house rules.",
@@ -81,7 +82,7 @@ def load_rules(name: str, *, option: str = "", as_json: bool = False) -> Rules:
                    as_json=as_json)
     path = Path(name)
     if not path.exists():
-        raise fail(f"{name}: No such file or directory (no house-rules file)", EXIT_USAGE,
+        raise fail(f"{name}: {why_missing(path)} (no house-rules file)", EXIT_USAGE,
                    as_json=as_json)
     if path.is_dir():
         raise fail(f"{name}: is a directory, not a house-rules file", EXIT_USAGE,

@@ -17,7 +17,7 @@ from buraco_log.log import HEADER_SIZE
 from buraco_log.view import Mark, Page, page_for_log, write_page
 from buraco_log.view.links import Rows, match_pages
 from cli.common import EXIT_USAGE, fail, from_stdin, guarded, refuse_input_as_output
-from cli.paths import named_path
+from cli.paths import named_path, why_missing
 from cli.safetext import terminal_safe
 
 
@@ -85,7 +85,7 @@ def view(
     seq and rule; a damaged log shows its intact events and where the damage starts. Either
     way the page is written and the exit status is 1, as for every finding."""
     if not path.exists():
-        raise fail(f"{path}: no such file", EXIT_USAGE)
+        raise fail(f"{path}: {why_missing(path)}", EXIT_USAGE)
     if path.is_dir():
         raise fail(f"{path}: is a directory, not a log", EXIT_USAGE)
     if output == "":  # an unset variable: it said ".: is a directory; name the page's file"

@@ -312,3 +312,23 @@ def test_a_comment_with_a_stray_carriage_return_and_no_line_after_it_is_still_sk
     done = _cli("verify", str(path))
     assert done.returncode == 0, done.stderr
     assert "18 events" in done.stdout
+
+
+@pytest.mark.parametrize("command", [("view", "{p}"), ("review", "{p}", "--seat", "0"),
+                                     ("rules", "show", "{p}")])
+def test_a_link_that_leads_nowhere_is_named_as_the_log_readers_name_it(
+        tmp_path: Path, command: tuple[str, ...]) -> None:
+    """Before: view and review said 'no such file' of a dangling link or a loop (show, verify
+    and the rest name where it leads), rules show 'No such file or directory'."""
+    suffix = ".toml" if command[0] == "rules" else ".blog"
+    dangling, loop, other = (tmp_path / f"{n}{suffix}" for n in ("dangling", "loop", "other"))
+    dangling.symlink_to(f"gone{suffix}")
+    loop.symlink_to(other)
+    other.symlink_to(loop)
+    said = [_one_error_line(_cli(*(a.format(p=p) for a in command)), 2)
+            for p in (dangling, loop)]
+    tail = " (no house-rules file)" if command[0] == "rules" else ""
+    assert said == [
+        f"buraco-log: error: {dangling}: a symbolic link to 'gone{suffix}', which does not "
+        f"exist{tail}",
+        f"buraco-log: error: {loop}: Too many levels of symbolic links{tail}"]
