@@ -344,7 +344,8 @@ class Timeline:
             return self.deals[hand]
         starts = self.turn_starts[hand]
         if not 0 <= turn < len(starts):
-            raise PositionError(f"hand {hand} has no turn {turn} (turns 0 to {len(starts) - 1})")
+            known = f"turns 0 to {len(starts) - 1}" if starts else "no turn begun"
+            raise PositionError(f"hand {hand} has no turn {turn} ({known})")
         return starts[turn] - 1
 
     def recent(self, seq: int, count: int = RECENT, seat: int | None = None) -> tuple[str, ...]:

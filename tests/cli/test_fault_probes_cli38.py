@@ -332,3 +332,12 @@ def test_a_link_that_leads_nowhere_is_named_as_the_log_readers_name_it(
         f"buraco-log: error: {dangling}: a symbolic link to 'gone{suffix}', which does not "
         f"exist{tail}",
         f"buraco-log: error: {loop}: Too many levels of symbolic links{tail}"]
+
+
+def test_a_turn_of_a_hand_dealt_and_not_yet_played_says_no_turn_has_begun(
+        tmp_path: Path) -> None:
+    """Before: 'hand 0 has no turn 0 (turns 0 to -1)'."""
+    path = tmp_path / "dealt.jsonl"  # the first line, the match's start and hand 0's deal
+    path.write_text("".join(JSONL.read_text().splitlines(keepends=True)[:3]))
+    line = _one_error_line(_cli("replay", str(path), "--hand", "0", "--turn", "0"), 2)
+    assert line == f"buraco-log: error: {path}: hand 0 has no turn 0 (no turn begun)"
