@@ -20,7 +20,7 @@ src = matches()[0]
 def _failing_fsync(monkeypatch: pytest.MonkeyPatch, code: int) -> None:
     def fsync(fd: int) -> None:
         raise OSError(code, os.strerror(code))
-    monkeypatch.setattr(log.os, "fsync", fsync)
+    monkeypatch.setattr(os, "fsync", fsync)  # the module log.py calls
 
 
 @pytest.mark.parametrize("code", [errno.ENOSPC, errno.EIO])

@@ -5,12 +5,15 @@ illegal move to a live table under load (refused, nothing written, the table goe
 
 from __future__ import annotations
 
+import errno
+import os
 import random
 import signal
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from concurrent.futures import Future
 from pathlib import Path
 
@@ -215,12 +218,12 @@ def test_sigkill_after_acks_while_seal_races_the_recorder_keeps_every_acked_even
             if line.startswith("locked"):
                 refused += 1
             elif line not in ("ready", "done"):
-                name, seq = line.split()
-                latest[name] = max(latest.get(name, -1), int(seq))
+                name, text = line.split()
+                latest[name] = max(latest.get(name, -1), int(text))
                 acked += 1
-        for name, seq in latest.items():
+        for name, last in latest.items():
             kept = on_disk(str(directory / f"{name}.blog"))
-            assert len(kept) >= seq + 1, f"{name}: acknowledged seq {seq}, {len(kept)} kept"
+            assert len(kept) >= last + 1, f"{name}: acknowledged seq {last}, {len(kept)} kept"
             assert kept == list(source_of(name, sources)[: len(kept)])
         if sync != "journal":  # the journal's logs are whole once a recorder opens them
             for path in directory.glob("*.blog"):
@@ -231,10 +234,10 @@ def test_sigkill_after_acks_while_seal_races_the_recorder_keeps_every_acked_even
     with Recorder(directory, sync=sync, save_every=0) as rec:  # and every match goes on
         for path in sorted(directory.glob("*.blog")):
             name = path.name[:-5]
-            seq = rec.next_seq(name)
+            at = rec.next_seq(name)
             src = source_of(name, sources)
-            if seq < len(src):
-                assert rec.append(name, src[seq]) == seq
+            if at < len(src):
+                assert rec.append(name, src[at]) == at
     for path in directory.glob("*.blog"):
         assert log.verify(path).torn is None
 
@@ -328,3 +331,45 @@ def test_a_log_sealed_into_a_file_with_its_old_inode_number_is_written_at_its_ow
     info = log.verify(path)
     assert info.torn is None and info.sealed
     assert on_disk(str(path)) == list(src[:10])
+
+
+# -- one log, two recorders; a read-only directory ------------------------------------------------
+
+def test_a_log_linked_into_a_second_recorders_directory_is_refused_not_interleaved(
+        tmp_path: Path) -> None:
+    src = matches()[0]
+    with Recorder(tmp_path / "a", save_every=0) as first:
+        first.append("t", src[0])
+        (tmp_path / "b").mkdir()
+        os.link(tmp_path / "a" / "t.blog", tmp_path / "b" / "t.blog")  # one file, two names
+        os.symlink(tmp_path / "a" / "t.blog", tmp_path / "b" / "s.blog")
+        with Recorder(tmp_path / "b", save_every=0) as second:
+            for name in ("t", "s"):
+                with pytest.raises(BuracoLogError) as caught:
+                    second.append(name, src[1])
+                assert str(tmp_path / "b" / f"{name}.blog") in str(caught.value)
+                assert "another writer holds this log" in str(caught.value)
+            assert first.append("t", src[1]) == 1
+    assert on_disk(str(tmp_path / "a" / "t.blog")) == list(src[:2])
+
+
+@pytest.fixture
+def read_only(tmp_path: Path) -> Iterator[Path]:
+    """A read-only tmpfs (even root cannot write there); skipped where mounting is refused."""
+    where = tmp_path / "ro"
+    where.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=1m", "none", str(where)],
+                      capture_output=True).returncode != 0:
+        pytest.skip("needs root and mount (a read-only tmpfs)")
+    yield where
+    subprocess.run(["umount", str(where)], capture_output=True)
+
+
+def test_a_recorder_on_a_read_only_directory_names_the_path_and_the_reason(
+        read_only: Path) -> None:
+    for directory, named in ((read_only, read_only / ".recorder.lock"),
+                             (read_only / "logs" / "deeper", read_only / "logs")):
+        with pytest.raises(OSError) as caught:
+            Recorder(directory)
+        assert caught.value.errno == errno.EROFS and caught.value.filename == str(named)
+        assert "Read-only file system" in str(caught.value) and str(named) in str(caught.value)
