@@ -456,6 +456,9 @@ class Recorder:
         unique_match_ids: bool = False,
     ) -> None:
         self.directory = os.path.abspath(os.fspath(directory))
+        if "\0" in self.directory:  # os said only "embedded null byte", naming nothing
+            raise ValueError(f"the recorder's directory {self.directory!r} holds a NUL byte, "
+                             "which no file name may hold")
         if not window <= _MAX_WINDOW:  # inf stopped the committer, 1e9 held every append
             raise ValueError(f"window must be a number of seconds up to {_MAX_WINDOW:g}, "
                              f"not {window!r}")

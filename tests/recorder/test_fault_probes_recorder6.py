@@ -373,3 +373,9 @@ def test_a_recorder_on_a_read_only_directory_names_the_path_and_the_reason(
             Recorder(directory)
         assert caught.value.errno == errno.EROFS and caught.value.filename == str(named)
         assert "Read-only file system" in str(caught.value) and str(named) in str(caught.value)
+
+
+def test_a_directory_holding_a_nul_byte_is_named_in_its_error(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=r"recorder's directory .*x\\x00y.* NUL byte"):
+        Recorder(tmp_path / "x\0y")
+    assert list(tmp_path.iterdir()) == []
