@@ -7,6 +7,7 @@ this version of buraco_log ships.
 from __future__ import annotations
 
 import os
+import re
 import stat
 import tomllib
 from pathlib import Path
@@ -291,6 +292,19 @@ def _read_house_rules(path: Path) -> bytes:
     return data
 
 
+_NOT_PLAIN = re.compile("[/\\\\\x00-\x1f\x7f-\x9f"  # path separators, C0 and C1 controls
+                        "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")  # bidi
+"""What a house-rules name may not hold: a path separator, a control or a bidi character."""
+
+
+def _check_plain_name(name: object, path: str) -> None:
+    """A house-rules name names the files `simulate` and `demo` write (name = "../../x" wrote
+    outside the output directory) and is shown on terminals: a plain name only."""
+    if isinstance(name, str) and (name in (".", "..") or _NOT_PLAIN.search(name)):
+        raise RulesError("name", f"{name!r} is not a plain name: no '/', '\\', control or bidi "
+                         "character (it names the logs simulate and demo write)", path)
+
+
 def _toml_type(value: object) -> str:
     """What TOML calls a value's type, for a message about the file."""
     names = {bool: "boolean", int: "integer", float: "float", list: "array", dict: "table"}
@@ -319,6 +333,7 @@ def load_toml(path: str | Path) -> Rules:
         raise RulesError("preset", exc.detail, str(p)) from None
     if "name" not in data:
         data["name"] = f"{base}+{p.stem}"
+    _check_plain_name(data["name"], str(p))
     try:
         return derive(str(base), **data)
     except RulesError as exc:  # the file's value at fault: name the file too

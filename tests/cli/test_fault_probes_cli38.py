@@ -205,15 +205,27 @@ def test_a_path_holding_controls_is_escaped_on_stdout(
     assert "\x1b" not in done.stdout and "\x07" not in done.stdout
 
 
-def test_a_house_rules_name_holding_controls_is_escaped(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("name", "shown"), [
+    ("../../escaped", "'../../escaped'"),
+    ("a\\u001b]0;pwned\\u0007\\nforged", "'a\\x1b]0;pwned\\x07\\nforged'"),
+    ("..", "'..'"),
+])
+def test_a_house_rules_name_that_is_no_plain_name_is_refused(
+        tmp_path: Path, name: str, shown: str) -> None:
+    """Before: simulate named its logs after it, so name = "../../escaped" wrote
+    escaped-2p-000000.blog two directories above the output directory; controls reached the
+    terminal (rules show) and the log."""
     rules = tmp_path / "house.toml"
-    rules.write_text('preset = "classic"\nname = "a\\u001b]0;pwned\\u0007\\nforged"\n')
-    shown = _cli("rules", "show", str(rules))
-    assert shown.returncode == 0, shown.stderr
-    assert shown.stdout.splitlines()[0].split()[:2] == ["name", _SHOWN]
-    made = _cli("simulate", "--rules", str(rules), "-o", str(tmp_path / "sim"))
-    assert made.returncode == 0, made.stderr
-    assert made.stdout.splitlines()[0].startswith(f"1 matches of {_SHOWN}, 2 players")
+    rules.write_text(f'preset = "classic"\nname = "{name}"\n')
+    work = tmp_path / "a" / "b"
+    work.mkdir(parents=True)
+    said = (f"buraco-log: error: {rules}: rules field 'name': {shown} is not a plain name: "
+            "no '/', '\\', control or bidi character (it names the logs simulate and demo "
+            "write)")
+    for command in (("rules", "show", str(rules)),
+                    ("simulate", "--rules", str(rules), "-o", str(work / "out"))):
+        assert _one_error_line(_cli(*command), 2) == said
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["a", "b", "house.toml"]
 
 
 def test_review_of_a_fifo_names_no_byte(tmp_path: Path) -> None:
