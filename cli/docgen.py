@@ -53,6 +53,11 @@ Every command follows the same rules:
   (`convert`, `simulate`, `demo`) never replaces a file unless told so (`--overwrite`). A page
   or a report (`view`, `review`, `audit --html`, `query`, `report`) replaces the file it names,
   written whole beside it and renamed, but never a file that holds a match log (exit 2).
+- **An empty name** (`''`, as an unset shell variable gives) as a log, a key or page path, or
+  `-o` of the log commands (all but the archive's) is a usage error naming the argument or
+  option (exit 2); it is never taken as the current directory.
+- **Paths and names are printed safely**: a control or bidi character in a path, or in a name
+  read from a log, is shown as an escape (`\\x1b`), on stdout as in errors.
 - **`--jobs N`** (`-j`): worker processes; `0` is one per CPU, at most 8 (the default, but for
   `review`, which uses one unless told).
 - **The archive** is `--archive DIR` (`-a`) for every archive command, or the environment
