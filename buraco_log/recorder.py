@@ -1534,6 +1534,12 @@ class Recorder:
                     if self._reopen(table):  # adopted: a seal rewrote it meanwhile
                         self._prepare(w)  # its end, chain and sealed flag are the new file's
         except LogFormatError as exc:
+            if exc.kind == "locked":  # a seal or repair holds the closed log: say what became
+                # of the moves (it said only "another writer holds this log")
+                exc = LogFormatError(
+                    f"{exc.message} (a seal, repair or writer of another program); these moves "
+                    "were not recorded: send them again (the match is read again from its log)",
+                    path=table.path, kind="locked")
             raise _WriteError(exc, written=False) from None
         except OSError as exc:
             raise _WriteError(log.os_error(exc, table.path), written=False) from None

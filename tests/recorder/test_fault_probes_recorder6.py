@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from buraco_log import log
-from buraco_log.errors import BuracoLogError, IllegalMoveError
+from buraco_log.errors import BuracoLogError, IllegalMoveError, LogFormatError
 from buraco_log.recorder import Recorder
 from tests.recorder.sources import matches, on_disk, source_of
 
@@ -379,3 +379,26 @@ def test_a_directory_holding_a_nul_byte_is_named_in_its_error(tmp_path: Path) ->
     with pytest.raises(ValueError, match=r"recorder's directory .*x\\x00y.* NUL byte"):
         Recorder(tmp_path / "x\0y")
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("sync", SYNCS)
+def test_a_move_refused_while_a_seal_holds_the_closed_log_says_so_and_may_be_sent_again(
+        tmp_path: Path, sync: str) -> None:
+    src = matches()[0]
+    directory = tmp_path / "logs"
+    with Recorder(directory, sync=sync, idle_timeout=0.01, save_every=0) as rec:
+        for seq in range(4):
+            rec.append("t", src[seq])
+        _wait_closed(rec)
+        before = (directory / "t.blog").read_bytes()
+        # what a seal holds while it rewrites the log
+        with log.LogLock(directory / "t.blog"), pytest.raises(BuracoLogError) as caught:
+            rec.submit("t", src[4]).result(timeout=10)
+        err = caught.value
+        assert isinstance(err, LogFormatError) and err.kind == "locked"
+        assert str(directory / "t.blog") in str(err) and "not recorded" in str(err)
+        assert "send them again" in str(err)
+        assert (directory / "t.blog").read_bytes() == before
+        assert rec.next_seq("t") == 4  # read again from its log
+        assert rec.append("t", src[4]) == 4
+    assert on_disk(str(directory / "t.blog")) == list(src[:5])
