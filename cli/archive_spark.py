@@ -84,6 +84,7 @@ def query(root: str, sql: str, master: str | None, conf: dict[str, str],
     seconds after its jobs were cancelled is abandoned: the error is raised, and the JVM, a
     child of this process, goes when the command exits."""
     engine = _module()
+    engine.check_text(sql)  # a statement too long or too deep: refused before Spark starts
     spark = engine.session(master, conf)
     if not timeout:
         return TableStream(engine.query(root, sql, spark=spark))

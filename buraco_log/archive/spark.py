@@ -787,23 +787,179 @@ _QUERY_NODES = frozenset({
     "UnresolvedInlineTable", "LocalRelation", "Window", "WithWindowDefinition", "Generate",
     "Pivot", "Unpivot", "UnresolvedSubqueryColumnAliases", "Tail", "Sample",
     "UnresolvedHaving", "LateralJoin", "Expand", "GroupingSets",
+    # DISTRIBUTE BY and CLUSTER BY (SORT BY is a Sort, not global): how rows are spread over
+    # partitions, read-only; the REPARTITION hints make other nodes, and hints are refused
+    "RepartitionByExpression",
 })
+# Bounds on the statement's text, checked before Spark parses it: past them Spark's parser
+# overflows its stack (~300 levels), runs out of memory (100,000 levels of parentheses: after
+# 5 minutes), or the checks take minutes.
+MAX_SQL_CHARS = 1_000_000
+MAX_DEPTH = 100
+"""Levels of parentheses and CASE ... END, one inside the other."""
+MAX_TOKENS = 20_000
+"""Words, numbers, strings and signs (a list of 10,000 items is 20,000): the checks walk
+every node of the statement through Py4J, and a list of 10,000 took 3 s to check."""
+MAX_PARTS = 500_000
+"""Objects of a parsed statement the check walks (nodes and the lists that hold them)."""
 # The packages of the nodes a parsed query may hold: plans, expressions, unresolved names.
 _CATALYST_PACKAGES = ("catalyst.plans.logical", "catalyst.analysis")
 VIEWS = frozenset(TABLES)
-_NAME = re.compile(r"\[([A-Za-z_][A-Za-z0-9_]*)\]")
 
 
-def _nodes(tree: Any) -> Iterator[dict[str, Any]]:
-    """Every node of a Catalyst tree as ``toJSON`` gives it (subquery plans included)."""
-    if isinstance(tree, dict):
-        if "class" in tree:
-            yield tree
-        for v in tree.values():
-            yield from _nodes(v)
-    elif isinstance(tree, list):
-        for v in tree:
-            yield from _nodes(v)
+class _Walk:
+    """Every tree node of a plan, reached in the JVM through Py4J.
+
+    Not through ``toJSON``: it writes a node again inside every field that is not one of
+    its children (a CASE's ``elseValue``, a CTE's relations), so its text grows four-fold
+    with each level of nesting (16 nested CASEs: 31 MB, 7 s; 100: the driver ran out of
+    memory after six minutes), and it looks each child up in its parent's list, so a list
+    of 100,000 items took four minutes. Here each object is met once, through the fields
+    its constructor took (what ``toJSON`` wrote): tree nodes, and the sequences, options
+    and tuples that hold them; anything else (a data type, a string's bytes) is a value."""
+
+    def __init__(self, jvm: Any, root: Any) -> None:
+        loader = root.getClass().getClassLoader()
+
+        def load(name: str) -> Any:
+            return jvm.java.lang.Class.forName(name, False, loader)
+
+        self._kinds: dict[str, str] = {}
+        self._types = [(kind, load(name)) for kind, name in (
+            ("node", "org.apache.spark.sql.catalyst.trees.TreeNode"),
+            ("seq", "scala.collection.Seq"),
+            ("iterable", "scala.collection.Iterable"),
+            ("option", "scala.Option"),
+            ("tuple", "scala.Product"),  # after "node": tuples and the like
+            ("java", "java.lang.Iterable"))]
+        self._expression = load("org.apache.spark.sql.catalyst.expressions.Expression")
+        # a function the session defined (a Python or Scala UDF, a catalog's function)
+        self._udf = load("org.apache.spark.sql.catalyst.expressions.UserDefinedExpression")
+        self.expressions: set[str] = set()  # the classes met that are expressions
+        self.user_defined: set[str] = set()  # and those that are such functions
+        self.root = root
+
+    def _kind(self, cls: Any) -> tuple[str, str]:
+        name = str(cls.getName())
+        kind = self._kinds.get(name)
+        if kind is None:
+            kind = next((k for k, t in self._types if t.isAssignableFrom(cls)), "value")
+            if kind == "tuple" and not name.startswith("scala.Tuple"):
+                kind = "value"  # other products (an ExprId, a join type): no nodes in them
+            if kind == "node" and self._expression.isAssignableFrom(cls):
+                self.expressions.add(name)
+                if self._udf.isAssignableFrom(cls):
+                    self.user_defined.add(name)
+            self._kinds[name] = kind
+        return name, kind
+
+    def nodes(self, limit: int, opaque: frozenset[str] = frozenset({"Literal"})
+              ) -> Iterator[tuple[str, Any]]:
+        """``(class name, node)`` for every tree node; past ``limit`` objects, refused. The
+        fields of nodes named in ``opaque`` (a literal's value and type) are not walked."""
+        from py4j.java_gateway import JavaObject  # type: ignore[import-untyped]
+
+        stack: list[Any] = [self.root]
+        met = 0
+        while stack:
+            obj = stack.pop()
+            if not isinstance(obj, JavaObject):  # a string, a number: converted by Py4J
+                continue
+            met += 1
+            if met > limit:
+                raise ArchiveError(f"query: the statement is too large for Spark (more than "
+                                   f"{limit:,} parts)")
+            name, kind = self._kind(obj.getClass())
+            if kind == "node":
+                yield name, obj
+                if name.rpartition(".")[2] not in opaque:
+                    stack += [obj.productElement(i) for i in range(obj.productArity())]
+            elif kind == "seq":
+                stack += [obj.apply(i) for i in range(obj.size())]
+            elif kind in ("iterable", "java"):
+                it = obj.iterator()
+                while it.hasNext():
+                    stack.append(it.next())
+            elif kind == "option":
+                if obj.isDefined():
+                    stack.append(obj.get())
+            elif kind == "tuple":
+                stack += [obj.productElement(i) for i in range(obj.productArity())]
+
+
+def _names(seq: Any) -> list[str]:
+    """A Scala ``Seq[String]`` (a multipart name) as a list."""
+    return [str(seq.apply(i)) for i in range(seq.size())]
+
+
+def _one_name(parts: list[str]) -> str | None:
+    """The name of a one-part identifier of plain characters, lowercased; else None."""
+    if len(parts) == 1 and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", parts[0]):
+        return parts[0].lower()
+    return None
+
+
+_LEX = re.compile(r"""
+    (?P<space>\s+|--[^\n]*)
+  | (?P<comment>/\*)
+  | [rR](?:'[^']*'|"[^"]*")                       # raw strings: no escapes
+  | '(?:[^'\\]|\\.|'')*' | "(?:[^"\\]|\\.|"")*"    # strings (one way to match:
+  | `(?:[^`]|``)*`                                # no backtracking when unclosed)
+  | (?P<word>\w+)
+  | (?P<sign>.)
+""", re.VERBOSE | re.DOTALL)
+_OPEN, _CLOSE = "([", ")]"
+
+
+def check_text(sql: str) -> None:
+    """Refuse a statement too long or nested too deeply for Spark, before Spark parses it
+    (:data:`MAX_SQL_CHARS`, :data:`MAX_DEPTH`, :data:`MAX_TOKENS`): it is read once, as
+    Spark's lexer reads it (strings, quoted names and comments hold no levels)."""
+    if len(sql) > MAX_SQL_CHARS:
+        raise ArchiveError(f"query: the statement is {len(sql):,} characters long; Spark "
+                           f"takes at most {MAX_SQL_CHARS:,}")
+    levels: list[str] = []  # the open "(", "[" and CASE, innermost last
+    tokens = 0
+    pos = 0
+    while pos < len(sql):
+        m = _LEX.match(sql, pos)
+        assert m is not None  # (?P<sign>.) matches any character
+        pos = m.end()
+        if m.group("space"):
+            continue
+        if m.group("comment"):
+            pos = _comment_end(sql, pos)
+            continue
+        tokens += 1
+        if tokens > MAX_TOKENS:
+            raise ArchiveError(f"query: the statement is too long for Spark: more than "
+                               f"{MAX_TOKENS:,} words, numbers and signs")
+        word, sign = m.group("word"), m.group("sign")
+        if (sign and sign in _OPEN) or (word and word.upper() == "CASE"):
+            levels.append(sign or "CASE")
+            if len(levels) > MAX_DEPTH:
+                raise ArchiveError(f"query: the statement is nested too deeply: more than "
+                                   f"{MAX_DEPTH} levels of parentheses, brackets and CASE "
+                                   f"(at character {m.start():,})")
+        elif sign and sign in _CLOSE:  # closes its own "(" or "[", and a CASE left open
+            opener = _OPEN[_CLOSE.index(sign)]
+            while levels and levels.pop() != opener:
+                pass
+        elif word and word.upper() == "END" and levels and levels[-1] == "CASE":
+            levels.pop()
+
+
+def _comment_end(sql: str, pos: int) -> int:
+    """Where the bracketed comment opened just before ``pos`` ends (Spark's nest)."""
+    depth = 1
+    while depth and pos < len(sql):
+        nxt = min((i for i in (sql.find("/*", pos), sql.find("*/", pos)) if i >= 0),
+                  default=len(sql))
+        if nxt == len(sql):
+            return nxt
+        depth += 1 if sql.startswith("/*", nxt) else -1
+        pos = nxt + 2
+    return pos
 
 
 def check_sql(spark: SparkSession, sql: str) -> DataFrame:
@@ -814,6 +970,7 @@ def check_sql(spark: SparkSession, sql: str) -> DataFrame:
     Two checks: the parsed statement (its plan nodes, the functions it calls, the names it
     reads), then the analyzed plan (:func:`_check_reads`: what each name resolved to, since a
     name that is a CTE in one place of the query can be a table of the session in another)."""
+    check_text(sql)
     _check_parsed(spark, sql)
     try:
         df = spark.sql(sql)  # a query is analyzed here, not run
@@ -821,7 +978,30 @@ def check_sql(spark: SparkSession, sql: str) -> DataFrame:
     except Exception as exc:
         raise ArchiveError(f"query: {_first_line(exc)}") from None
     _check_reads(analyzed)
+    _check_calls(spark, analyzed)
     return df
+
+
+def _check_calls(spark: SparkSession, plan: Any) -> None:
+    """Refuse an analyzed plan (outside the archive's views) that calls a function the
+    session or its catalog defined, or one of :data:`DENIED_FUNCTIONS` however it was named:
+    ``SELECT current_user`` (no parentheses: a column name until analysis) returned the OS
+    user past the parsed check, and a Python function the session had registered ran."""
+    walk = _Walk(spark._jvm, plan)
+    try:
+        for full, node in walk.nodes(MAX_PARTS, frozenset({"Literal", "View"})):
+            if full not in walk.expressions or full.endswith((".Literal", "Reference")):
+                continue  # a plan (PipeOperator is one, in the expressions' package)
+            if full in walk.user_defined:
+                raise ArchiveError(f"query: function {node.name()} is not allowed (not "
+                                   "one of Spark's built-in functions)")
+            name = str(node.prettyName()).lower()
+            if name in DENIED_FUNCTIONS:
+                raise ArchiveError(f"query: function {name} is not allowed")
+    except ArchiveError:
+        raise
+    except Exception as exc:  # a Py4J failure while walking the plan: one line
+        raise ArchiveError(f"query: {_first_line(exc)}") from None
 
 
 # The leaves an analyzed query may hold besides the archive's views: constants and CTEs.
@@ -858,50 +1038,77 @@ def _check_parsed(spark: SparkSession, sql: str) -> None:
     """The first check of :func:`check_sql`: the statement as Spark parses it."""
     try:
         plan = spark._jsparkSession.sessionState().sqlParser().parsePlan(sql)
-        tree = json.loads(plan.toJSON())
     except Exception as exc:
         raise ArchiveError(f"query: {_first_line(exc)}") from None
-    ctes: set[str] = set()
-    nodes = list(_nodes(tree))
-    for node in nodes:
-        if node["class"].endswith("UnresolvedWith"):
-            ctes |= {n.lower() for n in re.findall(r"\(([A-Za-z_][A-Za-z0-9_]*),",
-                                                   json.dumps(node.get("cteRelations", "")))}
-            # Only the CTEs' own names (each relation's first field): any "name" in the node
-            # also took column aliases, so `WITH c AS (SELECT 1 AS t) SELECT * FROM t` let
-            # any table t of the session through.
-            ctes |= {rel["_1"].lower() for rel in node.get("cteRelations") or []
-                     if isinstance(rel, dict) and isinstance(rel.get("_1"), str)}
-    root = nodes[0]["class"].rsplit(".", 1)[-1] if nodes else "nothing"
+    root = str(plan.getClass().getName()).rsplit(".", 1)[-1]
     if root not in _QUERY_NODES:  # a command from any package (EXECUTE IMMEDIATE, CREATE
         raise ArchiveError(f"query: only read-only queries are allowed, not {root}")  # ...)
-    for node in nodes:
-        cls = node["class"].rsplit(".", 1)[-1]
-        package = node["class"].rsplit(".", 1)[0]
-        if package.endswith("plans.logical") and cls not in _QUERY_NODES:
-            raise ArchiveError(f"query: only read-only queries are allowed, not {cls}")
-        if not (package.endswith(_CATALYST_PACKAGES) or ".catalyst.expressions." in package
-                or package.endswith(".catalyst.expressions")):  # execution.datasources...
-            raise ArchiveError(f"query: only read-only queries are allowed, not {cls}")
-        if "Identifier" in cls or "ExecuteImmediate" in cls:
-            # IDENTIFIER('reflect')(...) names its function at analysis, past the name check
-            raise ArchiveError(f"query: {cls} (IDENTIFIER(...), EXECUTE IMMEDIATE) is not "
-                               "allowed")
-        if cls == "UnresolvedRelation":
-            m = _NAME.fullmatch(str(node.get("multipartIdentifier", "")))
-            name = m.group(1).lower() if m else None
-            if name is None or (name not in VIEWS and name not in ctes):
-                raise ArchiveError("query: only the archive's views can be read ("
-                                   + ", ".join(sorted(VIEWS)) + "), not "
-                                   + str(node.get("multipartIdentifier")))
-        elif cls == "UnresolvedFunction":
-            m = _NAME.fullmatch(str(node.get("nameParts", "")))
-            if m is None or m.group(1).lower() in DENIED_FUNCTIONS:
-                raise ArchiveError(f"query: function {node.get('nameParts')} is not allowed")
-        elif cls in ("UnresolvedTableValuedFunction", "UnresolvedHint", "UnresolvedTVFAliases"):
-            raise ArchiveError(f"query: {cls} is not allowed")
-        elif "command" in node["class"].lower():
-            raise ArchiveError(f"query: only read-only queries are allowed, not {cls}")
+    ctes: set[str] = set()
+    relations: list[list[str]] = []
+    try:
+        builtin = _builtin_functions(spark)
+        for full, node in _Walk(spark._jvm, plan).nodes(MAX_PARTS):
+            _check_node(full, node, ctes, relations, builtin)
+    except ArchiveError:
+        raise
+    except Exception as exc:  # a Py4J failure while walking the plan: one line
+        raise ArchiveError(f"query: {_first_line(exc)}") from None
+    for parts in relations:
+        name = _one_name(parts)
+        if name is None or (name not in VIEWS and name not in ctes):
+            raise ArchiveError("query: only the archive's views can be read ("
+                               + ", ".join(sorted(VIEWS)) + f"), not [{', '.join(parts)}]")
+
+
+_BUILTIN: list[frozenset[str]] = []
+
+
+def _builtin_functions(spark: SparkSession) -> frozenset[str]:
+    """The names of Spark's built-in functions (its own registry, not the session's)."""
+    if not _BUILTIN:
+        jvm: Any = spark._jvm
+        ids = jvm.org.apache.spark.sql.catalyst.analysis.FunctionRegistry.builtin().listFunction()
+        _BUILTIN.append(frozenset(str(ids.apply(i).funcName()).lower()
+                                  for i in range(ids.size())))
+    return _BUILTIN[0]
+
+
+def _check_node(full: str, node: Any, ctes: set[str], relations: list[list[str]],
+                builtin: frozenset[str]) -> None:
+    """Refuse one node of a parsed statement; note the CTEs it names and the names it
+    reads (checked once every CTE of the statement is known). A function must be a
+    built-in: any other name is looked up in the session and its catalog, where resolving
+    a catalog's function loads the files it names (its JARs, by URI)."""
+    package, _, cls = full.rpartition(".")
+    if package.endswith("plans.logical") and cls not in _QUERY_NODES:
+        raise ArchiveError(f"query: only read-only queries are allowed, not {cls}")
+    if not (package.endswith(_CATALYST_PACKAGES) or ".catalyst.expressions." in package
+            or package.endswith(".catalyst.expressions")):  # execution.datasources...
+        raise ArchiveError(f"query: only read-only queries are allowed, not {cls}")
+    if "Identifier" in cls or "ExecuteImmediate" in cls:
+        # IDENTIFIER('reflect')(...) names its function at analysis, past the name check
+        raise ArchiveError(f"query: {cls} (IDENTIFIER(...), EXECUTE IMMEDIATE) is not "
+                           "allowed")
+    if cls == "UnresolvedWith":
+        # Only the CTEs' own names (each relation's first field): any "name" in the node
+        # also took column aliases, so `WITH c AS (SELECT 1 AS t) SELECT * FROM t` let any
+        # table t of the session through.
+        rels = node.cteRelations()
+        ctes |= {str(rels.apply(i)._1()).lower() for i in range(rels.size())}
+    elif cls == "UnresolvedRelation":
+        relations.append(_names(node.multipartIdentifier()))
+    elif cls == "UnresolvedFunction":
+        parts = _names(node.nameParts())
+        name = _one_name(parts)
+        if name is None or name in DENIED_FUNCTIONS:
+            raise ArchiveError(f"query: function [{', '.join(parts)}] is not allowed")
+        if name not in builtin:
+            raise ArchiveError(f"query: function [{', '.join(parts)}] is not allowed (not "
+                               "one of Spark's built-in functions)")
+    elif cls in ("UnresolvedTableValuedFunction", "UnresolvedHint", "UnresolvedTVFAliases"):
+        raise ArchiveError(f"query: {cls} is not allowed")
+    elif "command" in full.lower():
+        raise ArchiveError(f"query: only read-only queries are allowed, not {cls}")
 
 
 def _spark_error(exc: BaseException) -> str:
@@ -915,27 +1122,42 @@ def _spark_error(exc: BaseException) -> str:
 
 _PY4J_CALL = re.compile(r"An error occurred while calling [\w.]+\.?$")
 _JAVA_BARE = re.compile(r"^(?:Caused by: |: )((?:[a-z_$][\w$]*\.)+[A-Z][\w$]*)$")
-_JAVA_CAUSE = re.compile(r"^(?:Caused by: |: )(?:[a-z_$][\w$]*\.)+[A-Z][\w$]*: (.+)$")
+_JAVA_CAUSE = re.compile(r"^(?:Caused by: |: )((?:[a-z_$][\w$]*\.)+[A-Z][\w$]*): (.+)$")
+_TOO_DEEP = "the statement is nested too deeply for Spark"
 
 
 def _first_line(exc: BaseException) -> str:
     """The line of an error that says what went wrong. A Java error reached through Py4J
     starts with "An error occurred while calling o110.getResult.", which says nothing: the
-    reason is its deepest Java cause (an invalid XPath, a bad regular expression...)."""
+    reason is its deepest Java cause (an invalid XPath, a bad regular expression...). The
+    parser's own "too complex" error and a stack overflow say what the user can change."""
+    line = _reason(exc)
+    if "FAILED_TO_PARSE_TOO_COMPLEX" in line:
+        return (f"{_TOO_DEEP} (FAILED_TO_PARSE_TOO_COMPLEX: a chain of a few hundred "
+                "operators, JOINs or UNIONs nests as deep as parentheses)")
+    if line.endswith("StackOverflowError"):
+        return f"{_TOO_DEEP} (java.lang.StackOverflowError)"
+    return line
+
+
+def _reason(exc: BaseException) -> str:
     text = str(exc).strip()
     if not text:
         return type(exc).__name__
     lines = text.splitlines()
     if _PY4J_CALL.match(lines[0]):
-        causes = [m.group(1).strip() for m in map(_JAVA_CAUSE.match, lines) if m]
-        causes = [c for c in causes if c and not c.startswith("Exception thrown in awaitResult")]
+        causes = [(m.group(1), m.group(2).strip()) for m in map(_JAVA_CAUSE.match, lines) if m]
+        causes = [c for c in causes
+                  if c[1] and not c[1].startswith("Exception thrown in awaitResult")]
         if causes:
-            return causes[-1][:300]
+            cls, reason = causes[-1]
+            if cls.endswith("OutOfMemoryError"):  # "Java heap space" alone says too little
+                reason = f"Spark ran out of memory ({cls}: {reason})"
+            return reason[:300]
         # an error with no message (a statement nested too deep for the parser's stack)
         bare = [m.group(1) for m in map(_JAVA_BARE.match, lines) if m]
         if bare:
-            return f"{bare[-1]} (is the statement nested too deep?)" \
-                if bare[-1].endswith("StackOverflowError") else bare[-1]
+            return bare[-1]
     return lines[0]
 
 
