@@ -658,11 +658,20 @@ class Recorder:
         with contextlib.suppress(Exception):  # a state not saved only slows the next start
             self._save_states()
         self._pool.shutdown(wait=True)
+        # A checkpoint that raised (a defect: its OSErrors are caught) stopped close here: the
+        # logs and the directory lock were never let go, and every later close raised again.
+        failed: BaseException | None = None
         if self._checkpoint is not None:
-            self._checkpoint.result()
+            try:
+                self._checkpoint.result()
+            except Exception as exc:
+                failed = exc
         if self._jfd is not None:  # the last checkpoint: the logs are complete on their own
-            self._retire(self._jfd, self._jgen, self._jdirty)
-            self._jfd = None
+            fd, self._jfd = self._jfd, None
+            try:
+                self._retire(fd, self._jgen, self._jdirty)
+            except Exception as exc:
+                failed = failed or exc
         self._ckrun.shutdown(wait=True)
         self._ckio.shutdown(wait=True)
         for table in list(self._open.values()):
@@ -674,6 +683,11 @@ class Recorder:
         os.close(self._dir_fd)
         os.close(self._lock_fd)  # releases the directory lock
         self._closed = True
+        if failed is not None:  # the journal was kept: the next recorder writes it back
+            raise LogFormatError(
+                f"the recorder's last checkpoint failed ({failed!r}); its journal is kept, and "
+                "the next recorder to open the directory writes it back into the logs",
+                path=self.directory, kind="io") from failed
 
     def __enter__(self) -> Recorder:
         return self

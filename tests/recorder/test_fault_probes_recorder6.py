@@ -21,7 +21,7 @@ import pytest
 
 from buraco_log import log
 from buraco_log.errors import BuracoLogError, IllegalMoveError, LogFormatError
-from buraco_log.recorder import Recorder
+from buraco_log.recorder import FileOps, Recorder
 from tests.recorder.sources import matches, on_disk, source_of
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -113,7 +113,7 @@ def test_a_waiting_call_from_a_done_callback_is_refused_and_no_table_hangs(
 
 SEAL_CHILD = """
 import os, sys, threading
-from buraco_log.recorder import Recorder
+from buraco_log.recorder import FileOps, Recorder
 from tests.recorder.sources import matches, source_of
 directory, sync, run = sys.argv[1], sys.argv[2], sys.argv[3]
 sources = matches()
@@ -269,7 +269,7 @@ def test_an_illegal_move_under_load_writes_nothing_and_the_table_goes_on(tmp_pat
 
 POOL_CHILD = """
 import sys
-from buraco_log.recorder import Recorder
+from buraco_log.recorder import FileOps, Recorder
 from tests.recorder.sources import matches
 directory, sync, max_open = sys.argv[1], sys.argv[2], int(sys.argv[3])
 with Recorder(directory, sync=sync, max_open=max_open, save_every=0) as rec:
@@ -402,3 +402,29 @@ def test_a_move_refused_while_a_seal_holds_the_closed_log_says_so_and_may_be_sen
         assert rec.next_seq("t") == 4  # read again from its log
         assert rec.append("t", src[4]) == 4
     assert on_disk(str(directory / "t.blog")) == list(src[:5])
+
+
+class _SyncfsDefect(FileOps):
+    def syncfs(self, fd: int) -> None:
+        raise RuntimeError("a defect in syncfs")
+
+
+def test_a_checkpoint_that_raises_a_defect_still_lets_close_release_the_directory(
+        tmp_path: Path) -> None:
+    # close raised halfway: the logs and the directory lock were never let go, a second close
+    # raised the same again, and no recorder of this process could open the directory.
+    src = matches()[0]
+    directory = tmp_path / "logs"
+    rec = Recorder(directory, sync="journal", ops=_SyncfsDefect(), save_every=0,
+                   checkpoint_every=0.0)
+    for seq in range(3):
+        rec.append("t", src[seq])
+    with pytest.raises(LogFormatError) as caught:
+        rec.close()
+    assert caught.value.kind == "io" and str(directory) in str(caught.value)
+    assert "checkpoint failed" in str(caught.value) and "a defect in syncfs" in str(caught.value)
+    rec.close()  # closed: nothing more to do, nothing raised
+    with Recorder(directory, sync="journal", save_every=0) as again:  # writes the journal back
+        assert again.next_seq("t") == 3
+        assert again.append("t", src[3]) == 3
+    assert on_disk(str(directory / "t.blog")) == list(src[:4])
