@@ -1268,7 +1268,9 @@ class Recorder:
                 for w in created:
                     w.settled = True
                     self._fail_table(
-                        w.table, f"directory fsync failed: {exc.strerror}", w.waiters, written=True
+                        w.table, f"directory fsync failed: {exc.strerror or exc}; not retried, "
+                        "the new log's name, and its first moves with it, may not be on disk "
+                        "(a new recorder reads what was kept)", w.waiters, written=True
                     )
                 created = []
             done.extend(created)

@@ -428,3 +428,36 @@ def test_a_checkpoint_that_raises_a_defect_still_lets_close_release_the_director
         assert again.next_seq("t") == 3
         assert again.append("t", src[3]) == 3
     assert on_disk(str(directory / "t.blog")) == list(src[:4])
+
+
+class _DirSyncFails(FileOps):
+    fail = False
+
+    def fsync_dir(self, fd: int) -> None:
+        if self.fail:
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+        super().fsync_dir(fd)
+
+
+def test_a_failed_directory_fsync_fails_the_new_table_only_and_says_what_may_be_kept(
+        tmp_path: Path) -> None:
+    a, b = matches()[0], matches()[1]
+    ops = _DirSyncFails()
+    directory = tmp_path / "logs"
+    with Recorder(directory, ops=ops, save_every=0) as rec:
+        rec.append("old", a[0])
+        ops.fail = True
+        new, old = rec.submit("new", b[0]), rec.submit("old", a[1])
+        with pytest.raises(LogFormatError) as caught:
+            new.result(timeout=10)
+        assert old.result(timeout=10) == 1  # the table whose log existed goes on
+        err = caught.value
+        assert err.kind == "io" and str(directory / "new.blog") in str(err)
+        assert "directory fsync failed" in str(err) and "Input/output error" in str(err)
+        assert "not retried" in str(err) and "may not be on disk" in str(err)
+        ops.fail = False
+        with pytest.raises(LogFormatError):  # never retried: the table refuses from now on
+            rec.append("new", b[1])
+    with Recorder(directory, save_every=0) as again:  # the move was kept or not; either goes on
+        at = again.next_seq("new")
+        assert at in (0, 1) and again.append("new", b[at]) == at
