@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import msgspec
+
 from buraco_log.cards import ACE, RANK, Card, sort_key
 from buraco_log.errors import BuracoLogError
 from buraco_log.events import (
@@ -21,6 +23,7 @@ from buraco_log.events import (
     CardDrawn,
     HandStarted,
     MortoTaken,
+    Player,
 )
 from buraco_log.melds import read_meld
 from buraco_log.reducer import Replayer
@@ -211,13 +214,29 @@ def patch(frame: Frame, d: Frame) -> Frame:
     return out
 
 
-def visible_text(ev: AnyEvent, tl: Timeline, seat: int | None) -> str:
+NAME_IN_MOVES = 48
+"""The most characters of a player's name a move line repeats; the seat panels show it whole."""
+
+
+def short_names(players: Sequence[Player]) -> tuple[Player, ...]:
+    """``players`` with each name cut to :data:`NAME_IN_MOVES` characters (the cut marked
+    with an ellipsis). Every move line names its seat's player: a 10,000-character name made
+    a page of a few hundred events 1.5 MB, and of a long match gigabytes."""
+    return tuple(p if len(p.name) <= NAME_IN_MOVES
+                 else msgspec.structs.replace(p, name=p.name[:NAME_IN_MOVES - 1] + "\u2026")
+                 for p in players)
+
+
+def visible_text(ev: AnyEvent, tl: Timeline, seat: int | None,
+                 players: Sequence[Player] | None = None) -> str:
     """The event as ``replay`` words it; for a seat, a card drawn by another seat stays
-    face down ("drew a card"), the one change a player's copy needs."""
+    face down ("drew a card"), the one change a player's copy needs. ``players``: the names
+    to use (default: the timeline's own, uncut)."""
+    names = tl.players if players is None else players
     if seat is not None and isinstance(ev, CardDrawn) and ev.seat != seat:
-        head = describe_event(ev, tl.players, tl.style).rsplit(" drew ", 1)[0]
+        head = describe_event(ev, names, tl.style).rsplit(" drew ", 1)[0]
         return f"{head} drew a card"
-    return describe_event(ev, tl.players, tl.style)
+    return describe_event(ev, names, tl.style)
 
 
 class Frames:
@@ -236,6 +255,7 @@ class Frames:
         prev: Frame = {}
         memo = Memo()
         rep = Replayer()
+        names = short_names(tl.players)
         for ev in tl.events:
             rep.apply(ev)
             s = rep.state()
@@ -250,7 +270,7 @@ class Frames:
             if ev.seq % every == 0:
                 self.snaps.append(frame)
             self.diffs.append(diff(prev, frame))
-            self.moves.append(visible_text(ev, tl, seat))
+            self.moves.append(visible_text(ev, tl, seat, names))
             self.tags.append(type(ev).__name__)
             prev = frame
 
@@ -264,4 +284,4 @@ class Frames:
 
 
 __all__ = ["GROWN", "SNAPSHOT_EVERY", "Frames", "Memo", "diff", "held", "meld_order", "patch",
-           "referee_frame", "seat_frame", "visible_text"]
+           "referee_frame", "seat_frame", "short_names", "visible_text"]

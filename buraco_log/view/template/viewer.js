@@ -48,9 +48,16 @@
       return n < 256 ? "\\x" + ("0" + n.toString(16)).slice(-2) : "\\u" + ("000" + n.toString(16)).slice(-4);
     });
   }
-  function name(seat) {
+  // A long name is cut, as in the move lines (NAME_IN_MOVES in frames.py): a 10,000-letter
+  // name filled the screen in every panel that names a seat. The seat's heading keeps it
+  // whole in its tooltip. Cut by code points, not halves of a surrogate pair.
+  var NAME_IN_MOVES = 48;
+  function name(seat, whole) {
     var p = D.players[seat];
-    return p ? shown(p.name) : "seat " + seat;
+    if (!p) { return "seat " + seat; }
+    var cps = Array.from(String(p.name));
+    return shown(whole || cps.length <= NAME_IN_MOVES ? p.name
+      : cps.slice(0, NAME_IN_MOVES - 1).join("") + "\u2026");
   }
 
   // -- frames: a snapshot every D.every seqs, a diff for every seq ---------------------------
@@ -92,7 +99,8 @@
       var hand = f["h" + i];
       var box = seatBoxes[i];
       attr(box, "class", "seat box" + (f.t === i && f.ph !== "over" ? " turn" : ""));
-      put(box, "<h3>seat " + i + ' <span class="n">' + esc(name(i)) +
+      put(box, "<h3>seat " + i + ' <span class="n" title="' + esc(name(i, true)) + '">' +
+        esc(name(i)) +
         " \u00b7 side " + D.players[i].side + " \u00b7 " + f.c[i] + " cards" +
         (f.dl === i ? " \u00b7 dealer" : "") + "</span></h3>" +
         (hand ? cards(hand, "hand-" + i) : backs(f.c[i], "hand-" + i)));
@@ -181,7 +189,8 @@
   var sheetRows = [];
   var chartPoints = [];
   function go(s, why) {
-    s = Math.max(0, Math.min(last, s | 0));
+    // not s | 0: a fragment's seq=4294967296 wrapped to 0 (and 3000000000 to a negative)
+    s = Math.max(0, Math.min(last, Math.floor(+s) || 0));
     var f = frameAt(s);
     drawSeats(f);
     drawSides(f);
