@@ -203,12 +203,25 @@ def _seal_while_recording(directory: Path, sync: str, run: int, rng: random.Rand
 @pytest.mark.parametrize("sync", SYNCS)
 def test_sigkill_after_acks_while_seal_races_the_recorder_keeps_every_acked_event(
         tmp_path: Path, sync: str) -> None:
+    _seal_race(tmp_path, sync, runs=3)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sync", SYNCS)
+def test_sigkill_after_acks_while_seal_races_the_recorder_30_runs(tmp_path: Path,
+                                                                   sync: str) -> None:
+    _seal_race(tmp_path, sync, runs=30)
+
+
+def _seal_race(tmp_path: Path, sync: str, runs: int) -> None:
+    """``runs`` recorder processes in turn in one directory, each SIGKILLed at a random moment
+    while this process seals its logs; every acknowledged event must be kept, no log damaged."""
     rng = random.Random(f"seal-{sync}")
     directory = tmp_path / "logs"
     directory.mkdir()
     sources = matches()
     acked = sealed_total = refused = 0
-    for run in range(3):
+    for run in range(runs):
         sealed, child = _seal_while_recording(directory, sync, run, rng,
                                               tmp_path / f"acks{run}.txt")
         assert child.returncode in (-signal.SIGKILL, 0), child.stderr.decode()[-2000:]
