@@ -18,6 +18,13 @@ from cli.common import Format, emit_json, fail, guarded
 from cli.dispute_cmd import FormatOpt, IgnoreIntegrityOpt, LogArg, load_timeline, with_warning
 from cli.safetext import terminal_safe
 
+_NO_MOVE = {
+    "new": "the next event starts the match (its rules and players: no player's choice)",
+    "between": "the next event is a deal (chance, not a choice)",
+    "over": "the match is over",
+}
+"""Why no player has a move, by phase."""
+
 
 def render_moves(m: MovesAt) -> Iterator[str]:
     who = f"seat {m.seat} ({m.name})" if m.seat is not None else "nobody"
@@ -29,9 +36,8 @@ def render_moves(m: MovesAt) -> Iterator[str]:
         yield f"pile ({p.count} cards{top}; {p.pickup.replace('_', '-')}): {verdict}: {p.reason}"
         for use in p.uses:
             yield f"  - {use}"
-    if not m.groups:
-        yield "no move: " + ("the next event is a deal (chance, not a choice)"
-                             if m.phase == "between" else f"nothing follows phase {m.phase}")
+    if not m.groups:  # "nothing follows phase new/over" said nothing of either
+        yield "no move: " + _NO_MOVE.get(m.phase, f"nothing follows phase {m.phase}")
     for g in m.groups:
         yield f"{g.heading} ({len(g.moves)}):"
         for mv in g.moves:

@@ -353,3 +353,16 @@ def test_a_turn_of_a_hand_dealt_and_not_yet_played_says_no_turn_has_begun(
     path.write_text("".join(JSONL.read_text().splitlines(keepends=True)[:3]))
     line = _one_error_line(_cli("replay", str(path), "--hand", "0", "--turn", "0"), 2)
     assert line == f"buraco-log: error: {path}: hand 0 has no turn 0 (no turn begun)"
+
+
+@pytest.mark.parametrize(("at", "said"), [
+    ("-1", "no move: the next event starts the match (its rules and players: no player's "
+           "choice)"),
+    ("17", "no move: the match is over"),
+])
+def test_moves_where_nobody_is_to_move_says_why(at: str, said: str) -> None:
+    """Before: 'no move: nothing follows phase new' before the match's start (which follows),
+    'nothing follows phase over' at its end."""
+    done = _cli("moves", str(JSONL), "--at", at)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == said
