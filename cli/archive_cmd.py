@@ -151,18 +151,17 @@ def ingest(
             raise fail(f"{s}: no such file or directory", EXIT_USAGE,
                        as_json=format is Format.json)
     settings = spark_options(engine, master, conf)
-    if engine is Engine.spark:
-        report = archive_spark.ingest([str(s) for s in sources], str(archive_dir),
-                                      archive_spark.master_or(master, jobs or None), settings,
-                                      require_commitment)
-        _say_ingested(report, format)
-        _ingest_exit(report, [])
     # The SIGTERM handler stays on until the process exits: at its default action, a SIGTERM
     # that came while the summary was printed killed the process without a word.
     with _terminate_as_interrupt() as met:
         try:
-            report = _ingest_with_progress([str(s) for s in sources], str(archive_dir),
-                                           jobs or _jobs_default(), require_commitment)
+            if engine is Engine.spark:  # cut before its commit, a Spark run leaves nothing
+                report = archive_spark.ingest([str(s) for s in sources], str(archive_dir),
+                                              archive_spark.master_or(master, jobs or None),
+                                              settings, require_commitment)
+            else:
+                report = _ingest_with_progress([str(s) for s in sources], str(archive_dir),
+                                               jobs or _jobs_default(), require_commitment)
         except KeyboardInterrupt:  # before anything was checked (the lock, a clean-up)
             if not met:
                 raise

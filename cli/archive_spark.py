@@ -3,6 +3,8 @@ and call :mod:`buraco_log.archive.spark` (imported only here, only when asked fo
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
 import threading
 from collections.abc import Iterator, Sequence
@@ -54,10 +56,31 @@ def _module() -> Any:
     return spark
 
 
+@contextlib.contextmanager
+def _py4j_quiet() -> Iterator[None]:
+    """Py4J logs a call cut by Ctrl-C or SIGTERM (or by the JVM's death) with
+    ``logging.exception`` on the root logger, which sets logging up to print it, traceback
+    and all, on stderr: the command's one line says it. While Spark runs, the root logger
+    has a handler that drops it (only if it has none: a program's own logging stays)."""
+    root = logging.getLogger()
+    if root.handlers:
+        yield
+        return
+    drop = logging.NullHandler()
+    root.addHandler(drop)
+    try:
+        yield
+    finally:
+        root.removeHandler(drop)
+
+
 def ingest(sources: list[str], root: str, master: str | None, conf: dict[str, str],
            require_commitment: bool | None) -> Any:
-    return _module().ingest(sources, root, master=master, conf=conf,
-                            require_commitment=require_commitment)
+    """The Spark ingest; a SIGTERM or Ctrl-C before its commit leaves the archive as it was
+    and comes out as KeyboardInterrupt (the caller says so in one line)."""
+    with _py4j_quiet():
+        return _module().ingest(sources, root, master=master, conf=conf,
+                                require_commitment=require_commitment)
 
 
 class TableStream:
@@ -122,4 +145,5 @@ def query(root: str, sql: str, master: str | None, conf: dict[str, str],
 
 
 def report(root: str, top: int, master: str | None, conf: dict[str, str]) -> Any:
-    return _module().report(root, top=top, master=master, conf=conf)
+    with _py4j_quiet():
+        return _module().report(root, top=top, master=master, conf=conf)

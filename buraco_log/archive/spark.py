@@ -44,8 +44,10 @@ import os
 import re
 import secrets
 import shutil
+import signal
 import sys
 import tempfile
+import threading
 import time
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -63,6 +65,7 @@ from buraco_log.archive.ingest import (
     ErrorSummary,
     IngestReport,
     _hash,
+    _interrupt_after,
     _store_ratings,
     few_collections,
 )
@@ -509,7 +512,10 @@ def ingest(
     ones to ``archive``; the same archive, rows and errors as :func:`buraco_log.archive.ingest`
     (``require_commitment`` too: None keeps the archive's setting).
 
-    Commits only when the whole job succeeded; KeyboardInterrupt cancels it (``interrupted``).
+    Commits only when the whole job succeeded. KeyboardInterrupt (Ctrl-C, or SIGTERM through
+    the CLI's handler) before the commit cancels the jobs, removes the staged files and is
+    raised again: the archive is as it was. Once the commit has begun it is held until the
+    commit is whole, and the report says ``interrupted``.
     """
     t0 = time.monotonic()
     spark = spark or session(master, conf)  # first: says what is missing, if anything
@@ -559,31 +565,101 @@ def ingest(
         checked = (files.select("path", "content", "sha", "known")
                    .mapInArrow(lambda it: check_batches(it, fail, strict), _ddl(CHECKED))
                    .persist())
-        try:
-            _ingest_checked(spark, root, run, checked, known_m, report, file_events, fail,
-                            F, Window, unreadable, walk)
-        except KeyboardInterrupt:
-            sc.cancelAllJobs()
-            report.interrupted = True
-        except (ArchiveError, OSError):
-            raise
-        except Exception as exc:  # the job failed: Spark's error, in one line
-            raise ArchiveError(f"spark ingest failed, nothing of this run was committed: "
-                               f"{_spark_error(exc)}") from exc
-        finally:
-            checked.unpersist()
-            shutil.rmtree(os.path.join(root, store.STAGING, run), ignore_errors=True)
+        commit = _Commit()
+        error: BaseException | None = None
+        with _noting_signals() as noted:
+            try:
+                _ingest_checked(spark, root, run, checked, known_m, report, file_events,
+                                fail, F, Window, unreadable, walk, commit)
+            except KeyboardInterrupt:  # Ctrl-C, or SIGTERM through the CLI's handler
+                report.interrupted = True
+            except (ArchiveError, OSError) as exc:
+                error = exc
+            except Exception as exc:  # the job failed: Spark's error, in one line
+                error = ArchiveError(f"spark ingest failed, nothing of this run was "
+                                     f"committed: {_spark_error(exc)}")
+                error.__cause__ = exc
+        if noted and not commit.started:
+            # PySpark's clean-up of a call the signal cut (a Py4J call on the connection Py4J
+            # has just shut) raises in its place: "Answer from Java side is empty"
+            report.interrupted, error = True, None
+        with _interrupt_after(raise_after=False) as caught:  # the clean-up runs whole
+            _clean_up(spark, checked, root, run, stop=report.interrupted)
+        report.interrupted = report.interrupted or bool(caught)
+        if error is not None:
+            raise error
+        if report.interrupted and not commit.started:
+            raise KeyboardInterrupt  # before the commit: nothing of this run is in the archive
         if store.current_ratings(root) is None and store.manifests(root):
-            _store_ratings(root)
+            try:
+                _store_ratings(root)
+            except KeyboardInterrupt:  # derived: the report computes them when missing
+                report.interrupted = True
     report.errors.sort(key=lambda e: (e.path, e.rule))
     report.seconds = time.monotonic() - t0
     return report
 
 
+@contextlib.contextmanager
+def _noting_signals() -> Iterator[list[int]]:
+    """Note Ctrl-C and SIGTERM while the jobs run, then let their handlers act as before.
+    The KeyboardInterrupt a handler raises inside a Py4J call can be replaced on its way out
+    by the error of PySpark's clean-up; the note says what ended the run. A signal left at
+    its default action (SIGTERM outside the CLI) still ends the process."""
+    noted: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield noted
+        return
+    previous: dict[int, Any] = {}
+
+    def note(signum: int, frame: Any) -> None:
+        noted.append(signum)
+        previous[signum](signum, frame)
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        handler = signal.getsignal(sig)
+        if callable(handler):
+            previous[sig] = handler
+            signal.signal(sig, note)
+    try:
+        yield noted
+    finally:
+        for signum, held in previous.items():
+            signal.signal(signum, held)
+
+
+class _Commit:
+    """Whether the driver has begun to commit (from then on the run is committed whole)."""
+
+    started = False
+
+
+JOBS_STOP = 10.0
+"""Seconds an interrupted ingest waits for its cancelled jobs to end before it removes its
+staged files (a task still writing would leave one behind)."""
+
+
+def _clean_up(spark: SparkSession, checked: DataFrame, root: str, run: str, stop: bool
+              ) -> None:
+    """After the run, whatever ended it: cancel its jobs if it was interrupted, free the
+    checked rows, remove its staged files. The JVM may be gone (killed with the process
+    group): each step that needs it is skipped then."""
+    if stop:
+        with contextlib.suppress(Exception):
+            sc = spark.sparkContext
+            sc.cancelAllJobs()
+            deadline = time.monotonic() + JOBS_STOP
+            while sc.statusTracker().getActiveJobsIds() and time.monotonic() < deadline:
+                time.sleep(0.1)
+    with contextlib.suppress(Exception):
+        checked.unpersist()
+    shutil.rmtree(os.path.join(root, store.STAGING, run), ignore_errors=True)
+
+
 def _ingest_checked(spark: SparkSession, root: str, run: str, checked: DataFrame,
                     known_m: DataFrame | None, report: IngestReport, file_events: int,
                     fail: str, F: Any, Window: Any, unreadable: list[dict[str, Any]],
-                    walk: DataFrame) -> None:
+                    walk: DataFrame, commit: _Commit) -> None:
     meta = checked.select("path", "sha", "size", "status", "digest", "game_id", "events",
                           "preset", "month", "error").join(walk, "path", "left")
     first_met = (F.col("walk").asc_nulls_last(), F.col("path"))  # the local engine's order
@@ -642,6 +718,7 @@ def _ingest_checked(spark: SparkSession, root: str, run: str, checked: DataFrame
                                           f"the same bytes as {row['source_path']}: "
                                           f"{row['message']}", row["seq"]))
     stamp = datetime.now(UTC)
+    by_batch: dict[str, list[tuple[str, str, str, int, list[Any]]]] = defaultdict(list)
     if sizes:
         buckets = {(r["preset"], r["month"]): max(1, math.ceil(r["events"] / file_events))
                    for r in sizes}
@@ -657,7 +734,6 @@ def _ingest_checked(spark: SparkSession, root: str, run: str, checked: DataFrame
         written = data.mapInArrow(
             lambda it: write_batches(it, root, run, batch_ids, stamp_ms, fail),
             _ddl(WRITTEN)).collect()
-        by_batch: dict[str, list[tuple[str, str, str, int, list[Any]]]] = defaultdict(list)
         seen: set[str] = set()
         for w in written:
             if w["rel"] in seen:  # one group, one task: a second file would be a defect
@@ -665,14 +741,19 @@ def _ingest_checked(spark: SparkSession, root: str, run: str, checked: DataFrame
             seen.add(w["rel"])
             by_batch[w["batch"]].append((w["table"], w["rel"], w["staged"], w["rows"],
                                          [w["sha"], w["bytes"]]))
+    # The commit: Ctrl-C and SIGTERM are held until it is whole, and then only noted (the
+    # run is in the archive). Cut before it, the run leaves nothing.
+    with _interrupt_after(raise_after=False) as caught:
+        commit.started = True
         for batch in sorted(by_batch):
             _commit_staged(root, batch, by_batch[batch], stamp)
             report.batches.append(batch)
-    table = _error_table(error_rows)
-    if table is not None:
-        record = store.commit(root, store.new_batch_id(), {}, table)
-        if record:
-            report.batches.append(record["batch"])
+        table = _error_table(error_rows)
+        if table is not None:
+            record = store.commit(root, store.new_batch_id(), {}, table)
+            if record:
+                report.batches.append(record["batch"])
+    report.interrupted = bool(caught)
 
 
 # -- query ---------------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ session registered ran)."""
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
 import time
@@ -280,3 +281,78 @@ def test_hostile_statements_are_refused_in_one_line(views: Any, sql: str) -> Non
     assert not views.catalog.functionExists("probe38")  # nothing it named was made
     assert engine.check_sql(views, "SELECT count(*) FROM matches").columns == ["count(1)"]
 
+
+# -- SIGTERM during a Spark ingest ---------------------------------------------------------------
+
+# Every Python process of the run (the CLI, Spark's Python workers) starts with this: each log
+# check notes its pid in $PROBE38_MARKER first and takes half a second, so the test can send
+# its signal while the check job runs.
+SLOW_CHECK = """
+import os, time
+marker = os.environ.get("PROBE38_MARKER")
+if marker:
+    import buraco_log.archive.flatten as flatten
+    real = flatten.check_file
+    def check_file(*args, **kwargs):
+        with open(marker, "a") as f:
+            f.write(f"{os.getpid()}\\n")
+        time.sleep(0.5)
+        return real(*args, **kwargs)
+    flatten.check_file = check_file
+"""
+
+
+def _snapshot(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file()}
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="signals, process groups")
+@pytest.mark.parametrize("group", [False, True], ids=["process", "group"])
+def test_a_sigterm_mid_spark_ingest_leaves_the_archive_as_it_was_and_says_so(
+        spark_corpus: Any, tmp_path: Path, group: bool) -> None:
+    """Before: the Spark ingest died of SIGTERM without a word (status -15). A Spark run
+    commits only when its jobs are done, so cut before that it keeps nothing: the archive is
+    byte for byte as it was, one line says so, exit 143, and the next run adds the rest."""
+    import os
+    import signal
+
+    from buraco_log.archive import ingest
+    from tests.spark.conftest import spark_missing
+
+    why = spark_missing()
+    if why is not None:
+        pytest.skip(why)
+    arch, marker, site = tmp_path / "arch", tmp_path / "checks", tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(SLOW_CHECK)
+    first = ingest([str(spark_corpus.a)], arch, jobs=1)  # a/ is stored; b/ is left to check
+    before = _snapshot(arch)
+    env = {**os.environ, "PROBE38_MARKER": str(marker),
+           "PYTHONPATH": os.pathsep.join([str(site), str(ROOT)])}
+    p = subprocess.Popen([sys.executable, "-m", "cli.main", "ingest", str(spark_corpus.root),
+                          "-a", str(arch), "--engine", "spark", "--jobs", "2"], cwd=ROOT,
+                         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         stdin=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 400  # Spark's start-up: minutes on a loaded machine
+        while not (marker.exists() and marker.read_text().strip()):
+            assert p.poll() is None and time.monotonic() < deadline, "no log checked"
+            time.sleep(0.05)
+        if group:  # the JVM dies with it
+            os.killpg(p.pid, signal.SIGTERM)
+        else:
+            p.send_signal(signal.SIGTERM)
+        out, err = p.communicate(timeout=120)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+    assert p.returncode == 143, (p.returncode, err[-3000:])
+    assert err.splitlines() == ["buraco-log: error: terminated (SIGTERM): nothing was "
+                                "committed; run the same command again"], err[-3000:]
+    assert out == ""
+    assert _snapshot(arch) == before  # no batch, no part file, no staged file left
+    rest = ingest([str(spark_corpus.root)], arch, jobs=1)
+    assert rest.added == spark_corpus.good - first.added > 0
