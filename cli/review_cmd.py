@@ -102,6 +102,10 @@ def review(
         b = parse_budget(budget)
     except ValueError as exc:
         raise fail(f"--budget: {exc}", EXIT_USAGE, as_json=js) from None
+    if b.candidates < 2:  # the move played alone was searched: it said "0 decisions", exit 0
+        raise fail(f"--budget {budget}: a review compares the move played with at least one "
+                   f"other; give 2 candidates or more (e.g. {b.samples}x2)", EXIT_USAGE,
+                   as_json=js)
     # checked here, not by typer's min=0: nan failed "greater than or equal to 0", and inf
     # made the JSON review say Infinity (not JSON)
     if not (math.isfinite(threshold) and threshold >= 0):
@@ -145,12 +149,22 @@ def review(
                    as_json=js)
     jobs = jobs or min(os.cpu_count() or 1, 8)
     show = sys.stderr.isatty() if progress is None else progress
+    from cli.archive_cmd import EXIT_TERMINATED, _terminate_as_interrupt
+
+    met: list[int] = []
     try:
-        if show:
-            result = _with_progress(events, seat, b, seed, threshold, jobs, partial)
-        else:
-            result = review_events(events, seat, budget=b, seed=seed, threshold=threshold,
-                                   jobs=jobs, partial=partial)
+        # SIGTERM (kill, timeout) ends the search as Ctrl-C does, in one line: it killed the
+        # process without a word
+        with _terminate_as_interrupt() as met:
+            if show:
+                result = _with_progress(events, seat, b, seed, threshold, jobs, partial)
+            else:
+                result = review_events(events, seat, budget=b, seed=seed, threshold=threshold,
+                                       jobs=jobs, partial=partial)
+    except KeyboardInterrupt:
+        how = "terminated (SIGTERM)" if met else "interrupted"
+        raise fail(f"{path}: {how} during the search: no review was written",
+                   EXIT_TERMINATED if met else 130, as_json=js) from None
     except LogFormatError as exc:
         raise fail(f"{path}: {exc}", EXIT_USAGE, as_json=js) from None
     except IllegalMoveError as exc:  # the rule, not the explanation: it names hidden cards

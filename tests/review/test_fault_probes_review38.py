@@ -1,0 +1,91 @@
+"""Fault probes of `review` (round 38): a budget of one candidate (only the move played was
+searched, so every review said "0 decisions" and exit 0), SIGTERM during the search (it killed
+the process without a word) and Ctrl-C, each one line naming the log with no output file left,
+and the decision that ends a hand by stock exhaustion."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from buraco_log import events as ev
+from buraco_log.expert import Budget
+from buraco_log.review import review_events
+from buraco_log.rules import PRESETS
+from buraco_log.simulate import simulate_match
+
+ROOT = Path(__file__).resolve().parents[2]
+GOOD = ROOT / "examples" / "sim" / "classic-2p-000000.blog"
+
+
+def _cmd(*args: object) -> list[str]:
+    return [sys.executable, "-m", "cli.main", "review", *map(str, args)]
+
+
+def run(*args: object) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(_cmd(*args), capture_output=True, text=True, timeout=60, cwd=ROOT,
+                          env={**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"})
+
+
+@pytest.mark.parametrize("budget", ["96x1", "4x1r0", "8x1/500ms"])
+def test_a_budget_of_one_candidate_is_refused_naming_the_option(budget: str) -> None:
+    p = run(GOOD, "--seat", "0", "--budget", budget)
+    assert p.returncode == 2 and p.stdout == "", p.stdout[-300:]  # was exit 0, "0 decisions"
+    assert p.stderr.count("\n") == 1 and f"--budget {budget}" in p.stderr
+    assert "2 candidates" in p.stderr and "Traceback" not in p.stderr
+    j = run(GOOD, "--seat", "0", "--budget", budget, "-f", "json")
+    assert j.returncode == 2 and "2 candidates" in json.loads(j.stdout)["error"]["message"]
+
+
+def test_two_candidates_review_decisions() -> None:
+    p = run(GOOD, "--seat", "0", "--budget", "2x2r1", "-f", "json")
+    assert p.returncode == 0 and json.loads(p.stdout)["decisions"] > 50
+
+
+@pytest.mark.parametrize(("sig", "jobs", "status", "word"), [
+    (signal.SIGTERM, 1, 143, "terminated (SIGTERM)"),
+    (signal.SIGTERM, 2, 143, "terminated (SIGTERM)"),
+    (signal.SIGINT, 2, 130, "interrupted"),
+])
+def test_a_signal_during_the_search_is_one_line_and_leaves_no_output(
+        tmp_path: Path, sig: signal.Signals, jobs: int, status: int, word: str) -> None:
+    out = tmp_path / "r.html"
+    child = subprocess.Popen(
+        _cmd(GOOD, "--seat", "0", "--budget", "64x5r3", "-j", jobs, "-f", "html", "-o", out),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)}, start_new_session=True)
+    time.sleep(2.5)  # imports done, the search under way (it takes a minute)
+    assert child.poll() is None
+    os.killpg(child.pid, sig)  # the whole group, as a terminal's Ctrl-C or `timeout` does
+    stdout, stderr = child.communicate(timeout=60)
+    assert child.returncode == status, stderr  # SIGTERM: -15, no word
+    assert stderr.count("\n") == 1 and f"{GOOD}: {word}" in stderr, stderr
+    assert "no review was written" in stderr and stdout == ""
+    assert list(tmp_path.iterdir()) == []  # no page, no temporary file
+
+
+def test_the_decision_that_ends_a_hand_by_stock_exhaustion_is_reviewed() -> None:
+    for n in range(40):  # a seed whose first stock-out comes early
+        events = list(simulate_match(PRESETS["bossa-nova"], 2, seed=f"x{n}"))
+        end = next((e for e in events if isinstance(e, ev.HandEnded)
+                    and e.reason == "stock_out"), None)
+        if end is not None and end.seq < 600:
+            break
+    else:
+        pytest.skip("no stock-out among the seeds tried")
+    prefix = events[:end.seq + 1]
+    seat = next(e.seat for e in reversed(prefix[:end.seq]) if hasattr(e, "seat"))
+    seat = (seat + 1) % 2  # the seat whose turn found the stock empty
+    review = review_events(prefix, seat, budget=Budget(4, 3, 1), seqs={end.seq})
+    assert [m.seq for m in review.moves] == [end.seq]
+    for m in review.moves:  # a choice: end the hand or take the pile
+        assert m.kind == "draw" and m.played == "end the hand (stock out)"
+        assert len(m.alternatives) >= 2
+        assert any(a.move.startswith("take the pile") for a in m.alternatives)
