@@ -45,6 +45,8 @@ class MeldError(BuracoLogError):
         self.detail = detail
 
     def __str__(self) -> str:
+        if not self.cards:  # a meld of no cards: nothing to show before the reason
+            return self.detail
         return f"{_show(self.cards)}: {self.detail}"
 
 

@@ -198,3 +198,16 @@ def test_a_full_memo_drops_its_older_half_and_still_reads_right() -> None:
         with pytest.raises(MeldError):
             cache.read(bad)
     assert len(cache._memo) <= 8
+
+
+def test_a_meld_of_no_cards_gives_its_reason_alone() -> None:
+    with pytest.raises(MeldError) as info:
+        read_meld((), CLASSIC)
+    assert info.value.rule == "meld.too_few_cards"
+    assert str(info.value) == "a meld needs at least 3 cards"  # no ': ' before it
+
+
+def test_a_refused_meld_still_shows_its_cards_first() -> None:
+    with pytest.raises(MeldError) as info:
+        read("7s 7h")
+    assert str(info.value) == "7s 7h: a meld needs at least 3 cards"
