@@ -415,11 +415,11 @@ def show(path: LogArg, format: FormatOpt = Format.table) -> None:
     stderr, exit 1. A log of a match that never received an event (an empty file) is no
     finding."""
     try:
-        summary = audit.show_log(path)
+        summary, events = audit.read_and_summarize(path)
     except ReplayError as exc:
         raise _replay_error(path, exc, format is Format.json) from None
     integrity = summary.integrity
-    assert integrity is not None  # show_log always reads the file
+    assert integrity is not None  # read_and_summarize always reads the file
     if _not_a_log(integrity):  # not the summary of an empty match: an error (exit 2)
         raise _unreadable_log(path, integrity)
     if format is Format.json:
@@ -427,7 +427,7 @@ def show(path: LogArg, format: FormatOpt = Format.table) -> None:
     else:
         for line in render_summary(summary):
             _echo(line)
-        for line in render_last_melds(path):
+        for line in render_last_melds(events):
             _echo(line)
     if integrity.status in ("broken", "torn") and not audit.not_started((), integrity):
         # a finding: the summary covers the intact part (an empty file is a match not
@@ -439,10 +439,9 @@ def show(path: LogArg, format: FormatOpt = Format.table) -> None:
                    "it; `buraco-log audit` for details)")
 
 
-def render_last_melds(path: Path) -> Iterator[str]:
+def render_last_melds(events: Sequence[AnyEvent]) -> Iterator[str]:
     """The melds on the table when the last hand read ended (or where the log stops), each
     with where its wild stands: what `show` adds below the summary."""
-    events, _ = audit.read_log(path)
     tl = Timeline(events)
     view = tl.view(tl.last_seq) if tl.events else None
     if view is None or not any(side.melds for side in view.sides):

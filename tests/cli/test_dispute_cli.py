@@ -62,6 +62,26 @@ def test_show_prints_the_summary_and_its_json_is_the_library_summary(
     assert code == 0 and json.loads(out) == as_json(audit.show_log(logs["clean"]))
 
 
+def test_show_reads_the_log_once(logs: dict[str, Path],
+                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """A million-event log took as long again when `show` read it a second time for the
+    melds below the summary."""
+    from buraco_log.audit import integrity, summary
+
+    reads: list[str] = []
+    real = integrity.read_log
+
+    def counted(path: Path) -> object:
+        reads.append(str(path))
+        return real(path)
+
+    monkeypatch.setattr(summary, "read_log", counted)
+    monkeypatch.setattr(audit, "read_log", counted)
+    code, out, _ = run("show", logs["clean"])
+    assert code == 0 and "melds" in out  # the melds below the summary were shown
+    assert reads == [str(logs["clean"])]
+
+
 def test_show_of_a_log_damaged_from_its_first_record_says_what_is_unknown(
         logs: dict[str, Path], tmp_path: Path) -> None:
     path = tmp_path / "damaged.log"
