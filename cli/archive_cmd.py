@@ -41,6 +41,7 @@ from cli.common import (
     guarded,
     refuse_log_as_output,
 )
+from cli.paths import named_path
 from cli.safetext import terminal_safe
 from cli.supervise import supervised
 from cli.view_cmd import report_pages
@@ -86,6 +87,7 @@ ARCHIVE_ENV = "BURACO_LOG_ARCHIVE"
 
 ArchiveOpt = Annotated[Path | None, typer.Option(
     "--archive", "-a", envvar=ARCHIVE_ENV, show_envvar=True, show_default=False,
+    parser=named_path,
     help="The archive directory (every archive command takes it the same way; query and "
     "report also take it as their first argument).")]
 
@@ -121,9 +123,10 @@ def _outside_archive(output: Path | None, archive_dir: Path, as_json: bool = Fal
 
 @guarded
 def ingest(
-    sources: Annotated[list[Path], typer.Argument(help="Log files, or directories to search.")],
+    sources: Annotated[list[Path], typer.Argument(help="Log files, or directories to search.",
+                                                  parser=named_path)],
     archive_dir: Annotated[Path, typer.Option(
-        "--archive", "-a", envvar=ARCHIVE_ENV, show_envvar=True,
+        "--archive", "-a", envvar=ARCHIVE_ENV, show_envvar=True, parser=named_path,
         help="The archive directory (created if missing).")],
     jobs: Annotated[int, typer.Option("--jobs", "-j", min=0,
                                       help="Worker processes (0: one per CPU, at most 8).")] = 0,
@@ -564,7 +567,7 @@ def query(
                                                  help="The SQL, when ARCHIVE comes first.")] = None,
     archive: ArchiveOpt = None,
     format: Annotated[QueryFormat, typer.Option("--format", "-f")] = QueryFormat.table,
-    output: Annotated[Path | None, typer.Option("--output", "-o",
+    output: Annotated[Path | None, typer.Option("--output", "-o", parser=named_path,
                                                 help="Write here instead of stdout ('-': "
                                                 "stdout).")] = None,
     threads: Annotated[int, typer.Option(min=1, max=MAX_THREADS)] = DEFAULT_THREADS,
@@ -590,8 +593,12 @@ def query(
     as_json = format is QueryFormat.json
     if second is None:
         archive_dir, sql = _the_archive(archive, None, as_json), first
-    else:
-        archive_dir, sql = _the_archive(archive, Path(first), as_json), second
+    else:  # ARCHIVE SQL: the first is a path, and refused empty as every path is
+        if first == "":
+            raise typer.BadParameter("an empty name (an unset variable?)",
+                                     param_hint="'[ARCHIVE]'")
+        archive_dir = _the_archive(archive, Path(first), as_json)
+        sql = second
     _outside_archive(output, archive_dir, as_json)
     if format is QueryFormat.parquet and output is None:
         raise fail("--format parquet needs --output FILE", EXIT_USAGE)
@@ -715,11 +722,11 @@ def _working(what: str) -> Iterator[None]:
 @guarded
 def report(
     archive_dir: Annotated[Path | None, typer.Argument(
-        metavar="[ARCHIVE]", show_default=False,
+        metavar="[ARCHIVE]", show_default=False, parser=named_path,
         help="The archive directory (or --archive).")] = None,
     archive: ArchiveOpt = None,
     format: Annotated[ReportFormat, typer.Option("--format", "-f")] = ReportFormat.table,
-    output: Annotated[Path | None, typer.Option("--output", "-o",
+    output: Annotated[Path | None, typer.Option("--output", "-o", parser=named_path,
                                                 help="Write here instead of stdout ('-': "
                                                 "stdout).")] = None,
     top: Annotated[int, typer.Option(min=0, max=1_000_000,
@@ -770,7 +777,7 @@ def report(
 @guarded
 def compact(
     archive_dir: Annotated[Path | None, typer.Argument(
-        metavar="[ARCHIVE]", show_default=False,
+        metavar="[ARCHIVE]", show_default=False, parser=named_path,
         help="The archive directory (or --archive).")] = None,
     archive: ArchiveOpt = None,
     before: Annotated[datetime.datetime | None, typer.Option(
