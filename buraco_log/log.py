@@ -673,22 +673,32 @@ class Reader:
         self._f.seek(self._offset)
         return rest
 
+    def _jsonl_hint(self, raw: bytes) -> str:
+        """Why a file that looks like JSON Lines was read as binary: its name, in lower case
+        letters, does not end in .jsonl (``.JSONL`` is read as binary, as by every reader)."""
+        if raw.removeprefix(b"\xef\xbb\xbf").lstrip()[:1] not in (b"{", b"#"):
+            return ""
+        suffix = self.path[-6:]
+        if suffix.lower() == ".jsonl":
+            return (f"; it looks like JSON Lines, which are read from a file whose name ends in "
+                    f".jsonl in lower case (this name ends in {suffix}: rename it)")
+        return "; it looks like JSON Lines, which are read from a file whose name ends in .jsonl"
+
     def _read_header(self) -> None:
         raw = self._f.read(HEADER_SIZE)
         if len(raw) < HEADER_SIZE:
             if raw[:8] == MAGIC[: len(raw)] or _is_zero(self._f, raw):
                 self._f.seek(0)
                 raise _Torn(0, f"file header cut short ({len(raw)} of {HEADER_SIZE} bytes)")
-            raise self._error("not a buraco-log file (bad magic)", "header", 0)
+            raise self._error("not a buraco-log file (bad magic)" + self._jsonl_hint(raw),
+                              "header", 0)
         magic, layout, version, flags, crc = _HEADER.unpack(raw)
         if magic != MAGIC:
-            looks = raw.removeprefix(b"\xef\xbb\xbf").lstrip()[:1] in (b"{", b"#")
             packed = compressed(raw)
             raise self._error(
                 "not a buraco-log file (bad magic)" + (
-                    "; it looks like JSON Lines, which are read from a file whose name ends "
-                    "in .jsonl" if looks else
-                    f"; it is {packed}: decompress it first" if packed else ""), "header", 0)
+                    self._jsonl_hint(raw) or
+                    (f"; it is {packed}: decompress it first" if packed else "")), "header", 0)
         if zlib.crc32(raw[:-4]) != crc:
             raise self._error("file header checksum mismatch", "damage", 0)
         if layout != LAYOUT:
@@ -1428,6 +1438,11 @@ class Writer:
     segment holding ``MatchEnded`` (``"end"``); and on ``close`` if the last head is unsigned.
     ``sign_head`` signs now; ``receipt`` hands out a signed head for a player. The match start
     must record the signer's ``key_id``.
+
+    A writer belongs to one thread at a time: it takes no lock of its own between ``append``
+    and ``close`` (a close from another thread during an append could write into a reused
+    descriptor). Threads that share tables use :class:`buraco_log.recorder.Recorder`, which
+    serializes each table's appends and commits them in groups.
     """
 
     def __init__(
