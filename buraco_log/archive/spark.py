@@ -1141,6 +1141,16 @@ def _check_parsed(spark: SparkSession, sql: str) -> None:
                                + ", ".join(sorted(VIEWS)) + f"), not [{', '.join(parts)}]")
 
 
+def _check_function(parts: list[str], builtin: frozenset[str]) -> None:
+    """Refuse a call of anything but a built-in function outside the deny-list."""
+    name = _one_name(parts)
+    if name is None or name in DENIED_FUNCTIONS:
+        raise ArchiveError(f"query: function [{', '.join(parts)}] is not allowed")
+    if name not in builtin:
+        raise ArchiveError(f"query: function [{', '.join(parts)}] is not allowed (not one "
+                           "of Spark's built-in functions)")
+
+
 _BUILTIN: list[frozenset[str]] = []
 
 
@@ -1179,13 +1189,11 @@ def _check_node(full: str, node: Any, ctes: set[str], relations: list[list[str]]
     elif cls == "UnresolvedRelation":
         relations.append(_names(node.multipartIdentifier()))
     elif cls == "UnresolvedFunction":
-        parts = _names(node.nameParts())
-        name = _one_name(parts)
-        if name is None or name in DENIED_FUNCTIONS:
-            raise ArchiveError(f"query: function [{', '.join(parts)}] is not allowed")
-        if name not in builtin:
-            raise ArchiveError(f"query: function [{', '.join(parts)}] is not allowed (not "
-                               "one of Spark's built-in functions)")
+        _check_function(_names(node.nameParts()), builtin)
+    elif cls == "UnresolvedGenerator":  # LATERAL VIEW f(...): looked up as a function is
+        ident = node.name()
+        parts = [str(o.get()) for o in (ident.catalog(), ident.database()) if o.isDefined()]
+        _check_function([*parts, str(ident.funcName())], builtin)
     elif cls in ("UnresolvedTableValuedFunction", "UnresolvedHint", "UnresolvedTVFAliases"):
         raise ArchiveError(f"query: {cls} is not allowed")
     elif "command" in full.lower():

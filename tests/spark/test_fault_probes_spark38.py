@@ -232,6 +232,31 @@ def test_a_function_that_is_not_built_in_is_refused(views: Any, sql: str) -> Non
     assert "ran" not in message
 
 
+@pytest.mark.parametrize(("sql", "why"), [
+    ("SELECT * FROM matches LATERAL VIEW no_such_generator(players) p AS n",
+     "function [no_such_generator] is not allowed (not one of Spark's built-in functions)"),
+    (f"SELECT * FROM matches LATERAL VIEW OUTER {UDF}(game_id) p AS n",
+     f"function [{UDF}] is not allowed (not one of Spark's built-in functions)"),
+    ("SELECT * FROM matches LATERAL VIEW java_method('java.lang.System', 'getenv', 'HOME') "
+     "p AS n", "function [java_method] is not allowed"),
+])
+def test_a_lateral_view_calls_only_built_in_generators(views: Any, sql: str, why: str) -> None:
+    """A LATERAL VIEW's function is no UnresolvedFunction: its name went unchecked to the
+    session and its catalog (before: "ROUTINE_NOT_FOUND ... `default`.`no_such_generator`",
+    a catalog's function looked up; java_method resolved, then refused as no generator)."""
+    assert _refused(views, sql) == f"query: {why}"
+
+
+def test_a_lateral_view_of_a_built_in_generator_still_runs(
+        views: Any, local_archive: tuple[Path, IngestReport]) -> None:
+    from buraco_log.archive import spark as engine
+
+    rows = engine.query(local_archive[0], "SELECT count(*) AS n FROM matches LATERAL VIEW "
+                        "posexplode(players) p AS i, name", spark=views).to_pylist()
+    assert rows == [{"n": sum(len(m) for m in engine.query(
+        local_archive[0], "SELECT players FROM matches", spark=views).column(0).to_pylist())}]
+
+
 def test_the_analyzed_check_refuses_a_session_function_however_it_got_in(views: Any) -> None:
     """The second line of defence: the analyzed plan of a DataFrame calling the session's
     function (the parsed check never saw it) is refused by class."""
