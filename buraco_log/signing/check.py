@@ -13,7 +13,7 @@ Rule ids (``buraco_log.ruleids``): ``sign.unsigned``, ``sign.key_mismatch``,
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -193,6 +193,19 @@ def _trust_rule(keyring: Keyring, key_id: str) -> str:
     return "sign.key_window"
 
 
+def _verdicts(keyring: Keyring | None) -> Callable[[record.SignedHead], str | None]:
+    """``keyring.check_signature``, each distinct signed head checked once: a player's list
+    may repeat receipts, and each check is an Ed25519 verify (10,000 receipts were verified
+    twice each, once to find the receipts the log agrees with and once to judge them)."""
+    seen: dict[record.SignedHead, str | None] = {}
+
+    def check(signed: record.SignedHead) -> str | None:
+        if signed not in seen:
+            seen[signed] = None if keyring is None else keyring.check_signature(signed)
+        return seen[signed]
+    return check
+
+
 def _receipts(events: Sequence[ev.AnyEvent], receipts: Sequence[HeldReceipt], *,
               version: int, keyring: Keyring | None, match_id: str | None,
               key_id: str | None, started_at: int | None,
@@ -200,12 +213,13 @@ def _receipts(events: Sequence[ev.AnyEvent], receipts: Sequence[HeldReceipt], *,
     problems: list[Problem] = []
     last = events[-1].seq if events else None
     heads = heads_at(events, {h.receipt.seq for h in receipts}, version)
+    verdict = _verdicts(keyring)
     # Seqs where a genuine receipt agrees with the log: another receipt there with another head
     # shows the site signed two versions of the match (and showed its players different logs).
     agreed = {h.receipt.seq: h for h in receipts
               if h.receipt.match_id == match_id and heads.get(h.receipt.seq) is not None
               and heads[h.receipt.seq].hex() == h.receipt.head.lower()
-              and (keyring is None or keyring.check_signature(h.receipt.signed_head()) is None)}
+              and (keyring is None or verdict(h.receipt.signed_head()) is None)}
     for held in sorted(receipts, key=lambda h: h.receipt.seq):
         r = held.receipt
         who = held.holder()
@@ -221,7 +235,7 @@ def _receipts(events: Sequence[ev.AnyEvent], receipts: Sequence[HeldReceipt], *,
         if keyring is not None:
             # Judged by its own key: a forger who rewrote the start to record another key (or
             # none) must not turn the player's proof into "not the site's".
-            why = keyring.check_signature(signed)
+            why = verdict(signed)
             if why is None and r.key_id != key_id and events:
                 now = "no key" if key_id is None else f"key {key_id}"
                 besides += (f"; the receipt is by trusted key {r.key_id}, the log's match start "

@@ -134,13 +134,44 @@ def load_signer(path: str | os.PathLike[str], passphrase: bytes | None = None) -
         raise SigningError(f"{path}: the key is encrypted: give its passphrase" if not passphrase
                            else f"{path}: the key is not encrypted: give no passphrase") from None
     except ValueError:
-        raise SigningError(f"{path}: not a PEM private key, or a wrong passphrase") from None
+        raise SigningError(f"{path}: {_not_a_private_key(data, passphrase)}") from None
+    except Exception as exc:  # UnsupportedAlgorithm: a PEM private key of a kind not read
+        raise SigningError(f"{path}: not an Ed25519 private key: {exc}") from None
     if not isinstance(key, ed25519.Ed25519PrivateKey):
-        raise SigningError(f"{path}: not an Ed25519 key")
+        kind = type(key).__name__.removeprefix("_").removesuffix("PrivateKey") or "another"
+        raise SigningError(f"{path}: {_KINDS.get(kind, kind)} private key, not an Ed25519 one: "
+                           "sign with the NAME.key 'buraco-log keys new' writes")
     mode = os.stat(path).st_mode  # said of a key, not of a file that is none
     if os.name == "posix" and mode & PRIVATE_BITS:
         raise SigningError(_permission_problem(path, mode, PRIVATE_BITS))
     return Signer(key)
+
+
+_KINDS: Final = {"RSA": "an RSA", "EC": "an elliptic-curve (EC)", "DSA": "a DSA",
+                 "EllipticCurve": "an elliptic-curve (EC)", "X25519": "an X25519 (key agreement)",
+                 "X448": "an X448 (key agreement)", "Ed448": "an Ed448"}
+
+
+def _not_a_private_key(data: bytes, passphrase: bytes | None) -> str:
+    """Why a file that cryptography would not load as a private key is none, said of what it
+    holds: a published key or a PEM public key given where the private key is needed, an
+    OpenSSH key, or (when encrypted) a passphrase that does not open it."""
+    head = data.lstrip()[:64]
+    if head.startswith(b"{"):
+        return ("a published key (NAME.pub), not a private key: sign with NAME.key, and "
+                "give NAME.pub to the referees (--keys)")
+    if head.startswith(b"-----BEGIN PUBLIC KEY") or head.startswith(b"-----BEGIN RSA PUBLIC"):
+        return "a PEM public key, not a private key: sign with the NAME.key 'keys new' writes"
+    if head.startswith(b"-----BEGIN OPENSSH PRIVATE KEY"):
+        return ("an OpenSSH private key: buraco-log reads PEM PKCS #8 keys, as "
+                "'buraco-log keys new' writes them")
+    if b"ENCRYPTED" in head and passphrase:
+        # keys new takes a passphrase file's first line without its line end; a program
+        # passing the whole file passes the newline too
+        hint = (": it ends with a line end, which 'keys new --passphrase-file' does not keep"
+                if passphrase.endswith(b"\n") or passphrase.endswith(b"\r") else "")
+        return f"a wrong passphrase: it does not open the key{hint}"
+    return "not a PEM private key, or a wrong passphrase"
 
 
 class KeyFiles(msgspec.Struct, frozen=True):
@@ -171,7 +202,7 @@ def write_key_pair(directory: str | os.PathLike[str], name: str, *,
         raise SigningError(f"{directory}: not a directory (--dir names where the keys go)")
     priv, pub = os.path.join(directory, f"{name}.key"), os.path.join(directory, f"{name}.pub")
     for p in (priv, pub):
-        if os.path.exists(p):
+        if os.path.lexists(p):  # a dangling symbolic link too: the key would go where it points
             raise SigningError(f"{p}: already exists (refusing to overwrite a key)")
     published = signer.public(valid_from, valid_until)
     made: list[str] = []  # removed again if the pair cannot be written whole
