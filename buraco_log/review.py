@@ -371,6 +371,11 @@ def to_text(review: Review, *, all_moves: bool = True) -> str:
         lines.append(f"  hand {h.hand}: {h.decisions} decisions, {h.mistakes} mistake"
                      f"{'' if h.mistakes == 1 else 's'}, {h.lost:.0f} ± {h.lost_se:.0f} points "
                      f"lost to them (all decisions: {h.cost:.0f})")
+    if not review.moves:  # it said "total: 0 decisions" with no word of why
+        lines.append("")
+        lines.append(f"seat {review.seat} had no decision to review: no move of it in the log "
+                     "had an alternative (a match not dealt, a seat that has not played yet, "
+                     "or only forced moves)")
     lines.append("")
     mean = sum(m.cost for m in review.moves) / len(review.moves) if review.moves else 0.0
     lines.append(f"total: {review.decisions} decisions, {review.mistakes} mistake"

@@ -89,3 +89,15 @@ def test_the_decision_that_ends_a_hand_by_stock_exhaustion_is_reviewed() -> None
         assert m.kind == "draw" and m.played == "end the hand (stock out)"
         assert len(m.alternatives) >= 2
         assert any(a.move.startswith("take the pile") for a in m.alternatives)
+
+
+@pytest.mark.parametrize("cut", [1, 2, 3])  # match started; hand dealt; seat 0 has drawn
+def test_a_seat_with_no_decision_yet_is_told_so(tmp_path: Path, cut: int) -> None:
+    from tests.brokenlogs import write
+
+    events = list(simulate_match(PRESETS["classic"], 2, seed="p38"))[:cut]
+    log = write(tmp_path / "m.blog", events)
+    p = run(log, "--seat", "1", "--budget", "2x2r1")
+    assert p.returncode == 0 and p.stderr == ""
+    assert "seat 1 had no decision to review" in p.stdout  # was "total: 0 decisions" alone
+    assert "total: 0 decisions" in p.stdout.splitlines()[-1]
