@@ -306,7 +306,10 @@ def load_receipts(paths: Sequence[str]) -> list[HeldReceipt]:
                     if many:
                         raise ValueError(f"{exc} - at `$[{i}]`") from None
                     raise
-                out.append(HeldReceipt(receipt, path))
+                # the key id is hex the signature does not cover: its case is presentation
+                # (as in a revoked file), and a player's proof must not fail on it
+                out.append(HeldReceipt(
+                    msgspec.structs.replace(receipt, key_id=receipt.key_id.lower()), path))
         except (msgspec.MsgspecError, ValueError) as exc:
             if not data.strip():
                 raise SigningError(f"{path}: an empty file: no receipt in it") from None

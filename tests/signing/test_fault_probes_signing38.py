@@ -148,3 +148,23 @@ def test_thousands_of_receipts_check_clean_in_one_line(receipted: Path) -> None:
     n = len(json.loads((receipted / "all.json").read_text()))
     assert r.returncode == 0 and f"{n} receipts checked" in r.stdout, r.stdout + r.stderr
     assert n > 5000 and os.path.getsize(receipted / "all.json") < 1 << 24
+
+
+def test_a_receipt_whose_key_id_is_in_capitals_is_still_the_sites(
+        receipted: Path, tmp_path: Path) -> None:
+    # the key id is not signed (a tool that writes hex in capitals changed only its case);
+    # it was sign.receipt_invalid, "not among the trusted keys", and the proof was lost
+    one = json.loads((receipted / "all.json").read_text())[40]
+    one["key_id"] = one["key_id"].upper()
+    path = tmp_path / "upper.json"
+    path.write_text(json.dumps(one))
+    r = _cli("audit", receipted / "m.blog", "--keys", receipted / "keys" / "site.pub",
+             "--receipt", path)
+    assert r.returncode == 0 and "1 receipt checked" in r.stdout, r.stdout + r.stderr
+    # and still proof: the same receipt against a log changed after its seq
+    one["head"] = "00" * 32
+    path.write_text(json.dumps(one))
+    r = _cli("audit", receipted / "m.blog", "--keys", receipted / "keys" / "site.pub",
+             "--receipt", path)
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert "[sign.receipt_invalid]" in r.stdout and "does not verify" in r.stdout, r.stdout
