@@ -206,6 +206,7 @@ def write_key_pair(directory: str | os.PathLike[str], name: str, *,
             raise SigningError(f"{p}: already exists (refusing to overwrite a key)")
     published = signer.public(valid_from, valid_until)
     made: list[str] = []  # removed again if the pair cannot be written whole
+    fresh = not os.path.lexists(directory)  # and the directory, if this call made it
     try:
         os.makedirs(directory, exist_ok=True)
         fd = os.open(priv, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -226,6 +227,9 @@ def write_key_pair(directory: str | os.PathLike[str], name: str, *,
         for p in made:
             with contextlib.suppress(OSError):
                 os.unlink(p)
+        if fresh:  # an empty directory a failed `keys new` made (a name too long) is litter
+            with contextlib.suppress(OSError):
+                os.rmdir(directory)
         raise SigningError(f"{exc.filename or directory}: {exc.strerror or exc}") from None
     return KeyFiles(signer.key_id, priv, pub, bool(passphrase))
 

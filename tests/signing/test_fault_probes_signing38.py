@@ -168,3 +168,12 @@ def test_a_receipt_whose_key_id_is_in_capitals_is_still_the_sites(
              "--receipt", path)
     assert r.returncode == 1 and "Traceback" not in r.stderr
     assert "[sign.receipt_invalid]" in r.stdout and "does not verify" in r.stdout, r.stdout
+
+
+def test_keys_new_that_fails_leaves_no_directory_it_made(tmp_path: Path) -> None:
+    keys = tmp_path / "keys"
+    r = _cli("keys", "new", "k" * 300, "--dir", keys)  # a file name longer than any allowed
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1 and "File name too long" in lines[0], lines
+    assert not keys.exists()
