@@ -20,7 +20,7 @@ from buraco_log import audit
 from buraco_log.audit.settings import require_commitment as site_require_commitment
 from buraco_log.errors import BuracoLogError, LogFormatError, ReplayError
 from buraco_log.events import AnyEvent
-from buraco_log.forensic import read_anyway
+from buraco_log.forensic import Salvage, read_anyway
 from buraco_log.signing.keys import SigningError
 from buraco_log.timeline import TableView, Timeline
 from cli.common import (
@@ -530,20 +530,41 @@ def load_timeline(path: Path, ignore_integrity: bool, *, as_json: bool = False
                   ) -> tuple[Timeline, str | None]:
     """The match replayed, and (with ``ignore_integrity``) the warning every output must start
     with when the log failed its integrity check (None when it passed, or strictly read)."""
-    events, warning = load_events(path, ignore_integrity)
+    salvage = _load_salvage(path, ignore_integrity)
+    events, warning = salvage.events, salvage.warning
     tl = Timeline(events)
+    if not tl.recorded and salvage.failure is not None and \
+            not salvage.failure.startswith("torn tail"):
+        # damaged before its first event: no intact event, which is no match not started (a
+        # torn tail there is a crash before the first append: a match not started, as `audit`)
+        raise fail(f"{path}: the log has no intact event: it is damaged {_damaged_at(salvage)}"
+                   " before its first event [log.damage]: no table to show", as_json=as_json)
     if not tl.recorded:  # as `view` says it (and `audit`: NOT STARTED), not damage
         raise fail(f"{path}: the log holds no events yet (a match not started): no table to "
                    "show [log.empty]", EXIT_USAGE, as_json=as_json)
     return tl, warning
 
 
-def load_events(path: Path, ignore_integrity: bool) -> tuple[list[AnyEvent], str | None]:
+def _damaged_at(salvage: Salvage) -> str:
+    """Where a salvaged log first failed: its byte (binary) or line (JSON Lines)."""
+    if salvage.offset is not None:
+        return f"at byte {salvage.offset}"
+    return f"at line {salvage.line}" if salvage.line is not None else "(place unknown)"
+
+
+def _load_salvage(path: Path, ignore_integrity: bool) -> Salvage:
+    """The events of ``path``: strictly read, or (``ignore_integrity``) as far as they decode,
+    the warning said on stderr."""
     if not ignore_integrity:
-        return audit.load(path), None
+        return Salvage(str(path), audit.load(path))
     salvage = read_anyway(path)
     if salvage.warning is not None:
         typer.echo(terminal_safe(f"buraco-log: {salvage.warning}"), err=True)
+    return salvage
+
+
+def load_events(path: Path, ignore_integrity: bool) -> tuple[list[AnyEvent], str | None]:
+    salvage = _load_salvage(path, ignore_integrity)
     return salvage.events, salvage.warning
 
 
