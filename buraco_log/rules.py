@@ -231,6 +231,10 @@ def derive(base: Rules | str, **overrides: Any) -> Rules:
         new = msgspec.convert(data, Rules)
     except msgspec.ValidationError as exc:
         raise _unknown_knob(str(exc)) or RulesError(_field_of(str(exc)), str(exc)) from None
+    if "name" in overrides:  # a new name: rules.derive("classic", name="../x") is refused
+        check_plain_name(new.name)
+    if "player_counts" in overrides:
+        _check_distinct_counts(new.player_counts)
     try:
         check(new)
     except RulesError as exc:
@@ -241,6 +245,15 @@ def derive(base: Rules | str, **overrides: Any) -> Rules:
             raise RulesError(culprit, exc.detail) from None
         raise
     return new
+
+
+def _check_distinct_counts(counts: tuple[int, ...]) -> None:
+    """Each player count once: [2, 2, 2] was taken, and `rules show` listed 2 three times (a
+    repeat is a typo for another count). Checked where rules are made, not on a log's match
+    start: a log made before keeps replaying. Any order is taken: the counts are a set."""
+    if len(set(counts)) != len(counts):
+        shown = ", ".join(map(str, counts))
+        raise RulesError("player_counts", f"[{shown}] names a count twice; each count once")
 
 
 # The knobs that size the deal, the first named by house rules taking the blame for a deal too
@@ -297,9 +310,13 @@ _NOT_PLAIN = re.compile("[/\\\\\x00-\x1f\x7f-\x9f"  # path separators, C0 and C1
 """What a house-rules name may not hold: a path separator, a control or a bidi character."""
 
 
-def _check_plain_name(name: object, path: str) -> None:
+def check_plain_name(name: object, path: str | None = None) -> None:
     """A house-rules name names the files `simulate` and `demo` write (name = "../../x" wrote
-    outside the output directory) and is shown on terminals: a plain name only."""
+    outside the output directory) and is shown on terminals: a plain name only.
+
+    Checked where rules are made (house rules, :func:`derive`) and where a name becomes a path
+    (``simulate``), never on a log's match start: a log that already holds an odd name stays
+    readable, the name shown escaped."""
     if isinstance(name, str) and (name in (".", "..") or _NOT_PLAIN.search(name)):
         raise RulesError("name", f"{name!r} is not a plain name: no '/', '\\', control or bidi "
                          "character (it names the logs simulate and demo write)", path)
@@ -333,7 +350,7 @@ def load_toml(path: str | Path) -> Rules:
         raise RulesError("preset", exc.detail, str(p)) from None
     if "name" not in data:
         data["name"] = f"{base}+{p.stem}"
-    _check_plain_name(data["name"], str(p))
+    check_plain_name(data["name"], str(p))
     try:
         return derive(str(base), **data)
     except RulesError as exc:  # the file's value at fault: name the file too

@@ -24,7 +24,7 @@ import msgspec
 
 from buraco_log.bots import Bot, HeuristicBot, MeldKnowledge, make_bot
 from buraco_log.dealer import FairDealer
-from buraco_log.errors import BuracoLogError, IllegalMoveError
+from buraco_log.errors import BuracoLogError, IllegalMoveError, RulesError
 from buraco_log.events import (
     AnyEvent,
     HandEnded,
@@ -33,7 +33,7 @@ from buraco_log.events import (
     MatchStarted,
     Player,
 )
-from buraco_log.rules import Rules, check, side_of
+from buraco_log.rules import Rules, check, check_plain_name, side_of
 from buraco_log.scoring import score_hand
 
 GENERATOR = "buraco_log.simulate/v2"
@@ -267,9 +267,24 @@ def _remove_unfinished(out_dir: str, rules: Rules, players: int) -> None:
                     os.unlink(os.path.join(out_dir, name))
 
 
+_NAME_MAX = 255
+"""Longest file name, in bytes, most file systems take (a name of 100 four-byte characters is
+400 bytes: every write failed with 'File name too long', naming the temporary file)."""
+
+
 def match_file(rules: Rules, players: int, index: int) -> str:
-    """The file name of match ``index`` in an output directory."""
-    return f"{rules.name}-{players}p-{index:06d}.blog"
+    """The file name of match ``index`` in an output directory.
+
+    Rules from a log or built with ``msgspec.convert`` were never checked as house rules are:
+    a name that is no plain name (``../x``) or too long for a file name is refused here, where
+    it becomes a path."""
+    check_plain_name(rules.name)
+    name = f"{rules.name}-{players}p-{index:06d}.blog"
+    size = len((name + _TMP).encode("utf-8", "surrogatepass"))
+    if size > _NAME_MAX:
+        raise RulesError("name", f"too long to name the logs simulate writes ({size} bytes in "
+                         f"UTF-8 with the seat count, number and suffix; at most {_NAME_MAX})")
+    return name
 
 
 class _Job(msgspec.Struct, frozen=True):
@@ -309,6 +324,7 @@ def simulate_many(
     with several jobs); the returned summaries are in match order.
     """
     check(rules, players)
+    match_file(rules, players, max(matches - 1, 0))  # a name that is no file name: before any work
     names = seat_bots(bots, players)
     check_bots(names)  # refuse an unknown bot, or a time cap, before any work starts
     out = os.fspath(out_dir)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import tempfile
 from pathlib import Path
 from typing import Annotated
@@ -42,6 +43,28 @@ def _free_path(directory: Path, stem: str) -> Path:
         path = directory / f"{stem}-{n}.blog"
         n += 1
     return path
+
+
+def _special(path: Path) -> str:
+    """What ``path`` is when it is neither a regular file, a link nor missing ("a device"),
+    else ""."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return ""
+    if stat.S_ISREG(mode) or stat.S_ISLNK(mode) or stat.S_ISDIR(mode):
+        return ""
+    return "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
+
+
+def _check_default_name(name: str, option: str, players: int, *, as_json: bool) -> None:
+    """The default log name holds the rules' name: one of 100 CJK characters is over the 255
+    bytes a file name may have (the match was played, then 'File name too long', exit 1)."""
+    size = len(f"demo-{name}-{players}p-99.blog.tmp".encode("utf-8", "surrogatepass"))
+    if size > 255:
+        raise fail(f"--rules {option}: the name {name!r} is too long to name the demo's log "
+                   f"({size} bytes in UTF-8 with the suffix; at most 255): give -o FILE",
+                   EXIT_USAGE, as_json=as_json)
 
 
 def next_steps(path: Path) -> list[str]:
@@ -91,12 +114,18 @@ def demo(
                        "for the log", EXIT_USAGE, as_json=js)
         if out.is_dir():
             raise fail(f"{out}: is a directory; name the log's file", EXIT_USAGE, as_json=js)
+        if overwrite and _special(out):  # as root, os.replace swapped /dev/full for the log
+            raise fail(f"{out}: is {_special(out)}; --overwrite replaces a file, not "
+                       f"{_special(out).split()[-1]}s",
+                       EXIT_USAGE, as_json=js)
         if os.path.lexists(out) and not overwrite:
             raise fail(f"{out}: exists; the demo does not replace files (--overwrite replaces "
                        "it)", EXIT_USAGE, as_json=js)
         if not (out.parent or Path(".")).is_dir():
             raise fail(f"{out}: No such file or directory (no directory {out.parent})",
                        EXIT_USAGE, as_json=js)
+    if out is None:
+        _check_default_name(r.name, rules, players, as_json=js)
     events = simulate_match(r, players, seed=seed)
     path = out if out is not None else _free_path(Path(), f"demo-{r.name}-{players}p")
     _write(path, events)

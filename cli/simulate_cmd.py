@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 import sys
 import time
 from collections import Counter
@@ -11,6 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
+from buraco_log.errors import RulesError
 from buraco_log.rules import PRESETS, Rules
 from buraco_log.simulate import (
     MatchSummary,
@@ -39,6 +41,33 @@ def check_players(r: Rules, players: int, *, as_json: bool = False) -> None:
         allowed = "/".join(map(str, r.player_counts))
         raise fail(f"--players {players}: {r.name} is played by {allowed}", EXIT_USAGE,
                    as_json=as_json)
+
+
+def check_file_names(r: Rules, option: str, players: int, matches: int, *,
+                     as_json: bool = False) -> None:
+    """The rules' name must make file names (a name of 100 CJK characters is 319 bytes with
+    the suffix: it was refused as a data error, exit 1, naming no option)."""
+    try:
+        match_file(r, players, max(matches - 1, 0))
+    except RulesError as exc:
+        raise fail(f"--rules {option}: {exc}", EXIT_USAGE, as_json=as_json, error=exc) from None
+
+
+_PLURAL = {"a directory": "directories", "a FIFO": "FIFOs", "a socket": "sockets",
+           "a device": "devices"}
+
+
+def _not_a_file(path: Path) -> str:
+    """What ``path`` is when it exists and is no regular file nor link ("a directory", "a
+    FIFO"), else ""."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return ""
+    if stat.S_ISREG(mode) or stat.S_ISLNK(mode):
+        return ""
+    return ("a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode)
+            else "a socket" if stat.S_ISSOCK(mode) else "a device")
 
 
 def check_seed(seed: str, *, as_json: bool = False) -> None:
@@ -100,6 +129,7 @@ def simulate(
         except ValueError as exc:
             raise fail(f"--bot {name}: {exc}", EXIT_USAGE, as_json=js) from None
     check_players(r, players, as_json=js)
+    check_file_names(r, rules, players, matches, as_json=js)
     if not output:  # an unset variable: Path("") is ".", and the logs went into the cwd
         raise fail("--output '': an empty name; name the directory the logs go to",
                    EXIT_USAGE, as_json=js)
@@ -111,12 +141,14 @@ def simulate(
         raise fail(f"{out}: exists and is not a directory; --output names the directory the "
                    "logs go to", EXIT_USAGE, as_json=js)
     if overwrite:  # a directory under a log's name is not replaced: os.replace said
-        # "LOG.tmp: Is a directory", naming the temporary file and not the directory
+        # "LOG.tmp: Is a directory", naming the temporary file and not the directory; nor a
+        # FIFO, socket or device (os.replace swapped it for the log)
         taken = next((n for i in range(matches)
-                      if (out / (n := match_file(r, players, i))).is_dir()), None)
+                      if _not_a_file(out / (n := match_file(r, players, i)))), None)
         if taken is not None:
-            raise fail(f"{out / taken}: is a directory; --overwrite replaces logs, not "
-                       "directories", EXIT_USAGE, as_json=js)
+            kind = _not_a_file(out / taken)
+            raise fail(f"{out / taken}: is {kind}; --overwrite replaces logs, not "
+                       f"{_PLURAL[kind]}", EXIT_USAGE, as_json=js)
     else:  # a log already there may be another match under the same name
         taken = next((n for i in range(matches)
                       if (out / (n := match_file(r, players, i))).exists()), None)
