@@ -125,8 +125,12 @@ def check(
                     why = keyring.check(signed, started_at)
                     if why is not None:
                         verified = False
+                        # a later signature by a revoked or unknown key is that, as the
+                        # first's is, not "invalid" (the keyring decides, not the words)
+                        rule = (_trust_rule(keyring, signed.key_id)
+                                if keyring.problem(signed.key_id, started_at) else "sign.invalid")
                         problems.append(Problem(
-                            "sign.invalid", f"the signature after seq {signed.seq}: {why}",
+                            rule, f"the signature after seq {signed.seq}: {why}",
                             seq=signed.seq))
                         break
     if (twice := _signed_twice(signatures)) is not None:

@@ -177,3 +177,30 @@ def test_keys_new_that_fails_leaves_no_directory_it_made(tmp_path: Path) -> None
     lines = r.stderr.splitlines()
     assert len(lines) == 1 and "File name too long" in lines[0], lines
     assert not keys.exists()
+
+
+@pytest.mark.parametrize(("revoke", "rule"), [(True, "sign.revoked"), (False, "sign.untrusted")])
+def test_a_signature_mid_log_by_a_revoked_or_unknown_key_is_named_so(
+        receipted: Path, tmp_path: Path, revoke: bool, rule: str) -> None:
+    # the first signature's key was judged by its trust rule, a later one's was "sign.invalid"
+    ring = tmp_path / "ring"
+    ring.mkdir()
+    (ring / "site.pub").write_bytes((receipted / "keys" / "site.pub").read_bytes())
+    other = load_signer(write_key_pair(tmp_path, "other").private)
+    if revoke:
+        (ring / "other.pub").write_bytes((tmp_path / "other.pub").read_bytes())
+        (ring / "revoked").write_text(other.key_id + "\n")
+    jsonl = tmp_path / "m.jsonl"
+    assert _cli("convert", receipted / "m.blog", "-o", jsonl).returncode == 0
+    lines = jsonl.read_text().splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines)
+              if line.startswith('{"log": "signature"') and json.loads(line)["seq"] == 100)
+    sig = json.loads(lines[at])
+    by_other = other.sign_head(sig["match_id"], 100, bytes.fromhex(sig["head"]))
+    lines[at] = json.dumps(dict(sig, key_id=other.key_id,
+                                signature=by_other.signature.hex())) + "\n"
+    jsonl.write_text("".join(lines))
+    r = _cli("audit", jsonl, "--keys", ring)
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stdout + r.stderr
+    assert f"seq 100 [{rule}] the signature after seq 100: key {other.key_id}" in r.stdout, r.stdout
+    assert "[sign.invalid]" not in r.stdout
