@@ -346,7 +346,10 @@ def header(review: Review) -> str:
             f"{review.expert_version}; a mistake costs at least {review.threshold:g} points "
             f"and 2 standard errors" + ("; with 1 sample a decision no cost has a standard "
                                         "error, so no move is flagged" if b.samples < 2 and
-                                        b.ms is None else ""))
+                                        b.ms is None else "")
+            # it said "total: 0 decisions" with no word of why
+            + ("; with 1 candidate only the move played is searched, so no decision is "
+               "compared: give 2 or more" if b.candidates < 2 else ""))
 
 
 def to_text(review: Review, *, all_moves: bool = True) -> str:
@@ -374,8 +377,8 @@ def to_text(review: Review, *, all_moves: bool = True) -> str:
     if not review.moves:  # it said "total: 0 decisions" with no word of why
         lines.append("")
         lines.append(f"seat {review.seat} had no decision to review: no move of it in the log "
-                     "had an alternative (a match not dealt, a seat that has not played yet, "
-                     "or only forced moves)")
+                     "had an alternative searched (a match not dealt, a seat that has not "
+                     "played yet, only forced moves, or a budget of 1 candidate)")
     lines.append("")
     mean = sum(m.cost for m in review.moves) / len(review.moves) if review.moves else 0.0
     lines.append(f"total: {review.decisions} decisions, {review.mistakes} mistake"

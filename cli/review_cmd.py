@@ -102,10 +102,6 @@ def review(
         b = parse_budget(budget)
     except ValueError as exc:
         raise fail(f"--budget: {exc}", EXIT_USAGE, as_json=js) from None
-    if b.candidates < 2:  # the move played alone was searched: it said "0 decisions", exit 0
-        raise fail(f"--budget {budget}: a review compares the move played with at least one "
-                   f"other; give 2 candidates or more (e.g. {b.samples}x2)", EXIT_USAGE,
-                   as_json=js)
     # checked here, not by typer's min=0: nan failed "greater than or equal to 0", and inf
     # made the JSON review say Infinity (not JSON)
     if not (math.isfinite(threshold) and threshold >= 0):
