@@ -8,6 +8,7 @@ import os
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import msgspec
@@ -194,3 +195,19 @@ def test_simulate_overwrite_leaves_a_fifo_under_a_log_name_a_fifo(tmp_path: Path
     assert line == (f"buraco-log: error: {fifo}: is a FIFO; --overwrite replaces logs, not "
                     "FIFOs")
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+# -- 6. the names a run would write, looked up in one listing ----------------------------------
+
+def test_simulate_finds_a_taken_name_far_down_a_million_matches(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    for name in ("classic-2p-999999.blog", "classic-2p-12.blog", "classic-3p-000000.blog"):
+        (out / name).touch()
+    start = time.perf_counter()
+    line = _one_error_line(_cli("simulate", "--matches", "1000000", "-o", str(out),
+                                "--no-progress"), 2)
+    # one listing of the directory: a million lookups took about 8 s here, this under 1 s
+    assert time.perf_counter() - start < 5
+    assert line == (f"buraco-log: error: {out / 'classic-2p-999999.blog'}: exists; refusing "
+                    "to replace it (--overwrite, or another --output)")
