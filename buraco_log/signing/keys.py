@@ -453,6 +453,17 @@ def _revoked_lines(path: Path) -> list[str]:
     return out
 
 
+def _trusted_directory(path: Path) -> None:
+    """Refuse a keys directory that anyone may write, as a key file that anyone may write is
+    refused: anyone could drop a ``.pub`` into it to be trusted (the sticky bit stops only
+    the removal of others' files, not the adding of one)."""
+    mode = path.stat().st_mode
+    if os.name == "posix" and mode & TRUSTED_BITS:
+        raise SigningError(f"{path}: a trusted keys directory that others may write (mode "
+                           f"{stat.S_IMODE(mode):04o}): anyone could add a key to trust; "
+                           f"chmod o-w {path}")
+
+
 def load_keyring(paths: Sequence[str | os.PathLike[str]]) -> Keyring:
     """Trusted keys from directories and files (see the module's docstring)."""
     keys: dict[str, tuple[PublicKey, Path]] = {}
@@ -468,6 +479,7 @@ def load_keyring(paths: Sequence[str | os.PathLike[str]]) -> Keyring:
 
     for p in map(Path, paths):
         if p.is_dir():
+            _trusted_directory(p)
             for f in sorted(p.glob("*.pub")):
                 if not f.name.startswith("."):  # hidden: an editor's lock or swap file
                     add(_read_key_file(f), f)

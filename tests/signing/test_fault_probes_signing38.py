@@ -204,3 +204,20 @@ def test_a_signature_mid_log_by_a_revoked_or_unknown_key_is_named_so(
     assert r.returncode == 1 and "Traceback" not in r.stderr, r.stdout + r.stderr
     assert f"seq 100 [{rule}] the signature after seq 100: key {other.key_id}" in r.stdout, r.stdout
     assert "[sign.invalid]" not in r.stdout
+
+
+@pytest.mark.parametrize("mode", [0o777, 0o1777])
+def test_a_keys_directory_anyone_may_write_is_refused(
+        receipted: Path, tmp_path: Path, mode: int) -> None:
+    # its .pub files were refused so; the directory was not, and anyone could add a key to it
+    ring = tmp_path / "ring"
+    ring.mkdir()
+    (ring / "site.pub").write_bytes((receipted / "keys" / "site.pub").read_bytes())
+    ring.chmod(mode)
+    r = _cli("audit", receipted / "m.blog", "--keys", ring)
+    assert r.returncode == 2 and r.stdout == "" and "Traceback" not in r.stderr, r.stderr
+    assert r.stderr.splitlines() == [
+        f"buraco-log: error: {ring}: a trusted keys directory that others may write "
+        f"(mode {mode:04o}): anyone could add a key to trust; chmod o-w {ring}"]
+    ring.chmod(0o755)
+    assert _cli("audit", receipted / "m.blog", "--keys", ring).returncode == 0
