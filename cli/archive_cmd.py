@@ -13,11 +13,9 @@ import math
 import os
 import re
 import shutil
-import signal
 import struct
 import sys
 import textwrap
-import threading
 from collections.abc import Iterator
 from enum import StrEnum
 from pathlib import Path
@@ -43,6 +41,7 @@ from cli.common import (
 )
 from cli.paths import named_path
 from cli.safetext import terminal_safe
+from cli.signals import EXIT_TERMINATED, terminate_as_interrupt
 from cli.supervise import supervised
 from cli.view_cmd import report_pages
 
@@ -156,7 +155,7 @@ def ingest(
     settings = spark_options(engine, master, conf)
     # The SIGTERM handler stays on until the process exits: at its default action, a SIGTERM
     # that came while the summary was printed killed the process without a word.
-    with _terminate_as_interrupt() as met:
+    with terminate_as_interrupt() as met:
         try:
             if engine is Engine.spark:  # cut before its commit, a Spark run leaves nothing
                 report = archive_spark.ingest([str(s) for s in sources], str(archive_dir),
@@ -224,38 +223,6 @@ def _end(status: int) -> None:
         sys.stdout.flush()
         sys.stderr.flush()
     os._exit(status)
-
-
-EXIT_TERMINATED = 128 + signal.SIGTERM  # 143, as a shell reports a process SIGTERM ended
-
-
-@contextlib.contextmanager
-def _terminate_as_interrupt() -> Iterator[list[int]]:
-    """SIGTERM (``kill``, ``timeout``, a service manager's stop) ends a local ingest as Ctrl-C
-    does: what was checked is committed, the staged files are removed, and one line says so.
-    At its default action it killed the process without a word, the checked work lost. Yields
-    the SIGTERMs met (empty: none); a SIGTERM the process was set to ignore stays ignored."""
-    met: list[int] = []
-    if threading.current_thread() is not threading.main_thread() or \
-            signal.getsignal(signal.SIGTERM) != signal.SIG_DFL:
-        yield met
-        return
-
-    me = os.getpid()
-
-    def on_term(signum: int, _frame: object) -> None:
-        if os.getpid() != me:  # a worker forked with it: die of it, as it would have
-            signal.signal(signum, signal.SIG_DFL)
-            os.kill(os.getpid(), signum)
-            return
-        met.append(signum)
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGTERM, on_term)
-    try:
-        yield met
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 def _ingest_with_progress(sources: list[str], root: str, jobs: int,

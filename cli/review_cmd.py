@@ -145,13 +145,13 @@ def review(
                    as_json=js)
     jobs = jobs or min(os.cpu_count() or 1, 8)
     show = sys.stderr.isatty() if progress is None else progress
-    from cli.archive_cmd import EXIT_TERMINATED, _terminate_as_interrupt
+    from cli.signals import EXIT_TERMINATED, terminate_as_interrupt
 
     met: list[int] = []
     try:
         # SIGTERM (kill, timeout) ends the search as Ctrl-C does, in one line: it killed the
         # process without a word
-        with _terminate_as_interrupt() as met:
+        with terminate_as_interrupt() as met:
             if show:
                 result = _with_progress(events, seat, b, seed, threshold, jobs, partial)
             else:

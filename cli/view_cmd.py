@@ -98,11 +98,11 @@ def view(
                    "beside: name the page with -o FILE (or -o - for standard output)",
                    EXIT_USAGE)
     refuse_input_as_output(output if output is not None else default_output(path, seat), path)
-    from cli.archive_cmd import EXIT_TERMINATED, _terminate_as_interrupt
+    from cli.signals import EXIT_TERMINATED, terminate_as_interrupt
 
     met: list[int] = []
     try:
-        with _terminate_as_interrupt() as met:  # SIGTERM killed it without a word
+        with terminate_as_interrupt() as met:  # SIGTERM killed it without a word
             page = page_for_log(path, seat=seat, at=at)
     except KeyboardInterrupt:
         how = "terminated (SIGTERM)" if met else "interrupted"
