@@ -483,7 +483,7 @@ def load_keyring(paths: Sequence[str | os.PathLike[str]]) -> Keyring:
             for f in sorted(p.glob("*.pub")):
                 if not f.name.startswith("."):  # hidden: an editor's lock or swap file
                     add(_read_key_file(f), f)
-            if (p / "revoked").exists():
+            if os.path.lexists(p / "revoked"):  # a link to nowhere is an error, not no list
                 revoked += _revoked_lines(p / "revoked")
         elif not p.exists():
             raise SigningError(f"{p}: no such file or directory")

@@ -221,3 +221,16 @@ def test_a_keys_directory_anyone_may_write_is_refused(
         f"(mode {mode:04o}): anyone could add a key to trust; chmod o-w {ring}"]
     ring.chmod(0o755)
     assert _cli("audit", receipted / "m.blog", "--keys", ring).returncode == 0
+
+
+def test_a_revoked_file_that_links_nowhere_is_an_error_not_no_revocations(
+        receipted: Path, tmp_path: Path) -> None:
+    # it was skipped as absent, and a key the site had revoked stayed trusted
+    ring = tmp_path / "ring"
+    ring.mkdir()
+    (ring / "site.pub").write_bytes((receipted / "keys" / "site.pub").read_bytes())
+    (ring / "revoked").symlink_to(tmp_path / "moved-away")
+    r = _cli("audit", receipted / "m.blog", "--keys", ring)
+    assert r.returncode == 2 and r.stdout == "" and "Traceback" not in r.stderr, r.stdout
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"buraco-log: error: {ring / 'revoked'}: ")
