@@ -393,6 +393,15 @@ def render_diff(d: audit.Diff) -> Iterator[str]:
         if not (d.diverge_seq or 0):  # the shorter copy holds no event at all
             yield (f"{d.prefix.upper()} holds no events intact; {other} has "
                    f"{max(d.events_a, d.events_b)}")
+        elif (status := d.integrity_a if d.prefix == "a" else d.integrity_b) not in _WHOLE:
+            # damaged (in the middle, or cut): its events stop where it is damaged, which
+            # does not make it a prefix of the other (it said "B is a prefix of A")
+            at = d.damage_a if d.prefix == "a" else d.damage_b
+            yield (f"{d.prefix.upper()} is {status}" + (f" at byte {at}" if at is not None
+                                                        else "")
+                   + f": its events read intact agree with {other} up to seq "
+                   f"{(d.diverge_seq or 0) - 1}, and {other} goes on from seq "
+                   f"{d.diverge_seq}; `buraco-log verify` says what is damaged")
         else:
             yield (f"{d.prefix.upper()} is a prefix of {other}: they agree up to seq "
                    f"{(d.diverge_seq or 0) - 1}; {other} goes on from seq {d.diverge_seq}")

@@ -52,6 +52,10 @@ class Diff(msgspec.Struct, frozen=True):
     # `audit` and `verify` use): two such copies have no event to compare.
     not_started_a: bool = False
     not_started_b: bool = False
+    # Where each damaged copy stops being readable (byte offset), None for a whole copy: a
+    # copy damaged in the middle reads as a prefix of the other, and is not one.
+    damage_a: int | None = None
+    damage_b: int | None = None
 
 
 def diff_events(a: Sequence[AnyEvent], b: Sequence[AnyEvent]) -> tuple[
@@ -119,4 +123,9 @@ def diff_logs(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> Diff:
         signatures_a=len(sa.signatures), signatures_b=len(sb.signatures),
         signatures_equal=sa.signatures == sb.signatures,
         not_started_a=not_started(ea, ia), not_started_b=not_started(eb, ib),
+        damage_a=None if ia.status in _WHOLE else ia.offset,
+        damage_b=None if ib.status in _WHOLE else ib.offset,
     )
+
+
+_WHOLE = ("sealed", "unsealed")
