@@ -739,7 +739,8 @@ def audit_cmd(
                    as_json=format is Format.json)
     workers = jobs if jobs > 0 else min(8, os.cpu_count() or 1)
     workers = min(workers, max(1, len(files) // 4))
-    verdicts = _audit_with_progress(files, workers, required, signing)
+    verdicts = _with_aliases(_audit_with_progress(files, workers, required, signing),
+                             audit.same_files(files))
     matches = {v.match_id for v in verdicts}
     orphans = [h for h in (signing.receipts if signing.by_match else ())
                if h.receipt.match_id not in matches]
@@ -855,6 +856,14 @@ def _audit_with_progress(files: list[str], workers: int, require_commitment: boo
                                 require_commitment=require_commitment, signing=signing)
 
 
+def _with_aliases(verdicts: list[audit.Verdict], aliases: dict[str, str]) -> list[audit.Verdict]:
+    """Say of a log audited under a second name (a hard or symbolic link) that it is the same
+    file as the first: two verdicts, one match (it was counted as two, unsaid)."""
+    return [msgspec.structs.replace(v, notes=(*v.notes, f"the same file as {aliases[v.path]} "
+                                              "(a link): one match, audited under both names"))
+            if v.path in aliases else v for v in verdicts]
+
+
 def _unsigned_events(v: audit.Verdict) -> bool:
     """A signed log (or one whose start records a key) that is OK though events at its end are
     covered by no signature: its note says so, and a batch run with --quiet shows no note."""
@@ -877,6 +886,7 @@ def _batch_summary(verdicts: Sequence[audit.Verdict]) -> str:
     waiting = sum(1 for v in verdicts if v.not_started)
     unchecked = sum(1 for v in verdicts if v.ok and v.provenance.unchecked)
     unsigned = sum(1 for v in verdicts if v.ok and _unsigned_events(v))
+    linked = sum(1 for v in verdicts if any(n.startswith("the same file as ") for n in v.notes))
     clean = len(verdicts) - len(bad) - waiting
     caveats = ([f"{unchecked} with deals not checked"] if unchecked else []) + (
         [f"{unsigned} with events no signature covers"] if unsigned else [])
@@ -884,7 +894,9 @@ def _batch_summary(verdicts: Sequence[audit.Verdict]) -> str:
     return (f"audited {len(verdicts)} {logs}: {clean} clean"
             + (f" ({', '.join(caveats)}: see their notes)" if caveats else "")
             + f", {len(bad)} with findings" + (f" ({detail})" if detail else "")
-            + (f", {waiting} not started" if waiting else ""))
+            + (f", {waiting} not started" if waiting else "")
+            + (f"; {_n(linked, 'log')} the same file as another (see their notes)"
+               if linked else ""))
 
 
 @guarded

@@ -32,7 +32,7 @@ from buraco_log.audit import settings
 from buraco_log.audit.deals import Provenance, provenance
 from buraco_log.audit.diff import Diff, diff_events, diff_logs
 from buraco_log.audit.explanation import Explanation, explain, explain_event
-from buraco_log.audit.files import find_logs, is_log_file
+from buraco_log.audit.files import find_logs, is_log_file, same_files
 from buraco_log.audit.findings import NO_SNAPSHOTS, Finding, to_dict
 from buraco_log.audit.integrity import (
     Integrity,
@@ -364,6 +364,7 @@ __all__ = [
     "read_log",
     "read_log_signed",
     "rule_overrides",
+    "same_files",
     "score_lines",
     "show_log",
     "signing_options",

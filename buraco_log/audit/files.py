@@ -109,3 +109,22 @@ def _not_regular(path: str) -> bool:
         return not stat.S_ISREG(os.stat(path).st_mode)
     except OSError:
         return os.path.islink(path)  # a dangling link: report it, it may have been a log
+
+
+def same_files(files: Iterable[str]) -> dict[str, str]:
+    """Each name of ``files`` that is the same file as an earlier one (a hard link, a symbolic
+    link, by device and inode), mapped to that earlier name. Both are audited (each name is
+    reported), but they are one match, which their verdicts then say."""
+    first: dict[tuple[int, int], str] = {}
+    out: dict[str, str] = {}
+    for p in files:
+        try:
+            st = os.stat(p)
+        except OSError:
+            continue
+        if not stat.S_ISREG(st.st_mode):
+            continue
+        seen = first.setdefault((st.st_dev, st.st_ino), p)
+        if seen != p:
+            out[p] = seen
+    return out
