@@ -427,7 +427,8 @@ def check_deals(events: Sequence[AnyEvent], *, require_commitment: bool = True) 
                 Finding(
                     "deal.seed_mismatch",
                     end.seq,
-                    "revealed server seed does not hash to the published commitment",
+                    "revealed server seed does not hash to the published commitment"
+                    + _recased(end.server_seed, start.commitment.lower()),
                 )
             )
         else:
@@ -495,3 +496,15 @@ def _dealt_before(start: MatchStarted, deals: Sequence[HandStarted]) -> HandStar
     if start.at is None:
         return None
     return next((d for d in deals if d.at is not None and d.at < start.at), None)
+
+
+def _recased(seed: str, commitment: str) -> str:
+    """A hint when the seed in another letter case is the committed one: the commitment and
+    the deal keys hash the seed's exact bytes, so a re-cased reveal proves nothing (a site
+    that upper-cases hex on output would otherwise look like a cheat, unexplained)."""
+    for other in (seed.lower(), seed.upper()):
+        if other != seed and commitment_of(other) == commitment:
+            return (f" (its {'lower' if other == seed.lower() else 'upper'}-case form does: "
+                    "the seed was re-cased after it was committed, and the deals derive from "
+                    "its exact text)")
+    return ""

@@ -9,6 +9,7 @@ one file (one match counted twice).
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -123,3 +124,36 @@ def test_each_provenance_finding_names_its_seq_and_rule(
     assert code == 1, out + err
     assert any(x.startswith(f"    seq {seq} [{rule}] ") for x in out.splitlines()), out
     assert "Traceback" not in err
+
+
+def test_a_re_cased_seed_reveal_says_so(tmp_path: Path, clean: list[AnyEvent]) -> None:
+    """Before: only "does not hash to the published commitment", as for any other seed."""
+    events, seq, rule = _forge("seed re-cased", clean)
+    code, out, _ = _run("audit", str(bl.write(tmp_path / "upper.blog", events)))
+    assert code == 1
+    line = next(x for x in out.splitlines() if x.startswith(f"    seq {seq} [{rule}] "))
+    assert line.endswith("(its lower-case form does: the seed was re-cased after it was "
+                         "committed, and the deals derive from its exact text)"), line
+    events, seq, rule = _forge("wrong seed", clean)  # no case of it matches: no hint
+    _, out, _ = _run("audit", str(bl.write(tmp_path / "wrong.blog", events)))
+    line = next(x for x in out.splitlines() if x.startswith(f"    seq {seq} [{rule}] "))
+    assert line.endswith("does not hash to the published commitment"), line
+
+
+def test_two_thousand_small_logs_each_reported_once(
+        tmp_path: Path, clean: list[AnyEvent]) -> None:
+    d = tmp_path / "many"
+    d.mkdir()
+    data = bl.write(tmp_path / "small.blog", clean[:6]).read_bytes()
+    bad = {7, 1234, 1999}  # a byte of their record changed: each must be named, once
+    hurt = bytearray(data)
+    hurt[-12] ^= 0xFF
+    for i in range(2000):
+        (d / f"m{i:04d}.blog").write_bytes(bytes(hurt) if i in bad else data)
+    code, out, err = _run("audit", "-j", "2", "-f", "json", str(d))
+    assert code == 1, err
+    verdicts = json.loads(out)
+    paths = [v["path"] for v in verdicts]
+    assert len(paths) == 2000 and len(set(paths)) == 2000
+    assert {p for p, v in zip(paths, verdicts, strict=True) if not v["ok"]} == {
+        str(d / f"m{i:04d}.blog") for i in bad}
