@@ -397,7 +397,7 @@ def render_diff(d: audit.Diff) -> Iterator[str]:
             # damaged (in the middle, or cut): its events stop where it is damaged, which
             # does not make it a prefix of the other (it said "B is a prefix of A")
             at = d.damage_a if d.prefix == "a" else d.damage_b
-            yield (f"{d.prefix.upper()} is {status}" + (f" at byte {at}" if at is not None
+            yield (f"{d.prefix.upper()} is {status}" + (f" at {at}" if at is not None
                                                         else "")
                    + f": its events read intact agree with {other} up to seq "
                    f"{(d.diverge_seq or 0) - 1}, and {other} goes on from seq "

@@ -10,7 +10,7 @@ import msgspec
 
 from buraco_log import log
 from buraco_log.audit.findings import to_dict
-from buraco_log.audit.integrity import IntegrityStatus, not_started, read_log_signed
+from buraco_log.audit.integrity import Integrity, IntegrityStatus, not_started, read_log_signed
 from buraco_log.errors import LogFormatError
 from buraco_log.events import (
     AnyEvent,
@@ -52,10 +52,11 @@ class Diff(msgspec.Struct, frozen=True):
     # `audit` and `verify` use): two such copies have no event to compare.
     not_started_a: bool = False
     not_started_b: bool = False
-    # Where each damaged copy stops being readable (byte offset), None for a whole copy: a
-    # copy damaged in the middle reads as a prefix of the other, and is not one.
-    damage_a: int | None = None
-    damage_b: int | None = None
+    # Where each damaged copy stops being readable ("byte 2135", or "line 151" of a JSON Lines
+    # copy), None for a whole copy: a copy damaged in the middle reads as a prefix of the
+    # other, and is not one.
+    damage_a: str | None = None
+    damage_b: str | None = None
 
 
 def diff_events(a: Sequence[AnyEvent], b: Sequence[AnyEvent]) -> tuple[
@@ -123,9 +124,17 @@ def diff_logs(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> Diff:
         signatures_a=len(sa.signatures), signatures_b=len(sb.signatures),
         signatures_equal=sa.signatures == sb.signatures,
         not_started_a=not_started(ea, ia), not_started_b=not_started(eb, ib),
-        damage_a=None if ia.status in _WHOLE else ia.offset,
-        damage_b=None if ib.status in _WHOLE else ib.offset,
+        damage_a=_where(ia), damage_b=_where(ib),
     )
 
 
 _WHOLE = ("sealed", "unsealed")
+
+
+def _where(i: Integrity) -> str | None:
+    """Where a damaged copy stops being readable, as `verify` names it; None for a whole one."""
+    if i.status in _WHOLE:
+        return None
+    if i.format == "jsonl" and i.record is not None:
+        return f"line {i.record}"
+    return None if i.offset is None else f"byte {i.offset}"

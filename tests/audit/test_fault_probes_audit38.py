@@ -52,6 +52,25 @@ def test_a_copy_damaged_in_the_middle_is_not_called_a_prefix(
     assert "Traceback" not in err
 
 
+def test_a_json_lines_copy_damaged_in_the_middle_names_its_line(
+        tmp_path: Path, clean: list[AnyEvent]) -> None:
+    whole = bl.write(tmp_path / "whole.blog", clean)
+    copy = tmp_path / "copy.jsonl"
+    code, _, err = _run("convert", str(whole), "-o", str(copy))
+    assert code == 0, err
+    lines = copy.read_text().splitlines(keepends=True)
+    lines[150] = lines[150][:-6] + "\n"  # line 151 (lines count from 1) cut short
+    copy.write_text("".join(lines))
+    code, out, err = _run("diff", str(whole), str(copy))
+    assert code == 1, err
+    last = out.splitlines()[-1]
+    assert last.startswith("B is broken at line 151: its events read intact agree with A up "
+                           "to seq "), last
+    code, out, _ = _run("diff", str(copy), str(whole), "-f", "json")
+    d = json.loads(out)
+    assert (d["damage_a"], d["damage_b"]) == ("line 151", None)
+
+
 def test_a_whole_prefix_is_still_called_one(tmp_path: Path, clean: list[AnyEvent]) -> None:
     a = bl.write(tmp_path / "a.blog", clean)
     b = bl.write(tmp_path / "b.blog", clean[:100])
