@@ -422,6 +422,15 @@ def check_deals(events: Sequence[AnyEvent], *, require_commitment: bool = True) 
                     "behind the commitment is not revealed, so no deal can be checked",
                 )
             )
+        elif not _is_digest(start.commitment):
+            findings.append(
+                Finding(
+                    "deal.seed_mismatch",
+                    start.seq,
+                    f"the published commitment ({_short_text(start.commitment)}) is not a "
+                    "SHA-256 digest (64 hex digits): no revealed seed can match it",
+                )
+            )
         elif commitment_of(end.server_seed) != start.commitment.lower():
             findings.append(
                 Finding(
@@ -508,3 +517,16 @@ def _recased(seed: str, commitment: str) -> str:
                     "the seed was re-cased after it was committed, and the deals derive from "
                     "its exact text)")
     return ""
+
+
+_HEX = frozenset("0123456789abcdefABCDEF")
+
+
+def _is_digest(commitment: str) -> bool:
+    """A commitment as published: SHA-256 in hex, either case (it is compared lower-cased)."""
+    return len(commitment) == 64 and all(c in _HEX for c in commitment)
+
+
+def _short_text(text: str) -> str:
+    """A field from the log, quoted and cut, for a one-line finding."""
+    return f"{len(text)} characters, {text[:16]!r}" + ("..." if len(text) > 16 else "")

@@ -176,3 +176,21 @@ def test_two_thousand_small_logs_each_reported_once(
     assert len(paths) == 2000 and len(set(paths)) == 2000
     assert {p for p, v in zip(paths, verdicts, strict=True) if not v["ok"]} == {
         str(d / f"m{i:04d}.blog") for i in bad}
+
+
+@pytest.mark.parametrize("cut", [40, 0])
+def test_a_malformed_commitment_is_named_at_the_match_start(
+        tmp_path: Path, clean: list[AnyEvent], cut: int) -> None:
+    """Before: the finding was at the match end's seq ("revealed server seed does not hash to
+    the published commitment"), as if the reveal were wrong; the commitment is."""
+    start = clean[0]
+    assert isinstance(start, MatchStarted) and start.commitment is not None
+    bad = [msgspec.structs.replace(start, commitment=start.commitment[:cut]), *clean[1:]]
+    code, out, err = _run("audit", str(bl.write(tmp_path / "c.blog", bad)))
+    assert code == 1, err
+    found = [x for x in out.splitlines() if x.startswith("    seq ") and "[deal." in x]
+    assert len(found) == 1, found
+    assert found[0].startswith(f"    seq {start.seq} [deal.seed_mismatch] the published "
+                               f"commitment ({cut} characters, "), found
+    assert found[0].endswith("is not a SHA-256 digest (64 hex digits): no revealed seed can "
+                             "match it"), found
