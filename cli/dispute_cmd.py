@@ -772,6 +772,9 @@ def audit_cmd(
     if orphan is not None:  # after the report: the other logs' verdicts are not lost
         raise fail(orphan)
     if single and _not_a_log(verdicts[0].integrity):
+        if html is not None:  # asked for, and not written: say so (it was silent)
+            typer.echo(terminal_safe(f"buraco-log: error: {html}: no page written: "
+                                     f"{paths[0]} is not a log"), err=True)
         raise typer.Exit(EXIT_USAGE)  # named by the user, and nothing of a log in it
     raise typer.Exit(EXIT_OK if all(v.ok for v in verdicts) else EXIT_FINDINGS)
 

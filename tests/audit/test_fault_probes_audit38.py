@@ -194,3 +194,16 @@ def test_a_malformed_commitment_is_named_at_the_match_start(
                                f"commitment ({cut} characters, "), found
     assert found[0].endswith("is not a SHA-256 digest (64 hex digits): no revealed seed can "
                              "match it"), found
+
+
+def test_audit_html_of_a_file_that_is_no_log_says_no_page_was_written(tmp_path: Path) -> None:
+    """Before: exit 2 and the verdict, but not a word that the page asked for was not written."""
+    junk = tmp_path / "junk.blog"
+    junk.write_bytes(b"garbage, not a log")
+    page = tmp_path / "page.html"
+    code, out, err = _run("audit", str(junk), "--html", str(page))
+    assert code == 2
+    assert out.startswith(f"{junk}: FINDINGS (1)"), out
+    assert err.splitlines() == [f"buraco-log: error: {page}: no page written: {junk} is not "
+                                "a log"], err
+    assert not page.exists()
