@@ -354,6 +354,9 @@ def render_diff(d: audit.Diff) -> Iterator[str]:
             ("B", d.b, d.integrity_b, d.events_b, d.head_b, d.signatures_b)):
         yield (f"{label}  {path}: {status}, {_n(events, 'event')}"
                + (f", {_n(sigs, 'signature')}" if signed else "") + f", head {head}")
+    if d.same_file:  # it said "identical" of a file and a link to it, as of two copies
+        yield ("note: A and B are the same file: it was compared with itself, not with "
+               "another copy")
     if d.identical:
         yield "identical: same events, same head digest" + (
             ", same signatures" if signed else "")

@@ -57,6 +57,9 @@ class Diff(msgspec.Struct, frozen=True):
     # other, and is not one.
     damage_a: str | None = None
     damage_b: str | None = None
+    # A and B name one file (the same path, a hard or symbolic link): "identical" then says
+    # nothing about two copies, and a referee must be told so.
+    same_file: bool = False
 
 
 def diff_events(a: Sequence[AnyEvent], b: Sequence[AnyEvent]) -> tuple[
@@ -124,11 +127,20 @@ def diff_logs(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> Diff:
         signatures_a=len(sa.signatures), signatures_b=len(sb.signatures),
         signatures_equal=sa.signatures == sb.signatures,
         not_started_a=not_started(ea, ia), not_started_b=not_started(eb, ib),
-        damage_a=_where(ia), damage_b=_where(ib),
+        damage_a=_where(ia), damage_b=_where(ib), same_file=_same_file(a, b),
     )
 
 
 _WHOLE = ("sealed", "unsealed")
+
+
+def _same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
+    if os.fspath(a) == "-" or os.fspath(b) == "-":  # standard input is no file to compare
+        return False
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError):
+        return False
 
 
 def _where(i: Integrity) -> str | None:

@@ -207,3 +207,33 @@ def test_audit_html_of_a_file_that_is_no_log_says_no_page_was_written(tmp_path: 
     assert err.splitlines() == [f"buraco-log: error: {page}: no page written: {junk} is not "
                                 "a log"], err
     assert not page.exists()
+
+
+@pytest.mark.parametrize("spelling", ["same", "symlink", "hardlink"])
+def test_diff_of_one_file_with_itself_says_so(
+        tmp_path: Path, clean: list[AnyEvent], spelling: str) -> None:
+    """Before: "identical", as of two copies that agree; a referee comparing the site's copy
+    with a "player's copy" that is a link to it was told they agree."""
+    a = bl.write(tmp_path / "a.blog", clean[:40])
+    b = {"same": a, "symlink": tmp_path / "s.blog", "hardlink": tmp_path / "h.blog"}[spelling]
+    if spelling == "symlink":
+        b.symlink_to(a.name)
+    elif spelling == "hardlink":
+        os.link(a, b)
+    code, out, _ = _run("diff", str(a), str(b))
+    assert code == 0
+    assert out.splitlines()[2:] == [
+        "note: A and B are the same file: it was compared with itself, not with another copy",
+        "identical: same events, same head digest"], out
+    code, out, _ = _run("diff", str(a), str(b), "-f", "json")
+    assert json.loads(out)["same_file"] is True
+
+
+def test_diff_of_two_copies_says_nothing_of_one_file(
+        tmp_path: Path, clean: list[AnyEvent]) -> None:
+    a = bl.write(tmp_path / "a.blog", clean[:40])
+    b = tmp_path / "b.jsonl"
+    assert _run("convert", str(a), "-o", str(b))[0] == 0  # other bytes, the same events
+    code, out, _ = _run("diff", str(a), str(b))
+    assert code == 0
+    assert out.splitlines()[2:] == ["identical: same events, same head digest"], out
