@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 
 class BuracoLogError(Exception):
     """Root of every error buraco_log raises on purpose."""
@@ -91,8 +93,10 @@ class ReplayError(BuracoLogError):
         self.seq = seq
         self.tag = tag
         self.match_id = match_id
-        # a message that opens with its seq already ("seq 30 is past ...") is not prefixed twice
-        named = seq is None or message.startswith(f"seq {seq} ")
+        # a message that opens with its seq already ("seq 30 is past ...") is not prefixed twice,
+        # nor one saying the log has no such seq ("seq 999: the log has no seq 999")
+        named = seq is None or message.startswith(f"seq {seq} ") or re.search(
+            rf"\bno seq {seq}\b", message) is not None
         super().__init__(message if named else f"seq {seq}: {message}")
 
 
