@@ -568,7 +568,15 @@ def _load_salvage(path: Path, ignore_integrity: bool) -> Salvage:
     """The events of ``path``: strictly read, or (``ignore_integrity``) as far as they decode,
     the warning said on stderr."""
     if not ignore_integrity:
-        return Salvage(str(path), audit.load(path))
+        try:
+            return Salvage(str(path), audit.load(path))
+        except LogFormatError as exc:
+            if exc.exit_status != 1:  # not a damaged log: nothing to read anyway
+                raise
+            raise LogFormatError(  # the referee's next step: what can still be read
+                f"{exc.message} (--ignore-integrity reads it as far as its records decode)",
+                path=exc.path, offset=exc.offset, line=exc.line, seq=exc.seq,
+                kind=exc.kind) from None
     salvage = read_anyway(path)
     if salvage.warning is not None:
         typer.echo(terminal_safe(f"buraco-log: {salvage.warning}"), err=True)
@@ -937,11 +945,8 @@ def explain(
 ) -> None:
     """Why the event at a seq was, or was not, legal: the rule and the facts that decided it."""
     try:
-        if ignore_integrity:
-            events, warning = load_events(path, True)
-            result = audit.explain_event(events, at, path=str(path))
-        else:
-            result, warning = audit.explain(path, at), None
+        events, warning = load_events(path, ignore_integrity)  # as audit.explain reads it
+        result = audit.explain_event(events, at, path=str(path))
     except ReplayError as exc:
         raise _replay_error(path, exc, format is Format.json) from None
     if format is Format.json:
