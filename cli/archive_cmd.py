@@ -13,9 +13,11 @@ import math
 import os
 import re
 import shutil
+import signal
 import struct
 import sys
 import textwrap
+import threading
 from collections.abc import Iterator
 from enum import StrEnum
 from pathlib import Path
@@ -576,16 +578,23 @@ def query(
         raise fail("--timeout: a number of seconds, 0 for no limit", EXIT_USAGE,
                    as_json=as_json)
     settings = spark_options(engine, master, conf)
-    if engine is Engine.spark:  # the statement is checked, then run on Spark SQL
-        opened: Any = contextlib.nullcontext(archive_spark.query(
-            str(archive_dir), sql, archive_spark.master_or(master, threads), settings,
-            timeout))
-    else:
-        if State.own_process:  # DuckDB runs under a memory bound, where glibc may end it
-            supervised(lambda: _native_abort(memory_limit, as_json),
-                       lambda pid: _temporary_output(output, pid))
-        opened = _archive().open_query(str(archive_dir), sql, threads=threads,
-                                       memory_limit=memory_limit, timeout=timeout)
+    if engine is Engine.local and State.own_process:  # DuckDB runs under a memory bound,
+        supervised(lambda: _native_abort(memory_limit, as_json),  # where glibc may end it
+                   lambda pid: _temporary_output(output, pid))
+    with _stopped_by_signal("query", output):
+        if engine is Engine.spark:  # the statement is checked, then run on Spark SQL
+            opened: Any = contextlib.nullcontext(archive_spark.query(
+                str(archive_dir), sql, archive_spark.master_or(master, threads), settings,
+                timeout))
+        else:
+            opened = _archive().open_query(str(archive_dir), sql, threads=threads,
+                                           memory_limit=memory_limit, timeout=timeout)
+        _write_result(opened, format, output, wide, memory_limit)
+
+
+def _write_result(opened: Any, format: QueryFormat, output: Path | None, wide: bool,
+                  memory_limit: str) -> None:
+    """Write an opened query's rows: to ``output`` whole or not at all, or to stdout."""
     with opened as stream:
         try:
             if format is QueryFormat.parquet:
@@ -612,6 +621,40 @@ def query(
             raise fail(f"query: out of memory under the {memory_limit} limit while writing "
                        "the result; a larger limit may let it finish (--memory-limit)"
                        ) from None
+
+
+@contextlib.contextmanager
+def _stopped_by_signal(command: str, output: Path | None) -> Iterator[None]:
+    """Ctrl-C (SIGINT) or SIGTERM ends ``command`` with one line and 130 or 143, and no
+    output file. DuckDB turns the KeyboardInterrupt into ``RuntimeError: Query interrupted``
+    (said as a defect) or an INTERRUPT error (said as the time limit), Py4J into its own
+    error: whatever comes out once a signal came, the signal is what is said. A second copy
+    (the terminal's and the supervising parent's) is dropped, so the clean-up runs whole; a
+    signal the process was set to ignore stays ignored."""
+    met: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def on_signal(signum: int, _frame: object) -> None:
+        if not met:
+            met.append(signum)
+            raise KeyboardInterrupt
+
+    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)
+                if signal.getsignal(s) in (signal.default_int_handler, signal.SIG_DFL)}
+    try:
+        yield
+    except BaseException:
+        if not met:
+            raise
+        how = "interrupted" if met[0] == signal.SIGINT else "terminated (SIGTERM)"
+        written = f"; nothing was written to {output}" if output is not None else ""
+        fail(f"{command}: {how}{written}")
+        _end(130 if met[0] == signal.SIGINT else EXIT_TERMINATED)
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
 
 
 def _native_abort(memory_limit: str, as_json: bool) -> None:
@@ -713,32 +756,33 @@ def report(
     archive_dir = _the_archive(archive, archive_dir, format is ReportFormat.json)
     _outside_archive(output, archive_dir, format is ReportFormat.json)
     settings = spark_options(engine, master, conf)
-    if engine is Engine.spark:
-        rep = archive_spark.report(str(archive_dir), top, archive_spark.master_or(master, None),
-                                   settings)
-    else:
-        with _working(f"report: running the canned queries over {archive_dir}"):
-            rep = _archive().report(str(archive_dir), top=top)
-    if format is ReportFormat.json:
-        data = msgspec.to_builtins(rep)
-        if not timings:  # the same archive gives the same JSON, run after run
-            for section in data["sections"]:
-                section.pop("ms", None)
-        text = json.dumps(data, indent=2, sort_keys=True) + "\n"
-    elif format is ReportFormat.html:
-        text = _archive().render_html(rep, report_pages(rep.sections, output))
-    else:
-        parts = [f"{_n(rep.matches, 'match')}, {_n(rep.events, 'event')}\n"]
-        for s in rep.sections:
-            parts.append(f"\n{s.title}\n")
-            parts.append(_text_table(s.columns, s.rows, None if output else table_width(wide))
-                         if s.rows else "(no data)\n")
-        text = "".join(parts)
-    if output is not None:
-        with _atomic(output) as tmp:
-            tmp.write_text(text, encoding="utf-8")
-    else:
-        sys.stdout.write(text)
+    with _stopped_by_signal("report", output):
+        if engine is Engine.spark:
+            rep = archive_spark.report(str(archive_dir), top,
+                                       archive_spark.master_or(master, None), settings)
+        else:
+            with _working(f"report: running the canned queries over {archive_dir}"):
+                rep = _archive().report(str(archive_dir), top=top)
+        if format is ReportFormat.json:
+            data = msgspec.to_builtins(rep)
+            if not timings:  # the same archive gives the same JSON, run after run
+                for section in data["sections"]:
+                    section.pop("ms", None)
+            text = json.dumps(data, indent=2, sort_keys=True) + "\n"
+        elif format is ReportFormat.html:
+            text = _archive().render_html(rep, report_pages(rep.sections, output))
+        else:
+            parts = [f"{_n(rep.matches, 'match')}, {_n(rep.events, 'event')}\n"]
+            for s in rep.sections:
+                parts.append(f"\n{s.title}\n")
+                width = None if output else table_width(wide)
+                parts.append(_text_table(s.columns, s.rows, width) if s.rows else "(no data)\n")
+            text = "".join(parts)
+        if output is not None:
+            with _atomic(output) as tmp:
+                tmp.write_text(text, encoding="utf-8")
+        else:
+            sys.stdout.write(text)
 
 
 @guarded

@@ -6,8 +6,10 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import signal
 import threading
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from enum import StrEnum
 from typing import Any, cast
 
@@ -106,31 +108,32 @@ def query(root: str, sql: str, master: str | None, conf: dict[str, str],
     timeout). So it runs in a thread, and one that has not stopped :data:`CANCEL_GRACE`
     seconds after its jobs were cancelled is abandoned: the error is raised, and the JVM, a
     child of this process, goes when the command exits."""
+    with _py4j_quiet():  # a call cut by Ctrl-C or SIGTERM: the command's one line says it
+        return _query(root, sql, master, conf, timeout)
+
+
+def _query(root: str, sql: str, master: str | None, conf: dict[str, str],
+           timeout: float) -> TableStream:
     engine = _module()
     engine.check_text(sql)  # a statement too long or too deep: refused before Spark starts
-    spark = engine.session(master, conf)
-    if not timeout:
+    spark = _session(master, conf)
+
+    def run() -> TableStream:
         return TableStream(engine.query(root, sql, spark=spark))
+
+    if not timeout:
+        return cast(TableStream, _result(_waited(run, None)))
     fired = threading.Event()
-    done: list[Any] = []
 
     def cancel() -> None:
         fired.set()
         spark.sparkContext.cancelAllJobs()
 
-    def run() -> None:
-        try:
-            done.append(TableStream(engine.query(root, sql, spark=spark)))
-        except BaseException as exc:  # handed to the caller's thread
-            done.append(exc)
-
     timer = threading.Timer(timeout, cancel)
     timer.daemon = True
-    worker = threading.Thread(target=run, daemon=True, name="spark-query")
     timer.start()
-    worker.start()
     try:
-        worker.join(timeout + CANCEL_GRACE)
+        done = _waited(run, time.monotonic() + timeout + CANCEL_GRACE)
     finally:
         timer.cancel()
     stopped = engine.ArchiveError(f"query: stopped after the {timeout:g} s timeout "
@@ -139,11 +142,52 @@ def query(root: str, sql: str, master: str | None, conf: dict[str, str],
         raise stopped
     if isinstance(done[0], Exception) and fired.is_set():  # whatever the cancelled job raised
         raise stopped from done[0]
+    return cast(TableStream, _result(done))
+
+
+POLL = 0.2  # seconds between looks at a Spark call, when a signal's handler may run
+
+
+def _waited(call: Callable[[], Any], deadline: float | None) -> list[Any]:
+    """``[call()]`` or ``[the exception it raised]``, or ``[]`` when it still runs at
+    ``deadline`` (``time.monotonic()``). It runs in a thread, and this one waits in short
+    steps: Ctrl-C or SIGTERM delivered to one of Py4J's threads left the handler waiting for
+    this thread, blocked in a Py4J socket read until the job ended (the command hung)."""
+    done: list[Any] = []
+
+    def run() -> None:
+        try:
+            done.append(call())
+        except BaseException as exc:  # handed to the caller's thread
+            done.append(exc)
+
+    worker = threading.Thread(target=run, daemon=True, name="spark-call")
+    worker.start()
+    while worker.is_alive() and (deadline is None or time.monotonic() < deadline):
+        worker.join(POLL)
+    return done
+
+
+def _result(done: list[Any]) -> Any:
     if isinstance(done[0], BaseException):
         raise done[0]
-    return cast(TableStream, done[0])
+    return done[0]
 
 
 def report(root: str, top: int, master: str | None, conf: dict[str, str]) -> Any:
     with _py4j_quiet():
-        return _module().report(root, top=top, master=master, conf=conf)
+        spark = _session(master, conf)
+        return _result(_waited(lambda: _module().report(root, top=top, spark=spark), None))
+
+
+def _session(master: str | None, conf: dict[str, str]) -> Any:
+    """The Spark session, the SIGINT handler kept. PySpark's own (cancel every job, raise
+    KeyboardInterrupt) replaced the command's, and the KeyboardInterrupt came out of the
+    cancelled job as ``[SPARK_JOB_CANCELLED]``, exit 1: the command could not tell Ctrl-C
+    from a failed query. The JVM goes when the command exits."""
+    held = signal.getsignal(signal.SIGINT)
+    try:
+        return _module().session(master, conf)
+    finally:
+        if held is not None and threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGINT, held)
