@@ -363,7 +363,14 @@ def _explained(text: str) -> list[str]:
 
 
 def _first_line(exc: BaseException) -> str:
-    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return _DEPTH_ADVICE.sub(r"the statement nests too deeply (limit \1 levels)", line)
+
+
+# DuckDB's advice to SET max_expression_depth, which the sandbox refuses
+_DEPTH_ADVICE = re.compile(r"Max expression depth limit of (\d+) exceeded\. Use \"SET "
+                           r"max_expression_depth TO x\" to increase the maximum expression "
+                           r"depth\.?")
 
 
 BATCH_ROWS = 10_000  # rows per batch handed out by a streaming query

@@ -18,8 +18,7 @@ import pytest
 from tests.archive.conftest import Archived
 
 ROOT = Path(__file__).resolve().parents[2]
-pytestmark = [pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fork is Linux"),
-              pytest.mark.slow]  # each query burns CPU until the signal comes
+LINUX = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fork is Linux")
 SLOW = "SELECT hash(range) AS h FROM range(100000000000) WHERE hash(range) % 1000003 = 0"
 
 
@@ -28,6 +27,8 @@ def _default_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
+@LINUX
+@pytest.mark.slow  # each query burns CPU until the signal comes
 @pytest.mark.parametrize("fmt", ["parquet"])
 @pytest.mark.parametrize("group", [False, True], ids=["alone", "group"])
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["INT", "TERM"])
@@ -58,6 +59,8 @@ def test_a_signal_mid_query_ends_it_in_one_line_with_no_file(
     assert left.stdout == "", left.stdout  # the supervised child is gone too
 
 
+@LINUX
+@pytest.mark.slow
 def test_ctrl_c_mid_query_on_stdout_is_one_line(archived: Archived) -> None:
     p = subprocess.Popen([sys.executable, "-m", "cli.main", "query", str(archived.path),
                           "SELECT count(*) FROM range(100000000000)", "--timeout", "0"],
@@ -68,3 +71,14 @@ def test_ctrl_c_mid_query_on_stdout_is_one_line(archived: Archived) -> None:
     os.killpg(p.pid, signal.SIGINT)
     out, err = p.communicate(timeout=60)
     assert (p.returncode, out, err) == (130, "", "buraco-log: error: query: interrupted\n")
+
+
+def test_a_statement_nested_too_deeply_gives_no_advice_the_sandbox_refuses(
+        archived: Archived) -> None:
+    """DuckDB said: Use "SET max_expression_depth TO x", which the sandbox refuses."""
+    sql = "SELECT " + "(" * 1100 + "1" + ")" * 1100
+    r = subprocess.run([sys.executable, "-m", "cli.main", "query", str(archived.path), sql],
+                       cwd=ROOT, capture_output=True, text=True, timeout=60, check=False)
+    assert (r.returncode, r.stdout) == (1, "")
+    assert r.stderr == ("buraco-log: error: query: Parser Error: the statement nests too "
+                        "deeply (limit 1000 levels)\n"), r.stderr
