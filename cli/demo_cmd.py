@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import stat
 import tempfile
 from pathlib import Path
 from typing import Annotated
@@ -30,6 +29,7 @@ from cli.common import (
     guarded,
 )
 from cli.dispute_cmd import render_summary, render_verdict
+from cli.paths import not_a_file, plural
 from cli.rules_cmd import load_rules
 from cli.safetext import terminal_safe
 from cli.simulate_cmd import check_players
@@ -43,18 +43,6 @@ def _free_path(directory: Path, stem: str) -> Path:
         path = directory / f"{stem}-{n}.blog"
         n += 1
     return path
-
-
-def _special(path: Path) -> str:
-    """What ``path`` is when it is neither a regular file, a link nor missing ("a device"),
-    else ""."""
-    try:
-        mode = os.lstat(path).st_mode
-    except OSError:
-        return ""
-    if stat.S_ISREG(mode) or stat.S_ISLNK(mode) or stat.S_ISDIR(mode):
-        return ""
-    return "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
 
 
 def _check_default_name(name: str, option: str, players: int, *, as_json: bool) -> None:
@@ -114,9 +102,8 @@ def demo(
                        "for the log", EXIT_USAGE, as_json=js)
         if out.is_dir():
             raise fail(f"{out}: is a directory; name the log's file", EXIT_USAGE, as_json=js)
-        if overwrite and _special(out):  # as root, os.replace swapped /dev/full for the log
-            raise fail(f"{out}: is {_special(out)}; --overwrite replaces a file, not "
-                       f"{_special(out).split()[-1]}s",
+        if overwrite and (kind := not_a_file(out)):
+            raise fail(f"{out}: is {kind}; --overwrite replaces a file, not {plural(kind)}",
                        EXIT_USAGE, as_json=js)
         if os.path.lexists(out) and not overwrite:
             raise fail(f"{out}: exists; the demo does not replace files (--overwrite replaces "

@@ -5,9 +5,12 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import stat
 from pathlib import Path
 
 import typer
+
+from buraco_log.log import file_type
 
 
 def named_path(value: str) -> Path:
@@ -30,3 +33,20 @@ def why_missing(path: Path) -> str:
                 return f"a symbolic link to {os.readlink(path)!r}, which does not exist"
         return exc.strerror or str(exc)
     return "no such file"  # it came back between the caller's look and this one
+
+
+def not_a_file(path: Path) -> str:
+    """What ``path`` is when it exists and is neither a regular file nor a link ("a FIFO", "a
+    directory"), else "": what ``--overwrite`` must not replace (as root, ``os.replace``
+    swapped /dev/full for a log)."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return ""
+    return "" if stat.S_ISREG(mode) or stat.S_ISLNK(mode) else file_type(mode)
+
+
+def plural(kind: str) -> str:
+    """ "a FIFO" -> "FIFOs", "a directory" -> "directories"."""
+    word = kind.removeprefix("a ")
+    return word[:-1] + "ies" if word.endswith("y") else word + "s"

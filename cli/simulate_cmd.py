@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import stat
 import sys
 import time
 from collections import Counter
@@ -22,6 +21,7 @@ from buraco_log.simulate import (
     simulate_many,
 )
 from cli.common import EXIT_USAGE, Format, emit_json, fail, guarded
+from cli.paths import not_a_file, plural
 from cli.rules_cmd import load_rules
 from cli.safetext import terminal_safe
 
@@ -70,21 +70,6 @@ def _log_names_in(out: Path, r: Rules, players: int, matches: int) -> list[str]:
     return [found[i] for i in sorted(found)]
 
 
-_PLURAL = {"a directory": "directories", "a FIFO": "FIFOs", "a socket": "sockets",
-           "a device": "devices"}
-
-
-def _not_a_file(path: Path) -> str:
-    """What ``path`` is when it exists and is no regular file nor link ("a directory", "a
-    FIFO"), else ""."""
-    try:
-        mode = os.lstat(path).st_mode
-    except OSError:
-        return ""
-    if stat.S_ISREG(mode) or stat.S_ISLNK(mode):
-        return ""
-    return ("a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode)
-            else "a socket" if stat.S_ISSOCK(mode) else "a device")
 
 
 def check_seed(seed: str, *, as_json: bool = False) -> None:
@@ -161,11 +146,11 @@ def simulate(
     if overwrite:  # a directory under a log's name is not replaced: os.replace said
         # "LOG.tmp: Is a directory", naming the temporary file and not the directory; nor a
         # FIFO, socket or device (os.replace swapped it for the log)
-        taken = next((n for n in names_there if _not_a_file(out / n)), None)
+        taken = next((n for n in names_there if not_a_file(out / n)), None)
         if taken is not None:
-            kind = _not_a_file(out / taken)
+            kind = not_a_file(out / taken)
             raise fail(f"{out / taken}: is {kind}; --overwrite replaces logs, not "
-                       f"{_PLURAL[kind]}", EXIT_USAGE, as_json=js)
+                       f"{plural(kind)}", EXIT_USAGE, as_json=js)
     else:  # a log already there may be another match under the same name
         taken = next((n for n in names_there if (out / n).exists()), None)
         if taken is not None:
