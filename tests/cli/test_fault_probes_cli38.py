@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli.probes import one_error_line as _one_error_line
+
 ROOT = Path(__file__).resolve().parents[2]
 JSONL = ROOT / "examples" / "golden" / "classic.jsonl"  # 18 events, seqs 0 to 17, one hand
 
@@ -21,14 +23,6 @@ def _cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[st
     return subprocess.run([sys.executable, "-m", "cli", *args], cwd=ROOT, capture_output=True,
                           text=True, timeout=60, input=stdin,
                           stdin=subprocess.DEVNULL if stdin is None else None)
-
-
-def _one_error_line(done: subprocess.CompletedProcess[str], status: int) -> str:
-    assert done.returncode == status, (done.returncode, done.stderr)
-    assert "Traceback" not in done.stderr and "internal error" not in done.stderr
-    lines = done.stderr.splitlines()
-    assert len(lines) == 1, lines
-    return lines[0]
 
 
 # -- 1. house rules nested too deeply ---------------------------------------------------------

@@ -17,6 +17,7 @@ import pytest
 from buraco_log import rules as rules_mod
 from buraco_log.errors import RulesError
 from buraco_log.simulate import simulate_many
+from tests.cli.probes import one_error_line as _one_error_line
 
 ROOT = Path(__file__).resolve().parents[2]
 JSONL = ROOT / "examples" / "golden" / "classic.jsonl"  # 18 events, one hand
@@ -27,14 +28,6 @@ def _cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.run([sys.executable, "-m", "cli", *args], cwd=cwd, capture_output=True,
                           text=True, timeout=60, stdin=subprocess.DEVNULL, env=env)
-
-
-def _one_error_line(done: subprocess.CompletedProcess[str], status: int) -> str:
-    assert done.returncode == status, (done.returncode, done.stderr)
-    assert "Traceback" not in done.stderr and "internal error" not in done.stderr
-    lines = done.stderr.splitlines()
-    assert len(lines) == 1, lines
-    return lines[0]
 
 
 # -- 1. a rules name that becomes a path --------------------------------------------------------
