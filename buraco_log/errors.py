@@ -93,10 +93,9 @@ class ReplayError(BuracoLogError):
         self.seq = seq
         self.tag = tag
         self.match_id = match_id
-        # a message that opens with its seq already ("seq 30 is past ...") is not prefixed twice,
-        # nor one saying the log has no such seq ("seq 999: the log has no seq 999")
-        named = seq is None or message.startswith(f"seq {seq} ") or re.search(
-            rf"\bno seq {seq}\b", message) is not None
+        # a message that names its seq already ("seq 30 is past ...", "the log has no seq 999")
+        # is not prefixed with it again ("seq 999: the log has no seq 999")
+        named = seq is None or re.search(rf"\bseq {seq}\b", message) is not None
         super().__init__(message if named else f"seq {seq}: {message}")
 
 
