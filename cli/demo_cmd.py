@@ -29,7 +29,7 @@ from cli.common import (
     guarded,
 )
 from cli.dispute_cmd import render_summary, render_verdict
-from cli.paths import not_a_file, plural
+from cli.paths import no_directory, not_a_file, plural
 from cli.rules_cmd import load_rules
 from cli.safetext import terminal_safe
 from cli.simulate_cmd import check_players
@@ -109,8 +109,7 @@ def demo(
             raise fail(f"{out}: exists; the demo does not replace files (--overwrite replaces "
                        "it)", EXIT_USAGE, as_json=js)
         if not (out.parent or Path(".")).is_dir():
-            raise fail(f"{out}: No such file or directory (no directory {out.parent})",
-                       EXIT_USAGE, as_json=js)
+            raise fail(f"{out}: {no_directory(out.parent)}", EXIT_USAGE, as_json=js)
     if out is None:
         _check_default_name(r.name, rules, players, as_json=js)
     events = simulate_match(r, players, seed=seed)
