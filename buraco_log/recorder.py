@@ -158,12 +158,28 @@ _SAVE_SLICE = 32
 _SAVE_PAUSE = 0.001
 
 
+_SAVED_PER_LOG: Final = 64 * 1024
+"""The most bytes of saved state a log of the directory accounts for (an entry is about 5 kB):
+a larger state file is no recorder's, and is not read."""
+
+
+def _saved_limit(directory: str) -> int:
+    """How large the state file of ``directory`` may be: one entry per log there, at most."""
+    with os.scandir(directory) as entries:
+        logs = sum(1 for e in entries if e.name.endswith(SUFFIX))
+    return (logs + 1) * _SAVED_PER_LOG
+
+
 def _read_saved(directory: str) -> dict[str, _Saved]:
     """The saved states of a directory; nothing if there are none or they cannot be read
     (they only make loading faster: every entry is checked against its log before use)."""
     try:  # a regular file only, opened without blocking: a FIFO there hung the recorder's
         # opening, and a link to /dev/zero was read until memory ran out
         with os.fdopen(log.open_log_fd(os.path.join(directory, SAVED_NAME)), "rb") as f:
+            # bounded before it is read: a sparse 100 GiB file raised MemoryError out of the
+            # recorder's constructor (and a dense one of a few GiB took that much memory)
+            if os.fstat(f.fileno()).st_size > _saved_limit(directory):
+                return {}
             saved = _SAVED_DECODER.decode(f.read())
     except (OSError, LogFormatError, msgspec.DecodeError, msgspec.ValidationError):
         return {}
@@ -966,18 +982,20 @@ class Recorder:
                 )
             entries[table.match] = msgspec.Raw(encode(entry))
         data = encode(_SavedFileOut(list(entries.values()), engine=_ENGINE))
-        path = os.path.join(self.directory, SAVED_NAME)
-        fd = os.open(path + ".new", os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
+        # A new file of a name of its own (O_EXCL), swept at open if a crash leaves it: a fixed
+        # name was opened whatever it was, so a FIFO there hung close forever and a symbolic
+        # link there had the state written into the file it named.
+        fd, tmp = log._create_temp(self.directory, SAVED_NAME)
         try:
             try:
                 log._write_all(fd, data, 0)
                 self._ops.fsync(fd)  # a power loss leaves the old file or the whole new one
             finally:
                 os.close(fd)
-            os.replace(path + ".new", path)
+            os.replace(tmp, os.path.join(self.directory, SAVED_NAME))
         except BaseException:  # a full disk: no half-written state file is left beside it
             with contextlib.suppress(OSError):
-                os.unlink(path + ".new")
+                os.unlink(tmp)
             raise
         with self._cv:
             self._stats.saves += 1
