@@ -177,13 +177,17 @@ def append_all(fd: int, data: bytes | memoryview) -> None:
 def create(directory: str, dir_fd: int, generation: int, ops: SyncOps) -> int:
     """Create journal ``generation`` with its header, durable name and all; its descriptor."""
     path = os.path.join(directory, name_of(generation))
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND | os.O_CLOEXEC, 0o644)
+    # O_EXCL: a new file, never what is at the name (a symbolic link there was followed and
+    # the file it named overwritten with the journal; a FIFO there was opened)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_CLOEXEC, 0o644)
     try:
         append_all(fd, header())
         ops.fsync(fd)
         ops.fsync_dir(dir_fd)
     except BaseException:
         os.close(fd)
+        with contextlib.suppress(OSError):  # ours: a later try creates it afresh
+            os.unlink(path)
         raise
     return fd
 
@@ -238,8 +242,14 @@ def recover(directory: str, dir_fd: int, suffix: str, ops: SyncOps) -> tuple[Rec
                 os.unlink(path)
     if found:
         ops.fsync_dir(dir_fd)
-    kept_aside = generations(directory, unfolded=True)
-    return done, max([g for g, _ in found + kept_aside] + [0]) + 1
+    return done, max([g for g, _ in found] + [_last_taken(directory)]) + 1
+
+
+def _last_taken(directory: str) -> int:
+    """The highest generation any entry's name takes, journal or not (kept aside, or a FIFO
+    or link of that name): the next journal is created past it."""
+    with os.scandir(directory) as entries:
+        return max((int(m.group(1)) for e in entries if (m := _NAME.match(e.name))), default=0)
 
 
 def withdrawal(record: Record) -> Record:

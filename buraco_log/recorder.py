@@ -1022,13 +1022,18 @@ class Recorder:
         if not self._jdirty:
             self._jopened = now
             return
-        try:
-            fd = journal.create(self.directory, self._dir_fd, self._jgen + 1, self._ops)
-        except OSError:
-            self._jopened = now  # go on with this one; try again later
-            return
+        new = self._jgen + 1
+        while True:
+            try:
+                fd = journal.create(self.directory, self._dir_fd, new, self._ops)
+                break
+            except FileExistsError:  # the name is another program's (a link, a FIFO): never
+                new += 1  # written through, and journals stay in order past it
+            except OSError:
+                self._jopened = now  # go on with this one; try again later
+                return
         old = (self._jfd, self._jgen, self._jdirty)
-        self._jgen += 1
+        self._jgen = new
         self._jfd, self._jsize, self._jopened, self._jdirty = fd, journal.HEADER_SIZE, now, set()
         self._checkpoint = self._ckrun.submit(self._retire, *old)
 

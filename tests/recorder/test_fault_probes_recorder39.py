@@ -1,9 +1,11 @@
-"""Fault probes of the recorder, round 39: the file that saves the tables' states.
+"""Fault probes of the recorder, round 39: the files it makes beside the logs.
 
 The state was written through a fixed name, ``.recorder.state.new``, opened whatever it was: a
 FIFO there hung ``close`` forever and a symbolic link there had the state written into the file
-it named. And the saved file was read whole before anything was checked: a sparse 100 GiB one
-raised ``MemoryError`` out of the recorder's constructor."""
+it named. The saved file was read whole before anything was checked: a sparse 100 GiB one
+raised ``MemoryError`` out of the recorder's constructor. And a journal was opened with
+``O_TRUNC`` at its generation's name: a symbolic link there had the file it named overwritten
+with the journal."""
 
 from __future__ import annotations
 
@@ -13,6 +15,9 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
+from buraco_log import journal
 from buraco_log.recorder import SAVED_NAME, Recorder
 from tests.recorder.sources import matches, on_disk
 
@@ -116,3 +121,48 @@ def test_a_crash_while_the_state_is_saved_leaves_a_temporary_the_next_recorder_s
         assert rec.next_seq("t") == 5
     assert sorted(p.name for p in tmp_path.iterdir()) == [".recorder.lock", SAVED_NAME,
                                                            "t.blog"]
+
+
+def _plant(where: Path, kind: str, victim: Path) -> None:
+    if kind == "link":
+        where.symlink_to(victim)
+    elif kind == "fifo":
+        os.mkfifo(where)
+    else:
+        where.mkdir()
+
+
+@pytest.mark.parametrize("kind", ["link", "fifo", "directory"])
+def test_something_at_the_first_journals_name_is_skipped_not_written_through(
+        tmp_path: Path, kind: str) -> None:
+    victim = tmp_path / "victim.txt"
+    victim.write_bytes(b"precious")
+    directory = tmp_path / "rec"
+    directory.mkdir()
+    _plant(directory / journal.name_of(1), kind, victim)
+    events = matches(1)[0]
+    with Recorder(directory, sync="journal", save_every=0) as rec:  # refused or clobbered
+        for event in events[:5]:
+            rec.append("t", event)
+    assert victim.read_bytes() == b"precious"
+    assert on_disk(str(directory / "t.blog")) == list(events[:5])
+    assert journal.generations(str(directory)) == []  # retired at close; the planted one stays
+    assert os.path.lexists(directory / journal.name_of(1))
+
+
+def test_a_checkpoint_skips_a_link_at_the_next_journals_name(tmp_path: Path) -> None:
+    victim = tmp_path / "victim.txt"
+    victim.write_bytes(b"precious")
+    directory = tmp_path / "rec"
+    directory.mkdir()
+    events = matches(1)[0]
+    with Recorder(directory, sync="journal", save_every=0, checkpoint_every=0) as rec:
+        assert [g for g, _ in journal.generations(str(directory))] == [1]
+        (directory / journal.name_of(2)).symlink_to(victim)  # the next checkpoint's name
+        for event in events[:20]:
+            rec.append("t", event)
+        rec.flush()
+        checkpoints = rec.stats().checkpoints
+    assert victim.read_bytes() == b"precious"
+    assert checkpoints >= 1  # past the link, not stuck before it
+    assert on_disk(str(directory / "t.blog")) == list(events[:20])
