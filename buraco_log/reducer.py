@@ -436,14 +436,15 @@ class _Table:
         stop at the first way found."""
         top = self.pile[-1]
         hand = self.hands[seat]
-        return self.ways_to_lay(seat, top, [*hand, top], len(hand) + len(self.pile), first)
+        return self.ways_to_lay(seat, top, [*hand, top], [*hand, *self.pile], first)
 
-    def ways_to_lay(self, seat: int, top: int, held: list[int], total: int, first: bool
+    def ways_to_lay(self, seat: int, top: int, held: list[int], full: list[int], first: bool
                     ) -> list[tuple[int | None, tuple[int, ...]]]:
         """The ways to lay ``top`` together with cards of ``held`` (which holds it), in a
-        lay-off or a new meld the reducer accepts, the seat holding ``total`` cards before
+        lay-off or a new meld the reducer accepts, the seat holding the cards ``full`` before
         laying: ``(meld id, cards)`` or ``(None, cards)``. ``first``: stop at the first."""
         side = self.sides[seat]
+        total = len(full)
         # Only cards that can share a meld with the top card matter (its rank or suit, and
         # the wilds): the search stays small however long the hand.
         natural_top = top != JOKER and RANK[top] != 2
@@ -457,7 +458,7 @@ class _Table:
                 RANK[c] == reading.rank if is_set else SUIT[c] == reading.suit)]
             for add in layoff_options(m.cards, reading, pool, self.readings, top):
                 if top in add and self.leaves_ok_after(
-                    seat, total - len(add), (*m.cards, *add)
+                    seat, total - len(add), (*m.cards, *add), full, add, m.id
                 ):
                     out.append((m.id, add))
                     if first:
@@ -467,18 +468,45 @@ class _Table:
         for cards in meld_options(pool, self.rules or _NO_RULES, self.readings, top):
             if top not in cards or self.set_limit_reached(side, cards):
                 continue
-            if self.leaves_ok_after(seat, total - len(cards), cards):
+            if self.leaves_ok_after(seat, total - len(cards), cards, full, cards):
                 out.append((None, cards))
                 if first:
                     return out
         return out
 
-    def leaves_ok_after(self, seat: int, rest: int, meld: tuple[int, ...]) -> bool:
+    def leaves_ok_after(self, seat: int, rest: int, meld: tuple[int, ...],
+                        full: list[int] | None = None, laid: tuple[int, ...] = (),
+                        target: int | None = None) -> bool:
         """May the seat keep ``rest`` cards after laying down so that ``meld`` is on the
-        table? (A canastra that very move makes counts.)"""
+        table? (A canastra that very move makes counts.) With ``full`` (the cards held before
+        laying ``laid``, on meld ``target`` or in a new meld), the one card a lay would leave
+        may be laid off first where it makes a canastra: the lay then empties the hand with a
+        canastra on the table (a turn that uses the pile's top this way is a legal turn)."""
         if rest >= 2 or self.leaves_ok(seat, rest):
             return True
-        return self.readings.read(meld).canastra is not None and self.leaves_ok(seat, rest, True)
+        if self.readings.read(meld).canastra is not None and self.leaves_ok(seat, rest, True):
+            return True
+        if rest != 1 or full is None or not self.leaves_ok(seat, 0, True):
+            return False
+        left = list(full)
+        for c in laid:
+            left.remove(c)
+        return self.canastra_with(self.sides[seat], left[0], target, laid)
+
+    def canastra_with(self, side: int, card: int, target: int | None,
+                      then: tuple[int, ...]) -> bool:
+        """Does ``card``, laid off alone on one of the side's melds, make it a canastra? When
+        that meld is ``target``, the cards ``then`` must still fit on it afterwards."""
+        for m in self.melds[side]:
+            grown = (*m.cards, card)
+            if not self.readings.fits(grown):
+                continue
+            if self.readings.read(tuple(sorted(grown))).canastra is None:
+                continue
+            if m.id == target and not self.readings.fits((*grown, *then)):
+                continue
+            return True
+        return False
 
     def set_limit_reached(self, side: int, cards: tuple[int, ...]) -> bool:
         """``max_sets_per_rank``: would ``cards``, read as a set, be one set too many?"""
@@ -519,7 +547,7 @@ class _Table:
         top = self.pile_top
         assert top is not None
         hand = self.hands[seat]
-        return bool(self.ways_to_lay(seat, top, hand, len(hand), True))
+        return bool(self.ways_to_lay(seat, top, hand, hand, True))
 
     # ----------------------------------------------------------------- handlers
     # Each handler checks (when ``check``) and then applies. Checks come before any change,
