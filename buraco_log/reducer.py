@@ -480,8 +480,9 @@ class _Table:
         """May the seat keep ``rest`` cards after laying down so that ``meld`` is on the
         table? (A canastra that very move makes counts.) With ``full`` (the cards held before
         laying ``laid``, on meld ``target`` or in a new meld), the one card a lay would leave
-        may be laid off first where it makes a canastra: the lay then empties the hand with a
-        canastra on the table (a turn that uses the pile's top this way is a legal turn)."""
+        may go first on a meld of the side, or into ``meld`` itself, where it makes a
+        canastra: the hand then empties with a canastra on the table (a turn that uses the
+        pile's top this way is a legal turn, with that card from the pile too)."""
         if rest >= 2 or self.leaves_ok(seat, rest):
             return True
         if self.readings.read(meld).canastra is not None and self.leaves_ok(seat, rest, True):
@@ -491,6 +492,9 @@ class _Table:
         left = list(full)
         for c in laid:
             left.remove(c)
+        grown = (*meld, left[0])
+        if self.readings.fits(grown) and self.readings.read(tuple(sorted(grown))).canastra:
+            return True
         return self.canastra_with(self.sides[seat], left[0], target, laid)
 
     def canastra_with(self, side: int, card: int, target: int | None,

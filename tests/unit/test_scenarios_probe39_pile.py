@@ -8,6 +8,9 @@ makes the run a canastra, and the kings then go out. That is a legal turn, so th
 allowed; the engine used to refuse it ("without being left with no card to throw"), and also
 refused a lay before the top's that left the same position. With a run of five the 9♥ makes
 no canastra and the pickup is refused, as before.
+
+The card left may also be the pile's and go into the top's own meld: with the 7♥ alone in hand
+and 9♥ 8♥ in the pile, 7♥ 8♥ 9♥ on the run 3♥..6♥ make it a canastra and go out.
 """
 
 from __future__ import annotations
@@ -75,3 +78,36 @@ def test_a_lay_before_the_top_may_leave_the_canastra_to_make_first() -> None:
     refused(s, "go_out.needs_canastra", ("canastra",), "meld", "Kc Kd Ks")
     s.layoff(0, "9h").meld("Kc Kd Ks").go_out()
     assert s.state.phase == "out"
+
+
+# -- the card left is the pile's and goes into the top's own meld ---------------------------
+
+H1_B = "8h 3c 7s 9c Tc Ah 8d 2c Kc Kd Ks Td 3d"
+MORTO_B = "7h 9h Ac As 4s 5s 5d 5c 6c 6d 6s"
+
+
+@pytest.mark.parametrize(("run", "queens", "ok"), [
+    ("3h 4h 5h 6h", "Qc Qd Qs", True),  # 3♥..9♥: seven, a canastra
+    ("4h 5h 6h", "Qc Qd Qs Qh", False),  # 4♥..9♥: six, none
+])
+def test_the_piles_other_card_completes_the_canastra_of_the_tops_lay_off(
+        run: str, queens: str, ok: bool) -> None:
+    """Seat 0 holds the 7♥ alone; the pile is 9♥ (its own last discard) under the 8♥. The
+    top goes on the run with the 7♥ (RULES.md §4: a lay-off with a card of the hand), which
+    would leave the 9♥; with it the run is a canastra and the hand goes out."""
+    s = Scenario("thirteen", hands={0: f"{run} {queens} Jc Jd Js Jh Jc Js", 1: H1_B},
+                 mortos={0: MORTO_B}, stock="4d Ad 7c 8c", upcard="4c")
+    s.draw("4d").meld(run).meld(queens).meld("Jc Jd Js Jh Jc Js").discard("4d")
+    s.morto(direct=False)
+    s.draw("Ad").discard("Ad")
+    s.take_pile().meld("Ad Ac As").meld("4c 4d 4s").meld("5s 5d 5c").meld("6c 6d 6s")
+    s.discard("9h")
+    s.draw("7c").discard("8h")
+    assert s.hand(0) == parse_cards("7h") and s.state.pile == parse_cards("9h 8h")
+    if not ok:
+        refused(s, "pile.must_use_top", ("8h",), "take_pile")
+        return
+    s.take_pile()
+    refused(s, "go_out.needs_canastra", ("canastra",), "layoff", 0, "7h 8h")
+    s.layoff(0, "7h 8h 9h").go_out()
+    assert s.state.melds[0][0].canastra == "clean" and s.state.phase == "out"
