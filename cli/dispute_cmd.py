@@ -316,7 +316,7 @@ def _signing_lines(v: audit.Verdict) -> Iterator[str]:
     if not (sg.signatures or sg.receipts or sg.required or problems):
         return
     if sg.signatures:
-        line = (f"{_n(sg.signatures, 'signature')} by key {sg.key_id}, the last after seq "
+        line = (f"{_n(sg.signatures, 'signature')} {sg.by_whom()}, the last after seq "
                 f"{sg.last_signed_seq}; "
                 + {None: "not verified (no trusted keys)", True: "verified",
                    False: "NOT verified"}[sg.verified])

@@ -207,7 +207,7 @@ def audit_events(events: Sequence[AnyEvent], integrity: Integrity, path: str = "
         # sealed or not, and the last covers every event: an edit anywhere would not verify.
         notes.remove(UNSEALED_NOTE)
     if sig.signatures and sig.verified is None:
-        notes.append(f"signing: {sig.signatures} signature(s) by key {sig.key_id} not "
+        notes.append(f"signing: {sig.signatures} signature(s) {sig.by_whom()} not "
                      "verified: no trusted keys given (--keys)")
     if (tail := _unsigned_tail(events, sig, integrity)) is not None:
         notes.append(tail)

@@ -40,6 +40,23 @@ class Signing(msgspec.Struct, frozen=True):
     verified: bool | None = None
     receipts: int = 0  # receipts checked against this log
     required: bool = False
+    # Signature records per key id that made them, in order of first appearance: a log
+    # whose records another key made (or whose start records none) must not be summed up
+    # as signed by the start's key alone.
+    signers: dict[str, int] = {}
+
+    def by_whom(self) -> str:
+        """Who made the signature records, as a summary says it: "by key K" when the key the
+        match start records made them all; otherwise every key with its count, and the key
+        the start records (a referee must not read the start's key as the signer)."""
+        if not self.signers or list(self.signers) == [self.key_id]:
+            return f"by key {self.key_id}"
+        start = "the match start records " + (
+            "no key" if self.key_id is None else f"key {self.key_id}")
+        if len(self.signers) == 1:
+            return f"by key {next(iter(self.signers))} ({start})"
+        counts = ", ".join(f"{k}: {n}" for k, n in self.signers.items())
+        return f"by {len(self.signers)} keys ({counts}; {start})"
 
 
 class Problem(msgspec.Struct, frozen=True):
@@ -159,7 +176,15 @@ def check(
                               match_id=match_id, key_id=key_id, started_at=started_at,
                               complete_read=complete_read)
     return Signing(key_id=key_id, signatures=len(signatures), last_signed_seq=last_signed,
-                   verified=verified, receipts=len(receipts), required=required), problems
+                   verified=verified, receipts=len(receipts), required=required,
+                   signers=_signers(signatures)), problems
+
+
+def _signers(signatures: Sequence[record.SignedHead]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for signed in signatures:
+        out[signed.key_id] = out.get(signed.key_id, 0) + 1
+    return out
 
 
 def _signed_twice(signatures: Sequence[record.SignedHead]) -> Problem | None:

@@ -171,7 +171,38 @@ def _not_a_private_key(data: bytes, passphrase: bytes | None) -> str:
         hint = (": it ends with a line end, which 'keys new --passphrase-file' does not keep"
                 if passphrase.endswith(b"\n") or passphrase.endswith(b"\r") else "")
         return f"a wrong passphrase: it does not open the key{hint}"
+    if (why := _not_pem(data)) is not None:
+        return why
+    label = _PEM_LABEL.search(data)
+    kind = label.group(1) if label is not None else b""
+    if kind in (b"PRIVATE KEY", b"ENCRYPTED PRIVATE KEY"):  # no passphrase, or not encrypted
+        return (f"a damaged PEM {kind.decode().lower()}: its armour is there, but what it "
+                "holds does not decode (cut short, or changed)")
+    if kind and not kind.endswith(b"PRIVATE KEY"):
+        return f"a PEM {kind.decode()!r}, not a private key: {_PEM_HINT}"
     return "not a PEM private key, or a wrong passphrase"
+
+
+_PEM_HINT: Final = "buraco-log reads PEM PKCS #8 keys, as 'buraco-log keys new' writes them"
+_HEX: Final = re.compile(rb"[0-9a-fA-F]+")
+_PEM_LABEL: Final = re.compile(rb"-----BEGIN ([A-Z0-9 ]{1,40})-----")
+
+
+def _not_pem(data: bytes) -> str | None:
+    """What a key file without PEM armour holds (it said "or a wrong passphrase" of an empty
+    file, a raw key or a DER one, given no passphrase at all), or None if it has armour."""
+    if b"-----BEGIN " in data:
+        return None
+    text = data.strip()
+    if not text:
+        return "an empty file: no private key in it"
+    if len(data) in (32, 64) or (len(text) in (64, 128) and _HEX.fullmatch(text)):
+        shown = "hex digits" if _HEX.fullmatch(text) else "bytes"
+        return (f"{len(text) if shown == 'hex digits' else len(data)} {shown} without PEM "
+                f"armour (a raw key?): {_PEM_HINT}")
+    if data[:1] == b"\x30" and any(b < 9 for b in data[:16]):  # ASN.1 SEQUENCE: DER
+        return f"a binary (DER) file, not PEM: {_PEM_HINT}"
+    return f"no '-----BEGIN' line: not a PEM file: {_PEM_HINT}"
 
 
 class KeyFiles(msgspec.Struct, frozen=True):
@@ -237,6 +268,14 @@ def write_key_pair(directory: str | os.PathLike[str], name: str, *,
 # -- trust ---------------------------------------------------------------------------------------
 
 
+def _lower_id(k: PublicKey) -> PublicKey:
+    """``k`` with its key id in lower case: the id is hex, and its case is presentation (as in
+    a receipt or a revoked file); a published key in capitals was refused as one whose "key id
+    does not match the public key", and the log's records would not have found it."""
+    return k if k.key_id.islower() or not k.key_id else msgspec.structs.replace(
+        k, key_id=k.key_id.lower())
+
+
 def key_problem(k: PublicKey) -> str | None:
     """Why a published key cannot be trusted as written, or None."""
     if k.algorithm != ALGORITHM:
@@ -272,7 +311,7 @@ class Keyring:
 
     def __init__(self, keys: Iterable[PublicKey] = (), revoked: Iterable[str] = ()) -> None:
         self.keys: dict[str, PublicKey] = {}
-        for k in keys:
+        for k in map(_lower_id, keys):
             if (why := key_problem(k)) is not None:
                 raise SigningError(why)
             if self.keys.setdefault(k.key_id, k) != k:
@@ -420,6 +459,7 @@ def _read_key_file(path: Path) -> _Ring:
 
 def _checked(ring: _Ring, path: Path) -> _Ring:
     """``ring`` read from ``path``, each key and revocation checked, errors naming the file."""
+    ring.keys = [_lower_id(k) for k in ring.keys]
     for k in ring.keys:
         if (why := key_problem(k)) is not None:
             raise SigningError(f"{path}: {why}")

@@ -84,10 +84,12 @@ def test_the_files_as_written_are_taken(site: Path) -> None:
 
 
 @pytest.mark.parametrize(("content", "passphrase", "why"), [
-    (b"", None, "not a PEM private key, or a wrong passphrase"),
-    (bytes(range(256)) * 4, None, "not a PEM private key, or a wrong passphrase"),
+    (b"", None, "an empty file: no private key in it"),
+    (bytes(range(256)) * 4, None, "no '-----BEGIN' line: not a PEM file: buraco-log reads PEM "
+     "PKCS #8 keys, as 'buraco-log keys new' writes them"),
     (b"-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n", None,
-     "not a PEM private key, or a wrong passphrase"),
+     "a damaged PEM private key: its armour is there, but what it holds does not decode (cut "
+     "short, or changed)"),
 ], ids=["empty", "binary", "bad-pem"])
 def test_a_malformed_private_key_is_one_line_naming_it(
         tmp_path: Path, content: bytes, passphrase: bytes | None, why: str) -> None:
