@@ -365,6 +365,8 @@ def render_diff(d: audit.Diff) -> Iterator[str]:
         yield ("same events, same head digest; the signatures differ: " + (
             f"A holds {d.signatures_a}, B {d.signatures_b}" if d.signatures_a != d.signatures_b
             else "the copies hold different signature records")
+            + (f"; first after seq {d.signatures_differ_at}: {d.signatures_difference}"
+               if d.signatures_differ_at is not None else "")
             + " (a copy lost or had stripped the site's signatures, or holds records the other "
             "does not)")
         return

@@ -47,7 +47,9 @@ def render_moves(m: MovesAt) -> Iterator[str]:
 @guarded
 def moves(
     path: LogArg,
-    at: Annotated[int | None, typer.Option("--at", min=-1, help="The seq after which to list "
+    # min 0, as every other --at: -1 ("before the match start") was accepted unsaid, and
+    # answered only that nobody moves before a match starts
+    at: Annotated[int | None, typer.Option("--at", min=0, help="The seq after which to list "
                                            "the moves (default: the last event).",
                                            show_default=False)] = None,
     format: FormatOpt = Format.table,

@@ -16,6 +16,7 @@ from buraco_log.events import (
     AnyEvent,
     MatchStarted,
 )
+from buraco_log.signing.record import SignedHead
 from buraco_log.timeline import (
     card_style,
     describe_event,
@@ -60,6 +61,10 @@ class Diff(msgspec.Struct, frozen=True):
     # A and B name one file (the same path, a hard or symbolic link): "identical" then says
     # nothing about two copies, and a referee must be told so.
     same_file: bool = False
+    # The first head whose signature records differ between the copies, and how (None when
+    # they hold the same): "A and B hold different signatures" left a referee to find which.
+    signatures_differ_at: int | None = None
+    signatures_difference: str | None = None
 
 
 def diff_events(a: Sequence[AnyEvent], b: Sequence[AnyEvent]) -> tuple[
@@ -128,7 +133,40 @@ def diff_logs(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> Diff:
         signatures_equal=sa.signatures == sb.signatures,
         not_started_a=not_started(ea, ia), not_started_b=not_started(eb, ib),
         damage_a=_where(ia), damage_b=_where(ib), same_file=_same_file(a, b),
+        **_signature_divergence(sa.signatures, sb.signatures),
     )
+
+
+def _by_head(signatures: Sequence[SignedHead]) -> dict[int, list[SignedHead]]:
+    out: dict[int, list[SignedHead]] = {}
+    for signed in signatures:
+        out.setdefault(signed.seq, []).append(signed)
+    return out
+
+
+def _records(label: str, records: list[SignedHead]) -> str:
+    if not records:
+        return f"{label} holds none"
+    keys = ", ".join(dict.fromkeys(r.key_id for r in records))
+    many = f"{len(records)} records" if len(records) > 1 else "one"
+    return f"{label} holds {many} by key {keys}"
+
+
+def _signature_divergence(a: Sequence[SignedHead], b: Sequence[SignedHead]
+                          ) -> dict[str, Any]:
+    """The first head (by seq) whose signature records differ between the copies, in words:
+    which copy holds a record there, by which key (a record by another key, or one the other
+    copy lacks, is what a referee asks about first)."""
+    ha, hb = _by_head(a), _by_head(b)
+    for seq in sorted(ha.keys() | hb.keys()):
+        ra, rb = ha.get(seq, []), hb.get(seq, [])
+        if ra == rb:
+            continue
+        text = f"{_records('A', ra)}, {_records('B', rb)}"
+        if ra and rb and [r.key_id for r in ra] == [r.key_id for r in rb]:
+            text += " (same key, different signature bytes or match id)"
+        return {"signatures_differ_at": seq, "signatures_difference": text}
+    return {}
 
 
 _WHOLE = ("sealed", "unsealed")
