@@ -269,6 +269,21 @@ def dump(events: Iterator[ev.AnyEvent | sigrec.SignedHead], out: IO[str], *,
     return count, head
 
 
+def _lines(f: IO[bytes]) -> Iterator[bytes]:
+    """The lines of ``f``, each of at most ``MAX_LINE + 2`` bytes, up to the size the file had
+    when reading began: a file that grew as fast as it was read (a program appending comment
+    lines) kept the reader going until the disk was full. A file whose size says nothing (a
+    kernel file says 0) is read to its end."""
+    left = os.fstat(f.fileno()).st_size or -1
+    while left:
+        raw = f.readline(MAX_LINE + 2 if left < 0 else min(MAX_LINE + 2, left))
+        if not raw:
+            return
+        if left > 0:
+            left -= len(raw)
+        yield raw
+
+
 class JsonlReader:
     """Streams the events of a JSON Lines log, checking seqs and the optional end line."""
 
@@ -294,7 +309,7 @@ class JsonlReader:
         with f:
             number = 0
             # the bound is on the line itself: its end (\n or \r\n) is not counted
-            for number, raw in enumerate(iter(lambda: f.readline(MAX_LINE + 2), b""), 1):
+            for number, raw in enumerate(_lines(f), 1):
                 if len(raw.rstrip(b"\r\n")) > MAX_LINE or (
                         len(raw) == MAX_LINE + 2 and not raw.endswith(b"\r\n")):
                     cr = (" (it holds carriage returns (CR) alone: JSON Lines end each line in "
