@@ -190,6 +190,19 @@ RULES: dict[str, str] = {
     "sign.receipt_invalid": "A receipt is not a valid signature by a trusted key that is not "
     "revoked (a problem of the receipt, not a proof against the log).",
     "sign.receipt_other_match": "A receipt given for this log is for another match.",
+    # -- a resumed match against the log it goes on from (audit --continues)
+    "continuation.totals": "A resumed match carries the side totals the earlier log reached; "
+    "the totals carried (or none, which is zero) differ from them.",
+    "continuation.mid_hand": "Totals carry over between hands only; the earlier log stops in the "
+    "middle of a hand.",
+    "continuation.ended": "The earlier log's match is decided or over: there is nothing to "
+    "resume.",
+    "continuation.rules": "A resumed match keeps the rules it started with; the later log "
+    "records other rules.",
+    "continuation.players": "A resumed match keeps its players in their seats and sides; the "
+    "later log seats others, or the same in other seats.",
+    "continuation.earlier_log": "The earlier log cannot show where the match stopped: it has "
+    "no match start, its bytes are damaged, or an event in it is illegal.",
     # -- the audit's own findings
     "audit.empty": "The log holds no events.",
     "audit.error": "The audit itself failed on this log (a defect in buraco_log, to report); "

@@ -27,7 +27,7 @@ NO_SNAPSHOTS = 1 << 30
 class Finding(msgspec.Struct, frozen=True):
     """One problem: its section, stable rule id (see ``ruleids``), where, and one line."""
 
-    section: Literal["integrity", "provenance", "legality", "scoring", "signing"]
+    section: Literal["integrity", "provenance", "legality", "scoring", "signing", "continuation"]
     rule: str
     message: str
     seq: int | None = None
