@@ -452,31 +452,38 @@ class JsonlReader:
         if kind == "buraco-log" and self.count == 0:
             self._header_line = number
             version = obj.get("version", ev.FORMAT_VERSION)
-            if type(version) is not int or not 1 <= version <= ev.FORMAT_VERSION:
+            if type(version) is not int:  # a key given must hold its kind of value (null too)
+                raise self._error(f"'version' on the first line must be an integer, not "
+                                  f"{_json(version)}", number)
+            if not 1 <= version <= ev.FORMAT_VERSION:
                 raise self._error(
-                    f"JSON Lines of event format version {version!r}: this buraco_log reads "
-                    f"version {ev.FORMAT_VERSION}",
-                    number,
-                    "version" if type(version) is int else "jsonl",
-                )
+                    f"JSON Lines of event format version {version}: this buraco_log reads "
+                    f"versions 1 to {ev.FORMAT_VERSION}", number, "version")
             sealed = obj.get("sealed", True)
             if not isinstance(sealed, bool):  # "no" would read as true
                 raise self._error(f"'sealed' on the first line must be true or false, not "
-                                  f"{sealed!r}", number)
+                                  f"{_json(sealed)}", number)
             self.version = version
             self.sealed = sealed
         elif kind == "end":
-            events, head = obj.get("events"), obj.get("head")
-            if events is not None and (type(events) is not int or events < 0):
-                raise self._error(f"'events' on the end line must be a count, not {events!r}",
-                                  number)
-            if head is not None and not (isinstance(head, str) and _HEX64.fullmatch(head)):
+            # a key given must hold its kind of value: "head": null read as no head (the log
+            # called unsealed), "events": null as "end line says None events"
+            events, head = obj.get("events", 0), obj.get("head", "0" * 64)
+            if type(events) is not int or events < 0:
+                raise self._error(f"'events' on the end line must be a count, not "
+                                  f"{_json(events)}", number)
+            if not (isinstance(head, str) and _HEX64.fullmatch(head)):
                 raise self._error(f"'head' on the end line must be a head digest (64 hex "
-                                  f"digits), not {head!r}", number)
+                                  f"digits), not {_json(head)}", number)
             self.end = obj
             self.end_line = number
         else:
             raise self._error(f"unexpected log line {kind!r}", number)
+
+
+def _json(value: Any) -> str:
+    """``value`` as JSON spells it (``null``, ``true``, ``"2"``), shortened if long."""
+    return log.clip(json.dumps(value, ensure_ascii=False), 80)
 
 
 _META_KEYS: dict[str, frozenset[str]] = {

@@ -332,7 +332,7 @@ def _edited(tmp_path: Path, first: bytes | None = None, end: bytes | None = None
 
 
 @pytest.mark.parametrize("first, words", [
-    (b'{"log": "buraco-log", "version": true, "sealed": false}', "version True"),
+    (b'{"log": "buraco-log", "version": true, "sealed": false}', "'version'"),
     (b'{"log": "buraco-log", "version": 2, "sealed": "no"}', "'sealed'"),
 ])
 def test_a_first_line_of_the_wrong_types_is_refused_on_line_1(tmp_path: Path, first: bytes,

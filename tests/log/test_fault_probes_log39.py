@@ -1,8 +1,14 @@
-"""Fault probes of the log readers, round 39: a JSON Lines file that grows while it is read.
+"""Fault probes of the log readers, round 39: a JSON Lines file that grows while it is read,
+and null where the first or end line needs a value.
 
 A reader went on until it met the end of the file: a program appending lines (comments) as fast
 as they were read kept ``verify`` reading until the disk was full. A reader now reads the bytes
-the file held when it began; what is appended after is for the next read."""
+the file held when it began; what is appended after is for the next read.
+
+``"head": null`` on the end line read as no head (the log called unsealed, though
+``LOG_FORMAT.md`` says anything but 64 hex digits is refused), ``"events": null`` as "end line
+says None events", and a first line's ``"version": null`` as "version None: this buraco_log
+reads version 2" (it reads 1 and 2)."""
 
 from __future__ import annotations
 
@@ -15,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from buraco_log.errors import LogFormatError
 from buraco_log.jsonl import JsonlReader
 
 REPO = Path(__file__).resolve().parents[2]
@@ -83,3 +90,56 @@ def test_verify_of_a_log_that_keeps_growing_ahead_of_it_ends(tmp_path: Path) -> 
     assert ended, "verify read on while the log grew ahead of it"
     assert (verify.returncode, err) == (0, "")
     assert "5 events" in out
+
+
+def _cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "cli", *map(str, args)], cwd=REPO,
+                          capture_output=True, text=True, timeout=60)
+
+
+def _with_lines(tmp_path: Path, first: str, end: str) -> Path:
+    lines = GOLDEN.read_text().splitlines()
+    path = tmp_path / "edited.jsonl"
+    path.write_text("\n".join([first, *lines[1:6], end]) + "\n")
+    return path
+
+
+_FIRST = '{"log": "buraco-log", "version": 2, "sealed": true}'
+_END = '{"log": "end", "events": 5}'
+
+
+@pytest.mark.parametrize(("first", "end", "line", "words"), [
+    (_FIRST, '{"log": "end", "events": 5, "head": null}', 7,
+     "'head' on the end line must be a head digest (64 hex digits), not null"),
+    (_FIRST, '{"log": "end", "events": null}', 7,
+     "'events' on the end line must be a count, not null"),
+    ('{"log": "buraco-log", "version": null}', _END, 1,
+     "'version' on the first line must be an integer, not null"),
+    ('{"log": "buraco-log", "version": "2"}', _END, 1,
+     "'version' on the first line must be an integer, not \"2\""),
+    ('{"log": "buraco-log", "sealed": null}', _END, 1,
+     "'sealed' on the first line must be true or false, not null"),
+])
+def test_null_or_text_on_a_first_or_end_line_is_refused_on_its_line(
+        tmp_path: Path, first: str, end: str, line: int, words: str) -> None:
+    path = _with_lines(tmp_path, first, end)
+    with pytest.raises(LogFormatError) as caught:
+        list(JsonlReader(path))
+    assert caught.value.line == line and words in caught.value.message
+    done = _cli("verify", path)
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == f"buraco-log: error: {path}, line {line}, seq " \
+        f"{0 if line == 1 else 5}: {words}\n"
+
+
+def test_a_version_out_of_range_says_which_versions_are_read(tmp_path: Path) -> None:
+    path = _with_lines(tmp_path, '{"log": "buraco-log", "version": 3}', _END)
+    done = _cli("verify", path)
+    assert done.returncode == 2
+    assert done.stderr.endswith(": JSON Lines of event format version 3: this buraco_log reads "
+                                "versions 1 to 2\n"), done.stderr
+
+
+def test_the_same_lines_with_their_values_read(tmp_path: Path) -> None:
+    path = _with_lines(tmp_path, _FIRST, _END)  # the edits above are all that is wrong
+    assert [e.seq for e in JsonlReader(path)] == [0, 1, 2, 3, 4]
