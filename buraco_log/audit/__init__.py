@@ -126,13 +126,22 @@ recomputed reads as intact (schema/LOG_FORMAT.md)."""
 def _notes(events: Sequence[AnyEvent], integrity: Integrity, prov: Provenance,
            required: bool) -> list[str]:
     notes = [UNSEALED_NOTE] if integrity.status == "unsealed" else []
+    if prov.second_start is not None:
+        events = [e for e in events if e.seq < prov.second_start]  # the first match's
+        k = prov.after_second
+        notes.append(f"provenance: a second match start, of another match id, at seq "
+                     f"{prov.second_start} (see legality): the {k} deal{'s' if k != 1 else ''} "
+                     "after it belong to that match, and were not checked against the first "
+                     "start's commitment")
     n = prov.unchecked
     if n:
         deals = f"{n} deal{'s' if n != 1 else ''}"
         were = "were" if n != 1 else "was"
         if not any(type(e) is MatchEnded for e in events):
-            notes.append(f"provenance: the log ends without MatchEnded: the reveal is missing "
-                         f"and {deals} {were} not checked")
+            ends = ("the match has no MatchEnded before the second start"
+                    if prov.second_start is not None else "the log ends without MatchEnded")
+            notes.append(f"provenance: {ends}: the reveal is missing and {deals} {were} not "
+                         "checked")
         elif prov.commitment is None:
             notes.append(f"provenance: no commitment or plain seed backs {deals}: "
                          f"{'it was' if n == 1 else 'they were'} not checked"

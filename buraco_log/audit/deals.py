@@ -27,13 +27,36 @@ class Provenance(msgspec.Struct, frozen=True):
     deals: int
     findings: tuple[Finding, ...]
     unchecked: int = 0  # deals not re-derived: no seed backs them, or the seed is not revealed
+    # The seq of a start of another match, if the log holds one: the deals after it belong to
+    # that match, whose seeds the first start's commitment says nothing about (checked
+    # against it, they were "deal.mismatch" and "deal.seed_mismatch" findings blaming the site
+    # for a reveal that is the other match's). Legality names the second start itself.
+    second_start: int | None = None
+    after_second: int = 0  # deals recorded after it, not checked
 
 
 _DEAL_EVENTS = frozenset((MatchStarted, HandStarted, MatchEnded))
 
 
 def provenance(events: Sequence[AnyEvent], require_commitment: bool = False) -> Provenance:
-    """Deal provenance: every recorded deal re-derived from its committed or plain seeds."""
+    """Deal provenance: every recorded deal re-derived from its committed or plain seeds.
+
+    A second match start of another match id begins another match (two logs run together):
+    the deals after it are counted in ``after_second``, not checked against the first start's
+    commitment. One of the same match id (a commitment swapped mid-match) leaves every deal
+    this match's, checked against the first commitment."""
+    starts = [e for e in events if isinstance(e, MatchStarted)]
+    other = next((e for e in starts[1:] if e.match_id != starts[0].match_id), None)
+    if other is not None:
+        second = next(i for i, e in enumerate(events) if e is other)
+        first = _provenance(events[:second], require_commitment)
+        return msgspec.structs.replace(
+            first, second_start=other.seq,
+            after_second=sum(1 for e in events[second:] if type(e) is HandStarted))
+    return _provenance(events, require_commitment)
+
+
+def _provenance(events: Sequence[AnyEvent], require_commitment: bool) -> Provenance:
     start: MatchStarted | None = None
     end: MatchEnded | None = None
     deals = 0

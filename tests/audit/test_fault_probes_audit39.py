@@ -1,9 +1,12 @@
-"""Fault probes 39, the referee's commands: `diff` of copies whose signatures differ, and
-`moves --at -1`.
+"""Fault probes 39, the referee's commands: `diff` of copies whose signatures differ,
+`moves --at -1`, and the audit of a log holding two match starts.
 
 Before: `diff` of two copies with the same events said only "the copies hold different signature
 records", leaving the referee to find which head and which key; `moves --at -1` was accepted
-(every other `--at` starts at 0) and its help did not say what -1 meant.
+(every other `--at` starts at 0) and its help did not say what -1 meant; a log holding a second
+match start had the second match's deals checked against the first start's commitment:
+`deal.mismatch` at each of its deals and `deal.seed_mismatch` at its reveal, findings blaming the
+site's dealing for what is one illegal event (named by legality).
 """
 
 from __future__ import annotations
@@ -13,12 +16,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import msgspec
 import pytest
 
 pytest.importorskip("cryptography")
 
 from buraco_log import log
-from buraco_log.events import AnyEvent
+from buraco_log.audit import audit_log
+from buraco_log.events import AnyEvent, HandStarted
 from buraco_log.signing.keys import Signer
 from tests.cli.probes import one_error_line
 from tests.signing.helpers import match
@@ -93,3 +98,44 @@ def test_moves_at_zero_still_answers() -> None:
     r = _cli("moves", ROOT / "examples/format/v2.blog", "--at", "0")
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("after seq 0: ")
+
+
+def _deals(events: list[AnyEvent]) -> int:
+    return sum(1 for e in events if isinstance(e, HandStarted))
+
+
+def _two_matches(path: Path, cut: int | None) -> Path:
+    """A fair match, then (after its seq ``cut``, or after its end) a second fair match's
+    events renumbered to follow: the log holds two match starts."""
+    first, second = match(seed="one"), match(seed="two")
+    head = first if cut is None else first[:cut + 1]
+    tail = [msgspec.structs.replace(e, seq=e.seq + len(head)) for e in second]
+    with log.Writer(path, validate=False) as w:
+        for event in head + tail:
+            w.append(event)
+    return path
+
+
+@pytest.mark.parametrize("cut", [None, 29], ids=["after-the-end", "mid-match"])
+def test_a_second_match_start_is_one_legality_finding_not_a_dealing_one(
+        tmp_path: Path, cut: int | None) -> None:
+    path = _two_matches(tmp_path / "two.blog", cut)
+    second = len(match(seed="one")) if cut is None else cut + 1
+    k = _deals(match(seed="two"))
+    v = audit_log(path)
+    assert not v.ok
+    assert [(f.section, f.seq) for f in v.findings] == [("legality", second)], v.findings
+    assert v.provenance.second_start == second and v.provenance.after_second == k
+    deals = f"the {k} deal{'s' if k != 1 else ''} after it"
+    assert any(n.startswith(f"provenance: a second match start, of another match id, at seq "
+                            f"{second} (see legality): {deals}") for n in v.notes), v.notes
+    r = _cli("audit", path)
+    assert r.returncode == 1 and "deal.seed_mismatch" not in r.stdout, r.stdout
+
+
+def test_the_first_match_of_a_two_start_log_is_still_checked(tmp_path: Path) -> None:
+    path = _two_matches(tmp_path / "two.blog", None)
+    v = audit_log(path)
+    assert v.provenance.status == "committed" and v.provenance.revealed
+    assert v.provenance.deals == _deals(match(seed="one"))
+    assert v.provenance.unchecked == 0
