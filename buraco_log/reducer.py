@@ -422,9 +422,10 @@ class _Table:
         using it would leave the player without a card to throw; why that is not allowed."""
         top = self.pile[-1]
         side = self.sides[seat]
-        fits = meld_with_top(self.readings, top, self.hands[seat]) or any(
-            self.readings.fits((*m.cards, top)) for m in self.melds[side])
-        if not fits:
+        hand = self.hands[seat]
+        # Every lay of the top with cards of the hand, the cards it would leave not minded
+        # (7♥ 8♥ onto 3♥..6♥ fits, though it would keep a 9♥ that cannot be thrown).
+        if not self.ways_to_lay(seat, top, [*hand, top], [*hand, *self.pile], True, False):
             return None
         problem = self.emptying_problem(side, "meld") or self.emptying_problem(side, "discard")
         return problem[1] if problem else None
@@ -438,11 +439,12 @@ class _Table:
         hand = self.hands[seat]
         return self.ways_to_lay(seat, top, [*hand, top], [*hand, *self.pile], first)
 
-    def ways_to_lay(self, seat: int, top: int, held: list[int], full: list[int], first: bool
-                    ) -> list[tuple[int | None, tuple[int, ...]]]:
+    def ways_to_lay(self, seat: int, top: int, held: list[int], full: list[int], first: bool,
+                    mind_rest: bool = True) -> list[tuple[int | None, tuple[int, ...]]]:
         """The ways to lay ``top`` together with cards of ``held`` (which holds it), in a
         lay-off or a new meld the reducer accepts, the seat holding the cards ``full`` before
-        laying: ``(meld id, cards)`` or ``(None, cards)``. ``first``: stop at the first."""
+        laying: ``(meld id, cards)`` or ``(None, cards)``. ``first``: stop at the first.
+        ``mind_rest`` False: whatever the lay would leave in hand (for messages only)."""
         side = self.sides[seat]
         total = len(full)
         # Only cards that can share a meld with the top card matter (its rank or suit, and
@@ -457,9 +459,9 @@ class _Table:
             pool = [c for c in held if c == JOKER or RANK[c] == 2 or (
                 RANK[c] == reading.rank if is_set else SUIT[c] == reading.suit)]
             for add in layoff_options(m.cards, reading, pool, self.readings, top):
-                if top in add and self.leaves_ok_after(
+                if top in add and (not mind_rest or self.leaves_ok_after(
                     seat, total - len(add), (*m.cards, *add), full, add, m.id
-                ):
+                )):
                     out.append((m.id, add))
                     if first:
                         return out
@@ -468,7 +470,8 @@ class _Table:
         for cards in meld_options(pool, self.rules or _NO_RULES, self.readings, top):
             if top not in cards or self.set_limit_reached(side, cards):
                 continue
-            if self.leaves_ok_after(seat, total - len(cards), cards, full, cards):
+            if not mind_rest or self.leaves_ok_after(seat, total - len(cards), cards, full,
+                                                     cards):
                 out.append((None, cards))
                 if first:
                     return out

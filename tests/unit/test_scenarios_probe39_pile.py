@@ -105,7 +105,7 @@ def test_the_piles_other_card_completes_the_canastra_of_the_tops_lay_off(
     s.draw("7c").discard("8h")
     assert s.hand(0) == parse_cards("7h") and s.state.pile == parse_cards("9h 8h")
     if not ok:
-        refused(s, "pile.must_use_top", ("8h",), "take_pile")
+        refused(s, "pile.must_use_top", ("8h", "no card to throw", "canastra"), "take_pile")
         return
     s.take_pile()
     refused(s, "go_out.needs_canastra", ("canastra",), "layoff", 0, "7h 8h")
