@@ -201,6 +201,8 @@ RULES: dict[str, str] = {
     "records other rules.",
     "continuation.players": "A resumed match keeps its players in their seats and sides; the "
     "later log seats others, or the same in other seats.",
+    "continuation.dealer": "A resumed match deals on in turn: its first dealer is the seat the "
+    "deal passes to after the earlier log's hands.",
     "continuation.earlier_log": "The earlier log cannot show where the match stopped: it has "
     "no match start, its bytes are damaged, or an event in it is illegal.",
     # -- the audit's own findings

@@ -33,7 +33,7 @@ from cli.common import (
     from_stdin,
     guarded,
 )
-from cli.paths import named_path
+from cli.paths import named_path, why_missing
 from cli.safetext import terminal_safe
 from cli.view_cmd import audit_html, audit_html_usage
 
@@ -210,7 +210,7 @@ def render_summary(s: audit.Summary) -> Iterator[str]:
         yield f"ILLEGAL   {s.first_illegal} (run `buraco-log audit` for details)"
 
 
-def render_verdict(v: audit.Verdict) -> Iterator[str]:
+def render_verdict(v: audit.Verdict, *, continues: Path | None = None) -> Iterator[str]:
     if v.not_started:  # issue 20: a match that never received an event is no failure
         yield f"{v.path}: NOT STARTED"
         for note in v.notes:
@@ -284,6 +284,8 @@ def render_verdict(v: audit.Verdict) -> Iterator[str]:
                 yield f"      {line}"
             if side.hint:
                 yield f"      {side.hint}"
+    if continues is not None:
+        yield from _continuation_lines(v, continues)
     if v.integrity.status not in ("sealed", "unsealed"):
         yield f"  note        {_read_before_damage(v)}"
 
@@ -720,6 +722,10 @@ def audit_cmd(
         "and commit its deals. Default: the site setting (BURACO_LOG_REQUIRE_SIGNATURES, or "
         "[audit] require_signatures in the config file), else off.", show_default=False)
     ] = None,
+    continues: Annotated[Path | None, typer.Option(
+        "--continues", help="The log this one goes on from (a match resumed in a new log): its "
+        "carried totals must be the totals that log reached, between hands, with the same "
+        "rules and seats. One log only.", show_default=False, parser=named_path)] = None,
 ) -> None:
     """Audit logs: integrity, deal provenance, legality, scoring. Exit 1 if anything is found.
 
@@ -738,6 +744,7 @@ def audit_cmd(
             raise fail(f"{p}: no such file or directory", EXIT_USAGE,
                        as_json=format is Format.json)
     audit_html_usage(html, paths, as_json=format is Format.json)
+    _continues_usage(continues, paths, as_json=format is Format.json)
     _refuse_evidence_as_page(html, [str(r) for r in receipt or ()], [str(k) for k in keys or ()],
                              as_json=format is Format.json)
     files = audit.find_logs(paths)
@@ -754,6 +761,8 @@ def audit_cmd(
     workers = min(workers, max(1, len(files) // 4))
     verdicts = _with_aliases(_audit_with_progress(files, workers, required, signing),
                              audit.same_files(files))
+    if continues is not None:
+        verdicts[0] = _with_continuation(verdicts[0], continues, as_json=format is Format.json)
     matches = {v.match_id for v in verdicts}
     orphans = [h for h in (signing.receipts if signing.by_match else ())
                if h.receipt.match_id not in matches]
@@ -778,7 +787,7 @@ def audit_cmd(
         for v in verdicts:
             if quiet and v.ok:
                 continue
-            for line in render_verdict(v):
+            for line in render_verdict(v, continues=continues):
                 _echo(line)
         if not single:
             _echo(_batch_summary(verdicts))
@@ -790,6 +799,47 @@ def audit_cmd(
                                      f"{paths[0]} is not a log"), err=True)
         raise typer.Exit(EXIT_USAGE)  # named by the user, and nothing of a log in it
     raise typer.Exit(EXIT_OK if all(v.ok for v in verdicts) else EXIT_FINDINGS)
+
+
+def _continues_usage(continues: Path | None, paths: Sequence[Path], *, as_json: bool) -> None:
+    """``--continues`` names one earlier log for the one log audited."""
+    if continues is None:
+        return
+    if len(paths) != 1 or paths[0].is_dir():
+        raise fail("--continues checks one log against the log it goes on from: name one log",
+                   EXIT_USAGE, as_json=as_json)
+    if not continues.exists():
+        raise fail(f"--continues {continues}: {why_missing(continues)}", EXIT_USAGE,
+                   as_json=as_json)
+    if _same(continues, paths[0]):
+        raise fail(f"--continues {continues}: is the log being audited; name the log it goes "
+                   "on from", EXIT_USAGE, as_json=as_json)
+
+
+def _with_continuation(v: audit.Verdict, earlier: Path, *, as_json: bool) -> audit.Verdict:
+    """The verdict with the ``continuation.*`` findings of the log it goes on from."""
+    from buraco_log.audit.continuation import check_continuation
+
+    before, integrity = audit.read_log(earlier)
+    if _not_a_log(integrity):  # named by the user, and nothing of a log in it
+        raise fail(f"--continues {earlier}: not a log: {integrity.message}", EXIT_USAGE,
+                   as_json=as_json)
+    after, _ = audit.read_log(v.path)
+    found = check_continuation(before, after,
+                               earlier_intact=integrity.status in ("sealed", "unsealed"),
+                               earlier_status=integrity.status)
+    if not found:
+        return v
+    return msgspec.structs.replace(v, findings=(*v.findings, *found), ok=False)
+
+
+def _continuation_lines(v: audit.Verdict, earlier: Path) -> Iterator[str]:
+    problems = [f for f in v.findings if f.section == "continuation"]
+    yield (f"  continues   {earlier}: "
+           + ("goes on from where it stopped (the totals it reached, the same rules and seats)"
+              if not problems else f"{len(problems)} problem{'s' if len(problems) != 1 else ''}"))
+    for f in problems:
+        yield f"    seq {'-' if f.seq is None else f.seq} [{f.rule}] {f.message}"
 
 
 def _same(a: Path | str, b: Path | str) -> bool:

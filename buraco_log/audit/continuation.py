@@ -5,7 +5,8 @@ A match resumed in a new log records its side totals in ``TotalsCarried`` (docs/
 match that starts from carried-over totals"). Alone, a log cannot show those totals are right:
 nothing in it names the log it continues. Given both logs, a referee can check them: the
 earlier log intact and legal, stopped between hands with the match undecided, the same rules,
-players and seats, and the totals carried equal to the totals it reached.
+players and seats, the deal passed on to the next dealer, and the totals carried equal to the
+totals it reached.
 """
 
 from __future__ import annotations
@@ -71,6 +72,13 @@ def check_continuation(earlier: Sequence[AnyEvent], later: Sequence[AnyEvent], *
         found.append(Finding("continuation", "continuation.players",
                              f"the seats differ: {_seats(first)} in the earlier log, "
                              f"{_seats(resumed)} in the later", seq=resumed.seq))
+    played = len(stopped.results)
+    dealer = (first.first_dealer + played) % max(1, len(first.players))
+    if stopped.phase == "between" and resumed.first_dealer != dealer:
+        found.append(Finding("continuation", "continuation.dealer",
+                             f"the later log's first dealer is seat {resumed.first_dealer}, but "
+                             f"after {played} hand{'s' if played != 1 else ''} the deal passes to "
+                             f"seat {dealer}", seq=resumed.seq))
     carried = next((e for e in later[1:2] if type(e) is TotalsCarried), None)
     totals = tuple(carried.totals) if carried is not None else (0,) * len(stopped.totals)
     if stopped.phase == "between" and totals != tuple(stopped.totals):
@@ -78,8 +86,8 @@ def check_continuation(earlier: Sequence[AnyEvent], later: Sequence[AnyEvent], *
                  else f"carries no totals (starts from {_totals(totals)})")
         found.append(Finding("continuation", "continuation.totals",
                              f"the later log {where}, but the earlier log stopped at "
-                             f"{_totals(stopped.totals)} after {len(stopped.results)} "
-                             f"hand{'s' if len(stopped.results) != 1 else ''}",
+                             f"{_totals(stopped.totals)} after {played} "
+                             f"hand{'s' if played != 1 else ''}",
                              seq=carried.seq if carried is not None else resumed.seq))
     return found
 

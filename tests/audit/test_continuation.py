@@ -98,6 +98,19 @@ def test_other_rules_or_seats_are_findings() -> None:
         "continuation.players"]
 
 
+def test_the_deal_passes_on_from_the_earlier_logs_last_dealer() -> None:
+    before = _earlier()  # two hands from seat 0: the third deal is seat 0's again
+    first = before[0]
+    assert isinstance(first, MatchStarted) and first.first_dealer == 0
+    reached = _stopped_at(before)
+    [f] = check_continuation(before, _later(before, reached, first_dealer=1))
+    assert f.rule == "continuation.dealer" and "seat 0" in f.message, f
+    once = _earlier(hands=1)
+    assert check_continuation(once, _later(once, _stopped_at(once), first_dealer=1)) == []
+    [f] = check_continuation(once, _later(once, _stopped_at(once)))
+    assert f.rule == "continuation.dealer" and "passes to seat 1" in f.message, f
+
+
 def test_an_illegal_earlier_log_is_named_with_its_seq() -> None:
     before = _earlier()
     bad = [*before[:5], replace(before[5], seq=before[5].seq + 7)]

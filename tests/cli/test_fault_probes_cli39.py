@@ -33,3 +33,61 @@ def test_demo_names_why_its_output_has_no_directory(tmp_path: Path, make: object
     # it said "no directory parent" of a file that was there, as if it were missing
     assert f"{parent}/x.blog: " in line and says in line, line
     assert sorted(os.listdir(tmp_path)) == before
+
+
+# -- audit --continues: a resumed match against the log it goes on from ----------------------
+
+
+def _audit(*args: object, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "cli", "audit", *map(str, args)],
+                          capture_output=True, text=True, cwd=cwd, timeout=120,
+                          env=dict(os.environ, PYTHONPATH=str(Path(__file__).parents[2])))
+
+
+def _resumed(tmp_path: Path, bump: int) -> tuple[Path, Path, tuple[int, ...]]:
+    from buraco_log import log
+    from buraco_log.events import TotalsCarried
+    from buraco_log.reducer import replay
+    from buraco_log.rules import derive
+    from tests.play import random_match
+
+    events = random_match(derive("classic", target_score=5000), 2, 11, max_hands=3, eager=True)
+    earlier = events[: replay(events).results[1].end_seq + 1]
+    reached = tuple(replay(earlier).totals)
+    carried = (reached[0] + bump, *reached[1:])
+    a, b = tmp_path / "earlier.blog", tmp_path / "later.blog"
+    log.write_log(a, earlier)
+    log.write_log(b, [events[0], TotalsCarried(carried, seq=1)])
+    return a, b, reached
+
+
+def test_audit_continues_accepts_the_totals_reached(tmp_path: Path) -> None:
+    a, b, _ = _resumed(tmp_path, 0)
+    done = _audit(b, "--continues", a, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"continues   {a}: goes on from where it stopped" in done.stdout
+
+
+def test_audit_continues_names_other_totals_with_their_seq(tmp_path: Path) -> None:
+    a, b, reached = _resumed(tmp_path, 10)
+    done = _audit(b, "--continues", a, "-f", "json", cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    import json
+
+    [f] = json.loads(done.stdout)["findings"]
+    assert f["rule"] == "continuation.totals" and f["seq"] == 1, f
+    assert ", ".join(map(str, reached)) in f["message"]
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (["later.blog", "--continues", "gone.blog"], "--continues gone.blog: No such file"),
+    (["later.blog", "--continues", "later.blog"], "is the log being audited"),
+    (["later.blog", "earlier.blog", "--continues", "earlier.blog"], "name one log"),
+    (["later.blog", "--continues", "notes.txt"], "--continues notes.txt: not a log"),
+])
+def test_audit_continues_refuses_what_it_cannot_check(tmp_path: Path, args: list[str],
+                                                      says: str) -> None:
+    _resumed(tmp_path, 0)
+    (tmp_path / "notes.txt").write_text("hello\n")
+    line = one_error_line(_audit(*args, cwd=tmp_path), 2)
+    assert says in line, line
