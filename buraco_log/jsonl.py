@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import json
 import os
 import re
@@ -196,12 +197,19 @@ def _cards_out(value: Any) -> Any:
     return value  # None, or a code that is not a card (kept as is: lossless)
 
 
+@functools.lru_cache(maxsize=4096)
+def _card_code(text: str) -> int:
+    """:func:`parse_card`, remembered (a refusal raises, and is not): a log spells the same
+    few dozen cards over and over, and parsing each anew took 3 s for a 1 MiB line of them."""
+    return parse_card(text)
+
+
 def _cards_in(value: Any, field: str) -> Any:
     if isinstance(value, list):
         return [_cards_in(v, field) for v in value]
     if isinstance(value, str):
         try:
-            return parse_card(value)
+            return _card_code(value)
         except CardParseError as exc:
             raise ValueError(f"field {field!r}: {exc}") from None
     return value
