@@ -100,6 +100,15 @@ def _provenance(events: Sequence[AnyEvent], require_commitment: bool) -> Provena
     return Provenance(
         status=status, commitment=commitment, revealed=revealed, deals=deals,
         unchecked=unchecked,
-        findings=tuple(Finding("provenance", f.rule, f.message, seq=f.seq) for f in found)
-        + tuple(extra),
+        findings=tuple(Finding("provenance", f.rule, f.message, seq=_seq_of(f.rule, f.seq,
+                                                                          events))
+                       for f in found) + tuple(extra),
     )
+
+
+def _seq_of(rule: str, seq: int | None, events: Sequence[AnyEvent]) -> int | None:
+    """A finding's seq; a reveal missing because the log ends before MatchEnded is named at
+    the last event, where the log ends (as ``sign.end_missing`` is), not at no seq ("seq -")."""
+    if seq is None and rule == "deal.not_revealed" and events:
+        return events[-1].seq
+    return seq

@@ -139,3 +139,14 @@ def test_the_first_match_of_a_two_start_log_is_still_checked(tmp_path: Path) -> 
     assert v.provenance.status == "committed" and v.provenance.revealed
     assert v.provenance.deals == _deals(match(seed="one"))
     assert v.provenance.unchecked == 0
+
+
+def test_a_reveal_missing_from_a_cut_log_is_named_where_the_log_ends(tmp_path: Path) -> None:
+    events = match(seed="one")[:120]
+    path = tmp_path / "cut.blog"
+    log.write_log(path, events)
+    r = _cli("audit", path, "--require-commitment")
+    assert r.returncode == 1
+    assert (f"    seq {events[-1].seq} [deal.not_revealed] the log ends without MatchEnded"
+            in r.stdout), r.stdout
+    assert "seq - [deal.not_revealed]" not in r.stdout

@@ -738,8 +738,8 @@ def test_an_unfinished_played_log_says_its_reveal_is_missing(played: list[AnyEve
     assert ("provenance: the log ends without MatchEnded: the reveal is missing and 3 deals "
             "were not checked") in v.notes
     v = audit.audit_events(cut, unsealed(cut), require_commitment=True)
-    assert [(f.section, f.rule, f.seq) for f in v.findings] == [
-        ("provenance", "deal.not_revealed", None)]
+    assert [(f.section, f.rule, f.seq) for f in v.findings] == [  # named where the log ends
+        ("provenance", "deal.not_revealed", cut[-1].seq)]
     end = played[-1]
     assert isinstance(end, MatchEnded)
     hidden = [*played[:-1], R(end, server_seed=None)]
