@@ -45,7 +45,7 @@ from cli.paths import named_path
 from cli.safetext import terminal_safe
 from cli.signals import EXIT_TERMINATED, terminate_as_interrupt
 from cli.supervise import supervised
-from cli.view_cmd import report_pages
+from cli.view_cmd import MATCH_PAGES, report_pages
 
 if TYPE_CHECKING:
     from buraco_log import archive
@@ -279,6 +279,33 @@ def _atomic(output: Path) -> Iterator[Path]:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+_ERRNO = re.compile(r"\[errno (\d+)\]", re.IGNORECASE)
+
+
+@contextlib.contextmanager
+def _writing(command: str, output: Path | None, as_json: bool) -> Iterator[None]:
+    """A write of ``output`` (or of a file beside it) that fails, on a full disk, past a file
+    size limit or on a read-only file system, is one line naming the file, exit 1. It was
+    "No space left on device" alone, or Arrow's "Error writing bytes to file. Detail: [errno
+    28] ...". :func:`_atomic` has removed the temporary file by then. Standard output
+    (``output`` None) is named as every command names it (cli.common.guarded)."""
+    if output is None:
+        yield
+        return
+    try:
+        yield
+    except BrokenPipeError:  # a FIFO's reader went away: quiet, as on stdout
+        raise
+    except OSError as exc:
+        code = exc.errno or next((int(m) for m in _ERRNO.findall(str(exc))), None)
+        reason = os.strerror(code) if code else (str(exc).strip().splitlines() or ["?"])[0]
+        named = exc.filename if isinstance(exc.filename, str) else str(output)
+        left = ("the output may be cut short" if written_in_place(output) else
+                "nothing was written" + ("" if named == str(output) else f" to {output}"))
+        raise fail(f"{command}: cannot write {named}: {reason}; {left}", as_json=as_json,
+                   error=exc) from None
 
 
 def _cell(v: Any) -> str:
@@ -603,8 +630,8 @@ def _write_result(opened: Any, format: QueryFormat, output: Path | None, wide: b
 
                 assert output is not None  # checked above
                 try:
-                    with _atomic(output) as tmp, pq.ParquetWriter(str(tmp), stream.schema,
-                                                                  compression="zstd") as w:
+                    with _writing("query", output, False), _atomic(output) as tmp, \
+                            pq.ParquetWriter(str(tmp), stream.schema, compression="zstd") as w:
                         for batch in stream:  # no half-written file on a failure
                             w.write_batch(batch)
                 except (pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
@@ -613,7 +640,8 @@ def _write_result(opened: Any, format: QueryFormat, output: Path | None, wide: b
                                f"{str(exc).strip().splitlines()[0]}; cast the column in the "
                                "SQL (to VARCHAR, say) or use another --format") from None
             elif output is not None:
-                with _atomic(output) as tmp, open(tmp, "w", encoding="utf-8") as f:
+                with _writing("query", output, format is QueryFormat.json), \
+                        _atomic(output) as tmp, open(tmp, "w", encoding="utf-8") as f:
                     _write_rows(f, stream, format, None)
             else:
                 _write_rows(sys.stdout, stream, format, table_width(wide))
@@ -639,6 +667,7 @@ def _stopped_by_signal(command: str, output: Path | None) -> Iterator[None]:
     def on_signal(signum: int, _frame: object) -> None:
         if not met:
             met.append(signum)
+            _interrupt_duckdb()
             raise KeyboardInterrupt
 
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)
@@ -655,6 +684,26 @@ def _stopped_by_signal(command: str, output: Path | None) -> Iterator[None]:
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)
+
+
+def _interrupt_duckdb() -> None:
+    """Interrupt the DuckDB queries of this process now and every 50 ms until it ends (it is
+    ending): DuckDB dropped the KeyboardInterrupt of a signal that came while it ran a query
+    about half the time, and the query went on to its end (`report`) or its time limit
+    (`query`), the signal unheeded; an interrupt that comes before a query starts is dropped
+    too. Only if DuckDB is loaded (not for Spark)."""
+    views = sys.modules.get("buraco_log.archive.views")
+    if views is None:
+        return
+    interrupt = views.interrupt_all
+
+    def again() -> None:
+        while True:
+            interrupt()
+            threading.Event().wait(0.05)
+
+    interrupt()
+    threading.Thread(target=again, name="buraco-log interrupt", daemon=True).start()
 
 
 def _native_abort(memory_limit: str, as_json: bool) -> None:
@@ -763,26 +812,52 @@ def report(
         else:
             with _working(f"report: running the canned queries over {archive_dir}"):
                 rep = _archive().report(str(archive_dir), top=top)
-        if format is ReportFormat.json:
-            data = msgspec.to_builtins(rep)
-            if not timings:  # the same archive gives the same JSON, run after run
-                for section in data["sections"]:
-                    section.pop("ms", None)
-            text = json.dumps(data, indent=2, sort_keys=True) + "\n"
-        elif format is ReportFormat.html:
-            text = _archive().render_html(rep, report_pages(rep.sections, output))
-        else:
-            parts = [f"{_n(rep.matches, 'match')}, {_n(rep.events, 'event')}\n"]
-            for s in rep.sections:
-                parts.append(f"\n{s.title}\n")
-                width = None if output else table_width(wide)
-                parts.append(_text_table(s.columns, s.rows, width) if s.rows else "(no data)\n")
-            text = "".join(parts)
-        if output is not None:
-            with _atomic(output) as tmp:
-                tmp.write_text(text, encoding="utf-8")
-        else:
-            sys.stdout.write(text)
+        html = format is ReportFormat.html
+        with _writing("report", output, format is ReportFormat.json), \
+                _pages_or_none(output if html else None):
+            _write_report(_report_text(rep, format, timings, output, wide), output)
+
+
+def _report_text(rep: Any, format: ReportFormat, timings: bool, output: Path | None,
+                 wide: bool) -> str:
+    """The report as ``format`` (an HTML report writes its match pages beside ``output``)."""
+    if format is ReportFormat.json:
+        data = msgspec.to_builtins(rep)
+        if not timings:  # the same archive gives the same JSON, run after run
+            for section in data["sections"]:
+                section.pop("ms", None)
+        return json.dumps(data, indent=2, sort_keys=True) + "\n"
+    if format is ReportFormat.html:
+        return str(_archive().render_html(rep, report_pages(rep.sections, output)))
+    parts = [f"{_n(rep.matches, 'match')}, {_n(rep.events, 'event')}\n"]
+    for s in rep.sections:
+        parts.append(f"\n{s.title}\n")
+        width = None if output else table_width(wide)
+        parts.append(_text_table(s.columns, s.rows, width) if s.rows else "(no data)\n")
+    return "".join(parts)
+
+
+def _write_report(text: str, output: Path | None) -> None:
+    if output is not None:
+        with _atomic(output) as tmp:
+            tmp.write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+
+
+@contextlib.contextmanager
+def _pages_or_none(output: Path | None) -> Iterator[None]:
+    """The match pages of an HTML report go with it: a report that could not be written (a
+    full disk, Ctrl-C) leaves no folder of pages that it made (it left one behind, with no
+    report to link them)."""
+    folder = None if output is None else output.parent / MATCH_PAGES
+    made = folder is not None and not folder.exists()
+    try:
+        yield
+    except BaseException:
+        if made and folder is not None and folder.is_dir() and not folder.is_symlink():
+            shutil.rmtree(folder, ignore_errors=True)
+        raise
 
 
 @guarded

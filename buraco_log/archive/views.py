@@ -34,6 +34,7 @@ import re
 import resource
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -195,6 +196,7 @@ def connect(
         con = duckdb.connect(":memory:", config=config)
     except duckdb.Error as exc:
         raise ArchiveError(f"cannot open DuckDB: {exc}") from None
+    _LIVE.add(con)
     try:
         con.execute("SET parquet_metadata_cache = true")  # footers read once per connection
         if sandbox:
@@ -220,6 +222,21 @@ def connect(
         con.close()
         raise
     return con
+
+
+_LIVE: weakref.WeakSet[duckdb.DuckDBPyConnection] = weakref.WeakSet()
+"""The connections :func:`connect` made that are still referenced (closed ones too)."""
+
+
+def interrupt_all() -> None:
+    """Interrupt whatever each connection of :func:`connect` is running; callable from any
+    thread. For a signal handler: a KeyboardInterrupt it raises while DuckDB runs a query
+    reaches DuckDB through its check for signals, which dropped it about half the time (and
+    took no later signal), so Ctrl-C on a long `report` ran the query to its end, and on a
+    `query` to its time limit. An interrupt is a flag DuckDB checks as it works."""
+    for con in list(_LIVE):
+        with contextlib.suppress(duckdb.Error):
+            con.interrupt()
 
 
 _ERROR_CLASS = re.compile(r"^(\w+Exception: )?([A-Z][\w ]* Error: )?")
