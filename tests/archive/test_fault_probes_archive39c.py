@@ -1,0 +1,133 @@
+"""Fault probes, round 39, of an ingest killed by SIGKILL mid-run, as a real `buraco-log
+ingest` process paused at a chosen step and killed there: with a batch's part files half
+renamed into their partitions, with its record written but its staging left, and while the
+ratings were being stored. Every reader sees each committed batch whole and nothing of the
+cut one, verify passes, and the same command run again stores exactly what a clean ingest
+stores, leaving nothing behind."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from buraco_log.archive import fixity, ingest, query, store
+from tests.archive.conftest import Corpus
+
+ROOT = Path(__file__).resolve().parents[2]
+LOGS = 8  # two logs a batch: four batches
+
+# The real command, committing a batch every two logs, paused at a step: "partial" after the
+# second part file of the second batch is renamed into its partition (its record not yet
+# written); "record" once the second batch's record is in place (its staging not yet
+# removed); "ratings" once the ratings file is written beside its final name.
+PAUSED = """
+import functools, pathlib, sys, time
+import buraco_log.archive as archive
+from buraco_log.archive import store
+marker, point = pathlib.Path(sys.argv[1]), sys.argv[2]
+archive.ingest = functools.partial(archive.ingest, chunk_size=2, commit_events=1)
+seen = {"partial": 0, "record": 0}
+def pause():
+    marker.touch()
+    time.sleep(120)
+fsync_dir = store._fsync_dir
+def paused_fsync_dir(path):
+    fsync_dir(path)
+    key = "partial" if "/preset=" in path else "record" if path.endswith(store.BATCHES) else ""
+    if key:
+        seen[key] += 1
+        if key == point and seen[key] == (7 if key == "partial" else 2):
+            pause()
+store._fsync_dir = paused_fsync_dir
+write_table = store.pq.write_table
+def paused_write_table(table, where, *args, **kwargs):
+    write_table(table, where, *args, **kwargs)
+    if point == "ratings" and store.RATINGS in str(where):
+        pause()
+store.pq.write_table = paused_write_table
+sys.argv = ["buraco-log", *sys.argv[3:]]
+from cli.main import run
+run()
+"""
+
+SUMS = {t: f"SELECT count(*) AS n, bit_xor(hash(x)) AS h FROM (SELECT * {ex} FROM {t}) x"
+        for t, ex in (("matches", "EXCLUDE (batch, ingested_at)"), ("hands", ""),
+                      ("events", ""), ("melds", ""), ("players", ""))}
+
+
+def sums(a: Path) -> dict[str, Any]:
+    return {t: query(a, sql).to_pylist()[0] for t, sql in SUMS.items()}
+
+
+def cli(*args: object) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "cli.main", *map(str, args)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=180, check=False,
+                          stdin=subprocess.DEVNULL)
+
+
+@pytest.fixture(scope="module")
+def logs(corpus: Corpus, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    d = tmp_path_factory.mktemp("logs39c")
+    for p in corpus.good[:LOGS]:
+        (d / Path(p).name).write_bytes(Path(p).read_bytes())
+    return d
+
+
+@pytest.fixture(scope="module")
+def reference(logs: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    a = tmp_path_factory.mktemp("ref39c") / "a"
+    assert ingest([str(logs)], a).added == LOGS
+    return sums(a)
+
+
+def committed_rows(a: Path) -> dict[str, int]:
+    """What the batch records say each table holds."""
+    rows = dict.fromkeys(SUMS, 0)
+    for m in store.manifests(str(a)):
+        for t in rows:
+            rows[t] += m["rows"][t]
+    return rows
+
+
+@pytest.mark.parametrize("point", ["partial", pytest.param("record", marks=pytest.mark.slow),
+                                   pytest.param("ratings", marks=pytest.mark.slow)])
+def test_an_ingest_killed_mid_commit_shows_no_partial_batch_and_a_rerun_is_exact(
+        logs: Path, reference: dict[str, Any], tmp_path: Path, point: str) -> None:
+    a, marker = tmp_path / "a", tmp_path / "paused"
+    proc = subprocess.Popen([sys.executable, "-c", PAUSED, str(marker), point, "ingest",
+                             str(logs), "--archive", str(a), "--jobs", "1"], cwd=ROOT,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while not marker.exists():
+            assert proc.poll() is None and time.monotonic() < deadline, "never paused"
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(30)
+    finally:
+        proc.kill()
+        proc.wait()
+    batches = len(store.manifests(str(a)))
+    assert batches == (1 if point == "partial" else 2 if point == "record" else LOGS // 2)
+    if point == "partial":  # the cut batch's renamed part files are there, and unread
+        staged = {p.name for p in a.glob("*/preset=*/month=*/part-*.parquet")}
+        assert len(staged) > batches
+    seen = {t: r["n"] for t, r in sums(a).items()}
+    assert seen == committed_rows(a) and seen["matches"] == 2 * batches, seen
+    checked = fixity.verify_archive(str(a))
+    assert checked.ok and checked.verified == checked.files, checked.problems
+    again = cli("ingest", logs, "--archive", a, "--jobs", "1")
+    assert again.returncode == 0, again.stderr
+    assert f"{2 * batches:,} already stored" in again.stdout, again.stdout
+    assert sums(a) == reference
+    checked = fixity.verify_archive(str(a))
+    assert checked.ok and checked.leftovers == [], checked
+    assert not (a / store.STAGING).exists() or not any((a / store.STAGING).iterdir())
+    ratings = sorted(p.name for p in (a / store.RATINGS).iterdir())
+    assert len(ratings) == 2 and "current.json" in ratings, ratings  # no temporary left
