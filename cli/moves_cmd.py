@@ -47,10 +47,9 @@ def render_moves(m: MovesAt) -> Iterator[str]:
 @guarded
 def moves(
     path: LogArg,
-    # min 0, as every other --at: -1 ("before the match start") was accepted unsaid, and
-    # answered only that nobody moves before a match starts
-    at: Annotated[int | None, typer.Option("--at", min=0, help="The seq after which to list "
-                                           "the moves (default: the last event).",
+    at: Annotated[int | None, typer.Option("--at", min=-1, help="The seq after which to list "
+                                           "the moves (default: the last event; -1: before "
+                                           "the match start, where nobody moves yet).",
                                            show_default=False)] = None,
     format: FormatOpt = Format.table,
     ignore_integrity: IgnoreIntegrityOpt = False,
@@ -64,14 +63,25 @@ def moves(
         state = tl.state_at(seq)
     except ReplayError as exc:
         raise fail(f"{path}: {exc.message}", exc.exit_status, as_json=js, error=exc) from None
+    illegal = tl.illegal if tl.illegal is not None and tl.illegal.seq is not None else None
+    if illegal is not None and at is not None:  # asked for a seq before it: said, as replay does
+        typer.echo(terminal_safe(f"buraco-log: note: {path}: seq {illegal.seq} is illegal "
+                                 f"[{illegal.rule}]; the table is known up to seq "
+                                 f"{tl.last_seq}"), err=True)
     result = moves_at(state)
     if format is Format.json:
         emit_json(with_warning(result, damage))
-        return
-    if damage:
-        typer.echo(terminal_safe(damage))
-    for line in render_moves(result):
-        typer.echo(terminal_safe(line))  # names come from the log
+    else:
+        if damage:
+            typer.echo(terminal_safe(damage))
+        for line in render_moves(result):
+            typer.echo(terminal_safe(line))  # names come from the log
+    if illegal is not None and at is None:
+        # the last event was asked for, and the table stops short of it: the moves shown are
+        # those after the last legal event, not after the log's end (it said nothing, exit 0)
+        raise fail(f"{path}: seq {illegal.seq} is illegal [{illegal.rule}]; the table is known "
+                   f"up to seq {tl.last_seq}: the moves shown are after it, not after the "
+                   "log's last event", error=illegal)
 
 
 def register(app: typer.Typer) -> None:

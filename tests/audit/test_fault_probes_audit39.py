@@ -12,6 +12,7 @@ site's dealing for what is one illegal event (named by legality).
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -88,16 +89,48 @@ def test_diff_of_copies_with_the_same_signatures_names_no_head(
     assert d["signatures_equal"] and d["signatures_differ_at"] is None
 
 
-@pytest.mark.parametrize("command", ["moves", "replay", "explain"])
-def test_at_minus_one_is_refused_alike_by_every_command(command: str) -> None:
+@pytest.mark.parametrize("command", ["replay", "explain"])
+def test_at_minus_one_is_refused_where_there_is_no_table_before_the_start(command: str) -> None:
     line = one_error_line(_cli(command, ROOT / "examples/format/v2.blog", "--at", "-1"), 2)
     assert "'--at'" in line and "greater than or equal to 0" in line, line
 
 
-def test_moves_at_zero_still_answers() -> None:
-    r = _cli("moves", ROOT / "examples/format/v2.blog", "--at", "0")
+def test_moves_at_minus_one_is_documented_in_its_help() -> None:
+    wide = subprocess.run([sys.executable, "-m", "cli.main", "moves", "--help"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60, check=False,
+                          env={**os.environ, "COLUMNS": "400"})
+    help_text = " ".join(wide.stdout.split())
+    assert "-1: before the match start, where nobody moves yet" in help_text, help_text
+    r = _cli("moves", ROOT / "examples/format/v2.blog", "--at", "-1")
     assert r.returncode == 0, r.stderr
-    assert r.stdout.startswith("after seq 0: ")
+    assert r.stdout.startswith("after seq -1: phase new; nobody to move")
+
+
+def _restarted(path: Path) -> tuple[Path, int]:
+    """A match whose seq 30 is a second match start: legal up to seq 29, 200 events more."""
+    return _two_matches(path, 29), 30
+
+
+def test_moves_of_a_log_whose_end_follows_an_illegal_event_says_so(tmp_path: Path) -> None:
+    path, bad = _restarted(tmp_path / "restart.blog")
+    r = _cli("moves", path)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert r.stdout.startswith(f"after seq {bad - 1}: "), r.stdout
+    line = one_error_line(r, 1)
+    assert line == (f"buraco-log: error: {path}: seq {bad} is illegal [match.already_started]; "
+                    f"the table is known up to seq {bad - 1}: the moves shown are after it, not "
+                    "after the log's last event")
+    json_run = _cli("moves", path, "-f", "json")
+    assert json_run.returncode == 1 and json.loads(json_run.stdout)["seq"] == bad - 1
+
+
+def test_moves_asked_for_a_seq_before_an_illegal_event_notes_it(tmp_path: Path) -> None:
+    path, bad = _restarted(tmp_path / "restart.blog")
+    r = _cli("moves", path, "--at", str(bad - 1))
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.strip() == (f"buraco-log: note: {path}: seq {bad} is illegal "
+                                f"[match.already_started]; the table is known up to seq "
+                                f"{bad - 1}")
 
 
 def _deals(events: list[AnyEvent]) -> int:
