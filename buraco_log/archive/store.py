@@ -24,6 +24,7 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 import secrets
 import shutil
 import stat
@@ -631,10 +632,22 @@ def commit(root: str, batch: str, parts: dict[tuple[str, str], dict[str, pa.Tabl
         if os.path.exists(record):  # past the commit point (its directory's fsync failed)
             raise
         shutil.rmtree(os.path.join(root, STAGING, batch), ignore_errors=True)
-        reason = (exc.strerror if isinstance(exc, OSError) and exc.strerror else _line(exc))
+        what = "compact" if compacted else "ingest"  # the command to run again
         raise CommitError(f"{root}: batch {batch} was not committed (none of its rows is "
-                           f"visible; run the ingest again once there is room): writing "
-                           f"{at[0]}: {reason}") from None
+                           f"visible; run the {what} again once there is room): writing "
+                           f"{at[0]}: {_reason(exc)}") from None
+
+
+_ERRNO = re.compile(r"\[errno (\d+)\]", re.IGNORECASE)
+
+
+def _reason(exc: BaseException) -> str:
+    """Why a write failed, in the system's words: Arrow's "Error writing bytes to file.
+    Detail: [errno 28] No space left on device" is "No space left on device"."""
+    code = next((int(m) for m in _ERRNO.findall(str(exc))), None)  # Arrow's OSError too
+    if code:
+        return os.strerror(code)
+    return exc.strerror if isinstance(exc, OSError) and exc.strerror else _line(exc)
 
 
 def _commit(root: str, batch: str, parts: dict[tuple[str, str], dict[str, pa.Table]],
@@ -793,8 +806,7 @@ def write_ratings(root: str, table: pa.Table) -> str:
     except (OSError, pa.ArrowException) as exc:  # a full disk: the batches stay committed
         with contextlib.suppress(OSError):
             os.unlink(tmp)
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else _line(exc)
-        raise ArchiveError(f"{d}: the ratings could not be stored ({reason}); every batch "
+        raise ArchiveError(f"{d}: the ratings could not be stored ({_reason(exc)}); every batch "
                            "of this run is committed, and report computes the ratings until "
                            "the next ingest stores them") from None
     for old in os.listdir(d):  # earlier ratings and leftovers of an interrupted write

@@ -131,3 +131,33 @@ def test_an_ingest_killed_mid_commit_shows_no_partial_batch_and_a_rerun_is_exact
     assert not (a / store.STAGING).exists() or not any((a / store.STAGING).iterdir())
     ratings = sorted(p.name for p in (a / store.RATINGS).iterdir())
     assert len(ratings) == 2 and "current.json" in ratings, ratings  # no temporary left
+
+
+# The command under a file size limit: a write past it fails (EFBIG) as on a full disk.
+LIMITED = """
+import resource, signal, sys
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, (int(sys.argv[1]), resource.RLIM_INFINITY))
+sys.argv = ["buraco-log", *sys.argv[2:]]
+from cli.main import run
+run()
+"""
+
+
+def test_a_compact_that_cannot_write_says_to_run_the_compact_again(logs: Path,
+                                                                    tmp_path: Path) -> None:
+    """Before: "... run the ingest again once there is room): writing ...: Error writing bytes
+    to file. Detail: [errno 27] File too large" (the words of Arrow, the wrong command)."""
+    a = tmp_path / "a"
+    for log in sorted(logs.iterdir())[:3]:
+        ingest([str(log)], a)
+    before = {p: p.read_bytes() for p in a.rglob("*") if p.is_file() and p.name != store.LOCK}
+    r = subprocess.run([sys.executable, "-c", LIMITED, "4096", "compact", str(a)], cwd=ROOT,
+                       capture_output=True, text=True, timeout=120, check=False,
+                       stdin=subprocess.DEVNULL)
+    assert r.returncode == 1 and r.stderr.count("\n") == 1, r.stderr
+    assert r.stderr.startswith(f"buraco-log: error: {a}: batch "), r.stderr
+    assert "run the compact again once there is room" in r.stderr, r.stderr
+    assert r.stderr.endswith(": File too large\n") and "Error writing" not in r.stderr
+    after = {p: p.read_bytes() for p in a.rglob("*") if p.is_file() and p.name != store.LOCK}
+    assert after == before
