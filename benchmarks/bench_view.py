@@ -2,17 +2,23 @@
 
     python benchmarks/bench_view.py                 # a 3,000-event match
     python benchmarks/bench_view.py --events 1000   # quicker
+    python benchmarks/bench_view.py --events 100000 --target 40000 --steps 500 --jumps 100 \
+        --before a5c98587                           # a long match, against an older page script
 
-1. A match of --events events is simulated (bossa-nova, 3 heuristic bots, the target raised so
-   the match runs long enough, then cut at --events; cached in --cache).
+1. A match of --events events is simulated (bossa-nova, 3 heuristic bots, the target raised to
+   --target so the match runs long enough, then cut at --events; cached in --cache).
 2. Baseline: replaying it once with the reducer as `buraco-log replay` does (Timeline).
    Measured: writing the referee's page and a seat's page (median of --repeat runs), as
    absolute times and as ratios to the baseline. The issue's bounds: <= 1 s, <= 1.5 MB.
 3. File size: the page's bytes, bytes per event, and the ratio to the log's own bytes.
 4. Step time in a headless Chromium (Debian's chromium + chromium-driver, if installed), with
-   the browser tests' tooling (tests/view): every seq forward, then the same number of jumps;
+   the browser tests' tooling (tests/view): --steps seqs forward (default every seq), then
+   --jumps jumps across the match of each kind a reader makes (go() as the keys and buttons
+   call it, the slider dragged, a move-list line clicked, a hand picked from the menu);
    median, 95th percentile and max per step (go() and the layout it leaves), as measured by
-   the page's own clock (performance.now()). The bound is 16 ms; not asserted.
+   the page's own clock (performance.now()), and each jump's median as a ratio to a step's.
+   The bound is 16 ms; not asserted. --before REV also measures the same page with the
+   page script and styles of git revision REV, in the same browser and run, alternating.
 """
 
 from __future__ import annotations
@@ -21,10 +27,12 @@ import argparse
 import os
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
@@ -38,12 +46,17 @@ from buraco_log.timeline import Timeline
 from buraco_log.view import build_page
 
 
-def long_match(n: int, cache: Path) -> list[AnyEvent]:
-    path = cache / f"view-bench-{n}.blog"
+def cached(cache: Path, n: int, target: int) -> Path:
+    """Where the match of ``n`` events to ``target`` points is kept between runs."""
+    return cache / f"view-bench-{n}{'' if target == 8_000 else f'-t{target}'}.blog"
+
+
+def long_match(n: int, cache: Path, target: int = 8_000) -> list[AnyEvent]:
+    path = cached(cache, n, target)
     if path.exists():
         return read_events(str(path))
-    rules = msgspec.structs.replace(PRESETS["bossa-nova"], target_score=8_000)
-    events = simulate_match(rules, 3, seed="bench-view", max_hands=400)[:n]
+    rules = msgspec.structs.replace(PRESETS["bossa-nova"], target_score=target)
+    events = simulate_match(rules, 3, seed="bench-view", max_hands=max(400, target // 10))[:n]
     cache.mkdir(parents=True, exist_ok=True)
     write_log(str(path), events, sealed=False, validate=False)
     return events
@@ -78,37 +91,81 @@ return out;
 """
 
 
-def browser_steps(html: str) -> list[float] | None:
-    """Step times of the page in the browser tests' headless Chromium (every seq forward, then
-    as many jumps), None without one."""
+def older_page(html: str, rev: str) -> str:
+    """``html`` with the page script and styles of git revision ``rev`` in place of today's."""
+    root = Path(__file__).resolve().parents[1]
+    for name in ("viewer.js", "viewer.css"):
+        now = (root / "buraco_log" / "view" / "template" / name).read_text("utf-8")
+        then = subprocess.run(["git", "show", f"{rev}:buraco_log/view/template/{name}"],
+                              cwd=root, capture_output=True, text=True, check=True).stdout
+        assert html.count(now) == 1, name
+        html = html.replace(now, then, 1)
+    return html
+
+
+Times = dict[str, list[float]]
+
+
+def measure(d: Any, uri: str, steps: int | None, jumps: int) -> Times:
+    """Steps and jumps of each kind of the page at ``uri``, in the driver ``d``."""
+    from tests.view.pages import JUMP_KINDS, jump_times
+
+    d.get(uri + "#seq=0")
+    last, hands = d.execute_script(
+        "return [window.buracoView.last, document.getElementById('handsel').length]")
+    n = last if steps is None else min(steps, last)
+    first = (last - n) // 2  # the middle of the match: its melds and pile are grown
+    d.execute_script(f"window.buracoView.go({first})")
+    out: Times = {"step": jump_times(d, "go", list(range(first + 1, first + n + 1)), 200)}
+    for how in JUMP_KINDS:
+        # far apart: each jump lands in another hand (7919 and 7 are prime to the sizes)
+        span, step = (hands, 7) if how == "hand" else (last + 1, 7919)
+        out[how] = jump_times(d, how, [(i * step) % span for i in range(1, jumps + 1)])
+    return out
+
+
+def browser_steps(pages: dict[str, str], steps: int | None, jumps: int, rounds: int
+                  ) -> tuple[float, dict[str, Times]] | None:
+    """The floor and each page's step and jump times in the browser tests' headless Chromium,
+    the pages measured in turn ``rounds`` times; None without a browser."""
     if not shutil.which("chromium") or not shutil.which("chromedriver"):
         return None
     from tests.view.conftest import make_driver
-    from tests.view.pages import step_times
 
     d = make_driver()
+    got: dict[str, Times] = {label: {} for label in pages}
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            page = Path(tmp) / "bench.html"
-            page.write_text(html, encoding="utf-8")
-            d.get(page.as_uri() + "#seq=0")
-            times = step_times(d)
-            floor = d.execute_script(FLOOR)
+            floor = []
+            for _ in range(rounds):
+                for label, html in pages.items():
+                    page = Path(tmp) / f"bench-{label}.html"
+                    page.write_text(html, encoding="utf-8")
+                    for k, v in measure(d, page.as_uri(), steps, jumps).items():
+                        got[label].setdefault(k, []).extend(v)
+                    floor += d.execute_script(FLOOR)
     finally:
         d.quit()
-    return [statistics.median(floor), *times]
+    return statistics.median(floor), got
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--events", type=int, default=3000)
+    ap.add_argument("--target", type=int, default=8_000, help="the match's target score")
+    ap.add_argument("--steps", type=int, default=None, help="steps timed (default: every seq)")
+    ap.add_argument("--jumps", type=int, default=None,
+                    help="jumps of each kind timed (default: as many as steps)")
+    ap.add_argument("--before", metavar="REV", default=None,
+                    help="also time the page with the script and styles of git revision REV")
+    ap.add_argument("--rounds", type=int, default=1, help="times each page is measured")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "buraco-bench")
     ap.add_argument("--no-browser", action="store_true")
     args = ap.parse_args()
 
-    events = long_match(args.events, args.cache)
-    log_bytes = (args.cache / f"view-bench-{args.events}.blog").stat().st_size
+    events = long_match(args.events, args.cache, args.target)
+    log_bytes = cached(args.cache, args.events, args.target).stat().st_size
     n = len(events)
     print(f"match: {n:,} events (bossa-nova, 3 players), log {log_bytes:,} bytes")
     base = timed(lambda: Timeline(events), args.repeat)
@@ -122,22 +179,28 @@ def main() -> None:
               f"  [{ok}: <= 1 s, <= 1.5 MB]")
     if args.no_browser:
         return
-    times = browser_steps(build_page(events).html)
-    if times is None:
+    html = build_page(events).html
+    pages = {"now": html} if args.before is None else {
+        f"at {args.before}": older_page(html, args.before), "now": html}
+    steps = args.steps
+    jumps = args.jumps if args.jumps is not None else (steps or n)
+    got = browser_steps(pages, steps, jumps, args.rounds)
+    if got is None:
         print("step      (no chromium/chromedriver: not measured)")
         return
-    floor, times = times[0], times[1:]
-    half = len(times) // 2
-    load = os.getloadavg()[0]
+    floor, times = got
     print(f"floor     90 cards written and laid out: median {floor:.2f} ms  (load average "
-          f"{load:.1f} on {os.cpu_count()} CPUs)")
-    for label, part in (("step", times[:half]), ("jump", times[half:])):
-        part = sorted(part)
-        p95 = part[int(len(part) * 0.95)]
-        median = statistics.median(part)
-        print(f"{label:<9} {len(part):,} in Chromium: median {median:.2f} ms "
-              f"({median / floor:.2f}x the floor), p95 {p95:.2f} ms, max {part[-1]:.2f} ms  "
-              f"(bound 16 ms, not asserted)")
+          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs)")
+    for label, kinds in times.items():
+        step = statistics.median(kinds["step"])
+        for kind, part in kinds.items():
+            part = sorted(part)
+            p95 = part[int(len(part) * 0.95)]
+            median = statistics.median(part)
+            what = "step" if kind == "step" else f"jump:{kind}"
+            print(f"{label:<14} {what:<12} {len(part):>6,} in Chromium: median {median:7.2f} ms "
+                  f"({median / floor:5.2f}x the floor, {median / step:5.2f}x a step), "
+                  f"p95 {p95:7.2f} ms, max {part[-1]:7.2f} ms")
 
 
 if __name__ == "__main__":

@@ -91,8 +91,8 @@ _SIDE_COLOURS = ("#1f6fb2", "#c2410c", "#15803d", "#7e22ce", "#a16207", "#0f766e
 def score_chart(sheet: Sequence[dict[str, Any]], n_sides: int) -> str:
     """The running score over hands as an inline SVG line chart (one line per side).
 
-    Every point carries ``data-end``, the seq its hand ended at, so the page can grey out the
-    hands still to come."""
+    Every point carries ``data-end``, the seq its hand ended at; the page greys the hands still
+    to come with the ``veil`` rectangle, drawn last."""
     if not sheet or n_sides == 0:
         return '<p class="empty">No hand has ended yet.</p>'
     w, h, pad = 320, 160, 28
@@ -122,6 +122,9 @@ def score_chart(sheet: Sequence[dict[str, Any]], n_sides: int) -> str:
                      f'points="{path}"/>')
         parts.extend(f'<circle data-end="{end}" cx="{px}" cy="{py}" r="3.5" fill="{colour}"/>'
                      for px, py, end in pts[1:])
+    # the hands still to come at the page's seq: the script sets its x and width
+    parts.append(f'<rect class="veil" x="{w - pad}" y="0" width="0" height="{h}" fill="#fff" '
+                 'fill-opacity=".8" pointer-events="none"/>')
     parts.append("</svg>")
     return "".join(parts)
 

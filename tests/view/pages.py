@@ -83,3 +83,66 @@ def step_times(driver: Any, chunk: int = 200, jumps: int | None = None) -> list[
         for a in range(1, n + 1, chunk):
             out += driver.execute_script(_STEPS, a, min(a + chunk, n + 1), jump)
     return out
+
+
+# A jump as a reader makes one: the slider dragged (its input event), a line of the move list
+# clicked, a hand picked from the menu (``seqs`` are then menu indexes), or go() as the
+# buttons and keys call it. Timed as _STEPS times a step.
+_JUMPS = """
+var v = window.buracoView, seqs = arguments[0], how = arguments[1], out = [], t, s;
+var slider = document.getElementById('slider'), menu = document.getElementById('handsel');
+var items = document.getElementById('moves').children;
+for (var i = 0; i < seqs.length; i++) {
+  s = seqs[i];
+  t = performance.now();
+  if (how === 'slider') { slider.value = s; slider.dispatchEvent(new Event('input')); }
+  else if (how === 'list') { items[s].click(); }
+  else if (how === 'hand') { menu.selectedIndex = s; menu.dispatchEvent(new Event('change')); }
+  else { v.go(s); }
+  document.body.offsetHeight;
+  out.push(performance.now() - t);
+}
+return out;
+"""
+
+JUMP_KINDS = ("go", "slider", "list", "hand")
+
+
+def jump_times(driver: Any, how: str, seqs: list[int], chunk: int = 50) -> list[float]:
+    """Milliseconds per jump of the page open in ``driver`` to each of ``seqs`` (hand menu
+    indexes for ``how="hand"``), made the way ``how`` names (one of :data:`JUMP_KINDS`)."""
+    assert how in JUMP_KINDS, how
+    out: list[float] = []
+    for a in range(0, len(seqs), chunk):
+        out += driver.execute_script(_JUMPS, seqs[a:a + chunk], how)
+    return out
+
+
+# Which rows of the score sheet and points of the chart the page greys: "in" under its veil,
+# "out" clear of it, "partly" (a veil out of place) for each, with the hand's end seq.
+GREYED = """
+var veil = document.querySelector('#sheet .veil');
+var v = veil && !veil.classList.contains('hidden') ? veil.getBoundingClientRect() : null;
+var rows = [].map.call(document.querySelectorAll('#sheet tr[data-end]'), function (r) {
+  var b = r.getBoundingClientRect();
+  var where = !v || b.bottom <= v.top + 0.5 ? 'out'
+    : b.top >= v.top - 0.5 && b.bottom <= v.bottom + 0.5 ? 'in' : 'partly';
+  return [+r.getAttribute('data-end'), where];
+});
+var cv = document.querySelector('.chart .veil');
+var x = +cv.getAttribute('x'), w = +cv.getAttribute('width');
+var points = [].map.call(document.querySelectorAll('.chart circle[data-end]'), function (c) {
+  var cx = +c.getAttribute('cx'), r = +c.getAttribute('r');
+  var where = w <= 0 || cx + r <= x ? 'out' : cx - r >= x && cx + r <= x + w ? 'in' : 'partly';
+  return [+c.getAttribute('data-end'), where];
+});
+return {rows: rows, points: points};
+"""
+
+
+def greyed_wrongly(driver: Any, seq: int) -> list[Any]:
+    """The rows and points of the page open in ``driver`` whose greying is wrong at ``seq``:
+    a hand ended by ``seq`` must be clear, one still to come under the veil."""
+    got = driver.execute_script(GREYED)
+    return [(what, end, where) for what in ("rows", "points") for end, where in got[what]
+            if where != ("in" if end > seq else "out")]

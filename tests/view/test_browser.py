@@ -14,7 +14,15 @@ from buraco_log.audit import load
 from buraco_log.timeline import Timeline, describe_event
 from buraco_log.view import build_page, page_for_log, write_page
 from buraco_log.view.frames import visible_text
-from tests.view.pages import GOLDEN, SIM, expected_zones, hidden_counts, step_times
+from tests.view.pages import (
+    GOLDEN,
+    GREYED,
+    SIM,
+    expected_zones,
+    greyed_wrongly,
+    hidden_counts,
+    step_times,
+)
 
 # Read every zone of the drawn table on each key press (registered after the page's own
 # handler, so it sees the table the key produced).
@@ -253,12 +261,14 @@ def test_the_score_sheet_greys_the_hands_still_to_come(
     _open(browser, page, f"#seq={ends[0]}")
     rows = browser.find_elements(By.CSS_SELECTOR, "#sheet tr[data-end]")
     assert len(rows) == len(ends) * tl.final.n_sides
-    future = [int(r.get_attribute("data-end")) for r in rows
-              if "future" in (r.get_attribute("class") or "")]
-    assert future and all(e > ends[0] for e in future)
-    assert len(future) == (len(ends) - 1) * tl.final.n_sides
     points = browser.find_elements(By.CSS_SELECTOR, ".chart circle[data-end]")
     assert len(points) == len(rows)
+    got = browser.execute_script(GREYED)
+    assert sum(where == "in" for _, where in got["rows"]) == (len(ends) - 1) * tl.final.n_sides
+    assert greyed_wrongly(browser, ends[0]) == []
+    for seq in (0, ends[1] - 1, ends[1], tl.last_seq, ends[0] + 1):  # back, forth, both ends
+        browser.execute_script(f"window.buracoView.go({seq})")
+        assert greyed_wrongly(browser, seq) == [], seq
 
 
 def test_burako_is_drawn_as_tiles_without_suit_marks(browser: Any, tmp_path: Path) -> None:

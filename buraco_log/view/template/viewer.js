@@ -206,19 +206,44 @@
     $("pos").textContent = "seq " + s + " / " + last;
     $("slider").value = s;
     document.body.setAttribute("data-seq", s);
-    var hs = 0;
-    for (var h = 0; h < D.hands.length; h++) { if (D.hands[h][1] <= s) { hs = h; } }
-    if (D.hands.length) { $("handsel").value = String(D.hands[hs][1]); }
-    for (var r = 0; r < sheetRows.length; r++) {
-      sheetRows[r].classList.toggle("future", +sheetRows[r].getAttribute("data-end") > s);
-    }
-    for (var c = 0; c < chartPoints.length; c++) {
-      chartPoints[c].classList.toggle("future", +chartPoints[c].getAttribute("data-end") > s);
-    }
+    var hs = below(D.hands.length, function (h) { return D.hands[h][1] <= s; }) - 1;
+    if (hs >= 0) { $("handsel").value = String(D.hands[hs][1]); }
     if (why !== "hash" && hashTimer === null) {
       if (Date.now() - hashAt >= HASH_MS) { writeHash(); } else { hashTimer = setTimeout(writeHash, HASH_MS); }
     }
-    if (why !== "list") { scrollList(li); }  // last: it reads the layout, once
+    if (why !== "list") { scrollList(li); }  // it reads the layout, once
+    veil(below(D.sheet.length, function (r) { return D.sheet[r].end <= s; }));
+  }
+  // How many of the first n items pass ok(i), for an ok that holds up to some i and then never
+  // again (hands by their deal's seq, sheet rows by their end): a binary search.
+  function below(n, ok) {
+    var lo = 0, hi = n;
+    while (lo < hi) {
+      var mid = (lo + hi) >> 1;
+      if (ok(mid)) { lo = mid + 1; } else { hi = mid; }
+    }
+    return lo;
+  }
+  // The hands still to come are greyed by one veil over the score sheet and one over the
+  // chart, moved when the count of ended hands changes. Toggling a class on each row and
+  // point made a long jump in a 100,000-event match cost 5-8 steps (each row's style, layer).
+  var sheetVeil = null, handRows = [], chartVeil = null, chartXs = [], veiled = -1;
+  function veil(done) {
+    if (done === veiled || !sheetVeil) { return; }
+    veiled = done;
+    var first = handRows[done], n = D.sheet.length;  // the first row still to come
+    sheetVeil.setAttribute("data-done", done);
+    sheetVeil.classList.toggle("hidden", !first);
+    if (first) {
+      sheetVeil.style.top = first.getBoundingClientRect().top -
+        sheetVeil.parentNode.getBoundingClientRect().top + "px";
+    }
+    if (chartVeil) {
+      // from halfway between the last ended hand's point and the next one's, to the end
+      var x = done < n ? (chartXs[done] + chartXs[done + 1]) / 2 : chartXs[n];
+      chartVeil.setAttribute("x", x);
+      chartVeil.setAttribute("width", done < n ? chartXs[n] + 8 - x : 0);
+    }
   }
   // The fragment follows the page, at most every HASH_MS: a held arrow key would otherwise
   // rewrite the URL faster than the browser accepts (it then drops the updates).
@@ -269,8 +294,10 @@
     var head = "<tr><th>hand</th><th>side</th><th>table</th><th>canastras</th><th>bonus</th>" +
       "<th>going out</th><th>relancinho</th><th>morto</th><th>cards left</th><th>hand total</th>" +
       "<th>running</th></tr>";
-    var body = "";
+    var body = "", at = [], rows = 0;
     D.sheet.forEach(function (row) {
+      at.push(rows);
+      rows += row.sides.length;
       row.sides.forEach(function (x, s) {
         var cls = Object.keys(x.canastras).map(function (k) { return CLASS[k] + " " + x.canastras[k]; });
         body += '<tr data-end="' + row.end + '" data-hand="' + row.hand + '"><td>' + row.hand +
@@ -280,8 +307,19 @@
           "</td></tr>";
       });
     });
-    $("sheet").innerHTML = "<table>" + head + body + "</table>";
+    $("sheet").innerHTML = '<div class="veiled"><table>' + head + body + "</table>" +
+      '<div class="veil hidden" aria-hidden="true"></div></div>';
     sheetRows = Array.prototype.slice.call(document.querySelectorAll("#sheet tr[data-end]"));
+    sheetVeil = document.querySelector("#sheet .veil");
+    handRows = at.map(function (i) { return sheetRows[i]; });
+  }
+  // The chart's x of each hand's point, the match's start first (score_chart in page.py).
+  function buildChart() {
+    var svg = document.querySelector("#chartbox .chart");
+    chartVeil = svg && svg.querySelector(".veil");
+    if (!chartVeil) { return; }
+    chartXs = [+svg.querySelector(".axis").getAttribute("x1")];
+    for (var i = 0; i < D.sheet.length; i++) { chartXs.push(+chartPoints[i].getAttribute("cx")); }
   }
   function buildMoves() {
     var ol = $("moves"), html = "";
@@ -336,13 +374,19 @@
     buildMoves();
     buildSheet();
     chartPoints = Array.prototype.slice.call(document.querySelectorAll(".chart circle[data-end]"));
+    buildChart();
     var sl = $("slider");
     sl.max = last;
     sl.addEventListener("input", function () { go(+sl.value, "slider"); });
-    var sel = $("handsel");
+    var sel = $("handsel"), widest = 0;
     sel.innerHTML = D.hands.map(function (h) {
-      return '<option value="' + h[1] + '">' + h[0] + " (seq " + h[1] + ")</option>";
+      var label = h[0] + " (seq " + h[1] + ")";
+      widest = Math.max(widest, label.length);
+      return '<option value="' + h[1] + '">' + label + "</option>";
     }).join("");
+    // A width of its own: without one, each change of hand measured every option again (the
+    // menu's width is its widest option's), 6 ms a jump with 260 hands.
+    sel.style.width = widest + 4 + "ch";
     sel.addEventListener("change", function () { go(+sel.value); });
     $("first").onclick = function () { go(0); };
     $("prev").onclick = function () { go(seq - 1); };
@@ -366,6 +410,8 @@
       else { return; }
       e.preventDefault();
     });
+    // a narrower window wraps the sheet's cells: its rows move, and the veil with them
+    window.addEventListener("resize", function () { var d = veiled; veiled = -1; veil(d); });
     window.addEventListener("hashchange", function () {
       var h = fromHash();
       if (h !== null && h !== seq) { go(h, "hash"); }
