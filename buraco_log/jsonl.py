@@ -306,6 +306,7 @@ class JsonlReader:
         self._digest = b""  # the chain's digest after the last event read
         self._header_line = 0  # the first line's number, once read
         self.line = 0  # the line of the last event handed out
+        self.size = 0  # bytes read: the file's size when reading began, once read through
 
     def _error(self, message: str, line: int, kind: str = "jsonl") -> LogFormatError:
         return LogFormatError(log.clip(message), path=self.path, line=line, seq=self.count,
@@ -318,6 +319,7 @@ class JsonlReader:
             number = 0
             # the bound is on the line itself: its end (\n or \r\n) is not counted
             for number, raw in enumerate(_lines(f), 1):
+                self.size += len(raw)
                 if len(raw.rstrip(b"\r\n")) > MAX_LINE or (
                         len(raw) == MAX_LINE + 2 and not raw.endswith(b"\r\n")):
                     cr = (" (it holds carriage returns (CR) alone: JSON Lines end each line in "
@@ -413,6 +415,17 @@ class JsonlReader:
                     self.end_line,
                     "chain",
                 )
+
+    @property
+    def head(self) -> str:
+        """The head digest of the events read so far (of the whole log once read through)."""
+        return self._digest.hex() if self.count else str(
+            log.chain_start(self.version).hexdigest())
+
+    @property
+    def sealed_by_end(self) -> bool:
+        """Whether the end line read carries the head digest (what makes JSON Lines sealed)."""
+        return self.end is not None and "head" in self.end
 
     def _signature(self, obj: dict[str, Any], number: int) -> None:
         """A signature line: it must sign exactly the chain's head after the line before."""

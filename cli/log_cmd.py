@@ -464,15 +464,13 @@ def _verify_jsonl(path: Path) -> log.LogInfo:
     reader = jsonl.JsonlReader(path)
     for _ in reader:  # raises, naming the line, at the first problem
         pass
-    _, integrity = audit.read_log(path)
     # Sealed as `audit` and `show` say it: the end line carries the head digest, checked
     # against the events. (The first line's "sealed" is the binary form's flag, which
-    # convert keeps; it protects nothing in this file.)
-    return log.LogInfo(path=str(path), version=reader.version,
-                       sealed=integrity.status == "sealed",
-                       events=reader.count, segments=integrity.records,
-                       valid_bytes=os.path.getsize(path), head=integrity.head,
-                       signatures=len(getattr(reader, "signatures", ())))
+    # convert keeps; it protects nothing in this file.) All of it from this one read: a
+    # second read of a file that grew meanwhile gave a head and count of other events.
+    return log.LogInfo(path=str(path), version=reader.version, sealed=reader.sealed_by_end,
+                       events=reader.count, segments=reader.count, valid_bytes=reader.size,
+                       head=reader.head, signatures=len(reader.signatures))
 
 
 def register(app: typer.Typer) -> None:

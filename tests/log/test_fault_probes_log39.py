@@ -172,3 +172,28 @@ def test_a_line_of_many_cards_parses_each_spelling_once(
     with pytest.raises(LogFormatError):  # a refusal is not remembered as a card
         list(JsonlReader(path))
     assert calls == 6
+
+
+def test_verify_of_json_lines_describes_the_one_read_it_checked(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: `verify` checked the lines with one read, then took the head digest, record
+    count and sealing from a second read: a log that grew in between was described by events
+    it had never checked."""
+    from cli import log_cmd
+
+    path = _start(tmp_path, 5)
+    more = GOLDEN.read_text().splitlines()[6:9]
+
+    class GrowsAfterReading(JsonlReader):
+        def __iter__(self):  # type: ignore[no-untyped-def]
+            yield from super().__iter__()
+            with open(path, "a") as f:  # a writer appends as the reading ends
+                f.write("\n".join(more) + "\n")
+
+    monkeypatch.setattr(log_cmd.jsonl, "JsonlReader", GrowsAfterReading)
+    info = log_cmd._verify_jsonl(path)
+    (tmp_path / "copy").mkdir()
+    first_five = JsonlReader(_start(tmp_path / "copy", 5))
+    assert [e.seq for e in first_five] == [0, 1, 2, 3, 4]
+    assert (info.events, info.segments, info.head) == (5, 5, first_five.head)
+    assert info.valid_bytes < path.stat().st_size
