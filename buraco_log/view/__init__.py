@@ -51,12 +51,14 @@ def damage_banner(integ: Integrity) -> Banner | None:
         where.append(f"{'line' if integ.format == 'jsonl' else 'record'} {integ.record}")
     if integ.seq is not None:
         where.append(f"seq {integ.seq}")
-    what = "torn tail" if integ.status == "torn" else f"damaged ({integ.kind})"
+    # "is torn tail" and "damaged (damage)" read as a slip; a named kind (chain) tells more
+    what = ("has a torn tail" if integ.status == "torn" else
+            "is damaged" + (f" ({integ.kind})" if integ.kind not in (None, "damage") else ""))
     n = integ.events
     return Banner(
         kind="damaged", seq=integ.seq, rule=f"log.{integ.kind}" if integ.kind else None,
         offset=integ.offset,
-        text=(f"The log is {what} at {', '.join(where) or 'an unknown place'}: {integ.message}. "
+        text=(f"The log {what} at {', '.join(where) or 'an unknown place'}: {integ.message}. "
               f"The page shows the {n} event{'' if n == 1 else 's'} read intact."),
     )
 

@@ -22,6 +22,7 @@ from buraco_log.events import (
     AnyEvent,
     CardDrawn,
     HandStarted,
+    MatchStarted,
     MortoTaken,
     Player,
 )
@@ -217,22 +218,42 @@ def patch(frame: Frame, d: Frame) -> Frame:
 NAME_IN_MOVES = 48
 """The most characters of a player's name a move line repeats; the seat panels show it whole."""
 
+ID_SHOWN = 64
+"""The most characters of the match id or the rules' name the page shows in a line (its
+heading and the match start's line; whole in the heading's tooltip and in the data)."""
+
+
+def cut(text: str, most: int) -> str:
+    """``text`` cut to ``most`` characters (code points), the cut marked with an ellipsis."""
+    return text if len(text) <= most else text[:most - 1] + "\u2026"
+
 
 def short_names(players: Sequence[Player]) -> tuple[Player, ...]:
     """``players`` with each name cut to :data:`NAME_IN_MOVES` characters (the cut marked
     with an ellipsis). Every move line names its seat's player: a 10,000-character name made
     a page of a few hundred events 1.5 MB, and of a long match gigabytes."""
     return tuple(p if len(p.name) <= NAME_IN_MOVES
-                 else msgspec.structs.replace(p, name=p.name[:NAME_IN_MOVES - 1] + "\u2026")
+                 else msgspec.structs.replace(p, name=cut(p.name, NAME_IN_MOVES))
                  for p in players)
+
+
+def _short_start(ev: MatchStarted, players: Sequence[Player]) -> MatchStarted:
+    """The match start as its line on the page names it: the names, the match id and the
+    rules' name cut (a 20,000-character match id made that one line 10,000 pixels tall)."""
+    return msgspec.structs.replace(
+        ev, players=tuple(players), match_id=cut(ev.match_id, ID_SHOWN),
+        rules=msgspec.structs.replace(ev.rules, name=cut(ev.rules.name, ID_SHOWN)))
 
 
 def visible_text(ev: AnyEvent, tl: Timeline, seat: int | None,
                  players: Sequence[Player] | None = None) -> str:
     """The event as ``replay`` words it; for a seat, a card drawn by another seat stays
     face down ("drew a card"), the one change a player's copy needs. ``players``: the names
-    to use (default: the timeline's own, uncut)."""
+    to use (default: the timeline's own, uncut); given, the match start's line names them
+    too, with the match id and the rules' name cut to :data:`ID_SHOWN` characters."""
     names = tl.players if players is None else players
+    if players is not None and isinstance(ev, MatchStarted):
+        ev = _short_start(ev, players)  # it named the players from its own record, whole
     if seat is not None and isinstance(ev, CardDrawn) and ev.seat != seat:
         head = describe_event(ev, names, tl.style).rsplit(" drew ", 1)[0]
         return f"{head} drew a card"
@@ -283,5 +304,6 @@ class Frames:
         return f
 
 
-__all__ = ["GROWN", "SNAPSHOT_EVERY", "Frames", "Memo", "diff", "held", "meld_order", "patch",
-           "referee_frame", "seat_frame", "short_names", "visible_text"]
+__all__ = ["GROWN", "ID_SHOWN", "NAME_IN_MOVES", "SNAPSHOT_EVERY", "Frames", "Memo", "cut", "diff",
+           "held", "meld_order", "patch", "referee_frame", "seat_frame", "short_names",
+           "visible_text"]

@@ -21,7 +21,7 @@ from buraco_log.ruleids import describe
 from buraco_log.safetext import UNSAFE, terminal_safe
 from buraco_log.state import HandResult
 from buraco_log.timeline import Timeline
-from buraco_log.view.frames import SNAPSHOT_EVERY, Frames
+from buraco_log.view.frames import ID_SHOWN, SNAPSHOT_EVERY, Frames, cut
 
 PAGE_VERSION = 1
 """Version of the page's data layout (``data.v``), for tools that read pages back."""
@@ -192,7 +192,8 @@ def render(data: dict[str, Any], chart: str = "") -> str:
     """The HTML page for ``data`` (see :func:`page_data`)."""
     blob = json_text(data)
     who = "referee" if data["viewer"] is None else f"seat {data['viewer']}"
-    title = html.escape(f"{data['match'] or 'match'} ({data['rules']}, {who}) - buraco-log")
+    title = html.escape(f"{cut(data['match'], ID_SHOWN) or 'match'} "
+                        f"({cut(data['rules'], ID_SHOWN)}, {who}) - buraco-log")
     page = _template("page.html")
     # The data goes in last, so no text of the log is ever read as a marker.
     page = page.replace(_MARK_TITLE, title, 1)

@@ -51,13 +51,15 @@
   // A long name is cut, as in the move lines (NAME_IN_MOVES in frames.py): a 10,000-letter
   // name filled the screen in every panel that names a seat. The seat's heading keeps it
   // whole in its tooltip. Cut by code points, not halves of a surrogate pair.
-  var NAME_IN_MOVES = 48;
+  var NAME_IN_MOVES = 48, ID_SHOWN = 64;
+  function cut(text, most) {
+    var cps = Array.from(String(text));
+    return cps.length <= most ? String(text) : cps.slice(0, most - 1).join("") + "\u2026";
+  }
   function name(seat, whole) {
     var p = D.players[seat];
     if (!p) { return "seat " + seat; }
-    var cps = Array.from(String(p.name));
-    return shown(whole || cps.length <= NAME_IN_MOVES ? p.name
-      : cps.slice(0, NAME_IN_MOVES - 1).join("") + "\u2026");
+    return shown(whole ? p.name : cut(p.name, NAME_IN_MOVES));
   }
 
   // -- frames: a snapshot every D.every seqs, a diff for every seq ---------------------------
@@ -283,8 +285,10 @@
     for (var j = 0; j < starts.length; j++) { if (starts[j] > seq) { return go(starts[j]); } }
     return go(last);
   }
+  // The fragment names a seq as the page writes it, "#seq=" and digits, or nothing: a loose
+  // match took "#seq=1e3" for seq 1, "#seq=0x10" for seq 0 and "#xseq=7" for seq 7.
   function fromHash() {
-    var m = /seq=(\d+)/.exec(location.hash);
+    var m = /^#seq=(\d+)$/.exec(location.hash);
     return m ? parseInt(m[1], 10) : null;
   }
 
@@ -366,7 +370,11 @@
   }
   function setup() {
     var who = D.viewer === null ? "referee view" : "seat " + D.viewer + " (" + name(D.viewer) + ")";
-    $("title").textContent = "match " + (D.match || "unknown") + " \u00b7 " + D.rules + " \u00b7 " + who;
+    // the match id and the rules' name cut as in the match start's line (ID_SHOWN in
+    // frames.py): a 20,000-character id made the heading 5,900 pixels tall; whole in its tooltip
+    $("title").textContent = "match " + (cut(D.match, ID_SHOWN) || "unknown") + " \u00b7 " +
+      cut(D.rules, ID_SHOWN) + " \u00b7 " + who;
+    $("title").title = "match " + (D.match || "unknown") + " \u00b7 " + D.rules;
     if (D.tiles) { document.body.classList.add("tiles"); }
     buildBanners();
     buildBoxes();
@@ -414,7 +422,8 @@
     window.addEventListener("resize", function () { var d = veiled; veiled = -1; veil(d); });
     window.addEventListener("hashchange", function () {
       var h = fromHash();
-      if (h !== null && h !== seq) { go(h, "hash"); }
+      if (h === null) { writeHash(); }  // no seq: the address names the table shown again
+      else if (h !== seq) { go(h, "hash"); }
     });
     var h = fromHash();
     go(h !== null ? h : D.start, "init");
