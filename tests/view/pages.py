@@ -129,8 +129,8 @@ var rows = [].map.call(document.querySelectorAll('#sheet tr[data-end]'), functio
     : b.top >= v.top - 0.5 && b.bottom <= v.bottom + 0.5 ? 'in' : 'partly';
   return [+r.getAttribute('data-end'), where];
 });
-var cv = document.querySelector('.chart .veil');
-var x = +cv.getAttribute('x'), w = +cv.getAttribute('width');
+var cv = document.querySelector('.chart .veil');  // none before a hand has ended
+var x = cv ? +cv.getAttribute('x') : 0, w = cv ? +cv.getAttribute('width') : 0;
 var points = [].map.call(document.querySelectorAll('.chart circle[data-end]'), function (c) {
   var cx = +c.getAttribute('cx'), r = +c.getAttribute('r');
   var where = w <= 0 || cx + r <= x ? 'out' : cx - r >= x && cx + r <= x + w ? 'in' : 'partly';
