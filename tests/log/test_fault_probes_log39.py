@@ -125,19 +125,24 @@ def test_null_or_text_on_a_first_or_end_line_is_refused_on_its_line(
     path = _with_lines(tmp_path, first, end)
     with pytest.raises(LogFormatError) as caught:
         list(JsonlReader(path))
-    assert caught.value.line == line and words in caught.value.message
-    done = _cli("verify", path)
+    assert caught.value.line == line and caught.value.message == words
+
+
+def test_verify_refuses_an_end_lines_null_head_in_one_line(tmp_path: Path) -> None:
+    path = _with_lines(tmp_path, _FIRST, '{"log": "end", "events": 5, "head": null}')
+    done = _cli("verify", path)  # it said "5 events in 5 records, unsealed", exit 0
     assert (done.returncode, done.stdout) == (1, "")
-    assert done.stderr == f"buraco-log: error: {path}, line {line}, seq " \
-        f"{0 if line == 1 else 5}: {words}\n"
+    assert done.stderr == f"buraco-log: error: {path}, line 7, seq 5: 'head' on the end " \
+        "line must be a head digest (64 hex digits), not null\n"
 
 
 def test_a_version_out_of_range_says_which_versions_are_read(tmp_path: Path) -> None:
     path = _with_lines(tmp_path, '{"log": "buraco-log", "version": 3}', _END)
-    done = _cli("verify", path)
-    assert done.returncode == 2
-    assert done.stderr.endswith(": JSON Lines of event format version 3: this buraco_log reads "
-                                "versions 1 to 2\n"), done.stderr
+    with pytest.raises(LogFormatError) as caught:
+        list(JsonlReader(path))
+    assert (caught.value.line, caught.value.kind) == (1, "version")  # exit status 2
+    assert caught.value.message == ("JSON Lines of event format version 3: this buraco_log "
+                                    "reads versions 1 to 2")
 
 
 def test_the_same_lines_with_their_values_read(tmp_path: Path) -> None:
