@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from buraco_log.audit import Integrity, read_log
-from buraco_log.errors import LogFormatError
+from buraco_log.errors import LogFormatError, ReplayError
 from buraco_log.outpaths import rename_target, written_in_place
 from buraco_log.view.page import (
     PAGE_VERSION,
@@ -44,6 +44,17 @@ def damage_banner(integ: Integrity) -> Banner | None:
     """A banner naming the damage of a broken or torn log and where it starts."""
     if integ.status not in ("broken", "torn"):
         return None
+    n = integ.events
+    return Banner(
+        kind="damaged", seq=integ.seq, rule=f"log.{integ.kind}" if integ.kind else None,
+        offset=integ.offset,
+        text=(f"The log {_damage(integ)}. "
+              f"The page shows the {n} event{'' if n == 1 else 's'} read intact."))
+
+
+def _damage(integ: Integrity) -> str:
+    """What the damage of a broken or torn log is and where it starts: 'has a torn tail at
+    byte 8554, record 1, seq 539: zero-filled tail (...)'."""
     where: list[str] = []
     if integ.offset is not None:
         where.append(f"byte {integ.offset}")
@@ -54,13 +65,7 @@ def damage_banner(integ: Integrity) -> Banner | None:
     # "is torn tail" and "damaged (damage)" read as a slip; a named kind (chain) tells more
     what = ("has a torn tail" if integ.status == "torn" else
             "is damaged" + (f" ({integ.kind})" if integ.kind not in (None, "damage") else ""))
-    n = integ.events
-    return Banner(
-        kind="damaged", seq=integ.seq, rule=f"log.{integ.kind}" if integ.kind else None,
-        offset=integ.offset,
-        text=(f"The log {what} at {', '.join(where) or 'an unknown place'}: {integ.message}. "
-              f"The page shows the {n} event{'' if n == 1 else 's'} read intact."),
-    )
+    return f"{what} at {', '.join(where) or 'an unknown place'}: {integ.message}"
 
 
 def page_for_log(path: str | os.PathLike[str], *, seat: int | None = None,
@@ -86,6 +91,10 @@ def page_for_log(path: str | os.PathLike[str], *, seat: int | None = None,
                              + (f" ({integ.message})" if integ.message else ""),
                              path=os.fspath(path), offset=integ.offset, kind="unreadable")
     banner = damage_banner(integ)
+    if banner is not None and at is not None and at > events[-1].seq:
+        # a finding, as replay --at says it (it said only "the page holds seqs 0 to 4", exit 2)
+        raise ReplayError(f"--at {at}: the page holds seqs 0 to {events[-1].seq}, the events "
+                          f"read intact; the log {_damage(integ)}", seq=at)
     return build_page(events, seat=seat, at=at, banners=(banner,) if banner else (),
                       marks=marks)
 

@@ -3,11 +3,15 @@ the score sheet and every point of the chart (0.4-3.7 s a jump at 100,000 events
 start's line named every player whole and a 20,000-character match id filled the heading and
 that line (5,900 and 10,000 pixels tall); a fragment was matched loosely (`#seq=1e3` opened
 seq 1, `#xseq=7` seq 7); a damaged log's banner said "The log is torn tail" and
-"damaged (damage)"."""
+"damaged (damage)"; `view --at` past the damage said only "the page holds seqs 0 to 4", exit 2,
+as of a seq the log never had."""
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +22,7 @@ from buraco_log.log import read_events
 from buraco_log.view import frames, page_for_log, write_page
 from tests.view.pages import GOLDEN, SIM, data_of, greyed_wrongly
 
+ROOT = Path(__file__).resolve().parents[2]
 BROWSER = pytest.mark.xdist_group("browser")  # one Chromium, with tests/view/test_browser.py
 NAME = "A" * 10_000
 MATCH_ID = "M" * 20_000
@@ -64,6 +69,23 @@ def test_a_damaged_logs_banner_says_what_the_damage_is_in_plain_words(tmp_path: 
     (d,) = page_for_log(twice).banners
     assert t.text.startswith(f"The log has a torn tail at byte {len(log)}, "), t.text
     assert d.text.startswith(f"The log is damaged at byte {len(log)}, "), d.text
+
+
+def test_view_at_a_seq_past_the_damage_names_the_damage_and_writes_nothing(
+        tmp_path: Path) -> None:
+    objs = [event_to_json(e) for e in read_events(str(SIM / "classic-2p-000000.blog"))[:20]]
+    lines = [json.dumps(o) for o in objs]
+    lines[6] = '{"t": "dr", "seq": 6, garbage'
+    log = tmp_path / "cut.jsonl"
+    log.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = tmp_path / "cut.html"
+    p = subprocess.run([sys.executable, "-m", "cli.main", "view", str(log), "--at", "9", "-o",
+                        str(out)], capture_output=True, text=True, timeout=60, cwd=ROOT,
+                       env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert p.returncode == 1, p.stderr  # a finding about the log, as replay --at 9 says (was 2)
+    assert p.stdout == "" and p.stderr.count("\n") == 1 and not out.exists()
+    assert f"{log}: --at 9: the page holds seqs 0 to 5" in p.stderr
+    assert "damaged" in p.stderr and "line 7, seq 6" in p.stderr, p.stderr
 
 
 @BROWSER
