@@ -91,7 +91,7 @@ def step_times(driver: Any, chunk: int = 200, jumps: int | None = None) -> list[
 _JUMPS = """
 var v = window.buracoView, seqs = arguments[0], how = arguments[1], out = [], t, s;
 var slider = document.getElementById('slider'), menu = document.getElementById('handsel');
-var items = document.getElementById('moves').children;
+var items = document.querySelectorAll('#moves li[data-seq]');
 for (var i = 0; i < seqs.length; i++) {
   s = seqs[i];
   t = performance.now();

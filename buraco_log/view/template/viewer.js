@@ -325,15 +325,19 @@
     chartXs = [+svg.querySelector(".axis").getAttribute("x1")];
     for (var i = 0; i < D.sheet.length; i++) { chartXs.push(+chartPoints[i].getAttribute("cx")); }
   }
+  // The lines go in nested lists of CHUNK lines each: the browser restyled a line (the current
+  // one) in time that grew with its siblings, 1 ms each step with 100,000 lines in one list.
+  var CHUNK = 500;
   function buildMoves() {
     var ol = $("moves"), html = "";
     for (var i = 0; i <= last; i++) {
+      if (i % CHUNK === 0) { html += (i ? "</ol></li>" : "") + '<li class="chunk"><ol start="' + i + '">'; }
       var mk = (MARKS[i] || []).map(function (m) { return " mk-" + esc(m.kind); }).join("");
       html += '<li data-seq="' + i + '" class="m' + (D.tags[i] === "HandStarted" ? " hs" : "") +
         mk + '">' + esc(D.moves[i]) + "</li>";
     }
-    ol.innerHTML = html;
-    moveItems = Array.prototype.slice.call(ol.children);
+    ol.innerHTML = html + "</ol></li>";
+    moveItems = Array.prototype.slice.call(ol.querySelectorAll("li[data-seq]"));
     ol.addEventListener("click", function (e) {
       var t = e.target.closest ? e.target.closest("li") : e.target;
       if (t && t.hasAttribute("data-seq")) { go(+t.getAttribute("data-seq"), "list"); }
