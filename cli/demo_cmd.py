@@ -109,7 +109,9 @@ def demo(
             raise fail(f"{out}: exists; the demo does not replace files (--overwrite replaces "
                        "it)", EXIT_USAGE, as_json=js)
         if not (out.parent or Path(".")).is_dir():
-            raise fail(f"{out}: {no_directory(out.parent)}", EXIT_USAGE, as_json=js)
+            why = (no_directory(out.parent) if os.path.lexists(out.parent)
+                   else f"No such file or directory (no directory {out.parent})")
+            raise fail(f"{out}: {why}", EXIT_USAGE, as_json=js)
     if out is None:
         _check_default_name(r.name, rules, players, as_json=js)
     events = simulate_match(r, players, seed=seed)
