@@ -24,6 +24,7 @@ import typer
 from buraco_log.errors import BuracoLogError
 from buraco_log.log import MAGIC
 from cli.safetext import terminal_safe
+from cli.signals import stopped_by
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -381,8 +382,8 @@ def guarded(func: Callable[P, R]) -> Callable[P, R]:
             code = EXIT_USAGE if isinstance(exc, _USAGE_OS_ERRORS) or read else EXIT_FINDINGS
             raise fail(f"{where}{exc.strerror or exc}", code,
                        as_json=wants_json(kwargs) and not on_stdout, error=exc) from None
-        except KeyboardInterrupt:
-            raise fail("interrupted", 130) from None
+        except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (cli.main.run turns it into this)
+            raise fail(*stopped_by()) from None
         except Exception as exc:  # a defect of this tool: one line too, --debug shows where
             if any(c.__name__ == "ClickException" for c in type(exc).__mro__):
                 raise  # a usage error raised in a command (BadParameter): main says it

@@ -7,7 +7,7 @@ import importlib
 import inspect
 import os
 import sys
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -35,6 +35,7 @@ from cli.common import (
     error_object,
     show_traceback,
 )
+from cli.signals import EXIT_TERMINATED, stopped_by, terminate_as_interrupt
 
 helpfmt.install()
 
@@ -132,6 +133,24 @@ def run() -> None:
     """The console script: usage errors become one line on stderr and exit status 2."""
     sys.stdout = NamedStdout(sys.stdout)  # a failed write names <stdout>
     State.own_process = True
+    # SIGTERM (`kill`, `timeout`, a service manager) ends every command as Ctrl-C does: its
+    # cleanup runs, and one line says so (at its default action the process died without a
+    # word, and `simulate` or `audit` left their workers' output to chance)
+    with terminate_as_interrupt():
+        code = _run()
+    if code in (130, EXIT_TERMINATED):
+        # interrupted: every output was already removed or left whole by the code it cut
+        # short; skip the interpreter's exit hooks, where a process pool's cleanup races its
+        # dying workers and prints a traceback ("Exception ignored in ... _python_exit")
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(code)
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+def _run() -> int | Any:
+    """The command's exit status, every usage error said in one line."""
     try:
         # one name in usage lines and hints, however started (`python -m cli`, the script)
         code = app(standalone_mode=False, prog_name="buraco-log")
@@ -163,8 +182,8 @@ def run() -> None:
             emit_json({"error": error_object(f"{message}{hint}", EXIT_USAGE)})
         code = EXIT_USAGE
     except _ABORT:
-        typer.echo("buraco-log: interrupted", err=True)
-        code = 130
+        how, code = stopped_by()
+        typer.echo(f"buraco-log: {how}", err=True)
     except BrokenPipeError:  # help or version into `| head`: stop quietly, as commands do
         with contextlib.suppress(OSError):
             sys.stderr.close()
@@ -177,15 +196,7 @@ def run() -> None:
         where = f"{exc.filename}: " if exc.filename else ""
         typer.echo(f"buraco-log: error: {where}{exc.strerror or exc}", err=True)
         code = 1
-    if code == 130:
-        # interrupted: every output was already removed or left whole by the code it cut
-        # short; skip the interpreter's exit hooks, where a process pool's cleanup races its
-        # dying workers and prints a traceback ("Exception ignored in ... _python_exit")
-        with contextlib.suppress(Exception):
-            sys.stdout.flush()
-            sys.stderr.flush()
-        os._exit(130)
-    sys.exit(code if isinstance(code, int) else 0)
+    return code
 
 
 if __name__ == "__main__":

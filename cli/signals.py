@@ -19,6 +19,10 @@ def terminate_as_interrupt() -> Iterator[list[int]]:
     its default action it killed the process without a word. Yields the SIGTERMs met (empty:
     none); a SIGTERM the process was set to ignore stays ignored, and a forked worker dies of
     it as it would have."""
+    global _met
+    if _met is not None:  # installed further out (``cli.main.run`` does, for every command)
+        yield _met
+        return
     met: list[int] = []
     if threading.current_thread() is not threading.main_thread() or \
             signal.getsignal(signal.SIGTERM) != signal.SIG_DFL:
@@ -36,7 +40,20 @@ def terminate_as_interrupt() -> Iterator[list[int]]:
         raise KeyboardInterrupt
 
     previous = signal.signal(signal.SIGTERM, on_term)
+    _met = met
     try:
         yield met
     finally:
+        _met = None
         signal.signal(signal.SIGTERM, previous)
+
+
+_met: list[int] | None = None
+"""The SIGTERMs met while :func:`terminate_as_interrupt` is on; shared with the commands that
+ask for it again inside (their own ``met`` then sees the one SIGTERM the process got)."""
+
+
+def stopped_by() -> tuple[str, int]:
+    """What ended a command that met KeyboardInterrupt, and its exit status: Ctrl-C
+    ("interrupted", 130) or SIGTERM ("terminated (SIGTERM)", 143)."""
+    return ("terminated (SIGTERM)", EXIT_TERMINATED) if _met else ("interrupted", 130)

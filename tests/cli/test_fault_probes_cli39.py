@@ -22,7 +22,7 @@ def _demo(out: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
     (lambda p: p.write_text("x"), "is a file, not a directory"),
     (lambda p: os.mkfifo(p), "is a FIFO, not a directory"),
     (lambda p: os.symlink(p.parent / "gone", p), "is a symbolic link to"),
-    (lambda p: None, "no such directory"),
+    (lambda p: None, "No such file or directory (no directory"),
 ])
 def test_demo_names_why_its_output_has_no_directory(tmp_path: Path, make: object,
                                                     says: str) -> None:
@@ -91,3 +91,45 @@ def test_audit_continues_refuses_what_it_cannot_check(tmp_path: Path, args: list
     (tmp_path / "notes.txt").write_text("hello\n")
     line = one_error_line(_audit(*args, cwd=tmp_path), 2)
     assert says in line, line
+
+
+# -- SIGTERM ends every command as Ctrl-C does: one line, 143, nothing half-written ----------
+
+
+def _stop_when(argv: list[str], ready: object, cwd: Path) -> tuple[int, str, str]:
+    import signal
+    import time
+
+    child = subprocess.Popen([sys.executable, "-m", "cli", *argv], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, cwd=cwd,
+                             env=dict(os.environ, PYTHONPATH=str(Path(__file__).parents[2])))
+    try:
+        deadline = time.monotonic() + 90
+        while not ready():  # type: ignore[operator]
+            assert child.poll() is None, child.communicate()
+            assert time.monotonic() < deadline, "the command never got going"
+            time.sleep(0.05)
+        child.send_signal(signal.SIGTERM)
+        out, err = child.communicate(timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    return child.returncode, out, err
+
+
+def test_sigterm_stops_simulate_with_one_line_and_whole_logs_only(tmp_path: Path) -> None:
+    # it died of the signal (-15) without a word
+    out_dir = tmp_path / "sims"
+    code, out, err = _stop_when(
+        ["simulate", "--matches", "5000", "-o", str(out_dir), "--jobs", "2"],
+        lambda: out_dir.is_dir() and len(os.listdir(out_dir)) >= 3, tmp_path)
+    assert code == 143 and err == "buraco-log: error: terminated (SIGTERM)\n", (code, err)
+    assert out == ""  # no summary of a run cut short
+    names = os.listdir(out_dir)
+    assert names and all(n.endswith(".blog") and not n.startswith(".") for n in names), names
+    from buraco_log.audit import read_log
+
+    for n in names:  # each whole and sealed: a log cut short would read torn or broken
+        events, integrity = read_log(out_dir / n)
+        assert integrity.status == "sealed" and events, (n, integrity)
+
