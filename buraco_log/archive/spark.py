@@ -122,6 +122,11 @@ def require() -> None:
             missing.append(name)
     if missing:
         raise SparkUnavailable(f"--engine spark needs {' and '.join(missing)}: {INSTALL_EXTRA}")
+    home = os.environ.get("JAVA_HOME")
+    if home and not os.access(os.path.join(home, "bin", "java"), os.X_OK):
+        # Spark runs $JAVA_HOME/bin/java whenever JAVA_HOME is set, whatever PATH holds
+        raise SparkUnavailable(f"--engine spark needs Java: JAVA_HOME ({home}) has no "
+                               "bin/java; set it to a Java 17+ runtime, or unset it")
     if _java() is None:
         raise SparkUnavailable(f"--engine spark needs Java: {INSTALL_JAVA}")
 
@@ -216,7 +221,9 @@ start-up notices would break the CLI's one-line errors (the error says so when i
 
 
 def _start_quietly(master: str, settings: Mapping[str, str]) -> SparkSession:
-    """Start the JVM with its stdout and stderr in :data:`JVM_LOG`, then the session on it."""
+    """Start the JVM with its stdout and stderr in :data:`JVM_LOG`, then the session on it.
+    A start that fails is one line naming what the JVM said (a bad master, a bad --conf
+    value, a JVM that cannot run), not PySpark's "Java gateway process exited"."""
     from pyspark import SparkConf, SparkContext
     from pyspark.java_gateway import launch_gateway
     from pyspark.sql import SparkSession
@@ -226,16 +233,68 @@ def _start_quietly(master: str, settings: Mapping[str, str]) -> SparkSession:
         sconf.set(k, v)
     path = os.path.join(tempfile.gettempdir(), f"{JVM_LOG}-{os.getuid()}.log")
     with open(path, "ab") as log:
+        start = log.tell()
+        sc: Any = None
         try:
             gateway = launch_gateway(  # type: ignore[no-untyped-call,unused-ignore]
                 sconf, popen_kwargs={"stdout": log, "stderr": log})
             sc = SparkContext(master=master, conf=sconf, gateway=gateway)
+            spark = SparkSession(sc)
+            # made here, not at the first query: a bad spark.sql.* value fails now
+            spark._jsparkSession.sessionState()
         except Exception as exc:  # the JVM did not start: say so in one line
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else \
-                type(exc).__name__
-            raise SparkUnavailable(f"Spark did not start ({first}; its output: {path}); "
-                                   f"{INSTALL_JAVA}") from None
-    return SparkSession(sc)
+            why = _start_failure(exc, path, start)  # before the stop: it may ask the JVM
+            if sc is not None:
+                with contextlib.suppress(Exception):
+                    sc.stop()
+            raise SparkUnavailable(f"Spark did not start (master {master}): {why} (its "
+                                   f"output: {path})") from None
+    return spark
+
+
+# What the JVM's output says when it does not start, most telling first: spark-submit's own
+# error, the java launcher's, a shell's.
+_START_FAILURES = (
+    re.compile(r'^Exception in thread "main" (?:(?P<cls>[\w$.]+(?:Error|Exception)): )?(?P<m>.+)$'),
+    re.compile(r"^(?:Error: )?(?P<m>(?:Invalid|Unrecognized|Could not|Error occurred) .+)$"),
+    re.compile(r"^(?:\S*spark-class: line \d+: )?(?P<m>\S+: (?:No such file or directory|"
+               r"Permission denied))$"),
+    re.compile(r"^Error: (?P<m>.+)$"),
+)
+# An error Spark logged (an unreachable master: "All masters are unresponsive! Giving up."),
+# told when PySpark's own error says nothing.
+_LOGGED_ERROR = re.compile(r"^(?:[\d/]+ )?[\d:]+ ERROR [\w$.]+: (?P<m>.+)$")
+_UNTOLD = re.compile(r"JAVA_GATEWAY_EXITED|stopped SparkContext|^An error occurred while "
+                     r"calling|:$")
+
+
+def _start_failure(exc: BaseException, path: str, start: int) -> str:
+    """Why the JVM did not start: what it wrote to ``path`` after ``start``, or the error
+    PySpark raised (its deepest Java cause), or an error Spark logged."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(start)
+            lines = [line.strip() for line in
+                     f.read(1 << 20).decode("utf-8", "replace").splitlines()]
+    except OSError:
+        lines = []
+    for pattern in _START_FAILURES:
+        for line in lines:
+            m = pattern.match(line)
+            if m is None:
+                continue
+            reason = m.group("m").strip()
+            cls = m.groupdict().get("cls") or ""
+            if cls.endswith("UnsupportedClassVersionError"):  # a Java older than 17
+                return f"{cls}: {reason[:200]}; {INSTALL_JAVA}"
+            return reason[:300]
+    reason = _first_line(exc)
+    if _UNTOLD.search(reason):
+        logged = [m.group("m") for m in map(_LOGGED_ERROR.match, lines)
+                  if m and not m.group("m").startswith("Error initializing SparkContext")]
+        if logged:
+            return logged[-1][:300]
+    return reason
 
 
 # -- checking, on the executors ------------------------------------------------------------------
@@ -577,7 +636,7 @@ def ingest(
                 error = exc
             except Exception as exc:  # the job failed: Spark's error, in one line
                 error = ArchiveError(f"spark ingest failed, nothing of this run was "
-                                     f"committed: {_spark_error(exc)}")
+                                     f"committed: {_jvm_stopped(spark) or _spark_error(exc)}")
                 error.__cause__ = exc
         if noted and not commit.started:
             # PySpark's clean-up of a call the signal cut (a Py4J call on the connection Py4J
@@ -1234,7 +1293,9 @@ def _reason(exc: BaseException) -> str:
     if not text:
         return type(exc).__name__
     lines = text.splitlines()
-    if _PY4J_CALL.match(lines[0]):
+    # Py4J's "An error occurred while calling ...", or a captured Java error whose own
+    # line names no reason ("Error while instantiating '...SessionStateBuilder':")
+    if _PY4J_CALL.match(lines[0]) or lines[0].endswith(":"):
         causes = [(m.group(1), m.group(2).strip()) for m in map(_JAVA_CAUSE.match, lines) if m]
         causes = [c for c in causes
                   if c[1] and not c[1].startswith("Exception thrown in awaitResult")]
@@ -1247,7 +1308,24 @@ def _reason(exc: BaseException) -> str:
         bare = [m.group(1) for m in map(_JAVA_BARE.match, lines) if m]
         if bare:
             return bare[-1]
+        cause = _deepest_cause(getattr(exc, "_origin", None))  # no stack in its text
+        if cause:
+            return cause[:300]
     return lines[0]
+
+
+def _deepest_cause(origin: Any) -> str | None:
+    """The message of the deepest cause of a Java throwable (PySpark's captured error keeps
+    it as ``_origin``), or None."""
+    message = None
+    with contextlib.suppress(Exception):
+        for _ in range(20):  # a chain, not a cycle
+            if origin is None:
+                break
+            text = origin.getMessage()
+            message = str(text) if text else message
+            origin = origin.getCause()
+    return message
 
 
 def _views(spark: SparkSession, archive: str | os.PathLike[str], what: str) -> str:
@@ -1275,6 +1353,59 @@ def _read_failure(exc: BaseException) -> str:
     return reason if path in reason else f"{path}: {reason}"
 
 
+JVM_EXIT_OOM = 52
+"""The status Spark's JVM exits with when a task runs it out of memory (``SparkExitCode.OOM``)."""
+JVM_GONE_WAIT = 10.0
+"""Seconds a failed call whose Spark context is stopped waits for Spark's JVM to end (a task's
+OutOfMemoryError ends it, and the call fails first with whatever the shutdown did to it)."""
+MORE_MEMORY = "--conf spark.driver.memory=4g"
+
+
+def _jvm_exit(spark: SparkSession) -> int | None:
+    """The exit status of the JVM this process started for ``spark``, if it has ended or
+    ends within :data:`JVM_GONE_WAIT` seconds; None while it runs (or when it is not ours,
+    as under ``spark-submit``)."""
+    proc = getattr(getattr(spark.sparkContext, "_gateway", None), "proc", None)
+    if proc is None:
+        return None
+    if proc.poll() is None:
+        try:  # a live context: the call failed on its own, nothing to wait for
+            if not spark.sparkContext._jsc.sc().isStopped():
+                return None
+        except Exception:  # the gateway is gone: the JVM is ending
+            pass
+    deadline = time.monotonic() + JVM_GONE_WAIT
+    while proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    status: int | None = proc.poll()
+    return status
+
+
+def _jvm_stopped(spark: SparkSession) -> str | None:
+    """What to say when Spark's JVM died under a call, else None: the call's own error
+    ("Connection refused", "Job 5 cancelled because SparkContext was shut down", "Error while
+    sending or receiving") does not say what happened."""
+    status = _jvm_exit(spark)
+    if status is None:
+        return None
+    if status == JVM_EXIT_OOM:
+        return (f"Spark ran out of memory and its JVM stopped (exit status {status}): ask for "
+                f"fewer or smaller rows, or give it more ({MORE_MEMORY})")
+    path = os.path.join(tempfile.gettempdir(), f"{JVM_LOG}-{os.getuid()}.log")
+    return f"Spark's JVM stopped (exit status {status}; its output: {path})"
+
+
+def _failure(spark: SparkSession, exc: BaseException) -> str:
+    """:func:`_read_failure` of a query's or a report's failure, or :func:`_jvm_stopped`."""
+    stopped = _jvm_stopped(spark)
+    if stopped is not None:
+        return stopped
+    reason = _read_failure(exc)
+    # the heap was full (not a value of 2 GB, "Requested array size exceeds VM limit")
+    return f"{reason}; give it more ({MORE_MEMORY})" if "Java heap space" in reason \
+        else reason
+
+
 def query(archive: str | os.PathLike[str], sql: str, *, spark: SparkSession | None = None,
           master: str | None = None, conf: Mapping[str, str] | None = None) -> pa.Table:
     """One checked read-only query over the archive's views, on Spark SQL, as Arrow."""
@@ -1282,9 +1413,14 @@ def query(archive: str | os.PathLike[str], sql: str, *, spark: SparkSession | No
     _views(spark, archive, "query")
     df = check_sql(spark, sql)
     try:
+        # Optimized and planned here, in a call that returns Java's error: inside toArrow
+        # that work runs on Spark's "serve-Arrow" thread, whose OutOfMemoryError (folding
+        # `repeat('x', 1500000000)` into a constant) ended that thread only, and the read
+        # of its socket waited forever.
+        df._jdf.queryExecution().executedPlan()
         return df.toArrow()
     except Exception as exc:
-        raise ArchiveError(f"query: {_read_failure(exc)}") from None
+        raise ArchiveError(f"query: {_failure(spark, exc)}") from None
 
 
 ROUND_UDF = "_duckdb_round"
@@ -1356,7 +1492,7 @@ def report(archive: str | os.PathLike[str], *, top: int = 20, spark: SparkSessio
             sections.append(rep.Section(name, title, list(df.columns), rows,
                                         (time.perf_counter() - t) * 1000))
     except Exception as exc:
-        raise ArchiveError(f"report: {_read_failure(exc)}") from None
+        raise ArchiveError(f"report: {_failure(spark, exc)}") from None
     t = time.perf_counter()
     stored = store.current_ratings(root)
     table = pq.read_table(stored) if stored else rep.ratings(_Con(spark))
