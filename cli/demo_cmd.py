@@ -16,6 +16,7 @@ from typing import Annotated
 import typer
 
 from buraco_log import audit
+from buraco_log.errors import LogFormatError
 from buraco_log.events import AnyEvent
 from buraco_log.log import write_log
 from buraco_log.rules import PRESETS
@@ -116,7 +117,7 @@ def demo(
         _check_default_name(r.name, rules, players, as_json=js)
     events = simulate_match(r, players, seed=seed)
     path = out if out is not None else _free_path(Path(), f"demo-{r.name}-{players}p")
-    _write(path, events)
+    _write(path, events, as_json=js)
     summary = audit.show_log(path)
     verdict = audit.audit_log(path)
     if format is Format.json:
@@ -141,17 +142,23 @@ def demo(
         raise typer.Exit(EXIT_FINDINGS)
 
 
-def _write(path: Path, events: list[AnyEvent]) -> None:
-    """The log written whole: beside ``path`` and renamed onto it (``--overwrite``), so a
-    failed write leaves what was there."""
-    if not os.path.lexists(path):
-        write_log(path, events)
-        return
+def _write(path: Path, events: list[AnyEvent], *, as_json: bool = False) -> None:
+    """The log written whole beside ``path``, then put in its place, so a failed write (a full
+    disk) leaves what was there, or nothing: written in place, a header alone was left. A new
+    name is linked, never renamed over, so a file made there meanwhile is not replaced."""
+    replace = os.path.lexists(path)
     folder = tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent or Path("."))
     try:
         temp = Path(folder) / path.name
-        write_log(temp, events)
-        os.replace(temp, path)
+        try:
+            write_log(temp, events)
+        except LogFormatError as exc:  # a full disk: named as asked, not by the temporary
+            raise fail(str(exc).replace(str(temp), str(path)), exc.exit_status,
+                       as_json=as_json) from None
+        if replace:  # --overwrite
+            os.replace(temp, path)
+        else:
+            os.link(temp, path)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 

@@ -133,3 +133,36 @@ def test_sigterm_stops_simulate_with_one_line_and_whole_logs_only(tmp_path: Path
         events, integrity = read_log(out_dir / n)
         assert integrity.status == "sealed" and events, (n, integrity)
 
+
+
+def _demo_capped(out: Path, cwd: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    """``demo`` whose files may not grow past 4 KiB (a log is about 9): its write fails as on a
+    full disk (EFBIG), without needing one."""
+    import resource
+    import signal
+
+    def cap() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # the write fails instead of killing
+        resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+
+    return subprocess.run([sys.executable, "-m", "cli", "demo", "-o", str(out), *extra],
+                          capture_output=True, text=True, cwd=cwd, timeout=120,
+                          preexec_fn=cap,
+                          env=dict(os.environ, PYTHONPATH=str(Path(__file__).parents[2])))
+
+
+def test_demo_that_cannot_write_its_log_leaves_nothing(tmp_path: Path) -> None:
+    # written in place, a header alone was left behind as demo.blog
+    out = tmp_path / "demo.blog"
+    done = _demo_capped(out, tmp_path)
+    line = one_error_line(done, 2)
+    assert line.startswith(f"buraco-log: error: {out}, byte ") and "File too large" in line, line
+    assert os.listdir(tmp_path) == []
+
+
+def test_demo_overwrite_that_cannot_write_keeps_the_old_file(tmp_path: Path) -> None:
+    out = tmp_path / "demo.blog"
+    out.write_bytes(b"the old log\n")
+    line = one_error_line(_demo_capped(out, tmp_path, "--overwrite"), 2)
+    assert f"error: {out}, byte " in line and ".demo.blog." not in line, line
+    assert out.read_bytes() == b"the old log\n" and os.listdir(tmp_path) == ["demo.blog"]
