@@ -930,6 +930,8 @@ _QUERY_NODES = frozenset({
     # DISTRIBUTE BY and CLUSTER BY (SORT BY is a Sort, not global): how rows are spread over
     # partitions, read-only; the REPARTITION hints make other nodes, and hints are refused
     "RepartitionByExpression",
+    # LIMIT ALL: no limit, read-only (DuckDB takes it; before it was refused as a command)
+    "LimitAll",
 })
 # Bounds on the statement's text, checked before Spark parses it: past them Spark's parser
 # overflows its stack (~300 levels), runs out of memory (100,000 levels of parentheses: after

@@ -275,3 +275,17 @@ def test_a_bad_master_or_setting_is_one_line_that_names_it(
     lines = r.stderr.splitlines()
     assert len(lines) == 1 and why in lines[0], r.stderr[-2000:]
     assert lines[0].startswith("buraco-log: error: Spark did not start (master ")
+
+
+# -- what DuckDB takes -----------------------------------------------------------------------------
+
+def test_limit_all_is_read_only_and_gives_duckdbs_rows(
+        views: Any, local_archive: tuple[Path, IngestReport]) -> None:
+    """Before: "only read-only queries are allowed, not LimitAll"."""
+    from buraco_log.archive import query as duck_query
+    from buraco_log.archive import spark as engine
+
+    sql = "SELECT game_id, events FROM matches ORDER BY game_id LIMIT ALL"
+    ours = engine.query(local_archive[0], sql, spark=views).to_pylist()
+    assert ours == duck_query(local_archive[0], sql, bound=False).to_pylist()
+    assert len(ours) == local_archive[1].added > 0
