@@ -18,6 +18,7 @@ import struct
 import sys
 import textwrap
 import threading
+import time
 from collections.abc import Iterator
 from enum import StrEnum
 from pathlib import Path
@@ -667,13 +668,16 @@ def _stopped_by_signal(command: str, output: Path | None) -> Iterator[None]:
     def on_signal(signum: int, _frame: object) -> None:
         if not met:
             met.append(signum)
-            _interrupt_duckdb()
             raise KeyboardInterrupt
 
+    # taken over from Python's and from cli.signals' (SIGTERM as Ctrl-C, which knows nothing
+    # of DuckDB); one the process was set to ignore stays
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)
-                if signal.getsignal(s) in (signal.default_int_handler, signal.SIG_DFL)}
+                if signal.getsignal(s) in (signal.default_int_handler, signal.SIG_DFL)
+                or getattr(signal.getsignal(s), "__module__", None) == "cli.signals"}
     try:
-        yield
+        with _interrupting_duckdb():
+            yield
     except BaseException:
         if not met:
             raise
@@ -686,24 +690,49 @@ def _stopped_by_signal(command: str, output: Path | None) -> Iterator[None]:
             signal.signal(s, handler)
 
 
-def _interrupt_duckdb() -> None:
-    """Interrupt the DuckDB queries of this process now and every 50 ms until it ends (it is
-    ending): DuckDB dropped the KeyboardInterrupt of a signal that came while it ran a query
-    about half the time, and the query went on to its end (`report`) or its time limit
-    (`query`), the signal unheeded; an interrupt that comes before a query starts is dropped
-    too. Only if DuckDB is loaded (not for Spark)."""
-    views = sys.modules.get("buraco_log.archive.views")
-    if views is None:
+@contextlib.contextmanager
+def _interrupting_duckdb() -> Iterator[None]:
+    """Interrupt this process's DuckDB queries once SIGINT or SIGTERM comes, from a thread
+    woken by the signal itself (``signal.set_wakeup_fd``), and again every 50 ms until the
+    process ends (it is ending). The Python handler's KeyboardInterrupt did not stop them:
+    DuckDB dropped it about half the time while it ran a query, and while it prepared a
+    streaming result it never ran the handler at all, so a `report` ran its query to the end
+    and a `query` to its time limit (or for ever, with --timeout 0), the signal unheeded. An
+    interrupt that comes before a query starts is dropped, hence again. Only while DuckDB is
+    loaded does it do anything (not for Spark)."""
+    read_end, write_end = os.pipe()
+    os.set_blocking(write_end, False)
+    try:
+        previous = signal.set_wakeup_fd(write_end, warn_on_full_buffer=False)
+    except ValueError:  # not the main thread
+        os.close(read_end)
+        os.close(write_end)
+        yield
         return
-    interrupt = views.interrupt_all
+    wanted = {signal.SIGINT, signal.SIGTERM}
 
-    def again() -> None:
+    def watch() -> None:
         while True:
-            interrupt()
-            threading.Event().wait(0.05)
+            try:
+                data = os.read(read_end, 64)
+            except OSError:
+                data = b""
+            if not data:  # the command ended without a signal
+                os.close(read_end)
+                return
+            if wanted & set(data):
+                break
+        views = sys.modules.get("buraco_log.archive.views")
+        while views is not None:
+            views.interrupt_all()
+            time.sleep(0.05)
 
-    interrupt()
-    threading.Thread(target=again, name="buraco-log interrupt", daemon=True).start()
+    threading.Thread(target=watch, name="buraco-log interrupt", daemon=True).start()
+    try:
+        yield
+    finally:
+        signal.set_wakeup_fd(previous)
+        os.close(write_end)  # the watcher reads the end of the pipe, or interrupts on
 
 
 def _native_abort(memory_limit: str, as_json: bool) -> None:
@@ -878,7 +907,16 @@ def compact(
     fewer files. Every file merged is first checked against its batch record."""
     as_json = format is Format.json
     archive_dir = _the_archive(archive, archive_dir, as_json)
-    rep = _compact_with_progress(str(archive_dir), before.date() if before else None, dry_run)
+    with terminate_as_interrupt() as met:  # SIGTERM killed it without a word
+        try:
+            rep = _compact_with_progress(str(archive_dir), before.date() if before else None,
+                                         dry_run)
+        except KeyboardInterrupt:
+            how = "terminated (SIGTERM)" if met else "interrupted"
+            fail(f"compact: {how}: the merges already committed stay, and readers see every "
+                 "row once; run the same command again to finish (it removes what the merge "
+                 "under way left)", as_json=as_json)
+            _end(EXIT_TERMINATED if met else 130)
     if as_json:
         emit_json(rep)
     else:

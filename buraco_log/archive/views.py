@@ -230,10 +230,11 @@ _LIVE: weakref.WeakSet[duckdb.DuckDBPyConnection] = weakref.WeakSet()
 
 def interrupt_all() -> None:
     """Interrupt whatever each connection of :func:`connect` is running; callable from any
-    thread. For a signal handler: a KeyboardInterrupt it raises while DuckDB runs a query
-    reaches DuckDB through its check for signals, which dropped it about half the time (and
-    took no later signal), so Ctrl-C on a long `report` ran the query to its end, and on a
-    `query` to its time limit. An interrupt is a flag DuckDB checks as it works."""
+    thread (the command line's, woken by SIGINT or SIGTERM). A KeyboardInterrupt raised while
+    DuckDB runs a query reaches DuckDB through its check for signals, which dropped it about
+    half the time (and took no later signal), so Ctrl-C on a long `report` ran the query to
+    its end, and on a `query` to its time limit. An interrupt is a flag DuckDB checks as it
+    works."""
     for con in list(_LIVE):
         with contextlib.suppress(duckdb.Error):
             con.interrupt()

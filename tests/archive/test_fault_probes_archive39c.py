@@ -161,3 +161,57 @@ def test_a_compact_that_cannot_write_says_to_run_the_compact_again(logs: Path,
     assert r.stderr.endswith(": File too large\n") and "Error writing" not in r.stderr
     after = {p: p.read_bytes() for p in a.rglob("*") if p.is_file() and p.name != store.LOCK}
     assert after == before
+
+
+# compact, paused once the merged batch's second file is staged
+PAUSED_COMPACT = """
+import pathlib, sys, time
+from buraco_log.archive import store
+marker, calls, real = pathlib.Path(sys.argv[1]), [0], store._stage
+def paused(*args, **kwargs):
+    out = real(*args, **kwargs)
+    calls[0] += 1
+    if calls[0] == 2:
+        marker.touch()
+        time.sleep(120)
+    return out
+store._stage = paused
+sys.argv = ["buraco-log", *sys.argv[2:]]
+from cli.main import run
+run()
+"""
+
+
+@pytest.mark.parametrize(("sig", "code", "said"), [
+    (signal.SIGTERM, 143, "terminated (SIGTERM)"),
+    pytest.param(signal.SIGINT, 130, "interrupted", marks=pytest.mark.slow)])
+def test_a_compact_cut_by_a_signal_is_one_line_and_the_next_one_finishes(
+        logs: Path, tmp_path: Path, sig: int, code: int, said: str) -> None:
+    """Before: SIGTERM ended compact without a word (status -15), Ctrl-C said "interrupted"
+    alone, with no word of what was left or what to do."""
+    a, marker = tmp_path / "a", tmp_path / "paused"
+    for log in sorted(logs.iterdir())[:3]:
+        ingest([str(log)], a)
+    before = sums(a)
+    proc = subprocess.Popen([sys.executable, "-c", PAUSED_COMPACT, str(marker), "compact",
+                             str(a)], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while not marker.exists():
+            assert proc.poll() is None and time.monotonic() < deadline, "never paused"
+            time.sleep(0.05)
+        proc.send_signal(sig)
+        stdout, stderr = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert (proc.returncode, stdout) == (code, ""), stderr
+    assert stderr.count("\n") == 1 and stderr.startswith(
+        f"buraco-log: error: compact: {said}: the merges already committed stay"), stderr
+    assert "run the same command again" in stderr
+    assert sums(a) == before
+    again = cli("compact", a)
+    assert again.returncode == 0 and "merged 3 batches into 1" in again.stdout, again
+    assert sums(a) == before and len(store.manifests(str(a))) == 1
+    assert fixity.verify_archive(str(a)).leftovers == []
