@@ -35,6 +35,7 @@ from buraco_log import events as ev
 from buraco_log import log
 from buraco_log.cards import format_card, is_card, parse_card
 from buraco_log.errors import CardParseError, LogFormatError, ReplayError
+from buraco_log.outpaths import no_directory
 from buraco_log.signing import record as sigrec
 
 MAX_LINE = 1024 * 1024
@@ -657,7 +658,8 @@ def convert(
     """Convert a log between the binary and JSON Lines forms, losslessly."""
     parent = os.path.dirname(os.path.abspath(dst))
     if not os.path.isdir(parent):  # name the file asked for, not the temporary beside it
-        raise LogFormatError(f"no such directory: {parent}", path=str(dst), kind="io")
+        raise LogFormatError(no_directory(os.path.dirname(dst) or "."), path=str(dst),
+                             kind="io")
     log.sweep_stale(dst)  # what a killed conversion to the same file left beside it
     try:
         if to == "jsonl":

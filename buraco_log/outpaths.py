@@ -6,6 +6,7 @@ device or the link itself became a regular file, for every later process. Stdlib
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 from pathlib import Path
@@ -46,3 +47,23 @@ def rename_target(path: str | os.PathLike[str]) -> Path:
     an output keeps being a link."""
     target = Path(path)
     return Path(os.path.realpath(target)) if target.is_symlink() else target
+
+
+_KINDS = ((stat.S_ISREG, "a file"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def no_directory(parent: str | os.PathLike[str]) -> str:
+    """Why an output cannot be made in ``parent``, which is no directory: missing, a dangling
+    link, or something else there (a file named as a directory read "no such directory")."""
+    try:
+        mode = os.stat(parent).st_mode
+    except OSError:
+        if os.path.islink(parent):
+            with contextlib.suppress(OSError):
+                leads = os.readlink(parent)
+                return f"{parent} is a symbolic link to {leads!r}, which does not exist"
+        return f"no such directory: {parent}"
+    kind = next((name for test, name in _KINDS if test(mode)), "not a directory")
+    return f"{parent} is {kind}, not a directory"
+

@@ -19,6 +19,7 @@ from buraco_log import audit
 from buraco_log.errors import LogFormatError
 from buraco_log.events import AnyEvent
 from buraco_log.log import write_log
+from buraco_log.outpaths import no_directory
 from buraco_log.rules import PRESETS
 from buraco_log.simulate import simulate_match
 from cli.common import (
@@ -30,7 +31,7 @@ from cli.common import (
     guarded,
 )
 from cli.dispute_cmd import render_summary, render_verdict
-from cli.paths import no_directory, not_a_file, plural
+from cli.paths import not_a_file, plural
 from cli.rules_cmd import load_rules
 from cli.safetext import terminal_safe
 from cli.simulate_cmd import check_players

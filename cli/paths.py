@@ -46,18 +46,6 @@ def not_a_file(path: Path) -> str:
     return "" if stat.S_ISREG(mode) or stat.S_ISLNK(mode) else file_type(mode)
 
 
-def no_directory(parent: Path) -> str:
-    """Why an output cannot be made in ``parent``, which is no directory: missing, a dangling
-    link, or something else there (a file named as a directory read "no such directory")."""
-    if os.path.exists(parent):
-        mode = os.stat(parent).st_mode
-        kind = "a file" if stat.S_ISREG(mode) else file_type(mode)
-        return f"{parent} is {kind}, not a directory"
-    if os.path.islink(parent):
-        return f"{parent} is {why_missing(parent)}"
-    return f"no such directory: {parent}"
-
-
 def plural(kind: str) -> str:
     """ "a FIFO" -> "FIFOs", "a directory" -> "directories"."""
     word = kind.removeprefix("a ")

@@ -16,6 +16,7 @@ import typer
 from buraco_log.errors import IllegalMoveError, LogFormatError, ReplayError
 from buraco_log.events import AnyEvent, MatchStarted
 from buraco_log.expert import DEFAULT_BUDGET, Budget, parse_budget
+from buraco_log.outpaths import no_directory
 from buraco_log.review import (
     DEFAULT_THRESHOLD,
     Review,
@@ -95,7 +96,7 @@ def review(
     if output not in (None, "-") and Path(output).is_dir():
         raise fail(f"{output}: is a directory; name the file", EXIT_USAGE, as_json=js)
     if output not in (None, "-") and not (Path(output).parent or Path(".")).is_dir():
-        raise fail(f"{output}: no such directory: {Path(output).parent}", EXIT_USAGE,
+        raise fail(f"{output}: {no_directory(Path(output).parent)}", EXIT_USAGE,
                    as_json=js)  # said now, not after the search (the page writer says so too)
     check_seed(seed, as_json=js)  # bytes that are not UTF-8 made an internal error
     try:

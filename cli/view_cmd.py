@@ -14,6 +14,7 @@ import typer
 
 from buraco_log.errors import BuracoLogError, LogFormatError, ReplayError
 from buraco_log.log import HEADER_SIZE
+from buraco_log.outpaths import no_directory
 from buraco_log.view import Mark, Page, page_for_log, write_page
 from buraco_log.view.links import Rows, match_pages
 from cli.common import EXIT_USAGE, fail, from_stdin, guarded, refuse_input_as_output
@@ -205,7 +206,7 @@ def audit_html_usage(html: Path | None, paths: Sequence[Path], *, as_json: bool 
     if html.is_dir():
         raise fail(f"{html}: is a directory; name the page's file", EXIT_USAGE, as_json=as_json)
     if not (html.parent or Path(".")).is_dir():  # said now, not after the audit's report
-        raise fail(f"{html}: no such directory: {html.parent}", EXIT_USAGE, as_json=as_json)
+        raise fail(f"{html}: {no_directory(html.parent)}", EXIT_USAGE, as_json=as_json)
     refuse_input_as_output(html, paths[0], as_json=as_json)
 
 

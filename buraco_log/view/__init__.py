@@ -22,7 +22,7 @@ from pathlib import Path
 
 from buraco_log.audit import Integrity, read_log
 from buraco_log.errors import LogFormatError, ReplayError
-from buraco_log.outpaths import rename_target, written_in_place
+from buraco_log.outpaths import no_directory, rename_target, written_in_place
 from buraco_log.view.page import (
     PAGE_VERSION,
     Banner,
@@ -119,7 +119,7 @@ def write_page(path: str | os.PathLike[str], html: str) -> None:
     target = rename_target(target)  # a link to the page: write the file it names, keep it
     parent = target.parent or Path(".")
     if not parent.is_dir():  # name the file asked for, not the temporary beside it
-        raise FileNotFoundError(errno.ENOENT, f"no such directory: {parent}", asked)
+        raise FileNotFoundError(errno.ENOENT, no_directory(parent), asked)
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp",
                                    dir=target.parent or Path("."))

@@ -166,3 +166,22 @@ def test_demo_overwrite_that_cannot_write_keeps_the_old_file(tmp_path: Path) -> 
     line = one_error_line(_demo_capped(out, tmp_path, "--overwrite"), 2)
     assert f"error: {out}, byte " in line and ".demo.blog." not in line, line
     assert out.read_bytes() == b"the old log\n" and os.listdir(tmp_path) == ["demo.blog"]
+
+
+@pytest.mark.parametrize("argv", [
+    ["view", "{log}", "-o"],
+    ["audit", "{log}", "--html"],
+    ["convert", "{log}", "-o"],
+    ["review", "{log}", "--seat", "0", "--budget", "2x1r0", "--no-progress", "-o"],
+])
+def test_an_output_under_a_file_names_the_file(tmp_path: Path, argv: list[str]) -> None:
+    # view, review and audit said "no such directory: afile", convert named it absolute
+    log = Path(__file__).resolve().parents[2] / "examples" / "sim" / "classic-2p-000000.blog"
+    (tmp_path / "afile").write_text("notes\n")
+    args = [a.format(log=log) for a in argv] + ["afile/out.jsonl"]
+    done = subprocess.run([sys.executable, "-m", "cli", *args], capture_output=True, text=True,
+                          cwd=tmp_path, timeout=120,
+                          env=dict(os.environ, PYTHONPATH=str(Path(__file__).parents[2])))
+    line = one_error_line(done, 2)
+    assert line.endswith("afile/out.jsonl: afile is a file, not a directory"), line
+    assert os.listdir(tmp_path) == ["afile"] and (tmp_path / "afile").read_text() == "notes\n"
