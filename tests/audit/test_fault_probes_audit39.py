@@ -27,7 +27,7 @@ from buraco_log.audit import audit_log
 from buraco_log.events import AnyEvent, HandStarted
 from buraco_log.signing.keys import Signer
 from tests.cli.probes import one_error_line
-from tests.signing.helpers import match
+from tests.signing.helpers import match, write_signed_by
 
 ROOT = Path(__file__).resolve().parents[2]
 A, B = Signer.generate(), Signer.generate()
@@ -39,15 +39,7 @@ def _cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
                           stdin=subprocess.DEVNULL)
 
 
-def _write(path: Path, events: list[AnyEvent], signer_of: dict[int, Signer]) -> Path:
-    with log.Writer(path) as w:
-        for event in events:
-            w.append(event)
-            if (signer := signer_of.get(event.seq)) is not None:
-                w.flush()
-                w.put_signature(signer.sign_head(events[0].match_id, event.seq,
-                                                 bytes.fromhex(w.head)))
-    return path
+_write = write_signed_by
 
 
 @pytest.fixture(scope="module")

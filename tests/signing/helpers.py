@@ -11,7 +11,7 @@ import msgspec
 
 from buraco_log import log
 from buraco_log.audit import SigningOptions, Verdict, audit_log
-from buraco_log.events import AnyEvent
+from buraco_log.events import AnyEvent, MatchStarted
 from buraco_log.rules import preset
 from buraco_log.signing.check import HeldReceipt
 from buraco_log.signing.keys import Keyring, Signer
@@ -47,6 +47,21 @@ def write_signed(path: Path, events: Iterable[AnyEvent], signer: Signer, *,
             if event.seq in want:
                 out[event.seq] = w.receipt()
     return out
+
+
+def write_signed_by(path: Path, events: list[AnyEvent], signer_of: dict[int, Signer]) -> Path:
+    """``events`` with a signature record after each seq in ``signer_of``, by that signer,
+    whatever key the start records (as a forger splicing records would write them)."""
+    start = events[0]
+    assert isinstance(start, MatchStarted)
+    with log.Writer(path) as w:
+        for event in events:
+            w.append(event)
+            if (signer := signer_of.get(event.seq)) is not None:
+                w.flush()
+                w.put_signature(signer.sign_head(start.match_id, event.seq,
+                                                 bytes.fromhex(w.head)))
+    return path
 
 
 def ring(*signers: Signer, revoked: Iterable[str] = ()) -> Keyring:

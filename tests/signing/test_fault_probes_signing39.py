@@ -23,11 +23,9 @@ pytest.importorskip("cryptography")
 from cryptography.hazmat.primitives import serialization as ser
 from cryptography.hazmat.primitives.asymmetric import ed25519
 
-from buraco_log import log
-from buraco_log.events import AnyEvent
 from buraco_log.signing.keys import Signer, SigningError, load_keyring, load_signer
 from tests.cli.probes import one_error_line
-from tests.signing.helpers import audit, match
+from tests.signing.helpers import audit, match, write_signed_by
 
 ROOT = Path(__file__).resolve().parents[2]
 A, B = Signer.generate(), Signer.generate()
@@ -39,17 +37,7 @@ def _cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
                           stdin=subprocess.DEVNULL)
 
 
-def _signed_by(path: Path, events: list[AnyEvent], signer_of: dict[int, Signer]) -> Path:
-    """``events`` with a signature record after each seq in ``signer_of``, by that signer,
-    whatever key the start records (as a forger splicing records would write them)."""
-    with log.Writer(path) as w:
-        for event in events:
-            w.append(event)
-            if (signer := signer_of.get(event.seq)) is not None:
-                w.flush()
-                w.put_signature(signer.sign_head(events[0].match_id, event.seq,
-                                                 bytes.fromhex(w.head)))
-    return path
+_signed_by = write_signed_by
 
 
 @pytest.fixture(scope="module")
