@@ -605,6 +605,9 @@ def query(
     if math.isnan(timeout):
         raise fail("--timeout: a number of seconds, 0 for no limit", EXIT_USAGE,
                    as_json=as_json)
+    if engine is Engine.spark and memory_limit != DEFAULT_MEMORY_LIMIT:  # it was ignored
+        raise fail(f"--memory-limit {memory_limit}: bounds DuckDB's query; Spark's memory is "
+                   "its own (--conf spark.driver.memory=4g)", EXIT_USAGE, as_json=as_json)
     settings = spark_options(engine, master, conf)
     if engine is Engine.local and State.own_process:  # DuckDB runs under a memory bound,
         supervised(lambda: _native_abort(memory_limit, as_json),  # where glibc may end it

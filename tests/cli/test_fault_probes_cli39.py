@@ -185,3 +185,13 @@ def test_an_output_under_a_file_names_the_file(tmp_path: Path, argv: list[str]) 
     line = one_error_line(done, 2)
     assert line.endswith("afile/out.jsonl: afile is a file, not a directory"), line
     assert os.listdir(tmp_path) == ["afile"] and (tmp_path / "afile").read_text() == "notes\n"
+
+
+def test_query_on_spark_refuses_a_memory_limit_it_would_ignore(tmp_path: Path) -> None:
+    # Spark ran the query with its own memory, the limit silently unused
+    done = subprocess.run([sys.executable, "-m", "cli", "query", str(tmp_path), "SELECT 1",
+                           "--engine", "spark", "--memory-limit", "8GB"],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=120,
+                          env=dict(os.environ, PYTHONPATH=str(Path(__file__).parents[2])))
+    line = one_error_line(done, 2)
+    assert "--memory-limit 8GB" in line and "spark.driver.memory" in line, line
