@@ -65,7 +65,8 @@ _CACHES: dict[Rules, MeldKnowledge] = {}
 
 
 class SimulationError(BuracoLogError):
-    """A simulated match that could not be completed (a bot or engine defect)."""
+    """A simulated match that could not be completed: house rules that never reach their
+    target, or a bot or engine defect."""
 
     code = "simulate"
 
@@ -189,7 +190,11 @@ def simulate_match(
         ev: AnyEvent | None = None
         if phase == "between":
             if hands >= max_hands:
-                raise SimulationError(f"{start.match_id}: still undecided after {hands} hands")
+                totals = ", ".join(map(str, table.totals))
+                raise SimulationError(
+                    f"{start.match_id}: still undecided after {hands} hands (totals {totals}, "
+                    f"target {rules.target_score}): these rules may never reach the target "
+                    "(a tiny hand, a target out of reach), or a bot is going round in circles")
             ev = dealer.deal(rules, players, hands, (start.first_dealer + hands) % players, seq=seq)
             hands += 1
             hand_start = seq
