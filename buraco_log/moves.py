@@ -57,7 +57,13 @@ def quick_moves(state: State, *, meld_cap: int = MELD_CAP) -> list[AnyEvent]:
     out = _not_playing(t)
     if out is not None:
         return out
-    return _play(t, complete=False, meld_cap=meld_cap)
+    moves = _play(t, complete=False, meld_cap=meld_cap)
+    if not moves and t.pile_top is not None:
+        # A must-use-top pile whose top can be laid only after another lay (one that makes the
+        # canastra the turn needs to keep or empty its hand, RULES.md section 4): the partial
+        # list, every way to lay the top now, is empty, and a bot had no move at all.
+        return _play(t, complete=True, meld_cap=meld_cap)
+    return moves
 
 
 def _not_playing(t: _Table) -> list[AnyEvent] | None:
