@@ -44,7 +44,7 @@ from cli.common import (
 )
 from cli.paths import named_path
 from cli.safetext import terminal_safe
-from cli.signals import EXIT_TERMINATED, terminate_as_interrupt
+from cli.signals import EXIT_TERMINATED, stopped_by, terminate_as_interrupt
 from cli.supervise import supervised
 from cli.view_cmd import MATCH_PAGES, report_pages
 
@@ -175,13 +175,13 @@ def ingest(
         try:
             _say_ingested(report, format)
         except KeyboardInterrupt:  # the run is over and committed: only its summary is cut
-            how = "terminated (SIGTERM)" if met else "interrupted"
+            how, status = stopped_by(met)
             done = ("what was checked is committed; run the same command again to check "
                     "the rest" if report.interrupted else "every log of the run is checked "
                     "and committed, nothing is left to do")
             typer.echo(f"buraco-log: {how} while the summary was written: {done} (the "
                        "summary on stdout may be cut short)", err=True)
-            _end(EXIT_TERMINATED if met else 130)
+            _end(status)
         _ingest_exit(report, met)
 
 
@@ -915,11 +915,11 @@ def compact(
             rep = _compact_with_progress(str(archive_dir), before.date() if before else None,
                                          dry_run)
         except KeyboardInterrupt:
-            how = "terminated (SIGTERM)" if met else "interrupted"
+            how, status = stopped_by(met)
             fail(f"compact: {how}: the merges already committed stay, and readers see every "
                  "row once; run the same command again to finish (it removes what the merge "
                  "under way left)", as_json=as_json)
-            _end(EXIT_TERMINATED if met else 130)
+            _end(status)
     if as_json:
         emit_json(rep)
     else:

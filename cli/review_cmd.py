@@ -146,7 +146,7 @@ def review(
                    as_json=js)
     jobs = jobs or min(os.cpu_count() or 1, 8)
     show = sys.stderr.isatty() if progress is None else progress
-    from cli.signals import EXIT_TERMINATED, terminate_as_interrupt
+    from cli.signals import stopped_by, terminate_as_interrupt
 
     met: list[int] = []
     try:
@@ -159,9 +159,9 @@ def review(
                 result = review_events(events, seat, budget=b, seed=seed, threshold=threshold,
                                        jobs=jobs, partial=partial)
     except KeyboardInterrupt:
-        how = "terminated (SIGTERM)" if met else "interrupted"
-        raise fail(f"{path}: {how} during the search: no review was written",
-                   EXIT_TERMINATED if met else 130, as_json=js) from None
+        how, status = stopped_by(met)
+        raise fail(f"{path}: {how} during the search: no review was written", status,
+                   as_json=js) from None
     except LogFormatError as exc:
         raise fail(f"{path}: {exc}", EXIT_USAGE, as_json=js) from None
     except IllegalMoveError as exc:  # the rule, not the explanation: it names hidden cards

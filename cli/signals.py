@@ -53,7 +53,9 @@ _met: list[int] | None = None
 ask for it again inside (their own ``met`` then sees the one SIGTERM the process got)."""
 
 
-def stopped_by() -> tuple[str, int]:
+def stopped_by(met: list[int] | None = None) -> tuple[str, int]:
     """What ended a command that met KeyboardInterrupt, and its exit status: Ctrl-C
-    ("interrupted", 130) or SIGTERM ("terminated (SIGTERM)", 143)."""
-    return ("terminated (SIGTERM)", EXIT_TERMINATED) if _met else ("interrupted", 130)
+    ("interrupted", 130) or SIGTERM ("terminated (SIGTERM)", 143). ``met``: the record a
+    :func:`terminate_as_interrupt` block yielded, read after the block (which clears the
+    shared one when it was the outermost)."""
+    return ("terminated (SIGTERM)", EXIT_TERMINATED) if (met or _met) else ("interrupted", 130)

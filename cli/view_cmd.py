@@ -99,16 +99,16 @@ def view(
                    "beside: name the page with -o FILE (or -o - for standard output)",
                    EXIT_USAGE)
     refuse_input_as_output(output if output is not None else default_output(path, seat), path)
-    from cli.signals import EXIT_TERMINATED, terminate_as_interrupt
+    from cli.signals import stopped_by, terminate_as_interrupt
 
     met: list[int] = []
     try:
         with terminate_as_interrupt() as met:  # SIGTERM killed it without a word
             page = page_for_log(path, seat=seat, at=at)
     except KeyboardInterrupt:
-        how = "terminated (SIGTERM)" if met else "interrupted"
+        how, status = stopped_by(met)
         raise fail(f"{path}: {how} while the page was built: no page was written",
-                   EXIT_TERMINATED if met else 130) from None
+                   status) from None
     except ReplayError as exc:  # --at past the end (2), or past an illegal event (1)
         raise fail(f"{path}: {exc.message}", exc.exit_status) from None
     except ValueError as exc:  # a seat the match does not have
