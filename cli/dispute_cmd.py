@@ -825,9 +825,7 @@ def _with_continuation(v: audit.Verdict, earlier: Path, *, as_json: bool) -> aud
         raise fail(f"--continues {earlier}: not a log: {integrity.message}", EXIT_USAGE,
                    as_json=as_json)
     after, _ = audit.read_log(v.path)
-    found = check_continuation(before, after,
-                               earlier_intact=integrity.status in ("sealed", "unsealed"),
-                               earlier_status=integrity.status)
+    found = check_continuation(before, after, earlier_integrity=integrity)
     if not found:
         return v
     return msgspec.structs.replace(v, findings=(*v.findings, *found), ok=False)

@@ -15,7 +15,7 @@ import os
 from collections.abc import Sequence
 
 from buraco_log.audit.findings import Finding
-from buraco_log.audit.integrity import read_log
+from buraco_log.audit.integrity import Integrity, read_log
 from buraco_log.errors import ReplayError
 from buraco_log.events import AnyEvent, MatchStarted, TotalsCarried
 from buraco_log.reducer import Replayer
@@ -24,12 +24,12 @@ _INTACT = ("sealed", "unsealed")
 
 
 def check_continuation(earlier: Sequence[AnyEvent], later: Sequence[AnyEvent], *,
-                       earlier_intact: bool = True, earlier_status: str = "") -> list[Finding]:
+                       earlier_integrity: Integrity | None = None) -> list[Finding]:
     """Findings (rule ids ``continuation.*``) on ``later`` as the resumption of ``earlier``.
 
-    ``earlier_intact`` False (with its integrity ``earlier_status``) says the earlier log's
-    bytes did not hold up: its totals are then those of an intact prefix, and that is a finding
-    of its own, since a referee cannot take them as where the match stopped.
+    ``earlier_integrity``: how the earlier log's bytes held up (None: events not read from a
+    file). Damaged, its totals are those of an intact prefix, and that is a finding of its own,
+    since a referee cannot take them as where the match stopped.
     """
     found: list[Finding] = []
     if not earlier or type(earlier[0]) is not MatchStarted:
@@ -40,9 +40,9 @@ def check_continuation(earlier: Sequence[AnyEvent], later: Sequence[AnyEvent], *
                         "the later log holds no match start: it goes on from nothing")]
     first: MatchStarted = earlier[0]
     resumed: MatchStarted = later[0]
-    if not earlier_intact:
+    if earlier_integrity is not None and earlier_integrity.status not in _INTACT:
         found.append(Finding("continuation", "continuation.earlier_log",
-                             f"the earlier log is {earlier_status or 'damaged'}: where it "
+                             f"the earlier log is {earlier_integrity.status}: where it "
                              f"stopped is known only up to seq {earlier[-1].seq}"))
     r = Replayer()
     try:
@@ -50,7 +50,7 @@ def check_continuation(earlier: Sequence[AnyEvent], later: Sequence[AnyEvent], *
     except ReplayError as exc:
         return [*found, Finding("continuation", "continuation.earlier_log",
                                 f"the earlier log is illegal at seq {exc.seq}: {exc.message}; "
-                                "its totals cannot be carried", seq=None)]
+                                "its totals cannot be carried")]
     stopped = r.state()
     if stopped.phase in ("decided", "over"):
         found.append(Finding("continuation", "continuation.ended",
@@ -97,8 +97,7 @@ def continuation(earlier: str | os.PathLike[str], later: str | os.PathLike[str]
     """:func:`check_continuation` of two log files (either form)."""
     before, integrity = read_log(earlier)
     after, _ = read_log(later)
-    return check_continuation(before, after, earlier_intact=integrity.status in _INTACT,
-                              earlier_status=integrity.status)
+    return check_continuation(before, after, earlier_integrity=integrity)
 
 
 def _totals(totals: Sequence[int]) -> str:
