@@ -26,20 +26,11 @@ from buraco_log import log
 from buraco_log.audit import audit_log
 from buraco_log.events import AnyEvent, HandStarted
 from buraco_log.signing.keys import Signer
-from tests.cli.probes import one_error_line
+from tests.cli.probes import cli, one_error_line
 from tests.signing.helpers import match, write_signed_by
 
 ROOT = Path(__file__).resolve().parents[2]
 A, B = Signer.generate(), Signer.generate()
-
-
-def _cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "cli.main", *map(str, args)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=120, check=False,
-                          stdin=subprocess.DEVNULL)
-
-
-_write = write_signed_by
 
 
 @pytest.fixture(scope="module")
@@ -48,42 +39,42 @@ def copies(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     events = match(key_id=A.key_id)
     every = {e.seq: A for e in events}
     return {
-        "site": _write(d / "site.blog", events, every),
+        "site": write_signed_by(d / "site.blog", events, every),
         # the same events, the records after seq 100 made by another key
-        "spliced": _write(d / "spliced.blog", events,
+        "spliced": write_signed_by(d / "spliced.blog", events,
                           {s: A if s <= 100 else B for s in every}),
         # the same events, the records after seq 40 and on stripped
-        "stripped": _write(d / "stripped.blog", events, {s: A for s in every if s < 40}),
+        "stripped": write_signed_by(d / "stripped.blog", events, {s: A for s in every if s < 40}),
     }
 
 
 def test_diff_names_the_first_head_whose_signature_is_by_another_key(
         copies: dict[str, Path]) -> None:
-    r = _cli("diff", copies["site"], copies["spliced"])
+    r = cli("diff", copies["site"], copies["spliced"])
     assert r.returncode == 1, r.stdout + r.stderr
     assert (f"the signatures differ: the copies hold different signature records; first after "
             f"seq 101: A holds one by key {A.key_id}, B holds one by key {B.key_id}"
             in r.stdout), r.stdout
-    d = json.loads(_cli("diff", copies["site"], copies["spliced"], "-f", "json").stdout)
+    d = json.loads(cli("diff", copies["site"], copies["spliced"], "-f", "json").stdout)
     assert d["signatures_differ_at"] == 101 and B.key_id in d["signatures_difference"]
 
 
 def test_diff_names_the_first_head_a_copy_holds_no_signature_for(
         copies: dict[str, Path]) -> None:
-    r = _cli("diff", copies["stripped"], copies["site"])
+    r = cli("diff", copies["stripped"], copies["site"])
     assert r.returncode == 1
     assert f"; first after seq 40: A holds none, B holds one by key {A.key_id}" in r.stdout
 
 
 def test_diff_of_copies_with_the_same_signatures_names_no_head(
         copies: dict[str, Path]) -> None:
-    d = json.loads(_cli("diff", copies["site"], copies["site"], "-f", "json").stdout)
+    d = json.loads(cli("diff", copies["site"], copies["site"], "-f", "json").stdout)
     assert d["signatures_equal"] and d["signatures_differ_at"] is None
 
 
 @pytest.mark.parametrize("command", ["replay", "explain"])
 def test_at_minus_one_is_refused_where_there_is_no_table_before_the_start(command: str) -> None:
-    line = one_error_line(_cli(command, ROOT / "examples/format/v2.blog", "--at", "-1"), 2)
+    line = one_error_line(cli(command, ROOT / "examples/format/v2.blog", "--at", "-1"), 2)
     assert "'--at'" in line and "greater than or equal to 0" in line, line
 
 
@@ -93,7 +84,7 @@ def test_moves_at_minus_one_is_documented_in_its_help() -> None:
                           env={**os.environ, "COLUMNS": "400"})
     help_text = " ".join(wide.stdout.split())
     assert "-1: before the match start, where nobody moves yet" in help_text, help_text
-    r = _cli("moves", ROOT / "examples/format/v2.blog", "--at", "-1")
+    r = cli("moves", ROOT / "examples/format/v2.blog", "--at", "-1")
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("after seq -1: phase new; nobody to move")
 
@@ -105,20 +96,20 @@ def _restarted(path: Path) -> tuple[Path, int]:
 
 def test_moves_of_a_log_whose_end_follows_an_illegal_event_says_so(tmp_path: Path) -> None:
     path, bad = _restarted(tmp_path / "restart.blog")
-    r = _cli("moves", path)
+    r = cli("moves", path)
     assert r.returncode == 1, r.stdout + r.stderr
     assert r.stdout.startswith(f"after seq {bad - 1}: "), r.stdout
     line = one_error_line(r, 1)
     assert line == (f"buraco-log: error: {path}: seq {bad} is illegal [match.already_started]; "
                     f"the table is known up to seq {bad - 1}: the moves shown are after it, not "
                     "after the log's last event")
-    json_run = _cli("moves", path, "-f", "json")
+    json_run = cli("moves", path, "-f", "json")
     assert json_run.returncode == 1 and json.loads(json_run.stdout)["seq"] == bad - 1
 
 
 def test_moves_asked_for_a_seq_before_an_illegal_event_notes_it(tmp_path: Path) -> None:
     path, bad = _restarted(tmp_path / "restart.blog")
-    r = _cli("moves", path, "--at", str(bad - 1))
+    r = cli("moves", path, "--at", str(bad - 1))
     assert r.returncode == 0, r.stderr
     assert r.stderr.strip() == (f"buraco-log: note: {path}: seq {bad} is illegal "
                                 f"[match.already_started]; the table is known up to seq "
@@ -154,7 +145,7 @@ def test_a_second_match_start_is_one_legality_finding_not_a_dealing_one(
     deals = f"the {k} deal{'s' if k != 1 else ''} after it"
     assert any(n.startswith(f"provenance: a second match start, of another match id, at seq "
                             f"{second} (see legality): {deals}") for n in v.notes), v.notes
-    r = _cli("audit", path)
+    r = cli("audit", path)
     assert r.returncode == 1 and "deal.seed_mismatch" not in r.stdout, r.stdout
 
 
@@ -170,7 +161,7 @@ def test_a_reveal_missing_from_a_cut_log_is_named_where_the_log_ends(tmp_path: P
     events = match(seed="one")[:120]
     path = tmp_path / "cut.blog"
     log.write_log(path, events)
-    r = _cli("audit", path, "--require-commitment")
+    r = cli("audit", path, "--require-commitment")
     assert r.returncode == 1
     assert (f"    seq {events[-1].seq} [deal.not_revealed] the log ends without MatchEnded"
             in r.stdout), r.stdout

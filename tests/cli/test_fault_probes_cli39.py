@@ -9,13 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.probes import one_error_line
+from tests.cli.probes import ROOT, cli, one_error_line
 
 
 def _demo(out: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "cli", "demo", "-o", str(out)],
-                          capture_output=True, text=True, cwd=cwd, timeout=120,
-                          env=dict(os.environ, PYTHONPATH=str(Path(__file__).parents[2])))
+    return cli("demo", "-o", out, cwd=cwd)
 
 
 @pytest.mark.parametrize(("make", "says"), [
@@ -39,9 +37,7 @@ def test_demo_names_why_its_output_has_no_directory(tmp_path: Path, make: object
 
 
 def _audit(*args: object, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "cli", "audit", *map(str, args)],
-                          capture_output=True, text=True, cwd=cwd, timeout=120,
-                          env=dict(os.environ, PYTHONPATH=str(Path(__file__).parents[2])))
+    return cli("audit", *args, cwd=cwd)
 
 
 def _resumed(tmp_path: Path, bump: int) -> tuple[Path, Path, tuple[int, ...]]:
@@ -102,7 +98,7 @@ def _stop_when(argv: list[str], ready: object, cwd: Path) -> tuple[int, str, str
 
     child = subprocess.Popen([sys.executable, "-m", "cli", *argv], stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True, cwd=cwd,
-                             env=dict(os.environ, PYTHONPATH=str(Path(__file__).parents[2])))
+                             env=dict(os.environ, PYTHONPATH=str(ROOT)))
     try:
         deadline = time.monotonic() + 90
         while not ready():  # type: ignore[operator]
@@ -145,10 +141,7 @@ def _demo_capped(out: Path, cwd: Path, *extra: str) -> subprocess.CompletedProce
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # the write fails instead of killing
         resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
 
-    return subprocess.run([sys.executable, "-m", "cli", "demo", "-o", str(out), *extra],
-                          capture_output=True, text=True, cwd=cwd, timeout=120,
-                          preexec_fn=cap,
-                          env=dict(os.environ, PYTHONPATH=str(Path(__file__).parents[2])))
+    return cli("demo", "-o", out, *extra, cwd=cwd, preexec_fn=cap)
 
 
 def test_demo_that_cannot_write_its_log_leaves_nothing(tmp_path: Path) -> None:
@@ -179,9 +172,7 @@ def test_an_output_under_a_file_names_the_file(tmp_path: Path, argv: list[str]) 
     log = Path(__file__).resolve().parents[2] / "examples" / "sim" / "classic-2p-000000.blog"
     (tmp_path / "afile").write_text("notes\n")
     args = [a.format(log=log) for a in argv] + ["afile/out.jsonl"]
-    done = subprocess.run([sys.executable, "-m", "cli", *args], capture_output=True, text=True,
-                          cwd=tmp_path, timeout=120,
-                          env=dict(os.environ, PYTHONPATH=str(Path(__file__).parents[2])))
+    done = cli(*args, cwd=tmp_path)
     line = one_error_line(done, 2)
     assert line.endswith("afile/out.jsonl: afile is a file, not a directory"), line
     assert os.listdir(tmp_path) == ["afile"] and (tmp_path / "afile").read_text() == "notes\n"
@@ -189,9 +180,7 @@ def test_an_output_under_a_file_names_the_file(tmp_path: Path, argv: list[str]) 
 
 def test_query_on_spark_refuses_a_memory_limit_it_would_ignore(tmp_path: Path) -> None:
     # Spark ran the query with its own memory, the limit silently unused
-    done = subprocess.run([sys.executable, "-m", "cli", "query", str(tmp_path), "SELECT 1",
-                           "--engine", "spark", "--memory-limit", "8GB"],
-                          capture_output=True, text=True, cwd=tmp_path, timeout=120,
-                          env=dict(os.environ, PYTHONPATH=str(Path(__file__).parents[2])))
+    done = cli("query", tmp_path, "SELECT 1", "--engine", "spark", "--memory-limit", "8GB",
+               cwd=tmp_path)
     line = one_error_line(done, 2)
     assert "--memory-limit 8GB" in line and "spark.driver.memory" in line, line

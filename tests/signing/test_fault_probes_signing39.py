@@ -11,8 +11,6 @@ passphrase was given. A published key whose id is written in capitals was refuse
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import msgspec
@@ -24,20 +22,11 @@ from cryptography.hazmat.primitives import serialization as ser
 from cryptography.hazmat.primitives.asymmetric import ed25519
 
 from buraco_log.signing.keys import Signer, SigningError, load_keyring, load_signer
-from tests.cli.probes import one_error_line
+from tests.cli.probes import cli, one_error_line
 from tests.signing.helpers import audit, match, write_signed_by
 
 ROOT = Path(__file__).resolve().parents[2]
 A, B = Signer.generate(), Signer.generate()
-
-
-def _cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "cli.main", *map(str, args)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=120, check=False,
-                          stdin=subprocess.DEVNULL)
-
-
-_signed_by = write_signed_by
 
 
 @pytest.fixture(scope="module")
@@ -54,8 +43,8 @@ def _signing_line(out: str) -> str:
 
 def test_a_log_whose_records_another_key_made_names_that_key(tmp_path: Path, keys: Path) -> None:
     events = match(key_id=A.key_id)
-    path = _signed_by(tmp_path / "b.blog", events, {e.seq: B for e in events})
-    r = _cli("audit", path, "--keys", keys)
+    path = write_signed_by(tmp_path / "b.blog", events, {e.seq: B for e in events})
+    r = cli("audit", path, "--keys", keys)
     assert r.returncode == 1, r.stdout + r.stderr
     line = _signing_line(r.stdout)
     assert (f"{len(events)} signatures by key {B.key_id} (the match start records key "
@@ -65,21 +54,21 @@ def test_a_log_whose_records_another_key_made_names_that_key(tmp_path: Path, key
 
 def test_a_log_signed_by_two_keys_names_each_with_its_count(tmp_path: Path, keys: Path) -> None:
     events = match(key_id=A.key_id)
-    path = _signed_by(tmp_path / "ab.blog", events,
+    path = write_signed_by(tmp_path / "ab.blog", events,
                       {e.seq: A if e.seq <= 100 else B for e in events})
-    r = _cli("audit", path, "--keys", keys)
+    r = cli("audit", path, "--keys", keys)
     line = _signing_line(r.stdout)
     assert (f"signatures by 2 keys ({A.key_id}: 101, {B.key_id}: {len(events) - 101}; the "
             f"match start records key {A.key_id})") in line, line
-    got = json.loads(_cli("audit", path, "-f", "json").stdout)["signing"]
+    got = json.loads(cli("audit", path, "-f", "json").stdout)["signing"]
     assert got["signers"] == {A.key_id: 101, B.key_id: len(events) - 101}
     assert got["key_id"] == A.key_id
 
 
 def test_a_start_recording_no_key_names_the_key_that_signed(tmp_path: Path) -> None:
     events = match(key_id=None)
-    path = _signed_by(tmp_path / "none.blog", events, {events[-1].seq: A})
-    r = _cli("audit", path)
+    path = write_signed_by(tmp_path / "none.blog", events, {events[-1].seq: A})
+    r = cli("audit", path)
     assert "by key None" not in r.stdout, r.stdout
     assert (f"1 signature by key {A.key_id} (the match start records no key)"
             in _signing_line(r.stdout))
@@ -89,7 +78,7 @@ def test_a_start_recording_no_key_names_the_key_that_signed(tmp_path: Path) -> N
 
 def test_a_log_its_own_key_signed_is_summed_up_as_before(tmp_path: Path) -> None:
     events = match(key_id=A.key_id)
-    path = _signed_by(tmp_path / "a.blog", events, {e.seq: A for e in events[::50]})
+    path = write_signed_by(tmp_path / "a.blog", events, {e.seq: A for e in events[::50]})
     v = audit(path)
     assert v.signing.by_whom() == f"by key {A.key_id}"
     assert v.signing.signers == {A.key_id: len(events[::50])}
@@ -142,13 +131,13 @@ def test_a_wrong_passphrase_is_still_named_so(tmp_path: Path) -> None:
 
 def test_a_published_key_whose_id_is_in_capitals_is_trusted(tmp_path: Path) -> None:
     events = match(key_id=A.key_id)
-    path = _signed_by(tmp_path / "a.blog", events, {events[-1].seq: A})
+    path = write_signed_by(tmp_path / "a.blog", events, {events[-1].seq: A})
     pub = tmp_path / "a.pub"
     pub.write_bytes(msgspec.json.encode(msgspec.structs.replace(
         A.public(), key_id=A.key_id.upper())))
     ring = load_keyring([pub])
     assert list(ring.keys) == [A.key_id]
-    r = _cli("audit", path, "--keys", pub)
+    r = cli("audit", path, "--keys", pub)
     assert r.returncode == 0, r.stdout + r.stderr
     assert f"1 signature by key {A.key_id}, the last after seq {events[-1].seq}; verified" in (
         _signing_line(r.stdout))
@@ -157,5 +146,5 @@ def test_a_published_key_whose_id_is_in_capitals_is_trusted(tmp_path: Path) -> N
 def test_a_published_key_whose_id_is_not_its_key_is_still_refused(tmp_path: Path) -> None:
     pub = tmp_path / "a.pub"
     pub.write_bytes(msgspec.json.encode(msgspec.structs.replace(A.public(), key_id=B.key_id)))
-    line = one_error_line(_cli("audit", ROOT / "examples/format/v2.blog", "--keys", pub), 2)
+    line = one_error_line(cli("audit", ROOT / "examples/format/v2.blog", "--keys", pub), 2)
     assert line.endswith(f"{pub}: key {B.key_id}: the key id does not match the public key")
