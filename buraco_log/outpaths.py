@@ -53,17 +53,22 @@ _KINDS = ((stat.S_ISREG, "a file"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a
           (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
 
 
+def dangling_link(path: str | os.PathLike[str]) -> str | None:
+    """ "a symbolic link to 'X', which does not exist" when ``path`` is one, else None."""
+    if os.path.islink(path):
+        with contextlib.suppress(OSError):
+            return f"a symbolic link to {os.readlink(path)!r}, which does not exist"
+    return None
+
+
 def no_directory(parent: str | os.PathLike[str]) -> str:
     """Why an output cannot be made in ``parent``, which is no directory: missing, a dangling
     link, or something else there (a file named as a directory read "no such directory")."""
     try:
         mode = os.stat(parent).st_mode
     except OSError:
-        if os.path.islink(parent):
-            with contextlib.suppress(OSError):
-                leads = os.readlink(parent)
-                return f"{parent} is a symbolic link to {leads!r}, which does not exist"
-        return f"no such directory: {parent}"
+        link = dangling_link(parent)
+        return f"{parent} is {link}" if link else f"no such directory: {parent}"
     kind = next((name for test, name in _KINDS if test(mode)), "not a directory")
     return f"{parent} is {kind}, not a directory"
 

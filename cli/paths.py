@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
 import stat
@@ -11,6 +10,7 @@ from pathlib import Path
 import typer
 
 from buraco_log.log import file_type
+from buraco_log.outpaths import dangling_link
 
 
 def named_path(value: str) -> Path:
@@ -28,10 +28,8 @@ def why_missing(path: Path) -> str:
     try:
         os.stat(path)
     except OSError as exc:
-        if exc.errno == errno.ENOENT and os.path.islink(path):
-            with contextlib.suppress(OSError):
-                return f"a symbolic link to {os.readlink(path)!r}, which does not exist"
-        return exc.strerror or str(exc)
+        link = dangling_link(path) if exc.errno == errno.ENOENT else None
+        return link or exc.strerror or str(exc)
     return "no such file"  # it came back between the caller's look and this one
 
 
