@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TextIO
 import msgspec
 import typer
 
+from buraco_log.errors import ArchiveError
 from buraco_log.outpaths import rename_target, written_in_place
 from cli import archive_spark
 from cli.archive_spark import CONF_HELP, ENGINE_HELP, MASTER_HELP, Engine, spark_options
@@ -57,6 +58,7 @@ if TYPE_CHECKING:
 DEFAULT_THREADS = 2
 MAX_THREADS = 1024
 DEFAULT_MEMORY_LIMIT = "1GB"
+DEFAULT_TIMEOUT = 60.0  # seconds a query, or a whole report, may run
 
 
 def _archive() -> ModuleType:
@@ -572,7 +574,7 @@ def query(
                                               "and output, e.g. 512MB or 4GB."
                                               )] = DEFAULT_MEMORY_LIMIT,
     timeout: Annotated[float, typer.Option(min=0.0, help="Seconds before the query is stopped "
-                                           "(0: no limit).")] = 60.0,
+                                           "(0: no limit).")] = DEFAULT_TIMEOUT,
     wide: Annotated[bool, typer.Option(
         "--wide", help="Table: never cut a column to the terminal's width.")] = False,
     engine: Annotated[Engine, typer.Option(help=ENGINE_HELP)] = Engine.local,
@@ -602,9 +604,7 @@ def query(
     if not _MEMORY.fullmatch(memory_limit.strip()):
         raise fail(f"--memory-limit {memory_limit!r}: a size such as 512MB, 4GB or 1.5GiB",
                    EXIT_USAGE, as_json=as_json)
-    if math.isnan(timeout):
-        raise fail("--timeout: a number of seconds, 0 for no limit", EXIT_USAGE,
-                   as_json=as_json)
+    _check_timeout(timeout, as_json)
     if engine is Engine.spark and memory_limit != DEFAULT_MEMORY_LIMIT:  # it was ignored
         raise fail(f"--memory-limit {memory_limit}: bounds DuckDB's query; Spark's memory is "
                    "its own (--conf spark.driver.memory=4g)", EXIT_USAGE, as_json=as_json)
@@ -798,6 +798,26 @@ def _write_rows(out: TextIO, stream: archive.QueryStream, format: QueryFormat,
     out.write(buf.getvalue())
 
 
+def _check_timeout(timeout: float, as_json: bool) -> None:
+    if math.isnan(timeout):
+        raise fail("--timeout: a number of seconds, 0 for no limit", EXIT_USAGE,
+                   as_json=as_json)
+
+
+@contextlib.contextmanager
+def _nothing_written(output: Path | None, as_json: bool) -> Iterator[None]:
+    """A report that failed before its text was made (the time limit, a damaged file) says
+    that its ``--output`` was not written: the file is written only once the report is whole."""
+    try:
+        yield
+    except ArchiveError as exc:
+        if output is None:
+            raise
+        raise fail(f"{exc}; nothing was written to {output}",
+                   getattr(exc, "exit_status", EXIT_FINDINGS), as_json=as_json,
+                   error=exc) from None
+
+
 @contextlib.contextmanager
 def _working(what: str) -> Iterator[None]:
     """A spinner on stderr while a long step runs, only when someone watches a terminal."""
@@ -824,6 +844,8 @@ def report(
                                      help="Players in the leaderboard (0: all).")] = 20,
     timings: Annotated[bool, typer.Option(
         "--timings", help="JSON: say how long each section's query took (ms).")] = False,
+    timeout: Annotated[float, typer.Option(min=0.0, help="Seconds before the report is "
+                                           "stopped (0: no limit).")] = DEFAULT_TIMEOUT,
     wide: Annotated[bool, typer.Option(
         "--wide", help="Table: never cut a column to the terminal's width.")] = False,
     engine: Annotated[Engine, typer.Option(help=ENGINE_HELP)] = Engine.local,
@@ -834,16 +856,22 @@ def report(
     """The canned analyses: win rates, canastras, pile pickups, hands, morto, leaderboard."""
     format = ReportFormat.table if format is ReportFormat.text else format
     output = None if output == Path("-") else output  # '-': stdout, as in every command
-    archive_dir = _the_archive(archive, archive_dir, format is ReportFormat.json)
-    _outside_archive(output, archive_dir, format is ReportFormat.json)
+    as_json = format is ReportFormat.json
+    archive_dir = _the_archive(archive, archive_dir, as_json)
+    _outside_archive(output, archive_dir, as_json)
+    _check_timeout(timeout, as_json)
+    if engine is Engine.spark and timeout != DEFAULT_TIMEOUT:  # it would be ignored
+        raise fail(f"--timeout {timeout:g}: bounds the DuckDB report only; a Spark report "
+                   "has no time limit", EXIT_USAGE, as_json=as_json)
     settings = spark_options(engine, master, conf)
-    with _stopped_by_signal("report", output):
+    # outside the signal's handling, which says a signal itself (once)
+    with _nothing_written(output, as_json), _stopped_by_signal("report", output):
         if engine is Engine.spark:
             rep = archive_spark.report(str(archive_dir), top,
                                        archive_spark.master_or(master, None), settings)
         else:
             with _working(f"report: running the canned queries over {archive_dir}"):
-                rep = _archive().report(str(archive_dir), top=top)
+                rep = _archive().report(str(archive_dir), top=top, timeout=timeout)
         html = format is ReportFormat.html
         with _writing("report", output, format is ReportFormat.json), \
                 _pages_or_none(output if html else None):

@@ -55,7 +55,8 @@ class IngestReport(msgspec.Struct):
     events: int = 0  # events stored by this run
     already_stored: int = 0  # files whose bytes were already archived
     duplicates: int = 0  # logs whose content (head digest) was already archived
-    known_errors: int = 0  # files already in the errors table, not checked again
+    known_errors: int = 0  # files already in the errors table (unread ones: for the same
+    # reason), not checked or recorded again
     errors: list[ErrorSummary] = msgspec.field(default_factory=list)  # refused by this run
     batches: list[str] = msgspec.field(default_factory=list)
     recovered: list[str] = msgspec.field(default_factory=list)  # left by an interrupted run
@@ -306,7 +307,7 @@ def ingest(
             store.set_setting(root, "require_commitment", require_commitment)
         strict = report.require_commitment = store.settings(root).require_commitment
         # what is stored first: an archive with a damaged record or file is left untouched
-        digests, shas, bad = store.known(root)
+        digests, shas, bad, unread_before = store.known(root)  # unread: by path and reason
         report.recovered = store.recover(root)
         # A file named twice (``a.blog a.blog``, or itself and its directory) is one file,
         # not a copy: it counted as a duplicate, and as two of the files found.
@@ -335,8 +336,11 @@ def ingest(
                 item = _hash(path)
                 progress.hashed += 1
                 if isinstance(item, dict):
-                    unreadable.append(item)
-                    batch.errors.append(item)
+                    if store.drop_recorded([item], unread_before)[1]:  # same path, same reason
+                        report.known_errors += 1
+                    else:
+                        unreadable.append(item)
+                        batch.errors.append(item)
                 elif item[1] in shas:
                     report.already_stored += 1
                 elif item[1] in bad:

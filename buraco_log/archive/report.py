@@ -9,6 +9,7 @@ from __future__ import annotations
 import html
 import math
 import os
+import threading
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -21,7 +22,15 @@ import pyarrow.compute as pc  # type: ignore[import-untyped]
 from buraco_log.errors import ArchiveError
 
 from . import store
-from .views import DEFAULT_MEMORY_LIMIT, DEFAULT_THREADS, _locate, _quote, connect
+from .views import (
+    DEFAULT_MEMORY_LIMIT,
+    DEFAULT_THREADS,
+    _first_line,
+    _locate,
+    _quote,
+    _watchdog,
+    connect,
+)
 
 ELO_START = 1500.0
 ELO_K = 24.0
@@ -290,6 +299,8 @@ def leaderboard(con: duckdb.DuckDBPyConnection, top: int = 20,
         sql = f"SELECT * FROM read_parquet({_quote(stored)}) ORDER BY elo DESC, player"
         try:
             table = con.sql(sql + (f" LIMIT {int(top)}" if top else "")).to_arrow_table()
+        except duckdb.InterruptException:  # the time limit, or Ctrl-C: not a missing file
+            raise
         except duckdb.Error:  # replaced by an ingest that finished meanwhile: fold here
             table = None
     if table is None:
@@ -312,23 +323,53 @@ def report(
     top: int = 20,
     threads: int = DEFAULT_THREADS,
     memory_limit: str = DEFAULT_MEMORY_LIMIT,
+    timeout: float | None = None,
 ) -> Report:
-    """Every canned analysis over ``archive`` (the same sandboxed connection as queries)."""
+    """Every canned analysis over ``archive`` (the same sandboxed connection as queries).
+    ``timeout`` seconds (None or 0: no limit) bound the whole report, as `query`'s bound one
+    query: DuckDB is interrupted when they are up, and the report is an :class:`ArchiveError`
+    saying so (before, a report over a large archive, or one DuckDB planned badly, ran for as
+    long as it took, with no way to stop it but a signal)."""
     archive = store.check_archive(str(archive))
     con = connect(archive, threads=threads, memory_limit=memory_limit)
+    limited = bool(timeout) and timeout is not None and timeout <= threading.TIMEOUT_MAX
+    stop = _watchdog(con, timeout) if limited and timeout is not None else None
+    deadline = time.monotonic() + timeout if limited and timeout is not None else math.inf
+
+    def on_time() -> None:  # the Elo fold runs in Python, where no interrupt reaches
+        if time.monotonic() > deadline:
+            raise _stopped(timeout)
+
     try:
         matches, events = con.execute(
             "SELECT count(*), coalesce(sum(events), 0) FROM matches").fetchone() or (0, 0)
-        sections = [run_canned(con, name) for name in CANNED]
+        sections = []
+        for name in CANNED:
+            sections.append(run_canned(con, name))
+            on_time()
         sections.append(leaderboard(con, top, archive))
+        on_time()
+    except duckdb.InterruptException:
+        raise _stopped(timeout) from None
     except duckdb.Error as exc:  # one line naming the archive, never a traceback
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        first = _first_line(exc)  # DuckDB's advice to change a setting said as a fix
         found = _locate(ArchiveError(f"report failed: {first}"), archive)  # a damaged file
         raise (found if not str(found).startswith("report failed") else
                ArchiveError(f"{archive}: report failed: {first}")) from None
     finally:
+        if stop is not None:
+            stop()
         con.close()
     return Report(str(archive), int(matches), int(events), sections)
+
+
+def _stopped(timeout: float | None) -> ArchiveError:
+    """The report's time limit ran out (an interrupt with no limit set is Ctrl-C or SIGTERM,
+    which the command line says itself)."""
+    if not timeout:
+        return ArchiveError("report: interrupted")
+    return ArchiveError(f"report: stopped after the {timeout:g} s time limit (--timeout; "
+                        "0 for no limit)")
 
 
 # -- HTML ----------------------------------------------------------------------------------------

@@ -337,6 +337,9 @@ def batch_of(filename: str) -> str | None:
     return None
 
 
+UnreadKey = tuple[str, str, str]
+"""``(source_path, rule, message)``: what identifies the errors row of a file never read."""
+
 DAMAGED_RECORD = ("restore it from a backup, or delete it: the next ingest then removes that "
                   "batch's files and stores its logs again when given them")
 
@@ -545,8 +548,9 @@ def drop_batches(root: str, batches: Iterable[str]) -> list[str]:
     return removed
 
 
-def known(root: str) -> tuple[dict[str, int], set[str], set[str]]:
-    """What the archive holds: digest -> game id, file hashes of matches, file hashes of errors."""
+def known(root: str) -> tuple[dict[str, int], set[str], set[str], set[UnreadKey]]:
+    """What the archive holds: digest -> game id, file hashes of matches, file hashes of
+    errors, and the errors of files never read (:func:`recorded_unread`)."""
     files = committed_files(root)
     digests: dict[str, int] = {}
     shas: set[str] = set()
@@ -556,10 +560,39 @@ def known(root: str) -> tuple[dict[str, int], set[str], set[str]]:
                            strict=True))
         shas = set(t.column("file_sha256").to_pylist())
     bad: set[str] = set()
+    unread: set[UnreadKey] = set()
     if files["errors"]:
-        t = read_columns(files["errors"], ["file_sha256"])
+        t = read_columns(files["errors"], list(_UNREAD_COLUMNS))
         bad = set(t.column("file_sha256").to_pylist())
-    return digests, shas, bad
+        unread = _unread(t)
+    return digests, shas, bad, unread
+
+
+def recorded_unread(root: str) -> set[UnreadKey]:
+    """The errors rows of files that were never read (no file hash: a dangling link, a FIFO,
+    a file that cannot be opened), as :data:`UnreadKey`. Such a file has no hash to be known
+    by, so every ingest recorded it again: a FIFO in a directory ingested every night held
+    one row per night. Shared by both engines, which must keep the same rows."""
+    files = committed_files(root)["errors"]
+    return _unread(read_columns(files, list(_UNREAD_COLUMNS))) if files else set()
+
+
+_UNREAD_COLUMNS = ("file_sha256", "source_path", "rule", "message")
+
+
+def _unread(errors: pa.Table) -> set[UnreadKey]:
+    t = errors.filter(pc.equal(errors.column("file_sha256"), ""))
+    return set(zip(t.column("source_path").to_pylist(), t.column("rule").to_pylist(),
+                   t.column("message").to_pylist(), strict=True))
+
+
+def drop_recorded(rows: list[dict[str, Any]], recorded: set[UnreadKey]
+                  ) -> tuple[list[dict[str, Any]], int]:
+    """``rows`` (errors rows of files never read) without those the archive already holds
+    for the same path and the same reason, and how many were dropped: re-ingesting the same
+    sources adds no row, and a file that fails for another reason now is recorded again."""
+    kept = [r for r in rows if (r["source_path"], r["rule"], r["message"]) not in recorded]
+    return kept, len(rows) - len(kept)
 
 
 _READ_FAILURES = (pa.ArrowException, OSError, ValueError, KeyError)

@@ -190,6 +190,7 @@ def connect(
             "autoload_known_extensions": False,
             "allow_community_extensions": False,
             "allow_unsigned_extensions": False,
+            "allow_persistent_secrets": False,  # never read from the home directory
             "temp_directory": "",
         })
     try:
@@ -342,10 +343,23 @@ ACTING_TABLE_FUNCTIONS: dict[str, str] = {
 }
 
 
+# Table functions that read DuckDB's own stores in the home directory (~/.duckdb: stored
+# secrets, installed extensions, extension repositories), which a sandboxed query never has:
+# each failed with "Cannot access directory "/home/u/.duckdb/stored_secrets" - file system
+# operations are disabled by configuration", naming the user's home directory and reading as
+# if a setting would let it through. Refused by name, as the acting ones are.
+PRIVATE_TABLE_FUNCTIONS: dict[str, str] = {
+    **dict.fromkeys(("duckdb_secrets", "which_secret"), "secrets"),
+    "duckdb_extensions": "installed extensions",
+    "duckdb_extension_repositories": "extension repositories",
+}
+
+
 def _refuse_acting_functions(sql: str) -> None:
-    """Refuse a call of any :data:`ACTING_TABLE_FUNCTIONS`: a name (quoted or not, in any
-    case, qualified or not) followed by ``(``, as DuckDB's tokenizer reads the SQL, so a
-    comment between them or a name in a string changes nothing."""
+    """Refuse a call of any :data:`ACTING_TABLE_FUNCTIONS` or
+    :data:`PRIVATE_TABLE_FUNCTIONS`: a name (quoted or not, in any case, qualified or not)
+    followed by ``(``, as DuckDB's tokenizer reads the SQL, so a comment between them or a
+    name in a string changes nothing."""
     every = list(duckdb.tokenize(sql))
     spans = [(off, every[i + 1][0] if i + 1 < len(every) else len(sql), kind)
              for i, (off, kind) in enumerate(every) if kind != duckdb.token_type.comment]
@@ -361,6 +375,11 @@ def _refuse_acting_functions(sql: str) -> None:
         if why is not None:
             raise ArchiveError(f"query: only read-only SELECT statements are allowed, not "
                                f"{name.lower()}(), a table function that {why}")
+        store_of = PRIVATE_TABLE_FUNCTIONS.get(name.lower())
+        if store_of is not None:
+            raise ArchiveError(f"query: {name.lower()}() is not available in the sandbox: it "
+                               f"reads DuckDB's own {store_of}, which a query of the archive "
+                               "never has")
 
 
 def _kind(statement: duckdb.Statement) -> str:
@@ -459,6 +478,13 @@ _ADVICE: tuple[tuple[re.Pattern[str], str], ...] = (
                 r"= false"), ""),
     (re.compile(r" DuckDB may still be able to scan this file by manually disabling the "
                 r"prefetching mechanism using: 'SET disable_parquet_prefetching=true'\."), ""),
+    # DuckDB's own files in the home directory (~/.duckdb), reached by a path it expanded
+    # itself: named, they told the user where their home is and read as if a setting would
+    # open them (the functions that read them are refused by name; this is the second wall)
+    (re.compile(r"Cannot access (?:file|directory) \"/[^\"]*/\.duckdb(?:/[^\"]*)?\" - file "
+                r"system operations are disabled by configuration"),
+     r"it needs DuckDB's own files in the home directory, which a sandboxed query never reads"),
+    (re.compile(r"(?<![\w~.])/[^\s\"']*/\.duckdb(?:/[^\s\"']*)?"), "DuckDB's own files"),
 )
 
 

@@ -1,0 +1,225 @@
+"""Fault probes, round 40, of the DuckDB archive: report's own time limit, DuckDB's stores in
+the home directory (~/.duckdb) kept out of the sandbox and out of its messages, and files that
+cannot be read recorded once however often they are ingested."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import duckdb
+import pyarrow.parquet as pq  # type: ignore[import-untyped]
+import pytest
+
+from buraco_log.archive import connect, ingest, query, report, store, views
+from buraco_log.errors import ArchiveError
+from tests.cli.probes import ROOT, cli, one_error_line
+
+SIM = ROOT / "examples" / "sim"
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An archive of three simulated matches."""
+    base = tmp_path_factory.mktemp("small40")
+    logs = base / "logs"
+    logs.mkdir()
+    for log in sorted(SIM.glob("*-2p-*.blog"))[:3]:
+        shutil.copy(log, logs)
+    arch = base / "arch"
+    rep = ingest([str(logs)], arch)
+    assert rep.added == 3 and not rep.errors
+    return arch
+
+
+def _error_rows(arch: Path) -> list[tuple[str, str, str]]:
+    table = query(arch, "SELECT source_path, rule, message FROM errors ORDER BY ALL")
+    return [tuple(r.values()) for r in table.to_pylist()]  # type: ignore[misc]
+
+
+# -- report --timeout ------------------------------------------------------------------------
+
+def test_a_report_past_its_time_limit_is_an_archive_error(small: Path) -> None:
+    with pytest.raises(ArchiveError) as err:
+        report(small, timeout=1e-6)
+    assert str(err.value) == ("report: stopped after the 1e-06 s time limit (--timeout; 0 for "
+                              "no limit)")
+    assert report(small, timeout=0).matches == 3  # 0: no limit
+
+
+# A canned section DuckDB cannot finish (10^12 pairs): the limit must interrupt the query
+# itself, not wait for a section to end.
+SLOW_REPORT = """
+import importlib, sys
+report = importlib.import_module("buraco_log.archive.report")
+report.CANNED["slow"] = ("slow", "SELECT count(*) AS n FROM range(1000000) AS a, "
+                                 "range(1000000) AS b WHERE a.range + b.range = -1")
+from cli.main import run
+sys.argv = ["buraco-log", *sys.argv[1:]]
+run()
+"""
+
+
+def test_report_stops_a_running_query_at_its_time_limit_and_writes_nothing(
+        small: Path, tmp_path: Path) -> None:
+    out = tmp_path / "report.html"
+    t = time.monotonic()
+    done = subprocess.run([sys.executable, "-c", SLOW_REPORT, "report", str(small), "-f",
+                           "html", "-o", str(out), "--timeout", "1"], capture_output=True,
+                          text=True, cwd=ROOT, timeout=120, stdin=subprocess.DEVNULL,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT)), check=False)
+    took = time.monotonic() - t
+    line = one_error_line(done, 1)
+    assert line == ("buraco-log: error: report: stopped after the 1 s time limit (--timeout; "
+                    f"0 for no limit); nothing was written to {out}")
+    assert took < 30, took  # the query alone runs for hours
+    assert done.stdout == ""
+    assert sorted(os.listdir(tmp_path)) == []  # no report, no temporary, no match pages
+
+
+def test_report_timeout_is_checked_like_query_s(small: Path) -> None:
+    for bad in ("nan", "-1"):
+        line = one_error_line(cli("report", small, "--timeout", bad), 2)
+        assert "Invalid value for '--timeout'" in line
+    # Spark's report has no limit of its own: asked for one, it is refused, not ignored
+    line = one_error_line(cli("report", small, "--engine", "spark", "--timeout", "5"), 2)
+    assert "--timeout 5: bounds the DuckDB report only" in line
+
+
+# -- DuckDB's own files in the home directory --------------------------------------------------
+
+PRIVATE = [
+    "SELECT * FROM duckdb_secrets()",
+    "SELECT * FROM which_secret('s3://bucket/key', 's3')",
+    "SELECT * FROM duckdb_extensions()",
+    "SELECT * FROM duckdb_extension_repositories()",
+    'SELECT * FROM "DuckDB_Extensions" /* a comment */ ()',
+    "SELECT * FROM system.main.duckdb_secrets()",
+    "SELECT (SELECT count(*) FROM duckdb_extensions()) AS n",
+    "EXPLAIN SELECT * FROM duckdb_secrets()",
+]
+
+
+@pytest.mark.parametrize("sql", PRIVATE)
+def test_duckdb_s_stores_in_the_home_directory_are_refused_by_name(small: Path,
+                                                                   sql: str) -> None:
+    with pytest.raises(ArchiveError) as err:
+        query(small, sql)
+    message = str(err.value)
+    assert "is not available in the sandbox: it reads DuckDB's own" in message, message
+    assert ".duckdb" not in message and os.path.expanduser("~") + "/" not in message
+
+
+def _home_error(con: duckdb.DuckDBPyConnection, sql: str) -> str | None:
+    """The one line a query of ``sql`` fails with on the locked connection, past the
+    statement check (as a table function the check does not know would run)."""
+    try:
+        con.execute(sql).fetchall()
+    except duckdb.Error as exc:
+        return str(views._query_error(exc, 60, "1GB"))
+    return None
+
+
+def test_no_message_names_duckdb_s_home_directory(small: Path) -> None:
+    """Past the check too (a new DuckDB's function reading ~/.duckdb): every table function
+    called bare on the sandboxed connection fails, if it fails, without naming ~/.duckdb."""
+    con = connect(small)
+    try:
+        names = sorted({r[0] for r in con.execute(
+            "SELECT function_name FROM duckdb_functions() WHERE function_type = 'table'"
+        ).fetchall()})
+        assert set(views.PRIVATE_TABLE_FUNCTIONS) <= set(names)
+        said = {}
+        for name in names:
+            if name in views.ACTING_TABLE_FUNCTIONS:
+                continue
+            line = _home_error(con, f"SELECT * FROM {name}() LIMIT 1")
+            if line is not None:
+                said[name] = line
+    finally:
+        con.close()
+    # DuckDB names them when asked directly: the scrub is what keeps them out
+    assert {"duckdb_extensions", "duckdb_extension_repositories"} <= said.keys()
+    for name, line in said.items():
+        assert ".duckdb" not in line, (name, line)
+    assert "DuckDB's own files in the home directory" in said["duckdb_extensions"]
+
+
+def test_the_cli_names_no_home_directory(small: Path, tmp_path: Path,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path / "somebody"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))  # DuckDB's ~/.duckdb is under $HOME
+    for sql in ("SELECT * FROM duckdb_secrets()", "SELECT * FROM duckdb_extensions()"):
+        done = cli("query", small, sql)
+        line = one_error_line(done, 1)
+        assert str(home) not in line and ".duckdb" not in line, line
+    assert list(home.iterdir()) == []  # nothing made there either
+
+
+def test_a_path_the_user_wrote_is_said_as_written(small: Path) -> None:
+    with pytest.raises(ArchiveError) as err:
+        query(small, "SELECT * FROM read_text('~/.duckdb/x')")
+    assert '"~/.duckdb/x"' in str(err.value)
+
+
+# -- files never read, recorded once -----------------------------------------------------------
+
+def _unreadable_sources(base: Path) -> Path:
+    src = base / "src"
+    src.mkdir()
+    shutil.copy(sorted(SIM.glob("*-2p-*.blog"))[0], src / "good.blog")
+    (src / "dangling.blog").symlink_to(base / "nowhere")
+    os.mkfifo(src / "pipe.blog")
+    return src
+
+
+def test_reingesting_unreadable_files_adds_no_error_rows(tmp_path: Path) -> None:
+    src = _unreadable_sources(tmp_path)
+    arch = tmp_path / "arch"
+    first = ingest([str(src)], arch)
+    assert (first.added, len(first.errors), first.known_errors) == (1, 2, 0)
+    rows = _error_rows(arch)
+    assert [r[1] for r in rows] == ["log.unreadable", "log.filetype"]
+    for _ in range(2):
+        again = ingest([str(src)], arch)
+        assert (again.added, again.errors, again.known_errors, again.already_stored) == (
+            0, [], 2, 1)
+        assert again.batches == []  # nothing to commit at all
+        assert _error_rows(arch) == rows
+
+
+def test_an_unreadable_file_failing_for_a_new_reason_is_recorded_again(tmp_path: Path) -> None:
+    src = _unreadable_sources(tmp_path)
+    arch = tmp_path / "arch"
+    ingest([str(src)], arch)
+    (src / "dangling.blog").unlink()
+    (src / "dangling.blog").symlink_to(src / "pipe.blog")  # now a link to a FIFO
+    again = ingest([str(src)], arch)
+    assert [(e.path, e.rule) for e in again.errors] == [(str(src / "dangling.blog"),
+                                                          "log.filetype")]
+    assert again.known_errors == 1  # the FIFO itself, for the same reason as before
+    assert len(_error_rows(arch)) == 3
+
+
+def test_drop_recorded_keys_on_path_and_reason() -> None:
+    row = {"source_path": "/a", "rule": "log.filetype", "message": "not a regular file"}
+    other = {**row, "message": "a directory, not a log"}
+    assert store.drop_recorded([row, other], {("/a", "log.filetype", "not a regular file")}
+                               ) == ([other], 1)
+    assert store.drop_recorded([row], set()) == ([row], 0)
+
+
+def test_the_cli_says_the_unreadable_files_were_refused_before(tmp_path: Path) -> None:
+    src = _unreadable_sources(tmp_path)
+    arch = tmp_path / "arch"
+    assert cli("ingest", src, "-a", arch).returncode == 1  # two refused now
+    done = cli("ingest", src, "-a", arch)
+    assert done.returncode == 0, done.stderr
+    assert "2 refused before, 0 refused now" in done.stdout
+    files = store.committed_files(str(arch))["errors"]
+    assert sum(pq.read_metadata(f).num_rows for f in files) == 2
