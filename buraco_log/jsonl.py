@@ -26,7 +26,7 @@ import functools
 import json
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from typing import IO, Any, Literal
 
 import msgspec
@@ -72,6 +72,10 @@ _BIG_DIGITS = re.compile(rb"\d{19}")
 """19 digits in a row: the only way a line can hold an integer outside the signed 64-bit range
 (a cheap test before the field-by-field search)."""
 
+
+_TOO_DEEP = re.compile(r"Expected `bool \| int \| float \| str \| null`, got `(array|object)`")
+"""What msgspec says of a value nested past :data:`MAX_DEPTH` (the bounded type's last level
+takes scalars only)."""
 
 _BOM = b"\xef\xbb\xbf"
 _HEX64 = re.compile(r"[0-9a-fA-F]{64}")
@@ -343,6 +347,10 @@ class JsonlReader:
                 except msgspec.MsgspecError as exc:
                     if str(exc).startswith("Integer value out of range"):  # thousands of digits
                         raise self._error(_range_message(text), number, "range") from None
+                    if _TOO_DEEP.match(str(exc)):  # the bound type's words, not the rule's
+                        raise self._error(
+                            f"JSON nested more than {MAX_DEPTH} deep (an event nests at most "
+                            "4 deep): not read", number, "limit") from None
                     if number == 1 and (packed := log.compressed(raw)) is not None:
                         raise self._error(f"the file is {packed}: decompress it first",
                                           number) from None
@@ -628,6 +636,8 @@ def jsonl_to_binary(
         finally:
             os.close(held)
     finally:
+        if isinstance(events, Generator):  # a failed write left the source open until
+            events.close()                  # the generator was collected
         with contextlib.suppress(OSError):
             os.unlink(tmp)
     return msgspec.structs.replace(info, path=dst)

@@ -684,8 +684,22 @@ class Reader:
                     f".jsonl in lower case (this name ends in {suffix}: rename it)")
         return "; it looks like JSON Lines, which are read from a file whose name ends in .jsonl"
 
+    def _refuse_jsonl(self, raw: bytes) -> None:
+        """A file named .jsonl that is no binary log: say it in JSON Lines' words. Its empty
+        form read as "file header cut short (0 of 20 bytes)", and a JSON Lines one was told
+        to rename itself to the name it had."""
+        if not is_jsonl_name(self.path) or raw.startswith(MAGIC):
+            return
+        if not raw and os.fstat(self._f.fileno()).st_size == 0:
+            raise self._error("the JSON Lines file is empty: it holds no event (this reader "
+                              "reads binary logs; JSON Lines are read by buraco_log.jsonl)",
+                              "header", 0)
+        raise self._error("a JSON Lines log (its name ends in .jsonl), not a binary one: read "
+                          "it with buraco_log.jsonl (JsonlReader, read_jsonl)", "header", 0)
+
     def _read_header(self) -> None:
         raw = self._f.read(HEADER_SIZE)
+        self._refuse_jsonl(raw)
         if len(raw) < HEADER_SIZE:
             if raw[:8] == MAGIC[: len(raw)] or _is_zero(self._f, raw):
                 self._f.seek(0)
@@ -1076,7 +1090,8 @@ def temp_error(exc: LogFormatError | OSError, temp: str, path: str,
         if exc.filename not in (None, temp):
             return None
         message, kind, seq = exc.strerror or str(exc), "io", None
-    message = message.removeprefix("write failed: ")
+    # the cut of a partial record was in the temporary, which is removed anyway
+    message = message.removeprefix("write failed: ").partition(PARTIAL_CUT)[0]
     # the seq of an event refused (a rule, a range) is the source's too; that of a failed
     # write only says how far the new file got
     return LogFormatError(f"{what}: {message}", path=path, kind=kind,
@@ -1090,6 +1105,12 @@ _FILE_TYPES: Final = (
     (stat.S_ISBLK, "a block device"),
     (stat.S_ISSOCK, "a socket"),
 )
+
+
+def is_jsonl_name(path: str | os.PathLike[str]) -> bool:
+    """Whether readers take ``path`` as JSON Lines: its name ends in ``.jsonl`` in these
+    letters (``.JSONL`` is binary to every reader)."""
+    return os.path.basename(os.fspath(path)).endswith(".jsonl")
 
 
 def file_type(mode: int) -> str:
@@ -1317,6 +1338,9 @@ def _write_all(fd: int, data: bytes | memoryview, offset: int) -> None:
         offset += n
 
 
+PARTIAL_CUT: Final = "; the part of the record written was cut off"
+"""What a writer's failed write says once it cut off the part of the record it wrote."""
+
 NO_HEADER_ADVICE: Final = ("the file holds no whole header, so no event: remove it (`repair` "
                           "keeps nothing), and the log is created afresh")
 """What to do with a file at a log's path that ends before its header (an empty file)."""
@@ -1458,6 +1482,10 @@ class Writer:
         sign_at: Literal["segment", "end"] = "segment",
     ) -> None:
         self.path = str(path)
+        if is_jsonl_name(self.path):  # every reader would take it as JSON Lines and fail
+            raise LogFormatError("a binary log must not be named .jsonl (readers take .jsonl "
+                                 "files as JSON Lines): name it .blog, or write JSON Lines "
+                                 "with buraco_log.jsonl", path=self.path, kind="usage")
         self._signer = signer
         self._sign_at = sign_at
         self._match_id: str | None = None
@@ -1632,7 +1660,7 @@ class Writer:
         try:
             _write_all(self._fd, data, self._end)
         except OSError as exc:
-            self._fail(f"write failed: {exc.strerror or exc}")
+            self._fail(f"write failed: {exc.strerror or exc}{self._cut_partial()}")
         self._end += len(data)
         self._signed = signed
 
@@ -1788,7 +1816,7 @@ class Writer:
             try:
                 _write_all(self._fd, data, self._end)
             except OSError as exc:
-                self._fail(f"write failed: {exc.strerror or exc}")
+                self._fail(f"write failed: {exc.strerror or exc}{self._cut_partial()}")
             self._end += len(data)
             self._next_seq += len(events)
             self._signed = signed or self._signed
@@ -1873,6 +1901,21 @@ class Writer:
             return _identity(os.stat(self.path)) == self._identity
         except OSError:
             return False
+
+    def _cut_partial(self) -> str:
+        """Cut off what a failed write left of its record (a full disk took part of it), so
+        the log ends whole and the next writer goes on from it; the note for the error. (A
+        torn tail was left: the next writer refused the log until `repair`, which on the full
+        disk could not keep its backup.) Nothing of the record was acknowledged."""
+        assert self._fd is not None
+        try:
+            if os.fstat(self._fd).st_size <= self._end:
+                return ""  # nothing of it reached the file
+            os.ftruncate(self._fd, self._end)
+            os.fsync(self._fd)
+        except OSError:
+            return "; the part of it written stays, a torn tail (`buraco-log repair` cuts it)"
+        return f"{PARTIAL_CUT} (the log ends whole at byte {self._end})"
 
     def _fail(self, message: str, offset: int | None = None, seq: int | None = None) -> None:
         self._broken = message

@@ -15,7 +15,7 @@ from typing import Annotated
 
 import typer
 
-from buraco_log import audit
+from buraco_log import audit, log
 from buraco_log.errors import LogFormatError
 from buraco_log.events import AnyEvent
 from buraco_log.log import write_log
@@ -104,6 +104,10 @@ def demo(
                        "for the log", EXIT_USAGE, as_json=js)
         if out.is_dir():
             raise fail(f"{out}: is a directory; name the log's file", EXIT_USAGE, as_json=js)
+        if log.is_jsonl_name(out):  # it wrote a binary log there, which no reader then read
+            raise fail(f"{out}: the demo writes a binary log, and readers take .jsonl files as "
+                       f"JSON Lines: name it .blog (then `buraco-log convert "
+                       f"{out.with_suffix('.blog')} -o {out}`)", EXIT_USAGE, as_json=js)
         if overwrite and (kind := not_a_file(out)):
             raise fail(f"{out}: is {kind}; --overwrite replaces a file, not {plural(kind)}",
                        EXIT_USAGE, as_json=js)

@@ -1,0 +1,139 @@
+"""Fault probes of the log readers and writer, round 40.
+
+- A file named ``.jsonl`` given to the binary reader: an empty one read "torn tail: file header
+  cut short (0 of 20 bytes)" (the binary header's words), and a JSON Lines one was told to
+  rename itself to the name it had ("this name ends in .jsonl: rename it").
+- ``Writer`` (and so ``demo -o X.jsonl``) wrote a binary log under a ``.jsonl`` name, which
+  every reader then took as JSON Lines and refused ("byte 18 of the line is not UTF-8").
+- A write that failed part way (a full disk) left the part written as a torn tail: the next
+  writer refused the log until ``repair``, which on that full disk could not keep its backup.
+- JSON nested past the reader's bound said msgspec's words ("Expected `bool | int | float |
+  str | null`, got `array`"), not the rule.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+from pathlib import Path
+
+import pytest
+
+from buraco_log import log
+from buraco_log.errors import LogFormatError
+from buraco_log.jsonl import MAX_DEPTH
+from tests.cli.probes import cli, one_error_line
+from tests.recorder.sources import matches
+
+REPO = Path(__file__).resolve().parents[2]
+GOLDEN = REPO / "examples" / "golden" / "classic.jsonl"
+src = matches()[0]
+
+
+def test_an_empty_jsonl_file_read_as_binary_is_called_an_empty_json_lines_file(
+        tmp_path: Path) -> None:
+    path = tmp_path / "empty.jsonl"
+    path.write_bytes(b"")
+    with pytest.raises(LogFormatError) as caught:
+        log.verify(path)
+    err = caught.value
+    assert (err.path, err.offset, err.exit_status) == (str(path), 0, 2), str(err)
+    assert "the JSON Lines file is empty" in str(err)
+    assert "header" not in err.message and "torn" not in err.message, str(err)
+    # the same file named .blog is a match not started, as before
+    blog = tmp_path / "empty.blog"
+    blog.write_bytes(b"")
+    assert log.verify(blog).torn is not None
+
+
+def test_a_json_lines_log_read_as_binary_is_not_told_to_rename_itself(tmp_path: Path) -> None:
+    path = tmp_path / "m.jsonl"
+    path.write_bytes(GOLDEN.read_bytes())
+    with pytest.raises(LogFormatError) as caught, log.Reader(path) as reader:
+        list(reader)
+    err = caught.value
+    assert (err.offset, err.exit_status) == (0, 2)
+    assert "rename" not in str(err) and "JSON Lines" in str(err) and "jsonl" in str(err)
+    # a binary log under a .jsonl name (written before the writer refused one) still reads
+    binary = tmp_path / "b.blog"
+    log.write_log(binary, src[:3])
+    os.rename(binary, tmp_path / "b.jsonl")
+    assert log.read_events(tmp_path / "b.jsonl") == list(src[:3])
+
+
+def test_the_writer_refuses_a_jsonl_name_and_makes_no_file(tmp_path: Path) -> None:
+    path = tmp_path / "w.jsonl"
+    with pytest.raises(LogFormatError) as caught:
+        log.Writer(path)
+    assert caught.value.exit_status == 2 and ".blog" in str(caught.value)
+    assert str(path) in str(caught.value)
+    assert os.listdir(tmp_path) == []
+    log.write_log(tmp_path / "W.JSONL", src[:2])  # read as binary by every reader: allowed
+    assert log.read_events(tmp_path / "W.JSONL") == list(src[:2])
+
+
+def test_demo_to_a_jsonl_name_is_refused_in_one_line_before_it_plays(tmp_path: Path) -> None:
+    done = cli("demo", "--players", "2", "-o", "d.jsonl", cwd=tmp_path)
+    line = one_error_line(done, 2)
+    assert "d.jsonl" in line and "binary" in line and "convert d.blog -o d.jsonl" in line
+    assert os.listdir(tmp_path) == []  # nothing written, no temporary left
+
+
+def test_json_nested_past_the_bound_names_the_bound(tmp_path: Path) -> None:
+    lines = GOLDEN.read_text().splitlines()
+    nested = '{"t":"dr","x":' + '{"a":' * (MAX_DEPTH + 1) + "1" + "}" * (MAX_DEPTH + 1) + "}"
+    path = tmp_path / "deep.jsonl"
+    path.write_text("\n".join([*lines[:2], nested]) + "\n")
+    line = one_error_line(cli("verify", path), 1)
+    assert f"{path}, line 3, seq 1:" in line and f"nested more than {MAX_DEPTH} deep" in line
+    assert "Expected" not in line
+
+
+def _half_writes(monkeypatch: pytest.MonkeyPatch, code: int) -> None:
+    """os.pwrite writes half of what it is given, then fails as a full disk does."""
+    real = os.pwrite
+
+    def pwrite(fd: int, data: bytes | memoryview, offset: int) -> int:
+        real(fd, bytes(data)[: max(1, len(data) // 2)], offset)
+        raise OSError(code, os.strerror(code))
+    monkeypatch.setattr(os, "pwrite", pwrite)
+
+
+@pytest.mark.parametrize("sealed", [True, False])
+def test_a_write_failed_part_way_cuts_its_part_and_the_next_writer_goes_on(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sealed: bool) -> None:
+    path = tmp_path / "w.blog"
+    with log.Writer(path, sealed=sealed) as w:
+        w.append(src[0])
+        w.append(src[1])
+        end = path.stat().st_size
+        _half_writes(monkeypatch, errno.ENOSPC)
+        with pytest.raises(LogFormatError) as caught:
+            w.append(src[2])
+        monkeypatch.undo()
+        err = caught.value
+        assert (err.kind, err.seq, err.offset) == ("io", 2, end), str(err)
+        assert "No space left on device" in str(err) and "cut off" in str(err)
+    assert path.stat().st_size == end  # the log ends whole: no torn tail
+    info = log.verify(path)
+    assert (info.torn, info.events) == (None, 2)
+    with log.Writer(path) as w:  # a new writer goes on, no repair needed
+        assert w.next_seq == 2
+        w.append(src[2])
+    assert log.read_events(path) == list(src[:3])
+    out = cli("verify", path)
+    assert out.returncode == 0 and "3 events" in out.stdout, out.stderr
+
+
+def test_a_convert_on_a_full_disk_names_the_new_file_not_the_cut(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from buraco_log import jsonl
+
+    _half_writes(monkeypatch, errno.ENOSPC)
+    with pytest.raises(LogFormatError) as caught:
+        jsonl.convert(GOLDEN, tmp_path / "g.blog", "binary")
+    monkeypatch.undo()
+    message = str(caught.value)
+    assert str(tmp_path / "g.blog") in message and "No space left on device" in message
+    assert "cut off" not in message and "ends whole" not in message  # of the temporary
+    assert os.listdir(tmp_path) == []
