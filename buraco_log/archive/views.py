@@ -640,10 +640,19 @@ INTERRUPT_EVERY = 0.05
 """Seconds between interrupts once the time limit has passed (see :func:`_watchdog`)."""
 
 
-def _watchdog(con: duckdb.DuckDBPyConnection, timeout: float) -> Callable[[], None]:
+OVERRUN_GRACE = 5.0
+"""Seconds a query may run on past its time limit, interrupted all along, before the
+``overrun`` callback of :func:`_watchdog` is called. DuckDB heeds an interrupt between chunks
+of rows, not inside a scalar function building one huge value: ``lpad('x', 400000000, 'y')``
+ran 26 s past a 2 s limit, and a few of them in one chunk for minutes."""
+
+
+def _watchdog(con: duckdb.DuckDBPyConnection, timeout: float,
+              overrun: Callable[[], object] | None = None) -> Callable[[], None]:
     """Interrupt ``con`` once ``timeout`` seconds have passed, and again every
     :data:`INTERRUPT_EVERY` seconds until the returned stop function is called (which waits for
-    the watchdog to end, so no interrupt reaches a closed connection).
+    the watchdog to end, so no interrupt reaches a closed connection). ``overrun`` is called
+    (from the watchdog's thread) if the query still runs :data:`OVERRUN_GRACE` seconds later.
 
     One interrupt is not enough: DuckDB drops one that arrives before the query has started
     (a tiny ``--timeout``), and the query then ran with no limit at all."""
@@ -652,10 +661,14 @@ def _watchdog(con: duckdb.DuckDBPyConnection, timeout: float) -> Callable[[], No
     def watch() -> None:
         if stop.wait(timeout):
             return
+        late = time.monotonic() + OVERRUN_GRACE
         while True:
             with contextlib.suppress(duckdb.Error):
                 con.interrupt()
             if stop.wait(INTERRUPT_EVERY):
+                return
+            if overrun is not None and time.monotonic() > late:
+                overrun()
                 return
 
     thread = threading.Thread(target=watch, name="buraco-log query time limit", daemon=True)
@@ -677,7 +690,7 @@ class QueryStream:
 
     def __init__(self, archive: str | os.PathLike[str], sql: str, *, threads: int,
                  memory_limit: str, timeout: float | None, batch_rows: int,
-                 bound: bool) -> None:
+                 bound: bool, on_overrun: Callable[[], object] | None = None) -> None:
         self._timeout, self._memory_limit = timeout, memory_limit
         check_sql(sql)
         # resolved now, outside the memory bound: an error is explained with it, and a query
@@ -694,7 +707,7 @@ class QueryStream:
             rows = con.execute("SELECT current_setting('allowed_paths')").fetchall()
             self._readable = frozenset(rows[0][0] or ())
             if timeout and timeout <= threading.TIMEOUT_MAX:  # beyond: no limit in practice
-                self._stack.callback(_watchdog(con, timeout))
+                self._stack.callback(_watchdog(con, timeout, on_overrun))
             try:
                 self._reader = con.sql(sql).to_arrow_reader(batch_rows)
             except _FAILURES as exc:
@@ -740,13 +753,17 @@ def open_query(
     timeout: float | None = None,
     batch_rows: int = BATCH_ROWS,
     bound: bool = True,
+    on_overrun: Callable[[], object] | None = None,
 ) -> QueryStream:
     """Start one read-only SELECT over the archive's views, sandboxed (see the module doc),
     and stream its result. ``bound``: hold the whole process under the memory limit while
     the stream is open (:func:`bounded_process`; pass False in a process whose other threads
-    must not feel it)."""
+    must not feel it). ``on_overrun``: called from another thread when the query has not
+    stopped :data:`OVERRUN_GRACE` seconds after its time limit (DuckDB does not heed an
+    interrupt inside some scalar functions): the command line ends its process there."""
     return QueryStream(archive, sql, threads=threads, memory_limit=memory_limit,
-                       timeout=timeout, batch_rows=batch_rows, bound=bound)
+                       timeout=timeout, batch_rows=batch_rows, bound=bound,
+                       on_overrun=on_overrun)
 
 
 def query(

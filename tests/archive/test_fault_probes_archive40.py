@@ -223,3 +223,32 @@ def test_the_cli_says_the_unreadable_files_were_refused_before(tmp_path: Path) -
     assert "2 refused before, 0 refused now" in done.stdout
     files = store.committed_files(str(arch))["errors"]
     assert sum(pq.read_metadata(f).num_rows for f in files) == 2
+
+
+# -- a query DuckDB does not stop at its time limit ---------------------------------------------
+
+# One value built inside a scalar function: DuckDB heeds the interrupt only between chunks, so
+# this ran 17 s past a 0.2 s limit (regexp_replace over 30 MB), lpad of 400 MB 26 s past 2 s.
+OVERRUN = """
+import importlib, sys
+importlib.import_module("buraco_log.archive.views").OVERRUN_GRACE = 0.5
+from cli.main import run
+sys.argv = ["buraco-log", *sys.argv[1:]]
+run()
+"""
+UNHEEDING = "SELECT length(regexp_replace(repeat('a', 30000000), 'a', 'bb', 'g')) AS n"
+
+
+def test_a_query_that_does_not_heed_the_interrupt_is_ended_past_its_limit(
+        small: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out.csv"
+    t = time.monotonic()
+    done = subprocess.run([sys.executable, "-c", OVERRUN, "query", str(small), UNHEEDING,
+                           "-f", "csv", "-o", str(out), "--timeout", "0.5"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120,
+                          stdin=subprocess.DEVNULL, check=False,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    took = time.monotonic() - t
+    assert one_error_line(done, 1) == "buraco-log: error: query: stopped after the 0.5 s time limit"
+    assert took < 12, took  # the query itself runs 17 s or more
+    assert sorted(os.listdir(tmp_path)) == []  # neither the result nor its temporary
