@@ -19,8 +19,9 @@ header and the first segment of a new log); (device, inode) is the log's file. A
 replayed only into that very file, so a log that another program rewrote meanwhile (a
 ``seal``, a ``repair``) is never written into: its records are counted as conflicts and the
 journal is kept, renamed ``*.unfolded``, for an operator to look at. (A log the recorder itself
-found rewritten, and adopted, gets its records again naming the new file; the records naming
-the old one are then spent.) A torn record ends a
+found rewritten, and adopted, gets its records again naming the new file, after a withdrawal
+of every earlier record of that file, since a rewrite can keep the inode number; the records
+naming the old one are then spent.) A torn record ends a
 journal: it belongs to a round whose sync did not finish, so nothing in it was acknowledged.
 
 A record with no ``data`` withdraws: the recorder refused the appends of a record it had

@@ -383,8 +383,8 @@ class _Work:
     """One log's share of a round: its events, who waits for them, and how it went."""
 
     __slots__ = (
-        "chain", "created", "data", "encoded", "error", "ident", "journaled", "new", "offset",
-        "reopened", "settled", "synced", "table", "waiters",
+        "adopted", "chain", "created", "data", "encoded", "error", "ident", "journaled", "new",
+        "offset", "reopened", "settled", "synced", "table", "waiters",
     )
 
     def __init__(self, table: _Table, waiters: list[_Waiter], encoded: list[bytes]) -> None:
@@ -399,6 +399,7 @@ class _Work:
         self.journaled: journal.Record | None = None  # its last journal record
         self.error: _WriteError | None = None
         self.reopened = False
+        self.adopted = False  # reopened into a file a seal rewrote while it was closed
         self.synced = False
         self.created = False
         self.settled = False  # its waiters were failed or acknowledged, and counted
@@ -1373,6 +1374,22 @@ class Recorder:
         return self._journal_append(
             journal.frame(w.journaled for w in work if w.journaled is not None), False)
 
+    def _journal_adopted(self, work: list[_Work]) -> tuple[OSError, bool] | None:
+        """Journal again the segments written into logs adopted this round (a seal rewrote
+        them while they were closed), each after a withdrawal of every earlier record of its
+        file (from offset 0), and sync. Their first records were made for the file as it was
+        (its end, its bytes) while the threads reopened it; a rewrite that kept the inode
+        number (two seals in a row can give the new file the old one's) left those records
+        naming the very file, with bytes it no longer holds: the write-back refused the log
+        as a conflict, and an acknowledged event was lost with a power loss."""
+        records = []
+        for w in work:
+            w.ident = w.table.identity
+            w.journaled = journal.Record(w.table.match, *w.ident, w.offset, w.data)
+            records += [journal.withdrawal(journal.Record(w.table.match, *w.ident, 0, b"")),
+                        w.journaled]
+        return self._journal_append(journal.frame(records), False)
+
     def _journal_withdraw(self, records: list[journal.Record]) -> tuple[OSError, bool] | None:
         """Append the withdrawals of ``records`` to the journal and sync it (as
         ``_journal_round``). If that fails, the records stand: the refused events may come
@@ -1410,11 +1427,9 @@ class Recorder:
             if w.error is None or w.error.written:
                 self._jdirty.add(w.table.path)
         if failure is None:
-            moved = [w for w in work if w.error is None and w.ident != w.table.identity]
-            if moved:
-                for w in moved:
-                    w.ident = w.table.identity
-                failure = self._journal_round(moved)
+            adopted = [w for w in work if w.error is None and w.adopted]
+            if adopted:
+                failure = self._journal_adopted(adopted)
         if failure is None:
             # Appends refused after their record was journaled (their log was removed or
             # replaced, a write failed): the journal withdraws the record, durably, before
@@ -1572,6 +1587,7 @@ class Recorder:
                     reopened = True
                     if self._reopen(table):  # adopted: a seal rewrote it meanwhile
                         self._prepare(w)  # its end, chain and sealed flag are the new file's
+                        w.adopted = True
         except LogFormatError as exc:
             if exc.kind == "locked":  # a seal or repair holds the closed log: say what became
                 # of the moves (it said only "another writer holds this log")
@@ -1641,6 +1657,8 @@ class Recorder:
         if adopted:
             try:
                 self._adopt(table, fd, identity, size)
+                if self.sync == "journal":  # its journal records are withdrawn
+                    self._ops.fsync(fd)  # (_journal_adopted): the file must hold the events
             except BaseException:
                 os.close(fd)
                 raise
