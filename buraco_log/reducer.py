@@ -563,7 +563,7 @@ class _Table:
     def on_match_started(self, ev: MatchStarted, check: bool) -> None:
         if check:
             if self.phase != "new":
-                raise self.fail(ev, "match.already_started", "the match has already started")
+                raise self.fail(ev, "match.already_started", _second_start(self))
             n = len(ev.players)
             try:
                 rules_mod.check(ev.rules, n)
@@ -1214,6 +1214,11 @@ def _check_sequence(table: _Table, ev: Event) -> None:
             seq=ev.seq,
             tag=tag_of(ev),
         )
+    if type(ev) is MatchStarted and table.phase != "new":
+        # a referee meets a second start (two matches in one file), not a late move: the rule
+        # is the second start's wherever it stands, with the end said when there is one
+        raise IllegalMoveError("match.already_started", _second_start(table), seq=ev.seq,
+                               tag=tag_of(ev))
     if table.phase == "over":
         raise IllegalMoveError("match.over", "the match has ended", seq=ev.seq, tag=tag_of(ev))
     if table.phase == "new" and type(ev) is not MatchStarted:
@@ -1235,6 +1240,14 @@ def _check_sequence(table: _Table, ev: Event) -> None:
             target = f" (target {r.target_score})" if r is not None else ""
             why = f"after {won}{target}: only the match end may follow"
         raise IllegalMoveError(rule, f"{tag_of(ev)} {why}", seq=ev.seq, tag=tag_of(ev))
+
+
+def _second_start(table: _Table) -> str:
+    """Why a match start after the first is refused, and where the match it follows stands."""
+    where = (f"has already started and ended (MatchEnded at seq {table.seq})"
+             if table.phase == "over" else "has already started")
+    return (f"a second match start: this log's match {where}; a new match is written in a log "
+            "of its own")
 
 
 def meld_with_top(readings: MeldCache, top: Card, hand: Iterable[Card]) -> bool:

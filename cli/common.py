@@ -49,6 +49,10 @@ class Format(StrEnum):
 
 class State:
     debug = False
+    # `--ignore-integrity`'s warning, not yet said on stderr: said once, inside the command's
+    # error or note line when it has one (one line, not a warning and then the refusal), else
+    # alone when the command ends
+    warning: str | None = None
     # the command owns its process (the console script, not typer's test runner), so it may
     # fork a watcher (cli.supervise)
     own_process = False
@@ -79,14 +83,40 @@ def fail(message: str, code: int = EXIT_FINDINGS, *, as_json: bool = False,
     if State.debug:
         show_traceback(error)
     # one line, whatever a name in the log holds (a newline, an ESC sequence)
-    typer.echo(f"buraco-log: error: {terminal_safe(message)}", err=True)
+    line, warning = _with_warning(message)
+    typer.echo(f"buraco-log: error: {terminal_safe(line)}", err=True)
     if as_json:
         try:
-            emit_json({"error": error_object(message, code, error)})
+            emit_json({"error": error_object(message, code, error)} if warning is None else
+                      {"error": error_object(message, code, error), "integrity_warning": warning})
             sys.stdout.flush()
         except OSError:  # standard output is what failed (full, gone): the line on stderr says so
             drop_stdout()
     return typer.Exit(code)
+
+
+def warn_at_end(warning: str) -> None:
+    """Hold ``warning`` (``--ignore-integrity``'s) for stderr: see ``State.warning``."""
+    State.warning = warning
+
+
+def _with_warning(message: str) -> tuple[str, str | None]:
+    """``message`` with the held warning after it (then no longer held), and the warning."""
+    warning, State.warning = State.warning, None
+    return (message if warning is None else f"{message}; {warning}"), warning
+
+
+def say_pending_warning() -> None:
+    """The held warning on stderr, alone: the command ended without an error or note."""
+    warning, State.warning = State.warning, None
+    if warning is not None:
+        typer.echo(f"buraco-log: {terminal_safe(warning)}", err=True)
+
+
+def note(message: str) -> None:
+    """A note on stderr, with the held warning after it in the same line: what was noted,
+    then that the log it is about failed its integrity check."""
+    typer.echo(f"buraco-log: note: {terminal_safe(_with_warning(message)[0])}", err=True)
 
 
 def drop_stdout() -> None:
@@ -355,11 +385,15 @@ def guarded(func: Callable[P, R]) -> Callable[P, R]:
 
     @functools.wraps(func)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        State.warning = None  # one command's (typer's test runner runs many in one process)
         try:
             with stdin_logs(kwargs if func.__name__ not in IN_PLACE else {}) as names:
                 _STDIN_NAMES.update(names)
-                return func(*args, **kwargs)
+                result = func(*args, **kwargs)
+            say_pending_warning()
+            return result
         except (typer.Exit, typer.Abort, SystemExit):
+            say_pending_warning()
             raise
         except BrokenPipeError:
             # The reader went away (``| head``): stop quietly, as other tools do.

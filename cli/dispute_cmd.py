@@ -32,6 +32,8 @@ from cli.common import (
     fail,
     from_stdin,
     guarded,
+    note,
+    warn_at_end,
 )
 from cli.paths import named_path, why_missing
 from cli.safetext import terminal_safe
@@ -521,9 +523,8 @@ def replay(
         short = (tl.illegal is not None and tl.illegal.seq is not None
                  and at is None and hand is None and not step)
         if tl.illegal is not None and tl.illegal.seq is not None and not short:
-            typer.echo(terminal_safe(f"buraco-log: note: {path}: seq {tl.illegal.seq} is "
-                                     f"illegal [{tl.illegal.rule}]; the table is known up to "
-                                     f"seq {tl.last_seq}"), err=True)
+            note(f"{path}: seq {tl.illegal.seq} is illegal [{tl.illegal.rule}]; the table is "
+                 f"known up to seq {tl.last_seq}")
     except ReplayError as exc:
         raise _replay_error(path, exc, js) from None
     if warning is not None and format is Format.json:
@@ -582,8 +583,11 @@ def _load_salvage(path: Path, ignore_integrity: bool) -> Salvage:
                 path=exc.path, offset=exc.offset, line=exc.line, seq=exc.seq,
                 kind=exc.kind) from None
     salvage = read_anyway(path)
-    if salvage.warning is not None:
-        typer.echo(terminal_safe(f"buraco-log: {salvage.warning}"), err=True)
+    # said once on stderr, with the error or note if there is one; not of a file torn before
+    # its first event (a match not started, as `audit` says: no damage to warn of)
+    not_started = not salvage.events and (salvage.failure or "").startswith("torn tail")
+    if salvage.warning is not None and not not_started:
+        warn_at_end(salvage.warning)
     return salvage
 
 

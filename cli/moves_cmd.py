@@ -14,7 +14,7 @@ import typer
 
 from buraco_log.errors import ReplayError
 from buraco_log.options import MovesAt, moves_at
-from cli.common import Format, emit_json, fail, guarded
+from cli.common import Format, emit_json, fail, guarded, note
 from cli.dispute_cmd import FormatOpt, IgnoreIntegrityOpt, LogArg, load_timeline, with_warning
 from cli.safetext import terminal_safe
 
@@ -65,9 +65,8 @@ def moves(
         raise fail(f"{path}: {exc.message}", exc.exit_status, as_json=js, error=exc) from None
     illegal = tl.illegal if tl.illegal is not None and tl.illegal.seq is not None else None
     if illegal is not None and at is not None:  # asked for a seq before it: said, as replay does
-        typer.echo(terminal_safe(f"buraco-log: note: {path}: seq {illegal.seq} is illegal "
-                                 f"[{illegal.rule}]; the table is known up to seq "
-                                 f"{tl.last_seq}"), err=True)
+        note(f"{path}: seq {illegal.seq} is illegal [{illegal.rule}]; the table is known up "
+             f"to seq {tl.last_seq}")
     result = moves_at(state)
     if format is Format.json:
         emit_json(with_warning(result, damage))
