@@ -77,6 +77,9 @@ _TOO_DEEP = re.compile(r"Expected `bool \| int \| float \| str \| null`, got `(a
 """What msgspec says of a value nested past :data:`MAX_DEPTH` (the bounded type's last level
 takes scalars only)."""
 
+_CRASHED = "what a crash leaves where the data never reached the disk"
+"""Why a line holds only zero bytes."""
+
 _BOM = b"\xef\xbb\xbf"
 _HEX64 = re.compile(r"[0-9a-fA-F]{64}")
 _HUGE_FIELD = re.compile(rb'"((?:[^"\\]|\\.){1,64})"\s*:\s*\[?\s*-?\d{19}')
@@ -329,6 +332,8 @@ class JsonlReader:
                         len(raw) == MAX_LINE + 2 and not raw.endswith(b"\r\n")):
                     cr = (" (it holds carriage returns (CR) alone: JSON Lines end each line in "
                           "LF or CR LF)") if b"\r" in raw.rstrip(b"\r\n") else ""
+                    if not raw.rstrip(b"\r\n").strip(b"\0"):
+                        cr = f" of zero bytes (NUL), no text: {_CRASHED}"
                     raise self._error(f"line longer than {MAX_LINE} bytes{cr}", number, "limit")
                 text = raw.strip()
                 if text.startswith(b"#") and (lone := _events_in_comment(raw)) is not None:
@@ -358,6 +363,10 @@ class JsonlReader:
                         raise self._error(
                             "the file is UTF-16 text: JSON Lines are UTF-8 (save the file as "
                             "UTF-8)", number) from None
+                    if not text.strip(b"\0"):  # msgspec: "invalid character (byte 0)"
+                        raise self._error(
+                            f"the line is {len(text):,} zero bytes (NUL), no text: {_CRASHED}",
+                            number) from None
                     if number == 1 and text.startswith(_BOM):
                         raise self._error(
                             "the file starts with a byte order mark (EF BB BF): JSON Lines are "

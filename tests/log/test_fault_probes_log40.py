@@ -8,7 +8,8 @@
 - A write that failed part way (a full disk) left the part written as a torn tail: the next
   writer refused the log until ``repair``, which on that full disk could not keep its backup.
 - JSON nested past the reader's bound said msgspec's words ("Expected `bool | int | float |
-  str | null`, got `array`"), not the rule.
+  str | null`, got `array`"), not the rule; a line of zero bytes (what a crash leaves) said
+  "invalid character (byte 0)".
 """
 
 from __future__ import annotations
@@ -137,3 +138,21 @@ def test_a_convert_on_a_full_disk_names_the_new_file_not_the_cut(
     assert str(tmp_path / "g.blog") in message and "No space left on device" in message
     assert "cut off" not in message and "ends whole" not in message  # of the temporary
     assert os.listdir(tmp_path) == []
+
+
+# -- a line of zero bytes ---------------------------------------------------------------------
+# What a crash leaves where a file's data never reached the disk: msgspec said "JSON is
+# malformed: invalid character (byte 0)".
+
+def test_a_json_lines_line_of_zero_bytes_is_named_as_such(tmp_path: Path) -> None:
+    lines = GOLDEN.read_bytes().splitlines(keepends=True)
+    path = tmp_path / "z.jsonl"
+    path.write_bytes(b"".join(lines[:4]) + bytes(4096))
+    line = one_error_line(cli("verify", path), 1)
+    assert f"{path}, line 5, seq 3:" in line and "4,096 zero bytes" in line
+    assert "invalid character" not in line
+    longer = tmp_path / "long.jsonl"
+    with open(longer, "wb") as f:
+        f.truncate(4 << 20)  # a hole of 4 MiB: one line past the bound, all zero bytes
+    line = one_error_line(cli("verify", longer), 1)
+    assert f"{longer}, line 1, seq 0: line longer than" in line and "zero bytes (NUL)" in line
