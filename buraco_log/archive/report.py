@@ -30,6 +30,7 @@ from .views import (
     _quote,
     _watchdog,
     connect,
+    literal,
 )
 
 ELO_START = 1500.0
@@ -296,7 +297,7 @@ def leaderboard(con: duckdb.DuckDBPyConnection, top: int = 20,
     stored = store.current_ratings(str(archive)) if archive is not None else None
     table = None
     if stored is not None:
-        sql = f"SELECT * FROM read_parquet({_quote(stored)}) ORDER BY elo DESC, player"
+        sql = f"SELECT * FROM read_parquet({_quote(literal(stored))}) ORDER BY elo DESC, player"
         try:
             table = con.sql(sql + (f" LIMIT {int(top)}" if top else "")).to_arrow_table()
         except duckdb.InterruptException:  # the time limit, or Ctrl-C: not a missing file

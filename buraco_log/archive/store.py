@@ -214,6 +214,8 @@ def create_archive(root: str) -> str:
                            "write into it")
     _new_json(os.path.join(real, MARKER), {"format": "buraco_log archive",
                                            "version": ARCHIVE_VERSION})
+    # from the start: a commit cut short (by either engine) never leaves parts without it
+    os.makedirs(os.path.join(real, BATCHES), exist_ok=True)
     return check_archive(real)
 
 
@@ -376,6 +378,7 @@ def all_records(root: str) -> list[dict[str, Any]]:
     replaced and recovery has not yet removed (:func:`manifests` skips those)."""
     d = os.path.join(root, BATCHES)
     if not os.path.lexists(d):
+        _refuse_lost_records(root)
         return []
     if os.path.islink(d) or not os.path.isdir(d):  # not "no batches": recovery deleted all
         raise ArchiveError(f"{d}: the directory of the batch records is not a directory: "
@@ -391,6 +394,27 @@ def all_records(root: str) -> list[dict[str, Any]]:
                                    f"{DAMAGED_RECORD}")
             out.append(record)
     return out
+
+
+def _refuse_lost_records(root: str) -> None:
+    """An archive without ``_batches`` whose tables hold part files lost its records (a
+    deletion, a copy or backup that left the directory out): refused. Taken for an archive
+    with no batch, every file was shown as uncommitted (a query counted no match) and the next
+    ingest or compact deleted all of them as the leftovers of an interrupted run. A commit
+    makes the directory before it moves any file into place (:func:`_commit`), and a new
+    archive has it from the start, so no crash leaves parts without it."""
+    for table in TABLES:
+        base = os.path.join(root, table)
+        if os.path.islink(base) or not os.path.isdir(base):
+            continue
+        for dirpath, _dirs, names in os.walk(base):
+            part = next((n for n in names if batch_of(n) is not None), None)
+            if part is not None:
+                raise ArchiveError(
+                    f"{os.path.join(root, BATCHES)}: the directory of the batch records is "
+                    f"missing, but the tables hold part files ({os.path.join(dirpath, part)}, "
+                    "...): restore it from a backup (without it no batch is committed, and "
+                    "a clean-up would delete every file)")
 
 
 def _record_problem(record: Any, batch: str) -> str | None:
@@ -439,9 +463,11 @@ def committed_files(root: str) -> dict[str, list[str]]:
         kept = kept if isinstance(kept, dict) else {}
         for table, rels in m["files"].items():
             if rels and not present[table]:
-                raise ArchiveError(f"{os.path.join(root, table)}: the directory of the "
-                                   f"{table} table is missing, and with it the files the "
-                                   "batch records list there: restore it from a backup")
+                where = os.path.join(root, table)
+                what = "is not a directory" if os.path.lexists(where) else "is missing"
+                raise ArchiveError(f"{where}: the directory of the {table} table {what}, and "
+                                   "with it the files the batch records list there: restore "
+                                   "it from a backup")
             for rel in rels:
                 path = os.path.join(root, rel)
                 _check_committed(path, m["batch"], kept.get(rel))
@@ -724,6 +750,11 @@ def _commit(root: str, batch: str, parts: dict[tuple[str, str], dict[str, pa.Tab
     if not planned:
         return {}
     kept = {rel: list(fingerprint(staged)) for _t, staged, rel in planned}
+    # the records' directory first: parts in place without it are a lost _batches, refused
+    # (_refuse_lost_records), never a first commit cut short
+    if not os.path.isdir(os.path.join(root, BATCHES)):
+        os.makedirs(os.path.join(root, BATCHES), exist_ok=True)
+        _fsync_dir(root)
     for _table, staged, rel in planned:
         final = at[0] = os.path.join(root, rel)
         os.makedirs(os.path.dirname(final), exist_ok=True)

@@ -74,6 +74,17 @@ def _quote(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
+_GLOB = re.compile(r"([*?\[])")
+
+
+def literal(path: str) -> str:
+    """``path`` as a DuckDB file pattern that matches that file alone. DuckDB globs every
+    path it is given to read: an archive at ``club[1]`` read the files of ``club1`` (a copy
+    of it, its batch ids the same), and its rows were shown as this archive's. Each glob
+    character is put in a class of its own (``[[]``), which DuckDB matches literally."""
+    return _GLOB.sub(r"[\1]", path)
+
+
 # The events view over the stored form (schema.EVENTS): the cards split back into card and
 # cards, and the counters the files leave out derived over each hand in seq order. Two window
 # levels: the running counts, then the last pickup's running count (the pile resets there).
@@ -127,7 +138,7 @@ def create_views(con: duckdb.DuckDBPyConnection, archive: str | os.PathLike[str]
     for table in TABLES:
         paths = files[table]
         if paths:
-            listing = "[" + ", ".join(_quote(p) for p in paths) + "]"
+            listing = "[" + ", ".join(_quote(literal(p)) for p in paths) + "]"
             hive = (", hive_partitioning = true, hive_types = {'preset': 'VARCHAR', "
                     "'month': 'VARCHAR'}" if table in PARTITIONED else
                     ", hive_partitioning = false")
@@ -265,7 +276,9 @@ def _readable(root: str) -> list[str]:
     """Every file a sandboxed query may open: the committed files and the current ratings."""
     paths = [p for files in store.committed_files(root).values() for p in files]
     ratings = store.current_ratings(root)
-    return paths + ([ratings] if ratings is not None else [])
+    paths += [ratings] if ratings is not None else []
+    # the patterns the views read them by too (:func:`literal`): a path with a glob character
+    return paths + [literal(p) for p in paths if literal(p) != p]
 
 
 def _refuse_symlinks(root: str) -> None:
