@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from buraco_log import rules as rules_mod
-from buraco_log.cards import JOKER, RANK, SUIT, Card, deck, format_card, is_card
+from buraco_log.cards import JOKER, RANK, SUIT, Card, Style, deck, format_card, is_card
 from buraco_log.combos import layoff_options, meld_options
 from buraco_log.errors import IllegalMoveError, PositionError, RulesError
 from buraco_log.events import (
@@ -85,6 +85,7 @@ class _Table:
         "sides",
         "stock",
         "stock_floor",
+        "style",
         "taken_top",
         "totals",
         "turn",
@@ -146,6 +147,9 @@ class _Table:
         self.readings = cache_for(rules)
         self.stock_floor = rules.stock_floor
         self.must_use_top = rules.pile_pickup == "must_use_top"
+        # Messages name cards as the material is drawn: Burako's tiles are 13k, not Ks
+        # (RULES.md §1: only the rendering differs).
+        self.style: Style = "tiles" if rules.rendering == "tiles" else "ascii"
 
     def freeze(self) -> State:
         return State(
@@ -200,6 +204,14 @@ class _Table:
         cards: tuple[int, ...] = (),
     ) -> IllegalMoveError:
         return IllegalMoveError(rule, message, seq=ev.seq, tag=tag_of(ev), seat=seat, cards=cards)
+
+    def fmt(self, cards: tuple[Card | None, ...]) -> str:
+        """Cards as text for a message, as the rules draw them (cards, or Burako's tiles)."""
+        return _fmt(cards, self.style)
+
+    def meld_text(self, exc: MeldError) -> str:
+        """A meld refusal's text with its cards drawn as the rules draw them."""
+        return f"{self.fmt(exc.cards)}: {exc.detail}" if exc.cards else exc.detail
 
     def who(self, seat: int) -> str:
         return f"seat {seat} ({self.players[seat].name})"
@@ -259,7 +271,7 @@ class _Table:
         if len(cards) == 1:
             if cards[0] not in hand:
                 raise self.fail(
-                    ev, rule, f"{self.who(seat)} does not hold {_fmt(cards)}", seat, cards
+                    ev, rule, f"{self.who(seat)} does not hold {self.fmt(cards)}", seat, cards
                 )
             return
         need = Counter(cards)
@@ -267,7 +279,7 @@ class _Table:
         if any(have[c] < k for c, k in need.items()):
             missing = tuple((need - have).elements())
             raise self.fail(
-                ev, rule, f"{self.who(seat)} does not hold {_fmt(missing)}", seat, missing
+                ev, rule, f"{self.who(seat)} does not hold {self.fmt(missing)}", seat, missing
             )
 
     def hand_without(self, ev: Event, seat: int, cards: tuple[int, ...]) -> list[int]:
@@ -319,7 +331,7 @@ class _Table:
         if self.pile_top is not None:
             return (
                 "pile.must_use_top",
-                f"the pile's top card {_fmt((self.pile_top,))} was not used this turn",
+                f"the pile's top card {self.fmt((self.pile_top,))} was not used this turn",
             )
         if self.opening_short(seat):
             side = self.sides[seat]
@@ -542,7 +554,7 @@ class _Table:
                 ev,
                 "pile.must_use_top",
                 f"{self.who(seat)} would leave no way to use the pile's top card "
-                f"{_fmt((top,))} this turn",
+                f"{self.fmt((top,))} this turn",
                 seat,
                 ev.cards,
             )
@@ -656,7 +668,7 @@ class _Table:
                     ev,
                     "deal.material",
                     f"the deal is not the material of {r.name}: extra "
-                    f"{_fmt(extra) or 'none'}, missing {_fmt(short) or 'none'}",
+                    f"{self.fmt(extra) or 'none'}, missing {self.fmt(short) or 'none'}",
                 )
         assert r is not None
         s = self.n_sides
@@ -710,8 +722,8 @@ class _Table:
                 raise self.fail(
                     ev,
                     "draw.wrong_card",
-                    f"{self.who(ev.seat)} drew {_fmt((ev.card,))}, but the top of "
-                    f"the stock is {_fmt((stock[-1],))}",
+                    f"{self.who(ev.seat)} drew {self.fmt((ev.card,))}, but the top of "
+                    f"the stock is {self.fmt((stock[-1],))}",
                     ev.seat,
                     (ev.card,),
                 )
@@ -745,8 +757,8 @@ class _Table:
                 raise self.fail(
                     ev,
                     "draw.wrong_card",
-                    f"rejected {_fmt((ev.card,))}, but the card drawn was "
-                    f"{_fmt((self.drawn,)) if self.drawn is not None else 'none'}",
+                    f"rejected {self.fmt((ev.card,))}, but the card drawn was "
+                    f"{self.fmt((self.drawn,)) if self.drawn is not None else 'none'}",
                     ev.seat,
                     (ev.card,),
                 )
@@ -784,7 +796,7 @@ class _Table:
                 raise self.fail(
                     ev,
                     "pile.wrong_top",
-                    f"named top {_fmt((ev.top,))}, but the top is {_fmt((pile[-1],))}",
+                    f"named top {self.fmt((ev.top,))}, but the top is {self.fmt((pile[-1],))}",
                     seat,
                     (ev.top,),
                 )
@@ -793,7 +805,7 @@ class _Table:
                 raise self.fail(
                     ev,
                     "pile.must_use_top",
-                    f"{self.who(seat)} cannot use the top card {_fmt((ev.top,))} "
+                    f"{self.who(seat)} cannot use the top card {self.fmt((ev.top,))} "
                     + (f"without being left with no card to throw ({blocked})" if blocked
                        else "with two cards from the hand or on a meld"),
                     seat,
@@ -836,7 +848,8 @@ class _Table:
         try:
             reading = self.readings.read(cards)
         except MeldError as exc:
-            raise self.fail(ev, exc.rule, f"{self.who(seat)}: {exc}", seat, cards) from None
+            raise self.fail(ev, exc.rule, f"{self.who(seat)}: {self.meld_text(exc)}", seat,
+                            cards) from None
         limit = self.rules.max_sets_per_rank if self.rules else 0
         if reading.kind == "set" and limit:
             same = sum(
@@ -884,7 +897,8 @@ class _Table:
                 reading = self.readings.extended(known, add, cards)
         except MeldError as exc:
             raise self.fail(
-                ev, exc.rule, f"{self.who(seat)} laying off on meld {i}: {exc}", seat, add
+                ev, exc.rule, f"{self.who(seat)} laying off on meld {i}: {self.meld_text(exc)}",
+                seat, add
             ) from None
         if check and len(rest) < 2:
             self.check_remaining(ev, seat, len(rest), reading.canastra is not None)
@@ -918,8 +932,8 @@ class _Table:
                 raise self.fail(
                     ev,
                     "vulnerable.retract_cards",
-                    f"took back {_fmt(ev.cards)}, but laid "
-                    f"{_fmt(tuple(self.laid_this_turn))} this turn",
+                    f"took back {self.fmt(ev.cards)}, but laid "
+                    f"{self.fmt(tuple(self.laid_this_turn))} this turn",
                     seat,
                     ev.cards,
                 )
@@ -1098,7 +1112,7 @@ class _Table:
                     ev,
                     "stock.pile_can_be_taken",
                     f"the stock is at its floor, but {self.who(self.turn)} can take the pile: "
-                    f"its top card {_fmt((self.pile[-1],))} can be used",
+                    f"its top card {self.fmt((self.pile[-1],))} can be used",
                     self.turn,
                 )
         scores = self.score()
@@ -1587,6 +1601,7 @@ def _set_rank(cards: tuple[int, ...]) -> int:
     return next(RANK[c] for c in cards if c != JOKER and RANK[c] != 2)
 
 
-def _fmt(cards: tuple[Card | None, ...]) -> str:
-    """Cards as text for a message; a code that is no card shows as ``#999``."""
-    return " ".join(format_card(c) if is_card(c) else f"#{c}" for c in cards if c is not None)
+def _fmt(cards: tuple[Card | None, ...], style: Style = "ascii") -> str:
+    """Cards as text for a message, in ``style``; a code that is no card shows as ``#999``."""
+    return " ".join(format_card(c, style) if is_card(c) else f"#{c}" for c in cards
+                    if c is not None)

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from buraco_log.cards import deck, parse_cards
+from buraco_log.cards import Style, deck, format_cards, parse_cards
 from buraco_log.errors import IllegalMoveError
 from buraco_log.events import (
     AnyEvent,
@@ -142,6 +142,11 @@ class Scenario:
 
     def hand(self, seat: int) -> tuple[int, ...]:
         return self.state.hands[seat]
+
+    def text(self, cards: str) -> str:
+        """``cards`` as the engine's messages name them: Burako's tiles (``13r``), else cards."""
+        style: Style = "tiles" if self.rules.rendering == "tiles" else "ascii"
+        return format_cards(parse_cards(cards), style)
 
     # --------------------------------------------------------------- moves
     def push(self, ev: AnyEvent) -> Scenario:

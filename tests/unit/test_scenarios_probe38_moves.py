@@ -58,7 +58,7 @@ def test_the_pile_is_taken_whole_with_its_true_top(name: str) -> None:
     assert n == (3 if name in UPCARD else 2)
     refused(s, "pile.whole_pile", ("never part",), "take_pile", n - 1)
     refused(s, "pile.whole_pile", ("never part",), "take_pile", n + 1)
-    refused(s, "pile.wrong_top", ("named top 5h",), "take_pile", None, "5h")
+    refused(s, "pile.wrong_top", ("named top " + s.text("5h"),), "take_pile", None, "5h")
     before = len(s.hand(0))
     s.take_pile().meld("Qs Qc Qd")  # under must-use-top the Qd is used at once
     assert s.state.pile == () and len(s.hand(0)) == before + n - 3
@@ -79,9 +79,9 @@ def test_the_first_turns_pile_is_the_upcard_or_nothing(name: str) -> None:
 @pytest.mark.parametrize("name", ALL)
 def test_the_draw_takes_the_stocks_top_and_the_discard_a_held_card(name: str) -> None:
     s = Scenario(name, hands={0: "5h 6c", 1: "7d"}, stock="8c 9d")
-    refused(s, "draw.wrong_card", ("top of the stock is 8c",), "draw", "9d")
+    refused(s, "draw.wrong_card", ("top of the stock is " + s.text("8c"),), "draw", "9d")
     s.draw("8c")
-    refused(s, "discard.card_not_in_hand", ("does not hold 7d",), "discard", "7d")
+    refused(s, "discard.card_not_in_hand", ("does not hold " + s.text("7d"),), "discard", "7d")
     s.discard("5h")
     refused(s, "turn.not_your_turn", ("seat 1",), "draw", "9d", seat=0)
     s.draw("9d").discard("7d")
