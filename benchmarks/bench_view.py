@@ -4,12 +4,17 @@
     python benchmarks/bench_view.py --events 1000   # quicker
     python benchmarks/bench_view.py --events 100000 --target 40000 --steps 500 --jumps 100 \
         --before a5c98587                           # a long match, against an older page script
+    python benchmarks/bench_view.py --events 100000 --target 40000 --no-browser \
+        --write-before 32df3f1                      # writing it, against an older page builder
 
 1. A match of --events events is simulated (bossa-nova, 3 heuristic bots, the target raised to
    --target so the match runs long enough, then cut at --events; cached in --cache).
 2. Baseline: replaying it once with the reducer as `buraco-log replay` does (Timeline).
    Measured: writing the referee's page and a seat's page (median of --repeat runs), as
    absolute times and as ratios to the baseline. The issue's bounds: <= 1 s, <= 1.5 MB.
+   --write-before REV also times the page builder (buraco_log/view/frames.py and page.py) of
+   git revision REV, alternating with today's in the same run, and checks both write the same
+   bytes.
 3. File size: the page's bytes, bytes per event, and the ratio to the log's own bytes.
 4. Step time in a headless Chromium (Debian's chromium + chromium-driver, if installed), with
    the browser tests' tooling (tests/view): --steps seqs forward (default every seq), then
@@ -103,6 +108,43 @@ def older_page(html: str, rev: str) -> str:
     return html
 
 
+def older_builder(rev: str, tmp: Path) -> Any:
+    """``build_page`` of git revision ``rev``: its view/frames.py and view/page.py loaded as a
+    package of their own beside today's library (the compiled reducer is today's)."""
+    import importlib
+
+    root = Path(__file__).resolve().parents[1]
+    pkg = tmp / f"view_{rev}"
+    pkg.mkdir()
+    for name in ("frames.py", "page.py"):
+        text = subprocess.run(["git", "show", f"{rev}:buraco_log/view/{name}"], cwd=root,
+                              capture_output=True, text=True, check=True).stdout
+        (pkg / name).write_text(text.replace("buraco_log.view.frames", f"{pkg.name}.frames"),
+                                encoding="utf-8")
+    (pkg / "__init__.py").write_text("", encoding="utf-8")
+    sys.path.insert(0, str(tmp))
+    return importlib.import_module(f"{pkg.name}.page").build_page
+
+
+def write_against(events: list[AnyEvent], rev: str, repeat: int) -> None:
+    """Today's page builder against revision ``rev``'s, alternating, median of ``repeat``."""
+    with tempfile.TemporaryDirectory() as tmp:
+        old = older_builder(rev, Path(tmp))
+        for label, seat in (("referee page", None), ("seat 0 page", 0)):
+            runs: dict[str, list[tuple[float, float]]] = {"then": [], "now": []}
+            for _ in range(repeat):
+                for fn, key in ((old, "then"), (build_page, "now")):
+                    t, c = time.perf_counter(), time.process_time()
+                    fn(events, seat=seat)
+                    runs[key].append((time.perf_counter() - t, time.process_time() - c))
+            same = old(events, seat=seat).html == build_page(events, seat=seat).html
+            (a, ac), (b, bc) = ((statistics.median(x[0] for x in r),
+                                 statistics.median(x[1] for x in r)) for r in runs.values())
+            print(f"write     {label:<14} at {rev:<10} {a * 1000:8.1f} ms ({ac * 1000:.0f} ms CPU)"
+                  f", now {b * 1000:8.1f} ms ({bc * 1000:.0f} ms CPU): {a / b:4.2f}x faster, "
+                  f"{ac / bc:4.2f}x less CPU  (same bytes: {'yes' if same else 'NO'})")
+
+
 Times = dict[str, list[float]]
 
 
@@ -158,6 +200,8 @@ def main() -> None:
                     help="jumps of each kind timed (default: as many as steps)")
     ap.add_argument("--before", metavar="REV", default=None,
                     help="also time the page with the script and styles of git revision REV")
+    ap.add_argument("--write-before", metavar="REV", default=None,
+                    help="also time writing the page with the page builder of git revision REV")
     ap.add_argument("--rounds", type=int, default=1, help="times each page is measured")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "buraco-bench")
@@ -177,6 +221,8 @@ def main() -> None:
         print(f"write     {label:<28} {t * 1000:8.1f} ms  {t / base:5.2f}x   "
               f"{size:,} bytes ({size / n:.0f} per event, {size / log_bytes:.1f}x the log)"
               f"  [{ok}: <= 1 s, <= 1.5 MB]")
+    if args.write_before is not None:
+        write_against(events, args.write_before, args.repeat)
     if args.no_browser:
         return
     html = build_page(events).html

@@ -11,7 +11,11 @@ from that seat (the other hands, the stock, the mortos nobody has taken) never r
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+import gc
+import re
+import unicodedata
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import msgspec
@@ -39,6 +43,19 @@ GROWN = "+"
 """Suffix of a diff key whose list only grew: the value is the new tail."""
 
 Frame = dict[str, Any]
+
+
+@contextlib.contextmanager
+def _no_gc() -> Iterator[None]:
+    """The cyclic garbage collector off while the frames are built: they make millions of
+    small lists and no cycle, and its passes over the growing heap took a sixth of the time."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 def held(cards: Sequence[Card]) -> list[Card]:
@@ -223,9 +240,57 @@ ID_SHOWN = 64
 heading and the match start's line; whole in the heading's tooltip and in the data)."""
 
 
+def _attaches(c: str) -> bool:
+    """Whether ``c`` belongs to the character before it: a combining mark, a joiner, a
+    variation selector, an emoji's skin tone or a flag's tag character."""
+    o = ord(c)
+    return (o == 0x200D or 0xFE00 <= o <= 0xFE0F or 0x1F3FB <= o <= 0x1F3FF
+            or 0xE0020 <= o <= 0xE007F or 0xE0100 <= o <= 0xE01EF
+            or unicodedata.category(c).startswith("M"))
+
+
+def _regional(c: str) -> bool:
+    return 0x1F1E6 <= ord(c) <= 0x1F1FF  # a flag is two of these
+
+
+_ESCAPE = re.compile(r"\\(?:x[0-9a-f]{2}|u[0-9a-f]{4})")
+"""An escape :func:`~buraco_log.safetext.terminal_safe` writes for a control or bidi
+character: the match id and the rules' name are escaped before they are cut."""
+
+
+def _in_escape(text: str, k: int) -> bool:
+    """Whether ``text[k]`` is inside such an escape (a cut there showed "\\u20…")."""
+    start = text.rfind("\\", max(0, k - 5), k)
+    m = _ESCAPE.match(text, start) if start >= 0 else None
+    return m is not None and m.end() > k
+
+
+def _boundary(text: str, k: int) -> bool:
+    """Whether ``text`` may be cut before ``text[k]`` without splitting what is seen as one
+    character (a conservative reading of Unicode's grapheme clusters, no table of them) or
+    an escape of a control character."""
+    if text[k - 1] == "\u200d" or _attaches(text[k]) or _in_escape(text, k):
+        return False
+    if _regional(text[k]) and _regional(text[k - 1]):
+        n = 1
+        while n < k and _regional(text[k - 1 - n]):
+            n += 1
+        return n % 2 == 0  # an even run before it: text[k] starts a flag
+    return True
+
+
 def cut(text: str, most: int) -> str:
-    """``text`` cut to ``most`` characters (code points), the cut marked with an ellipsis."""
-    return text if len(text) <= most else text[:most - 1] + "\u2026"
+    """``text`` cut to at most ``most`` characters (code points), the cut marked with an
+    ellipsis, and never inside a joined emoji, a flag, a letter with its accents (it cut
+    after a joiner or between a flag's halves) or an escape such as ``\\u202e``. A single
+    such cluster longer than ``most`` is cut where the limit falls. The page's script cuts
+    the same way (``cut`` in viewer.js)."""
+    if len(text) <= most:
+        return text
+    k = most - 1
+    while k > 0 and not _boundary(text, k):
+        k -= 1
+    return text[:k or most - 1] + "\u2026"
 
 
 def short_names(players: Sequence[Player]) -> tuple[Player, ...]:
@@ -260,6 +325,113 @@ def visible_text(ev: AnyEvent, tl: Timeline, seat: int | None,
     return describe_event(ev, names, tl.style)
 
 
+Maker = Callable[[Any], Any] | None
+"""How a frame's value is made from its source in the state (None: the source is the value)."""
+
+
+class _Steps:
+    """Each event's diff, worked out from what changed in the state, not from two whole frames.
+
+    Building every frame whole and comparing it key by key with the one before took most of
+    the time of a long match's page (some 20 us an event, 100,000 events). Here each key has a
+    source in the state (a tuple, a number) compared first, in C; only the keys whose source
+    changed are made and compared. The diffs are those :func:`diff` gives for the whole frames:
+    a whole frame is built at every snapshot and whenever the frame's keys change (players,
+    sides or rules), and the frame kept between them is equal to the one built whole."""
+
+    def __init__(self, seat: int | None, memo: Memo) -> None:
+        self.seat = seat
+        self.memo = memo
+        self.frame: Frame = {}  # the last frame built whole, never changed
+        self.current: Frame = {}  # the frame after the last step, changed in place
+        self.shape: tuple[int, int, int, int] | None = None
+        self.keys: tuple[str, ...] = ()
+        self.makers: list[Maker] = []
+        self.was: list[Any] = []
+
+    def step(self, s: State, morto_by: Sequence[int | None], *, whole: bool) -> Frame:
+        """The diff from the frame before to the one after ``s``; ``whole``: build it whole."""
+        src = self._sources(s, morto_by)
+        shape = (len(s.players), s.n_sides, id(s.rules), len(src))
+        if whole or shape != self.shape:
+            frame = (referee_frame(s, morto_by, self.memo) if self.seat is None
+                     else seat_frame(s, self.seat, morto_by, self.memo))
+            out: Frame = diff(self.current, frame)
+            self.frame, self.current, self.was = frame, dict(frame), src  # frame: a snapshot
+            if shape != self.shape:
+                self.shape, self.keys, self.makers = shape, tuple(frame), self._makers(s)
+            return out
+        out = {}
+        frame, keys, makers, was = self.current, self.keys, self.makers, self.was
+        changed = [i for i, (a, b) in enumerate(zip(src, was, strict=True))
+                   if a is not b and a != b]
+        for i in changed:
+            k, make = keys[i], makers[i]
+            v = src[i] if make is None else make(src[i])
+            old = frame[k]
+            if old is v or old == v:
+                continue
+            if (isinstance(v, list) and isinstance(old, list) and 0 < len(old) < len(v)
+                    and v[: len(old)] == old):
+                out[k + GROWN] = v[len(old):]
+            else:
+                out[k] = v
+            frame[k] = v
+        self.was = src
+        return out
+
+    def _sources(self, s: State, morto_by: Sequence[int | None]) -> list[Any]:
+        """Each key's source, in the order of the frame's keys (see :func:`_common`)."""
+        hands, mortos, melds = s.hands, s.mortos, s.melds
+        src: list[Any] = [s.seq, s.phase, s.hand, s.turn, s.dealer, hands, mortos,
+                          s.morto_taken, (tuple(morto_by), bool(mortos)), s.totals, melds,
+                          s.vulnerable, s.opened, s.winner]
+        if self.seat is None:
+            src.extend(hands or [()] * len(s.players))
+            for side in range(s.n_sides):
+                src.append(melds[side] if melds else ())
+                src.append(mortos[side] if mortos else ())
+            src.append(len(s.stock))
+            src.append(s.pile)
+            return src
+        v = view(s, self.seat)  # a seat's own part comes from its view alone
+        src.append(v.my_hand)
+        src.extend(v.melds[side] if v.melds else () for side in range(s.n_sides))
+        src.append(v.stock_count)
+        src.append(v.pile)
+        return src
+
+    def _makers(self, s: State) -> list[Maker]:
+        """How each key's value is made from its source, as :func:`referee_frame` and
+        :func:`seat_frame` make it."""
+        memo, rules = self.memo, s.rules
+        n_seats, n_sides = len(s.players), s.n_sides
+        points = rules.point_table() if rules is not None else [0] * 65
+
+        def side(melds: tuple[Meld, ...]) -> list[list[Any]]:
+            return memo.side(melds, rules) if melds and rules else []
+
+        makers: list[Maker] = [
+            None, None, None, None, None,
+            lambda h: [len(x) for x in h] if h else [0] * n_seats,
+            lambda m: [len(x) for x in m] if m else [0] * n_sides,
+            lambda t: [bool(x) for x in t] if t else [False] * n_sides,
+            lambda b: list(b[0]) if b[1] else [None] * n_sides,
+            lambda t: list(t) if t else [0] * n_sides,
+            lambda m: [memo.side_points(m[i], points) if m else 0 for i in range(n_sides)],
+            lambda t: [bool(x) for x in t] if t else [False] * n_sides,
+            lambda t: [bool(x) for x in t] if t else [False] * n_sides,
+            None,
+        ]
+        if self.seat is None:
+            makers.extend([memo.held] * n_seats)
+            makers.extend(x for _ in range(n_sides) for x in (side, memo.held))
+        else:
+            makers.append(memo.held)
+            makers.extend([side] * n_sides)
+        return [*makers, None, list]
+
+
 class Frames:
     """Every frame of a timeline's legal prefix, for the referee or one seat, stored compactly."""
 
@@ -271,12 +443,17 @@ class Frames:
         self.moves: list[str] = []
         self.tags: list[str] = []
         self.hand_starts: list[tuple[int, int]] = []  # (hand, seq of its deal)
+        names = short_names(tl.players)
+        steps = _Steps(seat, Memo())
+        with _no_gc():
+            self._build(tl, seat, names, steps)
+
+    def _build(self, tl: Timeline, seat: int | None, names: Sequence[Player], steps: _Steps
+               ) -> None:
         n_sides = 0
         morto_by: list[int | None] = []
-        prev: Frame = {}
-        memo = Memo()
         rep = Replayer()
-        names = short_names(tl.players)
+        every = self.every
         for ev in tl.events:
             rep.apply(ev)
             s = rep.state()
@@ -286,14 +463,12 @@ class Frames:
                 self.hand_starts.append((ev.hand, ev.seq))
             elif isinstance(ev, MortoTaken) and s.sides:
                 morto_by[s.sides[ev.seat]] = ev.seat
-            frame = (referee_frame(s, morto_by, memo) if seat is None
-                     else seat_frame(s, seat, morto_by, memo))
-            if ev.seq % every == 0:
-                self.snaps.append(frame)
-            self.diffs.append(diff(prev, frame))
+            snap = ev.seq % every == 0
+            self.diffs.append(steps.step(s, morto_by, whole=snap))
+            if snap:
+                self.snaps.append(steps.frame)
             self.moves.append(visible_text(ev, tl, seat, names))
             self.tags.append(type(ev).__name__)
-            prev = frame
 
     def frame_at(self, seq: int) -> Frame:
         """The full frame at ``seq``, rebuilt as the page rebuilds it."""

@@ -50,11 +50,36 @@
   }
   // A long name is cut, as in the move lines (NAME_IN_MOVES in frames.py): a 10,000-letter
   // name filled the screen in every panel that names a seat. The seat's heading keeps it
-  // whole in its tooltip. Cut by code points, not halves of a surrogate pair.
+  // whole in its tooltip. Cut by code points, not halves of a surrogate pair, and never
+  // inside a joined emoji, a flag or a letter with its accents (cut in frames.py, the same).
   var NAME_IN_MOVES = 48, ID_SHOWN = 64;
+  var ATTACHES = /^(?:\p{M}|[\u200d\ufe00-\ufe0f\u{1f3fb}-\u{1f3ff}\u{e0020}-\u{e007f}\u{e0100}-\u{e01ef}])$/u;
+  var REGIONAL = /^[\u{1f1e6}-\u{1f1ff}]$/u;
+  var ESCAPE = /^\\(?:x[0-9a-f]{2}|u[0-9a-f]{4})/;  // as shown() writes them
+  function inEscape(cps, k) {
+    for (var j = k - 1; j >= Math.max(0, k - 5); j--) {
+      if (cps[j] === "\\") {
+        var m = ESCAPE.exec(cps.slice(j, j + 6).join(""));
+        return m !== null && j + m[0].length > k;
+      }
+    }
+    return false;
+  }
+  function boundary(cps, k) {
+    if (cps[k - 1] === "\u200d" || ATTACHES.test(cps[k]) || inEscape(cps, k)) { return false; }
+    if (REGIONAL.test(cps[k]) && REGIONAL.test(cps[k - 1])) {
+      var n = 1;
+      while (n < k && REGIONAL.test(cps[k - 1 - n])) { n++; }
+      return n % 2 === 0;
+    }
+    return true;
+  }
   function cut(text, most) {
     var cps = Array.from(String(text));
-    return cps.length <= most ? String(text) : cps.slice(0, most - 1).join("") + "\u2026";
+    if (cps.length <= most) { return String(text); }
+    var k = most - 1;
+    while (k > 0 && !boundary(cps, k)) { k--; }
+    return cps.slice(0, k || most - 1).join("") + "\u2026";
   }
   function name(seat, whole) {
     var p = D.players[seat];
