@@ -396,6 +396,7 @@ def review_page(events: Sequence[AnyEvent], review: Review) -> str:
     from importlib import resources
 
     from buraco_log.view import Mark, build_page
+    from buraco_log.view.frames import ID_SHOWN, NAME_IN_MOVES, cut
     from buraco_log.view.page import json_text
 
     marks = {m.seq: [Mark("mistake", f"Review: a mistake costing {m.cost:.0f} ± {m.se:.0f} "
@@ -403,12 +404,17 @@ def review_page(events: Sequence[AnyEvent], review: Review) -> str:
                           tuple(_cards_of(m.best_event, events[0])))]
              for m in review.moves if m.flagged}
     page = build_page(events, seat=review.seat, marks=marks)
+    safe = msgspec.structs.replace(  # a newline in a name became the " · " between lines
+        review, player=terminal_safe(review.player), match_id=terminal_safe(review.match_id),
+        rules=terminal_safe(review.rules))
     data = {
         "seat": review.seat,
-        # the log's texts escaped first: a newline in a name became the " · " between lines
+        # the match id, rules and name cut as the viewer cuts them (a 20,000-character id
+        # filled the panel); whole in the heading's tooltip
         "head": header(msgspec.structs.replace(
-            review, player=terminal_safe(review.player), match_id=terminal_safe(review.match_id),
-            rules=terminal_safe(review.rules))).replace("\n", " · "),
+            safe, player=cut(safe.player, NAME_IN_MOVES), match_id=cut(safe.match_id, ID_SHOWN),
+            rules=cut(safe.rules, ID_SHOWN))).replace("\n", " · "),
+        "whole": header(safe).replace("\n", " · "),
         "summary": f"{review.decisions} decisions, {review.mistakes} mistakes, "
                    f"{review.lost:.0f} points lost to them",
         "moves": {str(m.seq): {

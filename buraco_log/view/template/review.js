@@ -24,7 +24,8 @@
   var box = document.createElement("div");
   box.id = "review";
   box.className = "box";
-  box.innerHTML = "<h2>Review</h2><div class=\"rv-head\">" + esc(R.head) + "</div><div>" +
+  box.innerHTML = "<h2>Review</h2><div class=\"rv-head\" title=\"" + esc(R.whole || R.head) +
+    "\">" + esc(R.head) + "</div><div>" +
     esc(R.summary) + "</div><div class=\"rv-now\" id=\"rv-now\"></div>";
   var side = $("side");
   side.insertBefore(box, side.firstChild);
