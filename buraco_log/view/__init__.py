@@ -83,7 +83,8 @@ def page_for_log(path: str | os.PathLike[str], *, seat: int | None = None,
             and not (integ.kind == "header" and not integ.offset)):  # a log, damaged: exit 1
         raise LogFormatError(
             f"{'torn tail' if integ.status == 'torn' else 'damaged'}: {integ.message}; no event "
-            "before it is intact: no table to show", path=os.fspath(path), offset=integ.offset,
+            f"before it is intact: no table to show [log.{integ.kind or 'damage'}]",  # the rule,
+            path=os.fspath(path), offset=integ.offset,  # as the page's banner names it
             line=integ.record if integ.format == "jsonl" else None,
             kind="torn" if integ.status == "torn" else "damage")
     if integ.status == "unreadable" or not events:
