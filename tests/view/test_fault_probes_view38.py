@@ -155,39 +155,49 @@ def test_a_lone_surrogate_is_damage_named_by_file_and_line(tmp_path: Path) -> No
     assert 'banner-damaged' in out.read_text("utf-8") or '"damaged"' in out.read_text("utf-8")
 
 
-@pytest.fixture(scope="module")
-def long_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A 2-player match of 80,000 events: its page takes some 5 s to build."""
-    import itertools
+# The command run with the page's frames held up once they start: the signal then provably
+# arrives while the page is built, however fast the build (a long log and a 2.5 s sleep
+# failed once the viewer got faster: the command had ended before the signal came).
+BUILDING = """
+import pathlib, sys, time
+from buraco_log.view import page
+marker = pathlib.Path(sys.argv.pop(1))
+frames = page.Frames
 
-    import msgspec
+def held_up(*args, **kwargs):
+    marker.touch()
+    time.sleep(60)  # the signal ends it
+    return frames(*args, **kwargs)
 
-    from tests.brokenlogs import write
+page.Frames = held_up
+from cli.main import run
+run()
+"""
 
-    rules = msgspec.structs.replace(PRESETS["classic"], target_score=1_000_000)
-    events = list(itertools.islice(simulate_match(rules, 2, seed="long-v38"), 80_000))
-    return write(tmp_path_factory.mktemp("long") / "long.blog", events)
 
-
-@pytest.mark.slow  # the log takes some 12 s to simulate
+@pytest.mark.slow  # two commands started, each held until signalled
 @pytest.mark.parametrize(("sig", "status", "word"), [
     (15, 143, "terminated (SIGTERM)"), (2, 130, "interrupted")])
 def test_a_signal_while_the_page_is_built_is_one_line_and_writes_nothing(
-        long_log: Path, tmp_path: Path, sig: int, status: int, word: str) -> None:
+        tmp_path: Path, sig: int, status: int, word: str) -> None:
     import signal
     import time
 
-    out = tmp_path / "p.html"
-    child = subprocess.Popen([sys.executable, "-m", "cli.main", "view", str(long_log), "-o",
-                              str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    log = _write(tmp_path / "m.jsonl", _objs())
+    out, marker = tmp_path / "out" / "p.html", tmp_path / "building"
+    out.parent.mkdir()
+    child = subprocess.Popen([sys.executable, "-c", BUILDING, str(marker), "view", str(log),
+                              "-o", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              text=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
                              start_new_session=True)
     try:
-        time.sleep(2.5)  # past the imports, into the build
-        assert child.poll() is None
+        deadline = time.monotonic() + 30
+        while not marker.exists() and child.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert marker.exists(), child.poll()  # into the build, and still in it
         os.killpg(child.pid, signal.Signals(sig))
     finally:
         _, stderr = child.communicate(timeout=60)
     assert child.returncode == status, stderr  # SIGTERM: -15 and not a word
-    assert stderr.count("\n") == 1 and f"{long_log}: {word}" in stderr, stderr
-    assert list(tmp_path.iterdir()) == []
+    assert stderr.count("\n") == 1 and f"{log}: {word}" in stderr, stderr
+    assert list(out.parent.iterdir()) == []
