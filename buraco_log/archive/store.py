@@ -414,7 +414,8 @@ def _refuse_lost_records(root: str) -> None:
                     f"{os.path.join(root, BATCHES)}: the directory of the batch records is "
                     f"missing, but the tables hold part files ({os.path.join(dirpath, part)}, "
                     "...): restore it from a backup (without it no batch is committed, and "
-                    "a clean-up would delete every file)")
+                    "a clean-up would delete every file); if no ingest ever finished here, "
+                    "ingest into a new archive")
 
 
 def _record_problem(record: Any, batch: str) -> str | None:
@@ -693,8 +694,34 @@ def commit(root: str, batch: str, parts: dict[tuple[str, str], dict[str, pa.Tabl
         shutil.rmtree(os.path.join(root, STAGING, batch), ignore_errors=True)
         what = "compact" if compacted else "ingest"  # the command to run again
         raise CommitError(f"{root}: batch {batch} was not committed (none of its rows is "
-                           f"visible; run the {what} again once there is room): writing "
-                           f"{at[0]}: {_reason(exc)}") from None
+                           f"visible; run the {what} again {_once_fixed(exc, at[0])}): "
+                           f"writing {at[0]}: {_reason(exc)}") from None
+
+
+def _once_fixed(exc: BaseException, path: str) -> str:
+    """When to run a failed commit again. "Once there is room" was said of every failure,
+    also of a file lying where the archive needs a partition's directory (a stray file
+    named ``preset=classic``), which no free space fixes."""
+    code = exc.errno if isinstance(exc, OSError) and exc.errno else next(
+        (int(m) for m in _ERRNO.findall(str(exc))), None)
+    if code in (errno.ENOTDIR, errno.EEXIST):
+        blocking = next((p for p in _parents(path) if os.path.lexists(p)
+                         and not os.path.isdir(p)), None)
+        where = f" ({blocking})" if blocking else ""
+        return f"once the file where it needs a directory{where} is moved away"
+    if code in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return "once this user may write there"
+    return "once there is room"
+
+
+def _parents(path: str) -> list[str]:
+    """``path``'s directories, nearest last."""
+    out: list[str] = []
+    head = os.path.dirname(path)
+    while head and head != os.path.dirname(head):
+        out.append(head)
+        head = os.path.dirname(head)
+    return out[::-1]
 
 
 _ERRNO = re.compile(r"\[errno (\d+)\]", re.IGNORECASE)

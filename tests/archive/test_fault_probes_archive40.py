@@ -328,3 +328,20 @@ def test_an_archive_path_with_glob_characters_reads_its_own_files(small: Path, t
     rep = report(arch)
     assert rep.matches == 3 and len(next(s for s in rep.sections
                                          if s.name == "leaderboard").rows) > 0
+
+
+def test_a_file_where_a_partition_directory_must_go_is_named_and_nothing_committed(
+        tmp_path: Path) -> None:
+    """It said "run the ingest again once there is room", which no free space fixes."""
+    arch = tmp_path / "arch"
+    ingest([str(SIM / "burako-2p-000000.blog")], arch)
+    stray = arch / "matches" / "preset=classic"
+    stray.write_text("a stray file")
+    records = sorted(os.listdir(arch / "_batches"))
+    with pytest.raises(ArchiveError) as err:
+        ingest([str(SIM / "classic-2p-000000.blog")], arch)
+    assert f"run the ingest again once the file where it needs a directory ({stray}) is " \
+           "moved away): writing" in str(err.value), str(err.value)
+    assert sorted(os.listdir(arch / "_batches")) == records
+    stray.unlink()
+    assert ingest([str(SIM / "classic-2p-000000.blog")], arch).added == 1
