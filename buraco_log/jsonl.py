@@ -320,6 +320,10 @@ class JsonlReader:
         return LogFormatError(log.clip(message), path=self.path, line=line, seq=self.count,
                               kind=kind)
 
+    def _signature_error(self, message: str, line: int, kind: str) -> LogFormatError:
+        """An error of a signature line: no seq of its own (the next event's is not its)."""
+        return LogFormatError(log.clip(message), path=self.path, line=line, kind=kind)
+
     def __iter__(self) -> Iterator[ev.AnyEvent]:
         chain = log.chain_start()
         f = os.fdopen(log.open_log_fd(self.path), "rb")  # never blocks; regular files only
@@ -459,24 +463,47 @@ class JsonlReader:
                     and type(signed.seq) is int):
                 raise ValueError("match_id and key_id must be text, seq an integer")
         except (TypeError, ValueError) as exc:
-            raise self._error(f"not a signature line: {exc}", number, "decode") from None
+            raise self._signature_error(f"not a signature line: {exc}", number, "decode"
+                                        ) from None
         size = len(sigrec.encode(signed))
         if size > sigrec.MAX_RECORD:  # the binary form's bound: the two forms hold the same
-            raise self._error(f"a signature of {size} bytes as a record, over the limit of "
-                              f"{sigrec.MAX_RECORD} (a match id that long is not a match's)",
-                              number, "damage")
+            raise self._signature_error(
+                f"a signature of {size} bytes as a record, over the limit of "
+                f"{sigrec.MAX_RECORD} (a match id that long is not a match's)", number, "damage")
         last = log.FIRST_SEQ + self.count - 1
         if last < log.FIRST_SEQ:
             raise self._error("a signature line before the first event: a signature follows "
                               "the events it signs", number, "chain")
         if signed.seq != last or signed.head != self._digest:
-            raise self._error(
+            moved = self._moved(signed, last)
+            raise self._signature_error(moved or (
                 f"the signature line after seq {last} signs seq {signed.seq} with a head that "
-                "is not this log's: the events or the line were changed",
-                number,
-                "chain",
-            )
+                "is not this log's: the events or the line were changed"),
+                number, "seq" if moved else "chain")
         self.signatures.append(signed)
+
+    def _moved(self, signed: sigrec.SignedHead, last: int) -> str | None:
+        """What a signature line after seq ``last`` is when it signs this log's head at
+        another seq (moved or copied from there), else None."""
+        what = f"the signature line after seq {last}"
+        if signed.seq > last:
+            return (f"{what} signs seq {signed.seq}, which comes later (a writer puts "
+                    "each signature right after the events it signs): events before it were "
+                    f"deleted, or it was moved here from after seq {signed.seq}")
+        if signed.seq == last or signed.seq < log.FIRST_SEQ:
+            return None
+        again = JsonlReader(self.path)  # read again from the start: only on this error's path
+        try:
+            for event in again:
+                if event.seq == signed.seq:
+                    break
+        except (LogFormatError, OSError):
+            return None
+        if again.count != signed.seq + 1 or again._digest != signed.head:
+            return None
+        return (f"{what} signs this log's head at seq {signed.seq}, not the head after seq "
+                f"{last}: it was moved or copied here from after seq {signed.seq} (a writer "
+                "puts each signature right after the events it signs)")
 
     def _meta(self, obj: dict[str, Any], number: int) -> None:
         kind = obj["log"]
@@ -539,7 +566,7 @@ def read_jsonl(path: str | os.PathLike[str]) -> list[ev.AnyEvent]:
 def _temp_beside(dst: str) -> str:
     return os.path.join(
         os.path.dirname(os.path.abspath(dst)),
-        f".{os.path.basename(dst)}.{os.urandom(6).hex()}.tmp",
+        f".{log.temp_stem(os.path.basename(dst))}.{os.urandom(6).hex()}.tmp",
     )
 
 

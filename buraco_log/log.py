@@ -862,7 +862,10 @@ class Reader:
         self, off: int, head: bytes, length: int, first_seq: int
     ) -> tuple[int, list[ev.AnyEvent]]:
         """A signature record: it must sign exactly the chain's head so far (the key is checked
-        by ``buraco_log.signing.check``; this reader needs no cryptography)."""
+        by ``buraco_log.signing.check``; this reader needs no cryptography).
+
+        Its errors name it as "the signature record after seq N" and carry no seq of their
+        own: the seq after it (its frame's) is an event it is not, and was read out as one."""
         last = self._next_seq - 1
         if last < FIRST_SEQ:
             raise self._error(
@@ -872,15 +875,17 @@ class Reader:
                 off,
                 self._next_seq,
             )
-        if first_seq != self._next_seq or length > sigrec.MAX_RECORD:
+        what = f"the signature record after seq {last}"
+        if length > sigrec.MAX_RECORD:
             raise self._error(
-                f"signature record of {length} bytes at seq {first_seq} is out of place "
-                f"(expected one of at most {sigrec.MAX_RECORD} bytes after seq {last})",
-                "damage",
-                off,
-                self._next_seq,
-            )
+                f"{what} is of {length} bytes, over the limit of {sigrec.MAX_RECORD}: it is out "
+                "of place or damaged", "damage", off)
         payload = self._f.read(length)
+        if first_seq != self._next_seq:  # framed for another place: moved, if it reads whole
+            moved = self._moved(payload, head, last)
+            raise self._error(
+                moved or f"{what} is framed for the place after seq {first_seq - 1} (it is out "
+                "of place: moved or copied here, or damaged)", "seq" if moved else "damage", off)
         if len(payload) < length:
             self._f.seek(off)
             raise _Torn(off, f"signature record cut short ({len(payload)} of {length} bytes)")
@@ -888,26 +893,64 @@ class Reader:
             if _lost_pages(self._f, off + self._seg_head_size, payload):
                 self._f.seek(off)
                 raise _Torn(off, "last record partly zeroed (pages lost in a crash)")
-            raise self._error("signature record checksum mismatch", "damage", off, first_seq)
+            raise self._error(f"{what}: checksum mismatch (damaged record)", "damage", off)
         try:
             signed = sigrec.decode(payload)
         except msgspec.MsgspecError as exc:
-            raise self._error(f"undecodable signature record: {exc}", "decode", off, first_seq
-                              ) from None
+            raise self._error(f"{what} does not decode: {exc}", "decode", off) from None
         digest = self._chain.digest()
         if signed.seq != last or signed.head != digest or (
             self.sealed and head[16:48] != digest
         ):
+            moved = self._moved(payload, head, last) if signed.seq != last else None
             raise self._error(
-                f"the signature record after seq {last} signs seq {signed.seq} with a head "
-                "that is not this log's: the events or the record were changed",
-                "chain",
+                moved or f"{what} signs seq {signed.seq} with a head that is not this log's: "
+                "the events or the record were changed",
+                "seq" if moved else "chain",
                 off,
-                last,
             )
         self.signatures.append(signed)
         self._offset = off + self._seg_head_size + length
         return off, []
+
+    def _moved(self, payload: bytes, head: bytes, last: int) -> str | None:
+        """What a whole signature record standing after seq ``last`` is, when it signs this
+        log's head at another seq (it was moved or copied from there), else None."""
+        if zlib.crc32(payload) != int.from_bytes(head[-8:-4], "little"):
+            return None
+        try:
+            signed = sigrec.decode(payload)
+        except msgspec.MsgspecError:
+            return None
+        what = f"the signature record after seq {last}"
+        if signed.seq > last:  # its head is not read yet: say what it names
+            return (f"{what} signs seq {signed.seq}, which comes later (a writer puts "
+                    "each signature right after the events it signs): events before it were "
+                    f"deleted, or it was moved here from after seq {signed.seq}")
+        if signed.seq == last or signed.seq < FIRST_SEQ or (
+                self._head_at(signed.seq) != signed.head):
+            return None
+        return (f"{what} signs this log's head at seq {signed.seq}, not the head after seq "
+                f"{last}: it was moved or copied here from after seq {signed.seq} (a writer "
+                "puts each signature right after the events it signs)")
+
+    def _head_at(self, seq: int) -> bytes | None:
+        """The chain's head after ``seq`` when a record of this log ends there, read again
+        from the start (only to name a misplaced signature record); None if none ends there
+        or the file cannot be read again."""
+        if not self._f.seekable():
+            return None
+        where = self._f.tell()
+        try:
+            with Reader(self.path, fd=self._f.fileno(), skip_until=self._offset) as again:
+                again.read_header()
+                while again._next_seq <= seq and again._read_record() is not None:
+                    pass
+                return again._chain.digest() if again._next_seq == seq + 1 else None
+        except (LogFormatError, _Torn, OSError):
+            return None
+        finally:
+            self._f.seek(where)
 
     def _decode(self, payload: bytes, off: int, first_seq: int) -> list[ev.AnyEvent]:
         if self.version in ev.FAST_VERSIONS:
@@ -1364,7 +1407,7 @@ def sweep_stale(path: str | os.PathLike[str]) -> list[str]:
     name = os.path.basename(path)
     if (m := _CONVERTING.fullmatch(name)) is not None:  # convert --overwrite's own temporary
         name = m.group(1)
-    pattern = re.compile(r"\.+" + re.escape(name) + _TEMP_PARTS, re.DOTALL)
+    pattern = re.compile(r"\.+" + re.escape(temp_stem(name)) + _TEMP_PARTS, re.DOTALL)
     removed: list[str] = []
     try:
         entries = [e for e in os.scandir(directory) if pattern.fullmatch(e.name)]
@@ -1393,10 +1436,24 @@ def sweep_stale(path: str | os.PathLike[str]) -> list[str]:
     return removed
 
 
+TEMP_STEM_MAX: Final = 180
+"""The most bytes of a file's name that the name of a temporary file beside it takes. A log's
+name may take all of NAME_MAX (255 bytes), and its temporaries add a dot, 12 hex digits and a
+suffix, a temporary's own temporary that again: sealing or converting a log named with 238
+bytes or more said "File name too long" of a name that was not."""
+
+
+def temp_stem(name: str) -> str:
+    """``name`` as the name of a temporary beside it holds it: its first
+    :data:`TEMP_STEM_MAX` bytes (a character cut in two stays bytes, as file names may)."""
+    raw = os.fsencode(name)
+    return name if len(raw) <= TEMP_STEM_MAX else os.fsdecode(raw[:TEMP_STEM_MAX])
+
+
 def _create_temp(directory: str, name: str) -> tuple[int, str]:
     """A new file beside the log, with the usual permissions (mkstemp's are owner-only)."""
     while True:
-        tmp = os.path.join(directory, f".{name}.{os.urandom(6).hex()}.new")
+        tmp = os.path.join(directory, f".{temp_stem(name)}.{os.urandom(6).hex()}.new")
         try:
             return os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o666), tmp
         except FileExistsError:

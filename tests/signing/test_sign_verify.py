@@ -3,6 +3,7 @@ keeping them, the key files, and the checks that accept and refuse."""
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from pathlib import Path
@@ -81,7 +82,12 @@ def test_a_json_lines_signature_line_moved_or_edited_is_refused(tmp_path: Path) 
     (tmp_path / "moved.jsonl").write_text("".join(moved))
     with pytest.raises(LogFormatError) as exc:
         jsonl.read_jsonl(tmp_path / "moved.jsonl")
-    assert exc.value.kind == "chain"
+    # it signs the next event's head: named as moved from there (rule log.seq), no seq of its own
+    assert exc.value.kind == "seq" and exc.value.seq is None
+    signed_seq = json.loads(lines[first])["seq"]
+    assert (f"the signature line after seq {signed_seq - 1} signs seq {signed_seq}, which comes "
+            "later") in exc.value.message
+    assert f"moved here from after seq {signed_seq}" in exc.value.message
     edited = [*lines[:first], lines[first].replace('"seq": ', '"seq": 1'), *lines[first + 1:]]
     (tmp_path / "edited.jsonl").write_text("".join(edited))
     with pytest.raises(LogFormatError):
@@ -200,6 +206,7 @@ def test_signature_records_out_of_place_oversized_or_in_a_v1_log_are_refused(
         with pytest.raises(LogFormatError) as exc:
             log.verify(bad)
         assert exc.value.kind in ("chain", "damage", "decode"), name
+        assert exc.value.seq is None and "the signature record after seq 4" in str(exc.value)
     fine = tmp_path / "fine.blog"
     fine.write_bytes(path.read_bytes())
     _append_record(fine, record.encode(signed), 5, None)  # a well-placed extra one reads
