@@ -253,10 +253,14 @@ def _receipts(events: Sequence[ev.AnyEvent], receipts: Sequence[HeldReceipt], *,
         r = held.receipt
         who = held.holder()
         if events and r.match_id != match_id:  # no event: nothing says which match it was
+            # a receipt the site never signed proves nothing of any match: say so with it
+            why = verdict(r.signed_head()) if keyring is not None else None
             problems.append(Problem(
                 "sign.receipt_other_match",
                 f"{held.source or 'a receipt'}: the receipt is for match {r.match_id!r}, not "
-                f"this log's {match_id!r}", seq=r.seq))
+                f"this log's {match_id!r}"
+                + ("" if why is None else f"; nor is it a valid signature of the site: {why}"),
+                seq=r.seq))
             continue
         signed = r.signed_head()
         why = None
@@ -346,8 +350,30 @@ def load_receipts(paths: Sequence[str]) -> list[HeldReceipt]:
                 raise SigningError(f"{path}: the file starts with a byte order mark (EF BB BF): "
                                    "a receipt is UTF-8 JSON without one (save it without BOM)"
                                    ) from None
+            if (other := _what_else(data)) is not None:
+                raise SigningError(f"{path}: {other}, not a receipt: a receipt is the JSON a "
+                                   "game server hands a player (match_id, seq, head, key_id, "
+                                   "signature)") from None
             raise SigningError(f"{path}: not a buraco-log receipt: {exc}") from None
     return out
+
+
+def _what_else(data: bytes) -> str | None:
+    """What a file given as a receipt is instead, when it is another buraco-log file: a log
+    or a published key, given in the wrong place (its decode error said only "malformed" or
+    "unknown field")."""
+    if data.startswith(log.MAGIC):
+        return "a binary match log"
+    head = data.lstrip()[:4096]
+    if head.startswith(b"{") and b'"public_key"' in head:
+        return "a published key (NAME.pub)"
+    if not head.startswith(b"{"):
+        return None
+    if b'"log": "buraco-log"' in head or b'"log":"buraco-log"' in head:
+        return "a JSON Lines match log"
+    if b'"log": "signature"' in head or b'"log":"signature"' in head:
+        return "a signature line of a JSON Lines log (a receipt once its \"log\" field is removed)"
+    return None
 
 
 __all__ = ["HeldReceipt", "Problem", "Signing", "check", "heads_at", "load_receipts"]

@@ -285,10 +285,44 @@ def key_problem(k: PublicKey) -> str | None:
         k.window()
     except ValueError:
         return f"key {k.key_id}: public key or validity is malformed"
-    if len(raw) != 32 or record.key_id_of(raw) != k.key_id:
+    if len(raw) != 32:  # before the id: a key of another size has no id to match
+        return (f"key {k.key_id}: the public key is {len(raw)} bytes; an Ed25519 public key "
+                "is 32")
+    if record.key_id_of(raw) != k.key_id:
         return f"key {k.key_id}: the key id does not match the public key"
+    if (weak := _weak_point(raw)) is not None:
+        return f"key {k.key_id}: {weak}"
     if (why := _empty_window(k.valid_from, k.valid_until)) is not None:
         return f"key {k.key_id}: {why}"
+    return None
+
+
+_P: Final = 2**255 - 19
+_D: Final = -121665 * pow(121666, -1, _P) % _P
+_SQRT_M1: Final = pow(2, (_P - 1) // 4, _P)
+
+
+def _weak_point(raw: bytes) -> str | None:
+    """Why the 32 bytes are no safe Ed25519 public key, or None: not a canonical point of
+    the curve, or a point of small order. A small-order key verifies signatures nobody made
+    (R the identity, S zero: the check [S]B = R + [k]A holds for any message whose k the
+    order divides), so trusting one trusts forgeries; ``keys new`` never makes one."""
+    y = int.from_bytes(raw, "little") & ((1 << 255) - 1)
+    if y >= _P:
+        return "the public key is not a canonical curve point encoding (y is not below 2^255-19)"
+    u, v = (y * y - 1) % _P, (_D * y * y + 1) % _P
+    x = u * pow(v, 3, _P) * pow(u * pow(v, 7, _P), (_P - 5) // 8, _P) % _P
+    if (v * x * x - u) % _P:
+        x = x * _SQRT_M1 % _P
+    if (v * x * x - u) % _P or (x == 0 and raw[31] >> 7):
+        return "the public key is not a point of the Ed25519 curve"
+    for _ in range(3):  # [8]P: the identity exactly when P's order divides 8
+        xx, yy, xy = x * x % _P, y * y % _P, x * y % _P
+        t = _D * xx * yy % _P
+        x, y = 2 * xy * pow(1 + t, -1, _P) % _P, (yy + xx) * pow(1 - t, -1, _P) % _P
+    if x == 0 and y == 1:
+        return ("the public key is a point of small order (a weak key): it would verify "
+                "signatures anyone can forge")
     return None
 
 
@@ -448,6 +482,10 @@ def _read_key_file(path: Path) -> _Ring:
             raise SigningError(f"{path}: a PEM file, not a buraco-log published key: trust the "
                                "NAME.pub that 'buraco-log keys new' writes (key id, public key, "
                                "validity window)") from None
+        if data.startswith((b"ssh-ed25519 ", b"ssh-rsa ", b"ecdsa-sha2-")):
+            raise SigningError(f"{path}: an OpenSSH public key, not a buraco-log published key: "
+                               "trust the NAME.pub that 'buraco-log keys new' writes (key id, "
+                               "public key, validity window)") from None
         if not data.strip():  # "Input data was truncated" says nothing of an empty file
             raise SigningError(f"{path}: an empty file: no published key in it") from None
         if data.startswith(b"\xef\xbb\xbf"):

@@ -77,6 +77,8 @@ class Receipt(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
             raise ValueError("head or signature has the wrong length")
         if not 0 <= self.seq < 1 << 63:
             raise ValueError(f"seq {self.seq} is out of range")
+        if self.seat is not None and not 0 <= self.seat < 64:  # it names the holder in findings
+            raise ValueError(f"seat {self.seat} is no seat (seats count from 0)")
         return SignedHead(self.match_id, self.seq, head, self.key_id, sig)
 
 
