@@ -152,7 +152,8 @@ def _write(path: Path, events: list[AnyEvent], *, as_json: bool = False) -> None
     disk) leaves what was there, or nothing: written in place, a header alone was left. A new
     name is linked, never renamed over, so a file made there meanwhile is not replaced."""
     replace = os.path.lexists(path)
-    folder = tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent or Path("."))
+    folder = tempfile.mkdtemp(prefix=f".{log.temp_stem(path.name)}.",
+                              dir=path.parent or Path("."))
     try:
         temp = Path(folder) / path.name
         try:

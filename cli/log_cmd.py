@@ -170,8 +170,8 @@ def _convert(source: Path, output: Path, to: Target, validate: bool, overwrite: 
     elif os.path.lexists(output):  # --overwrite: the new file is renamed over the old one
         target = rename_target(output)  # a link to the output stays a link
         # a fresh name each time: a fixed one left by a killed run blocked every later one
-        temp = target.with_name(f".{target.name}.{os.urandom(6).hex()}.converting"
-                                f"{target.suffix}")
+        temp = target.with_name(f".{log.temp_stem(target.name)}.{os.urandom(6).hex()}"
+                                f".converting{log.temp_stem(target.suffix)[:16]}")
         try:
             info = jsonl.convert(source, temp, to.value, validate=validate)
             os.replace(temp, target)

@@ -156,3 +156,37 @@ def test_a_json_lines_line_of_zero_bytes_is_named_as_such(tmp_path: Path) -> Non
         f.truncate(4 << 20)  # a hole of 4 MiB: one line past the bound, all zero bytes
     line = one_error_line(cli("verify", longer), 1)
     assert f"{longer}, line 1, seq 0: line longer than" in line and "zero bytes (NUL)" in line
+
+
+# -- a long name --------------------------------------------------------------------------------
+# A name may take NAME_MAX (255 bytes); the temporaries beside it added 18 bytes and more, so
+# seal, convert and a new Writer said "File name too long" of a name that was not.
+
+LONG_NAMES = ["x" * 245 + ".blog", "牌" * 80 + ".blog"]  # 250 and 245 bytes
+
+
+@pytest.mark.parametrize("name", LONG_NAMES)
+def test_a_log_with_a_long_name_is_written_sealed_and_converted(tmp_path: Path,
+                                                                name: str) -> None:
+    path = tmp_path / name
+    with log.Writer(path, sealed=False) as w:
+        for event in src[:5]:
+            w.append(event)
+    info = log.seal(path)
+    assert info.sealed and info.events == 5
+    jsonl_name = tmp_path / (name[:-5] + ".jsonl")
+    done = cli("convert", path, "-o", jsonl_name)
+    assert done.returncode == 0, done.stderr
+    done = cli("convert", jsonl_name, "-o", path, "--overwrite")
+    assert done.returncode == 0, done.stderr
+    assert log.read_events(path) == list(src[:5]) and log.verify(path).head == info.head
+    assert sorted(os.listdir(tmp_path)) == sorted([name, jsonl_name.name])  # no temporary left
+
+
+def test_temporaries_of_temporaries_stay_within_name_max() -> None:
+    name = "牌" * 85  # 255 bytes
+    first = f".{log.temp_stem(name)}.{'0' * 12}.converting.blog"
+    second = f".{log.temp_stem(first)}.{'0' * 12}.tmp"
+    third = f".{log.temp_stem(second)}.{'0' * 12}.new"
+    assert all(len(os.fsencode(n)) <= 255 for n in (first, second, third))
+    assert log.temp_stem("m.blog") == "m.blog"
