@@ -6,9 +6,9 @@ by a discard (`001`: "Baixe ou descarte a última carta para bater"). So a wild 
 in the presets without jokers) may be the last card, thrown to go out:
 
 - every preset that takes the morto directly: seat 0 lays a set in its first turn; in the next
-  it lays a run of seven (a clean canastra) and lays off its last two cards, which empties the
-  hand and takes the morto at once; from the morto it lays three sets and goes out by throwing
-  the wild left over, all in that one turn;
+  it lays a run of seven (a clean canastra) and lays off the 10 and a king (`thirteen`: melds
+  three fours), which empties the hand and takes the morto at once; from the morto it lays
+  three sets and goes out by throwing the wild left over, all in that one turn;
 - `burako` takes its morto only by a discard: the last card is thrown for it, and the wild goes
   out in the next turn;
 - `classic` has no morto: the 2 drawn in the first turn is thrown to go out.
