@@ -754,8 +754,16 @@ def _overrun(timeout: float, output: Path | None, as_json: bool) -> None:
     time limit always gives."""
     for leftover in _temporary_output(output, os.getpid()):
         leftover.unlink(missing_ok=True)
-    fail(f"query: stopped after the {timeout} s time limit", as_json=as_json)
-    _end(1)
+    # said from a thread of its own, waited for a moment only: the main thread may hold
+    # standard output, blocked on a pipe nobody reads, and the process must end all the same
+    line = f"query: stopped after the {timeout} s time limit"  # as the interrupt says it
+    said = threading.Thread(target=lambda: fail(line, as_json=as_json,
+                                                error=ArchiveError(line)), daemon=True)
+    said.start()
+    said.join(2.0)
+    with contextlib.suppress(Exception):
+        sys.stderr.flush()
+    os._exit(1)
 
 
 def _temporary_output(output: Path | None, pid: int) -> list[Path]:
