@@ -2035,9 +2035,10 @@ def repair(
 
     Refuses damage in the middle (truncating would throw away good events after it). Unless
     ``backup`` is false, the bytes that are cut off are first copied to ``<path>.bak`` (or
-    ``.bak.1``, ...): only those bytes (the rest stays in the log, unchanged), and sparsely, so
-    a zero-filled or sparse tail of any size costs no disk space (``cat LOG LOG.bak`` gives the
-    original file back). Runs under the log's :class:`LogLock` from the read to the truncate.
+    ``.bak.1``, ...; of a name too long for that, its first bytes and ``.bak``): only those
+    bytes (the rest stays in the log, unchanged), and sparsely, so a zero-filled or sparse tail
+    of any size costs no disk space (``cat LOG LOG.bak`` gives the original file back). Runs
+    under the log's :class:`LogLock` from the read to the truncate.
     """
     path = str(path)
     with LogLock(path, timeout=lock_timeout) as lock:
@@ -2063,7 +2064,7 @@ def repair(
         try:
             if backup:
                 try:
-                    _backup_tail(fd, info.torn.offset, path + ".bak", made)
+                    _backup_tail(fd, info.torn.offset, _backup_base(path), made)
                 except _BackupFailed as exc:
                     raise LogFormatError(
                         f"cannot keep the {info.torn.size} bytes it would cut in {exc.name}: "
@@ -2147,6 +2148,15 @@ def _backup_tail(fd: int, start: int, base: str, made: list[str] | None = None) 
         raise
     os.close(out)
     return name
+
+
+def _backup_base(path: str) -> str:
+    """``LOG.bak``; for a name too long to take ``.bak`` and a number (NAME_MAX, 255 bytes),
+    its first :data:`TEMP_STEM_MAX` bytes and ``.bak`` (it said "File name too long")."""
+    name = os.path.basename(path) + ".bak"
+    if len(os.fsencode(name)) <= 255 - 6:  # room for ".99999"
+        return path + ".bak"
+    return os.path.join(os.path.dirname(path), temp_stem(os.path.basename(path)) + ".bak")
 
 
 def _free_name(base: str) -> str:

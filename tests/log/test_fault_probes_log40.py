@@ -190,3 +190,17 @@ def test_temporaries_of_temporaries_stay_within_name_max() -> None:
     third = f".{log.temp_stem(second)}.{'0' * 12}.new"
     assert all(len(os.fsencode(n)) <= 255 for n in (first, second, third))
     assert log.temp_stem("m.blog") == "m.blog"
+
+
+def test_repair_of_a_log_with_a_long_name_keeps_its_backup(tmp_path: Path) -> None:
+    name = "r" * 247 + ".blog"  # 252 bytes: NAME.bak would be 256
+    path = tmp_path / name
+    log.write_log(path, src[:4])
+    whole = path.read_bytes()
+    path.write_bytes(whole + b"xyz")
+    done = cli("repair", path)
+    assert done.returncode == 0 and "cut 3 bytes" in done.stdout, done.stderr
+    assert path.read_bytes() == whole
+    backups = [n for n in os.listdir(tmp_path) if n.endswith(".bak")]
+    assert len(backups) == 1 and (tmp_path / backups[0]).read_bytes() == b"xyz"
+    assert backups[0] in done.stdout
