@@ -589,9 +589,10 @@ def known(root: str) -> tuple[dict[str, int], set[str], set[str], set[UnreadKey]
     bad: set[str] = set()
     unread: set[UnreadKey] = set()
     if files["errors"]:
-        t = read_columns(files["errors"], list(_UNREAD_COLUMNS))
+        t = read_columns(files["errors"], ["file_sha256"])
         bad = set(t.column("file_sha256").to_pylist())
-        unread = _unread(t)
+        if "" in bad:  # the paths and messages only when some file was never read
+            unread = _unread(read_columns(files["errors"], list(_UNREAD_COLUMNS)))
     return digests, shas, bad, unread
 
 
