@@ -1602,16 +1602,34 @@ class Recorder:
         try:
             log._write_all(table.fd, w.data, w.offset)
         except OSError as exc:
+            cut = self._cut_partial(table, w.offset)
             error = LogFormatError(
-                f"write failed: {exc.strerror or exc}", path=table.path, offset=w.offset,
-                kind="io",
+                f"write failed: {exc.strerror or exc}" + (
+                    "; the part written was cut off, the log ends whole (the match is read "
+                    "again from it on its next move)" if cut else ""),
+                path=table.path, offset=w.offset, kind="io",
             )
-            raise _WriteError(error, written=True) from None
+            raise _WriteError(error, written=not cut) from None
         table.end = w.offset + len(w.data)
         table.chain = w.chain
         table.next_seq += len(w.encoded)
         table.used = time.monotonic()
         return reopened
+
+    def _cut_partial(self, table: _Table, offset: int) -> bool:
+        """Cut what a failed write left of its segment off the log (a full disk took part of
+        it), durably; True if the log ends at ``offset`` again. The table then counts as not
+        written: it is read again from its log on its next move, instead of refusing every
+        move until a restart with a torn tail in the log meanwhile. Nothing of the segment
+        was acknowledged."""
+        assert table.fd is not None
+        try:
+            if os.fstat(table.fd).st_size > offset:
+                os.ftruncate(table.fd, offset)
+                self._ops.fsync(table.fd)
+        except OSError:
+            return False
+        return True
 
     def _make_room(self, needed: int) -> None:
         """Close the least recently used logs until ``needed`` more fit in the pool."""

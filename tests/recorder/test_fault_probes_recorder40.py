@@ -1,4 +1,5 @@
-"""Fault probes of the recorder, round 40: a log rewritten in its own inode while closed.
+"""Fault probes of the recorder, round 40: a log rewritten in its own inode while closed, and a
+write that a full disk cut short.
 
 Two seals in a row can give the sealed file the inode number of the log the recorder closed
 (the first seal freed it). The recorder adopts that file (it holds the same events) and writes
@@ -8,10 +9,16 @@ and the earlier records of that inode held the unsealed bytes too. After a power
 write-back found the sealed bytes where the records said otherwise, called the log a conflict
 (the journal kept ``.unfolded``), and the acknowledged event was gone. The records of an
 adopted file are now withdrawn and its segment journaled again as written.
+
+A log write that failed part way (a full disk took part of the segment) left the part in the
+log, a torn tail every reader reported, and the table refused every later move until the
+recorder was restarted (a 64 KiB tmpfs: "write failed: No space left on device" for ever). The
+part is cut off now, and the table is read again from its whole log on its next move.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import time
 from pathlib import Path
@@ -19,6 +26,7 @@ from pathlib import Path
 import pytest
 
 from buraco_log import journal, log
+from buraco_log.errors import LogFormatError
 from buraco_log.recorder import Recorder
 from tests.recorder.powerloss import PowerLossOps, restore
 from tests.recorder.sources import matches, on_disk
@@ -108,3 +116,41 @@ def test_other_syncs_write_an_adopted_log_whole(tmp_path: Path, sync: str) -> No
         _seal_in_place(tmp_path, path, None)
         assert rec.append("t", src[5]) == 5
     assert log.verify(path).sealed and on_disk(str(path)) == list(src[:6])
+
+
+def _fail_log_writes_once(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The next pwrite to a .blog file writes half its bytes, then fails as a full disk does."""
+    real = os.pwrite
+    failed: list[int] = []
+
+    def pwrite(fd: int, data: bytes | memoryview, offset: int) -> int:
+        # (a log's descriptor may show the temporary name it was created under)
+        if not failed and ".blog" in os.readlink(f"/proc/self/fd/{fd}") and len(data) > 1:
+            failed.append(offset)
+            real(fd, bytes(data)[: len(data) // 2], offset)
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real(fd, data, offset)
+    monkeypatch.setattr(os, "pwrite", pwrite)
+    return failed
+
+
+@pytest.mark.parametrize("sync", ["fsync", "syncfs", "journal"])
+def test_a_write_cut_short_by_a_full_disk_leaves_the_log_whole_and_the_table_goes_on(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sync: str) -> None:
+    directory = tmp_path / "logs"
+    path = directory / "t.blog"
+    with Recorder(directory, sync=sync, save_every=0) as rec:
+        for seq in range(5):
+            rec.append("t", src[seq])
+        end = path.stat().st_size
+        failed = _fail_log_writes_once(monkeypatch)
+        with pytest.raises(LogFormatError) as caught:
+            rec.append("t", src[5])
+        assert failed == [end], "the probe must have failed the log's write"
+        assert "No space left on device" in str(caught.value) and "cut off" in str(caught.value)
+        assert path.stat().st_size == end  # no torn tail for readers meanwhile
+        info = log.verify(path)
+        assert (info.torn, info.events) == (None, 5)
+        assert rec.append("t", src[5]) == 5  # sent again once there is room: recorded
+        assert rec.append("t", src[6]) == 6
+    assert on_disk(str(path)) == list(src[:7])
