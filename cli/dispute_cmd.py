@@ -371,8 +371,9 @@ def render_diff(d: audit.Diff) -> Iterator[str]:
             else "the copies hold different signature records")
             + (f"; first after seq {d.signatures_differ_at}: {d.signatures_difference}"
                if d.signatures_differ_at is not None else "")
-            + " (a copy lost or had stripped the site's signatures, or holds records the other "
-            "does not)")
+            + ("" if (d.signatures_difference or "").startswith("both hold") else
+               " (a copy lost or had stripped the site's signatures, or holds records the "
+               "other does not)"))
         return
     yield "head digests " + ("equal" if d.heads_equal else "differ")
     if d.not_started_a and d.not_started_b:  # no event in either (it said "the copies agree
@@ -386,8 +387,10 @@ def render_diff(d: audit.Diff) -> Iterator[str]:
         return
     if d.diverge_seq is None and d.prefix is None:  # the same events, one copy damaged
         # (it said "first divergence at seq None")
-        hurt = [f"{label} is {status}" for label, status in
-                (("A", d.integrity_a), ("B", d.integrity_b)) if status not in _WHOLE]
+        hurt = [f"{label} is {status}" + (f" at {at}" if at is not None else "")
+                for label, status, at in (("A", d.integrity_a, d.damage_a),
+                                          ("B", d.integrity_b, d.damage_b))
+                if status not in _WHOLE]
         if not hurt:  # both whole, every event equal: the framing differs, never an event
             # (it sent the reader to `verify`, which finds nothing in either)
             yield (f"the copies hold the same {_n(d.events_a, 'event')}, both whole; only "
@@ -395,7 +398,7 @@ def render_diff(d: audit.Diff) -> Iterator[str]:
                    "covers the version: no event differs")
             return
         yield (f"the copies agree on all {_n(d.events_a, 'event')} read intact, but "
-               f"{' and '.join(hurt)}: `buraco-log verify` says where")
+               f"{' and '.join(hurt)}: `buraco-log verify` says what is damaged")
         return
     if d.prefix is not None:
         other = "B" if d.prefix == "a" else "A"

@@ -152,6 +152,19 @@ def _records(label: str, records: list[SignedHead]) -> str:
     return f"{label} holds {many} by key {keys}"
 
 
+def _same_key(ra: list[SignedHead], rb: list[SignedHead]) -> str:
+    """Records by the same key at one head that differ: in their match id, or in their bytes
+    (Ed25519 signs a message one way only, so at most one of two such is the key's)."""
+    keys = ", ".join(dict.fromkeys(r.key_id for r in ra))
+    many = f"{len(ra)} records" if len(ra) > 1 else "one"
+    ids_a, ids_b = [r.match_id for r in ra], [r.match_id for r in rb]
+    if ids_a != ids_b:
+        return (f"both hold {many} by key {keys}, for match {ids_a[0]!r} in A and "
+                f"{ids_b[0]!r} in B")
+    return (f"both hold {many} by key {keys}, with different signature bytes: a key signs a "
+            "head one way only, so at most one is the key's (`audit --keys` says which)")
+
+
 def _signature_divergence(a: Sequence[SignedHead], b: Sequence[SignedHead]
                           ) -> dict[str, Any]:
     """The first head (by seq) whose signature records differ between the copies, in words:
@@ -162,9 +175,10 @@ def _signature_divergence(a: Sequence[SignedHead], b: Sequence[SignedHead]
         ra, rb = ha.get(seq, []), hb.get(seq, [])
         if ra == rb:
             continue
-        text = f"{_records('A', ra)}, {_records('B', rb)}"
         if ra and rb and [r.key_id for r in ra] == [r.key_id for r in rb]:
-            text += " (same key, different signature bytes or match id)"
+            text = _same_key(ra, rb)
+        else:
+            text = f"{_records('A', ra)}, {_records('B', rb)}"
         return {"signatures_differ_at": seq, "signatures_difference": text}
     return {}
 

@@ -15,12 +15,15 @@ from pathlib import Path
 import msgspec
 import pytest
 
+pytest.importorskip("cryptography")
+
 from buraco_log import log
-from buraco_log.audit import audit_log
+from buraco_log.audit import audit_log, diff_logs
 from buraco_log.errors import IllegalMoveError
 from buraco_log.reducer import replay
+from buraco_log.signing.keys import Signer
 from tests.cli.probes import ROOT, cli, one_error_line
-from tests.signing.helpers import match
+from tests.signing.helpers import match, write_signed_by
 
 TAMPERED = ROOT / "examples" / "disputes" / "tampered.log"
 
@@ -111,3 +114,80 @@ def test_a_note_holds_the_warning_too_and_success_says_it_alone() -> None:
                                          "check (at byte 1511, seq 48: integrity chain broken at "
                                          "seq 48: this record or one before it was changed); "
                                          "read anyway as far as its records decode: 313 events"]
+
+
+# -- diff: where copies diverge, and copies whose signatures differ in bytes only ------------------
+
+
+@pytest.fixture(scope="module")
+def copies(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    d = tmp_path_factory.mktemp("diff40")
+    events = match()
+    at_start = [msgspec.structs.replace(events[0], match_id="another"), *events[1:]]
+    at_end = [*events[:-1], msgspec.structs.replace(events[-1], winner=1)]
+    out = {"site": events, "start": at_start, "end": at_end, "prefix": events[:100]}
+    for name, evs in out.items():
+        log.write_log(d / f"{name}.blog", evs, validate=False)
+    return {name: d / f"{name}.blog" for name in out}
+
+
+@pytest.mark.parametrize(("other", "seq", "prefix"), [
+    ("start", 0, None), ("end", 262, None), ("prefix", 100, "b")])
+def test_diff_names_a_divergence_at_the_start_the_end_or_a_prefix(
+        copies: dict[str, Path], other: str, seq: int, prefix: str | None) -> None:
+    d = diff_logs(copies["site"], copies[other])
+    assert (d.diverge_seq, d.prefix, d.identical) == (seq, prefix, False)
+    flipped = diff_logs(copies[other], copies["site"])
+    assert flipped.diverge_seq == seq
+    assert flipped.prefix == ("a" if prefix == "b" else None)
+
+
+def test_diff_of_copies_signed_alike_but_for_one_signatures_bytes(tmp_path: Path) -> None:
+    signer = Signer.generate()
+    events = match(key_id=signer.key_id)
+    site = write_signed_by(tmp_path / "site.blog", events, {e.seq: signer for e in events})
+    data = bytearray(site.read_bytes())
+    o30 = _signature_offset(site, 30)
+    forged = tmp_path / "forged.blog"
+    # the signature's last byte changed, both checksums made good again: a forged record
+    payload_at = o30 + 56
+    length = int.from_bytes(data[o30:o30 + 4], "little")
+    data[payload_at + length - 1] ^= 1
+    frame = log._segment(bytes(data[payload_at:payload_at + length]), 0, 31,
+                         bytes(data[o30 + 16:o30 + 48]))
+    forged.write_bytes(bytes(data[:o30]) + frame + bytes(data[o30 + len(frame):]))
+    r = cli("diff", site, forged)
+    assert r.returncode == 1 and r.stderr == "", r.stderr
+    line = r.stdout.splitlines()[-1]
+    assert line == ("same events, same head digest; the signatures differ: the copies hold "
+                    "different signature records; first after seq 30: both hold one by key "
+                    f"{signer.key_id}, with different signature bytes: a key signs a head one way "
+                    "only, so at most one is the key's (`audit --keys` says which)"), line
+
+
+def _signature_offset(path: Path, seq: int) -> int:
+    """Where the signature record after ``seq`` starts (a sealed log signed after each event)."""
+    data, off = path.read_bytes(), log.HEADER_SIZE
+    while True:
+        length, count, first = log._SEG_HEAD.unpack_from(data, off)
+        if count == 0 and first == seq + 1:
+            return off
+        off += 56 + length
+
+
+def test_diff_of_two_damaged_copies_says_where_each_is_damaged(tmp_path: Path) -> None:
+    path = tmp_path / "m.blog"
+    with log.Writer(path, validate=False) as w:  # a record per event
+        for event in match()[:40]:
+            w.append(event)
+    with log.Reader(path) as reader:
+        last = [off for off, _ in reader.segments()][-1]
+    data = bytearray(path.read_bytes())
+    data[-5] ^= 0xFF  # inside the last record's payload
+    a, b = tmp_path / "a.blog", tmp_path / "b.blog"
+    a.write_bytes(bytes(data))
+    b.write_bytes(bytes(data[:-2]))  # and cut: torn, not broken
+    r = cli("diff", a, b)
+    assert r.returncode == 1, r.stderr
+    assert (f"the copies agree on all 39 events read intact, but A is broken at byte {last} and "
+            f"B is torn at byte {last}: `buraco-log verify` says what is damaged") in r.stdout
