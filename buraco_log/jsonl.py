@@ -42,6 +42,9 @@ MAX_LINE = 1024 * 1024
 """Longest line read, in bytes (a full deal with rules is about 2 kB)."""
 MAX_DEPTH = 10
 """Deepest JSON nesting read (events need 4)."""
+MAX_SKIPPED = 100_000
+"""Most blank or comment lines in a row read (a match log has a few; 50 million newlines took
+a minute to read)."""
 
 
 def _bounded_json_type(depth: int) -> Any:
@@ -328,7 +331,7 @@ class JsonlReader:
         chain = log.chain_start()
         f = os.fdopen(log.open_log_fd(self.path), "rb")  # never blocks; regular files only
         with f:
-            number = 0
+            number = skipped = 0
             # the bound is on the line itself: its end (\n or \r\n) is not counted
             for number, raw in enumerate(_lines(f), 1):
                 self.size += len(raw)
@@ -348,7 +351,13 @@ class JsonlReader:
                         "Lines end each line in LF or CR LF (convert the file's line ends)",
                         number)
                 if not text or text.startswith(b"#"):
+                    skipped += 1
+                    if skipped > MAX_SKIPPED:  # a gigabyte of newlines took many minutes
+                        raise self._error(
+                            f"more than {MAX_SKIPPED:,} blank or comment lines in a row: no "
+                            "match log holds that many", number, "limit")
                     continue
+                skipped = 0
                 if self.end is not None:
                     raise self._error("text after the end line", number)
                 try:

@@ -204,3 +204,22 @@ def test_repair_of_a_log_with_a_long_name_keeps_its_backup(tmp_path: Path) -> No
     backups = [n for n in os.listdir(tmp_path) if n.endswith(".bak")]
     assert len(backups) == 1 and (tmp_path / backups[0]).read_bytes() == b"xyz"
     assert backups[0] in done.stdout
+
+
+# -- endless blank lines -----------------------------------------------------------------------
+# 50 million newlines took a minute to read to "0 events (a match not started)"; a gigabyte of
+# them many minutes. A match log holds a few blank or comment lines, not 100,000 in a row.
+
+def test_a_run_of_blank_lines_past_the_bound_is_refused_at_once(tmp_path: Path) -> None:
+    from buraco_log.jsonl import MAX_SKIPPED, read_jsonl
+
+    lines = GOLDEN.read_bytes().splitlines(keepends=True)
+    ok = tmp_path / "ok.jsonl"
+    ok.write_bytes(b"".join(lines[:3]) + b"\n" * (MAX_SKIPPED - 1) + b"# note\n"
+                   + b"".join(lines[3:]))
+    assert len(read_jsonl(ok)) == len(lines) - 2  # the bound itself is read
+    path = tmp_path / "blank.jsonl"
+    path.write_bytes(b"".join(lines[:3]) + b"\n" * 20 * MAX_SKIPPED)
+    line = one_error_line(cli("verify", path), 1)
+    assert f"{path}, line {3 + MAX_SKIPPED + 1}, seq 2:" in line
+    assert f"more than {MAX_SKIPPED:,} blank or comment lines" in line
