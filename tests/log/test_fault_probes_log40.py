@@ -165,7 +165,7 @@ def test_a_json_lines_line_of_zero_bytes_is_named_as_such(tmp_path: Path) -> Non
 LONG_NAMES = ["x" * 245 + ".blog", "牌" * 80 + ".blog"]  # 250 and 245 bytes
 
 
-@pytest.mark.parametrize("name", LONG_NAMES)
+@pytest.mark.parametrize("name", LONG_NAMES, ids=["ascii-250-bytes", "cjk-245-bytes"])
 def test_a_log_with_a_long_name_is_written_sealed_and_converted(tmp_path: Path,
                                                                 name: str) -> None:
     path = tmp_path / name
