@@ -36,10 +36,12 @@ from buraco_log.events import (
 from buraco_log.rules import Rules, check, check_plain_name, side_of
 from buraco_log.scoring import score_hand
 
-GENERATOR = "buraco_log.simulate/v2"
+GENERATOR = "buraco_log.simulate/v3"
 """Recorded in ``MatchStarted.metadata["generator"]``; bump when simulated play changes.
 v2 (issue 14): must-use-top pickups with the top laid off together with cards of the hand, no
-stock-out while the pile can be taken, presets with ``morto_voided_by = "opponent_out"``."""
+stock-out while the pile can be taken, presets with ``morto_voided_by = "opponent_out"``.
+v3: must-use-top pickups whose one card left over is laid off first to make a canastra, or
+joins the top's own meld to make one (a pile taken in rare positions where v2 refused it)."""
 
 MAX_HANDS = 400
 """A match still undecided after this many hands is an error (no bot should take so long)...
