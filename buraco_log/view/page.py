@@ -30,6 +30,9 @@ _MARK_CSS = "/*@CSS@*/"
 _MARK_JS = "/*@JS@*/"
 _MARK_DATA = "@DATA@"
 _MARK_TITLE = "@TITLE@"
+_MARK_CHART = "@CHART@"
+_MARKS = re.compile("|".join(re.escape(m) for m in (_MARK_TITLE, _MARK_CSS, _MARK_JS, _MARK_CHART,
+                                                      _MARK_DATA)))
 
 
 class Banner(msgspec.Struct, frozen=True):
@@ -202,14 +205,11 @@ def render(data: dict[str, Any], chart: str = "") -> str:
     who = "referee" if data["viewer"] is None else f"seat {data['viewer']}"
     title = html.escape(f"{cut(data['match'], ID_SHOWN) or 'match'} "
                         f"({cut(data['rules'], ID_SHOWN)}, {who}) - buraco-log")
-    page = _template("page.html")
-    # The data goes in last, so no text of the log is ever read as a marker.
-    page = page.replace(_MARK_TITLE, title, 1)
-    page = page.replace(_MARK_CSS, _template("viewer.css"), 1)
-    page = page.replace(_MARK_JS, _template("viewer.js"), 1)
-    page = page.replace("@CHART@", chart, 1)
-    head, tail = page.split(_MARK_DATA, 1)
-    return head + blob + tail
+    parts = {_MARK_TITLE: title, _MARK_CSS: _template("viewer.css"),
+             _MARK_JS: _template("viewer.js"), _MARK_CHART: chart, _MARK_DATA: blob}
+    # One pass over the template: no text put in is read again for a marker (the title went
+    # in first, so a match id "/*@JS@*/" took the page's script into its <title>)
+    return _MARKS.sub(lambda m: parts[m[0]], _template("page.html"))
 
 
 class Page(msgspec.Struct, frozen=True):
