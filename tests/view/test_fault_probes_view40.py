@@ -143,6 +143,24 @@ def test_hostile_text_leaves_no_raw_control_and_no_closing_tag_in_the_data(
     assert not HALF_ESCAPE.search(title), title  # an escape whole, or not at all
 
 
+MARKERS = "/*@JS@*/ @CHART@ /*@CSS@*/ @DATA@ @TITLE@"  # the page template's
+
+
+def test_the_templates_markers_in_a_match_id_or_name_are_text(tmp_path: Path) -> None:
+    objs = [event_to_json(e) for e in simulate_match(PRESETS["classic"], 2, seed="v40")][:30]
+    objs[0]["match_id"] = MARKERS
+    objs[0]["players"][0]["name"] = MARKERS
+    objs[0]["rules"]["name"] = MARKERS
+    html = page_for_log(_jsonl(tmp_path / "mk.jsonl", objs)).html
+    title = html[html.index("<title>") + 7:html.index("</title>")]
+    assert title == f"{MARKERS} ({MARKERS}, referee) - buraco-log"  # was the page's script
+    script = (Path(frames.__file__).parent / "template" / "viewer.js").read_text("utf-8")
+    style = (Path(frames.__file__).parent / "template" / "viewer.css").read_text("utf-8")
+    assert html.count(script) == 1 and html.count(style) == 1
+    assert html.index(script) > html.index("</title>")
+    assert data_of(html)["match"] == MARKERS
+
+
 @pytest.mark.parametrize(("cut_at", "rule", "status"), [
     (300, "[log.torn]", 1),  # inside the first record
     (None, "[log.damage]", 1),  # a byte of the first record flipped
@@ -213,6 +231,23 @@ def test_hostile_text_runs_nothing_and_is_cut_as_the_move_lines_cut_it(
     assert want == "\\u202e" + FAMILY * 9 + "\u2026"  # 46 code points, a family not split
     assert want in got["names"][1], (got["names"], want)
     assert got["tips"][1] == "\\u202e" + FAMILY * 20  # whole in the tooltip
+
+
+@BROWSER
+def test_the_pages_script_cuts_as_python_cuts(browser: Any) -> None:
+    import random
+
+    js = (Path(frames.__file__).parent / "template" / "viewer.js").read_text("utf-8")
+    body = js[js.index("  var NAME_IN_MOVES"):js.index("  function name(")]  # cut and its rules
+    pieces = ["a", "b", FAMILY, FLAG, FLAG[0], THUMB, HEART, E_ACUTE, ENGLAND, "\\u2066",
+              "\\x1b", "\u200d", "\u0301", "\\", "u20", "\U0001F600"]
+    rng = random.Random(40)
+    texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 40))) for _ in range(400)]
+    most = [rng.choice([1, 2, 5, 8, 48, 64]) for _ in texts]
+    got = browser.execute_script(
+        body + "var M = arguments[1];\n"
+        "return arguments[0].map(function (t, i) { return cut(t, M[i]); });", texts, most)
+    assert got == [cut(t, m) for t, m in zip(texts, most, strict=True)]
 
 
 @BROWSER
