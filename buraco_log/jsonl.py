@@ -481,8 +481,8 @@ class JsonlReader:
                 f"{sigrec.MAX_RECORD} (a match id that long is not a match's)", number, "damage")
         last = log.FIRST_SEQ + self.count - 1
         if last < log.FIRST_SEQ:
-            raise self._error("a signature line before the first event: a signature follows "
-                              "the events it signs", number, "chain")
+            raise self._signature_error("a signature line before the first event: a signature "
+                                        "follows the events it signs", number, "chain")
         if signed.seq != last or signed.head != self._digest:
             moved = self._moved(signed, last)
             raise self._signature_error(moved or (

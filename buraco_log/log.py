@@ -873,7 +873,6 @@ class Reader:
                 "follows the events it signs",
                 "damage",
                 off,
-                self._next_seq,
             )
         what = f"the signature record after seq {last}"
         if length > sigrec.MAX_RECORD:

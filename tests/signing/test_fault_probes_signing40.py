@@ -248,3 +248,20 @@ def test_another_file_given_as_a_receipt_is_named(signed: Path, tmp_path: Path, 
     (tmp_path / "seat.json").write_text(json.dumps({**receipt, "seat": -5}))
     line = one_error_line(cli("audit", signed, "--keys", keys, "--receipt", given), 2)
     assert line.startswith(f"buraco-log: error: {given}: {said}"), line
+
+
+def test_a_signature_before_the_first_event_names_no_seq(signed: Path, tmp_path: Path) -> None:
+    data = signed.read_bytes()
+    o0, s0 = _signature_after(data, 0)
+    first = tmp_path / "first.blog"  # the header, then the record signed after seq 0
+    first.write_bytes(data[:log.HEADER_SIZE] + data[o0:o0 + s0])
+    with pytest.raises(LogFormatError) as exc:
+        log.verify(first)
+    assert exc.value.seq is None and exc.value.offset == log.HEADER_SIZE
+    assert "before the first event" in str(exc.value) and "seq 0" not in str(exc.value)
+    jsonl.convert(signed, tmp_path / "m.jsonl", "jsonl")
+    lines = (tmp_path / "m.jsonl").read_text().splitlines(keepends=True)
+    (tmp_path / "first.jsonl").write_text("".join([lines[0], lines[2], *lines[1:2]]))
+    with pytest.raises(LogFormatError) as exc:
+        jsonl.read_jsonl(tmp_path / "first.jsonl")
+    assert exc.value.seq is None and exc.value.line == 2
