@@ -10,6 +10,7 @@ with the error, so the archive explains every rejection the way ``buraco-log aud
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from array import array
 from collections.abc import Callable
@@ -31,7 +32,16 @@ from buraco_log.melds import canastra_bonus
 from buraco_log.signing.check import check as signing_check
 from buraco_log.state import Meld
 
-from .schema import CANASTRA_CLASSES, EVENTS, HANDS, KINDS, MATCHES, MELDS, PLAYERS
+from .schema import (
+    CANASTRA_CLASSES,
+    EVENTS,
+    HANDS,
+    KINDS,
+    MATCHES,
+    MELDS,
+    PLAYERS,
+    storable,
+)
 
 _KIND_VALUES = pa.array(KINDS, pa.string())
 _MELD_FIELDS = ("id", "side", "cards", "kind", "canastra", "laid_by")
@@ -242,8 +252,17 @@ def error_row(path: str, sha: str, size: int | None, code: str, rule: str, messa
     return {
         "file_sha256": sha, "source_path": path, "file_bytes": size, "code": code, "rule": rule,
         "message": message, "seq": seq, "match_id": match_id, "digest": digest,
-        "verdict_json": msgspec.json.encode(verdict).decode() if verdict is not None else None,
+        "verdict_json": _verdict_json(verdict) if verdict is not None else None,
     }
+
+
+def _verdict_json(verdict: audit.Verdict) -> str:
+    """The verdict as JSON; one naming a file that is not UTF-8 with that name's undecodable
+    bytes escaped (msgspec cannot encode them)."""
+    try:
+        return msgspec.json.encode(verdict).decode()
+    except UnicodeEncodeError:
+        return json.dumps(msgspec.to_builtins(verdict), separators=(",", ":"))
 
 
 def _reject_with_audit(path: str, sha: str, size: int, events: list[AnyEvent],
@@ -379,7 +398,7 @@ def _emit(flat: Columns, rows: Rows, start: MatchStarted, events: list[AnyEvent]
     others = [t for s, t in enumerate(flat.totals) if s != flat.winner]
     mrow: dict[str, Any] = {
         "game_id": gid, "match_id": start.match_id, "digest": digest, "file_sha256": sha,
-        "source_path": path, "file_bytes": size, "log_format": integrity.format,
+        "source_path": storable(path), "file_bytes": size, "log_format": integrity.format,
         "rules_name": rules.name, "rules_json": msgspec.json.encode(rules).decode(),
         "n_players": n_players, "n_sides": flat.n_sides,
         "players": [pl.name for pl in start.players], "first_dealer": start.first_dealer,

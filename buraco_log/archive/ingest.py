@@ -33,7 +33,7 @@ from buraco_log.errors import LogFormatError
 
 from . import store
 from .flatten import Rows, check_file, error_row
-from .schema import ERRORS
+from .schema import ERRORS, storable
 
 HASH_PROGRESS_EVERY = 1000  # files hashed between progress reports while none is checked
 
@@ -258,6 +258,8 @@ class _Batch:
             for f in ERRORS:
                 cols[f.name].append(row.get(f.name, 0 if f.name == "ingested_at" else
                                             "" if f.name == "batch" else None))
+        for name in ("source_path", "message"):  # a file name that is not UTF-8, in either
+            cols[name] = [storable(v) for v in cols[name]]
         return pa.Table.from_pydict(cols, schema=ERRORS)
 
     def empty(self) -> bool:

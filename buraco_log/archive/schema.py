@@ -21,6 +21,21 @@ instead of ``card`` and ``cards``; ``stock``, ``pile`` and the ``pt`` counts der
 instead of stored). The view still presents version 1's columns.
 """
 
+def storable(text: str) -> str:
+    """``text`` as a string column can hold it (UTF-8). A file name that is not UTF-8 reaches
+    Python with each undecodable byte as a lone surrogate, which Arrow cannot encode: ingest
+    of a directory holding one such log failed whole ("internal error: UnicodeEncodeError").
+    Each such byte is written ``\\xNN`` (any other lone surrogate ``\\udNNN``)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        try:
+            return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        except UnicodeEncodeError:
+            return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
 PARTITIONS = ("preset", "month")
 """Hive partition keys of the per-match tables (directory names, not columns in the files)."""
 

@@ -40,7 +40,7 @@ import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
 from buraco_log.errors import ArchiveError
 
-from .schema import ARCHIVE_VERSION, PARTITIONED, SCHEMAS, SORT_KEYS, TABLES
+from .schema import ARCHIVE_VERSION, PARTITIONED, SCHEMAS, SORT_KEYS, TABLES, storable
 
 MARKER = "archive.json"
 BATCHES = "_batches"
@@ -619,7 +619,8 @@ def drop_recorded(rows: list[dict[str, Any]], recorded: set[UnreadKey]
     """``rows`` (errors rows of files never read) without those the archive already holds
     for the same path and the same reason, and how many were dropped: re-ingesting the same
     sources adds no row, and a file that fails for another reason now is recorded again."""
-    kept = [r for r in rows if (r["source_path"], r["rule"], r["message"]) not in recorded]
+    kept = [r for r in rows if (storable(r["source_path"]), r["rule"],
+                                storable(r["message"])) not in recorded]
     return kept, len(rows) - len(kept)
 
 

@@ -345,3 +345,34 @@ def test_a_file_where_a_partition_directory_must_go_is_named_and_nothing_committ
     assert sorted(os.listdir(arch / "_batches")) == records
     stray.unlink()
     assert ingest([str(SIM / "classic-2p-000000.blog")], arch).added == 1
+
+
+# -- file names that are not UTF-8 -------------------------------------------------------------
+
+def test_logs_whose_names_are_not_utf8_are_stored_with_those_bytes_escaped(
+        tmp_path: Path) -> None:
+    """One such log made the whole ingest fail: "internal error: UnicodeEncodeError"."""
+    src = tmp_path / "src"
+    src.mkdir()
+    good = os.fsdecode(bytes(src) + b"/good\xff.blog")
+    shutil.copy(SIM / "classic-2p-000000.blog", good)
+    Path(os.fsdecode(bytes(src) + b"/torn\xfe.blog")).write_bytes(b"BURACOLG torn")
+    os.mkfifo(os.fsdecode(bytes(src) + b"/pipe\xfd.blog"))
+    arch = tmp_path / "arch"
+    first = ingest([str(src)], arch)
+    assert (first.added, len(first.errors)) == (1, 2)
+    stored = query(arch, "SELECT source_path FROM matches").column(0).to_pylist()
+    assert stored == [f"{src}/good\\xff.blog"]
+    refused = query(arch, "SELECT source_path FROM errors ORDER BY 1").column(0).to_pylist()
+    assert refused == [f"{src}/pipe\\xfd.blog", f"{src}/torn\\xfe.blog"]
+    again = ingest([str(src)], arch)  # the never-read FIFO too is known by its stored name
+    assert (again.added, again.errors, again.known_errors, again.already_stored) == (
+        0, [], 2, 1)
+
+
+def test_storable_keeps_utf8_and_escapes_the_rest() -> None:
+    from buraco_log.archive.schema import storable
+
+    assert storable("çé😀 plain") == "çé😀 plain"
+    assert storable("a\udcffb") == "a\\xffb"
+    assert storable("a\ud800b") == "a\\ud800b"  # a lone surrogate of no byte
