@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable, Collection, Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -55,6 +55,9 @@ from buraco_log.expert import (
 from buraco_log.ruleids import describe
 from buraco_log.safetext import terminal_safe
 from buraco_log.timeline import card_style
+
+if TYPE_CHECKING:  # the page is drawn by the viewer, imported when a page is asked for
+    from buraco_log.view import Banner
 
 REVIEW_VERSION = 1
 """Version of the review's JSON layout."""
@@ -387,12 +390,14 @@ def to_text(review: Review, *, all_moves: bool = True) -> str:
     return "\n".join(lines) + "\n"
 
 
-def review_page(events: Sequence[AnyEvent], review: Review) -> str:
+def review_page(events: Sequence[AnyEvent], review: Review, *,
+                banners: Sequence[Banner] = ()) -> str:
     """The match viewer's page for the reviewed seat, with the review in it: the viewer's marks
     on the mistakes (the line flagged, the best move and its cards shown at that seq), and the
     review panel (``template/review.js``): each decision's cost in the move list, and on the
     table before a decision the move played, the alternatives, and the best one's cards
-    outlined in the hand."""
+    outlined in the hand. ``banners``: what the caller knows of the log, as the viewer shows
+    it (:func:`buraco_log.view.damage_banner` for the intact prefix of a damaged log)."""
     from importlib import resources
 
     from buraco_log.view import Mark, build_page
@@ -403,7 +408,7 @@ def review_page(events: Sequence[AnyEvent], review: Review) -> str:
                                      f"points; best found: {m.best}",
                           tuple(_cards_of(m.best_event, events[0])))]
              for m in review.moves if m.flagged}
-    page = build_page(events, seat=review.seat, marks=marks)
+    page = build_page(events, seat=review.seat, marks=marks, banners=banners)
     safe = msgspec.structs.replace(  # a newline in a name became the " · " between lines
         review, player=terminal_safe(review.player), match_id=terminal_safe(review.match_id),
         rules=terminal_safe(review.rules))

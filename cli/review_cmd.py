@@ -169,8 +169,11 @@ def review(
                    f"{describe(exc.rule).rstrip('.')}; --partial reviews the moves before it",
                    as_json=js, error=exc) from None
     if format is ReviewFormat.html:
+        from buraco_log.view import damage_banner
+
+        banner = damage_banner(integ)  # the page says where the review stops, as view's does
         try:
-            text = review_page(events, result)
+            text = review_page(events, result, banners=(banner,) if banner else ())
         except ReplayError as exc:  # --partial, seq 0 illegal: the page has no table to show
             raise fail(f"{path}: {exc.message}", exc.exit_status, as_json=js) from None
     elif format is ReviewFormat.json:
