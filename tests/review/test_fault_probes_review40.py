@@ -135,3 +135,19 @@ def test_a_log_with_no_intact_event_is_one_line_and_no_page(
                                   "-o", out), status)
     assert str(log) in line and words in line, line
     assert list(out.parent.iterdir()) == []
+
+
+def test_a_partial_review_of_a_damaged_log_says_so_on_its_page(tmp_path: Path) -> None:
+    from tests.view.pages import data_of
+
+    lines = [json.dumps(event_to_json(e)) for e in _events(120)]
+    lines[80] = "{garbage"
+    log = tmp_path / "torn.jsonl"
+    log.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = tmp_path / "r.html"
+    done = _review(log, "--seat", "0", "--budget", "2x2r1", "--format", "html", "--partial",
+                   "-o", out)
+    assert done.returncode == 0, done.stderr
+    banners = data_of(out.read_text("utf-8"))["banners"]  # it had none: the page looked whole
+    assert [(b["kind"], b["seq"], b["rule"]) for b in banners] == [("damaged", 80, "log.jsonl")]
+    assert "line 81" in banners[0]["text"] and "80 events read intact" in banners[0]["text"]
