@@ -63,6 +63,11 @@ MAX_ROLLOUT_EVENTS = 5_000
 """A rollout still going after this many events is cut and scored as it stands."""
 
 
+def _count(n: int, word: str) -> str:
+    """ "1 sample", "3 samples"."""
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
 class Budget(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """How much the expert searches per decision.
 
@@ -81,8 +86,9 @@ class Budget(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
     def describe(self) -> str:
         cap = f", at most {self.ms} ms" if self.ms is not None else ""
-        ahead = f"{self.rounds} rounds ahead" if self.rounds else "to the end of the hand"
-        return f"{self.samples} samples x {self.candidates} candidates, {ahead}{cap}"
+        ahead = f"{_count(self.rounds, 'round')} ahead" if self.rounds else "to the end of the hand"
+        search = f"{_count(self.samples, 'sample')} x {_count(self.candidates, 'candidate')}"
+        return f"{search}, {ahead}{cap}"
 
     def text(self) -> str:
         """The form :func:`parse_budget` reads back."""

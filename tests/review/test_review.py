@@ -128,3 +128,11 @@ def test_the_html_review_is_the_seat_page_with_the_review_added() -> None:
     assert html.index('id="bl-review"') > html.index('id="bl-data"')
     assert html.rstrip().endswith("</html>")
     assert DEFAULT_BUDGET.samples > TINY.samples
+
+
+@pytest.mark.parametrize(("budget", "words"), [
+    (Budget(samples=1, candidates=1, rounds=1), "1 sample x 1 candidate, 1 round ahead"),
+    (Budget(samples=2, candidates=3, rounds=0), "2 samples x 3 candidates, to the end of the hand"),
+])
+def test_a_budget_is_described_in_words_with_singulars(budget: Budget, words: str) -> None:
+    assert budget.describe() == words
