@@ -164,6 +164,8 @@ RULES: dict[str, str] = {
     "a log, since reading it could block or never end.",
     "log.range": "An integer of the event lies outside the signed 64-bit range that every log "
     "promises.",
+    "log.usage": "A log was asked for in a way no reader could read back (a binary log named "
+    ".jsonl, which every reader takes as JSON Lines).",
     "settings.invalid": "A site setting (an environment variable or the config file's [audit] "
     "table) has a value that is not allowed.",
     "log.sign": "A signing writer cannot sign: its match start does not record the signer's "
