@@ -487,7 +487,7 @@ class JsonlReader:
             moved = self._moved(signed, last)
             raise self._signature_error(moved or (
                 f"the signature line after seq {last} signs seq {signed.seq} with a head that "
-                "is not this log's: the events or the line were changed"),
+                f"is not this log's: {sigrec.whose(signed, self.signatures, 'line')}"),
                 number, "seq" if moved else "chain")
         self.signatures.append(signed)
 

@@ -904,7 +904,7 @@ class Reader:
             moved = self._moved(payload, head, last) if signed.seq != last else None
             raise self._error(
                 moved or f"{what} signs seq {signed.seq} with a head that is not this log's: "
-                "the events or the record were changed",
+                + sigrec.whose(signed, self.signatures, "record"),
                 "seq" if moved else "chain",
                 off,
             )

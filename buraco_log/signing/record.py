@@ -94,6 +94,16 @@ def message(match_id: str, seq: int, head: bytes) -> bytes:
     return DOMAIN + len(mid).to_bytes(2, "little") + mid + seq.to_bytes(8, "little") + head
 
 
+def whose(signed: SignedHead, before: list[SignedHead], unit: str) -> str:
+    """Why a signature ``unit`` ("record", "line") signs no head of its log, as far as the
+    signatures read ``before`` it tell: one of another match (replayed from another log), or
+    the events or the record changed."""
+    if before and signed.match_id != before[0].match_id:
+        return (f"it signs match {signed.match_id!r}, the signatures before it match "
+                f"{before[0].match_id!r}: replayed from another match's log")
+    return f"the events or the {unit} were changed"
+
+
 def key_id_of(public_key: bytes) -> str:
     """A key's id: 16 hex digits of SHA-256 over a domain tag and the raw 32-byte public key."""
     return hashlib.sha256(b"buraco-log key\x00" + public_key).hexdigest()[:16]
@@ -125,4 +135,4 @@ def read_receipt(data: bytes) -> Receipt:
 
 
 __all__ = ["DOMAIN", "Receipt", "SignedHead", "decode", "encode", "key_id_of", "message",
-           "read_receipt", "receipt_json"]
+           "read_receipt", "receipt_json", "whose"]

@@ -265,3 +265,23 @@ def test_a_signature_before_the_first_event_names_no_seq(signed: Path, tmp_path:
     with pytest.raises(LogFormatError) as exc:
         jsonl.read_jsonl(tmp_path / "first.jsonl")
     assert exc.value.seq is None and exc.value.line == 2
+
+
+def test_a_record_replayed_from_another_matchs_log_names_that_match(
+        signed: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other.blog"  # the same site's key, another match
+    write_signed(other, match(seed="other", key_id=SITE.key_id), SITE)
+    data, theirs = signed.read_bytes(), other.read_bytes()
+    o20, s20 = _signature_after(data, 20)
+    t20, u20 = _signature_after(theirs, 20)
+    frame = log._segment(theirs[t20 + 56:t20 + u20], 0, 21, data[o20 + 16:o20 + 48])
+    bad = tmp_path / "replayed.blog"
+    bad.write_bytes(data[:o20] + frame + data[o20 + s20:])
+    with pytest.raises(LogFormatError) as exc:
+        log.verify(bad)
+    start = match(seed="other", key_id=SITE.key_id)[0]
+    assert isinstance(start, MatchStarted)
+    assert exc.value.kind == "chain"
+    assert (f"it signs match {start.match_id!r}, the signatures before it match ") in str(
+        exc.value)
+    assert str(exc.value).endswith("replayed from another match's log")
