@@ -123,11 +123,25 @@ def _refuse_odd_marker(root: str, shown: str) -> None:
                            "regular file; restore it from a backup")
 
 
+def _refuse_undecodable(real: str, shown: str) -> None:
+    """An archive whose path is not UTF-8 text (a byte Python holds as a lone surrogate) is
+    refused in one line: Arrow cannot write a file there nor DuckDB read one, and ingest
+    failed with "internal error: UnicodeEncodeError", a staged batch left behind."""
+    try:
+        real.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        bad = ord(real[exc.start])
+        what = f"byte 0x{bad - 0xDC00:02x}" if 0xDC80 <= bad <= 0xDCFF else f"U+{bad:04X}"
+        raise ArchiveError(f"{shown}: the archive's path is not UTF-8 text ({what}), where "
+                           "Arrow and DuckDB cannot open files: rename it") from None
+
+
 def check_archive(root: str) -> str:
     """The absolute, symlink-free path of an existing archive, or :class:`ArchiveError`."""
     real = os.path.realpath(root)
     if not os.path.isdir(real):
         raise ArchiveError(f"{root}: no such archive directory")
+    _refuse_undecodable(real, root)
     _refuse_odd_marker(real, root)
     if not is_archive(real):
         raise ArchiveError(f"{root}: not an archive (no {MARKER}; create one with "
@@ -199,6 +213,7 @@ def create_archive(root: str) -> str:
     if os.path.islink(root) and not os.path.exists(root):  # makedirs: "File exists"
         raise ArchiveError(f"{root}: a symbolic link that leads nowhere (to a missing path, "
                            "or a loop of links), not an archive directory")
+    _refuse_undecodable(os.path.realpath(root), root)  # before anything is made there
     os.makedirs(root, exist_ok=True)
     real = os.path.realpath(root)
     _refuse_odd_marker(real, root)

@@ -376,3 +376,22 @@ def test_storable_keeps_utf8_and_escapes_the_rest() -> None:
     assert storable("çé😀 plain") == "çé😀 plain"
     assert storable("a\udcffb") == "a\\xffb"
     assert storable("a\ud800b") == "a\\ud800b"  # a lone surrogate of no byte
+
+
+def test_an_archive_whose_path_is_not_utf8_is_refused_in_one_line(small: Path,
+                                                                  tmp_path: Path) -> None:
+    """Ingest failed with "internal error: UnicodeEncodeError" (Arrow cannot write there, nor
+    DuckDB read), a staged batch left behind."""
+    new = Path(os.fsdecode(bytes(tmp_path) + b"/new\xff"))
+    said = "the archive's path is not UTF-8 text (byte 0xff), where Arrow and DuckDB cannot " \
+           "open files: rename it"
+    with pytest.raises(ArchiveError, match=r"path is not UTF-8 text \(byte 0xff\)"):
+        ingest([str(SIM / "classic-2p-000000.blog")], new)
+    assert not new.exists()
+    moved = Path(os.fsdecode(bytes(tmp_path) + b"/old\xff"))
+    shutil.copytree(small, moved)
+    for attempt in (lambda: query(moved, "SELECT 1"), lambda: report(moved),
+                    lambda: compact(str(moved))):
+        with pytest.raises(ArchiveError) as err:
+            attempt()
+        assert str(err.value).endswith(said), str(err.value)
