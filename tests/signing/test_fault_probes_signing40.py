@@ -285,3 +285,19 @@ def test_a_record_replayed_from_another_matchs_log_names_that_match(
     assert (f"it signs match {start.match_id!r}, the signatures before it match ") in str(
         exc.value)
     assert str(exc.value).endswith("replayed from another match's log")
+
+
+def test_a_receipt_holds_against_its_log_extended_and_not_against_it_cut(
+        tmp_path: Path) -> None:
+    events = match(key_id=SITE.key_id)
+    early = tmp_path / "early.blog"  # the log as it stood when seat 1 was handed the receipt
+    receipt = write_signed(early, events[:60], SITE, receipts_at=[50])[50]
+    extended = tmp_path / "extended.blog"
+    write_signed(extended, events, SITE)
+    opts = _opts([held(receipt)])
+    assert audit_log(extended, signing=opts).ok
+    cut = tmp_path / "cut.blog"
+    write_signed(cut, events[:31], SITE)
+    v = audit_log(cut, signing=opts)
+    f = next(f for f in v.findings if f.rule == "sign.receipt_cut")
+    assert f.seq == 50 and "the log ends at seq 30 (it was cut)" in f.message
