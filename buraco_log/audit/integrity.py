@@ -108,9 +108,11 @@ def _read(p: str, signed: list[SignedHead], version: list[int]
             return events, Integrity(
                 status="broken", format="binary", events=len(events), records=info.segments,
                 head=info.head, offset=exc.offset,
-                # The file header is no record: its damage names none.
-                record=None if exc.kind == "header" or (exc.offset is not None
-                                                        and exc.offset < log.HEADER_SIZE)
+                # The file header is no record: its damage names none. Nor does a signature
+                # record's (the reader's one error past the header with no seq): records count
+                # events' records, and its message names it by the seq it follows.
+                record=None if exc.kind == "header" or exc.seq is None or (
+                    exc.offset is not None and exc.offset < log.HEADER_SIZE)
                 else info.segments, seq=exc.seq, kind=exc.kind, message=exc.message,
             )
         except OSError as exc:

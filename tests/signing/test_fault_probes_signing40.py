@@ -139,6 +139,11 @@ def test_a_damaged_record_is_named_after_the_seq_it_follows_not_the_next(
     assert line == (f"buraco-log: error: {bad}, byte {o30}: the signature record after seq 30: "
                     "checksum mismatch (damaged record)")
     assert "seq 31" not in line
+    # nor does audit count it among the events' records ("BROKEN at record 31", seq 31's)
+    v = audit_log(bad)
+    assert (v.integrity.record, v.integrity.seq, v.integrity.offset) == (None, None, o30)
+    assert v.findings[0].message == (f"broken at byte {o30}: the signature record after seq 30: "
+                                     "checksum mismatch (damaged record)")
 
 
 def test_a_json_lines_signature_line_moved_is_named_as_moved(
