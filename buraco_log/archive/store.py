@@ -31,7 +31,7 @@ import stat
 import time
 from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Final
 
 import msgspec
 import pyarrow as pa  # type: ignore[import-untyped]
@@ -315,8 +315,10 @@ def _read_only_fs(path: str) -> bool:
 
 
 @contextlib.contextmanager
-def locked(root: str) -> Iterator[None]:
-    """Hold the archive's ingest lock (one writer at a time; readers never wait)."""
+def locked(root: str, holder: str = "ingest") -> Iterator[None]:
+    """Hold the archive's ingest lock (one writer at a time; readers never wait). ``holder``
+    ("ingest", "compact", ...) is written into the lock file with the process id, so a writer
+    refused names what holds it (a compact was called "another ingest")."""
     path = os.path.join(root, LOCK)
     try:  # not through a link: a .lock linking out of the archive created the file it named
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
@@ -333,7 +335,10 @@ def locked(root: str) -> Iterator[None]:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise ArchiveError(f"{root}: another ingest is running on this archive") from None
+            raise ArchiveError(f"{root}: another {_lock_holder(fd)}") from None
+        with contextlib.suppress(OSError):  # only a name for the message: never a failure
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{holder} {os.getpid()}\n".encode(), 0)
         _HELD.add(fd)
         try:
             yield
@@ -341,6 +346,21 @@ def locked(root: str) -> Iterator[None]:
             _HELD.discard(fd)
     finally:
         os.close(fd)
+
+
+def _lock_holder(fd: int) -> str:
+    """What the lock file says holds it ("compact is running on this archive (process 41)"),
+    or an ingest when it says nothing readable (a lock of an older version, or one taken an
+    instant ago)."""
+    with contextlib.suppress(OSError, UnicodeDecodeError):
+        word, _, pid = os.pread(fd, 64, 0).decode().strip().partition(" ")
+        if word in LOCK_HOLDERS and pid.isdigit():
+            return f"{LOCK_HOLDERS[word]} is running on this archive (process {pid})"
+    return "ingest is running on this archive"
+
+
+LOCK_HOLDERS: Final = {"ingest": "ingest", "compact": "compact", "drop": "drop of batches"}
+"""What may hold the archive's lock, as the lock file names it, and in words."""
 
 
 def new_batch_id() -> str:
@@ -573,7 +593,7 @@ def drop_batches(root: str, batches: Iterable[str]) -> list[str]:
     root = check_archive(root)
     wanted = list(dict.fromkeys(batches))
     check_writable(root)
-    with locked(root):
+    with locked(root, "drop"):
         have = {m["batch"] for m in manifests(root)}
         missing = [b for b in wanted if b not in have]
         if missing:

@@ -395,3 +395,30 @@ def test_an_archive_whose_path_is_not_utf8_is_refused_in_one_line(small: Path,
         with pytest.raises(ArchiveError) as err:
             attempt()
         assert str(err.value).endswith(said), str(err.value)
+
+
+# -- the lock names what holds it ----------------------------------------------------------------
+
+@pytest.mark.parametrize(("holder", "words"), [("compact", "another compact"),
+                                               ("drop", "another drop of batches"),
+                                               ("ingest", "another ingest")])
+def test_a_writer_refused_by_the_lock_names_what_holds_it(small: Path, holder: str,
+                                                          words: str) -> None:
+    with store.locked(str(small), holder):
+        with pytest.raises(ArchiveError) as caught:
+            compact(str(small))
+    assert f"{words} is running on this archive (process {os.getpid()})" in str(caught.value)
+
+
+def test_a_lock_file_that_names_nothing_is_an_ingest(small: Path) -> None:
+    with store.locked(str(small)):
+        (small / ".lock").write_bytes(b"\xff\xfe garbage")
+        with pytest.raises(ArchiveError, match="another ingest is running on this archive$"):
+            store.drop_batches(str(small), ["x"])
+
+
+def test_the_cli_names_a_compact_holding_the_lock(small: Path) -> None:
+    logs = small.parent / "logs"
+    with store.locked(str(small), "compact"):
+        err = one_error_line(cli("ingest", str(logs), "--archive", str(small)), 1)
+    assert f"another compact is running on this archive (process {os.getpid()})" in err, err
