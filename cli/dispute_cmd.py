@@ -546,10 +546,12 @@ def replay(
                    f"known up to seq {tl.last_seq}", error=tl.illegal)
 
 
-def load_timeline(path: Path, ignore_integrity: bool, *, as_json: bool = False
-                  ) -> tuple[Timeline, str | None]:
+def load_timeline(path: Path, ignore_integrity: bool, *, as_json: bool = False,
+                  not_started_ok: bool = False) -> tuple[Timeline, str | None]:
     """The match replayed, and (with ``ignore_integrity``) the warning every output must start
-    with when the log failed its integrity check (None when it passed, or strictly read)."""
+    with when the log failed its integrity check (None when it passed, or strictly read).
+    ``not_started_ok``: a match not started is an empty timeline, not refused (the caller
+    asks only for the table before the start)."""
     salvage = _load_salvage(path, ignore_integrity)
     events, warning = salvage.events, salvage.warning
     tl = Timeline(events)
@@ -559,7 +561,7 @@ def load_timeline(path: Path, ignore_integrity: bool, *, as_json: bool = False
         # torn tail there is a crash before the first append: a match not started, as `audit`)
         raise fail(f"{path}: the log has no intact event: it is damaged {_damaged_at(salvage)}"
                    " before its first event [log.damage]: no table to show", as_json=as_json)
-    if not tl.recorded:  # as `view` says it (and `audit`: NOT STARTED), not damage
+    if not tl.recorded and not not_started_ok:  # as `view` says it (`audit`: NOT STARTED)
         raise fail(f"{path}: the log holds no events yet (a match not started): no table to "
                    "show [log.empty]", EXIT_USAGE, as_json=as_json)
     return tl, warning

@@ -57,7 +57,8 @@ def moves(
     """Every legal move of the player to move after a seq, grouped and in words (a referee's
     "what else could they have done?")."""
     js = format is Format.json
-    tl, damage = load_timeline(path, ignore_integrity, as_json=js)
+    # before the start (-1) there is a table of a match not started too: nobody moves yet
+    tl, damage = load_timeline(path, ignore_integrity, as_json=js, not_started_ok=at == -1)
     seq = tl.last_seq if at is None else at
     try:
         state = tl.state_at(seq)

@@ -191,3 +191,40 @@ def test_diff_of_two_damaged_copies_says_where_each_is_damaged(tmp_path: Path) -
     assert r.returncode == 1, r.stderr
     assert (f"the copies agree on all 39 events read intact, but A is broken at byte {last} and "
             f"B is torn at byte {last}: `buraco-log verify` says what is damaged") in r.stdout
+
+
+# -- moves at every seq bound ---------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def played(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("moves40") / "m.blog"
+    log.write_log(path, match())
+    return path
+
+
+@pytest.mark.parametrize(("at", "status", "said"), [
+    ("-1", 0, "after seq -1: phase new; nobody to move; 0 legal move(s)"),
+    ("0", 0, "after seq 0: phase between; nobody to move; 0 legal move(s)"),
+    ("262", 0, "after seq 262: phase over; nobody to move; 0 legal move(s)"),
+    ("263", 2, "the log has no seq 263 (seqs 0 to 262)"),
+    ("-2", 2, "Invalid value for '--at'"),
+])
+def test_moves_at_each_bound(played: Path, at: str, status: int, said: str) -> None:
+    r = cli("moves", played, f"--at={at}")
+    if status:
+        assert said in one_error_line(r, status) and r.stdout == ""
+    else:
+        assert r.returncode == 0 and r.stderr == "" and r.stdout.startswith(said), r.stdout
+
+
+def test_moves_before_the_start_of_a_match_not_started_is_answered(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.blog"
+    log.write_log(empty, [])
+    r = cli("moves", empty, "--at", "-1")
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    assert r.stdout.splitlines() == [
+        "after seq -1: phase new; nobody to move; 0 legal move(s)",
+        "no move: the next event starts the match (its rules and players: no player's choice)"]
+    line = one_error_line(cli("moves", empty), 2)  # any later seq: there is no table
+    assert line.endswith("(a match not started): no table to show [log.empty]"), line
