@@ -11,7 +11,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from enum import StrEnum
-from typing import Any, cast
+from typing import Any
 
 from cli.common import EXIT_USAGE, fail
 
@@ -96,53 +96,22 @@ class TableStream:
         return iter(self._table.to_batches(max_chunksize=65_536))
 
 
-CANCEL_GRACE = 5.0  # seconds a cancelled query may take to stop before it is abandoned
-
-
 def query(root: str, sql: str, master: str | None, conf: dict[str, str],
           timeout: float) -> TableStream:
-    """The checked query on Spark SQL; ``timeout`` seconds (0: none) cancel its jobs.
+    """The checked query on Spark SQL; ``timeout`` seconds (0: none) stop it.
 
-    A query can also run away in the driver, where there is no job to cancel (the optimizer
-    folding ``size(transform(sequence(1, 100000000), ...))``: it ran 300 s past a 10 s
-    timeout). So it runs in a thread, and one that has not stopped :data:`CANCEL_GRACE`
-    seconds after its jobs were cancelled is abandoned: the error is raised, and the JVM, a
-    child of this process, goes when the command exits."""
+    The engine runs it in a job group of its own and cancels that group at the timeout, or
+    when Ctrl-C or SIGTERM interrupts this thread; one still running in the driver (where
+    there is no job to cancel) a few seconds later is abandoned, and the JVM, a child of
+    this process, goes when the command exits."""
     with _py4j_quiet():  # a call cut by Ctrl-C or SIGTERM: the command's one line says it
-        return _query(root, sql, master, conf, timeout)
-
-
-def _query(root: str, sql: str, master: str | None, conf: dict[str, str],
-           timeout: float) -> TableStream:
-    engine = _module()
-    engine.check_text(sql)  # a statement too long or too deep: refused before Spark starts
-    spark = _session(master, conf)
-
-    def run() -> TableStream:
-        return TableStream(engine.query(root, sql, spark=spark))
-
-    if not timeout:
-        return cast(TableStream, _result(_waited(run, None)))
-    fired = threading.Event()
-
-    def cancel() -> None:
-        fired.set()
-        spark.sparkContext.cancelAllJobs()
-
-    timer = threading.Timer(timeout, cancel)
-    timer.daemon = True
-    timer.start()
-    try:
-        done = _waited(run, time.monotonic() + timeout + CANCEL_GRACE)
-    finally:
-        timer.cancel()
-    stopped = engine.ArchiveError(f"query: stopped after the {timeout:g} s timeout "
-                                  "(--timeout)")
-    if not done:  # still running in the driver
-        raise stopped
-    if isinstance(done[0], Exception) and fired.is_set():  # whatever the cancelled job raised
-        raise stopped from done[0]
-    return cast(TableStream, _result(done))
+        engine = _module()
+        engine.check_text(sql)  # a statement too long or too deep: refused before Spark starts
+        spark = _session(master, conf)
+        try:
+            return TableStream(engine.query(root, sql, spark=spark, timeout=timeout))
+        except engine.QueryTimeout as exc:
+            raise engine.ArchiveError(f"{exc} (--timeout)") from None
 
 
 POLL = 0.2  # seconds between looks at a Spark call, when a signal's handler may run

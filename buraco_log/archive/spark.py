@@ -1408,12 +1408,43 @@ def _failure(spark: SparkSession, exc: BaseException) -> str:
         else reason
 
 
+QUERY_GRACE = 5.0
+"""Seconds a query whose jobs were cancelled at its timeout may take to stop before it is
+abandoned: one can run away in the driver, where there is no job to cancel (the optimizer
+folding ``size(transform(sequence(1, 100000000), ...))`` ran 300 s past a 10 s timeout)."""
+POLL = 0.2
+"""Seconds between looks at a running query: a signal's handler runs between them (the
+caller's thread blocked in a Py4J read ran it only when the job ended)."""
+
+
+class QueryTimeout(ArchiveError):
+    """A query stopped at its time limit. Its jobs (Spark job group :attr:`group`) were
+    cancelled, and any job it would still start is cancelled as it starts: the session is
+    free for its other users."""
+
+    def __init__(self, message: str, group: str) -> None:
+        super().__init__(message)
+        self.group = group
+
+
 def query(archive: str | os.PathLike[str], sql: str, *, spark: SparkSession | None = None,
-          master: str | None = None, conf: Mapping[str, str] | None = None) -> pa.Table:
-    """One checked read-only query over the archive's views, on Spark SQL, as Arrow."""
+          master: str | None = None, conf: Mapping[str, str] | None = None,
+          timeout: float = 0.0) -> pa.Table:
+    """One checked read-only query over the archive's views, on Spark SQL, as Arrow.
+
+    ``timeout`` seconds (0: none) stop it with :class:`QueryTimeout`. It runs in its own job
+    group (in its own thread, which inherits the caller's other Spark settings): at the
+    timeout, or when the caller's thread is interrupted (Ctrl-C), that group's jobs are
+    cancelled, those running and those still to come, so a session shared with other work
+    is left idle, not busy with an abandoned query (``cancelAllJobs`` would stop the
+    others' jobs too)."""
     spark = spark or session(master, conf)
+    return _in_group(spark, lambda: _query(spark, archive, sql), timeout, "query")
+
+
+def _query(spark: SparkSession, archive: str | os.PathLike[str], sql: str) -> pa.Table:
     _views(spark, archive, "query")
-    df = check_sql(spark, sql)
+    df = _arrow_ready(check_sql(spark, sql))
     try:
         # Optimized and planned here, in a call that returns Java's error: inside toArrow
         # that work runs on Spark's "serve-Arrow" thread, whose OutOfMemoryError (folding
@@ -1423,6 +1454,172 @@ def query(archive: str | os.PathLike[str], sql: str, *, spark: SparkSession | No
         return df.toArrow()
     except Exception as exc:
         raise ArchiveError(f"query: {_failure(spark, exc)}") from None
+
+
+def _in_group(spark: SparkSession, call: Any, timeout: float, what: str) -> Any:
+    """``call()`` in a job group of its own, in a thread; past ``timeout`` seconds (0, or
+    none that a thread can wait: no limit) the group is cancelled, and :class:`QueryTimeout`
+    is raised once its jobs have ended or :data:`QUERY_GRACE` seconds have passed."""
+    from pyspark import InheritableThread
+
+    sc = spark.sparkContext
+    group = f"buraco-log-{what}-{secrets.token_hex(8)}"
+    done: list[Any] = []
+
+    def run() -> None:
+        try:
+            sc.setJobGroup(group, f"buraco-log {what}", interruptOnCancel=True)
+            done.append(call())
+        except BaseException as exc:  # handed to the caller's thread
+            done.append(exc)
+
+    worker = InheritableThread(run, daemon=True, name=f"spark-{what}", session=spark)
+    worker.start()
+    limited = 0 < timeout <= threading.TIMEOUT_MAX
+    deadline = time.monotonic() + timeout if limited else math.inf
+    try:
+        while worker.is_alive() and time.monotonic() < deadline:
+            worker.join(POLL)
+    except BaseException:  # Ctrl-C, or SIGTERM through the CLI's handler: its jobs stop too
+        _cancel_group(sc, group, worker)
+        raise
+    if worker.is_alive():
+        _cancel_group(sc, group, worker)
+        _wait_group(sc, group, worker, time.monotonic() + QUERY_GRACE)
+        raise QueryTimeout(f"{what}: stopped after the {timeout:g} s timeout", group)
+    if isinstance(done[0], BaseException):
+        raise done[0]
+    return done[0]
+
+
+REAP = 0.5
+"""Seconds between cancellations of a stopped query's job group while its thread still runs."""
+
+
+def _cancel_group(sc: Any, group: str, worker: threading.Thread) -> None:
+    """Cancel ``group``'s jobs and those it starts from now on (the query may still be in
+    the driver, before its first job: a plain ``cancelJobGroup`` missed that job), and again
+    every :data:`REAP` seconds, from a thread of its own, while ``worker`` runs: adaptive
+    execution submits each shuffle stage as a job of its own, which Spark's cancelling of
+    future jobs does not reach (one ran on after the timeout)."""
+    def cancel() -> None:
+        with contextlib.suppress(Exception):  # the JVM may be gone
+            sc._jsc.sc().cancelJobGroupAndFutureJobs(group)
+
+    def reap() -> None:
+        while worker.is_alive():
+            worker.join(REAP)
+            cancel()
+
+    cancel()
+    threading.Thread(target=reap, daemon=True, name=f"{group}-reaper").start()
+
+
+def _wait_group(sc: Any, group: str, worker: threading.Thread, deadline: float) -> None:
+    """Wait, until ``deadline``, while the cancelled ``worker`` runs and a job of ``group``
+    still runs (a cancelled job's tasks take a moment to stop). A worker still in the driver
+    with no job is not waited for: what it starts later is cancelled by the reaper."""
+    with contextlib.suppress(Exception):
+        tracker = sc.statusTracker()
+        while time.monotonic() < deadline and worker.is_alive() and _running(tracker, group):
+            worker.join(0.1)
+
+
+def _running(tracker: Any, group: str) -> list[int]:
+    """The jobs of ``group`` still running."""
+    out = []
+    for job in tracker.getJobIdsForGroup(group):
+        info = tracker.getJobInfo(job)
+        if info is None or info.status in ("RUNNING", "UNKNOWN"):
+            out.append(job)
+    return out
+
+
+def _arrow_ready(df: DataFrame) -> DataFrame:
+    """The result's columns in forms Arrow holds, as DuckDB gives them: a VARIANT as its
+    JSON text (it came out as its raw struct of binary value and metadata, and a NULL one
+    failed the conversion), and ``array()`` or ``map()`` as an empty list, DuckDB's ``[]``
+    (Spark types their elements NULL in a container that holds no nulls, which Arrow refuses:
+    "A null type field may not be non-nullable"). Other columns are left as they are."""
+    from pyspark.sql import functions as F
+
+    fields = df.schema.fields
+    if not any(_to_fix(f.dataType, False) for f in fields):
+        return df
+    names = [f"_c{i}" for i in range(len(fields))]  # by position: names may repeat
+    cols = []
+    for name, f in zip(names, fields, strict=True):
+        col = _variant_json(F.col(name), f.dataType)
+        cols.append(col.cast(_loose(f.dataType)).alias(f.name) if _to_fix(f.dataType, False)
+                    else col.alias(f.name))
+    return df.toDF(*names).select(*cols)
+
+
+def _to_fix(t: Any, nested: bool) -> bool:
+    """Whether type ``t`` holds a VARIANT, or (``nested``) Spark's NULL type."""
+    from pyspark.sql import types as T
+
+    if isinstance(t, T.VariantType):
+        return True
+    if isinstance(t, T.NullType):
+        return nested
+    if isinstance(t, T.ArrayType):
+        return _to_fix(t.elementType, True)
+    if isinstance(t, T.MapType):
+        return _to_fix(t.keyType, True) or _to_fix(t.valueType, True)
+    if isinstance(t, T.StructType):
+        return any(_to_fix(f.dataType, True) for f in t.fields)
+    return False
+
+
+def _has_variant(t: Any) -> bool:
+    from pyspark.sql import types as T
+
+    if isinstance(t, T.VariantType):
+        return True
+    if isinstance(t, T.ArrayType):
+        return _has_variant(t.elementType)
+    if isinstance(t, T.MapType):
+        return _has_variant(t.keyType) or _has_variant(t.valueType)
+    if isinstance(t, T.StructType):
+        return any(_has_variant(f.dataType) for f in t.fields)
+    return False
+
+
+def _variant_json(col: Any, t: Any) -> Any:
+    """``col`` with every VARIANT in it as its JSON text (``to_json``: a string value
+    quoted, a JSON null as ``null``, as DuckDB's cast to JSON gives them)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    if not _has_variant(t):
+        return col
+    if isinstance(t, T.VariantType):
+        return F.to_json(col)
+    if isinstance(t, T.ArrayType):
+        return F.transform(col, lambda x: _variant_json(x, t.elementType))
+    if isinstance(t, T.MapType):  # a VARIANT cannot be a key
+        return F.transform_values(col, lambda _k, v: _variant_json(v, t.valueType))
+    fields = [_variant_json(col[f.name], f.dataType).alias(f.name) for f in t.fields]
+    return F.when(col.isNull(), F.lit(None)).otherwise(F.struct(*fields))
+
+
+def _loose(t: Any) -> Any:
+    """``t`` with VARIANT as STRING, everything nullable, and a map's NULL-typed key a
+    STRING (Arrow's map keys cannot be null): a cast to it only widens."""
+    from pyspark.sql import types as T
+
+    if isinstance(t, T.VariantType):
+        return T.StringType()
+    if isinstance(t, T.ArrayType):
+        return T.ArrayType(_loose(t.elementType), True)
+    if isinstance(t, T.MapType):
+        key = T.StringType() if isinstance(t.keyType, T.NullType) else _loose(t.keyType)
+        return T.MapType(key, _loose(t.valueType), True)
+    if isinstance(t, T.StructType):
+        return T.StructType([T.StructField(f.name, _loose(f.dataType), True, f.metadata)
+                             for f in t.fields])
+    return t
 
 
 ROUND_UDF = "_duckdb_round"

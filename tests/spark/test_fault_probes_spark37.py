@@ -182,29 +182,32 @@ def test_a_spark_failure_names_the_archive_file_its_java_error_names() -> None:
     assert _read_failure(RuntimeError("no file here")) == "no file here"
 
 
-def test_whatever_a_job_cancelled_by_the_timeout_raises_is_the_timeout_error(
+def test_the_engines_timeout_is_said_as_the_commands_option(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """The timer fired while the views were being made (reading the files' footers is a
-    job): the cancelled job's Py4J error was printed as an internal error, not the timeout."""
-    import time
+    job): the cancelled job's Py4J error was printed as an internal error, not the timeout.
+    The engine now raises QueryTimeout whatever its cancelled job raised (round 40's probes
+    run it for real); the command names the option that set the limit."""
     from types import SimpleNamespace
 
     import cli.archive_spark as cli_spark
+    from buraco_log.archive.spark import QueryTimeout
 
-    cancelled: list[bool] = []
-    context = SimpleNamespace(cancelAllJobs=lambda: cancelled.append(True))
+    asked: list[float] = []
 
-    def query(root: str, sql: str, spark: Any) -> Any:
-        time.sleep(0.5)
-        raise RuntimeError("An error occurred while calling o84.parquet.\n: org.apache.spark."
-                           "SparkException: [SPARK_JOB_CANCELLED] Job 3 cancelled")
+    def query(root: str, sql: str, spark: Any, timeout: float) -> Any:
+        asked.append(timeout)
+        raise QueryTimeout(f"query: stopped after the {timeout:g} s timeout", "g")
 
-    fake = SimpleNamespace(session=lambda master, conf: SimpleNamespace(sparkContext=context),
-                           query=query, ArchiveError=ArchiveError, check_text=lambda sql: None)
+    fake = SimpleNamespace(session=lambda master, conf: SimpleNamespace(), query=query,
+                           QueryTimeout=QueryTimeout, ArchiveError=ArchiveError,
+                           check_text=lambda sql: None)
     monkeypatch.setattr(cli_spark, "_module", lambda: fake)
-    with pytest.raises(ArchiveError, match=r"^query: stopped after the 0.1 s timeout"):
+    with pytest.raises(ArchiveError) as err:
         cli_spark.query("archive", "SELECT 1", None, {}, 0.1)
-    assert cancelled == [True]
+    assert (str(err.value), asked) == ("query: stopped after the 0.1 s timeout (--timeout)",
+                                       [0.1])
+    assert not isinstance(err.value, QueryTimeout)
 
 
 def test_a_java_error_without_a_message_is_named_by_its_class() -> None:

@@ -1,0 +1,153 @@
+"""Fault probes, Spark engine, round 40: a query stopped at its timeout, and answers of shapes
+Arrow did not take.
+
+A query stopped at its timeout had its jobs cancelled once (``cancelAllJobs``, every job of
+the session, other users' too), and a job it started after that ran on: only the CLI's exit
+ended it, so a program sharing the session was left with a busy JVM. ``SELECT array()`` failed
+("A null type field may not be non-nullable"), and a VARIANT came out as its raw struct of
+binary value and metadata (a NULL one failed the conversion).
+"""
+
+from __future__ import annotations
+
+import _thread
+import json
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa  # type: ignore[import-untyped]
+import pytest
+
+from buraco_log.archive import IngestReport
+
+pytestmark = pytest.mark.spark
+
+# Three copies of the events view: far more rows than a few seconds can count.
+SLOW = ("SELECT count(*) AS n FROM events a, events b, events c "
+        "WHERE hash(a.seq, b.seq, c.seq) % 7 = 0")
+
+
+def _running(spark: Any, jobs: list[int]) -> list[int]:
+    tracker = spark.sparkContext.statusTracker()
+    return [j for j in jobs if tracker.getJobInfo(j).status == "RUNNING"]
+
+
+def _idle_within(spark: Any, seconds: float) -> None:
+    """No job runs in the session within ``seconds`` (a job the stopped query starts late,
+    still in the driver at the timeout, is cancelled within half a second)."""
+    tracker = spark.sparkContext.statusTracker()
+    deadline = time.monotonic() + seconds
+    while tracker.getActiveJobsIds() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert tracker.getActiveJobsIds() == []
+
+
+def _trivial_job_seconds(spark: Any) -> float:
+    t = time.monotonic()
+    assert spark.range(1000).count() == 1000
+    return time.monotonic() - t
+
+
+# -- a query stopped at its timeout --------------------------------------------------------------
+
+def test_a_query_stopped_at_its_timeout_leaves_the_shared_session_idle(
+        spark: Any, local_archive: tuple[Path, IngestReport]) -> None:
+    """Before: its job ran on after the timeout; a trivial job queued behind it for minutes."""
+    from buraco_log.archive import spark as engine
+
+    t = time.monotonic()
+    with pytest.raises(engine.QueryTimeout) as err:
+        engine.query(local_archive[0], SLOW, spark=spark, timeout=2)
+    assert str(err.value) == "query: stopped after the 2 s timeout"
+    assert time.monotonic() - t < 2 + engine.QUERY_GRACE + 3
+    _idle_within(spark, 5)
+    assert _trivial_job_seconds(spark) < 10
+    # the query's thread, in the driver at the timeout or not, ends: its jobs fail
+    for worker in [t for t in threading.enumerate() if t.name == "spark-query"]:
+        worker.join(30)
+        assert not worker.is_alive()
+    _idle_within(spark, 1)
+    # the group was the query's thread's, not the caller's
+    assert spark.sparkContext.getLocalProperty("spark.jobGroup.id") is None
+
+
+def test_the_jobs_of_a_call_past_its_timeout_are_cancelled_and_its_later_ones_too(
+        spark: Any) -> None:
+    """The mechanism under the query's timeout, with a job that starts at once (the query's
+    own starts after a few seconds of checks on a loaded machine): the running job is
+    cancelled, and so is the one the call starts after the timeout (a plain
+    ``cancelJobGroup`` missed that one, and it ran on)."""
+    from buraco_log.archive import spark as engine
+
+    def heavy() -> Any:
+        return spark.range(0, 10**12, 1, 2).selectExpr("sum(hash(id)) AS s").collect()
+
+    def two() -> Any:
+        try:
+            heavy()
+        except Exception:  # cancelled at the timeout: the call goes on to start another
+            time.sleep(0.5)
+        return heavy()
+
+    with pytest.raises(engine.QueryTimeout) as err:
+        engine._in_group(spark, two, 2, "probe")
+    jobs = list(spark.sparkContext.statusTracker().getJobIdsForGroup(err.value.group))
+    deadline = time.monotonic() + 10
+    while _running(spark, jobs) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _running(spark, jobs) == []  # (a job cancelled as it starts is never listed)
+    time.sleep(1)  # the second job's turn: it fails as it starts
+    assert spark.sparkContext.statusTracker().getActiveJobsIds() == []
+    assert _trivial_job_seconds(spark) < 10
+
+
+def test_ctrl_c_in_the_callers_thread_cancels_the_querys_jobs(
+        spark: Any, local_archive: tuple[Path, IngestReport]) -> None:
+    """A library caller's Ctrl-C: the KeyboardInterrupt reaches it, and the query's jobs stop
+    with it (before, they ran on in the session)."""
+    from buraco_log.archive import spark as engine
+
+    timer = threading.Timer(3, _thread.interrupt_main)
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            engine.query(local_archive[0], SLOW, spark=spark)
+    finally:
+        timer.cancel()
+    _idle_within(spark, 10)
+
+
+# -- answers Arrow did not take ------------------------------------------------------------------
+
+def test_an_empty_array_or_map_is_an_empty_list_as_on_duckdb(
+        spark: Any, local_archive: tuple[Path, IngestReport]) -> None:
+    from buraco_log.archive import spark as engine
+
+    ours = engine.query(local_archive[0], "SELECT array() AS a, map() AS m, array(array()) "
+                        "AS n, named_struct('x', array()) AS s, 1 AS a", spark=spark)
+    theirs = duckdb.sql("SELECT [] AS a, MAP {} AS m, [[]] AS n, {'x': []} AS s, 1 AS a"
+                        ).to_arrow_table()
+    assert ours.column_names == theirs.column_names
+    assert [c.to_pylist() for c in ours.columns] == [c.to_pylist() for c in theirs.columns]
+    assert pa.types.is_null(ours.schema.field(0).type.value_type)
+
+
+def test_a_variant_is_its_json_text_as_duckdb_casts_it(
+        spark: Any, local_archive: tuple[Path, IngestReport]) -> None:
+    from buraco_log.archive import spark as engine
+
+    doc = '{"a":1,"b":[1,2.5],"c":"x"}'
+    ours = engine.query(local_archive[0], f"SELECT parse_json('{doc}') AS v, parse_json('"
+                        "\"x\"') AS s, CAST(NULL AS VARIANT) AS z, array(parse_json('1')) "
+                        "AS l, named_struct('k', parse_json('[true]')) AS o", spark=spark)
+    theirs = duckdb.sql(f"SELECT CAST('{doc}'::JSON::VARIANT AS JSON) AS v, "
+                        "CAST('\"x\"'::JSON::VARIANT AS JSON) AS s, "
+                        "CAST(NULL::VARIANT AS JSON) AS z, [CAST('1'::JSON::VARIANT AS JSON)] "
+                        "AS l, {'k': CAST('[true]'::JSON::VARIANT AS JSON)} AS o"
+                        ).to_arrow_table()
+    assert ours.to_pylist() == theirs.to_pylist()
+    assert json.loads(ours.column("v")[0].as_py()) == json.loads(doc)
+    assert ours.schema.field("v").type == pa.string()
