@@ -678,6 +678,11 @@ class Reader:
         letters, does not end in .jsonl (``.JSONL`` is read as binary, as by every reader)."""
         if raw.removeprefix(b"\xef\xbb\xbf").lstrip()[:1] not in (b"{", b"#"):
             return ""
+        flat = b"".join(raw.split())  # the first bytes of a receipt or key file, spaces dropped
+        if flat.startswith(b'{"match_id":'):  # what `Receipt` and its JSON open with
+            return "; it looks like a player's receipt, which `audit LOG --receipt` takes"
+        if flat.startswith(b'{"key_id":'):  # a published key (NAME.pub)
+            return "; it looks like a published key (NAME.pub), which `audit --keys` takes"
         suffix = self.path[-6:]
         if suffix.lower() == ".jsonl":
             return (f"; it looks like JSON Lines, which are read from a file whose name ends in "

@@ -306,3 +306,23 @@ def test_a_receipt_holds_against_its_log_extended_and_not_against_it_cut(
     v = audit_log(cut, signing=opts)
     f = next(f for f in v.findings if f.rule == "sign.receipt_cut")
     assert f.seq == 50 and "the log ends at seq 30 (it was cut)" in f.message
+
+
+def test_a_receipt_or_a_key_given_as_the_log_is_named(signed: Path, tmp_path: Path) -> None:
+    receipt = tmp_path / "seat1.json"
+    receipt.write_bytes(sigrec.receipt_json(sigrec.Receipt.of(
+        sigrec.decode(_payload_after(signed.read_bytes(), 5)), 1)))
+    key = tmp_path / "site.pub"
+    key.write_bytes(msgspec.json.encode(SITE.public()))
+    line = one_error_line(cli("verify", receipt), 2)
+    assert line.endswith("not a buraco-log file (bad magic); it looks like a player's receipt, "
+                         "which `audit LOG --receipt` takes"), line
+    with pytest.raises(LogFormatError) as exc:
+        log.verify(key)
+    assert str(exc.value).endswith("it looks like a published key (NAME.pub), which `audit "
+                                   "--keys` takes")
+
+
+def _payload_after(data: bytes, seq: int) -> bytes:
+    off, size = _signature_after(data, seq)
+    return data[off + 56:off + size]
