@@ -218,7 +218,7 @@ def compact(archive: str, *, target_events: int = TARGET_EVENTS, before: date | 
     root = store.check_archive(archive)
     report = CompactReport(archive=archive, dry_run=dry_run)
     store.check_writable(root)  # a dry run too: it takes the lock
-    with store.locked(root, "compact"):
+    with store.locked(root, None if dry_run else "compact"):
         if not dry_run:
             report.recovered = store.recover(root)
         records = store.manifests(root)

@@ -315,10 +315,11 @@ def _read_only_fs(path: str) -> bool:
 
 
 @contextlib.contextmanager
-def locked(root: str, holder: str = "ingest") -> Iterator[None]:
+def locked(root: str, holder: str | None = "ingest") -> Iterator[None]:
     """Hold the archive's ingest lock (one writer at a time; readers never wait). ``holder``
-    ("ingest", "compact", ...) is written into the lock file with the process id, so a writer
-    refused names what holds it (a compact was called "another ingest")."""
+    ("ingest", "compact", "drop") is written into the lock file with the process id while it
+    is held, so a writer refused names what holds it (a compact was called "another
+    ingest"); None writes nothing (a dry run)."""
     path = os.path.join(root, LOCK)
     try:  # not through a link: a .lock linking out of the archive created the file it named
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
@@ -336,27 +337,37 @@ def locked(root: str, holder: str = "ingest") -> Iterator[None]:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             raise ArchiveError(f"{root}: another {_lock_holder(fd)}") from None
-        with contextlib.suppress(OSError):  # only a name for the message: never a failure
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, f"{holder} {os.getpid()}\n".encode(), 0)
+        _note_holder(fd, holder)
         _HELD.add(fd)
         try:
             yield
         finally:
             _HELD.discard(fd)
+            _note_holder(fd, None if holder is None else "")
     finally:
         os.close(fd)
 
 
+def _note_holder(fd: int, holder: str | None) -> None:
+    """Write ``holder`` and this process's id into the held lock file ("" clears it, None
+    leaves it be). Only a name for another writer's message: a failure is never an error."""
+    if holder is None:
+        return
+    with contextlib.suppress(OSError):
+        os.ftruncate(fd, 0)
+        if holder:
+            os.pwrite(fd, f"{holder} {os.getpid()}\n".encode(), 0)
+
+
 def _lock_holder(fd: int) -> str:
     """What the lock file says holds it ("compact is running on this archive (process 41)"),
-    or an ingest when it says nothing readable (a lock of an older version, or one taken an
+    or both writers when it names none (a dry run, an older version, or a lock taken an
     instant ago)."""
     with contextlib.suppress(OSError, UnicodeDecodeError):
         word, _, pid = os.pread(fd, 64, 0).decode().strip().partition(" ")
         if word in LOCK_HOLDERS and pid.isdigit():
             return f"{LOCK_HOLDERS[word]} is running on this archive (process {pid})"
-    return "ingest is running on this archive"
+    return "ingest or compact is running on this archive"
 
 
 LOCK_HOLDERS: Final = {"ingest": "ingest", "compact": "compact", "drop": "drop of batches"}

@@ -404,17 +404,26 @@ def test_an_archive_whose_path_is_not_utf8_is_refused_in_one_line(small: Path,
                                                ("ingest", "another ingest")])
 def test_a_writer_refused_by_the_lock_names_what_holds_it(small: Path, holder: str,
                                                           words: str) -> None:
-    with store.locked(str(small), holder):
-        with pytest.raises(ArchiveError) as caught:
-            compact(str(small))
+    with store.locked(str(small), holder), pytest.raises(ArchiveError) as caught:
+        compact(str(small))
     assert f"{words} is running on this archive (process {os.getpid()})" in str(caught.value)
 
 
-def test_a_lock_file_that_names_nothing_is_an_ingest(small: Path) -> None:
+@pytest.mark.parametrize("note", [b"\xff\xfe garbage", b"", b"compact x"])
+def test_a_lock_file_that_names_nothing_names_both_writers(small: Path, note: bytes) -> None:
     with store.locked(str(small)):
-        (small / ".lock").write_bytes(b"\xff\xfe garbage")
-        with pytest.raises(ArchiveError, match="another ingest is running on this archive$"):
+        (small / ".lock").write_bytes(note)
+        with pytest.raises(ArchiveError,
+                           match=r"another ingest or compact is running on this archive$"):
             store.drop_batches(str(small), ["x"])
+
+
+def test_a_dry_run_names_no_holder_and_a_lock_let_go_names_none(small: Path) -> None:
+    with store.locked(str(small), None):
+        assert (small / ".lock").read_bytes() == b""
+    with store.locked(str(small), "compact"):
+        assert (small / ".lock").read_bytes() == f"compact {os.getpid()}\n".encode()
+    assert (small / ".lock").read_bytes() == b""
 
 
 def test_the_cli_names_a_compact_holding_the_lock(small: Path) -> None:
