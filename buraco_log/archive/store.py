@@ -174,10 +174,19 @@ def _marker(root: str, shown: str | None = None) -> dict[str, Any]:
     try:
         meta = read_json(os.path.join(root, MARKER), "archive marker")
     except ArchiveError as exc:  # named as the caller gave the archive
-        raise ArchiveError(str(exc).replace(os.path.join(root, MARKER), shown, 1)) from None
+        message = str(exc).replace(os.path.join(root, MARKER), shown, 1)
+        if isinstance(exc.__context__, ValueError):  # bytes there, but not JSON
+            message += MARKER_ADVICE
+        raise ArchiveError(message) from None
     if not isinstance(meta, dict):
-        raise ArchiveError(f"{shown}: the archive marker is not a JSON object")
+        raise ArchiveError(f"{shown}: the archive marker is not a JSON object{MARKER_ADVICE}")
     return meta
+
+
+MARKER_ADVICE: Final = (f"; restore it from a backup, or write it again as {{\"format\": "
+                        f"\"buraco_log archive\", \"version\": {ARCHIVE_VERSION}}} (with any "
+                        "\"settings\" it held); the data files are untouched")
+"""What to do with a damaged ``archive.json``: only the marker is lost, never the data."""
 
 
 def settings(root: str) -> Settings:

@@ -431,3 +431,19 @@ def test_the_cli_names_a_compact_holding_the_lock(small: Path) -> None:
     with store.locked(str(small), "compact"):
         err = one_error_line(cli("ingest", str(logs), "--archive", str(small)), 1)
     assert f"another compact is running on this archive (process {os.getpid()})" in err, err
+
+
+# -- a damaged marker says how to mend it -------------------------------------------------------
+
+@pytest.mark.parametrize("marker", [b"{bad", b"[1]", b"\xff", b""])
+def test_a_damaged_marker_says_how_to_write_it_again_and_that_advice_works(
+        small: Path, tmp_path: Path, marker: bytes) -> None:
+    arch = tmp_path / "a"
+    shutil.copytree(small, arch)
+    (arch / "archive.json").write_bytes(marker)
+    with pytest.raises(ArchiveError) as caught:
+        query(arch, "SELECT 1")
+    advice = str(caught.value)
+    assert "restore it from a backup, or write it again as {" in advice
+    (arch / "archive.json").write_text(advice.split("write it again as ")[1].split(" (with")[0])
+    assert query(arch, "SELECT count(*) AS n FROM matches").to_pylist() == [{"n": 3}]
