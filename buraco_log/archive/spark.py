@@ -164,6 +164,9 @@ def session_conf(master: str | None, conf: Mapping[str, str] | None = None) -> d
         "spark.sql.execution.arrow.maxBytesPerBatch": str(ARROW_BYTES),
         "spark.sql.sources.partitionColumnTypeInference.enabled": "false",
         "spark.sql.runSQLOnFiles": "false",  # no `SELECT * FROM parquet.`/path``
+        # no `SELECT '${env:HOME}'`: the parser replaced it with the environment's value
+        # (Java's properties and Spark's settings too) before any check saw the statement
+        "spark.sql.variable.substitute": "false",
         "spark.ui.showConsoleProgress": "false",
     }
     if master is None or master.startswith("local"):
@@ -364,6 +367,9 @@ def _listing_differences(raw: DataFrame, srcs: Sequence[str]) -> tuple[
         found = set(order)
         drop = {u for u in scanned if u.startswith("file:") and local_path(u) not in found}
         for path in sorted(found - {local_path(u) for u in scanned}):
+            if _size(path) > BINARY_FILE_MAX:  # left out of the scan: checked here instead
+                unreadable.append(_check_large(path))
+                continue
             item = _hash(path)
             if isinstance(item, dict):
                 unreadable.append(item)
@@ -379,6 +385,34 @@ def _listing_differences(raw: DataFrame, srcs: Sequence[str]) -> tuple[
         listed = {hadoop_path(u) for u in raw.inputFiles()}
         extra += [(u, b"") for u in sorted(listed - scanned) if not u.startswith("file:")]
     return drop, extra, unreadable, order
+
+
+BINARY_FILE_MAX = 2**31 - 1
+"""The most bytes Spark's ``binaryFile`` reads in one file: a larger one failed the whole
+ingest ("The length of ... exceeds the max length allowed")."""
+
+
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
+
+
+def _check_large(path: str) -> dict[str, Any]:
+    """The errors-table row of a log too large for ``binaryFile``, checked on the driver
+    with the local engine's reader (it is no log: 2 GiB of events is a billion of them), or
+    a refusal that says to use the local engine."""
+    item = _hash(path)
+    if isinstance(item, dict):
+        return item
+    _, sha, size = item
+    res = check_file(path, sha, size, lambda preset, month: Rows())
+    if isinstance(res, dict):
+        return res
+    return error_row(path, sha, size, "integrity", "log.unreadable",
+                     f"cannot read the log: {size:,} bytes, more than Spark reads in one file "
+                     f"({BINARY_FILE_MAX:,}); ingest it with --engine local")
 
 
 def _bytes_reader(data: bytes, tmpdir: str) -> Reader:
@@ -583,7 +617,7 @@ def ingest(
 
     sc = spark.sparkContext
     fail = sc.getConf().get(FAIL_FIRST, "") or spark.conf.get(FAIL_FIRST, "") or ""
-    file_events = file_events or int(spark.conf.get(FILE_EVENTS_CONF, str(FILE_EVENTS)) or 0)
+    file_events = file_events or _file_events(spark)
     srcs = [os.path.abspath(os.fspath(s)) if "://" not in os.fspath(s) else os.fspath(s)
             for s in sources]
     root = store.create_archive(str(archive))
@@ -596,8 +630,13 @@ def ingest(
         report.recovered = store.recover(root)
         committed = store.committed_files(root)
         raw = (spark.read.format("binaryFile").option("pathGlobFilter", LOG_GLOB)
-               .option("recursiveFileLookup", "true").load(srcs).select("path", "content"))
+               .option("recursiveFileLookup", "true").load(srcs)
+               .filter(F.col("length") <= BINARY_FILE_MAX)  # pushed down: never read
+               .select("path", "content"))
         drop, extra, unreadable, order = _listing_differences(raw, srcs)
+        # a file never read is recorded once per path and reason, as the local engine does
+        unreadable, unread_again = store.drop_recorded(unreadable,
+                                                       store.recorded_unread(root))
         walk = spark.createDataFrame(list(enumerate(order)), "walk bigint, path string")
         if drop:
             raw = raw.filter(~F.col("path").isin(sorted(drop)))
@@ -624,6 +663,7 @@ def ingest(
         checked = (files.select("path", "content", "sha", "known")
                    .mapInArrow(lambda it: check_batches(it, fail, strict), _ddl(CHECKED))
                    .persist())
+        report.files, report.known_errors = unread_again, unread_again
         commit = _Commit()
         error: BaseException | None = None
         with _noting_signals() as noted:
@@ -657,6 +697,17 @@ def ingest(
     report.errors.sort(key=lambda e: (e.path, e.rule))
     report.seconds = time.monotonic() - t0
     return report
+
+
+def _file_events(spark: SparkSession) -> int:
+    """The :data:`FILE_EVENTS_CONF` setting: a positive whole number, else refused in one
+    line before anything is read (``abc`` was a ValueError with its traceback, ``0`` a
+    "division by zero" after the whole check job)."""
+    text = str(spark.conf.get(FILE_EVENTS_CONF, str(FILE_EVENTS)) or "").strip()
+    if not text.isascii() or not text.isdigit() or int(text) < 1:
+        raise ArchiveError(f"--conf {FILE_EVENTS_CONF}={text}: the events an output file aims "
+                           f"at, a whole number of 1 or more (default {FILE_EVENTS})")
+    return int(text)
 
 
 @contextlib.contextmanager
@@ -742,9 +793,9 @@ def _ingest_checked(spark: SparkSession, root: str, run: str, checked: DataFrame
             Window.partitionBy("game_id").orderBy(*first_met)) > 1))
     counts = {r["status"]: r["n"] for r in
               meta.groupBy("status").agg(F.count("*").alias("n")).collect()}
-    report.files = sum(counts.values()) + len(unreadable)
+    report.files += sum(counts.values()) + len(unreadable)
     report.already_stored = counts.get("stored", 0)
-    report.known_errors = counts.get("refused", 0)
+    report.known_errors += counts.get("refused", 0)
     all_errs = errs.select("sha", "path", "r", "error").collect()
     error_rows = [json.loads(r["error"]) for r in all_errs if r["r"] == 1]
     # A copy of a refused file is refused too, named with the first one's finding (as the
@@ -1113,6 +1164,7 @@ def check_sql(spark: SparkSession, sql: str) -> DataFrame:
     reads), then the analyzed plan (:func:`_check_reads`: what each name resolved to, since a
     name that is a CTE in one place of the query can be a table of the session in another)."""
     check_text(sql)
+    _check_substitution(spark, sql)
     _check_parsed(spark, sql)
     try:
         df = spark.sql(sql)  # a query is analyzed here, not run
@@ -1122,6 +1174,21 @@ def check_sql(spark: SparkSession, sql: str) -> DataFrame:
     _check_reads(analyzed)
     _check_calls(spark, analyzed)
     return df
+
+
+def _check_substitution(spark: SparkSession, sql: str) -> None:
+    """Refuse ``${...}`` where the session substitutes variables (a session this module did
+    not start, or ``--conf spark.sql.variable.substitute=true``): Spark's parser replaces
+    ``${env:NAME}``, ``${system:NAME}`` and ``${spark.some.setting}`` with their values
+    before it parses, so a query read the environment past every check."""
+    if "${" not in sql:
+        return
+    with contextlib.suppress(Exception):
+        if str(spark.conf.get("spark.sql.variable.substitute", "true")).lower() == "false":
+            return
+    raise ArchiveError("query: ${...} is not allowed: Spark replaces it with a value of the "
+                       "environment, of Java's properties or of Spark's settings "
+                       "(spark.sql.variable.substitute is on)")
 
 
 def _check_calls(spark: SparkSession, plan: Any) -> None:

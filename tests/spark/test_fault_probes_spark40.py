@@ -5,7 +5,10 @@ A query stopped at its timeout had its jobs cancelled once (``cancelAllJobs``, e
 the session, other users' too), and a job it started after that ran on: only the CLI's exit
 ended it, so a program sharing the session was left with a busy JVM. ``SELECT array()`` failed
 ("A null type field may not be non-nullable"), and a VARIANT came out as its raw struct of
-binary value and metadata (a NULL one failed the conversion).
+binary value and metadata (a NULL one failed the conversion). ``SELECT '${env:HOME}'`` read
+the environment (Spark's variable substitution, before every check). Ingest: a log over 2 GiB
+failed the whole run, a bad ``spark.buraco_log.fileEvents`` was a traceback or "division by
+zero", and a dangling link was recorded again on every run (the local engine: once).
 """
 
 from __future__ import annotations
@@ -151,3 +154,93 @@ def test_a_variant_is_its_json_text_as_duckdb_casts_it(
     assert ours.to_pylist() == theirs.to_pylist()
     assert json.loads(ours.column("v")[0].as_py()) == json.loads(doc)
     assert ours.schema.field("v").type == pa.string()
+
+
+# -- the sandbox: Spark's variable substitution ---------------------------------------------------
+
+def test_variable_substitution_cannot_read_the_environment(
+        spark: Any, local_archive: tuple[Path, IngestReport]) -> None:
+    """``SELECT '${env:HOME}'`` returned the environment's value (``${system:...}`` Java's
+    properties, ``${spark...}`` the settings): the parser substituted it before any check."""
+    from buraco_log.archive import spark as engine
+    from buraco_log.errors import ArchiveError
+
+    sql = "SELECT '${env:HOME}' AS h, '${spark.driver.host}' AS d"
+    assert engine.query(local_archive[0], sql, spark=spark).to_pylist() == [
+        {"h": "${env:HOME}", "d": "${spark.driver.host}"}]  # our sessions: off, text as is
+    spark.conf.set("spark.sql.variable.substitute", "true")  # a caller's session, say
+    try:
+        with pytest.raises(ArchiveError, match=r"^query: \$\{\.\.\.\} is not allowed: "):
+            engine.query(local_archive[0], sql, spark=spark)
+    finally:
+        spark.conf.set("spark.sql.variable.substitute", "false")
+
+
+# -- ingest: settings and logs binaryFile cannot take ----------------------------------------------
+
+@pytest.mark.parametrize("value", ["0", "abc"])
+def test_a_bad_file_events_setting_is_one_line_before_anything_is_read(
+        spark: Any, tmp_path: Path, value: str) -> None:
+    """``abc`` was a ValueError with its traceback, ``0`` "division by zero" after the job."""
+    from buraco_log.archive import spark as engine
+    from buraco_log.errors import ArchiveError
+
+    spark.conf.set(engine.FILE_EVENTS_CONF, value)
+    try:
+        with pytest.raises(ArchiveError) as err:
+            engine.ingest([str(tmp_path)], tmp_path / "archive", spark=spark)
+    finally:
+        spark.conf.unset(engine.FILE_EVENTS_CONF)
+    assert str(err.value) == (f"--conf spark.buraco_log.fileEvents={value}: the events an "
+                              "output file aims at, a whole number of 1 or more (default "
+                              "8000000)")
+    assert not (tmp_path / "archive").exists()
+
+
+@pytest.mark.slow  # hashes 2 GiB twice (the local engine's run and the Spark driver's)
+def test_a_log_larger_than_binary_file_reads_is_refused_as_the_local_engine_refuses_it(
+        spark: Any, tmp_path: Path) -> None:
+    """Before: "The length of file:.../big.blog is 3221225472, which exceeds the max length
+    allowed", and nothing of the run was committed."""
+    import shutil
+
+    from buraco_log.archive import ingest
+    from buraco_log.archive import spark as engine
+
+    src = tmp_path / "src"
+    src.mkdir()
+    shutil.copy(Path(__file__).resolve().parents[2] / "examples/sim/burraco-2p-000000.blog",
+                src)
+    with open(src / "big.blog", "wb") as f:  # sparse: no disk used
+        f.truncate(engine.BINARY_FILE_MAX + 1)
+    ours = engine.ingest([str(src)], tmp_path / "spark", spark=spark)
+    theirs = ingest([str(src)], tmp_path / "local", jobs=1)
+    assert (ours.added, [(e.path, e.rule) for e in ours.errors]) == \
+        (theirs.added, [(e.path, e.rule) for e in theirs.errors]) == \
+        (1, [(str(src / "big.blog"), "log.header")])
+    assert engine.table_checksums(tmp_path / "spark") == \
+        engine.table_checksums(tmp_path / "local")
+
+
+@pytest.mark.slow  # four ingests, two of them on Spark: 20 s
+def test_a_file_never_read_is_recorded_once_as_the_local_engine_records_it(
+        spark: Any, tmp_path: Path) -> None:
+    """The local engine records a dangling link once per path and reason (d98ed3e); the Spark
+    ingest recorded it again on every run, and the two archives' errors tables differed."""
+    import shutil
+
+    from buraco_log.archive import ingest
+    from buraco_log.archive import spark as engine
+
+    src = tmp_path / "src"
+    src.mkdir()
+    shutil.copy(Path(__file__).resolve().parents[2] / "examples/sim/burraco-2p-000000.blog",
+                src)
+    (src / "gone.blog").symlink_to(tmp_path / "nowhere.blog")
+    for _ in range(2):
+        ours = engine.ingest([str(src)], tmp_path / "spark", spark=spark)
+        theirs = ingest([str(src)], tmp_path / "local", jobs=1)
+    assert (ours.files, ours.known_errors, ours.errors) == \
+        (theirs.files, theirs.known_errors, theirs.errors) == (2, 1, [])
+    assert engine.table_checksums(tmp_path / "spark") == \
+        engine.table_checksums(tmp_path / "local")
