@@ -331,6 +331,16 @@ def local_path(uri: str) -> str:
     return uri
 
 
+_GLOB = re.compile(r"([\\\[\]{}*?])")
+
+
+def literal(path: str) -> str:
+    """A local path as Spark's readers take it literally: they expand glob patterns, so an
+    archive at ``club[1]`` read ``club1``'s files, or none ("PATH_NOT_FOUND"); Hadoop's
+    globber takes a character after a backslash as itself."""
+    return _GLOB.sub(r"\\\1", path)
+
+
 def hadoop_path(uri: str) -> str:
     """The name Spark's ``path`` column gives a file that ``inputFiles()`` names by its URI
     (``file:///a/b%20c.blog`` is ``file:/a/b c.blog``): Hadoop's ``Path.toString``."""
@@ -588,7 +598,7 @@ def _batch_ids(n: int) -> list[str]:
 
 def _read_committed(spark: SparkSession, files: list[str], columns: list[str]
                     ) -> DataFrame | None:
-    return spark.read.parquet(*files).select(*columns) if files else None
+    return spark.read.parquet(*map(literal, files)).select(*columns) if files else None
 
 
 def ingest(
@@ -630,7 +640,8 @@ def ingest(
         report.recovered = store.recover(root)
         committed = store.committed_files(root)
         raw = (spark.read.format("binaryFile").option("pathGlobFilter", LOG_GLOB)
-               .option("recursiveFileLookup", "true").load(srcs)
+               .option("recursiveFileLookup", "true")
+               .load([s if "://" in s else literal(s) for s in srcs])
                .filter(F.col("length") <= BINARY_FILE_MAX)  # pushed down: never read
                .select("path", "content"))
         drop, extra, unreadable, order = _listing_differences(raw, srcs)
@@ -935,7 +946,7 @@ def create_views(spark: SparkSession, archive: str | os.PathLike[str]) -> str:
                 reader = reader.option("basePath", os.path.join(root, table))
             if table == "matches":  # files from before signed and key_id: merged, NULL there
                 reader = reader.option("mergeSchema", "true")
-            df = reader.parquet(*files[table])
+            df = reader.parquet(*map(literal, files[table]))
             for f in VIEW_SCHEMAS[table]:  # columns no file holds yet: NULL, as DuckDB reads
                 if f.name not in df.columns:
                     df = df.withColumn(f.name, F.lit(None).cast(_spark_type(f.type)))

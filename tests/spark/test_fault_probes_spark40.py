@@ -8,7 +8,8 @@ ended it, so a program sharing the session was left with a busy JVM. ``SELECT ar
 binary value and metadata (a NULL one failed the conversion). ``SELECT '${env:HOME}'`` read
 the environment (Spark's variable substitution, before every check). Ingest: a log over 2 GiB
 failed the whole run, a bad ``spark.buraco_log.fileEvents`` was a traceback or "division by
-zero", and a dangling link was recorded again on every run (the local engine: once).
+zero", and a dangling link was recorded again on every run (the local engine: once). An
+archive at a path with glob characters (``club[1]``) could not be read: Spark expanded them.
 """
 
 from __future__ import annotations
@@ -244,3 +245,18 @@ def test_a_file_never_read_is_recorded_once_as_the_local_engine_records_it(
         (theirs.files, theirs.known_errors, theirs.errors) == (2, 1, [])
     assert engine.table_checksums(tmp_path / "spark") == \
         engine.table_checksums(tmp_path / "local")
+
+
+def test_an_archive_whose_path_holds_glob_characters_is_read_literally(
+        spark: Any, tmp_path: Path) -> None:
+    """Spark's readers expand glob patterns: at ``club[1]`` the views said "[PATH_NOT_FOUND]
+    Path does not exist: file:.../club[1]/matches/..." (or read ``club1``'s files)."""
+    from buraco_log.archive import ingest
+    from buraco_log.archive import spark as engine
+
+    sim = Path(__file__).resolve().parents[2] / "examples/sim"
+    ingest([str(sim / "burraco-2p-000000.blog")], tmp_path / "club[1]", jobs=1)
+    ingest([str(sim / "biriba-2p-000000.blog")], tmp_path / "club1", jobs=1)  # the decoy
+    got = engine.query(tmp_path / "club[1]", "SELECT preset, count(*) AS n FROM matches "
+                       "GROUP BY preset", spark=spark)
+    assert got.to_pylist() == [{"preset": "burraco", "n": 1}]
