@@ -36,7 +36,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 import pyarrow as pa  # type: ignore[import-untyped]
@@ -46,6 +46,9 @@ from buraco_log.errors import ArchiveError
 
 from . import store
 from .schema import PARTITIONED, TABLES, VIEW_SCHEMAS
+
+if TYPE_CHECKING:  # duckdb.typing before 1.4
+    from duckdb.sqltypes import DuckDBPyType
 
 DEFAULT_THREADS = 2
 MAX_THREADS = 1024
@@ -722,7 +725,7 @@ class QueryStream:
             if timeout and timeout <= threading.TIMEOUT_MAX:  # beyond: no limit in practice
                 self._stack.callback(_watchdog(con, timeout, on_overrun))
             try:
-                self._reader = con.sql(sql).to_arrow_reader(batch_rows)
+                self._reader = _variants_as_json(con.sql(sql)).to_arrow_reader(batch_rows)
             except _FAILURES as exc:
                 raise self._error(exc) from None
         except BaseException:
@@ -755,6 +758,46 @@ class QueryStream:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _variants_as_json(rel: duckdb.DuckDBPyRelation) -> duckdb.DuckDBPyRelation:
+    """``rel`` with each VARIANT, alone or inside a list, struct or map, cast to its JSON text,
+    as Spark's engine gives it: Arrow carried DuckDB's encoding, a struct of hex "metadata" and
+    "value", into every output. Columns are taken by position (names may repeat)."""
+    types = [_json_type(t) for t in rel.types]
+    if all(t is None for t in types):
+        return rel
+    columns = (f"CAST(#{i} AS {t})" if t else f"#{i}" for i, t in enumerate(types, 1))
+    return rel.project(", ".join(f"{c} AS {_name(n)}"
+                                 for c, n in zip(columns, rel.columns, strict=True)))
+
+
+def _name(text: str) -> str:
+    return '"' + text.replace('"', '""') + '"'
+
+
+def _json_type(t: DuckDBPyType) -> str | None:
+    """The type ``t`` with every VARIANT in it made JSON, or None when it holds none."""
+    kind = t.id
+    if kind == "variant":
+        return "JSON"
+    if kind not in ("list", "array", "struct", "map", "union"):
+        return None
+    inner = [(name, None if isinstance(child, (int, list)) else _json_type(child))
+             for name, child in t.children]
+    if all(j is None for _, j in inner):
+        return None
+    if kind == "union":  # its tag is a child too: the whole value as JSON
+        return "JSON"
+    shown = [j or str(child) for (_, j), (_, child) in zip(inner, t.children, strict=True)]
+    if kind == "list":
+        return f"{shown[0]}[]"
+    if kind == "array":
+        return f"{shown[0]}[{t.children[1][1]}]"
+    if kind == "map":
+        return f"MAP({shown[0]}, {shown[1]})"
+    return "STRUCT(" + ", ".join(f"{_name(name)} {j}" for (name, _), j
+                                 in zip(t.children, shown, strict=True)) + ")"
 
 
 def open_query(

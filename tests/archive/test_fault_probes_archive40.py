@@ -447,3 +447,33 @@ def test_a_damaged_marker_says_how_to_write_it_again_and_that_advice_works(
     assert "restore it from a backup, or write it again as {" in advice
     (arch / "archive.json").write_text(advice.split("write it again as ")[1].split(" (with")[0])
     assert query(arch, "SELECT count(*) AS n FROM matches").to_pylist() == [{"n": 3}]
+
+
+# -- a VARIANT is its JSON text ---------------------------------------------------------------
+
+def test_a_variant_comes_out_as_its_json_text_alone_nested_or_null(small: Path) -> None:
+    got = query(small, "SELECT 1::VARIANT AS v, {'a': [1, 2]}::VARIANT AS w, "
+                       "[2::VARIANT] AS l, NULL::VARIANT AS n, 7 AS k").to_pylist()
+    assert got == [{"v": "1", "w": '{"a":[1,2]}', "l": ["2"], "n": None, "k": 7}]
+
+
+def test_a_variant_among_columns_of_one_name_keeps_each_in_its_place(small: Path) -> None:
+    table = query(small, 'SELECT 1::VARIANT AS "a""b", 7 AS "a""b"')
+    assert table.column_names == ['a"b', 'a"b']
+    assert [c.to_pylist() for c in table.columns] == [["1"], [7]]
+
+
+def test_the_cli_prints_a_variant_as_json_text_in_every_format(small: Path) -> None:
+    for fmt, shown in (("csv", '"{""a"":[1,2]}"'), ("table", '{"a":[1,2]}'),
+                       ("json", '"{\\"a\\":[1,2]}"')):
+        done = cli("query", str(small), "SELECT {'a': [1, 2]}::VARIANT AS w", "-f", fmt)
+        assert done.returncode == 0 and shown in done.stdout, (fmt, done.stdout)
+        assert "metadata" not in done.stdout
+
+
+def test_a_variant_inside_a_struct_map_or_array_is_json_there_as_on_spark(small: Path) -> None:
+    got = query(small, "SELECT {'k': '[true]'::JSON::VARIANT, 'n': 1} AS o, "
+                       "MAP {'a': 1::VARIANT} AS m, [1::VARIANT, 2]::VARIANT[2] AS a, "
+                       "[[{'x': 2::VARIANT}]] AS deep").to_pylist()
+    assert got == [{"o": {"k": "[true]", "n": 1}, "m": [("a", "1")], "a": ["1", "2"],
+                    "deep": [[{"x": "2"}]]}]
