@@ -57,6 +57,7 @@ def _trivial_job_seconds(spark: Any) -> float:
 
 # -- a query stopped at its timeout --------------------------------------------------------------
 
+@pytest.mark.slow  # SLOW on the shared session: in a loaded CI run the next test waited 218 s
 def test_a_query_stopped_at_its_timeout_leaves_the_shared_session_idle(
         spark: Any, local_archive: tuple[Path, IngestReport]) -> None:
     """Before: its job ran on after the timeout; a trivial job queued behind it for minutes."""
@@ -114,6 +115,7 @@ def test_the_jobs_of_a_call_past_its_timeout_are_cancelled_and_its_later_ones_to
     assert _trivial_job_seconds(spark) < 10
 
 
+@pytest.mark.slow  # SLOW on the shared session: in a loaded CI run the next test waited 218 s
 def test_ctrl_c_in_the_callers_thread_cancels_the_querys_jobs(
         spark: Any, local_archive: tuple[Path, IngestReport]) -> None:
     """A library caller's Ctrl-C: the KeyboardInterrupt reaches it, and the query's jobs stop
