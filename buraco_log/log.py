@@ -892,7 +892,8 @@ class Reader:
                 "of place: moved or copied here, or damaged)", "seq" if moved else "damage", off)
         if len(payload) < length:
             self._f.seek(off)
-            raise _Torn(off, f"signature record cut short ({len(payload)} of {length} bytes)")
+            raise _Torn(off, f"signature record cut short ({len(payload)} of {length} bytes) "
+                             f"after seq {last}")
         if zlib.crc32(payload) != int.from_bytes(head[-8:-4], "little"):
             if _lost_pages(self._f, off + self._seg_head_size, payload):
                 self._f.seek(off)

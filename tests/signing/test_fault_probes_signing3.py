@@ -125,7 +125,8 @@ def test_a_log_signed_by_another_sites_key(site: Path, tmp_path: Path) -> None:
 def test_a_cut_signature_record_is_a_torn_tail_never_an_ok(site: Path, tmp_path: Path) -> None:
     signer = load_signer(site / "keys" / "site.key")
     full = tmp_path / "end.blog"
-    write_signed(full, _site_events(site), signer, sign_at="end", sealed=False)
+    events = _site_events(site)
+    write_signed(full, events, signer, sign_at="end", sealed=False)
     data = full.read_bytes()
     keyring = load_keyring([site / "keys"])
     for cut in (1, 40, 100):
@@ -134,6 +135,8 @@ def test_a_cut_signature_record_is_a_torn_tail_never_an_ok(site: Path, tmp_path:
         v = audit(path, keyring)
         assert not v.ok and v.integrity.status == "torn", cut
         assert "signature record cut short" in (v.integrity.message or "")
+        # named by the event it follows, as every other error of a signature record
+        assert f"after seq {events[-1].seq}" in (v.integrity.message or ""), v.integrity
         assert audit(path, keyring, required=True).signing is not None
 
 
