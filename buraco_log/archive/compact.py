@@ -119,7 +119,9 @@ def _read(root: str, record: dict[str, Any], table: str, rel: str) -> pa.Table:
                 f"{path}: damaged archive file: its bytes are not those batch "
                 f"{record['batch']} committed; compact merges nothing from it (see "
                 "`buraco-log verify ARCHIVE`, restore it from a backup)")
-        return _conform(pq.ParquetFile(pa.BufferReader(data)).read(), table)
+        # one thread: parts are small, and a pool started here was torn down at exit while
+        # it ran (std::terminate, exit -6, after the error line of a part not read)
+        return _conform(pq.ParquetFile(pa.BufferReader(data)).read(use_threads=False), table)
     except (OSError, pa.ArrowException, ValueError) as exc:  # ValueError: a column's type
         why = exc.strerror if isinstance(exc, OSError) and exc.strerror else store._line(exc)
         raise ArchiveError(f"{path}: a file of committed batch {record['batch']} cannot be "
