@@ -210,15 +210,21 @@ def diff(old: Frame, new: Frame) -> Frame:
         was = old.get(k)
         if (was is v or was == v) and k in old:  # shared memo lists: mostly the same object
             continue
-        if (isinstance(v, list) and isinstance(was, list) and 0 < len(was) < len(v)
-                and v[: len(was)] == was):
-            out[k + GROWN] = v[len(was):]
-        else:
-            out[k] = v
+        _put(out, k, was, v)
     for k in old:
         if k not in new:
             out[k] = None
     return out
+
+
+def _put(out: Frame, k: str, was: Any, v: Any) -> None:
+    """Key ``k``'s change from ``was`` to ``v`` into the diff ``out``: a list that only grew
+    gives its tail (under ``k + GROWN``), anything else the new value."""
+    if (isinstance(v, list) and isinstance(was, list) and 0 < len(was) < len(v)
+            and v[: len(was)] == was):
+        out[k + GROWN] = v[len(was):]
+    else:
+        out[k] = v
 
 
 def patch(frame: Frame, d: Frame) -> Frame:
@@ -371,11 +377,7 @@ class _Steps:
             old = frame[k]
             if old is v or old == v:
                 continue
-            if (isinstance(v, list) and isinstance(old, list) and 0 < len(old) < len(v)
-                    and v[: len(old)] == old):
-                out[k + GROWN] = v[len(old):]
-            else:
-                out[k] = v
+            _put(out, k, old, v)
             frame[k] = v
         self.was = src
         return out
