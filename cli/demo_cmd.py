@@ -15,7 +15,7 @@ from typing import Annotated
 
 import typer
 
-from buraco_log import audit, log
+from buraco_log import audit, jsonl, log
 from buraco_log.errors import LogFormatError
 from buraco_log.events import AnyEvent
 from buraco_log.log import write_log
@@ -58,13 +58,15 @@ def _check_default_name(name: str, option: str, players: int, *, as_json: bool) 
 
 
 def next_steps(path: Path) -> list[str]:
-    """The commands a newcomer tries next on the demo's log."""
+    """The commands a newcomer tries next on the demo's log (the conversion to the other form:
+    a JSON Lines log's suggested `-o` was its own name)."""
+    other = path.with_suffix(".blog" if log.is_jsonl_name(path) else ".jsonl")
     return [
         f"buraco-log show {path}",
         f"buraco-log replay {path} --at 40",
         f"buraco-log explain {path} --at 40",
         f"buraco-log audit {path}",
-        f"buraco-log convert {path} -o {path.with_suffix('.jsonl')}",
+        f"buraco-log convert {path} -o {other}",
     ]
 
 
@@ -83,8 +85,8 @@ def demo(
     seed: Annotated[str, typer.Option("--seed", help="Seed of the simulated match.")] = "demo",
     output: Annotated[str | None, typer.Option(
         "--output", "--out", "-o", metavar="FILE",
-        help="Write the log here (default: demo-RULES-Np.blog in the current directory, "
-             "never replacing a file).")] = None,
+        help="Write the log here, as JSON Lines if the name ends in .jsonl (default: "
+             "demo-RULES-Np.blog in the current directory, never replacing a file).")] = None,
     format: Annotated[Format, typer.Option("--format", "-f",
                                            help="table for people, json for programs.")
                       ] = Format.table,
@@ -104,10 +106,6 @@ def demo(
                        "for the log", EXIT_USAGE, as_json=js)
         if out.is_dir():
             raise fail(f"{out}: is a directory; name the log's file", EXIT_USAGE, as_json=js)
-        if log.is_jsonl_name(out):  # it wrote a binary log there, which no reader then read
-            raise fail(f"{out}: the demo writes a binary log, and readers take .jsonl files as "
-                       f"JSON Lines: name it .blog (then `buraco-log convert "
-                       f"{out.with_suffix('.blog')} -o {out}`)", EXIT_USAGE, as_json=js)
         if overwrite and (kind := not_a_file(out)):
             raise fail(f"{out}: is {kind}; --overwrite replaces a file, not {plural(kind)}",
                        EXIT_USAGE, as_json=js)
@@ -148,18 +146,25 @@ def demo(
 
 
 def _write(path: Path, events: list[AnyEvent], *, as_json: bool = False) -> None:
-    """The log written whole beside ``path``, then put in its place, so a failed write (a full
-    disk) leaves what was there, or nothing: written in place, a header alone was left. A new
-    name is linked, never renamed over, so a file made there meanwhile is not replaced."""
+    """The log (JSON Lines for a ``.jsonl`` name) written whole beside ``path``, then put in
+    its place, so a failed write (a full disk) leaves what was there, or nothing: written in
+    place, a header alone was left. A new name is linked, never renamed over, so a file made
+    there meanwhile is not replaced."""
     replace = os.path.lexists(path)
     folder = tempfile.mkdtemp(prefix=f".{log.temp_stem(path.name)}.",
                               dir=path.parent or Path("."))
     try:
         temp = Path(folder) / path.name
         try:
-            write_log(temp, events)
+            if log.is_jsonl_name(path):  # JSON Lines, as every reader takes the name: the
+                binary = Path(folder) / "log.blog"  # checked binary log, converted whole
+                write_log(binary, events)
+                jsonl.binary_to_jsonl(binary, temp)
+            else:
+                write_log(temp, events)
         except LogFormatError as exc:  # a full disk: named as asked, not by the temporary
-            raise fail(str(exc).replace(str(temp), str(path)), exc.exit_status,
+            said = str(exc).replace(str(temp), str(path))
+            raise fail(said.replace(str(Path(folder) / "log.blog"), str(path)), exc.exit_status,
                        as_json=as_json) from None
         if replace:  # --overwrite
             os.replace(temp, path)

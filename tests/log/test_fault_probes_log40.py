@@ -3,7 +3,8 @@
 - A file named ``.jsonl`` given to the binary reader: an empty one read "torn tail: file header
   cut short (0 of 20 bytes)" (the binary header's words), and a JSON Lines one was told to
   rename itself to the name it had ("this name ends in .jsonl: rename it").
-- ``Writer`` (and so ``demo -o X.jsonl``) wrote a binary log under a ``.jsonl`` name, which
+- ``Writer`` (and so ``demo -o X.jsonl``, which now writes JSON Lines: cli41) wrote a binary
+  log under a ``.jsonl`` name, which
   every reader then took as JSON Lines and refused ("byte 18 of the line is not UTF-8").
 - A write that failed part way (a full disk) left the part written as a torn tail: the next
   writer refused the log until ``repair``, which on that full disk could not keep its backup.
@@ -71,13 +72,6 @@ def test_the_writer_refuses_a_jsonl_name_and_makes_no_file(tmp_path: Path) -> No
     assert os.listdir(tmp_path) == []
     log.write_log(tmp_path / "W.JSONL", src[:2])  # read as binary by every reader: allowed
     assert log.read_events(tmp_path / "W.JSONL") == list(src[:2])
-
-
-def test_demo_to_a_jsonl_name_is_refused_in_one_line_before_it_plays(tmp_path: Path) -> None:
-    done = cli("demo", "--players", "2", "-o", "d.jsonl", cwd=tmp_path)
-    line = one_error_line(done, 2)
-    assert "d.jsonl" in line and "binary" in line and "convert d.blog -o d.jsonl" in line
-    assert os.listdir(tmp_path) == []  # nothing written, no temporary left
 
 
 def test_json_nested_past_the_bound_names_the_bound(tmp_path: Path) -> None:

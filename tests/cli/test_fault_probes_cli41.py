@@ -1,0 +1,47 @@
+"""Fault probes of the general CLI, round 41.
+
+- ``demo -o X.jsonl`` was refused ("the demo writes a binary log ... name it .blog, then
+  convert"): a user naming the file .jsonl wants JSON Lines. It now writes them, the same events
+  the binary log would hold (its head digest too), through the JSON Lines writer.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from buraco_log import jsonl, log
+from tests.cli.probes import cli, one_error_line
+
+
+def test_demo_to_a_jsonl_name_writes_json_lines_that_replay_and_convert_back(
+        tmp_path: Path) -> None:
+    done = cli("demo", "--players", "2", "--seed", "s41", "-o", "d.jsonl", "-f", "json",
+               cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["audit"]["ok"] is True
+    assert "buraco-log convert d.jsonl -o d.blog" in report["next"]  # not -o d.jsonl again
+    path = tmp_path / "d.jsonl"
+    first = path.read_text(encoding="utf-8").splitlines()[0]
+    assert json.loads(first)["log"] == "buraco-log"  # text, not the binary magic
+    events = jsonl.read_jsonl(path)
+    assert len(events) == report["events"]
+    assert os.listdir(tmp_path) == ["d.jsonl"]  # no temporary left
+    # replays as a log, and converts back to the very events (and head) the binary holds
+    assert cli("replay", path, "--at", "5").returncode == 0
+    back = cli("convert", path, "-o", tmp_path / "d.blog")
+    assert back.returncode == 0, back.stderr
+    assert log.read_events(tmp_path / "d.blog") == events
+    binary = cli("demo", "--players", "2", "--seed", "s41", "-o", "b.blog", cwd=tmp_path)
+    assert binary.returncode == 0, binary.stderr
+    assert log.read_events(tmp_path / "b.blog") == events
+    assert log.verify(tmp_path / "b.blog").head == log.verify(tmp_path / "d.blog").head
+
+
+def test_demo_to_a_jsonl_name_in_a_missing_directory_is_one_line_and_no_file(
+        tmp_path: Path) -> None:
+    line = one_error_line(cli("demo", "--players", "2", "-o", "no/d.jsonl", cwd=tmp_path), 2)
+    assert "no/d.jsonl" in line
+    assert os.listdir(tmp_path) == []
