@@ -29,6 +29,22 @@ CANASTRA_CLASSES: tuple[CanastraClass, ...] = (
 )
 
 
+# The words a refusal uses, as the material is drawn (RULES.md §1: Burako's tiles are numbers
+# in colours, tile 1 the ace; "only the rendering differs"): a Burako refusal speaks of tiles.
+_WORDS: dict[str, dict[str, str]] = {
+    "cards": {"cards": "cards", "rank": "rank", "suit": "suit", "ace": "ace", "aces": "aces",
+              "wrap": "around the ace (K-A-2)"},
+    "tiles": {"cards": "tiles", "rank": "number", "suit": "colour", "ace": "1", "aces": "1s",
+              "wrap": "from 13 back to 1 (13-1-2)"},
+}
+
+
+def meld_words(rules: Rules) -> dict[str, str]:
+    """The words of a meld refusal under ``rules``: cards, rank, suit, ace (or tiles, number,
+    colour, 1 for Burako's tiles). Do not mutate."""
+    return _WORDS["tiles" if rules.rendering == "tiles" else "cards"]
+
+
 class MeldError(BuracoLogError):
     """Cards that do not form a meld. ``rule`` is a stable rule id.
 
@@ -104,7 +120,8 @@ def read_meld(cards: Sequence[Card], rules: Rules) -> Reading:
 def _read(cards: Sequence[Card], rules: Rules) -> Reading | MeldError:
     n = len(cards)
     if n < 3:
-        return MeldError("meld.too_few_cards", cards, "a meld needs at least 3 cards")
+        return MeldError("meld.too_few_cards", cards,
+                         f"a meld needs at least 3 {meld_words(rules)['cards']}")
     n_nat = 0
     first_nat = -1
     ranks = 0  # ranks of the naturals, as a bit mask
@@ -132,19 +149,21 @@ def _read(cards: Sequence[Card], rules: Rules) -> Reading | MeldError:
         # Two naturals are needed, and 2s alone never give them: one 2 at most stands in its
         # own place, so a meld of 2s only is a set of twos, and with a joker too many wilds.
         if not jokers:
-            return MeldError("meld.set_of_twos", cards,
-                             "2s alone make no meld (no set of 2s): it needs two natural cards")
-        return MeldError("meld.too_many_wilds", cards, "needs at least two natural cards")
+            return MeldError("meld.set_of_twos", cards, "2s alone make no meld (no set of 2s): "
+                             f"it needs two natural {meld_words(rules)['cards']}")
+        return MeldError("meld.too_many_wilds", cards,
+                         f"needs at least two natural {meld_words(rules)['cards']}")
     if n_nat >= 2 and ranks & (ranks - 1) == 0:  # one rank
         return _read_set(cards, n, first_nat, twos, jokers, rules)
     if suits & (suits - 1) == 0:  # one suit (or none: 2s only)
         suit = suit_of[first_nat] if n_nat else suit_of[twos[0]]
         return _read_run(cards, suit, twos, jokers, rules)
     # Two suits means two naturals at least, so one rank was a set above.
+    w = meld_words(rules)
     return MeldError(
         "meld.not_a_meld",
         cards,
-        "neither a set (one rank) nor a run (one suit, consecutive)",
+        f"neither a set (one {w['rank']}) nor a run (one {w['suit']}, consecutive)",
     )
 
 
@@ -153,7 +172,7 @@ def _read_set(
 ) -> Reading | MeldError:
     n_wild = len(twos) + jokers
     if n_wild > 1:
-        return _too_many_wilds(cards, n_wild)
+        return _too_many_wilds(cards, n_wild, rules)
     # Three cards or more with at most one wild: at least two naturals, as every meld needs.
     canastra: CanastraClass | None = None
     if n >= rules.canastra_size and rules.canastra_from_sets:
@@ -193,7 +212,7 @@ def _read_run(
     if own >= 0:
         n_wild = jokers + len(twos) - 1
         if n_wild > 1:
-            first_error = _too_many_wilds(cards, n_wild)
+            first_error = _too_many_wilds(cards, n_wild, rules)
         else:
             wild: Card | None = JOKER if jokers else None
             if len(twos) == 2:
@@ -207,7 +226,7 @@ def _read_run(
         # The 2 of the suit read as natural left a gap (5-6-7 2s 2h): read as a wild it makes
         # two, and two wilds is what is wrong. A wrap (K-JK-2) stays the wrap.
         if first_error is None or first_error.rule == "meld.run_not_consecutive":
-            return _too_many_wilds(cards, n_wild)
+            return _too_many_wilds(cards, n_wild, rules)
         return first_error
     wild = JOKER if jokers else twos[0] if twos else None
     got = _layout(cards, suit, fixed, n_fixed, aces, dup, wild, rules)
@@ -228,8 +247,9 @@ def _layout(
 ) -> Reading | MeldError:
     """Lay the naturals out as a run: ``fixed`` their non-ace ranks (a bit mask), ``aces``
     how many aces, ``dup`` whether a non-ace rank came twice."""
+    w = meld_words(rules)
     if dup:
-        return MeldError("meld.duplicate_in_run", cards, "a run holds each rank once")
+        return MeldError("meld.duplicate_in_run", cards, f"a run holds each {w['rank']} once")
     options: tuple[int, ...]
     if aces == 0:
         options = (fixed,)
@@ -238,10 +258,12 @@ def _layout(
     elif aces == 2 and rules.ace_both_ends:
         options = (fixed | 2 | 1 << 14,)
     else:
+        # With both ends allowed a third ace is the fault: "one ace" was wrong there.
         return MeldError(
             "meld.duplicate_in_run",
             cards,
-            "a run holds one ace" + ("" if rules.ace_both_ends else " (low or high, never both)"),
+            f"a run holds at most two {w['aces']}, one at each end" if rules.ace_both_ends
+            else f"a run holds one {w['ace']} (low or high, never both)",
         )
     count = n_fixed + aces
     max_run = rules.max_run()
@@ -274,9 +296,10 @@ def _layout(
     if dirty is not None:
         return dirty
     if len(cards) > max_run:
-        return MeldError("meld.run_too_long", cards, f"a run has at most {max_run} cards")
+        return MeldError("meld.run_too_long", cards,
+                         f"a run has at most {max_run} {w['cards']}")
     if (aces == 1 or (aces == 0 and wild is not None)) and _wraps(fixed, count):
-        return MeldError("meld.run_wraps", cards, "a run never wraps around the ace (K-A-2)")
+        return MeldError("meld.run_wraps", cards, f"a run never wraps {w['wrap']}")
     return MeldError(
         "meld.run_not_consecutive",
         cards,
@@ -451,8 +474,9 @@ def canastra_bonus(cls: CanastraClass | None, rules: Rules) -> int:
     return int(getattr(rules.bonuses, cls))
 
 
-def _too_many_wilds(cards: Sequence[Card], n_wild: int) -> MeldError:
-    return MeldError("meld.too_many_wilds", cards, f"{n_wild} wild cards; at most one")
+def _too_many_wilds(cards: Sequence[Card], n_wild: int, rules: Rules) -> MeldError:
+    return MeldError("meld.too_many_wilds", cards,
+                     f"{n_wild} wild {meld_words(rules)['cards']}; at most one")
 
 
 def _show(cards: Sequence[Card]) -> str:

@@ -35,7 +35,7 @@ from buraco_log.events import (
     WentOut,
     tag_of,
 )
-from buraco_log.melds import MeldCache, MeldError, Reading, cache_for
+from buraco_log.melds import MeldCache, MeldError, Reading, cache_for, meld_words
 from buraco_log.rules import Rules
 from buraco_log.scoring import match_decided, score_hand
 from buraco_log.state import HandResult, Meld, SideScore, State
@@ -861,7 +861,8 @@ class _Table:
                 raise self.fail(
                     ev,
                     "meld.second_set_of_rank",
-                    f"{self.who(seat)}: the side already has a set of that rank",
+                    f"{self.who(seat)}: the side already has a set of that "
+                    f"{meld_words(self.rules)['rank'] if self.rules else 'rank'}",
                     seat,
                     cards,
                 )

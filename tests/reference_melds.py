@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from buraco_log.cards import ACE, JOKER, RANK, SUIT, Card
-from buraco_log.melds import CanastraClass, MeldError, Reading
+from buraco_log.melds import CanastraClass, MeldError, Reading, meld_words
 from buraco_log.rules import Rules
 
 
@@ -14,7 +14,8 @@ def read_meld(cards: Sequence[Card], rules: Rules) -> Reading:
     """Read ``cards`` as a meld under ``rules`` or raise :class:`MeldError` naming the rule."""
     n = len(cards)
     if n < 3:
-        raise MeldError("meld.too_few_cards", cards, "a meld needs at least 3 cards")
+        raise MeldError("meld.too_few_cards", cards,
+                        f"a meld needs at least 3 {meld_words(rules)['cards']}")
     naturals: list[Card] = []
     twos: list[Card] = []
     jokers: list[Card] = []
@@ -31,9 +32,10 @@ def read_meld(cards: Sequence[Card], rules: Rules) -> Reading:
     if not naturals:
         # 2s alone never give two naturals: a set of twos, or with a joker too many wilds.
         if not jokers:
-            raise MeldError("meld.set_of_twos", cards,
-                            "2s alone make no meld (no set of 2s): it needs two natural cards")
-        raise MeldError("meld.too_many_wilds", cards, "needs at least two natural cards")
+            raise MeldError("meld.set_of_twos", cards, "2s alone make no meld (no set of 2s): "
+                            f"it needs two natural {meld_words(rules)['cards']}")
+        raise MeldError("meld.too_many_wilds", cards,
+                        f"needs at least two natural {meld_words(rules)['cards']}")
     ranks = {RANK[c] for c in naturals}
     suits = {SUIT[c] for c in naturals}
     if naturals and len(ranks) == 1 and len(naturals) >= 2:
@@ -46,7 +48,8 @@ def read_meld(cards: Sequence[Card], rules: Rules) -> Reading:
     raise MeldError(
         "meld.not_a_meld",
         cards,
-        "neither a set (one rank) nor a run (one suit, consecutive)",
+        f"neither a set (one {meld_words(rules)['rank']}) nor a run "
+        f"(one {meld_words(rules)['suit']}, consecutive)",
     )
 
 
@@ -54,7 +57,7 @@ def _read_set(
     cards: Sequence[Card], naturals: list[Card], wilds: list[Card], rules: Rules
 ) -> Reading:
     if len(wilds) > 1:
-        raise _too_many_wilds(cards, wilds)
+        raise _too_many_wilds(cards, wilds, rules)
     # Three cards or more with at most one wild: at least two naturals, as every meld needs.
     n = len(cards)
     canastra: CanastraClass | None = None
@@ -85,7 +88,7 @@ def _read_run(
         if len(wilds) > 1:
             # Two wilds, where the own 2 read as natural left a gap: the wilds are the fault.
             if first_error is None or first_error.rule == "meld.run_not_consecutive":
-                first_error = _too_many_wilds(cards, wilds)
+                first_error = _too_many_wilds(cards, wilds, rules)
             continue
         try:
             return _layout(cards, suit, [RANK[c] for c in nats], wilds[0] if wilds else None, rules)
@@ -101,7 +104,8 @@ def _layout(
     aces = ranks.count(ACE)
     fixed = sorted(r for r in ranks if r != ACE)
     if len(set(fixed)) != len(fixed):
-        raise MeldError("meld.duplicate_in_run", cards, "a run holds each rank once")
+        raise MeldError("meld.duplicate_in_run", cards,
+                        f"a run holds each {meld_words(rules)['rank']} once")
     options: list[list[int]] = []
     if aces == 0:
         options.append(fixed)
@@ -113,7 +117,9 @@ def _layout(
         raise MeldError(
             "meld.duplicate_in_run",
             cards,
-            "a run holds one ace" + ("" if rules.ace_both_ends else " (low or high, never both)"),
+            f"a run holds at most two {meld_words(rules)['aces']}, one at each end"
+            if rules.ace_both_ends
+            else f"a run holds one {meld_words(rules)['ace']} (low or high, never both)",
         )
     max_run = rules.max_run()
     readings: list[Reading] = []  # one for each place the ace can sit
@@ -134,9 +140,10 @@ def _layout(
         semi = [r for r in readings[1:] if r.canastra == "semi_clean"]
         return semi[0] if readings[0].canastra == "dirty" and semi else readings[0]
     if len(cards) > max_run:
-        raise MeldError("meld.run_too_long", cards, f"a run has at most {max_run} cards")
+        raise MeldError("meld.run_too_long", cards,
+                        f"a run has at most {max_run} {meld_words(rules)['cards']}")
     if _wraps(ranks) or (wild is not None and _wraps_through_a_wild_ace(ranks)):
-        raise MeldError("meld.run_wraps", cards, "a run never wraps around the ace (K-A-2)")
+        raise MeldError("meld.run_wraps", cards, f"a run never wraps {meld_words(rules)['wrap']}")
     raise MeldError(
         "meld.run_not_consecutive",
         cards,
@@ -197,5 +204,6 @@ def _run(
     return Reading("run", size, suit=suit, lo=lo, hi=hi, wild=wild, gap=gap, canastra=canastra)
 
 
-def _too_many_wilds(cards: Sequence[Card], wilds: Sequence[Card]) -> MeldError:
-    return MeldError("meld.too_many_wilds", cards, f"{len(wilds)} wild cards; at most one")
+def _too_many_wilds(cards: Sequence[Card], wilds: Sequence[Card], rules: Rules) -> MeldError:
+    return MeldError("meld.too_many_wilds", cards,
+                     f"{len(wilds)} wild {meld_words(rules)['cards']}; at most one")

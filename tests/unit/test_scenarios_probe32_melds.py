@@ -34,10 +34,10 @@ def test_a_runs_own_2_out_of_its_place_is_its_wild_so_another_2_is_one_wild_too_
 ) -> None:
     s = Scenario(name, hands={0: "5s 6s 7s 2s 2h 3s 4s"}, stock="Kd")
     s.draw("Kd")
-    refused(s, "meld.too_many_wilds", ("2 wild cards", "at most one"), "meld", "5s 6s 7s 2s 2h")
+    refused(s, "meld.too_many_wilds", ("2 wild", "at most one"), "meld", "5s 6s 7s 2s 2h")
     s.meld("5s 6s 7s 2s")
     assert _wild(s, 0) == parse_cards("2s")[0]  # the 2♠ stands as the 4 or the 8
-    refused(s, "meld.too_many_wilds", ("2 wild cards",), "layoff", 0, "2h")
+    refused(s, "meld.too_many_wilds", ("2 wild",), "layoff", 0, "2h")
     # The 3♠ and 4♠ bring the run down to the 2♠'s own place: it is natural, the run has no
     # wild, and the 2♥ may join as its one wild.
     s.layoff(0, "3s 4s")
@@ -52,10 +52,10 @@ def test_a_runs_own_2_out_of_its_place_is_its_wild_so_another_2_is_one_wild_too_
 def test_a_joker_beside_a_runs_own_2_out_of_its_place_is_one_wild_too_many(name: str) -> None:
     s = Scenario(name, hands={0: "5s 6s 7s 2s JK Js Ks"}, stock="Kd")
     s.draw("Kd")
-    refused(s, "meld.too_many_wilds", ("2 wild cards",), "meld", "5s 6s 7s 2s JK")
+    refused(s, "meld.too_many_wilds", ("2 wild",), "meld", "5s 6s 7s 2s JK")
     # J K with a joker and the 2♠: J-Q-K-A with two wilds (the 2♠ natural would need the
     # queen and the ace filled: no reading holds, and the wilds are what is wrong).
-    refused(s, "meld.too_many_wilds", ("2 wild cards",), "meld", "Js Ks JK 2s")
+    refused(s, "meld.too_many_wilds", ("2 wild",), "meld", "Js Ks JK 2s")
     s.meld("Js Ks 2s")  # one wild: the 2♠ as the queen
     assert _wild(s, 0) == parse_cards("2s")[0]
 

@@ -43,7 +43,7 @@ def test_the_runs_own_2_below_a_clean_canastra_keeps_it_clean_its_second_copy_is
     assert m.canastra == ("semi_clean" if name == "burraco" else "dirty")
     place = wild_place(m.cards, s.rules)
     assert place is not None and place.card == _card("2h") and place.kind == "end"
-    refused(s, "meld.too_many_wilds", ("2 wild cards",), "layoff", 0, "2c")
+    refused(s, "meld.too_many_wilds", ("2 wild",), "layoff", 0, "2c")
     s.discard("Kd")
     assert s.turn == 1
 
@@ -60,7 +60,7 @@ def test_a_natural_2_below_the_run_sends_the_wild_into_the_gap_and_a_3_sends_it_
     place = wild_place(s.state.melds[0][0].cards, s.rules)
     assert place is not None and (place.card, place.kind, place.ranks) == (
         _card("2c"), "gap", (3,))
-    refused(s, "meld.too_many_wilds", ("2 wild cards",), "layoff", 0, "2d")
+    refused(s, "meld.too_many_wilds", ("2 wild",), "layoff", 0, "2d")
     s.layoff(0, "3h")  # the 3 arrives: the 2♣ goes back to an end, the ace or the 6
     place = wild_place(s.state.melds[0][0].cards, s.rules)
     assert place is not None and (place.card, place.kind, place.ranks) == (

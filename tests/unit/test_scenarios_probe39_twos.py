@@ -52,7 +52,7 @@ def test_another_wild_takes_the_gap_and_sends_the_2_home(name: str) -> None:
     assert _place(s) == (parse_cards("2h")[0], "gap", (9,))
     # 2..8 in a row beside the wild: seven naturals unbroken, semi-clean where there is one
     assert s.state.melds[0][0].canastra == ("semi_clean" if name == "burraco" else "dirty")
-    refused(s, "meld.too_many_wilds", ("2 wild cards",), "layoff", 0, "2d")
+    refused(s, "meld.too_many_wilds", ("2 wild",), "layoff", 0, "2d")
     s.layoff(0, "9s")  # 2..10 unbroken: the 2♥ goes to an end, the ace or the jack
     assert _place(s) == (parse_cards("2h")[0], "end", (1, 11))
     assert s.state.melds[0][0].canastra == ("semi_clean" if name == "burraco" else "dirty")
@@ -81,5 +81,5 @@ def test_a_natural_2_moves_into_the_gap_and_its_twin_takes_its_place(name: str) 
     assert len(s.state.melds[0][0].cards) == 6 and s.state.melds[0][0].canastra is None
     place = wild_place(s.state.melds[0][0].cards, s.rules)
     assert place is not None and place.kind == "gap" and place.ranks == (5,)
-    refused(s, "meld.too_many_wilds", ("2 wild cards",), "layoff", 0, "2h")
+    refused(s, "meld.too_many_wilds", ("2 wild",), "layoff", 0, "2h")
     s.discard("Qh")
