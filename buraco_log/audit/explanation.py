@@ -100,7 +100,8 @@ def _meld_reading(s: State, ev: MeldLaid | CardsLaidOff, r: Rules,
     try:
         reading = read_meld(cards, r)
     except MeldError as exc:
-        yield f"{cs(cards)} do not form a meld [{exc.rule}]: {exc}"
+        # the cards are named once, in the rules' rendering (tiles for Burako): the detail only
+        yield f"{cs(cards)} do not form a meld [{exc.rule}]: {exc.detail}"
         return
     except (IndexError, ValueError):
         return

@@ -97,3 +97,17 @@ def test_a_second_set_of_a_number_in_tiles() -> None:
     c = Scenario("mega", hands={0: "9s 9d 9h 9c 9s 9d 4s"}, stock="Kh")
     c.draw("Kh").meld("9s 9d 9h")
     refused(c, "meld.second_set_of_rank", ("a set of that rank",), "meld", "9c 9s 9d")
+
+
+def test_explaining_a_burako_meld_refusal_names_tiles_once() -> None:
+    """`explain` printed the refusal's cards twice, the second time as playing cards ("5y 6y
+    8y do not form a meld [...]: 5c 6c 8c: not consecutive"); now once, in tiles."""
+    from buraco_log import audit
+    from buraco_log.events import MeldLaid
+
+    s = Scenario("burako", hands={0: "5c 6c 8c 9s 9d"}, stock="Kh")
+    s.draw("Kh")
+    bad = MeldLaid(0, parse_cards("5c 6c 8c"), seq=s.rep.seq + 1)
+    facts = audit.explain_event([*s.events, bad], bad.seq).facts
+    fact = next(f for f in facts if "do not form a meld" in f)
+    assert fact == "5y 6y 8y do not form a meld [meld.run_not_consecutive]: not consecutive"
