@@ -111,3 +111,34 @@ def test_explaining_a_burako_meld_refusal_names_tiles_once() -> None:
     facts = audit.explain_event([*s.events, bad], bad.seq).facts
     fact = next(f for f in facts if "do not form a meld" in f)
     assert fact == "5y 6y 8y do not form a meld [meld.run_not_consecutive]: not consecutive"
+
+
+def test_no_tile_refusal_speaks_of_cards() -> None:
+    """Every refusal of every three-card meld, and of every run window of one colour with a
+    wild added or a tile left out, speaks of tiles under Burako (and of cards under `mega`)."""
+    import itertools
+
+    from buraco_log.cards import ALL_CODES, JOKER
+
+    tiles, cards = preset("burako"), preset("mega")
+    melds: list[tuple[int, ...]] = list(itertools.combinations_with_replacement(ALL_CODES, 3))
+    for lo in range(13):
+        for hi in range(lo + 2, 16):
+            window = tuple(r % 13 + 1 for r in range(lo, hi))  # clubs are suit 0: code = rank
+            for extra in ((), (JOKER,), (18,), (JOKER, 34)):
+                melds += [(*window, *extra), (*window[:1], *window[2:], *extra)]
+    rules_seen: set[str] = set()
+    for meld in melds:
+        try:
+            read_meld(meld, tiles)
+        except MeldError as exc:
+            rules_seen.add(exc.rule)
+            for word in ("suit", "rank", "card", "ace", "k-a"):
+                assert word not in exc.detail.lower(), (meld, exc.detail)
+        try:
+            read_meld(meld, cards)
+        except MeldError as exc:
+            for word in ("tile", "colour", "number", "13-1-2"):
+                assert word not in exc.detail, (meld, exc.detail)
+    assert {"meld.not_a_meld", "meld.run_wraps", "meld.duplicate_in_run", "meld.too_many_wilds",
+            "meld.set_of_twos", "meld.run_not_consecutive", "meld.run_too_long"} <= rules_seen
