@@ -30,6 +30,7 @@ from cli.common import EXIT_USAGE, fail, guarded, refuse_input_as_output
 from cli.paths import named_path, why_missing
 from cli.safetext import terminal_safe, terminal_safe_lines
 from cli.simulate_cmd import check_seed
+from cli.view_cmd import names_a_directory
 
 if TYPE_CHECKING:
     from buraco_log.audit import Integrity
@@ -68,7 +69,8 @@ def review(
                                       "per CPU, at most 8).")] = 1,
     partial: Annotated[bool, typer.Option(
         "--partial", help="A log with an illegal event or damaged bytes: review the moves "
-        "before the problem (and note it) instead of refusing the log.")] = False,
+        "before the problem (and note it) instead of refusing the log; the exit status is "
+        "still 1, as for every finding.")] = False,
     mistakes_only: Annotated[bool, typer.Option(
         "--mistakes-only", help="Text: list only the flagged moves.")] = False,
     progress: Annotated[bool | None, typer.Option(
@@ -92,6 +94,9 @@ def review(
     if output == "":  # an unset variable: it said ": is a directory; name the file"
         raise fail("--output '': an empty name; name the file (or '-' for stdout)", EXIT_USAGE,
                    as_json=js)
+    if output not in (None, "-") and names_a_directory(output):
+        raise fail(f"{output}: is a directory's name (it ends in '/', '.' or '..'); "
+                   "name the file", EXIT_USAGE, as_json=js)
     refuse_input_as_output(output, path, as_json=js)
     if output not in (None, "-") and Path(output).is_dir():
         raise fail(f"{output}: is a directory; name the file", EXIT_USAGE, as_json=js)
@@ -168,6 +173,10 @@ def review(
         raise fail(f"{path}: seq {exc.seq} is illegal [{exc.rule}]: "
                    f"{describe(exc.rule).rstrip('.')}; --partial reviews the moves before it",
                    as_json=js, error=exc) from None
+    if damaged and result.note is None:
+        # the review itself says it is partial: its JSON said "note": null and its text
+        # nothing, so a file handed on read as the review of the whole match
+        result = msgspec.structs.replace(result, note=_damage_note(integ, path, len(events)))
     if format is ReviewFormat.html:
         from buraco_log.view import damage_banner
 
@@ -202,10 +211,19 @@ def review(
     # --partial: the review of what could be read, and a note of where it stops.
     if result.note:
         typer.echo(terminal_safe(f"buraco-log: note: {path}: {result.note}"), err=True)
-    if damaged:
-        typer.echo(terminal_safe(f"buraco-log: note: {path}: the log is damaged at "
-                                 f"{_where(integ, path)} ({integ.kind}): the review covers "
-                                 f"the {len(events)} events read intact"), err=True)
+    if damaged and result.note != _damage_note(integ, path, len(events)):
+        typer.echo(terminal_safe(f"buraco-log: note: {path}: "
+                                 f"{_damage_note(integ, path, len(events))}"), err=True)
+    if result.note or damaged:
+        # written, but the log has a finding: exit 1, as `view`, `replay` and `audit` do, so
+        # that `review --partial LOG && echo clean` never says clean of a damaged log
+        raise typer.Exit(1)
+
+
+def _damage_note(integ: Integrity, path: Path, intact: int) -> str:
+    """Where a damaged log's review stops, in the review and on stderr."""
+    return (f"the log is damaged at {_where(integ, path)} ({integ.kind}): the review covers "
+            f"the {intact} events read intact")
 
 
 def _where(integ: Integrity, path: Path) -> str:

@@ -92,7 +92,7 @@ def test_review_of_an_illegal_log_exits_1_unless_partial(tmp_path: Path) -> None
     assert "seq 30 is illegal [" in done.stderr and len(done.stderr.strip().splitlines()) == 1
     assert "Traceback" not in done.stderr
     done = run(log, "--seat", "0", "--budget", "2x2", "--partial")
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 1, done.stderr  # written, and a finding: as view's page
     assert "note:" in done.stderr and "seq 30 is illegal" in done.stderr
     assert "hand 0" in done.stdout  # the decisions before it
 
@@ -108,7 +108,7 @@ def test_review_of_a_damaged_log_exits_1_unless_partial(tmp_path: Path) -> None:
     assert done.returncode == 1 and done.stdout == ""
     assert "byte" in done.stderr and len(done.stderr.strip().splitlines()) == 1
     done = run(log, "--seat", "0", "--budget", "2x2", "--partial")
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 1, done.stderr  # written, and a finding: as view's page
     assert "hand 0" in done.stdout and "damaged" in done.stderr
 
 

@@ -82,7 +82,7 @@ def test_an_illegal_log_is_refused_or_reviewed_up_to_it(tmp_path: Path) -> None:
     assert r.exit_code == 1 and r.stdout == ""
     assert f"seq {seq} is illegal [discard.card_not_in_hand]" in r.stderr
     p = _review(log, "--seat", "0", "--budget", TINY, "-f", "json", "--partial")
-    assert p.exit_code == 0, p.stderr
+    assert p.exit_code == 1, p.stderr  # written, and a finding
     got = json.loads(p.stdout)
     assert got["decisions"] > 0 and all(m["seq"] < seq for m in got["moves"])
     assert f"seq {seq} is illegal" in got["note"]
@@ -95,7 +95,7 @@ def test_a_torn_log_is_refused_or_reviewed_up_to_the_tear(tmp_path: Path) -> Non
     r = _review(log, "--seat", "1", "--budget", TINY)
     assert r.exit_code == 1 and "--partial" in r.stderr and r.stdout == ""
     p = _review(log, "--seat", "1", "--budget", TINY, "-f", "json", "--partial")
-    assert p.exit_code == 0, p.stderr
+    assert p.exit_code == 1, p.stderr  # written, and a finding
     got = json.loads(p.stdout)
     assert got["decisions"] > 0 and max(m["seq"] for m in got["moves"]) < events[-1].seq
     assert "damaged" in p.stderr

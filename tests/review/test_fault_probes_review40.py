@@ -147,7 +147,7 @@ def test_a_partial_review_of_a_damaged_log_says_so_on_its_page(tmp_path: Path) -
     out = tmp_path / "r.html"
     done = _review(log, "--seat", "0", "--budget", "2x2r1", "--format", "html", "--partial",
                    "-o", out)
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 1, done.stderr  # written, and a finding
     banners = data_of(out.read_text("utf-8"))["banners"]  # it had none: the page looked whole
     assert [(b["kind"], b["seq"], b["rule"]) for b in banners] == [("damaged", 80, "log.jsonl")]
     assert "line 81" in banners[0]["text"] and "80 events read intact" in banners[0]["text"]

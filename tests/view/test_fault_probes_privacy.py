@@ -166,7 +166,7 @@ def test_a_seats_review_of_an_illegal_draw_gives_the_rule_not_the_stocks_top(
         out = tmp_path / f"review.{fmt}"
         p = run("review", path, "--seat", "0", "--budget", "1x2r1", "--partial", "-f", fmt,
                 "-o", out)
-        assert p.returncode == 0, p.stderr
+        assert p.returncode == 1, p.stderr  # written, and a finding
         assert "[draw.wrong_card]" in p.stderr and said not in p.stderr
         body = out.read_text("utf-8")
         assert said not in body
@@ -214,7 +214,7 @@ def test_a_seats_review_of_a_damaged_jsonl_log_names_the_line(damaged_jsonl: Pat
     assert "None" not in line and "line 6" in line and str(damaged_jsonl) in line
     assert re.search(r"byte [1-9]\d*, line 6", line)
     p = run("review", damaged_jsonl, "--seat", "0", "--budget", "1x2r1", "--partial")
-    assert p.returncode == 0 and "Traceback" not in p.stderr
+    assert p.returncode == 1 and "Traceback" not in p.stderr
     note = [x for x in p.stderr.splitlines() if "damaged" in x]
     assert len(note) == 1 and "None" not in note[0] and "line 6" in note[0]
 
@@ -280,7 +280,7 @@ def test_the_terminal_and_the_review_show_hostile_names_escaped(bidi_log: Path,
     p = run("view", bidi_log, "-o", tmp_path / "r.html")  # the referee's banner names seat 1
     assert p.returncode == 1 and UNSAFE.search(p.stderr) is None and "\\x1b[2J" in p.stderr
     p = run("review", bidi_log, "--seat", "1", "--budget", "1x2r1", "--partial")
-    assert p.returncode == 0, p.stderr
+    assert p.returncode == 1, p.stderr  # written, and a finding
     assert UNSAFE.search(p.stdout + p.stderr) is None and "\\u202eevil" not in p.stderr
     p = run("replay", bidi_log, "--seat", "2", "--at", "20")
     assert p.returncode == 0 and UNSAFE.search(p.stdout + p.stderr) is None
@@ -288,7 +288,7 @@ def test_the_terminal_and_the_review_show_hostile_names_escaped(bidi_log: Path,
                  ["review", bidi_log, "--seat", "1", "--budget", "1x2r1", "--partial",
                   "-f", "html"]):
         p = run(*args, "-o", "-")
-        assert p.returncode == (1 if args[0] == "view" else 0), p.stderr  # view: a finding
+        assert p.returncode == 1, p.stderr  # written, and a finding
         assert p.stdout.startswith("<!DOCTYPE html>"), p.stderr
         assert UNSAFE.search(p.stdout + p.stderr) is None
         assert data_of(p.stdout)["players"][0]["name"] == BIDI_NAMES[0]
