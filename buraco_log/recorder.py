@@ -1530,11 +1530,11 @@ class Recorder:
                 continue
             table = w.table
             if table.tmp is None:
-                if not self._at_path(table):
+                if not self._at_path(table) or not self._ends_at(table):
                     w.error = _WriteError(
                         LogFormatError(
-                            "the log was replaced or removed by a program that ignores the "
-                            "writer lock; these events are not acknowledged",
+                            "the log was replaced or removed (or resized) by a program that "
+                            "ignores the writer lock; these events are not acknowledged",
                             path=table.path,
                             kind="io",
                         ),
@@ -1572,6 +1572,14 @@ class Recorder:
             return False
         return (st.st_dev, st.st_ino) == table.identity
 
+    @staticmethod
+    def _ends_at(table: _Table) -> bool:
+        """The open log still ends where the round's write left it (nothing cut it since)."""
+        try:
+            return table.fd is not None and os.fstat(table.fd).st_size == table.end
+        except OSError:
+            return False
+
     def _write(self, w: _Work) -> bool:
         """Write the round's segment of one log (reopening it, or creating it under a temporary
         name first if it does not exist yet); the caller syncs. Runs in a sync thread, on a
@@ -1599,6 +1607,7 @@ class Recorder:
         except OSError as exc:
             raise _WriteError(log.os_error(exc, table.path), written=False) from None
         assert table.fd is not None
+        self._refuse_resized(table, w.offset)
         try:
             log._write_all(table.fd, w.data, w.offset)
         except OSError as exc:
@@ -1615,6 +1624,25 @@ class Recorder:
         table.next_seq += len(w.encoded)
         table.used = time.monotonic()
         return reopened
+
+    @staticmethod
+    def _refuse_resized(table: _Table, offset: int) -> None:
+        """The open log must end where the recorder last wrote: a program that ignores the
+        lock cut it (the segment went past the end: a hole of zeros, then events acknowledged
+        in a log no reader took again) or appended to it (its bytes overwritten, or left after
+        ours as a torn tail). Raises ``_WriteError``; the table then refuses every move."""
+        assert table.fd is not None
+        try:
+            size = os.fstat(table.fd).st_size
+        except OSError as exc:
+            raise _WriteError(log.os_error(exc, table.path), written=False) from None
+        if size != offset:
+            how = "cut" if size < offset else "appended to"
+            raise _WriteError(LogFormatError(
+                f"the log was {how} by a program that ignores the writer lock ({size} bytes, "
+                f"where the recorder had written {offset}); these events were not written, "
+                "and the match takes no more (restart the recorder to read what the log holds)",
+                path=table.path, offset=offset, kind="io"), written=True)
 
     def _cut_partial(self, table: _Table, offset: int) -> bool:
         """Cut what a failed write left of its segment off the log (a full disk took part of
