@@ -6,6 +6,7 @@ import math
 import os
 import sys
 from collections.abc import Sequence
+from concurrent.futures.process import BrokenProcessPool
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -169,6 +170,10 @@ def review(
                    as_json=js) from None
     except LogFormatError as exc:
         raise fail(f"{path}: {exc}", EXIT_USAGE, as_json=js) from None
+    except BrokenProcessPool:  # a worker killed (the OOM killer, kill -9): not a defect
+        raise fail(f"{path}: a worker process of the search ended abruptly (killed, or out of "
+                   "memory): no review was written; --jobs 1 searches in this process",
+                   as_json=js) from None
     except IllegalMoveError as exc:  # the rule, not the explanation: it names hidden cards
         raise fail(f"{path}: seq {exc.seq} is illegal [{exc.rule}]: "
                    f"{describe(exc.rule).rstrip('.')}; --partial reviews the moves before it",

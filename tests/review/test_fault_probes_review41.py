@@ -1,11 +1,17 @@
 """Fault probes of `review` (round 41): a partial review of a damaged log said nothing of it in
 the review itself (the JSON's "note" was null) and exited 0 where `view` exits 1; an output
 named as a directory (`-o out/`) was written as the file `out`, over a file of that name; and
-every move the review calls better is checked against the rules engine in its position."""
+every move the review calls better is checked against the rules engine in its position; a
+worker of `--jobs` killed mid-search was called "a defect of buraco-log"."""
 
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -113,3 +119,33 @@ def test_every_move_the_review_names_is_legal_in_its_position(log: str, seat: in
             validate(before, move)  # raises IllegalMoveError naming the rule
             checked += 1
     assert checked > 2 * review.decisions
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2 or not Path("/proc/self/task").is_dir(),
+                    reason="the search runs in one process, or no /proc to find its workers")
+def test_a_worker_killed_mid_search_is_one_line_and_no_output(tmp_path: Path) -> None:
+    """It said "internal error: BrokenProcessPool ... (a defect of buraco-log)"."""
+    out = tmp_path / "r.json"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cli", "review", str(SIM / "classic-2p-000000.blog"), "--seat",
+         "0", "--budget", "100x5", "--jobs", "2", "--no-progress", "-f", "json", "-o", str(out)],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    try:
+        deadline = time.monotonic() + 60
+        kids: list[str] = []
+        while len(kids) < 2 and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.05)
+            kids = Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()
+        assert len(kids) >= 2, "the search never started its workers"
+        os.kill(int(kids[0]), signal.SIGKILL)
+        stdout, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 1 and "Traceback" not in stderr, stderr
+    lines = stderr.splitlines()
+    assert len(lines) == 1 and "worker process of the search ended abruptly" in lines[0], lines
+    assert "internal error" not in stderr and json.loads(stdout)["error"]["exit_status"] == 1
+    assert list(tmp_path.iterdir()) == []  # no review, no temporary file
