@@ -247,9 +247,9 @@ def _layout(
 ) -> Reading | MeldError:
     """Lay the naturals out as a run: ``fixed`` their non-ace ranks (a bit mask), ``aces``
     how many aces, ``dup`` whether a non-ace rank came twice."""
-    w = meld_words(rules)
     if dup:
-        return MeldError("meld.duplicate_in_run", cards, f"a run holds each {w['rank']} once")
+        return MeldError("meld.duplicate_in_run", cards,
+                         f"a run holds each {meld_words(rules)['rank']} once")
     options: tuple[int, ...]
     if aces == 0:
         options = (fixed,)
@@ -259,6 +259,7 @@ def _layout(
         options = (fixed | 2 | 1 << 14,)
     else:
         # With both ends allowed a third ace is the fault: "one ace" was wrong there.
+        w = meld_words(rules)
         return MeldError(
             "meld.duplicate_in_run",
             cards,
@@ -295,6 +296,7 @@ def _layout(
         return got
     if dirty is not None:
         return dirty
+    w = meld_words(rules)  # words only once refused: a run's reading is replay's hot path
     if len(cards) > max_run:
         return MeldError("meld.run_too_long", cards,
                          f"a run has at most {max_run} {w['cards']}")
