@@ -321,8 +321,8 @@ def ingest(
         batch = _Batch()
         ids = set(digests.values())
         checking: dict[str, str] = {}  # path -> hash, of the files sent to be checked
-        copies: dict[str, list[str]] = {}  # hash -> later files of those bytes, unread
-        refused: dict[str, ErrorSummary] = {}  # hash -> the finding, of the files refused
+        copies: dict[tuple[str, bool], list[str]] = {}  # _copy_key -> later files, unread
+        refused: dict[tuple[str, bool], ErrorSummary] = {}  # _copy_key -> the finding
         unreadable: list[dict[str, Any]] = []
         progress = Progress(files=0, done=0, events=0, matches=0, errors=0, elapsed=0.0,
                             found=len(paths))
@@ -332,7 +332,7 @@ def ingest(
         def chunks() -> Iterator[list[tuple[str, str, int]]]:
             """The files to check, hashed as they are needed: the workers start on the first
             chunk at once, and a file already archived (or refused) is skipped unread."""
-            seen: set[str] = set()
+            seen: set[tuple[str, bool]] = set()
             chunk: list[tuple[str, str, int]] = []
             for path in paths:
                 item = _hash(path)
@@ -347,10 +347,10 @@ def ingest(
                     report.already_stored += 1
                 elif item[1] in bad:
                     report.known_errors += 1
-                elif item[1] in seen:  # counted when the first file's verdict is known
-                    copies.setdefault(item[1], []).append(item[0])
+                elif _copy_key(item[1], item[0]) in seen:  # counted with the first's verdict
+                    copies.setdefault(_copy_key(item[1], item[0]), []).append(item[0])
                 else:
-                    seen.add(item[1])
+                    seen.add(_copy_key(item[1], item[0]))
                     chunk.append(item)
                     checking[item[0]] = item[1]
                     progress.files += 1
@@ -403,7 +403,8 @@ def ingest(
                 report.errors.append(ErrorSummary(row["source_path"], row["code"], row["rule"],
                                                   row["message"], row["seq"]))
                 if row.get("file_sha256"):  # none when the bytes changed under the check
-                    refused[row["file_sha256"]] = report.errors[-1]
+                    refused[_copy_key(row["file_sha256"], row["source_path"])] = \
+                        report.errors[-1]
             progress.done += len(out.ok) + len(out.errors)
             progress.events += out.events
             progress.matches = report.added
@@ -487,14 +488,23 @@ def _interrupt_after(raise_after: bool = True) -> Iterator[list[int]]:
             os.kill(os.getpid(), sig)
 
 
-def _count_copies(report: IngestReport, copies: dict[str, list[str]],
-                  refused: dict[str, ErrorSummary]) -> None:
-    """Files with the bytes of a file checked in the same run: a copy of a refused log is
-    refused too, named with the first one's finding (it counted as a duplicate match, so 4,744
-    broken copies were "duplicates" and named nowhere, and the next run counted them as
-    refused); a copy of a stored log is a duplicate."""
-    for sha, paths in copies.items():
-        first = refused.get(sha)
+def _copy_key(sha: str, path: str) -> tuple[str, bool]:
+    """What makes a file a copy of another: the same bytes read the same way. The name says
+    how (binary, or JSON Lines): an empty ``e.jsonl`` beside an empty ``e.blog`` was refused
+    as "the same bytes as e.blog: file header cut short", in binary-log words, and a binary
+    log's bytes named ``.jsonl`` counted as a duplicate of the stored match."""
+    return sha, log.is_jsonl_name(path)
+
+
+def _count_copies(report: IngestReport, copies: dict[tuple[str, bool], list[str]],
+                  refused: dict[tuple[str, bool], ErrorSummary]) -> None:
+    """Files with the bytes of a file checked in the same run, read the same way
+    (:func:`_copy_key`): a copy of a refused log is refused too, named with the first one's
+    finding (it counted as a duplicate match, so 4,744 broken copies were "duplicates" and
+    named nowhere, and the next run counted them as refused); a copy of a stored log is a
+    duplicate."""
+    for key, paths in copies.items():
+        first = refused.get(key)
         if first is None:
             report.duplicates += len(paths)
             continue

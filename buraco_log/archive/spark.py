@@ -784,9 +784,11 @@ def _ingest_checked(spark: SparkSession, root: str, run: str, checked: DataFrame
     meta = checked.select("path", "sha", "size", "status", "digest", "game_id", "events",
                           "preset", "month", "error").join(walk, "path", "left")
     first_met = (F.col("walk").asc_nulls_last(), F.col("path"))  # the local engine's order
-    # A refused file once per file hash, first by path; its copies are refused after it.
+    # A refused file once per file hash and form (binary or JSON Lines: what the local
+    # engine's _copy_key matches), first by path; its copies are refused after it.
     errs = meta.filter(F.col("status") == "error").withColumn(
-        "r", F.row_number().over(Window.partitionBy("sha").orderBy(*first_met)))
+        "jsonl", F.col("path").endswith(".jsonl")).withColumn(
+        "r", F.row_number().over(Window.partitionBy("sha", "jsonl").orderBy(*first_met)))
     # A match once per head digest, the first copy by path, unless the archive holds it.
     ok = meta.filter(F.col("status") == "ok")
     if known_m is not None:
@@ -807,12 +809,12 @@ def _ingest_checked(spark: SparkSession, root: str, run: str, checked: DataFrame
     report.files += sum(counts.values()) + len(unreadable)
     report.already_stored = counts.get("stored", 0)
     report.known_errors += counts.get("refused", 0)
-    all_errs = errs.select("sha", "path", "r", "error").collect()
+    all_errs = errs.select("sha", "jsonl", "path", "r", "error").collect()
     error_rows = [json.loads(r["error"]) for r in all_errs if r["r"] == 1]
     # A copy of a refused file is refused too, named with the first one's finding (as the
     # local engine does), not counted as a duplicate match.
-    firsts = {r["sha"]: json.loads(r["error"]) for r in all_errs if r["r"] == 1}
-    copies = sorted(((r["sha"], r["path"]) for r in all_errs if r["r"] > 1),
+    firsts = {(r["sha"], r["jsonl"]): json.loads(r["error"]) for r in all_errs if r["r"] == 1}
+    copies = sorted((((r["sha"], r["jsonl"]), r["path"]) for r in all_errs if r["r"] > 1),
                     key=lambda c: c[1])
     error_rows += unreadable
     clashes = first.filter("clash").select("path", "game_id").collect()
@@ -833,8 +835,8 @@ def _ingest_checked(spark: SparkSession, root: str, run: str, checked: DataFrame
     for row in error_rows:
         report.errors.append(ErrorSummary(row["source_path"], row["code"], row["rule"],
                                           row["message"], row["seq"]))
-    for sha, path in copies:
-        row = firsts[sha]
+    for key, path in copies:
+        row = firsts[key]
         report.errors.append(ErrorSummary(path, row["code"], row["rule"],
                                           f"the same bytes as {row['source_path']}: "
                                           f"{row['message']}", row["seq"]))

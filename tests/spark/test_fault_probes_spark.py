@@ -144,14 +144,15 @@ def test_empty_logs_are_refused_as_the_local_engine_refuses_them(
     got = engine.ingest([str(src)], tmp_path / "spark", spark=spark)
     assert (got.files, got.added, got.duplicates, len(got.errors)) == (
         ref.files, ref.added, ref.duplicates, len(ref.errors)) == (3, 1, 0, 2)
-    # The two empty files have one hash: checked once, under the first name, and the other
-    # refused as its copy.
+    # The two empty files have one hash but are read two ways (JSON Lines, binary): each is
+    # checked and refused in its own words, neither as the other's copy (round 41).
     first = str(src / "em pty é%20.jsonl")
-    assert [(e.path, e.rule, e.message) for e in got.errors] == [
-        (e.path, e.rule, e.message) for e in ref.errors]
+    assert sorted((e.path, e.rule, e.message) for e in got.errors) == sorted(
+        (e.path, e.rule, e.message) for e in ref.errors)
     assert [(e.path, e.rule) for e in got.errors] == [
         (first, "archive.not_started"), (str(src / "empty.blog"), "archive.not_started")]
-    assert got.errors[1].message.startswith(f"the same bytes as {first}: ")
+    assert not any(e.message.startswith("the same bytes as") for e in got.errors)
+    assert "header" in got.errors[1].message and "header" not in got.errors[0].message
     assert engine.table_checksums(tmp_path / "spark") == engine.table_checksums(
         tmp_path / "local")
 
