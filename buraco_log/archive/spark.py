@@ -36,6 +36,7 @@ views and calls no function outside the built-ins that touch nothing but their a
 from __future__ import annotations
 
 import contextlib
+import decimal
 import hashlib
 import json
 import logging
@@ -1524,14 +1525,16 @@ def query(archive: str | os.PathLike[str], sql: str, *, spark: SparkSession | No
 
 def _query(spark: SparkSession, archive: str | os.PathLike[str], sql: str) -> pa.Table:
     _views(spark, archive, "query")
-    df = _arrow_ready(check_sql(spark, sql))
+    checked = check_sql(spark, sql)
+    fields = checked.schema.fields
+    df = _arrow_ready(checked)
     try:
         # Optimized and planned here, in a call that returns Java's error: inside toArrow
         # that work runs on Spark's "serve-Arrow" thread, whose OutOfMemoryError (folding
         # `repeat('x', 1500000000)` into a constant) ended that thread only, and the read
         # of its socket waited forever.
         df._jdf.queryExecution().executedPlan()
-        return df.toArrow()
+        return _intervals(df.toArrow(), fields)
     except Exception as exc:
         raise ArchiveError(f"query: {_failure(spark, exc)}") from None
 
@@ -1620,7 +1623,10 @@ def _arrow_ready(df: DataFrame) -> DataFrame:
     JSON text (it came out as its raw struct of binary value and metadata, and a NULL one
     failed the conversion), and ``array()`` or ``map()`` as an empty list, DuckDB's ``[]``
     (Spark types their elements NULL in a container that holds no nulls, which Arrow refuses:
-    "A null type field may not be non-nullable"). Other columns are left as they are."""
+    "A null type field may not be non-nullable"); a year-month interval as its months and a
+    calendar interval as its text, which :func:`_intervals` makes Arrow intervals (Spark
+    refused both: "not supported in conversion to Arrow"). Other columns are left as they
+    are."""
     from pyspark.sql import functions as F
 
     fields = df.schema.fields
@@ -1629,68 +1635,94 @@ def _arrow_ready(df: DataFrame) -> DataFrame:
     names = [f"_c{i}" for i in range(len(fields))]  # by position: names may repeat
     cols = []
     for name, f in zip(names, fields, strict=True):
-        col = _variant_json(F.col(name), f.dataType)
+        col = _arrow_col(F.col(name), f.dataType)
         cols.append(col.cast(_loose(f.dataType)).alias(f.name) if _to_fix(f.dataType, False)
                     else col.alias(f.name))
     return df.toDF(*names).select(*cols)
 
 
 def _to_fix(t: Any, nested: bool) -> bool:
-    """Whether type ``t`` holds a VARIANT, or (``nested``) Spark's NULL type."""
+    """Whether type ``t`` holds a VARIANT, an interval Arrow does not take, or (``nested``)
+    Spark's NULL type."""
     from pyspark.sql import types as T
 
-    if isinstance(t, T.VariantType):
-        return True
     if isinstance(t, T.NullType):
         return nested
-    if isinstance(t, T.ArrayType):
-        return _to_fix(t.elementType, True)
-    if isinstance(t, T.MapType):
-        return _to_fix(t.keyType, True) or _to_fix(t.valueType, True)
-    if isinstance(t, T.StructType):
-        return any(_to_fix(f.dataType, True) for f in t.fields)
-    return False
+    return _has(t, _CONVERTED) or (isinstance(t, (T.ArrayType, T.MapType, T.StructType))
+                                   and _has_null(t))
 
 
-def _has_variant(t: Any) -> bool:
+def _has_null(t: Any) -> bool:
     from pyspark.sql import types as T
 
-    if isinstance(t, T.VariantType):
+    if isinstance(t, T.NullType):
         return True
     if isinstance(t, T.ArrayType):
-        return _has_variant(t.elementType)
+        return _has_null(t.elementType)
     if isinstance(t, T.MapType):
-        return _has_variant(t.keyType) or _has_variant(t.valueType)
+        return _has_null(t.keyType) or _has_null(t.valueType)
     if isinstance(t, T.StructType):
-        return any(_has_variant(f.dataType) for f in t.fields)
+        return any(_has_null(f.dataType) for f in t.fields)
     return False
 
 
-def _variant_json(col: Any, t: Any) -> Any:
+_CONVERTED = ("VariantType", "YearMonthIntervalType", "CalendarIntervalType")
+"""The Spark types :func:`_arrow_col` turns into others before the conversion to Arrow."""
+_INTERVALS = ("YearMonthIntervalType", "CalendarIntervalType", "DayTimeIntervalType")
+
+
+def _has(t: Any, kinds: tuple[str, ...]) -> bool:
+    """Whether Spark type ``t`` is, or holds at any depth, a type named in ``kinds``."""
+    from pyspark.sql import types as T
+
+    if type(t).__name__ in kinds:
+        return True
+    if isinstance(t, T.ArrayType):
+        return _has(t.elementType, kinds)
+    if isinstance(t, T.MapType):
+        return _has(t.keyType, kinds) or _has(t.valueType, kinds)
+    if isinstance(t, T.StructType):
+        return any(_has(f.dataType, kinds) for f in t.fields)
+    return False
+
+
+def _arrow_col(col: Any, t: Any) -> Any:
     """``col`` with every VARIANT in it as its JSON text (``to_json``: a string value
-    quoted, a JSON null as ``null``, as DuckDB's cast to JSON gives them)."""
+    quoted, as DuckDB's cast to JSON gives it; a JSON ``null`` at the top of a VARIANT is
+    SQL NULL, as DuckDB reads it, and ``null`` inside an array or object), every year-month
+    interval as its months and every calendar interval as its text."""
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
-    if not _has_variant(t):
+    if not _has(t, _CONVERTED):
         return col
     if isinstance(t, T.VariantType):
-        return F.to_json(col)
+        return F.when(~F.is_variant_null(col), F.to_json(col))
+    if isinstance(t, T.YearMonthIntervalType):
+        return col.cast(T.YearMonthIntervalType(T.YearMonthIntervalType.MONTH,
+                                                T.YearMonthIntervalType.MONTH)).cast("bigint")
+    if isinstance(t, T.CalendarIntervalType):
+        return col.cast("string")
     if isinstance(t, T.ArrayType):
-        return F.transform(col, lambda x: _variant_json(x, t.elementType))
-    if isinstance(t, T.MapType):  # a VARIANT cannot be a key
-        return F.transform_values(col, lambda _k, v: _variant_json(v, t.valueType))
-    fields = [_variant_json(col[f.name], f.dataType).alias(f.name) for f in t.fields]
+        return F.transform(col, lambda x: _arrow_col(x, t.elementType))
+    if isinstance(t, T.MapType):
+        if _has(t.keyType, _CONVERTED):
+            col = F.transform_keys(col, lambda k, _v: _arrow_col(k, t.keyType))
+        return F.transform_values(col, lambda _k, v: _arrow_col(v, t.valueType))
+    fields = [_arrow_col(col[f.name], f.dataType).alias(f.name) for f in t.fields]
     return F.when(col.isNull(), F.lit(None)).otherwise(F.struct(*fields))
 
 
 def _loose(t: Any) -> Any:
-    """``t`` with VARIANT as STRING, everything nullable, and a map's NULL-typed key a
-    STRING (Arrow's map keys cannot be null): a cast to it only widens."""
+    """``t`` with VARIANT and calendar intervals as STRING, year-month intervals as BIGINT,
+    everything nullable, and a map's NULL-typed key a STRING (Arrow's map keys cannot be
+    null): a cast to it only widens."""
     from pyspark.sql import types as T
 
-    if isinstance(t, T.VariantType):
+    if isinstance(t, (T.VariantType, T.CalendarIntervalType)):
         return T.StringType()
+    if isinstance(t, T.YearMonthIntervalType):
+        return T.LongType()
     if isinstance(t, T.ArrayType):
         return T.ArrayType(_loose(t.elementType), True)
     if isinstance(t, T.MapType):
@@ -1700,6 +1732,78 @@ def _loose(t: Any) -> Any:
         return T.StructType([T.StructField(f.name, _loose(f.dataType), True, f.metadata)
                              for f in t.fields])
     return t
+
+
+DAY_US = 86_400_000_000
+_CALENDAR_PART = re.compile(r"(-?\d+(?:\.\d+)?) (years|months|days|hours|minutes|seconds)")
+_CALENDAR_US = {"hours": 3_600_000_000, "minutes": 60_000_000, "seconds": 1_000_000}
+
+
+def _intervals(table: pa.Table, fields: Sequence[Any]) -> pa.Table:
+    """``table`` (the Arrow result of :func:`_arrow_ready`) with every interval of the Spark
+    ``fields`` an Arrow month-day-nano interval, DuckDB's type for its INTERVAL. A day-time
+    interval (Arrow's duration; the difference of two timestamps) is split into whole days
+    and the rest, as DuckDB splits a difference of timestamps; Spark keeps no days apart, so
+    ``INTERVAL 36 HOUR`` is 1 day and 12 hours here, 36 hours in DuckDB."""
+    if not any(_has(f.dataType, _INTERVALS) for f in fields):
+        return table
+    cols = []
+    for i, f in enumerate(fields):
+        col = table.column(i)
+        if _has(f.dataType, _INTERVALS):
+            col = _interval_array(col.combine_chunks(), f.dataType)
+        cols.append(col)
+    names = table.column_names
+    return pa.Table.from_arrays(cols, names=names)
+
+
+def _interval_array(arr: pa.Array, t: Any) -> pa.Array:
+    from pyspark.sql import types as T
+
+    if not _has(t, _INTERVALS):
+        return arr
+    mdn = pa.month_day_nano_interval()
+    if isinstance(t, T.YearMonthIntervalType):
+        return pa.array([None if m is None else (m, 0, 0) for m in arr.to_pylist()], mdn)
+    if isinstance(t, T.DayTimeIntervalType):
+        return pa.array([None if us is None else _day_time(us)
+                         for us in arr.cast(pa.int64()).to_pylist()], mdn)
+    if isinstance(t, T.CalendarIntervalType):
+        return pa.array([None if s is None else _calendar(s)
+                         for s in arr.to_pylist()], mdn)
+    mask = arr.is_null() if arr.null_count else None
+    if isinstance(t, T.ArrayType):
+        return pa.ListArray.from_arrays(arr.offsets, _interval_array(
+            arr.values, t.elementType), mask=mask)
+    if isinstance(t, T.MapType):
+        return pa.MapArray.from_arrays(
+            arr.offsets, _interval_array(arr.keys, t.keyType),
+            _interval_array(arr.items, t.valueType), mask=mask)
+    children = [_interval_array(arr.field(i), f.dataType)
+                for i, f in enumerate(t.fields)]
+    return pa.StructArray.from_arrays(children, names=[f.name for f in t.fields], mask=mask)
+
+
+def _day_time(us: int) -> tuple[int, int, int]:
+    """Microseconds as (months, days, nanoseconds), the days cut toward zero as DuckDB's."""
+    days = abs(us) // DAY_US * (1 if us >= 0 else -1)
+    return 0, days, (us - days * DAY_US) * 1000
+
+
+def _calendar(text: str) -> tuple[int, int, int]:
+    """Spark's text of a calendar interval (``1 years 2 months 3 days 4 hours 5.5 seconds``)
+    as (months, days, nanoseconds)."""
+    months = days = us = 0
+    for number, unit in _CALENDAR_PART.findall(text):
+        if unit == "years":
+            months += int(number) * 12
+        elif unit == "months":
+            months += int(number)
+        elif unit == "days":
+            days += int(number)
+        else:
+            us += int(decimal.Decimal(number) * _CALENDAR_US[unit])
+    return months, days, us * 1000
 
 
 ROUND_UDF = "_duckdb_round"
