@@ -361,12 +361,12 @@ def _listing_differences(raw: DataFrame, srcs: Sequence[str]) -> tuple[
     passes over FIFOs and dangling links; the local engine refuses empty logs, reads every
     log its walk finds (:func:`buraco_log.audit.find_logs`) and reports the files it cannot
     read. For local sources the local walk decides: returns the scanned paths to drop, the
-    ``(path, content)`` rows of the logs the scan missed (read here, on the driver: they are
-    few), the error rows of the files that cannot be read, and the walk's order (the first
-    of two copies is the first the walk meets, as locally: a directory's files before its
-    subdirectories, not the order of the path text). Other file systems have no walk of
-    ours: there only the empty files are added back, from the listing, and the first copy
-    is the first by path."""
+    ``(path, content)`` rows of the logs the scan missed or cannot read (a name with a
+    colon), read here, on the driver (they are few), the error rows of the files that
+    cannot be read, and the walk's order (the first of two copies is the first the walk
+    meets, as locally: a directory's files before its subdirectories, not the order of the
+    path text). Other file systems have no walk of ours: there only the empty files are
+    added back, from the listing, and the first copy is the first by path."""
     scanned = {r["path"] for r in raw.select("path").collect()}
     local = [local_path(s) for s in srcs if "://" not in s or s.startswith("file:")]
     drop: set[str] = set()
@@ -376,8 +376,14 @@ def _listing_differences(raw: DataFrame, srcs: Sequence[str]) -> tuple[
     if local:
         order = list(dict.fromkeys(os.path.abspath(p) for p in audit.find_logs(local)))
         found = set(order)
-        drop = {u for u in scanned if u.startswith("file:") and local_path(u) not in found}
-        for path in sorted(found - {local_path(u) for u in scanned}):
+        # a name with a colon fails Hadoop's read of the file (its checksum file's name is
+        # parsed as a URI: "Relative path in absolute URI: .a:b.blog.crc"), and with it the
+        # whole run: such a log is read here instead
+        colon = {u for u in scanned if u.startswith("file:")
+                 and ":" in os.path.basename(local_path(u))}
+        drop = colon | {u for u in scanned
+                        if u.startswith("file:") and local_path(u) not in found}
+        for path in sorted(found - {local_path(u) for u in scanned - colon}):
             if _size(path) > BINARY_FILE_MAX:  # left out of the scan: checked here instead
                 unreadable.append(_check_large(path))
                 continue
@@ -396,6 +402,22 @@ def _listing_differences(raw: DataFrame, srcs: Sequence[str]) -> tuple[
         listed = {hadoop_path(u) for u in raw.inputFiles()}
         extra += [(u, b"") for u in sorted(listed - scanned) if not u.startswith("file:")]
     return drop, extra, unreadable, order
+
+
+def _without(spark: SparkSession, raw: DataFrame, drop: set[str]) -> DataFrame:
+    """The scan ``raw`` without the files ``drop`` names. A filter on the path is applied
+    after a file is read, so a file Hadoop cannot read at all (a name with a colon) is left
+    out of a new scan of the files named one by one instead."""
+    from pyspark.sql import functions as F
+
+    if not any(":" in os.path.basename(local_path(u)) for u in drop if u.startswith("file:")):
+        return raw.filter(~F.col("path").isin(sorted(drop)))
+    rest = sorted({r["path"] for r in raw.select("path").collect()} - drop)
+    if not rest:
+        return spark.createDataFrame([], "path string, content binary")
+    return (spark.read.format("binaryFile")
+            .load([literal(local_path(u)) if u.startswith("file:") else u for u in rest])
+            .select("path", "content"))
 
 
 BINARY_FILE_MAX = 2**31 - 1
@@ -651,7 +673,7 @@ def ingest(
                                                        store.recorded_unread(root))
         walk = spark.createDataFrame(list(enumerate(order)), "walk bigint, path string")
         if drop:
-            raw = raw.filter(~F.col("path").isin(sorted(drop)))
+            raw = _without(spark, raw, drop)
         if extra:
             raw = raw.unionByName(spark.createDataFrame(
                 extra, "path string, content binary"))
