@@ -145,14 +145,18 @@ def _integrity_line(i: audit.Integrity) -> str:
     base = f"{i.status}, {_n(i.events, 'event')} in {_n(i.records, 'record')}"
     if i.status == "torn" and audit.not_started((), i):  # as verify and audit say it
         return f"not started: no whole header ({i.message}) and no event"
+    # the rule as the JSON finding and `rules` name it (log.damage; it said [damage], and
+    # a torn tail said neither its seq nor its rule)
     if i.status == "torn":
-        return f"{base}; torn tail at byte {i.offset} (record {i.record}): {i.message}"
+        seq = f", seq {i.seq}" if i.seq is not None else ""
+        return (f"{base}; torn tail at byte {i.offset} (record {i.record}){seq} "
+                f"[log.{i.kind}]: {i.message}")
     if i.status == "broken":
         unit = "line" if i.format == "jsonl" else "record"
         where = [f"{unit} {i.record}"] if i.record is not None else []
         where += [f"byte {i.offset}"] if i.offset is not None else []
         where += [f"seq {i.seq}"] if i.seq is not None else []
-        return f"{base}; BROKEN at {', '.join(where)} [{i.kind}]: {i.message}"
+        return f"{base}; BROKEN at {', '.join(where)} [log.{i.kind}]: {i.message}"
     if i.status == "unreadable":
         return f"unreadable: {i.message}"
     return f"{base}; head {i.head}"
