@@ -185,6 +185,10 @@ def _refuse_foreign(table: str, paths: list[str], have: set[str]) -> None:
                        f"{', '.join(sorted(have - known))}")
 
 
+NO_DIRECTORY = "/dev/null"
+"""What a sandboxed connection shows for a directory of DuckDB's own that it never uses."""
+
+
 def connect(
     archive: str | os.PathLike[str],
     *,
@@ -205,6 +209,9 @@ def connect(
             "allow_community_extensions": False,
             "allow_unsigned_extensions": False,
             "allow_persistent_secrets": False,  # never read from the home directory
+            # nor named: current_setting('secret_directory') and duckdb_settings() showed
+            # "/root/.duckdb/stored_secrets" as data, the home directory of the user running it
+            "secret_directory": NO_DIRECTORY,
             "temp_directory": "",
         })
     try:
