@@ -189,6 +189,7 @@ def ingest(
 
 def _say_ingested(report: archive.IngestReport, format: Format) -> None:
     """The ingest summary on stdout (and its refused logs)."""
+    report = _as_stored(report)
     if format is Format.json:
         emit_json(report)
         return
@@ -207,6 +208,18 @@ def _say_ingested(report: archive.IngestReport, format: Format) -> None:
     if report.recovered:
         typer.echo(f"cleaned up after an interrupted ingest: {len(report.recovered)} "
                    "uncommitted file(s)")
+
+
+def _as_stored(report: archive.IngestReport) -> archive.IngestReport:
+    """``report`` with its refused logs' paths and messages as the errors table holds them:
+    a byte of a file name that is not UTF-8 as ``\\xNN``. Printed as they were, the line
+    showed U+FFFD where the table keeps ``\\xfe``, and the JSON a lone ``\\udcfe``,
+    which strict JSON parsers refuse."""
+    from buraco_log.archive.schema import storable
+
+    errors = [msgspec.structs.replace(e, path=storable(e.path), message=storable(e.message))
+              for e in report.errors]
+    return msgspec.structs.replace(report, errors=errors)
 
 
 def _ingest_exit(report: archive.IngestReport, terminated: list[int]) -> None:
@@ -1030,7 +1043,8 @@ def verify_archive(path: Path, as_json: bool) -> None:
     file, its batch and the rule."""
     report = _verify_with_progress(str(path))
     for p in report.problems:
-        fix = ("" if not p.batch else f" (batch {p.batch}: let the user who reads the "
+        fix = ("" if not p.batch or p.rule == "archive.part_unrecorded"  # no batch to drop
+               else f" (batch {p.batch}: let the user who reads the "
                "archive read it)" if p.message.endswith("Permission denied") else
                f" (batch {p.batch}: restore the file from a backup, or drop the batch and "
                "ingest its logs again)")
@@ -1043,11 +1057,13 @@ def verify_archive(path: Path, as_json: bool) -> None:
                    "problems": [dataclasses.asdict(p) for p in report.problems]})
     else:
         links = sum(p.rule == "archive.link" for p in report.problems)
-        bad = len(report.problems) - links
+        lost = sum(p.rule == "archive.part_unrecorded" for p in report.problems)
+        bad = len(report.problems) - links - lost
         state = (f"{bad:,} missing or changed" if bad
                  else "every file as committed" if report.verified == report.files
                  else "none missing") + (f", {_n(links, 'symbolic link')} in the archive"
-                                         if links else "")
+                                         if links else "") + (
+            f", {_n(lost, 'part file')} of no batch record" if lost else "")
         old = (f"; {report.unrecorded:,} from batches committed before records kept "
                "fingerprints (read, not verifiable)" if report.unrecorded else "")
         left = (f"; {_n(len(report.leftovers), 'leftover file')} of an interrupted ingest "

@@ -17,7 +17,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from . import store
-from .schema import TABLES
 
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
@@ -113,11 +112,19 @@ def verify_archive(root: str, on_progress: Callable[[int, int], None] | None = N
                 f"committed {str(want_sha)[:16]}...)"))
         else:
             report.verified += 1
-    _walk(root, {r["batch"] for r in records}, {rel for rel, _b, _k in planned}, report)
+    left, lost = store.orphan_parts(root)
+    for rel in lost:  # its record deleted or lost: the clean-up refuses to delete it
+        report.problems.append(FileProblem(
+            rel, store.batch_of(os.path.basename(rel)) or "", "archive.part_unrecorded",
+            "a part file of no batch record and of no interrupted run (its record was "
+            "deleted or lost): restore the record from a backup, or move the file out"))
+    _walk(root, {r["batch"] for r in records}, {rel for rel, _b, _k in planned},
+          set(left), report)
     return report
 
 
-def _walk(root: str, committed: set[str], listed: set[str], report: FixityReport) -> None:
+def _walk(root: str, committed: set[str], listed: set[str], left: set[str],
+          report: FixityReport) -> None:
     """Look over the whole tree, following no link: each symbolic link is a problem (query
     and report refuse an archive holding one, so a verify that passed it said nothing of
     why they failed), and what an interrupted run left is listed as leftovers."""
@@ -130,18 +137,18 @@ def _walk(root: str, committed: set[str], listed: set[str], report: FixityReport
                 report.problems.append(FileProblem(
                     rel, "", "archive.link", f"a symbolic link (to {os.readlink(path)!r}); "
                     "query and report refuse an archive holding one: remove it"))
-            elif name in names and _left_over(rel, committed):
+            elif name in names and (rel in left or _left_over(rel, committed)):
                 report.leftovers.append(rel)
 
 
 def _left_over(rel: str, committed: set[str]) -> bool:
-    """A file an interrupted ingest or compact left: staged, temporary, a part of no
-    committed batch, or the record of a batch a compaction replaced."""
+    """A file an interrupted run left, parts aside (:func:`store.orphan_parts` sorts those):
+    staged, temporary, an intent record, or the record of a batch a compaction replaced."""
     parts = rel.split(os.sep)
     name = parts[-1]
     if parts[0] == store.STAGING or ".tmp-" in name:
         return True
     if parts[0] == store.BATCHES:
-        return name.endswith(".json") and name[:-5] not in committed
-    batch = store.batch_of(name)
-    return parts[0] in TABLES and batch is not None and batch not in committed
+        return name.endswith(store.INTENT) or (name.endswith(".json")
+                                               and name[:-5] not in committed)
+    return False

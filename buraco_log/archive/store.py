@@ -6,6 +6,8 @@ Layout (see the README, "The archive")::
     <table>/preset=<p>/month=<m>/part-<batch>.parquet    (errors/part-<batch>.parquet)
     _batches/<batch>.json                the commit record of a batch: its files, counts and
                                          each file's SHA-256 and size
+    _batches/<name>.intent               while a commit or a drop is under way: the batches
+                                         whose part files it may leave without a record
     .staging/<batch>/...                 files being written (never read)
     .lock                                held by the one running ingest
 
@@ -14,6 +16,12 @@ renamed into its partition (an atomic rename: a file is never visible half-writt
 the batch record is written (temp file + rename). The record is the commit point: readers of
 this library see only files listed in records, and the next ingest deletes files of batches that
 have no record (a crash between the renames and the record) before it does anything else.
+
+Only files that some run is known to have left are deleted so: a commit writes an intent
+record (``_batches/<batch>.intent``, fsynced) before its first rename, a drop one naming the
+batches it takes out before it unlinks their records, and a compacted batch's record names the
+batches it replaced. A part file of a batch that has no record and that nothing names (its
+record deleted by hand, say) is refused, never deleted (:func:`recover`).
 """
 
 from __future__ import annotations
@@ -550,12 +558,131 @@ def _check_committed(path: str, batch: str, kept: object) -> None:
                            "Permission denied (give the reading user read access to it)")
 
 
-def recover(root: str) -> list[str]:
-    """Delete what an interrupted ingest left: staging files and uncommitted parts.
+INTENT = ".intent"
+"""Suffix of an intent record in ``_batches``: not ``.json``, so that earlier versions of
+buraco_log, which read every ``_batches/*.json`` as a batch record, pass it by."""
 
-    Must be called with the lock held. Returns the removed paths (relative).
+
+def note_intent(root: str, name: str, action: str, batches: list[str],
+                files: list[str]) -> None:
+    """Say, durably (fsynced), that ``action`` ("ingest", "compact", "drop") may leave part
+    files of ``batches`` (``files``, relative) without a record: written before the first
+    rename of a commit and before a drop unlinks a record, so that :func:`recover` knows
+    those parts for the leftovers of a run, and refuses any other part of no record."""
+    os.makedirs(os.path.join(root, BATCHES), exist_ok=True)
+    _atomic_json(os.path.join(root, BATCHES, f"{name}{INTENT}"),
+                 {"action": action, "batches": batches, "files": files})
+
+
+def end_intent(root: str, name: str) -> None:
+    """Remove an intent record once its run is whole (committed, or cleaned up). Not
+    fsynced: an intent that outlives a power cut names committed batches only, whose files
+    it never lets :func:`recover` delete, and the next clean-up removes it."""
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(os.path.join(root, BATCHES, f"{name}{INTENT}"))
+
+
+def _intents(root: str) -> dict[str, set[str]]:
+    """Intent record file name -> the batches it names. One that cannot be read is an
+    :class:`ArchiveError`: what it allows to delete is not known."""
+    d = os.path.join(root, BATCHES)
+    out: dict[str, set[str]] = {}
+    if not os.path.isdir(d):
+        return out
+    for name in sorted(os.listdir(d)):
+        if not name.endswith(INTENT) or ".tmp-" in name:
+            continue
+        path = os.path.join(d, name)
+        intent = read_json(path, "intent record")
+        batches = intent.get("batches") if isinstance(intent, dict) else None
+        if not isinstance(batches, list) or not all(isinstance(b, str) and b
+                                                    for b in batches):
+            raise ArchiveError(f"{path}: damaged intent record: no list of batches; delete "
+                               "it (the next ingest or compact then names the part files "
+                               "of no batch record, if any, and deletes none)")
+        out[name] = set(batches)
+    return out
+
+
+def _staged_runs(root: str) -> set[str]:
+    """The batch ids (or Spark run ids) that have a directory under ``.staging``: a commit
+    removes its own after its record, so one there is a run that never finished (one of a
+    buraco_log older than intent records included)."""
+    staging = os.path.join(root, STAGING)
+    if os.path.islink(staging) or not os.path.isdir(staging):
+        return set()
+    return {n for n in os.listdir(staging) if os.path.isdir(os.path.join(staging, n))}
+
+
+def orphan_parts(root: str, records: list[dict[str, Any]] | None = None
+                 ) -> tuple[list[str], list[str]]:
+    """The part files of batches without a (current) record, relative, in two lists: those
+    an interrupted run left (named by an intent, a compacted batch's record or a staging
+    directory), which :func:`recover` deletes, and the others, which it refuses to."""
+    records = all_records(root) if records is None else records
+    committed = {r["batch"] for r in records} - _replaced(records)
+    known_runs = (_replaced(records) | _staged_runs(root)
+                  | {b for named in _intents(root).values() for b in named})
+    left: list[str] = []
+    lost: list[str] = []
+    for table in TABLES:
+        base = os.path.join(root, table)
+        if os.path.islink(base):  # the walk would delete "uncommitted" files where it leads
+            raise ArchiveError(f"{base}: symbolic links are not allowed inside an archive")
+        if not os.path.isdir(base):
+            continue
+        for dirpath, _dirs, names in os.walk(base):
+            for name in sorted(names):
+                b = batch_of(name)
+                rel = os.path.relpath(os.path.join(dirpath, name), root)
+                # a link is no data of the archive (no commit writes one): removed, never
+                # followed, as before
+                if ".tmp-" in name or (b is not None and b in known_runs - committed) or (
+                        b is not None and b not in committed
+                        and os.path.islink(os.path.join(dirpath, name))):
+                    left.append(rel)
+                elif b is not None and b not in committed:
+                    lost.append(rel)
+    if lost:  # looked at again, intents before records: a commit running (verify takes no
+        # lock) writes its intent before its first file is in place, and removes it only
+        # once its record is written, so a part of it is named by one or the other now
+        now = {b for named in _intents(root).values() for b in named}
+        now |= {r["batch"] for r in all_records(root)}
+        lost = [rel for rel in lost if batch_of(os.path.basename(rel)) not in now]
+    return left, lost
+
+
+def refuse_lost(root: str, lost: list[str]) -> None:
+    """One line for part files that belong to no batch record and to no interrupted run."""
+    if not lost:
+        return
+    more = f" and {len(lost) - 2:,} more" if len(lost) > 2 else ""
+    raise ArchiveError(
+        f"{root}: {len(lost):,} part file(s) belong to no batch record and to no interrupted "
+        f"run ({', '.join(shown_path(p) for p in lost[:2])}{more}): their records in "
+        f"{BATCHES}/ were deleted or lost; restore them from a backup, or move those files "
+        "out of the archive if their rows are not wanted; nothing was deleted")
+
+
+def shown_path(path: str) -> str:
+    """A path as the archive's messages and tables show it: a byte that is not UTF-8 (held
+    by Python as a lone surrogate) as ``\\xNN``, as :func:`buraco_log.archive.schema.storable`
+    stores it."""
+    return storable(path)
+
+
+def recover(root: str) -> list[str]:
+    """Delete what an interrupted ingest, compact or drop left: staging files, the parts of
+    batches it never committed or took out, records of batches a compaction replaced.
+
+    Must be called with the lock held. Returns the removed paths (relative). Part files of
+    no record that no interrupted run names (see the module docstring) are an
+    :class:`ArchiveError`, and nothing is removed.
     """
     records = all_records(root)  # first: a damaged record stops it all
+    intents = _intents(root)
+    left, lost = orphan_parts(root, records)
+    refuse_lost(root, lost)  # before anything is removed
     merged = _replaced(records) & {r["batch"] for r in records}
     removed: list[str] = []
     # A compaction committed, then cut short: its replaced batches' records go before their
@@ -565,7 +692,6 @@ def recover(root: str) -> list[str]:
         removed.append(os.path.join(BATCHES, f"{gone}.json"))
     if merged:
         _fsync_dir(os.path.join(root, BATCHES))
-    committed = {r["batch"] for r in records} - merged
     staging = os.path.join(root, STAGING)
     if os.path.islink(staging):
         raise ArchiveError(f"{staging}: symbolic links are not allowed inside an archive")
@@ -575,19 +701,9 @@ def recover(root: str) -> list[str]:
         for dirpath, _dirs, names in os.walk(staging):
             removed += (os.path.relpath(os.path.join(dirpath, n), root) for n in names)
         shutil.rmtree(staging)
-    for table in TABLES:
-        base = os.path.join(root, table)
-        if os.path.islink(base):  # the walk would delete "uncommitted" files where it leads
-            raise ArchiveError(f"{base}: symbolic links are not allowed inside an archive")
-        if not os.path.isdir(base):
-            continue
-        for dirpath, _dirs, names in os.walk(base):
-            for name in names:
-                b = batch_of(name)
-                if (b is not None and b not in committed) or ".tmp-" in name:
-                    full = os.path.join(dirpath, name)
-                    os.unlink(full)
-                    removed.append(os.path.relpath(full, root))
+    for rel in left:
+        os.unlink(os.path.join(root, rel))
+        removed.append(rel)
     for name in os.listdir(root):  # the marker's, from a creation or setting cut short
         if name.startswith(MARKER + ".tmp-"):
             os.unlink(os.path.join(root, name))
@@ -598,6 +714,10 @@ def recover(root: str) -> list[str]:
             if ".tmp-" in name:
                 os.unlink(os.path.join(bd, name))
                 removed.append(os.path.join(BATCHES, name))
+    # last: every batch an intent names is committed or cleaned up now (a crash before this
+    # leaves the intent for the next clean-up)
+    for name in intents:
+        end_intent(root, name.removesuffix(INTENT))
     return removed
 
 
@@ -621,12 +741,19 @@ def drop_batches(root: str, batches: Iterable[str]) -> list[str]:
             raise ArchiveError(f"{root}: no committed batch {missing[0]}" + (
                 f" (compact merged it into batch {into}: drop that one, and ingest again "
                 "the logs of every batch it merged)" if into else ""))
-        removed = []
+        # first what an interrupted run left: a compaction cut short before it removed the
+        # records it replaced had them back in the archive once its batch was dropped
+        removed = recover(root)
+        records = {m["batch"]: m for m in manifests(root)}
+        intent = f"drop-{new_batch_id()}"
+        note_intent(root, intent, "drop", wanted,
+                    sorted(rel for b in wanted for rels in records[b]["files"].values()
+                           for rel in rels))
         for b in wanted:
             os.unlink(os.path.join(root, BATCHES, f"{b}.json"))
             removed.append(os.path.join(BATCHES, f"{b}.json"))
         _fsync_dir(os.path.join(root, BATCHES))
-        removed += recover(root)
+        removed += recover(root)  # the dropped batches' files, then the intent
     return removed
 
 
@@ -749,10 +876,31 @@ def commit(root: str, batch: str, parts: dict[tuple[str, str], dict[str, pa.Tabl
         if os.path.exists(record):  # past the commit point (its directory's fsync failed)
             raise
         shutil.rmtree(os.path.join(root, STAGING, batch), ignore_errors=True)
+        _undo_placed(root, batch)
         what = "compact" if compacted else "ingest"  # the command to run again
         raise CommitError(f"{root}: batch {batch} was not committed (none of its rows is "
                            f"visible; run the {what} again {_once_fixed(exc, at[0])}): "
                            f"writing {at[0]}: {_reason(exc)}") from None
+
+
+def _undo_placed(root: str, batch: str) -> None:
+    """After a commit failed before its record: remove the files it had put in place, then
+    its intent record, as far as the failure lets (what is left, the next clean-up removes:
+    the intent stays while any file it names does)."""
+    path = os.path.join(root, BATCHES, f"{batch}{INTENT}")
+    try:
+        intent = read_json(path, "intent record")
+    except ArchiveError:  # none written yet (or unreadable: left to the next clean-up)
+        return
+    files = intent.get("files") if isinstance(intent, dict) else None
+    for rel in files if isinstance(files, list) else []:
+        if isinstance(rel, str) and batch_of(os.path.basename(rel)) == batch:
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(root, rel))
+    if isinstance(files, list) and not any(
+            isinstance(rel, str) and os.path.lexists(os.path.join(root, rel))
+            for rel in files):
+        end_intent(root, batch)
 
 
 def _once_fixed(exc: BaseException, path: str) -> str:
@@ -839,6 +987,11 @@ def _commit(root: str, batch: str, parts: dict[tuple[str, str], dict[str, pa.Tab
     if not os.path.isdir(os.path.join(root, BATCHES)):
         os.makedirs(os.path.join(root, BATCHES), exist_ok=True)
         _fsync_dir(root)
+    # before any file is in place: a crash from here on leaves parts that recover() knows
+    # for this run's, where parts of no record that nothing names are refused
+    at[0] = os.path.join(root, BATCHES, f"{batch}{INTENT}")
+    note_intent(root, batch, "compact" if merged else "ingest", [batch],
+                [rel for _t, _s, rel in planned])
     for _table, staged, rel in planned:
         final = at[0] = os.path.join(root, rel)
         os.makedirs(os.path.dirname(final), exist_ok=True)
@@ -855,6 +1008,7 @@ def _commit(root: str, batch: str, parts: dict[tuple[str, str], dict[str, pa.Tab
     os.makedirs(os.path.join(root, BATCHES), exist_ok=True)
     at[0] = os.path.join(root, BATCHES, f"{batch}.json")
     _atomic_json(at[0], record)  # the commit point
+    end_intent(root, batch)
     shutil.rmtree(stage, ignore_errors=True)
     return record
 

@@ -286,14 +286,16 @@ def test_a_new_archive_has_its_records_directory_before_any_commit(tmp_path: Pat
 
 
 def test_an_uncommitted_part_in_a_new_archive_is_still_cleaned_up(tmp_path: Path) -> None:
-    """A first commit cut short between its renames and its record leaves parts and an empty
-    _batches: recovered, not refused."""
+    """A first commit cut short between its renames and its record leaves parts, its intent
+    record and no batch record: recovered, not refused."""
     arch = tmp_path / "arch"
     ingest([], arch)
     stray = arch / "matches" / "preset=classic" / "month=unknown" / "part-X-1.parquet"
     stray.parent.mkdir(parents=True)
+    store.note_intent(str(arch), "X-1", "ingest", ["X-1"], [str(stray.relative_to(arch))])
     stray.write_bytes(b"PAR1 cut short")
     assert store.recover(str(arch)) == [str(stray.relative_to(arch))]
+    assert os.listdir(arch / "_batches") == []
 
 
 def test_a_table_directory_that_is_a_file_is_said_to_be_one(small: Path, tmp_path: Path) -> None:

@@ -1,0 +1,303 @@
+"""Fault probes, round 41, of the DuckDB archive: part files of batch records deleted by hand
+are refused, never deleted as the leftovers of an interrupted run (intent records tell the
+two apart), while a genuinely interrupted ingest, compact or drop is still cleaned up; the
+sandbox no longer shows the home directory; refused logs' names as the errors table has them."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from buraco_log.archive import ingest, query, store
+from buraco_log.archive.compact import compact
+from buraco_log.archive.fixity import verify_archive
+from buraco_log.errors import ArchiveError
+from tests.archive.corpus import make_corpus
+from tests.cli.probes import ROOT, cli, one_error_line
+
+SIM = ROOT / "examples" / "sim"
+
+
+@pytest.fixture(scope="module")
+def three(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An archive of three batches (compact merges them), one simulated match each."""
+    base = tmp_path_factory.mktemp("three41")
+    logs = make_corpus(str(base / "logs"), 3, seed="archive41", jobs=1)
+    arch = base / "arch"
+    for log in logs:
+        assert ingest([log], arch).added == 1
+    return arch
+
+
+@pytest.fixture
+def arch(three: Path, tmp_path: Path) -> Path:
+    copy = tmp_path / "arch"
+    shutil.copytree(three, copy)
+    return copy
+
+
+def tree(arch: Path) -> dict[str, str]:
+    """Every file of the archive but the lock: relative path -> SHA-256 of its bytes."""
+    return {str(p.relative_to(arch)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(arch.rglob("*")) if p.is_file() and p.name != store.LOCK}
+
+
+def batches(arch: Path) -> list[str]:
+    return [m["batch"] for m in store.manifests(str(arch))]
+
+
+def parts_of(arch: Path, batch: str) -> list[Path]:
+    return sorted(arch.rglob(f"part-{batch}.parquet"))
+
+
+def matches(arch: Path) -> list[str]:
+    return sorted(query(arch, "SELECT source_path FROM matches").column("source_path")
+                  .to_pylist())
+
+
+# -- batch records deleted by hand ------------------------------------------------------------
+
+def test_parts_whose_records_were_deleted_by_hand_are_refused_and_kept(arch: Path,
+                                                                       tmp_path: Path) -> None:
+    """Before: compact (and ingest) deleted all five files of the batch as "uncommitted"."""
+    gone = batches(arch)[0]
+    (arch / "_batches" / f"{gone}.json").unlink()
+    before = tree(arch)
+    assert len(parts_of(arch, gone)) == 5
+    for args in (("compact", arch), ("ingest", SIM / "classic-2p-000000.blog", "--archive", arch)):
+        line = one_error_line(cli(*args), 1)
+        assert line.startswith(f"buraco-log: error: {arch}: 5 part file(s) belong to no batch "
+                               "record and to no interrupted run ("), line
+        assert f"part-{gone}.parquet" in line and "and 3 more" in line, line
+        assert line.endswith("restore them from a backup, or move those files out of the "
+                             "archive if their rows are not wanted; nothing was deleted"), line
+        assert tree(arch) == before
+    with pytest.raises(ArchiveError, match="belong to no batch record"):
+        store.drop_batches(str(arch), [batches(arch)[0]])
+    assert tree(arch) == before
+    # moved out, as the line says: the archive works again
+    for p in parts_of(arch, gone):
+        p.rename(tmp_path / f"{p.parent.parent.parent.name}.parquet")
+    assert cli("compact", arch).returncode == 0
+    assert len(matches(arch)) == 2
+
+
+def test_verify_names_each_part_of_no_record_as_a_problem(arch: Path) -> None:
+    """Before: verify passed, counting them as leftovers the next ingest removes."""
+    gone = batches(arch)[1]
+    (arch / "_batches" / f"{gone}.json").unlink()
+    r = cli("verify", arch)
+    assert r.returncode == 1 and "5 part files of no batch record" in r.stdout, r.stdout
+    lines = r.stderr.splitlines()
+    assert len(lines) == 5 and all("[archive.part_unrecorded]" in x and f"part-{gone}" in x
+                                   and "drop the batch" not in x for x in lines), lines
+    assert verify_archive(str(arch)).leftovers == []
+
+
+# -- interrupted runs, cleaned up as before -------------------------------------------------
+
+# The CLI with os.<name> wrapped: its k-th call kills the process with SIGKILL.
+KILLER = """
+import os, signal, sys
+name, k, n = sys.argv[1], int(sys.argv[2]), [0]
+real = getattr(os, name)
+def killing(*a, **kw):
+    n[0] += 1
+    if n[0] == k:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return real(*a, **kw)
+setattr(os, name, killing)
+sys.argv = ["buraco-log", *sys.argv[3:]]
+from cli.main import run
+run()
+"""
+
+
+def killed(name: str, k: int, *args: object) -> None:
+    r = subprocess.run([sys.executable, "-c", KILLER, name, str(k), *map(str, args)], cwd=ROOT,
+                       capture_output=True, text=True, timeout=120, check=False,
+                       env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert r.returncode == -9, r
+
+
+def test_an_ingest_killed_between_its_renames_and_its_record_is_cleaned_up(
+        arch: Path) -> None:
+    log = SIM / "classic-2p-000000.blog"
+    # rename 1 places the intent record, 2 the first part: killed at the third
+    killed("replace", 3, "ingest", log, "--archive", arch, "--jobs", "1")
+    intents = list((arch / "_batches").glob("*.intent"))
+    assert len(intents) == 1
+    batch = intents[0].name.removesuffix(".intent")
+    assert parts_of(arch, batch) and not (arch / "_batches" / f"{batch}.json").exists()
+    fixity = verify_archive(str(arch))  # as a verify sees a commit under way: no problem
+    assert fixity.ok and f"_batches/{batch}.intent" in fixity.leftovers
+    assert {str(p.relative_to(arch)) for p in parts_of(arch, batch)} <= set(fixity.leftovers)
+    r = cli("ingest", log, "--archive", arch)
+    assert r.returncode == 0 and "cleaned up after an interrupted ingest" in r.stdout, r
+    assert not parts_of(arch, batch) and not list((arch / "_batches").glob("*.intent"))
+    assert len(matches(arch)) == 4
+
+
+def test_a_compact_killed_while_removing_what_it_replaced_is_finished(arch: Path) -> None:
+    """unlink 1 ends the merged batch's intent, 2-4 the replaced records, then their files:
+    killed among the files, which no record names any more (only the "compacted" list)."""
+    before = matches(arch)
+    old = batches(arch)
+    killed("unlink", 6, "compact", arch)
+    assert not any((arch / "_batches" / f"{b}.json").exists() for b in old)
+    assert any(parts_of(arch, b) for b in old)  # the case this is about
+    assert matches(arch) == before
+    assert cli("compact", arch).returncode == 0
+    assert not any(parts_of(arch, b) for b in old) and matches(arch) == before
+
+
+def test_a_drop_cut_short_after_its_records_went_is_finished(
+        arch: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    victim, *kept = batches(arch)
+    calls = [0]
+    real = store.recover
+
+    def recover(root: str) -> list[str]:
+        calls[0] += 1
+        if calls[0] == 2:  # the one after the records went: as if killed there
+            raise KeyboardInterrupt
+        return real(root)
+
+    monkeypatch.setattr(store, "recover", recover)
+    with pytest.raises(KeyboardInterrupt):
+        store.drop_batches(str(arch), [victim])
+    monkeypatch.undo()
+    assert parts_of(arch, victim) and batches(arch) == kept
+    assert len(list((arch / "_batches").glob("drop-*.intent"))) == 1
+    assert cli("compact", arch).returncode == 0
+    assert not parts_of(arch, victim) and not list((arch / "_batches").glob("*.intent"))
+    assert len(matches(arch)) == 2
+
+
+def test_a_drop_cut_short_before_its_records_went_keeps_the_batch(
+        arch: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    victim = batches(arch)[0]
+    real = store.note_intent
+
+    def note(*args: object) -> None:
+        real(*args)  # type: ignore[arg-type]
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(store, "note_intent", note)
+    with pytest.raises(KeyboardInterrupt):
+        store.drop_batches(str(arch), [victim])
+    monkeypatch.undo()
+    files = parts_of(arch, victim)
+    assert len(files) == 5 and victim in batches(arch)
+    r = cli("ingest", SIM / "classic-2p-000000.blog", "--archive", arch)
+    assert r.returncode == 0, r  # the intent goes; the batch stays whole
+    assert parts_of(arch, victim) == files and not list((arch / "_batches").glob("*.intent"))
+    assert victim in batches(arch) and len(matches(arch)) == 4
+
+
+def test_an_interrupted_ingest_of_an_older_version_is_still_cleaned_up(arch: Path) -> None:
+    """No intent record then, but its staging directory, removed only after its record."""
+    batch = "20260101T000000Z-0badf00d"
+    (arch / ".staging" / batch / "matches").mkdir(parents=True)
+    part = arch / "matches" / "preset=classic" / "month=unknown" / f"part-{batch}.parquet"
+    part.parent.mkdir(parents=True, exist_ok=True)
+    part.write_bytes(b"PAR1 renamed in, no record")
+    assert store.recover(str(arch)) == [str(part.relative_to(arch))]
+    assert not part.exists()
+
+
+def test_a_compaction_cut_short_then_its_batch_dropped_brings_nothing_back(
+        arch: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The replaced batches' records were still there when the merged batch was dropped: with
+    the merged record gone they were committed again, and its rows came back."""
+    calls = [0]
+    real = store.recover
+
+    def recover(root: str) -> list[str]:
+        calls[0] += 1
+        if calls[0] == 2:  # compact's clean-up after its commit
+            raise KeyboardInterrupt
+        return real(root)
+
+    monkeypatch.setattr(store, "recover", recover)
+    with pytest.raises(KeyboardInterrupt):
+        compact(str(arch))
+    monkeypatch.undo()
+    assert len(list((arch / "_batches").glob("*.json"))) == 4
+    (merged,) = batches(arch)
+    store.drop_batches(str(arch), [merged])
+    assert batches(arch) == [] and matches(arch) == []
+    assert not list(arch.rglob("part-*.parquet"))
+
+
+def test_a_damaged_intent_record_is_one_line_and_nothing_is_deleted(arch: Path) -> None:
+    (arch / "_batches" / "x.intent").write_text("{not json")
+    before = tree(arch)
+    line = one_error_line(cli("compact", arch), 1)
+    assert line.startswith(f"buraco-log: error: {arch}/_batches/x.intent: unreadable intent "
+                           "record"), line
+    assert tree(arch) == before
+    (arch / "_batches" / "x.intent").write_text('{"batches": 3}')
+    before = tree(arch)
+    line = one_error_line(cli("compact", arch), 1)
+    assert "damaged intent record: no list of batches; delete it" in line, line
+    assert tree(arch) == before
+
+
+def test_a_commit_that_fails_after_placing_files_takes_them_back(
+        arch: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    real = store._atomic_json
+
+    def full(path: str, data: object) -> None:
+        if path.endswith(".json") and "_batches" in path:
+            raise OSError(28, "No space left on device")
+        real(path, data)
+
+    before = tree(arch)
+    monkeypatch.setattr(store, "_atomic_json", full)
+    with pytest.raises(store.CommitError, match="No space left on device"):
+        ingest([str(SIM / "classic-2p-000000.blog")], arch)
+    monkeypatch.undo()
+    after = tree(arch)
+    assert {k: v for k, v in after.items() if not k.startswith("_ratings")} == \
+        {k: v for k, v in before.items() if not k.startswith("_ratings")}
+
+
+# -- the sandbox and the names of refused logs ----------------------------------------------
+
+def test_the_sandbox_shows_no_directory_of_the_users_home(arch: Path) -> None:
+    """current_setting('secret_directory') gave "/root/.duckdb/stored_secrets" as data."""
+    home = os.path.expanduser("~")
+    got = query(arch, "SELECT current_setting('secret_directory') AS d").to_pylist()
+    assert got == [{"d": "/dev/null"}]
+    values = query(arch, "SELECT name, value FROM duckdb_settings()").to_pylist()
+    assert values and not [v for v in values if home in str(v["value"])]
+    r = cli("query", arch, "SELECT name FROM duckdb_settings() WHERE value LIKE '%.duckdb%'")
+    assert r.returncode == 0 and ".duckdb" not in r.stdout.replace("value LIKE", ""), r
+
+
+def test_a_refused_log_whose_name_is_not_utf8_is_named_as_the_errors_table_names_it(
+        tmp_path: Path) -> None:
+    """The line showed U+FFFD (the raw byte), the JSON a lone surrogate, the table \\xfe."""
+    src = tmp_path / "src"
+    src.mkdir()
+    Path(os.fsdecode(bytes(src) + b"/torn\xfe.blog")).write_bytes(b"BURACOLG torn")
+    a, b = tmp_path / "a", tmp_path / "b"
+    r = subprocess.run([sys.executable, "-m", "cli", "ingest", str(src), "--archive", str(a)],
+                       cwd=ROOT, capture_output=True, timeout=120, check=False,
+                       env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    stored = query(a, "SELECT source_path FROM errors").column("source_path").to_pylist()
+    assert stored == [f"{src}/torn\\xfe.blog"]
+    refused = [x for x in r.stdout.decode().splitlines() if x.startswith("refused: ")]
+    assert len(refused) == 1 and refused[0].startswith(f"refused: {stored[0]}: "), r.stdout
+    assert b"\xfe" not in r.stdout
+    j = cli("ingest", src, "--archive", b, "-f", "json")
+    assert "\\udcfe" not in j.stdout
+    assert [e["path"] for e in json.loads(j.stdout)["errors"]] == stored
