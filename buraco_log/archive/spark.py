@@ -379,8 +379,7 @@ def _listing_differences(raw: DataFrame, srcs: Sequence[str]) -> tuple[
         # a name with a colon fails Hadoop's read of the file (its checksum file's name is
         # parsed as a URI: "Relative path in absolute URI: .a:b.blog.crc"), and with it the
         # whole run: such a log is read here instead
-        colon = {u for u in scanned if u.startswith("file:")
-                 and ":" in os.path.basename(local_path(u))}
+        colon = {u for u in scanned if u.startswith("file:") and _unreadable(local_path(u))}
         drop = colon | {u for u in scanned
                         if u.startswith("file:") and local_path(u) not in found}
         for path in sorted(found - {local_path(u) for u in scanned - colon}):
@@ -410,7 +409,7 @@ def _without(spark: SparkSession, raw: DataFrame, drop: set[str]) -> DataFrame:
     out of a new scan of the files named one by one instead."""
     from pyspark.sql import functions as F
 
-    if not any(":" in os.path.basename(local_path(u)) for u in drop if u.startswith("file:")):
+    if not any(_unreadable(local_path(u)) for u in drop if u.startswith("file:")):
         return raw.filter(~F.col("path").isin(sorted(drop)))
     rest = sorted({r["path"] for r in raw.select("path").collect()} - drop)
     if not rest:
@@ -418,6 +417,13 @@ def _without(spark: SparkSession, raw: DataFrame, drop: set[str]) -> DataFrame:
     return (spark.read.format("binaryFile")
             .load([literal(local_path(u)) if u.startswith("file:") else u for u in rest])
             .select("path", "content"))
+
+
+def _unreadable(path: str) -> bool:
+    """Whether Hadoop fails on a local ``path`` ("Relative path in absolute URI"): a file
+    name with a colon (its checksum file's name is parsed as a URI), or a colon anywhere in a
+    path whose glob characters :func:`literal` escapes (the globber parses each part)."""
+    return ":" in os.path.basename(path) or (":" in path and literal(path) != path)
 
 
 BINARY_FILE_MAX = 2**31 - 1
@@ -662,11 +668,14 @@ def ingest(
         strict = report.require_commitment = store.settings(root).require_commitment
         report.recovered = store.recover(root)
         committed = store.committed_files(root)
+        # a source Hadoop cannot take is left to the driver, which reads the logs of its walk
+        scan = [s if "://" in s else literal(s) for s in srcs
+                if "://" in s or not _unreadable(s)]
         raw = (spark.read.format("binaryFile").option("pathGlobFilter", LOG_GLOB)
-               .option("recursiveFileLookup", "true")
-               .load([s if "://" in s else literal(s) for s in srcs])
+               .option("recursiveFileLookup", "true").load(scan)
                .filter(F.col("length") <= BINARY_FILE_MAX)  # pushed down: never read
-               .select("path", "content"))
+               .select("path", "content")) if scan else \
+            spark.createDataFrame([], "path string, content binary")
         drop, extra, unreadable, order = _listing_differences(raw, srcs)
         # a file never read is recorded once per path and reason, as the local engine does
         unreadable, unread_again = store.drop_recorded(unreadable,
