@@ -21,8 +21,9 @@ from typing import Any, Final, ParamSpec, TypeVar
 import msgspec
 import typer
 
-from buraco_log.errors import BuracoLogError
+from buraco_log.errors import BuracoLogError, LogFormatError
 from buraco_log.log import MAGIC
+from buraco_log.ruleids import RULES
 from cli.safetext import terminal_safe
 from cli.signals import stopped_by
 
@@ -126,6 +127,13 @@ def drop_stdout() -> None:
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - lives until the process ends
 
 
+_LOG_RULES: Final = frozenset(
+    kind for kind in ("header", "damage", "chain", "seq", "torn", "decode", "unknown", "version",
+                      "limit", "format", "jsonl", "range") if f"log.{kind}" in RULES)
+"""The kinds of a damaged or unreadable log's error that are the rule an audit names (log.io,
+a failed write, is no rule a missing file broke)."""
+
+
 def error_object(message: str, code: int, error: BaseException | None = None) -> dict[str, Any]:
     """The JSON form of an error: a stable code, the message, the exit status, and where."""
     obj: dict[str, Any] = {
@@ -137,6 +145,8 @@ def error_object(message: str, code: int, error: BaseException | None = None) ->
         value = getattr(error, field, None)
         if value is not None and isinstance(value, str | int):
             obj[field] = value
+    if isinstance(error, LogFormatError) and "rule" not in obj and error.kind in _LOG_RULES:
+        obj["rule"] = f"log.{error.kind}"  # as an audit finding names it (code: the class)
     if isinstance(error, OSError) and error.filename is not None:
         obj["path"] = str(error.filename)
     if isinstance(obj.get("path"), str):  # <stdin>, not its temporary copy (removed by now)

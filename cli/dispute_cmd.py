@@ -884,11 +884,12 @@ def _refuse_evidence_as_page(html: Path | None, receipts: list[str], keys: list[
 
 def _place(integrity: audit.Integrity) -> str:
     """Where a log's damage starts, as the reader's errors say it: the line and seq of a JSON
-    Lines log (its reader gives no offset, so `show` named no place at all), else the byte."""
+    Lines log (its reader gives no offset, so `show` named no place at all), else the byte and
+    seq (it named no seq, where `replay` of the same log does)."""
+    seq = f", seq {integrity.seq}" if integrity.seq is not None else ""
     if integrity.format == "jsonl" and integrity.record is not None:
-        seq = f", seq {integrity.seq}" if integrity.seq is not None else ""
         return f", line {integrity.record}{seq}"
-    return f", byte {integrity.offset}" if integrity.offset is not None else ""
+    return f", byte {integrity.offset}{seq}" if integrity.offset is not None else seq
 
 
 def _unreadable_log(path: Path, integrity: audit.Integrity) -> LogFormatError:

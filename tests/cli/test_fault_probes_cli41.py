@@ -45,3 +45,26 @@ def test_demo_to_a_jsonl_name_in_a_missing_directory_is_one_line_and_no_file(
     line = one_error_line(cli("demo", "--players", "2", "-o", "no/d.jsonl", cwd=tmp_path), 2)
     assert "no/d.jsonl" in line
     assert os.listdir(tmp_path) == []
+
+
+def test_the_json_error_of_a_damaged_log_names_the_rule_the_audit_finding_names(
+        tmp_path: Path) -> None:
+    # it gave only "code": "log.format" and "kind": "damage"; the audit's finding said
+    # "rule": "log.damage", and a referee's script had to map one onto the other
+    done = cli("demo", "--players", "2", "-o", "d.blog", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    data = bytearray((tmp_path / "d.blog").read_bytes())
+    data[len(data) // 2] ^= 0x40
+    (tmp_path / "d.blog").write_bytes(bytes(data))
+    finding = json.loads(cli("audit", tmp_path / "d.blog", "-f", "json").stdout)["findings"][0]
+    for command in (("replay",), ("explain", "--at", "3"), ("moves", "--at", "3")):
+        done = cli(*command, tmp_path / "d.blog", "-f", "json")
+        line = one_error_line(done, 1)
+        error = json.loads(done.stdout)["error"]
+        assert error["rule"] == finding["rule"] == f"log.{error['kind']}", (command, error)
+        assert f"{error['path']}, byte {error['offset']}, seq {error['seq']}: " in line
+    # show prints the summary of what is intact, then says where it stops: with the seq too
+    line = one_error_line(cli("show", tmp_path / "d.blog"), 1)
+    assert f", byte {finding['offset']}, seq {finding['seq']}: broken: " in line
+    missing = cli("replay", tmp_path / "none.blog", "-f", "json")
+    assert "rule" not in json.loads(missing.stdout)["error"]  # no log: no rule of one broken
