@@ -1041,7 +1041,14 @@ def verify_archive(path: Path, as_json: bool) -> None:
     """`verify ARCHIVE`: every committed file read back against its batch record's SHA-256
     and size. Exit 1 when a file is missing or changed: one stderr line each, naming the
     file, its batch and the rule."""
+    from buraco_log.archive.schema import storable
+
     report = _verify_with_progress(str(path))
+    # names as the archive's other messages and tables give them: a byte of a file name
+    # that is not UTF-8 as \xNN (it was \udcff here, and a lone surrogate in the JSON)
+    report.problems = [dataclasses.replace(p, path=storable(p.path), batch=storable(p.batch))
+                       for p in report.problems]
+    report.leftovers = [storable(rel) for rel in report.leftovers]
     for p in report.problems:
         fix = ("" if not p.batch or p.rule == "archive.part_unrecorded"  # no batch to drop
                else f" (batch {p.batch}: let the user who reads the "

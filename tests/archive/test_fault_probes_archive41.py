@@ -301,3 +301,21 @@ def test_a_refused_log_whose_name_is_not_utf8_is_named_as_the_errors_table_names
     j = cli("ingest", src, "--archive", b, "-f", "json")
     assert "\\udcfe" not in j.stdout
     assert [e["path"] for e in json.loads(j.stdout)["errors"]] == stored
+
+
+def test_a_part_whose_name_is_not_utf8_is_named_with_xnn_by_verify_and_compact(
+        arch: Path) -> None:
+    """verify said part-\\udcff (and a lone surrogate in its JSON) where the refusal of
+    compact and the tables say \\xff."""
+    junk = Path(os.fsdecode(bytes(arch) + b"/matches/part-\xff.parquet"))
+    junk.write_bytes(b"")
+    line = one_error_line(cli("compact", arch), 1)
+    assert "(matches/part-\\xff.parquet)" in line, line
+    r = cli("verify", arch)
+    assert r.returncode == 1 and r.stderr.startswith(
+        f"buraco-log: error: {arch}/matches/part-\\xff.parquet: [archive.part_unrecorded]"), r
+    j = cli("verify", arch, "-f", "json")
+    assert "\\udcff" not in j.stdout
+    assert [(p["path"], p["batch"]) for p in json.loads(j.stdout)["problems"]] == [
+        ("matches/part-\\xff.parquet", "\\xff")]
+    assert junk.exists()
