@@ -426,6 +426,17 @@ def _unreadable(path: str) -> bool:
     return ":" in os.path.basename(path) or (":" in path and literal(path) != path)
 
 
+def _readable_archive(root: str, what: str = "") -> None:
+    """Refuse, before anything is read or written, an archive whose files Hadoop cannot
+    read: a colon and glob characters in its path (as in :func:`_unreadable`). Its first
+    Spark ingest was committed, and every later read failed with "Relative path in absolute
+    URI"."""
+    if ":" in root and literal(root) != root:
+        raise ArchiveError(f"{what}Spark cannot read an archive whose path holds a colon and "
+                           f"glob characters ([]{{}}*?\\): {root}; rename it, or use "
+                           "--engine local")
+
+
 BINARY_FILE_MAX = 2**31 - 1
 """The most bytes Spark's ``binaryFile`` reads in one file: a larger one failed the whole
 ingest ("The length of ... exceeds the max length allowed")."""
@@ -659,6 +670,7 @@ def ingest(
     file_events = file_events or _file_events(spark)
     srcs = [os.path.abspath(os.fspath(s)) if "://" not in os.fspath(s) else os.fspath(s)
             for s in sources]
+    _readable_archive(os.path.abspath(os.fspath(archive)), "spark ingest: ")
     root = store.create_archive(str(archive))
     report = IngestReport(archive=root, jobs=sc.defaultParallelism)
     run = store.new_batch_id()
@@ -971,6 +983,7 @@ def create_views(spark: SparkSession, archive: str | os.PathLike[str]) -> str:
     from pyspark.sql import functions as F
 
     root = store.check_archive(str(archive))
+    _readable_archive(root)
     files = store.committed_files(root)
     for table in TABLES:
         name = "_events_stored" if table == "events" else table

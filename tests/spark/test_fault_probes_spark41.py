@@ -8,7 +8,9 @@ match on the local engine while Spark refused it (the engines' errors tables dif
 is now the same bytes read the same way (binary, or JSON Lines), on both.
 
 A log whose name holds a colon (``a:b.blog``) failed the whole Spark ingest: Hadoop cannot read
-it ("Relative path in absolute URI"); it is read on the driver now, as empty logs are.
+it ("Relative path in absolute URI"); it is read on the driver now, as empty logs are. An
+archive whose path holds a colon and glob characters was created by a Spark ingest and could
+never be read again: it is refused in one line.
 
 Query: a JSON ``null`` at the top of a VARIANT was the text ``null`` on Spark and SQL NULL on
 DuckDB; a year-month or calendar interval failed with Spark's own "not supported in
@@ -120,6 +122,25 @@ def test_a_log_whose_name_holds_a_colon_is_ingested_as_the_local_engine_ingests_
     assert (ours.added, len(ours.errors)) == (local.added, len(local.errors)) == (4, 1)
     assert engine.table_checksums(tmp_path / "spark") == engine.table_checksums(
         tmp_path / "local")
+
+
+@pytest.mark.spark
+def test_an_archive_whose_path_holds_a_colon_and_glob_characters_is_refused_in_one_line(
+        spark: Any, local_archive: tuple[Path, IngestReport], tmp_path: Path) -> None:
+    """Before: a Spark ingest created it and committed, and every later read (a query, the
+    next ingest) failed with "java.net.URISyntaxException: Relative path in absolute URI"."""
+    from buraco_log.archive import spark as engine
+    from buraco_log.errors import ArchiveError
+
+    arch = tmp_path / "club[1]:x"
+    shutil.copytree(local_archive[0], arch)
+    with pytest.raises(ArchiveError, match=r"^Spark cannot read an archive whose path holds a "
+                       r"colon and glob characters .*: .*club\[1\]:x; rename it"):
+        engine.query(arch, "SELECT count(*) FROM matches", spark=spark)
+    fresh = tmp_path / "new[2]:y"
+    with pytest.raises(ArchiveError, match=r"^spark ingest: Spark cannot read an archive"):
+        engine.ingest([str(tmp_path / "nothing")], fresh, spark=spark)
+    assert not fresh.exists()  # refused before it was made
 
 
 # -- query: JSON nulls and intervals as DuckDB gives them ------------------------------------------
