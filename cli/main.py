@@ -184,6 +184,12 @@ def _run() -> int | Any:
     except _ABORT:
         how, code = stopped_by()
         typer.echo(f"buraco-log: {how}", err=True)
+    except KeyboardInterrupt:
+        # before a command ran: typer builds the click group from every command's signature
+        # first (a second, loaded), outside click's own catch (a SIGTERM there was a traceback
+        # and death by SIGINT, -2)
+        how, code = stopped_by()
+        typer.echo(f"buraco-log: error: {how}", err=True)
     except BrokenPipeError:  # help or version into `| head`: stop quietly, as commands do
         with contextlib.suppress(OSError):
             sys.stderr.close()

@@ -3,16 +3,22 @@
 - ``demo -o X.jsonl`` was refused ("the demo writes a binary log ... name it .blog, then
   convert"): a user naming the file .jsonl wants JSON Lines. It now writes them, the same events
   the binary log would hold (its head digest too), through the JSON Lines writer.
+- A damaged log's JSON error gave `code` and `kind`, not the rule its audit finding names;
+  `show` named the byte where the damage starts but not the seq.
+- A SIGTERM while typer built the command group (before any command ran) was a traceback and
+  death by SIGINT.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 from buraco_log import jsonl, log
-from tests.cli.probes import cli, one_error_line
+from tests.cli.probes import ROOT, cli, one_error_line
 
 
 def test_demo_to_a_jsonl_name_writes_json_lines_that_replay_and_convert_back(
@@ -68,3 +74,27 @@ def test_the_json_error_of_a_damaged_log_names_the_rule_the_audit_finding_names(
     assert f", byte {finding['offset']}, seq {finding['seq']}: broken: " in line
     missing = cli("replay", tmp_path / "none.blog", "-f", "json")
     assert "rule" not in json.loads(missing.stdout)["error"]  # no log: no rule of one broken
+
+
+_TERM_WHILE_TYPER_BUILDS = """
+import os, signal, sys
+import typer.main
+from cli import main
+real = typer.main.get_group
+def get_group(*args, **kwargs):  # the SIGTERM lands while typer reads the commands' signatures
+    os.kill(os.getpid(), signal.SIGTERM)
+    return real(*args, **kwargs)
+typer.main.get_group = get_group
+sys.argv = ["buraco-log", "rules", "list"]
+main.run()
+"""
+
+
+def test_a_sigterm_before_the_command_runs_is_one_line_and_143(tmp_path: Path) -> None:
+    # typer builds the click group (a second on a loaded machine) outside click's catch: a
+    # SIGTERM then was a KeyboardInterrupt traceback, and the process died of SIGINT (-2)
+    done = subprocess.run([sys.executable, "-c", _TERM_WHILE_TYPER_BUILDS], capture_output=True,
+                          text=True, cwd=ROOT, timeout=60, check=False,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert one_error_line(done, 143) == "buraco-log: error: terminated (SIGTERM)"
+    assert done.stdout == ""
