@@ -695,15 +695,17 @@ def recover(root: str) -> list[str]:
     staging = os.path.join(root, STAGING)
     if os.path.islink(staging):
         raise ArchiveError(f"{staging}: symbolic links are not allowed inside an archive")
+    # the parts before what names them (the staging directory of a run of a version that
+    # wrote no intent, the intents below): a clean-up cut short is finished by the next
+    for rel in left:
+        os.unlink(os.path.join(root, rel))
+        removed.append(rel)
     if os.path.isdir(staging):
         # every file, not the batch directory holding them: "1 uncommitted file(s)" was said
         # of a batch of 40 files a kill left while staging
         for dirpath, _dirs, names in os.walk(staging):
             removed += (os.path.relpath(os.path.join(dirpath, n), root) for n in names)
         shutil.rmtree(staging)
-    for rel in left:
-        os.unlink(os.path.join(root, rel))
-        removed.append(rel)
     for name in os.listdir(root):  # the marker's, from a creation or setting cut short
         if name.startswith(MARKER + ".tmp-"):
             os.unlink(os.path.join(root, name))
@@ -715,7 +717,12 @@ def recover(root: str) -> list[str]:
                 os.unlink(os.path.join(bd, name))
                 removed.append(os.path.join(BATCHES, name))
     # last: every batch an intent names is committed or cleaned up now (a crash before this
-    # leaves the intent for the next clean-up)
+    # leaves the intent for the next clean-up), and durably so: the unlinks of its parts
+    # first, or a power cut could keep parts that nothing names any more
+    for d in sorted({os.path.dirname(os.path.join(root, rel)) for rel in left} if intents
+                    else ()):
+        with contextlib.suppress(FileNotFoundError):
+            _fsync_dir(d)
     for name in intents:
         end_intent(root, name.removesuffix(INTENT))
     return removed

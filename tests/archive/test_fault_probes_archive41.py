@@ -319,3 +319,30 @@ def test_a_part_whose_name_is_not_utf8_is_named_with_xnn_by_verify_and_compact(
     assert [(p["path"], p["batch"]) for p in json.loads(j.stdout)["problems"]] == [
         ("matches/part-\\xff.parquet", "\\xff")]
     assert junk.exists()
+
+
+def test_a_clean_up_cut_short_is_finished_by_the_next(
+        arch: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The parts go before what names them: the staging directory of an older version's
+    run went first, and a clean-up cut short after it left parts that nothing named."""
+    batch = "20260101T000000Z-0badf00d"
+    (arch / ".staging" / batch / "matches").mkdir(parents=True)
+    for table in ("matches", "hands"):
+        part = arch / table / "preset=classic" / "month=unknown" / f"part-{batch}.parquet"
+        part.parent.mkdir(parents=True, exist_ok=True)
+        part.write_bytes(b"PAR1 renamed in, no record")
+    calls = [0]
+    real = os.unlink
+
+    def unlink(path: str, *args: object, **kw: object) -> None:
+        calls[0] += 1
+        if calls[0] == 2:
+            raise KeyboardInterrupt  # as if killed between the two parts
+        real(path, *args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "unlink", unlink)
+    with pytest.raises(KeyboardInterrupt):
+        store.recover(str(arch))
+    monkeypatch.undo()
+    assert len(parts_of(arch, batch)) == 1
+    assert len(store.recover(str(arch))) == 1 and not parts_of(arch, batch)
