@@ -48,6 +48,7 @@ class _Table:
     """The private mutable twin of :class:`State`. Field names match State's."""
 
     __slots__ = (
+        "card",
         "dealer",
         "drawn",
         "emptied_by",
@@ -150,6 +151,8 @@ class _Table:
         # Messages name cards as the material is drawn: Burako's tiles are 13k, not Ks
         # (RULES.md §1: only the rendering differs).
         self.style: Style = "tiles" if rules.rendering == "tiles" else "ascii"
+        # ... and a refusal's words too: "3 tiles", "the pile's top tile" (messages only).
+        self.card: str = "tile" if rules.rendering == "tiles" else "card"
 
     def freeze(self) -> State:
         return State(
@@ -254,7 +257,7 @@ class _Table:
                 raise self.fail(
                     ev,
                     "turn.wrong_phase",
-                    f"{self.who(seat)} still holds {len(self.hands[seat])} cards: {what} "
+                    f"{self.who(seat)} still holds {len(self.hands[seat])} {self.card}s: {what} "
                     "comes only once the hand is empty",
                     seat,
                 )
@@ -309,7 +312,7 @@ class _Table:
             if by == "meld" and not r.morto_direct:
                 return (
                     "morto.indirect_only",
-                    "the morto is taken only by discarding the last card (indirect)",
+                    f"the morto is taken only by discarding the last {self.card} (indirect)",
                 )
             if (by == "meld" and len(self.mortos[side]) == 1 and r.go_out_needs_canastra
                     and not new_canastra and not self.has_canastra(side)):
@@ -318,8 +321,8 @@ class _Table:
                 # without a discard (RULES.md §7, `001`).
                 return (
                     "go_out.needs_canastra",
-                    "the morto's one card could not be discarded: going out needs a canastra "
-                    "on the side's table",
+                    f"the morto's one {self.card} could not be discarded: going out needs a "
+                    "canastra on the side's table",
                 )
             return None
         if r.go_out_needs_canastra and not new_canastra and not self.has_canastra(side):
@@ -331,7 +334,7 @@ class _Table:
         if self.pile_top is not None:
             return (
                 "pile.must_use_top",
-                f"the pile's top card {self.fmt((self.pile_top,))} was not used this turn",
+                f"the pile's top {self.card} {self.fmt((self.pile_top,))} was not used this turn",
             )
         if self.opening_short(seat):
             side = self.sides[seat]
@@ -553,7 +556,7 @@ class _Table:
             raise self.fail(
                 ev,
                 "pile.must_use_top",
-                f"{self.who(seat)} would leave no way to use the pile's top card "
+                f"{self.who(seat)} would leave no way to use the pile's top {self.card} "
                 f"{self.fmt((top,))} this turn",
                 seat,
                 ev.cards,
@@ -643,18 +646,17 @@ class _Table:
                 )
             if len(ev.hands) != n or any(len(h) != r.hand_size for h in ev.hands):
                 raise self.fail(
-                    ev, "deal.hand_size", f"each of {n} players gets {r.hand_size} cards"
+                    ev, "deal.hand_size", f"each of {n} players gets {r.hand_size} {self.card}s"
                 )
             want_mortos = self.n_sides if r.morto else 0
             if len(ev.mortos) != want_mortos or any(len(m) != r.morto_size for m in ev.mortos):
-                raise self.fail(
-                    ev, "deal.morto_size", f"{want_mortos} mortos of {r.morto_size} cards expected"
-                )
+                raise self.fail(ev, "deal.morto_size",
+                                f"{want_mortos} mortos of {r.morto_size} {self.card}s expected")
             if (ev.upcard is not None) != r.initial_upcard:
                 raise self.fail(
                     ev,
                     "deal.upcard",
-                    "an upcard is "
+                    ("an upcard is " if self.card == "card" else "a tile turned up is ")
                     + ("required" if r.initial_upcard else "not part of this preset"),
                 )
             if not _is_material(ev, r.jokers):
@@ -714,7 +716,7 @@ class _Table:
                 raise self.fail(
                     ev,
                     "stock.floor_reached",
-                    f"the stock holds {len(stock)} cards (floor "
+                    f"the stock holds {len(stock)} {self.card}s (floor "
                     f"{r.stock_floor}): take the pile or the hand ends",
                     ev.seat,
                 )
@@ -748,7 +750,7 @@ class _Table:
                 raise self.fail(
                     ev,
                     "draw.redraw_only_first",
-                    "only the first card of the hand's first turn may be rejected, "
+                    f"only the first {self.card} of the hand's first turn may be rejected, "
                     "right after drawing it",
                     ev.seat,
                     (ev.card,),
@@ -757,7 +759,7 @@ class _Table:
                 raise self.fail(
                     ev,
                     "draw.wrong_card",
-                    f"rejected {self.fmt((ev.card,))}, but the card drawn was "
+                    f"rejected {self.fmt((ev.card,))}, but the {self.card} drawn was "
                     f"{self.fmt((self.drawn,)) if self.drawn is not None else 'none'}",
                     ev.seat,
                     (ev.card,),
@@ -779,7 +781,7 @@ class _Table:
                 raise self.fail(
                     ev,
                     "draw.redraw_from_stock",
-                    "after rejecting the first card the player draws from the stock",
+                    f"after rejecting the first {self.card} the player draws from the stock",
                     seat,
                 )
             if not pile:
@@ -788,8 +790,8 @@ class _Table:
                 raise self.fail(
                     ev,
                     "pile.whole_pile",
-                    f"took {ev.count} card{'' if ev.count == 1 else 's'}; the whole pile is "
-                    f"{len(pile)} card{'' if len(pile) == 1 else 's'} (never part of it)",
+                    f"took {ev.count} {self.card}{'' if ev.count == 1 else 's'}; the whole pile is "
+                    f"{len(pile)} {self.card}{'' if len(pile) == 1 else 's'} (never part of it)",
                     seat,
                 )
             if ev.top != pile[-1]:
@@ -805,9 +807,9 @@ class _Table:
                 raise self.fail(
                     ev,
                     "pile.must_use_top",
-                    f"{self.who(seat)} cannot use the top card {self.fmt((ev.top,))} "
-                    + (f"without being left with no card to throw ({blocked})" if blocked
-                       else "with two cards from the hand or on a meld"),
+                    f"{self.who(seat)} cannot use the top {self.card} {self.fmt((ev.top,))} "
+                    + (f"without being left with no {self.card} to throw ({blocked})" if blocked
+                       else f"with two {self.card}s from the hand or on a meld"),
                     seat,
                     (ev.top,),
                 )
@@ -879,7 +881,7 @@ class _Table:
                 raise self.fail(
                     ev,
                     "layoff.no_such_meld",
-                    f"the side of {self.who(seat)} has no meld {i} (cards are "
+                    f"the side of {self.who(seat)} has no meld {i} ({self.card}s are "
                     "laid off only on the side's own melds)",
                     seat,
                     add,
@@ -925,7 +927,8 @@ class _Table:
                 raise self.fail(
                     ev,
                     "vulnerable.retract_not_needed",
-                    "only a vulnerable side whose opening this turn is short takes its cards back",
+                    "only a vulnerable side whose opening this turn is short takes its "
+                    f"{self.card}s back",
                     seat,
                     ev.cards,
                 )
@@ -986,7 +989,8 @@ class _Table:
                 raise self.fail(
                     ev,
                     problem[0],
-                    f"{self.who(seat)} would keep one card that cannot be discarded: {problem[1]}",
+                    f"{self.who(seat)} would keep one {self.card} that cannot be discarded: "
+                    f"{problem[1]}",
                     seat,
                 )
 
@@ -1026,7 +1030,7 @@ class _Table:
                     ev,
                     "vulnerable.opening_too_low",
                     f"the side is vulnerable: its opening must total {self.opening_min[side]} "
-                    f"points, this one totals {self.opening_points}; the cards are taken "
+                    f"points, this one totals {self.opening_points}; the {self.card}s are taken "
                     "back, not the morto",
                     seat,
                 )
@@ -1042,7 +1046,7 @@ class _Table:
                 raise self.fail(
                     ev,
                     "morto.wrong_count",
-                    f"the morto holds {len(self.mortos[side])} cards, not {ev.count}",
+                    f"the morto holds {len(self.mortos[side])} {self.card}s, not {ev.count}",
                     seat,
                 )
         self.note_relancinho(seat)
@@ -1104,7 +1108,7 @@ class _Table:
                 raise self.fail(
                     ev,
                     "hand.not_over",
-                    f"the stock still holds {len(self.stock)} cards (floor {r.stock_floor})",
+                    f"the stock still holds {len(self.stock)} {self.card}s (floor {r.stock_floor})",
                 )
             elif self.must_use_top and self.pile and self.can_take_top(self.turn):
                 # RULES.md §8, `001`: the hand ends at the floor only when the pile cannot be
@@ -1113,7 +1117,7 @@ class _Table:
                     ev,
                     "stock.pile_can_be_taken",
                     f"the stock is at its floor, but {self.who(self.turn)} can take the pile: "
-                    f"its top card {self.fmt((self.pile[-1],))} can be used",
+                    f"its top {self.card} {self.fmt((self.pile[-1],))} can be used",
                     self.turn,
                 )
         scores = self.score()

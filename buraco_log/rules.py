@@ -449,7 +449,7 @@ def _check(rules: Rules, players: int | None) -> None:
     if rules.morto and rules.morto_size < 1:
         raise RulesError("morto_size", "must be at least 1")
     if rules.canastra_size < 3:
-        raise RulesError("canastra_size", "a canastra has at least 3 cards")
+        raise RulesError("canastra_size", f"a canastra has at least 3 {_unit(rules)}s")
     if rules.max_sets_per_rank < 0:
         raise RulesError("max_sets_per_rank", "0 (no limit) or more")
     if rules.stock_floor < 0:
@@ -475,15 +475,21 @@ def _check(rules: Rules, players: int | None) -> None:
         if dealt + need > deck_size:
             raise RulesError(
                 "hand_size",
-                f"{n} players x {rules.hand_size} cards"
+                f"{n} players x {rules.hand_size} {_unit(rules)}s"
                 + (f" + {rules.sides(n)} mortos of {rules.morto_size}" if rules.morto else "")
-                + (" + the upcard" if upcard else "")
-                + (f" need {dealt} cards, more than the {deck_size} of the material"
+                + ((" + the upcard" if _unit(rules) == "card" else " + the tile turned up")
+                   if upcard else "")
+                + (f" need {dealt} {_unit(rules)}s, more than the {deck_size} of the material"
                    if dealt > deck_size else
-                   f" leave a stock of {deck_size - dealt} of the {deck_size} cards of the "
-                   f"material; two draws each above the stock floor of {rules.stock_floor} "
+                   f" leave a stock of {deck_size - dealt} of the {deck_size} {_unit(rules)}s"
+                   f" of the material; two draws each above the stock floor of {rules.stock_floor} "
                    f"need {need}"),
             )
+
+
+def _unit(rules: Rules) -> str:
+    """What the material is made of, for an error's words: Burako's tiles, or cards."""
+    return "tile" if rules.rendering == "tiles" else "card"
 
 
 def side_of(seat: int, players: int) -> int:

@@ -143,7 +143,8 @@ def test_the_whole_pile_is_taken_never_part_of_it(name: str) -> None:
     s.draw("5c").discard("9h").draw("6c").discard("Kh")
     pile = s.state.pile
     assert pile[-2:] == parse_cards("9h Kh")
-    refused(s, "pile.whole_pile", ("took 1 card;", f"is {len(pile)} cards", "never part"),
+    unit = "tile" if s.rules.rendering == "tiles" else "card"  # Burako's tiles (probe 41b)
+    refused(s, "pile.whole_pile", (f"took 1 {unit};", f"is {len(pile)} {unit}s", "never part"),
             "take_pile", count=1)
     refused(s, "pile.wrong_top", (s.text("9h"),), "take_pile", top="9h")
     before = len(s.hand(0))
@@ -308,7 +309,8 @@ def test_house_rules_whose_deal_does_not_fit_the_material_name_the_knob_at_fault
     with pytest.raises(RulesError) as info:
         derive(name, stock_floor=100)
     assert info.value.field == "stock_floor"
-    assert f"leave a stock of {stock} of the {104 + jokers} cards" in str(info.value)
+    unit = "tiles" if name == "burako" else "cards"  # Burako's tiles (probe 41b)
+    assert f"leave a stock of {stock} of the {104 + jokers} {unit}" in str(info.value)
     assert "stock floor of 100 need 104" in str(info.value)
     # The largest floor that still fits: the stock less two draws for each of two players.
     if stock - 4 < 108:
@@ -321,7 +323,7 @@ def test_house_rules_whose_deal_does_not_fit_the_material_name_the_knob_at_fault
             derive(name, morto_size=60)
         assert info.value.field == "morto_size"
         up = " + the upcard" if upcard else ""
-        assert f"2 mortos of 60{up} need {2 * hand + 120 + (1 if upcard else 0)} cards" in str(
+        assert f"2 mortos of 60{up} need {2 * hand + 120 + (1 if upcard else 0)} {unit}" in str(
             info.value)
 
 
