@@ -57,8 +57,33 @@ KNOBS: Final[dict[str, str]] = {
 }
 
 
-def describe(knob: str) -> str:
-    """The line for ``knob`` (a field, or ``points.two``), or an empty string."""
+# The lines that speak of playing cards, as a rules value drawn in tiles says them (Burako,
+# RULES.md §1: tile 1 = ace, 11/12/13 = J/Q/K, colour = suit; only the rendering differs).
+TILE_KNOBS: Final[dict[str, str]] = {
+    "hand_size": "tiles dealt to each player",
+    "morto_size": "tiles in each morto",
+    "initial_upcard": "one tile is turned up to start the pile",
+    "pile_pickup": "free: take the whole pile at will; must_use_top: only to meld its top tile",
+    "first_turn_redraw": "on a hand's first turn, the first tile drawn may be refused for the next",
+    "ace_both_ends": "a run may hold both 1s, 1..13..1 (14 tiles); it still never wraps (13-1-2)",
+    "max_sets_per_rank": "how many sets of one number a side may lay down (0: no limit)",
+    "canastra_size": "tiles in a canastra",
+    "canastra_from_sets": "sets of equal number can become canastras (runs always can)",
+    "royal_canastras": "a run 1..13 is a royal canastra, 1..13..1 a 1-to-1 one",
+    "stock_floor": "the hand ends when the stock is down to this many tiles",
+    "points": "tile points by kind, counted on the table and against tiles left in hand",
+    "points.ace": "points of a 1",
+    "points.high": "points of an 8 to a 13",
+    "bonuses.royal": "a royal canastra (1..13 of one colour)",
+    "bonuses.ace_to_ace": "a 1-to-1 canastra (1..13..1 of one colour)",
+}
+
+
+def describe(knob: str, tiles: bool = False) -> str:
+    """The line for ``knob`` (a field, or ``points.two``), or an empty string; ``tiles``: as
+    a rules value drawn in tiles says it (Burako)."""
+    if tiles and knob in TILE_KNOBS:
+        return TILE_KNOBS[knob]
     return KNOBS.get(knob, "")
 
 

@@ -309,15 +309,16 @@ def pile_options(state: State) -> PileOptions:
     if not t.pile:
         return answer(False, "the discard pile is empty")
     if t.rejected:
-        return answer(False, "after rejecting the first card the player draws from the stock")
+        return answer(False, f"after rejecting the first {t.card} the player draws from the "
+                      "stock")
     if pickup == "free":
         return answer(True, "the pile is free: the player may take it whole at any draw")
     uses = tuple(PileUse(m, cards) for m, cards in t.top_uses(seat))
     if uses:
-        return answer(True, f"its top card can be used in {len(uses)} way(s)", uses)
+        return answer(True, f"its top {t.card} can be used in {len(uses)} way(s)", uses)
     return answer(
         False,
-        "its top card cannot be used: on none of the side's melds, alone or with cards of the "
-        "hand, and in no new meld with two cards of the hand (without leaving the player "
-        "unable to discard)",
+        f"its top {t.card} cannot be used: on none of the side's melds, alone or with "
+        f"{t.card}s of the hand, and in no new meld with two {t.card}s of the hand (without "
+        "leaving the player unable to discard)",
     )

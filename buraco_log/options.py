@@ -129,17 +129,18 @@ def _describe(
 ) -> tuple[str, str, str]:
     """(group key, group heading, the move in words)."""
     assert callable(cs)
+    unit = "tile" if style.startswith("tiles") else "card"  # Burako's tiles (RULES.md §1)
     if isinstance(move, CardDrawn):
-        return "draw", "draw", f"draw the top card of the stock ({cs((move.card,))})"
+        return "draw", "draw", f"draw the top {unit} of the stock ({cs((move.card,))})"
     if isinstance(move, PileTaken):
         return ("pile", "take the discard pile",
-                f"take the whole pile ({move.count} cards, top {cs((move.top,))})")
+                f"take the whole pile ({move.count} {unit}s, top {cs((move.top,))})")
     if isinstance(move, HandEnded):
         if move.reason == "stock_out":
             return "end", "end the hand", "end the hand: the stock is out"
         return "end", "end the hand", "end the hand: a player went out"
     if isinstance(move, FirstDrawRejected):
-        return ("reject", "reject the first card",
+        return ("reject", f"reject the first {unit}",
                 f"reject {cs((move.card,))}: it goes face up on the pile, draw again")
     if isinstance(move, MeldLaid):
         return "meld", "lay a new meld", _meld_words(move.cards, rules, style, cs)
@@ -158,7 +159,7 @@ def _describe(
     if isinstance(move, MortoTaken):
         how = "directly, and play on without drawing" if move.direct else (
             "indirectly: it is played from the next turn")
-        return "morto", "take the morto", f"take the morto ({move.count} cards) {how}"
+        return "morto", "take the morto", f"take the morto ({move.count} {unit}s) {how}"
     if isinstance(move, WentOut):
         return "out", "go out", "go out: the hand ends"
     if isinstance(move, MatchEnded):
@@ -179,7 +180,10 @@ def _meld_words(cards: tuple[Card, ...], rules: Rules | None, style: Style, cs: 
     kind = "set" if reading.kind == "set" else "run"
     parts = [f"{kind} of {reading.size}"]
     if reading.canastra:
-        parts.append(f"{reading.canastra.replace('_', '-')} canastra")
+        cls = reading.canastra.replace("_", "-")
+        # RULES.md §1: Burako's tile 1 is the ace; its canastra from 1 to 1 is "1-to-1".
+        parts.append(f"{'1-to-1' if cls == 'ace-to-ace' and style.startswith('tiles') else cls}"
+                     " canastra")
     wild = describe_wild(cards, rules, style)
     if wild:
         parts.append(wild)

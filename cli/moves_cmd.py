@@ -26,14 +26,15 @@ _NO_MOVE = {
 """Why no player has a move, by phase."""
 
 
-def render_moves(m: MovesAt) -> Iterator[str]:
+def render_moves(m: MovesAt, unit: str = "card") -> Iterator[str]:
+    """The moves for people; ``unit``: ``tile`` for a rules value drawn in tiles (Burako)."""
     who = f"seat {m.seat} ({m.name})" if m.seat is not None else "nobody"
     yield f"after seq {m.seq}: phase {m.phase}; {who} to move; {m.count} legal move(s)"
     if m.pile is not None:
         p = m.pile
         verdict = "may take the pile" if p.may_take else "may not take the pile"
         top = f", top {p.top}" if p.top is not None else ""
-        yield f"pile ({p.count} cards{top}; {p.pickup.replace('_', '-')}): {verdict}: {p.reason}"
+        yield f"pile ({p.count} {unit}s{top}; {p.pickup.replace('_', '-')}): {verdict}: {p.reason}"
         for use in p.uses:
             yield f"  - {use}"
     if not m.groups:  # "nothing follows phase new/over" said nothing of either
@@ -74,7 +75,8 @@ def moves(
     else:
         if damage:
             typer.echo(terminal_safe(damage))
-        for line in render_moves(result):
+        unit = "tile" if tl.style == "tiles" else "card"
+        for line in render_moves(result, unit):
             typer.echo(terminal_safe(line))  # names come from the log
     if illegal is not None and at is None:
         # the last event was asked for, and the table stops short of it: the moves shown are

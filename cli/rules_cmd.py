@@ -138,9 +138,10 @@ def show(
         emit_json(msgspec.to_builtins(rules))
         return
     rows = [(knob, human(value)) for knob, value in knob_rows(rules)]
+    tiles = rules.rendering == "tiles"  # Burako's lines speak of tiles, 1s and 13-1-2
     width = max(len(knob) for knob, _ in rows)
     value_width = min(24, max(len(value) for _, value in rows))
     for knob, value in rows:
         # a house-rules file's name is anyone's text: never terminal controls
         typer.echo(terminal_safe(f"{knob:<{width}}  {value:<{value_width}}  "
-                                 f"{describe(knob)}".rstrip()))
+                                 f"{describe(knob, tiles)}".rstrip()))
