@@ -223,6 +223,8 @@ def compact(archive: str, *, target_events: int = TARGET_EVENTS, before: date | 
     with store.locked(root, None if dry_run else "compact"):
         if not dry_run:
             report.recovered = store.recover(root)
+        else:  # what the run itself would refuse, first (it said "would merge", exit 0)
+            store.refuse_lost(root, store.orphan_parts(root)[1])
         records = store.manifests(root)
         report.batches_before = len(records)
         report.files_before = sum(len(_files(r)) for r in records)

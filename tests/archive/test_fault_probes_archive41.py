@@ -346,3 +346,12 @@ def test_a_clean_up_cut_short_is_finished_by_the_next(
     monkeypatch.undo()
     assert len(parts_of(arch, batch)) == 1
     assert len(store.recover(str(arch))) == 1 and not parts_of(arch, batch)
+
+
+def test_a_dry_run_of_compact_refuses_what_compact_would_refuse(arch: Path) -> None:
+    """It said "would merge 2 batches into 1", exit 0, where compact refuses the archive."""
+    (arch / "_batches" / f"{batches(arch)[0]}.json").unlink()
+    before = tree(arch)
+    line = one_error_line(cli("compact", arch, "--dry-run"), 1)
+    assert "5 part file(s) belong to no batch record" in line, line
+    assert tree(arch) == before
