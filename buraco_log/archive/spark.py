@@ -70,7 +70,7 @@ from buraco_log.archive.ingest import (
     _store_ratings,
     few_collections,
 )
-from buraco_log.archive.schema import ERRORS, PARTITIONED, TABLES, VIEW_SCHEMAS
+from buraco_log.archive.schema import ERRORS, PARTITIONED, TABLES, VIEW_SCHEMAS, storable
 from buraco_log.errors import ArchiveError, LogFormatError
 
 if TYPE_CHECKING:
@@ -393,7 +393,9 @@ def _listing_differences(raw: DataFrame, srcs: Sequence[str]) -> tuple[
             try:
                 fd = log.open_log_fd(path)
                 with open(fd, "rb") as f:
-                    extra.append((f"file:{path}", f.read()))
+                    # a name that is not UTF-8 as the local engine stores it (caf\xe9):
+                    # Spark's strings made its bytes U+FFFD
+                    extra.append((f"file:{storable(path)}", f.read()))
             except (OSError, LogFormatError) as exc:  # gone or swapped since it was hashed
                 unreadable.append(error_row(path, "", None, "integrity", "log.unreadable",
                                             f"cannot read the log: {exc}"))
@@ -422,8 +424,19 @@ def _without(spark: SparkSession, raw: DataFrame, drop: set[str]) -> DataFrame:
 def _unreadable(path: str) -> bool:
     """Whether Hadoop fails on a local ``path`` ("Relative path in absolute URI"): a file
     name with a colon (its checksum file's name is parsed as a URI), or a colon anywhere in a
-    path whose glob characters :func:`literal` escapes (the globber parses each part)."""
-    return ":" in os.path.basename(path) or (":" in path and literal(path) != path)
+    path whose glob characters :func:`literal` escapes (the globber parses each part); and
+    a name that is not UTF-8, which Py4J cannot even hand to Spark ("Py4JError: An error
+    occurred while calling o118.add")."""
+    return (":" in os.path.basename(path) or (":" in path and literal(path) != path)
+            or not _utf8(path))
+
+
+def _utf8(path: str) -> bool:
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:  # the bytes of a name that is not UTF-8 (surrogateescape)
+        return False
+    return True
 
 
 def _readable_archive(root: str, what: str = "") -> None:
@@ -435,6 +448,9 @@ def _readable_archive(root: str, what: str = "") -> None:
         raise ArchiveError(f"{what}Spark cannot read an archive whose path holds a colon and "
                            f"glob characters ([]{{}}*?\\): {root}; rename it, or use "
                            "--engine local")
+    if not _utf8(root):
+        raise ArchiveError(f"{what}Spark cannot read an archive whose path is not UTF-8: "
+                           f"{storable(root)}; rename it, or use --engine local")
 
 
 BINARY_FILE_MAX = 2**31 - 1
@@ -602,6 +618,8 @@ def _error_table(rows: list[dict[str, Any]]) -> pa.Table | None:
         for f in ERRORS:
             cols[f.name].append(row.get(f.name, 0 if f.name == "ingested_at" else
                                         "" if f.name == "batch" else None))
+    for name in ("source_path", "message"):  # a file name that is not UTF-8, as locally
+        cols[name] = [storable(v) for v in cols[name]]
     return pa.Table.from_pydict(cols, schema=ERRORS)
 
 
@@ -692,7 +710,8 @@ def ingest(
         # a file never read is recorded once per path and reason, as the local engine does
         unreadable, unread_again = store.drop_recorded(unreadable,
                                                        store.recorded_unread(root))
-        walk = spark.createDataFrame(list(enumerate(order)), "walk bigint, path string")
+        walk = spark.createDataFrame(list(enumerate(map(storable, order))),
+                                     "walk bigint, path string")
         if drop:
             raw = _without(spark, raw, drop)
         if extra:

@@ -10,7 +10,8 @@ is now the same bytes read the same way (binary, or JSON Lines), on both.
 A log whose name holds a colon (``a:b.blog``) failed the whole Spark ingest: Hadoop cannot read
 it ("Relative path in absolute URI"); it is read on the driver now, as empty logs are. An
 archive whose path holds a colon and glob characters was created by a Spark ingest and could
-never be read again: it is refused in one line.
+never be read again: it is refused in one line, as one whose path is not UTF-8. A source whose
+name is not UTF-8 was "internal error: Py4JError"; its logs are read on the driver.
 
 Query: a JSON ``null`` at the top of a VARIANT was the text ``null`` on Spark and SQL NULL on
 DuckDB; a year-month or calendar interval failed with Spark's own "not supported in
@@ -102,7 +103,7 @@ def test_spark_tells_copies_apart_as_the_local_engine_does(spark: Any, tmp_path:
 
 @pytest.mark.spark
 @pytest.mark.slow  # a Spark ingest and a local one: 5-10 s
-def test_a_log_whose_name_holds_a_colon_is_ingested_as_the_local_engine_ingests_it(
+def test_logs_whose_paths_hadoop_or_py4j_cannot_take_are_ingested_as_locally(
         spark: Any, tmp_path: Path) -> None:
     """Before: the whole Spark ingest failed, nothing committed: "Relative path in absolute
     URI: .a:b.blog.crc" (Hadoop parses the name of the file's checksum file as a URI)."""
@@ -110,22 +111,27 @@ def test_a_log_whose_name_holds_a_colon_is_ingested_as_the_local_engine_ingests_
 
     src = tmp_path / "in"
     (src / "x:y").mkdir(parents=True)
-    logs = make_corpus(str(tmp_path / "corpus"), 4, jobs=1)
+    latin1 = os.fsdecode(os.fsencode(tmp_path) + b"/caf\xe9")  # a name that is not UTF-8
+    os.mkdir(latin1)
+    logs = make_corpus(str(tmp_path / "corpus"), 5, jobs=1)
     names = ("a:b.blog", "x:y/c:d.blog", "x:y/plain.blog", "x:y/[z].blog")
-    for log, name in zip(logs, names, strict=True):
+    for log, name in zip(logs, names, strict=False):
         shutil.copy(log, src / name)
+    shutil.copy(logs[4], os.path.join(latin1, "l.blog"))
+    os.symlink(str(tmp_path / "gone"), os.path.join(latin1, "dangling.blog"))  # an error row
     (src / "e:mpty.jsonl").write_bytes(b"")
-    # a colon and glob characters in one path: Hadoop's globber failed on it, as a source too
-    sources = [str(src), str(src / "x:y" / "[z].blog")]
+    # a colon and glob characters in one path: Hadoop's globber failed on it, as a source
+    # too; a source that is not UTF-8: "internal error: Py4JError"
+    sources = [str(src), str(src / "x:y" / "[z].blog"), latin1]
     local = ingest(sources, tmp_path / "local")
     ours = engine.ingest(sources, tmp_path / "spark", spark=spark)
-    assert (ours.added, len(ours.errors)) == (local.added, len(local.errors)) == (4, 1)
+    assert (ours.added, len(ours.errors)) == (local.added, len(local.errors)) == (5, 2)
     assert engine.table_checksums(tmp_path / "spark") == engine.table_checksums(
         tmp_path / "local")
 
 
 @pytest.mark.spark
-def test_an_archive_whose_path_holds_a_colon_and_glob_characters_is_refused_in_one_line(
+def test_an_archive_spark_cannot_read_back_is_refused_in_one_line(
         spark: Any, local_archive: tuple[Path, IngestReport], tmp_path: Path) -> None:
     """Before: a Spark ingest created it and committed, and every later read (a query, the
     next ingest) failed with "java.net.URISyntaxException: Relative path in absolute URI"."""
@@ -141,6 +147,11 @@ def test_an_archive_whose_path_holds_a_colon_and_glob_characters_is_refused_in_o
     with pytest.raises(ArchiveError, match=r"^spark ingest: Spark cannot read an archive"):
         engine.ingest([str(tmp_path / "nothing")], fresh, spark=spark)
     assert not fresh.exists()  # refused before it was made
+    latin1 = os.fsdecode(os.fsencode(tmp_path) + b"/caf\xe9")
+    with pytest.raises(ArchiveError, match=r"^spark ingest: Spark cannot read an archive whose "
+                       r"path is not UTF-8: .*/caf\\xe9; rename it"):
+        engine.ingest([str(tmp_path / "nothing")], latin1, spark=spark)
+    assert not os.path.exists(latin1)
 
 
 # -- query: JSON nulls and intervals as DuckDB gives them ------------------------------------------
