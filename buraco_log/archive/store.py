@@ -582,6 +582,10 @@ def end_intent(root: str, name: str) -> None:
         os.unlink(os.path.join(root, BATCHES, f"{name}{INTENT}"))
 
 
+_DELETE_INTENT: Final = ("delete it (the next ingest or compact then names the part files of "
+                         "no batch record, if any, and deletes none)")
+
+
 def _intents(root: str) -> dict[str, set[str]]:
     """Intent record file name -> the batches it names. One that cannot be read is an
     :class:`ArchiveError`: what it allows to delete is not known."""
@@ -593,13 +597,15 @@ def _intents(root: str) -> dict[str, set[str]]:
         if not name.endswith(INTENT) or ".tmp-" in name:
             continue
         path = os.path.join(d, name)
-        intent = read_json(path, "intent record")
+        try:
+            intent = read_json(path, "intent record")
+        except ArchiveError as exc:
+            raise ArchiveError(f"{exc}; {_DELETE_INTENT}") from None
         batches = intent.get("batches") if isinstance(intent, dict) else None
         if not isinstance(batches, list) or not all(isinstance(b, str) and b
                                                     for b in batches):
-            raise ArchiveError(f"{path}: damaged intent record: no list of batches; delete "
-                               "it (the next ingest or compact then names the part files "
-                               "of no batch record, if any, and deletes none)")
+            raise ArchiveError(f"{path}: damaged intent record: no list of batches; "
+                               f"{_DELETE_INTENT}")
         out[name] = set(batches)
     return out
 

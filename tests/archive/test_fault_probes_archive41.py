@@ -243,6 +243,8 @@ def test_a_damaged_intent_record_is_one_line_and_nothing_is_deleted(arch: Path) 
     line = one_error_line(cli("compact", arch), 1)
     assert line.startswith(f"buraco-log: error: {arch}/_batches/x.intent: unreadable intent "
                            "record"), line
+    assert line.endswith("; delete it (the next ingest or compact then names the part files "
+                         "of no batch record, if any, and deletes none)"), line
     assert tree(arch) == before
     (arch / "_batches" / "x.intent").write_text('{"batches": 3}')
     before = tree(arch)
