@@ -1412,7 +1412,7 @@ def sweep_stale(path: str | os.PathLike[str]) -> list[str]:
     name = os.path.basename(path)
     if (m := _CONVERTING.fullmatch(name)) is not None:  # convert --overwrite's own temporary
         name = m.group(1)
-    pattern = re.compile(r"\.+" + re.escape(temp_stem(name)) + _TEMP_PARTS, re.DOTALL)
+    pattern = re.compile(_stem_pattern(name) + _TEMP_PARTS, re.DOTALL)
     removed: list[str] = []
     try:
         entries = [e for e in os.scandir(directory) if pattern.fullmatch(e.name)]
@@ -1446,6 +1446,19 @@ TEMP_STEM_MAX: Final = 180
 name may take all of NAME_MAX (255 bytes), and its temporaries add a dot, 12 hex digits and a
 suffix, a temporary's own temporary that again: sealing or converting a log named with 238
 bytes or more said "File name too long" of a name that was not."""
+
+
+def _stem_pattern(name: str) -> str:
+    """The leading dots and name part of every temporary beside ``name``. A temporary's own
+    temporary (``convert --overwrite`` converts into ``.NAME.HEX.converting.SUFFIX``, whose
+    temporary is ``..NAME.HEX.tmp``) holds its parent's leading dot within the cut, so of a
+    name of :data:`TEMP_STEM_MAX` bytes or more it holds one byte less per dot: the sweep
+    looked for all of them and found none of these (a killed run's temporary stayed)."""
+    raw = os.fsencode(temp_stem(name))
+    if len(raw) < TEMP_STEM_MAX:
+        return r"\.+" + re.escape(name)
+    return "(?:" + "|".join(r"\." * (dots + 1) + re.escape(os.fsdecode(raw[:TEMP_STEM_MAX - dots]))
+                            for dots in range(4)) + ")"
 
 
 def temp_stem(name: str) -> str:
