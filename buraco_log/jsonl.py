@@ -306,8 +306,12 @@ def _lines(f: IO[bytes]) -> Iterator[bytes]:
 class JsonlReader:
     """Streams the events of a JSON Lines log, checking seqs and the optional end line."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, refuse_repeats: bool = False) -> None:
+        """``refuse_repeats``: refuse a signature line that repeats the one before it, as
+        :class:`buraco_log.log.Reader` does (`verify` and `convert`; the audit reads on and
+        reports it as ``sign.duplicate``)."""
         self.path = str(path)
+        self._refuse_repeats = refuse_repeats
         self.sealed = True
         self.version = ev.FORMAT_VERSION
         self.end: dict[str, Any] | None = None
@@ -489,6 +493,11 @@ class JsonlReader:
                 f"the signature line after seq {last} signs seq {signed.seq} with a head that "
                 f"is not this log's: {sigrec.whose(signed, self.signatures, 'line')}"),
                 number, "seq" if moved else "chain")
+        if self._refuse_repeats and self.signatures and signed.repeats(self.signatures[-1]):
+            raise self._signature_error(
+                f"the signature line after seq {last} repeats the one before it "
+                "[sign.duplicate]: a writer records one signature per head, so this copy was "
+                "put in the file by something else", number, "seq")
         self.signatures.append(signed)
 
     def _moved(self, signed: sigrec.SignedHead, last: int) -> str | None:
@@ -649,7 +658,7 @@ def jsonl_to_binary(
     dst = str(dst)
     if os.path.exists(dst):
         raise LogFormatError("refusing to overwrite an existing file", path=dst, kind="exists")
-    reader = JsonlReader(src)
+    reader = JsonlReader(src, refuse_repeats=True)  # a copy is refused, not dropped unsaid
     events = iter(reader)
     first = next(events, None)  # reads the header line, if any
     keep_sealed = reader.sealed if sealed is None else sealed

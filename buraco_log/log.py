@@ -412,8 +412,12 @@ def compressed(head: bytes) -> str | None:
 
 def _is_zero(f: IO[bytes], first: bytes) -> bool:
     """True if ``first`` and everything left in ``f`` are zero bytes (a zero-filled tail)."""
-    if first.count(0) != len(first):
-        return False
+    return first.count(0) == len(first) and _nonzero_at(f) is None
+
+
+def _nonzero_at(f: IO[bytes]) -> int | None:
+    """The offset of the first byte that is not zero from ``f``'s position on, None if there
+    is none (everything left is zero)."""
     # Holes are skipped (SEEK_DATA), not read: a sparse tail of any size is answered at once
     # (a 100 GiB one took minutes). Only data regions are read, with pread.
     fd = f.fileno()
@@ -424,17 +428,17 @@ def _is_zero(f: IO[bytes], first: bytes) -> bool:
             hole = os.lseek(fd, data, os.SEEK_HOLE)
         except OSError as exc:
             if exc.errno == errno.ENXIO:  # nothing but a hole up to the end
-                return True
+                return None
             data, hole = pos, end  # no SEEK_DATA here: read everything
         pos = data
         while pos < min(hole, end):
             chunk = os.pread(fd, min(_READ_BUFFER, min(hole, end) - pos), pos)
             if not chunk:
-                return True
+                return None
             if chunk.count(0) != len(chunk):
-                return False
+                return pos + len(chunk) - len(chunk.lstrip(b"\0"))
             pos += len(chunk)
-    return True
+    return None
 
 
 # -- reading -----------------------------------------------------------------------------------
@@ -466,6 +470,7 @@ class Reader:
         fd: int | None = None,
         skip_until: int = 0,
         canonical: bool = False,
+        refuse_repeats: bool = False,
     ) -> None:
         """``fd``: read this open descriptor of ``path`` (duplicated, read from byte 0) instead
         of opening ``path`` again; a lock holder reads the very file it locked this way.
@@ -478,11 +483,18 @@ class Reader:
         ``skip_until``: the segments that end at or before this byte offset are checked
         (checksums, seq order, the chain) but not decoded, and yield no events: a reader that
         already holds what they decode to (a state saved at that offset) reads only the rest.
-        :attr:`skipped_to` then says where the skipped part ended."""
+        :attr:`skipped_to` then says where the skipped part ended.
+
+        ``refuse_repeats`` (implied by ``canonical``): refuse (kind ``seq``) a signature
+        record that repeats the one before it. A writer records one per head, so the copy was
+        put in the file by something else; the audit reports it (``sign.duplicate``) and so
+        reads on, but `verify` must not pass it, nor may a rewrite drop it unsaid."""
         self.path = os.fspath(path)
         self.allow_torn = allow_torn
         self._skip_until = skip_until
         self._canonical = canonical
+        self._refuse_repeats = refuse_repeats or canonical
+        self._start_key: str | None = None  # the key id the match start records: signed
         self.skipped_to: tuple[int, str] | None = None
         """``(seq of the next event, chain head)`` where a segment ended exactly at
         ``skip_until`` (None: no segment did)."""
@@ -708,10 +720,15 @@ class Reader:
         if len(raw) < HEADER_SIZE:
             if raw[:8] == MAGIC[: len(raw)] or _is_zero(self._f, raw):
                 self._f.seek(0)
-                raise _Torn(0, f"file header cut short ({len(raw)} of {HEADER_SIZE} bytes)")
+                zeros = (", all zero bytes (NUL): it never reached the disk"
+                         if raw and not raw.strip(b"\0") else "")
+                raise _Torn(0, f"file header cut short ({len(raw)} of {HEADER_SIZE} "
+                               f"bytes{zeros})")
             raise self._error("not a buraco-log file (bad magic)" + self._jsonl_hint(raw),
                               "header", 0)
         magic, layout, version, flags, crc = _HEADER.unpack(raw)
+        if magic != MAGIC and not raw.strip(b"\0"):
+            self._zero_header(raw)
         if magic != MAGIC:
             packed = compressed(raw)
             raise self._error(
@@ -742,6 +759,25 @@ class Reader:
         self._offset = HEADER_SIZE
         self._header_read = True
 
+    def _zero_header(self, raw: bytes) -> None:
+        """A file header of zero bytes (NUL): what a crash leaves where the data never reached
+        the disk, not another kind of file ("bad magic", exit 2, as a JPEG is). A file no
+        longer than a header holds no event: a match not started, like one of fewer zero
+        bytes (that was NOT STARTED, 20 zero bytes "bad magic"). A longer one may have held
+        events, lost with it: no log header can be read (kind ``header``, exit 2, as before),
+        said in words that name what is there."""
+        size = os.fstat(self._f.fileno()).st_size
+        if size <= HEADER_SIZE:
+            self._f.seek(0)
+            raise _Torn(0, f"file header all zero bytes (NUL) ({len(raw)} of {HEADER_SIZE} "
+                           "bytes): it never reached the disk")
+        rest = ("and so is all that was read after it: no record survives"
+                if _is_zero(self._f, raw)
+                else "and records follow it: the header was wiped")
+        raise self._error(f"the file header is {HEADER_SIZE} zero bytes (NUL), not a log header "
+                          f"(what a crash leaves where the data never reached the disk), {rest}; "
+                          "no event can be read", "header", 0)
+
     def _read_segment(self) -> tuple[int, list[ev.AnyEvent]] | None:
         """The next segment of events, after any signature records before it."""
         while (seg := self._read_record()) is not None and not seg[1]:
@@ -762,14 +798,23 @@ class Reader:
             if _is_zero(f, head):
                 f.seek(off)
                 raise _Torn(off, "zero-filled tail (a crash before the data reached the disk)")
+            if not head.strip(b"\0"):  # zero bytes, then data again: not a torn tail
+                f.seek(off + hsize)
+                again = _nonzero_at(f)
+                signed = bool(self.signatures or self._start_key) and self._next_seq > FIRST_SEQ
+                after = f"the record after seq {self._next_seq - 1}" if signed else (
+                    "the next record")
+                raise self._error(  # a signed log's next record may be a signature record
+                    f"zero bytes (NUL) where {after} should start, and data again at byte "
+                    f"{again}: pages lost or wiped inside the log, not at its end (no torn "
+                    "tail: what follows cannot be read)", "damage", off,
+                    None if signed else self._next_seq)
             if head.startswith(MAGIC):  # `cat a.blog b.blog > c.blog`: say so
                 raise self._error(
                     "a second log's file header where the next record should start (two logs "
                     "joined into one file?); each log is read from a file of its own",
                     "damage", off, self._next_seq)
-            raise self._error(
-                "segment header checksum mismatch (damaged record)", "damage", off, self._next_seq
-            )
+            raise self._damaged_header(off, head)
         length, count, first_seq = _SEG_HEAD.unpack_from(head)
         if length > MAX_PAYLOAD:
             raise self._error(
@@ -827,6 +872,8 @@ class Reader:
                 self.skipped_to = (self._next_seq, self._chain.hexdigest())
             return off, []
         events = self._decode(payload, off, first_seq)
+        if first_seq == FIRST_SEQ and isinstance(events[0], ev.MatchStarted):
+            self._start_key = events[0].key_id
         if _maybe_huge(payload):  # then look at the events that hold the pattern
             for i in _suspects(payload, len(array)):
                 if (where := out_of_range(events[i])) is not None:
@@ -853,6 +900,45 @@ class Reader:
         self._next_seq = last
         self._segments += 1
         return off, events
+
+    def _damaged_header(self, off: int, head: bytes) -> LogFormatError:
+        """A record header that fails its checksum. In a signed log's place after an event it
+        may be a signature record's or the next events' (it was named seq N+1, the next event,
+        for a signature record's too). Its fields are not to be trusted: what the record is
+        comes from its payload when that is whole and matches the header's payload checksum,
+        else from how the header reads, or the error says that it cannot tell."""
+        what = "segment header checksum mismatch (damaged record)"
+        last = self._next_seq - 1
+        if not (self.signatures or self._start_key) or last < FIRST_SEQ:
+            return self._error(what, "damage", off, self._next_seq)  # an unsigned log's
+        length, count, first_seq = _SEG_HEAD.unpack_from(head)
+        signature = self._payload_is_signature(off + len(head), length, head)
+        if signature is None and first_seq == self._next_seq:  # else how the header reads
+            signature = count == 0
+        if signature is False:
+            return self._error(what, "damage", off, self._next_seq)
+        if signature:
+            return self._error(f"the signature record after seq {last}: {what}", "damage", off)
+        return self._error(
+            f"the record after seq {last}: {what}; the header is too damaged to say whether it "
+            f"holds seq {self._next_seq} on or a signature record", "damage", off)
+
+    def _payload_is_signature(self, at: int, length: int, head: bytes) -> bool | None:
+        """Whether the payload at ``at`` is a signature record's, when it is whole and its CRC
+        is the one ``head`` holds (so ``length`` and that CRC are intact); None otherwise."""
+        if length > MAX_PAYLOAD:
+            return None
+        try:
+            payload = os.pread(self._f.fileno(), length, at)
+        except OSError:
+            return None
+        if len(payload) < length or zlib.crc32(payload) != int.from_bytes(head[-8:-4], "little"):
+            return None
+        try:
+            sigrec.decode(payload)
+        except msgspec.MsgspecError:
+            return False
+        return True
 
     def _not_canonical(self, payload: bytes, events: list[ev.AnyEvent]) -> int | None:
         """The index of the first event whose bytes in ``payload`` are not its encoding."""
@@ -914,6 +1000,11 @@ class Reader:
                 "seq" if moved else "chain",
                 off,
             )
+        if self._refuse_repeats and self.signatures and signed.repeats(self.signatures[-1]):
+            raise self._error(
+                f"{what} repeats the one before it [sign.duplicate]: a writer records one "
+                "signature per head, so this copy was put in the file by something else",
+                "seq", off)
         self.signatures.append(signed)
         self._offset = off + self._seg_head_size + length
         return off, []
@@ -1110,8 +1201,9 @@ def iter_events(
 
 
 def verify(path: str | os.PathLike[str]) -> LogInfo:
-    """Check a whole log: raises on damage; a torn tail is reported in ``LogInfo.torn``."""
-    with Reader(path, allow_torn=True) as reader:
+    """Check a whole log: raises on damage (a repeated signature record included); a torn
+    tail is reported in ``LogInfo.torn``."""
+    with Reader(path, allow_torn=True, refuse_repeats=True) as reader:
         for _ in reader.segments():
             pass
         return reader.info

@@ -422,10 +422,7 @@ def verify(
         if format is Format.json:
             emit_json({**msgspec.to_builtins(info), "not_started": True})
         else:
-            advice = "" if from_stdin(path) else "; delete the file"
-            typer.echo(terminal_safe(f"{path}: NOT STARTED: no whole header "
-                                     f"({info.torn.reason}) and no event: a match that never "
-                                     f"received an event{advice}"))
+            typer.echo(terminal_safe(_not_started_line(path, info.torn)))
         return
     if info.torn is not None:  # an error like damage: one line on stderr, stdout empty
         advice = ("no event is intact: delete the file" if info.torn.offset < log.HEADER_SIZE
@@ -451,6 +448,20 @@ def verify(
         ))
 
 
+def _not_started_line(path: Path, torn: log.Torn) -> str:
+    """What `verify` says of a log not started. Empty standard input is no file whose header
+    was cut short (it was said in those words: "file header cut short (0 of 20 bytes)"), nor
+    a file to delete."""
+    if from_stdin(path):
+        if torn.size == 0:
+            return (f"{path}: NOT STARTED: standard input was empty (0 bytes): no log and so no "
+                    "event")
+        return (f"{path}: NOT STARTED: no whole header ({torn.reason}) and no event: a match "
+                "that never received an event")
+    return (f"{path}: NOT STARTED: no whole header ({torn.reason}) and no event: a match that "
+            "never received an event; delete the file")
+
+
 def _plural(n: int, word: str) -> str:
     return f"{n:,} {word}{'' if n == 1 else 's'}"
 
@@ -461,7 +472,7 @@ def _events(n: int) -> str:
 
 def _verify_jsonl(path: Path) -> log.LogInfo:
     """What `verify` says of a JSON Lines log: its lines, seqs, end line and chain."""
-    reader = jsonl.JsonlReader(path)
+    reader = jsonl.JsonlReader(path, refuse_repeats=True)
     for _ in reader:  # raises, naming the line, at the first problem
         pass
     # Sealed as `audit` and `show` say it: the end line carries the head digest, checked

@@ -101,12 +101,12 @@ def diff_logs(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> Diff:
     ea, ia, sa = read_log_signed(a)
     eb, ib, sb = read_log_signed(b)
     for p, events, integ in ((a, ea, ia), (b, eb, ib)):
-        if integ.status == "unreadable":
-            raise LogFormatError(integ.message or "cannot read", path=str(p), kind="unreadable")
-        if not events and integ.status == "broken":  # not a log at all: nothing to compare
-            raise LogFormatError(f"not a readable log: {integ.message}", path=str(p),
-                                 offset=integ.offset, kind=integ.kind or "damage",
-                                 line=integ.record if integ.format == "jsonl" else None)
+        if integ.status == "unreadable":  # the audit's "skipped" is no word for a refusal
+            message = (integ.message or "cannot read").replace(": skipped, never opened",
+                                                               ": not read as a log")
+            raise LogFormatError(message, path=str(p), kind="unreadable")
+        if not events and integ.status == "broken":  # nothing to compare
+            raise _unreadable(p, integ)
     seq, diffs, prefix = diff_events(ea, eb)
     i = None if seq is None else seq - log.FIRST_SEQ
     start = next((e for e in (*ea[:1], *eb[:1]) if isinstance(e, MatchStarted)), None)
@@ -135,6 +135,20 @@ def diff_logs(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> Diff:
         damage_a=_where(ia), damage_b=_where(ib), same_file=_same_file(a, b),
         **_signature_divergence(sa.signatures, sb.signatures),
     )
+
+
+def _unreadable(path: str | os.PathLike[str], integ: Integrity) -> LogFormatError:
+    """A copy of which no event reads, named as `verify` names it: the byte (or line), the
+    seq and what is wrong there. Only a file that is no log (its first bytes are not a log
+    header: exit 2) is "not a readable log"; a log damaged in its first record is a log, and
+    was called none, with no seq."""
+    not_a_log = integ.kind == "header" and integ.offset == 0
+    message = integ.message or "cannot read"
+    return LogFormatError(
+        f"not a readable log: {message}" if not_a_log
+        else f"{message}; no event of this copy reads intact, so there is nothing to compare",
+        path=str(path), offset=integ.offset, seq=None if not_a_log else integ.seq,
+        kind=integ.kind or "damage", line=integ.record if integ.format == "jsonl" else None)
 
 
 def _by_head(signatures: Sequence[SignedHead]) -> dict[int, list[SignedHead]]:

@@ -38,6 +38,12 @@ class SignedHead(msgspec.Struct, frozen=True, array_like=True, forbid_unknown_fi
     def message(self) -> bytes:
         return message(self.match_id, self.seq, self.head)
 
+    def repeats(self, other: SignedHead) -> bool:
+        """Whether this record is a copy of ``other``: the same signature of the same head by
+        the same key (a key id's capitals are the same id, as in a `revoked` file)."""
+        return (self.match_id, self.seq, self.head, self.key_id.lower(), self.signature) == (
+            other.match_id, other.seq, other.head, other.key_id.lower(), other.signature)
+
 
 class Receipt(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """What a game server hands a player after their move: a signed head, as JSON.

@@ -166,7 +166,8 @@ def test_show_names_the_line_of_the_carriage_return_on_stderr(tmp_path: Path) ->
 def test_diff_names_the_line_of_a_json_lines_log_it_cannot_read(tmp_path: Path) -> None:
     path = _cr_only(tmp_path, b"")
     line = _one_error_line(_cli("diff", str(path), str(JSONL)), 1)
-    assert line.startswith(f"buraco-log: error: {path}, line 1: not a readable log: not a JSON "
+    # round 41: named as `verify` names it (seq too), not "not a readable log"
+    assert line.startswith(f"buraco-log: error: {path}, line 1, seq 0: not a JSON "
                            "line: byte 52 of the line is a carriage return (CR) alone"), line
 
 

@@ -496,7 +496,10 @@ def test_a_sparse_100_gib_tail_is_classified_at_once(tmp_path: Path,
     if last_byte is None:
         assert_error(r, 1, f"{path}, byte {len(UNSEALED.read_bytes())}", "zero-filled tail")
     else:
-        assert_error(r, 1, f"{path}, byte {len(UNSEALED.read_bytes())}", "checksum mismatch")
+        # round 41: named as zeros with data after them (it was "checksum mismatch")
+        assert_error(r, 1, f"{path}, byte {len(UNSEALED.read_bytes())}",
+                     f"zero bytes (NUL) where the next record should start, and data again at "
+                     f"byte {size - 1}:")
 
 
 # -- a JSON Lines log is sealed when its end line carries the head: verify, show, audit, seal agree

@@ -453,11 +453,15 @@ def test_an_empty_file_is_a_torn_header_that_repair_refuses_to_touch(tmp_path: P
     assert path.read_bytes() == b"" and not Path(str(path) + ".bak").exists()
 
 
-def test_a_file_of_zeros_is_not_a_log(tmp_path: Path) -> None:
+def test_a_file_of_zeros_is_damage_that_names_its_zero_bytes(tmp_path: Path) -> None:
+    # round 41: it was "not a buraco-log file (bad magic)", where fewer than 20 zero bytes
+    # are a match not started; zero bytes are what a crash leaves, not another kind of file
+    # (still no log header: exit 2), and 4,096 of them may have held events
     path = tmp_path / "zeros.blog"
     path.write_bytes(bytes(4096))
     err = _verify_error(path)
-    assert (err.kind, err.offset) == ("header", 0)
+    assert (err.kind, err.offset, err.seq) == ("header", 0, None)
+    assert "20 zero bytes (NUL)" in err.message and "bad magic" not in err.message
     assert _integrity(path) == ("broken", "header", None, 0, None, 0)
     assert audit.find_logs([tmp_path]) == [str(path)]  # a damaged .blog is never passed over
 
@@ -645,10 +649,11 @@ def test_cli_verify_of_damage_is_one_line_naming_byte_and_seq(
     zeros = tmp_path / "zeros.blog"
     zeros.write_bytes(bytes(4096))
     result = _cli("verify", zeros)
-    not_a_log = LogFormatError("bad magic", offset=0, kind="header").exit_status  # 2: not a log
-    assert result.returncode == not_a_log and result.stdout == ""
-    assert _one_error_line(result) == (
-        f"buraco-log: error: {zeros}, byte 0: not a buraco-log file (bad magic)")
+    no_header = LogFormatError("zeros", offset=0, kind="header").exit_status  # 2: no log header
+    assert result.returncode == no_header and result.stdout == ""
+    assert _one_error_line(result).startswith(
+        f"buraco-log: error: {zeros}, byte 0: the file header is 20 zero bytes (NUL), not a "
+        "log header")
 
 
 def test_cli_audit_of_damaged_logs_prints_the_verdict_and_exits_1(
@@ -660,7 +665,7 @@ def test_cli_audit_of_damaged_logs_prints_the_verdict_and_exits_1(
     result = _cli("audit", path)
     assert result.returncode == 1 and result.stderr == ""
     assert "Traceback" not in result.stdout
-    assert (f"BROKEN at record 5, byte {segs[5][0]}, seq 80 [seq]") in result.stdout
+    assert (f"BROKEN at record 5, byte {segs[5][0]}, seq 80 [log.seq]") in result.stdout
     (tmp_path / "j.jsonl").write_text("".join(jsonl_lines[:5] + jsonl_lines[6:]))
     result = _cli("audit", tmp_path / "j.jsonl", "--format", "json")
     assert result.returncode == 1 and result.stderr == ""

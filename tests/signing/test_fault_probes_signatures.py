@@ -107,15 +107,21 @@ def test_a_json_lines_signature_line_repeated_is_the_same_finding(tmp_path: Path
     assert audit(jsonl, ring(SIGNER)).ok
 
 
-def test_seal_of_a_log_with_a_copied_record_writes_it_once(tmp_path: Path) -> None:
+def test_seal_of_a_log_with_a_copied_record_refuses_it_and_changes_nothing(
+        tmp_path: Path) -> None:
+    # round 41: seal wrote the copy away unsaid, and the sealed log audited OK (the evidence
+    # of the edit was gone); it is refused as `verify` refuses it, naming the copy's byte
     path, _ = _signed(tmp_path, sealed=False)
     bad = tmp_path / "dup.blog"
-    _with_copy(path, bad, 2)
+    seq = _with_copy(path, bad, 2)
+    before = bad.read_bytes()
     assert rules_of(audit(bad, ring(SIGNER))) == ["sign.duplicate"]
     r = run("seal", bad, env=ENV)
-    assert r.code == 0, r
-    assert read_log_signed(bad)[1].status == "sealed"
-    assert audit(bad, ring(SIGNER)).ok
+    assert_error(r, 1, f"byte {_record_span(path, 2)[1]}", f"after seq {seq} repeats",
+                 "[sign.duplicate]")
+    assert bad.read_bytes() == before
+    assert run("seal", path, env=ENV).code == 0  # the log as written seals
+    assert audit(path, ring(SIGNER)).ok
 
 
 def test_a_receipt_past_damage_does_not_say_the_log_was_cut(tmp_path: Path) -> None:

@@ -210,7 +210,11 @@ def test_signature_records_out_of_place_oversized_or_in_a_v1_log_are_refused(
     fine = tmp_path / "fine.blog"
     fine.write_bytes(path.read_bytes())
     _append_record(fine, record.encode(signed), 5, None)  # a well-placed extra one reads
-    assert log.verify(fine).signatures == good.signatures + 1
+    with log.Reader(fine) as reader:
+        assert sum(1 for _ in reader) == 5 and reader.info.signatures == good.signatures + 1
+    with pytest.raises(LogFormatError) as exc:  # but it repeats the close()'s: verify says so
+        log.verify(fine)
+    assert "[sign.duplicate]" in exc.value.message
     # The same bytes under a version 1 header: a count of 0 is damage there, as it always was.
     v1 = bytearray(fine.read_bytes())
     v1[10:12] = (1).to_bytes(2, "little")
