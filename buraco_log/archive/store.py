@@ -231,6 +231,8 @@ def create_archive(root: str) -> str:
         raise ArchiveError(f"{root}: a symbolic link that leads nowhere (to a missing path, "
                            "or a loop of links), not an archive directory")
     _refuse_undecodable(os.path.realpath(root), root)  # before anything is made there
+    if not is_archive(os.path.realpath(root)):
+        _refuse_nested(root)
     os.makedirs(root, exist_ok=True)
     real = os.path.realpath(root)
     _refuse_odd_marker(real, root)
@@ -249,6 +251,17 @@ def create_archive(root: str) -> str:
     # from the start: a commit cut short (by either engine) never leaves parts without it
     os.makedirs(os.path.join(real, BATCHES), exist_ok=True)
     return check_archive(real)
+
+
+def _refuse_nested(root: str) -> None:
+    """A new archive inside another one is refused: made in a table's directory, its part
+    files were the outer archive's parts of no record (deleted as leftovers by the outer's
+    next clean-up, before intent records; refused since)."""
+    real = os.path.realpath(root)
+    for parent in _parents(real + os.sep + "x")[:-1] if real != os.sep else []:
+        if is_archive(parent):
+            raise ArchiveError(f"{root}: inside the archive {parent}; an archive cannot be "
+                               "made inside another: choose a directory outside it")
 
 
 def _atomic_json(path: str, data: Any) -> None:

@@ -358,3 +358,16 @@ def test_a_dry_run_of_compact_refuses_what_compact_would_refuse(arch: Path) -> N
     line = one_error_line(cli("compact", arch, "--dry-run"), 1)
     assert "5 part file(s) belong to no batch record" in line, line
     assert tree(arch) == before
+
+
+def test_an_archive_is_never_made_inside_another(arch: Path) -> None:
+    """Made in a table's directory, its parts were the outer archive's parts of no record:
+    the outer's next clean-up deleted them (refused since intent records, but made anyway)."""
+    before = tree(arch)
+    for inner in (arch / "matches" / "nested", arch / "x" / "y"):
+        line = one_error_line(cli("ingest", SIM / "classic-2p-000000.blog", "--archive", inner),
+                              1)
+        assert line == (f"buraco-log: error: {inner}: inside the archive {arch}; an archive "
+                        "cannot be made inside another: choose a directory outside it"), line
+        assert not inner.exists()
+    assert tree(arch) == before
