@@ -495,9 +495,9 @@ class JsonlReader:
                 number, "seq" if moved else "chain")
         if self._refuse_repeats and self.signatures and signed.repeats(self.signatures[-1]):
             raise self._signature_error(
-                f"the signature line after seq {last} repeats the one before it "
-                "[sign.duplicate]: a writer records one signature per head, so this copy was "
-                "put in the file by something else", number, "seq")
+                f"the signature line after seq {last} repeats the one before it (a duplicated "
+                "line; the audit's sign.duplicate): a writer records one signature per head, so "
+                "this copy was put in the file by something else", number, "seq")
         self.signatures.append(signed)
 
     def _moved(self, signed: sigrec.SignedHead, last: int) -> str | None:

@@ -1002,8 +1002,9 @@ class Reader:
             )
         if self._refuse_repeats and self.signatures and signed.repeats(self.signatures[-1]):
             raise self._error(
-                f"{what} repeats the one before it [sign.duplicate]: a writer records one "
-                "signature per head, so this copy was put in the file by something else",
+                f"{what} repeats the one before it (a duplicated record; the audit's "
+                "sign.duplicate): a writer records one signature per head, so this copy was put "
+                "in the file by something else",
                 "seq", off)
         self.signatures.append(signed)
         self._offset = off + self._seg_head_size + length

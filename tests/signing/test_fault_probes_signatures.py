@@ -118,7 +118,7 @@ def test_seal_of_a_log_with_a_copied_record_refuses_it_and_changes_nothing(
     assert rules_of(audit(bad, ring(SIGNER))) == ["sign.duplicate"]
     r = run("seal", bad, env=ENV)
     assert_error(r, 1, f"byte {_record_span(path, 2)[1]}", f"after seq {seq} repeats",
-                 "[sign.duplicate]")
+                 "(a duplicated record; the audit's sign.duplicate)")
     assert bad.read_bytes() == before
     assert run("seal", path, env=ENV).code == 0  # the log as written seals
     assert audit(path, ring(SIGNER)).ok

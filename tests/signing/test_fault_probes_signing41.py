@@ -64,7 +64,8 @@ def test_verify_refuses_a_signature_record_repeated_naming_its_byte_and_rule(
     assert (caught.value.offset, caught.value.seq, caught.value.kind) == (at, None, "seq")
     line = one_error_line(cli("verify", bad), 1)
     assert line.startswith(f"buraco-log: error: {bad}, byte {at}: the signature record after "
-                           "seq 10 repeats the one before it [sign.duplicate]"), line
+                           "seq 10 repeats the one before it (a duplicated record; the audit's "
+                           "sign.duplicate)"), line
     assert log.verify(signed).signatures == 30  # the log as written passes
 
 
@@ -84,7 +85,7 @@ def test_seal_and_convert_refuse_the_copy_and_write_nothing(signed: Path, tmp_pa
     assert bad.read_bytes() == before
     out = tmp_path / "out.jsonl"
     line = one_error_line(cli("convert", bad, "-o", out), 1)
-    assert f"byte {at}:" in line and "[sign.duplicate]" in line, line
+    assert f"byte {at}:" in line and "sign.duplicate" in line, line
     assert sorted(p.name for p in tmp_path.iterdir()) == ["dup.blog"]  # no output, no temporary
 
 
@@ -98,9 +99,10 @@ def test_a_json_lines_signature_line_repeated_is_refused_by_verify_and_convert(
     bad.write_bytes(b"".join([*lines[:at + 1], lines[at], *lines[at + 1:]]))
     line = one_error_line(cli("verify", bad), 1)
     assert line.startswith(f"buraco-log: error: {bad}, line {at + 2}: the signature line after "
-                           "seq 5 repeats the one before it [sign.duplicate]"), line
+                           "seq 5 repeats the one before it (a duplicated line; the audit's "
+                           "sign.duplicate)"), line
     back = tmp_path / "back.blog"
-    assert "[sign.duplicate]" in one_error_line(cli("convert", bad, "-o", back), 1)
+    assert "sign.duplicate" in one_error_line(cli("convert", bad, "-o", back), 1)
     assert not back.exists()
     assert rules_of(audit(bad, ring(SITE))) == ["sign.duplicate"]  # the audit reads on
 
