@@ -629,6 +629,8 @@ def _commit_staged(root: str, batch: str,
     """Rename one batch's staged files into place, then write its record (the commit point),
     as :func:`buraco_log.archive.store.commit` does for a local batch."""
     counts = {t: 0 for t in TABLES}
+    # before any file is in place: recover() deletes only parts an intent names
+    store.note_intent(root, batch, "ingest", [batch], [rel for _t, rel, _s, _n, _k in files])
     for table, rel, staged, n, _kept in files:
         final = os.path.join(root, rel)
         os.makedirs(os.path.dirname(final), exist_ok=True)
@@ -643,6 +645,7 @@ def _commit_staged(root: str, batch: str,
     }
     os.makedirs(os.path.join(root, store.BATCHES), exist_ok=True)
     store._atomic_json(os.path.join(root, store.BATCHES, f"{batch}.json"), record)
+    store.end_intent(root, batch)
     return record
 
 
