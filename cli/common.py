@@ -25,7 +25,7 @@ from buraco_log.errors import BuracoLogError, LogFormatError
 from buraco_log.log import MAGIC
 from buraco_log.ruleids import RULES
 from cli.safetext import terminal_safe
-from cli.signals import stopped_by
+from cli.signals import EXIT_TERMINATED, stopped_by
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -57,6 +57,9 @@ class State:
     # the command owns its process (the console script, not typer's test runner), so it may
     # fork a watcher (cli.supervise)
     own_process = False
+    # a command said how it was stopped (Ctrl-C, SIGTERM): typer's own 130, for an interrupt
+    # outside every command, says nothing, and cli.main then does
+    stop_said = False
 
 
 def show_traceback(error: BaseException | None = None) -> None:
@@ -402,8 +405,9 @@ def guarded(func: Callable[P, R]) -> Callable[P, R]:
                 result = func(*args, **kwargs)
             say_pending_warning()
             return result
-        except (typer.Exit, typer.Abort, SystemExit):
+        except (typer.Exit, typer.Abort, SystemExit) as exc:
             say_pending_warning()
+            State.stop_said |= getattr(exc, "exit_code", None) in (130, EXIT_TERMINATED)
             raise
         except BrokenPipeError:
             # The reader went away (``| head``): stop quietly, as other tools do.
@@ -427,6 +431,7 @@ def guarded(func: Callable[P, R]) -> Callable[P, R]:
             raise fail(f"{where}{exc.strerror or exc}", code,
                        as_json=wants_json(kwargs) and not on_stdout, error=exc) from None
         except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (cli.main.run turns it into this)
+            State.stop_said = True
             raise fail(*stopped_by()) from None
         except Exception as exc:  # a defect of this tool: one line too, --debug shows where
             if any(c.__name__ == "ClickException" for c in type(exc).__mro__):

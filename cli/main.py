@@ -154,6 +154,11 @@ def _run() -> int | Any:
     try:
         # one name in usage lines and hints, however started (`python -m cli`, the script)
         code = app(standalone_mode=False, prog_name="buraco-log")
+        if code == 130 and not State.stop_said:
+            # typer's own answer to an interrupt outside the command (while parsing the
+            # options, or running the main callback): 130 without a word, even for a SIGTERM
+            how, code = stopped_by()
+            typer.echo(f"buraco-log: error: {how}", err=True)
     except _NO_ARGS:  # no group asks for it now: a missing command is a usage error (2)
         code = EXIT_USAGE
     except SystemExit as exc:
