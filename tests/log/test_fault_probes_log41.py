@@ -130,6 +130,8 @@ def test_a_killed_convert_overwrites_temporary_is_swept_whatever_the_names_lengt
         left.write_bytes(b'{"log": "buraco-log", "version": 2}\n')
         os.utime(left, (1, 1))  # long unchanged: stale
     assert sorted(log.sweep_stale(out)) == sorted([str(converting), str(inner)])
+    if length != 230:
+        return  # one run of the command is enough
     for left in (converting, inner):  # and the command's own sweep finds them
         left.write_bytes(b"")
         os.utime(left, (1, 1))
@@ -190,6 +192,8 @@ def test_a_sparse_file_with_data_far_past_a_hole_is_answered_at_once(
     with open(bad, "r+b") as f:
         f.seek(far)
         f.write(b"x")
+    if bad.stat().st_blocks * 512 > 1 << 20:
+        pytest.skip("this file system does not keep holes")
     with pytest.raises(LogFormatError) as caught:
         log.verify(bad)
     assert f"data again at byte {far}:" in caught.value.message
