@@ -219,7 +219,8 @@ def _as_stored(report: archive.IngestReport) -> archive.IngestReport:
 
     errors = [msgspec.structs.replace(e, path=storable(e.path), message=storable(e.message))
               for e in report.errors]
-    return msgspec.structs.replace(report, errors=errors)
+    return msgspec.structs.replace(report, errors=errors,
+                                   recovered=[storable(p) for p in report.recovered])
 
 
 def _ingest_exit(report: archive.IngestReport, terminated: list[int]) -> None:
@@ -983,6 +984,9 @@ def compact(
                  "under way left)", as_json=as_json)
             _end(status)
     if as_json:
+        from buraco_log.archive.schema import storable
+
+        rep.recovered = [storable(p) for p in rep.recovered]  # no lone surrogate in JSON
         emit_json(rep)
     else:
         where = terminal_safe(str(archive_dir))

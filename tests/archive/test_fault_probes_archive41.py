@@ -371,3 +371,15 @@ def test_an_archive_is_never_made_inside_another(arch: Path) -> None:
                         "cannot be made inside another: choose a directory outside it"), line
         assert not inner.exists()
     assert tree(arch) == before
+
+
+def test_leftovers_whose_names_are_not_utf8_are_listed_with_xnn(arch: Path) -> None:
+    """compact's and ingest's JSON listed them with a lone surrogate (\\udcfe)."""
+    junk = os.fsdecode(bytes(arch) + b"/matches/x.tmp-\xfe")
+    Path(junk).write_bytes(b"")
+    r = cli("compact", arch, "-f", "json")
+    assert r.returncode == 0 and json.loads(r.stdout)["recovered"] == ["matches/x.tmp-\\xfe"]
+    Path(junk).write_bytes(b"")
+    r = cli("ingest", SIM / "classic-2p-000000.blog", "--archive", arch, "-f", "json")
+    assert r.returncode == 0 and json.loads(r.stdout)["recovered"] == ["matches/x.tmp-\\xfe"]
+    assert not Path(junk).exists()
