@@ -214,6 +214,64 @@ RULES: dict[str, str] = {
 }
 
 
-def describe(rule: str) -> str:
-    """The plain-language text of ``rule``; unknown ids say so rather than fail."""
+# The descriptions that speak of playing cards, as a table drawn in tiles says them (Burako,
+# RULES.md §1: tile 1 = ace, 11/12/13 = J/Q/K, colour = suit; only the rendering differs).
+TILE_RULES: dict[str, str] = {
+    "event.invalid": "The event holds values the rules engine cannot read, such as a tile code "
+    "that is no tile.",
+    "deal.upcard": "Some presets turn one tile face up to start the pile and others do not; "
+    "the deal does not follow its preset.",
+    "deal.material": "Hands, mortos, the tile turned up and stock together must be exactly the "
+    "preset's material (two sets of tiles plus its jokers).",
+    "draw.wrong_card": "A draw takes the top tile of the stock (or rejects exactly the tile "
+    "drawn); the recorded tile is a different one.",
+    "draw.redraw_only_first": "Only the first tile drawn in the hand's first turn may be "
+    "rejected, once, right after drawing it.",
+    "draw.redraw_from_stock": "After rejecting the first tile, the player draws again from the "
+    "stock, not the pile.",
+    "stock.pile_can_be_taken": "Under must-use-top the hand ends at the stock floor only when "
+    "the player to move cannot take the pile; here its top tile can be used.",
+    "pile.wrong_top": "The pile was taken naming a top tile that is not the top tile.",
+    "pile.must_use_top": "In this preset the pile may be taken only if its top tile can be used "
+    "(melded with two tiles from the hand or laid off), and it must be laid in that same turn: "
+    "nothing laid before it may leave it unusable, and the turn cannot end without it.",
+    "meld.cards_not_in_hand": "Tiles are melded or laid off from the player's own hand; the "
+    "player does not hold these.",
+    "meld.too_few_cards": "A meld has at least three tiles.",
+    "meld.not_a_card": "The event holds a value that is not a tile.",
+    "meld.too_many_wilds": "A meld holds at most one wild tile (joker, or a 2 not standing in "
+    "its own place in a run).",
+    "meld.not_a_meld": "A meld is a set (one number) or a run (one colour, consecutive "
+    "numbers); these tiles are neither.",
+    "meld.duplicate_in_run": "A run holds each number once (a 1 at one end only, unless the "
+    "preset allows 1 to 1).",
+    "meld.run_too_long": "A run cannot be longer than the numbers allow (13 tiles, 14 from 1 "
+    "to 1).",
+    "meld.run_wraps": "A run never turns the corner from 13 back to 1 (12-13-1-2 is not a run).",
+    "meld.run_not_consecutive": "A run's numbers must be consecutive; one wild tile may fill "
+    "one gap.",
+    "meld.second_set_of_rank": "This preset allows one set per number per side; the side "
+    "already has a set of this number.",
+    "layoff.no_such_meld": "Tiles are laid off only on a meld of the player's own side that "
+    "exists.",
+    "layoff.no_cards": "A lay-off adds at least one tile.",
+    "discard.card_not_in_hand": "A player discards a tile from their own hand; the player does "
+    "not hold this one.",
+    "vulnerable.opening_too_low": "A vulnerable side's first melds in a hand must reach the "
+    "opening minimum in tile points in one turn.",
+    "vulnerable.retract_cards": "Taking back an opening returns exactly the tiles laid this "
+    "turn.",
+    "morto.indirect_only": "In this preset the morto is taken only by discarding the last "
+    "tile, not by melding it.",
+    "morto.wrong_count": "The morto taken has a different number of tiles than recorded.",
+    "score.mismatch": "The recorded score differs from the score recomputed from the table "
+    "(tiles on the table, canastra bonuses, going out, tiles left in hand, morto).",
+}
+
+
+def describe(rule: str, tiles: bool = False) -> str:
+    """The plain-language text of ``rule``; unknown ids say so rather than fail. ``tiles``: as
+    a table drawn in tiles says it (Burako)."""
+    if tiles and rule in TILE_RULES:
+        return TILE_RULES[rule]
     return RULES.get(rule, f"(no description for rule id {rule!r})")

@@ -80,6 +80,7 @@ def describe_event(
             return repr(tuple(cards))
 
     e = event
+    unit = "tile" if style.startswith("tiles") else "card"  # Burako's tiles (RULES.md §1)
     if isinstance(e, MatchStarted):
         names = ", ".join(p.name for p in e.players)
         text = f"match {e.match_id} started ({e.rules.name}; {names})"
@@ -89,11 +90,11 @@ def describe_event(
         text = f"hand {e.hand} dealt by {who(e.dealer)}"
     elif isinstance(e, CardDrawn):
         hidden = seat is not None and e.seat != seat
-        text = f"{who(e.seat)} drew {'a card' if hidden else cs((e.card,))}"
+        text = f"{who(e.seat)} drew {f'a {unit}' if hidden else cs((e.card,))}"
     elif isinstance(e, FirstDrawRejected):
         text = f"{who(e.seat)} rejected the first draw {cs((e.card,))}"
     elif isinstance(e, PileTaken):
-        cards = f"{e.count} card{'s' if e.count != 1 else ''}"
+        cards = f"{e.count} {unit}{'s' if e.count != 1 else ''}"
         text = f"{who(e.seat)} took the pile ({cards}, top {cs((e.top,))})"
     elif isinstance(e, MeldLaid):
         text = f"{who(e.seat)} laid {cs(e.cards)}"

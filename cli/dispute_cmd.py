@@ -19,7 +19,7 @@ import typer
 from buraco_log import audit
 from buraco_log.audit.settings import require_commitment as site_require_commitment
 from buraco_log.errors import BuracoLogError, LogFormatError, ReplayError
-from buraco_log.events import AnyEvent
+from buraco_log.events import AnyEvent, MatchStarted
 from buraco_log.forensic import Salvage, read_anyway
 from buraco_log.signing.keys import SigningError
 from buraco_log.timeline import TableView, Timeline
@@ -89,8 +89,8 @@ def _cards(cards: Sequence[str] | None, count: int = 0) -> str:
     return " ".join(cards) or "-"
 
 
-def render_table(v: TableView, indent: str = "") -> Iterator[str]:
-    """A table view as text lines."""
+def render_table(v: TableView, indent: str = "", unit: str = "card") -> Iterator[str]:
+    """A table view as text lines; ``unit``: ``tile`` for a table drawn in tiles (Burako)."""
     names = {s.seat: s.name for s in v.seats}
     yield (f"{indent}seq {v.seq}  hand {v.hand}  phase {v.phase}  turn: seat {v.turn} "
            f"({v.turn_name})  dealer: seat {v.dealer}"
@@ -102,7 +102,7 @@ def render_table(v: TableView, indent: str = "") -> Iterator[str]:
         who = ", ".join(f"{names[s]}" for s in side.seats)
         morto = ""
         if side.morto or side.morto_taken:
-            morto = "  morto taken" if side.morto_taken else f"  morto {side.morto} cards"
+            morto = "  morto taken" if side.morto_taken else f"  morto {side.morto} {unit}s"
         flags = ("  vulnerable" if side.vulnerable else "") + (
             "  opened" if side.opened else "")
         yield (f"{indent}side {side.side} ({who})  match score {side.total}  "
@@ -630,7 +630,7 @@ def _print_view(view: TableView, format: Format, tl: Timeline) -> None:
     if format is Format.json:
         emit_json(view_json(view, tl))
     else:
-        for line in render_table(view):
+        for line in render_table(view, unit="tile" if tl.style == "tiles" else "card"):
             _echo(line)
 
 
@@ -1021,7 +1021,9 @@ def explain(
     for line in render_explanation(result):
         _echo(line)
     _echo("table just before:")
-    for line in render_table(result.before, indent="  "):
+    first = events[0] if events else None  # the rules' rendering: Burako's tiles
+    tiles = isinstance(first, MatchStarted) and first.rules.rendering == "tiles"
+    for line in render_table(result.before, indent="  ", unit="tile" if tiles else "card"):
         _echo(line)
 
 

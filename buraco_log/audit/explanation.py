@@ -77,7 +77,8 @@ def explain_event(events: Sequence[AnyEvent], seq: int, *, path: str = "") -> Ex
         rule, message = exc.rule, exc.explanation
     return Explanation(
         path=path, seq=seq, event=describe_event(ev, tl.players, style), data=to_dict(ev),
-        legal=rule is None, rule=rule, description=describe(rule) if rule else None,
+        legal=rule is None, rule=rule,
+        description=describe(rule, tiles=style == "tiles") if rule else None,
         message=message, facts=tuple(_facts(before, ev, style)),
         before=table_view(before, recent=tl.recent(seq - 1)), note=note,
     )
@@ -107,7 +108,8 @@ def _meld_reading(s: State, ev: MeldLaid | CardsLaidOff, r: Rules,
         return
     wild = f", wild {cs((reading.wild,))}" if reading.wild is not None else ""
     badge = f", a {reading.canastra.replace('_', '-')} canastra" if reading.canastra else ""
-    yield f"{cs(cards)} read as a {reading.kind} of {reading.size} cards{wild}{badge}"
+    unit = "tiles" if r.rendering == "tiles" else "cards"  # Burako's tiles (RULES.md §1)
+    yield f"{cs(cards)} read as a {reading.kind} of {reading.size} {unit}{wild}{badge}"
 
 
 def _facts(s: State, ev: AnyEvent, style: Style) -> Iterator[str]:
@@ -121,6 +123,8 @@ def _facts(s: State, ev: AnyEvent, style: Style) -> Iterator[str]:
             return repr(tuple(cards))
 
     r = s.rules
+    # A table drawn in tiles (Burako) is told in tiles: RULES.md §1, only the rendering differs.
+    unit = "tile" if style.startswith("tiles") else "card"
     yield f"phase before the event: {s.phase}; last seq {s.seq}"
     if r is None or not s.players:
         return
@@ -133,10 +137,12 @@ def _facts(s: State, ev: AnyEvent, style: Style) -> Iterator[str]:
             n = len(s.players)
             hand = len(s.results)
             yield (f"next deal: hand {hand}, dealt by seat {(s.first_dealer + hand) % n}; "
-                   f"{r.hand_size} cards to each of {n} players"
+                   f"{r.hand_size} {unit}s to each of {n} players"
                    + (f", {s.n_sides} mortos of {r.morto_size}" if r.morto else ", no morto")
-                   + (", one upcard" if r.initial_upcard else ", no upcard")
-                   + f"; material: two decks and {r.jokers} jokers")
+                   + ((", one upcard" if r.initial_upcard else ", no upcard") if unit == "card"
+                      else (", one tile turned up" if r.initial_upcard else ", none turned up"))
+                   + (f"; material: two decks and {r.jokers} jokers" if unit == "card"
+                      else f"; material: two sets of tiles and {r.jokers} jokers"))
         return
     who = s.players[s.turn].name
     yield f"turn: seat {s.turn} ({who}), turn {s.turns} of hand {s.hand}"
@@ -145,7 +151,7 @@ def _facts(s: State, ev: AnyEvent, style: Style) -> Iterator[str]:
         yield f"the event is by seat {seat}, but it is seat {s.turn}'s turn"
     if seat is not None and 0 <= seat < len(s.players):
         side = s.sides[seat]
-        yield f"seat {seat} holds {len(s.hands[seat])} cards: {cs(s.hands[seat])}"
+        yield f"seat {seat} holds {len(s.hands[seat])} {unit}s: {cs(s.hands[seat])}"
         melds = "; ".join(f"#{m.id} {cs(m.cards)}" + (f" [{m.canastra}]" if m.canastra else "")
                           for m in s.melds[side]) or "none"
         yield f"side {side} melds: {melds}"
@@ -160,26 +166,29 @@ def _facts(s: State, ev: AnyEvent, style: Style) -> Iterator[str]:
         if s.vulnerable and s.vulnerable[side]:
             yield (f"side {side} is vulnerable: opening minimum {s.opening_min[side]}, "
                    f"opened: {s.opened[side]}, points laid this turn {s.opening_points}")
-    yield (f"stock: {len(s.stock)} cards (floor {r.stock_floor})"
+    yield (f"stock: {len(s.stock)} {unit}s (floor {r.stock_floor})"
            + (f", top {cs(s.stock[:1])}" if s.stock else ""))
-    yield f"pile: {len(s.pile)} cards, top {cs(s.pile[-1:])}; pickup rule {r.pile_pickup}"
+    yield f"pile: {len(s.pile)} {unit}s, top {cs(s.pile[-1:])}; pickup rule {r.pile_pickup}"
     if s.pile_top is not None:
-        yield f"the pile's top card {cs((s.pile_top,))} must still be used this turn"
+        yield f"the pile's top {unit} {cs((s.pile_top,))} must still be used this turn"
     if s.drawn is not None:
-        yield f"card drawn this turn: {cs((s.drawn,))}"
+        yield f"{unit} drawn this turn: {cs((s.drawn,))}"
     if s.laid_this_turn:
         yield f"laid this turn: {cs(s.laid_this_turn)}"
     if isinstance(ev, MeldLaid | CardsLaidOff):
         yield from _meld_reading(s, ev, r, cs)
-        yield (f"meld rules: at least 3 cards, at most one wild, at least two naturals; runs up "
-               f"to {r.max_run()} cards (ace at both ends: {'yes' if r.ace_both_ends else 'no'})"
-               f"; sets per rank per side: {r.max_sets_per_rank or 'any'}; canastra from "
-               f"{r.canastra_size} cards" + ("" if r.canastra_from_sets else ", runs only"))
+        ace, rank = ("ace", "rank") if unit == "card" else ("1", "number")
+        yield (f"meld rules: at least 3 {unit}s, at most one wild, at least two naturals; runs "
+               f"up to {r.max_run()} {unit}s ({ace} at both ends: "
+               f"{'yes' if r.ace_both_ends else 'no'}); sets per {rank} per side: "
+               f"{r.max_sets_per_rank or 'any'}; canastra from {r.canastra_size} {unit}s"
+               + ("" if r.canastra_from_sets else ", runs only"))
     if isinstance(ev, HandEnded):
         try:
             after = apply(s, ev)
         except (BuracoLogError, IndexError, KeyError, TypeError, ValueError):
             return  # nothing to score: the facts above say why
         for sc in after.results[-1].scores:
-            items = ", ".join(f"{x.item} {x.points:+d}" for x in score_lines(sc))
+            items = ", ".join(f"{x.item.replace('cards', f'{unit}s')} {x.points:+d}"
+                              for x in score_lines(sc))
             yield f"side {sc.side} recomputed score {sc.total}: {items}"
