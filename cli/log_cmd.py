@@ -295,13 +295,13 @@ def _refuse_not_started(path: Path, info: log.LogInfo, nothing_to: str, as_json:
 
 
 def _short_log(path: Path) -> log.LogInfo | None:
-    """What `verify` reads of a binary log file shorter than a whole header (None for a longer
+    """What `verify` reads of a binary log file no longer than a whole header (None for a longer
     one, read once by the command itself, and for what cannot be read: the command's own
     reading names what is wrong with it)."""
     if path == STDIN:
         return None
     try:
-        if os.stat(path).st_size >= log.HEADER_SIZE:
+        if os.stat(path).st_size > log.HEADER_SIZE:  # 20 zero bytes are not started too
             return None
         return log.verify(path)
     except (OSError, LogFormatError):

@@ -197,3 +197,15 @@ def test_a_sparse_file_with_data_far_past_a_hole_is_answered_at_once(
     with pytest.raises(LogFormatError) as caught:
         log.verify(bad)
     assert f"data again at byte {far}:" in caught.value.message
+
+
+def test_convert_of_20_zero_bytes_is_a_match_not_started_as_of_fewer(tmp_path: Path) -> None:
+    # it was "torn tail: ...; no event is intact: delete the file", exit 1, where 19 zero
+    # bytes (and an empty file) were "a match not started ... nothing to convert", exit 2
+    path = tmp_path / "z.blog"
+    path.write_bytes(bytes(20))
+    out = tmp_path / "z.jsonl"
+    line = one_error_line(cli("convert", path, "-o", out), 2)
+    assert line == (f"buraco-log: error: {path}: a match not started (no whole header and no "
+                    "event): nothing to convert; delete the file")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["z.blog"]
