@@ -85,7 +85,7 @@ def test_an_empty_jsonl_beside_an_empty_blog_is_refused_in_json_lines_words(
 
 
 @pytest.mark.spark
-@pytest.mark.slow  # a Spark ingest and two local ones: 5-10 s
+@pytest.mark.slow  # two Spark ingests and a local one: 10-30 s on a loaded machine
 def test_spark_tells_copies_apart_as_the_local_engine_does(spark: Any, tmp_path: Path) -> None:
     from buraco_log.archive import spark as engine
 
@@ -102,7 +102,7 @@ def test_spark_tells_copies_apart_as_the_local_engine_does(spark: Any, tmp_path:
 
 
 @pytest.mark.spark
-@pytest.mark.slow  # a Spark ingest and a local one: 5-10 s
+@pytest.mark.slow  # a Spark ingest and a local one: 5-10 s (7 s measured)
 def test_logs_whose_paths_hadoop_or_py4j_cannot_take_are_ingested_as_locally(
         spark: Any, tmp_path: Path) -> None:
     """Before: the whole Spark ingest failed, nothing committed: "Relative path in absolute
@@ -195,7 +195,7 @@ def test_json_nulls_and_intervals_are_what_duckdb_gives(
 
 
 @pytest.mark.spark
-@pytest.mark.slow  # two commands, one of them starting Spark: 15 s
+@pytest.mark.slow  # two commands, one of them starting Spark: 15-30 s
 def test_the_cli_prints_a_spark_interval_as_it_prints_duckdbs(
         spark: Any, local_archive: tuple[Path, IngestReport]) -> None:
     sql = "SELECT INTERVAL 1 MONTH AS m, INTERVAL 3 DAY AS d"
