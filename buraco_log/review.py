@@ -138,7 +138,8 @@ def move_text(ev: Event, style: Style = "ascii") -> str:
     if isinstance(ev, CardDrawn):
         return "draw from the stock"
     if isinstance(ev, PileTaken):
-        return f"take the pile ({ev.count} card{'s' if ev.count != 1 else ''}, top " \
+        unit = "tile" if style.startswith("tiles") else "card"  # Burako's tiles (RULES.md §1)
+        return f"take the pile ({ev.count} {unit}{'s' if ev.count != 1 else ''}, top " \
                f"{cs((ev.top,))})"
     if isinstance(ev, HandEnded):
         return "end the hand (stock out)"
@@ -274,7 +275,8 @@ def review_events(
         rule = getattr(error, "rule", None)
         # The rule, not the engine's explanation: that names cards the seat could not see (a
         # refused draw names the stock's top card), as a seat's page gives the rule only.
-        why = describe(rule).rstrip(".") if rule else "it cannot be replayed"
+        why = describe(rule, tiles=style == "tiles").rstrip(".") if rule else \
+            "it cannot be replayed"
         note = (f"seq {error.seq} is illegal{f' [{rule}]' if rule else ''}: {why}; "
                 "the review covers the decisions before it")
     decisions = _run(todo, budget, jobs, progress)

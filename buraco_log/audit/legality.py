@@ -49,7 +49,8 @@ def _illegal(tl: Timeline) -> IllegalEvent | None:
     except BuracoLogError:
         cards = tuple(str(c) for c in exc.cards)
     return IllegalEvent(
-        seq=exc.seq, tag=exc.tag, rule=exc.rule, description=describe(exc.rule),
+        seq=exc.seq, tag=exc.tag, rule=exc.rule,
+        description=describe(exc.rule, tiles=tl.style == "tiles"),  # Burako: in tiles
         message=exc.explanation, seat=exc.seat, cards=cards,
         event=to_dict(ev) if ev is not None else {},
         before=table_view(before, recent=tl.recent(before.seq)),

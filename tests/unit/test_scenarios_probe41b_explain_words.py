@@ -19,7 +19,7 @@ import pytest
 
 from buraco_log import log
 from buraco_log.audit.explanation import explain_event
-from buraco_log.events import AnyEvent, PileTaken
+from buraco_log.events import AnyEvent, CardDiscarded, PileTaken
 from buraco_log.reducer import Replayer
 from buraco_log.ruleids import RULES, TILE_RULES, describe
 from buraco_log.rules import Rules, derive, preset
@@ -41,7 +41,7 @@ def _explained(variant: str) -> tuple[str, ...]:
     """The words of `explain` at every 23rd seq of a simulated match, and of some wrong
     moves there: the event, the rule's description and the facts."""
     events = simulate_match(VARIANTS[variant], 2, seed="probe41b")
-    rep, said = Replayer(), set()
+    rep, said = Replayer(), set[str]()
     for i, ev in enumerate(events[:-1]):
         rep.step(ev)
         if i % 23:  # each explanation replays the prefix: a sample keeps this fast
@@ -97,8 +97,8 @@ def test_the_explain_command_of_a_burako_refusal(tmp_path: Path) -> None:
         if rep.phase == "play" and i > 20:
             break
     s = rep.state()
-    bad = next(m for m in _wrong_moves(s, s.seq + 1) if type(m).__name__ == "CardDiscarded"
-               and m.card not in s.hands[s.turn])  # type: ignore[attr-defined]
+    bad = next(m for m in _wrong_moves(s, s.seq + 1)
+               if isinstance(m, CardDiscarded) and m.card not in s.hands[s.turn])
     path = tmp_path / "bad.blog"
     log.write_log(path, [*events[: i + 1], bad], validate=False)
     done = subprocess.run([sys.executable, "-m", "cli.main", "explain", str(path), "--at",
@@ -113,3 +113,18 @@ def test_the_explain_command_of_a_burako_refusal(tmp_path: Path) -> None:
                            timeout=120, check=False, env={**os.environ, "COLUMNS": "400"})
     assert shown.returncode == 0 and "  morto 11 tiles" in shown.stdout, shown.stdout
     assert not _speaks_of_cards(shown.stdout), shown.stdout
+    audited = subprocess.run([sys.executable, "-m", "cli.main", "audit", str(path)], cwd=ROOT,
+                             capture_output=True, text=True, timeout=120, check=False,
+                             env={**os.environ, "COLUMNS": "400"})
+    assert audited.returncode == 1, audited.stderr
+    # the rule's description (the audit's own table and labels are left as they are)
+    assert "rule      A player discards a tile from their own hand; the player does not hold " \
+        "this one." in audited.stdout, audited.stdout
+
+
+def test_a_reviewed_pickup_in_words() -> None:
+    from buraco_log.review import move_text
+
+    ev = PileTaken(0, 3, 13, seq=9)
+    assert move_text(ev, "tiles-unicode").startswith("take the pile (3 tiles, top 13")
+    assert move_text(ev) == "take the pile (3 cards, top Kc)"
