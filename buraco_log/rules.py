@@ -198,7 +198,7 @@ PRESET_SOURCES: dict[str, str] = {
     "thirteen-quick": "001 the same, quick game to 1005",
     "burraco": "002 Italian Burraco: semi-clean canastras, pinella 20, jolly 30",
     "mega": "003 Mega Buraco: canastras are runs, one set per rank, stock floor 2",
-    "burako": "004 Burako tiles: ace both ends, royal canastras, indirect morto only",
+    "burako": "004 Burako tiles: 1s at both ends, royal canastras, indirect morto only",
 }
 
 

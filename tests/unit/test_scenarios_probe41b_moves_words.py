@@ -126,3 +126,10 @@ def test_every_knob_line_in_tiles_is_a_knobs_line_without_card_words() -> None:
         assert line and describe(knob) == KNOBS[knob]
         if knob != "rendering":  # "cards, or tiles (Burako)": the knob's own choices
             assert not CARD_WORDS.search(line), (knob, line)
+
+
+def test_rules_list_says_burakos_source_in_tiles() -> None:
+    from buraco_log.rules import PRESET_SOURCES
+
+    assert PRESET_SOURCES["burako"] == ("004 Burako tiles: 1s at both ends, royal canastras, "
+                                        "indirect morto only")
