@@ -630,7 +630,8 @@ def _staged_runs(root: str) -> set[str]:
     staging = os.path.join(root, STAGING)
     if os.path.islink(staging) or not os.path.isdir(staging):
         return set()
-    return {n for n in os.listdir(staging) if os.path.isdir(os.path.join(staging, n))}
+    return {n for n in os.listdir(staging) if os.path.isdir(os.path.join(staging, n))
+            and not os.path.islink(os.path.join(staging, n))}  # a run makes directories
 
 
 def orphan_parts(root: str, records: list[dict[str, Any]] | None = None

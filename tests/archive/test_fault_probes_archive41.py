@@ -383,3 +383,17 @@ def test_leftovers_whose_names_are_not_utf8_are_listed_with_xnn(arch: Path) -> N
     r = cli("ingest", SIM / "classic-2p-000000.blog", "--archive", arch, "-f", "json")
     assert r.returncode == 0 and json.loads(r.stdout)["recovered"] == ["matches/x.tmp-\\xfe"]
     assert not Path(junk).exists()
+
+
+def test_a_link_in_staging_names_no_interrupted_run(arch: Path, tmp_path: Path) -> None:
+    """Only a directory a run made there tells a part of no record for that run's."""
+    batch = "20260101T000000Z-0badf00d"
+    (tmp_path / "elsewhere").mkdir()
+    (arch / ".staging").mkdir(exist_ok=True)
+    (arch / ".staging" / batch).symlink_to(tmp_path / "elsewhere")
+    part = arch / "matches" / "preset=classic" / "month=unknown" / f"part-{batch}.parquet"
+    part.parent.mkdir(parents=True, exist_ok=True)
+    part.write_bytes(b"PAR1 someone's rows")
+    with pytest.raises(ArchiveError, match=r"1 part file\(s\) belong to no batch record"):
+        store.recover(str(arch))
+    assert part.exists()
