@@ -1530,11 +1530,11 @@ class Recorder:
                 continue
             table = w.table
             if table.tmp is None:
-                if not self._at_path(table) or not self._ends_at(table):
+                if not self._at_path(table):
                     w.error = _WriteError(
                         LogFormatError(
-                            "the log was replaced or removed (or resized) by a program that "
-                            "ignores the writer lock; these events are not acknowledged",
+                            "the log was replaced or removed by a program that ignores the "
+                            "writer lock; these events are not acknowledged",
                             path=table.path,
                             kind="io",
                         ),
@@ -1571,14 +1571,6 @@ class Recorder:
         except OSError:
             return False
         return (st.st_dev, st.st_ino) == table.identity
-
-    @staticmethod
-    def _ends_at(table: _Table) -> bool:
-        """The open log still ends where the round's write left it (nothing cut it since)."""
-        try:
-            return table.fd is not None and os.fstat(table.fd).st_size == table.end
-        except OSError:
-            return False
 
     def _write(self, w: _Work) -> bool:
         """Write the round's segment of one log (reopening it, or creating it under a temporary
@@ -1630,7 +1622,12 @@ class Recorder:
         """The open log must end where the recorder last wrote: a program that ignores the
         lock cut it (the segment went past the end: a hole of zeros, then events acknowledged
         in a log no reader took again) or appended to it (its bytes overwritten, or left after
-        ours as a torn tail). Raises ``_WriteError``; the table then refuses every move."""
+        ours as a torn tail). Raises ``_WriteError``; the table then refuses every move.
+
+        One ``fstat`` per log and round, before the write (after it, a cut is no longer seen:
+        the write fills the file up to where it expected): 5 to 8% of the events/s of 500
+        journal tables (37,000 to 38,000 against 39,000 to 40,600, alternating runs); the
+        other modes' fsyncs dwarf it."""
         assert table.fd is not None
         try:
             size = os.fstat(table.fd).st_size
