@@ -212,6 +212,10 @@ class _Table:
         """Cards as text for a message, as the rules draw them (cards, or Burako's tiles)."""
         return _fmt(cards, self.style)
 
+    def many(self, n: int) -> str:
+        """``1 card``, ``3 tiles``: a count in a message (it said "holds 1 cards")."""
+        return f"{n} {self.card}{'' if n == 1 else 's'}"
+
     def meld_text(self, exc: MeldError) -> str:
         """A meld refusal's text with its cards drawn as the rules draw them."""
         return f"{self.fmt(exc.cards)}: {exc.detail}" if exc.cards else exc.detail
@@ -257,7 +261,7 @@ class _Table:
                 raise self.fail(
                     ev,
                     "turn.wrong_phase",
-                    f"{self.who(seat)} still holds {len(self.hands[seat])} {self.card}s: {what} "
+                    f"{self.who(seat)} still holds {self.many(len(self.hands[seat]))}: {what} "
                     "comes only once the hand is empty",
                     seat,
                 )
@@ -716,7 +720,7 @@ class _Table:
                 raise self.fail(
                     ev,
                     "stock.floor_reached",
-                    f"the stock holds {len(stock)} {self.card}s (floor "
+                    f"the stock holds {self.many(len(stock))} (floor "
                     f"{r.stock_floor}): take the pile or the hand ends",
                     ev.seat,
                 )
@@ -1046,7 +1050,7 @@ class _Table:
                 raise self.fail(
                     ev,
                     "morto.wrong_count",
-                    f"the morto holds {len(self.mortos[side])} {self.card}s, not {ev.count}",
+                    f"the morto holds {self.many(len(self.mortos[side]))}, not {ev.count}",
                     seat,
                 )
         self.note_relancinho(seat)
@@ -1108,7 +1112,7 @@ class _Table:
                 raise self.fail(
                     ev,
                     "hand.not_over",
-                    f"the stock still holds {len(self.stock)} {self.card}s (floor {r.stock_floor})",
+                    f"the stock still holds {self.many(len(self.stock))} (floor {r.stock_floor})",
                 )
             elif self.must_use_top and self.pile and self.can_take_top(self.turn):
                 # RULES.md §8, `001`: the hand ends at the floor only when the pile cannot be

@@ -157,8 +157,9 @@ def test_a_stock_out_after_the_indirect_morto(name: str) -> None:
     floor = FLOOR.get(name, 0)
     while len(s.state.stock) > floor + 1:
         s.pass_turn()
-    unit = "tiles" if s.rules.rendering == "tiles" else "cards"  # Burako's tiles (probe 41b)
-    refused(s, "hand.not_over", (f"holds {floor + 1} {unit}",), "end_hand", "stock_out")
+    unit = "tile" if s.rules.rendering == "tiles" else "card"  # Burako's tiles (probe 41b)
+    many = f"{floor + 1} {unit}{'s' if floor else ''}"  # "1 card", "3 tiles" (probe 41b)
+    refused(s, "hand.not_over", (f"holds {many} (floor",), "end_hand", "stock_out")
     s.pass_turn()
     refused(s, "stock.floor_reached", (f"floor {floor}",), "draw", "4c")
     # Side 0: run 45 + jacks 40, clean 200, the relancinho where there is one; no going out.
