@@ -84,22 +84,24 @@ def match_decided(rules: Rules, totals: Sequence[int]) -> int | None:
     return list(totals).index(best)
 
 
-def explain_difference(recorded: int, computed: SideScore) -> list[str]:
-    """The recomputed score line by line, for a referee comparing it with the recorded one."""
+def explain_difference(recorded: int, computed: SideScore, tiles: bool = False) -> list[str]:
+    """The recomputed score line by line, for a referee comparing it with the recorded one.
+    ``tiles``: a table drawn in tiles (Burako) says tiles where the others say cards."""
+    unit = "tiles" if tiles else "cards"
     kinds = ", ".join(f"{k.replace('_', '-')} {n}" for k, n in computed.canastras.items())
 
     def line(label: str, value: int) -> str:
         return f"{label:<28}{value:+d}" if value else f"{label:<28}0"
 
     lines = [
-        line("cards on the table", computed.table_points),
+        line(f"{unit} on the table", computed.table_points),
         line(f"canastras ({kinds or 'none'})", computed.canastra_bonus),
         line("going out", computed.going_out),
     ]
     if computed.relancinho:
         lines.append(line("relancinho", computed.relancinho))
     lines += [
-        line("cards left in hand", -computed.hand_penalty),
+        line(f"{unit} left in hand", -computed.hand_penalty),
         line("morto not taken", -computed.morto_penalty),
         f"{'recomputed':<28}{computed.total}",
         f"{'recorded':<28}{recorded}  (difference {recorded - computed.total:+d})",

@@ -112,6 +112,11 @@ def _meld_reading(s: State, ev: MeldLaid | CardsLaidOff, r: Rules,
     yield f"{cs(cards)} read as a {reading.kind} of {reading.size} {unit}{wild}{badge}"
 
 
+def _many(n: int, unit: str) -> str:
+    """``1 tile``, ``2 tiles``: one card or tile is not "1 cards"."""
+    return f"{n} {unit}{'s' if n != 1 else ''}"
+
+
 def _facts(s: State, ev: AnyEvent, style: Style) -> Iterator[str]:
     """The facts of the table the rules look at for this kind of event."""
     from buraco_log.cards import format_cards
@@ -151,7 +156,7 @@ def _facts(s: State, ev: AnyEvent, style: Style) -> Iterator[str]:
         yield f"the event is by seat {seat}, but it is seat {s.turn}'s turn"
     if seat is not None and 0 <= seat < len(s.players):
         side = s.sides[seat]
-        yield f"seat {seat} holds {len(s.hands[seat])} {unit}s: {cs(s.hands[seat])}"
+        yield f"seat {seat} holds {_many(len(s.hands[seat]), unit)}: {cs(s.hands[seat])}"
         melds = "; ".join(f"#{m.id} {cs(m.cards)}" + (f" [{m.canastra}]" if m.canastra else "")
                           for m in s.melds[side]) or "none"
         yield f"side {side} melds: {melds}"
@@ -166,9 +171,9 @@ def _facts(s: State, ev: AnyEvent, style: Style) -> Iterator[str]:
         if s.vulnerable and s.vulnerable[side]:
             yield (f"side {side} is vulnerable: opening minimum {s.opening_min[side]}, "
                    f"opened: {s.opened[side]}, points laid this turn {s.opening_points}")
-    yield (f"stock: {len(s.stock)} {unit}s (floor {r.stock_floor})"
+    yield (f"stock: {_many(len(s.stock), unit)} (floor {r.stock_floor})"
            + (f", top {cs(s.stock[:1])}" if s.stock else ""))
-    yield f"pile: {len(s.pile)} {unit}s, top {cs(s.pile[-1:])}; pickup rule {r.pile_pickup}"
+    yield f"pile: {_many(len(s.pile), unit)}, top {cs(s.pile[-1:])}; pickup rule {r.pile_pickup}"
     if s.pile_top is not None:
         yield f"the pile's top {unit} {cs((s.pile_top,))} must still be used this turn"
     if s.drawn is not None:
@@ -189,6 +194,6 @@ def _facts(s: State, ev: AnyEvent, style: Style) -> Iterator[str]:
         except (BuracoLogError, IndexError, KeyError, TypeError, ValueError):
             return  # nothing to score: the facts above say why
         for sc in after.results[-1].scores:
-            items = ", ".join(f"{x.item.replace('cards', f'{unit}s')} {x.points:+d}"
-                              for x in score_lines(sc))
+            items = ", ".join(f"{x.item} {x.points:+d}"
+                              for x in score_lines(sc, tiles=unit == "tile"))
             yield f"side {sc.side} recomputed score {sc.total}: {items}"

@@ -47,16 +47,18 @@ class Scoring(msgspec.Struct, frozen=True):
     ok: bool
 
 
-def score_lines(s: SideScore) -> tuple[ScoreLine, ...]:
-    """A side's hand score line by line, signed (RULES.md §9)."""
-    lines = [ScoreLine("cards on the table", s.table_points)]
+def score_lines(s: SideScore, tiles: bool = False) -> tuple[ScoreLine, ...]:
+    """A side's hand score line by line, signed (RULES.md §9). ``tiles``: a table drawn in
+    tiles (Burako) says tiles where the others say cards."""
+    unit = "tiles" if tiles else "cards"
+    lines = [ScoreLine(f"{unit} on the table", s.table_points)]
     for cls, n in sorted(s.canastras.items()):
         lines.append(ScoreLine(f"canastras {cls} x{n}", 0))
     lines.append(ScoreLine("canastra bonuses", s.canastra_bonus))
     lines.append(ScoreLine("going out", s.going_out))
     if s.relancinho:
         lines.append(ScoreLine("relancinho", s.relancinho))
-    lines.append(ScoreLine("cards left in hand", -s.hand_penalty))
+    lines.append(ScoreLine(f"{unit} left in hand", -s.hand_penalty))
     lines.append(ScoreLine("morto not taken", -s.morto_penalty))
     return tuple(x for x in lines if not x.item.startswith("canastras "))
 
@@ -64,6 +66,7 @@ def score_lines(s: SideScore) -> tuple[ScoreLine, ...]:
 def _hint(diff: int, s: SideScore, rules: Rules | None) -> str | None:
     """Name the usual scorekeeping slips whose size the difference equals (at most three)."""
     guesses: list[str] = []
+    unit = "tiles" if rules is not None and rules.rendering == "tiles" else "cards"
 
     def bonus(item: str, actual: int, nominal: int) -> None:
         if actual and diff == actual:
@@ -85,10 +88,10 @@ def _hint(diff: int, s: SideScore, rules: Rules | None) -> str | None:
 
     b = rules.bonuses if rules is not None else None
     bonus("going-out bonus", s.going_out, b.going_out if b else 0)
-    penalty("cards left in hand", s.hand_penalty, 0)
+    penalty(f"{unit} left in hand", s.hand_penalty, 0)
     penalty("morto penalty", s.morto_penalty, b.morto_not_taken if b and rules and rules.morto
             else 0)
-    bonus("cards on the table", s.table_points, 0)
+    bonus(f"{unit} on the table", s.table_points, 0)
     if b is not None:
         for cls in ("clean", "dirty", "semi_clean", "royal", "ace_to_ace"):
             size = int(getattr(b, cls))
@@ -106,6 +109,7 @@ def _scoring(tl: Timeline) -> tuple[Scoring, list[Finding]]:
     state = tl.final
     findings: list[Finding] = []
     hands = []
+    tiles = tl.style == "tiles"  # Burako's score lines say tiles
     for r in state.results:
         sides = []
         for s in r.scores:
@@ -115,8 +119,9 @@ def _scoring(tl: Timeline) -> tuple[Scoring, list[Finding]]:
             bad = diff is not None and diff != 0
             sides.append(SideCheck(
                 side=s.side, recorded=rec, recomputed=s.total, difference=diff,
-                lines=score_lines(s),
-                explanation=tuple(explain_difference(rec, s)) if bad and rec is not None else (),
+                lines=score_lines(s, tiles),
+                explanation=tuple(explain_difference(rec, s, tiles)) if bad and rec is not None
+                else (),
                 hint=_hint(diff, s, state.rules) if bad and diff is not None else None,
             ))
             if bad:
