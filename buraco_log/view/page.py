@@ -234,12 +234,14 @@ def build_page(events: Sequence[AnyEvent], *, seat: int | None = None, at: int |
     page's last seq are dropped. This signature and the page's data layout (``PAGE_VERSION``)
     are kept stable for such callers."""
     tl = Timeline(events)
+    tiles = tl.style == "tiles"  # a table drawn in tiles (Burako): its rules said in tiles
     found = list(banners)
     if tl.illegal is not None and tl.illegal.seq is not None:
         exc = tl.illegal
         # A seat's copy gives the rule, not the engine's explanation: that names cards, and a
         # refused draw's explanation would name the stock's top card.
-        why = describe(exc.rule) if seat is not None else f"{exc.explanation}. {describe(exc.rule)}"
+        rule = describe(exc.rule, tiles=tiles)
+        why = rule if seat is not None else f"{exc.explanation}. {rule}"
         if tl.last_seq < 0:  # not a page of no table at "seq -1" (a seat's: "no seat 0")
             raise ReplayError(f"seq {exc.seq} is illegal [{exc.rule}]: {why.rstrip('.')}; no "
                               "event before it: there is no table to show", seq=exc.seq)
@@ -248,7 +250,7 @@ def build_page(events: Sequence[AnyEvent], *, seat: int | None = None, at: int |
             text=f"seq {exc.seq} is illegal [{exc.rule}]: {why} The page shows the match up "
                  f"to seq {tl.last_seq}, the last legal table."))
     for m in tl.score_mismatches:
-        why = describe(m.rule) if seat is not None else m.explanation
+        why = describe(m.rule, tiles=tiles) if seat is not None else m.explanation
         found.append(Banner(kind="score", seq=m.seq, rule=m.rule,
                             text=f"seq {m.seq}: {why} [{m.rule}]"))
     if seat is not None and not 0 <= seat < len(tl.players):

@@ -34,9 +34,13 @@
     }
     return out + "</div>";
   }
+  // "1 tile", "11 cards": a table drawn in tiles (Burako) is told in tiles, one is not "1 cards"
+  function many(n) {
+    return n + " " + (D.tiles ? "tile" : "card") + (n === 1 ? "" : "s");
+  }
   function backs(n, zone) {
     return '<div class="cards" data-zone="' + zone + '" data-count="' + n + '">' +
-      (n ? '<span class="back" title="' + n + ' cards face down">' + n + "</span>" : '<span>-</span>') +
+      (n ? '<span class="back" title="' + many(n) + ' face down">' + n + "</span>" : '<span>-</span>') +
       "</div>";
   }
   // Text from the log (a name) with its control and bidi characters shown as escapes, as
@@ -128,7 +132,7 @@
       attr(box, "class", "seat box" + (f.t === i && f.ph !== "over" ? " turn" : ""));
       put(box, "<h3>seat " + i + ' <span class="n" title="' + esc(name(i, true)) + '">' +
         esc(name(i)) +
-        " \u00b7 side " + D.players[i].side + " \u00b7 " + f.c[i] + " cards" +
+        " \u00b7 side " + D.players[i].side + " \u00b7 " + many(f.c[i]) +
         (f.dl === i ? " \u00b7 dealer" : "") + "</span></h3>" +
         (hand ? cards(hand, "hand-" + i) : backs(f.c[i], "hand-" + i)));
     }
@@ -184,7 +188,7 @@
       if (f.mt[s]) {
         out = "morto taken" + (by === null ? "" : " by seat " + by + " (" + esc(name(by)) + ")");
       } else if (mc) {
-        out = "morto: " + mc + " cards, not taken";
+        out = "morto: " + many(mc) + ", not taken";
       } else {
         out = "no morto";
       }
@@ -321,7 +325,8 @@
   function buildSheet() {
     if (!D.sheet.length) { $("sheet").innerHTML = '<p class="empty">No hand has ended yet.</p>'; return; }
     var head = "<tr><th>hand</th><th>side</th><th>table</th><th>canastras</th><th>bonus</th>" +
-      "<th>going out</th><th>relancinho</th><th>morto</th><th>cards left</th><th>hand total</th>" +
+      "<th>going out</th><th>relancinho</th><th>morto</th><th>" + (D.tiles ? "tiles" : "cards") +
+      " left</th><th>hand total</th>" +
       "<th>running</th></tr>";
     var body = "", at = [], rows = 0;
     D.sheet.forEach(function (row) {
