@@ -43,7 +43,7 @@ from cli.common import (
     guarded,
     refuse_log_as_output,
 )
-from cli.paths import named_path
+from cli.paths import named_path, output_path
 from cli.safetext import terminal_safe
 from cli.signals import EXIT_TERMINATED, stopped_by, terminate_as_interrupt
 from cli.supervise import supervised
@@ -580,7 +580,7 @@ def query(
                                                  help="The SQL, when ARCHIVE comes first.")] = None,
     archive: ArchiveOpt = None,
     format: Annotated[QueryFormat, typer.Option("--format", "-f")] = QueryFormat.table,
-    output: Annotated[Path | None, typer.Option("--output", "-o", parser=named_path,
+    output: Annotated[Path | None, typer.Option("--output", "-o", parser=output_path,
                                                 help="Write here instead of stdout ('-': "
                                                 "stdout).")] = None,
     threads: Annotated[int, typer.Option(min=1, max=MAX_THREADS)] = DEFAULT_THREADS,
@@ -872,7 +872,7 @@ def report(
         help="The archive directory (or --archive).")] = None,
     archive: ArchiveOpt = None,
     format: Annotated[ReportFormat, typer.Option("--format", "-f")] = ReportFormat.table,
-    output: Annotated[Path | None, typer.Option("--output", "-o", parser=named_path,
+    output: Annotated[Path | None, typer.Option("--output", "-o", parser=output_path,
                                                 help="Write here instead of stdout ('-': "
                                                 "stdout).")] = None,
     top: Annotated[int, typer.Option(min=0, max=1_000_000,

@@ -31,7 +31,7 @@ from cli.common import (
     guarded,
 )
 from cli.dispute_cmd import render_summary, render_verdict
-from cli.paths import not_a_file, plural
+from cli.paths import directory_name, not_a_file, plural
 from cli.rules_cmd import load_rules
 from cli.safetext import terminal_safe
 from cli.simulate_cmd import check_players
@@ -99,6 +99,8 @@ def demo(
     check_players(r, players, as_json=js)
     if output == "":  # an unset variable: Path("") is ".", and it said ".: is a directory"
         raise fail("--output '': an empty name; name the log's file", EXIT_USAGE, as_json=js)
+    if output is not None and (refusal := directory_name(output, "the log's file")):
+        raise fail(refusal, EXIT_USAGE, as_json=js)  # Path drops the '/' and wrote `out`
     out = Path(output) if output is not None else None
     if out is not None:
         if str(out) == "-":  # the report is on stdout: the log needs a file of its own

@@ -24,7 +24,7 @@ from buraco_log import events as ev
 from buraco_log.errors import LogFormatError, ReplayError
 from buraco_log.outpaths import rename_target, written_in_place
 from cli.common import EXIT_USAGE, STDIN, Format, emit_json, fail, from_stdin, guarded
-from cli.paths import named_path
+from cli.paths import directory_name, named_path
 from cli.safetext import terminal_safe
 
 P = ParamSpec("P")
@@ -92,6 +92,8 @@ def convert(
     if not new_file:  # an unset variable: Path("") is ".", said to be "neither .jsonl nor .blog"
         raise fail("--output '': an empty name; name the new file (or '-' for standard output)",
                    EXIT_USAGE, as_json=as_json)
+    if (refusal := directory_name(new_file, "the new file")) is not None:  # Path drops '/'
+        raise fail(refusal, EXIT_USAGE, as_json=as_json)
     output = Path(new_file)
     source_form = _form_of(source)
     if source_form == "binary" and (short := _short_log(source)) is not None:

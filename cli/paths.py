@@ -22,6 +22,33 @@ def named_path(value: str) -> Path:
     return Path(value)
 
 
+def names_a_directory(name: str) -> bool:
+    """``out/``, ``out/.`` or ``..``: the name ends as a directory's does. Path() drops the
+    slash, so a file was written as ``out`` (replacing a file of that name) where open() would
+    have refused it."""
+    return os.path.basename(name) in ("", ".", "..") or (
+        os.altsep is not None and name.endswith(os.altsep))
+
+
+def directory_name(name: str, what: str = "the file") -> str | None:
+    """The refusal of an output named as a directory (``-o out/``), or None: ``what`` is the
+    file the user must name instead ("the page's file")."""
+    if name in ("", "-") or not names_a_directory(name):
+        return None
+    return f"{name}: is a directory's name (it ends in '/', '.' or '..'); name {what}"
+
+
+def output_path(value: str) -> Path:
+    """A path option that names a file to write (``--html``, ``-o`` of `query` and `report`),
+    as given: refused empty (as :func:`named_path`), or ending as a directory's name does
+    (``out/``: typer's Path dropped the slash and wrote the file ``out``). A usage error, one
+    line, before anything is read or written."""
+    refusal = directory_name(value)
+    if refusal is not None:
+        raise typer.BadParameter(refusal)
+    return named_path(value)
+
+
 def why_missing(path: Path) -> str:
     """Why ``path`` (for which ``exists()`` is false) cannot be opened, as the log reader says
     it: a symbolic link is named with where it leads (it said only "no such file")."""

@@ -28,10 +28,9 @@ from buraco_log.review import (
 )
 from buraco_log.ruleids import describe
 from cli.common import EXIT_USAGE, fail, guarded, refuse_input_as_output
-from cli.paths import named_path, why_missing
+from cli.paths import directory_name, named_path, why_missing
 from cli.safetext import terminal_safe, terminal_safe_lines
 from cli.simulate_cmd import check_seed
-from cli.view_cmd import names_a_directory
 
 if TYPE_CHECKING:
     from buraco_log.audit import Integrity
@@ -95,9 +94,8 @@ def review(
     if output == "":  # an unset variable: it said ": is a directory; name the file"
         raise fail("--output '': an empty name; name the file (or '-' for stdout)", EXIT_USAGE,
                    as_json=js)
-    if output not in (None, "-") and names_a_directory(output):
-        raise fail(f"{output}: is a directory's name (it ends in '/', '.' or '..'); "
-                   "name the file", EXIT_USAGE, as_json=js)
+    if output is not None and (refusal := directory_name(output)):
+        raise fail(refusal, EXIT_USAGE, as_json=js)
     refuse_input_as_output(output, path, as_json=js)
     if output not in (None, "-") and Path(output).is_dir():
         raise fail(f"{output}: is a directory; name the file", EXIT_USAGE, as_json=js)

@@ -18,7 +18,7 @@ from buraco_log.outpaths import no_directory
 from buraco_log.view import Mark, Page, page_for_log, write_page
 from buraco_log.view.links import Rows, match_pages
 from cli.common import EXIT_USAGE, fail, from_stdin, guarded, refuse_input_as_output
-from cli.paths import named_path, why_missing
+from cli.paths import directory_name, named_path, why_missing
 from cli.safetext import terminal_safe
 
 
@@ -32,14 +32,6 @@ def default_output(log: Path, seat: int | None) -> Path:
     else:
         stem = log.stem or log.name
     return log.with_name(stem + ("" if seat is None else f".seat{seat}") + ".html")
-
-
-def names_a_directory(output: str) -> bool:
-    """``-o out/`` or ``-o out/.``: the name ends as a directory's does. Path() drops the
-    slash, so the page was written as the file ``out`` (replacing a file of that name) where
-    open() would have refused it."""
-    return os.path.basename(output) in ("", ".", "..") or (
-        os.altsep is not None and output.endswith(os.altsep))
 
 
 def why_not_open(env: Mapping[str, str] = os.environ, platform: str = sys.platform
@@ -106,9 +98,8 @@ def view(
         raise fail("<stdin>: a log read from standard input has no name to put the page "
                    "beside: name the page with -o FILE (or -o - for standard output)",
                    EXIT_USAGE)
-    if output not in (None, "-") and names_a_directory(output):
-        raise fail(f"{output}: is a directory's name (it ends in '/', '.' or '..'); "
-                   "name the page's file", EXIT_USAGE)
+    if output is not None and (refusal := directory_name(output, "the page's file")):
+        raise fail(refusal, EXIT_USAGE)
     refuse_input_as_output(output if output is not None else default_output(path, seat), path)
     from cli.signals import stopped_by, terminate_as_interrupt
 
