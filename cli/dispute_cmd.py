@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -35,7 +35,7 @@ from cli.common import (
     note,
     warn_at_end,
 )
-from cli.paths import named_path, why_missing
+from cli.paths import named_path, output_path, why_missing
 from cli.safetext import terminal_safe
 from cli.view_cmd import audit_html, audit_html_usage
 
@@ -141,9 +141,11 @@ def plain(value: Any) -> str:
     return str(value)
 
 
-def _integrity_line(i: audit.Integrity) -> str:
+def _integrity_line(i: audit.Integrity, path: str = "") -> str:
     base = f"{i.status}, {_n(i.events, 'event')} in {_n(i.records, 'record')}"
     if i.status == "torn" and audit.not_started((), i):  # as verify and audit say it
+        if empty_stdin(path):  # no file whose header was cut short
+            return f"not started: {EMPTY_STDIN}"
         return f"not started: no whole header ({i.message}) and no event"
     # the rule as the JSON finding and `rules` name it (log.damage; it said [damage], and
     # a torn tail said neither its seq nor its rule)
@@ -173,7 +175,7 @@ def render_summary(s: audit.Summary) -> Iterator[str]:
         yield f"match     {s.match_id}"
         yield f"rules     {s.preset}; house rules: {_overrides(s.overrides)}"
     if s.integrity is not None:
-        yield f"log       {s.path}: {_integrity_line(s.integrity)}"
+        yield f"log       {s.path}: {_integrity_line(s.integrity, s.path)}"
     yield "players"
     for p in s.players:
         yield f"  seat {p.seat}  {p.name:<16} side {p.side}" + (f"  id {p.id}" if p.id else "")
@@ -214,6 +216,30 @@ def render_summary(s: audit.Summary) -> Iterator[str]:
         yield "winner    none yet: the match is not finished"
     if s.first_illegal:
         yield f"ILLEGAL   {s.first_illegal} (run `buraco-log audit` for details)"
+
+
+EMPTY_STDIN = "standard input was empty (0 bytes): no log and so no event"
+"""What `show`, `audit` and `verify` say of ``-`` given nothing: no file to delete."""
+
+
+def empty_stdin(path: str | Path) -> bool:
+    """Whether ``path`` holds a log read from standard input that gave no byte."""
+    try:
+        return from_stdin(path) and os.path.getsize(path) == 0
+    except OSError:
+        return False
+
+
+def _stdin_notes(v: audit.Verdict) -> audit.Verdict:
+    """A log not started read from standard input: nothing was a file, so nothing is to be
+    deleted (the note said "file header cut short (0 of 20 bytes); delete the file")."""
+    if not (v.not_started and from_stdin(v.path)) or v.integrity.status in _WHOLE:
+        return v
+    if empty_stdin(v.path):
+        first = f"not started: {EMPTY_STDIN}"
+    else:
+        first = v.notes[0].replace("; delete the file: no event is in it", "") if v.notes else ""
+    return msgspec.structs.replace(v, notes=(first, *v.notes[1:]) if first else v.notes)
 
 
 def render_verdict(v: audit.Verdict, *, continues: Path | None = None) -> Iterator[str]:
@@ -437,8 +463,9 @@ def show(path: LogArg, format: FormatOpt = Format.table) -> None:
     """A match summary: rules, players, each hand's result and scores, canastras, integrity.
 
     A damaged log, or one with an illegal event, is summed up to where that starts, said on
-    stderr, exit 1. A log of a match that never received an event (an empty file) is no
-    finding."""
+    stderr, exit 1. A recorded score that differs from the recomputed one (a hand's, or the
+    match totals) is shown beside it and said on stderr too, exit 1. A log of a match that
+    never received an event (an empty file) is no finding."""
     try:
         summary, events = audit.read_and_summarize(path)
     except ReplayError as exc:
@@ -454,14 +481,36 @@ def show(path: LogArg, format: FormatOpt = Format.table) -> None:
             _echo(line)
         for line in render_last_melds(events):
             _echo(line)
+    # a wrong recorded score is a finding (the summary shows the recomputed one, with the
+    # recorded one beside it): said, exit 1, as `audit` and `view` do; a referee's script read
+    # the exit status 0 as clean
+    stops = mismatch_lines(path, summary.score_mismatches)
     if integrity.status in ("broken", "torn") and not audit.not_started((), integrity):
         # a finding: the summary covers the intact part (an empty file is a match not
         # started, as `audit` says: no event was lost)
-        raise fail(f"{path}{_place(integrity)}: {integrity.status}: {integrity.message} (the "
-                   f"summary covers the {integrity.events} events before it)")
-    if summary.first_illegal:  # a finding too, as damage is: the summary stops before it
-        raise fail(f"{path}: {summary.first_illegal} (the summary covers the events before "
-                   "it; `buraco-log audit` for details)")
+        stops.append(f"{path}{_place(integrity)}: {integrity.status}: {integrity.message} (the "
+                     f"summary covers the {integrity.events} events before it)")
+    elif summary.first_illegal:  # a finding too, as damage is: the summary stops before it
+        stops.append(f"{path}: {summary.first_illegal} (the summary covers the events before "
+                     "it; `buraco-log audit` for details)")
+    if stops:
+        raise said(stops)
+
+
+def mismatch_lines(path: Path, mismatches: Iterable[audit.ScoreMismatch]) -> list[str]:
+    """A recorded score that differs from the recomputed one, a line each, as the reducer
+    words it: ``FILE: seq 126 [score.mismatch] hand 0: side 0: recorded 440, recomputed 340
+    (+100)``."""
+    return [f"{path}: seq {'-' if m.seq is None else m.seq} [{m.rule}] {m.message}"
+            for m in mismatches]
+
+
+def said(lines: Sequence[str], error: BaseException | None = None) -> typer.Exit:
+    """Each finding its own error line on stderr, in order; the Exit (1) to raise. ``error``:
+    the last line's (``--debug`` shows its traceback)."""
+    for line in lines[:-1]:
+        fail(line)
+    return fail(lines[-1], error=error)
 
 
 def render_last_melds(events: Sequence[AnyEvent]) -> Iterator[str]:
@@ -494,7 +543,9 @@ def replay(
     """The table at any point of a match (the end, by default).
 
     The end of a log with an illegal event is the table before it, shown, then said on stderr
-    (exit 1). A log with no event (a match not started) has no table (exit 2)."""
+    (exit 1); so is every recorded score that differs from the recomputed one, when the end is
+    shown (the table holds the recomputed score); a table before the end (--at, --hand) notes
+    those up to it. A log with no event (a match not started) has no table (exit 2)."""
     js = format is Format.json
     if at is not None and hand is not None:
         raise fail("use either --at or --hand, not both", EXIT_USAGE, as_json=js)
@@ -527,8 +578,8 @@ def replay(
         # after the view: a seq past the illegal event is one error line, not a note and an
         # error; the end asked for (no --at, --hand or --step) stops short of it: a finding,
         # said after the table (exit 1), as `show` and `view` say it
-        short = (tl.illegal is not None and tl.illegal.seq is not None
-                 and at is None and hand is None and not step)
+        end = at is None and hand is None and not step
+        short = tl.illegal is not None and tl.illegal.seq is not None and end
         if tl.illegal is not None and tl.illegal.seq is not None and not short:
             note(f"{path}: seq {tl.illegal.seq} is illegal [{tl.illegal.rule}]; the table is "
                  f"known up to seq {tl.last_seq}")
@@ -545,9 +596,20 @@ def replay(
         if warning is not None:
             _echo(warning)
         _print_view(view, format, tl)
-    if short and tl.illegal is not None:
-        raise fail(f"{path}: seq {tl.illegal.seq} is illegal [{tl.illegal.rule}]; the table is "
-                   f"known up to seq {tl.last_seq}", error=tl.illegal)
+    # the end asked for: a recorded score the replay corrected is a finding, said after the
+    # table as the illegal event is (exit 1); a table before the end notes those up to it
+    wrong = [m for m in tl.score_mismatches if end or m.seq is None or m.seq <= view.seq]
+    stops = mismatch_lines(path, (audit.ScoreMismatch(m.seq, m.rule, m.explanation)
+                                  for m in wrong))
+    if not end:
+        for line in stops:
+            note(f"{line} (the table holds the recomputed score)")
+        return
+    if tl.illegal is not None and tl.illegal.seq is not None:
+        stops.append(f"{path}: seq {tl.illegal.seq} is illegal [{tl.illegal.rule}]; the table "
+                     f"is known up to seq {tl.last_seq}")
+    if stops:
+        raise said(stops, error=tl.illegal)
 
 
 def load_timeline(path: Path, ignore_integrity: bool, *, as_json: bool = False,
@@ -713,7 +775,7 @@ def audit_cmd(
                                         "and the summary.")] = False,
     html: Annotated[Path | None, typer.Option(
         "--html", help="Also write the log's replay page (as `view` does), opened at the first "
-        "finding. One log only.", show_default=False, parser=named_path)] = None,
+        "finding. One log only.", show_default=False, parser=output_path)] = None,
     require_commitment: Annotated[bool | None, typer.Option(
         "--require-commitment/--no-require-commitment",
         help="Deals no committed or plain seed backs, and a committed match whose seed is not "
@@ -772,8 +834,8 @@ def audit_cmd(
                    as_json=format is Format.json)
     workers = jobs if jobs > 0 else min(8, os.cpu_count() or 1)
     workers = min(workers, max(1, len(files) // 4))
-    verdicts = _with_aliases(_audit_with_progress(files, workers, required, signing),
-                             audit.same_files(files))
+    verdicts = [_stdin_notes(v) for v in _with_aliases(
+        _audit_with_progress(files, workers, required, signing), audit.same_files(files))]
     if continues is not None:
         verdicts[0] = _with_continuation(verdicts[0], continues, as_json=format is Format.json)
     matches = {v.match_id for v in verdicts}

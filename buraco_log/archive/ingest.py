@@ -343,14 +343,14 @@ def ingest(
                     else:
                         unreadable.append(item)
                         batch.errors.append(item)
-                elif item[1] in shas:
+                elif (key := _copy_key(item[1], item[0])) in shas:  # as stored, read as then
                     report.already_stored += 1
-                elif item[1] in bad:
+                elif key in bad:
                     report.known_errors += 1
-                elif _copy_key(item[1], item[0]) in seen:  # counted with the first's verdict
-                    copies.setdefault(_copy_key(item[1], item[0]), []).append(item[0])
+                elif key in seen:  # counted with the first's verdict
+                    copies.setdefault(key, []).append(item[0])
                 else:
-                    seen.add(_copy_key(item[1], item[0]))
+                    seen.add(key)
                     chunk.append(item)
                     checking[item[0]] = item[1]
                     progress.files += 1
@@ -488,11 +488,12 @@ def _interrupt_after(raise_after: bool = True) -> Iterator[list[int]]:
             os.kill(os.getpid(), sig)
 
 
-def _copy_key(sha: str, path: str) -> tuple[str, bool]:
-    """What makes a file a copy of another: the same bytes read the same way. The name says
-    how (binary, or JSON Lines): an empty ``e.jsonl`` beside an empty ``e.blog`` was refused
-    as "the same bytes as e.blog: file header cut short", in binary-log words, and a binary
-    log's bytes named ``.jsonl`` counted as a duplicate of the stored match."""
+def _copy_key(sha: str, path: str) -> store.FileKey:
+    """What makes a file a copy of another, in one run or across runs (:func:`store.known`):
+    the same bytes read the same way. The name says how (binary, or JSON Lines): an empty
+    ``e.jsonl`` beside an empty ``e.blog`` was refused as "the same bytes as e.blog: file
+    header cut short", in binary-log words, and a binary log's bytes named ``.jsonl`` counted
+    as a duplicate of the stored match."""
     return sha, log.is_jsonl_name(path)
 
 

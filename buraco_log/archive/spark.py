@@ -720,20 +720,27 @@ def ingest(
         if extra:
             raw = raw.unionByName(spark.createDataFrame(
                 extra, "path string, content binary"))
-        files = raw.select("path", "content", F.sha2("content", 256).alias("sha"))
+        # A file met before is known by its hash and form (binary or JSON Lines, by name),
+        # as the local engine's store.known: the hash alone counted a binary log's bytes
+        # named .jsonl as stored.
+        files = raw.select("path", "content", F.sha2("content", 256).alias("sha"),
+                           F.col("path").endswith(".jsonl").alias("jsonl"))
         known_m = _read_committed(spark, committed["matches"],
-                                  ["file_sha256", "digest", "game_id"])
-        known_e = _read_committed(spark, committed["errors"], ["file_sha256"])
+                                  ["file_sha256", "digest", "game_id", "log_format"])
+        known_e = _read_committed(spark, committed["errors"], ["file_sha256", "source_path"])
         known = None
         if known_m is not None:
             known = known_m.select(F.col("file_sha256").alias("sha"),
+                                   (F.col("log_format") == "jsonl").alias("jsonl"),
                                    F.lit("stored").alias("known"))
         if known_e is not None:
-            ke = known_e.select(F.col("file_sha256").alias("sha"), F.lit("refused").alias("known"))
+            ke = known_e.select(F.col("file_sha256").alias("sha"),
+                                F.col("source_path").endswith(".jsonl").alias("jsonl"),
+                                F.lit("refused").alias("known"))
             known = ke if known is None else known.unionByName(ke)
         if known is not None:  # "stored" > "refused": stored wins, as in the local engine
-            known = known.groupBy("sha").agg(F.max("known").alias("known"))
-            files = files.join(known, "sha", "left")
+            known = known.groupBy("sha", "jsonl").agg(F.max("known").alias("known"))
+            files = files.join(known, ["sha", "jsonl"], "left")
         else:
             files = files.withColumn("known", F.lit(None).cast("string"))
         # One pass over the bytes: files already archived come through as their status only.

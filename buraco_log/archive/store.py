@@ -784,25 +784,40 @@ def drop_batches(root: str, batches: Iterable[str]) -> list[str]:
     return removed
 
 
-def known(root: str) -> tuple[dict[str, int], set[str], set[str], set[UnreadKey]]:
-    """What the archive holds: digest -> game id, file hashes of matches, file hashes of
-    errors, and the errors of files never read (:func:`recorded_unread`)."""
+FileKey = tuple[str, bool]
+"""How ingest knows a file it met before: its bytes' SHA-256 and whether its name makes it
+JSON Lines (the same bytes named ``.blog`` and ``.jsonl`` are read two ways, so two files)."""
+
+
+def known(root: str) -> tuple[dict[str, int], set[FileKey], set[FileKey], set[UnreadKey]]:
+    """What the archive holds: digest -> game id, the :data:`FileKey` of the files of its
+    matches and of its errors, and the errors of files never read (:func:`recorded_unread`).
+    Keyed on the hash alone, a binary log's bytes named ``.jsonl`` were refused beside the
+    ``.blog`` in one run but "already stored" in a later one."""
     files = committed_files(root)
     digests: dict[str, int] = {}
-    shas: set[str] = set()
+    shas: set[FileKey] = set()
     if files["matches"]:
-        t = read_columns(files["matches"], ["digest", "game_id", "file_sha256"])
+        t = read_columns(files["matches"], ["digest", "game_id", "file_sha256", "log_format"])
         digests = dict(zip(t.column("digest").to_pylist(), t.column("game_id").to_pylist(),
                            strict=True))
-        shas = set(t.column("file_sha256").to_pylist())
-    bad: set[str] = set()
+        jsonl = pc.equal(t.column("log_format"), "jsonl")
+        shas = set(zip(t.column("file_sha256").to_pylist(), jsonl.to_pylist(), strict=True))
+    bad: set[FileKey] = set()
     unread: set[UnreadKey] = set()
     if files["errors"]:
-        t = read_columns(files["errors"], ["file_sha256"])
-        bad = set(t.column("file_sha256").to_pylist())
-        if "" in bad:  # the paths and messages only when some file was never read
+        t = read_columns(files["errors"], ["file_sha256", "source_path"])
+        hashes = t.column("file_sha256").to_pylist()
+        bad = set(zip(hashes, _jsonl_names(t.column("source_path")).to_pylist(), strict=True))
+        if "" in hashes:  # the paths and messages only when some file was never read
             unread = _unread(read_columns(files["errors"], list(_UNREAD_COLUMNS)))
     return digests, shas, bad, unread
+
+
+def _jsonl_names(paths: pa.ChunkedArray) -> pa.ChunkedArray:
+    """:func:`buraco_log.log.is_jsonl_name` of each stored path (a name ending ``.jsonl``
+    ends so in its basename too)."""
+    return pc.ends_with(paths, ".jsonl")
 
 
 def recorded_unread(root: str) -> set[UnreadKey]:

@@ -51,6 +51,7 @@ from buraco_log.audit.scores import HandCheck, ScoreLine, Scoring, SideCheck, _s
 from buraco_log.audit.settings import REQUIRE_COMMITMENT_ENV, Setting, SettingsError
 from buraco_log.audit.summary import (
     HandSummary,
+    ScoreMismatch,
     SeatLine,
     Summary,
     read_and_summarize,
@@ -346,6 +347,7 @@ __all__ = [
     "Legality",
     "Provenance",
     "ScoreLine",
+    "ScoreMismatch",
     "Scoring",
     "SeatLine",
     "Setting",

@@ -41,6 +41,15 @@ class HandSummary(msgspec.Struct, frozen=True):
     turns: int
 
 
+class ScoreMismatch(msgspec.Struct, frozen=True):
+    """A recorded score (a hand's, or the match totals) that differs from the recomputed one:
+    the replay goes on with the recomputed score, so the summary shows it, and this says it."""
+
+    seq: int | None
+    rule: str  # score.mismatch
+    message: str  # the reducer's: "hand 0: side 0: recorded 440, recomputed 340 (+100)"
+
+
 class Summary(msgspec.Struct, frozen=True):
     """What ``buraco-log show`` prints: the match at a glance."""
 
@@ -61,6 +70,9 @@ class Summary(msgspec.Struct, frozen=True):
     integrity: Integrity | None
     # a log of a match that never received an event (as `audit` says it): no finding
     not_started: bool = False
+    # recorded scores that differ from the recomputed ones (hands and match totals), in seq
+    # order: findings, as `audit` reports them (the table shows only the recomputed score)
+    score_mismatches: tuple[ScoreMismatch, ...] = ()
 
 
 def rule_overrides(rules: Rules) -> dict[str, Any]:
@@ -133,6 +145,8 @@ def summarize(events: Sequence[AnyEvent], *, path: str = "",
         first_illegal=illegal,
         integrity=integrity,
         not_started=integrity is not None and not_started(events, integrity),
+        score_mismatches=tuple(ScoreMismatch(m.seq, m.rule, m.explanation)
+                               for m in tl.score_mismatches),
     )
 
 

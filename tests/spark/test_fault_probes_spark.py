@@ -157,6 +157,28 @@ def test_empty_logs_are_refused_as_the_local_engine_refuses_them(
         tmp_path / "local")
 
 
+
+def test_a_binary_logs_bytes_named_jsonl_are_refused_in_a_later_run_as_locally(
+        spark: Any, spark_corpus: Any, tmp_path: Path) -> None:
+    """A file met before is known by its hash and form (round 41b): the bytes of a stored
+    .blog named .jsonl were "already stored" in a later run, refused in the same one."""
+    from buraco_log.archive import ingest
+    from buraco_log.archive import spark as engine
+
+    src, later = tmp_path / "src", tmp_path / "later"
+    src.mkdir()
+    later.mkdir()
+    shutil.copy(_good_logs(spark_corpus)[0], src / "m.blog")
+    shutil.copy(src / "m.blog", later / "m.jsonl")
+    for arch, run in ((tmp_path / "local", ingest), (tmp_path / "spark", engine.ingest)):
+        kw: dict[str, Any] = {"spark": spark} if run is engine.ingest else {}
+        assert run([str(src)], arch, **kw).added == 1
+        got = run([str(later)], arch, **kw)
+        assert (got.already_stored, got.added, [e.path for e in got.errors]) == (
+            0, 0, [str(later / "m.jsonl")]), run
+    assert engine.table_checksums(tmp_path / "spark") == engine.table_checksums(
+        tmp_path / "local")
+
 def _good_logs(corpus: Any) -> list[Path]:
     bad = {"unfinished.blog", "illegal.blog", "torn.blog", "garbage.blog"}
     return sorted(p for p in corpus.a.glob("*.blog") if p.name not in bad)

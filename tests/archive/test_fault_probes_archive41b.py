@@ -1,0 +1,79 @@
+"""Fault probes, round 41b, of the DuckDB archive: a file met before is known by its hash and
+its form (binary or JSON Lines) across runs, as within one; query and report say when parts
+of no batch record are left out; ingest names the operation whose leftovers it cleaned up;
+error lines escape a non-UTF-8 name as the tables do; report checks the parts' checksums."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from buraco_log.archive import ingest, store
+from tests.archive.corpus import make_corpus
+from tests.cli.probes import ROOT
+
+SIM = ROOT / "examples" / "sim"
+
+
+@pytest.fixture(scope="module")
+def three(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An archive of three batches, one simulated match each, and its logs."""
+    base = tmp_path_factory.mktemp("three41b")
+    logs = make_corpus(str(base / "logs"), 3, seed="archive41", jobs=1)
+    arch = base / "arch"
+    for log in logs:
+        assert ingest([log], arch).added == 1
+    return arch
+
+
+@pytest.fixture
+def arch(three: Path, tmp_path: Path) -> Path:
+    copy = tmp_path / "arch"
+    shutil.copytree(three, copy)
+    return copy
+
+
+def logs_of(arch: Path) -> list[Path]:
+    return sorted((arch.parent / "logs").glob("*.blog"))
+
+
+def batches(arch: Path) -> list[str]:
+    return [m["batch"] for m in store.manifests(str(arch))]
+
+
+# -- 1. a file met before: its hash and its form, across runs --------------------------------
+
+def test_a_binary_logs_bytes_named_jsonl_are_refused_in_a_later_run_too(
+        tmp_path: Path, three: Path) -> None:
+    """Before: refused beside the .blog in one run, "already stored" in a later one."""
+    arch = tmp_path / "arch"
+    blog = logs_of(three)[0]
+    src = tmp_path / "src"
+    src.mkdir()
+    shutil.copy(blog, src / "m.blog")
+    assert ingest([str(src / "m.blog")], arch).added == 1
+    shutil.copy(blog, src / "m.jsonl")
+    later = ingest([str(src / "m.jsonl")], arch)
+    assert (later.already_stored, later.added, [e.path for e in later.errors]) == (
+        0, 0, [str(src / "m.jsonl")])
+    together = ingest([str(src)], tmp_path / "one")
+    assert (together.added, len(together.errors)) == (1, 1)
+    assert together.errors[0].rule == later.errors[0].rule
+    # and the run after knows each file as what it was: stored, refused
+    again = ingest([str(src)], arch)
+    assert (again.already_stored, again.known_errors, again.errors) == (1, 1, [])
+
+
+def test_a_refused_empty_jsonl_does_not_make_an_empty_blog_refused_before(
+        tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "e.jsonl").write_bytes(b"")
+    arch = tmp_path / "arch"
+    assert len(ingest([str(src / "e.jsonl")], arch).errors) == 1
+    (src / "e.blog").write_bytes(b"")
+    later = ingest([str(src / "e.blog")], arch)
+    assert later.known_errors == 0 and len(later.errors) == 1
+    assert "header" in later.errors[0].message, later.errors[0]
