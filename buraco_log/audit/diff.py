@@ -11,11 +11,14 @@ import msgspec
 from buraco_log import log
 from buraco_log.audit.findings import to_dict
 from buraco_log.audit.integrity import Integrity, IntegrityStatus, not_started, read_log_signed
+from buraco_log.cards import Style, format_card, is_card
 from buraco_log.errors import LogFormatError
 from buraco_log.events import (
+    CARD_FIELDS,
     AnyEvent,
     MatchStarted,
 )
+from buraco_log.events import to_dict as raw_dict
 from buraco_log.signing.record import SignedHead
 from buraco_log.timeline import (
     card_style,
@@ -67,18 +70,38 @@ class Diff(msgspec.Struct, frozen=True):
     signatures_difference: str | None = None
 
 
-def diff_events(a: Sequence[AnyEvent], b: Sequence[AnyEvent]) -> tuple[
-        int | None, tuple[str, ...], Literal["a", "b"] | None]:
-    """First diverging seq, what differs there, and which list is a strict prefix."""
+def diff_events(a: Sequence[AnyEvent], b: Sequence[AnyEvent], style: Style = "ascii"
+                ) -> tuple[int | None, tuple[str, ...], Literal["a", "b"] | None]:
+    """First diverging seq, what differs there, and which list is a strict prefix.
+    ``style``: how the differences name cards (``tiles`` for Burako: 'tile: 2y vs 8b')."""
+    shown = to_dict if not style.startswith("tiles") else lambda e: _in_tiles(e, style)
     for x, y in zip(a, b, strict=False):
         if x != y:
-            return x.seq, _field_diffs(to_dict(x), to_dict(y)), None
+            return x.seq, _field_diffs(shown(x), shown(y)), None
     if len(a) == len(b):
         return None, (), None
     shorter: Literal["a", "b"] = "a" if len(a) < len(b) else "b"
     n = min(len(a), len(b))
     longer = b if shorter == "a" else a
     return longer[n].seq, (f"copy {shorter} ends after {n} events; the other goes on",), shorter
+
+
+# A Burako event's card fields, named as its tiles are (RULES.md §1: only the rendering differs).
+_TILE_KEYS = {"card": "tile", "cards": "tiles", "upcard": "turned up"}
+
+
+def _in_tiles(event: AnyEvent, style: Style) -> dict[str, Any]:
+    """The event's fields with its cards drawn as tiles, under tile words."""
+    obj = raw_dict(event)
+    fields = CARD_FIELDS.get(obj["t"], ())
+
+    def tiles(v: Any) -> Any:
+        if isinstance(v, list | tuple):
+            return [tiles(x) for x in v]
+        return format_card(v, style) if isinstance(v, int) and is_card(v) else v
+
+    return {(_TILE_KEYS.get(k, k) if k in fields else k): (tiles(v) if k in fields else v)
+            for k, v in obj.items()}
 
 
 def _field_diffs(x: dict[str, Any], y: dict[str, Any]) -> tuple[str, ...]:
@@ -107,11 +130,11 @@ def diff_logs(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> Diff:
             raise LogFormatError(message, path=str(p), kind="unreadable")
         if not events and integ.status == "broken":  # nothing to compare
             raise _unreadable(p, integ)
-    seq, diffs, prefix = diff_events(ea, eb)
-    i = None if seq is None else seq - log.FIRST_SEQ
     start = next((e for e in (*ea[:1], *eb[:1]) if isinstance(e, MatchStarted)), None)
     players = start.players if start is not None else ()
     style = card_style(start.rules if start is not None else None)
+    seq, diffs, prefix = diff_events(ea, eb, style)
+    i = None if seq is None else seq - log.FIRST_SEQ
 
     def words(events: list[AnyEvent]) -> str | None:
         if i is None or i >= len(events):
