@@ -41,6 +41,7 @@ from cli.common import (
     emit_json,
     fail,
     guarded,
+    note,
     refuse_log_as_output,
 )
 from cli.paths import named_path, output_path
@@ -637,6 +638,17 @@ def query(
                                            on_overrun=lambda: _overrun(timeout, output,
                                                                        as_json))
         _write_result(opened, format, output, wide, memory_limit)
+    _note_unrecorded(archive_dir, "query")
+
+
+def _note_unrecorded(archive_dir: Path, command: str) -> None:
+    """One line on stderr when the archive holds part files of no batch record: every reader
+    leaves their rows out, and only verify named them (query and report said nothing)."""
+    lost = _archive().store.unrecorded_parts(str(archive_dir))
+    if lost:
+        note(f"{archive_dir}: {_n(len(lost), 'part file')} of no batch record left out of this "
+             f"{command} (their records were deleted or lost): `buraco-log verify "
+             f"{archive_dir}` names them")
 
 
 def _write_result(opened: Any, format: QueryFormat, output: Path | None, wide: bool,
@@ -911,6 +923,7 @@ def report(
         with _writing("report", output, format is ReportFormat.json), \
                 _pages_or_none(output if html else None):
             _write_report(_report_text(rep, format, timings, output, wide), output)
+    _note_unrecorded(archive_dir, "report")
 
 
 def _report_text(rep: Any, format: ReportFormat, timings: bool, output: Path | None,

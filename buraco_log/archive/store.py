@@ -672,6 +672,17 @@ def orphan_parts(root: str, records: list[dict[str, Any]] | None = None
     return left, lost
 
 
+def unrecorded_parts(root: str) -> list[str]:
+    """The part files (relative) of no batch record and of no interrupted run, which every
+    reader leaves out (:func:`orphan_parts`): a listing of the tables' directories and of the
+    records, no part read. For a line on stderr after a query or report, so never an error:
+    an archive this cannot look over is one the reader itself refuses, or reads whole."""
+    try:
+        return orphan_parts(root)[1]
+    except (ArchiveError, OSError):
+        return []
+
+
 def refuse_lost(root: str, lost: list[str]) -> None:
     """One line for part files that belong to no batch record and to no interrupted run."""
     if not lost:

@@ -12,7 +12,7 @@ import pytest
 
 from buraco_log.archive import ingest, store
 from tests.archive.corpus import make_corpus
-from tests.cli.probes import ROOT
+from tests.cli.probes import ROOT, cli
 
 SIM = ROOT / "examples" / "sim"
 
@@ -77,3 +77,26 @@ def test_a_refused_empty_jsonl_does_not_make_an_empty_blog_refused_before(
     later = ingest([str(src / "e.blog")], arch)
     assert later.known_errors == 0 and len(later.errors) == 1
     assert "header" in later.errors[0].message, later.errors[0]
+
+
+# -- 2. query and report say when parts of no record are left out ----------------------------
+
+def test_query_and_report_say_in_one_line_that_parts_of_no_record_are_left_out(
+        arch: Path) -> None:
+    """Before: their rows were left out without a word (only verify named the parts)."""
+    for command in (("query", arch, "SELECT count(*) AS n FROM matches"), ("report", arch)):
+        clean = cli(*command)
+        assert clean.returncode == 0 and clean.stderr == "", clean.stderr
+    gone = batches(arch)[0]
+    (arch / "_batches" / f"{gone}.json").unlink()
+    for command in (("query", arch, "SELECT count(*) AS n FROM matches", "-f", "csv"),
+                    ("report", arch, "-f", "json")):
+        r = cli(*command)
+        assert r.returncode == 0, r.stderr
+        assert r.stderr.splitlines() == [
+            f"buraco-log: note: {arch}: 5 part files of no batch record left out of this "
+            f"{command[0]} (their records were deleted or lost): `buraco-log verify {arch}` "
+            "names them"], r.stderr
+        assert "part file" not in r.stdout  # the data alone on stdout
+    assert cli("query", arch, "SELECT count(*) AS n FROM matches", "-f", "csv").stdout \
+        .splitlines() == ["n", "2"]
