@@ -207,8 +207,14 @@ def _say_ingested(report: archive.IngestReport, format: Format) -> None:
         where = f" seq {e.seq}" if e.seq is not None else ""
         typer.echo(terminal_safe(f"refused: {e.path}:{where} [{e.rule}] {e.message}"))
     if report.recovered:
-        typer.echo(f"cleaned up after an interrupted ingest: {len(report.recovered)} "
-                   "uncommitted file(s)")
+        typer.echo(f"cleaned up after {_interrupted(report.cut_short)}: "
+                   f"{len(report.recovered)} uncommitted file(s)")
+
+
+def _interrupted(cut_short: list[str]) -> str:
+    """"an interrupted drop", "an interrupted ingest and compact": what the intent records
+    said was cut short (ingest said "an interrupted ingest" after a drop's leftovers too)."""
+    return "an interrupted " + (" and ".join(cut_short) or "ingest or compact")
 
 
 def _as_stored(report: archive.IngestReport) -> archive.IngestReport:
@@ -1005,7 +1011,7 @@ def compact(
         where = terminal_safe(str(archive_dir))
         merged = sum(len(m.replaces) for m in rep.merges)
         if rep.recovered:
-            typer.echo(f"cleaned up after an interrupted ingest or compact: "
+            typer.echo(f"cleaned up after {_interrupted(rep.cut_short)}: "
                        f"{len(rep.recovered)} file(s)")
         if not rep.merges:
             until = f" before {before.date()}" if before else ""

@@ -68,6 +68,7 @@ class CompactReport:
     # small batches found in groups to merge, merged or not: merging a group whose batches
     # hold different partitions makes no fewer files, so it is left as it is
     small: int = 0
+    cut_short: list[str] = field(default_factory=list)  # what left ``recovered``
 
 
 def _files(record: dict[str, Any]) -> list[tuple[str, str]]:
@@ -222,7 +223,7 @@ def compact(archive: str, *, target_events: int = TARGET_EVENTS, before: date | 
     store.check_writable(root)  # a dry run too: it takes the lock
     with store.locked(root, None if dry_run else "compact"):
         if not dry_run:
-            report.recovered = store.recover(root)
+            report.recovered, report.cut_short = store.clean_up(root)
         else:  # what the run itself would refuse, first (it said "would merge", exit 0)
             store.refuse_lost(root, store.orphan_parts(root)[1])
         records = store.manifests(root)

@@ -64,6 +64,8 @@ class IngestReport(msgspec.Struct):
     jobs: int = 1
     interrupted: bool = False
     require_commitment: bool = False  # the archive's setting this run checked with
+    cut_short: list[str] = msgspec.field(default_factory=list)  # what left ``recovered``:
+    # ingest, compact, drop (store.clean_up), or "ingest or compact" (cut while staging)
 
 
 class Progress(msgspec.Struct):
@@ -310,7 +312,7 @@ def ingest(
         strict = report.require_commitment = store.settings(root).require_commitment
         # what is stored first: an archive with a damaged record or file is left untouched
         digests, shas, bad, unread_before = store.known(root)  # unread: by path and reason
-        report.recovered = store.recover(root)
+        report.recovered, report.cut_short = store.clean_up(root)
         # A file named twice (``a.blog a.blog``, or itself and its directory) is one file,
         # not a copy: it counted as a duplicate, and as two of the files found.
         paths = _once(find_logs([str(s) for s in sources]))

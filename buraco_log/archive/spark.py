@@ -699,7 +699,7 @@ def ingest(
         if require_commitment is not None:
             store.set_setting(root, "require_commitment", require_commitment)
         strict = report.require_commitment = store.settings(root).require_commitment
-        report.recovered = store.recover(root)
+        report.recovered, report.cut_short = store.clean_up(root)
         committed = store.committed_files(root)
         # a source Hadoop cannot take is left to the driver, which reads the logs of its walk
         scan = [s if "://" in s else literal(s) for s in srcs

@@ -602,8 +602,14 @@ _DELETE_INTENT: Final = ("delete it (the next ingest or compact then names the p
 def _intents(root: str) -> dict[str, set[str]]:
     """Intent record file name -> the batches it names. One that cannot be read is an
     :class:`ArchiveError`: what it allows to delete is not known."""
+    return {name: batches for name, (_action, batches) in _intent_records(root).items()}
+
+
+def _intent_records(root: str) -> dict[str, tuple[str, set[str]]]:
+    """Intent record file name -> its action ("ingest", "compact", "drop"; "" if it names
+    none) and the batches it names, as :func:`_intents` reads them."""
     d = os.path.join(root, BATCHES)
-    out: dict[str, set[str]] = {}
+    out: dict[str, tuple[str, set[str]]] = {}
     if not os.path.isdir(d):
         return out
     for name in sorted(os.listdir(d)):
@@ -619,7 +625,8 @@ def _intents(root: str) -> dict[str, set[str]]:
                                                     for b in batches):
             raise ArchiveError(f"{path}: damaged intent record: no list of batches; "
                                f"{_DELETE_INTENT}")
-        out[name] = set(batches)
+        action = intent.get("action")
+        out[name] = (action if action in CUT_SHORT else "", set(batches))
     return out
 
 
@@ -702,6 +709,10 @@ def shown_path(path: str) -> str:
     return storable(path)
 
 
+CUT_SHORT: Final = ("ingest", "compact", "drop")
+"""The operations whose leftovers :func:`clean_up` may find, as intent records name them."""
+
+
 def recover(root: str) -> list[str]:
     """Delete what an interrupted ingest, compact or drop left: staging files, the parts of
     batches it never committed or took out, records of batches a compaction replaced.
@@ -711,7 +722,48 @@ def recover(root: str) -> list[str]:
     :class:`ArchiveError`, and nothing is removed.
     """
     records = all_records(root)  # first: a damaged record stops it all
-    intents = _intents(root)
+    return _recover(root, records, _intents(root))
+
+
+def clean_up(root: str) -> tuple[list[str], list[str]]:
+    """:func:`recover`, and which operations were cut short (of :data:`CUT_SHORT`, in that
+    order), as the intent records and a compacted batch's record tell; "ingest or compact"
+    for a run that left files before its intent was written (while staging). Empty when
+    nothing was removed. Ingest said "an interrupted ingest" after a drop's leftovers too."""
+    records = all_records(root)  # read before they go: what they name tells what was cut
+    intents = _intent_records(root)
+    removed = recover(root)
+    return removed, _cut_short(removed, records, intents) if removed else []
+
+
+def _cut_short(removed: list[str], records: list[dict[str, Any]],
+               intents: dict[str, tuple[str, set[str]]]) -> list[str]:
+    """The operations whose leftovers ``removed`` are (see :func:`clean_up`)."""
+    by_batch: dict[str, set[str]] = {}
+    for action, batches in intents.values():
+        for b in batches:
+            by_batch.setdefault(b, set()).add(action)
+    replaced = _replaced(records)
+    found: set[str] = set()
+    unknown = False
+    for rel in removed:
+        parts = rel.split(os.sep)
+        batch = parts[1] if parts[0] == STAGING and len(parts) > 2 else \
+            batch_of(os.path.basename(rel)) or (
+                parts[1].removesuffix(".json") if parts[0] == BATCHES else None)
+        if batch is not None and batch in replaced:
+            found.add("compact")  # its record and parts, replaced by a compacted batch
+        elif batch is not None and by_batch.get(batch, set()) - {""}:
+            found |= by_batch[batch] - {""}
+        else:
+            unknown = True
+    if not found and unknown:
+        return ["ingest or compact"]
+    return [a for a in CUT_SHORT if a in found]
+
+
+def _recover(root: str, records: list[dict[str, Any]], intents: dict[str, set[str]]
+             ) -> list[str]:
     left, lost = orphan_parts(root, records)
     refuse_lost(root, lost)  # before anything is removed
     merged = _replaced(records) & {r["batch"] for r in records}

@@ -140,7 +140,7 @@ def test_an_ingest_killed_between_its_renames_and_its_record_is_cleaned_up(
     assert fixity.ok and f"_batches/{batch}.intent" in fixity.leftovers
     assert {str(p.relative_to(arch)) for p in parts_of(arch, batch)} <= set(fixity.leftovers)
     r = cli("ingest", log, "--archive", arch)
-    assert r.returncode == 0 and "cleaned up after an interrupted ingest" in r.stdout, r
+    assert r.returncode == 0 and "cleaned up after an interrupted ingest: " in r.stdout, r
     assert not parts_of(arch, batch) and not list((arch / "_batches").glob("*.intent"))
     assert len(matches(arch)) == 4
 

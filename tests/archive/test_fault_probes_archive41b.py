@@ -100,3 +100,53 @@ def test_query_and_report_say_in_one_line_that_parts_of_no_record_are_left_out(
         assert "part file" not in r.stdout  # the data alone on stdout
     assert cli("query", arch, "SELECT count(*) AS n FROM matches", "-f", "csv").stdout \
         .splitlines() == ["n", "2"]
+
+
+# -- 3. ingest names the operation whose leftovers it cleaned up ---------------------------
+
+def cleaned_line(arch: Path) -> str:
+    r = cli("ingest", SIM / "classic-2p-000000.blog", "--archive", arch)
+    assert r.returncode == 0, r.stderr
+    lines = [x for x in r.stdout.splitlines() if x.startswith("cleaned up after")]
+    assert len(lines) == 1, r.stdout
+    return lines[0]
+
+
+def test_ingest_after_a_drop_cut_short_says_a_drop_was(
+        arch: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: "cleaned up after an interrupted ingest", of a drop's leftovers."""
+    victim = batches(arch)[0]
+    calls = [0]
+    real = store.recover
+
+    def recover(root: str) -> list[str]:
+        calls[0] += 1
+        if calls[0] == 2:  # the one after the records went: as if killed there
+            raise KeyboardInterrupt
+        return real(root)
+
+    monkeypatch.setattr(store, "recover", recover)
+    with pytest.raises(KeyboardInterrupt):
+        store.drop_batches(str(arch), [victim])
+    monkeypatch.undo()
+    assert cleaned_line(arch) == "cleaned up after an interrupted drop: 5 uncommitted file(s)"
+
+
+def test_ingest_after_a_compact_cut_short_says_a_compact_was(arch: Path) -> None:
+    from tests.archive.test_fault_probes_archive41 import killed
+
+    old = batches(arch)
+    killed("unlink", 6, "compact", arch)  # among the replaced batches' files
+    assert any(sorted(arch.rglob(f"part-{b}.parquet")) for b in old)
+    line = cleaned_line(arch)
+    assert line.startswith("cleaned up after an interrupted compact: "), line
+    assert not any(sorted(arch.rglob(f"part-{b}.parquet")) for b in old)
+
+
+def test_the_json_report_names_what_was_cut_short(arch: Path) -> None:
+    staged = arch / store.STAGING / "20261205T073023Z-b6296bc5" / "errors"
+    staged.mkdir(parents=True)
+    (staged / "part-20261205T073023Z-b6296bc5.parquet").write_bytes(b"PAR1")
+    report = ingest([str(SIM / "classic-2p-000000.blog")], arch)
+    assert (len(report.recovered), report.cut_short) == (1, ["ingest or compact"])
+    assert ingest([str(SIM / "classic-2p-000000.blog")], arch).cut_short == []
