@@ -1,0 +1,43 @@
+"""The console script's first module: signal handling before the heavy imports.
+
+Importing the CLI (typer, rich, msgspec, every command) takes 0.2 to 2 s. A Ctrl-C in that
+time was a KeyboardInterrupt traceback (and death by SIGINT), a SIGTERM death without a word
+(-15). This module imports only the standard library and :mod:`cli.signals`, turns SIGTERM
+into KeyboardInterrupt at once, then imports the CLI: an interrupt at any moment is one line
+and exit 130 (Ctrl-C) or 143 (SIGTERM), as it is while a command runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+
+from cli.signals import stopped_by, terminate_as_interrupt
+
+
+def _stopped(met: list[int]) -> None:
+    """Say how the start was cut short, and end now: the half-imported CLI runs no exit hook."""
+    how, code = stopped_by(met)
+    with contextlib.suppress(Exception):
+        sys.stderr.write(f"buraco-log: error: {how}\n")
+        sys.stderr.flush()
+    os._exit(code)
+
+
+def run() -> None:
+    """``buraco-log`` and ``python -m cli``: :func:`cli.main.run`, interruptible from the
+    first moment. ``cli.main.run`` keeps the SIGTERM handling installed here (it asks for it
+    again, and is given this one)."""
+    met: list[int] = []
+    try:
+        with terminate_as_interrupt() as met:
+            from cli.main import run as main_run
+
+            main_run()
+    except KeyboardInterrupt:  # while importing, or between the CLI's own catches
+        _stopped(met)
+
+
+if __name__ == "__main__":
+    run()
