@@ -102,7 +102,8 @@ def render_table(v: TableView, indent: str = "", unit: str = "card") -> Iterator
         who = ", ".join(f"{names[s]}" for s in side.seats)
         morto = ""
         if side.morto or side.morto_taken:
-            morto = "  morto taken" if side.morto_taken else f"  morto {side.morto} {unit}s"
+            morto = "  morto taken" if side.morto_taken else \
+                f"  morto {side.morto} {unit}{'s' if side.morto != 1 else ''}"
         flags = ("  vulnerable" if side.vulnerable else "") + (
             "  opened" if side.opened else "")
         yield (f"{indent}side {side.side} ({who})  match score {side.total}  "
@@ -287,9 +288,10 @@ def render_verdict(v: audit.Verdict, *, continues: Path | None = None) -> Iterat
         yield f"    what      {il.message}"
         yield f"    rule      {il.description}"
         yield f"    seat      {il.seat if il.seat is not None else '-'}"
-        yield f"    cards     {' '.join(il.cards) or '-'}"
+        unit = "tile" if il.rendering == "tiles" else "card"  # Burako's tiles (RULES.md §1)
+        yield f"    {unit}s     {' '.join(il.cards) or '-'}"
         yield "    table just before:"
-        yield from render_table(il.before, indent="      ")
+        yield from render_table(il.before, indent="      ", unit=unit)
     yield from _signing_lines(v)
     sc = v.scoring
     bad = [h for h in sc.hands if not h.ok]

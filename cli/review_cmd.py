@@ -142,6 +142,7 @@ def review(
                    f"MatchStarted, not {type(events[0]).__name__}: nothing to review",
                    as_json=js)
     players = len(events[0].players)
+    tiles = events[0].rules.rendering == "tiles"  # Burako's rules are said in tiles
     if players == 0:
         raise fail(f"{path}: seq 0: the match start names no player: nothing to review",
                    as_json=js)
@@ -174,7 +175,8 @@ def review(
                    as_json=js) from None
     except IllegalMoveError as exc:  # the rule, not the explanation: it names hidden cards
         raise fail(f"{path}: seq {exc.seq} is illegal [{exc.rule}]: "
-                   f"{describe(exc.rule).rstrip('.')}; --partial reviews the moves before it",
+                   f"{describe(exc.rule, tiles=tiles).rstrip('.')}; --partial reviews the "
+                   "moves before it",
                    as_json=js, error=exc) from None
     if damaged and result.note is None:
         # the review itself says it is partial: its JSON said "note": null and its text

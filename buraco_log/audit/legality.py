@@ -18,8 +18,10 @@ from buraco_log.timeline import (
 )
 
 
-class IllegalEvent(msgspec.Struct, frozen=True):
-    """The first illegal event and the table just before it."""
+class IllegalEvent(msgspec.Struct, frozen=True, omit_defaults=True):
+    """The first illegal event and the table just before it. ``rendering``: the rules' (tiles
+    for Burako), for the words a text report puts around ``cards``; omitted from the JSON when
+    it is cards, so a card preset's report is as it was."""
 
     seq: int
     tag: str | None
@@ -30,6 +32,7 @@ class IllegalEvent(msgspec.Struct, frozen=True):
     cards: tuple[str, ...]
     event: dict[str, Any]
     before: TableView
+    rendering: str = "cards"  # the only field with a default: the only one omitted
 
 
 class Legality(msgspec.Struct, frozen=True):
@@ -54,4 +57,5 @@ def _illegal(tl: Timeline) -> IllegalEvent | None:
         message=exc.explanation, seat=exc.seat, cards=cards,
         event=to_dict(ev) if ev is not None else {},
         before=table_view(before, recent=tl.recent(before.seq)),
+        rendering="tiles" if tl.style == "tiles" else "cards",
     )
