@@ -4,7 +4,8 @@ Player names, match ids and notes come from the log: anyone who wrote it chose t
 as they are, a control character in them (ESC sequences, a carriage return, a newline) could
 rewrite the terminal's title, clear the screen or forge a line of the output, and a bidi
 override could reorder what the reader sees. Each such character is shown as an escape
-(``\\x1b``, ``\\u202e``) instead; every other character, accents, suits and emoji, is kept."""
+(``\\x1b``, ``\\u202e``) instead; every other character, accents, suits and emoji, is kept.
+A byte of a file name that is not UTF-8 is shown ``\\xNN``, as the archive stores it."""
 
 from __future__ import annotations
 
@@ -24,8 +25,26 @@ def _escape(m: re.Match[str]) -> str:
 
 
 def terminal_safe(text: str) -> str:
-    """``text`` with every control, bidi and line-separator character escaped."""
-    return UNSAFE.sub(_escape, text)
+    """``text`` with every control, bidi and line-separator character escaped, and each byte
+    that is not UTF-8 as :func:`bytes_escaped` shows it."""
+    return UNSAFE.sub(_escape, bytes_escaped(text))
+
+
+def bytes_escaped(text: str) -> str:
+    """``text`` as UTF-8 can hold it. A file name that is not UTF-8 reaches Python with each
+    undecodable byte as a lone surrogate (``\\udcfd``), which Arrow cannot encode and a
+    terminal cannot show: each such byte is written ``\\xNN`` (any other lone surrogate
+    ``\\udNNN``). The one escape of such a name: the archive's tables and refused: lines
+    (``archive.schema.storable``) and every error line (:func:`terminal_safe`); an error
+    line showed ``\\udcfd`` where the tables show ``\\xfd``."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        try:
+            return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        except UnicodeEncodeError:
+            return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
 
 
 def terminal_safe_lines(text: str) -> str:

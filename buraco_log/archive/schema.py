@@ -12,6 +12,7 @@ import pyarrow as pa  # type: ignore[import-untyped]
 
 from buraco_log.columns import KINDS as KINDS  # re-exported: the archive reads them here
 from buraco_log.melds import CANASTRA_CLASSES as CANASTRA_CLASSES
+from buraco_log.safetext import bytes_escaped
 
 ARCHIVE_VERSION = 2
 """Version of the archive layout and schemas, recorded in ``archive.json``.
@@ -25,15 +26,9 @@ def storable(text: str) -> str:
     """``text`` as a string column can hold it (UTF-8). A file name that is not UTF-8 reaches
     Python with each undecodable byte as a lone surrogate, which Arrow cannot encode: ingest
     of a directory holding one such log failed whole ("internal error: UnicodeEncodeError").
-    Each such byte is written ``\\xNN`` (any other lone surrogate ``\\udNNN``)."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        try:
-            return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-        except UnicodeEncodeError:
-            return text.encode("utf-8", "backslashreplace").decode("utf-8")
-    return text
+    Each such byte is written ``\\xNN`` (any other lone surrogate ``\\udNNN``), as error
+    lines show it (:func:`buraco_log.safetext.bytes_escaped`)."""
+    return bytes_escaped(text)
 
 
 PARTITIONS = ("preset", "month")

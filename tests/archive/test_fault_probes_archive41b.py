@@ -12,7 +12,7 @@ import pytest
 
 from buraco_log.archive import ingest, store
 from tests.archive.corpus import make_corpus
-from tests.cli.probes import ROOT, cli
+from tests.cli.probes import ROOT, cli, one_error_line
 
 SIM = ROOT / "examples" / "sim"
 
@@ -150,3 +150,28 @@ def test_the_json_report_names_what_was_cut_short(arch: Path) -> None:
     report = ingest([str(SIM / "classic-2p-000000.blog")], arch)
     assert (len(report.recovered), report.cut_short) == (1, ["ingest or compact"])
     assert ingest([str(SIM / "classic-2p-000000.blog")], arch).cut_short == []
+
+
+# -- 4. one escape of a byte that is not UTF-8, in error lines as in the tables ---------------
+
+def test_an_error_line_names_a_non_utf8_path_as_the_refused_lines_do(tmp_path: Path) -> None:
+    """Before: "bad\\udcfdname.blog: no such file or directory", where the refused: line and
+    the errors table said bad\\xfdname.blog."""
+    import os
+
+    from buraco_log.safetext import terminal_safe
+
+    assert terminal_safe(os.fsdecode(b"a\xfd\x1b.blog")) == "a\\xfd\\x1b.blog"
+    assert terminal_safe("lone \udc12") == "lone \\udc12"  # not a byte: as before
+    src = tmp_path / "src"
+    src.mkdir()
+    bad = os.fsdecode(str(src).encode() + b"/bad\xfdname.blog")
+    with open(bad, "wb") as f:
+        f.write(b"not a log")
+    arch = tmp_path / "arch"
+    refused = cli("ingest", bad, "--archive", arch)
+    assert refused.returncode == 1, refused.stderr
+    shown = f"{src}/bad\\xfdname.blog"
+    assert f"refused: {shown}:" in refused.stdout, refused.stdout
+    line = one_error_line(cli("ingest", bad + ".missing", "--archive", arch), 2)
+    assert line == f"buraco-log: error: {shown}.missing: no such file or directory", line
