@@ -34,7 +34,8 @@ def render_moves(m: MovesAt, unit: str = "card") -> Iterator[str]:
         p = m.pile
         verdict = "may take the pile" if p.may_take else "may not take the pile"
         top = f", top {p.top}" if p.top is not None else ""
-        yield f"pile ({p.count} {unit}s{top}; {p.pickup.replace('_', '-')}): {verdict}: {p.reason}"
+        many = f"{p.count} {unit}" if p.count == 1 else f"{p.count} {unit}s"
+        yield f"pile ({many}{top}; {p.pickup.replace('_', '-')}): {verdict}: {p.reason}"
         for use in p.uses:
             yield f"  - {use}"
     if not m.groups:  # "nothing follows phase new/over" said nothing of either
