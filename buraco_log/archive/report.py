@@ -22,6 +22,7 @@ import pyarrow.compute as pc  # type: ignore[import-untyped]
 from buraco_log.errors import ArchiveError
 
 from . import store
+from .fixity import check_parts
 from .views import (
     DEFAULT_MEMORY_LIMIT,
     DEFAULT_THREADS,
@@ -332,6 +333,7 @@ def report(
     saying so (before, a report over a large archive, or one DuckDB planned badly, ran for as
     long as it took, with no way to stop it but a signal)."""
     archive = store.check_archive(str(archive))
+    check_parts(archive)  # a part's flipped bit gave wrong rows without a word
     con = connect(archive, threads=threads, memory_limit=memory_limit)
     limited = bool(timeout) and timeout is not None and timeout <= threading.TIMEOUT_MAX
     stop = _watchdog(con, timeout) if limited and timeout is not None else None
