@@ -63,7 +63,9 @@ def read_anyway(path: str | os.PathLike[str]) -> Salvage:
     if p.endswith(".jsonl"):
         return _jsonl_anyway(p)
     events: list[ev.AnyEvent] = []
-    with log.Reader(p, allow_torn=True) as reader:
+    # a repeated signature record fails the check, as in `verify` (the reader passed it,
+    # so `explain --anyway` said the log was whole where `verify` refuses it)
+    with log.Reader(p, allow_torn=True, refuse_repeats=True) as reader:
         try:
             for _, evs in reader.segments():
                 events.extend(evs)
@@ -195,7 +197,7 @@ def _jsonl_anyway(path: str) -> Salvage:
 
     events: list[ev.AnyEvent] = []
     try:
-        for e in JsonlReader(path):
+        for e in JsonlReader(path, refuse_repeats=True):  # a copy fails, as in `verify`
             events.append(e)
     except LogFormatError as exc:
         if exc.kind in ("io", "version", "filetype"):
