@@ -31,7 +31,7 @@ import struct
 import time
 import zlib
 from collections.abc import Callable, Generator, Iterable, Iterator
-from typing import IO, Any, Final, Literal, Protocol
+from typing import IO, Any, Final, Literal, NoReturn, Protocol
 
 import msgspec
 
@@ -1622,7 +1622,10 @@ class Writer:
 
     The lock is a :class:`LogLock` (``lock_timeout`` seconds of waiting for another holder,
     0 by default). After each fsync the writer checks that its file is still the one at its
-    path, and fails instead of acknowledging if not.
+    path, and of the size it wrote, and fails instead of acknowledging if not; before each
+    write, that the open file ends where it last wrote (a program that ignores the lock cut it
+    or appended to it), and writes nothing if not. A write interrupted by an exception (a
+    signal handler's) stops the writer too: what it wrote of the record is cut off.
 
     With a ``signer`` (``buraco_log.signing.keys.Signer``), the writer signs the chain head
     and appends a signature record, in the same write and fsync as the events: after every
@@ -1826,11 +1829,17 @@ class Writer:
                         digest if self.sealed else None)
         assert self._fd is not None  # _write_buffer raised if closed
         try:
-            _write_all(self._fd, data, self._end)
-        except OSError as exc:
-            self._fail(f"write failed: {exc.strerror or exc}{self._cut_partial()}")
-        self._end += len(data)
-        self._signed = signed
+            self._refuse_resized()
+            try:
+                _write_all(self._fd, data, self._end)
+            except OSError as exc:
+                self._fail(f"write failed: {exc.strerror or exc}{self._cut_partial()}")
+            self._end += len(data)
+            self._signed = signed
+        except BaseException as exc:
+            if self._broken is None:
+                self._interrupted(exc)
+            raise
 
     def receipt(self) -> sigrec.SignedHead:
         """A signed head covering every event appended so far, for a game server to hand to
@@ -1944,11 +1953,58 @@ class Writer:
         self._start_key = first.key_id
 
     def _write_buffer(self, sync: bool = True) -> None:
-        if self._fd is None:
-            raise LogFormatError("the writer is closed", path=self.path, kind="closed")
+        if self._fd is None or self._broken is not None:  # a broken writer signs no head
+            raise LogFormatError(self._broken or "the writer is closed", path=self.path,
+                                 offset=self._end, kind="closed")
         if self._buffer and self._signer is not None and self._next_seq == FIRST_SEQ:
             self._start_signing(self._buffer[0])
+        try:
+            self._write_now(sync)
+        except BaseException as exc:
+            if self._broken is None:  # not a refusal of ours: an interruption
+                self._interrupted(exc)
+            raise
+
+    def _interrupted(self, exc: BaseException) -> None:
+        """An exception raised in the middle of a write (a signal handler's, such as
+        KeyboardInterrupt or an alarm's timeout, or a signer's) left this writer's state partly
+        updated: the chain had taken events that never reached the file, so its next record
+        broke the chain of a log that was acknowledged as whole. It writes no more; what it
+        wrote of the record is cut off (nothing of it was acknowledged)."""
+        self._fast = False
+        self._broken = "a write was interrupted"  # set first: another signal may come
+        try:
+            cut = self._cut_partial() if self._fd is not None else ""
+        except BaseException:
+            cut = "; what it wrote of its record may stay, a torn tail"
+        self._broken = (f"a write was interrupted ({type(exc).__name__}){cut}; the events from "
+                        f"seq {self._durable[1]} on are not acknowledged, and the writer takes "
+                        "no more (reopen the log to see what it holds)")
+
+    def _refuse_not_following(self, events: list[ev.AnyEvent]) -> None:
+        """The buffered events must hold the seqs from the log's next one on, one each. An
+        append interrupted (a signal handler's exception) between counting its event and
+        buffering it left a gap or a repeat, which every reader refuses from there on: the
+        writer writes no more. Two comparisons a segment."""
+        first, last = events[0].seq, events[-1].seq
+        if first == self._next_seq and last == first + len(events) - 1:
+            return
+        self._fast = False
+        self._broken = (f"the buffered events do not follow seq {self._next_seq - 1} one by one "
+                        f"(seqs {first} to {last} in {len(events)} events: an append was "
+                        "interrupted between counting its event and buffering it); nothing "
+                        f"was written: the events from seq {self._durable[1]} on are not "
+                        "acknowledged, and the writer takes no more (reopen the log to see what "
+                        "it holds)")
+        raise LogFormatError(self._broken, path=self.path, offset=self._end, seq=first,
+                             kind="seq")
+
+    def _write_now(self, sync: bool) -> None:
+        """Write the buffered events as a segment (and its signature record), then fsync."""
+        fd = self._fd
+        assert fd is not None  # the caller refused a closed writer
         if self._buffer:
+            self._refuse_not_following(self._buffer)
             events, self._buffer = self._buffer, []
             try:
                 blob = ev.encode_many(events)
@@ -1981,8 +2037,9 @@ class Writer:
                 signed = self._sign(self._next_seq + len(events) - 1)
                 data += _segment(sigrec.encode(signed), 0, self._next_seq + len(events),
                                  digest if self.sealed else None)
+            self._refuse_resized()
             try:
-                _write_all(self._fd, data, self._end)
+                _write_all(fd, data, self._end)
             except OSError as exc:
                 self._fail(f"write failed: {exc.strerror or exc}{self._cut_partial()}")
             self._end += len(data)
@@ -1990,7 +2047,7 @@ class Writer:
             self._signed = signed or self._signed
         if sync:
             try:
-                os.fsync(self._fd)
+                os.fsync(fd)
             except OSError as exc:
                 # named by the first event it may have lost (it named the seq after the last
                 # one written, an event never appended, and the end of the file)
@@ -2000,14 +2057,20 @@ class Writer:
                     *self._durable,
                 )
             # Acknowledge only what is in the file at our path: a program that ignores the
-            # lock may have renamed or removed it (every rewrite by this package holds it).
-            if not self._at_path():
+            # lock may have renamed or removed it (every rewrite by this package holds it),
+            # or cut it since the write (the same stat says its size: no extra call).
+            st = self._stat_path()
+            if st is None or _identity(st) != self._identity:
                 self._fail(
                     "the file at this path was replaced or removed by a program that does not "
                     "take the log's lock; the events from this seq on went to the old file and "
                     "are not acknowledged",
                     *self._durable,
                 )
+            if st.st_size != self._end:
+                self._fail_resized(st.st_size, f" while the events from seq "
+                                   f"{self._durable[1]} on were written: they are not "
+                                   "acknowledged")
             self._durable = (self._end, self._next_seq)
 
     def _refuse_out_of_range(self, events: list[ev.AnyEvent], sync: bool) -> None:
@@ -2064,11 +2127,45 @@ class Writer:
         raise LogFormatError(why, path=self.path, offset=self._end, seq=events[first].seq,
                              kind="validate")
 
-    def _at_path(self) -> bool:
+    def _stat_path(self) -> os.stat_result | None:
+        """What is at this writer's path now (None: nothing, or it cannot be stat'ed)."""
         try:
-            return _identity(os.stat(self.path)) == self._identity
+            return os.stat(self.path)
         except OSError:
-            return False
+            return None
+
+    def _refuse_resized(self) -> None:
+        """The open log must end where this writer last wrote, before it writes again: a
+        program that ignores the lock cut it (the record went past the end: a hole of zeros,
+        then a record no reader takes, the log refused as damaged from the hole on) or
+        appended to it (its bytes overwritten by ours, or left before them). One ``fstat`` per
+        write (per segment: each ``append``, or each ``batch_events`` when batched)."""
+        assert self._fd is not None
+        try:
+            size = os.fstat(self._fd).st_size
+        except OSError as exc:
+            self._fail(f"fstat failed: {exc.strerror or exc}; nothing more was written",
+                       *self._durable)
+        if size != self._end:
+            self._fail_resized(size, f"; nothing more was written: the events from seq "
+                               f"{self._durable[1]} on are not acknowledged")
+
+    def _fail_resized(self, size: int, when: str) -> NoReturn:
+        """Refuse (kind ``io``, named at the byte where the writer expected the end): the
+        file was resized behind the lock. Nothing is cut or written: what the log holds is
+        what the program left, for the next writer (or `repair`) to read."""
+        how = "cut" if size < self._end else "appended to"
+        message = (f"the log was {how} by a program that ignores the writer lock ({size} bytes, "
+                   f"where the writer had written {self._end}){when}, and the writer takes "
+                   "no more (reopen the log to see what it holds)")
+        self._broken = message
+        self._fast = False
+        raise LogFormatError(message, path=self.path, offset=self._end, seq=self._durable[1],
+                             kind="io")
+
+    def _at_path(self) -> bool:
+        st = self._stat_path()
+        return st is not None and _identity(st) == self._identity
 
     def _cut_partial(self) -> str:
         """Cut off what a failed write left of its record (a full disk took part of it), so
@@ -2085,7 +2182,8 @@ class Writer:
             return "; the part of it written stays, a torn tail (`buraco-log repair` cuts it)"
         return f"{PARTIAL_CUT} (the log ends whole at byte {self._end})"
 
-    def _fail(self, message: str, offset: int | None = None, seq: int | None = None) -> None:
+    def _fail(self, message: str, offset: int | None = None, seq: int | None = None
+              ) -> NoReturn:
         self._broken = message
         self._fast = False
         raise LogFormatError(

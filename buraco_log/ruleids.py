@@ -158,7 +158,8 @@ RULES: dict[str, str] = {
     "log.exists": "A new log is never written over an existing file.",
     "log.locked": "Another writer holds this log: a log has one writer at a time.",
     "log.closed": "The writer was closed, or refused further events after a failed write.",
-    "log.io": "A write or fsync failed; the writer stops rather than risk a silent gap.",
+    "log.io": "A write or fsync failed, or the open log was cut, appended to or replaced by a "
+    "program that ignores the writer lock; the writer stops rather than risk a silent gap.",
     "log.validate": "Validating appends needs the rules engine, which is not available.",
     "log.filetype": "Not a regular file (a directory, FIFO, device or socket): never opened as "
     "a log, since reading it could block or never end.",
