@@ -24,6 +24,7 @@ import typer
 from buraco_log.errors import BuracoLogError, LogFormatError
 from buraco_log.log import MAGIC
 from buraco_log.ruleids import RULES
+from buraco_log.safetext import bytes_escaped
 from cli.safetext import terminal_safe
 from cli.signals import EXIT_TERMINATED, stopped_by
 
@@ -91,12 +92,26 @@ def fail(message: str, code: int = EXIT_FINDINGS, *, as_json: bool = False,
     typer.echo(f"buraco-log: error: {terminal_safe(line)}", err=True)
     if as_json:
         try:
-            emit_json({"error": error_object(message, code, error)} if warning is None else
-                      {"error": error_object(message, code, error), "integrity_warning": warning})
+            obj = _names_escaped(msgspec.to_builtins(error_object(message, code, error)))
+            emit_json({"error": obj} if warning is None else
+                      {"error": obj, "integrity_warning": warning})
             sys.stdout.flush()
         except OSError:  # standard output is what failed (full, gone): the line on stderr says so
             drop_stdout()
     return typer.Exit(code)
+
+
+def _names_escaped(value: Any) -> Any:
+    """The error object with each file-name byte that is not UTF-8 as ``\\xNN``, as its line
+    on stderr and the archive's tables show it (it held a lone surrogate, ``\\udcfd``, which
+    strict JSON readers refuse)."""
+    if isinstance(value, str):
+        return bytes_escaped(value)
+    if isinstance(value, dict):
+        return {k: _names_escaped(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_names_escaped(v) for v in value]
+    return value
 
 
 def warn_at_end(warning: str) -> None:
