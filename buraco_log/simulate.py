@@ -370,7 +370,8 @@ def _play_all(job: _Job, matches: int, jobs: int,
     try:
         # never more workers than CPUs (or chunks): --jobs 200 started 200 processes, each
         # with its own interpreter, on a 2-CPU machine, and was no faster
-        with worker_pool(min(jobs, os.cpu_count() or 1, len(chunks))) as pool:
+        doing = f"simulating into {out} (finished logs stay, unfinished ones were removed)"
+        with worker_pool(min(jobs, os.cpu_count() or 1, len(chunks)), doing) as pool:
             futures = [pool.submit(_worker, c) for c in chunks]
             for fut in as_completed(futures):
                 for summary in fut.result():

@@ -522,7 +522,8 @@ def _run_pool(chunks: Iterable[list[tuple[str, str, int]]], jobs: int,
               require_commitment: bool) -> None:
     # Bounded in flight: a few chunks per worker, so memory stays flat on huge inputs. The
     # workers die with this process, even by SIGKILL (worker_pool): orphans held the lock.
-    with worker_pool(jobs) as pool:
+    doing = "checking logs (batches committed before stay; the rest was not committed)"
+    with worker_pool(jobs, doing) as pool:
         pending: set[Future[ChunkOut]] = set()
         for chunk in chunks:
             pending.add(pool.submit(check_chunk_packed, chunk, require_commitment))

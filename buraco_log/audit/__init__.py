@@ -302,7 +302,7 @@ def audit_many(
         return out
     results: list[Verdict | None] = [None] * len(paths)
     chunk = max(1, min(64, len(paths) // (workers * 8)))
-    with worker_pool(workers) as pool:
+    with worker_pool(workers, f"auditing {len(paths)} logs (no report was written)") as pool:
         flags = [require_commitment] * len(paths)
         options = [signing] * len(paths)
         for i, v in enumerate(pool.map(_audit_safely, paths, flags, options, chunksize=chunk)):

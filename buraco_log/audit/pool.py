@@ -21,8 +21,21 @@ import signal
 import sys
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+
+from buraco_log.errors import BuracoLogError
 
 _PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+class WorkerDied(BuracoLogError, BrokenProcessPool):
+    """A worker of the pool ended abruptly (SIGKILL, the OOM killer): not a defect of this
+    tool, and not a finding about any input. Still a :class:`BrokenProcessPool`, for callers
+    that catch that (``review``). Every command said "internal error: BrokenProcessPool ...
+    (a defect of buraco-log)"."""
+
+    code = "pool.worker_died"
+    exit_status = 1
 
 
 def die_with_parent(parent: int | None) -> None:
@@ -50,21 +63,34 @@ def new_pool(max_workers: int) -> ProcessPoolExecutor:
 
 
 @contextlib.contextmanager
-def worker_pool(max_workers: int) -> Iterator[ProcessPoolExecutor]:
+def worker_pool(max_workers: int, doing: str = "the work") -> Iterator[ProcessPoolExecutor]:
     """A :class:`ProcessPoolExecutor` shut down normally after the block, and on any exception
-    (KeyboardInterrupt included) stopped at once: queued work cancelled, workers terminated."""
+    (KeyboardInterrupt included) stopped at once: queued work cancelled, workers terminated.
+    A worker that died (:class:`BrokenProcessPool`) comes out as :class:`WorkerDied`, its
+    message saying what the pool was ``doing`` (its one line in the CLI)."""
     pool = new_pool(max_workers)
     try:
         yield pool
+    except BrokenProcessPool as exc:
+        _stop(pool)
+        if isinstance(exc, WorkerDied):
+            raise
+        raise WorkerDied(f"a worker process ended abruptly while {doing} (killed, or out of "
+                         f"memory); -j 1 works in this process") from None
     except BaseException:
-        workers = list((pool._processes or {}).values())
-        pool.shutdown(wait=False, cancel_futures=True)
-        for process in workers:
-            process.terminate()
-        for process in workers:
-            process.join(5)
-        # the pool's manager thread sees its workers gone and ends; waiting for it here keeps
-        # the interpreter's exit from writing to the pool's closed wake-up pipe (a traceback)
-        pool.shutdown(wait=True)
+        _stop(pool)
         raise
+    pool.shutdown(wait=True)
+
+
+def _stop(pool: ProcessPoolExecutor) -> None:
+    """Stop ``pool`` at once: queued work cancelled, workers terminated and waited for."""
+    workers = list((pool._processes or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in workers:
+        process.terminate()
+    for process in workers:
+        process.join(5)
+    # the pool's manager thread sees its workers gone and ends; waiting for it here keeps
+    # the interpreter's exit from writing to the pool's closed wake-up pipe (a traceback)
     pool.shutdown(wait=True)

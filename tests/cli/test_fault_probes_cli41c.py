@@ -1,0 +1,100 @@
+"""Fault probes of the worker pools (round 41c): a worker of `audit -j`, `simulate -j` or
+`ingest -j` killed mid-run (kill -9, the OOM killer) was "internal error: BrokenProcessPool ...
+(a defect of buraco-log)"; and a SIGTERM that landed while `audit -j 2` forked a worker was
+swallowed (an "Exception ignored" traceback, then the audit ran on to exit 1)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SIM = ROOT / "examples" / "sim"
+
+pytestmark = pytest.mark.skipif(
+    (os.cpu_count() or 1) < 2 or not Path("/proc/self/task").is_dir(),
+    reason="the work runs in one process, or no /proc to find its workers")
+
+
+def _start(args: list[str]) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "cli", *args], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, PYTHONPATH=str(ROOT)))
+
+
+def _kill_a_worker(proc: subprocess.Popen[str]) -> tuple[str, str]:
+    """SIGKILL one worker of ``proc`` once it has two, then its output."""
+    try:
+        deadline = time.monotonic() + 60
+        kids: list[str] = []
+        while len(kids) < 2 and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.02)
+            kids = Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()
+        assert len(kids) >= 2, "the run never started its workers"
+        os.kill(int(kids[0]), signal.SIGKILL)
+        return proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+
+
+def _one_line(proc: subprocess.Popen[str], stderr: str) -> str:
+    assert proc.returncode == 1 and "Traceback" not in stderr, stderr
+    lines = stderr.splitlines()
+    assert len(lines) == 1, lines
+    assert "worker process ended abruptly" in lines[0] and "out of memory" in lines[0], lines
+    assert "internal error" not in stderr and "defect" not in stderr
+    return lines[0]
+
+
+@pytest.fixture
+def many_logs(tmp_path: Path) -> Path:
+    """Enough logs that two workers are still busy when one is killed."""
+    src = sorted(SIM.glob("*.blog"))
+    assert src
+    out = tmp_path / "logs"
+    out.mkdir()
+    for i in range(30):
+        for f in src:
+            shutil.copyfile(f, out / f"{i:02d}-{f.name}")
+    return out
+
+
+def test_audit_worker_killed_is_one_line_and_no_report(many_logs: Path) -> None:
+    proc = _start(["audit", str(many_logs), "-j", "2"])
+    stdout, stderr = _kill_a_worker(proc)
+    assert "auditing" in _one_line(proc, stderr)
+    assert stdout == ""  # no report, not half of one
+
+
+def test_simulate_worker_killed_leaves_only_whole_logs(tmp_path: Path) -> None:
+    out = tmp_path / "sim"
+    proc = _start(["simulate", "--matches", "400", "-j", "2", "-o", str(out), "--seed", "7"])
+    _stdout, stderr = _kill_a_worker(proc)
+    assert str(out) in _one_line(proc, stderr)
+    left = sorted(out.iterdir()) if out.exists() else []
+    assert all(p.suffix == ".blog" for p in left), left  # no temporary file left behind
+    for p in left[:3] + left[-3:]:  # every log left is whole: it verifies
+        run = subprocess.run([sys.executable, "-m", "cli", "verify", str(p)], cwd=ROOT,
+                             capture_output=True, text=True)
+        assert run.returncode == 0, (p, run.stderr)
+
+
+def test_ingest_worker_killed_commits_nothing_half(many_logs: Path, tmp_path: Path) -> None:
+    archive = tmp_path / "arch"
+    proc = _start(["ingest", str(many_logs), "-a", str(archive), "-j", "2"])
+    _stdout, stderr = _kill_a_worker(proc)
+    assert "checking logs" in _one_line(proc, stderr)
+    # the lock is released and what was committed is whole: the next run finishes the work
+    again = subprocess.run([sys.executable, "-m", "cli", "ingest", str(many_logs), "-a",
+                            str(archive), "-j", "1", "-f", "json"], cwd=ROOT,
+                           capture_output=True, text=True)
+    assert again.returncode == 0, again.stderr
