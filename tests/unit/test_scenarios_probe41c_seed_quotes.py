@@ -118,3 +118,41 @@ def test_a_set_holds_the_eight_copies_of_its_rank_and_one_wild(name: str) -> Non
     assert len(meld.cards) == 9 and meld.kind == "set"
     assert meld.canastra == (None if name == "mega" else "dirty")
     refused(s, "meld.too_many_wilds", ("at most one",), "layoff", 0, "2h")
+
+
+_SETS_11 = "3h 3s 3d 4h 4s 4d 5h 5s 5d 5c 5h"
+_SETS_13 = "3h 3s 3d 4h 4s 4d 5h 5s 5d 5c 6h 6s 6d"
+
+
+@pytest.mark.parametrize("name", [n for n in ALL if n != "classic"])
+def test_the_morto_needs_no_canastra_but_going_out_does(name: str) -> None:
+    """001 "Na primeira vez que a sua mão ficar vazia [...] você o pega e continua"; 002 "Isto
+    acontece automaticamente"; 003 "O jogador que bater com as onze cartas iniciais, pegará as
+    onze cartas de seu morto": no canastra asked for the morto, except 000's bossa nova ("é
+    obrigatória a formação de uma canastra para qualquer jogador poder pegar o morto"). Going
+    out then needs one everywhere but biriba (000: "se ele mesmo tornar a descer todas as suas
+    cartas, o jogo estará terminado"; 001 "ter pelo menos uma canastra na mesa"; 003 "precisa-se
+    de pelo menos uma canastra limpa ou suja"; 004 "precisa ter pelo menos uma canastra")."""
+    t13 = name.startswith("thirteen")
+    s = Scenario(name, hands={0: _SETS_13 if t13 else _SETS_11}, stock="Jd 7c Kd",
+                 mortos={0: "8h 8s 8d 9h 9s 9d Th Ts Td Kh Ks"})
+    s.draw("Jd").meld("3h 3s 3d").meld("4h 4s 4d").meld("5h 5s 5d")
+    # The last lay leaves only the Jd, to be thrown: the morto would be taken by that discard.
+    move = "layoff"
+    args: tuple[object, ...] = (2, "5c 5h")
+    if t13:
+        s.layoff(2, "5c")
+        move, args = "meld", ("6h 6s 6d",)
+    if name == "bossa-nova":
+        refused(s, "morto.needs_canastra", ("canastra",), move, *args)
+        return
+    getattr(s, move)(*args)
+    s.discard("Jd").morto(direct=False)
+    assert len(s.hand(0)) == 11 and not any(m.canastra for m in s.state.melds[0])
+    s.pass_turn()
+    s.draw("Kd").meld("8h 8s 8d").meld("9h 9s 9d").meld("Th Ts Td")
+    if name == "biriba":
+        s.meld("Kh Ks Kd").go_out()
+        assert s.state.phase == "out"
+        return
+    refused(s, "go_out.needs_canastra", ("canastra",), "meld", "Kh Ks Kd")
