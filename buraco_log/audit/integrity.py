@@ -173,14 +173,17 @@ def _unreadable(exc: OSError | LogFormatError, fmt: Literal["binary", "jsonl"]) 
 
 def load(path: str | os.PathLike[str]) -> list[AnyEvent]:
     """Every event of a log, strictly: damage raises :class:`LogFormatError` naming the file
-    and offset (for the commands that show a match rather than judge it)."""
+    and offset (for the commands that show a match rather than judge it). A repeated
+    signature record (or line) is damage here, as `verify` says: `explain`, `replay` and
+    `moves` showed such a log as whole, where `verify`, `seal` and `convert` refuse it."""
     p = str(path)
     if p.endswith(".jsonl"):
-        from buraco_log.jsonl import read_jsonl
+        from buraco_log.jsonl import JsonlReader
 
-        return read_jsonl(p)
+        return list(JsonlReader(p, refuse_repeats=True))
     try:
-        return log.read_events(p)
+        with log.Reader(p, refuse_repeats=True) as reader:
+            return list(reader)
     except LogFormatError as exc:
         # a header cut short (an empty file): a match that never received an event, as
         # `audit` says (NOT STARTED), not damage to events that were once there

@@ -75,8 +75,15 @@ def test_show_reads_the_log_once(logs: dict[str, Path],
         reads.append(str(path))
         return real(path)
 
+    real_signed = integrity.read_log_signed
+
+    def counted_signed(path: Path) -> object:  # `show` reads the signature records too
+        reads.append(str(path))
+        return real_signed(path)
+
     monkeypatch.setattr(summary, "read_log", counted)
     monkeypatch.setattr(audit, "read_log", counted)
+    monkeypatch.setattr(audit, "read_log_signed", counted_signed)
     code, out, _ = run("show", logs["clean"])
     assert code == 0 and "melds" in out  # the melds below the summary were shown
     assert reads == [str(logs["clean"])]
