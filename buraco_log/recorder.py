@@ -756,45 +756,88 @@ class Recorder:
                            and self._claim(table, event.match_id, event.seq))
                 try:
                     if table.validator is not None:
-                        try:
-                            table.validator.step(event)  # raises, changing nothing, if illegal
-                        except IllegalMoveError as exc:  # the same, naming the table and log
-                            raise _located(exc, table) from None
-                except BaseException:
+                        table.validator.step(event)  # raises, changing nothing, if illegal
+                except IllegalMoveError as exc:  # the same, naming the table and log
                     if claimed:
                         with self._cv:
                             self._release(table)
+                    raise _located(exc, table) from None
+                except BaseException as exc:  # the rules engine may hold half the move
+                    if claimed:
+                        with self._cv:
+                            self._release(table)
+                    self._interrupted(table, exc)
                     raise
-                with self._cv:
-                    if self._closing:
-                        # close() began while this move was checked: its committer may have
-                        # ended already, and a move queued now was never resolved (the caller
-                        # waited forever). Refused instead; the rules engine holds the move,
-                        # so the table's state is never saved (nor used: the recorder closes).
-                        table.broken = "the recorder is closed"
-                        raise LogFormatError("the recorder is closed", path=self.directory,
-                                             seq=event.seq, kind="closed")
-                    if self._failed is not None:  # the same, had the committer stopped on a
-                        table.broken = self._failed  # defect meanwhile (or the journal failed)
-                        raise LogFormatError(self._failed, path=self.directory, kind="io")
-                    table.pending.append(data)
-                    table.waiters.append(_Waiter(event.seq, future, loop))
-                    table.expect += 1
-                    if isinstance(event, ev.MatchEnded):
-                        table.ended = True
-                    table.unresolved += 1  # guarded by self._cv: settled a round at a time
-                    first = not self._dirty
-                    if first:
-                        self._first_at = time.monotonic()
-                    self._dirty[match] = table
-                    self._waiting += 1
-                    self._unresolved += 1
-                    # Wake the committer only when it has something new to do: the first
-                    # append of a round, or a full batch. A wake-up per append cost a thread
-                    # switch each while it waited out the window.
-                    if first or self._waiting >= self.max_batch:
-                        self._wake.notify()
+                try:
+                    self._buffer(table, match, event, data, future, loop)
+                except BaseException as exc:
+                    self._interrupted(table, exc)
+                    raise
                 return
+
+    def _buffer(
+        self,
+        table: _Table,
+        match: str,
+        event: ev.AnyEvent,
+        data: bytes,
+        future: Any,
+        loop: asyncio.AbstractEventLoop | None,
+    ) -> None:
+        """Queue an accepted move for the committer (the caller holds ``table.lock``). An
+        exception in the middle (a signal handler's) undoes what was done of it: an event
+        buffered without its waiter, or without ``expect`` counting it, was written twice or
+        out of step with its waiter (a repeated seq acknowledged into a log no reader took)."""
+        with self._cv:
+            if self._closing:
+                # close() began while this move was checked: its committer may have
+                # ended already, and a move queued now was never resolved (the caller
+                # waited forever). Refused instead; the rules engine holds the move,
+                # so the table's state is never saved (nor used: the recorder closes).
+                table.broken = "the recorder is closed"
+                raise LogFormatError("the recorder is closed", path=self.directory,
+                                     seq=event.seq, kind="closed")
+            if self._failed is not None:  # the same, had the committer stopped on a
+                table.broken = self._failed  # defect meanwhile (or the journal failed)
+                raise LogFormatError(self._failed, path=self.directory, kind="io")
+            waiter = _Waiter(event.seq, future, loop)
+            marks = (len(table.pending), table.expect, table.ended, table.unresolved,
+                     self._waiting, self._unresolved)
+            try:
+                table.pending.append(data)
+                table.waiters.append(waiter)
+                table.expect += 1
+                if isinstance(event, ev.MatchEnded):
+                    table.ended = True
+                table.unresolved += 1  # guarded by self._cv: settled a round at a time
+                self._waiting += 1
+                self._unresolved += 1
+            except BaseException:  # holding both locks: nothing else changed them meanwhile
+                count = marks[0]
+                del table.pending[count:], table.waiters[count:]
+                (table.expect, table.ended, table.unresolved, self._waiting,
+                 self._unresolved) = marks[1:]
+                raise
+            first = not self._dirty
+            if first:
+                self._first_at = time.monotonic()
+            self._dirty[match] = table
+            # Wake the committer only when it has something new to do: the first append of
+            # a round, or a full batch. A wake-up per append cost a thread switch each while
+            # it waited out the window.
+            if first or self._waiting >= self.max_batch:
+                self._wake.notify()
+
+    def _interrupted(self, table: _Table, exc: BaseException) -> None:
+        """An exception other than a refusal (a signal handler's KeyboardInterrupt or timeout,
+        a MemoryError) came after the rules engine began to take a move: it may hold the move
+        while the log never gets it. The table refuses every move from now on; its accepted
+        moves not yet written are failed by the committer, and ``forget`` (or a new recorder)
+        reads the match again from its log."""
+        if table.broken is None:
+            table.broken = (f"an append was interrupted ({type(exc).__name__}) while its move was "
+                            "taken; the match takes no more moves here (forget it, or restart "
+                            "the recorder, to read it again from its log)")
 
     def _claim(self, table: _Table, match_id: str, seq: int | None = None) -> bool:
         """Make ``table`` the holder of ``match_id``, or raise ``LogFormatError`` (kind
@@ -991,8 +1034,9 @@ class Recorder:
             try:
                 log._write_all(fd, data, 0)
                 self._ops.fsync(fd)  # a power loss leaves the old file or the whole new one
-            finally:
-                os.close(fd)
+            finally:  # EBADF: other code of the process closed it (nothing to lose: every
+                with contextlib.suppress(OSError):  # write to it was synced or failed);
+                    os.close(fd)  # raised, it stopped the committer, its waiters unresolved
             os.replace(tmp, os.path.join(self.directory, SAVED_NAME))
         except BaseException:  # a full disk: no half-written state file is left beside it
             with contextlib.suppress(OSError):
@@ -1195,8 +1239,8 @@ class Recorder:
             taken += len(encoded)
             if not encoded:
                 return
-            if table.broken is not None:
-                self._resolve(waiters, LogFormatError(table.broken, path=table.path, kind="io"))
+            if table.broken is not None:  # failed and counted (an interrupted append)
+                self._fail_table(table, table.broken, waiters, written=True)
                 return
             work.append(_Work(table, waiters, encoded))
 
@@ -1630,9 +1674,16 @@ class Recorder:
         other modes' fsyncs dwarf it."""
         assert table.fd is not None
         try:
-            size = os.fstat(table.fd).st_size
-        except OSError as exc:
-            raise _WriteError(log.os_error(exc, table.path), written=False) from None
+            st = os.fstat(table.fd)
+        except OSError as exc:  # EBADF: other code of the process closed it
+            table.fd = None  # not ours to close again
+            raise Recorder._lost_descriptor(table, offset, exc.strerror or str(exc)) from None
+        if table.tmp is None and (st.st_dev, st.st_ino) != table.identity:
+            # Other code of the process closed the descriptor and its number now names
+            # another file: written, the segment went into that file. (The same fstat.)
+            table.fd = None  # that file's, not ours to close
+            raise Recorder._lost_descriptor(table, offset, "its number names another file")
+        size = st.st_size
         if size != offset:
             how = "cut" if size < offset else "appended to"
             raise _WriteError(LogFormatError(
@@ -1640,6 +1691,13 @@ class Recorder:
                 f"where the recorder had written {offset}); these events were not written, "
                 "and the match takes no more (restart the recorder to read what the log holds)",
                 path=table.path, offset=offset, kind="io"), written=True)
+
+    @staticmethod
+    def _lost_descriptor(table: _Table, offset: int, why: str) -> _WriteError:
+        return _WriteError(LogFormatError(
+            f"the log's descriptor was closed by other code of this process ({why}); these "
+            "events were not written (the match is read again from its log on its next move)",
+            path=table.path, offset=offset, kind="io"), written=False)
 
     def _cut_partial(self, table: _Table, offset: int) -> bool:
         """Cut what a failed write left of its segment off the log (a full disk took part of
@@ -1744,8 +1802,9 @@ class Recorder:
                 table.stamp = (st.st_ctime_ns, st.st_mtime_ns)
             except OSError:
                 table.stamp = None
-            finally:
-                os.close(fd)
+            finally:  # EBADF: other code of the process closed it (nothing to lose: every
+                with contextlib.suppress(OSError):  # write to it was synced or failed);
+                    os.close(fd)  # raised, it stopped the committer, its waiters unresolved
 
     def _close_idle(self) -> None:
         if self.idle_timeout <= 0:
@@ -1786,13 +1845,14 @@ class Recorder:
                 table.unresolved -= count
                 self._unresolved -= count
                 self._cv.notify_all()
-        if table.tmp is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(table.tmp)
-            table.tmp = None
-        if table.fd is not None:
-            self._close_fd(table)
-        self._resolve(waiters, error)
+        try:
+            if table.tmp is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(table.tmp)
+                table.tmp = None
+            self._close_fd(table)  # out of the pool even if its descriptor was let go
+        finally:  # settled whatever the cleanup meets: its callers wait for nothing else
+            self._resolve(waiters, error)
 
     def _resolve(self, waiters: list[_Waiter], error: BaseException | None) -> None:
         by_loop: dict[asyncio.AbstractEventLoop, list[_Waiter]] = {}
