@@ -5,8 +5,10 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 EXIT_TERMINATED = 128 + signal.SIGTERM  # 143, as a shell reports a process SIGTERM ended
 
@@ -41,11 +43,41 @@ def terminate_as_interrupt() -> Iterator[list[int]]:
 
     previous = signal.signal(signal.SIGTERM, on_term)
     _met = met
+    hook = sys.unraisablehook
+    sys.unraisablehook = _redeliver(met, hook)
     try:
         yield met
     finally:
         _met = None
+        sys.unraisablehook = hook
         signal.signal(signal.SIGTERM, previous)
+
+
+def _redeliver(met: list[int], fallback: Callable[[Any], object]) -> Callable[[Any], None]:
+    """An unraisable hook that sends again a signal whose KeyboardInterrupt was swallowed.
+
+    A signal handler runs wherever the main thread is, and a KeyboardInterrupt raised in an
+    at-fork callback (logging's, as `audit -j 2` forked a worker) or a weakref callback is
+    "ignored": a SIGTERM printed an "Exception ignored" traceback and the audit ran on to
+    exit 1 (2 runs in 200). Sent again, the signal lands in the command's own code."""
+
+    def hook(unraisable: Any) -> None:
+        if not isinstance(unraisable.exc_value, KeyboardInterrupt):
+            fallback(unraisable)
+            return
+        # sent from another thread a moment later: sent from here, its handler ran inside
+        # this hook, where it was ignored again
+        while True:
+            try:
+                send = threading.Timer(0.01, os.kill, (os.getpid(), signal.SIGTERM if met
+                                                       else signal.SIGINT))
+                send.daemon = True
+                send.start()
+                return
+            except KeyboardInterrupt:  # another signal came meanwhile: it is sent again too
+                continue
+
+    return hook
 
 
 _met: list[int] | None = None

@@ -19,11 +19,16 @@ import multiprocessing
 import os
 import signal
 import sys
-from collections.abc import Iterator
-from concurrent.futures import ProcessPoolExecutor
+import threading
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from typing import Final, ParamSpec, TypeVar
 
 from buraco_log.errors import BuracoLogError
+
+_P = ParamSpec("_P")
+_T = TypeVar("_T")
 
 _PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
@@ -38,10 +43,13 @@ class WorkerDied(BuracoLogError, BrokenProcessPool):
     exit_status = 1
 
 
-def die_with_parent(parent: int | None) -> None:
+def die_with_parent(parent: int | None, mask: frozenset[int] | None = None) -> None:
     """Worker initializer: be killed (SIGKILL) when the process that started this worker dies,
     and end at once if ``parent`` (the pool's process, when it forks its workers itself) is no
-    longer this worker's parent. Linux only; elsewhere a no-op."""
+    longer this worker's parent. Linux only; elsewhere a no-op. ``mask``: the signal mask to
+    restore (a forked worker inherits the one :func:`_signals_held` set while it started)."""
+    if mask is not None:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
     if not sys.platform.startswith("linux"):
         return
     try:
@@ -53,13 +61,43 @@ def die_with_parent(parent: int | None) -> None:
         os._exit(1)
 
 
+_HELD: Final = (signal.SIGINT, signal.SIGTERM)
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """Ctrl-C (SIGINT) and SIGTERM held while the block runs, then delivered. A pool starts
+    its workers in ``submit``: a SIGTERM that landed in an at-fork callback (logging's) was
+    "Exception ignored" and `audit -j 2` ran on to exit 1, and one that landed mid-start left
+    the pool half made. Only the main thread runs Python's signal handlers."""
+    if not hasattr(signal, "pthread_sigmask") or \
+            threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+class _Pool(ProcessPoolExecutor):
+    """A pool whose ``submit`` (which starts the workers) is never cut by a signal."""
+
+    def submit(self, fn: Callable[_P, _T], /, *args: _P.args,
+               **kwargs: _P.kwargs) -> Future[_T]:
+        with _signals_held():
+            return super().submit(fn, *args, **kwargs)
+
+
 def new_pool(max_workers: int) -> ProcessPoolExecutor:
     """A pool whose workers die with the process that made it (:func:`die_with_parent`)."""
     context = multiprocessing.get_context()
     direct = context.get_start_method() in ("fork", "spawn")  # else a fork server's child
-    return ProcessPoolExecutor(max_workers=max_workers, mp_context=context,
-                               initializer=die_with_parent,
-                               initargs=(os.getpid() if direct else None,))
+    mask = (frozenset(signal.pthread_sigmask(signal.SIG_BLOCK, ()))
+            if hasattr(signal, "pthread_sigmask") else None)
+    return _Pool(max_workers=max_workers, mp_context=context, initializer=die_with_parent,
+                 initargs=(os.getpid() if direct else None, mask))
 
 
 @contextlib.contextmanager
