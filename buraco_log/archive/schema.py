@@ -259,7 +259,7 @@ def markdown() -> str:
         "Generated from `buraco_log/archive/schema.py`; regenerate with "
         "`python -m buraco_log.archive.schema > schema/archive.md`. "
         f"Archive layout version {ARCHIVE_VERSION}. The layout is described in "
-        "the README (The archive).",
+        "docs/archive.md.",
         "",
         "Files are zstd Parquet under `<archive>/<table>/preset=<rules>/month=<YYYY-MM>/` "
         "(Hive partitions; `month=unknown` when the log records no time). `preset` and `month` "

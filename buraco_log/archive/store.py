@@ -1,6 +1,6 @@
 """The archive directory: layout, the ingest lock, crash-safe batch commits, recovery.
 
-Layout (see the README, "The archive")::
+Layout (see docs/archive.md)::
 
     archive.json                         marker: layout version
     <table>/preset=<p>/month=<m>/part-<batch>.parquet    (errors/part-<batch>.parquet)
