@@ -18,11 +18,13 @@ import os
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
+from itertools import pairwise
 from pathlib import Path
 
-from buraco_log.audit import Integrity, read_log
+from buraco_log.audit import Integrity, load, read_log_signed
 from buraco_log.errors import LogFormatError, ReplayError
 from buraco_log.outpaths import no_directory, rename_target, written_in_place
+from buraco_log.signing.record import SignedHead
 from buraco_log.view.page import (
     PAGE_VERSION,
     Banner,
@@ -52,6 +54,26 @@ def damage_banner(integ: Integrity) -> Banner | None:
               f"The page shows the {n} event{'' if n == 1 else 's'} read intact."))
 
 
+def _repeat_banner(path: str | os.PathLike[str], signatures: Sequence[SignedHead]
+                   ) -> Banner | None:
+    """A banner for a signature record that repeats the one before it: the integrity failure
+    `verify` refuses and `show` names (the page looked whole, and `view` exited 0). The log is
+    read again strictly, only when it holds one, for the byte `verify` names."""
+    for a, b in pairwise(signatures):
+        if b.repeats(a):
+            try:
+                load(path)
+            except LogFormatError as exc:
+                return Banner(kind="damaged", seq=b.seq, rule="sign.duplicate",
+                              offset=exc.offset,
+                              text=f"The log is damaged: {exc.message}. The page shows every "
+                                   "event: the copy holds none.")
+            return Banner(kind="damaged", seq=b.seq, rule="sign.duplicate",
+                          text=f"The signature record after seq {b.seq} repeats the one "
+                               "before it. The page shows every event: the copy holds none.")
+    return None
+
+
 def _damage(integ: Integrity) -> str:
     """What the damage of a broken or torn log is and where it starts: 'has a torn tail at
     byte 8554, record 1, seq 539: zero-filled tail (...)'."""
@@ -75,7 +97,7 @@ def page_for_log(path: str | os.PathLike[str], *, seat: int | None = None,
     ``marks``: per-event marks, as :func:`build_page` takes them.
 
     Raises :class:`LogFormatError` when not one event could be read (nothing to show)."""
-    events, integ = read_log(path)
+    events, integ, signed = read_log_signed(path)
     if integ.status not in ("broken", "torn", "unreadable") and not events:
         raise LogFormatError("the log holds no events yet (a match not started): no table to "
                              "show", path=os.fspath(path), kind="empty")
@@ -91,7 +113,7 @@ def page_for_log(path: str | os.PathLike[str], *, seat: int | None = None,
         raise LogFormatError("no event could be read"
                              + (f" ({integ.message})" if integ.message else ""),
                              path=os.fspath(path), offset=integ.offset, kind="unreadable")
-    banner = damage_banner(integ)
+    banner = damage_banner(integ) or _repeat_banner(path, signed.signatures)
     if banner is not None and at is not None and at > events[-1].seq:
         # a finding, as replay --at says it (it said only "the page holds seqs 0 to 4", exit 2)
         raise ReplayError(f"--at {at}: the page holds seqs 0 to {events[-1].seq}, the events "
