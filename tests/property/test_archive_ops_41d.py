@@ -10,6 +10,7 @@ left is refused, never deleted; after a clean-up ``verify`` finds no problem and
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import tempfile
@@ -41,6 +42,7 @@ class Crash(BaseException):
 def _pool() -> list[str]:
     """A few small example logs, copied once per module into a directory of their own."""
     d = tempfile.mkdtemp(prefix="archive-ops-41d-pool-")
+    atexit.register(shutil.rmtree, d, True)  # not left in /tmp by every run
     logs = sorted(SIM.glob("*.blog"), key=lambda p: p.stat().st_size)[:POOL_SIZE]
     out = []
     for p in logs:
