@@ -243,9 +243,9 @@ def test_no_more_workers_than_cpus(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     asked: list[int] = []
     real = pool.worker_pool
 
-    def spy(n: int) -> Any:
+    def spy(n: int, *args: Any, **kwargs: Any) -> Any:
         asked.append(n)
-        return real(n)
+        return real(n, *args, **kwargs)
 
     monkeypatch.setattr(pool, "worker_pool", spy)
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
