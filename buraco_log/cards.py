@@ -141,3 +141,9 @@ def sort_key(card: Card) -> tuple[int, int]:
 
 def multiset(cards: Iterable[Card]) -> Counter[Card]:
     return Counter(cards)
+
+
+def counted(n: int, unit: str) -> str:
+    """``1 card``, ``3 tiles``: a count and its unit (``card``, ``tile``), singular for one;
+    the words of every count of cards or tiles a message gives (it said "1 cards")."""
+    return f"{n} {unit}" if n == 1 else f"{n} {unit}s"

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import msgspec
 
-from buraco_log.cards import Card, Style, format_card
+from buraco_log.cards import Card, Style, counted, format_card
 from buraco_log.events import (
     AnyEvent,
     CardDiscarded,
@@ -134,7 +134,7 @@ def _describe(
         return "draw", "draw", f"draw the top {unit} of the stock ({cs((move.card,))})"
     if isinstance(move, PileTaken):
         return ("pile", "take the discard pile",
-                f"take the whole pile ({_many(move.count, unit)}, top {cs((move.top,))})")
+                f"take the whole pile ({counted(move.count, unit)}, top {cs((move.top,))})")
     if isinstance(move, HandEnded):
         if move.reason == "stock_out":
             return "end", "end the hand", "end the hand: the stock is out"
@@ -159,18 +159,13 @@ def _describe(
     if isinstance(move, MortoTaken):
         how = "directly, and play on without drawing" if move.direct else (
             "indirectly: it is played from the next turn")
-        many = f" ({_many(move.count, unit)})" if move.count is not None else ""
+        many = f" ({counted(move.count, unit)})" if move.count is not None else ""
         return "morto", "take the morto", f"take the morto{many} {how}"
     if isinstance(move, WentOut):
         return "out", "go out", "go out: the hand ends"
     if isinstance(move, MatchEnded):
         return "match", "end the match", f"end the match; side {move.winner} wins"
     return "match", "other", type(move).__name__  # pragma: no cover - the union is closed
-
-
-def _many(n: int, unit: str) -> str:
-    """``1 card``, ``2 cards``: a count and its unit, in the singular for one."""
-    return f"{n} {unit}" if n == 1 else f"{n} {unit}s"
 
 
 def _meld_words(cards: tuple[Card, ...], rules: Rules | None, style: Style, cs: object,

@@ -12,6 +12,7 @@ from typing import Annotated
 
 import typer
 
+from buraco_log.cards import counted
 from buraco_log.errors import ReplayError
 from buraco_log.options import MovesAt, moves_at
 from cli.common import Format, emit_json, fail, guarded, note
@@ -34,8 +35,8 @@ def render_moves(m: MovesAt, unit: str = "card") -> Iterator[str]:
         p = m.pile
         verdict = "may take the pile" if p.may_take else "may not take the pile"
         top = f", top {p.top}" if p.top is not None else ""
-        many = f"{p.count} {unit}" if p.count == 1 else f"{p.count} {unit}s"
-        yield f"pile ({many}{top}; {p.pickup.replace('_', '-')}): {verdict}: {p.reason}"
+        pickup = p.pickup.replace("_", "-")
+        yield f"pile ({counted(p.count, unit)}{top}; {pickup}): {verdict}: {p.reason}"
         for use in p.uses:
             yield f"  - {use}"
     if not m.groups:  # "nothing follows phase new/over" said nothing of either

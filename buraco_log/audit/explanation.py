@@ -11,7 +11,7 @@ import msgspec
 from buraco_log.audit.findings import to_dict
 from buraco_log.audit.integrity import load
 from buraco_log.audit.scores import score_lines
-from buraco_log.cards import Style
+from buraco_log.cards import Style, counted
 from buraco_log.errors import BuracoLogError, IllegalMoveError, PositionError
 from buraco_log.events import (
     AnyEvent,
@@ -112,11 +112,6 @@ def _meld_reading(s: State, ev: MeldLaid | CardsLaidOff, r: Rules,
     yield f"{cs(cards)} read as a {reading.kind} of {reading.size} {unit}{wild}{badge}"
 
 
-def _many(n: int, unit: str) -> str:
-    """``1 tile``, ``2 tiles``: one card or tile is not "1 cards"."""
-    return f"{n} {unit}{'s' if n != 1 else ''}"
-
-
 def _facts(s: State, ev: AnyEvent, style: Style) -> Iterator[str]:
     """The facts of the table the rules look at for this kind of event."""
     from buraco_log.cards import format_cards
@@ -156,7 +151,7 @@ def _facts(s: State, ev: AnyEvent, style: Style) -> Iterator[str]:
         yield f"the event is by seat {seat}, but it is seat {s.turn}'s turn"
     if seat is not None and 0 <= seat < len(s.players):
         side = s.sides[seat]
-        yield f"seat {seat} holds {_many(len(s.hands[seat]), unit)}: {cs(s.hands[seat])}"
+        yield f"seat {seat} holds {counted(len(s.hands[seat]), unit)}: {cs(s.hands[seat])}"
         melds = "; ".join(f"#{m.id} {cs(m.cards)}" + (f" [{m.canastra}]" if m.canastra else "")
                           for m in s.melds[side]) or "none"
         yield f"side {side} melds: {melds}"
@@ -171,9 +166,9 @@ def _facts(s: State, ev: AnyEvent, style: Style) -> Iterator[str]:
         if s.vulnerable and s.vulnerable[side]:
             yield (f"side {side} is vulnerable: opening minimum {s.opening_min[side]}, "
                    f"opened: {s.opened[side]}, points laid this turn {s.opening_points}")
-    yield (f"stock: {_many(len(s.stock), unit)} (floor {r.stock_floor})"
+    yield (f"stock: {counted(len(s.stock), unit)} (floor {r.stock_floor})"
            + (f", top {cs(s.stock[:1])}" if s.stock else ""))
-    yield f"pile: {_many(len(s.pile), unit)}, top {cs(s.pile[-1:])}; pickup rule {r.pile_pickup}"
+    yield f"pile: {counted(len(s.pile), unit)}, top {cs(s.pile[-1:])}; pickup rule {r.pile_pickup}"
     if s.pile_top is not None:
         yield f"the pile's top {unit} {cs((s.pile_top,))} must still be used this turn"
     if s.drawn is not None:
