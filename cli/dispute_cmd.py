@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from itertools import pairwise
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -23,7 +22,6 @@ from buraco_log.errors import BuracoLogError, LogFormatError, ReplayError
 from buraco_log.events import AnyEvent, MatchStarted
 from buraco_log.forensic import Salvage, read_anyway
 from buraco_log.signing.keys import SigningError
-from buraco_log.signing.record import SignedHead
 from buraco_log.timeline import TableView, Timeline
 from cli.common import (
     EXIT_FINDINGS,
@@ -496,30 +494,14 @@ def show(path: LogArg, format: FormatOpt = Format.table) -> None:
         # started, as `audit` says: no event was lost)
         stops.append(f"{path}{_place(integrity)}: {integrity.status}: {integrity.message} (the "
                      f"summary covers the {integrity.events} events before it)")
-    elif _repeats_a_signature(signed.signatures):
-        stops.append(f"{_repeat_error(path)} (the summary covers all {integrity.events} events: "
-                     "the copy holds none)")
+    elif (repeat := audit.repeated_signature(path, signed.signatures)) is not None:
+        stops.append(f"{repeat[1]} (the summary covers all {integrity.events} events: the copy "
+                     "holds none)")
     elif summary.first_illegal:  # a finding too, as damage is: the summary stops before it
         stops.append(f"{path}: {summary.first_illegal} (the summary covers the events before "
                      "it; `buraco-log audit` for details)")
     if stops:
         raise said(stops)
-
-
-def _repeats_a_signature(signatures: Sequence[SignedHead]) -> bool:
-    """Whether a signature record repeats the one before it: the integrity failure `verify`
-    refuses, which the audit's reader reads on past (`show` said nothing of it)."""
-    return any(b.repeats(a) for a, b in pairwise(signatures))
-
-
-def _repeat_error(path: Path) -> str:
-    """The repeated signature record of ``path`` as `verify` names it (its byte or line): read
-    again strictly, only for a log that holds one."""
-    try:
-        audit.load(path)
-    except LogFormatError as exc:
-        return str(exc)
-    return f"{path}: a signature record repeats the one before it [sign.duplicate]"
 
 
 def mismatch_lines(path: Path, mismatches: Iterable[audit.ScoreMismatch]) -> list[str]:

@@ -44,6 +44,7 @@ from buraco_log.audit.integrity import (
     not_started,
     read_log,
     read_log_signed,
+    repeated_signature,
 )
 from buraco_log.audit.legality import IllegalEvent, Legality, _illegal
 from buraco_log.audit.pool import worker_pool
@@ -374,6 +375,7 @@ __all__ = [
     "read_and_summarize",
     "read_log",
     "read_log_signed",
+    "repeated_signature",
     "rule_overrides",
     "same_files",
     "score_lines",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from itertools import pairwise
 from typing import Literal
 
 import msgspec
@@ -169,6 +170,23 @@ def _unreadable(exc: OSError | LogFormatError, fmt: Literal["binary", "jsonl"]) 
                      # the reader's refusal of a FIFO or device swapped in after the walk
                      kind="filetype" if getattr(exc, "kind", None) == "filetype"
                      else "unreadable")
+
+
+def repeated_signature(path: str | os.PathLike[str], signatures: Sequence[SignedHead]
+                       ) -> tuple[int, LogFormatError] | None:
+    """The first signature record that repeats the one before it, as the seq it signs and
+    the error `verify` gives for it (its byte or line), or None when none does: the audit's
+    reader reads on past such a copy, so `show` and `view` ask here. The log is read again
+    strictly only when it holds one."""
+    seq = next((b.seq for a, b in pairwise(signatures) if b.repeats(a)), None)
+    if seq is None:
+        return None
+    try:
+        load(path)
+    except LogFormatError as exc:
+        return seq, exc
+    return seq, LogFormatError(f"the signature record after seq {seq} repeats the one before "
+                               "it [sign.duplicate]", path=os.fspath(path), kind="seq")
 
 
 def load(path: str | os.PathLike[str]) -> list[AnyEvent]:

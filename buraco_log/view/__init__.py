@@ -18,10 +18,9 @@ import os
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
-from itertools import pairwise
 from pathlib import Path
 
-from buraco_log.audit import Integrity, load, read_log_signed
+from buraco_log.audit import Integrity, read_log_signed, repeated_signature
 from buraco_log.errors import LogFormatError, ReplayError
 from buraco_log.outpaths import no_directory, rename_target, written_in_place
 from buraco_log.signing.record import SignedHead
@@ -57,21 +56,14 @@ def damage_banner(integ: Integrity) -> Banner | None:
 def _repeat_banner(path: str | os.PathLike[str], signatures: Sequence[SignedHead]
                    ) -> Banner | None:
     """A banner for a signature record that repeats the one before it: the integrity failure
-    `verify` refuses and `show` names (the page looked whole, and `view` exited 0). The log is
-    read again strictly, only when it holds one, for the byte `verify` names."""
-    for a, b in pairwise(signatures):
-        if b.repeats(a):
-            try:
-                load(path)
-            except LogFormatError as exc:
-                return Banner(kind="damaged", seq=b.seq, rule="sign.duplicate",
-                              offset=exc.offset,
-                              text=f"The log is damaged: {exc.message}. The page shows every "
-                                   "event: the copy holds none.")
-            return Banner(kind="damaged", seq=b.seq, rule="sign.duplicate",
-                          text=f"The signature record after seq {b.seq} repeats the one "
-                               "before it. The page shows every event: the copy holds none.")
-    return None
+    `verify` refuses and `show` names (the page looked whole, and `view` exited 0)."""
+    repeat = repeated_signature(path, signatures)
+    if repeat is None:
+        return None
+    seq, exc = repeat
+    return Banner(kind="damaged", seq=seq, rule="sign.duplicate", offset=exc.offset,
+                  text=f"The log is damaged: {exc.message}. The page shows every event: the "
+                       "copy holds none.")
 
 
 def _damage(integ: Integrity) -> str:
