@@ -518,7 +518,8 @@ class Recorder:
         self._closed = False
         self._close_lock = threading.Lock()  # one close at a time (two closed fds twice)
         self._failed: str | None = None  # the committer stopped on a defect
-        self._forget: list[_Table] = []  # tables to close and drop (committer's job)
+        self._forget: list[_Table] = []  # ended tables to close and drop (committer's job)
+        self._fd_lock = threading.Lock()  # taking a log's descriptor to close it (_close_fd)
         if os.path.lexists(self.directory) and not os.path.isdir(self.directory):
             # makedirs said only "File exists"
             raise NotADirectoryError(errno.ENOTDIR, "not a directory (the recorder writes one "
@@ -620,17 +621,33 @@ class Recorder:
 
     def forget(self, match: str) -> None:
         """Drop a match from memory once its accepted events are durable (an abandoned match;
-        an ended one is forgotten by itself); a later append loads it again from its log."""
+        an ended one is forgotten by itself); a later append loads it again from its log.
+
+        It takes effect before it returns: the log is closed (its writer lock let go), the
+        match id freed, and the next append reads the match again from its log. (The commit
+        thread did it at its next round: meanwhile an append still went to the forgotten
+        table, which then lived on without its match id, and a seal or repair of the log was
+        refused as locked.) An append of the match being checked meanwhile is waited for."""
         self._not_in_callback("forget")
-        table = self._tables.get(match)
-        if table is None:
-            return
-        with self._cv:
-            while table.unresolved and not table.dead:
-                self._cv.wait()
-            self._forget.append(table)  # the committer closes its descriptor
-            self._release(table)  # its match id is free at once
-            self._wake.notify()
+        while True:
+            table = self._tables.get(match)
+            if table is None:
+                return
+            with self._cv:
+                while table.unresolved and not table.dead:
+                    self._cv.wait()
+            with table.lock:  # no append of it is checked meanwhile, nor can one be queued
+                if table.dead:
+                    return  # dropped meanwhile (failed, ended, forgotten)
+                if table.unresolved or table.pending:
+                    continue  # appended to meanwhile: wait for that to be durable first
+                # Closed here: with nothing of it pending or unsettled, and its lock held, no
+                # round has it or can take it; the committer's closes of idle logs and this
+                # one each take the descriptor under ``_fd_lock``, so it is closed once.
+                self._close_fd(table)
+                with self._cv:
+                    self._drop(table)
+                return
 
     def flush(self, timeout: float | None = None) -> bool:
         """Wait until no accepted append is waiting (all durable or failed); False on timeout.
@@ -1192,7 +1209,7 @@ class Recorder:
                 self._saving = self._saver.submit(self._save_in_background)
 
     def _forget_tables(self) -> None:
-        """Close and drop the tables ``forget`` asked for (caller holds ``self._cv``)."""
+        """Close and drop the ended tables (caller holds ``self._cv``)."""
         busy = []
         while self._forget:
             table = self._forget.pop()
@@ -1793,10 +1810,13 @@ class Recorder:
             self._stats.max_open_handles = max(self._stats.max_open_handles, len(self._open))
 
     def _close_fd(self, table: _Table) -> None:
-        """Close an idle log (every write to it is already durable)."""
-        self._open.pop(table.match, None)
-        if table.fd is not None:
+        """Close an idle log (every write to it is already durable). The committer's thread,
+        or ``forget``'s holding the table's lock with nothing of it pending."""
+        with self._fd_lock:  # one of them takes the descriptor: closed once
+            if self._open.get(table.match) is table:  # (a new table of the match is not)
+                del self._open[table.match]
             fd, table.fd = table.fd, None
+        if fd is not None:
             try:  # what the reopening compares (with its identity, set when it was linked,
                 st = os.fstat(fd)  # locked or adopted)
                 table.stamp = (st.st_ctime_ns, st.st_mtime_ns)
@@ -1834,25 +1854,27 @@ class Recorder:
         with table.lock:
             waiters = waiters + table.waiters
             count = len(waiters)
-            with self._cv:
-                self._waiting -= len(table.pending)
-                table.pending, table.waiters = [], []
-                if written and table.exists:
-                    table.broken = message
-                else:
-                    self._drop(table)
-                self._stats.failed += count
-                table.unresolved -= count
-                self._unresolved -= count
-                self._cv.notify_all()
-        try:
-            if table.tmp is not None:
-                with contextlib.suppress(OSError):
-                    os.unlink(table.tmp)
-                table.tmp = None
-            self._close_fd(table)  # out of the pool even if its descriptor was let go
-        finally:  # settled whatever the cleanup meets: its callers wait for nothing else
-            self._resolve(waiters, error)
+            try:  # closed before it is dropped: an append waiting for the lock then loads
+                # the match afresh, and its log was still locked by this descriptor (refused
+                # as held by another writer)
+                if table.tmp is not None:
+                    with contextlib.suppress(OSError):
+                        os.unlink(table.tmp)
+                    table.tmp = None
+                self._close_fd(table)  # out of the pool even if its descriptor was let go
+            finally:  # counted whatever the cleanup meets: its callers wait for nothing else
+                with self._cv:
+                    self._waiting -= len(table.pending)
+                    table.pending, table.waiters = [], []
+                    if written and table.exists:
+                        table.broken = message
+                    else:
+                        self._drop(table)
+                    self._stats.failed += count
+                    table.unresolved -= count
+                    self._unresolved -= count
+                    self._cv.notify_all()
+        self._resolve(waiters, error)
 
     def _resolve(self, waiters: list[_Waiter], error: BaseException | None) -> None:
         by_loop: dict[asyncio.AbstractEventLoop, list[_Waiter]] = {}

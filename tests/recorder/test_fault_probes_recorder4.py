@@ -375,14 +375,16 @@ def test_forget_while_an_append_to_the_table_is_being_validated_loses_nothing(
         thread.start()
         try:
             assert held.entered.wait(10)
-            rec.forget("a")  # an abandoned match, say: while its last move is checked
-            deadline = time.monotonic() + 0.5
-            while "a" in rec._tables and time.monotonic() < deadline:
-                time.sleep(0.01)
+            # an abandoned match, say: while its last move is checked (forget waits for it)
+            forgetter = threading.Thread(target=rec.forget, args=("a",))
+            forgetter.start()
+            forgetter.join(0.2)
         finally:
             held.go.set()
             thread.join(10)
+        forgetter.join(10)
         assert result == [4]
+        assert "a" not in rec._tables  # dropped once that move was durable
         assert rec.append("a", a[5]) == 5  # refused as "locked" before
         assert rec.next_seq("a") == 6
     assert on_disk(str(directory / "a.blog")) == list(a[:6])
@@ -470,7 +472,8 @@ def test_an_append_being_validated_when_the_committer_stops_on_a_defect_fails(
                 raise RuntimeError("a defect in the committer")
 
             rec._idle_wait = defect  # type: ignore[method-assign]
-            rec.forget("b")  # wakes the committer, which stops on the defect
+            with rec._cv:  # wakes the committer, which stops on the defect
+                rec._wake.notify()
             rec._committer.join(10)
             assert not rec._committer.is_alive()
         finally:

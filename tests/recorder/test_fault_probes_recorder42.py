@@ -1,0 +1,108 @@
+"""Fault probes of the recorder, round 42: forget, a defect in a journal round's thread, an
+interrupted close, and SIGKILL / EIO / ENOSPC at chosen moments.
+
+``forget`` took effect at the commit thread's next round: meanwhile the forgotten table's log
+stayed locked (a seal or repair was refused), and an append went into the forgotten table,
+which lived on having let go of its match id (a second table took the id: two live tables of
+one match). It now closes the log and drops the table before it returns.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from buraco_log import log
+from buraco_log.errors import LogFormatError
+from buraco_log.recorder import FileOps, Recorder
+from tests.recorder.sources import matches, on_disk
+
+src = matches()[0]
+other = matches()[1]
+
+
+# -- forget takes effect before it returns -------------------------------------------------------
+
+class _StalledSync(FileOps):
+    """An fsync that waits while ``hold`` is clear, once armed: the committer is held in a
+    round of another table meanwhile."""
+
+    def __init__(self) -> None:
+        self.armed = False
+        self.entered = threading.Event()
+        self.hold = threading.Event()
+
+    def fsync(self, fd: int) -> None:
+        if self.armed:
+            self.armed = False
+            self.entered.set()
+            assert self.hold.wait(10)
+        super().fsync(fd)
+
+
+def test_forget_closes_the_log_and_frees_the_match_before_it_returns(tmp_path: Path) -> None:
+    ops = _StalledSync()
+    with Recorder(tmp_path, sync="fsync", ops=ops, unique_match_ids=True, save_every=0) as rec:
+        for event in src[:5]:
+            rec.append("a", event)
+        rec.append("b", other[0])
+        ops.armed = True
+        held = rec.submit("b", other[1])  # the committer waits in this round's fsync
+        assert ops.entered.wait(10)
+        try:
+            rec.forget("a")
+            # the log is let go at once: a seal or repair of it is not refused as locked
+            with log.LogLock(tmp_path / "a.blog"):
+                pass
+            loaded = rec.stats().loaded
+            future = rec.submit("a", src[5])  # it went into the forgotten table
+        finally:
+            ops.hold.set()
+        assert held.result(timeout=10) == 1
+        assert future.result(timeout=10) == 5
+        assert rec.stats().loaded == loaded + 1  # read again from its log
+        with pytest.raises(LogFormatError) as caught:  # the reloaded table holds its id
+            rec.append("c", src[0])
+        assert caught.value.kind == "duplicate" and "'a'" in str(caught.value)
+    assert on_disk(str(tmp_path / "a.blog")) == list(src[:6])
+    assert not (tmp_path / "c.blog").exists()
+
+
+def test_forget_waits_for_an_append_being_checked_and_then_drops_the_table(
+        tmp_path: Path) -> None:
+    with Recorder(tmp_path, sync="journal", save_every=0) as rec:
+        for event in src[:4]:
+            rec.append("a", event)
+        table = rec._tables["a"]
+        entered, go = threading.Event(), threading.Event()
+        inner = table.validator
+
+        class Held:
+            def step(self, event: Any) -> None:
+                entered.set()
+                assert go.wait(10)
+                inner.step(event)
+
+            def __getattr__(self, name: str) -> Any:
+                return getattr(inner, name)
+
+        table.validator = Held()
+        got: list[int] = []
+        appender = threading.Thread(target=lambda: got.append(rec.append("a", src[4])))
+        appender.start()
+        assert entered.wait(10)
+        forgetter = threading.Thread(target=rec.forget, args=("a",))
+        forgetter.start()
+        forgetter.join(0.2)
+        assert forgetter.is_alive()  # it waits for the append being checked
+        go.set()
+        appender.join(10)
+        forgetter.join(10)
+        assert got == [4] and not forgetter.is_alive()
+        assert "a" not in rec._tables and table.fd is None  # gone when forget returned
+        assert rec.append("a", src[5]) == 5
+    assert on_disk(str(tmp_path / "a.blog")) == list(src[:6])
+
