@@ -383,8 +383,8 @@ class _Work:
     """One log's share of a round: its events, who waits for them, and how it went."""
 
     __slots__ = (
-        "adopted", "chain", "created", "data", "encoded", "error", "ident", "journaled", "new",
-        "offset", "reopened", "settled", "synced", "table", "waiters",
+        "adopted", "began", "chain", "created", "data", "encoded", "error", "ident", "journaled",
+        "new", "offset", "reopened", "settled", "synced", "table", "waiters",
     )
 
     def __init__(self, table: _Table, waiters: list[_Waiter], encoded: list[bytes]) -> None:
@@ -400,6 +400,7 @@ class _Work:
         self.error: _WriteError | None = None
         self.reopened = False
         self.adopted = False  # reopened into a file a seal rewrote while it was closed
+        self.began = False  # its segment's write into the log began
         self.synced = False
         self.created = False
         self.settled = False  # its waiters were failed or acknowledged, and counted
@@ -1317,8 +1318,13 @@ class Recorder:
                 failure = self._journal_round(work)
             finally:  # never leave a thread writing a log whose round has failed
                 wait(futures)
-            for f in futures:
-                f.result()
+            for s, f in zip(slices, futures, strict=True):
+                if (exc := f.exception()) is not None:  # past _io's catch (a BaseException)
+                    for w in s:
+                        if w.error is None:
+                            w.error = _WriteError(LogFormatError(
+                                f"recorder error: {exc!r}", path=w.table.path, kind="io"),
+                                written=True)
             self._journal_fixups(work, failure)
         else:
             list(self._pool.map(lambda s: self._io(s, self.sync == "fsync", False), slices))
@@ -1563,12 +1569,26 @@ class Recorder:
     def _io(self, items: list[_Work], fsync: bool, place: bool) -> None:
         """One sync thread's share of a round: write each log (opening it first if needed),
         then, with ``fsync``, fsync each and check it is still at its path (or link it); with
-        ``place`` (journal rounds), check or link without an fsync."""
+        ``place`` (journal rounds), check or link without an fsync.
+
+        A defect (an error no step expects) fails the logs it met, and the round goes on: out
+        of the thread, it skipped a journal round's fix-ups, so the journal kept the records of
+        the refused appends and a restart wrote them back."""
+        try:
+            self._io_steps(items, fsync, place)
+        except Exception as exc:  # past the steps' own catches: what is unsettled fails
+            for w in items:
+                if w.error is None:
+                    w.error = self._defect(w, exc, cut=False)
+
+    def _io_steps(self, items: list[_Work], fsync: bool, place: bool) -> None:
         for w in items:
             try:
                 w.reopened = self._write(w)
             except _WriteError as exc:
                 w.error = exc
+            except Exception as exc:
+                w.error = self._defect(w, exc)
         if not fsync:
             if place:
                 self._place_all(items)
@@ -1581,7 +1601,23 @@ class Recorder:
                     self._ops.fsync(w.table.fd)
                 except OSError as exc:
                     w.error = _WriteError(_fsync_failed(w.table, exc), written=True)
+                except Exception as exc:
+                    w.error = self._defect(w, exc)
         self._place_all(items)
+
+    def _defect(self, w: _Work, exc: Exception, cut: bool = True) -> _WriteError:
+        """A defect met one log's share of a round: its appends fail, and its table refuses
+        from then on. With ``cut``, what the round wrote into an existing log is cut off again,
+        durably (a refused event is never left in a log); a new log's temporary file is removed
+        with the table's failure."""
+        table = w.table
+        kept = (cut and w.began and table.fd is not None and table.tmp is None
+                and self._cut_partial(table, w.offset))
+        return _WriteError(LogFormatError(
+            f"recorder error: {exc!r}; " + ("these moves were not recorded" if kept or not w.began
+                                           else "these moves may or may not be kept")
+            + " (the match takes no more moves here: restart the recorder to read its log)",
+            path=table.path, offset=w.offset, kind="io"), written=True)
 
     def _place_all(self, items: list[_Work]) -> None:
         """After the sync: a new log is linked into place; an old one must still be at its path
@@ -1661,6 +1697,7 @@ class Recorder:
             raise _WriteError(log.os_error(exc, table.path), written=False) from None
         assert table.fd is not None
         self._refuse_resized(table, w.offset)
+        w.began = True
         try:
             log._write_all(table.fd, w.data, w.offset)
         except OSError as exc:

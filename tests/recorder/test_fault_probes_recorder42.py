@@ -5,10 +5,18 @@ interrupted close, and SIGKILL / EIO / ENOSPC at chosen moments.
 stayed locked (a seal or repair was refused), and an append went into the forgotten table,
 which lived on having let go of its match id (a second table took the id: two live tables of
 one match). It now closes the log and drops the table before it returns.
+
+A defect (an error other than ``OSError``) in a journal round's write thread skipped the
+journal's fix-ups: every append of the round failed, and the journal kept the records of the
+refused ones (never withdrawn), so a restart after a crash wrote them back.
 """
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
+import textwrap
 import threading
 from pathlib import Path
 from typing import Any
@@ -20,6 +28,7 @@ from buraco_log.errors import LogFormatError
 from buraco_log.recorder import FileOps, Recorder
 from tests.recorder.sources import matches, on_disk
 
+ROOT = Path(__file__).resolve().parents[2]
 src = matches()[0]
 other = matches()[1]
 
@@ -105,4 +114,61 @@ def test_forget_waits_for_an_append_being_checked_and_then_drops_the_table(
         assert "a" not in rec._tables and table.fd is None  # gone when forget returned
         assert rec.append("a", src[5]) == 5
     assert on_disk(str(tmp_path / "a.blog")) == list(src[:6])
+
+
+# -- a defect in a journal round's write thread ---------------------------------------------------
+
+_DEFECT_CHILD = textwrap.dedent("""
+    import json, os, signal, sys
+    from buraco_log.recorder import Recorder
+    from tests.recorder.sources import matches
+    a, b = matches()[0], matches()[1]
+    directory, when = sys.argv[1], sys.argv[2]
+    rec = Recorder(directory, sync="journal", checkpoint_every=600, save_every=0)
+    for k in range(5):
+        rec.append("a", a[k])
+        rec.append("b", b[k])
+    real = rec._write
+
+    def write(w):
+        if w.table.match == "b":
+            if when == "after":
+                real(w)  # the segment is in the log: then the defect
+            raise RuntimeError("a defect")
+        return real(w)
+
+    rec._write = write
+    rec.window = 0.3  # both appends in one round
+    futures = {"a": rec.submit("a", a[5]), "b": rec.submit("b", b[5])}
+    out = {}
+    for name, future in futures.items():
+        try:
+            out[name] = future.result(timeout=30)
+        except Exception as exc:
+            out[name] = str(exc)
+    rec._write = real
+    rec.window = 0.002
+    try:
+        out["a6"] = rec.append("a", a[6])  # the journal goes on
+    except Exception as exc:
+        out["a6"] = str(exc)
+    print(json.dumps(out), flush=True)
+    os.kill(os.getpid(), signal.SIGKILL)  # a crash: the next recorder reads the journal
+""")
+
+
+@pytest.mark.parametrize("when", ["before", "after"])
+def test_a_defect_in_a_journal_rounds_thread_withdraws_its_records_and_acks_the_rest(
+        tmp_path: Path, when: str) -> None:
+    done = subprocess.run([sys.executable, "-c", _DEFECT_CHILD, str(tmp_path), when], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == -signal.SIGKILL, done.stderr
+    out = __import__("json").loads(done.stdout)
+    assert out["a"] == 5 and out["a6"] == 6, out  # the other log of the round is acked
+    assert "recorder error: RuntimeError('a defect')" in out["b"] and "\n" not in out["b"]
+    with Recorder(tmp_path, sync="journal") as rec:  # a restart writes the journal back
+        assert rec.next_seq("a") == 7
+        assert rec.next_seq("b") == 5  # the refused event did not come back
+    assert log.read_events(tmp_path / "a.blog") == list(src[:7])
+    assert log.read_events(tmp_path / "b.blog") == list(other[:5])
 
