@@ -41,10 +41,11 @@ import errno
 import fcntl
 import os
 import re
+import signal
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any, Final
 
@@ -363,6 +364,35 @@ def _recorder_running(directory: str) -> bool:
         os.close(fd)
 
 
+_HELD: Final = tuple(getattr(signal, name) for name in (
+    "SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGALRM", "SIGUSR1", "SIGUSR2")
+    if hasattr(signal, name))
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """The usual signals held while the block runs, then delivered (only the main thread runs
+    Python's signal handlers, so only there can one raise in the middle of the block)."""
+    if (not hasattr(signal, "pthread_sigmask")
+            or threading.current_thread() is not threading.main_thread()):
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def _identity(fd: int) -> tuple[int, int] | None:
+    """The (device, inode) ``fd`` names; None if it is closed."""
+    try:
+        st = os.fstat(fd)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
 def _lock_current(path: str) -> tuple[int, tuple[int, int], int, tuple[int, int]] | None:
     """Open and lock the file at ``path`` with ``log.LogLock`` (the one writer-lock discipline:
     the locked file is the one at ``path``). Returns the descriptor, its (device, inode), its
@@ -548,6 +578,9 @@ class Recorder:
                 "another recorder is using this directory", path=self.directory, kind="locked"
             ) from None
         self._dir_fd = os.open(self.directory, os.O_RDONLY | os.O_CLOEXEC)
+        # what ``close`` checks a number still names before it closes it
+        self._identities = {"_dir_fd": _identity(self._dir_fd),
+                            "_lock_fd": _identity(self._lock_fd)}
         self._stats.swept = len(sweep_temporaries(self.directory))
         self._jfd: int | None = None  # the journal rounds append to (sync="journal")
         self._jsize = 0
@@ -715,14 +748,29 @@ class Recorder:
             if table.tmp is not None:
                 with contextlib.suppress(OSError):
                     os.unlink(table.tmp)
-        os.close(self._dir_fd)
-        os.close(self._lock_fd)  # releases the directory lock
-        self._closed = True
+        self._let_go_of_directory()
         if failed is not None:  # the journal was kept: the next recorder writes it back
             raise LogFormatError(
                 f"the recorder's last checkpoint failed ({failed!r}); its journal is kept, and "
                 "the next recorder to open the directory writes it back into the logs",
                 path=self.directory, kind="io") from failed
+
+    def _let_go_of_directory(self) -> None:
+        """Close the directory and its lock (releasing it), each once, and mark the recorder
+        closed. A signal handler's exception between the two closes left ``_closed`` unset,
+        and the next ``close`` closed the directory's number again, by then maybe another
+        thread's file: the signals are held meanwhile, each number is forgotten as it is
+        closed, and one that no longer names its file is not closed again."""
+        with _signals_held():
+            for name in ("_dir_fd", "_lock_fd"):
+                fd, identity = getattr(self, name), self._identities.get(name)
+                if fd >= 0:
+                    try:
+                        if _identity(fd) == identity:
+                            os.close(fd)
+                    finally:
+                        setattr(self, name, -1)
+            self._closed = True
 
     def __enter__(self) -> Recorder:
         return self

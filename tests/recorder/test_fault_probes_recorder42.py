@@ -9,10 +9,15 @@ one match). It now closes the log and drops the table before it returns.
 A defect (an error other than ``OSError``) in a journal round's write thread skipped the
 journal's fix-ups: every append of the round failed, and the journal kept the records of the
 refused ones (never withdrawn), so a restart after a crash wrote them back.
+
+``close`` interrupted by a signal handler's exception between its last two ``os.close`` calls
+left ``_closed`` unset, and the next ``close`` closed the directory's descriptor number again,
+by then another file's.
 """
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -31,6 +36,10 @@ from tests.recorder.sources import matches, on_disk
 ROOT = Path(__file__).resolve().parents[2]
 src = matches()[0]
 other = matches()[1]
+
+
+class _Interrupt(BaseException):
+    """Stands for a signal handler's exception (KeyboardInterrupt, a timeout)."""
 
 
 # -- forget takes effect before it returns -------------------------------------------------------
@@ -172,3 +181,43 @@ def test_a_defect_in_a_journal_rounds_thread_withdraws_its_records_and_acks_the_
     assert log.read_events(tmp_path / "a.blog") == list(src[:7])
     assert log.read_events(tmp_path / "b.blog") == list(other[:5])
 
+
+# -- close interrupted between its last two closes -------------------------------------------------
+
+@pytest.mark.skipif(not hasattr(signal, "pthread_kill"), reason="no pthread_kill")
+def test_close_interrupted_between_its_last_closes_never_closes_a_number_twice(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    rec = Recorder(tmp_path / "logs", sync="journal")
+    rec.append("a", src[0])
+    dir_fd, real_close = rec._dir_fd, os.close
+    fired: list[int] = []
+
+    def close(fd: int) -> None:
+        real_close(fd)
+        if fd == dir_fd and not fired:  # a signal lands as the directory's close returns
+            fired.append(fd)
+            signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGUSR1)
+
+    def handler(signum: int, frame: object) -> None:
+        raise _Interrupt
+
+    old = signal.signal(signal.SIGUSR1, handler)
+    try:
+        monkeypatch.setattr(os, "close", close)
+        with pytest.raises(_Interrupt):
+            rec.close()
+        monkeypatch.undo()
+        assert fired
+        # the number is given to another file of the process (another thread's, say)
+        mine = os.open(tmp_path / "mine.bin", os.O_RDWR | os.O_CREAT, 0o644)
+        os.dup2(mine, dir_fd)
+        rec.close()  # the caller tries again
+        os.fstat(dir_fd)  # still open: the second close did not close it
+        os.write(dir_fd, b"still mine")
+    finally:
+        signal.signal(signal.SIGUSR1, old)
+    real_close(dir_fd)
+    real_close(mine)
+    assert (tmp_path / "mine.bin").read_bytes() == b"still mine"
+    with Recorder(tmp_path / "logs") as again:  # the directory was let go
+        assert again.next_seq("a") == 1
