@@ -13,6 +13,10 @@ refused ones (never withdrawn), so a restart after a crash wrote them back.
 ``close`` interrupted by a signal handler's exception between its last two ``os.close`` calls
 left ``_closed`` unset, and the next ``close`` closed the directory's descriptor number again,
 by then another file's.
+
+SIGKILL at the N-th write, sync, link or unlink of a recording process (in a round, a journal
+rotation, a state save, or the restart's sweep and recovery), then a restart: every acknowledged
+event is in its log, once, and every log reads whole.
 """
 
 from __future__ import annotations
@@ -221,3 +225,116 @@ def test_close_interrupted_between_its_last_closes_never_closes_a_number_twice(
     assert (tmp_path / "mine.bin").read_bytes() == b"still mine"
     with Recorder(tmp_path / "logs") as again:  # the directory was let go
         assert again.next_seq("a") == 1
+
+
+# -- SIGKILL at the N-th write, sync, link or unlink: recording, rotating, recovering -------------
+
+_KILL_CHILD = textwrap.dedent("""
+    import os, signal, sys, threading
+    from buraco_log.recorder import Recorder
+    from tests.recorder.sources import matches, source_of
+    directory, sync, kill_at, run = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+    write = os.write  # the acknowledgements' own, never counted
+    count, lock = [0], threading.Lock()
+
+    def counted(real):
+        def call(*args, **kwargs):
+            with lock:
+                count[0] += 1
+                if count[0] == kill_at:  # before the call: it never happened
+                    os.kill(os.getpid(), signal.SIGKILL)
+            return real(*args, **kwargs)
+        return call
+
+    for name in ("write", "pwrite", "fsync", "fdatasync", "link", "unlink", "replace",
+                 "ftruncate", "rename"):
+        setattr(os, name, counted(getattr(os, name)))
+    # a checkpoint every 20 ms: kills land in rotations; the restart recovers the journals
+    rec = Recorder(directory, sync=sync, window=0.002, max_open=30, save_every=0.05,
+                   checkpoint_every=0.02)
+    sources = matches()
+    names = [f"t{i}" for i in range(8)]
+    write(1, b"ready\\n")
+
+    def player(mine):
+        for _ in range(60):
+            futures = []
+            for name in mine:
+                seq = rec.next_seq(name)
+                src = source_of(name, sources)
+                if seq < len(src):
+                    futures.append((name, rec.submit(name, src[seq])))
+            if not futures:
+                return
+            for name, future in futures:
+                write(1, f"{name} {future.result()}\\n".encode())
+
+    threads = [threading.Thread(target=player, args=(names[k::2],)) for k in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    rec.close()
+    write(1, b"done\\n")
+""")
+
+
+def _kill_runs(directory: Path, sync: str, kills: list[int]) -> dict[str, int]:
+    """Run the recording child once per entry of ``kills``, each killed at that call (each run
+    after the first opens the directory a crash left: its kill may land in the recovery).
+    Returns the highest seq acknowledged per table."""
+    acked: dict[str, int] = {}
+    for run, kill_at in enumerate(kills):
+        done = subprocess.run(
+            [sys.executable, "-c", _KILL_CHILD, str(directory), sync, str(kill_at), str(run)],
+            cwd=ROOT, capture_output=True, text=True, timeout=120, check=False)
+        assert done.returncode in (0, -signal.SIGKILL), done.stderr
+        for line in done.stdout.splitlines():
+            if line not in ("ready", "done"):
+                name, seq = line.split()
+                acked[name] = max(acked.get(name, -1), int(seq))
+    return acked
+
+
+def _check_after_restart(directory: Path, sync: str, acked: dict[str, int]) -> None:
+    """A clean restart: every acknowledged event is in its log, once, in order; every log reads
+    whole; the recorder goes on with each; no journal or temporary file is left."""
+    from tests.recorder.sources import source_of
+    sources = matches()
+    with Recorder(directory, sync=sync) as rec:
+        for path in sorted(directory.glob("*.blog")):
+            name = path.stem
+            seq = rec.next_seq(name)  # loads it (cutting a torn tail, never acknowledged)
+            assert seq > acked.get(name, -1), (name, seq, acked.get(name))
+            source = source_of(name, sources)
+            if seq < len(source):
+                assert rec.append(name, source[seq]) == seq
+    for path in sorted(directory.glob("*.blog")):
+        kept = log.read_events(path)  # strict: whole, no repeated or missing seq
+        assert kept == list(source_of(path.stem, sources)[:len(kept)]), path
+        assert len(kept) > acked.get(path.stem, -1)
+    left = [p.name for p in directory.iterdir()
+            if p.name.endswith(".new") or ".recorder.journal-" in p.name]
+    assert left == [], left
+
+
+def test_sigkill_at_chosen_calls_then_a_restart_keeps_every_acknowledged_event(
+        tmp_path: Path) -> None:
+    # the 40th call lands in the first rounds (a new log half made, a state being saved);
+    # the next run is killed at its 2nd, in the sweep of what that left; the 130th lands
+    # after several journal rotations; the next run's 1st, in the recovery of their journals
+    acked = _kill_runs(tmp_path, "journal", [40, 2, 130, 1])
+    assert sum(seq + 1 for seq in acked.values()) >= 8
+    _check_after_restart(tmp_path, "journal", acked)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sync", ["journal", "fsync", "syncfs"])
+def test_sigkill_at_80_random_calls_then_a_restart_keeps_every_acknowledged_event(
+        tmp_path: Path, sync: str) -> None:
+    import random
+    rng = random.Random(f"rec42-{sync}")
+    kills = [rng.choice([rng.randint(1, 6), rng.randint(1, 400)]) for _ in range(80)]
+    acked = _kill_runs(tmp_path, sync, kills)
+    _check_after_restart(tmp_path, sync, acked)
+
