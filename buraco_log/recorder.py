@@ -1519,13 +1519,27 @@ class Recorder:
         try:
             self._ops.append(self._jfd, blob)  # O_APPEND: a torn record ends the journal
         except OSError as exc:
-            return exc, stands
+            # Cut off what the failed append left: a disk filling up mid-write (ENOSPC) left
+            # its first records whole before the torn one, and after a crash the next recorder
+            # wrote them back: the events of appends refused as "not recorded" came back.
+            return exc, stands or not self._cut_journal()
         try:
             self._ops.datasync(self._jfd)
         except OSError as exc:
             return exc, True
         self._jsize += len(blob)
         return None
+
+    def _cut_journal(self) -> bool:
+        """Cut the journal back to its last synced end, durably; False if it could not be
+        (then what an append left of its records may be written back by a restart)."""
+        assert self._jfd is not None
+        try:
+            os.ftruncate(self._jfd, self._jsize)
+            self._ops.datasync(self._jfd)
+        except OSError:
+            return False
+        return True
 
     def _journal_fixups(self, work: list[_Work], failure: tuple[OSError, bool] | None) -> None:
         """After a journal round: its logs count as written (the checkpoint fsyncs them), and

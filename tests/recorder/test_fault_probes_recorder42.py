@@ -17,6 +17,10 @@ by then another file's.
 SIGKILL at the N-th write, sync, link or unlink of a recording process (in a round, a journal
 rotation, a state save, or the restart's sweep and recovery), then a restart: every acknowledged
 event is in its log, once, and every log reads whole.
+
+A journal append cut short by a full disk (ENOSPC) left the round's first records whole before
+the torn one; the appends were refused as "not recorded" and the logs cut back, but after a
+crash the next recorder wrote those records back. The journal is now cut back too.
 """
 
 from __future__ import annotations
@@ -338,3 +342,81 @@ def test_sigkill_at_80_random_calls_then_a_restart_keeps_every_acknowledged_even
     acked = _kill_runs(tmp_path, sync, kills)
     _check_after_restart(tmp_path, sync, acked)
 
+
+# -- EIO / ENOSPC on the journal's write or sync, then a crash ------------------------------------
+
+_JOURNAL_ERROR_CHILD = textwrap.dedent("""
+    import errno, json, os, signal, sys
+    from buraco_log.errors import LogFormatError
+    from buraco_log.recorder import FileOps, Recorder
+    from tests.recorder.sources import matches
+    directory, where, code, at = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+
+    class Failing(FileOps):
+        calls = {"append": 0, "datasync": 0, "fsync": 0}
+
+        def fail(self, call):
+            self.calls[call] += 1
+            if call == where and self.calls[call] == at:
+                raise OSError(code, os.strerror(code))
+
+        def append(self, fd, data):
+            if where == "append" and self.calls["append"] + 1 == at and code == errno.ENOSPC:
+                os.write(fd, data[:len(data) // 2])  # what fitted on the disk
+            self.fail("append")
+            super().append(fd, data)
+
+        def datasync(self, fd):
+            self.fail("datasync")
+            super().datasync(fd)
+
+        def fsync(self, fd):  # in a journal round: the new journal of a rotation
+            self.fail("fsync")
+            super().fsync(fd)
+
+    sources = matches()[:4]
+    rec = Recorder(directory, sync="journal", ops=Failing(), save_every=0,
+                   checkpoint_every=0 if where == "fsync" else 600)
+    acked = {f"m{i}": -1 for i in range(4)}
+    refused = {}
+    for k in range(12):
+        futures = {name: rec.submit(name, sources[i][k]) for i, name in enumerate(acked)
+                   if name not in refused}
+        for name, future in futures.items():
+            try:
+                acked[name] = future.result(timeout=30)
+            except LogFormatError as exc:
+                refused[name] = str(exc)
+    print(json.dumps({"acked": acked, "refused": refused}), flush=True)
+    os.kill(os.getpid(), signal.SIGKILL)
+""")
+
+
+@pytest.mark.parametrize(("where", "code"), [("append", 28), ("append", 5), ("datasync", 5),
+                                             ("fsync", 5)])
+def test_a_journal_error_then_a_crash_keeps_every_acknowledged_event_and_no_refused_one(
+        tmp_path: Path, where: str, code: int) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _JOURNAL_ERROR_CHILD, str(tmp_path), where, str(code), "4"],
+        cwd=ROOT, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == -signal.SIGKILL, done.stderr
+    out = __import__("json").loads(done.stdout)
+    acked, refused = out["acked"], out["refused"]
+    sources = matches()[:4]
+    if where == "fsync":  # a rotation's new journal failed: the old one goes on
+        assert refused == {} and all(seq == 11 for seq in acked.values()), out
+    else:
+        assert set(refused) == set(acked) and all(seq == 2 for seq in acked.values()), out
+        for message in refused.values():
+            assert "journal failed" in message and "\n" not in message
+    unknown = where == "datasync"  # written whole, only its sync failed: it cannot say
+    for message in refused.values():
+        assert ("may or may not be kept" in message) == unknown, message
+    with Recorder(tmp_path, sync="journal") as rec:
+        for i, name in enumerate(acked):
+            seq = rec.next_seq(name)
+            assert seq == acked[name] + 1 or (unknown and seq == acked[name] + 2), (name, seq)
+            assert rec.append(name, sources[i][seq]) == seq
+    for i, name in enumerate(acked):
+        kept = log.read_events(tmp_path / f"{name}.blog")
+        assert kept == list(sources[i][:len(kept)])
