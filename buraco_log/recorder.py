@@ -878,16 +878,18 @@ class Recorder:
                 table.unresolved += 1  # guarded by self._cv: settled a round at a time
                 self._waiting += 1
                 self._unresolved += 1
+                # In the same undo: counted but not marked dirty, the move was never taken by
+                # a round (flush never returned True, and forget waited forever).
+                first = not self._dirty
+                if first:
+                    self._first_at = time.monotonic()
+                self._dirty[match] = table  # (left there if undone: a round takes nothing)
             except BaseException:  # holding both locks: nothing else changed them meanwhile
                 count = marks[0]
                 del table.pending[count:], table.waiters[count:]
                 (table.expect, table.ended, table.unresolved, self._waiting,
                  self._unresolved) = marks[1:]
                 raise
-            first = not self._dirty
-            if first:
-                self._first_at = time.monotonic()
-            self._dirty[match] = table
             # Wake the committer only when it has something new to do: the first append of
             # a round, or a full batch. A wake-up per append cost a thread switch each while
             # it waited out the window.
@@ -904,6 +906,8 @@ class Recorder:
             table.broken = (f"an append was interrupted ({type(exc).__name__}) while its move was "
                             "taken; the match takes no more moves here (forget it, or restart "
                             "the recorder, to read it again from its log)")
+        with self._cv:  # its queued moves are failed now (the wake-up may have been cut off),
+            self._wake.notify()  # not at some later append's round
 
     def _claim(self, table: _Table, match_id: str, seq: int | None = None) -> bool:
         """Make ``table`` the holder of ``match_id``, or raise ``LogFormatError`` (kind

@@ -31,6 +31,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -132,6 +133,35 @@ def test_forget_waits_for_an_append_being_checked_and_then_drops_the_table(
         assert rec.append("a", src[5]) == 5
     assert on_disk(str(tmp_path / "a.blog")) == list(src[:6])
 
+
+
+def test_an_append_interrupted_as_its_table_is_marked_dirty_leaves_nothing_waiting(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # counted (pending, unresolved) but never marked dirty: no round took the move, flush()
+    # never returned True and forget() waited forever
+    with Recorder(tmp_path, sync="fsync", save_every=0) as rec:
+        for event in src[:3]:
+            rec.append("a", event)
+        real, main, armed = time.monotonic, threading.main_thread(), [True]
+
+        def monotonic() -> float:  # the first append of a round reads the clock there
+            if armed[0] and threading.current_thread() is main:
+                armed[0] = False
+                raise _Interrupt
+            return real()
+
+        monkeypatch.setattr(time, "monotonic", monotonic)
+        with pytest.raises(_Interrupt):
+            rec.submit("a", src[3])
+        monkeypatch.undo()
+        assert not armed[0]
+        assert rec.flush(timeout=2)
+        forgetter = threading.Thread(target=rec.forget, args=("a",))
+        forgetter.start()
+        forgetter.join(5)
+        assert not forgetter.is_alive()
+        assert rec.append("a", src[3]) == 3  # read again from its log
+    assert log.read_events(tmp_path / "a.blog") == list(src[:4])
 
 # -- a defect in a journal round's write thread ---------------------------------------------------
 
