@@ -15,8 +15,9 @@ left ``_closed`` unset, and the next ``close`` closed the directory's descriptor
 by then another file's.
 
 SIGKILL at the N-th write, sync, link or unlink of a recording process (in a round, a journal
-rotation, a state save, or the restart's sweep and recovery), then a restart: every acknowledged
-event is in its log, once, and every log reads whole.
+rotation, a state save, or the restart's sweep and recovery, also one that writes a journal
+back after a power loss), then a restart: every acknowledged event is in its log, once, and
+every log reads whole.
 
 A journal append cut short by a full disk (ENOSPC) left the round's first records whole before
 the torn one; the appends were refused as "not recorded" and the logs cut back, but after a
@@ -450,3 +451,38 @@ def test_a_journal_error_then_a_crash_keeps_every_acknowledged_event_and_no_refu
     for i, name in enumerate(acked):
         kept = log.read_events(tmp_path / f"{name}.blog")
         assert kept == list(sources[i][:len(kept)])
+
+
+def _power_loss_then_killed_restarts(tmp_path: Path, kills: list[int]) -> None:
+    from tests.recorder.powerloss import PowerLossOps, restore
+    from tests.recorder.sources import source_of
+    ops = PowerLossOps(str(tmp_path))
+    names = [f"t{i}" for i in range(4)]
+    rec = Recorder(tmp_path, ops=ops, sync="journal", checkpoint_every=600, save_every=0)
+    for step in range(7):
+        futures = [rec.submit(n, source_of(n, matches())[step]) for n in names]
+        assert [f.result() for f in futures] == [step] * 4
+    image = ops.image()  # the logs were never synced, nor their names: only the journal
+    assert not any(name.endswith(".blog") for name in image)
+    rec.close()
+    restore(str(tmp_path), image, ops.imaged_names)
+    acked = _kill_runs(tmp_path, "journal", kills)
+    for name in names:
+        acked[name] = max(acked.get(name, -1), 6)
+    _check_after_restart(tmp_path, "journal", acked)
+
+
+def test_restarts_killed_while_they_write_a_journal_back_after_a_power_loss_lose_nothing(
+        tmp_path: Path) -> None:
+    # each restart recreates the logs from the journal (a write, an fsync, a link, an unlink
+    # per log, then the journal's removal) and is killed in the middle of it, at another call:
+    # writing the 1st log, sweeping what that left, after 2 of the 4 logs were linked
+    _power_loss_then_killed_restarts(tmp_path, [9, 3, 30, 1])
+
+
+@pytest.mark.slow
+def test_30_restarts_killed_at_random_calls_after_a_power_loss_lose_nothing(
+        tmp_path: Path) -> None:
+    import random
+    rng = random.Random("rec42-power")
+    _power_loss_then_killed_restarts(tmp_path, [rng.randint(1, 60) for _ in range(30)])
