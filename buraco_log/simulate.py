@@ -309,8 +309,14 @@ def _play_and_write(job: _Job, index: int) -> MatchSummary:
 
 
 def _worker(args: tuple[_Job, int, int]) -> list[MatchSummary]:
+    from buraco_log.audit.pool import working_on
+
     job, first, stop = args
-    return [_play_and_write(job, i) for i in range(first, stop)]
+    out = []
+    for i in range(first, stop):
+        with working_on(os.path.join(job.out_dir, match_file(job.rules, job.players, i))):
+            out.append(_play_and_write(job, i))  # a worker killed here names this log
+    return out
 
 
 def simulate_many(
@@ -370,8 +376,9 @@ def _play_all(job: _Job, matches: int, jobs: int,
     try:
         # never more workers than CPUs (or chunks): --jobs 200 started 200 processes, each
         # with its own interpreter, on a 2-CPU machine, and was no faster
-        doing = f"simulating into {out} (finished logs stay, unfinished ones were removed)"
-        with worker_pool(min(jobs, os.cpu_count() or 1, len(chunks)), doing) as pool:
+        doing = f"simulating {matches} matches into {out}"
+        after = "finished logs stay, unfinished ones were removed"
+        with worker_pool(min(jobs, os.cpu_count() or 1, len(chunks)), doing, after) as pool:
             futures = [pool.submit(_worker, c) for c in chunks]
             for fut in as_completed(futures):
                 for summary in fut.result():

@@ -28,7 +28,7 @@ import pyarrow as pa  # type: ignore[import-untyped]
 from buraco_log import log
 from buraco_log.audit import find_logs
 from buraco_log.audit.files import file_problem
-from buraco_log.audit.pool import worker_pool
+from buraco_log.audit.pool import worker_pool, working_on
 from buraco_log.errors import LogFormatError
 
 from . import store
@@ -160,8 +160,9 @@ def _check_chunk(items: Sequence[tuple[str, str, int]], require_commitment: bool
     n_events = 0
     seen: set[str] = set()  # one match twice in a chunk: its rows only once
     for path, sha, size in items:
-        res = check_file(path, sha, size, rows_for, seen,
-                         require_commitment=require_commitment)
+        with working_on(path):  # a worker killed here names this log
+            res = check_file(path, sha, size, rows_for, seen,
+                             require_commitment=require_commitment)
         if isinstance(res, dict):
             errors.append(res)
         else:
@@ -522,8 +523,8 @@ def _run_pool(chunks: Iterable[list[tuple[str, str, int]]], jobs: int,
               require_commitment: bool) -> None:
     # Bounded in flight: a few chunks per worker, so memory stays flat on huge inputs. The
     # workers die with this process, even by SIGKILL (worker_pool): orphans held the lock.
-    doing = "checking logs (batches committed before stay; the rest was not committed)"
-    with worker_pool(jobs, doing) as pool:
+    after = "batches committed before stay; the rest was not committed"
+    with worker_pool(jobs, "checking logs", after) as pool:
         pending: set[Future[ChunkOut]] = set()
         for chunk in chunks:
             pending.add(pool.submit(check_chunk_packed, chunk, require_commitment))

@@ -47,7 +47,7 @@ from buraco_log.audit.integrity import (
     repeated_signature,
 )
 from buraco_log.audit.legality import IllegalEvent, Legality, _illegal
-from buraco_log.audit.pool import worker_pool
+from buraco_log.audit.pool import worker_pool, working_on
 from buraco_log.audit.scores import HandCheck, ScoreLine, Scoring, SideCheck, _scoring, score_lines
 from buraco_log.audit.settings import REQUIRE_COMMITMENT_ENV, Setting, SettingsError
 from buraco_log.audit.summary import (
@@ -303,7 +303,7 @@ def audit_many(
         return out
     results: list[Verdict | None] = [None] * len(paths)
     chunk = max(1, min(64, len(paths) // (workers * 8)))
-    with worker_pool(workers, f"auditing {len(paths)} logs (no report was written)") as pool:
+    with worker_pool(workers, f"auditing {len(paths)} logs", "no report was written") as pool:
         flags = [require_commitment] * len(paths)
         options = [signing] * len(paths)
         for i, v in enumerate(pool.map(_audit_safely, paths, flags, options, chunksize=chunk)):
@@ -318,7 +318,8 @@ def _audit_safely(path: str, require_commitment: bool = False,
     """:func:`audit_log`, with a defect of the audit itself reported as a finding of that log
     (rule ``audit.error``) so that one log never stops a batch."""
     try:
-        return audit_log(path, require_commitment=require_commitment, signing=signing)
+        with working_on(path):  # a worker killed here names this log
+            return audit_log(path, require_commitment=require_commitment, signing=signing)
     except Exception as exc:  # a defect in buraco_log, not in the log: keep the batch going
         integrity = Integrity(status="unreadable", format="binary", events=0, records=0,
                               head=log.head_digest(()), kind="error",

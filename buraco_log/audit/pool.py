@@ -9,21 +9,27 @@ A main process that dies without a word (SIGKILL, the OOM killer) runs no cleanu
 on Linux each worker also asks the kernel to kill it when its parent dies
 (``PR_SET_PDEATHSIG``): the orphans of an ``audit -j 2 | cat`` killed with SIGKILL waited for
 work for ever, holding the pipe open (``cat`` never ended), and those of an ``ingest`` held
-the archive's lock, so every later ingest was refused as "another ingest is running"."""
+the archive's lock, so every later ingest was refused as "another ingest is running".
+
+A worker says what it is on (:func:`working_on`) in memory it shares with the pool's process,
+so that the one line of a worker killed mid-run names the log it was on, and the logs the
+other workers were on (cut short with it), rather than only "while auditing 600 logs"."""
 
 from __future__ import annotations
 
 import contextlib
 import ctypes
 import multiprocessing
+import multiprocessing.connection
 import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from typing import Final, ParamSpec, TypeVar
+from typing import Any, Final, ParamSpec, TypeVar
 
 from buraco_log.errors import BuracoLogError
 
@@ -31,6 +37,8 @@ _P = ParamSpec("_P")
 _T = TypeVar("_T")
 
 _PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+_SLOT: Final = 1024  # bytes of one worker's label (a path; a longer one is cut)
+_NAMED: Final = 3  # labels named in the one line; the rest are counted
 
 
 class WorkerDied(BuracoLogError, BrokenProcessPool):
@@ -43,11 +51,67 @@ class WorkerDied(BuracoLogError, BrokenProcessPool):
     exit_status = 1
 
 
-def die_with_parent(parent: int | None, mask: frozenset[int] | None = None) -> None:
+class _Board:
+    """What each worker of one pool is on, in memory shared with the pool's process: a slot
+    a worker, holding its pid and the label of the item it works on (empty between items).
+    Written by the workers, read by the pool's process once they are all stopped."""
+
+    def __init__(self, context: Any, slots: int) -> None:
+        self.pids = context.RawArray("q", slots)
+        self.labels = context.RawArray("c", slots * _SLOT)
+        self.next = context.Value("i", 0)
+
+    def claim(self) -> int:
+        """A slot for this worker process."""
+        with self.next.get_lock():
+            slot = int(self.next.value) % len(self.pids)
+            self.next.value += 1
+        self.pids[slot] = os.getpid()
+        return slot
+
+    def put(self, slot: int, label: str) -> None:
+        data = os.fsencode(label)[:_SLOT - 1] + b"\0"
+        self.labels[slot * _SLOT:slot * _SLOT + len(data)] = data
+
+    def held(self) -> list[tuple[int, str]]:
+        """(pid, label) of each worker that was on an item."""
+        out = []
+        for slot, pid in enumerate(self.pids):
+            raw = bytes(self.labels[slot * _SLOT:(slot + 1) * _SLOT]).split(b"\0", 1)[0]
+            if pid and raw:
+                out.append((int(pid), os.fsdecode(raw)))
+        return out
+
+
+_board: _Board | None = None  # in a worker: its pool's board, and its slot on it
+_slot = -1
+
+
+@contextlib.contextmanager
+def working_on(label: str) -> Iterator[None]:
+    """In a pool worker, say that the block works on ``label`` (a log's path): a worker killed
+    inside it is named by it in :class:`WorkerDied`'s line. Elsewhere (``-j 1``) nothing."""
+    board = _board
+    if board is None:
+        yield
+        return
+    board.put(_slot, label)
+    try:
+        yield
+    finally:
+        board.put(_slot, "")
+
+
+def die_with_parent(parent: int | None, mask: frozenset[int] | None = None,
+                    board: _Board | None = None) -> None:
     """Worker initializer: be killed (SIGKILL) when the process that started this worker dies,
     and end at once if ``parent`` (the pool's process, when it forks its workers itself) is no
     longer this worker's parent. Linux only; elsewhere a no-op. ``mask``: the signal mask to
-    restore (a forked worker inherits the one :func:`_signals_held` set while it started)."""
+    restore (a forked worker inherits the one :func:`_signals_held` set while it started).
+    ``board``: where this worker says what it is on (:func:`working_on`)."""
+    global _board, _slot
+    if board is not None:
+        _slot, _board = board.claim(), board
     if mask is not None:
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
     if not sys.platform.startswith("linux"):
@@ -82,12 +146,67 @@ def _signals_held() -> Iterator[None]:
 
 
 class _Pool(ProcessPoolExecutor):
-    """A pool whose ``submit`` (which starts the workers) is never cut by a signal."""
+    """A pool whose ``submit`` (which starts the workers) is never cut by a signal, whose
+    workers say what they are on (``board``), and that can be freed when a worker died while
+    it sent a result (:meth:`unjam`)."""
+
+    board: _Board | None = None
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        queue = getattr(self, "_result_queue", None)
+        self._writer_end: Any = getattr(queue, "_writer", None)  # shutdown() forgets it
+        self._unjam_lock = threading.Lock()
 
     def submit(self, fn: Callable[_P, _T], /, *args: _P.args,
                **kwargs: _P.kwargs) -> Future[_T]:
         with _signals_held():
             return super().submit(fn, *args, **kwargs)
+
+    def unjam(self) -> None:
+        """End every worker, then close this process's end of the result pipe.
+
+        A worker killed while it sent a result leaves half a message in the pipe: the pool's
+        manager thread waited for the rest for ever (the pipe stays open while this process
+        holds a writing end), the other workers waited for the pipe's lock the dead one held,
+        and `ingest -j 2` with a worker killed hung (every ``as_completed`` or ``wait`` on
+        the futures too). With every writing end closed, the read ends (EOF), and the pool
+        breaks as for any dead worker."""
+        for process in list((self._processes or {}).values()):
+            with contextlib.suppress(Exception):
+                process.terminate()
+        with self._unjam_lock:
+            writer, self._writer_end = self._writer_end, None
+            if writer is not None:
+                with contextlib.suppress(OSError):
+                    writer.close()
+
+
+_GRACE: Final = 0.5  # seconds the pool gets to see a dead worker itself
+
+
+def _watch(pool: _Pool, stop: threading.Event) -> None:
+    """Watchdog thread: a worker that ended while the pool is in use means the pool is broken;
+    if it is not seen as broken after :data:`_GRACE` (stuck reading the dead worker's half a
+    result), :meth:`_Pool.unjam` frees it."""
+    died: float | None = None
+    while not stop.wait(0.1):
+        if getattr(pool, "_broken", False):
+            return
+        if died is None:
+            if _any_ended(pool):
+                died = time.monotonic()
+        elif time.monotonic() - died >= _GRACE:
+            pool.unjam()
+            return
+
+
+def _any_ended(pool: ProcessPoolExecutor) -> bool:
+    sentinels = []
+    for process in list((pool._processes or {}).values()):
+        with contextlib.suppress(ValueError):  # closed: it ended and was cleaned up
+            sentinels.append(process.sentinel)
+    return bool(sentinels) and bool(multiprocessing.connection.wait(sentinels, 0))
 
 
 def new_pool(max_workers: int) -> ProcessPoolExecutor:
@@ -96,39 +215,78 @@ def new_pool(max_workers: int) -> ProcessPoolExecutor:
     direct = context.get_start_method() in ("fork", "spawn")  # else a fork server's child
     mask = (frozenset(signal.pthread_sigmask(signal.SIG_BLOCK, ()))
             if hasattr(signal, "pthread_sigmask") else None)
-    return _Pool(max_workers=max_workers, mp_context=context, initializer=die_with_parent,
-                 initargs=(os.getpid() if direct else None, mask))
+    board = _Board(context, max_workers)
+    pool = _Pool(max_workers=max_workers, mp_context=context, initializer=die_with_parent,
+                 initargs=(os.getpid() if direct else None, mask, board))
+    pool.board = board
+    return pool
 
 
 @contextlib.contextmanager
-def worker_pool(max_workers: int, doing: str = "the work") -> Iterator[ProcessPoolExecutor]:
+def worker_pool(max_workers: int, doing: str = "the work",
+                after: str = "") -> Iterator[ProcessPoolExecutor]:
     """A :class:`ProcessPoolExecutor` shut down normally after the block, and on any exception
     (KeyboardInterrupt included) stopped at once: queued work cancelled, workers terminated.
     A worker that died (:class:`BrokenProcessPool`) comes out as :class:`WorkerDied`, its
-    message saying what the pool was ``doing`` (its one line in the CLI)."""
+    message saying what the pool was ``doing``, what the workers were on (:func:`working_on`)
+    and ``after``: what became of the work (its one line in the CLI)."""
     pool = new_pool(max_workers)
+    stop = threading.Event()
+    if isinstance(pool, _Pool):
+        threading.Thread(target=_watch, args=(pool, stop), name="pool-watchdog",
+                         daemon=True).start()
     try:
-        yield pool
+        try:
+            yield pool
+        finally:
+            stop.set()
     except BrokenProcessPool as exc:
-        _stop(pool)
+        codes = _stop(pool)
         if isinstance(exc, WorkerDied):
             raise
-        raise WorkerDied(f"a worker process ended abruptly while {doing} (killed, or out of "
-                         f"memory); -j 1 works in this process") from None
+        board = pool.board if isinstance(pool, _Pool) else None
+        held = board.held() if board is not None else []
+        raise WorkerDied(died_line(doing, after, held, codes)) from None
     except BaseException:
         _stop(pool)
         raise
     pool.shutdown(wait=True)
 
 
-def _stop(pool: ProcessPoolExecutor) -> None:
-    """Stop ``pool`` at once: queued work cancelled, workers terminated and waited for."""
-    workers = list((pool._processes or {}).values())
+def died_line(doing: str, after: str, held: list[tuple[int, str]],
+              codes: dict[int, int | None]) -> str:
+    """The line of a broken pool: what it was ``doing``, the label the dead worker held, the
+    labels the others held (terminated by the pool, SIGTERM: cut short with it), ``after``."""
+    dead = [label for pid, label in held if codes.get(pid) not in (-signal.SIGTERM, None)]
+    cut = [label for pid, label in held if codes.get(pid) in (-signal.SIGTERM, None)]
+    line = f"a worker process ended abruptly (killed, or out of memory) while {doing}"
+    if dead:
+        line += f": it was on {_names(dead)}"
+    elif cut:
+        line += ": it was between logs"
+    if cut:
+        line += f" ({_names(cut)} {'was' if len(cut) == 1 else 'were'} cut short with it)"
+    return line + (f"; {after}" if after else "") + "; -j 1 works in this process"
+
+
+def _names(labels: list[str]) -> str:
+    named = ", ".join(labels[:_NAMED])
+    more = len(labels) - _NAMED
+    return named if more <= 0 else f"{named} and {more} more"
+
+
+def _stop(pool: ProcessPoolExecutor) -> dict[int, int | None]:
+    """Stop ``pool`` at once: queued work cancelled, workers terminated and waited for. Their
+    exit statuses, by pid (None: still running after 5 s)."""
+    workers = dict(pool._processes or {})
     pool.shutdown(wait=False, cancel_futures=True)
-    for process in workers:
+    for process in workers.values():
         process.terminate()
-    for process in workers:
+    for process in workers.values():
         process.join(5)
+    if isinstance(pool, _Pool):  # a worker killed mid-result left the manager thread stuck
+        pool.unjam()
     # the pool's manager thread sees its workers gone and ends; waiting for it here keeps
     # the interpreter's exit from writing to the pool's closed wake-up pipe (a traceback)
     pool.shutdown(wait=True)
+    return {pid: process.exitcode for pid, process in workers.items()}

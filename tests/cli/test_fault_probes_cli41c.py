@@ -6,6 +6,7 @@ swallowed (an "Exception ignored" traceback, then the audit ran on to exit 1).""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -55,6 +56,15 @@ def _one_line(proc: subprocess.Popen[str], stderr: str) -> str:
     return lines[0]
 
 
+def _named(line: str) -> list[Path]:
+    """The logs the line names: the one the killed worker was on, and those cut short with it
+    (round 42: it named none; a worker not yet on a log, or between two, names none)."""
+    m = re.search(r" while .*?(?:: it was (?:on (.*?)|between logs)(?: \((.*) (?:was|were) "
+                  r"cut short with it\))?)?; ", line)
+    assert m is not None, line
+    return [Path(p) for g in m.groups() if g for p in g.split(", ")]
+
+
 @pytest.fixture
 def many_logs(tmp_path: Path) -> Path:
     """Enough logs that two workers are still busy when one is killed."""
@@ -71,7 +81,9 @@ def many_logs(tmp_path: Path) -> Path:
 def test_audit_worker_killed_is_one_line_and_no_report(many_logs: Path) -> None:
     proc = _start(["audit", str(many_logs), "-j", "2"])
     stdout, stderr = _kill_a_worker(proc)
-    assert "auditing" in _one_line(proc, stderr)
+    line = _one_line(proc, stderr)
+    assert "auditing" in line
+    assert set(_named(line)) <= set(many_logs.iterdir()), line
     assert stdout == ""  # no report, not half of one
 
 
@@ -79,7 +91,10 @@ def test_simulate_worker_killed_leaves_only_whole_logs(tmp_path: Path) -> None:
     out = tmp_path / "sim"
     proc = _start(["simulate", "--matches", "400", "-j", "2", "-o", str(out), "--seed", "7"])
     _stdout, stderr = _kill_a_worker(proc)
-    assert str(out) in _one_line(proc, stderr)
+    line = _one_line(proc, stderr)
+    assert str(out) in line
+    assert all(p.parent == out and re.fullmatch(r"classic-2p-\d{6}\.blog", p.name)
+               for p in _named(line)), line
     left = sorted(out.iterdir()) if out.exists() else []
     assert all(p.suffix == ".blog" for p in left), left  # no temporary file left behind
     for p in left[:3] + left[-3:]:  # every log left is whole: it verifies
@@ -92,7 +107,9 @@ def test_ingest_worker_killed_commits_nothing_half(many_logs: Path, tmp_path: Pa
     archive = tmp_path / "arch"
     proc = _start(["ingest", str(many_logs), "-a", str(archive), "-j", "2"])
     _stdout, stderr = _kill_a_worker(proc)
-    assert "checking logs" in _one_line(proc, stderr)
+    line = _one_line(proc, stderr)
+    assert "checking logs" in line
+    assert set(_named(line)) <= set(many_logs.iterdir()), line
     # the lock is released and what was committed is whole: the next run finishes the work
     again = subprocess.run([sys.executable, "-m", "cli", "ingest", str(many_logs), "-a",
                             str(archive), "-j", "1", "-f", "json"], cwd=ROOT,
