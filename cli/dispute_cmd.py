@@ -18,6 +18,7 @@ import typer
 
 from buraco_log import audit
 from buraco_log.audit.settings import require_commitment as site_require_commitment
+from buraco_log.cards import counted
 from buraco_log.errors import BuracoLogError, LogFormatError, ReplayError
 from buraco_log.events import AnyEvent, MatchStarted
 from buraco_log.forensic import Salvage, read_anyway
@@ -43,10 +44,6 @@ LogArg = Annotated[Path, typer.Argument(help="A match log (binary, or .jsonl).",
                                         show_default=False, parser=named_path)]
 FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="table for people, json for "
                                            "programs.")]
-
-
-def _n(count: int, noun: str) -> str:
-    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 def _echo(line: str = "") -> None:
@@ -103,7 +100,7 @@ def render_table(v: TableView, indent: str = "", unit: str = "card") -> Iterator
         morto = ""
         if side.morto or side.morto_taken:
             morto = "  morto taken" if side.morto_taken else \
-                f"  morto {side.morto} {unit}{'s' if side.morto != 1 else ''}"
+                f"  morto {counted(side.morto, unit)}"
         flags = ("  vulnerable" if side.vulnerable else "") + (
             "  opened" if side.opened else "")
         yield (f"{indent}side {side.side} ({who})  match score {side.total}  "
@@ -143,7 +140,7 @@ def plain(value: Any) -> str:
 
 
 def _integrity_line(i: audit.Integrity, path: str = "") -> str:
-    base = f"{i.status}, {_n(i.events, 'event')} in {_n(i.records, 'record')}"
+    base = f"{i.status}, {counted(i.events, 'event')} in {counted(i.records, 'record')}"
     if i.status == "torn" and audit.not_started((), i):  # as verify and audit say it
         if empty_stdin(path):  # no file whose header was cut short
             return f"not started: {EMPTY_STDIN}"
@@ -251,7 +248,7 @@ def render_verdict(v: audit.Verdict, *, continues: Path | None = None) -> Iterat
         return
     state = "OK" if v.ok else f"FINDINGS ({len(v.findings)})"
     yield (f"{v.path}: {state}  match {v.match_id or 'unknown'}  rules {v.rules or 'unknown'}  "
-           f"{_n(v.events, 'event')}")
+           f"{counted(v.events, 'event')}")
     for note in v.notes:  # what an OK does not prove, next to the OK
         yield f"  note        {note}"
     yield f"  integrity   {_integrity_line(v.integrity)}"
@@ -266,7 +263,7 @@ def render_verdict(v: audit.Verdict, *, continues: Path | None = None) -> Iterat
         prov = "no committed or plain seeds: nothing to re-derive"
     else:
         prov = (f"{p.status.replace('_', ' ')}; "
-                f"seed {'revealed' if p.revealed else 'not revealed'}; {_n(p.deals, 'deal')}")
+                f"seed {'revealed' if p.revealed else 'not revealed'}; {counted(p.deals, 'deal')}")
         if not p.findings:  # say what was checked: a deal no revealed seed backs was not
             checked = p.deals - p.unchecked
             prov += ("; all re-derived and equal" if not p.unchecked
@@ -277,7 +274,7 @@ def render_verdict(v: audit.Verdict, *, continues: Path | None = None) -> Iterat
         yield f"    seq {'-' if f.seq is None else f.seq} [{f.rule}] {f.message}"
     lg = v.legality
     if lg.first_illegal is None:
-        yield (f"  legality    {_n(lg.events_checked, 'event')} legal"
+        yield (f"  legality    {counted(lg.events_checked, 'event')} legal"
                + ("; match complete" if lg.complete else "; match not finished"))
         for f in v.findings:
             if f.section == "legality":
@@ -297,7 +294,7 @@ def render_verdict(v: audit.Verdict, *, continues: Path | None = None) -> Iterat
     bad = [h for h in sc.hands if not h.ok]
     totals_wrong = (sc.totals_recorded is not None
                     and sc.totals_recorded != sc.totals_recomputed)
-    yield (f"  scoring     {_n(len(sc.hands), 'hand')}; "
+    yield (f"  scoring     {counted(len(sc.hands), 'hand')}; "
            + ("recorded scores agree with the recomputed ones" if not bad and not totals_wrong
               else "recorded hand scores agree with the recomputed ones" if not bad
               else f"{len(bad)} with a wrong recorded score")
@@ -352,14 +349,14 @@ def _signing_lines(v: audit.Verdict) -> Iterator[str]:
     if not (sg.signatures or sg.receipts or sg.required or problems):
         return
     if sg.signatures:
-        line = (f"{_n(sg.signatures, 'signature')} {sg.by_whom()}, the last after seq "
+        line = (f"{counted(sg.signatures, 'signature')} {sg.by_whom()}, the last after seq "
                 f"{sg.last_signed_seq}; "
                 + {None: "not verified (no trusted keys)", True: "verified",
                    False: "NOT verified"}[sg.verified])
     else:
         line = "unsigned"
     if sg.receipts:
-        line += f"; {_n(sg.receipts, 'receipt')} checked"
+        line += f"; {counted(sg.receipts, 'receipt')} checked"
     yield f"  signing     {line}"
     for f in problems:
         yield f"    seq {'-' if f.seq is None else f.seq} [{f.rule}] {f.message}"
@@ -388,8 +385,8 @@ def render_diff(d: audit.Diff) -> Iterator[str]:
     for label, path, status, events, head, sigs in (
             ("A", d.a, d.integrity_a, d.events_a, d.head_a, d.signatures_a),
             ("B", d.b, d.integrity_b, d.events_b, d.head_b, d.signatures_b)):
-        yield (f"{label}  {path}: {status}, {_n(events, 'event')}"
-               + (f", {_n(sigs, 'signature')}" if signed else "") + f", head {head}")
+        yield (f"{label}  {path}: {status}, {counted(events, 'event')}"
+               + (f", {counted(sigs, 'signature')}" if signed else "") + f", head {head}")
     if d.same_file:  # it said "identical" of a file and a link to it, as of two copies
         yield ("note: A and B are the same file: it was compared with itself, not with "
                "another copy")
@@ -425,11 +422,11 @@ def render_diff(d: audit.Diff) -> Iterator[str]:
                 if status not in _WHOLE]
         if not hurt:  # both whole, every event equal: the framing differs, never an event
             # (it sent the reader to `verify`, which finds nothing in either)
-            yield (f"the copies hold the same {_n(d.events_a, 'event')}, both whole; only "
+            yield (f"the copies hold the same {counted(d.events_a, 'event')}, both whole; only "
                    "their log-format versions differ (a converted copy), and the head digest "
                    "covers the version: no event differs")
             return
-        yield (f"the copies agree on all {_n(d.events_a, 'event')} read intact, but "
+        yield (f"the copies agree on all {counted(d.events_a, 'event')} read intact, but "
                f"{' and '.join(hurt)}: `buraco-log verify` says what is damaged")
         return
     if d.prefix is not None:
@@ -917,7 +914,7 @@ def _continuation_lines(v: audit.Verdict, earlier: Path) -> Iterator[str]:
     problems = [f for f in v.findings if f.section == "continuation"]
     yield (f"  continues   {earlier}: "
            + ("goes on from where it stopped (the totals it reached, the same rules and seats)"
-              if not problems else f"{len(problems)} problem{'s' if len(problems) != 1 else ''}"))
+              if not problems else counted(len(problems), "problem")))
     for f in problems:
         yield f"    seq {'-' if f.seq is None else f.seq} [{f.rule}] {f.message}"
 
@@ -1037,12 +1034,11 @@ def _batch_summary(verdicts: Sequence[audit.Verdict]) -> str:
     clean = len(verdicts) - len(bad) - waiting
     caveats = ([f"{unchecked} with deals not checked"] if unchecked else []) + (
         [f"{unsigned} with events no signature covers"] if unsigned else [])
-    logs = "log" if len(verdicts) == 1 else "logs"
-    return (f"audited {len(verdicts)} {logs}: {clean} clean"
+    return (f"audited {counted(len(verdicts), 'log')}: {clean} clean"
             + (f" ({', '.join(caveats)}: see their notes)" if caveats else "")
             + f", {len(bad)} with findings" + (f" ({detail})" if detail else "")
             + (f", {waiting} not started" if waiting else "")
-            + (f"; {_n(linked, 'log')} the same file as another (see their notes)"
+            + (f"; {counted(linked, 'log')} the same file as another (see their notes)"
                if linked else ""))
 
 
