@@ -584,6 +584,7 @@ class Recorder:
         self._stats.swept = len(sweep_temporaries(self.directory))
         self._jfd: int | None = None  # the journal rounds append to (sync="journal")
         self._jsize = 0
+        self._jround = 0  # the bytes the round's own records took in it
         try:
             self._recover()  # before any log is read: the journals complete them
             if sync == "journal":
@@ -1490,8 +1491,9 @@ class Recorder:
         the records may be in it all the same (written whole, but the sync failed)."""
         for w in work:
             w.journaled = journal.Record(w.table.match, *w.ident, w.offset, w.data)
-        return self._journal_append(
-            journal.frame(w.journaled for w in work if w.journaled is not None), False)
+        blob = journal.frame(w.journaled for w in work if w.journaled is not None)
+        self._jround = len(blob)  # what a failure later in the round cuts off with it
+        return self._journal_append(blob, False)
 
     def _journal_adopted(self, work: list[_Work]) -> tuple[OSError, bool] | None:
         """Journal again the segments written into logs adopted this round (a seal rewrote
@@ -1526,7 +1528,7 @@ class Recorder:
             # Cut off what the failed append left: a disk filling up mid-write (ENOSPC) left
             # its first records whole before the torn one, and after a crash the next recorder
             # wrote them back: the events of appends refused as "not recorded" came back.
-            return exc, stands or not self._cut_journal()
+            return exc, stands or not self._cut_journal(self._jsize)
         try:
             self._ops.datasync(self._jfd)
         except OSError as exc:
@@ -1534,15 +1536,16 @@ class Recorder:
         self._jsize += len(blob)
         return None
 
-    def _cut_journal(self) -> bool:
-        """Cut the journal back to its last synced end, durably; False if it could not be
-        (then what an append left of its records may be written back by a restart)."""
+    def _cut_journal(self, size: int) -> bool:
+        """Cut the journal back to ``size`` (a synced end), durably; False if it could not be
+        (then what was appended after it may be written back by a restart)."""
         assert self._jfd is not None
         try:
-            os.ftruncate(self._jfd, self._jsize)
+            os.ftruncate(self._jfd, size)
             self._ops.datasync(self._jfd)
         except OSError:
             return False
+        self._jsize = size
         return True
 
     def _journal_fixups(self, work: list[_Work], failure: tuple[OSError, bool] | None) -> None:
@@ -1562,7 +1565,12 @@ class Recorder:
         if failure is None:
             adopted = [w for w in work if w.error is None and w.adopted]
             if adopted:
+                start = self._jsize - self._jround
                 failure = self._journal_adopted(adopted)
+                if failure is not None and not failure[1]:
+                    # The round's own records are synced already: cut them off too, or the
+                    # appends refused as "not recorded" came back with a restart's write-back.
+                    failure = failure[0], not self._cut_journal(start)
         if failure is None:
             # Appends refused after their record was journaled (their log was removed or
             # replaced, a write failed): the journal withdraws the record, durably, before
