@@ -164,3 +164,81 @@ def test_the_pickup_is_legal_exactly_when_a_turn_uses_the_top(name: str) -> None
 def test_the_pickup_is_legal_exactly_when_a_turn_uses_the_top_many(name: str,
                                                                     seed: int) -> None:
     compare(name, seed, 1500)
+
+
+def a_turn_ends_after(s: State, top: int) -> bool:
+    """From ``s`` (the top not laid yet), is there a way to lay the top card (with any cards
+    now held, the pile's too) and end the turn as a turn may?"""
+    seen: set[object] = set()
+    todo = [(s, False)]
+    while todo:
+        st, used = todo.pop()
+        k = (tuple(sorted(st.hands[0])), tuple(tuple(sorted(m.cards)) for m in st.melds[0]),
+             st.phase, used)
+        if k in seen or st.turn != 0:
+            continue
+        seen.add(k)
+        for move in legal_moves(st):
+            if isinstance(move, (MeldLaid, CardsLaidOff)):
+                todo.append((apply(st, move), used or top in move.cards))
+            elif isinstance(move, CardDiscarded) and used:
+                nxt = apply(st, move)
+                if nxt.phase != "emptied" or any(
+                        isinstance(m, (MortoTaken, WentOut)) for m in legal_moves(nxt)):
+                    return True
+            elif isinstance(move, MortoTaken):
+                todo.append((apply(st, move), used))
+            elif isinstance(move, WentOut) and used:
+                return True
+    return False
+
+
+def compare_lays_before_the_top(name: str, seed: int, count: int) -> tuple[int, int]:
+    """After a legal pickup, a lay without the top card is accepted exactly when the turn can
+    still lay the top and end (RULES.md §4 "used in the same turn"; docs/rules.md "When the
+    top card is laid": none that would leave no way to lay it)."""
+    rules = rules_of(name)
+    free = derive(rules, pile_pickup="free")
+    base = Scenario(rules, hands={0: "", 1: ""}).state
+    rng = random.Random(seed)
+    kept = refused = 0
+    for _ in range(count):
+        s = position(base, rules, rng)
+        top = s.pile[-1]
+        pickup = PileTaken(0, len(s.pile), top, seq=s.seq + 1)
+        try:
+            validate(s, pickup)
+        except IllegalMoveError:
+            continue
+        after = apply(s, pickup)
+        # The same table with nothing owed: every lay the hand could make.
+        loose = msgspec.structs.replace(after, rules=free, pile_top=None, taken_top=None)
+        for move in legal_moves(loose):
+            if not isinstance(move, (MeldLaid, CardsLaidOff)) or top in move.cards:
+                continue
+            try:
+                validate(after, move)
+                engine = True
+            except IllegalMoveError as exc:
+                assert exc.rule == "pile.must_use_top", exc
+                engine = False
+            assert engine == a_turn_ends_after(apply(loose, move), top), (
+                f"engine {engine} on {move}: hand {s.hands[0]}, pile {s.pile}, melds "
+                f"{[m.cards for m in s.melds[0]]}, morto taken {s.morto_taken[0]}")
+            kept += engine
+            refused += not engine
+    return kept, refused
+
+
+@pytest.mark.parametrize("name", VARIANTS)
+def test_a_lay_before_the_top_is_refused_exactly_when_it_strands_the_top(name: str) -> None:
+    kept, refused = compare_lays_before_the_top(name, 42, 150)
+    assert kept >= 10 and refused >= 10  # both answers are checked, not one
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("name", VARIANTS)
+def test_a_lay_before_the_top_is_refused_exactly_when_it_strands_the_top_many(
+        name: str, seed: int) -> None:
+    compare_lays_before_the_top(name, seed, 1500)
