@@ -17,6 +17,8 @@ import pytest
 
 from buraco_log.cards import JOKER, RANK, parse_cards
 from buraco_log.errors import IllegalMoveError
+from buraco_log.events import CardDiscarded
+from buraco_log.reducer import validate
 from tests.scenario import Scenario, build_deal
 
 PRESETS = ("classic", "biriba", "bossa-nova", "thirteen", "thirteen-quick", "burraco", "mega",
@@ -88,11 +90,22 @@ def deal(name: str, dirty: bool, first: int) -> dict[str, object]:
             "mortos": {} if name == "classic" else {first: p["morto"]}, "stock": stock}
 
 
-def play_hand(s: Scenario, name: str, dirty: bool, first: int) -> None:
-    """Play the planned hand once dealt: ``first`` goes out, the other seat never lays."""
+def play_hand(s: Scenario, name: str, dirty: bool, first: int,
+              vulnerable: bool = False) -> None:
+    """Play the planned hand once dealt: ``first`` goes out, the other seat never lays.
+    ``vulnerable``: the first seat's side must open with 75 (RULES.md §10): the run alone
+    (45) may not end a turn, the run and the kings (85) may."""
     p = plan(name, dirty)
     s.draw(seat=first)
-    s.meld(p["run"]).meld("Kc Kd Ks Kh")
+    s.meld(p["run"])
+    short = CardDiscarded(first, parse_cards("Kc")[0], seq=s.rep.seq + 1)
+    try:
+        validate(s.state, short)
+        refused = None
+    except IllegalMoveError as exc:
+        refused = exc.rule
+    assert refused == ("vulnerable.opening_too_low" if vulnerable else None)
+    s.meld("Kc Kd Ks Kh")
     if name == "burako":  # the morto only by a discard (RULES.md §7), played a turn later
         s.discard("4s").morto(direct=False)
         s.pass_turn()
@@ -139,6 +152,7 @@ def test_a_match_runs_hand_after_hand_to_its_target(name: str, dirty: bool) -> N
     s = Scenario(name, **deal(name, dirty, 0))  # type: ignore[arg-type]
     won, lost = expected(name, dirty)
     totals = [0, 0]
+    vulnerable_hands = 0
     for hand_no in range(60):
         first = hand_no % 2
         if hand_no:
@@ -150,7 +164,10 @@ def test_a_match_runs_hand_after_hand_to_its_target(name: str, dirty: bool) -> N
                             None, hand_no=hand_no)
             s.push(msgspec.structs.replace(ev, seq=s.rep.seq + 1))
             assert s.state.turn == first
-        play_hand(s, name, dirty, first)
+        # RULES.md §10: the classic family's side at half its target or more is vulnerable.
+        vulnerable = name in FAMILY and totals[first] >= TARGET[name] / 2
+        vulnerable_hands += vulnerable
+        play_hand(s, name, dirty, first, vulnerable)
         scores = (won, lost) if first == 0 else (lost, won)
         s.end_hand("went_out", scores)
         totals = [t + x for t, x in zip(totals, scores, strict=True)]
@@ -159,6 +176,7 @@ def test_a_match_runs_hand_after_hand_to_its_target(name: str, dirty: bool) -> N
         if winner is not None:
             break
     assert winner is not None and s.state.phase == "decided"
+    assert (vulnerable_hands > 0) == (name in FAMILY)
     assert max(totals) >= TARGET[name] > max(totals) - max(won, -lost) * 2
     with pytest.raises(IllegalMoveError) as info:
         s.end_match(totals=tuple(totals), winner=1 - winner)
