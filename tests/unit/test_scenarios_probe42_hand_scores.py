@@ -15,10 +15,11 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from buraco_log.cards import JOKER, RANK, parse_cards
+from buraco_log.cards import JOKER, RANK, format_cards, parse_cards
 from buraco_log.errors import IllegalMoveError
 from buraco_log.events import CardDiscarded
 from buraco_log.reducer import validate
+from buraco_log.rules import preset
 from tests.scenario import Scenario, build_deal
 
 PRESETS = ("classic", "biriba", "bossa-nova", "thirteen", "thirteen-quick", "burraco", "mega",
@@ -183,3 +184,36 @@ def test_a_match_runs_hand_after_hand_to_its_target(name: str, dirty: bool) -> N
     assert info.value.rule == "match.wrong_winner"
     s.end_match(totals=tuple(totals), winner=winner)
     assert s.state.phase == "over"
+
+
+MANY = [(name, n) for name in PRESETS for n in preset(name).player_counts if n > 2]
+
+
+@pytest.mark.parametrize(("name", "players"), MANY)
+def test_a_hand_scores_by_sides_at_a_bigger_table(name: str, players: int) -> None:
+    """RULES.md §2: with 3 players each is a side; with 4 and 6, partners on alternate seats
+    share a side, its melds and its morto; §9: a side pays the cards left in all its players'
+    hands, and its morto once. Seat 0 goes out as planned; nobody else lays a card."""
+    p = plan(name, False)
+    passes = " ".join(("9d", "8d", "7d")[: players - 1])
+    stock = f"4s {passes} Th" if name == "burako" else p["draw"]
+    s = Scenario(name, players, hands={0: p["hand"]}, stock=stock,
+                 mortos={} if name == "classic" else {0: p["morto"]})
+    if name == "burako":  # every other seat plays a turn before seat 0 plays its morto
+        s.draw(seat=0).meld(p["run"]).meld("Kc Kd Ks Kh").discard("4s").morto(direct=False)
+        for _ in range(players - 1):
+            s.pass_turn()
+        s.draw("Th").layoff(0, "Th Jh")
+        s.meld("Qc Qd Qs").meld("5c 5d 5s").meld("6c 6d 6s").discard("7c").go_out()
+    else:
+        play_hand(s, name, False, 0)
+    won, _ = expected(name, False)
+    side = [seat if players <= 3 else seat % 2 for seat in range(players)]
+    n_sides = max(side) + 1
+    held = [sum(points(name, format_cards(h)) for seat, h in enumerate(s.state.hands)
+                if side[seat] == k) for k in range(n_sides)]
+    want = tuple((won if k == 0 else -MORTO_NOT_TAKEN[name]) - held[k] for k in range(n_sides))
+    assert held[0] == 0 or players > 3  # seat 0's hand is empty; a partner's is not
+    with s.illegal("score.mismatch"):
+        s.end_hand("went_out", tuple(x + 1 for x in want))
+    s.end_hand("went_out", want)
