@@ -1313,6 +1313,12 @@ class Recorder:
             if table.broken is not None:  # failed and counted (an interrupted append)
                 self._fail_table(table, table.broken, waiters, written=True)
                 return
+            if self._failed is not None:  # the journal failed: nothing more is acknowledged
+                # (a move queued while its failed round ran went into the next round, after
+                # the failed records, and was acknowledged: a write-back stops at a damaged
+                # record, so a power loss took it)
+                self._fail_table(table, self._failed, waiters, written=False)
+                return
             work.append(_Work(table, waiters, encoded))
 
         # A table whose lock is held (its next move being validated) is taken last, waiting

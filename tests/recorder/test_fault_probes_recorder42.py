@@ -23,7 +23,8 @@ A journal append cut short by a full disk (ENOSPC) left the round's first record
 the torn one; the appends were refused as "not recorded" and the logs cut back, but after a
 crash the next recorder wrote those records back. The journal is now cut back too; also when
 the failed append is the round's second one (for a log a seal rewrote while it was closed),
-after the round's own records were synced.
+after the round's own records were synced. And a move of another table queued while the
+failed round ran was acknowledged by the next round; it is refused now, as every later one.
 """
 
 from __future__ import annotations
@@ -548,3 +549,40 @@ def test_a_failed_journal_append_for_an_adopted_log_leaves_no_refused_event_afte
         assert (rec.next_seq("a"), rec.next_seq("b")) == (5, 5)
     assert log.read_events(tmp_path / "a.blog") == list(src[:5])
     assert log.read_events(tmp_path / "b.blog") == list(other[:5])
+
+
+def test_after_the_journal_fails_a_move_queued_meanwhile_is_refused_not_acknowledged(
+        tmp_path: Path) -> None:
+    # the journal's sync failed (EIO): the recorder stops, but a move of another table queued
+    # while that sync ran went into the next round, after the failed records, and was
+    # acknowledged (a write-back stops at a damaged record: after a power loss it was lost)
+    class FailingSync(FileOps):
+        def __init__(self) -> None:
+            self.fail = False
+            self.entered = threading.Event()
+            self.go = threading.Event()
+
+        def datasync(self, fd: int) -> None:
+            if self.fail:
+                self.fail = False
+                self.entered.set()
+                assert self.go.wait(10)
+                raise OSError(5, "Input/output error")
+            super().datasync(fd)
+
+    ops = FailingSync()
+    with Recorder(tmp_path, sync="journal", ops=ops, save_every=0) as rec:
+        rec.append("a", src[0])
+        rec.append("c", other[0])
+        ops.fail = True
+        failing = rec.submit("a", src[1])
+        assert ops.entered.wait(10)
+        queued = rec.submit("c", other[1])  # accepted: the failure is not known yet
+        ops.go.set()
+        for future in (failing, queued):
+            with pytest.raises(LogFormatError) as caught:
+                future.result(timeout=10)
+            assert "the journal failed" in str(caught.value)
+        with pytest.raises(LogFormatError):
+            rec.append("c", other[1])
+    assert log.read_events(tmp_path / "c.blog") == list(other[:1])
