@@ -6,8 +6,9 @@ anyway (under a free pile, so nothing of the check runs), then search every turn
 lets the player play from there, in any order, and look for one that
 
 - lays the top card either in a new meld with two or more cards of the hand before the
-  pickup and nothing from the pile, or on a meld the side already had ("juntada a um jogo que
-  você já tem", the top and cards of that hand fitting that meld as it was), and
+  pickup, or on a meld the side already had ("juntada a um jogo que você já tem"), the top
+  and those cards of the hand making that meld, or fitting that meld as it was, by
+  themselves (cards of the pile may go in the same move), and
 - ends as a turn may: a discard that leaves cards, or an empty hand that then takes the
   morto or goes out.
 
@@ -40,7 +41,7 @@ POOL = sorted(set(parse_cards(
     "3h 4h 5h 6h 7h 8h 9h Th Jh Qh Kh Ah Ks Kd Kc Qs Qd 9s 9d 2h 2s JK 5s 5d")))
 TABLES = ("3h 4h 5h 6h 7h 8h", "3h 4h 5h 6h 7h 8h 9h", "5h 6h 7h", "Ks Kd Kc", "Ks Kd Kc 2s",
           "Th Jh Qh", "9s 9d 9h", "3h 4h 5h 6h JK 8h", "Qs Qd 2h Qh Qs Qd Qh",
-          "Ks Kd Kc Ks Kd Kh", "9s 9d 9h 9c 9s 9d")
+          "Ks Kd Kc Ks Kd Kh", "9s 9d 9h 9c 9s 9d", "3h 4h 5h 6h", "Th Jh Qh Kh")
 
 TRIPLES = ("Ks Kd Kc", "Th Jh Qh", "5s 5d 5h", "9s 9d 9h", "Qs Qd Qh", "3h 4h 5h", "Jh Qh Kh",
            "Qh Kh Ah", "5s 5d JK", "9h Th Jh", "Kd Kc 2h", "7h 8h 2s")
@@ -81,18 +82,23 @@ def position(base: State, rules: Rules, rng: random.Random) -> State:
 
 def top_use_ok(state: State, move: MeldLaid | CardsLaidOff, before: tuple[int, ...],
                rules: Rules) -> bool:
-    """Is ``move``, which lays the top card, a use of it the pickup may rest on?"""
+    """Is ``move``, which lays the top card, a use of it the pickup may rest on? The top and
+    the cards of the hand before the pickup in it must make that use alone; cards of the
+    pile may ride along in the same move (docs/rules.md, "Whose hand uses the top card")."""
     top = state.pile[-1]
     others = list(move.cards)
     others.remove(top)
-    if any(c not in before for c in others):
-        return False
+    own = tuple(c for c in others if c in before)
     if isinstance(move, MeldLaid):
-        return len(others) >= 2
-    if move.meld >= len(state.melds[0]):
+        if len(own) < 2:
+            return False
+        use: tuple[int, ...] = (top, *own)
+    elif move.meld >= len(state.melds[0]):
         return False  # a meld laid this turn is no meld the side already had
+    else:
+        use = (*state.melds[0][move.meld].cards, top, *own)
     try:
-        read_meld((*state.melds[0][move.meld].cards, *move.cards), rules)
+        read_meld(use, rules)
     except MeldError:
         return False
     return True

@@ -183,3 +183,24 @@ def test_who_may_empty_the_hand_without_a_canastra(name: str) -> None:
         return
     s.meld("6c 6d 6s 6h").discard("4d").go_out()
     assert s.state.phase == "out"
+
+
+@pytest.mark.parametrize("name", ["thirteen", "thirteen-quick"])
+def test_must_use_top_the_top_goes_on_a_meld_the_side_already_has(name: str) -> None:
+    """`001`: "juntada a um jogo que você já tem, ou baixada em um jogo novo com duas cartas
+    da sua mão". 4♥ 5♥ in hand and 6♥ in the pile under a 7♥: once taken, 4♥ 5♥ 6♥ could be
+    laid and the 7♥ laid off on it, but that meld is not one the side had, and 4♥ 5♥ 7♥ is
+    no meld: refused. With 5♥ 6♥ in hand the 7♥ makes a meld with two cards of the hand."""
+    dead = "3c 4s 5d 6c 8d Tc Js Qd Kc As 3d"  # no 7, no heart, no wild
+    for holds, ok in (("4h 5h", False), ("5h 6h", True)):
+        s = Scenario(name, hands={0: "6h 7h Ks Kd", 1: f"{holds} {dead}"}, stock="9c 8c 9s")
+        s.draw("9c").discard("6h" if not ok else "Ks")
+        s.draw("8c").discard("8c")
+        s.draw("9s").discard("7h")
+        if not ok:
+            assert parse_cards("6h")[0] in s.state.pile
+            with s.illegal("pile.must_use_top"):
+                s.take_pile()
+            continue
+        s.take_pile().meld("5h 6h 7h")
+        assert s.state.pile_top is None
