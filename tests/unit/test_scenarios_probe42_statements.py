@@ -204,3 +204,22 @@ def test_must_use_top_the_top_goes_on_a_meld_the_side_already_has(name: str) -> 
             continue
         s.take_pile().meld("5h 6h 7h")
         assert s.state.pile_top is None
+
+
+@pytest.mark.parametrize("name", ["thirteen", "thirteen-quick"])
+def test_must_use_top_the_new_meld_is_the_top_and_two_cards_of_the_hand(name: str) -> None:
+    """5♥ 8♥ in hand, 7♥ in the pile under a 6♥: 5♥ 6♥ 7♥ 8♥ would hold two cards of the
+    hand, but the 6♥ makes no meld with them alone (it needs the pile's 7♥): refused, as
+    docs/rules.md rules ("not with the other cards of the pile"). 5♥ 7♥ in hand: taken."""
+    dead = "3c 4s 5d 6c 8d Tc Js Qd Kc As 3d"  # no 6, no heart, no wild
+    for holds, ok in (("5h 8h", False), ("5h 7h", True)):
+        s = Scenario(name, hands={0: "7h 6h Ks Kd", 1: f"{holds} {dead}"}, stock="9c 8c 9s")
+        s.draw("9c").discard("7h" if not ok else "Ks")
+        s.draw("8c").discard("8c")
+        s.draw("9s").discard("6h")
+        if not ok:
+            with s.illegal("pile.must_use_top"):
+                s.take_pile()
+            continue
+        s.take_pile().meld("5h 6h 7h")
+        assert s.state.pile_top is None
