@@ -12,10 +12,14 @@ accepted and once refused, by its rule id, on a hand built to show it.
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 
 from buraco_log.cards import parse_cards
+from buraco_log.errors import IllegalMoveError
+from buraco_log.events import HandStarted
 from buraco_log.melds import read_meld
+from buraco_log.reducer import Replayer
 from tests.scenario import Scenario
 
 PRESETS = ("classic", "biriba", "bossa-nova", "thirteen", "thirteen-quick", "burraco", "mega",
@@ -223,3 +227,32 @@ def test_must_use_top_the_new_meld_is_the_top_and_two_cards_of_the_hand(name: st
             continue
         s.take_pile().meld("5h 6h 7h")
         assert s.state.pile_top is None
+
+
+# ------------------------------------------------------------------ §1 Burako's tiles
+
+
+def test_burako_tiles_1_after_13_and_two_tatus() -> None:
+    """RULES.md §1: tile 1 is the ace, colour the suit; 104 tiles and 2 tatus (jokers), wild
+    like the 2s. `004`: "O 1 pode se colocar antes do 2 ou depois do 13"; never around the
+    corner (13-1-3); one wild per meld, a tatu and a 2 of another colour are two."""
+    s = Scenario("burako", hands={0: "12r 13r 1r 2r 11b 12b JK 5y 6y 3k 13k"}, stock="1k")
+    s.draw(s.text("1k"))
+    with s.illegal("meld.run_wraps"):
+        s.meld("13k 1k 3k")
+    with s.illegal("meld.too_many_wilds"):
+        s.meld("11b 12b JK 2r")
+    s.meld("12r 13r 1r")  # the 1 after the 13
+    s.layoff(0, "2r")  # no 2 after a 1 that follows the 13: the 2 is the wild, as the 11
+    assert read_meld(s.state.melds[0][0].cards, s.rules).wild == parse_cards("2r")[0]
+    s.meld("11b 12b JK").discard("5y")
+    assert s.state.melds[0][1].cards.count(parse_cards("JK")[0]) == 1
+
+    deal = Scenario("burako").events[1]
+    assert isinstance(deal, HandStarted)
+    third = (*deal.stock[:-1], parse_cards("JK")[0])  # a third tatu for the stock's last tile
+    rep = Replayer()
+    rep.step(Scenario("burako").events[0])
+    with pytest.raises(IllegalMoveError) as info:
+        rep.step(msgspec.structs.replace(deal, stock=third))
+    assert info.value.rule == "deal.material"
