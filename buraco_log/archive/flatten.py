@@ -15,6 +15,7 @@ import re
 from array import array
 from collections.abc import Callable
 from datetime import UTC, datetime
+from functools import cache
 from itertools import accumulate, chain, repeat
 from operator import attrgetter
 from typing import Any
@@ -43,7 +44,14 @@ from .schema import (
     storable,
 )
 
-_KIND_VALUES = pa.array(KINDS, pa.string())
+
+@cache
+def _kind_values() -> pa.Array:
+    """The kind column's dictionary, built on first use: pyarrow imports pandas (where it is
+    installed) for pa.array over a list, 0.2 s that query, report and verify never need."""
+    return pa.array(KINDS, pa.string())
+
+
 _MELD_FIELDS = ("id", "side", "cards", "kind", "canastra", "laid_by")
 if Meld.__struct_fields__ != _MELD_FIELDS:  # the melds table unpacks them by position
     raise ImportError(f"state.Meld fields changed to {Meld.__struct_fields__}: update flatten")
@@ -133,7 +141,7 @@ class _EventCols:
         offsets = pa.py_buffer(array("i", [0]).tobytes() + offsets.to_pybytes())
         cards = pa.Array.from_buffers(pa.binary(), n, [lens.buffers()[0], offsets,
                                                        pa.py_buffer(self.cards)])
-        kind = pa.DictionaryArray.from_arrays(_bytes(self.kind, False), _KIND_VALUES)
+        kind = pa.DictionaryArray.from_arrays(_bytes(self.kind, False), _kind_values())
         cols = {
             "game_id": _ints(self.game_id, pa.int64(), False),
             "seq": _ints(self.seq, pa.int32(), False),
