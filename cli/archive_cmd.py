@@ -44,7 +44,7 @@ from cli.common import (
     note,
     refuse_log_as_output,
 )
-from cli.paths import named_path, output_path
+from cli.paths import directory_name, named_path
 from cli.safetext import terminal_safe
 from cli.signals import EXIT_TERMINATED, stopped_by, terminate_as_interrupt
 from cli.supervise import supervised
@@ -110,6 +110,21 @@ def _the_archive(option: Path | None, positional: Path | None, as_json: bool = F
     if not found.is_dir():  # a mistyped name is the user's, not a damaged archive
         raise fail(f"{found}: no such archive directory", EXIT_USAGE, as_json=as_json)
     return found
+
+
+def _output_file(name: str | None, as_json: bool) -> Path | None:
+    """The file ``-o`` names, None for stdout ('-' or none). Refused before anything is read,
+    in the words view and convert use: an empty name (an unset variable), or one that ends as
+    a directory's does (``out/``: a Path drops the slash and wrote the file ``out``). They were
+    typer's usage lines here ("Invalid value for '--output' / '-o': ...")."""
+    if name is None or name == "-":  # '-': stdout, as in every command
+        return None
+    if name == "":
+        raise fail("--output '': an empty name; name the file (or '-' for stdout)", EXIT_USAGE,
+                   as_json=as_json)
+    if (refusal := directory_name(name)) is not None:
+        raise fail(refusal, EXIT_USAGE, as_json=as_json)
+    return Path(name)
 
 
 def _outside_archive(output: Path | None, archive_dir: Path, as_json: bool = False) -> None:
@@ -587,9 +602,9 @@ def query(
                                                  help="The SQL, when ARCHIVE comes first.")] = None,
     archive: ArchiveOpt = None,
     format: Annotated[QueryFormat, typer.Option("--format", "-f")] = QueryFormat.table,
-    output: Annotated[Path | None, typer.Option("--output", "-o", parser=output_path,
-                                                help="Write here instead of stdout ('-': "
-                                                "stdout).")] = None,
+    output_name: Annotated[str | None, typer.Option("--output", "-o", metavar="PATH",
+                                                   help="Write here instead of stdout ('-': "
+                                                   "stdout).", show_default=False)] = None,
     threads: Annotated[int, typer.Option(min=1, max=MAX_THREADS)] = DEFAULT_THREADS,
     memory_limit: Annotated[str, typer.Option(help="Memory limit of the whole query, DuckDB "
                                               "and output, e.g. 512MB or 4GB."
@@ -609,8 +624,8 @@ def query(
     holds at most 100,000 rows. With --output nothing is written unless the query finishes;
     on stdout, a query that fails part-way leaves the rows already written and exits 1."""
     format = QueryFormat.table if format is QueryFormat.text else format
-    output = None if output == Path("-") else output  # '-': stdout, as in every command
     as_json = format is QueryFormat.json
+    output = _output_file(output_name, as_json)
     if second is None:
         archive_dir, sql = _the_archive(archive, None, as_json), first
     else:  # ARCHIVE SQL: the first is a path, and refused empty as every path is
@@ -890,9 +905,9 @@ def report(
         help="The archive directory (or --archive).")] = None,
     archive: ArchiveOpt = None,
     format: Annotated[ReportFormat, typer.Option("--format", "-f")] = ReportFormat.table,
-    output: Annotated[Path | None, typer.Option("--output", "-o", parser=output_path,
-                                                help="Write here instead of stdout ('-': "
-                                                "stdout).")] = None,
+    output_name: Annotated[str | None, typer.Option("--output", "-o", metavar="PATH",
+                                                   help="Write here instead of stdout ('-': "
+                                                   "stdout).", show_default=False)] = None,
     top: Annotated[int, typer.Option(min=0, max=1_000_000,
                                      help="Players in the leaderboard (0: all).")] = 20,
     timings: Annotated[bool, typer.Option(
@@ -908,8 +923,8 @@ def report(
 ) -> None:
     """The canned analyses: win rates, canastras, pile pickups, hands, morto, leaderboard."""
     format = ReportFormat.table if format is ReportFormat.text else format
-    output = None if output == Path("-") else output  # '-': stdout, as in every command
     as_json = format is ReportFormat.json
+    output = _output_file(output_name, as_json)
     archive_dir = _the_archive(archive, archive_dir, as_json)
     _outside_archive(output, archive_dir, as_json)
     _check_timeout(timeout, as_json)

@@ -34,8 +34,6 @@ def archive(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.mark.parametrize(("args", "named"), [
     (("ingest", "", "-a", "{a}"), "'SOURCES'"),
     (("ingest", "match.blog", "-a", ""), _ARCHIVE_OPT),
-    (("query", "{a}", "SELECT 1", "-o", ""), "'--output' / '-o'"),
-    (("report", "{a}", "-o", ""), "'--output' / '-o'"),
     (("query", "", "SELECT 1"), "'[ARCHIVE]'"),
     (("report", ""), "'[ARCHIVE]'"),
     (("compact", ""), "'[ARCHIVE]'"),
@@ -53,4 +51,18 @@ def test_an_empty_path_is_a_usage_line_and_nothing_is_touched(
         f"buraco-log: usage: Invalid value for {named}: an empty name (an unset variable?)"), lines
     assert done.stdout == ""
     assert sorted(p.name for p in tmp_path.iterdir()) == ["match.blog"]
+    assert sorted(p.name for p in archive.rglob("*")) == before
+
+
+@pytest.mark.parametrize("args", [("query", "{a}", "SELECT 1", "-o", ""),
+                                  ("report", "{a}", "-o", "")])
+def test_an_empty_output_name_is_the_error_line_view_and_convert_give(
+        tmp_path: Path, archive: Path, args: tuple[str, ...]) -> None:
+    """As `view -o ''` and `convert -o ''` say it (it was typer's usage wording here)."""
+    before = sorted(p.name for p in archive.rglob("*"))
+    done = _cli(tmp_path, *(a.replace("{a}", str(archive)) for a in args))
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.splitlines() == [
+        "buraco-log: error: --output '': an empty name; name the file (or '-' for stdout)"]
+    assert done.stdout == "" and list(tmp_path.iterdir()) == []
     assert sorted(p.name for p in archive.rglob("*")) == before
