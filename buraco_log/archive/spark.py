@@ -752,6 +752,7 @@ def ingest(
         error: BaseException | None = None
         with _noting_signals() as noted:
             try:
+                store.mark_stage(root, run, "ingest")  # a kill while staging: named so
                 _ingest_checked(spark, root, run, checked, known_m, report, file_events,
                                 fail, F, Window, unreadable, walk, commit)
             except KeyboardInterrupt:  # Ctrl-C, or SIGTERM through the CLI's handler

@@ -8,7 +8,8 @@ Layout (see docs/archive.md)::
                                          each file's SHA-256 and size
     _batches/<name>.intent               while a commit or a drop is under way: the batches
                                          whose part files it may leave without a record
-    .staging/<batch>/...                 files being written (never read)
+    .staging/<batch>/...                 files being written (never read); .kind, written
+                                         first, says the run's kind (ingest, compact)
     .lock                                held by the one running ingest
 
 A batch is committed in three steps: every file is written and fsynced under ``.staging``,
@@ -630,6 +631,40 @@ def _intent_records(root: str) -> dict[str, tuple[str, set[str]]]:
     return out
 
 
+RUN_KIND: Final = ".kind"
+"""The file, in a run's staging directory, that says what the run is ("ingest", "compact"):
+written before anything else is staged, so that a clean-up names the run a kill cut short
+while staging (it could only say "ingest or compact"). Not a part: never counted as one."""
+
+
+def mark_stage(root: str, run: str, kind: str) -> str:
+    """Make the staging directory of ``run`` and say in it that it is an ``kind`` run (see
+    :data:`RUN_KIND`); returns the directory. Not fsynced: a kind lost to a power cut only
+    leaves the clean-up's older words."""
+    stage = os.path.join(root, STAGING, run)
+    os.makedirs(stage, exist_ok=True)
+    with open(os.path.join(stage, RUN_KIND), "w", encoding="ascii") as f:
+        f.write(kind)
+    return stage
+
+
+def _staged_kinds(root: str) -> dict[str, str]:
+    """Run id -> what its staging directory says it is (of :data:`CUT_SHORT`); a run of a
+    version that wrote no kind, or one cut before it was whole, is not in it."""
+    kinds: dict[str, str] = {}
+    for run in _staged_runs(root):
+        path = os.path.join(root, STAGING, run, RUN_KIND)
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            with open(fd, "rb") as f:
+                said = f.read(16).decode("ascii", "replace")
+        except OSError:
+            continue
+        if said in CUT_SHORT:
+            kinds[run] = said
+    return kinds
+
+
 def _staged_runs(root: str) -> set[str]:
     """The batch ids (or Spark run ids) that have a directory under ``.staging``: a commit
     removes its own after its record, so one there is a run that never finished (one of a
@@ -732,14 +767,17 @@ def clean_up(root: str) -> tuple[list[str], list[str]]:
     nothing was removed. Ingest said "an interrupted ingest" after a drop's leftovers too."""
     records = all_records(root)  # read before they go: what they name tells what was cut
     intents = _intent_records(root)
+    staged = _staged_kinds(root)
     removed = recover(root)
-    return removed, _cut_short(removed, records, intents) if removed else []
+    return removed, _cut_short(removed, records, intents, staged) if removed else []
 
 
 def _cut_short(removed: list[str], records: list[dict[str, Any]],
-               intents: dict[str, tuple[str, set[str]]]) -> list[str]:
-    """The operations whose leftovers ``removed`` are (see :func:`clean_up`)."""
-    by_batch: dict[str, set[str]] = {}
+               intents: dict[str, tuple[str, set[str]]],
+               staged: dict[str, str] | None = None) -> list[str]:
+    """The operations whose leftovers ``removed`` are (see :func:`clean_up`); ``staged``:
+    what each staging directory said its run was (:data:`RUN_KIND`)."""
+    by_batch: dict[str, set[str]] = {run: {kind} for run, kind in (staged or {}).items()}
     for action, batches in intents.values():
         for b in batches:
             by_batch.setdefault(b, set()).add(action)
@@ -787,7 +825,8 @@ def _recover(root: str, records: list[dict[str, Any]], intents: dict[str, set[st
         # every file, not the batch directory holding them: "1 uncommitted file(s)" was said
         # of a batch of 40 files a kill left while staging
         for dirpath, _dirs, names in os.walk(staging):
-            removed += (os.path.relpath(os.path.join(dirpath, n), root) for n in names)
+            removed += (os.path.relpath(os.path.join(dirpath, n), root) for n in names
+                        if not (n == RUN_KIND and os.path.dirname(dirpath) == staging))
         shutil.rmtree(staging)
     for name in os.listdir(root):  # the marker's, from a creation or setting cut short
         if name.startswith(MARKER + ".tmp-"):
@@ -1052,7 +1091,8 @@ def _commit(root: str, batch: str, parts: dict[tuple[str, str], dict[str, pa.Tab
     merged = bool(compacted)
     stamp = datetime.now(UTC)
     ms = pa.scalar(stamp, pa.timestamp("ms", tz="UTC"))
-    stage = os.path.join(root, STAGING, batch)
+    at[0] = os.path.join(root, STAGING, batch, RUN_KIND)
+    stage = mark_stage(root, batch, "compact" if merged else "ingest")
     planned: list[tuple[str, str, str]] = []  # table, staged path, final relative path
     counts = {t: 0 for t in TABLES}
     for (preset, month), tables in sorted(parts.items()):
@@ -1085,6 +1125,7 @@ def _commit(root: str, batch: str, parts: dict[tuple[str, str], dict[str, pa.Tab
         planned.append(("errors", _stage(stage, rel, "errors", errors, merged), rel))
         counts["errors"] += n
     if not planned:
+        shutil.rmtree(stage, ignore_errors=True)
         return {}
     kept = {rel: list(fingerprint(staged)) for _t, staged, rel in planned}
     # the records' directory first: parts in place without it are a lost _batches, refused
