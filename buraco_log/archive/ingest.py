@@ -203,12 +203,19 @@ def _sha256(path: str) -> str | None:
     return h.hexdigest()
 
 
+MAX_LOG_BYTES = 2**31 - 1
+"""The most bytes of a file ingest reads as a log: 15 bytes an event, this is a billion
+events, and no match has that many. A larger file is refused unread (rule ``log.limit``),
+as Spark's ``binaryFile`` cannot read it either."""
+
+
 def _hash(path: str) -> tuple[str, str, int] | dict[str, Any]:
     """``(absolute path, sha256, size)``, or the errors-table row of a file that cannot be read.
 
     Only a regular file is opened, and never in a way that blocks: a FIFO, a device (a link
     to ``/dev/zero``), a socket or a directory the walk listed is recorded with its reason
-    (rule ``log.filetype``) instead of hanging the run on an open or a read that never ends.
+    (rule ``log.filetype``) instead of hanging the run on an open or a read that never ends;
+    one of more than :data:`MAX_LOG_BYTES` is refused unread (rule ``log.limit``).
     """
     p = os.path.abspath(path)
     problem = file_problem(p)
@@ -222,6 +229,16 @@ def _hash(path: str) -> tuple[str, str, int] | dict[str, Any]:
             return error_row(p, "", None, "integrity", "log.filetype", reason)
         return error_row(p, "", None, "integrity", "log.unreadable",
                          f"cannot read the log: {reason}")
+    try:
+        length = os.fstat(fd).st_size
+    except OSError:
+        length = 0
+    if length > MAX_LOG_BYTES:  # hashed, then read by the check: a 1 TB file (a sparse
+        # one reads as zeros) held the run for an hour, showing nothing
+        os.close(fd)
+        return error_row(p, "", length, "integrity", "log.limit",
+                         f"not read: {length:,} bytes, more than a match log holds "
+                         f"(at most {MAX_LOG_BYTES:,}, a billion events)")
     h = hashlib.sha256()
     size = 0
     try:

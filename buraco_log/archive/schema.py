@@ -299,7 +299,8 @@ _NOTES = """## Settings
   `SELECT match_id, source_path, provenance FROM matches WHERE provenance <> 'committed'`.
 
 A log that is not a regular file (a FIFO, a device such as a link to `/dev/zero`, a socket)
-is never opened: ingest records it in `errors` with rule `log.filetype` and goes on. A time
+is never opened: ingest records it in `errors` with rule `log.filetype` and goes on; nor is a
+file of more than 2,147,483,647 bytes read (rule `log.limit`: more than any match log). A time
 (`at` of MatchStarted or MatchEnded) outside years 1 to 9999 UTC is refused with code `range`,
 rule `archive.at_range`.
 
