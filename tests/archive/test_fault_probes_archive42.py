@@ -1,0 +1,159 @@
+"""Fault probes, round 42, of the DuckDB archive: query and report refuse ``-o out/`` in
+the words view and convert use; a run killed while staging is named by the kind its staging
+directory records; a file larger than any match log is refused unread (a 1 TB sparse file
+held ingest for an hour, hashed and read as zeros)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from buraco_log.archive import ingest, store
+from buraco_log.archive.ingest import MAX_LOG_BYTES
+from tests.archive.test_fault_probes_archive41 import killed
+from tests.cli.probes import ROOT, cli, one_error_line
+
+SIM = ROOT / "examples" / "sim"
+LOGS = sorted(SIM.glob("classic-2p-*.blog"))[:1] + sorted(SIM.glob("burako-*.blog"))[:2]
+
+
+@pytest.fixture(scope="module")
+def three(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An archive of three batches, one example match each."""
+    arch = tmp_path_factory.mktemp("three42") / "arch"
+    for log in LOGS:
+        assert ingest([str(log)], arch).added == 1
+    return arch
+
+
+@pytest.fixture
+def arch(three: Path, tmp_path: Path) -> Path:
+    copy = tmp_path / "arch"
+    shutil.copytree(three, copy)
+    return copy
+
+
+def tree(root: Path) -> list[str]:
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
+
+
+# -- 1. -o out/: one error line, as view and convert say it ---------------------------------
+
+@pytest.mark.parametrize(("command", "name"), [("query", "out/"), ("report", "out/."),
+                                             ("query", "..")])
+def test_an_output_named_as_a_directory_is_the_error_line_view_and_convert_give(
+        arch: Path, tmp_path: Path, command: str, name: str) -> None:
+    """Before: typer's usage wording, "buraco-log: usage: Invalid value for '--output' /
+    '-o': out/: ...; name the file (see `buraco-log query --help`)"."""
+    args = [arch, "SELECT 1 AS one"] if command == "query" else [arch]
+    before = tree(arch), sorted(os.listdir(tmp_path))
+    line = one_error_line(cli(command, *args, "-o", name, cwd=tmp_path), 2)
+    assert line == (f"buraco-log: error: {name}: is a directory's name (it ends in '/', '.' "
+                    "or '..'); name the file"), line
+    assert (tree(arch), sorted(os.listdir(tmp_path))) == before
+
+
+def test_view_and_convert_say_it_in_the_same_words(tmp_path: Path) -> None:
+    """What the line above is held to: the commands that already said it so."""
+    said = [one_error_line(cli(*c, "-o", "out/", cwd=tmp_path), 2) for c in
+            (("view", LOGS[0]), ("convert", LOGS[0]))]
+    assert [s.rsplit("; name ", 1)[0] for s in said] == [
+        "buraco-log: error: out/: is a directory's name (it ends in '/', '.' or '..')"] * 2
+
+
+def test_an_output_named_as_a_directory_is_a_json_error_with_format_json(
+        arch: Path, tmp_path: Path) -> None:
+    done = cli("report", arch, "-f", "json", "-o", "out/", cwd=tmp_path)
+    one_error_line(done, 2)
+    assert json.loads(done.stdout)["error"]["code"] == "usage"
+    assert not (tmp_path / "out").exists()
+
+
+# -- 2. a run killed while staging is named ---------------------------------------------------
+
+def _cleaned(arch: Path) -> list[str]:
+    r = cli("ingest", LOGS[0], "--archive", arch)
+    assert r.returncode == 0, r.stderr
+    return [x for x in r.stdout.splitlines() if x.startswith("cleaned up after")]
+
+
+def _staged(arch: Path) -> list[str]:
+    """The files under .staging, kind file aside, and that no intent was written yet."""
+    assert not list((arch / "_batches").glob("*.intent"))  # killed before its commit
+    return [p for p in tree(arch / store.STAGING) if not p.endswith(store.RUN_KIND)
+            and (arch / store.STAGING / p).is_file()]
+
+
+def test_an_ingest_killed_while_staging_is_named_an_ingest(arch: Path) -> None:
+    """Before: "cleaned up after an interrupted ingest or compact" (only intents said)."""
+    killed("chmod", 1, "ingest", SIM / "biriba-2p-000000.blog", "--archive", arch)
+    staged = _staged(arch)
+    assert staged, tree(arch)
+    assert _cleaned(arch) == [
+        f"cleaned up after an interrupted ingest: {len(staged)} uncommitted file(s)"]
+    assert not (arch / store.STAGING).exists()
+
+
+def test_a_compact_killed_while_staging_is_named_a_compact(arch: Path) -> None:
+    killed("chmod", 1, "compact", arch)
+    staged = _staged(arch)
+    assert staged, tree(arch)
+    assert _cleaned(arch) == [
+        f"cleaned up after an interrupted compact: {len(staged)} uncommitted file(s)"]
+
+
+def test_a_staging_directory_of_an_older_version_keeps_the_old_words(arch: Path) -> None:
+    staged = arch / store.STAGING / "20261205T073023Z-b6296bc5" / "errors"
+    staged.mkdir(parents=True)
+    (staged / "part-20261205T073023Z-b6296bc5.parquet").write_bytes(b"PAR1")
+    assert _cleaned(arch) == [
+        "cleaned up after an interrupted ingest or compact: 1 uncommitted file(s)"]
+
+
+@pytest.mark.parametrize("said", ["", "drop\n", "ingest\x00", "?" * 40])
+def test_a_kind_that_is_not_one_keeps_the_old_words(arch: Path, said: str) -> None:
+    staged = arch / store.STAGING / "20261205T073023Z-b6296bc5"
+    (staged / "errors").mkdir(parents=True)
+    (staged / store.RUN_KIND).write_text(said)
+    (staged / "errors" / "part-20261205T073023Z-b6296bc5.parquet").write_bytes(b"PAR1")
+    removed, cut_short = store.clean_up(str(arch))
+    assert (removed, cut_short) == (
+        [os.path.join(store.STAGING, "20261205T073023Z-b6296bc5", "errors",
+                      "part-20261205T073023Z-b6296bc5.parquet")], ["ingest or compact"])
+
+
+def test_a_run_killed_before_it_staged_a_part_leaves_nothing_to_say(arch: Path) -> None:
+    """Its staging directory holds the kind alone: removed, and no file counted."""
+    store.mark_stage(str(arch), "20261205T073023Z-b6296bc5", "ingest")
+    assert _cleaned(arch) == []
+    assert not (arch / store.STAGING).exists()
+
+
+# -- 3. a file larger than any match log: refused unread --------------------------------------
+
+def test_a_sparse_file_larger_than_any_log_is_refused_unread_and_once(tmp_path: Path) -> None:
+    """Before: hashed whole, then read by the check (a file of zeros is read to its end to
+    say so), then hashed again: a 1 TB sparse file held the run for an hour, saying nothing.
+    Here one byte over the bound, which took some 10 s."""
+    src = tmp_path / "src"
+    src.mkdir()
+    shutil.copy(LOGS[0], src / "good.blog")
+    with open(src / "huge.blog", "wb") as f:
+        f.truncate(MAX_LOG_BYTES + 1)
+    arch = tmp_path / "arch"
+    t0 = time.monotonic()
+    r = cli("ingest", src, "--archive", arch, "--jobs", "1", timeout=60)
+    took = time.monotonic() - t0
+    assert r.returncode == 1, r
+    assert r.stdout.splitlines()[1:] == [
+        f"refused: {src / 'huge.blog'}: [log.limit] not read: {MAX_LOG_BYTES + 1:,} bytes, "
+        f"more than a match log holds (at most {MAX_LOG_BYTES:,}, a billion events)"], r.stdout
+    assert "1 match added" in r.stdout and took < 30, (took, r.stdout)
+    again = cli("ingest", src, "--archive", arch)
+    assert again.returncode == 0 and "1 already stored" in again.stdout, again
+    assert "1 refused before, 0 refused now" in again.stdout, again.stdout
