@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import re
 
 
@@ -78,6 +79,29 @@ class LogFormatError(BuracoLogError):
             where.append(f"seq {self.seq}")
         prefix = ": ".join([", ".join(where)]) + ": " if where else ""
         return f"{prefix}{self.message}"
+
+
+WRITE_FAILURES = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
+"""Errnos of a write, fsync or create that the file system refused for want of room (a full
+disk, a quota, a file size limit) or by failing (EIO): no fault of the log read, nor of the
+name given (a name that cannot be written at all, EACCES or ENOENT, stays a usage error)."""
+
+
+class LogWriteError(LogFormatError):
+    """A new or rewritten log (convert's output, seal's sealed copy, a writer's appends,
+    repair's backup) could not be written: exit 1, as every output that cannot be written
+    (`view`'s page, `audit --html`), not 2, which says the input is not readable as a log.
+    Kind ``io``, code ``log.io``; the file asked for is named, never its temporary."""
+
+    code = "log.io"
+
+    def __init__(self, message: str, *, path: str | None = None, offset: int | None = None,
+                 line: int | None = None, seq: int | None = None, kind: str = "io") -> None:
+        super().__init__(message, path=path, offset=offset, line=line, seq=seq, kind=kind)
+
+    @property
+    def exit_status(self) -> int:
+        return 1
 
 
 class ReplayError(BuracoLogError):

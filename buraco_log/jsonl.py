@@ -620,8 +620,8 @@ def binary_to_jsonl(src: str | os.PathLike[str], dst: str | os.PathLike[str]) ->
                     out.flush()
                     os.fsync(out.fileno())
             except OSError as exc:  # the output's; the reader's own are LogFormatErrors
-                raise LogFormatError(f"writing the new file failed: {exc.strerror or exc}",
-                                     path=dst, kind="io") from None
+                raise log.write_error(exc, dst, f"writing the new file failed: "
+                                      f"{exc.strerror or exc}") from None
             except LogFormatError as exc:
                 if exc.path is not None:
                     raise
@@ -730,4 +730,8 @@ def convert(
             return binary_to_jsonl(src, dst)
         return jsonl_to_binary(src, dst, validate=validate)
     except OSError as exc:
+        if exc.filename is not None and str(exc.filename) != str(src):
+            # the new file's (linking it into place, flushing its directory), never the log's
+            raise log.write_error(exc, str(dst), f"writing the new file failed: "
+                                  f"{exc.strerror or exc}") from None
         raise log.os_error(exc, str(exc.filename or src)) from None

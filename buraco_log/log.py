@@ -36,7 +36,7 @@ from typing import IO, Any, Final, Literal, NoReturn, Protocol
 import msgspec
 
 from buraco_log import events as ev
-from buraco_log.errors import LogFormatError
+from buraco_log.errors import WRITE_FAILURES, LogFormatError, LogWriteError
 from buraco_log.signing import record as sigrec
 
 MAGIC: Final = b"BURACOLG"
@@ -1218,6 +1218,17 @@ def os_error(exc: OSError, path: str, offset: int | None = None) -> LogFormatErr
     return LogFormatError(exc.strerror or str(exc), path=path, offset=offset, kind="io")
 
 
+def write_error(exc: OSError, path: str, message: str | None = None) -> LogFormatError:
+    """A failure to create or write the new file ``path``, as the project's own error: a
+    :class:`LogWriteError` (exit 1) when the file system refused the bytes (a full disk, a
+    quota, EIO: :data:`WRITE_FAILURES`), else kind ``io`` (a name that cannot be written:
+    exit 2, as for a usage error). ``message`` replaces the OS's words (which it should say)."""
+    words = message or exc.strerror or str(exc)
+    if exc.errno in WRITE_FAILURES:
+        return LogWriteError(words, path=path)
+    return LogFormatError(words, path=path, kind="io")
+
+
 def temp_error(exc: LogFormatError | OSError, temp: str, path: str,
                what: str) -> LogFormatError | None:
     """A failure on ``temp`` (the new file written beside ``path`` before it is renamed into
@@ -1227,16 +1238,17 @@ def temp_error(exc: LogFormatError | OSError, temp: str, path: str,
         if exc.path != temp:
             return None
         message, kind, seq = exc.message, exc.kind, exc.seq
+        cls = type(exc)  # a failed write (LogWriteError) stays one: exit 1
     else:
         if exc.filename not in (None, temp):
             return None
         message, kind, seq = exc.strerror or str(exc), "io", None
+        cls = LogWriteError if exc.errno in WRITE_FAILURES else LogFormatError
     # the cut of a partial record was in the temporary, which is removed anyway
     message = message.removeprefix("write failed: ").partition(PARTIAL_CUT)[0]
     # the seq of an event refused (a rule, a range) is the source's too; that of a failed
     # write only says how far the new file got
-    return LogFormatError(f"{what}: {message}", path=path, kind=kind,
-                          seq=None if kind == "io" else seq)
+    return cls(f"{what}: {message}", path=path, kind=kind, seq=None if kind == "io" else seq)
 
 
 _FILE_TYPES: Final = (
@@ -1674,7 +1686,7 @@ class Writer:
         try:
             fd = _create_locked(self.path, ev.FORMAT_VERSION, sealed)
         except OSError as exc:
-            raise os_error(exc, self.path) from None
+            raise write_error(exc, self.path) from None
         if fd is not None:
             self.sealed = sealed
             self.version = ev.FORMAT_VERSION
@@ -2186,9 +2198,9 @@ class Writer:
               ) -> NoReturn:
         self._broken = message
         self._fast = False
-        raise LogFormatError(
+        raise LogWriteError(  # a write, fsync or fstat of the writer's own file failed
             message, path=self.path, offset=self._end if offset is None else offset,
-            seq=self._next_seq if seq is None else seq, kind="io"
+            seq=self._next_seq if seq is None else seq
         )
 
 
@@ -2275,7 +2287,8 @@ def repair(
                 try:
                     _backup_tail(fd, info.torn.offset, _backup_base(path), made)
                 except _BackupFailed as exc:
-                    raise LogFormatError(
+                    cls = LogWriteError if exc.errno in WRITE_FAILURES else LogFormatError
+                    raise cls(
                         f"cannot keep the {info.torn.size} bytes it would cut in {exc.name}: "
                         f"{exc.reason}; nothing was cut (--no-backup cuts without a backup)",
                         path=path, kind="io") from None
@@ -2304,9 +2317,9 @@ _COPY_BLOCK = 64 * 1024
 
 
 class _BackupFailed(Exception):
-    def __init__(self, name: str, reason: str) -> None:
-        super().__init__(name, reason)
-        self.name, self.reason = name, reason
+    def __init__(self, name: str, exc: OSError) -> None:
+        super().__init__(name, exc)
+        self.name, self.reason, self.errno = name, exc.strerror or str(exc), exc.errno
 
 
 def _backup_tail(fd: int, start: int, base: str, made: list[str] | None = None) -> str:
@@ -2325,7 +2338,7 @@ def _backup_tail(fd: int, start: int, base: str, made: list[str] | None = None) 
         except FileExistsError:  # taken between the look and the create: try the next name
             continue
         except OSError as exc:
-            raise _BackupFailed(name, exc.strerror or str(exc)) from None
+            raise _BackupFailed(name, exc) from None
     if made is not None:
         made.append(name)
     try:
@@ -2353,7 +2366,7 @@ def _backup_tail(fd: int, start: int, base: str, made: list[str] | None = None) 
         with contextlib.suppress(OSError):
             os.unlink(name)
         if isinstance(exc, OSError):
-            raise _BackupFailed(name, exc.strerror or str(exc)) from None
+            raise _BackupFailed(name, exc) from None
         raise
     os.close(out)
     return name
@@ -2400,8 +2413,8 @@ def seal(
     except LogFormatError as exc:
         if exc.path != real or real == shown:
             raise
-        raise LogFormatError(exc.message, path=shown, offset=exc.offset, line=exc.line,
-                             seq=exc.seq, kind=exc.kind) from None
+        raise type(exc)(exc.message, path=shown, offset=exc.offset, line=exc.line,
+                        seq=exc.seq, kind=exc.kind) from None
 
 
 def _journal_ahead(path: str, fd: int, identity: tuple[int, int]) -> str | None:
@@ -2459,9 +2472,8 @@ def _seal(path: str, shown: str, batch_events: int, lock_timeout: float) -> LogI
             try:
                 tmp_fd, tmp = _create_temp(directory, os.path.basename(path))
             except OSError as exc:
-                raise LogFormatError(
-                    f"cannot create the sealed copy beside it: {exc.strerror or exc}; the log "
-                    "is unchanged", path=path, kind="io") from None
+                raise write_error(exc, path, f"cannot create the sealed copy beside it: "
+                                  f"{exc.strerror or exc}; the log is unchanged") from None
             try:
                 os.close(tmp_fd)
                 os.unlink(tmp)

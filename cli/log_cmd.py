@@ -149,10 +149,10 @@ def _convert(source: Path, output: Path, to: Target, validate: bool, overwrite: 
                 if exc.path != str(temp):
                     raise
                 asked = str(output) if special else "the log for standard output"
-                raise LogFormatError(  # name what the user asked for, not the temporary
+                raise type(exc)(  # name what the user asked for, not the temporary
                     f"{exc.message.replace('the new file', asked)} "
                     f"(it is made in {folder} first)", path=str(output), seq=exc.seq,
-                    kind=exc.kind) from None
+                    kind=exc.kind) from None  # a failed write stays one (exit 1)
             with open(temp, "rb") as f:
                 if special:  # written into, never renamed over (as root, /dev/stdout itself
                     # became a regular file)
@@ -181,8 +181,11 @@ def _convert(source: Path, output: Path, to: Target, validate: bool, overwrite: 
         except LogFormatError as exc:
             if exc.path != str(temp):
                 raise
-            raise LogFormatError(exc.message, path=str(output), seq=exc.seq, kind=exc.kind
-                                 ) from None  # the file asked for, not the temporary
+            raise type(exc)(exc.message, path=str(output), seq=exc.seq, kind=exc.kind
+                            ) from None  # the file asked for, not the temporary
+        except OSError as exc:  # renaming it into place: named as asked, never the temporary
+            raise log.write_error(exc, str(output), f"writing the new file failed: "
+                                  f"{exc.strerror or exc}") from None
         finally:
             with contextlib.suppress(OSError):
                 os.unlink(temp)

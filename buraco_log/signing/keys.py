@@ -25,7 +25,7 @@ from typing import Any, Final
 
 import msgspec
 
-from buraco_log.errors import BuracoLogError
+from buraco_log.errors import WRITE_FAILURES, BuracoLogError
 from buraco_log.journal import append_all
 from buraco_log.signing import record
 
@@ -38,6 +38,13 @@ class SigningError(BuracoLogError, ValueError):
 
     code = "sign"
     exit_status = 2  # a key, keyring, receipt or option the user gave cannot be used
+
+
+class KeyWriteError(SigningError):
+    """A key pair the file system could not take (a full disk, a quota, EIO): no fault of
+    what the user gave, so exit 1, as for every output that cannot be written."""
+
+    exit_status = 1
 
 
 def _crypto() -> Any:
@@ -238,8 +245,10 @@ def write_key_pair(directory: str | os.PathLike[str], name: str, *,
     published = signer.public(valid_from, valid_until)
     made: list[str] = []  # removed again if the pair cannot be written whole
     fresh = not os.path.lexists(directory)  # and the directory, if this call made it
+    writing = directory  # what a failure names: a write's own error names no file
     try:
         os.makedirs(directory, exist_ok=True)
+        writing = priv
         fd = os.open(priv, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         made.append(priv)
         try:
@@ -248,6 +257,7 @@ def write_key_pair(directory: str | os.PathLike[str], name: str, *,
             os.fsync(fd)
         finally:
             os.close(fd)
+        writing = pub
         with open(pub, "xb") as f:
             made.append(pub)
             f.write(msgspec.json.format(msgspec.json.encode(published), indent=2) + b"\n")
@@ -261,7 +271,9 @@ def write_key_pair(directory: str | os.PathLike[str], name: str, *,
         if fresh:  # an empty directory a failed `keys new` made (a name too long) is litter
             with contextlib.suppress(OSError):
                 os.rmdir(directory)
-        raise SigningError(f"{exc.filename or directory}: {exc.strerror or exc}") from None
+        cls = KeyWriteError if exc.errno in WRITE_FAILURES else SigningError
+        raise cls(f"{exc.filename or writing}: {exc.strerror or exc}; no key was kept"
+                  ) from None
     return KeyFiles(signer.key_id, priv, pub, bool(passphrase))
 
 

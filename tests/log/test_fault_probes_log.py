@@ -188,7 +188,7 @@ def test_seal_on_a_full_disk_names_the_log_and_leaves_it_as_it_was(tmp_path: Pat
     target.write_bytes(UNSEALED.read_bytes())
     before = _files(tmp_path)
     r = run("seal", target, fsize=2000)
-    line = assert_error(r, 2, f"{target}: ", "File too large", "unchanged")
+    line = assert_error(r, 1, f"{target}: ", "File too large", "unchanged")
     assert ".new" not in line and "seq" not in line, line
     assert _files(tmp_path) == before
 
@@ -203,7 +203,7 @@ def test_convert_on_a_full_disk_names_its_output_and_leaves_nothing(
     (tmp_path / "tmp").mkdir()
     r = run("convert", src, "-o", out, fsize=2000, cwd=tmp_path,
             env={"TMPDIR": str(tmp_path / "tmp")})
-    line = assert_error(r, 2, f"error: {out}: ", "File too large")
+    line = assert_error(r, 1, f"error: {out}: ", "File too large")
     assert ".tmp" not in line and "stdout." not in line and "seq" not in line, line
     assert _files(tmp_path) == before
     assert not any((tmp_path / "tmp").iterdir())
@@ -249,7 +249,7 @@ def test_repair_whose_backup_cannot_be_written_names_the_backup_and_cuts_nothing
         tmp_path: Path) -> None:
     path = _torn(tmp_path)
     before = _files(tmp_path)
-    line = assert_error(run("repair", path, fsize=4), 2, f"{path}: ", f"{path}.bak",
+    line = assert_error(run("repair", path, fsize=4), 1, f"{path}: ", f"{path}.bak",
                         "File too large", "nothing was cut")
     assert "--no-backup" in line
     assert _files(tmp_path) == before
@@ -426,7 +426,7 @@ def test_convert_overwrite_is_not_blocked_by_a_leftover_and_names_its_output(
     assert out.read_bytes() == UNSEALED_JSONL.read_bytes()
     out.write_text("old\n")
     before = _files(tmp_path)
-    line = assert_error(run("convert", src, "-o", out, "--overwrite", fsize=2000), 2,
+    line = assert_error(run("convert", src, "-o", out, "--overwrite", fsize=2000), 1,
                         f"error: {out}: ", "File too large")
     assert "converting" not in line
     assert _files(tmp_path) == before

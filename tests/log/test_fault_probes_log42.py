@@ -1,0 +1,137 @@
+"""Fault probes of the log commands, round 42.
+
+- A full disk (ENOSPC, a quota, the file size limit's EFBIG) or EIO on a write or fsync made
+  `convert`, `seal`, `repair` (its backup) and `demo -o` exit 2, which says "a usage error, or
+  a file that is not readable as a log", and `keys new` named the key's directory, not its
+  file. An output that cannot be written is exit 1, as `view`'s page and `audit --html` have
+  it (docs/cli.md): one line naming the file asked for and the errno's words, no output nor
+  temporary left, the source unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.log.test_fault_probes_log import (
+    REPO,
+    UNSEALED,
+    UNSEALED_JSONL,
+    Result,
+    _files,
+    assert_error,
+    run,
+)
+
+# `buraco-log ARGS` with every fsync failing as a dying disk fails it (EIO)
+_FSYNC_EIO = """
+import errno, os, runpy, sys
+def fsync(fd):
+    raise OSError(errno.EIO, os.strerror(errno.EIO))
+os.fsync = fsync
+sys.argv = ["buraco-log", *sys.argv[1:]]
+runpy.run_module("cli", run_name="__main__")
+"""
+
+
+def _run_eio(*args: object, cwd: Path) -> Result:
+    p = subprocess.run([sys.executable, "-c", _FSYNC_EIO, *map(str, args)], capture_output=True,
+                       timeout=60, cwd=cwd, env=dict(os.environ, COLUMNS="200",
+                                                     PYTHONPATH=str(REPO)))
+    return Result(p.returncode, p.stdout.decode(), p.stderr.decode())
+
+
+def _copy(source: Path, folder: Path) -> Path:
+    path = folder / source.name
+    path.write_bytes(source.read_bytes())
+    return path
+
+
+@pytest.mark.parametrize("source, out", [(UNSEALED, "new.jsonl"), (UNSEALED_JSONL, "new.blog")])
+def test_convert_whose_fsync_fails_is_exit_1_naming_its_output_and_leaves_nothing(
+        tmp_path: Path, source: Path, out: str) -> None:
+    src = _copy(source, tmp_path)
+    before = _files(tmp_path)
+    line = assert_error(_run_eio("convert", src, "-o", out, cwd=tmp_path), 1,
+                        f"error: {out}: ", "Input/output error")
+    assert ".tmp" not in line and "seq" not in line, line
+    assert _files(tmp_path) == before  # no output, no temporary, the source as it was
+
+
+def test_seal_whose_fsync_fails_is_exit_1_and_leaves_the_log_as_it_was(tmp_path: Path) -> None:
+    target = _copy(UNSEALED, tmp_path)
+    before = _files(tmp_path)
+    assert_error(_run_eio("seal", target, cwd=tmp_path), 1, f"{target}: ",
+                 "Input/output error", "the log is unchanged")
+    assert _files(tmp_path) == before
+
+
+def test_a_write_refused_by_a_full_disk_says_so_in_json_as_log_io_exit_1(tmp_path: Path) -> None:
+    src = _copy(UNSEALED, tmp_path)
+    r = run("convert", "-f", "json", src, "-o", "new.jsonl", fsize=2000, cwd=tmp_path)
+    assert r.code == 1 and r.err.count("\n") == 1 and "File too large" in r.err, r
+    error = json.loads(r.out)["error"]
+    assert (error["code"], error["exit_status"], error["kind"], error["path"]) == (
+        "log.io", 1, "io", "new.jsonl"), error
+
+
+def test_a_name_that_cannot_be_written_at_all_stays_a_usage_error(tmp_path: Path) -> None:
+    # not a full disk: a directory the user may not write into is the name's fault (exit 2)
+    if os.geteuid() == 0:
+        pytest.skip("root may write into a read-only directory")
+    src = _copy(UNSEALED, tmp_path)
+    locked = tmp_path / "locked"
+    locked.mkdir(mode=0o500)
+    assert_error(run("convert", src, "-o", locked / "new.jsonl"), 2, "Permission denied")
+
+
+def test_keys_new_on_a_full_disk_names_the_key_file_exit_1(tmp_path: Path) -> None:
+    pytest.importorskip("cryptography")
+    line = assert_error(run("keys", "new", "club", "-d", tmp_path, fsize=40), 1,
+                        "File too large", "no key was kept")
+    assert line.startswith(f"buraco-log: error: {tmp_path / 'club.key'}: "), line
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.fixture
+def full_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 64 KiB tmpfs, its free room taken but for a few bytes (root only)."""
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    if os.geteuid() != 0 or subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mnt)],
+            capture_output=True, check=False).returncode != 0:
+        pytest.skip("mounting a small tmpfs needs root")
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", str(mnt)], capture_output=True, check=False)
+
+
+@pytest.mark.slow  # five commands (a simulated match among them): the file size limit's
+# probes above stand for it in the default run
+def test_every_log_command_on_a_real_full_disk_is_exit_1_and_leaves_nothing(
+        full_disk: Path, tmp_path: Path) -> None:
+    log_on_disk = _copy(UNSEALED, full_disk)
+    with open(full_disk / "fill", "wb", buffering=0) as f, pytest.raises(OSError):
+        while True:  # the rest of the room, taken
+            f.write(b"x" * 4096)
+    before = _files(full_disk)
+    src = _copy(UNSEALED_JSONL, tmp_path)
+    for args, needle in [(("seal", log_on_disk), "the log is unchanged"),
+                         (("convert", src, "-o", full_disk / "new.blog"), "new.blog: "),
+                         (("convert", log_on_disk, "-o", full_disk / "new.jsonl"),
+                          "new.jsonl: "),
+                         (("demo", "-o", full_disk / "demo.blog"), "demo.blog"),
+                         (("keys", "new", "club", "-d", full_disk), "club.key: ")]:
+        r = run(*args)
+        assert r.code == 1, (args, r)
+        assert "No space left on device" in r.err and needle in r.err, (args, r.err)
+        assert _files(full_disk) == before, args
+
