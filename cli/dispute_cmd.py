@@ -475,6 +475,10 @@ def show(path: LogArg, format: FormatOpt = Format.table) -> None:
         raise _replay_error(path, exc, format is Format.json) from None
     if _not_a_log(integrity):  # not the summary of an empty match: an error (exit 2)
         raise _unreadable_log(path, integrity)
+    repeat = (audit.repeated_signature(path, signed.signatures)
+              if integrity.status in _WHOLE else None)
+    if repeat is not None:  # the integrity line said "sealed" of what `verify` refuses
+        summary = msgspec.structs.replace(summary, integrity=_repeated(integrity, repeat[1]))
     if format is Format.json:
         emit_json(summary)
     else:
@@ -491,7 +495,7 @@ def show(path: LogArg, format: FormatOpt = Format.table) -> None:
         # started, as `audit` says: no event was lost)
         stops.append(f"{path}{_place(integrity)}: {integrity.status}: {integrity.message} (the "
                      f"summary covers the {integrity.events} events before it)")
-    elif (repeat := audit.repeated_signature(path, signed.signatures)) is not None:
+    elif repeat is not None:
         stops.append(f"{repeat[1]} (the summary covers all {integrity.events} events: the copy "
                      "holds none)")
     elif summary.first_illegal:  # a finding too, as damage is: the summary stops before it
@@ -499,6 +503,14 @@ def show(path: LogArg, format: FormatOpt = Format.table) -> None:
                      "it; `buraco-log audit` for details)")
     if stops:
         raise said(stops)
+
+
+def _repeated(integrity: audit.Integrity, refusal: LogFormatError) -> audit.Integrity:
+    """A whole log holding a repeated signature record, as `verify` judges it: broken at the
+    copy's byte, in its words (every event was read: the copy holds none)."""
+    return msgspec.structs.replace(integrity, status="broken", offset=refusal.offset,
+                                   record=refusal.line, seq=refusal.seq, kind=refusal.kind,
+                                   message=refusal.message)  # line: a JSON Lines log's
 
 
 def mismatch_lines(path: Path, mismatches: Iterable[audit.ScoreMismatch]) -> list[str]:
