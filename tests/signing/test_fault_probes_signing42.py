@@ -1,8 +1,16 @@
-"""Fault probes 42, signing: what `show` calls a log with a repeated signature record.
+"""Fault probes 42, signing: what `show` calls a log with a repeated signature record, and the
+ruling on two signatures of one head by different keys (docs/signing.md, "Co-signing").
 
 - `show`'s integrity line called a log holding a copied signature record "sealed" (its stderr
   line and exit 1 said the failure): it now says broken at the copy's byte (line, in JSON
   Lines) in `verify`'s words, and the JSON summary's integrity says so too.
+- Ruling: a second key's signature of a head inside the log is no co-signature the format
+  knows (the match start records one signing key, and the writer signs with that one only);
+  it stays an audit finding (`sign.duplicate`, `sign.key_mismatch`, whichever keys are
+  trusted), not a `verify` refusal: `verify` has no keys, so it cannot tell the site's record
+  from the other, and the events and chain are intact. Rewrites keep both records, so the
+  trace survives `convert` both ways. A witness co-signs outside the log, with a receipt
+  that `audit --receipt` checks by the witness's own key.
 """
 
 from __future__ import annotations
@@ -14,13 +22,13 @@ import pytest
 
 pytest.importorskip("cryptography")
 
-from buraco_log import jsonl
+from buraco_log import jsonl, log
 from buraco_log.signing.keys import Signer
 from tests.cli.probes import cli
-from tests.signing.helpers import match, write_signed
+from tests.signing.helpers import audit, held, match, ring, rules_of, write_signed
 from tests.signing.test_fault_probes_signing41 import _copied
 
-SITE = Signer.generate()
+SITE, WITNESS = Signer.generate(), Signer.generate()
 
 
 @pytest.fixture(scope="module")
@@ -63,3 +71,43 @@ def test_show_names_the_line_of_a_copied_signature_line_in_json_lines(
     assert f"BROKEN at line {at + 2} [log.seq]: the signature line after seq 5 repeats" in (
         line), line
 
+
+def _cosigned(path: Path) -> Path:
+    """The site's signed log with the witness's signature of the head after seq 5 too."""
+    events = match(key_id=SITE.key_id)[:12]
+    with log.Writer(path, signer=SITE) as w:
+        for event in events:
+            w.append(event)
+            if event.seq == 5:
+                w.put_signature(WITNESS.sign_head(events[0].match_id, 5, bytes.fromhex(w.head)))
+    return path
+
+
+def test_a_second_key_in_the_log_is_a_finding_even_when_both_keys_are_trusted(
+        tmp_path: Path) -> None:
+    path = _cosigned(tmp_path / "two.blog")
+    assert log.verify(path).signatures == 13  # verify has no keys: both records read
+    found = rules_of(audit(path, ring(SITE, WITNESS)))
+    assert "sign.duplicate" in found and "sign.key_mismatch" in found, found
+
+
+def test_convert_both_ways_keeps_both_records_so_the_finding_survives(tmp_path: Path) -> None:
+    path = _cosigned(tmp_path / "two.blog")
+    there, back = tmp_path / "two.jsonl", tmp_path / "back.blog"
+    jsonl.convert(path, there, "jsonl")
+    jsonl.convert(there, back, "binary")
+    assert back.read_bytes() == path.read_bytes()
+    assert "sign.duplicate" in rules_of(audit(back, ring(SITE, WITNESS)))
+
+
+def test_a_witness_co_signs_with_a_receipt_outside_the_log(signed: Path, tmp_path: Path
+                                                           ) -> None:
+    info = log.verify(signed)
+    start = match(key_id=SITE.key_id)[0]
+    cosigned = WITNESS.sign_head(start.match_id, 29, bytes.fromhex(info.head))
+    verdict = audit(signed, ring(SITE, WITNESS), [held(cosigned)])
+    assert verdict.ok and rules_of(verdict) == [], verdict.findings
+    # and it proves what the site's own receipts prove: a log cut after it is caught
+    cut = tmp_path / "cut.blog"
+    write_signed(cut, match(key_id=SITE.key_id)[:20], SITE)
+    assert "sign.receipt_cut" in rules_of(audit(cut, ring(SITE, WITNESS), [held(cosigned)]))
