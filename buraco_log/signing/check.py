@@ -321,11 +321,12 @@ MAX_RECEIPTS_FILE = 1 << 24
 def load_receipts(paths: Sequence[str]) -> list[HeldReceipt]:
     """Receipts from JSON files, each one receipt object or an array of them; one-line
     ``SigningError`` naming the file when one is not."""
-    from buraco_log.signing.keys import SigningError, read_small
+    from buraco_log.signing.keys import SigningError, read_small, refuse_duplicate_key
 
     out: list[HeldReceipt] = []
     for path in paths:
         data = read_small(path, "a buraco-log receipt", MAX_RECEIPTS_FILE)
+        before = len(out)
         try:
             # typed: deep nesting fails at its first level instead of recursing
             items = msgspec.json.decode(data, type=record.Receipt | list[record.Receipt])
@@ -355,6 +356,8 @@ def load_receipts(paths: Sequence[str]) -> list[HeldReceipt]:
                                    "game server hands a player (match_id, seq, head, key_id, "
                                    "signature)") from None
             raise SigningError(f"{path}: not a buraco-log receipt: {exc}") from None
+        if len(out) > before:  # decoded: a key named twice would be read one way of two
+            refuse_duplicate_key(path, data, "receipt file")
     return out
 
 

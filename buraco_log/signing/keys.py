@@ -476,6 +476,24 @@ def _read_key_file(path: Path) -> _Ring:
     """A ``.pub`` file or a keyring file, as a ring. The decodes are typed (never a free-form
     JSON value), so deep nesting fails at its first level instead of recursing."""
     data = read_small(path, "a buraco-log key file", others=TRUSTED_BITS)
+    ring = _decode_key_file(path, data)
+    refuse_duplicate_key(path, data, "file")
+    return ring
+
+
+def refuse_duplicate_key(path: str | os.PathLike[str], data: bytes, what: str) -> None:
+    """Refuse JSON (already decoded by msgspec) in which one object names a key twice:
+    msgspec keeps the last value, other readers the first, so a keyring's second
+    ``"revoked": []`` took a revocation out unseen (or a ``.pub``'s ``valid_until`` its end),
+    while the file still showed it to a person or another tool."""
+    from buraco_log.jsonl import duplicate_key
+
+    if (key := duplicate_key(data)) is not None:
+        raise SigningError(f"{path}: duplicate key {key!r}: JSON parsers disagree on which "
+                           f"value counts, so the {what} is refused")
+
+
+def _decode_key_file(path: Path, data: bytes) -> _Ring:
     try:
         try:
             return _Ring(keys=[msgspec.json.decode(data, type=PublicKey)])

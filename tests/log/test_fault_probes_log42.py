@@ -6,6 +6,8 @@
   file. An output that cannot be written is exit 1, as `view`'s page and `audit --html` have
   it (docs/cli.md): one line naming the file asked for and the errno's words, no output nor
   temporary left, the source unchanged.
+- A duplicate key in a JSON Lines signature line was named with the next event's seq ("line
+  3, seq 1"), which every other error of a signature line avoids.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from buraco_log import jsonl
+from buraco_log.errors import LogFormatError
 from tests.log.test_fault_probes_log import (
     REPO,
     UNSEALED,
@@ -135,3 +139,21 @@ def test_every_log_command_on_a_real_full_disk_is_exit_1_and_leaves_nothing(
         assert "No space left on device" in r.err and needle in r.err, (args, r.err)
         assert _files(full_disk) == before, args
 
+
+# -- JSON Lines: a signature line that names a key twice ----------------------------------------
+
+
+def test_a_signature_line_with_a_key_named_twice_is_named_by_its_line_without_a_seq(
+        tmp_path: Path) -> None:
+    # a signature line has no seq of its own: it was named by the next event's ("line 3,
+    # seq 1"), which every other error of a signature line avoids
+    lines = (REPO / "examples" / "format" / "v2.jsonl").read_bytes().split(b"\n")
+    at = next(i for i, line in enumerate(lines) if line.startswith(b'{"log": "signature"'))
+    lines[at] = lines[at].replace(b'"seq": 0', b'"seq": 0, "seq": 0', 1)
+    bad = tmp_path / "twice.jsonl"
+    bad.write_bytes(b"\n".join(lines))
+    with pytest.raises(LogFormatError) as caught:
+        jsonl.read_jsonl(bad)
+    assert (caught.value.line, caught.value.seq) == (at + 1, None), caught.value
+    assert str(caught.value) == (f"{bad}, line {at + 1}: duplicate key 'seq': JSON parsers "
+                                 "disagree on which value counts, so the line is refused")

@@ -18,12 +18,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import msgspec
 import pytest
 
 pytest.importorskip("cryptography")
 
 from buraco_log import jsonl, log
-from buraco_log.signing.keys import Signer
+from buraco_log.signing.check import load_receipts
+from buraco_log.signing.keys import Signer, SigningError, load_keyring
+from buraco_log.signing.record import Receipt, receipt_json
 from tests.cli.probes import cli
 from tests.signing.helpers import audit, held, match, ring, rules_of, write_signed
 from tests.signing.test_fault_probes_signing41 import _copied
@@ -111,3 +114,56 @@ def test_a_witness_co_signs_with_a_receipt_outside_the_log(signed: Path, tmp_pat
     cut = tmp_path / "cut.blog"
     write_signed(cut, match(key_id=SITE.key_id)[:20], SITE)
     assert "sign.receipt_cut" in rules_of(audit(cut, ring(SITE, WITNESS), [held(cosigned)]))
+
+
+# -- a key named twice in one object of a key file, keyring or receipt --------------------------
+# msgspec kept the last value without a word: a keyring's second "revoked": [] took the
+# revocation out (the key was trusted), a .pub's second "valid_until" lifted the key's end,
+# while the file still showed both to a person, or to a tool that keeps the first value.
+
+
+def _pub(signer: Signer, **fields: object) -> str:
+    return json.dumps({**msgspec.to_builtins(signer.public()), **fields})
+
+
+def test_a_keyring_that_names_revoked_twice_is_refused_not_read_as_no_revocation(
+        signed: Path, tmp_path: Path) -> None:
+    ring_file = tmp_path / "ring.json"
+    ring_file.write_text(f'{{"keys": [{_pub(SITE)}], "revoked": ["{SITE.key_id}"], '
+                         '"revoked": []}')
+    with pytest.raises(SigningError, match=r"ring\.json: duplicate key 'revoked': JSON parsers "
+                       "disagree on which value counts, so the file is refused"):
+        load_keyring([ring_file])
+    done = cli("audit", signed, "--keys", ring_file)
+    assert done.returncode == 2 and done.stdout == "", done
+    assert done.stderr == (f"buraco-log: error: {ring_file}: duplicate key 'revoked': JSON "
+                           "parsers disagree on which value counts, so the file is refused\n")
+
+
+def test_a_published_key_that_names_its_window_twice_is_refused(tmp_path: Path) -> None:
+    keys = tmp_path / "keys"
+    keys.mkdir(mode=0o755)
+    text = _pub(SITE, valid_until="2020-01-01T00:00:00Z")
+    (keys / "site.pub").write_text(text[:-1] + ', "valid_until": null}')
+    with pytest.raises(SigningError, match=r"site\.pub: duplicate key 'valid_until'"):
+        load_keyring([keys])
+    (keys / "site.pub").write_text(text)  # named once: read
+    assert load_keyring([keys]).keys[SITE.key_id].valid_until is not None
+
+
+def test_a_receipt_that_names_a_field_twice_is_refused(signed: Path, tmp_path: Path) -> None:
+    start = match(key_id=SITE.key_id)[0]
+    one = Receipt.of(SITE.sign_head(start.match_id, 29,
+                                    bytes.fromhex(log.verify(signed).head)), seat=1)
+    text = receipt_json(one).decode()
+    path = tmp_path / "r.json"
+    path.write_text(text.replace('"seat": 1', '"seat": 1, "seat": 0'))
+    with pytest.raises(SigningError, match=r"r\.json: duplicate key 'seat'.* receipt file is "
+                       "refused"):
+        load_receipts([str(path)])
+    twice = text.replace('"seq": 29', '"seq": 29, "seq": 3')
+    path.write_text(f"[{text}, {twice}]")  # the second of a list
+    with pytest.raises(SigningError, match="duplicate key 'seq'"):
+        load_receipts([str(path)])
+    path.write_text(text)
+    assert [r.receipt for r in load_receipts([str(path)])] == [one]
