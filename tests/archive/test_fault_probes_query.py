@@ -85,6 +85,14 @@ def test_an_output_inside_the_archive_is_refused_and_the_archive_unchanged(
         assert r.stderr.count("\n") == 1 and "inside the archive" in r.stderr, r.stderr
         assert r.stderr.startswith(f"buraco-log: error: {out}")
         assert _tree(arch) == before
+
+
+def test_an_output_through_a_link_into_the_archive_is_refused_and_one_beside_it_written(
+        archived: Archived, tmp_path: Path) -> None:
+    # once, not for each target above: neither depends on it (8 runs of the CLI fewer)
+    arch = tmp_path / "a"
+    shutil.copytree(archived.path, arch)
+    before = _tree(arch)
     link = tmp_path / "link"  # through a link to a directory of the archive
     link.symlink_to(arch / "_batches")
     r = _run("query", arch, "SELECT 1 AS x", "-o", link / "x.json")
