@@ -247,10 +247,14 @@ def create_archive(root: str) -> str:
         # time writes it before anything else, and was taken for a stranger's directory)
         raise ArchiveError(f"{root}: exists, is not empty and is not an archive; refusing to "
                            "write into it")
-    _new_json(os.path.join(real, MARKER), {"format": "buraco_log archive",
-                                           "version": ARCHIVE_VERSION})
-    # from the start: a commit cut short (by either engine) never leaves parts without it
-    os.makedirs(os.path.join(real, BATCHES), exist_ok=True)
+    # under the lock, shared with other creators: another ingest's clean-up (it found the
+    # marker written, and took the lock) deleted this one's temporary marker as a creation's
+    # leftover, and this run failed with "archive.json.tmp-...: No such file or directory"
+    with locked(real, None, shared=True):
+        _new_json(os.path.join(real, MARKER), {"format": "buraco_log archive",
+                                               "version": ARCHIVE_VERSION})
+        # from the start: a commit cut short (by either engine) never leaves parts without it
+        os.makedirs(os.path.join(real, BATCHES), exist_ok=True)
     return check_archive(real)
 
 
@@ -346,11 +350,13 @@ def _read_only_fs(path: str) -> bool:
 
 
 @contextlib.contextmanager
-def locked(root: str, holder: str | None = "ingest") -> Iterator[None]:
+def locked(root: str, holder: str | None = "ingest", *, shared: bool = False
+           ) -> Iterator[None]:
     """Hold the archive's ingest lock (one writer at a time; readers never wait). ``holder``
     ("ingest", "compact", "drop") is written into the lock file with the process id while it
     is held, so a writer refused names what holds it (a compact was called "another
-    ingest"); None writes nothing (a dry run)."""
+    ingest"); None writes nothing (a dry run). ``shared``: held with other sharers, never
+    with a writer (ingests creating one archive at once)."""
     path = os.path.join(root, LOCK)
     try:  # not through a link: a .lock linking out of the archive created the file it named
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
@@ -365,7 +371,7 @@ def locked(root: str, holder: str | None = "ingest") -> Iterator[None]:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise ArchiveError(f"{path}: the ingest lock is not a regular file")
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
         except BlockingIOError:
             raise ArchiveError(f"{root}: another {_lock_holder(fd)}") from None
         _note_holder(fd, holder)

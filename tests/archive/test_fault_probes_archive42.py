@@ -1,7 +1,15 @@
 """Fault probes, round 42, of the DuckDB archive: query and report refuse ``-o out/`` in
 the words view and convert use; a run killed while staging is named by the kind its staging
 directory records; a file larger than any match log is refused unread (a 1 TB sparse file
-held ingest for an hour, hashed and read as zeros)."""
+held ingest for an hour, hashed and read as zeros); two ingests creating one archive at once
+no longer take each other's marker for a leftover.
+
+Probed and held (no new test): the SQL sandbox against this round's list (getenv,
+current_setting, duckdb_settings/secrets/extensions/logs, read_* and globs of the archive's own
+files by relative path, parquet_kv_metadata, CALL); an endless recursive CTE under --timeout 0
+ends in one line on SIGINT (130) and SIGTERM (143) within 0.1 s; a source tree with link
+loops, a FIFO, a socket, a dangling link; 36 SIGKILLs at random moments of 12 ingests of 204
+files, each re-run to the end: every table equal to a clean ingest's, verify clean."""
 
 from __future__ import annotations
 
@@ -15,6 +23,7 @@ import pytest
 
 from buraco_log.archive import ingest, store
 from buraco_log.archive.ingest import MAX_LOG_BYTES
+from buraco_log.errors import ArchiveError
 from tests.archive.test_fault_probes_archive41 import killed
 from tests.cli.probes import ROOT, cli, one_error_line
 
@@ -157,3 +166,32 @@ def test_a_sparse_file_larger_than_any_log_is_refused_unread_and_once(tmp_path: 
     again = cli("ingest", src, "--archive", arch)
     assert again.returncode == 0 and "1 already stored" in again.stdout, again
     assert "1 refused before, 0 refused now" in again.stdout, again.stdout
+
+
+# -- 4. two ingests into one new archive at once ----------------------------------------------
+
+def test_a_clean_up_never_takes_the_marker_another_ingest_is_creating(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: one ingest, finding the marker already placed, took the lock and deleted the
+    other's temporary marker as a creation's leftover ("cleaned up after an interrupted
+    ingest or compact: 1 uncommitted file(s)"); the other failed with "archive.json.tmp-...:
+    No such file or directory" (2 runs in 4 of two ingests started together)."""
+    root = tmp_path / "arch"
+    real_link = os.link
+    other: list[object] = []
+
+    def racing(tmp: str, final: str) -> None:  # between this creator's write and its link
+        monkeypatch.setattr(os, "link", real_link)
+        shutil.copyfile(tmp, final)  # another creator's marker, placed first
+        try:
+            other.append(ingest([str(LOGS[0])], root))
+        except ArchiveError as exc:
+            other.append(str(exc))
+        real_link(tmp, final)
+
+    monkeypatch.setattr(os, "link", racing)
+    assert store.create_archive(str(root)) == os.path.realpath(root)
+    assert other == [f"{os.path.realpath(root)}: another ingest or compact is running on "
+                     "this archive"], other
+    assert not [n for n in os.listdir(root) if ".tmp-" in n]
+    assert ingest([str(LOGS[0])], root).added == 1

@@ -59,7 +59,7 @@ def test_ingests_creating_one_archive_at_once_never_refuse_each_other(tmp_path: 
             results = pool.map(_create, [root] * 8)
             assert results == ["ok"] * 8, results
             # the records' directory is made with the marker (round 40)
-            assert sorted(os.listdir(root)) == [store.BATCHES, store.MARKER]
+            assert sorted(os.listdir(root)) == [store.LOCK, store.BATCHES, store.MARKER]
 
 
 def test_a_setting_stored_by_the_first_creator_survives_a_later_one(
