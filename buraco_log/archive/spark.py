@@ -342,6 +342,18 @@ def literal(path: str) -> str:
     return _GLOB.sub(r"\\\1", path)
 
 
+def _scanned_as(source: str) -> str:
+    """A source as Spark's scan is given it: a local path or a ``file:`` URI literally (a
+    ``file://`` URI was globbed: ``club[1]/m.blog`` failed the whole run, "PATH_NOT_FOUND",
+    and ``club[1]`` listed ``club1``); other schemes (``hdfs://``, ``s3a://``) as given."""
+    if "://" not in source:
+        return literal(source)
+    if source.startswith("file:"):
+        path = local_path(source)
+        return source[:len(source) - len(path)] + literal(path)
+    return source
+
+
 def hadoop_path(uri: str) -> str:
     """The name Spark's ``path`` column gives a file that ``inputFiles()`` names by its URI
     (``file:///a/b%20c.blog`` is ``file:/a/b c.blog``): Hadoop's ``Path.toString``."""
@@ -702,8 +714,7 @@ def ingest(
         report.recovered, report.cut_short = store.clean_up(root)
         committed = store.committed_files(root)
         # a source Hadoop cannot take is left to the driver, which reads the logs of its walk
-        scan = [s if "://" in s else literal(s) for s in srcs
-                if "://" in s or not _unreadable(s)]
+        scan = [_scanned_as(s) for s in srcs if "://" in s or not _unreadable(s)]
         raw = (spark.read.format("binaryFile").option("pathGlobFilter", LOG_GLOB)
                .option("recursiveFileLookup", "true").load(scan)
                .filter(F.col("length") <= BINARY_FILE_MAX)  # pushed down: never read
