@@ -185,7 +185,24 @@ def test_deleting_the_last_record_changes_the_head_digest(tmp_path: Path) -> Non
 GOLDEN = Path(__file__).resolve().parents[2] / "examples" / "format" / "v1.blog"
 
 
-def test_a_real_match_log_cut_anywhere_keeps_a_replayable_prefix(tmp_path: Path) -> None:
+# The real log's byte loops: by default every byte within 2 of a record boundary, every 7th
+# and every 97th (the replayed sample); every byte of the log with -m slow. Each verify reads
+# the whole 11 KB log, and the small logs above are walked byte by byte in the default run.
+EVERY_BYTE = [pytest.param(False, id="sampled"),
+              pytest.param(True, id="every-byte", marks=pytest.mark.slow)]
+
+
+def _bytes_to_try(offsets: list[tuple[int, int, int]], start: int, end: int,
+                  every: bool) -> list[int]:
+    if every:
+        return list(range(start, end))
+    edges = {off + d for off, _, _ in offsets for d in range(-2, 3)} | {end - 1, end - 2}
+    return [i for i in range(start, end) if i in edges or i % 7 == 0 or i % 97 == 0]
+
+
+@pytest.mark.parametrize("every", EVERY_BYTE)
+def test_a_real_match_log_cut_anywhere_keeps_a_replayable_prefix(tmp_path: Path,
+                                                                 every: bool) -> None:
     from buraco_log.reducer import Replayer
 
     data = GOLDEN.read_bytes()
@@ -193,7 +210,7 @@ def test_a_real_match_log_cut_anywhere_keeps_a_replayable_prefix(tmp_path: Path)
     offsets = segment_offsets(GOLDEN)
     ends = {off: seq for off, seq, _ in offsets} | {len(data): len(events)}
     cut = tmp_path / "cut.blog"
-    for size in range(log.HEADER_SIZE + 1, len(data)):
+    for size in _bytes_to_try(offsets, log.HEADER_SIZE + 1, len(data), every):
         put(cut, data[:size])
         info = log.verify(cut)
         seg = _segment_of(offsets, size - 1)
@@ -207,11 +224,12 @@ def test_a_real_match_log_cut_anywhere_keeps_a_replayable_prefix(tmp_path: Path)
             assert r.state().seq == kept - 1
 
 
-def test_a_real_match_log_with_any_byte_flipped_is_refused(tmp_path: Path) -> None:
+@pytest.mark.parametrize("every", EVERY_BYTE)
+def test_a_real_match_log_with_any_byte_flipped_is_refused(tmp_path: Path, every: bool) -> None:
     data = GOLDEN.read_bytes()
     offsets = segment_offsets(GOLDEN)
     bad = tmp_path / "bad.blog"
-    for i in range(log.HEADER_SIZE, len(data)):
+    for i in _bytes_to_try(offsets, log.HEADER_SIZE, len(data), every):
         flipped = bytearray(data)
         flipped[i] ^= 0x80 >> (i % 8)
         put(bad, bytes(flipped))
