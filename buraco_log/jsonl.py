@@ -120,11 +120,29 @@ def _why_not_json(text: bytes, exc: Exception) -> str:
         # lines ended by a carriage return alone (old Mac text) read as one line of many objects
         return (f"byte {bare_cr} of the line is a carriage return (CR) alone: JSON Lines end "
                 "each line in LF or CR LF (convert the file's line ends)")
+    return json_problem(text, exc)
+
+
+_NOT_NUMBERS = re.compile(rb"-?(?:NaN|Infinity)", re.IGNORECASE)
+_AT_BYTE = re.compile(r"invalid character \(byte (\d+)\)$")
+
+
+def json_problem(text: bytes, exc: Exception) -> str:
+    """msgspec's reason ``text`` is not JSON, made precise where it is vague: a lone surrogate
+    escape (which msgspec calls "Input data was truncated" of a whole text) and NaN or
+    Infinity (an "invalid character") are named as such."""
     found = _LONE_HIGH.search(text)
     if found is not None and str(exc).startswith("Input data was truncated"):
         escape = found.group().lstrip(b"\\").decode("ascii")
         return (f"the escape \\{escape} at byte {found.end() - 6} is half of a UTF-16 "
                 "surrogate pair (a lone surrogate is not Unicode text)")
+    if (at := _AT_BYTE.search(str(exc))) is not None:
+        byte = int(at.group(1))
+        word = _NOT_NUMBERS.match(text, max(0, byte - 1))
+        word = word if word is not None and word.end() > byte else _NOT_NUMBERS.match(text, byte)
+        if word is not None:
+            return (f"{word.group().decode('ascii')} at byte {word.start()} is not JSON (JSON "
+                    "numbers are finite)")
     return str(exc)
 
 

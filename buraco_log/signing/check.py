@@ -321,6 +321,7 @@ MAX_RECEIPTS_FILE = 1 << 24
 def load_receipts(paths: Sequence[str]) -> list[HeldReceipt]:
     """Receipts from JSON files, each one receipt object or an array of them; one-line
     ``SigningError`` naming the file when one is not."""
+    from buraco_log.jsonl import json_problem
     from buraco_log.signing.keys import SigningError, read_small, refuse_duplicate_key
 
     out: list[HeldReceipt] = []
@@ -355,7 +356,8 @@ def load_receipts(paths: Sequence[str]) -> list[HeldReceipt]:
                 raise SigningError(f"{path}: {other}, not a receipt: a receipt is the JSON a "
                                    "game server hands a player (match_id, seq, head, key_id, "
                                    "signature)") from None
-            raise SigningError(f"{path}: not a buraco-log receipt: {exc}") from None
+            why = json_problem(data, exc) if isinstance(exc, msgspec.DecodeError) else exc
+            raise SigningError(f"{path}: not a buraco-log receipt: {why}") from None
         if len(out) > before:  # decoded: a key named twice would be read one way of two
             refuse_duplicate_key(path, data, "receipt file")
     return out

@@ -522,7 +522,9 @@ def _decode_key_file(path: Path, data: bytes) -> _Ring:
             raise SigningError(f"{path}: the file starts with a byte order mark (EF BB BF): a "
                                "published key is UTF-8 JSON without one (save it without BOM)"
                                ) from None
-        raise SigningError(f"{path}: not JSON: {exc}") from None
+        from buraco_log.jsonl import json_problem
+
+        raise SigningError(f"{path}: not JSON: {json_problem(data, exc)}") from None
 
 
 def _checked(ring: _Ring, path: Path) -> _Ring:

@@ -157,3 +157,20 @@ def test_a_signature_line_with_a_key_named_twice_is_named_by_its_line_without_a_
     assert (caught.value.line, caught.value.seq) == (at + 1, None), caught.value
     assert str(caught.value) == (f"{bad}, line {at + 1}: duplicate key 'seq': JSON parsers "
                                  "disagree on which value counts, so the line is refused")
+
+
+# -- JSON Lines: NaN and Infinity ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("word", [b"NaN", b"Infinity", b"-Infinity"])
+def test_nan_and_infinity_are_named_not_called_an_invalid_character(
+        tmp_path: Path, word: bytes) -> None:
+    lines = (REPO / "examples" / "golden" / "classic.jsonl").read_bytes().split(b"\n")
+    assert lines[3].startswith(b'{"t":"dr","seat":0,')
+    lines[3] = lines[3].replace(b'"seat":0', b'"seat":' + word)
+    bad = tmp_path / "nan.jsonl"
+    bad.write_bytes(b"\n".join(lines))
+    with pytest.raises(LogFormatError) as caught:
+        jsonl.read_jsonl(bad)
+    assert str(caught.value) == (f"{bad}, line 4, seq 2: not a JSON line: {word.decode()} at "
+                                 "byte 17 is not JSON (JSON numbers are finite)")

@@ -167,3 +167,16 @@ def test_a_receipt_that_names_a_field_twice_is_refused(signed: Path, tmp_path: P
         load_receipts([str(path)])
     path.write_text(text)
     assert [r.receipt for r in load_receipts([str(path)])] == [one]
+
+
+def test_a_lone_surrogate_or_nan_in_a_key_file_is_named_not_called_truncated(
+        tmp_path: Path) -> None:
+    ring_file = tmp_path / "ring.json"
+    ring_file.write_text(f'{{"keys": [{_pub(SITE)}], "revoked": ["\\ud800"]}}')
+    with pytest.raises(SigningError) as caught:
+        load_keyring([ring_file])
+    assert "the escape \\ud800 at byte " in str(caught.value), caught.value
+    assert "half of a UTF-16 surrogate pair" in str(caught.value)
+    ring_file.write_text(_pub(SITE).replace('"valid_from": null', '"valid_from": NaN'))
+    with pytest.raises(SigningError, match=r"not JSON: NaN at byte \d+ is not JSON"):
+        load_keyring([ring_file])
