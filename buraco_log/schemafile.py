@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from pathlib import Path
@@ -40,5 +41,22 @@ def write(directory: str | os.PathLike[str]) -> list[str]:
     Path(directory).mkdir(parents=True, exist_ok=True)
     for name, text in render().items():
         if name in changed:
-            (Path(directory) / name).write_text(text, encoding="utf-8")
+            _write_whole(Path(directory) / name, text)
     return changed
+
+
+def _write_whole(path: Path, text: str) -> None:
+    """``text`` into ``path`` whole or not at all: written beside it and renamed into place.
+    Written in place, a full disk left part of the schema (and the old file lost), and the
+    error named no file ("File too large"); it names ``path`` now."""
+    temp = path.with_name(f".{path.name}.{os.urandom(6).hex()}.tmp")
+    try:
+        with open(temp, "x", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(temp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise OSError(exc.errno, exc.strerror, str(path)) from None

@@ -174,3 +174,20 @@ def test_nan_and_infinity_are_named_not_called_an_invalid_character(
         jsonl.read_jsonl(bad)
     assert str(caught.value) == (f"{bad}, line 4, seq 2: not a JSON line: {word.decode()} at "
                                  "byte 17 is not JSON (JSON numbers are finite)")
+
+
+# -- schema: a full disk ----------------------------------------------------------------------
+
+
+def test_schema_on_a_full_disk_names_its_file_and_keeps_the_old_one_whole(tmp_path: Path) -> None:
+    # written in place: "buraco-log: error: File too large" (no file named), and the schema
+    # cut at the limit, the old file lost
+    folder = tmp_path / "schema"
+    folder.mkdir()
+    old = folder / "events.schema.json"
+    old.write_text('{"old": true}\n')
+    r = run("schema", "--dir", folder, fsize=3000)
+    assert r.code == 1 and r.out == "", r
+    assert r.err == f"buraco-log: error: {old}: File too large\n", r.err
+    assert [p.name for p in folder.iterdir()] == [old.name]
+    assert old.read_text() == '{"old": true}\n'
