@@ -112,6 +112,25 @@ def _the_archive(option: Path | None, positional: Path | None, as_json: bool = F
     return found
 
 
+MAX_MEMORY_LIMIT = 1 << 63
+"""No --memory-limit reaches this: DuckDB counts it in 64 bits (through a float), and a limit
+of 2^64 bytes or so was "cannot open DuckDB: Parser Error: Memory value out of range", exit 1,
+once the archive was opened."""
+
+
+def _check_memory_limit(memory_limit: str, as_json: bool) -> None:
+    """Refuse a --memory-limit that is no size, or more than DuckDB takes, as a usage line."""
+    if not _MEMORY.fullmatch(memory_limit.strip()):
+        raise fail(f"--memory-limit {memory_limit!r}: a size such as 512MB, 4GB or 1.5GiB",
+                   EXIT_USAGE, as_json=as_json)
+    from buraco_log.archive.views import parse_size
+
+    if (parse_size(memory_limit) or 0) >= MAX_MEMORY_LIMIT:
+        raise fail(f"--memory-limit {memory_limit}: more than DuckDB can take (less than "
+                   "8 EiB; a limit past the machine's memory is no limit)", EXIT_USAGE,
+                   as_json=as_json)
+
+
 def _output_file(name: str | None, as_json: bool) -> Path | None:
     """The file ``-o`` names, None for stdout ('-' or none). Refused before anything is read,
     in the words view and convert use: an empty name (an unset variable), or one that ends as
@@ -637,9 +656,7 @@ def query(
     _outside_archive(output, archive_dir, as_json)
     if format is QueryFormat.parquet and output is None:
         raise fail("--format parquet needs --output FILE", EXIT_USAGE)
-    if not _MEMORY.fullmatch(memory_limit.strip()):
-        raise fail(f"--memory-limit {memory_limit!r}: a size such as 512MB, 4GB or 1.5GiB",
-                   EXIT_USAGE, as_json=as_json)
+    _check_memory_limit(memory_limit, as_json)
     _check_timeout(timeout, as_json)
     if engine is Engine.spark and memory_limit != DEFAULT_MEMORY_LIMIT:  # it was ignored
         raise fail(f"--memory-limit {memory_limit}: bounds DuckDB's query; Spark's memory is "

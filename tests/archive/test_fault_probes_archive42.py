@@ -2,7 +2,8 @@
 the words view and convert use; a run killed while staging is named by the kind its staging
 directory records; a file larger than any match log is refused unread (a 1 TB sparse file
 held ingest for an hour, hashed and read as zeros); two ingests creating one archive at once
-no longer take each other's marker for a leftover.
+no longer take each other's marker for a leftover; a --memory-limit DuckDB cannot count is a
+usage line.
 
 Probed and held (no new test): the SQL sandbox against this round's list (getenv,
 current_setting, duckdb_settings/secrets/extensions/logs, read_* and globs of the archive's own
@@ -195,3 +196,14 @@ def test_a_clean_up_never_takes_the_marker_another_ingest_is_creating(
                      "this archive"], other
     assert not [n for n in os.listdir(root) if ".tmp-" in n]
     assert ingest([str(LOGS[0])], root).added == 1
+
+
+# -- 6. a memory limit past what DuckDB counts ------------------------------------------------
+
+@pytest.mark.parametrize("limit", ["99999999TB", "18446744073709551.615KB"])
+def test_a_memory_limit_duckdb_cannot_count_is_a_usage_line(arch: Path, limit: str) -> None:
+    """Before: "cannot open DuckDB: Parser Error: Memory value out of range: value is too
+    large", exit 1, as if the archive were at fault."""
+    line = one_error_line(cli("query", arch, "SELECT 1", "--memory-limit", limit), 2)
+    assert line == (f"buraco-log: error: --memory-limit {limit}: more than DuckDB can take "
+                    "(less than 8 EiB; a limit past the machine's memory is no limit)"), line
