@@ -309,19 +309,26 @@ def dump(events: Iterator[ev.AnyEvent | sigrec.SignedHead], out: IO[str], *,
     return count, head
 
 
-def _lines(f: IO[bytes]) -> Iterator[bytes]:
+def _lines(f: IO[bytes], path: str) -> Iterator[bytes]:
     """The lines of ``f``, each of at most ``MAX_LINE + 2`` bytes, up to the size the file had
     when reading began: a file that grew as fast as it was read (a program appending comment
     lines) kept the reader going until the disk was full. A file whose size says nothing (a
-    kernel file says 0) is read to its end."""
-    left = os.fstat(f.fileno()).st_size or -1
-    while left:
-        raw = f.readline(MAX_LINE + 2 if left < 0 else min(MAX_LINE + 2, left))
-        if not raw:
-            return
-        if left > 0:
-            left -= len(raw)
-        yield raw
+    kernel file says 0) is read to its end. A read that fails (EIO) names ``path`` and the
+    byte: a bare OSError was taken by `convert` for its new file's ("writing the new file
+    failed", exit 1), as it names no file."""
+    offset = 0
+    try:
+        left = os.fstat(f.fileno()).st_size or -1
+        while left:
+            raw = f.readline(MAX_LINE + 2 if left < 0 else min(MAX_LINE + 2, left))
+            if not raw:
+                return
+            if left > 0:
+                left -= len(raw)
+            offset += len(raw)
+            yield raw
+    except OSError as exc:
+        raise log.os_error(exc, path, offset) from None
 
 
 class JsonlReader:
@@ -358,7 +365,7 @@ class JsonlReader:
         with f:
             number = skipped = 0
             # the bound is on the line itself: its end (\n or \r\n) is not counted
-            for number, raw in enumerate(_lines(f), 1):
+            for number, raw in enumerate(_lines(f, self.path), 1):
                 self.size += len(raw)
                 if len(raw.rstrip(b"\r\n")) > MAX_LINE or (
                         len(raw) == MAX_LINE + 2 and not raw.endswith(b"\r\n")):

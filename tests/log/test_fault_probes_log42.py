@@ -12,12 +12,14 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -191,3 +193,45 @@ def test_schema_on_a_full_disk_names_its_file_and_keeps_the_old_one_whole(tmp_pa
     assert r.err == f"buraco-log: error: {old}: File too large\n", r.err
     assert [p.name for p in folder.iterdir()] == [old.name]
     assert old.read_text() == '{"old": true}\n'
+
+
+# -- JSON Lines: a read that fails --------------------------------------------------------------
+
+
+class _FailingReads:
+    """A file whose sixth ``readline`` fails as a dying disk's read does (EIO)."""
+
+    def __init__(self, f: Any) -> None:
+        self._f, self._reads = f, 0
+
+    def readline(self, size: int = -1) -> bytes:
+        self._reads += 1
+        if self._reads == 6:
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+        return bytes(self._f.readline(size))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._f, name)
+
+    def __enter__(self) -> _FailingReads:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._f.close()
+
+
+def test_a_json_lines_read_that_fails_names_the_log_not_the_new_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the reader's bare OSError named no file, and convert took it for its new file's:
+    # "new.blog: writing the new file failed: Input/output error"
+    real = os.fdopen
+    monkeypatch.setattr(os, "fdopen", lambda *a, **k: _FailingReads(real(*a, **k)))
+    out = tmp_path / "new.blog"
+    with pytest.raises(LogFormatError) as caught:
+        jsonl.convert(UNSEALED_JSONL, out, "binary")
+    monkeypatch.undo()
+    error = caught.value
+    assert (error.path, error.kind, error.exit_status) == (str(UNSEALED_JSONL), "io", 2), error
+    assert error.offset is not None and 0 < error.offset < UNSEALED_JSONL.stat().st_size
+    assert error.message == "Input/output error"
+    assert list(tmp_path.iterdir()) == []
