@@ -255,9 +255,12 @@ def write_match(path: str | os.PathLike[str], events: Sequence[AnyEvent]) -> Non
         with open(tmp, "wb") as f:
             f.write(encode_match(events))
         os.replace(tmp, path)
-    except BaseException:  # an interrupt or a full disk: no half-written file stays
+    except BaseException as exc:  # an interrupt or a full disk: no half-written file stays
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        if isinstance(exc, OSError) and exc.filename in (tmp, None):  # named as asked: it
+            # said "LOG.tmp: Operation not permitted", or a full disk without any name
+            raise type(exc)(exc.errno, exc.strerror, path) from None
         raise
 
 

@@ -179,6 +179,9 @@ def wants_json(values: dict[str, Any]) -> bool:
 
 # A missing or unreadable path the user named: a usage error, not a finding in the data.
 _USAGE_OS_ERRORS = (FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError)
+_USAGE_ERRNOS: Final = frozenset({errno.ENAMETOOLONG, errno.ELOOP})
+"""A name no file can have, or a loop of links: the name given is wrong, whatever the file
+was for (a house-rules file, a key, an output: they exited 1, as a full disk does)."""
 
 
 IN_PLACE: Final = frozenset({"seal", "repair"})
@@ -334,7 +337,12 @@ class NamedStdout(io.TextIOBase):
 
     def write(self, text: str) -> int:
         try:
-            self._real.write(text)
+            try:
+                self._real.write(text)
+            except UnicodeEncodeError:  # an ASCII stdout (LC_ALL=C PYTHONUTF8=0): UTF-8, as
+                # click writes every other command's text (`review` failed, "internal error")
+                self._real.flush()
+                self._real.buffer.write(_utf8(text))
         except OSError as exc:
             raise _named_error(exc) from None
         return len(text)
@@ -384,6 +392,13 @@ class _NamedBuffer:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._real, name)
+
+
+def _utf8(text: str) -> bytes:
+    try:
+        return text.encode("utf-8", "surrogateescape")  # a name's undecodable bytes, as read
+    except UnicodeEncodeError:  # a lone surrogate no decoding made
+        return text.encode("utf-8", "backslashreplace")
 
 
 def _named_error(exc: OSError) -> OSError:
@@ -442,7 +457,8 @@ def guarded(func: Callable[P, R]) -> Callable[P, R]:
             # log: 2, whichever command reads it; a failed write (a full disk) is 1
             read = exc.errno not in _WRITE_ERRNOS and named is not None and (
                 exc.filename is None or str(exc.filename) in _inputs(kwargs))
-            code = EXIT_USAGE if isinstance(exc, _USAGE_OS_ERRORS) or read else EXIT_FINDINGS
+            code = EXIT_USAGE if isinstance(exc, _USAGE_OS_ERRORS) or read or \
+                exc.errno in _USAGE_ERRNOS else EXIT_FINDINGS
             raise fail(f"{where}{exc.strerror or exc}", code,
                        as_json=wants_json(kwargs) and not on_stdout, error=exc) from None
         except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (cli.main.run turns it into this)

@@ -153,8 +153,11 @@ def _write(path: Path, events: list[AnyEvent], *, as_json: bool = False) -> None
     place, a header alone was left. A new name is linked, never renamed over, so a file made
     there meanwhile is not replaced."""
     replace = os.path.lexists(path)
-    folder = tempfile.mkdtemp(prefix=f".{log.temp_stem(path.name)}.",
-                              dir=path.parent or Path("."))
+    try:
+        folder = tempfile.mkdtemp(prefix=f".{log.temp_stem(path.name)}.",
+                                  dir=path.parent or Path("."))
+    except OSError as exc:  # a read-only directory: it named the temporary folder
+        raise type(exc)(exc.errno, exc.strerror, str(path)) from None
     try:
         temp = Path(folder) / path.name
         try:

@@ -37,7 +37,7 @@ from cli.common import (
     warn_at_end,
 )
 from cli.paths import named_path, output_path, why_missing
-from cli.safetext import terminal_safe
+from cli.safetext import columns, pad, terminal_safe
 from cli.view_cmd import audit_html, audit_html_usage
 
 LogArg = Annotated[Path, typer.Argument(help="A match log (binary, or .jsonl).",
@@ -176,12 +176,12 @@ def render_summary(s: audit.Summary) -> Iterator[str]:
         yield f"log       {s.path}: {_integrity_line(s.integrity, s.path)}"
     yield "players"
     for p in s.players:
-        yield f"  seat {p.seat}  {p.name:<16} side {p.side}" + (f"  id {p.id}" if p.id else "")
+        yield f"  seat {p.seat}  {pad(p.name, 16)} side {p.side}" + (f"  id {p.id}" if p.id else "")
     sides = range(s.sides)
     alike = [p.name for p in s.players]  # two players of one name: told apart by seat
     names = {p.seat: p.name if alike.count(p.name) == 1 else f"{p.name} (seat {p.seat})"
              for p in s.players}
-    w = max([8, *(len(n) for n in names.values())]) + 2  # name columns fit the longest name
+    w = max([8, *(columns(n) for n in names.values())]) + 2  # name columns fit the longest
     head = (f"  hand  {'dealer':<{w}}{'ended':<11}{'went out':<{w}}"
             + "".join(f"side {i:<4}" for i in sides) + "".join(f"total {i:<4}" for i in sides)
             + "canastras")
@@ -196,7 +196,7 @@ def render_summary(s: audit.Summary) -> Iterator[str]:
             for i, c in enumerate(h.canastras))
         mark = "" if h.recorded in (None, h.scores) else "  (recorded " + "/".join(
             map(str, h.recorded or ())) + ")"
-        yield (f"  {h.hand:<5} {names.get(h.dealer, '?'):<{w}}{ended:<11}{out:<{w}}"
+        yield (f"  {h.hand:<5} {pad(names.get(h.dealer, '?'), w)}{ended:<11}{pad(out, w)}"
                + "".join(f"{x:<9}" for x in h.scores)
                + "".join(f"{x:<10}" for x in h.cumulative) + canastras + mark)
     if not s.hands:

@@ -34,7 +34,8 @@ Every command follows the same rules:
     a log (a missing path, a directory, a FIFO, a read error such as EIO, a file that does not
     begin like a log, a format version newer than this tool), or a seq, hand, turn or seat
     the match does not have (a match not started has none; a seq past an illegal event is a
-    finding, `1`).
+    finding, `1`). A name too long for any file, or a loop of symbolic links, is `2` too,
+    whatever the file is for (a log, a rules file, a key, an output).
   - `130`: interrupted.
   - `141`: standard output was closed by its reader (`| head`): the command stops quietly,
     `--help` too.

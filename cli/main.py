@@ -108,6 +108,7 @@ def _click_errors(name: str) -> tuple[type[BaseException], ...]:
 
 
 _NO_ARGS = _click_errors("NoArgsIsHelpError")
+_NO_OPTION = _click_errors("NoSuchOption")
 _USAGE = _click_errors("UsageError")
 _ABORT = _click_errors("Abort")
 
@@ -127,6 +128,20 @@ def _argv_wants_json(argv: list[str]) -> bool:
         elif word.startswith("-f") and not word.startswith("--"):
             fmt = word[2:]
     return fmt == "json"
+
+
+def _dash_file(exc: BaseException, argv: list[str]) -> str:
+    """The hint for an unknown option that is a file's name (``show -x.blog``): it said only
+    "No such option: -x", and the file was never named."""
+    option = getattr(exc, "option_name", None)
+    if not isinstance(exc, _NO_OPTION) or not option:
+        return ""
+    for word in argv:
+        if word == "--":
+            break
+        if word.startswith(option) and os.path.lexists(word):
+            return f"; {word} is a file: name it ./{word}, or put -- before it"
+    return ""
 
 
 def run() -> None:
@@ -178,6 +193,7 @@ def _run() -> int | Any:
         hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
         message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
         message = " ".join(message.split())  # a missing choice option lists its choices on lines
+        message += _dash_file(exc, sys.argv[1:])
         if message == "Missing command." and ctx is not None:  # a group given no command
             names: list[str] = getattr(ctx.command, "list_commands", lambda _c: [])(ctx)
             shown = [n for n in names if n not in HIDDEN]
