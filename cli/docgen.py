@@ -53,7 +53,10 @@ Every command follows the same rules:
 - **`-o`/`--output`** always names what the command writes. A command that writes logs
   (`convert`, `simulate`, `demo`) never replaces a file unless told so (`--overwrite`). A page
   or a report (`view`, `review`, `audit --html`, `query`, `report`) replaces the file it names,
-  written whole beside it and renamed, but never a file that holds a match log (exit 2).
+  written whole beside it and renamed, but never a file that holds a match log (exit 2). A
+  FIFO, or a path in /dev such as `/dev/stdout`, named as the output of `convert`, `view`,
+  `review` or `audit --html` is written into as it is; a FIFO that no program opens for
+  reading within 10 s is an error (exit 1), nothing written, not a wait for ever.
 - **An empty name** (`''`, as an unset shell variable gives) as a log, a key or page path, or
   `-o` of the log commands (all but the archive's) is a usage error naming the argument or
   option (exit 2); it is never taken as the current directory.
