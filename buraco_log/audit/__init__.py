@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import msgspec
 
@@ -32,7 +32,7 @@ from buraco_log.audit import settings
 from buraco_log.audit.deals import Provenance, provenance
 from buraco_log.audit.diff import Diff, diff_events, diff_logs
 from buraco_log.audit.explanation import Explanation, explain, explain_event
-from buraco_log.audit.files import find_logs, is_log_file, same_files
+from buraco_log.audit.files import AnyPath, find_logs, is_log_file, path_text, same_files
 from buraco_log.audit.findings import NO_SNAPSHOTS, Finding, to_dict
 from buraco_log.audit.integrity import (
     Integrity,
@@ -272,41 +272,51 @@ def _unsigned_tail(events: Sequence[AnyEvent], sig: Signing, integrity: Integrit
             f"{settings.REQUIRE_SIGNATURES_ENV}=1)")
 
 
-def audit_log(path: str | os.PathLike[str], *, require_commitment: bool = False,
+def audit_log(path: AnyPath, *, require_commitment: bool = False,
               signing: SigningOptions | None = None) -> Verdict:
     """Audit one log file (binary, or JSON Lines by its ``.jsonl`` name).
 
     Never raises for a bad log: unreadable files, damage, illegal moves and wrong scores all
     come back as findings. ``verdict.ok`` is True when there are none.
     """
+    path = path_text(path)  # a bytes path names the file, not "b'...'"
     events, integrity, signed = read_log_signed(path)
-    return audit_events(events, integrity, str(path), require_commitment=require_commitment,
+    return audit_events(events, integrity, path, require_commitment=require_commitment,
                         signed=signed, signing=signing)
 
 
 def audit_many(
-    paths: Sequence[str], *, workers: int = 1,
+    paths: Iterable[AnyPath], *, workers: int = 1,
     on_done: Callable[[Verdict], None] | None = None, require_commitment: bool = False,
     signing: SigningOptions | None = None,
 ) -> list[Verdict]:
     """Audit many logs, in ``workers`` processes; results in the order of ``paths``.
 
-    ``on_done`` is called in this process as each verdict arrives (for a progress bar).
+    ``on_done`` is called in this process as each verdict arrives (for a progress bar); an
+    exception it raises stops the batch (the workers with it) and comes out of this call.
+    No more workers are started than there are logs.
     """
-    if workers <= 1 or len(paths) <= 1:
+    if isinstance(paths, str | bytes | os.PathLike):  # audited letter by letter
+        raise TypeError(f"audit_many takes a list of paths, not one path ({paths!r}): "
+                        "audit_log audits one log")
+    if isinstance(workers, bool) or not isinstance(workers, int):
+        raise TypeError(f"workers is a whole number of processes, not {workers!r}")
+    files = [path_text(p) for p in paths]
+    workers = min(workers, len(files))  # a million workers for two logs hung the caller
+    if workers <= 1 or len(files) <= 1:
         out = []
-        for p in paths:
+        for p in files:
             v = _audit_safely(p, require_commitment, signing)
             if on_done is not None:
                 on_done(v)
             out.append(v)
         return out
-    results: list[Verdict | None] = [None] * len(paths)
-    chunk = max(1, min(64, len(paths) // (workers * 8)))
-    with worker_pool(workers, f"auditing {len(paths)} logs", "no report was written") as pool:
-        flags = [require_commitment] * len(paths)
-        options = [signing] * len(paths)
-        for i, v in enumerate(pool.map(_audit_safely, paths, flags, options, chunksize=chunk)):
+    results: list[Verdict | None] = [None] * len(files)
+    chunk = max(1, min(64, len(files) // (workers * 8)))
+    with worker_pool(workers, f"auditing {len(files)} logs", "no report was written") as pool:
+        flags = [require_commitment] * len(files)
+        options = [signing] * len(files)
+        for i, v in enumerate(pool.map(_audit_safely, files, flags, options, chunksize=chunk)):
             results[i] = v
             if on_done is not None:
                 on_done(v)

@@ -9,6 +9,7 @@ from typing import Any, Literal
 import msgspec
 
 from buraco_log import log
+from buraco_log.audit.files import AnyPath, path_text
 from buraco_log.audit.findings import to_dict
 from buraco_log.audit.integrity import Integrity, IntegrityStatus, not_started, read_log_signed
 from buraco_log.cards import Style, format_card, is_card
@@ -119,8 +120,9 @@ def _short(v: Any) -> str:
     return text if len(text) <= 120 else text[:117] + "..."
 
 
-def diff_logs(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> Diff:
+def diff_logs(a: AnyPath, b: AnyPath) -> Diff:
     """Compare two copies of a match: first divergence, prefix relation, head digests."""
+    a, b = path_text(a), path_text(b)  # a bytes path names the file, not "b'...'"
     ea, ia, sa = read_log_signed(a)
     eb, ib, sb = read_log_signed(b)
     for p, events, integ in ((a, ea, ia), (b, eb, ib)):

@@ -16,13 +16,27 @@ from collections.abc import Iterable
 from buraco_log import log
 from buraco_log.errors import LogFormatError
 
+AnyPath = str | bytes | os.PathLike[str] | os.PathLike[bytes]
+"""A path as a caller may hold it: text, bytes (``os.listdir(b".")``) or a ``pathlib.Path``."""
 
-def file_problem(path: str | os.PathLike[str]) -> str | None:
+
+def path_text(path: AnyPath) -> str:
+    """``path`` as the text every report names it by: a bytes path decoded as the file system
+    does (``str(b"a.blog")`` named "b'a.blog'", a file that does not exist)."""
+    return os.fsdecode(path)
+
+
+NUL_NAME = "a file name cannot hold a NUL byte: no file has this name"
+
+
+def file_problem(path: AnyPath) -> str | None:
     """Why ``path`` is no file to read as a log (a FIFO, a device, ...), found without opening
     it; None for a regular file (a symlink to one included) or one that ``stat`` cannot reach,
     which the reader then reports with the system's reason."""
     try:
         mode = os.stat(path).st_mode  # follows links: a link to a log is a log
+    except ValueError:  # a NUL in the name: no system call can take it
+        return NUL_NAME
     except OSError:
         return None
     if stat.S_ISREG(mode):
@@ -42,13 +56,15 @@ _PACKED_LOGS = tuple(f"{log_suffix}{packed}" for log_suffix in (".jsonl", ".blog
 gzip-compressed: decompress it first"), so that they are never skipped unsaid."""
 
 
-def is_log_file(path: str | os.PathLike[str]) -> bool:
+def is_log_file(path: AnyPath) -> bool:
     """A binary log (by its magic bytes or its ``.blog`` name), a JSON Lines log (by its
     ``.jsonl`` name), or either compressed (``.blog.gz``, ``.jsonl.zst``, ...). A ``.blog``
     file whose header is damaged is still a log, so that checking a directory reports it
     instead of passing over it. Only a regular file is opened to read its magic, and never in
     a way that blocks."""
-    p = str(path)
+    p = path_text(path)
+    if "\0" in p:
+        return False
     if p.endswith((".jsonl", ".blog")) or p.endswith(_PACKED_LOGS):
         return True  # a compressed one is reported as such, not passed over
     try:
@@ -66,7 +82,7 @@ def is_log_file(path: str | os.PathLike[str]) -> bool:
 _BACKUP = re.compile(r"\.bak(\.\d+)?$")  # copies `log.repair` keeps of the damaged bytes
 
 
-def find_logs(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
+def find_logs(paths: Iterable[AnyPath]) -> list[str]:
     """Files as given; directories searched recursively for logs, in name order (hidden
     files and the ``.bak`` copies that repair leaves are skipped); each file once, under the
     first name it is given by.
@@ -76,8 +92,8 @@ def find_logs(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
     so that the audit reports each with its reason instead of hanging on it or passing over
     it. Links to directories are not followed (no loops)."""
     out: list[str] = []
-    for p in paths:
-        p = str(p)
+    for given in paths:
+        p = path_text(given)
         if os.path.isdir(p):
             found: list[str] = []
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from itertools import pairwise
 from typing import Literal
@@ -10,7 +9,7 @@ from typing import Literal
 import msgspec
 
 from buraco_log import log
-from buraco_log.audit.files import file_problem
+from buraco_log.audit.files import NUL_NAME, AnyPath, file_problem, path_text
 from buraco_log.audit.findings import Finding
 from buraco_log.errors import LogFormatError
 from buraco_log.events import (
@@ -66,17 +65,17 @@ def log_not_started(info: log.LogInfo) -> bool:
     return no_event_received(info.events, None if info.torn is None else info.torn.offset)
 
 
-def read_log(path: str | os.PathLike[str]) -> tuple[list[AnyEvent], Integrity]:
+def read_log(path: AnyPath) -> tuple[list[AnyEvent], Integrity]:
     """The intact events of a log and its :class:`Integrity`. Never raises for bad bytes."""
     events, integrity, _ = read_log_signed(path)
     return events, integrity
 
 
-def read_log_signed(path: str | os.PathLike[str]) -> tuple[list[AnyEvent], Integrity, Signed]:
+def read_log_signed(path: AnyPath) -> tuple[list[AnyEvent], Integrity, Signed]:
     """:func:`read_log`, and the log's signature records (checked against its chain only)."""
     signed: list[SignedHead] = []
     version = [FORMAT_VERSION]
-    events, integrity = _read(str(path), signed, version)
+    events, integrity = _read(path_text(path), signed, version)
     if signed:
         integrity = msgspec.structs.replace(integrity, signatures=len(signed))
     return events, integrity, Signed(tuple(signed), version[0])
@@ -88,7 +87,8 @@ def _read(p: str, signed: list[SignedHead], version: list[int]
     if problem is not None:  # a FIFO, a device...: never opened (it could block or never end)
         return [], Integrity(status="unreadable", format="jsonl" if p.endswith(".jsonl")
                              else "binary", events=0, records=0, head=log.head_digest(()),
-                             kind="filetype", message=problem)
+                             kind="unreadable" if problem == NUL_NAME else "filetype",
+                             message=problem)
     if p.endswith(".jsonl"):
         return _read_jsonl(p, signed, version)
     events: list[AnyEvent] = []
@@ -172,7 +172,7 @@ def _unreadable(exc: OSError | LogFormatError, fmt: Literal["binary", "jsonl"]) 
                      else "unreadable")
 
 
-def repeated_signature(path: str | os.PathLike[str], signatures: Sequence[SignedHead]
+def repeated_signature(path: AnyPath, signatures: Sequence[SignedHead]
                        ) -> tuple[int, LogFormatError] | None:
     """The first signature record that repeats the one before it, as the seq it signs and
     the error `verify` gives for it (its byte or line), or None when none does: the audit's
@@ -186,15 +186,17 @@ def repeated_signature(path: str | os.PathLike[str], signatures: Sequence[Signed
     except LogFormatError as exc:
         return seq, exc
     return seq, LogFormatError(f"the signature record after seq {seq} repeats the one before "
-                               "it [sign.duplicate]", path=os.fspath(path), kind="seq")
+                               "it [sign.duplicate]", path=path_text(path), kind="seq")
 
 
-def load(path: str | os.PathLike[str]) -> list[AnyEvent]:
+def load(path: AnyPath) -> list[AnyEvent]:
     """Every event of a log, strictly: damage raises :class:`LogFormatError` naming the file
     and offset (for the commands that show a match rather than judge it). A repeated
     signature record (or line) is damage here, as `verify` says: `explain`, `replay` and
     `moves` showed such a log as whole, where `verify`, `seal` and `convert` refuse it."""
-    p = str(path)
+    p = path_text(path)
+    if "\0" in p:  # refused here, not a ValueError from the first system call
+        raise LogFormatError(NUL_NAME, path=p, kind="unreadable")
     if p.endswith(".jsonl"):
         from buraco_log.jsonl import JsonlReader
 

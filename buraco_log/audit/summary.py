@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import msgspec
 
+from buraco_log.audit.files import AnyPath, path_text
 from buraco_log.audit.findings import NO_SNAPSHOTS
 from buraco_log.audit.integrity import Integrity, not_started, read_log
 from buraco_log.errors import LogFormatError
@@ -96,9 +96,10 @@ def _flat(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     return out
 
 
-def summarize(events: Sequence[AnyEvent], *, path: str = "",
+def summarize(events: Iterable[AnyEvent], *, path: str = "",
               integrity: Integrity | None = None) -> Summary:
     """A match summary (replays up to the first illegal event, if any)."""
+    events = events if isinstance(events, Sequence) else list(events)  # a Reader, say
     tl = Timeline(events, snapshot_every=NO_SNAPSHOTS)
     state = tl.final
     start = events[0] if events and isinstance(events[0], MatchStarted) else None
@@ -150,16 +151,17 @@ def summarize(events: Sequence[AnyEvent], *, path: str = "",
     )
 
 
-def show_log(path: str | os.PathLike[str]) -> Summary:
+def show_log(path: AnyPath) -> Summary:
     """Read a log (tolerating damage, reported in ``integrity``) and summarize it."""
     return read_and_summarize(path)[0]
 
 
-def read_and_summarize(path: str | os.PathLike[str]) -> tuple[Summary, list[AnyEvent]]:
+def read_and_summarize(path: AnyPath) -> tuple[Summary, list[AnyEvent]]:
     """:func:`show_log`, and the events it read: a caller that shows more of the match reads
     the log once (a log of a million events took as long again to read twice)."""
+    path = path_text(path)  # a bytes path names the file, not "b'...'"
     events, integrity = read_log(path)
     if integrity.status == "unreadable":
-        raise LogFormatError(integrity.message or "cannot read", path=str(path),
+        raise LogFormatError(integrity.message or "cannot read", path=path,
                              kind="unreadable")
-    return summarize(events, path=str(path), integrity=integrity), events
+    return summarize(events, path=path, integrity=integrity), events
