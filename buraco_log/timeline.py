@@ -175,8 +175,21 @@ class TableView(msgspec.Struct, frozen=True):
     recent: tuple[str, ...]  # the last few events in words, oldest first
 
 
+def position(value: object, what: str) -> int:
+    """``value`` as a seq, hand, turn, seat or count a caller asked for: a whole number (an
+    ``int``, not a bool, a float or a string). Anything else is the caller's mistake, a
+    :class:`PositionError` naming it, not a TypeError from deep inside (``True`` read as
+    seq 1, ``3.0`` failed in a slice, ``'3'`` was "the log has no seq 3")."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise PositionError(f"a {what} is a whole number, not {value!r} "
+                            f"({type(value).__name__})")
+    return int(value)
+
+
 def table_view(state: State, *, seat: int | None = None, recent: Sequence[str] = ()) -> TableView:
     """The printable table of ``state``: everything, or only what ``seat`` could see."""
+    if seat is not None:
+        seat = position(seat, "seat")
     if seat is not None and not 0 <= seat < len(state.players):
         # the match has no such seat at any seq: no seq is named
         raise PositionError(f"no seat {seat} in a {len(state.players)}-player match")
@@ -256,8 +269,8 @@ class Timeline:
     def __init__(self, events: Sequence[AnyEvent], *, snapshot_every: int = SNAPSHOT_EVERY
                  ) -> None:
         self.recorded = list(events)  # every event given, legal or not
-        self.events = list(events)  # the legal prefix
-        self.every = max(1, snapshot_every)
+        self.events = list(self.recorded)  # the legal prefix (events may be an iterator)
+        self.every = max(1, position(snapshot_every, "snapshot spacing"))
         self.illegal: IllegalMoveError | None = None
         self.before_illegal: State | None = None
         self.score_mismatches: list[IllegalMoveError] = []
@@ -309,11 +322,9 @@ class Timeline:
 
     def state_at(self, seq: int) -> State:
         """The state right after event ``seq`` (-1: before the first event)."""
+        seq = self._reachable(seq)
         if seq == self.last_seq:
             return self.final
-        if not -1 <= seq <= self.last_seq:
-            past_illegal = self.illegal is not None and seq >= self.last_seq + 1
-            raise (ReplayError if past_illegal else PositionError)(self._beyond(seq), seq=seq)
         if seq == -1:
             return State()
         base = (seq // self.every) * self.every
@@ -324,6 +335,16 @@ class Timeline:
             rep.apply(ev)
         return rep.state()
 
+    def _reachable(self, seq: object) -> int:
+        """``seq`` when the table after it is known (-1: before the first event); else the
+        caller asked for a seq the log does not have (:class:`PositionError`), or one past
+        its first illegal event (a :class:`ReplayError`: a finding about the log)."""
+        seq = position(seq, "seq")
+        if not -1 <= seq <= self.last_seq:
+            past_illegal = self.illegal is not None and seq >= self.last_seq + 1
+            raise (ReplayError if past_illegal else PositionError)(self._beyond(seq), seq=seq)
+        return seq
+
     def _beyond(self, seq: int) -> str:
         if self.illegal is not None and seq >= self.last_seq + 1:
             what = (f"seq {seq} is the first illegal event [{self.illegal.rule}]"
@@ -331,6 +352,8 @@ class Timeline:
                     f"seq {seq} is past the first illegal event, seq {self.illegal.seq} "
                     f"[{self.illegal.rule}]")
             return f"{what}: the table is known up to seq {self.last_seq}"
+        if self.last_seq < 0:  # not "seqs 0 to -1"
+            return f"the log has no seq {seq}: it holds no events"
         return f"the log has no seq {seq} (seqs 0 to {self.last_seq})"
 
     def hands_known(self) -> str:
@@ -339,10 +362,12 @@ class Timeline:
 
     def seq_of(self, hand: int, turn: int | None = None) -> int:
         """The seq right after the deal of ``hand`` or, with ``turn``, just before that turn."""
+        hand = position(hand, "hand")
         if hand not in self.deals:
             raise PositionError(f"the log has no hand {hand} ({self.hands_known()})")
         if turn is None:
             return self.deals[hand]
+        turn = position(turn, "turn")
         starts = self.turn_starts[hand]
         if not 0 <= turn < len(starts):
             known = f"turns 0 to {len(starts) - 1}" if starts else "no turn begun"
@@ -351,6 +376,10 @@ class Timeline:
 
     def recent(self, seq: int, count: int = RECENT, seat: int | None = None) -> tuple[str, ...]:
         """The last ``count`` events up to ``seq`` in words (as ``seat`` may know them)."""
+        seq = self._reachable(seq)  # a negative seq sliced from the end of the list
+        count = position(count, "count of recent events")
+        if count < 0:
+            raise PositionError(f"a count of recent events is 0 or more, not {count}")
         lo = max(0, seq - count + 1)
         return tuple(describe_event(e, self.players, self.style, seat)
                      for e in self.events[lo : seq + 1])

@@ -8,6 +8,7 @@ from typing import Any
 
 import msgspec
 
+from buraco_log.audit.files import path_text
 from buraco_log.audit.findings import to_dict
 from buraco_log.audit.integrity import load
 from buraco_log.audit.scores import score_lines
@@ -29,6 +30,7 @@ from buraco_log.timeline import (
     TableView,
     Timeline,
     describe_event,
+    position,
     table_view,
 )
 
@@ -51,6 +53,7 @@ class Explanation(msgspec.Struct, frozen=True):
 
 def explain_event(events: Sequence[AnyEvent], seq: int, *, path: str = "") -> Explanation:
     """Explain the event at ``seq`` against the table just before it."""
+    seq = position(seq, "seq")  # True is no seq 1, nor '3' seq 3
     by_seq = {e.seq: e for e in events}
     if seq not in by_seq:
         if not events:
@@ -65,7 +68,10 @@ def explain_event(events: Sequence[AnyEvent], seq: int, *, path: str = "") -> Ex
                 f"it is unknown, so that event is explained instead")
         seq = tl.illegal.seq
     ev = by_seq[seq]
-    before = tl.state_at(seq - 1)
+    # The table before the first illegal event is the one it was refused against, even
+    # when that event does not follow the legal ones by seq (a log starting at seq 100).
+    before = (tl.before_illegal if tl.illegal is not None and tl.illegal.seq == seq
+              and tl.before_illegal is not None else tl.state_at(seq - 1))
     style = tl.style
     rule = message = None
     try:
@@ -80,13 +86,14 @@ def explain_event(events: Sequence[AnyEvent], seq: int, *, path: str = "") -> Ex
         legal=rule is None, rule=rule,
         description=describe(rule, tiles=style == "tiles") if rule else None,
         message=message, facts=tuple(_facts(before, ev, style)),
-        before=table_view(before, recent=tl.recent(seq - 1)), note=note,
+        before=table_view(before, recent=tl.recent(before.seq)), note=note,
     )
 
 
 def explain(path: str | os.PathLike[str], seq: int) -> Explanation:
     """Read a log strictly and explain the event at ``seq``."""
-    return explain_event(load(path), seq, path=str(path))
+    path = path_text(path)
+    return explain_event(load(path), seq, path=path)
 
 
 def _meld_reading(s: State, ev: MeldLaid | CardsLaidOff, r: Rules,
