@@ -60,8 +60,9 @@ def make(rank: int, suit: int) -> Card:
 
 
 def is_card(code: object) -> bool:
-    """True for a valid card code."""
-    return isinstance(code, int) and 0 <= code <= 64 and IS_CARD[code]
+    """True for a valid card code (an int; ``True`` is no ace of clubs)."""
+    return isinstance(code, int) and not isinstance(code, bool) and 0 <= code <= 64 \
+        and IS_CARD[code]
 
 
 def rank_of(card: Card) -> int:
@@ -90,7 +91,10 @@ def format_card(card: Card, style: Style = "ascii") -> str:
         return (_RANK_ASCII.get(r, str(r)) if r != 10 else "10") + _SUIT_UNICODE[s]
     if style == "tiles":
         return f"{r}{_TILE_COLOURS[s]}"
-    return f"{r}{_TILE_UNICODE[s]}"
+    if style == "tiles-unicode":
+        return f"{r}{_TILE_UNICODE[s]}"
+    # a style no reader knows fell through to coloured tiles ('bogus' gave 7🟡)
+    raise CardParseError(f"unknown card style {style!r} (one of {', '.join(STYLES)})")
 
 
 def format_cards(cards: Iterable[Card], style: Style = "ascii", sep: str = " ") -> str:
@@ -102,31 +106,44 @@ _JOKER_TEXT = {"JK", "JOKER", "🃏", "*", "TATU"}
 
 
 def parse_card(text: str) -> Card:
-    """Read ``Th``, ``10h``, ``7♥``, ``10♥``, ``JK``, ``🃏`` or a Burako tile ``12r``."""
+    """Read ``Th``, ``10h``, ``7♥``, ``10♥``, ``JK``, ``🃏`` or a Burako tile ``12r``.
+
+    A card's rank is ``A``, ``2`` .. ``10``, ``T``, ``J``, ``Q`` or ``K`` before a suit; a
+    tile's number is ``1`` .. ``13`` before a colour. The two do not mix: ``1h``, ``13s`` or
+    ``Kr`` is a slip between them, not a card to guess at, and neither is ``07h``."""
+    if not isinstance(text, str):  # None.strip() failed deep inside, b"7h" in endswith
+        raise CardParseError(f"{text!r} is not a card: a card is text (e.g. 7h, Th, JK)")
     t = text.strip()
     if t.upper() in _JOKER_TEXT:
         return JOKER
     if len(t) < 2:
         raise CardParseError(f"{text!r} is not a card (expected e.g. 7h, Th, 10h, 7♥, JK)")
-    for table in (_SUIT_ASCII, _SUIT_UNICODE, _TILE_COLOURS):
+    for table in (_SUIT_ASCII, _SUIT_UNICODE, _TILE_COLOURS, _TILE_UNICODE):
+        tiles = table is _TILE_COLOURS or table is _TILE_UNICODE
         for suit, mark in enumerate(table):
             if t.endswith(mark) or (table is _SUIT_ASCII and t.endswith(mark.upper())):
-                return make(_parse_rank(t[: -len(mark)], text), suit)
-    for suit, mark in enumerate(_TILE_UNICODE):
-        if t.endswith(mark):
-            return make(_parse_rank(t[: -len(mark)], text), suit)
+                return make(_parse_rank(t[: -len(mark)], text, tiles), suit)
     raise CardParseError(f"{text!r} is not a card: unknown suit or colour")
 
 
-def _parse_rank(head: str, text: str) -> int:
+_CARD_DIGITS = {str(n): n for n in range(2, 11)}  # a card's ranks in digits: 2 .. 10
+_TILE_NUMBERS = {str(n): n for n in range(1, 14)}  # a tile's numbers: 1 .. 13
+
+
+def _parse_rank(head: str, text: str, tiles: bool) -> int:
+    # Exact ASCII text only: str.isdigit() took other scripts' digits (٧, ７) and int() a
+    # leading zero, so a card could be written in text no reader sees as 7.
     h = head.upper()
-    if h in _RANK_TEXT:
-        return _RANK_TEXT[h]
-    # ASCII digits only: str.isdigit() takes other scripts' digits (٧, ７) and superscripts
-    # (², which int() then refuses), so a card could be written in text no reader sees as 7.
-    if h.isascii() and h.isdigit() and 1 <= int(h) <= 13:
-        return int(h)
-    raise CardParseError(f"{text!r} is not a card: unknown rank {head!r}")
+    rank = _TILE_NUMBERS.get(h) if tiles else _CARD_DIGITS.get(h, _RANK_TEXT.get(h))
+    if rank is not None:
+        return rank
+    if not tiles and h in _TILE_NUMBERS:
+        why = f"a card's rank is A, 2 to 10, T, J, Q or K ({head!r} numbers a Burako tile)"
+    elif tiles and h in _RANK_TEXT:
+        why = f"a tile's number is 1 to 13 ({head!r} ranks a card, not a tile)"
+    else:
+        why = f"unknown {'number' if tiles else 'rank'} {head!r}"
+    raise CardParseError(f"{text!r} is not a card: {why}")
 
 
 def parse_cards(text: str) -> tuple[Card, ...]:
