@@ -48,7 +48,7 @@ from operator import mod as _mod
 import msgspec
 
 from buraco_log.cards import Card, deck
-from buraco_log.errors import RulesError
+from buraco_log.errors import DealError, RulesError
 from buraco_log.events import AnyEvent, HandStarted, MatchEnded, MatchStarted
 from buraco_log.rules import Rules
 from buraco_log.rules import check as check_rules
@@ -141,9 +141,38 @@ def shuffle(cards: Iterable[Card], key: bytes) -> list[Card]:
     return out
 
 
+def _seed_bytes(seed: object, what: str) -> bytes:
+    """A seed's UTF-8 bytes; a seed that is no text (None, bytes, a number) or cannot be
+    UTF-8 (a lone surrogate) is refused by name, not an AttributeError from ``encode``."""
+    if not isinstance(seed, str):
+        raise DealError(f"the {what} is text, not {type(seed).__name__} {_short(seed)}")
+    try:
+        return seed.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise DealError(f"the {what} is not valid text: {exc.reason} at character "
+                        f"{exc.start}") from None
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _player_seeds(seeds: object) -> tuple[str, ...]:
+    """The player seeds as a tuple of text: one string is no list of seeds ("abc" was three
+    seeds, 'a', 'b' and 'c', and the deals derived from them)."""
+    if isinstance(seeds, str | bytes) or not isinstance(seeds, Iterable):
+        raise DealError(f"the player seeds are a list of text, not {type(seeds).__name__} "
+                        f"{_short(seeds)}")
+    out = tuple(seeds)
+    for i, seed in enumerate(out):
+        _seed_bytes(seed, f"player seed {i}")
+    return out
+
+
 def commitment_of(server_seed: str) -> str:
     """The public commitment to a server seed: SHA-256 of its UTF-8 bytes, in hex."""
-    return hashlib.sha256(server_seed.encode("utf-8")).hexdigest()
+    return hashlib.sha256(_seed_bytes(server_seed, "server seed")).hexdigest()
 
 
 def new_server_seed() -> str:
@@ -162,18 +191,42 @@ def hand_keys(server_seed: str, player_seeds: Sequence[str]) -> Callable[[int], 
     The message's common start (the domain and the player seeds) is hashed once, and each hand
     only adds its number: a log holding megabytes of player seeds and thousands of hands would
     otherwise hash the seeds again for every hand (22 ms a hand for 5 MB of seeds)."""
+    player_seeds = _player_seeds(player_seeds)
     parts = [_DEAL_DOMAIN, _u32(len(player_seeds))]
     for s in player_seeds:
         b = s.encode("utf-8")
         parts += [_u32(len(b)), b]
-    mac = hmac.new(server_seed.encode("utf-8"), b"".join(parts), "sha256")
+    mac = hmac.new(_seed_bytes(server_seed, "server seed"), b"".join(parts), "sha256")
 
     def key(hand: int) -> bytes:
         h = mac.copy()
-        h.update(_u32(hand))
+        h.update(_u32(_hand_number(hand)))
         return h.digest()
 
     return key
+
+
+def _hand_number(hand: object) -> int:
+    """A hand number a deal key can hold (a u32); struct's "argument out of range" named
+    neither the hand nor the bound."""
+    if isinstance(hand, bool) or not isinstance(hand, int) or not 0 <= hand < _U32:
+        raise DealError(f"no hand {_short(hand)} to deal: hands are numbered 0 to "
+                        f"{_U32 - 1} (0 for the first)")
+    return hand
+
+
+def _deal_arguments(players: object, hand: object, dealer: object, seq: object) -> None:
+    """The caller's numbers, checked before anything is dealt: a dealer seat of 5 at a
+    2-player table made a HandStarted the reducer then refused, and 2.0 players failed in a
+    list product."""
+    if isinstance(players, bool) or not isinstance(players, int):
+        raise DealError(f"the number of players is a whole number, not {_short(players)}")
+    _hand_number(hand)
+    if isinstance(dealer, bool) or not isinstance(dealer, int) or not 0 <= dealer < players:
+        raise DealError(f"no seat {_short(dealer)} to deal from at a {players}-player table "
+                        f"(seats 0 to {players - 1})")
+    if isinstance(seq, bool) or not isinstance(seq, int) or seq < 0:
+        raise DealError(f"a deal's seq is a whole number from 0, not {_short(seq)}")
 
 
 def deal_from_order(
@@ -234,7 +287,14 @@ def deal(
     """Build the deck for ``rules``, shuffle it with ``key`` and deal hand ``hand``.
 
     The rules are checked first (:func:`buraco_log.rules.check`): nothing is sized from a
-    value out of its bounds."""
+    value out of its bounds. A seat count the rules do not allow is a ``RulesError``; a
+    dealer seat, hand or seq no deal can have is a :class:`DealError`."""
+    if isinstance(players, int) and not isinstance(players, bool) \
+            and players not in rules.player_counts:
+        check_rules(rules, players)  # the rules' own words for a seat count they do not allow
+    _deal_arguments(players, hand, dealer, seq)
+    if not isinstance(key, bytes | bytearray):
+        raise DealError(f"a deal key is bytes (hand_key gives it), not {type(key).__name__}")
     check_rules(rules, players)
     order = shuffle(deck(rules.jokers), key)
     return deal_from_order(rules, players, hand, dealer, order, seq=seq, seed=seed)
@@ -244,6 +304,7 @@ def deal_seeded(
     rules: Rules, players: int, hand: int, dealer: int, seed: str, *, seq: int
 ) -> HandStarted:
     """A deal from a plain, uncommitted seed, recorded in ``HandStarted.seed``."""
+    _seed_bytes(seed, "seed")  # named as the plain seed it is, not "the server seed"
     return deal(rules, players, hand, dealer, hand_key(seed, (), hand), seq=seq, seed=seed)
 
 
@@ -258,7 +319,7 @@ class FairDealer:
 
     def __init__(self, server_seed: str | None = None, player_seeds: Sequence[str] = ()) -> None:
         self.server_seed = server_seed if server_seed is not None else new_server_seed()
-        self.player_seeds = tuple(player_seeds)
+        self.player_seeds = _player_seeds(player_seeds)
         self.commitment = commitment_of(self.server_seed)
 
     def deal(self, rules: Rules, players: int, hand: int, dealer: int, *, seq: int) -> HandStarted:

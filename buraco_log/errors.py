@@ -162,6 +162,13 @@ class IllegalMoveError(ReplayError):
             self.args = (f"{where}: [{rule}] {message}",)
 
 
+class DealError(BuracoLogError, ValueError):
+    """An argument the dealer cannot deal from (``buraco_log.dealer``): a seed that is no
+    text, a dealer seat the table does not have, a hand number no deal key can hold."""
+
+    code = "deal.invalid"
+
+
 class ArchiveError(BuracoLogError):
     """A problem with an archive directory or a query over it."""
 
