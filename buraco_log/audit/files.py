@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import re
 import stat
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 
 from buraco_log import log
 from buraco_log.errors import LogFormatError
@@ -101,7 +101,7 @@ def find_logs(paths: Iterable[AnyPath]) -> list[str]:
                 if exc.filename is not None:
                     found.append(os.fsdecode(exc.filename))
 
-            for root, dirs, files in os.walk(p, onerror=unlisted):
+            for root, dirs, files in _walk(p, unlisted):
                 dirs.sort()
                 for f in sorted(files):
                     if f.startswith(".") or _BACKUP.search(f):
@@ -118,6 +118,33 @@ def find_logs(paths: Iterable[AnyPath]) -> list[str]:
     for p in out:
         first.setdefault(os.path.abspath(p), p)
     return list(first.values())
+
+
+def _walk(top: str, onerror: Callable[[OSError], None]
+          ) -> Iterator[tuple[str, list[str], list[str]]]:
+    """``os.walk(top, onerror=onerror)``, top-down, links to directories not followed, with a
+    stack of its own: Python 3.11's walk recursed once a level, and a tree some 1,000
+    directories deep was an internal error (RecursionError) of audit and ingest."""
+    stack = [top]
+    while stack:
+        root = stack.pop()
+        try:
+            with os.scandir(root) as entries:
+                listed = list(entries)
+        except OSError as exc:
+            onerror(exc)
+            continue
+        dirs: list[str] = []
+        files: list[str] = []
+        for entry in listed:
+            try:
+                is_dir = entry.is_dir()
+            except OSError:
+                is_dir = False
+            (dirs if is_dir else files).append(entry.name)
+        yield root, dirs, files  # the caller may sort or prune dirs, as with os.walk
+        below = [os.path.join(root, d) for d in dirs]
+        stack += reversed([d for d in below if not os.path.islink(d)])
 
 
 def _not_regular(path: str) -> bool:

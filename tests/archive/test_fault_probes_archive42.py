@@ -2,8 +2,8 @@
 the words view and convert use; a run killed while staging is named by the kind its staging
 directory records; a file larger than any match log is refused unread (a 1 TB sparse file
 held ingest for an hour, hashed and read as zeros); two ingests creating one archive at once
-no longer take each other's marker for a leftover; a --memory-limit DuckDB cannot count is a
-usage line.
+no longer take each other's marker for a leftover; a source tree deeper than Python's
+recursion limit is walked (it was an internal error).
 
 Probed and held (no new test): the SQL sandbox against this round's list (getenv,
 current_setting, duckdb_settings/secrets/extensions/logs, read_* and globs of the archive's own
@@ -24,6 +24,7 @@ import pytest
 
 from buraco_log.archive import ingest, store
 from buraco_log.archive.ingest import MAX_LOG_BYTES
+from buraco_log.audit.files import find_logs
 from buraco_log.errors import ArchiveError
 from tests.archive.test_fault_probes_archive41 import killed
 from tests.cli.probes import ROOT, cli, one_error_line
@@ -196,6 +197,27 @@ def test_a_clean_up_never_takes_the_marker_another_ingest_is_creating(
                      "this archive"], other
     assert not [n for n in os.listdir(root) if ".tmp-" in n]
     assert ingest([str(LOGS[0])], root).added == 1
+
+
+# -- 5. a source tree deeper than Python's recursion limit ------------------------------------
+
+def test_a_source_tree_1100_directories_deep_is_walked(tmp_path: Path) -> None:
+    """Before: "internal error: RecursionError: maximum recursion depth exceeded" (the walk of
+    Python 3.11 recursed once a level), audit's and ingest's alike."""
+    src = tmp_path / "deep"
+    where = str(src)
+    os.mkdir(where)
+    for _ in range(1100):  # 2,200 bytes of path: within PATH_MAX
+        where = os.path.join(where, "d")
+        os.mkdir(where)
+    shutil.copy(LOGS[0], os.path.join(where, "m.blog"))
+    try:
+        assert find_logs([str(src)]) == [os.path.join(where, "m.blog")]  # ingest's walk
+    finally:  # pytest's clean-up recurses too
+        os.unlink(os.path.join(where, "m.blog"))
+        while where != str(tmp_path):
+            os.rmdir(where)
+            where = os.path.dirname(where)
 
 
 # -- 6. a memory limit past what DuckDB counts ------------------------------------------------
