@@ -319,6 +319,9 @@ class FairDealer:
 
     def __init__(self, server_seed: str | None = None, player_seeds: Sequence[str] = ()) -> None:
         self.server_seed = server_seed if server_seed is not None else new_server_seed()
+        if self.server_seed == "":  # its commitment is sha256 of nothing: every deal known
+            raise DealError("an empty server seed is no secret: its commitment is the "
+                            "SHA-256 of no bytes, so anyone can derive every deal")
         self.player_seeds = _player_seeds(player_seeds)
         self.commitment = commitment_of(self.server_seed)
 

@@ -127,6 +127,35 @@ def test_audit_many_refuses_a_worker_count_that_is_no_whole_number(workers: obje
         audit.audit_many([str(MATCH)], workers=workers)  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize("error", [RuntimeError("the progress bar broke"), KeyboardInterrupt()],
+                         ids=["RuntimeError", "KeyboardInterrupt"])
+@pytest.mark.parametrize("workers", [1, 2])
+def test_on_done_raising_stops_the_batch_and_leaves_no_worker(
+        error: BaseException, workers: int) -> None:
+    import multiprocessing
+
+    calls: list[str] = []
+
+    def done(verdict: audit.Verdict) -> None:
+        calls.append(verdict.path)
+        raise error
+
+    with pytest.raises(type(error)):
+        audit.audit_many([str(MATCH), str(ILLEGAL)] * 3, workers=workers, on_done=done)
+    assert len(calls) == 1  # the first verdict's call raised: no later one was made
+    assert multiprocessing.active_children() == []
+
+
+def test_audit_log_of_what_is_no_log_file_answers_at_once(tmp_path: Path) -> None:
+    fifo = tmp_path / "nobody-writes.blog"
+    os.mkfifo(fifo)  # opened for reading, it would wait for a writer for ever
+    for path, rule in ((fifo, "log.filetype"), ("/dev/zero", "log.filetype"),
+                       (tmp_path, "log.filetype"), (tmp_path / "none.blog", "log.unreadable")):
+        verdict = audit.audit_log(path)
+        assert [f.rule for f in verdict.findings] == [rule], path
+        assert verdict.path == str(path)
+
+
 def test_audit_many_of_two_workers_takes_an_iterator_of_paths() -> None:
     got = audit.audit_many(iter([str(MATCH), str(ILLEGAL)]), workers=2)  # len() of it failed
     assert [v.ok for v in got] == [True, False]
@@ -332,11 +361,12 @@ def test_a_deal_the_table_cannot_have_is_a_deal_error(kwargs: dict, match: str) 
     (lambda: FairDealer(b"s"), "server seed is text, not bytes"),  # type: ignore[arg-type]
     (lambda: FairDealer("s", (1,)), "player seed 0 is text, not int"),  # type: ignore[arg-type]
     (lambda: FairDealer("\udc80"), "server seed is not valid text"),
+    (lambda: FairDealer(""), "an empty server seed is no secret"),
     (lambda: deal_seeded(preset("classic"), 2, 0, 0, None, seq=1), "the seed is text"),  # type: ignore[arg-type]
     (lambda: deal(preset("classic"), 2, 0, 0, "key", seq=1), "a deal key is bytes"),  # type: ignore[arg-type]
     (lambda: hand_key("s", (), -1), "no hand -1"),
-], ids=["seeds-str", "bytes-seed", "int-player-seed", "surrogate", "none-plain", "str-key",
-        "hand-key"])
+], ids=["seeds-str", "bytes-seed", "int-player-seed", "surrogate", "empty", "none-plain",
+        "str-key", "hand-key"])
 def test_a_seed_or_key_the_dealer_cannot_use_is_a_deal_error(
         make: Callable[[], object], match: str) -> None:
     with pytest.raises(DealError, match=match) as got:
