@@ -1,8 +1,26 @@
-"""Keeps the tests that share an expensive session fixture on one worker of ``pytest -n``."""
+"""Keeps the tests that share an expensive session fixture on one worker of ``pytest -n``, and
+writes the project's bytecode once for the processes the tests start."""
 
 from __future__ import annotations
 
+import compileall
+import sys
+from pathlib import Path
+
 import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Under PYTHONDONTWRITEBYTECODE (set where CI is started), nothing ever writes the
+    bytecode of a fresh clone's own modules, so every CLI process the tests start compiled
+    buraco_log and cli from source: 0.45 s of CPU a start instead of 0.27. The controller
+    writes it once (1 s; nothing when it is fresh), as an import without that setting would."""
+    if sys.flags.dont_write_bytecode and not hasattr(config, "workerinput"):
+        for package in ("buraco_log", "cli"):
+            compileall.compile_dir(ROOT / package, quiet=2)
+
 
 # Test directory -> the xdist group its tests run in (one Spark session, one browser).
 _GROUPS = {"tests/spark/": "spark", "tests/view/test_browser.py": "browser"}
