@@ -145,7 +145,7 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return d
 
 
-@pytest.mark.parametrize(("name", "says"), [
+BAD_RULES = [
     ("missing.toml", "missing.toml: No such file or directory"),
     ("folder.toml", "folder.toml: is a directory, not a house-rules file"),
     ("misspelt.toml", "misspelt.toml: rules field 'target_scor': unknown knob (did you mean "
@@ -153,12 +153,21 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ("broken.toml", "broken.toml: not a house-rules TOML file: "),
     ("negative.toml", "negative.toml: rules field 'jokers': -4 is out of bounds"),
     ("birba", "unknown preset 'birba' (did you mean 'biriba'?)"),
-])
-@pytest.mark.parametrize("command", [
+]
+RULES_COMMANDS = [
     ["rules", "show", "{}"],
     ["simulate", "--rules", "{}", "-o", "sim", "--no-progress"],
     ["demo", "--rules", "{}", "-o", "demo.blog"],
-])
+]
+# The -f json form of the same 18: by default each bad name once, the commands in turn (each
+# command twice); the other 12 with -m slow.
+JSON_CASES = [pytest.param(name, says, command, marks=() if i % 3 == j else pytest.mark.slow)
+              for i, (name, says) in enumerate(BAD_RULES)
+              for j, command in enumerate(RULES_COMMANDS)]
+
+
+@pytest.mark.parametrize(("name", "says"), BAD_RULES)
+@pytest.mark.parametrize("command", RULES_COMMANDS)
 def test_a_bad_rules_name_is_a_usage_error_the_same_everywhere(
         files: Path, name: str, says: str, command: list[str]) -> None:
     r = run(*[a.replace("{}", name) for a in command], cwd=files)
@@ -166,6 +175,11 @@ def test_a_bad_rules_name_is_a_usage_error_the_same_everywhere(
     assert r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
     assert r.stderr.startswith("buraco-log: error: ") and says in r.stderr, r.stderr
     assert not (files / "sim").exists() and not (files / "demo.blog").exists()
+
+
+@pytest.mark.parametrize(("name", "says", "command"), JSON_CASES)
+def test_a_bad_rules_name_is_one_json_error_the_same_everywhere(
+        files: Path, name: str, says: str, command: list[str]) -> None:
     as_json = run(*[a.replace("{}", name) for a in command], "-f", "json", cwd=files)
     error = json.loads(as_json.stdout)["error"]
     assert as_json.returncode == 2 and error["exit_status"] == 2 and says in error["message"]
