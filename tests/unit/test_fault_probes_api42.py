@@ -257,6 +257,19 @@ def test_reducer_state_at_of_a_negative_seq_names_the_log_s_seqs(events: list) -
     assert "last seq 0" not in str(got.value)
 
 
+@pytest.mark.xfail(strict=True, reason="rules42: state.view(state, seat=2) of a 2-player "
+                   "match raises ValueError, not the PositionError a Timeline gives for a seat "
+                   "the match does not have; 1.5 and None are TypeErrors from inside, True is "
+                   "seat 1")
+@pytest.mark.parametrize("seat", [2, -1, 1.5, None, True])
+def test_state_view_of_a_seat_the_match_lacks_is_a_position_error(
+        events: list, seat: object) -> None:  # type: ignore[type-arg]
+    from buraco_log.state import view
+
+    with pytest.raises(PositionError):
+        view(state_at(events, 20), seat=seat)  # type: ignore[arg-type]
+
+
 # -- cards --------------------------------------------------------------------------------------
 
 
@@ -372,6 +385,15 @@ def test_a_seed_or_key_the_dealer_cannot_use_is_a_deal_error(
     with pytest.raises(DealError, match=match) as got:
         make()
     assert isinstance(got.value, ValueError) and got.value.code == "deal.invalid"
+
+
+def test_every_rule_check_deals_gives_is_in_the_deals_md_table() -> None:
+    doc = check_deals.__doc__ or ""
+    rules = re.findall(r"``(deal\.[a-z_]+)``", doc.split("Rule ids:", 1)[1])
+    table = (ROOT / "docs" / "deals.md").read_text(encoding="utf-8")
+    assert len(rules) >= 7
+    missing = [r for r in rules if f"| `{r}` |" not in table]
+    assert not missing, f"docs/deals.md has no row for {missing}"  # deal.not_committed
 
 
 # -- the docs' examples give what they say ------------------------------------------------------
