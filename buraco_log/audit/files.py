@@ -163,7 +163,7 @@ def same_files(files: Iterable[str]) -> dict[str, str]:
     for p in files:
         try:
             st = os.stat(p)
-        except OSError:
+        except (OSError, ValueError):  # ValueError: a NUL in the name, no file at all
             continue
         if not stat.S_ISREG(st.st_mode):
             continue

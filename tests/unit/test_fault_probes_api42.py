@@ -91,6 +91,12 @@ def test_the_readers_refuse_a_nul_name_as_a_log_format_error(call: Callable[[], 
     assert got.value.exit_status == 2  # the caller named no file
 
 
+def test_same_files_passes_over_a_name_holding_a_nul(tmp_path: Path) -> None:
+    link = tmp_path / "link.blog"
+    link.symlink_to(MATCH)
+    assert audit.same_files([str(MATCH), "m\x00.blog", str(link)]) == {str(link): str(MATCH)}
+
+
 def test_find_logs_keeps_a_bytes_directory_s_logs_as_text(tmp_path: Path) -> None:
     shutil.copyfile(MATCH, tmp_path / "a.blog")
     assert audit.find_logs([os.fsencode(tmp_path)]) == [str(tmp_path / "a.blog")]
