@@ -113,6 +113,9 @@ def shuffle(cards: Iterable[Card], key: bytes) -> list[Card]:
     and the draws are checked and reduced in bulk; a rejection (odds below ``m / 2**32`` a
     draw) sends the shuffle down the word-by-word path, which reads more blocks as it needs.
     """
+    if not isinstance(key, bytes | bytearray):  # a str failed in bytes.ljust, unnamed
+        raise DealError(f"a shuffle key is bytes (hand_key gives it), not "
+                        f"{type(key).__name__} {_short(key)}")
     out = list(cards)
     n = len(out)
     if n < 2:
@@ -293,8 +296,6 @@ def deal(
             and players not in rules.player_counts:
         check_rules(rules, players)  # the rules' own words for a seat count they do not allow
     _deal_arguments(players, hand, dealer, seq)
-    if not isinstance(key, bytes | bytearray):
-        raise DealError(f"a deal key is bytes (hand_key gives it), not {type(key).__name__}")
     check_rules(rules, players)
     order = shuffle(deck(rules.jokers), key)
     return deal_from_order(rules, players, hand, dealer, order, seq=seq, seed=seed)

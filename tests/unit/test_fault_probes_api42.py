@@ -20,7 +20,7 @@ import pytest
 
 from buraco_log import audit
 from buraco_log.cards import ALL_CODES, STYLES, format_card, is_card, parse_card
-from buraco_log.dealer import FairDealer, check_deals, deal, deal_seeded, hand_key
+from buraco_log.dealer import FairDealer, check_deals, deal, deal_seeded, hand_key, shuffle
 from buraco_log.errors import CardParseError, DealError, PositionError, ReplayError, RulesError
 from buraco_log.log import read_events
 from buraco_log.reducer import state_at
@@ -382,10 +382,11 @@ def test_a_deal_the_table_cannot_have_is_a_deal_error(kwargs: dict, match: str) 
     (lambda: FairDealer("\udc80"), "server seed is not valid text"),
     (lambda: FairDealer(""), "an empty server seed is no secret"),
     (lambda: deal_seeded(preset("classic"), 2, 0, 0, None, seq=1), "the seed is text"),  # type: ignore[arg-type]
-    (lambda: deal(preset("classic"), 2, 0, 0, "key", seq=1), "a deal key is bytes"),  # type: ignore[arg-type]
+    (lambda: deal(preset("classic"), 2, 0, 0, "key", seq=1), "a shuffle key is bytes"),  # type: ignore[arg-type]
+    (lambda: shuffle([1, 2, 3], "key"), "shuffle key is bytes .*, not str 'key'"),  # type: ignore[arg-type]
     (lambda: hand_key("s", (), -1), "no hand -1"),
 ], ids=["seeds-str", "bytes-seed", "int-player-seed", "surrogate", "empty", "none-plain",
-        "str-key", "hand-key"])
+        "str-key", "str-shuffle-key", "hand-key"])
 def test_a_seed_or_key_the_dealer_cannot_use_is_a_deal_error(
         make: Callable[[], object], match: str) -> None:
     with pytest.raises(DealError, match=match) as got:
