@@ -22,7 +22,7 @@ AnyPath = str | bytes | os.PathLike[str] | os.PathLike[bytes]
 
 def path_text(path: AnyPath) -> str:
     """``path`` as the text every report names it by: a bytes path decoded as the file system
-    does (``str(b"a.blog")`` named "b'a.blog'", a file that does not exist)."""
+    does (``str()`` of a bytes path named a file "b'...'", which does not exist)."""
     return os.fsdecode(path)
 
 
