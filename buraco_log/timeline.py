@@ -380,6 +380,8 @@ class Timeline:
         count = position(count, "count of recent events")
         if count < 0:
             raise PositionError(f"a count of recent events is 0 or more, not {count}")
+        if seat is not None and not 0 <= position(seat, "seat") < len(self.players):
+            raise PositionError(f"no seat {seat} in a {len(self.players)}-player match")
         lo = max(0, seq - count + 1)
         return tuple(describe_event(e, self.players, self.style, seat)
                      for e in self.events[lo : seq + 1])

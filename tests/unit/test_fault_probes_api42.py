@@ -201,6 +201,15 @@ def test_recent_of_a_seq_the_log_does_not_have_is_refused(timeline: Timeline, se
         timeline.recent(seq)
 
 
+@pytest.mark.parametrize("seat,said", [(1.5, "a seat is a whole number, not 1.5"),
+                                       (2, "no seat 2 in a 2-player match")])
+def test_recent_for_a_seat_the_match_lacks_is_refused(timeline: Timeline, seat: object,
+                                                      said: str) -> None:
+    # seat 1.5 was nobody: every draw hidden, as if told to a seat at the table
+    with pytest.raises(PositionError, match=re.escape(said)):
+        timeline.recent(10, 6, seat)  # type: ignore[arg-type]
+
+
 def test_a_negative_count_of_recent_events_is_refused(timeline: Timeline) -> None:
     with pytest.raises(PositionError, match="0 or more, not -1"):
         timeline.recent(10, -1)
