@@ -36,7 +36,7 @@ from cli.common import (
     note,
     warn_at_end,
 )
-from cli.paths import named_path, output_path, why_missing
+from cli.paths import named_path, output_path, special_file, why_missing
 from cli.safetext import columns, pad, terminal_safe
 from cli.view_cmd import audit_html, audit_html_usage
 
@@ -465,6 +465,8 @@ def show(path: LogArg, format: FormatOpt = Format.table) -> None:
     stderr, exit 1. A recorded score that differs from the recomputed one (a hand's, or the
     match totals) is shown beside it and said on stderr too, exit 1. A log of a match that
     never received an event (an empty file) is no finding."""
+    if (special := special_file(path)) is not None:
+        raise fail(f"{path}: {special}", EXIT_USAGE, as_json=format is Format.json)
     try:
         events, integrity, signed = audit.read_log_signed(path)
         if integrity.status == "unreadable":
@@ -1067,6 +1069,9 @@ def diff(
     if a == b and from_stdin(a):  # one stream, read once: it would always be "identical"
         raise fail("standard input holds one log: give '-' for one of A and B only",
                    EXIT_USAGE, as_json=format is Format.json)
+    for path in (a, b):
+        if (special := special_file(path)) is not None:
+            raise fail(f"{path}: {special}", EXIT_USAGE, as_json=format is Format.json)
     result = audit.diff_logs(a, b)
     if format is Format.json:
         emit_json(result)

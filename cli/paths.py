@@ -75,3 +75,16 @@ def plural(kind: str) -> str:
     """ "a FIFO" -> "FIFOs", "a directory" -> "directories"."""
     word = kind.removeprefix("a ")
     return word[:-1] + "ies" if word.endswith("y") else word + "s"
+
+
+def special_file(path: Path) -> str | None:
+    """Why ``path`` is not read as a log, in the log reader's words, when it exists and is no
+    regular file (a directory, a FIFO, a device); else None. Each command said it its own way
+    ("skipped, never opened", "is a directory, not a log", "no event could be read (...)")."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None  # missing, or unreadable: the reader names the reason
+    if stat.S_ISREG(mode):
+        return None
+    return f"not a regular file ({file_type(mode)}): not read as a log"

@@ -28,7 +28,7 @@ from buraco_log.review import (
 )
 from buraco_log.ruleids import describe
 from cli.common import EXIT_USAGE, fail, guarded, refuse_input_as_output
-from cli.paths import directory_name, named_path, why_missing
+from cli.paths import directory_name, named_path, special_file, why_missing
 from cli.safetext import terminal_safe, terminal_safe_lines
 from cli.simulate_cmd import check_seed
 
@@ -88,8 +88,8 @@ def review(
     js = format is ReviewFormat.json
     if not path.exists():
         raise fail(f"{path}: {why_missing(path)}", EXIT_USAGE, as_json=js)
-    if path.is_dir():
-        raise fail(f"{path}: is a directory, not a log", EXIT_USAGE, as_json=js)
+    if (special := special_file(path)) is not None:
+        raise fail(f"{path}: {special}", EXIT_USAGE, as_json=js)
     # a bad output is said before the search, not after minutes of it
     if output == "":  # an unset variable: it said ": is a directory; name the file"
         raise fail("--output '': an empty name; name the file (or '-' for stdout)", EXIT_USAGE,

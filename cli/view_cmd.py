@@ -18,7 +18,7 @@ from buraco_log.outpaths import no_directory
 from buraco_log.view import Mark, Page, page_for_log, write_page
 from buraco_log.view.links import Rows, match_pages
 from cli.common import EXIT_USAGE, fail, from_stdin, guarded, refuse_input_as_output
-from cli.paths import directory_name, named_path, why_missing
+from cli.paths import directory_name, named_path, special_file, why_missing
 from cli.safetext import terminal_safe
 
 
@@ -87,8 +87,8 @@ def view(
     way the page is written and the exit status is 1, as for every finding."""
     if not path.exists():
         raise fail(f"{path}: {why_missing(path)}", EXIT_USAGE)
-    if path.is_dir():
-        raise fail(f"{path}: is a directory, not a log", EXIT_USAGE)
+    if (special := special_file(path)) is not None:
+        raise fail(f"{path}: {special}", EXIT_USAGE)
     if output == "":  # an unset variable: it said ".: is a directory; name the page's file"
         raise fail("--output '': an empty name; name the page's file (or '-' for stdout)",
                    EXIT_USAGE)

@@ -287,6 +287,7 @@ READERS: dict[str, list[str]] = {
     "verify": ["verify"], "continues": ["audit", str(GOOD), "--continues"],
 }
 INPUTS = ("fifo", "/dev/zero", "a-directory", "dangling.blog", "n" * 300 + ".blog")
+_KINDS = {"fifo": "a FIFO", "/dev/zero": "a character device", "a-directory": "a directory"}
 PRINTERS: dict[str, list[str]] = {
     "show": ["show", str(GOOD)], "audit": ["audit", str(GOOD)], "rules": ["rules", "list"],
     "convert": ["convert", str(GOOD), "--to", "jsonl", "-o", "-"],
@@ -308,6 +309,9 @@ def _refuses_input(where: Path, command: str, name: str) -> None:
     argv = [*args[:1], name, *args[1:]] if command != "continues" else [*args, name]
     line = one_line(cli(*argv, cwd=where, timeout=30), 2)
     assert line.startswith("buraco-log: error: ") and name in line, line
+    if command != "continues" and name in INPUTS[:3]:  # in the log reader's words, every one
+        # (show said "skipped, never opened", view and review "is a directory, not a log")
+        assert line.endswith(f"{name}: not a regular file ({_KINDS[name]}): not read as a log")
     assert sorted(p.name for p in where.iterdir()) == ["a-directory", "dangling.blog", "fifo"]
 
 
@@ -327,9 +331,10 @@ def _stdout_fails(command: str, how: str) -> None:
     assert one_line(done, 1) == f"buraco-log: error: {said}"
 
 
-@pytest.mark.parametrize(("command", "name"), [("show", "fifo"), ("view", "dangling.blog"),
-                                               ("review", "n" * 300 + ".blog")],
-                         ids=["show-fifo", "view-dangling", "review-long"])
+@pytest.mark.parametrize(("command", "name"), [("show", "fifo"), ("view", "a-directory"),
+                                               ("review", "/dev/zero"),
+                                               ("diff", "n" * 300 + ".blog")],
+                         ids=["show-fifo", "view-dir", "review-zero", "diff-long"])
 def test_a_sample_of_inputs_that_are_no_log(odd_files: Path, command: str, name: str) -> None:
     _refuses_input(odd_files, command, name)
 
