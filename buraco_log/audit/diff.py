@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
 import msgspec
@@ -71,10 +71,12 @@ class Diff(msgspec.Struct, frozen=True):
     signatures_difference: str | None = None
 
 
-def diff_events(a: Sequence[AnyEvent], b: Sequence[AnyEvent], style: Style = "ascii"
+def diff_events(a: Iterable[AnyEvent], b: Iterable[AnyEvent], style: Style = "ascii"
                 ) -> tuple[int | None, tuple[str, ...], Literal["a", "b"] | None]:
     """First diverging seq, what differs there, and which list is a strict prefix.
     ``style``: how the differences name cards (``tiles`` for Burako: 'tile: 2y vs 8b')."""
+    a = a if isinstance(a, Sequence) else list(a)  # len() below: an iterator has none
+    b = b if isinstance(b, Sequence) else list(b)
     shown = to_dict if not style.startswith("tiles") else lambda e: _in_tiles(e, style)
     for x, y in zip(a, b, strict=False):
         if x != y:

@@ -51,9 +51,12 @@ class Explanation(msgspec.Struct, frozen=True):
     note: str | None  # e.g. an earlier illegal event, explained instead
 
 
-def explain_event(events: Sequence[AnyEvent], seq: int, *, path: str = "") -> Explanation:
+def explain_event(events: Iterable[AnyEvent], seq: int, *, path: str = "") -> Explanation:
     """Explain the event at ``seq`` against the table just before it."""
     seq = position(seq, "seq")  # True is no seq 1, nor '3' seq 3
+    # read twice below: an iterator (a Reader) was used up by the first read, and the
+    # timeline then held no event ("the log has no seq 4")
+    events = events if isinstance(events, Sequence) else list(events)
     by_seq = {e.seq: e for e in events}
     if seq not in by_seq:
         if not events:

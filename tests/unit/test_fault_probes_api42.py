@@ -246,6 +246,12 @@ def test_summarize_takes_an_iterator_of_events(events: list) -> None:  # type: i
     assert audit.summarize(iter(events)) == audit.summarize(events)
 
 
+def test_explain_event_and_diff_events_take_iterators(events: list) -> None:  # type: ignore[type-arg]
+    assert audit.explain_event(iter(events), 5) == audit.explain_event(events, 5)
+    assert audit.diff_events(iter(events), iter(events[:10])) == audit.diff_events(
+        events, events[:10])
+
+
 def test_a_seq_past_the_illegal_event_stays_a_finding_about_the_log() -> None:
     tl = Timeline(read_events(str(ILLEGAL)))
     assert tl.illegal is not None and tl.illegal.seq is not None
