@@ -153,7 +153,7 @@ def _notes(events: Sequence[AnyEvent], integrity: Integrity, prov: Provenance,
 
 
 
-def audit_events(events: Sequence[AnyEvent], integrity: Integrity, path: str = "", *,
+def audit_events(events: Iterable[AnyEvent], integrity: Integrity, path: str = "", *,
                  require_commitment: bool = False, signed: Signed | None = None,
                  signing: SigningOptions | None = None) -> Verdict:
     """Audit events already read (``integrity`` says how the bytes held up).
@@ -162,6 +162,7 @@ def audit_events(events: Sequence[AnyEvent], integrity: Integrity, path: str = "
     (``deal.commitment_missing``), for sites where every deal must be provably fair.
     ``signed`` holds the log's signature records; ``signing`` says how to check them.
     """
+    events = events if isinstance(events, Sequence) else list(events)  # each section reads it
     signing = signing or SigningOptions()
     signed = signed or Signed()
     require_commitment = require_commitment or signing.require_signatures

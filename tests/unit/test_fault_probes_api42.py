@@ -246,6 +246,13 @@ def test_summarize_takes_an_iterator_of_events(events: list) -> None:  # type: i
     assert audit.summarize(iter(events)) == audit.summarize(events)
 
 
+def test_audit_events_takes_an_iterator(events: list) -> None:  # type: ignore[type-arg]
+    _, integrity = audit.read_log(MATCH)
+    whole = audit.audit_events(events, integrity)
+    assert audit.audit_events(iter(events), integrity) == whole  # len() of an iterator
+    assert whole.ok and whole.events == len(events)
+
+
 def test_explain_event_and_diff_events_take_iterators(events: list) -> None:  # type: ignore[type-arg]
     assert audit.explain_event(iter(events), 5) == audit.explain_event(events, 5)
     assert audit.diff_events(iter(events), iter(events[:10])) == audit.diff_events(
