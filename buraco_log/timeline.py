@@ -11,7 +11,9 @@ Core module: stdlib and msgspec only.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
+from typing import SupportsIndex
 
 import msgspec
 
@@ -180,10 +182,12 @@ def position(value: object, what: str) -> int:
     ``int``, not a bool, a float or a string). Anything else is the caller's mistake, a
     :class:`PositionError` naming it, not a TypeError from deep inside (``True`` read as
     seq 1, ``3.0`` failed in a slice, ``'3'`` was "the log has no seq 3")."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise PositionError(f"a {what} is a whole number, not {value!r} "
-                            f"({type(value).__name__})")
-    return int(value)
+    if not isinstance(value, bool) and isinstance(value, SupportsIndex):
+        try:
+            return operator.index(value)  # an int, or a NumPy integer from a referee's table
+        except TypeError:  # numpy.bool_ has an __index__ that refuses
+            pass
+    raise PositionError(f"a {what} is a whole number, not {value!r} ({type(value).__name__})")
 
 
 def table_view(state: State, *, seat: int | None = None, recent: Sequence[str] = ()) -> TableView:

@@ -187,6 +187,16 @@ def test_a_timeline_position_that_is_no_int_is_a_position_error_naming_it(
             call(value)  # type: ignore[operator]
 
 
+def test_a_numpy_integer_is_a_position_and_a_numpy_bool_or_float_is_not(
+        timeline: Timeline) -> None:
+    np = pytest.importorskip("numpy")  # a referee's seqs out of a DataFrame
+    assert timeline.state_at(np.int64(20)) == timeline.state_at(20)
+    assert timeline.view(np.int64(5), seat=np.int32(1)).viewer == 1
+    for value in (np.float64(3.0), np.bool_(True)):
+        with pytest.raises(PositionError, match="a seq is a whole number"):
+            timeline.state_at(value)
+
+
 @pytest.mark.parametrize("value", NOT_A_NUMBER, ids=repr)
 def test_explain_refuses_a_seq_that_is_no_int(value: object) -> None:
     # True explained seq 1 as "seq True"; '3' was "the log has no seq 3"; 3.0 a TypeError
