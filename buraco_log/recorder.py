@@ -41,17 +41,16 @@ import errno
 import fcntl
 import os
 import re
-import signal
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any, Final
 
 import msgspec
 
-from buraco_log import __version__, journal, log
+from buraco_log import __version__, journal, log, signalmask
 from buraco_log import events as ev
 from buraco_log.errors import IllegalMoveError, LogFormatError
 from buraco_log.state import State
@@ -362,26 +361,6 @@ def _recorder_running(directory: str) -> bool:
         return True
     finally:
         os.close(fd)
-
-
-_HELD: Final = tuple(getattr(signal, name) for name in (
-    "SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGALRM", "SIGUSR1", "SIGUSR2")
-    if hasattr(signal, name))
-
-
-@contextlib.contextmanager
-def _signals_held() -> Iterator[None]:
-    """The usual signals held while the block runs, then delivered (only the main thread runs
-    Python's signal handlers, so only there can one raise in the middle of the block)."""
-    if (not hasattr(signal, "pthread_sigmask")
-            or threading.current_thread() is not threading.main_thread()):
-        yield
-        return
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 def _identity(fd: int) -> tuple[int, int] | None:
@@ -762,7 +741,7 @@ class Recorder:
         and the next ``close`` closed the directory's number again, by then maybe another
         thread's file: the signals are held meanwhile, each number is forgotten as it is
         closed, and one that no longer names its file is not closed again."""
-        with _signals_held():
+        with signalmask.held():
             for name in ("_dir_fd", "_lock_fd"):
                 fd, identity = getattr(self, name), self._identities.get(name)
                 if fd >= 0:

@@ -31,6 +31,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Final, ParamSpec, TypeVar
 
+from buraco_log import signalmask
 from buraco_log.errors import BuracoLogError
 
 _P = ParamSpec("_P")
@@ -107,7 +108,7 @@ def die_with_parent(parent: int | None, mask: frozenset[int] | None = None,
     """Worker initializer: be killed (SIGKILL) when the process that started this worker dies,
     and end at once if ``parent`` (the pool's process, when it forks its workers itself) is no
     longer this worker's parent. Linux only; elsewhere a no-op. ``mask``: the signal mask to
-    restore (a forked worker inherits the one :func:`_signals_held` set while it started).
+    restore (a forked worker inherits the one ``submit`` set while it started).
     ``board``: where this worker says what it is on (:func:`working_on`)."""
     global _board, _slot
     if board is not None:
@@ -125,24 +126,10 @@ def die_with_parent(parent: int | None, mask: frozenset[int] | None = None,
         os._exit(1)
 
 
+# A pool starts its workers in ``submit``: a SIGTERM that landed in an at-fork callback
+# (logging's) was "Exception ignored" and `audit -j 2` ran on to exit 1, and one that landed
+# mid-start left the pool half made. Held there, they are delivered once it has started.
 _HELD: Final = (signal.SIGINT, signal.SIGTERM)
-
-
-@contextlib.contextmanager
-def _signals_held() -> Iterator[None]:
-    """Ctrl-C (SIGINT) and SIGTERM held while the block runs, then delivered. A pool starts
-    its workers in ``submit``: a SIGTERM that landed in an at-fork callback (logging's) was
-    "Exception ignored" and `audit -j 2` ran on to exit 1, and one that landed mid-start left
-    the pool half made. Only the main thread runs Python's signal handlers."""
-    if not hasattr(signal, "pthread_sigmask") or \
-            threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 class _Pool(ProcessPoolExecutor):
@@ -160,7 +147,7 @@ class _Pool(ProcessPoolExecutor):
 
     def submit(self, fn: Callable[_P, _T], /, *args: _P.args,
                **kwargs: _P.kwargs) -> Future[_T]:
-        with _signals_held():
+        with signalmask.held(_HELD):
             return super().submit(fn, *args, **kwargs)
 
     def unjam(self) -> None:
