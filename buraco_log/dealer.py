@@ -39,11 +39,13 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import operator
 import secrets
 import struct
 from collections.abc import Callable, Iterable, Sequence
 from operator import lt as _lt
 from operator import mod as _mod
+from typing import SupportsIndex
 
 import msgspec
 
@@ -209,27 +211,44 @@ def hand_keys(server_seed: str, player_seeds: Sequence[str]) -> Callable[[int], 
     return key
 
 
+def _whole(value: object) -> int | None:
+    """``value`` as an int when it is a whole number (a NumPy integer too), else None: not a
+    bool, a float or text."""
+    if isinstance(value, bool) or not isinstance(value, SupportsIndex):
+        return None
+    try:
+        return operator.index(value)
+    except TypeError:  # numpy.bool_
+        return None
+
+
 def _hand_number(hand: object) -> int:
     """A hand number a deal key can hold (a u32); struct's "argument out of range" named
     neither the hand nor the bound."""
-    if isinstance(hand, bool) or not isinstance(hand, int) or not 0 <= hand < _U32:
+    n = _whole(hand)
+    if n is None or not 0 <= n < _U32:
         raise DealError(f"no hand {_short(hand)} to deal: hands are numbered 0 to "
                         f"{_U32 - 1} (0 for the first)")
-    return hand
+    return n
 
 
-def _deal_arguments(players: object, hand: object, dealer: object, seq: object) -> None:
+def _deal_arguments(players: object, hand: object, dealer: object, seq: object
+                    ) -> tuple[int, int, int, int]:
     """The caller's numbers, checked before anything is dealt: a dealer seat of 5 at a
     2-player table made a HandStarted the reducer then refused, and 2.0 players failed in a
     list product."""
-    if isinstance(players, bool) or not isinstance(players, int):
+    n = _whole(players)
+    if n is None:
         raise DealError(f"the number of players is a whole number, not {_short(players)}")
     _hand_number(hand)
-    if isinstance(dealer, bool) or not isinstance(dealer, int) or not 0 <= dealer < players:
-        raise DealError(f"no seat {_short(dealer)} to deal from at a {players}-player table "
-                        f"(seats 0 to {players - 1})")
-    if isinstance(seq, bool) or not isinstance(seq, int) or seq < 0:
+    seat = _whole(dealer)
+    if seat is None or not 0 <= seat < n:
+        raise DealError(f"no seat {_short(dealer)} to deal from at a {n}-player table "
+                        f"(seats 0 to {n - 1})")
+    at = _whole(seq)
+    if at is None or at < 0:
         raise DealError(f"a deal's seq is a whole number from 0, not {_short(seq)}")
+    return n, _hand_number(hand), seat, at  # plain ints: the event encodes no NumPy int
 
 
 def deal_from_order(
@@ -292,10 +311,10 @@ def deal(
     The rules are checked first (:func:`buraco_log.rules.check`): nothing is sized from a
     value out of its bounds. A seat count the rules do not allow is a ``RulesError``; a
     dealer seat, hand or seq no deal can have is a :class:`DealError`."""
-    if isinstance(players, int) and not isinstance(players, bool) \
-            and players not in rules.player_counts:
-        check_rules(rules, players)  # the rules' own words for a seat count they do not allow
-    _deal_arguments(players, hand, dealer, seq)
+    n = _whole(players)
+    if n is not None and n not in rules.player_counts:
+        check_rules(rules, n)  # the rules' own words for a seat count they do not allow
+    players, hand, dealer, seq = _deal_arguments(players, hand, dealer, seq)
     check_rules(rules, players)
     order = shuffle(deck(rules.jokers), key)
     return deal_from_order(rules, players, hand, dealer, order, seq=seq, seed=seed)

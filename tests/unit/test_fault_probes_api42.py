@@ -407,6 +407,15 @@ def test_a_deal_the_table_cannot_have_is_a_deal_error(kwargs: dict, match: str) 
         FairDealer("s").deal(preset("classic"), **args)
 
 
+def test_numpy_integers_deal_the_same_hand_as_ints() -> None:
+    np = pytest.importorskip("numpy")
+    dealer = FairDealer("s", ("a", "b"))
+    want = dealer.deal(preset("classic"), players=2, hand=1, dealer=1, seq=30)
+    got = dealer.deal(preset("classic"), players=np.int64(2), hand=np.int64(1),
+                      dealer=np.int32(1), seq=np.int64(30))
+    assert got == want and type(got.seq) is int and type(got.hand) is int
+
+
 @pytest.mark.parametrize("make,match", [
     (lambda: FairDealer("s", "abc"), "player seeds are a list of text, not str 'abc'"),
     (lambda: FairDealer(b"s"), "server seed is text, not bytes"),  # type: ignore[arg-type]
