@@ -22,8 +22,10 @@ prints. Core module: stdlib and msgspec only.
 from __future__ import annotations
 
 import dataclasses
+import operator
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import SupportsIndex
 
 import msgspec
 
@@ -300,10 +302,10 @@ def audit_many(
     if isinstance(paths, str | bytes | os.PathLike):  # audited letter by letter
         raise TypeError(f"audit_many takes a list of paths, not one path ({paths!r}): "
                         "audit_log audits one log")
-    if isinstance(workers, bool) or not isinstance(workers, int):
+    if isinstance(workers, bool) or not isinstance(workers, SupportsIndex):
         raise TypeError(f"workers is a whole number of processes, not {workers!r}")
     files = [path_text(p) for p in paths]
-    workers = min(workers, len(files))  # a million workers for two logs hung the caller
+    workers = min(operator.index(workers), len(files))  # 10**6 workers for two logs hung
     if workers <= 1 or len(files) <= 1:
         out = []
         for p in files:
