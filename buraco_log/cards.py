@@ -108,9 +108,9 @@ _JOKER_TEXT = {"JK", "JOKER", "🃏", "*", "TATU"}
 def parse_card(text: str) -> Card:
     """Read ``Th``, ``10h``, ``7♥``, ``10♥``, ``JK``, ``🃏`` or a Burako tile ``12r``.
 
-    A card's rank is ``A``, ``2`` .. ``10``, ``T``, ``J``, ``Q`` or ``K`` before a suit; a
-    tile's number is ``1`` .. ``13`` before a colour. The two do not mix: ``1h``, ``13s`` or
-    ``Kr`` is a slip between them, not a card to guess at, and neither is ``07h``."""
+    Written files use ``7h``/``Th``/``12r``; a reader also takes the other spellings it has
+    always taken (``1h`` or ``11s`` for a card, ``Kr`` for a tile, ``07h``), because logs
+    written by hand or by other tools hold them and a log once read must stay readable."""
     if not isinstance(text, str):  # None.strip() failed deep inside, b"7h" in endswith
         raise CardParseError(f"{text!r} is not a card: a card is text (e.g. 7h, Th, JK)")
     t = text.strip()
@@ -126,24 +126,16 @@ def parse_card(text: str) -> Card:
     raise CardParseError(f"{text!r} is not a card: unknown suit or colour")
 
 
-_CARD_DIGITS = {str(n): n for n in range(2, 11)}  # a card's ranks in digits: 2 .. 10
-_TILE_NUMBERS = {str(n): n for n in range(1, 14)}  # a tile's numbers: 1 .. 13
-
-
 def _parse_rank(head: str, text: str, tiles: bool) -> int:
-    # Exact ASCII text only: str.isdigit() took other scripts' digits (٧, ７) and int() a
-    # leading zero, so a card could be written in text no reader sees as 7.
     h = head.upper()
-    rank = _TILE_NUMBERS.get(h) if tiles else _CARD_DIGITS.get(h, _RANK_TEXT.get(h))
-    if rank is not None:
-        return rank
-    if not tiles and h in _TILE_NUMBERS:
-        why = f"a card's rank is A, 2 to 10, T, J, Q or K ({head!r} numbers a Burako tile)"
-    elif tiles and h in _RANK_TEXT:
-        why = f"a tile's number is 1 to 13 ({head!r} ranks a card, not a tile)"
-    else:
-        why = f"unknown {'number' if tiles else 'rank'} {head!r}"
-    raise CardParseError(f"{text!r} is not a card: {why}")
+    if h in _RANK_TEXT:
+        return _RANK_TEXT[h]
+    # ASCII digits only: str.isdigit() takes other scripts' digits (٧, ７) and superscripts
+    # (², which int() then refuses), so a card could be written in text no reader sees as 7.
+    if h.isascii() and h.isdigit() and 1 <= int(h) <= 13:
+        return int(h)
+    raise CardParseError(
+        f"{text!r} is not a card: unknown {'number' if tiles else 'rank'} {head!r}")
 
 
 def parse_cards(text: str) -> tuple[Card, ...]:

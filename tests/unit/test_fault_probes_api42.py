@@ -329,8 +329,8 @@ def test_the_documented_spellings_read(text: str, code: int) -> None:
 
 
 @pytest.mark.parametrize("text", [
-    "1h", "11s", "13c", "07h", "Kx", "14r", "0r", "JK2", "", " ", "\t", "٧h", "７h", "²h",
-    "Tr", "Ar", "Kk", "7 h", "10", "7♥\ufe0f",
+    "Kx", "14r", "0r", "14h", "0s", "JK2", "", " ", "\t", "٧h", "７h", "²h", "7 h", "10",
+    "7♥\ufe0f",
 ], ids=repr)
 def test_a_near_miss_is_refused_with_one_line_naming_it(text: str) -> None:
     with pytest.raises(CardParseError) as got:
@@ -338,12 +338,14 @@ def test_a_near_miss_is_refused_with_one_line_naming_it(text: str) -> None:
     assert repr(text) in str(got.value) and "\n" not in str(got.value)
 
 
-@pytest.mark.parametrize("text,why", [
-    ("1h", "'1' numbers a Burako tile"), ("Kr", "'K' ranks a card, not a tile"),
-])
-def test_a_card_and_tile_spelling_mixed_says_which_is_which(text: str, why: str) -> None:
-    with pytest.raises(CardParseError, match=why):
-        parse_card(text)
+@pytest.mark.parametrize("text,same", [
+    ("1h", "Ah"), ("11s", "Js"), ("13c", "Kc"), ("07h", "7h"), ("Tr", "10r"), ("Ar", "1r"),
+    ("Kk", "13k"),
+], ids=repr)
+def test_the_spellings_a_reader_always_took_stay_readable(text: str, same: str) -> None:
+    """Logs written by hand or by other tools hold them; narrowing the reader would leave a
+    log once read unreadable (a format promise), so they read as the written spelling."""
+    assert parse_card(text) == parse_card(same)
 
 
 @pytest.mark.parametrize("value", [None, 7, b"7h"], ids=repr)
