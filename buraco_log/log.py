@@ -1350,10 +1350,13 @@ def _open(path: str, flags: int) -> int:
 
 def fsync_dir(path: str) -> None:
     """Flush the directory holding ``path``: a name just created, renamed or unlinked there
-    survives a power loss."""
+    survives a power loss. A failure names ``path``: an EIO naming no file was put on the log
+    being read (the CLI cannot tell a read's EIO from a write's)."""
     fd = os.open(os.path.dirname(os.path.abspath(path)) or ".", os.O_RDONLY)
     try:
         os.fsync(fd)
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror, path) from None
     finally:
         os.close(fd)
 

@@ -21,7 +21,7 @@ from typing import Any, Final, ParamSpec, TypeVar
 import msgspec
 import typer
 
-from buraco_log.errors import BuracoLogError, LogFormatError
+from buraco_log.errors import WRITE_FAILURES, BuracoLogError, LogFormatError
 from buraco_log.log import MAGIC
 from buraco_log.ruleids import RULES
 from buraco_log.safetext import bytes_escaped
@@ -474,9 +474,11 @@ def guarded(func: Callable[P, R]) -> Callable[P, R]:
     return wrapper
 
 
-_WRITE_ERRNOS: Final = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EPIPE,
-                                   errno.EROFS})
-"""Errors only a write gives: never put on the log being read."""
+_WRITE_ERRNOS: Final = (WRITE_FAILURES - {errno.EIO}) | {errno.EPIPE, errno.EROFS}
+"""Errors only a write gives: never put on the log being read. The log writers' own list
+(a full disk, a quota, a file size limit), and a closed pipe or a read-only file system; not
+EIO, which a read gives too (/proc/self/mem): a writer names its file on an EIO (the
+directory's fsync did not, and a conversion's blamed the log it read, exit 2)."""
 
 
 def _inputs(kwargs: dict[str, Any]) -> list[str]:
