@@ -53,7 +53,7 @@ from buraco_log.expert import (
     views,
 )
 from buraco_log.ruleids import describe
-from buraco_log.safetext import terminal_safe
+from buraco_log.safetext import pad, terminal_safe
 from buraco_log.timeline import card_style
 
 if TYPE_CHECKING:  # the page is drawn by the viewer, imported when a page is asked for
@@ -373,9 +373,10 @@ def to_text(review: Review, *, all_moves: bool = True) -> str:
                 continue
             mark = "MISTAKE" if m.flagged else ""
             better = f"best: {m.best}" if m.cost > 0 else "best"
-            lines.append(f"  {'!' if m.flagged else ' '} seq {m.seq:<5d} {m.kind:<8s} "
-                         f"{m.played:<34s} {better:<40s} cost {m.cost:6.1f} ± {m.se:5.1f} "
-                         f"{mark}".rstrip())
+            # padded by terminal columns: a wide (CJK, emoji) name in a move took two each
+            lines.append(f"  {'!' if m.flagged else ' '} seq {m.seq:<5d} {pad(m.kind, 8)} "
+                         f"{pad(m.played, 34)} {pad(better, 40)} cost {m.cost:6.1f} ± "
+                         f"{m.se:5.1f} {mark}".rstrip())
         lines.append(f"  hand {h.hand}: {h.decisions} decisions, {h.mistakes} mistake"
                      f"{'' if h.mistakes == 1 else 's'}, {h.lost:.0f} ± {h.lost_se:.0f} points "
                      f"lost to them (all decisions: {h.cost:.0f})")

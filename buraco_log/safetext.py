@@ -10,6 +10,7 @@ A byte of a file name that is not UTF-8 is shown ``\\xNN``, as the archive store
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Final
 
 UNSAFE: Final = re.compile(
@@ -50,3 +51,16 @@ def bytes_escaped(text: str) -> str:
 def terminal_safe_lines(text: str) -> str:
     """:func:`terminal_safe` for each line of ``text``, keeping its line breaks."""
     return "\n".join(terminal_safe(line) for line in text.split("\n"))
+
+
+def columns(text: str) -> int:
+    """The terminal columns ``text`` takes: a wide character (CJK, most emoji) two, a
+    combining mark or a zero-width format character none."""
+    return sum(0 if unicodedata.combining(c) or unicodedata.category(c) in ("Mn", "Me", "Cf")
+               else 2 if unicodedata.east_asian_width(c) in ("W", "F") else 1 for c in text)
+
+
+def pad(text: str, width: int) -> str:
+    """``text`` padded with spaces to ``width`` columns (``f"{text:<{width}}"`` counts
+    characters: a table of the names "Zoë" and "王芳" lost its alignment)."""
+    return text + " " * max(0, width - columns(text))
