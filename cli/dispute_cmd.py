@@ -901,9 +901,11 @@ def _continues_usage(continues: Path | None, paths: Sequence[Path], *, as_json: 
     if len(paths) != 1 or paths[0].is_dir():
         raise fail("--continues checks one log against the log it goes on from: name one log",
                    EXIT_USAGE, as_json=as_json)
-    if not continues.exists():
+    try:  # not Path.exists(): a name too long for a file raised, and the error lost the option
+        os.stat(continues)
+    except OSError:
         raise fail(f"--continues {continues}: {why_missing(continues)}", EXIT_USAGE,
-                   as_json=as_json)
+                   as_json=as_json) from None
     if _same(continues, paths[0]):
         raise fail(f"--continues {continues}: is the log being audited; name the log it goes "
                    "on from", EXIT_USAGE, as_json=as_json)
