@@ -33,6 +33,7 @@ from buraco_log.events import (
     MatchStarted,
     Player,
 )
+from buraco_log.outpaths import rename_target
 from buraco_log.rules import Rules, check, check_plain_name, side_of
 from buraco_log.scoring import score_hand
 
@@ -247,18 +248,20 @@ def encode_match(events: Sequence[AnyEvent]) -> bytes:
 
 
 def write_match(path: str | os.PathLike[str], events: Sequence[AnyEvent]) -> None:
-    """Write a sealed log, replacing any file at ``path``. The events were validated as they
-    were played, so not again here; and no fsync: a simulated match can always be remade."""
+    """Write a sealed log, replacing any file at ``path`` (through a symbolic link: the file it
+    names, the link kept, as every output). The events were validated as they were played, so
+    not again here; and no fsync: a simulated match can always be remade."""
     path = os.fspath(path)
-    tmp = f"{path}{_TMP}"
+    target = os.fspath(rename_target(path))
+    tmp = f"{target}{_TMP}"
     try:
         with open(tmp, "wb") as f:
             f.write(encode_match(events))
-        os.replace(tmp, path)
+        os.replace(tmp, target)
     except BaseException as exc:  # an interrupt or a full disk: no half-written file stays
         with contextlib.suppress(OSError):
             os.unlink(tmp)
-        if isinstance(exc, OSError) and exc.filename in (tmp, None):  # named as asked: it
+        if isinstance(exc, OSError) and exc.filename in (tmp, target, None):  # named as asked: it
             # said "LOG.tmp: Operation not permitted", or a full disk without any name
             raise type(exc)(exc.errno, exc.strerror, path) from None
         raise

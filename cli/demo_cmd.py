@@ -11,7 +11,7 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Final
 
 import typer
 
@@ -19,7 +19,7 @@ from buraco_log import audit, jsonl, log
 from buraco_log.errors import LogFormatError
 from buraco_log.events import AnyEvent
 from buraco_log.log import write_log
-from buraco_log.outpaths import no_directory
+from buraco_log.outpaths import no_directory, rename_target
 from buraco_log.rules import PRESETS
 from buraco_log.simulate import simulate_match
 from cli.common import (
@@ -151,32 +151,52 @@ def _write(path: Path, events: list[AnyEvent], *, as_json: bool = False) -> None
     """The log (JSON Lines for a ``.jsonl`` name) written whole beside ``path``, then put in
     its place, so a failed write (a full disk) leaves what was there, or nothing: written in
     place, a header alone was left. A new name is linked, never renamed over, so a file made
-    there meanwhile is not replaced."""
+    there meanwhile is not replaced. ``--overwrite`` of a symbolic link replaces the file it
+    names and keeps the link, as every other output (docs/cli.md's conventions)."""
     replace = os.path.lexists(path)
+    target = rename_target(path) if replace else path
     try:
-        folder = tempfile.mkdtemp(prefix=f".{log.temp_stem(path.name)}.",
-                                  dir=path.parent or Path("."))
+        folder = tempfile.mkdtemp(prefix=f".{log.temp_stem(target.name)}.",
+                                  dir=target.parent or Path("."))
     except OSError as exc:  # a read-only directory: it named the temporary folder
         raise type(exc)(exc.errno, exc.strerror, str(path)) from None
     try:
-        temp = Path(folder) / path.name
+        temp = Path(folder) / target.name
+        binary = Path(folder) / "log.blog"
         try:
             if log.is_jsonl_name(path):  # JSON Lines, as every reader takes the name: the
-                binary = Path(folder) / "log.blog"  # checked binary log, converted whole
-                write_log(binary, events)
+                write_log(binary, events)  # checked binary log, converted whole
                 jsonl.binary_to_jsonl(binary, temp)
             else:
                 write_log(temp, events)
-        except LogFormatError as exc:  # a full disk: named as asked, not by the temporary
-            said = str(exc).replace(str(temp), str(path))
-            raise fail(said.replace(str(Path(folder) / "log.blog"), str(path)), exc.exit_status,
-                       as_json=as_json) from None
-        if replace:  # --overwrite
-            os.replace(temp, path)
-        else:
-            os.link(temp, path)
+            if replace:  # --overwrite
+                os.replace(temp, target)
+            else:
+                os.link(temp, path)
+        except FileExistsError:  # made between the look and the link: never replaced
+            raise fail(f"{path}: exists; the demo does not replace files (--overwrite "
+                       "replaces it)", EXIT_USAGE, as_json=as_json) from None
+        except (LogFormatError, OSError) as exc:  # a full disk: named as asked, in the words
+            raise _as_asked(exc, path, temp, binary) from None  # of convert's failed write
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+_FAILED: Final = "writing the new file failed"
+"""What convert says of a new file it could not write; the demo says it too."""
+
+
+def _as_asked(exc: LogFormatError | OSError, path: Path, *temps: Path) -> Exception:
+    """A failed write on a temporary file as the error of ``path``, the file asked for: its
+    byte, seq and "the log ends whole at byte 20" were the temporary's, which is removed."""
+    for temp in temps:
+        if isinstance(exc, LogFormatError) and exc.path == str(temp) and \
+                exc.message.startswith(f"{_FAILED}: "):  # the JSON Lines writer's own words
+            return type(exc)(exc.message, path=str(path), kind=exc.kind)
+        mapped = log.temp_error(exc, str(temp), str(path), _FAILED)
+        if mapped is not None:
+            return mapped
+    return exc
 
 
 def register(app: typer.Typer) -> None:

@@ -56,7 +56,10 @@ Every command follows the same rules:
   written whole beside it and renamed, but never a file that holds a match log (exit 2). A
   FIFO, or a path in /dev such as `/dev/stdout`, named as the output of `convert`, `view`,
   `review` or `audit --html` is written into as it is; a FIFO that no program opens for
-  reading within 10 s is an error (exit 1), nothing written, not a wait for ever.
+  reading within 10 s is an error (exit 1), nothing written, not a wait for ever. A symbolic
+  link named as an output is written through by every command (a link to a shared folder
+  stays one): the file it names is replaced, or made if it does not exist yet; a link to a
+  FIFO or a device is no file `demo` or `simulate` replace (exit 2).
 - **An empty name** (`''`, as an unset shell variable gives) as a log, a key or page path, or
   `-o` of the log commands (all but the archive's) is a usage error naming the argument or
   option (exit 2); it is never taken as the current directory.

@@ -61,14 +61,15 @@ def why_missing(path: Path) -> str:
 
 
 def not_a_file(path: Path) -> str:
-    """What ``path`` is when it exists and is neither a regular file nor a link ("a FIFO", "a
-    directory"), else "": what ``--overwrite`` must not replace (as root, ``os.replace``
-    swapped /dev/full for a log)."""
+    """What ``path`` is, or the link there leads to, when it is no regular file ("a FIFO", "a
+    directory"), else "" (a dangling link too: it names the file to make): what ``--overwrite``
+    must not replace (as root, ``os.replace`` swapped /dev/full for a log; written through a
+    link, a FIFO it named became the log)."""
     try:
-        mode = os.lstat(path).st_mode
+        mode = os.stat(path).st_mode
     except OSError:
         return ""
-    return "" if stat.S_ISREG(mode) or stat.S_ISLNK(mode) else file_type(mode)
+    return "" if stat.S_ISREG(mode) else file_type(mode)
 
 
 def plural(kind: str) -> str:

@@ -152,7 +152,8 @@ def simulate(
             raise fail(f"{out / taken}: is {kind}; --overwrite replaces logs, not "
                        f"{plural(kind)}", EXIT_USAGE, as_json=js)
     else:  # a log already there may be another match under the same name
-        taken = next((n for n in names_there if (out / n).exists()), None)
+        taken = next((n for n in names_there if os.path.lexists(out / n)), None)  # a
+        # dangling link too: the log would be written where it leads
         if taken is not None:
             raise fail(f"{out / taken}: exists; refusing to replace it (--overwrite, or another "
                        "--output)", EXIT_USAGE, as_json=js)
