@@ -16,6 +16,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from buraco_log.audit.files import walk
 from buraco_log.errors import ArchiveError
 
 from . import store
@@ -157,7 +158,7 @@ def _walk(root: str, committed: set[str], listed: set[str], left: set[str],
     """Look over the whole tree, following no link: each symbolic link is a problem (query
     and report refuse an archive holding one, so a verify that passed it said nothing of
     why they failed), and what an interrupted run left is listed as leftovers."""
-    for dirpath, dirs, names in os.walk(root):
+    for dirpath, dirs, names in walk(root):
         rel_dir = os.path.relpath(dirpath, root)
         for name in sorted(dirs + names):
             path = os.path.join(dirpath, name)

@@ -47,6 +47,7 @@ import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.compute as pc  # type: ignore[import-untyped]
 import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
+from buraco_log.audit.files import walk
 from buraco_log.errors import ArchiveError
 
 from .schema import ARCHIVE_VERSION, PARTITIONED, SCHEMAS, SORT_KEYS, TABLES, storable
@@ -333,7 +334,7 @@ def check_writable(root: str) -> None:
     any of them (the lock, staging, records, partitions, the clean-up). Before: the first clean-up
     step failed with "ARCHIVE/.staging: Permission denied", exit 2, as if the user had
     mistyped a path. Directories only, not following links (query refuses those)."""
-    for dirpath, dirs, _names in os.walk(root):
+    for dirpath, dirs, _names in walk(root):
         if not os.access(dirpath, os.W_OK | os.X_OK):
             why = "a read-only file system" if _read_only_fs(dirpath) else "permission denied"
             where = "the archive" if dirpath == root else "a directory of the archive"
@@ -490,7 +491,7 @@ def _refuse_lost_records(root: str) -> None:
         base = os.path.join(root, table)
         if os.path.islink(base) or not os.path.isdir(base):
             continue
-        for dirpath, _dirs, names in os.walk(base):
+        for dirpath, _dirs, names in walk(base):
             part = next((n for n in names if batch_of(n) is not None), None)
             if part is not None:
                 raise ArchiveError(
@@ -699,7 +700,7 @@ def orphan_parts(root: str, records: list[dict[str, Any]] | None = None
             raise ArchiveError(f"{base}: symbolic links are not allowed inside an archive")
         if not os.path.isdir(base):
             continue
-        for dirpath, _dirs, names in os.walk(base):
+        for dirpath, _dirs, names in walk(base):
             for name in sorted(names):
                 b = batch_of(name)
                 rel = os.path.relpath(os.path.join(dirpath, name), root)
@@ -830,10 +831,9 @@ def _recover(root: str, records: list[dict[str, Any]], intents: dict[str, set[st
     if os.path.isdir(staging):
         # every file, not the batch directory holding them: "1 uncommitted file(s)" was said
         # of a batch of 40 files a kill left while staging
-        for dirpath, _dirs, names in os.walk(staging):
-            removed += (os.path.relpath(os.path.join(dirpath, n), root) for n in names
-                        if not (n == RUN_KIND and os.path.dirname(dirpath) == staging))
-        shutil.rmtree(staging)
+        removed += (os.path.relpath(p, root) for p in _remove_tree(staging)
+                    if not (os.path.basename(p) == RUN_KIND
+                            and os.path.dirname(os.path.dirname(p)) == staging))
     for name in os.listdir(root):  # the marker's, from a creation or setting cut short
         if name.startswith(MARKER + ".tmp-"):
             os.unlink(os.path.join(root, name))
@@ -853,6 +853,29 @@ def _recover(root: str, records: list[dict[str, Any]], intents: dict[str, set[st
             _fsync_dir(d)
     for name in intents:
         end_intent(root, name.removesuffix(INTENT))
+    return removed
+
+
+def _remove_tree(top: str) -> list[str]:
+    """Remove the directory ``top`` and everything in it, following no link, as
+    ``shutil.rmtree`` does; return the files removed (links to directories aside), in the
+    walk's order. Python 3.11's rmtree recursed once a level: a tree 1,100 directories deep
+    left under ``.staging`` was an internal error (RecursionError) of every clean-up."""
+    def unreadable(exc: OSError) -> None:
+        raise exc  # rmtree's error too: a directory it cannot list is not removed
+
+    removed: list[str] = []
+    below: list[str] = []
+    for dirpath, dirs, names in walk(top, unreadable):
+        below.append(dirpath)
+        for name in names:
+            os.unlink(os.path.join(dirpath, name))
+            removed.append(os.path.join(dirpath, name))
+        for name in [d for d in dirs if os.path.islink(os.path.join(dirpath, d))]:
+            os.unlink(os.path.join(dirpath, name))
+            dirs.remove(name)
+    for dirpath in reversed(below):  # a directory after everything below it
+        os.rmdir(dirpath)
     return removed
 
 

@@ -42,6 +42,7 @@ import duckdb
 import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
+from buraco_log.audit.files import walk
 from buraco_log.errors import ArchiveError
 
 from . import store
@@ -293,7 +294,7 @@ def _readable(root: str) -> list[str]:
 
 def _refuse_symlinks(root: str) -> None:
     """DuckDB resolves symlinks itself; refusing them here keeps the archive a plain tree."""
-    for dirpath, dirs, names in os.walk(root):
+    for dirpath, dirs, names in walk(root):
         for name in dirs + names:
             if os.path.islink(os.path.join(dirpath, name)):
                 raise ArchiveError(f"{os.path.join(dirpath, name)}: symbolic links are not "

@@ -101,7 +101,7 @@ def find_logs(paths: Iterable[AnyPath]) -> list[str]:
                 if exc.filename is not None:
                     found.append(os.fsdecode(exc.filename))
 
-            for root, dirs, files in _walk(p, unlisted):
+            for root, dirs, files in walk(p, unlisted):
                 dirs.sort()
                 for f in sorted(files):
                     if f.startswith(".") or _BACKUP.search(f):
@@ -120,11 +120,12 @@ def find_logs(paths: Iterable[AnyPath]) -> list[str]:
     return list(first.values())
 
 
-def _walk(top: str, onerror: Callable[[OSError], None]
-          ) -> Iterator[tuple[str, list[str], list[str]]]:
+def walk(top: str, onerror: Callable[[OSError], None] | None = None
+         ) -> Iterator[tuple[str, list[str], list[str]]]:
     """``os.walk(top, onerror=onerror)``, top-down, links to directories not followed, with a
     stack of its own: Python 3.11's walk recursed once a level, and a tree some 1,000
-    directories deep was an internal error (RecursionError) of audit and ingest."""
+    directories deep was an internal error (RecursionError) of audit and ingest (and of the
+    archive's commands, which walk with this too)."""
     stack = [top]
     while stack:
         root = stack.pop()
@@ -132,7 +133,8 @@ def _walk(top: str, onerror: Callable[[OSError], None]
             with os.scandir(root) as entries:
                 listed = list(entries)
         except OSError as exc:
-            onerror(exc)
+            if onerror is not None:
+                onerror(exc)
             continue
         dirs: list[str] = []
         files: list[str] = []

@@ -1,0 +1,110 @@
+"""Fault probes, round 42b, of the DuckDB archive: a directory tree deeper than Python's
+recursion limit planted inside an archive is walked by verify, query, ingest's clean-up and
+its checks (each was 'internal error: RecursionError': os.walk and shutil.rmtree of Python
+3.11 recursed once a level); a non-finite or negative ``query --timeout`` is a usage line."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from buraco_log.archive import ingest, store
+from buraco_log.archive.fixity import verify_archive
+from tests.cli.probes import ROOT, cli
+
+SIM = ROOT / "examples" / "sim"
+LOG = sorted(SIM.glob("thirteen-quick-2p-*.blog"))[0]
+DEPTH = 1100  # past the recursion limit (1,000); 2,200 bytes of path, within PATH_MAX
+
+
+@pytest.fixture(scope="module")
+def one(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    arch = tmp_path_factory.mktemp("one42b") / "arch"
+    assert ingest([str(LOG)], arch).added == 1
+    return arch
+
+
+@pytest.fixture
+def arch(one: Path, tmp_path: Path) -> Path:
+    copy = tmp_path / "arch"
+    shutil.copytree(one, copy)
+    return copy
+
+
+def _plant(base: Path) -> str:
+    """A chain of DEPTH directories under ``base``; returns the deepest."""
+    where = str(base)
+    os.makedirs(where, exist_ok=True)
+    for _ in range(DEPTH):
+        where = os.path.join(where, "d")
+        os.mkdir(where)
+    return where
+
+
+def _unplant(base: Path) -> None:
+    """pytest's clean-up recurses too: take a planted chain down from its bottom."""
+    where = str(base)
+    while os.path.isdir(os.path.join(where, "d")):
+        where = os.path.join(where, "d")
+    for name in os.listdir(where):
+        os.unlink(os.path.join(where, name))
+    while where != str(base.parent):
+        os.rmdir(where)
+        where = os.path.dirname(where)
+
+
+@pytest.fixture
+def deep(arch: Path) -> Iterator[Path]:
+    """An archive holding a tree DEPTH levels deep in a table's directory and at its top."""
+    planted = [arch / "events" / "deep", arch / "junk"]
+    for base in planted:
+        _plant(base)
+    yield arch
+    for base in planted:
+        if base.exists():
+            _unplant(base)
+
+
+def test_verify_walks_a_deep_tree(deep: Path) -> None:
+    report = verify_archive(str(deep))
+    assert report.ok and report.verified == report.files > 0, report
+
+
+def test_orphan_parts_walks_a_deep_tree(deep: Path) -> None:
+    assert store.orphan_parts(str(deep)) == ([], [])
+
+
+def test_check_writable_walks_a_deep_tree(deep: Path) -> None:
+    store.check_writable(str(deep))  # raised RecursionError
+
+
+@pytest.mark.parametrize("args", [("verify", "{a}"), ("query", "{a}", "SELECT count(*) AS n "
+                                                      "FROM matches")])
+def test_the_reading_commands_walk_a_deep_tree(deep: Path, args: tuple[str, ...]) -> None:
+    """Before: "buraco-log: error: internal error: RecursionError: maximum recursion depth
+    exceeded (a defect of buraco-log; ...)", status 1."""
+    done = cli(*(a.format(a=deep) for a in args))
+    assert done.returncode == 0 and "Error" not in done.stderr, (done.returncode, done.stderr)
+
+
+def test_ingest_cleans_up_a_deep_tree_under_staging(arch: Path) -> None:
+    """A tree left under .staging is removed whole by the next ingest (shutil.rmtree recursed),
+    following no link, and its one file is counted."""
+    bottom = _plant(arch / store.STAGING / "b1")
+    Path(bottom, "x.parquet").write_bytes(b"x")
+    outside = arch.parent / "outside"
+    outside.mkdir()
+    (outside / "keep").write_text("kept")
+    os.symlink(outside, arch / store.STAGING / "b1" / "link")
+    try:
+        report = ingest([str(SIM / "burako-2p-000000.blog")], arch)
+    finally:
+        if (arch / store.STAGING / "b1").exists():
+            _unplant(arch / store.STAGING / "b1")
+    assert report.added == 1 and not (arch / store.STAGING / "b1").exists()
+    assert report.recovered == [os.path.relpath(os.path.join(bottom, "x.parquet"), arch)]
+    assert (outside / "keep").read_text() == "kept"
