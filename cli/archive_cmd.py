@@ -884,9 +884,11 @@ def _write_rows(out: TextIO, stream: archive.QueryStream, format: QueryFormat,
 
 
 def _check_timeout(timeout: float, as_json: bool) -> None:
-    if math.isnan(timeout):
-        raise fail("--timeout: a number of seconds, 0 for no limit", EXIT_USAGE,
-                   as_json=as_json)
+    # typer's min=0 passes inf (and 1e309, read as inf), which ran with no limit: a mistyped
+    # limit must not remove the limit; 0 is the one way to ask for none
+    if not math.isfinite(timeout):
+        raise fail(f"--timeout {timeout}: not a number of seconds (0 for no limit)",
+                   EXIT_USAGE, as_json=as_json)
 
 
 @contextlib.contextmanager

@@ -14,7 +14,7 @@ import pytest
 
 from buraco_log.archive import ingest, store
 from buraco_log.archive.fixity import verify_archive
-from tests.cli.probes import ROOT, cli
+from tests.cli.probes import ROOT, cli, one_error_line
 
 SIM = ROOT / "examples" / "sim"
 LOG = sorted(SIM.glob("thirteen-quick-2p-*.blog"))[0]
@@ -108,3 +108,18 @@ def test_ingest_cleans_up_a_deep_tree_under_staging(arch: Path) -> None:
     assert report.added == 1 and not (arch / store.STAGING / "b1").exists()
     assert report.recovered == [os.path.relpath(os.path.join(bottom, "x.parquet"), arch)]
     assert (outside / "keep").read_text() == "kept"
+
+
+@pytest.mark.parametrize("command", ["query", "report"])
+@pytest.mark.parametrize("limit", ["inf", "1e309", "-Infinity"])
+def test_a_timeout_that_is_no_number_of_seconds_is_a_usage_line(
+        one: Path, command: str, limit: str) -> None:
+    """Before: inf and 1e309 (read as inf) ran the query with no limit at all."""
+    args = [one, "SELECT 1 AS one"] if command == "query" else [one]
+    line = one_error_line(cli(command, *args, f"--timeout={limit}"), 2)
+    assert line.startswith("buraco-log: ") and "--timeout" in line, line
+
+
+def test_a_negative_or_nan_timeout_stays_a_usage_line(one: Path) -> None:
+    for limit in ("-1", "nan"):
+        one_error_line(cli("query", one, "SELECT 1 AS one", f"--timeout={limit}"), 2)
