@@ -123,3 +123,53 @@ def test_a_timeout_that_is_no_number_of_seconds_is_a_usage_line(
 def test_a_negative_or_nan_timeout_stays_a_usage_line(one: Path) -> None:
     for limit in ("-1", "nan"):
         one_error_line(cli("query", one, "SELECT 1 AS one", f"--timeout={limit}"), 2)
+
+
+# -- a cut copy of a match: what ingest does with it, the full match stored or not ----------
+
+FORMAT = ROOT / "examples" / "format"
+
+
+def _cuts(tmp: Path) -> dict[str, tuple[Path, str]]:
+    """Cut copies of two logs, each with the rule ingest refuses it by: mid-record (the brief's
+    first 3,000 bytes), at a record boundary before MatchEnded."""
+    jsonl = (FORMAT / "v1.jsonl").read_bytes()
+    binary = (FORMAT / "v1.blog").read_bytes()
+    lines = jsonl.splitlines(keepends=True)
+    made = {"mid-line.jsonl": (jsonl[:3000], "log.jsonl"),
+            "mid-record.blog": (binary[:3000], "log.torn"),
+            "before-end.jsonl": (b"".join(lines[:len(lines) // 2]), "archive.incomplete")}
+    out = {}
+    for name, (data, rule) in made.items():
+        (tmp / name).write_bytes(data)
+        out[name] = (tmp / name, rule)
+    return out
+
+
+@pytest.mark.parametrize("stored", [False, True], ids=["empty archive", "full match stored"])
+def test_a_damaged_or_unfinished_copy_is_an_error_row_whatever_the_archive_holds(
+        tmp_path: Path, stored: bool) -> None:
+    """A cut copy is never "1 duplicate": mid-record it is damaged (log.jsonl, log.torn), cut
+    at a record boundary before MatchEnded it is unfinished (archive.incomplete), with the
+    full match stored or not (probed: every cut of the format examples, byte by byte)."""
+    arch = tmp_path / "arch"
+    if stored:
+        assert ingest([str(FORMAT / "v1.jsonl"), str(FORMAT / "v1.blog")], arch).added == 1
+    for path, rule in _cuts(tmp_path).values():
+        report = ingest([str(path)], arch)
+        assert (report.added, report.duplicates) == (0, 0), (path, report)
+        assert [(e.path, e.rule) for e in report.errors] == [(str(path), rule)], report.errors
+
+
+def test_a_copy_cut_after_match_ended_is_the_same_match(tmp_path: Path) -> None:
+    """What docs/archive.md says of it: a JSON Lines copy without its end line holds every
+    event, so it is the same match (same head digest), unsealed: a duplicate of the stored
+    one, or stored as an unsealed match when the archive holds none."""
+    lines = (FORMAT / "v1.jsonl").read_bytes().splitlines(keepends=True)
+    assert lines[-1].startswith(b'{"log": "end"')
+    cut = tmp_path / "no-end.jsonl"
+    cut.write_bytes(b"".join(lines[:-1]))
+    alone = ingest([str(cut)], tmp_path / "alone")
+    assert (alone.added, alone.duplicates, alone.errors) == (1, 0, [])
+    both = ingest([str(FORMAT / "v1.jsonl"), str(cut)], tmp_path / "both")
+    assert (both.added, both.duplicates, both.errors) == (1, 1, [])
