@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import errno
+import operator
 import re
+from typing import SupportsIndex
 
 
 class BuracoLogError(Exception):
@@ -129,6 +131,19 @@ class PositionError(ReplayError):
     a finding about the log; the CLI exits 2 for it as for a usage error."""
 
     exit_status = 2
+
+
+def position(value: object, what: str) -> int:
+    """``value`` as a seq, hand, turn, seat or count a caller asked for: a whole number (an
+    ``int``, not a bool, a float or a string). Anything else is the caller's mistake, a
+    :class:`PositionError` naming it, not a TypeError from deep inside (``True`` read as
+    seq 1, ``3.0`` failed in a slice, ``'3'`` was "the log has no seq 3")."""
+    if not isinstance(value, bool) and isinstance(value, SupportsIndex):
+        try:
+            return operator.index(value)  # an int, or a NumPy integer from a referee's table
+        except TypeError:  # numpy.bool_ has an __index__ that refuses
+            pass
+    raise PositionError(f"a {what} is a whole number, not {value!r} ({type(value).__name__})")
 
 
 class IllegalMoveError(ReplayError):

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import Any, SupportsIndex
 
 from buraco_log import rules as rules_mod
 from buraco_log.cards import JOKER, RANK, SUIT, Card, Style, deck, format_card, is_card
 from buraco_log.combos import layoff_options, meld_options
-from buraco_log.errors import IllegalMoveError, PositionError, RulesError
+from buraco_log.errors import IllegalMoveError, PositionError, RulesError, position
 from buraco_log.events import (
     AnyEvent,
     CardDiscarded,
@@ -1547,16 +1547,20 @@ def states(events: Iterable[AnyEvent]) -> Iterator[State]:
         yield r.state()
 
 
-def state_at(events: Iterable[AnyEvent], seq: int, *, check: bool = True) -> State:
+def state_at(events: Iterable[AnyEvent], seq: SupportsIndex, *, check: bool = True) -> State:
     """The state right after event ``seq``."""
+    # checked here, not by the compiled signature: True was seq 1, 3.0 or None a TypeError
+    at = position(seq, "seq")
+    if at < 0:  # the loop would stop at the first event and name it as the log's last
+        raise PositionError(f"the log has no seq {at}: seqs start at 0", seq=at)
     r = Replayer()
     run = r.step if check else r.apply
     for ev in events:
         run(ev)
-        if ev.seq >= seq:
+        if ev.seq >= at:
             break
-    if r.seq != seq:
-        raise PositionError(f"the log has no seq {seq} (last seq {r.seq})", seq=seq)
+    if r.seq != at:
+        raise PositionError(f"the log has no seq {at} (last seq {r.seq})", seq=at)
     return r.state()
 
 

@@ -6,6 +6,7 @@ of these frozen structs, so nobody can change a past state by accident.
 
 from __future__ import annotations
 
+import operator
 from typing import Literal
 
 import msgspec
@@ -136,8 +137,15 @@ class SeatView(msgspec.Struct, frozen=True):
 
 def view(state: State, seat: int) -> SeatView:
     """The state as ``seat`` sees it: other hands and the stock are counts only."""
-    if not 0 <= seat < len(state.players):
-        raise ValueError(f"no seat {seat} in a {len(state.players)}-player match")
+    # ValueError, as it always was, for a seat that is no whole number too (True was seat 1;
+    # 1.5 and None failed inside); a Timeline's own check gives a PositionError
+    try:
+        index = -1 if isinstance(seat, bool) else operator.index(seat)  # NumPy ints too
+    except TypeError:
+        index = -1
+    if not 0 <= index < len(state.players):
+        raise ValueError(f"no seat {seat!r} in a {len(state.players)}-player match")
+    seat = index
     return SeatView(
         seat=seat, seq=state.seq, phase=state.phase, hand=state.hand, turn=state.turn,
         my_hand=state.hands[seat] if state.hands else (),

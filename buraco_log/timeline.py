@@ -11,14 +11,18 @@ Core module: stdlib and msgspec only.
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Sequence
-from typing import SupportsIndex
 
 import msgspec
 
 from buraco_log.cards import Card, Style, format_card
-from buraco_log.errors import BuracoLogError, IllegalMoveError, PositionError, ReplayError
+from buraco_log.errors import (
+    BuracoLogError,
+    IllegalMoveError,
+    PositionError,
+    ReplayError,
+    position,
+)
 from buraco_log.events import (
     AnyEvent,
     CardDiscarded,
@@ -175,19 +179,6 @@ class TableView(msgspec.Struct, frozen=True):
     hand_scores: tuple[tuple[int, ...], ...]  # recomputed score per side of each ended hand
     totals: tuple[int, ...]
     recent: tuple[str, ...]  # the last few events in words, oldest first
-
-
-def position(value: object, what: str) -> int:
-    """``value`` as a seq, hand, turn, seat or count a caller asked for: a whole number (an
-    ``int``, not a bool, a float or a string). Anything else is the caller's mistake, a
-    :class:`PositionError` naming it, not a TypeError from deep inside (``True`` read as
-    seq 1, ``3.0`` failed in a slice, ``'3'`` was "the log has no seq 3")."""
-    if not isinstance(value, bool) and isinstance(value, SupportsIndex):
-        try:
-            return operator.index(value)  # an int, or a NumPy integer from a referee's table
-        except TypeError:  # numpy.bool_ has an __index__ that refuses
-            pass
-    raise PositionError(f"a {what} is a whole number, not {value!r} ({type(value).__name__})")
 
 
 def table_view(state: State, *, seat: int | None = None, recent: Sequence[str] = ()) -> TableView:

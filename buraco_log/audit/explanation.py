@@ -13,7 +13,7 @@ from buraco_log.audit.findings import to_dict
 from buraco_log.audit.integrity import load
 from buraco_log.audit.scores import score_lines
 from buraco_log.cards import Style, counted
-from buraco_log.errors import BuracoLogError, IllegalMoveError, PositionError
+from buraco_log.errors import BuracoLogError, IllegalMoveError, PositionError, position
 from buraco_log.events import (
     AnyEvent,
     CardsLaidOff,
@@ -30,7 +30,6 @@ from buraco_log.timeline import (
     TableView,
     Timeline,
     describe_event,
-    position,
     table_view,
 )
 

@@ -278,34 +278,46 @@ def test_a_seq_past_the_illegal_event_stays_a_finding_about_the_log() -> None:
     assert "past the first illegal event" in str(got.value)
 
 
-@pytest.mark.xfail(strict=True, reason="rules42: reducer.state_at takes True as seq 1 and "
-                   "gives TypeError 'int object expected' for 3.0 or None from the compiled "
-                   "loop; Timeline.state_at refuses them as PositionError")
-@pytest.mark.parametrize("value", [True, 3.0, None])
+@pytest.mark.parametrize("value", [True, 3.0, None, "3"], ids=repr)
 def test_reducer_state_at_refuses_a_seq_that_is_no_int(events: list, value: object) -> None:  # type: ignore[type-arg]
+    # True was seq 1; 3.0 and None a TypeError from the compiled loop
     with pytest.raises(PositionError, match="whole number"):
         state_at(events, value)  # type: ignore[arg-type]
 
 
-@pytest.mark.xfail(strict=True, reason="rules42: reducer.state_at of seq -2 says 'last seq "
-                   "0', having read one event; the log's seqs run 0 to 538")
-def test_reducer_state_at_of_a_negative_seq_names_the_log_s_seqs(events: list) -> None:  # type: ignore[type-arg]
-    with pytest.raises(PositionError) as got:
+def test_reducer_state_at_of_a_negative_seq_says_seqs_start_at_0(events: list) -> None:  # type: ignore[type-arg]
+    with pytest.raises(PositionError, match="no seq -2: seqs start at 0") as got:
         state_at(events, -2)
-    assert "last seq 0" not in str(got.value)
+    assert "last seq 0" not in str(got.value)  # it had read one event and named it the last
 
 
-@pytest.mark.xfail(strict=True, reason="rules42: state.view(state, seat=2) of a 2-player "
-                   "match raises ValueError, not the PositionError a Timeline gives for a seat "
-                   "the match does not have; 1.5 and None are TypeErrors from inside, True is "
-                   "seat 1")
-@pytest.mark.parametrize("seat", [2, -1, 1.5, None, True])
-def test_state_view_of_a_seat_the_match_lacks_is_a_position_error(
+def test_reducer_state_at_takes_a_numpy_like_index(events: list) -> None:  # type: ignore[type-arg]
+    class Index:  # what a NumPy integer offers
+        def __index__(self) -> int:
+            return 20
+
+    assert state_at(events, Index()).seq == 20  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("seat", [2, -1, 1.5, None, True], ids=repr)
+def test_state_view_of_a_seat_the_match_lacks_is_one_value_error(
         events: list, seat: object) -> None:  # type: ignore[type-arg]
+    """A ValueError, as state.view always gave for a seat out of range (a Timeline's check is
+    the PositionError); 1.5 and None failed inside, True was seat 1."""
     from buraco_log.state import view
 
-    with pytest.raises(PositionError):
+    with pytest.raises(ValueError, match=f"no seat {seat!r} in a 2-player match"):
         view(state_at(events, 20), seat=seat)  # type: ignore[arg-type]
+
+
+def test_state_view_takes_a_numpy_like_seat(events: list) -> None:  # type: ignore[type-arg]
+    from buraco_log.state import view
+
+    class Seat:
+        def __index__(self) -> int:
+            return 1
+
+    assert view(state_at(events, 20), seat=Seat()).seat == 1  # type: ignore[arg-type]
 
 
 # -- cards --------------------------------------------------------------------------------------
