@@ -57,7 +57,7 @@ def test_the_library_time_limit_holds_however_small(archived: Archived) -> None:
     assert query(archived.path, "SELECT 1 AS x", timeout=30).to_pylist() == [{"x": 1}]
 
 
-@pytest.mark.parametrize("limit", ["inf", "1e308"])
+@pytest.mark.parametrize("limit", ["1e308", "1e300"])  # inf: a usage line (archive42b)
 def test_a_time_limit_too_large_for_a_timer_is_no_limit_not_a_traceback(
         archived: Archived, limit: str) -> None:
     # the timer thread died with 'OverflowError: timestamp out of range' on stderr
