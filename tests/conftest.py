@@ -1,10 +1,13 @@
-"""Keeps the tests that share an expensive session fixture on one worker of ``pytest -n``, and
-writes the project's bytecode once for the processes the tests start."""
+"""Keeps the tests that share an expensive session fixture on one worker of ``pytest -n``,
+writes the project's bytecode once for the processes the tests start, and holds the fixtures
+several test areas share (a read-only file system)."""
 
 from __future__ import annotations
 
 import compileall
+import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -49,3 +52,15 @@ def pytest_collection_finish(session: pytest.Session) -> None:
             raise pytest.UsageError(
                 f"--dist loadgroup does not group {item.nodeid} with this pytest and "
                 "pytest-xdist (see the pin of pytest in pyproject.toml)")
+
+
+@pytest.fixture
+def read_only(tmp_path: Path) -> Iterator[Path]:
+    """A read-only tmpfs (even root cannot write there); skipped where mounting is refused."""
+    where = tmp_path / "ro"
+    where.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=1m", "none", str(where)],
+                      capture_output=True).returncode != 0:
+        pytest.skip("needs root and mount (a read-only tmpfs)")
+    yield where
+    subprocess.run(["umount", str(where)], capture_output=True)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -185,18 +184,6 @@ def names_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
         for e in events:
             w.append(e)
     return path
-
-
-@pytest.fixture
-def read_only(tmp_path: Path) -> Iterator[Path]:
-    """A read-only tmpfs (even root cannot write there); skipped where mounting is refused."""
-    where = tmp_path / "ro"
-    where.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=1m", "none", str(where)],
-                      capture_output=True).returncode != 0:
-        pytest.skip("needs root and mount (a read-only tmpfs)")
-    yield where
-    subprocess.run(["umount", str(where)], capture_output=True)
 
 
 def test_demo_and_simulate_in_a_read_only_directory_name_the_log(read_only: Path) -> None:

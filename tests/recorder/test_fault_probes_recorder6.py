@@ -13,7 +13,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from concurrent.futures import Future
 from pathlib import Path
 
@@ -364,18 +363,6 @@ def test_a_log_linked_into_a_second_recorders_directory_is_refused_not_interleav
                 assert "another writer holds this log" in str(caught.value)
             assert first.append("t", src[1]) == 1
     assert on_disk(str(tmp_path / "a" / "t.blog")) == list(src[:2])
-
-
-@pytest.fixture
-def read_only(tmp_path: Path) -> Iterator[Path]:
-    """A read-only tmpfs (even root cannot write there); skipped where mounting is refused."""
-    where = tmp_path / "ro"
-    where.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=1m", "none", str(where)],
-                      capture_output=True).returncode != 0:
-        pytest.skip("needs root and mount (a read-only tmpfs)")
-    yield where
-    subprocess.run(["umount", str(where)], capture_output=True)
 
 
 def test_a_recorder_on_a_read_only_directory_names_the_path_and_the_reason(
