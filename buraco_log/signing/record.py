@@ -117,7 +117,6 @@ def key_id_of(public_key: bytes) -> str:
 
 _encoder = msgspec.msgpack.Encoder()
 _decoder = msgspec.msgpack.Decoder(SignedHead)
-_receipt_decoder = msgspec.json.Decoder(Receipt)
 
 
 def encode(record: SignedHead) -> bytes:
@@ -133,12 +132,5 @@ def receipt_json(receipt: Receipt) -> bytes:
     return msgspec.json.format(msgspec.json.encode(receipt), indent=2) + b"\n"
 
 
-def read_receipt(data: bytes) -> Receipt:
-    """A receipt from JSON (``msgspec.MsgspecError`` or ``ValueError`` if it is not one)."""
-    receipt = _receipt_decoder.decode(data)
-    receipt.signed_head()  # checks the hex fields now, so a bad receipt fails where it is read
-    return receipt
-
-
 __all__ = ["DOMAIN", "Receipt", "SignedHead", "decode", "encode", "key_id_of", "message",
-           "read_receipt", "receipt_json", "whose"]
+           "receipt_json", "whose"]
