@@ -11,11 +11,12 @@ Burako tiles are the same model rendered differently: tile 1..13 = rank, colour 
 
 from __future__ import annotations
 
+import operator
 from collections import Counter
 from collections.abc import Iterable
 from typing import Final, Literal
 
-from buraco_log.errors import CardParseError
+from buraco_log.errors import CardParseError, RulesError
 
 Card = int
 """A card code (see the module docstring)."""
@@ -73,9 +74,25 @@ def suit_of(card: Card) -> int:
     return SUIT[card]
 
 
+JOKERS_MAX: Final = 4
+"""The most jokers a material holds: the rules' bound on the ``jokers`` knob (rules.BOUNDS)."""
+
+
 def deck(jokers: int) -> list[Card]:
-    """The material: two French decks (104 cards) plus ``jokers`` jokers, in a fixed order."""
-    return [*NATURALS, *NATURALS, *([JOKER] * jokers)]
+    """The material: two French decks (104 cards) plus ``jokers`` jokers, in a fixed order.
+
+    ``jokers`` is bounded as the rules knob is (0 to :data:`JOKERS_MAX`): a caller passing
+    10**10 built a list of ten billion jokers before anything said no."""
+    if isinstance(jokers, bool):  # True is no count
+        raise RulesError("jokers", f"{jokers!r} is not an integer")
+    try:
+        n = operator.index(jokers)  # a NumPy integer is a count, as for the dealer
+    except TypeError:
+        raise RulesError("jokers", f"{jokers!r} is not an integer") from None
+    if not 0 <= n <= JOKERS_MAX:
+        shown = n if abs(n) < 10**12 else f"{str(n)[:6]}... ({len(str(abs(n)))} digits)"
+        raise RulesError("jokers", f"{shown} is out of bounds (0 to {JOKERS_MAX})")
+    return [*NATURALS, *NATURALS, *([JOKER] * n)]
 
 
 def format_card(card: Card, style: Style = "ascii") -> str:
