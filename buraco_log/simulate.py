@@ -18,6 +18,7 @@ import contextlib
 import hashlib
 import os
 import random
+import stat
 from collections.abc import Callable, Sequence
 
 import msgspec
@@ -271,13 +272,26 @@ _TMP = ".tmp"  # a log being written is LOG.tmp until it is whole
 
 
 def _remove_unfinished(out_dir: str, rules: Rules, players: int) -> None:
-    """Remove the temporary files of this run's matches that stopped workers left."""
+    """Remove the temporary files of this run's matches that stopped workers left: beside
+    each log, and beside the file a log's symbolic link names, where :func:`write_match`
+    writes it (a link to another folder left its ``.tmp`` there)."""
     prefix = f"{rules.name}-{players}p-"
     with contextlib.suppress(OSError):
         for name in os.listdir(out_dir):
-            if name.startswith(prefix) and name.endswith(".blog" + _TMP):
-                with contextlib.suppress(OSError):
-                    os.unlink(os.path.join(out_dir, name))
+            path = os.path.join(out_dir, name)
+            if not name.startswith(prefix):
+                continue
+            if name.endswith(".blog" + _TMP):
+                _unlink_file(path)
+            elif name.endswith(".blog") and os.path.islink(path):
+                _unlink_file(f"{rename_target(path)}{_TMP}")
+
+
+def _unlink_file(path: str) -> None:
+    """Remove ``path`` if it is a regular file (never a directory or device of that name)."""
+    with contextlib.suppress(OSError):
+        if stat.S_ISREG(os.lstat(path).st_mode):
+            os.unlink(path)
 
 
 _NAME_MAX = 255
