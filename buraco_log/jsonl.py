@@ -101,6 +101,17 @@ _LONE_HIGH = re.compile(rb"(?<!\\)(?:\\\\)*\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[d
 """A ``\\uD800``-``\\uDBFF`` escape not followed by a low surrogate's: no Unicode text."""
 
 
+def _bom_message(number: int) -> str:
+    """Why a line starting with a UTF-8 byte order mark is refused. A BOM is refused, not
+    skipped: a log is bytes under a chain and signatures, and a reader that dropped bytes would
+    vouch for a file other than the one it read. Past line 1 it was "invalid character (byte
+    0)"; there it is most often two files joined together, each with its BOM."""
+    where = "file" if number == 1 else "line"
+    why = "" if number == 1 else " (a file's start: two files joined together?)"
+    return (f"the {where} starts with a byte order mark (EF BB BF), which is refused{why}: JSON "
+            "Lines are UTF-8 without one (save the file without BOM)")
+
+
 def _utf16(raw: bytes) -> bool:
     """Does a first line read as UTF-16 (a byte order mark, or "{" next to a NUL byte)?"""
     return raw[:2] in (b"\xff\xfe", b"\xfe\xff") or raw[:2] in (b"{\x00", b"\x00{")
@@ -359,6 +370,14 @@ class JsonlReader:
         """An error of a signature line: no seq of its own (the next event's is not its)."""
         return LogFormatError(log.clip(message), path=self.path, line=line, kind=kind)
 
+    def _refuse_binary(self, first: bytes) -> None:
+        """A binary log named .jsonl: say so (it read as "byte 18 of the line is not UTF-8",
+        while a JSON Lines log read as binary is told its name is at fault)."""
+        if first.startswith(log.MAGIC):
+            raise self._error(
+                "a binary buraco-log log (it starts with BURACOLG), not JSON Lines: a file "
+                "whose name ends in .jsonl is read as JSON Lines (rename it, e.g. to .blog)", 1)
+
     def __iter__(self) -> Iterator[ev.AnyEvent]:
         chain = log.chain_start()
         f = os.fdopen(log.open_log_fd(self.path), "rb")  # never blocks; regular files only
@@ -367,6 +386,8 @@ class JsonlReader:
             # the bound is on the line itself: its end (\n or \r\n) is not counted
             for number, raw in enumerate(_lines(f, self.path), 1):
                 self.size += len(raw)
+                if number == 1:
+                    self._refuse_binary(raw)
                 if len(raw.rstrip(b"\r\n")) > MAX_LINE or (
                         len(raw) == MAX_LINE + 2 and not raw.endswith(b"\r\n")):
                     cr = (" (it holds carriage returns (CR) alone: JSON Lines end each line in "
@@ -412,10 +433,8 @@ class JsonlReader:
                         raise self._error(
                             f"the line is {len(text):,} zero bytes (NUL), no text: {_CRASHED}",
                             number) from None
-                    if number == 1 and text.startswith(_BOM):
-                        raise self._error(
-                            "the file starts with a byte order mark (EF BB BF): JSON Lines are "
-                            "UTF-8 without one (save the file without BOM)", number) from None
+                    if text.startswith(_BOM):
+                        raise self._error(_bom_message(number), number) from None
                     raise self._error(f"not a JSON line: {_why_not_json(raw, exc)}",
                                       number) from None
                 if not isinstance(obj, dict):
@@ -627,7 +646,9 @@ def _publish(tmp: str, dst: str) -> None:
     finally:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
-    log.fsync_dir(dst)  # the new name survives a power loss (and no temporary name does)
+    # the new name survives a power loss (and no temporary name does); if that fails, the
+    # file is whole and stays: NotDurableError says so (an unlink would need the same fsync)
+    log.durable(dst, "written")
 
 
 def binary_to_jsonl(src: str | os.PathLike[str], dst: str | os.PathLike[str]) -> log.LogInfo:

@@ -1361,6 +1361,34 @@ def fsync_dir(path: str) -> None:
         os.close(fd)
 
 
+class NotDurableError(LogWriteError):
+    """A file put in place whole (a rename or link done) whose directory's fsync then failed:
+    its bytes are all there, but its name is not known to survive a power loss. Exit 1, as a
+    failed write; the file is left in place, since taking it back (an unlink) needs the same
+    fsync, and seal and repair cannot take back a rename over the log or a cut.
+    ``reason`` is the system's words (``Input/output error``)."""
+
+    def __init__(self, done: str, reason: str, *, path: str) -> None:
+        super().__init__(f"{done}, but its directory could not be made durable ({reason}): "
+                         "the file is whole and in place, but a power loss may undo it", path=path)
+        self.reason = reason
+
+    def as_failed(self, path: str) -> LogWriteError:
+        """The error of a temporary that is removed after all: a failed write of ``path``."""
+        return LogWriteError(f"writing the new file failed: {self.reason}", path=path)
+
+
+def durable(path: str, done: str, shown: str | None = None) -> None:
+    """Flush the directory of ``path``, which holds a finished file (``done``: what was done
+    to it, "written", "sealed"); a failure is :class:`NotDurableError` naming ``shown`` (the
+    name asked for: a link's, when ``path`` is the file it names). The fsync is looked up by
+    its public name, so a test replacing ``log.fsync_dir`` sees every call."""
+    try:
+        fsync_dir(path)
+    except OSError as exc:
+        raise NotDurableError(done, exc.strerror or str(exc), path=shown or path) from None
+
+
 # The old private name, kept: the writer, seal and repair call it through this module's
 # globals, so a test (or a caller) that replaces ``log._fsync_dir`` still sees every call.
 _fsync_dir = fsync_dir
@@ -2305,7 +2333,7 @@ def repair(
             raise
         saved = made[0] if made else None
         os.fsync(fd)
-        _fsync_dir(path)
+        durable(path, "repaired")  # the cut is done (and its backup made): no taking it back
         return RepairReport(
             path=path,
             cut_offset=info.torn.offset,
@@ -2513,7 +2541,7 @@ def _seal(path: str, shown: str, batch_events: int, lock_timeout: float) -> LogI
             finally:
                 with contextlib.suppress(OSError):
                     os.unlink(tmp)
-        _fsync_dir(path)
+        durable(path, "sealed")  # the rename over the log is done: no taking it back
         _point("seal.renamed")
     return msgspec.structs.replace(info, path=shown)
 
@@ -2565,6 +2593,7 @@ __all__ = [
     "HeadSigner",
     "LogInfo",
     "LogLock",
+    "NotDurableError",
     "Reader",
     "RepairReport",
     "Torn",
@@ -2573,6 +2602,7 @@ __all__ = [
     "clip",
     "decode_records",
     "describe_bad_record",
+    "durable",
     "encode_checked",
     "encode_log",
     "file_type",

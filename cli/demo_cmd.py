@@ -176,10 +176,13 @@ def _write(path: Path, events: list[AnyEvent], *, as_json: bool = False) -> None
         except FileExistsError:  # made between the look and the link: never replaced
             raise fail(f"{path}: exists; the demo does not replace files (--overwrite "
                        "replaces it)", EXIT_USAGE, as_json=as_json) from None
+        except log.NotDurableError as exc:  # the temporary's, in a folder that is removed
+            raise exc.as_failed(str(path)) from None
         except (LogFormatError, OSError) as exc:  # a full disk: named as asked, in the words
             raise _as_asked(exc, path, temp, binary) from None  # of convert's failed write
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+    log.durable(str(target), "written", str(path))  # as convert's: the new name survives a crash
 
 
 _FAILED: Final = "writing the new file failed"

@@ -148,6 +148,8 @@ def _convert(source: Path, output: Path, to: Target, validate: bool, overwrite: 
             except LogFormatError as exc:
                 if exc.path != str(temp):
                     raise
+                if isinstance(exc, log.NotDurableError):  # the temporary is removed after all
+                    exc = exc.as_failed(str(temp))
                 asked = str(output) if special else "the log for standard output"
                 raise type(exc)(  # name what the user asked for, not the temporary
                     f"{exc.message.replace('the new file', asked)} "
@@ -177,7 +179,8 @@ def _convert(source: Path, output: Path, to: Target, validate: bool, overwrite: 
         try:
             info = jsonl.convert(source, temp, to.value, validate=validate)
             os.replace(temp, target)
-            log.fsync_dir(str(target))  # the replacement survives a power loss
+        except log.NotDurableError as exc:  # the temporary's: removed, the old file stays
+            raise exc.as_failed(str(output)) from None
         except LogFormatError as exc:
             if exc.path != str(temp):
                 raise
@@ -189,6 +192,7 @@ def _convert(source: Path, output: Path, to: Target, validate: bool, overwrite: 
         finally:
             with contextlib.suppress(OSError):
                 os.unlink(temp)
+        log.durable(str(target), "written", str(output))  # the replacement survives a crash
     else:
         info = jsonl.convert(source, output, to.value, validate=validate)
     if as_json:
