@@ -240,9 +240,36 @@ def _say_ingested(report: archive.IngestReport, format: Format) -> None:
     for e in report.errors:
         where = f" seq {e.seq}" if e.seq is not None else ""
         typer.echo(terminal_safe(f"refused: {e.path}:{where} [{e.rule}] {e.message}"))
+    _say_stronger(report.stronger_copies)
     if report.recovered:
         typer.echo(f"cleaned up after {_interrupted(report.cut_short)}: "
                    f"{len(report.recovered)} uncommitted file(s)")
+
+
+STRONGER_SHOWN = 20
+"""Stronger copies named one a line by the text summary; ``--format json`` lists them all."""
+
+
+def _say_stronger(copies: list[archive.StrongerCopy]) -> None:
+    """One line per copy left out as a duplicate that holds more than the archive's copy (its
+    seal, more signature records): a site that ingested live logs, then the sealed ones, was
+    told "1 duplicate" and the archive kept the unsealed copy for ever."""
+    for c in copies[:STRONGER_SHOWN]:
+        sealed = "sealed " if "sealed" in c.stronger else ""
+        signed = (f" with {_n(c.signatures, 'signature record')}"
+                  if "signatures" in c.stronger else "")
+        kept = [c.stored_integrity] if "sealed" in c.stronger else []
+        if "signatures" in c.stronger:
+            kept.append("unsigned" if not c.stored_signed else
+                        f"with {c.stored_signatures:,}" if c.stored_signatures is not None
+                        else "signed")
+        typer.echo(terminal_safe(
+            f"{c.path}: a {sealed}copy{signed} of stored match {c.match_id}, stored "
+            f"{' and '.join(kept)}; the archive keeps its copy: docs/archive.md says how to "
+            "replace it"))
+    if len(copies) > STRONGER_SHOWN:
+        typer.echo(f"... and {len(copies) - STRONGER_SHOWN:,} more stronger copies "
+                   "(--format json lists them all)")
 
 
 def _interrupted(cut_short: list[str]) -> str:
@@ -260,7 +287,9 @@ def _as_stored(report: archive.IngestReport) -> archive.IngestReport:
 
     errors = [msgspec.structs.replace(e, path=storable(e.path), message=storable(e.message))
               for e in report.errors]
-    return msgspec.structs.replace(report, errors=errors,
+    stronger = [msgspec.structs.replace(c, path=storable(c.path))
+                for c in report.stronger_copies]
+    return msgspec.structs.replace(report, errors=errors, stronger_copies=stronger,
                                    recovered=[storable(p) for p in report.recovered])
 
 

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from functools import cache
 from itertools import accumulate, chain, repeat
 from operator import attrgetter
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 import pyarrow as pa  # type: ignore[import-untyped]
@@ -293,12 +293,26 @@ def _reject_with_audit(path: str, sha: str, size: int, events: list[AnyEvent],
                               digest=integrity.head, verdict=verdict))
 
 
+class Tail(NamedTuple):
+    """What a copy of a match holds after its events: two copies of one match (one head
+    digest) differ only here. Of two copies, ingest keeps the stronger (:meth:`rank`), and
+    names a copy it cannot keep that holds more (docs/archive.md, "A stronger copy")."""
+
+    match_id: str
+    sealed: bool  # the JSON Lines end line, or a binary log's seal, is there
+    signatures: int  # signature records, each checked against the chain
+
+    def rank(self) -> tuple[bool, int]:
+        """Sealed first, then more signature records: the copy ingest keeps of two."""
+        return self.sealed, self.signatures
+
+
 def check_and_flatten(path: str, sha: str, size: int, rows_for: Any,
                       seen: set[str] | None = None, read: Reader | None = None, *,
-                      require_commitment: bool = False) -> tuple[str, int, int, bool]:
+                      require_commitment: bool = False) -> tuple[str, int, int, bool, Tail]:
     """Check one log; on success append its rows to ``rows_for(preset, month)``.
 
-    Returns ``(digest, game_id, events, fresh)``; raises :class:`Rejected` with the error row.
+    Returns ``(digest, game_id, events, fresh, tail)``; raises :class:`Rejected` with the error row.
     A log whose digest is in ``seen`` (the same match, already flattened into these rows) is
     not replayed again and adds no rows: ``fresh`` is False. ``read`` reads the log named
     ``path`` and its signature records (default :func:`buraco_log.audit.read_log_signed`;
@@ -325,8 +339,9 @@ def check_and_flatten(path: str, sha: str, size: int, rows_for: Any,
     start = events[0]
     digest = integrity.head
     gid = game_id_of(digest)
+    tail = Tail(start.match_id, integrity.status == "sealed", integrity.signatures)
     if seen is not None and digest in seen:
-        return digest, gid, len(events), False
+        return digest, gid, len(events), False, tail
     try:
         flat = replay_columns(events, gid)
     except (IllegalMoveError, ReplayError, IndexError, KeyError, TypeError, ValueError) as exc:
@@ -363,7 +378,7 @@ def check_and_flatten(path: str, sha: str, size: int, rows_for: Any,
     _emit(flat, rows, start, events, digest, sha, size, path, integrity, prov.status)
     if seen is not None:
         seen.add(digest)
-    return digest, gid, len(events), True
+    return digest, gid, len(events), True, tail
 
 
 def _emit(flat: Columns, rows: Rows, start: MatchStarted, events: list[AnyEvent], digest: str,
@@ -426,8 +441,9 @@ def _emit(flat: Columns, rows: Rows, start: MatchStarted, events: list[AnyEvent]
 
 def check_file(path: str, sha: str, size: int, rows_for: Any, seen: set[str] | None = None,
                read: Reader | None = None, *, require_commitment: bool = False
-               ) -> tuple[str, int, int, bool] | dict[str, Any]:
-    """Check and flatten one file: ``(digest, game_id, events, fresh)``, or its error row."""
+               ) -> tuple[str, int, int, bool, Tail] | dict[str, Any]:
+    """Check and flatten one file: ``(digest, game_id, events, fresh, tail)``, or its error
+    row."""
     try:
         return check_and_flatten(path, sha, size, rows_for, seen, read,
                                  require_commitment=require_commitment)

@@ -32,7 +32,7 @@ from buraco_log.audit.pool import worker_pool, working_on
 from buraco_log.errors import LogFormatError
 
 from . import store
-from .flatten import Rows, check_file, error_row
+from .flatten import Rows, Tail, check_file, error_row
 from .schema import ERRORS, storable
 
 HASH_PROGRESS_EVERY = 1000  # files hashed between progress reports while none is checked
@@ -44,6 +44,21 @@ class ErrorSummary(msgspec.Struct, frozen=True):
     rule: str
     message: str
     seq: int | None = None
+
+
+class StrongerCopy(msgspec.Struct):
+    """A copy of a match the archive holds (stored before, or by this run), left out as a
+    duplicate though it holds more after its events: its seal, or more signature records.
+    Ingest never rewrites a committed batch; docs/archive.md says how to replace the copy."""
+
+    path: str
+    match_id: str
+    stronger: list[str]  # "sealed", "signatures"
+    integrity: str  # this copy's: sealed or unsealed
+    signatures: int  # this copy's signature records
+    stored_integrity: str  # the archive's copy's
+    stored_signed: bool
+    stored_signatures: int | None = None  # None: the archive keeps only ``signed``
 
 
 class IngestReport(msgspec.Struct):
@@ -66,6 +81,7 @@ class IngestReport(msgspec.Struct):
     require_commitment: bool = False  # the archive's setting this run checked with
     cut_short: list[str] = msgspec.field(default_factory=list)  # what left ``recovered``:
     # ingest, compact, drop (store.clean_up), or "ingest or compact" (cut while staging)
+    stronger_copies: list[StrongerCopy] = msgspec.field(default_factory=list)  # by path
 
 
 class Progress(msgspec.Struct):
@@ -85,7 +101,8 @@ class Progress(msgspec.Struct):
 
 class ChunkOut(msgspec.Struct):
     parts: dict[tuple[str, str], dict[str, pa.Table]]  # Arrow IPC bytes while packed
-    ok: list[tuple[str, str, int, int, bool]]  # path, digest, game id, events, fresh
+    ok: list[tuple[str, str, int, int, bool, Tail]]  # path, digest, game id, events, fresh,
+    # what the copy holds after its events
     errors: list[dict[str, Any]]
     events: int
     packed: bool = False
@@ -155,7 +172,7 @@ def _check_chunk(items: Sequence[tuple[str, str, int]], require_commitment: bool
             r = rows[key] = Rows()
         return r
 
-    ok: list[tuple[str, str, int, int, bool]] = []
+    ok: list[tuple[str, str, int, int, bool, Tail]] = []
     errors: list[dict[str, Any]] = []
     n_events = 0
     seen: set[str] = set()  # one match twice in a chunk: its rows only once
@@ -260,6 +277,12 @@ class _Batch:
         self.matches = 0
         self.started = time.monotonic()
 
+    def forget(self, gid: int) -> None:
+        """Drop the rows of match ``gid`` gathered so far (a stronger copy takes its place)."""
+        for tables in self.parts.values():
+            for name, ts in tables.items():
+                tables[name] = [store.drop_games(t, {gid}) for t in ts]
+
     def add(self, out: ChunkOut, drop: set[int]) -> None:
         for key, tables in out.parts.items():
             dst = self.parts.setdefault(key, {})
@@ -344,6 +367,10 @@ def ingest(
         copies: dict[tuple[str, bool], list[str]] = {}  # _copy_key -> later files, unread
         refused: dict[tuple[str, bool], ErrorSummary] = {}  # _copy_key -> the finding
         unreadable: list[dict[str, Any]] = []
+        sized: dict[str, tuple[str, int]] = {}  # path -> hash and size: to check it again
+        kept: dict[str, _Kept] = {}  # digest -> the copy this run stores
+        dupes: list[tuple[str, str, Tail]] = []  # path, digest, tail of copies left out
+        flushes = 0  # batches committed so far: a kept copy of this batch can be replaced
         progress = Progress(files=0, done=0, events=0, matches=0, errors=0, elapsed=0.0,
                             found=len(paths))
         # Small inputs still spread over every worker: a few chunks each at least.
@@ -373,6 +400,7 @@ def ingest(
                     seen.add(key)
                     chunk.append(item)
                     checking[item[0]] = item[1]
+                    sized[item[0]] = item[1], item[2]
                     progress.files += 1
                     if len(chunk) == size:
                         yield chunk
@@ -396,16 +424,27 @@ def ingest(
                 out.errors = [r for r in out.errors if r["source_path"] not in changed]
                 out.errors += [error_row(p, "", None, "integrity", "archive.file_changed",
                                          CHANGED) for p in sorted(changed)]
-            for _path, digest, gid, n, fresh in out.ok:
+            swapped: dict[str, ChunkOut] = {}  # digest -> the rows of its stronger copy
+            for _path, digest, gid, n, fresh, tail in out.ok:
                 if _path in changed:
                     drop.add(gid)
                     continue
-                if not fresh:  # a copy of a match earlier in the same chunk: no rows of its own
+                if not fresh or digest in digests:  # a copy of a match earlier in the same
+                    # chunk (no rows of its own), stored before, or by another chunk
                     report.duplicates += 1
-                    continue
-                if digest in digests:  # stored before, or by another chunk: drop these rows
-                    report.duplicates += 1
+                    if fresh:
+                        drop.add(gid)
+                    had = kept.get(digest)
+                    again = _stronger_rows(_path, digest, tail, had, flushes, sized, strict)
+                    if had is None or again is None:
+                        dupes.append((_path, digest, tail))
+                        continue
+                    # within this batch: the stronger copy is stored, the other is the duplicate
+                    dupes.append((had.path, digest, had.tail))
+                    kept[digest] = _Kept(_path, tail, flushes)
+                    batch.forget(gid)
                     drop.add(gid)
+                    swapped[digest] = again
                     continue
                 if gid in ids:  # two digests, one 63-bit id: never seen; refuse, do not mix
                     drop.add(gid)
@@ -414,11 +453,14 @@ def ingest(
                     continue
                 digests[digest] = gid
                 ids.add(gid)
+                kept[digest] = _Kept(_path, tail, flushes)
                 report.added += 1
                 report.events += n
                 batch.events += n
                 batch.matches += 1
             batch.add(out, drop)
+            for again in swapped.values():
+                batch.add(again, set())
             for row in out.errors:
                 report.errors.append(ErrorSummary(row["source_path"], row["code"], row["rule"],
                                                   row["message"], row["seq"]))
@@ -434,7 +476,7 @@ def ingest(
                 on_progress(progress)
 
         def flush(force: bool = False) -> None:
-            nonlocal batch
+            nonlocal batch, flushes
             if batch.empty():
                 return
             if not force and batch.events < commit_events and \
@@ -446,6 +488,7 @@ def ingest(
                 if record:
                     report.batches.append(record["batch"])
                 batch = _Batch()
+                flushes += 1
 
         try:
             if report.jobs == 1 or len(paths) <= size:
@@ -460,6 +503,7 @@ def ingest(
             flush(force=True)  # a Ctrl-C now is held until the commit is whole
         report.interrupted = report.interrupted or bool(caught)
         _count_copies(report, copies, refused)
+        report.stronger_copies = _stronger_copies(root, dupes, kept)
         if store.current_ratings(root) is None and store.manifests(root):
             try:
                 _store_ratings(root)
@@ -533,6 +577,66 @@ def _count_copies(report: IngestReport, copies: dict[tuple[str, bool], list[str]
             report.errors.append(ErrorSummary(path, first.code, first.rule,
                                               f"the same bytes as {first.path}: "
                                               f"{first.message}", first.seq))
+
+
+class _Kept(msgspec.Struct, frozen=True):
+    path: str
+    tail: Tail
+    batch: int  # the ``flushes`` count when it was gathered: its batch's number in the run
+
+
+def _stronger_rows(path: str, digest: str, tail: Tail, had: _Kept | None, flushes: int,
+                   sized: dict[str, tuple[str, int]], strict: bool) -> ChunkOut | None:
+    """The rows of ``path``, a copy of a match this run keeps in the batch it gathers, when it
+    ranks above the kept one (:meth:`Tail.rank`): checked again alone (a copy met in the same
+    chunk has no rows of its own). None when it is weaker, the kept copy is committed, or the
+    file no longer gives that match with those bytes."""
+    if had is None or had.batch != flushes or tail.rank() <= had.tail.rank():
+        return None
+    sha, size = sized[path]
+    out = check_chunk([(path, sha, size)], strict)
+    if len(out.ok) != 1 or out.ok[0][1] != digest or out.ok[0][5] != tail or \
+            _sha256(path) != sha:
+        return None
+    return out
+
+
+def _stronger_copies(root: str, dupes: list[tuple[str, str, Tail]], kept: dict[str, _Kept]
+                     ) -> list[StrongerCopy]:
+    """The copies left out as duplicates that hold more than the archive's copy: the seal, or
+    more signature records (against a match stored before, which keeps only ``signed``: a
+    signed copy of an unsigned one). Sorted by path, as both engines list them."""
+    before = {d for _, d, _ in dupes if d not in kept}
+    stored = store.stored_tails(root, before) if before else {}
+    out: list[StrongerCopy] = []
+    for path, digest, tail in dupes:
+        k = kept.get(digest)
+        ref: tuple[bool, bool, int | None]
+        if k is not None:
+            ref = (k.tail.sealed, k.tail.signatures > 0, k.tail.signatures)
+        elif digest in stored:
+            ref = (stored[digest][1] == "sealed", stored[digest][2], None)
+        else:  # refused (a game id taken), or its bytes changed: not in the archive
+            continue
+        copy = _compare(path, tail, *ref)
+        if copy is not None:
+            out.append(copy)
+    return sorted(out, key=lambda c: c.path)
+
+
+def _compare(path: str, tail: Tail, sealed: bool, signed: bool, signatures: int | None
+             ) -> StrongerCopy | None:
+    stronger = []
+    if tail.sealed and not sealed:
+        stronger.append("sealed")
+    if tail.signatures > signatures if signatures is not None else \
+            tail.signatures and not signed:  # of a signed match stored before, no count
+        stronger.append("signatures")
+    if not stronger:
+        return None
+    return StrongerCopy(path, tail.match_id, stronger,
+                        "sealed" if tail.sealed else "unsealed", tail.signatures,
+                        "sealed" if sealed else "unsealed", signed, signatures)
 
 
 def _run_pool(chunks: Iterable[list[tuple[str, str, int]]], jobs: int,

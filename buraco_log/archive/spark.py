@@ -61,13 +61,16 @@ import pyarrow as pa  # type: ignore[import-untyped]
 
 from buraco_log import audit, log
 from buraco_log.archive import store
-from buraco_log.archive.flatten import Reader, Rows, check_file, error_row
+from buraco_log.archive.flatten import Reader, Rows, Tail, check_file, error_row
 from buraco_log.archive.ingest import (
     ErrorSummary,
     IngestReport,
+    StrongerCopy,
     _hash,
     _interrupt_after,
+    _Kept,
     _store_ratings,
+    _stronger_copies,
     few_collections,
 )
 from buraco_log.archive.schema import ERRORS, PARTITIONED, TABLES, VIEW_SCHEMAS, storable
@@ -309,6 +312,7 @@ CHECKED = pa.schema([
     ("digest", pa.string()), ("game_id", pa.int64()), ("events", pa.int64()),
     ("preset", pa.string()), ("month", pa.string()),
     ("error", pa.string()),  # the errors-table row, as JSON
+    ("match_id", pa.string()), ("sealed", pa.int32()), ("signatures", pa.int32()),  # Tail
     *((f"t_{t}", pa.binary()) for t in PARTITIONED),
 ])
 WRITTEN = pa.schema([("batch", pa.string()), ("table", pa.string()), ("rel", pa.string()),
@@ -567,11 +571,13 @@ def _check_batch(batch: pa.RecordBatch, tmpdir: str, require_commitment: bool
         if isinstance(res, dict):
             row.update(status="error", error=msgspec.json.encode(res).decode())
         else:
-            digest, gid, n, _fresh = res
+            digest, gid, n, _fresh, tail = res
             ((preset, month), rows), = parts.items()
             tables = rows.tables()
             row.update(status="ok", digest=digest, game_id=gid, events=n, preset=preset,
-                       month=month, **{f"t_{t}": _ipc(tables[t]) for t in PARTITIONED})
+                       month=month, match_id=tail.match_id, sealed=int(tail.sealed),
+                       signatures=tail.signatures,
+                       **{f"t_{t}": _ipc(tables[t]) for t in PARTITIONED})
         for f in CHECKED:
             cols[f.name].append(row.get(f.name))
     return pa.RecordBatch.from_pydict(cols, schema=CHECKED)
@@ -795,6 +801,21 @@ def ingest(
     return report
 
 
+def _stronger(root: str, kept: DataFrame, left: DataFrame, of_stored: DataFrame | None
+              ) -> list[StrongerCopy]:
+    """The local engine's :func:`buraco_log.archive.ingest._stronger_copies` over the copies
+    this run keeps of matches met twice, and those it leaves out (of them, or of stored ones)."""
+    cols = ("path", "digest", "match_id", "sealed", "signatures")
+
+    def tails(df: DataFrame | None) -> list[tuple[str, str, Tail]]:
+        rows = df.select(*cols).collect() if df is not None else []
+        return [(r["path"], r["digest"], Tail(r["match_id"], bool(r["sealed"]),
+                                              r["signatures"])) for r in rows]
+
+    held = {d: _Kept(p, t, 0) for p, d, t in tails(kept)}
+    return _stronger_copies(root, tails(left) + tails(of_stored), held)
+
+
 def _file_events(spark: SparkSession) -> int:
     """The :data:`FILE_EVENTS_CONF` setting: a positive whole number, else refused in one
     line before anything is read (``abc`` was a ValueError with its traceback, ``0`` a
@@ -867,18 +888,24 @@ def _ingest_checked(spark: SparkSession, root: str, run: str, checked: DataFrame
                     fail: str, F: Any, Window: Any, unreadable: list[dict[str, Any]],
                     walk: DataFrame, commit: _Commit) -> None:
     meta = checked.select("path", "sha", "size", "status", "digest", "game_id", "events",
-                          "preset", "month", "error").join(walk, "path", "left")
+                          "preset", "month", "error", "match_id", "sealed", "signatures"
+                          ).join(walk, "path", "left")
     first_met = (F.col("walk").asc_nulls_last(), F.col("path"))  # the local engine's order
     # A refused file once per file hash and form (binary or JSON Lines: what the local
     # engine's _copy_key matches), first by path; its copies are refused after it.
     errs = meta.filter(F.col("status") == "error").withColumn(
         "jsonl", F.col("path").endswith(".jsonl")).withColumn(
         "r", F.row_number().over(Window.partitionBy("sha", "jsonl").orderBy(*first_met)))
-    # A match once per head digest, the first copy by path, unless the archive holds it.
+    # A match once per head digest, the strongest copy (sealed, then more signature records:
+    # Tail.rank) first by path, unless the archive holds it.
     ok = meta.filter(F.col("status") == "ok")
+    of_stored = None
     if known_m is not None:
+        of_stored = ok.join(known_m.select("digest").distinct(), "digest", "left_semi")
         ok = ok.join(known_m.select("digest").distinct(), "digest", "left_anti")
-    ok = ok.withColumn("r", F.row_number().over(Window.partitionBy("digest").orderBy(*first_met)))
+    ok = ok.withColumn("r", F.row_number().over(Window.partitionBy("digest").orderBy(
+        F.col("sealed").desc(), F.col("signatures").desc(), *first_met))).withColumn(
+        "n", F.count("*").over(Window.partitionBy("digest")))
     first = ok.filter(F.col("r") == 1).drop("r")
     # Two digests with one 63-bit game id: never seen, refused rather than mixed.
     if known_m is not None:
@@ -917,6 +944,8 @@ def _ingest_checked(spark: SparkSession, root: str, run: str, checked: DataFrame
     # Copies: matches already archived or met first under another path, refused files met
     # first under another path.
     report.duplicates = counts.get("ok", 0) - report.added - len(clashes)
+    report.stronger_copies = _stronger(root, first.filter(~F.col("clash") & (F.col("n") > 1)),
+                                       ok.filter(F.col("r") > 1), of_stored)
     for row in error_rows:
         report.errors.append(ErrorSummary(row["source_path"], row["code"], row["rule"],
                                           row["message"], row["seq"]))

@@ -945,6 +945,28 @@ def known(root: str) -> tuple[dict[str, int], set[FileKey], set[FileKey], set[Un
     return digests, shas, bad, unread
 
 
+StoredTail = tuple[str, str, bool]
+"""What the archive keeps of a stored match's copy: match id, ``integrity``, ``signed``."""
+
+
+def stored_tails(root: str, digests: set[str]) -> dict[str, StoredTail]:
+    """:data:`StoredTail` of the stored matches of ``digests``: what ingest compares a copy
+    of a stored match with. A file written before ``signed`` was added reads it as False
+    (as every reader reads it NULL). Read only when some copy of a stored match was met."""
+    out: dict[str, StoredTail] = {}
+    for path in committed_files(root)["matches"]:
+        t = read_columns([path], ["digest", "match_id", "integrity"])
+        try:
+            signed = read_columns([path], ["signed"]).column("signed").to_pylist()
+        except ArchiveError:  # a file from before the column
+            signed = [False] * t.num_rows
+        for d, m, i, s in zip(t.column("digest").to_pylist(), t.column("match_id").to_pylist(),
+                              t.column("integrity").to_pylist(), signed, strict=True):
+            if d in digests:
+                out[d] = (m, i, bool(s))
+    return out
+
+
 def _jsonl_names(paths: pa.ChunkedArray) -> pa.ChunkedArray:
     """:func:`buraco_log.log.is_jsonl_name` of each stored path (a name ending ``.jsonl``
     ends so in its basename too)."""
