@@ -36,7 +36,7 @@ Every command follows the same rules:
     the match does not have (a match not started has none; a seq past an illegal event is a
     finding, `1`). A name too long for any file, or a loop of symbolic links, is `2` too,
     whatever the file is for (a log, a rules file, a key, an output).
-  - `130`: interrupted.
+  - `130`: interrupted (Ctrl-C, SIGINT); `143`: terminated (SIGTERM).
   - `141`: standard output was closed by its reader (`| head`): the command stops quietly,
     `--help` too.
 - **Errors** are one line on stderr, `buraco-log: error: FILE, byte N, seq S: ... [rule]`, with
@@ -55,11 +55,11 @@ Every command follows the same rules:
   or a report (`view`, `review`, `audit --html`, `query`, `report`) replaces the file it names,
   written whole beside it and renamed, but never a file that holds a match log (exit 2). A
   FIFO, or a path in /dev such as `/dev/stdout`, named as the output of `convert`, `view`,
-  `review` or `audit --html` is written into as it is; a FIFO that no program opens for
+  `review`, `audit --html`, `query` or `report` is written into as it is; a FIFO that no program opens for
   reading within 10 s is an error (exit 1), nothing written, not a wait for ever. A symbolic
   link named as an output is written through by every command (a link to a shared folder
-  stays one): the file it names is replaced, or made if it does not exist yet; a link to a
-  FIFO or a device is no file `demo` or `simulate` replace (exit 2).
+  stays one): the file it names is replaced, or made if it does not exist yet; `demo` and
+  `simulate` refuse a link to a FIFO or a device (exit 2), as they write only files.
 - **An empty name** (`''`, as an unset shell variable gives) as a log, a key or page path, or
   `-o` of the log commands (all but the archive's) is a usage error naming the argument or
   option (exit 2); it is never taken as the current directory.
