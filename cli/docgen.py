@@ -55,8 +55,9 @@ Every command follows the same rules:
   or a report (`view`, `review`, `audit --html`, `query`, `report`) replaces the file it names,
   written whole beside it and renamed, but never a file that holds a match log (exit 2). A
   FIFO, or a path in /dev such as `/dev/stdout`, named as the output of `convert`, `view`,
-  `review`, `audit --html`, `query` or `report` is written into as it is; a FIFO that no program opens for
-  reading within 10 s is an error (exit 1), nothing written, not a wait for ever. A symbolic
+  `review`, `audit --html`, `query` or `report` is written into as it is; a FIFO that no
+  program opens for reading within 10 s is an error (exit 1), nothing written, not a wait for
+  ever. A symbolic
   link named as an output is written through by every command (a link to a shared folder
   stays one): the file it names is replaced, or made if it does not exist yet; `demo` and
   `simulate` refuse a link to a FIFO or a device (exit 2), as they write only files.
