@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import errno
 import os
 import re
 import stat
@@ -574,6 +575,18 @@ def _trusted_directory(path: Path) -> None:
                            f"chmod o-w {path}")
 
 
+def _missing(path: Path) -> str:
+    """Why ``path`` (which ``exists()`` calls missing) cannot be read: a loop of links said
+    "no such file or directory"."""
+    try:
+        os.stat(path)
+    except OSError as exc:
+        if exc.errno == errno.ENOENT:
+            return "no such file or directory"
+        return (exc.strerror or str(exc)).lower()
+    return "no such file or directory"  # it came back between the two looks
+
+
 def load_keyring(paths: Sequence[str | os.PathLike[str]]) -> Keyring:
     """Trusted keys from directories and files (see the module's docstring)."""
     keys: dict[str, tuple[PublicKey, Path]] = {}
@@ -596,7 +609,7 @@ def load_keyring(paths: Sequence[str | os.PathLike[str]]) -> Keyring:
             if os.path.lexists(p / "revoked"):  # a link to nowhere is an error, not no list
                 revoked += _revoked_lines(p / "revoked")
         elif not p.exists():
-            raise SigningError(f"{p}: no such file or directory")
+            raise SigningError(f"{p}: {_missing(p)}")
         elif p.name == "revoked":
             revoked += _revoked_lines(p)
         else:

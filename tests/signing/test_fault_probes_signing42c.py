@@ -1,0 +1,34 @@
+"""Probe 42 (lead): a keyring path that is a loop of symbolic links is named for what it is."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from buraco_log.signing.keys import SigningError, load_keyring
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_a_loop_of_links_as_a_key_path_says_so(tmp_path: Path) -> None:
+    os.symlink(tmp_path / "b", tmp_path / "a")
+    os.symlink(tmp_path / "a", tmp_path / "b")
+    with pytest.raises(SigningError, match=r"a: too many levels of symbolic links$"):
+        load_keyring([tmp_path / "a"])  # it said "no such file or directory"
+    with pytest.raises(SigningError, match=r"nothere: no such file or directory$"):
+        load_keyring([tmp_path / "nothere"])
+
+
+def test_audit_names_the_loop_in_one_line(tmp_path: Path) -> None:
+    os.symlink(tmp_path / "b", tmp_path / "a")
+    os.symlink(tmp_path / "a", tmp_path / "b")
+    done = subprocess.run(
+        [sys.executable, "-m", "cli.main", "audit", str(REPO / "examples" / "format" / "v2.blog"),
+         "--keys", str(tmp_path / "a")], capture_output=True, text=True, cwd=REPO)
+    assert (done.returncode, done.stdout) == (2, ""), done.stderr
+    loop = tmp_path / "a"
+    assert done.stderr == f"buraco-log: error: {loop}: too many levels of symbolic links\n"
