@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from buraco_log.audit.pool import died_line, working_on
+from tests.cli.probes import one_error_line
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -160,13 +161,6 @@ def cli(*args: object, cwd: Path = ROOT, env: dict[str, str] | None = None, time
     return done
 
 
-def one_line(done: subprocess.CompletedProcess[str], status: int) -> str:
-    assert done.returncode == status and "Traceback" not in done.stderr, done.stderr
-    lines = done.stderr.splitlines()
-    assert len(lines) == 1 and "internal error" not in lines[0], lines
-    return lines[0]
-
-
 @pytest.fixture(scope="module")
 def names_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A legal match whose players have an accented and a wide (CJK, emoji) name."""
@@ -187,9 +181,9 @@ def names_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_demo_and_simulate_in_a_read_only_directory_name_the_log(read_only: Path) -> None:
-    line = one_line(cli("demo", "-o", read_only / "d.blog"), 1)
+    line = one_error_line(cli("demo", "-o", read_only / "d.blog"), 1)
     assert line == f"buraco-log: error: {read_only / 'd.blog'}: Read-only file system", line
-    line = one_line(cli("simulate", "--matches", "1", "-o", read_only, "--no-progress"), 1)
+    line = one_error_line(cli("simulate", "--matches", "1", "-o", read_only, "--no-progress"), 1)
     log_name = read_only / "classic-2p-000000.blog"
     assert line == f"buraco-log: error: {log_name}: Read-only file system", line
 
@@ -206,7 +200,7 @@ def test_simulate_that_cannot_write_a_log_names_it_and_leaves_nothing(tmp_path: 
 
     out = tmp_path / "sim"
     done = cli("simulate", "--matches", "1", "-o", out, "--no-progress", preexec_fn=cap)
-    line = one_line(done, 1)
+    line = one_error_line(done, 1)
     assert line == f"buraco-log: error: {out / 'classic-2p-000000.blog'}: File too large", line
     assert not out.exists()  # no LOG.tmp left, nor the directory the run made
 
@@ -248,7 +242,7 @@ def test_columns_counts_wide_and_combining_characters() -> None:
 def test_a_log_named_like_an_option_is_named_in_the_usage_error(tmp_path: Path) -> None:
     (tmp_path / "-x.blog").write_bytes((ROOT / "examples" / "sim" /
                                         "classic-2p-000000.blog").read_bytes())
-    line = one_line(cli("show", "-x.blog", cwd=tmp_path), 2)
+    line = one_error_line(cli("show", "-x.blog", cwd=tmp_path), 2)
     assert line == ("buraco-log: usage: No such option: -x; -x.blog is a file: name it "
                     "./-x.blog, or put -- before it (see `buraco-log show --help`)"), line
     assert cli("show", "--", "-x.blog", cwd=tmp_path).returncode == 0
@@ -259,7 +253,7 @@ def test_a_log_named_like_an_option_is_named_in_the_usage_error(tmp_path: Path) 
                          ids=["rules-file", "continues"])
 def test_a_name_too_long_for_a_file_is_a_usage_error(tmp_path: Path, args: list[object]) -> None:
     name = tmp_path / ("n" * 300 + ".toml")
-    line = one_line(cli(*args, name), 2)
+    line = one_error_line(cli(*args, name), 2)
     assert line.endswith(f"{name}: File name too long"), line
 
 
@@ -294,7 +288,7 @@ def odd_files(tmp_path: Path) -> Path:
 def _refuses_input(where: Path, command: str, name: str) -> None:
     args = READERS[command]
     argv = [*args[:1], name, *args[1:]] if command != "continues" else [*args, name]
-    line = one_line(cli(*argv, cwd=where, timeout=30), 2)
+    line = one_error_line(cli(*argv, cwd=where, timeout=30), 2)
     assert line.startswith("buraco-log: error: ") and name in line, line
     if command != "continues" and name in INPUTS[:3]:  # in the log reader's words, every one
         # (show said "skipped, never opened", view and review "is a directory, not a log")
@@ -315,7 +309,7 @@ def _stdout_fails(command: str, how: str) -> None:
                                   stdout=full, stderr=subprocess.PIPE, text=True, timeout=60,
                                   env={**os.environ, "PYTHONPATH": str(ROOT)})
         said = "<stdout>: No space left on device"
-    assert one_line(done, 1) == f"buraco-log: error: {said}"
+    assert one_error_line(done, 1) == f"buraco-log: error: {said}"
 
 
 @pytest.mark.parametrize(("command", "name"), [("show", "fifo"), ("view", "a-directory"),

@@ -30,6 +30,7 @@ from buraco_log.errors import LogWriteError
 from buraco_log.expert import Budget
 from buraco_log.review import HandReview, Review, ReviewedMove, to_text
 from cli import demo_cmd
+from tests.cli.probes import one_error_line
 
 ROOT = Path(__file__).resolve().parents[2]
 LOG = ROOT / "examples" / "sim" / "classic-2p-000000.blog"
@@ -58,13 +59,6 @@ def cli(*args: object, cwd: Path, code: str | None = None,
     return done
 
 
-def one_line(done: subprocess.CompletedProcess[str], status: int) -> str:
-    assert done.returncode == status and "Traceback" not in done.stderr, done.stderr
-    lines = done.stderr.splitlines()
-    assert len(lines) == 1 and "internal error" not in lines[0], lines
-    return lines[0]
-
-
 # -- 1. demo -o X on a full disk -----------------------------------------------------------------
 
 def _file_size_cap() -> None:
@@ -76,7 +70,7 @@ def _file_size_cap() -> None:
 
 def test_demo_on_a_full_disk_names_its_log_as_convert_does_and_leaves_nothing(
         tmp_path: Path) -> None:
-    line = one_line(cli("demo", "-o", "d.blog", cwd=tmp_path, preexec_fn=_file_size_cap), 1)
+    line = one_error_line(cli("demo", "-o", "d.blog", cwd=tmp_path, preexec_fn=_file_size_cap), 1)
     assert line == "buraco-log: error: d.blog: writing the new file failed: File too large", line
     assert list(tmp_path.iterdir()) == []
 
@@ -113,7 +107,7 @@ def test_convert_whose_directory_fsync_fails_names_its_output_not_the_log(
         (tmp_path / "out.jsonl").write_text("old\n")
     done = cli("convert", "src.blog", "-o", "out.jsonl", *extra, cwd=tmp_path,
                code=_DIR_FSYNC_EIO)
-    line = one_line(done, 1)  # it was "src.blog: Input/output error", exit 2
+    line = one_error_line(done, 1)  # it was "src.blog: Input/output error", exit 2
     if extra:  # the temporary's fsync failed first: removed, the old file kept
         assert line == ("buraco-log: error: out.jsonl: writing the new file failed: "
                         "Input/output error"), line
@@ -155,7 +149,7 @@ def test_demo_overwrite_writes_through_a_link_as_every_output(tmp_path: Path) ->
 def test_demo_overwrite_of_a_link_to_a_fifo_is_refused(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "f")
     (tmp_path / "l.blog").symlink_to("f")
-    line = one_line(cli("demo", "-o", "l.blog", "--overwrite", cwd=tmp_path), 2)
+    line = one_error_line(cli("demo", "-o", "l.blog", "--overwrite", cwd=tmp_path), 2)
     assert line == ("buraco-log: error: l.blog: is a FIFO; --overwrite replaces a file, not "
                     "FIFOs"), line
     assert (tmp_path / "l.blog").is_symlink()
@@ -167,7 +161,7 @@ def test_simulate_writes_through_a_link_and_a_dangling_one_is_taken(tmp_path: Pa
     link = out / "classic-2p-000000.blog"
     link.symlink_to("../kept.blog")  # dangling: refused without --overwrite, as a file is
     args = ("simulate", "--matches", "1", "-o", out, "--no-progress")
-    line = one_line(cli(*args, cwd=tmp_path), 2)
+    line = one_error_line(cli(*args, cwd=tmp_path), 2)
     assert line.startswith(f"buraco-log: error: {link}: exists; refusing to replace it"), line
     done = cli(*args, "--overwrite", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
@@ -201,5 +195,5 @@ def test_review_text_keeps_its_columns_with_wide_moves() -> None:
 
 def test_continues_with_a_name_too_long_keeps_the_option_in_its_error(tmp_path: Path) -> None:
     name = "x" * 300 + ".blog"
-    line = one_line(cli("audit", LOG, "--continues", name, cwd=tmp_path), 2)
+    line = one_error_line(cli("audit", LOG, "--continues", name, cwd=tmp_path), 2)
     assert line == f"buraco-log: error: --continues {name}: File name too long", line
