@@ -64,3 +64,24 @@ def archived(corpus: Corpus, tmp_path_factory: pytest.TempPathFactory) -> Archiv
     path = tmp_path_factory.mktemp("archives") / "main"
     report = ingest([str(corpus.root)], path, jobs=2, chunk_size=4)
     return Archived(path, report, corpus)
+
+
+@pytest.fixture(scope="session")
+def three(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An archive of three batches (compact merges them), one simulated match each; its logs
+    in ``../logs``. Read only: tests change :func:`arch`, a copy (a module may define its
+    own ``three`` and ``arch``)."""
+    base = tmp_path_factory.mktemp("three")
+    logs = make_corpus(str(base / "logs"), 3, seed="archive41", jobs=1)
+    arch = base / "arch"
+    for log in logs:
+        assert ingest([log], arch).added == 1
+    return arch
+
+
+@pytest.fixture
+def arch(three: Path, tmp_path: Path) -> Path:
+    """A copy of :func:`three` to change."""
+    copy = tmp_path / "arch"
+    shutil.copytree(three, copy)
+    return copy

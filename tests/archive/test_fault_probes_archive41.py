@@ -8,7 +8,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -19,28 +18,9 @@ from buraco_log.archive import ingest, query, store
 from buraco_log.archive.compact import compact
 from buraco_log.archive.fixity import verify_archive
 from buraco_log.errors import ArchiveError
-from tests.archive.corpus import make_corpus
 from tests.cli.probes import ROOT, cli, one_error_line
 
 SIM = ROOT / "examples" / "sim"
-
-
-@pytest.fixture(scope="module")
-def three(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """An archive of three batches (compact merges them), one simulated match each."""
-    base = tmp_path_factory.mktemp("three41")
-    logs = make_corpus(str(base / "logs"), 3, seed="archive41", jobs=1)
-    arch = base / "arch"
-    for log in logs:
-        assert ingest([log], arch).added == 1
-    return arch
-
-
-@pytest.fixture
-def arch(three: Path, tmp_path: Path) -> Path:
-    copy = tmp_path / "arch"
-    shutil.copytree(three, copy)
-    return copy
 
 
 def tree(arch: Path) -> dict[str, str]:

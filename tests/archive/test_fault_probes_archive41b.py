@@ -11,28 +11,9 @@ from pathlib import Path
 import pytest
 
 from buraco_log.archive import ingest, store
-from tests.archive.corpus import make_corpus
 from tests.cli.probes import ROOT, cli, one_error_line
 
 SIM = ROOT / "examples" / "sim"
-
-
-@pytest.fixture(scope="module")
-def three(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """An archive of three batches, one simulated match each, and its logs."""
-    base = tmp_path_factory.mktemp("three41b")
-    logs = make_corpus(str(base / "logs"), 3, seed="archive41", jobs=1)
-    arch = base / "arch"
-    for log in logs:
-        assert ingest([log], arch).added == 1
-    return arch
-
-
-@pytest.fixture
-def arch(three: Path, tmp_path: Path) -> Path:
-    copy = tmp_path / "arch"
-    shutil.copytree(three, copy)
-    return copy
 
 
 def logs_of(arch: Path) -> list[Path]:
