@@ -165,7 +165,7 @@ def _not_a_private_key(data: bytes, passphrase: bytes | None) -> str:
     holds: a published key or a PEM public key given where the private key is needed, an
     OpenSSH key, or (when encrypted) a passphrase that does not open it."""
     head = data.lstrip()[:64]
-    if head.startswith(b"{"):
+    if head.startswith(b"{") and _is_text(data):  # a raw key's first byte is '{' 1 in 256
         return ("a published key (NAME.pub), not a private key: sign with NAME.key, and "
                 "give NAME.pub to the referees (--keys)")
     if head.startswith(b"-----BEGIN PUBLIC KEY") or head.startswith(b"-----BEGIN RSA PUBLIC"):
@@ -189,6 +189,14 @@ def _not_a_private_key(data: bytes, passphrase: bytes | None) -> str:
     if kind and not kind.endswith(b"PRIVATE KEY"):
         return f"a PEM {kind.decode()!r}, not a private key: {_PEM_HINT}"
     return "not a PEM private key, or a wrong passphrase"
+
+
+def _is_text(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 _PEM_HINT: Final = "buraco-log reads PEM PKCS #8 keys, as 'buraco-log keys new' writes them"
