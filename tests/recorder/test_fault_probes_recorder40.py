@@ -54,7 +54,7 @@ def _seal_in_place(tmp_path: Path, path: Path, ops: PowerLossOps | None) -> None
         os.fsync(f.fileno())
     assert path.stat().st_ino == inode
     if ops is not None:
-        ops.synced[inode] = path.read_bytes()
+        ops.record(path)
 
 
 def test_an_ack_into_a_log_sealed_in_its_own_inode_survives_a_power_loss(

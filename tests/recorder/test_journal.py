@@ -289,7 +289,7 @@ def test_a_log_sealed_while_closed_gets_its_journal_record_again(tmp_path: Path)
     while rec.stats().open_handles:
         threading.Event().wait(0.01)
     log.seal(tmp_path / "a.blog")  # fsynced by seal: a new file, durable with its name
-    ops.synced[os.stat(tmp_path / "a.blog").st_ino] = (tmp_path / "a.blog").read_bytes()
+    ops.record(tmp_path / "a.blog")
     ops.fsync_dir(os.open(tmp_path, os.O_RDONLY))
     assert rec.append("a", a[5]) == 5  # written to the sealed file, journaled as such
     image = ops.image()
