@@ -146,10 +146,12 @@ def _read(cards: Sequence[Card], rules: Rules) -> Reading | MeldError:
         else:
             return MeldError("meld.not_a_card", (), f"{c!r} is not a card code")
     if not n_nat:
-        # Two naturals are needed, and 2s alone never give them: one 2 at most stands in its
-        # own place, so a meld of 2s only is a set of twos, and with a joker too many wilds.
-        if not jokers:
-            return MeldError("meld.set_of_twos", cards, "2s alone make no meld (no set of 2s): "
+        # No natural card but 2s: a set of 2s (RULES.md §5), its 2s standing for 2s, so not
+        # wild (§1: a 2 is wild "when it stands in for another card"); a joker beside them is
+        # its one wild, and only a second one breaks the one-wild rule, named first (§5 order).
+        if jokers < 2 and len(twos) >= 2:
+            return MeldError("meld.set_of_twos", cards, ("2s alone" if not jokers else
+                             "2s and a wild") + " make no meld (no set of 2s): "
                              f"it needs two natural {meld_words(rules)['cards']}")
         return MeldError("meld.too_many_wilds", cards,
                          f"needs at least two natural {meld_words(rules)['cards']}")

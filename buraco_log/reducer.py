@@ -311,13 +311,15 @@ class _Table:
         r = self.rules
         assert r is not None
         if r.morto and not self.morto_taken[side]:
-            if r.morto_needs_canastra and not new_canastra and not self.has_canastra(side):
-                return "morto.needs_canastra", "the side needs a canastra to take its morto"
+            # RULES.md §7 order: the indirect-only statement comes before morto_needs_canastra
+            # (house rules may hold both).
             if by == "meld" and not r.morto_direct:
                 return (
                     "morto.indirect_only",
                     f"the morto is taken only by discarding the last {self.card} (indirect)",
                 )
+            if r.morto_needs_canastra and not new_canastra and not self.has_canastra(side):
+                return "morto.needs_canastra", "the side needs a canastra to take its morto"
             if (by == "meld" and len(self.mortos[side]) == 1 and r.go_out_needs_canastra
                     and not new_canastra and not self.has_canastra(side)):
                 # House rules with a morto of one card: taken directly, its card is the whole
@@ -550,8 +552,9 @@ class _Table:
     def check_top_kept(self, ev: MeldLaid | CardsLaidOff, seat: int) -> None:
         """Under must_use_top the pile's top card must be used in the turn of the pickup
         (RULES.md §4), not necessarily first: cards laid before it may not leave it unusable
-        (nobody is left with a turn that cannot end). ``ev`` lays no copy of the top card and
-        passed every other check; it is tried on a copy of the table."""
+        (nobody is left with a turn that cannot end). ``ev`` lays no copy of the top card, its
+        cards are held and make a meld (a card left to throw is checked after this, §7 after
+        §4); it is tried on a copy of the table."""
         top = self.pile_top
         assert top is not None
         trial = _Table(self.freeze())
@@ -840,10 +843,12 @@ class _Table:
                 seat,
             )
         reading = self.new_meld(ev, seat, side, cards)
-        if check and len(rest) < 2:
-            self.check_remaining(ev, seat, len(rest), reading.canastra is not None)
+        # What the move leaves, in RULES.md order: the pile's top (§4) before a card to
+        # throw (§7).
         if check and self.pile_top is not None and self.pile_top not in cards:
             self.check_top_kept(ev, seat)
+        if check and len(rest) < 2:
+            self.check_remaining(ev, seat, len(rest), reading.canastra is not None)
         self.hands[seat] = rest
         melds.append(Meld(len(melds), side, cards, reading.kind, reading.canastra, seat))
         self.meld_readings[side].append(reading)
@@ -907,10 +912,10 @@ class _Table:
                 ev, exc.rule, f"{self.who(seat)} laying off on meld {i}: {self.meld_text(exc)}",
                 seat, add
             ) from None
+        if check and self.pile_top is not None and self.pile_top not in add:
+            self.check_top_kept(ev, seat)  # §4 before §7, as for a new meld
         if check and len(rest) < 2:
             self.check_remaining(ev, seat, len(rest), reading.canastra is not None)
-        if check and self.pile_top is not None and self.pile_top not in add:
-            self.check_top_kept(ev, seat)
         self.hands[seat] = rest
         self.melds[side][i] = Meld(old.id, side, cards, reading.kind, reading.canastra, old.laid_by)
         self.meld_readings[side][i] = reading

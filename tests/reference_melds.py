@@ -30,9 +30,11 @@ def read_meld(cards: Sequence[Card], rules: Rules) -> Reading:
         else:
             raise MeldError("meld.not_a_card", (), f"{c!r} is not a card code")
     if not naturals:
-        # 2s alone never give two naturals: a set of twos, or with a joker too many wilds.
-        if not jokers:
-            raise MeldError("meld.set_of_twos", cards, "2s alone make no meld (no set of 2s): "
+        # A set of 2s (its 2s stand for 2s: not wild), with at most one joker; two wilds
+        # otherwise (RULES.md §1, §5).
+        if len(jokers) < 2 and len(twos) >= 2:
+            what = "2s and a wild" if jokers else "2s alone"
+            raise MeldError("meld.set_of_twos", cards, f"{what} make no meld (no set of 2s): "
                             f"it needs two natural {meld_words(rules)['cards']}")
         raise MeldError("meld.too_many_wilds", cards,
                         f"needs at least two natural {meld_words(rules)['cards']}")

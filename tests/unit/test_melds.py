@@ -137,9 +137,13 @@ def test_a_set_of_2s_is_refused() -> None:
     refused("2s 2h 2d", "meld.set_of_twos")
     with pytest.raises(MeldError, match=r"2s alone make no meld \(no set of 2s\)"):
         read("2s 2h 2d 2c", CLASSIC)
-    with pytest.raises(MeldError, match="needs at least two natural cards") as info:
-        read("2s 2h JK", CLASSIC)  # a joker among them: one wild too many
-    assert info.value.rule == "meld.too_many_wilds"
+    # A joker among them is the set's one wild (its 2s stand for 2s, RULES.md §1): still a
+    # set of 2s; a second joker breaks the one-wild rule, named first (§5 order).
+    with pytest.raises(MeldError, match=r"2s and a wild make no meld \(no set of 2s\)") as info:
+        read("2s 2h JK", CLASSIC)
+    assert info.value.rule == "meld.set_of_twos"
+    refused("2s 2h JK JK", "meld.too_many_wilds")
+    refused("2s JK JK", "meld.too_many_wilds")
 
 
 def test_a_set_needs_two_naturals() -> None:

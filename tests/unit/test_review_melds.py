@@ -175,8 +175,9 @@ def test_a_set_of_2s_of_one_suit_is_refused(name: str) -> None:
     # Named for what it is (not "two wilds": one 2s would be natural, which cannot help).
     assert refused("2s 2s 2s", name) == "meld.set_of_twos"
     assert refused("2s 2s 2s 2s", name) == "meld.set_of_twos"
-    if PRESETS[name].jokers:
-        assert refused("2s 2s JK", name) == "meld.too_many_wilds"
+    if PRESETS[name].jokers:  # the joker is its one wild: still a set of 2s (RULES.md §1)
+        assert refused("2s 2s JK", name) == "meld.set_of_twos"
+        assert refused("2s 2s JK JK", name) == "meld.too_many_wilds"
 
 
 def test_a_set_of_2s_is_refused_on_the_table() -> None:
