@@ -21,8 +21,9 @@ replayed only into that very file, so a log that another program rewrote meanwhi
 journal is kept, renamed ``*.unfolded``, for an operator to look at. (A log the recorder itself
 found rewritten, and adopted, gets its records again naming the new file, after a withdrawal
 of every earlier record of that file, since a rewrite can keep the inode number; the records
-naming the old one are then spent.) A torn record ends a
-journal: it belongs to a round whose sync did not finish, so nothing in it was acknowledged.
+naming the old one are then spent. Should that never reach the journal, a log at the path that
+holds every event of the records, each at its seq, has them all the same: no conflict.) A torn
+record ends a journal: it belongs to a round whose sync did not finish, so nothing in it was acknowledged.
 
 A record with no ``data`` withdraws: the recorder refused the appends of a record it had
 journaled (the log was removed or replaced under it, its write failed), and the bytes that
@@ -51,6 +52,7 @@ from typing import Final, Protocol
 
 import msgspec
 
+from buraco_log import events as ev
 from buraco_log import log
 from buraco_log.errors import LogFormatError
 
@@ -263,11 +265,23 @@ def withdraw(records: list[Record]) -> list[Record]:
     """``records`` (one log's, in journal order) without the withdrawals and what each one
     withdraws: the bytes earlier records of its file put at its offset or after."""
     kept: list[Record] = []
+    named: set[tuple[int, int]] = set()  # every file a record so far named
     for record in records:
+        file, cut = (record.device, record.inode), record.offset
         if record.data:
             kept.append(record)
+            named.add(file)
             continue
-        file, cut = (record.device, record.inode), record.offset
+        if file not in named:
+            # A withdrawal naming a file no record named yet: the recorder adopted that file
+            # (a seal rewrote the log while it was closed), having checked and synced that it
+            # holds the events, and withdrew it from offset 0 before journaling it afresh.
+            # Every earlier record of the log is spent. (Its next record torn by a power loss,
+            # the earlier records named the old file, events and all, with the round's own
+            # unacknowledged one the new file lacks: kept aside as a conflict.)
+            kept = []
+            named.add(file)
+            continue
         out = []
         for k in kept:
             if (k.device, k.inode) != file or k.offset + len(k.data) <= cut:
@@ -292,6 +306,57 @@ def _consistent(have: bytes, want: bytes) -> bool:
         if page != ours and not ours.startswith(page.rstrip(b"\0")):
             return False
     return True
+
+
+def _segment_events(record: Record) -> list[ev.AnyEvent] | None:
+    """The events of one record's segment (after the file header, at offset 0); None if its
+    bytes are not one whole segment (a log with or without chain digests: its head's
+    checksum tells which)."""
+    data = memoryview(record.data)[log.HEADER_SIZE if record.offset == 0 else 0:]
+    for digest in (0, log._DIGEST):
+        size = log._SEG_HEAD.size + digest + log._SEG_TAIL.size
+        head = bytes(data[:size])
+        if len(head) < size or zlib.crc32(head[:-4]) != int.from_bytes(head[-4:], "little"):
+            continue
+        length, count, _ = log._SEG_HEAD.unpack_from(head)
+        payload = bytes(data[size:size + length])
+        if len(data) != size + length or zlib.crc32(payload) != int.from_bytes(
+                head[-8:-4], "little"):
+            return None
+        if count == 0:  # a signature record (the recorder writes none): nothing to hold
+            return []
+        try:
+            return log.decode_records(payload, ev.FORMAT_VERSION)
+        except LogFormatError:
+            return None
+    return None
+
+
+def _holds_events(path: str, records: list[Record]) -> bool:
+    """The log at ``path`` holds every event of ``records``, each at its seq, whatever its
+    bytes: a ``seal`` rewrote the log (chain digests, a new file) after the recorder wrote it,
+    and the recorder checked the new file holds its events before it went on (an adopted
+    log). Had the journal no record of that adoption (a power loss, or its append failed
+    before it was synced), the records naming the old file were taken for a conflict, and the
+    journal was kept aside as ``*.unfolded`` with nothing missing from the log."""
+    wanted: dict[int, ev.AnyEvent] = {}
+    for record in records:
+        events = _segment_events(record)
+        if events is None:
+            return False
+        wanted.update((event.seq, event) for event in events)
+    if not wanted:
+        return False
+    try:
+        with log.Reader(path, allow_torn=True) as reader:
+            for event in reader:
+                if event.seq in wanted and wanted.pop(event.seq) != event:
+                    return False
+                if not wanted:
+                    return True
+    except (OSError, LogFormatError):
+        return False
+    return False
 
 
 def _replay(directory: str, path: str, records: list[Record], ops: SyncOps) -> tuple[int, int, int]:
@@ -341,8 +406,10 @@ def _replay(directory: str, path: str, records: list[Record], ops: SyncOps) -> t
     if lock.identity != ours:  # another file now: not ours to touch
         try:
             # unless it already holds every record (a log this function created again from
-            # the journal, by a recovery that stopped before it removed the journal)
-            if all(os.pread(fd, len(r.data), r.offset) == r.data for r in records):
+            # the journal, by a recovery that stopped before it removed the journal), or
+            # every event of them (a seal rewrote it: below)
+            if (all(os.pread(fd, len(r.data), r.offset) == r.data for r in records)
+                    or _holds_events(path, records)):
                 return 0, 0, 0
         finally:
             os.close(fd)
@@ -354,7 +421,7 @@ def _replay(directory: str, path: str, records: list[Record], ops: SyncOps) -> t
         # Ours holds each record's bytes, or after a power loss some of them missing or zero.
         if not all(r.offset < 0 or _consistent(os.pread(fd, len(r.data), r.offset), r.data)
                    for r in records):  # (before the file: the loop below stops there)
-            return 0, 0, len(records)
+            return 0, 0, 0 if _holds_events(path, records) else len(records)
         size = os.fstat(fd).st_size
         for i, record in enumerate(records):
             if not 0 <= record.offset <= size:  # a gap (or before the file): written, it

@@ -529,6 +529,7 @@ class Recorder:
         self._close_lock = threading.Lock()  # one close at a time (two closed fds twice)
         self._failed: str | None = None  # the committer stopped on a defect
         self._forget: list[_Table] = []  # ended tables to close and drop (committer's job)
+        self._retiring: dict[str, _Table] = {}  # forgotten, appends not yet settled (_retired)
         self._fd_lock = threading.Lock()  # taking a log's descriptor to close it (_close_fd)
         if os.path.lexists(self.directory) and not os.path.isdir(self.directory):
             # makedirs said only "File exists"
@@ -639,29 +640,50 @@ class Recorder:
 
         It takes effect before it returns: the log is closed (its writer lock let go), the
         match id freed, and the next append reads the match again from its log. (The commit
-        thread did it at its next round: meanwhile an append still went to the forgotten
-        table, which then lived on without its match id, and a seal or repair of the log was
-        refused as locked.) An append of the match being checked meanwhile is waited for."""
+        thread did it at its next round: meanwhile an append still went to the forgotten table,
+        which then lived on without its match id, and a seal or repair of the log was refused
+        as locked.) An append of the match being checked meanwhile is waited for, and so are
+        the appends accepted before it: a round or two, never more. An append that comes after
+        (another thread's) goes to the match read afresh from its log, once those are durable.
+        (It waited until no append of the match was unsettled: while another thread kept
+        appending, for as long as that went on.)"""
         self._not_in_callback("forget")
-        while True:
-            table = self._tables.get(match)
-            if table is None:
-                return
+        table = self._tables.get(match)
+        if table is None:
+            return
+        with table.lock:  # no append of it is checked meanwhile, nor queued from now on
+            if table.dead:
+                return  # dropped meanwhile (failed, ended, forgotten)
             with self._cv:
-                while table.unresolved and not table.dead:
-                    self._cv.wait()
-            with table.lock:  # no append of it is checked meanwhile, nor can one be queued
-                if table.dead:
-                    return  # dropped meanwhile (failed, ended, forgotten)
-                if table.unresolved or table.pending:
-                    continue  # appended to meanwhile: wait for that to be durable first
-                # Closed here: with nothing of it pending or unsettled, and its lock held, no
-                # round has it or can take it; the committer's closes of idle logs and this
-                # one each take the descriptor under ``_fd_lock``, so it is closed once.
-                self._close_fd(table)
-                with self._cv:
-                    self._drop(table)
-                return
+                # Out of the lookup at once: a later append loads the match afresh (waiting
+                # for this table's accepted appends first, see _table). Its match id is held
+                # until they are settled.
+                table.dead = True
+                if self._tables.get(match) is table:
+                    del self._tables[match]
+                    self._retiring[match] = table
+        self._retired(table)
+
+    def _retired(self, table: _Table, wait: bool = True) -> bool:
+        """Close a forgotten table's log and free its match id once its accepted appends are
+        settled (durable or failed), waiting for that with ``wait``; True when done. Whoever
+        gets there first does it: ``forget``, or the next append of the match (should the
+        ``forget`` have been interrupted)."""
+        with self._cv:
+            while table.unresolved and wait and self._committer.is_alive():
+                self._cv.wait(_MAX_WAIT)
+            if table.unresolved and self._committer.is_alive():
+                return False
+        # Closed here: with nothing of it unsettled, and dead, no round has it or can take
+        # it; the committer's closes of idle logs and this one each take the descriptor under
+        # ``_fd_lock``, so it is closed once.
+        self._close_fd(table)
+        with self._cv:
+            if self._retiring.get(table.match) is table:
+                del self._retiring[table.match]
+            self._release(table)
+            self._cv.notify_all()
+        return True
 
     def flush(self, timeout: float | None = None) -> bool:
         """Wait until no accepted append is waiting (all durable or failed); False on timeout.
@@ -947,6 +969,7 @@ class Recorder:
             if table is not fresh:
                 return table  # another thread is loading it: its lock makes us wait there
             try:
+                self._after_forget(fresh)
                 with self._loaders:
                     self._load(fresh)
             except BaseException:
@@ -954,6 +977,21 @@ class Recorder:
                     self._drop(fresh)
                 raise
         return fresh
+
+    def _after_forget(self, table: _Table) -> None:
+        """Before ``table`` loads its match: a forgotten table of it must have settled its
+        accepted appends and let go of the log (read now, the log lacked them, and was still
+        locked). Waited for, a round or two; on the commit thread (a future's done-callback),
+        which settles them, refused instead (kind ``locked``): it would wait for itself."""
+        old = self._retiring.get(table.match)
+        if old is None:
+            return
+        on_committer = threading.current_thread() is self._committer
+        if not self._retired(old, wait=not on_committer):
+            raise LogFormatError(
+                "the match is being forgotten (forget() waits for its accepted moves to be "
+                "durable) and a done-callback cannot wait for that; send the move again once "
+                "forget() returns", path=table.path, kind="locked")
 
     def _load(self, table: _Table) -> None:
         """Read an existing log (if any) to learn its seq, chain and validator state: from the
