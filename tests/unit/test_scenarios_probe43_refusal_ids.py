@@ -15,7 +15,9 @@ from collections.abc import Callable
 
 import pytest
 
-from buraco_log.ruleids import RULES
+from buraco_log.audit.explanation import explain_event
+from buraco_log.events import AnyEvent
+from buraco_log.ruleids import RULES, describe
 from tests.scenario import Scenario, carried_in
 
 PRESETS = ("classic", "biriba", "bossa-nova", "thirteen", "thirteen-quick", "burraco", "mega",
@@ -33,13 +35,24 @@ def fill(name: str, cards: str, extra: str = "9c 4d") -> str:
 
 def names(s: Scenario, rule: str, move: Callable[[], object]) -> str:
     """``move`` is refused with ``rule`` at the next seq: the error and its text name that seq,
-    the id is documented, and the state is unchanged (``Scenario.illegal``). The message."""
+    the id is documented, the state is unchanged (``Scenario.illegal``), and a referee's
+    ``explain`` of the log with the refused event at its end says the same. The message."""
     seq = s.rep.seq + 1
     assert rule in RULES, f"{rule} is not documented in buraco_log/ruleids.py"
-    with s.illegal(rule):
-        move()
+    tried: list[AnyEvent] = []
+    push = s.push
+    s.push = lambda ev: (tried.append(ev), push(ev))[1]  # type: ignore[method-assign]
+    try:
+        with s.illegal(rule):
+            move()
+    finally:
+        del s.push
     err = s.last_error
     assert err.seq == seq and str(err).startswith(f"seq {seq}: [{rule}] "), str(err)
+    said = explain_event([*s.events, tried[-1]], seq)
+    tiles = s.rules.rendering == "tiles"
+    assert (said.legal, said.rule, said.message) == (False, rule, err.explanation)
+    assert said.description == describe(rule, tiles=tiles)
     return str(err)
 
 

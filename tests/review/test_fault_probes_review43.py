@@ -1,0 +1,128 @@
+"""Probe 43: the review and the searching bot never put forward a move the rules refuse.
+
+- A review of a whole hand, in every preset, finishes, and every move it names (the best
+  found and each alternative) is one the reducer accepts at that point of the real match (a
+  draw: the seat could draw from the stock there). The slow variant reviews whole simulated
+  matches.
+- The searching bot (``expert``), dropped into random positions of random games of every
+  preset, plays only moves the reducer accepts, for several decisions in a row.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from buraco_log.events import AnyEvent, CardDrawn
+from buraco_log.expert import Budget, ExpertBot
+from buraco_log.jsonl import event_from_json
+from buraco_log.moves import legal_moves
+from buraco_log.reducer import Replayer, validate
+from buraco_log.review import review_events
+from buraco_log.rules import PRESETS
+from buraco_log.simulate import simulate_match
+from buraco_log.state import State
+from tests.play import random_match
+
+TINY = Budget(samples=2, candidates=3, rounds=1)
+NAMES = sorted(PRESETS)
+
+
+def states_by_seq(events: list[AnyEvent]) -> dict[int, State]:
+    rep = Replayer()
+    out = {-1: rep.state()}
+    for ev in events:
+        rep.step(ev)
+        out[ev.seq] = rep.state()
+    return out
+
+
+def check_legal(before: State, event: dict[str, Any]) -> None:
+    """``event`` (a review's JSON form of a move) is accepted in ``before``."""
+    if event["t"] == "dr":  # a draw names no card: the stock's top is what it would take
+        assert any(isinstance(m, CardDrawn) and m.seat == event["seat"]
+                   for m in legal_moves(before)), (before.seq, event)
+        return
+    validate(before, event_from_json(event))  # raises IllegalMoveError if refused
+
+
+def review_is_legal(events: list[AnyEvent], seat: int) -> int:
+    """Review ``seat``; every move named is legal. The count of moves checked."""
+    review = review_events(events, seat, budget=TINY, seed="43")
+    assert review.note is None and review.decisions == len(review.moves) > 0
+    states = states_by_seq(events)
+    checked = 0
+    for m in review.moves:
+        before = states[m.seq - 1]
+        for event in (m.played_event, m.best_event, *(a.event for a in m.alternatives)):
+            check_legal(before, event)
+            checked += 1
+    return checked
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_review_of_a_whole_hand_names_only_legal_moves(name: str) -> None:
+    events = random_match(name, 2, 43, max_hands=1, eager=True)
+    assert review_is_legal(events, 0) > 0
+
+
+def test_a_review_of_a_partnership_names_only_legal_moves() -> None:
+    events = random_match("biriba", 4, 43, max_hands=1, eager=True)
+    assert review_is_legal(events, 3) > 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", NAMES)
+def test_a_review_of_a_whole_simulated_match_names_only_legal_moves(name: str) -> None:
+    events = simulate_match(PRESETS[name], 2, seed="r43")
+    assert review_is_legal(events, 1) > 0
+
+
+# ------------------------------------------------------------------ the searching bot
+
+
+def expert_plays_legally(name: str, players: int, seed: int, decisions: int) -> int:
+    """Random play up to a random point, then the expert moves for every seat: each move it
+    picks is on the complete legal list and accepted by the reducer. Decisions checked."""
+    events = random_match(name, players, seed, max_hands=1)
+    cut = random.Random(seed).randrange(2, len(events) - 1)
+    rep = Replayer()
+    bot = ExpertBot(TINY)
+    for ev in events[:cut]:
+        rep.step(ev)
+        bot.observe(ev)
+    rng = random.Random(seed)
+    done = 0
+    while done < decisions:
+        state = rep.state()
+        if state.phase not in ("draw", "play", "emptied"):
+            break
+        moves = legal_moves(state)
+        move = bot.choose(state, moves, rng)
+        assert move in moves, (state.seq, move)
+        validate(state, move)
+        rep.step(move)
+        bot.observe(move)
+        done += 1
+    return done
+
+
+CONFIGS = [(name, n) for name in NAMES for n in PRESETS[name].player_counts]
+
+
+@settings(max_examples=8, deadline=None)
+@given(st.sampled_from(CONFIGS), st.integers(0, 10_000))
+def test_the_searching_bot_plays_only_legal_moves(config: tuple[str, int], seed: int) -> None:
+    expert_plays_legally(*config, seed, decisions=6)
+
+
+@pytest.mark.slow
+@settings(max_examples=80, deadline=None)
+@given(st.sampled_from(CONFIGS), st.integers(0, 10_000))
+def test_the_searching_bot_plays_only_legal_moves_soak(config: tuple[str, int],
+                                                         seed: int) -> None:
+    expert_plays_legally(*config, seed, decisions=40)
