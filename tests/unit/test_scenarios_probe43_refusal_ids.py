@@ -75,6 +75,8 @@ def test_section_4_the_draw_and_the_pile(name: str) -> None:
     else:
         s.draw("5c")
         names(s, "draw.redraw_not_allowed", lambda: s.reject("5c"))
+        # a move these rules lack is named so whoever sends it (docs/rules.md)
+        names(s, "draw.redraw_not_allowed", lambda: s.reject("5c", seat=1))
     names(s, "turn.already_drew", lambda: s.draw())
     names(s, "discard.card_not_in_hand", lambda: s.discard("Ah"))
     s.discard("3s")
@@ -284,5 +286,6 @@ def test_going_out_before_the_morto_is_named_before_a_short_opening() -> None:
     s.draw().meld("3h 4h 5h 6h 7h").meld("3s 4s 5s 6s").meld("3d 4d 5d")
     names(s, "go_out.morto_first", lambda: s.go_out())
     names(s, "vulnerable.opening_too_low", lambda: s.morto(direct=True))
+    names(s, "vulnerable.opening_too_low", lambda: s.morto(direct=False))  # kind comes last
     s.retract()
     assert len(s.hand(0)) == 12
