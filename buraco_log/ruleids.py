@@ -94,7 +94,8 @@ RULES: dict[str, str] = {
     "meld.wrong_id": "New melds are numbered in order per side; this one has the wrong number.",
     "meld.too_few_cards": "A meld has at least three cards.",
     "meld.not_a_card": "The event holds a value that is not a card.",
-    "meld.set_of_twos": "Twos are wild: a set made only of twos is not a meld.",
+    "meld.set_of_twos": "There is no set of twos: 2s alone, or with one joker as its wild, "
+    "are not a meld.",
     "meld.too_many_wilds": "A meld holds at most one wild card (joker, or a two not standing "
     "in its own place in a run).",
     "meld.not_a_meld": "A meld is a set (one rank) or a run (one suit, consecutive ranks); these "
