@@ -6,8 +6,9 @@
   ``legal_moves`` lists only moves the reducer accepts).
 - Hidden cards never reach another seat's view, at any seq of random games of every preset
   and player count: the other hands, the stock, the mortos and the card just drawn are
-  shuffled among themselves, and ``state.view``, ``timeline.table_view`` and the seat's recent
-  events must not change. A draw by another seat is told without its card.
+  shuffled among themselves, and ``state.view``, ``timeline.table_view``, the seat's recent
+  events and the review's ``expert.seat_view`` must not change. A draw by another seat is
+  told without its card.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from buraco_log.events import CardDrawn
+from buraco_log.expert import Tracker, seat_view
 from buraco_log.jsonl import read_jsonl
 from buraco_log.moves import legal_moves
 from buraco_log.reducer import Replayer, state_at, validate
@@ -120,9 +122,11 @@ def check_views(events: list[Any], seed: int) -> int:
     players = tl.players
     style = tl.style
     rep = Replayer()
+    tracker = Tracker()  # the cards each seat is known to hold, as the review's expert sees
     checked = 0
     for ev in events:
         rep.step(ev)
+        tracker.observe(ev)
         state = rep.state()
         if not state.hands:
             continue
@@ -134,6 +138,8 @@ def check_views(events: list[Any], seed: int) -> int:
             assert view(twin, seat) == view(state, seat), (state.seq, seat)
             assert table_view(twin, seat=seat, recent=recent) == \
                 table_view(state, seat=seat, recent=recent), (state.seq, seat)
+            known = tracker.known
+            assert seat_view(twin, seat, known) == seat_view(state, seat, known), (state.seq, seat)
             if isinstance(ev, CardDrawn) and ev.seat != seat:
                 text = describe_event(ev, players, style, seat)
                 assert text.endswith((" drew a card", " drew a tile")), text
