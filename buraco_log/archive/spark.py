@@ -541,7 +541,7 @@ def check_batches(batches: Iterable[pa.RecordBatch], fail: str = "",
             for batch in batches:
                 yield _check_batch(batch, tmpdir, require_commitment)
     finally:
-        shutil.rmtree(tmpdir, ignore_errors=True)
+        store.discard_tree(tmpdir)
 
 
 def _check_batch(batch: pa.RecordBatch, tmpdir: str, require_commitment: bool
@@ -880,7 +880,7 @@ def _clean_up(spark: SparkSession, checked: DataFrame, root: str, run: str, stop
                 time.sleep(0.1)
     with contextlib.suppress(Exception):
         checked.unpersist()
-    shutil.rmtree(os.path.join(root, store.STAGING, run), ignore_errors=True)
+    store.discard_tree(os.path.join(root, store.STAGING, run))
 
 
 def _ingest_checked(spark: SparkSession, root: str, run: str, checked: DataFrame,

@@ -35,7 +35,6 @@ import json
 import os
 import re
 import secrets
-import shutil
 import stat
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -879,6 +878,17 @@ def _remove_tree(top: str) -> list[str]:
     return removed
 
 
+def discard_tree(top: str) -> None:
+    """``shutil.rmtree(top, ignore_errors=True)`` without its recursion: a run's own staging
+    directory, removed after its commit or its failure. A tree 1,100 directories deep planted
+    there during the run was an internal error (RecursionError) of a committed ingest. What
+    cannot be removed stays for the next run's clean-up (:func:`recover`)."""
+    if os.path.islink(top):  # as rmtree: a link in its place is no tree of this run's
+        return
+    with contextlib.suppress(OSError):
+        _remove_tree(top)
+
+
 def drop_batches(root: str, batches: Iterable[str]) -> list[str]:
     """Take committed batches out of the archive: the delete half of a delete-then-append
     re-ingest (of a day's logs, say: the batches its ingest report lists).
@@ -1070,7 +1080,7 @@ def commit(root: str, batch: str, parts: dict[tuple[str, str], dict[str, pa.Tabl
     except (OSError, pa.ArrowException) as exc:
         if os.path.exists(record):  # past the commit point (its directory's fsync failed)
             raise
-        shutil.rmtree(os.path.join(root, STAGING, batch), ignore_errors=True)
+        discard_tree(os.path.join(root, STAGING, batch))
         _undo_placed(root, batch)
         what = "compact" if compacted else "ingest"  # the command to run again
         raise CommitError(f"{root}: batch {batch} was not committed (none of its rows is "
@@ -1176,7 +1186,7 @@ def _commit(root: str, batch: str, parts: dict[tuple[str, str], dict[str, pa.Tab
         planned.append(("errors", _stage(stage, rel, "errors", errors, merged), rel))
         counts["errors"] += n
     if not planned:
-        shutil.rmtree(stage, ignore_errors=True)
+        discard_tree(stage)
         return {}
     kept = {rel: list(fingerprint(staged)) for _t, staged, rel in planned}
     # the records' directory first: parts in place without it are a lost _batches, refused
@@ -1206,7 +1216,7 @@ def _commit(root: str, batch: str, parts: dict[tuple[str, str], dict[str, pa.Tab
     at[0] = os.path.join(root, BATCHES, f"{batch}.json")
     _atomic_json(at[0], record)  # the commit point
     end_intent(root, batch)
-    shutil.rmtree(stage, ignore_errors=True)
+    discard_tree(stage)
     return record
 
 
