@@ -23,7 +23,8 @@ found rewritten, and adopted, gets its records again naming the new file, after 
 of every earlier record of that file, since a rewrite can keep the inode number; the records
 naming the old one are then spent. Should that never reach the journal, a log at the path that
 holds every event of the records, each at its seq, has them all the same: no conflict.) A torn
-record ends a journal: it belongs to a round whose sync did not finish, so nothing in it was acknowledged.
+record ends a journal: it belongs to a round whose sync did not finish, so nothing in it was
+acknowledged.
 
 A record with no ``data`` withdraws: the recorder refused the appends of a record it had
 journaled (the log was removed or replaced under it, its write failed), and the bytes that

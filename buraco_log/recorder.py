@@ -1867,8 +1867,10 @@ class Recorder:
 
     def _make_room(self, needed: int) -> None:
         """Close the least recently used logs until ``needed`` more fit in the pool."""
-        while self._open and len(self._open) + needed > self._slots:
-            victim = next(iter(self._open.values()))  # least recently used: already durable
+        while len(self._open) + needed > self._slots:
+            victim = self._oldest_open()  # least recently used: already durable
+            if victim is None:
+                break
             assert victim.tmp is None
             self._close_fd(victim)
             with self._cv:
@@ -1945,27 +1947,37 @@ class Recorder:
 
     def _close_fd(self, table: _Table) -> None:
         """Close an idle log (every write to it is already durable). The committer's thread,
-        or ``forget``'s holding the table's lock with nothing of it pending."""
+        or ``forget``'s holding the table's lock with nothing of it pending.
+
+        Closed under ``_fd_lock`` too, not only taken: a call that found the descriptor taken
+        by the other returned while the other had yet to close it, and the match read afresh
+        (forget returned) met its log still locked ("another writer holds this log")."""
         with self._fd_lock:  # one of them takes the descriptor: closed once
             if self._open.get(table.match) is table:  # (a new table of the match is not)
                 del self._open[table.match]
             fd, table.fd = table.fd, None
-        if fd is not None:
-            try:  # what the reopening compares (with its identity, set when it was linked,
-                st = os.fstat(fd)  # locked or adopted)
-                table.stamp = (st.st_ctime_ns, st.st_mtime_ns)
-            except OSError:
-                table.stamp = None
-            finally:  # EBADF: other code of the process closed it (nothing to lose: every
-                with contextlib.suppress(OSError):  # write to it was synced or failed);
-                    os.close(fd)  # raised, it stopped the committer, its waiters unresolved
+            if fd is not None:
+                try:  # what the reopening compares (with its identity, set when it was
+                    st = os.fstat(fd)  # linked, locked or adopted)
+                    table.stamp = (st.st_ctime_ns, st.st_mtime_ns)
+                except OSError:
+                    table.stamp = None
+                finally:  # EBADF: other code of the process closed it (nothing to lose:
+                    with contextlib.suppress(OSError):  # every write to it was synced or
+                        os.close(fd)  # failed); raised, it stopped the committer
+
+    def _oldest_open(self) -> _Table | None:
+        """The least recently used open log. Looked at under ``_fd_lock``: ``forget`` closes a
+        log from its own thread, and an iterator of ``_open`` made while it deletes an entry
+        can raise "mutated during iteration" (out of ``_close_idle``, the recorder stops)."""
+        with self._fd_lock:
+            return next(iter(self._open.values()), None)
 
     def _close_idle(self) -> None:
         if self.idle_timeout <= 0:
             return
         old = time.monotonic() - self.idle_timeout
-        while self._open:
-            table = next(iter(self._open.values()))
+        while (table := self._oldest_open()) is not None:
             if table.used > old or table.tmp is not None:
                 break
             self._close_fd(table)

@@ -317,3 +317,49 @@ def test_a_withdrawal_naming_a_file_no_record_named_spends_the_logs_earlier_reco
     assert journal.withdraw([*old, adopted]) == []
     refused = journal.Record("a", 1, 9, 0, b"n")
     assert journal.withdraw([*old, refused, journal.withdrawal(refused)]) == old
+
+
+# -- forget racing the commit thread's close of the same idle log --------------------------------
+
+class _StallAfterTaking:
+    """``_fd_lock`` that, on the commit thread, waits after letting go once it took ``table``'s
+    descriptor: there the old ``_close_fd`` had yet to close it."""
+
+    def __init__(self, rec: Recorder, table: object) -> None:
+        self.lock = threading.Lock()
+        self.rec, self.table = rec, table
+        self.stalled, self.go = threading.Event(), threading.Event()
+
+    def __enter__(self) -> None:
+        self.lock.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self.lock.release()
+        if (threading.current_thread() is self.rec._committer and not self.stalled.is_set()
+                and self.table.fd is None):  # type: ignore[attr-defined]
+            self.stalled.set()
+            assert self.go.wait(10)
+
+
+def test_forget_racing_the_commit_threads_close_of_the_idle_log_leaves_it_unlocked(
+        tmp_path: Path) -> None:
+    # the committer took the idle log's descriptor to close it; forget found none to close and
+    # returned, and the match read afresh met its log still locked
+    with Recorder(tmp_path, sync="journal", idle_timeout=60, save_every=0) as rec:
+        for event in src[:3]:
+            rec.append("a", event)
+        stall = _StallAfterTaking(rec, rec._tables["a"])
+        rec._fd_lock = stall  # type: ignore[assignment]
+        rec.idle_timeout = 0.001
+        time.sleep(0.01)
+        rec.append("b", other[0])  # its round closes the idle log of "a" after it
+        try:
+            assert stall.stalled.wait(10)
+            rec.forget("a")
+            assert rec.next_seq("a") == 3  # read afresh: not "another writer holds this log"
+            with log.LogLock(tmp_path / "a.blog"):
+                pass
+        finally:
+            stall.go.set()
+        assert rec.append("a", src[3]) == 3
+    assert on_disk(str(tmp_path / "a.blog")) == list(src[:4])
