@@ -56,12 +56,14 @@ class LogFormatError(BuracoLogError):
         self.kind = kind
         super().__init__(self._render())
 
-    UNREADABLE_KINDS = frozenset({"filetype", "range", "version", "io", "unreadable", "usage"})
-    """Kinds that mean the input cannot be read as a log at all (not a regular file, an integer
-    no log can hold, a format version newer than this reader; ``usage``: a call no log allows,
-    such as a binary log named .jsonl): the CLI exits 2 for them, as for a usage error,
-    instead of 1. So does a file that does not begin with the log's magic (kind
-    ``header`` at byte 0): it is not a log, where a damaged log is a finding (1)."""
+    UNREADABLE_KINDS = frozenset({"filetype", "version", "io", "unreadable", "usage"})
+    """Kinds that mean the input cannot be read as a log at all (not a regular file, a format
+    version newer than this reader; ``usage``: a call no log allows, such as a binary log
+    named .jsonl): the CLI exits 2 for them, as for a usage error, instead of 1. So does a
+    file that does not begin with the log's magic (kind ``header`` at byte 0): it is not a
+    log, where a damaged log is a finding (1). An event past the header holding an integer
+    outside the signed 64-bit range (``range``) is damage like any other undecodable record:
+    `show` and `audit` call the log broken, and so every command exits 1 for it."""
 
     @property
     def exit_status(self) -> int:
