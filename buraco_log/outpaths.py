@@ -2,14 +2,31 @@
 
 Outputs are written whole or not at all: a temporary file beside them, renamed over them. That
 is wrong for ``/dev/null``, a FIFO or ``/dev/stdout``: renamed over (as root, it would be), the
-device or the link itself became a regular file, for every later process. Stdlib only."""
+device or the link itself became a regular file, for every later process. Stdlib only.
+
+Written into, such a place is opened as ``open(path, "wb")`` would, with two exceptions. A
+name of a file this process already writes to (``/dev/stdout``, ``/dev/stderr``,
+``/dev/fd/N``, or any name of the file standard output or error is open on) is written
+through that descriptor, where it stands: opened again, it was truncated, and written from
+byte 0, over what the shell had already put there (``{ echo title; buraco-log query ... -o
+/dev/stdout; } > out``). And a FIFO no program opens for reading is waited for a while, then
+refused, never waited for for ever."""
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import re
 import stat
+import sys
+import time
 from pathlib import Path
+
+FIFO_WAIT: float = 10.0
+"""Seconds an output FIFO is waited for, for a program to open it for reading."""
+
+_FD_NAME = re.compile(r"/(?:dev/fd|proc/self/fd|proc/(\d+)/fd)/(\d+)")
 
 SPECIAL: tuple[str, ...] = ("/dev/", "/proc/", "/sys/")
 
@@ -72,3 +89,54 @@ def no_directory(parent: str | os.PathLike[str]) -> str:
     kind = next((name for test, name in _KINDS if test(mode)), "not a directory")
     return f"{parent} is {kind}, not a directory"
 
+
+
+def own_descriptor(path: str | os.PathLike[str]) -> int | None:
+    """The descriptor of this process that ``path`` names when it is a file the process
+    already has open for its output: standard output or error (under any name: /dev/stdout,
+    /proc/self/fd/1, the tty's own name), or the N of ``/dev/fd/N`` or ``/proc/self/fd/N``."""
+    wanted = [1, 2]
+    named = _FD_NAME.fullmatch(os.path.abspath(path))
+    if named and named.group(1) in (None, str(os.getpid())):
+        wanted.insert(0, int(named.group(2)))
+    try:
+        here = os.stat(path)
+    except OSError:
+        return None
+    for fd in wanted:
+        with contextlib.suppress(OSError):
+            there = os.fstat(fd)
+            if (there.st_dev, there.st_ino) == (here.st_dev, here.st_ino):
+                return fd
+    return None
+
+
+def open_in_place(path: str | os.PathLike[str], wait: float | None = None) -> int:
+    """A descriptor to write ``path`` (/dev/null, a FIFO, /dev/stdout) in place, as
+    ``open(path, "wb")`` would, but: a file this process already writes to is written through
+    a copy of its own descriptor (:func:`own_descriptor`), after Python's buffered standard
+    streams are flushed, so what they hold comes first; and a FIFO no program reads is waited
+    for ``wait`` seconds (default :data:`FIFO_WAIT`), then refused (OSError ENXIO, naming
+    ``path``)."""
+    own = own_descriptor(path)
+    if own is not None:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        return os.dup(own)
+    wait = FIFO_WAIT if wait is None else wait
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NONBLOCK
+                         | os.O_CLOEXEC, 0o666)
+        except OSError as exc:
+            if exc.errno != errno.ENXIO:  # ENXIO: a FIFO with no reader (yet)
+                raise
+            if time.monotonic() >= deadline:
+                raise OSError(errno.ENXIO, f"a FIFO that no program opened for reading within "
+                              f"{wait:g} s; nothing was written", os.fspath(path)) from None
+            time.sleep(0.05)
+            continue
+        os.set_blocking(fd, True)  # a full pipe waits for its reader, as a plain open would
+        return fd

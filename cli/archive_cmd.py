@@ -7,6 +7,7 @@ import csv
 import dataclasses
 import datetime
 import decimal
+import errno
 import io
 import json
 import math
@@ -23,13 +24,13 @@ from collections.abc import Iterator
 from enum import StrEnum
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Annotated, Any, TextIO
+from typing import IO, TYPE_CHECKING, Annotated, Any
 
 import msgspec
 import typer
 
 from buraco_log.errors import ArchiveError
-from buraco_log.outpaths import rename_target, written_in_place
+from buraco_log.outpaths import open_in_place, rename_target, written_in_place
 from cli import archive_spark
 from cli.archive_spark import CONF_HELP, ENGINE_HELP, MASTER_HELP, Engine, spark_options
 from cli.common import (
@@ -349,19 +350,26 @@ _MEMORY = re.compile(r"\d+(\.\d+)?\s*([KMGT]i?B|B)", re.IGNORECASE)
 
 
 @contextlib.contextmanager
-def _atomic(output: Path) -> Iterator[Path]:
-    """A temporary file beside ``output``, renamed over it only when writing succeeded."""
+def _opened(output: Path, mode: str) -> Iterator[IO[Any]]:
+    """``output`` open for writing (``mode`` "w" or "wb"), whole or not at all: a temporary
+    file beside it, renamed over it only when writing succeeded. /dev/null, a FIFO or
+    /dev/stdout is written into, never renamed over (as root, the device or the link itself
+    became a regular file), and opened as outpaths.open_in_place says: our own standard
+    output where it stands (opened again by name, it was cut to nothing under what the shell
+    had written there), a FIFO no program reads refused after a while (it was waited for for
+    ever)."""
     if not output.parent.is_dir():
         raise fail(f"{output}: no such directory: {output.parent}")
+    text = "b" not in mode
     if written_in_place(output):
-        # /dev/null, a FIFO, /dev/stdout: written into, never renamed over (as root, the
-        # device or the link itself became a regular file)
-        yield output
+        with os.fdopen(open_in_place(output), mode, encoding="utf-8" if text else None) as f:
+            yield f
         return
     target = rename_target(output)  # a link to the output stays a link
     tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     try:
-        yield tmp
+        with open(tmp, mode, encoding="utf-8" if text else None) as f:
+            yield f
         os.replace(tmp, target)
     except BaseException:
         tmp.unlink(missing_ok=True)
@@ -376,7 +384,7 @@ def _writing(command: str, output: Path | None, as_json: bool) -> Iterator[None]
     """A write of ``output`` (or of a file beside it) that fails, on a full disk, past a file
     size limit or on a read-only file system, is one line naming the file, exit 1. It was
     "No space left on device" alone, or Arrow's "Error writing bytes to file. Detail: [errno
-    28] ...". :func:`_atomic` has removed the temporary file by then. Standard output
+    28] ...". :func:`_opened` has removed the temporary file by then. Standard output
     (``output`` None) is named as every command names it (cli.common.guarded)."""
     if output is None:
         yield
@@ -389,6 +397,9 @@ def _writing(command: str, output: Path | None, as_json: bool) -> Iterator[None]
         code = exc.errno or next((int(m) for m in _ERRNO.findall(str(exc))), None)
         reason = os.strerror(code) if code else (str(exc).strip().splitlines() or ["?"])[0]
         named = exc.filename if isinstance(exc.filename, str) else str(output)
+        if code == errno.ENXIO and exc.strerror:  # a FIFO nobody reads: its own sentence
+            raise fail(f"{command}: cannot write {named}: {exc.strerror}", as_json=as_json,
+                       error=exc) from None
         left = ("the output may be cut short" if written_in_place(output) else
                 "nothing was written" + ("" if named == str(output) else f" to {output}"))
         raise fail(f"{command}: cannot write {named}: {reason}; {left}", as_json=as_json,
@@ -729,8 +740,8 @@ def _write_result(opened: Any, format: QueryFormat, output: Path | None, wide: b
 
                 assert output is not None  # checked above
                 try:
-                    with _writing("query", output, False), _atomic(output) as tmp, \
-                            pq.ParquetWriter(str(tmp), stream.schema, compression="zstd") as w:
+                    with _writing("query", output, False), _opened(output, "wb") as f, \
+                            pq.ParquetWriter(f, stream.schema, compression="zstd") as w:
                         for batch in stream:  # no half-written file on a failure
                             w.write_batch(batch)
                 except (pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
@@ -740,7 +751,7 @@ def _write_result(opened: Any, format: QueryFormat, output: Path | None, wide: b
                                "SQL (to VARCHAR, say) or use another --format") from None
             elif output is not None:
                 with _writing("query", output, format is QueryFormat.json), \
-                        _atomic(output) as tmp, open(tmp, "w", encoding="utf-8") as f:
+                        _opened(output, "w") as f:
                     _write_rows(f, stream, format, None)
             else:
                 _write_rows(sys.stdout, stream, format, table_width(wide))
@@ -860,14 +871,14 @@ def _overrun(timeout: float, output: Path | None, as_json: bool) -> None:
 
 
 def _temporary_output(output: Path | None, pid: int) -> list[Path]:
-    """The file :func:`_atomic` was writing in process ``pid``, if any."""
+    """The file :func:`_opened` was writing in process ``pid``, if any."""
     if output is None or written_in_place(output):
         return []
     target = rename_target(output)
     return [target.with_name(f".{target.name}.{pid}.tmp")]
 
 
-def _write_rows(out: TextIO, stream: archive.QueryStream, format: QueryFormat,
+def _write_rows(out: IO[str], stream: archive.QueryStream, format: QueryFormat,
                 width: int | None) -> None:
     """Write the stream's rows batch by batch; only the table format holds them all."""
     columns = list(stream.schema.names)
@@ -1016,8 +1027,8 @@ def _report_text(rep: Any, format: ReportFormat, timings: bool, output: Path | N
 
 def _write_report(text: str, output: Path | None) -> None:
     if output is not None:
-        with _atomic(output) as tmp:
-            tmp.write_text(text, encoding="utf-8")
+        with _opened(output, "w") as f:
+            f.write(text)
     else:
         sys.stdout.write(text)
 

@@ -27,9 +27,11 @@ Every command follows the same rules:
 - **Exit status**, the same for every command:
   - `0`: fine. A log of a match that never received an event (a header alone, an empty file)
     is no finding.
-  - `1`: the log or archive has a finding: damage, an illegal move, a wrong score, a refused
-    ingest (`show`, `replay` and `view` first show what is intact and legal). Also: an output
-    could not be written (a full disk), or an internal error.
+  - `1`: the log or archive has a finding: damage (a file that begins as a log, then holds a
+    record that does not decode, an integer outside the signed 64-bit range among them), an
+    illegal move, a wrong score, a refused ingest (`show`, `replay` and `view` first show what
+    is intact and legal). Also: an output could not be written (a full disk), or an internal
+    error.
   - `2`: a usage error (a bad option, a missing command), or an input that is not readable as
     a log (a missing path, a directory, a FIFO, a read error such as EIO, a file that does not
     begin like a log, a format version newer than this tool), or a seq, hand, turn or seat
@@ -57,7 +59,10 @@ Every command follows the same rules:
   FIFO, or a path in /dev such as `/dev/stdout`, named as the output of `convert`, `view`,
   `review`, `audit --html`, `query` or `report` is written into as it is; a FIFO that no
   program opens for reading within 10 s is an error (exit 1), nothing written, not a wait for
-  ever. A symbolic
+  ever. A name of the command's own standard output or error (`/dev/stdout`, `/dev/stderr`,
+  `/dev/fd/N`) is written where that output stands, as `-o -` writes, after what the shell
+  already put there (`{ echo title; buraco-log query ... -o /dev/stdout; } > out`), never
+  cut short; `report -f html` writes no match pages beside such an output. A symbolic
   link named as an output is written through by every command (a link to a shared folder
   stays one): the file it names is replaced, or made if it does not exist yet; `demo` and
   `simulate` refuse a link to a FIFO or a device (exit 2), as they write only files.

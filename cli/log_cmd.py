@@ -10,7 +10,6 @@ import shutil
 import signal
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
@@ -22,7 +21,7 @@ import typer
 from buraco_log import audit, jsonl, log, schemafile
 from buraco_log import events as ev
 from buraco_log.errors import LogFormatError, ReplayError
-from buraco_log.outpaths import rename_target, written_in_place
+from buraco_log.outpaths import open_in_place, rename_target, written_in_place
 from cli.common import EXIT_USAGE, STDIN, Format, emit_json, fail, from_stdin, guarded
 from cli.paths import directory_name, named_path
 from cli.safetext import terminal_safe
@@ -207,23 +206,16 @@ FIFO_WAIT: float = 10.0
 
 
 def _open_written_in_place(output: Path, as_json: bool) -> int:
-    """Open ``output`` (/dev/null, a FIFO, /dev/stdout) for writing. A FIFO no program reads
-    is waited for ``FIFO_WAIT`` seconds, then refused: a plain open waited forever."""
-    deadline = time.monotonic() + FIFO_WAIT
-    while True:
-        try:
-            fd = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NONBLOCK
-                         | os.O_CLOEXEC, 0o666)  # as open(output, "wb") did
-        except OSError as exc:
-            if exc.errno != errno.ENXIO:  # ENXIO: a FIFO with no reader (yet)
-                raise
-            if time.monotonic() >= deadline:
-                raise fail(f"{output}: a FIFO that no program opened for reading within "
-                           f"{FIFO_WAIT:g} s; nothing was written", as_json=as_json) from None
-            time.sleep(0.05)
-            continue
-        os.set_blocking(fd, True)  # a full pipe waits for its reader, as a plain open would
-        return fd
+    """Open ``output`` (/dev/null, a FIFO, /dev/stdout) for writing, as
+    :func:`buraco_log.outpaths.open_in_place` says: our own standard output where it stands
+    (not truncated under what the shell wrote), a FIFO no program reads refused after
+    ``FIFO_WAIT`` seconds (a plain open waited for ever)."""
+    try:
+        return open_in_place(output, FIFO_WAIT)
+    except OSError as exc:
+        if exc.errno != errno.ENXIO:
+            raise
+        raise fail(f"{output}: {exc.strerror}", as_json=as_json) from None
 
 
 def _replaces(output: Path, source: Path) -> bool:

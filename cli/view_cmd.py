@@ -14,7 +14,7 @@ import typer
 
 from buraco_log.errors import BuracoLogError, LogFormatError, ReplayError
 from buraco_log.log import HEADER_SIZE
-from buraco_log.outpaths import no_directory
+from buraco_log.outpaths import no_directory, written_in_place
 from buraco_log.view import Mark, Page, page_for_log, write_page
 from buraco_log.view.links import Rows, match_pages
 from cli.common import EXIT_USAGE, fail, from_stdin, guarded, refuse_input_as_output
@@ -155,8 +155,10 @@ MATCH_PAGES = "matches"
 def report_pages(sections: Iterable[Rows], output: Path | None) -> dict[str, str]:
     """``report --format html -o FILE``: write the page of every match the report names whose
     log is still at its recorded path into ``matches/`` beside FILE; return the report's links
-    (``source_path`` -> path relative to the report). On stdout there is no beside: no pages."""
-    if output is None:
+    (``source_path`` -> path relative to the report). On stdout there is no beside: no pages;
+    nor for /dev/stdout, /dev/null or a FIFO (written in place), whose "beside" is /dev: as
+    root, `-o /dev/stdout` made /dev/matches/ and its pages."""
+    if output is None or written_in_place(output):
         return {}
     folder = output.parent / MATCH_PAGES
     folder.mkdir(exist_ok=True)

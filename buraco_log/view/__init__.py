@@ -16,13 +16,12 @@ from __future__ import annotations
 import errno
 import os
 import tempfile
-import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from buraco_log.audit import Integrity, read_log_signed, repeated_signature
 from buraco_log.errors import LogFormatError, ReplayError
-from buraco_log.outpaths import no_directory, rename_target, written_in_place
+from buraco_log.outpaths import no_directory, open_in_place, rename_target, written_in_place
 from buraco_log.signing.record import SignedHead
 from buraco_log.view.page import (
     PAGE_VERSION,
@@ -158,21 +157,7 @@ def write_page(path: str | os.PathLike[str], html: str) -> None:
 
 
 def _open_in_place(target: Path) -> int:
-    """Open ``target`` (/dev/null, a FIFO, /dev/stdout) for writing, as ``open(target, "wb")``
-    would. A FIFO no program reads is waited for ``FIFO_WAIT`` seconds, then refused (ENXIO):
-    a plain open waited forever."""
-    deadline = time.monotonic() + FIFO_WAIT
-    while True:
-        try:
-            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NONBLOCK
-                         | os.O_CLOEXEC, 0o666)
-        except OSError as exc:
-            if exc.errno != errno.ENXIO or time.monotonic() >= deadline:  # ENXIO: no reader
-                if exc.errno == errno.ENXIO:
-                    raise OSError(exc.errno, f"a FIFO that no program opened for reading "
-                                  f"within {FIFO_WAIT:g} s; nothing was written") from None
-                raise
-            time.sleep(0.05)
-            continue
-        os.set_blocking(fd, True)  # a full pipe waits for its reader, as a plain open would
-        return fd
+    """Open ``target`` (/dev/null, a FIFO, /dev/stdout) for writing, as
+    :func:`buraco_log.outpaths.open_in_place` says: our own standard output where it stands, a
+    FIFO no program reads refused after ``FIFO_WAIT`` seconds."""
+    return open_in_place(target, FIFO_WAIT)
