@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
-import stat
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -25,25 +23,15 @@ MAX_PASSPHRASE_FILE = 64 * 1024
 
 
 def _read_small(path: Path) -> bytes:
-    """A passphrase file's bytes: a regular file only (a FIFO would wait for a writer, a device
-    such as /dev/zero never ends), opened without blocking, and at most 64 KiB."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    with contextlib.ExitStack() as opened:
-        opened.callback(os.close, fd)
-        # before fdopen, which refuses a directory with a bare "Is a directory"
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise fail(f"{path}: not a regular file: the passphrase is read from a file",
-                       EXIT_USAGE)
-        opened.pop_all()
-    with os.fdopen(fd, "rb") as f:
-        data = f.read(MAX_PASSPHRASE_FILE + 1)
-    if data is None:  # a "regular" file of the kernel's that would wait (/proc/kmsg)
-        raise fail(f"{path}: not readable without waiting (a special file): not a passphrase "
-                   "file", EXIT_USAGE)
-    if len(data) > MAX_PASSPHRASE_FILE:
-        raise fail(f"{path}: longer than {MAX_PASSPHRASE_FILE // 1024} KiB: not a passphrase "
-                   "file", EXIT_USAGE)
-    return data
+    """A passphrase file's bytes, read as every key file is (signing.keys.read_small): a
+    regular file only (a FIFO would wait for a writer, a device such as /dev/zero never ends),
+    opened without blocking, at most 64 KiB; else one line naming the file (exit 2)."""
+    from buraco_log.signing.keys import SigningError, read_small
+
+    try:
+        return read_small(path, "a passphrase file", MAX_PASSPHRASE_FILE)
+    except SigningError as exc:
+        raise fail(str(exc), EXIT_USAGE) from None
 
 
 def _has_terminal() -> bool:
@@ -86,11 +74,8 @@ def _passphrase(prompt: bool, passphrase_file: Path | None) -> bytes | None:
     if prompt and passphrase_file is not None:
         raise fail("use either --passphrase or --passphrase-file, not both", EXIT_USAGE)
     if passphrase_file is not None:
-        try:
-            # the first line, as the help says (the whole file made a passphrase with newlines)
-            text = _read_small(passphrase_file).split(b"\n", 1)[0].rstrip(b"\r")
-        except OSError as exc:
-            raise fail(f"{passphrase_file}: {exc.strerror or exc}", EXIT_USAGE) from None
+        # the first line, as the help says (the whole file made a passphrase with newlines)
+        text = _read_small(passphrase_file).split(b"\n", 1)[0].rstrip(b"\r")
         if not text:  # asked for encryption: an empty line must not give a plain key
             raise fail(f"{passphrase_file}: its first line is empty: no passphrase to encrypt "
                        "the key with", EXIT_USAGE)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import errno
 import os
 import re
 import stat
@@ -583,18 +582,6 @@ def _trusted_directory(path: Path) -> None:
                            f"chmod o-w {path}")
 
 
-def _missing(path: Path) -> str:
-    """Why ``path`` (which ``exists()`` calls missing) cannot be read: a loop of links said
-    "no such file or directory"."""
-    try:
-        os.stat(path)
-    except OSError as exc:
-        if exc.errno == errno.ENOENT:
-            return "no such file or directory"
-        return (exc.strerror or str(exc)).lower()
-    return "no such file or directory"  # it came back between the two looks
-
-
 def load_keyring(paths: Sequence[str | os.PathLike[str]]) -> Keyring:
     """Trusted keys from directories and files (see the module's docstring)."""
     keys: dict[str, tuple[PublicKey, Path]] = {}
@@ -616,9 +603,7 @@ def load_keyring(paths: Sequence[str | os.PathLike[str]]) -> Keyring:
                     add(_read_key_file(f), f)
             if os.path.lexists(p / "revoked"):  # a link to nowhere is an error, not no list
                 revoked += _revoked_lines(p / "revoked")
-        elif not p.exists():
-            raise SigningError(f"{p}: {_missing(p)}")
-        elif p.name == "revoked":
+        elif p.name == "revoked":  # a path missing or unreadable: read_small says why
             revoked += _revoked_lines(p)
         else:
             add(_read_key_file(p), p)

@@ -18,9 +18,9 @@ REPO = Path(__file__).resolve().parents[2]
 def test_a_loop_of_links_as_a_key_path_says_so(tmp_path: Path) -> None:
     os.symlink(tmp_path / "b", tmp_path / "a")
     os.symlink(tmp_path / "a", tmp_path / "b")
-    with pytest.raises(SigningError, match=r"a: too many levels of symbolic links$"):
+    with pytest.raises(SigningError, match=r"a: Too many levels of symbolic links$"):
         load_keyring([tmp_path / "a"])  # it said "no such file or directory"
-    with pytest.raises(SigningError, match=r"nothere: no such file or directory$"):
+    with pytest.raises(SigningError, match=r"nothere: No such file or directory$"):
         load_keyring([tmp_path / "nothere"])
 
 
@@ -32,7 +32,7 @@ def test_audit_names_the_loop_in_one_line(tmp_path: Path) -> None:
          "--keys", str(tmp_path / "a")], capture_output=True, text=True, cwd=REPO)
     assert (done.returncode, done.stdout) == (2, ""), done.stderr
     loop = tmp_path / "a"
-    assert done.stderr == f"buraco-log: error: {loop}: too many levels of symbolic links\n"
+    assert done.stderr == f"buraco-log: error: {loop}: Too many levels of symbolic links\n"
 
 
 def test_a_raw_key_starting_with_a_brace_is_a_raw_key_not_a_published_one(

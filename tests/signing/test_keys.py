@@ -105,7 +105,7 @@ def test_bad_signing_settings_are_one_line_errors(tmp_path: Path) -> None:
     (tmp_path / "empty.toml").write_text("")
     with pytest.raises(SettingsError, match="needs the site's trusted public keys"):
         signing_options(require_signatures=True, environ=none)
-    with pytest.raises(keys.SigningError, match="no such file"):
+    with pytest.raises(keys.SigningError, match="No such file or directory"):
         signing_options(keys=[str(tmp_path / "missing")], environ=none)
 
 
