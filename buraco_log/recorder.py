@@ -393,7 +393,7 @@ class _Work:
 
     __slots__ = (
         "adopted", "began", "chain", "created", "data", "encoded", "error", "ident", "journaled",
-        "new", "offset", "reopened", "settled", "synced", "table", "waiters",
+        "moved", "new", "offset", "reopened", "settled", "synced", "table", "waiters",
     )
 
     def __init__(self, table: _Table, waiters: list[_Waiter], encoded: list[bytes]) -> None:
@@ -409,6 +409,7 @@ class _Work:
         self.error: _WriteError | None = None
         self.reopened = False
         self.adopted = False  # reopened into a file a seal rewrote while it was closed
+        self.moved = False  # closed, and its path no longer shows the file closed (journal)
         self.began = False  # its segment's write into the log began
         self.synced = False
         self.created = False
@@ -1505,15 +1506,32 @@ class Recorder:
                 w.ident = (st.st_dev, st.st_ino)
             else:
                 w.ident = w.table.identity
+                w.moved = w.table.fd is None and self._moved(w.table)
             kept.append(w)
         return kept
+
+    def _moved(self, table: _Table) -> bool:
+        """The closed log's path no longer shows the file the recorder closed (its number,
+        size, change and modification times): a seal rewrote it, or it was removed. Its
+        segment is then journaled only once its thread has reopened it (``_journal_adopted``):
+        journaled at once, the record named the closed file, and a power loss before the
+        adopted file's record was synced left a record of an event the sealed log lacks (never
+        acknowledged, but not to be told from one a ``repair`` cut off): the journal was kept
+        aside. One ``stat`` per closed log and round, in journal mode only."""
+        try:
+            st = os.stat(table.path)
+        except OSError:
+            return True
+        return ((st.st_dev, st.st_ino) != table.identity or st.st_size != table.end
+                or (table.stamp is not None and (st.st_ctime_ns, st.st_mtime_ns) != table.stamp))
 
     def _journal_round(self, work: list[_Work]) -> tuple[OSError, bool] | None:
         """Append the round's records to the journal and sync it (the committer's share of a
         journal round). Returns the error, if the journal could not be written, and whether
         the records may be in it all the same (written whole, but the sync failed)."""
         for w in work:
-            w.journaled = journal.Record(w.table.match, *w.ident, w.offset, w.data)
+            if not w.moved:  # (a moved log's record is made once its file is known)
+                w.journaled = journal.Record(w.table.match, *w.ident, w.offset, w.data)
         blob = journal.frame(w.journaled for w in work if w.journaled is not None)
         self._jround = len(blob)  # what a failure later in the round cuts off with it
         return self._journal_append(blob, False)
@@ -1530,8 +1548,10 @@ class Recorder:
         for w in work:
             w.ident = w.table.identity
             w.journaled = journal.Record(w.table.match, *w.ident, w.offset, w.data)
-            records += [journal.withdrawal(journal.Record(w.table.match, *w.ident, 0, b"")),
-                        w.journaled]
+            if w.adopted:  # (else: moved, found the very file after all: its record alone)
+                records.append(journal.withdrawal(journal.Record(w.table.match, *w.ident, 0,
+                                                                 b"")))
+            records.append(w.journaled)
         return self._journal_append(journal.frame(records), False)
 
     def _journal_withdraw(self, records: list[journal.Record]) -> tuple[OSError, bool] | None:
@@ -1574,7 +1594,8 @@ class Recorder:
     def _journal_fixups(self, work: list[_Work], failure: tuple[OSError, bool] | None) -> None:
         """After a journal round: its logs count as written (the checkpoint fsyncs them), and
         a log that turned out to be another file (reopened after a ``seal`` rewrote it while it
-        was closed) gets its record again, naming that file, before anything is acknowledged.
+        was closed) gets its record again, naming that file, before anything is acknowledged;
+        so does a log whose record waited for its reopening (``_moved``).
 
         If the journal could not be written, nothing of this round is durable, nor will a later
         round be: the recorder stops. The round's bytes already went to the logs (the threads
@@ -1586,7 +1607,7 @@ class Recorder:
             if w.error is None or w.error.written:
                 self._jdirty.add(w.table.path)
         if failure is None:
-            adopted = [w for w in work if w.error is None and w.adopted]
+            adopted = [w for w in work if w.error is None and (w.adopted or w.moved)]
             if adopted:
                 start = self._jsize - self._jround
                 failure = self._journal_adopted(adopted)

@@ -79,6 +79,54 @@ def test_records_of_a_rewritten_log_that_lacks_one_of_their_events_are_still_a_c
     assert len(_unfolded(tmp_path)) == 1
 
 
+class _ImageAtAppend(PowerLossOps):
+    """Takes the image at the ``at``-th journal append after it is armed, before it is made."""
+
+    def __init__(self, directory: str) -> None:
+        super().__init__(directory)
+        self.at = 0
+        self.snap: tuple[dict[str, bytes], dict[str, int]] | None = None
+
+    def append(self, fd: int, data: bytes) -> None:
+        if self.at:
+            self.at -= 1
+            if not self.at:
+                self.snap = self.image(), dict(self.imaged_names)
+        super().append(fd, data)
+
+
+def test_a_power_loss_before_a_sealed_logs_record_is_journaled_keeps_no_journal_aside(
+        tmp_path: Path) -> None:
+    # the round journaled the closed log's segment naming the file it had closed; its thread
+    # found the log sealed meanwhile, adopted the new file and journaled the segment again,
+    # naming it. The power went between the two: the first record (never acknowledged) named
+    # the old file, with an event the sealed log lacks, and the journal was kept aside.
+    ops = _ImageAtAppend(str(tmp_path))
+    rec = Recorder(tmp_path, sync="journal", ops=ops, sealed=False, idle_timeout=0.01,
+                   save_every=0, checkpoint_every=600)
+    for event in src[:5]:
+        rec.append("a", event)
+    while rec.stats().open_handles:
+        time.sleep(0.01)
+    log.seal(tmp_path / "a.blog")  # by another program, while the recorder has it closed
+    ops.record(tmp_path / "a.blog")
+    fd = os.open(tmp_path, os.O_RDONLY)
+    try:
+        ops.fsync_dir(fd)
+    finally:
+        os.close(fd)
+    ops.at = 2  # the round's own records, then the adopted log's
+    assert rec.append("a", src[5]) == 5
+    rec.close()
+    assert ops.snap is not None
+    restore(str(tmp_path), *ops.snap)
+    with Recorder(tmp_path, sync="journal") as again:
+        assert again.stats().journal_conflicts == 0
+        assert again.next_seq("a") == 5  # never acknowledged: its record was not synced
+    assert _unfolded(tmp_path) == []
+    assert log.read_events(tmp_path / "a.blog") == list(src[:5])
+
+
 # -- 1b: forget returns while another thread keeps appending -------------------------------------
 
 def test_forget_returns_while_done_callbacks_keep_appending_and_they_are_refused_then(
@@ -191,7 +239,7 @@ class _Imaging(PowerLossOps):
         super().syncfs(fd)
 
 
-def _seal_now(directory: Path, name: str, ops: _Imaging) -> bool:
+def _seal_now(directory: Path, name: str, ops: _Imaging) -> None:
     """Seal a closed log, as another program would. Its own fsyncs (the sealed file, then the
     directory) are not seen by the layer: they are recorded with it, no image taken between
     (an image there showed the name at the file the seal had replaced: under restore's new
@@ -199,39 +247,33 @@ def _seal_now(directory: Path, name: str, ops: _Imaging) -> bool:
     path = directory / f"{name}.blog"
     with ops._snap_lock:
         if ops.snap is not None:  # the power went already: restore can only give a file
-            return False  # the seal replaced since a new inode number, where a disk keeps
-        try:  # the old
+            return  # the seal replaced since a new inode number, where a disk keeps the old
+        try:
             log.seal(path)
         except LogFormatError:
-            return False  # held by the recorder (open) or already sealed: nothing rewritten
+            return  # held by the recorder (open) or already sealed: nothing rewritten
         ops.record(path)
         fd = os.open(directory, os.O_RDONLY)
         try:
             PowerLossOps.fsync_dir(ops, fd)
         finally:
             os.close(fd)
-    return True
 
 
-def _check_image(directory: Path, acked: dict[str, int], sources: dict[str, tuple],
-                 sealed: bool) -> int:
-    """Every acknowledged event is in its log, once; the journals kept aside (returned) are
-    the one known false alarm, never a lost event."""
+def _check_image(directory: Path, acked: dict[str, int], sources: dict[str, tuple]) -> None:
+    """Every acknowledged event is in its log, once; no journal is kept aside (each log is
+    right). (Before the recorder journaled a closed log's segment only once it knew the file,
+    about 1 run in 30 kept one aside: the power gone after a round's journal sync and before
+    the record of a log it found sealed was synced.)"""
     for name, seq in acked.items():
         path = directory / f"{name}.blog"
         kept = on_disk(str(path)) if path.exists() else []
         assert len(kept) > seq, (name, seq, len(kept))
         assert kept == list(sources[name][:len(kept)]), name  # once each, in order
-    unfolded = _unfolded(directory)
-    # Known, left: the power going after a round's journal sync and before the record of a
-    # log it found sealed (adopted) is synced. The round's record names the old file, with
-    # an unacknowledged event the sealed file lacks; the write-back cannot tell it from an
-    # acknowledged one a `repair` cut off (a real loss), and keeps the journal aside.
-    assert not unfolded or sealed, unfolded
-    return len(unfolded)
+    assert _unfolded(directory) == []
 
 
-def _power_loss_run(tmp_path: Path, rng: random.Random, run: int) -> tuple[int, int]:
+def _power_loss_run(tmp_path: Path, rng: random.Random, run: int) -> int:
     """Record on 6 tables (max_open small), sealing closed logs now and then, checkpointing
     often; the power goes at a random durability call. Restart on the image; check."""
     directory = tmp_path / f"run{run}"
@@ -244,41 +286,37 @@ def _power_loss_run(tmp_path: Path, rng: random.Random, run: int) -> tuple[int, 
                    checkpoint_every=rng.choice([0.0, 0.01, 600.0]))
     names = [f"t{i}" for i in range(6)]
     sources = {name: source_of(name, matches()) for name in names}
-    sealed = False
     for step in range(rng.randint(6, 14)):
         futures = {n: rec.submit(n, sources[n][step]) for n in names}
         for n, f in futures.items():
             acked[n] = f.result(timeout=30)
         if rng.random() < 0.4:  # a seal of a log the recorder has closed (or a no-op)
-            sealed = _seal_now(directory, rng.choice(names), ops) or sealed
+            _seal_now(directory, rng.choice(names), ops)
         if ops.snap is not None and rng.random() < 0.3:
             break
     rec.close()
     if ops.snap is None:
-        return 0, 0
+        return 0
     image, inodes, acked_then = ops.snap
     restore(str(directory), image, inodes)
     with Recorder(directory, sync="journal") as again:  # writes the journal back
         for name in names:
             seq = again.next_seq(name)
             assert again.append(name, sources[name][seq]) == seq
-    unfolded = _check_image(directory, acked_then, sources, sealed)
-    return sum(v + 1 for v in acked_then.values()), unfolded
+    _check_image(directory, acked_then, sources)
+    return sum(v + 1 for v in acked_then.values())
 
 
 def test_power_losses_at_random_moments_with_seals_checkpoints_and_few_descriptors(
         tmp_path: Path) -> None:
     rng = random.Random("rec43")
-    runs = [_power_loss_run(tmp_path, rng, run) for run in range(6)]
-    assert sum(acked for acked, _ in runs) > 0
+    assert sum(_power_loss_run(tmp_path, rng, run) for run in range(6)) > 0
 
 
 @pytest.mark.slow
 def test_power_losses_at_150_random_moments(tmp_path: Path) -> None:
     rng = random.Random("rec43-slow")
-    runs = [_power_loss_run(tmp_path, rng, run) for run in range(150)]
-    assert sum(acked for acked, _ in runs) > 500
-    print("journals kept aside (the known false alarm):", sum(u for _, u in runs))
+    assert sum(_power_loss_run(tmp_path, rng, run) for run in range(150)) > 500
 
 
 # -- 3: a log removed and created again while closed reuses its inode number ---------------------
