@@ -27,13 +27,18 @@ def data_of(page: str | bytes) -> dict[str, Any]:
     return out
 
 
+def moves_of(data: dict[str, Any]) -> list[str]:
+    """The move lines as the page shows them: each stored without its ``seq N: ``."""
+    return [f"seq {i}: {line}" for i, line in enumerate(data["moves"])]
+
+
 def frames_of(data: dict[str, Any]) -> list[dict[str, Any]]:
     """Every frame of a page, rebuilt from its snapshots and diffs as the script rebuilds them."""
     out = []
     every = data["every"]
     f: dict[str, Any] = {}
     for s, d in enumerate(data["diffs"]):
-        f = data["snaps"][s // every] if s % every == 0 else patch(f, d)
+        f = data["snaps"][s // every] if s % every == 0 else patch(f, {"s": s, **d})
         out.append(f)
     return out
 

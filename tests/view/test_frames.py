@@ -16,7 +16,7 @@ from buraco_log.rules import PRESETS
 from buraco_log.timeline import Timeline, describe_event
 from buraco_log.view import build_page
 from buraco_log.view.frames import diff, meld_order, patch
-from tests.view.pages import GOLDEN, SIM, data_of, frames_of
+from tests.view.pages import GOLDEN, SIM, data_of, frames_of, moves_of
 
 LOGS = [*GOLDEN, SIM / "biriba-4p-000000.blog", SIM / "burako-2p-000000.blog"]
 
@@ -41,7 +41,7 @@ def test_every_referee_frame_equals_the_reducers_state_at_its_seq(path: Path) ->
             assert sorted(f[f"d{side}"]) == sorted(s.mortos[side])
         assert f["T"] == (list(s.totals) or [0] * s.n_sides)
         assert f["mt"] == (list(s.morto_taken) or [False] * s.n_sides)
-        assert data["moves"][seq] == describe_event(tl.events[seq], tl.players, tl.style)
+        assert moves_of(data)[seq] == describe_event(tl.events[seq], tl.players, tl.style)
 
 
 def test_the_page_opens_at_the_last_seq_unless_told() -> None:

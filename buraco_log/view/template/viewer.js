@@ -92,9 +92,11 @@
   }
 
   // -- frames: a snapshot every D.every seqs, a diff for every seq ---------------------------
-  function patch(f, d) {
+  // A diff holds no seq (data layout 2): the seq it leads to is its index, s.
+  function patch(f, d, s) {
     var out = {}, k;
     for (k in f) { out[k] = f[k]; }
+    out.s = s;
     for (k in d) {
       if (k.charAt(k.length - 1) === "+") {
         var key = k.slice(0, -1);
@@ -107,10 +109,10 @@
   }
   function frameAt(s) {
     if (cur && s === seq) { return cur; }
-    if (cur && s === seq + 1) { return patch(cur, D.diffs[s]); }
+    if (cur && s === seq + 1) { return patch(cur, D.diffs[s], s); }
     var base = Math.floor(s / D.every);
     var f = D.snaps[base];
-    for (var i = base * D.every + 1; i <= s; i++) { f = patch(f, D.diffs[i]); }
+    for (var i = base * D.every + 1; i <= s; i++) { f = patch(f, D.diffs[i], i); }
     return f;
   }
 
@@ -232,7 +234,7 @@
     seq = s;
     var li = moveItems[s];
     li.className += " cur";
-    $("event").textContent = D.moves[s];
+    $("event").textContent = moveText(s);
     drawMarks(s);
     $("pos").textContent = "seq " + s + " / " + last;
     $("slider").value = s;
@@ -358,13 +360,17 @@
   // The lines go in nested lists of CHUNK lines each: the browser restyled a line (the current
   // one) in time that grew with its siblings, 1 ms each step with 100,000 lines in one list.
   var CHUNK = 500;
+  // A move line is stored without its "seq N: " (data layout 2)
+  function moveText(i) { return "seq " + i + ": " + D.moves[i]; }
   function buildMoves() {
-    var ol = $("moves"), html = "";
+    var ol = $("moves"), html = "", dealt = {};
+    // the lines that start a hand are its deal's, the seqs D.hands names
+    for (var h = 0; h < D.hands.length; h++) { dealt[D.hands[h][1]] = true; }
     for (var i = 0; i <= last; i++) {
       if (i % CHUNK === 0) { html += (i ? "</ol></li>" : "") + '<li class="chunk"><ol start="' + i + '">'; }
       var mk = (MARKS[i] || []).map(function (m) { return " mk-" + esc(m.kind); }).join("");
-      html += '<li data-seq="' + i + '" class="m' + (D.tags[i] === "HandStarted" ? " hs" : "") +
-        mk + '">' + esc(D.moves[i]) + "</li>";
+      html += '<li data-seq="' + i + '" class="m' + (dealt[i] ? " hs" : "") +
+        mk + '">' + esc(moveText(i)) + "</li>";
     }
     ol.innerHTML = html + "</ol></li>";
     moveItems = Array.prototype.slice.call(ol.querySelectorAll("li[data-seq]"));
