@@ -7,6 +7,14 @@ of the log named the old file: the restart took them for a conflict and kept the
 as ``*.unfolded``, though the log held every event of them. A record naming another file is now
 spent when the log at its path holds each of its events at its seq.
 
+Also: the round journaled a closed log's segment naming the file it had closed, and a power
+loss before the record of the sealed file it found was synced kept the journal aside; it now
+stats the path first. ``forget`` racing the commit thread's close of the same idle log let the
+match be read afresh while its log was still locked. Power losses at random moments (torn
+writebacks) with seals of closed logs, checkpoints, one or two descriptors, and a second power
+loss during the restart's write-back; logs removed and created again under their reused inode
+number, while the recorder has them closed and while it is stopped.
+
 ``forget(match)`` waited until no append of the match was unsettled: while another thread (or a
 done-callback) kept appending, for as long as that went on. It now takes the table out of the
 lookup at once and waits only for the appends accepted before it; a later append reads the
@@ -299,6 +307,12 @@ def _power_loss_run(tmp_path: Path, rng: random.Random, run: int) -> int:
         return 0
     image, inodes, acked_then = ops.snap
     restore(str(directory), image, inodes)
+    if rng.random() < 0.5:  # the power goes again, while the restart writes the journal back
+        during = _Imaging(str(directory), rng.randint(1, 12), rng, {})
+        Recorder(directory, sync=rng.choice(["journal", "fsync"]), ops=during,
+                 save_every=0).close()
+        if during.snap is not None:
+            restore(str(directory), *during.snap[:2])
     with Recorder(directory, sync="journal") as again:  # writes the journal back
         for name in names:
             seq = again.next_seq(name)
@@ -343,7 +357,8 @@ def test_a_log_removed_and_created_again_while_closed_is_never_written_into(
     assert "changed while the recorder had it closed" in str(caught.value)
     rec.close()
     assert on_disk(str(tmp_path / "a.blog"))[:1] == [other[0]]  # not written into
-    print("inode reused:", reused)
+    if not reused:  # (ext4 reuses the number at once; another file system may not)
+        pytest.skip("the file system did not give the removed log's inode number again")
 
 
 def test_a_withdrawal_naming_a_file_no_record_named_spends_the_logs_earlier_records() -> None:
@@ -401,3 +416,43 @@ def test_forget_racing_the_commit_threads_close_of_the_idle_log_leaves_it_unlock
             stall.go.set()
         assert rec.append("a", src[3]) == 3
     assert on_disk(str(tmp_path / "a.blog")) == list(src[:4])
+
+
+@pytest.mark.parametrize("what", ["another match", "the same bytes"])
+def test_a_log_removed_and_created_again_while_stopped_gets_the_journal_only_if_it_is_the_log(
+        tmp_path: Path, what: str) -> None:
+    # the journal's records name the log by (device, inode), and ext4 gives a removed file's
+    # number to the next file at once: a file created in its place while the recorder was
+    # stopped takes the records only where it holds their bytes (or a power loss's zeros)
+    ops = PowerLossOps(str(tmp_path))
+    rec = Recorder(tmp_path, sync="journal", ops=ops, checkpoint_every=600, save_every=0)
+    for event in src[:6]:
+        rec.append("a", event)
+    fd = os.open(tmp_path, os.O_RDONLY)
+    try:
+        ops.fsync_dir(fd)  # the log's name is durable, none of its bytes
+    finally:
+        os.close(fd)
+    image = ops.image()  # the power goes: the log's bytes are in the journal only
+    rec.close()
+    restore(str(tmp_path), image, ops.imaged_names)
+    path = tmp_path / "a.blog"
+    number, before = os.stat(path).st_ino, path.read_bytes()
+    assert before == b""
+    os.unlink(path)
+    if what == "another match":
+        log.write_log(path, other[:3], validate=False)
+    else:
+        path.write_bytes(before)
+    reused = os.stat(path).st_ino == number
+    mine = path.read_bytes()
+    with Recorder(tmp_path, sync="journal") as again:
+        conflicts = again.stats().journal_conflicts
+    if what == "another match":
+        assert path.read_bytes() == mine and conflicts > 0  # not written into: kept aside
+        assert len(_unfolded(tmp_path)) == 1
+    else:  # the log itself (its name was lost or it was copied back): completed
+        assert conflicts == 0 and _unfolded(tmp_path) == []
+        assert log.read_events(path) == list(src[:6])
+    if not reused:  # (ext4 reuses the number at once; another file system may not)
+        pytest.skip("the file system did not give the removed log's inode number again")
