@@ -409,8 +409,10 @@ _JOURNAL_ERROR_CHILD = textwrap.dedent("""
             super().fsync(fd)
 
     sources = matches()[:4]
-    rec = Recorder(directory, sync="journal", ops=Failing(), save_every=0,
-                   checkpoint_every=0 if where == "fsync" else 600)
+    # one round a step: its 4 moves fill the batch (a loaded host split a step over two
+    # rounds within the 2 ms window, and the failing call came a step early)
+    rec = Recorder(directory, sync="journal", ops=Failing(), save_every=0, window=5,
+                   max_batch=4, checkpoint_every=0 if where == "fsync" else 600)
     acked = {f"m{i}": -1 for i in range(4)}
     refused = {}
     for k in range(12):
