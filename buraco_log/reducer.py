@@ -206,6 +206,11 @@ class _Table:
         seat: int | None = None,
         cards: tuple[int, ...] = (),
     ) -> IllegalMoveError:
+        # The explanation names the seat that moved (docs STYLE: "naming seat and cards"): a
+        # referee reading "took 2 cards; the whole pile is 3" alone could not say whose move.
+        if seat is not None and f"seat {seat}" not in message:
+            mover = self.who(seat) if 0 <= seat < len(self.players) else f"seat {seat}"
+            message = f"{mover}: {message}"
         return IllegalMoveError(rule, message, seq=ev.seq, tag=tag_of(ev), seat=seat, cards=cards)
 
     def fmt(self, cards: tuple[Card | None, ...]) -> str:

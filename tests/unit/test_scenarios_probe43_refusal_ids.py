@@ -2,11 +2,11 @@
 where the statement applies, and which one is named when a move breaks two.
 
 Each refusal must carry the id `buraco_log/ruleids.py` documents for its statement, the seq of
-the refused event (in the error and at the head of its message), and leave the state as it
-was. A move that breaks two statements names the first in the order docs/rules.md gives
-("Which rule a refusal names"): the event's place, whether the move is open at all, what it
-names, the meld it makes (§5), then what it leaves in RULES.md order (§4 the pile's top, §7 a
-card to throw, §10 the opening).
+the refused event (in the error and at the head of its message), name the seat that moved, and
+leave the state as it was. A move that breaks two statements names the first in the order
+docs/rules.md gives ("Which rule a refusal names"): the event's place, whether the move is open
+at all, what it names, the meld it makes (§5), then what it leaves in RULES.md order (§4 the
+pile's top, §7 a card to throw, §10 the opening).
 """
 
 from __future__ import annotations
@@ -49,6 +49,9 @@ def names(s: Scenario, rule: str, move: Callable[[], object]) -> str:
         del s.push
     err = s.last_error
     assert err.seq == seq and str(err).startswith(f"seq {seq}: [{rule}] "), str(err)
+    seat = getattr(tried[-1], "seat", None)
+    if seat is not None:  # a seat's move: the explanation says whose
+        assert err.seat == seat and f"seat {seat} (" in err.explanation, str(err)
     said = explain_event([*s.events, tried[-1]], seq)
     tiles = s.rules.rendering == "tiles"
     assert (said.legal, said.rule, said.message) == (False, rule, err.explanation)
