@@ -51,7 +51,7 @@ def names(s: Scenario, rule: str, move: Callable[[], object]) -> str:
     assert err.seq == seq and str(err).startswith(f"seq {seq}: [{rule}] "), str(err)
     seat = getattr(tried[-1], "seat", None)
     if seat is not None:  # a seat's move: the explanation says whose
-        assert err.seat == seat and f"seat {seat} (" in err.explanation, str(err)
+        assert err.seat == seat and f"seat {seat}" in err.explanation, str(err)
     said = explain_event([*s.events, tried[-1]], seq)
     tiles = s.rules.rendering == "tiles"
     assert (said.legal, said.rule, said.message) == (False, rule, err.explanation)
@@ -292,3 +292,53 @@ def test_going_out_before_the_morto_is_named_before_a_short_opening() -> None:
     names(s, "vulnerable.opening_too_low", lambda: s.morto(direct=False))  # kind comes last
     s.retract()
     assert len(s.hand(0)) == 12
+
+
+# ------------------------------------------------------------------ more ids, same checks
+
+
+@pytest.mark.parametrize("name", PRESETS)
+def test_whose_turn_and_an_empty_pile(name: str) -> None:
+    s = Scenario(name, hands={0: fill(name, "7h 7s 4c 5d 6s 9c Tc Jd 3s Kd Qd")})
+    names(s, "turn.no_such_seat", lambda: s.draw(seat=7))
+    names(s, "turn.not_your_turn", lambda: s.draw(seat=1))
+    if name not in UPCARD:  # nothing turned up: no pile before the first discard
+        names(s, "pile.empty", lambda: s.take_pile(count=1, top="Kc"))
+
+
+@pytest.mark.parametrize("name", PRESETS)
+def test_a_run_holds_each_rank_once(name: str) -> None:
+    s = Scenario(name, hands={0: fill(name, "5h 6h 6h 7h 9c Tc Jd 3s Kd Qd 4c")}, stock="8s")
+    s.draw()
+    names(s, "meld.duplicate_in_run", lambda: s.meld("5h 6h 6h 7h"))
+
+
+@pytest.mark.parametrize("name", PRESETS)
+def test_the_stock_at_its_floor_is_not_drawn_from(name: str) -> None:
+    s = Scenario(name)
+    floor = s.rules.stock_floor
+    while len(s.state.stock) > floor:
+        s.pass_turn()
+    names(s, "stock.floor_reached", lambda: s.draw("Kc"))  # any card: none is drawn
+
+
+@pytest.mark.parametrize("name", [n for n in PRESETS if n != "classic"])
+def test_a_hand_emptied_holds_nothing_to_throw(name: str) -> None:
+    s = emptying(name)
+    lay_all_but_last(s)
+    if name in ("burako", "bossa-nova"):
+        return  # the emptying meld is refused there (test_section_7_the_morto_and_going_out)
+    s.meld("9s Ts Js Qs Ks")
+    names(s, "turn.hand_emptied", lambda: s.discard("Kc"))
+    names(s, "turn.hand_emptied", lambda: s.draw())
+
+
+@pytest.mark.parametrize("name", REDRAW)
+def test_after_a_short_opening_the_side_needs_90(name: str) -> None:
+    s = carried_in(Scenario(name, hands={0: "Ah As Ad Kh Ks Kd 9c 9s 3d 4c 5h"}, stock="Qh"),
+                   (800, 0))
+    s.draw().meld("Kh Ks Kd")  # 30 points: short of 75
+    s.retract()
+    s.meld("Ah As Ad").meld("Kh Ks Kd")  # 45 + 30 = 75: enough before, not after (90)
+    text = names(s, "vulnerable.opening_too_low", lambda: s.discard("3d"))
+    assert "90" in text
