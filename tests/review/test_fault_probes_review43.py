@@ -70,9 +70,11 @@ def test_a_review_of_a_whole_hand_names_only_legal_moves(name: str) -> None:
     assert review_is_legal(events, 0) > 0
 
 
-def test_a_review_of_a_partnership_names_only_legal_moves() -> None:
-    events = random_match("biriba", 4, 43, max_hands=1, eager=True)
-    assert review_is_legal(events, 3) > 0
+@pytest.mark.parametrize(("name", "players"), [("classic", 3), ("classic", 6), ("biriba", 4),
+                                               ("thirteen", 4), ("burako", 4)])
+def test_a_review_at_a_larger_table_names_only_legal_moves(name: str, players: int) -> None:
+    events = random_match(name, players, 43, max_hands=1, eager=True)
+    assert review_is_legal(events, players - 1) > 0
 
 
 @pytest.mark.slow
