@@ -45,7 +45,7 @@ from cli.common import (
     note,
     refuse_log_as_output,
 )
-from cli.paths import directory_name, named_path
+from cli.paths import directory_name, named_path, why_missing
 from cli.safetext import terminal_safe
 from cli.signals import EXIT_TERMINATED, stopped_by, terminate_as_interrupt
 from cli.supervise import supervised
@@ -191,7 +191,7 @@ def ingest(
                    as_json=format is Format.json)
     for s in sources:  # a mistyped path is a usage error, not a refused log in the archive
         if not s.exists():
-            raise fail(f"{s}: no such file or directory", EXIT_USAGE,
+            raise fail(f"{s}: {why_missing(s)}", EXIT_USAGE,  # as every command says it
                        as_json=format is Format.json)
     settings = spark_options(engine, master, conf)
     # The SIGTERM handler stays on until the process exits: at its default action, a SIGTERM

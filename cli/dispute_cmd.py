@@ -834,7 +834,7 @@ def audit_cmd(
         raise fail(str(exc), EXIT_USAGE, as_json=format is Format.json, error=exc) from None
     for p in paths:
         if not p.exists() and not p.is_symlink():
-            raise fail(f"{p}: no such file or directory", EXIT_USAGE,
+            raise fail(f"{p}: {why_missing(p)}", EXIT_USAGE,  # as every command says it
                        as_json=format is Format.json)
     audit_html_usage(html, paths, as_json=format is Format.json)
     _continues_usage(continues, paths, as_json=format is Format.json)

@@ -33,7 +33,7 @@ def test_ingest_of_a_mistyped_path_is_a_usage_error_and_creates_nothing(corpus: 
     code, out, err = run("ingest", corpus.good[0], str(tmp_path / "no-such-dir"), "--archive",
                          str(tmp_path / "a"))
     assert (code, out) == (2, "")
-    assert "no-such-dir: no such file or directory" in err
+    assert "no-such-dir: No such file or directory" in err  # strerror, as every command
     assert not (tmp_path / "a").exists()
 
 

@@ -154,7 +154,7 @@ def test_an_error_line_names_a_non_utf8_path_as_the_refused_lines_do(tmp_path: P
     shown = f"{src}/bad\\xfdname.blog"
     assert f"refused: {shown}:" in refused.stdout, refused.stdout
     line = one_error_line(cli("ingest", bad + ".missing", "--archive", arch), 2)
-    assert line == f"buraco-log: error: {shown}.missing: no such file or directory", line
+    assert line == f"buraco-log: error: {shown}.missing: No such file or directory", line
 
 
 # -- 5. report checks the parts' checksums first ---------------------------------------------
