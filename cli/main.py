@@ -12,19 +12,7 @@ from typing import Annotated, Any
 import typer
 
 from buraco_log import FORMAT_VERSION, __version__
-from cli import (
-    archive_cmd,
-    demo_cmd,
-    dispute_cmd,
-    helpfmt,
-    keys_cmd,
-    log_cmd,
-    moves_cmd,
-    review_cmd,
-    rules_cmd,
-    simulate_cmd,
-    view_cmd,
-)
+from cli import helpfmt
 from cli.common import (
     CONTEXT,
     EXIT_USAGE,
@@ -39,7 +27,7 @@ from cli.signals import EXIT_TERMINATED, stopped_by, terminate_as_interrupt
 
 helpfmt.install()
 
-app = typer.Typer(
+_app = typer.Typer(
     name="buraco-log",
     help="Replay, audit and query Buraco match logs.",
     pretty_exceptions_enable=False,
@@ -56,7 +44,7 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
+@_app.callback()
 def main(
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks on errors.")] = False,
     version: Annotated[
@@ -68,16 +56,76 @@ def main(
     State.debug = debug
 
 
-app.add_typer(rules_cmd.app, name="rules")
-log_cmd.register(app)
-dispute_cmd.register(app)
-moves_cmd.register(app)
-archive_cmd.register(app)
-demo_cmd.register(app)
-simulate_cmd.register(app)
-view_cmd.register(app)
-review_cmd.register(app)
-keys_cmd.register(app)
+MODULES: tuple[str, ...] = ("rules_cmd", "log_cmd", "dispute_cmd", "moves_cmd", "archive_cmd",
+                            "demo_cmd", "simulate_cmd", "view_cmd", "review_cmd", "keys_cmd")
+"""The command modules, in the order their commands are registered (and listed in help)."""
+
+COMMANDS: dict[str, str] = {
+    "rules": "rules_cmd", "convert": "log_cmd", "schema": "log_cmd", "seal": "log_cmd",
+    "repair": "log_cmd", "verify": "log_cmd", "show": "dispute_cmd", "replay": "dispute_cmd",
+    "diff": "dispute_cmd", "explain": "dispute_cmd", "audit": "dispute_cmd",
+    "moves": "moves_cmd", "ingest": "archive_cmd", "query": "archive_cmd",
+    "report": "archive_cmd", "compact": "archive_cmd", "demo": "demo_cmd",
+    "simulate": "simulate_cmd", "view": "view_cmd", "review": "review_cmd", "keys": "keys_cmd",
+}
+"""The module of each top-level command or group. A command named on the command line loads
+its own module only: importing and building every command was most of the start of
+`buraco-log show LOG` (benchmarks/bench_cli_start.py). Help, completion and a name that is
+no command load them all, so what they list is unchanged (a test holds this table to what
+the modules register)."""
+
+_loaded: list[str] = []
+
+
+def _load(modules: list[str]) -> typer.Typer:
+    """The app with the commands of ``modules`` (in :data:`MODULES` order) registered. Asked
+    for more than it holds, it registers them all again from the start, so that the order of
+    every listing stays the modules' order."""
+    wanted = [m for m in MODULES if m in modules or m in _loaded]
+    if wanted == _loaded:
+        return _app
+    if _loaded:
+        _app.registered_commands.clear()
+        _app.registered_groups.clear()
+    for name in wanted:
+        module = importlib.import_module(f"cli.{name}")
+        if name == "rules_cmd":
+            _app.add_typer(module.app, name="rules")
+        else:
+            module.register(_app)
+    _loaded[:] = wanted
+    _finish_help()
+    return _app
+
+
+def _full() -> typer.Typer:
+    return _load(list(MODULES))
+
+
+def __getattr__(name: str) -> Any:
+    """``cli.main.app``: the app with every command (docgen, the tests' CliRunner)."""
+    if name == "app":
+        return _full()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+_GLOBAL_FLAGS = frozenset({"--debug"})
+
+
+def _for_argv(argv: list[str]) -> typer.Typer:
+    """The app a command line needs: the module of the command it names, none for
+    ``--version`` alone, every one for anything else (help, completion, a typo, no command)."""
+    if any(k.startswith("_") and k.endswith("_COMPLETE") for k in os.environ):
+        return _full()
+    for word in argv:
+        if word in _GLOBAL_FLAGS:
+            continue
+        if word in ("-V", "--version"):
+            return _load([])
+        if word in COMMANDS:
+            return _load([COMMANDS[word]])
+        break
+    return _full()
 
 
 def reflow(doc: str) -> str:
@@ -87,12 +135,15 @@ def reflow(doc: str) -> str:
     return "\n\n".join(" ".join(line.strip() for line in p.splitlines()) for p in paragraphs)
 
 
-for _group in (app, *(g.typer_instance for g in app.registered_groups)):
-    for _info in _group.registered_commands:  # type: ignore[union-attr]
-        if _info.help is None and _info.callback is not None and _info.callback.__doc__:
-            _info.help = reflow(_info.callback.__doc__)
-        if (_info.name or getattr(_info.callback, "__name__", "")) in HIDDEN:
-            _info.hidden = True
+def _finish_help() -> None:
+    """Every registered command's help from its docstring, reflowed; developer commands
+    hidden."""
+    for group in (_app, *(g.typer_instance for g in _app.registered_groups)):
+        for info in group.registered_commands:  # type: ignore[union-attr]
+            if info.help is None and info.callback is not None and info.callback.__doc__:
+                info.help = reflow(info.callback.__doc__)
+            if (info.name or getattr(info.callback, "__name__", "")) in HIDDEN:
+                info.hidden = True
 
 
 def _click_errors(name: str) -> tuple[type[BaseException], ...]:
@@ -168,7 +219,7 @@ def _run() -> int | Any:
     """The command's exit status, every usage error said in one line."""
     try:
         # one name in usage lines and hints, however started (`python -m cli`, the script)
-        code = app(standalone_mode=False, prog_name="buraco-log")
+        code = _for_argv(sys.argv[1:])(standalone_mode=False, prog_name="buraco-log")
         if code == 130 and not State.stop_said:
             # typer's own answer to an interrupt outside the command (while parsing the
             # options, or running the main callback): 130 without a word, even for a SIGTERM

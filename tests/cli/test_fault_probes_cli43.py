@@ -125,3 +125,32 @@ def test_query_and_report_into_a_fifo_nobody_reads_give_up(tmp_path: Path, arch:
     line = one_error_line(done, 1)
     assert line == (f"buraco-log: error: {command}: cannot write {tmp_path / 'fifo'}: a FIFO "
                     "that no program opened for reading within 0.3 s; nothing was written")
+
+
+def test_each_command_is_found_in_the_module_the_lazy_start_loads_for_it() -> None:
+    """`buraco-log NAME` loads only COMMANDS[NAME]'s module: the table must name the module
+    that registers NAME, and the full app must hold no command the table misses."""
+    import typer
+
+    from cli import main
+
+    full = typer.main.get_command(main.app)
+    assert isinstance(full, typer.core.TyperGroup)
+    assert set(full.commands) == set(main.COMMANDS)
+    assert list(full.commands)[:3] == ["convert", "schema", "seal"]  # MODULES order kept
+    for name, module in main.COMMANDS.items():
+        registered = {c.name or c.callback.__name__ for c in main._app.registered_commands
+                      if c.callback is not None and c.callback.__module__ == f"cli.{module}"}
+        groups = {g.name for g in main._app.registered_groups}
+        assert name in registered | groups, (name, module)
+
+
+def test_audit_and_ingest_say_a_missing_path_as_every_command_does(tmp_path: Path) -> None:
+    """They wrote their own "no such file or directory", also for a loop of links."""
+    os.symlink(tmp_path / "b.blog", tmp_path / "a.blog")
+    os.symlink(tmp_path / "a.blog", tmp_path / "b.blog")
+    line = one_error_line(cli("audit", tmp_path / "gone.blog"), 2)
+    assert line == f"buraco-log: error: {tmp_path / 'gone.blog'}: No such file or directory"
+    line = one_error_line(cli("ingest", tmp_path / "a.blog", "-a", tmp_path / "arch"), 2)
+    assert line == f"buraco-log: error: {tmp_path / 'a.blog'}: Too many levels of symbolic links"
+    assert not (tmp_path / "arch").exists()
