@@ -38,7 +38,10 @@ Every command follows the same rules:
     the match does not have (a match not started has none; a seq past an illegal event is a
     finding, `1`). A name too long for any file, or a loop of symbolic links, is `2` too,
     whatever the file is for (a log, a rules file, a key, an output).
-  - `130`: interrupted (Ctrl-C, SIGINT); `143`: terminated (SIGTERM).
+  - `130`: interrupted (Ctrl-C, SIGINT); `143`: terminated (SIGTERM). A SIGTERM in the first
+    tens of milliseconds, before Python has run any of buraco-log's code, ends the process by
+    the signal itself, without a line (a shell still reports 143); nothing is read or written
+    by then.
   - `141`: standard output was closed by its reader (`| head`): the command stops quietly,
     `--help` too.
 - **Errors** are one line on stderr, `buraco-log: error: FILE, byte N, seq S: ... [rule]`, with
@@ -51,7 +54,10 @@ Every command follows the same rules:
 - **`-`** in place of a log reads it from standard input (binary or JSON Lines, told apart by
   the first bytes); `-o -` writes to standard output (not for `simulate`, which writes a
   directory of logs, nor `demo`, whose report is on standard output). `seal` and `repair`
-  rewrite a file in place and take no `-`.
+  rewrite a file in place and take no `-`. Standard input that is a directory
+  (`show - < DIR`) is refused by Python itself before buraco-log starts, in Python's words
+  (`Fatal Python error: init_sys_streams: <stdin> is a directory`, exit 1): no program
+  Python runs can say otherwise.
 - **`-o`/`--output`** always names what the command writes. A command that writes logs
   (`convert`, `simulate`, `demo`) never replaces a file unless told so (`--overwrite`). A page
   or a report (`view`, `review`, `audit --html`, `query`, `report`) replaces the file it names,
