@@ -30,7 +30,7 @@ import msgspec
 import typer
 
 from buraco_log.errors import ArchiveError
-from buraco_log.outpaths import open_in_place, rename_target, written_in_place
+from buraco_log.outpaths import no_directory, open_in_place, rename_target, written_in_place
 from cli import archive_spark
 from cli.archive_spark import CONF_HELP, ENGINE_HELP, MASTER_HELP, Engine, spark_options
 from cli.common import (
@@ -144,7 +144,11 @@ def _output_file(name: str | None, as_json: bool) -> Path | None:
                    as_json=as_json)
     if (refusal := directory_name(name)) is not None:
         raise fail(refusal, EXIT_USAGE, as_json=as_json)
-    return Path(name)
+    output = Path(name)
+    if not output.parent.is_dir():  # as view and convert: a usage error, before the query
+        # runs (it was found after it, exit 1, with no JSON error object)
+        raise fail(f"{output}: {no_directory(output.parent)}", EXIT_USAGE, as_json=as_json)
+    return output
 
 
 def _outside_archive(output: Path | None, archive_dir: Path, as_json: bool = False) -> None:

@@ -154,3 +154,16 @@ def test_audit_and_ingest_say_a_missing_path_as_every_command_does(tmp_path: Pat
     line = one_error_line(cli("ingest", tmp_path / "a.blog", "-a", tmp_path / "arch"), 2)
     assert line == f"buraco-log: error: {tmp_path / 'a.blog'}: Too many levels of symbolic links"
     assert not (tmp_path / "arch").exists()
+
+
+@pytest.mark.parametrize("command", ["query", "report"])
+def test_query_and_report_into_a_missing_directory_are_usage_errors_as_view_says(
+        tmp_path: Path, arch: Path, command: str) -> None:
+    """They ran the query first, then exited 1, with no JSON error object on stdout."""
+    target = tmp_path / "missing" / "out.json"
+    sql = ["select 1 as n"] if command == "query" else []
+    done = cli(command, arch, *sql, "-f", "json", "-o", target)
+    line = one_error_line(done, 2)
+    assert line == f"buraco-log: error: {target}: no such directory: {target.parent}", line
+    assert json.loads(done.stdout)["error"]["exit_status"] == 2
+    assert not target.parent.exists()
