@@ -331,7 +331,19 @@ def report(
     ``timeout`` seconds (None or 0: no limit) bound the whole report, as `query`'s bound one
     query: DuckDB is interrupted when they are up, and the report is an :class:`ArchiveError`
     saying so (before, a report over a large archive, or one DuckDB planned badly, ran for as
-    long as it took, with no way to stop it but a signal)."""
+    long as it took, with no way to stop it but a signal). A committed file that a compaction
+    or drop removes while the report runs starts it again (its sections read one listing)."""
+    for again in range(store.RELISTS - 1, -1, -1):
+        try:
+            return _report(archive, top, threads, memory_limit, timeout)
+        except store.Changed:
+            if not again:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _report(archive: str | os.PathLike[str], top: int, threads: int, memory_limit: str,
+            timeout: float | None) -> Report:
     archive = store.check_archive(str(archive))
     check_parts(archive)  # a part's flipped bit gave wrong rows without a word
     con = connect(archive, threads=threads, memory_limit=memory_limit)

@@ -39,7 +39,7 @@ import stat
 import time
 from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 import msgspec
 import pyarrow as pa  # type: ignore[import-untyped]
@@ -440,9 +440,33 @@ def manifests(root: str) -> list[dict[str, Any]]:
     its rows are the compacted batch's (see :mod:`buraco_log.archive.compact`), and until
     :func:`recover` removes its record and files it is skipped here, so no reader sees a row
     twice."""
-    records = all_records(root)
+    records = _listed(root, all_records)
     merged = _replaced(records)
     return [r for r in records if r["batch"] not in merged]
+
+
+_T = TypeVar("_T")
+
+
+class Changed(ArchiveError):
+    """A batch record or committed file listed a moment ago is gone: a compact or a batch drop
+    committed while it was read (readers take no lock)."""
+
+
+RELISTS = 8
+"""Times a reader lists the batches at most when one it listed is gone as it reads it (each
+compaction or drop that commits meanwhile can cost one)."""
+
+
+def _listed(root: str, read: Callable[[str], _T]) -> _T:
+    """``read(root)``, again while it meets a record or file that a concurrent compact or drop
+    removed: a reader that listed the batches just before a compaction committed read a
+    replaced batch's record after its removal ("unreadable batch record: No such file or
+    directory"). Read again, the listing holds the compacted batch: every row once."""
+    for _ in range(RELISTS - 1):
+        with contextlib.suppress(Changed):
+            return read(root)
+    return read(root)
 
 
 def _replaced(records: list[dict[str, Any]]) -> set[str]:
@@ -470,7 +494,13 @@ def all_records(root: str) -> list[dict[str, Any]]:
     for name in sorted(os.listdir(d)):
         if name.endswith(".json") and ".tmp-" not in name:
             path = os.path.join(d, name)
-            record = read_json(path, "batch record")
+            try:
+                record = read_json(path, "batch record")
+            except ArchiveError as exc:
+                if os.path.lexists(path):
+                    raise
+                raise Changed(f"{path}: removed while the batch records were read (a compact "
+                              "or a batch drop ran at the same time): run it again") from exc
             problem = _record_problem(record, name[: -len(".json")])
             if problem is not None:
                 raise ArchiveError(f"{path}: damaged batch record: {problem}; "
@@ -540,6 +570,10 @@ def committed_files(root: str) -> dict[str, list[str]]:
     bytes found") or another file put in its place: a file swapped with one of another
     partition was read with this path's ``preset`` and ``month``, wrong rows without a word,
     and one of another table failed the report with a binder error naming no file."""
+    return _listed(root, _committed_files)
+
+
+def _committed_files(root: str) -> dict[str, list[str]]:
     files: dict[str, list[str]] = {t: [] for t in TABLES}
     present = {t: os.path.isdir(os.path.join(root, t)) for t in TABLES}
     for m in manifests(root):
@@ -554,9 +588,21 @@ def committed_files(root: str) -> dict[str, list[str]]:
                                    "it from a backup")
             for rel in rels:
                 path = os.path.join(root, rel)
-                _check_committed(path, m["batch"], kept.get(rel))
+                try:
+                    _check_committed(path, m["batch"], kept.get(rel))
+                except ArchiveError as exc:
+                    _refuse_replaced(root, path, m["batch"], exc)
+                    raise
                 files[table].append(path)
     return files
+
+
+def _refuse_replaced(root: str, path: str, batch: str, exc: ArchiveError) -> None:
+    """:class:`Changed` when committed file ``path`` is gone because its batch is no longer
+    committed (a compaction replaced it, or it was dropped, since the listing)."""
+    if not os.path.lexists(path) and batch not in {m["batch"] for m in manifests(root)}:
+        raise Changed(f"{path}: removed while the committed files were listed (a compact or a "
+                      "batch drop ran at the same time): run it again") from exc
 
 
 def _check_committed(path: str, batch: str, kept: object) -> None:

@@ -135,10 +135,12 @@ ADDED_COLUMNS = frozenset({"matches"})
 """Tables that gained columns within this layout version: their files are read by name."""
 
 
-def create_views(con: duckdb.DuckDBPyConnection, archive: str | os.PathLike[str]) -> None:
-    """Create the views ``matches hands events melds players errors`` over ``archive``."""
+def create_views(con: duckdb.DuckDBPyConnection, archive: str | os.PathLike[str], *,
+                 files: dict[str, list[str]] | None = None) -> None:
+    """Create the views ``matches hands events melds players errors`` over ``archive``
+    (over ``files``, its committed files per table, when the caller listed them)."""
     root = store.check_archive(str(archive))
-    files = store.committed_files(root)
+    files = store.committed_files(root) if files is None else files
     for table in TABLES:
         paths = files[table]
         if paths:
@@ -197,7 +199,17 @@ def connect(
     threads: int = DEFAULT_THREADS,
     memory_limit: str = DEFAULT_MEMORY_LIMIT,
 ) -> duckdb.DuckDBPyConnection:
-    """An in-memory DuckDB connection with the archive's views (locked down if ``sandbox``)."""
+    """An in-memory DuckDB connection with the archive's views (locked down if ``sandbox``).
+    A committed file that a compaction or drop removes while the views are made (they read
+    the footers) is no error: the archive is listed again."""
+    for _ in range(store.RELISTS - 1):
+        with contextlib.suppress(store.Changed):
+            return _connect(archive, sandbox, threads, memory_limit)
+    return _connect(archive, sandbox, threads, memory_limit)
+
+
+def _connect(archive: str | os.PathLike[str], sandbox: bool, threads: int, memory_limit: str
+             ) -> duckdb.DuckDBPyConnection:
     root = store.check_archive(str(archive))
     if not 1 <= threads <= MAX_THREADS:  # DuckDB starts them all at once: 100,000 ran 100 s+
         raise ArchiveError(f"threads: {threads} is out of range (1 to {MAX_THREADS})")
@@ -222,10 +234,14 @@ def connect(
     _LIVE.add(con)
     try:
         con.execute("SET parquet_metadata_cache = true")  # footers read once per connection
+        # one listing for both: listed twice, a compaction committed in between had the
+        # views read a file the sandbox did not allow ("damaged archive file: Cannot access
+        # file - file system operations are disabled by configuration")
+        files = store.committed_files(root)
         if sandbox:
             con.execute("SET allowed_paths = [" + ", ".join(_quote(p) for p in
-                                                            _readable(root)) + "]")
-        create_views(con, root)
+                                                            _readable(root, files)) + "]")
+        create_views(con, root, files=files)
         if sandbox:
             con.execute("SET enable_external_access = false")
             con.execute("SET lock_configuration = true")
@@ -283,9 +299,10 @@ def _damaged_footer(line: str, root: str) -> ArchiveError | None:
     return None
 
 
-def _readable(root: str) -> list[str]:
-    """Every file a sandboxed query may open: the committed files and the current ratings."""
-    paths = [p for files in store.committed_files(root).values() for p in files]
+def _readable(root: str, committed: dict[str, list[str]]) -> list[str]:
+    """Every file a sandboxed query may open: the ``committed`` files and the current
+    ratings."""
+    paths = [p for files in committed.values() for p in files]
     ratings = store.current_ratings(root)
     paths += [ratings] if ratings is not None else []
     # the patterns the views read them by too (:func:`literal`): a path with a glob character
@@ -634,7 +651,7 @@ def _vanished(text: str, root: str,
         return None
     if readable is not None and gone not in readable:
         return None
-    return ArchiveError(f"query: the archive changed while the query ran ({gone} was removed "
+    return store.Changed(f"query: the archive changed while the query ran ({gone} was removed "
                         "by a compact or a batch drop, its rows kept elsewhere or dropped): "
                         "run it again")
 
@@ -724,35 +741,56 @@ class QueryStream:
         try:
             if bound:
                 self._stack.enter_context(bounded_process(memory_limit, threads))
-            con = connect(archive, sandbox=True, threads=threads, memory_limit=memory_limit)
-            self._stack.callback(con.close)
-            # the committed files this query may read: only one of these, gone, means that
-            # the archive changed under the query
-            rows = con.execute("SELECT current_setting('allowed_paths')").fetchall()
-            self._readable = frozenset(rows[0][0] or ())
-            if timeout and timeout <= threading.TIMEOUT_MAX:  # beyond: no limit in practice
-                self._stack.callback(_watchdog(con, timeout, on_overrun))
-            try:
-                self._reader = _variants_as_json(con.sql(sql)).to_arrow_reader(batch_rows)
-            except _FAILURES as exc:
-                raise self._error(exc) from None
+            # Run again from the start while a committed file it listed is gone before its
+            # first rows (a compaction or drop committed meanwhile): nothing was given out yet
+            for again in range(store.RELISTS - 1, -1, -1):
+                run = self._stack.enter_context(contextlib.ExitStack())
+                try:
+                    self._start(run, archive, sql, threads, memory_limit, timeout, batch_rows,
+                                on_overrun)
+                    self._first = self._next()
+                    break
+                except store.Changed:
+                    run.close()
+                    if not again:
+                        raise
         except BaseException:
             self._stack.close()
             raise
+
+    def _start(self, run: contextlib.ExitStack, archive: str | os.PathLike[str], sql: str,
+               threads: int, memory_limit: str, timeout: float | None, batch_rows: int,
+               on_overrun: Callable[[], object] | None) -> None:
+        con = connect(archive, sandbox=True, threads=threads, memory_limit=memory_limit)
+        run.callback(con.close)
+        # the committed files this query may read: only one of these, gone, means that
+        # the archive changed under the query
+        rows = con.execute("SELECT current_setting('allowed_paths')").fetchall()
+        self._readable = frozenset(rows[0][0] or ())
+        if timeout and timeout <= threading.TIMEOUT_MAX:  # beyond: no limit in practice
+            run.callback(_watchdog(con, timeout, on_overrun))
+        try:
+            self._reader = _variants_as_json(con.sql(sql)).to_arrow_reader(batch_rows)
+        except _FAILURES as exc:
+            raise self._error(exc) from None
+
+    def _next(self) -> pa.RecordBatch | None:
+        try:
+            return self._reader.read_next_batch()
+        except StopIteration:
+            return None
+        except _FAILURES as exc:
+            raise self._error(exc) from None
 
     @property
     def schema(self) -> pa.Schema:
         return self._reader.schema
 
     def __iter__(self) -> Iterator[pa.RecordBatch]:
-        while True:
-            try:
-                batch = self._reader.read_next_batch()
-            except StopIteration:
-                return
-            except _FAILURES as exc:
-                raise self._error(exc) from None
+        batch, self._first = self._first, None  # read when the query started
+        while batch is not None:
             yield batch
+            batch = self._next()
 
     def _error(self, exc: BaseException) -> ArchiveError:
         return _locate(_query_error(exc, self._timeout, self._memory_limit), self._root,

@@ -404,19 +404,22 @@ def test_a_query_that_began_before_a_compact_removed_its_files_says_so(
     assert query(fresh, "SELECT count(*) AS n FROM events").to_pylist()[0]["n"] > 0
 
 
-def test_a_compact_between_opening_the_views_and_reading_them_is_said_plainly(
+def test_a_compact_between_opening_the_views_and_reading_them_is_read_again(
         fresh: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The other moment of the same race: the views were made over the old files, and the
     compact removed them before DuckDB read one ("Cannot access file ... file system
-    operations are disabled by configuration")."""
+    operations are disabled by configuration"; since round 43 the query lists the archive
+    again before its first rows, and counts every row once)."""
     from buraco_log.archive import views
 
+    want = query(fresh, "SELECT count(*) AS n FROM events").to_pylist()
     real = views.create_views
 
-    def then_compact(con: Any, root: Any) -> None:
-        real(con, root)
+    def then_compact(con: Any, root: Any, **kwargs: Any) -> None:
+        real(con, root, **kwargs)
         compact(str(root))
 
     monkeypatch.setattr(views, "create_views", then_compact)
-    with pytest.raises(ArchiveError, match=r"the archive changed while the query ran"):
-        query(fresh, "SELECT count(*) FROM events")
+    assert query(fresh, "SELECT count(*) AS n FROM events").to_pylist() == want
+    monkeypatch.undo()
+    assert len(store.manifests(str(fresh))) == 1

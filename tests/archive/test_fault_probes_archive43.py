@@ -6,17 +6,20 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from buraco_log.archive import ingest, spark, store
+from buraco_log.archive import ingest, query, report, spark, store, views
 from buraco_log.archive.store import CommitError
 from tests.cli.probes import ROOT, cli
 
 SIM = ROOT / "examples" / "sim"
+report_module = sys.modules["buraco_log.archive.report"]  # the package's `report` is the function
 LOGS = sorted(SIM.glob("thirteen-quick-2p-*.blog"))[:2]
 DEPTH = 1100  # past the recursion limit (1,000); 2,200 bytes of path, within PATH_MAX
 
@@ -130,3 +133,113 @@ def test_the_summary_names_twenty_stronger_copies_and_counts_the_rest(tmp_path: 
     listed = json.loads(js.stdout)["stronger_copies"]
     assert [c["path"] for c in listed] == [str(sealed / f"m{i:02d}.jsonl")
                                            for i in range(COPIES)]
+
+
+# -- a reader while a compaction or an ingest commits in another process ----------------------
+# Readers take no lock. A compaction commits its batch, then removes the records and files of
+# the batches it replaced: a reader that listed them just before met a record gone ("unreadable
+# batch record: No such file or directory"), listed the files twice (the sandbox's and the
+# views': "damaged archive file: Cannot access file - file system operations are disabled"),
+# or found a listed file gone when it scanned ("the archive changed while the query ran: run
+# it again"). Each now lists again; a reader never sees a batch in part.
+
+COUNTS = ("SELECT (SELECT count(*) FROM events) AS e, (SELECT count(*) FROM matches) AS m, "
+          "(SELECT count(*) FROM hands) AS h, (SELECT count(*) FROM players) AS p, "
+          "(SELECT count(*) FROM melds) AS d")
+
+
+def _other_process(*args: object) -> Callable[[], None]:
+    """Run ``buraco-log ARGS`` to its end in a second process, once, at the first call."""
+    done: list[bool] = []
+
+    def run() -> None:
+        if not done:
+            done.append(True)
+            finished = cli(*args)
+            assert finished.returncode == 0, finished.stderr
+
+    return run
+
+
+def _before_first(monkeypatch: pytest.MonkeyPatch, owner: object, name: str,
+                  act: Callable[[], None], when: Callable[..., bool] = lambda *a: True) -> None:
+    real: Callable[..., Any] = getattr(owner, name)
+
+    def hooked(*args: Any, **kwargs: Any) -> Any:
+        if when(*args):
+            act()
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, hooked)
+
+
+def _after_first(monkeypatch: pytest.MonkeyPatch, owner: object, name: str,
+                 act: Callable[[], None]) -> None:
+    real: Callable[..., Any] = getattr(owner, name)
+
+    def hooked(*args: Any, **kwargs: Any) -> Any:
+        out = real(*args, **kwargs)
+        act()
+        return out
+
+    monkeypatch.setattr(owner, name, hooked)
+
+
+def _record(path: str, _what: str = "") -> bool:
+    return os.sep + store.BATCHES + os.sep in path and path.endswith(".json")
+
+
+@pytest.mark.parametrize("where", ["a record read", "the files listed", "the views made"])
+def test_a_query_reads_every_row_once_while_compact_commits(
+        arch: Path, monkeypatch: pytest.MonkeyPatch, where: str) -> None:
+    """Before: 'unreadable batch record: No such file or directory', 'damaged archive file:
+    Cannot access file ...', 'the archive changed while the query ran'."""
+    want = query(arch, COUNTS).to_pylist()
+    assert len(store.manifests(str(arch))) == 3
+    compacting = _other_process("compact", arch)
+    if where == "a record read":
+        _before_first(monkeypatch, store, "read_json", compacting, _record)
+    elif where == "the files listed":
+        _after_first(monkeypatch, store, "committed_files", compacting)
+    else:
+        _after_first(monkeypatch, views, "connect", compacting)
+    assert query(arch, COUNTS).to_pylist() == want
+    monkeypatch.undo()
+    assert len(store.manifests(str(arch))) == 1  # it did compact, under the query
+
+
+def test_a_report_reads_every_row_once_while_compact_commits(
+        arch: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    want = report(arch)
+    _after_first(monkeypatch, report_module, "connect", _other_process("compact", arch))
+    got = report(arch)
+    monkeypatch.undo()
+    assert len(store.manifests(str(arch))) == 1
+    assert (got.matches, got.events) == (want.matches, want.events) > (0, 0)
+    assert [s.rows for s in got.sections] == [s.rows for s in want.sections]
+
+
+def test_a_query_sees_a_batch_ingested_meanwhile_whole_or_not_at_all(
+        arch: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The listing is taken before the other process commits: its batch is not seen at all."""
+    want = query(arch, COUNTS).to_pylist()
+    _after_first(monkeypatch, store, "committed_files",
+                 _other_process("ingest", LOGS[0], "--archive", arch))
+    assert query(arch, COUNTS).to_pylist() == want
+    monkeypatch.undo()
+    after = query(arch, COUNTS).to_pylist()[0]
+    assert after["m"] == want[0]["m"] + 1 and after["e"] > want[0]["e"]
+
+
+@pytest.mark.slow  # a few seconds; the hooked tests above hit each window for certain
+def test_a_query_reads_every_row_once_while_compact_runs(arch: Path) -> None:
+    """A real second process, unsynchronised: every answer is the whole archive's."""
+    want = query(arch, COUNTS).to_pylist()
+    compacting = subprocess.Popen([sys.executable, "-m", "cli", "compact", str(arch)],
+                                  cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    answers = []
+    while compacting.poll() is None or not answers:
+        answers.append(query(arch, COUNTS).to_pylist())
+    _, err = compacting.communicate()
+    assert compacting.returncode == 0, err
+    assert answers and all(a == want for a in answers), answers
