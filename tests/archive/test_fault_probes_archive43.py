@@ -12,10 +12,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import duckdb
+import pyarrow as pa  # type: ignore[import-untyped]
 import pytest
 
 from buraco_log.archive import ingest, query, report, spark, store, views
 from buraco_log.archive.store import CommitError
+from buraco_log.errors import ArchiveError
 from tests.cli.probes import ROOT, cli
 
 SIM = ROOT / "examples" / "sim"
@@ -243,3 +246,55 @@ def test_a_query_reads_every_row_once_while_compact_runs(arch: Path) -> None:
     _, err = compacting.communicate()
     assert compacting.returncode == 0, err
     assert answers and all(a == want for a in answers), answers
+
+
+# -- the query sandbox: one refusal line for each family of access ---------------------------
+
+REFUSED = {
+    "read_* table functions": ("SELECT * FROM read_csv(['/etc/passwd'])", "Cannot access file"),
+    "a path through the archive": ("SELECT * FROM read_parquet('{a}/matches/../../../etc/"
+                                   "passwd')", "Cannot access file"),
+    "glob": ("SELECT * FROM glob('~/*')", "Cannot access file"),
+    "getenv": ("SELECT getenv('HOME')", "getenv does not exist"),
+    "the network": ("SELECT * FROM read_text('https://example.com/x')", "Cannot access file"),
+    "an object store": ("SELECT * FROM read_parquet('s3://bucket/x.parquet')",
+                        "Cannot access file"),
+    "a file's metadata": ("SELECT * FROM parquet_metadata('/etc/passwd')", "Cannot access file"),
+    "ATTACH": ("ATTACH '/tmp/x.db'", "not ATTACH"),
+    "a setting": ("SET enable_external_access = true", "not SET"),
+    "a pragma": ("PRAGMA database_list", "not PRAGMA"),
+    "a variable": ("SET VARIABLE x = 1", "not SET"),
+    "writing a file": ("COPY (SELECT 1) TO '/tmp/x.csv'", "not COPY"),
+    "loading an extension": ("LOAD httpfs", "not LOAD"),
+    "an extension autoloaded": ("SELECT * FROM sqlite_scan('/tmp/x.db', 't')",
+                                "sqlite_scanner extension, which the sandbox does not load"),
+    "SQL in a string": ("SELECT * FROM query('SELECT 1')", "runs SQL given as a string"),
+    "secrets": ("SELECT * FROM which_secret('s3://x', 's3')", "not available in the sandbox"),
+}
+
+
+@pytest.mark.parametrize("family", sorted(REFUSED))
+def test_the_sandbox_refuses_each_family_in_one_line(arch: Path, family: str) -> None:
+    sql, said = REFUSED[family]
+    with pytest.raises(ArchiveError) as refused:
+        query(arch, sql.format(a=arch))
+    line = str(refused.value)
+    assert said in line and "\n" not in line and line.startswith("query: "), line
+
+
+def test_the_sandbox_scans_no_python_object_of_its_caller(arch: Path) -> None:
+    """DuckDB's Python client reads a table named in the SQL from a variable of the calling
+    frame (a replacement scan): the sandboxed connection must not (without it, it does)."""
+    secret = pa.table({"x": [42]})
+    assert secret.num_rows == 1  # the name the SQL below reaches for
+    open_con = views.connect(arch, sandbox=False)
+    try:
+        assert open_con.sql("SELECT * FROM secret").fetchall() == [(42,)]
+    finally:
+        open_con.close()
+    con = views.connect(arch)
+    try:
+        with pytest.raises(duckdb.CatalogException, match="secret does not exist"):
+            con.sql("SELECT * FROM secret").fetchall()
+    finally:
+        con.close()
