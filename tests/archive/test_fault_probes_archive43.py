@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+import random
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -17,6 +19,7 @@ import pyarrow as pa  # type: ignore[import-untyped]
 import pytest
 
 from buraco_log.archive import ingest, query, report, spark, store, views
+from buraco_log.archive.fixity import verify_archive
 from buraco_log.archive.store import CommitError
 from buraco_log.errors import ArchiveError
 from tests.cli.probes import ROOT, cli
@@ -298,3 +301,42 @@ def test_the_sandbox_scans_no_python_object_of_its_caller(arch: Path) -> None:
             con.sql("SELECT * FROM secret").fetchall()
     finally:
         con.close()
+
+
+# -- compact killed at seeded random points, then run again ---------------------------------
+
+KILL_POINTS = 4
+
+
+@pytest.fixture(scope="module")
+def fsyncs(three: Path, tmp_path_factory: pytest.TempPathFactory) -> int:
+    """How many times one compaction of the three batches calls os.fsync."""
+    from tests.archive.test_compact import KILLER
+
+    arch = tmp_path_factory.mktemp("fsyncs") / "a"
+    shutil.copytree(three, arch)
+    r = subprocess.run([sys.executable, "-c", KILLER, "fsync", "0", "compact", str(arch)],
+                       cwd=ROOT, capture_output=True, text=True, timeout=120, check=True)
+    return int(r.stderr.split("calls ")[1])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("draw", range(KILL_POINTS))
+def test_compact_killed_at_a_random_fsync_then_run_again_keeps_every_row(
+        arch: Path, fsyncs: int, draw: int) -> None:
+    """SIGKILL at the k-th os.fsync (k drawn with a fixed seed): between the kill and the
+    rerun, and after it, every table's order-free checksum is the one before; the rerun
+    leaves one batch and a verified archive (test_compact kills at os.replace and os.unlink)."""
+    from tests.archive.test_compact import KILLER, checksums
+
+    k = random.Random(f"compact43-{draw}").randint(1, fsyncs)
+    before = checksums(arch)
+    killed = subprocess.run([sys.executable, "-c", KILLER, "fsync", str(k), "compact",
+                             str(arch)], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                            check=False)
+    assert killed.returncode == -9, (k, killed.stderr)
+    assert checksums(arch) == before, k
+    again = cli("compact", arch)
+    assert again.returncode == 0, again.stderr
+    assert checksums(arch) == before and len(store.manifests(str(arch))) == 1
+    assert verify_archive(str(arch)).ok
