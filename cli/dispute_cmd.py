@@ -249,14 +249,17 @@ def render_verdict(v: audit.Verdict, *, continues: Path | None = None) -> Iterat
     state = "OK" if v.ok else f"FINDINGS ({len(v.findings)})"
     yield (f"{v.path}: {state}  match {v.match_id or 'unknown'}  rules {v.rules or 'unknown'}  "
            f"{counted(v.events, 'event')}")
+    # The library's note of what a damaged log's sections cover goes below them.
+    damage = audit.damage_note(v.events, v.integrity, v.signing)
     for note in v.notes:  # what an OK does not prove, next to the OK
-        yield f"  note        {note}"
+        if note != damage:
+            yield f"  note        {note}"
     yield f"  integrity   {_integrity_line(v.integrity)}"
-    if not v.events and v.integrity.status not in ("sealed", "unsealed"):
+    if damage == audit.NOTHING_READ_NOTE:
         # Nothing was read (not a log, unreadable, cut inside its first record): the other
         # sections would only report on nothing ("0 events legal", "scores agree").
         yield from _signing_lines(v)  # a receipt still proves the site signed events
-        yield "  note        no event was read: deals, legality and scores were not checked"
+        yield f"  note        {damage}"
         return
     p = v.provenance
     if p.status == "none":
@@ -317,28 +320,8 @@ def render_verdict(v: audit.Verdict, *, continues: Path | None = None) -> Iterat
                 yield f"      {side.hint}"
     if continues is not None:
         yield from _continuation_lines(v, continues)
-    if v.integrity.status not in ("sealed", "unsealed"):
-        yield f"  note        {_read_before_damage(v)}"
-
-
-def _read_before_damage(v: audit.Verdict) -> str:
-    """What the later sections of a damaged log's verdict cover. A broken chain does not say
-    where the change is (the record where it broke, or one before it; for JSON Lines, any event
-    before the line that failed): those events are read, not proven intact, except as far as a
-    signature read before the break covers them."""
-    n = v.integrity.events
-    if v.integrity.kind != "chain":
-        return f"later sections cover the {n} events read intact"
-    sg = v.signing
-    text = f"later sections cover the {n} events read before the chain broke"
-    if sg.last_signed_seq is None or not sg.signatures or sg.verified is False:
-        return text + ", not proven intact: the change may be in any of them"
-    s = sg.last_signed_seq
-    if sg.verified:
-        return (text + f"; the site's verified signature proves seq 0 to {s}: the change is "
-                f"after seq {s}")
-    return (text + f"; a signature covers seq 0 to {s} (not verified: no trusted keys), so the "
-            f"change is after it unless the signatures were replaced too")
+    if damage is not None:
+        yield f"  note        {damage}"
 
 
 def _signing_lines(v: audit.Verdict) -> Iterator[str]:
@@ -486,7 +469,7 @@ def show(path: LogArg, format: FormatOpt = Format.table) -> None:
     else:
         for line in render_summary(summary):
             _echo(line)
-        for line in render_last_melds(events):
+        for line in render_last_melds(summary):
             _echo(line)
     # a wrong recorded score is a finding (the summary shows the recomputed one, with the
     # recorded one beside it): said, exit 1, as `audit` and `view` do; a referee's script read
@@ -531,12 +514,11 @@ def said(lines: Sequence[str], error: BaseException | None = None) -> typer.Exit
     return fail(lines[-1], error=error)
 
 
-def render_last_melds(events: Sequence[AnyEvent]) -> Iterator[str]:
+def render_last_melds(summary: audit.Summary) -> Iterator[str]:
     """The melds on the table when the last hand read ended (or where the log stops), each
-    with where its wild stands: what `show` adds below the summary."""
-    tl = Timeline(events)
-    view = tl.view(tl.last_seq) if tl.events else None
-    if view is None or not any(side.melds for side in view.sides):
+    with where its wild stands: what `show` adds below the summary (its ``melds``)."""
+    view = summary.melds
+    if view is None:
         return
     yield f"melds     hand {view.hand}, at seq {view.seq}"
     for side in view.sides:
@@ -833,7 +815,9 @@ def audit_cmd(
     except (audit.SettingsError, SigningError) as exc:
         raise fail(str(exc), EXIT_USAGE, as_json=format is Format.json, error=exc) from None
     for p in paths:
-        if not p.exists() and not p.is_symlink():
+        # A link that leads nowhere (dangling, or a loop) too: the report said FINDINGS of
+        # it and exited 2, the status of a path that cannot be opened (README's exit table).
+        if not p.exists():
             raise fail(f"{p}: {why_missing(p)}", EXIT_USAGE,  # as every command says it
                        as_json=format is Format.json)
     audit_html_usage(html, paths, as_json=format is Format.json)

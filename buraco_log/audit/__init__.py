@@ -126,6 +126,36 @@ UNSEALED_NOTE = "integrity: unsealed, edits that keep each record's CRC are not 
 """The note of every unsealed log: without the chain, a record rewritten with its CRC
 recomputed reads as intact (schema/LOG_FORMAT.md)."""
 
+NOTHING_READ_NOTE = "no event was read: deals, legality and scores were not checked"
+"""The last note of a verdict whose bytes gave no event (not a log, unreadable, cut inside
+its first record): its other sections report on nothing ("0 events legal")."""
+
+_WHOLE = ("sealed", "unsealed")
+
+
+def damage_note(events: int, integrity: Integrity, sig: Signing) -> str | None:
+    """The last note of a damaged log's verdict: what its later sections cover (None for a
+    whole log). A broken chain does not say where the change is (the record where it broke,
+    or one before it; for JSON Lines, any event before the line that failed): those events
+    are read, not proven intact, except as far as a signature read before the break covers
+    them. In the library, not the command line: ``audit -f json`` must say it too."""
+    if integrity.status in _WHOLE:
+        return None
+    if not events:
+        return NOTHING_READ_NOTE
+    n = integrity.events
+    if integrity.kind != "chain":
+        return f"later sections cover the {n} events read intact"
+    text = f"later sections cover the {n} events read before the chain broke"
+    if sig.last_signed_seq is None or not sig.signatures or sig.verified is False:
+        return text + ", not proven intact: the change may be in any of them"
+    s = sig.last_signed_seq
+    if sig.verified:
+        return (text + f"; the site's verified signature proves seq 0 to {s}: the change is "
+                f"after seq {s}")
+    return (text + f"; a signature covers seq 0 to {s} (not verified: no trusted keys), so the "
+            f"change is after it unless the signatures were replaced too")
+
 
 def _notes(events: Sequence[AnyEvent], integrity: Integrity, prov: Provenance,
            required: bool) -> list[str]:
@@ -225,6 +255,8 @@ def audit_events(events: Iterable[AnyEvent], integrity: Integrity, path: str = "
                      "verified: no trusted keys given (--keys)")
     if (tail := _unsigned_tail(events, sig, integrity)) is not None:
         notes.append(tail)
+    if (damage := damage_note(len(events), integrity, sig)) is not None:
+        notes.append(damage)  # last: the text output prints it below the sections
     return Verdict(
         path=path,
         match_id=start.match_id if start is not None else None,
@@ -345,10 +377,12 @@ def _audit_safely(path: str, require_commitment: bool = False,
             provenance=Provenance("none", None, False, 0, ()),
             legality=Legality(0, False, None),
             scoring=Scoring((), None, (), True),
+            notes=(NOTHING_READ_NOTE,),
         )
 
 
 __all__ = [
+    "NOTHING_READ_NOTE",
     "NO_SNAPSHOTS",
     "UNSEALED_NOTE",
     "Diff",
@@ -376,6 +410,7 @@ __all__ = [
     "audit_events",
     "audit_log",
     "audit_many",
+    "damage_note",
     "diff_events",
     "diff_logs",
     "explain",

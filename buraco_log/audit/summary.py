@@ -17,7 +17,9 @@ from buraco_log.events import (
 )
 from buraco_log.rules import PRESETS, Rules
 from buraco_log.timeline import (
+    MeldView,
     Timeline,
+    table_view,
 )
 
 
@@ -50,6 +52,20 @@ class ScoreMismatch(msgspec.Struct, frozen=True):
     message: str  # the reducer's: "hand 0: side 0: recorded 440, recomputed 340 (+100)"
 
 
+class SideMelds(msgspec.Struct, frozen=True):
+    side: int
+    melds: tuple[MeldView, ...]
+
+
+class TableMelds(msgspec.Struct, frozen=True):
+    """The melds on the table when the last hand read ended (or where the log stops), each
+    with where its wild stands: what ``show`` prints below the summary."""
+
+    hand: int
+    seq: int
+    sides: tuple[SideMelds, ...]
+
+
 class Summary(msgspec.Struct, frozen=True):
     """What ``buraco-log show`` prints: the match at a glance."""
 
@@ -73,6 +89,9 @@ class Summary(msgspec.Struct, frozen=True):
     # recorded scores that differ from the recomputed ones (hands and match totals), in seq
     # order: findings, as `audit` reports them (the table shows only the recomputed score)
     score_mismatches: tuple[ScoreMismatch, ...] = ()
+    # the melds on the table at the last event read; None: no meld on it (``-f json`` of
+    # `show` had none of what its table prints)
+    melds: TableMelds | None = None
 
 
 def rule_overrides(rules: Rules) -> dict[str, Any]:
@@ -148,7 +167,17 @@ def summarize(events: Iterable[AnyEvent], *, path: str = "",
         not_started=integrity is not None and not_started(events, integrity),
         score_mismatches=tuple(ScoreMismatch(m.seq, m.rule, m.explanation)
                                for m in tl.score_mismatches),
+        melds=_table_melds(tl) if tl.events else None,
     )
+
+
+def _table_melds(tl: Timeline) -> TableMelds | None:
+    """The melds of the last state read (the final one: no second replay)."""
+    view = table_view(tl.final)
+    if not any(side.melds for side in view.sides):
+        return None
+    return TableMelds(view.hand, view.seq,
+                      tuple(SideMelds(side.side, side.melds) for side in view.sides))
 
 
 def show_log(path: AnyPath) -> Summary:
