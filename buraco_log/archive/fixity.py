@@ -84,8 +84,22 @@ def verify_archive(root: str, on_progress: Callable[[int, int], None] | None = N
 
     ``on_progress(bytes_done, bytes_total)`` is called as files are read. Raises
     :class:`buraco_log.errors.ArchiveError` when ``root`` is no archive or a batch record is
-    damaged (nothing can be verified then)."""
+    damaged (nothing can be verified then).
+
+    A file whose batch a compaction or drop took out while this ran starts it again, with the
+    batches committed now (up to :data:`store.RELISTS` times): it verified none of the
+    compacted batch's files ("0 files, ok") and named its record a leftover."""
     root = store.check_archive(root)
+    for again in range(store.RELISTS - 1, -1, -1):
+        report = _verify(root, on_progress, bool(again))
+        if report is not None:
+            return report
+    raise AssertionError("unreachable")  # the last run returns a report
+
+
+def _verify(root: str, on_progress: Callable[[int, int], None] | None, again: bool
+            ) -> FixityReport | None:
+    """One run of :func:`verify_archive`; None when a batch went meanwhile and ``again``."""
     records = store.manifests(root)
     planned: list[tuple[str, str, object]] = []  # rel, batch, [sha, size] or None
     for record in records:
@@ -105,7 +119,9 @@ def verify_archive(root: str, on_progress: Callable[[int, int], None] | None = N
             sha, size = store.fingerprint(path)
         except FileNotFoundError:
             if not os.path.exists(os.path.join(root, store.BATCHES, f"{batch}.json")):
-                continue  # its batch was dropped while this ran (record first, then files)
+                if again:  # its batch was compacted or dropped while this ran: list again
+                    return None
+                continue  # (the record goes first, then the files)
             report.problems.append(FileProblem(rel, batch, "archive.part_missing",
                                                "missing: its batch committed it"))
             continue
@@ -148,7 +164,8 @@ def verify_archive(root: str, on_progress: Callable[[int, int], None] | None = N
             rel, store.batch_of(os.path.basename(rel)) or "", "archive.part_unrecorded",
             "a part file of no batch record and of no interrupted run (its record was "
             "deleted or lost): restore the record from a backup, or move the file out"))
-    _walk(root, {r["batch"] for r in records}, {rel for rel, _b, _k in planned},
+    # the batches committed now: one committed while this ran is no leftover
+    _walk(root, {r["batch"] for r in store.manifests(root)}, {rel for rel, _b, _k in planned},
           set(left), report)
     return report
 

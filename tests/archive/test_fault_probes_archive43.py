@@ -237,6 +237,18 @@ def test_a_query_sees_a_batch_ingested_meanwhile_whole_or_not_at_all(
     assert after["m"] == want[0]["m"] + 1 and after["e"] > want[0]["e"]
 
 
+def test_verify_while_compact_commits_verifies_the_compacted_batch(
+        arch: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: 'ok' with 0 files verified (the listed batches' files were gone, skipped as
+    dropped), and the compacted batch's record named a leftover of an interrupted run."""
+    _after_first(monkeypatch, store, "manifests", _other_process("compact", arch))
+    got = verify_archive(str(arch))
+    monkeypatch.undo()
+    assert len(store.manifests(str(arch))) == 1
+    files = sum(len(v) for v in store.committed_files(str(arch)).values())
+    assert (got.ok, got.files, got.verified, got.leftovers) == (True, files, files, []), got
+
+
 @pytest.mark.slow  # a few seconds; the hooked tests above hit each window for certain
 def test_a_query_reads_every_row_once_while_compact_runs(arch: Path) -> None:
     """A real second process, unsynchronised: every answer is the whole archive's."""
