@@ -250,6 +250,7 @@ class _Table:
         "exists",
         "expect",
         "fd",
+        "head",
         "identity",
         "lock",
         "match",
@@ -259,11 +260,13 @@ class _Table:
         "pending",
         "sealed",
         "stamp",
+        "tail",
         "tmp",
         "unresolved",
         "used",
         "validator",
         "waiters",
+        "whole",
     )
 
     def __init__(self, match: str, path: str) -> None:
@@ -287,6 +290,9 @@ class _Table:
         self.end = log.HEADER_SIZE  # file size after the last written segment
         self.identity: tuple[int, int] = (0, 0)
         self.stamp: tuple[int, int] | None = None  # (ctime_ns, mtime_ns) when last closed
+        self.head = b""  # the log's first bytes, and its last ones (up to ``end``): what the
+        self.tail = b""  # reopening compares (see Recorder._reopen)
+        self.whole = False  # the tail is the last segment written, whole
         self.fd: int | None = None
         self.tmp: str | None = None  # temporary name while the new log is not yet linked
         self.used = 0.0
@@ -370,6 +376,28 @@ def _identity(fd: int) -> tuple[int, int] | None:
     except OSError:
         return None
     return st.st_dev, st.st_ino
+
+
+_HEAD: Final = 64
+"""Bytes of a log's start the reopening compares: its header and its first segment's head,
+with the first events' chain digest (sealed) or their checksum (unsealed): the match."""
+_TAIL: Final = 512
+"""At most this much of the last segment written is kept to compare (all of a usual one)."""
+
+
+def _ends(fd: int, size: int) -> tuple[bytes, bytes]:
+    """The first and last bytes of the log ``fd`` holds, ``size`` bytes long."""
+    return os.pread(fd, min(_HEAD, size), 0), os.pread(fd, min(_HEAD, size), max(size - _HEAD, 0))
+
+
+def _same_ends(fd: int, table: _Table) -> bool:
+    """The file ``fd`` ends (at ``table.end``) and starts with the bytes the table knows. The
+    last segment of a sealed log, whole, is enough: its chain digest covers every event
+    before it (one ``pread``); else the start tells the match."""
+    head, tail = table.head, table.tail
+    if os.pread(fd, len(tail), table.end - len(tail)) != tail:
+        return False
+    return (table.whole and table.sealed) or os.pread(fd, len(head), 0) == head
 
 
 def _lock_current(path: str) -> tuple[int, tuple[int, int], int, tuple[int, int]] | None:
@@ -1021,6 +1049,7 @@ class Recorder:
                         if table.validator is not None:
                             table.validator.run(events)
                     read = reader.info, reader._chain
+            ends = _ends(fd, read[0].valid_bytes)  # (a torn tail is cut off below)
         finally:
             os.close(fd)
         info, chain = read
@@ -1057,6 +1086,8 @@ class Recorder:
         table.sealed = info.sealed
         table.identity = identity
         table.end = size
+        table.head, table.tail = ends
+        table.whole = False
         table.next_seq = table.expect = log.FIRST_SEQ + info.events
         table.chain = chain
         with self._cv:
@@ -1849,6 +1880,10 @@ class Recorder:
             )
             raise _WriteError(error, written=not cut) from None
         table.end = w.offset + len(w.data)
+        table.whole = len(w.data) <= _TAIL
+        table.tail = w.data if table.whole else w.data[-_TAIL:]  # (no copy: the usual case)
+        if not w.offset:
+            table.head = w.data[:_HEAD]
         table.chain = w.chain
         table.next_seq += len(w.encoded)
         table.used = time.monotonic()
@@ -1944,30 +1979,40 @@ class Recorder:
                 "the log was removed while the recorder had it closed", path=table.path, kind="io"
             )
         fd, identity, size, stamp = locked
-        # (device, inode, size) alone took another file for the log: a removed log's inode
-        # number is given to the next file created, which can have the same size. Its change
-        # and modification times, kept when the log was closed, tell it apart (a file's ctime
-        # cannot be set); a mismatch is checked by reading the file, never trusted.
-        adopted = (identity != table.identity or size != table.end
-                   or (table.stamp is not None and stamp != table.stamp))
-        if adopted:
-            try:
+        try:
+            # (device, inode, size) alone took another file for the log: a removed log's
+            # inode number is given to the next file created, which can have the same size.
+            # Its change and modification times, kept when the log was closed, tell most such
+            # files apart, not all: they come from a coarse clock (a jiffy), and a log read at
+            # first use kept none. The last segment written (a sealed one's chain digest) and,
+            # where that is not enough, the first bytes (the match) do: ``_same_ends``. A
+            # mismatch is checked by reading the file, never trusted.
+            adopted = (identity != table.identity or size != table.end
+                       or (table.stamp is not None and stamp != table.stamp)
+                       or not _same_ends(fd, table))
+            if adopted:
                 self._adopt(table, fd, identity, size)
                 if self.sync == "journal":  # its journal records are withdrawn
                     self._ops.fsync(fd)  # (_journal_adopted): the file must hold the events
-            except BaseException:
-                os.close(fd)
-                raise
+        except BaseException:
+            os.close(fd)
+            raise
         table.fd = fd
         return adopted
 
     def _adopt(self, table: _Table, fd: int, identity: tuple[int, int], size: int) -> None:
         """The file changed while it was closed: continue only if it holds our events."""
-        with log.Reader(table.path, allow_torn=True) as reader:
-            for _ in reader.segments():
-                pass
-            info = reader.info
-            chain = reader._chain
+        try:
+            with log.Reader(table.path, allow_torn=True) as reader:
+                for _ in reader.segments():
+                    pass
+                info = reader.info
+                chain = reader._chain
+        except LogFormatError as exc:  # say why the recorder read it (it said only "damaged")
+            raise LogFormatError(
+                f"the log changed while the recorder had it closed (another program wrote it; "
+                f"it reads: {exc.message})", path=table.path, offset=exc.offset, kind="io",
+            ) from None
         if (
             info.torn is not None
             or info.events != table.next_seq - log.FIRST_SEQ
@@ -1981,6 +2026,8 @@ class Recorder:
             )
         table.identity, table.end, table.sealed = identity, size, info.sealed
         table.chain = chain
+        table.head, table.tail = _ends(fd, size)
+        table.whole = False
 
     def _track(self, table: _Table) -> None:
         self._open[table.match] = table
