@@ -440,7 +440,7 @@ def manifests(root: str) -> list[dict[str, Any]]:
     its rows are the compacted batch's (see :mod:`buraco_log.archive.compact`), and until
     :func:`recover` removes its record and files it is skipped here, so no reader sees a row
     twice."""
-    records = _listed(root, all_records)
+    records = all_records(root)
     merged = _replaced(records)
     return [r for r in records if r["batch"] not in merged]
 
@@ -482,7 +482,12 @@ def merged_into(root: str) -> dict[str, str]:
 
 def all_records(root: str) -> list[dict[str, Any]]:
     """Every batch record on disk, oldest first, including batches that a compacted batch
-    replaced and recovery has not yet removed (:func:`manifests` skips those)."""
+    replaced and recovery has not yet removed (:func:`manifests` skips those). Listed again
+    when a record goes as it is read (a compact or drop committed meanwhile)."""
+    return _listed(root, _all_records)
+
+
+def _all_records(root: str) -> list[dict[str, Any]]:
     d = os.path.join(root, BATCHES)
     if not os.path.lexists(d):
         _refuse_lost_records(root)

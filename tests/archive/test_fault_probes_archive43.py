@@ -237,6 +237,16 @@ def test_a_query_sees_a_batch_ingested_meanwhile_whole_or_not_at_all(
     assert after["m"] == want[0]["m"] + 1 and after["e"] > want[0]["e"]
 
 
+def test_the_look_for_orphan_parts_lists_again_while_compact_commits(
+        arch: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """verify's look for parts of no record (store.orphan_parts, no lock) reads the records
+    too: one gone as it was read was 'unreadable batch record: No such file or directory'."""
+    _before_first(monkeypatch, store, "read_json", _other_process("compact", arch), _record)
+    assert store.orphan_parts(str(arch)) == ([], [])
+    monkeypatch.undo()
+    assert len(store.manifests(str(arch))) == 1
+
+
 def test_verify_while_compact_commits_verifies_the_compacted_batch(
         arch: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Before: 'ok' with 0 files verified (the listed batches' files were gone, skipped as
