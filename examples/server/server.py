@@ -65,39 +65,59 @@ class Server:
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         pending: set[asyncio.Task[None]] = set()
+        me = asyncio.current_task()
+        assert me is not None
+        self.clients.add(me)
         try:
-            while True:
-                try:
-                    (size,) = _LEN.unpack(await reader.readexactly(4))
-                    if size > MAX_FRAME:
-                        break  # not our client: hang up
-                    op, table, raw = _request.decode(await reader.readexactly(size))
-                except (asyncio.IncompleteReadError, ConnectionError):
-                    break
-                except msgspec.DecodeError:
-                    writer.write(frame(["refused", "", "frame", "not a request"]))
-                    continue
-                if op == "play":
-                    # Validation happens now, in arrival order; the wait for the disk does not
-                    # hold up the next request.
-                    task = asyncio.create_task(self.play(writer, table, raw))
-                    pending.add(task)
-                    task.add_done_callback(pending.discard)
-                elif op == "next":
-                    try:  # a name that is no file name, or a log that cannot be read
-                        reply: list[Any] = ["next", table, self.recorder.next_seq(table)]
-                    except LogFormatError as exc:
-                        reply = ["refused", table, exc.kind, exc.message]
-                    writer.write(frame(reply))
-                elif op == "stats":
-                    writer.write(frame(["stats", "", msgspec.to_builtins(self.recorder.stats())]))
-                else:
-                    writer.write(frame(["refused", table, "op", f"unknown op {op!r}"]))
-                await writer.drain()
+            await self.serve_client(reader, writer, pending)
+        except asyncio.CancelledError:
+            # The server stops (``stop_clients``): the moves received get their answers. Not
+            # raised on: a cancelled connection task made asyncio's stream callback print a
+            # traceback (Python 3.11) for every client still connected at a SIGTERM.
             if pending:
                 await asyncio.wait(pending)
         finally:
+            self.clients.discard(me)
             writer.close()
+
+    async def stop_clients(self) -> None:
+        """Stop reading from every connected client; each answers the moves it received."""
+        for task in list(self.clients):
+            task.cancel()
+        await asyncio.gather(*self.clients, return_exceptions=True)
+
+    async def serve_client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                           pending: set[asyncio.Task[None]]) -> None:
+        while True:
+            try:
+                (size,) = _LEN.unpack(await reader.readexactly(4))
+                if size > MAX_FRAME:
+                    break  # not our client: hang up
+                op, table, raw = _request.decode(await reader.readexactly(size))
+            except (asyncio.IncompleteReadError, ConnectionError):
+                break
+            except msgspec.DecodeError:
+                writer.write(frame(["refused", "", "frame", "not a request"]))
+                continue
+            if op == "play":
+                # Validation happens now, in arrival order; the wait for the disk does not
+                # hold up the next request.
+                task = asyncio.create_task(self.play(writer, table, raw))
+                pending.add(task)
+                task.add_done_callback(pending.discard)
+            elif op == "next":
+                try:  # a name that is no file name, or a log that cannot be read
+                    reply: list[Any] = ["next", table, self.recorder.next_seq(table)]
+                except LogFormatError as exc:
+                    reply = ["refused", table, exc.kind, exc.message]
+                writer.write(frame(reply))
+            elif op == "stats":
+                writer.write(frame(["stats", "", msgspec.to_builtins(self.recorder.stats())]))
+            else:
+                writer.write(frame(["refused", table, "op", f"unknown op {op!r}"]))
+            await writer.drain()
+        if pending:
+            await asyncio.wait(pending)
 
     async def play(self, writer: asyncio.StreamWriter, table: str, raw: msgspec.Raw) -> None:
         try:
@@ -141,6 +161,7 @@ async def serve(directory: str, port: int, window: float, max_open: int | None,
         if freezer is not None:
             freezer.cancel()
         server.close()
+        await server_state.stop_clients()
         await server.wait_closed()
         recorder.flush(timeout=30)
         recorder.close()
