@@ -13,7 +13,8 @@ recorder.append_async(table, event)`` per move, acknowledge after it returns.
 Protocol: frames of a 4-byte big-endian length and a MessagePack array, both ways.
     -> ["play", TABLE, EVENT]      EVENT: the event exactly as in a log (``events.encode``)
     <- ["ok", TABLE, SEQ]          durable
-    <- ["refused", TABLE, RULE, MESSAGE]   illegal move, wrong seq, bad event: nothing recorded
+    <- ["refused", TABLE, RULE, MESSAGE]   illegal move, wrong seq, bad event, a match id another
+                                           live table plays (RULE "duplicate"): nothing recorded
     -> ["next", TABLE, null]       <- ["next", TABLE, SEQ]: the seq the table expects (resume)
     -> ["stats", "", null]         <- ["stats", "", {counters}]
 A client may send moves of many tables without waiting; answers come as each move is durable.
@@ -91,8 +92,10 @@ class Server:
         while True:
             try:
                 (size,) = _LEN.unpack(await reader.readexactly(4))
-                if size > MAX_FRAME:
-                    break  # not our client: hang up
+                if size > MAX_FRAME:  # not our client: say why, and hang up
+                    writer.write(frame(["refused", "", "frame", f"a frame of {size} bytes: "
+                                        f"at most {MAX_FRAME}; hanging up"]))
+                    break
                 op, table, raw = _request.decode(await reader.readexactly(size))
             except (asyncio.IncompleteReadError, ConnectionError):
                 break
@@ -146,7 +149,10 @@ async def serve(directory: str, port: int, window: float, max_open: int | None,
                 sync: str = "fsync", gc_freeze: float = 0.0, gc_young: int = 0) -> None:
     if gc_young > 0:
         gc.set_threshold(gc_young, *gc.get_threshold()[1:])
-    recorder = Recorder(directory, window=window, max_open=max_open, sync=sync)
+    # unique_match_ids: a second table starting a match id a live table holds is refused
+    # (docs/recorder.md: what a game server passes; by default both were taken, two logs)
+    recorder = Recorder(directory, window=window, max_open=max_open, sync=sync,
+                        unique_match_ids=True)
     freezer = asyncio.create_task(freeze_every(gc_freeze)) if gc_freeze > 0 else None
     server_state = Server(recorder)
     server = await asyncio.start_server(server_state.handle, "127.0.0.1", port)

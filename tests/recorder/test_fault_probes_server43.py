@@ -151,3 +151,32 @@ def test_a_client_connected_when_the_server_stops_gets_its_answers_and_no_traceb
     assert server.returncode == 0 and out.startswith("stopped")
     assert err == "", err  # it printed "Exception in callback ... CancelledError" and a trace
     assert log.read_events(tmp_path / "k0.blog") == source[:4]
+
+
+def test_a_second_table_starting_a_match_another_table_plays_is_refused(tmp_path: Path) -> None:
+    # docs/recorder.md: a game server passes unique_match_ids; the example did not, and two
+    # tables recorded one match id in two logs
+    server, sock = _start(tmp_path, "journal")
+    source = _source("k0")
+    try:
+        _send(sock, ["play", "k0", msgspec.Raw(ev.encode(source[0]))])
+        assert _receive(sock) == ["ok", "k0", 0]
+        _send(sock, ["play", "copy", msgspec.Raw(ev.encode(source[0]))])
+        kind, table, rule, message = _receive(sock)
+        assert (kind, table, rule) == ("refused", "copy", "duplicate")
+        assert "already held by live table 'k0'" in message and "\n" not in message
+        _send(sock, ["play", "k0", msgspec.Raw(ev.encode(source[1]))])  # the table goes on
+        assert _receive(sock) == ["ok", "k0", 1]
+        _send(sock, [1] * 10)  # not a request: one refusal, the connection goes on
+        assert _receive(sock) == ["refused", "", "frame", "not a request"]
+        sock.sendall(struct.pack(">I", (1 << 20) + 1))  # a frame past the limit: why, then bye
+        kind, table, rule, message = _receive(sock)
+        assert (kind, rule) == ("refused", "frame") and "at most 1048576" in message
+        assert sock.recv(1) == b""
+    finally:
+        sock.close()
+        server.send_signal(signal.SIGTERM)
+        out, err = server.communicate(timeout=60)
+    assert server.returncode == 0 and out.startswith("stopped") and err == ""
+    assert log.read_events(tmp_path / "k0.blog") == source[:2]
+    assert not (tmp_path / "copy.blog").exists()
