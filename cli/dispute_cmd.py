@@ -836,8 +836,9 @@ def audit_cmd(
                    as_json=format is Format.json)
     workers = jobs if jobs > 0 else min(8, os.cpu_count() or 1)
     workers = min(workers, max(1, len(files) // 4))
-    verdicts = [_stdin_notes(v) for v in _with_aliases(
-        _audit_with_progress(files, workers, required, signing), audit.same_files(files))]
+    aliases = audit.same_files(files)
+    verdicts = [_stdin_notes(v) for v in _with_same_match(_with_aliases(
+        _audit_with_progress(files, workers, required, signing), aliases), aliases)]
     if continues is not None:
         verdicts[0] = _with_continuation(verdicts[0], continues, as_json=format is Format.json)
     matches = {v.match_id for v in verdicts}
@@ -1008,6 +1009,32 @@ def _with_aliases(verdicts: list[audit.Verdict], aliases: dict[str, str]) -> lis
             if v.path in aliases else v for v in verdicts]
 
 
+SAME_MATCH = "the match is also in "
+"""How the note of a second log (another file) of a match already audited begins."""
+
+
+def _with_same_match(verdicts: list[audit.Verdict], aliases: dict[str, str]
+                     ) -> list[audit.Verdict]:
+    """Say of a log whose match an earlier log of the batch holds too (a copy, a version of
+    it in dispute, a match resumed in a new log) which log that is: a directory of copies read
+    as that many matches, unsaid. A link to one file is said by :func:`_with_aliases`."""
+    first: dict[str, audit.Verdict] = {}
+    out = []
+    for v in verdicts:
+        if v.match_id is None or v.path in aliases:
+            out.append(v)
+            continue
+        seen = first.setdefault(v.match_id, v)
+        if seen is not v:
+            same = (v.integrity.head == seen.integrity.head and v.events == seen.events)
+            how = ("an identical copy: the same events and head digest" if same else
+                   "another log of the same match: `buraco-log diff` compares them")
+            v = msgspec.structs.replace(v, notes=(*v.notes, f"{SAME_MATCH}{seen.path} "
+                                                  f"({how})"))
+        out.append(v)
+    return out
+
+
 def _unsigned_events(v: audit.Verdict) -> bool:
     """A signed log (or one whose start records a key) that is OK though events at its end are
     covered by no signature: its note says so, and a batch run with --quiet shows no note."""
@@ -1031,6 +1058,7 @@ def _batch_summary(verdicts: Sequence[audit.Verdict]) -> str:
     unchecked = sum(1 for v in verdicts if v.ok and v.provenance.unchecked)
     unsigned = sum(1 for v in verdicts if v.ok and _unsigned_events(v))
     linked = sum(1 for v in verdicts if any(n.startswith("the same file as ") for n in v.notes))
+    again = sum(1 for v in verdicts if any(n.startswith(SAME_MATCH) for n in v.notes))
     clean = len(verdicts) - len(bad) - waiting
     caveats = ([f"{unchecked} with deals not checked"] if unchecked else []) + (
         [f"{unsigned} with events no signature covers"] if unsigned else [])
@@ -1039,7 +1067,9 @@ def _batch_summary(verdicts: Sequence[audit.Verdict]) -> str:
             + f", {len(bad)} with findings" + (f" ({detail})" if detail else "")
             + (f", {waiting} not started" if waiting else "")
             + (f"; {counted(linked, 'log')} the same file as another (see their notes)"
-               if linked else ""))
+               if linked else "")
+            + (f"; {counted(again, 'log')} of a match an earlier log holds too (see their "
+               "notes)" if again else ""))
 
 
 @guarded

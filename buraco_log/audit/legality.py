@@ -17,6 +17,8 @@ from buraco_log.timeline import (
     table_view,
 )
 
+_CARDS = "cards"
+
 
 class IllegalEvent(msgspec.Struct, frozen=True, omit_defaults=True):
     """The first illegal event and the table just before it. ``rendering``: the rules' (tiles
@@ -32,7 +34,14 @@ class IllegalEvent(msgspec.Struct, frozen=True, omit_defaults=True):
     cards: tuple[str, ...]
     event: dict[str, Any]
     before: TableView
-    rendering: str = "cards"  # the only field with a default: the only one omitted
+    rendering: str = _CARDS  # the only field with a default: the only one omitted
+
+    def __post_init__(self) -> None:
+        # msgspec omits a default by identity, not equality: a verdict from an audit worker
+        # (unpickled) held an equal "cards" of its own and `audit -j 2 -f json` printed it
+        # where `-j 1` did not. Any equal value becomes the default object itself.
+        if self.rendering == _CARDS and self.rendering is not _CARDS:
+            msgspec.structs.force_setattr(self, "rendering", _CARDS)
 
 
 class Legality(msgspec.Struct, frozen=True):
