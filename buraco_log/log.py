@@ -1932,10 +1932,15 @@ class Writer:
 
     def _check(self, event: ev.AnyEvent) -> None:
         if self._fd is None or self._broken is not None:
+            # Said as a refusal of this event, not as the failure again: the earlier error's
+            # words alone ("write failed: File too large") read as if this event was tried.
             raise LogFormatError(
-                self._broken or "the writer is closed",
+                "the writer is closed" if self._broken is None else
+                f"the writer takes no more events after an earlier failure ({self._broken}); "
+                "a new Writer goes on from what the log holds",
                 path=self.path,
                 offset=self._end,
+                seq=event.seq,
                 kind="closed",
             )
         expected = self._expect
