@@ -1059,12 +1059,17 @@ def _batch_summary(verdicts: Sequence[audit.Verdict]) -> str:
     unsigned = sum(1 for v in verdicts if v.ok and _unsigned_events(v))
     linked = sum(1 for v in verdicts if any(n.startswith("the same file as ") for n in v.notes))
     again = sum(1 for v in verdicts if any(n.startswith(SAME_MATCH) for n in v.notes))
+    # files that hold nothing of a log (a FIFO, a link to nothing, no log header): counted
+    # with the damaged logs under integrity, they were not told apart from them
+    no_log = sum(1 for v in bad if _not_a_log(v.integrity))
     clean = len(verdicts) - len(bad) - waiting
     caveats = ([f"{unchecked} with deals not checked"] if unchecked else []) + (
         [f"{unsigned} with events no signature covers"] if unsigned else [])
     return (f"audited {counted(len(verdicts), 'log')}: {clean} clean"
             + (f" ({', '.join(caveats)}: see their notes)" if caveats else "")
             + f", {len(bad)} with findings" + (f" ({detail})" if detail else "")
+            + (f", of which {no_log} {'is not a log' if no_log == 1 else 'are not logs'}"
+               if no_log else "")
             + (f", {waiting} not started" if waiting else "")
             + (f"; {counted(linked, 'log')} the same file as another (see their notes)"
                if linked else "")

@@ -143,7 +143,8 @@ def test_a_mixed_directory_counts_each_kind_and_says_a_match_held_twice(tmp_path
     assert done.returncode == 1, done.stderr
     summary = done.stdout.splitlines()[-1]
     assert summary == ("audited 9 logs: 4 clean, 5 with findings (integrity 3, legality 1, "
-                       "scoring 1); 1 log the same file as another (see their notes); "
+                       "scoring 1), of which 2 are not logs; 1 log the same file as another "
+                       "(see their notes); "
                        "2 logs of a match an earlier log holds too (see their notes)"), summary
     text = done.stdout
     assert (f"  note        the match is also in {d / 'a.blog'} (an identical copy: the same "
