@@ -199,3 +199,21 @@ def test_binary_to_jsonl_to_binary_keeps_events_head_and_signatures(
         assert back.read_bytes() == src.read_bytes()
     else:  # v2.blog: segments between signatures, merged; JSON Lines holds no grouping
         assert again.segments == max(1, info.signatures) < info.segments
+
+
+@pytest.mark.parametrize("sealed", [True, False])
+def test_a_writer_reopening_a_log_keeps_its_own_form_whatever_it_is_asked(
+        tmp_path: Path, sealed: bool) -> None:
+    """A sealed log stays sealed (its chain goes on) and an unsealed one unsealed: the head
+    is the one of writing every event at once."""
+    path, whole = tmp_path / "m.blog", tmp_path / "whole.blog"
+    with log.Writer(path, sealed=sealed) as writer:
+        for e in EVENTS[:8]:
+            writer.append(e)
+    with log.Writer(path, sealed=not sealed) as writer:
+        assert writer.sealed is sealed
+        for e in EVENTS[8:16]:
+            writer.append(e)
+    log.write_log(whole, EVENTS[:16], sealed=sealed)
+    info, want = log.verify(path), log.verify(whole)
+    assert (info.sealed, info.events, info.head) == (sealed, 16, want.head)
