@@ -255,8 +255,10 @@ def _connect(archive: str | os.PathLike[str], sandbox: bool, threads: int, memor
             raise damaged from None
         hint = (f" under the {memory_limit} limit (--memory-limit, --threads)"
                 if isinstance(exc, duckdb.OutOfMemoryException) else "")
-        raise ArchiveError(f"cannot open the archive's views{hint}: {_first_line(exc)}"
-                           ) from None
+        # a damaged footer DuckDB names no file of ("TProtocolException: Invalid data",
+        # "invalid TType"): looked for, as a query's damaged file is
+        raise _locate(ArchiveError(f"cannot open the archive's views{hint}: "
+                                   f"{_first_line(exc)}"), root) from None
     except BaseException:
         con.close()
         raise
@@ -616,7 +618,7 @@ _FAILURES = (duckdb.Error, OSError, pa.ArrowException, MemoryError)
 # Words of DuckDB's errors about a Parquet file it cannot decode: "Payload value bigger than
 # allowed. Corrupted file?" names no file, so the damaged one is looked for (find_damaged).
 _DAMAGE = re.compile(r"corrupt|thrift|magic|decompress|parquet|payload|deserializ|"
-                     r"don.t know what type|end of (stream|file)", re.IGNORECASE)
+                     r"don.t know what type|end of (stream|file)|tprotocol|ttype", re.IGNORECASE)
 LOCATE_SECONDS = 10.0  # at most this long spent looking for the damaged file
 
 
