@@ -32,6 +32,7 @@ from .views import (
     _watchdog,
     connect,
     literal,
+    time_left,
 )
 
 ELO_START = 1500.0
@@ -332,10 +333,13 @@ def report(
     query: DuckDB is interrupted when they are up, and the report is an :class:`ArchiveError`
     saying so (before, a report over a large archive, or one DuckDB planned badly, ran for as
     long as it took, with no way to stop it but a signal). A committed file that a compaction
-    or drop removes while the report runs starts it again (its sections read one listing)."""
+    or drop removes while the report runs starts it again (its sections read one listing),
+    within the same ``timeout``: each start has only the time left."""
+    start = time.monotonic()
     for again in range(store.RELISTS - 1, -1, -1):
         try:
-            return _report(archive, top, threads, memory_limit, timeout)
+            return _report(archive, top, threads, memory_limit,
+                           time_left(timeout, start), said=timeout)
         except store.Changed:
             if not again:
                 raise
@@ -343,7 +347,9 @@ def report(
 
 
 def _report(archive: str | os.PathLike[str], top: int, threads: int, memory_limit: str,
-            timeout: float | None) -> Report:
+            timeout: float | None, said: float | None = None) -> Report:
+    """One start of :func:`report`: ``timeout`` is the time left, ``said`` the user's limit
+    (the one its error names)."""
     archive = store.check_archive(str(archive))
     check_parts(archive)  # a part's flipped bit gave wrong rows without a word
     con = connect(archive, threads=threads, memory_limit=memory_limit)
@@ -353,7 +359,7 @@ def _report(archive: str | os.PathLike[str], top: int, threads: int, memory_limi
 
     def on_time() -> None:  # the Elo fold runs in Python, where no interrupt reaches
         if time.monotonic() > deadline:
-            raise _stopped(timeout)
+            raise _stopped(said if said is not None else timeout)
 
     try:
         matches, events = con.execute(
@@ -365,7 +371,7 @@ def _report(archive: str | os.PathLike[str], top: int, threads: int, memory_limi
         sections.append(leaderboard(con, top, archive))
         on_time()
     except duckdb.InterruptException:
-        raise _stopped(timeout) from None
+        raise _stopped(said if said is not None else timeout) from None
     except duckdb.Error as exc:  # one line naming the archive, never a traceback
         first = _first_line(exc)  # DuckDB's advice to change a setting said as a fix
         found = _locate(ArchiveError(f"report failed: {first}"), archive)  # a damaged file

@@ -724,6 +724,16 @@ def _watchdog(con: duckdb.DuckDBPyConnection, timeout: float,
     return cancel
 
 
+def time_left(timeout: float | None, start: float) -> float | None:
+    """What is left at a new start of a query or report of the user's ``timeout`` (None or 0:
+    no limit; past ``threading.TIMEOUT_MAX``: none in practice), counted from ``start``
+    (``time.monotonic()``). Never 0, which means no limit: a run past it gets a moment, and its
+    watchdog stops it at once. (A start after a compaction once had the whole limit again.)"""
+    if not timeout or timeout > threading.TIMEOUT_MAX:
+        return timeout
+    return max(timeout - (time.monotonic() - start), 1e-3)
+
+
 class QueryStream:
     """The result of one sandboxed query, read in batches as DuckDB produces them.
 
@@ -745,11 +755,13 @@ class QueryStream:
                 self._stack.enter_context(bounded_process(memory_limit, threads))
             # Run again from the start while a committed file it listed is gone before its
             # first rows (a compaction or drop committed meanwhile): nothing was given out yet
+            # (within the same time limit: each start has only the time left)
+            start = time.monotonic()
             for again in range(store.RELISTS - 1, -1, -1):
                 run = self._stack.enter_context(contextlib.ExitStack())
                 try:
-                    self._start(run, archive, sql, threads, memory_limit, timeout, batch_rows,
-                                on_overrun)
+                    self._start(run, archive, sql, threads, memory_limit,
+                                time_left(timeout, start), batch_rows, on_overrun)
                     self._first = self._next()
                     break
                 except store.Changed:

@@ -443,7 +443,6 @@ class Frames:
         self.snaps: list[Frame] = []
         self.diffs: list[Frame] = []
         self.moves: list[str] = []
-        self.tags: list[str] = []
         self.hand_starts: list[tuple[int, int]] = []  # (hand, seq of its deal)
         names = short_names(tl.players)
         steps = _Steps(seat, Memo())
@@ -470,7 +469,6 @@ class Frames:
             if snap:
                 self.snaps.append(steps.frame)
             self.moves.append(visible_text(ev, tl, seat, names))
-            self.tags.append(type(ev).__name__)
 
     def frame_at(self, seq: int) -> Frame:
         """The full frame at ``seq``, rebuilt as the page rebuilds it."""
