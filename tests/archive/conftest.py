@@ -69,8 +69,8 @@ def archived(corpus: Corpus, tmp_path_factory: pytest.TempPathFactory) -> Archiv
 @pytest.fixture(scope="session")
 def three(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """An archive of three batches (compact merges them), one simulated match each; its logs
-    in ``../logs``. Read only: tests change :func:`arch`, a copy (a module may define its
-    own ``three`` and ``arch``)."""
+    in ``../logs``. Read only: tests change :func:`arch`, a copy. A module needing another
+    archive names its fixture otherwise (test_fault_probes_archive44 checks it)."""
     base = tmp_path_factory.mktemp("three")
     logs = make_corpus(str(base / "logs"), 3, seed="archive41", jobs=1)
     arch = base / "arch"

@@ -28,7 +28,7 @@ def _env() -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def arch(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def two_matches(tmp_path_factory: pytest.TempPathFactory) -> Path:
     base = tmp_path_factory.mktemp("conv")
     logs = make_corpus(str(base / "logs"), 2, seed="conv")
     ingest(logs, base / "archive")
@@ -39,9 +39,10 @@ def arch(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ["query", "SELECT count(*) AS n FROM matches", "-f", "csv"],
     ["report", "-f", "json"],
 ])
-def test_dash_output_is_standard_output(arch: Path, tmp_path: Path, command: list[str]) -> None:
-    to_stdout = cli(command[0], str(arch), *command[1:], cwd=tmp_path)
-    dash = cli(command[0], str(arch), *command[1:], "-o", "-", cwd=tmp_path)
+def test_dash_output_is_standard_output(two_matches: Path, tmp_path: Path,
+                                        command: list[str]) -> None:
+    to_stdout = cli(command[0], str(two_matches), *command[1:], cwd=tmp_path)
+    dash = cli(command[0], str(two_matches), *command[1:], "-o", "-", cwd=tmp_path)
     assert (dash.returncode, dash.stderr) == (0, "")
     assert dash.stdout == to_stdout.stdout != ""
     assert not (tmp_path / "-").exists()
@@ -51,24 +52,24 @@ def test_dash_output_is_standard_output(arch: Path, tmp_path: Path, command: lis
     ["query", "SELECT count(*) AS n FROM matches"],
     ["report"],
 ])
-def test_text_is_table(arch: Path, tmp_path: Path, command: list[str]) -> None:
-    table = cli(command[0], str(arch), *command[1:], "-f", "table", cwd=tmp_path)
-    text = cli(command[0], str(arch), *command[1:], "-f", "text", cwd=tmp_path)
+def test_text_is_table(two_matches: Path, tmp_path: Path, command: list[str]) -> None:
+    table = cli(command[0], str(two_matches), *command[1:], "-f", "table", cwd=tmp_path)
+    text = cli(command[0], str(two_matches), *command[1:], "-f", "text", cwd=tmp_path)
     assert table.returncode == text.returncode == 0
     assert text.stdout == table.stdout != ""
 
 
-def test_parquet_to_standard_output_is_refused(arch: Path, tmp_path: Path) -> None:
-    r = cli("query", str(arch), "SELECT 1 AS x", "-f", "parquet", "-o", "-", cwd=tmp_path)
+def test_parquet_to_standard_output_is_refused(two_matches: Path, tmp_path: Path) -> None:
+    r = cli("query", str(two_matches), "SELECT 1 AS x", "-f", "parquet", "-o", "-", cwd=tmp_path)
     assert r.returncode == 2 and r.stdout == ""
     assert r.stderr == "buraco-log: error: --format parquet needs --output FILE\n"
 
 
-def test_an_archive_that_is_a_file_is_a_usage_error_everywhere(arch: Path, tmp_path: Path
+def test_an_archive_that_is_a_file_is_a_usage_error_everywhere(two_matches: Path, tmp_path: Path
                                                                ) -> None:
     afile = tmp_path / "afile"
     afile.write_text("not an archive")
-    logs = sorted((arch.parent / "logs").glob("*.blog"))
+    logs = sorted((two_matches.parent / "logs").glob("*.blog"))
     runs = [cli("ingest", str(logs[0]), "-a", str(afile), cwd=tmp_path),
             cli("query", str(afile), "SELECT 1", cwd=tmp_path),
             cli("report", str(afile), cwd=tmp_path)]

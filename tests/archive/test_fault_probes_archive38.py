@@ -73,7 +73,7 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
-def arch(base: Path, tmp_path: Path) -> Path:
+def base_copy(base: Path, tmp_path: Path) -> Path:
     a = tmp_path / "a"
     shutil.copytree(base, a, symlinks=True)
     return a
@@ -125,60 +125,60 @@ DAMAGE = {
 @pytest.mark.parametrize("kind", [pytest.param(k, marks=() if k == "swapped-partitions"
                                                else pytest.mark.slow) for k in DAMAGE])
 def test_a_file_cut_short_or_swapped_is_named_by_every_command_and_nothing_changes(
-        arch: Path, kind: str) -> None:
+        base_copy: Path, kind: str) -> None:
     """Before: files swapped between partitions were read with the wrong preset, exit 0
     (between tables, report failed with a binder error naming no file); a file cut short
     was "cannot open the archive's views: ... No magic bytes found"; ingest appended to all
     of them, exit 0."""
-    damaged = DAMAGE[kind](arch)
-    before = tree(arch)
+    damaged = DAMAGE[kind](base_copy)
+    before = tree(base_copy)
     named = tuple(map(str, damaged))
-    for args in (("query", arch, "SELECT count(*) FROM matches"), ("report", arch),
-                 ("compact", arch), ("ingest", MORE, "--archive", arch, "-j", "1")):
+    for args in (("query", base_copy, "SELECT count(*) FROM matches"), ("report", base_copy),
+                 ("compact", base_copy), ("ingest", MORE, "--archive", base_copy, "-j", "1")):
         r = cli(*args)
         one_line(r, "", "damaged archive file")
         assert r.stderr.split(": ")[2].startswith(named), r.stderr  # the file leads the line
-    r = cli("verify", arch)
+    r = cli("verify", base_copy)
     assert r.returncode == 1 and all(f"{p}: [archive.part_changed]" in r.stderr
                                      for p in named), r.stderr
-    assert tree(arch) == before  # no partial rewrite, nothing deleted, nothing appended
+    assert tree(base_copy) == before  # no partial rewrite, nothing deleted, nothing appended
 
 
 @pytest.mark.parametrize("size", [100, 0])
-def test_a_file_cut_short_in_a_batch_without_sizes_is_named_first(arch: Path,
+def test_a_file_cut_short_in_a_batch_without_sizes_is_named_first(base_copy: Path,
                                                                   size: int) -> None:
     """Records written before fingerprints were kept give no size to check: DuckDB finds the
     damage. Before: "query: InvalidInputException: ... No magic bytes found at end of file
     'PATH'", the file inside the message."""
-    for record in (arch / store.BATCHES).glob("*.json"):
+    for record in (base_copy / store.BATCHES).glob("*.json"):
         data = json.loads(record.read_text())
         data.pop("fingerprints")
         record.write_text(json.dumps(data))
-    victim = cut(lambda n: size)(arch)[0]
+    victim = cut(lambda n: size)(base_copy)[0]
     why = "No magic bytes found at end of file" if size else "File too small to be a Parquet"
-    one_line(cli("query", arch, "SELECT count(*) FROM events"),
+    one_line(cli("query", base_copy, "SELECT count(*) FROM events"),
              f"{victim}: damaged archive file: {why}")
 
 
-def test_a_missing_table_directory_is_one_line_naming_it(arch: Path) -> None:
+def test_a_missing_table_directory_is_one_line_naming_it(base_copy: Path) -> None:
     """Before: the first of its files, as if one file were lost."""
-    shutil.rmtree(arch / "hands")
-    one_line(cli("query", arch, "SELECT count(*) FROM matches"), f"{arch / 'hands'}: ",
+    shutil.rmtree(base_copy / "hands")
+    one_line(cli("query", base_copy, "SELECT count(*) FROM matches"), f"{base_copy / 'hands'}: ",
              "directory of the hands table is missing")
 
 
-def test_stray_files_in_a_partition_are_left_alone_by_compact_and_verify(arch: Path) -> None:
-    where = part(arch, "events", "thirteen-quick").parent
-    strays = [where / "README.txt", where / ".DS_Store", where / "empty", arch / "errors/x"]
+def test_stray_files_in_a_partition_are_left_alone_by_compact_and_verify(base_copy: Path) -> None:
+    where = part(base_copy, "events", "thirteen-quick").parent
+    strays = [where / "README.txt", where / ".DS_Store", where / "empty", base_copy / "errors/x"]
     for p in strays:
         p.write_bytes(b"" if p.name == "empty" else b"not the archive's\n")
     (where / "x.parquet").mkdir()
-    before = sums(arch)
-    assert cli("compact", arch).returncode == 0
-    r = cli("verify", arch)
+    before = sums(base_copy)
+    assert cli("compact", base_copy).returncode == 0
+    r = cli("verify", base_copy)
     assert r.returncode == 0 and "leftover" not in r.stdout, r.stdout + r.stderr
-    assert sums(arch) == before and all(p.exists() for p in strays)
-    assert (where / "x.parquet").is_dir() and len(store.manifests(str(arch))) == 1
+    assert sums(base_copy) == before and all(p.exists() for p in strays)
+    assert (where / "x.parquet").is_dir() and len(store.manifests(str(base_copy))) == 1
 
 
 def _without_root_powers() -> tuple[str, ...]:
@@ -197,38 +197,38 @@ def _without_root_powers() -> tuple[str, ...]:
     return prefix
 
 
-def test_an_unreadable_committed_file_is_named_as_unreadable_not_damaged(arch: Path) -> None:
+def test_an_unreadable_committed_file_is_named_as_unreadable_not_damaged(base_copy: Path) -> None:
     """Before: query said "cannot open the archive's views: IO Error: ...", and ingest called
     the file damaged ("damaged archive file: [Errno 13] Failed to open local file")."""
     prefix = _without_root_powers()
-    victim = part(arch, "matches", "thirteen")
-    before = tree(arch)
+    victim = part(base_copy, "matches", "thirteen")
+    before = tree(base_copy)
     os.chmod(victim, 0)
-    for args in (("query", arch, "SELECT count(*) FROM matches"), ("compact", arch),
-                 ("ingest", MORE, "--archive", arch, "-j", "1")):
+    for args in (("query", base_copy, "SELECT count(*) FROM matches"), ("compact", base_copy),
+                 ("ingest", MORE, "--archive", base_copy, "-j", "1")):
         r = cli(*args, prefix=prefix)
         one_line(r, f"{victim}: ", "cannot be read: Permission denied")
         assert "damaged" not in r.stderr
-    r = cli("verify", arch, prefix=prefix)
+    r = cli("verify", base_copy, prefix=prefix)
     assert r.returncode == 1 and r.stderr.endswith("Permission denied (batch "
                                                    f"{victim.name[5:-8]}: let the user who "
                                                    "reads the archive read it)\n"), r.stderr
     os.chmod(victim, 0o444)  # for this test's own reading, were it not root
-    assert tree(arch) == before
+    assert tree(base_copy) == before
 
 
-def test_a_read_only_archive_is_refused_by_ingest_and_compact_in_one_line(arch: Path) -> None:
+def test_a_read_only_archive_is_refused_by_ingest_and_compact_in_one_line(base_copy: Path) -> None:
     """Before: "ARCHIVE/.staging: Permission denied", exit 2 (a usage error)."""
     prefix = _without_root_powers()
-    before = tree(arch)
-    os.chmod(arch, 0o555)
+    before = tree(base_copy)
+    os.chmod(base_copy, 0o555)
     try:
-        for args in (("ingest", MORE, "--archive", arch, "-j", "1"), ("compact", arch)):
-            one_line(cli(*args, prefix=prefix), f"{arch}: the archive cannot be written")
-        assert cli("query", arch, "SELECT 1", prefix=prefix).returncode == 0
+        for args in (("ingest", MORE, "--archive", base_copy, "-j", "1"), ("compact", base_copy)):
+            one_line(cli(*args, prefix=prefix), f"{base_copy}: the archive cannot be written")
+        assert cli("query", base_copy, "SELECT 1", prefix=prefix).returncode == 0
     finally:
-        os.chmod(arch, 0o755)
-    assert tree(arch) == before
+        os.chmod(base_copy, 0o755)
+    assert tree(base_copy) == before
 
 
 # The CLI with one step of compact paused: it touches the file named by argv[1] there, then
@@ -257,14 +257,14 @@ run()
 @pytest.mark.parametrize("point", ["staging", pytest.param("gather", marks=pytest.mark.slow),
                                    pytest.param("cleanup", marks=pytest.mark.slow)])
 def test_a_compact_killed_anywhere_reads_the_same_and_verify_names_the_leftovers(
-        arch: Path, tmp_path: Path, point: str) -> None:
+        base_copy: Path, tmp_path: Path, point: str) -> None:
     """staging: the files of the merged batch half written; cleanup: the merged batch
     committed, the batches it replaced not yet removed. Before: verify said "every file as
     committed" and nothing of the files left."""
-    before = sums(arch)
+    before = sums(base_copy)
     marker = tmp_path / "paused"
     proc = subprocess.Popen([sys.executable, "-c", PAUSED, str(marker), point, "compact",
-                             str(arch)], cwd=ROOT, stdout=subprocess.DEVNULL,
+                             str(base_copy)], cwd=ROOT, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 90
@@ -275,24 +275,24 @@ def test_a_compact_killed_anywhere_reads_the_same_and_verify_names_the_leftovers
     finally:
         proc.kill()
         proc.wait(30)
-    assert sums(arch) == before
-    r = cli("verify", arch)
+    assert sums(base_copy) == before
+    r = cli("verify", base_copy)
     assert r.returncode == 0 and "every file as committed" in r.stdout, r.stdout + r.stderr
     if point != "gather":
         assert "leftover files of an interrupted ingest or compact" in r.stdout, r.stdout
-        left = json.loads(cli("verify", arch, "-f", "json").stdout)["leftovers"]
-        assert left and all(not os.path.islink(arch / p) and (arch / p).is_file()
+        left = json.loads(cli("verify", base_copy, "-f", "json").stdout)["leftovers"]
+        assert left and all(not os.path.islink(base_copy / p) and (base_copy / p).is_file()
                             for p in left)
-    again = cli("compact", arch)
+    again = cli("compact", base_copy)
     said = ("nothing to compact" if point == "cleanup" else "merged 4 batches into 1")
     assert again.returncode == 0 and said in again.stdout, again  # cleanup: merged already
     assert (point == "gather") != again.stdout.startswith("cleaned up after"), again.stdout
-    assert sums(arch) == before and len(store.manifests(str(arch))) == 1
-    r = cli("verify", arch, "-f", "json")
+    assert sums(base_copy) == before and len(store.manifests(str(base_copy))) == 1
+    r = cli("verify", base_copy, "-f", "json")
     assert r.returncode == 0 and json.loads(r.stdout)["leftovers"] == [], r.stdout
 
 
-def test_links_in_the_tree_are_named_by_verify_and_never_followed(arch: Path,
+def test_links_in_the_tree_are_named_by_verify_and_never_followed(base_copy: Path,
                                                                   tmp_path: Path) -> None:
     """A loop, a link up the tree, links out of it (one named as an uncommitted part): no
     command hangs or follows one, and nothing where they lead is deleted. Before: verify
@@ -301,30 +301,30 @@ def test_links_in_the_tree_are_named_by_verify_and_never_followed(arch: Path,
     outside.mkdir()
     (outside / "part-20990101T000000Z-00000000.parquet").write_text("someone else's")
     (outside / "mine.txt").write_text("someone else's")
-    where = part(arch, "events", "thirteen-quick").parent
+    where = part(base_copy, "events", "thirteen-quick").parent
     links = {"loop": "loop", "up": "../..", "out": str(outside),
              "part-20990101T000000Z-11111111.parquet": str(outside / "mine.txt")}
     for name, to in links.items():
         (where / name).symlink_to(to)
-    r = cli("verify", arch)
+    r = cli("verify", base_copy)
     assert r.returncode == 1 and "4 symbolic links in the archive" in r.stdout, r.stdout
     assert all(f"{where / name}: [archive.link]" in r.stderr for name in links), r.stderr
-    one_line(cli("query", arch, "SELECT 1"), f"{where}/",
+    one_line(cli("query", base_copy, "SELECT 1"), f"{where}/",
              "symbolic links are not allowed inside an archive")
-    assert cli("compact", arch, timeout=60).returncode == 0
+    assert cli("compact", base_copy, timeout=60).returncode == 0
     assert sorted(p.name for p in outside.iterdir()) == [
         "mine.txt", "part-20990101T000000Z-00000000.parquet"]
     assert (outside / "mine.txt").read_text() == "someone else's"
 
 
-def test_a_batch_record_that_links_out_of_the_archive_is_not_read(arch: Path,
+def test_a_batch_record_that_links_out_of_the_archive_is_not_read(base_copy: Path,
                                                                  tmp_path: Path) -> None:
     """Before: ingest read the record where the link led, and went on (exit 0)."""
-    record = sorted((arch / store.BATCHES).glob("*.json"))[0]
+    record = sorted((base_copy / store.BATCHES).glob("*.json"))[0]
     moved = tmp_path / record.name
     shutil.move(record, moved)
     record.symlink_to(moved)
-    one_line(cli("ingest", MORE, "--archive", arch, "-j", "1"), f"{record}: ",
+    one_line(cli("ingest", MORE, "--archive", base_copy, "-j", "1"), f"{record}: ",
              "symbolic links are not allowed inside an archive")
 
 
@@ -353,28 +353,28 @@ COUNTS = ("SELECT (SELECT count(*) FROM matches) AS matches, (SELECT count(*) FR
 
 
 @pytest.mark.slow
-def test_thousands_of_tiny_files_query_right_and_compact_merges_them(arch: Path) -> None:
+def test_thousands_of_tiny_files_query_right_and_compact_merges_them(base_copy: Path) -> None:
     """Measured with 3,003 one-match batches (15,158 files): a query 6.0 s before compact
     and 2.8 s after (of which 2.5 s is starting the command), the report 49 s and 20 s."""
-    start = query(arch, COUNTS).to_pylist()[0]
-    gained = _clone(arch, 300)
-    files = sum(len(rels) for m in store.manifests(str(arch)) for rels in m["files"].values())
+    start = query(base_copy, COUNTS).to_pylist()[0]
+    gained = _clone(base_copy, 300)
+    files = sum(len(rels) for m in store.manifests(str(base_copy)) for rels in m["files"].values())
     assert files > 1500
-    r = cli("query", arch, COUNTS, "-f", "json")
+    r = cli("query", base_copy, COUNTS, "-f", "json")
     assert r.returncode == 0, r.stderr
     many = json.loads(r.stdout)[0]
     for t in ("matches", "events", "players", "errors"):
         assert many[t] == start[t] + gained[t], (t, many, start, gained)
-    c = cli("compact", arch, timeout=600)
+    c = cli("compact", base_copy, timeout=600)
     assert c.returncode == 0 and "merged 304 batches into 1" in c.stdout, c.stdout + c.stderr
-    assert json.loads(cli("query", arch, COUNTS, "-f", "json").stdout)[0] == many
-    after = sum(len(rels) for m in store.manifests(str(arch)) for rels in m["files"].values())
+    assert json.loads(cli("query", base_copy, COUNTS, "-f", "json").stdout)[0] == many
+    after = sum(len(rels) for m in store.manifests(str(base_copy)) for rels in m["files"].values())
     assert after == 11  # one file per table and partition
 
 
-def test_install_is_refused_naming_install(arch: Path) -> None:
+def test_install_is_refused_naming_install(base_copy: Path) -> None:
     """DuckDB types INSTALL as a LOAD statement: the refusal said "not LOAD"."""
-    r = cli("query", arch, "INSTALL httpfs")
+    r = cli("query", base_copy, "INSTALL httpfs")
     one_line(r, "query: only read-only SELECT statements are allowed, not INSTALL\n")
     for sql, word in (("/* x */ force install httpfs", "FORCE INSTALL"), ("LOAD httpfs", "LOAD"),
                       ("EXPLAIN INSTALL httpfs", "EXPLAIN of INSTALL")):

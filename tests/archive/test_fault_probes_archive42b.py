@@ -29,7 +29,7 @@ def one(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
-def arch(one: Path, tmp_path: Path) -> Path:
+def one_copy(one: Path, tmp_path: Path) -> Path:
     copy = tmp_path / "arch"
     shutil.copytree(one, copy)
     return copy
@@ -58,12 +58,12 @@ def _unplant(base: Path) -> None:
 
 
 @pytest.fixture
-def deep(arch: Path) -> Iterator[Path]:
+def deep(one_copy: Path) -> Iterator[Path]:
     """An archive holding a tree DEPTH levels deep in a table's directory and at its top."""
-    planted = [arch / "events" / "deep", arch / "junk"]
+    planted = [one_copy / "events" / "deep", one_copy / "junk"]
     for base in planted:
         _plant(base)
-    yield arch
+    yield one_copy
     for base in planted:
         if base.exists():
             _unplant(base)
@@ -91,22 +91,22 @@ def test_the_reading_commands_walk_a_deep_tree(deep: Path, args: tuple[str, ...]
     assert done.returncode == 0 and "Error" not in done.stderr, (done.returncode, done.stderr)
 
 
-def test_ingest_cleans_up_a_deep_tree_under_staging(arch: Path) -> None:
+def test_ingest_cleans_up_a_deep_tree_under_staging(one_copy: Path) -> None:
     """A tree left under .staging is removed whole by the next ingest (shutil.rmtree recursed),
     following no link, and its one file is counted."""
-    bottom = _plant(arch / store.STAGING / "b1")
+    bottom = _plant(one_copy / store.STAGING / "b1")
     Path(bottom, "x.parquet").write_bytes(b"x")
-    outside = arch.parent / "outside"
+    outside = one_copy.parent / "outside"
     outside.mkdir()
     (outside / "keep").write_text("kept")
-    os.symlink(outside, arch / store.STAGING / "b1" / "link")
+    os.symlink(outside, one_copy / store.STAGING / "b1" / "link")
     try:
-        report = ingest([str(SIM / "burako-2p-000000.blog")], arch)
+        report = ingest([str(SIM / "burako-2p-000000.blog")], one_copy)
     finally:
-        if (arch / store.STAGING / "b1").exists():
-            _unplant(arch / store.STAGING / "b1")
-    assert report.added == 1 and not (arch / store.STAGING / "b1").exists()
-    assert report.recovered == [os.path.relpath(os.path.join(bottom, "x.parquet"), arch)]
+        if (one_copy / store.STAGING / "b1").exists():
+            _unplant(one_copy / store.STAGING / "b1")
+    assert report.added == 1 and not (one_copy / store.STAGING / "b1").exists()
+    assert report.recovered == [os.path.relpath(os.path.join(bottom, "x.parquet"), one_copy)]
     assert (outside / "keep").read_text() == "kept"
 
 
