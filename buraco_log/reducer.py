@@ -1026,14 +1026,18 @@ class _Table:
         r = self.rules
         assert r is not None
         if check:
+            if not r.morto:
+                # A move these rules lack is named so whoever sends it, in any phase, as the
+                # redraw is (docs/rules.md): RULES.md §3 deals no morto before §4 orders a turn.
+                raise self.fail(ev, "morto.not_available",
+                                f"{r.name} has no morto: emptying the hand is going out", seat)
             self.expect_turn(ev, seat, "emptied")
-            if not r.morto or self.morto_taken[side]:
+            if self.morto_taken[side]:
                 raise self.fail(
                     ev,
                     "morto.not_available",
                     f"side {side} already took its morto (seq {self.morto_taken_at[side]}): "
-                    "emptying the hand again is going out"
-                    if r.morto else f"{r.name} has no morto: emptying the hand is going out",
+                    "emptying the hand again is going out",
                     seat,
                 )
             self.check_emptying(ev, seat, self.emptied_by or "meld")
