@@ -164,17 +164,20 @@ class IllegalMoveError(ReplayError):
         cards: tuple[int, ...] = (),
         path: str | None = None,
         table: str | None = None,
+        line: int | None = None,
     ) -> None:
         self.rule = rule
         self.seat = seat
         self.cards = cards
         self.path = path  # the log refused into, when a recorder or writer refused it
         self.table = table  # the recorder's name of the table (its match)
+        self.line = line  # the JSON Lines line of the event, when one was read from it
         super().__init__(f"[{rule}] {message}", seq=seq, tag=tag)
         self.explanation = message
         if path is not None or table is not None:  # one line naming the table and its log
             where = ", ".join(part for part in (
                 f"table {table!r}" if table is not None else None, path,
+                f"line {line}" if line is not None and path is not None else None,
                 f"seq {seq}" if seq is not None else None) if part)
             self.args = (f"{where}: [{rule}] {message}",)
 

@@ -34,7 +34,7 @@ import msgspec
 from buraco_log import events as ev
 from buraco_log import log
 from buraco_log.cards import format_card, is_card, parse_card
-from buraco_log.errors import CardParseError, LogFormatError, ReplayError
+from buraco_log.errors import CardParseError, IllegalMoveError, LogFormatError
 from buraco_log.outpaths import no_directory
 from buraco_log.signing import record as sigrec
 
@@ -724,9 +724,9 @@ def jsonl_to_binary(
                             writer.put_signature(reader.signatures[carried])
                             carried += 1
                         writer.append(event)
-                except ReplayError as exc:  # validate: an illegal move, at its line
-                    exc.path, exc.line = str(src), reader.line  # type: ignore[attr-defined]
-                    raise
+                except IllegalMoveError as exc:  # validate: an illegal move, at its line
+                    # of the file read (the writer named its temporary copy)
+                    raise log.located(exc, str(src), reader.line) from None
                 for signed in reader.signatures[carried:]:
                     writer.put_signature(signed)
         with _named(tmp, dst):

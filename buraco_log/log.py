@@ -36,7 +36,7 @@ from typing import IO, Any, Final, Literal, NoReturn, Protocol
 import msgspec
 
 from buraco_log import events as ev
-from buraco_log.errors import WRITE_FAILURES, LogFormatError, LogWriteError
+from buraco_log.errors import WRITE_FAILURES, IllegalMoveError, LogFormatError, LogWriteError
 from buraco_log.signing import record as sigrec
 
 MAGIC: Final = b"BURACOLG"
@@ -1718,6 +1718,7 @@ class Writer:
             fd = _create_locked(self.path, ev.FORMAT_VERSION, sealed)
         except OSError as exc:
             raise write_error(exc, self.path) from None
+        self._created = fd is not None  # this writer made the file (write_log may remove it)
         if fd is not None:
             self.sealed = sealed
             self.version = ev.FORMAT_VERSION
@@ -1753,7 +1754,7 @@ class Writer:
                     self._start_key = events[0].key_id
                 if self._validator is not None:
                     for event in events:
-                        self._validator.step(event)
+                        self._step(event)
             info = reader.info
             chain = reader._chain
             self._signed = reader.signatures[-1] if reader.signatures else None
@@ -1966,7 +1967,15 @@ class Writer:
             raise LogFormatError(why, path=self.path, offset=self._end, seq=event.seq,
                                  kind="validate")
         if self._validator is not None:
+            self._step(event)
+
+    def _step(self, event: ev.AnyEvent) -> None:
+        """Check ``event`` against the rules; a refusal names this log, as every other
+        refusal of the writer does (the rules engine knows no file)."""
+        try:
             self._validator.step(event)
+        except IllegalMoveError as exc:
+            raise located(exc, self.path) from None
 
     def _sign(self, last: int) -> sigrec.SignedHead:
         """Sign the head after event ``last`` (what is on disk)."""
@@ -2251,6 +2260,15 @@ def _unrecordable(event: ev.AnyEvent) -> str | None:
     return unreadable(event, data)
 
 
+def located(exc: IllegalMoveError, path: str, line: int | None = None) -> IllegalMoveError:
+    """``exc`` (the rules engine's refusal) naming the log ``path`` (and its JSON Lines
+    ``line``) in its one line; rule, seq and explanation unchanged."""
+    moved = IllegalMoveError(exc.rule, exc.explanation, seq=exc.seq, tag=exc.tag, seat=exc.seat,
+                             cards=exc.cards, path=path, table=exc.table, line=line)
+    moved.match_id = exc.match_id
+    return moved
+
+
 def _new_validator(path: str, start: Any = None) -> Any:
     """A ``Replayer`` from the rules engine (from the state ``start``, if given), imported only
     when validation is asked for."""
@@ -2273,13 +2291,33 @@ def write_log(
     sealed: bool = True,
     validate: bool = True,
 ) -> LogInfo:
-    """Create a new log holding ``events`` (refuses an existing path)."""
+    """Create a new log holding ``events`` (refuses an existing path). If an event is
+    refused (an illegal move, a wrong seq) or the writing fails, no log is left at ``path``:
+    a log of the events before the refused one would pass for the whole match."""
     path = str(path)
     if os.path.exists(path):
         raise LogFormatError("refusing to overwrite an existing log", path=path, kind="exists")
-    with Writer(path, sealed=sealed, validate=validate, batched=True) as writer:
+    writer = Writer(path, sealed=sealed, validate=validate, batched=True)
+    try:
+        if not writer._created:  # made by another program since the check above
+            raise LogFormatError("refusing to overwrite an existing log", path=path,
+                                 kind="exists")
         writer.append_many(events)
+        writer.close()
+    except BaseException:
+        _remove_created(writer)
+        raise
     return verify(path)
+
+
+def _remove_created(writer: Writer) -> None:
+    """Remove the log ``writer`` created, still under its lock (and only if the file at its
+    path is still the one it created), then close it without writing its buffer."""
+    writer._buffer.clear()
+    with contextlib.suppress(OSError):
+        if writer._created and _identity(os.stat(writer.path)) == writer._identity:
+            os.unlink(writer.path)
+    writer._close_quietly()
 
 
 # -- recovery and sealing ----------------------------------------------------------------------
@@ -2614,6 +2652,7 @@ __all__ = [
     "fsync_dir",
     "head_digest",
     "iter_events",
+    "located",
     "msgpack_depth",
     "open_log_fd",
     "out_of_range",

@@ -20,7 +20,7 @@ import typer
 
 from buraco_log import audit, jsonl, log, schemafile
 from buraco_log import events as ev
-from buraco_log.errors import LogFormatError, ReplayError
+from buraco_log.errors import IllegalMoveError, LogFormatError, ReplayError
 from buraco_log.outpaths import open_in_place, rename_target, written_in_place
 from cli.common import EXIT_USAGE, STDIN, Format, emit_json, fail, from_stdin, guarded
 from cli.paths import directory_name, named_path
@@ -128,10 +128,10 @@ def convert(
     try:
         _convert(source, output, to, validate, overwrite, special, as_json)
     except ReplayError as exc:  # --validate: an illegal move; say which file and line
-        line = getattr(exc, "line", None)
-        where = f"{getattr(exc, 'path', source)}, line {line}" if line else str(source)
-        raise fail(f"{where}, {exc}" if exc.seq is not None else f"{where}: {exc}",
-                   exc.exit_status, as_json=as_json, error=exc) from None
+        named = isinstance(exc, IllegalMoveError) and exc.path is not None  # it says both
+        where = str(source)
+        raise fail(str(exc) if named else f"{where}, {exc}" if exc.seq is not None
+                   else f"{where}: {exc}", exc.exit_status, as_json=as_json, error=exc) from None
 
 
 def _convert(source: Path, output: Path, to: Target, validate: bool, overwrite: bool,
