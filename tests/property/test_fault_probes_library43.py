@@ -147,21 +147,21 @@ def check_views(events: list[Any], seed: int) -> int:
     return checked
 
 
-@settings(max_examples=6, deadline=None)
-@given(st.sampled_from(CONFIGS), st.integers(0, 10_000))
-def test_no_seat_view_shows_a_hidden_card(config: tuple[str, int], seed: int) -> None:
-    name, players = config
-    events = random_match(name, players, seed, max_hands=1, eager=seed % 2 == 0)
-    assert check_views(events, seed) > 0
+# One body, two runs that differ only in size: the default run and the slow soak.
+RUNS = [pytest.param(6, 1, id="default"),
+        pytest.param(60, 2, id="soak", marks=pytest.mark.slow)]
 
 
-@pytest.mark.slow
-@settings(max_examples=60, deadline=None)
-@given(st.sampled_from(CONFIGS), st.integers(0, 10_000))
-def test_no_seat_view_shows_a_hidden_card_soak(config: tuple[str, int], seed: int) -> None:
-    name, players = config
-    events = random_match(name, players, seed, max_hands=2, eager=seed % 2 == 0)
-    assert check_views(events, seed) > 0
+@pytest.mark.parametrize(("examples", "max_hands"), RUNS)
+def test_no_seat_view_shows_a_hidden_card(examples: int, max_hands: int) -> None:
+    @settings(max_examples=examples, deadline=None)
+    @given(st.sampled_from(CONFIGS), st.integers(0, 10_000))
+    def run(config: tuple[str, int], seed: int) -> None:
+        name, players = config
+        events = random_match(name, players, seed, max_hands=max_hands, eager=seed % 2 == 0)
+        assert check_views(events, seed) > 0
+
+    run()
 
 
 def test_a_timeline_view_for_a_seat_is_the_seats_table_view() -> None:

@@ -116,15 +116,16 @@ def expert_plays_legally(name: str, players: int, seed: int, decisions: int) -> 
 CONFIGS = [(name, n) for name in NAMES for n in PRESETS[name].player_counts]
 
 
-@settings(max_examples=8, deadline=None)
-@given(st.sampled_from(CONFIGS), st.integers(0, 10_000))
-def test_the_searching_bot_plays_only_legal_moves(config: tuple[str, int], seed: int) -> None:
-    expert_plays_legally(*config, seed, decisions=6)
+# One body, two runs that differ only in size: the default run and the slow soak.
+RUNS = [pytest.param(8, 6, id="default"),
+        pytest.param(80, 40, id="soak", marks=pytest.mark.slow)]
 
 
-@pytest.mark.slow
-@settings(max_examples=80, deadline=None)
-@given(st.sampled_from(CONFIGS), st.integers(0, 10_000))
-def test_the_searching_bot_plays_only_legal_moves_soak(config: tuple[str, int],
-                                                         seed: int) -> None:
-    expert_plays_legally(*config, seed, decisions=40)
+@pytest.mark.parametrize(("examples", "decisions"), RUNS)
+def test_the_searching_bot_plays_only_legal_moves(examples: int, decisions: int) -> None:
+    @settings(max_examples=examples, deadline=None)
+    @given(st.sampled_from(CONFIGS), st.integers(0, 10_000))
+    def run(config: tuple[str, int], seed: int) -> None:
+        expert_plays_legally(*config, seed, decisions=decisions)
+
+    run()
