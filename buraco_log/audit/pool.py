@@ -262,18 +262,56 @@ def _names(labels: list[str]) -> str:
     return named if more <= 0 else f"{named} and {more} more"
 
 
+_TERM_GRACE: Final = 2.0  # seconds the workers get to end of SIGTERM before SIGKILL
+_REAP_WAIT: Final = 5.0  # seconds to wait for the killed workers and the manager thread
+
+
 def _stop(pool: ProcessPoolExecutor) -> dict[int, int | None]:
-    """Stop ``pool`` at once: queued work cancelled, workers terminated and waited for. Their
-    exit statuses, by pid (None: still running after 5 s)."""
-    workers = dict(pool._processes or {})
-    pool.shutdown(wait=False, cancel_futures=True)
+    """Stop ``pool`` at once: queued work cancelled, workers terminated (SIGTERM, then SIGKILL
+    for one still there after :data:`_TERM_GRACE`: a worker that holds SIGTERM blocked, or
+    handles it, outlived its terminate and the pool's process), the workers and the pool's
+    manager thread waited for. Their exit statuses, by pid (None: the pool had to kill it)."""
+    manager = getattr(pool, "_executor_manager_thread", None)  # shutdown() forgets it
+    processes = pool._processes
+    pool.shutdown(wait=False, cancel_futures=True)  # from here, no worker is started
+    workers = dict(processes or {})  # taken after: one started meanwhile is in it
     for process in workers.values():
-        process.terminate()
-    for process in workers.values():
-        process.join(5)
+        with contextlib.suppress(ValueError):  # closed: it ended and was cleaned up
+            process.terminate()
+    killed = _kill_survivors(workers, time.monotonic() + _TERM_GRACE)
     if isinstance(pool, _Pool):  # a worker killed mid-result left the manager thread stuck
         pool.unjam()
-    # the pool's manager thread sees its workers gone and ends; waiting for it here keeps
-    # the interpreter's exit from writing to the pool's closed wake-up pipe (a traceback)
+    # The manager thread joins the workers too, and one waitpid of the two takes a worker's
+    # status: the other saw it running (exitcode None) until that thread had set it. A
+    # second shutdown() does not wait for it (the first forgot it): wait here, which also
+    # keeps the interpreter's exit from writing to the pool's closed wake-up pipe (a traceback).
+    if manager is not None and manager is not threading.current_thread():
+        manager.join(_REAP_WAIT)
     pool.shutdown(wait=True)
-    return {pid: process.exitcode for pid, process in workers.items()}
+    return {pid: None if pid in killed else process.exitcode
+            for pid, process in workers.items()}
+
+
+def _kill_survivors(workers: dict[int, Any], deadline: float) -> set[int]:
+    """Wait until ``deadline`` for the terminated ``workers`` to end; SIGKILL each still
+    running and wait for it. The pids killed. Whether one ended is asked of its sentinel (a
+    pipe the worker holds open), not of waitpid: the manager thread may have reaped it, and
+    its pid may be another process's by now."""
+    running = _running(workers, deadline)
+    for pid in running:
+        with contextlib.suppress(ValueError, OSError):
+            workers[pid].kill()
+    _running({pid: workers[pid] for pid in running}, time.monotonic() + _REAP_WAIT)
+    return running
+
+
+def _running(workers: dict[int, Any], deadline: float) -> set[int]:
+    """The pids of ``workers`` still running at ``deadline`` (waiting for them until then)."""
+    left: dict[Any, int] = {}
+    for pid, process in workers.items():
+        with contextlib.suppress(ValueError):  # closed: it ended and was cleaned up
+            left[process.sentinel] = pid
+    while left and (remaining := deadline - time.monotonic()) > 0:
+        for ended in multiprocessing.connection.wait(list(left), remaining):
+            del left[ended]
+    return set(left.values())
