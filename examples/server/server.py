@@ -2,6 +2,7 @@
 
     python examples/server/server.py LOGDIR [--port 0] [--window 0.002] [--max-open N]
         [--sync fsync|syncfs|journal] [--gc-freeze SECONDS] [--gc-young N]
+        [--max-in-flight 4096] [--drain-timeout 10]
 
 It listens on 127.0.0.1 only and hosts any number of tables. Players (here: bots, see
 ``bots.py``) send moves; the server validates each move by the rules, records it, and only once
@@ -16,8 +17,16 @@ Protocol: frames of a 4-byte big-endian length and a MessagePack array, both way
     <- ["refused", TABLE, RULE, MESSAGE]   illegal move, wrong seq, bad event, a match id another
                                            live table plays (RULE "duplicate"): nothing recorded
     -> ["next", TABLE, null]       <- ["next", TABLE, SEQ]: the seq the table expects (resume)
-    -> ["stats", "", null]         <- ["stats", "", {counters}]
+    -> ["stats", "", null]         <- ["stats", "", {counters}]  (the recorder's, and
+                                   in_flight_peak, dropped: see below)
 A client may send moves of many tables without waiting; answers come as each move is durable.
+A connection holds at most ``--max-in-flight`` moves whose answer the client has not taken
+(waiting for the disk, or for the client to read): past that the server stops reading it, and
+TCP holds the client back. An answer the client does not take within ``--drain-timeout``
+seconds (the socket's buffers stay full) drops the client: its moves already received are
+still recorded, and it resumes with "next". (Without either, a client that sent moves and
+never read its answers made the server hold every move it sent: 120,000 moves took its memory
+from 26 MB to 160 MB.)
 The first line on stdout is ``listening 127.0.0.1 PORT``; SIGTERM or SIGINT stops the server
 after the moves already received are durable.
 
@@ -59,10 +68,57 @@ def frame(message: Any) -> bytes:
     return _LEN.pack(len(body)) + body
 
 
+class _Slots:
+    """A connection's moves whose answer the client has not taken yet: at most ``limit``."""
+
+    def __init__(self, limit: int) -> None:
+        self._free = asyncio.Semaphore(limit)
+        self.held = 0
+
+    async def take(self) -> None:
+        await self._free.acquire()
+        self.held += 1
+
+    def give(self) -> None:
+        self.held -= 1
+        self._free.release()
+
+
 class Server:
-    def __init__(self, recorder: Recorder) -> None:
+    def __init__(self, recorder: Recorder, max_in_flight: int = 4096,
+                 drain_timeout: float = 10.0) -> None:
         self.recorder = recorder
         self.clients: set[asyncio.Task[None]] = set()
+        self.max_in_flight = max(1, max_in_flight)
+        self.drain_timeout = drain_timeout
+        self.in_flight_peak = 0  # the most moves one connection held unanswered
+        self.dropped = 0  # clients dropped for not reading their answers
+
+    def counters(self) -> dict[str, Any]:
+        """The recorder's counters and the server's own."""
+        counters: dict[str, Any] = msgspec.to_builtins(self.recorder.stats())
+        counters.update(in_flight_peak=self.in_flight_peak, dropped=self.dropped)
+        return counters
+
+    async def send(self, writer: asyncio.StreamWriter, message: Any) -> bool:
+        """Write one answer; while the client has not taken earlier ones (the buffer is past its
+        high-water mark), wait at most ``drain_timeout`` seconds, else drop the client. False:
+        the connection is gone."""
+        if writer.is_closing():
+            return False
+        writer.write(frame(message))
+        transport = writer.transport
+        if transport.get_write_buffer_size() <= transport.get_write_buffer_limits()[1]:
+            return True  # the common case: no wait (and no timer) per answer
+        try:
+            await asyncio.wait_for(writer.drain(), self.drain_timeout)
+        except TimeoutError:  # a client that never reads: its answers piled up here
+            self.dropped += 1
+            transport.abort()
+            return False
+        except ConnectionError:
+            return False
+        return True
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         pending: set[asyncio.Task[None]] = set()
@@ -89,53 +145,65 @@ class Server:
 
     async def serve_client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
                            pending: set[asyncio.Task[None]]) -> None:
+        slots = _Slots(self.max_in_flight)
         while True:
             try:
                 (size,) = _LEN.unpack(await reader.readexactly(4))
                 if size > MAX_FRAME:  # not our client: say why, and hang up
-                    writer.write(frame(["refused", "", "frame", f"a frame of {size} bytes: "
-                                        f"at most {MAX_FRAME}; hanging up"]))
+                    await self.send(writer, ["refused", "", "frame", f"a frame of {size} "
+                                             f"bytes: at most {MAX_FRAME}; hanging up"])
                     break
                 op, table, raw = _request.decode(await reader.readexactly(size))
             except (asyncio.IncompleteReadError, ConnectionError):
                 break
             except msgspec.DecodeError:
-                writer.write(frame(["refused", "", "frame", "not a request"]))
+                if not await self.send(writer, ["refused", "", "frame", "not a request"]):
+                    break
                 continue
             if op == "play":
                 # Validation happens now, in arrival order; the wait for the disk does not
-                # hold up the next request.
-                task = asyncio.create_task(self.play(writer, table, raw))
+                # hold up the next request. At most max_in_flight at a time: each holds its
+                # move until the client took its answer.
+                await slots.take()
+                if writer.is_closing():  # dropped meanwhile: this move is not taken
+                    slots.give()
+                    break
+                task = asyncio.create_task(self.play(writer, table, raw, slots))
                 pending.add(task)
                 task.add_done_callback(pending.discard)
-            elif op == "next":
+                self.in_flight_peak = max(self.in_flight_peak, slots.held)
+                continue
+            if op == "next":
                 try:  # a name that is no file name, or a log that cannot be read
                     reply: list[Any] = ["next", table, self.recorder.next_seq(table)]
                 except LogFormatError as exc:
                     reply = ["refused", table, exc.kind, exc.message]
-                writer.write(frame(reply))
             elif op == "stats":
-                writer.write(frame(["stats", "", msgspec.to_builtins(self.recorder.stats())]))
+                reply = ["stats", "", self.counters()]
             else:
-                writer.write(frame(["refused", table, "op", f"unknown op {op!r}"]))
-            await writer.drain()
+                reply = ["refused", table, "op", f"unknown op {op!r}"]
+            if not await self.send(writer, reply):
+                break
         if pending:
             await asyncio.wait(pending)
 
-    async def play(self, writer: asyncio.StreamWriter, table: str, raw: msgspec.Raw) -> None:
+    async def play(self, writer: asyncio.StreamWriter, table: str, raw: msgspec.Raw,
+                   slots: _Slots) -> None:
         try:
-            event = ev.decode(bytes(raw))
-            seq = await self.recorder.append_async(table, event)
-        except IllegalMoveError as exc:
-            reply: list[Any] = ["refused", table, exc.rule, exc.explanation]
-        except LogFormatError as exc:
-            reply = ["refused", table, exc.kind, exc.message]
-        except (BuracoLogError, msgspec.DecodeError, msgspec.ValidationError) as exc:
-            reply = ["refused", table, "event", str(exc)]
-        else:
-            reply = ["ok", table, seq]
-        if not writer.is_closing():
-            writer.write(frame(reply))
+            try:
+                event = ev.decode(bytes(raw))
+                seq = await self.recorder.append_async(table, event)
+            except IllegalMoveError as exc:
+                reply: list[Any] = ["refused", table, exc.rule, exc.explanation]
+            except LogFormatError as exc:
+                reply = ["refused", table, exc.kind, exc.message]
+            except (BuracoLogError, msgspec.DecodeError, msgspec.ValidationError) as exc:
+                reply = ["refused", table, "event", str(exc)]
+            else:
+                reply = ["ok", table, seq]
+            await self.send(writer, reply)
+        finally:
+            slots.give()
 
 
 async def freeze_every(seconds: float) -> None:
@@ -146,7 +214,8 @@ async def freeze_every(seconds: float) -> None:
 
 
 async def serve(directory: str, port: int, window: float, max_open: int | None,
-                sync: str = "fsync", gc_freeze: float = 0.0, gc_young: int = 0) -> None:
+                sync: str = "fsync", gc_freeze: float = 0.0, gc_young: int = 0,
+                max_in_flight: int = 4096, drain_timeout: float = 10.0) -> None:
     if gc_young > 0:
         gc.set_threshold(gc_young, *gc.get_threshold()[1:])
     # unique_match_ids: a second table starting a match id a live table holds is refused
@@ -154,7 +223,7 @@ async def serve(directory: str, port: int, window: float, max_open: int | None,
     recorder = Recorder(directory, window=window, max_open=max_open, sync=sync,
                         unique_match_ids=True)
     freezer = asyncio.create_task(freeze_every(gc_freeze)) if gc_freeze > 0 else None
-    server_state = Server(recorder)
+    server_state = Server(recorder, max_in_flight, drain_timeout)
     server = await asyncio.start_server(server_state.handle, "127.0.0.1", port)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -183,10 +252,13 @@ def main() -> None:
     ap.add_argument("--sync", choices=("fsync", "syncfs", "journal"), default="fsync")
     ap.add_argument("--gc-freeze", type=float, default=0.0)
     ap.add_argument("--gc-young", type=int, default=0)
+    ap.add_argument("--max-in-flight", type=int, default=4096)
+    ap.add_argument("--drain-timeout", type=float, default=10.0)
     args = ap.parse_args()
     try:
         asyncio.run(serve(args.directory, args.port, args.window, args.max_open, args.sync,
-                          args.gc_freeze, args.gc_young))
+                          args.gc_freeze, args.gc_young, args.max_in_flight,
+                          args.drain_timeout))
     except BuracoLogError as exc:
         print(f"server: {exc}", file=sys.stderr)
         sys.exit(1)
