@@ -137,7 +137,7 @@ RULES: dict[str, str] = {
     "it cannot go out yet.",
     # -- scores
     "score.mismatch": "The recorded score differs from the score recomputed from the table "
-    "(cards on the table, canastra bonuses, going out, cards left in hand, morto).",
+    "(cards on the table, canastra bonuses, going out, relancinho, cards left in hand, morto).",
     # -- log integrity (LogFormatError.kind)
     "log.header": "The file does not start with a buraco-log header.",
     "log.damage": "A checksum does not match: bytes of the log were damaged or changed.",

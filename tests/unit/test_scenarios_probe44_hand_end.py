@@ -299,3 +299,53 @@ def test_an_opponent_two_seats_on_voids_the_indirect_morto_the_partner_still_pay
     assert (side0.morto_penalty, side1.morto_penalty) == (100, 0)
     assert (side0.relancinho, side1.relancinho) == ((100, 200) if name in FAMILY else (0, 0))
     audited(s.events, want)
+
+
+# By hand, RULES.md §9, three sides (biriba, bossa-nova: 2 to 4 players, a morto each). Seat 2
+# takes its morto by a discard, then seat 0 does; seat 1 passes; seat 2 goes out from its
+# morto before seat 0 plays again. Side 0: 3h..9h 45, four kings 40, clean 200, relancinho
+# 100 (its whole hand in one turn), its morto voided: 100, its cards nobody's. Side 1: never
+# laid; Ac Ad 30, 9s 9d Ts Td 40, 3s 3d 7s 7d 20, 2s 10 left; its morto 100. Side 2:
+# 3c..9c 45, four queens 40, 888 666 444 JJJ 90; clean 200, going out 50, one relancinho
+# 100 (the morto laid down later is no second one: the player had laid in this hand).
+VOIDED_AT_THREE = (45 + 40 + 200 + 100 - 100,  # 285
+                   -(30 + 40 + 20 + 10) - 100,  # -200
+                   45 + 40 + 90 + 200 + 50 + 100)  # 525
+
+
+@pytest.mark.parametrize("name", FAMILY)
+def test_three_sides_the_third_sides_going_out_voids_the_morto_the_idle_side_pays(
+        name: str) -> None:
+    hands = {0: "3h 4h 5h 6h 7h 8h 9h Kc Kd Ks 5s",
+             1: "Ac Ad 9s 9d Ts Td 3s 3d 7s 7d 2s",
+             2: "3c 4c 5c 6c 7c 8c 9c Qc Qd Qs 5d"}
+    mortos = {0: "Ah As Ad Ac Kh Qh 2s 2d Th Tc Jc",
+              2: "8s 8d 8h 6s 6d 6h 4s 4d 4h Js Jd"}
+    s = Scenario(name, 3, hands=hands, mortos=mortos, stock="Ks Qs Qh Kh Js Jh")
+    s.pass_turn().pass_turn()  # seats 0 and 1
+    s.draw("Qh").meld("3c 4c 5c 6c 7c 8c 9c").meld("Qc Qd Qs Qh").discard("5d")
+    s.morto(direct=False)  # seat 2
+    s.draw("Kh").meld("3h 4h 5h 6h 7h 8h 9h").meld("Kc Kd Ks Kh").discard("5s")
+    s.morto(direct=False)  # seat 0: pending until its next turn
+    s.pass_turn()  # seat 1
+    s.draw("Jh").meld("8s 8d 8h").meld("6s 6d 6h").meld("4s 4d 4h").meld("Js Jd Jh").go_out()
+    for side in range(3):
+        off = tuple(w + (100 if i == side else 0) for i, w in enumerate(VOIDED_AT_THREE))
+        refused(s, "score.mismatch", (f"side {side}",), "end_hand", "went_out", off)
+    s.end_hand("went_out", VOIDED_AT_THREE)
+    scores = s.state.results[0].scores
+    assert [sc.morto_penalty for sc in scores] == [100, 100, 0]
+    assert [sc.relancinho for sc in scores] == [100, 0, 100]
+    assert [sc.hand_penalty for sc in scores] == [0, 100, 0]
+    audited(s.events, VOIDED_AT_THREE)
+
+
+def test_the_score_refusal_names_every_part_rules_md_adds() -> None:
+    """RULES.md §9: table, canastra bonuses, going out, relancinho, cards left in hand, the
+    morto; the id's description (what `explain` prints) named all but the relancinho."""
+    from buraco_log.ruleids import describe
+
+    text = describe("score.mismatch")
+    for part in ("cards on the table", "canastra bonuses", "going out", "relancinho",
+                 "cards left in hand", "morto"):
+        assert part in text, part
