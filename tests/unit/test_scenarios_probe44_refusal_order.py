@@ -32,6 +32,16 @@ def test_classic_names_the_missing_morto_in_every_phase_and_for_every_seat(
     assert s.last_error.seat == 0
 
 
+def test_classic_the_hand_over_comes_before_the_missing_morto() -> None:
+    """The match and the hand come first (docs/rules.md): after a going out, `hand.over`."""
+    s = Scenario("classic", hands={0: "3h 4h 5h 6h 7h 8h 9h Kc Kd Ks 5s"}, stock="Kh")
+    s.draw("Kh").meld("3h 4h 5h 6h 7h 8h 9h").meld("Kc Kd Ks Kh").discard("5s")
+    refused(s, "morto.not_available", ("classic has no morto",), "morto", False)  # emptied
+    s.go_out()
+    refused(s, "hand.over", ("went out",), "morto", False)
+    refused(s, "hand.over", ("went out",), "morto", True, seat=1)
+
+
 @pytest.mark.parametrize("name", MORTO_PRESETS)
 def test_where_the_morto_exists_the_turn_comes_first(name: str) -> None:
     s = Scenario(name)
@@ -53,3 +63,13 @@ def test_a_side_that_took_its_morto_is_told_to_draw_first(name: str) -> None:
     for direct in (True, False):
         refused(s, "turn.must_draw_first", ("must draw",), "morto", direct)
     refused(s, "turn.not_your_turn", ("seat 1",), "morto", False, seat=1)
+
+
+@pytest.mark.parametrize("name", ["thirteen", "burraco", "mega", "burako"])
+def test_a_retraction_without_vulnerability_keeps_the_turn_first(name: str) -> None:
+    """Vulnerability is RULES.md §10, after §4's turn: the draw is named first, then, once
+    drawn, that nothing is to be taken back."""
+    s = Scenario(name, hands={0: "7h 7s 7d 4c 5d 6s 9c Tc Jd 3s Kd"})
+    refused(s, "turn.must_draw_first", ("must draw",), "retract", "7h 7s 7d")
+    s.draw().meld("7h 7s 7d")
+    refused(s, "vulnerable.retract_not_needed", ("takes its",), "retract", "7h 7s 7d")
