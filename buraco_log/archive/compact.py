@@ -227,6 +227,7 @@ def compact(archive: str, *, target_events: int = TARGET_EVENTS, before: date | 
         else:  # what the run itself would refuse, first (it said "would merge", exit 0)
             store.refuse_lost(root, store.orphan_parts(root)[1])
         records = store.manifests(root)
+        store.refuse_linked_dirs(root, (rel for r in records for _t, rel in _files(r)))
         report.batches_before = len(records)
         report.files_before = sum(len(_files(r)) for r in records)
         groups = plan(records, target_events, before)

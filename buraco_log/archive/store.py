@@ -591,6 +591,7 @@ def _committed_files(root: str) -> dict[str, list[str]]:
                 raise ArchiveError(f"{where}: the directory of the {table} table {what}, and "
                                    "with it the files the batch records list there: restore "
                                    "it from a backup")
+            refuse_linked_dirs(root, rels)
             for rel in rels:
                 path = os.path.join(root, rel)
                 try:
@@ -600,6 +601,23 @@ def _committed_files(root: str) -> dict[str, list[str]]:
                     raise
                 files[table].append(path)
     return files
+
+
+def refuse_linked_dirs(root: str, rels: Iterable[str]) -> None:
+    """Refuse, naming it, a directory between ``root`` and any of the relative files ``rels``
+    that is a symbolic link: the file itself is opened without following one, but through a
+    linked partition directory ingest and compact read committed files where the link led
+    and wrote their new parts there, out of the archive (and left the old ones there). One
+    ``lstat`` for each directory, each once."""
+    seen: set[str] = set()
+    for rel in rels:
+        head = os.path.dirname(rel)
+        while head and head not in seen:  # a seen one's parents were looked at with it
+            seen.add(head)
+            if os.path.islink(os.path.join(root, head)):
+                raise ArchiveError(f"{os.path.join(root, head)}: symbolic links are not "
+                                   "allowed inside an archive")
+            head = os.path.dirname(head)
 
 
 def _refuse_replaced(root: str, path: str, batch: str, exc: ArchiveError) -> None:
@@ -1247,6 +1265,11 @@ def _commit(root: str, batch: str, parts: dict[tuple[str, str], dict[str, pa.Tab
         _fsync_dir(root)
     # before any file is in place: a crash from here on leaves parts that recover() knows
     # for this run's, where parts of no record that nothing names are refused
+    try:  # never placed out of the archive
+        refuse_linked_dirs(root, [rel for _t, _s, rel in planned])
+    except ArchiveError:
+        discard_tree(stage)  # nothing was placed: nothing for a clean-up to name
+        raise
     at[0] = os.path.join(root, BATCHES, f"{batch}{INTENT}")
     note_intent(root, batch, "compact" if merged else "ingest", [batch],
                 [rel for _t, _s, rel in planned])
