@@ -123,7 +123,10 @@ def summarize(events: Iterable[AnyEvent], *, path: str = "",
     state = tl.final
     start = events[0] if events and isinstance(events[0], MatchStarted) else None
     players = state.players
-    cumulative = [0] * state.n_sides
+    # A match carried in (TotalsCarried) runs on from its carried totals, so the last hand's
+    # running total is the match total (it ran from 0, short by the carried totals).
+    cumulative = [t - sum(r.scores[i].total for r in state.results)
+                  for i, t in enumerate(state.totals)] or [0] * state.n_sides
     hands = []
     whole: list[dict[str, int]] = [{} for _ in range(state.n_sides)]
     went_out: dict[str, int] = {}

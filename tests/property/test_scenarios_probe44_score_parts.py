@@ -136,6 +136,10 @@ def check_audit(events: list[AnyEvent], final: State) -> None:
         for side, score in zip(hand.sides, result.scores, strict=True):
             assert side.recomputed == score.total
             assert sum(line.points for line in side.lines) == score.total
+    summary = audit.summarize(events)  # what `show` prints: the running totals end there
+    assert summary.totals == final.totals
+    if summary.hands:
+        assert summary.hands[-1].cumulative == final.totals
 
 
 RUNS = [pytest.param(10, id="default"), pytest.param(120, id="soak", marks=pytest.mark.slow)]

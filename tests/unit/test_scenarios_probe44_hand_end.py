@@ -217,6 +217,11 @@ def test_a_tie_at_the_target_plays_a_hand_dealt_by_the_next_seat(name: str) -> N
     audited(s.events, want, hand=1)
     v = audit.audit_events(s.events, audit.Integrity("sealed", "binary", len(s.events), 1, ""))
     assert v.scoring.totals_recomputed == totals == v.scoring.totals_recorded
+    # what `show` prints: each hand's running total goes on from the carried totals (it ran
+    # from 0, so the last hand's total was not the match total)
+    summary = audit.summarize(s.events)
+    assert [h.cumulative for h in summary.hands] == [(target, target), totals]
+    assert summary.totals == totals and summary.winner == 1
 
 
 # ------------------------------------------------------------------ a morto voided at four
