@@ -11,15 +11,22 @@ refused) and against the audit's recomputation (`audit.audit_events`, its lines 
   still a 2 (20 in `burraco`, not a 3..7).
 - The match (§10): both sides at the target with equal totals play another hand, dealt by the
   next seat; a later hand with one side at the target alone and highest ends it.
+- An indirect morto (§7) voided by an opponent who is not the next seat, at four (every morto
+  preset) and at three (biriba, bossa-nova): the partner's cards still count, the taker's
+  (the morto) are nobody's, and a relancinho noted with it stands.
 """
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 
 from buraco_log import audit
+from buraco_log.cards import format_cards
 from buraco_log.events import AnyEvent
-from tests.scenario import Scenario, build_deal, refused
+from buraco_log.ruleids import describe
+from tests.scenario import Scenario, build_deal, carried_in, refused
+from tests.spec_points import spec_points
 
 PRESETS = ("classic", "biriba", "bossa-nova", "thirteen", "thirteen-quick", "burraco", "mega",
            "burako")
@@ -84,16 +91,15 @@ def stock_out_deal(name: str) -> Scenario:
     s = Scenario(name, hands={0: hand0, 1: hand1})
     s.draw()
     s.meld(f"Kc Kd Kh Ks Kc Kd Kh Ks {WILD0[name]}")
-    s.discard(s.text(_drawn(s)))
+    s.discard(_drawn(s))
     s.draw()
     s.meld(f"3h 4h {WILD1[name]} 6h 7h").meld("As 2s 3s 4s")
-    s.discard(s.text(_drawn(s)))
+    s.discard(_drawn(s))
     return s
 
 
 def _drawn(s: Scenario) -> str:
-    from buraco_log.cards import format_cards
-
+    """The card just drawn, as text."""
     card = s.rep._t.drawn
     assert card is not None
     return format_cards((card,), "ascii")
@@ -120,8 +126,6 @@ def test_a_stock_out_counts_melds_and_hands_and_nothing_else(name: str) -> None:
 def test_the_stock_out_table_is_what_rules_md_adds_up() -> None:
     """The comments' sums, written once more as the tables give them, so a slip in one of
     the expected pairs shows here too."""
-    from tests.spec_points import spec_points
-
     for name, (side0, side1) in STOCK_OUT.items():
         thirteen = name.startswith("thirteen")
         dirty = 0 if name == "mega" else 100
@@ -175,10 +179,6 @@ def sets_turn(s: Scenario, cards: str) -> None:
 
 @pytest.mark.parametrize("name", PRESETS)
 def test_a_tie_at_the_target_plays_a_hand_dealt_by_the_next_seat(name: str) -> None:
-    import msgspec
-
-    from tests.scenario import carried_in
-
     thirteen = name.startswith("thirteen")
     w0, w1 = WILD[name]
     target, tie = TARGET[name], TIE[name]
@@ -348,8 +348,6 @@ def test_three_sides_the_third_sides_going_out_voids_the_morto_the_idle_side_pay
 def test_the_score_refusal_names_every_part_rules_md_adds() -> None:
     """RULES.md §9: table, canastra bonuses, going out, relancinho, cards left in hand, the
     morto; the id's description (what `explain` prints) named all but the relancinho."""
-    from buraco_log.ruleids import describe
-
     text = describe("score.mismatch")
     for part in ("cards on the table", "canastra bonuses", "going out", "relancinho",
                  "cards left in hand", "morto"):
