@@ -370,7 +370,7 @@ def _opened(output: Path, mode: str) -> Iterator[IO[Any]]:
             yield f
         return
     target = rename_target(output)  # a link to the output stays a link
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    tmp = _temporary(target)
     try:
         with open(tmp, mode, encoding="utf-8" if text else None) as f:
             yield f
@@ -380,13 +380,23 @@ def _opened(output: Path, mode: str) -> Iterator[IO[Any]]:
         raise
 
 
+def _temporary(target: Path) -> Path:
+    """The temporary file :func:`_opened` writes beside ``target`` before renaming it."""
+    return target.with_name(f".{target.name}.{os.getpid()}.tmp")
+
+
 _ERRNO = re.compile(r"\[errno (\d+)\]", re.IGNORECASE)
+
+# A place that cannot be written at all, named by the user: a usage error, as for every other
+# writer (cli.common.guarded); a write that failed part-way (a full disk) stays 1.
+_UNWRITABLE = frozenset({errno.EACCES, errno.EPERM, errno.EROFS})
 
 
 @contextlib.contextmanager
 def _writing(command: str, output: Path | None, as_json: bool) -> Iterator[None]:
-    """A write of ``output`` (or of a file beside it) that fails, on a full disk, past a file
-    size limit or on a read-only file system, is one line naming the file, exit 1. It was
+    """A write of ``output`` (or of a file beside it) that fails, on a full disk or past a
+    file size limit, is one line naming the file, exit 1 (on a read-only file system or
+    without write permission, where nothing can be written at all, exit 2). It was
     "No space left on device" alone, or Arrow's "Error writing bytes to file. Detail: [errno
     28] ...". :func:`_opened` has removed the temporary file by then. Standard output
     (``output`` None) is named as every command names it (cli.common.guarded)."""
@@ -401,12 +411,15 @@ def _writing(command: str, output: Path | None, as_json: bool) -> Iterator[None]
         code = exc.errno or next((int(m) for m in _ERRNO.findall(str(exc))), None)
         reason = os.strerror(code) if code else (str(exc).strip().splitlines() or ["?"])[0]
         named = exc.filename if isinstance(exc.filename, str) else str(output)
+        if not written_in_place(output) and named == str(_temporary(rename_target(output))):
+            named = str(output)  # it said "cannot write DIR/.q.csv.4242.tmp"
         if code == errno.ENXIO and exc.strerror:  # a FIFO nobody reads: its own sentence
             raise fail(f"{command}: cannot write {named}: {exc.strerror}", as_json=as_json,
                        error=exc) from None
         left = ("the output may be cut short" if written_in_place(output) else
                 "nothing was written" + ("" if named == str(output) else f" to {output}"))
-        raise fail(f"{command}: cannot write {named}: {reason}; {left}", as_json=as_json,
+        raise fail(f"{command}: cannot write {named}: {reason}; {left}",
+                   EXIT_USAGE if code in _UNWRITABLE else EXIT_FINDINGS, as_json=as_json,
                    error=exc) from None
 
 
@@ -956,8 +969,14 @@ def _working(what: str) -> Iterator[None]:
         yield
         return
     from rich.console import Console
+    from rich.text import Text
 
-    with Console(stderr=True).status(what):
+    console = Console(stderr=True)
+    # the words as they are: an archive named `club[bold]` lost its brackets to rich markup,
+    # and `a[/b]` was an internal error (MarkupError); braille dots on a terminal that is not
+    # UTF-8 were printed as `\u280b`
+    spinner = "dots" if console.encoding.lower().startswith("utf") else "line"
+    with console.status(Text(terminal_safe(what)), spinner=spinner):
         yield
 
 

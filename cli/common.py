@@ -179,9 +179,12 @@ def wants_json(values: dict[str, Any]) -> bool:
 
 # A missing or unreadable path the user named: a usage error, not a finding in the data.
 _USAGE_OS_ERRORS = (FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError)
-_USAGE_ERRNOS: Final = frozenset({errno.ENAMETOOLONG, errno.ELOOP})
-"""A name no file can have, or a loop of links: the name given is wrong, whatever the file
-was for (a house-rules file, a key, an output: they exited 1, as a full disk does)."""
+_USAGE_ERRNOS: Final = frozenset({errno.ENAMETOOLONG, errno.ELOOP, errno.EROFS})
+"""A name no file can have, a loop of links, or an output on a read-only file system: the
+name given is wrong, whatever the file was for (a house-rules file, a key, an output: they
+exited 1, as a full disk does). A read-only place is refused as a directory without write
+permission is (EACCES, 2): `convert` and `keys new` said 2 for it, `view`, `demo` and the
+other writers 1."""
 
 
 IN_PLACE: Final = frozenset({"seal", "repair"})

@@ -120,7 +120,9 @@ def new(
 
     if ("/" in name or name in ("", ".", "..") or name.startswith(".")
             or not name.isprintable()):  # a newline or an escape in a file name misleads
-        raise fail(f"{name!r}: a key name is a plain file name", EXIT_USAGE)
+        # named as every error names a file (`k\xff`, not Python's `'k\udcff'`), and why
+        raise fail(f"{name or repr(name)}: a key name is a plain file name: printable, "
+                   "no '/', not starting with '.'", EXIT_USAGE)
     secret = _passphrase(passphrase, passphrase_file)
     files = write_key_pair(directory, name, passphrase=secret, valid_from=valid_from,
                            valid_until=valid_until)

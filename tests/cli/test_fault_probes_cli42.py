@@ -181,9 +181,9 @@ def names_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_demo_and_simulate_in_a_read_only_directory_name_the_log(read_only: Path) -> None:
-    line = one_error_line(cli("demo", "-o", read_only / "d.blog"), 1)
+    line = one_error_line(cli("demo", "-o", read_only / "d.blog"), 2)
     assert line == f"buraco-log: error: {read_only / 'd.blog'}: Read-only file system", line
-    line = one_error_line(cli("simulate", "--matches", "1", "-o", read_only, "--no-progress"), 1)
+    line = one_error_line(cli("simulate", "--matches", "1", "-o", read_only, "--no-progress"), 2)
     log_name = read_only / "classic-2p-000000.blog"
     assert line == f"buraco-log: error: {log_name}: Read-only file system", line
 
