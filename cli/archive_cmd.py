@@ -174,7 +174,8 @@ def ingest(
         help="The archive directory (created if missing).")],
     jobs: Annotated[int, typer.Option("--jobs", "-j", min=0,
                                       help="Worker processes (0: one per CPU, at most 8).")] = 0,
-    format: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
+    format: Annotated[Format, typer.Option(
+        "--format", "-f", help="table for people, json for programs.")] = Format.table,
     require_commitment: Annotated[bool | None, typer.Option(
         "--require-commitment/--no-require-commitment",
         help="Set the archive's require_commitment setting (kept in its archive.json, for "
@@ -677,15 +678,19 @@ def query(
     second: Annotated[str | None, typer.Argument(metavar="SQL", show_default=False,
                                                  help="The SQL, when ARCHIVE comes first.")] = None,
     archive: ArchiveOpt = None,
-    format: Annotated[QueryFormat, typer.Option("--format", "-f")] = QueryFormat.table,
+    format: Annotated[QueryFormat, typer.Option(
+        "--format", "-f", help="table for people, json for programs, jsonl, csv or parquet for "
+        "other tools.")] = QueryFormat.table,
     output_name: Annotated[str | None, typer.Option("--output", "-o", metavar="PATH",
                                                    help="Write here instead of stdout ('-': "
                                                    "stdout).", show_default=False)] = None,
-    threads: Annotated[int, typer.Option(min=1, max=MAX_THREADS)] = DEFAULT_THREADS,
+    threads: Annotated[int, typer.Option(min=1, max=MAX_THREADS,
+                                         help="DuckDB's worker threads.")] = DEFAULT_THREADS,
     memory_limit: Annotated[str, typer.Option(help="Memory limit of the whole query, DuckDB "
                                               "and output, e.g. 512MB or 4GB."
                                               )] = DEFAULT_MEMORY_LIMIT,
-    timeout: Annotated[float, typer.Option(min=0.0, help="Seconds before the query is stopped "
+    timeout: Annotated[float, typer.Option(min=0.0, metavar="SECONDS",
+                                           help="Seconds before the query is stopped "
                                            "(0: no limit).")] = DEFAULT_TIMEOUT,
     wide: Annotated[bool, typer.Option(
         "--wide", help="Table: never cut a column to the terminal's width.")] = False,
@@ -986,7 +991,9 @@ def report(
         metavar="[ARCHIVE]", show_default=False, parser=named_path,
         help="The archive directory (or --archive).")] = None,
     archive: ArchiveOpt = None,
-    format: Annotated[ReportFormat, typer.Option("--format", "-f")] = ReportFormat.table,
+    format: Annotated[ReportFormat, typer.Option(
+        "--format", "-f",
+        help="table for people, json for programs, html for a browser.")] = ReportFormat.table,
     output_name: Annotated[str | None, typer.Option("--output", "-o", metavar="PATH",
                                                    help="Write here instead of stdout ('-': "
                                                    "stdout).", show_default=False)] = None,
@@ -994,7 +1001,8 @@ def report(
                                      help="Players in the leaderboard (0: all).")] = 20,
     timings: Annotated[bool, typer.Option(
         "--timings", help="JSON: say how long each section's query took (ms).")] = False,
-    timeout: Annotated[float, typer.Option(min=0.0, help="Seconds before the report is "
+    timeout: Annotated[float, typer.Option(min=0.0, metavar="SECONDS",
+                                           help="Seconds before the report is "
                                            "stopped (0: no limit).")] = DEFAULT_TIMEOUT,
     wide: Annotated[bool, typer.Option(
         "--wide", help="Table: never cut a column to the terminal's width.")] = False,
@@ -1083,7 +1091,8 @@ def compact(
         "be dropped and ingested again on their own.")] = None,
     dry_run: Annotated[bool, typer.Option(
         "--dry-run", help="Say what would be merged; write nothing.")] = False,
-    format: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
+    format: Annotated[Format, typer.Option(
+        "--format", "-f", help="table for people, json for programs.")] = Format.table,
 ) -> None:
     """Merge small batches into few: the same rows in fewer, larger files, so queries open
     fewer files. Every file merged is first checked against its batch record."""

@@ -6,6 +6,11 @@ People read `-o, --output FILE` and `PATHS...` in the help of the tools they kno
 adjusts the two display hooks once, at import. Parsing is untouched. On a typer without those
 hooks nothing is changed (the help is only less tidy).
 
+It keeps every word of the help whole at any terminal width: rich cut a word longer than its
+column to `…` (at 80 columns `audit --help` showed `--require-commit…` and the environment
+variable `(BURACO_LOG_REQU…`), so a long word is folded onto the next line instead, and an
+option's `--no-` form goes under it, in the same column, rather than in a column of its own.
+
 It also shows help texts as the plain text they are: typer's rich mode reads `[word]` as
 markup, so "the [spark] extra" or "[audit] keys in the config file" lost the bracketed word
 in `--help` while docs/cli.md (made from the same texts) kept it.
@@ -72,6 +77,7 @@ def install() -> None:
         if hasattr(argument, "display_type_rich"):
             argument.display_type_rich = argument_type
     _plain_help_texts()
+    _whole_words()
 
 
 def _plain_help_texts() -> None:
@@ -91,6 +97,60 @@ def _plain_help_texts() -> None:
             return original(text=text, style=style, markup_mode=markup_mode)
         import inspect
 
-        return highlighter(text_class(inspect.cleandoc(text), style=style))
+        # folded, not cut: a word wider than its column (an environment variable's name)
+        return highlighter(text_class(inspect.cleandoc(text), style=style, overflow="fold"))
 
     rich_utils._make_rich_text = make_text
+
+
+# The cells of a row of typer's options table: [required,] long names, short names, the
+# negative long names (`--no-...`), the negative short names, the value, the help.
+_OPTION_ROW = 6
+
+
+def _under(cell: Any, below: Any) -> Any:
+    """``cell`` with ``below`` on a line of its own under it (a Text, or as it was)."""
+    if not str(below) or not hasattr(cell, "append_text"):
+        return cell
+    joined = cell.copy()
+    if str(cell):
+        joined.append("\n")
+    joined.append_text(below)
+    return joined
+
+
+def _negatives_under_names(cells: tuple[Any, ...]) -> tuple[Any, ...]:
+    """An options row with its `--no-` names under the option's own: their two columns of
+    their own took a third of the width at 80 columns, and cut both names to `…`."""
+    first = len(cells) - _OPTION_ROW
+    if first not in (0, 1):
+        return cells
+    names = _under(cells[first], cells[first + 2])
+    shorts = _under(cells[first + 1], cells[first + 3])
+    return (*cells[:first], names, shorts, *cells[first + 4:])
+
+
+def _whole_words() -> None:
+    """Every cell of help's tables folds a word too long for it instead of cutting it."""
+    try:
+        from typer import rich_utils
+    except ImportError:  # pragma: no cover - rich is not installed: click's plain help
+        return
+    table = getattr(rich_utils, "Table", None)
+    if table is None or getattr(table, "_folds", False):
+        return
+
+    class FoldingTable(table):  # type: ignore[misc, valid-type]
+        _folds = True
+
+        def add_row(self, *cells: Any, **options: Any) -> None:
+            cells = _negatives_under_names(cells)
+            for cell in cells:  # the help cell's parts: text, [env var], [default], [required]
+                for part in getattr(cell, "renderables", ()):
+                    if getattr(part, "overflow", "") is None:
+                        part.overflow = "fold"
+            super().add_row(*cells, **options)
+            for column in self.columns:
+                column.overflow = "fold"
+
+    setattr(rich_utils, "Table", FoldingTable)  # noqa: B010 - the name typer's tables use

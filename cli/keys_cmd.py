@@ -112,7 +112,8 @@ def new(
     valid_until: Annotated[str | None, typer.Option(
         "--valid-until", help="ISO 8601 time the key retires: matches that start later "
         "are not trusted with it.", show_default=False)] = None,
-    format: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
+    format: Annotated[Format, typer.Option(
+        "--format", "-f", help="table for people, json for programs.")] = Format.table,
 ) -> None:
     """Make an Ed25519 key pair: NAME.key (private, mode 0600, encrypted with a passphrase if
     given) and NAME.pub (what the site publishes). Never overwrites a key."""

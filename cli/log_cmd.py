@@ -405,7 +405,8 @@ def repair(
 @guarded
 def verify(
     path: LogArg,
-    format: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
+    format: Annotated[Format, typer.Option(
+        "--format", "-f", help="table for people, json for programs.")] = Format.table,
 ) -> None:
     """Check a log's framing, checksums, seqs and integrity chain (not the rules); or, given
     an archive directory, every file its batches committed against their SHA-256 and size."""

@@ -97,7 +97,7 @@ def simulate(
         typer.Option(
             "--bot",
             help="heuristic, random or expert (expert:SAMPLES for its search budget); repeat to "
-            "seat different bots (repeated round the table).",
+            "seat different bots (repeated round the table). Default: heuristic at every seat.",
         ),
     ] = None,
     jobs: Annotated[int, typer.Option("--jobs", "-j", min=0, help="Worker processes (0: one "

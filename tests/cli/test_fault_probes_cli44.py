@@ -1,0 +1,207 @@
+"""Fault probes of the CLI (round 44): the user's first hour.
+
+- `--help` in a terminal of 80 columns cut words to `…`: `audit --help` showed
+  `--require-commit…`, `--no-require-c…` and `(BURACO_LOG_REQU…`, the very names a user
+  types; at 40 columns `--for…`. Help now folds a long word and puts an option's `--no-` form
+  under it.
+- An output on a read-only file system exited 1 from `view`, `review`, `audit --html`, `demo`,
+  `simulate`, `query` and `report` (`query` naming its temporary `.q.csv.PID.tmp`), 2 from
+  `convert` and `keys new`, as a directory without write permission does: 2 for every one.
+- `report`'s spinner read the archive's name as rich markup (`a[/b]`: an internal error;
+  `club[bold]` lost its brackets) and drew braille on a terminal that is not UTF-8 (`\\u280b`).
+- `keys new` refused a name that is not UTF-8 as `'k\\udcff'`; every other line says `k\\xff`.
+- Progress bars had no test on a real terminal: one on a pty here.
+"""
+
+from __future__ import annotations
+
+import os
+import pty
+import re
+import select
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.cli.probes import ROOT, cli, one_error_line
+
+GOLDEN = ROOT / "examples" / "golden" / "classic.jsonl"
+SMALL = ROOT / "examples" / "disputes" / "fair-thirteen.log"
+
+# Every command's help rendered by one process (a process per command was 20 starts).
+_HELP_DRIVER = r"""
+import sys
+from cli import main
+for words in sys.argv[1:]:
+    sys.argv = ["buraco-log", *words.split(), "--help"]
+    print("=== " + words, flush=True)
+    main._run()
+"""
+
+
+def _commands() -> list[str]:
+    import typer
+
+    from cli.docgen import _walk
+    from cli.main import app
+
+    root = typer.main.get_command(app)
+    return ["", *(path.removeprefix("buraco-log ") for path, _ in _walk(root, "buraco-log"))]
+
+
+def _helps(columns: int) -> dict[str, str]:
+    """Each command's `--help` (and the bare tool's, under "") at ``columns`` columns."""
+    done = subprocess.run([sys.executable, "-c", _HELP_DRIVER, *_commands()], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120, check=False,
+                          env={**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": str(columns)})
+    assert done.returncode == 0 and not done.stderr, done.stderr
+    parts = re.split(r"^=== ?(.*)$", done.stdout, flags=re.MULTILINE)[1:]
+    return dict(zip(parts[::2], parts[1::2], strict=True))
+
+
+def _names_in_help() -> dict[str, set[str]]:
+    """Per command: every option name, and every environment variable its help names."""
+    import typer
+
+    from cli.docgen import _walk
+    from cli.main import app
+
+    found: dict[str, set[str]] = {}
+    for path, command in _walk(typer.main.get_command(app), "buraco-log"):
+        names: set[str] = set()
+        for param in command.params:
+            names.update(o for o in (*param.opts, *getattr(param, "secondary_opts", []))
+                         if o.startswith("--"))
+            names.update(re.findall(r"BURACO_LOG_[A-Z_]+", getattr(param, "help", None) or ""))
+            envvar = getattr(param, "envvar", None)
+            names.update([envvar] if isinstance(envvar, str) else envvar or [])
+        found[path.removeprefix("buraco-log ")] = names
+    return found
+
+
+@pytest.mark.parametrize("columns", [20, 40, 80])
+def test_help_cuts_no_word_at_any_width(columns: int) -> None:
+    helps = _helps(columns)
+    assert len(helps) > 20
+    cut = {command: [line for line in text.splitlines() if "…" in line]
+           for command, text in helps.items()}
+    assert not any(cut.values()), {c: lines[:3] for c, lines in cut.items() if lines}
+
+
+def test_help_at_100_columns_shows_every_option_and_environment_variable_whole() -> None:
+    helps = _helps(100)
+    for command, names in _names_in_help().items():
+        words = set(re.findall(r"[-\w]+", helps[command]))
+        assert names - words == set(), (command, names - words)
+    assert "BURACO_LOG_REQUIRE_COMMITMENT" in helps["audit"]  # it was cut, even at 100
+
+
+def test_a_negative_option_is_shown_under_its_positive_one() -> None:
+    lines = _helps(80)["audit"].splitlines()
+    at = next(i for i, line in enumerate(lines) if "--require-commitment" in line)
+    assert "--no-require-commitment" in lines[at + 1], lines[at:at + 2]
+
+
+@pytest.fixture(scope="module")
+def arch(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An archive of the golden classic match, built once (in-process: faster than ingest)."""
+    from buraco_log.archive import ingest
+
+    root = tmp_path_factory.mktemp("cli44") / "arch"
+    assert ingest([str(GOLDEN)], str(root)).added == 1
+    return root
+
+
+def test_every_output_on_a_read_only_file_system_is_a_usage_error_naming_it(
+        read_only: Path, arch: Path) -> None:
+    cases: list[tuple[list[object], str]] = [
+        (["view", SMALL, "-o"], "v.html"),
+        (["review", SMALL, "--seat", "0", "--budget", "2", "--no-progress", "-o"], "r.txt"),
+        (["audit", SMALL, "--html"], "a.html"),
+        (["convert", SMALL, "-o"], "c.jsonl"),
+        (["demo", "--rules", "thirteen-quick", "--players", "2", "-o"], "d.blog"),
+        (["query", arch, "SELECT 1 AS x", "-f", "csv", "-o"], "q.csv"),
+        (["report", arch, "-o"], "r.txt"),
+    ]
+    for args, name in cases:
+        out = read_only / name
+        line = one_error_line(cli(*args, out), 2)
+        # the file asked for, not the temporary beside it (`query` named `.q.csv.4242.tmp`)
+        assert re.search(rf"(: | ){re.escape(str(out))}: ", line), (args[0], line)
+        assert "Read-only file system" in line and ".tmp" not in line, (args[0], line)
+    assert list(read_only.iterdir()) == []
+
+
+def test_keys_new_names_a_name_that_is_not_utf8_as_every_line_does(tmp_path: Path) -> None:
+    line = one_error_line(cli("keys", "new", os.fsdecode(b"k\xff"), "-d", tmp_path), 2)
+    assert line.startswith("buraco-log: error: k\\xff: a key name is a plain file name"), line
+    assert list(tmp_path.iterdir()) == []
+
+
+def _on_a_terminal(args: list[object], which: str, extra: dict[str, str] | None = None,
+                   cwd: Path = ROOT) -> tuple[int, bytes, bytes]:
+    """``buraco-log ARGS`` with ``which`` ("stdout" or "stderr") a pty, the other a pipe:
+    (status, what the terminal got, what the pipe got). NO_COLOR only if ``extra`` sets it."""
+    leader, follower = pty.openpty()
+    env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+    env.update(PYTHONPATH=str(ROOT), COLUMNS="100", **(extra or {}))
+    streams = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, which: follower}
+    proc = subprocess.Popen([sys.executable, "-m", "cli", *map(str, args)], cwd=cwd, env=env,
+                            stdin=subprocess.DEVNULL, **streams)  # type: ignore[call-overload]
+    os.close(follower)
+    other = proc.stderr if which == "stdout" else proc.stdout
+    assert other is not None
+    got, rest = b"", b""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([leader, other], [], [], 0.5)
+        if other in ready:
+            rest += os.read(other.fileno(), 65536)
+        if leader in ready:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # the follower closed: Linux says EIO
+                chunk = b""
+            if not chunk:
+                break
+            got += chunk
+    rest += other.read()
+    other.close()
+    os.close(leader)
+    return proc.wait(timeout=60), got, rest
+
+
+_COLOUR = re.compile(rb"\x1b\[[0-9;]*m")
+
+
+def test_progress_goes_to_a_terminal_on_stderr_only_and_never_into_the_data(
+        tmp_path: Path) -> None:
+    args: list[object] = ["simulate", "--rules", "thirteen-quick", "--matches", "3",
+                          "-o", tmp_path / "sim"]
+    status, bar, data = _on_a_terminal(args, "stderr")
+    assert status == 0 and b"simulate" in bar and b"3/3" in bar, (bar, data)
+    assert b"\x1b" not in data and b"3 matches of thirteen-quick" in data, data
+    # stdout a terminal, stderr a pipe: no bar anywhere, the report uncoloured on the terminal
+    status, shown, err = _on_a_terminal([*args, "--overwrite"], "stdout")
+    assert status == 0 and err == b"", err
+    assert b"3 matches" in shown and not _COLOUR.search(shown), shown
+    # NO_COLOR: the bar is drawn without a colour
+    status, bar, _ = _on_a_terminal([*args, "--overwrite"], "stderr", {"NO_COLOR": "1"})
+    assert status == 0 and b"3/3" in bar and not _COLOUR.search(bar), bar
+
+
+def test_the_report_spinner_shows_an_archive_name_as_it_is(arch: Path, tmp_path: Path) -> None:
+    (tmp_path / "a[").mkdir()
+    odd = tmp_path / "a[" / "b]"  # the spinner's words held `[/b]`: a MarkupError
+    shutil.copytree(arch, odd)
+    status, spun, out = _on_a_terminal(["report", odd], "stderr")
+    assert status == 0 and b"internal error" not in spun, spun
+    assert f"over {odd}".encode() in spun and b"Win rate" in out, spun
+    status, spun, out = _on_a_terminal(["report", odd], "stderr",
+                                       {"PYTHONIOENCODING": "ascii"})
+    assert status == 0 and b"over " in spun, spun
+    assert b"\\u28" not in spun and all(b < 0x80 for b in spun), spun  # no braille as text
