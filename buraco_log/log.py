@@ -447,10 +447,12 @@ def _nonzero_at(f: IO[bytes]) -> int | None:
 class _Torn(Exception):
     """Internal signal: the segment at ``offset`` is incomplete."""
 
-    def __init__(self, offset: int, reason: str) -> None:
+    def __init__(self, offset: int, reason: str, *, signature: bool = False) -> None:
         super().__init__(reason)
         self.offset = offset
         self.reason = reason
+        self.signature = signature  # a signature record: it holds no seq (its reason names
+        # the seq it follows)
 
 
 class Reader:
@@ -511,6 +513,7 @@ class Reader:
         self.sealed = False
         self._chain = chain_start()
         self._torn: Torn | None = None
+        self._torn_signature = False  # the torn record is a signature record
         self.signatures: list[sigrec.SignedHead] = []  # checked against the chain, not keys
         self._header_read = False
         self._done = False
@@ -584,6 +587,7 @@ class Reader:
         self._done = True
         self._f.seek(0, os.SEEK_END)
         self._torn = Torn(torn.offset, self._f.tell() - torn.offset, torn.reason)
+        self._torn_signature = torn.signature
         if not self.allow_torn:
             advice = ("no event is intact: delete the file" if torn.offset < HEADER_SIZE else
                       "the events before it are intact (`buraco-log repair` cuts it off)")
@@ -591,8 +595,15 @@ class Reader:
                 f"torn tail: {torn.reason}; {advice}",
                 "torn",
                 torn.offset,
-                self._next_seq,
+                self.torn_seq,
             )
+
+    @property
+    def torn_seq(self) -> int | None:
+        """The seq a torn tail's record would have begun with (the next event's); None when
+        it is a signature record, which holds no seq: its reason names the seq it follows,
+        as every error of a signature record does, never the event after it."""
+        return None if self._torn_signature else self._next_seq
 
     def follow(
         self, *, poll: float = 0.05, idle_timeout: float | None = None
@@ -979,7 +990,7 @@ class Reader:
         if len(payload) < length:
             self._f.seek(off)
             raise _Torn(off, f"signature record cut short ({len(payload)} of {length} bytes) "
-                             f"after seq {last}")
+                             f"after seq {last}", signature=True)
         if zlib.crc32(payload) != int.from_bytes(head[-8:-4], "little"):
             if _lost_pages(self._f, off + self._seg_head_size, payload):
                 self._f.seek(off)
@@ -1758,6 +1769,7 @@ class Writer:
             info = reader.info
             chain = reader._chain
             self._signed = reader.signatures[-1] if reader.signatures else None
+            torn_seq = reader.torn_seq
         if info.torn is not None:
             raise LogFormatError(
                 f"cannot append after a torn tail ({info.torn.reason}); "
@@ -1765,7 +1777,7 @@ class Writer:
                    else "run `buraco-log repair` first"),
                 path=self.path,
                 offset=info.torn.offset,
-                seq=FIRST_SEQ + info.events,
+                seq=torn_seq,
                 kind="torn",
             )
         if info.version != ev.FORMAT_VERSION:

@@ -121,11 +121,14 @@ def _read(p: str, signed: list[SignedHead], version: list[int]
         info = reader.info
         signed += reader.signatures
         version[0] = info.version
+        torn_seq = reader.torn_seq
     if info.torn is not None:
+        # a signature record cut short is no event record and holds no seq, as for damage
         return events, Integrity(
             status="torn", format="binary", events=info.events, records=info.segments,
-            head=info.head, offset=info.torn.offset, record=info.segments,
-            seq=log.FIRST_SEQ + info.events, kind="torn", message=info.torn.reason,
+            head=info.head, offset=info.torn.offset,
+            record=None if torn_seq is None else info.segments,
+            seq=torn_seq, kind="torn", message=info.torn.reason,
         )
     return events, Integrity(
         status="sealed" if info.sealed else "unsealed", format="binary", events=info.events,
@@ -216,7 +219,8 @@ def _integrity_findings(integ: Integrity) -> list[Finding]:
     if integ.status in ("sealed", "unsealed"):
         return []
     if integ.status == "torn":
-        msg = f"torn tail at byte {integ.offset} (record {integ.record}): {integ.message}"
+        record = "" if integ.record is None else f" (record {integ.record})"
+        msg = f"torn tail at byte {integ.offset}{record}: {integ.message}"
     elif integ.status == "unreadable":
         msg = f"cannot read the log: {integ.message}"
     else:
