@@ -14,6 +14,10 @@ from __future__ import annotations
 
 import json
 import os
+import random
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import msgspec
@@ -21,7 +25,9 @@ import pytest
 
 from buraco_log import jsonl, log
 from buraco_log.errors import IllegalMoveError
-from tests.cli.probes import cli, one_error_line
+from buraco_log.signing.keys import Signer
+from tests.cli.probes import ROOT, cli, one_error_line
+from tests.log.samples import sample_events
 from tests.recorder.sources import matches
 
 EVENTS = matches()[0]
@@ -107,3 +113,87 @@ def test_convert_validate_says_the_file_and_line_once(tmp_path: Path) -> None:
     assert ", seq 10: [" in said
     assert done.stdout == ""
     assert not (tmp_path / "back.blog").exists()
+
+
+# -- seal killed at random moments -------------------------------------------------------------
+
+_SEAL = """
+import sys
+from buraco_log import log
+print("go", flush=True)
+log.seal(sys.argv[1])
+print("sealed", flush=True)
+"""
+
+
+def _signed_unsealed(path: Path, count: int) -> list[object]:
+    """An unsealed log of ``count`` events (many matches' worth: seal takes tens of ms), a
+    signature record after every 500th event, as a signing writer's batches leave them."""
+    signer = Signer.generate()
+    events = sample_events(count)
+    events[0] = msgspec.structs.replace(events[0], key_id=signer.key_id)
+    with log.Writer(path, sealed=False, validate=False, signer=signer, sign_at="end",
+                    batched=True, batch_events=500) as w:
+        for at in range(0, count, 500):
+            w.append_many(events[at:at + 500])
+            w.sign_head()
+    return list(events)
+
+
+def _seal_killed(path: Path, after: float) -> bool:
+    """``seal`` of ``path`` in a child killed ``after`` seconds after it starts: whether it
+    finished first."""
+    with subprocess.Popen([sys.executable, "-c", _SEAL, str(path)], cwd=ROOT,
+                          stdout=subprocess.PIPE, text=True) as proc:
+        assert proc.stdout is not None
+        assert proc.stdout.readline() == "go\n"
+        time.sleep(after)
+        proc.kill()
+        rest = proc.stdout.read()
+        proc.wait()
+    return "sealed" in rest
+
+
+def _age_temporaries(folder: Path) -> None:
+    for entry in folder.iterdir():
+        if entry.name.startswith("."):
+            old = entry.stat().st_mtime - 3600
+            os.utime(entry, (old, old))
+
+
+def _seal_runs(tmp_path: Path, runs: int, seed: int) -> tuple[int, int]:
+    rng = random.Random(seed)
+    done = cut = 0
+    for run in range(runs):
+        folder = tmp_path / f"run{run}"
+        folder.mkdir()
+        path = folder / "m.blog"
+        events = _signed_unsealed(path, 12_000)
+        before, info = path.read_bytes(), log.verify(path)
+        finished = _seal_killed(path, rng.uniform(0, 0.06))
+        after = log.verify(path)  # whole, never torn: the old file or the new one
+        assert after.torn is None
+        assert (after.events, after.head, after.signatures) == (
+            info.events, info.head, info.signatures)
+        if after.sealed:
+            done += 1
+        else:
+            assert not finished and path.read_bytes() == before
+            cut += 1
+        _age_temporaries(folder)
+        log.seal(path)  # sweeps what a killed seal left, then seals
+        assert [p.name for p in folder.iterdir()] == ["m.blog"]
+        assert log.read_events(path) == events and log.verify(path).head == info.head
+    return done, cut
+
+
+def test_a_seal_killed_at_random_leaves_the_log_whole_and_nothing_beside_it(
+        tmp_path: Path) -> None:
+    _seal_runs(tmp_path, 4, seed=44)
+
+
+@pytest.mark.slow
+def test_a_seal_killed_sixty_times_leaves_the_log_whole_and_nothing_beside_it(
+        tmp_path: Path) -> None:
+    done, cut = _seal_runs(tmp_path, 60, seed=4400)
+    assert done and cut  # both outcomes were met
