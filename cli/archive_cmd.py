@@ -247,6 +247,7 @@ def _say_ingested(report: archive.IngestReport, format: Format) -> None:
         where = f" seq {e.seq}" if e.seq is not None else ""
         typer.echo(terminal_safe(f"refused: {e.path}:{where} [{e.rule}] {e.message}"))
     _say_stronger(report.stronger_copies)
+    _say_shared(report.shared_match_ids)
     if report.recovered:
         typer.echo(f"cleaned up after {_interrupted(report.cut_short)}: "
                    f"{len(report.recovered)} uncommitted file(s)")
@@ -276,6 +277,20 @@ def _say_stronger(copies: list[archive.StrongerCopy]) -> None:
     if len(copies) > STRONGER_SHOWN:
         typer.echo(f"... and {len(copies) - STRONGER_SHOWN:,} more stronger copies "
                    "(--format json lists them all)")
+
+
+def _say_shared(shared: list[archive.SharedMatchId]) -> None:
+    """One line per match stored under an id another stored match holds (other content):
+    both were stored without a word, and every report counted the one match id twice."""
+    for s in shared[:STRONGER_SHOWN]:
+        more = f", and {len(s.others) - 1:,} more" if len(s.others) > 1 else ""
+        typer.echo(terminal_safe(
+            f"{s.path}: stored, but match id {s.match_id} is held by another stored match "
+            f"({s.others[0]}{more}): two matches under one id (`buraco-log diff` compares "
+            "the logs)"))
+    if len(shared) > STRONGER_SHOWN:
+        typer.echo(f"... and {len(shared) - STRONGER_SHOWN:,} more matches under a shared "
+                   "id (--format json lists them all)")
 
 
 def _interrupted(cut_short: list[str]) -> str:

@@ -15,7 +15,7 @@ Public API::
 
 from __future__ import annotations
 
-from .ingest import ErrorSummary, IngestReport, Progress, StrongerCopy, ingest
+from .ingest import ErrorSummary, IngestReport, Progress, SharedMatchId, StrongerCopy, ingest
 from .report import Report, Section, render_html, report
 from .schema import ARCHIVE_VERSION, SCHEMAS, TABLES
 from .views import (
@@ -40,6 +40,7 @@ __all__ = [
     "QueryStream",
     "Report",
     "Section",
+    "SharedMatchId",
     "StrongerCopy",
     "connect",
     "create_views",

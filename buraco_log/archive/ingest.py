@@ -24,6 +24,7 @@ from typing import Any
 
 import msgspec
 import pyarrow as pa  # type: ignore[import-untyped]
+import pyarrow.compute as pc  # type: ignore[import-untyped]
 
 from buraco_log import log
 from buraco_log.audit import find_logs
@@ -61,6 +62,18 @@ class StrongerCopy(msgspec.Struct):
     stored_signatures: int | None = None  # None: the archive keeps only ``signed``
 
 
+class SharedMatchId(msgspec.Struct):
+    """A match this run stored under a match id that another stored match holds too: other
+    content (another deal, other moves), so not a copy of it. Both are stored, each with its
+    own ``game_id``, and every report counts them as two matches (a game server that reused
+    an id, or a disputed version of the match). Named once: against matches stored before,
+    and against one of this run with an earlier path, as `audit` names it."""
+
+    path: str  # this run's log, as the archive stores it
+    match_id: str
+    others: list[str]  # the stored logs of the other matches under that id, by path
+
+
 class IngestReport(msgspec.Struct):
     """What one ingest run did. ``--format json`` of ``buraco-log ingest`` prints this."""
 
@@ -82,6 +95,7 @@ class IngestReport(msgspec.Struct):
     cut_short: list[str] = msgspec.field(default_factory=list)  # what left ``recovered``:
     # ingest, compact, drop (store.clean_up), or "ingest or compact" (cut while staging)
     stronger_copies: list[StrongerCopy] = msgspec.field(default_factory=list)  # by path
+    shared_match_ids: list[SharedMatchId] = msgspec.field(default_factory=list)  # by path
 
 
 class Progress(msgspec.Struct):
@@ -352,7 +366,8 @@ def ingest(
             store.set_setting(root, "require_commitment", require_commitment)
         strict = report.require_commitment = store.settings(root).require_commitment
         # what is stored first: an archive with a damaged record or file is left untouched
-        digests, shas, bad, unread_before = store.known(root)  # unread: by path and reason
+        digests, shas, bad, unread_before, match_ids = store.known(root)  # unread: by path
+        # and reason; match ids: of the matches stored before
         report.recovered, report.cut_short = store.clean_up(root)
         # A file named twice (``a.blog a.blog``, or itself and its directory) is one file,
         # not a copy: it counted as a duplicate, and as two of the files found.
@@ -363,6 +378,7 @@ def ingest(
         report.jobs = min(report.jobs, max(1, len(paths) // 4))
         batch = _Batch()
         ids = set(digests.values())
+        stored_ids: list[str] = []  # the match ids of the matches this run stores
         checking: dict[str, str] = {}  # path -> hash, of the files sent to be checked
         copies: dict[tuple[str, bool], list[str]] = {}  # _copy_key -> later files, unread
         refused: dict[tuple[str, bool], ErrorSummary] = {}  # _copy_key -> the finding
@@ -453,6 +469,7 @@ def ingest(
                     continue
                 digests[digest] = gid
                 ids.add(gid)
+                stored_ids.append(tail.match_id)
                 kept[digest] = _Kept(_path, tail, flushes)
                 report.added += 1
                 report.events += n
@@ -504,6 +521,8 @@ def ingest(
         report.interrupted = report.interrupted or bool(caught)
         _count_copies(report, copies, refused)
         report.stronger_copies = _stronger_copies(root, dupes, kept)
+        if match_ids.intersection(stored_ids) or len(set(stored_ids)) < len(stored_ids):
+            report.shared_match_ids = shared_match_ids(root, report.batches)  # read only then
         if store.current_ratings(root) is None and store.manifests(root):
             try:
                 _store_ratings(root)
@@ -583,6 +602,33 @@ class _Kept(msgspec.Struct, frozen=True):
     path: str
     tail: Tail
     batch: int  # the ``flushes`` count when it was gathered: its batch's number in the run
+
+
+def shared_match_ids(root: str, batches: list[str]) -> list[SharedMatchId]:
+    """The matches of ``batches`` (one run's) whose match id another stored match holds (see
+    :class:`SharedMatchId`), sorted by path. Read from the committed ``matches`` files, as
+    both engines store them: one more read of four columns, only after a run that stored
+    something."""
+    if not batches:
+        return []
+    files = store.committed_files(root)["matches"]
+    if not files:
+        return []
+    t = store.read_columns(files, ["match_id", "game_id", "source_path", "batch"])
+    new = pc.is_in(t.column("batch"), value_set=pa.array(batches, pa.string()))
+    ids = pc.unique(pc.filter(t.column("match_id"), new))
+    near = t.filter(pc.is_in(t.column("match_id"), value_set=ids))  # this run's ids only
+    held: dict[str, list[tuple[int, str, bool]]] = {}  # match id -> game id, path, of run
+    for mid, gid, path, b in zip(*(near.column(c).to_pylist() for c in near.column_names),
+                                 strict=True):
+        held.setdefault(mid, []).append((gid, path, b in batches))
+    out: list[SharedMatchId] = []
+    for mid, rows in held.items():
+        for gid, path, ours in rows:
+            others = sorted(p for g, p, o in rows if g != gid and (not o or p < path))
+            if ours and others:
+                out.append(SharedMatchId(path, mid, others))
+    return sorted(out, key=lambda s: s.path)
 
 
 def _stronger_rows(path: str, digest: str, tail: Tail, had: _Kept | None, flushes: int,

@@ -72,6 +72,7 @@ from buraco_log.archive.ingest import (
     _store_ratings,
     _stronger_copies,
     few_collections,
+    shared_match_ids,
 )
 from buraco_log.archive.schema import ERRORS, PARTITIONED, TABLES, VIEW_SCHEMAS, storable
 from buraco_log.errors import ArchiveError, LogFormatError
@@ -791,6 +792,7 @@ def ingest(
             raise error
         if report.interrupted and not commit.started:
             raise KeyboardInterrupt  # before the commit: nothing of this run is in the archive
+        report.shared_match_ids = shared_match_ids(root, report.batches)  # as the local one
         if store.current_ratings(root) is None and store.manifests(root):
             try:
                 _store_ratings(root)

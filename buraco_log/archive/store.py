@@ -999,18 +999,23 @@ FileKey = tuple[str, bool]
 JSON Lines (the same bytes named ``.blog`` and ``.jsonl`` are read two ways, so two files)."""
 
 
-def known(root: str) -> tuple[dict[str, int], set[FileKey], set[FileKey], set[UnreadKey]]:
+def known(root: str) -> tuple[dict[str, int], set[FileKey], set[FileKey], set[UnreadKey],
+                             set[str]]:
     """What the archive holds: digest -> game id, the :data:`FileKey` of the files of its
-    matches and of its errors, and the errors of files never read (:func:`recorded_unread`).
+    matches and of its errors, the errors of files never read (:func:`recorded_unread`), and
+    its match ids (a new match under one of them is named: ingest.shared_match_ids).
     Keyed on the hash alone, a binary log's bytes named ``.jsonl`` were refused beside the
     ``.blog`` in one run but "already stored" in a later one."""
     files = committed_files(root)
     digests: dict[str, int] = {}
     shas: set[FileKey] = set()
+    ids: set[str] = set()
     if files["matches"]:
-        t = read_columns(files["matches"], ["digest", "game_id", "file_sha256", "log_format"])
+        t = read_columns(files["matches"], ["digest", "game_id", "file_sha256", "log_format",
+                                            "match_id"])
         digests = dict(zip(t.column("digest").to_pylist(), t.column("game_id").to_pylist(),
                            strict=True))
+        ids = set(pc.unique(t.column("match_id")).to_pylist())
         jsonl = pc.equal(t.column("log_format"), "jsonl")
         shas = set(zip(t.column("file_sha256").to_pylist(), jsonl.to_pylist(), strict=True))
     bad: set[FileKey] = set()
@@ -1021,7 +1026,7 @@ def known(root: str) -> tuple[dict[str, int], set[FileKey], set[FileKey], set[Un
         bad = set(zip(hashes, _jsonl_names(t.column("source_path")).to_pylist(), strict=True))
         if "" in hashes:  # the paths and messages only when some file was never read
             unread = _unread(read_columns(files["errors"], list(_UNREAD_COLUMNS)))
-    return digests, shas, bad, unread
+    return digests, shas, bad, unread, ids
 
 
 StoredTail = tuple[str, str, bool]

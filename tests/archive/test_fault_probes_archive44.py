@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from buraco_log.archive import ingest, query, store
@@ -206,3 +207,62 @@ def test_the_report_of_an_archive_without_a_match_has_every_section_empty(
     assert n > 0 and all(s["rows"] == [] for s in doc["sections"])
     assert said["table"].stdout.count("\n(no data)\n") == n, said["table"].stdout
     assert said["html"].stdout.count('<p class="note">No data.</p>') == n
+
+
+# -- 6. a match id that another stored match holds ---------------------------------------------
+
+@pytest.fixture(scope="module")
+def one_id(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """``a.blog`` and ``b.blog``: two clean matches (other deals) under one match id."""
+    from buraco_log.log import write_log
+    from buraco_log.rules import preset
+    from buraco_log.simulate import simulate_match
+
+    src = tmp_path_factory.mktemp("one-id")
+    a, b = (simulate_match(preset("thirteen-quick"), 2, seed="arch44", index=i)
+            for i in (0, 1))
+    b[0] = msgspec.structs.replace(b[0], match_id=a[0].match_id)
+    write_log(src / "a.blog", a, validate=False)
+    write_log(src / "b.blog", b, validate=False)
+    return src, a[0].match_id
+
+
+def _line(src: Path, match_id: str) -> str:
+    return (f"{src / 'b.blog'}: stored, but match id {match_id} is held by another stored "
+            f"match ({src / 'a.blog'}): two matches under one id (`buraco-log diff` compares "
+            "the logs)")
+
+
+def test_a_match_stored_under_another_matchs_id_is_named(one_id: tuple[Path, str],
+                                                         tmp_path: Path) -> None:
+    """Before: both stored without a word (audit of the two says "another log of the same
+    match"), and the report counted the one match id as two matches."""
+    src, match_id = one_id
+    arch = tmp_path / "arch"
+    first = cli("ingest", src / "a.blog", "--archive", arch)
+    assert first.returncode == 0 and len(first.stdout.splitlines()) == 1, first
+    done = cli("ingest", src / "b.blog", "--archive", arch)
+    assert (done.returncode, done.stderr) == (0, ""), done
+    assert done.stdout.splitlines()[1:] == [_line(src, match_id)]
+    held = query(arch, "SELECT match_id, count(DISTINCT game_id) AS n FROM matches "
+                       "GROUP BY match_id").to_pylist()
+    assert held == [{"match_id": match_id, "n": 2}]  # both stored, as before
+
+
+def test_one_run_names_the_later_of_two_matches_under_one_id(one_id: tuple[Path, str],
+                                                             tmp_path: Path) -> None:
+    src, match_id = one_id
+    done = cli("ingest", src, "--archive", tmp_path / "arch", "-f", "json")
+    assert done.returncode == 0, done
+    assert json.loads(done.stdout)["shared_match_ids"] == [
+        {"path": str(src / "b.blog"), "match_id": match_id, "others": [str(src / "a.blog")]}]
+
+
+def test_a_copy_or_another_id_is_no_shared_id(one_id: tuple[Path, str], tmp_path: Path) -> None:
+    """A copy of a stored match under other bytes (its JSON Lines form) is a duplicate."""
+    src, _ = one_id
+    arch = tmp_path / "arch"
+    assert ingest([str(src / "a.blog"), str(LOG)], arch).shared_match_ids == []
+    assert cli("convert", src / "a.blog", "-o", tmp_path / "a.jsonl").returncode == 0
+    again = ingest([str(tmp_path / "a.jsonl")], arch)
+    assert (again.added, again.duplicates, again.shared_match_ids) == (0, 1, [])

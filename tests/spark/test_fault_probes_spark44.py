@@ -1,0 +1,32 @@
+"""Fault probes, Spark engine, round 44: a match stored under a match id that another stored
+match holds (other content) is named as the local engine names it
+(tests/archive/test_fault_probes_archive44.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from buraco_log.archive import ingest
+from tests.archive.test_fault_probes_archive44 import one_id  # noqa: F401 (the fixture)
+
+
+@pytest.mark.spark
+@pytest.mark.slow  # two Spark ingests: a minute on the loaded machine
+def test_spark_names_a_match_under_a_stored_matchs_id_as_local(
+        spark: Any, tmp_path: Path, one_id: tuple[Path, str]) -> None:  # noqa: F811
+    from buraco_log.archive import spark as engine
+
+    src, match_id = one_id
+    for name in ("spark", "local"):
+        ingest([str(src / "a.blog")], tmp_path / name)
+    ours = engine.ingest([src / "b.blog"], tmp_path / "spark", spark=spark)
+    local = ingest([str(src / "b.blog")], tmp_path / "local")
+    assert ours.shared_match_ids == local.shared_match_ids
+    assert [(s.path, s.match_id, s.others) for s in ours.shared_match_ids] == [
+        (str(src / "b.blog"), match_id, [str(src / "a.blog")])]
+    both = engine.ingest([src], tmp_path / "spark2", spark=spark)
+    assert both.shared_match_ids == ingest([str(src)], tmp_path / "local2").shared_match_ids
+    assert len(both.shared_match_ids) == 1
