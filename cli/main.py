@@ -195,6 +195,23 @@ def _dash_file(exc: BaseException, argv: list[str]) -> str:
     return ""
 
 
+def _named_command() -> str:
+    """The command the command line names, as help calls it (`buraco-log rules show`): an
+    option missing its value (`show -f`) is refused before click makes the command's context,
+    and the line gave no hint where every other usage error says which help to read."""
+    words = ["buraco-log"]
+    groups = {g.name for g in _app.registered_groups}
+    for word in sys.argv[1:]:
+        if word in _GLOBAL_FLAGS:
+            continue
+        first = len(words) == 1 and word in COMMANDS
+        if first or (len(words) == 2 and words[1] in groups and not word.startswith("-")):
+            words.append(word)
+            continue
+        break
+    return " ".join(words)
+
+
 def run() -> None:
     """The console script: usage errors become one line on stderr and exit status 2."""
     sys.stdout = NamedStdout(sys.stdout)  # a failed write names <stdout>
@@ -241,7 +258,7 @@ def _run() -> int | Any:
         if State.debug:  # the traceback, then the same line and exit status as without
             show_traceback(exc)
         ctx = getattr(exc, "ctx", None)
-        hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
+        hint = f" (see `{ctx.command_path if ctx is not None else _named_command()} --help`)"
         message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
         message = " ".join(message.split())  # a missing choice option lists its choices on lines
         message += _dash_file(exc, sys.argv[1:])

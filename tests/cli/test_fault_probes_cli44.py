@@ -205,3 +205,17 @@ def test_the_report_spinner_shows_an_archive_name_as_it_is(arch: Path, tmp_path:
                                        {"PYTHONIOENCODING": "ascii"})
     assert status == 0 and b"over " in spun, spun
     assert b"\\u28" not in spun and all(b < 0x80 for b in spun), spun  # no braille as text
+
+
+@pytest.mark.parametrize("args, command", [
+    (["show", "-f"], "show"),
+    (["rules", "show", "-f"], "rules show"),
+    (["keys", "new", "--dir"], "keys new"),
+    (["audit", "--help=1"], "audit"),
+])
+def test_an_option_missing_its_value_names_the_help_to_read(args: list[str],
+                                                             command: str) -> None:
+    """Refused before click made the command's context: the line gave no hint at all."""
+    line = one_error_line(cli(*args), 2)
+    assert line.startswith("buraco-log: usage: Option '"), line
+    assert line.endswith(f" (see `buraco-log {command} --help`)"), line
