@@ -35,8 +35,11 @@ that writes nothing.)
 Before writing into a file that has the records' (device, inode), :func:`recover` checks its
 bytes: where they differ from a record's, they must be missing or zero (what a power loss
 leaves of unsynced data). Other bytes there mean another file that was given the same inode
-number: it is not written into (a conflict). A file of that inode whose bytes in those places
-are equal, zero or missing cannot be told from the log itself (``docs/recorder.md``).
+number: it is not written into (a conflict). Nor is a file whose events before the first
+record are not the ones it continues (their count, and a sealed log's chain): another file of
+the log's size, which ends where the records go. A file of that inode that ends in the events
+and whose bytes in those places are equal, zero or missing cannot be told from the log itself
+(``docs/recorder.md``).
 
 Only the standard library and msgspec are used: this is core code.
 """
@@ -47,9 +50,10 @@ import contextlib
 import os
 import re
 import struct
+import tempfile
 import zlib
 from collections.abc import Iterable
-from typing import Final, Protocol
+from typing import IO, Final, Protocol
 
 import msgspec
 
@@ -333,6 +337,63 @@ def _segment_events(record: Record) -> list[ev.AnyEvent] | None:
     return None
 
 
+def _segment_start(record: Record) -> tuple[int, bytes | None, bytes] | None:
+    """The first seq, the chain digest (None: an unsealed log's segment) and the events' bytes
+    of a record's segment at offset > 0; None if its head is not a segment's."""
+    data = record.data
+    for digest in (0, log._DIGEST):
+        size = log._SEG_HEAD.size + digest + log._SEG_TAIL.size
+        head = data[:size]
+        if len(head) < size or zlib.crc32(head[:-4]) != int.from_bytes(head[-4:], "little"):
+            continue
+        length, count, first_seq = log._SEG_HEAD.unpack_from(head)
+        events = data[size:size + length][len(log._array_header(count)):]
+        return first_seq, head[16:16 + digest] if digest else None, events
+    return None
+
+
+def _continues(path: str, fd: int, record: Record) -> bool:
+    """The file ``fd`` holds, up to the record's offset, the events its segment continues: a
+    whole segment ends there, after as many events as the segment's first seq, and (a sealed
+    log) the chain its digest extends. A file that took the log's inode number, with its size,
+    in the clock tick of the recorder's look at it (``docs/recorder.md``) ends there too, and
+    had a power loss come before the withdrawal of a record made for it, its bytes where the
+    record goes were all missing: it got the record. Read without decoding (checksums and the
+    chain), only where a record is to be written back: after a power loss, never per round."""
+    start = _segment_start(record)
+    if start is None:
+        return False
+    first_seq, digest, events = start
+    try:  # the reader goes on past a skipped part: it gets a copy of the bytes before it
+        with _copy_of(fd, record.offset) as before, log.Reader(
+                path, fd=before.fileno(), allow_torn=True, skip_until=record.offset) as reader:
+            for _ in reader.segments():
+                pass
+            if reader.skipped_to is None or reader.skipped_to[0] != first_seq:
+                return False
+            chain = reader._chain
+    except (OSError, LogFormatError):
+        return False
+    chain.update(events)
+    return digest is None or chain.digest() == digest
+
+
+def _copy_of(fd: int, size: int) -> IO[bytes]:
+    """A file in memory (or a temporary one) holding the first ``size`` bytes of ``fd``."""
+    copy: IO[bytes]
+    if hasattr(os, "memfd_create"):
+        copy = os.fdopen(os.memfd_create("buraco-journal-check", os.MFD_CLOEXEC), "w+b")
+    else:
+        copy = tempfile.TemporaryFile()  # noqa: SIM115 (the caller closes it: a with)
+    try:
+        copy.write(os.pread(fd, size, 0))
+        copy.flush()
+    except BaseException:
+        copy.close()
+        raise
+    return copy
+
+
 def _holds_events(path: str, records: list[Record]) -> bool:
     """The log at ``path`` holds every event of ``records``, each at its seq, whatever its
     bytes: a ``seal`` rewrote the log (chain digests, a new file) after the recorder wrote it,
@@ -422,6 +483,13 @@ def _replay(directory: str, path: str, records: list[Record], ops: SyncOps) -> t
         # Ours holds each record's bytes, or after a power loss some of them missing or zero.
         if not all(r.offset < 0 or _consistent(os.pread(fd, len(r.data), r.offset), r.data)
                    for r in records):  # (before the file: the loop below stops there)
+            return 0, 0, 0 if _holds_events(path, records) else len(records)
+        # Missing bytes are no proof either: another file of the log's size ends where the
+        # records go. What is to be written must continue what the file holds before it.
+        first = records[0]
+        if (first.offset > 0
+                and any(os.pread(fd, len(r.data), r.offset) != r.data for r in records)
+                and not _continues(path, fd, first)):
             return 0, 0, 0 if _holds_events(path, records) else len(records)
         size = os.fstat(fd).st_size
         for i, record in enumerate(records):

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pytest
 
-from buraco_log import log
+from buraco_log import journal, log
 from buraco_log.errors import LogFormatError
 from buraco_log.recorder import FileOps, Recorder
 from tests.recorder.sources import matches, on_disk
@@ -325,3 +325,55 @@ def test_threads_appending_to_one_match_while_it_is_sealed_30_runs(tmp_path: Pat
         directory.mkdir()
         total += _seal_run(directory, rng, rng.choice([2, 8, 16]), len(src))
     assert total > 30
+
+
+# -- a journal record for a file that took the log's place -----------------------------------
+
+def _log_sizes(directory: Path, sealed: bool, count: int) -> tuple[bytes, list[int]]:
+    """Log "a" of ``src[:count]``, one segment per event; its bytes and size after each."""
+    sizes = []
+    with Recorder(directory, sync="fsync", sealed=sealed) as rec:
+        for event in src[:count]:
+            rec.append("a", event)
+            sizes.append(os.path.getsize(directory / "a.blog"))
+    return (directory / "a.blog").read_bytes(), sizes
+
+
+@pytest.mark.parametrize("sealed", [True, False])
+@pytest.mark.parametrize("other", ["the log", "another match", "our log, last byte changed"])
+def test_a_journal_record_is_written_back_only_onto_the_events_it_continues(
+        tmp_path: Path, sealed: bool, other: str) -> None:
+    # docs/recorder.md's narrow case: a round journals a closed log's record naming the file
+    # its path showed; a file created there within one clock tick (the freed inode number, the
+    # same size) passed that look; the reopening refused it, and a power loss came before the
+    # withdrawal was synced. Its bytes where the record goes were all missing, so the restart
+    # wrote the record at the other file's end. Now the record must continue the events the
+    # file holds before it (their count and, sealed, their chain).
+    ours, sizes = _log_sizes(tmp_path / "src", sealed, 6)
+    at, segment = sizes[4], ours[sizes[4]:sizes[5]]
+    if other == "the log":  # after a power loss: the log without its last segment
+        there = ours[:at]
+    elif other == "another match":
+        theirs_dir = tmp_path / "theirs"
+        with Recorder(theirs_dir, sync="fsync", sealed=sealed) as rec:
+            for event in others[0][:8]:
+                rec.append("x", event)
+        there = ((theirs_dir / "x.blog").read_bytes() + bytes(at))[:at]
+    else:
+        there = ours[:at - 1] + bytes([ours[at - 1] ^ 1])
+    directory = tmp_path / "d"
+    directory.mkdir()
+    path = directory / "a.blog"
+    path.write_bytes(there)
+    st = os.stat(path)
+    record = journal.Record("a", st.st_dev, st.st_ino, at, segment)
+    (directory / journal.name_of(1)).write_bytes(journal.header() + journal.frame([record]))
+    with Recorder(directory, sync="journal") as rec:
+        stats = rec.stats()
+        if other == "the log":
+            assert stats.journal_conflicts == 0
+            assert log.read_events(path) == list(src[:6])  # written back
+        else:  # not written into; the journal kept aside for an operator
+            assert stats.journal_conflicts == 1, stats
+            assert path.read_bytes() == there
+            assert list(directory.glob(".recorder.journal-*.unfolded"))
