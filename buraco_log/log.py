@@ -1791,6 +1791,12 @@ class Writer:
         self._end = info.valid_bytes
         self._next_seq = FIRST_SEQ + info.events
         self._chain = chain
+        if self._signer is not None and info.events and self._start_key != self._signer.key_id:
+            # refused here, not at the first append (which broke the writer as if interrupted)
+            raise LogFormatError(
+                f"cannot sign this log with key {self._signer.key_id!r}: its match start "
+                f"records key_id {self._start_key!r} (a log is signed by the key its start "
+                "records)", path=self.path, kind="sign")
 
     # -- public API
     @property

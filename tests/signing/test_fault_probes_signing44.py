@@ -22,7 +22,7 @@ import pytest
 
 from buraco_log import log
 from buraco_log.signing.keys import Signer
-from tests.signing.helpers import audit, match, ring, rules_of
+from tests.signing.helpers import audit, match, ring, rules_of, write_signed_by
 
 ROOT = Path(__file__).resolve().parents[2]
 SITE = Signer.generate()
@@ -161,3 +161,45 @@ def test_a_torn_event_record_still_names_the_seq_it_would_begin(tmp_path: Path) 
     assert (refused.value.offset, refused.value.seq) == (size, 10)
     verdict = audit(path)
     assert (verdict.integrity.seq, verdict.integrity.record) == (10, 1)  # one record read
+
+
+# -- a key rotated mid-match ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("recorded", ["other key", "no key"])
+def test_a_writer_resuming_a_log_with_another_signer_is_refused_at_once(
+        tmp_path: Path, recorded: str) -> None:
+    """docs/signing.md: the writer "refuses to resume a log with another key". It opened it,
+    and the first append was refused at signing time, leaving the writer broken as if a
+    write had been interrupted."""
+    other = Signer.generate()
+    path = tmp_path / "m.blog"
+    events = match(key_id=SITE.key_id if recorded == "other key" else None)
+    with log.Writer(path, signer=SITE if recorded == "other key" else None) as w:
+        w.append_many(events[:30])
+    before = path.read_bytes()
+    with pytest.raises(log.LogFormatError) as refused:
+        log.Writer(path, signer=other)
+    exc = refused.value
+    assert (exc.kind, exc.path) == ("sign", str(path))
+    assert str(exc).startswith(f"{path}: cannot sign this log with key {other.key_id!r}: its "
+                               "match start records key_id ")
+    assert path.read_bytes() == before
+    with log.Writer(path) as w:  # the refusal let the lock go
+        w.append(events[30])
+    assert log.verify(path).events == 31
+
+
+def test_a_match_re_signed_by_a_rotated_key_half_way_is_a_key_mismatch_at_the_seq(
+        tmp_path: Path) -> None:
+    """A site cannot hand a match over to its next key half way (one key signs a log): the
+    records by the second are sign.key_mismatch from the first of them, even with both keys
+    trusted, and the count of each key's records is said."""
+    nxt = Signer.generate()
+    events = match(key_id=SITE.key_id)
+    path = write_signed_by(tmp_path / "m.blog", events,
+                           {e.seq: SITE if e.seq < 50 else nxt for e in events})
+    verdict = audit(path, ring(SITE, nxt))
+    assert rules_of(verdict) == ["sign.key_mismatch"]
+    assert verdict.findings[0].seq == 50
+    assert verdict.signing.signers == {SITE.key_id: 50, nxt.key_id: len(events) - 50}
