@@ -76,8 +76,9 @@ def view(
         "card anywhere in the file).")] = None,
     at: Annotated[int | None, typer.Option(
         "--at", min=0, help="Open the page at this seq.")] = None,
-    open_: Annotated[bool, typer.Option("--open", help="Open the page in a web browser.")
-                     ] = False,
+    open_: Annotated[bool, typer.Option(
+        "--open", help="Open the page in a web browser ($BROWSER, or the system's); not when "
+        "BURACO_LOG_NO_BROWSER is set, in CI, or without a display.")] = False,
 ) -> None:
     """Write a self-contained HTML replay page of a match: step through every event, see the
     table, the melds, the pile and the score sheet. Works offline, makes no network request.
