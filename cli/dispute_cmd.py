@@ -781,8 +781,10 @@ def audit_cmd(
         "--require-commitment/--no-require-commitment",
         help="Deals no committed or plain seed backs, and a committed match whose seed is not "
         "revealed (a log cut before its end), are findings. Default: the site setting "
-        "(BURACO_LOG_REQUIRE_COMMITMENT, or [audit] require_commitment in the config file; "
-        "see docs/audit-settings.md), else off.", show_default=False)
+        "(BURACO_LOG_REQUIRE_COMMITMENT, or [audit] require_commitment in the config file: "
+        "BURACO_LOG_CONFIG, else ~/.config/buraco-log/config.toml, then "
+        "/etc/buraco-log/config.toml; see docs/audit-settings.md), else off.",
+        show_default=False)
     ] = None,
     keys: Annotated[list[Path] | None, typer.Option(
         "--keys", help="The site's trusted public keys: a directory of .pub files (and a "
