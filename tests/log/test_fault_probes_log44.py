@@ -197,3 +197,86 @@ def test_a_seal_killed_sixty_times_leaves_the_log_whole_and_nothing_beside_it(
         tmp_path: Path) -> None:
     done, cut = _seal_runs(tmp_path, 60, seed=4400)
     assert done and cut  # both outcomes were met
+
+
+# -- hostile JSON Lines ---------------------------------------------------------------------------
+
+GOLDEN = ROOT / "examples" / "golden" / "classic.jsonl"
+
+
+def _edited(tmp_path: Path, at: int, edit: bytes | None = None, *,
+            whole: bytes | None = None) -> Path:
+    """The golden classic log with line ``at`` (1-based) replaced by ``edit``."""
+    lines = GOLDEN.read_bytes().split(b"\n")
+    if edit is not None:
+        lines[at - 1] = edit
+    path = tmp_path / "m.jsonl"
+    path.write_bytes(whole if whole is not None else b"\n".join(lines))
+    return path
+
+
+def _line4(old: bytes, new: bytes) -> bytes:
+    line = GOLDEN.read_bytes().split(b"\n")[3]
+    assert old in line
+    return line.replace(old, new, 1)
+
+
+def test_crlf_line_ends_read_as_lf_with_the_same_head(tmp_path: Path) -> None:
+    path = _edited(tmp_path, 0, whole=GOLDEN.read_bytes().replace(b"\n", b"\r\n"))
+    assert jsonl.read_jsonl(path) == jsonl.read_jsonl(GOLDEN)
+    out = tmp_path / "m.blog"
+    jsonl.jsonl_to_binary(path, out)
+    assert log.verify(out).head == log.head_digest(jsonl.read_jsonl(GOLDEN))
+
+
+@pytest.mark.parametrize(("line", "words", "kind"), [
+    (_line4(b'"seq":2', b'"seq":2.0'), "Expected `int`, got `float` - at `seq`", "unknown"),
+    (_line4(b'"seat":0', b'"seat":1e0'), "Expected `int`, got `float` - at `seat`", "unknown"),
+    (_line4(b'"seq":2', b'"seq":' + b"9" * 40), "field 'seq' holds an integer outside the "
+     "signed 64-bit range", "range"),
+    (_line4(b'"seq":2', b'"seq":' + b"9" * 100_000), "field 'seq' holds an integer outside "
+     "the signed 64-bit range", "range"),
+    (_line4(b'"seq":2', b'"seq":1e400'), "Number out of range", "jsonl"),
+    (_line4(b'"seq":2}', b'"seq":2,"seq":2}'), "duplicate key 'seq': JSON parsers disagree",
+     "jsonl"),
+    (_line4(b'"seq":2}', b'"seq":2,"se\\u0071":3}'), "duplicate key 'seq'", "jsonl"),
+    (b"\xef\xbb\xbf" + _line4(b"", b""), "the line starts with a byte order mark", "jsonl"),
+    (_line4(b'"seq":2}', b'"seq":2,"x":' + b"[" * 200_000 + b"]" * 200_000 + b"}"),
+     "JSON nested more than 10 deep", "limit"),
+    (b"[" * 1_000_000, "JSON nested more than 10 deep", "limit"),
+    (b'{"a":' * 150_000 + b"1" + b"}" * 150_000, "JSON nested more than 10 deep", "limit"),
+    (b"[" * 3_000_000, "line longer than 1048576 bytes", "limit"),
+], ids=["float-seq", "exponent-int", "huge-int", "100k-digits", "1e400", "dup-key",
+        "dup-key-escaped", "bom-mid-file", "deep-array", "deep-unclosed", "deep-object",
+        "over-1-mib"])
+def test_a_hostile_json_line_is_refused_in_one_error_naming_its_line(
+        tmp_path: Path, line: bytes, words: str, kind: str) -> None:
+    path = _edited(tmp_path, 4, line)
+    started = time.monotonic()
+    with pytest.raises(log.LogFormatError) as refused:
+        jsonl.read_jsonl(path)
+    assert time.monotonic() - started < 5  # no hang, and no RecursionError
+    exc = refused.value
+    assert (exc.path, exc.line, exc.kind) == (str(path), 4, kind)
+    assert words in str(exc) and "\n" not in str(exc) and len(str(exc)) < 600
+
+
+def test_a_bom_and_a_duplicated_header_key_are_refused_on_line_1(tmp_path: Path) -> None:
+    data = GOLDEN.read_bytes()
+    path = _edited(tmp_path, 0, whole=b"\xef\xbb\xbf" + data)
+    with pytest.raises(log.LogFormatError, match="starts with a byte order mark") as bom:
+        jsonl.read_jsonl(path)
+    assert bom.value.line == 1
+    first, rest = data.split(b"\n", 1)
+    path.write_bytes(first[:-1] + b', "sealed": true}\n' + rest)
+    with pytest.raises(log.LogFormatError, match="duplicate key 'sealed'") as twice:
+        jsonl.read_jsonl(path)
+    assert twice.value.line == 1
+
+
+def test_the_cli_says_a_deeply_nested_line_in_one_line(tmp_path: Path) -> None:
+    path = _edited(tmp_path, 4, b"[" * 500_000 + b"]" * 500_000)
+    for command in ("verify", "audit", "show"):
+        done = cli(command, path.name, cwd=tmp_path, timeout=60)
+        said = one_error_line(done, 1) if command != "audit" else done.stdout
+        assert "line 4" in said and "nested more than 10 deep" in said, (command, said)

@@ -9,9 +9,11 @@ takes the match to its end, signed throughout.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import random
 import signal
+import struct
 import subprocess
 import sys
 import threading
@@ -21,8 +23,17 @@ from pathlib import Path
 import pytest
 
 from buraco_log import log
+from buraco_log.audit import SigningOptions, audit_log
 from buraco_log.signing.keys import Signer
-from tests.signing.helpers import audit, match, ring, rules_of, write_signed_by
+from tests.signing.helpers import (
+    audit,
+    held,
+    match,
+    ring,
+    rules_of,
+    write_signed,
+    write_signed_by,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 SITE = Signer.generate()
@@ -203,3 +214,66 @@ def test_a_match_re_signed_by_a_rotated_key_half_way_is_a_key_mismatch_at_the_se
     assert rules_of(verdict) == ["sign.key_mismatch"]
     assert verdict.findings[0].seq == 50
     assert verdict.signing.signers == {SITE.key_id: 50, nxt.key_id: len(events) - 50}
+
+
+# -- receipts and signature records moved about ---------------------------------------------------
+
+
+def test_receipts_for_another_match_or_past_the_end_say_so(tmp_path: Path) -> None:
+    events = match(key_id=SITE.key_id)
+    path = tmp_path / "m.blog"
+    write_signed(path, events[:100], SITE)
+    other = tmp_path / "o.blog"
+    theirs = write_signed(other, match("other", key_id=SITE.key_id)[:20], SITE,
+                          receipts_at=[10])[10]
+    one = SigningOptions(ring(SITE), (held(theirs),), by_match=False)  # one log audited
+    [finding] = audit_log(path, signing=one).findings
+    assert (finding.rule, finding.seq) == ("sign.receipt_other_match", 10)
+    # a genuine signature of a head at a seq the log does not reach: it was cut
+    past = SITE.sign_head(events[0].match_id, 150, hashlib.sha256(b"later").digest())
+    [finding] = audit(path, ring(SITE), [held(past)]).findings
+    assert (finding.rule, finding.seq) == ("sign.receipt_cut", 150)
+    assert finding.message.endswith("the log ends at seq 99 (it was cut)")
+
+
+def _records(data: bytes) -> list[tuple[int, int, int]]:
+    """(start, end, event count) of each record of a sealed log's bytes."""
+    out, off = [], log.HEADER_SIZE
+    while off < len(data):
+        length, count = struct.unpack_from("<II", data, off)
+        out.append((off, off + 56 + length, count))
+        off += 56 + length
+    return out
+
+
+@pytest.mark.parametrize("edit", ["copied", "swapped", "moved", "cut-after", "cut-before"])
+def test_signature_records_moved_about_are_refused_or_read_as_a_shorter_log(
+        tmp_path: Path, edit: str) -> None:
+    events = match(key_id=SITE.key_id)[:60]
+    path = tmp_path / "m.blog"
+    write_signed(path, events, SITE, batch=20)
+    data = path.read_bytes()
+    s0, s1 = [data[a:b] for a, b, count in _records(data) if count == 0][:2]
+    i0, i1 = data.index(s0), data.index(s1)
+    edited = {
+        "copied": data[:i0] + s0 + data[i0:],
+        "swapped": data[:i0] + s1 + data[i0 + len(s0):i1] + s0 + data[i1 + len(s1):],
+        "moved": data[:i0] + data[i0 + len(s0):i1 + len(s1)] + s0 + data[i1 + len(s1):],
+        "cut-after": data[:i1 + len(s1)],
+        "cut-before": data[:i1],
+    }[edit]
+    path.write_bytes(edited)
+    if edit.startswith("cut"):  # a shorter log, valid on its own: its tail's note, no finding
+        info = log.verify(path)
+        assert (info.events, info.signatures, info.torn) == (40, 2 if edit == "cut-after" else 1,
+                                                            None)
+        assert audit(path, ring(SITE)).ok
+        return
+    with pytest.raises(log.LogFormatError) as refused:
+        log.verify(path)
+    exc = refused.value
+    assert exc.seq is None and exc.offset == (i0 + len(s0) if edit == "copied" else
+                                               i0 if edit == "swapped" else i1 + len(s1) - len(s0))
+    assert str(exc).count("\n") == 0 and "the signature record after seq" in str(exc)
+    rules = {f.rule for f in audit(path, ring(SITE)).findings}
+    assert rules == ({"sign.duplicate"} if edit == "copied" else {"log.seq"})
