@@ -159,7 +159,6 @@ def _click_errors(name: str) -> tuple[type[BaseException], ...]:
 
 
 _NO_ARGS = _click_errors("NoArgsIsHelpError")
-_NO_OPTION = _click_errors("NoSuchOption")
 _USAGE = _click_errors("UsageError")
 _ABORT = _click_errors("Abort")
 
@@ -181,16 +180,15 @@ def _argv_wants_json(argv: list[str]) -> bool:
     return fmt == "json"
 
 
-def _dash_file(exc: BaseException, argv: list[str]) -> str:
-    """The hint for an unknown option that is a file's name (``show -x.blog``): it said only
-    "No such option: -x", and the file was never named."""
-    option = getattr(exc, "option_name", None)
-    if not isinstance(exc, _NO_OPTION) or not option:
-        return ""
+def _dash_file(argv: list[str]) -> str:
+    """The hint for a usage error where a word taken as an option is a file's name: it said
+    only "No such option: -x" (`show -x.blog`), and nothing at all where the name began with
+    a real option, read with its value (`show -f.blog`: "'.blog' is not one of 'table', ...";
+    `audit -q.blog`: "No such option: -.")."""
     for word in argv:
         if word == "--":
             break
-        if word.startswith(option) and os.path.lexists(word):
+        if word.startswith("-") and word not in ("-", "--") and os.path.lexists(word):
             return f"; {word} is a file: name it ./{word}, or put -- before it"
     return ""
 
@@ -261,7 +259,8 @@ def _run() -> int | Any:
         hint = f" (see `{ctx.command_path if ctx is not None else _named_command()} --help`)"
         message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
         message = " ".join(message.split())  # a missing choice option lists its choices on lines
-        message += _dash_file(exc, sys.argv[1:])
+        dash = _dash_file(sys.argv[1:])
+        message = message.removesuffix(".") + dash if dash else message
         if message == "Missing command." and ctx is not None:  # a group given no command
             names: list[str] = getattr(ctx.command, "list_commands", lambda _c: [])(ctx)
             shown = [n for n in names if n not in HIDDEN]

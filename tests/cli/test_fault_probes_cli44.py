@@ -219,3 +219,16 @@ def test_an_option_missing_its_value_names_the_help_to_read(args: list[str],
     line = one_error_line(cli(*args), 2)
     assert line.startswith("buraco-log: usage: Option '"), line
     assert line.endswith(f" (see `buraco-log {command} --help`)"), line
+
+
+@pytest.mark.parametrize("args", [["show", "-f.blog"], ["audit", "-q.blog"],
+                                  ["audit", "-j2.blog"], ["replay", "--at", "3", "-x.blog"]])
+def test_a_log_named_like_an_option_and_its_value_is_named_in_the_usage_error(
+        tmp_path: Path, args: list[str]) -> None:
+    """Only an unknown option (`-x.blog`) was named a file; a name that starts with a real
+    option was read with its value: "'.blog' is not one of ...", "No such option: -."."""
+    name = args[-1]
+    shutil.copy(SMALL, tmp_path / name)
+    line = one_error_line(cli(*args, cwd=tmp_path), 2)
+    assert f"; {name} is a file: name it ./{name}, or put -- before it (see `" in line, line
+    assert ".;" not in line, line
