@@ -64,6 +64,12 @@ def _blocking_sigterm(folder: str) -> None:
     time.sleep(30)
 
 
+@pytest.fixture
+def short_grace(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(poolmod, "_TERM_GRACE", 0.3)  # 2 s in use: the test need not wait it
+
+
+@pytest.mark.usefixtures("short_grace")
 def test_a_worker_that_outlives_sigterm_is_killed(tmp_path: Path) -> None:
     before = _children()
     started = time.monotonic()
@@ -80,6 +86,7 @@ def test_a_worker_that_outlives_sigterm_is_killed(tmp_path: Path) -> None:
     assert took < poolmod._TERM_GRACE + 5, took
 
 
+@pytest.mark.usefixtures("short_grace")
 def test_the_stop_codes_say_which_workers_the_pool_had_to_kill(tmp_path: Path) -> None:
     before = _children()
     pool = poolmod.new_pool(2)
