@@ -405,7 +405,7 @@ _ERRNO = re.compile(r"\[errno (\d+)\]", re.IGNORECASE)
 
 # A place that cannot be written at all, named by the user: a usage error, as for every other
 # writer (cli.common.guarded); a write that failed part-way (a full disk) stays 1.
-_UNWRITABLE = frozenset({errno.EACCES, errno.EPERM, errno.EROFS})
+_UNWRITABLE = frozenset({errno.EACCES, errno.EPERM, errno.EROFS, errno.EISDIR})
 
 
 @contextlib.contextmanager

@@ -232,3 +232,16 @@ def test_a_log_named_like_an_option_and_its_value_is_named_in_the_usage_error(
     line = one_error_line(cli(*args, cwd=tmp_path), 2)
     assert f"; {name} is a file: name it ./{name}, or put -- before it (see `" in line, line
     assert ".;" not in line, line
+
+
+def test_query_and_report_into_a_directory_are_usage_errors_as_for_every_writer(
+        tmp_path: Path, arch: Path) -> None:
+    """`view -o DIR` and the other writers said 2 ("is a directory; name the page's file"),
+    query and report 1."""
+    out = tmp_path / "out"
+    out.mkdir()
+    for args in (["query", arch, "SELECT 1 AS x", "-o", out], ["report", arch, "-f", "html",
+                                                             "-o", out]):
+        line = one_error_line(cli(*args), 2)
+        assert line.endswith(f"cannot write {out}: Is a directory; nothing was written"), line
+    assert list(out.iterdir()) == [] and sorted(p.name for p in tmp_path.iterdir()) == ["out"]
