@@ -5,13 +5,29 @@ from __future__ import annotations
 import errno
 import operator
 import re
-from typing import SupportsIndex
+from typing import Any, SupportsIndex
 
 
 class BuracoLogError(Exception):
     """Root of every error buraco_log raises on purpose."""
 
     code = "error"
+
+    def __reduce__(self) -> str | tuple[Any, ...]:
+        # Sent from a pool's worker to its parent (pickled), it is rebuilt from its args and
+        # attributes, not by calling __init__ with ``args``: most subclasses take other
+        # arguments (IllegalMoveError's rule and message), and one that could not be rebuilt
+        # broke the pool, said as "a worker process ended abruptly (killed, or out of memory)".
+        if isinstance(self, OSError):  # its errno and file name are no attributes of __dict__
+            return super().__reduce__()
+        return _rebuilt, (type(self), self.args), self.__dict__
+
+
+def _rebuilt(cls: type[BuracoLogError], args: tuple[object, ...]) -> BuracoLogError:
+    """An instance of ``cls`` holding ``args``, without calling its ``__init__``."""
+    error = cls.__new__(cls)
+    error.args = args
+    return error
 
 
 class CardParseError(BuracoLogError, ValueError):

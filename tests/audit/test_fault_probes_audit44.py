@@ -99,3 +99,36 @@ def test_the_stop_codes_say_which_workers_the_pool_had_to_kill(tmp_path: Path) -
     assert list(codes.values()) == [None, None]  # killed by the pool: "cut short", not "died"
     assert all(f.done() for f in futures)
     assert _children() - before == set()
+
+
+# -- an error raised in a worker -----------------------------------------------------------------
+
+
+def _raising(which: str) -> None:
+    from buraco_log.errors import IllegalMoveError, RulesError
+    from buraco_log.log import NotDurableError
+    from buraco_log.melds import MeldError
+
+    raise {
+        "illegal": IllegalMoveError("discard.card_not_in_hand", "seat 1 does not hold Ac",
+                                    seq=23, tag="dc", path="m.blog"),
+        "rules": RulesError("hand_size", "must be at least 1", "house.toml"),
+        "meld": MeldError("meld.too_short", (), "a meld needs 3 cards"),
+        "durable": NotDurableError("written", "EIO", path="m.blog"),
+    }[which]
+
+
+@pytest.mark.parametrize("which", ["illegal", "rules", "meld", "durable"])
+def test_an_error_raised_in_a_worker_comes_out_as_itself_not_as_a_dead_worker(
+        which: str) -> None:
+    """IllegalMoveError (and every error whose __init__ takes other arguments than its
+    ``args``) could not be unpickled in the pool's process: the pool broke, and the batch
+    said "a worker process ended abruptly (killed, or out of memory)"."""
+    with pytest.raises(Exception) as raised:
+        _raising(which)
+    here = raised.value
+    with pytest.raises(type(here)) as there, poolmod.worker_pool(2, "testing") as pool:
+        pool.submit(_raising, which).result()
+    assert type(there.value) is type(here)
+    assert str(there.value) == str(here)
+    assert there.value.__dict__ == here.__dict__
