@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import pty
 import re
@@ -32,15 +33,20 @@ from tests.cli.probes import ROOT, cli, one_error_line
 GOLDEN = ROOT / "examples" / "golden" / "classic.jsonl"
 SMALL = ROOT / "examples" / "disputes" / "fair-thirteen.log"
 
-# Every command's help rendered by one process (a process per command was 20 starts).
+# Every command's help at every width, rendered by one process (a process per command and
+# width was 80 starts): rich reads COLUMNS as each help makes its console.
 _HELP_DRIVER = r"""
-import sys
+import os, sys
 from cli import main
-for words in sys.argv[1:]:
-    sys.argv = ["buraco-log", *words.split(), "--help"]
-    print("=== " + words, flush=True)
-    main._run()
+widths, commands = sys.argv[1].split(","), sys.argv[2:]
+for width in widths:
+    os.environ["COLUMNS"] = width
+    for words in commands:
+        sys.argv = ["buraco-log", *words.split(), "--help"]
+        print(f"=== {width} {words}".rstrip(), flush=True)
+        main._run()
 """
+WIDTHS = (20, 40, 80, 100)
 
 
 def _commands() -> list[str]:
@@ -53,14 +59,21 @@ def _commands() -> list[str]:
     return ["", *(path.removeprefix("buraco-log ") for path, _ in _walk(root, "buraco-log"))]
 
 
+@functools.cache
+def _all_helps() -> dict[tuple[int, str], str]:
+    done = subprocess.run([sys.executable, "-c", _HELP_DRIVER, ",".join(map(str, WIDTHS)),
+                           *_commands()], cwd=ROOT, capture_output=True, text=True,
+                          timeout=120, check=False, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0 and not done.stderr, done.stderr
+    parts = re.split(r"^=== (\d+) ?(.*)$", done.stdout, flags=re.MULTILINE)[1:]
+    return {(int(w), c): text for w, c, text in zip(parts[::3], parts[1::3], parts[2::3],
+                                                     strict=True)}
+
+
 def _helps(columns: int) -> dict[str, str]:
     """Each command's `--help` (and the bare tool's, under "") at ``columns`` columns."""
-    done = subprocess.run([sys.executable, "-c", _HELP_DRIVER, *_commands()], cwd=ROOT,
-                          capture_output=True, text=True, timeout=120, check=False,
-                          env={**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": str(columns)})
-    assert done.returncode == 0 and not done.stderr, done.stderr
-    parts = re.split(r"^=== ?(.*)$", done.stdout, flags=re.MULTILINE)[1:]
-    return dict(zip(parts[::2], parts[1::2], strict=True))
+    return {command: text for (width, command), text in _all_helps().items()
+            if width == columns}
 
 
 def _names_in_help() -> dict[str, set[str]]:
@@ -87,6 +100,8 @@ def _names_in_help() -> dict[str, set[str]]:
 def test_help_cuts_no_word_at_any_width(columns: int) -> None:
     helps = _helps(columns)
     assert len(helps) > 20
+    widest = max(len(line) for text in helps.values() for line in text.splitlines())
+    assert widest <= columns, widest  # rendered at that width (else nothing would be cut)
     cut = {command: [line for line in text.splitlines() if "…" in line]
            for command, text in helps.items()}
     assert not any(cut.values()), {c: lines[:3] for c, lines in cut.items() if lines}
