@@ -648,6 +648,8 @@ def _commit_staged(root: str, batch: str,
     """Rename one batch's staged files into place, then write its record (the commit point),
     as :func:`buraco_log.archive.store.commit` does for a local batch."""
     counts = {t: 0 for t in TABLES}
+    # never through a partition directory linking out of the archive (as a local commit)
+    store.refuse_linked_dirs(root, [rel for _t, rel, _s, _n, _k in files])
     # before any file is in place: recover() deletes only parts an intent names
     store.note_intent(root, batch, "ingest", [batch], [rel for _t, rel, _s, _n, _k in files])
     for table, rel, staged, n, _kept in files:

@@ -30,3 +30,24 @@ def test_spark_names_a_match_under_a_stored_matchs_id_as_local(
     both = engine.ingest([src], tmp_path / "spark2", spark=spark)
     assert both.shared_match_ids == ingest([str(src)], tmp_path / "local2").shared_match_ids
     assert len(both.shared_match_ids) == 1
+
+
+@pytest.mark.spark
+@pytest.mark.slow  # a Spark ingest
+def test_spark_places_no_part_through_a_partition_directory_that_is_a_link(
+        spark: Any, tmp_path: Path) -> None:
+    """Before: the first match of a preset went through a link placed where its partition
+    would be, its committed part out of the archive (the local engine's: probe 44)."""
+    from buraco_log.archive import spark as engine
+    from buraco_log.archive import store
+    from buraco_log.errors import ArchiveError
+
+    sim = Path(__file__).parents[2] / "examples" / "sim"
+    arch, outside = tmp_path / "arch", tmp_path / "outside"
+    ingest([str(sim / "classic-2p-000000.blog")], arch)
+    outside.mkdir()
+    link = arch / "matches" / "preset=burako"
+    link.symlink_to(outside)
+    with pytest.raises(ArchiveError, match=f"^{link}: symbolic links are not allowed"):
+        engine.ingest([sim / "burako-2p-000000.blog"], arch, spark=spark)
+    assert list(outside.iterdir()) == [] and len(store.manifests(str(arch))) == 1
