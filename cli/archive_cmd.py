@@ -686,10 +686,10 @@ TABLE_MAX_ROWS = 100_000  # a table needs every row for its widths; other format
 
 @guarded
 def query(
-    first: Annotated[str, typer.Argument(
+    first: Annotated[str | None, typer.Argument(
         metavar="[ARCHIVE]", show_default=False,
         help="The archive directory (or --archive), then one read-only SELECT over the views "
-        "matches, hands, events, melds, players, errors.")],
+        "matches, hands, events, melds, players, errors.")] = None,
     second: Annotated[str | None, typer.Argument(metavar="SQL", show_default=False,
                                                  help="The SQL, when ARCHIVE comes first.")] = None,
     archive: ArchiveOpt = None,
@@ -722,6 +722,8 @@ def query(
     format = QueryFormat.table if format is QueryFormat.text else format
     as_json = format is QueryFormat.json
     output = _output_file(output_name, as_json)
+    _refuse_no_sql(first, second, as_json)
+    assert first is not None
     if second is None:
         archive_dir, sql = _the_archive(archive, None, as_json), first
     else:  # ARCHIVE SQL: the first is a path, and refused empty as every path is
@@ -754,6 +756,19 @@ def query(
                                                                        as_json))
         _write_result(opened, format, output, wide, memory_limit)
     _note_unrecorded(archive_dir, "query")
+
+
+def _refuse_no_sql(first: str | None, second: str | None, as_json: bool) -> None:
+    """A query given no SQL, said as such: `query` alone said "Missing argument '[ARCHIVE]'"
+    (with BURACO_LOG_ARCHIVE set too), `query ARCHIVE` "which archive? give --archive DIR",
+    and with BURACO_LOG_ARCHIVE set it ran the archive's name as SQL ("Parser Error")."""
+    if second is not None:
+        return
+    if first is not None and (len(first.split()) != 1 or not os.path.isdir(first)):
+        return  # one word that is no directory: SQL, checked as SQL
+    where = f"{first}: an archive, and " if first is not None else ""
+    raise fail(f"{where}no SQL to run: give it last, as in buraco-log query ARCHIVE "
+               "\"SELECT count(*) FROM matches\"", EXIT_USAGE, as_json=as_json)
 
 
 def _note_unrecorded(archive_dir: Path, command: str) -> None:

@@ -260,3 +260,21 @@ def test_query_and_report_into_a_directory_are_usage_errors_as_for_every_writer(
         line = one_error_line(cli(*args), 2)
         assert line.endswith(f"cannot write {out}: Is a directory; nothing was written"), line
     assert list(out.iterdir()) == [] and sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_a_query_given_no_sql_says_so(arch: Path, tmp_path: Path) -> None:
+    """`query ARCHIVE` said "which archive? give --archive DIR" (it was given); with
+    BURACO_LOG_ARCHIVE set it ran the archive's name as SQL (a Parser Error, exit 1); `query`
+    alone said "Missing argument '[ARCHIVE]'"."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "BURACO_LOG_ARCHIVE": str(arch)}
+    for args, extra in ((["query", arch], {}), (["query", arch], env), (["query"], env),
+                        (["query", "-a", arch], {})):
+        done = subprocess.run([sys.executable, "-m", "cli", *map(str, args)], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=120, check=False,
+                              env=extra or {**os.environ, "PYTHONPATH": str(ROOT)})
+        line = one_error_line(done, 2)
+        assert "no SQL to run: give it last" in line, (args, line)
+    ran = subprocess.run([sys.executable, "-m", "cli", "query", "SELECT 7 AS n", "-f", "csv"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                         check=False, env=env)
+    assert (ran.returncode, ran.stdout) == (0, "n\n7\n"), ran.stderr
