@@ -147,8 +147,8 @@ RULES: dict[str, str] = {
     "log.torn": "The log ends in an incomplete record (a crash during an append); the events "
     "before it are intact.",
     "log.decode": "A record's bytes do not decode as events.",
-    "log.unknown": "A record holds an unknown event type or field (written by a newer "
-    "buraco_log?).",
+    "log.unknown": "A record is no event this buraco_log knows: an unknown event type or "
+    "field (written by a newer buraco_log?), or a field of the wrong type (1.0 for an integer).",
     "log.version": "The log was written in a format version this buraco_log cannot read.",
     "log.limit": "A record exceeds the reader's size or nesting limits.",
     "log.format": "The bytes are not a valid log.",
