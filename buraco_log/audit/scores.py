@@ -88,6 +88,8 @@ def _hint(diff: int, s: SideScore, rules: Rules | None) -> str | None:
 
     b = rules.bonuses if rules is not None else None
     bonus("going-out bonus", s.going_out, b.going_out if b else 0)
+    if b is not None and rules is not None and rules.relancinho:
+        guesses += _relancinho_hint(diff, s.relancinho, b.relancinho)
     penalty(f"{unit} left in hand", s.hand_penalty, 0)
     penalty("morto penalty", s.morto_penalty, b.morto_not_taken if b and rules and rules.morto
             else 0)
@@ -103,6 +105,21 @@ def _hint(diff: int, s: SideScore, rules: Rules | None) -> str | None:
     if not guesses:
         return None
     return "the difference matches " + "; or ".join(guesses[:3])
+
+
+def _relancinho_hint(diff: int, actual: int, size: int) -> list[str]:
+    """The relancinho's slips (RULES.md §7): it is per player, so a side may hold two (200),
+    and one of them may be counted twice or left out, as well as the whole."""
+    if actual and diff == actual:
+        return [f"the relancinho bonus ({actual}) counted twice"]
+    if actual and diff == -actual:
+        return [f"the relancinho bonus ({actual}) left out"]
+    if size and diff == size:
+        return [f"one relancinho bonus ({size}) too many" if actual
+                else f"a relancinho bonus ({size}) counted though not earned"]
+    if size and diff == -size and actual > size:
+        return [f"one relancinho bonus ({size}) left out"]
+    return []
 
 
 def _scoring(tl: Timeline) -> tuple[Scoring, list[Finding]]:
