@@ -32,7 +32,7 @@ from buraco_log.melds import MeldError, cache_for
 from buraco_log.moves import PileOptions, legal_moves, pile_options
 from buraco_log.rules import Rules
 from buraco_log.state import State
-from buraco_log.timeline import card_style
+from buraco_log.timeline import card_style, stock_end
 from buraco_log.wilds import describe_wild
 
 
@@ -137,7 +137,7 @@ def _describe(
                 f"take the whole pile ({counted(move.count, unit)}, top {cs((move.top,))})")
     if isinstance(move, HandEnded):
         if move.reason == "stock_out":
-            return "end", "end the hand", "end the hand: the stock is out"
+            return "end", "end the hand", f"end the hand: {stock_end(rules, unit)}"
         return "end", "end the hand", "end the hand: a player went out"
     if isinstance(move, FirstDrawRejected):
         return ("reject", f"reject the first {unit}",

@@ -12,10 +12,11 @@ Core module: stdlib and msgspec only.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Literal
 
 import msgspec
 
-from buraco_log.cards import Card, Style, format_card
+from buraco_log.cards import Card, Style, counted, format_card
 from buraco_log.errors import (
     BuracoLogError,
     IllegalMoveError,
@@ -43,7 +44,8 @@ from buraco_log.events import (
 )
 from buraco_log.reducer import Replayer
 from buraco_log.rules import Rules
-from buraco_log.state import State
+from buraco_log.scoring import score_hand
+from buraco_log.state import SideScore, State
 from buraco_log.wilds import describe_wild
 
 SNAPSHOT_EVERY = 64
@@ -65,12 +67,25 @@ def cards_text(cards: Sequence[Card], style: Style) -> tuple[str, ...]:
 # -- describing events ------------------------------------------------------------------------
 
 
+def stock_end(rules: Rules | None, unit: str = "card") -> str:
+    """Why a hand ends without going out (RULES.md §8), in the same words wherever it is said
+    (``replay``'s hand end, ``moves``' offer to end the hand): ``mega`` ends the hand with two
+    cards still in the stock, so "the stock ran out" is said only where the floor is 0."""
+    floor = rules.stock_floor if rules is not None else None
+    if floor == 0:
+        return "the stock ran out"
+    if floor is None:  # the rules are unknown: say nothing the floor might contradict
+        return "the stock reached its floor"
+    return f"the stock is down to its last {counted(floor, unit)}"
+
+
 def describe_event(
     event: AnyEvent, players: Sequence[Player] = (), style: Style = "ascii",
-    seat: int | None = None,
+    seat: int | None = None, rules: Rules | None = None,
 ) -> str:
     """One event in words, e.g. ``seq 41: seat 2 (ana) discarded 7h``. For ``seat``'s view,
-    another seat's draw from the stock names no card: that seat alone saw it."""
+    another seat's draw from the stock names no card: that seat alone saw it. ``rules``: the
+    match's, to say how a hand ended by the stock (mega's floor is 2 cards, not 0)."""
 
     def who(seat: int) -> str:
         if not 0 <= seat < len(players):
@@ -116,7 +131,7 @@ def describe_event(
     elif isinstance(e, WentOut):
         text = f"{who(e.seat)} went out"
     elif isinstance(e, HandEnded):
-        why = "a player went out" if e.reason == "went_out" else "the stock ran out"
+        why = "a player went out" if e.reason == "went_out" else stock_end(rules, unit)
         scores = f"; recorded scores {', '.join(map(str, e.scores))}" if e.scores else ""
         text = f"hand ended ({why}){scores}"
     elif isinstance(e, MatchEnded):
@@ -148,16 +163,24 @@ class MeldView(msgspec.Struct, frozen=True):
     wild: str | None = None  # where its wild stands, in words ("2♠ as the 6"); None: no wild
 
 
+MortoState = Literal["none", "waiting", "taken", "voided"]
+"""A side's morto: ``none`` (the rules deal none, or no hand is dealt), ``waiting`` (not
+taken), ``taken``, or ``voided``: taken indirectly, but an opponent went out (or, under the old
+reading, the hand ended) before its taker played again, so it counts as not taken and the
+side pays the morto penalty (RULES.md §7, §9)."""
+
+
 class SideView(msgspec.Struct, frozen=True):
     side: int
     seats: tuple[int, ...]
     melds: tuple[MeldView, ...]
     morto: int  # cards still in the side's morto
-    morto_taken: bool
+    morto_taken: bool  # the side took its morto this hand (it may since be voided)
     opened: bool
     vulnerable: bool
     table_points: int  # points of the cards in the side's melds so far this hand
     total: int  # match score before the current hand
+    morto_state: MortoState = "none"  # what the morto counts as in the score
 
 
 class TableView(msgspec.Struct, frozen=True):
@@ -190,6 +213,7 @@ def table_view(state: State, *, seat: int | None = None, recent: Sequence[str] =
         raise PositionError(f"no seat {seat} in a {len(state.players)}-player match")
     style = card_style(state.rules)
     points = state.rules.point_table() if state.rules is not None else [0] * 65
+    mortos = morto_states(state)
     seats = tuple(
         SeatHand(
             seat=i, name=p.name, side=state.sides[i],
@@ -211,6 +235,7 @@ def table_view(state: State, *, seat: int | None = None, recent: Sequence[str] =
             ),
             morto=len(state.mortos[s]) if state.mortos else 0,
             morto_taken=bool(state.morto_taken and state.morto_taken[s]),
+            morto_state=mortos[s],
             opened=bool(state.opened and state.opened[s]),
             vulnerable=bool(state.vulnerable and state.vulnerable[s]),
             table_points=sum(points[c] for m in (state.melds[s] if state.melds else ())
@@ -238,6 +263,38 @@ def table_view(state: State, *, seat: int | None = None, recent: Sequence[str] =
         totals=state.totals,
         recent=tuple(recent),
     )
+
+
+def morto_states(state: State) -> tuple[MortoState, ...]:
+    """Each side's morto as the score counts it: a morto taken indirectly and voided by the
+    end of the hand is ``voided``, not ``taken``, from the moment the hand is over (a player
+    went out) until the next deal."""
+    r = state.rules
+    if r is None or not r.morto or state.hand < 0 or not state.morto_taken:
+        none: MortoState = "none"
+        return (none,) * state.n_sides
+    scores = _hand_over_scores(state)
+    return tuple(_morto_state(taken, scores is not None and bool(scores[side].morto_penalty))
+                 for side, taken in enumerate(state.morto_taken))
+
+
+def _morto_state(taken: bool, penalised: bool) -> MortoState:
+    if not taken:
+        return "waiting"
+    return "voided" if penalised else "taken"  # taken, yet the score charges the penalty
+
+
+def _hand_over_scores(state: State) -> tuple[SideScore, ...] | None:
+    """The scores of a hand that is over: the reducer's once it ended, the scoring's while a
+    player has gone out and the end is still to be recorded; None while it is being played."""
+    if state.results and state.results[-1].hand == state.hand and state.phase in (
+            "between", "decided", "over"):
+        return state.results[-1].scores  # one source for the score and the morto's state
+    if state.phase == "out" and state.rules is not None:
+        return score_hand(state.rules, state.sides, state.n_sides, state.hands, state.melds,
+                          state.morto_taken, state.morto_pending, state.went_out,
+                          state.relancinho)
+    return None
 
 
 def _wild_text(cards: Sequence[Card], rules: Rules | None, style: Style) -> str | None:
@@ -378,7 +435,7 @@ class Timeline:
         if seat is not None and not 0 <= position(seat, "seat") < len(self.players):
             raise PositionError(f"no seat {seat} in a {len(self.players)}-player match")
         lo = max(0, seq - count + 1)
-        return tuple(describe_event(e, self.players, self.style, seat)
+        return tuple(describe_event(e, self.players, self.style, seat, self.rules)
                      for e in self.events[lo : seq + 1])
 
     def view(self, seq: int, *, seat: int | None = None, recent: int = RECENT) -> TableView:

@@ -97,10 +97,7 @@ def render_table(v: TableView, indent: str = "", unit: str = "card") -> Iterator
     yield f"{indent}stock {v.stock}  pile ({len(v.pile)}): {pile}"
     for side in v.sides:
         who = ", ".join(f"{names[s]}" for s in side.seats)
-        morto = ""
-        if side.morto or side.morto_taken:
-            morto = "  morto taken" if side.morto_taken else \
-                f"  morto {counted(side.morto, unit)}"
+        morto = _morto_text(side.morto_state, side.morto, unit)
         flags = ("  vulnerable" if side.vulnerable else "") + (
             "  opened" if side.opened else "")
         yield (f"{indent}side {side.side} ({who})  match score {side.total}  "
@@ -122,6 +119,16 @@ def render_table(v: TableView, indent: str = "", unit: str = "card") -> Iterator
         yield f"{indent}recent"
         for line in v.recent:
             yield f"{indent}  {line}"
+
+
+def _morto_text(state: str, cards: int, unit: str) -> str:
+    """A side's morto as its score counts it: a voided one is not called taken (the score
+    lines beside it charge the penalty for a morto not taken)."""
+    if state == "taken":
+        return "  morto taken"
+    if state == "voided":
+        return "  morto voided (taken, but counts as not taken)"
+    return f"  morto {counted(cards, unit)}" if cards else ""
 
 
 def _overrides(o: dict[str, Any]) -> str:

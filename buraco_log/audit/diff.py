@@ -136,14 +136,15 @@ def diff_logs(a: AnyPath, b: AnyPath) -> Diff:
             raise _unreadable(p, integ)
     start = next((e for e in (*ea[:1], *eb[:1]) if isinstance(e, MatchStarted)), None)
     players = start.players if start is not None else ()
-    style = card_style(start.rules if start is not None else None)
+    rules = start.rules if start is not None else None
+    style = card_style(rules)
     seq, diffs, prefix = diff_events(ea, eb, style)
     i = None if seq is None else seq - log.FIRST_SEQ
 
     def words(events: list[AnyEvent]) -> str | None:
         if i is None or i >= len(events):
             return None
-        return describe_event(events[i], players, style)
+        return describe_event(events[i], players, style, rules=rules)
 
     return Diff(
         a=str(a), b=str(b), events_a=len(ea), events_b=len(eb),

@@ -84,7 +84,8 @@ def explain_event(events: Iterable[AnyEvent], seq: int, *, path: str = "") -> Ex
     except IllegalMoveError as exc:
         rule, message = exc.rule, exc.explanation
     return Explanation(
-        path=path, seq=seq, event=describe_event(ev, tl.players, style), data=to_dict(ev),
+        path=path, seq=seq, event=describe_event(ev, tl.players, style, rules=tl.rules),
+        data=to_dict(ev),
         legal=rule is None, rule=rule,
         description=describe(rule, tiles=style == "tiles") if rule else None,
         message=message, facts=tuple(_facts(before, ev, style)),

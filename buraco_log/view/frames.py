@@ -328,7 +328,7 @@ def visible_text(ev: AnyEvent, tl: Timeline, seat: int | None,
     if seat is not None and isinstance(ev, CardDrawn) and ev.seat != seat:
         head = describe_event(ev, names, tl.style).rsplit(" drew ", 1)[0]
         return f"{head} drew a {'tile' if tl.style == 'tiles' else 'card'}"  # Burako: tiles
-    return describe_event(ev, names, tl.style)
+    return describe_event(ev, names, tl.style, rules=tl.rules)
 
 
 Maker = Callable[[Any], Any] | None
