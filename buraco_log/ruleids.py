@@ -36,8 +36,9 @@ RULES: dict[str, str] = {
     "hand.not_expected": "A new hand starts only between hands, after the previous one ended.",
     "hand.number": "Hands are numbered 0, 1, 2, ... in order; this deal carries the wrong "
     "number.",
-    "hand.not_over": "A hand ends when a player goes out, or when the stock is exhausted at the "
-    "start of a turn; neither happened.",
+    "hand.not_over": "A hand ends when a player goes out, or when a turn begins with the stock "
+    "down to the preset's floor (empty in most presets; 2 left in mega) and the player does "
+    "not take the pile; neither happened.",
     "hand.over": "A player went out: only the hand's end may follow.",
     "deal.dealer_rotation": "The deal passes one seat to the left each hand; this hand names the "
     "wrong dealer.",

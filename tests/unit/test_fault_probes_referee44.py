@@ -8,6 +8,8 @@
   hand: the stock is out" and `replay` said "the stock ran out". Both now say "the stock is
   down to its last 2 cards", in words of one function.
 - The audit's hint for a wrong score never named the relancinho (RULES.md §7, §9).
+- `explain` described `hand.not_over` as "the stock is exhausted at the start of a turn":
+  mega's floor is 2 cards, and the pile may still be taken (RULES.md §8).
 - Probe: over every example log (a log per preset and player count), every view's totals
   equal the state's, every hand end's explained score lines equal the recomputed score, and
   the morto's state agrees with the morto penalty.
@@ -218,3 +220,18 @@ def test_at_every_seq_the_totals_agree_and_a_seat_sees_no_other_hand(path: Path)
         ev = tl.events[seq]
         if isinstance(ev, CardDrawn) and ev.seat != view.viewer:
             assert view.recent[-1].endswith("drew a card"), view.recent[-1]
+
+
+def test_the_hand_not_over_rule_names_the_floor_and_the_pile_not_an_exhausted_stock() -> None:
+    """`explain` of a stock end refused in mega described the rule as "the stock is
+    exhausted", the very claim mega's floor of 2 makes false (RULES.md §8)."""
+    s = Scenario("mega", hands={0: HAND_11})
+    t = s.rep._t
+    while len(t.stock) > 3:
+        s.pass_turn()
+    early = HandEnded("stock_out", None, seq=len(s.events))
+    x = audit.explain_event([*s.events, early], early.seq)
+    assert (x.legal, x.rule) == (False, "hand.not_over")
+    assert x.description is not None and "exhausted" not in x.description
+    assert "floor" in x.description and "2 left in mega" in x.description
+    assert "take the pile" in x.description
