@@ -10,7 +10,7 @@ from buraco_log.events import (
 )
 from buraco_log.rules import Rules
 from buraco_log.scoring import explain_difference
-from buraco_log.state import SideScore
+from buraco_log.state import HandResult, SideScore
 from buraco_log.timeline import (
     Timeline,
 )
@@ -63,8 +63,11 @@ def score_lines(s: SideScore, tiles: bool = False) -> tuple[ScoreLine, ...]:
     return tuple(x for x in lines if not x.item.startswith("canastras "))
 
 
-def _hint(diff: int, s: SideScore, rules: Rules | None) -> str | None:
-    """Name the usual scorekeeping slips whose size the difference equals (at most three)."""
+def _hint(diff: int, s: SideScore, rules: Rules | None,
+          morto_in_hand: int | None = None) -> str | None:
+    """Name the usual scorekeeping slips whose size the difference equals (at most three).
+    ``morto_in_hand``: the card points its taker still held of a morto taken by a discard and
+    not played (None: no such morto), for the slip of voiding it, or not, wrongly."""
     guesses: list[str] = []
     unit = "tiles" if rules is not None and rules.rendering == "tiles" else "cards"
 
@@ -87,6 +90,8 @@ def _hint(diff: int, s: SideScore, rules: Rules | None) -> str | None:
             guesses.append(f"a {item} ({nominal}) charged though not due")
 
     b = rules.bonuses if rules is not None else None
+    if b is not None and morto_in_hand is not None:
+        guesses += _voided_morto_hint(diff, s, morto_in_hand, b.morto_not_taken, unit)
     bonus("going-out bonus", s.going_out, b.going_out if b else 0)
     if b is not None and rules is not None and rules.relancinho:
         guesses += _relancinho_hint(diff, s.relancinho, b.relancinho)
@@ -107,6 +112,20 @@ def _hint(diff: int, s: SideScore, rules: Rules | None) -> str | None:
     return "the difference matches " + "; or ".join(guesses[:3])
 
 
+def _voided_morto_hint(diff: int, s: SideScore, held: int, penalty: int, unit: str
+                      ) -> list[str]:
+    """A morto taken by a discard and not yet played is voided only when an opponent goes out
+    (RULES.md §7): the recorder may have let it stand, or voided it when it stands. Either way
+    the difference is the penalty against the card points its taker still holds."""
+    if s.morto_penalty and diff == s.morto_penalty - held:
+        return [f"the voided morto scored as standing (its {held} points as {unit} left in "
+                f"hand, no morto penalty)"]
+    if not s.morto_penalty and penalty and diff == held - penalty:
+        return [f"the morto scored as voided though it stands (a {penalty} penalty instead of "
+                f"its {held} points as {unit} left in hand)"]
+    return []
+
+
 def _relancinho_hint(diff: int, actual: int, size: int) -> list[str]:
     """The relancinho's slips (RULES.md §7): it is per player, so a side may hold two (200),
     and one of them may be counted twice or left out, as well as the whole."""
@@ -120,6 +139,21 @@ def _relancinho_hint(diff: int, actual: int, size: int) -> list[str]:
     if size and diff == -size and actual > size:
         return [f"one relancinho bonus ({size}) left out"]
     return []
+
+
+def _morto_in_hand(tl: Timeline, r: HandResult, side: int) -> int | None:
+    """The card points still held by the taker of ``side``'s morto, taken by a discard and
+    not played when the hand ended (the morto an opponent's going out voids); None when the
+    side's morto is not such a one."""
+    rules = tl.rules
+    if rules is None or not rules.morto or r.morto_taken_at[side] is None:
+        return None
+    end = tl.state_at(r.end_seq)  # the table as the hand ended: the taker's hand is there
+    seat = end.morto_pending[side] if side < len(end.morto_pending) else None
+    if seat is None:
+        return None
+    points = rules.point_table()
+    return sum(points[c] for c in end.hands[seat])
 
 
 def _scoring(tl: Timeline) -> tuple[Scoring, list[Finding]]:
@@ -139,7 +173,8 @@ def _scoring(tl: Timeline) -> tuple[Scoring, list[Finding]]:
                 lines=score_lines(s, tiles),
                 explanation=tuple(explain_difference(rec, s, tiles)) if bad and rec is not None
                 else (),
-                hint=_hint(diff, s, state.rules) if bad and diff is not None else None,
+                hint=_hint(diff, s, state.rules, _morto_in_hand(tl, r, s.side))
+                if bad and diff is not None else None,
             ))
             if bad:
                 findings.append(Finding(

@@ -8,6 +8,8 @@
   hand: the stock is out" and `replay` said "the stock ran out". Both now say "the stock is
   down to its last 2 cards", in words of one function.
 - The audit's hint for a wrong score never named the relancinho (RULES.md §7, §9).
+- The hint never named the voided morto's slips: letting it stand (its cards charged as
+  cards in hand, no penalty), or voiding one that stands (a partner went out, the stock ended).
 - `explain` described `hand.not_over` as "the stock is exhausted at the start of a turn":
   mega's floor is 2 cards, and the pile may still be taken (RULES.md §8).
 - Probe: over every example log (a log per preset and player count), every view's totals
@@ -235,3 +237,46 @@ def test_the_hand_not_over_rule_names_the_floor_and_the_pile_not_an_exhausted_st
     assert x.description is not None and "exhausted" not in x.description
     assert "floor" in x.description and "2 left in mega" in x.description
     assert "take the pile" in x.description
+
+
+# -- the voided morto in the audit's hint ------------------------------------------------------
+
+
+def _with_recorded(events: list[AnyEvent], seq: int, side: int, delta: int) -> list[AnyEvent]:
+    """``events`` with the hand end at ``seq`` recording ``side``'s score off by ``delta``."""
+    out = []
+    for e in events:
+        if isinstance(e, HandEnded) and e.seq == seq:
+            scores = list(e.scores or ())
+            scores[side] += delta
+            e = msgspec.structs.replace(e, scores=tuple(scores))
+        out.append(e)
+    return out
+
+
+def test_a_voided_morto_scored_as_standing_is_hinted() -> None:
+    """Side 1's morto (seat 1 holds its 11 cards, 90 points) is voided by seat 2 going out:
+    a recorder who let it stand charged 90 in hand and no 100 penalty: +10."""
+    events = _with_recorded(audit.load(VOIDED), 304, 1, 10)
+    scoring, _ = _scoring(Timeline(events))
+    side1 = scoring.hands[2].sides[1]
+    assert side1.difference == 10
+    assert side1.hint is not None and "the voided morto scored as standing (its 90 points" \
+        in side1.hint
+
+
+def test_a_standing_morto_scored_as_voided_is_hinted() -> None:
+    """Mega, RULES.md §7: the stock's end does not void a morto (110 points in hand stand); a
+    recorder who voided it charged the 100 penalty instead: +10 against the recomputed."""
+    s = _mega_taken_then_stock_out("opponent_out").end_hand("stock_out")
+    end = s.events[-1]
+    assert isinstance(end, HandEnded)
+    scores = s.state.results[0].scores
+    assert (scores[0].morto_penalty, scores[0].hand_penalty) == (0, 110)
+    wrong = HandEnded("stock_out", (scores[0].total + 10, scores[1].total), seq=end.seq)
+    scoring, _ = _scoring(Timeline([*s.events[:-1], wrong]))
+    side0 = scoring.hands[0].sides[0]
+    assert side0.difference == 10
+    assert side0.hint is not None and (
+        "the morto scored as voided though it stands (a 100 penalty instead of its 110 points"
+        in side0.hint)
