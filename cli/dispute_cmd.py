@@ -732,8 +732,13 @@ def _step(tl: Timeline, view: TableView, seat: int | None, format: Format, recen
                    "q quit> ",
                    err=True, nl=False)
         # bounded: a stream with no line end (/dev/zero) was read into memory without end
-        line = sys.stdin.readline(_MAX_KEY_LINE) if sys.stdin is not None else ""  # None: closed
-        if not line:
+        try:
+            line = sys.stdin.readline(_MAX_KEY_LINE) if sys.stdin is not None else ""
+        except KeyboardInterrupt:  # Ctrl-C: "interrupted" on a line of its own, not the prompt's
+            typer.echo("", err=True)
+            raise
+        if not line:  # end of input (Ctrl-D; None: closed): end the prompt's line, which the
+            typer.echo("", err=True)  # shell's own prompt took up after
             break
         if len(line) == _MAX_KEY_LINE and not line.endswith("\n"):
             raise fail(f"--step: an input line longer than {_MAX_KEY_LINE} characters is no key "

@@ -279,3 +279,53 @@ def test_a_query_given_no_sql_says_so(arch: Path, tmp_path: Path) -> None:
                          cwd=tmp_path, capture_output=True, text=True, timeout=120,
                          check=False, env=env)
     assert (ran.returncode, ran.stdout) == (0, "n\n7\n"), ran.stderr
+
+
+def _typed(args: list[object], keys: list[bytes]) -> tuple[int, bytes]:
+    """``buraco-log ARGS`` on a terminal of its own (its controlling one: Ctrl-C is SIGINT),
+    each of ``keys`` typed once the program waits at its prompt: (status, what it showed)."""
+    import fcntl
+    import termios
+
+    leader, follower = pty.openpty()
+
+    def own_terminal() -> None:
+        os.setsid()
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "100"}
+    proc = subprocess.Popen([sys.executable, "-m", "cli", *map(str, args)], cwd=ROOT, env=env,
+                            stdin=follower, stdout=follower, stderr=follower,
+                            preexec_fn=own_terminal)
+    os.close(follower)
+    shown = b""
+
+    def read_until(ending: bytes) -> None:
+        nonlocal shown
+        deadline = time.monotonic() + 60
+        while not shown.endswith(ending) and time.monotonic() < deadline:
+            if select.select([leader], [], [], 0.2)[0]:
+                try:
+                    shown += os.read(leader, 65536)
+                except OSError:
+                    return
+
+    for key in keys:
+        read_until(b"q quit> ")
+        os.write(leader, key)
+    read_until(b"\x00")  # to the end: the terminal closes when the program exits
+    os.close(leader)
+    return proc.wait(timeout=60), shown
+
+
+@pytest.mark.parametrize("key, status, after", [(b"\x04", 0, b""),
+                                                (b"\x03", 130, b"buraco-log: error: interrupted")])
+def test_ending_the_step_prompt_with_ctrl_d_or_ctrl_c_ends_its_line(
+        key: bytes, status: int, after: bytes) -> None:
+    """The prompt's line was left open: the shell's prompt, or "buraco-log: error:
+    interrupted", was printed after "q quit> " on the same line."""
+    code, shown = _typed(["replay", SMALL, "--step"], [b"n\n", key])
+    assert code == status, shown[-300:]
+    last = shown.rsplit(b"q quit> ", 1)[1]
+    assert last.lstrip(b"^C").startswith(b"\r\n"), shown[-300:]  # the tty echoes ^C itself
+    assert after in last, shown[-300:]
