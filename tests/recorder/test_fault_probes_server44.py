@@ -141,7 +141,7 @@ def test_a_client_that_sends_moves_and_never_reads_keeps_the_server_bounded(
         before = _rss_kb(server.pid)
         peak = before
         with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
-            deadline = time.monotonic() + 2
+            deadline = time.monotonic() + 2  # (2 s: enough for the old server to grow 40 MB)
             sent = 0
             while time.monotonic() < deadline:
                 sent += _send_for(sock, data[sent:], 0.05)
