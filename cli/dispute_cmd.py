@@ -111,14 +111,24 @@ def render_table(v: TableView, indent: str = "", unit: str = "card") -> Iterator
     yield f"{indent}hands"
     for s in v.seats:
         yield f"{indent}  seat {s.seat} {s.name} ({s.count}): {_cards(s.cards, s.count)}"
-    if v.hand_scores:
-        per_hand = "  ".join(f"h{i}: {'/'.join(map(str, sc))}" for i, sc in
-                             enumerate(v.hand_scores))
-        yield f"{indent}scores  {per_hand}  total: {'/'.join(map(str, v.totals))}"
+    carried = carried_totals(v.totals, v.hand_scores)
+    if v.hand_scores or any(carried):
+        # a match carried in: its totals ran on from the carried ones, said, or the hands
+        # would not add up to the total
+        parts = ([f"carried: {'/'.join(map(str, carried))}"] if any(carried) else []) + [
+            f"h{i}: {'/'.join(map(str, sc))}" for i, sc in enumerate(v.hand_scores)]
+        yield f"{indent}scores  {'  '.join(parts)}  total: {'/'.join(map(str, v.totals))}"
     if v.recent:
         yield f"{indent}recent"
         for line in v.recent:
             yield f"{indent}  {line}"
+
+
+def carried_totals(totals: Sequence[int], hand_scores: Sequence[Sequence[int]]
+                   ) -> tuple[int, ...]:
+    """The totals a match carried in (``TotalsCarried``) started from: the match totals less
+    every hand's score (zeros for a match played from its start)."""
+    return tuple(t - sum(h[i] for h in hand_scores if i < len(h)) for i, t in enumerate(totals))
 
 
 def _morto_text(state: str, cards: int, unit: str) -> str:
@@ -193,6 +203,9 @@ def render_summary(s: audit.Summary) -> Iterator[str]:
     head = (f"  hand  {'dealer':<{w}}{'ended':<11}{'went out':<{w}}"
             + "".join(f"side {i:<4}" for i in sides) + "".join(f"total {i:<4}" for i in sides)
             + "canastras")
+    carried = carried_totals(s.totals, [h.scores for h in s.hands])
+    if any(carried):  # the hands' running totals start from these, not from 0
+        yield "carried   " + "  ".join(f"side {i}: {t}" for i, t in enumerate(carried))
     yield "hands"
     yield head.rstrip()
     for h in s.hands:

@@ -1,8 +1,9 @@
 """Fault probes of the referee's commands (round 44), in real subprocesses: `replay`,
 `explain` and `moves` tell one story of a voided morto and of mega's stock end; `replay --step`
-shows every seq of a match in one process, each table equal to the library's.
+shows every seq of a match in one process, each table equal to the library's; `show` of a
+match carried in names the totals it ran on from.
 
-Six processes in all (about 4 s)."""
+Seven processes in all (about 5 s)."""
 
 from __future__ import annotations
 
@@ -11,15 +12,19 @@ import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 from buraco_log import audit
+from buraco_log.simulate import write_match
 from buraco_log.timeline import Timeline
 from cli.dispute_cmd import render_table
 from tests.cli.probes import ROOT, cli
+from tests.scenario import Scenario, carried_in
 
 SIM = ROOT / "examples" / "sim"
 VOIDED = SIM / "biriba-3p-000000.blog"  # side 1's indirect morto voided by seat 2 at seq 303
 MEGA = SIM / "mega-4p-000000.blog"  # hand 1 ends by the stock at seq 1126, 2 cards left
+SETS_11 = "7h 7s 7d 8c 8d 8s 9h 9s 9d Kc Kd"
 
 
 def _side(text: str, side: int, indent: str = "") -> str:
@@ -75,3 +80,20 @@ def test_replay_step_shows_every_seq_as_the_library_does_with_a_seat_seeing_only
     others = re.findall(r"^  seat [02] .*$", done.stdout, re.M)  # seats 0 and 2's hands
     assert len(others) == 2 * (tl.last_seq + 1)
     assert all(line.endswith("hidden)") for line in others)
+
+
+def test_show_of_a_match_carried_in_says_where_its_running_totals_start(tmp_path: Path
+                                                                        ) -> None:
+    """`show` listed hand 0 at 255 with a running total of 955 and no word of the 700
+    carried in."""
+    s = carried_in(Scenario("classic", hands={0: SETS_11}, stock="Ks"), (700, 400))
+    s.draw().meld("7h 7s 7d").meld("8c 8d 8s").meld("9h 9s 9d").meld("Kc Kd Ks").go_out()
+    s.end_hand("went_out")
+    log = tmp_path / "carried.blog"
+    write_match(log, s.events)
+    done = cli("show", log)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    carried = lines.index("carried   side 0: 700  side 1: 400")
+    assert lines[carried + 1] == "hands"
+    assert re.search(r"^  0 .* 255 +-105 +955 +295 ", done.stdout, re.M)

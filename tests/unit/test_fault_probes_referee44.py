@@ -10,6 +10,8 @@
 - The audit's hint for a wrong score never named the relancinho (RULES.md §7, §9).
 - The hint never named the voided morto's slips: letting it stand (its cards charged as
   cards in hand, no penalty), or voiding one that stands (a partner went out, the stock ended).
+- A match carried in (`TotalsCarried`): `replay` said "h0: 255/-105  total: 955/295" and
+  `show` ran hand 0's 255 to a total of 955, neither naming the 700 carried in.
 - `explain` described `hand.not_over` as "the stock is exhausted at the start of a turn":
   mega's floor is 2 cards, and the pile may still be taken (RULES.md §8).
 - Probe: over every example log (a log per preset and player count), every view's totals
@@ -34,7 +36,7 @@ from buraco_log.scoring import score_hand
 from buraco_log.state import SideScore
 from buraco_log.timeline import Timeline, describe_event, morto_states, stock_end
 from cli.dispute_cmd import render_table
-from tests.scenario import Scenario
+from tests.scenario import Scenario, carried_in
 
 ROOT = Path(__file__).resolve().parents[2]
 SIM = ROOT / "examples" / "sim"
@@ -280,3 +282,21 @@ def test_a_standing_morto_scored_as_voided_is_hinted() -> None:
     assert side0.hint is not None and (
         "the morto scored as voided though it stands (a 100 penalty instead of its 110 points"
         in side0.hint)
+
+
+# -- a match carried in: the hands add up to the total ----------------------------------------
+
+
+def test_replay_of_a_match_carried_in_says_the_carried_totals_its_hands_add_to() -> None:
+    """`replay` said "h0: 255/-105  total: 955/295": 255 is no 955 without the 700 carried."""
+    s = carried_in(Scenario("classic", hands={0: SETS_11}, stock="Ks"), (700, 400))
+    s.draw().meld("7h 7s 7d").meld("8c 8d 8s").meld("9h 9s 9d").meld("Kc Kd Ks").go_out()
+    s.end_hand("went_out")
+    tl = Timeline(s.events)
+    end = [line for line in render_table(tl.view(tl.last_seq)) if line.startswith("scores")]
+    assert end == ["scores  carried: 700/400  h0: 255/-105  total: 955/295"]
+    start = [line for line in render_table(tl.view(1)) if line.startswith("scores")]
+    assert start == ["scores  carried: 700/400  total: 700/400"]  # before any hand ended
+    played = Timeline(audit.load(VOIDED)).view(304)  # from the start: no carried totals
+    assert [line for line in render_table(played) if line.startswith("scores")] == [
+        "scores  h0: -85/395/-10  h1: 300/295/260  h2: 20/20/460  total: 235/710/710"]
