@@ -734,7 +734,12 @@ def query(
         sql = second
     _outside_archive(output, archive_dir, as_json)
     if format is QueryFormat.parquet and output is None:
-        raise fail("--format parquet needs --output FILE", EXIT_USAGE)
+        if sys.stdout.isatty():  # bytes on the screen, as `convert` refuses a binary log
+            raise fail("--format parquet is not written to a terminal: give --output FILE, "
+                       "or redirect standard output", EXIT_USAGE)
+        # a pipe or a file: written as `-o /dev/stdout` writes it (`-o -` was refused with
+        # "needs --output FILE", though -o - names standard output for every writer)
+        output = Path("/dev/stdout")
     _check_memory_limit(memory_limit, as_json)
     _check_timeout(timeout, as_json)
     if engine is Engine.spark and memory_limit != DEFAULT_MEMORY_LIMIT:  # it was ignored

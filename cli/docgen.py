@@ -55,7 +55,9 @@ Every command follows the same rules:
   always gets JSON.
 - **`-`** in place of a log reads it from standard input (binary or JSON Lines, told apart by
   the first bytes); `-o -` writes to standard output (not for `simulate`, which writes a
-  directory of logs, nor `demo`, whose report is on standard output). `seal` and `repair`
+  directory of logs, nor `demo`, whose report is on standard output); bytes for programs (a
+  binary log, `query -f parquet`) go there into a pipe or a file, never onto a terminal (exit
+  2, as gzip refuses). `seal` and `repair`
   rewrite a file in place and take no `-`. Standard input that is a directory
   (`show - < DIR`) is refused by Python itself before buraco-log starts, in Python's words
   (`Fatal Python error: init_sys_streams: <stdin> is a directory`, exit 1): no program

@@ -21,7 +21,7 @@ import typer
 from buraco_log import audit, jsonl, log, schemafile
 from buraco_log import events as ev
 from buraco_log.errors import IllegalMoveError, LogFormatError, ReplayError
-from buraco_log.outpaths import open_in_place, rename_target, written_in_place
+from buraco_log.outpaths import open_in_place, own_descriptor, rename_target, written_in_place
 from cli.common import EXIT_USAGE, STDIN, Format, emit_json, fail, from_stdin, guarded
 from cli.paths import directory_name, named_path
 from cli.safetext import terminal_safe
@@ -109,6 +109,9 @@ def convert(
     if to.value == source_form:
         raise fail(f"{source}: is already a {source_form} log; nothing to convert",
                    EXIT_USAGE, as_json=as_json)
+    if to is Target.binary and _a_terminal(output):  # as gzip refuses: bytes, escapes among
+        raise fail(f"{_shown_output(output)}: is a terminal: a binary log is not written to one "
+                   "(redirect it: > FILE.blog, or --to jsonl)", EXIT_USAGE, as_json=as_json)
     # a file's name says its form to every reader; /dev/null, a FIFO or /dev/stdout is no
     # such name (JSON Lines into them were refused: "must not be named without .blog")
     if (output != STDIN and not written_in_place(output)
@@ -132,6 +135,19 @@ def convert(
         where = str(source)
         raise fail(str(exc) if named else f"{where}, {exc}" if exc.seq is not None
                    else f"{where}: {exc}", exc.exit_status, as_json=as_json, error=exc) from None
+
+
+def _a_terminal(output: Path) -> bool:
+    """Whether ``output`` (``-``, or a name of this process's own output) is a terminal: a
+    binary log written there was bytes on the screen, escape sequences among them."""
+    if output == STDIN:
+        return sys.stdout.isatty()
+    fd = own_descriptor(output) if written_in_place(output) else None
+    return fd is not None and os.isatty(fd)
+
+
+def _shown_output(output: Path) -> str:
+    return "standard output" if output == STDIN else str(output)
 
 
 def _convert(source: Path, output: Path, to: Target, validate: bool, overwrite: bool,

@@ -59,10 +59,18 @@ def test_text_is_table(two_matches: Path, tmp_path: Path, command: list[str]) ->
     assert text.stdout == table.stdout != ""
 
 
-def test_parquet_to_standard_output_is_refused(two_matches: Path, tmp_path: Path) -> None:
-    r = cli("query", str(two_matches), "SELECT 1 AS x", "-f", "parquet", "-o", "-", cwd=tmp_path)
-    assert r.returncode == 2 and r.stdout == ""
-    assert r.stderr == "buraco-log: error: --format parquet needs --output FILE\n"
+def test_parquet_to_standard_output_is_a_whole_file(two_matches: Path, tmp_path: Path) -> None:
+    """`-o -` as `-o /dev/stdout` (it was refused: "needs --output FILE"); a terminal is
+    refused (tests/cli/test_fault_probes_cli44.py)."""
+    import pyarrow.parquet as pq
+
+    with open(tmp_path / "out.parquet", "wb") as out:
+        r = subprocess.run([sys.executable, "-m", "cli.main", "query", str(two_matches),
+                            "SELECT 1 AS x", "-f", "parquet", "-o", "-"], cwd=tmp_path,
+                           stdout=out, stderr=subprocess.PIPE, text=True, timeout=120,
+                           check=False, stdin=subprocess.DEVNULL, env=_env())
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    assert pq.read_table(tmp_path / "out.parquet").to_pylist() == [{"x": 1}]
 
 
 def test_an_archive_that_is_a_file_is_a_usage_error_everywhere(two_matches: Path, tmp_path: Path

@@ -329,3 +329,23 @@ def test_ending_the_step_prompt_with_ctrl_d_or_ctrl_c_ends_its_line(
     last = shown.rsplit(b"q quit> ", 1)[1]
     assert last.lstrip(b"^C").startswith(b"\r\n"), shown[-300:]  # the tty echoes ^C itself
     assert after in last, shown[-300:]
+
+
+def test_binary_output_is_refused_on_a_terminal_and_written_into_a_pipe(arch: Path,
+                                                                       tmp_path: Path) -> None:
+    """`convert LOG.jsonl -o -` wrote the binary log on the screen (escape bytes among it);
+    `query -f parquet -o -` was refused even into a pipe, where `-o /dev/stdout` wrote it."""
+    jsonl_log = tmp_path / "m.jsonl"
+    shutil.copy(GOLDEN, jsonl_log)
+    for args, what in ((["convert", jsonl_log, "-o", "-"], b"standard output: is a terminal"),
+                       (["convert", jsonl_log, "-o", "/dev/stdout", "--to", "binary"],
+                        b"/dev/stdout: is a terminal"),
+                       (["query", arch, "SELECT 1 AS x", "-f", "parquet"],
+                        b"--format parquet is not written to a terminal")):
+        status, shown, err = _on_a_terminal(args, "stdout")
+        assert (status, shown) == (2, b""), (args, shown[:200])
+        assert err.startswith(b"buraco-log: error: " + what) and err.count(b"\n") == 1, err
+    piped = subprocess.run([sys.executable, "-m", "cli", "convert", str(jsonl_log), "-o", "-"],
+                           capture_output=True, timeout=120, check=False, cwd=ROOT,
+                           env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert piped.returncode == 0 and piped.stdout.startswith(b"BURACOLG"), piped.stderr
