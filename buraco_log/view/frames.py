@@ -34,7 +34,7 @@ from buraco_log.melds import read_meld
 from buraco_log.reducer import Replayer
 from buraco_log.rules import Rules
 from buraco_log.state import Meld, State, view
-from buraco_log.timeline import Timeline, describe_event
+from buraco_log.timeline import Timeline, describe_event, morto_states
 
 SNAPSHOT_EVERY = 32
 """A full frame every this many seqs: a jump applies at most this many diffs minus one."""
@@ -200,6 +200,9 @@ def _common(s: State, morto_by: Sequence[int | None], memo: Memo) -> Frame:
         "V": [bool(x) for x in s.vulnerable] if s.vulnerable else [False] * s.n_sides,
         "O": [bool(x) for x in s.opened] if s.opened else [False] * s.n_sides,
         "w": s.winner,
+        # what each morto counts as in the score: a voided one was taken ("mt") yet is
+        # scored as not taken; the page must not call it taken beside the penalty
+        "ms": list(morto_states(s)),
     }
 
 
@@ -387,7 +390,7 @@ class _Steps:
         hands, mortos, melds = s.hands, s.mortos, s.melds
         src: list[Any] = [s.seq, s.phase, s.hand, s.turn, s.dealer, hands, mortos,
                           s.morto_taken, (tuple(morto_by), bool(mortos)), s.totals, melds,
-                          s.vulnerable, s.opened, s.winner]
+                          s.vulnerable, s.opened, s.winner, morto_states(s)]
         if self.seat is None:
             src.extend(hands or [()] * len(s.players))
             for side in range(s.n_sides):
@@ -424,6 +427,7 @@ class _Steps:
             lambda t: [bool(x) for x in t] if t else [False] * n_sides,
             lambda t: [bool(x) for x in t] if t else [False] * n_sides,
             None,
+            list,
         ]
         if self.seat is None:
             makers.extend([memo.held] * n_seats)

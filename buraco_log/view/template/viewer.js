@@ -187,8 +187,15 @@
       attr(morto, "data-count", mc);
       attr(morto, "data-taken", f.mt[s] ? 1 : 0);
       attr(morto, "data-by", by === null ? "" : by);
-      if (f.mt[s]) {
-        out = "morto taken" + (by === null ? "" : " by seat " + by + " (" + esc(name(by)) + ")");
+      // what the score counts it as (frames.py "ms"): taken indirectly and voided by an
+      // opponent going out, it is charged as not taken, and is not called taken (as replay)
+      var state = f.ms ? f.ms[s] : (f.mt[s] ? "taken" : "waiting");
+      attr(morto, "data-state", state);
+      var taker = by === null ? "" : " by seat " + by + " (" + esc(name(by)) + ")";
+      if (state === "voided") {
+        out = "morto voided (taken" + taker + ", but counts as not taken)";
+      } else if (f.mt[s]) {
+        out = "morto taken" + taker;
       } else if (mc) {
         out = "morto: " + many(mc) + ", not taken";
       } else {
