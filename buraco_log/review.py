@@ -53,8 +53,9 @@ from buraco_log.expert import (
     views,
 )
 from buraco_log.ruleids import describe
+from buraco_log.rules import Rules
 from buraco_log.safetext import pad, terminal_safe
-from buraco_log.timeline import card_style
+from buraco_log.timeline import card_style, stock_end
 
 if TYPE_CHECKING:  # the page is drawn by the viewer, imported when a page is asked for
     from buraco_log.view import Banner
@@ -129,20 +130,22 @@ class Review(msgspec.Struct, frozen=True):
 # -- words ------------------------------------------------------------------------------------
 
 
-def move_text(ev: Event, style: Style = "ascii") -> str:
-    """A move in a few words, as the seat would name it before making it."""
+def move_text(ev: Event, style: Style = "ascii", rules: Rules | None = None) -> str:
+    """A move in a few words, as the seat would name it before making it. ``rules``: the
+    match's, to word the end of a hand at the stock as ``moves`` and ``replay`` do (mega's
+    floor is 2 cards: "the stock is out" said of a stock of 2)."""
 
     def cs(cards: Iterable[int]) -> str:
         return " ".join(format_card(c, style) for c in cards)
 
     if isinstance(ev, CardDrawn):
         return "draw from the stock"
+    unit = "tile" if style.startswith("tiles") else "card"  # Burako's tiles (RULES.md §1)
     if isinstance(ev, PileTaken):
-        unit = "tile" if style.startswith("tiles") else "card"  # Burako's tiles (RULES.md §1)
         return f"take the pile ({ev.count} {unit}{'s' if ev.count != 1 else ''}, top " \
                f"{cs((ev.top,))})"
     if isinstance(ev, HandEnded):
-        return "end the hand (stock out)"
+        return f"end the hand: {stock_end(rules, unit)}"  # as `moves` offers it
     if isinstance(ev, MeldLaid):
         return f"meld {cs(ev.cards)}"
     if isinstance(ev, CardsLaidOff):
@@ -215,18 +218,20 @@ def _evaluate_chunk(args: tuple[list[Task], Budget]) -> list[Decision]:
     return [evaluate(t, budget) for t in chunk]
 
 
-def reviewed_move(task: Task, d: Decision, threshold: float, style: Style) -> ReviewedMove:
+def reviewed_move(task: Task, d: Decision, threshold: float, style: Style,
+                  rules: Rules | None = None) -> ReviewedMove:
     t = task.view.table
     mine = d.find(task.played)
     assert mine is not None
     best = d.evaluations[0]
     alts = tuple(
-        Alternative(move_text(e.move, style), move_json(e.move, style), e.mean, e.cost, e.se)
+        Alternative(move_text(e.move, style, rules), move_json(e.move, style), e.mean, e.cost,
+                    e.se)
         for e in d.evaluations[:ALTERNATIVES]
     )
     return ReviewedMove(
         seq=task.played.seq, hand=t.hand, turn=t.turns, kind=kind_of(task.played),
-        played=move_text(task.played, style), best=move_text(best.move, style),
+        played=move_text(task.played, style, rules), best=move_text(best.move, style, rules),
         cost=mine.cost, se=mine.se,
         flagged=is_mistake(mine.cost, mine.se, threshold, d.samples),
         played_event=move_json(task.played, style), best_event=move_json(best.move, style),
@@ -283,7 +288,7 @@ def review_events(
     moves: list[ReviewedMove] = []
     for task, d in zip(todo, decisions, strict=True):
         if len(d.evaluations) > 1:
-            moves.append(reviewed_move(task, d, threshold, style))
+            moves.append(reviewed_move(task, d, threshold, style, start.rules))
     hands: list[HandReview] = []
     for h in sorted({m.hand for m in moves}):
         ms = [m for m in moves if m.hand == h]

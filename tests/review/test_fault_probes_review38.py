@@ -86,7 +86,7 @@ def test_the_decision_that_ends_a_hand_by_stock_exhaustion_is_reviewed() -> None
     review = review_events(prefix, seat, budget=Budget(4, 3, 1), seqs={end.seq})
     assert [m.seq for m in review.moves] == [end.seq]
     for m in review.moves:  # a choice: end the hand or take the pile
-        assert m.kind == "draw" and m.played == "end the hand (stock out)"
+        assert m.kind == "draw" and m.played == "end the hand: the stock ran out"
         assert len(m.alternatives) >= 2
         assert any(a.move.startswith("take the pile") for a in m.alternatives)
 
