@@ -172,8 +172,8 @@ def simulate(
     if format is Format.json:
         emit_json(report)
         return
-    typer.echo(terminal_safe(f"{report['matches']} matches of {r.name}, {players} players, "
-                            f"written to {out}"))
+    said = f"{report['matches']} match{'es' if report['matches'] != 1 else ''}"  # "1 matches"
+    typer.echo(terminal_safe(f"{said} of {r.name}, {players} players, written to {out}"))
     typer.echo(
         f"events {report['events']:,}  hands {report['hands']:,}  "
         f"({report['events_per_second']:,.0f} events/s, "

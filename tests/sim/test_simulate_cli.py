@@ -46,7 +46,7 @@ def test_simulate_writes_sealed_logs_and_a_json_summary(tmp_path: Path) -> None:
 def test_simulate_table_output(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["simulate", "--out", str(tmp_path), "--no-progress"])
     assert result.exit_code == 0, result.output
-    assert "1 matches of classic, 2 players" in result.stdout
+    assert "1 match of classic, 2 players" in result.stdout
 
 
 def test_an_unknown_bot_is_a_usage_error_with_nothing_on_stdout(tmp_path: Path) -> None:
