@@ -109,7 +109,10 @@ def _the_archive(option: Path | None, positional: Path | None, as_json: bool = F
         raise fail(f"which archive? give --archive DIR (or set {ARCHIVE_ENV})", EXIT_USAGE,
                    as_json=as_json)
     if not found.is_dir():  # a mistyped name is the user's, not a damaged archive
-        raise fail(f"{found}: no such archive directory", EXIT_USAGE, as_json=as_json)
+        # a log named in its place (`report match.blog`) was "no such archive directory"
+        what = ("is a file, not an archive directory (`buraco-log ingest LOG -a DIR` makes "
+                "one)" if found.exists() else "no such archive directory")
+        raise fail(f"{found}: {what}", EXIT_USAGE, as_json=as_json)
     return found
 
 

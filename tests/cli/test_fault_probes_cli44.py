@@ -348,3 +348,14 @@ def test_binary_output_is_refused_on_a_terminal_and_written_into_a_pipe(arch: Pa
                            capture_output=True, timeout=120, check=False, cwd=ROOT,
                            env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert piped.returncode == 0 and piped.stdout.startswith(b"BURACOLG"), piped.stderr
+
+
+def test_a_log_named_where_an_archive_goes_is_called_a_file(tmp_path: Path) -> None:
+    """`report match.blog` said "match.blog: no such archive directory": it is right there."""
+    log_file = tmp_path / "match.blog"
+    shutil.copy(SMALL, log_file)
+    line = one_error_line(cli("report", log_file), 2)
+    assert line == (f"buraco-log: error: {log_file}: is a file, not an archive directory "
+                    "(`buraco-log ingest LOG -a DIR` makes one)"), line
+    line = one_error_line(cli("report", tmp_path / "nothere"), 2)
+    assert line.endswith("nothere: no such archive directory"), line
