@@ -209,7 +209,7 @@ def render_summary(s: audit.Summary) -> Iterator[str]:
     yield "hands"
     yield head.rstrip()
     for h in s.hands:
-        ended = "went out" if h.reason == "went_out" else "stock out"
+        ended = "went out" if h.reason == "went_out" else _stock_column(s.stock_floor)
         out = h.went_out_name or "-"
         canastras = "; ".join(
             f"{i}: " + (", ".join(f"{k.replace('_', '-')} {n}" for k, n in sorted(c.items()))
@@ -222,6 +222,9 @@ def render_summary(s: audit.Summary) -> Iterator[str]:
                + "".join(f"{x:<10}" for x in h.cumulative) + canastras + mark)
     if not s.hands:
         yield "  no hand finished"
+    if _stock_column(s.stock_floor) != "stock out":  # not an empty stock: say what it is
+        for words in dict.fromkeys(h.ended for h in s.hands if h.reason != "went_out"):
+            yield f"  stock end: hand ended ({words})"  # replay's words
     yield "totals    " + "  ".join(f"side {i}: {t}" for i, t in enumerate(s.totals))
     yield "canastras " + ("; ".join(
         f"side {i}: " + (", ".join(f"{k.replace('_', '-')} {n}" for k, n in sorted(c.items()))
@@ -235,6 +238,12 @@ def render_summary(s: audit.Summary) -> Iterator[str]:
         yield "winner    none yet: the match is not finished"
     if s.first_illegal:
         yield f"ILLEGAL   {s.first_illegal} (run `buraco-log audit` for details)"
+
+
+def _stock_column(floor: int | None) -> str:
+    """The "ended" column of a hand ended by the stock: "stock out" only where the stock is
+    then empty; mega's hand ends with 2 cards in it (RULES.md §8), said below the table."""
+    return "stock out" if floor == 0 else "stock end"
 
 
 EMPTY_STDIN = "standard input was empty (0 bytes): no log and so no event"

@@ -19,6 +19,8 @@ from buraco_log.rules import PRESETS, Rules
 from buraco_log.timeline import (
     MeldView,
     Timeline,
+    card_style,
+    stock_end,
     table_view,
 )
 
@@ -41,6 +43,9 @@ class HandSummary(msgspec.Struct, frozen=True):
     cumulative: tuple[int, ...]
     canastras: tuple[dict[str, int], ...]  # per side, by class
     turns: int
+    # why the hand ended in `replay`'s words: "a player went out", or the stock's end as the
+    # rules have it ("the stock ran out"; mega: "the stock is down to its last 2 cards")
+    ended: str = ""
 
 
 class ScoreMismatch(msgspec.Struct, frozen=True):
@@ -92,6 +97,9 @@ class Summary(msgspec.Struct, frozen=True):
     # the melds on the table at the last event read; None: no meld on it (``-f json`` of
     # `show` had none of what its table prints)
     melds: TableMelds | None = None
+    # the rules' stock floor (RULES.md §8): a hand ends "stock_out" with this many cards left
+    # in the stock (mega: 2); None when the rules are unknown
+    stock_floor: int | None = None
 
 
 def rule_overrides(rules: Rules) -> dict[str, Any]:
@@ -146,7 +154,7 @@ def summarize(events: Iterable[AnyEvent], *, path: str = "",
             hand=r.hand, dealer=r.dealer, reason=r.reason, went_out=r.went_out,
             went_out_name=name, scores=tuple(s.total for s in r.scores), recorded=r.recorded,
             cumulative=tuple(cumulative), canastras=tuple(dict(s.canastras) for s in r.scores),
-            turns=r.turns,
+            turns=r.turns, ended=_ended(r.reason, tl.rules),
         ))
     illegal = None
     if tl.illegal is not None:
@@ -171,7 +179,15 @@ def summarize(events: Iterable[AnyEvent], *, path: str = "",
         score_mismatches=tuple(ScoreMismatch(m.seq, m.rule, m.explanation)
                                for m in tl.score_mismatches),
         melds=_table_melds(tl) if tl.events else None,
+        stock_floor=tl.rules.stock_floor if tl.rules is not None else None,
     )
+
+
+def _ended(reason: str, rules: Rules | None) -> str:
+    """Why a hand ended, as `replay` says it (``describe_event``'s hand end)."""
+    if reason == "went_out":
+        return "a player went out"
+    return stock_end(rules, "tile" if card_style(rules) == "tiles" else "card")
 
 
 def _table_melds(tl: Timeline) -> TableMelds | None:
