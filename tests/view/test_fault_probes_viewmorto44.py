@@ -49,6 +49,8 @@ for (var i = 0; i < seqs.length; i++) {
   out.push({
     seq: +document.body.getAttribute('data-seq'),
     status: document.getElementById('status').textContent,
+    stock: +document.getElementById('stock').getAttribute('data-stock'),
+    pile: +document.getElementById('piletop').getAttribute('data-size'),
     seats: Array.from(document.querySelectorAll('#seats [data-seat] h3'),
                       function (h) { return h.textContent; }),
     sides: Array.from(document.querySelectorAll('#sides [data-side] > h3'),
@@ -156,6 +158,7 @@ def _expected(tl: Timeline, seq: int, takers: dict[int, int], unit: str) -> dict
         "scores": [(s.total, s.table_points) for s in v.sides],
         "morto": [_morto_line(v, s, takers.get(s), unit) for s in range(len(v.sides))],
         "state": [s.morto_state for s in v.sides],
+        "table": (v.hand, v.turn, v.stock, len(v.pile)),
     }
 
 
@@ -167,8 +170,12 @@ def _shown(row: dict[str, Any], unit: str) -> dict[str, Any]:
     status = [tuple(map(int, m)) for m in
               re.findall(r"side \d+: (-?\d+) \(\+(-?\d+) on the table\)", row["status"])]
     assert status == heads, row
+    head = re.match(r"hand (-|\d+) \u00b7 phase .*? \u00b7 turn: seat (\d+) ", row["status"])
+    assert head is not None, row["status"]
+    hand = -1 if head[1] == "-" else int(head[1])
     return {"counts": counts, "scores": heads, "morto": [m["text"] for m in row["morto"]],
-            "state": [m["state"] for m in row["morto"]]}
+            "state": [m["state"] for m in row["morto"]],
+            "table": (hand, int(head[2]), row["stock"], row["pile"])}
 
 
 def _keys(browser: Any, keys: str) -> list[Any]:
