@@ -214,6 +214,9 @@ def stdin_logs(kwargs: dict[str, Any]) -> Iterator[dict[str, str]]:
         if sys.stdin is None:  # started with standard input closed (`<&-`)
             raise fail("<stdin>: standard input is closed; give the log's path, or pipe the "
                        "log in", EXIT_USAGE)
+        if sys.stdin.isatty():  # nobody types a log: `show -` waited in silence until Ctrl-D
+            raise fail("<stdin>: standard input is a terminal; give the log's path, or pipe "
+                       "the log in (- < LOG)", EXIT_USAGE, as_json=wants_json(kwargs))
         source = sys.stdin.buffer
         head = source.read(_STDIN_BLOCK)
         # JSON Lines begin with an object or a '#' comment (a byte order mark before them is

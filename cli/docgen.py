@@ -58,7 +58,8 @@ Every command follows the same rules:
   directory of logs, nor `demo`, whose report is on standard output); bytes for programs (a
   binary log, `query -f parquet`) go there into a pipe or a file, never onto a terminal (exit
   2, as gzip refuses). `seal` and `repair`
-  rewrite a file in place and take no `-`. Standard input that is a directory
+  rewrite a file in place and take no `-`. Standard input that is a terminal is refused at
+  once (exit 2): nobody types a log. Standard input that is a directory
   (`show - < DIR`) is refused by Python itself before buraco-log starts, in Python's words
   (`Fatal Python error: init_sys_streams: <stdin> is a directory`, exit 1): no program
   Python runs can say otherwise.

@@ -359,3 +359,14 @@ def test_a_log_named_where_an_archive_goes_is_called_a_file(tmp_path: Path) -> N
                     "(`buraco-log ingest LOG -a DIR` makes one)"), line
     line = one_error_line(cli("report", tmp_path / "nothere"), 2)
     assert line.endswith("nothere: no such archive directory"), line
+
+
+@pytest.mark.parametrize("args", [["show", "-"],
+                                  ["convert", "-", "-o", "/dev/null", "--to", "jsonl"]])
+def test_a_log_read_from_a_terminal_is_refused_at_once(args: list[object]) -> None:
+    """`show -` typed by mistake waited in silence for a log nobody types (until Ctrl-D)."""
+    started = time.monotonic()
+    code, shown = _typed(args, [])
+    assert code == 2 and time.monotonic() - started < 30, shown
+    assert shown == (b"buraco-log: error: <stdin>: standard input is a terminal; give the "
+                     b"log's path, or pipe the log in (- < LOG)\r\n"), shown
