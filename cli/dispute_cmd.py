@@ -1139,6 +1139,14 @@ def diff(
     raise typer.Exit(EXIT_OK if result.identical else EXIT_FINDINGS)
 
 
+def _past_illegal(at: int, result: audit.Explanation) -> ReplayError:
+    """A seq asked for past the first illegal event: a finding (exit 1) in the words of
+    `replay` and `moves`, not an explanation of another event exiting 0."""
+    return ReplayError(f"seq {at} is past the first illegal event, seq {result.seq} "
+                       f"[{result.rule}]: the table is known up to seq {result.before.seq}; "
+                       f"`explain --at {result.seq}` explains it", seq=at)
+
+
 @guarded
 def explain(
     path: LogArg,
@@ -1147,10 +1155,15 @@ def explain(
     format: FormatOpt = Format.table,
     ignore_integrity: IgnoreIntegrityOpt = False,
 ) -> None:
-    """Why the event at a seq was, or was not, legal: the rule and the facts that decided it."""
+    """Why the event at a seq was, or was not, legal: the rule and the facts that decided it.
+
+    A seq after the first illegal event is a finding (exit 1): the table after that event is
+    unknown, so nothing there can be judged; explain the illegal event itself instead."""
     try:
         events, warning = load_events(path, ignore_integrity)  # as audit.explain reads it
         result = audit.explain_event(events, at, path=str(path))
+        if result.seq != at:  # the library explains the illegal event before it instead
+            raise _past_illegal(at, result)
     except ReplayError as exc:
         raise _replay_error(path, exc, format is Format.json) from None
     if format is Format.json:
