@@ -651,8 +651,11 @@ def _publish(tmp: str, dst: str) -> None:
     log.durable(dst, "written")
 
 
-def binary_to_jsonl(src: str | os.PathLike[str], dst: str | os.PathLike[str]) -> log.LogInfo:
-    """Write the JSON Lines form of a binary log (verified while read)."""
+def binary_to_jsonl(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
+                    validate: bool = False) -> log.LogInfo:
+    """Write the JSON Lines form of a binary log (verified while read; with ``validate``,
+    every event checked against the rules too, as :func:`jsonl_to_binary` checks them: an
+    illegal one is refused, naming the log and its seq, and nothing is written)."""
     dst = str(dst)
     if os.path.exists(dst):
         raise LogFormatError("refusing to overwrite an existing file", path=dst, kind="exists")
@@ -664,8 +667,9 @@ def binary_to_jsonl(src: str | os.PathLike[str], dst: str | os.PathLike[str]) ->
                 with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC,
                                        0o666), "w", encoding="utf-8") as out:
                     fcntl.flock(out.fileno(), fcntl.LOCK_EX)  # in use: never swept as stale
-                    dump(_with_signatures(reader), out, sealed=reader.sealed,
-                         version=reader.version)
+                    records = _with_signatures(reader)
+                    dump(_validated(records, str(src)) if validate else records, out,
+                         sealed=reader.sealed, version=reader.version)
                     out.flush()
                     os.fsync(out.fileno())
             except OSError as exc:  # the output's; the reader's own are LogFormatErrors
@@ -694,6 +698,20 @@ def _with_signatures(reader: log.Reader) -> Iterator[ev.AnyEvent | sigrec.Signed
             carried += 1
         yield from events
     yield from reader.signatures[carried:]
+
+
+def _validated(records: Iterable[ev.AnyEvent | sigrec.SignedHead], path: str
+               ) -> Iterator[ev.AnyEvent | sigrec.SignedHead]:
+    """``records``, each event first stepped by the rules engine (signatures pass as they
+    are); an illegal move names the log ``path``."""
+    replayer = log._new_validator(path)
+    for record in records:
+        if not isinstance(record, sigrec.SignedHead):
+            try:
+                replayer.step(record)
+            except IllegalMoveError as exc:
+                raise log.located(exc, path) from None
+        yield record
 
 
 def jsonl_to_binary(
@@ -776,7 +794,7 @@ def convert(
     log.sweep_stale(dst)  # what a killed conversion to the same file left beside it
     try:
         if to == "jsonl":
-            return binary_to_jsonl(src, dst)
+            return binary_to_jsonl(src, dst, validate=validate)
         return jsonl_to_binary(src, dst, validate=validate)
     except OSError as exc:
         if exc.filename is not None and str(exc.filename) != str(src):
