@@ -25,6 +25,7 @@ from buraco_log.outpaths import open_in_place, own_descriptor, rename_target, wr
 from cli.common import EXIT_USAGE, STDIN, Format, emit_json, fail, from_stdin, guarded
 from cli.paths import directory_name, named_path
 from cli.safetext import terminal_safe
+from cli.signals import terminate_as_interrupt
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -33,19 +34,21 @@ R = TypeVar("R")
 def _terminable(func: Callable[P, R]) -> Callable[P, R]:
     """SIGTERM and SIGHUP stop a command that writes files as Ctrl-C does, so that its
     cleanup runs: by default they ended the process at once, and a `seal` or `convert` stopped
-    so left its hidden temporary file beside the log."""
+    so left its hidden temporary file beside the log. SIGTERM through :mod:`cli.signals`,
+    which records it: this handler of its own took it over, and a `kill` was said as Ctrl-C
+    ("interrupted", 130, not "terminated (SIGTERM)", 143)."""
 
     @functools.wraps(func)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         def stop(signum: int, frame: object) -> None:
             raise KeyboardInterrupt
 
-        old = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
+        old = signal.signal(signal.SIGHUP, stop)
         try:
-            return func(*args, **kwargs)
+            with terminate_as_interrupt():
+                return func(*args, **kwargs)
         finally:
-            for sig, handler in old.items():
-                signal.signal(sig, handler)
+            signal.signal(signal.SIGHUP, old)
 
     return wrapper
 
@@ -77,7 +80,8 @@ def convert(
         "--to", help="The form to write (default: by the new file's name, .jsonl or .blog; "
         "for '-', the other form of the source).", show_default=False)] = None,
     validate: Annotated[
-        bool, typer.Option("--validate", help="Check every event against the rules (binary).")
+        bool, typer.Option("--validate", help="Check every event against the rules, either "
+                           "way: an illegal one is refused (exit 1), nothing written.")
     ] = False,
     overwrite: Annotated[bool, typer.Option(
         "--overwrite", help="Replace OUTPUT if it exists.")] = False,
