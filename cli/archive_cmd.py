@@ -213,11 +213,11 @@ def ingest(
             else:
                 report = _ingest_with_progress([str(s) for s in sources], str(archive_dir),
                                                jobs or _jobs_default(), require_commitment)
-        except KeyboardInterrupt:  # before anything was checked (the lock, a clean-up)
-            if not met:
-                raise
-            raise fail("terminated (SIGTERM): nothing was committed; run the same "
-                       "command again", EXIT_TERMINATED) from None
+        except KeyboardInterrupt:  # before anything was checked (the lock, a clean-up):
+            # said alike for Ctrl-C (it was the bare "interrupted" every command says)
+            how, status = stopped_by(met)
+            raise fail(f"{how}: nothing was committed; run the same command again",
+                       status) from None
         try:
             _say_ingested(report, format)
         except KeyboardInterrupt:  # the run is over and committed: only its summary is cut
@@ -225,7 +225,8 @@ def ingest(
             done = ("what was checked is committed; run the same command again to check "
                     "the rest" if report.interrupted else "every log of the run is checked "
                     "and committed, nothing is left to do")
-            typer.echo(f"buraco-log: {how} while the summary was written: {done} (the "
+            # an error line as every command's interrupt is (it lacked "error:")
+            typer.echo(f"buraco-log: error: {how} while the summary was written: {done} (the "
                        "summary on stdout may be cut short)", err=True)
             _end(status)
         _ingest_exit(report, met)
@@ -321,7 +322,7 @@ def _ingest_exit(report: archive.IngestReport, terminated: list[int]) -> None:
     """End the ingest command with its status (raises)."""
     if report.interrupted:  # the summary alone (its counts short of the logs) did not say
         how = "terminated (SIGTERM)" if terminated else "interrupted"
-        typer.echo(f"buraco-log: {how}: what was checked is committed; run the same "
+        typer.echo(f"buraco-log: error: {how}: what was checked is committed; run the same "
                    "command again to check the rest", err=True)
         if terminated:
             _end(EXIT_TERMINATED)
@@ -471,14 +472,12 @@ MIN_COLUMN = 8  # a truncated column keeps at least this many characters
 
 
 def table_width(wide: bool) -> int | None:
-    """How wide a table may be: the terminal's width on a terminal (or $COLUMNS), unlimited
-    with --wide or when the output goes to a pipe or file."""
-    if wide:
+    """How wide a table may be: the terminal's width on a terminal ($COLUMNS first, as
+    shutil reads it), unlimited with --wide or when the output goes to a pipe or file ($COLUMNS
+    exported in a shell's profile cut a table redirected to a file)."""
+    if wide or not sys.stdout.isatty():
         return None
-    if sys.stdout.isatty():
-        return shutil.get_terminal_size().columns
-    columns = os.environ.get("COLUMNS", "")
-    return int(columns) if columns.isdigit() and int(columns) > 0 else None
+    return shutil.get_terminal_size().columns
 
 
 def _fit(widths: list[int], limit: int) -> list[int]:

@@ -87,9 +87,10 @@ def test_a_sigterm_mid_ingest_commits_what_was_checked_and_says_so(
             os.killpg(p.pid, signal.SIGKILL)
         p.wait()
     assert p.returncode == 143, (p.returncode, err)
-    assert err.strip().splitlines() == ["buraco-log: terminated (SIGTERM): what was checked is "
-                                        "committed; run the same command again to check the "
-                                        "rest"], err
+    # "error:" since probe 44, as every command's interrupt line is
+    assert err.strip().splitlines() == ["buraco-log: error: terminated (SIGTERM): what was "
+                                        "checked is committed; run the same command again to "
+                                        "check the rest"], err
     assert "Traceback" not in err
     added = int(out.split(": ")[1].split()[0])
     assert 0 < added < 12, out

@@ -420,7 +420,7 @@ def test_a_sigterm_after_the_summary_exits_143_saying_everything_is_committed(
         proc.wait(30)
     assert proc.returncode == 143, (proc.returncode, err)
     assert out.startswith("1 log: 1 match added"), out
-    assert err == ("buraco-log: terminated (SIGTERM) while the summary was written: every "
-                   "log of the run is checked and committed, nothing is left to do (the "
+    assert err == ("buraco-log: error: terminated (SIGTERM) while the summary was written: "
+                   "every log of the run is checked and committed, nothing is left to do (the "
                    "summary on stdout may be cut short)\n"), err
     assert query(a, "SELECT count(*) AS n FROM matches").to_pylist() == [{"n": 1}]

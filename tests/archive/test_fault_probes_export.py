@@ -183,8 +183,8 @@ def test_a_ctrl_c_during_the_commit_lets_it_finish_and_says_interrupted(
                        timeout=120, cwd=REPO)
     assert r.returncode == 130, r
     assert r.stdout.startswith("2 logs: 2 matches added"), r
-    assert r.stderr.strip().splitlines()[-1].startswith("buraco-log: interrupted: what was "
-                                                        "checked is committed"), r.stderr
+    assert r.stderr.strip().splitlines()[-1].startswith(
+        "buraco-log: error: interrupted: what was checked is committed"), r.stderr
     assert not any((arch / ".staging").rglob("*.parquet"))
     n = _run("query", arch, "SELECT count(*) AS n FROM matches", "-f", "csv")
     assert n.stdout == "n\n2\n", n

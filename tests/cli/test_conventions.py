@@ -247,15 +247,15 @@ def test_show_of_house_rules_lists_only_what_differs_in_plain_words(box: Path,
 
 
 def test_query_tables_fit_the_terminal_unless_wide(box: Path) -> None:
+    from tests.cli.probes import stdout_on_a_terminal
+
     sql = "SELECT 'short' AS kind, match_id, digest FROM matches"
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "60"}
-    cut = subprocess.run([sys.executable, "-m", "cli.main", "query", "arch", sql],
-                         capture_output=True, text=True, cwd=box, env=env, timeout=300)
-    assert cut.returncode == 0 and max(map(len, cut.stdout.splitlines())) <= 60, cut.stdout
-    assert "…" in cut.stdout and cut.stdout.splitlines()[2].startswith("short  ")  # kept whole
-    wide = subprocess.run([sys.executable, "-m", "cli.main", "query", "arch", sql, "--wide"],
-                          capture_output=True, text=True, cwd=box, env=env, timeout=300)
-    assert "…" not in wide.stdout and len(wide.stdout.splitlines()[2]) > 100
+    env = {"COLUMNS": "60"}  # a terminal's width, as shutil reads it (a pipe's is no width)
+    code, cut, err = stdout_on_a_terminal(["query", "arch", sql], cwd=box, env=env)
+    assert code == 0 and max(map(len, cut.splitlines())) <= 60, (cut, err)
+    assert "…" in cut and cut.splitlines()[2].startswith("short  ")  # kept whole
+    code, wide, err = stdout_on_a_terminal(["query", "arch", sql, "--wide"], cwd=box, env=env)
+    assert code == 0 and "…" not in wide and len(wide.splitlines()[2]) > 100, (wide, err)
 
 
 def test_fit_cuts_the_widest_columns_first() -> None:
