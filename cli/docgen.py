@@ -130,7 +130,9 @@ def render() -> str:
             continue
         out.append(_option(param, root_ctx))
     out.append("- `--install-completion`, `--show-completion`: shell completion (preset names "
-               "complete for `rules show`).\n")
+               "complete for `rules show`).")
+    out.append("- `help [COMMAND]`: the same as `--help`, or `COMMAND --help` (`buraco-log help "
+               "rules show`).\n")
     out.append("## Commands\n")
     commands = list(_walk(root, "buraco-log"))
     for path, _ in commands:

@@ -29,7 +29,8 @@ helpfmt.install()
 
 _app = typer.Typer(
     name="buraco-log",
-    help="Replay, audit and query Buraco match logs.",
+    help="Replay, audit and query Buraco match logs. `buraco-log help COMMAND` (or `COMMAND "
+         "--help`) shows a command's help.",
     pretty_exceptions_enable=False,
     context_settings=CONTEXT,
 )
@@ -230,8 +231,23 @@ def run() -> None:
     sys.exit(code if isinstance(code, int) else 0)
 
 
+def help_as_option(argv: list[str]) -> list[str]:
+    """``help [COMMAND...]`` as ``[COMMAND...] --help``: users type `buraco-log help` and
+    `buraco-log help show`, which were "No such command 'help'". A word of the command line,
+    not a command: the listing of commands stays the tool's own."""
+    for i, word in enumerate(argv):
+        if word in _GLOBAL_FLAGS:
+            continue
+        if word == "help":  # `help help` too: the tool's help, not "No such command"
+            rest = help_as_option(argv[i + 1:])
+            return [*argv[:i], *(rest if rest[-1:] == ["--help"] else [*rest, "--help"])]
+        break
+    return argv
+
+
 def _run() -> int | Any:
     """The command's exit status, every usage error said in one line."""
+    sys.argv[1:] = help_as_option(sys.argv[1:])
     try:
         # one name in usage lines and hints, however started (`python -m cli`, the script)
         code = _for_argv(sys.argv[1:])(standalone_mode=False, prog_name="buraco-log")
@@ -269,9 +285,9 @@ def _run() -> int | Any:
         if _argv_wants_json(sys.argv[1:]):  # -f json: stdout is JSON on a usage error too
             emit_json({"error": error_object(f"{message}{hint}", EXIT_USAGE)})
         code = EXIT_USAGE
-    except _ABORT:
+    except _ABORT:  # an EOF where a prompt waited: said as every interrupt is
         how, code = stopped_by()
-        typer.echo(f"buraco-log: {how}", err=True)
+        typer.echo(f"buraco-log: error: {how}", err=True)
     except KeyboardInterrupt:
         # before a command ran: typer builds the click group from every command's signature
         # first (a second, loaded), outside click's own catch (a SIGTERM there was a traceback
