@@ -29,6 +29,7 @@ from buraco_log import events as ev
 from buraco_log import log
 from buraco_log.rules import preset
 from buraco_log.simulate import simulate_match
+from tests.recorder.test_fault_probes_server43 import _receive
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVER = ROOT / "examples" / "server" / "server.py"
@@ -56,14 +57,6 @@ def _stop(server: subprocess.Popen[str]) -> str:
 def _frame(message: list[Any]) -> bytes:
     body = msgspec.msgpack.encode(message)
     return struct.pack(">I", len(body)) + body
-
-
-def _receive(sock: socket.socket) -> list[Any]:
-    head = sock.recv(4, socket.MSG_WAITALL)
-    assert len(head) == 4, "the server hung up"
-    size = struct.unpack(">I", head)[0]
-    reply: list[Any] = msgspec.msgpack.decode(sock.recv(size, socket.MSG_WAITALL))
-    return reply
 
 
 def _ask(port: int, message: list[Any]) -> list[Any]:
