@@ -65,7 +65,10 @@ def _resolve(words: list[str]) -> tuple[Any, list[str], str]:
 
 def _unknown(command: str) -> list[str]:
     """The words of ``command`` the tool would not take as a command or an option."""
-    resolved, rest, name = _resolve(_words(command))
+    from cli.main import help_as_option
+
+    words = _words(command)  # `buraco-log help CMD` is `CMD --help`, as the tool reads it
+    resolved, rest, name = _resolve([*words[:1], *help_as_option(words[1:])])
     if hasattr(resolved, "commands"):  # a group: what follows must be one of its commands
         return [w for w in rest[:1] if not w.startswith("-") and w.isalpha() and w.islower()]
     options = {o for p in resolved.params for o in (*p.opts, *getattr(p, "secondary_opts", ()))}
