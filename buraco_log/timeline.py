@@ -309,6 +309,16 @@ def _wild_text(cards: Sequence[Card], rules: Rules | None, style: Style) -> str 
 # -- the timeline -----------------------------------------------------------------------------
 
 
+class PastIllegalError(ReplayError):
+    """A seq the log holds, asked for past its first illegal event: a finding about the log
+    (exit 1). ``rule`` is that event's rule, so a JSON error names it as every error that
+    names a rule does."""
+
+    def __init__(self, message: str, *, seq: int, rule: str) -> None:
+        super().__init__(message, seq=seq)
+        self.rule = rule
+
+
 class Timeline:
     """A match replayed once, validated, with snapshots for fast jumps.
 
@@ -374,7 +384,7 @@ class Timeline:
 
     def state_at(self, seq: int) -> State:
         """The state right after event ``seq`` (-1: before the first event)."""
-        seq = self._reachable(seq)
+        seq = self.reachable(seq)
         if seq == self.last_seq:
             return self.final
         if seq == -1:
@@ -387,26 +397,33 @@ class Timeline:
             rep.apply(ev)
         return rep.state()
 
-    def _reachable(self, seq: object) -> int:
+    def reachable(self, seq: object) -> int:
         """``seq`` when the table after it is known (-1: before the first event); else the
-        caller asked for a seq the log does not have (:class:`PositionError`), or one past
-        its first illegal event (a :class:`ReplayError`: a finding about the log)."""
+        caller asked for a seq the log does not hold (:class:`PositionError`, exit 2, whatever
+        else the log holds), or one it holds past its first illegal event
+        (:class:`PastIllegalError`: a finding about the log, exit 1)."""
         seq = position(seq, "seq")
         if not -1 <= seq <= self.last_seq:
-            past_illegal = self.illegal is not None and seq >= self.last_seq + 1
-            raise (ReplayError if past_illegal else PositionError)(self._beyond(seq), seq=seq)
+            if self.illegal is not None and self.last_seq < seq <= self.last_recorded:
+                raise PastIllegalError(self._beyond(seq), seq=seq, rule=self.illegal.rule)
+            raise PositionError(self._beyond(seq), seq=seq)
         return seq
 
+    @property
+    def last_recorded(self) -> int:
+        """The highest seq the log holds, legal or not (-1: no event)."""
+        return max((e.seq for e in self.recorded), default=-1)
+
     def _beyond(self, seq: int) -> str:
-        if self.illegal is not None and seq >= self.last_seq + 1:
+        if self.illegal is not None and self.last_seq < seq <= self.last_recorded:
             what = (f"seq {seq} is the first illegal event [{self.illegal.rule}]"
                     if seq == self.illegal.seq else  # not "past ... seq 23" of seq 23 itself
                     f"seq {seq} is past the first illegal event, seq {self.illegal.seq} "
                     f"[{self.illegal.rule}]")
             return f"{what}: the table is known up to seq {self.last_seq}"
-        if self.last_seq < 0:  # not "seqs 0 to -1"
+        if self.last_recorded < 0:  # not "seqs 0 to -1"
             return f"the log has no seq {seq}: it holds no events"
-        return f"the log has no seq {seq} (seqs 0 to {self.last_seq})"
+        return f"the log has no seq {seq} (seqs 0 to {self.last_recorded})"
 
     def hands_known(self) -> str:
         """The hands the log holds, in words (``hands 0 to 3``, ``no hands``)."""
@@ -428,7 +445,7 @@ class Timeline:
 
     def recent(self, seq: int, count: int = RECENT, seat: int | None = None) -> tuple[str, ...]:
         """The last ``count`` events up to ``seq`` in words (as ``seat`` may know them)."""
-        seq = self._reachable(seq)  # a negative seq sliced from the end of the list
+        seq = self.reachable(seq)  # a negative seq sliced from the end of the list
         count = position(count, "count of recent events")
         if count < 0:
             raise PositionError(f"a count of recent events is 0 or more, not {count}")

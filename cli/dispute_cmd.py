@@ -23,7 +23,7 @@ from buraco_log.errors import BuracoLogError, LogFormatError, ReplayError
 from buraco_log.events import AnyEvent, MatchStarted
 from buraco_log.forensic import Salvage, read_anyway
 from buraco_log.signing.keys import SigningError
-from buraco_log.timeline import TableView, Timeline
+from buraco_log.timeline import PastIllegalError, TableView, Timeline
 from cli.common import (
     EXIT_FINDINGS,
     EXIT_OK,
@@ -1141,10 +1141,21 @@ def diff(
 
 def _past_illegal(at: int, result: audit.Explanation) -> ReplayError:
     """A seq asked for past the first illegal event: a finding (exit 1) in the words of
-    `replay` and `moves`, not an explanation of another event exiting 0."""
-    return ReplayError(f"seq {at} is past the first illegal event, seq {result.seq} "
-                       f"[{result.rule}]: the table is known up to seq {result.before.seq}; "
-                       f"`explain --at {result.seq}` explains it", seq=at)
+    `replay` and `moves`, not an explanation of another event exiting 0; its JSON names the
+    rule, as every error naming one does."""
+    return PastIllegalError(f"seq {at} is past the first illegal event, seq {result.seq} "
+                            f"[{result.rule}]: the table is known up to seq "
+                            f"{result.before.seq}; `explain --at {result.seq}` explains it",
+                            seq=at, rule=result.rule or "")
+
+
+def _note_later_illegal(path: Path, events: list[AnyEvent], at: int) -> None:
+    """A seq before the first illegal event is explained (exit 0), the event noted on stderr,
+    as `replay --at` and `moves --at` note it."""
+    tl = Timeline(events)
+    if tl.illegal is not None and tl.illegal.seq is not None and tl.illegal.seq > at:
+        note(f"{path}: seq {tl.illegal.seq} is illegal [{tl.illegal.rule}]; the table is "
+             f"known up to seq {tl.last_seq}")
 
 
 @guarded
@@ -1158,12 +1169,16 @@ def explain(
     """Why the event at a seq was, or was not, legal: the rule and the facts that decided it.
 
     A seq after the first illegal event is a finding (exit 1): the table after that event is
-    unknown, so nothing there can be judged; explain the illegal event itself instead."""
+    unknown, so nothing there can be judged; explain the illegal event itself instead. A seq
+    before it is explained (exit 0), the illegal event noted on stderr; a seq the log does not
+    hold is a usage error (exit 2), whatever else the log holds."""
     try:
         events, warning = load_events(path, ignore_integrity)  # as audit.explain reads it
         result = audit.explain_event(events, at, path=str(path))
         if result.seq != at:  # the library explains the illegal event before it instead
             raise _past_illegal(at, result)
+        if result.legal:  # an illegal event later in the log is noted
+            _note_later_illegal(path, events, at)
     except ReplayError as exc:
         raise _replay_error(path, exc, format is Format.json) from None
     if format is Format.json:

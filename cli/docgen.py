@@ -35,11 +35,16 @@ Every command follows the same rules:
   - `2`: a usage error (a bad option, a missing command), or an input that is not readable as
     a log (a missing path, a directory, a FIFO, a read error such as EIO, a file that does not
     begin like a log, a format version newer than this tool), or a seq, hand, turn or seat
-    the match does not have (a match not started has none; a seq past an illegal event is a
-    finding, `1`). A name too long for any file, or a loop of symbolic links, is `2` too,
-    whatever the file is for (a log, a rules file, a key, an output); so is an output that
-    cannot be made where it is named (a missing directory, one without write permission, a
-    read-only file system), nothing written. A write that fails part-way (a full disk) is `1`.
+    the match does not have (a match not started has none). A name too long for any file,
+    or a loop of symbolic links, is `2` too, whatever the file is for (a log, a rules file, a
+    key, an output); so is an output that cannot be made where it is named (a missing
+    directory, one without write permission, a read-only file system), nothing written. A
+    write that fails part-way (a full disk) is `1`.
+  - `--at N` of a log with an illegal event, the same for `explain`, `replay`, `moves` and
+    `view`: a seq the log does not hold is `2`, whatever else the log holds; a seq it holds
+    past the first illegal event is a finding, `1` (its JSON error names the `rule`); a seq
+    before it is answered, `0`, the illegal event noted on stderr (`explain` of the illegal
+    event itself explains it, `0`).
   - `130`: interrupted (Ctrl-C, SIGINT); `143`: terminated (SIGTERM). A SIGTERM in the first
     tens of milliseconds, before Python has run any of buraco-log's code, ends the process by
     the signal itself, without a line (a shell still reports 143); nothing is read or written

@@ -15,7 +15,7 @@ import typer
 from buraco_log.errors import BuracoLogError, LogFormatError, ReplayError
 from buraco_log.log import HEADER_SIZE
 from buraco_log.outpaths import no_directory, written_in_place
-from buraco_log.view import Mark, Page, page_for_log, write_page
+from buraco_log.view import Banner, Mark, Page, page_for_log, write_page
 from buraco_log.view.links import Rows, match_pages
 from cli.common import EXIT_USAGE, fail, from_stdin, guarded, refuse_input_as_output
 from cli.paths import directory_name, named_path, special_file, why_missing
@@ -85,7 +85,9 @@ def view(
 
     A log that fails the audit opens at the last legal table with a banner naming the refused
     seq and rule; a damaged log shows its intact events and where the damage starts. Either
-    way the page is written and the exit status is 1, as for every finding."""
+    way the page is written and the exit status is 1, as for every finding; with --at a seq
+    before the illegal event, the page opens there and the exit status is 0, the event noted
+    on stderr, as `replay --at` answers it (damage stays 1)."""
     if not path.exists():
         raise fail(f"{path}: {why_missing(path)}", EXIT_USAGE)
     if (special := special_file(path)) is not None:
@@ -139,9 +141,19 @@ def view(
                    err=True)
         if open_:
             open_page(target)
-    if page.banners:  # the page is written, but the log has a finding: exit 1, as `show`,
-        # `replay` and `audit` do for it (a referee's script must not read it as clean)
+    if _finding(page.banners, at):  # the page is written, but the log has a finding: exit
+        # 1, as `show`, `replay` and `audit` do for it (a referee's script must not read it as
+        # clean)
         raise typer.Exit(1)
+
+
+def _finding(banners: Sequence[Banner], at: int | None) -> bool:
+    """Whether the page's banners make its exit status 1. A seq asked for (``--at``) that the
+    log holds before its first illegal event is answered, the banners noted, exit 0, as
+    ``replay --at``, ``moves --at`` and ``explain --at`` answer it; the end (no ``--at``) stops
+    short of that event, a finding. Damage is a finding either way: ``replay`` refuses a
+    damaged log unless told to read it anyway."""
+    return any(b.kind == "damaged" for b in banners) or (at is None and bool(banners))
 
 
 def register(app: typer.Typer) -> None:

@@ -11,7 +11,7 @@ import html
 import re
 from collections.abc import Mapping, Sequence
 from importlib import resources
-from typing import Any
+from typing import Any, NoReturn
 
 import msgspec
 
@@ -20,7 +20,7 @@ from buraco_log.events import AnyEvent, TotalsCarried
 from buraco_log.ruleids import describe
 from buraco_log.safetext import UNSAFE, terminal_safe
 from buraco_log.state import HandResult
-from buraco_log.timeline import Timeline
+from buraco_log.timeline import PastIllegalError, Timeline
 from buraco_log.view.frames import ID_SHOWN, SNAPSHOT_EVERY, Frames, cut
 
 PAGE_VERSION = 2
@@ -276,10 +276,21 @@ def build_page(events: Sequence[AnyEvent], *, seat: int | None = None, at: int |
     if seat is not None and not 0 <= seat < len(tl.players):
         raise ValueError(f"no seat {seat} in a {len(tl.players)}-player match")
     if at is not None and at > tl.last_seq:
-        past = (f"; seq {tl.illegal.seq} is illegal [{tl.illegal.rule}]"
-                if tl.illegal is not None else "")
-        error = ReplayError if tl.illegal is not None else PositionError  # a finding, or no seq
-        raise error(f"--at {at}: the page holds seqs 0 to {tl.last_seq}{past}", seq=at)
+        _refuse_at(tl, at)
     data = page_data(tl, seat=seat, at=at, banners=found, marks=marks)
     return Page(render(data, score_chart(data["sheet"], data["sides"])), tuple(found),
                 data["start"])
+
+
+def _refuse_at(tl: Timeline, at: int) -> NoReturn:
+    """``--at`` past the page: a seq the log does not hold is the caller's (2, whatever else
+    the log holds); one it holds past its first illegal event is a finding (1) naming the
+    rule, as ``replay``, ``moves`` and ``explain`` say them."""
+    if tl.illegal is None:
+        raise PositionError(f"--at {at}: the page holds seqs 0 to {tl.last_seq}", seq=at)
+    if at > tl.last_recorded:
+        raise PositionError(f"--at {at}: the log has no seq {at} (seqs 0 to "
+                            f"{tl.last_recorded})", seq=at)
+    raise PastIllegalError(f"--at {at}: the page holds seqs 0 to {tl.last_seq}; seq "
+                           f"{tl.illegal.seq} is illegal [{tl.illegal.rule}]", seq=at,
+                           rule=tl.illegal.rule)

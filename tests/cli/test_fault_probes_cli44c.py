@@ -1,0 +1,53 @@
+"""Fault probes of the CLI (round 44c): one rule for a referee's `--at`, every command alike.
+
+- A seq the log does not hold (`--at 9999`) is the caller's mistake, a usage error (2),
+  whatever else the log holds: `replay`, `moves` and `view` said "past the first illegal
+  event" (1) of a log with an illegal event, `explain` said 2.
+- A seq the log holds past its first illegal event is a finding (1); its JSON error names the
+  rule (`rule`), as every error naming one does (it had none).
+- A seq before the illegal event is answered, exit 0, the illegal event noted on stderr:
+  `view --at 20` exited 1 where `replay`, `moves` and `explain` exited 0 (`explain` noted
+  nothing).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.cli.probes import ROOT, cli_batch, one_error_line
+
+ILLEGAL = ROOT / "examples" / "disputes" / "illegal.log"
+RULE = "discard.card_not_in_hand"
+COMMANDS = ("explain", "replay", "moves", "view")
+
+
+def _args(command: str, at: int, out: Path) -> list[object]:
+    return [command, ILLEGAL, "--at", at, *(["-o", out / f"{at}.html"] if command == "view"
+                                             else [])]
+
+
+def test_every_command_answers_at_the_same_way(tmp_path: Path) -> None:
+    seqs = (9999, 40, 20)
+    runs = [_args(c, at, tmp_path) for at in seqs for c in COMMANDS]
+    runs += [[c, ILLEGAL, "--at", 40, "-f", "json"] for c in COMMANDS[:3]]
+    done = cli_batch(runs, cwd=tmp_path)
+    absent, past, before, js = done[0:4], done[4:8], done[8:12], done[12:]
+    for d in absent:  # the caller's: 2, naming the seqs the log holds
+        line = one_error_line(d, 2)
+        assert str(ILLEGAL) in line and "the log has no seq 9999 (seqs 0 to 312)" in line, line
+    for d in past:  # a finding: 1, naming the illegal seq and its rule
+        line = one_error_line(d, 1)
+        assert "40" in line and "seq 23" in line and f"[{RULE}]" in line, line
+    assert not (tmp_path / "9999.html").exists() and not (tmp_path / "40.html").exists()
+    for d in before:  # answered: 0, the illegal event noted (one line, first)
+        assert d.returncode == 0, (d.args, d.returncode, d.stderr)
+        assert d.stderr.startswith(f"buraco-log: note: {ILLEGAL}: seq 23 is illegal [{RULE}]"), (
+            d.args, d.stderr)
+        assert "Traceback" not in d.stderr and "error:" not in d.stderr, d.stderr
+    assert "seq 20:" in before[0].stdout and "LEGAL" in before[0].stdout
+    assert (tmp_path / "20.html").stat().st_size > 1000
+    for d in js:
+        error = json.loads(d.stdout)["error"]
+        assert (error["exit_status"], error["seq"], error["rule"]) == (1, 40, RULE), error
+        assert error["code"] == "replay", error  # added, never renamed
