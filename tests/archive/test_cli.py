@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import io
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -68,10 +71,14 @@ def test_query_formats(archived: Archived, tmp_path: Path) -> None:
     assert pq.read_table(target).to_pylist() == expected
 
 
-def test_parquet_output_needs_a_file(archived: Archived) -> None:
-    code, out, err = run("query", str(archived.path), "SELECT 1", "--format", "parquet")
-    assert (code, out) == (2, "")
-    assert "--output" in err
+def test_parquet_without_output_goes_into_a_pipe_whole(archived: Archived) -> None:
+    """No --output: a pipe gets the whole file, as with `-o -` (a terminal is refused:
+    tests/cli/test_fault_probes_cli44.py). A real process: its stdout is the pipe."""
+    r = subprocess.run([sys.executable, "-m", "cli.main", "query", str(archived.path),
+                        "SELECT 1 AS x", "--format", "parquet"], capture_output=True,
+                       timeout=120, check=False, stdin=subprocess.DEVNULL)
+    assert r.returncode == 0 and r.stderr == b"", r.stderr
+    assert pq.read_table(io.BytesIO(r.stdout)).to_pylist() == [{"x": 1}]
 
 
 def test_a_refused_query_exits_1_with_one_line_and_nothing_on_stdout(archived: Archived) -> None:
