@@ -73,16 +73,23 @@ from buraco_log.timeline import Timeline
 class SigningOptions:
     """How an audit checks signatures (docs/signing.md): the trusted keys, the players'
     receipts (each applied to the log of its match), and whether signatures are required.
-    Requiring signatures also requires a commitment."""
+    Requiring signatures also requires a commitment.
+
+    ``by_match``: True, each receipt is checked against the log of its match only (several
+    logs audited); False, every receipt against every log, so a receipt for another match is
+    a finding (``sign.receipt_other_match``), as ``buraco-log audit LOG --receipt R`` says it;
+    None (the default): False for :func:`audit_log` and :func:`audit_events` (one log), True
+    for :func:`audit_many` of several logs. It was True, and ``audit_log`` silently dropped a
+    receipt for another match that the command reports."""
 
     keyring: Keyring | None = None
     receipts: tuple[HeldReceipt, ...] = ()
     require_signatures: bool = False
-    by_match: bool = True  # False: every receipt applies to every log (one log audited)
+    by_match: bool | None = None
 
 
 def signing_options(keys: Sequence[str] = (), receipts: Sequence[str] = (),
-                    require_signatures: bool | None = None, *, by_match: bool = True,
+                    require_signatures: bool | None = None, *, by_match: bool | None = None,
                     environ: Mapping[str, str] | None = None) -> SigningOptions:
     """The audit's signing options from the command line and the site settings (flag, then
     environment, then ``[audit]`` in the config file). Raises :class:`SettingsError` or
@@ -196,6 +203,8 @@ def audit_events(events: Iterable[AnyEvent], integrity: Integrity, path: str = "
     """
     events = events if isinstance(events, Sequence) else list(events)  # each section reads it
     signing = signing or SigningOptions()
+    if signing.by_match is None:  # one log audited: every receipt given is for it
+        signing = dataclasses.replace(signing, by_match=False)
     signed = signed or Signed()
     require_commitment = require_commitment or signing.require_signatures
     if not_started(events, integrity):  # issue 20: not an audit failure, and said so
@@ -337,6 +346,8 @@ def audit_many(
     if isinstance(workers, bool) or not isinstance(workers, SupportsIndex):
         raise TypeError(f"workers is a whole number of processes, not {workers!r}")
     files = [path_text(p) for p in paths]
+    if signing is not None and signing.by_match is None:  # each receipt to its match's log
+        signing = dataclasses.replace(signing, by_match=len(files) != 1)
     workers = min(operator.index(workers), len(files))  # 10**6 workers for two logs hung
     if workers <= 1 or len(files) <= 1:
         out = []
