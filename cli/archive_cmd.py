@@ -47,7 +47,7 @@ from cli.common import (
 )
 from cli.paths import directory_name, named_path, why_missing
 from cli.safetext import terminal_safe
-from cli.signals import EXIT_TERMINATED, stopped_by, terminate_as_interrupt
+from cli.signals import said_as, stopped_by, terminate_as_interrupt
 from cli.supervise import supervised
 from cli.view_cmd import MATCH_PAGES, report_pages
 
@@ -321,11 +321,11 @@ def _as_stored(report: archive.IngestReport) -> archive.IngestReport:
 def _ingest_exit(report: archive.IngestReport, terminated: list[int]) -> None:
     """End the ingest command with its status (raises)."""
     if report.interrupted:  # the summary alone (its counts short of the logs) did not say
-        how = "terminated (SIGTERM)" if terminated else "interrupted"
+        how, status = stopped_by(terminated)
         typer.echo(f"buraco-log: error: {how}: what was checked is committed; run the same "
                    "command again to check the rest", err=True)
-        if terminated:
-            _end(EXIT_TERMINATED)
+        if status != 130:
+            _end(status)
         raise typer.Exit(130)
     raise typer.Exit(EXIT_FINDINGS if report.errors else EXIT_OK)
 
@@ -822,12 +822,12 @@ def _write_result(opened: Any, format: QueryFormat, output: Path | None, wide: b
 
 @contextlib.contextmanager
 def _stopped_by_signal(command: str, output: Path | None) -> Iterator[None]:
-    """Ctrl-C (SIGINT) or SIGTERM ends ``command`` with one line and 130 or 143, and no
-    output file. DuckDB turns the KeyboardInterrupt into ``RuntimeError: Query interrupted``
-    (said as a defect) or an INTERRUPT error (said as the time limit), Py4J into its own
-    error: whatever comes out once a signal came, the signal is what is said. A second copy
-    (the terminal's and the supervising parent's) is dropped, so the clean-up runs whole; a
-    signal the process was set to ignore stays ignored."""
+    """Ctrl-C (SIGINT), SIGTERM or SIGHUP ends ``command`` with one line and 130, 143 or
+    129, and no output file. DuckDB turns the KeyboardInterrupt into ``RuntimeError: Query
+    interrupted`` (said as a defect) or an INTERRUPT error (said as the time limit), Py4J
+    into its own error: whatever comes out once a signal came, the signal is what is said. A
+    second copy (the terminal's and the supervising parent's) is dropped, so the clean-up
+    runs whole; a signal the process was set to ignore stays ignored."""
     met: list[int] = []
     if threading.current_thread() is not threading.main_thread():
         yield
@@ -840,7 +840,8 @@ def _stopped_by_signal(command: str, output: Path | None) -> Iterator[None]:
 
     # taken over from Python's and from cli.signals' (SIGTERM as Ctrl-C, which knows nothing
     # of DuckDB); one the process was set to ignore stays
-    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)
+    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM,
+                                                         signal.SIGHUP)
                 if signal.getsignal(s) in (signal.default_int_handler, signal.SIG_DFL)
                 or getattr(signal.getsignal(s), "__module__", None) == "cli.signals"}
     try:
@@ -849,10 +850,10 @@ def _stopped_by_signal(command: str, output: Path | None) -> Iterator[None]:
     except BaseException:
         if not met:
             raise
-        how = "interrupted" if met[0] == signal.SIGINT else "terminated (SIGTERM)"
+        how, status = said_as(met[0])
         written = f"; nothing was written to {output}" if output is not None else ""
         fail(f"{command}: {how}{written}")
-        _end(130 if met[0] == signal.SIGINT else EXIT_TERMINATED)
+        _end(status)
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)
@@ -877,7 +878,7 @@ def _interrupting_duckdb() -> Iterator[None]:
         os.close(write_end)
         yield
         return
-    wanted = {signal.SIGINT, signal.SIGTERM}
+    wanted = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
 
     def watch() -> None:
         while True:

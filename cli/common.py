@@ -26,7 +26,7 @@ from buraco_log.log import MAGIC
 from buraco_log.ruleids import RULES
 from buraco_log.safetext import bytes_escaped
 from cli.safetext import terminal_safe
-from cli.signals import EXIT_TERMINATED, stopped_by
+from cli.signals import STOPPED, stopped_by
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -443,7 +443,7 @@ def guarded(func: Callable[P, R]) -> Callable[P, R]:
             return result
         except (typer.Exit, typer.Abort, SystemExit) as exc:
             say_pending_warning()
-            State.stop_said |= getattr(exc, "exit_code", None) in (130, EXIT_TERMINATED)
+            State.stop_said |= getattr(exc, "exit_code", None) in STOPPED
             raise
         except BrokenPipeError:
             # The reader went away (``| head``): stop quietly, as other tools do.

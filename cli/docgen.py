@@ -45,10 +45,12 @@ Every command follows the same rules:
     past the first illegal event is a finding, `1` (its JSON error names the `rule`); a seq
     before it is answered, `0`, the illegal event noted on stderr (`explain` of the illegal
     event itself explains it, `0`).
-  - `130`: interrupted (Ctrl-C, SIGINT); `143`: terminated (SIGTERM). A SIGTERM in the first
-    tens of milliseconds, before Python has run any of buraco-log's code, ends the process by
-    the signal itself, without a line (a shell still reports 143); nothing is read or written
-    by then.
+  - `130`: interrupted (Ctrl-C, SIGINT); `143`: terminated (SIGTERM); `129`: hung up
+    (SIGHUP: the terminal or ssh session closed; a SIGHUP the process ignores, as under
+    `nohup`, stays ignored). Each is one line and the command's clean-up, as for Ctrl-C. A
+    SIGTERM or SIGHUP in the first tens of milliseconds, before Python has run any of
+    buraco-log's code, ends the process by the signal itself, without a line (a shell still
+    reports 143 or 129); nothing is read or written by then.
   - `141`: standard output was closed by its reader (`| head`): the command stops quietly,
     `--help` too.
 - **Errors** are one line on stderr, `buraco-log: error: FILE, byte N, seq S: ... [rule]`, with

@@ -3,8 +3,9 @@
 Importing the CLI (typer, rich, msgspec, every command) takes 0.2 to 2 s. A Ctrl-C in that
 time was a KeyboardInterrupt traceback (and death by SIGINT), a SIGTERM death without a word
 (-15). This module imports only the standard library and :mod:`cli.signals`, turns SIGTERM
-into KeyboardInterrupt at once, then imports the CLI: an interrupt at any moment is one line
-and exit 130 (Ctrl-C) or 143 (SIGTERM), as it is while a command runs.
+and SIGHUP into KeyboardInterrupt at once, then imports the CLI: an interrupt at any moment
+is one line and exit 130 (Ctrl-C), 143 (SIGTERM) or 129 (SIGHUP), as it is while a command
+runs.
 """
 
 from __future__ import annotations

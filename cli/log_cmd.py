@@ -7,7 +7,6 @@ import errno
 import functools
 import os
 import shutil
-import signal
 import sys
 import tempfile
 from collections.abc import Callable
@@ -34,21 +33,15 @@ R = TypeVar("R")
 def _terminable(func: Callable[P, R]) -> Callable[P, R]:
     """SIGTERM and SIGHUP stop a command that writes files as Ctrl-C does, so that its
     cleanup runs: by default they ended the process at once, and a `seal` or `convert` stopped
-    so left its hidden temporary file beside the log. SIGTERM through :mod:`cli.signals`,
-    which records it: this handler of its own took it over, and a `kill` was said as Ctrl-C
-    ("interrupted", 130, not "terminated (SIGTERM)", 143)."""
+    so left its hidden temporary file beside the log. Both through :mod:`cli.signals`, which
+    records them: a handler of its own took them over, and a `kill` or a hang-up was said as
+    Ctrl-C ("interrupted", 130, not "terminated (SIGTERM)", 143, or "hung up (SIGHUP)",
+    129)."""
 
     @functools.wraps(func)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-        def stop(signum: int, frame: object) -> None:
-            raise KeyboardInterrupt
-
-        old = signal.signal(signal.SIGHUP, stop)
-        try:
-            with terminate_as_interrupt():
-                return func(*args, **kwargs)
-        finally:
-            signal.signal(signal.SIGHUP, old)
+        with terminate_as_interrupt():
+            return func(*args, **kwargs)
 
     return wrapper
 

@@ -23,7 +23,7 @@ from cli.common import (
     error_object,
     show_traceback,
 )
-from cli.signals import EXIT_TERMINATED, stopped_by, terminate_as_interrupt
+from cli.signals import STOPPED, stopped_by, terminate_as_interrupt
 
 helpfmt.install()
 
@@ -220,7 +220,7 @@ def run() -> None:
     # word, and `simulate` or `audit` left their workers' output to chance)
     with terminate_as_interrupt():
         code = _run()
-    if code in (130, EXIT_TERMINATED):
+    if code in STOPPED:
         # interrupted: every output was already removed or left whole by the code it cut
         # short; skip the interpreter's exit hooks, where a process pool's cleanup races its
         # dying workers and prints a traceback ("Exception ignored in ... _python_exit")

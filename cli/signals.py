@@ -1,4 +1,5 @@
-"""SIGTERM handled as Ctrl-C is, for the commands that must not die without a word."""
+"""SIGTERM and SIGHUP handled as Ctrl-C is, for the commands that must not die without a
+word."""
 
 from __future__ import annotations
 
@@ -11,6 +12,10 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 EXIT_TERMINATED = 128 + signal.SIGTERM  # 143, as a shell reports a process SIGTERM ended
+EXIT_HUNG_UP = 128 + signal.SIGHUP  # 129: the terminal went away (a closed ssh session)
+STOPPED: frozenset[int] = frozenset({130, EXIT_TERMINATED, EXIT_HUNG_UP})
+"""The exit statuses of a command stopped by a signal it said in one line."""
+_CAUGHT = (signal.SIGTERM, signal.SIGHUP)  # raised as KeyboardInterrupt, each said as itself
 
 
 @contextlib.contextmanager
@@ -18,16 +23,15 @@ def terminate_as_interrupt() -> Iterator[list[int]]:
     """SIGTERM (``kill``, ``timeout``, a service manager's stop) raises KeyboardInterrupt, so
     that a command ends as on Ctrl-C: an ingest commits what was checked and removes its
     staged files, `view` and `review` leave no half-written output, and one line says so. At
-    its default action it killed the process without a word. Yields the SIGTERMs met (empty:
-    none); a SIGTERM the process was set to ignore stays ignored, and a forked worker dies of
-    it as it would have."""
+    its default action it killed the process without a word. SIGHUP (the terminal hung up) the
+    same way. Yields the signals met (empty: none); one the process was set to ignore stays
+    ignored, and a forked worker dies of it as it would have."""
     global _met
     if _met is not None:  # installed further out (``cli.main.run`` does, for every command)
         yield _met
         return
     met: list[int] = []
-    if threading.current_thread() is not threading.main_thread() or \
-            signal.getsignal(signal.SIGTERM) != signal.SIG_DFL:
+    if threading.current_thread() is not threading.main_thread():
         yield met
         return
 
@@ -41,7 +45,9 @@ def terminate_as_interrupt() -> Iterator[list[int]]:
         met.append(signum)
         raise KeyboardInterrupt
 
-    previous = signal.signal(signal.SIGTERM, on_term)
+    # one the process was set to ignore (`nohup` ignores SIGHUP) stays ignored
+    previous = {sig: signal.signal(sig, on_term) for sig in _CAUGHT
+                if signal.getsignal(sig) == signal.SIG_DFL}
     _met = met
     hook = sys.unraisablehook
     sys.unraisablehook = _redeliver(met, hook)
@@ -50,7 +56,8 @@ def terminate_as_interrupt() -> Iterator[list[int]]:
     finally:
         _met = None
         sys.unraisablehook = hook
-        signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def _redeliver(met: list[int], fallback: Callable[[Any], object]) -> Callable[[Any], None]:
@@ -69,7 +76,7 @@ def _redeliver(met: list[int], fallback: Callable[[Any], object]) -> Callable[[A
         # this hook, where it was ignored again
         while True:
             try:
-                send = threading.Timer(0.01, os.kill, (os.getpid(), signal.SIGTERM if met
+                send = threading.Timer(0.01, os.kill, (os.getpid(), met[0] if met
                                                        else signal.SIGINT))
                 send.daemon = True
                 send.start()
@@ -81,13 +88,25 @@ def _redeliver(met: list[int], fallback: Callable[[Any], object]) -> Callable[[A
 
 
 _met: list[int] | None = None
-"""The SIGTERMs met while :func:`terminate_as_interrupt` is on; shared with the commands that
-ask for it again inside (their own ``met`` then sees the one SIGTERM the process got)."""
+"""The SIGTERMs and SIGHUPs met while :func:`terminate_as_interrupt` is on; shared with the
+commands that ask for it again inside (their own ``met`` then sees the one the process got)."""
 
 
 def stopped_by(met: list[int] | None = None) -> tuple[str, int]:
     """What ended a command that met KeyboardInterrupt, and its exit status: Ctrl-C
-    ("interrupted", 130) or SIGTERM ("terminated (SIGTERM)", 143). ``met``: the record a
+    ("interrupted", 130), SIGTERM ("terminated (SIGTERM)", 143) or SIGHUP ("hung up
+    (SIGHUP)", 129: it was "interrupted", 130, for `convert`, `seal` and `repair`, and a death
+    without a word for the other commands). ``met``: the record a
     :func:`terminate_as_interrupt` block yielded, read after the block (which clears the
     shared one when it was the outermost)."""
-    return ("terminated (SIGTERM)", EXIT_TERMINATED) if (met or _met) else ("interrupted", 130)
+    first = (met or _met or [signal.SIGINT])[0]
+    return said_as(first)
+
+
+def said_as(signum: int) -> tuple[str, int]:
+    """The words and exit status of a command stopped by ``signum`` (SIGINT: Ctrl-C)."""
+    if signum == signal.SIGTERM:
+        return "terminated (SIGTERM)", EXIT_TERMINATED
+    if signum == signal.SIGHUP:
+        return "hung up (SIGHUP)", EXIT_HUNG_UP
+    return "interrupted", 130

@@ -535,7 +535,7 @@ def ingest(
     return report
 
 
-_HELD = (signal.SIGINT, signal.SIGTERM)
+_HELD = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)  # SIGHUP: cli.signals raises it
 
 
 @contextmanager

@@ -129,7 +129,7 @@ def die_with_parent(parent: int | None, mask: frozenset[int] | None = None,
 # A pool starts its workers in ``submit``: a SIGTERM that landed in an at-fork callback
 # (logging's) was "Exception ignored" and `audit -j 2` ran on to exit 1, and one that landed
 # mid-start left the pool half made. Held there, they are delivered once it has started.
-_HELD: Final = (signal.SIGINT, signal.SIGTERM)
+_HELD: Final = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 class _Pool(ProcessPoolExecutor):

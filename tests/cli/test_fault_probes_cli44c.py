@@ -8,14 +8,22 @@
 - A seq before the illegal event is answered, exit 0, the illegal event noted on stderr:
   `view --at 20` exited 1 where `replay`, `moves` and `explain` exited 0 (`explain` noted
   nothing).
+- A SIGHUP (the terminal hung up) to `convert`, `seal` or `repair` was said "interrupted",
+  130; the other commands died of it without a word (129 from the shell only). Every command
+  says "hung up (SIGHUP)" and exits 129, its clean-up run, as for Ctrl-C and SIGTERM.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 from tests.cli.probes import ROOT, cli_batch, one_error_line
+from tests.cli.test_fault_probes_cli44b import _SIGNAL_INSIDE, SMALL
 
 ILLEGAL = ROOT / "examples" / "disputes" / "illegal.log"
 RULE = "discard.card_not_in_hand"
@@ -51,3 +59,37 @@ def test_every_command_answers_at_the_same_way(tmp_path: Path) -> None:
         error = json.loads(d.stdout)["error"]
         assert (error["exit_status"], error["seq"], error["rule"]) == (1, 40, RULE), error
         assert error["code"] == "replay", error  # added, never renamed
+
+
+# -- SIGHUP: "hung up (SIGHUP)", 129, as every command says it ---------------------------------
+
+# The signal sent once the command first calls into the library (test_fault_probes_cli44b's
+# hook); SIGHUP at its default first, as a terminal's session leaves it (`nohup` ignores it,
+# and an ignored one stays ignored).
+_HUP_INSIDE = ("import signal\nsignal.signal(signal.SIGHUP, signal.SIG_DFL)\n"
+               + _SIGNAL_INSIDE)
+
+
+def test_a_hang_up_is_said_as_one_by_every_command(tmp_path: Path) -> None:
+    shutil.copy(SMALL, tmp_path / "g.blog")
+    for name in ("seal", "repair"):
+        shutil.copy(ROOT / "examples" / "golden" / "classic.jsonl", tmp_path / f"{name}.jsonl")
+    runs: list[list[object]] = [
+        ["convert", "g.blog", "-o", "out.jsonl"], ["seal", "seal.jsonl"],
+        ["repair", "repair.jsonl"], ["view", "g.blog", "-o", "v.html"], ["replay", "g.blog"],
+        ["audit", "g.blog", "-j", 1], ["ingest", "g.blog", "-a", "arch", "-j", 1]]
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    procs = [subprocess.Popen([sys.executable, "-c", _HUP_INSIDE, "SIGHUP", *map(str, args)],
+                              cwd=tmp_path, env=env, stdin=subprocess.DEVNULL,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for args in runs]
+    for args, proc in zip(runs, procs, strict=True):
+        out, err = proc.communicate(timeout=120)
+        done = subprocess.CompletedProcess(args, proc.returncode, out, err)
+        line = one_error_line(done, 129)  # was 130 "interrupted", or death without a word
+        assert line.startswith("buraco-log: error: ") and "hung up (SIGHUP)" in line, (
+            args, line)
+        assert "interrupted" not in line and "SIGTERM" not in line, (args, line)
+    now = {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.name != "arch"}
+    assert now == before  # nothing written, nothing rewritten, no temporary left
