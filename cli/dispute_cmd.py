@@ -750,11 +750,11 @@ def _step(tl: Timeline, view: TableView, seat: int | None, format: Format, recen
     seq = view.seq
     _print_view(view, format, tl)
     while True:
-        typer.echo(f"[seq {seq}/{tl.last_seq}] n next, p previous, <seq> or h<hand> jump, "
-                   "q quit> ",
-                   err=True, nl=False)
-        # bounded: a stream with no line end (/dev/zero) was read into memory without end
-        try:
+        try:  # the prompt's write too: a Ctrl-C typed as it appears is raised at its end
+            typer.echo(f"[seq {seq}/{tl.last_seq}] n next, p previous, <seq> or h<hand> jump, "
+                       "q quit> ",
+                       err=True, nl=False)
+            # bounded: a stream with no line end (/dev/zero) was read into memory without end
             line = sys.stdin.readline(_MAX_KEY_LINE) if sys.stdin is not None else ""
         except KeyboardInterrupt:  # Ctrl-C: "interrupted" on a line of its own, not the prompt's
             typer.echo("", err=True)

@@ -296,23 +296,37 @@ def _typed(args: list[object], keys: list[bytes]) -> tuple[int, bytes]:
     proc = subprocess.Popen([sys.executable, "-m", "cli", *map(str, args)], cwd=ROOT, env=env,
                             stdin=follower, stdout=follower, stderr=follower,
                             preexec_fn=own_terminal)
-    os.close(follower)
+    # The follower stays open here until the end: closed, the program's exit could hang the
+    # terminal up before its last line was read (the line was lost about one run in five).
     shown = b""
 
-    def read_until(ending: bytes) -> None:
+    def read_until(ending: bytes, times: int = 1) -> None:
+        """Read until what was shown ends with the ``times``-th ``ending``: the prompt
+        before the last key stays at the end until the next one, so counting them keeps a
+        key from being typed at the prompt it already answered."""
         nonlocal shown
         deadline = time.monotonic() + 60
-        while not shown.endswith(ending) and time.monotonic() < deadline:
+        while not (shown.endswith(ending) and shown.count(ending) >= times) \
+                and time.monotonic() < deadline:
             if select.select([leader], [], [], 0.2)[0]:
                 try:
                     shown += os.read(leader, 65536)
                 except OSError:
                     return
 
-    for key in keys:
-        read_until(b"q quit> ")
+    def drain() -> None:
+        nonlocal shown
+        while select.select([leader], [], [], 0.5)[0]:
+            shown += os.read(leader, 65536)
+
+    for n, key in enumerate(keys, 1):
+        read_until(b"q quit> ", n)
         os.write(leader, key)
-    read_until(b"\x00")  # to the end: the terminal closes when the program exits
+    deadline = time.monotonic() + 60
+    while proc.poll() is None and time.monotonic() < deadline:
+        drain()
+    drain()  # what it wrote last
+    os.close(follower)
     os.close(leader)
     return proc.wait(timeout=60), shown
 
