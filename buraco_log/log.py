@@ -29,6 +29,7 @@ import select
 import stat
 import struct
 import time
+import warnings
 import zlib
 from collections.abc import Callable, Generator, Iterable, Iterator
 from typing import IO, Any, Final, Literal, NoReturn, Protocol
@@ -1495,6 +1496,14 @@ class LogLock:
     def __exit__(self, *exc: object) -> None:
         self.release()
 
+    def __del__(self) -> None:
+        # Dropped unreleased, it held the log until its process ended: let go, and say so as
+        # an unclosed file does. (A forked child's copy closes only its own descriptor.)
+        if getattr(self, "fd", None) is not None:
+            self.release()
+            warnings.warn(f"unreleased log lock on {self.path!r}", ResourceWarning,
+                          stacklevel=1, source=self)
+
 
 def _changed_behind_lock(fd: int, path: str, before: os.stat_result) -> str | None:
     """What a program that ignores the lock did to the locked log since ``before`` (its
@@ -1711,6 +1720,7 @@ class Writer:
             raise LogFormatError("a binary log must not be named .jsonl (readers take .jsonl "
                                  "files as JSON Lines): name it .blog, or write JSON Lines "
                                  "with buraco_log.jsonl", path=self.path, kind="usage")
+        self._pid = os.getpid()  # a forked child's copy never writes (see __del__)
         self._signer = signer
         self._sign_at = sign_at
         self._match_id: str | None = None
@@ -1926,6 +1936,28 @@ class Writer:
                 self.sign_head()
         finally:
             self._close_quietly()
+
+    def __del__(self) -> None:
+        # Dropped without close(), a writer held its lock until its process ended, and its
+        # buffered events were never written. As a file does, it closes itself when collected
+        # (writing what it buffered, as close() would) and says so with a ResourceWarning.
+        if getattr(self, "_fd", None) is None:
+            return
+        if self._pid != os.getpid():  # a forked child's copy: the parent's writer goes on
+            self._buffer = []
+            self._close_quietly()  # closes our descriptor only: the parent keeps the flock
+            return
+        pending = len(self._buffer) if self._broken is None else 0
+        closed = False
+        try:
+            self.close()
+            closed = True
+        finally:
+            done = "written" if closed else "not written: its close failed"
+            warnings.warn(
+                f"unclosed log writer {self.path!r}, closed when collected"
+                + (f" (its {pending} buffered events {done})" if pending else ""),
+                ResourceWarning, stacklevel=1, source=self)
 
     def _close_quietly(self) -> None:
         self._fast = False
