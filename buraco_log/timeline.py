@@ -319,6 +319,50 @@ class PastIllegalError(ReplayError):
         self.rule = rule
 
 
+def _positions(events: Sequence[AnyEvent]) -> tuple[dict[int, int], dict[int, list[int]]]:
+    """Each hand's deal seq and each of its turns' first seq, as :class:`Timeline` finds them,
+    of events not replayed (those after an illegal one, which may be anything): a hand dealt
+    twice keeps its first deal."""
+    deals: dict[int, int] = {}
+    turns: dict[int, list[int]] = {}
+    last_seat: int | None = None
+    hand = -1
+    for ev in events:
+        if isinstance(ev, (CardDrawn, PileTaken)):
+            if ev.seat != last_seat and hand in turns:
+                turns[hand].append(ev.seq)
+            last_seat = ev.seat
+        elif isinstance(ev, HandStarted):
+            if ev.hand in deals:
+                hand = -1  # its draws are no turns of the first deal
+                continue
+            hand = ev.hand
+            deals[hand] = ev.seq
+            turns[hand] = []
+            last_seat = None
+        else:
+            last_seat = getattr(ev, "seat", last_seat)
+    return deals, turns
+
+
+class PastDamageError(ReplayError):
+    """A seq (or hand, or turn) past the events read from a log that failed its integrity check
+    and was read anyway: the damaged part may hold it, so it is a finding about the log (exit
+    1), as ``view`` says it, not one the log does not hold (2). ``rule``: the damage's."""
+
+    def __init__(self, message: str, *, seq: int | None, rule: str) -> None:
+        super().__init__(message, seq=seq)
+        self.rule = rule
+
+
+def past_damage(what: str, last: int, rule: str, seq: int | None = None) -> PastDamageError:
+    """The error for ``what`` (``seq 200``, ``hand 5``) past the events read from a damaged
+    log, the last of them ``last``."""
+    read = f"seqs 0 to {last}" if last >= 0 else "no event"
+    return PastDamageError(f"{what} is past the events read from the damaged log ({read}); the "
+                           f"damage may hold it [{rule}]", seq=seq, rule=rule)
+
+
 class Timeline:
     """A match replayed once, validated, with snapshots for fast jumps.
 
@@ -326,10 +370,15 @@ class Timeline:
     before it in :attr:`before_illegal`); positions up to the event before it are reachable.
     A recorded score that differs from the recomputed one does not stop the timeline (the
     audit reports it): the recomputed score is what the state carries.
+
+    ``damage``: the rule of the damage (``log.torn``, ``log.damage``) when ``events`` were
+    read anyway from a log that failed its integrity check; a position past them is then
+    :class:`PastDamageError`, not :class:`PositionError`.
     """
 
-    def __init__(self, events: Sequence[AnyEvent], *, snapshot_every: int = SNAPSHOT_EVERY
-                 ) -> None:
+    def __init__(self, events: Sequence[AnyEvent], *, snapshot_every: int = SNAPSHOT_EVERY,
+                 damage: str | None = None) -> None:
+        self.damage = damage
         self.recorded = list(events)  # every event given, legal or not
         self.events = list(self.recorded)  # the legal prefix (events may be an iterator)
         self.every = max(1, position(snapshot_every, "snapshot spacing"))
@@ -374,6 +423,10 @@ class Timeline:
                 last_seat = None
             else:
                 last_seat = getattr(ev, "seat", last_seat)
+        # the hands and turns the log holds, past an illegal event too (a position there is
+        # a finding, as a seq there is)
+        self._held = (self.deals, self.turn_starts) if self.illegal is None else \
+            _positions(self.recorded)
         self.snapshots = rep.snapshots
         self.final = rep.state()
         self.last_seq = self.final.seq
@@ -401,11 +454,14 @@ class Timeline:
         """``seq`` when the table after it is known (-1: before the first event); else the
         caller asked for a seq the log does not hold (:class:`PositionError`, exit 2, whatever
         else the log holds), or one it holds past its first illegal event
-        (:class:`PastIllegalError`: a finding about the log, exit 1)."""
+        (:class:`PastIllegalError`: a finding about the log, exit 1), or one past the events
+        read from a damaged log (:class:`PastDamageError`, exit 1)."""
         seq = position(seq, "seq")
         if not -1 <= seq <= self.last_seq:
             if self.illegal is not None and self.last_seq < seq <= self.last_recorded:
                 raise PastIllegalError(self._beyond(seq), seq=seq, rule=self.illegal.rule)
+            if self.damage is not None and seq > self.last_recorded:
+                raise past_damage(f"seq {seq}", self.last_recorded, self.damage, seq)
             raise PositionError(self._beyond(seq), seq=seq)
         return seq
 
@@ -427,21 +483,34 @@ class Timeline:
 
     def hands_known(self) -> str:
         """The hands the log holds, in words (``hands 0 to 3``, ``no hands``)."""
-        return f"hands 0 to {max(self.deals)}" if self.deals else "no hands"
+        deals = self._held[0]
+        return f"hands 0 to {max(deals)}" if deals else "no hands"
 
     def seq_of(self, hand: int, turn: int | None = None) -> int:
-        """The seq right after the deal of ``hand`` or, with ``turn``, just before that turn."""
+        """The seq right after the deal of ``hand`` or, with ``turn``, just before that turn.
+        A hand or turn the log holds past its first illegal event is
+        :class:`PastIllegalError` (exit 1), as a seq there is, not one it does not hold."""
         hand = position(hand, "hand")
-        if hand not in self.deals:
+        deals, turns = self._held
+        if hand not in deals:
+            if self.damage is not None and hand > max(deals, default=-1):
+                raise past_damage(f"hand {hand}", self.last_recorded, self.damage)
             raise PositionError(f"the log has no hand {hand} ({self.hands_known()})")
-        if turn is None:
-            return self.deals[hand]
-        turn = position(turn, "turn")
-        starts = self.turn_starts[hand]
-        if not 0 <= turn < len(starts):
-            known = f"turns 0 to {len(starts) - 1}" if starts else "no turn begun"
-            raise PositionError(f"hand {hand} has no turn {turn} ({known})")
-        return starts[turn] - 1
+        seq, where = deals[hand], f"hand {hand}"
+        if turn is not None:
+            turn = position(turn, "turn")
+            starts = turns[hand]
+            if not 0 <= turn < len(starts):
+                if self.damage is not None and turn >= len(starts) and hand == max(deals):
+                    raise past_damage(f"hand {hand} turn {turn}", self.last_recorded,
+                                      self.damage)
+                known = f"turns 0 to {len(starts) - 1}" if starts else "no turn begun"
+                raise PositionError(f"hand {hand} has no turn {turn} ({known})")
+            seq, where = starts[turn] - 1, f"hand {hand} turn {turn}"
+        if seq > self.last_seq and self.illegal is not None:
+            raise PastIllegalError(f"{where}: {self._beyond(seq)}", seq=seq,
+                                   rule=self.illegal.rule)
+        return seq
 
     def recent(self, seq: int, count: int = RECENT, seat: int | None = None) -> tuple[str, ...]:
         """The last ``count`` events up to ``seq`` in words (as ``seat`` may know them)."""

@@ -23,7 +23,7 @@ from buraco_log.errors import BuracoLogError, LogFormatError, ReplayError
 from buraco_log.events import AnyEvent, MatchStarted
 from buraco_log.forensic import Salvage, read_anyway
 from buraco_log.signing.keys import SigningError
-from buraco_log.timeline import PastIllegalError, TableView, Timeline
+from buraco_log.timeline import PastIllegalError, TableView, Timeline, past_damage
 from cli.common import (
     EXIT_FINDINGS,
     EXIT_OK,
@@ -650,7 +650,7 @@ def load_timeline(path: Path, ignore_integrity: bool, *, as_json: bool = False,
     asks only for the table before the start)."""
     salvage = _load_salvage(path, ignore_integrity)
     events, warning = salvage.events, salvage.warning
-    tl = Timeline(events)
+    tl = Timeline(events, damage=damage_rule(salvage))
     if not tl.recorded and salvage.failure is not None and \
             not salvage.failure.startswith("torn tail"):
         # damaged before its first event: no intact event, which is no match not started (a
@@ -661,6 +661,15 @@ def load_timeline(path: Path, ignore_integrity: bool, *, as_json: bool = False,
         raise fail(f"{path}: the log holds no events yet (a match not started): no table to "
                    "show [log.empty]", EXIT_USAGE, as_json=as_json)
     return tl, warning
+
+
+def damage_rule(salvage: Salvage) -> str | None:
+    """The rule of the damage of a log read anyway (None: it passed its integrity check): a
+    position past the events read is then a finding (1), as `view` says it, not one the log
+    does not hold (2)."""
+    if salvage.failure is None:
+        return None
+    return "log.torn" if salvage.failure.startswith("torn tail") else "log.damage"
 
 
 def _damaged_at(salvage: Salvage) -> str:
@@ -692,8 +701,16 @@ def _load_salvage(path: Path, ignore_integrity: bool) -> Salvage:
     return salvage
 
 
-def load_events(path: Path, ignore_integrity: bool) -> tuple[list[AnyEvent], str | None]:
+def load_events(path: Path, ignore_integrity: bool, at: int | None = None
+                ) -> tuple[list[AnyEvent], str | None]:
+    """The events of ``path`` and the warning (see :func:`load_timeline`); ``at`` past the
+    events read from a damaged log is :class:`PastDamageError`, as the timeline says it."""
     salvage = _load_salvage(path, ignore_integrity)
+    rule = damage_rule(salvage)
+    last = max((e.seq for e in salvage.events), default=-1)
+    torn_before_start = not salvage.events and rule == "log.torn"  # a match not started
+    if rule is not None and at is not None and at > last and not torn_before_start:
+        raise past_damage(f"seq {at}", last, rule, at)
     return salvage.events, salvage.warning
 
 
@@ -1173,7 +1190,7 @@ def explain(
     before it is explained (exit 0), the illegal event noted on stderr; a seq the log does not
     hold is a usage error (exit 2), whatever else the log holds."""
     try:
-        events, warning = load_events(path, ignore_integrity)  # as audit.explain reads it
+        events, warning = load_events(path, ignore_integrity, at)  # as audit.explain reads it
         result = audit.explain_event(events, at, path=str(path))
         if result.seq != at:  # the library explains the illegal event before it instead
             raise _past_illegal(at, result)

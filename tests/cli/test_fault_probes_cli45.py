@@ -1,0 +1,72 @@
+"""Fault probes of the CLI (round 45).
+
+- `--at N` past the events read from a damaged log: `view` said 1 (the damage may hold seq N),
+  `replay`, `explain` and `moves --ignore-integrity` said "the log has no seq N", 2, as for a
+  seq an intact log does not hold. Every command now says 1, naming the damage's rule; so do
+  `replay --hand`/`--turn` past the events read.
+- `replay --hand H` of a hand the log holds past its first illegal event said "the log has no
+  hand H (hands 0 to 0)", 2: the hands counted were the legal ones. It is a finding (1), as
+  `--at` of a seq there is; a hand the log does not hold stays 2, the hands it holds named.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests import brokenlogs as bl
+from tests.cli.probes import ROOT, cli_batch, one_error_line
+
+ILLEGAL = ROOT / "examples" / "disputes" / "illegal.log"  # seq 23 illegal; hands 0 and 1
+
+
+@pytest.fixture(scope="module")
+def torn(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A binary log cut in the middle of a record: seqs 0 to 111 read, the rest lost."""
+    path = bl.write(tmp_path_factory.mktemp("torn") / "torn.log",
+                    bl.fair_match("thirteen-quick", 2, 1), segment=16)
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+    return path
+
+
+def test_at_past_the_events_read_from_a_damaged_log_is_a_finding_for_every_command(
+        torn: Path, tmp_path: Path) -> None:
+    anyway = "--ignore-integrity"
+    runs: list[list[object]] = [
+        ["explain", torn, "--at", 200, anyway], ["replay", torn, "--at", 200, anyway],
+        ["moves", torn, "--at", 200, anyway],
+        ["view", torn, "--at", 200, "-o", tmp_path / "p.html"],
+        ["replay", torn, "--at", 9999, anyway],
+        ["replay", torn, "--at", 200, anyway, "-f", "json"],
+        ["replay", torn, "--hand", 5, anyway], ["replay", torn, "--at", 40, anyway]]
+    done = cli_batch(runs, cwd=tmp_path)
+    for d in done[:5]:  # was 2 ("the log has no seq 200 (seqs 0 to 111)") but for view
+        line = one_error_line(d, 1)
+        assert str(torn) in line and "no seq" not in line, (d.args, line)
+        assert "[log.torn]" in line or "torn tail" in line, (d.args, line)
+        assert d.stdout == "", d.args
+    assert not list(tmp_path.glob("*.html"))
+    error = json.loads(done[5].stdout)["error"]
+    assert (error["exit_status"], error["seq"], error["rule"]) == (1, 200, "log.torn"), error
+    line = one_error_line(done[6], 1)  # a hand the damage may hold
+    assert "hand 5 is past the events read from the damaged log (seqs 0 to 111)" in line, line
+    before = done[7]  # a seq read is answered, as before
+    assert before.returncode == 0 and before.stdout.splitlines()[1].startswith("seq 40 "), (
+        before.stderr)
+
+
+def test_a_hand_held_past_an_illegal_event_is_a_finding(tmp_path: Path) -> None:
+    past, absent, turn = cli_batch([["replay", ILLEGAL, "--hand", 1],
+                                    ["replay", ILLEGAL, "--hand", 9],
+                                    ["replay", ILLEGAL, "--hand", 1, "--turn", 0, "-f", "json"]],
+                                   cwd=tmp_path)
+    line = one_error_line(past, 1)  # was 2: "the log has no hand 1 (hands 0 to 0)"
+    assert "hand 1: seq 127 is past the first illegal event, seq 23" in line, line
+    assert "[discard.card_not_in_hand]" in line, line
+    line = one_error_line(absent, 2)
+    assert line.endswith("the log has no hand 9 (hands 0 to 1)"), line
+    error = json.loads(turn.stdout)["error"]
+    assert (error["exit_status"], error["rule"]) == (1, "discard.card_not_in_hand"), error
