@@ -27,6 +27,15 @@
     return '<span class="card s' + s + w + '" data-card="' + c + '">' +
       (D.tiles ? r : RANKS[r]) + "<i>" + SUITS[s] + "</i></span>";
   }
+  var SUIT_NAMES = ["clubs", "diamonds", "hearts", "spades"];
+  var TILE_NAMES = ["yellow", "blue", "red", "black"];  // _TILE_COLOURS in cards.py
+  var RANK_NAMES = ["", "ace", "2", "3", "4", "5", "6", "7", "8", "9", "10", "jack", "queen",
+    "king"];
+  function cardName(c) {
+    if (c === 64) { return "joker"; }
+    var s = c >> 4, r = c & 15;
+    return D.tiles ? TILE_NAMES[s] + " " + r : RANK_NAMES[r] + " of " + SUIT_NAMES[s];
+  }
   function cards(list, zone, wild) {
     var out = '<div class="cards" data-zone="' + zone + '">';
     for (var i = 0; i < list.length; i++) {
@@ -213,6 +222,9 @@
     put($("pilesize"), "(" + p.length + ")");
     put($("piletop"), p.length ? card(p[p.length - 1]) : "empty");
     attr($("piletop"), "data-size", p.length);
+    // its name for a screen reader: what the button does, not "9 ♦" (the card drawn on it)
+    attr($("piletop"), "aria-label", "Pile of " + many(p.length) +
+      (p.length ? ", " + cardName(p[p.length - 1]) + " on top" : "") + ": show the whole pile");
     put($("pile"), cards(p, "pile"));
   }
   var PHASE = { "new": "before the match", between: "between hands", draw: "draw",
@@ -447,7 +459,10 @@
     $("prev").onclick = function () { go(seq - 1); };
     $("next").onclick = function () { go(seq + 1); };
     $("last").onclick = function () { go(last); };
-    $("piletop").onclick = function () { $("pile").classList.toggle("hidden"); };
+    $("piletop").onclick = function () {
+      var shut = $("pile").classList.toggle("hidden");
+      $("piletop").setAttribute("aria-expanded", shut ? "false" : "true");
+    };
     $("four").addEventListener("change", function () {
       document.body.classList.toggle("four", $("four").checked);
     });
