@@ -589,7 +589,9 @@ class JsonlReader:
             if not 1 <= version <= ev.FORMAT_VERSION:
                 raise self._error(
                     f"JSON Lines of event format version {version}: this buraco_log reads "
-                    f"versions 1 to {ev.FORMAT_VERSION}", number, "version")
+                    f"versions 1 to {ev.FORMAT_VERSION}"
+                    + (log.NEWER_ADVICE if version > ev.FORMAT_VERSION else ""), number,
+                    "version")
             sealed = obj.get("sealed", True)
             if not isinstance(sealed, bool):  # "no" would read as true
                 raise self._error(f"'sealed' on the first line must be true or false, not "

@@ -36,6 +36,7 @@ from typing import IO, Any, Final, Literal, NoReturn, Protocol
 
 import msgspec
 
+from buraco_log import __version__
 from buraco_log import events as ev
 from buraco_log.errors import WRITE_FAILURES, IllegalMoveError, LogFormatError, LogWriteError
 from buraco_log.signing import record as sigrec
@@ -47,6 +48,9 @@ FLAG_SEALED: Final = 1
 KNOWN_FLAGS: Final = FLAG_SEALED
 SIGNED_VERSION: Final = 2
 """From this event format version on, a segment of ``count`` 0 is a signature record."""
+NEWER_ADVICE: Final = (f": it was written by a newer release than this one "
+                       f"({__version__}); upgrade buraco-log to read it")
+"""What a reader says of a log whose header it cannot read because a later release wrote it."""
 FIRST_SEQ: Final = 0
 """The seq of the first event of every log; seqs then go up by one."""
 
@@ -751,19 +755,22 @@ class Reader:
             raise self._error("file header checksum mismatch", "damage", 0)
         if layout != LAYOUT:
             raise self._error(
-                f"log layout {layout} is not known to this buraco_log (it reads layout {LAYOUT})",
+                f"log layout {layout} is not known to this buraco_log (it reads layout {LAYOUT})"
+                + (NEWER_ADVICE if layout > LAYOUT else ""),
                 "version",
                 8,
             )
         if version > ev.FORMAT_VERSION or version < 1:
             raise self._error(
                 f"event format version {version} is not known to this buraco_log "
-                f"(it reads 1 to {ev.FORMAT_VERSION})",
+                f"(it reads 1 to {ev.FORMAT_VERSION})"
+                + (NEWER_ADVICE if version > ev.FORMAT_VERSION else ""),
                 "version",
                 10,
             )
-        if flags & ~KNOWN_FLAGS:
-            raise self._error(f"unknown header flags {flags:#x}", "header", 12)
+        if flags & ~KNOWN_FLAGS:  # the header's checksum holds: a newer writer set them
+            raise self._error(f"header flags {flags:#x} are not known to this buraco_log (it "
+                              f"knows {KNOWN_FLAGS:#x}, sealed){NEWER_ADVICE}", "version", 12)
         self.version = version
         self.sealed = bool(flags & FLAG_SEALED)
         self._chain = chain_start(version)

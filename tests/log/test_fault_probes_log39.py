@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from buraco_log import log
 from buraco_log.errors import LogFormatError
 from buraco_log.jsonl import JsonlReader
 
@@ -142,7 +143,7 @@ def test_a_version_out_of_range_says_which_versions_are_read(tmp_path: Path) -> 
         list(JsonlReader(path))
     assert (caught.value.line, caught.value.kind) == (1, "version")  # exit status 2
     assert caught.value.message == ("JSON Lines of event format version 3: this buraco_log "
-                                    "reads versions 1 to 2")
+                                    "reads versions 1 to 2" + log.NEWER_ADVICE)
 
 
 def test_the_same_lines_with_their_values_read(tmp_path: Path) -> None:

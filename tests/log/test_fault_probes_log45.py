@@ -4,17 +4,22 @@
   ended: a second writer of the same log in the same process was refused ("another writer
   holds this log"), and a batched writer's buffered events were never written. As a file does,
   it now closes itself when collected, writing what it buffered, with a ``ResourceWarning``.
+- A log (binary or JSON Lines) of a newer format version or layout was refused without saying
+  what to do; one with a header flag of a newer release was called "unknown header flags"
+  (exit 1, as damage). Each now says it was written by a newer release and to upgrade (exit 2).
 """
 
 from __future__ import annotations
 
 import gc
 import os
+import zlib
 from pathlib import Path
 
 import pytest
 
-from buraco_log import log
+from buraco_log import __version__, jsonl, log
+from tests.cli.probes import cli, one_error_line
 from tests.log.samples import sample_events
 
 EVENTS = sample_events(12)
@@ -86,3 +91,52 @@ def test_a_forked_childs_copy_of_a_writer_writes_nothing_when_dropped(tmp_path: 
     w.append_many(EVENTS[4:])
     w.close()  # would fail "appended to by a program that ignores the writer lock"
     assert log.read_events(path) == EVENTS
+
+
+# -- a log written by a newer release -------------------------------------------------------
+
+def _with_header(tmp_path: Path, name: str, *, layout: int = log.LAYOUT,
+                 version: int = 2, flags: int = log.FLAG_SEALED) -> Path:
+    path = tmp_path / name
+    log.write_log(path, EVENTS[:3], validate=False)
+    head = log._HEADER.pack(log.MAGIC, layout, version, flags, 0)[:-4]
+    data = path.read_bytes()
+    path.write_bytes(head + zlib.crc32(head).to_bytes(4, "little") + data[log.HEADER_SIZE:])
+    return path
+
+
+@pytest.mark.parametrize(("header", "offset"), [
+    ({"version": 3}, 10), ({"layout": 2}, 8), ({"flags": log.FLAG_SEALED | 2}, 12)])
+def test_a_log_of_a_newer_release_says_so_and_to_upgrade(
+        tmp_path: Path, header: dict[str, int], offset: int) -> None:
+    path = _with_header(tmp_path, "newer.blog", **header)
+    with pytest.raises(log.LogFormatError) as caught:
+        log.verify(path)
+    exc = caught.value
+    # before: "... is not known to this buraco_log (it reads 1 to 2)", and for a new flag
+    # "unknown header flags 0x3" (kind header, exit 1, as if the log were damaged)
+    assert (exc.kind, exc.offset, exc.exit_status) == ("version", offset, 2)
+    assert str(exc).endswith(log.NEWER_ADVICE) and "upgrade buraco-log" in str(exc)
+    assert __version__ in str(exc)
+
+
+def test_a_version_no_release_wrote_is_not_called_newer(tmp_path: Path) -> None:
+    path = _with_header(tmp_path, "zero.blog", version=0)
+    with pytest.raises(log.LogFormatError) as caught:
+        log.verify(path)
+    assert caught.value.kind == "version" and "upgrade" not in str(caught.value)
+
+
+def test_json_lines_of_a_newer_release_say_to_upgrade(tmp_path: Path) -> None:
+    path = tmp_path / "newer.jsonl"
+    path.write_text('{"log": "buraco-log", "version": 3}\n')
+    with pytest.raises(log.LogFormatError) as caught:
+        jsonl.read_jsonl(path)
+    assert caught.value.kind == "version" and str(caught.value).endswith(log.NEWER_ADVICE)
+
+
+def test_the_cli_says_a_newer_flag_in_one_line_exit_2(tmp_path: Path) -> None:
+    path = _with_header(tmp_path, "flag.blog", flags=log.FLAG_SEALED | 4)
+    line = one_error_line(cli("verify", path), 2)  # was exit 1, "unknown header flags 0x5"
+    assert line == (f"buraco-log: error: {path}, byte 12: header flags 0x5 are not known to "
+                    f"this buraco_log (it knows 0x1, sealed){log.NEWER_ADVICE}")
