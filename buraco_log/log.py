@@ -1745,7 +1745,12 @@ class Writer:
         try:
             fd = _create_locked(self.path, ev.FORMAT_VERSION, sealed)
         except OSError as exc:
-            raise write_error(exc, self.path) from None
+            # A new log is made beside its name first: in a directory this process may not
+            # create files in, that failed ("Permission denied") even for a log that exists
+            # and may be written. Such a log is opened as it is.
+            if not os.path.exists(self.path):
+                raise write_error(exc, self.path) from None
+            fd = None
         self._created = fd is not None  # this writer made the file (write_log may remove it)
         if fd is not None:
             self.sealed = sealed

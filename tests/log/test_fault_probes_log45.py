@@ -7,6 +7,8 @@
 - A log (binary or JSON Lines) of a newer format version or layout was refused without saying
   what to do; one with a header flag of a newer release was called "unknown header flags"
   (exit 1, as damage). Each now says it was written by a newer release and to upgrade (exit 2).
+- A ``Writer`` could not append to a log it may write in a directory it may not create files
+  in ("Permission denied": a new log is made beside its name first): it now opens the log.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import gc
 import os
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -140,3 +143,62 @@ def test_the_cli_says_a_newer_flag_in_one_line_exit_2(tmp_path: Path) -> None:
     line = one_error_line(cli("verify", path), 2)  # was exit 1, "unknown header flags 0x5"
     assert line == (f"buraco-log: error: {path}, byte 12: header flags 0x5 are not known to "
                     f"this buraco_log (it knows 0x1, sealed){log.NEWER_ADVICE}")
+
+
+# -- a log in a directory this process may not create files in ------------------------------
+
+def _as_another_user(cwd: Path, work: Callable[[], str]) -> str:
+    """``work()``'s answer, run in a child process in ``cwd`` as user 65534 when this is root
+    (root may create files anywhere), else as this user."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        answer = "child failed"
+        try:
+            os.chdir(cwd)  # relative names from here on: the ancestors may be closed to 65534
+            cwd.chmod(0o711)
+            if os.geteuid() == 0:
+                os.setgid(65534)
+                os.setuid(65534)
+            answer = work()
+        except BaseException as exc:  # said to the parent, not raised here
+            answer = f"{type(exc).__name__}: {exc}"
+        finally:
+            os.write(write, answer.encode())
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as f:
+        answer = f.read().decode()
+    os.waitpid(pid, 0)
+    return answer
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_writer_appends_to_a_writable_log_in_a_directory_it_may_not_create_in(
+        tmp_path: Path) -> None:
+    box = tmp_path / "box"
+    box.mkdir()
+    log.write_log(box / "a.blog", EVENTS[:3], validate=False)
+    if os.geteuid() == 0:
+        os.chown(box / "a.blog", 65534, 65534)
+    box.chmod(0o555)  # the log may be written, but no file made beside it
+
+    def append() -> str:
+        with log.Writer("box/a.blog", validate=False) as w:
+            w.append_many(EVENTS[3:])
+        return "appended"
+
+    def create() -> str:
+        log.Writer("box/new.blog", validate=False).close()
+        return "created"
+
+    try:
+        appended = _as_another_user(tmp_path, append)
+        created = _as_another_user(tmp_path, create)
+    finally:
+        box.chmod(0o755)
+    assert appended == "appended"  # was: "LogFormatError: box/a.blog: Permission denied"
+    assert log.read_events(box / "a.blog") == EVENTS
+    assert created == "LogFormatError: box/new.blog: Permission denied"  # a new one cannot be
+    assert sorted(os.listdir(box)) == ["a.blog"]
