@@ -621,3 +621,77 @@ def test_three_players_are_three_sides(name: str) -> None:
     want = (445, -90, -100) if name == "classic" else (530, -90 - 100, -100 - 100)
     refused(s, "score.mismatch", ("side 2",), "end_hand", "went_out", (*want[:2], want[2] + 100))
     s.end_hand("went_out", want)
+
+
+# ------------------------------------------------------------------ §9: wilds on the table
+#
+# Seat 0 lays 3♥..9♥ with a wild at an end (eight cards: a dirty canastra, semi-clean in
+# burraco, seven naturals in a row beside it) and A♠ 2♠ 3♠ 4♠, its 2 natural; with a morto it
+# then lays J x4, 8 x3, 4♣ 4♦ 4♥ and throws the 6♣ (burako: the 4♠ thrown for the morto,
+# next turn J x4, 8 x4 with the 8♥ drawn, 4 x3). Thirteen holds K♣ K♦ more and draws K♠.
+# A card counts its own value where it stands (RULES.md §9; docs: a wild counts as itself).
+#   run 45; the wild: 2♣ 10, joker 50 (burraco 30); A♠ 2♠ 3♠ 4♠ 15 + 10 + 5 + 5 = 35
+#   (burraco's 2 is 20: 45; burako and thirteen without the 4♠: 30); morto 40 + 30 + 15 = 85
+#   (burako 95)
+#   classic    45 + 10 + 35 = 90 + dirty 100 + out 50 + relancinho 100 = 340
+#   biriba,    90 + 85 = 175 + 100 + 50 + 100 = 425
+#   bossa-nova
+#   thirteen   45 + 50 + 30 + 30 (kings) + 85 = 240 + 100 + 100 = 440
+#   burraco    45 + 30 + 45 + 85 = 205 + semi-clean 150 + 100 = 455
+#   mega       45 + 50 + 35 + 85 = 215 + 100 + 100 = 415
+#   burako     45 + 50 + 30 + 95 = 220 + 100 + 100 = 420
+WILD_SCORES = {"classic": (340, -90), "biriba": (425, -190), "bossa-nova": (425, -190),
+               "thirteen": (440, -205), "thirteen-quick": (440, -205),
+               "burraco": (455, -200), "mega": (415, -190), "burako": (420, -190)}
+
+
+@pytest.mark.parametrize("name", PRESETS)
+def test_wilds_and_a_natural_2_on_the_table_scored_by_hand(name: str) -> None:
+    w = wild(name)
+    thirteen = name in THIRTEEN
+    s = Scenario(name, hands={0: f"{RUN} {w} As 2s 3s" + (" Kc Kd" if thirteen else ""),
+                              1: SEAT1_13 if thirteen else SEAT1},
+                 mortos={0: "Jc Jd Jh Js 8c 8d 8s 4c 4d 4h 6c"} if name in MORTO else None,
+                 stock="Ks" if thirteen else "4s 6d 8h", upcard=upcard(name))
+    s.draw().meld(f"{RUN} {w}")
+    assert s.state.melds[0][0].canastra == ("semi_clean" if name == "burraco" else "dirty")
+    if thirteen:
+        s.meld("As 2s 3s").meld("Kc Kd Ks")
+    elif name == "burako":
+        s.meld("As 2s 3s").discard("4s").morto(direct=False)
+        s.draw().discard("6d")
+        s.draw().meld("8c 8d 8s 8h")
+    else:
+        s.meld("As 2s 3s 4s")
+    assert wild_place(s.state.melds[0][1].cards, s.rules) is None  # the 2♠ is natural
+    if name == "classic":
+        s.go_out()
+    else:
+        if name != "burako":
+            s.morto(direct=True).meld("8c 8d 8s")
+        s.meld("Jc Jd Jh Js").meld("4c 4d 4h").discard("6c").go_out()
+    want = WILD_SCORES[name]
+    seat1 = SEAT1_13 if thirteen else SEAT1
+    assert want[1] == -spec_points(name, seat1) - (100 if name in MORTO else 0)
+    refused(s, "score.mismatch", ("side 0",), "end_hand", "went_out", (want[0] - 1, want[1]))
+    s.end_hand("went_out", want)
+
+
+# ------------------------------------------------------------------ §4: no frozen pile, no 3s
+
+
+@pytest.mark.parametrize("name", PRESETS)
+def test_a_wild_or_a_three_on_the_pile_freezes_nothing(name: str) -> None:
+    """RULES.md §4 knows two pickup rules and no frozen pile, and §9 no red or black threes:
+    a wild thrown on the pile leaves it free to take (under must-use-top, with its top used),
+    and threes of any colour are 5-point cards that meld like any other."""
+    w = wild(name)
+    s = Scenario(name, hands={0: f"{w} 3h 3d 3c 5s", 1: "7c 7d 3s"}, stock="9s Kd",
+                 upcard=upcard(name))
+    s.draw().meld("3h 3d 3c").discard(w)
+    assert s.state.pile[-1] == parse_cards(w)[0]
+    s.take_pile()
+    if name in THIRTEEN:
+        s.meld(f"7c 7d {w}")
+    assert s.state.pile == ()
+    assert spec_points(name, "3h 3d 3c") == 15
