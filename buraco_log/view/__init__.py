@@ -21,6 +21,7 @@ from pathlib import Path
 
 from buraco_log.audit import Integrity, read_log_signed, repeated_signature
 from buraco_log.errors import LogFormatError, ReplayError
+from buraco_log.log import temp_stem
 from buraco_log.outpaths import no_directory, open_in_place, rename_target, written_in_place
 from buraco_log.signing.record import SignedHead
 from buraco_log.view.page import (
@@ -135,7 +136,8 @@ def write_page(path: str | os.PathLike[str], html: str) -> None:
     if not parent.is_dir():  # name the file asked for, not the temporary beside it
         raise FileNotFoundError(errno.ENOENT, no_directory(parent), asked)
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp",
+        # the name cut as the log writers cut it: a page named with 255 bytes is a valid name
+        fd, tmp = tempfile.mkstemp(prefix=f".{temp_stem(target.name)}.", suffix=".tmp",
                                    dir=target.parent or Path("."))
     except OSError as exc:  # a directory not writable: name the file asked for
         raise OSError(exc.errno, exc.strerror, asked) from None

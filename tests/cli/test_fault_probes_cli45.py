@@ -70,3 +70,22 @@ def test_a_hand_held_past_an_illegal_event_is_a_finding(tmp_path: Path) -> None:
     assert line.endswith("the log has no hand 9 (hands 0 to 1)"), line
     error = json.loads(turn.stdout)["error"]
     assert (error["exit_status"], error["rule"]) == (1, "discard.card_not_in_hand"), error
+
+
+# -- a page's file of the longest name a file may have ----------------------------------------
+
+def test_a_page_may_have_the_longest_name_a_file_may_have(tmp_path: Path) -> None:
+    """`view`, `review` and `audit --html` wrote their page beside it under a temporary name
+    of the page's name and more: a page named with 251 bytes or more (a file may have 255)
+    failed with "File name too long", exit 2."""
+    log = tmp_path / ("L" * 250 + ".log")
+    log.write_bytes(ILLEGAL.read_bytes())
+    page = "P" * 250 + ".html"  # 255 bytes
+    view, audit = cli_batch([["view", log.name, "--at", 5, "-o", page],
+                             ["audit", log.name, "-j", 1, "--html", "a" + page[1:]]],
+                            cwd=tmp_path)
+    assert view.returncode == 0, view.stderr
+    assert audit.returncode == 1 and "File name too long" not in audit.stderr, audit.stderr
+    for name in (page, "a" + page[1:]):
+        assert (tmp_path / name).read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([log.name, page, "a" + page[1:]])
