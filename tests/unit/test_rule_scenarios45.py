@@ -695,3 +695,16 @@ def test_a_wild_or_a_three_on_the_pile_freezes_nothing(name: str) -> None:
         s.meld(f"7c 7d {w}")
     assert s.state.pile == ()
     assert spec_points(name, "3h 3d 3c") == 15
+
+
+def test_six_players_score_by_sides_of_three() -> None:
+    """RULES.md §2, §9: at six the seats 0, 2, 4 and 1, 3, 5 are the two sides; a side's
+    score takes off the cards left in all three of its hands. Seat 0 goes out at once as in
+    OUT_SCORES' classic hand (445 before the partners' hands)."""
+    s = Scenario("classic", 6, hands={0: f"{RUN} Qc Qd Qs Qh"}, stock="Qs")
+    s.draw().meld(RUN).meld("Qc Qd Qs Qh Qs").go_out()
+    side0 = spec_points("classic", (*s.hand(2), *s.hand(4)))
+    side1 = spec_points("classic", (*s.hand(1), *s.hand(3), *s.hand(5)))
+    assert side0 > 0 and side1 > 0
+    refused(s, "score.mismatch", ("side 0",), "end_hand", "went_out", (445, -side1))
+    s.end_hand("went_out", (445 - side0, -side1))
