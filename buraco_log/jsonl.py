@@ -136,6 +136,7 @@ def _why_not_json(text: bytes, exc: Exception) -> str:
 
 _NOT_NUMBERS = re.compile(rb"-?(?:NaN|Infinity)", re.IGNORECASE)
 _AT_BYTE = re.compile(r"invalid character \(byte (\d+)\)$")
+_FLOAT = re.compile(rb"-?\d+(?:\.\d+(?:[eE][-+]?\d+)?|[eE][-+]?\d+)")
 
 
 def json_problem(text: bytes, exc: Exception) -> str:
@@ -154,6 +155,11 @@ def json_problem(text: bytes, exc: Exception) -> str:
         if word is not None:
             return (f"{word.group().decode('ascii')} at byte {word.start()} is not JSON (JSON "
                     "numbers are finite)")
+    if str(exc).startswith("Number out of range"):  # msgspec adds "- at `$[...]`": no place
+        for number in _FLOAT.finditer(text):
+            if abs(float(number.group())) == float("inf"):
+                return (f"Number out of range: {log.clip(number.group().decode('ascii'), 40)} "
+                        f"at byte {number.start()} is larger than any 64-bit number")
     return str(exc)
 
 

@@ -9,6 +9,8 @@
   (exit 1, as damage). Each now says it was written by a newer release and to upgrade (exit 2).
 - A ``Writer`` could not append to a log it may write in a directory it may not create files
   in ("Permission denied": a new log is made beside its name first): it now opens the log.
+- A JSON line holding a number too large for any float (``1e400``) was refused as "Number out
+  of range - at `$[...]`": it now names the number and its byte.
 """
 
 from __future__ import annotations
@@ -202,3 +204,18 @@ def test_a_writer_appends_to_a_writable_log_in_a_directory_it_may_not_create_in(
     assert log.read_events(box / "a.blog") == EVENTS
     assert created == "LogFormatError: box/new.blog: Permission denied"  # a new one cannot be
     assert sorted(os.listdir(box)) == ["a.blog"]
+
+
+# -- JSON Lines -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("number", ["1e400", "-2.5E+999", "1" + "0" * 400 + ".5"])
+def test_a_number_too_large_for_any_float_is_named_with_its_byte(
+        tmp_path: Path, number: str) -> None:
+    path = tmp_path / "big.jsonl"
+    path.write_text(f'{{"t":"dr","seat":{number},"card":"3c","seq":0}}\n')
+    with pytest.raises(log.LogFormatError) as caught:
+        jsonl.read_jsonl(path)
+    said = str(caught.value)
+    # before: "Number out of range - at `$[...]`", naming no number and no place
+    assert "$[" not in said and said.startswith(f"{path}, line 1")
+    assert f"Number out of range: {log.clip(number, 40)} at byte 17 is larger" in said
