@@ -132,6 +132,23 @@ def test_a_canastra_of_seven_with_a_wild(name: str) -> None:
     assert s2.state.melds[0][0].canastra == (None if name == "mega" else "dirty")
 
 
+def test_semi_clean_as_rules_md_gives_it() -> None:
+    """RULES.md §6 (burraco): A-W-3-4-5-6-7-8-9 holds 3..9 unbroken, semi-clean;
+    3-4-5-6-W-8-9-10 has no seven in a row, dirty, until the 7 sends the wild to an end
+    (a canastra changes class as cards are added)."""
+    s = Scenario("burraco", hands={0: "Ah JK 3h 4h 5h 6h 7h 8h 9h 5c", 1: "3s 4s 5s 6s 8s 9s Ts"},
+                 stock="Kd 2d 9d 7s")
+    s.draw().meld("Ah JK 3h 4h 5h 6h 7h 8h 9h")
+    assert s.state.melds[0][0].canastra == "semi_clean"
+    s.discard("Kd")
+    s.draw().meld("3s 4s 5s 6s 2d 8s 9s Ts")  # the 2♦ as the 7
+    assert s.state.melds[1][0].canastra == "dirty"
+    s.discard(format_cards((s.hand(1)[0],), "ascii"))
+    s.pass_turn()
+    s.draw().layoff(0, "7s")
+    assert s.state.melds[1][0].canastra == "semi_clean"
+
+
 @pytest.mark.parametrize("name", PRESETS)
 def test_no_set_of_twos(name: str) -> None:
     s = Scenario(name, hands={0: "2c 2d 2h 7c 7d"}, upcard=upcard(name))
@@ -423,10 +440,8 @@ def test_the_last_card_of_the_stock(name: str) -> None:
         s.take_pile()
         kings = "Ks Kh" if last_seat == 0 else "Kc Kd"
         s.meld(f"{kings} {throw}")
-        s.discard(format_cards((s.hand(s.turn)[0],), "ascii"))
-        # the next player faces the floor in turn; whatever it is, the hand can end
-        if not s.rep._t.can_take_top(s.turn):
-            s.end_hand("stock_out")
+        s.discard(format_cards((s.hand(s.turn)[0],), "ascii"))  # the next faces the floor
+        refused(s, "stock.floor_reached", (), "draw", "5c")
         return
     s.end_hand("stock_out")  # a free pile: the player need not take it
     result = s.state.results[0]
