@@ -723,3 +723,20 @@ def test_six_players_score_by_sides_of_three() -> None:
     assert side0 > 0 and side1 > 0
     refused(s, "score.mismatch", ("side 0",), "end_hand", "went_out", (445, -side1))
     s.end_hand("went_out", (445 - side0, -side1))
+
+
+@pytest.mark.parametrize("name", THIRTEEN)
+def test_the_stock_out_under_must_use_top_when_the_top_is_of_no_use(name: str) -> None:
+    """RULES.md §8 (`001`): with the stock gone and a top card the player to move cannot use
+    (A♥ to a hand whose K♥ has no Q♥ and no wild beside it; 9♥ to a hand with one nine and
+    no heart near it), the hand ends: each side pays its hand and its morto."""
+    hands = {0: "Kc Kd 3c 5c 7c 9c Jc 4d 6d 8d Td Qd Ah",
+             1: "Ks Kh 4s 6s 8s Ts Qs 3h 5h 7h 9h Jh 3d"}
+    s = Scenario(name, hands=hands, upcard="Ad")
+    while len(s.state.stock) > 1:
+        s.pass_turn()
+    throw = "Ah" if s.turn == 0 else "9h"
+    s.draw().discard(throw)
+    want = tuple(-spec_points(name, s.hand(seat)) - 100 for seat in (0, 1))
+    s.end_hand("stock_out", want)
+    assert s.state.results[0].reason == "stock_out"
