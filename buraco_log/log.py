@@ -460,6 +460,23 @@ class _Torn(Exception):
         # the seq it follows)
 
 
+def _write_locked(f: IO[bytes]) -> bool:
+    """Whether some process holds the writer lock (an exclusive ``flock``) on the file ``f``
+    reads, as Linux's /proc/locks says; False where it cannot say. Read only: trying the lock
+    would, for a moment, refuse a writer or `repair` that took it then."""
+    st = os.fstat(f.fileno())
+    where = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}".encode()
+    try:
+        with open("/proc/locks", "rb") as locks:
+            for line in locks:  # "1: FLOCK  ADVISORY  WRITE 1234 fe:00:2295219 0 EOF"
+                parts = line.split()
+                if parts[1:2] == [b"FLOCK"] and parts[3:4] == [b"WRITE"] and parts[5:6] == [where]:
+                    return True
+    except OSError:
+        pass
+    return False
+
+
 class Reader:
     """Streams the events of one log with memory bounded by one segment.
 
@@ -505,6 +522,7 @@ class Reader:
         self.skipped_to: tuple[int, str] | None = None
         """``(seq of the next event, chain head)`` where a segment ended exactly at
         ``skip_until`` (None: no segment did)."""
+        self._lock_holder = fd is not None  # given the locked descriptor of a writer
         if fd is None:
             fd = open_log_fd(self.path)
         else:
@@ -591,13 +609,18 @@ class Reader:
     def _stop_torn(self, torn: _Torn) -> None:
         self._done = True
         self._f.seek(0, os.SEEK_END)
-        self._torn = Torn(torn.offset, self._f.tell() - torn.offset, torn.reason)
+        reason = torn.reason
+        if torn.offset >= HEADER_SIZE and not self._lock_holder and _write_locked(self._f):
+            # read while a writer appends: no crash, the record it is writing right now
+            reason += ("; a writer holds this log's lock and may be writing it now (read "
+                       "again once it is done)")
+        self._torn = Torn(torn.offset, self._f.tell() - torn.offset, reason)
         self._torn_signature = torn.signature
         if not self.allow_torn:
             advice = ("no event is intact: delete the file" if torn.offset < HEADER_SIZE else
                       "the events before it are intact (`buraco-log repair` cuts it off)")
             raise self._error(
-                f"torn tail: {torn.reason}; {advice}",
+                f"torn tail: {reason}; {advice}",
                 "torn",
                 torn.offset,
                 self.torn_seq,

@@ -11,6 +11,8 @@
   in ("Permission denied": a new log is made beside its name first): it now opens the log.
 - A JSON line holding a number too large for any float (``1e400``) was refused as "Number out
   of range - at `$[...]`": it now names the number and its byte.
+- A log read while its writer was writing a record was said to have a torn tail left by a
+  crash, which `repair` cuts: when a writer holds the lock, the reader now says so.
 """
 
 from __future__ import annotations
@@ -219,3 +221,42 @@ def test_a_number_too_large_for_any_float_is_named_with_its_byte(
     # before: "Number out of range - at `$[...]`", naming no number and no place
     assert "$[" not in said and said.startswith(f"{path}, line 1")
     assert f"Number out of range: {log.clip(number, 40)} at byte 17 is larger" in said
+
+
+# -- a log read while a writer appends --------------------------------------------------------
+
+HOLDS = "a writer holds this log's lock and may be writing it now"
+
+
+def _half_written(tmp_path: Path) -> Path:
+    """A log whose last record is half there, as a reader sees it while the writer's write is
+    under way."""
+    path = tmp_path / "live.blog"
+    log.write_log(path, EVENTS[:5], validate=False)
+    whole = path.stat().st_size
+    with log.Writer(path, validate=False) as w:
+        w.append(EVENTS[5])
+    os.truncate(path, (whole + path.stat().st_size) // 2)
+    return path
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/locks"), reason="needs Linux's /proc/locks")
+def test_a_torn_tail_read_while_a_writer_holds_the_lock_says_so(tmp_path: Path) -> None:
+    path = _half_written(tmp_path)
+    assert HOLDS not in str(log.verify(path).torn)  # no writer: a crash, `repair` it
+    with log.LogLock(path):
+        torn = log.verify(path).torn
+        assert torn is not None and HOLDS in torn.reason  # was: only "cut short"
+        line = one_error_line(cli("verify", path), 1)
+        assert HOLDS in line and line.startswith(f"buraco-log: error: {path}, byte ")
+        with pytest.raises(log.LogFormatError) as caught:
+            log.read_events(path)
+        assert caught.value.kind == "torn" and HOLDS in str(caught.value)
+
+
+def test_a_writer_resuming_a_torn_log_does_not_call_itself_another_writer(
+        tmp_path: Path) -> None:
+    path = _half_written(tmp_path)
+    with pytest.raises(log.LogFormatError) as caught:
+        log.Writer(path, validate=False)  # it holds the lock while it reads the log
+    assert caught.value.kind == "torn" and HOLDS not in str(caught.value)
