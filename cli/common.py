@@ -413,6 +413,13 @@ def _named_error(exc: OSError) -> OSError:
     return OSError(exc.errno, exc.strerror, STDOUT_NAME)  # BrokenPipeError stays one
 
 
+def progress_shown() -> bool:
+    """Whether a progress bar is drawn by default: only where someone watches (stderr a
+    terminal), and never on a dumb one (TERM=dumb: Emacs' shell, some CI consoles), which
+    cannot redraw a bar in place: it was hidden, and its end left an empty line."""
+    return sys.stderr.isatty() and os.environ.get("TERM") != "dumb"
+
+
 def from_stdin(path: Path | str) -> bool:
     """Whether ``path`` is the temporary file that holds a log read from ``-``."""
     return str(path) in _STDIN_NAMES

@@ -34,6 +34,7 @@ from cli.common import (
     from_stdin,
     guarded,
     note,
+    progress_shown,
     warn_at_end,
 )
 from cli.paths import named_path, output_path, special_file, why_missing
@@ -895,9 +896,7 @@ def audit_cmd(
         _audit_with_progress(files, workers, required, signing), aliases), aliases)]
     if continues is not None:
         verdicts[0] = _with_continuation(verdicts[0], continues, as_json=format is Format.json)
-    matches = {v.match_id for v in verdicts}
-    orphans = [h for h in (signing.receipts if signing.by_match else ())
-               if h.receipt.match_id not in matches]
+    orphans = audit.unmatched_receipts(verdicts, signing)
     orphan = None
     if orphans:  # the match's log is missing, or cut so that no event names its match
         held = orphans[0]
@@ -1036,7 +1035,7 @@ def _not_a_log(integrity: audit.Integrity) -> bool:
 
 def _stderr_is_terminal() -> bool:
     """A progress bar only where someone watches: never in pipes, files or CI logs."""
-    return sys.stderr.isatty()
+    return progress_shown()
 
 
 def _audit_with_progress(files: list[str], workers: int, require_commitment: bool,
@@ -1121,10 +1120,11 @@ def _batch_summary(verdicts: Sequence[audit.Verdict]) -> str:
         [f"{unsigned} with events no signature covers"] if unsigned else [])
     return (f"audited {counted(len(verdicts), 'log')}: {clean} clean"
             + (f" ({', '.join(caveats)}: see their notes)" if caveats else "")
+            # before the findings: after them it read as "of which 1 not started"
+            + (f", {waiting} not started" if waiting else "")
             + f", {len(bad)} with findings" + (f" ({detail})" if detail else "")
             + (f", of which {no_log} {'is not a log' if no_log == 1 else 'are not logs'}"
                if no_log else "")
-            + (f", {waiting} not started" if waiting else "")
             + (f"; {counted(linked, 'log')} the same file as another (see their notes)"
                if linked else "")
             + (f"; {counted(again, 'log')} of a match an earlier log holds too (see their "

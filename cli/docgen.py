@@ -96,7 +96,8 @@ Every command follows the same rules:
   `review`, which uses one unless told).
 - **The archive** is `--archive DIR` (`-a`) for every archive command, or the environment
   variable `BURACO_LOG_ARCHIVE`; `query` and `report` also take it as their first argument.
-- **Progress bars** go to stderr, and only when stderr is a terminal; data goes to stdout.
+- **Progress bars** go to stderr, and only when stderr is a terminal that can redraw one
+  (not `TERM=dumb`); data goes to stdout.
   `NO_COLOR` is respected, and nothing is coloured when stdout is not a terminal.
 """
 

@@ -27,7 +27,7 @@ from buraco_log.review import (
     to_text,
 )
 from buraco_log.ruleids import describe
-from cli.common import EXIT_USAGE, fail, guarded, refuse_input_as_output
+from cli.common import EXIT_USAGE, fail, guarded, progress_shown, refuse_input_as_output
 from cli.paths import directory_name, named_path, special_file, why_missing
 from cli.safetext import terminal_safe, terminal_safe_lines
 from cli.simulate_cmd import check_seed
@@ -75,7 +75,7 @@ def review(
         "--mistakes-only", help="Text: list only the flagged moves.")] = False,
     progress: Annotated[bool | None, typer.Option(
         "--progress/--no-progress",
-        help="Progress bar on stderr (default: when stderr is a terminal).")] = None,
+        help="Progress bar on stderr (default: when stderr is a terminal, not TERM=dumb).")] = None,
 ) -> None:
     """Review every decision one seat made in a match: for each draw or pile pickup, meld,
     lay-off and discard, the move played, the best alternative the expert found, and the
@@ -150,7 +150,7 @@ def review(
         raise fail(f"{path}: --seat {seat}: the match has seats 0 to {players - 1}", EXIT_USAGE,
                    as_json=js)
     jobs = jobs or min(os.cpu_count() or 1, 8)
-    show = sys.stderr.isatty() if progress is None else progress
+    show = progress_shown() if progress is None else progress
     from cli.signals import stopped_by, terminate_as_interrupt
 
     met: list[int] = []

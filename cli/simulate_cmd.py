@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -20,7 +19,7 @@ from buraco_log.simulate import (
     seat_bots,
     simulate_many,
 )
-from cli.common import EXIT_USAGE, Format, emit_json, fail, guarded
+from cli.common import EXIT_USAGE, Format, emit_json, fail, guarded, progress_shown
 from cli.paths import not_a_file, plural
 from cli.rules_cmd import load_rules
 from cli.safetext import terminal_safe
@@ -106,7 +105,7 @@ def simulate(
         bool | None,
         typer.Option(
             "--progress/--no-progress",
-            help="Progress bar on stderr (default: when stderr is a terminal).",
+            help="Progress bar on stderr (default: when stderr is a terminal, not TERM=dumb).",
         ),
     ] = None,
     format: Annotated[Format, typer.Option("--format", "-f",
@@ -159,7 +158,7 @@ def simulate(
                        "--output)", EXIT_USAGE, as_json=js)
     cpus = os.cpu_count() or 1
     jobs = max(1, min(jobs or min(cpus, 8), cpus, matches))  # more workers than CPUs: no faster
-    show = sys.stderr.isatty() if progress is None else progress
+    show = progress_shown() if progress is None else progress
     start = time.perf_counter()
     if show:
         summaries = _with_progress(r, players, matches, seed, out, names, jobs)

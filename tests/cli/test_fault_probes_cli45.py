@@ -89,3 +89,60 @@ def test_a_page_may_have_the_longest_name_a_file_may_have(tmp_path: Path) -> Non
     for name in (page, "a" + page[1:]):
         assert (tmp_path / name).read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([log.name, page, "a" + page[1:]])
+
+
+# -- progress bars: none on a dumb terminal ---------------------------------------------------
+
+def _stderr_on_a_terminal(runs: list[list[object]], cwd: Path, term: str
+                          ) -> list[tuple[int, bytes, bytes]]:
+    """``buraco-log ARGS`` for each of ``runs`` at once, stderr a pty (TERM=``term``), stdout a
+    pipe: (status, stdout, what the terminal showed)."""
+    import os
+    import pty
+    import select
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TERM": term, "COLUMNS": "80"}
+    env.pop("NO_COLOR", None)
+    started = []
+    for args in runs:
+        leader, follower = pty.openpty()
+        proc = subprocess.Popen([sys.executable, "-m", "cli", *map(str, args)], cwd=cwd,
+                                env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=follower)
+        os.close(follower)
+        started.append((proc, leader))
+    done = []
+    for proc, leader in started:
+        shown = b""
+        while select.select([leader], [], [], 120)[0]:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # the program closed the terminal: Linux says EIO
+                break
+            if not chunk:
+                break
+            shown += chunk
+        os.close(leader)
+        assert proc.stdout is not None
+        out = proc.stdout.read()
+        proc.stdout.close()
+        done.append((proc.wait(timeout=120), out, shown))
+    return done
+
+
+def test_no_progress_bar_on_a_dumb_terminal(tmp_path: Path) -> None:
+    """A dumb terminal (TERM=dumb) cannot redraw a bar: `audit`, `review` and `simulate` drew
+    none, yet each left an empty line ("\\r\\n") on it."""
+    good = ROOT / "examples" / "disputes" / "fair-thirteen.log"
+    audit = ["audit", good, ILLEGAL, "-j", 1]
+    dumb_audit, dumb_sim = _stderr_on_a_terminal(
+        [audit, ["simulate", "--rules", "thirteen-quick", "--matches", 2, "-j", 1, "-o", "sim"]],
+        tmp_path, "dumb")
+    (status, out, shown), = _stderr_on_a_terminal([audit], tmp_path, "xterm")
+    assert status == 1 and b"audit" in shown and b"2/2" in shown  # the bar, where it is drawn
+    assert dumb_audit[0] == 1 and dumb_audit[1] == out  # the same report on stdout
+    assert dumb_audit[2] == b"", dumb_audit[2]  # was b"\r\n"
+    assert dumb_sim[0] == 0 and dumb_sim[2] == b"", dumb_sim[2]
+    assert len(list((tmp_path / "sim").iterdir())) == 2
