@@ -329,16 +329,47 @@ def audit_log(path: AnyPath, *, require_commitment: bool = False,
                         signed=signed, signing=signing)
 
 
+class Verdicts(list[Verdict]):
+    """:func:`audit_many`'s verdicts, in the order of the paths (a list, equal to the list of
+    the same verdicts), with the receipts that went to no log.
+
+    ``unmatched``: receipts for a match none of the logs holds (its log is missing, or cut
+    so that no event names its match): each is a player's proof that the site signed a match
+    the referee was not given. ``ok`` is False when any verdict has findings or any receipt
+    is unmatched, as ``buraco-log audit`` exits 1 for either."""
+
+    unmatched: tuple[HeldReceipt, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return all(v.ok for v in self) and not self.unmatched
+
+
+def unmatched_receipts(verdicts: Iterable[Verdict], signing: SigningOptions | None
+                       ) -> tuple[HeldReceipt, ...]:
+    """The receipts of ``signing`` for a match none of ``verdicts`` holds, when each receipt
+    goes to its match's log (``by_match``, which None decides as :func:`audit_many` does: for
+    several logs; with it False every log was given every receipt, and one of another match
+    is that log's ``sign.receipt_other_match``)."""
+    verdicts = list(verdicts)
+    by_match = signing.by_match if signing is not None else None
+    if signing is None or not (len(verdicts) != 1 if by_match is None else by_match):
+        return ()
+    matches = {v.match_id for v in verdicts}
+    return tuple(h for h in signing.receipts if h.receipt.match_id not in matches)
+
+
 def audit_many(
     paths: Iterable[AnyPath], *, workers: int = 1,
     on_done: Callable[[Verdict], None] | None = None, require_commitment: bool = False,
     signing: SigningOptions | None = None,
-) -> list[Verdict]:
+) -> Verdicts:
     """Audit many logs, in ``workers`` processes; results in the order of ``paths``.
 
     ``on_done`` is called in this process as each verdict arrives (for a progress bar); an
     exception it raises stops the batch (the workers with it) and comes out of this call.
-    No more workers are started than there are logs.
+    No more workers are started than there are logs. Receipts for a match none of the logs
+    holds are the result's ``unmatched`` (and make its ``ok`` False).
     """
     if isinstance(paths, str | bytes | os.PathLike):  # audited letter by letter
         raise TypeError(f"audit_many takes a list of paths, not one path ({paths!r}): "
@@ -350,12 +381,13 @@ def audit_many(
         signing = dataclasses.replace(signing, by_match=len(files) != 1)
     workers = min(operator.index(workers), len(files))  # 10**6 workers for two logs hung
     if workers <= 1 or len(files) <= 1:
-        out = []
+        out = Verdicts()
         for p in files:
             v = _audit_safely(p, require_commitment, signing)
             if on_done is not None:
                 on_done(v)
             out.append(v)
+        out.unmatched = unmatched_receipts(out, signing)
         return out
     results: list[Verdict | None] = [None] * len(files)
     chunk = max(1, min(64, len(files) // (workers * 8)))
@@ -366,7 +398,9 @@ def audit_many(
             results[i] = v
             if on_done is not None:
                 on_done(v)
-    return [v for v in results if v is not None]
+    done = Verdicts(v for v in results if v is not None)
+    done.unmatched = unmatched_receipts(done, signing)
+    return done
 
 
 def _audit_safely(path: str, require_commitment: bool = False,
@@ -418,6 +452,7 @@ __all__ = [
     "SigningOptions",
     "Summary",
     "Verdict",
+    "Verdicts",
     "audit_events",
     "audit_log",
     "audit_many",
@@ -443,4 +478,5 @@ __all__ = [
     "signing_options",
     "summarize",
     "to_dict",
+    "unmatched_receipts",
 ]

@@ -120,23 +120,30 @@ def check(
         if key_id is None:
             problems.append(Problem(
                 "sign.key_mismatch",
-                f"the log holds {len(signatures)} signature(s) but its match start records no "
-                "key_id", seq=events[0].seq if events else None))
+                f"the log holds {len(signatures)} signature record(s) but its match start "
+                "names no signing key (key_id): a signed log names its key at its start, so "
+                "the start was changed or the records were added", seq=events[0].seq
+                if events else None))
         for signed in signatures if key_id is not None else ():  # None: said just above
             if signed.key_id != key_id or signed.match_id != match_id:
+                # the match named only where it differs: the same id twice hid the key
                 problems.append(Problem(
                     "sign.key_mismatch",
-                    f"the signature after seq {signed.seq} is by key {signed.key_id} for match "
-                    f"{signed.match_id!r}; the match start records key {key_id} and match "
-                    f"{match_id!r}", seq=signed.seq))
+                    f"the signature after seq {signed.seq} is by key {signed.key_id}"
+                    + (f" for match {signed.match_id!r}" if signed.match_id != match_id else "")
+                    + f"; the match start records key {key_id}"
+                    + (f" and match {match_id!r}" if signed.match_id != match_id else "")
+                    + ": one key signs a log, the one its start records", seq=signed.seq))
                 break
         if keyring is not None:
             verified = not problems
             trust = keyring.problem(signatures[0].key_id, started_at)
             if trust is not None:
                 verified = False
-                problems.append(Problem(_trust_rule(keyring, signatures[0].key_id),
-                                        f"signatures: {trust}", seq=signatures[0].seq))
+                rule = _trust_rule(keyring, signatures[0].key_id)
+                problems.append(Problem(
+                    rule, f"the signature after seq {signatures[0].seq} (the log's first): "
+                    f"{trust}: {_WORTH[rule]}", seq=signatures[0].seq))
             else:
                 for signed in signatures:
                     why = keyring.check(signed, started_at)
@@ -147,7 +154,7 @@ def check(
                         rule = (_trust_rule(keyring, signed.key_id)
                                 if keyring.problem(signed.key_id, started_at) else "sign.invalid")
                         problems.append(Problem(
-                            rule, f"the signature after seq {signed.seq}: {why}",
+                            rule, f"the signature after seq {signed.seq}: {why}: {_WORTH[rule]}",
                             seq=signed.seq))
                         break
     if (twice := _signed_twice(signatures)) is not None:
@@ -178,6 +185,18 @@ def check(
     return Signing(key_id=key_id, signatures=len(signatures), last_signed_seq=last_signed,
                    verified=verified, receipts=len(receipts), required=required,
                    signers=_signers(signatures)), problems
+
+
+_WORTH = {
+    "sign.untrusted": "it shows nothing of what the site signed (a key of someone else's, or "
+    "the site's key is missing from the trusted keys)",
+    "sign.revoked": "a revoked key may have leaked, so its signature shows nothing of what the "
+    "site signed",
+    "sign.key_window": "the site did not sign matches started then with that key",
+    "sign.invalid": "the record names that key, but the key did not make it (forged, or its "
+    "bytes were changed)",
+}
+"""What a signature that is not trusted is worth, said to a referee after the reason."""
 
 
 def _signers(signatures: Sequence[record.SignedHead]) -> dict[str, int]:
@@ -235,6 +254,15 @@ def _verdicts(keyring: Keyring | None) -> Callable[[record.SignedHead], str | No
     return check
 
 
+def _named(held: HeldReceipt) -> str:
+    """A receipt as a finding names it: its seq, who holds it and the file it came from."""
+    r = held.receipt
+    if r.seat is not None:
+        return (f"the receipt for seq {r.seq} that seat {r.seat} holds"
+                + (f" ({held.source})" if held.source else ""))
+    return f"the receipt for seq {r.seq}" + (f" in {held.source}" if held.source else "")
+
+
 def _receipts(events: Sequence[ev.AnyEvent], receipts: Sequence[HeldReceipt], *,
               version: int, keyring: Keyring | None, match_id: str | None,
               key_id: str | None, started_at: int | None,
@@ -251,7 +279,6 @@ def _receipts(events: Sequence[ev.AnyEvent], receipts: Sequence[HeldReceipt], *,
               and (keyring is None or verdict(h.receipt.signed_head()) is None)}
     for held in sorted(receipts, key=lambda h: h.receipt.seq):
         r = held.receipt
-        who = held.holder()
         if events and r.match_id != match_id:  # no event: nothing says which match it was
             # a receipt the site never signed proves nothing of any match: say so with it
             why = verdict(r.signed_head()) if keyring is not None else None
@@ -280,36 +307,43 @@ def _receipts(events: Sequence[ev.AnyEvent], receipts: Sequence[HeldReceipt], *,
         if why is not None:
             problems.append(Problem(
                 "sign.receipt_invalid",
-                f"{held.source or 'a receipt'}: the receipt {who} holds for seq {r.seq} is not "
-                f"a valid signature of the site: {why}", seq=r.seq))
+                f"{_named(held)} is not a valid signature of the site: {why}: it proves "
+                "nothing about the log", seq=r.seq))
             continue
         if (last is None or r.seq > last) and not complete_read:
             # the file goes on but could not be read (damage, a torn tail): not proof of a cut
             upto = "no event" if last is None else f"only to seq {last}"
             problems.append(Problem(
                 "sign.receipt_cut",
-                f"the log does not show seq {r.seq}, which {who} holds a signed receipt for: "
-                f"it reads intact {upto} (damaged after it; see integrity){besides}", seq=r.seq))
+                f"{_named(held)} shows the site signed match {r.match_id!r} up to seq {r.seq}, "
+                f"but the log reads intact {upto} (damaged after it; see integrity){besides}",
+                seq=r.seq))
         elif last is None or r.seq > last:
-            ends = (f"holds no events, though the site signed match {r.match_id!r} up to "
-                    f"seq {r.seq}" if last is None else f"ends at seq {last}")
+            ends = "holds no events" if last is None else f"ends at seq {last}"
             how = "it was cut"
             if events and isinstance(events[-1], ev.MatchEnded):
                 # not merely cut: the match end it holds came after the receipted seq was signed
                 how = "it was cut and its end rewritten: it ends with MatchEnded"
+            # "changed after seq N" read as "somewhere past seq N", where the log holds nothing
             problems.append(Problem(
                 "sign.receipt_cut",
-                f"the log was changed after seq {r.seq}, which {who} holds a signed receipt "
-                f"for: the log {ends} ({how}){besides}", seq=r.seq))
+                f"{_named(held)} shows the site signed match {r.match_id!r} up to seq {r.seq}, "
+                f"but the log {ends} ({how}){besides}", seq=r.seq))
         elif heads.get(r.seq) != signed.head:
             if (twin := agreed.get(r.seq)) is not None:
-                besides += (f"; {twin.source or 'another receipt'}, which {twin.holder()} holds, "
-                            f"signs this log's head at seq {r.seq}: the site signed two "
-                            "different heads there")
+                besides += (f"; {_named(twin)} signs the log's head there: the site "
+                            f"signed two different heads at seq {r.seq}")
+            # The change is at or before the receipt's seq, never "after" it: a referee
+            # looked past seq N for an edit made before it. Where an earlier receipt still
+            # agrees, the change lies between the two.
+            since = max((s for s in agreed if s < r.seq), default=None)
+            where = (f"seq {since + 1} to {r.seq} was changed after the site signed it; the "
+                     f"log still matches {_named(agreed[since])}" if since is not None
+                     else f"seq 0 to {r.seq} was changed after the site signed it")
             problems.append(Problem(
                 "sign.receipt_changed",
-                f"the log was changed after seq {r.seq}, which {who} holds a signed receipt "
-                f"for: its head there is {heads[r.seq].hex()[:16]}..., the receipt's "
+                f"{_named(held)} does not match the log: an event in {where}; the log's head "
+                f"at seq {r.seq} is {heads[r.seq].hex()[:16]}..., the receipt's "
                 f"{r.head[:16]}...{besides}", seq=r.seq))
     return problems
 

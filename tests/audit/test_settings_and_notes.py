@@ -246,6 +246,6 @@ def test_a_directory_of_not_started_logs_beside_a_good_one_exits_0(tmp_path: Pat
     assert code == 0, out
     waiting = sum(expected.values())
     assert out.count(": NOT STARTED") == waiting
-    assert f"1 clean, 0 with findings, {waiting} not started" in out
+    assert f"1 clean, {waiting} not started, 0 with findings" in out
     code, out, _ = run(str(tmp_path / "empty.blog"), "--format", "json")
     assert code == 0 and json.loads(out)["not_started"] is True

@@ -56,9 +56,9 @@ def test_a_log_cut_to_nothing_is_a_cut_for_the_receipt(
     assert r.returncode == 1, r.stdout + r.stderr
     assert "NOT STARTED" not in r.stdout and "delete the file" not in r.stdout
     match_id = match()[0].match_id  # type: ignore[union-attr]
-    assert (f"    seq 40 [sign.receipt_cut] the log was changed after seq 40, which seat 0 holds "
-            f"a signed receipt for: the log holds no events, though the site signed match "
-            f"{match_id!r} up to seq 40 (it was cut)") in r.stdout.splitlines()
+    assert (f"    seq 40 [sign.receipt_cut] the receipt for seq 40 that seat 0 holds "
+            f"({receipt}) shows the site signed match {match_id!r} up to seq 40, but the log "
+            "holds no events (it was cut)") in r.stdout.splitlines()
 
 
 def test_without_a_receipt_it_is_still_not_started(

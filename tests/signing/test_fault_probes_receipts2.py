@@ -58,7 +58,8 @@ def test_a_rewrite_signed_with_the_sites_other_key_is_proved_by_the_receipt(
     assert rules_of(v) == ["sign.receipt_changed"]
     f = v.findings[0]
     assert f.seq == 100
-    assert "the log was changed after seq 100, which seat 1 holds a signed receipt" in f.message
+    assert f.message.startswith("the receipt for seq 100 that seat 1 holds (seat1.json) does "
+                                "not match the log: an event in seq 0 to 100 was changed")
     assert (f"the receipt is by trusted key {SITE.key_id}, the log's match start records key "
             f"{SITE_NEXT.key_id}") in f.message
 
@@ -133,7 +134,9 @@ def test_the_trust_rule_comes_from_the_keyring_not_from_the_key_ids_words(
     write_signed(path, _events(liar.key_id), liar)
     v = audit(path, _both())
     assert rules_of(v) == ["sign.untrusted"]
-    assert v.findings[0].message == "signatures: key is revoked is not among the trusted keys"
+    assert v.findings[0].message.startswith(
+        "the signature after seq 0 (the log's first): key is revoked is not among the trusted "
+        "keys: it shows nothing of what the site signed")
     # and a key that is revoked is still named so
     revoked = Keyring([SITE.public(), SITE_NEXT.public()], revoked=[SITE.key_id])
     write_signed(tmp_path / "site.blog", _events(SITE.key_id), SITE)
@@ -197,8 +200,8 @@ def test_two_genuine_receipts_for_one_seq_with_different_heads_name_each_other(
               [held(receipts[100], seat=0), held(other_receipts[100], seat=1)])
     assert rules_of(v) == ["sign.receipt_changed"]
     assert v.findings[0].message.endswith(
-        "; seat0.json, which seat 0 holds, signs this log's head at seq 100: the site signed "
-        "two different heads there")
+        "; the receipt for seq 100 that seat 0 holds (seat0.json) signs the log's head there: "
+        "the site signed two different heads at seq 100")
     # alone, the odd receipt is a change, and names no other
     v = audit(tmp_path / "orig.blog", _both(), [held(other_receipts[100], seat=1)])
     assert rules_of(v) == ["sign.receipt_changed"] and "two different" not in v.findings[0].message

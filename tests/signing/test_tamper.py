@@ -150,7 +150,7 @@ def test_a_log_cut_at_a_signed_head_is_a_finding_when_signatures_are_required(
     v = audit(cut, ring(SIGNER), [held(receipts[100], seat=1)])
     assert rules_of(v) == ["sign.receipt_cut"]
     assert v.findings[0].message.startswith(
-        "the log was changed after seq 100, which seat 1 holds a signed receipt for")
+        "the receipt for seq 100 that seat 1 holds (seat1.json) shows the site signed match ")
 
 
 def test_a_stripped_end_signature_leaves_an_unsigned_tail(tmp_path: Path) -> None:
@@ -204,8 +204,8 @@ def test_the_cli_names_the_receipted_seq_in_one_line(tmp_path: Path) -> None:
                          cwd=REPO)
     assert bad.returncode == 1
     lines = [line for line in bad.stdout.splitlines() if "sign.receipt_cut" in line]
-    assert len(lines) == 1 and ("the log was changed after seq 212, which seat 1 holds a "
-                                "signed receipt for") in lines[0]
+    assert len(lines) == 1 and ("the receipt for seq 212 that seat 1 holds (" in lines[0]
+                                and " up to seq 212, but the log ends at seq " in lines[0])
     usage = subprocess.run([*base, str(cut), "--receipt", str(tmp_path / "r.json")],
                            capture_output=True, text=True, env=env, cwd=REPO)
     assert usage.returncode == 2 and usage.stdout == ""
