@@ -22,7 +22,7 @@ app = typer.Typer(help="Site signing keys: make a key pair to sign match logs wi
 MAX_PASSPHRASE_FILE = 64 * 1024
 
 
-def _read_small(path: Path) -> bytes:
+def _read_small(path: Path, as_json: bool = False) -> bytes:
     """A passphrase file's bytes, read as every key file is (signing.keys.read_small): a
     regular file only (a FIFO would wait for a writer, a device such as /dev/zero never ends),
     opened without blocking, at most 64 KiB; else one line naming the file (exit 2)."""
@@ -31,7 +31,7 @@ def _read_small(path: Path) -> bytes:
     try:
         return read_small(path, "a passphrase file", MAX_PASSPHRASE_FILE)
     except SigningError as exc:
-        raise fail(str(exc), EXIT_USAGE) from None
+        raise fail(str(exc), EXIT_USAGE, as_json=as_json) from None
 
 
 def _has_terminal() -> bool:
@@ -43,7 +43,7 @@ def _has_terminal() -> bool:
     return True
 
 
-def _piped_passphrase() -> bytes:
+def _piped_passphrase(as_json: bool = False) -> bytes:
     """The passphrase and its confirmation, a line each, from standard input when there is no
     terminal, asked again (as the terminal prompt does) while a line is empty or the two
     differ. Each line is read bounded: getpass's own fallback read a stream without line ends
@@ -57,7 +57,8 @@ def _piped_passphrase() -> bytes:
             raise EOFError
         if len(got) > MAX_PASSPHRASE_FILE:
             raise fail(f"--passphrase: a line of standard input longer than "
-                       f"{MAX_PASSPHRASE_FILE // 1024} KiB is no passphrase", EXIT_USAGE)
+                       f"{MAX_PASSPHRASE_FILE // 1024} KiB is no passphrase", EXIT_USAGE,
+                       as_json=as_json)
         return got.rstrip(b"\n").rstrip(b"\r")
 
     while True:
@@ -70,23 +71,28 @@ def _piped_passphrase() -> bytes:
         typer.echo("Error: The two entered values do not match.", err=True)
 
 
-def _passphrase(prompt: bool, passphrase_file: Path | None) -> bytes | None:
+def _passphrase(prompt: bool, passphrase_file: Path | None, as_json: bool = False
+                ) -> bytes | None:
+    """The passphrase asked for (None: none); ``as_json``: a refusal is a JSON error on
+    stdout too, as every error of ``-f json`` is."""
     if prompt and passphrase_file is not None:
-        raise fail("use either --passphrase or --passphrase-file, not both", EXIT_USAGE)
+        raise fail("use either --passphrase or --passphrase-file, not both", EXIT_USAGE,
+                   as_json=as_json)
     if passphrase_file is not None:
         # the first line, as the help says (the whole file made a passphrase with newlines)
-        text = _read_small(passphrase_file).split(b"\n", 1)[0].rstrip(b"\r")
+        text = _read_small(passphrase_file, as_json).split(b"\n", 1)[0].rstrip(b"\r")
         if not text:  # asked for encryption: an empty line must not give a plain key
             raise fail(f"{passphrase_file}: its first line is empty: no passphrase to encrypt "
-                       "the key with", EXIT_USAGE)
+                       "the key with", EXIT_USAGE, as_json=as_json)
     elif prompt:
         try:
             text = (typer.prompt("Passphrase", hide_input=True, confirmation_prompt=True,
-                                 err=True).encode() if _has_terminal() else _piped_passphrase())
+                                 err=True).encode() if _has_terminal()
+                    else _piped_passphrase(as_json))
         except (typer.Abort, EOFError):  # input ended before two equal passphrases came
             raise fail("--passphrase: no passphrase was entered twice alike before the input "
                        f"ended (programs give --passphrase-file or {PASSPHRASE_ENV})",
-                       EXIT_USAGE) from None
+                       EXIT_USAGE, as_json=as_json) from None
     else:
         # the bytes as given: a passphrase that is not UTF-8 is still a passphrase
         text = os.fsencode(os.environ.get(PASSPHRASE_ENV, ""))
@@ -123,8 +129,8 @@ def new(
             or not name.isprintable()):  # a newline or an escape in a file name misleads
         # named as every error names a file (`k\xff`, not Python's `'k\udcff'`), and why
         raise fail(f"{name or repr(name)}: a key name is a plain file name: printable, "
-                   "no '/', not starting with '.'", EXIT_USAGE)
-    secret = _passphrase(passphrase, passphrase_file)
+                   "no '/', not starting with '.'", EXIT_USAGE, as_json=format is Format.json)
+    secret = _passphrase(passphrase, passphrase_file, format is Format.json)
     files = write_key_pair(directory, name, passphrase=secret, valid_from=valid_from,
                            valid_until=valid_until)
     if format is Format.json:

@@ -146,3 +146,21 @@ def test_no_progress_bar_on_a_dumb_terminal(tmp_path: Path) -> None:
     assert dumb_audit[2] == b"", dumb_audit[2]  # was b"\r\n"
     assert dumb_sim[0] == 0 and dumb_sim[2] == b"", dumb_sim[2]
     assert len(list((tmp_path / "sim").iterdir())) == 2
+
+
+# -- keys new -f json: every refusal is JSON on stdout ----------------------------------------
+
+def test_keys_new_refusals_are_json_on_stdout_as_every_json_error_is(tmp_path: Path) -> None:
+    """A bad key name, a missing passphrase file, or both passphrase options left stdout
+    empty under -f json (a key that exists already gave the JSON error)."""
+    (tmp_path / "pass").write_text("\n")
+    runs: list[list[object]] = [
+        ["keys", "new", "a/b", "-f", "json"],
+        ["keys", "new", "k", "-f", "json", "--passphrase-file", "missing"],
+        ["keys", "new", "k", "-f", "json", "--passphrase-file", "pass"],
+        ["keys", "new", "k", "-f", "json", "--passphrase-file", "pass", "--passphrase"]]
+    for d in cli_batch(runs, cwd=tmp_path):
+        line = one_error_line(d, 2)
+        error = json.loads(d.stdout)["error"]  # was "": no JSON
+        assert error["exit_status"] == 2 and line.endswith(error["message"]), (d.args, error)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pass"]  # no key written
