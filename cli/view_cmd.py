@@ -79,6 +79,10 @@ def view(
     open_: Annotated[bool, typer.Option(
         "--open", help="Open the page in a web browser ($BROWSER, or the system's); not when "
         "BURACO_LOG_NO_BROWSER is set, in CI, or without a display.")] = False,
+    ignore_integrity: Annotated[bool, typer.Option(
+        "--ignore-integrity", help="Forensics: a log whose checksum or integrity chain fails "
+        "is shown as far as its records decode, not only its intact part; the page's banner "
+        "says where it failed (exit 1 all the same).")] = False,
 ) -> None:
     """Write a self-contained HTML replay page of a match: step through every event, see the
     table, the melds, the pile and the score sheet. Works offline, makes no network request.
@@ -109,7 +113,12 @@ def view(
     met: list[int] = []
     try:
         with terminate_as_interrupt() as met:  # SIGTERM killed it without a word
-            page = page_for_log(path, seat=seat, at=at)
+            if ignore_integrity:
+                from buraco_log.view.salvaged import page_anyway
+
+                page = page_anyway(path, seat=seat, at=at)
+            else:
+                page = page_for_log(path, seat=seat, at=at)
     except KeyboardInterrupt:
         how, status = stopped_by(met)
         raise fail(f"{path}: {how} while the page was built: no page was written",

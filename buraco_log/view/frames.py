@@ -34,7 +34,8 @@ from buraco_log.melds import read_meld
 from buraco_log.reducer import Replayer
 from buraco_log.rules import Rules
 from buraco_log.state import Meld, State, view
-from buraco_log.timeline import Timeline, describe_event, morto_states
+from buraco_log.timeline import Timeline, card_style, describe_event, morto_states
+from buraco_log.wilds import describe_wild
 
 SNAPSHOT_EVERY = 32
 """A full frame every this many seqs: a jump applies at most this many diffs minus one."""
@@ -63,18 +64,14 @@ def held(cards: Sequence[Card]) -> list[Card]:
     return sorted(cards, key=sort_key)
 
 
-def _wild_label_hook() -> Callable[[Sequence[Card], Rules], str | None] | None:
-    """The rules engine's public wild-position text ("2s as the 6"), once it has one."""
-    from buraco_log import melds
-
-    for name in ("wild_position", "describe_wild", "wild_label"):
-        fn = getattr(melds, name, None)
-        if callable(fn):
-            return fn  # type: ignore[no-any-return]
-    return None
-
-
-_WILD_LABEL = _wild_label_hook()
+def wild_label(cards: Sequence[Card], rules: Rules) -> str | None:
+    """Where a meld's wild stands, in the words ``replay`` prints ("2s as the 6"); None for
+    a clean meld. (The page looked for it in ``melds``, where it never was: no meld's wild
+    was named.)"""
+    try:
+        return describe_wild(cards, rules, card_style(rules))
+    except BuracoLogError:  # a card code the reader refuses: the meld is drawn, not read
+        return None
 
 
 def meld_order(cards: Sequence[Card], rules: Rules) -> tuple[list[Card], Card | None]:
@@ -143,8 +140,7 @@ def _melds(melds: Sequence[Meld], rules: Rules) -> list[list[Any]]:
     out: list[list[Any]] = []
     for m in melds:
         order, wild = meld_order(m.cards, rules)
-        label = _WILD_LABEL(m.cards, rules) if _WILD_LABEL is not None and wild is not None \
-            else None
+        label = wild_label(m.cards, rules) if wild is not None else None
         out.append([m.id, m.kind, m.canastra, order, m.laid_by, wild, label])
     return out
 

@@ -100,6 +100,10 @@
     return shown(whole ? p.name : cut(p.name, NAME_IN_MOVES));
   }
 
+  // A name in markup, isolated from the text around it: two right-to-left names side by side
+  // ("side 0 (NAME0, NAME2)") were drawn as one right-to-left run, the second name first.
+  function isolated(text) { return "<bdi>" + esc(text) + "</bdi>"; }
+
   // -- frames: a snapshot every D.every seqs, a diff for every seq ---------------------------
   // A diff holds no seq (data layout 2): the seq it leads to is its index, s.
   function patch(f, d, s) {
@@ -142,7 +146,7 @@
       var box = seatBoxes[i];
       attr(box, "class", "seat box" + (f.t === i && f.ph !== "over" ? " turn" : ""));
       put(box, "<h3>seat " + i + ' <span class="n" title="' + esc(name(i, true)) + '">' +
-        esc(name(i)) +
+        isolated(name(i)) +
         " \u00b7 side " + D.players[i].side + " \u00b7 " + many(f.c[i]) +
         (f.dl === i ? " \u00b7 dealer" : "") + "</span></h3>" +
         (hand ? cards(hand, "hand-" + i) : backs(f.c[i], "hand-" + i)));
@@ -172,7 +176,7 @@
     for (var s = 0; s < D.sides; s++) {
       var who = [];
       for (var i = 0; i < D.players.length; i++) {
-        if (D.players[i].side === s) { who.push(esc(name(i))); }
+        if (D.players[i].side === s) { who.push(isolated(name(i))); }
       }
       var melds = f["m" + s] || [];
       var box = sideBoxes[s];
@@ -200,7 +204,7 @@
       // opponent going out, it is charged as not taken, and is not called taken (as replay)
       var state = f.ms ? f.ms[s] : (f.mt[s] ? "taken" : "waiting");
       attr(morto, "data-state", state);
-      var taker = by === null ? "" : " by seat " + by + " (" + esc(name(by)) + ")";
+      var taker = by === null ? "" : " by seat " + by + " (" + isolated(name(by)) + ")";
       if (state === "voided") {
         out = "morto voided (taken" + taker + ", but counts as not taken)";
       } else if (f.mt[s]) {
@@ -233,7 +237,7 @@
     var score = [];
     for (var s = 0; s < D.sides; s++) { score.push("side " + s + ": " + f.T[s] + " (+" + f.P[s] + " on the table)"); }
     put($("status"), "hand " + (f.n < 0 ? "-" : f.n) + " \u00b7 phase " +
-      esc(PHASE[f.ph] || f.ph) + " \u00b7 turn: seat " + f.t + " (" + esc(name(f.t)) + ")" +
+      esc(PHASE[f.ph] || f.ph) + " \u00b7 turn: seat " + f.t + " (" + isolated(name(f.t)) + ")" +
       " \u00b7 " + score.join(", ") + (f.w !== null && f.w !== undefined ? " \u00b7 winner: side " + f.w : ""));
   }
 
