@@ -1,10 +1,12 @@
-"""Probe 45 of the review and its searching bot. Held, no defect found:
+"""Probe 45 of the review and its searching bot.
 
 - In two hand-built positions whose best move is plain, the review flags the move played and
   names the right one: a seat that could lay off its wild and go out (the discard that empties
   the hand follows) discards the wild instead; a seat that could take a pile whose top card
   completes a canastra draws from the stock instead.
 - A review's text and HTML page are the same bytes for one process and for two (``-j``).
+- Defect: on the review page, a flagged decision's "Decision at seq N (mistake)" was dark red
+  on the dark green panel, 1.6:1: now light red on screen (5.4:1), dark red on paper.
 - Slow: over many seeds of every preset and every player count, every move a review names
   (played, best, alternatives) is accepted by the reducer in its position.
 """
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import random
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -87,8 +90,8 @@ def test_the_review_is_the_same_bytes_for_one_process_and_two(tmp_path: Path) ->
     assert b"decisions" in out["text", 1] and b"bl-review" in out["html", 1]
 
 
-@pytest.mark.slow  # some 25 s a seed: every preset and player count, a whole hand or 400 events
-@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.slow  # 4-12 s a seed: every preset and player count, a hand or 400 events
+@pytest.mark.parametrize("seed", range(12))
 def test_every_move_a_review_names_is_legal_at_every_table(seed: int) -> None:
     checked = 0
     for name, players in CONFIGS:
@@ -99,3 +102,29 @@ def test_every_move_a_review_names_is_legal_at_every_table(seed: int) -> None:
             events = simulate_match(PRESETS[name], players, seed=f"p45-{seed}")[:400]
         checked += review_is_legal(events, seat)
     assert checked > 1000
+
+
+@pytest.mark.xdist_group("browser")  # one Chromium, with the viewer's tests
+def test_a_flagged_decision_reads_clearly_on_screen_and_on_paper(browser: Any,
+                                                                  tmp_path: Path) -> None:
+    """The panel's "Decision at seq N (mistake)" was dark red on the dark green, 1.6:1."""
+    from buraco_log.review import review_page
+    from tests.view.test_fault_probes_view45 import CONTRAST
+
+    events, seq = refused_canastra()
+    review = review_events(events, 1, budget=SMALL, seed="45")
+    assert next(m for m in review.moves if m.seq == seq).flagged
+    page = tmp_path / "review.html"
+    page.write_text(review_page(events, review), encoding="utf-8")
+    browser.get(page.as_uri())
+    browser.execute_script(f"window.buracoView.go({seq - 1});")
+    now = browser.execute_script("return document.querySelector('#rv-now b.bad').textContent")
+    assert now == f"Decision at seq {seq} (mistake)"
+    try:
+        for media in ("screen", "print"):
+            browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": media})
+            low = [x for x in browser.execute_script(CONTRAST, media == "print")
+                   if not str(x[0]).startswith("{")]  # the chart's SVG text is drawn by fill
+            assert low == [], (media, low)
+    finally:
+        browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": ""})
