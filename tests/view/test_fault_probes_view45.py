@@ -467,3 +467,35 @@ def test_view_ignore_integrity_shows_every_event_that_decodes_with_a_banner(
     # a log that passes its check: the same page with or without the option
     clean = SIM / "thirteen-quick-2p-000000.blog"
     assert page_anyway(clean, seat=0) == page_for_log(clean, seat=0)
+
+
+# -- the largest preset's page: how soon it shows, how fast it steps --------------------------
+
+
+@pytest.mark.slow  # 1,783 steps and 300 jumps: 5 s idle, 20 s on a loaded machine
+@BROWSER
+def test_the_largest_presets_page_shows_at_once_and_steps_within_a_frame(
+        browser: Any, mega: Path, record_property: Any) -> None:
+    """mega, 4 players (1,784 events): the first frame drawn after the page is loaded, and
+    every step forward and 300 jumps timed inside the page. Bounds far above the figures
+    (0.2-0.7 s to the first frame, a median step of 0.6-1 ms, a median jump of 4-14 ms with
+    the machine's two cores shared by a dozen processes); the figures are reported."""
+    from tests.view.pages import step_times
+
+    _open(browser, mega)
+    first = browser.execute_async_script("""
+        var done = arguments[arguments.length - 1];
+        requestAnimationFrame(function () { requestAnimationFrame(function () {
+          done(performance.now()); }); });""")  # ms from the start of the navigation
+    last = browser.execute_script("return window.buracoView.last")
+    times = step_times(browser, jumps=300)
+    steps, jumps = sorted(times[:last]), sorted(times[last:])
+    med_step, med_jump = steps[len(steps) // 2], jumps[len(jumps) // 2]
+    for name, value in (("first_frame_ms", first), ("step_ms_median", med_step),
+                        ("step_ms_p95", steps[int(len(steps) * 0.95)]),
+                        ("jump_ms_median", med_jump)):
+        record_property(f"mega_{name}", round(value, 2))
+    print(f"mega-4p: first frame {first:.0f} ms, step median {med_step:.2f} ms, "
+          f"jump median {med_jump:.2f} ms")
+    assert last == 1783 and len(jumps) == 300
+    assert first < 5000 and med_step < 16 and med_jump < 50
