@@ -33,6 +33,10 @@ class Salvage(msgspec.Struct, frozen=True):
     offset: int | None = None  # byte (binary) of the first failure
     line: int | None = None  # line (JSON Lines) of the first failure
     seq: int | None = None
+    # Every record (line) to the end of the file decoded: the failure changed events but
+    # lost none, so a seq past them is one the log does not hold. False when the read
+    # stopped at a torn tail or a record that does not decode: the rest may hold it.
+    read_to_end: bool = True
 
     @property
     def warning(self) -> str | None:
@@ -78,17 +82,20 @@ def read_anyway(path: str | os.PathLike[str]) -> Salvage:
             if torn is None:
                 return Salvage(p, events)
             return Salvage(p, events, f"torn tail at byte {torn.offset}: {torn.reason}",
-                           offset=torn.offset)
+                           offset=torn.offset, read_to_end=False)
         version, sealed = reader.version, reader.sealed
-    events.extend(_records_from(p, first.offset or log.HEADER_SIZE, version, sealed,
-                                events[-1].seq + 1 if events else log.FIRST_SEQ))
-    return Salvage(p, events, _where(first) + first.message, offset=first.offset, seq=first.seq)
+    rest, whole = _records_from(p, first.offset or log.HEADER_SIZE, version, sealed,
+                                events[-1].seq + 1 if events else log.FIRST_SEQ)
+    events.extend(rest)
+    return Salvage(p, events, _where(first) + first.message, offset=first.offset, seq=first.seq,
+                   read_to_end=whole)
 
 
 def _records_from(path: str, offset: int, version: int, sealed: bool, next_seq: int
-                  ) -> list[ev.AnyEvent]:
+                  ) -> tuple[list[ev.AnyEvent], bool]:
     """The events of the records from ``offset`` on, with no checksum, chain or seq checks;
-    stops at the first record that does not decode (or the end of the file)."""
+    stops at the first record that does not decode (or the end of the file). The flag: the
+    records decoded up to the end of the file, none cut short."""
     head_size = log._SEG_HEAD.size + (32 if sealed else 0) + log._SEG_TAIL.size
     out: list[ev.AnyEvent] = []
     with open(path, "rb") as f:
@@ -97,7 +104,7 @@ def _records_from(path: str, offset: int, version: int, sealed: bool, next_seq: 
             f.seek(offset)
             head = f.read(head_size)
             if len(head) < head_size:
-                break
+                return out, not head
             length, count, first_seq = log._SEG_HEAD.unpack_from(head)
             if length > log.MAX_PAYLOAD:
                 break
@@ -114,7 +121,7 @@ def _records_from(path: str, offset: int, version: int, sealed: bool, next_seq: 
                 # record, and one changed byte in it left nothing to read
                 out.extend(_events_before_damage(payload, version, path, first_seq))
                 break
-    return out
+    return out, False
 
 
 def _events_before_damage(payload: bytes, version: int, path: str, first_seq: int
@@ -202,17 +209,21 @@ def _jsonl_anyway(path: str) -> Salvage:
     except LogFormatError as exc:
         if exc.kind in ("io", "version", "filetype"):
             raise
+        whole = False
         if exc.line is not None:  # read on past it, as past a binary record that fails
-            events.extend(_lines_from(path, exc.line,
-                                      events[-1].seq + 1 if events else log.FIRST_SEQ))
-        return Salvage(path, events, _where(exc) + exc.message, line=exc.line, seq=exc.seq)
+            rest, whole = _lines_from(path, exc.line,
+                                      events[-1].seq + 1 if events else log.FIRST_SEQ)
+            events.extend(rest)
+        return Salvage(path, events, _where(exc) + exc.message, line=exc.line, seq=exc.seq,
+                       read_to_end=whole)
     return Salvage(path, events)
 
 
-def _lines_from(path: str, first_line: int, next_seq: int) -> list[ev.AnyEvent]:
+def _lines_from(path: str, first_line: int, next_seq: int) -> tuple[list[ev.AnyEvent], bool]:
     """The events of the JSON Lines from line ``first_line`` on, with no seq, chain or
     signature checks (signature and other ``log`` lines are passed over); stops at the first
-    line that is no event (or the end line, or the end of the file).
+    line that is no event (or the end line, or the end of the file). The flag: it stopped at
+    the end line or the end of the file, every line before it read.
 
     A signed log edited by hand fails at the first signature line after the edit: the strict
     reader stops there, and a referee reading it anyway must still see the rest, as in the
@@ -226,27 +237,27 @@ def _lines_from(path: str, first_line: int, next_seq: int) -> list[ev.AnyEvent]:
                 continue
             text = raw.strip()
             if len(text) > MAX_LINE:
-                break
+                return out, False
             if not text or text.startswith(b"#"):
                 continue
             try:
                 obj = _line_decoder().decode(text)
             except msgspec.MsgspecError:
-                break
+                return out, False
             if not isinstance(obj, dict):
-                break
+                return out, False
             if "log" in obj:
                 if obj.get("log") == "end":
-                    break
+                    return out, True
                 continue  # a signature or another metadata line: no event
             obj.setdefault("seq", next_seq)
             try:
                 event = event_from_json(obj)
             except (ValueError, TypeError, msgspec.MsgspecError):
-                break
+                return out, False
             out.append(event)
             next_seq = event.seq + 1
-    return out
+    return out, True
 
 
 def state_at(path: str | os.PathLike[str], seq: int, *, ignore_integrity: bool = False

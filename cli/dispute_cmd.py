@@ -668,7 +668,10 @@ def damage_rule(salvage: Salvage) -> str | None:
     """The rule of the damage of a log read anyway (None: it passed its integrity check): a
     position past the events read is then a finding (1), as `view` says it, not one the log
     does not hold (2)."""
-    if salvage.failure is None:
+    if salvage.failure is None or salvage.read_to_end:
+        # every record to the end of the file was read: a change, nothing lost, so a seq
+        # past the events is one the log does not hold (it said the damage may hold seq
+        # 9999 of a match read to its end)
         return None
     return "log.torn" if salvage.failure.startswith("torn tail") else "log.damage"
 

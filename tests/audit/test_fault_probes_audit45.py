@@ -441,3 +441,44 @@ def test_a_thousand_logs_with_a_few_damaged_are_each_reported(
     failed = {Path(v["path"]).name for v in verdicts if not v["ok"]}
     assert failed == set(bad)
     assert sum(v["ok"] and not v["not_started"] for v in verdicts) == 1000 - len(bad) - 1
+
+
+# -- a seq past the events of a changed log read anyway ------------------------------------------
+
+
+def test_a_seq_past_a_changed_log_read_to_its_end_is_one_it_does_not_hold(
+        tmp_path: Path) -> None:
+    """A log whose every record (line) was read past a changed event lost nothing: seq 9999
+    is one it does not hold (2), not one "the damage may hold" (1), in both formats; a log
+    whose read stopped at a record cut short may hold it (1)."""
+    from buraco_log.jsonl import binary_to_jsonl
+    from tests.cli.probes import cli_batch, one_error_line
+
+    events = _events()[:120]
+    plain, edited, binary = (tmp_path / f"{n}.blog" for n in ("plain", "edited", "changed"))
+    _write(plain, events)
+    _write(edited, _noted(events, lambda s: s == 65, "edited"))
+    # the edited record (and its signature) in place of the honest one: each record decodes
+    # and keeps its checksums, the chain breaks at the record after it
+    a, b = plain.read_bytes(), edited.read_bytes()
+    start_a, start_b = _end_of_record_with(a, 60), _end_of_record_with(b, 60)
+    binary.write_bytes(a[:start_a] + b[start_b:_end_of_record_with(b, 70)]
+                       + a[_end_of_record_with(a, 70):])
+    lines = tmp_path / "changed.jsonl"
+    binary_to_jsonl(plain, lines)
+    text = lines.read_text().splitlines(keepends=True)
+    i = next(n for n, line in enumerate(text) if line.rstrip().endswith('"seq":50}'))
+    text[i] = text[i].replace("{", '{"note":"edited",', 1)  # the chain breaks after it
+    lines.write_text("".join(text))
+    cut = tmp_path / "cut.blog"
+    cut.write_bytes(plain.read_bytes()[:_end_of_record_with(plain.read_bytes(), 60) + 200])
+    runs: list[list[object]] = [
+        ["explain", path, "--at", 9999, "--ignore-integrity"] for path in (binary, lines, cut)]
+    done = cli_batch([runs[0], ["replay", *runs[0][1:]], *runs[1:]], cwd=tmp_path)
+    for d in done[:3]:
+        line = one_error_line(d, 2)
+        assert line.endswith("the log has no seq 9999 (seqs 0 to 119)") or \
+            "the log has no seq 9999 (seqs 0 to 119); WARNING:" in line, (d.args, line)
+    for d in done[3:]:
+        line = one_error_line(d, 1)
+        assert "seq 9999 is past the events read from the damaged log" in line, (d.args, line)
