@@ -482,3 +482,44 @@ def test_a_seq_past_a_changed_log_read_to_its_end_is_one_it_does_not_hold(
     for d in done[3:]:
         line = one_error_line(d, 1)
         assert "seq 9999 is past the events read from the damaged log" in line, (d.args, line)
+
+
+# -- the range a changed receipt names holds the change ------------------------------------------
+
+
+def _changed_ranges(tmp_path: Path, cases: int, seed: int) -> None:
+    import random
+    import re
+
+    from buraco_log.signing.check import HeldReceipt
+    from tests.signing.helpers import audit, ring
+
+    rnd = random.Random(seed)
+    events = _events()
+    every = tuple(range(5, len(events), 5))
+    signed = _write(tmp_path / "honest.blog", events, receipts_at=every)
+    for case in range(cases):
+        edit = rnd.randrange(1, len(events))
+        path = tmp_path / f"edit{case}.blog"
+        _write(path, _noted(events, lambda s, edit=edit: s == edit, f"edit {case}"))
+        held = sorted(rnd.sample(every, rnd.randint(1, 6)))
+        v = audit(path, ring(SITE), [HeldReceipt(Receipt.of(signed[s], s % 2), f"r{s}.json")
+                                     for s in held])
+        found = {f.seq: f.message for f in v.findings if f.rule == "sign.receipt_changed"}
+        assert sorted(found) == [s for s in held if s >= edit], (edit, held, v.findings)
+        for s, message in found.items():
+            got = re.search(r"an event in seq (\d+) to (\d+) was changed", message)
+            assert got is not None, message
+            first, last = int(got[1]), int(got[2])
+            agreed = [r for r in held if r < edit]
+            assert (first, last) == (agreed[-1] + 1 if agreed else 0, s), (edit, held, message)
+            assert first <= edit <= last
+
+
+def test_the_range_a_changed_receipt_names_holds_the_change(tmp_path: Path) -> None:
+    _changed_ranges(tmp_path, 4, seed=45)
+
+
+@pytest.mark.slow
+def test_the_range_a_changed_receipt_names_holds_the_change_many_times(tmp_path: Path) -> None:
+    _changed_ranges(tmp_path, 200, seed=4500)
