@@ -25,19 +25,24 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tests.cli.probes import ROOT, cli, one_error_line
+from tests.cli.probes import ROOT, cli, cli_batch, one_error_line
 
 GOLDEN = ROOT / "examples" / "golden" / "classic.jsonl"
 SMALL = ROOT / "examples" / "disputes" / "fair-thirteen.log"
 
 # Every command's help at every width, rendered by one process (a process per command and
-# width was 80 starts): rich reads COLUMNS as each help makes its console.
+# width was 80 starts): rich reads COLUMNS as each help makes its console. Typer builds the
+# click command from the app anew for every help (half of the time here): built once, the
+# same command gives the same helps.
 _HELP_DRIVER = r"""
-import os, sys
+import functools, os, sys
+import typer.main
 from cli import main
+typer.main.get_command = functools.cache(typer.main.get_command)
 widths, commands = sys.argv[1].split(","), sys.argv[2:]
 for width in widths:
     os.environ["COLUMNS"] = width
@@ -142,9 +147,10 @@ def test_every_output_on_a_read_only_file_system_is_a_usage_error_naming_it(
         (["query", arch, "SELECT 1 AS x", "-f", "csv", "-o"], "q.csv"),
         (["report", arch, "-o"], "r.txt"),
     ]
-    for args, name in cases:
+    done = cli_batch([[*args, read_only / name] for args, name in cases])
+    for (args, name), d in zip(cases, done, strict=True):
         out = read_only / name
-        line = one_error_line(cli(*args, out), 2)
+        line = one_error_line(d, 2)
         # the file asked for, not the temporary beside it (`query` named `.q.csv.4242.tmp`)
         assert re.search(rf"(: | ){re.escape(str(out))}: ", line), (args[0], line)
         assert "Read-only file system" in line and ".tmp" not in line, (args[0], line)
@@ -190,23 +196,34 @@ def _on_a_terminal(args: list[object], which: str, extra: dict[str, str] | None 
     return proc.wait(timeout=60), got, rest
 
 
+def _on_terminals(*calls: tuple[Any, ...]) -> list[tuple[int, bytes, bytes]]:
+    """:func:`_on_a_terminal` of each call's arguments, all started at once (a process start
+    is most of each run's time), in the order given."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(len(calls)) as pool:
+        return list(pool.map(lambda call: _on_a_terminal(*call), calls))
+
+
 _COLOUR = re.compile(rb"\x1b\[[0-9;]*m")
 
 
 def test_progress_goes_to_a_terminal_on_stderr_only_and_never_into_the_data(
         tmp_path: Path) -> None:
-    args: list[object] = ["simulate", "--rules", "thirteen-quick", "--matches", "3",
-                          "-o", tmp_path / "sim"]
-    status, bar, data = _on_a_terminal(args, "stderr")
+    def args(out: str) -> list[object]:
+        return ["simulate", "--rules", "thirteen-quick", "--matches", "3", "-j", "1",
+                "-o", tmp_path / out]
+
+    # stderr a terminal; stdout a terminal, stderr a pipe; NO_COLOR
+    (status, bar, data), (shown_status, shown, err), (plain_status, plain, _) = _on_terminals(
+        (args("a"), "stderr"), (args("b"), "stdout"), (args("c"), "stderr", {"NO_COLOR": "1"}))
     assert status == 0 and b"simulate" in bar and b"3/3" in bar, (bar, data)
     assert b"\x1b" not in data and b"3 matches of thirteen-quick" in data, data
-    # stdout a terminal, stderr a pipe: no bar anywhere, the report uncoloured on the terminal
-    status, shown, err = _on_a_terminal([*args, "--overwrite"], "stdout")
-    assert status == 0 and err == b"", err
+    # no bar anywhere, the report uncoloured on the terminal
+    assert shown_status == 0 and err == b"", err
     assert b"3 matches" in shown and not _COLOUR.search(shown), shown
-    # NO_COLOR: the bar is drawn without a colour
-    status, bar, _ = _on_a_terminal([*args, "--overwrite"], "stderr", {"NO_COLOR": "1"})
-    assert status == 0 and b"3/3" in bar and not _COLOUR.search(bar), bar
+    # the bar is drawn without a colour
+    assert plain_status == 0 and b"3/3" in plain and not _COLOUR.search(plain), plain
 
 
 def test_the_report_spinner_shows_an_archive_name_as_it_is(arch: Path, tmp_path: Path) -> None:
@@ -214,11 +231,12 @@ def test_the_report_spinner_shows_an_archive_name_as_it_is(arch: Path, tmp_path:
     odd = tmp_path / "a[" / "b]"  # the spinner's words held `[/b]`: a MarkupError
     shutil.copytree(arch, odd)
     name = "a[/b]"  # relative: a long temporary path wraps on the terminal's line
-    status, spun, out = _on_a_terminal(["report", name], "stderr", cwd=tmp_path)
+    (status, spun, out), ascii_run = _on_terminals(
+        (["report", name], "stderr", None, tmp_path),
+        (["report", name], "stderr", {"PYTHONIOENCODING": "ascii"}, tmp_path))
     assert status == 0 and b"internal error" not in spun, spun
     assert f"over {name}".encode() in spun and b"Win rate" in out, spun
-    status, spun, out = _on_a_terminal(["report", name], "stderr",
-                                       {"PYTHONIOENCODING": "ascii"}, cwd=tmp_path)
+    status, spun, out = ascii_run
     assert status == 0 and b"over " in spun, spun
     assert b"\\u28" not in spun and all(b < 0x80 for b in spun), spun  # no braille as text
 
@@ -350,12 +368,14 @@ def test_binary_output_is_refused_on_a_terminal_and_written_into_a_pipe(arch: Pa
     `query -f parquet -o -` was refused even into a pipe, where `-o /dev/stdout` wrote it."""
     jsonl_log = tmp_path / "m.jsonl"
     shutil.copy(GOLDEN, jsonl_log)
-    for args, what in ((["convert", jsonl_log, "-o", "-"], b"standard output: is a terminal"),
-                       (["convert", jsonl_log, "-o", "/dev/stdout", "--to", "binary"],
-                        b"/dev/stdout: is a terminal"),
-                       (["query", arch, "SELECT 1 AS x", "-f", "parquet"],
-                        b"--format parquet is not written to a terminal")):
-        status, shown, err = _on_a_terminal(args, "stdout")
+    cases: list[tuple[list[object], bytes]] = [
+        (["convert", jsonl_log, "-o", "-"], b"standard output: is a terminal"),
+        (["convert", jsonl_log, "-o", "/dev/stdout", "--to", "binary"],
+         b"/dev/stdout: is a terminal"),
+        (["query", arch, "SELECT 1 AS x", "-f", "parquet"],
+         b"--format parquet is not written to a terminal")]
+    done = _on_terminals(*((args, "stdout") for args, _ in cases))
+    for (args, what), (status, shown, err) in zip(cases, done, strict=True):
         assert (status, shown) == (2, b""), (args, shown[:200])
         assert err.startswith(b"buraco-log: error: " + what) and err.count(b"\n") == 1, err
     piped = subprocess.run([sys.executable, "-m", "cli", "convert", str(jsonl_log), "-o", "-"],
