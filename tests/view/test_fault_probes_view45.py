@@ -206,7 +206,8 @@ def test_the_printed_page_is_dark_on_white_with_no_control_and_nothing_cut(
 
 
 def _others(tmp_path: Path) -> dict[str, Path]:
-    """A seat's page of the largest preset, and the pages of an illegal and a damaged log."""
+    """A seat's page of the largest preset, the pages of an illegal and a damaged log, and a
+    review's page."""
     from tests.brokenlogs import match, segment_offsets, with_illegal_discard, write
 
     pages = {}
@@ -223,6 +224,14 @@ def _others(tmp_path: Path) -> dict[str, Path]:
     log.write_bytes(bytes(data))
     pages["damaged"] = tmp_path / "damaged.html"
     write_page(pages["damaged"], page_for_log(log).html)
+    from buraco_log.audit import load
+    from buraco_log.expert import Budget
+    from buraco_log.review import review_events, review_page
+
+    short = load(SIM / "thirteen-quick-2p-000000.blog")[:80]
+    review = review_events(short, 1, budget=Budget(samples=2, candidates=3, rounds=1))
+    pages["review"] = tmp_path / "review.html"
+    write_page(pages["review"], review_page(short, review))
     return pages
 
 
