@@ -514,6 +514,7 @@ class Reader:
         put in the file by something else; the audit reports it (``sign.duplicate``) and so
         reads on, but `verify` must not pass it, nor may a rewrite drop it unsaid."""
         self.path = os.fspath(path)
+        self._where = os.path.abspath(self.path)  # the same file after a chdir
         self.allow_torn = allow_torn
         self._skip_until = skip_until
         self._canonical = canonical
@@ -674,12 +675,15 @@ class Reader:
         """An open descriptor of the file now at :attr:`path`, if it is no longer the one
         being read; None while it is (or while nothing is there)."""
         try:
-            now = _identity(os.stat(self.path))
+            now = _identity(_stat_named(self._where, self.path))
         except OSError:
             return None
         if now == _identity(os.fstat(self._f.fileno())):
             return None
-        fd = open_log_fd(self.path)
+        try:
+            fd = open_log_fd(self._where)
+        except LogFormatError:  # a directory above it may not be searched: as _stat_named
+            fd = open_log_fd(self.path)
         if _identity(os.fstat(fd)) == _identity(os.fstat(self._f.fileno())):
             os.close(fd)  # replaced back meanwhile
             return None
@@ -1453,6 +1457,16 @@ def _lock(fd: int, path: str, timeout: float = 0.0) -> None:
         delay = min(delay * 2, 0.05)
 
 
+def _stat_named(where: str, path: str) -> os.stat_result:
+    """``stat`` of the file a log's ``path`` named when it was opened: ``where``, its absolute
+    form (the same file after a chdir), or ``path`` itself if a directory above it may not be
+    searched (a process that gave up its privileges in a directory it may still use)."""
+    try:
+        return os.stat(where)
+    except PermissionError:
+        return os.stat(path)
+
+
 def _identity(st: os.stat_result) -> tuple[int, int]:
     return st.st_dev, st.st_ino
 
@@ -1481,6 +1495,7 @@ class LogLock:
         self, path: str | os.PathLike[str], *, write: bool = True, timeout: float = 0.0
     ) -> None:
         self.path = os.fspath(path)
+        self._where = os.path.abspath(self.path)  # the same file after a chdir
         deadline = time.monotonic() + timeout
         flags = os.O_RDWR if write else os.O_RDONLY
         while True:
@@ -1500,7 +1515,7 @@ class LogLock:
 
     def _at_path(self, st: os.stat_result) -> bool:
         try:
-            return _identity(os.stat(self.path)) == _identity(st)
+            return _identity(_stat_named(self._where, self.path)) == _identity(st)
         except FileNotFoundError:
             raise LogFormatError(
                 "the log was removed while its lock was being taken", path=self.path, kind="io"
@@ -1510,7 +1525,7 @@ class LogLock:
         """True if the locked file is still the one at ``path`` (it always is, unless a
         program that ignores the lock renamed or removed it)."""
         try:
-            return _identity(os.stat(self.path)) == self.identity
+            return _identity(_stat_named(self._where, self.path)) == self.identity
         except FileNotFoundError:
             return False
 
@@ -1746,6 +1761,9 @@ class Writer:
         sign_at: Literal["segment", "end"] = "segment",
     ) -> None:
         self.path = str(path)
+        # its checks of the file at its path look here: a chdir of the process (the path
+        # being relative) read as the log removed, and failed the next append
+        self._where = os.path.abspath(self.path)
         if is_jsonl_name(self.path):  # every reader would take it as JSON Lines and fail
             raise LogFormatError("a binary log must not be named .jsonl (readers take .jsonl "
                                  "files as JSON Lines): name it .blog, or write JSON Lines "
@@ -2272,7 +2290,7 @@ class Writer:
     def _stat_path(self) -> os.stat_result | None:
         """What is at this writer's path now (None: nothing, or it cannot be stat'ed)."""
         try:
-            return os.stat(self.path)
+            return _stat_named(self._where, self.path)
         except OSError:
             return None
 
@@ -2400,8 +2418,9 @@ def _remove_created(writer: Writer) -> None:
     path is still the one it created), then close it without writing its buffer."""
     writer._buffer.clear()
     with contextlib.suppress(OSError):
-        if writer._created and _identity(os.stat(writer.path)) == writer._identity:
-            os.unlink(writer.path)
+        if writer._created and _identity(_stat_named(writer._where, writer.path)
+                                         ) == writer._identity:
+            os.unlink(writer._where)
     writer._close_quietly()
 
 
