@@ -1686,7 +1686,14 @@ def _create_locked(path: str, version: int, sealed: bool) -> int | None:
     or a second writer never sees a file without its header or without its lock.
     """
     directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = _create_temp(directory, os.path.basename(path))
+    try:
+        fd, tmp = _create_temp(directory, os.path.basename(path))
+    except OSError:
+        # No file may be made in the directory ("Permission denied"): a log that is there
+        # may still be written, and is opened as it is (it failed with that error).
+        if os.path.exists(path):
+            return None
+        raise
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         _write_all(fd, _file_header(version, sealed), 0)
@@ -1786,12 +1793,7 @@ class Writer:
         try:
             fd = _create_locked(self.path, ev.FORMAT_VERSION, sealed)
         except OSError as exc:
-            # A new log is made beside its name first: in a directory this process may not
-            # create files in, that failed ("Permission denied") even for a log that exists
-            # and may be written. Such a log is opened as it is.
-            if not os.path.exists(self.path):
-                raise write_error(exc, self.path) from None
-            fd = None
+            raise write_error(exc, self.path) from None
         self._created = fd is not None  # this writer made the file (write_log may remove it)
         if fd is not None:
             self.sealed = sealed

@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+import errno
 import gc
 import os
 import zlib
@@ -26,6 +27,7 @@ from pathlib import Path
 import pytest
 
 from buraco_log import __version__, jsonl, log
+from buraco_log.errors import LogWriteError
 from tests.cli.probes import cli, one_error_line
 from tests.log.samples import sample_events
 
@@ -206,6 +208,19 @@ def test_a_writer_appends_to_a_writable_log_in_a_directory_it_may_not_create_in(
     assert log.read_events(box / "a.blog") == EVENTS
     assert created == "LogFormatError: box/new.blog: Permission denied"  # a new one cannot be
     assert sorted(os.listdir(box)) == ["a.blog"]
+
+
+def test_a_new_log_whose_directory_cannot_be_made_durable_is_still_refused(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only a directory no file may be made in lets a writer open the log that is there: a
+    failed fsync of the directory after the new log was linked into place is still an error
+    (its name may not survive a power loss, nor then any event acknowledged in it)."""
+    def failing(path: str) -> None:
+        raise OSError(errno.EIO, "Input/output error", path)
+
+    monkeypatch.setattr(log, "_fsync_dir", failing)
+    with pytest.raises(LogWriteError, match="Input/output error"):
+        log.Writer(tmp_path / "a.blog", validate=False)
 
 
 # -- JSON Lines -----------------------------------------------------------------------------
