@@ -617,7 +617,7 @@ class JsonlReader:
             self.end = obj
             self.end_line = number
         else:
-            raise self._error(f"unexpected log line {kind!r}", number)
+            raise self._error(f"unexpected log line {_json(kind)}", number)  # as JSON: null
 
 
 def _json(value: Any) -> str:

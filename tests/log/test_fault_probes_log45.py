@@ -334,3 +334,14 @@ def test_following_a_relative_path_after_a_chdir_reads_on_in_the_same_log(
         got += list(followed)  # was: "the log was replaced while it was followed by a file ..."
     w.close()
     assert got == EVENTS[:6]
+
+
+@pytest.mark.parametrize(("value", "said"), [("null", "null"), ("1", "1"), ('"sig"', '"sig"'),
+                                             ("[1]", "[1]")])
+def test_an_unexpected_log_line_names_its_value_as_json_spells_it(
+        tmp_path: Path, value: str, said: str) -> None:
+    path = tmp_path / "odd.jsonl"
+    path.write_text(f'{{"log": {value}}}\n')
+    with pytest.raises(log.LogFormatError) as caught:
+        jsonl.read_jsonl(path)
+    assert str(caught.value) == f"{path}, line 1, seq 0: unexpected log line {said}"  # was None
