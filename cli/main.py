@@ -283,7 +283,11 @@ def _run() -> int | Any:
             message = f"missing command: one of {', '.join(shown)}" if shown else message
         typer.echo(f"buraco-log: usage: {message}{hint}", err=True)
         if _argv_wants_json(sys.argv[1:]):  # -f json: stdout is JSON on a usage error too
-            emit_json({"error": error_object(f"{message}{hint}", EXIT_USAGE)})
+            try:
+                emit_json({"error": error_object(f"{message}{hint}", EXIT_USAGE)})
+                sys.stdout.flush()
+            except OSError:  # stdout closed, full or gone: the line on stderr said it, exit 2
+                drop_stdout()
         code = EXIT_USAGE
     except _ABORT:  # an EOF where a prompt waited: said as every interrupt is
         how, code = stopped_by()

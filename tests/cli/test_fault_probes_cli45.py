@@ -164,3 +164,32 @@ def test_keys_new_refusals_are_json_on_stdout_as_every_json_error_is(tmp_path: P
         error = json.loads(d.stdout)["error"]  # was "": no JSON
         assert error["exit_status"] == 2 and line.endswith(error["message"]), (d.args, error)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["pass"]  # no key written
+
+
+# -- a usage error's JSON into an output that takes none --------------------------------------
+
+def test_a_usage_errors_json_into_a_full_or_closed_stdout_is_still_one_line_and_2(
+        tmp_path: Path) -> None:
+    """`replay --bogus -f json > /dev/full` (or `| true`, or `>&-`) printed a traceback after
+    the usage line and exited 1: the JSON error's write was outside every catch."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    args = [sys.executable, "-m", "cli", "replay", "--bogus", "-f", "json"]
+    read, write = os.pipe()
+    os.close(read)  # a reader gone before the first write: `| true`
+    with open("/dev/full", "wb") as full:
+        procs = [subprocess.Popen(args, cwd=tmp_path, env=env, stdin=subprocess.DEVNULL,
+                                  stdout=out, stderr=subprocess.PIPE, text=True)
+                 for out in (full, write)]
+        procs.append(subprocess.Popen(args, cwd=tmp_path, env=env, stdin=subprocess.DEVNULL,
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                      text=True, preexec_fn=lambda: os.close(1)))  # `>&-`
+        os.close(write)
+        for proc in procs:
+            _, err = proc.communicate(timeout=120)
+            done = subprocess.CompletedProcess(args, proc.returncode, "", err)
+            line = one_error_line(done, 2)  # was 1, with a traceback
+            assert line.startswith("buraco-log: usage: No such option: --bogus"), line
