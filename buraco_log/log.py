@@ -1983,6 +1983,10 @@ class Writer:
         """Flush, release the lock and close. A closed writer accepts no more events."""
         if self._fd is None:
             return
+        if self._pid != os.getpid():  # a forked child's copy: the parent's writer goes on
+            self._buffer = []
+            self._close_quietly()  # closes our descriptor only: the parent keeps the flock
+            return
         try:
             if self._buffer and self._broken is None:
                 self._write_buffer()
@@ -1998,9 +2002,8 @@ class Writer:
         # (writing what it buffered, as close() would) and says so with a ResourceWarning.
         if getattr(self, "_fd", None) is None:
             return
-        if self._pid != os.getpid():  # a forked child's copy: the parent's writer goes on
-            self._buffer = []
-            self._close_quietly()  # closes our descriptor only: the parent keeps the flock
+        if self._pid != os.getpid():  # a forked child's copy: close() writes nothing
+            self.close()
             return
         pending = len(self._buffer) if self._broken is None else 0
         closed = False
@@ -2118,6 +2121,8 @@ class Writer:
         if self._fd is None or self._broken is not None:  # a broken writer signs no head
             raise LogFormatError(self._broken or "the writer is closed", path=self.path,
                                  offset=self._end, kind="closed")
+        if self._pid != os.getpid():
+            self._refuse_forked()
         if self._buffer and self._signer is not None and self._next_seq == FIRST_SEQ:
             self._start_signing(self._buffer[0])
         try:
@@ -2126,6 +2131,16 @@ class Writer:
             if self._broken is None:  # not a refusal of ours: an interruption
                 self._interrupted(exc)
             raise
+
+    def _refuse_forked(self) -> NoReturn:
+        """A forked child's copy of a writer shares its file and its lock with the parent's:
+        what both wrote went to the same bytes, and the parent then refused its log as changed
+        behind its lock. The child writes nothing (and its close() only closes its copy)."""
+        self._buffer = []
+        self._fast = False
+        self._broken = (f"this writer was opened by process {self._pid}, and this is a forked "
+                        f"child ({os.getpid()}): it writes nothing (the parent's writer goes on)")
+        raise LogFormatError(self._broken, path=self.path, offset=self._end, kind="closed")
 
     def _interrupted(self, exc: BaseException) -> None:
         """An exception raised in the middle of a write (a signal handler's, such as

@@ -13,6 +13,9 @@
   of range - at `$[...]`": it now names the number and its byte.
 - A log read while its writer was writing a record was said to have a torn tail left by a
   crash, which `repair` cuts: when a writer holds the lock, the reader now says so.
+- A forked child's copy of a writer wrote into the parent's log (its append, flush or close),
+  and the parent's next append then failed as if the log was changed behind its lock; a
+  relative path read as a removed log after the process changed directory.
 """
 
 from __future__ import annotations
@@ -345,3 +348,33 @@ def test_an_unexpected_log_line_names_its_value_as_json_spells_it(
     with pytest.raises(log.LogFormatError) as caught:
         jsonl.read_jsonl(path)
     assert str(caught.value) == f"{path}, line 1, seq 0: unexpected log line {said}"  # was None
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+@pytest.mark.parametrize("batched", [True, False])
+def test_a_forked_child_cannot_write_through_its_parents_writer(
+        tmp_path: Path, batched: bool) -> None:
+    path = tmp_path / "a.blog"
+    w = log.Writer(path, validate=False, batched=batched)
+    w.append_many(EVENTS[:4])
+    size = path.stat().st_size
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            try:
+                w.append(EVENTS[4])
+                w.flush()
+                code = 2  # it wrote into the parent's log
+            except log.LogFormatError as exc:
+                code = 0 if exc.kind == "closed" and "forked child" in str(exc) else 3
+            w.close()  # writes nothing either
+            if path.stat().st_size != size:
+                code = 4
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0  # was 4: the child wrote into the log
+    w.append_many(EVENTS[4:])  # the parent goes on (it failed: "the log was appended to")
+    w.close()
+    assert log.read_events(path) == EVENTS
