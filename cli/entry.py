@@ -26,10 +26,35 @@ def _stopped(met: list[int]) -> None:
     os._exit(code)
 
 
+def _keep_stderr() -> None:
+    """A process started without standard error (``2>&-``: Python then has ``sys.stderr =
+    None``) gets /dev/null there. Without it, asking whether stderr is a terminal (for a
+    progress bar) was an internal error that lost `audit`'s, `review`'s and `simulate`'s
+    output, ``--debug`` printed its traceback into stdout's data (``print`` to a None file
+    writes to stdout), and the first file opened took descriptor 2, which worker processes
+    inherit as their stderr."""
+    if sys.stderr is not None:
+        return
+    try:
+        os.fstat(2)
+    except OSError:  # closed indeed: reserve it
+        try:
+            fd = os.open(os.devnull, os.O_WRONLY)
+        except OSError:
+            return
+        if fd != 2:  # standard output is closed too: it took 1
+            os.dup2(fd, 2)
+            os.close(fd)
+    else:
+        return  # open, though Python set none: not ours to replace
+    sys.stderr = open(2, "w", closefd=False, errors="backslashreplace")  # noqa: SIM115
+
+
 def run() -> None:
     """``buraco-log`` and ``python -m cli``: :func:`cli.main.run`, interruptible from the
     first moment. ``cli.main.run`` keeps the SIGTERM handling installed here (it asks for it
     again, and is given this one)."""
+    _keep_stderr()
     met: list[int] = []
     try:
         with terminate_as_interrupt() as met:

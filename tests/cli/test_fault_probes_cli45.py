@@ -193,3 +193,34 @@ def test_a_usage_errors_json_into_a_full_or_closed_stdout_is_still_one_line_and_
             done = subprocess.CompletedProcess(args, proc.returncode, "", err)
             line = one_error_line(done, 2)  # was 1, with a traceback
             assert line.startswith("buraco-log: usage: No such option: --bogus"), line
+
+
+# -- a process started without standard error --------------------------------------------------
+
+def test_without_stderr_the_data_is_still_written_and_nothing_else(tmp_path: Path) -> None:
+    """`2>&-` (cron lines, daemons): asking whether stderr is a terminal, for a progress bar,
+    was an internal error: `audit` of two logs and `simulate` printed nothing and exited 1;
+    `--debug` wrote its traceback into stdout's JSON."""
+    import os
+    import subprocess
+    import sys
+
+    good = ROOT / "examples" / "disputes" / "fair-thirteen.log"
+    runs: list[list[object]] = [
+        ["audit", good, ILLEGAL, "-j", 1],
+        ["simulate", "--rules", "thirteen-quick", "--matches", 1, "-j", 1, "-o", "sim"],
+        ["--debug", "replay", ILLEGAL, "-f", "json"]]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    procs = [subprocess.Popen([sys.executable, "-m", "cli", *map(str, args)], cwd=tmp_path,
+                              env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, text=True,
+                              preexec_fn=lambda: os.close(2))  # `2>&-`
+             for args in runs]
+    outs = [p.communicate(timeout=120)[0] for p in procs]
+    (audit, audited), (sim, simulated), (replay, replayed) = [
+        (p.returncode, out) for p, out in zip(procs, outs, strict=True)]
+    assert audit == 1 and f"{good.name}: OK" in audited and "2 logs" in audited, audited
+    assert sim == 0 and "1 match of thirteen-quick" in simulated, simulated
+    assert len(list((tmp_path / "sim").iterdir())) == 1
+    assert replay == 1 and "Traceback" not in replayed, replayed  # the finding: exit 1
+    assert json.loads(replayed)["seq"] == 22  # the last legal table, as without --debug
