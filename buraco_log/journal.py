@@ -24,7 +24,8 @@ of every earlier record of that file, since a rewrite can keep the inode number;
 naming the old one are then spent. Should that never reach the journal, a log at the path that
 holds every event of the records, each at its seq, has them all the same: no conflict.) A torn
 record ends a journal: it belongs to a round whose sync did not finish, so nothing in it was
-acknowledged.
+acknowledged. A damaged record with a whole record after it is damage in the middle: it is
+skipped as a conflict (the journal is kept aside) and the rest is written back.
 
 A record with no ``data`` withdraws: the recorder refused the appends of a record it had
 journaled (the log was removed or replaced under it, its write failed), and the bytes that
@@ -141,7 +142,18 @@ def generations(directory: str, *, unfolded: bool = False) -> list[tuple[int, st
 
 
 def read(path: str) -> list[Record]:
-    """The complete records of one journal, up to its first torn or damaged record.
+    """The complete records of one journal, up to its torn tail (see :func:`read_all`)."""
+    return read_all(path)[0]
+
+
+def read_all(path: str) -> tuple[list[Record], int]:
+    """The complete records of one journal, and how many damaged records were skipped.
+
+    A record that fails its checksum (or does not decode) ends the journal when nothing whole
+    follows it: the torn tail of a round whose sync never finished. A whole record after it
+    means damage in the middle (a bad sector, an edit): the damaged record is skipped and the
+    rest read. (The rest was dropped as if torn, and a restart deleted the journal with every
+    acknowledged move after the damage unwritten, without a word.)
 
     Read a record at a time (the whole file was read at once: a damaged journal of a huge
     size, or a frame claiming a gigabyte, took that much memory before anything was checked).
@@ -150,25 +162,52 @@ def read(path: str) -> list[Record]:
         head = f.read(HEADER_SIZE)
         if len(head) < HEADER_SIZE or zlib.crc32(head[:-4]) != int.from_bytes(head[-4:],
                                                                              "little"):
-            return []  # torn while it was being created: no round used it
+            return [], 0  # torn while it was being created: no round used it
         magic, version, _ = _HEAD.unpack(head[:-4])
         if magic != b"BURACOLJ" or version != VERSION:
             raise ValueError(f"{path} is not a recorder journal of version {VERSION} (version "
                              f"{version}): open the directory with the buraco_log that wrote "
                              "it")
-        records = []
+        records: list[Record] = []
+        skipped = 0
         while len(frame := f.read(_FRAME.size)) == _FRAME.size:
             length, crc = _FRAME.unpack(frame)
             if length > _MAX_RECORD:
                 break
             body = f.read(length)
-            if len(body) < length or zlib.crc32(body) != crc:
+            if len(body) < length:
                 break
-            try:
-                records.append(_decoder.decode(body))
-            except msgspec.DecodeError:
-                break
-    return records
+            record = _record(body, crc)
+            if record is None:
+                after = f.tell()
+                if _record_at(f) is None:
+                    break  # the torn tail
+                f.seek(after)
+                skipped += 1
+                continue
+            records.append(record)
+    return records, skipped
+
+
+def _record(body: bytes, crc: int) -> Record | None:
+    if zlib.crc32(body) != crc:
+        return None
+    try:
+        return _decoder.decode(body)
+    except msgspec.DecodeError:
+        return None
+
+
+def _record_at(f: IO[bytes]) -> Record | None:
+    """The whole record at ``f``'s position, if there is one."""
+    frame = f.read(_FRAME.size)
+    if len(frame) < _FRAME.size:
+        return None
+    length, crc = _FRAME.unpack(frame)
+    if length > _MAX_RECORD:
+        return None
+    body = f.read(length)
+    return _record(body, crc) if len(body) == length else None
 
 
 def append_all(fd: int, data: bytes | memoryview) -> None:
@@ -211,10 +250,13 @@ def recover(directory: str, dir_fd: int, suffix: str, ops: SyncOps) -> tuple[Rec
     done = Recovered()
     found = generations(directory)
     by_match: dict[str, list[Record]] = {}
+    damaged = False
     for _, path in found:
-        records = read(path)
+        records, skipped = read_all(path)
         done.journals += 1
         done.records += len(records)
+        done.conflicts += skipped  # their events may be missing: the journal is kept aside
+        damaged = damaged or skipped > 0
         for record in records:
             by_match.setdefault(record.match, []).append(record)
     conflicted: set[str] = set()
@@ -239,7 +281,7 @@ def recover(directory: str, dir_fd: int, suffix: str, ops: SyncOps) -> tuple[Rec
             conflicted.add(match)
     if created:
         ops.fsync_dir(dir_fd)
-    keep = bool(conflicted)
+    keep = bool(conflicted) or damaged
     for _, path in found:
         if keep:
             kept = path + ".unfolded"

@@ -352,7 +352,8 @@ def journal_notes(directory: str | os.PathLike[str]) -> list[str]:
     for _, path in unfolded:
         notes.append(
             f"{path}: moves a recorder could not write back, their "
-            "logs having been rewritten by another program (docs/recorder.md)"
+            "logs having been rewritten by another program or the journal damaged "
+            "(docs/recorder.md)"
         )
     return notes
 

@@ -342,3 +342,59 @@ def test_an_unsealed_log_changed_in_its_middle_after_its_loading_is_not_written_
         with pytest.raises(LogFormatError, match="changed while the recorder had it closed"):
             rec.append("a", src[20])
     assert path.read_bytes() == changed  # nothing written after the changed segment
+
+
+# -- a journal damaged in its middle ---------------------------------------------------------------
+
+def test_a_journal_damaged_in_its_middle_writes_back_the_rest_and_is_kept_aside(
+        tmp_path: Path) -> None:
+    # The reading stopped at the first damaged record as if it were the torn tail: after a
+    # power loss the restart wrote back the records before it, deleted the journal, and the
+    # acknowledged moves after the damage were gone, without a word.
+    a, b = matches()[0], matches()[1]
+    ops = PowerLossOps(str(tmp_path))
+    rec = Recorder(tmp_path, sync="journal", ops=ops, save_every=0, checkpoint_every=600)
+    for k in range(6):
+        rec.append("a", a[k])
+        rec.append("b", b[k])
+    image = ops.image()  # the power goes: the logs' bytes are in the journal alone
+    names = dict(ops.imaged_names)
+    rec.close()
+    name = journal.name_of(1)
+    data = bytearray(image[name])
+    frames = []
+    at = journal.HEADER_SIZE
+    while at < len(data):
+        length = int.from_bytes(data[at:at + 4], "little")
+        frames.append((at, length))
+        at += 8 + length
+    assert len(frames) == 12
+    at, length = frames[3]  # b's second event
+    data[at + 8 + length // 2] ^= 0xFF
+    image[name] = bytes(data)
+    restore(str(tmp_path), image, names)
+    with Recorder(tmp_path, sync="journal") as again:
+        stats = again.stats()
+        assert again.next_seq("a") == 6  # every record of a after the damage: written back
+        assert again.next_seq("b") == 1  # its second record is unreadable: the log ends there
+        assert stats.journal_conflicts == 5  # the damaged record, and b's four after it
+    assert _unfolded(tmp_path) == [name + ".unfolded"]  # kept for an operator to look at
+    assert log.read_events(tmp_path / "a.blog") == list(a[:6])
+    assert journal.read_all(str(tmp_path / (name + ".unfolded")))[1] == 1
+
+
+def test_a_torn_journal_tail_is_not_taken_for_damage(tmp_path: Path) -> None:
+    ops = PowerLossOps(str(tmp_path))
+    rec = Recorder(tmp_path, sync="journal", ops=ops, save_every=0, checkpoint_every=600)
+    for k in range(4):
+        rec.append("a", src[k])
+    image = ops.image()
+    names = dict(ops.imaged_names)
+    rec.close()
+    name = journal.name_of(1)
+    image[name] = image[name][:-5]  # the last round's record cut short
+    restore(str(tmp_path), image, names)
+    with Recorder(tmp_path, sync="journal") as again:
+        assert again.stats().journal_conflicts == 0
+        assert again.next_seq("a") == 3
+    assert _unfolded(tmp_path) == []
