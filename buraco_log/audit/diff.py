@@ -118,6 +118,8 @@ def _field_diffs(x: dict[str, Any], y: dict[str, Any]) -> tuple[str, ...]:
 
 
 def _short(v: Any) -> str:
+    if v is None:  # "note: None vs agreed" read as a note saying "None"
+        return "(none)"
     text = v if isinstance(v, str) else repr(v)
     return text if len(text) <= 120 else text[:117] + "..."
 

@@ -254,6 +254,17 @@ def _verdicts(keyring: Keyring | None) -> Callable[[record.SignedHead], str | No
     return check
 
 
+def _renamed(events: Sequence[ev.AnyEvent], r: record.Receipt, version: int) -> bool:
+    """Whether ``events``, their start's match id set to the receipt's, reach the receipt's
+    head at its seq: the log is the receipt's match under another id."""
+    start = events[0]
+    if not isinstance(start, ev.MatchStarted) or not events[-1].seq >= r.seq:
+        return False
+    as_signed = [msgspec.structs.replace(start, match_id=r.match_id), *events[1:]]
+    head = heads_at(as_signed, {r.seq}, version).get(r.seq)
+    return head is not None and head.hex() == r.head.lower()
+
+
 def _named(held: HeldReceipt) -> str:
     """A receipt as a finding names it: its seq, who holds it and the file it came from."""
     r = held.receipt
@@ -282,6 +293,16 @@ def _receipts(events: Sequence[ev.AnyEvent], receipts: Sequence[HeldReceipt], *,
         if events and r.match_id != match_id:  # no event: nothing says which match it was
             # a receipt the site never signed proves nothing of any match: say so with it
             why = verdict(r.signed_head()) if keyring is not None else None
+            if why is None and keyring is not None and _renamed(events, r, version):
+                # the site's own head of this very log under the receipt's match id: the
+                # match was renamed to shake the receipt off, not another match's receipt
+                problems.append(Problem(
+                    "sign.receipt_changed",
+                    f"{_named(held)} is for match {r.match_id!r}, and the log is that match "
+                    f"renamed {match_id!r}: with its start's match id set back, the log "
+                    f"matches the receipt at seq {r.seq}; the match id was changed after the "
+                    "site signed it", seq=r.seq))
+                continue
             problems.append(Problem(
                 "sign.receipt_other_match",
                 f"{held.source or 'a receipt'}: the receipt is for match {r.match_id!r}, not "
@@ -312,11 +333,13 @@ def _receipts(events: Sequence[ev.AnyEvent], receipts: Sequence[HeldReceipt], *,
             continue
         if (last is None or r.seq > last) and not complete_read:
             # the file goes on but could not be read (damage, a torn tail): not proof of a cut
-            upto = "no event" if last is None else f"only to seq {last}"
+            # not "intact": a broken chain leaves the events before it read, not proven
+            read = ("no event of the log could be read" if last is None
+                    else f"only seq 0 to {last} of the log could be read")
             problems.append(Problem(
                 "sign.receipt_cut",
                 f"{_named(held)} shows the site signed match {r.match_id!r} up to seq {r.seq}, "
-                f"but the log reads intact {upto} (damaged after it; see integrity){besides}",
+                f"but {read} (it is damaged; see integrity){besides}",
                 seq=r.seq))
         elif last is None or r.seq > last:
             ends = "holds no events" if last is None else f"ends at seq {last}"

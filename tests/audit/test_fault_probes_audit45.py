@@ -222,7 +222,7 @@ CHEATS = [
     )),
     Cheat("reordered_bytes", _reordered_bytes, (
         (61, "log.seq", "found a record starting at seq 71"),
-        (120, "sign.receipt_cut", "but the log reads intact only to seq 60 (damaged after it"),
+        (120, "sign.receipt_cut", "but only seq 0 to 60 of the log could be read (it is damaged"),
     )),
     Cheat("reordered_resigned", _reordered_resigned, (
         (120, "sign.receipt_changed", CHANGED_41_120),
@@ -523,3 +523,43 @@ def test_the_range_a_changed_receipt_names_holds_the_change(tmp_path: Path) -> N
 @pytest.mark.slow
 def test_the_range_a_changed_receipt_names_holds_the_change_many_times(tmp_path: Path) -> None:
     _changed_ranges(tmp_path, 200, seed=4500)
+
+
+def test_diff_says_a_field_one_copy_lacks_is_none_not_the_word_none(tmp_path: Path) -> None:
+    """Before: 'note: None vs agreed', as if the site's copy held a note saying "None"."""
+    from buraco_log.audit import diff_logs
+
+    events = _events()[:30]
+    a, b, c = tmp_path / "a.blog", tmp_path / "b.blog", tmp_path / "c.blog"
+    _write(a, events)
+    _write(b, _noted(events, lambda s: s == 12, "agreed"))
+    _write(c, _noted(events, lambda s: s == 12, "None"))
+    assert diff_logs(a, b).differences == ("note: (none) vs agreed",)
+    assert diff_logs(a, c).differences == ("note: (none) vs None",)
+
+
+def test_a_match_renamed_to_shake_off_a_receipt_is_a_change_not_another_match(
+        tmp_path: Path) -> None:
+    """Before: the site re-signed the match under a new id, and the player's receipt was
+    'for match X, not this log's Y' (sign.receipt_other_match): the player's own match read
+    as someone else's."""
+    from buraco_log.signing.check import HeldReceipt
+    from tests.signing.helpers import audit, ring
+
+    events = _events()
+    signed = _write(tmp_path / "honest.blog", events, receipts_at=(120,))
+    renamed = [msgspec.structs.replace(events[0], match_id="another-name"), *events[1:]]
+    _write(tmp_path / "renamed.blog", renamed)
+    receipt = HeldReceipt(Receipt.of(signed[120], 1), "r120.json")
+    v = audit(tmp_path / "renamed.blog", ring(SITE), [receipt])
+    assert [(f.rule, f.seq) for f in v.findings] == [("sign.receipt_changed", 120)], v.findings
+    assert v.findings[0].message == (
+        f"the receipt for seq 120 that seat 1 holds (r120.json) is for match "
+        f"{events[0].match_id!r}, and the log is that match renamed 'another-name': with its "  # type: ignore[union-attr]
+        "start's match id set back, the log matches the receipt at seq 120; the match id was "
+        "changed after the site signed it")
+    # a receipt of a match that is truly another stays one
+    other = _write(tmp_path / "other.blog", match("other", key_id=SITE.key_id)[:40],
+                   receipts_at=(30,))
+    v = audit(tmp_path / "renamed.blog", ring(SITE), [HeldReceipt(Receipt.of(other[30], 0))])
+    assert [f.rule for f in v.findings] == ["sign.receipt_other_match"]
