@@ -2556,6 +2556,9 @@ def _backup_tail(fd: int, start: int, base: str, made: list[str] | None = None) 
                 pos += len(chunk)
         os.ftruncate(out, end - start)
         os.fsync(out)
+        # and its name, before the log is cut: a power loss after the cut kept the cut and
+        # could lose the backup's name (it was made durable with the cut log's, after it)
+        fsync_dir(name)
     except BaseException as exc:
         os.close(out)
         with contextlib.suppress(OSError):

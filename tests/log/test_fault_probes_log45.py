@@ -16,6 +16,8 @@
 - A forked child's copy of a writer wrote into the parent's log (its append, flush or close),
   and the parent's next append then failed as if the log was changed behind its lock; a
   relative path read as a removed log after the process changed directory.
+- `repair` made its backup's name durable (the directory's fsync) only after it had cut the
+  log: a power loss between the two kept the cut and could lose the backup.
 """
 
 from __future__ import annotations
@@ -378,3 +380,52 @@ def test_a_forked_child_cannot_write_through_its_parents_writer(
     w.append_many(EVENTS[4:])  # the parent goes on (it failed: "the log was appended to")
     w.close()
     assert log.read_events(path) == EVENTS
+
+
+# -- repair's backup is durable before anything is cut -----------------------------------------
+
+def _torn_log(tmp_path: Path) -> Path:
+    path = tmp_path / "t.blog"
+    log.write_log(path, EVENTS[:5], validate=False)
+    with log.Writer(path, validate=False) as w:
+        w.append(EVENTS[5])
+    os.truncate(path, path.stat().st_size - 5)  # the last record cut short
+    return path
+
+
+def test_repair_makes_its_backups_name_durable_before_it_cuts(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = _torn_log(tmp_path)
+    done: list[str] = []
+    real_dir, real_cut = log.fsync_dir, os.ftruncate
+
+    def fsync_dir(name: str) -> None:
+        done.append(f"fsync_dir {os.path.basename(name)}")
+        real_dir(name)
+
+    def ftruncate(fd: int, size: int) -> None:
+        done.append(f"ftruncate {size}")
+        real_cut(fd, size)
+
+    monkeypatch.setattr(log, "fsync_dir", fsync_dir)
+    monkeypatch.setattr(os, "ftruncate", ftruncate)
+    report = log.repair(path)
+    assert report is not None and report.backup == f"{path}.bak"
+    cut = done.index(f"ftruncate {report.cut_offset}")
+    # was: the directory (and so the backup's name) made durable only after the cut
+    assert "fsync_dir t.blog.bak" in done[:cut], done
+
+
+def test_repair_whose_backups_directory_cannot_be_made_durable_cuts_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = _torn_log(tmp_path)
+    before = path.read_bytes()
+
+    def failing(name: str) -> None:
+        raise OSError(errno.EIO, "Input/output error", name)
+
+    monkeypatch.setattr(log, "fsync_dir", failing)
+    with pytest.raises(LogWriteError) as caught:
+        log.repair(path)
+    assert "nothing was cut" in str(caught.value) and "t.blog.bak" in str(caught.value)
+    assert path.read_bytes() == before and sorted(os.listdir(tmp_path)) == ["t.blog"]
