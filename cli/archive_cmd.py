@@ -1150,6 +1150,7 @@ def compact(
         from buraco_log.archive.schema import storable
 
         rep.recovered = [storable(p) for p in rep.recovered]  # no lone surrogate in JSON
+        rep.postponed = [storable(p) for p in rep.postponed]
         emit_json(rep)
     else:
         where = terminal_safe(str(archive_dir))
@@ -1172,6 +1173,9 @@ def compact(
                        "left), "
                        + ("nothing written" if dry_run else
                           f"every row kept, in {rep.seconds:.1f} s"))
+        if rep.postponed:  # a query still read them: removed under it, it stopped
+            typer.echo(f"{_n(len(rep.postponed), 'replaced file')} left in place for the "
+                       "queries still reading them: the next ingest or compact removes them")
 
 
 def _n(count: int, noun: str) -> str:
@@ -1240,8 +1244,11 @@ def verify_archive(path: Path, as_json: bool) -> None:
             f", {_n(lost, 'part file')} of no batch record" if lost else "")
         old = (f"; {report.unrecorded:,} from batches committed before records kept "
                "fingerprints (read, not verifiable)" if report.unrecorded else "")
-        left = (f"; {_n(len(report.leftovers), 'leftover file')} of an interrupted ingest "
-                f"or compact, which no reader reads and the next ingest or compact removes "
+        later = f"{_archive().store.BATCHES}/{_archive().store.POSTPONED}.intent"
+        whose = ("of an interrupted run, or left for the queries that were reading them"
+                 if later in report.leftovers else "of an interrupted ingest or compact")
+        left = (f"; {_n(len(report.leftovers), 'leftover file')} {whose}, which no reader "
+                f"reads and the next ingest or compact removes "
                 f"({terminal_safe(report.leftovers[0])}"
                 + (", ..." if len(report.leftovers) > 1 else "") + ")"
                 if report.leftovers else "")

@@ -13,7 +13,10 @@ crash-safe batch commit:
    library skips the replaced batches (:func:`buraco_log.archive.store.manifests`), so no
    row is ever seen twice or missed;
 3. the replaced batches' records, then their files, are removed (:func:`store.recover`,
-   which also finishes this step after a crash, at the next ingest or compact).
+   which also finishes this step after a crash, at the next ingest or compact). A file is
+   removed only while no query or report reads the archive (:func:`store.reading`): one that
+   is still reading when the run ends (after :data:`store.WRITER_WAIT` more seconds) keeps the
+   files it may read, and the next ingest or compact removes them.
 
 Rows are unchanged but for ``matches.batch`` and ``errors.batch``, which name the new batch;
 ``ingested_at`` keeps when each row was first ingested.
@@ -69,6 +72,8 @@ class CompactReport:
     # hold different partitions makes no fewer files, so it is left as it is
     small: int = 0
     cut_short: list[str] = field(default_factory=list)  # what left ``recovered``
+    # replaced files left in place for the queries reading them (the next clean-up's)
+    postponed: list[str] = field(default_factory=list)
 
 
 def _files(record: dict[str, Any]) -> list[tuple[str, str]]:
@@ -260,6 +265,9 @@ def compact(archive: str, *, target_events: int = TARGET_EVENTS, before: date | 
             done += len(group)
             if on_progress is not None:
                 on_progress(done, total)
+        if not dry_run and store.postponed_parts(root):  # readers still at work
+            store.recover(root, wait=store.WRITER_WAIT)
+            report.postponed = store.postponed_parts(root)
         if not dry_run and report.merges and store.current_ratings(root) is None \
                 and store.manifests(root):
             from .ingest import _store_ratings

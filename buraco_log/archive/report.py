@@ -41,6 +41,16 @@ ELO_K = 24.0
 # Sides: each player alone with 2 or 3 players, two partnerships with 4 or 6 (Rules.sides).
 _SIDES = "CASE WHEN n_players <= 3 THEN n_players ELSE 2 END"
 
+# How a hand ended, in the words `show` and `replay` use: the reason code `stock_out` is stored
+# for every hand the stock ends, but only where the rules' stock floor is 0 is the stock then
+# out; mega's hand ends with 2 cards left in it (RULES.md §8), a "stock end". A rules record
+# without the knob is of rules older than it: floor 0. A regular expression, not a JSON
+# function: the same SQL runs on Spark.
+_ENDED = """CASE WHEN h.reason = 'went_out' THEN 'went out'
+    WHEN coalesce(nullif(regexp_extract(m.rules_json, '"stock_floor":([0-9]+)', 1), ''),
+                  '0') = '0' THEN 'stock out'
+    ELSE 'stock end' END"""
+
 _PILE_BUCKET = """CASE WHEN n <= 2 THEN '01-02' WHEN n <= 5 THEN '03-05'
     WHEN n <= 10 THEN '06-10' WHEN n <= 20 THEN '11-20' ELSE '21+' END"""
 
@@ -81,11 +91,14 @@ CANNED: dict[str, tuple[str, str]] = {
     ),
     "hand_endings": (
         "Hand length and how hands end",
-        """SELECT preset, reason, count(*) AS hands,
+        f"""SELECT preset, reason, count(*) AS hands,
                   round(count(*) / sum(count(*)) OVER (PARTITION BY preset), 4) AS share,
                   round(avg(turns), 1) AS avg_turns, median(turns) AS median_turns,
-                  round(avg(events), 1) AS avg_events
-           FROM hands WHERE side = 0 GROUP BY preset, reason ORDER BY preset, reason""",
+                  round(avg(events), 1) AS avg_events, ended
+           FROM (SELECT h.preset, h.reason, h.turns, h.events, {_ENDED} AS ended
+                 FROM hands AS h JOIN matches AS m ON m.game_id = h.game_id
+                 WHERE h.side = 0)
+           GROUP BY preset, reason, ended ORDER BY preset, reason, ended""",
     ),
     "morto_timing": (
         "When the morto is taken, and what being first to it is worth",
@@ -351,6 +364,12 @@ def _report(archive: str | os.PathLike[str], top: int, threads: int, memory_limi
     """One start of :func:`report`: ``timeout`` is the time left, ``said`` the user's limit
     (the one its error names)."""
     archive = store.check_archive(str(archive))
+    with store.reading(archive):  # no compact or drop removes a file it reads meanwhile
+        return _report_locked(archive, top, threads, memory_limit, timeout, said)
+
+
+def _report_locked(archive: str, top: int, threads: int, memory_limit: str,
+                   timeout: float | None, said: float | None) -> Report:
     check_parts(archive)  # a part's flipped bit gave wrong rows without a word
     con = connect(archive, threads=threads, memory_limit=memory_limit)
     limited = bool(timeout) and timeout is not None and timeout <= threading.TIMEOUT_MAX
@@ -401,7 +420,7 @@ CHARTS: dict[str, tuple[str, str]] = {
     "win_rate_first_player": ("first_player_win_rate", "{preset} {players}p"),
     "canastras": ("share_of_points", "{preset} {class}"),
     "pile_pickups": ("hand_win_rate", "pile of {pile_size}"),
-    "hand_endings": ("avg_turns", "{preset} {reason}"),
+    "hand_endings": ("avg_turns", "{preset} {ended}"),
     "morto_timing": ("avg_turn", "{preset}"),
     "leaderboard": ("elo", "{rank}. {player}"),
 }

@@ -11,6 +11,8 @@ Layout (see docs/archive.md)::
     .staging/<batch>/...                 files being written (never read); .kind, written
                                          first, says the run's kind (ingest, compact)
     .lock                                held by the one running ingest
+    .readers                             held shared by each running query, report, verify
+    _batches/postponed.intent            part files left in place for readers (see recover)
 
 A batch is committed in three steps: every file is written and fsynced under ``.staging``,
 renamed into its partition (an atomic rename: a file is never visible half-written), and then
@@ -375,6 +377,10 @@ def locked(root: str, holder: str | None = "ingest", *, shared: bool = False
         except BlockingIOError:
             raise ArchiveError(f"{root}: another {_lock_holder(fd)}") from None
         _note_holder(fd, holder)
+        if holder:  # a writer's run: the readers' lock is there before anything is removed
+            made = _open_readers(root, writer=True)
+            if made is not None:
+                os.close(made)
         _HELD.add(fd)
         try:
             yield
@@ -409,6 +415,112 @@ def _lock_holder(fd: int) -> str:
 
 LOCK_HOLDERS: Final = {"ingest": "ingest", "compact": "compact", "drop": "drop of batches"}
 """What may hold the archive's lock, as the lock file names it, and in words."""
+
+
+READERS: Final = ".readers"
+"""The readers' lock file. ``query``, ``report`` and ``verify`` hold it shared while they read
+(:func:`reading`); a writer removes the part files of a batch that was committed (replaced by
+a compaction, or dropped) only while it holds it alone (:func:`recover`). Without it, a query
+whose files a concurrent ``compact`` removed after its first rows stopped ("run it again")."""
+
+READER_WAIT = 2.0
+"""Seconds a reader waits at most for the readers' lock: a writer holds it alone only while
+it unlinks files. Past it (a writer stopped by a signal, say) the reader reads unlocked."""
+
+WRITER_WAIT = 5.0
+"""Seconds compact and a drop wait at their end for readers still reading files they would
+remove (:func:`recover`); what is still read then is left for the next clean-up."""
+
+LOCK_POLL = 0.005  # seconds between tries of a lock that is not waited on by blocking
+
+
+def _open_readers(root: str, *, writer: bool) -> int | None:
+    """A descriptor of the readers' lock file, or None where a reader cannot open it (none
+    there yet, on an archive no writer of this version has written; a file of another user
+    it may not read). A writer makes it when missing (mode 0644: the users who read the
+    archive lock it too); a reader never writes in the archive. A link or a file that is not
+    regular is None for a reader (query and report refuse a link themselves) and an
+    :class:`ArchiveError` for a writer."""
+    path = os.path.join(root, READERS)
+    flags = os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK
+    try:
+        try:
+            fd = os.open(path, flags)
+        except FileNotFoundError:
+            if not writer:
+                return None
+            fd = os.open(path, flags | os.O_CREAT, 0o644)
+            with contextlib.suppress(OSError):  # a umask of 077 kept other readers out
+                os.fchmod(fd, 0o644)
+    except OSError as exc:
+        if not writer:
+            return None
+        if os.path.islink(path):
+            raise ArchiveError(f"{path}: symbolic links are not allowed inside an archive"
+                               ) from None
+        raise ArchiveError(f"{path}: cannot open the readers' lock: {exc.strerror or exc}"
+                           ) from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        if writer:
+            raise ArchiveError(f"{path}: the readers' lock is not a regular file")
+        return None
+    return fd
+
+
+def _flock_within(fd: int, how: int, seconds: float) -> bool:
+    """``flock(fd, how)``, tried until it is had or ``seconds`` have passed."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            fcntl.flock(fd, how | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(LOCK_POLL)
+
+
+@contextlib.contextmanager
+def reading(root: str) -> Iterator[bool]:
+    """Hold the readers' lock, shared, while the block reads the archive: no writer removes a
+    file of a committed batch meanwhile (compact and drop leave it for later, see
+    :func:`recover`). Yields whether it is held: not on an archive that has no lock file yet
+    (every ingest, compact and drop makes it; until then read as before, unlocked), nor
+    after :data:`READER_WAIT`. A reader that dies releases it with its process
+    (``flock``)."""
+    fd = _open_readers(root, writer=False)
+    if fd is None:
+        yield False
+        return
+    try:
+        held = _flock_within(fd, fcntl.LOCK_SH, READER_WAIT)
+        if held:
+            _HELD.add(fd)
+        try:
+            yield held
+        finally:
+            _HELD.discard(fd)
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def _readers_gone(root: str, wait: float) -> Iterator[bool]:
+    """Hold the readers' lock alone (call with the ingest lock held), waiting at most
+    ``wait`` seconds for the readers that hold it; yields whether it is held."""
+    fd = _open_readers(root, writer=True)
+    assert fd is not None
+    try:
+        held = _flock_within(fd, fcntl.LOCK_EX, wait)
+        if held:
+            _HELD.add(fd)
+        try:
+            yield held
+        finally:
+            _HELD.discard(fd)
+    finally:
+        os.close(fd)
 
 
 def new_batch_id() -> str:
@@ -705,7 +817,7 @@ def _intent_records(root: str) -> dict[str, tuple[str, set[str]]]:
             raise ArchiveError(f"{path}: damaged intent record: no list of batches; "
                                f"{_DELETE_INTENT}")
         action = intent.get("action")
-        out[name] = (action if action in CUT_SHORT else "", set(batches))
+        out[name] = (action if action in (*CUT_SHORT, POSTPONED) else "", set(batches))
     return out
 
 
@@ -825,17 +937,40 @@ def shown_path(path: str) -> str:
 CUT_SHORT: Final = ("ingest", "compact", "drop")
 """The operations whose leftovers :func:`clean_up` may find, as intent records name them."""
 
+POSTPONED: Final = "postponed"
+"""The intent record ``_batches/postponed.intent`` (its action too): the batches, once
+committed, whose part files a compact or drop left in place because readers held the
+readers' lock (:data:`READERS`). No run was cut short: the next clean-up that finds no reader
+removes them, and says nothing of an interrupted run."""
 
-def recover(root: str) -> list[str]:
+
+def recover(root: str, wait: float = 0.0) -> list[str]:
     """Delete what an interrupted ingest, compact or drop left: staging files, the parts of
     batches it never committed or took out, records of batches a compaction replaced.
 
     Must be called with the lock held. Returns the removed paths (relative). Part files of
     no record that no interrupted run names (see the module docstring) are an
     :class:`ArchiveError`, and nothing is removed.
+
+    The part files of a batch that readers may be reading (one a compaction replaced, or a
+    drop took out) are removed only while no reader holds the readers' lock (:func:`reading`),
+    waited for at most ``wait`` seconds; otherwise they stay, named by the intent record
+    :data:`POSTPONED`, for the next clean-up (:func:`postponed_parts`).
     """
     records = all_records(root)  # first: a damaged record stops it all
-    return _recover(root, records, _intents(root))
+    return _recover(root, records, _intent_records(root), wait)
+
+
+def postponed_parts(root: str) -> list[str]:
+    """The part files (relative) that a clean-up left in place for readers (:func:`recover`)
+    and that are still there."""
+    try:
+        intent = read_json(os.path.join(root, BATCHES, POSTPONED + INTENT), "intent record")
+    except ArchiveError:
+        return []
+    files = intent.get("files") if isinstance(intent, dict) else None
+    return [rel for rel in (files if isinstance(files, list) else ())
+            if isinstance(rel, str) and os.path.lexists(os.path.join(root, rel))]
 
 
 def clean_up(root: str) -> tuple[list[str], list[str]]:
@@ -846,7 +981,10 @@ def clean_up(root: str) -> tuple[list[str], list[str]]:
     records = all_records(root)  # read before they go: what they name tells what was cut
     intents = _intent_records(root)
     staged = _staged_kinds(root)
-    removed = recover(root)
+    removed = _recover(root, records, intents)
+    # the files left for readers by a finished compact or drop are no run's leftovers
+    later = {b for action, named in intents.values() if action == POSTPONED for b in named}
+    removed = [rel for rel in removed if batch_of(os.path.basename(rel)) not in later]
     return removed, _cut_short(removed, records, intents, staged) if removed else []
 
 
@@ -878,11 +1016,39 @@ def _cut_short(removed: list[str], records: list[dict[str, Any]],
     return [a for a in CUT_SHORT if a in found]
 
 
-def _recover(root: str, records: list[dict[str, Any]], intents: dict[str, set[str]]
-             ) -> list[str]:
+def _recover(root: str, records: list[dict[str, Any]],
+             intents: dict[str, tuple[str, set[str]]], wait: float = 0.0) -> list[str]:
     left, lost = orphan_parts(root, records)
     refuse_lost(root, lost)  # before anything is removed
     merged = _replaced(records) & {r["batch"] for r in records}
+    # parts that were committed once, so a reader that listed them may be reading them: those
+    # of a compaction's replaced batches and of a drop's; an ingest's or compact's own
+    # uncommitted parts were never listed
+    once = _replaced(records) | {b for action, named in intents.values()
+                                 if action not in ("ingest", "compact") for b in named}
+    guarded = {rel for rel in left if batch_of(os.path.basename(rel)) in once}
+    with contextlib.ExitStack() as stack:
+        if guarded and not stack.enter_context(_readers_gone(root, wait)):
+            _postpone(root, guarded)
+            left = [rel for rel in left if rel not in guarded]
+        else:
+            guarded = set()
+        return _remove_left(root, merged, left, intents, keep=POSTPONED + INTENT
+                            if guarded else None)
+    raise AssertionError("unreachable")
+
+
+def _postpone(root: str, parts: set[str]) -> None:
+    """Name ``parts`` in the intent record :data:`POSTPONED` (fsynced, before any intent
+    that named them goes), so that every clean-up knows them for leftovers until removed."""
+    note_intent(root, POSTPONED, POSTPONED,
+                sorted({b for rel in parts if (b := batch_of(os.path.basename(rel)))}),
+                sorted(parts))
+
+
+def _remove_left(root: str, merged: set[str], left: list[str],
+                 intents: dict[str, tuple[str, set[str]]], keep: str | None) -> list[str]:
+    """:func:`_recover`'s removals; ``keep``: an intent record not to remove."""
     removed: list[str] = []
     # A compaction committed, then cut short: its replaced batches' records go before their
     # files (one unlink each, as drop_batches does), so no reader finds a record's file gone.
@@ -923,7 +1089,8 @@ def _recover(root: str, records: list[dict[str, Any]], intents: dict[str, set[st
         with contextlib.suppress(FileNotFoundError):
             _fsync_dir(d)
     for name in intents:
-        end_intent(root, name.removesuffix(INTENT))
+        if name != keep:
+            end_intent(root, name.removesuffix(INTENT))
     return removed
 
 
@@ -993,7 +1160,7 @@ def drop_batches(root: str, batches: Iterable[str]) -> list[str]:
             os.unlink(os.path.join(root, BATCHES, f"{b}.json"))
             removed.append(os.path.join(BATCHES, f"{b}.json"))
         _fsync_dir(os.path.join(root, BATCHES))
-        removed += recover(root)  # the dropped batches' files, then the intent
+        removed += recover(root, WRITER_WAIT)  # the dropped batches' files, then the intent
     return removed
 
 

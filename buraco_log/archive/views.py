@@ -346,9 +346,7 @@ def check_sql(sql: str) -> None:
         raise ArchiveError(f"query: {_first_line(exc)}") from None
     if len(statements) != 1:
         raise ArchiveError(f"query: exactly one statement is allowed, got {len(statements)}")
-    kind = _kind(statements[0])
-    if kind == "LOAD":  # DuckDB gives INSTALL the type of LOAD: say the word the user wrote
-        kind = _install_or_load(statements[0].query)
+    kind = _as_written(statements[0].query, _kind(statements[0]))
     if kind == "EXPLAIN":
         for inner in _explained(statements[0].query):
             if inner != "SELECT":
@@ -434,20 +432,30 @@ def _kind(statement: duckdb.Statement) -> str:
         return "UNKNOWN"
 
 
-def _install_or_load(text: str) -> str:
-    """``INSTALL``, ``FORCE INSTALL`` or ``LOAD``: the words before the extension's name of a
-    statement DuckDB types as LOAD (it types all three so)."""
-    words = []
-    for off, kind in duckdb.tokenize(text):
-        if kind == duckdb.token_type.comment:
-            continue
-        word = text[off:].split(None, 1)[0].upper() if text[off:].strip() else ""
-        if word not in ("FORCE", "INSTALL", "LOAD"):
+def _as_written(text: str, kind: str) -> str:
+    """A refused statement's name as the user wrote it, rather than DuckDB's type for it
+    (``kind``), which names many another way: ``INSTALL`` is a LOAD, ``USE`` and ``RESET`` a
+    SET, ``CHECKPOINT`` a CALL, ``BEGIN`` a TRANSACTION, ``TRUNCATE`` a DELETE, ``ANALYZE`` a
+    VACUUM, ``IMPORT DATABASE`` a PRAGMA, and ``UPDATE EXTENSIONS`` has no name at all
+    (UNKNOWN). Its leading keyword, two for ``FORCE ...`` and ``UPDATE EXTENSIONS``; ``kind``
+    for an allowed statement, and for one led by ``WITH`` (its type is the statement's)."""
+    if kind in ALLOWED_STATEMENTS or kind == "MULTI":
+        return kind
+    every = list(duckdb.tokenize(text))
+    spans = [(off, every[i + 1][0] if i + 1 < len(every) else len(text), tok)
+             for i, (off, tok) in enumerate(every) if tok != duckdb.token_type.comment]
+    words: list[str] = []
+    for off, end, tok in spans[:2]:
+        if tok != duckdb.token_type.keyword:
             break
-        words.append(word)
-        if word != "FORCE":
+        words.append(text[off:end].strip().upper())
+        if words[0] not in ("FORCE", "UPDATE"):
             break
-    return " ".join(words) if words and words[-1] != "FORCE" else "LOAD"
+    if not words or words[0] == "WITH":
+        return kind
+    if words[0] == "UPDATE" and words[1:] != ["EXTENSIONS"]:
+        return "UPDATE"
+    return " ".join(words)
 
 
 _EXPLAIN_WORDS = ("ANALYZE", "ANALYSE", "VERBOSE")
@@ -490,7 +498,7 @@ def _explained(text: str) -> list[str]:
         except duckdb.Error:
             continue
         name = _kind(inner[0]) if len(inner) == 1 else "MULTI"
-        kinds.append(_install_or_load(inner[0].query) if name == "LOAD" else name)
+        kinds.append(_as_written(inner[0].query, name) if name != "MULTI" else name)
     return kinds or ["UNPARSED"]
 
 
@@ -751,6 +759,9 @@ class QueryStream:
         self._root = store.check_archive(str(archive))
         self._stack = contextlib.ExitStack()
         try:
+            # shared with other readers: no compact or drop removes a file it lists until
+            # it is closed (the last batch read)
+            self._stack.enter_context(store.reading(self._root))
             if bound:
                 self._stack.enter_context(bounded_process(memory_limit, threads))
             # Run again from the start while a committed file it listed is gone before its

@@ -154,6 +154,12 @@ COUNTS = ("SELECT (SELECT count(*) FROM events) AS e, (SELECT count(*) FROM matc
           "(SELECT count(*) FROM melds) AS d")
 
 
+# The command line with no wait for readers at the end of compact: the reader that runs it
+# here holds the readers' lock until it has run to its end, so the wait would only stall it.
+_NO_WAIT = ("import sys; from buraco_log.archive import store; store.WRITER_WAIT = 0.0; "
+            "sys.argv = ['buraco-log', *sys.argv[1:]]; from cli.main import run; run()")
+
+
 def _other_process(*args: object) -> Callable[[], None]:
     """Run ``buraco-log ARGS`` to its end in a second process, once, at the first call."""
     done: list[bool] = []
@@ -161,7 +167,9 @@ def _other_process(*args: object) -> Callable[[], None]:
     def run() -> None:
         if not done:
             done.append(True)
-            finished = cli(*args)
+            finished = subprocess.run([sys.executable, "-c", _NO_WAIT, *map(str, args)],
+                                      cwd=ROOT, capture_output=True, text=True, timeout=120,
+                                      check=False, stdin=subprocess.DEVNULL)
             assert finished.returncode == 0, finished.stderr
 
     return run
@@ -247,16 +255,24 @@ def test_the_look_for_orphan_parts_lists_again_while_compact_commits(
     assert len(store.manifests(str(arch))) == 1
 
 
-def test_verify_while_compact_commits_verifies_the_compacted_batch(
+def test_verify_while_compact_commits_verifies_every_file_it_listed(
         arch: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Before: 'ok' with 0 files verified (the listed batches' files were gone, skipped as
-    dropped), and the compacted batch's record named a leftover of an interrupted run."""
+    dropped), and the compacted batch's record named a leftover of an interrupted run. Verify
+    holds the readers' lock: the compact leaves the files it listed in place, and it verifies
+    them all; they are leftovers now, for the next clean-up, and the compacted batch's record
+    is none."""
+    listed = sorted(rel for r in store.manifests(str(arch)) for rels in r["files"].values()
+                    for rel in rels)
     _after_first(monkeypatch, store, "manifests", _other_process("compact", arch))
     got = verify_archive(str(arch))
     monkeypatch.undo()
     assert len(store.manifests(str(arch))) == 1
-    files = sum(len(v) for v in store.committed_files(str(arch)).values())
-    assert (got.ok, got.files, got.verified, got.leftovers) == (True, files, files, []), got
+    assert (got.ok, got.files, got.verified) == (True, len(listed), len(listed)), got
+    assert sorted(got.leftovers) == sorted([*listed,
+                                            f"{store.BATCHES}/{store.POSTPONED}{store.INTENT}"])
+    assert store.clean_up(str(arch)) == ([], [])  # no run was cut short
+    assert verify_archive(str(arch)).leftovers == []
 
 
 @pytest.mark.slow  # a few seconds; the hooked tests above hit each window for certain
