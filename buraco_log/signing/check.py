@@ -254,15 +254,26 @@ def _verdicts(keyring: Keyring | None) -> Callable[[record.SignedHead], str | No
     return check
 
 
-def _renamed(events: Sequence[ev.AnyEvent], r: record.Receipt, version: int) -> bool:
-    """Whether ``events``, their start's match id set to the receipt's, reach the receipt's
-    head at its seq: the log is the receipt's match under another id."""
-    start = events[0]
-    if not isinstance(start, ev.MatchStarted) or not events[-1].seq >= r.seq:
-        return False
-    as_signed = [msgspec.structs.replace(start, match_id=r.match_id), *events[1:]]
-    head = heads_at(as_signed, {r.seq}, version).get(r.seq)
-    return head is not None and head.hex() == r.head.lower()
+def _renamed_heads(events: Sequence[ev.AnyEvent], receipts: Sequence[HeldReceipt],
+                   version: int) -> Callable[[record.Receipt], bool]:
+    """Whether ``events``, their start's match id set to a receipt's, reach the receipt's
+    head at its seq: the log is the receipt's match under another id. The chain is computed
+    once per match id (a list of 10,000 receipts of another match is read in one pass)."""
+    seqs: dict[str, set[int]] = {}
+    for h in receipts:
+        seqs.setdefault(h.receipt.match_id, set()).add(h.receipt.seq)
+    done: dict[str, dict[int, bytes]] = {}
+
+    def renamed(r: record.Receipt) -> bool:
+        start = events[0] if events else None
+        if not isinstance(start, ev.MatchStarted):
+            return False
+        if r.match_id not in done:
+            as_signed = [msgspec.structs.replace(start, match_id=r.match_id), *events[1:]]
+            done[r.match_id] = heads_at(as_signed, seqs[r.match_id], version)
+        head = done[r.match_id].get(r.seq)
+        return head is not None and head.hex() == r.head.lower()
+    return renamed
 
 
 def _named(held: HeldReceipt) -> str:
@@ -282,6 +293,7 @@ def _receipts(events: Sequence[ev.AnyEvent], receipts: Sequence[HeldReceipt], *,
     last = events[-1].seq if events else None
     heads = heads_at(events, {h.receipt.seq for h in receipts}, version)
     verdict = _verdicts(keyring)
+    renamed = _renamed_heads(events, receipts, version)
     # Seqs where a genuine receipt agrees with the log: another receipt there with another head
     # shows the site signed two versions of the match (and showed its players different logs).
     agreed = {h.receipt.seq: h for h in receipts
@@ -293,7 +305,7 @@ def _receipts(events: Sequence[ev.AnyEvent], receipts: Sequence[HeldReceipt], *,
         if events and r.match_id != match_id:  # no event: nothing says which match it was
             # a receipt the site never signed proves nothing of any match: say so with it
             why = verdict(r.signed_head()) if keyring is not None else None
-            if why is None and keyring is not None and _renamed(events, r, version):
+            if why is None and keyring is not None and renamed(r):
                 # the site's own head of this very log under the receipt's match id: the
                 # match was renamed to shake the receipt off, not another match's receipt
                 problems.append(Problem(

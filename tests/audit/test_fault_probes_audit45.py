@@ -563,3 +563,28 @@ def test_a_match_renamed_to_shake_off_a_receipt_is_a_change_not_another_match(
                    receipts_at=(30,))
     v = audit(tmp_path / "renamed.blog", ring(SITE), [HeldReceipt(Receipt.of(other[30], 0))])
     assert [f.rule for f in v.findings] == ["sign.receipt_other_match"]
+
+
+def test_many_receipts_of_another_match_cost_one_pass_over_the_log(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A referee given the wrong player's file: 2,000 genuine receipts of another match, each
+    tried against the log renamed. The chain is computed once per match id, not once per
+    receipt (2,000 passes over a long log)."""
+    import hashlib
+
+    from buraco_log.signing import check
+    from buraco_log.signing.check import HeldReceipt
+    from tests.signing.helpers import audit, ring
+
+    events = _events()
+    _write(tmp_path / "m.blog", events)
+    held = [HeldReceipt(Receipt.of(SITE.sign_head("other", seq, hashlib.sha256(b"%d" % seq)
+                                                  .digest()), 0), "theirs.json")
+            for seq in range(2000)]
+    passes = []
+    real = check.heads_at
+    monkeypatch.setattr(check, "heads_at", lambda *a, **k: passes.append(1) or real(*a, **k))
+    v = audit(tmp_path / "m.blog", ring(SITE), held)
+    assert {f.rule for f in v.findings} == {"sign.receipt_other_match"}
+    assert len(v.findings) == 2000
+    assert len(passes) <= 2, len(passes)  # the log's own heads, and the renamed ones
