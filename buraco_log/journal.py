@@ -160,16 +160,23 @@ def read_all(path: str) -> tuple[list[Record], int]:
     """
     with open(path, "rb") as f:
         head = f.read(HEADER_SIZE)
+        skipped = 0
         if len(head) < HEADER_SIZE or zlib.crc32(head[:-4]) != int.from_bytes(head[-4:],
                                                                              "little"):
-            return [], 0  # torn while it was being created: no round used it
-        magic, version, _ = _HEAD.unpack(head[:-4])
-        if magic != b"BURACOLJ" or version != VERSION:
-            raise ValueError(f"{path} is not a recorder journal of version {VERSION} (version "
-                             f"{version}): open the directory with the buraco_log that wrote "
-                             "it")
+            # torn while it was being created (no round used it: the header is synced before
+            # any), unless whole records follow: then the header was damaged since, and the
+            # records (acknowledged moves) were dropped with it
+            if len(head) < HEADER_SIZE or _record_at(f) is None:
+                return [], 0
+            f.seek(HEADER_SIZE)
+            skipped = 1
+        else:
+            magic, version, _ = _HEAD.unpack(head[:-4])
+            if magic != b"BURACOLJ" or version != VERSION:
+                raise ValueError(f"{path} is not a recorder journal of version {VERSION} "
+                                 f"(version {version}): open the directory with the "
+                                 "buraco_log that wrote it")
         records: list[Record] = []
-        skipped = 0
         while len(frame := f.read(_FRAME.size)) == _FRAME.size:
             length, crc = _FRAME.unpack(frame)
             if length > _MAX_RECORD:

@@ -398,3 +398,27 @@ def test_a_torn_journal_tail_is_not_taken_for_damage(tmp_path: Path) -> None:
         assert again.stats().journal_conflicts == 0
         assert again.next_seq("a") == 3
     assert _unfolded(tmp_path) == []
+
+
+def test_a_journal_whose_header_was_damaged_since_writes_back_its_records_and_is_kept_aside(
+        tmp_path: Path) -> None:
+    # A header that fails its checksum was taken for a journal torn while it was created (no
+    # round used it): with whole records after it, the restart deleted it, and the
+    # acknowledged moves only it held were gone
+    ops = PowerLossOps(str(tmp_path))
+    rec = Recorder(tmp_path, sync="journal", ops=ops, save_every=0, checkpoint_every=600)
+    for k in range(5):
+        rec.append("a", src[k])
+    image = ops.image()
+    names = dict(ops.imaged_names)
+    rec.close()
+    name = journal.name_of(1)
+    data = bytearray(image[name])
+    data[9] ^= 0x01  # the header's version field
+    image[name] = bytes(data)
+    restore(str(tmp_path), image, names)
+    with Recorder(tmp_path, sync="journal") as again:
+        assert again.next_seq("a") == 5
+        assert again.stats().journal_conflicts == 1
+    assert _unfolded(tmp_path) == [name + ".unfolded"]
+    assert log.read_events(tmp_path / "a.blog") == list(src[:5])
