@@ -15,6 +15,7 @@ import asyncio
 import json
 import statistics
 import struct
+import sys
 import time
 from typing import Any
 
@@ -101,9 +102,18 @@ def main() -> None:
     ap.add_argument("--prefix", default="t")
     ap.add_argument("--moves", type=int, default=0)
     a = ap.parse_args()
-    summary = asyncio.run(
-        run(a.port, a.tables, a.players, a.preset, a.seed, a.pace, a.prefix, a.moves)
-    )
+    try:
+        summary = asyncio.run(
+            run(a.port, a.tables, a.players, a.preset, a.seed, a.pace, a.prefix, a.moves)
+        )
+    except (OSError, asyncio.IncompleteReadError) as exc:  # no server there, or it went away:
+        # one line, not a traceback (the moves acknowledged before are in their logs; a
+        # restarted server tells each table's next seq: ["next", TABLE, null])
+        gone = (asyncio.IncompleteReadError, ConnectionResetError, ConnectionAbortedError,
+                BrokenPipeError)
+        why = "the server hung up" if isinstance(exc, gone) else exc.strerror or str(exc)
+        print(f"bots: 127.0.0.1:{a.port}: {why}", file=sys.stderr)
+        sys.exit(1)
     print(json.dumps(summary))
 
 

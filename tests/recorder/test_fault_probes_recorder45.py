@@ -422,3 +422,44 @@ def test_a_journal_whose_header_was_damaged_since_writes_back_its_records_and_is
         assert again.stats().journal_conflicts == 1
     assert _unfolded(tmp_path) == [name + ".unfolded"]
     assert log.read_events(tmp_path / "a.blog") == list(src[:5])
+
+
+# -- the example's bots when there is no server, or it goes away -----------------------------------
+
+BOTS = ROOT / "examples" / "server" / "bots.py"
+SERVER = ROOT / "examples" / "server" / "server.py"
+
+
+def test_bots_without_a_server_say_so_in_one_line() -> None:
+    import socket
+
+    with socket.socket() as sock:  # a port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    done = subprocess.run([sys.executable, str(BOTS), str(port), "--tables", "2"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.startswith(f"bots: 127.0.0.1:{port}: "), done.stderr
+
+
+def test_bots_whose_server_is_killed_say_so_in_one_line(tmp_path: Path) -> None:
+    server = subprocess.Popen([sys.executable, str(SERVER), str(tmp_path), "--window", "0.05"],
+                              cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True)
+    try:
+        assert server.stdout is not None
+        port = int(server.stdout.readline().split()[2])
+        bots = subprocess.Popen([sys.executable, str(BOTS), str(port), "--tables", "4"],
+                                cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True)
+        deadline = time.monotonic() + 30
+        while not list(tmp_path.glob("*.blog")) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        server.kill()
+        out, err = bots.communicate(timeout=60)
+    finally:
+        server.kill()
+        server.communicate(timeout=60)
+    assert bots.returncode == 1 and out == "", (out, err)
+    assert err == f"bots: 127.0.0.1:{port}: the server hung up\n", err
