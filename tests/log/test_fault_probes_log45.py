@@ -26,9 +26,10 @@ import errno
 import gc
 import os
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from buraco_log import __version__, jsonl, log
@@ -429,3 +430,65 @@ def test_repair_whose_backups_directory_cannot_be_made_durable_cuts_nothing(
         log.repair(path)
     assert "nothing was cut" in str(caught.value) and "t.blog.bak" in str(caught.value)
     assert path.read_bytes() == before and sorted(os.listdir(tmp_path)) == ["t.blog"]
+
+
+# -- every single-byte edit of a small log, signed or not (slow) -------------------------------
+
+def _small_log(tmp_path: Path, form: str) -> tuple[Path, list[object]]:
+    path = tmp_path / f"{form}.blog"
+    if form == "signed":
+        from buraco_log.signing.keys import Signer
+        from tests.recorder.sources import matches
+
+        signer = Signer.generate()
+        events = [msgspec.structs.replace(matches()[0][0], key_id=signer.key_id),
+                  *matches()[0][1:5]]
+        with log.Writer(path, signer=signer, validate=False) as w:
+            for event in events:
+                w.append(event)
+    else:
+        events = list(EVENTS[:5])
+        with log.Writer(path, validate=False, sealed=form == "sealed") as w:
+            for event in events:
+                w.append(event)
+    return path, events
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("form", ["sealed", "unsealed", "signed"])
+def test_every_byte_flipped_deleted_or_inserted_is_one_error_or_a_prefix(
+        tmp_path: Path, form: str) -> None:
+    """Each edit is refused in one line naming the file and the byte or seq, or reads as a
+    prefix of the events (a cut log); `repair` never leaves anything but a prefix."""
+    src, events = _small_log(tmp_path, form)
+    data = src.read_bytes()
+    path = tmp_path / "edited.blog"
+
+    def edits() -> Iterator[tuple[str, bytes]]:
+        for i in range(len(data)):
+            for x in (0x01, 0x80, 0xFF):
+                yield f"flip {i}^{x:#x}", data[:i] + bytes([data[i] ^ x]) + data[i + 1:]
+            yield f"delete {i}", data[:i] + data[i + 1:]
+            for b in {0, 0xFF, data[i]}:
+                yield f"insert {b:#x} at {i}", data[:i] + bytes([b]) + data[i:]
+        yield "append 0", data + b"\0"
+
+    checked = 0
+    for what, edited in edits():
+        path.write_bytes(edited)
+        try:
+            got = log.read_events(path)
+            assert got == events[:len(got)] and len(edited) <= len(data), what
+        except log.LogFormatError as exc:
+            said = str(exc)
+            assert "\n" not in said and said.startswith(f"{path}"), (what, said)
+            assert exc.offset is not None or exc.seq is not None, (what, said)
+        try:
+            log.repair(path, backup=False)
+        except log.LogFormatError:
+            pass
+        else:
+            got = log.read_events(path)
+            assert got == events[:len(got)], what
+        checked += 1
+    assert checked > 6 * len(data)
