@@ -1679,6 +1679,31 @@ def _create_temp(directory: str, name: str) -> tuple[int, str]:
             continue
 
 
+def _unlink_creation_names(path: str, identity: tuple[int, int]) -> bool:
+    """Remove the other names of the log at ``path`` (of ``identity``, locked by the caller)
+    that only a crash leaves: a new log is linked into place from ``.NAME.HEX.new``, then that
+    name is removed; killed, or a power loss, in between, both stayed, and `seal` refused the
+    log forever as one of two hard links (the other hidden). Nobody is between the two steps
+    while the caller holds the lock, which the creator holds throughout. True if any went."""
+    directory = os.path.dirname(os.path.abspath(path))
+    pattern = re.compile(r"\." + re.escape(temp_stem(os.path.basename(path)))
+                         + r"\.[0-9a-f]{12}\.new", re.DOTALL)
+    removed = False
+    try:
+        entries = [e for e in os.scandir(directory) if pattern.fullmatch(e.name)]
+    except OSError:
+        return False
+    for entry in entries:
+        with contextlib.suppress(OSError):
+            if _identity(entry.stat(follow_symlinks=False)) == identity:
+                os.unlink(entry.path)
+                removed = True
+    if removed:
+        with contextlib.suppress(OSError):  # a name back after a power loss: the same case
+            _fsync_dir(path)
+    return removed
+
+
 def _create_locked(path: str, version: int, sealed: bool) -> int | None:
     """Create ``path`` with its header, locked, or return None if it already exists.
 
@@ -2645,6 +2670,9 @@ def _seal(path: str, shown: str, batch_events: int, lock_timeout: float) -> LogI
         before = os.fstat(lock.fd)
         _point("seal.locked")
         links = before.st_nlink
+        if links > 1 and _unlink_creation_names(path, lock.identity):
+            before = os.fstat(lock.fd)
+            links = before.st_nlink
         if links > 1:  # the rename would seal this name only; a writer at another name would
             # go on appending to the old file, and what it wrote would never be in the sealed one
             raise LogFormatError(

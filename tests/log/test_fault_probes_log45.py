@@ -18,6 +18,8 @@
   relative path read as a removed log after the process changed directory.
 - `repair` made its backup's name durable (the directory's fsync) only after it had cut the
   log: a power loss between the two kept the cut and could lose the backup.
+- A crash between a new log's link into place and the removal of its temporary name left the
+  log with two names, and `seal` refused it for ever ("2 hard links", the other hidden).
 """
 
 from __future__ import annotations
@@ -492,3 +494,25 @@ def test_every_byte_flipped_deleted_or_inserted_is_one_error_or_a_prefix(
             assert got == events[:len(got)], what
         checked += 1
     assert checked > 6 * len(data)
+
+
+# -- a log created by a writer killed between linking it into place and removing its temporary -
+
+def test_seal_takes_a_log_left_with_its_creation_name_by_a_crash(tmp_path: Path) -> None:
+    path = tmp_path / "a.blog"
+    log.write_log(path, EVENTS[:5], sealed=False, validate=False)
+    stray = tmp_path / f".a.blog.{'5e' * 6}.new"
+    os.link(path, stray)  # what a crash between _create_locked's link and unlink leaves
+    info = log.seal(path)  # was: "cannot seal a log with 2 hard links ... under one name"
+    assert info.sealed and log.read_events(path) == EVENTS[:5]
+    assert sorted(os.listdir(tmp_path)) == ["a.blog"]
+
+
+def test_seal_still_refuses_a_log_with_a_second_name_of_its_own(tmp_path: Path) -> None:
+    path = tmp_path / "a.blog"
+    log.write_log(path, EVENTS[:5], sealed=False, validate=False)
+    os.link(path, tmp_path / "copy.blog")
+    os.link(path, tmp_path / ".b.blog.5e5e5e5e5e5e.new")  # another log's creation name
+    with pytest.raises(log.LogFormatError, match="cannot seal a log with 3 hard links"):
+        log.seal(path)
+    assert sorted(os.listdir(tmp_path)) == [".b.blog.5e5e5e5e5e5e.new", "a.blog", "copy.blog"]
