@@ -19,13 +19,14 @@ header and the first segment of a new log); (device, inode) is the log's file. A
 replayed only into that very file, so a log that another program rewrote meanwhile (a
 ``seal``, a ``repair``) is never written into: its records are counted as conflicts and the
 journal is kept, renamed ``*.unfolded``, for an operator to look at. (A log the recorder itself
-found rewritten, and adopted, gets its records again naming the new file, after a withdrawal
-of every earlier record of that file, since a rewrite can keep the inode number; the records
-naming the old one are then spent. Should that never reach the journal, a log at the path that
-holds every event of the records, each at its seq, has them all the same: no conflict.) A torn
-record ends a journal: it belongs to a round whose sync did not finish, so nothing in it was
-acknowledged. A damaged record with a whole record after it is damage in the middle: it is
-skipped as a conflict (the journal is kept aside) and the rest is written back.
+found rewritten, and adopted, or read afresh, gets its record naming the file it holds locked,
+after a withdrawal of every earlier record of that file, since a rewrite can keep the inode
+number; the records naming the old one are then spent. Should that never reach the journal,
+a log at the path that holds every event of the records, each at its seq, has them all the
+same: no conflict.) A torn record ends a journal: it belongs to a round whose sync did not
+finish, so nothing in it was acknowledged. A damaged record with a whole record after it is
+damage in the middle: it is skipped as a conflict (the journal is kept aside) and the rest is
+written back.
 
 A record with no ``data`` withdraws: the recorder refused the appends of a record it had
 journaled (the log was removed or replaced under it, its write failed), and the bytes that
