@@ -461,16 +461,19 @@ class _Torn(Exception):
 
 
 def _write_locked(f: IO[bytes]) -> bool:
-    """Whether some process holds the writer lock (an exclusive ``flock``) on the file ``f``
-    reads, as Linux's /proc/locks says; False where it cannot say. Read only: trying the lock
-    would, for a moment, refuse a writer or `repair` that took it then."""
+    """Whether another process holds the writer lock (an exclusive ``flock``) on the file
+    ``f`` reads, as Linux's /proc/locks says; False where it cannot say. Read only: trying the
+    lock would, for a moment, refuse a writer or `repair` that took it then. (A lock of this
+    process is its own reading, as a recorder reads the logs it has locked.)"""
     st = os.fstat(f.fileno())
     where = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}".encode()
+    me = str(os.getpid()).encode()
     try:
         with open("/proc/locks", "rb") as locks:
             for line in locks:  # "1: FLOCK  ADVISORY  WRITE 1234 fe:00:2295219 0 EOF"
                 parts = line.split()
-                if parts[1:2] == [b"FLOCK"] and parts[3:4] == [b"WRITE"] and parts[5:6] == [where]:
+                if (parts[1:2] == [b"FLOCK"] and parts[3:4] == [b"WRITE"]
+                        and parts[5:6] == [where] and parts[4:5] != [me]):
                     return True
     except OSError:
         pass

@@ -27,6 +27,8 @@ from __future__ import annotations
 import errno
 import gc
 import os
+import subprocess
+import sys
 import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -36,7 +38,7 @@ import pytest
 
 from buraco_log import __version__, jsonl, log
 from buraco_log.errors import LogWriteError
-from tests.cli.probes import cli, one_error_line
+from tests.cli.probes import ROOT, cli, one_error_line
 from tests.log.samples import sample_events
 
 EVENTS = sample_events(12)
@@ -263,18 +265,37 @@ def _half_written(tmp_path: Path) -> Path:
     return path
 
 
+_HOLDER = """
+import sys
+from buraco_log import log
+with log.LogLock(sys.argv[1]):
+    print("locked", flush=True)
+    sys.stdin.read()  # until the test closes it
+"""
+
+
 @pytest.mark.skipif(not os.path.exists("/proc/locks"), reason="needs Linux's /proc/locks")
 def test_a_torn_tail_read_while_a_writer_holds_the_lock_says_so(tmp_path: Path) -> None:
     path = _half_written(tmp_path)
     assert HOLDS not in str(log.verify(path).torn)  # no writer: a crash, `repair` it
-    with log.LogLock(path):
-        torn = log.verify(path).torn
-        assert torn is not None and HOLDS in torn.reason  # was: only "cut short"
-        line = one_error_line(cli("verify", path), 1)
-        assert HOLDS in line and line.startswith(f"buraco-log: error: {path}, byte ")
-        with pytest.raises(log.LogFormatError) as caught:
-            log.read_events(path)
-        assert caught.value.kind == "torn" and HOLDS in str(caught.value)
+    with log.LogLock(path):  # this process's own lock (a recorder reading its logs): no word
+        assert HOLDS not in str(log.verify(path).torn)
+    with subprocess.Popen([sys.executable, "-c", _HOLDER, str(path)], cwd=ROOT,
+                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT))) as holder:
+        assert holder.stdin is not None and holder.stdout is not None
+        try:
+            assert holder.stdout.readline() == "locked\n"
+            torn = log.verify(path).torn
+            assert torn is not None and HOLDS in torn.reason  # was: only "cut short"
+            with pytest.raises(log.LogFormatError) as caught:
+                log.read_events(path)
+            assert caught.value.kind == "torn" and HOLDS in str(caught.value)
+            line = one_error_line(cli("verify", path), 1)
+            assert HOLDS in line and line.startswith(f"buraco-log: error: {path}, byte ")
+        finally:
+            holder.stdin.close()
+            holder.wait(30)
 
 
 def test_a_writer_resuming_a_torn_log_does_not_call_itself_another_writer(
