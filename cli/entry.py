@@ -11,8 +11,10 @@ runs.
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import sys
+from typing import Any
 
 from cli.signals import stopped_by, terminate_as_interrupt
 
@@ -50,11 +52,70 @@ def _keep_stderr() -> None:
     sys.stderr = open(2, "w", closefd=False, errors="backslashreplace")  # noqa: SIM115
 
 
+class _Diagnostics(io.TextIOBase):
+    """Standard error, whose failure (``2>/dev/full``, a closed pipe) loses only the lines: a
+    failed error line made `show` of a missing file exit 1, not 2, and `view` exit 1 after
+    writing its page. From the first failure on, the lines, and the interpreter's last flush,
+    go to /dev/null."""
+
+    def __init__(self, real: Any) -> None:
+        self._real = real
+
+    def write(self, text: str) -> int:
+        if self.closed:  # closed on purpose (`| head`: stop quietly): nothing more is said
+            return len(text)
+        try:
+            self._real.write(text)
+        except OSError:
+            self._lost()
+        return len(text)
+
+    def flush(self) -> None:
+        if self.closed:
+            return
+        try:
+            self._real.flush()
+        except OSError:
+            self._lost()
+
+    def _lost(self) -> None:
+        with contextlib.suppress(OSError):
+            fd = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(fd, self._real.fileno())
+            os.close(fd)
+        with contextlib.suppress(OSError):
+            self._real.flush()  # what it still held: now into /dev/null
+
+    def close(self) -> None:
+        super().close()  # flushes first
+        with contextlib.suppress(OSError):
+            self._real.close()
+
+    def isatty(self) -> bool:
+        return bool(self._real.isatty())
+
+    def fileno(self) -> int:
+        return int(self._real.fileno())
+
+    @property
+    def buffer(self) -> Any:
+        return self._real.buffer
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return str(self._real.encoding)
+
+    @property
+    def errors(self) -> str | None:  # type: ignore[override]
+        return getattr(self._real, "errors", None)
+
+
 def run() -> None:
     """``buraco-log`` and ``python -m cli``: :func:`cli.main.run`, interruptible from the
     first moment. ``cli.main.run`` keeps the SIGTERM handling installed here (it asks for it
     again, and is given this one)."""
     _keep_stderr()
+    sys.stderr = _Diagnostics(sys.stderr)
     met: list[int] = []
     try:
         with terminate_as_interrupt() as met:

@@ -224,3 +224,24 @@ def test_without_stderr_the_data_is_still_written_and_nothing_else(tmp_path: Pat
     assert len(list((tmp_path / "sim").iterdir())) == 1
     assert replay == 1 and "Traceback" not in replayed, replayed  # the finding: exit 1
     assert json.loads(replayed)["seq"] == 22  # the last legal table, as without --debug
+
+
+def test_a_full_stderr_loses_the_lines_not_the_exit_status(tmp_path: Path) -> None:
+    """`2>/dev/full`: the failed error line made `show` of a missing file and a usage error
+    exit 1, not 2, and `view` exit 1 after it had written its page ("wrote ..." failed)."""
+    import os
+    import subprocess
+    import sys
+
+    runs: list[list[object]] = [["show", "missing.blog"], ["replay", "--bogus"],
+                                ["view", ILLEGAL, "--at", 5, "-o", "p.html"],
+                                ["replay", ILLEGAL]]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    with open("/dev/full", "wb") as full:
+        procs = [subprocess.Popen([sys.executable, "-m", "cli", *map(str, args)],
+                                  cwd=tmp_path, env=env, stdin=subprocess.DEVNULL,
+                                  stdout=subprocess.PIPE, stderr=full) for args in runs]
+        done = [(p.communicate(timeout=120)[0], p.returncode) for p in procs]
+    assert [status for _, status in done] == [2, 2, 0, 1], done  # was [1, 1, 1, 1]
+    assert (tmp_path / "p.html").stat().st_size > 1000
+    assert b"seq 22" in done[3][0]  # the table, before the finding that has no line to say it
