@@ -981,7 +981,7 @@ def clean_up(root: str) -> tuple[list[str], list[str]]:
     records = all_records(root)  # read before they go: what they name tells what was cut
     intents = _intent_records(root)
     staged = _staged_kinds(root)
-    removed = _recover(root, records, intents)
+    removed = recover(root)
     # the files left for readers by a finished compact or drop are no run's leftovers
     later = {b for action, named in intents.values() if action == POSTPONED for b in named}
     removed = [rel for rel in removed if batch_of(os.path.basename(rel)) not in later]

@@ -144,11 +144,11 @@ def test_a_drop_cut_short_after_its_records_went_is_finished(
     calls = [0]
     real = store.recover
 
-    def recover(root: str) -> list[str]:
+    def recover(root: str, *args: float) -> list[str]:
         calls[0] += 1
         if calls[0] == 2:  # the one after the records went: as if killed there
             raise KeyboardInterrupt
-        return real(root)
+        return real(root, *args)
 
     monkeypatch.setattr(store, "recover", recover)
     with pytest.raises(KeyboardInterrupt):
@@ -200,11 +200,11 @@ def test_a_compaction_cut_short_then_its_batch_dropped_brings_nothing_back(
     calls = [0]
     real = store.recover
 
-    def recover(root: str) -> list[str]:
+    def recover(root: str, *args: float) -> list[str]:
         calls[0] += 1
         if calls[0] == 2:  # compact's clean-up after its commit
             raise KeyboardInterrupt
-        return real(root)
+        return real(root, *args)
 
     monkeypatch.setattr(store, "recover", recover)
     with pytest.raises(KeyboardInterrupt):

@@ -99,11 +99,11 @@ def test_ingest_after_a_drop_cut_short_says_a_drop_was(
     calls = [0]
     real = store.recover
 
-    def recover(root: str) -> list[str]:
+    def recover(root: str, *args: float) -> list[str]:
         calls[0] += 1
         if calls[0] == 2:  # the one after the records went: as if killed there
             raise KeyboardInterrupt
-        return real(root)
+        return real(root, *args)
 
     monkeypatch.setattr(store, "recover", recover)
     with pytest.raises(KeyboardInterrupt):

@@ -149,6 +149,7 @@ def test_a_query_reading_while_compact_runs_gets_every_row_and_compact_waits_for
     assert os.listdir(site / "_batches") == [f"{store.manifests(str(site))[0]['batch']}.json"]
 
 
+@pytest.mark.slow  # the CLI's line and a compact's clean-up; the drop below is the quick case
 def test_a_query_still_reading_when_compact_ends_keeps_its_files_for_the_next_clean_up(
         site: Path, reader: subprocess.Popen[str]) -> None:
     want = digest(site)
@@ -202,14 +203,14 @@ def test_a_drop_waits_for_a_reader_and_the_reader_gets_every_row(
     assert [p for p in site.rglob(f"part-{first}.parquet")] == []
 
 
-def test_a_read_only_archive_is_read_without_the_lock(site: Path, tmp_path: Path) -> None:
+def test_a_read_only_archive_is_read_without_the_lock(arch: Path, tmp_path: Path) -> None:
     """A read-only mount of an archive that has no lock file (one no writer of this version
     wrote): no lock, read as before."""
-    want = [{"n": len(query(site, "SELECT * FROM melds"))}]
-    (site / store.READERS).unlink()  # made by the ingests
+    want = [{"n": len(query(arch, "SELECT * FROM melds"))}]
+    (arch / store.READERS).unlink()  # made by the ingests
     mount = tmp_path / "ro"
     mount.mkdir()
-    if subprocess.run(["mount", "--bind", str(site), str(mount)], capture_output=True,
+    if subprocess.run(["mount", "--bind", str(arch), str(mount)], capture_output=True,
                       check=False).returncode:
         pytest.skip("no bind mount here (not root)")
     try:
@@ -222,23 +223,23 @@ def test_a_read_only_archive_is_read_without_the_lock(site: Path, tmp_path: Path
 
 
 def test_a_query_writes_nothing_in_the_archive_and_a_writer_makes_the_lock_for_every_user(
-        site: Path) -> None:
+        arch: Path) -> None:
     """The lock file of an archive written by an older version (none) is made by the next
     ingest, compact or drop, never by a reader (query, report and verify only read the
     archive); under a umask of 077 it is still 0644, so other users' queries lock it too."""
-    (site / store.READERS).unlink()
-    query(site, "SELECT count(*) FROM matches")
-    verify_archive(str(site))
-    assert not (site / store.READERS).exists()
+    (arch / store.READERS).unlink()
+    query(arch, "SELECT count(*) FROM matches")
+    verify_archive(str(arch))
+    assert not (arch / store.READERS).exists()
     old = os.umask(0o077)
     try:
-        compact(str(site), dry_run=True)  # writes nothing: a dry run
-        assert not (site / store.READERS).exists()
-        compact(str(site))
+        compact(str(arch), dry_run=True)  # writes nothing: a dry run
+        assert not (arch / store.READERS).exists()
+        compact(str(arch))
     finally:
         os.umask(old)
-    assert (site / store.READERS).stat().st_mode & 0o777 == 0o644
-    with store.reading(str(site)) as held:
+    assert (arch / store.READERS).stat().st_mode & 0o777 == 0o644
+    with store.reading(str(arch)) as held:
         assert held
 
 
@@ -248,10 +249,10 @@ SIM = ROOT / "examples" / "sim"
 @pytest.fixture(scope="module")
 def stock_ends(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Matches with hands ended by the stock: mega's (floor 2) and bossa-nova's (floor 0)."""
-    site = tmp_path_factory.mktemp("stock") / "a"
+    arch = tmp_path_factory.mktemp("stock") / "a"
     logs = [str(SIM / n) for n in ("mega-4p-000000.blog", "bossa-nova-3p-000000.blog")]
-    assert ingest(logs, site, jobs=1).added == 2
-    return site
+    assert ingest(logs, arch, jobs=1).added == 2
+    return arch
 
 
 def test_the_report_says_stock_end_of_megas_hands_as_show_does(stock_ends: Path) -> None:
@@ -307,3 +308,29 @@ def test_a_refused_statement_is_named_as_written(sql: str, name: str) -> None:
     with pytest.raises(ArchiveError) as err:
         check_sql(sql)
     assert str(err.value) == f"query: only read-only SELECT statements are allowed, not {name}"
+
+
+def test_files_left_for_a_reader_are_removed_later_as_no_interrupted_run(
+        arch: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A drop under a reader (this process's own, another open of the lock file) leaves the
+    dropped batch's files, named by the postponed intent; the next clean-up removes them and
+    says no run was cut short (it said "cleaned up after an interrupted drop")."""
+    monkeypatch.setattr(store, "WRITER_WAIT", 0.0)
+    root = str(arch)
+    last = store.manifests(root)[-1]["batch"]
+    mine = sorted(str(p.relative_to(arch)) for p in arch.rglob(f"part-{last}.parquet"))
+    with store.reading(root) as held:
+        assert held
+        store.drop_batches(root, [last])
+        assert all((arch / rel).exists() for rel in mine)
+        assert store.postponed_parts(root) == mine
+        assert store.clean_up(root) == ([], [])  # still read: left in place again
+        left, lost = store.orphan_parts(root)
+        assert (sorted(left), lost) == (mine, [])
+    fixity = verify_archive(root)
+    assert fixity.ok and sorted(fixity.leftovers) == sorted(
+        [*mine, f"{store.BATCHES}/{store.POSTPONED}{store.INTENT}"])
+    assert store.clean_up(root) == ([], [])  # removed, and no run was cut short
+    assert not any((arch / rel).exists() for rel in mine)
+    assert store.postponed_parts(root) == [] and verify_archive(root).leftovers == []
+    assert last not in {r["batch"] for r in store.all_records(root)}
