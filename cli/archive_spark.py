@@ -112,6 +112,9 @@ def query(root: str, sql: str, master: str | None, conf: dict[str, str],
             return TableStream(engine.query(root, sql, spark=spark, timeout=timeout))
         except engine.QueryTimeout as exc:
             raise engine.ArchiveError(f"{exc} (--timeout)") from None
+        except KeyboardInterrupt:
+            _stop(spark)
+            raise
 
 
 POLL = 0.2  # seconds between looks at a Spark call, when a signal's handler may run
@@ -146,7 +149,39 @@ def _result(done: list[Any]) -> Any:
 def report(root: str, top: int, master: str | None, conf: dict[str, str]) -> Any:
     with _py4j_quiet():
         spark = _session(master, conf)
-        return _result(_waited(lambda: _module().report(root, top=top, spark=spark), None))
+        try:
+            return _result(_waited(lambda: _module().report(root, top=top, spark=spark), None))
+        except KeyboardInterrupt:
+            _stop(spark)
+            raise
+
+
+JVM_STOP = 10.0
+"""Seconds the JVM of an interrupted query or report has to stop before it is killed."""
+
+
+def _stop(spark: Any) -> None:
+    """After Ctrl-C or SIGTERM: cancel every job and end the JVM this command started (none
+    under ``spark-submit``, whose JVM is the parent), waiting for it. A query the optimizer
+    folds in the driver has no job to cancel: it kept a core busy until the JVM, orphaned
+    once the command had exited, read the end of its input and shut down."""
+    sc = spark.sparkContext
+    with contextlib.suppress(Exception):  # the JVM may be gone
+        sc.cancelAllJobs()
+    proc = getattr(getattr(sc, "_gateway", None), "proc", None)
+    if proc is None:
+        return
+    # Its calls still running fail as it goes, and Py4J logs each on the root logger, which
+    # prints it when it has no handler: the process is ending, the handler stays.
+    logging.getLogger().addHandler(logging.NullHandler())
+    with contextlib.suppress(Exception):
+        proc.stdin.close()  # the JVM's end-of-input: it stops Spark and exits
+    try:
+        proc.wait(JVM_STOP)
+    except Exception:  # still running (a shutdown hook that waits): killed
+        with contextlib.suppress(Exception):
+            proc.kill()
+            proc.wait(JVM_STOP)
 
 
 def _session(master: str | None, conf: dict[str, str]) -> Any:

@@ -1323,11 +1323,19 @@ def _check_substitution(spark: SparkSession, sql: str) -> None:
                        "(spark.sql.variable.substitute is on)")
 
 
+DATE_MINUS_DATE = ("query: DATE - DATE is an INTERVAL on Spark but a number of days on DuckDB "
+                   "(28, not INTERVAL 28 DAYS): write datediff(end, start) for the days, as "
+                   "DuckDB's date_diff('day', start, end) gives them")
+"""The refusal of a difference of two dates: the same query answered differently by the two
+engines (and ``DATE - DATE + 1`` or ``> 20`` failed on Spark alone, as a type error)."""
+
+
 def _check_calls(spark: SparkSession, plan: Any) -> None:
     """Refuse an analyzed plan (outside the archive's views) that calls a function the
     session or its catalog defined, or one of :data:`DENIED_FUNCTIONS` however it was named:
     ``SELECT current_user`` (no parentheses: a column name until analysis) returned the OS
-    user past the parsed check, and a Python function the session had registered ran."""
+    user past the parsed check, and a Python function the session had registered ran. A
+    difference of two dates is refused too (:data:`DATE_MINUS_DATE`)."""
     walk = _Walk(spark._jvm, plan)
     try:
         for full, node in walk.nodes(MAX_PARTS, frozenset({"Literal", "View"})):
@@ -1336,6 +1344,8 @@ def _check_calls(spark: SparkSession, plan: Any) -> None:
             if full in walk.user_defined:
                 raise ArchiveError(f"query: function {node.name()} is not allowed (not "
                                    "one of Spark's built-in functions)")
+            if full.endswith(".SubtractDates"):
+                raise ArchiveError(DATE_MINUS_DATE)
             name = str(node.prettyName()).lower()
             if name in DENIED_FUNCTIONS:
                 raise ArchiveError(f"query: function {name} is not allowed")
