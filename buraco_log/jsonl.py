@@ -355,7 +355,7 @@ class JsonlReader:
         """``refuse_repeats``: refuse a signature line that repeats the one before it, as
         :class:`buraco_log.log.Reader` does (`verify` and `convert`; the audit reads on and
         reports it as ``sign.duplicate``)."""
-        self.path = str(path)
+        self.path = os.fsdecode(path)
         self._refuse_repeats = refuse_repeats
         self.sealed = True
         self.version = ev.FORMAT_VERSION

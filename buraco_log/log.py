@@ -1795,7 +1795,7 @@ class Writer:
         signer: HeadSigner | None = None,
         sign_at: Literal["segment", "end"] = "segment",
     ) -> None:
-        self.path = str(path)
+        self.path = os.fsdecode(path)
         # its checks of the file at its path look here: a chdir of the process (the path
         # being relative) read as the log removed, and failed the next append
         self._where = os.path.abspath(self.path)
@@ -2442,7 +2442,7 @@ def write_log(
     """Create a new log holding ``events`` (refuses an existing path). If an event is
     refused (an illegal move, a wrong seq) or the writing fails, no log is left at ``path``:
     a log of the events before the refused one would pass for the whole match."""
-    path = str(path)
+    path = os.fsdecode(path)
     if os.path.exists(path):
         raise LogFormatError("refusing to overwrite an existing log", path=path, kind="exists")
     writer = Writer(path, sealed=sealed, validate=validate, batched=True)
@@ -2484,7 +2484,7 @@ def repair(
     of any size costs no disk space (``cat LOG LOG.bak`` gives the original file back). Runs
     under the log's :class:`LogLock` from the read to the truncate.
     """
-    path = str(path)
+    path = os.fsdecode(path)
     with LogLock(path, timeout=lock_timeout) as lock:
         assert lock.fd is not None
         fd = lock.fd
