@@ -10,7 +10,9 @@ The conventions (written down in CONTRIBUTING.md):
 - ```` ```sh ````: every line that is not a comment is a command that must exit 0.
   ```` ```sh ci ```` marks the install and test commands, which CI itself runs: the test checks
   that ``.ci/run`` runs them word for word instead of running them again.
-- ```` ```python ````: run as a script; it must exit 0.
+- ```` ```python ````: run as a script; it must exit 0 (and test_fault_probes_api45.py holds
+  it to ``mypy --strict``). A block meant as a fragment, not a script, says so in its first
+  line, ``# fragment: WHY`` (the reason is required): it is shown, neither run nor checked.
 - Anything else (text, toml, json) is not run.
 
 Each page runs in a fresh directory holding a copy of ``examples/`` and the few files the pages
@@ -66,6 +68,17 @@ def blocks(page: Path) -> list[Block]:
                                "\n".join(body) + "\n"))
         i += 1
     return found
+
+
+FRAGMENT = re.compile(r"^# fragment:\s*\S")
+
+
+def is_fragment(block: Block) -> bool:
+    """A ```python block marked ``# fragment: WHY`` in its first line (not a script)."""
+    first = block.text.lstrip("\n").split("\n", 1)[0]
+    if first.startswith("# fragment") and not FRAGMENT.match(first):
+        raise AssertionError(f"{block.where()}: a fragment says why: `# fragment: WHY`")
+    return block.lang == "python" and bool(FRAGMENT.match(first))
 
 
 def fold(line: str) -> str:
@@ -177,7 +190,7 @@ def run_block(block: Block, work: Path) -> None:
                 out = run(command, work)
                 assert out.returncode == 0, f"{block.where()}: `{command}` exited " \
                     f"{out.returncode}:\n{(out.stdout + out.stderr)[-2000:]}"
-    elif block.lang == "python":
+    elif block.lang == "python" and not is_fragment(block):
         script = work / "doc_block.py"
         script.write_text(block.text)
         out = run(f"{sys.executable} doc_block.py", work)
@@ -220,4 +233,12 @@ def test_the_harness_catches_a_missing_line_and_a_failing_command(tmp_path: Path
         run_block(blocks(page)[0], tmp_path)
     page.write_text("```sh\nfalse\n```\n")
     with pytest.raises(AssertionError, match="exited 1"):
+        run_block(blocks(page)[0], tmp_path)
+    page.write_text("```python\nraise SystemExit(3)\n```\n")
+    with pytest.raises(AssertionError, match="the Python block failed"):
+        run_block(blocks(page)[0], tmp_path)
+    page.write_text("```python\n# fragment: a sketch\nraise SystemExit(3)\n```\n")
+    run_block(blocks(page)[0], tmp_path)  # shown, not run
+    page.write_text("```python\n# fragment\nraise SystemExit(3)\n```\n")
+    with pytest.raises(AssertionError, match="says why"):
         run_block(blocks(page)[0], tmp_path)
