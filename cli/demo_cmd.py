@@ -114,10 +114,8 @@ def demo(
         if os.path.lexists(out) and not overwrite:
             raise fail(f"{out}: exists; the demo does not replace files (--overwrite replaces "
                        "it)", EXIT_USAGE, as_json=js)
-        if not (out.parent or Path(".")).is_dir():
-            why = (no_directory(out.parent) if os.path.lexists(out.parent)
-                   else f"No such file or directory (no directory {out.parent})")
-            raise fail(f"{out}: {why}", EXIT_USAGE, as_json=js)
+        if not (out.parent or Path(".")).is_dir():  # in the words of every other writer
+            raise fail(f"{out}: {no_directory(out.parent)}", EXIT_USAGE, as_json=js)
     if out is None:
         _check_default_name(r.name, rules, players, as_json=js)
     events = simulate_match(r, players, seed=seed)
