@@ -120,8 +120,11 @@ def test_a_misspelt_name_of_the_package_is_an_error_to_mypy(tmp_path: Path) -> N
 
 
 def test_what_all_names_is_there_and_import_buraco_log_stays_bare() -> None:
-    code = ("import sys, buraco_log\n"
-            "bare = sorted(m for m in sys.modules if m.startswith('buraco_log'))\n"
+    """Not even `typing` (2.4 of its 2.7 ms): the package alone, its names when asked for."""
+    code = ("import sys\n"
+            "before = set(sys.modules)\n"
+            "import buraco_log\n"
+            "bare = sorted(set(sys.modules) - before)\n"
             "names = {n: type(getattr(buraco_log, n)).__name__ for n in buraco_log.__all__}\n"
             "edge = {'duckdb', 'pyarrow', 'typer', 'rich'} & set(sys.modules)\n"
             "print(bare, names, sorted(edge))\n")
