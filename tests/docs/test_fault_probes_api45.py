@@ -94,7 +94,7 @@ def _mypy(tmp: Path, sources: list[tuple[str, str]]) -> str:
 
 @pytest.fixture(scope="module")
 def mypy_output(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """mypy over every block: the archive's pull in duckdb and the rest (a minute, cold)."""
+    """mypy over every block: the archive's blocks bring in duckdb and more (a minute, cold)."""
     return _mypy(tmp_path_factory.mktemp("mypy"), _python_blocks())
 
 
