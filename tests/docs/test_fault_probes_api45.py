@@ -1,6 +1,6 @@
 """Probe 45 of the library's face, as a user's script meets it (`import buraco_log`).
 
-- Every ```python block of the library's pages is type-checked with ``mypy --strict`` as a
+- Every ```python block of the README and docs/ is type-checked with ``mypy --strict`` as a
   user's file importing the package (test_docs.py runs them; nothing checked their types).
 - ``import buraco_log`` had a module ``__getattr__`` that mypy reads as "any name is Any": a
   misspelt ``from buraco_log import FORMAT_VERSON`` passed ``mypy --strict``.
@@ -45,10 +45,9 @@ from buraco_log.signing.keys import SigningError, load_signer
 from buraco_log.simulate import simulate_match
 from buraco_log.state import view
 from buraco_log.timeline import Timeline
-from tests.docs.test_docs import blocks, is_fragment
+from tests.docs.test_docs import PAGES, blocks, is_fragment
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGES = ["library", "deals", "archive", "log-format", "signing", "recorder", "review"]
 GOLDEN = ROOT / "examples" / "golden" / "biriba.jsonl"
 MATCH = ROOT / "examples" / "sim" / "classic-2p-000000.blog"
 
@@ -64,10 +63,10 @@ buraco_log.audit_log("match.blog")
 def _python_blocks() -> list[tuple[str, str]]:
     """(file stem, text) of every ```python block of the pages that is not a fragment."""
     found = []
-    for page in PAGES:
-        for block in blocks(ROOT / "docs" / f"{page}.md"):
+    for page in PAGES:  # README.md and every page of docs/
+        for block in blocks(page):
             if block.lang == "python" and not is_fragment(block):
-                found.append((f"{page.replace('-', '_')}_{block.line}", block.text))
+                found.append((f"{page.stem.replace('-', '_')}_{block.line}", block.text))
     return found
 
 
