@@ -81,16 +81,18 @@ MORTO_NC = "4d 5d 6d 8c 8d 8s Tc Td Ts Qh 9s"
 
 
 class Deal:
-    """One hand's deal for two players, seat 0 to play first (dealer 1)."""
+    """One hand's deal, seat 0 to play first (the last seat deals); two players unless
+    ``more`` gives the hands of seats 2 and on (no morto then)."""
 
     def __init__(self, preset: str, hand0: str, seat1: str, stock_top: str,
-                 morto0: str = "", upcard: str | None = None) -> None:
+                 morto0: str = "", upcard: str | None = None, more: tuple[str, ...] = ()
+                 ) -> None:
         self.rules = rules_of(preset)
         r = self.rules
-        self.hands = [cards(hand0), cards(seat1)]
+        self.hands = [cards(hand0), cards(seat1), *map(cards, more)]
         assert all(len(h) == r["hand_size"] for h in self.hands), preset
         rest = Counter(deck(r["jokers"]))
-        used = self.hands[0] + self.hands[1] + cards(morto0) + ([upcard] if upcard else [])
+        used = [c for h in self.hands for c in h] + cards(morto0) + ([upcard] if upcard else [])
         rest.subtract(Counter(used))
         assert min(rest.values()) >= 0, (preset, +Counter({k: -v for k, v in rest.items()}))
         pool = sorted(rest.elements(), key=lambda c: (c == "JK", "cdhs".find(c[-1]), c))
@@ -107,10 +109,13 @@ class Deal:
         self.upcard = upcard
 
     def start(self, name: str) -> list[Ev]:
+        n = len(self.hands)
+        names = ["ana", "bia", "caio", "dora", "edu", "fia"][:n]
         ms: Ev = {"t": "ms", "match_id": name, "rules": self.rules,
-                  "players": [{"name": "ana"}, {"name": "bia"}], "sides": [0, 1],
-                  "first_dealer": 1}
-        hs: Ev = {"t": "hs", "hand": 0, "dealer": 1, "hands": self.hands,
+                  "players": [{"name": x} for x in names],
+                  "sides": list(range(n)) if n <= 3 else [i % 2 for i in range(n)],
+                  "first_dealer": n - 1}
+        hs: Ev = {"t": "hs", "hand": 0, "dealer": n - 1, "hands": self.hands,
                   "stock": self.stock}
         if self.mortos:
             hs["mortos"] = self.mortos
@@ -286,7 +291,59 @@ def main() -> None:
     write(f"{p}-out-without-canastra", p, nc.start(f"{p}-nc") + no_canastra_turn(11)[:5],
           bad("morto.indirect_only", 6), table)
 
+    extras(table)
     (HERE / "expected.json").write_text(json.dumps(table, indent=1, sort_keys=True) + "\n")
+
+
+def extras(table: dict[str, Any]) -> None:
+    """RULES.md read line by line: wilds (§5), three players (§2), the match end (§10)."""
+    p = "burraco"
+    d = Deal(p, "Ks As 2s 3s JK JK 2c 2d 2h 5h 6h", SEAT1_11, "9c", upcard="Tc",
+             morto0=MORTO_NC)
+    start = [*d.start("wilds"), dr(0, "9c")]
+    for name, meld, want in (
+            # K-A-2 reads the 2 as the wild standing for the queen: Q-K-A (§5).
+            ("k-a-2", "Ks As 2s", OK),
+            # K-A-2-3 wraps whatever the 2 is read as.
+            ("k-a-2-3", "Ks As 2s 3s", bad("meld.run_wraps", 3)),
+            # A-2-3 with the 2 in its own place: natural, a clean run.
+            ("a-2-3", "As 2s 3s", OK),
+            ("two-wilds", "5h 6h JK JK", bad("meld.too_many_wilds", 3)),
+            ("two-twos", "5h 6h 2c 2d", bad("meld.too_many_wilds", 3)),
+            ("set-of-twos", "2c 2d 2h", bad("meld.set_of_twos", 3)),
+            # 2h beside 5h 6h: not its own place (no 3h, 4h), so the wild for the 4h or 7h.
+            ("dirty-run", "5h 6h 2h", OK)):
+        write(f"burraco-wilds-{name}", p, [*start, ml(0, meld)], want, table)
+
+    # Three players in classic: each a side. Seat 0 lays its whole hand and goes out:
+    # QQQ 30 KKK 30 JJJ 30 567c 15 = 105, going out 50, relancinho 100: 255. Seat 1 -100;
+    # seat 2 holds 3d 4c 5c 6d 7d 25 and 8d 9h Tc Jc Qh Kh 60: -85.
+    p = "classic"
+    d = Deal(p, "Qc Qd Qs Kc Kd Ks Jc Jd Js 5c 6c", SEAT1_11, "7c",
+             more=("3d 4c 5c 6d 7d 8d 9h Tc Jc Qh Kh",))
+    turn = [dr(0, "7c"), ml(0, "Qc Qd Qs"), ml(0, "Kc Kd Ks"), ml(0, "Jc Jd Js"),
+            ml(0, "5c 6c 7c"), wo(0)]
+    write("classic-three-players", p, [*d.start("three"), *turn,
+                                       he("went_out", [255, -100, -85])], OK, table)
+
+    # The match end (§10): carried totals 1450 and 0; side 0 is vulnerable (at least 750), its
+    # first melds of the hand total 105 (at least 75), and the hand's 255 takes it to 1705.
+    d = Deal(p, "Qc Qd Qs Kc Kd Ks Jc Jd Js 5c 6c", SEAT1_11, "7c")
+    hand = [*d.start("match-end")]
+    hand.insert(1, {"t": "tc", "totals": [1450, 0]})
+    played = [*hand, *turn, he("went_out", [255, -100])]
+    write("classic-match-end", p, [*played, {"t": "me", "totals": [1705, -100], "winner": 0}],
+          OK, table)
+    write("classic-match-wrong-winner", p,
+          [*played, {"t": "me", "totals": [1705, -100], "winner": 1}],
+          bad("match.wrong_winner", len(played)), table)
+    # A vulnerable side's first melds of 15 points, then a discard: short of 75.
+    d = Deal(p, "3h 4h 5h 7c 7d 7s 9c 9d 9s Kc Kd", SEAT1_11, "Ks 6c Kh")
+    short = [*d.start("short-opening")]
+    short.insert(1, {"t": "tc", "totals": [1450, 0]})
+    write("classic-vulnerable-short-opening", p,
+          [*short, dr(0, "Ks"), ml(0, "3h 4h 5h"), dc(0, "Kd")],
+          bad("vulnerable.opening_too_low", 5), table)
 
 
 def no_canastra_turn(size: int) -> list[Ev]:

@@ -120,3 +120,13 @@ def test_docs_name_every_field_of_every_event() -> None:
         fields = [f for f in cls.__struct_fields__ if f not in ("seq", "at", "note")]
         assert tag in rows, tag
         assert re.findall(r"`(\w+)`", rows[tag]) == fields, (tag, rows[tag])
+
+
+def test_docs_name_every_rule_the_hand_written_logs_meet() -> None:
+    """Each rule id a scenario expects is in docs/log-format.md's table of refusals, so a
+    checker who writes a log by hand knows what the refusal is called."""
+    doc = (Path(__file__).parents[2] / "docs" / "log-format.md").read_text()
+    table = doc.split("**What a refusal is named.**")[1].split("**Versions.**")[0]
+    named = set(re.findall(r"`(\w+\.\w+)`", table))
+    met = {want["rule"] for want in EXPECTED.values() if want["rule"]}
+    assert met <= named, sorted(met - named)
