@@ -192,6 +192,12 @@ def _session(master: str | None, conf: dict[str, str]) -> Any:
     held = signal.getsignal(signal.SIGINT)
     try:
         return _module().session(master, conf)
+    except KeyboardInterrupt:
+        # Ctrl-C while the session starts met PySpark's handler: the command's says it (it
+        # was the bare "interrupted", without the command or its -o file)
+        if callable(held):
+            held(signal.SIGINT, None)
+        raise
     finally:
         if held is not None and threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGINT, held)

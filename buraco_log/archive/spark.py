@@ -1464,7 +1464,12 @@ def _check_node(full: str, node: Any, ctes: set[str], relations: list[list[str]]
         ident = node.name()
         parts = [str(o.get()) for o in (ident.catalog(), ident.database()) if o.isDefined()]
         _check_function([*parts, str(ident.funcName())], builtin)
-    elif cls in ("UnresolvedTableValuedFunction", "UnresolvedHint", "UnresolvedTVFAliases"):
+    elif cls in ("UnresolvedTableValuedFunction", "UnresolvedTVFAliases"):
+        # said as a table function, by its name (Catalyst's class name alone said nothing)
+        named = ".".join(_names(node.name()))
+        raise ArchiveError(f"query: a table function ({named}) is not allowed: only the "
+                           f"archive's views can be read ({', '.join(sorted(VIEWS))})")
+    elif cls == "UnresolvedHint":
         raise ArchiveError(f"query: {cls} is not allowed")
     elif "command" in full.lower():
         raise ArchiveError(f"query: only read-only queries are allowed, not {cls}")

@@ -102,6 +102,19 @@ def test_what_reads_files_writes_or_changes_the_session_is_refused_in_one_line(
     assert engine.check_sql(spark, "SELECT count(*) FROM matches").columns == ["count(1)"]
 
 
+@pytest.mark.spark
+@pytest.mark.parametrize(("sql", "name"), [
+    ("SELECT * FROM read_files('/etc/passwd')", "read_files"),
+    ("SELECT * FROM range(3) AS t(a)", "range"),
+    ("SELECT * FROM system.builtin.explode(array(1))", "system.builtin.explode"),
+])
+def test_a_table_function_is_refused_by_its_name(spark: Any, archive: Path, sql: str,
+                                                 name: str) -> None:
+    """Before: "UnresolvedTableValuedFunction is not allowed", Catalyst's class name."""
+    assert _refused(spark, sql).startswith(f"query: a table function ({name}) is not allowed: "
+                                           "only the archive's views can be read (")
+
+
 # -- a signal to a query stuck in the driver ------------------------------------------------------
 
 # Folded by the optimizer in the driver (a projection over VALUES): minutes, and no job.
@@ -227,3 +240,37 @@ def test_every_preset_and_damaged_json_lines_give_the_local_engines_rows(
     assert len(local.errors) == 7, [(e.path, e.message) for e in local.errors]
     assert engine.table_checksums(tmp_path / "spark") == engine.table_checksums(
         tmp_path / "local")
+
+
+# -- Ctrl-C while the session starts ---------------------------------------------------------------
+
+def test_ctrl_c_while_the_session_starts_is_said_by_the_commands_handler(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """PySpark puts its own SIGINT handler in place while its context starts: a Ctrl-C then
+    never reached the command's, and came out as the bare "interrupted" (not "query:
+    interrupted; nothing was written to FILE"). A real SIGINT, to this process."""
+    from cli import archive_spark
+
+    met: list[int] = []
+
+    def ours(signum: int, _frame: object) -> None:
+        met.append(signum)
+        raise KeyboardInterrupt
+
+    class Starting:  # what SparkContext does as it starts, then the Ctrl-C
+        @staticmethod
+        def session(master: str | None, conf: dict[str, str]) -> None:
+            def theirs(_signum: int, _frame: object) -> None:
+                raise KeyboardInterrupt
+
+            signal.signal(signal.SIGINT, theirs)
+            signal.raise_signal(signal.SIGINT)
+
+    monkeypatch.setattr(archive_spark, "_module", lambda: Starting)
+    previous = signal.signal(signal.SIGINT, ours)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            archive_spark._session(None, {})
+        assert (met, signal.getsignal(signal.SIGINT)) == ([signal.SIGINT], ours)
+    finally:
+        signal.signal(signal.SIGINT, previous)
