@@ -274,3 +274,15 @@ def test_a_bytes_path_names_the_file_it_is(workdir: Path) -> None:
     assert not (workdir / "b'new.blog'").exists()
     shutil.copy(GOLDEN, workdir / "g.jsonl")
     assert len(read_jsonl(b"g.jsonl")) == len(_events())  # type: ignore[arg-type]
+
+
+def test_the_head_log_format_shows_is_the_head_of_its_events(tmp_path: Path) -> None:
+    """The head depends on the events alone: the page's comment must be that of its match."""
+    import re
+
+    page = (ROOT / "docs" / "log-format.md").read_text()
+    shown = re.search(r"LogInfo\(events=(\d+), sealed=True, head='([0-9a-f]+)\.\.\.'", page)
+    assert shown, "log-format.md no longer shows verify's LogInfo"
+    events = simulate_match(preset("classic"), 2, seed="docs")  # as the page's block
+    info = log.write_log(tmp_path / "new.blog", events)
+    assert (info.events, info.head[:len(shown[2])]) == (int(shown[1]), shown[2])
