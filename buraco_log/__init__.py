@@ -24,3 +24,7 @@ else:
 
             return FORMAT_VERSION
         raise AttributeError(f"module 'buraco_log' has no attribute {name!r}")
+
+    def __dir__() -> list[str]:
+        # what a REPL or an editor completes: the lazy names too
+        return sorted({*globals(), *__all__})

@@ -126,10 +126,10 @@ def test_what_all_names_is_there_and_import_buraco_log_stays_bare() -> None:
             "bare = sorted(set(sys.modules) - before)\n"
             "names = {n: type(getattr(buraco_log, n)).__name__ for n in buraco_log.__all__}\n"
             "edge = {'duckdb', 'pyarrow', 'typer', 'rich'} & set(sys.modules)\n"
-            "print(bare, names, sorted(edge))\n")
+            "print(bare, names, sorted(edge), set(buraco_log.__all__) <= set(dir(buraco_log)))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=60, check=True, cwd=ROOT).stdout.strip()
-    assert out == "['buraco_log'] {'FORMAT_VERSION': 'int', '__version__': 'str'} []", out
+    assert out == "['buraco_log'] {'FORMAT_VERSION': 'int', '__version__': 'str'} [] True", out
 
 
 # -- the errors of the documented calls ------------------------------------------------------
