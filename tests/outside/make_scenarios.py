@@ -292,6 +292,8 @@ def main() -> None:
           bad("morto.indirect_only", 6), table)
 
     extras(table)
+    redraws(table)
+    set_canastras(table)
     (HERE / "expected.json").write_text(json.dumps(table, indent=1, sort_keys=True) + "\n")
 
 
@@ -344,6 +346,47 @@ def extras(table: dict[str, Any]) -> None:
     write("classic-vulnerable-short-opening", p,
           [*short, dr(0, "Ks"), ml(0, "3h 4h 5h"), dc(0, "Kd")],
           bad("vulnerable.opening_too_low", 5), table)
+
+
+def redraws(table: dict[str, Any]) -> None:
+    """RULES.md §4: the first player may refuse the first card drawn, once, in the first turn."""
+    p = "classic"
+    d = Deal(p, "3h 4h 5h 7c 7d 7s 9c 9d 9s Kc Kd", SEAT1_11, "Ks 6c Kh")
+    start = d.start("redraw")
+    rj = {"t": "rj", "seat": 0, "card": "Ks"}
+    write("classic-redraw", p, [*start, dr(0, "Ks"), rj, dr(0, "6c"), dc(0, "6c"),
+                                dr(1, "Kh"), dc(1, "Kh")], OK, table)
+    write("classic-redraw-then-pile", p, [*start, dr(0, "Ks"), rj, pt(0, 1, "Ks")],
+          bad("draw.redraw_from_stock", 4), table)
+    write("classic-redraw-late", p, [*start, dr(0, "Ks"), dc(0, "Kd"), dr(1, "6c"),
+                                     {"t": "rj", "seat": 1, "card": "6c"}],
+          bad("draw.redraw_only_first", 5), table)
+    p = "thirteen"
+    d = Deal(p, "3h 4h 5h 6h 7h 8h 9h Qc Qd Qs Kc Kd Ks", SEAT1_13, "Kh", upcard="Tc",
+             morto0="4c 5c 6c 7c Jc Jd Js 5d 5s 5h Ad")
+    write("thirteen-redraw", p, [*d.start("redraw"), dr(0, "Kh"),
+                                 {"t": "rj", "seat": 0, "card": "Kh"}],
+          bad("draw.redraw_not_allowed", 3), table)
+
+
+def set_canastras(table: dict[str, Any]) -> None:
+    """A set of seven is a canastra except in mega (§6 `canastra_from_sets`). Seat 0 lays seven
+    8s and 3h 4h 5h, keeps the Kd, and both seats draw and throw back to the stock-out."""
+    for p, bonus in (("mega", 0), ("burraco", 200)):
+        d = Deal(p, "8c 8c 8d 8d 8h 8s 8s 3h 4h 5h Kd", SEAT1_11, "", upcard="Tc",
+                 morto0="4d 5d 6d 9c 9d 9s Td Ts Qh Jh 7s")
+        first = d.stock[0]
+        events = [*d.start(f"{p}-set-of-seven"), dr(0, first), ml(0, "8c 8c 8d 8d 8h 8s 8s"),
+                  ml(0, "3h 4h 5h"), dc(0, first)]
+        floor = d.rules["stock_floor"]
+        for i, c in enumerate(d.stock[1: len(d.stock) - floor]):
+            events += [dr((i + 1) % 2, c), dc((i + 1) % 2, c)]
+        # seat 0: seven 8s 70 and 3h4h5h 15 on the table, the set's bonus, -10 for the Kd,
+        # -100 for the morto: -25 in mega, 175 in burraco. seat 1: -100 (-110 in burraco)
+        # and -100.
+        s1 = 110 if p == "burraco" else 100
+        write(f"{p}-set-of-seven", p,
+              [*events, he("stock_out", [70 + 15 + bonus - 10 - 100, -s1 - 100])], OK, table)
 
 
 def no_canastra_turn(size: int) -> list[Ev]:
