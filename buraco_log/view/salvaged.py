@@ -13,7 +13,7 @@ import os
 from collections.abc import Mapping, Sequence
 
 from buraco_log.audit import read_log_signed
-from buraco_log.errors import ReplayError
+from buraco_log.errors import PositionError, ReplayError
 from buraco_log.forensic import read_anyway
 from buraco_log.view import _damage, page_for_log
 from buraco_log.view.page import Banner, Mark, Page, build_page
@@ -29,7 +29,8 @@ def page_anyway(path: str | os.PathLike[str], *, seat: int | None = None,
     intact, integ, _ = read_log_signed(path)
     if integ.status not in ("broken", "torn"):
         return page_for_log(path, seat=seat, at=at, marks=marks)
-    events = read_anyway(path).events
+    salvage = read_anyway(path)
+    events = salvage.events
     if len(events) <= len(intact):  # nothing past the damage decodes: the strict page
         return page_for_log(path, seat=seat, at=at, marks=marks)
     unvouched = len(events) - len(intact)
@@ -40,6 +41,10 @@ def page_anyway(path: str | os.PathLike[str], *, seat: int | None = None,
               f"{len(events)} events decode; the last {unvouched} of them, from seq "
               f"{events[len(intact)].seq} on, are not vouched for."))
     if at is not None and at > events[-1].seq:
+        if salvage.read_to_end:  # every record read: a seq the log does not hold (2), as
+            # replay --ignore-integrity says it
+            raise PositionError(f"--at {at}: the log has no seq {at} (seqs 0 to "
+                                f"{events[-1].seq})", seq=at)
         raise ReplayError(f"--at {at}: the page holds seqs 0 to {events[-1].seq}, the events "
                           f"that decode; the log {_damage(integ)}", seq=at)
     return build_page(events, seat=seat, at=at, banners=(banner,), marks=marks)

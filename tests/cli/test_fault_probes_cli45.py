@@ -72,6 +72,21 @@ def test_a_hand_held_past_an_illegal_event_is_a_finding(tmp_path: Path) -> None:
     assert (error["exit_status"], error["rule"]) == (1, "discard.card_not_in_hand"), error
 
 
+
+def test_a_changed_log_read_to_its_end_has_no_seq_past_it_for_view_too(tmp_path: Path) -> None:
+    """A log whose chain is broken but whose every record decodes, read anyway to its end:
+    `replay --ignore-integrity --at 9999` says the log has no seq 9999 (2); `view
+    --ignore-integrity` said the damage stopped the page (1)."""
+    tampered = ROOT / "examples" / "disputes" / "tampered.log"
+    runs: list[list[object]] = [
+        ["view", tampered, "--ignore-integrity", "--at", 9999, "-o", "p.html"],
+        ["replay", tampered, "--ignore-integrity", "--at", 9999]]
+    for d in cli_batch(runs, cwd=tmp_path):
+        line = one_error_line(d, 2)
+        assert "the log has no seq 9999 (seqs 0 to 312)" in line, (d.args, line)
+    assert list(tmp_path.iterdir()) == []
+
+
 # -- a page's file of the longest name a file may have ----------------------------------------
 
 def test_a_page_may_have_the_longest_name_a_file_may_have(tmp_path: Path) -> None:
