@@ -130,3 +130,16 @@ def test_docs_name_every_rule_the_hand_written_logs_meet() -> None:
     named = set(re.findall(r"`(\w+\.\w+)`", table))
     met = {want["rule"] for want in EXPECTED.values() if want["rule"]}
     assert met <= named, sorted(met - named)
+
+
+def test_the_first_line_the_docs_show_is_of_todays_format() -> None:
+    """Copied as shown, the first line must make a log of the current event format version: one
+    that said 1 made every hand-written log a version 1 log, with another head digest."""
+    from buraco_log.events import FORMAT_VERSION
+
+    root = Path(__file__).parents[2]
+    for page in ("docs/log-format.md", "schema/LOG_FORMAT.md"):
+        shown = re.findall(r'\{"log": "buraco-log"[^}]*\}', (root / page).read_text())
+        assert shown, page
+        for line in shown:
+            assert json.loads(line)["version"] == FORMAT_VERSION, (page, line)
