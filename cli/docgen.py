@@ -45,9 +45,11 @@ Every command follows the same rules:
     past the first illegal event is a finding, `1` (its JSON error names the `rule`); a seq
     before it is answered, `0`, the illegal event noted on stderr (`explain` of the illegal
     event itself explains it, `0`). So is `replay --hand H [--turn T]`: a hand the log holds
-    past the illegal event is `1`. A damaged log read anyway (`--ignore-integrity`; `view`
-    always reads one so): a seq, hand or turn past the events read is a finding, `1`, naming
-    the damage's rule (`log.torn`, `log.damage`): the damaged part may hold it.
+    past the illegal event is `1`. A damaged log whose reading stopped short of its end (a
+    torn tail, a record that does not decode; `view` without `--ignore-integrity` stops at
+    the first damage): a seq, hand or turn past the events read is a finding, `1`, naming
+    the damage's rule (`log.torn`, `log.damage`): the unread part may hold it. A changed log
+    read anyway to its end (`--ignore-integrity`) holds no seq past its last event: `2`.
   - `130`: interrupted (Ctrl-C, SIGINT); `143`: terminated (SIGTERM); `129`: hung up
     (SIGHUP: the terminal or ssh session closed; a SIGHUP the process ignores, as under
     `nohup`, stays ignored). Each is one line and the command's clean-up, as for Ctrl-C. A
