@@ -111,6 +111,7 @@ def query(root: str, sql: str, master: str | None, conf: dict[str, str],
         try:
             return TableStream(engine.query(root, sql, spark=spark, timeout=timeout))
         except engine.QueryTimeout as exc:
+            _stop(spark)  # one abandoned in the driver still runs there
             raise engine.ArchiveError(f"{exc} (--timeout)") from None
         except KeyboardInterrupt:
             _stop(spark)
@@ -161,10 +162,10 @@ JVM_STOP = 10.0
 
 
 def _stop(spark: Any) -> None:
-    """After Ctrl-C or SIGTERM: cancel every job and end the JVM this command started (none
-    under ``spark-submit``, whose JVM is the parent), waiting for it. A query the optimizer
-    folds in the driver has no job to cancel: it kept a core busy until the JVM, orphaned
-    once the command had exited, read the end of its input and shut down."""
+    """After Ctrl-C, SIGTERM or the query's timeout: cancel every job and end the JVM this
+    command started (none under ``spark-submit``, whose JVM is the parent), waiting for it.
+    A query the optimizer folds in the driver has no job to cancel: it kept a core busy
+    until the JVM, orphaned once the command had exited, read the end of its input."""
     sc = spark.sparkContext
     with contextlib.suppress(Exception):  # the JVM may be gone
         sc.cancelAllJobs()

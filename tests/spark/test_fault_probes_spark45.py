@@ -184,6 +184,34 @@ def test_a_signal_to_a_query_stuck_in_the_driver_ends_its_jvm_with_the_command(
     assert left == "", left
 
 
+@pytest.mark.spark
+@pytest.mark.slow  # its own JVM: a minute or two on the loaded machine
+def test_a_query_stuck_in_the_driver_past_its_timeout_ends_its_jvm_with_the_command(
+        tmp_path: Path) -> None:
+    """Before: the timeout's one line and exit 1, but the JVM, still folding, outlived the
+    command."""
+    why = spark_missing()
+    if why is not None and not IN_CI:
+        pytest.skip(why)
+    a = tmp_path / "a"
+    subprocess.run([sys.executable, "-m", "cli.main", "ingest", "--archive", str(a),
+                    str(ROOT / "examples/sim/thirteen-quick-4p-000000.blog")], cwd=ROOT,
+                   check=True, capture_output=True)
+    p = subprocess.Popen([sys.executable, "-m", "cli.main", "query", str(a), FOLDED,
+                          "--timeout", "20", "--engine", "spark", "--master", "local[1]"],
+                         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         start_new_session=True)
+    try:
+        out, err = p.communicate(timeout=600)
+        left = _in_session(p.pid)  # at once: what the command left behind
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+    assert (p.returncode, out, err) == (
+        1, "", "buraco-log: error: query: stopped after the 20 s timeout (--timeout)\n")
+    assert left == "", left
+
+
 # -- equal results: every preset, JSON Lines logs damaged every way ------------------------------
 
 def _presets_and_damaged_jsonl(directory: Path) -> None:
