@@ -616,7 +616,19 @@ def replay(
                  f"known up to seq {tl.last_seq}")
     except ReplayError as exc:
         raise _replay_error(path, exc, js) from None
-    if warning is not None and format is Format.json:
+    # the end asked for: a recorded score the replay corrected is a finding, said after the
+    # table as the illegal event is (exit 1); a table before the end notes those up to it
+    wrong = [m for m in tl.score_mismatches if end or m.seq is None or m.seq <= view.seq]
+    if js and end and (wrong or (tl.illegal is not None and tl.illegal.seq is not None)):
+        # a program reading stdout gets the findings stderr says, as `audit` words them
+        data = view_json(view, tl)
+        data["findings"] = [{"message": m.explanation, "rule": m.rule, "seq": m.seq}
+                            for m in wrong]
+        if tl.illegal is not None and tl.illegal.seq is not None:
+            data["findings"].append({"message": tl.illegal.explanation,
+                                     "rule": tl.illegal.rule, "seq": tl.illegal.seq})
+        emit_json(data if warning is None else with_warning(data, warning))
+    elif warning is not None and format is Format.json:
         emit_json(with_warning(view_json(view, tl), warning))
     elif step:
         if warning is not None:
@@ -627,9 +639,6 @@ def replay(
         if warning is not None:
             _echo(warning)
         _print_view(view, format, tl)
-    # the end asked for: a recorded score the replay corrected is a finding, said after the
-    # table as the illegal event is (exit 1); a table before the end notes those up to it
-    wrong = [m for m in tl.score_mismatches if end or m.seq is None or m.seq <= view.seq]
     stops = mismatch_lines(path, (audit.ScoreMismatch(m.seq, m.rule, m.explanation)
                                   for m in wrong))
     if not end:

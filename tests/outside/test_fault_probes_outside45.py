@@ -143,3 +143,18 @@ def test_the_first_line_the_docs_show_is_of_todays_format() -> None:
         assert shown, page
         for line in shown:
             assert json.loads(line)["version"] == FORMAT_VERSION, (page, line)
+
+
+@pytest.mark.parametrize("name", ["thirteen-pile", "burako-wrong-score"])
+def test_replay_json_carries_the_rule_and_seq_of_what_it_stopped_at(name: str) -> None:
+    """`replay -f json` of a log with an illegal event or a wrong recorded score exits 1 with
+    the table; its JSON gave the table only, so a program reading stdout never learnt the rule
+    or the seq that stderr named."""
+    want = EXPECTED[name]
+    out = cli("replay", "-f", "json", str(HERE / f"{name}.jsonl"))
+    assert out.returncode == 1
+    data = json.loads(out.stdout)
+    assert [(f["rule"], f["seq"]) for f in data["findings"]] == [(want["rule"], want["seq"])]
+    assert f"[{want['rule']}]" in out.stderr and f"seq {want['seq']}" in out.stderr
+    if want["rule"] != "score.mismatch":  # the table before the illegal event
+        assert data["seq"] == want["seq"] - 1
