@@ -37,14 +37,16 @@ VARIANTS: dict[str, Rules] = {
 
 
 @cache
-def _explained(variant: str) -> tuple[str, ...]:
-    """The words of `explain` at every 23rd seq of a simulated match, and of some wrong
-    moves there: the event, the rule's description and the facts."""
+def _explained(variant: str, every: int = 46) -> tuple[str, ...]:
+    """The words of `explain` at every ``every``-th seq of a simulated match, and of some
+    wrong moves there: the event, the rule's description and the facts. Each explanation
+    replays the prefix: the default run samples every 46th seq (a third of the time of every
+    23rd, which the slow run samples)."""
     events = simulate_match(VARIANTS[variant], 2, seed="probe41b")
     rep, said = Replayer(), set[str]()
     for i, ev in enumerate(events[:-1]):
         rep.step(ev)
-        if i % 23:  # each explanation replays the prefix: a sample keeps this fast
+        if i % every:
             continue
         tried: list[AnyEvent] = [*list(_wrong_moves(rep.state(), ev.seq + 1))[::4], events[i + 1]]
         for bad in tried:
@@ -71,6 +73,16 @@ def test_explaining_a_card_table_keeps_card_words() -> None:
     said = _explained("mega")
     assert not [t for t in said if TILE_WORDS.search(t)]
     assert "meld rules: at least 3 cards" in " | ".join(said)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_explaining_every_23rd_seq_keeps_each_table_in_its_words(variant: str) -> None:
+    said = _explained(variant, 23)
+    if variant == "mega":
+        assert not [t for t in said if TILE_WORDS.search(t)]
+    else:
+        assert not [t for t in said if _speaks_of_cards(t)]
 
 
 def test_every_tile_description_is_a_rules_description_without_card_words() -> None:
