@@ -85,14 +85,15 @@ class Deal:
     ``more`` gives the hands of seats 2 and on (no morto then)."""
 
     def __init__(self, preset: str, hand0: str, seat1: str, stock_top: str,
-                 morto0: str = "", upcard: str | None = None, more: tuple[str, ...] = ()
-                 ) -> None:
+                 morto0: str = "", upcard: str | None = None, more: tuple[str, ...] = (),
+                 morto1: str = "") -> None:
         self.rules = rules_of(preset)
         r = self.rules
         self.hands = [cards(hand0), cards(seat1), *map(cards, more)]
         assert all(len(h) == r["hand_size"] for h in self.hands), preset
         rest = Counter(deck(r["jokers"]))
-        used = [c for h in self.hands for c in h] + cards(morto0) + ([upcard] if upcard else [])
+        used = [c for h in self.hands for c in h] + cards(morto0) + cards(morto1)
+        used += [upcard] if upcard else []
         rest.subtract(Counter(used))
         assert min(rest.values()) >= 0, (preset, +Counter({k: -v for k, v in rest.items()}))
         pool = sorted(rest.elements(), key=lambda c: (c == "JK", "cdhs".find(c[-1]), c))
@@ -101,8 +102,8 @@ class Deal:
             pool.remove(c)
         self.mortos: list[list[str]] = []
         if r["morto"]:
-            m1 = pool[: r["morto_size"]]
-            pool = pool[r["morto_size"]:]
+            m1 = cards(morto1) or pool[: r["morto_size"]]
+            pool = pool if morto1 else pool[r["morto_size"]:]
             self.mortos = [cards(morto0), m1]
             assert len(self.mortos[0]) == r["morto_size"], preset
         self.stock = top + pool
@@ -293,6 +294,7 @@ def main() -> None:
 
     extras(table)
     redraws(table)
+    partners(table)
     set_canastras(table)
     (HERE / "expected.json").write_text(json.dumps(table, indent=1, sort_keys=True) + "\n")
 
@@ -387,6 +389,36 @@ def set_canastras(table: dict[str, Any]) -> None:
         s1 = 110 if p == "burraco" else 100
         write(f"{p}-set-of-seven", p,
               [*events, he("stock_out", [70 + 15 + bonus - 10 - 100, -s1 - 100])], OK, table)
+
+
+def partners(table: dict[str, Any]) -> None:
+    """RULES.md §7 at four (biriba): seat 0 takes its morto by a discard; an opponent going out
+    before seat 0 plays again voids it, the partner going out does not."""
+    p = "biriba"
+    d = Deal(p, "3h 4h 5h 6h 7h 7c 7d 7s 9c 9d 9s", "Qc Qd Qs Jc Jd Js 8c 8d 8s 6c 6d",
+             "Qh 6s 3s", morto0="4c 4d 5c 6c 7c 8c 9c Tc Jc Qc Kc",
+             morto1="Tc Td Ts 4c 4d 4s Ac Ad As Qh 2d",
+             more=("Kc Kd Ks 5c 5d 5s 8h 9h Th 3c 3d", "2c 4h 6s 7s Kh Ah 9h Th 5h 6h 7h"))
+    opening = [dr(0, "Qh"), ml(0, "3h 4h 5h 6h 7h"), ml(0, "7c 7d 7s"), ml(0, "9c 9d 9s"),
+               dc(0, "Qh"), mt(0, False)]
+    # Seat 1 (the other side) lays its hand, takes its morto directly and goes out with it.
+    # side 0: 3h..7h 25, 777 15, 999 30 = 70; seat 0's relancinho 100 stands; its morto counts
+    # as not taken, -100; seat 2 holds KKK 30 555 15 8h 9h Th 30 3c 3d 10: -85. Total -15.
+    # side 1: QQQ 30 JJJ 30 888 30 666 15 TTT 30 444 15 AAA 45 Qh 10 = 205; going out 50;
+    # relancinho 100; seat 3 holds 2c 10, 4h 6s 7s 5h 6h 7h 30, Kh 9h Th 30, Ah 15: -85. 270.
+    write("biriba-four-opponent-out", p, [*d.start("four-opponent"), *opening,
+          dr(1, "6s"), ml(1, "Qc Qd Qs"), ml(1, "Jc Jd Js"), ml(1, "8c 8d 8s"),
+          ml(1, "6c 6d 6s"), mt(1, True), ml(1, "Tc Td Ts"), ml(1, "4c 4d 4s"),
+          ml(1, "Ac Ad As"), lo(1, 0, "Qh"), dc(1, "2d"), wo(1),
+          he("went_out", [-15, 270])], OK, table)
+    # Seat 2 (the partner) goes out instead: seat 0's morto stands and is its hand.
+    # side 0: 70 + seat 2's KKK 30 555 15 8h9hTh 30 333 15 = 160; going out 50; two
+    # relancinhos 200; the morto in seat 0's hand: 4c 4d 5c 6c 7c 25, 8c..Kc 60 = -85. 325.
+    # side 1: seat 1 holds QQQ JJJ 888 90 and 6c 6d 10: -100; seat 3 -85; morto -100. -285.
+    write("biriba-four-partner-out", p, [*d.start("four-partner"), *opening,
+          dr(1, "6s"), dc(1, "6s"), dr(2, "3s"), ml(2, "Kc Kd Ks"), ml(2, "5c 5d 5s"),
+          ml(2, "8h 9h Th"), ml(2, "3c 3d 3s"), wo(2), he("went_out", [325, -285])],
+          OK, table)
 
 
 def no_canastra_turn(size: int) -> list[Ev]:
