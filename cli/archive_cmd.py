@@ -30,6 +30,7 @@ import msgspec
 import typer
 
 from buraco_log.errors import ArchiveError
+from buraco_log.log import temp_stem
 from buraco_log.outpaths import no_directory, open_in_place, rename_target, written_in_place
 from cli import archive_spark
 from cli.archive_spark import CONF_HELP, ENGINE_HELP, MASTER_HELP, Engine, spark_options
@@ -43,6 +44,7 @@ from cli.common import (
     fail,
     guarded,
     note,
+    progress_shown,
     refuse_log_as_output,
 )
 from cli.paths import directory_name, named_path, why_missing
@@ -343,7 +345,7 @@ def _ingest_with_progress(sources: list[str], root: str, jobs: int,
                           require_commitment: bool | None) -> archive.IngestReport:
     from buraco_log.archive import ingest
 
-    if not sys.stderr.isatty():
+    if not progress_shown():
         return ingest(sources, root, jobs=jobs, require_commitment=require_commitment)
     from rich.console import Console
     from rich.progress import (
@@ -402,7 +404,7 @@ def _opened(output: Path, mode: str) -> Iterator[IO[Any]]:
 
 def _temporary(target: Path) -> Path:
     """The temporary file :func:`_opened` writes beside ``target`` before renaming it."""
-    return target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    return target.with_name(f".{temp_stem(target.name)}.{os.getpid()}.tmp")
 
 
 _ERRNO = re.compile(r"\[errno (\d+)\]", re.IGNORECASE)
@@ -935,7 +937,7 @@ def _temporary_output(output: Path | None, pid: int) -> list[Path]:
     if output is None or written_in_place(output):
         return []
     target = rename_target(output)
-    return [target.with_name(f".{target.name}.{pid}.tmp")]
+    return [target.with_name(f".{temp_stem(target.name)}.{pid}.tmp")]
 
 
 def _write_rows(out: IO[str], stream: archive.QueryStream, format: QueryFormat,
@@ -1008,7 +1010,7 @@ def _nothing_written(output: Path | None, as_json: bool) -> Iterator[None]:
 @contextlib.contextmanager
 def _working(what: str) -> Iterator[None]:
     """A spinner on stderr while a long step runs, only when someone watches a terminal."""
-    if not sys.stderr.isatty():
+    if not progress_shown():
         yield
         return
     from rich.console import Console
@@ -1185,7 +1187,7 @@ def _n(count: int, noun: str) -> str:
 def _compact_with_progress(root: str, before: datetime.date | None, dry_run: bool) -> Any:
     from buraco_log.archive.compact import compact
 
-    if not sys.stderr.isatty() or dry_run:
+    if not progress_shown() or dry_run:
         return compact(root, before=before, dry_run=dry_run)
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
@@ -1262,7 +1264,7 @@ def verify_archive(path: Path, as_json: bool) -> None:
 def _verify_with_progress(root: str) -> Any:
     from buraco_log.archive import fixity
 
-    if not sys.stderr.isatty():
+    if not progress_shown():
         return fixity.verify_archive(root)
     from rich.console import Console
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
