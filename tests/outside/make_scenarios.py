@@ -295,6 +295,7 @@ def main() -> None:
     extras(table)
     redraws(table)
     partners(table)
+    deals_and_names(table)
     set_canastras(table)
     (HERE / "expected.json").write_text(json.dumps(table, indent=1, sort_keys=True) + "\n")
 
@@ -389,6 +390,25 @@ def set_canastras(table: dict[str, Any]) -> None:
         s1 = 110 if p == "burraco" else 100
         write(f"{p}-set-of-seven", p,
               [*events, he("stock_out", [70 + 15 + bonus - 10 - 100, -s1 - 100])], OK, table)
+
+
+def deals_and_names(table: dict[str, Any]) -> None:
+    """A deal short of one card, a hand dealt by the wrong seat, a draw naming another card
+    than the stock's top, a pile taken under a top it does not have, a meld of cards not held
+    (classic)."""
+    p = "classic"
+    d = Deal(p, "3h 4h 5h 7c 7d 7s 9c 9d 9s Kc Kd", SEAT1_11, "Ks 6c Kh")
+    ms, hs = d.start("names")
+    write("classic-deal-incomplete", p, [ms, {**hs, "stock": hs["stock"][:-1]}],
+          bad("deal.material", 1), table)
+    write("classic-wrong-dealer", p, [ms, {**hs, "dealer": 0}], bad("deal.dealer_rotation", 1),
+          table)
+    write("classic-pile-wrong-top", p, [ms, hs, dr(0, "Ks"), dc(0, "Kd"), pt(1, 1, "Qh")],
+          bad("pile.wrong_top", 4), table)
+    write("classic-draw-wrong-card", p, [ms, hs, dr(0, "Qh")], bad("draw.wrong_card", 2),
+          table)
+    write("classic-meld-not-held", p, [ms, hs, dr(0, "Ks"), ml(0, "Qh Qd Qc")],
+          bad("meld.cards_not_in_hand", 3), table)
 
 
 def partners(table: dict[str, Any]) -> None:
