@@ -296,6 +296,7 @@ def main() -> None:
     redraws(table)
     partners(table)
     deals_and_names(table)
+    more_rules(table)
     set_canastras(table)
     (HERE / "expected.json").write_text(json.dumps(table, indent=1, sort_keys=True) + "\n")
 
@@ -409,6 +410,46 @@ def deals_and_names(table: dict[str, Any]) -> None:
           table)
     write("classic-meld-not-held", p, [ms, hs, dr(0, "Ks"), ml(0, "Qh Qd Qc")],
           bad("meld.cards_not_in_hand", 3), table)
+
+
+def more_rules(table: dict[str, Any]) -> None:
+    """A relancinho gone out by a discard (classic), a dirty run in burraco, the morto refused
+    for want of a canastra (bossa-nova), a set of eight that is no canastra to go out (mega)."""
+    p = "classic"
+    d = Deal(p, "Qc Qd Qs Kc Kd Ks 5c 6c 7c 8c 9c", SEAT1_11, "Jh")
+    # QQQ 30 KKK 30 5c6c7c 15 8c 9c 20 = 95; relancinho 100; going out 50: 245. Seat 1 -100.
+    write("classic-relancinho-by-discard", p, [
+        *d.start("relancinho"), dr(0, "Jh"), ml(0, "Qc Qd Qs"), ml(0, "Kc Kd Ks"),
+        ml(0, "5c 6c 7c 8c 9c"), dc(0, "Jh"), wo(0), he("went_out", [245, -100])], OK, table)
+
+    p = "burraco"
+    d = Deal(p, "3h 4h 5h JK 7h 8h 9h Th Kd Qc Js", SEAT1_11, "", upcard="Tc",
+             morto0="4d 5d 6d 9c 9d 9s Td Ts Qh Jh 7s")
+    first = d.stock[0]
+    events = [*d.start("dirty-run"), dr(0, first), ml(0, "3h 4h 5h JK 7h 8h 9h Th"),
+              dc(0, first)]
+    for i, c in enumerate(d.stock[1:]):
+        events += [dr((i + 1) % 2, c), dc((i + 1) % 2, c)]
+    # The joker fills the 6: no seven naturals in a row, a dirty canastra (100), not
+    # semi-clean. 3h 4h 5h 15, JK 30, 7h 5, 8h 9h Th 30 = 80; +100; Kd Qc Js -30; morto -100:
+    # 50. Seat 1: -110 and -100.
+    write("burraco-dirty-run", p, [*events, he("stock_out", [50, -210])], OK, table)
+
+    p = "bossa-nova"
+    d = Deal(p, "3h 4h 5h 6h 7h 7c 7d 7s 9c 9d 9s", SEAT1_11, "Qh", morto0=MORTO_NC)
+    # The third meld would leave the Qh, whose discard takes the morto with no canastra.
+    write("bossa-nova-morto-by-discard-without-canastra", p, [
+        *d.start("no-canastra"), dr(0, "Qh"), ml(0, "3h 4h 5h 6h 7h"), ml(0, "7c 7d 7s"),
+        ml(0, "9c 9d 9s")], bad("morto.needs_canastra", 5), table)
+
+    p = "mega"
+    d = Deal(p, "8c 8c 8d 8d 8h 8s 8s 3h 4h 5h 6h", SEAT1_11, "7h", upcard="Tc",
+             morto0="4d 5d 6d 9c 9d 9s Tc Td Ts Qh 9h")
+    # Seven 8s are no canastra in mega: with the morto laid, keeping the Qh alone is refused.
+    write("mega-set-is-no-canastra-to-go-out", p, [
+        *d.start("set-no-canastra"), dr(0, "7h"), ml(0, "8c 8c 8d 8d 8h 8s 8s"),
+        ml(0, "3h 4h 5h 6h 7h"), mt(0, True), ml(0, "4d 5d 6d"), ml(0, "9c 9d 9s"),
+        ml(0, "Tc Td Ts"), lo(0, 3, "9h")], bad("go_out.needs_canastra", 9), table)
 
 
 def partners(table: dict[str, Any]) -> None:
