@@ -297,6 +297,7 @@ def main() -> None:
     partners(table)
     deals_and_names(table)
     more_rules(table)
+    must_use_top(table)
     set_canastras(table)
     (HERE / "expected.json").write_text(json.dumps(table, indent=1, sort_keys=True) + "\n")
 
@@ -450,6 +451,19 @@ def more_rules(table: dict[str, Any]) -> None:
         *d.start("set-no-canastra"), dr(0, "7h"), ml(0, "8c 8c 8d 8d 8h 8s 8s"),
         ml(0, "3h 4h 5h 6h 7h"), mt(0, True), ml(0, "4d 5d 6d"), ml(0, "9c 9d 9s"),
         ml(0, "Tc Td Ts"), lo(0, 3, "9h")], bad("go_out.needs_canastra", 9), table)
+
+
+def must_use_top(table: dict[str, Any]) -> None:
+    """thirteen-quick: the upcard Kh is taken (the whole pile, one card) and used at once with
+    three kings of the hand; the hand then goes as in thirteen-quick-went-out, same scores."""
+    p = "thirteen-quick"
+    d = Deal(p, "3h 4h 5h 6h 7h 8h 9h Qc Qd Qs Kc Kd Ks", SEAT1_13, "", upcard="Kh",
+             morto0="4c 5c 6c 7c Jc Jd Js 5d 5s 5h Ad")
+    write(f"{p}-pile-used", p, [
+        *d.start("pile-used"), pt(0, 1, "Kh"), ml(0, "3h 4h 5h 6h 7h 8h 9h"),
+        ml(0, "Qc Qd Qs"), ml(0, "Kc Kd Ks Kh"), mt(0, True), ml(0, "4c 5c 6c 7c"),
+        ml(0, "Jc Jd Js"), ml(0, "5d 5s 5h"), dc(0, "Ad"), wo(0),
+        he("went_out", [480, -215])], OK, table)
 
 
 def partners(table: dict[str, Any]) -> None:
