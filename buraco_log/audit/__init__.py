@@ -178,7 +178,8 @@ def _notes(events: Sequence[AnyEvent], integrity: Integrity, prov: Provenance,
     if n:
         deals = f"{n} deal{'s' if n != 1 else ''}"
         were = "were" if n != 1 else "was"
-        if not any(type(e) is MatchEnded for e in events):
+        # no commitment, no reveal to miss: an unfinished log without one says what it lacks
+        if prov.commitment is not None and not any(type(e) is MatchEnded for e in events):
             ends = ("the match has no MatchEnded before the second start"
                     if prov.second_start is not None else "the log ends without MatchEnded")
             notes.append(f"provenance: {ends}: the reveal is missing and {deals} {were} not "

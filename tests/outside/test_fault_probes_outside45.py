@@ -158,3 +158,12 @@ def test_replay_json_carries_the_rule_and_seq_of_what_it_stopped_at(name: str) -
     assert f"[{want['rule']}]" in out.stderr and f"seq {want['seq']}" in out.stderr
     if want["rule"] != "score.mismatch":  # the table before the illegal event
         assert data["seq"] == want["seq"] - 1
+
+
+def test_an_unfinished_log_without_a_commitment_misses_no_reveal(
+        audited: dict[str, dict[str, Any]]) -> None:
+    """A hand-written log commits to nothing: ending before MatchEnded it has no reveal to
+    miss. Its note said "the reveal is missing" as if a commitment had been published."""
+    notes = audited["classic-went-out"]["notes"]
+    assert not any("reveal" in n for n in notes), notes
+    assert any(n.startswith("provenance: no commitment or plain seed backs 1 deal") for n in notes)
