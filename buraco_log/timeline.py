@@ -16,7 +16,7 @@ from typing import Literal
 
 import msgspec
 
-from buraco_log.cards import Card, Style, counted, format_card
+from buraco_log.cards import Card, Style, counted, format_card, is_card
 from buraco_log.errors import (
     BuracoLogError,
     IllegalMoveError,
@@ -93,12 +93,9 @@ def describe_event(
         return f"seat {seat} ({players[seat].name})"
 
     def cs(cards: Sequence[Card]) -> str:
-        try:
-            return " ".join(cards_text(cards, style))
-        except ReplayError:
-            return repr(tuple(cards))
-        except Exception:  # a tampered card code still gets described
-            return repr(tuple(cards))
+        # a code that is no card (a tampered or hand-written log) is named as the refusal
+        # names it, #0, not as a tuple: "drew (0,)"
+        return " ".join(format_card(c, style) if is_card(c) else f"#{c}" for c in cards)
 
     e = event
     unit = "tile" if style.startswith("tiles") else "card"  # Burako's tiles (RULES.md §1)

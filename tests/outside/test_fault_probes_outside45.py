@@ -167,3 +167,11 @@ def test_an_unfinished_log_without_a_commitment_misses_no_reveal(
     notes = audited["classic-went-out"]["notes"]
     assert not any("reveal" in n for n in notes), notes
     assert any(n.startswith("provenance: no commitment or plain seed backs 1 deal") for n in notes)
+
+
+def test_explain_names_a_code_that_is_no_card_as_the_refusal_does() -> None:
+    """Its headline said "seat 0 (ana) drew (0,)", a Python tuple, beside "drew #0"."""
+    out = cli("explain", "--at", "2", str(HERE / "classic-draw-not-a-card.jsonl"))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[0] == "seq 2: seat 0 (ana) drew #0"
+    assert "(0,)" not in out.stdout and "[draw.wrong_card]" in out.stdout
