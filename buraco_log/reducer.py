@@ -206,6 +206,20 @@ class _Table:
         seat: int | None = None,
         cards: tuple[int, ...] = (),
     ) -> IllegalMoveError:
+        # A code that is no card of the preset is what is wrong, whatever check met it first:
+        # "does not hold #0" would send a referee looking for card #0 in the hand. Looked for
+        # here, on the way out, so accepted events pay nothing for it.
+        # (An empty pile has no top to name: the code standing in for it is no fault of its own.)
+        bad = () if type(ev) is PileTaken and not self.pile else _no_cards(ev, self.rules)
+        if bad:
+            rule = "event.invalid"
+            r = self.rules
+            codes = ", ".join(f"#{c!r}" for c in bad)
+            preset = f"the {r.name} preset" if r is not None else "any preset"
+            what = f"is no {self.card}" if len(bad) == 1 else f"are no {self.card}s"
+            why = " (it has no jokers)" if JOKER in bad and r is not None else ""
+            message = f"{codes} {what} of {preset}{why}"
+            cards = ()
         # The explanation names the seat that moved (docs STYLE: "naming seat and cards"): a
         # referee reading "took 2 cards; the whole pile is 3" alone could not say whose move.
         if seat is not None and f"seat {seat}" not in message:
@@ -1245,23 +1259,16 @@ def _dispatch(table: _Table, ev: Event, check: bool) -> None:
 def _check_sequence(table: _Table, ev: Event) -> None:
     """The envelope checks: seq order, and events that no phase of this kind accepts."""
     if ev.seq != table.seq + 1:
-        raise IllegalMoveError(
-            "seq.out_of_order",
-            f"seq {ev.seq} follows seq {table.seq}; expected {table.seq + 1}",
-            seq=ev.seq,
-            tag=tag_of(ev),
-        )
+        raise table.fail(ev, "seq.out_of_order",
+                         f"seq {ev.seq} follows seq {table.seq}; expected {table.seq + 1}")
     if type(ev) is MatchStarted and table.phase != "new":
         # a referee meets a second start (two matches in one file), not a late move: the rule
         # is the second start's wherever it stands, with the end said when there is one
-        raise IllegalMoveError("match.already_started", _second_start(table), seq=ev.seq,
-                               tag=tag_of(ev))
+        raise table.fail(ev, "match.already_started", _second_start(table))
     if table.phase == "over":
-        raise IllegalMoveError("match.over", "the match has ended", seq=ev.seq, tag=tag_of(ev))
+        raise table.fail(ev, "match.over", "the match has ended")
     if table.phase == "new" and type(ev) is not MatchStarted:
-        raise IllegalMoveError(
-            "match.not_started", "the log must open with MatchStarted", seq=ev.seq, tag=tag_of(ev)
-        )
+        raise table.fail(ev, "match.not_started", "the log must open with MatchStarted")
     if table.phase in ("out", "decided") and type(ev) not in (HandEnded, MatchEnded):
         if table.phase == "out":
             rule = "hand.over"
@@ -1276,7 +1283,7 @@ def _check_sequence(table: _Table, ev: Event) -> None:
                 if w is not None and 0 <= w < len(table.totals) else "the match was decided"
             target = f" (target {r.target_score})" if r is not None else ""
             why = f"after {won}{target}: only the match end may follow"
-        raise IllegalMoveError(rule, f"{tag_of(ev)} {why}", seq=ev.seq, tag=tag_of(ev))
+        raise table.fail(ev, rule, f"{tag_of(ev)} {why}")
 
 
 def _second_start(table: _Table) -> str:
@@ -1522,6 +1529,11 @@ class Replayer:
                         into.cards.extend(cards)
                         into.lens.append(len(cards))
                         into.meld.append(NO_BYTE if cls is retracted else event.meld)
+        except AttributeError:
+            if not isinstance(event, Event):  # caught here, not checked per event
+                raise TypeError(f"replay takes events, not {type(event).__name__}: "
+                                f"{event!r:.60}") from None
+            raise
         finally:
             t.seq = last
         return None
@@ -1622,6 +1634,31 @@ def _is_material(ev: HandStarted, jokers: int) -> bool:
                 return False
             left[c] -= 1
     return not any(left)
+
+
+def _no_cards(ev: Event, rules: Rules | None) -> tuple[Any, ...]:
+    """The codes ``ev`` holds that are no card of ``rules`` (a joker where the preset has none),
+    in the event's order, each once; () for an event that holds only cards or none."""
+    codes: list[Any]
+    if isinstance(ev, (CardDrawn, FirstDrawRejected, CardDiscarded)):
+        codes = [ev.card]
+    elif isinstance(ev, PileTaken):
+        codes = [ev.top]
+    elif isinstance(ev, (MeldLaid, CardsLaidOff, OpeningRetracted)):
+        codes = list(ev.cards)
+    elif isinstance(ev, HandStarted):
+        codes = [*(c for h in ev.hands for c in h), *(c for m in ev.mortos for c in m),
+                 *ev.stock]
+        if ev.upcard is not None:
+            codes.append(ev.upcard)
+    else:
+        return ()
+    jokers = rules is None or rules.jokers > 0
+    bad: list[Any] = []
+    for c in codes:
+        if (not is_card(c) or (c == JOKER and not jokers)) and c not in bad:
+            bad.append(c)
+    return tuple(bad)
 
 
 def _set_rank(cards: tuple[int, ...]) -> int:

@@ -411,7 +411,7 @@ def deals_and_names(table: dict[str, Any]) -> None:
           table)
     # An integer code that is no card (docs/log-format.md: codes are suit x 16 + rank, 1..13).
     write("classic-draw-not-a-card", p, [ms, hs, {"t": "dr", "seat": 0, "card": 0}],
-          bad("draw.wrong_card", 2), table)
+          bad("event.invalid", 2), table)
     write("classic-meld-not-held", p, [ms, hs, dr(0, "Ks"), ml(0, "Qh Qd Qc")],
           bad("meld.cards_not_in_hand", 3), table)
 

@@ -174,4 +174,4 @@ def test_explain_names_a_code_that_is_no_card_as_the_refusal_does() -> None:
     out = cli("explain", "--at", "2", str(HERE / "classic-draw-not-a-card.jsonl"))
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines()[0] == "seq 2: seat 0 (ana) drew #0"
-    assert "(0,)" not in out.stdout and "[draw.wrong_card]" in out.stdout
+    assert "(0,)" not in out.stdout and "[event.invalid]" in out.stdout

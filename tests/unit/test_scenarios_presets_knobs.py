@@ -382,9 +382,10 @@ def test_jokers_in_the_classic_family_are_a_knob_worth_10() -> None:
     # canastra 200, going out 50, relancinho 100.
     assert side0.table_points == 75
     assert side0.total == 75 + 200 + 50 + 100
-    # Under the preset (no jokers) a deal holding them is not the material.
+    # Under the preset (no jokers) a deal holding them holds codes that are no card of it.
     rep = Replayer()
     rep.step(Scenario("classic").events[0])
     with pytest.raises(IllegalMoveError) as info:
         rep.step(build_deal(derive("classic", jokers=2), 2, {}, "", {}, None))
-    assert info.value.rule == "deal.material"
+    assert info.value.rule == "event.invalid"
+    assert "#64 is no card of the classic preset (it has no jokers)" in str(info.value)

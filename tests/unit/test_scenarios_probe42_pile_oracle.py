@@ -49,6 +49,8 @@ TRIPLES = ("Ks Kd Kc", "Th Jh Qh", "5s 5d 5h", "9s 9d 9h", "Qs Qd Qh", "3h 4h 5h
 
 def rules_of(name: str) -> Rules:
     r = preset(name)
+    if r.jokers == 0:  # the pool holds a joker: in rules without one it is no card at all
+        r = derive(r, jokers=2)
     if r.pile_pickup == "must_use_top":
         return r
     return derive(r, pile_pickup="must_use_top", vulnerability=False)

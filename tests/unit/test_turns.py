@@ -133,11 +133,11 @@ def test_validate_apply_and_step_are_pure_and_agree() -> None:
 
 def test_a_code_that_is_no_card_is_an_illegal_move_not_a_crash() -> None:
     s = Scenario("classic")
-    with s.illegal("draw.wrong_card"):
+    with s.illegal("event.invalid"):
         s.push(CardDrawn(0, 999, seq=s.rep.seq + 1))
-    assert "#999" in str(s.last_error)
+    assert "#999 is no card of the classic preset" in str(s.last_error)
     s.draw()
-    with s.illegal("discard.card_not_in_hand"):
+    with s.illegal("event.invalid"):
         s.push(CardDiscarded(0, 77, seq=s.rep.seq + 1))
 
 
