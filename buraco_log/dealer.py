@@ -52,7 +52,7 @@ import msgspec
 from buraco_log.cards import Card, deck
 from buraco_log.errors import DealError, RulesError
 from buraco_log.events import AnyEvent, HandStarted, MatchEnded, MatchStarted
-from buraco_log.rules import Rules
+from buraco_log.rules import Rules, need_rules
 from buraco_log.rules import check as check_rules
 
 SHUFFLE_ID = "fy-hmac-sha256-v1"
@@ -311,6 +311,7 @@ def deal(
     The rules are checked first (:func:`buraco_log.rules.check`): nothing is sized from a
     value out of its bounds. A seat count the rules do not allow is a ``RulesError``; a
     dealer seat, hand or seq no deal can have is a :class:`DealError`."""
+    need_rules(rules)
     n = _whole(players)
     if n is not None and n not in rules.player_counts:
         check_rules(rules, n)  # the rules' own words for a seat count they do not allow

@@ -42,6 +42,7 @@ from buraco_log.events import (
     FirstDrawRejected,
     HandEnded,
     HandStarted,
+    MatchStarted,
     MeldLaid,
     OpeningRetracted,
     PileTaken,
@@ -234,6 +235,9 @@ def views(events: Iterable[AnyEvent], seat: int) -> Iterable[tuple[ExpertView, A
                 if t.phase in ("draw", "play", "emptied") and t.turn == seat and _is_choice(ev)
                 else None)
         r.step(ev)  # an illegal event stops here: it is no decision to review
+        if isinstance(ev, MatchStarted) and not 0 <= seat < len(ev.players):
+            # as review_events says it: a seat the match lacks has no decisions to yield
+            raise ValueError(f"no seat {seat} in a {len(ev.players)}-player match")
         if view is not None:
             yield view, ev
         tracker.observe(ev)

@@ -43,6 +43,8 @@ def legal_moves(state: State) -> list[AnyEvent]:
     """Every event the player to move may record next: complete. Empty between hands (the
     deal is chance) and after the match. Melds come in card order, then the lay-offs meld by
     meld, then the discards."""
+    if not isinstance(state, State):  # None reached an attribute deep in the table
+        raise TypeError(f"legal_moves takes a State, not {type(state).__name__}")
     t = _Table(state)
     out = _not_playing(t)
     if out is not None:

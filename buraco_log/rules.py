@@ -412,6 +412,14 @@ _PASSED: dict[tuple[bytes, int | None], None] = {}
 _PASSED_MAX = 256  # distinct rule sets kept: an archive holds a handful of variants
 
 
+def need_rules(rules: object) -> None:
+    """A TypeError naming what came where a :class:`Rules` belongs (``None`` went on to a bare
+    AttributeError deep in the dealer or the simulator)."""
+    if not isinstance(rules, Rules):
+        raise TypeError(f"the rules must be a Rules (from preset() or load_toml()), "
+                        f"not {type(rules).__name__}")
+
+
 def check(rules: Rules, players: int | None = None) -> None:
     """Refuse impossible combinations, naming the field at fault (bounds first).
 
@@ -420,6 +428,7 @@ def check(rules: Rules, players: int | None = None) -> None:
     match of an archive starts with its rules checked by the replay and again by the deal
     check, and one check reads every knob (about 20 us).
     """
+    need_rules(rules)
     try:
         key = (_ENCODER.encode(rules), players)
     except (msgspec.EncodeError, TypeError, ValueError, OverflowError):

@@ -210,9 +210,9 @@ CASES: list[tuple[str, Call, type[BaseException], str]] = [
      ArchiveError, "noarch"),
 ]
 
-# Defects of the rules engine, the simulator, the dealer and the expert, left to their owners:
-# a wrong type reaches an attribute deep inside and comes out as a bare AttributeError.
-XFAIL = [
+# The rules engine, the simulator, the dealer and the expert: a wrong type reached an attribute
+# deep inside and came out as a bare AttributeError.
+WRONG_TYPES = [
     ("replay of events that are no events", lambda d: replay(["a"]), TypeError, "str"),  # type: ignore[list-item]
     ("legal_moves of no state", lambda d: legal_moves(None), TypeError, "NoneType"),  # type: ignore[arg-type]
     ("simulate_match of no rules", lambda d: simulate_match(None, 2, seed="x"), TypeError,  # type: ignore[arg-type]
@@ -257,10 +257,8 @@ def test_a_bad_input_raises_the_documented_error_naming_it(
     _check(workdir, capfd, call, raised, words)
 
 
-@pytest.mark.xfail(strict=True, reason="the reducer, moves, simulate and the dealer take a "
-                   "wrong type to an attribute lookup (a bare AttributeError); expert.views "
-                   "of a seat the match lacks yields nothing")
-@pytest.mark.parametrize(("name", "call", "raised", "words"), XFAIL, ids=[c[0] for c in XFAIL])
+@pytest.mark.parametrize(("name", "call", "raised", "words"), WRONG_TYPES,
+                         ids=[c[0] for c in WRONG_TYPES])
 def test_a_wrong_type_is_no_bare_attribute_error(
         workdir: Path, capfd: pytest.CaptureFixture[str], name: str, call: Call,
         raised: type[BaseException], words: str) -> None:
