@@ -87,8 +87,9 @@ def fail(message: str, code: int = EXIT_FINDINGS, *, as_json: bool = False,
     message = _named(message, _STDIN_NAMES)
     if State.debug:
         show_traceback(error)
-    # one line, whatever a name in the log holds (a newline, an ESC sequence)
-    line, warning = _with_warning(message)
+    # one line, whatever a name in the log holds (a newline, an ESC sequence), ending with the
+    # rule a damaged log broke, as a refused move's line ends with its rule
+    line, warning = _with_warning(_with_rule(message, error))
     typer.echo(f"buraco-log: error: {terminal_safe(line)}", err=True)
     if as_json:
         try:
@@ -150,6 +151,15 @@ _LOG_RULES: Final = frozenset(
                       "limit", "format", "jsonl", "range") if f"log.{kind}" in RULES)
 """The kinds of a damaged or unreadable log's error that are the rule an audit names (log.io,
 a failed write, is no rule a missing file broke)."""
+
+
+def _with_rule(message: str, error: BaseException | None) -> str:
+    """``message`` ending with ``[log.KIND]`` for a damaged or unreadable log's error, unless
+    it already ends with a rule (the JSON error carries it as ``rule``)."""
+    if (isinstance(error, LogFormatError) and error.kind in _LOG_RULES
+            and not message.rstrip().endswith("]")):
+        return f"{message} [log.{error.kind}]"
+    return message
 
 
 def error_object(message: str, code: int, error: BaseException | None = None) -> dict[str, Any]:

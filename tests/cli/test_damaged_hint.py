@@ -36,7 +36,7 @@ def test_a_damaged_log_names_the_damage_and_the_way_to_read_the_rest(
     assert done.returncode == 1 and done.stdout == ""
     assert done.stderr.splitlines() == [
         f"buraco-log: error: {tampered}, byte 1322, seq 32: integrity chain broken at seq 32: "
-        f"this record or one before it was changed {HINT}"]
+        f"this record or one before it was changed {HINT} [log.chain]"]
     # the hint holds: the option reads on past the damage (the tampered record then replays as
     # an illegal discard at seq 34, a finding of its own)
     anyway = _cli(command[0], str(tampered), *command[1:], "--ignore-integrity")
@@ -52,7 +52,7 @@ def test_a_broken_json_line_gets_the_hint_too(tmp_path: Path) -> None:
     path.write_text("".join(lines))
     done = _cli("replay", str(path))
     assert done.returncode == 1
-    assert done.stderr.splitlines()[0].endswith(HINT), done.stderr
+    assert done.stderr.splitlines()[0].endswith(f"{HINT} [log.jsonl]"), done.stderr
 
 
 def test_a_file_that_is_no_log_gets_no_hint(tmp_path: Path) -> None:

@@ -207,7 +207,7 @@ def test_a_compressed_binary_log_is_named_as_such(tmp_path: Path, name: str, pac
     path.write_bytes(importlib.import_module(pack).compress(BINARY.read_bytes()))
     line = _one_error_line(_cli("verify", str(path)), path)
     assert line.endswith(f"byte 0: not a buraco-log file (bad magic); it is {what}: "
-                         "decompress it first"), line
+                         "decompress it first [log.header]"), line
 
 
 def test_compressed_and_utf16_json_lines_are_named(tmp_path: Path) -> None:
@@ -216,7 +216,8 @@ def test_compressed_and_utf16_json_lines_are_named(tmp_path: Path) -> None:
     packed = tmp_path / "packed.jsonl"
     packed.write_bytes(gzip.compress(text.encode()))
     line = _one_error_line(_cli("verify", str(packed)), packed)
-    assert line.endswith("line 1, seq 0: the file is gzip-compressed: decompress it first"), line
+    assert line.endswith("line 1, seq 0: the file is gzip-compressed: decompress it first "
+                         "[log.jsonl]"), line
     for codec in ("utf-16", "utf-16-le", "utf-16-be"):
         wide = tmp_path / f"{codec}.jsonl"
         wide.write_bytes(text.encode(codec))

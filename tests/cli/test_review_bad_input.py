@@ -500,7 +500,7 @@ def test_demo_into_a_missing_directory_names_it_and_creates_nothing(world: World
                                                                     scratch: Path) -> None:
     out = scratch / "no-dir" / "demo.blog"
     r = run("demo", "--rules", "classic", "--players", 2, "--out", out)
-    assert_error(r, 2, str(out), "No such file or directory")
+    assert_error(r, 2, str(out), "no such directory")
     assert listing(scratch) == []
 
 

@@ -134,7 +134,7 @@ def test_verify_refuses_an_end_lines_null_head_in_one_line(tmp_path: Path) -> No
     done = _cli("verify", path)  # it said "5 events in 5 records, unsealed", exit 0
     assert (done.returncode, done.stdout) == (1, "")
     assert done.stderr == f"buraco-log: error: {path}, line 7, seq 5: 'head' on the end " \
-        "line must be a head digest (64 hex digits), not null\n"
+        "line must be a head digest (64 hex digits), not null [log.jsonl]\n"
 
 
 def test_a_version_out_of_range_says_which_versions_are_read(tmp_path: Path) -> None:

@@ -63,7 +63,7 @@ def test_diff_still_calls_a_file_that_is_no_log_so(good: Path, tmp_path: Path) -
     notes.write_bytes(b"these are my notes, not a log at all\n")
     line = one_error_line(cli("diff", notes, good), 2)
     assert line == (f"buraco-log: error: {notes}, byte 0: not a readable log: not a buraco-log "
-                    "file (bad magic)")
+                    "file (bad magic) [log.header]")
 
 
 # -- zero bytes --------------------------------------------------------------------------------

@@ -158,7 +158,7 @@ def test_the_cli_says_a_newer_flag_in_one_line_exit_2(tmp_path: Path) -> None:
     path = _with_header(tmp_path, "flag.blog", flags=log.FLAG_SEALED | 4)
     line = one_error_line(cli("verify", path), 2)  # was exit 1, "unknown header flags 0x5"
     assert line == (f"buraco-log: error: {path}, byte 12: header flags 0x5 are not known to "
-                    f"this buraco_log (it knows 0x1, sealed){log.NEWER_ADVICE}")
+                    f"this buraco_log (it knows 0x1, sealed){log.NEWER_ADVICE} [log.version]")
 
 
 # -- a log in a directory this process may not create files in ------------------------------

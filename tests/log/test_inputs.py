@@ -329,7 +329,7 @@ def test_the_cli_names_line_and_field_of_a_huge_integer_and_exits_1(tmp_path: Pa
         assert result.stderr.strip().splitlines() == [
             f"buraco-log: error: {text}, line 4, seq 2: field 'seat' holds an integer outside "
             f"the signed 64-bit range ({log.INT_MIN} to {log.INT_MAX})"
-            f"{hint if args[0] == 'replay' else ''}"]
+            f"{hint if args[0] == 'replay' else ''} [log.range]"]
     assert not (tmp_path / "b.blog").exists()
 
 

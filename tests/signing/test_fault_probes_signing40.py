@@ -81,7 +81,7 @@ def test_a_record_moved_with_its_frame_is_named_as_moved_from_its_seq(
     assert line == (f"buraco-log: error: {moved}, byte {at}: the signature record after seq 20 "
                     "signs this log's head at seq 10, not the head after seq 20: it was moved "
                     "or copied here from after seq 10 (a writer puts each signature right after "
-                    "the events it signs)")
+                    "the events it signs) [log.seq]")
     v = audit_log(moved)
     assert (v.integrity.kind, v.integrity.seq, v.integrity.offset) == ("seq", None, at)
 
@@ -137,7 +137,7 @@ def test_a_damaged_record_is_named_after_the_seq_it_follows_not_the_next(
     bad.write_bytes(bytes(data))
     line = one_error_line(cli("verify", bad), 1)
     assert line == (f"buraco-log: error: {bad}, byte {o30}: the signature record after seq 30: "
-                    "checksum mismatch (damaged record)")
+                    "checksum mismatch (damaged record) [log.damage]")
     assert "seq 31" not in line
     # nor does audit count it among the events' records ("BROKEN at record 31", seq 31's)
     v = audit_log(bad)
@@ -163,7 +163,7 @@ def test_a_json_lines_signature_line_moved_is_named_as_moved(
     assert line == (f"buraco-log: error: {moved}, line {i20 + 1}: the signature line after seq 20 "
                     "signs this log's head at seq 10, not the head after seq 20: it was moved or "
                     "copied here from after seq 10 (a writer puts each signature right after the "
-                    "events it signs)")
+                    "events it signs) [log.seq]")
 
 
 # -- published keys -------------------------------------------------------------------------------
@@ -316,7 +316,7 @@ def test_a_receipt_or_a_key_given_as_the_log_is_named(signed: Path, tmp_path: Pa
     key.write_bytes(msgspec.json.encode(SITE.public()))
     line = one_error_line(cli("verify", receipt), 2)
     assert line.endswith("not a buraco-log file (bad magic); it looks like a player's receipt, "
-                         "which `audit LOG --receipt` takes"), line
+                         "which `audit LOG --receipt` takes [log.header]"), line
     with pytest.raises(LogFormatError) as exc:
         log.verify(key)
     assert str(exc.value).endswith("it looks like a published key (NAME.pub), which `audit "
