@@ -18,6 +18,10 @@ in `--help` while docs/cli.md (made from the same texts) kept it.
 
 from __future__ import annotations
 
+import importlib.abc
+import importlib.util
+import sys
+from collections.abc import Callable
 from typing import Any
 
 _WORDS = {"path": "PATH", "int": "N", "float": "X", "str": "TEXT", "int range": "N"}
@@ -76,8 +80,53 @@ def install() -> None:
                 lambda self: str(self.metavar or self.name or "ARG").upper())
         if hasattr(argument, "display_type_rich"):
             argument.display_type_rich = argument_type
+    _when_rich_utils_loads(_rich_patches)
+
+
+def _rich_patches() -> None:
     _plain_help_texts()
     _whole_words()
+
+
+def _when_rich_utils_loads(patch: Callable[[], None]) -> None:
+    """Run ``patch`` once typer loads its rich help module, which it does only to print help
+    or a usage error: importing it at start (rich's markdown, pygments, tracebacks) was about
+    a fifth of the CPU of every command that printed neither."""
+    if _RICH_UTILS in sys.modules:
+        patch()
+        return
+    sys.meta_path.insert(0, _AfterImport(_RICH_UTILS, patch))
+
+
+_RICH_UTILS = "typer.rich_utils"
+
+
+class _AfterImport(importlib.abc.MetaPathFinder):
+    """A finder that finds nothing itself: it lets the others find ``name`` and runs
+    ``patch`` right after the module is executed, then steps aside."""
+
+    def __init__(self, name: str, patch: Callable[[], None]) -> None:
+        self.name, self.patch = name, patch
+
+    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
+        if fullname != self.name:
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(fullname)
+        if spec is None or spec.loader is None:
+            return spec
+        loader, patch = spec.loader, self.patch
+
+        class Patched(importlib.abc.Loader):
+            def create_module(self, spec: Any) -> Any:
+                return loader.create_module(spec)
+
+            def exec_module(self, module: Any) -> None:
+                loader.exec_module(module)
+                patch()
+
+        spec.loader = Patched()
+        return spec
 
 
 def _plain_help_texts() -> None:
