@@ -8,6 +8,7 @@ Each command reads the log, calls one library function (``buraco_log.audit`` or
 from __future__ import annotations
 
 import os
+import select
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
@@ -775,6 +776,18 @@ line of 4,095 digits is not cheap."""
 _MAX_KEY_LINE = 4096
 
 
+def _await_a_typed_line() -> None:
+    """At a terminal, wait for a line in slices of a quarter second: a Ctrl-C that came just
+    before the read began left the read blocked until the next key (the signal is acted on
+    only between Python steps). A terminal gives one line a read, so nothing waits in
+    Python's buffer meanwhile; files and pipes are read as they are."""
+    if sys.stdin is None or not sys.stdin.isatty():
+        return
+    fd = sys.stdin.fileno()
+    while not select.select([fd], [], [], 0.25)[0]:
+        pass
+
+
 def _step(tl: Timeline, view: TableView, seat: int | None, format: Format, recent: int) -> None:
     """Read keys from stdin, one command a line; the table goes to stdout after each."""
     seq = view.seq
@@ -784,6 +797,7 @@ def _step(tl: Timeline, view: TableView, seat: int | None, format: Format, recen
             typer.echo(f"[seq {seq}/{tl.last_seq}] n next, p previous, <seq> or h<hand> jump, "
                        "q quit> ",
                        err=True, nl=False)
+            _await_a_typed_line()
             # bounded: a stream with no line end (/dev/zero) was read into memory without end
             line = sys.stdin.readline(_MAX_KEY_LINE) if sys.stdin is not None else ""
         except KeyboardInterrupt:  # Ctrl-C: "interrupted" on a line of its own, not the prompt's
