@@ -166,7 +166,9 @@ def _stop(spark: Any) -> None:
     command started (none under ``spark-submit``, whose JVM is the parent), waiting for it.
     A query the optimizer folds in the driver has no job to cancel: it kept a core busy
     until the JVM, orphaned once the command had exited, read the end of its input."""
-    sc = spark.sparkContext
+    sc = getattr(spark, "sparkContext", None)  # None: a session that never started
+    if sc is None:
+        return
     with contextlib.suppress(Exception):  # the JVM may be gone
         sc.cancelAllJobs()
     proc = getattr(getattr(sc, "_gateway", None), "proc", None)

@@ -51,7 +51,7 @@ def test_demo_replaces_a_file_only_with_overwrite(tmp_path: Path) -> None:
 def test_demo_into_a_directory_or_a_missing_one_is_a_usage_error(tmp_path: Path) -> None:
     (tmp_path / "folder").mkdir()
     for target, says in (("folder", "is a directory"),
-                         ("nowhere/x.blog", "No such file or directory")):
+                         ("nowhere/x.blog", "no such directory: nowhere")):
         r = run("demo", "-o", target, "-f", "json", cwd=tmp_path)
         assert r.returncode == 2 and says in r.stderr, r.stderr
         assert json.loads(r.stdout)["error"]["exit_status"] == 2

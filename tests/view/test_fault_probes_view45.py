@@ -470,8 +470,10 @@ def test_view_ignore_integrity_shows_every_event_that_decodes_with_a_banner(
     assert f"the last {len(events) - 24} of them, from seq 24 on, are not vouched for" \
         in banner["text"]
     assert "Read anyway" in done[1].stderr and "Traceback" not in done[1].stderr
-    # a seq the decoded events do not hold: a finding naming the damage, as without the option
-    with pytest.raises(ReplayError, match=f"the page holds seqs 0 to {len(events) - 1}"):
+    # a seq past a changed log read whole to its end: one the log does not hold, as replay
+    # --ignore-integrity says it (the damaged part holds no more events)
+    with pytest.raises(ReplayError, match=rf"the log has no seq {len(events) + 5} "
+                                          rf"\(seqs 0 to {len(events) - 1}\)"):
         page_anyway(log, at=len(events) + 5)
     # a log that passes its check: the same page with or without the option
     clean = SIM / "thirteen-quick-2p-000000.blog"
