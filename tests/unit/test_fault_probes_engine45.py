@@ -85,14 +85,20 @@ def test_the_simulated_match_is_accepted(name: str) -> None:
     assert state.phase == "over"
 
 
-@pytest.mark.parametrize("kind", KINDS)
-@pytest.mark.parametrize("name", PRESETS)
+def _cases() -> list[tuple[str, str]]:
+    """The (preset, event kind) pairs a match of the preset holds: classic deals no morto and
+    no upcard, mega and burako have no first-turn redraw (asked of a 30 ms simulated match
+    each, cached for the tests)."""
+    return [(name, kind) for name in PRESETS for kind in KINDS
+            if _with(name, kind, 0) is not None]
+
+
+@pytest.mark.parametrize(("name", "kind"), _cases())
 def test_a_code_that_is_no_card_is_event_invalid(name: str, kind: str) -> None:
     unit = "tile" if name == "burako" else "card"
     for code in NO_CARDS:
         case = _with(name, kind, code)
-        if case is None:
-            pytest.skip(f"{name} has no {kind}")
+        assert case is not None
         before, bad = case
         exc = _refusal(before, bad)
         assert exc.rule == "event.invalid", (code, str(exc))
@@ -103,12 +109,10 @@ def test_a_code_that_is_no_card_is_event_invalid(name: str, kind: str) -> None:
             assert f"seat {seat} (" in str(exc), str(exc)
 
 
-@pytest.mark.parametrize("kind", KINDS)
-@pytest.mark.parametrize("name", PRESETS)
+@pytest.mark.parametrize(("name", "kind"), _cases())
 def test_the_joker_is_no_card_only_where_the_preset_has_none(name: str, kind: str) -> None:
     case = _with(name, kind, JOKER)
-    if case is None:
-        pytest.skip(f"{name} has no {kind}")
+    assert case is not None
     before, bad = case
     if preset(name).jokers == 0:
         exc = _refusal(before, bad)
@@ -129,11 +133,9 @@ def test_a_real_card_keeps_its_own_rule(kind: str) -> None:
     """The same events naming a card the move may not name keep the move's rule: only a code
     that is no card is event.invalid (the ace of clubs the seat lacks, or a third copy)."""
     events = _match("classic")
-    ace = 1
-    before, bad = _with("classic", kind, ace)  # type: ignore[misc]
-    i = len(before)
-    if bad == events[i]:
-        pytest.skip("the ace of clubs is the right card here")
+    # the ace of clubs, or the ace of spades where the ace of clubs is the right card
+    before, bad = next(case for ace in (1, 49) if (case := _with("classic", kind, ace))
+                       is not None and case[1] != events[len(case[0])])
     exc = _refusal(before, bad)
     assert exc.rule != "event.invalid", str(exc)
     assert exc.rule.split(".")[0] in ("draw", "pile", "meld", "layoff", "discard", "deal"), \
