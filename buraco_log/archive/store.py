@@ -493,16 +493,8 @@ def reading(root: str) -> Iterator[bool]:
     if fd is None:
         yield False
         return
-    try:
-        held = _flock_within(fd, fcntl.LOCK_SH, READER_WAIT)
-        if held:
-            _HELD.add(fd)
-        try:
-            yield held
-        finally:
-            _HELD.discard(fd)
-    finally:
-        os.close(fd)
+    with _holding(fd, fcntl.LOCK_SH, READER_WAIT) as held:
+        yield held
 
 
 @contextlib.contextmanager
@@ -511,8 +503,16 @@ def _readers_gone(root: str, wait: float) -> Iterator[bool]:
     ``wait`` seconds for the readers that hold it; yields whether it is held."""
     fd = _open_readers(root, writer=True)
     assert fd is not None
+    with _holding(fd, fcntl.LOCK_EX, wait) as held:
+        yield held
+
+
+@contextlib.contextmanager
+def _holding(fd: int, how: int, wait: float) -> Iterator[bool]:
+    """The readers' lock on ``fd`` taken as ``how`` within ``wait`` seconds (yields whether
+    it is held); ``fd`` is closed after, which releases it."""
     try:
-        held = _flock_within(fd, fcntl.LOCK_EX, wait)
+        held = _flock_within(fd, how, wait)
         if held:
             _HELD.add(fd)
         try:
