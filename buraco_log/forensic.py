@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from typing import Literal
 
 import msgspec
 
@@ -37,6 +38,15 @@ class Salvage(msgspec.Struct, frozen=True):
     # lost none, so a seq past them is one the log does not hold. False when the read
     # stopped at a torn tail or a record that does not decode: the rest may hold it.
     read_to_end: bool = True
+    # What the failure is: "torn" (a tail cut short, as a crash leaves it) or "damage" (a
+    # record that fails its checksum, chain or seq); None when the log passed. Callers read
+    # this, never the wording of ``failure``.
+    kind: Literal["torn", "damage"] | None = None
+
+    @property
+    def torn(self) -> bool:
+        """The log failed at a torn tail (and at nothing before it)."""
+        return self.kind == "torn"
 
     @property
     def warning(self) -> str | None:
@@ -82,13 +92,13 @@ def read_anyway(path: str | os.PathLike[str]) -> Salvage:
             if torn is None:
                 return Salvage(p, events)
             return Salvage(p, events, f"torn tail at byte {torn.offset}: {torn.reason}",
-                           offset=torn.offset, read_to_end=False)
+                           offset=torn.offset, read_to_end=False, kind="torn")
         version, sealed = reader.version, reader.sealed
     rest, whole = _records_from(p, first.offset or log.HEADER_SIZE, version, sealed,
                                 events[-1].seq + 1 if events else log.FIRST_SEQ)
     events.extend(rest)
     return Salvage(p, events, _where(first) + first.message, offset=first.offset, seq=first.seq,
-                   read_to_end=whole)
+                   read_to_end=whole, kind="damage")
 
 
 def _records_from(path: str, offset: int, version: int, sealed: bool, next_seq: int
@@ -215,7 +225,7 @@ def _jsonl_anyway(path: str) -> Salvage:
                                       events[-1].seq + 1 if events else log.FIRST_SEQ)
             events.extend(rest)
         return Salvage(path, events, _where(exc) + exc.message, line=exc.line, seq=exc.seq,
-                       read_to_end=whole)
+                       read_to_end=whole, kind="damage")
     return Salvage(path, events)
 
 

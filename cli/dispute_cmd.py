@@ -662,8 +662,7 @@ def load_timeline(path: Path, ignore_integrity: bool, *, as_json: bool = False,
     salvage = _load_salvage(path, ignore_integrity)
     events, warning = salvage.events, salvage.warning
     tl = Timeline(events, damage=damage_rule(salvage))
-    if not tl.recorded and salvage.failure is not None and \
-            not salvage.failure.startswith("torn tail"):
+    if not tl.recorded and salvage.kind == "damage":
         # damaged before its first event: no intact event, which is no match not started (a
         # torn tail there is a crash before the first append: a match not started, as `audit`)
         raise fail(f"{path}: the log has no intact event: it is damaged {_damaged_at(salvage)}"
@@ -683,7 +682,7 @@ def damage_rule(salvage: Salvage) -> str | None:
         # past the events is one the log does not hold (it said the damage may hold seq
         # 9999 of a match read to its end)
         return None
-    return "log.torn" if salvage.failure.startswith("torn tail") else "log.damage"
+    return "log.torn" if salvage.torn else "log.damage"
 
 
 def _damaged_at(salvage: Salvage) -> str:
@@ -709,7 +708,7 @@ def _load_salvage(path: Path, ignore_integrity: bool) -> Salvage:
     salvage = read_anyway(path)
     # said once on stderr, with the error or note if there is one; not of a file torn before
     # its first event (a match not started, as `audit` says: no damage to warn of)
-    not_started = not salvage.events and (salvage.failure or "").startswith("torn tail")
+    not_started = not salvage.events and salvage.torn
     if salvage.warning is not None and not not_started:
         warn_at_end(salvage.warning)
     return salvage
