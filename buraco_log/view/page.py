@@ -16,12 +16,12 @@ from typing import Any, NoReturn
 import msgspec
 
 from buraco_log.errors import PositionError, ReplayError
-from buraco_log.events import AnyEvent, TotalsCarried
+from buraco_log.events import AnyEvent, MatchStarted, TotalsCarried
 from buraco_log.ruleids import describe
 from buraco_log.safetext import UNSAFE, terminal_safe
 from buraco_log.state import HandResult
 from buraco_log.timeline import PastIllegalError, Timeline
-from buraco_log.view.frames import ID_SHOWN, SNAPSHOT_EVERY, Frames, cut
+from buraco_log.view.frames import ID_SHOWN, SNAPSHOT_EVERY, Frames, cut, short_names
 
 PAGE_VERSION = 2
 """Version of the page's data layout (``data.v``), for tools that read pages back. Version 2
@@ -156,6 +156,7 @@ def page_data(tl: Timeline, *, seat: int | None = None, at: int | None = None,
     sheet = score_sheet(tl.final.results, carried)
     last = tl.last_seq
     start = last if at is None else max(0, min(at, last))
+    moves = _without_prefixes(_safe_lines(frames.moves))
     return {
         "v": PAGE_VERSION,
         "match": terminal_safe(tl.final.match_id),
@@ -168,7 +169,8 @@ def page_data(tl: Timeline, *, seat: int | None = None, at: int | None = None,
         "every": frames.every,
         "snaps": frames.snaps,
         "diffs": _without_seqs(frames.diffs),
-        "moves": _without_prefixes(_safe_lines(frames.moves)),
+        "moves": moves,
+        "parts": _start_parts(tl, moves),
         "hands": frames.hand_starts,
         "sheet": sheet,
         "start": start,
@@ -193,6 +195,27 @@ def _without_prefixes(lines: list[str]) -> list[str]:
     for i, line in enumerate(lines):
         head = f"seq {i}: "
         out.append(line[len(head):] if line.startswith(head) else line)
+    return out
+
+
+def _start_parts(tl: Timeline, moves: Sequence[str]) -> dict[str, list[str]]:
+    """The match start's line in pieces, the odd ones the match id, the rules' name and each
+    player's name, which the page isolates (``<bdi>``): two right-to-left names side by side
+    ("אבי, דנה") were drawn as one right-to-left run, the second seat's first. Only a line the
+    pieces make exactly is given them; any other is drawn as the plain text it is."""
+    out: dict[str, list[str]] = {}
+    names = [terminal_safe(p.name) for p in short_names(tl.players)]
+    for ev in tl.events:
+        if not isinstance(ev, MatchStarted) or not 0 <= ev.seq < len(moves):
+            continue
+        parts = ["match ", terminal_safe(cut(ev.match_id, ID_SHOWN)), " started (",
+                 terminal_safe(cut(ev.rules.name, ID_SHOWN)), "; "]
+        for i, n in enumerate(names):
+            parts += [n, ", "] if i < len(names) - 1 else [n, ")"]
+        if not names:
+            parts[-1] += ")"
+        if "".join(parts) == moves[ev.seq]:
+            out[str(ev.seq)] = parts
     return out
 
 

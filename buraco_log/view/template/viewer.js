@@ -257,7 +257,7 @@
     seq = s;
     var li = moveItems[s];
     li.className += " cur";
-    $("event").textContent = moveText(s);
+    put($("event"), moveHtml(s));
     drawMarks(s);
     $("pos").textContent = "seq " + s + " / " + last;
     $("slider").value = s;
@@ -385,6 +385,14 @@
   var CHUNK = 500;
   // A move line is stored without its "seq N: " (data layout 2)
   function moveText(i) { return "seq " + i + ": " + D.moves[i]; }
+  // The line as markup: the match start's names, id and rules isolated (D.parts, odd pieces),
+  // as its list of right-to-left names was drawn second name first; any other line as text.
+  var PARTS = D.parts || {};
+  function moveHtml(i) {
+    var p = PARTS[i];
+    if (!p) { return esc(moveText(i)); }
+    return "seq " + i + ": " + p.map(function (x, k) { return k % 2 ? isolated(x) : esc(x); }).join("");
+  }
   function buildMoves() {
     var ol = $("moves"), html = "", dealt = {};
     // the lines that start a hand are its deal's, the seqs D.hands names
@@ -393,7 +401,7 @@
       if (i % CHUNK === 0) { html += (i ? "</ol></li>" : "") + '<li class="chunk"><ol start="' + i + '">'; }
       var mk = (MARKS[i] || []).map(function (m) { return " mk-" + esc(m.kind); }).join("");
       html += '<li data-seq="' + i + '" class="m' + (dealt[i] ? " hs" : "") +
-        mk + '">' + esc(moveText(i)) + "</li>";
+        mk + '">' + moveHtml(i) + "</li>";
     }
     ol.innerHTML = html + "</ol></li>";
     moveItems = Array.prototype.slice.call(ol.querySelectorAll("li[data-seq]"));
@@ -432,11 +440,12 @@
     }
   }
   function setup() {
-    var who = D.viewer === null ? "referee view" : "seat " + D.viewer + " (" + name(D.viewer) + ")";
+    var who = D.viewer === null ? "referee view" : "seat " + D.viewer + " (" + isolated(name(D.viewer)) + ")";
     // the match id and the rules' name cut as in the match start's line (ID_SHOWN in
     // frames.py): a 20,000-character id made the heading 5,900 pixels tall; whole in its tooltip
-    $("title").textContent = "match " + (cut(D.match, ID_SHOWN) || "unknown") + " \u00b7 " +
-      cut(D.rules, ID_SHOWN) + " \u00b7 " + who;
+    // each of them isolated: a right-to-left id and rules' name were drawn rules first
+    $("title").innerHTML = "match " + (D.match ? isolated(cut(D.match, ID_SHOWN)) : "unknown") +
+      " \u00b7 " + isolated(cut(D.rules, ID_SHOWN)) + " \u00b7 " + who;
     $("title").title = "match " + (D.match || "unknown") + " \u00b7 " + D.rules;
     if (D.tiles) { document.body.classList.add("tiles"); }
     buildBanners();

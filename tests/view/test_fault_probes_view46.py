@@ -1,0 +1,92 @@
+"""Fault probes of `view` (round 46).
+
+- The match start's line ("match ID started (RULES; NAME0, NAME1, ...)") put two right-to-left
+  names side by side as one right-to-left run: seat 1's name was drawn before seat 0's, in
+  the event line and in the move list. A right-to-left rules' name ran into the first name
+  the same way, and the page's heading drew a right-to-left match id and rules' name rules
+  first. Each name, the id and the rules' name are now isolated (<bdi>).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.view.pages import SIM
+
+BROWSER = pytest.mark.xdist_group("browser")  # one Chromium, with tests/view/test_browser.py
+
+
+def _open(browser: Any, page: Path, fragment: str = "") -> None:
+    browser.get("about:blank")
+    browser.get_log("browser")  # what earlier pages said
+    browser.get(page.as_uri() + fragment)
+
+
+# Where each word is drawn: the left edge of its first occurrence inside ``el``.
+_LEFT = """
+var el = document.querySelector(arguments[0]), words = arguments[1];
+return words.map(function (word) {
+  var walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT), n;
+  while ((n = walker.nextNode())) {
+    var i = n.textContent.indexOf(word);
+    if (i >= 0) {
+      var r = document.createRange();
+      r.setStart(n, i);
+      r.setEnd(n, i + word.length);
+      return r.getBoundingClientRect().left;
+    }
+  }
+  return null;
+});
+"""
+
+MATCH, RULES = "\u05de\u05e9\u05d7\u05e7", "\u05e7\u05dc\u05d0\u05e1\u05d9"  # Hebrew words
+NAMES = ["\u05d0\u05d1\u05d9", "\u05d3\u05e0\u05d4", "Bob", "Eve"]  # seats 0 and 1 Hebrew
+
+
+def _rtl_page(tmp_path: Path, seat: int | None = None) -> Path:
+    import msgspec
+
+    from buraco_log.audit import load
+    from buraco_log.events import MatchStarted
+    from buraco_log.view import build_page
+
+    events = load(SIM / "classic-4p-000000.blog")
+    start = events[0]
+    assert isinstance(start, MatchStarted)
+    events[0] = msgspec.structs.replace(
+        start, match_id=MATCH, rules=msgspec.structs.replace(start.rules, name=RULES),
+        players=tuple(msgspec.structs.replace(p, name=n)
+                      for p, n in zip(start.players, NAMES, strict=True)))
+    page = tmp_path / f"rtl{seat}.html"
+    page.write_text(build_page(events, seat=seat).html)
+    return page
+
+
+@BROWSER
+@pytest.mark.parametrize("seat", [None, 1])
+def test_the_match_starts_line_draws_right_to_left_names_in_seat_order(
+        browser: Any, tmp_path: Path, seat: int | None) -> None:
+    _open(browser, _rtl_page(tmp_path, seat), "#seq=0")
+    words = ["match", MATCH, "started", RULES, NAMES[0], NAMES[1], "Bob", "Eve"]
+    for where in ("#event", '#moves li[data-seq="0"]'):
+        assert browser.find_element("css selector", where).text.endswith(
+            f"({RULES}; {', '.join(NAMES)})")  # the same words as replay's
+        left = browser.execute_script(_LEFT, where, words)
+        assert None not in left and left == sorted(left), (where, left)
+    head = browser.execute_script(_LEFT, "#title", ["match", MATCH, RULES])
+    assert None not in head and head == sorted(head), head  # the id, then the rules
+    assert browser.get_log("browser") == []
+
+
+def test_only_the_match_starts_line_is_given_in_pieces(tmp_path: Path) -> None:
+    from tests.view.pages import data_of
+
+    data = data_of(_rtl_page(tmp_path).read_bytes())
+    assert list(data["parts"]) == ["0"]
+    parts = data["parts"]["0"]
+    assert "".join(parts) == data["moves"][0]
+    assert parts[1::2] == [MATCH, RULES, *NAMES]
