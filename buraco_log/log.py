@@ -855,9 +855,9 @@ class Reader:
                     "the next record")
                 raise self._error(  # a signed log's next record may be a signature record
                     f"zero bytes (NUL) where {after} should start, and data again at byte "
-                    f"{again}: pages lost or wiped inside the log, not at its end (no torn "
-                    "tail: what follows cannot be read)", "damage", off,
-                    None if signed else self._next_seq)
+                    f"{again}: {self._lost_before(again)}pages lost or wiped inside the log, "
+                    "not at its end (no torn tail: what follows cannot be read)", "damage",
+                    off, None if signed else self._next_seq)
             if head.startswith(MAGIC):  # `cat a.blog b.blog > c.blog`: say so
                 raise self._error(
                     "a second log's file header where the next record should start (two logs "
@@ -949,6 +949,30 @@ class Reader:
         self._next_seq = last
         self._segments += 1
         return off, events
+
+    def _lost_before(self, at: int | None) -> str:
+        """What the zeros before byte ``at`` stood for, when a whole record of events starts
+        there (its header's checksum holds): the seqs it names the lost records. "" otherwise
+        (the bytes there are no record's header)."""
+        if at is None:
+            return ""
+        try:
+            head = os.pread(self._f.fileno(), self._seg_head_size, at)
+        except OSError:
+            return ""
+        if (len(head) < self._seg_head_size
+                or zlib.crc32(head[:-4]) != int.from_bytes(head[-4:], "little")):
+            return ""
+        _, count, first_seq = _SEG_HEAD.unpack_from(head)
+        if count == 0 or first_seq < self._next_seq:
+            return ""
+        if first_seq == self._next_seq:
+            return (f"a whole record of seq {first_seq} starts there, the one the zeros were "
+                    "put before: ")
+        lost = (f"seq {self._next_seq}" if first_seq == self._next_seq + 1
+                else f"seqs {self._next_seq} to {first_seq - 1}")
+        return (f"a whole record of seq {first_seq} starts there, so the zeros stand where "
+                f"the events of {lost}, written before it, were: ")
 
     def _damaged_header(self, off: int, head: bytes) -> LogFormatError:
         """A record header that fails its checksum. In a signed log's place after an event it
@@ -1256,7 +1280,17 @@ def verify(path: str | os.PathLike[str]) -> LogInfo:
     with Reader(path, allow_torn=True, refuse_repeats=True) as reader:
         for _ in reader.segments():
             pass
-        return reader.info
+        info = reader.info
+        if info.torn is not None and info.torn.offset >= HEADER_SIZE and (
+                journaled := _journal_ahead(reader.path, reader._f.fileno(), _identity(
+                    os.fstat(reader._f.fileno())))) is not None:
+            # a recorder's log after a crash: its tail is acknowledged events, in the journal
+            info = msgspec.structs.replace(info, torn=msgspec.structs.replace(
+                info.torn, reason=f"{info.torn.reason}; but the recorder's journal "
+                f"{journaled} holds acknowledged events of this log that its bytes lack: "
+                "open the recorder on its directory, which writes them back (`repair` "
+                "refuses to cut them)"))
+        return info
 
 
 # -- writing -----------------------------------------------------------------------------------
@@ -2504,6 +2538,16 @@ def repair(
                 offset=0,
                 kind="torn",
             )
+        if (journaled := _journal_ahead(path, fd, lock.identity)) is not None:
+            # zeros where acknowledged records stand (the recorder syncs its journal, not
+            # each log): the tail is no unacknowledged write, and cut, it was gone from
+            # the log for good once another writer appended
+            raise LogFormatError(
+                f"the tail from byte {info.torn.offset} ({info.torn.reason}) is not torn: the "
+                f"recorder's journal {journaled} holds acknowledged events of this log that "
+                "its bytes lack (a crash kept them from the log); open the recorder on its "
+                "directory, it writes them back; nothing was cut",
+                path=path, offset=info.torn.offset, kind="locked")
         made: list[str] = []  # the backup's name, as soon as it exists
         try:
             if backup:
@@ -2654,16 +2698,22 @@ def _journal_ahead(path: str, fd: int, identity: tuple[int, int]) -> str | None:
     if not name.endswith(".blog"):  # the recorder's logs are MATCH.blog
         return None
     match, size = name[: -len(".blog")], os.fstat(fd).st_size
+    records: list[Any] = []
+    last = None  # the newest journal holding a record of the match
     for _, journaled in journal.generations(os.path.dirname(path) or "."):
         try:
-            records = journal.read(journaled)
+            ours = [r for r in journal.read(journaled) if r.match == match]
         except OSError:
             continue  # gone meanwhile: a checkpoint retired it
-        for r in records:
-            if r.match == match and (r.device, r.inode) == identity and (
-                    r.offset + len(r.data) > size
-                    or os.pread(fd, len(r.data), r.offset) != r.data):
-                return journaled
+        if ours:
+            records += ours
+            last = journaled
+    # a withdrawn record (its append refused, its write failed) was never acknowledged: the
+    # recorder cuts what it left of it, and never writes it back
+    for r in journal.withdraw(records):
+        if (r.device, r.inode) == identity and (
+                r.offset + len(r.data) > size or os.pread(fd, len(r.data), r.offset) != r.data):
+            return last
     return None
 
 

@@ -1,0 +1,132 @@
+"""Fault probes of the log, round 46.
+
+- Zero bytes at a log's end read as a torn tail, whatever they stood for. A crash on a file
+  system that updates a file's size before its data (XFS, ext4 data=writeback) leaves them
+  where the write it tore was: no acknowledged event. But a recorder that syncs its journal
+  (``sync="journal"``) acknowledges events before their log is synced, and its log's zero
+  tail after a power loss stands where acknowledged events are: `repair` cut them. It now
+  refuses while the journal holds them, and `verify` says so. Zeros followed by a whole record
+  name the seqs that stood where the zeros are.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from buraco_log import journal, log
+from buraco_log.errors import LogFormatError
+from buraco_log.recorder import Recorder
+from tests.log.samples import sample_events
+
+EVENTS = sample_events(8)
+
+
+def _log(path: Path, events: int = 8) -> list[int]:
+    """Write a log of ``events`` events, one record each; the offset of each record."""
+    with log.Writer(path, validate=False) as w:
+        for event in EVENTS[:events]:
+            w.append(event)
+    with log.Reader(path) as reader:
+        return [off for off, _ in reader.segments()]
+
+
+# -- zeros at the end, zeros in the middle -------------------------------------------------------
+
+
+def test_zeros_after_the_last_record_are_a_torn_tail_and_repair_cuts_only_them(
+        tmp_path: Path) -> None:
+    path = tmp_path / "a.blog"
+    _log(path)
+    size = path.stat().st_size
+    with open(path, "ab") as f:
+        f.write(bytes(512))
+    torn = log.verify(path).torn
+    assert torn is not None and (torn.offset, torn.size) == (size, 512)
+    report = log.repair(path, backup=False)
+    assert report is not None and (report.cut_offset, report.events_kept) == (size, 8)
+    assert log.read_events(path) == EVENTS
+
+
+def test_zeros_where_records_stood_before_a_whole_record_name_the_lost_seqs(
+        tmp_path: Path) -> None:
+    path = tmp_path / "a.blog"
+    offsets = _log(path)
+    data = bytearray(path.read_bytes())
+    data[offsets[3]:offsets[6]] = bytes(offsets[6] - offsets[3])  # seqs 3 to 5 zeroed
+    path.write_bytes(data)
+    with pytest.raises(LogFormatError) as caught:
+        log.verify(path)
+    err = caught.value
+    assert (err.kind, err.offset, err.seq) == ("damage", offsets[3], 3)
+    assert (f"data again at byte {offsets[6]}: a whole record of seq 6 starts there, so the "
+            "zeros stand where the events of seqs 3 to 5, written before it, were: "
+            ) in err.message, err.message
+    with pytest.raises(LogFormatError):
+        log.repair(path, backup=False)
+    assert path.read_bytes() == data  # nothing cut
+
+
+# -- a recorder's log after a power loss -----------------------------------------------------
+
+
+def _recorded_then_power_lost(directory: Path) -> tuple[Path, int, list[object]]:
+    """A recorder's log of 6 events whose last 2 records are zero on disk, as a power loss
+    leaves them when only the journal was synced; the journal that acknowledged them is
+    there. Returns the log, where its zeros start, and the events acknowledged."""
+    from tests.recorder.sources import matches
+
+    src = matches()[0]
+    rec = Recorder(directory, sync="journal", sealed=False, checkpoint_every=600, save_every=0)
+    for event in src[:6]:
+        rec.append("a", event)
+    generation, name = journal.generations(str(directory))[-1]
+    kept = Path(name).read_bytes()
+    rec.close()  # checkpoints: the log synced, the journal removed
+    path = directory / "a.blog"
+    with log.Reader(path) as reader:
+        offsets = [off for off, _ in reader.segments()]
+    with open(path, "r+b") as f:  # the pages of the last two rounds never reached the disk
+        f.seek(offsets[4])
+        f.write(bytes(path.stat().st_size - offsets[4]))
+    (directory / journal.name_of(generation)).write_bytes(kept)
+    return path, offsets[4], list(src[:6])
+
+
+def test_repair_refuses_to_cut_a_recorders_zero_tail_that_its_journal_acknowledged(
+        tmp_path: Path) -> None:
+    path, zeros, acknowledged = _recorded_then_power_lost(tmp_path)
+    before = path.read_bytes()
+    info = log.verify(path)
+    assert info.torn is not None and info.torn.offset == zeros and info.events == 4
+    assert "the recorder's journal" in info.torn.reason  # it said a crash's torn write only
+    with pytest.raises(LogFormatError) as caught:
+        log.repair(path)  # it cut them: 4 events kept, the 2 acknowledged ones gone
+    assert (caught.value.kind, caught.value.offset) == ("locked", zeros)
+    assert "holds acknowledged events of this log" in caught.value.message
+    assert "nothing was cut" in caught.value.message
+    assert path.read_bytes() == before
+    assert not list(tmp_path.glob("a.blog.bak*"))
+    with Recorder(tmp_path, sync="journal") as rec:  # what the refusal says to do
+        assert rec.next_seq("a") == 6
+    assert log.read_events(path) == acknowledged
+
+
+def test_a_withdrawn_journal_record_does_not_stop_repair_or_seal(tmp_path: Path) -> None:
+    # the recorder withdraws a record whose append it refused: never acknowledged, never
+    # written back; its bytes missing from the log are no reason to refuse a rewrite
+    path = tmp_path / "a.blog"
+    _log(path, 4)
+    st = os.stat(path)
+    size = st.st_size
+    ghost = journal.Record("a", st.st_dev, st.st_ino, size, b"\x01" * 40)
+    name = tmp_path / journal.name_of(1)
+    name.write_bytes(journal.header() + journal.frame([ghost, journal.withdrawal(ghost)]))
+    with open(path, "ab") as f:
+        f.write(b"\x01" * 10)  # what the failed write left: a torn tail
+    report = log.repair(path, backup=False)
+    assert report is not None and report.cut_offset == size
+    assert log.seal(path).events == 4
+    os.unlink(name)
