@@ -12,7 +12,7 @@ from typing import Annotated, Any
 import typer
 
 from buraco_log import FORMAT_VERSION, __version__
-from cli import helpfmt
+from cli import coercion, helpfmt
 from cli.common import (
     CONTEXT,
     EXIT_USAGE,
@@ -26,6 +26,7 @@ from cli.common import (
 from cli.signals import STOPPED, stopped_by, terminate_as_interrupt
 
 helpfmt.install()
+coercion.install()
 
 _app = typer.Typer(
     name="buraco-log",
