@@ -2,10 +2,11 @@
 
 Both choose among the engine's legal moves (``buraco_log.moves.quick_moves``), so neither can
 play an illegal move. The heuristic bot also has a fast path, :meth:`HeuristicBot.fast_move`,
-that builds its move straight from the table without listing every legal move; the simulator
-still puts that move through the reducer, and falls back to the full list when the reducer
-refuses it or when the fast path declines (rare phases: the morto, going out, a vulnerable
-opening, the pile top still to use, the first-turn redraw, the end of the stock).
+that builds its move straight from the table without listing every legal move. Every move it
+builds is legal (tests/property/test_fault_probes_rules46.py plays every preset to hold it to
+that); the simulator still puts the move through the reducer, and uses the full list when the
+fast path declines (rare phases: a short vulnerable opening, a must-use-top pile the table
+cannot judge, the end of the stock, a last card that may not be thrown).
 
 The heuristic bot reads only what its seat could see: its own hand, the table, the open
 discard pile and the stock count.
@@ -197,6 +198,9 @@ class HeuristicBot:
         if phase == "draw":
             self._note_draw_turn(table)
             may_take = bool(table.pile) and not table.rejected
+            if may_take and rules.pile_pickup == "must_use_top" and \
+                    getattr(table, "can_take_top", None) is None:
+                return None  # only the engine can say whether the top can be used: the list
             if len(table.stock) <= rules.stock_floor or stock_top is None:
                 if end_scores is None or (may_take and rules.pile_pickup == "must_use_top"):
                     return None  # must the pile be taken (`001`)? The full list says.
@@ -489,6 +493,16 @@ class _Context:
                 return m
         return None
 
+    def stranded(self, meld: tuple[Card, ...]) -> bool:
+        """Would laying down, so that ``meld`` is on the table, leave the one card kept unfit to
+        throw? (Unless that meld is a canastra, the side then has one: RULES.md §7.)"""
+        if self.may_empty("discard"):
+            return False
+        try:
+            return read_meld(meld, self.rules).canastra is None
+        except MeldError:
+            return True
+
     def after_size_penalty(self, used: int) -> float:
         left = len(self.hand) - used
         if left == 1 and not self.may_empty("discard"):
@@ -599,9 +613,11 @@ class _Context:
                 top_used = self.rules.canastra_from_sets or len(pile) > 3
             if not top_used:
                 top_used = _run_with(top, self.suit_ranks[SUIT[top]])
-        if self.rules.pile_pickup == "must_use_top" and not top_used:
-            # The top may still go onto a meld together with cards of the hand (6♥ 7♥ onto
-            # 3♥-4♥-5♥): the engine's list, or the live table, knows.
+        if self.rules.pile_pickup == "must_use_top":
+            # Whether the pickup is legal is the engine's question, not the heuristic's: the
+            # top may go onto a meld only with cards of the hand (6♥ 7♥ onto 3♥-4♥-5♥), and a
+            # use that leaves one card that cannot be thrown is no use (RULES.md §4, §7). The
+            # engine's list, or the live table, knows.
             if self.moves:
                 top_used = any(isinstance(m, PileTaken) for m in self.moves)
             else:
@@ -669,6 +685,8 @@ class _Context:
                 if top is not None:
                     fits &= {top}
                 for c in sorted(fits):
+                    if n == 2 and self.stranded((*m.cards, c)):
+                        continue
                     s = self.layoff_value(m, (c,))
                     if s > best_score:
                         best, best_score = CardsLaidOff(seat, m.id, (c,), seq=seq), s
@@ -684,12 +702,20 @@ class _Context:
                 continue
             if top is not None and top not in cards:
                 continue
+            if len(cards) == n - 1 and self.stranded(cards):
+                continue
             s = self.meld_value(cards)
             if s > best_score:
                 best, best_score = MeldLaid(seat, cards, len(self.my_melds), seq=seq), s
         self.best_score = best_score
         if top is not None:
             return best  # the pile's top card must be used before any discard
+        t, side = self.table, self.side
+        if t.laid_this_turn and t.vulnerable[side] and not t.opened[side] and \
+                t.opening_points < t.opening_min[side]:
+            # A short opening: no discard before it is made up or taken back (the list has
+            # the retraction, which scores -500).
+            return best if best_score > -500.0 else None
         if best_score > _DISCARD_CEILING:
             return best  # no discard can score this high: skip weighing them
         # discard_value for every card, inlined: this loop runs on most turns.
