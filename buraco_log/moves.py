@@ -55,7 +55,7 @@ def legal_moves(state: State) -> list[AnyEvent]:
 def quick_moves(state: State, *, meld_cap: int = MELD_CAP) -> list[AnyEvent]:
     """The bots' fast partial list: every move it lists is legal, but melds are capped and
     lay-offs are single cards (``legal_moves`` has them all)."""
-    t = _Table(state)
+    t = _table_of(state, "quick_moves")
     out = _not_playing(t)
     if out is not None:
         return out
@@ -66,6 +66,17 @@ def quick_moves(state: State, *, meld_cap: int = MELD_CAP) -> list[AnyEvent]:
         # list, every way to lay the top now, is empty, and a bot had no move at all.
         return _play(t, complete=True, meld_cap=meld_cap)
     return moves
+
+
+def _table_of(state: State, entry: str) -> _Table:
+    """The table of ``state``; anything else is a TypeError naming ``entry``. Caught when the
+    table cannot be built, not checked first: the bots call this once per move."""
+    try:
+        return _Table(state)
+    except AttributeError:
+        if isinstance(state, State):
+            raise
+        raise TypeError(f"{entry} takes a State, not {type(state).__name__}") from None
 
 
 def _not_playing(t: _Table) -> list[AnyEvent] | None:
@@ -295,7 +306,7 @@ class PileOptions(msgspec.Struct, frozen=True):
 def pile_options(state: State) -> PileOptions:
     """Whether the player to move may take the pile now, why, and (under must-use-top) every
     way its top card can be used with cards of the hand as it is before the pickup."""
-    t = _Table(state)
+    t = _table_of(state, "pile_options")
     r = t.rules
     pickup = r.pile_pickup if r is not None else "free"
     top = t.pile[-1] if t.pile else None

@@ -77,9 +77,9 @@ class State(msgspec.Struct, frozen=True, gc=False):
     hand: int = -1
     dealer: int = 0
     turn: int = 0  # seat to move
-    turns: int = 0  # turns begun this hand
+    turns: int = 0  # turns ended this hand: the turn in play is number turns, from 0
     hands: tuple[tuple[int, ...], ...] = ()  # per seat, in the order received
-    stock: tuple[int, ...] = ()  # stock[0] is the top
+    stock: tuple[int, ...] = ()  # stock[0] is the top, drawn next (as HandStarted deals it)
     pile: tuple[int, ...] = ()  # pile[-1] is the top
     mortos: tuple[tuple[int, ...], ...] = ()  # per side; empty once taken
     morto_taken: tuple[bool, ...] = ()
