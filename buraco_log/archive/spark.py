@@ -1287,6 +1287,31 @@ def _comment_end(sql: str, pos: int) -> int:
     return pos
 
 
+def _hints(sql: str) -> list[str]:
+    """The hint comments (``/*+ ... */``) of ``sql`` as written, outside strings and quoted
+    names, read as :func:`check_text` reads it."""
+    found: list[str] = []
+    pos = 0
+    while pos < len(sql):
+        m = _LEX.match(sql, pos)
+        assert m is not None
+        pos = m.end()
+        if m.group("comment"):
+            pos = _comment_end(sql, pos)
+            if sql.startswith("/*+", m.start()):
+                found.append(" ".join(sql[m.start():pos].split()))
+    return found
+
+
+def _hint_refused(sql: str, name: str) -> ArchiveError:
+    """A hint refused by what the statement says (Catalyst's node was ``UnresolvedHint``, a
+    name the user never wrote): the hint comment naming it, or the first one."""
+    hints = _hints(sql)
+    said = next((h for h in hints if name.lower() in h.lower()), hints[0] if hints else
+                f"/*+ {name} */")
+    return ArchiveError(f"query: hints are not allowed: {said}")
+
+
 def check_sql(spark: SparkSession, sql: str) -> DataFrame:
     """Refuse (:class:`ArchiveError`) anything but one query over the archive's views that
     calls only built-in functions that read nothing but their arguments; returns the query,
@@ -1392,6 +1417,8 @@ def _check_parsed(spark: SparkSession, sql: str) -> None:
     except Exception as exc:
         raise ArchiveError(f"query: {_first_line(exc)}") from None
     root = str(plan.getClass().getName()).rsplit(".", 1)[-1]
+    if root == "UnresolvedHint":
+        raise _hint_refused(sql, str(plan.name()))
     if root not in _QUERY_NODES:  # a command from any package (EXECUTE IMMEDIATE, CREATE
         raise ArchiveError(f"query: only read-only queries are allowed, not {root}")  # ...)
     ctes: set[str] = set()
@@ -1399,6 +1426,8 @@ def _check_parsed(spark: SparkSession, sql: str) -> None:
     try:
         builtin = _builtin_functions(spark)
         for full, node in _Walk(spark._jvm, plan).nodes(MAX_PARTS):
+            if full.endswith(".UnresolvedHint"):
+                raise _hint_refused(sql, str(node.name()))
             _check_node(full, node, ctes, relations, builtin)
     except ArchiveError:
         raise
@@ -1469,8 +1498,6 @@ def _check_node(full: str, node: Any, ctes: set[str], relations: list[list[str]]
         named = ".".join(_names(node.name()))
         raise ArchiveError(f"query: a table function ({named}) is not allowed: only the "
                            f"archive's views can be read ({', '.join(sorted(VIEWS))})")
-    elif cls == "UnresolvedHint":
-        raise ArchiveError(f"query: {cls} is not allowed")
     elif "command" in full.lower():
         raise ArchiveError(f"query: only read-only queries are allowed, not {cls}")
 
@@ -1657,6 +1684,13 @@ def query(archive: str | os.PathLike[str], sql: str, *, spark: SparkSession | No
 
 
 def _query(spark: SparkSession, archive: str | os.PathLike[str], sql: str) -> pa.Table:
+    # the readers' lock, shared, as the local engine's query holds it: a compact or drop in
+    # another process removed the files this one was reading
+    with store.reading(store.check_archive(str(archive))):
+        return _query_locked(spark, archive, sql)
+
+
+def _query_locked(spark: SparkSession, archive: str | os.PathLike[str], sql: str) -> pa.Table:
     _views(spark, archive, "query")
     checked = check_sql(spark, sql)
     fields = checked.schema.fields
@@ -1989,12 +2023,17 @@ class _Con:
 def report(archive: str | os.PathLike[str], *, top: int = 20, spark: SparkSession | None = None,
            master: str | None = None, conf: Mapping[str, str] | None = None) -> Any:
     """The canned report (:func:`buraco_log.archive.report.report`) computed on Spark SQL."""
+    spark = spark or session(master, conf)
+    with store.reading(store.check_archive(str(archive))):  # as _query
+        return _report_locked(spark, archive, top)
+
+
+def _report_locked(spark: SparkSession, archive: str | os.PathLike[str], top: int) -> Any:
     import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
     from buraco_log.archive import report as _  # noqa: F401  (the module, for rep below)
     rep = sys.modules["buraco_log.archive.report"]
 
-    spark = spark or session(master, conf)
     root = _views(spark, archive, "report")
     _register_round(spark)
     sections = []

@@ -112,7 +112,7 @@ REFUSED = [
     ("DROP VIEW matches", "only read-only"),
     ("ADD JAR /tmp/x.jar", "only read-only"),
     ("SELECT 1; SELECT 2", "query:"),
-    ("SELECT /*+ BROADCAST(m) */ * FROM matches m", "UnresolvedHint"),
+    ("SELECT /*+ BROADCAST(m) */ * FROM matches m", "hints are not allowed: /*+ BROADCAST"),
     ("SELEC 1", "query:"),
 ]
 
