@@ -153,12 +153,20 @@ _LOG_RULES: Final = frozenset(
 a failed write, is no rule a missing file broke)."""
 
 
+def log_rule(error: BaseException | None) -> str | None:
+    """The rule a damaged or unreadable log's error broke (``log.KIND``), or None: the one
+    source of it for the error's line and its JSON object."""
+    if isinstance(error, LogFormatError) and error.kind in _LOG_RULES:
+        return f"log.{error.kind}"
+    return None
+
+
 def _with_rule(message: str, error: BaseException | None) -> str:
     """``message`` ending with ``[log.KIND]`` for a damaged or unreadable log's error, unless
     it already ends with a rule (the JSON error carries it as ``rule``)."""
-    if (isinstance(error, LogFormatError) and error.kind in _LOG_RULES
-            and not message.rstrip().endswith("]")):
-        return f"{message} [log.{error.kind}]"
+    rule = log_rule(error)
+    if rule is not None and not message.rstrip().endswith("]"):
+        return f"{message} [{rule}]"
     return message
 
 
@@ -173,8 +181,8 @@ def error_object(message: str, code: int, error: BaseException | None = None) ->
         value = getattr(error, field, None)
         if value is not None and isinstance(value, str | int):
             obj[field] = value
-    if isinstance(error, LogFormatError) and "rule" not in obj and error.kind in _LOG_RULES:
-        obj["rule"] = f"log.{error.kind}"  # as an audit finding names it (code: the class)
+    if "rule" not in obj and (rule := log_rule(error)) is not None:
+        obj["rule"] = rule  # as an audit finding names it (code: the class)
     if isinstance(error, OSError) and error.filename is not None:
         obj["path"] = str(error.filename)
     if isinstance(obj.get("path"), str):  # <stdin>, not its temporary copy (removed by now)
