@@ -75,7 +75,8 @@ def review(
         "--mistakes-only", help="Text: list only the flagged moves.")] = False,
     progress: Annotated[bool | None, typer.Option(
         "--progress/--no-progress",
-        help="Progress bar on stderr (default: when stderr is a terminal, not TERM=dumb).")] = None,
+        help="Progress on stderr: a bar on a terminal, plain lines elsewhere "
+        "(default: only when stderr is a terminal, not TERM=dumb).")] = None,
 ) -> None:
     """Review every decision one seat made in a match: for each draw or pile pickup, meld,
     lay-off and discard, the move played, the best alternative the expert found, and the
@@ -262,24 +263,9 @@ def _line_offset(path: Path, line: int) -> int | None:
 
 def _with_progress(events: Sequence[AnyEvent], seat: int, b: Budget, seed: str,
                    threshold: float, jobs: int, partial: bool) -> Review:
-    from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
+    from cli.progress import progress
 
-    with Progress(TextColumn("review"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
-                  console=Console(stderr=True), transient=True) as bar:
-        task = bar.add_task("review", total=None)
-
-        def update(done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total)
-
+    with progress("review", "decisions", None) as update:
         return review_events(events, seat, budget=b, seed=seed, threshold=threshold,
                              jobs=jobs, progress=update, partial=partial)
 

@@ -105,7 +105,8 @@ def simulate(
         bool | None,
         typer.Option(
             "--progress/--no-progress",
-            help="Progress bar on stderr (default: when stderr is a terminal, not TERM=dumb).",
+            help="Progress on stderr: a bar on a terminal, plain lines elsewhere "
+            "(default: only when stderr is a terminal, not TERM=dumb).",
         ),
     ] = None,
     format: Annotated[Format, typer.Option("--format", "-f",
@@ -216,47 +217,23 @@ def _report(
 def _with_progress(
     r: Rules, players: int, matches: int, seed: str, out: Path, names: tuple[str, ...], jobs: int
 ) -> list[MatchSummary]:
-    from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
+    from cli.progress import progress
 
     start = time.perf_counter()
-    events = 0
-    with Progress(
-        TextColumn("simulate"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[rate]}"),
-        TimeElapsedColumn(),
-        TextColumn("ETA"),
-        TimeRemainingColumn(),
-        console=Console(stderr=True),
-        transient=True,
-    ) as bar:
-        task = bar.add_task("simulate", total=matches, rate="")
+    events = done = 0
+    with progress("simulate", "matches", matches, rate=True) as update:
 
-        def update(s: MatchSummary) -> None:
-            nonlocal events
+        def on_match(s: MatchSummary) -> None:
+            nonlocal events, done
             events += s.events
+            done += 1
             elapsed = time.perf_counter() - start
-            rate = (
-                (
-                    f"{events / elapsed:,.0f} events/s, {bar.tasks[0].completed / elapsed:,.1f}"
-                    " matches/s"
-                )
-                if elapsed
-                else ""
-            )
-            bar.update(task, advance=1, rate=rate)
+            rate = (f"{events / elapsed:,.0f} events/s, {done / elapsed:,.1f} matches/s"
+                    if elapsed else "")
+            update(done, rate=rate)
 
         return simulate_many(
-            r, players, matches, seed=seed, out_dir=out, bots=names, jobs=jobs, on_match=update
+            r, players, matches, seed=seed, out_dir=out, bots=names, jobs=jobs, on_match=on_match
         )
 
 

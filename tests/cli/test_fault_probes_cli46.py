@@ -1,0 +1,118 @@
+"""Fault probes of the CLI (round 46).
+
+- `--progress` forced with stderr a file wrote a bare newline (rich's transient bar, which
+  cannot draw there): a user who asks for progress into a log file gets plain lines, a few,
+  without a carriage return or an escape sequence.
+- `convert -o - -f json` printed no report at all (stdout holds the log): the report, with the
+  head digest, goes to stderr as one line, in the form asked; `-o FILE` keeps it on stdout.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.cli.probes import ROOT, cli_batch
+
+GOLDEN = ROOT / "examples" / "golden" / "classic.jsonl"
+SIM = ROOT / "examples" / "sim" / "classic-2p-000000.blog"
+PROGRESS = re.compile(r"buraco-log: progress: (\w+): (\d+)/(\d+) (\w+) \((\d+)%\)(, .*)?")
+
+
+def _progress_lines(err: str, what: str, unit: str) -> list[tuple[int, int]]:
+    """The (done, total) of every progress line on ``err``: each line whole, no control code."""
+    assert "\r" not in err and "\x1b" not in err, repr(err[:300])
+    found = []
+    for line in err.splitlines():
+        if not line.startswith("buraco-log: progress: "):
+            continue
+        m = PROGRESS.fullmatch(line)
+        assert m is not None and (m[1], m[4]) == (what, unit), line
+        done, total = int(m[2]), int(m[3])
+        assert int(m[5]) == done * 100 // total, line
+        found.append((done, total))
+    return found
+
+
+def test_progress_forced_into_a_file_is_plain_lines_from_start_to_end(tmp_path: Path) -> None:
+    """Before: stderr held "\\n" and nothing else, for simulate and review alike."""
+    sim, review = cli_batch([
+        ["simulate", "--matches", "20", "-o", tmp_path / "sim", "--progress"],
+        ["review", SIM, "--seat", "0", "--budget", "1x1", "--progress", "-o",
+         tmp_path / "r.txt"]], cwd=tmp_path, env={"TERM": "xterm"})
+    assert sim.returncode == 0, sim.stderr
+    seen = _progress_lines(sim.stderr, "simulate", "matches")
+    # one line at the start and one per tenth: not one per match, not none
+    assert seen == [(n, 20) for n in range(0, 21, 2)], seen
+    assert "events/s" in sim.stderr.splitlines()[-1], sim.stderr
+    assert review.returncode == 0, review.stderr
+    seen = _progress_lines(review.stderr, "review", "decisions")
+    total = seen[0][1]
+    assert seen[0] == (0, total) and seen[-1] == (total, total) and 3 <= len(seen) <= 12, seen
+    assert [d for d, _ in seen] == sorted(d for d, _ in seen), seen
+
+
+def test_progress_not_asked_for_writes_nothing_where_no_one_watches(tmp_path: Path) -> None:
+    (sim,) = cli_batch([["simulate", "--matches", "2", "-o", tmp_path / "sim"]], cwd=tmp_path)
+    assert sim.returncode == 0 and sim.stderr == "", sim.stderr
+
+
+def _convert(*args: object, cwd: Path) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run([sys.executable, "-m", "cli", "convert", *map(str, args)],
+                          capture_output=True, cwd=cwd, timeout=120, check=False,
+                          stdin=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": str(ROOT)})
+
+
+def test_convert_to_standard_output_says_its_report_on_stderr(tmp_path: Path) -> None:
+    """Before: `-o -` said nothing of what it wrote, `-f json` too (the head digest was lost),
+    while `-o FILE -f json` prints the report on stdout."""
+    to_file = _convert(GOLDEN, "-o", tmp_path / "m.blog", "-f", "json", cwd=tmp_path)
+    assert to_file.returncode == 0 and to_file.stderr == b"", to_file.stderr
+    report = json.loads(to_file.stdout)
+    to_stdout = _convert(GOLDEN, "-o", "-", "--to", "binary", "-f", "json", cwd=tmp_path)
+    assert to_stdout.returncode == 0, to_stdout.stderr
+    # the log itself on stdout, nothing beside it: the same bytes as the file
+    assert to_stdout.stdout == (tmp_path / "m.blog").read_bytes()
+    lines = to_stdout.stderr.decode().splitlines()
+    assert len(lines) == 1, lines
+    assert json.loads(lines[0]) == {**report, "path": "-"}
+    as_text = _convert(GOLDEN, "-o", "-", "--to", "binary", cwd=tmp_path)
+    assert as_text.returncode == 0 and as_text.stdout == to_stdout.stdout
+    assert as_text.stderr.decode() == f"<stdout>: 18 events, head {report['head']}\n"
+
+
+def test_progress_lines_come_each_tenth_and_every_30_seconds_between() -> None:
+    """A slow run (an hour's review) shows life between tenths, and a fast one is not a line
+    per item."""
+    import contextlib
+    import io
+
+    from cli.progress import EVERY, ProgressLines
+
+    now = [0.0]
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        lines = ProgressLines("review", "decisions", None, now=lambda: now[0])
+        lines.update(0, 1000)
+        for done in range(1, 1001):
+            now[0] += 1.0 if done <= 50 else 0.01  # 50 s for the first 5%, then fast
+            lines.update(done)
+    said = err.getvalue().splitlines()
+    assert said[0] == "buraco-log: progress: review: 0/1,000 decisions (0%)", said
+    assert said[1].startswith(f"buraco-log: progress: review: {int(EVERY)}/1,000 decisions (3%), "
+                              "0:00:30 elapsed, ETA 0:16:10"), said
+    assert len(said) == 12 and said[-1].startswith("buraco-log: progress: review: 1,000/1,000 "
+                                                    "decisions (100%)"), said
+
+
+def test_the_rule_of_a_damaged_log_is_the_same_in_its_line_and_its_json(tmp_path: Path) -> None:
+    torn = tmp_path / "torn.blog"
+    torn.write_bytes(SIM.read_bytes()[:5000])
+    (done,) = cli_batch([["verify", torn, "-f", "json"]], cwd=tmp_path)
+    assert done.returncode == 1
+    assert json.loads(done.stdout)["error"]["rule"] == "log.torn"
+    assert done.stderr.rstrip("\n").endswith(" [log.torn]") and done.stderr.count("\n") == 1
