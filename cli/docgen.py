@@ -69,7 +69,9 @@ Every command follows the same rules:
   the first bytes); `-o -` writes to standard output (not for `simulate`, which writes a
   directory of logs, nor `demo`, whose report is on standard output); bytes for programs (a
   binary log, `query -f parquet`) go there into a pipe or a file, never onto a terminal (exit
-  2, as gzip refuses). `seal` and `repair`
+  2, as gzip refuses). A report that goes to stdout beside a file (`convert`'s events and
+  head digest) goes to stderr instead when stdout holds the data, as one line (`-f json`: one
+  line of JSON). `seal` and `repair`
   rewrite a file in place and take no `-`. Standard input that is a terminal is refused at
   once (exit 2): nobody types a log. Standard input that is a directory
   (`show - < DIR`) is refused by Python itself before buraco-log starts, in Python's words
@@ -99,7 +101,10 @@ Every command follows the same rules:
 - **The archive** is `--archive DIR` (`-a`) for every archive command, or the environment
   variable `BURACO_LOG_ARCHIVE`; `query` and `report` also take it as their first argument.
 - **Progress bars** go to stderr, and only when stderr is a terminal that can redraw one
-  (not `TERM=dumb`); data goes to stdout.
+  (not `TERM=dumb`); data goes to stdout. `--progress` (`simulate`, `review`) forced where no
+  bar can be drawn (a file, a pipe, `TERM=dumb`) writes plain lines instead, without control
+  codes: `buraco-log: progress: WHAT: DONE/TOTAL UNIT (P%), H:MM:SS elapsed, ETA H:MM:SS`, one
+  at the start, at each tenth done, at the end, and at least every 30 s between them.
   `NO_COLOR` is respected, and nothing is coloured when stdout is not a terminal.
 """
 

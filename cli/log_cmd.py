@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import functools
+import json
 import os
 import shutil
 import sys
@@ -21,7 +22,16 @@ from buraco_log import audit, jsonl, log, schemafile
 from buraco_log import events as ev
 from buraco_log.errors import IllegalMoveError, LogFormatError, ReplayError
 from buraco_log.outpaths import open_in_place, own_descriptor, rename_target, written_in_place
-from cli.common import EXIT_USAGE, STDIN, Format, emit_json, fail, from_stdin, guarded
+from cli.common import (
+    EXIT_USAGE,
+    STDIN,
+    STDOUT_NAME,
+    Format,
+    emit_json,
+    fail,
+    from_stdin,
+    guarded,
+)
 from cli.paths import directory_name, named_path
 from cli.safetext import terminal_safe
 from cli.signals import terminate_as_interrupt
@@ -67,7 +77,8 @@ FormatOpt = Annotated[Format, typer.Option("--format", "-f",
 def convert(
     source: LogArg,
     new_file: Annotated[str, typer.Option(
-        "--output", "-o", metavar="PATH", help="The new file ('-': standard output).",
+        "--output", "-o", metavar="PATH", help="The new file ('-': standard output; the "
+        "report then goes to stderr).",
         show_default=False)],
     to: Annotated[Target | None, typer.Option(
         "--to", help="The form to write (default: by the new file's name, .jsonl or .blog; "
@@ -181,8 +192,10 @@ def _convert(source: Path, output: Path, to: Target, validate: bool, overwrite: 
                     sys.stdout.flush()
         finally:
             shutil.rmtree(folder, ignore_errors=True)
-        if not special or _is_stdout(output):
-            return  # stdout holds the log itself: no report beside it
+        if not special or _is_stdout(output):  # stdout holds the log: the report goes to
+            # stderr, in the form asked (-f json said nothing at all: the head was lost)
+            _report(output, to, info, as_json, on_stderr=True)
+            return
     elif os.path.lexists(output):  # --overwrite: the new file is renamed over the old one
         target = rename_target(output)  # a link to the output stays a link
         # a fresh name each time: a fixed one left by a killed run blocked every later one
@@ -207,11 +220,23 @@ def _convert(source: Path, output: Path, to: Target, validate: bool, overwrite: 
         log.durable(str(target), "written", str(output))  # the replacement survives a crash
     else:
         info = jsonl.convert(source, output, to.value, validate=validate)
-    if as_json:
-        emit_json({"path": str(output), "form": to.value, "events": info.events,
-                   "head": info.head})
+    _report(output, to, info, as_json, on_stderr=False)
+
+
+def _report(output: Path, to: Target, info: log.LogInfo, as_json: bool, *,
+            on_stderr: bool) -> None:
+    """What was written: the new file, its form, its events and head digest. On stdout, or on
+    stderr (one line) when stdout holds the log itself (``-o -``, ``-o /dev/stdout``)."""
+    report = {"path": str(output), "form": to.value, "events": info.events, "head": info.head}
+    if as_json and not on_stderr:
+        emit_json(report)
+        return
+    if as_json:  # one line: a reader of stderr splits it on lines
+        line = json.dumps(report, sort_keys=True)
     else:
-        typer.echo(terminal_safe(f"{output}: {_events(info.events)}, head {info.head}"))
+        shown = STDOUT_NAME if output == STDIN else output
+        line = terminal_safe(f"{shown}: {_events(info.events)}, head {info.head}")
+    typer.echo(line, err=on_stderr)
 
 
 FIFO_WAIT: float = 10.0
