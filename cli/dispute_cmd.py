@@ -23,6 +23,7 @@ from buraco_log.cards import counted
 from buraco_log.errors import BuracoLogError, LogFormatError, ReplayError
 from buraco_log.events import AnyEvent, MatchStarted
 from buraco_log.forensic import Salvage, read_anyway
+from buraco_log.signing.check import HeldReceipt
 from buraco_log.signing.keys import SigningError
 from buraco_log.timeline import PastIllegalError, TableView, Timeline, past_damage
 from cli.common import (
@@ -31,6 +32,7 @@ from cli.common import (
     EXIT_USAGE,
     Format,
     emit_json,
+    error_object,
     fail,
     from_stdin,
     guarded,
@@ -917,11 +919,13 @@ def audit_cmd(
     workers = jobs if jobs > 0 else min(8, os.cpu_count() or 1)
     workers = min(workers, max(1, len(files) // 4))
     aliases = audit.same_files(files)
-    verdicts = [_stdin_notes(v) for v in _with_same_match(_with_aliases(
-        _audit_with_progress(files, workers, required, signing), aliases), aliases)]
+    batch = _audit_with_progress(files, workers, required, signing)
+    verdicts = [_stdin_notes(v) for v in _with_same_match(_with_aliases(batch, aliases),
+                                                          aliases)]
     if continues is not None:
         verdicts[0] = _with_continuation(verdicts[0], continues, as_json=format is Format.json)
-    orphans = audit.unmatched_receipts(verdicts, signing)
+    # the library's: a receipt of a log of the batch renamed is that log's finding
+    orphans = batch.unmatched
     orphan = None
     if orphans:  # the match's log is missing, or cut so that no event names its match
         held = orphans[0]
@@ -930,15 +934,20 @@ def audit_cmd(
                   "none of the logs audited holds"
                   + (f" (and {more} more receipt{'s' if more > 1 else ''} for matches no log "
                      "holds)" if more else ""))
-        if format is Format.json:  # stdout holds one JSON document: the error
-            raise fail(orphan, as_json=True)
     single = len(paths) == 1 and not paths[0].is_dir()  # a FIFO given by name is one log too
     if html is not None and not _not_a_log(verdicts[0].integrity):
         # Before the report: a page that cannot be written is the one error on stdout, never
         # a second document after the report.
         audit_html(html, paths[0], verdicts[0])
     if format is Format.json:
-        emit_json(verdicts[0] if single else verdicts)
+        if orphan is not None:
+            # one JSON document: the error object as before, and every log's verdict beside
+            # it (the verdicts were dropped for the error)
+            error = {**error_object(orphan, EXIT_FINDINGS),
+                     "receipts": [_receipt_json(h) for h in orphans]}
+            emit_json({"error": error, "verdicts": verdicts})
+        else:
+            emit_json(verdicts[0] if single else verdicts)
     else:
         for v in verdicts:
             if quiet and v.ok:
@@ -1063,8 +1072,15 @@ def _stderr_is_terminal() -> bool:
     return progress_shown()
 
 
+def _receipt_json(held: HeldReceipt) -> dict[str, Any]:
+    """A receipt no log of the batch holds, in the JSON error: its file and what it signs."""
+    r = held.receipt
+    return {"path": held.source, "match_id": r.match_id, "seq": r.seq, "seat": r.seat,
+            "key_id": r.key_id}
+
+
 def _audit_with_progress(files: list[str], workers: int, require_commitment: bool,
-                         signing: audit.SigningOptions | None = None) -> list[audit.Verdict]:
+                         signing: audit.SigningOptions | None = None) -> audit.Verdicts:
     if len(files) < 2 or not _stderr_is_terminal():
         return audit.audit_many(files, workers=workers, require_commitment=require_commitment,
                                 signing=signing)

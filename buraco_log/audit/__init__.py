@@ -336,8 +336,10 @@ class Verdicts(list[Verdict]):
 
     ``unmatched``: receipts for a match none of the logs holds (its log is missing, or cut
     so that no event names its match): each is a player's proof that the site signed a match
-    the referee was not given. ``ok`` is False when any verdict has findings or any receipt
-    is unmatched, as ``buraco-log audit`` exits 1 for either."""
+    the referee was not given. A receipt whose match a log of the batch holds under another
+    match id (renamed) is not among them: it is that log's ``sign.receipt_changed``. ``ok``
+    is False when any verdict has findings or any receipt is unmatched, as ``buraco-log
+    audit`` exits 1 for either."""
 
     unmatched: tuple[HeldReceipt, ...] = ()
 
@@ -351,13 +353,59 @@ def unmatched_receipts(verdicts: Iterable[Verdict], signing: SigningOptions | No
     """The receipts of ``signing`` for a match none of ``verdicts`` holds, when each receipt
     goes to its match's log (``by_match``, which None decides as :func:`audit_many` does: for
     several logs; with it False every log was given every receipt, and one of another match
-    is that log's ``sign.receipt_other_match``)."""
+    is that log's ``sign.receipt_other_match``). By match id alone: :func:`audit_many`'s
+    ``unmatched`` also leaves out the receipts of a log of the batch that was renamed."""
     verdicts = list(verdicts)
     by_match = signing.by_match if signing is not None else None
     if signing is None or not (len(verdicts) != 1 if by_match is None else by_match):
         return ()
     matches = {v.match_id for v in verdicts}
     return tuple(h for h in signing.receipts if h.receipt.match_id not in matches)
+
+
+def _claim_renamed(verdicts: Verdicts, signing: SigningOptions | None) -> None:
+    """Give each unmatched receipt to the log of the batch that is its match renamed (the
+    match id in its start changed after the site signed it, to shake the receipt off): that
+    log's ``sign.receipt_changed``, as one log audited with the receipt says it, where the
+    batch said only that no log holds the receipt's match. The other receipts of that match
+    are judged against the log as the match it was. Only logs whose start records the
+    receipt's key and that reach its seq are read again (and only when a receipt is
+    unmatched)."""
+    if signing is None or signing.keyring is None or not verdicts.unmatched:
+        return
+    groups: dict[tuple[str, str], list[HeldReceipt]] = {}
+    for h in verdicts.unmatched:
+        groups.setdefault((h.receipt.match_id, h.receipt.key_id), []).append(h)
+    claimed: set[int] = set()
+    for (match_id, key_id), held in groups.items():
+        first = min(h.receipt.seq for h in held)
+        for i, v in enumerate(verdicts):
+            if (i in claimed or v.match_id is None or v.signing.key_id != key_id
+                    or v.events <= first):
+                continue
+            events, integrity, signed = read_log_signed(v.path)
+            whole = integrity.status in _WHOLE
+            _, problems = check_signatures(events, (), version=signed.version,
+                                           keyring=signing.keyring, receipts=held,
+                                           complete_read=whole)
+            renamed = [p for p in problems if p.rule == "sign.receipt_changed"]
+            if not renamed:
+                continue
+            seqs = {p.seq for p in renamed}
+            rest = [h for h in held if h.receipt.seq not in seqs]
+            if rest and events and isinstance(events[0], MatchStarted):
+                restored = [msgspec.structs.replace(events[0], match_id=match_id), *events[1:]]
+                renamed += check_signatures(restored, (), version=signed.version,
+                                            keyring=signing.keyring, receipts=rest,
+                                            complete_read=whole)[1]
+            found = tuple(Finding("signing", p.rule, p.message, seq=p.seq) for p in renamed)
+            verdicts[i] = msgspec.structs.replace(
+                v, findings=(*v.findings, *found), ok=False,
+                signing=msgspec.structs.replace(v.signing,
+                                                receipts=v.signing.receipts + len(held)))
+            claimed.add(i)
+            verdicts.unmatched = tuple(h for h in verdicts.unmatched if h not in held)
+            break
 
 
 def audit_many(
@@ -389,6 +437,7 @@ def audit_many(
                 on_done(v)
             out.append(v)
         out.unmatched = unmatched_receipts(out, signing)
+        _claim_renamed(out, signing)
         return out
     results: list[Verdict | None] = [None] * len(files)
     chunk = max(1, min(64, len(files) // (workers * 8)))
@@ -401,6 +450,7 @@ def audit_many(
                 on_done(v)
     done = Verdicts(v for v in results if v is not None)
     done.unmatched = unmatched_receipts(done, signing)
+    _claim_renamed(done, signing)
     return done
 
 

@@ -102,13 +102,125 @@ def _provenance(events: Sequence[AnyEvent], require_commitment: bool,
         unchecked = plain  # committed deals re-derived; a plain one in a committed match is not
     else:
         unchecked = deals
+    plain_words = _Derived(marks, start, end) if any(
+        f.rule == "deal.mismatch" for f in found) else None
     return Provenance(
         status=status, commitment=commitment, revealed=revealed, deals=deals,
         unchecked=unchecked,
-        findings=tuple(Finding("provenance", f.rule, f.message, seq=_seq_of(f.rule, f.seq,
-                                                                          events))
+        findings=tuple(Finding("provenance", f.rule,
+                               plain_words.message(f.seq, f.message)
+                               if plain_words is not None and f.rule == "deal.mismatch"
+                               else f.message,
+                               seq=_seq_of(f.rule, f.seq, events))
                        for f in found) + tuple(extra),
     )
+
+
+_MEANING = ("the seeds fix every deal before play, so the cards were changed after the deal, "
+            "or not dealt from these seeds")
+"""What a deal that differs from its seeds' means, said to a referee after the difference."""
+
+
+class _Derived:
+    """A ``deal.mismatch`` in a referee's words: the deal the seeds give, set beside the
+    recorded one card by card (the dealer's own words, "stock differs from the derived deal at
+    position 57 from the top", named no card and said nothing of what it meant). Where the
+    deal cannot be derived again here, the dealer's words stay."""
+
+    def __init__(self, marks: Sequence[AnyEvent], start: MatchStarted | None,
+                 end: MatchEnded | None) -> None:
+        self.start = start
+        self.server_seed = end.server_seed if end is not None else None
+        dealt = [m for m in marks if isinstance(m, HandStarted)]
+        self.deals = {d.seq: (k, d) for k, d in enumerate(dealt)}  # k: the hand it is
+
+    def message(self, seq: int | None, detail: str) -> str:
+        try:
+            words = self._difference(seq)
+        except (BuracoLogError, ValueError, IndexError, KeyError, TypeError):
+            words = None
+        return detail if words is None else words
+
+    def _difference(self, seq: int | None) -> str | None:
+        from buraco_log.cards import deck
+        from buraco_log.dealer import (
+            commitment_of,
+            deal_from_order,
+            hand_key,
+            hand_keys,
+            shuffle,
+        )
+
+        start = self.start
+        if start is None or seq not in self.deals:
+            return None
+        k, d = self.deals[seq]
+        if d.hand != k:  # numbered wrong: the dealer's words say so plainly
+            return None
+        if d.seed is not None:
+            key = hand_key(d.seed, (), k)
+        elif (self.server_seed is not None and start.commitment is not None
+              and commitment_of(self.server_seed) == start.commitment.lower()):
+            key = hand_keys(self.server_seed, start.player_seeds)(k)
+        else:
+            return None
+        players = len(start.players)
+        rules = start.rules
+        derived = deal_from_order(rules, players, k, (start.first_dealer + k) % players,
+                                  shuffle(deck(rules.jokers), key), seq=d.seq)
+        what = _what_differs(d, derived, "tile" if rules.rendering == "tiles" else "card")
+        if what is None:
+            return None
+        return f"hand {k}: the deal in the log is not the one its seeds give: {what}; {_MEANING}"
+
+
+def _cards(cards: Sequence[int]) -> str:
+    from buraco_log.cards import format_card
+
+    out = []
+    for c in cards:
+        try:
+            out.append(format_card(c))
+        except (ValueError, TypeError):  # a forged code that is no card
+            out.append(f"code {c!r}")
+    return " ".join(out) or "nothing"
+
+
+def _apart(recorded: Sequence[int], derived: Sequence[int]) -> tuple[list[int], list[int]]:
+    """The cards only the recorded group holds, and those only the derived one holds."""
+    from collections import Counter
+
+    a, b = Counter(recorded), Counter(derived)
+    return sorted((a - b).elements()), sorted((b - a).elements())
+
+
+def _what_differs(recorded: HandStarted, derived: HandStarted, unit: str) -> str | None:
+    """The first difference between a recorded deal and the derived one, in plain words."""
+    if recorded.dealer != derived.dealer:
+        return (f"seat {recorded.dealer} dealt, where the deal passes from seat to seat and "
+                f"this hand is seat {derived.dealer}'s to deal")
+    groups = [(f"seat {i}'s hand", a, b) for i, (a, b) in enumerate(
+        zip(recorded.hands, derived.hands, strict=False))]
+    groups += [(f"side {i}'s morto", a, b) for i, (a, b) in enumerate(
+        zip(recorded.mortos, derived.mortos, strict=False))]
+    if len(recorded.hands) != len(derived.hands) or len(recorded.mortos) != len(derived.mortos):
+        return None  # a deal of another shape: the dealer's words count them
+    for name, a, b in groups:
+        only_log, only_seeds = _apart(a, b)
+        if only_log or only_seeds:
+            return (f"{name} holds {_cards(only_log)} in the log, where the seeds deal "
+                    f"{_cards(only_seeds)}")
+    if recorded.upcard != derived.upcard:
+        up = [_cards(() if c is None else (c,)) for c in (recorded.upcard, derived.upcard)]
+        return f"the {unit} turned up is {up[0]} in the log, {up[1]} by the seeds"
+    for i, (x, y) in enumerate(zip(recorded.stock, derived.stock, strict=False)):
+        if x != y:
+            return (f"{unit} {i + 1} of the stock, counting from the top, is {_cards([x])} in "
+                    f"the log, {_cards([y])} by the seeds")
+    if len(recorded.stock) != len(derived.stock):
+        return (f"the stock holds {len(recorded.stock)} {unit}s in the log, "
+                f"{len(derived.stock)} by the seeds")
+    return None
 
 
 def _seq_of(rule: str, seq: int | None, events: Sequence[AnyEvent]) -> int | None:

@@ -355,7 +355,10 @@ def _receipts(events: Sequence[ev.AnyEvent], receipts: Sequence[HeldReceipt], *,
                 seq=r.seq))
         elif last is None or r.seq > last:
             ends = "holds no events" if last is None else f"ends at seq {last}"
-            how = "it was cut"
+            # a copy taken before the receipted seq was written reads the same as a log cut
+            # back: the file alone cannot tell them apart, so both are said
+            how = (f"it was cut, or is a copy taken before seq {r.seq} was written: the "
+                   f"site's log must reach seq {r.seq}")
             if events and isinstance(events[-1], ev.MatchEnded):
                 # not merely cut: the match end it holds came after the receipted seq was signed
                 how = "it was cut and its end rewritten: it ends with MatchEnded"

@@ -230,7 +230,8 @@ CHEATS = [
     Cheat("truncated", _truncated, (
         (200, "sign.receipt_cut", "the receipt for seq 200 that seat 0 holds ({d}/r200.json) "
          "shows the site signed match {match!r} up to seq 200, but the log ends at seq 150 (it "
-         "was cut)"),
+         "was cut, or is a copy taken before seq 200 was written: the site's log must reach "
+         "seq 200)"),
     )),
     Cheat("repaired_cheat", _repaired_cheat, (
         (200, "sign.receipt_changed", "an event in seq 121 to 200 was changed"),

@@ -4,14 +4,17 @@ by its wording; what a batch audit says of receipts, renamed matches, deals and 
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import msgspec
+import pytest
 
 from buraco_log import log
+from buraco_log.events import HandStarted
 from buraco_log.forensic import read_anyway
 from cli.dispute_cmd import damage_rule
 from tests.signing.helpers import match
@@ -63,3 +66,161 @@ def test_replay_past_a_torn_tail_names_log_torn(tmp_path: Path) -> None:
     assert "[log.torn]" in r.stderr.splitlines()[-1]
 
 
+
+
+# -- receipts in a batch ----------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def club(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A year's directory of logs: match "a" renamed by its keeper (re-written unsigned under
+    another match id), match "b" honest; the players' receipts for "a" at seqs 30 and 200, and
+    one for a match whose log is gone."""
+    pytest.importorskip("cryptography")
+    from buraco_log.signing.keys import load_signer, write_key_pair
+    from buraco_log.signing.record import Receipt, receipt_json
+    from tests.signing.helpers import write_signed
+
+    d = tmp_path_factory.mktemp("club")
+    signer = load_signer(write_key_pair(d / "keys", "site").private)
+    (d / "logs").mkdir()
+    a = match("a", key_id=signer.key_id)
+    signed = write_signed(d / "a-as-signed.blog", a, signer, receipts_at=[30, 200])
+    for seq, seat in ((30, 1), (200, 0)):
+        (d / f"a{seq}.json").write_bytes(receipt_json(Receipt.of(signed[seq], seat)))
+    with log.Writer(d / "logs" / "a.blog") as w:
+        for event in [msgspec.structs.replace(a[0], match_id="friendly-7"), *a[1:]]:
+            w.append(event)
+    write_signed(d / "logs" / "b.blog", match("b", key_id=signer.key_id), signer)
+    gone = write_signed(d / "gone.blog", match("gone", key_id=signer.key_id), signer,
+                        receipts_at=[30])
+    (d / "gone.json").write_bytes(receipt_json(Receipt.of(gone[30], 1)))
+    (d / "none.toml").write_text("")
+    return d
+
+
+def _audit_cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    # a referee with no site settings of their own
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BURACO_LOG_")}
+    env["BURACO_LOG_CONFIG"] = str(Path(args[0]).parent / "none.toml")
+    return subprocess.run([sys.executable, "-m", "cli.main", "audit", *map(str, args)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120, check=False,
+                          stdin=subprocess.DEVNULL, env=env)
+
+
+def test_a_match_renamed_in_a_batch_is_the_receipts_changed_log_not_an_unmatched_receipt(
+        club: Path) -> None:
+    from buraco_log.audit import audit_many, signing_options
+
+    options = signing_options([str(club / "keys")],
+                              [str(club / "a30.json"), str(club / "a200.json")])
+    verdicts = audit_many(sorted(map(str, (club / "logs").iterdir())), signing=options)
+    assert verdicts.unmatched == ()  # it said no log holds match "a"
+    renamed, honest = verdicts
+    assert [(f.rule, f.seq) for f in renamed.findings if f.section == "signing"] == [
+        ("sign.receipt_changed", 30), ("sign.receipt_changed", 200)]
+    assert "the log is that match renamed 'friendly-7'" in renamed.findings[-1].message
+    assert renamed.signing.receipts == 2 and honest.ok
+    r = _audit_cli(club / "logs", "--keys", club / "keys", "--receipt", club / "a30.json")
+    assert r.returncode == 1 and r.stderr == "", r.stderr
+    assert "seq 30 [sign.receipt_changed]" in r.stdout
+
+
+def test_a_renamed_log_cut_before_a_later_receipt_is_judged_as_the_match_it_was(
+        club: Path, tmp_path: Path) -> None:
+    from buraco_log.audit import audit_many, signing_options
+    from buraco_log.signing.keys import load_signer
+
+    a = match("a", key_id=load_signer(club / "keys" / "site.key").key_id)
+    with log.Writer(tmp_path / "a.blog") as w:
+        for event in [msgspec.structs.replace(a[0], match_id="friendly-7"), *a[1:151]]:
+            w.append(event)
+    v = audit_many([str(tmp_path / "a.blog"), str(club / "logs" / "b.blog")],
+                   signing=signing_options([str(club / "keys")],
+                                           [str(club / "a30.json"), str(club / "a200.json")]))
+    assert v.unmatched == ()
+    assert [(f.rule, f.seq) for f in v[0].findings if f.section == "signing"] == [
+        ("sign.receipt_changed", 30), ("sign.receipt_cut", 200)]
+    assert "the log ends at seq 150" in v[0].findings[-1].message
+
+
+def test_json_with_a_receipt_no_log_holds_keeps_every_logs_verdict_beside_the_error(
+        club: Path) -> None:
+    r = _audit_cli(club / "logs", "--keys", club / "keys", "--receipt", club / "gone.json",
+                   "-f", "json")
+    assert r.returncode == 1
+    out = json.loads(r.stdout)
+    assert "none of the logs audited holds" in out["error"]["message"]
+    assert out["error"]["exit_status"] == 1
+    gone = match("gone")[0]
+    assert [(x["path"], x["match_id"], x["seq"], x["seat"]) for x in out["error"]["receipts"]] \
+        == [(str(club / "gone.json"), gone.match_id, 30, 1)]  # type: ignore[union-attr]
+    assert [v["path"] for v in out["verdicts"]] == [str(club / "logs" / n)
+                                                   for n in ("a.blog", "b.blog")]
+    assert r.stderr.count("\n") == 1 and "none of the logs audited holds" in r.stderr
+
+
+def test_a_receipt_past_the_end_of_the_log_may_be_of_an_early_copy(club: Path,
+                                                                   tmp_path: Path) -> None:
+    pytest.importorskip("cryptography")
+    from buraco_log.audit import audit_log, signing_options
+    from buraco_log.signing.keys import load_signer
+    from tests.signing.helpers import write_signed
+
+    signer = load_signer(club / "keys" / "site.key")
+    # the copy a referee was handed, taken at seq 99 of a match the site signed on to seq 200
+    write_signed(tmp_path / "copy.blog", match("a", key_id=signer.key_id)[:100], signer)
+    v = audit_log(tmp_path / "copy.blog",
+                  signing=signing_options([str(club / "keys")], [str(club / "a200.json")]))
+    [cut] = [f for f in v.findings if f.rule == "sign.receipt_cut"]
+    assert cut.message.endswith("the log ends at seq 99 (it was cut, or is a copy taken before "
+                                "seq 200 was written: the site's log must reach seq 200)")
+
+
+# -- a forged deal in a referee's words -------------------------------------------------------
+
+
+def _forged(tmp_path: Path, change: str) -> tuple[Path, HandStarted, HandStarted]:
+    """A committed match whose first deal was changed after it was dealt, written sealed anew
+    (only provenance can tell); the log, the deal as dealt and as recorded."""
+    events = match("forged")
+    i, dealt = next((i, e) for i, e in enumerate(events) if isinstance(e, HandStarted))
+    if change == "stock":  # two cards deep in the stock swapped
+        stock = list(dealt.stock)
+        stock[-1], stock[-2] = stock[-2], stock[-1]
+        forged = msgspec.structs.replace(dealt, stock=tuple(stock))
+    else:  # seat 0's first card swapped with the bottom card of the stock
+        hand0, stock = list(dealt.hands[0]), list(dealt.stock)
+        hand0[0], stock[-1] = stock[-1], hand0[0]
+        forged = msgspec.structs.replace(dealt, hands=(tuple(hand0), *dealt.hands[1:]),
+                                         stock=tuple(stock))
+    events[i] = forged
+    path = tmp_path / f"{change}.blog"
+    log.write_log(path, events, validate=False)
+    return path, dealt, forged
+
+
+def test_a_deal_changed_in_its_stock_names_the_card_and_what_it_means(tmp_path: Path) -> None:
+    from buraco_log.audit import audit_log
+    from buraco_log.cards import format_card
+
+    path, dealt, forged = _forged(tmp_path, "stock")
+    [f] = audit_log(path).provenance.findings
+    n = len(dealt.stock) - 1  # the second card from the bottom, counted from the top
+    assert (f.rule, f.seq) == ("deal.mismatch", dealt.seq)
+    assert f.message == (
+        f"hand 0: the deal in the log is not the one its seeds give: card {n} of the stock, "
+        f"counting from the top, is {format_card(forged.stock[n - 1])} in the log, "
+        f"{format_card(dealt.stock[n - 1])} by the seeds; the seeds fix every deal before "
+        "play, so the cards were changed after the deal, or not dealt from these seeds")
+
+
+def test_a_deal_changed_in_a_hand_names_the_cards_the_seat_was_given(tmp_path: Path) -> None:
+    from buraco_log.audit import audit_log
+    from buraco_log.cards import format_card
+
+    path, dealt, _ = _forged(tmp_path, "hand")
+    [f] = audit_log(path).provenance.findings
+    given, lost = format_card(dealt.stock[-1]), format_card(dealt.hands[0][0])
+    assert f"seat 0's hand holds {given} in the log, where the seeds deal {lost}" in f.message
+    assert "derived" not in f.message and "position" not in f.message

@@ -4,7 +4,7 @@ The receipt is an error (exit 1): the match's log is missing, or cut so that no 
 its match. The table report of every other log was thrown away for it: stdout was empty, so a
 referee auditing a year of logs with one player's receipt saw nothing but that line. The report
 is printed first now, the error line after it on stderr; with `-f json` stdout still holds one
-JSON document, the error object.
+JSON document, the error object, with every log's verdict beside it (``verdicts``).
 """
 
 from __future__ import annotations

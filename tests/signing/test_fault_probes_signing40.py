@@ -305,7 +305,7 @@ def test_a_receipt_holds_against_its_log_extended_and_not_against_it_cut(
     write_signed(cut, events[:31], SITE)
     v = audit_log(cut, signing=opts)
     f = next(f for f in v.findings if f.rule == "sign.receipt_cut")
-    assert f.seq == 50 and "the log ends at seq 30 (it was cut)" in f.message
+    assert f.seq == 50 and "the log ends at seq 30 (it was cut, or is a copy" in f.message
 
 
 def test_a_receipt_or_a_key_given_as_the_log_is_named(signed: Path, tmp_path: Path) -> None:

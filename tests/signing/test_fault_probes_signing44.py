@@ -233,7 +233,9 @@ def test_receipts_for_another_match_or_past_the_end_say_so(tmp_path: Path) -> No
     past = SITE.sign_head(events[0].match_id, 150, hashlib.sha256(b"later").digest())
     [finding] = audit(path, ring(SITE), [held(past)]).findings
     assert (finding.rule, finding.seq) == ("sign.receipt_cut", 150)
-    assert finding.message.endswith("the log ends at seq 99 (it was cut)")
+    assert finding.message.endswith(
+        "the log ends at seq 99 (it was cut, or is a copy taken before seq 150 was written: "
+        "the site's log must reach seq 150)")
 
 
 def _records(data: bytes) -> list[tuple[int, int, int]]:
