@@ -90,3 +90,81 @@ def test_only_the_match_starts_line_is_given_in_pieces(tmp_path: Path) -> None:
     parts = data["parts"]["0"]
     assert "".join(parts) == data["moves"][0]
     assert parts[1::2] == [MATCH, RULES, *NAMES]
+
+
+# -- back on the page: the controls the browser restores ---------------------------------------
+
+
+@pytest.fixture(scope="module")
+def mega(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from buraco_log.view import page_for_log, write_page
+
+    out = tmp_path_factory.mktemp("mega") / "mega.html"
+    write_page(out, page_for_log(SIM / "mega-4p-000000.blog").html)
+    return out
+
+
+_STATE = """
+var v = window.buracoView;
+return {seq: v.seq(), hash: location.hash, slider: +document.getElementById("slider").value,
+        hand: +document.getElementById("handsel").value,
+        ticked: document.getElementById("four").checked,
+        four: document.body.classList.contains("four")};
+"""
+
+
+def _back(browser: Any) -> dict[str, Any]:
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    WebDriverWait(browser, 10).until(lambda b: b.current_url == "about:blank")
+    browser.back()
+    WebDriverWait(browser, 10).until(
+        lambda b: b.execute_script("return document.readyState") == "complete"
+        and b.execute_script("return !!window.buracoView"))
+    state: dict[str, Any] = browser.execute_script(_STATE)
+    return state
+
+
+@BROWSER
+def test_back_on_the_page_the_four_colours_box_and_the_cards_agree(browser: Any,
+                                                                  mega: Path) -> None:
+    _open(browser, mega, "#seq=300")
+    browser.find_element("id", "four").click()
+    assert browser.execute_script(_STATE)["four"] is True
+    browser.get("about:blank")
+    state = _back(browser)
+    assert state["ticked"] is True, state  # the browser gave the box back ticked
+    assert state["four"] is True, state  # and the cards are drawn in four colours again
+
+
+@BROWSER
+def test_back_on_the_page_the_slider_menu_address_and_table_name_one_seq(
+        browser: Any, mega: Path) -> None:
+    """The reader drags the slider and leaves the page at once (a link, a bookmark): the
+    address was still some steps behind (it follows every 120 ms), and back on the page the
+    browser put the slider and the hand menu where they were, over the table of the address's
+    older seq."""
+    import json
+
+    _open(browser, mega, "#seq=300")
+    hands = json.loads(browser.execute_script(
+        "return JSON.stringify(JSON.parse(document.getElementById('bl-data').textContent)"
+        ".hands)"))
+    browser.execute_script("""
+        var v = window.buracoView, sl = document.getElementById("slider");
+        v.go(301); v.go(302);
+        sl.value = 900; sl.dispatchEvent(new Event("input"));
+        location.href = "about:blank";""")
+    state = _back(browser)
+    deal = max(h[1] for h in hands if h[1] <= 900)
+    assert state["slider"] == 900 and state["hand"] == deal, state
+    assert (state["seq"], state["hash"]) == (900, "#seq=900"), state
+    # whatever the browser gives back, the controls follow the table the page opens at (here
+    # the address is changed under the page as it is left: no hashchange reaches it)
+    browser.execute_script("""
+        history.replaceState(null, "", "#seq=50");
+        location.href = "about:blank";""")
+    state = _back(browser)
+    deal = max(h[1] for h in hands if h[1] <= 50)
+    assert (state["seq"], state["hash"], state["slider"], state["hand"]) == (
+        50, "#seq=50", 50, deal), state

@@ -260,15 +260,19 @@
     put($("event"), moveHtml(s));
     drawMarks(s);
     $("pos").textContent = "seq " + s + " / " + last;
-    $("slider").value = s;
     document.body.setAttribute("data-seq", s);
-    var hs = below(D.hands.length, function (h) { return D.hands[h][1] <= s; }) - 1;
-    if (hs >= 0) { $("handsel").value = String(D.hands[hs][1]); }
+    controls(s);
     if (why !== "hash" && hashTimer === null) {
       if (Date.now() - hashAt >= HASH_MS) { writeHash(); } else { hashTimer = setTimeout(writeHash, HASH_MS); }
     }
     if (why !== "list") { scrollList(li); }  // it reads the layout, once
     veil(below(D.sheet.length, function (r) { return D.sheet[r].end <= s; }));
+  }
+  // The slider and the hand menu at seq s.
+  function controls(s) {
+    $("slider").value = s;
+    var hs = below(D.hands.length, function (h) { return D.hands[h][1] <= s; }) - 1;
+    if (hs >= 0) { $("handsel").value = String(D.hands[hs][1]); }
   }
   // How many of the first n items pass ok(i), for an ok that holds up to some i and then never
   // again (hands by their deal's seq, sheet rows by their end): a binary search.
@@ -476,8 +480,16 @@
       var shut = $("pile").classList.toggle("hidden");
       $("piletop").setAttribute("aria-expanded", shut ? "false" : "true");
     };
-    $("four").addEventListener("change", function () {
-      document.body.classList.toggle("four", $("four").checked);
+    // Back on the page, the browser restores each control's state once the script has run:
+    // the box came back ticked over two-colour cards, the slider and the hand menu where
+    // they were when the page was left, over the table of the seq in the address.
+    var four = function () { document.body.classList.toggle("four", $("four").checked); };
+    $("four").addEventListener("change", four);
+    window.addEventListener("pageshow", function () { four(); if (seq >= 0) { controls(seq); } });
+    four();
+    // and the address names the seq shown when the page is left, not one up to HASH_MS older
+    window.addEventListener("pagehide", function () {
+      if (hashTimer !== null) { clearTimeout(hashTimer); writeHash(); }
     });
     document.addEventListener("keydown", function (e) {
       if (e.altKey || e.ctrlKey || e.metaKey) { return; }
