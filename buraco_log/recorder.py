@@ -220,12 +220,18 @@ class RecorderStats(msgspec.Struct):
 
 
 class _WriteError(Exception):
-    """A failed write, saying whether bytes may have reached the log."""
+    """A failed write, saying whether bytes may have reached the log, and whether the log no
+    longer holds moves the recorder acknowledged (``lost``: another program put an older copy
+    or another file in its place); ``keep``: the bytes of the held descriptor that are the
+    acknowledged log, to copy aside before it is closed (the file was replaced, not cut)."""
 
-    def __init__(self, error: LogFormatError, written: bool) -> None:
+    def __init__(self, error: LogFormatError, written: bool, *, lost: bool = False,
+                 keep: int | None = None) -> None:
         super().__init__(error.message)
         self.error = error
         self.written = written
+        self.lost = lost
+        self.keep = keep
 
 
 class _Waiter:
@@ -644,6 +650,9 @@ class Recorder:
         self._jdirty: set[str] = set()  # logs written since the journal was started
         self._jretiring: set[str] = set()  # those of the journal being retired
         self._jlingering: set[str] = set()  # those of journals a checkpoint failed to retire
+        # logs found without moves the recorder acknowledged (another program put an older
+        # copy in place): a journal that wrote them is kept as *.unfolded, not deleted
+        self._spoiled: set[str] = set()
         self._checkpoint: Future[None] | None = None  # the one running, if any
         self._ckrun = ThreadPoolExecutor(1, thread_name_prefix="recorder-checkpoint")
         self._ckio = ThreadPoolExecutor(_CHECKPOINT_THREADS, thread_name_prefix="recorder-ckio")
@@ -1264,9 +1273,15 @@ class Recorder:
             ok, fsyncs = self._fsync_each(paths), len(paths)
         except OSError:
             ok, fsyncs = False, 0
+        with self._cv:
+            spoiled = not paths.isdisjoint(self._spoiled)
         try:
             if ok:
-                os.unlink(os.path.join(self.directory, journal.name_of(generation)))
+                name = os.path.join(self.directory, journal.name_of(generation))
+                if spoiled:  # its records are the only copy left of acknowledged moves
+                    os.replace(name, name + ".unfolded")
+                else:
+                    os.unlink(name)
                 self._ops.fsync_dir(self._dir_fd)
         except OSError:
             ok = False
@@ -1501,7 +1516,7 @@ class Recorder:
         done: list[_Work] = []
         for w in work:
             if w.error is not None:
-                error = w.error.error
+                error = self._keep_acknowledged(w.table, w.error)
                 w.settled = True
                 self._fail_table(w.table, error.message, w.waiters, error, w.error.written)
             elif w.created and not journaled:  # (a journal holds new logs whole until the
@@ -1550,6 +1565,38 @@ class Recorder:
         self._close_idle()
         if journaled:
             self._maybe_checkpoint()
+
+    def _keep_acknowledged(self, table: _Table, failed: _WriteError) -> LogFormatError:
+        """A log found without moves the recorder acknowledged (``failed.lost``: another program
+        put an older copy or another file in its place, or cut it): keep what the recorder
+        still has of them, and say where. A descriptor that still holds the acknowledged log
+        (the file was replaced or removed, not cut) is copied to ``LOG.acknowledged`` before
+        it is closed; with ``sync="journal"``, the journals holding the log's records are kept
+        as ``*.unfolded`` when they are retired. Returns the error to give (the same, or one
+        naming the copy)."""
+        error = failed.error
+        if not failed.lost:
+            return error
+        kept = []
+        if failed.keep is not None and table.fd is not None:
+            copy = _keep_aside(table.fd, failed.keep, table.path, self._ops)
+            kept.append(f"the log as the recorder acknowledged it ({failed.keep} bytes) is "
+                        f"kept in {copy}" if copy
+                        else "the log as acknowledged could not be copied aside")
+        if self.sync == "journal":
+            path = table.path
+            with self._cv:
+                self._spoiled.add(path)
+                held = path in self._jdirty or path in self._jlingering or (
+                    path in self._jretiring and self._checkpoint is not None
+                    and not self._checkpoint.done())
+            if held:
+                kept.append("its moves in the recorder's journal are kept "
+                            "(.recorder.journal-*.unfolded)")
+        if not kept:
+            return error
+        return LogFormatError(f"{error.message}; {'; '.join(kept)}", path=error.path,
+                              offset=error.offset, kind=error.kind)
 
     def _prepare(self, w: _Work) -> None:
         """Build the round's segment of one log (the file header first, for a new log)."""
@@ -1703,7 +1750,9 @@ class Recorder:
         failed), where the next recorder would write them back: that outcome is unknown, and
         the error says so."""
         for w in work:
-            if w.error is None or w.error.written:
+            # (not a log found without its acknowledged moves before anything was written:
+            # its journal would be kept for nothing, see _keep_acknowledged)
+            if w.error is None or (w.error.written and (w.began or not w.error.lost)):
                 self._jdirty.add(w.table.path)
         if failure is None:
             # Appends refused after their record was journaled (their log was removed or
@@ -1838,16 +1887,35 @@ class Recorder:
                 continue
             table = w.table
             if table.tmp is None:
-                if not self._at_path(table):
+                try:
+                    st: os.stat_result | None = os.stat(table.path)
+                except OSError:
+                    st = None
+                if st is None or (st.st_dev, st.st_ino) != table.identity:
+                    # The descriptor still holds the acknowledged log: it is copied aside
+                    # before it is closed (``_keep_aside``), else it was lost with it.
                     w.error = _WriteError(
                         LogFormatError(
                             "the log was replaced or removed by a program that ignores the "
-                            "writer lock; these events are not acknowledged",
+                            "writer lock; these events are not acknowledged, and the match "
+                            "takes no more (restart the recorder to read what the log holds)",
                             path=table.path,
                             kind="io",
                         ),
-                        written=True,
+                        written=True, lost=True, keep=w.offset,
                     )
+                elif st.st_size != table.end:
+                    # Cut or rewritten in place after the round's first check (``cp
+                    # backup.blog live.blog`` during the sync): the same stat, so free. It
+                    # was acknowledged, and the log did not hold it.
+                    w.error = _WriteError(LogFormatError(
+                        f"the log was {'cut' if st.st_size < table.end else 'appended to'} by "
+                        "a program that ignores the writer lock while the recorder wrote it "
+                        f"({st.st_size} bytes, where the recorder had written {table.end}); "
+                        "these events are not acknowledged, and the match takes no more "
+                        "(restart the recorder to read what the log holds)",
+                        path=table.path, offset=w.offset, kind="io"), written=True,
+                        lost=st.st_size < table.end)
                 continue
             try:
                 os.link(table.tmp, table.path)  # the log appears with its first event
@@ -1971,7 +2039,7 @@ class Recorder:
                 f"the log was {how} by a program that ignores the writer lock ({size} bytes, "
                 f"where the recorder had written {offset}); these events were not written, "
                 "and the match takes no more (restart the recorder to read what the log holds)",
-                path=table.path, offset=offset, kind="io"), written=True)
+                path=table.path, offset=offset, kind="io"), written=True, lost=size < offset)
 
     @staticmethod
     def _lost_descriptor(table: _Table, offset: int, why: str) -> _WriteError:
@@ -2054,23 +2122,45 @@ class Recorder:
         return adopted
 
     def _adopt(self, table: _Table, fd: int, identity: tuple[int, int], size: int) -> None:
-        """The file changed while it was closed: continue only if it holds our events."""
+        """The file changed while it was closed: continue only if it holds our events.
+
+        If it holds them and more (a writer of another program, which took the lock while the
+        recorder had let go of it, appended), the move is refused and the match read again
+        from the log. If it does not hold every event the recorder acknowledged (an older copy
+        put back, ``cp backup.blog live.blog``, or another file in its place), the table
+        refuses every move from then on: read again, it went on from the older copy, and a
+        server that resent its moves from ``next_seq`` wrote a log forking from what was
+        acknowledged."""
+        ours = table.next_seq - log.FIRST_SEQ
+        want = table.chain.hexdigest()
+        held = False  # the file's first ``ours`` events are the ones acknowledged
+        count = 0
         try:
             with log.Reader(table.path, allow_torn=True) as reader:
-                for _ in reader.segments():
-                    pass
+                reader.read_header()
+                before = reader._chain.copy()
+                for _, events in reader.segments():
+                    if not held and count < ours <= count + len(events):
+                        at = reader._chain.copy()
+                        if count + len(events) > ours:  # our last event is within this one
+                            at = before
+                            for event in events[:ours - count]:
+                                at.update(ev.encode(event))
+                        held = at.hexdigest() == want
+                    count += len(events)
+                    before = reader._chain.copy()
                 info = reader.info
                 chain = reader._chain
         except LogFormatError as exc:  # say why the recorder read it (it said only "damaged")
+            if not held:
+                raise self._not_ours(table, f"it reads: {exc.message}") from None
             raise LogFormatError(
                 f"the log changed while the recorder had it closed (another program wrote it; "
                 f"it reads: {exc.message})", path=table.path, offset=exc.offset, kind="io",
             ) from None
-        if (
-            info.torn is not None
-            or info.events != table.next_seq - log.FIRST_SEQ
-            or (chain.hexdigest() != table.chain.hexdigest())
-        ):
+        if not held:
+            raise self._not_ours(table, f"{count} events on disk, {ours} acknowledged")
+        if info.torn is not None or info.events != ours or chain.hexdigest() != want:
             raise LogFormatError(
                 "the log changed while the recorder had it closed (another program wrote "
                 f"it: {info.events} events on disk, {table.next_seq} recorded)",
@@ -2081,6 +2171,16 @@ class Recorder:
         table.chain = chain
         table.head, table.tail = _ends(fd, size)
         table.whole = False
+
+    @staticmethod
+    def _not_ours(table: _Table, why: str) -> _WriteError:
+        """The log at the path lacks moves the recorder acknowledged: refused for good."""
+        return _WriteError(LogFormatError(
+            f"the log changed while the recorder had it closed and no longer holds the moves it "
+            f"acknowledged ({why}: an older copy put back, or another file, by a program that "
+            "ignores the writer lock); these moves were not recorded, and the match takes no "
+            "more here (restart the recorder to go on from what the log holds)",
+            path=table.path, kind="io"), written=True, lost=True)
 
     def _track(self, table: _Table) -> None:
         self._open[table.match] = table
@@ -2183,6 +2283,38 @@ class Recorder:
         for loop, group in by_loop.items():
             with contextlib.suppress(RuntimeError):  # the loop was closed meanwhile
                 loop.call_soon_threadsafe(_settle, group, error)
+
+
+def _keep_aside(fd: int, size: int, path: str, ops: FileOps) -> str | None:
+    """Copy the first ``size`` bytes of ``fd`` (a log the recorder acknowledged, replaced at
+    its path by another program) to a new file ``PATH.acknowledged`` (or ``.1``, ...), durably;
+    its name, or None if it could not be made."""
+    name = log._free_name(path + ".acknowledged")
+    try:
+        out = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+    except OSError:
+        return None
+    try:
+        pos = 0
+        while pos < size:
+            chunk = os.pread(fd, min(1 << 20, size - pos), pos)
+            if not chunk:
+                break
+            log._write_all(out, chunk, pos)
+            pos += len(chunk)
+        ops.fsync(out)
+        dir_fd = os.open(os.path.dirname(path), os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            ops.fsync_dir(dir_fd)
+        finally:
+            os.close(dir_fd)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(name)
+        return None
+    finally:
+        os.close(out)
+    return name
 
 
 _MAX_WINDOW: Final = 60.0

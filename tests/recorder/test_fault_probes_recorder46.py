@@ -1,0 +1,134 @@
+"""Fault probes of the recorder, round 46: an older copy of a log put back while it plays.
+
+``cp backup.blog live.blog`` (or a restore that renames its copy into place) by a program that
+ignores the writer lock, while the recorder holds the table. With the log closed (idle, or out
+of the handle pool) the recorder refused the next move, then read the older copy again and
+went on from it: a server that resent its moves from ``next_seq`` got them acknowledged into a
+log forking from what was acknowledged. Now the table refuses every move in one line, and the
+recorder keeps what it still has of the acknowledged log: the replaced file, when it still
+holds it open (``LOG.acknowledged``), and with ``sync="journal"`` the journals holding the
+log's records (``*.unfolded``). A copy landing while a round syncs is not acknowledged.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from buraco_log import journal, log
+from buraco_log.errors import LogFormatError
+from buraco_log.recorder import FileOps, Recorder
+from tests.recorder.sources import matches
+
+src = matches()[0]
+
+
+def _put_back(backup: Path, path: Path, how: str) -> None:
+    if how == "cp":  # in place: the same file, truncated and written again
+        subprocess.run(["cp", str(backup), str(path)], check=True)
+    else:  # a restore that writes a copy and renames it into place (rsync, tar)
+        tmp = path.with_name("restore.tmp")
+        subprocess.run(["cp", str(backup), str(tmp)], check=True)
+        os.rename(tmp, path)
+
+
+def _journal_bytes(directory: Path, match: str) -> bytes:
+    """The log ``match`` as the kept journals' records give it (from offset 0, in order)."""
+    records = [r for _, p in journal.generations(str(directory), unfolded=True)
+               for r in journal.read(p) if r.match == match]
+    data = b""
+    for record in sorted(journal.withdraw(records), key=lambda r: r.offset):
+        assert record.offset <= len(data)
+        data = data[:record.offset] + record.data
+    return data
+
+
+@pytest.mark.parametrize("sync", ["fsync", "journal"])
+@pytest.mark.parametrize("how", ["cp", "rename"])
+@pytest.mark.parametrize("held", ["open", "closed"])
+def test_an_older_copy_put_back_during_play_refuses_the_table_and_keeps_what_was_acknowledged(
+        tmp_path: Path, sync: str, how: str, held: str) -> None:
+    rec = Recorder(tmp_path, sync=sync, max_open=0, checkpoint_every=600, save_every=0)
+    try:
+        for event in src[:10]:
+            rec.append("a", event)
+        path = Path(rec.path_of("a"))
+        backup = tmp_path / "backup.copy"
+        shutil.copyfile(path, backup)
+        for event in src[10:20]:
+            rec.append("a", event)
+        acknowledged = path.read_bytes()
+        if held == "closed":  # out of the handle pool (2 logs for 7 tables)
+            for table in "bcdefg":
+                rec.append(table, src[0])
+            assert rec._tables["a"].fd is None
+        _put_back(backup, path, how)
+        with pytest.raises(LogFormatError) as caught:
+            rec.append("a", src[20])
+        line = str(caught.value)
+        assert "\n" not in line and str(path) in line and caught.value.kind == "io"
+        assert "ignores the writer lock" in line
+        # it never goes on from the older copy: not the next move, not the copy's next seq
+        for seq in (rec.next_seq("a"), 10):
+            with pytest.raises(LogFormatError) as again:
+                rec.append("a", src[seq])
+            assert again.value.kind == "io" and "takes no more" in str(again.value)
+        assert rec.append("h", src[0]) == 0  # other tables go on
+    finally:
+        rec.close()
+    assert path.read_bytes() == backup.read_bytes()  # nothing written into the copy
+    kept = path.with_name("a.blog.acknowledged")
+    if how == "rename" and held == "open":  # the recorder still held the acknowledged file
+        assert str(kept) in line
+        assert log.read_events(kept) == list(src[:20])
+    else:
+        assert not kept.exists()
+    if sync == "journal":  # the journal holds every record of the log (no checkpoint since)
+        assert ".unfolded" in line
+        assert _journal_bytes(tmp_path, "a") == acknowledged
+        assert log.read_events(tmp_path / "h.blog") == [src[0]]
+    # a restart (the operator's choice) goes on from what the log holds
+    with Recorder(tmp_path, sync=sync) as rec:
+        assert rec.next_seq("a") == 10
+
+
+class _CopyDuringSync(FileOps):
+    """Puts the older copy back (``cp``, a real process) just before the log's next fsync."""
+
+    def __init__(self, backup: Path, path: Path) -> None:
+        self.backup, self.path, self.armed = backup, path, False
+
+    def fsync(self, fd: int) -> None:
+        if self.armed and os.fstat(fd).st_ino == self.path.stat().st_ino:
+            self.armed = False
+            subprocess.run(["cp", str(self.backup), str(self.path)], check=True)
+        super().fsync(fd)
+
+
+def test_an_older_copy_put_back_while_the_round_syncs_is_not_acknowledged(
+        tmp_path: Path) -> None:
+    # The round checked the log's size before its write; the copy came after it, during the
+    # fsync, and the move was acknowledged though the log no longer held it (nor the moves
+    # before it that the copy lacks).
+    path, backup = tmp_path / "a.blog", tmp_path / "backup.copy"
+    ops = _CopyDuringSync(backup, path)
+    with Recorder(tmp_path, ops=ops, save_every=0) as rec:
+        for event in src[:10]:
+            rec.append("a", event)
+        shutil.copyfile(path, backup)
+        for event in src[10:15]:
+            rec.append("a", event)
+        ops.armed = True
+        with pytest.raises(LogFormatError) as caught:
+            rec.append("a", src[15])
+        assert not ops.armed  # the copy came during that round's sync
+        line = str(caught.value)
+        assert "\n" not in line and "while the recorder wrote it" in line
+        assert "not acknowledged" in line
+        with pytest.raises(LogFormatError):
+            rec.append("a", src[16])
+    assert log.read_events(path) == list(src[:10])
