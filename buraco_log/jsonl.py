@@ -372,6 +372,23 @@ class JsonlReader:
         return LogFormatError(log.clip(message), path=self.path, line=line, seq=self.count,
                               kind=kind)
 
+    def _after_end(self, text: bytes, number: int) -> LogFormatError:
+        """A line after the end line: named by the seq it would hold when it is an event, by
+        none when it is another first or end line or no JSON (it said the next seq of each)."""
+        where = f"after the end line (line {self.end_line}), which must be the last"
+        try:
+            obj = _line_decoder().decode(text)
+        except msgspec.MsgspecError:
+            obj = None
+        if isinstance(obj, dict) and "log" not in obj:
+            return self._error(f"an event {where}", number)
+        return self._meta_error(f"text {where}", number)
+
+    def _meta_error(self, message: str, line: int, kind: str = "jsonl") -> LogFormatError:
+        """An error of the first or the end line: no seq, as neither holds an event (both
+        said seq 0 of an empty log, or the next event's seq, which no line holds)."""
+        return LogFormatError(log.clip(message), path=self.path, line=line, kind=kind)
+
     def _signature_error(self, message: str, line: int, kind: str) -> LogFormatError:
         """An error of a signature line: no seq of its own (the next event's is not its)."""
         return LogFormatError(log.clip(message), path=self.path, line=line, kind=kind)
@@ -418,7 +435,7 @@ class JsonlReader:
                     continue
                 skipped = 0
                 if self.end is not None:
-                    raise self._error("text after the end line", number)
+                    raise self._after_end(text, number)
                 try:
                     obj = _line_decoder().decode(text)
                 except msgspec.MsgspecError as exc:
@@ -490,15 +507,21 @@ class JsonlReader:
                 self.line = number
                 yield event
         if self.end is not None:
-            if self.end.get("events", self.count) != self.count:
-                raise self._error(
-                    f"end line says {self.end['events']} events, found {self.count}",
+            said = self.end.get("events", self.count)
+            if said != self.count:
+                first, last = sorted((said, self.count))
+                seqs = (f"seq {log.FIRST_SEQ + first}" if last - first == 1 else
+                        f"seqs {log.FIRST_SEQ + first} to {log.FIRST_SEQ + last - 1}")
+                raise self._meta_error(
+                    f"end line says {said} events, found {self.count} ("
+                    + (f"{seqs} missing: lines lost or removed before the end line"
+                       if said > self.count else f"{seqs} more than it counts") + ")",
                     self.end_line,
                     "seq",
                 )
             head = self.end.get("head")
             if head is not None and head.lower() != chain.hexdigest():  # hex in any case
-                raise self._error(
+                raise self._meta_error(
                     "events do not hash to the head digest on the end line: changed after the fact",
                     self.end_line,
                     "chain",
@@ -581,26 +604,26 @@ class JsonlReader:
         allowed = _META_KEYS.get(kind) if isinstance(kind, str) else None
         if allowed is not None and (unknown := sorted(set(obj) - allowed)):
             # as strict as an event line and the binary header: a key no reader knows
-            raise self._error(f"unknown key(s) {', '.join(map(repr, unknown))} on the "
+            raise self._meta_error(f"unknown key(s) {', '.join(map(repr, unknown))} on the "
                               f"{'first' if kind == 'buraco-log' else 'end'} line", number)
         if kind == "buraco-log" and self._header_line:  # which version would count?
-            raise self._error(f"a second first line (the first is line {self._header_line}): "
-                              "a log has one", number)
+            raise self._meta_error(f"a second first line (the first is line "
+                                   f"{self._header_line}): a log has one", number)
         if kind == "buraco-log" and self.count == 0:
             self._header_line = number
             version = obj.get("version", ev.FORMAT_VERSION)
             if type(version) is not int:  # a key given must hold its kind of value (null too)
-                raise self._error(f"'version' on the first line must be an integer, not "
+                raise self._meta_error(f"'version' on the first line must be an integer, not "
                                   f"{_json(version)}", number)
             if not 1 <= version <= ev.FORMAT_VERSION:
-                raise self._error(
+                raise self._meta_error(
                     f"JSON Lines of event format version {version}: this buraco_log reads "
                     f"versions 1 to {ev.FORMAT_VERSION}"
                     + (log.NEWER_ADVICE if version > ev.FORMAT_VERSION else ""), number,
                     "version")
             sealed = obj.get("sealed", True)
             if not isinstance(sealed, bool):  # "no" would read as true
-                raise self._error(f"'sealed' on the first line must be true or false, not "
+                raise self._meta_error(f"'sealed' on the first line must be true or false, not "
                                   f"{_json(sealed)}", number)
             self.version = version
             self.sealed = sealed
@@ -609,15 +632,15 @@ class JsonlReader:
             # called unsealed), "events": null as "end line says None events"
             events, head = obj.get("events", 0), obj.get("head", "0" * 64)
             if type(events) is not int or events < 0:
-                raise self._error(f"'events' on the end line must be a count, not "
+                raise self._meta_error(f"'events' on the end line must be a count, not "
                                   f"{_json(events)}", number)
             if not (isinstance(head, str) and _HEX64.fullmatch(head)):
-                raise self._error(f"'head' on the end line must be a head digest (64 hex "
+                raise self._meta_error(f"'head' on the end line must be a head digest (64 hex "
                                   f"digits), not {_json(head)}", number)
             self.end = obj
             self.end_line = number
         else:
-            raise self._error(f"unexpected log line {_json(kind)}", number)  # as JSON: null
+            raise self._meta_error(f"unexpected log line {_json(kind)}", number)  # as JSON: null
 
 
 def _json(value: Any) -> str:

@@ -133,7 +133,7 @@ def test_verify_refuses_an_end_lines_null_head_in_one_line(tmp_path: Path) -> No
     path = _with_lines(tmp_path, _FIRST, '{"log": "end", "events": 5, "head": null}')
     done = _cli("verify", path)  # it said "5 events in 5 records, unsealed", exit 0
     assert (done.returncode, done.stdout) == (1, "")
-    assert done.stderr == f"buraco-log: error: {path}, line 7, seq 5: 'head' on the end " \
+    assert done.stderr == f"buraco-log: error: {path}, line 7: 'head' on the end " \
         "line must be a head digest (64 hex digits), not null [log.jsonl]\n"
 
 

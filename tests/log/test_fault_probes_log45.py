@@ -373,7 +373,7 @@ def test_an_unexpected_log_line_names_its_value_as_json_spells_it(
     path.write_text(f'{{"log": {value}}}\n')
     with pytest.raises(log.LogFormatError) as caught:
         jsonl.read_jsonl(path)
-    assert str(caught.value) == f"{path}, line 1, seq 0: unexpected log line {said}"  # was None
+    assert str(caught.value) == f"{path}, line 1: unexpected log line {said}"  # was None
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")

@@ -11,12 +11,13 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
 import pytest
 
-from buraco_log import journal, log
+from buraco_log import journal, jsonl, log
 from buraco_log.errors import LogFormatError
 from buraco_log.recorder import Recorder
 from tests.log.samples import sample_events
@@ -130,3 +131,45 @@ def test_a_withdrawn_journal_record_does_not_stop_repair_or_seal(tmp_path: Path)
     assert report is not None and report.cut_offset == size
     assert log.seal(path).events == 4
     os.unlink(name)
+
+
+# -- JSON Lines: the first and end lines hold no seq ---------------------------------------------
+
+_HEAD_LINE = '{"log": "buraco-log", "version": 2, "sealed": true}'
+
+
+def _end_line(events: int) -> str:
+    return json.dumps({"log": "end", "events": events, "head": log.head_digest(EVENTS[:events])})
+
+
+def _event_lines(n: int) -> list[str]:
+    return [json.dumps(jsonl.event_to_json(e)) for e in EVENTS[:n]]
+
+
+@pytest.mark.parametrize(("lines", "line", "seq", "words"), [
+    # the end line alone: "line 1, seq 0", as an error of the first line said
+    ([_end_line(3)], 1, None, "end line says 3 events, found 0 (seqs 0 to 2 missing: "),
+    ([_HEAD_LINE, _end_line(3)], 2, None, "end line says 3 events, found 0 (seqs 0 to 2 "),
+    (["", "# x", _end_line(3)], 3, None, "end line says 3 events, found 0"),
+    ([_HEAD_LINE, *_event_lines(2), _end_line(3)], 4, None,
+     "end line says 3 events, found 2 (seq 2 missing: lines lost or removed"),
+    ([_HEAD_LINE, *_event_lines(3), _end_line(2)], 5, None,
+     "end line says 2 events, found 3 (seq 2 more than it counts)"),
+    ([_HEAD_LINE, *_event_lines(2), '{"log": "end", "events": 2, "head": "' + "0" * 64 + '"}'],
+     4, None, "events do not hash to the head digest on the end line"),
+    ([_HEAD_LINE, _HEAD_LINE], 2, None, "a second first line (the first is line 1)"),
+    (['{"log": "buraco-log", "version": "2"}'], 1, None, "'version' on the first line"),
+    ([_end_line(0), _HEAD_LINE], 2, None,
+     "text after the end line (line 1), which must be the last"),
+    ([*_event_lines(2), _end_line(2), *_event_lines(3)[2:]], 4, 2,
+     "an event after the end line (line 3), which must be the last"),
+])
+def test_json_lines_errors_name_the_line_and_a_seq_only_where_an_event_is(
+        tmp_path: Path, lines: list[str], line: int, seq: int | None, words: str) -> None:
+    path = tmp_path / "x.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(LogFormatError) as caught:
+        jsonl.read_jsonl(path)
+    err = caught.value
+    assert (err.line, err.seq) == (line, seq), str(err)
+    assert err.message.startswith(words), err.message
