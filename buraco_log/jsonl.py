@@ -669,7 +669,7 @@ def _temp_beside(dst: str) -> str:
 def _publish(tmp: str, dst: str) -> None:
     """Move a finished file into place without ever replacing an existing one."""
     try:
-        os.link(tmp, dst)
+        log.place_new(tmp, dst)  # a rename that never replaces where there are no hard links
     except FileExistsError:
         raise LogFormatError(
             "refusing to overwrite an existing file", path=dst, kind="exists"

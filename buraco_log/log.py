@@ -1741,6 +1741,62 @@ def _unlink_creation_names(path: str, identity: tuple[int, int]) -> bool:
     return removed
 
 
+_NO_HARD_LINKS: Final = frozenset({errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV,
+                                   errno.ENOSYS, errno.EMLINK})
+"""What ``link(2)`` says on a file system that makes no hard links (FAT, exFAT, some network
+and FUSE file systems: EPERM or ENOTSUP) or will not make this one."""
+_AT_FDCWD: Final = -100
+_RENAME_NOREPLACE: Final = 1
+
+
+def _rename_noreplace(src: str, dst: str) -> None:
+    """``rename(src, dst)`` that fails with ``FileExistsError`` rather than replace a file at
+    ``dst``: Linux's ``renameat2(RENAME_NOREPLACE)`` (glibc 2.28 on), which Python does not
+    wrap. ``OSError`` ENOSYS where the C library has no such call."""
+    import ctypes  # only on a file system without hard links
+
+    fn = getattr(ctypes.CDLL(None, use_errno=True), "renameat2", None)
+    if fn is None:
+        raise OSError(errno.ENOSYS, "no renameat2 in this C library", dst)
+    fn.argtypes = (ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint)
+    if fn(_AT_FDCWD, os.fsencode(src), _AT_FDCWD, os.fsencode(dst), _RENAME_NOREPLACE) != 0:
+        code = ctypes.get_errno()
+        raise OSError(code, os.strerror(code), src, None, dst)
+
+
+def place_new(tmp: str, path: str) -> bool:
+    """Put the finished file ``tmp`` (written and fsynced beside ``path``) at ``path``, never
+    replacing a file there (``FileExistsError``, ``tmp`` left as it is). A hard link where the
+    file system makes them (``tmp`` then keeps its name: False, the caller removes it);
+    elsewhere a rename that never replaces (True: ``tmp``'s name is gone). Both are atomic: a
+    crash leaves the file at one name or the other, whole. Where neither can be made, an
+    ``OSError`` (ENOTSUP, naming ``path``) says so and nothing is put in place: a plain rename
+    would replace a file made at ``path`` meanwhile, and creating ``path`` itself would show
+    a log without its header to readers, and leave one after a crash."""
+    try:
+        os.link(tmp, path)
+        return False
+    except FileExistsError:
+        raise
+    except OSError as exc:
+        if exc.errno not in _NO_HARD_LINKS:
+            raise
+        no_link = exc.strerror or str(exc)
+    try:
+        _rename_noreplace(tmp, path)
+    except FileExistsError:
+        raise
+    except OSError as exc:
+        if exc.errno not in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP, errno.EPERM):
+            raise
+        raise OSError(errno.ENOTSUP, (
+            f"this file system makes no hard link ({no_link}) and no rename that never "
+            f"replaces a file ({exc.strerror or exc}), one of which puts a new file in place "
+            "whole without replacing one made meanwhile; nothing was written (write it on "
+            "another file system)"), path) from None
+    return True
+
+
 def _create_locked(path: str, version: int, sealed: bool) -> int | None:
     """Create ``path`` with its header, locked, or return None if it already exists.
 
@@ -1761,11 +1817,13 @@ def _create_locked(path: str, version: int, sealed: bool) -> int | None:
         _write_all(fd, _file_header(version, sealed), 0)
         os.fsync(fd)
         try:
-            os.link(tmp, path)
+            moved = place_new(tmp, path)
         except FileExistsError:
             os.close(fd)
             return None
-        os.unlink(tmp)
+        if not moved:
+            os.unlink(tmp)
+        tmp = ""  # no longer ours to remove
         _fsync_dir(path)  # after the unlink too, so no temporary name survives a crash
         return fd
     except BaseException:
@@ -1773,8 +1831,9 @@ def _create_locked(path: str, version: int, sealed: bool) -> int | None:
             os.close(fd)
         raise
     finally:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+        if tmp:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
 
 
 class HeadSigner(Protocol):
@@ -2861,6 +2920,7 @@ __all__ = [
     "msgpack_depth",
     "open_log_fd",
     "out_of_range",
+    "place_new",
     "read_events",
     "repair",
     "seal",

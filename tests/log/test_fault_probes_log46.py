@@ -11,8 +11,11 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -20,6 +23,7 @@ import pytest
 from buraco_log import journal, jsonl, log
 from buraco_log.errors import LogFormatError
 from buraco_log.recorder import Recorder
+from tests.cli.probes import ROOT
 from tests.log.samples import sample_events
 
 EVENTS = sample_events(8)
@@ -173,3 +177,109 @@ def test_json_lines_errors_name_the_line_and_a_seq_only_where_an_event_is(
     err = caught.value
     assert (err.line, err.seq) == (line, seq), str(err)
     assert err.message.startswith(words), err.message
+
+
+# -- file systems without hard links ---------------------------------------------------------
+
+
+def _no_links(monkeypatch: pytest.MonkeyPatch, code: int = errno.EPERM) -> None:
+    """``link(2)`` as FAT, exFAT and some network file systems answer it."""
+    def link(src: object, dst: object, *args: object, **kwargs: object) -> None:
+        raise OSError(code, os.strerror(code), src, None, dst)
+    monkeypatch.setattr(os, "link", link)
+
+
+def _no_noreplace_rename(monkeypatch: pytest.MonkeyPatch) -> None:
+    def rename(src: str, dst: str) -> None:
+        raise OSError(errno.EINVAL, os.strerror(errno.EINVAL), src, None, dst)
+    monkeypatch.setattr(log, "_rename_noreplace", rename)
+
+
+@pytest.mark.parametrize("code", [errno.EPERM, errno.ENOTSUP, errno.EXDEV])
+def test_a_new_log_is_made_without_hard_links_whole_and_locked(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, code: int) -> None:
+    _no_links(monkeypatch, code)
+    path = tmp_path / "a.blog"
+    with log.Writer(path, validate=False) as w:  # it was "a.blog: Operation not permitted"
+        with pytest.raises(LogFormatError, match="another writer holds this log"):
+            log.Writer(path, validate=False)
+        w.append_many(EVENTS)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.blog"]  # no temporary left
+    assert log.read_events(path) == EVENTS
+    assert log.seal(path).events == 8  # its copy is made the same way
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.blog"]
+
+
+def test_conversion_without_hard_links_never_replaces_a_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    src = tmp_path / "a.blog"
+    log.write_log(src, EVENTS, validate=False)
+    _no_links(monkeypatch)
+    assert jsonl.convert(src, tmp_path / "a.jsonl", "jsonl").events == 8
+    assert jsonl.convert(tmp_path / "a.jsonl", tmp_path / "b.blog", "binary").events == 8
+    assert log.read_events(tmp_path / "b.blog") == EVENTS
+    taken = tmp_path / "c.blog"
+    taken.write_bytes(b"someone else's")
+    jsonl_tmp = tmp_path / "x.tmp"
+    jsonl_tmp.write_bytes(b"new")
+    with pytest.raises(FileExistsError):  # made meanwhile: not replaced
+        log.place_new(str(jsonl_tmp), str(taken))
+    assert taken.read_bytes() == b"someone else's" and jsonl_tmp.read_bytes() == b"new"
+
+
+def test_without_hard_links_or_a_rename_that_never_replaces_nothing_is_written(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    src = tmp_path / "a.blog"
+    log.write_log(src, EVENTS, validate=False)
+    _no_links(monkeypatch)
+    _no_noreplace_rename(monkeypatch)
+    with pytest.raises(LogFormatError) as caught:
+        log.Writer(tmp_path / "new.blog", validate=False)
+    assert caught.value.path == str(tmp_path / "new.blog")
+    assert "makes no hard link (Operation not permitted) and no rename that never replaces " \
+        "a file" in caught.value.message
+    with pytest.raises(LogFormatError) as caught:
+        jsonl.convert(src, tmp_path / "a.jsonl", "jsonl")
+    assert caught.value.path == str(tmp_path / "a.jsonl")
+    assert "makes no hard link" in caught.value.message
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.blog"]  # nothing half-made
+
+
+_NO_LINKS_CLI = """
+import errno, os, sys
+def link(src, dst, *args, **kwargs):
+    raise OSError(errno.EPERM, os.strerror(errno.EPERM), src, None, dst)
+os.link = link
+if sys.argv[1] == "none":
+    from buraco_log import log
+    def rename(src, dst):
+        raise OSError(errno.ENOSYS, os.strerror(errno.ENOSYS), src, None, dst)
+    log._rename_noreplace = rename
+sys.argv = ["buraco-log", *sys.argv[2:]]
+from cli.entry import run
+run()
+"""
+
+
+def test_convert_on_a_file_system_without_hard_links(tmp_path: Path) -> None:
+    src = tmp_path / "a.blog"
+    log.write_log(src, EVENTS, validate=False)
+
+    def run(mode: str, out: Path) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-c", _NO_LINKS_CLI, mode, "convert", str(src),
+                               "-o", str(out)], cwd=ROOT, capture_output=True, text=True,
+                              timeout=60, check=False,
+                              env=dict(os.environ, PYTHONPATH=str(ROOT)))
+
+    done = run("rename", tmp_path / "a.jsonl")
+    assert done.returncode == 0, done.stderr
+    assert jsonl.read_jsonl(tmp_path / "a.jsonl") == EVENTS
+    done = run("none", tmp_path / "b.jsonl")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.splitlines() == [
+        f"buraco-log: error: {tmp_path / 'b.jsonl'}: writing the new file failed: this file "
+        "system makes no hard link (Operation not permitted) and no rename that never replaces "
+        "a file (Function not implemented), one of which puts a new file in place whole "
+        "without replacing one made meanwhile; nothing was written (write it on another file "
+        "system)"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.blog", "a.jsonl"]
