@@ -93,6 +93,7 @@ class Server:
         self.drain_timeout = drain_timeout
         self.in_flight_peak = 0  # the most moves one connection held unanswered
         self.dropped = 0  # clients dropped for not reading their answers
+        self.stopping = asyncio.Event()  # set at SIGTERM: no answer waits for its client
 
     def counters(self) -> dict[str, Any]:
         """The recorder's counters and the server's own."""
@@ -110,15 +111,26 @@ class Server:
         transport = writer.transport
         if transport.get_write_buffer_size() <= transport.get_write_buffer_limits()[1]:
             return True  # the common case: no wait (and no timer) per answer
+        if self.stopping.is_set():  # buffered; the move is durable, and the server stops
+            return False
+        # Until the client takes it, the server stops, or the timeout. (A stop waited for
+        # the timeout: a client that did not read kept a SIGTERM waiting --drain-timeout
+        # seconds after its last move was durable.)
+        drained = asyncio.ensure_future(writer.drain())
+        stopped = asyncio.ensure_future(self.stopping.wait())
         try:
-            await asyncio.wait_for(writer.drain(), self.drain_timeout)
-        except TimeoutError:  # a client that never reads: its answers piled up here
-            self.dropped += 1
-            transport.abort()
+            done, _ = await asyncio.wait((drained, stopped), timeout=self.drain_timeout,
+                                         return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            drained.cancel()
+            stopped.cancel()
+        if drained in done:
+            return not drained.cancelled() and drained.exception() is None  # ConnectionError
+        if stopped in done:
             return False
-        except ConnectionError:
-            return False
-        return True
+        self.dropped += 1  # a client that never reads: its answers piled up here
+        transport.abort()
+        return False
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         pending: set[asyncio.Task[None]] = set()
@@ -138,7 +150,9 @@ class Server:
             writer.close()
 
     async def stop_clients(self) -> None:
-        """Stop reading from every connected client; each answers the moves it received."""
+        """Stop reading from every connected client; each answers the moves it received,
+        without waiting for a client to take its answers (the moves are durable by then)."""
+        self.stopping.set()
         for task in list(self.clients):
             task.cancel()
         await asyncio.gather(*self.clients, return_exceptions=True)
