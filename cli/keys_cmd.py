@@ -120,9 +120,15 @@ def new(
         "are not trusted with it.", show_default=False)] = None,
     format: Annotated[Format, typer.Option(
         "--format", "-f", help="table for people, json for programs.")] = Format.table,
+    force: Annotated[bool, typer.Option(
+        "--force", help="Replace an existing NAME.key and NAME.pub (the old key is lost: "
+        "logs it signed verify only with its NAME.pub kept elsewhere).")] = False,
 ) -> None:
     """Make an Ed25519 key pair: NAME.key (private, mode 0600, encrypted with a passphrase if
-    given) and NAME.pub (what the site publishes). Never overwrites a key."""
+    given) and NAME.pub (what the site publishes). Never overwrites a key without --force.
+
+    --dir is made (mode 0700, and said) when its parent exists; a missing parent is refused,
+    so that a typo does not put a private key somewhere unlooked-for."""
     from buraco_log.signing.keys import write_key_pair
 
     if ("/" in name or name in ("", ".", "..") or name.startswith(".")
@@ -132,13 +138,15 @@ def new(
                    "no '/', not starting with '.'", EXIT_USAGE, as_json=format is Format.json)
     secret = _passphrase(passphrase, passphrase_file, format is Format.json)
     files = write_key_pair(directory, name, passphrase=secret, valid_from=valid_from,
-                           valid_until=valid_until)
+                           valid_until=valid_until, overwrite=force)
     if format is Format.json:
         emit_json(files)
         return
     typer.echo(terminal_safe(f"key {files.key_id}: private {files.private} (mode 0600"
                              + (", encrypted" if files.encrypted else ", NOT encrypted")
-                             + f"), public {files.public}"))
+                             + f"), public {files.public}"
+                             + (f"; made the directory {files.made_directory} (mode 0700)"
+                                if files.made_directory else "")))
 
 
 def register(root: typer.Typer) -> None:

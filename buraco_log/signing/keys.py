@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import errno
 import os
 import re
+import secrets
 import stat
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -225,15 +227,80 @@ class KeyFiles(msgspec.Struct, frozen=True):
     private: str
     public: str
     encrypted: bool
+    # The directory the pair went to did not exist: this call made it (mode 0700). Said, so
+    # that a typo in --dir does not leave a private key somewhere unlooked-for unsaid.
+    made_directory: str | None = None
+
+
+_NO_HARD_LINKS: Final = frozenset(getattr(errno, n) for n in (
+    "EPERM", "ENOTSUP", "EOPNOTSUPP", "EMLINK", "EXDEV", "ENOSYS") if hasattr(errno, n))
+"""``link()`` errors of a file system without hard links (FAT, some FUSE and network ones)."""
+
+
+def _new_temp(directory: str, data: bytes, mode: int) -> str:
+    """``data`` in a new hidden file of ``directory`` made with ``mode`` (O_EXCL: never an
+    existing file, nor one a link leads to), written whole and synced; its path. The name is
+    short whatever the key's: a name that fits as NAME.key must not fail as a temporary."""
+    path = os.path.join(directory, f".keys-new-{secrets.token_hex(6)}.tmp")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0),
+                 mode)
+    try:
+        if mode == 0o600:
+            os.fchmod(fd, 0o600)  # whatever the umask
+        append_all(fd, data)  # a full disk writes short
+        os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        raise
+    os.close(fd)
+    return path
+
+
+def _put(temp: str, path: str, overwrite: bool) -> None:
+    """Give the whole file ``temp`` the name ``path`` in one step: a reader sees no key or the
+    whole key, never part of one. Without ``overwrite`` an existing ``path`` (a file or a
+    link, made meanwhile too) stays as it is: ``link()`` refuses to replace it."""
+    if overwrite:
+        os.replace(temp, path)
+        return
+    try:
+        os.link(temp, path, follow_symlinks=False)
+    except OSError as exc:
+        if exc.errno not in _NO_HARD_LINKS:
+            raise
+        if os.path.lexists(path):  # no link(): checked, then renamed (a narrow race)
+            raise FileExistsError(errno.EEXIST, "File exists", path) from None
+        os.rename(temp, path)
+        return
+    os.unlink(temp)
+
+
+def _sync_directory(directory: str) -> None:
+    """The new names made durable (a crash just after must not lose the pair)."""
+    with contextlib.suppress(OSError):
+        fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
 
 def write_key_pair(directory: str | os.PathLike[str], name: str, *,
                    passphrase: bytes | None = None, valid_from: str | None = None,
-                   valid_until: str | None = None, signer: Signer | None = None) -> KeyFiles:
+                   valid_until: str | None = None, signer: Signer | None = None,
+                   overwrite: bool = False) -> KeyFiles:
     """Make a key pair: ``NAME.key`` (mode 0600 from its creation) and ``NAME.pub``.
 
-    Refuses to overwrite either file. The private file is created with ``O_EXCL`` and mode
-    0600, so it is never readable by others, not even for a moment.
+    Each file is written whole under a hidden temporary name, the private one created with
+    ``O_EXCL`` and mode 0600 (never readable by others, not even for a moment), and then
+    given its name in one step: a crash leaves no half-written key. Refuses to overwrite
+    either file unless ``overwrite`` (``keys new --force``), which replaces each in one step.
+
+    ``directory`` is made (mode 0700) when it does not exist but its parent does, and the
+    result says so (``made_directory``); a missing parent is refused: a typo in the path must
+    not put a private key in a tree of new directories nobody looks in.
     """
     for text in (valid_from, valid_until):
         try:
@@ -246,43 +313,52 @@ def write_key_pair(directory: str | os.PathLike[str], name: str, *,
     directory = os.fspath(directory)
     if os.path.exists(directory) and not os.path.isdir(directory):
         raise SigningError(f"{directory}: not a directory (--dir names where the keys go)")
+    fresh = not os.path.lexists(directory)
+    if fresh:
+        parent = os.path.dirname(directory.rstrip(os.sep)) or os.curdir
+        if not os.path.isdir(parent):
+            raise SigningError(
+                f"{directory}: no such directory, and its parent {parent} does not exist either "
+                "(a typo?): a key pair is made in an existing directory or a new one inside "
+                "it; create the directories first")
     priv, pub = os.path.join(directory, f"{name}.key"), os.path.join(directory, f"{name}.pub")
-    for p in (priv, pub):
+    for p in (priv, pub) if not overwrite else ():
         if os.path.lexists(p):  # a dangling symbolic link too: the key would go where it points
-            raise SigningError(f"{p}: already exists (refusing to overwrite a key)")
+            raise SigningError(f"{p}: already exists (refusing to overwrite a key; --force "
+                               "replaces it)")
     published = signer.public(valid_from, valid_until)
-    made: list[str] = []  # removed again if the pair cannot be written whole
-    fresh = not os.path.lexists(directory)  # and the directory, if this call made it
+    temps: list[str] = []
+    placed: list[str] = []  # removed again if the pair cannot be written whole
     writing = directory  # what a failure names: a write's own error names no file
     try:
-        os.makedirs(directory, exist_ok=True)
+        if fresh:
+            os.mkdir(directory, 0o700)
         writing = priv
-        fd = os.open(priv, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        made.append(priv)
-        try:
-            os.fchmod(fd, 0o600)  # whatever the umask
-            append_all(fd, signer.private_pem(passphrase))  # a full disk writes short
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        temps.append(_new_temp(directory, signer.private_pem(passphrase), 0o600))
         writing = pub
-        with open(pub, "xb") as f:
-            made.append(pub)
-            f.write(msgspec.json.format(msgspec.json.encode(published), indent=2) + b"\n")
-            f.flush()
-            os.fsync(f.fileno())
+        temps.append(_new_temp(directory, msgspec.json.format(
+            msgspec.json.encode(published), indent=2) + b"\n", 0o644))
+        for temp, path in zip(temps, (priv, pub), strict=True):
+            writing = path
+            _put(temp, path, overwrite)
+            placed.append(path)
+        _sync_directory(directory)
     except OSError as exc:
         # A half-written key would block every later try ("already exists") and is no key.
-        for p in made:
+        for p in [*temps, *(placed if not overwrite else ())]:
             with contextlib.suppress(OSError):
                 os.unlink(p)
         if fresh:  # an empty directory a failed `keys new` made (a name too long) is litter
             with contextlib.suppress(OSError):
                 os.rmdir(directory)
+        if isinstance(exc, FileExistsError) and not overwrite:  # made meanwhile
+            raise SigningError(f"{writing}: already exists (refusing to overwrite a key; "
+                               "--force replaces it)") from None
         cls = KeyWriteError if exc.errno in WRITE_FAILURES else SigningError
-        raise cls(f"{exc.filename or writing}: {exc.strerror or exc}; no key was kept"
-                  ) from None
-    return KeyFiles(signer.key_id, priv, pub, bool(passphrase))
+        # the file being made, never its temporary name (gone by now)
+        raise cls(f"{writing}: {exc.strerror or exc}; no key was kept") from None
+    return KeyFiles(signer.key_id, priv, pub, bool(passphrase),
+                    os.path.abspath(directory) if fresh else None)
 
 
 # -- trust ---------------------------------------------------------------------------------------
