@@ -368,7 +368,8 @@ def ingest(
         # what is stored first: an archive with a damaged record or file is left untouched
         digests, shas, bad, unread_before, match_ids = store.known(root)  # unread: by path
         # and reason; match ids: of the matches stored before
-        report.recovered, report.cut_short = store.clean_up(root)
+        # files a compact or drop left for readers: it waits a while for a gap in the reads
+        report.recovered, report.cut_short = store.clean_up(root, store.WRITER_WAIT)
         # A file named twice (``a.blog a.blog``, or itself and its directory) is one file,
         # not a copy: it counted as a duplicate, and as two of the files found.
         paths = _once(find_logs([str(s) for s in sources]))

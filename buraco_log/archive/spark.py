@@ -720,7 +720,8 @@ def ingest(
         if require_commitment is not None:
             store.set_setting(root, "require_commitment", require_commitment)
         strict = report.require_commitment = store.settings(root).require_commitment
-        report.recovered, report.cut_short = store.clean_up(root)
+        # files a compact or drop left for readers: it waits a while for a gap in the reads
+        report.recovered, report.cut_short = store.clean_up(root, store.WRITER_WAIT)
         committed = store.committed_files(root)
         # a source Hadoop cannot take is left to the driver, which reads the logs of its walk
         scan = [_scanned_as(s) for s in srcs if "://" in s or not _unreadable(s)]

@@ -12,6 +12,8 @@ Layout (see docs/archive.md)::
                                          first, says the run's kind (ingest, compact)
     .lock                                held by the one running ingest
     .readers                             held shared by each running query, report, verify
+    _batches/ (the directory)            the readers' gate: a writer waiting for the readers
+                                         to go holds it, new readers wait there (flock)
     _batches/postponed.intent            part files left in place for readers (see recover)
 
 A batch is committed in three steps: every file is written and fsynced under ``.staging``,
@@ -38,6 +40,7 @@ import os
 import re
 import secrets
 import stat
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
@@ -493,18 +496,69 @@ def reading(root: str) -> Iterator[bool]:
     if fd is None:
         yield False
         return
-    with _holding(fd, fcntl.LOCK_SH, READER_WAIT) as held:
-        yield held
+    # through the gate first (see _readers_gone); one nested in a read of this process's
+    # does not wait there, or a writer waiting at the gate for the outer one held both
+    mine = _reading_now()
+    gate = None if mine else _open_gate(root)
+    with contextlib.ExitStack() as stack:
+        if gate is not None:
+            stack.callback(os.close, gate)
+            stack.enter_context(_holding_open(gate, fcntl.LOCK_SH, GATE_WAIT))
+        with _holding(fd, fcntl.LOCK_SH, READER_WAIT) as held:
+            stack.close()  # out of the gate once in: a writer may be waiting there
+            mine.append(fd)
+            try:
+                yield held
+            finally:
+                mine.remove(fd)
+
+
+_READING = threading.local()
+
+
+def _reading_now() -> list[int]:
+    """The readers' locks this thread took and holds (another thread's reads are not this
+    one's: a server reading in many threads waits at the gate in each)."""
+    if not hasattr(_READING, "fds"):
+        _READING.fds = []
+    fds: list[int] = _READING.fds
+    return fds
+
+
+GATE_WAIT = WRITER_WAIT + READER_WAIT + 1.0
+"""Seconds a new reader waits at most at the gate (:func:`_readers_gone`): a writer holds it
+no longer than its wait for the readers already in, and its unlinks."""
+
+
+def _open_gate(root: str) -> int | None:
+    """A descriptor of the readers' gate, the ``_batches`` directory (an ``flock`` on it;
+    nothing is written), or None where there is none to open."""
+    try:
+        return os.open(os.path.join(root, BATCHES),
+                       os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None
 
 
 @contextlib.contextmanager
 def _readers_gone(root: str, wait: float) -> Iterator[bool]:
     """Hold the readers' lock alone (call with the ingest lock held), waiting at most
-    ``wait`` seconds for the readers that hold it; yields whether it is held."""
+    ``wait`` seconds for the readers that hold it; yields whether it is held.
+
+    Meanwhile it holds the gate, which each new reader passes (shared) before it takes the
+    readers' lock: so new readers wait, and the readers in at the start end, and a gap comes
+    however the readers overlap. Without it, a dashboard's queries run back to back, each
+    one starting before the last ended, held the lock shared for good, and the files of
+    every compaction stayed (postponed) for ever."""
     fd = _open_readers(root, writer=True)
     assert fd is not None
-    with _holding(fd, fcntl.LOCK_EX, wait) as held:
-        yield held
+    gate = _open_gate(root)
+    with contextlib.ExitStack() as stack:
+        if gate is not None:
+            stack.callback(os.close, gate)
+            stack.enter_context(_holding_open(gate, fcntl.LOCK_EX, wait))
+        with _holding(fd, fcntl.LOCK_EX, wait) as held:
+            yield held
 
 
 @contextlib.contextmanager
@@ -512,15 +566,25 @@ def _holding(fd: int, how: int, wait: float) -> Iterator[bool]:
     """The readers' lock on ``fd`` taken as ``how`` within ``wait`` seconds (yields whether
     it is held); ``fd`` is closed after, which releases it."""
     try:
-        held = _flock_within(fd, how, wait)
-        if held:
-            _HELD.add(fd)
-        try:
+        with _holding_open(fd, how, wait) as held:
             yield held
-        finally:
-            _HELD.discard(fd)
     finally:
         os.close(fd)
+
+
+@contextlib.contextmanager
+def _holding_open(fd: int, how: int, wait: float) -> Iterator[bool]:
+    """:func:`_holding`, released (``LOCK_UN``) after, ``fd`` left open."""
+    held = _flock_within(fd, how, wait)
+    if held:
+        _HELD.add(fd)
+    try:
+        yield held
+    finally:
+        if held:
+            _HELD.discard(fd)
+            with contextlib.suppress(OSError):
+                fcntl.flock(fd, fcntl.LOCK_UN)
 
 
 def new_batch_id() -> str:
@@ -973,15 +1037,16 @@ def postponed_parts(root: str) -> list[str]:
             if isinstance(rel, str) and os.path.lexists(os.path.join(root, rel))]
 
 
-def clean_up(root: str) -> tuple[list[str], list[str]]:
-    """:func:`recover`, and which operations were cut short (of :data:`CUT_SHORT`, in that
-    order), as the intent records and a compacted batch's record tell; "ingest or compact"
-    for a run that left files before its intent was written (while staging). Empty when
-    nothing was removed. Ingest said "an interrupted ingest" after a drop's leftovers too."""
+def clean_up(root: str, wait: float = 0.0) -> tuple[list[str], list[str]]:
+    """:func:`recover` (``wait`` as there), and which operations were cut short (of
+    :data:`CUT_SHORT`, in that order), as the intent records and a compacted batch's record
+    tell; "ingest or compact" for a run that left files before its intent was written (while
+    staging). Empty when nothing was removed. Ingest said "an interrupted ingest" after a
+    drop's leftovers too."""
     records = all_records(root)  # read before they go: what they name tells what was cut
     intents = _intent_records(root)
     staged = _staged_kinds(root)
-    removed = recover(root)
+    removed = recover(root, wait)
     # the files left for readers by a finished compact or drop are no run's leftovers
     later = {b for action, named in intents.values() if action == POSTPONED for b in named}
     removed = [rel for rel in removed if batch_of(os.path.basename(rel)) not in later]
