@@ -2240,8 +2240,16 @@ class Writer:
 
     def _write_buffer(self, sync: bool = True) -> None:
         if self._fd is None or self._broken is not None:  # a broken writer signs no head
-            raise LogFormatError(self._broken or "the writer is closed", path=self.path,
-                                 offset=self._end, kind="closed")
+            if self._broken is None:
+                raise LogFormatError("the writer is closed", path=self.path, offset=self._end,
+                                     kind="closed")
+            # a refusal, named where the events not acknowledged begin: the failure's words
+            # alone ("fsync failed: ... from this seq on"), at the end and with no seq, read
+            # as a second failed try of a write that was never made
+            raise LogFormatError(
+                f"the writer writes no more after an earlier failure ({self._broken}); "
+                "nothing was written now: a new Writer goes on from what the log holds",
+                path=self.path, offset=self._durable[0], seq=self._durable[1], kind="closed")
         if self._pid != os.getpid():
             self._refuse_forked()
         if self._buffer and self._signer is not None and self._next_seq == FIRST_SEQ:

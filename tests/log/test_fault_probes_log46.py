@@ -283,3 +283,41 @@ def test_convert_on_a_file_system_without_hard_links(tmp_path: Path) -> None:
         "without replacing one made meanwhile; nothing was written (write it on another file "
         "system)"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.blog", "a.jsonl"]
+
+
+# -- after a failed fsync ------------------------------------------------------------------------
+
+
+def test_a_flush_after_a_failed_fsync_is_refused_where_the_unacknowledged_events_begin(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "a.blog"
+    w = log.Writer(path, validate=False, batched=True, batch_events=4)
+    w.append_many(EVENTS[:4])
+    w.flush()
+    durable = path.stat().st_size
+    real = os.fsync
+    failed: list[int] = []
+
+    def fsync(fd: int) -> None:
+        if not failed:
+            failed.append(fd)
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    w.append_many(EVENTS[4:7])
+    with pytest.raises(LogFormatError) as first:
+        w.append(EVENTS[7])  # the batch is full: written, and its fsync fails
+    assert (first.value.offset, first.value.seq) == (durable, 4)
+    for again in (w.flush, w.sign_head, w.receipt):
+        with pytest.raises(LogFormatError) as caught:
+            again()
+        # it said the fsync's failure again, at the end of the file and with no seq
+        assert (caught.value.kind, caught.value.offset, caught.value.seq) == (
+            "closed", durable, 4), str(caught.value)
+        assert caught.value.message.startswith("the writer writes no more after an earlier "
+                                               "failure (fsync failed: ")
+    w.close()
+    monkeypatch.setattr(os, "fsync", real)
+    with log.Writer(path, validate=False) as resumed:  # what the log kept: reopen to see
+        assert resumed.next_seq == 8
