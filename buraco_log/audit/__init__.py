@@ -46,6 +46,7 @@ from buraco_log.audit.integrity import (
     not_started,
     read_log,
     read_log_signed,
+    reordered_metadata,
     repeated_signature,
 )
 from buraco_log.audit.legality import IllegalEvent, Legality, _illegal
@@ -326,8 +327,14 @@ def audit_log(path: AnyPath, *, require_commitment: bool = False,
     """
     path = path_text(path)  # a bytes path names the file, not "b'...'"
     events, integrity, signed = read_log_signed(path)
-    return audit_events(events, integrity, path, require_commitment=require_commitment,
-                        signed=signed, signing=signing)
+    verdict = audit_events(events, integrity, path, require_commitment=require_commitment,
+                           signed=signed, signing=signing)
+    reordered = reordered_metadata(path, events, integrity, signed.version)
+    if reordered is None:
+        return verdict
+    # before the damage note, which stays last (the text output prints it below the sections)
+    notes = verdict.notes
+    return msgspec.structs.replace(verdict, notes=(*notes[:-1], reordered, *notes[-1:]))
 
 
 class Verdicts(list[Verdict]):

@@ -230,3 +230,75 @@ def _integrity_findings(integ: Integrity) -> list[Finding]:
             where += f", byte {integ.offset}" if where else f"byte {integ.offset}"
         msg = f"broken at {where}: {integ.message}" if where else f"broken: {integ.message}"
     return [Finding("integrity", f"log.{integ.kind}", msg, seq=integ.seq, offset=integ.offset)]
+
+
+_MAX_REORDERED = 6
+"""Most metadata keys whose orders are tried (720 orders): a match start holds a handful."""
+
+
+def reordered_metadata(path: str, events: Sequence[AnyEvent], integrity: Integrity,
+                       version: int = FORMAT_VERSION) -> str | None:
+    """The note of a JSON Lines log whose chain fails only because its match start's
+    ``metadata`` keys were put in another order, or None.
+
+    A JSON tool that sorts keys (``jq -S``, ``sort_keys``) rewrites every line; the event
+    lines read back the same, but ``metadata`` is a free-form map whose keys' order is part of
+    the encoding the chain and signatures cover, so the copy reads as changed ("the events or
+    the line were changed"). The signed head (a signature line's, or the end line's) is tried
+    against the other orders of those keys; one that matches shows no event's content
+    differs up to that line."""
+    import itertools
+
+    from buraco_log.events import MatchStarted, encode, encode_as
+
+    if (integrity.format != "jsonl" or integrity.kind != "chain" or integrity.record is None
+            or not events or not isinstance(events[0], MatchStarted)):
+        return None
+    start = events[0]
+    keys = list(start.metadata)
+    if not 2 <= len(keys) <= _MAX_REORDERED:
+        return None
+    target = _jsonl_line(path, integrity.record)
+    if target is None or target.get("log") not in ("signature", "end"):
+        return None
+    head = target.get("head")
+    seq = target.get("seq") if target.get("log") == "signature" else events[-1].seq
+    if not isinstance(head, str) or type(seq) is not int or not 0 <= seq <= events[-1].seq:
+        return None
+
+    def coded(e: AnyEvent) -> bytes:
+        return encode(e) if version == FORMAT_VERSION else encode_as(e, version)
+
+    rest = b"".join(coded(e) for e in events[1:] if e.seq <= seq)
+    for order in itertools.permutations(keys):
+        if list(order) == keys:
+            continue
+        moved = msgspec.structs.replace(start, metadata={k: start.metadata[k] for k in order})
+        chain = log.chain_start(version)
+        chain.update(coded(moved))
+        chain.update(rest)
+        if chain.hexdigest() == head.lower():
+            what = (f"its signature line after seq {seq}" if target.get("log") == "signature"
+                    else "the head digest on its end line")
+            return (f"integrity: the log matches {what} once the match start's metadata keys "
+                    f"are put back in the order {', '.join(order)}: the file was rewritten "
+                    "by a JSON tool that reorders keys (jq -S, sort_keys), and that order is "
+                    f"part of what the chain covers; up to seq {seq} no event's content "
+                    "differs. `buraco-log convert` of the site's binary log gives a copy that "
+                    "verifies")
+    return None
+
+
+def _jsonl_line(path: str, number: int) -> dict[str, object] | None:
+    """Line ``number`` (from 1) of a JSON Lines file as a JSON object, or None."""
+    from buraco_log.jsonl import MAX_LINE
+
+    try:
+        with open(path, "rb") as f:
+            for i, raw in enumerate(iter(lambda: f.readline(MAX_LINE + 2), b""), 1):
+                if i == number:
+                    obj = msgspec.json.decode(raw.strip())
+                    return obj if isinstance(obj, dict) else None
+    except (OSError, msgspec.MsgspecError):
+        return None
+    return None

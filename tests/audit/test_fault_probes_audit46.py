@@ -224,3 +224,47 @@ def test_a_deal_changed_in_a_hand_names_the_cards_the_seat_was_given(tmp_path: P
     given, lost = format_card(dealt.stock[-1]), format_card(dealt.hands[0][0])
     assert f"seat 0's hand holds {given} in the log, where the seeds deal {lost}" in f.message
     assert "derived" not in f.message and "position" not in f.message
+
+
+# -- a JSON Lines copy rewritten by a tool that sorts keys ------------------------------------
+
+
+def _sorted_keys(src: Path, dst: Path) -> Path:
+    """``src`` as `jq -S -c` would give it back: every line's keys sorted, nothing else."""
+    lines = [json.dumps(json.loads(line), sort_keys=True) if line.strip() else line
+             for line in src.read_text().splitlines()]
+    dst.write_text("\n".join(lines) + "\n")
+    return dst
+
+
+@pytest.mark.parametrize("signed", [True, False], ids=["signature-line", "end-line"])
+def test_a_copy_whose_keys_a_json_tool_sorted_is_told_from_an_edited_one(
+        tmp_path: Path, signed: bool) -> None:
+    pytest.importorskip("cryptography")
+    from buraco_log import jsonl
+    from buraco_log.audit import audit_log
+    from buraco_log.signing.keys import Signer
+    from tests.signing.helpers import write_signed
+
+    events = match("sorted")
+    start = events[0]
+    assert list(start.metadata) != sorted(start.metadata)  # type: ignore[union-attr]
+    if signed:
+        site = Signer.generate()
+        events[0] = msgspec.structs.replace(start, key_id=site.key_id)
+        write_signed(tmp_path / "m.blog", events, site, batch=10)
+    else:
+        log.write_log(tmp_path / "m.blog", events)
+    jsonl.convert(tmp_path / "m.blog", tmp_path / "m.jsonl", "jsonl")
+    copy = audit_log(_sorted_keys(tmp_path / "m.jsonl", tmp_path / "copy.jsonl"))
+    assert copy.integrity.kind == "chain"  # the chain covers the metadata's key order
+    order = ", ".join(start.metadata)  # type: ignore[union-attr]
+    [note] = [n for n in copy.notes if "reorders keys" in n]
+    assert f"once the match start's metadata keys are put back in the order {order}" in note
+    # an event really changed: no such note, whatever the key order
+    lines = (tmp_path / "copy.jsonl").read_text().splitlines()
+    lines[5] = lines[5].replace('"seq": 4', '"note": "edited", "seq": 4')
+    (tmp_path / "edited.jsonl").write_text("\n".join(lines) + "\n")
+    edited = audit_log(tmp_path / "edited.jsonl")
+    assert edited.integrity.kind == "chain"
+    assert not any("reorders keys" in n for n in edited.notes)
