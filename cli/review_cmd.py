@@ -126,7 +126,7 @@ def review(
             and not (integ.kind == "header" and not integ.offset)):  # damaged, not "not a log"
         raise fail(f"{path}, {_where(integ, path)}: the log is damaged before its first event "
                    f"({integ.kind}: {integ.message}): no event is intact, nothing to review",
-                   as_json=js)
+                   as_json=js, error=_damage_error(integ, path))
     if integ.status == "unreadable" or not events:
         what = f" ({integ.message})" if integ.message else ""
         # a FIFO or device was never opened: no byte of it was read to name
@@ -137,7 +137,7 @@ def review(
     if damaged and not partial:
         raise fail(f"{path}: the log is damaged at {_where(integ, path)} ({integ.kind}: "
                    f"{integ.message}); --partial reviews the {len(events)} events read intact",
-                   as_json=js)
+                   as_json=js, error=_damage_error(integ, path))
     if not isinstance(events[0], MatchStarted):  # it said "the match has seats 0 to -1"
         raise fail(f"{path}: seq 0 is illegal [match.not_started]: the log must open with "
                    f"MatchStarted, not {type(events[0]).__name__}: nothing to review",
@@ -230,6 +230,18 @@ def _damage_note(integ: Integrity, path: Path, intact: int) -> str:
     """Where a damaged log's review stops, in the review and on stderr."""
     return (f"the log is damaged at {_where(integ, path)} ({integ.kind}): the review covers "
             f"the {intact} events read intact")
+
+
+def _damage_error(integ: Integrity, path: Path) -> LogFormatError:
+    """The damage as the log reader's error, for the refusal's line and JSON object: its rule
+    (``log.chain``), byte offset and seq, as `replay` and `moves` give them (the line had no
+    rule, and the JSON error no rule, offset or seq)."""
+    line = integ.record if integ.format == "jsonl" else None
+    offset = integ.offset
+    if offset is None and line is not None:
+        offset = _line_offset(path, line)
+    return LogFormatError(integ.message or "damaged", path=str(path), offset=offset, line=line,
+                          seq=integ.seq, kind=integ.kind or "damage")
 
 
 def _where(integ: Integrity, path: Path) -> str:
