@@ -330,11 +330,36 @@ def audit_log(path: AnyPath, *, require_commitment: bool = False,
     verdict = audit_events(events, integrity, path, require_commitment=require_commitment,
                            signed=signed, signing=signing)
     reordered = reordered_metadata(path, events, integrity, signed.version)
-    if reordered is None:
-        return verdict
-    # before the damage note, which stays last (the text output prints it below the sections)
-    notes = verdict.notes
-    return msgspec.structs.replace(verdict, notes=(*notes[:-1], reordered, *notes[-1:]))
+    if reordered is not None:
+        # before the damage note, which stays last (the text output prints it below the
+        # sections)
+        notes = verdict.notes
+        verdict = msgspec.structs.replace(verdict,
+                                          notes=(*notes[:-1], reordered, *notes[-1:]))
+    if (repaired := _repair_note(path, verdict)) is not None:
+        verdict = msgspec.structs.replace(verdict, notes=(*verdict.notes, repaired))
+    return verdict
+
+
+def _repair_note(path: str, verdict: Verdict) -> str | None:
+    """A log that ends before a receipt's seq, with the backup ``buraco-log repair`` keeps
+    beside it: the note that it was repaired, which the log itself does not say (the
+    finding could only say "cut, or an early copy")."""
+    import glob
+    import re
+
+    if verdict.integrity.status not in _WHOLE or not any(
+            f.rule == "sign.receipt_cut" for f in verdict.findings):
+        return None
+    backups = [b for b in sorted(glob.glob(glob.escape(path) + ".bak*"))
+               if re.fullmatch(r"\.bak(\.[0-9]+)?", b[len(path):]) and os.path.isfile(b)]
+    if not backups:
+        return None
+    return (f"signing: {', '.join(backups)} {'is' if len(backups) == 1 else 'are'} beside the "
+            "log: `buraco-log repair` keeps there the bytes it cuts off a torn tail (`cat LOG "
+            "LOG.bak` gives the log as it was): the log was repaired after a crash, so it may end "
+            "where the crash left it rather than where someone cut it; the site handed out a "
+            "receipt for events its log did not keep")
 
 
 class Verdicts(list[Verdict]):

@@ -268,3 +268,23 @@ def test_a_copy_whose_keys_a_json_tool_sorted_is_told_from_an_edited_one(
     edited = audit_log(tmp_path / "edited.jsonl")
     assert edited.integrity.kind == "chain"
     assert not any("reorders keys" in n for n in edited.notes)
+
+
+def test_a_receipt_past_a_repaired_log_notes_the_repair_backup(club: Path,
+                                                               tmp_path: Path) -> None:
+    from buraco_log.audit import audit_log, signing_options
+    from buraco_log.signing.keys import load_signer
+    from tests.signing.helpers import write_signed
+
+    signer = load_signer(club / "keys" / "site.key")
+    path = tmp_path / "a.blog"
+    write_signed(path, match("a", key_id=signer.key_id), signer, batch=10)
+    os.truncate(path, path.stat().st_size * 2 // 3)  # the crash: its last record torn
+    assert log.repair(path) is not None
+    options = signing_options([str(club / "keys")], [str(club / "a200.json")])
+    v = audit_log(path, signing=options)
+    assert [f.rule for f in v.findings] == ["sign.receipt_cut"]
+    assert v.notes[-1].startswith(f"signing: {path}.bak is beside the log: `buraco-log "
+                                  "repair` keeps there the bytes it cuts off a torn tail")
+    os.unlink(f"{path}.bak")  # no backup: nothing says it was repaired
+    assert not any("repair" in n for n in audit_log(path, signing=options).notes)
