@@ -1,7 +1,7 @@
 """Recording live matches: the Recorder against one Writer per table, in the same run.
 
     python benchmarks/bench_recorder.py [--quick] [--tables 10,200,1000,10000]
-        [--modes paced,saturated] [--seconds S] [--pace P] [--dir DIR] [--max-open N]
+        [--modes paced,saturated] [--seconds S] [--pace P] [--dir DIR] [--max-open N[,M,...]]
         [--syncs fsync,syncfs,journal] [--checkpoint-every S] [--save-every S] [--gc-freeze S]
         [--gc-young N]
         [--no-baseline] [--no-syncfs] [--restart 10000] [--journal-restart 2000x20]
@@ -78,6 +78,7 @@ class Result(msgspec.Struct):
     max_fds: int
     failures: int
     max_ms: float = 0.0  # the slowest acknowledgement measured
+    reopened: float = 0.0  # closed logs reopened per acknowledged event (the whole run)
 
     @property
     def rate(self) -> float:
@@ -263,7 +264,10 @@ def run_recorder(
 
     try:
         name = {"fsync": "recorder", "syncfs": "rec-syncfs", "journal": "rec-journal"}[sync]
-        return measure(name, tables, mode, run)
+        result = measure(name, tables, mode, run)
+        done = rec.stats()
+        result.reopened = done.reopened / max(1, done.events)
+        return result
     finally:
         rec.close()
 
@@ -314,6 +318,12 @@ GC_FREEZE = [0.0]  # --gc-freeze: seconds between gc.freeze() calls (0: never)
 GC_YOUNG = [0]  # --gc-young: the youngest generation's threshold while tables play (0: as is)
 _SHORT = {"recorder": "fsync", "rec-syncfs": "syncfs", "rec-journal": "journal",
           "writers": "wr"}
+
+
+def _short(name: str) -> str:
+    """A result's short name; a pool size (``@N``) is kept."""
+    way, at, pool = name.partition("@")
+    return _SHORT[way] + at + pool
 
 
 def _syncfs(fd: int) -> None:
@@ -569,8 +579,10 @@ def main() -> None:
     ap.add_argument("--syncs", default="fsync,syncfs,journal",
                     help="the recorder's ways of syncing a round to run")
     ap.add_argument(
-        "--max-open", type=int, default=None, help="recorder handle pool (default: its own)"
-    )
+        "--max-open", default=None,
+        help="recorder handle pool (default: its own); N,M,...: each way runs with each pool, "
+             "the reopenings a move printed after it (a pool below the tables: every move "
+             "reopens its log)")
     ap.add_argument("--restart", type=int, default=10000, help="mid-match logs to reload")
     ap.add_argument("--journal-restart", default="2000x20",
                     help="TABLESxMOVES written back from a journal alone at open ('0': skip)")
@@ -597,6 +609,8 @@ def main() -> None:
             f"{seconds:g} s runs"
         )
     srcs = sources(12)
+    pools: list[int | None] = ([None] if args.max_open is None
+                               else [int(n) for n in args.max_open.split(",")])
     base = Path(tempfile.mkdtemp(prefix="bench-recorder-", dir=args.dir))
     if args.ceiling:
         for tables in map(int, args.tables.split(",")):
@@ -619,29 +633,39 @@ def main() -> None:
             for mode in args.modes.split(","):
                 p = pace if mode == "paced" else None
                 results = []
-                impls: list[tuple[str, Callable[..., Result]]] = [
+                impls: list[tuple[str, Callable[..., Result], int | None]] = [
                     (w, functools.partial(run_recorder, sync=w,
                                           checkpoint_every=args.checkpoint_every,
-                                          save_every=args.save_every))
+                                          save_every=args.save_every), pool)
                     for w in args.syncs.split(",") if not (w == "syncfs" and args.no_syncfs)
+                    for pool in pools
                 ]
-                impls += [] if args.no_baseline else [("writers", run_writers)]
-                for way, impl in impls:
-                    d = base / f"{way}-{tables}-{mode}"
+                impls += [] if args.no_baseline else [("writers", run_writers, None)]
+                for way, impl, pool in impls:
+                    d = base / f"{way}-{pool}-{tables}-{mode}"
                     d.mkdir()
-                    r = impl(d, tables, srcs, p, seconds, mode, max_open=args.max_open)
+                    r = impl(d, tables, srcs, p, seconds, mode, max_open=pool)
+                    if len(pools) > 1 and way != "writers":
+                        r.name += f"@{pool}"
                     results.append(r)
                     print(
                         f"{r.name:11} {tables:>6} {mode:10} {r.rate:>9.0f} {r.p50_ms:>8.2f} "
                         f"{r.p99_ms:>8.2f} {r.cpu_us:>9.1f} {r.fsyncs_per_event:>8.3f} "
-                        f"{r.max_fds:>7} {r.failures:>5} {r.max_ms:>8.1f}",
+                        f"{r.max_fds:>7} {r.failures:>5} {r.max_ms:>8.1f}"
+                        + (f"  reopened/ev {r.reopened:.3f}" if len(pools) > 1 else ""),
                         flush=True,
                     )
                     shutil.rmtree(d)
-                for a in results[:-1] if len(results) > 1 and results[-1].rate else []:
-                    b = results[-1]
+                pairs = [(a, results[-1]) for a in results[:-1]]
+                if len(pools) > 1:  # each pool against the same way's last pool
+                    pairs = [(a, b) for a in results for b in results
+                             if a is not b and b.name.partition("@")[0] == a.name.partition(
+                                 "@")[0] and b.name.endswith(f"@{pools[-1]}")]
+                for a, b in pairs:
+                    if not b.rate:
+                        continue
                     print(
-                        f"{_SHORT[a.name] + '/' + _SHORT[b.name]:11} {tables:>6} {mode:10} "
+                        f"{_short(a.name) + '/' + _short(b.name):11} {tables:>6} {mode:10} "
                         f"{a.rate / b.rate:>8.2f}x "
                         f"{a.p50_ms / max(b.p50_ms, 1e-9):>7.2f}x "
                         f"{a.p99_ms / max(b.p99_ms, 1e-9):>7.2f}x "
