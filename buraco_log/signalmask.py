@@ -27,8 +27,13 @@ def held(signals: Iterable[int] = USUAL) -> Iterator[None]:
             or threading.current_thread() is not threading.main_thread()):
         yield
         return
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, tuple(signals))
+    # The mask is read first and set back in any case: pthread_sigmask runs the handlers of
+    # signals already arrived once it has changed the mask, so the call that blocks them can
+    # raise (KeyboardInterrupt) with them blocked, and they stayed blocked for good: the
+    # process then took no Ctrl-C or SIGTERM.
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, ())
     try:
+        signal.pthread_sigmask(signal.SIG_BLOCK, tuple(signals))
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, old)

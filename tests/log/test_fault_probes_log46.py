@@ -14,13 +14,15 @@ from __future__ import annotations
 import errno
 import json
 import os
+import signal
 import subprocess
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
 
-from buraco_log import journal, jsonl, log
+from buraco_log import journal, jsonl, log, signalmask
 from buraco_log.errors import LogFormatError
 from buraco_log.recorder import Recorder
 from tests.cli.probes import ROOT
@@ -321,3 +323,33 @@ def test_a_flush_after_a_failed_fsync_is_refused_where_the_unacknowledged_events
     monkeypatch.setattr(os, "fsync", real)
     with log.Writer(path, validate=False) as resumed:  # what the log kept: reopen to see
         assert resumed.next_seq == 8
+
+
+# -- signals held back -----------------------------------------------------------------------
+
+
+@pytest.mark.skipif(not hasattr(signal, "pthread_sigmask"), reason="needs pthread_sigmask")
+def test_a_handler_raising_as_the_signals_are_blocked_leaves_them_unblocked(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # pthread_sigmask runs the handlers of signals already arrived once the mask is changed
+    # (CPython's PyErr_CheckSignals after the call): a Ctrl-C that came just before the block
+    # raised from the call that blocked, and SIGINT and SIGTERM stayed blocked for good
+    real = signal.pthread_sigmask
+    before = real(signal.SIG_BLOCK, ())
+
+    def sigmask(how: int, mask: Iterable[int]) -> set[signal.Signals]:
+        old = real(how, mask)
+        if how == signal.SIG_BLOCK and signal.SIGINT in set(mask):
+            raise KeyboardInterrupt  # the pending handler's, raised as the call returns
+        return old
+
+    monkeypatch.setattr(signal, "pthread_sigmask", sigmask)
+    ran = False
+    try:
+        with pytest.raises(KeyboardInterrupt), signalmask.held():
+            ran = True
+        now = real(signal.SIG_BLOCK, ())
+    finally:
+        real(signal.SIG_SETMASK, before)
+    assert not ran
+    assert now == before, f"left blocked: {sorted(now - before)}"
