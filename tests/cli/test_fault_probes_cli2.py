@@ -183,7 +183,9 @@ def test_format_text_is_format_table(argv: list[object]) -> None:
 
 
 def test_review_takes_table_for_text_and_jobs_0_for_one_per_cpu() -> None:
-    base = ["review", GOOD, "--seat", "1", "--budget", "4x2r0", "--no-progress"]
+    # the golden match, a few hands: the simulated one cost each review five times the CPU
+    golden = ROOT / "examples" / "golden" / "classic.jsonl"
+    base = ["review", golden, "--seat", "1", "--budget", "4x2r0", "--no-progress"]
     text = cli(*base, "-f", "text")
     table = cli(*base, "-f", "table", "-j", "0")
     assert text.returncode == table.returncode == 0, table.stderr
