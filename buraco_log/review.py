@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -420,13 +421,15 @@ def review_page(events: Sequence[AnyEvent], review: Review, *,
     safe = msgspec.structs.replace(  # a newline in a name became the " · " between lines
         review, player=terminal_safe(review.player), match_id=terminal_safe(review.match_id),
         rules=terminal_safe(review.rules))
+    # the match id, rules and name cut as the viewer cuts them (a 20,000-character id filled
+    # the panel); whole in the heading's tooltip
+    short = msgspec.structs.replace(
+        safe, player=cut(safe.player, NAME_IN_MOVES), match_id=cut(safe.match_id, ID_SHOWN),
+        rules=cut(safe.rules, ID_SHOWN))
     data = {
         "seat": review.seat,
-        # the match id, rules and name cut as the viewer cuts them (a 20,000-character id
-        # filled the panel); whole in the heading's tooltip
-        "head": header(msgspec.structs.replace(
-            safe, player=cut(safe.player, NAME_IN_MOVES), match_id=cut(safe.match_id, ID_SHOWN),
-            rules=cut(safe.rules, ID_SHOWN))).replace("\n", " · "),
+        "head": header(short).replace("\n", " · "),
+        "parts": _head_parts(short),
         "whole": header(safe).replace("\n", " · "),
         "summary": f"{review.decisions} decisions, {review.mistakes} mistakes, "
                    f"{review.lost:.0f} points lost to them",
@@ -446,6 +449,20 @@ def review_page(events: Sequence[AnyEvent], review: Review, *,
     html = page.html
     at = html.rfind("</body>")
     return html[:at] + extra + html[at:]
+
+
+_SLOTS = {"\x00p\x00": "player", "\x00m\x00": "match_id", "\x00r\x00": "rules"}
+
+
+def _head_parts(review: Review) -> list[str]:
+    """The page's review heading in pieces, the odd ones the player's name, the match id and
+    the rules' name, which the page isolates (``<bdi>``): a right-to-left id and rules' name
+    ("in match ID (RULES)") were drawn as one right-to-left run, the rules first. Empty when
+    the pieces would not make the heading exactly."""
+    slotted = msgspec.structs.replace(review, **{v: k for k, v in _SLOTS.items()})
+    parts = re.split("(" + "|".join(_SLOTS) + ")", header(slotted).replace("\n", " · "))
+    parts[1::2] = [getattr(review, _SLOTS[p]) for p in parts[1::2]]
+    return parts if "".join(parts) == header(review).replace("\n", " · ") else []
 
 
 def _cards_of(event: dict[str, Any], start: AnyEvent) -> list[int]:

@@ -21,6 +21,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.cli.probes import ROOT, cli_batch
 
 DISPUTES = ROOT / "examples" / "disputes"
@@ -95,3 +97,42 @@ def test_every_field_of_the_json_review_is_in_the_docs(tmp_path: Path) -> None:
     named = set(re.findall(r"`([a-z_]+)`", section))
     missing = {where: sorted(keys - named) for where, keys in found.items() if keys - named}
     assert missing == {}, missing
+
+
+# -- the review page's heading with right-to-left names -----------------------------------------
+
+MATCH, RULES = "\u05de\u05e9\u05d7\u05e7", "\u05e7\u05dc\u05d0\u05e1\u05d9"  # Hebrew words
+NAME = "\u05d0\u05d1\u05d9"
+
+
+@pytest.mark.xdist_group("browser")  # one Chromium, with tests/view/test_browser.py
+def test_the_review_panels_heading_draws_a_right_to_left_id_before_its_rules(
+        browser: Any, tmp_path: Path) -> None:
+    """"review of seat 0 (NAME, side 0) in match ID (RULES)": a right-to-left id and rules'
+    name made one right-to-left run, the rules drawn first."""
+    import msgspec
+
+    from buraco_log.audit import load
+    from buraco_log.events import MatchStarted
+    from buraco_log.expert import Budget
+    from buraco_log.review import review_events, review_page
+    from tests.view.test_fault_probes_view46 import _LEFT
+
+    events = load(SIM / "classic-2p-000000.blog")[:40]
+    start = events[0]
+    assert isinstance(start, MatchStarted)
+    events[0] = msgspec.structs.replace(
+        start, match_id=MATCH, rules=msgspec.structs.replace(start.rules, name=RULES),
+        players=(msgspec.structs.replace(start.players[0], name=NAME), start.players[1]))
+    review = review_events(events, 0, budget=Budget(samples=2, candidates=2))
+    page = tmp_path / "review.html"
+    page.write_text(review_page(events, review), encoding="utf-8")
+    browser.get("about:blank")
+    browser.get_log("browser")
+    browser.get(page.as_uri() + "#seq=10")
+    head = browser.find_element("css selector", "#review .rv-head")
+    assert head.text.startswith(f"review of seat 0 ({NAME}, side 0) in match {MATCH} ({RULES})")
+    left = browser.execute_script(_LEFT, "#review .rv-head",
+                                  ["review", NAME, "side 0", "match", MATCH, RULES, "seed"])
+    assert None not in left and left == sorted(left), left
+    assert browser.get_log("browser") == []

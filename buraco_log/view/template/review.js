@@ -24,8 +24,13 @@
   var box = document.createElement("div");
   box.id = "review";
   box.className = "box";
+  // the heading's name, match id and rules isolated (R.parts, odd pieces): a right-to-left id
+  // and rules' name were drawn as one right-to-left run, the rules first
+  var head = R.parts && R.parts.length ? R.parts.map(function (x, k) {
+    return k % 2 ? "<bdi>" + esc(x) + "</bdi>" : esc(x);
+  }).join("") : esc(R.head);
   box.innerHTML = "<h2>Review</h2><div class=\"rv-head\" title=\"" + esc(R.whole || R.head) +
-    "\">" + esc(R.head) + "</div><div>" +
+    "\">" + head + "</div><div>" +
     esc(R.summary) + "</div><div class=\"rv-now\" id=\"rv-now\"></div>";
   var side = $("side");
   side.insertBefore(box, side.firstChild);
