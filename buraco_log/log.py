@@ -2746,12 +2746,20 @@ def seal(
     shown = str(path)
     real = os.path.realpath(path)
     try:
-        return _seal(real, shown, batch_events, lock_timeout)
+        info = _seal(real, shown, batch_events, lock_timeout)
     except LogFormatError as exc:
         if exc.path != real or real == shown:
             raise
         raise type(exc)(exc.message, path=shown, offset=exc.offset, line=exc.line,
                         seq=exc.seq, kind=exc.kind) from None
+    if real != shown and (now := os.path.realpath(path)) != real:
+        # a link (or a directory on the way) changed while the file it named was sealed:
+        # "sealed" of the name would vouch for a file that is not
+        raise LogFormatError(
+            f"sealed {real!r}, the file this name led to, but it was changed meanwhile and "
+            f"now leads to {now!r}, which was not sealed: seal it again if that is the log",
+            path=shown, kind="io")
+    return info
 
 
 def _journal_ahead(path: str, fd: int, identity: tuple[int, int]) -> str | None:

@@ -353,3 +353,27 @@ def test_a_handler_raising_as_the_signals_are_blocked_leaves_them_unblocked(
         real(signal.SIG_SETMASK, before)
     assert not ran
     assert now == before, f"left blocked: {sorted(now - before)}"
+
+
+# -- a link swapped while the log it named was sealed -------------------------------------------
+
+
+def test_seal_through_a_link_swapped_meanwhile_does_not_say_the_name_is_sealed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    log.write_log(tmp_path / "A.blog", EVENTS, validate=False, sealed=False)
+    log.write_log(tmp_path / "B.blog", EVENTS[:4], validate=False, sealed=False)
+    link = tmp_path / "L.blog"
+    link.symlink_to("A.blog")
+
+    def swap(point: str) -> None:
+        if point == "seal.locked":
+            link.unlink()
+            link.symlink_to("B.blog")
+
+    monkeypatch.setattr(log, "_hook", swap)
+    with pytest.raises(LogFormatError) as caught:
+        log.seal(link)  # it returned "sealed, 8 events" of a name now leading to B
+    assert caught.value.path == str(link) and caught.value.kind == "io"
+    assert f"now leads to {str(tmp_path / 'B.blog')!r}, which was not sealed" in str(caught.value)
+    assert log.verify(tmp_path / "A.blog").sealed  # the file it named was sealed
+    assert not log.verify(link).sealed
