@@ -585,6 +585,10 @@ def _decode_key_file(path: Path, data: bytes) -> _Ring:
             try:
                 return msgspec.json.decode(data, type=_Ring)
             except msgspec.ValidationError as as_ring:
+                if _is_receipt(data):  # it said "unknown field `match_id`"
+                    raise SigningError(f"{path}: a player's receipt, not a published key: give "
+                                       "it with --receipt, and the site's NAME.pub with --keys"
+                                       ) from None
                 ring = b'"keys"' in data or b'"revoked"' in data
                 raise SigningError(f"{path}: not a buraco-log key file: "
                                    f"{as_ring if ring else as_key}") from None
@@ -609,6 +613,15 @@ def _decode_key_file(path: Path, data: bytes) -> _Ring:
         from buraco_log.jsonl import json_problem
 
         raise SigningError(f"{path}: not JSON: {json_problem(data, exc)}") from None
+
+
+def _is_receipt(data: bytes) -> bool:
+    """Whether ``data`` is a receipt (or a list of them), as ``--receipt`` reads one."""
+    try:
+        msgspec.json.decode(data, type=record.Receipt | list[record.Receipt])
+    except msgspec.MsgspecError:
+        return False
+    return True
 
 
 def _checked(ring: _Ring, path: Path) -> _Ring:

@@ -107,3 +107,15 @@ def test_force_replaces_a_link_itself_never_the_file_it_leads_to(tmp_path: Path)
     assert run("keys", "new", "site", "-d", tmp_path / "k", "--force").code == 0
     assert elsewhere.read_bytes() == b"not yours"
     assert not (tmp_path / "k" / "site.key").is_symlink()
+
+
+def test_a_receipt_given_as_the_trusted_keys_is_named_as_a_receipt(tmp_path: Path) -> None:
+    from buraco_log.signing.record import Receipt, receipt_json
+    from tests.log.test_fault_probes_log import EXAMPLES
+
+    signer = keys.Signer.generate()
+    receipt = tmp_path / "r.json"
+    receipt.write_bytes(receipt_json(Receipt.of(signer.sign_head("m", 3, bytes(32)), 1)))
+    # it said: not a buraco-log key file: Object contains unknown field `match_id`
+    assert_error(run("audit", EXAMPLES / "format" / "v2.blog", "--keys", receipt), 2,
+                 f"{receipt}: a player's receipt, not a published key: give it with --receipt")
