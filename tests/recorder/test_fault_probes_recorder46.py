@@ -19,6 +19,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -98,6 +99,31 @@ def test_an_older_copy_put_back_during_play_refuses_the_table_and_keeps_what_was
     # a restart (the operator's choice) goes on from what the log holds
     with Recorder(tmp_path, sync=sync) as rec:
         assert rec.next_seq("a") == 10
+
+
+@pytest.mark.parametrize("sealed", [False, True])
+def test_a_log_another_writer_continued_then_sealed_while_closed_is_read_again(
+        tmp_path: Path, sealed: bool) -> None:
+    # The file holds every acknowledged event and more, the last acknowledged one in the
+    # middle of a segment (the seal made one of all six): not an older copy, so the move is
+    # refused once and the match read again, as before (not refused for good).
+    path = tmp_path / "a.blog"
+    with Recorder(tmp_path, sealed=sealed, idle_timeout=0.01, save_every=0) as rec:
+        for event in src[:5]:
+            rec.append("a", event)
+        deadline = time.monotonic() + 10
+        while rec.stats().open_handles and time.monotonic() < deadline:
+            time.sleep(0.01)
+        with log.Writer(path) as writer:  # takes the lock the recorder let go of
+            writer.append(src[5])
+        log.seal(path)
+        with log.Reader(path) as reader:
+            assert [len(events) for _, events in reader.segments()] == [6]
+        with pytest.raises(LogFormatError, match="changed while the recorder had it closed"):
+            rec.append("a", src[5])
+        assert rec.next_seq("a") == 6
+        assert rec.append("a", src[6]) == 6
+    assert log.read_events(path) == list(src[:7])
 
 
 class _CopyDuringSync(FileOps):
