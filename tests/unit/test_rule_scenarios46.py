@@ -328,3 +328,34 @@ def test_a_tie_above_the_target_plays_another_hand_which_then_decides(name: str)
     with s.illegal("match.wrong_winner"):
         s.end_match(winner=1)
     s.end_match(winner=0, totals=totals)
+    with s.illegal("match.over"):
+        s.push(msgspec.structs.replace(deal, hand=2, seq=s.rep.seq + 1))
+
+
+# ------------------------------------------------------------------ §10: no retraction unless
+# a vulnerable side's opening is short, in every preset (a side at 0 is vulnerable nowhere)
+
+
+@pytest.mark.parametrize("name", PRESETS)
+def test_a_side_that_is_not_vulnerable_takes_nothing_back(name: str) -> None:
+    s = Scenario(name, hands={0: "3h 4h 5h Kc"}, upcard=upcard(name))
+    s.draw().meld("3h 4h 5h")
+    assert not s.state.vulnerable[0]
+    with s.illegal("vulnerable.retract_not_needed"):
+        s.retract("3h 4h 5h")
+    s.discard("Kc")  # the turn ends with the meld standing
+    assert [m.cards for m in s.state.melds[0]] == [parse_cards("3h 4h 5h")]
+
+
+def test_burako_holds_each_number_once_in_a_run() -> None:
+    """RULES.md §5: `ace_both_ends` lets a run hold a 1 at each end (A..K..A); any other
+    number twice is refused, the run without the repeat accepted and then grown."""
+    s = Scenario("burako", hands={0: "Ah 2h 3h 4h 5h 6h 7h 5h 8h 9c Kc"})
+    s.draw()
+    with s.illegal("meld.duplicate_in_run"):
+        s.meld("Ah 2h 3h 4h 5h 5h 6h")
+    s.meld("Ah 2h 3h 4h 5h 6h 7h")
+    with s.illegal("meld.duplicate_in_run"):
+        s.layoff(0, "5h")
+    s.layoff(0, "8h")
+    assert s.state.melds[0][0].canastra == "clean"
