@@ -89,6 +89,24 @@ def _ms(text: str | None) -> int | None:
     return int(when.timestamp() * 1000)
 
 
+def _when(ms: int) -> str:
+    """A time the log records (ms since the epoch), as a validity window is written."""
+    try:
+        return dt.datetime.fromtimestamp(ms / 1000, dt.UTC).isoformat(timespec="seconds")
+    except (OverflowError, OSError, ValueError):  # a forged time no calendar holds
+        return f"{ms} ms after 1970"
+
+
+def _gap(ms: int) -> str:
+    """A span in the largest unit that keeps it readable."""
+    seconds = ms // 1000
+    for size, unit in ((86400 * 2, 86400), (3600 * 2, 3600), (120, 60)):
+        if seconds >= size:
+            n = seconds // unit
+            return f"{n} {({86400: 'days', 3600: 'hours', 60: 'minutes'})[unit]}"
+    return f"{seconds} s" if seconds else f"{ms} ms"
+
+
 def verify(public_key: bytes, signature: bytes, message: bytes) -> bool:
     """True if ``signature`` is a valid Ed25519 signature of ``message`` by ``public_key``."""
     ed25519 = _crypto()
@@ -473,10 +491,14 @@ class Keyring:
             return None
         if started_at is None:
             return f"key {key_id} has a validity window and the match start has no time"
+        # the start's own time and how far outside: a few seconds is a site clock set
+        # wrong, months a key used out of its time (both said as they are, the referee judges)
         if start is not None and started_at < start:
-            return f"key {key_id} is valid from {key.valid_from}, after the match started"
+            return (f"key {key_id} is valid from {key.valid_from}, after the match started "
+                    f"({_when(started_at)}, {_gap(start - started_at)} earlier)")
         if end is not None and started_at >= end:
-            return f"key {key_id} was retired at {key.valid_until}, before the match started"
+            return (f"key {key_id} was retired at {key.valid_until}, before the match started "
+                    f"({_when(started_at)}, {_gap(started_at - end)} later)")
         return None
 
     def check(self, signed: record.SignedHead, started_at: int | None) -> str | None:

@@ -93,8 +93,9 @@ def test_a_start_moved_past_the_receipts_key_retirement_does_not_discredit_it(
     write_signed(forged, _events(SITE_NEXT.key_id, at=T2027 + 5), SITE_NEXT)
     v = audit(forged, _both(), [held(receipts[100])])
     assert rules_of(v) == ["sign.receipt_changed"]
-    assert (f"key {SITE.key_id} was retired at 2027-01-01, before the match started (as this "
-            "log records its start)") in v.findings[0].message
+    assert (f"key {SITE.key_id} was retired at 2027-01-01, before the match started "
+            "(2027-01-01T00:00:00+00:00, 5 ms later) (as this log records its start)"
+            ) in v.findings[0].message
 
 
 def test_the_untouched_log_extends_the_receipt_whatever_other_keys_are_trusted(

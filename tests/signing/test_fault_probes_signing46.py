@@ -119,3 +119,18 @@ def test_a_receipt_given_as_the_trusted_keys_is_named_as_a_receipt(tmp_path: Pat
     # it said: not a buraco-log key file: Object contains unknown field `match_id`
     assert_error(run("audit", EXAMPLES / "format" / "v2.blog", "--keys", receipt), 2,
                  f"{receipt}: a player's receipt, not a published key: give it with --receipt")
+
+
+def test_a_start_just_outside_a_keys_window_says_when_and_by_how_much(tmp_path: Path) -> None:
+    """A site clock a minute and a half slow starts a match before its new key's window: the
+    finding said only "valid from ..., after the match started", so a referee could not tell
+    a clock set wrong from a key used out of its time."""
+    signer = keys.Signer.generate()
+    ring = keys.Keyring([signer.public("2027-01-01T00:00:00+00:00", "2028-01-01")])
+    new_year = 1_798_761_600_000  # 2027-01-01T00:00:00Z, in ms
+    assert ring.window_problem(signer.key_id, new_year - 90_000) == (
+        f"key {signer.key_id} is valid from 2027-01-01T00:00:00+00:00, after the match started "
+        "(2026-12-31T23:58:30+00:00, 90 s earlier)")
+    later = ring.window_problem(signer.key_id, new_year + 400 * 86_400_000)
+    assert later is not None and later.endswith("(2028-02-05T00:00:00+00:00, 35 days later)")
+    assert ring.window_problem(signer.key_id, new_year) is None
