@@ -288,3 +288,49 @@ def test_a_receipt_past_a_repaired_log_notes_the_repair_backup(club: Path,
                                   "repair` keeps there the bytes it cuts off a torn tail")
     os.unlink(f"{path}.bak")  # no backup: nothing says it was repaired
     assert not any("repair" in n for n in audit_log(path, signing=options).notes)
+
+
+# -- a club's year: 1,000 logs, the bad ones at the end ---------------------------------------
+
+
+@pytest.mark.slow  # 1,000 logs audited: 10 to 20 s
+def test_a_thousand_logs_with_bad_ones_at_the_end_report_every_good_one(
+        tmp_path: Path) -> None:
+    import pty
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    good = _written(tmp_path / "good.blog", batch=400).read_bytes()
+    for i in range(997):
+        (logs / f"m{i:04d}.blog").write_bytes(good)
+    (logs / "m0997.blog").write_bytes(good[:-7])  # torn
+    hurt = bytearray(good)
+    hurt[log.HEADER_SIZE + 60] ^= 0xFF
+    (logs / "m0998.blog").write_bytes(bytes(hurt))
+    (logs / "m0999.blog").write_bytes(b"not a log\n")
+    out = tmp_path / "report.txt"
+    main, side = pty.openpty()  # stderr a terminal: the progress bar is drawn there
+    with open(out, "w") as report:
+        p = subprocess.Popen([sys.executable, "-m", "cli.main", "audit", str(logs)], cwd=ROOT,
+                             stdout=report, stderr=side, stdin=subprocess.DEVNULL,
+                             env=dict(os.environ, TERM="xterm", COLUMNS="100"))
+    os.close(side)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(main, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        seen += chunk
+    assert p.wait(timeout=600) == 1  # findings: the bad logs
+    os.close(main)
+    assert b"1000/1000" in seen  # the bar reached the end, on stderr
+    lines = out.read_text().splitlines()
+    verdicts = [line for line in lines if line.startswith(str(logs))]
+    assert len(verdicts) == 1000
+    assert sum(": OK " in line for line in verdicts) == 997
+    assert [line.split(":")[0] for line in verdicts if "FINDINGS" in line] == [
+        str(logs / f"m{i:04d}.blog") for i in (997, 998, 999)]
+    assert lines[-1].startswith("audited 1000 logs: 997 clean, 3 with findings (integrity 3)")
