@@ -30,6 +30,11 @@ _FD_NAME = re.compile(r"/(?:dev/fd|proc/self/fd|proc/(\d+)/fd)/(\d+)")
 
 SPECIAL: tuple[str, ...] = ("/dev/", "/proc/", "/sys/")
 
+PLAIN: tuple[str, ...] = ("/dev/shm/",)
+"""Directories under /dev that hold plain files (POSIX shared memory, a tmpfs, often the
+place for files kept in memory): written by a rename there as anywhere. Written in place, a
+page or table sent there was truncated first, and lost, old and new, if the writing failed."""
+
 
 def through_special(path: str | os.PathLike[str]) -> bool:
     """Whether ``path``, or a link it leads through, lies in /dev, /proc or /sys: a place
@@ -38,7 +43,7 @@ def through_special(path: str | os.PathLike[str]) -> bool:
     for _ in range(40):  # a loop of links: open() says so
         parent, name = os.path.split(here)
         here = os.path.join(os.path.realpath(parent), name)
-        if here.startswith(SPECIAL):
+        if here.startswith(SPECIAL) and not here.startswith(PLAIN):
             return True
         if not os.path.islink(here):
             return False

@@ -377,3 +377,26 @@ def test_seal_through_a_link_swapped_meanwhile_does_not_say_the_name_is_sealed(
     assert f"now leads to {str(tmp_path / 'B.blog')!r}, which was not sealed" in str(caught.value)
     assert log.verify(tmp_path / "A.blog").sealed  # the file it named was sealed
     assert not log.verify(link).sealed
+
+
+# -- outputs in /dev/shm ---------------------------------------------------------------------
+
+
+@pytest.mark.skipif(not os.access("/dev/shm", os.W_OK), reason="needs a writable /dev/shm")
+def test_a_page_written_into_dev_shm_replaces_its_file_whole(tmp_path: Path) -> None:
+    from buraco_log.outpaths import written_in_place
+    from buraco_log.view import write_page
+
+    page = Path("/dev/shm") / f"buraco-log-test-{os.getpid()}-{tmp_path.name}.html"
+    page.write_text("old page\n")
+    try:
+        with open(page, encoding="utf-8") as old:
+            assert not written_in_place(page)  # a plain file in a tmpfs, not a device
+            write_page(page, "<p>new</p>")
+            # renamed over: the old file is whole to whoever had it open (it was truncated
+            # and written in place, and a failure midway lost both)
+            assert old.read() == "old page\n"
+        assert page.read_text() == "<p>new</p>"
+        assert not [p for p in page.parent.iterdir() if page.name in p.name and p != page]
+    finally:
+        page.unlink()
