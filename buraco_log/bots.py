@@ -200,7 +200,7 @@ class HeuristicBot:
             may_take = bool(table.pile) and not table.rejected
             if may_take and rules.pile_pickup == "must_use_top" and \
                     getattr(table, "can_take_top", None) is None:
-                return None  # only the engine can say whether the top can be used: the list
+                return None  # a frozen State cannot judge the top's use: the full list does
             if len(table.stock) <= rules.stock_floor or stock_top is None:
                 if end_scores is None or (may_take and rules.pile_pickup == "must_use_top"):
                     return None  # must the pile be taken (`001`)? The full list says.
