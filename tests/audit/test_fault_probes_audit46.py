@@ -56,18 +56,6 @@ def test_a_torn_tail_and_a_damaged_record_are_told_apart_by_kind_not_by_the_fail
         assert damage_rule(said_torn) == rule
 
 
-def test_replay_past_a_torn_tail_names_log_torn(tmp_path: Path) -> None:
-    torn = _written(tmp_path / "torn.blog")
-    os.truncate(torn, torn.stat().st_size - 7)
-    r = subprocess.run([sys.executable, "-m", "cli.main", "replay", str(torn),
-                        "--ignore-integrity", "--at", "100000"], cwd=ROOT, capture_output=True,
-                       text=True, timeout=120, check=False, stdin=subprocess.DEVNULL)
-    assert r.returncode == 1, r.stderr
-    assert "[log.torn]" in r.stderr.splitlines()[-1]
-
-
-
-
 # -- receipts in a batch ----------------------------------------------------------------------
 
 
