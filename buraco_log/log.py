@@ -1329,6 +1329,7 @@ def temp_error(exc: LogFormatError | OSError, temp: str, path: str,
         cls = LogWriteError if exc.errno in WRITE_FAILURES else LogFormatError
     # the cut of a partial record was in the temporary, which is removed anyway
     message = message.removeprefix("write failed: ").partition(PARTIAL_CUT)[0]
+    message = message.partition(NOT_ACKED)[0]  # of events of the temporary, removed anyway
     # the seq of an event refused (a rule, a range) is the source's too; that of a failed
     # write only says how far the new file got
     return cls(f"{what}: {message}", path=path, kind=kind, seq=None if kind == "io" else seq)
@@ -1626,6 +1627,9 @@ def _write_all(fd: int, data: bytes | memoryview, offset: int) -> None:
 
 PARTIAL_CUT: Final = "; the part of the record written was cut off"
 """What a writer's failed write says once it cut off the part of the record it wrote."""
+
+NOT_ACKED: Final = "; not acknowledged: "
+"""What a writer's failed write says before naming the events written before it, unsynced."""
 
 NO_HEADER_ADVICE: Final = ("the file holds no whole header, so no event: remove it (`repair` "
                           "keeps nothing), and the log is created afresh")
@@ -2081,7 +2085,8 @@ class Writer:
             try:
                 _write_all(self._fd, data, self._end)
             except OSError as exc:
-                self._fail(f"write failed: {exc.strerror or exc}{self._cut_partial()}")
+                self._fail(f"write failed: {exc.strerror or exc}{self._cut_partial()}"
+                           f"{self._unsynced()}", *self._durable)
             self._end += len(data)
             self._signed = signed
         except BaseException as exc:
@@ -2347,7 +2352,8 @@ class Writer:
             try:
                 _write_all(fd, data, self._end)
             except OSError as exc:
-                self._fail(f"write failed: {exc.strerror or exc}{self._cut_partial()}")
+                self._fail(f"write failed: {exc.strerror or exc}{self._cut_partial()}"
+                           f"{self._unsynced()}", *self._durable)
             self._end += len(data)
             self._next_seq += len(events)
             self._signed = signed or self._signed
@@ -2487,6 +2493,16 @@ class Writer:
         except OSError:
             return "; the part of it written stays, a torn tail (`buraco-log repair` cuts it)"
         return f"{PARTIAL_CUT} (the log ends whole at byte {self._end})"
+
+    def _unsynced(self) -> str:
+        """What a failed write says of the events written before it in the same fsync (one
+        ``append_many``, a batch of several segments): never synced, so not acknowledged. It
+        named the seq of the record that failed, as if those before were on disk."""
+        end, seq = self._durable
+        if (end, seq) == (self._end, self._next_seq):
+            return ""
+        return (f"{NOT_ACKED}the events from seq {seq} on (from byte {end}), written before "
+                "it but never synced (reopen the log to see what was kept)")
 
     def _fail(self, message: str, offset: int | None = None, seq: int | None = None
               ) -> NoReturn:

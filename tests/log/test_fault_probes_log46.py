@@ -400,3 +400,29 @@ def test_a_page_written_into_dev_shm_replaces_its_file_whole(tmp_path: Path) -> 
         assert not [p for p in page.parent.iterdir() if page.name in p.name and p != page]
     finally:
         page.unlink()
+
+
+def test_a_failed_write_after_unsynced_records_names_the_first_event_not_acknowledged(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "a.blog"
+    w = log.Writer(path, validate=False, batch_events=2)
+    w.append(EVENTS[0])
+    durable = path.stat().st_size
+    real = os.pwrite
+    writes: list[int] = []
+
+    def pwrite(fd: int, data: bytes, offset: int) -> int:
+        writes.append(offset)
+        if len(writes) == 2:  # the second record of one append_many: the first is unsynced
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real(fd, data, offset)
+
+    monkeypatch.setattr(os, "pwrite", pwrite)
+    with pytest.raises(LogFormatError) as caught:
+        w.append_many(EVENTS[1:6])
+    # it named seq 3 and its byte, as if seqs 1 and 2 were on disk: never synced
+    assert (caught.value.offset, caught.value.seq) == (durable, 1)
+    assert caught.value.message.endswith(
+        f"not acknowledged: the events from seq 1 on (from byte {durable}), written before it "
+        "but never synced (reopen the log to see what was kept)"), caught.value.message
+    w.close()
