@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from buraco_log.cards import Style, format_card
-from buraco_log.errors import ReplayError
+from buraco_log.errors import IllegalMoveError, ReplayError
 from buraco_log.events import (
     AnyEvent,
     CardDiscarded,
@@ -35,6 +35,7 @@ from buraco_log.events import (
     Event,
     FirstDrawRejected,
     HandEnded,
+    MatchEnded,
     MatchStarted,
     MeldLaid,
     MortoTaken,
@@ -125,7 +126,7 @@ class Review(msgspec.Struct, frozen=True):
     decisions: int
     mistakes: int
     lost: float
-    note: str | None = None  # why the review stops short (an illegal event)
+    note: str | None = None  # why the review stops short (an illegal event); wrong scores
 
 
 # -- words ------------------------------------------------------------------------------------
@@ -266,13 +267,16 @@ def review_events(
     legal move are no decisions and are left out. ``seqs``: review only the seat's moves at
     these seqs (each is searched exactly as in the whole review). An illegal event raises its
     :class:`~buraco_log.errors.IllegalMoveError` before any search, unless ``partial``: then
-    the decisions before it are reviewed and ``note`` says where the review stops."""
+    the decisions before it are reviewed and ``note`` says where the review stops. A wrong
+    recorded score is no move: the review goes on with the recomputed one, and ``note`` names
+    it."""
     if not events or not isinstance(events[0], MatchStarted):
         raise ReplayError("the log does not start with a match start", seq=0)
     start = events[0]
     if not 0 <= seat < len(start.players):
         raise ValueError(f"no seat {seat} in a {len(start.players)}-player match")
     style = card_style(start.rules)
+    events, wrong = _recomputed(events)
     todo, error = tasks(events, seat, seed, seqs)
     note: str | None = None
     if error is not None:
@@ -285,6 +289,13 @@ def review_events(
             "it cannot be replayed"
         note = (f"seq {error.seq} is illegal{f' [{rule}]' if rule else ''}: {why}; "
                 "the review covers the decisions before it")
+    if wrong:
+        # no move: the rule, not its explanation (a seat's review, as a seat's page says it)
+        said = "; ".join(f"seq {m.seq} [{m.rule}]: {describe(m.rule, tiles=style == 'tiles')}"
+                         .rstrip(".") for m in wrong)
+        note = "; ".join(filter(None, (
+            f"{said}; the review goes on with the recomputed score"
+            f"{'s' if len(wrong) > 1 else ''}", note)))
     decisions = _run(todo, budget, jobs, progress)
     moves: list[ReviewedMove] = []
     for task, d in zip(todo, decisions, strict=True):
@@ -307,6 +318,27 @@ def review_events(
         mistakes=sum(h.mistakes for h in hands), lost=round(sum(h.lost for h in hands), 3),
         note=note,
     )
+
+
+def _recomputed(events: Sequence[AnyEvent]) -> tuple[Sequence[AnyEvent], list[IllegalMoveError]]:
+    """``events`` with each wrong recorded score left out, and the errors that say so. A hand
+    end or match end that records a score other than the one recomputed is no move: the replay
+    goes on with the recomputed score (as ``replay``, ``moves`` and ``view`` read it), where
+    the review stopped there and dropped every decision after it."""
+    from buraco_log.timeline import Timeline
+
+    wrong = Timeline(events).score_mismatches
+    if not wrong:
+        return events, []
+    seqs = {m.seq for m in wrong}
+    out: list[AnyEvent] = []
+    for ev in events:
+        if ev.seq in seqs and isinstance(ev, HandEnded):
+            ev = msgspec.structs.replace(ev, scores=None)
+        elif ev.seq in seqs and isinstance(ev, MatchEnded):
+            ev = msgspec.structs.replace(ev, totals=None)
+        out.append(ev)
+    return out, list(wrong)
 
 
 def _run(todo: list[Task], budget: Budget, jobs: int,

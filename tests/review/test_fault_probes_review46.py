@@ -9,6 +9,10 @@
   `rules`, `seat`, `player`, `side`, `decisions`, `mistakes` nor `lost`), none of a budget's,
   an alternative's `move` and `event`, nor a hand's: every field a review writes is now in
   its tables.
+- A hand end with a wrong recorded score (examples/disputes/wrong-score.log, seq 126 of 312)
+  stopped the review as an illegal move: refused, or with --partial the 40 decisions of hand
+  0 alone, where `replay`, `moves` and `view` go on with the recomputed score. The review now
+  covers every decision, its note names the seq and rule, and the status is 1 (a finding).
 - Held: every preset's sim log gives the same review bytes in text, JSON and HTML with `-j 1`
   and `-j 2`; a time cap of 50 ms per decision with two cores shared by a dozen processes took
   a median of 52 ms and at most 75 ms (the docs say it is looked at between samples).
@@ -136,3 +140,27 @@ def test_the_review_panels_heading_draws_a_right_to_left_id_before_its_rules(
                                   ["review", NAME, "side 0", "match", MATCH, RULES, "seed"])
     assert None not in left and left == sorted(left), left
     assert browser.get_log("browser") == []
+
+
+def test_a_wrong_recorded_score_is_noted_and_the_review_goes_on(tmp_path: Path) -> None:
+    import msgspec
+
+    from buraco_log.audit import load
+    from buraco_log.events import HandEnded
+    from tests.brokenlogs import write
+
+    log = DISPUTES / "wrong-score.log"
+    events = load(log)
+    wrong = next(e for e in events if e.seq == 126)
+    assert isinstance(wrong, HandEnded) and wrong.scores is not None
+    unscored = write(tmp_path / "unscored.blog", [
+        msgspec.structs.replace(e, scores=None) if e is wrong else e for e in events])
+    done = cli_batch([["review", log, *QUICK, "--format", "json"],
+                      ["review", unscored, *QUICK, "--format", "json"]])
+    assert done[1].returncode == 0, done[1].stderr  # the same match, no score recorded there
+    assert done[0].returncode == 1, done[0].stderr  # written, and a finding
+    got, want = json.loads(done[0].stdout), json.loads(done[1].stdout)
+    assert got["moves"] == want["moves"] and max(m["seq"] for m in got["moves"]) > 126
+    assert got["note"].startswith("seq 126 [score.mismatch]: ") and want["note"] is None
+    assert "goes on with the recomputed score" in got["note"]
+    assert done[0].stderr == f"buraco-log: note: {log}: {got['note']}\n"
