@@ -361,7 +361,17 @@ def journal_notes(directory: str | os.PathLike[str]) -> list[str]:
             "logs having been rewritten by another program or the journal damaged "
             "(docs/recorder.md)"
         )
+    with contextlib.suppress(OSError), os.scandir(directory) as entries:
+        for entry in sorted(entries, key=lambda e: e.name):
+            if _KEPT.match(entry.name):
+                notes.append(
+                    f"{entry.path}: a log as a recorder acknowledged it, kept when another "
+                    "program replaced the log under it (docs/recorder.md)")
     return notes
+
+
+_KEPT = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.@+=-]*\.blog\.acknowledged(\.[0-9]+)?$")
+"""The copies :meth:`Recorder._keep_acknowledged` makes (``LOG.acknowledged``, ``.1``, ...)."""
 
 
 def _recorder_running(directory: str) -> bool:
@@ -800,6 +810,8 @@ class Recorder:
         with contextlib.suppress(Exception):  # a state not saved only slows the next start
             self._save_states()
         self._pool.shutdown(wait=True)
+        with contextlib.suppress(Exception):  # only keeps more: never stops close
+            self._keep_replaced()
         # A checkpoint that raised (a defect: its OSErrors are caught) stopped close here: the
         # logs and the directory lock were never let go, and every later close raised again.
         failed: BaseException | None = None
@@ -828,6 +840,35 @@ class Recorder:
                 f"the recorder's last checkpoint failed ({failed!r}); its journal is kept, and "
                 "the next recorder to open the directory writes it back into the logs",
                 path=self.directory, kind="io") from failed
+
+    def _keep_replaced(self) -> None:
+        """At ``close``, before the last checkpoint: a log that another program cut or replaced
+        since its last round (an older copy put back) had no move to find it, and its
+        acknowledged moves went with the descriptor and the retired journal. Kept as a move
+        would have kept them (``_keep_acknowledged``): a ``stat`` a table (and an ``fstat`` an
+        open one), once."""
+        for table in list(self._tables.values()):
+            if not table.exists or table.tmp is not None or table.broken is not None:
+                continue
+            try:
+                st = os.stat(table.path)
+                replaced = (st.st_dev, st.st_ino) != table.identity
+                cut = st.st_size < table.end
+            except FileNotFoundError:
+                replaced = cut = True
+            keep = None
+            if table.fd is not None:
+                size = os.fstat(table.fd).st_size
+                cut = size < table.end
+                keep = table.end if replaced and size == table.end else None
+            elif replaced or cut:  # unlocked meanwhile: a seal may have rewritten it
+                held = [False]
+                with contextlib.suppress(LogFormatError, OSError):
+                    _read_holding(table, held)
+                replaced = cut = not held[0]
+            if replaced or cut:
+                self._keep_acknowledged(table, _WriteError(
+                    LogFormatError("", path=table.path), written=True, lost=True, keep=keep))
 
     def _let_go_of_directory(self) -> None:
         """Close the directory and its lock (releasing it), each once, and mark the recorder
@@ -2133,32 +2174,17 @@ class Recorder:
         acknowledged."""
         ours = table.next_seq - log.FIRST_SEQ
         want = table.chain.hexdigest()
-        held = False  # the file's first ``ours`` events are the ones acknowledged
-        count = 0
+        held = [False]
         try:
-            with log.Reader(table.path, allow_torn=True) as reader:
-                reader.read_header()
-                before = reader._chain.copy()
-                for _, events in reader.segments():
-                    if not held and count < ours <= count + len(events):
-                        at = reader._chain.copy()
-                        if count + len(events) > ours:  # our last event is within this one
-                            at = before
-                            for event in events[:ours - count]:
-                                at.update(ev.encode(event))
-                        held = at.hexdigest() == want
-                    count += len(events)
-                    before = reader._chain.copy()
-                info = reader.info
-                chain = reader._chain
+            info, chain, count = _read_holding(table, held)
         except LogFormatError as exc:  # say why the recorder read it (it said only "damaged")
-            if not held:
+            if not held[0]:
                 raise self._not_ours(table, f"it reads: {exc.message}") from None
             raise LogFormatError(
                 f"the log changed while the recorder had it closed (another program wrote it; "
                 f"it reads: {exc.message})", path=table.path, offset=exc.offset, kind="io",
             ) from None
-        if not held:
+        if not held[0]:
             raise self._not_ours(table, f"{count} events on disk, {ours} acknowledged")
         if info.torn is not None or info.events != ours or chain.hexdigest() != want:
             raise LogFormatError(
@@ -2283,6 +2309,30 @@ class Recorder:
         for loop, group in by_loop.items():
             with contextlib.suppress(RuntimeError):  # the loop was closed meanwhile
                 loop.call_soon_threadsafe(_settle, group, error)
+
+
+def _read_holding(table: _Table, held: list[bool]) -> tuple[log.LogInfo, Any, int]:
+    """Read the log at the table's path whole; ``held[0]`` is set once its first events are
+    every event the recorder acknowledged (the same chain there, wherever the segments split:
+    a seal rewrites them into larger ones). Returns its info, chain and event count; raises
+    ``LogFormatError`` if it does not read (``held`` says what was seen before)."""
+    ours = table.next_seq - log.FIRST_SEQ
+    want = table.chain.hexdigest()
+    count = 0
+    with log.Reader(table.path, allow_torn=True) as reader:
+        reader.read_header()
+        before = reader._chain.copy()
+        for _, events in reader.segments():
+            if not held[0] and count < ours <= count + len(events):
+                at = reader._chain.copy()
+                if count + len(events) > ours:  # our last event is within this segment
+                    at = before
+                    for event in events[:ours - count]:
+                        at.update(ev.encode(event))
+                held[0] = at.hexdigest() == want
+            count += len(events)
+            before = reader._chain.copy()
+        return reader.info, reader._chain, count
 
 
 def _keep_aside(fd: int, size: int, path: str, ops: FileOps) -> str | None:

@@ -26,7 +26,7 @@ import pytest
 
 from buraco_log import journal, log
 from buraco_log.errors import LogFormatError
-from buraco_log.recorder import FileOps, Recorder
+from buraco_log.recorder import FileOps, Recorder, journal_notes
 from tests.recorder.sources import matches
 
 src = matches()[0]
@@ -90,6 +90,7 @@ def test_an_older_copy_put_back_during_play_refuses_the_table_and_keeps_what_was
     if how == "rename" and held == "open":  # the recorder still held the acknowledged file
         assert str(kept) in line
         assert log.read_events(kept) == list(src[:20])
+        assert [n for n in journal_notes(tmp_path) if n.startswith(f"{kept}: ")]  # audit's
     else:
         assert not kept.exists()
     if sync == "journal":  # the journal holds every record of the log (no checkpoint since)
@@ -99,6 +100,51 @@ def test_an_older_copy_put_back_during_play_refuses_the_table_and_keeps_what_was
     # a restart (the operator's choice) goes on from what the log holds
     with Recorder(tmp_path, sync=sync) as rec:
         assert rec.next_seq("a") == 10
+
+
+@pytest.mark.parametrize("sync", ["fsync", "journal"])
+@pytest.mark.parametrize(("held", "how"), [("open", "cp"), ("open", "rename"), ("closed", "cp"),
+                                           ("closed", "rename"), ("closed", "seal")])
+def test_an_older_copy_put_back_just_before_close_is_kept_all_the_same(
+        tmp_path: Path, sync: str, how: str, held: str) -> None:
+    # No move came after the copy to find it: close retired the journal holding the
+    # acknowledged moves (and let go of the replaced file that held them all). A seal (the
+    # same events, rewritten) of a closed log is no loss: nothing is kept for it.
+    rec = Recorder(tmp_path, sync=sync, max_open=0, checkpoint_every=600, save_every=0)
+    path = Path(rec.path_of("a"))
+    backup = tmp_path / "backup.copy"
+    try:
+        for event in src[:10]:
+            rec.append("a", event)
+        shutil.copyfile(path, backup)
+        for event in src[10:20]:
+            rec.append("a", event)
+        acknowledged = path.read_bytes()
+        if held == "closed":
+            for table in "bcdefg":
+                rec.append(table, src[0])
+            assert rec._tables["a"].fd is None
+        if how == "seal":  # (of a closed log: the recorder holds an open one locked)
+            log.seal(path)
+        else:
+            _put_back(backup, path, how)
+    finally:
+        rec.close()
+    kept = path.with_name("a.blog.acknowledged")
+    unfolded = journal.generations(str(tmp_path), unfolded=True)
+    if how == "seal":
+        assert not kept.exists() and not unfolded
+        assert log.read_events(path) == list(src[:20])
+        return
+    if how == "rename" and held == "open":
+        assert log.read_events(kept) == list(src[:20])
+    else:
+        assert not kept.exists()
+    if sync == "journal":
+        assert _journal_bytes(tmp_path, "a") == acknowledged
+    else:
+        assert not unfolded
+    assert path.read_bytes() == backup.read_bytes()
 
 
 @pytest.mark.parametrize("sealed", [False, True])
@@ -183,7 +229,8 @@ def _small_disk(mount: Path, *command: str) -> subprocess.CompletedProcess[str] 
     return done
 
 
-@pytest.mark.parametrize("sync", ["fsync", "syncfs", "journal"])
+@pytest.mark.parametrize("sync", [pytest.param("fsync", marks=pytest.mark.slow),
+                                  pytest.param("syncfs", marks=pytest.mark.slow), "journal"])
 def test_a_disk_that_really_fills_keeps_exactly_the_acknowledged_moves(
         tmp_path: Path, sync: str) -> None:
     # ENOSPC from the kernel, wherever it lands: a log's write, a new log's creation, the
