@@ -44,6 +44,8 @@ def main() -> None:
         "python -c pass": [sys.executable, "-c", "pass"],
         "buraco-log --version": [sys.executable, "-m", "cli", "--version"],
         "buraco-log show LOG": [sys.executable, "-m", "cli", "show", args.log],
+        "buraco-log verify LOG": [sys.executable, "-m", "cli", "verify", args.log],
+        "buraco-log show -f json": [sys.executable, "-m", "cli", "show", args.log, "-f", "json"],
         "buraco-log show --help": [sys.executable, "-m", "cli", "show", "--help"],
     }
     wall: dict[str, list[float]] = {name: [] for name in cases}
