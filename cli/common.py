@@ -25,6 +25,7 @@ from buraco_log.errors import WRITE_FAILURES, BuracoLogError, LogFormatError
 from buraco_log.log import MAGIC
 from buraco_log.ruleids import RULES
 from buraco_log.safetext import bytes_escaped
+from cli.paths import lost_directory, with_lost_directory
 from cli.safetext import terminal_safe
 from cli.signals import STOPPED, stopped_by
 
@@ -231,7 +232,7 @@ def stdin_logs(kwargs: dict[str, Any]) -> Iterator[dict[str, str]]:
     try:
         if sys.stdin is None:  # started with standard input closed (`<&-`)
             raise fail("<stdin>: standard input is closed; give the log's path, or pipe the "
-                       "log in", EXIT_USAGE)
+                       "log in", EXIT_USAGE, as_json=wants_json(kwargs))
         if sys.stdin.isatty():  # nobody types a log: `show -` waited in silence until Ctrl-D
             raise fail("<stdin>: standard input is a terminal; give the log's path, or pipe "
                        "the log in (- < LOG)", EXIT_USAGE, as_json=wants_json(kwargs))
@@ -249,7 +250,7 @@ def stdin_logs(kwargs: dict[str, Any]) -> Iterator[dict[str, str]]:
             # random bytes open with "{" or "#" one time in a hundred: JSON Lines are read on
             # only if their first line is UTF-8 (the reader names a bad one from the head)
             if (jsonl and _utf8_line(head)) or head.startswith(MAGIC):
-                _copy_stdin(source, f)
+                _copy_stdin(source, f, as_json=wants_json(kwargs))
         names[name] = "<stdin>"
         for key in wanted:
             value = kwargs[key]
@@ -283,13 +284,13 @@ MAX_STDIN: Final = 1024 * 1024 * 1024
 """The most read from standard input as a log (a match log is well under a megabyte)."""
 
 
-def _copy_stdin(source: Any, out: Any) -> None:
+def _copy_stdin(source: Any, out: Any, *, as_json: bool) -> None:
     total = out.tell()
     while block := source.read(_STDIN_BLOCK):
         total += len(block)
         if total > MAX_STDIN:  # an endless stream: stop, do not fill the disk
             raise fail(f"<stdin>: more than {MAX_STDIN // 2**20:,} MiB on standard input; "
-                       "save the log to a file and give its path", EXIT_USAGE)
+                       "save the log to a file and give its path", EXIT_USAGE, as_json=as_json)
         out.write(block)
 
 
@@ -475,12 +476,21 @@ def guarded(func: Callable[P, R]) -> Callable[P, R]:
             sys.stderr.close()
             raise typer.Exit(141) from None
         except BuracoLogError as exc:
-            raise fail(str(exc), getattr(exc, "exit_status", EXIT_FINDINGS),
+            path = getattr(exc, "path", None)
+            message = str(exc) if path is None else with_lost_directory(str(exc), path)
+            raise fail(message, getattr(exc, "exit_status", EXIT_FINDINGS),
                        as_json=wants_json(kwargs), error=exc) from None
         except OSError as exc:
             on_stdout = exc.filename == STDOUT_NAME
             if on_stdout:
                 drop_stdout()
+            if exc.filename is None and (lost := lost_directory()) is not None:
+                # a relative name made absolute (os.getcwd failed): it was blamed on the log
+                # read, named by its absolute path and right there
+                raise fail(f".: {lost}", EXIT_USAGE, as_json=wants_json(kwargs),
+                           error=exc) from None
+            if exc.filename is not None and not on_stdout:
+                exc.strerror = with_lost_directory(exc.strerror or str(exc), exc.filename)
             # a read that failed in a reader that named no file (EIO): the command's one log
             named = exc.filename or (None if exc.errno in _WRITE_ERRNOS else _sole_input(kwargs))
             where = f"{named}: " if named else ""

@@ -195,6 +195,19 @@ def _dash_file(argv: list[str]) -> str:
     return ""
 
 
+def _misplaced_global(exc: BaseException) -> str:
+    """The hint for an option of buraco-log itself given after the command (`show LOG
+    --debug`): it said only "No such option: --debug", as if there were none."""
+    name = getattr(exc, "option_name", None)
+    if name in ("--version", "-V"):
+        return f"; {name} is an option of buraco-log itself: buraco-log {name}"
+    if name not in _GLOBAL_FLAGS:
+        return ""
+    command = _named_command().removeprefix("buraco-log").strip() or "COMMAND"
+    return (f"; {name} is an option of buraco-log itself: put it before the command "
+            f"(buraco-log {name} {command} ...)")
+
+
 def _named_command() -> str:
     """The command the command line names, as help calls it (`buraco-log rules show`): an
     option missing its value (`show -f`) is refused before click makes the command's context,
@@ -276,7 +289,7 @@ def _run() -> int | Any:
         hint = f" (see `{ctx.command_path if ctx is not None else _named_command()} --help`)"
         message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
         message = " ".join(message.split())  # a missing choice option lists its choices on lines
-        dash = _dash_file(sys.argv[1:])
+        dash = _dash_file(sys.argv[1:]) or _misplaced_global(exc)
         message = message.removesuffix(".") + dash if dash else message
         if message == "Missing command." and ctx is not None:  # a group given no command
             names: list[str] = getattr(ctx.command, "list_commands", lambda _c: [])(ctx)

@@ -56,8 +56,29 @@ def why_missing(path: Path) -> str:
         os.stat(path)
     except OSError as exc:
         link = dangling_link(path) if exc.errno == errno.ENOENT else None
-        return link or exc.strerror or str(exc)
+        return with_lost_directory(link or exc.strerror or str(exc), path)
     return "no such file"  # it came back between the caller's look and this one
+
+
+def lost_directory(name: str | os.PathLike[str] | None = None) -> str | None:
+    """Why a relative ``name`` (None: one not known, as an error from ``os.path.abspath``)
+    cannot be found when the current directory is gone (removed while the shell was in it),
+    else None: the log named with an absolute path was blamed, "No such file or directory"."""
+    if name is not None and os.path.isabs(name):
+        return None
+    try:
+        os.getcwd()
+    except OSError as exc:
+        why = ("no longer exists" if exc.errno == errno.ENOENT
+               else f"cannot be reached ({exc.strerror or exc})")
+        return f"the current directory {why}: cd to one, or give absolute paths"
+    return None
+
+
+def with_lost_directory(message: str, name: str | os.PathLike[str] | None) -> str:
+    """``message`` about ``name``, with :func:`lost_directory`'s reason after it, if any."""
+    lost = lost_directory(name)
+    return message if lost is None or lost in message else f"{message} ({lost})"
 
 
 def not_a_file(path: Path) -> str:

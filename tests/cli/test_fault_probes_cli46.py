@@ -5,6 +5,13 @@
   without a carriage return or an escape sequence.
 - `convert -o - -f json` printed no report at all (stdout holds the log): the report, with the
   head digest, goes to stderr as one line, in the form asked; `-o FILE` keeps it on stdout.
+- Run from a directory removed while the shell was in it, `view LOG -o page.html`, `convert`,
+  `ingest -a DIR` and `audit --html` blamed the log they read, named by its absolute path and
+  right there ("LOG: No such file or directory"): they name the current directory and why.
+- `show - -f json <&-` said on stderr that standard input is closed, and left stdout empty: a
+  program reading stdout gets the JSON error object there, as for every other failure.
+- `show LOG --debug` (or `--version`) said only "No such option: --debug": the line says it is
+  an option of buraco-log itself, given before the command.
 """
 
 from __future__ import annotations
@@ -16,7 +23,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.cli.probes import ROOT, cli_batch
+from tests.cli.probes import ROOT, cli_batch, one_error_line
 
 GOLDEN = ROOT / "examples" / "golden" / "classic.jsonl"
 SIM = ROOT / "examples" / "sim" / "classic-2p-000000.blog"
@@ -40,47 +47,54 @@ def _progress_lines(err: str, what: str, unit: str) -> list[tuple[int, int]]:
 
 def test_progress_forced_into_a_file_is_plain_lines_from_start_to_end(tmp_path: Path) -> None:
     """Before: stderr held "\\n" and nothing else, for simulate and review alike."""
-    sim, review = cli_batch([
-        ["simulate", "--matches", "20", "-o", tmp_path / "sim", "--progress"],
+    sim, review, unasked = cli_batch([
+        ["simulate", "--matches", "10", "-o", tmp_path / "sim", "--progress"],
         ["review", SIM, "--seat", "0", "--budget", "1x1", "--progress", "-o",
-         tmp_path / "r.txt"]], cwd=tmp_path, env={"TERM": "xterm"})
+         tmp_path / "r.txt"],
+        ["simulate", "--matches", "2", "-o", tmp_path / "quiet"]], cwd=tmp_path,
+        env={"TERM": "xterm"})
     assert sim.returncode == 0, sim.stderr
     seen = _progress_lines(sim.stderr, "simulate", "matches")
-    # one line at the start and one per tenth: not one per match, not none
-    assert seen == [(n, 20) for n in range(0, 21, 2)], seen
+    # one line at the start and one per tenth: here one per match, not none
+    assert seen == [(n, 10) for n in range(11)], seen
     assert "events/s" in sim.stderr.splitlines()[-1], sim.stderr
     assert review.returncode == 0, review.stderr
     seen = _progress_lines(review.stderr, "review", "decisions")
     total = seen[0][1]
     assert seen[0] == (0, total) and seen[-1] == (total, total) and 3 <= len(seen) <= 12, seen
     assert [d for d, _ in seen] == sorted(d for d, _ in seen), seen
+    # not asked for, where nobody watches: nothing
+    assert unasked.returncode == 0 and unasked.stderr == "", unasked.stderr
 
 
-def test_progress_not_asked_for_writes_nothing_where_no_one_watches(tmp_path: Path) -> None:
-    (sim,) = cli_batch([["simulate", "--matches", "2", "-o", tmp_path / "sim"]], cwd=tmp_path)
-    assert sim.returncode == 0 and sim.stderr == "", sim.stderr
-
-
-def _convert(*args: object, cwd: Path) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run([sys.executable, "-m", "cli", "convert", *map(str, args)],
-                          capture_output=True, cwd=cwd, timeout=120, check=False,
-                          stdin=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": str(ROOT)})
+def _converts(*runs: list[object], cwd: Path) -> list[subprocess.CompletedProcess[bytes]]:
+    """``buraco-log convert ARGS`` for each of ``runs``, all at once, output as bytes."""
+    procs = [subprocess.Popen([sys.executable, "-m", "cli", "convert", *map(str, args)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd,
+                              stdin=subprocess.DEVNULL,
+                              env={**os.environ, "PYTHONPATH": str(ROOT)}) for args in runs]
+    done = []
+    for args, proc in zip(runs, procs, strict=True):
+        out, err = proc.communicate(timeout=120)
+        done.append(subprocess.CompletedProcess(args, proc.returncode, out, err))
+    return done
 
 
 def test_convert_to_standard_output_says_its_report_on_stderr(tmp_path: Path) -> None:
     """Before: `-o -` said nothing of what it wrote, `-f json` too (the head digest was lost),
     while `-o FILE -f json` prints the report on stdout."""
-    to_file = _convert(GOLDEN, "-o", tmp_path / "m.blog", "-f", "json", cwd=tmp_path)
+    to_file, to_stdout, as_text = _converts(
+        [GOLDEN, "-o", tmp_path / "m.blog", "-f", "json"],
+        [GOLDEN, "-o", "-", "--to", "binary", "-f", "json"],
+        [GOLDEN, "-o", "-", "--to", "binary"], cwd=tmp_path)
     assert to_file.returncode == 0 and to_file.stderr == b"", to_file.stderr
     report = json.loads(to_file.stdout)
-    to_stdout = _convert(GOLDEN, "-o", "-", "--to", "binary", "-f", "json", cwd=tmp_path)
     assert to_stdout.returncode == 0, to_stdout.stderr
     # the log itself on stdout, nothing beside it: the same bytes as the file
     assert to_stdout.stdout == (tmp_path / "m.blog").read_bytes()
     lines = to_stdout.stderr.decode().splitlines()
     assert len(lines) == 1, lines
     assert json.loads(lines[0]) == {**report, "path": "-"}
-    as_text = _convert(GOLDEN, "-o", "-", "--to", "binary", cwd=tmp_path)
     assert as_text.returncode == 0 and as_text.stdout == to_stdout.stdout
     assert as_text.stderr.decode() == f"<stdout>: 18 events, head {report['head']}\n"
 
@@ -116,3 +130,71 @@ def test_the_rule_of_a_damaged_log_is_the_same_in_its_line_and_its_json(tmp_path
     assert done.returncode == 1
     assert json.loads(done.stdout)["error"]["rule"] == "log.torn"
     assert done.stderr.rstrip("\n").endswith(" [log.torn]") and done.stderr.count("\n") == 1
+
+
+def _in_removed_directories(tmp_path: Path, *runs: list[object]
+                            ) -> list[subprocess.CompletedProcess[str]]:
+    """``buraco-log ARGS`` for each of ``runs``, all at once, each started in a directory
+    removed before it runs (``rm -rf`` of the directory a shell is in)."""
+    procs = []
+    for n, args in enumerate(runs):
+        gone = tmp_path / f"gone-{n}"
+        gone.mkdir()
+
+        def enter_and_remove(gone: Path = gone) -> None:
+            os.chdir(gone)
+            os.rmdir(gone)
+
+        procs.append(subprocess.Popen(
+            [sys.executable, "-m", "cli", *map(str, args)], stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,
+            env={**os.environ, "PYTHONPATH": str(ROOT)}, preexec_fn=enter_and_remove))
+    done = []
+    for args, proc in zip(runs, procs, strict=True):
+        out, err = proc.communicate(timeout=120)
+        done.append(subprocess.CompletedProcess([str(a) for a in args], proc.returncode, out,
+                                                err))
+    return done
+
+
+def test_a_relative_output_in_a_removed_directory_names_the_directory(tmp_path: Path) -> None:
+    """Before: "LOG: No such file or directory" (exit 2), naming a log that is right there."""
+    log_file = tmp_path / "m.blog"
+    log_file.write_bytes(SIM.read_bytes())
+    *outputs, relative, absolute = _in_removed_directories(
+        tmp_path, ["view", log_file, "-o", "page.html"], ["convert", log_file, "-o", "m.jsonl"],
+        ["audit", log_file, "--html", "page.html"], ["show", "m.blog"],
+        ["show", log_file, "-f", "json"])
+    for done in outputs:
+        line = one_error_line(done, 2)
+        assert line == ("buraco-log: error: .: the current directory no longer exists: cd to "
+                        "one, or give absolute paths"), (done.args, line)
+    # a relative name that is not found says why too; absolute names work as anywhere
+    line = one_error_line(relative, 2)
+    assert line.endswith("m.blog: No such file or directory (the current directory no longer "
+                         "exists: cd to one, or give absolute paths)"), line
+    assert absolute.returncode == 0 and json.loads(absolute.stdout)["events"] == 539
+
+
+def test_a_closed_standard_input_with_json_output_gives_the_error_object() -> None:
+    """Before: stdout was empty (the line on stderr only)."""
+    done = subprocess.run([sys.executable, "-m", "cli", "show", "-", "-f", "json"],
+                          capture_output=True, text=True, timeout=120, check=False, cwd=ROOT,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)},
+                          preexec_fn=lambda: os.close(0))
+    line = one_error_line(done, 2)
+    assert line.endswith("<stdin>: standard input is closed; give the log's path, or pipe the "
+                         "log in"), line
+    error = json.loads(done.stdout)["error"]
+    assert (error["exit_status"], error["code"]) == (2, "usage"), error
+
+
+def test_an_option_of_the_tool_after_the_command_says_where_it_goes(tmp_path: Path) -> None:
+    """Before: "No such option: --debug", as if the tool had none."""
+    debug, version = cli_batch([["show", SIM, "--debug"], ["rules", "show", "classic", "-V"]],
+                               cwd=tmp_path)
+    line = one_error_line(debug, 2)
+    assert "No such option: --debug; --debug is an option of buraco-log itself: put it " \
+           "before the command (buraco-log --debug show ...)" in line, line
+    line = one_error_line(version, 2)
+    assert "No such option: -V; -V is an option of buraco-log itself: buraco-log -V" in line
