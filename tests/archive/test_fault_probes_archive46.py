@@ -6,6 +6,7 @@ readers wait at, for a bounded time, until the readers already in are out."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -14,29 +15,38 @@ from pathlib import Path
 import pytest
 
 from buraco_log.archive import ingest, query, store
+from buraco_log.archive.compact import compact
 from tests.archive.conftest import Corpus
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# A dashboard: three threads, each running a real query and holding the readers' lock
-# 0.6 s, started 0.2 s apart, so that at every instant one or more are reading; each line
-# on stdout is a query's row count; it stops when stdin closes.
+# A dashboard: two threads running real queries, each holding the readers' lock until the
+# other's next query has taken it (or 2 s have passed), so that one is always reading: the next
+# query in before the last is out. Each line on stdout is a query's row count; it stops when
+# stdin closes.
 DASHBOARD = r"""
-import sys, threading, time
+import sys, threading
 from buraco_log.archive import store, views
 root, stop, counts = sys.argv[1], threading.Event(), []
+turn = threading.Condition()
+entered = [0]
 def run():
     while not stop.is_set():
         with store.reading(root):
+            with turn:
+                entered[0] += 1
+                mine = entered[0]
+                turn.notify_all()
             with views.open_query(root, "SELECT * FROM matches", bound=False, threads=1,
                                   batch_rows=4) as stream:
-                n = sum(b.num_rows for b in stream)
-            time.sleep(0.6)
-        counts.append(n)
-threads = [threading.Thread(target=run, daemon=True) for _ in range(3)]
+                counts.append(sum(b.num_rows for b in stream))
+            with turn:
+                turn.wait_for(lambda: entered[0] > mine or stop.is_set(), timeout=2.0)
+threads = [threading.Thread(target=run, daemon=True) for _ in range(2)]
 for t in threads:
     t.start()
-    time.sleep(0.2)
+with turn:
+    turn.wait_for(lambda: entered[0] >= 10)  # past the first, slower queries
 print("started", flush=True)
 sys.stdin.read()
 stop.set()
@@ -46,13 +56,19 @@ print(*sorted(set(counts)), len(counts), flush=True)
 """
 
 
-@pytest.fixture
-def site(corpus: Corpus, tmp_path: Path) -> Path:
-    """Two batches of one match each: a compact merges them."""
-    site = tmp_path / "site"
+@pytest.fixture(scope="module")
+def two_batches(corpus: Corpus, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two batches of one match each: a compact merges them. Read only."""
+    site = tmp_path_factory.mktemp("two") / "site"
     for log in corpus.good[:2]:
         assert ingest([log], site, jobs=1).added == 1
     return site
+
+
+@pytest.fixture
+def site(two_batches: Path, tmp_path: Path) -> Path:
+    shutil.copytree(two_batches, tmp_path / "site")
+    return tmp_path / "site"
 
 
 @pytest.fixture
@@ -80,11 +96,8 @@ def test_a_compact_removes_its_files_while_readers_overlap_without_end(
         site: Path, dashboard: subprocess.Popen[str]) -> None:
     """Before: "4 replaced files left in place for the queries still reading them", every
     time, however long the compact waited."""
-    c = subprocess.run([sys.executable, "-m", "cli", "compact", str(site)], cwd=ROOT,
-                       text=True, capture_output=True, timeout=120)
-    assert c.returncode == 0, c.stderr
-    assert "merged 2 batches into 1" in c.stdout, c.stdout
-    assert "left in place" not in c.stdout, c.stdout
+    done = compact(str(site))
+    assert (done.batches_before, done.postponed) == (2, [])
     assert replaced_parts(site) == []
     assert not (site / "_batches" / f"{store.POSTPONED}{store.INTENT}").exists()
     out, err = dashboard.communicate("", timeout=60)
@@ -92,3 +105,40 @@ def test_a_compact_removes_its_files_while_readers_overlap_without_end(
     counts = out.split()
     assert counts[0] == "2" and len(counts) == 2 and int(counts[1]) > 3, out  # every row
     assert query(site, "SELECT count(*) AS n FROM matches").column("n").to_pylist() == [2]
+
+
+# -- -o over an existing file --------------------------------------------------------------------
+
+@pytest.mark.parametrize(("command", "mode"), [
+    (["report", "--format", "json"], 0o600),
+    (["query", "SELECT game_id FROM matches", "--format", "csv"], 0o640),
+])
+def test_an_output_written_again_keeps_the_mode_of_the_file_it_replaces(
+        site: Path, tmp_path: Path, command: list[str], mode: int) -> None:
+    """The file is replaced whole (a temporary renamed over it), and keeps its mode. Before:
+    0644 whatever it was, so a report kept private was readable by every user."""
+    out = tmp_path / "out.txt"
+    out.write_text("the old one\n")
+    out.chmod(mode)
+    r = subprocess.run([sys.executable, "-m", "cli", command[0], str(site), *command[1:],
+                        "-o", str(out)], cwd=ROOT, text=True, capture_output=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert out.stat().st_mode & 0o777 == mode
+    assert "the old one" not in out.read_text() and out.read_text()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.txt", "site"]  # no temporary
+
+
+@pytest.mark.slow  # the case above is the quick one; this one waits for a gap twice
+def test_an_ingest_removes_the_files_left_for_readers_that_never_stop_overlapping(
+        site: Path, dashboard: subprocess.Popen[str], corpus: Corpus,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: an ingest tried once, found a reader (there always is one), and left them."""
+    monkeypatch.setattr(store, "WRITER_WAIT", 0.05)  # a compact that waits too little
+    assert compact(str(site)).postponed
+    monkeypatch.setattr(store, "WRITER_WAIT", 5.0)
+    again = ingest([corpus.good[0]], site, jobs=1)
+    assert (again.added, again.recovered) == (0, [])  # no interrupted run: nothing said
+    assert store.postponed_parts(str(site)) == [] and replaced_parts(site) == []
+    assert not (site / "_batches" / f"{store.POSTPONED}{store.INTENT}").exists()
+    out, err = dashboard.communicate("", timeout=60)
+    assert dashboard.returncode == 0 and out.split()[0] == "2", (out, err)
