@@ -87,6 +87,12 @@ def review(
     cards. The output states its seed and budget; the same seed and budget give the same review,
     whatever --jobs is. --format html writes the match viewer's page with the review in it."""
     js = format is ReviewFormat.json
+    if mistakes_only and format in (ReviewFormat.json, ReviewFormat.html):
+        # said before the search: it was ignored, and every move came out as if not asked
+        raise fail(f"--mistakes-only lists the text review's flagged moves; --format "
+                   f"{format.value} holds every move"
+                   + (' (each with "flagged")' if js else "") + ": drop one of them",
+                   EXIT_USAGE, as_json=js)
     if not path.exists():
         raise fail(f"{path}: {why_missing(path)}", EXIT_USAGE, as_json=js)
     if (special := special_file(path)) is not None:

@@ -42,9 +42,9 @@ def why_not_open(env: Mapping[str, str] = os.environ, platform: str = sys.platfo
     desktop), never when BURACO_LOG_NO_BROWSER is set, and on X11/Wayland systems only with a
     display (a terminal browser would wait on a terminal nobody watches); $BROWSER names the
     browser to use, as Python's webbrowser reads it."""
-    if env.get("BURACO_LOG_NO_BROWSER"):
+    if _set(env, "BURACO_LOG_NO_BROWSER"):
         return "BURACO_LOG_NO_BROWSER is set"
-    if env.get("CI"):
+    if _set(env, "CI"):
         return "running in CI"
     if env.get("PYTEST_CURRENT_TEST"):
         return "running under a test"
@@ -52,6 +52,16 @@ def why_not_open(env: Mapping[str, str] = os.environ, platform: str = sys.platfo
                                                      or env.get("WAYLAND_DISPLAY")):
         return "no display"
     return None
+
+
+_UNSET: frozenset[str] = frozenset({"", "0", "false", "no", "off"})
+
+
+def _set(env: Mapping[str, str], name: str) -> bool:
+    """Whether the switch ``name`` is on: any value but an empty one or a "no" that the
+    other BURACO_LOG_* switches read as off (`BURACO_LOG_NO_BROWSER=0`, `CI=false` kept the
+    browser closed, "is set")."""
+    return env.get(name, "").strip().lower() not in _UNSET
 
 
 def open_page(target: Path) -> None:
@@ -99,8 +109,9 @@ def view(
     if output == "":  # an unset variable: it said ".: is a directory; name the page's file"
         raise fail("--output '': an empty name; name the page's file (or '-' for stdout)",
                    EXIT_USAGE)
-    if output == "-" and open_:
-        raise fail("--open needs a file to open; it cannot go with -o -", EXIT_USAGE)
+    if open_ and output is not None and (output == "-" or written_in_place(output)):
+        # /dev/stdout, a FIFO: a stream, as -o - is (a browser was sent /dev/stdout)
+        raise fail(f"--open needs a file to open; it cannot go with -o {output}", EXIT_USAGE)
     if output is None and from_stdin(path):  # beside a temporary file: lost at once
         raise fail("<stdin>: a log read from standard input has no name to put the page "
                    "beside: name the page with -o FILE (or -o - for standard output)",

@@ -12,6 +12,11 @@
   program reading stdout gets the JSON error object there, as for every other failure.
 - `show LOG --debug` (or `--version`) said only "No such option: --debug": the line says it is
   an option of buraco-log itself, given before the command.
+- `review --mistakes-only -f json` (or `-f html`) ignored the option and wrote every move: it
+  is refused, as `replay --step -f json` is.
+- `view -o /dev/stdout --open` wrote the page into stdout and sent /dev/stdout to a browser,
+  where `-o -` is refused; `BURACO_LOG_NO_BROWSER=0` (and `CI=false`) kept the browser
+  closed, "is set", where the other BURACO_LOG_* switches read 0 as off.
 """
 
 from __future__ import annotations
@@ -198,3 +203,39 @@ def test_an_option_of_the_tool_after_the_command_says_where_it_goes(tmp_path: Pa
            "before the command (buraco-log --debug show ...)" in line, line
     line = one_error_line(version, 2)
     assert "No such option: -V; -V is an option of buraco-log itself: buraco-log -V" in line
+
+
+def test_mistakes_only_with_a_format_that_holds_every_move_is_refused(tmp_path: Path) -> None:
+    """Before: exit 0 and every move, as if --mistakes-only was not given."""
+    as_json, as_html = cli_batch([
+        ["review", SIM, "--seat", "0", "--budget", "1x1", "--mistakes-only", "-f", "json"],
+        ["review", SIM, "--seat", "0", "--budget", "1x1", "--mistakes-only", "-f", "html",
+         "-o", tmp_path / "r.html"]], cwd=tmp_path)
+    line = one_error_line(as_json, 2)
+    assert "--mistakes-only lists the text review's flagged moves; --format json holds every " \
+           'move (each with "flagged")' in line, line
+    assert json.loads(as_json.stdout)["error"]["exit_status"] == 2
+    assert "--format html holds every move" in one_error_line(as_html, 2)
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_open_is_refused_with_a_page_written_into_a_stream(tmp_path: Path) -> None:
+    """Before: `-o /dev/stdout --open` exit 0, the page on stdout and a browser sent to
+    file:///dev/stdout (here: a note saying to open it)."""
+    (done,) = cli_batch([["view", SIM, "-o", "/dev/stdout", "--open"]], cwd=tmp_path,
+                        env={"DISPLAY": ":0", "BROWSER": "true"})
+    line = one_error_line(done, 2)
+    assert line == "buraco-log: error: --open needs a file to open; it cannot go with -o " \
+                   "/dev/stdout", line
+    assert done.stdout == ""
+
+
+def test_a_switch_set_to_0_or_false_is_off() -> None:
+    from cli.view_cmd import why_not_open
+
+    display = {"DISPLAY": ":0"}
+    for off in ("0", "false", "No", "off", " "):
+        assert why_not_open({**display, "BURACO_LOG_NO_BROWSER": off}, "linux") is None, off
+        assert why_not_open({**display, "CI": off}, "linux") is None, off
+    assert why_not_open({**display, "BURACO_LOG_NO_BROWSER": "yes"}, "linux") == \
+        "BURACO_LOG_NO_BROWSER is set"
