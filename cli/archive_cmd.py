@@ -15,6 +15,7 @@ import os
 import re
 import shutil
 import signal
+import stat
 import struct
 import sys
 import textwrap
@@ -393,13 +394,35 @@ def _opened(output: Path, mode: str) -> Iterator[IO[Any]]:
         return
     target = rename_target(output)  # a link to the output stays a link
     tmp = _temporary(target)
+    # The file it replaces keeps its mode and group: a report kept private (0600) became
+    # 0644, readable by every user, once written again. Private from the start when the
+    # old one was, and on disk before the rename (a power cut left an empty file).
     try:
-        with open(tmp, mode, encoding="utf-8" if text else None) as f:
+        old = os.stat(target)
+    except OSError:
+        old = None
+    kept = old.st_mode & 0o777 if old is not None and stat.S_ISREG(old.st_mode) else None
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC | os.O_NOFOLLOW,
+                     0o666 if kept is None else 0o600)
+        with os.fdopen(fd, mode, encoding="utf-8" if text else None) as f:
             yield f
+            f.flush()
+            os.fsync(f.fileno())
+            if kept is not None and old is not None:
+                with contextlib.suppress(OSError):  # another group of the user's, or none
+                    os.fchown(f.fileno(), -1, old.st_gid)
+                os.fchmod(f.fileno(), kept)
         os.replace(tmp, target)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+    with contextlib.suppress(OSError):
+        dfd = os.open(target.parent, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
 
 
 def _temporary(target: Path) -> Path:
