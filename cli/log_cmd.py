@@ -391,7 +391,8 @@ def repair(
     path: InPlaceArg,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Only say what would be cut.")] = False,
     backup: Annotated[
-        bool, typer.Option("--backup/--no-backup", help="Keep the original bytes in LOG.bak.")
+        bool, typer.Option("--backup/--no-backup", help="Keep the bytes cut off in LOG.bak "
+                           "(cat LOG LOG.bak gives the original file back).")
     ] = True,
     force: Annotated[bool, typer.Option(
         "--force", help="Repair even when no event would be left.")] = False,
