@@ -393,7 +393,13 @@ def _lost_pages(f: IO[bytes], start: int, payload: bytes, room: int = 0) -> bool
     of the events lost while the signature's reached the disk is the same torn write."""
     rest = f.read(room + 1)
     if len(rest) > room:
-        return False
+        # Zero bytes from here to the end of the file: the records written after this one
+        # with the same fsync (one append_many, a batch of several segments) lost whole, as
+        # its own sectors were (it was damage: no repair, and nothing had been acknowledged).
+        # Any other byte after it is a record's: damage, as ever.
+        if rest.count(0) != len(rest) or _nonzero_at(f) is not None:
+            return False
+        rest = bytes(_SECTOR)
     written = payload + rest  # the lost sector must take some of the payload's bytes
     first = -start % _SECTOR  # the first sector boundary inside the payload
     for i in range(first, min(len(payload), len(written) - _SECTOR + 1), _SECTOR):

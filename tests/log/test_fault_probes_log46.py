@@ -426,3 +426,54 @@ def test_a_failed_write_after_unsynced_records_names_the_first_event_not_acknowl
         f"not acknowledged: the events from seq 1 on (from byte {durable}), written before it "
         "but never synced (reopen the log to see what was kept)"), caught.value.message
     w.close()
+
+
+# -- a crash during a write of several records with one fsync ----------------------------------
+
+
+@pytest.mark.parametrize("lost", ["sector", "to_the_end"])
+def test_records_of_one_unsynced_write_lost_in_a_crash_are_a_torn_tail(
+        tmp_path: Path, lost: str) -> None:
+    import msgspec
+
+    big = [msgspec.structs.replace(e, note="n" * 1500) if e.seq else e for e in EVENTS]
+    path = tmp_path / "a.blog"
+    with log.Writer(path, validate=False, batch_events=2) as w:
+        w.append(big[0])  # acknowledged
+        durable = path.stat().st_size
+        w.append_many(big[1:])  # four records, one fsync: the write a crash tears
+    with log.Reader(path) as reader:
+        second = [off for off, _ in reader.segments()][2]  # the group's second record
+    data = bytearray(path.read_bytes())
+    boundary = (durable + 600) // 512 * 512 + 512  # a sector inside the first record's payload
+    assert boundary + 512 < second
+    if lost == "sector":  # it and the records after it never reached the disk
+        data[boundary:boundary + 512] = bytes(512)
+        data[second:] = bytes(len(data) - second)
+    else:  # from a sector boundary in it to the end of the file
+        data[boundary:] = bytes(len(data) - boundary)
+    path.write_bytes(data)
+    info = log.verify(path)  # it was damage: "segment checksum mismatch", no repair
+    assert info.torn is not None and (info.torn.offset, info.events) == (durable, 1)
+    assert info.torn.reason == "last record partly zeroed (pages lost in a crash)"
+    report = log.repair(path, backup=False)
+    assert report is not None and report.events_kept == 1
+    assert log.read_events(path) == big[:1]
+
+
+def test_a_lost_sector_with_a_whole_record_after_it_is_still_damage(tmp_path: Path) -> None:
+    import msgspec
+
+    big = [msgspec.structs.replace(e, note="n" * 1500) if e.seq else e for e in EVENTS]
+    path = tmp_path / "a.blog"
+    with log.Writer(path, validate=False, batch_events=2) as w:
+        w.append(big[0])
+        durable = path.stat().st_size
+        w.append_many(big[1:])
+    data = bytearray(path.read_bytes())
+    boundary = (durable + 600) // 512 * 512 + 512
+    data[boundary:boundary + 512] = bytes(512)  # the records after it are whole
+    path.write_bytes(data)
+    with pytest.raises(LogFormatError) as caught:
+        log.verify(path)
+    assert (caught.value.kind, caught.value.offset, caught.value.seq) == ("damage", durable, 1)
