@@ -197,11 +197,11 @@ EVERY_BYTE = [pytest.param(False, id="sampled"),
 
 
 def _bytes_to_try(offsets: list[tuple[int, int, int]], start: int, end: int,
-                  every: bool) -> list[int]:
+                  every: bool, stride: int = 7) -> list[int]:
     if every:
         return list(range(start, end))
     edges = {off + d for off, _, _ in offsets for d in range(-2, 3)} | {end - 1, end - 2}
-    return [i for i in range(start, end) if i in edges or i % 7 == 0 or i % 97 == 0]
+    return [i for i in range(start, end) if i in edges or i % stride == 0 or i % 97 == 0]
 
 
 @pytest.mark.parametrize("every", EVERY_BYTE)
@@ -214,7 +214,8 @@ def test_a_real_match_log_cut_anywhere_keeps_a_replayable_prefix(tmp_path: Path,
     offsets = segment_offsets(GOLDEN)
     ends = {off: seq for off, seq, _ in offsets} | {len(data): len(events)}
     cut = tmp_path / "cut.blog"
-    for size in _bytes_to_try(offsets, log.HEADER_SIZE + 1, len(data), every):
+    # every cut inside a record reads alike (its record torn): the edges, and a cut in 29
+    for size in _bytes_to_try(offsets, log.HEADER_SIZE + 1, len(data), every, stride=29):
         put(cut, data[:size])
         info = log.verify(cut)
         seg = _segment_of(offsets, size - 1)
