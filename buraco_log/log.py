@@ -2398,7 +2398,10 @@ class Writer:
         event = events[first]
         message = _range_error(event, str(out_of_range(event)))
         self._buffer = events[:first]
-        self._write_buffer(sync)
+        # synced whatever the call: the writer takes no flush or close after this, and the
+        # events before the refused one (written by earlier unsynced chunks too) were never
+        # synced at all
+        self._write_buffer()
         self._expect = self._next_seq
         self._broken = f"{message}; the events buffered after it were not written"
         self._fast = False
@@ -2416,7 +2419,7 @@ class Writer:
             n = len(ev.encode(event))
             if n > MAX_EVENT:
                 self._buffer = chunk
-                self._write_buffer(sync)
+                self._write_buffer()  # synced: as in _refuse_out_of_range
                 self._expect = self._next_seq
                 message = _too_large(event, n)
                 self._broken = f"{message}; the events buffered after it were not written"
@@ -2438,7 +2441,7 @@ class Writer:
         first, why = next((i, w) for i, e in enumerate(events)
                           if (w := _unrecordable(e)) is not None)
         self._buffer = events[:first]
-        self._write_buffer(sync)
+        self._write_buffer()  # synced: as in _refuse_out_of_range
         self._expect = self._next_seq
         self._broken = f"{why}; the events buffered after it were not written"
         self._fast = False

@@ -477,3 +477,31 @@ def test_a_lost_sector_with_a_whole_record_after_it_is_still_damage(tmp_path: Pa
     with pytest.raises(LogFormatError) as caught:
         log.verify(path)
     assert (caught.value.kind, caught.value.offset, caught.value.seq) == ("damage", durable, 1)
+
+
+@pytest.mark.parametrize("bad", ["range", "unreadable"])
+def test_a_batched_writer_syncs_the_events_before_one_it_refuses(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bad: str) -> None:
+    import msgspec
+
+    refused = (msgspec.structs.replace(EVENTS[5], at=2**64 + 5) if bad == "range"
+               else msgspec.structs.replace(EVENTS[5], note=7))  # a note must be text
+    path = tmp_path / "a.blog"
+    w = log.Writer(path, validate=False, batched=True, batch_events=3)
+    real = os.fsync
+    synced: list[int] = []
+
+    def fsync(fd: int) -> None:
+        real(fd)
+        synced.append(os.fstat(fd).st_size)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    with pytest.raises(LogFormatError) as caught:
+        w.append_many([*EVENTS[:5], refused, *EVENTS[6:]])
+    assert caught.value.seq == 5
+    with pytest.raises(LogFormatError):
+        w.flush()  # refused: the writer takes no more
+    w.close()
+    # the five events before it were written and never synced: no flush nor close would
+    assert synced and synced[-1] == path.stat().st_size
+    assert log.read_events(path) == EVENTS[:5]
