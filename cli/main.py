@@ -208,6 +208,41 @@ def _misplaced_global(exc: BaseException) -> str:
             f"(buraco-log {name} {command} ...)")
 
 
+def _refuse_an_option_as_a_value(command: Any, argv: list[str]) -> None:
+    """A usage error for an option given another option of the command as its value
+    (`simulate --seed --overwrite`): click took "--overwrite" as the seed, and the logs were
+    written with it, exit 0 (`review --seed --jobs 1` said only "unexpected extra argument")."""
+    words = iter(argv)
+    for word in words:  # down to the command: global flags and group names
+        if word in _GLOBAL_FLAGS:
+            continue
+        sub = getattr(command, "commands", {}).get(word)
+        if sub is None:
+            return
+        command = sub
+        if not hasattr(command, "commands"):
+            break
+    else:
+        return
+    takes: dict[str, Any] = {}
+    names = {"-h", "--help"}
+    for param in getattr(command, "params", []):
+        if getattr(param, "param_type_name", "") != "option":
+            continue
+        names.update(param.opts, param.secondary_opts)
+        if not (param.is_flag or param.count):
+            takes.update(dict.fromkeys(param.opts, param))
+    for word in words:
+        if word == "--":
+            return
+        if word not in takes:
+            continue
+        value = next(words, None)
+        if value in names:
+            how = f" (if it is the value, write {word}={value})" if word.startswith("--") else ""
+            raise _USAGE[0](f"{word} needs a value: {value} is an option, not its value{how}")
+
+
 def _named_command() -> str:
     """The command the command line names, as help calls it (`buraco-log rules show`): an
     option missing its value (`show -f`) is refused before click makes the command's context,
@@ -264,7 +299,9 @@ def _run() -> int | Any:
     sys.argv[1:] = help_as_option(sys.argv[1:])
     try:
         # one name in usage lines and hints, however started (`python -m cli`, the script)
-        code = _for_argv(sys.argv[1:])(standalone_mode=False, prog_name="buraco-log")
+        command = typer.main.get_command(_for_argv(sys.argv[1:]))
+        _refuse_an_option_as_a_value(command, sys.argv[1:])
+        code = command(standalone_mode=False, prog_name="buraco-log")
         if code == 130 and not State.stop_said:
             # typer's own answer to an interrupt outside the command (while parsing the
             # options, or running the main callback): 130 without a word, even for a SIGTERM

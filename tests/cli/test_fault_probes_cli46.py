@@ -12,6 +12,9 @@
   program reading stdout gets the JSON error object there, as for every other failure.
 - `show LOG --debug` (or `--version`) said only "No such option: --debug": the line says it is
   an option of buraco-log itself, given before the command.
+- `simulate --seed --overwrite` took "--overwrite" as the seed and wrote the logs with it,
+  exit 0 (`review --seed --jobs 1` said "Got unexpected extra argument(s) (1)"): an option
+  given another option of the command as its value is a usage error naming both.
 - `review --mistakes-only -f json` (or `-f html`) ignored the option and wrote every move: it
   is refused, as `replay --step -f json` is.
 - `view -o /dev/stdout --open` wrote the page into stdout and sent /dev/stdout to a browser,
@@ -239,3 +242,19 @@ def test_a_switch_set_to_0_or_false_is_off() -> None:
         assert why_not_open({**display, "CI": off}, "linux") is None, off
     assert why_not_open({**display, "BURACO_LOG_NO_BROWSER": "yes"}, "linux") == \
         "BURACO_LOG_NO_BROWSER is set"
+
+
+def test_an_option_given_another_option_as_its_value_is_a_usage_error(tmp_path: Path) -> None:
+    """Before: the seed "--overwrite", the logs written, exit 0."""
+    sim, review, meant = cli_batch([
+        ["simulate", "-o", tmp_path / "sim", "--seed", "--overwrite"],
+        ["review", SIM, "--seat", "0", "--seed", "--jobs", "1", "--budget", "1x1"],
+        ["review", SIM, "--seat", "0", "--seed=--jobs", "--budget", "1x1", "-f", "json"]],
+        cwd=tmp_path)
+    line = one_error_line(sim, 2)
+    assert line == ("buraco-log: usage: --seed needs a value: --overwrite is an option, not its "
+                    "value (if it is the value, write --seed=--overwrite) (see `buraco-log "
+                    "simulate --help`)"), line
+    assert not (tmp_path / "sim").exists()
+    assert "--seed needs a value: --jobs is an option" in one_error_line(review, 2)
+    assert meant.returncode == 0 and json.loads(meant.stdout)["seed"] == "--jobs", meant.stderr
