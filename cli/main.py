@@ -241,6 +241,8 @@ def _refuse_an_option_as_a_value(command: Any, argv: list[str]) -> None:
         if value in names:
             how = f" (if it is the value, write {word}={value})" if word.startswith("--") else ""
             raise _USAGE[0](f"{word} needs a value: {value} is an option, not its value{how}")
+        if value == "--":  # `convert -o -- -x`: "--" was the output, then "No such option: -x"
+            raise _USAGE[0](f"{word} needs a value: -- ends the options, it is no value")
 
 
 def _named_command() -> str:

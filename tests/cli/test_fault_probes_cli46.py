@@ -246,11 +246,11 @@ def test_a_switch_set_to_0_or_false_is_off() -> None:
 
 def test_an_option_given_another_option_as_its_value_is_a_usage_error(tmp_path: Path) -> None:
     """Before: the seed "--overwrite", the logs written, exit 0."""
-    sim, review, meant = cli_batch([
+    sim, review, meant, ended = cli_batch([
         ["simulate", "-o", tmp_path / "sim", "--seed", "--overwrite"],
         ["review", SIM, "--seat", "0", "--seed", "--jobs", "1", "--budget", "1x1"],
-        ["review", SIM, "--seat", "0", "--seed=--jobs", "--budget", "1x1", "-f", "json"]],
-        cwd=tmp_path)
+        ["review", SIM, "--seat", "0", "--seed=--jobs", "--budget", "1x1", "-f", "json"],
+        ["convert", "-o", "--", SIM]], cwd=tmp_path)
     line = one_error_line(sim, 2)
     assert line == ("buraco-log: usage: --seed needs a value: --overwrite is an option, not its "
                     "value (if it is the value, write --seed=--overwrite) (see `buraco-log "
@@ -258,3 +258,6 @@ def test_an_option_given_another_option_as_its_value_is_a_usage_error(tmp_path: 
     assert not (tmp_path / "sim").exists()
     assert "--seed needs a value: --jobs is an option" in one_error_line(review, 2)
     assert meant.returncode == 0 and json.loads(meant.stdout)["seed"] == "--jobs", meant.stderr
+    # "--" taken as the output: the log converted into a file named "--"
+    assert "-o needs a value: -- ends the options" in one_error_line(ended, 2)
+    assert not (tmp_path / "--").exists()
