@@ -869,6 +869,13 @@ class Reader:
                     "a second log's file header where the next record should start (two logs "
                     "joined into one file?); each log is read from a file of its own",
                     "damage", off, self._next_seq)
+            cut = -off % _SECTOR  # the first sector boundary after the record's start
+            if (0 < cut < hsize and len(head) - cut >= _LOST_END and not head[cut:].strip(b"\0")
+                    and _nonzero_at(f) is None):
+                # its header's last sector and all after it zero to the end of the file: the
+                # crash's torn write, as a payload's lost last sector is (it was damage)
+                f.seek(off)
+                raise _Torn(off, "last record partly zeroed (pages lost in a crash)")
             raise self._damaged_header(off, head)
         length, count, first_seq = _SEG_HEAD.unpack_from(head)
         if length > MAX_PAYLOAD:

@@ -505,3 +505,41 @@ def test_a_batched_writer_syncs_the_events_before_one_it_refuses(
     # the five events before it were written and never synced: no flush nor close would
     assert synced and synced[-1] == path.stat().st_size
     assert log.read_events(path) == EVENTS[:5]
+
+
+def _last_header_across_a_sector(directory: Path) -> tuple[Path, int, int]:
+    """A log whose last record's header spans a sector boundary, at least 8 bytes of it
+    after: the log, the last record's offset and that boundary's."""
+    import msgspec
+
+    for pad in range(0, 700, 7):
+        path = directory / f"p{pad}.blog"
+        events = [msgspec.structs.replace(e, note="x" * pad) if e.seq == 6 else e
+                  for e in EVENTS]
+        with log.Writer(path, validate=False) as w:
+            for event in events:
+                w.append(event)
+        with log.Reader(path) as reader:
+            last = [off for off, _ in reader.segments()][-1]
+        cut = -last % 512
+        if cut > 0 and 56 - cut >= 8:  # a sealed log's record header: 56 bytes
+            return path, last, last + cut
+        path.unlink()
+    raise AssertionError("no layout found")
+
+
+def test_a_last_records_header_zero_from_a_sector_boundary_to_the_end_is_a_torn_tail(
+        tmp_path: Path) -> None:
+    path, last, boundary = _last_header_across_a_sector(tmp_path)
+    data = bytearray(path.read_bytes())
+    data[boundary:] = bytes(len(data) - boundary)
+    path.write_bytes(data)
+    info = log.verify(path)  # it was damage: "segment header checksum mismatch", no repair
+    assert info.torn is not None and (info.torn.offset, info.events) == (last, 7)
+    report = log.repair(path, backup=False)
+    assert report is not None and report.events_kept == 7
+    data[-1] = 1  # data after the zeros: damage, as ever
+    path.write_bytes(data)
+    with pytest.raises(LogFormatError) as caught:
+        log.verify(path)
+    assert (caught.value.kind, caught.value.offset) == ("damage", last)
