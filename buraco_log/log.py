@@ -2807,7 +2807,11 @@ def _journal_ahead(path: str, fd: int, identity: tuple[int, int]) -> str | None:
     match, size = name[: -len(".blog")], os.fstat(fd).st_size
     records: list[Any] = []
     last = None  # the newest journal holding a record of the match
-    for _, journaled in journal.generations(os.path.dirname(path) or "."):
+    try:
+        found = journal.generations(os.path.dirname(path) or ".")
+    except OSError:  # a directory that may be searched but not listed: no recorder's
+        return None
+    for _, journaled in found:
         try:
             ours = [r for r in journal.read(journaled) if r.match == match]
         except OSError:

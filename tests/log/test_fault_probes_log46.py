@@ -6,7 +6,21 @@
   (``sync="journal"``) acknowledges events before their log is synced, and its log's zero
   tail after a power loss stands where acknowledged events are: `repair` cut them. It now
   refuses while the journal holds them, and `verify` says so. Zeros followed by a whole record
-  name the seqs that stood where the zeros are.
+  name the seqs that stood where the zeros are. A withdrawn journal record no longer stops
+  `seal`.
+- A crash's torn write read as damage (no repair) where several records shared one fsync and
+  the later ones were lost whole, and where the last record's header lost its last sector.
+- JSON Lines: an error of the first or the end line named seq 0 (an empty log's end line and
+  its first line both said "line 1, seq 0"), or the next event's seq: they name no seq now.
+- A file system without hard links (FAT, exFAT, some network ones): `link` failed with EPERM
+  and no log could be created ("Operation not permitted"). A rename that never replaces is
+  used there, or one line says why nothing can be written.
+- A flush after a failed fsync repeated the failure's words at the end of the file with no
+  seq; a write failing after unsynced records of the same call named the failed record's seq;
+  a batched writer refusing an event left the events before it unsynced for good.
+- `seal` through a link changed meanwhile said the name sealed; signals held by
+  ``signalmask.held`` stayed blocked when the call blocking them raised; an output in
+  /dev/shm was truncated and written in place, as a device is.
 """
 
 from __future__ import annotations
@@ -543,3 +557,19 @@ def test_a_last_records_header_zero_from_a_sector_boundary_to_the_end_is_a_torn_
     with pytest.raises(LogFormatError) as caught:
         log.verify(path)
     assert (caught.value.kind, caught.value.offset) == ("damage", last)
+
+
+def test_a_directory_that_cannot_be_listed_holds_no_journal_to_look_for(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "a.blog"
+    _log(path, 4)
+    with open(path, "ab") as f:
+        f.write(bytes(100))
+
+    def unlisted(directory: str, *, unfolded: bool = False) -> list[tuple[int, str]]:
+        raise PermissionError(13, "Permission denied", directory)  # a directory of mode -wx
+
+    monkeypatch.setattr(journal, "generations", unlisted)
+    assert log.verify(path).torn is not None  # it raised PermissionError
+    assert log.repair(path, backup=False) is not None
+    assert log.seal(path).events == 4
