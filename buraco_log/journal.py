@@ -507,9 +507,13 @@ def _replay(directory: str, path: str, records: list[Record], ops: SyncOps) -> t
                 size = max(size, record.offset + len(record.data))
                 written += 1
             ops.fsync(fd)
-            os.link(tmp, path)
-        finally:
+            renamed = log.place_new(tmp, path)  # a rename where no hard link can be made
+        except BaseException:
             os.close(fd)
+            os.unlink(tmp)
+            raise
+        os.close(fd)
+        if not renamed:
             os.unlink(tmp)
         return written, 1, len(records) - written
     held, lock.fd = lock.fd, None

@@ -1959,7 +1959,9 @@ class Recorder:
                         lost=st.st_size < table.end)
                 continue
             try:
-                os.link(table.tmp, table.path)  # the log appears with its first event
+                # the log appears with its first event (a rename that never replaces where
+                # the file system makes no hard links: the temporary name is then gone)
+                renamed = log.place_new(table.tmp, table.path)
             except OSError as err:
                 why = (
                     "a file of that name appeared"
@@ -1971,8 +1973,9 @@ class Recorder:
                     written=False,
                 )
                 continue
-            with contextlib.suppress(OSError):
-                os.unlink(table.tmp)
+            if not renamed:
+                with contextlib.suppress(OSError):
+                    os.unlink(table.tmp)
             table.tmp = None
             table.exists = True
             if table.fd is not None:
