@@ -1257,6 +1257,7 @@ def verify_archive(path: Path, as_json: bool) -> None:
         emit_json({"archive": report.archive, "ok": report.ok, "files": report.files,
                    "bytes": report.bytes, "verified": report.verified,
                    "unrecorded": report.unrecorded, "leftovers": report.leftovers,
+                   "leftover_bytes": report.leftover_bytes,
                    "problems": [dataclasses.asdict(p) for p in report.problems]})
     else:
         links = sum(p.rule == "archive.link" for p in report.problems)
@@ -1272,7 +1273,8 @@ def verify_archive(path: Path, as_json: bool) -> None:
         later = f"{_archive().store.BATCHES}/{_archive().store.POSTPONED}.intent"
         whose = ("of an interrupted run, or left for the queries that were reading them"
                  if later in report.leftovers else "of an interrupted ingest or compact")
-        left = (f"; {_n(len(report.leftovers), 'leftover file')} {whose}, which no reader "
+        left = (f"; {_n(len(report.leftovers), 'leftover file')} "
+                f"({report.leftover_bytes:,} bytes) {whose}, which no reader "
                 f"reads and the next ingest or compact removes "
                 f"({terminal_safe(report.leftovers[0])}"
                 + (", ..." if len(report.leftovers) > 1 else "") + ")"

@@ -45,6 +45,7 @@ class FixityReport:
     # files no reader reads, that an interrupted ingest or compact left (relative paths): not
     # problems, the next ingest or compact removes them (store.recover)
     leftovers: list[str] = field(default_factory=list)
+    leftover_bytes: int = 0  # their size: the space the next clean-up gives back
 
     @property
     def ok(self) -> bool:
@@ -187,6 +188,8 @@ def _walk(root: str, committed: set[str], listed: set[str], left: set[str],
                     "query and report refuse an archive holding one: remove it"))
             elif name in names and (rel in left or _left_over(rel, committed)):
                 report.leftovers.append(rel)
+                with contextlib.suppress(OSError):  # gone meanwhile: a clean-up ran
+                    report.leftover_bytes += os.lstat(path).st_size
 
 
 def _left_over(rel: str, committed: set[str]) -> bool:

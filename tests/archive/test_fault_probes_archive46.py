@@ -176,3 +176,19 @@ def test_a_part_whose_flipped_bit_arrow_still_decodes_is_found_by_its_fingerprin
     found = find_damaged(str(site))
     assert found is not None and found[0] == str(part), found
     assert "its bytes changed since batch" in found[1]
+
+
+def test_verify_says_how_many_bytes_the_files_left_for_readers_hold(
+        site: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: only how many files ("11 leftover files ..."), not the space they keep."""
+    monkeypatch.setattr(store, "WRITER_WAIT", 0.05)
+    with store.reading(str(site)):  # a query still reading: compact leaves its files
+        left = compact(str(site)).postponed
+    assert left
+    held = sum((site / rel).stat().st_size for rel in left) + (
+        site / "_batches" / f"{store.POSTPONED}{store.INTENT}").stat().st_size
+    r = subprocess.run([sys.executable, "-m", "cli", "verify", str(site)], cwd=ROOT, text=True,
+                       capture_output=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert f"; {len(left) + 1} leftover files ({held:,} bytes) of an interrupted run, or left " \
+        "for the queries that were reading them" in r.stdout, r.stdout
