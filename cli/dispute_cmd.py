@@ -76,7 +76,11 @@ StepOpt = Annotated[bool, typer.Option(
 IgnoreIntegrityOpt = Annotated[bool, typer.Option(
     "--ignore-integrity", help="Forensics: read a log whose checksum or integrity chain fails "
     "as far as its records decode; the output then starts with a warning saying where it "
-    "failed.")]
+    "failed (exit 1 all the same: the log is not sound, whatever seq is shown).")]
+ExplainIgnoreIntegrityOpt = Annotated[bool, typer.Option(
+    "--ignore-integrity", help="Forensics: read a log whose checksum or integrity chain fails "
+    "as far as its records decode; the output then starts with a warning saying where it "
+    "failed (exit 0 when the event is explained, as for an illegal event: it answered).")]
 RecentOpt = Annotated[int, typer.Option(
     "--recent", min=0, help="How many recent events to list.")]
 
@@ -647,12 +651,22 @@ def replay(
     if not end:
         for line in stops:
             note(f"{line} (the table holds the recomputed score)")
+        unsound(warning)
         return
     if tl.illegal is not None and tl.illegal.seq is not None:
         stops.append(f"{path}: seq {tl.illegal.seq} is illegal [{tl.illegal.rule}]; the table "
                      f"is known up to seq {tl.last_seq}")
     if stops:
         raise said(stops, error=tl.illegal)
+    unsound(warning)
+
+
+def unsound(warning: str | None) -> None:
+    """A log that failed its integrity check, read anyway, is a finding (exit 1) whatever seq
+    is shown, as `view` says it: a script must not take the table of a changed log for a sound
+    one. The warning itself is said on stderr as the command ends."""
+    if warning is not None:
+        raise typer.Exit(EXIT_FINDINGS)
 
 
 def load_timeline(path: Path, ignore_integrity: bool, *, as_json: bool = False,
@@ -1222,7 +1236,7 @@ def explain(
     at: Annotated[int, typer.Option("--at", min=0, help="The seq of the event to explain.",
                                     show_default=False)],
     format: FormatOpt = Format.table,
-    ignore_integrity: IgnoreIntegrityOpt = False,
+    ignore_integrity: ExplainIgnoreIntegrityOpt = False,
 ) -> None:
     """Why the event at a seq was, or was not, legal: the rule and the facts that decided it.
 

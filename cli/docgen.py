@@ -50,6 +50,8 @@ Every command follows the same rules:
     the first damage): a seq, hand or turn past the events read is a finding, `1`, naming
     the damage's rule (`log.torn`, `log.damage`): the unread part may hold it. A changed log
     read anyway to its end (`--ignore-integrity`) holds no seq past its last event: `2`.
+    Any seq of a log that failed its integrity check, read anyway, is shown and is a finding,
+    `1`, in `replay`, `moves` and `view`: the log is not sound (`explain` answers, `0`).
   - `130`: interrupted (Ctrl-C, SIGINT); `143`: terminated (SIGTERM); `129`: hung up
     (SIGHUP: the terminal or ssh session closed; a SIGHUP the process ignores, as under
     `nohup`, stays ignored). Each is one line and the command's clean-up, as for Ctrl-C. A

@@ -16,7 +16,14 @@ from buraco_log.cards import counted
 from buraco_log.errors import ReplayError
 from buraco_log.options import MovesAt, moves_at
 from cli.common import Format, emit_json, fail, guarded, note
-from cli.dispute_cmd import FormatOpt, IgnoreIntegrityOpt, LogArg, load_timeline, with_warning
+from cli.dispute_cmd import (
+    FormatOpt,
+    IgnoreIntegrityOpt,
+    LogArg,
+    load_timeline,
+    unsound,
+    with_warning,
+)
 from cli.safetext import terminal_safe
 
 _NO_MOVE = {
@@ -80,6 +87,8 @@ def moves(
         unit = "tile" if tl.style == "tiles" else "card"
         for line in render_moves(result, unit):
             typer.echo(terminal_safe(line))  # names come from the log
+    if illegal is None or at is not None:
+        unsound(damage)  # a changed log read anyway: a finding whatever seq (as replay, view)
     if illegal is not None and at is None:
         # the last event was asked for, and the table stops short of it: the moves shown are
         # those after the last legal event, not after the log's end (it said nothing, exit 0)

@@ -69,7 +69,7 @@ def test_replay_ignoring_integrity_shows_a_seq_after_the_edit(
     path = tmp_path / "edited.jsonl"
     path.write_text("\n".join(lines) + "\n")
     result = CliRunner().invoke(app, ["replay", str(path), "--ignore-integrity", "--at", "100"])
-    assert result.exit_code == 0, result.stderr
+    assert result.exit_code == 1, result.stderr  # shown, and a finding: the log was changed
     assert result.stdout.startswith(f"WARNING: {path} failed its integrity check (at line "
                                     f"{failing}: the signature line after seq 50 ")
     assert "seq 100 " in result.stdout
