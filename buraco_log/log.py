@@ -77,6 +77,9 @@ class Torn(msgspec.Struct, frozen=True):
     offset: int  # where the incomplete segment starts; everything before it is valid
     size: int  # bytes from ``offset`` to the end of the file
     reason: str
+    # (`verify`) the recorder's journal that holds acknowledged events these bytes lack: then
+    # the tail is no unacknowledged write, and `repair` refuses to cut it
+    journal: str | None = None
 
 
 class LogInfo(msgspec.Struct, frozen=True):
@@ -1299,10 +1302,10 @@ def verify(path: str | os.PathLike[str]) -> LogInfo:
                     os.fstat(reader._f.fileno())))) is not None:
             # a recorder's log after a crash: its tail is acknowledged events, in the journal
             info = msgspec.structs.replace(info, torn=msgspec.structs.replace(
-                info.torn, reason=f"{info.torn.reason}; but the recorder's journal "
-                f"{journaled} holds acknowledged events of this log that its bytes lack: "
-                "open the recorder on its directory, which writes them back (`repair` "
-                "refuses to cut them)"))
+                info.torn, journal=journaled,
+                reason=f"{info.torn.reason}; but the recorder's journal {journaled} holds "
+                "acknowledged events of this log that its bytes lack: open the recorder on its "
+                "directory, which writes them back (`repair` refuses to cut them)"))
         return info
 
 

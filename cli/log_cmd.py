@@ -414,6 +414,11 @@ def repair(
         raise fail(f"{path}, byte {t.offset}: repair would cut every event of the log "
                    f"({t.size} bytes: {t.reason}); nothing was changed (--force cuts them)",
                    as_json=as_json)
+    if t is not None and t.journal is not None:  # refused by log.repair too, dry run or not
+        raise fail(f"{path}, byte {t.offset}: {t.reason}; nothing was cut",
+                   as_json=as_json, error=LogFormatError(
+                       "acknowledged events in the recorder's journal", path=str(path),
+                       offset=t.offset, kind="locked"))
     if dry_run or t is None:
         result: dict[str, object] = {"path": str(path), "repaired": False,
                                      "events_kept": info.events}
@@ -467,6 +472,8 @@ def verify(
         return
     if info.torn is not None:  # an error like damage: one line on stderr, stdout empty
         advice = ("no event is intact: delete the file" if info.torn.offset < log.HEADER_SIZE
+                  else f"the {info.events} events before it are intact; the recorder writes "
+                  "the rest back from its journal" if info.torn.journal is not None
                   else f"the {info.events} events before it are intact; `buraco-log repair` "
                   "cuts it off")
         torn = LogFormatError(f"torn tail: {info.torn.reason}", path=str(path),
