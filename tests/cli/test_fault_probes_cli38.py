@@ -160,7 +160,7 @@ def test_show_names_the_line_of_the_carriage_return_on_stderr(tmp_path: Path) ->
     assert done.stderr.splitlines() == [
         f"buraco-log: error: {path}, line 1, seq 0: broken: not a JSON line: byte 52 of the "
         "line is a carriage return (CR) alone: JSON Lines end each line in LF or CR LF "
-        "(convert the file's line ends) (the summary covers the 0 events before it)"]
+        "(convert the file's line ends) (the summary covers the 0 events before it) [log.jsonl]"]
 
 
 def test_diff_names_the_line_of_a_json_lines_log_it_cannot_read(tmp_path: Path) -> None:
