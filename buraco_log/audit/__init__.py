@@ -96,11 +96,18 @@ def signing_options(keys: Sequence[str] = (), receipts: Sequence[str] = (),
     environment, then ``[audit]`` in the config file). Raises :class:`SettingsError` or
     ``SigningError`` (one line) for a setting, key file or receipt that cannot be used."""
     from buraco_log.signing.check import load_receipts
-    from buraco_log.signing.keys import load_keyring
+    from buraco_log.signing.keys import SigningError, load_keyring
 
     trusted = settings.keys(list(keys), environ)
     required = settings.require_signatures(require_signatures, environ)
-    keyring = load_keyring(list(trusted.value)) if trusted.value else None
+    try:
+        keyring = load_keyring(list(trusted.value)) if trusted.value else None
+    except SigningError as exc:
+        if trusted.source == "--keys":
+            raise
+        # a path the user never typed on this command line: say where it came from, as a
+        # config file named by BURACO_LOG_CONFIG is said
+        raise SigningError(f"{exc} (the trusted keys named by {trusted.source})") from None
     held = tuple(load_receipts(list(receipts)))
     if keyring is None and (held or required.value):
         what = "checking a receipt" if held else f"requiring signatures ({required.source})"
