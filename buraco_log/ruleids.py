@@ -194,7 +194,7 @@ RULES: dict[str, str] = {
     "sign.receipt_changed": "The log's head at a receipt's seq differs from the head the site "
     "signed in the receipt: the log was changed after it was receipted.",
     "sign.receipt_cut": "The log ends before a receipt's seq: it was cut after the site signed "
-    "that receipt.",
+    "that receipt, or it is a copy taken before that seq was written.",
     "sign.receipt_invalid": "A receipt is not a valid signature by a trusted key that is not "
     "revoked (a problem of the receipt, not a proof against the log).",
     "sign.receipt_other_match": "A receipt given for this log is for another match.",
