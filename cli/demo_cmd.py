@@ -169,8 +169,8 @@ def _write(path: Path, events: list[AnyEvent], *, as_json: bool = False) -> None
                 write_log(temp, events)
             if replace:  # --overwrite
                 os.replace(temp, target)
-            else:
-                os.link(temp, path)
+            else:  # a link, or a rename that never replaces where no hard link is made
+                log.place_new(str(temp), str(path))
         except FileExistsError:  # made between the look and the link: never replaced
             raise fail(f"{path}: exists; the demo does not replace files (--overwrite "
                        "replaces it)", EXIT_USAGE, as_json=as_json) from None
