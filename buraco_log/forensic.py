@@ -42,6 +42,9 @@ class Salvage(msgspec.Struct, frozen=True):
     # record that fails its checksum, chain or seq); None when the log passed. Callers read
     # this, never the wording of ``failure``.
     kind: Literal["torn", "damage"] | None = None
+    # The reader's rule id of the failure ("log.torn", "log.damage", "log.decode",
+    # "log.jsonl", ...), as `verify` names it; None when the log passed.
+    rule: str | None = None
 
     @property
     def torn(self) -> bool:
@@ -92,13 +95,13 @@ def read_anyway(path: str | os.PathLike[str]) -> Salvage:
             if torn is None:
                 return Salvage(p, events)
             return Salvage(p, events, f"torn tail at byte {torn.offset}: {torn.reason}",
-                           offset=torn.offset, read_to_end=False, kind="torn")
+                           offset=torn.offset, read_to_end=False, kind="torn", rule="log.torn")
         version, sealed = reader.version, reader.sealed
     rest, whole = _records_from(p, first.offset or log.HEADER_SIZE, version, sealed,
                                 events[-1].seq + 1 if events else log.FIRST_SEQ)
     events.extend(rest)
     return Salvage(p, events, _where(first) + first.message, offset=first.offset, seq=first.seq,
-                   read_to_end=whole, kind="damage")
+                   read_to_end=whole, kind="damage", rule=f"log.{first.kind}")
 
 
 def _records_from(path: str, offset: int, version: int, sealed: bool, next_seq: int
@@ -225,7 +228,7 @@ def _jsonl_anyway(path: str) -> Salvage:
                                       events[-1].seq + 1 if events else log.FIRST_SEQ)
             events.extend(rest)
         return Salvage(path, events, _where(exc) + exc.message, line=exc.line, seq=exc.seq,
-                       read_to_end=whole, kind="damage")
+                       read_to_end=whole, kind="damage", rule=f"log.{exc.kind}")
     return Salvage(path, events)
 
 

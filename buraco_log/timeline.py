@@ -368,7 +368,7 @@ class Timeline:
     A recorded score that differs from the recomputed one does not stop the timeline (the
     audit reports it): the recomputed score is what the state carries.
 
-    ``damage``: the rule of the damage (``log.torn``, ``log.damage``) when ``events`` were
+    ``damage``: the rule of the damage (``log.torn``, ``log.decode``, ...) when ``events`` were
     read anyway from a log that failed its integrity check; a position past them is then
     :class:`PastDamageError`, not :class:`PositionError`.
     """

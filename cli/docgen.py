@@ -48,8 +48,9 @@ Every command follows the same rules:
     past the illegal event is `1`. A damaged log whose reading stopped short of its end (a
     torn tail, a record that does not decode; `view` without `--ignore-integrity` stops at
     the first damage): a seq, hand or turn past the events read is a finding, `1`, naming
-    the damage's rule (`log.torn`, `log.damage`): the unread part may hold it. A changed log
-    read anyway to its end (`--ignore-integrity`) holds no seq past its last event: `2`.
+    the damage's rule (`log.torn`, `log.decode`, `log.jsonl`, ...), as `verify` names it: the
+    unread part may hold it. A changed log read anyway to its end (`--ignore-integrity`) holds
+    no seq past its last event: `2`.
     Any seq of a log that failed its integrity check, read anyway, is shown and is a finding,
     `1`, in `replay`, `moves` and `view`: the log is not sound (`explain` answers, `0`).
   - `130`: interrupted (Ctrl-C, SIGINT); `143`: terminated (SIGTERM); `129`: hung up
