@@ -43,7 +43,6 @@ from cli.common import (
 )
 from cli.paths import named_path, output_path, special_file, why_missing
 from cli.safetext import columns, pad, terminal_safe
-from cli.view_cmd import audit_html, audit_html_usage
 
 LogArg = Annotated[Path, typer.Argument(help="A match log (binary, or .jsonl).",
                                         show_default=False, parser=named_path)]
@@ -921,7 +920,10 @@ def audit_cmd(
         if not p.exists():
             raise fail(f"{p}: {why_missing(p)}", EXIT_USAGE,  # as every command says it
                        as_json=format is Format.json)
-    audit_html_usage(html, paths, as_json=format is Format.json)
+    if html is not None:  # the page's module only for a page (a start of every command)
+        from cli.view_cmd import audit_html_usage
+
+        audit_html_usage(html, paths, as_json=format is Format.json)
     _continues_usage(continues, paths, as_json=format is Format.json)
     _refuse_evidence_as_page(html, [str(r) for r in receipt or ()], [str(k) for k in keys or ()],
                              as_json=format is Format.json)
@@ -957,6 +959,8 @@ def audit_cmd(
     if html is not None and not _not_a_log(verdicts[0].integrity):
         # Before the report: a page that cannot be written is the one error on stdout, never
         # a second document after the report.
+        from cli.view_cmd import audit_html
+
         audit_html(html, paths[0], verdicts[0])
     if format is Format.json:
         if orphan is not None:

@@ -21,11 +21,13 @@ prints. Core module: stdlib and msgspec only.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import operator
 import os
+import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import SupportsIndex
+from typing import TYPE_CHECKING, SupportsIndex
 
 import msgspec
 
@@ -50,7 +52,6 @@ from buraco_log.audit.integrity import (
     repeated_signature,
 )
 from buraco_log.audit.legality import IllegalEvent, Legality, _illegal
-from buraco_log.audit.pool import worker_pool, working_on
 from buraco_log.audit.scores import HandCheck, ScoreLine, Scoring, SideCheck, _scoring, score_lines
 from buraco_log.audit.settings import REQUIRE_COMMITMENT_ENV, Setting, SettingsError
 from buraco_log.audit.summary import (
@@ -68,6 +69,9 @@ from buraco_log.signing.check import HeldReceipt, Signing
 from buraco_log.signing.check import check as check_signatures
 from buraco_log.signing.keys import Keyring
 from buraco_log.timeline import Timeline
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
 
 
 @dataclasses.dataclass(frozen=True)
@@ -493,12 +497,25 @@ def audit_many(
     return done
 
 
+def worker_pool(max_workers: int, doing: str = "the work",
+                after: str = "") -> contextlib.AbstractContextManager[ProcessPoolExecutor]:
+    """:func:`buraco_log.audit.pool.worker_pool`, imported when a pool is asked for:
+    multiprocessing and concurrent.futures cost every command that audits one log its start
+    (about 15 ms of `show`, `replay`, `explain`)."""
+    from buraco_log.audit.pool import worker_pool as pool
+
+    return pool(max_workers, doing, after)
+
+
 def _audit_safely(path: str, require_commitment: bool = False,
                   signing: SigningOptions | None = None) -> Verdict:
     """:func:`audit_log`, with a defect of the audit itself reported as a finding of that log
     (rule ``audit.error``) so that one log never stops a batch."""
+    # a pool's worker has the pool module (its initializer is there); one process has no
+    # board to name the log on, so nothing to import
+    pool = sys.modules.get("buraco_log.audit.pool")
     try:
-        with working_on(path):  # a worker killed here names this log
+        with pool.working_on(path) if pool is not None else contextlib.nullcontext():
             return audit_log(path, require_commitment=require_commitment, signing=signing)
     except Exception as exc:  # a defect in buraco_log, not in the log: keep the batch going
         integrity = Integrity(status="unreadable", format="binary", events=0, records=0,
