@@ -52,7 +52,6 @@ from cli.paths import directory_name, named_path, why_missing
 from cli.safetext import terminal_safe
 from cli.signals import said_as, stopped_by, terminate_as_interrupt
 from cli.supervise import supervised
-from cli.view_cmd import MATCH_PAGES, report_pages
 
 if TYPE_CHECKING:
     from buraco_log import archive
@@ -1110,6 +1109,8 @@ def _report_text(rep: Any, format: ReportFormat, timings: bool, output: Path | N
                 section.pop("ms", None)
         return json.dumps(data, indent=2, sort_keys=True) + "\n"
     if format is ReportFormat.html:
+        from cli.view_cmd import report_pages  # the viewer only for an HTML report
+
         return str(_archive().render_html(rep, report_pages(rep.sections, output)))
     parts = [f"{_n(rep.matches, 'match')}, {_n(rep.events, 'event')}\n"]
     for s in rep.sections:
@@ -1132,6 +1133,8 @@ def _pages_or_none(output: Path | None) -> Iterator[None]:
     """The match pages of an HTML report go with it: a report that could not be written (a
     full disk, Ctrl-C) leaves no folder of pages that it made (it left one behind, with no
     report to link them)."""
+    from cli.view_cmd import MATCH_PAGES
+
     folder = None if output is None else output.parent / MATCH_PAGES
     made = folder is not None and not folder.exists()
     try:

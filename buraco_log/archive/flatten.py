@@ -22,7 +22,6 @@ from typing import Any, NamedTuple
 
 import msgspec
 import pyarrow as pa  # type: ignore[import-untyped]
-import pyarrow.compute as pc  # type: ignore[import-untyped]
 from msgspec.structs import astuple
 
 from buraco_log import audit
@@ -135,6 +134,7 @@ class _EventCols:
         self.stock = array("h")
 
     def table(self) -> pa.Table:
+        import pyarrow.compute as pc  # type: ignore[import-untyped]  # here: a query never needs it
         n = len(self.seq)
         lens = _ints(self.lens, pa.int32())
         offsets = pc.cumulative_sum(pc.fill_null(lens, 0)).buffers()[1]
@@ -224,6 +224,7 @@ def _bytes(values: bytearray, nullable: bool = True) -> pa.Array:
 
 
 def _nulls(out: pa.Array, nullable: bool) -> pa.Array:
+    import pyarrow.compute as pc  # here: a query never needs it
     if nullable:
         valid = pc.not_equal(out, pa.scalar(NULL, out.type))
         out = pa.Array.from_buffers(out.type, len(out), [valid.buffers()[1], out.buffers()[1]])

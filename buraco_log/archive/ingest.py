@@ -24,7 +24,6 @@ from typing import Any
 
 import msgspec
 import pyarrow as pa  # type: ignore[import-untyped]
-import pyarrow.compute as pc  # type: ignore[import-untyped]
 
 from buraco_log import log
 from buraco_log.audit import find_logs
@@ -610,6 +609,7 @@ def shared_match_ids(root: str, batches: list[str]) -> list[SharedMatchId]:
     :class:`SharedMatchId`), sorted by path. Read from the committed ``matches`` files, as
     both engines store them: one more read of four columns, only after a run that stored
     something."""
+    import pyarrow.compute as pc  # type: ignore[import-untyped]  # here: a query never needs it
     if not batches:
         return []
     files = store.committed_files(root)["matches"]

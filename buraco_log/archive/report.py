@@ -17,7 +17,6 @@ from typing import Any
 import duckdb
 import msgspec
 import pyarrow as pa  # type: ignore[import-untyped]
-import pyarrow.compute as pc  # type: ignore[import-untyped]
 
 from buraco_log.errors import ArchiveError
 
@@ -203,6 +202,7 @@ def leaderboard_rows(root: str) -> pa.Table:
     open, more than the fold of a 600-match archive. Same rows in the same order: matches
     ranked by start time (missing first), match id, game id (neither is ever missing), and
     each match's players by seat (``tests/archive`` checks the two against each other)."""
+    import pyarrow.compute as pc  # type: ignore[import-untyped]  # here: a query never needs it
     files = store.committed_files(root)
     if not files["matches"] or not files["players"]:
         return pa.table({"ord": pa.array([], pa.int64()), "side": pa.array([], pa.int8()),
@@ -226,6 +226,7 @@ def leaderboard_rows(root: str) -> pa.Table:
 
 def ratings_of_rows(rows: pa.Table) -> pa.Table:
     """The Elo fold over :data:`LEADERBOARD_ROWS` (match order, then seat)."""
+    import pyarrow.compute as pc  # here: a query never needs it
     ords = rows.column("ord").to_pylist()
     names_enc = pc.dictionary_encode(rows.column("player")).combine_chunks()
     pids = names_enc.indices.to_pylist()

@@ -48,7 +48,6 @@ from typing import Any, Final, TypeVar
 
 import msgspec
 import pyarrow as pa  # type: ignore[import-untyped]
-import pyarrow.compute as pc  # type: ignore[import-untyped]
 import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
 from buraco_log.audit.files import walk
@@ -1241,6 +1240,7 @@ def known(root: str) -> tuple[dict[str, int], set[FileKey], set[FileKey], set[Un
     its match ids (a new match under one of them is named: ingest.shared_match_ids).
     Keyed on the hash alone, a binary log's bytes named ``.jsonl`` were refused beside the
     ``.blog`` in one run but "already stored" in a later one."""
+    import pyarrow.compute as pc  # type: ignore[import-untyped]  # here: a query never needs it
     files = committed_files(root)
     digests: dict[str, int] = {}
     shas: set[FileKey] = set()
@@ -1289,6 +1289,7 @@ def stored_tails(root: str, digests: set[str]) -> dict[str, StoredTail]:
 def _jsonl_names(paths: pa.ChunkedArray) -> pa.ChunkedArray:
     """:func:`buraco_log.log.is_jsonl_name` of each stored path (a name ending ``.jsonl``
     ends so in its basename too)."""
+    import pyarrow.compute as pc  # here: a query never needs it
     return pc.ends_with(paths, ".jsonl")
 
 
@@ -1305,6 +1306,7 @@ _UNREAD_COLUMNS = ("file_sha256", "source_path", "rule", "message")
 
 
 def _unread(errors: pa.Table) -> set[UnreadKey]:
+    import pyarrow.compute as pc  # here: a query never needs it
     t = errors.filter(pc.equal(errors.column("file_sha256"), ""))
     return set(zip(t.column("source_path").to_pylist(), t.column("rule").to_pylist(),
                    t.column("message").to_pylist(), strict=True))
@@ -1581,6 +1583,7 @@ def _stage(stage: str, rel: str, table: str, t: pa.Table, merged: bool = False) 
 
 def drop_games(t: pa.Table, games: set[int]) -> pa.Table:
     """``t`` without the rows of ``games`` (duplicates found after the check)."""
+    import pyarrow.compute as pc  # here: a query never needs it
     if not games:
         return t
     mask = pc.invert(pc.is_in(t.column("game_id"), value_set=pa.array(sorted(games), pa.int64())))
