@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import re
 import stat
-import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
@@ -331,6 +330,8 @@ def _toml_type(value: object) -> str:
 
 def load_toml(path: str | Path) -> Rules:
     """House rules from TOML: ``preset = "biriba"`` plus any fields, ``[points]``, ``[bonuses]``."""
+    import tomllib  # here: only house rules need it, not every command's start
+
     p = Path(path)
     try:
         data = tomllib.loads(_read_house_rules(p).decode("utf-8"))

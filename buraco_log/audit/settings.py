@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 import stat
-import tomllib
 from collections.abc import Mapping
 
 import msgspec
@@ -86,6 +85,8 @@ def _read_config(path: str, required: bool) -> dict[str, object] | None:
         os.close(fd)
     if len(data) > _MAX_CONFIG:
         raise SettingsError(f"{path}: the config file is larger than {_MAX_CONFIG} bytes")
+    import tomllib  # here: only a config file that exists needs it
+
     try:
         return tomllib.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
