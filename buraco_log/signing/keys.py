@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import errno
 import os
 import re
 import secrets
@@ -27,6 +26,7 @@ from typing import Any, Final
 
 import msgspec
 
+from buraco_log import log
 from buraco_log.errors import WRITE_FAILURES, BuracoLogError
 from buraco_log.journal import append_all
 from buraco_log.signing import record
@@ -250,11 +250,6 @@ class KeyFiles(msgspec.Struct, frozen=True):
     made_directory: str | None = None
 
 
-_NO_HARD_LINKS: Final = frozenset(getattr(errno, n) for n in (
-    "EPERM", "ENOTSUP", "EOPNOTSUPP", "EMLINK", "EXDEV", "ENOSYS") if hasattr(errno, n))
-"""``link()`` errors of a file system without hard links (FAT, some FUSE and network ones)."""
-
-
 def _new_temp(directory: str, data: bytes, mode: int) -> str:
     """``data`` in a new hidden file of ``directory`` made with ``mode`` (O_EXCL: never an
     existing file, nor one a link leads to), written whole and synced; its path. The name is
@@ -279,20 +274,13 @@ def _new_temp(directory: str, data: bytes, mode: int) -> str:
 def _put(temp: str, path: str, overwrite: bool) -> None:
     """Give the whole file ``temp`` the name ``path`` in one step: a reader sees no key or the
     whole key, never part of one. Without ``overwrite`` an existing ``path`` (a file or a
-    link, made meanwhile too) stays as it is: ``link()`` refuses to replace it."""
+    link, made meanwhile too) stays as it is, as a new log's name does (:func:`log.place_new`:
+    a hard link, or a rename that never replaces where the file system makes no links)."""
     if overwrite:
         os.replace(temp, path)
         return
-    try:
-        os.link(temp, path, follow_symlinks=False)
-    except OSError as exc:
-        if exc.errno not in _NO_HARD_LINKS:
-            raise
-        if os.path.lexists(path):  # no link(): checked, then renamed (a narrow race)
-            raise FileExistsError(errno.EEXIST, "File exists", path) from None
-        os.rename(temp, path)
-        return
-    os.unlink(temp)
+    if not log.place_new(temp, path):
+        os.unlink(temp)
 
 
 def _sync_directory(directory: str) -> None:

@@ -134,3 +134,21 @@ def test_a_start_just_outside_a_keys_window_says_when_and_by_how_much(tmp_path: 
     later = ring.window_problem(signer.key_id, new_year + 400 * 86_400_000)
     assert later is not None and later.endswith("(2028-02-05T00:00:00+00:00, 35 days later)")
     assert ring.window_problem(signer.key_id, new_year) is None
+
+
+def test_a_key_pair_is_written_where_the_file_system_makes_no_hard_links(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import errno
+
+    def link(src: object, dst: object, *args: object, **kwargs: object) -> None:
+        raise PermissionError(errno.EPERM, "Operation not permitted", dst)
+
+    monkeypatch.setattr(os, "link", link)  # as FAT answers it
+    files = keys.write_key_pair(tmp_path, "site")
+    assert stat.S_IMODE(os.stat(files.private).st_mode) == 0o600
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["site.key", "site.pub"]
+    before = Path(files.private).read_bytes()
+    with pytest.raises(keys.SigningError, match="already exists"):  # never replaced
+        keys.write_key_pair(tmp_path, "site")
+    assert Path(files.private).read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["site.key", "site.pub"]
