@@ -385,13 +385,11 @@ class JsonlReader:
         return self._meta_error(f"text {where}", number)
 
     def _meta_error(self, message: str, line: int, kind: str = "jsonl") -> LogFormatError:
-        """An error of the first or the end line: no seq, as neither holds an event (both
-        said seq 0 of an empty log, or the next event's seq, which no line holds)."""
+        """An error of a line that holds no event (the first, the end or a signature line):
+        no seq (the first and end lines said seq 0 of an empty log, or the next event's seq,
+        which no line holds; a signature line's is not its own)."""
         return LogFormatError(log.clip(message), path=self.path, line=line, kind=kind)
 
-    def _signature_error(self, message: str, line: int, kind: str) -> LogFormatError:
-        """An error of a signature line: no seq of its own (the next event's is not its)."""
-        return LogFormatError(log.clip(message), path=self.path, line=line, kind=kind)
 
     def _refuse_binary(self, first: bytes) -> None:
         """A binary log named .jsonl: say so (it read as "byte 18 of the line is not UTF-8",
@@ -464,7 +462,7 @@ class JsonlReader:
                     raise self._error("a line must be a JSON object", number)
                 if may_repeat_a_key(text, obj) and (duplicate := duplicate_key(text)) is not None:
                     # a signature line has no seq of its own (the next event's is not its)
-                    error = (self._signature_error if obj.get("log") == "signature"
+                    error = (self._meta_error if obj.get("log") == "signature"
                              else self._error)
                     raise error(f"duplicate key {duplicate!r}: JSON parsers disagree on which "
                                 "value counts, so the line is refused", number, "jsonl")
@@ -552,25 +550,25 @@ class JsonlReader:
                     and type(signed.seq) is int):
                 raise ValueError("match_id and key_id must be text, seq an integer")
         except (TypeError, ValueError) as exc:
-            raise self._signature_error(f"not a signature line: {exc}", number, "decode"
+            raise self._meta_error(f"not a signature line: {exc}", number, "decode"
                                         ) from None
         size = len(sigrec.encode(signed))
         if size > sigrec.MAX_RECORD:  # the binary form's bound: the two forms hold the same
-            raise self._signature_error(
+            raise self._meta_error(
                 f"a signature of {size} bytes as a record, over the limit of "
                 f"{sigrec.MAX_RECORD} (a match id that long is not a match's)", number, "damage")
         last = log.FIRST_SEQ + self.count - 1
         if last < log.FIRST_SEQ:
-            raise self._signature_error("a signature line before the first event: a signature "
+            raise self._meta_error("a signature line before the first event: a signature "
                                         "follows the events it signs", number, "chain")
         if signed.seq != last or signed.head != self._digest:
             moved = self._moved(signed, last)
-            raise self._signature_error(moved or (
+            raise self._meta_error(moved or (
                 f"the signature line after seq {last} signs seq {signed.seq} with a head that "
                 f"is not this log's: {sigrec.whose(signed, self.signatures, 'line')}"),
                 number, "seq" if moved else "chain")
         if self._refuse_repeats and self.signatures and signed.repeats(self.signatures[-1]):
-            raise self._signature_error(
+            raise self._meta_error(
                 f"the signature line after seq {last} repeats the one before it (a duplicated "
                 "line; the audit's sign.duplicate): a writer records one signature per head, so "
                 "this copy was put in the file by something else", number, "seq")
