@@ -151,3 +151,22 @@ def greyed_wrongly(driver: Any, seq: int) -> list[Any]:
     got = driver.execute_script(GREYED)
     return [(what, end, where) for what in ("rows", "points") for end, where in got[what]
             if where != ("in" if end > seq else "out")]
+
+
+# A browser script: where each word is drawn, the left edge of its first occurrence in ``el``.
+WORD_LEFT = """
+var el = document.querySelector(arguments[0]), words = arguments[1];
+return words.map(function (word) {
+  var walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT), n;
+  while ((n = walker.nextNode())) {
+    var i = n.textContent.indexOf(word);
+    if (i >= 0) {
+      var r = document.createRange();
+      r.setStart(n, i);
+      r.setEnd(n, i + word.length);
+      return r.getBoundingClientRect().left;
+    }
+  }
+  return null;
+});
+"""

@@ -34,7 +34,7 @@ import pytest
 
 from buraco_log.view import page_for_log, write_page
 from buraco_log.view.frames import held
-from tests.view.pages import SIM
+from tests.view.pages import SIM, WORD_LEFT
 
 BROWSER = pytest.mark.xdist_group("browser")  # one Chromium, with tests/view/test_browser.py
 MEGA = SIM / "mega-4p-000000.blog"
@@ -389,23 +389,6 @@ def test_every_example_page_shows_what_the_timeline_says_at_random_seqs(
 
 # -- right-to-left names ---------------------------------------------------------------------
 
-# Where each word is drawn: the left edge of its first occurrence inside ``el``.
-_LEFT = """
-var el = document.querySelector(arguments[0]), words = arguments[1];
-return words.map(function (word) {
-  var walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT), n;
-  while ((n = walker.nextNode())) {
-    var i = n.textContent.indexOf(word);
-    if (i >= 0) {
-      var r = document.createRange();
-      r.setStart(n, i);
-      r.setEnd(n, i + word.length);
-      return r.getBoundingClientRect().left;
-    }
-  }
-  return null;
-});
-"""
 
 
 @BROWSER
@@ -426,7 +409,7 @@ def test_partners_with_right_to_left_names_are_drawn_in_seat_order(browser: Any,
     page = tmp_path / "rtl.html"
     page.write_text(build_page(events).html)
     _open(browser, page, "#seq=40")
-    head = browser.execute_script(_LEFT, '#sides [data-side="0"] > h3',
+    head = browser.execute_script(WORD_LEFT, '#sides [data-side="0"] > h3',
                                   ["side 0", names[0], names[2], "score"])
     assert None not in head and head == sorted(head), head  # seat 0's name, then seat 2's
     assert browser.get_log("browser") == []

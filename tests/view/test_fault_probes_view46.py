@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.view.pages import SIM
+from tests.view.pages import SIM, WORD_LEFT
 
 BROWSER = pytest.mark.xdist_group("browser")  # one Chromium, with tests/view/test_browser.py
 
@@ -25,23 +25,6 @@ def _open(browser: Any, page: Path, fragment: str = "") -> None:
     browser.get(page.as_uri() + fragment)
 
 
-# Where each word is drawn: the left edge of its first occurrence inside ``el``.
-_LEFT = """
-var el = document.querySelector(arguments[0]), words = arguments[1];
-return words.map(function (word) {
-  var walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT), n;
-  while ((n = walker.nextNode())) {
-    var i = n.textContent.indexOf(word);
-    if (i >= 0) {
-      var r = document.createRange();
-      r.setStart(n, i);
-      r.setEnd(n, i + word.length);
-      return r.getBoundingClientRect().left;
-    }
-  }
-  return null;
-});
-"""
 
 MATCH, RULES = "\u05de\u05e9\u05d7\u05e7", "\u05e7\u05dc\u05d0\u05e1\u05d9"  # Hebrew words
 NAMES = ["\u05d0\u05d1\u05d9", "\u05d3\u05e0\u05d4", "Bob", "Eve"]  # seats 0 and 1 Hebrew
@@ -75,9 +58,9 @@ def test_the_match_starts_line_draws_right_to_left_names_in_seat_order(
     for where in ("#event", '#moves li[data-seq="0"]'):
         assert browser.find_element("css selector", where).text.endswith(
             f"({RULES}; {', '.join(NAMES)})")  # the same words as replay's
-        left = browser.execute_script(_LEFT, where, words)
+        left = browser.execute_script(WORD_LEFT, where, words)
         assert None not in left and left == sorted(left), (where, left)
-    head = browser.execute_script(_LEFT, "#title", ["match", MATCH, RULES])
+    head = browser.execute_script(WORD_LEFT, "#title", ["match", MATCH, RULES])
     assert None not in head and head == sorted(head), head  # the id, then the rules
     assert browser.get_log("browser") == []
 
