@@ -28,6 +28,7 @@ from buraco_log.archive.report import render_html, report
 from buraco_log.archive.views import check_sql
 from buraco_log.errors import ArchiveError
 from tests.archive.conftest import Corpus
+from tests.archive.readers import replaced_parts, started
 
 ROOT = Path(__file__).resolve().parents[2]
 BATCHES = 48  # DuckDB reads ahead: over 32 one-match batches the reader had read all files
@@ -92,19 +93,8 @@ def digest(site: Path) -> str:
 @pytest.fixture
 def reader(site: Path) -> Iterator[subprocess.Popen[str]]:
     """The slow reader, started, its first batch read."""
-    p = subprocess.Popen([sys.executable, "-c", READER, str(site), SQL], cwd=ROOT, text=True,
-                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
-        assert p.stdout is not None
-        assert p.stdout.readline() == "started\n", p.communicate()
+    with started(READER, str(site), SQL) as p:
         yield p
-    finally:
-        if p.poll() is None:
-            p.kill()
-        p.wait()
-        for f in (p.stdin, p.stdout, p.stderr):
-            if f is not None:
-                f.close()
 
 
 def finish(p: subprocess.Popen[str]) -> str:
@@ -126,13 +116,6 @@ def committed_compaction(site: Path, seconds: float = 60) -> None:
             return
         time.sleep(0.02)
     raise AssertionError("compact committed nothing")
-
-
-def replaced_parts(site: Path) -> list[str]:
-    kept = {rel for r in store.manifests(str(site)) for rels in r["files"].values()
-            for rel in rels}
-    return sorted(rel for p in site.rglob("part-*.parquet") if "_ratings" not in p.parts
-                  and (rel := str(p.relative_to(site))) not in kept)
 
 
 def test_a_query_reading_while_compact_runs_gets_every_row_and_compact_waits_for_it(

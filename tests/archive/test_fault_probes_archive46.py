@@ -18,6 +18,7 @@ import pytest
 from buraco_log.archive import ingest, query, store
 from buraco_log.archive.compact import compact
 from tests.archive.conftest import Corpus
+from tests.archive.readers import replaced_parts, started
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -74,23 +75,8 @@ def site(two_batches: Path, tmp_path: Path) -> Path:
 
 @pytest.fixture
 def dashboard(site: Path) -> Iterator[subprocess.Popen[str]]:
-    p = subprocess.Popen([sys.executable, "-c", DASHBOARD, str(site)], cwd=ROOT, text=True,
-                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
-        assert p.stdout is not None
-        assert p.stdout.readline() == "started\n", p.communicate()
+    with started(DASHBOARD, str(site)) as p:
         yield p
-    finally:
-        if p.poll() is None:
-            p.kill()
-        p.communicate()
-
-
-def replaced_parts(site: Path) -> list[str]:
-    kept = {rel for r in store.manifests(str(site)) for rels in r["files"].values()
-            for rel in rels}
-    return sorted(rel for p in site.rglob("part-*.parquet") if "_ratings" not in p.parts
-                  and (rel := str(p.relative_to(site))) not in kept)
 
 
 def test_a_compact_removes_its_files_while_readers_overlap_without_end(
