@@ -157,9 +157,12 @@ a failed write, is no rule a missing file broke)."""
 def log_rule(error: BaseException | None) -> str | None:
     """The rule a damaged or unreadable log's error broke (``log.KIND``), or None: the one
     source of it for the error's line and its JSON object."""
-    if isinstance(error, LogFormatError) and error.kind in _LOG_RULES:
-        return f"log.{error.kind}"
-    return None
+    return log_rule_of(error.kind) if isinstance(error, LogFormatError) else None
+
+
+def log_rule_of(kind: str | None) -> str | None:
+    """The rule of a reader's kind of damage (an audit's ``Integrity.kind`` too), or None."""
+    return f"log.{kind}" if kind in _LOG_RULES else None
 
 
 def _with_rule(message: str, error: BaseException | None) -> str:

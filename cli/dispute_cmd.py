@@ -36,7 +36,7 @@ from cli.common import (
     fail,
     from_stdin,
     guarded,
-    log_rule,
+    log_rule_of,
     note,
     progress_shown,
     warn_at_end,
@@ -516,7 +516,7 @@ def show(path: LogArg, format: FormatOpt = Format.table) -> None:
     if integrity.status in ("broken", "torn") and not audit.not_started((), integrity):
         # a finding: the summary covers the intact part (an empty file is a match not
         # started, as `audit` says: no event was lost)
-        rule = log_rule(LogFormatError(integrity.message or "", kind=integrity.kind or ""))
+        rule = log_rule_of(integrity.kind)
         stops.append(f"{path}{_place(integrity)}: {integrity.status}: {integrity.message} (the "
                      f"summary covers the {integrity.events} events before it)"
                      + (f" [{rule}]" if rule else ""))  # as every damaged log's line ends
