@@ -38,13 +38,18 @@ class Salvage(msgspec.Struct, frozen=True):
     # lost none, so a seq past them is one the log does not hold. False when the read
     # stopped at a torn tail or a record that does not decode: the rest may hold it.
     read_to_end: bool = True
-    # What the failure is: "torn" (a tail cut short, as a crash leaves it) or "damage" (a
-    # record that fails its checksum, chain or seq); None when the log passed. Callers read
-    # this, never the wording of ``failure``.
-    kind: Literal["torn", "damage"] | None = None
     # The reader's rule id of the failure ("log.torn", "log.damage", "log.decode",
-    # "log.jsonl", ...), as `verify` names it; None when the log passed.
+    # "log.jsonl", ...), as `verify` names it; None when the log passed. Callers read this
+    # (or ``kind``), never the wording of ``failure``.
     rule: str | None = None
+
+    @property
+    def kind(self) -> Literal["torn", "damage"] | None:
+        """What the failure is: "torn" (a tail cut short, as a crash leaves it) or "damage" (a
+        record that fails its checksum, chain or seq, or does not decode); None: it passed."""
+        if self.rule is None:
+            return None
+        return "torn" if self.rule == "log.torn" else "damage"
 
     @property
     def torn(self) -> bool:
@@ -95,13 +100,13 @@ def read_anyway(path: str | os.PathLike[str]) -> Salvage:
             if torn is None:
                 return Salvage(p, events)
             return Salvage(p, events, f"torn tail at byte {torn.offset}: {torn.reason}",
-                           offset=torn.offset, read_to_end=False, kind="torn", rule="log.torn")
+                           offset=torn.offset, read_to_end=False, rule="log.torn")
         version, sealed = reader.version, reader.sealed
     rest, whole = _records_from(p, first.offset or log.HEADER_SIZE, version, sealed,
                                 events[-1].seq + 1 if events else log.FIRST_SEQ)
     events.extend(rest)
     return Salvage(p, events, _where(first) + first.message, offset=first.offset, seq=first.seq,
-                   read_to_end=whole, kind="damage", rule=f"log.{first.kind}")
+                   read_to_end=whole, rule=f"log.{first.kind}")
 
 
 def _records_from(path: str, offset: int, version: int, sealed: bool, next_seq: int
@@ -228,7 +233,7 @@ def _jsonl_anyway(path: str) -> Salvage:
                                       events[-1].seq + 1 if events else log.FIRST_SEQ)
             events.extend(rest)
         return Salvage(path, events, _where(exc) + exc.message, line=exc.line, seq=exc.seq,
-                       read_to_end=whole, kind="damage", rule=f"log.{exc.kind}")
+                       read_to_end=whole, rule=f"log.{exc.kind}")
     return Salvage(path, events)
 
 

@@ -700,9 +700,7 @@ def damage_rule(salvage: Salvage) -> str | None:
         # past the events is one the log does not hold (it said the damage may hold seq
         # 9999 of a match read to its end)
         return None
-    if salvage.rule is not None:  # the reader's own rule, as `verify` names it
-        return salvage.rule
-    return "log.torn" if salvage.torn else "log.damage"
+    return salvage.rule  # the reader's own rule, as `verify` names it
 
 
 def _damaged_at(salvage: Salvage) -> str:
