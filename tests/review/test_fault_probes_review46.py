@@ -120,7 +120,7 @@ def test_the_review_panels_heading_draws_a_right_to_left_id_before_its_rules(
     from buraco_log.events import MatchStarted
     from buraco_log.expert import Budget
     from buraco_log.review import review_events, review_page
-    from tests.view.test_fault_probes_view46 import _LEFT
+    from tests.view.pages import WORD_LEFT
 
     events = load(SIM / "classic-2p-000000.blog")[:40]
     start = events[0]
@@ -136,7 +136,7 @@ def test_the_review_panels_heading_draws_a_right_to_left_id_before_its_rules(
     browser.get(page.as_uri() + "#seq=10")
     head = browser.find_element("css selector", "#review .rv-head")
     assert head.text.startswith(f"review of seat 0 ({NAME}, side 0) in match {MATCH} ({RULES})")
-    left = browser.execute_script(_LEFT, "#review .rv-head",
+    left = browser.execute_script(WORD_LEFT, "#review .rv-head",
                                   ["review", NAME, "side 0", "match", MATCH, RULES, "seed"])
     assert None not in left and left == sorted(left), left
     assert browser.get_log("browser") == []
