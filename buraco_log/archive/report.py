@@ -365,8 +365,14 @@ def _report(archive: str | os.PathLike[str], top: int, threads: int, memory_limi
     """One start of :func:`report`: ``timeout`` is the time left, ``said`` the user's limit
     (the one its error names)."""
     archive = store.check_archive(str(archive))
-    with store.reading(archive):  # no compact or drop removes a file it reads meanwhile
-        return _report_locked(archive, top, threads, memory_limit, timeout, said)
+    # no compact or drop removes a file it reads meanwhile; the wait is within the limit
+    start = time.monotonic()
+    with store.reading(archive, within=timeout):
+        if store.waited_out(timeout, start):
+            raise _stopped(said if said is not None else timeout,
+                           " (waiting for a compact or drop to remove files)")
+        return _report_locked(archive, top, threads, memory_limit,
+                              time_left(timeout, start), said)
 
 
 def _report_locked(archive: str, top: int, threads: int, memory_limit: str,
@@ -404,13 +410,13 @@ def _report_locked(archive: str, top: int, threads: int, memory_limit: str,
     return Report(str(archive), int(matches), int(events), sections)
 
 
-def _stopped(timeout: float | None) -> ArchiveError:
+def _stopped(timeout: float | None, where: str = "") -> ArchiveError:
     """The report's time limit ran out (an interrupt with no limit set is Ctrl-C or SIGTERM,
     which the command line says itself)."""
     if not timeout:
         return ArchiveError("report: interrupted")
-    return ArchiveError(f"report: stopped after the {timeout:g} s time limit (--timeout; "
-                        "0 for no limit)")
+    return ArchiveError(f"report: stopped after the {timeout:g} s time limit{where} "
+                        "(--timeout; 0 for no limit)")
 
 
 # -- HTML ----------------------------------------------------------------------------------------

@@ -36,6 +36,7 @@ import errno
 import fcntl
 import hashlib
 import json
+import math
 import os
 import re
 import secrets
@@ -484,17 +485,23 @@ def _flock_within(fd: int, how: int, seconds: float) -> bool:
 
 
 @contextlib.contextmanager
-def reading(root: str) -> Iterator[bool]:
+def reading(root: str, within: float | None = None) -> Iterator[bool]:
     """Hold the readers' lock, shared, while the block reads the archive: no writer removes a
     file of a committed batch meanwhile (compact and drop leave it for later, see
     :func:`recover`). Yields whether it is held: not on an archive that has no lock file yet
     (every ingest, compact and drop makes it; until then read as before, unlocked), nor
     after :data:`READER_WAIT`. A reader that dies releases it with its process
-    (``flock``)."""
+    (``flock``).
+
+    ``within`` (seconds; None or 0: no bound) bounds the whole wait, at the gate and for the
+    lock: a caller with a time limit passes what is left of it, and finds it spent when the
+    block starts (:func:`waited_out`). Without it, a ``query --timeout 2`` waited up to 10 s
+    at the gate before its limit started."""
     fd = _open_readers(root, writer=False)
     if fd is None:
         yield False
         return
+    deadline = time.monotonic() + within if within else math.inf
     # through the gate first (see _readers_gone); one nested in a read of this process's
     # does not wait there, or a writer waiting at the gate for the outer one held both
     mine = _reading_now()
@@ -502,14 +509,26 @@ def reading(root: str) -> Iterator[bool]:
     with contextlib.ExitStack() as stack:
         if gate is not None:
             stack.callback(os.close, gate)
-            stack.enter_context(_holding_open(gate, fcntl.LOCK_SH, GATE_WAIT))
-        with _holding(fd, fcntl.LOCK_SH, READER_WAIT) as held:
+            stack.enter_context(_holding_open(gate, fcntl.LOCK_SH,
+                                              _bounded(GATE_WAIT, deadline)))
+        with _holding(fd, fcntl.LOCK_SH, _bounded(READER_WAIT, deadline)) as held:
             stack.close()  # out of the gate once in: a writer may be waiting there
             mine.append(fd)
             try:
                 yield held
             finally:
                 mine.remove(fd)
+
+
+def _bounded(wait: float, deadline: float) -> float:
+    """``wait`` seconds, or fewer where ``deadline`` (``time.monotonic()``) comes first."""
+    return max(min(wait, deadline - time.monotonic()), 0.0)
+
+
+def waited_out(timeout: float | None, start: float) -> bool:
+    """Whether the user's ``timeout`` (None or 0: none), counted from ``start``
+    (``time.monotonic()``), ran out while a reader waited in :func:`reading`."""
+    return bool(timeout) and timeout is not None and time.monotonic() - start >= timeout
 
 
 _READING = threading.local()

@@ -777,14 +777,17 @@ class QueryStream:
         self._stack = contextlib.ExitStack()
         try:
             # shared with other readers: no compact or drop removes a file it lists until
-            # it is closed (the last batch read)
-            self._stack.enter_context(store.reading(self._root))
+            # it is closed (the last batch read); the wait for it is within the time limit
+            start = time.monotonic()
+            self._stack.enter_context(store.reading(self._root, within=timeout))
+            if store.waited_out(timeout, start):
+                raise ArchiveError(f"query: stopped after the {timeout} s time limit "
+                                   f"(waiting for a compact or drop to remove files)")
             if bound:
                 self._stack.enter_context(bounded_process(memory_limit, threads))
             # Run again from the start while a committed file it listed is gone before its
             # first rows (a compaction or drop committed meanwhile): nothing was given out yet
             # (within the same time limit: each start has only the time left)
-            start = time.monotonic()
             for again in range(store.RELISTS - 1, -1, -1):
                 run = self._stack.enter_context(contextlib.ExitStack())
                 try:
