@@ -469,14 +469,15 @@ class _Torn(Exception):
         # the seq it follows)
 
 
-def _write_locked(f: IO[bytes]) -> bool:
+def _write_locked(f: IO[bytes], *, mine: bool = False) -> bool | None:
     """Whether another process holds the writer lock (an exclusive ``flock``) on the file
-    ``f`` reads, as Linux's /proc/locks says; False where it cannot say. Read only: trying the
-    lock would, for a moment, refuse a writer or `repair` that took it then. (A lock of this
-    process is its own reading, as a recorder reads the logs it has locked.)"""
+    ``f`` reads, as Linux's /proc/locks says; None where it cannot say (falsy). Read only:
+    trying the lock would, for a moment, refuse a writer or `repair` that took it then. (A
+    lock of this process is its own reading, as a recorder reads the logs it has locked;
+    ``mine``: count it too, as a thread of this process may be the writer.)"""
     st = os.fstat(f.fileno())
     where = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}".encode()
-    me = str(os.getpid()).encode()
+    me = b"" if mine else str(os.getpid()).encode()
     try:
         with open("/proc/locks", "rb") as locks:
             for line in locks:  # "1: FLOCK  ADVISORY  WRITE 1234 fe:00:2295219 0 EOF"
@@ -485,7 +486,7 @@ def _write_locked(f: IO[bytes]) -> bool:
                         and parts[5:6] == [where] and parts[4:5] != [me]):
                     return True
     except OSError:
-        pass
+        return None
     return False
 
 
@@ -647,41 +648,74 @@ class Reader:
         return None if self._torn_signature else self._next_seq
 
     def follow(
-        self, *, poll: float = 0.05, idle_timeout: float | None = None
+        self, *, poll: float = 0.05, idle_timeout: float | None = None,
+        torn_timeout: float = 1.0,
     ) -> Iterator[ev.AnyEvent]:
         """Tail a log that is still being written.
 
-        A partial last segment means "not yet written": wait and read it again. Stops after the
-        ``MatchEnded`` event, or after ``idle_timeout`` seconds without new events.
+        A partial last segment while a writer holds the log's lock is "not yet written": wait
+        and read it again. With no writer holding the lock, it is a crash's torn tail once it
+        has stayed the same for ``torn_timeout`` seconds (a copy still being made grows
+        meanwhile): the torn-tail error is raised (kind ``torn``, its byte offset and seq), or
+        with ``allow_torn`` the stream ends and :attr:`info` records it. Stops after the
+        ``MatchEnded`` event, or after ``idle_timeout`` seconds without new events (on a torn
+        tail no writer holds, with that error).
         """
         last = time.monotonic()
+        torn_since: tuple[float, int, int] | None = None  # (when, offset, file size) unlocked
         while True:
+            torn: _Torn | None = None
             try:
                 if not self._header_read:
                     self._read_header()
                 while (seg := self._read_segment()) is not None:
                     last = time.monotonic()
+                    torn_since = None
                     for event in seg[1]:
                         yield event
                         if isinstance(event, ev.MatchEnded):
                             return
-            except _Torn:
-                pass
+            except _Torn as exc:
+                torn = exc
             # Everything in this file is read. A `seal` may have renamed a new file over it
             # (the writer then appends there): go on in that one, after the events read here.
             if self._header_read and (fd := self._replacement()) is not None:
                 rest = self._move_to(fd)
                 if rest:
                     last = time.monotonic()
+                torn_since = None
                 for event in rest:
                     yield event
                     if isinstance(event, ev.MatchEnded):
                         return
                 continue
-            if idle_timeout is not None and time.monotonic() - last > idle_timeout:
+            now = time.monotonic()
+            idle = idle_timeout is not None and now - last > idle_timeout
+            seen = torn_since
+            torn_since = None if torn is None else self._torn_unlocked(torn, seen, now)
+            if torn is not None and torn_since is not None:
+                if torn_since is seen and (idle or now - torn_since[0] >= torn_timeout):
+                    self._stop_torn(torn)
+                    return
+                # first seen: look once more before saying "torn", even when idle
+            elif idle:
                 return
             time.sleep(poll)
             self._f.seek(self._offset)
+
+    def _torn_unlocked(self, torn: _Torn, since: tuple[float, int, int] | None,
+                       now: float) -> tuple[float, int, int] | None:
+        """Since when ``torn`` has been the tail, unchanged, with no writer holding the lock
+        (None: a writer holds it, or it cannot be told). The lock is looked at after the bytes
+        were read, then they are read once more: a writer that held it during the first read
+        has since written its record whole, and an unlocked tail torn twice at the same offset
+        and file size is no write in progress."""
+        if self._lock_holder or _write_locked(self._f, mine=True) is not False:
+            return None
+        size = os.fstat(self._f.fileno()).st_size
+        if since is not None and since[1:] == (torn.offset, size):
+            return since
+        return (now, torn.offset, size)
 
     def _replacement(self) -> int | None:
         """An open descriptor of the file now at :attr:`path`, if it is no longer the one

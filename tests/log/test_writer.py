@@ -204,12 +204,13 @@ def test_follow_yields_events_as_they_are_written(tmp_path: Path) -> None:
     assert got == events
 
 
-def test_follow_waits_on_a_partial_last_record(tmp_path: Path) -> None:
+def test_follow_waits_on_a_partial_last_record_while_a_writer_holds_the_lock(
+        tmp_path: Path) -> None:
     events = sample_events(6)
     path = write(tmp_path / "a.blog", events)
     data = path.read_bytes()
     path.write_bytes(data[:-4])
-    with log.Reader(path) as reader:
+    with log.LogLock(path), log.Reader(path) as reader:
         assert list(reader.follow(poll=0.001, idle_timeout=0.05)) == events[:5]
         with open(path, "ab") as f:
             f.write(data[-4:])

@@ -1,0 +1,151 @@
+"""Fault probes of the log, round 47.
+
+- `Reader.follow` waited for ever on a crash's torn tail: a partial last record was "not yet
+  written" even with no writer left to write it. It waits while a writer holds the log's lock;
+  with none, a tail that stays torn ends the stream with the torn-tail error (its offset and
+  seq) after ``torn_timeout`` seconds.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from buraco_log import events as ev
+from buraco_log import log
+from buraco_log.errors import LogFormatError
+from tests.cli.probes import ROOT
+from tests.log.samples import sample_events
+
+EVENTS = sample_events(12)
+
+
+# -- follow on a torn tail -----------------------------------------------------------------------
+
+_HALF_WRITER = """
+import os, sys, time
+sys.path.insert(0, {root!r})
+from buraco_log import log
+from tests.log.samples import sample_events
+events = sample_events(12)
+real = log._write_all
+def half(fd, data, offset):  # the record of seq 10: half of it on disk, then killed
+    real(fd, bytes(data)[: len(data) // 2], offset)
+    os.fsync(fd)
+    print("mid", offset, flush=True)
+    time.sleep(60)
+w = log.Writer({path!r}, validate=False)
+w.append_many(events[:10])
+print("acked", flush=True)
+log._write_all = half
+w.append(events[10])
+"""
+
+
+def _follow_in_thread(path: Path, **kwargs: float) -> tuple[threading.Thread, list[object]]:
+    got: list[object] = []
+
+    def run() -> None:
+        try:
+            with log.Reader(path) as reader:
+                got.extend(reader.follow(poll=0.01, **kwargs))
+        except LogFormatError as exc:
+            got.append(exc)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread, got
+
+
+def test_follow_waits_on_a_writer_mid_record_and_stops_once_it_was_killed(
+        tmp_path: Path) -> None:
+    path = tmp_path / "live.blog"
+    child = subprocess.Popen(
+        [sys.executable, "-c", _HALF_WRITER.format(root=str(ROOT), path=str(path))],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout is not None
+        assert child.stdout.readline() == "acked\n"
+        follower, got = _follow_in_thread(path, idle_timeout=20, torn_timeout=0.2)
+        word, offset = child.stdout.readline().split()
+        assert word == "mid"
+        time.sleep(0.6)  # three times torn_timeout: the writer holds the lock, it may go on
+        assert follower.is_alive() and got == EVENTS[:10]
+    finally:
+        child.kill()
+        child.wait()
+        if child.stdout is not None:
+            child.stdout.close()
+    follower.join(timeout=5)
+    assert not follower.is_alive()  # was: waited for ever (here, until idle_timeout)
+    *events, error = got
+    assert events == EVENTS[:10]
+    assert isinstance(error, LogFormatError)
+    assert (error.kind, error.offset, error.seq) == ("torn", int(offset), 10)
+    assert "torn tail" in str(error) and "repair" in str(error)
+
+
+def _torn_copy(tmp_path: Path) -> tuple[Path, int, bytes]:
+    """A log of six records, one event each, its last four bytes cut: the path, the offset of
+    the last record, and the bytes cut."""
+    path = tmp_path / "a.blog"
+    with log.Writer(path, validate=False) as w:
+        for event in EVENTS[:6]:
+            w.append(event)
+    with log.Reader(path) as reader:
+        last = [off for off, _ in reader.segments()][-1]
+    data = path.read_bytes()
+    path.write_bytes(data[:-4])
+    return path, last, data[-4:]
+
+
+def test_follow_on_an_unlocked_torn_tail_raises_after_torn_timeout(tmp_path: Path) -> None:
+    path, last, _ = _torn_copy(tmp_path)
+    got: list[ev.AnyEvent] = []
+    start = time.monotonic()
+    with log.Reader(path) as reader, pytest.raises(LogFormatError) as caught:
+        got.extend(reader.follow(poll=0.01, torn_timeout=0.1))  # was: never returned
+    assert 0.1 <= time.monotonic() - start < 3
+    assert got == EVENTS[:5]
+    assert (caught.value.kind, caught.value.offset, caught.value.seq) == ("torn", last, 5)
+
+
+def test_follow_with_allow_torn_ends_and_records_the_torn_tail(tmp_path: Path) -> None:
+    path, last, _ = _torn_copy(tmp_path)
+    with log.Reader(path, allow_torn=True) as reader:
+        assert list(reader.follow(poll=0.01, torn_timeout=0.05)) == EVENTS[:5]
+        torn = reader.info.torn
+    assert torn is not None and torn.offset == last
+
+
+def test_follow_idle_timeout_on_an_unlocked_torn_tail_says_torn(tmp_path: Path) -> None:
+    # returning quietly after idle_timeout told a referee the log ended whole
+    path, last, _ = _torn_copy(tmp_path)
+    with log.Reader(path) as reader, pytest.raises(LogFormatError) as caught:
+        list(reader.follow(poll=0.01, idle_timeout=0.05))
+    assert (caught.value.kind, caught.value.offset) == ("torn", last)
+
+
+def test_follow_reads_on_once_a_locked_partial_record_is_completed(tmp_path: Path) -> None:
+    path, _, rest = _torn_copy(tmp_path)
+    lock = os.open(path, os.O_RDONLY)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # a writer (here, of this process) holds it
+        follower, got = _follow_in_thread(path, idle_timeout=5, torn_timeout=0.05)
+        time.sleep(0.4)
+        assert follower.is_alive() and got == EVENTS[:5]
+        with open(path, "ab") as f:
+            f.write(rest)
+    finally:
+        os.close(lock)
+    with log.Writer(path, validate=False) as w:
+        w.append(ev.MatchEnded(seq=6))
+    follower.join(timeout=5)
+    assert got == [*EVENTS[:6], ev.MatchEnded(seq=6)]
