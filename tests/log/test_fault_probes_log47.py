@@ -4,11 +4,16 @@
   written" even with no writer left to write it. It waits while a writer holds the log's lock;
   with none, a tail that stays torn ends the stream with the torn-tail error (its offset and
   seq) after ``torn_timeout`` seconds.
+- A JSON Lines pile take (`pt`) written by hand for an empty pile, with no `top` (there is
+  none), was refused by the decoder (`log.unknown`, "missing required field 'top'"): it reads
+  as top 0, no card, so the rules refuse it as `pile.empty`; on a pile that is not empty the
+  rules still refuse it.
 """
 
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import subprocess
 import sys
@@ -19,10 +24,11 @@ from pathlib import Path
 import pytest
 
 from buraco_log import events as ev
-from buraco_log import log
-from buraco_log.errors import LogFormatError
-from tests.cli.probes import ROOT
-from tests.log.samples import sample_events
+from buraco_log import jsonl, log
+from buraco_log.errors import IllegalMoveError, LogFormatError
+from buraco_log.reducer import Replayer
+from tests.cli.probes import ROOT, cli_batch, one_error_line
+from tests.log.samples import match_events, sample_events
 
 EVENTS = sample_events(12)
 
@@ -149,3 +155,64 @@ def test_follow_reads_on_once_a_locked_partial_record_is_completed(tmp_path: Pat
         w.append(ev.MatchEnded(seq=6))
     follower.join(timeout=5)
     assert got == [*EVENTS[:6], ev.MatchEnded(seq=6)]
+
+
+# -- a hand-written pile take with no top ---------------------------------------------------------
+
+
+def _take_without_top(path: Path, after: int, count: int) -> Path:
+    """JSON Lines of a real match's first ``after`` events, then seat-to-draw's pile take of
+    ``count`` cards naming no top."""
+    match = match_events()
+    lines = [json.dumps({"log": "buraco-log", "version": ev.FORMAT_VERSION, "sealed": True})]
+    lines += [json.dumps(jsonl.event_to_json(e)) for e in match[:after]]
+    lines.append(json.dumps({"t": "pt", "seat": match[after].seat, "count": count}))
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _first_discard() -> int:
+    return next(i for i, e in enumerate(match_events()) if isinstance(e, ev.CardDiscarded))
+
+
+def _rule_of(path: Path) -> str:
+    replayer = Replayer()
+    with pytest.raises(IllegalMoveError) as caught:
+        for event in jsonl.JsonlReader(path):
+            replayer.step(event)
+    return caught.value.rule
+
+
+def test_a_take_of_an_empty_pile_without_top_reaches_the_rules(tmp_path: Path) -> None:
+    # classic has no upcard: the pile is empty at the hand's first draw (seq 2)
+    empty = _take_without_top(tmp_path / "empty.jsonl", 2, 0)
+    assert _rule_of(empty) == "pile.empty"  # was: LogFormatError, "missing required field"
+    out = tmp_path / "empty.blog"
+    done, shown = cli_batch([["convert", empty, "-o", out, "--validate"], ["show", empty]])
+    line = one_error_line(done, 1)
+    assert f"{empty}, line 4, seq 2: [pile.empty]" in line, line
+    assert "missing required field" not in line and not out.exists()
+    assert "[pile.empty]" in shown.stderr, shown.stderr
+
+
+@pytest.mark.parametrize("count", [1, 2])
+def test_a_take_of_a_pile_that_is_not_empty_without_top_is_still_refused(
+        tmp_path: Path, count: int) -> None:
+    after = _first_discard() + 1  # the next seat's draw: one card on the pile
+    path = _take_without_top(tmp_path / "full.jsonl", after, count)
+    assert _rule_of(path) == "event.invalid"  # top 0 is no card: never a legal take
+    done = cli_batch([["convert", path, "-o", tmp_path / "full.blog", "--validate"]])[0]
+    line = one_error_line(done, 1)
+    assert f"line {after + 2}, seq {after}: [event.invalid]" in line and "#0" in line, line
+
+
+def test_a_take_without_top_converts_to_top_0_and_back_with_the_same_head(
+        tmp_path: Path) -> None:
+    src = _take_without_top(tmp_path / "empty.jsonl", 2, 0)
+    blog, back, again = tmp_path / "a.blog", tmp_path / "b.jsonl", tmp_path / "c.blog"
+    first = jsonl.convert(src, blog, "binary")
+    jsonl.convert(blog, back, "jsonl")
+    assert json.loads(back.read_text().splitlines()[3]) == {"t": "pt", "seat": 0, "count": 0,
+                                                            "top": 0, "seq": 2}
+    assert jsonl.convert(back, again, "binary").head == first.head
+    assert log.read_events(blog)[2] == ev.PileTaken(0, 0, 0, seq=2)
