@@ -293,6 +293,9 @@ def render_verdict(v: audit.Verdict, *, continues: Path | None = None) -> Iterat
         if note != damage:
             yield f"  note        {note}"
     yield f"  integrity   {_integrity_line(v.integrity)}"
+    if v.integrity.kind == "error":  # not audited: its rule and why (a dead worker, a defect)
+        for f in v.findings:
+            yield f"    [{f.rule}] {f.message}"
     if damage == audit.NOTHING_READ_NOTE:
         # Nothing was read (not a log, unreadable, cut inside its first record): the other
         # sections would only report on nothing ("0 events legal", "scores agree").
@@ -979,6 +982,8 @@ def audit_cmd(
             _echo(_batch_summary(verdicts))
     if orphan is not None:  # after the report: the other logs' verdicts are not lost
         raise fail(orphan)
+    if batch.deaths:  # after the report too: the batch went on, and says so
+        raise fail(_deaths_line(batch.deaths))
     if single and _not_a_log(verdicts[0].integrity):
         if html is not None:  # asked for, and not written: say so (it was silent)
             typer.echo(terminal_safe(f"buraco-log: error: {html}: no page written: "
@@ -1116,6 +1121,21 @@ def _audit_with_progress(files: list[str], workers: int, require_commitment: boo
                                 require_commitment=require_commitment, signing=signing)
 
 
+def _deaths_line(deaths: Sequence[tuple[str | None, int | None]]) -> str:
+    """The line of a batch during which worker processes died (killed, out of memory): how
+    many, how, on which logs, and that the batch went on (it ended with that line alone)."""
+    how = sorted({audit.signal_text(status) for _, status in deaths})
+    logs = list(dict.fromkeys(path for path, _ in deaths if path is not None))
+    named = ", ".join(logs[:3]) + (f" and {len(logs) - 3} more" if len(logs) > 3 else "")
+    one = len(deaths) == 1
+    return (("a worker process died" if one else f"{len(deaths)} worker processes died")
+            + f" during the audit ({'; '.join(how)}: killed, or out of memory)"
+            + (f", on {named}" if logs else ", between logs")
+            + "; the batch went on: every log has its verdict above"
+            + (" (each log a worker died on was audited again alone: see its verdict)"
+               if logs else ""))
+
+
 def _with_aliases(verdicts: list[audit.Verdict], aliases: dict[str, str]) -> list[audit.Verdict]:
     """Say of a log audited under a second name (a hard or symbolic link) that it is the same
     file as the first: two verdicts, one match (it was counted as two, unsaid)."""
@@ -1177,6 +1197,7 @@ def _batch_summary(verdicts: Sequence[audit.Verdict]) -> str:
     # files that hold nothing of a log (a FIFO, a link to nothing, no log header): counted
     # with the damaged logs under integrity, they were not told apart from them
     no_log = sum(1 for v in bad if _not_a_log(v.integrity))
+    died = sum(1 for v in bad if any(f.rule == "pool.worker_died" for f in v.findings))
     clean = len(verdicts) - len(bad) - waiting
     caveats = ([f"{unchecked} with deals not checked"] if unchecked else []) + (
         [f"{unsigned} with events no signature covers"] if unsigned else [])
@@ -1187,6 +1208,8 @@ def _batch_summary(verdicts: Sequence[audit.Verdict]) -> str:
             + f", {len(bad)} with findings" + (f" ({detail})" if detail else "")
             + (f", of which {no_log} {'is not a log' if no_log == 1 else 'are not logs'}"
                if no_log else "")
+            + (f", {'of which ' if not no_log else ''}{died} not checked (the process "
+               f"checking {'it' if died == 1 else 'them'} died)" if died else "")
             + (f"; {counted(linked, 'log')} the same file as another (see their notes)"
                if linked else "")
             + (f"; {counted(again, 'log')} of a match an earlier log holds too (see their "

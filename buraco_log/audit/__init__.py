@@ -380,15 +380,21 @@ class Verdicts(list[Verdict]):
     ``unmatched``: receipts for a match none of the logs holds (its log is missing, or cut
     so that no event names its match): each is a player's proof that the site signed a match
     the referee was not given. A receipt whose match a log of the batch holds under another
-    match id (renamed) is not among them: it is that log's ``sign.receipt_changed``. ``ok``
-    is False when any verdict has findings or any receipt is unmatched, as ``buraco-log
-    audit`` exits 1 for either."""
+    match id (renamed) is not among them: it is that log's ``sign.receipt_changed``.
+
+    ``deaths``: each worker process that died during the batch (killed, out of memory), as
+    (the log it was on, or None between logs; its exit status, -N for signal N). The batch
+    went on without it: the log it was on was audited again alone (its verdict says so).
+
+    ``ok`` is False when any verdict has findings, any receipt is unmatched or any worker
+    died, as ``buraco-log audit`` exits 1 for each."""
 
     unmatched: tuple[HeldReceipt, ...] = ()
+    deaths: tuple[tuple[str | None, int | None], ...] = ()
 
     @property
     def ok(self) -> bool:
-        return all(v.ok for v in self) and not self.unmatched
+        return all(v.ok for v in self) and not self.unmatched and not self.deaths
 
 
 def unmatched_receipts(verdicts: Iterable[Verdict], signing: SigningOptions | None
@@ -483,18 +489,147 @@ def audit_many(
         _claim_renamed(out, signing)
         return out
     results: list[Verdict | None] = [None] * len(files)
-    chunk = max(1, min(64, len(files) // (workers * 8)))
-    with worker_pool(workers, f"auditing {len(files)} logs", "no report was written") as pool:
-        flags = [require_commitment] * len(files)
-        options = [signing] * len(files)
-        for i, v in enumerate(pool.map(_audit_safely, files, flags, options, chunksize=chunk)):
-            results[i] = v
-            if on_done is not None:
-                on_done(v)
-    done = Verdicts(v for v in results if v is not None)
-    done.unmatched = unmatched_receipts(done, signing)
-    _claim_renamed(done, signing)
-    return done
+
+    def done(i: int, v: Verdict) -> None:
+        results[i] = v
+        if on_done is not None:
+            on_done(v)
+
+    deaths = _audit_in_pools(files, workers, require_commitment, signing, done)
+    finished = Verdicts(v for v in results if v is not None)
+    finished.deaths = tuple(deaths)
+    finished.unmatched = unmatched_receipts(finished, signing)
+    _claim_renamed(finished, signing)
+    return finished
+
+
+_BREAKS = 3  # pools broken with no worker on a log, before the logs left are given up
+
+
+def _audit_in_pools(files: list[str], workers: int, require_commitment: bool,
+                    signing: SigningOptions | None, done: Callable[[int, Verdict], None]
+                    ) -> list[tuple[str | None, int | None]]:
+    """Audit ``files`` in pools of ``workers`` processes, calling ``done(i, verdict)`` as each
+    verdict arrives. A worker killed mid-batch (SIGKILL, the OOM killer) broke the pool, and
+    the batch was one line with no verdict: a club checking 10,000 logs lost them all. Now
+    the verdicts in are kept, the log the dead worker was on is audited again alone in a
+    fresh process (dying again, its verdict is the finding ``pool.worker_died``), and the
+    logs left go on in a fresh pool. The deaths: (the log a dead worker was on, its exit
+    status), in order."""
+    from concurrent.futures import as_completed
+
+    from buraco_log.audit.pool import WorkerDied
+
+    pending = list(range(len(files)))
+    breaks = 0
+    deaths: list[tuple[str | None, int | None]] = []
+    while pending:
+        finished: set[int] = set()
+        chunk = max(1, min(64, len(pending) // (workers * 8)))
+        parts = [pending[k:k + chunk] for k in range(0, len(pending), chunk)]
+        try:
+            with worker_pool(min(workers, len(parts)), f"auditing {len(files)} logs",
+                             "no report was written") as pool:
+                futures = {pool.submit(_audit_chunk, [files[i] for i in part],
+                                       require_commitment, signing): part for part in parts}
+                for future in as_completed(futures):
+                    for i, v in zip(futures[future], future.result(), strict=True):
+                        finished.add(i)
+                        done(i, v)
+            return deaths
+        except WorkerDied as died:
+            pending = [i for i in pending if i not in finished]
+            blamed = []
+            for label, status in died.died:
+                j = _held(files, pending, label) if label else None
+                deaths.append((files[j] if j is not None else None, status))
+                if j is not None:
+                    blamed.append((j, status))
+            if not blamed:
+                breaks += 1
+                if breaks < _BREAKS:
+                    continue
+                # workers that keep dying between logs: the logs left are not audited
+                last = died.died[0][1] if died.died else None
+                for i in pending:
+                    done(i, _died_verdict(files[i], last, between=breaks))
+                return deaths
+            for i, status in blamed:
+                pending.remove(i)
+                v, again = _audit_alone(files[i], status, require_commitment, signing)
+                if again is not None:
+                    deaths.append(again)
+                done(i, v)
+    return deaths
+
+
+def _held(files: list[str], pending: list[int], label: str) -> int | None:
+    """The index of the pending log a worker's label names (a label holds the first 1,023
+    bytes of its path)."""
+    want = os.fsencode(label)
+    for i in pending:
+        if os.fsencode(files[i])[:len(want)] == want and (
+                files[i] == label or len(want) >= 1023):
+            return i
+    return None
+
+
+def _audit_alone(path: str, status: int, require_commitment: bool,
+                 signing: SigningOptions | None
+                 ) -> tuple[Verdict, tuple[str | None, int | None] | None]:
+    """The log a dead worker was on, audited again in a fresh process of its own (a log that
+    takes the memory of one process, not of several at once, gets its verdict), said in a
+    note; a second death is the verdict :func:`_died_verdict`, and the second death."""
+    from buraco_log.audit.pool import WorkerDied
+
+    try:
+        with worker_pool(1, f"auditing {path} again", "") as pool:
+            v = pool.submit(_audit_safely, path, require_commitment, signing).result()
+    except WorkerDied as again:
+        second = again.died[0][1] if again.died else None
+        return _died_verdict(path, second, first=status), (path, second)
+    return msgspec.structs.replace(v, notes=(*v.notes, (
+        f"the process first auditing this log died ({signal_text(status)}): it was audited "
+        "again, alone, in a fresh process"))), None
+
+
+def signal_text(status: int | None) -> str:
+    """A dead process's exit status as words: "signal 9, SIGKILL", "exit status 3"."""
+    import signal
+
+    if status is None:
+        return "killed"
+    if status >= 0:
+        return f"exit status {status}"
+    try:
+        name = signal.Signals(-status).name
+    except ValueError:
+        return f"signal {-status}"
+    return f"signal {-status}, {name}"
+
+
+def _died_verdict(path: str, status: int | None, *, first: int | None = None,
+                  between: int = 0) -> Verdict:
+    """The verdict of a log whose checking process died, twice (``first``, then ``status``),
+    or that was left when the workers kept dying ``between`` logs: the finding
+    ``pool.worker_died``, so that the batch goes on and exits 1."""
+    if between:
+        what = (f"not audited: the checking processes died {between} times between logs "
+                f"(the last, {signal_text(status)}: killed, or out of memory), so the logs "
+                "left were not audited")
+    else:
+        what = (f"the process checking this log died ({signal_text(first)}), and so did a "
+                f"fresh one checking it alone ({signal_text(status)}): killed, or out of "
+                "memory; no verdict")
+    return _no_verdict(path, "pool.worker_died",
+                       what + "; `buraco-log audit LOG` audits one log in this process",
+                       "not audited: its checking process died")
+
+
+def _audit_chunk(paths: list[str], require_commitment: bool = False,
+                 signing: SigningOptions | None = None) -> list[Verdict]:
+    """:func:`_audit_safely` of each of ``paths``, in a pool's worker."""
+    return [_audit_safely(p, require_commitment, signing) for p in paths]
 
 
 def worker_pool(max_workers: int, doing: str = "the work",
@@ -518,19 +653,24 @@ def _audit_safely(path: str, require_commitment: bool = False,
         with pool.working_on(path) if pool is not None else contextlib.nullcontext():
             return audit_log(path, require_commitment=require_commitment, signing=signing)
     except Exception as exc:  # a defect in buraco_log, not in the log: keep the batch going
-        integrity = Integrity(status="unreadable", format="binary", events=0, records=0,
-                              head=log.head_digest(()), kind="error",
-                              message=f"{type(exc).__name__}: {exc}")
-        return Verdict(
-            path=path, match_id=None, rules=None, players=(), events=0, ok=False,
-            findings=(Finding("integrity", "audit.error",
-                              f"the audit failed: {type(exc).__name__}: {exc}"),),
-            integrity=integrity,
-            provenance=Provenance("none", None, False, 0, ()),
-            legality=Legality(0, False, None),
-            scoring=Scoring((), None, (), True),
-            notes=(NOTHING_READ_NOTE,),
-        )
+        return _no_verdict(path, "audit.error",
+                           f"the audit failed: {type(exc).__name__}: {exc}",
+                           f"{type(exc).__name__}: {exc}")
+
+
+def _no_verdict(path: str, rule: str, message: str, cause: str) -> Verdict:
+    """The verdict of a log the audit could not check: one finding, nothing read."""
+    integrity = Integrity(status="unreadable", format="binary", events=0, records=0,
+                          head=log.head_digest(()), kind="error", message=cause)
+    return Verdict(
+        path=path, match_id=None, rules=None, players=(), events=0, ok=False,
+        findings=(Finding("integrity", rule, message),),
+        integrity=integrity,
+        provenance=Provenance("none", None, False, 0, ()),
+        legality=Legality(0, False, None),
+        scoring=Scoring((), None, (), True),
+        notes=(NOTHING_READ_NOTE,),
+    )
 
 
 __all__ = [

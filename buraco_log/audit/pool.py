@@ -50,6 +50,9 @@ class WorkerDied(BuracoLogError, BrokenProcessPool):
 
     code = "pool.worker_died"
     exit_status = 1
+    # For a caller that goes on without the dead worker's item (audit_many): each worker that
+    # died, as (the label it held, "" between items; its exit status, -N for signal N).
+    died: tuple[tuple[str, int], ...] = ()
 
 
 class _Board:
@@ -233,7 +236,11 @@ def worker_pool(max_workers: int, doing: str = "the work",
             raise
         board = pool.board if isinstance(pool, _Pool) else None
         held = board.held() if board is not None else []
-        raise WorkerDied(died_line(doing, after, held, codes)) from None
+        died = WorkerDied(died_line(doing, after, held, codes))
+        labels = dict(held)
+        died.died = tuple((labels.get(pid, ""), code) for pid, code in codes.items()
+                          if code not in (-signal.SIGTERM, None, 0))
+        raise died from None
     except BaseException:
         _stop(pool)
         raise

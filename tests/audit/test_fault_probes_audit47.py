@@ -1,0 +1,152 @@
+"""Fault probes of the audit's batch (round 47): a worker of `audit DIR -j 2` killed on a log
+(SIGKILL, the OOM killer) aborted the whole batch with one line, every verdict lost; now the
+batch goes on, the log the dead worker held gets its own verdict (retried once alone), and the
+run exits 1. Real worker processes, killed for real by a checker patched in them."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from buraco_log import audit
+
+ROOT = Path(__file__).resolve().parents[2]
+SIM = ROOT / "examples" / "sim"
+
+forked = pytest.mark.skipif(multiprocessing.get_start_method() != "fork",
+                            reason="the patched checker reaches the workers by fork")
+
+
+@pytest.fixture
+def logs(tmp_path: Path) -> list[str]:
+    """Twelve logs, the seventh of which (by name) kills the worker auditing it."""
+    src = sorted(SIM.glob("*.blog"))[:11]
+    out = tmp_path / "logs"
+    out.mkdir()
+    names = [f"{i:02d}-{p.name}" for i, p in enumerate(src)]
+    for name, p in zip(names, src, strict=True):
+        shutil.copyfile(p, out / name)
+    shutil.copyfile(src[0], out / "06-killer.blog")
+    return sorted(str(p) for p in out.iterdir())
+
+
+@pytest.fixture
+def killing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A checker that SIGKILLs the worker process auditing a log named "*killer*", each time."""
+    main, real = os.getpid(), audit.audit_log
+
+    def audit_log(path: str, **kw: object) -> audit.Verdict:
+        if "killer" in os.path.basename(path) and os.getpid() != main:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return real(path, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(audit, "audit_log", audit_log)
+
+
+@forked
+@pytest.mark.usefixtures("killing")
+def test_a_worker_killed_on_a_log_costs_that_log_only(logs: list[str]) -> None:
+    verdicts = audit.audit_many(logs, workers=2)
+    assert [v.path for v in verdicts] == logs  # every log has its verdict, in order
+    dead = [v for v in verdicts if "killer" in v.path]
+    assert len(dead) == 1 and not dead[0].ok
+    (finding,) = dead[0].findings
+    assert finding.rule == "pool.worker_died"
+    assert "died (signal 9, SIGKILL)" in finding.message and "fresh one" in finding.message
+    assert not verdicts.ok
+    alone = {v.path: v for v in audit.audit_many([p for p in logs if "killer" not in p])}
+    for v in verdicts:  # every other verdict kept, as the same logs audited in one process
+        if "killer" not in v.path:
+            assert v == alone[v.path]
+
+
+@forked
+def test_a_log_whose_first_worker_died_is_audited_again_alone(
+        logs: list[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    once = tmp_path / "once"
+    once.touch()
+    main, real = os.getpid(), audit.audit_log
+
+    def first_only(path: str, **kw: object) -> audit.Verdict:
+        if "killer" in os.path.basename(path) and os.getpid() != main and once.exists():
+            once.unlink()
+            os.kill(os.getpid(), signal.SIGKILL)
+        return real(path, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(audit, "audit_log", first_only)
+    verdicts = audit.audit_many(logs, workers=2)
+    assert not once.exists()  # it was killed once
+    assert all(v.ok for v in verdicts) and [v.path for v in verdicts] == logs
+    assert not verdicts.ok and len(verdicts.deaths) == 1  # a worker died: exit 1
+    assert verdicts.deaths[0][0] is not None and "killer" in verdicts.deaths[0][0]
+    (v,) = [v for v in verdicts if "killer" in v.path]
+    assert v.events > 0 and any("died (signal 9, SIGKILL)" in n and "again, alone" in n
+                                for n in v.notes), v.notes
+
+
+@forked
+def test_workers_that_keep_dying_between_logs_give_the_logs_left_a_verdict(
+        logs: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker killed while on no log (its result half sent): no log to blame; the pool is
+    started again, and after three such deaths the logs left are said not audited."""
+    main, real = os.getpid(), audit._audit_safely
+
+    def after_the_log(path: str, *args: object) -> audit.Verdict:
+        out = real(path, *args)  # type: ignore[arg-type]
+        if "killer" in path and os.getpid() != main:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return out
+
+    monkeypatch.setattr(audit, "_audit_safely", after_the_log)
+    verdicts = audit.audit_many(logs, workers=2)
+    assert [v.path for v in verdicts] == logs and not verdicts.ok
+    dead = [v for v in verdicts if not v.ok]
+    assert any("killer" in v.path for v in dead)
+    assert all(v.findings[0].rule == "pool.worker_died" and "between logs" in
+               v.findings[0].message for v in dead)
+
+
+KILLER_CLI = """
+import importlib, os, signal, sys
+mod = importlib.import_module("buraco_log.audit")
+main, real = os.getpid(), mod.audit_log
+def audit_log(path, **kw):
+    if "killer" in os.path.basename(path) and os.getpid() != main:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return real(path, **kw)
+mod.audit_log = audit_log
+sys.argv = ["buraco-log", *sys.argv[1:]]
+from cli.main import run
+run()
+"""
+
+
+@forked
+def test_audit_dir_with_a_worker_killed_reports_every_log_and_exits_1(logs: list[str]) -> None:
+    folder = os.path.dirname(logs[0])
+    run = subprocess.run([sys.executable, "-c", KILLER_CLI, "audit", folder, "-j", "2", "-q"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 1, run.stderr
+    (line,) = run.stderr.splitlines()  # after the whole report, one line says it went on
+    assert line.startswith("buraco-log: error: 2 worker processes died during the audit "
+                           "(signal 9, SIGKILL: killed, or out of memory), on "
+                           f"{folder}/06-killer.blog; the batch went on"), line
+    out = run.stdout.splitlines()
+    assert out[0].startswith(f"{folder}/06-killer.blog: FINDINGS (1)"), out
+    assert any("[pool.worker_died]" in line and "signal 9, SIGKILL" in line for line in out)
+    assert out[-1].startswith(f"audited {len(logs)} logs: {len(logs) - 1} clean, "
+                              "1 with findings (integrity 1), of which 1 not checked"), out
+    run = subprocess.run([sys.executable, "-c", KILLER_CLI, "audit", folder, "-j", "2", "-f",
+                          "json"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 1 and len(run.stderr.splitlines()) == 1, run.stderr
+    verdicts = json.loads(run.stdout)
+    assert sorted(v["path"] for v in verdicts) == logs
+    assert [v["findings"][0]["rule"] for v in verdicts if not v["ok"]] == ["pool.worker_died"]
