@@ -129,7 +129,7 @@ def new(
 
     --dir is made (mode 0700, and said) when its parent exists; a missing parent is refused,
     so that a typo does not put a private key somewhere unlooked-for."""
-    from buraco_log.signing.keys import write_key_pair
+    from buraco_log.signing.keys import clean_leftovers, write_key_pair
 
     if ("/" in name or name in ("", ".", "..") or name.startswith(".")
             or not name.isprintable()):  # a newline or an escape in a file name misleads
@@ -137,8 +137,11 @@ def new(
         raise fail(f"{name or repr(name)}: a key name is a plain file name: printable, "
                    "no '/', not starting with '.'", EXIT_USAGE, as_json=format is Format.json)
     secret = _passphrase(passphrase, passphrase_file, format is Format.json)
+    # before the pair is made or refused: any later `keys new` there removes them
+    _said_removed(clean_leftovers(str(directory)) if directory.is_dir() else (), directory)
     files = write_key_pair(directory, name, passphrase=secret, valid_from=valid_from,
                            valid_until=valid_until, overwrite=force)
+    _said_removed(files.removed_leftovers, directory)
     if format is Format.json:
         emit_json(files)
         return
@@ -147,6 +150,18 @@ def new(
                              + f"), public {files.public}"
                              + (f"; made the directory {files.made_directory} (mode 0700)"
                                 if files.made_directory else "")))
+
+
+def _said_removed(removed: tuple[str, ...], directory: Path) -> None:
+    """One line on stderr for the temporaries removed: a copy of a secret key lay there."""
+    if not removed:
+        return
+    n = len(removed)
+    typer.echo(terminal_safe(
+        f"buraco-log: note: removed {n} temporary file{'s' if n != 1 else ''} an interrupted "
+        f"`keys new` left in {directory} (a private key may have been in "
+        f"{'them' if n != 1 else 'it'}): " + ", ".join(os.path.basename(p) for p in removed)),
+        err=True)
 
 
 def register(root: typer.Typer) -> None:

@@ -20,6 +20,7 @@ import os
 import re
 import secrets
 import stat
+import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Final
@@ -248,6 +249,58 @@ class KeyFiles(msgspec.Struct, frozen=True):
     # The directory the pair went to did not exist: this call made it (mode 0700). Said, so
     # that a typo in --dir does not leave a private key somewhere unlooked-for unsaid.
     made_directory: str | None = None
+    # Hidden temporary files an interrupted `keys new` left in the directory (a private key
+    # among them), removed by this one: said, since a copy of a secret key was lying there.
+    removed_leftovers: tuple[str, ...] = ()
+
+
+_TEMP_NAME: Final = re.compile(r"\.keys-new-[0-9a-f]{12}\.tmp")
+"""The name of :func:`_new_temp`'s files, and only of them."""
+
+_IMPORTED: Final = time.time()
+
+
+def _process_started() -> float:
+    """When this process started (seconds since the epoch), never later, a second early at
+    most: from /proc where there is one (the kernel counts in clock ticks from a boot time it
+    gives in whole seconds, rounded down), else when this module was imported."""
+    try:
+        with open("/proc/self/stat", "rb") as f:
+            ticks = int(f.read().rsplit(b")", 1)[1].split()[19])  # field 22, starttime
+        with open("/proc/stat", "rb") as f:
+            boot = next(int(line.split()[1]) for line in f if line.startswith(b"btime "))
+        return min(_IMPORTED, boot + ticks / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError, StopIteration):
+        return _IMPORTED
+
+
+def clean_leftovers(directory: str) -> tuple[str, ...]:
+    """Remove the temporary files an interrupted ``keys new`` left in ``directory``: a crash
+    (SIGKILL, power) between giving a temporary its name and removing it, or while writing
+    it, left a hidden 0600 ``.keys-new-*.tmp`` holding a private key for ever. Only regular
+    files (never a link) of exactly that name, owned by this user and older than this process
+    (so never the temporary of a ``keys new`` running beside this one) are removed. Their
+    paths."""
+    before = _process_started()
+    removed = []
+    try:
+        names = sorted(os.listdir(directory))
+    except OSError:
+        return ()
+    for name in names:
+        if not _TEMP_NAME.fullmatch(name):
+            continue
+        path = os.path.join(directory, name)
+        try:
+            st = os.lstat(path)
+            if (not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid()
+                    or st.st_mtime >= before):
+                continue
+            os.unlink(path)
+        except OSError:
+            continue
+        removed.append(path)
+    return tuple(removed)
 
 
 def _new_temp(directory: str, data: bytes, mode: int) -> str:
@@ -306,7 +359,9 @@ def write_key_pair(directory: str | os.PathLike[str], name: str, *,
 
     ``directory`` is made (mode 0700) when it does not exist but its parent does, and the
     result says so (``made_directory``); a missing parent is refused: a typo in the path must
-    not put a private key in a tree of new directories nobody looks in.
+    not put a private key in a tree of new directories nobody looks in. The temporaries an
+    interrupted call left there are removed first (:func:`clean_leftovers`;
+    ``removed_leftovers``).
     """
     for text in (valid_from, valid_until):
         try:
@@ -327,6 +382,7 @@ def write_key_pair(directory: str | os.PathLike[str], name: str, *,
                 f"{directory}: no such directory, and its parent {parent} does not exist either "
                 "(a typo?): a key pair is made in an existing directory or a new one inside "
                 "it; create the directories first")
+    removed = () if fresh else clean_leftovers(directory)
     priv, pub = os.path.join(directory, f"{name}.key"), os.path.join(directory, f"{name}.pub")
     for p in (priv, pub) if not overwrite else ():
         if os.path.lexists(p):  # a dangling symbolic link too: the key would go where it points
@@ -364,7 +420,7 @@ def write_key_pair(directory: str | os.PathLike[str], name: str, *,
         # the file being made, never its temporary name (gone by now)
         raise cls(f"{writing}: {exc.strerror or exc}; no key was kept") from None
     return KeyFiles(signer.key_id, priv, pub, bool(passphrase),
-                    os.path.abspath(directory) if fresh else None)
+                    os.path.abspath(directory) if fresh else None, removed)
 
 
 # -- trust ---------------------------------------------------------------------------------------
