@@ -10,6 +10,7 @@ runs.
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import io
 import os
@@ -110,10 +111,30 @@ class _Diagnostics(io.TextIOBase):
         return getattr(self._real, "errors", None)
 
 
+def _in_utf8_mode() -> None:
+    """Start again in Python's UTF-8 mode where the C locale's ASCII would read the arguments
+    (``LC_ALL=C PYTHONUTF8=0``; without ``PYTHONUTF8=0`` Python chooses UTF-8 mode there
+    itself). Read as ASCII, each non-ASCII byte of an argument was a lone surrogate: ``--seed
+    Zoë`` was refused as "not UTF-8 text" by `simulate` and `review` and was an internal error
+    in `demo`, `query`'s SQL "not UTF-8 text", a name was shown ``'nope-\\udcc3\\udcab'``.
+    In UTF-8 mode an argument that is UTF-8 is text, and one that is not keeps its bytes, so
+    a file is opened by the same name."""
+    if (sys.flags.utf8_mode or os.name != "posix" or not hasattr(sys, "orig_argv")
+            or codecs.lookup(sys.getfilesystemencoding()).name != "ascii"
+            or not sys.executable):
+        return
+    with contextlib.suppress(OSError):  # not started again: the arguments stay as they are
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:
+                stream.flush()
+        os.execv(sys.executable, [sys.executable, "-X", "utf8", *sys.orig_argv[1:]])
+
+
 def run() -> None:
     """``buraco-log`` and ``python -m cli``: :func:`cli.main.run`, interruptible from the
     first moment. ``cli.main.run`` keeps the SIGTERM handling installed here (it asks for it
     again, and is given this one)."""
+    _in_utf8_mode()
     _keep_stderr()
     sys.stderr = _Diagnostics(sys.stderr)
     met: list[int] = []

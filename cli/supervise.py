@@ -18,6 +18,7 @@ import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 # glibc's own words when it cannot allocate a thread's TLS block (elf/dl-tls.c, oom())
 NATIVE_ABORTS = (b"cannot allocate memory for thread-local data",)
@@ -55,9 +56,28 @@ def supervised(on_abort: Callable[[], object], leftovers: Callable[[int], list[P
         os.close(read_end)
         os.dup2(write_end, 2)
         os.close(write_end)
+        _stderr_reopened()
         return
     os.close(write_end)
     _watch(pid, read_end, on_abort, leftovers)
+
+
+def _stderr_reopened() -> None:
+    """``sys.stderr`` anew on descriptor 2, now the pipe to the parent. The stream opened on
+    the file it was still held that it could seek: a wrapper made over it (click does so for
+    each error line on an ASCII stream, LC_ALL=C PYTHONUTF8=0) asked its position, failed with
+    "Illegal seek", and a query's error was two tracebacks."""
+    old: Any = sys.stderr
+    real = getattr(old, "_real", old)  # inside cli.entry's wrapper, when it is there
+    try:
+        fresh = open(2, "w", buffering=1 if real.line_buffering else -1,  # noqa: SIM115
+                     encoding=real.encoding, errors=real.errors, closefd=False)
+    except (AttributeError, OSError, ValueError):
+        return
+    if real is old:
+        sys.stderr = fresh
+    else:
+        old._real = fresh
 
 
 def _watch(pid: int, read_end: int, on_abort: Callable[[], object],
