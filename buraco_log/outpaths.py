@@ -138,6 +138,12 @@ def open_in_place(path: str | os.PathLike[str], wait: float | None = None) -> in
         except OSError as exc:
             if exc.errno != errno.ENXIO:  # ENXIO: a FIFO with no reader (yet)
                 raise
+            kind = _kind_of(path)  # a socket, or a device with no driver, says ENXIO too
+            if kind == "a socket":  # and never opens: no wait
+                raise OSError(errno.ENXIO, "a socket, which cannot be opened as a file; "
+                              "nothing was written", os.fspath(path)) from None
+            if kind not in ("a FIFO", None):
+                raise
             if time.monotonic() >= deadline:
                 raise OSError(errno.ENXIO, f"a FIFO that no program opened for reading within "
                               f"{wait:g} s; nothing was written", os.fspath(path)) from None
@@ -145,3 +151,14 @@ def open_in_place(path: str | os.PathLike[str], wait: float | None = None) -> in
             continue
         os.set_blocking(fd, True)  # a full pipe waits for its reader, as a plain open would
         return fd
+
+
+
+def _kind_of(path: str | os.PathLike[str]) -> str | None:
+    """What is at ``path`` in :data:`_KINDS`' words; None if nothing is (gone meanwhile: it is
+    looked for again, as a FIFO is, until the wait is over)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    return next((name for test, name in _KINDS if test(mode)), "something else")

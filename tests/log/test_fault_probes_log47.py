@@ -8,6 +8,8 @@
   none), was refused by the decoder (`log.unknown`, "missing required field 'top'"): it reads
   as top 0, no card, so the rules refuse it as `pile.empty`; on a pile that is not empty the
   rules still refuse it.
+- An output that is a socket (`convert -o S`, a page, a query's output) was waited for 10 s
+  as a FIFO with no reader, then called "a FIFO": it is refused at once, as a socket.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -24,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from buraco_log import events as ev
-from buraco_log import jsonl, log
+from buraco_log import jsonl, log, outpaths
 from buraco_log.errors import IllegalMoveError, LogFormatError
 from buraco_log.reducer import Replayer
 from tests.cli.probes import ROOT, cli_batch, one_error_line
@@ -216,3 +219,27 @@ def test_a_take_without_top_converts_to_top_0_and_back_with_the_same_head(
                                                             "top": 0, "seq": 2}
     assert jsonl.convert(back, again, "binary").head == first.head
     assert log.read_events(blog)[2] == ev.PileTaken(0, 0, 0, seq=2)
+
+
+# -- an output that is a socket ---------------------------------------------------------------
+
+
+def test_a_socket_as_output_is_refused_at_once_and_named_a_socket(tmp_path: Path) -> None:
+    src = tmp_path / "a.blog"
+    log.write_log(src, EVENTS[:4], validate=False)
+    out = tmp_path / "s.jsonl"
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(str(out))
+        start = time.monotonic()
+        with pytest.raises(OSError) as caught:
+            outpaths.open_in_place(out, wait=30)
+        assert time.monotonic() - start < 5  # was: 30 s, the wait for a FIFO's reader
+        assert "a socket" in str(caught.value.strerror)
+        start = time.monotonic()
+        done = cli_batch([["convert", src, "-o", out, "--overwrite"]])[0]
+        took = time.monotonic() - start
+    line = one_error_line(done, 1)
+    assert took < 8, took  # was: 10 s and more
+    assert line == f"buraco-log: error: {out}: a socket, which cannot be opened as a file; " \
+        "nothing was written", line  # was: "a FIFO that no program opened for reading ..."
+    assert done.stdout == ""
