@@ -21,7 +21,7 @@ import sys
 import textwrap
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from enum import StrEnum
 from pathlib import Path
 from types import ModuleType
@@ -376,14 +376,16 @@ _MEMORY = re.compile(r"\d+(\.\d+)?\s*([KMGT]i?B|B)", re.IGNORECASE)
 
 
 @contextlib.contextmanager
-def _opened(output: Path, mode: str) -> Iterator[IO[Any]]:
+def _opened(output: Path, mode: str,
+            before_rename: Callable[[], None] | None = None) -> Iterator[IO[Any]]:
     """``output`` open for writing (``mode`` "w" or "wb"), whole or not at all: a temporary
     file beside it, renamed over it only when writing succeeded. /dev/null, a FIFO or
     /dev/stdout is written into, never renamed over (as root, the device or the link itself
     became a regular file), and opened as outpaths.open_in_place says: our own standard
     output where it stands (opened again by name, it was cut to nothing under what the shell
     had written there), a FIFO no program reads refused after a while (it was waited for for
-    ever)."""
+    ever). ``before_rename`` runs once the file is whole, just before it is renamed into
+    place (an HTML report's pages go in then)."""
     if not output.parent.is_dir():
         raise fail(f"{output}: no such directory: {output.parent}")
     text = "b" not in mode
@@ -412,6 +414,8 @@ def _opened(output: Path, mode: str) -> Iterator[IO[Any]]:
                 with contextlib.suppress(OSError):  # another group of the user's, or none
                     os.fchown(f.fileno(), -1, old.st_gid)
                 os.fchmod(f.fileno(), kept)
+        if before_rename is not None:
+            before_rename()
         os.replace(tmp, target)
     except BaseException:
         tmp.unlink(missing_ok=True)
@@ -1094,14 +1098,15 @@ def report(
                 rep = _archive().report(str(archive_dir), top=top, timeout=timeout)
         html = format is ReportFormat.html
         with _writing("report", output, format is ReportFormat.json), \
-                _pages_or_none(output if html else None):
-            _write_report(_report_text(rep, format, timings, output, wide), output)
+                _new_pages(output if html else None) as pages:
+            text = _report_text(rep, format, timings, output, wide, pages)
+            _write_report(text, output, pages.swap if pages is not None else None)
     _note_unrecorded(archive_dir, "report")
 
 
 def _report_text(rep: Any, format: ReportFormat, timings: bool, output: Path | None,
-                 wide: bool) -> str:
-    """The report as ``format`` (an HTML report writes its match pages beside ``output``)."""
+                 wide: bool, pages: _Pages | None = None) -> str:
+    """The report as ``format`` (an HTML report writes its match pages into ``pages``)."""
     if format is ReportFormat.json:
         data = msgspec.to_builtins(rep)
         if not timings:  # the same archive gives the same JSON, run after run
@@ -1109,9 +1114,7 @@ def _report_text(rep: Any, format: ReportFormat, timings: bool, output: Path | N
                 section.pop("ms", None)
         return json.dumps(data, indent=2, sort_keys=True) + "\n"
     if format is ReportFormat.html:
-        from cli.view_cmd import report_pages  # the viewer only for an HTML report
-
-        return str(_archive().render_html(rep, report_pages(rep.sections, output)))
+        return str(_archive().render_html(rep, pages.write(rep.sections) if pages else {}))
     parts = [f"{_n(rep.matches, 'match')}, {_n(rep.events, 'event')}\n"]
     for s in rep.sections:
         parts.append(f"\n{s.title}\n")
@@ -1120,29 +1123,153 @@ def _report_text(rep: Any, format: ReportFormat, timings: bool, output: Path | N
     return "".join(parts)
 
 
-def _write_report(text: str, output: Path | None) -> None:
+def _write_report(text: str, output: Path | None,
+                  before_rename: Callable[[], None] | None = None) -> None:
     if output is not None:
-        with _opened(output, "w") as f:
+        with _opened(output, "w", before_rename) as f:
             f.write(text)
     else:
         sys.stdout.write(text)
 
 
+class _Pages:
+    """The match pages of an HTML report, written into a new folder beside the report's
+    ``matches/`` (``.matches.PID.new``) and swapped in whole just before the report itself is
+    renamed into place: a reader of the report never meets a folder of old and new pages
+    mixed, as when the pages were written over the old ones one by one, and a report cut short
+    (a crash, a full disk, a signal) leaves the old report and its pages as they were."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder  # where the pages go: matches/, or the folder it links to
+        self.new = _beside(folder, f"{os.getpid()}.new")
+        self.old = _beside(folder, f"{os.getpid()}.old")
+        self.links: dict[str, str] = {}
+
+    def write(self, sections: Any) -> dict[str, str]:
+        from buraco_log.view.links import match_pages  # the viewer only for an HTML report
+        from cli.view_cmd import MATCH_PAGES
+
+        if self.folder.exists() and not self.folder.is_dir():  # never swapped out of sight
+            raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR),
+                                     str(self.folder))
+        self.new.mkdir(mode=0o700)  # its mode once whole (see swap)
+        found = match_pages(sections, self.new)
+        self.links = {src: f"{MATCH_PAGES}/{name}" for src, name in found.items()}
+        return self.links
+
+    def swap(self) -> None:
+        """Put the new folder where the old one is, in one step where the system can
+        (``renameat2`` with ``RENAME_EXCHANGE``: at every moment one whole folder is there),
+        else in two renames. The folder keeps the mode and group of the one it replaces (a
+        private folder of pages stayed private); nothing to link leaves the old one alone."""
+        if not self.links:
+            return
+        try:
+            old = os.stat(self.folder)
+        except FileNotFoundError:
+            old = None
+        if old is not None and stat.S_ISDIR(old.st_mode):
+            with contextlib.suppress(OSError):  # another group of the user's, or none
+                os.chown(self.new, -1, old.st_gid)
+            os.chmod(self.new, stat.S_IMODE(old.st_mode))
+        else:
+            mask = os.umask(0)
+            os.umask(mask)
+            os.chmod(self.new, 0o777 & ~mask)  # a folder as mkdir makes it
+        _fsync_dir(self.new)
+        if old is None:
+            os.rename(self.new, self.folder)
+        elif not _exchange(self.new, self.folder):
+            os.rename(self.folder, self.old)
+            os.rename(self.new, self.folder)
+        _fsync_dir(self.folder.parent)
+
+    def clean(self) -> None:
+        """The folder not swapped in (the report was not written), or the old one out."""
+        for leftover in (self.new, self.old):
+            if leftover.is_dir() and not leftover.is_symlink():
+                shutil.rmtree(leftover, ignore_errors=True)
+
+
+def _beside(folder: Path, what: str) -> Path:
+    return folder.with_name(f".{folder.name}.{what}")
+
+
 @contextlib.contextmanager
-def _pages_or_none(output: Path | None) -> Iterator[None]:
-    """The match pages of an HTML report go with it: a report that could not be written (a
-    full disk, Ctrl-C) leaves no folder of pages that it made (it left one behind, with no
-    report to link them)."""
+def _new_pages(output: Path | None) -> Iterator[_Pages | None]:
+    """The match pages of the HTML report written to ``output`` (None: no pages, on stdout,
+    or into /dev/null, a FIFO or /dev/stdout, whose "beside" is /dev). Leftovers of a run
+    cut short by a crash or SIGKILL (``.matches.PID.new`` or ``.old`` of a process that is
+    gone) are removed first."""
     from cli.view_cmd import MATCH_PAGES
 
-    folder = None if output is None else output.parent / MATCH_PAGES
-    made = folder is not None and not folder.exists()
+    if output is None or written_in_place(output):
+        yield None
+        return
+    folder = output.parent / MATCH_PAGES
+    if folder.is_symlink() and folder.is_dir():  # a link to the pages' folder stays a link
+        folder = Path(os.path.realpath(folder))
+    _remove_leftovers(folder)
+    pages = _Pages(folder)
     try:
-        yield
-    except BaseException:
-        if made and folder is not None and folder.is_dir() and not folder.is_symlink():
-            shutil.rmtree(folder, ignore_errors=True)
-        raise
+        yield pages
+    finally:
+        pages.clean()
+
+
+_LEFTOVER = re.compile(r"\.(\d+)\.(new|old)")
+
+
+def _remove_leftovers(folder: Path) -> None:
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(folder.parent):
+            name = entry.name
+            prefix = f".{folder.name}"
+            if not name.startswith(prefix) or not entry.is_dir(follow_symlinks=False):
+                continue
+            m = _LEFTOVER.fullmatch(name[len(prefix):])
+            if m is None or _alive(int(m.group(1))):
+                continue
+            shutil.rmtree(entry.path, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return False  # a leftover of an earlier process that had this id
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True
+    return True
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap ``a`` and ``b`` in one step (Linux ``renameat2``, ``RENAME_EXCHANGE``); False
+    where the system or its file system cannot."""
+    import ctypes
+
+    try:
+        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
+    except (AttributeError, OSError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    if renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP):
+        return False
+    raise OSError(code, os.strerror(code), str(b))
+
+
+def _fsync_dir(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
 
 @guarded

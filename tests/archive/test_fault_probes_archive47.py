@@ -8,6 +8,7 @@ import contextlib
 import fcntl
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import threading
@@ -16,8 +17,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from buraco_log.archive import ingest, store
+from cli.main import app
 from tests.archive.conftest import Corpus
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -25,6 +28,11 @@ ROOT = Path(__file__).resolve().parents[2]
 def cli(*args: str) -> subprocess.Popen[str]:
     return subprocess.Popen([sys.executable, "-m", "cli", *args], cwd=ROOT, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def in_process(*args: str) -> tuple[int, str]:
+    r = CliRunner().invoke(app, list(args))
+    return r.exit_code, r.stderr
 
 
 @pytest.fixture(scope="module")
@@ -82,16 +90,55 @@ def test_a_query_and_a_report_waiting_at_the_gate_stop_within_their_time_limit(
         site: Path) -> None:
     """Before: the limit started after the gate: `--timeout 1` waited out compact's wait
     (up to 8 s), then ran and succeeded."""
-    with writer_at_the_gate(site, 6.0):
+    with writer_at_the_gate(site, 30.0):  # it ends when the reader goes, after these
         t0 = time.monotonic()
         q = cli("query", str(site), "SELECT count(*) FROM matches", "--timeout", "1")
         r = cli("report", str(site), "--timeout", "1")
         (q_out, q_err), (r_out, r_err) = q.communicate(timeout=60), r.communicate(timeout=60)
         took = time.monotonic() - t0
-        assert gate_held(site)  # the writer still waits: the limit ended them
+        assert gate_held(site)  # the writer still waits: the limit, not the gate, ended them
     assert q.returncode == 1 and q_out == "", (q_out, q_err)
     assert q_err.strip() == ("buraco-log: error: query: stopped after the 1.0 s time limit "
                              "(waiting for a compact or drop to remove files)")
     assert r.returncode == 1 and r_out == "", (r_out, r_err)
     assert "report: stopped after the 1 s time limit (waiting for a compact" in r_err
-    assert took < 4.5, took
+    assert took < 7.5, took  # 1 s each, and their start (at the gate: 8 s, then the query)
+
+
+OLD = b"\n<!-- the report before -->\n"
+
+
+def marked(folder: Path) -> dict[str, bool]:
+    """Each page in ``folder``: whether it is the one written before (marked so)."""
+    return {p.name: p.read_bytes().endswith(OLD) for p in folder.iterdir()}
+
+
+def test_a_report_killed_while_writing_its_pages_leaves_the_old_report_whole(
+        three: Path, tmp_path: Path) -> None:
+    """Before: the pages were written over the old ones one by one: killed part-way, the
+    folder held old and new pages mixed (and a reader saw such a mix while it ran)."""
+    out = tmp_path / "r.html"
+    assert in_process("report", str(three), "-f", "html", "-o", str(out)) == (0, "")
+    folder = tmp_path / "matches"
+    for p in [out, *folder.iterdir()]:
+        p.write_bytes(p.read_bytes() + OLD)
+    folder.chmod(0o750)  # kept private from others: the new folder must be too
+    before = marked(folder)
+    assert len(before) == 3 and all(before.values())
+
+    again = cli("report", str(three), "-f", "html", "-o", str(out))
+    deadline = time.monotonic() + 60
+    while not (any(tmp_path.glob(".matches.*.new/*.html"))  # a new page written
+               or not all(marked(folder).values())):
+        assert again.poll() is None and time.monotonic() < deadline, again.communicate()
+        time.sleep(0.002)
+    again.kill()
+    again.communicate()
+    assert marked(folder) == before  # every old page, and no new one
+    assert out.read_bytes().endswith(OLD)
+
+    assert in_process("report", str(three), "-f", "html", "-o", str(out)) == (0, "")
+    assert marked(folder) == dict.fromkeys(before, False)  # every page new
+    assert not out.read_bytes().endswith(OLD)
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o750
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["matches", "r.html"]  # no leftover
