@@ -19,7 +19,9 @@ first move. The ways of recording, each in the same run: ``recorder``
 (``buraco_log.recorder``, one fsync per touched file per round, its default handle pool
 unless ``--max-open``), ``rec-syncfs`` (``sync="syncfs"``: one syncfs per round),
 ``rec-journal`` (``sync="journal"``: one journal fdatasync per round, the logs made durable by
-a checkpoint every ``--checkpoint-every`` s); ``--syncs`` picks among them. The baseline
+a checkpoint every ``--checkpoint-every`` s; ``journal-unchecked``, ``rec-jnocheck``: the same
+without the checkpoint's check of its logs, one ``stat`` each, to measure it); ``--syncs``
+picks among them. The baseline
 ``writers``: one ``log.Writer`` per table, each append (write + fsync) run in a pool of 64
 threads, every Writer open for the whole run. ``--gc-freeze S`` calls ``gc.freeze()`` every S
 seconds while the tables play, and ``--gc-young N`` sets the collector's youngest threshold to N
@@ -252,8 +254,12 @@ def run_recorder(
     checkpoint_every: float = 10.0,
     save_every: float = 60.0,
 ) -> Result:
-    rec = Recorder(directory, max_open=max_open, window=0.002, sync=sync,
+    unchecked = sync == "journal-unchecked"
+    rec = Recorder(directory, max_open=max_open, window=0.002,
+                   sync="journal" if unchecked else sync,
                    checkpoint_every=checkpoint_every, save_every=save_every)
+    if unchecked:
+        rec._check_retired = False
 
     def syncs() -> int:
         s = rec.stats()
@@ -263,7 +269,8 @@ def run_recorder(
         return asyncio.run(drive(rec.append_async, tables, srcs, pace, seconds, "r", marks, syncs))
 
     try:
-        name = {"fsync": "recorder", "syncfs": "rec-syncfs", "journal": "rec-journal"}[sync]
+        name = {"fsync": "recorder", "syncfs": "rec-syncfs", "journal": "rec-journal",
+                "journal-unchecked": "rec-jnocheck"}[sync]
         result = measure(name, tables, mode, run)
         done = rec.stats()
         result.reopened = done.reopened / max(1, done.events)
@@ -317,6 +324,7 @@ def run_writers(
 GC_FREEZE = [0.0]  # --gc-freeze: seconds between gc.freeze() calls (0: never)
 GC_YOUNG = [0]  # --gc-young: the youngest generation's threshold while tables play (0: as is)
 _SHORT = {"recorder": "fsync", "rec-syncfs": "syncfs", "rec-journal": "journal",
+          "rec-jnocheck": "jnocheck",
           "writers": "wr"}
 
 

@@ -470,7 +470,7 @@ class _Work:
 
     __slots__ = (
         "adopted", "began", "chain", "created", "data", "encoded", "error", "ident", "journaled",
-        "new", "offset", "reopened", "settled", "spend", "synced", "table", "waiters",
+        "new", "offset", "prior", "reopened", "settled", "spend", "synced", "table", "waiters",
     )
 
     def __init__(self, table: _Table, waiters: list[_Waiter], encoded: list[bytes]) -> None:
@@ -479,6 +479,7 @@ class _Work:
         self.encoded = encoded
         self.data = b""  # the segment (after the file header, for a new log)
         self.chain: Any = None  # the log's chain once the segment is written
+        self.prior: Any = None  # and before it (a refused round is cut off again)
         self.offset = 0
         self.new = False
         self.ident = (0, 0)  # the file named by its journal record
@@ -657,9 +658,12 @@ class Recorder:
         self.checkpoint_every = max(0.0, checkpoint_every)
         self.checkpoint_bytes = max(1, checkpoint_bytes)
         self._jopened = time.monotonic()
-        self._jdirty: set[str] = set()  # logs written since the journal was started
-        self._jretiring: set[str] = set()  # those of the journal being retired
+        # logs written since the journal was started, each with the table that wrote it last
+        # (what the checkpoint compares the file at the path with, see _retire)
+        self._jdirty: dict[str, _Table] = {}
+        self._jretiring: dict[str, _Table] = {}  # those of the journal being retired
         self._jlingering: set[str] = set()  # those of journals a checkpoint failed to retire
+        self._junfolded: set[str] = set()  # those of journals a checkpoint kept as *.unfolded
         # logs found without moves the recorder acknowledged (another program put an older
         # copy in place): a journal that wrote them is kept as *.unfolded, not deleted
         self._spoiled: set[str] = set()
@@ -1296,15 +1300,16 @@ class Recorder:
         with self._cv:
             self._jretiring = self._jdirty
         self._jgen = new
-        self._jfd, self._jsize, self._jopened, self._jdirty = fd, journal.HEADER_SIZE, now, set()
+        self._jfd, self._jsize, self._jopened, self._jdirty = fd, journal.HEADER_SIZE, now, {}
         self._checkpoint = self._ckrun.submit(self._retire, *old)
 
-    def _retire(self, fd: int | None, generation: int, paths: set[str]) -> None:
+    def _retire(self, fd: int | None, generation: int, paths: dict[str, _Table]) -> None:
         """A checkpoint: make every log the journal ``generation`` wrote durable, then remove
         the journal. One ``syncfs`` does it for any number of logs (and their names), in one
         thread and one call; where there is none, each log is fsynced, then the directory. If
         any of it fails, the journal stays, and the next recorder to open the directory
-        writes its records back."""
+        writes its records back. A log that no longer holds what the recorder acknowledged
+        (an older copy put back that no move found) keeps the journal as ``*.unfolded``."""
         if fd is not None:
             os.close(fd)
         try:
@@ -1314,13 +1319,17 @@ class Recorder:
             ok, fsyncs = self._fsync_each(paths), len(paths)
         except OSError:
             ok, fsyncs = False, 0
+        if ok and self._check_retired:
+            self._check_logs(paths)
         with self._cv:
-            spoiled = not paths.isdisjoint(self._spoiled)
+            spoiled = not paths.keys().isdisjoint(self._spoiled)
         try:
             if ok:
                 name = os.path.join(self.directory, journal.name_of(generation))
                 if spoiled:  # its records are the only copy left of acknowledged moves
                     os.replace(name, name + ".unfolded")
+                    with self._cv:
+                        self._junfolded |= paths.keys()
                 else:
                     os.unlink(name)
                 self._ops.fsync_dir(self._dir_fd)
@@ -1332,9 +1341,45 @@ class Recorder:
                 self._stats.checkpoints += 1
             else:
                 self._stats.checkpoint_failures += 1
-                self._jlingering |= paths  # the journal is kept: its records stand
+                self._jlingering |= paths.keys()  # the journal is kept: its records stand
 
-    def _fsync_each(self, paths: set[str]) -> bool:
+    _check_retired = True
+    """Whether a checkpoint checks its logs (``_check_logs``); off only to measure its cost."""
+
+    def _check_logs(self, paths: dict[str, _Table]) -> None:
+        """Before a checkpoint deletes its journal: each log it wrote must still be the file
+        the recorder wrote, at least as long (one ``stat``). An older copy put back after the
+        table's last move (``cp backup.blog live.blog``, or a restore renamed into place), that
+        no move found, had the checkpoint sync the copy and delete the only record of the
+        moves it lacks. Such a log is read (``_holds_acknowledged``: a ``seal`` that rewrote
+        it while closed is no loss) and, lacking them, spoils the journal: it is kept."""
+        lost = [path for path, table in paths.items() if not self._holds_acknowledged(table)]
+        if lost:
+            with self._cv:
+                self._spoiled.update(lost)
+
+    def _holds_acknowledged(self, table: _Table) -> bool:
+        """The log at ``table``'s path holds every event the recorder acknowledged into it
+        (the checkpoint thread's check; the committer owns the table's fields meanwhile)."""
+        for _ in range(1000):  # about 1 s: a round of the table in flight, wait for it
+            end, identity = table.end, table.identity  # (only grow, or change on adopting)
+            try:
+                st = os.stat(table.path)
+            except OSError:
+                st = None
+            if (st is not None and st.st_size >= end
+                    and (st.st_dev, st.st_ino) in (identity, table.identity)):
+                return True
+            with table.lock:  # no round takes it meanwhile
+                if not table.unresolved and not table.pending:
+                    held = [False]
+                    with contextlib.suppress(LogFormatError, OSError):
+                        _read_holding(table, held)
+                    return held[0]
+            time.sleep(0.001)
+        return False  # not known: the journal is kept
+
+    def _fsync_each(self, paths: dict[str, _Table]) -> bool:
         """Fsync each log, then the directory; False if any could not be made durable."""
 
         def sync(path: str) -> bool:
@@ -1629,6 +1674,7 @@ class Recorder:
             with self._cv:
                 self._spoiled.add(path)
                 held = path in self._jdirty or path in self._jlingering or (
+                    path in self._junfolded) or (
                     path in self._jretiring and self._checkpoint is not None
                     and not self._checkpoint.done())
             if held:
@@ -1794,7 +1840,7 @@ class Recorder:
             # (not a log found without its acknowledged moves before anything was written:
             # its journal would be kept for nothing, see _keep_acknowledged)
             if w.error is None or (w.error.written and (w.began or not w.error.lost)):
-                self._jdirty.add(w.table.path)
+                self._jdirty[w.table.path] = w.table
         if failure is None:
             # Appends refused after their record was journaled (their log was removed or
             # replaced, a write failed): the journal withdraws the record, durably, before
@@ -1855,6 +1901,9 @@ class Recorder:
                 else:
                     os.ftruncate(table.fd, w.offset)
                 self._ops.fsync(table.fd)
+                if not w.new and w.prior is not None:  # what the log holds again (the
+                    table.end, table.chain = w.offset, w.prior  # checkpoint compares it)
+                    table.next_seq -= len(w.encoded)
             except OSError:
                 ok = False
         if removed:
@@ -2029,7 +2078,7 @@ class Recorder:
         table.tail = w.data if table.whole else w.data[-_TAIL:]  # (no copy: the usual case)
         if not w.offset:
             table.head = w.data[:_HEAD]
-        table.chain = w.chain
+        w.prior, table.chain = table.chain, w.chain
         table.next_seq += len(w.encoded)
         table.used = time.monotonic()
         return reopened
