@@ -581,6 +581,9 @@ class JsonlReader:
                 f"the signature line after seq {last} repeats the one before it (a duplicated "
                 "line; the audit's sign.duplicate): a writer records one signature per head, so "
                 "this copy was put in the file by something else", number, "seq")
+        if self.signatures and signed == self.signatures[-1]:
+            signed = self.signatures[-1]  # a copy holds no memory of its own: a file of
+            # millions of copies took gigabytes, now 8 bytes each
         self.signatures.append(signed)
 
     def _moved(self, signed: sigrec.SignedHead, last: int) -> str | None:

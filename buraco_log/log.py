@@ -1129,6 +1129,9 @@ class Reader:
                 "sign.duplicate): a writer records one signature per head, so this copy was put "
                 "in the file by something else",
                 "seq", off)
+        if self.signatures and signed == self.signatures[-1]:
+            signed = self.signatures[-1]  # a copy holds no memory of its own: a file of
+            # millions of copies took gigabytes, now 8 bytes each
         self.signatures.append(signed)
         self._offset = off + self._seg_head_size + length
         return off, []

@@ -10,6 +10,9 @@
   rules still refuse it.
 - An output that is a socket (`convert -o S`, a page, a query's output) was waited for 10 s
   as a FIFO with no reader, then called "a FIFO": it is refused at once, as a socket.
+- A log holding a signature record copied a million times (210 MiB) took 470 MB to read
+  (`read_events`, `show`, `audit`): each copy was a new object. A copy now shares its
+  original's.
 """
 
 from __future__ import annotations
@@ -243,3 +246,71 @@ def test_a_socket_as_output_is_refused_at_once_and_named_a_socket(tmp_path: Path
     assert line == f"buraco-log: error: {out}: a socket, which cannot be opened as a file; " \
         "nothing was written", line  # was: "a FIFO that no program opened for reading ..."
     assert done.stdout == ""
+
+
+# -- a signature record copied many times ----------------------------------------------------------
+
+# The peak is VmHWM, this process's own: getrusage's ru_maxrss is kept across exec, so a child
+# of a large parent reports the parent's peak.
+_COPIES = """
+import sys
+sys.path.insert(0, {root!r})
+from buraco_log import jsonl, log
+def peak():
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmHWM:"))
+before = peak()
+if {path!r}.endswith(".jsonl"):
+    reader = jsonl.JsonlReader({path!r})
+    count = sum(1 for _ in reader)
+else:
+    with log.Reader({path!r}) as reader:
+        count = sum(1 for _ in reader)
+grown = peak() - before
+print(count, len(reader.signatures), grown)
+"""
+
+
+def _copied_signatures(tmp_path: Path, copies: int) -> tuple[Path, Path]:
+    """A signed log of 20 events whose signature record is followed by ``copies`` copies of
+    itself, in binary and in JSON Lines."""
+    from buraco_log.signing.keys import Signer
+    from tests.signing.helpers import match
+
+    signer = Signer.generate()
+    path = tmp_path / "copies.blog"
+    with log.Writer(path, signer=signer, batched=True, batch_events=1000) as w:
+        w.append_many(match(key_id=signer.key_id)[:20])
+    with log.Reader(path) as reader:
+        events = list(reader)
+        signed = reader.signatures[-1]
+    data = path.read_bytes()
+    record = data[_record_end(data, _last_events_record(path)):]  # the signature record
+    assert record
+    with open(path, "ab") as f:
+        f.write(record * copies)
+    text = tmp_path / "copies.jsonl"
+    with open(text, "w") as out:
+        jsonl.dump(iter([*events, *([signed] * (copies + 1))]), out, sealed=True)
+    return path, text
+
+
+def _last_events_record(path: Path) -> int:
+    with log.Reader(path) as reader:
+        return [off for off, _ in reader.segments()][-1]
+
+
+def _record_end(data: bytes, off: int) -> int:
+    """Where the sealed log's record at ``off`` ends (its header, then its payload)."""
+    return off + 16 + 32 + 8 + int.from_bytes(data[off:off + 4], "little")
+
+
+def test_copies_of_a_signature_record_take_no_memory_of_their_own(tmp_path: Path) -> None:
+    copies = 30_000
+    for path in _copied_signatures(tmp_path, copies):
+        done = subprocess.run(
+            [sys.executable, "-c", _COPIES.format(root=str(ROOT), path=str(path))],
+            capture_output=True, text=True, timeout=120, check=True)
+        count, signatures, grown = map(int, done.stdout.split())
+        assert (count, signatures) == (20, copies + 1)
+        assert grown < 4_000, (path.name, grown)  # KiB; was 13 MB: 450 bytes a copy
