@@ -244,9 +244,8 @@ def _say_ingested(report: archive.IngestReport, format: Format) -> None:
     workers = f"{report.jobs} job{'s' if report.jobs != 1 else ''}"
     typer.echo(f"{_n(report.files, 'log')}: {_n(report.added, 'match')} added "
                f"({_n(report.events, 'event')}, {rate:,.0f} events/s with {workers}), "
-               f"{report.already_stored:,} already stored, "
-               f"{_n(report.duplicates, 'duplicate')}, "
-               f"{report.known_errors:,} refused before, {len(report.errors):,} refused now"
+               + ", ".join(_tallies(report.already_stored, report.duplicates,
+                                    report.known_errors, len(report.errors)))
                + ("; deals must be committed (the archive's require_commitment)"
                   if report.require_commitment else ""))
     for e in report.errors:
@@ -257,6 +256,19 @@ def _say_ingested(report: archive.IngestReport, format: Format) -> None:
     if report.recovered:
         typer.echo(f"cleaned up after {_interrupted(report.cut_short)}: "
                    f"{len(report.recovered)} uncommitted file(s)")
+
+
+def _tallies(already_stored: int, duplicates: int, known_errors: int, refused_now: int,
+             *, shown: bool = True) -> list[str]:
+    """The counts of an ingest's files not added, as its summary line and its progress bar
+    both say them (the bar said "2 refused" where the summary said "5 refused now", and
+    nothing of the files skipped as already archived). ``shown`` False leaves out the
+    counts that are 0, but for "refused now"."""
+    said = [(already_stored, f"{already_stored:,} already stored"),
+            (duplicates, _n(duplicates, "duplicate")),
+            (known_errors, f"{known_errors:,} refused before"),
+            (1, f"{refused_now:,} refused now")]
+    return [text for n, text in said if shown or n]
 
 
 STRONGER_SHOWN = 20
@@ -362,14 +374,20 @@ def _ingest_with_progress(sources: list[str], root: str, jobs: int,
         task = bar.add_task("ingest", total=None, rate="")
 
         def update(p: archive.Progress) -> None:
-            rate = p.events / p.elapsed if p.elapsed else 0.0
             # Every file found is one step: checked, or skipped once hashed (already stored,
             # refused before, a copy, unreadable).
             bar.update(task, total=p.found, completed=p.done + p.hashed - p.files,
-                       rate=f"{rate:,.0f} events/s, {p.errors} refused")
+                       rate=_bar_text(p))
 
         return ingest(sources, root, jobs=jobs, on_progress=update,
                       require_commitment=require_commitment)
+
+
+def _bar_text(p: archive.Progress) -> str:
+    """The ingest bar's counts: its rate, and the summary's counts so far (those not 0)."""
+    rate = p.events / p.elapsed if p.elapsed else 0.0
+    return ", ".join([f"{rate:,.0f} events/s", *_tallies(
+        p.already_stored, p.duplicates, p.known_errors, p.errors, shown=False)])
 
 
 _MEMORY = re.compile(r"\d+(\.\d+)?\s*([KMGT]i?B|B)", re.IGNORECASE)

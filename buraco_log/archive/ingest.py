@@ -106,10 +106,15 @@ class Progress(msgspec.Struct):
     done: int  # files checked
     events: int  # events checked
     matches: int  # matches accepted
-    errors: int
+    errors: int  # refused by this run so far (the report's ``errors``), copies of them too
     elapsed: float
     found: int = 0  # log files found
     hashed: int = 0  # of those, hashed so far (the rest are not yet sorted into new or known)
+    # The report's counts of files skipped, so far: the bar and the summary say the same. A
+    # copy of a file checked in this run counts with its first once that one's verdict is in.
+    already_stored: int = 0
+    duplicates: int = 0
+    known_errors: int = 0
 
 
 class ChunkOut(msgspec.Struct):
@@ -389,6 +394,21 @@ def ingest(
         flushes = 0  # batches committed so far: a kept copy of this batch can be replaced
         progress = Progress(files=0, done=0, events=0, matches=0, errors=0, elapsed=0.0,
                             found=len(paths))
+        judged: set[tuple[str, bool]] = set()  # _copy_key of the files whose verdict is in
+
+        def tally() -> None:
+            """The counts of ``report`` into ``progress``, copies with their first's verdict
+            (the bar said "2 refused" where the summary said "5 refused now": the copies of a
+            refused log were counted only at the end)."""
+            copied = [(key in refused, len(paths)) for key, paths in copies.items()
+                      if key in judged]
+            progress.errors = len(report.errors) + len(unreadable) + sum(
+                n for bad_copy, n in copied if bad_copy)
+            progress.duplicates = report.duplicates + sum(
+                n for bad_copy, n in copied if not bad_copy)
+            progress.already_stored = report.already_stored
+            progress.known_errors = report.known_errors
+            progress.elapsed = time.monotonic() - t0
         # Small inputs still spread over every worker: a few chunks each at least.
         size = max(1, min(chunk_size, len(paths) // (report.jobs * 4)))
 
@@ -422,8 +442,7 @@ def ingest(
                         yield chunk
                         chunk = []
                 if on_progress is not None and progress.hashed % HASH_PROGRESS_EVERY == 0:
-                    progress.errors = len(report.errors) + len(unreadable)
-                    progress.elapsed = time.monotonic() - t0
+                    tally()
                     on_progress(progress)
             if chunk:
                 yield chunk
@@ -484,11 +503,13 @@ def ingest(
                 if row.get("file_sha256"):  # none when the bytes changed under the check
                     refused[_copy_key(row["file_sha256"], row["source_path"])] = \
                         report.errors[-1]
+            judged.update(_copy_key(checking[p], p) for p, *_ in out.ok if p in checking)
+            judged.update(_copy_key(checking[r["source_path"]], r["source_path"])
+                          for r in out.errors if r["source_path"] in checking)
             progress.done += len(out.ok) + len(out.errors)
             progress.events += out.events
             progress.matches = report.added
-            progress.errors = len(report.errors) + len(unreadable)
-            progress.elapsed = time.monotonic() - t0
+            tally()
             if on_progress is not None:
                 on_progress(progress)
 
@@ -531,6 +552,12 @@ def ingest(
         for row in unreadable:
             report.errors.append(ErrorSummary(row["source_path"], row["code"], row["rule"],
                                               row["message"], row["seq"]))
+        if on_progress is not None:  # the last word: the summary's counts
+            progress.matches, progress.errors = report.added, len(report.errors)
+            progress.duplicates, progress.already_stored, progress.known_errors = (
+                report.duplicates, report.already_stored, report.known_errors)
+            progress.elapsed = time.monotonic() - t0
+            on_progress(progress)
     report.seconds = time.monotonic() - t0
     return report
 

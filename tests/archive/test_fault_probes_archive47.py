@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import json
 import os
+import pty
+import re
 import shutil
 import stat
 import subprocess
@@ -142,3 +145,53 @@ def test_a_report_killed_while_writing_its_pages_leaves_the_old_report_whole(
     assert not out.read_bytes().endswith(OLD)
     assert stat.S_IMODE(folder.stat().st_mode) == 0o750
     assert sorted(p.name for p in tmp_path.iterdir()) == ["matches", "r.html"]  # no leftover
+
+
+def on_a_terminal(*args: str) -> tuple[str, str]:
+    """The command line run with its standard error on a terminal (a pseudo-terminal, where
+    the progress bar shows): its stdout, and the bar's last drawing."""
+    main, side = pty.openpty()
+    env = dict(os.environ, TERM="xterm", COLUMNS="240")
+    p = subprocess.Popen([sys.executable, "-m", "cli", *args], cwd=ROOT, env=env,
+                         stdout=subprocess.PIPE, stderr=side)
+    os.close(side)
+    drawn = b""
+    with contextlib.suppress(OSError):  # EIO once the process closed its side
+        while chunk := os.read(main, 65536):
+            drawn += chunk
+    os.close(main)
+    out = p.communicate(timeout=60)[0].decode()
+    shown = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", drawn.decode(errors="replace"))
+    bars = [line for line in re.split(r"[\r\n]+", shown) if line.startswith("ingest ")]
+    assert bars, shown
+    return out, bars[-1]
+
+
+def test_the_ingest_bar_ends_on_the_counts_of_the_summary(corpus: Corpus,
+                                                          tmp_path: Path) -> None:
+    """Before: the bar said "1 refused" where the summary said "3 refused now" (the copies of
+    a refused log were counted at the end), and nothing of the files skipped as already
+    archived: a re-run of a year of logs showed "0 refused" and no word of 10,000 skipped."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    torn = logs / "torn.blog"
+    torn.write_bytes(Path(corpus.good[0]).read_bytes()[:3000])
+    for n in (2, 3):
+        shutil.copy(torn, logs / f"torn{n}.blog")  # byte for byte: refused with it
+    shutil.copy(corpus.good[1], logs / "a.blog")
+    shutil.copy(corpus.good[1], logs / "a-copy.blog")  # a duplicate of a.blog
+    before = tmp_path / "before"
+    before.mkdir()
+    shutil.copy(corpus.good[2], before / "b.blog")  # stored before: already stored now
+    (before / "c.blog").write_bytes(Path(corpus.good[3]).read_bytes()[:2000])  # refused
+    site = tmp_path / "site"
+    first = ingest([str(before)], site, jobs=1)
+    assert (first.added, len(first.errors)) == (1, 1)
+    shutil.copytree(before, logs, dirs_exist_ok=True)
+
+    out, bar = on_a_terminal("ingest", str(logs), "-a", str(site), "-j", "1", "-f", "json")
+    got = json.loads(out)
+    assert (got["already_stored"], got["duplicates"], got["known_errors"],
+            len(got["errors"])) == (1, 1, 1, 3)
+    assert re.search(r" 7/7 [\d,]+ events/s, 1 already stored, 1 duplicate, 1 refused "
+                     r"before, 3 refused now ", bar), bar

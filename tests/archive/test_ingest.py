@@ -410,7 +410,7 @@ def test_files_are_hashed_as_the_checks_need_them(corpus: Corpus, tmp_path: Path
     again = ingest(logs, tmp_path / "a", chunk_size=2,
                    on_progress=lambda p: seen.append((p.hashed, p.found, p.files)))
     assert again.already_stored == 6 and again.added == 0
-    assert seen == [(2, 6, 0), (4, 6, 0), (6, 6, 0)]
+    assert seen == [(2, 6, 0), (4, 6, 0), (6, 6, 0), (6, 6, 0)]  # the last: the run's end
 
 
 def test_a_match_resumed_from_carried_totals_is_archived(tmp_path: Path) -> None:
