@@ -494,7 +494,8 @@ class JsonlReader:
                 try:
                     event = event_from_json(obj)
                 except (ValueError, msgspec.MsgspecError) as exc:
-                    raise self._error(str(exc), number, "unknown") from None
+                    raise self._error(str(exc) + log.newer_knob(str(exc)), number,
+                                      "unknown") from None
                 if event.seq != log.FIRST_SEQ + self.count:
                     raise self._error(
                         f"event has seq {event.seq}, expected {log.FIRST_SEQ + self.count}",

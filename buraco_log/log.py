@@ -1310,7 +1310,21 @@ def describe_bad_record(record: Any, exc: Exception) -> str:
             f"event {tag!r} has {extra} unknown field(s) after {fields[-1]!r} "
             "(written by a newer buraco_log?)"
         )
-    return f"invalid event {tag!r}: {ev.name_field(tag, str(exc))}"
+    named = ev.name_field(tag, str(exc))
+    return f"invalid event {tag!r}: {named}{newer_knob(named)}"
+
+
+_UNKNOWN_KNOB = re.compile(r"Object contains unknown field `[^`]*` - at `rules`$")
+
+
+def newer_knob(message: str) -> str:
+    """What to add to a decoder's ``message`` when it names a key of a match's rules that this
+    release does not know: a house rule of a newer release (or a misspelt one), not damage."""
+    if not _UNKNOWN_KNOB.search(message):
+        return ""
+    return (f" (a house rule this buraco_log ({__version__}) does not know: written by a newer "
+            "buraco_log, or misspelt; `buraco-log rules show NAME --format json` lists the "
+            "knobs it knows)")
 
 
 def read_events(path: str | os.PathLike[str], *, allow_torn: bool = False) -> list[ev.AnyEvent]:

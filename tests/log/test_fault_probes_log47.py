@@ -13,6 +13,8 @@
 - A log holding a signature record copied a million times (210 MiB) took 470 MB to read
   (`read_events`, `show`, `audit`): each copy was a new object. A copy now shares its
   original's.
+- A match start whose rules hold a knob this release does not know (a newer release's house
+  rule) read as "Object contains unknown field" alone, as if damaged: it says what it is.
 """
 
 from __future__ import annotations
@@ -163,7 +165,7 @@ def test_follow_reads_on_once_a_locked_partial_record_is_completed(tmp_path: Pat
     assert got == [*EVENTS[:6], ev.MatchEnded(seq=6)]
 
 
-# -- a hand-written pile take with no top ---------------------------------------------------------
+# -- a hand-written pile take with no top --------------------------------------------------------
 
 
 def _take_without_top(path: Path, after: int, count: int) -> Path:
@@ -224,7 +226,7 @@ def test_a_take_without_top_converts_to_top_0_and_back_with_the_same_head(
     assert log.read_events(blog)[2] == ev.PileTaken(0, 0, 0, seq=2)
 
 
-# -- an output that is a socket ---------------------------------------------------------------
+# -- an output that is a socket ------------------------------------------------------------------
 
 
 def test_a_socket_as_output_is_refused_at_once_and_named_a_socket(tmp_path: Path) -> None:
@@ -248,7 +250,7 @@ def test_a_socket_as_output_is_refused_at_once_and_named_a_socket(tmp_path: Path
     assert done.stdout == ""
 
 
-# -- a signature record copied many times ----------------------------------------------------------
+# -- a signature record copied many times --------------------------------------------------------
 
 # The peak is VmHWM, this process's own: getrusage's ru_maxrss is kept across exec, so a child
 # of a large parent reports the parent's peak.
@@ -314,3 +316,35 @@ def test_copies_of_a_signature_record_take_no_memory_of_their_own(tmp_path: Path
         count, signatures, grown = map(int, done.stdout.split())
         assert (count, signatures) == (20, copies + 1)
         assert grown < 4_000, (path.name, grown)  # KiB; was 13 MB: 450 bytes a copy
+
+
+# -- a house rule this release does not know -----------------------------------------------------
+
+
+def _with_knob(tmp_path: Path) -> tuple[Path, Path]:
+    """The start of a real match whose rules hold ``burn_cards``, in binary and JSON Lines."""
+    import msgspec
+
+    match = match_events()[:5]
+    start = msgspec.msgpack.decode(ev.encode(match[0]))
+    start[2]["burn_cards"] = 3  # the rules, by position after the tag and match id
+    payloads = [msgspec.msgpack.encode(start), *(ev.encode(e) for e in match[1:])]
+    binary = tmp_path / "knob.blog"
+    binary.write_bytes(log._file_header(ev.FORMAT_VERSION, False) + b"".join(
+        log._segment(log._array_header(1) + p, 1, seq, None) for seq, p in enumerate(payloads)))
+    objs = [jsonl.event_to_json(e) for e in match]
+    objs[0]["rules"]["burn_cards"] = 3
+    text = tmp_path / "knob.jsonl"
+    text.write_text("".join(json.dumps(o) + "\n" for o in objs))
+    return binary, text
+
+
+def test_a_knob_this_release_does_not_know_is_named_a_newer_house_rule(tmp_path: Path) -> None:
+    binary, text = _with_knob(tmp_path)
+    for read in (lambda: log.read_events(binary), lambda: jsonl.read_jsonl(text)):
+        with pytest.raises(LogFormatError) as caught:
+            read()
+        error = caught.value
+        assert (error.kind, error.seq) == ("unknown", 0)
+        assert "`burn_cards` - at `rules` (a house rule this buraco_log" in str(error), error
+        assert "written by a newer buraco_log" in str(error)  # was: the decoder's words alone
