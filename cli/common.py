@@ -362,8 +362,10 @@ class NamedStdout(io.TextIOBase):
 
     def __init__(self, real: Any) -> None:
         self._real = _ClosedStdout() if real is None else real
+        self.written = False  # whether the command has written anything here yet
 
     def write(self, text: str) -> int:
+        self.written = self.written or bool(text)
         try:
             try:
                 self._real.write(text)
@@ -383,6 +385,7 @@ class NamedStdout(io.TextIOBase):
 
     @property
     def buffer(self) -> Any:  # bytes (convert -o -): their errors name <stdout> too
+        self.written = True  # bytes may follow
         return _NamedBuffer(self._real.buffer)
 
     def isatty(self) -> bool:
@@ -507,7 +510,10 @@ def guarded(func: Callable[P, R]) -> Callable[P, R]:
                        as_json=wants_json(kwargs) and not on_stdout, error=exc) from None
         except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (cli.main.run turns it into this)
             State.stop_said = True
-            raise fail(*stopped_by()) from None
+            # JSON on stdout as for any failure (`show`, `audit`, `simulate` wrote none), but
+            # never after part of a document
+            raise fail(*stopped_by(), as_json=wants_json(kwargs)
+                       and getattr(sys.stdout, "written", None) is False) from None
         except Exception as exc:  # a defect of this tool: one line too, --debug shows where
             if any(c.__name__ == "ClickException" for c in type(exc).__mro__):
                 raise  # a usage error raised in a command (BadParameter): main says it

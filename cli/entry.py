@@ -10,22 +10,54 @@ runs.
 
 from __future__ import annotations
 
-import codecs
-import contextlib
-import io
 import os
 import sys
-from typing import Any
 
-from cli.signals import stopped_by, terminate_as_interrupt
+try:
+    import codecs
+    import contextlib
+    import io
+    from typing import Any
+
+    from cli.signals import stopped_by, terminate_as_interrupt
+except KeyboardInterrupt:  # Ctrl-C before any handler: it was a traceback, and death by SIGINT
+    try:
+        sys.stderr.write("buraco-log: error: interrupted\n")
+        sys.stderr.flush()
+    finally:
+        os._exit(130)
+
+
+def argv_wants_json(argv: list[str]) -> bool:
+    """Whether a command line asks for ``--format json`` (its last ``-f``/``--format``), read
+    from the words themselves: a usage error or an interrupt comes before click has parsed
+    the options."""
+    fmt = None
+    words = iter(argv)
+    for word in words:
+        if word == "--":
+            break
+        if word in ("-f", "--format"):
+            fmt = next(words, None)
+        elif word.startswith("--format="):
+            fmt = word.partition("=")[2]
+        elif word.startswith("-f") and not word.startswith("--"):
+            fmt = word[2:]
+    return fmt == "json"
 
 
 def _stopped(met: list[int]) -> None:
-    """Say how the start was cut short, and end now: the half-imported CLI runs no exit hook."""
+    """Say how the start was cut short, and end now: the half-imported CLI runs no exit hook.
+    With ``-f json``, the JSON error on stdout too, as ``cli.common.error_object`` makes it."""
     how, code = stopped_by(met)
     with contextlib.suppress(Exception):
         sys.stderr.write(f"buraco-log: error: {how}\n")
         sys.stderr.flush()
+    if argv_wants_json(sys.argv[1:]):
+        with contextlib.suppress(Exception):
+            sys.stdout.write('{\n  "error": {\n    "code": "error",\n    "exit_status": '
+                             f'{code},\n    "message": "{how}"\n  }}\n}}\n')
+            sys.stdout.flush()
     os._exit(code)
 
 

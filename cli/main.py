@@ -23,6 +23,7 @@ from cli.common import (
     error_object,
     show_traceback,
 )
+from cli.entry import argv_wants_json as _argv_wants_json
 from cli.signals import STOPPED, stopped_by, terminate_as_interrupt
 
 helpfmt.install()
@@ -165,23 +166,6 @@ _USAGE = _click_errors("UsageError")
 _ABORT = _click_errors("Abort")
 
 
-def _argv_wants_json(argv: list[str]) -> bool:
-    """Whether a command line asks for ``--format json`` (its last ``-f``/``--format``), read
-    from the words themselves: a usage error comes before click has parsed the options."""
-    fmt = None
-    words = iter(argv)
-    for word in words:
-        if word == "--":
-            break
-        if word in ("-f", "--format"):
-            fmt = next(words, None)
-        elif word.startswith("--format="):
-            fmt = word.partition("=")[2]
-        elif word.startswith("-f") and not word.startswith("--"):
-            fmt = word[2:]
-    return fmt == "json"
-
-
 def _dash_file(argv: list[str]) -> str:
     """The hint for a usage error where a word taken as an option is a file's name: it said
     only "No such option: -x" (`show -x.blog`), and nothing at all where the name began with
@@ -296,6 +280,20 @@ def help_as_option(argv: list[str]) -> list[str]:
     return argv
 
 
+def _say_stopped() -> int:
+    """An interrupt outside every command said as inside one: its line, and with ``-f json``
+    its JSON error on stdout (there was none), unless the command had written there."""
+    how, code = stopped_by()
+    typer.echo(f"buraco-log: error: {how}", err=True)
+    if _argv_wants_json(sys.argv[1:]) and getattr(sys.stdout, "written", None) is False:
+        try:
+            emit_json({"error": error_object(how, code)})
+            sys.stdout.flush()
+        except OSError:
+            drop_stdout()
+    return code
+
+
 def _run() -> int | Any:
     """The command's exit status, every usage error said in one line."""
     sys.argv[1:] = help_as_option(sys.argv[1:])
@@ -307,8 +305,7 @@ def _run() -> int | Any:
         if code == 130 and not State.stop_said:
             # typer's own answer to an interrupt outside the command (while parsing the
             # options, or running the main callback): 130 without a word, even for a SIGTERM
-            how, code = stopped_by()
-            typer.echo(f"buraco-log: error: {how}", err=True)
+            code = _say_stopped()
     except _NO_ARGS:  # no group asks for it now: a missing command is a usage error (2)
         code = EXIT_USAGE
     except SystemExit as exc:
@@ -343,14 +340,12 @@ def _run() -> int | Any:
                 drop_stdout()
         code = EXIT_USAGE
     except _ABORT:  # an EOF where a prompt waited: said as every interrupt is
-        how, code = stopped_by()
-        typer.echo(f"buraco-log: error: {how}", err=True)
+        code = _say_stopped()
     except KeyboardInterrupt:
         # before a command ran: typer builds the click group from every command's signature
         # first (a second, loaded), outside click's own catch (a SIGTERM there was a traceback
         # and death by SIGINT, -2)
-        how, code = stopped_by()
-        typer.echo(f"buraco-log: error: {how}", err=True)
+        code = _say_stopped()
     except BrokenPipeError:  # help or version into `| head`: stop quietly, as commands do
         with contextlib.suppress(OSError):
             sys.stderr.close()

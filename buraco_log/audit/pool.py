@@ -116,6 +116,9 @@ def die_with_parent(parent: int | None, mask: frozenset[int] | None = None,
     global _board, _slot
     if board is not None:
         _slot, _board = board.claim(), board
+    # a terminal's Ctrl-C reaches the workers too: the pool's process stops them; here it was
+    # a traceback from each idle worker ("Process ForkProcess-1: ... KeyboardInterrupt")
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     if mask is not None:
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
     if not sys.platform.startswith("linux"):

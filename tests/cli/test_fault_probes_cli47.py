@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -43,10 +45,11 @@ def _done(proc: subprocess.Popen[bytes]) -> tuple[int, bytes, bytes]:
 
 @pytest.fixture(scope="module")
 def arch(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    d = tmp_path_factory.mktemp("arch47")
-    code, _, err = _done(_start(["ingest", SMALL, "-a", d / "a", "-j", 1], d))
-    assert code == 0, err
-    return d / "a"
+    from buraco_log.archive import ingest
+
+    a = tmp_path_factory.mktemp("arch47") / "a"
+    assert ingest([str(SMALL)], a).added == 1
+    return a
 
 
 def test_text_arguments_are_read_as_utf8_under_the_c_locale(tmp_path: Path, arch: Path) -> None:
@@ -84,3 +87,74 @@ def test_a_query_error_under_the_c_locale_into_a_file_is_one_line(tmp_path: Path
     lines = said.splitlines()
     assert len(lines) == 1 and lines[0].startswith("buraco-log: error: query: "), lines
     assert "nope" in lines[0], lines
+
+
+# -- signals -------------------------------------------------------------------------------
+
+_IDLE_POOL = """
+import os, signal, time
+from buraco_log.audit.pool import worker_pool
+try:
+    with worker_pool(2) as pool:
+        assert [f.result() for f in (pool.submit(abs, -1), pool.submit(abs, -2))] == [1, 2]
+        time.sleep(0.5)  # both workers idle, waiting for work
+        os.killpg(0, signal.SIGINT)  # a terminal's Ctrl-C reaches the whole process group
+        time.sleep(10)
+except KeyboardInterrupt:
+    print("stopped")
+"""
+
+
+def test_ctrl_c_reaches_idle_pool_workers_without_a_traceback() -> None:
+    """`ingest -j 2` stopped by Ctrl-C printed "Process ForkProcess-1: Traceback ...
+    KeyboardInterrupt" from each worker waiting for work, beside its one line."""
+    done = subprocess.run([sys.executable, "-c", _IDLE_POOL], capture_output=True, text=True,
+                          cwd=ROOT, timeout=60, start_new_session=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.stdout == "stopped\n", (done.stdout, done.stderr)
+    assert done.stderr == "", done.stderr
+
+
+def test_a_command_stopped_mid_run_answers_json_on_stdout(tmp_path: Path) -> None:
+    """`simulate -f json` (and `audit`, `show`) stopped by SIGTERM wrote nothing on stdout,
+    where `review` and `ingest` wrote their JSON error: every failure is JSON there."""
+    proc = _start(["simulate", "--matches", 500, "-j", 1, "-o", "sim", "-f", "json"], tmp_path)
+    deadline = time.monotonic() + 60
+    while not any((tmp_path / "sim").glob("*.blog")):
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGTERM)
+    code, out, err = _done(proc)
+    assert (code, err.decode()) == (143, "buraco-log: error: terminated (SIGTERM)\n")
+    assert json.loads(out) == {"error": {"code": "error", "exit_status": 143,
+                                         "message": "terminated (SIGTERM)"}}, out
+
+
+# A Ctrl-C at a chosen moment of the start: KeyboardInterrupt raised by the import of a module
+_INTERRUPTED_IMPORT = """
+import os, sys
+
+class Interrupt:
+    def find_spec(self, name, path=None, target=None):
+        if name == os.environ["INTERRUPT_AT"]:
+            raise KeyboardInterrupt
+        return None
+
+sys.meta_path.insert(0, Interrupt())
+"""
+
+
+@pytest.mark.parametrize(("module", "args", "out"), [
+    ("cli.signals", ["show", SMALL], b""),
+    ("cli.main", ["show", SMALL, "-f", "json"],
+     b'{\n  "error": {\n    "code": "error",\n    "exit_status": 130,\n'
+     b'    "message": "interrupted"\n  }\n}\n'),
+])
+def test_ctrl_c_at_the_start_is_one_line_and_130(tmp_path: Path, module: str,
+                                                 args: list[object], out: bytes) -> None:
+    """Before cli.signals was imported, Ctrl-C was a traceback and death by SIGINT; while the
+    CLI was imported, `-f json` got no JSON."""
+    (tmp_path / "sitecustomize.py").write_text(_INTERRUPTED_IMPORT)
+    proc = _start(args, tmp_path, {"INTERRUPT_AT": module,
+                                   "PYTHONPATH": f"{tmp_path}{os.pathsep}{ROOT}"})
+    assert _done(proc) == (130, out, b"buraco-log: error: interrupted\n")
