@@ -242,12 +242,22 @@ def _marks(marks: Mapping[int, Sequence[Mark]], last: int) -> dict[str, list[Any
     return out
 
 
+def _isolated_title(text: str) -> str:
+    """``text`` escaped for the page's ``<title>``, between a first-strong isolate and its
+    pop (the title is plain text: no ``<bdi>`` there). ``text`` holds no bidi control of its
+    own (:func:`terminal_safe`), so nothing in it can close the isolate."""
+    return f"&#x2068;{html.escape(text)}&#x2069;"
+
+
 def render(data: dict[str, Any], chart: str = "") -> str:
     """The HTML page for ``data`` (see :func:`page_data`)."""
     blob = json_text(data)
     who = "referee" if data["viewer"] is None else f"seat {data['viewer']}"
-    title = html.escape(f"{cut(data['match'], ID_SHOWN) or 'match'} "
-                        f"({cut(data['rules'], ID_SHOWN)}, {who}) - buraco-log")
+    # The id and the rules' name each isolated (FSI ... PDI, written as references so the
+    # file's bytes hold no bidi control): a right-to-left id made the tab's title a
+    # right-to-left line, "buraco-log" first and the id last.
+    title = (f"{_isolated_title(cut(data['match'], ID_SHOWN) or 'match')} "
+             f"({_isolated_title(cut(data['rules'], ID_SHOWN))}, {who}) - buraco-log")
     parts = {_MARK_TITLE: title, _MARK_CSS: _template("viewer.css"),
              _MARK_JS: _template("viewer.js"), _MARK_CHART: chart, _MARK_DATA: blob}
     # One pass over the template: no text put in is read again for a marker (the title went
@@ -292,6 +302,11 @@ def build_page(events: Sequence[AnyEvent], *, seat: int | None = None, at: int |
             kind="illegal", seq=exc.seq, rule=exc.rule,
             text=f"seq {exc.seq} is illegal [{exc.rule}]: {why} The page shows the match up "
                  f"to seq {tl.last_seq}, the last legal table."))
+        # and at that table, under its event and flagged in the move list: the banner alone,
+        # at the top of the page, was out of sight of a reader stepping down at the table
+        marks = {**(marks or {})}
+        marks[tl.last_seq] = [*marks.get(tl.last_seq, ()), Mark(
+            "refused", f"Next, seq {exc.seq} is refused [{exc.rule}]: {why}")]
     for m in tl.score_mismatches:
         why = describe(m.rule, tiles=tiles) if seat is not None else m.explanation
         found.append(Banner(kind="score", seq=m.seq, rule=m.rule,

@@ -59,7 +59,7 @@ def test_hostile_names_stay_inside_the_data_and_the_title_is_escaped(nasty: Path
     assert [p["name"] for p in data["players"]] == list(NAMES)  # read back whole
     assert html.count("<script") == 2  # the data element and the page's own script
     assert "<img" not in html and "<!-- a -->" not in html
-    assert "<title>m&lt;script&gt;&quot;&amp;&#x27; (classic" in html
+    assert "<title>&#x2068;m&lt;script&gt;&quot;&amp;&#x27;&#x2069; (&#x2068;classic" in html
 
 
 def _full(path: Path) -> list[str]:

@@ -153,7 +153,8 @@ def test_the_templates_markers_in_a_match_id_or_name_are_text(tmp_path: Path) ->
     objs[0]["rules"]["name"] = MARKERS
     html = page_for_log(_jsonl(tmp_path / "mk.jsonl", objs)).html
     title = html[html.index("<title>") + 7:html.index("</title>")]
-    assert title == f"{MARKERS} ({MARKERS}, referee) - buraco-log"  # was the page's script
+    assert title == f"&#x2068;{MARKERS}&#x2069; (&#x2068;{MARKERS}&#x2069;, referee) - buraco-log"
+    # (it was the page's script)
     script = (Path(frames.__file__).parent / "template" / "viewer.js").read_text("utf-8")
     style = (Path(frames.__file__).parent / "template" / "viewer.css").read_text("utf-8")
     assert html.count(script) == 1 and html.count(style) == 1

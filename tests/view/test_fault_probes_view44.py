@@ -48,7 +48,7 @@ def test_a_match_id_of_html_and_script_is_shown_as_text_and_runs_nothing(
     shown = cut(EVIL, ID_SHOWN)
     assert got["pwned"] is None and got["img"] == 0, got
     assert got["scripts"] == 2  # the data and the page's own script: no third
-    assert got["title"] == f"{shown} (thirteen-quick, referee) - buraco-log"
+    assert got["title"] == f"\u2068{shown}\u2069 (\u2068thirteen-quick\u2069, referee) - buraco-log"
     assert shown in got["h1"] and EVIL[:40] in got["first"], got
     assert [e for e in browser.get_log("browser") if e["level"] == "SEVERE"] == []
 

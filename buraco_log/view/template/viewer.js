@@ -17,14 +17,17 @@
     });
   }
   // A card code is suit * 16 + rank; 64 is the joker (see buraco_log/cards.py).
+  // A screen reader reads a card by its name, "queen of hearts", as one image: its face
+  // alone was read as "Q, black heart suit", or as nothing at all.
   function card(c, wild) {
     var w = wild ? " wild" : "";
+    var said = ' role="img" aria-label="' + cardName(c) + (wild ? ", wild" : "") + '"';
     if (c === 64) {
-      return '<span class="card jk' + w + '" data-card="' + c + '" title="joker">' +
+      return '<span class="card jk' + w + '" data-card="' + c + '" title="joker"' + said + ">" +
         (D.tiles ? "\u2605" : "JK") + "<i>\u2605</i></span>";
     }
     var s = c >> 4, r = c & 15;
-    return '<span class="card s' + s + w + '" data-card="' + c + '">' +
+    return '<span class="card s' + s + w + '" data-card="' + c + '"' + said + ">" +
       (D.tiles ? r : RANKS[r]) + "<i>" + SUITS[s] + "</i></span>";
   }
   var SUIT_NAMES = ["clubs", "diamonds", "hearts", "spades"];
@@ -49,7 +52,8 @@
   }
   function backs(n, zone) {
     return '<div class="cards" data-zone="' + zone + '" data-count="' + n + '">' +
-      (n ? '<span class="back" title="' + many(n) + ' face down">' + n + "</span>" : '<span>-</span>') +
+      (n ? '<span class="back" title="' + many(n) + ' face down" role="img" aria-label="' +
+        many(n) + ' face down">' + n + "</span>" : '<span>-</span>') +
       "</div>";
   }
   // Text from the log (a name) with its control and bidi characters shown as escapes, as
@@ -450,7 +454,9 @@
     // each of them isolated: a right-to-left id and rules' name were drawn rules first
     $("title").innerHTML = "match " + (D.match ? isolated(cut(D.match, ID_SHOWN)) : "unknown") +
       " \u00b7 " + isolated(cut(D.rules, ID_SHOWN)) + " \u00b7 " + who;
-    $("title").title = "match " + (D.match || "unknown") + " \u00b7 " + D.rules;
+    // a tooltip is plain text: isolated by FSI ... PDI as the tab's title is (page.py)
+    $("title").title = "match \u2068" + (D.match || "unknown") + "\u2069 \u00b7 \u2068" +
+      D.rules + "\u2069";
     if (D.tiles) { document.body.classList.add("tiles"); }
     buildBanners();
     buildBoxes();
