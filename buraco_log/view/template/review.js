@@ -31,7 +31,7 @@
   }).join("") : esc(R.head);
   box.innerHTML = "<h2>Review</h2><div class=\"rv-head\" title=\"" + esc(R.whole || R.head) +
     "\">" + head + "</div><div>" +
-    esc(R.summary) + "</div><div class=\"rv-now\" id=\"rv-now\"></div>";
+    esc(R.summary) + "</div><div class=\"rv-now\" id=\"rv-now\" aria-live=\"polite\"></div>";
   var side = $("side");
   side.insertBefore(box, side.firstChild);
   Object.keys(R.moves).forEach(function (s) {
@@ -42,8 +42,15 @@
     li.setAttribute("data-rv", (m.flag ? "\u2717 " : "") + lost(m.cost));
     li.setAttribute("title", "best: " + shown(m.best) + " (cost " + fmt(m.cost) + " \u00b1 " + fmt(m.se) + ")");
   });
+  var BEST = ", in the best move found";
   function show() {
     var s = +document.body.getAttribute("data-seq");
+    // a hand the step did not redraw keeps its cards: their outline and words go first
+    var was = document.querySelectorAll(".card.rv-alt");
+    for (var j = 0; j < was.length; j++) {
+      was[j].classList.remove("rv-alt");
+      was[j].setAttribute("aria-label", was[j].getAttribute("aria-label").replace(BEST, ""));
+    }
     var next = R.moves[String(s + 1)], here = R.moves[String(s)];
     var out = "";
     if (next) {
@@ -59,7 +66,12 @@
       var hand = document.querySelectorAll('[data-zone="hand-' + R.seat + '"] .card');
       for (var i = 0; i < hand.length && want.length; i++) {
         var k = want.indexOf(+hand[i].getAttribute("data-card"));
-        if (k >= 0) { hand[i].classList.add("rv-alt"); want.splice(k, 1); }
+        if (k >= 0) {
+          hand[i].classList.add("rv-alt");
+          // the outline in words, for a screen reader: "7 of hearts, in the best move found"
+          hand[i].setAttribute("aria-label", hand[i].getAttribute("aria-label") + BEST);
+          want.splice(k, 1);
+        }
       }
     } else if (here) {
       out += "<div><b" + (here.flag ? " class=\"bad\"" : "") + ">This move</b>: " + esc(here.played) +
