@@ -89,7 +89,7 @@ def test_a_meld_the_reader_refuses_is_drawn_as_laid() -> None:
 
 
 def test_a_joker_is_a_wild_in_a_preset_with_jokers() -> None:
-    order, wild = meld_order((*parse_cards("5h 6h"), JOKER), PRESETS["biriba"])
+    order, wild = meld_order((*parse_cards("5h 6h"), JOKER), PRESETS["thirteen"])  # 4 jokers
     assert wild == JOKER and order[:2] == list(parse_cards("5h 6h"))
 
 
