@@ -1362,6 +1362,8 @@ class Recorder:
         """The log at ``table``'s path holds every event the recorder acknowledged into it
         (the checkpoint thread's check; the committer owns the table's fields meanwhile)."""
         for _ in range(1000):  # about 1 s: a round of the table in flight, wait for it
+            if not table.exists:  # removed with the round that created it (_undo_round)
+                return True
             end, identity = table.end, table.identity  # (only grow, or change on adopting)
             try:
                 st = os.stat(table.path)
@@ -1830,12 +1832,14 @@ class Recorder:
     def _journal_fixups(self, work: list[_Work], failure: tuple[OSError, bool] | None) -> None:
         """After a journal round: its logs count as written (the checkpoint fsyncs them).
 
-        If the journal could not be written, nothing of this round is durable, nor will a later
-        round be: the recorder stops. The round's bytes already went to the logs (the threads
-        write them while the journal is synced); they are cut off again, so that a refused
-        append leaves no event behind, unless the records may be in the journal (only its sync
-        failed), where the next recorder would write them back: that outcome is unknown, and
-        the error says so."""
+        If the journal could not be written, nothing of this round is durable. The round's bytes
+        already went to the logs (the threads write them while the journal is synced); they are
+        cut off again, and the journal back to its synced end, so that a refused append leaves
+        no event behind. Done, the round's appends fail, their tables are read again from their
+        logs on their next move, and the recorder goes on (a disk that filled up and has room
+        again: it stopped for good, every table refused until a restart). Else (only the sync
+        failed, so the next recorder may write the records back; or a cut failed) that outcome
+        is unknown, the error says so, and the recorder stops."""
         for w in work:
             # (not a log found without its acknowledged moves before anything was written:
             # its journal would be kept for nothing, see _keep_acknowledged)
@@ -1866,20 +1870,21 @@ class Recorder:
             return
         error, recorded = failure
         why = error.strerror or str(error)
-        undone = not recorded and self._undo_round(work)
-        if undone:
-            self._failed = (f"the journal failed: {why}; the events of this round were not "
-                            "recorded, and the recorder stops")
-        else:
-            self._failed = (f"the journal failed: {why}; not retried, the events of this round "
-                            "may or may not be kept (open the directory again to see what was "
-                            "kept)")
+        if not recorded and self._undo_round(work):
+            message = (f"the journal failed: {why}; the events of this round were not "
+                       "recorded: send them again (the match is read again from its log)")
+            for w in work:
+                if w.error is None:  # (a table refused for its own cause keeps that)
+                    w.error = _WriteError(
+                        LogFormatError(message, path=self.directory, kind="io"), written=False)
+            return
+        self._failed = (f"the journal failed: {why}; not retried, the events of this round "
+                        "may or may not be kept (open the directory again to see what was "
+                        "kept)")
         for w in work:
-            if w.error is None or undone:
+            if w.error is None:
                 w.error = _WriteError(
-                    LogFormatError(self._failed, path=self.directory, kind="io"),
-                    written=not undone,
-                )
+                    LogFormatError(self._failed, path=self.directory, kind="io"), written=True)
 
     def _undo_round(self, work: list[_Work]) -> bool:
         """Cut each log of a round the journal refused back to where it stood before (a log
@@ -1889,8 +1894,9 @@ class Recorder:
         removed = False
         for w in work:
             table = w.table
-            if (w.error is not None and not w.error.written) or table.fd is None:
-                continue  # nothing reached this log
+            if not w.began or table.fd is None:
+                continue  # nothing reached this log (a log cut by another program is not
+                # cut here: ftruncate to the round's offset filled it up with zeros)
             try:
                 if w.new:  # created by this round: under its temporary name, or linked
                     os.ftruncate(table.fd, 0)

@@ -10,16 +10,21 @@ checkpoint now checks each log its journal wrote (one ``stat``) and keeps the jo
 
 from __future__ import annotations
 
+import errno
+import json
 import os
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from buraco_log import journal, log
-from buraco_log.recorder import Recorder
+from buraco_log.errors import LogFormatError
+from buraco_log.recorder import FileOps, Recorder
+from tests.recorder.powerloss import PowerLossOps, restore
 from tests.recorder.sources import matches
 
 src = matches()[0]
@@ -94,3 +99,114 @@ def test_an_older_copy_put_back_before_a_checkpoint_keeps_the_journal(
     else:
         assert _journal_bytes(tmp_path, "a") == acknowledged
         assert log.read_events(tmp_path / "h.blog") == [src[0]]
+
+
+# -- a full disk, then room again: the same recorder goes on --------------------------------
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class _FullJournal(FileOps):
+    """A journal append that stops halfway with ENOSPC, as on a disk that fills mid-write."""
+
+    full = False
+
+    def append(self, fd: int, data: bytes) -> None:
+        if self.full:
+            os.write(fd, data[: len(data) // 2])
+            raise OSError(errno.ENOSPC, "No space left on device")
+        super().append(fd, data)
+
+
+def test_a_full_journal_refuses_its_round_and_the_recorder_goes_on_once_there_is_room(
+        tmp_path: Path) -> None:
+    # The round was undone (the logs and the journal cut back to where they were), yet the
+    # recorder stopped for good: every table of the site refused until a restart.
+    ops = _FullJournal()
+    a, b, c = matches()[0], matches()[1], matches()[2]
+    with Recorder(tmp_path, sync="journal", ops=ops, checkpoint_every=600, save_every=0) as rec:
+        for k in range(5):
+            rec.append("a", a[k])
+            rec.append("b", b[k])
+        ops.full = True
+        futures = [rec.submit("a", a[5]), rec.submit("b", b[5]), rec.submit("c", c[0])]
+        for future in futures:
+            with pytest.raises(LogFormatError) as info:
+                future.result(timeout=30)
+            line = str(info.value)
+            assert "\n" not in line and "No space left on device" in line
+            assert "were not recorded" in line
+        assert not (tmp_path / "c.blog").exists()  # the new log went with its round
+        ops.full = False
+        assert [rec.next_seq(t) for t in "abc"] == [5, 5, 0]  # read again from their logs
+        assert rec.append("a", a[5]) == 5
+        assert rec.append("b", b[5]) == 5
+        assert rec.append("c", c[0]) == 0
+    assert log.read_events(tmp_path / "a.blog") == list(a[:6])
+    assert log.read_events(tmp_path / "b.blog") == list(b[:6])
+    assert log.read_events(tmp_path / "c.blog") == [c[0]]
+    assert not journal.generations(str(tmp_path), unfolded=True)  # nothing kept for nothing
+    with Recorder(tmp_path) as again:
+        assert [again.next_seq(t) for t in "abc"] == [6, 6, 1]
+
+
+def _small_disk(mount: Path, *command: str) -> subprocess.CompletedProcess[str] | None:
+    """Run ``command`` in a private mount namespace with a 512 KiB tmpfs on ``mount``; None
+    where that cannot be done (no unshare, not allowed to mount)."""
+    script = 'mount -t tmpfs -o size=512k tmpfs "$0" || exit 97; exec "$@"'
+    try:
+        done = subprocess.run(["unshare", "-m", "sh", "-c", script, str(mount), *command],
+                              cwd=ROOT, capture_output=True, text=True, timeout=120)
+    except FileNotFoundError:
+        return None
+    if done.returncode == 97 or (done.returncode and "unshare" in done.stderr):
+        return None
+    return done
+
+
+@pytest.mark.parametrize("sync", [pytest.param("fsync", marks=pytest.mark.slow), "journal"])
+def test_a_disk_that_really_fills_then_has_room_again_keeps_the_same_recorder_going(
+        tmp_path: Path, sync: str) -> None:
+    mount = tmp_path / "small"
+    mount.mkdir()
+    done = _small_disk(mount, sys.executable, "-m", "tests.recorder.enospc_same_child",
+                       str(mount), sync, "440")
+    if done is None:
+        pytest.skip("no private mount namespace with a tmpfs here (unshare -m, mount)")
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout.splitlines()[-1])
+    assert any("No space left on device" in r for r in result["refusals"]), result["refusals"]
+    assert all("\n" not in r for r in result["refusals"])
+    assert result["after"] == []  # every table went on, from exactly what was acknowledged
+    assert result["wrong"] == []
+
+
+def test_a_journal_written_back_is_not_written_back_twice(tmp_path: Path) -> None:
+    # A power loss took the logs (never fsynced before a checkpoint); the next recorder writes
+    # the journal back. Had its removal not been made durable (a crash right after), the one
+    # after finds the same journal again: nothing is written twice, and play goes on.
+    ops = PowerLossOps(str(tmp_path))
+    names = ["t0", "t1", "t2"]
+    plays = {n: matches()[i] for i, n in enumerate(names)}
+    rec = Recorder(tmp_path, ops=ops, sync="journal", checkpoint_every=600, save_every=0)
+    for k in range(6):
+        for future in [rec.submit(n, plays[n][k]) for n in names]:
+            future.result()
+    image = ops.image()
+    rec.close()
+    restore(str(tmp_path), image, ops.imaged_names)
+    journals = {p.name: p.read_bytes() for p in tmp_path.iterdir()
+                if p.name.startswith(journal.PREFIX)}
+    assert journals
+    with Recorder(tmp_path, sync="journal") as first:
+        assert (first.stats().recovered, first.stats().recreated) == (18, 3)
+    for name, data in journals.items():  # its removal never reached the disk
+        (tmp_path / name).write_bytes(data)
+    with Recorder(tmp_path, sync="journal") as second:
+        stats = second.stats()
+        assert (stats.recovered, stats.journal_conflicts) == (0, 0)
+        for n in names:
+            assert second.append(n, plays[n][6]) == 6
+    for n in names:
+        assert log.read_events(tmp_path / f"{n}.blog") == list(plays[n][:7])
+    assert not journal.generations(str(tmp_path), unfolded=True)
