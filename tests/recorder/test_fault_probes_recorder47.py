@@ -210,3 +210,28 @@ def test_a_journal_written_back_is_not_written_back_twice(tmp_path: Path) -> Non
     for n in names:
         assert log.read_events(tmp_path / f"{n}.blog") == list(plays[n][:7])
     assert not journal.generations(str(tmp_path), unfolded=True)
+
+
+def test_a_round_undone_on_a_full_journal_leaves_a_log_cut_by_another_program_as_it_is(
+        tmp_path: Path) -> None:
+    # The same round found "a" cut behind its lock (nothing written into it) and then the
+    # journal full: the undo cut every log of the round back to the round's offset, which for
+    # "a" meant extending the cut file with zeros (a damaged log, where a whole one was left).
+    ops = _FullJournal()
+    a, b = matches()[0], matches()[1]
+    with Recorder(tmp_path, sync="journal", ops=ops, checkpoint_every=600, save_every=0) as rec:
+        for k in range(5):
+            rec.append("a", a[k])
+            rec.append("b", b[k])
+        path = tmp_path / "a.blog"
+        subprocess.run(["truncate", "-s", str(path.stat().st_size // 2), str(path)], check=True)
+        size = path.stat().st_size
+        ops.full = True
+        futures = [rec.submit("a", a[5]), rec.submit("b", b[5])]
+        for future in futures:
+            with pytest.raises(LogFormatError):
+                future.result(timeout=30)
+        ops.full = False
+        assert path.stat().st_size == size  # as the other program left it
+    assert b"\0" * 64 not in path.read_bytes()
+    assert log.read_events(tmp_path / "b.blog") == list(b[:5])
