@@ -1171,7 +1171,14 @@ class _Pages:
             raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR),
                                      str(self.folder))
         self.new.mkdir(mode=0o700)  # its mode once whole (see swap)
-        found = match_pages(sections, self.new)
+        try:
+            found = match_pages(sections, self.new)
+        except OSError as exc:  # a full disk: the page named where it goes, not the new folder
+            named = exc.filename if isinstance(exc.filename, str) else None
+            if named is None or not named.startswith(f"{self.new}{os.sep}"):
+                raise
+            raise OSError(exc.errno, exc.strerror,
+                          str(self.folder / named[len(str(self.new)) + 1:])) from None
         self.links = {src: f"{MATCH_PAGES}/{name}" for src, name in found.items()}
         return self.links
 

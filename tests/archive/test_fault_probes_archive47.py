@@ -195,3 +195,34 @@ def test_the_ingest_bar_ends_on_the_counts_of_the_summary(corpus: Corpus,
             len(got["errors"])) == (1, 1, 1, 3)
     assert re.search(r" 7/7 [\d,]+ events/s, 1 already stored, 1 duplicate, 1 refused "
                      r"before, 3 refused now ", bar), bar
+
+
+# The command line under a file size limit: a write past it fails (EFBIG), as on a full disk.
+LIMITED = r"""
+import resource, signal, sys
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, (int(sys.argv[1]), resource.RLIM_INFINITY))
+sys.argv = ["buraco-log", *sys.argv[2:]]
+from cli.main import run
+run()
+"""
+
+
+def test_a_report_whose_pages_cannot_be_written_keeps_the_old_one_and_names_the_page(
+        three: Path, tmp_path: Path) -> None:
+    """The pages are written into a new folder first: a full disk there leaves the old report
+    and pages whole, and the line names the page where it goes (not the new folder's name)."""
+    out = tmp_path / "r.html"
+    assert in_process("report", str(three), "-f", "html", "-o", str(out)) == (0, "")
+    folder = tmp_path / "matches"
+    before = {p.name: p.read_bytes() for p in [out, *folder.iterdir()]}
+    small = min(len(b) for b in before.values()) // 2
+    p = subprocess.run([sys.executable, "-c", LIMITED, str(small), "report", str(three), "-f",
+                        "html", "-o", str(out)], cwd=ROOT, capture_output=True, text=True,
+                       timeout=120)
+    assert p.returncode == 1 and p.stdout == ""
+    assert re.fullmatch(rf"buraco-log: error: report: cannot write {re.escape(str(folder))}/"
+                        rf"[\w.-]+\.html: File too large; nothing was written to "
+                        rf"{re.escape(str(out))}\n", p.stderr), p.stderr
+    assert {p.name: p.read_bytes() for p in [out, *folder.iterdir()]} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["matches", "r.html"]
