@@ -659,10 +659,13 @@ class Reader:
         meanwhile): the torn-tail error is raised (kind ``torn``, its byte offset and seq), or
         with ``allow_torn`` the stream ends and :attr:`info` records it. Stops after the
         ``MatchEnded`` event, or after ``idle_timeout`` seconds without new events (on a torn
-        tail no writer holds, with that error).
+        tail no writer holds, with that error). A path that has named no file for
+        ``torn_timeout`` seconds (the log removed, or renamed away: nothing will be appended
+        to it that a writer acknowledges) ends it with an error of kind ``io``.
         """
         last = time.monotonic()
         torn_since: tuple[float, int, int] | None = None  # (when, offset, file size) unlocked
+        gone_since: float | None = None
         while True:
             torn: _Torn | None = None
             try:
@@ -691,6 +694,13 @@ class Reader:
                 continue
             now = time.monotonic()
             idle = idle_timeout is not None and now - last > idle_timeout
+            gone_since = (gone_since or now) if self._gone() else None
+            if gone_since is not None and (idle or now - gone_since >= torn_timeout):
+                self._done = True
+                raise self._error(
+                    f"the log is no longer at {self.path}: removed or renamed away while it "
+                    f"was followed ({self._next_seq - FIRST_SEQ} events read)", "io",
+                    self._offset, self._next_seq)
             seen = torn_since
             torn_since = None if torn is None else self._torn_unlocked(torn, seen, now)
             if torn is not None and torn_since is not None:
@@ -702,6 +712,16 @@ class Reader:
                 return
             time.sleep(poll)
             self._f.seek(self._offset)
+
+    def _gone(self) -> bool:
+        """Whether the path the log was opened by names no file now."""
+        try:
+            os.stat(self._where)
+        except FileNotFoundError:
+            return True
+        except OSError:  # a directory above it may not be searched, and the like
+            return False
+        return False
 
     def _torn_unlocked(self, torn: _Torn, since: tuple[float, int, int] | None,
                        now: float) -> tuple[float, int, int] | None:

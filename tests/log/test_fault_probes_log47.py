@@ -3,7 +3,8 @@
 - `Reader.follow` waited for ever on a crash's torn tail: a partial last record was "not yet
   written" even with no writer left to write it. It waits while a writer holds the log's lock;
   with none, a tail that stays torn ends the stream with the torn-tail error (its offset and
-  seq) after ``torn_timeout`` seconds.
+  seq) after ``torn_timeout`` seconds. A log removed or renamed away while followed was
+  waited on for ever too: it ends with an error of kind ``io``.
 - A JSON Lines pile take (`pt`) written by hand for an empty pile, with no `top` (there is
   none), was refused by the decoder (`log.unknown`, "missing required field 'top'"): it reads
   as top 0, no card, so the rules refuse it as `pile.empty`; on a pile that is not empty the
@@ -104,6 +105,29 @@ def test_follow_waits_on_a_writer_mid_record_and_stops_once_it_was_killed(
     assert isinstance(error, LogFormatError)
     assert (error.kind, error.offset, error.seq) == ("torn", int(offset), 10)
     assert "torn tail" in str(error) and "repair" in str(error)
+
+
+@pytest.mark.parametrize("how", ["removed", "renamed"])
+def test_follow_of_a_log_removed_or_renamed_away_ends_with_an_error(
+        tmp_path: Path, how: str) -> None:
+    path = tmp_path / "live.blog"
+    with log.Writer(path, validate=False) as w:
+        w.append_many(EVENTS[:5])
+    follower, got = _follow_in_thread(path, torn_timeout=0.2)
+    deadline = time.monotonic() + 5
+    while len(got) < 5 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    if how == "removed":
+        path.unlink()
+    else:
+        path.rename(tmp_path / "archived.blog")
+    follower.join(timeout=5)
+    assert not follower.is_alive()  # was: waited for ever
+    *events, error = got
+    assert events == EVENTS[:5]
+    assert isinstance(error, LogFormatError)
+    assert (error.kind, error.seq) == ("io", 5)
+    assert "removed or renamed away while it was followed (5 events read)" in str(error)
 
 
 def _torn_copy(tmp_path: Path) -> tuple[Path, int, bytes]:
