@@ -246,9 +246,10 @@ def _lines_from(path: str, first_line: int, next_seq: int) -> tuple[list[ev.AnyE
     A signed log edited by hand fails at the first signature line after the edit: the strict
     reader stops there, and a referee reading it anyway must still see the rest, as in the
     binary form of the same log."""
-    from buraco_log.jsonl import MAX_LINE, _line_decoder, event_from_json
+    from buraco_log.jsonl import MAX_LINE, MAX_SKIPPED, _line_decoder, event_from_json
 
     out: list[ev.AnyEvent] = []
+    skipped = 0
     with open(path, "rb") as f:
         for number, raw in enumerate(iter(lambda: f.readline(MAX_LINE + 2), b""), 1):
             if number < first_line:
@@ -257,7 +258,11 @@ def _lines_from(path: str, first_line: int, next_seq: int) -> tuple[list[ev.AnyE
             if len(text) > MAX_LINE:
                 return out, False
             if not text or text.startswith(b"#"):
+                skipped += 1
+                if skipped > MAX_SKIPPED:  # the strict reader's bound: a gigabyte of blank
+                    return out, False      # lines took a quarter of an hour to pass over
                 continue
+            skipped = 0
             try:
                 obj = _line_decoder().decode(text)
             except msgspec.MsgspecError:

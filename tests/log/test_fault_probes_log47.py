@@ -14,6 +14,9 @@
 - A log holding a signature record copied a million times (210 MiB) took 470 MB to read
   (`read_events`, `show`, `audit`): each copy was a new object. A copy now shares its
   original's.
+- Reading a JSON Lines log anyway (`replay --ignore-integrity`, `explain --anyway`) passed
+  over any number of blank lines after the one the strict reader stopped at: 40 s for 50 MB
+  of them. It stops where the strict reader's bound (100,000 in a row) is passed.
 - A match start whose rules hold a knob this release does not know (a newer release's house
   rule) read as "Object contains unknown field" alone, as if damaged: it says what it is.
 """
@@ -407,3 +410,22 @@ def test_names_in_nfd_and_nfc_survive_binary_to_json_lines_to_binary_byte_for_by
     with pytest.raises(LogFormatError) as caught:
         jsonl.read_jsonl(normalised)
     assert caught.value.kind == "chain"
+
+
+# -- reading a JSON Lines log anyway, past a flood of blank lines ------------------------------
+
+
+def test_reading_anyway_stops_at_the_bound_on_blank_lines_in_a_row(tmp_path: Path) -> None:
+    from buraco_log import forensic
+    from buraco_log.jsonl import MAX_SKIPPED
+
+    match = match_events()
+    path = tmp_path / "flood.jsonl"
+    with open(path, "wb") as f:
+        f.write(b"".join(json.dumps(jsonl.event_to_json(e)).encode() + b"\n" for e in match[:5]))
+        f.write(b"\n" * (3 * MAX_SKIPPED))  # a gigabyte of them took a quarter of an hour
+        f.write(b"".join(json.dumps(jsonl.event_to_json(e)).encode() + b"\n"
+                         for e in match[5:8]))
+    salvage = forensic.read_anyway(path)
+    assert salvage.rule == "log.limit" and salvage.line == 5 + MAX_SKIPPED + 1
+    assert salvage.events == list(match[:5]) and not salvage.read_to_end  # was: read on
