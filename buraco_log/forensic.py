@@ -124,8 +124,8 @@ def _records_from(path: str, offset: int, version: int, sealed: bool, next_seq: 
             if len(head) < head_size:
                 return out, not head
             length, count, first_seq = log._SEG_HEAD.unpack_from(head)
-            if length > log.MAX_PAYLOAD:
-                break
+            if length > log.MAX_PAYLOAD or length == 0:  # no record is empty: zero bytes (a
+                break  # crash's tail) were passed over 56 at a time, a minute a gigabyte
             payload = f.read(length)
             if len(payload) < length:
                 break

@@ -17,6 +17,8 @@
 - Reading a JSON Lines log anyway (`replay --ignore-integrity`, `explain --anyway`) passed
   over any number of blank lines after the one the strict reader stopped at: 40 s for 50 MB
   of them. It stops where the strict reader's bound (100,000 in a row) is passed.
+- Reading a binary log anyway after damage passed over a zero-filled tail 56 bytes at a time
+  (a minute a gigabyte), and called it read to the end: it stops at the first zero header.
 - A match start whose rules hold a knob this release does not know (a newer release's house
   rule) read as "Object contains unknown field" alone, as if damaged: it says what it is.
 """
@@ -429,3 +431,24 @@ def test_reading_anyway_stops_at_the_bound_on_blank_lines_in_a_row(tmp_path: Pat
     salvage = forensic.read_anyway(path)
     assert salvage.rule == "log.limit" and salvage.line == 5 + MAX_SKIPPED + 1
     assert salvage.events == list(match[:5]) and not salvage.read_to_end  # was: read on
+
+
+def test_reading_anyway_stops_at_a_zero_filled_tail_after_damage(tmp_path: Path) -> None:
+    from buraco_log import forensic
+
+    path = tmp_path / "a.blog"
+    with log.Writer(path, validate=False) as w:
+        for event in EVENTS[:8]:
+            w.append(event)
+    with log.Reader(path) as reader:
+        offsets = [off for off, _ in reader.segments()]
+    data = bytearray(path.read_bytes())
+    data[offsets[3] + 16 + 32 + 4] ^= 0xFF  # record 3's header checksum: its events still read
+    path.write_bytes(data)
+    with open(path, "r+b") as f:
+        f.truncate(len(data) + 56 * (1 << 24))  # a sparse gigabyte of zeros, whole headers
+    start = time.monotonic()
+    salvage = forensic.read_anyway(path)
+    assert time.monotonic() - start < 5  # was: a minute
+    assert (salvage.seq, salvage.rule) == (3, "log.damage")
+    assert salvage.events == EVENTS[:8] and not salvage.read_to_end  # was: read to the end
