@@ -1456,8 +1456,12 @@ def open_log_fd(path: str | os.PathLike[str], flags: int = os.O_RDONLY) -> int:
         fd = os.open(path, flags | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as exc:
         if exc.errno == errno.ENXIO:  # a socket, or a FIFO opened for writing without a reader
+            try:
+                what = file_type(os.stat(path).st_mode)  # as `show` says it
+            except OSError:
+                what = "a socket or FIFO"
             raise LogFormatError(
-                "not a regular file (a socket or FIFO): not read as a log",
+                f"not a regular file ({what}): not read as a log",
                 path=path,
                 kind="filetype",
             ) from None

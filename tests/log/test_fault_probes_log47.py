@@ -10,7 +10,8 @@
   as top 0, no card, so the rules refuse it as `pile.empty`; on a pile that is not empty the
   rules still refuse it.
 - An output that is a socket (`convert -o S`, a page, a query's output) was waited for 10 s
-  as a FIFO with no reader, then called "a FIFO": it is refused at once, as a socket.
+  as a FIFO with no reader, then called "a FIFO": it is refused at once, as a socket. Read
+  as a log, a socket was "a socket or FIFO" (while `show` said "a socket"): it is a socket.
 - A log holding a signature record copied a million times (210 MiB) took 470 MB to read
   (`read_events`, `show`, `audit`): each copy was a new object. A copy now shares its
   original's.
@@ -279,6 +280,17 @@ def test_a_socket_as_output_is_refused_at_once_and_named_a_socket(tmp_path: Path
     assert line == f"buraco-log: error: {out}: a socket, which cannot be opened as a file; " \
         "nothing was written", line  # was: "a FIFO that no program opened for reading ..."
     assert done.stdout == ""
+
+
+def test_a_socket_read_as_a_log_is_named_a_socket(tmp_path: Path) -> None:
+    path = tmp_path / "s.blog"
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(str(path))
+        for read in (log.read_events, log.verify, lambda p: log.Writer(p, validate=False)):
+            with pytest.raises(LogFormatError) as caught:
+                read(path)
+            assert caught.value.kind == "filetype"
+            assert caught.value.message == "not a regular file (a socket): not read as a log"
 
 
 # -- a signature record copied many times --------------------------------------------------------
