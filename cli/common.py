@@ -16,7 +16,7 @@ import traceback
 from collections.abc import Callable, Iterator
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Final, ParamSpec, TypeVar
+from typing import Annotated, Any, Final, ParamSpec, TypeVar
 
 import msgspec
 import typer
@@ -39,6 +39,14 @@ EXIT_USAGE = 2  # bad arguments (typer/click's own code too)
 
 CONTEXT: Final = {"help_option_names": ["-h", "--help"]}
 """Every typer app and group: `-h` is `--help`, as in most tools."""
+
+
+HIDDEN_ALIASES: Final = {"--out": "--output"}
+"""Older spellings still read, out of the help: ``--out`` was `demo`'s and `simulate`'s
+alone; every command that has ``-o/--output`` takes it (cli.main reads it as ``--output``)."""
+
+OutAlias = Annotated[str | None, typer.Option("--out", hidden=True, help="--output.")]
+"""``--out`` where a command declares it itself (typer's test runner reads no alias)."""
 
 
 class Format(StrEnum):

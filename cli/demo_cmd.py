@@ -26,6 +26,7 @@ from cli.common import (
     EXIT_FINDINGS,
     EXIT_USAGE,
     Format,
+    OutAlias,
     emit_json,
     fail,
     guarded,
@@ -84,7 +85,7 @@ def demo(
     players: Annotated[int, typer.Option("--players", help="Number of players.")] = 4,
     seed: Annotated[str, typer.Option("--seed", help="Seed of the simulated match.")] = "demo",
     output: Annotated[str | None, typer.Option(
-        "--output", "--out", "-o", metavar="FILE",
+        "--output", "-o", metavar="FILE",
         help="Write the log here, as JSON Lines if the name ends in .jsonl (default: "
              "demo-RULES-Np.blog in the current directory, never replacing a file).")] = None,
     format: Annotated[Format, typer.Option("--format", "-f",
@@ -92,9 +93,11 @@ def demo(
                       ] = Format.table,
     overwrite: Annotated[bool, typer.Option(
         "--overwrite", help="Replace OUTPUT if it exists.")] = False,
+    output_alias: OutAlias = None,
 ) -> None:
     """Simulate a match, write it, replay and audit every move, and print the result."""
     js = format is Format.json
+    output = output if output_alias is None else output_alias
     r = load_rules(rules, option="--rules", as_json=js)
     check_players(r, players, as_json=js)
     if output == "":  # an unset variable: Path("") is ".", and it said ".: is a directory"

@@ -67,7 +67,8 @@ Every command follows the same rules:
 - **`--format json`** (`-f json`) prints stable JSON (sorted keys) on stdout; `-f table` and
   `-f text` are the same words for people. On failure, stdout holds `{"error": {"code",
   "message", "exit_status", ...}}` beside the line on stderr, so a program reading stdout
-  always gets JSON.
+  always gets JSON; an interrupt too (`"exit_status": 130`), unless the command had begun
+  writing its answer.
 - **`-`** in place of a log reads it from standard input (binary or JSON Lines, told apart by
   the first bytes); `-o -` writes to standard output (not for `simulate`, which writes a
   directory of logs, nor `demo`, whose report is on standard output); bytes for programs (a
@@ -80,7 +81,8 @@ Every command follows the same rules:
   (`show - < DIR`) is refused by Python itself before buraco-log starts, in Python's words
   (`Fatal Python error: init_sys_streams: <stdin> is a directory`, exit 1): no program
   Python runs can say otherwise.
-- **`-o`/`--output`** always names what the command writes. A command that writes logs
+- **`-o`/`--output`** always names what the command writes (`--out` is read as `--output`,
+  an older spelling kept out of the help). A command that writes logs
   (`convert`, `simulate`, `demo`) never replaces a file unless told so (`--overwrite`). A page
   or a report (`view`, `review`, `audit --html`, `query`, `report`) replaces the file it names,
   written whole beside it and renamed, but never a file that holds a match log (exit 2). A
@@ -98,7 +100,11 @@ Every command follows the same rules:
   `-o` of the log commands (all but the archive's) is a usage error naming the argument or
   option (exit 2); it is never taken as the current directory.
 - **Paths and names are printed safely**: a control or bidi character in a path, or in a name
-  read from a log, is shown as an escape (`\\x1b`), on stdout as in errors.
+  read from a log, is shown as an escape (`\\x1b`), on stdout as in errors. Output is UTF-8
+  whatever the locale says (`LC_ALL=C`, `PYTHONIOENCODING=ascii`); a byte of a file name that
+  is not UTF-8 is shown `\\xNN`. Arguments are read as UTF-8 too: under `LC_ALL=C
+  PYTHONUTF8=0` the command starts again in Python's UTF-8 mode, so `--seed Zoë` is the same
+  seed, and gives the same logs, in every locale.
 - **`--jobs N`** (`-j`): worker processes; `0` is one per CPU, at most 8 (the default, but for
   `review`, which uses one unless told).
 - **The archive** is `--archive DIR` (`-a`) for every archive command, or the environment

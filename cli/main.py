@@ -16,6 +16,7 @@ from cli import coercion, helpfmt
 from cli.common import (
     CONTEXT,
     EXIT_USAGE,
+    HIDDEN_ALIASES,
     NamedStdout,
     State,
     drop_stdout,
@@ -192,6 +193,27 @@ def _misplaced_global(exc: BaseException) -> str:
             f"(buraco-log {name} {command} ...)")
 
 
+def _aliases_read(command: Any, argv: list[str]) -> list[str]:
+    """``argv`` with each hidden alias (:data:`HIDDEN_ALIASES`) as the option it stands for,
+    where the command has that option and not the alias itself: ``convert LOG --out FILE``
+    was "No such option: --out", which `demo` and `simulate` took."""
+    out: list[str] = []
+    for i, word in enumerate(argv):
+        if word == "--":
+            return [*out, *argv[i:]]
+        sub = getattr(command, "commands", {}).get(word)
+        if sub is not None:
+            command = sub
+        name, eq, value = word.partition("=")
+        meant = HIDDEN_ALIASES.get(name)
+        if meant is not None and not hasattr(command, "commands"):
+            opts = {o for p in command.params if p.param_type_name == "option" for o in p.opts}
+            if meant in opts and name not in opts:
+                word = f"{meant}{eq}{value}"
+        out.append(word)
+    return out
+
+
 def _refuse_an_option_as_a_value(command: Any, argv: list[str]) -> None:
     """A usage error for an option given another option of the command as its value
     (`simulate --seed --overwrite`): click took "--overwrite" as the seed, and the logs were
@@ -300,6 +322,7 @@ def _run() -> int | Any:
     try:
         # one name in usage lines and hints, however started (`python -m cli`, the script)
         command = typer.main.get_command(_for_argv(sys.argv[1:]))
+        sys.argv[1:] = _aliases_read(command, sys.argv[1:])
         _refuse_an_option_as_a_value(command, sys.argv[1:])
         code = command(standalone_mode=False, prog_name="buraco-log")
         if code == 130 and not State.stop_said:

@@ -19,7 +19,15 @@ from buraco_log.simulate import (
     seat_bots,
     simulate_many,
 )
-from cli.common import EXIT_USAGE, Format, emit_json, fail, guarded, progress_shown
+from cli.common import (
+    EXIT_USAGE,
+    Format,
+    OutAlias,
+    emit_json,
+    fail,
+    guarded,
+    progress_shown,
+)
 from cli.paths import not_a_file, plural
 from cli.rules_cmd import load_rules
 from cli.safetext import terminal_safe
@@ -89,7 +97,7 @@ def simulate(
     matches: Annotated[int, typer.Option("--matches", help="How many matches.", min=1,
                                          max=MAX_MATCHES)] = 1,
     seed: Annotated[str, typer.Option("--seed", help="Seed: same seed, same bytes.")] = "0",
-    output: Annotated[str, typer.Option("--output", "--out", "-o", metavar="DIR",
+    output: Annotated[str, typer.Option("--output", "-o", metavar="DIR",
                                         help="The directory the logs go to.")] = "sim",
     bot: Annotated[
         list[str] | None,
@@ -114,6 +122,7 @@ def simulate(
                       ] = Format.table,
     overwrite: Annotated[bool, typer.Option(
         "--overwrite", help="Replace logs of the same names already in the directory.")] = False,
+    output_alias: OutAlias = None,
 ) -> None:
     """Simulate complete matches with bots and write each as a sealed log in the output directory.
 
@@ -121,6 +130,7 @@ def simulate(
     checked by the rules engine. The same arguments give the same files, whatever --jobs is.
     """
     js = format is Format.json
+    output = output if output_alias is None else output_alias
     check_seed(seed, as_json=js)
     # the rules are the user's argument: a bad one is a usage error (exit 2)
     r = load_rules(rules, option="--rules", as_json=js)

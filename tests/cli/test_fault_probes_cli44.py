@@ -92,6 +92,8 @@ def _names_in_help() -> dict[str, set[str]]:
     for path, command in _walk(typer.main.get_command(app), "buraco-log"):
         names: set[str] = set()
         for param in command.params:
+            if getattr(param, "hidden", False):  # an old spelling kept out of the help
+                continue
             names.update(o for o in (*param.opts, *getattr(param, "secondary_opts", []))
                          if o.startswith("--"))
             names.update(re.findall(r"BURACO_LOG_[A-Z_]+", getattr(param, "help", None) or ""))

@@ -12,16 +12,20 @@
 
 from __future__ import annotations
 
+import enum
 import json
 import os
 import signal
 import subprocess
 import sys
 import time
+from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from cli.common import HIDDEN_ALIASES
 from tests.cli.probes import ROOT
 
 SMALL = ROOT / "examples" / "disputes" / "fair-thirteen.log"
@@ -158,3 +162,98 @@ def test_ctrl_c_at_the_start_is_one_line_and_130(tmp_path: Path, module: str,
     proc = _start(args, tmp_path, {"INTERRUPT_AT": module,
                                    "PYTHONPATH": f"{tmp_path}{os.pathsep}{ROOT}"})
     assert _done(proc) == (130, out, b"buraco-log: error: interrupted\n")
+
+
+# -- one set of options --------------------------------------------------------------------
+
+PEOPLE = {"table", "text"}  # the same words for people (Format's docstring)
+MORE_FORMATS = {"jsonl", "csv", "parquet", "html"}  # what a command may add to table|text|json
+NO_FORMAT = {"view"}  # writes a page, prints one line about it
+ENVIRONMENT = {"--archive": "BURACO_LOG_ARCHIVE"}
+
+
+def _options() -> list[tuple[str, Any]]:
+    """(command path, option) of every option of every command, hidden ones too."""
+    import typer.main
+
+    from cli import main
+
+    found: list[tuple[str, Any]] = []
+
+    def walk(command: Any, path: str) -> None:
+        for name, sub in sorted(getattr(command, "commands", {}).items()):
+            walk(sub, f"{path} {name}".strip())
+        if not hasattr(command, "commands"):
+            found.extend((path, p) for p in command.params if p.param_type_name == "option"
+                         and p.name != "help")
+
+    walk(typer.main.get_command(main.app), "")
+    return found
+
+
+def _long(option: Any) -> str:
+    return next(o for o in option.opts if o.startswith("--"))
+
+
+def _choices(option: Any) -> set[str]:
+    annotation = option.type_descriptor.annotation
+    return {m.value for m in annotation} if isinstance(annotation, type) and issubclass(
+        annotation, enum.Enum) else set()
+
+
+def test_every_option_is_spelt_the_same_in_every_command() -> None:
+    """One idea, one name: a long option has one short flag, names and type everywhere; a
+    short flag means one option; `--format` offers table|text|json with a people's default;
+    `--output` is `-o`; a command with `--at` reads a changed log with `--ignore-integrity`;
+    every command but `view` answers `--format json`; `--out` is hidden where declared."""
+    options = _options()
+    shown: dict[str, set[tuple[str, ...]]] = defaultdict(set)
+    shorts: dict[str, set[str]] = defaultdict(set)
+    kinds: dict[str, set[str]] = defaultdict(set)
+    commands: dict[str, set[str]] = defaultdict(set)
+    wrong: list[str] = []
+    for path, option in options:
+        if option.hidden:
+            if _long(option) not in HIDDEN_ALIASES:
+                wrong.append(f"{path} {_long(option)}: hidden, and no alias")
+            continue
+        name = _long(option)
+        commands[path].add(name)
+        names = tuple(sorted(option.opts)) + tuple(sorted(option.secondary_opts))
+        shown[name].add(names)
+        kinds[name].add(getattr(option.type_descriptor.annotation, "__name__", "?")
+                        if name != "--format" else "Format")
+        for short in (o for o in option.opts if not o.startswith("--")):
+            shorts[short].add(name)
+        if any(n.startswith("--no-") for n in option.opts):
+            wrong.append(f"{path} {name}: a --no- option of its own, not a negative form")
+        if name == "--format":
+            values = _choices(option)
+            if not {"json", *PEOPLE} <= values or values - {"json", *PEOPLE} - MORE_FORMATS:
+                wrong.append(f"{path} --format: {sorted(values)}")
+            if getattr(option.default, "value", option.default) not in PEOPLE:
+                wrong.append(f"{path} --format: default {option.default}")
+        if name in ENVIRONMENT and option.envvar != ENVIRONMENT[name]:
+            wrong.append(f"{path} {name}: environment {option.envvar}")
+    wrong += [f"{n}: spelt {sorted(s)}" for n, s in shown.items() if len(s) > 1]
+    wrong += [f"{s}: stands for {sorted(n)}" for s, n in shorts.items() if len(n) > 1]
+    wrong += [f"{n}: of types {sorted(k)}" for n, k in kinds.items() if len(k) > 1]
+    assert {("--output", "-o")} == shown["--output"], shown["--output"]
+    for path, names in commands.items():
+        if "--at" in names and "--ignore-integrity" not in names:
+            wrong.append(f"{path}: --at without --ignore-integrity")
+        if "--format" not in names and path not in NO_FORMAT and path != "schema":
+            wrong.append(f"{path}: no --format")
+    assert not wrong, wrong
+
+
+def test_out_is_read_as_output_by_every_command_that_writes_one(tmp_path: Path) -> None:
+    """`--out` was `demo`'s and `simulate`'s alone: `convert LOG --out FILE` was "No such
+    option: --out". It is a hidden alias of `--output` everywhere now."""
+    runs = [["convert", SMALL, "--out", "a.jsonl"], ["convert", SMALL, "--out=b.jsonl"],
+            ["simulate", "--out", "sim"], ["view", SMALL, "--out", "c.html"]]
+    procs = [_start(args, tmp_path) for args in runs]
+    for args, proc in zip(runs, procs, strict=True):
+        code, _, err = _done(proc)
+        assert code == 0, (args, err)
+    assert {p.name for p in tmp_path.iterdir()} == {"a.jsonl", "b.jsonl", "sim", "c.html"}
