@@ -265,7 +265,8 @@ def _cards_in(value: Any, field: str) -> Any:
 
 
 PILE_TOP_MISSING: Final = 0
-"""The ``top`` a JSON Lines ``pt`` without one reads as: no card (the engine names it ``#0``)."""
+"""The ``top`` a JSON Lines ``pt`` without one (or with null) reads as: no card (the engine
+names it ``#0``)."""
 
 
 def event_to_json(event: ev.Event) -> dict[str, Any]:
@@ -283,10 +284,10 @@ def event_from_json(obj: dict[str, Any]) -> ev.AnyEvent:
         for name in ev.CARD_FIELDS.get(tag, ()):
             if name in obj:
                 obj[name] = _cards_in(obj[name], name)
-    if tag == "pt" and "top" not in obj:
-        # A take of an empty pile, written by hand, has no top to name: read it as the code
-        # that stands for no card, so the rules say what is wrong (`pile.empty`), not the
-        # decoder. Written back, the field is there (0).
+    if tag == "pt" and obj.get("top") is None:
+        # A take of an empty pile, written by hand, has no top to name (left out, or null):
+        # read it as the code that stands for no card, so the rules say what is wrong
+        # (`pile.empty`), not the decoder. Written back, the field is there (0).
         obj["top"] = PILE_TOP_MISSING
     return ev.from_dict(obj)
 

@@ -198,13 +198,14 @@ def test_follow_reads_on_once_a_locked_partial_record_is_completed(tmp_path: Pat
 # -- a hand-written pile take with no top --------------------------------------------------------
 
 
-def _take_without_top(path: Path, after: int, count: int) -> Path:
+def _take_without_top(path: Path, after: int, count: int, null: bool = False) -> Path:
     """JSON Lines of a real match's first ``after`` events, then seat-to-draw's pile take of
-    ``count`` cards naming no top."""
+    ``count`` cards naming no top (or a null one)."""
     match = match_events()
     lines = [json.dumps({"log": "buraco-log", "version": ev.FORMAT_VERSION, "sealed": True})]
     lines += [json.dumps(jsonl.event_to_json(e)) for e in match[:after]]
-    lines.append(json.dumps({"t": "pt", "seat": match[after].seat, "count": count}))
+    take = {"t": "pt", "seat": match[after].seat, "count": count} | ({"top": None} if null else {})
+    lines.append(json.dumps(take))
     path.write_text("\n".join(lines) + "\n")
     return path
 
@@ -231,6 +232,7 @@ def test_a_take_of_an_empty_pile_without_top_reaches_the_rules(tmp_path: Path) -
     assert f"{empty}, line 4, seq 2: [pile.empty]" in line, line
     assert "missing required field" not in line and not out.exists()
     assert "[pile.empty]" in shown.stderr, shown.stderr
+    assert _rule_of(_take_without_top(tmp_path / "null.jsonl", 2, 0, null=True)) == "pile.empty"
 
 
 def test_a_take_of_a_pile_that_is_not_empty_without_top_is_still_refused(
