@@ -390,7 +390,11 @@ def render_explanation(e: audit.Explanation) -> Iterator[str]:
     if e.note:
         yield f"note: {e.note}"
     yield e.event
-    if e.legal:
+    if e.legal and e.findings:  # legal play, yet the audit finds against the event itself
+        yield "LEGAL by the rules of play, but the audit finds:"
+        for found in e.findings:
+            yield f"  [{found.rule}] {found.message}"
+    elif e.legal:
         yield "LEGAL: every rule for this event is met at this point"
     else:
         yield f"ILLEGAL [{e.rule}]"

@@ -9,7 +9,7 @@ from typing import Any
 import msgspec
 
 from buraco_log.audit.files import path_text
-from buraco_log.audit.findings import to_dict
+from buraco_log.audit.findings import Finding, to_dict
 from buraco_log.audit.integrity import load
 from buraco_log.audit.scores import score_lines
 from buraco_log.cards import Style, counted
@@ -48,6 +48,10 @@ class Explanation(msgspec.Struct, frozen=True):
     facts: tuple[str, ...]
     before: TableView
     note: str | None  # e.g. an earlier illegal event, explained instead
+    # What the audit finds about this event besides its legality: a deal its committed seeds
+    # do not give (``deal.mismatch``) is legal by the rules of play, and was said only "LEGAL:
+    # every rule for this event is met" to a referee asking whether the deal was rigged.
+    findings: tuple[Finding, ...] = ()
 
 
 def explain_event(events: Iterable[AnyEvent], seq: int, *, path: str = "") -> Explanation:
@@ -90,7 +94,17 @@ def explain_event(events: Iterable[AnyEvent], seq: int, *, path: str = "") -> Ex
         description=describe(rule, tiles=style == "tiles") if rule else None,
         message=message, facts=tuple(_facts(before, ev, style)),
         before=table_view(before, recent=tl.recent(before.seq)), note=note,
+        findings=_deal_findings(events, ev),
     )
+
+
+def _deal_findings(events: Sequence[AnyEvent], ev: AnyEvent) -> tuple[Finding, ...]:
+    """The provenance findings of a deal (a hand start), re-derived from the log's seeds."""
+    if not isinstance(ev, HandStarted):
+        return ()
+    from buraco_log.audit.deals import provenance
+
+    return tuple(f for f in provenance(events).findings if f.seq == ev.seq)
 
 
 def explain(path: str | os.PathLike[str], seq: int) -> Explanation:

@@ -133,7 +133,8 @@ def check(
                     + (f" for match {signed.match_id!r}" if signed.match_id != match_id else "")
                     + f"; the match start records key {key_id}"
                     + (f" and match {match_id!r}" if signed.match_id != match_id else "")
-                    + ": one key signs a log, the one its start records", seq=signed.seq))
+                    + ": one key signs a log, the one its start records"
+                    + _who_signed_what(signatures, keyring, started_at), seq=signed.seq))
                 break
         if keyring is not None:
             verified = not problems
@@ -143,7 +144,7 @@ def check(
                 rule = _trust_rule(keyring, signatures[0].key_id)
                 problems.append(Problem(
                     rule, f"the signature after seq {signatures[0].seq} (the log's first): "
-                    f"{trust}: {_WORTH[rule]}", seq=signatures[0].seq))
+                    f"{trust}: {_WORTH[rule]}{_trusted(keyring)}", seq=signatures[0].seq))
             else:
                 for signed in signatures:
                     why = keyring.check(signed, started_at)
@@ -154,7 +155,8 @@ def check(
                         rule = (_trust_rule(keyring, signed.key_id)
                                 if keyring.problem(signed.key_id, started_at) else "sign.invalid")
                         problems.append(Problem(
-                            rule, f"the signature after seq {signed.seq}: {why}: {_WORTH[rule]}",
+                            rule, f"the signature after seq {signed.seq}: {why}: {_WORTH[rule]}"
+                            + (_trusted(keyring) if rule != "sign.invalid" else ""),
                             seq=signed.seq))
                         break
     if (twice := _signed_twice(signatures)) is not None:
@@ -197,6 +199,45 @@ _WORTH = {
     "bytes were changed)",
 }
 """What a signature that is not trusted is worth, said to a referee after the reason."""
+
+
+def _trusted(keyring: Keyring) -> str:
+    """Which keys the referee trusts, said beside a signature by another: the log's signer
+    was named, the key it should have been was not."""
+    ids = sorted(k for k in keyring.keys if k not in keyring.revoked)
+    if not ids:
+        return "; no key is trusted (every trusted key given is revoked)"
+    named = ", ".join(ids[:3]) + (f" and {len(ids) - 3} more" if len(ids) > 3 else "")
+    return f"; the trusted key{'s are' if len(ids) > 1 else ' is'} {named}"
+
+
+def _who_signed_what(signatures: Sequence[record.SignedHead], keyring: Keyring | None,
+                     started_at: int | None) -> str:
+    """Which key signs which seqs of a log signed by more than one, each said trusted or not
+    when there are trusted keys: a log signed, edited and signed on with another key said
+    only "one key signs a log", and the referee could not tell which events the site's key
+    vouches for."""
+    runs: list[list[object]] = []  # [key id, first seq, last seq, signatures]
+    after = -1
+    for signed in signatures:
+        if runs and runs[-1][0] == signed.key_id:
+            runs[-1][2:] = [signed.seq, int(str(runs[-1][3])) + 1]
+        else:
+            runs.append([signed.key_id, after + 1, signed.seq, 1])
+        after = signed.seq
+    if len({r[0] for r in runs}) < 2:
+        return ""
+    parts = []
+    for key, first, last, n in runs:
+        trust = ""
+        if keyring is not None:
+            why = keyring.problem(str(key), started_at)
+            if why is not None and why.startswith(f"key {key} "):
+                why = "it " + why[len(f"key {key} "):]  # the key is named just before
+            trust = " (trusted)" if why is None else f" (not trusted: {why})"
+        count = f"{n} signature{'s' if n != 1 else ''}"
+        parts.append(f"key {key}{trust} signs seq {first} to {last} ({count})")
+    return "; " + ", then ".join(parts)
 
 
 def _signers(signatures: Sequence[record.SignedHead]) -> dict[str, int]:
@@ -296,10 +337,10 @@ def _receipts(events: Sequence[ev.AnyEvent], receipts: Sequence[HeldReceipt], *,
     renamed = _renamed_heads(events, receipts, version)
     # Seqs where a genuine receipt agrees with the log: another receipt there with another head
     # shows the site signed two versions of the match (and showed its players different logs).
-    agreed = {h.receipt.seq: h for h in receipts
-              if h.receipt.match_id == match_id and heads.get(h.receipt.seq) is not None
-              and heads[h.receipt.seq].hex() == h.receipt.head.lower()
-              and (keyring is None or verdict(h.receipt.signed_head()) is None)}
+    genuine = [h for h in receipts if h.receipt.match_id == match_id
+               and (keyring is None or verdict(h.receipt.signed_head()) is None)]
+    agreed = {h.receipt.seq: h for h in genuine if heads.get(h.receipt.seq) is not None
+              and heads[h.receipt.seq].hex() == h.receipt.head.lower()}
     for held in sorted(receipts, key=lambda h: h.receipt.seq):
         r = held.receipt
         if events and r.match_id != match_id:  # no event: nothing says which match it was
@@ -368,9 +409,28 @@ def _receipts(events: Sequence[ev.AnyEvent], receipts: Sequence[HeldReceipt], *,
                 f"{_named(held)} shows the site signed match {r.match_id!r} up to seq {r.seq}, "
                 f"but the log {ends} ({how}){besides}", seq=r.seq))
         elif heads.get(r.seq) != signed.head:
-            if (twin := agreed.get(r.seq)) is not None:
-                besides += (f"; {_named(twin)} signs the log's head there: the site "
-                            f"signed two different heads at seq {r.seq}")
+            theirs = f"the log's head at seq {r.seq} is {heads[r.seq].hex()[:16]}..., the " \
+                f"receipt's {r.head[:16]}..."
+            later = min((s for s in agreed if s >= r.seq), default=None)
+            if later is not None:
+                # The site's own signature vouches for the log at or after this seq, so the
+                # site signed this log's events up to here, and the receipt's other ones: a
+                # fork by the site's writer, not a log changed after it signed (which it said).
+                at = ("there" if later == r.seq else
+                      f"at seq {later}, which covers the log's events up to seq {r.seq}")
+                problems.append(Problem(
+                    "sign.receipt_changed",
+                    f"{_named(held)} does not match the log, and {_named(agreed[later])} signs "
+                    f"the log's head {at}: the site's writer signed two different histories of "
+                    f"match {r.match_id!r} (two different heads at seq {r.seq}), so it showed "
+                    f"its players different games; {theirs}{besides}", seq=r.seq))
+                continue
+            rival = next((h for h in genuine if h.receipt.seq == r.seq
+                          and h.receipt.head.lower() != r.head.lower()), None)
+            if rival is not None:  # neither is the log's: the receipts alone show the fork
+                besides += (f"; {_named(rival)} signs another head at seq {r.seq}: the "
+                            "site's writer signed two different histories of the match, and "
+                            "this log is neither")
             # The change is at or before the receipt's seq, never "after" it: a referee
             # looked past seq N for an edit made before it. Where an earlier receipt still
             # agrees, the change lies between the two.
@@ -380,9 +440,8 @@ def _receipts(events: Sequence[ev.AnyEvent], receipts: Sequence[HeldReceipt], *,
                      else f"seq 0 to {r.seq} was changed after the site signed it")
             problems.append(Problem(
                 "sign.receipt_changed",
-                f"{_named(held)} does not match the log: an event in {where}; the log's head "
-                f"at seq {r.seq} is {heads[r.seq].hex()[:16]}..., the receipt's "
-                f"{r.head[:16]}...{besides}", seq=r.seq))
+                f"{_named(held)} does not match the log: an event in {where}; "
+                f"{theirs}{besides}", seq=r.seq))
     return problems
 
 

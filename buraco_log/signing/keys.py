@@ -718,6 +718,9 @@ def _revoked_lines(path: Path) -> list[str]:
         text = read_small(path, "a list of revoked key ids", others=TRUSTED_BITS).decode("utf-8")
     except UnicodeDecodeError as exc:
         raise SigningError(f"{path}: not UTF-8 text: {exc}") from None
+    # a byte order mark (an editor's, with CRLF line ends) is no part of the first line: it
+    # made the first key id, or a comment, "not a key id" and the whole keyring refused
+    text = text.removeprefix("\ufeff")
     out: list[str] = []
     for number, line in enumerate(text.splitlines(), 1):
         line = line.split("#", 1)[0]

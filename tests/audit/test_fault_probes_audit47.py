@@ -150,3 +150,25 @@ def test_audit_dir_with_a_worker_killed_reports_every_log_and_exits_1(logs: list
     verdicts = json.loads(run.stdout)
     assert sorted(v["path"] for v in verdicts) == logs
     assert [v["findings"][0]["rule"] for v in verdicts if not v["ok"]] == ["pool.worker_died"]
+
+
+# -- a referee's explain -----------------------------------------------------------------------
+
+DISPUTES = ROOT / "examples" / "disputes"
+
+
+def test_explain_of_a_forged_deal_says_the_audit_finds_it_not_dealt_from_its_seeds() -> None:
+    """`explain --at 1` of the forged deal said "LEGAL: every rule for this event is met",
+    where `audit` finds the deal is not the one its committed seeds give."""
+    run = subprocess.run([sys.executable, "-m", "cli", "explain",
+                          str(DISPUTES / "forged-deal.log"), "--at", "1"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    assert lines[1] == "LEGAL by the rules of play, but the audit finds:", lines[:3]
+    assert lines[2].startswith("  [deal.mismatch] hand 0: the deal in the log is not the one "
+                               "its seeds give"), lines[:3]
+    data = audit.explain(DISPUTES / "forged-deal.log", 1)
+    assert [f.rule for f in data.findings] == ["deal.mismatch"] and data.legal
+    fair = audit.explain(DISPUTES / "fair-thirteen.log", 1)
+    assert fair.legal and fair.findings == ()

@@ -200,9 +200,11 @@ def test_two_genuine_receipts_for_one_seq_with_different_heads_name_each_other(
     v = audit(tmp_path / "orig.blog", _both(),
               [held(receipts[100], seat=0), held(other_receipts[100], seat=1)])
     assert rules_of(v) == ["sign.receipt_changed"]
-    assert v.findings[0].message.endswith(
-        "; the receipt for seq 100 that seat 0 holds (seat0.json) signs the log's head there: "
-        "the site signed two different heads at seq 100")
+    assert ("does not match the log, and the receipt for seq 100 that seat 0 holds "
+            "(seat0.json) signs the log's head there: the site's writer signed two different "
+            "histories of match ") in v.findings[0].message
+    assert "(two different heads at seq 100)" in v.findings[0].message
+    assert "was changed after the site signed it" not in v.findings[0].message
     # alone, the odd receipt is a change, and names no other
     v = audit(tmp_path / "orig.blog", _both(), [held(other_receipts[100], seat=1)])
     assert rules_of(v) == ["sign.receipt_changed"] and "two different" not in v.findings[0].message
