@@ -13,11 +13,8 @@ traceback.
 from __future__ import annotations
 
 import random
-import signal
 import socket
 import struct
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -29,40 +26,13 @@ from buraco_log import events as ev
 from buraco_log import log
 from buraco_log.rules import preset
 from buraco_log.simulate import simulate_match
-from tests.recorder.test_fault_probes_server43 import _receive
-
-ROOT = Path(__file__).resolve().parents[2]
-SERVER = ROOT / "examples" / "server" / "server.py"
-
-
-def _start(directory: Path, *flags: str) -> tuple[subprocess.Popen[str], int]:
-    server = subprocess.Popen([sys.executable, str(SERVER), str(directory), "--sync", "journal",
-                               *flags], cwd=ROOT, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True)
-    assert server.stdout is not None
-    first = server.stdout.readline().split()
-    assert first[:2] == ["listening", "127.0.0.1"], first
-    return server, int(first[2])
-
-
-def _stop(server: subprocess.Popen[str]) -> str:
-    """SIGTERM; the server must stop cleanly, with nothing on stderr. Returns stdout."""
-    server.send_signal(signal.SIGTERM)
-    out, err = server.communicate(timeout=60)
-    assert server.returncode == 0 and out.startswith("stopped"), (server.returncode, out, err)
-    assert err == "", err
-    return out
-
-
-def _frame(message: list[Any]) -> bytes:
-    body = msgspec.msgpack.encode(message)
-    return struct.pack(">I", len(body)) + body
-
-
-def _ask(port: int, message: list[Any]) -> list[Any]:
-    with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
-        sock.sendall(_frame(message))
-        return _receive(sock)
+from tests.recorder.serverclient import ask as _ask
+from tests.recorder.serverclient import frame as _frame
+from tests.recorder.serverclient import receive as _receive
+from tests.recorder.serverclient import send_for as _send_for
+from tests.recorder.serverclient import sources as _sources
+from tests.recorder.serverclient import start as _start
+from tests.recorder.serverclient import stop as _stop
 
 
 def _rss_kb(pid: int) -> int:
@@ -73,18 +43,6 @@ def _rss_kb(pid: int) -> int:
     raise AssertionError("no VmRSS")
 
 
-def _sources(tables: int, seed: str, prefix: str = "f") -> dict[str, list[ev.AnyEvent]]:
-    """``tables`` matches: four simulated ones, each played again under other match ids (the
-    server refuses a match id another live table plays; simulating each costs 30 ms)."""
-    played = [simulate_match(preset("classic"), 2, seed=seed, index=i) for i in range(4)]
-    out = {}
-    for i in range(tables):
-        events = played[i % 4]
-        start = msgspec.structs.replace(events[0], match_id=f"{seed}-{prefix}{i}")
-        out[f"{prefix}{i}"] = [start, *events[1:]]
-    return out
-
-
 def _flood(sources: dict[str, list[ev.AnyEvent]]) -> bytes:
     """Every move of every table, interleaved, as one stream of play frames."""
     out = []
@@ -93,20 +51,6 @@ def _flood(sources: dict[str, list[ev.AnyEvent]]) -> bytes:
             if j < len(events):
                 out.append(_frame(["play", table, msgspec.Raw(ev.encode(events[j]))]))
     return b"".join(out)
-
-
-def _send_for(sock: socket.socket, data: bytes, seconds: float) -> int:
-    """Send as much of ``data`` as the server takes within ``seconds``; the bytes sent."""
-    sock.settimeout(min(0.2, seconds))
-    sent, deadline = 0, time.monotonic() + seconds
-    while sent < len(data) and time.monotonic() < deadline:
-        try:
-            sent += sock.send(data[sent:sent + 65536])
-        except TimeoutError:
-            continue
-        except ConnectionError:
-            break
-    return sent
 
 
 def _prefix_of_source(directory: Path, sources: dict[str, list[ev.AnyEvent]]) -> int:

@@ -17,8 +17,11 @@ import msgspec
 
 from buraco_log import events as ev
 from buraco_log import log
-from tests.recorder.test_fault_probes_server43 import _receive
-from tests.recorder.test_fault_probes_server44 import _frame, _send_for, _sources, _start
+from tests.recorder.serverclient import frame as _frame
+from tests.recorder.serverclient import receive as _receive
+from tests.recorder.serverclient import send_for as _send_for
+from tests.recorder.serverclient import sources as _sources
+from tests.recorder.serverclient import start as _start
 
 
 def test_sigterm_stops_once_the_moves_are_durable_not_at_the_drain_timeout(
