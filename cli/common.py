@@ -41,9 +41,10 @@ CONTEXT: Final = {"help_option_names": ["-h", "--help"]}
 """Every typer app and group: `-h` is `--help`, as in most tools."""
 
 
-HIDDEN_ALIASES: Final = {"--out": "--output"}
-"""Older spellings still read, out of the help: ``--out`` was `demo`'s and `simulate`'s
-alone; every command that has ``-o/--output`` takes it (cli.main reads it as ``--output``)."""
+HIDDEN_ALIASES: Final = {"--out": "--output", "--seq": "--at"}
+"""Other spellings read, out of the help (cli.main reads each as the option it stands for,
+in every command that has that option): ``--out`` was `demo`'s and `simulate`'s alone, and
+every error line names a seq (``seq 23``), which a referee then types as ``--seq 23``."""
 
 OutAlias = Annotated[str | None, typer.Option("--out", hidden=True, help="--output.")]
 """``--out`` where a command declares it itself (typer's test runner reads no alias)."""

@@ -105,6 +105,7 @@ Every command follows the same rules:
   is not UTF-8 is shown `\\xNN`. Arguments are read as UTF-8 too: under `LC_ALL=C
   PYTHONUTF8=0` the command starts again in Python's UTF-8 mode, so `--seed Zoë` is the same
   seed, and gives the same logs, in every locale.
+- **`--at N`** names a seq (`--seq N` is read as `--at N`: every error line says `seq N`).
 - **`--jobs N`** (`-j`): worker processes; `0` is one per CPU, at most 8 (the default, but for
   `review`, which uses one unless told).
 - **The archive** is `--archive DIR` (`-a`) for every archive command, or the environment

@@ -257,3 +257,13 @@ def test_out_is_read_as_output_by_every_command_that_writes_one(tmp_path: Path) 
         code, _, err = _done(proc)
         assert code == 0, (args, err)
     assert {p.name for p in tmp_path.iterdir()} == {"a.jsonl", "b.jsonl", "sim", "c.html"}
+
+
+def test_seq_is_read_as_at_by_every_command_that_takes_one(tmp_path: Path) -> None:
+    """Every error line says `seq 23`; `explain LOG --seq 23` was "No such option: --seq"."""
+    pairs = [(["explain", SMALL, "--seq", 7], ["explain", SMALL, "--at", 7]),
+             (["moves", SMALL, "--seq=7", "-f", "json"], ["moves", SMALL, "--at", 7, "-f", "json"])]
+    procs = [(_start(a, tmp_path), _start(b, tmp_path)) for a, b in pairs]
+    for (alias, at), (a, b) in zip(procs, pairs, strict=True):
+        said, meant = _done(alias), _done(at)
+        assert said == meant and said[0] == 0 and said[1], (a, b, said)
