@@ -329,6 +329,8 @@ def _accepted_cards(cards: tuple[Card, ...], rules: Rules) -> frozenset[Card]:
         out = {s * 16 + reading.rank for s in range(4)}
         if reading.wild is None:
             out.update(_WILDS)
+            if not rules.jokers:  # no card of the classic family's material
+                out.discard(JOKER)
         return frozenset(out)
     s = reading.suit
     found: set[Card] = set()
@@ -353,14 +355,19 @@ def _accepted_cards(cards: tuple[Card, ...], rules: Rules) -> frozenset[Card]:
                 candidates.add(s * 16 + (1 if pos == 14 else pos))
         if reading.gap is not None:
             candidates.add(s * 16 + reading.gap)
+    # The joker stands for "a wild fits"; where the material has none (the classic family),
+    # the reader refuses it as no card, so another suit's 2, wild in any run, is read instead.
+    off_suit_two = (s + 1) % 4 * 16 + 2
     for c in candidates:
         try:
-            read_meld((*cards, c), rules)
+            read_meld((*cards, off_suit_two if c == JOKER and not rules.jokers else c), rules)
         except MeldError:
             continue
         found.add(c)
     if JOKER in found:
         found.update(t for t in _TWOS if t != s * 16 + 2)  # another suit's 2 is a plain wild
+        if not rules.jokers:
+            found.discard(JOKER)
     return frozenset(found)
 
 

@@ -119,9 +119,7 @@ def read_meld(cards: Sequence[Card], rules: Rules) -> Reading:
 
 def _read(cards: Sequence[Card], rules: Rules) -> Reading | MeldError:
     n = len(cards)
-    if n < 3:
-        return MeldError("meld.too_few_cards", cards,
-                         f"a meld needs at least 3 {meld_words(rules)['cards']}")
+    no_jokers = rules.jokers == 0
     n_nat = 0
     first_nat = -1
     ranks = 0  # ranks of the naturals, as a bit mask
@@ -130,8 +128,15 @@ def _read(cards: Sequence[Card], rules: Rules) -> Reading | MeldError:
     jokers = 0
     rank_of = RANK  # locals: a module global is a dict look-up on every use, compiled too
     suit_of = SUIT
+    # A code that is no card of the preset is what is wrong, before the count: the reducer
+    # refuses such an event as event.invalid whatever else is wrong with it, and a reading of
+    # a joker where the material has none ("7h 7s JK read as a set") contradicted it.
     for c in cards:
         if c == JOKER:
+            if no_jokers:
+                unit = "tile" if rules.rendering == "tiles" else "card"
+                return MeldError("meld.not_a_card", (), f"#{c} is no {unit} of the "
+                                 f"{rules.name} preset (it has no jokers)")
             jokers += 1
             continue
         rank = rank_of[c] if 0 <= c < JOKER else 0
@@ -145,6 +150,9 @@ def _read(cards: Sequence[Card], rules: Rules) -> Reading | MeldError:
             suits |= 1 << suit_of[c]
         else:
             return MeldError("meld.not_a_card", (), f"{c!r} is not a card code")
+    if n < 3:
+        return MeldError("meld.too_few_cards", cards,
+                         f"a meld needs at least 3 {meld_words(rules)['cards']}")
     if not n_nat:
         # No natural card but 2s: a set of 2s (RULES.md §5), its 2s standing for 2s, so not
         # wild (§1: a 2 is wild "when it stands in for another card"); a joker beside them is

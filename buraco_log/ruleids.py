@@ -94,7 +94,8 @@ RULES: dict[str, str] = {
     "player does not hold these.",
     "meld.wrong_id": "New melds are numbered in order per side; this one has the wrong number.",
     "meld.too_few_cards": "A meld has at least three cards.",
-    "meld.not_a_card": "The event holds a value that is not a card.",
+    "meld.not_a_card": "The event holds a value that is not a card of the preset (a joker "
+    "where the preset has none).",
     "meld.set_of_twos": "There is no set of twos: 2s alone, or with one joker as its wild, "
     "are not a meld.",
     "meld.too_many_wilds": "A meld holds at most one wild card (joker, or a two not standing "
@@ -244,7 +245,8 @@ TILE_RULES: dict[str, str] = {
     "meld.cards_not_in_hand": "Tiles are melded or laid off from the player's own hand; the "
     "player does not hold these.",
     "meld.too_few_cards": "A meld has at least three tiles.",
-    "meld.not_a_card": "The event holds a value that is not a tile.",
+    "meld.not_a_card": "The event holds a value that is not a tile of the preset (a joker "
+    "where the preset has none).",
     "meld.too_many_wilds": "A meld holds at most one wild tile (joker, or a 2 not standing in "
     "its own place in a run).",
     "meld.not_a_meld": "A meld is a set (one number) or a run (one colour, consecutive "

@@ -13,15 +13,16 @@ from buraco_log.rules import Rules
 def read_meld(cards: Sequence[Card], rules: Rules) -> Reading:
     """Read ``cards`` as a meld under ``rules`` or raise :class:`MeldError` naming the rule."""
     n = len(cards)
-    if n < 3:
-        raise MeldError("meld.too_few_cards", cards,
-                        f"a meld needs at least 3 {meld_words(rules)['cards']}")
     naturals: list[Card] = []
     twos: list[Card] = []
     jokers: list[Card] = []
     for c in cards:
         rank = RANK[c] if 0 <= c < JOKER else 0
         if c == JOKER:
+            if not rules.jokers:  # no card of a preset without jokers, first as any code
+                unit = "tile" if rules.rendering == "tiles" else "card"
+                raise MeldError("meld.not_a_card", (), f"#{c} is no {unit} of the "
+                                f"{rules.name} preset (it has no jokers)")
             jokers.append(c)
         elif rank == 2:
             twos.append(c)
@@ -29,6 +30,9 @@ def read_meld(cards: Sequence[Card], rules: Rules) -> Reading:
             naturals.append(c)
         else:
             raise MeldError("meld.not_a_card", (), f"{c!r} is not a card code")
+    if n < 3:
+        raise MeldError("meld.too_few_cards", cards,
+                        f"a meld needs at least 3 {meld_words(rules)['cards']}")
     if not naturals:
         # A set of 2s (its 2s stand for 2s: not wild), with at most one joker; two wilds
         # otherwise (RULES.md §1, §5).

@@ -6,9 +6,11 @@ import pytest
 
 from buraco_log.cards import JOKER, parse_cards
 from buraco_log.melds import MeldError, read_meld
-from buraco_log.rules import PRESETS, preset
+from buraco_log.rules import PRESETS, derive, preset
 
-CLASSIC = preset("classic")
+# The readings below hold jokers: classic with the family's two (RULES.md §11), as classic
+# itself has none and reads no meld with a joker (meld.not_a_card).
+CLASSIC = derive("classic", jokers=2)
 BURRACO = preset("burraco")
 BURAKO = preset("burako")
 MEGA = preset("mega")
