@@ -166,7 +166,10 @@ def run() -> None:
     """``buraco-log`` and ``python -m cli``: :func:`cli.main.run`, interruptible from the
     first moment. ``cli.main.run`` keeps the SIGTERM handling installed here (it asks for it
     again, and is given this one)."""
-    _in_utf8_mode()
+    try:
+        _in_utf8_mode()
+    except KeyboardInterrupt:  # before the handlers: said as the start's other interrupts
+        _stopped([])
     _keep_stderr()
     sys.stderr = _Diagnostics(sys.stderr)
     met: list[int] = []

@@ -267,3 +267,13 @@ def test_seq_is_read_as_at_by_every_command_that_takes_one(tmp_path: Path) -> No
     for (alias, at), (a, b) in zip(procs, pairs, strict=True):
         said, meant = _done(alias), _done(at)
         assert said == meant and said[0] == 0 and said[1], (a, b, said)
+
+
+def test_ctrl_c_as_the_start_turns_to_utf8_mode_is_one_line_and_130(tmp_path: Path) -> None:
+    """The start again in UTF-8 mode (LC_ALL=C PYTHONUTF8=0) comes before any handler: a
+    Ctrl-C there is said as at any other moment of the start."""
+    (tmp_path / "sitecustomize.py").write_text(
+        "import os\n\ndef execv(*args):\n    raise KeyboardInterrupt\n\nos.execv = execv\n")
+    proc = _start(["show", SMALL], tmp_path,
+                  {**ASCII, "PYTHONPATH": f"{tmp_path}{os.pathsep}{ROOT}"})
+    assert _done(proc) == (130, b"", b"buraco-log: error: interrupted\n")
