@@ -25,6 +25,7 @@ from buraco_log.errors import WRITE_FAILURES, BuracoLogError, LogFormatError
 from buraco_log.log import MAGIC
 from buraco_log.ruleids import RULES
 from buraco_log.safetext import bytes_escaped
+from cli.entry import argv_wants_json
 from cli.paths import lost_directory, with_lost_directory
 from cli.safetext import terminal_safe
 from cli.signals import STOPPED, stopped_by
@@ -95,6 +96,10 @@ def fail(message: str, code: int = EXIT_FINDINGS, *, as_json: bool = False,
     was asked for ``--format json``) the error is also a JSON object on stdout, so a program
     reading stdout always gets JSON."""
     message = _named(message, _STDIN_NAMES)
+    if not as_json and code in STOPPED and getattr(sys.stdout, "written", None) is False:
+        # an interrupt said by a command's own clean-up (`query`, `report`): JSON too, when
+        # the command line asked for it and nothing of the answer was written yet
+        as_json = argv_wants_json(sys.argv[1:])
     if State.debug:
         show_traceback(error)
     # one line, whatever a name in the log holds (a newline, an ESC sequence), ending with the
@@ -520,9 +525,8 @@ def guarded(func: Callable[P, R]) -> Callable[P, R]:
         except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (cli.main.run turns it into this)
             State.stop_said = True
             # JSON on stdout as for any failure (`show`, `audit`, `simulate` wrote none), but
-            # never after part of a document
-            raise fail(*stopped_by(), as_json=wants_json(kwargs)
-                       and getattr(sys.stdout, "written", None) is False) from None
+            # never after part of a document (fail sees to both)
+            raise fail(*stopped_by()) from None
         except Exception as exc:  # a defect of this tool: one line too, --debug shows where
             if any(c.__name__ == "ClickException" for c in type(exc).__mro__):
                 raise  # a usage error raised in a command (BadParameter): main says it
