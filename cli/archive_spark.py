@@ -8,8 +8,7 @@ import logging
 import os
 import signal
 import threading
-import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from enum import StrEnum
 from typing import Any
 
@@ -118,40 +117,19 @@ def query(root: str, sql: str, master: str | None, conf: dict[str, str],
             raise
 
 
-POLL = 0.2  # seconds between looks at a Spark call, when a signal's handler may run
-
-
-def _waited(call: Callable[[], Any], deadline: float | None) -> list[Any]:
-    """``[call()]`` or ``[the exception it raised]``, or ``[]`` when it still runs at
-    ``deadline`` (``time.monotonic()``). It runs in a thread, and this one waits in short
-    steps: Ctrl-C or SIGTERM delivered to one of Py4J's threads left the handler waiting for
-    this thread, blocked in a Py4J socket read until the job ended (the command hung)."""
-    done: list[Any] = []
-
-    def run() -> None:
-        try:
-            done.append(call())
-        except BaseException as exc:  # handed to the caller's thread
-            done.append(exc)
-
-    worker = threading.Thread(target=run, daemon=True, name="spark-call")
-    worker.start()
-    while worker.is_alive() and (deadline is None or time.monotonic() < deadline):
-        worker.join(POLL)
-    return done
-
-
-def _result(done: list[Any]) -> Any:
-    if isinstance(done[0], BaseException):
-        raise done[0]
-    return done[0]
-
-
-def report(root: str, top: int, master: str | None, conf: dict[str, str]) -> Any:
+def report(root: str, top: int, master: str | None, conf: dict[str, str],
+           timeout: float) -> Any:
+    """The canned report on Spark; ``timeout`` seconds (0: none) stop it, as they stop a
+    query (:func:`query`), with the line the local report gives."""
     with _py4j_quiet():
+        engine = _module()
         spark = _session(master, conf)
         try:
-            return _result(_waited(lambda: _module().report(root, top=top, spark=spark), None))
+            return engine.report(root, top=top, spark=spark, timeout=timeout)
+        except engine.QueryTimeout:
+            _stop(spark)  # a fold still running in the driver
+            raise engine.ArchiveError(f"report: stopped after the {timeout:g} s time limit "
+                                      "(--timeout; 0 for no limit)") from None
         except KeyboardInterrupt:
             _stop(spark)
             raise

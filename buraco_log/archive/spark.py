@@ -2022,10 +2022,19 @@ class _Con:
 
 
 def report(archive: str | os.PathLike[str], *, top: int = 20, spark: SparkSession | None = None,
-           master: str | None = None, conf: Mapping[str, str] | None = None) -> Any:
-    """The canned report (:func:`buraco_log.archive.report.report`) computed on Spark SQL."""
+           master: str | None = None, conf: Mapping[str, str] | None = None,
+           timeout: float = 0.0) -> Any:
+    """The canned report (:func:`buraco_log.archive.report.report`) computed on Spark SQL.
+    ``timeout`` seconds (0: none) bound the whole report, the wait for the readers' lock
+    included, as :func:`query`'s bound a query: its jobs run in a group of their own, which
+    is cancelled then, and it raises :class:`QueryTimeout`."""
     spark = spark or session(master, conf)
-    with store.reading(store.check_archive(str(archive))):  # as _query
+    return _in_group(spark, lambda: _report(spark, archive, top, timeout), timeout, "report")
+
+
+def _report(spark: SparkSession, archive: str | os.PathLike[str], top: int,
+            timeout: float) -> Any:
+    with store.reading(store.check_archive(str(archive)), within=timeout):  # as _query
         return _report_locked(spark, archive, top)
 
 

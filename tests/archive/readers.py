@@ -1,11 +1,16 @@
-"""Readers and writers of one archive at once: a reader process held mid-query, and the part
-files a compaction or a drop replaced (helpers of the readers' lock probes)."""
+"""Readers and writers of one archive at once: a reader process held mid-query, the part
+files a compaction or a drop replaced, and a writer waiting at the readers' gate (helpers of
+the readers' lock probes)."""
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
+import os
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -39,3 +44,40 @@ def replaced_parts(site: Path) -> list[str]:
             for rel in rels}
     return sorted(rel for p in site.rglob("part-*.parquet") if "_ratings" not in p.parts
                   and (rel := str(p.relative_to(site))) not in kept)
+
+
+def gate_held(site: Path) -> bool:
+    """Whether a writer holds the readers' gate (a shared try fails)."""
+    fd = os.open(site / store.BATCHES, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        return False
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def writer_at_the_gate(site: Path, wait: float) -> Iterator[None]:
+    """A writer's wait for the readers (compact's and drop's, before they remove files): a
+    reader is in (the readers' lock shared), and the writer holds the gate while it waits
+    ``wait`` s for that reader to go."""
+    reader = os.open(site / store.READERS, os.O_RDONLY)
+    fcntl.flock(reader, fcntl.LOCK_SH)
+
+    def write() -> None:
+        with store._readers_gone(str(site), wait):
+            pass
+
+    writer = threading.Thread(target=write)
+    try:
+        writer.start()
+        deadline = time.monotonic() + 10
+        while not gate_held(site):
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        yield
+    finally:
+        os.close(reader)
+        writer.join()

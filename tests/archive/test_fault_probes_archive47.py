@@ -5,7 +5,6 @@ limit)."""
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import pty
@@ -14,17 +13,16 @@ import shutil
 import stat
 import subprocess
 import sys
-import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-from buraco_log.archive import ingest, store
+from buraco_log.archive import ingest
 from cli.main import app
 from tests.archive.conftest import Corpus
+from tests.archive.readers import gate_held, writer_at_the_gate
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -51,42 +49,6 @@ def two_batches(corpus: Corpus, tmp_path_factory: pytest.TempPathFactory) -> Pat
 def site(two_batches: Path, tmp_path: Path) -> Path:
     shutil.copytree(two_batches, tmp_path / "site")
     return tmp_path / "site"
-
-
-def gate_held(site: Path) -> bool:
-    fd = os.open(site / store.BATCHES, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        return False
-    except BlockingIOError:
-        return True
-    finally:
-        os.close(fd)
-
-
-@contextlib.contextmanager
-def writer_at_the_gate(site: Path, wait: float) -> Iterator[None]:
-    """A writer's wait for the readers (compact's and drop's, before they remove files): a
-    reader is in (the readers' lock shared), and the writer holds the gate while it waits
-    ``wait`` s for that reader to go."""
-    reader = os.open(site / store.READERS, os.O_RDONLY)
-    fcntl.flock(reader, fcntl.LOCK_SH)
-
-    def write() -> None:
-        with store._readers_gone(str(site), wait):
-            pass
-
-    writer = threading.Thread(target=write)
-    try:
-        writer.start()
-        deadline = time.monotonic() + 10
-        while not gate_held(site):
-            assert time.monotonic() < deadline
-            time.sleep(0.01)
-        yield
-    finally:
-        os.close(reader)
-        writer.join()
 
 
 def test_a_query_and_a_report_waiting_at_the_gate_stop_within_their_time_limit(
