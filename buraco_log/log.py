@@ -694,6 +694,13 @@ class Reader:
                 continue
             now = time.monotonic()
             idle = idle_timeout is not None and now - last > idle_timeout
+            size = os.fstat(self._f.fileno()).st_size
+            if size < self._offset:  # only a program that ignores the lock cuts a log there
+                self._done = True
+                raise self._error(
+                    f"the log was cut to {size} bytes while it was followed, shorter than the "
+                    f"{self._offset} bytes read from it: events already read are gone from it",
+                    "damage", size)
             gone_since = (gone_since or now) if self._gone() else None
             if gone_since is not None and (idle or now - gone_since >= torn_timeout):
                 self._done = True

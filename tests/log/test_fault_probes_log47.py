@@ -4,7 +4,8 @@
   written" even with no writer left to write it. It waits while a writer holds the log's lock;
   with none, a tail that stays torn ends the stream with the torn-tail error (its offset and
   seq) after ``torn_timeout`` seconds. A log removed or renamed away while followed was
-  waited on for ever too: it ends with an error of kind ``io``.
+  waited on for ever too: it ends with an error of kind ``io``; one cut shorter than what
+  was read from it (by a program that ignores the lock), with one of kind ``damage``.
 - A JSON Lines pile take (`pt`) written by hand for an empty pile, with no `top` (there is
   none), was refused by the decoder (`log.unknown`, "missing required field 'top'"): it reads
   as top 0, no card, so the rules refuse it as `pile.empty`; on a pile that is not empty the
@@ -134,6 +135,27 @@ def test_follow_of_a_log_removed_or_renamed_away_ends_with_an_error(
     assert isinstance(error, LogFormatError)
     assert (error.kind, error.seq) == ("io", 5)
     assert "removed or renamed away while it was followed (5 events read)" in str(error)
+
+
+def test_follow_of_a_log_cut_below_what_it_read_ends_with_an_error(tmp_path: Path) -> None:
+    path = tmp_path / "live.blog"
+    with log.Writer(path, validate=False) as w:
+        for event in EVENTS[:5]:
+            w.append(event)
+    with log.Reader(path) as reader:
+        offsets = [off for off, _ in reader.segments()]
+    follower, got = _follow_in_thread(path, idle_timeout=20)
+    deadline = time.monotonic() + 5
+    while len(got) < 5 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    os.truncate(path, offsets[2])  # by a program that ignores the lock
+    follower.join(timeout=5)
+    assert not follower.is_alive()  # was: waited, as if the events read were still there
+    *events, error = got
+    assert events == EVENTS[:5]
+    assert isinstance(error, LogFormatError)
+    assert (error.kind, error.offset) == ("damage", offsets[2])
+    assert "events already read are gone from it" in str(error)
 
 
 def _torn_copy(tmp_path: Path) -> tuple[Path, int, bytes]:
