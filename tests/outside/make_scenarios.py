@@ -299,6 +299,7 @@ def main() -> None:
     more_rules(table)
     must_use_top(table)
     set_canastras(table)
+    several_hands(table)
     (HERE / "expected.json").write_text(json.dumps(table, indent=1, sort_keys=True) + "\n")
 
 
@@ -392,6 +393,78 @@ def set_canastras(table: dict[str, Any]) -> None:
         s1 = 110 if p == "burraco" else 100
         write(f"{p}-set-of-seven", p,
               [*events, he("stock_out", [70 + 15 + bonus - 10 - 100, -s1 - 100])], OK, table)
+
+
+def second_deal(d: Deal, hand: int, dealer: int) -> Ev:
+    """``d``'s deal written as hand ``hand`` of the match, dealt by ``dealer``."""
+    return {**d.start("")[1], "hand": hand, "dealer": dealer}
+
+
+def several_hands(table: dict[str, Any]) -> None:
+    """Matches of more than one hand (RULES.md §2, §10): the deal passes to the next seat and
+    the seat after it plays first; the totals add up hand by hand; a side's total makes it
+    vulnerable in the next hand; the target, pasted into the rules as house rules would, ends
+    the match after the hand that reaches it, and nothing before it does."""
+    p = "classic"
+    hand0, seat1 = "3h 4h 5h 7c 7d 7s 9c 9d 9s Kc Kd", SEAT1_11
+    d = Deal(p, hand0, seat1, "Ks 6c Kh")
+
+    def went(a: int, b: int) -> list[Ev]:
+        """Seat ``a`` goes out in its second turn, seat ``b`` throws back what it draws:
+        345h 15, 777 15, 999 30, KKK 30 = 90, going out 50: 140; the other -100."""
+        return [dr(a, "Ks"), ml(a, "3h 4h 5h"), dc(a, "Kd"), dr(b, "6c"), dc(b, "6c"),
+                dr(a, "Kh"), ml(a, "7c 7d 7s"), ml(a, "9c 9d 9s"), ml(a, "Kc Ks Kh"), wo(a)]
+
+    first = [*d.start("two-hands"), *went(0, 1), he("went_out", [140, -100])]
+    # Hand 1: seat 1 holds the same cards, dealt by seat 0; seat 1 plays first and goes out.
+    swapped = Deal(p, seat1, hand0, "Ks 6c Kh")
+    hs1 = second_deal(swapped, 1, 0)
+    both = [*first, hs1, *went(1, 0), he("went_out", [-100, 140])]
+    write("classic-two-hands", p, both, OK, table)
+    # 140 - 100 = 40 each: far below 1500, and a tie; the match plays on.
+    write("classic-two-hands-early-end", p, [*both, {"t": "me", "totals": [40, 40]}],
+          bad("match.not_over", len(both)), table)
+    write("classic-second-hand-wrong-dealer", p, [*first, {**hs1, "dealer": 1}],
+          bad("deal.dealer_rotation", len(first)), table)
+    write("classic-second-hand-out-of-turn", p, [*first, hs1, dr(0, "Ks")],
+          bad("turn.not_your_turn", len(first) + 1), table)
+
+    # Carried in at 700, side 0 goes out for 140: 840, at least half of 1500, so in hand 1
+    # its first melds of the hand must total 75 (§10). Seat 1 plays first and throws its 6c.
+    carried = [*first]
+    carried.insert(1, {"t": "tc", "totals": [700, 0]})
+    again = Deal(p, hand0, seat1, "6c Ks Kh")
+    second = [*carried, second_deal(again, 1, 0), dr(1, "6c"), dc(1, "6c"), dr(0, "Ks")]
+    write("classic-vulnerable-second-hand", p, [*second, ml(0, "3h 4h 5h"), dc(0, "Kd")],
+          bad("vulnerable.opening_too_low", len(second) + 1), table)
+    # 777 15 + 999 30 + Kc Kd Ks 30 = 75: enough.
+    write("classic-vulnerable-second-hand-75", p,
+          [*second, ml(0, "7c 7d 7s"), ml(0, "9c 9d 9s"), ml(0, "Kc Kd Ks"), dc(0, "3h")],
+          OK, table)
+
+    # burraco with the target pasted as 500 or 1000: seat 0 goes out in both hands (in hand 1
+    # after seat 1 has thrown its 5s): 445 each time, seat 1 -210 (see the burraco hand above).
+    p = "burraco"
+    hand0 = "3h 4h 5h 6h 7h 8h 9h JK Qc Qd Qs"
+    morto0 = "3c 4c 5c 6d 6s 6c Jd Js Jc 2h Kc"
+    out = [dr(0, "Qh"), ml(0, "3h 4h 5h 6h 7h 8h 9h JK"), ml(0, "Qc Qd Qs Qh"), mt(0, True),
+           ml(0, "3c 4c 5c"), ml(0, "6d 6s 6c"), ml(0, "Jd Js Jc"), lo(0, 0, "2h"),
+           dc(0, "Kc"), wo(0), he("went_out", [445, -210])]
+    for target in (500, 1000):
+        d = Deal(p, hand0, SEAT1_11, "Qh", upcard="Tc", morto0=morto0)
+        d.rules = {**d.rules, "name": f"burraco-{target}", "target_score": target}
+        later = Deal(p, hand0, SEAT1_11, "5s Qh", upcard="Tc", morto0=morto0)
+        events = [*d.start(f"burraco-{target}"), *out, second_deal(later, 1, 0),
+                  dr(1, "5s"), dc(1, "5s"), *out]
+        end = {"t": "me", "totals": [890, -420], "winner": 0}  # 445 + 445, -210 - 210
+        if target == 500:
+            write("burraco-500-two-hands", p, [*events, end], OK, table)
+            third = Deal(p, hand0, SEAT1_11, "Qh", upcard="Tc", morto0=morto0)
+            write("burraco-500-third-hand", p, [*events, second_deal(third, 2, 1)],
+                  bad("match.decided", len(events)), table)
+        else:
+            write("burraco-1000-two-hands", p, [*events, end], bad("match.not_over",
+                                                                      len(events)), table)
 
 
 def deals_and_names(table: dict[str, Any]) -> None:
