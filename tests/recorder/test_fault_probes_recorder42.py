@@ -44,6 +44,7 @@ import pytest
 from buraco_log import log
 from buraco_log.errors import LogFormatError
 from buraco_log.recorder import FileOps, Recorder
+from tests.recorder.scripts import ADOPTED_CHILD
 from tests.recorder.sources import matches, on_disk
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -493,55 +494,11 @@ def test_30_restarts_killed_at_random_calls_after_a_power_loss_lose_nothing(
     _power_loss_then_killed_restarts(tmp_path, [rng.randint(1, 60) for _ in range(30)])
 
 
-_ADOPTED_CHILD = textwrap.dedent("""
-    import json, os, signal, sys, time
-    from buraco_log import log
-    from buraco_log.errors import LogFormatError
-    from buraco_log.recorder import FileOps, Recorder
-    from tests.recorder.sources import matches
-    a, b = matches()[0], matches()[1]
-    directory = sys.argv[1]
-
-    class Failing(FileOps):
-        fail_at = -1  # the journal append of that number fails (a full disk)
-
-        def __init__(self):
-            self.appends = 0
-
-        def append(self, fd, data):
-            self.appends += 1
-            if self.appends == self.fail_at:
-                raise OSError(28, "No space left on device")
-            super().append(fd, data)
-
-    ops = Failing()
-    rec = Recorder(directory, sync="journal", ops=ops, sealed=False, idle_timeout=0.01,
-                   save_every=0, checkpoint_every=600)
-    for k in range(5):
-        rec.append("a", a[k])
-        rec.append("b", b[k])
-    while rec.stats().open_handles:
-        time.sleep(0.01)
-    log.seal(os.path.join(directory, "a.blog"))  # rewritten while the recorder had it closed
-    ops.fail_at = ops.appends + 1  # the round's append, the adopted log's record in it
-    rec.window = 0.3
-    futures = {"a": rec.submit("a", a[5]), "b": rec.submit("b", b[5])}
-    out = {}
-    for name, future in futures.items():
-        try:
-            out[name] = future.result(timeout=30)
-        except LogFormatError as exc:
-            out[name] = str(exc)
-    print(json.dumps(out), flush=True)
-    os.kill(os.getpid(), signal.SIGKILL)
-""")
-
-
 def test_a_failed_journal_append_for_an_adopted_log_leaves_no_refused_event_after_a_crash(
         tmp_path: Path) -> None:
     # the round's own records were synced before the adopted log's failed: the appends were
     # refused as "not recorded" and the logs cut back, but a restart wrote b's event back
-    done = subprocess.run([sys.executable, "-c", _ADOPTED_CHILD, str(tmp_path)], cwd=ROOT,
+    done = subprocess.run([sys.executable, "-c", ADOPTED_CHILD, str(tmp_path)], cwd=ROOT,
                           capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == -signal.SIGKILL, done.stderr
     out = __import__("json").loads(done.stdout)

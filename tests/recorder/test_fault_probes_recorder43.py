@@ -40,9 +40,9 @@ import pytest
 from buraco_log import journal, log
 from buraco_log.errors import LogFormatError
 from buraco_log.recorder import Recorder
-from tests.recorder.powerloss import PowerLossOps, restore
+from tests.recorder.powerloss import Imaging, PowerLossOps, check_image, restore, seal_now
+from tests.recorder.scripts import ADOPTED_CHILD
 from tests.recorder.sources import matches, on_disk, source_of
-from tests.recorder.test_fault_probes_recorder42 import _ADOPTED_CHILD
 
 ROOT = Path(__file__).resolve().parents[2]
 src = matches()[0]
@@ -57,7 +57,7 @@ def _unfolded(directory: Path) -> list[str]:
 
 def test_a_failed_journal_append_for_an_adopted_log_keeps_no_journal_aside(
         tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, "-c", _ADOPTED_CHILD, str(tmp_path)], cwd=ROOT,
+    done = subprocess.run([sys.executable, "-c", ADOPTED_CHILD, str(tmp_path)], cwd=ROOT,
                           capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == -signal.SIGKILL, done.stderr
     assert "journal failed" in json.loads(done.stdout)["a"]
@@ -210,76 +210,6 @@ def test_forget_returns_while_another_thread_appends_and_its_appends_read_the_ma
 
 # -- 2: power losses at random moments ------------------------------------------------------------
 
-class _Imaging(PowerLossOps):
-    """Takes the image at the ``at``-th durability call (a random moment of the run), with torn
-    partial writebacks, and notes what was acknowledged by then."""
-
-    def __init__(self, directory: str, at: int, rng: random.Random,
-                 acked: dict[str, int]) -> None:
-        super().__init__(directory)
-        self.at, self.rng, self.acked = at, rng, acked
-        self.calls = 0
-        self.snap: tuple[dict[str, bytes], dict[str, int], dict[str, int]] | None = None
-        self._snap_lock = threading.Lock()
-
-    def _tick(self) -> None:
-        with self._snap_lock:
-            self.calls += 1
-            if self.calls == self.at and self.snap is None:
-                acked = dict(self.acked)  # before the image: every ack of it must survive
-                image = self.image(self.rng)
-                self.snap = image, dict(self.imaged_names), acked
-
-    def fsync(self, fd: int) -> None:
-        self._tick()
-        super().fsync(fd)
-
-    def datasync(self, fd: int) -> None:
-        self._tick()
-        super().datasync(fd)
-
-    def fsync_dir(self, fd: int) -> None:
-        self._tick()
-        super().fsync_dir(fd)
-
-    def syncfs(self, fd: int) -> None:
-        self._tick()
-        super().syncfs(fd)
-
-
-def _seal_now(directory: Path, name: str, ops: _Imaging) -> None:
-    """Seal a closed log, as another program would. Its own fsyncs (the sealed file, then the
-    directory) are not seen by the layer: they are recorded with it, no image taken between
-    (an image there showed the name at the file the seal had replaced: under restore's new
-    inode number, no journal record named it, where a disk keeps the sealed file)."""
-    path = directory / f"{name}.blog"
-    with ops._snap_lock:
-        if ops.snap is not None:  # the power went already: restore can only give a file
-            return  # the seal replaced since a new inode number, where a disk keeps the old
-        try:
-            log.seal(path)
-        except LogFormatError:
-            return  # held by the recorder (open) or already sealed: nothing rewritten
-        ops.record(path)
-        fd = os.open(directory, os.O_RDONLY)
-        try:
-            PowerLossOps.fsync_dir(ops, fd)
-        finally:
-            os.close(fd)
-
-
-def _check_image(directory: Path, acked: dict[str, int], sources: dict[str, tuple]) -> None:
-    """Every acknowledged event is in its log, once; no journal is kept aside (each log is
-    right). (Before the recorder journaled a closed log's segment only once it knew the file,
-    about 1 run in 30 kept one aside: the power gone after a round's journal sync and before
-    the record of a log it found sealed was synced.)"""
-    for name, seq in acked.items():
-        path = directory / f"{name}.blog"
-        kept = on_disk(str(path)) if path.exists() else []
-        assert len(kept) > seq, (name, seq, len(kept))
-        assert kept == list(sources[name][:len(kept)]), name  # once each, in order
-    assert _unfolded(directory) == []
-
 
 def _power_loss_run(tmp_path: Path, rng: random.Random, run: int) -> int:
     """Record on 6 tables (max_open small), sealing closed logs now and then, checkpointing
@@ -287,7 +217,7 @@ def _power_loss_run(tmp_path: Path, rng: random.Random, run: int) -> int:
     directory = tmp_path / f"run{run}"
     directory.mkdir()
     acked: dict[str, int] = {}
-    ops = _Imaging(str(directory), rng.randint(3, 60), rng, acked)
+    ops = Imaging(str(directory), rng.randint(3, 60), rng, acked)
     rec = Recorder(directory, ops=ops, sync=rng.choice(["journal", "journal", "fsync"]),
                    max_open=rng.choice([2, 40]), idle_timeout=rng.choice([0.005, 60.0]),
                    sealed=False, save_every=rng.choice([0.0, 0.01]),
@@ -299,7 +229,7 @@ def _power_loss_run(tmp_path: Path, rng: random.Random, run: int) -> int:
         for n, f in futures.items():
             acked[n] = f.result(timeout=30)
         if rng.random() < 0.4:  # a seal of a log the recorder has closed (or a no-op)
-            _seal_now(directory, rng.choice(names), ops)
+            seal_now(directory, rng.choice(names), ops)
         if ops.snap is not None and rng.random() < 0.3:
             break
     rec.close()
@@ -308,7 +238,7 @@ def _power_loss_run(tmp_path: Path, rng: random.Random, run: int) -> int:
     image, inodes, acked_then = ops.snap
     restore(str(directory), image, inodes)
     if rng.random() < 0.5:  # the power goes again, while the restart writes the journal back
-        during = _Imaging(str(directory), rng.randint(1, 12), rng, {})
+        during = Imaging(str(directory), rng.randint(1, 12), rng, {})
         Recorder(directory, sync=rng.choice(["journal", "fsync"]), ops=during,
                  save_every=0).close()
         if during.snap is not None:
@@ -317,7 +247,7 @@ def _power_loss_run(tmp_path: Path, rng: random.Random, run: int) -> int:
         for name in names:
             seq = again.next_seq(name)
             assert again.append(name, sources[name][seq]) == seq
-    _check_image(directory, acked_then, sources)
+    check_image(directory, acked_then, sources)
     return sum(v + 1 for v in acked_then.values())
 
 

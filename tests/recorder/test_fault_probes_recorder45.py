@@ -26,9 +26,8 @@ import pytest
 from buraco_log import journal, log
 from buraco_log.errors import LogFormatError
 from buraco_log.recorder import Recorder
-from tests.recorder.powerloss import PowerLossOps, restore
+from tests.recorder.powerloss import Imaging, PowerLossOps, check_image, restore, seal_now
 from tests.recorder.sources import matches, source_of
-from tests.recorder.test_fault_probes_recorder43 import _check_image, _Imaging, _seal_now
 
 ROOT = Path(__file__).resolve().parents[2]
 src = matches()[0]
@@ -125,7 +124,7 @@ def _power_loss_with_seals_during_rounds(tmp_path: Path, rng: random.Random, run
     directory = tmp_path / f"run{run}"
     directory.mkdir()
     acked: dict[str, int] = {}
-    ops = _Imaging(str(directory), rng.randint(10, 80), rng, acked)
+    ops = Imaging(str(directory), rng.randint(10, 80), rng, acked)
     rec = Recorder(directory, ops=ops, sync="journal", max_open=1, sealed=rng.random() < 0.5,
                    save_every=0, checkpoint_every=rng.choice([0.02, 600.0]))
     names = [f"t{i}" for i in range(6)]
@@ -135,7 +134,7 @@ def _power_loss_with_seals_during_rounds(tmp_path: Path, rng: random.Random, run
     def sealer() -> None:
         pick = random.Random(run)
         while not stop.is_set():
-            _seal_now(directory, pick.choice(names), ops)
+            seal_now(directory, pick.choice(names), ops)
             time.sleep(pick.uniform(0, 0.002))
 
     for name in names:
@@ -169,7 +168,7 @@ def _power_loss_with_seals_during_rounds(tmp_path: Path, rng: random.Random, run
         for name in names:
             seq = again.next_seq(name)
             assert again.append(name, sources[name][seq]) == seq
-    _check_image(directory, acked_then, sources)
+    check_image(directory, acked_then, sources)
     return sum(v + 1 for v in acked_then.values())
 
 
