@@ -172,6 +172,7 @@ def _outside_archive(output: Path | None, archive_dir: Path, as_json: bool = Fal
 
 @guarded
 def ingest(
+    ctx: typer.Context,
     sources: Annotated[list[Path], typer.Argument(help="Log files, or directories to search.",
                                                   parser=named_path)],
     archive_dir: Annotated[Path, typer.Option(
@@ -204,6 +205,8 @@ def ingest(
             raise fail(f"{s}: {why_missing(s)}", EXIT_USAGE,  # as every command says it
                        as_json=format is Format.json)
     settings = spark_options(engine, master, conf)
+    if engine is Engine.spark:
+        archive_spark.check_local_size("--jobs", jobs, ctx, master, format is Format.json)
     # The SIGTERM handler stays on until the process exits: at its default action, a SIGTERM
     # that came while the summary was printed killed the process without a word.
     with terminate_as_interrupt() as met:
@@ -734,6 +737,7 @@ TABLE_MAX_ROWS = 100_000  # a table needs every row for its widths; other format
 
 @guarded
 def query(
+    ctx: typer.Context,
     first: Annotated[str | None, typer.Argument(
         metavar="[ARCHIVE]", show_default=False,
         help="The archive directory (or --archive), then one read-only SELECT over the views "
@@ -794,6 +798,8 @@ def query(
         raise fail(f"--memory-limit {memory_limit}: bounds DuckDB's query; Spark's memory is "
                    "its own (--conf spark.driver.memory=4g)", EXIT_USAGE, as_json=as_json)
     settings = spark_options(engine, master, conf)
+    if engine is Engine.spark:
+        archive_spark.check_local_size("--threads", threads, ctx, master, as_json)
     if engine is Engine.local and State.own_process:  # DuckDB runs under a memory bound,
         supervised(lambda: _native_abort(memory_limit, as_json),  # where glibc may end it
                    lambda pid: _temporary_output(output, pid))

@@ -51,6 +51,23 @@ def master_or(master: str | None, cores: int | None) -> str | None:
     return f"local[{cores}]" if cores else "local[*]"
 
 
+def check_local_size(option: str, value: int, ctx: Any, master: str | None,
+                     as_json: bool = False) -> None:
+    """``--threads`` or ``--jobs`` (``option``, read through the command's context ``ctx``)
+    size Spark's local mode (``local[N]``, :func:`master_or`): given with ``--master``, or
+    under ``spark-submit``, nothing reads them, and they were ignored without a word. Refused
+    there, in one line naming the option."""
+    if master is None and "PYSPARK_GATEWAY_PORT" not in os.environ:
+        return
+    source = ctx.get_parameter_source(option.lstrip("-").replace("-", "_"))
+    if source is None or source.name in ("DEFAULT", "DEFAULT_MAP"):
+        return
+    whose = "--master" if master is not None else "spark-submit's master"
+    raise fail(f"{option} {value}: sizes Spark's local mode (local[N]) only; with {whose} the "
+               "cluster's settings decide (--conf spark.executor.cores=N)", EXIT_USAGE,
+               as_json=as_json)
+
+
 def _module() -> Any:
     from buraco_log.archive import spark
 

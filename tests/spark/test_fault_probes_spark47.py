@@ -1,9 +1,11 @@
 """Fault probes, Spark engine: the report's `--timeout` (it was refused with `--engine spark`:
 "a Spark report has no time limit"), which bounds the whole report, the wait at the readers'
-gate included, as the local report's does."""
+gate included, as the local report's does; and `--threads` or `--jobs` given with `--master`,
+which nothing reads there (they were ignored without a word)."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -12,8 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
-from buraco_log.archive import IngestReport
+from buraco_log.archive import IngestReport, ingest
+from cli.main import app
 from tests.archive.readers import gate_held, writer_at_the_gate
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -54,3 +58,24 @@ def test_the_spark_report_command_honours_its_timeout(site: Path) -> None:
         "buraco-log: error: report: stopped after the 1 s time limit (--timeout; 0 for no "
         f"limit); nothing was written to {out}")
     assert not out.exists()
+
+
+@pytest.mark.parametrize("args", [
+    ["query", "ARCH", "SELECT 1", "--threads", "4"],
+    ["ingest", "LOGS", "-a", "ARCH", "--jobs", "3"],
+])
+def test_a_local_size_given_with_a_master_is_refused_naming_it(args: list[str],
+                                                               tmp_path: Path) -> None:
+    """Before: ignored without a word (`--master` decides), the run went on. No JVM starts."""
+    arch, logs = tmp_path / "arch", tmp_path / "logs"
+    logs.mkdir()
+    ingest([str(logs)], arch)  # an archive with nothing in it
+    made = sorted(os.listdir(arch))
+    args = [str(arch) if a == "ARCH" else str(logs) if a == "LOGS" else a for a in args]
+    r = CliRunner().invoke(app, [*args, "--engine", "spark", "--master", "local[1]"])
+    option, value = args[-2:]
+    assert (r.exit_code, r.stdout) == (2, ""), r.output
+    assert r.stderr == (f"buraco-log: error: {option} {value}: sizes Spark's local mode "
+                        "(local[N]) only; with --master the cluster's settings decide (--conf "
+                        "spark.executor.cores=N)\n")
+    assert sorted(os.listdir(arch)) == made  # no run started
