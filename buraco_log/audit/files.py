@@ -82,7 +82,7 @@ def is_log_file(path: AnyPath) -> bool:
 _BACKUP = re.compile(r"\.bak(\.\d+)?$")  # copies `log.repair` keeps of the damaged bytes
 
 
-def find_logs(paths: Iterable[AnyPath]) -> list[str]:
+def find_logs(paths: Iterable[AnyPath], *, links: list[str] | None = None) -> list[str]:
     """Files as given; directories searched recursively for logs, in name order (hidden
     files and the ``.bak`` copies that repair leaves are skipped); each file once, under the
     first name it is given by.
@@ -90,7 +90,8 @@ def find_logs(paths: Iterable[AnyPath]) -> list[str]:
     Entries of a directory that are not regular files (FIFOs, devices, sockets, links to
     them, dangling links) and subdirectories that cannot be listed are listed too, unopened,
     so that the audit reports each with its reason instead of hanging on it or passing over
-    it. Links to directories are not followed (no loops)."""
+    it. Links to directories are not followed (no loops): each is added to ``links`` when
+    it is given, so that the caller can name them (their logs were passed over unsaid)."""
     out: list[str] = []
     for given in paths:
         p = path_text(given)
@@ -103,6 +104,9 @@ def find_logs(paths: Iterable[AnyPath]) -> list[str]:
 
             for root, dirs, files in walk(p, unlisted):
                 dirs.sort()
+                if links is not None:
+                    links += [d for d in (os.path.join(root, d) for d in dirs)
+                              if os.path.islink(d)]
                 for f in sorted(files):
                     if f.startswith(".") or _BACKUP.search(f):
                         continue
