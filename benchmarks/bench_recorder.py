@@ -7,6 +7,7 @@
         [--no-baseline] [--no-syncfs] [--restart 10000] [--journal-restart 2000x20]
     python benchmarks/bench_recorder.py --floor [--tables 200,1000]
     python benchmarks/bench_recorder.py --ceiling --tables 1000 --seconds 5
+    python benchmarks/bench_recorder.py --check-cost --tables 1000,10000
 
 N tables play real matches (legal moves by the simulator's bots, validated on append). Each
 table is one asyncio task that appends a move and waits for its acknowledgement:
@@ -414,6 +415,31 @@ def fsync_latency(fds: list[int], threads: int = 16, seconds: float = 3.0) -> st
     )
 
 
+def check_cost(directory: Path, tables: int, srcs: list[tuple[ev.AnyEvent, ...]]) -> str:
+    """What a checkpoint's check of its logs costs (``Recorder._check_logs``: one ``stat`` a
+    log the journal wrote), timed alone on ``tables`` logs: median of 7, wall and CPU."""
+    rec = Recorder(directory, sync="journal", checkpoint_every=3600, save_every=0,
+                   max_open=tables + 64)
+    try:
+        for step in range(2):
+            futures = [rec.submit(f"c{i}", srcs[i % len(srcs)][step]) for i in range(tables)]
+            for future in futures:
+                future.result()
+        logs = dict(rec._jdirty)
+        walls, cpus = [], []
+        for _ in range(7):
+            t, c = time.perf_counter(), time.thread_time()
+            rec._check_logs(logs)
+            walls.append(time.perf_counter() - t)
+            cpus.append(time.thread_time() - c)
+        assert not rec._spoiled
+    finally:
+        rec.close()
+    wall, cpu = statistics.median(walls), statistics.median(cpus)
+    return (f"checkpoint check of {tables} logs: {wall * 1e3:.1f} ms wall, {cpu * 1e3:.1f} ms "
+            f"CPU ({cpu / tables * 1e6:.1f} us CPU a log)")
+
+
 def journal_restart(
     directory: Path, logs: int, steps: int, srcs: list[tuple[ev.AnyEvent, ...]]
 ) -> tuple[int, float, float, int]:
@@ -595,6 +621,9 @@ def main() -> None:
     ap.add_argument("--journal-restart", default="2000x20",
                     help="TABLESxMOVES written back from a journal alone at open ('0': skip)")
     ap.add_argument("--floor", action="store_true", help="only the disk floor (see floor())")
+    ap.add_argument("--check-cost", action="store_true",
+                    help="only the journal checkpoint's check of its logs, timed alone "
+                         "(check_cost())")
     ap.add_argument("--ceiling", action="store_true",
                     help="only the CPU ceiling: no-op syncs, and the driver alone (ceiling())")
     ap.add_argument("--checkpoint-every", type=float, default=10.0,
@@ -623,6 +652,13 @@ def main() -> None:
     if args.ceiling:
         for tables in map(int, args.tables.split(",")):
             print("\n".join(ceiling(base, tables, srcs, seconds, pace)), flush=True)
+        shutil.rmtree(base, ignore_errors=True)
+        return
+    if args.check_cost:
+        for tables in map(int, args.tables.split(",")):
+            d = base / f"check-{tables}"
+            d.mkdir()
+            print(check_cost(d, tables, srcs), flush=True)
         shutil.rmtree(base, ignore_errors=True)
         return
     if args.floor:
