@@ -467,7 +467,9 @@ def audit_many(
     ``on_done`` is called in this process as each verdict arrives (for a progress bar); an
     exception it raises stops the batch (the workers with it) and comes out of this call.
     No more workers are started than there are logs. Receipts for a match none of the logs
-    holds are the result's ``unmatched`` (and make its ``ok`` False).
+    holds are the result's ``unmatched`` (and make its ``ok`` False). A worker killed
+    mid-batch (SIGKILL, the OOM killer) costs only the log it was on, audited again alone
+    (:func:`_audit_in_pools`); the result's ``deaths`` say so (and make its ``ok`` False).
     """
     if isinstance(paths, str | bytes | os.PathLike):  # audited letter by letter
         raise TypeError(f"audit_many takes a list of paths, not one path ({paths!r}): "
