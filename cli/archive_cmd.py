@@ -262,16 +262,16 @@ def _say_ingested(report: archive.IngestReport, format: Format) -> None:
 
 
 def _tallies(already_stored: int, duplicates: int, known_errors: int, refused_now: int,
-             *, shown: bool = True) -> list[str]:
+             *, zeros: bool = True) -> list[str]:
     """The counts of an ingest's files not added, as its summary line and its progress bar
-    both say them (the bar said "2 refused" where the summary said "5 refused now", and
-    nothing of the files skipped as already archived). ``shown`` False leaves out the
+    both say them (the bar said "1 refused" where the summary said "3 refused now", and
+    nothing of the files skipped as already archived). ``zeros`` False leaves out the
     counts that are 0, but for "refused now"."""
     said = [(already_stored, f"{already_stored:,} already stored"),
             (duplicates, _n(duplicates, "duplicate")),
             (known_errors, f"{known_errors:,} refused before"),
             (1, f"{refused_now:,} refused now")]
-    return [text for n, text in said if shown or n]
+    return [text for n, text in said if zeros or n]
 
 
 STRONGER_SHOWN = 20
@@ -390,7 +390,7 @@ def _bar_text(p: archive.Progress) -> str:
     """The ingest bar's counts: its rate, and the summary's counts so far (those not 0)."""
     rate = p.events / p.elapsed if p.elapsed else 0.0
     return ", ".join([f"{rate:,.0f} events/s", *_tallies(
-        p.already_stored, p.duplicates, p.known_errors, p.errors, shown=False)])
+        p.already_stored, p.duplicates, p.known_errors, p.errors, zeros=False)])
 
 
 _MEMORY = re.compile(r"\d+(\.\d+)?\s*([KMGT]i?B|B)", re.IGNORECASE)
