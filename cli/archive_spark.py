@@ -123,6 +123,7 @@ def query(root: str, sql: str, master: str | None, conf: dict[str, str],
     with _py4j_quiet():  # a call cut by Ctrl-C or SIGTERM: the command's one line says it
         engine = _module()
         engine.check_text(sql)  # a statement too long or too deep: refused before Spark starts
+        engine.store.check_archive(root)  # as is an archive of another layout version
         spark = _session(master, conf)
         try:
             return TableStream(engine.query(root, sql, spark=spark, timeout=timeout))
@@ -140,6 +141,7 @@ def report(root: str, top: int, master: str | None, conf: dict[str, str],
     query (:func:`query`), with the line the local report gives."""
     with _py4j_quiet():
         engine = _module()
+        engine.store.check_archive(root)  # another layout version: refused before Spark starts
         spark = _session(master, conf)
         try:
             return engine.report(root, top=top, spark=spark, timeout=timeout)

@@ -79,3 +79,18 @@ def test_a_local_size_given_with_a_master_is_refused_naming_it(args: list[str],
                         "(local[N]) only; with --master the cluster's settings decide (--conf "
                         "spark.executor.cores=N)\n")
     assert sorted(os.listdir(arch)) == made  # no run started
+
+
+@pytest.mark.parametrize("command", [["report"], ["query", "SELECT 1 AS n"]])
+def test_an_archive_of_a_newer_layout_is_refused_before_spark_starts(
+        command: list[str], tmp_path: Path) -> None:
+    """Before: Spark started first (seconds to minutes), and only then said the version; here
+    JAVA_HOME names no Java, so a start says that instead. No JVM starts."""
+    arch = tmp_path / "arch"
+    ingest([str(tmp_path)], arch)  # an archive with nothing in it
+    (arch / "archive.json").write_text('{"format": "buraco_log archive", "version": 99}')
+    args = [command[0], str(arch), *command[1:], "--engine", "spark"]
+    r = CliRunner().invoke(app, args, env={"JAVA_HOME": str(tmp_path)})
+    assert (r.exit_code, r.stdout) == (1, ""), r.output
+    assert r.stderr == (f"buraco-log: error: {arch}: archive layout version 99, this "
+                        "buraco_log reads version 2 only: use the buraco_log that wrote it\n")
