@@ -624,7 +624,8 @@ class Reader:
         self._done = True
         self._f.seek(0, os.SEEK_END)
         reason = torn.reason
-        if torn.offset >= HEADER_SIZE and not self._lock_holder and _write_locked(self._f):
+        held = torn.offset >= HEADER_SIZE and not self._lock_holder and _write_locked(self._f)
+        if held:
             # read while a writer appends: no crash, the record it is writing right now
             reason += ("; a writer holds this log's lock and may be writing it now (read "
                        "again once it is done)")
@@ -632,6 +633,7 @@ class Reader:
         self._torn_signature = torn.signature
         if not self.allow_torn:
             advice = ("no event is intact: delete the file" if torn.offset < HEADER_SIZE else
+                      "the events before it are intact" if held else  # repair is refused
                       "the events before it are intact (`buraco-log repair` cuts it off)")
             raise self._error(
                 f"torn tail: {reason}; {advice}",

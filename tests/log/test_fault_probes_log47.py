@@ -6,6 +6,8 @@
   seq) after ``torn_timeout`` seconds. A log removed or renamed away while followed was
   waited on for ever too: it ends with an error of kind ``io``; one cut shorter than what
   was read from it (by a program that ignores the lock), with one of kind ``damage``.
+- A torn tail read while a writer holds the lock said "`buraco-log repair` cuts it off", which
+  is refused while the writer holds it: it no longer says so then.
 - A JSON Lines pile take (`pt`) written by hand for an empty pile, with no `top` (there is
   none), was refused by the decoder (`log.unknown`, "missing required field 'top'"): it reads
   as top 0, no card, so the rules refuse it as `pile.empty`; on a pile that is not empty the
@@ -215,6 +217,36 @@ def test_follow_reads_on_once_a_locked_partial_record_is_completed(tmp_path: Pat
         w.append(ev.MatchEnded(seq=6))
     follower.join(timeout=5)
     assert got == [*EVENTS[:6], ev.MatchEnded(seq=6)]
+
+
+_HOLDER = """
+import sys
+sys.path.insert(0, {root!r})
+from buraco_log import log
+with log.LogLock({path!r}):
+    print("locked", flush=True)
+    sys.stdin.read()
+"""
+
+
+def test_a_torn_tail_a_writer_holds_is_not_sent_to_repair(tmp_path: Path) -> None:
+    path, last, _ = _torn_copy(tmp_path)
+    with pytest.raises(LogFormatError) as caught:
+        log.read_events(path)
+    assert "`buraco-log repair` cuts it off" in str(caught.value)  # a crash's: repair it
+    with subprocess.Popen([sys.executable, "-c", _HOLDER.format(root=str(ROOT), path=str(path))],
+                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) as holder:
+        assert holder.stdin is not None and holder.stdout is not None
+        try:
+            assert holder.stdout.readline() == "locked\n"
+            with pytest.raises(LogFormatError) as caught:
+                log.read_events(path)
+        finally:
+            holder.stdin.close()
+            holder.wait(30)
+    said = str(caught.value)
+    assert caught.value.offset == last and "a writer holds this log's lock" in said
+    assert "repair" not in said, said  # was: "`buraco-log repair` cuts it off"
 
 
 # -- a hand-written pile take with no top --------------------------------------------------------
