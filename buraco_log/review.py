@@ -463,6 +463,7 @@ def review_page(events: Sequence[AnyEvent], review: Review, *,
         "head": header(short).replace("\n", " · "),
         "parts": _head_parts(short),
         "whole": header(safe).replace("\n", " · "),
+        "wparts": _head_parts(safe),  # the tooltip's, isolated as the heading's
         "summary": f"{review.decisions} decisions, {review.mistakes} mistakes, "
                    f"{review.lost:.0f} points lost to them",
         "moves": {str(m.seq): {

@@ -170,3 +170,24 @@ return words.map(function (word) {
   return null;
 });
 """
+
+
+# A browser script: where each word of a plain text (a tab's title, a tooltip) is drawn when
+# the text is laid out as the browser lays out such a line: its direction its first strong
+# character's (unicode-bidi: plaintext, which skips what is isolated, as the Unicode bidi
+# algorithm's P2 does). The left edge of each word's first occurrence, or null.
+PLAIN_WORDS = """
+var div = document.createElement('div');
+div.style.cssText = 'unicode-bidi: plaintext; white-space: pre; position: absolute; top: 0';
+div.textContent = arguments[0];
+document.body.appendChild(div);
+var n = div.firstChild;
+var out = arguments[1].map(function (w) {
+  var i = n.textContent.indexOf(w);
+  if (i < 0) { return null; }
+  var r = document.createRange(); r.setStart(n, i); r.setEnd(n, i + w.length);
+  return r.getBoundingClientRect().left;
+});
+div.remove();
+return out;
+"""

@@ -29,7 +29,7 @@ from buraco_log.cards import deck
 from buraco_log.timeline import Timeline
 from buraco_log.view import build_page, write_page
 from tests.brokenlogs import with_illegal_discard
-from tests.view.pages import SIM
+from tests.view.pages import PLAIN_WORDS, SIM
 
 BROWSER = pytest.mark.xdist_group("browser")  # one Chromium, with tests/view/test_browser.py
 
@@ -48,24 +48,6 @@ def _open(browser: Any, page: Path, fragment: str = "") -> None:
 
 # -- the tab's title ------------------------------------------------------------------------
 
-# Where each word of the title is drawn when the title is laid out as a browser's tab lays
-# it out: one line whose direction is its first strong character's (unicode-bidi: plaintext,
-# which skips what is isolated, as the Unicode bidi algorithm's P2 does).
-TITLE_WORDS = """
-var div = document.createElement('div');
-div.style.cssText = 'unicode-bidi: plaintext; white-space: pre; position: absolute; top: 0';
-div.textContent = document.title;
-document.body.appendChild(div);
-var n = div.firstChild;
-var out = arguments[0].map(function (w) {
-  var i = n.textContent.indexOf(w);
-  if (i < 0) { return null; }
-  var r = document.createRange(); r.setStart(n, i); r.setEnd(n, i + w.length);
-  return r.getBoundingClientRect().left;
-});
-div.remove();
-return out;
-"""
 MATCH, RULES = "\u05de\u05e9\u05d7\u05e7", "\u05e7\u05dc\u05d0\u05e1\u05d9"  # Hebrew words
 
 
@@ -88,7 +70,7 @@ def test_the_tabs_title_reads_id_rules_and_seat_in_order_for_a_right_to_left_id(
     who = "referee" if seat is None else f"seat {seat}"
     title = browser.title
     assert re.sub("[\u2066-\u2069]", "", title) == f"{MATCH} ({RULES}, {who}) - buraco-log"
-    left = browser.execute_script(TITLE_WORDS, [MATCH, RULES, who, "buraco-log"])
+    left = browser.execute_script(PLAIN_WORDS, title, [MATCH, RULES, who, "buraco-log"])
     assert None not in left and left == sorted(left), left  # was [196, 147, 94, 0]
     tip = browser.execute_script("return document.getElementById('title').title")
     assert re.sub("[\u2066-\u2069]", "", tip) == f"match {MATCH} \u00b7 {RULES}"

@@ -29,7 +29,11 @@
   var head = R.parts && R.parts.length ? R.parts.map(function (x, k) {
     return k % 2 ? "<bdi>" + esc(x) + "</bdi>" : esc(x);
   }).join("") : esc(R.head);
-  box.innerHTML = "<h2>Review</h2><div class=\"rv-head\" title=\"" + esc(R.whole || R.head) +
+  // the tooltip is plain text: its name, id and rules isolated by FSI ... PDI instead
+  var tip = R.wparts && R.wparts.length ? R.wparts.map(function (x, k) {
+    return k % 2 ? "\u2068" + esc(x) + "\u2069" : esc(x);
+  }).join("") : esc(R.whole || R.head);
+  box.innerHTML = "<h2>Review</h2><div class=\"rv-head\" title=\"" + tip +
     "\">" + head + "</div><div>" +
     esc(R.summary) + "</div><div class=\"rv-now\" id=\"rv-now\" aria-live=\"polite\"></div>";
   var side = $("side");
