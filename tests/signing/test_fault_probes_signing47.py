@@ -154,18 +154,23 @@ def test_a_log_re_signed_whole_with_another_key_names_the_key_the_referee_trusts
     from tests.signing.helpers import audit, match, ring, write_signed
 
     site, other = _signers()
-    write_signed(tmp_path / "m.blog", match("whole", key_id=other.key_id), other)
+    write_signed(tmp_path / "m.blog", match("whole", key_id=other.key_id), other, batch=50)
     v = audit(tmp_path / "m.blog", ring(site))
     (f,) = v.findings
     assert f.rule == "sign.untrusted"
     assert f.message.endswith(f"; the trusted key is {site.key_id}"), f.message
 
 
-def _forked(tmp_path: Path) -> tuple[Signer, dict[int, SignedHead], dict[int, SignedHead], Path]:
+Forked = tuple[Signer, dict[int, SignedHead], dict[int, SignedHead], Path]
+
+
+@pytest.fixture(scope="module")
+def forked(tmp_path_factory: pytest.TempPathFactory) -> Forked:
     """The site's key signing two histories of one match id: the log (receipts at 30, 60)
     and another (a receipt at 30); and a third history, signed too, as a log."""
     from tests.signing.helpers import match, write_signed
 
+    tmp_path = tmp_path_factory.mktemp("forked")
     site, _ = _signers()
     first = match("fork-a", key_id=site.key_id)
     second = match("fork-b", key_id=site.key_id)
@@ -173,20 +178,21 @@ def _forked(tmp_path: Path) -> tuple[Signer, dict[int, SignedHead], dict[int, Si
     for evs in (second, third):
         evs[0] = msgspec.structs.replace(evs[0], match_id=first[0].match_id)
     log = tmp_path / "log.blog"
-    mine = write_signed(log, first, site, receipts_at=[30, 60])
-    theirs = write_signed(tmp_path / "other.blog", second, site, receipts_at=[30])
-    write_signed(tmp_path / "third.blog", third, site)
+    # batched: a durable append per event (an fsync each) is not what is probed here
+    mine = write_signed(log, first, site, receipts_at=[30, 60], batch=50)
+    theirs = write_signed(tmp_path / "other.blog", second, site, receipts_at=[30], batch=50)
+    write_signed(tmp_path / "third.blog", third, site, batch=50)
     return site, mine, theirs, log
 
 
 def test_two_receipts_for_one_seq_neither_the_logs_say_the_site_signed_two_histories(
-        tmp_path: Path) -> None:
+        forked: Forked) -> None:
     """Each was "changed after the site signed it", and nothing said that the two genuine
     receipts themselves disagree: the site's writer signed two histories (a fork)."""
     from tests.signing.helpers import audit, held, ring
 
-    site, mine, theirs, _ = _forked(tmp_path)
-    v = audit(tmp_path / "third.blog", ring(site),
+    site, mine, theirs, log = forked
+    v = audit(log.parent / "third.blog", ring(site),
               [held(mine[30], 1), held(theirs[30], 2)])
     assert [f.rule for f in v.findings] == ["sign.receipt_changed"] * 2
     for f, other in zip(v.findings, (2, 1), strict=True):
@@ -196,13 +202,13 @@ def test_two_receipts_for_one_seq_neither_the_logs_say_the_site_signed_two_histo
 
 
 def test_a_receipt_the_log_contradicts_before_a_later_receipt_it_extends_is_a_fork(
-        tmp_path: Path) -> None:
+        forked: Forked) -> None:
     """The log extends the site's receipt for seq 60, so the site signed its events up to seq
     30 too; another receipt for seq 30 signs other events: the site's writer signed two
     histories. It said "an event in seq 0 to 30 was changed after the site signed it"."""
     from tests.signing.helpers import audit, held, ring
 
-    site, mine, theirs, log = _forked(tmp_path)
+    site, mine, theirs, log = forked
     v = audit(log, ring(site), [held(mine[60], 1), held(theirs[30], 2)])
     (f,) = v.findings
     assert f.rule == "sign.receipt_changed" and f.seq == 30
@@ -226,7 +232,7 @@ def test_a_revoked_list_saved_with_a_bom_and_crlf_still_revokes(tmp_path: Path) 
                                 + site.key_id.upper().encode() + b"  # leaked\r\n")
     keyring = load_keyring([d])
     assert keyring.revoked == {site.key_id}
-    write_signed(tmp_path / "m.blog", match("bom", key_id=site.key_id), site)
+    write_signed(tmp_path / "m.blog", match("bom", key_id=site.key_id), site, batch=50)
     v = audit(tmp_path / "m.blog", keyring)
     assert [f.rule for f in v.findings] == ["sign.revoked"]
     assert v.findings[0].message.endswith("; no key is trusted (every trusted key given is "
