@@ -171,8 +171,9 @@ RULES: dict[str, str] = {
     "log.usage": "A log was asked for in a way no reader could read back (a binary log named "
     ".jsonl, which every reader takes as JSON Lines).",
     "pool.worker_died": "A worker process of a parallel run (`-j`) ended abruptly, most "
-    "likely killed by the system for lack of memory; no input is at fault. What was committed "
-    "or written before stays.",
+    "likely killed by the system for lack of memory. An input that kills a fresh process "
+    "checking it alone too is named; otherwise no input is at fault. What was committed or "
+    "written before stays.",
     "settings.invalid": "A site setting (an environment variable or the config file's [audit] "
     "table) has a value that is not allowed.",
     "log.sign": "A signing writer cannot sign: its match start does not record the signer's "
