@@ -1,6 +1,7 @@
-"""Keeps the tests that share an expensive session fixture on one worker of ``pytest -n``,
-writes the project's bytecode once for the processes the tests start, and holds the fixtures
-several test areas share (a read-only file system)."""
+"""Keeps the tests that share an expensive session fixture on one worker of ``pytest -n`` (and
+those of a module that share a module fixture), writes the project's bytecode once for the
+processes the tests start, and holds the fixtures several test areas share (a read-only file
+system)."""
 
 from __future__ import annotations
 
@@ -37,6 +38,16 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         for prefix, group in _GROUPS.items():
             if item.nodeid.startswith(prefix):
                 item.add_marker(pytest.mark.xdist_group(group))
+        if item.get_closest_marker("xdist_group") is None and _uses_a_module_fixture(item):
+            # A module fixture is built once per worker that runs its tests: spread over both
+            # workers, each built the module's archive, logs or simulation again.
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
+
+
+def _uses_a_module_fixture(item: pytest.Item) -> bool:
+    info = getattr(item, "_fixtureinfo", None)
+    return info is not None and any(
+        defs[-1].scope == "module" for defs in info.name2fixturedefs.values() if defs)
 
 
 
