@@ -904,7 +904,7 @@ def _stopped_by_signal(command: str, output: Path | None) -> Iterator[None]:
             raise
         how, status = said_as(met[0])
         written = f"; nothing was written to {output}" if output is not None else ""
-        fail(f"{command}: {how}{written}")
+        fail(f"{command}: {how}{written}", status)  # its status: -f json answers in JSON
         _end(status)
     finally:
         for s, handler in previous.items():

@@ -277,3 +277,16 @@ def test_ctrl_c_as_the_start_turns_to_utf8_mode_is_one_line_and_130(tmp_path: Pa
     proc = _start(["show", SMALL], tmp_path,
                   {**ASCII, "PYTHONPATH": f"{tmp_path}{os.pathsep}{ROOT}"})
     assert _done(proc) == (130, b"", b"buraco-log: error: interrupted\n")
+
+
+def test_a_query_stopped_by_ctrl_c_answers_json_on_stdout(tmp_path: Path, arch: Path) -> None:
+    """`query -f json` said "query: interrupted" on stderr alone (its own clean-up line)."""
+    proc = _start(["query", arch, "select count(*) from range(1000000000000)", "-f", "json",
+                   "--timeout", 0], tmp_path)
+    time.sleep(1.5)  # the count of a trillion rows has begun, and runs for minutes
+    assert proc.poll() is None
+    proc.send_signal(signal.SIGINT)
+    code, out, err = _done(proc)
+    assert (code, err) == (130, b"buraco-log: error: query: interrupted\n"), (code, err)
+    assert json.loads(out) == {"error": {"code": "error", "exit_status": 130,
+                                         "message": "query: interrupted"}}, out
