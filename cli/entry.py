@@ -151,7 +151,8 @@ def _in_utf8_mode() -> None:
     in `demo`, `query`'s SQL "not UTF-8 text", a name was shown ``'nope-\\udcc3\\udcab'``.
     In UTF-8 mode an argument that is UTF-8 is text, and one that is not keeps its bytes, so
     a file is opened by the same name."""
-    if (sys.flags.utf8_mode or os.name != "posix" or not hasattr(sys, "orig_argv")
+    if (sys.flags.utf8_mode or "utf8" in sys._xoptions  # asked for: never a second start
+            or os.name != "posix" or not hasattr(sys, "orig_argv")
             or codecs.lookup(sys.getfilesystemencoding()).name != "ascii"
             or not sys.executable):
         return

@@ -13,6 +13,7 @@ import typer
 from buraco_log.errors import RulesError
 from buraco_log.knobs import describe, did_you_mean
 from buraco_log.rules import PRESET_SOURCES, PRESETS, Rules, load_toml, preset
+from buraco_log.safetext import bytes_escaped
 from cli.common import CONTEXT, EXIT_USAGE, Format, emit_json, fail, guarded
 from cli.paths import why_missing
 from cli.safetext import terminal_safe
@@ -77,7 +78,9 @@ def load_rules(name: str, *, option: str = "", as_json: bool = False) -> Rules:
     if name in PRESETS:
         return preset(name)
     if not (name.lower().endswith(".toml") or os.path.sep in name or Path(name).is_file()):
-        raise fail(f"{where}unknown preset {name!r}{did_you_mean(name, list(PRESETS))} "
+        # a byte that is not UTF-8 as \xNN, as `where` and every path shows it (not \udcff)
+        raise fail(f"{where}unknown preset '{bytes_escaped(name)}'"
+                   f"{did_you_mean(name, list(PRESETS))} "
                    f"(presets: {', '.join(PRESETS)}; or a house-rules .toml file)", EXIT_USAGE,
                    as_json=as_json)
     path = Path(name)

@@ -290,3 +290,16 @@ def test_a_query_stopped_by_ctrl_c_answers_json_on_stdout(tmp_path: Path, arch: 
     assert (code, err) == (130, b"buraco-log: error: query: interrupted\n"), (code, err)
     assert json.loads(out) == {"error": {"code": "error", "exit_status": 130,
                                          "message": "query: interrupted"}}, out
+
+
+def test_a_preset_name_that_is_not_utf8_is_shown_one_way_in_its_line(tmp_path: Path) -> None:
+    """`--rules a<0xff>` said "--rules a\\xff: unknown preset 'a\\udcff'": the one name two
+    ways in one line, and a lone surrogate in the JSON error."""
+    name = os.fsdecode(b"a\xff")
+    procs = [_start(["simulate", "--rules", name, "-o", "x"], tmp_path),
+             _start(["rules", "show", name, "-f", "json"], tmp_path)]
+    (code, out, err), (jcode, jout, _) = (_done(p) for p in procs)
+    assert (code, out) == (2, b"") and jcode == 2, (code, err)
+    assert err.decode().startswith("buraco-log: error: --rules a\\xff: unknown preset "
+                                   "'a\\xff' ("), err
+    assert json.loads(jout)["error"]["message"].startswith("unknown preset 'a\\xff' ("), jout
