@@ -6,6 +6,7 @@ leaderboard: an Elo rating is a fold over the matches in order, done in Python o
 
 from __future__ import annotations
 
+import contextlib
 import html
 import math
 import os
@@ -367,10 +368,12 @@ def _report(archive: str | os.PathLike[str], top: int, threads: int, memory_limi
     archive = store.check_archive(str(archive))
     # no compact or drop removes a file it reads meanwhile; the wait is within the limit
     start = time.monotonic()
-    with store.reading(archive, within=timeout):
-        if store.waited_out(timeout, start):
+    with contextlib.ExitStack() as stack:
+        try:
+            stack.enter_context(store.reading(archive, within=timeout))
+        except store.GateTimeout:
             raise _stopped(said if said is not None else timeout,
-                           " (waiting for a compact or drop to remove files)")
+                           " (waiting for a compact or drop to remove files)") from None
         return _report_locked(archive, top, threads, memory_limit,
                               time_left(timeout, start), said)
 

@@ -1738,6 +1738,8 @@ def _in_group(spark: SparkSession, call: Any, timeout: float, what: str) -> Any:
         _cancel_group(sc, group, worker)
         _wait_group(sc, group, worker, time.monotonic() + QUERY_GRACE)
         raise QueryTimeout(f"{what}: stopped after the {timeout:g} s timeout", group)
+    if isinstance(done[0], store.GateTimeout):  # its time ran out at the readers' gate
+        raise QueryTimeout(f"{what}: stopped after the {timeout:g} s timeout", group)
     if isinstance(done[0], BaseException):
         raise done[0]
     return done[0]

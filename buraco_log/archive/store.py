@@ -494,9 +494,9 @@ def reading(root: str, within: float | None = None) -> Iterator[bool]:
     (``flock``).
 
     ``within`` (seconds; None or 0: no bound) bounds the whole wait, at the gate and for the
-    lock: a caller with a time limit passes what is left of it, and finds it spent when the
-    block starts (:func:`waited_out`). Without it, a ``query --timeout 2`` waited up to 10 s
-    at the gate before its limit started."""
+    lock: a caller with a time limit passes what is left of it, and :class:`GateTimeout` is
+    raised when it ran out before the reader was through. Without it, a ``query --timeout 2``
+    waited up to 10 s at the gate before its limit started."""
     fd = _open_readers(root, writer=False)
     if fd is None:
         yield False
@@ -507,12 +507,15 @@ def reading(root: str, within: float | None = None) -> Iterator[bool]:
     mine = _reading_now()
     gate = None if mine else _open_gate(root)
     with contextlib.ExitStack() as stack:
+        passed = True
         if gate is not None:
             stack.callback(os.close, gate)
-            stack.enter_context(_holding_open(gate, fcntl.LOCK_SH,
-                                              _bounded(GATE_WAIT, deadline)))
+            passed = stack.enter_context(_holding_open(gate, fcntl.LOCK_SH,
+                                                       _bounded(GATE_WAIT, deadline)))
         with _holding(fd, fcntl.LOCK_SH, _bounded(READER_WAIT, deadline)) as held:
             stack.close()  # out of the gate once in: a writer may be waiting there
+            if not (passed and held) and time.monotonic() >= deadline:
+                raise GateTimeout(f"{root}: the time limit ran out at the readers' gate")
             mine.append(fd)
             try:
                 yield held
@@ -525,10 +528,10 @@ def _bounded(wait: float, deadline: float) -> float:
     return max(min(wait, deadline - time.monotonic()), 0.0)
 
 
-def waited_out(timeout: float | None, start: float) -> bool:
-    """Whether the user's ``timeout`` (None or 0: none), counted from ``start``
-    (``time.monotonic()``), ran out while a reader waited in :func:`reading`."""
-    return bool(timeout) and timeout is not None and time.monotonic() - start >= timeout
+class GateTimeout(ArchiveError):
+    """A reader's time (:func:`reading`'s ``within``) ran out while it waited at the gate or
+    for the readers' lock: a compact or a drop was removing files. Callers say it as their
+    own time limit."""
 
 
 _READING = threading.local()

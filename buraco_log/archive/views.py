@@ -779,10 +779,11 @@ class QueryStream:
             # shared with other readers: no compact or drop removes a file it lists until
             # it is closed (the last batch read); the wait for it is within the time limit
             start = time.monotonic()
-            self._stack.enter_context(store.reading(self._root, within=timeout))
-            if store.waited_out(timeout, start):
+            try:
+                self._stack.enter_context(store.reading(self._root, within=timeout))
+            except store.GateTimeout:
                 raise ArchiveError(f"query: stopped after the {timeout} s time limit "
-                                   f"(waiting for a compact or drop to remove files)")
+                                   f"(waiting for a compact or drop to remove files)") from None
             if bound:
                 self._stack.enter_context(bounded_process(memory_limit, threads))
             # Run again from the start while a committed file it listed is gone before its
