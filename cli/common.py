@@ -8,6 +8,7 @@ import functools
 import io
 import json
 import os
+import re
 import shutil
 import stat
 import sys
@@ -90,12 +91,22 @@ def show_traceback(error: BaseException | None = None) -> None:
     sys.stderr.flush()
 
 
+_REPR_OF_A_BYTE = re.compile(r"\\udc([89a-f][0-9a-f])")
+
+
+def bytes_shown(message: str) -> str:
+    """``message`` with each byte that is not UTF-8 shown ``\\xNN``, as paths show it, where a
+    ``repr`` of an argument wrote it ``\\udcNN`` (``--budget 'a\\udcff'``, ``'a\\udcff' is
+    not one of 'table', ...``): the name the user typed, one way in every line."""
+    return _REPR_OF_A_BYTE.sub(r"\\x\1", message)
+
+
 def fail(message: str, code: int = EXIT_FINDINGS, *, as_json: bool = False,
          error: BaseException | None = None) -> typer.Exit:
     """Print one line on stderr and return the Exit to raise. With ``as_json`` (the command
     was asked for ``--format json``) the error is also a JSON object on stdout, so a program
     reading stdout always gets JSON."""
-    message = _named(message, _STDIN_NAMES)
+    message = bytes_shown(_named(message, _STDIN_NAMES))
     if not as_json and code in STOPPED and getattr(sys.stdout, "written", None) is False:
         # an interrupt said by a command's own clean-up (`query`, `report`): JSON too, when
         # the command line asked for it and nothing of the answer was written yet

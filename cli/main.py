@@ -19,6 +19,7 @@ from cli.common import (
     HIDDEN_ALIASES,
     NamedStdout,
     State,
+    bytes_shown,
     drop_stdout,
     emit_json,
     error_object,
@@ -347,7 +348,7 @@ def _run() -> int | Any:
         ctx = getattr(exc, "ctx", None)
         hint = f" (see `{ctx.command_path if ctx is not None else _named_command()} --help`)"
         message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
-        message = " ".join(message.split())  # a missing choice option lists its choices on lines
+        message = bytes_shown(" ".join(message.split()))  # choices were listed on lines
         dash = _dash_file(sys.argv[1:]) or _misplaced_global(exc)
         message = message.removesuffix(".") + dash if dash else message
         if message == "Missing command." and ctx is not None:  # a group given no command

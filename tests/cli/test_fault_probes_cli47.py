@@ -303,3 +303,18 @@ def test_a_preset_name_that_is_not_utf8_is_shown_one_way_in_its_line(tmp_path: P
     assert err.decode().startswith("buraco-log: error: --rules a\\xff: unknown preset "
                                    "'a\\xff' ("), err
     assert json.loads(jout)["error"]["message"].startswith("unknown preset 'a\\xff' ("), jout
+
+
+def test_an_argument_that_is_not_utf8_is_shown_as_paths_show_it(tmp_path: Path) -> None:
+    """Every value echoed in an error said a byte that is not UTF-8 as `\\udcff` (the repr of
+    Python's stand-in for it), where paths and the option say `\\xff`."""
+    name = os.fsdecode(b"a\xff")
+    runs = [(["review", SMALL, "--seat", 0, "--budget", name], "budget 'a\\xff': "),
+            (["simulate", "--bot", name, "-o", "x"], "unknown bot 'a\\xff' "),
+            (["show", SMALL, "-f", name], "'a\\xff' is not one of 'table'")]
+    procs = [_start(args, tmp_path) for args, _ in runs]
+    for (args, words), proc in zip(runs, procs, strict=True):
+        code, out, err = _done(proc)
+        said = err.decode()
+        assert code == 2 and out == b"" and said.count("\n") == 1, (args, said)
+        assert words in said and "\\udc" not in said, (args, said)
