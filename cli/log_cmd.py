@@ -410,6 +410,11 @@ def repair(
     info = log.verify(path)
     _refuse_not_started(path, info, "repair", as_json)  # with --dry-run and --force too
     t = info.torn
+    if t is not None and t.journal is None:
+        # a live writer's record in progress, not a crash's: repair is refused while it holds
+        # the log, so neither "would cut" nor "--force cuts them" may be offered
+        with log.LogLock(path, write=False):
+            pass
     if t is not None and info.events == 0 and not force and not dry_run:
         raise fail(f"{path}, byte {t.offset}: repair would cut every event of the log "
                    f"({t.size} bytes: {t.reason}); nothing was changed (--force cuts them)",
