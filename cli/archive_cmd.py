@@ -1168,6 +1168,7 @@ class _Pages:
         self.new = _beside(folder, f"{os.getpid()}.new")
         self.old = _beside(folder, f"{os.getpid()}.old")
         self.links: dict[str, str] = {}
+        self.swapped = ""  # how swap put the new folder in: "", "made", "exchanged", "renamed"
 
     def write(self, sections: Any) -> dict[str, str]:
         from buraco_log.view.links import match_pages  # the viewer only for an HTML report
@@ -1210,10 +1211,26 @@ class _Pages:
         _fsync_dir(self.new)
         if old is None:
             os.rename(self.new, self.folder)
-        elif not _exchange(self.new, self.folder):
+            self.swapped = "made"
+        elif _exchange(self.new, self.folder):
+            self.swapped = "exchanged"
+        else:
             os.rename(self.folder, self.old)
             os.rename(self.new, self.folder)
+            self.swapped = "renamed"
         _fsync_dir(self.folder.parent)
+
+    def undo(self) -> None:
+        """The old folder back in place: the report itself could not be renamed over the old
+        one (``-o`` names a directory, say), so its pages must not stay in either."""
+        with contextlib.suppress(OSError):
+            if self.swapped == "exchanged":
+                _exchange(self.new, self.folder)
+            elif self.swapped in ("made", "renamed"):
+                os.rename(self.folder, self.new)
+                if self.swapped == "renamed":
+                    os.rename(self.old, self.folder)
+        self.swapped = ""
 
     def clean(self) -> None:
         """The folder not swapped in (the report was not written), or the old one out."""
@@ -1244,6 +1261,9 @@ def _new_pages(output: Path | None) -> Iterator[_Pages | None]:
     pages = _Pages(folder)
     try:
         yield pages
+    except BaseException:
+        pages.undo()
+        raise
     finally:
         pages.clean()
 

@@ -188,3 +188,17 @@ def test_a_report_whose_pages_cannot_be_written_keeps_the_old_one_and_names_the_
                         rf"{re.escape(str(out))}\n", p.stderr), p.stderr
     assert {p.name: p.read_bytes() for p in [out, *folder.iterdir()]} == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["matches", "r.html"]
+
+
+def test_a_report_that_cannot_take_its_place_leaves_the_old_pages_in_theirs(
+        three: Path, tmp_path: Path) -> None:
+    """The pages go in just before the report's rename: when that rename fails (`-o` names a
+    directory), the old folder is put back. Before: the new pages stayed, beside no report."""
+    folder = tmp_path / "matches"
+    folder.mkdir()
+    (folder / "old.html").write_bytes(OLD)
+    (tmp_path / "out").mkdir()
+    code, err = in_process("report", str(three), "-f", "html", "-o", str(tmp_path / "out"))
+    assert code == 2 and "Is a directory" in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["matches", "out"]
+    assert [p.name for p in folder.iterdir()] == ["old.html"]
