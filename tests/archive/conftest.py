@@ -79,6 +79,16 @@ def three(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return arch
 
 
+@pytest.fixture(scope="session")
+def two_batches(corpus: Corpus, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two batches of one match each, from the corpus: a compact merges them. Read only: a
+    module copies it to change it."""
+    site = tmp_path_factory.mktemp("two") / "site"
+    for log in corpus.good[:2]:
+        assert ingest([log], site, jobs=1).added == 1
+    return site
+
+
 @pytest.fixture
 def arch(three: Path, tmp_path: Path) -> Path:
     """A copy of :func:`three` to change."""

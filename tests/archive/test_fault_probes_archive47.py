@@ -36,15 +36,6 @@ def in_process(*args: str) -> tuple[int, str]:
     return r.exit_code, r.stderr
 
 
-@pytest.fixture(scope="module")
-def two_batches(corpus: Corpus, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Two batches of one match each: a compact merges them. Read only."""
-    site = tmp_path_factory.mktemp("two47") / "site"
-    for log in corpus.good[:2]:
-        assert ingest([log], site, jobs=1).added == 1
-    return site
-
-
 @pytest.fixture
 def site(two_batches: Path, tmp_path: Path) -> Path:
     shutil.copytree(two_batches, tmp_path / "site")

@@ -27,29 +27,10 @@ import pytest
 from buraco_log import journal, log
 from buraco_log.errors import LogFormatError
 from buraco_log.recorder import FileOps, Recorder, journal_notes
+from tests.recorder.putback import journal_bytes, put_back
 from tests.recorder.sources import matches
 
 src = matches()[0]
-
-
-def _put_back(backup: Path, path: Path, how: str) -> None:
-    if how == "cp":  # in place: the same file, truncated and written again
-        subprocess.run(["cp", str(backup), str(path)], check=True)
-    else:  # a restore that writes a copy and renames it into place (rsync, tar)
-        tmp = path.with_name("restore.tmp")
-        subprocess.run(["cp", str(backup), str(tmp)], check=True)
-        os.rename(tmp, path)
-
-
-def _journal_bytes(directory: Path, match: str) -> bytes:
-    """The log ``match`` as the kept journals' records give it (from offset 0, in order)."""
-    records = [r for _, p in journal.generations(str(directory), unfolded=True)
-               for r in journal.read(p) if r.match == match]
-    data = b""
-    for record in sorted(journal.withdraw(records), key=lambda r: r.offset):
-        assert record.offset <= len(data)
-        data = data[:record.offset] + record.data
-    return data
 
 
 @pytest.mark.parametrize("sync", ["fsync", "journal"])
@@ -71,7 +52,7 @@ def test_an_older_copy_put_back_during_play_refuses_the_table_and_keeps_what_was
             for table in "bcdefg":
                 rec.append(table, src[0])
             assert rec._tables["a"].fd is None
-        _put_back(backup, path, how)
+        put_back(backup, path, how)
         with pytest.raises(LogFormatError) as caught:
             rec.append("a", src[20])
         line = str(caught.value)
@@ -95,7 +76,7 @@ def test_an_older_copy_put_back_during_play_refuses_the_table_and_keeps_what_was
         assert not kept.exists()
     if sync == "journal":  # the journal holds every record of the log (no checkpoint since)
         assert ".unfolded" in line
-        assert _journal_bytes(tmp_path, "a") == acknowledged
+        assert journal_bytes(tmp_path, "a") == acknowledged
         assert log.read_events(tmp_path / "h.blog") == [src[0]]
     # a restart (the operator's choice) goes on from what the log holds
     with Recorder(tmp_path, sync=sync) as rec:
@@ -127,7 +108,7 @@ def test_an_older_copy_put_back_just_before_close_is_kept_all_the_same(
         if how == "seal":  # (of a closed log: the recorder holds an open one locked)
             log.seal(path)
         else:
-            _put_back(backup, path, how)
+            put_back(backup, path, how)
     finally:
         rec.close()
     kept = path.with_name("a.blog.acknowledged")
@@ -141,7 +122,7 @@ def test_an_older_copy_put_back_just_before_close_is_kept_all_the_same(
     else:
         assert not kept.exists()
     if sync == "journal":
-        assert _journal_bytes(tmp_path, "a") == acknowledged
+        assert journal_bytes(tmp_path, "a") == acknowledged
     else:
         assert not unfolded
     assert path.read_bytes() == backup.read_bytes()

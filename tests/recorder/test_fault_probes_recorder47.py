@@ -25,29 +25,10 @@ from buraco_log import journal, log
 from buraco_log.errors import LogFormatError
 from buraco_log.recorder import FileOps, Recorder
 from tests.recorder.powerloss import PowerLossOps, restore
+from tests.recorder.putback import journal_bytes, put_back
 from tests.recorder.sources import matches
 
 src = matches()[0]
-
-
-def _put_back(backup: Path, path: Path, how: str) -> None:
-    if how == "cp":  # in place: the same file, truncated and written again
-        subprocess.run(["cp", str(backup), str(path)], check=True)
-    else:  # a restore that writes a copy and renames it into place
-        tmp = path.with_name("restore.tmp")
-        subprocess.run(["cp", str(backup), str(tmp)], check=True)
-        os.rename(tmp, path)
-
-
-def _journal_bytes(directory: Path, match: str) -> bytes:
-    """The log ``match`` as the kept journals' records give it (from offset 0, in order)."""
-    records = [r for _, p in journal.generations(str(directory), unfolded=True)
-               for r in journal.read(p) if r.match == match]
-    data = b""
-    for record in sorted(journal.withdraw(records), key=lambda r: r.offset):
-        assert record.offset <= len(data)
-        data = data[:record.offset] + record.data
-    return data
 
 
 def _checkpoint(rec: Recorder, other: str) -> None:
@@ -83,21 +64,21 @@ def test_an_older_copy_put_back_before_a_checkpoint_keeps_the_journal(
         if how == "seal":  # the same events rewritten: no loss, nothing kept
             log.seal(path)
         else:
-            _put_back(backup, path, how)
+            put_back(backup, path, how)
         _checkpoint(rec, "h")
         unfolded = journal.generations(str(tmp_path), unfolded=True)
         if how == "seal":
             assert not unfolded
         else:  # the journal that held the acknowledged moves was kept, not deleted
             assert unfolded
-            assert _journal_bytes(tmp_path, "a") == acknowledged
+            assert journal_bytes(tmp_path, "a") == acknowledged
     finally:
         rec.close()
     if how == "seal":
         assert log.read_events(path) == list(src[:20])
         assert not journal.generations(str(tmp_path), unfolded=True)
     else:
-        assert _journal_bytes(tmp_path, "a") == acknowledged
+        assert journal_bytes(tmp_path, "a") == acknowledged
         assert log.read_events(tmp_path / "h.blog") == [src[0]]
 
 
