@@ -28,6 +28,7 @@ from buraco_log import journal, log
 from buraco_log.errors import LogFormatError
 from buraco_log.recorder import FileOps, Recorder, journal_notes
 from tests.recorder.putback import journal_bytes, put_back
+from tests.recorder.smalldisk import small_disk
 from tests.recorder.sources import matches
 
 src = matches()[0]
@@ -193,23 +194,6 @@ def test_an_older_copy_put_back_while_the_round_syncs_is_not_acknowledged(
 
 # -- a disk that really fills ------------------------------------------------------------------
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _small_disk(mount: Path, *command: str) -> subprocess.CompletedProcess[str] | None:
-    """Run ``command`` in a private mount namespace with a 512 KiB tmpfs on ``mount``; None
-    where that cannot be done (no unshare, not allowed to mount)."""
-    script = 'mount -t tmpfs -o size=512k tmpfs "$0" || exit 97; exec "$@"'
-    try:
-        done = subprocess.run(["unshare", "-m", "sh", "-c", script, str(mount), *command],
-                              cwd=ROOT, capture_output=True, text=True, timeout=120)
-    except FileNotFoundError:
-        return None
-    if done.returncode == 97 or (done.returncode and "unshare" in done.stderr):
-        return None
-    return done
-
-
 @pytest.mark.parametrize("sync", [pytest.param("fsync", marks=pytest.mark.slow),
                                   pytest.param("syncfs", marks=pytest.mark.slow), "journal"])
 def test_a_disk_that_really_fills_keeps_exactly_the_acknowledged_moves(
@@ -219,7 +203,7 @@ def test_a_disk_that_really_fills_keeps_exactly_the_acknowledged_moves(
     # goes on with every table.
     mount = tmp_path / "small"
     mount.mkdir()
-    done = _small_disk(mount, sys.executable, "-m", "tests.recorder.enospc_child",
+    done = small_disk(mount, sys.executable, "-m", "tests.recorder.enospc_child",
                        str(mount), sync, "440")
     if done is None:
         pytest.skip("no private mount namespace with a tmpfs here (unshare -m, mount)")

@@ -26,6 +26,7 @@ from buraco_log.errors import LogFormatError
 from buraco_log.recorder import FileOps, Recorder
 from tests.recorder.powerloss import PowerLossOps, restore
 from tests.recorder.putback import journal_bytes, put_back
+from tests.recorder.smalldisk import small_disk
 from tests.recorder.sources import matches
 
 src = matches()[0]
@@ -84,9 +85,6 @@ def test_an_older_copy_put_back_before_a_checkpoint_keeps_the_journal(
 
 # -- a full disk, then room again: the same recorder goes on --------------------------------
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
 class _FullJournal(FileOps):
     """A journal append that stops halfway with ENOSPC, as on a disk that fills mid-write."""
 
@@ -131,26 +129,12 @@ def test_a_full_journal_refuses_its_round_and_the_recorder_goes_on_once_there_is
         assert [again.next_seq(t) for t in "abc"] == [6, 6, 1]
 
 
-def _small_disk(mount: Path, *command: str) -> subprocess.CompletedProcess[str] | None:
-    """Run ``command`` in a private mount namespace with a 512 KiB tmpfs on ``mount``; None
-    where that cannot be done (no unshare, not allowed to mount)."""
-    script = 'mount -t tmpfs -o size=512k tmpfs "$0" || exit 97; exec "$@"'
-    try:
-        done = subprocess.run(["unshare", "-m", "sh", "-c", script, str(mount), *command],
-                              cwd=ROOT, capture_output=True, text=True, timeout=120)
-    except FileNotFoundError:
-        return None
-    if done.returncode == 97 or (done.returncode and "unshare" in done.stderr):
-        return None
-    return done
-
-
 @pytest.mark.parametrize("sync", [pytest.param("fsync", marks=pytest.mark.slow), "journal"])
 def test_a_disk_that_really_fills_then_has_room_again_keeps_the_same_recorder_going(
         tmp_path: Path, sync: str) -> None:
     mount = tmp_path / "small"
     mount.mkdir()
-    done = _small_disk(mount, sys.executable, "-m", "tests.recorder.enospc_same_child",
+    done = small_disk(mount, sys.executable, "-m", "tests.recorder.enospc_same_child",
                        str(mount), sync, "440")
     if done is None:
         pytest.skip("no private mount namespace with a tmpfs here (unshare -m, mount)")
