@@ -32,18 +32,22 @@ import buraco_log.archive as archive
 from buraco_log.archive import store
 marker, point = pathlib.Path(sys.argv[1]), sys.argv[2]
 archive.ingest = functools.partial(archive.ingest, chunk_size=2, commit_events=1)
-seen = {"partial": 0, "record": 0}
+seen = {"partial": 0}
 def pause():
     marker.touch()
     time.sleep(120)
 fsync_dir = store._fsync_dir
 def paused_fsync_dir(path):
     fsync_dir(path)
-    key = "partial" if "/preset=" in path else "record" if path.endswith(store.BATCHES) else ""
-    if key:
-        seen[key] += 1
-        if key == point and seen[key] == (7 if key == "partial" else 2):
+    if "/preset=" in path:
+        seen["partial"] += 1
+        if point == "partial" and seen["partial"] == 7:
             pause()
+    # the second batch's record made durable (counted in records: _batches is synced for
+    # other files too, such as the readers' gate)
+    elif (point == "record" and path.endswith(store.BATCHES)
+          and len(store.manifests(path[: -len(store.BATCHES)].rstrip("/"))) >= 2):
+        pause()
 store._fsync_dir = paused_fsync_dir
 write_table = store.pq.write_table
 def paused_write_table(table, where, *args, **kwargs):
