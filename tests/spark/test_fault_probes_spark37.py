@@ -201,7 +201,8 @@ def test_the_engines_timeout_is_said_as_the_commands_option(
 
     fake = SimpleNamespace(session=lambda master, conf: SimpleNamespace(), query=query,
                            QueryTimeout=QueryTimeout, ArchiveError=ArchiveError,
-                           check_text=lambda sql: None)
+                           check_text=lambda sql: None,
+                           store=SimpleNamespace(check_archive=lambda root: None))
     monkeypatch.setattr(cli_spark, "_module", lambda: fake)
     with pytest.raises(ArchiveError) as err:
         cli_spark.query("archive", "SELECT 1", None, {}, 0.1)
