@@ -43,10 +43,12 @@ CONTEXT: Final = {"help_option_names": ["-h", "--help"]}
 """Every typer app and group: `-h` is `--help`, as in most tools."""
 
 
-HIDDEN_ALIASES: Final = {"--out": "--output", "--seq": "--at"}
+HIDDEN_ALIASES: Final = {"--out": "--output", "--seq": "--at", "--force": "--overwrite"}
 """Other spellings read, out of the help (cli.main reads each as the option it stands for,
-in every command that has that option): ``--out`` was `demo`'s and `simulate`'s alone, and
-every error line names a seq (``seq 23``), which a referee then types as ``--seq 23``."""
+in every command that has that option and not the alias itself): ``--out`` was `demo`'s and
+`simulate`'s alone, every error line names a seq (``seq 23``), which a referee then types as
+``--seq 23``, and ``--force`` was `keys new`'s ``--overwrite`` (`repair --force`, an option of
+its own, keeps its meaning)."""
 
 OutAlias = Annotated[str | None, typer.Option("--out", hidden=True, help="--output.")]
 """``--out`` where a command declares it itself (typer's test runner reads no alias)."""

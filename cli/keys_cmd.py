@@ -120,12 +120,14 @@ def new(
         "are not trusted with it.", show_default=False)] = None,
     format: Annotated[Format, typer.Option(
         "--format", "-f", help="table for people, json for programs.")] = Format.table,
-    force: Annotated[bool, typer.Option(
-        "--force", help="Replace an existing NAME.key and NAME.pub (the old key is lost: "
+    overwrite: Annotated[bool, typer.Option(
+        "--overwrite", help="Replace an existing NAME.key and NAME.pub (the old key is lost: "
         "logs it signed verify only with its NAME.pub kept elsewhere).")] = False,
+    force: Annotated[bool, typer.Option(
+        "--force", hidden=True, help="--overwrite.")] = False,
 ) -> None:
     """Make an Ed25519 key pair: NAME.key (private, mode 0600, encrypted with a passphrase if
-    given) and NAME.pub (what the site publishes). Never overwrites a key without --force.
+    given) and NAME.pub (what the site publishes). Never overwrites a key without --overwrite.
 
     --dir is made (mode 0700, and said) when its parent exists; a missing parent is refused,
     so that a typo does not put a private key somewhere unlooked-for."""
@@ -140,7 +142,8 @@ def new(
     # before the pair is made or refused: any later `keys new` there removes them
     _said_removed(clean_leftovers(str(directory)) if directory.is_dir() else (), directory)
     files = write_key_pair(directory, name, passphrase=secret, valid_from=valid_from,
-                           valid_until=valid_until, overwrite=force)
+                           valid_until=valid_until,
+                           overwrite=overwrite or force)  # --force: its old name
     _said_removed(files.removed_leftovers, directory)
     if format is Format.json:
         emit_json(files)

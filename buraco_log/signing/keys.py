@@ -355,7 +355,7 @@ def write_key_pair(directory: str | os.PathLike[str], name: str, *,
     Each file is written whole under a hidden temporary name, the private one created with
     ``O_EXCL`` and mode 0600 (never readable by others, not even for a moment), and then
     given its name in one step: a crash leaves no half-written key. Refuses to overwrite
-    either file unless ``overwrite`` (``keys new --force``), which replaces each in one step.
+    either file unless ``overwrite`` (``keys new --overwrite``), which replaces each in one step.
 
     ``directory`` is made (mode 0700) when it does not exist but its parent does, and the
     result says so (``made_directory``); a missing parent is refused: a typo in the path must
@@ -386,7 +386,7 @@ def write_key_pair(directory: str | os.PathLike[str], name: str, *,
     priv, pub = os.path.join(directory, f"{name}.key"), os.path.join(directory, f"{name}.pub")
     for p in (priv, pub) if not overwrite else ():
         if os.path.lexists(p):  # a dangling symbolic link too: the key would go where it points
-            raise SigningError(f"{p}: already exists (refusing to overwrite a key; --force "
+            raise SigningError(f"{p}: already exists (refusing to overwrite a key; --overwrite "
                                "replaces it)")
     published = signer.public(valid_from, valid_until)
     temps: list[str] = []
@@ -415,7 +415,7 @@ def write_key_pair(directory: str | os.PathLike[str], name: str, *,
                 os.rmdir(directory)
         if isinstance(exc, FileExistsError) and not overwrite:  # made meanwhile
             raise SigningError(f"{writing}: already exists (refusing to overwrite a key; "
-                               "--force replaces it)") from None
+                               "--overwrite replaces it)") from None
         cls = KeyWriteError if exc.errno in WRITE_FAILURES else SigningError
         # the file being made, never its temporary name (gone by now)
         raise cls(f"{writing}: {exc.strerror or exc}; no key was kept") from None

@@ -86,7 +86,7 @@ def test_an_existing_key_is_kept_without_force_and_replaced_whole_with_it(
     first = keys.write_key_pair(tmp_path, "site")
     before = (tmp_path / "site.key").read_bytes()
     assert_error(run("keys", "new", "site", "-d", tmp_path), 2, "already exists",
-                 "--force replaces it")
+                 "--overwrite replaces it")
     assert (tmp_path / "site.key").read_bytes() == before
     forced = run("keys", "new", "site", "-d", tmp_path, "--force", "-f", "json")
     assert forced.code == 0, forced
