@@ -34,8 +34,8 @@ from buraco_log.view.page import (
     render,
 )
 
-__all__ = ["PAGE_VERSION", "Banner", "Mark", "Page", "build_page", "damage_banner", "page_data",
-           "page_for_log", "render", "write_page"]
+__all__ = ["PAGE_VERSION", "Banner", "Mark", "Page", "build_page", "damage_banner", "damage_mark",
+           "page_data", "page_for_log", "render", "write_page"]
 
 FIFO_WAIT: float = 10.0
 """Seconds :func:`write_page` waits for a program to open a FIFO it is given for reading."""
@@ -105,13 +105,29 @@ def page_for_log(path: str | os.PathLike[str], *, seat: int | None = None,
         raise LogFormatError("no event could be read"
                              + (f" ({integ.message})" if integ.message else ""),
                              path=os.fspath(path), offset=integ.offset, kind="unreadable")
-    banner = damage_banner(integ) or _repeat_banner(path, signed.signatures)
+    banner = damage_banner(integ)
+    if banner is not None:
+        marks = damage_mark(marks, events[-1].seq, integ, "The page ends here.")
+    else:
+        banner = _repeat_banner(path, signed.signatures)
     if banner is not None and at is not None and at > events[-1].seq:
         # a finding, as replay --at says it (it said only "the page holds seqs 0 to 4", exit 2)
         raise ReplayError(f"--at {at}: the page holds seqs 0 to {events[-1].seq}, the events "
                           f"read intact; the log {_damage(integ)}", seq=at)
     return build_page(events, seat=seat, at=at, banners=(banner,) if banner else (),
                       marks=marks)
+
+
+def damage_mark(marks: Mapping[int, Sequence[Mark]] | None, last: int, integ: Integrity,
+                then: str) -> dict[int, list[Mark]]:
+    """``marks`` with one more at ``last``, the last event read whole: where the damage of a
+    broken or torn log starts, said at the table a reader stepping through the match stands
+    at (the banner alone, at the top of the page, was out of sight there)."""
+    out = {k: list(v) for k, v in (marks or {}).items()}
+    out.setdefault(last, []).append(Mark(
+        "damaged", f"The log is damaged after seq {last} [log.{integ.kind or 'damage'}]: it "
+                   f"{_damage(integ)}. {then}"))
+    return out
 
 
 def write_page(path: str | os.PathLike[str], html: str) -> None:

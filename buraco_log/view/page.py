@@ -308,9 +308,18 @@ def build_page(events: Sequence[AnyEvent], *, seat: int | None = None, at: int |
         marks[tl.last_seq] = [*marks.get(tl.last_seq, ()), Mark(
             "refused", f"Next, seq {exc.seq} is refused [{exc.rule}]: {why}")]
     for m in tl.score_mismatches:
-        why = describe(m.rule, tiles=tiles) if seat is not None else m.explanation
+        why = (m.explanation if seat is None or _numbers_only(m.explanation)
+               else describe(m.rule, tiles=tiles))
         found.append(Banner(kind="score", seq=m.seq, rule=m.rule,
                             text=f"seq {m.seq}: {why} [{m.rule}]"))
+        # and at that hand's end, where a reader stepping through the match stands: the
+        # banner alone, at the top of the page, was out of sight there
+        if m.seq is None:
+            continue
+        marks = {**(marks or {})}
+        marks[m.seq] = [*marks.get(m.seq, ()), Mark(
+            "score", f"The recorded score differs: {why} [{m.rule}]. The score sheet holds "
+                     "the recomputed score.")]
     if seat is not None and not 0 <= seat < len(tl.players):
         raise ValueError(f"no seat {seat} in a {len(tl.players)}-player match")
     if at is not None and at > tl.last_seq:
@@ -318,6 +327,17 @@ def build_page(events: Sequence[AnyEvent], *, seat: int | None = None, at: int |
     data = page_data(tl, seat=seat, at=at, banners=found, marks=marks)
     return Page(render(data, score_chart(data["sheet"], data["sides"])), tuple(found),
                 data["start"])
+
+
+_SCORE_WORDS = frozenset({"hand", "side", "sides", "recorded", "recomputed", "totals",
+                          "scores", "for"})
+
+
+def _numbers_only(text: str) -> bool:
+    """Whether a score mismatch's explanation names scores and nothing else ("hand 1: side 0:
+    recorded 620, recomputed 520 (+100)"): a seat may read it, as it reads the score sheet.
+    Any other word (a card, a tile's colour) keeps it to the referee's page."""
+    return set(re.findall(r"[^\W\d_]+", text)) <= _SCORE_WORDS
 
 
 def _refuse_at(tl: Timeline, at: int) -> NoReturn:

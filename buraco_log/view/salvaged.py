@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from buraco_log.audit import read_log_signed
 from buraco_log.errors import PositionError, ReplayError
 from buraco_log.forensic import read_anyway
-from buraco_log.view import _damage, page_for_log
+from buraco_log.view import _damage, damage_mark, page_for_log
 from buraco_log.view.page import Banner, Mark, Page, build_page
 
 
@@ -47,6 +47,10 @@ def page_anyway(path: str | os.PathLike[str], *, seat: int | None = None,
                                 f"{events[-1].seq})", seq=at)
         raise ReplayError(f"--at {at}: the page holds seqs 0 to {events[-1].seq}, the events "
                           f"that decode; the log {_damage(integ)}", seq=at)
+    if intact:  # where the vouched-for part ends, at its table (a header damaged: none)
+        marks = damage_mark(marks, intact[-1].seq, integ,
+                            f"The events from seq {events[len(intact)].seq} on are read anyway "
+                            "(--ignore-integrity), not vouched for.")
     return build_page(events, seat=seat, at=at, banners=(banner,), marks=marks)
 
 
