@@ -219,6 +219,10 @@ class _Table:
             what = f"is no {self.card}" if len(bad) == 1 else f"are no {self.card}s"
             why = " (it has no jokers)" if JOKER in bad and r is not None else ""
             message = f"{codes} {what} of {preset}{why}"
+            if type(ev) is PileTaken and ev.top == 0:
+                # 0 is what a take written without its top reads as: no card the user wrote.
+                top = self.fmt((self.pile[-1],))
+                message = f"the take names no top {self.card} (the pile's top is {top})"
             cards = ()
         # The explanation names the seat that moved (docs STYLE: "naming seat and cards"): a
         # referee reading "took 2 cards; the whole pile is 3" alone could not say whose move.
