@@ -23,6 +23,7 @@ from buraco_log.cards import counted
 from buraco_log.errors import BuracoLogError, LogFormatError, ReplayError
 from buraco_log.events import AnyEvent, MatchStarted
 from buraco_log.forensic import Salvage, read_anyway
+from buraco_log.log import FIRST_SEQ
 from buraco_log.signing.check import HeldReceipt
 from buraco_log.signing.keys import SigningError
 from buraco_log.timeline import PastIllegalError, TableView, Timeline, past_damage
@@ -727,7 +728,8 @@ def _load_salvage(path: Path, ignore_integrity: bool) -> Salvage:
             if exc.exit_status != 1:  # not a damaged log: nothing to read anyway
                 raise
             raise LogFormatError(  # the referee's next step: what can still be read
-                f"{exc.message} (--ignore-integrity reads it as far as its records decode)",
+                f"{_intact_before(exc)} (--ignore-integrity reads it as far as its records "
+                "decode)",
                 path=exc.path, offset=exc.offset, line=exc.line, seq=exc.seq,
                 kind=exc.kind) from None
     salvage = read_anyway(path)
@@ -737,6 +739,24 @@ def _load_salvage(path: Path, ignore_integrity: bool) -> Salvage:
     if salvage.warning is not None and not not_started:
         warn_at_end(salvage.warning)
     return salvage
+
+
+TORN_ADVICE = "the events before it are intact"
+"""How the log reader's torn-tail error goes on (buraco_log.log's ``_stop_torn``), said of a
+tail torn at the first event's record too, where no event comes before it."""
+
+
+def _intact_before(exc: LogFormatError) -> str:
+    """``exc``'s message, saying of a tail torn at the first event's record (its seq the first
+    of every log) that no event is intact, and that `repair` then needs ``--force`` (it
+    refuses to leave no event); else unchanged."""
+    if exc.kind != "torn" or exc.seq != FIRST_SEQ:
+        return exc.message
+    return (exc.message
+            .replace(f"{TORN_ADVICE} (`buraco-log repair` cuts it off)",
+                     "no event before it is intact (`buraco-log repair --force` cuts it off, "
+                     "leaving a log of no events)")
+            .replace(TORN_ADVICE, "no event before it is intact"))
 
 
 def load_events(path: Path, ignore_integrity: bool, at: int | None = None
@@ -999,7 +1019,9 @@ def audit_cmd(
     if orphan is not None:  # after the report: the other logs' verdicts are not lost
         raise fail(orphan)
     if batch.deaths:  # after the report too: the batch went on, and says so
-        raise fail(_deaths_line(batch.deaths))
+        left_out = ({v.path: "NOT STARTED" if v.not_started else "OK" for v in verdicts if v.ok}
+                    if quiet and format is not Format.json else {})
+        raise fail(_deaths_line(batch.deaths, left_out))
     if single and _not_a_log(verdicts[0].integrity):
         if html is not None:  # asked for, and not written: say so (it was silent)
             typer.echo(terminal_safe(f"buraco-log: error: {html}: no page written: "
@@ -1155,19 +1177,41 @@ def _audit_with_progress(files: list[str], workers: int, require_commitment: boo
                                 require_commitment=require_commitment, signing=signing)
 
 
-def _deaths_line(deaths: Sequence[tuple[str | None, int | None]]) -> str:
+def _deaths_line(deaths: Sequence[tuple[str | None, int | None]],
+                 left_out: dict[str, str] | None = None) -> str:
     """The line of a batch during which worker processes died (killed, out of memory): how
-    many, how, on which logs, and that the batch went on (it ended with that line alone)."""
+    many, how, on which logs, and that the batch went on (it ended with that line alone).
+    ``left_out``: the verdicts --quiet did not show (path: OK or NOT STARTED), said here for
+    a log a worker died on (the line said "see its verdict" of a verdict not shown)."""
     how = sorted({audit.signal_text(status) for _, status in deaths})
     logs = list(dict.fromkeys(path for path, _ in deaths if path is not None))
-    named = ", ".join(logs[:3]) + (f" and {len(logs) - 3} more" if len(logs) > 3 else "")
+    named = _named(logs)
     one = len(deaths) == 1
+    hidden = [p for p in logs if p in (left_out or {})]
+    shown = [p for p in logs if p not in hidden]
+    found = " or ".join(sorted({(left_out or {})[p] for p in hidden}))
+    again = ""
+    if logs and not hidden:
+        again = " (each log a worker died on was audited again alone: see its verdict)"
+    elif logs and not shown:
+        again = f" (each log a worker died on was audited again alone, and found {found})"
+    elif logs:
+        again = (" (each log a worker died on was audited again alone: see the verdict of "
+                 f"{_named(shown)}; {_named(hidden)} {'was' if len(hidden) == 1 else 'were'} "
+                 f"found {found})")
+    if left_out and again:  # after the parenthesis on --quiet: a clause, not a second one
+        again = f"; {again[2:-1]}"
     return (("a worker process died" if one else f"{len(deaths)} worker processes died")
             + f" during the audit ({'; '.join(how)}: killed, or out of memory)"
             + (f", on {named}" if logs else ", between logs")
-            + "; the batch went on: every log has its verdict above"
-            + (" (each log a worker died on was audited again alone: see its verdict)"
-               if logs else ""))
+            + "; the batch went on: every log has its verdict"
+            + (", counted in the summary above (--quiet shows only those with findings)"
+               if left_out else " above") + again)
+
+
+def _named(paths: Sequence[str]) -> str:
+    """The first three of ``paths``, and how many more."""
+    return ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
 
 
 def _with_aliases(verdicts: list[audit.Verdict], aliases: dict[str, str]) -> list[audit.Verdict]:
