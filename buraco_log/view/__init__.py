@@ -110,6 +110,8 @@ def page_for_log(path: str | os.PathLike[str], *, seat: int | None = None,
         marks = damage_mark(marks, events[-1].seq, integ, "The page ends here.")
     else:
         banner = _repeat_banner(path, signed.signatures)
+        if banner is not None and banner.seq is not None:  # said at the seq it signs, too
+            marks = _with_mark(marks, banner.seq, Mark("damaged", banner.text))
     if banner is not None and at is not None and at > events[-1].seq:
         # a finding, as replay --at says it (it said only "the page holds seqs 0 to 4", exit 2)
         raise ReplayError(f"--at {at}: the page holds seqs 0 to {events[-1].seq}, the events "
@@ -123,10 +125,16 @@ def damage_mark(marks: Mapping[int, Sequence[Mark]] | None, last: int, integ: In
     """``marks`` with one more at ``last``, the last event read whole: where the damage of a
     broken or torn log starts, said at the table a reader stepping through the match stands
     at (the banner alone, at the top of the page, was out of sight there)."""
-    out = {k: list(v) for k, v in (marks or {}).items()}
-    out.setdefault(last, []).append(Mark(
+    return _with_mark(marks, last, Mark(
         "damaged", f"The log is damaged after seq {last} [log.{integ.kind or 'damage'}]: it "
                    f"{_damage(integ)}. {then}"))
+
+
+def _with_mark(marks: Mapping[int, Sequence[Mark]] | None, seq: int, mark: Mark
+               ) -> dict[int, list[Mark]]:
+    """A copy of ``marks`` with ``mark`` added at ``seq``, after the caller's own."""
+    out = {k: list(v) for k, v in (marks or {}).items()}
+    out.setdefault(seq, []).append(mark)
     return out
 
 

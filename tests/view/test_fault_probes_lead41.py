@@ -40,3 +40,9 @@ def test_a_repeated_signature_record_is_a_damage_banner_and_exit_1(tmp_path: Pat
     assert (b["kind"], b["rule"], b["seq"], b["offset"]) == ("damaged", "sign.duplicate", seq,
                                                               at), b
     assert f"after seq {seq} repeats" in str(b["text"]) and f"after seq {seq} repeats" in r.err
+    # and at the seq it signs, under the event, as a damaged log's last event read whole
+    from tests.view.pages import data_of
+
+    marks = data_of((tmp_path / "bad.html").read_bytes())["marks"]
+    assert [m["kind"] for m in marks.get(str(seq), [])] == ["damaged"], marks
+    assert f"after seq {seq} repeats" in marks[str(seq)][0]["text"]
