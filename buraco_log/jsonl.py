@@ -265,8 +265,8 @@ def _cards_in(value: Any, field: str) -> Any:
 
 
 PILE_TOP_MISSING: Final = 0
-"""The ``top`` a JSON Lines ``pt`` without one (or with null) reads as: no card (the engine
-names it ``#0``)."""
+"""The ``top`` a JSON Lines ``pt`` without one (or with null) reads as: no card (the engine says
+the take names no top card: ``pile.empty`` on an empty pile, else ``event.invalid``)."""
 
 
 def event_to_json(event: ev.Event) -> dict[str, Any]:
