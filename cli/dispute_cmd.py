@@ -18,6 +18,7 @@ import msgspec
 import typer
 
 from buraco_log import audit
+from buraco_log.audit.integrity import no_event_received
 from buraco_log.audit.settings import require_commitment as site_require_commitment
 from buraco_log.cards import counted
 from buraco_log.errors import BuracoLogError, LogFormatError, ReplayError
@@ -690,9 +691,14 @@ def load_timeline(path: Path, ignore_integrity: bool, *, as_json: bool = False,
     tl = Timeline(events, damage=damage_rule(salvage))
     if not tl.recorded and salvage.kind == "damage":
         # damaged before its first event: no intact event, which is no match not started (a
-        # torn tail there is a crash before the first append: a match not started, as `audit`)
+        # tail torn in the file header is a crash creating it: a match not started, as `audit`)
         raise fail(f"{path}: the log has no intact event: it is damaged {_damaged_at(salvage)}"
                    " before its first event [log.damage]: no table to show", as_json=as_json)
+    if not tl.recorded and salvage.torn and not _not_started(salvage):
+        # torn at the first event's record: an event may be lost (`audit` finds it), no match
+        # not started (it said "the log holds no events yet", exit 2)
+        raise fail(f"{path}: the log has no intact event: it is torn {_damaged_at(salvage)}, "
+                   "at its first event's record [log.torn]: no table to show", as_json=as_json)
     if not tl.recorded and not not_started_ok:  # as `view` says it (`audit`: NOT STARTED)
         raise fail(f"{path}: the log holds no events yet (a match not started): no table to "
                    "show [log.empty]", EXIT_USAGE, as_json=as_json)
@@ -735,8 +741,7 @@ def _load_salvage(path: Path, ignore_integrity: bool) -> Salvage:
     salvage = read_anyway(path)
     # said once on stderr, with the error or note if there is one; not of a file torn before
     # its first event (a match not started, as `audit` says: no damage to warn of)
-    not_started = not salvage.events and salvage.torn
-    if salvage.warning is not None and not not_started:
+    if salvage.warning is not None and not _not_started(salvage):
         warn_at_end(salvage.warning)
     return salvage
 
@@ -759,6 +764,14 @@ def _intact_before(exc: LogFormatError) -> str:
             .replace(TORN_ADVICE, "no event before it is intact"))
 
 
+def _not_started(salvage: Salvage) -> bool:
+    """A salvaged log of a match not started, as `audit` says it: no event, and torn (if at
+    all) in the file header, a crash creating the file. A tail torn at the first event's
+    record may have lost that event: a damaged log, not a match not started."""
+    return (salvage.torn and salvage.offset is not None
+            and no_event_received(len(salvage.events), salvage.offset))
+
+
 def load_events(path: Path, ignore_integrity: bool, at: int | None = None
                 ) -> tuple[list[AnyEvent], str | None]:
     """The events of ``path`` and the warning (see :func:`load_timeline`); ``at`` past the
@@ -766,8 +779,7 @@ def load_events(path: Path, ignore_integrity: bool, at: int | None = None
     salvage = _load_salvage(path, ignore_integrity)
     rule = damage_rule(salvage)
     last = max((e.seq for e in salvage.events), default=-1)
-    torn_before_start = not salvage.events and rule == "log.torn"  # a match not started
-    if rule is not None and at is not None and at > last and not torn_before_start:
+    if rule is not None and at is not None and at > last and not _not_started(salvage):
         raise past_damage(f"seq {at}", last, rule, at)
     return salvage.events, salvage.warning
 

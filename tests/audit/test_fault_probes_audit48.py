@@ -1,6 +1,7 @@
 """Fault probes of a referee's commands (round 48): `explain` of a log torn at its first event's
 record said "the events before it are intact (`buraco-log repair` cuts it off)", where none is
-and `repair` refuses without --force; `audit -q` of a batch whose worker died on a log found
+and `repair` refuses without --force (and, read anyway, "a match not started", exit 2, where
+`audit` finds the tear); `audit -q` of a batch whose worker died on a log found
 OK then hid that verdict while the last line said "see its verdict". Real files, real worker
 processes killed for real."""
 
@@ -57,6 +58,13 @@ def test_explain_of_a_log_torn_at_its_first_event_says_no_event_is_intact(
     assert "the events before it are intact" not in line, line
     assert ("no event before it is intact (`buraco-log repair --force` cuts it off, leaving a "
             "log of no events)") in line, line
+
+    # read anyway: no match not started (`audit` finds the tear), so a finding (1), not the
+    # usage error of a log with no events yet (2)
+    for argv in (["explain", first, "--at", "0"], ["replay", first]):
+        run = cli(*argv, "--ignore-integrity")
+        assert run.returncode == 1 and "[log.torn]" in run.stderr, (argv, run)
+        assert "[log.empty]" not in run.stderr and "not started" not in run.stderr, run.stderr
 
     run = cli("explain", later, "--at", "0")  # events before the tear: said as before
     assert run.returncode == 1, run
