@@ -31,10 +31,7 @@ def key_id(run: subprocess.CompletedProcess[str]) -> str:
 def test_overwrite_and_its_old_name_force_both_replace_a_key_and_neither_is_needed_for_a_new_one(
         tmp_path: Path) -> None:
     first = key_id(keys_new("site", "-d", tmp_path, "-f", "json"))
-    refused = keys_new("site", "-d", tmp_path)
-    assert refused.returncode == 2 and refused.stdout == ""
-    assert refused.stderr.strip().endswith("already exists (refusing to overwrite a key; "
-                                           "--overwrite replaces it)"), refused.stderr
+    # refused without either: test_fault_probes_signing46, which names --overwrite
     seen = {first}
     for spelling in ("--overwrite", "--force"):
         new = key_id(keys_new("site", "-d", tmp_path, spelling, "-f", "json"))
