@@ -479,7 +479,10 @@ def verify(
         advice = ("no event is intact: delete the file" if info.torn.offset < log.HEADER_SIZE
                   else f"the {info.events} events before it are intact; the recorder writes "
                   "the rest back from its journal" if info.torn.journal is not None
-                  else f"the {info.events} events before it are intact; `buraco-log repair` "
+                  else "no event before it is intact; `buraco-log repair --force` cuts it "
+                  "off, leaving a log of no events" if info.events == 0
+                  else f"the {_events(info.events)} before it "
+                  f"{'is' if info.events == 1 else 'are'} intact; `buraco-log repair` "
                   "cuts it off")
         torn = LogFormatError(f"torn tail: {info.torn.reason}", path=str(path),
                               offset=info.torn.offset, kind="torn",

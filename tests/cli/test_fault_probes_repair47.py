@@ -76,3 +76,13 @@ def test_repair_of_a_held_log_says_a_writer_holds_it(torn: dict[str, Path], case
     # the writer gone, the same tail is a crash's: offered and cut as before
     r = cli("repair", "--dry-run", path)
     assert r.returncode == 0 and "would cut" in r.stdout, r.stderr
+
+
+def test_verify_of_a_log_torn_at_its_first_event_names_repair_force(
+        torn: dict[str, Path]) -> None:
+    """It said "the 0 events before it are intact; `buraco-log repair` cuts it off", which
+    repair refuses without --force (it would cut every event)."""
+    line = one_error_line(cli("verify", torn["no event"]))
+    assert "no event before it is intact; `buraco-log repair --force` cuts it off" in line, line
+    line = one_error_line(cli("verify", torn["events"]))
+    assert "the 11 events before it are intact; `buraco-log repair` cuts it off" in line, line
