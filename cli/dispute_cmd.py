@@ -693,7 +693,8 @@ def load_timeline(path: Path, ignore_integrity: bool, *, as_json: bool = False,
         # damaged before its first event: no intact event, which is no match not started (a
         # tail torn in the file header is a crash creating it: a match not started, as `audit`)
         raise fail(f"{path}: the log has no intact event: it is damaged {_damaged_at(salvage)}"
-                   " before its first event [log.damage]: no table to show", as_json=as_json)
+                   f" before its first event [{salvage.rule}]: no table to show",
+                   as_json=as_json)  # the reader's rule, as `verify` names it
     if not tl.recorded and salvage.torn and not _not_started(salvage):
         # torn at the first event's record: an event may be lost (`audit` finds it), no match
         # not started (it said "the log holds no events yet", exit 2)
