@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -60,7 +60,7 @@ from buraco_log.safetext import pad, terminal_safe
 from buraco_log.timeline import card_style, stock_end
 
 if TYPE_CHECKING:  # the page is drawn by the viewer, imported when a page is asked for
-    from buraco_log.view import Banner
+    from buraco_log.view import Banner, Mark
 
 REVIEW_VERSION = 1
 """Version of the review's JSON layout."""
@@ -432,24 +432,29 @@ def to_text(review: Review, *, all_moves: bool = True) -> str:
 
 
 def review_page(events: Sequence[AnyEvent], review: Review, *,
-                banners: Sequence[Banner] = ()) -> str:
+                banners: Sequence[Banner] = (),
+                marks: Mapping[int, Sequence[Mark]] | None = None) -> str:
     """The match viewer's page for the reviewed seat, with the review in it: the viewer's marks
     on the mistakes (the line flagged, the best move and its cards shown at that seq), and the
     review panel (``template/review.js``): each decision's cost in the move list, and on the
     table before a decision the move played, the alternatives, and the best one's cards
     outlined in the hand. ``banners``: what the caller knows of the log, as the viewer shows
-    it (:func:`buraco_log.view.damage_banner` for the intact prefix of a damaged log)."""
+    it (:func:`buraco_log.view.damage_banner` for the intact prefix of a damaged log);
+    ``marks``: the caller's own marks at the table, after the review's
+    (:func:`buraco_log.view.damage_mark` where the damage starts)."""
     from importlib import resources
 
     from buraco_log.view import Mark, build_page
     from buraco_log.view.frames import ID_SHOWN, NAME_IN_MOVES, cut
     from buraco_log.view.page import json_text
 
-    marks = {m.seq: [Mark("mistake", f"Review: a mistake costing {m.cost:.0f} ± {m.se:.0f} "
+    shown = {m.seq: [Mark("mistake", f"Review: a mistake costing {m.cost:.0f} ± {m.se:.0f} "
                                      f"points; best found: {m.best}",
                           tuple(_cards_of(m.best_event, events[0])))]
              for m in review.moves if m.flagged}
-    page = build_page(events, seat=review.seat, marks=marks, banners=banners)
+    for seq, theirs in (marks or {}).items():
+        shown.setdefault(seq, []).extend(theirs)
+    page = build_page(events, seat=review.seat, marks=shown, banners=banners)
     safe = msgspec.structs.replace(  # a newline in a name became the " · " between lines
         review, player=terminal_safe(review.player), match_id=terminal_safe(review.match_id),
         rules=terminal_safe(review.rules))

@@ -190,11 +190,15 @@ def review(
         # nothing, so a file handed on read as the review of the whole match
         result = msgspec.structs.replace(result, note=_damage_note(integ, path, len(events)))
     if format is ReviewFormat.html:
-        from buraco_log.view import damage_banner
+        from buraco_log.view import damage_banner, damage_mark
 
         banner = damage_banner(integ)  # the page says where the review stops, as view's does
+        # and so does the table the reader steps to, out of sight of the banner
+        marks = damage_mark(None, events[-1].seq, integ, "The review stops here.") if banner \
+            else None
         try:
-            text = review_page(events, result, banners=(banner,) if banner else ())
+            text = review_page(events, result, banners=(banner,) if banner else (),
+                               marks=marks)
         except ReplayError as exc:  # --partial, seq 0 illegal: the page has no table to show
             raise fail(f"{path}: {exc.message}", exc.exit_status, as_json=js) from None
     elif format is ReviewFormat.json:

@@ -66,6 +66,12 @@ def test_view_and_a_partial_review_give_a_damaged_log_the_same_status(
                "-f", "html", "-o", tmp_path / "r.html")
     assert (view.returncode, page.returncode) == (1, 1), (view.stderr, page.stderr)
     assert (tmp_path / "p.html").stat().st_size > 0 and (tmp_path / "r.html").stat().st_size > 0
+    # where the damage starts is marked at that table on both pages, not in the banner alone
+    # (the review's page had the banner only)
+    for page_file in ("p.html", "r.html"):
+        html = (tmp_path / page_file).read_text("utf-8")
+        assert "The log is damaged after seq 38 [log.jsonl]" in html, page_file
+    assert "The review stops here." in (tmp_path / "r.html").read_text("utf-8")
 
 
 def test_a_partial_review_of_a_clean_log_exits_0_with_no_note() -> None:
