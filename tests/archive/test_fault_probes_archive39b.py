@@ -6,6 +6,7 @@ its queries. Real processes."""
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import sys
@@ -156,7 +157,11 @@ def test_a_local_report_cut_by_a_signal_is_one_line_and_writes_nothing(
         proc.wait()
     assert proc.returncode == code, stderr
     assert stderr == f"buraco-log: error: report: {said}; nothing was written to {out}\n"
-    assert stdout == ""
+    if fmt == "json":  # the error object on stdout, as every failure of -f json gives it
+        error = json.loads(stdout)["error"]
+        assert (error["exit_status"], said in error["message"]) == (code, True), stdout
+    else:
+        assert stdout == ""
     assert sorted(p.name for p in tmp_path.iterdir()) == ["running"]
 
 
