@@ -1850,22 +1850,29 @@ _NO_HARD_LINKS: Final = frozenset({errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP,
 """What ``link(2)`` says on a file system that makes no hard links (FAT, exFAT, some network
 and FUSE file systems: EPERM or ENOTSUP) or will not make this one."""
 _AT_FDCWD: Final = -100
-_RENAME_NOREPLACE: Final = 1
+RENAME_NOREPLACE: Final = 1
+RENAME_EXCHANGE: Final = 2
 
 
-def _rename_noreplace(src: str, dst: str) -> None:
-    """``rename(src, dst)`` that fails with ``FileExistsError`` rather than replace a file at
-    ``dst``: Linux's ``renameat2(RENAME_NOREPLACE)`` (glibc 2.28 on), which Python does not
-    wrap. ``OSError`` ENOSYS where the C library has no such call."""
-    import ctypes  # only on a file system without hard links
+def renameat2(src: str | os.PathLike[str], dst: str | os.PathLike[str], flags: int) -> None:
+    """Linux's ``renameat2(src, dst, flags)`` (glibc 2.28 on), which Python does not wrap:
+    :data:`RENAME_NOREPLACE` fails with ``FileExistsError`` rather than replace ``dst``,
+    :data:`RENAME_EXCHANGE` swaps the two names in one step. ``OSError`` ENOSYS where the C
+    library has no such call (EINVAL or ENOTSUP where the file system cannot)."""
+    import ctypes  # only where it is asked for
 
     fn = getattr(ctypes.CDLL(None, use_errno=True), "renameat2", None)
     if fn is None:
-        raise OSError(errno.ENOSYS, "no renameat2 in this C library", dst)
+        raise OSError(errno.ENOSYS, "no renameat2 in this C library", os.fspath(dst))
     fn.argtypes = (ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint)
-    if fn(_AT_FDCWD, os.fsencode(src), _AT_FDCWD, os.fsencode(dst), _RENAME_NOREPLACE) != 0:
+    if fn(_AT_FDCWD, os.fsencode(src), _AT_FDCWD, os.fsencode(dst), flags) != 0:
         code = ctypes.get_errno()
-        raise OSError(code, os.strerror(code), src, None, dst)
+        raise OSError(code, os.strerror(code), os.fspath(src), None, os.fspath(dst))
+
+
+def _rename_noreplace(src: str, dst: str) -> None:
+    """``rename(src, dst)`` that fails with ``FileExistsError`` rather than replace a file."""
+    renameat2(src, dst, RENAME_NOREPLACE)
 
 
 def place_new(tmp: str, path: str) -> bool:

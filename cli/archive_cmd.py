@@ -31,7 +31,7 @@ import msgspec
 import typer
 
 from buraco_log.errors import ArchiveError
-from buraco_log.log import temp_stem
+from buraco_log.log import RENAME_EXCHANGE, renameat2, temp_stem
 from buraco_log.outpaths import no_directory, open_in_place, rename_target, written_in_place
 from cli import archive_spark
 from cli.archive_spark import CONF_HELP, ENGINE_HELP, MASTER_HELP, Engine, spark_options
@@ -1299,19 +1299,13 @@ def _alive(pid: int) -> bool:
 def _exchange(a: Path, b: Path) -> bool:
     """Swap ``a`` and ``b`` in one step (Linux ``renameat2``, ``RENAME_EXCHANGE``); False
     where the system or its file system cannot."""
-    import ctypes
-
     try:
-        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
-    except (AttributeError, OSError):
-        return False
-    at_fdcwd, rename_exchange = -100, 2
-    if renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0:
-        return True
-    code = ctypes.get_errno()
-    if code in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP):
-        return False
-    raise OSError(code, os.strerror(code), str(b))
+        renameat2(a, b, RENAME_EXCHANGE)
+    except OSError as exc:
+        if exc.errno in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP):
+            return False
+        raise OSError(exc.errno, exc.strerror, str(b)) from None
+    return True
 
 
 def _fsync_dir(path: Path) -> None:
