@@ -42,6 +42,7 @@ import hmac
 import operator
 import secrets
 import struct
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from operator import lt as _lt
 from operator import mod as _mod
@@ -49,7 +50,7 @@ from typing import SupportsIndex
 
 import msgspec
 
-from buraco_log.cards import Card, deck
+from buraco_log.cards import Card, Style, deck, format_cards, is_card
 from buraco_log.errors import DealError, RulesError
 from buraco_log.events import AnyEvent, HandStarted, MatchEnded, MatchStarted
 from buraco_log.rules import Rules, need_rules
@@ -251,6 +252,28 @@ def _deal_arguments(players: object, hand: object, dealer: object, seq: object
     return n, _hand_number(hand), seat, at  # plain ints: the event encodes no NumPy int
 
 
+def _check_material(rules: Rules, order: Sequence[Card]) -> None:
+    """The order is the preset's material, each card as many times as it exists: a joker in a
+    jokerless preset, or a third ace of spades, was dealt here and refused only by the reducer
+    (and a length check alone let a duplicate stand in for a missing card)."""
+    what = "tile" if rules.rendering == "tiles" else "card"
+    if isinstance(order, (str, bytes)) or not all(is_card(c) for c in order):
+        bad = next((c for c in order if not is_card(c)), order)
+        raise DealError(f"[deal.material] the {what} order holds {_short(bad)}, which is no "
+                        f"{what} code")
+    full = deck(rules.jokers)
+    dealt, material = Counter(order), Counter(full)
+    if dealt == material:
+        return
+    style: Style = "tiles" if rules.rendering == "tiles" else "ascii"
+    wild = "tatus" if what == "tile" else "jokers"
+    extra = format_cards(sorted((dealt - material).elements()), style) or "none"
+    short = format_cards(sorted((material - dealt).elements()), style) or "none"
+    raise DealError(f"[deal.material] the {what} order is not the material of {rules.name} "
+                    f"({len(full)} {what}s, {rules.jokers} {wild}): it has {len(order)}; "
+                    f"extra {extra}, missing {short}")
+
+
 def deal_from_order(
     rules: Rules,
     players: int,
@@ -262,12 +285,14 @@ def deal_from_order(
     shuffle_id: str | None = SHUFFLE_ID,
     seed: str | None = None,
 ) -> HandStarted:
-    """Split a shuffled deck into hands, mortos, upcard and stock (see the module docstring)."""
+    """Split a shuffled deck into hands, mortos, upcard and stock (see the module docstring).
+
+    ``order`` must be the preset's material in some order (:func:`buraco_log.cards.deck`);
+    anything else is a :class:`DealError` saying ``[deal.material]``, the reducer's rule."""
     if players not in rules.player_counts:
         allowed = ", ".join(map(str, rules.player_counts))
         raise RulesError("player_counts", f"{rules.name} is played by {allowed}, not {players}")
-    if len(order) != rules.deck_size():
-        raise RulesError("jokers", f"a deck of {len(order)} cards, expected {rules.deck_size()}")
+    _check_material(rules, order)
     hs = rules.hand_size
     hands: list[tuple[Card, ...]] = [()] * players
     pos = 0
