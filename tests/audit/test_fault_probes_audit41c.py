@@ -12,11 +12,11 @@ import pytest
 
 from buraco_log import audit
 from buraco_log.errors import LogFormatError
-from tests.log.test_fault_probes_log import run
+from tests.log.cli_run import run
 
 pytest.importorskip("cryptography")
 
-from tests.signing.test_fault_probes_signatures import ENV, _record_span, _signed, _with_copy
+from tests.signing.signed_copies import ENV, _record_span, _signed, _with_copy
 
 SHOWING = [["explain", "--at", "5"], ["replay"], ["moves"]]
 

@@ -15,7 +15,7 @@ import pytest
 from buraco_log import events as ev
 from buraco_log import log
 from buraco_log.errors import LogFormatError
-from tests.log.test_fault_probes_log import (
+from tests.log.cli_run import (
     GOOD_JSONL,
     UNSEALED,
     UNSEALED_JSONL,

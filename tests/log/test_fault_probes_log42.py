@@ -25,7 +25,7 @@ import pytest
 
 from buraco_log import jsonl
 from buraco_log.errors import LogFormatError
-from tests.log.test_fault_probes_log import (
+from tests.log.cli_run import (
     REPO,
     UNSEALED,
     UNSEALED_JSONL,

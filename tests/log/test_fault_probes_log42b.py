@@ -24,7 +24,7 @@ import pytest
 
 from buraco_log import cards, jsonl, log, rules, simulate
 from buraco_log.errors import RulesError
-from tests.log.test_fault_probes_log import REPO, UNSEALED, assert_error, run
+from tests.log.cli_run import REPO, UNSEALED, assert_error, run
 
 LOG = REPO / "examples" / "format" / "v2.blog"
 LOG_JSONL = REPO / "examples" / "format" / "v2.jsonl"

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.log.test_fault_probes_log import EXAMPLES, assert_error, run
+from tests.log.cli_run import EXAMPLES, assert_error, run
 
 pytest.importorskip("cryptography")
 

@@ -13,16 +13,13 @@ import pytest
 
 from buraco_log import log
 from buraco_log.audit import read_log_signed
-from buraco_log.signing import record as sigrec
-from tests.log.test_fault_probes_log import assert_error, run
+from tests.log.cli_run import assert_error, run
 from tests.signing.helpers import audit, held, match, ring, rules_of, write_signed
 
 pytest.importorskip("cryptography")
 
 from buraco_log.signing import keys
-
-SIGNER = keys.Signer.generate()
-ENV = {"BURACO_LOG_KEYS": "", "BURACO_LOG_REQUIRE_SIGNATURES": "0"}
+from tests.signing.signed_copies import ENV, SIGNER, _record_span, _signed, _with_copy
 
 
 @pytest.fixture(autouse=True)
@@ -30,35 +27,6 @@ def _no_site_config(tmp_path: Path) -> None:
     """No config file of this machine decides what the commands below require."""
     (tmp_path / "none.toml").write_text("")
     ENV["BURACO_LOG_CONFIG"] = str(tmp_path / "none.toml")
-
-
-def _signed(tmp_path: Path, *, sealed: bool = True) -> tuple[Path, Path]:
-    """A complete match signed every 32 events, and its published key."""
-    path = tmp_path / "m.blog"
-    write_signed(path, match(key_id=SIGNER.key_id), SIGNER, batch=32, sealed=sealed)
-    pub = tmp_path / "site.pub"
-    pub.write_bytes(msgspec.json.encode(SIGNER.public()))
-    return path, pub
-
-
-def _record_span(path: Path, index: int) -> tuple[int, int]:
-    """Where the ``index``-th signature record of ``path`` lies, frame header included."""
-    data = path.read_bytes()
-    reader = log.Reader(path)
-    reader.read_header()
-    payload = sigrec.encode(read_log_signed(path)[2].signatures[index])
-    at = data.index(payload)
-    reader.close()
-    return at - reader._seg_head_size, at + len(payload)
-
-
-def _with_copy(path: Path, dst: Path, index: int, times: int = 1) -> int:
-    """``path`` with its ``index``-th signature record repeated right after itself; the seq it
-    signs."""
-    start, end = _record_span(path, index)
-    data = path.read_bytes()
-    dst.write_bytes(data[:end] + data[start:end] * times + data[end:])
-    return read_log_signed(path)[2].signatures[index].seq
 
 
 @pytest.mark.parametrize("sealed", [True, False], ids=["sealed", "unsealed"])

@@ -9,7 +9,7 @@ from __future__ import annotations
 import subprocess
 
 from buraco_log.signing import record
-from tests.log.test_fault_probes_log import REPO
+from tests.log.cli_run import REPO
 
 
 def test_read_receipt_is_gone_and_nothing_names_it() -> None:

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.log.test_fault_probes_log import assert_error, run
+from tests.log.cli_run import assert_error, run
 
 pytest.importorskip("cryptography")
 
@@ -111,7 +111,7 @@ def test_force_replaces_a_link_itself_never_the_file_it_leads_to(tmp_path: Path)
 
 def test_a_receipt_given_as_the_trusted_keys_is_named_as_a_receipt(tmp_path: Path) -> None:
     from buraco_log.signing.record import Receipt, receipt_json
-    from tests.log.test_fault_probes_log import EXAMPLES
+    from tests.log.cli_run import EXAMPLES
 
     signer = keys.Signer.generate()
     receipt = tmp_path / "r.json"

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.log.test_fault_probes_log import run
+from tests.log.cli_run import run
 
 pytest.importorskip("cryptography")
 
-from tests.signing.test_fault_probes_signatures import ENV, _record_span, _signed, _with_copy
+from tests.signing.signed_copies import ENV, _record_span, _signed, _with_copy
 
 
 def _banners(page: Path) -> list[dict[str, object]]:
