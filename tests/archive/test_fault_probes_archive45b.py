@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.cli.test_fault_probes_cli45 import _stderr_on_a_terminal
+from tests.cli.terminal import _stderr_on_a_terminal
 
 ROOT = Path(__file__).resolve().parents[2]
 SIM = ROOT / "examples" / "sim"

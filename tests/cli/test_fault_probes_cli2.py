@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from tests.cli.memory import MEM, _read_fails
+
 ROOT = Path(__file__).resolve().parents[2]
 GOOD = ROOT / "examples" / "sim" / "classic-2p-000000.blog"
 DOCS = (ROOT / "docs" / "cli.md").read_text()
@@ -243,18 +245,6 @@ def test_a_usage_error_raised_inside_a_command_stays_a_usage_error(
     monkeypatch.setattr(rules_cmd, "preset", refuse)
     r = CliRunner().invoke(app, ["rules", "show", "biriba"])
     assert r.exit_code == 2 and "internal error" not in r.output
-
-
-def _read_fails(path: Path) -> bool:
-    try:
-        with path.open("rb") as f:
-            f.read(20)
-    except OSError:
-        return True
-    return False
-
-
-MEM = Path("/proc/self/mem")  # a regular file whose read fails (EIO)
 
 
 @pytest.mark.skipif(not _read_fails(MEM), reason="no file here whose read fails")

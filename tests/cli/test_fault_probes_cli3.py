@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.test_fault_probes_cli2 import MEM, _read_fails
+from tests.cli.memory import MEM, _read_fails
 
 ROOT = Path(__file__).resolve().parents[2]
 GOOD = ROOT / "examples" / "sim" / "classic-2p-000000.blog"

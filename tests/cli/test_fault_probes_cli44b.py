@@ -25,9 +25,9 @@ from pathlib import Path
 import pytest
 
 from tests.cli.probes import ROOT, cli_batch, one_error_line, stdout_on_a_terminal
+from tests.cli.signal_inside import _SIGNAL_INSIDE, SMALL
 
 ILLEGAL = ROOT / "examples" / "disputes" / "illegal.log"
-SMALL = ROOT / "examples" / "disputes" / "fair-thirteen.log"
 RULE = "[discard.card_not_in_hand]"
 
 
@@ -136,27 +136,6 @@ def test_convert_validate_refuses_an_illegal_binary_log_and_writes_nothing(
 
 # -- interrupts: one line, "buraco-log: error: [SUBJECT: ]HOW ..." ---------------------------
 
-# Sends the signal the moment a command, once running, first calls into the library: the
-# command's own handling meets it, wherever its loop is (a timer would race the start).
-_SIGNAL_INSIDE = r"""
-import os, signal, sys
-sig = getattr(signal, sys.argv.pop(1))
-state = {"in": False}
-def hook(frame, event, arg):
-    name = frame.f_code.co_filename
-    if event != "call":
-        return
-    if not state["in"]:
-        state["in"] = "/cli/" in name and name.endswith("_cmd.py") and \
-            frame.f_code.co_name not in ("register", "<module>")
-    elif "/buraco_log/" in name:
-        sys.setprofile(None)
-        os.kill(os.getpid(), sig)
-sys.setprofile(hook)
-sys.argv[0] = "buraco-log"
-from cli.entry import run
-run()
-"""
 
 LINE = re.compile(r"buraco-log: error: (\S+: )?(interrupted|terminated \(SIGTERM\))($|[ :;])")
 

@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 
 from tests.cli.probes import ROOT, cli_batch, one_error_line
-from tests.cli.test_fault_probes_cli44b import _SIGNAL_INSIDE, SMALL
+from tests.cli.signal_inside import _SIGNAL_INSIDE, SMALL
 
 ILLEGAL = ROOT / "examples" / "disputes" / "illegal.log"
 RULE = "discard.card_not_in_hand"

@@ -18,6 +18,7 @@ import pytest
 
 from tests import brokenlogs as bl
 from tests.cli.probes import ROOT, cli_batch, one_error_line
+from tests.cli.terminal import _stderr_on_a_terminal
 
 ILLEGAL = ROOT / "examples" / "disputes" / "illegal.log"  # seq 23 illegal; hands 0 and 1
 
@@ -72,7 +73,6 @@ def test_a_hand_held_past_an_illegal_event_is_a_finding(tmp_path: Path) -> None:
     assert (error["exit_status"], error["rule"]) == (1, "discard.card_not_in_hand"), error
 
 
-
 def test_a_changed_log_read_to_its_end_has_no_seq_past_it_for_view_too(tmp_path: Path) -> None:
     """A log whose chain is broken but whose every record decodes, read anyway to its end:
     `replay --ignore-integrity --at 9999` says the log has no seq 9999 (2); `view
@@ -107,44 +107,6 @@ def test_a_page_may_have_the_longest_name_a_file_may_have(tmp_path: Path) -> Non
 
 
 # -- progress bars: none on a dumb terminal ---------------------------------------------------
-
-def _stderr_on_a_terminal(runs: list[list[object]], cwd: Path, term: str
-                          ) -> list[tuple[int, bytes, bytes]]:
-    """``buraco-log ARGS`` for each of ``runs`` at once, stderr a pty (TERM=``term``), stdout a
-    pipe: (status, stdout, what the terminal showed)."""
-    import os
-    import pty
-    import select
-    import subprocess
-    import sys
-
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "TERM": term, "COLUMNS": "80"}
-    env.pop("NO_COLOR", None)
-    started = []
-    for args in runs:
-        leader, follower = pty.openpty()
-        proc = subprocess.Popen([sys.executable, "-m", "cli", *map(str, args)], cwd=cwd,
-                                env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=follower)
-        os.close(follower)
-        started.append((proc, leader))
-    done = []
-    for proc, leader in started:
-        shown = b""
-        while select.select([leader], [], [], 120)[0]:
-            try:
-                chunk = os.read(leader, 65536)
-            except OSError:  # the program closed the terminal: Linux says EIO
-                break
-            if not chunk:
-                break
-            shown += chunk
-        os.close(leader)
-        assert proc.stdout is not None
-        out = proc.stdout.read()
-        proc.stdout.close()
-        done.append((proc.wait(timeout=120), out, shown))
-    return done
 
 
 def test_no_progress_bar_on_a_dumb_terminal(tmp_path: Path) -> None:

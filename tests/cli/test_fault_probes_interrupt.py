@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.test_fault_probes_outputs import EXE, GOOD_JSONL
+from tests.cli.outputs import EXE, GOOD_JSONL
 
 pytestmark = pytest.mark.skipif(EXE is None, reason="buraco-log is not installed")
 

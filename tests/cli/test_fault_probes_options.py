@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.test_fault_probes_outputs import EXE, assert_error, run
+from tests.cli.outputs import EXE, assert_error, run
 
 pytestmark = pytest.mark.skipif(EXE is None, reason="buraco-log is not installed")
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from buraco_log import jsonl
-from tests.cli.test_fault_probes_outputs import GOOD, assert_error, copy, run
+from tests.cli.outputs import GOOD, assert_error, copy, run
 
 HUGE = str(10**30)
 
