@@ -24,18 +24,10 @@ from buraco_log.archive import ingest, query, report, store
 from buraco_log.archive.compact import _conform, compact, plan
 from buraco_log.archive.fixity import verify_archive
 from buraco_log.errors import ArchiveError
+from tests.archive.compact_sums import KILLER, checksums
 from tests.archive.conftest import Corpus
 
 ROOT = Path(__file__).resolve().parents[2]
-
-# Row count and an order-free hash of every row of every view; only `batch` may change.
-SUMS = {t: f"SELECT count(*) AS n, bit_xor(hash(x)) AS h FROM (SELECT * {ex} FROM {t}) x"
-        for t, ex in (("matches", "EXCLUDE (batch)"), ("hands", ""), ("events", ""),
-                      ("melds", ""), ("players", ""), ("errors", "EXCLUDE (batch)"))}
-
-
-def checksums(archive: Path) -> dict[str, Any]:
-    return {t: query(archive, sql).to_pylist()[0] for t, sql in SUMS.items()}
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -329,28 +321,6 @@ def test_cli_compact_says_what_it_merged(fresh: Path) -> None:
         r = cli(*args)
         assert r.returncode == code and r.stdout == "" and "Traceback" not in r.stderr, r
         assert r.stderr.count("\n") == 1, r.stderr
-
-
-# Run `compact` with one os call wrapped: its k-th call kills the process with SIGKILL.
-# os.replace: each file renamed into place, then the commit record, then the ratings;
-# os.unlink: the replaced batches' records, then their files.
-KILLER = """
-import os, signal, sys
-name, k, n = sys.argv[1], int(sys.argv[2]), [0]
-real = getattr(os, name)
-def killing(*a, **kw):
-    n[0] += 1
-    if n[0] == k:
-        os.kill(os.getpid(), signal.SIGKILL)
-    return real(*a, **kw)
-setattr(os, name, killing)
-if k == 0:
-    import atexit
-    atexit.register(lambda: sys.stderr.write(f"calls {n[0]}\\n"))
-sys.argv = ["buraco-log", *sys.argv[3:]]
-from cli.main import run
-run()
-"""
 
 
 @pytest.fixture(scope="module")

@@ -18,6 +18,7 @@ from buraco_log.archive import ingest, query, store
 from buraco_log.archive.compact import compact
 from buraco_log.archive.fixity import verify_archive
 from buraco_log.errors import ArchiveError
+from tests.archive.killed_at import killed
 from tests.cli.probes import ROOT, cli, one_error_line
 
 SIM = ROOT / "examples" / "sim"
@@ -82,29 +83,6 @@ def test_verify_names_each_part_of_no_record_as_a_problem(arch: Path) -> None:
 
 
 # -- interrupted runs, cleaned up as before -------------------------------------------------
-
-# The CLI with os.<name> wrapped: its k-th call kills the process with SIGKILL.
-KILLER = """
-import os, signal, sys
-name, k, n = sys.argv[1], int(sys.argv[2]), [0]
-real = getattr(os, name)
-def killing(*a, **kw):
-    n[0] += 1
-    if n[0] == k:
-        os.kill(os.getpid(), signal.SIGKILL)
-    return real(*a, **kw)
-setattr(os, name, killing)
-sys.argv = ["buraco-log", *sys.argv[3:]]
-from cli.main import run
-run()
-"""
-
-
-def killed(name: str, k: int, *args: object) -> None:
-    r = subprocess.run([sys.executable, "-c", KILLER, name, str(k), *map(str, args)], cwd=ROOT,
-                       capture_output=True, text=True, timeout=120, check=False,
-                       env=dict(os.environ, PYTHONPATH=str(ROOT)))
-    assert r.returncode == -9, r
 
 
 def test_an_ingest_killed_between_its_renames_and_its_record_is_cleaned_up(

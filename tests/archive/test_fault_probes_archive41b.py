@@ -113,7 +113,7 @@ def test_ingest_after_a_drop_cut_short_says_a_drop_was(
 
 
 def test_ingest_after_a_compact_cut_short_says_a_compact_was(arch: Path) -> None:
-    from tests.archive.test_fault_probes_archive41 import killed
+    from tests.archive.killed_at import killed
 
     old = batches(arch)
     killed("unlink", 6, "compact", arch)  # among the replaced batches' files

@@ -26,7 +26,7 @@ from buraco_log.archive import ingest, store
 from buraco_log.archive.ingest import MAX_LOG_BYTES
 from buraco_log.audit.files import find_logs
 from buraco_log.errors import ArchiveError
-from tests.archive.test_fault_probes_archive41 import killed
+from tests.archive.killed_at import killed
 from tests.cli.probes import ROOT, cli, one_error_line
 
 SIM = ROOT / "examples" / "sim"

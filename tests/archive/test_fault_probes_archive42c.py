@@ -14,41 +14,16 @@ from pathlib import Path
 import pytest
 
 from buraco_log.archive import StrongerCopy, ingest, query, store
-from tests.cli.probes import ROOT, cli
+from tests.archive.unsealed_v2 import V2, _fewer, _lines, _stored, _unsealed
+from tests.cli.probes import cli
 
-V2 = ROOT / "examples" / "format" / "v2.jsonl"
 MATCH = "sim-classic-2p-1c3486710156-000000"
-
-
-def _lines() -> list[str]:
-    return V2.read_text().splitlines(keepends=True)
-
-
-def _unsealed(path: Path) -> Path:
-    """The match without its end line: a live log, copied before the recorder closed it."""
-    lines = _lines()
-    assert lines[-1].startswith('{"log": "end"')
-    path.write_text("".join(lines[:-1]))
-    return path
 
 
 def _unsigned(path: Path) -> Path:
     """The sealed match without any signature record."""
     path.write_text("".join(x for x in _lines() if not x.startswith('{"log": "signature"')))
     return path
-
-
-def _fewer(path: Path) -> Path:
-    """The sealed match without its last signature record (40 of 41)."""
-    lines = _lines()
-    assert lines[-2].startswith('{"log": "signature"')
-    path.write_text("".join(lines[:-2] + lines[-1:]))
-    return path
-
-
-def _stored(arch: Path) -> list[tuple[str, str, bool]]:
-    rows = query(arch, "SELECT source_path, integrity, signed FROM matches").to_pylist()
-    return [(Path(r["source_path"]).name, r["integrity"], r["signed"]) for r in rows]
 
 
 def test_one_run_keeps_the_sealed_copy_met_after_the_unsealed(tmp_path: Path) -> None:

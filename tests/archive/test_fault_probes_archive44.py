@@ -26,11 +26,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-import msgspec
 import pytest
 
 from buraco_log.archive import ingest, query, store
 from buraco_log.errors import ArchiveError
+from tests.archive.one_id import one_id_matches
 from tests.cli.probes import ROOT, cli, one_error_line
 
 TESTS = ROOT / "tests"
@@ -217,17 +217,7 @@ def test_the_report_of_an_archive_without_a_match_has_every_section_empty(
 @pytest.fixture(scope="module")
 def one_id(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     """``a.blog`` and ``b.blog``: two clean matches (other deals) under one match id."""
-    from buraco_log.log import write_log
-    from buraco_log.rules import preset
-    from buraco_log.simulate import simulate_match
-
-    src = tmp_path_factory.mktemp("one-id")
-    a, b = (simulate_match(preset("thirteen-quick"), 2, seed="arch44", index=i)
-            for i in (0, 1))
-    b[0] = msgspec.structs.replace(b[0], match_id=a[0].match_id)
-    write_log(src / "a.blog", a, validate=False)
-    write_log(src / "b.blog", b, validate=False)
-    return src, a[0].match_id
+    return one_id_matches(tmp_path_factory.mktemp("one-id"))
 
 
 def _line(src: Path, match_id: str) -> str:

@@ -15,7 +15,7 @@ import pytest
 from buraco_log.archive import ingest, query, store
 from buraco_log.errors import ArchiveError
 from tests.archive.conftest import Corpus
-from tests.archive.test_fault_probes_ingest import checksums
+from tests.archive.ingest_sums import checksums
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -18,6 +18,7 @@ import pytest
 from buraco_log import audit
 from buraco_log.archive import ingest, query, store
 from tests.archive.conftest import Corpus
+from tests.archive.ingest_sums import checksums
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -43,17 +44,6 @@ def logs(corpus: Corpus, tmp_path_factory: pytest.TempPathFactory) -> Path:
     bad = next(p for p, code in corpus.bad.items() if code == "incomplete")
     shutil.copy(bad, d)
     return d
-
-
-SUMS = {t: f"SELECT count(*) AS n, bit_xor(hash(x)) AS h FROM (SELECT * EXCLUDE ({ex}) FROM {t}) x"
-        for t, ex in (("matches", "ingested_at, batch"), ("hands", "preset"),
-                      ("events", "preset"), ("melds", "preset"), ("players", "preset"),
-                      ("errors", "ingested_at, batch"))}
-
-
-def checksums(archive: Path) -> dict[str, Any]:
-    """Row count and an order-free hash of every row of every view (commit times aside)."""
-    return {t: query(archive, sql).to_pylist()[0] for t, sql in SUMS.items()}
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from buraco_log.archive import ingest
-from tests.archive.test_fault_probes_archive42c import V2, _fewer, _stored, _unsealed
+from tests.archive.unsealed_v2 import V2, _fewer, _stored, _unsealed
 
 
 @pytest.mark.spark

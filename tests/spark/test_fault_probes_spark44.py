@@ -10,16 +10,16 @@ from typing import Any
 import pytest
 
 from buraco_log.archive import ingest
-from tests.archive.test_fault_probes_archive44 import one_id  # noqa: F401 (the fixture)
+from tests.archive.one_id import one_id_matches
 
 
 @pytest.mark.spark
 @pytest.mark.slow  # two Spark ingests: a minute on the loaded machine
 def test_spark_names_a_match_under_a_stored_matchs_id_as_local(
-        spark: Any, tmp_path: Path, one_id: tuple[Path, str]) -> None:  # noqa: F811
+        spark: Any, tmp_path: Path) -> None:
     from buraco_log.archive import spark as engine
 
-    src, match_id = one_id
+    src, match_id = one_id_matches(tmp_path / "one-id")
     for name in ("spark", "local"):
         ingest([str(src / "a.blog")], tmp_path / name)
     ours = engine.ingest([src / "b.blog"], tmp_path / "spark", spark=spark)
