@@ -2959,8 +2959,14 @@ def _seal(path: str, shown: str, batch_events: int, lock_timeout: float) -> LogI
                 raise write_error(exc, path, f"cannot create the sealed copy beside it: "
                                   f"{exc.strerror or exc}; the log is unchanged") from None
             try:
-                os.close(tmp_fd)
-                os.unlink(tmp)
+                # the header written here, so the writer opens this file as it is: it needs no
+                # hard link or rename that never replaces (its way of creating a log) to put
+                # it in place, which seal, replacing the log by a rename, does not need either
+                # (it was refused on a file system that makes neither)
+                try:
+                    _write_all(tmp_fd, _file_header(ev.FORMAT_VERSION, True), 0)
+                finally:
+                    os.close(tmp_fd)
                 with Writer(
                     tmp, sealed=True, validate=False, batched=True, batch_events=batch_events
                 ) as writer:
