@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from buraco_log import log
-from tests.log.test_fault_probes_log46 import _NO_LINKS_CLI
+from tests.log.power_lost import _NO_LINKS_CLI
 
 ROOT = Path(__file__).resolve().parents[2]
 

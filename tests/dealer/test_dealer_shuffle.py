@@ -23,6 +23,7 @@ from buraco_log.dealer import (
     shuffle,
 )
 from buraco_log.rules import PRESETS, preset
+from tests.dealer.fisher_yates import fisher_yates
 
 GOLDEN = json.loads((Path(__file__).parent / "golden_vectors.json").read_text("utf-8"))
 
@@ -34,19 +35,6 @@ def reference_shuffle(cards: list[int], key: bytes) -> list[int]:
     )
     words = [int.from_bytes(stream[k : k + 4], "big") for k in range(0, len(stream), 4)]
     return fisher_yates(cards, words)
-
-
-def fisher_yates(cards: list[int], words: list[int]) -> list[int]:
-    """Fisher-Yates driven by 32-bit words, rejecting the biased top of each range."""
-    out, w = list(cards), 0
-    for i in range(len(out) - 1, 0, -1):
-        m = i + 1
-        while words[w] >= 2**32 - 2**32 % m:
-            w += 1
-        j = words[w] % m
-        w += 1
-        out[i], out[j] = out[j], out[i]
-    return out
 
 
 def test_the_golden_vectors_name_this_shuffle() -> None:

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from buraco_log import dealer
 from buraco_log.cards import deck
-from tests.dealer.test_dealer_shuffle import fisher_yates
+from tests.dealer.fisher_yates import fisher_yates
 
 
 @given(st.binary(min_size=0, max_size=100), st.integers(0, 5), st.integers(1, 20))

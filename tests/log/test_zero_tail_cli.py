@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.log.test_fault_probes_log46 import _recorded_then_power_lost
+from tests.log.power_lost import _recorded_then_power_lost
 
 EXE = shutil.which("buraco-log")
 

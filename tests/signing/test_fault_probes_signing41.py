@@ -20,10 +20,10 @@ from buraco_log import log
 from buraco_log.errors import LogFormatError
 from buraco_log.signing.keys import Signer
 from tests.cli.probes import cli, one_error_line
+from tests.signing.copied import _copied, _span_after
 from tests.signing.helpers import audit, match, ring, rules_of, write_signed
 
 SITE = Signer.generate()
-SEALED_HEAD = log._SEG_HEAD.size + 32 + log._SEG_TAIL.size  # 56 bytes
 
 
 @pytest.fixture(scope="module")
@@ -32,27 +32,6 @@ def signed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("signed41") / "m.blog"
     write_signed(path, match(key_id=SITE.key_id)[:30], SITE)
     return path
-
-
-def _span_after(data: bytes, seq: int) -> tuple[int, int]:
-    """``(offset, end)`` of the signature record after ``seq`` in a sealed log."""
-    off = log.HEADER_SIZE
-    while off < len(data):
-        length, count, first = log._SEG_HEAD.unpack_from(data, off)
-        end = off + SEALED_HEAD + length
-        if count == 0 and first == seq + 1:
-            return off, end
-        off = end
-    raise AssertionError(f"no signature record after seq {seq}")
-
-
-def _copied(signed: Path, dst: Path, seq: int, times: int) -> tuple[Path, int]:
-    """``signed`` with the record after ``seq`` repeated ``times`` more; where the first
-    copy starts."""
-    data = signed.read_bytes()
-    off, end = _span_after(data, seq)
-    dst.write_bytes(data[:end] + data[off:end] * times + data[end:])
-    return dst, end
 
 
 @pytest.mark.parametrize("times", [1, 3])

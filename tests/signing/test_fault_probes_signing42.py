@@ -28,8 +28,8 @@ from buraco_log.signing.check import load_receipts
 from buraco_log.signing.keys import Signer, SigningError, load_keyring
 from buraco_log.signing.record import Receipt, receipt_json
 from tests.cli.probes import cli
+from tests.signing.copied import _copied
 from tests.signing.helpers import audit, held, match, ring, rules_of, write_signed
-from tests.signing.test_fault_probes_signing41 import _copied
 
 SITE, WITNESS = Signer.generate(), Signer.generate()
 
