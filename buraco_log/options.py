@@ -4,7 +4,8 @@ move, grouped and described in words, with cards as text.
 ``moves_at(state)`` groups :func:`buraco_log.moves.legal_moves` (complete) by what a player
 would call the choice: draw, take the pile (with every way its top card can be used under
 must-use-top), end the hand, lay a new meld, lay off on meld #n, discard, and the rest. Each
-move keeps its event in JSON Lines form (cards as text), so a program can record it as is.
+move keeps its event in JSON Lines form (cards as text), so a program can record it as is. The
+words write cards as the log does (``7h``), or with suit symbols when asked.
 Core module: stdlib and msgspec only.
 """
 
@@ -78,10 +79,14 @@ _ORDER = ("draw", "pile", "end", "reject", "meld", "layoff", "retract", "discard
           "out", "match")
 
 
-def moves_at(state: State) -> MovesAt:
-    """Every legal move of the player to move after ``state``, grouped and in words."""
+def moves_at(state: State, symbols: bool = False) -> MovesAt:
+    """Every legal move of the player to move after ``state``, grouped and in words. Cards are
+    written as the log and every other command writes them (``7h``, ``12r``); ``symbols``:
+    with suit symbols (``7♥``, ``12🔴``)."""
     rules = state.rules
-    style: Style = "unicode" if card_style(rules) == "ascii" else "tiles-unicode"
+    style: Style = card_style(rules)
+    if symbols:
+        style = "unicode" if style == "ascii" else "tiles-unicode"
     moves = legal_moves(state)
     playing = state.phase in ("draw", "play", "emptied", "out", "decided")
     seat = state.turn if playing and state.players else None

@@ -63,6 +63,33 @@ class Format(StrEnum):
     text = "text"
 
 
+class Cards(StrEnum):
+    """``--cards``: how cards are written in text. ``letters`` is the log's own notation
+    (``7h Th JK``, Burako's ``12r``), what every command writes; ``symbols`` has suit symbols
+    (``7♥ 10♥ 🃏``)."""
+
+    letters = "letters"
+    symbols = "symbols"
+
+
+CardsOpt = Annotated[Cards, typer.Option(
+    "--cards", help="How cards are written: letters (7h Th JK, as in the log) or symbols "
+    "(7♥ 10♥ 🃏; letters under NO_COLOR or a locale that is not UTF-8, such as LC_ALL=C).")]
+
+
+def symbols_shown(cards: Cards) -> bool:
+    """Whether ``--cards symbols`` gets its symbols: not under ``NO_COLOR`` (a plain terminal
+    asked for), nor in a locale that is not UTF-8 (``LC_ALL=C``: Python writes UTF-8 there
+    anyway, which such a terminal shows as mojibake)."""
+    if cards is not Cards.symbols or os.environ.get("NO_COLOR"):
+        return False
+    for name in ("LC_ALL", "LC_CTYPE", "LANG"):
+        value = os.environ.get(name)
+        if value:  # the first one set decides, as the C library reads them
+            return ".utf8" in value.replace("-", "").lower()
+    return False  # no locale at all: the C locale
+
+
 class State:
     debug = False
     # `--ignore-integrity`'s warning, not yet said on stderr: said once, inside the command's

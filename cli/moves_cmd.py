@@ -1,8 +1,9 @@
 """`buraco-log moves LOG --at SEQ`: what the player to move could have done at that point.
 
 Reads the log, replays it to ``--at`` and calls :func:`buraco_log.options.moves_at`: every legal
-move (complete), grouped and in words, cards as text; ``--format json`` prints exactly what the
-library returned.
+move (complete), grouped and in words, cards as the log and every other command write them
+(``--cards symbols``: with suit symbols); ``--format json`` prints exactly what the library
+returned.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import typer
 from buraco_log.cards import counted
 from buraco_log.errors import ReplayError
 from buraco_log.options import MovesAt, moves_at
-from cli.common import Format, emit_json, fail, guarded, note
+from cli.common import Cards, CardsOpt, Format, emit_json, fail, guarded, note, symbols_shown
 from cli.dispute_cmd import (
     FormatOpt,
     IgnoreIntegrityOpt,
@@ -63,6 +64,7 @@ def moves(
                                            show_default=False)] = None,
     format: FormatOpt = Format.table,
     ignore_integrity: IgnoreIntegrityOpt = False,
+    cards: CardsOpt = Cards.letters,
 ) -> None:
     """Every legal move of the player to move after a seq, grouped and in words (a referee's
     "what else could they have done?")."""
@@ -78,7 +80,7 @@ def moves(
     if illegal is not None and at is not None:  # asked for a seq before it: said, as replay does
         note(f"{path}: seq {illegal.seq} is illegal [{illegal.rule}]; the table is known up "
              f"to seq {tl.last_seq}")
-    result = moves_at(state)
+    result = moves_at(state, symbols=symbols_shown(cards))
     if format is Format.json:
         emit_json(with_warning(result, damage))
     else:

@@ -46,7 +46,7 @@ def test_moves_lists_every_legal_move_grouped_with_cards_as_text(seq: int) -> No
 
 def test_moves_says_whether_the_pile_may_be_taken_and_how_its_top_is_used() -> None:
     out = run("moves", str(CLEAN), "--at", "40")
-    assert "may take the pile" in out.stdout and "lay off 8♦ on meld #1" in out.stdout
+    assert "may take the pile" in out.stdout and "lay off 8d on meld #1" in out.stdout
 
 
 def test_moves_past_the_end_is_a_usage_error_with_nothing_on_stdout() -> None:

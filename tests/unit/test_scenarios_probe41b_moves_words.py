@@ -74,8 +74,8 @@ def test_moves_under_cards_keep_their_words(name: str) -> None:
 
 
 @pytest.mark.parametrize(("rules", "words"), [
-    ("burako", "1🔴 12🔴 13🔴 -> run of 14, 1-to-1 canastra"),
-    (derive("burako", rendering="cards"), "A♥ Q♥ K♥ -> run of 14, ace-to-ace canastra"),
+    ("burako", "1r 12r 13r -> run of 14, 1-to-1 canastra"),
+    (derive("burako", rendering="cards"), "Ah Qh Kh -> run of 14, ace-to-ace canastra"),
 ])
 def test_a_canastra_from_one_to_one(rules: str | Rules, words: str) -> None:
     """Burako's tile 1 is the ace: its canastra 1..13..1 is said "1-to-1"."""
