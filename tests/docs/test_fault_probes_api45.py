@@ -45,7 +45,7 @@ from buraco_log.signing.keys import SigningError, load_signer
 from buraco_log.simulate import simulate_match
 from buraco_log.state import view
 from buraco_log.timeline import Timeline
-from tests.docs.test_docs import PAGES, blocks, is_fragment
+from tests.docs.blocks import PAGES, blocks, is_fragment
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "examples" / "golden" / "biriba.jsonl"

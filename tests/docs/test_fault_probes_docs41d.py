@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.docs.test_docs import (
+from tests.docs.blocks import (
     PAGES,
     UNMARKED,
     Block,

@@ -40,8 +40,8 @@ from buraco_log.reducer import Replayer, replay, validate
 from buraco_log.rules import PRESETS, Rules, derive
 from buraco_log.state import State
 from tests.play import random_match, start
-from tests.property.test_legal_moves_exact import check_state
-from tests.property.test_replay_properties import replay_conserving
+from tests.property.legal_check import check_state
+from tests.property.replays import replay_conserving
 from tests.reference_melds import read_meld
 
 # Each knob with the values a house might give it (within rules.BOUNDS; derive refuses the

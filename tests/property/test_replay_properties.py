@@ -2,33 +2,20 @@
 
 from __future__ import annotations
 
-from collections import Counter
-
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from buraco_log.cards import deck
 from buraco_log.events import AnyEvent, decode_many, encode_many
 from buraco_log.moves import legal_moves
 from buraco_log.reducer import Replayer, apply, replay, state_at, step, validate
-from buraco_log.rules import PRESETS, Rules, derive
+from buraco_log.rules import PRESETS, derive
 from buraco_log.state import State
 from tests.play import random_match
+from tests.property.replays import replay_conserving, rules_for
 
 CASES = [(name, n) for name, r in PRESETS.items() for n in r.player_counts]
 SETTINGS = settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-
-
-def rules_for(name: str, target: int | None = None) -> Rules:
-    """Random play rarely opens with 75 points once vulnerable, so the classic family plays
-    to 500 here (never vulnerable); vulnerability has its own unit tests. ``target``: every
-    preset plays to it instead (a low one, so that random play finishes matches)."""
-    r = PRESETS[name]
-    if r.vulnerability:
-        # Half of 500 would make sides vulnerable at 250: keep the threshold out of reach.
-        return derive(r, target_score=target or 500, vulnerable_at=750)
-    return r if target is None else derive(r, target_score=target)
 
 
 VULNERABLE_CASES = [(n, p) for n, p in CASES if PRESETS[n].vulnerability]
@@ -47,31 +34,6 @@ def test_random_play_while_vulnerable_always_has_a_move_and_conserves_every_card
     end = replay_conserving(events, rules)
     # Both hands played out (not cut off by the event cap), or the match ended first.
     assert end.phase == "over" or (end.phase == "between" and len(end.results) == 2)
-
-
-def replay_conserving(events: list[AnyEvent], rules: Rules) -> State:
-    """Replay ``events`` checking after each that every card of the material is somewhere."""
-    material = Counter(deck(rules.jokers))
-    r = Replayer()
-    for ev in events:
-        r.step(ev)
-        s = r.state()
-        if s.phase not in ("new", "between", "decided", "over"):
-            assert cards_everywhere(s) == material, f"conservation broken at seq {ev.seq}"
-    return r.state()
-
-
-def cards_everywhere(s: State) -> Counter[int]:
-    c: Counter[int] = Counter(s.stock)
-    c.update(s.pile)
-    for h in s.hands:
-        c.update(h)
-    for m in s.mortos:
-        c.update(m)
-    for side in s.melds:
-        for meld in side:
-            c.update(meld.cards)
-    return c
 
 
 @pytest.mark.parametrize(("name", "players"), CASES)
@@ -133,7 +95,7 @@ def test_the_archive_columns_of_random_play_equal_a_plain_reading(
     ones read event by event (tests/unit/test_columns.py; retractions come from the examples
     there, as random play never opens short while vulnerable)."""
     from buraco_log.events import MatchEnded
-    from tests.unit.test_columns import check_match
+    from tests.unit.columns import check_match
 
     events = random_match(rules_for(name, target=300), players, seed, max_hands=12)
     if not isinstance(events[-1], MatchEnded):

@@ -19,8 +19,8 @@ import pytest
 from buraco_log.reducer import Replayer
 from buraco_log.rules import PRESETS
 from tests.play import random_match
-from tests.property.test_legal_moves_exact import check_state
-from tests.property.test_replay_properties import rules_for
+from tests.property.legal_check import check_state
+from tests.property.replays import rules_for
 
 CASES = [(name, n) for name, r in PRESETS.items() for n in r.player_counts]
 
