@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from tests.scenario import refused
-from tests.unit.test_scenarios_probe35_targets import SIDE0, closing_hand
+from tests.unit.closing_hands import SIDE0, closing_hand
 
 NO_JOKER = "2c 2d Ad Kc 7s 3c 8d 9d Td Jc Qc"
 WITH_JOKER = "JK 2d Ad Kc 7s 3c 8d 9d Td Jc Qc"

@@ -19,39 +19,14 @@ import pytest
 
 from buraco_log.cards import parse_cards
 from buraco_log.events import HandStarted
-from tests.scenario import Scenario, build_deal, carried_in, refused
+from tests.scenario import Scenario, build_deal, refused
+from tests.unit.first_turns import HAND0, HAND0_13, HAND1, MORTO0, first_turn, thirteen
 
 MORTO_PRESETS = ("biriba", "bossa-nova", "thirteen", "thirteen-quick", "burraco", "mega",
                  "burako")
 GOING_OUT = {"biriba": 50, "bossa-nova": 50, "thirteen": 100, "thirteen-quick": 100,
              "burraco": 100, "mega": 100, "burako": 100}
 RELANCINHO = {"biriba": 100, "bossa-nova": 100}  # the classic family's morto presets only
-
-HAND0 = "3h 4h 5h 6h 7h 8h 9h Js Jd Jc Th"
-HAND0_13 = "3h 4h 5h 6h 7h 8h 9h Js Jd Jc 4s 4d Th"
-MORTO0 = "Ks Kd Kh Kc Qs Qd Qc As Ad Ac Ah"  # four kings 40, three queens 30, four aces 60
-HAND1 = "Ac Ad 3c 5d 7s 9d Jc Kc 4s 6c 8d"  # 15+15+5+5+5+10+10+10+5+5+10 = 95, no wild
-HAND1_13 = HAND1 + " 3s 5s"  # 95 + 5 + 5 = 105
-
-
-def thirteen(name: str) -> bool:
-    return name.startswith("thirteen")
-
-
-def first_turn(name: str, stock: str, totals: tuple[int, int] | None = None) -> Scenario:
-    """Seat 0 lays its whole hand but the Th (run 3..9 clean, the jacks, in `thirteen` the
-    fours too), holding the Th; in a match carried in at ``totals`` when given."""
-    t = thirteen(name)
-    s = Scenario(name, hands={0: HAND0_13 if t else HAND0, 1: HAND1_13 if t else HAND1},
-                 mortos={0: MORTO0}, stock=stock)
-    if totals is not None:
-        carried_in(s, totals)
-    s.draw("4c" if t else "Jh").meld("3h 4h 5h 6h 7h 8h 9h")
-    if t:
-        s.meld("Js Jd Jc").meld("4s 4d 4c")
-    else:
-        s.meld("Js Jd Jc Jh")
-    return s
 
 
 # Side 0's first turn on the table: run 3..9 45 and four jacks 40 = 85; in `thirteen` the

@@ -22,7 +22,7 @@ import pytest
 from buraco_log import audit
 from buraco_log.view import build_page
 from tests import brokenlogs
-from tests.unit.test_scenarios_probe41b_tile_refusals import CARD_WORDS, TILE_WORDS
+from tests.unit.card_words import CARD_WORDS, TILE_WORDS
 
 ROOT = Path(__file__).resolve().parents[2]
 RULE_IDS = re.compile(r"\[?[a-z_]+\.[a-z_]+\]?")  # discard.card_not_in_hand names no card
@@ -115,7 +115,7 @@ def test_burako_review_refusal_says_tiles(base: Path) -> None:
 @pytest.mark.parametrize(("preset", "one"), [("burako", "1 tile "), ("biriba", "1 card ")])
 def test_one_card_or_tile_is_singular(preset: str, one: str) -> None:
     from tests.scenario import refused
-    from tests.unit.test_scenarios_probe38_going_out import first_turn
+    from tests.unit.first_turns import first_turn
 
     s = first_turn(preset, "Jh")
     s.discard("Th").morto(direct=False)

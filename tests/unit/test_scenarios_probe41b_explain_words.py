@@ -25,7 +25,7 @@ from buraco_log.ruleids import RULES, TILE_RULES, describe
 from buraco_log.rules import Rules, derive, preset
 from buraco_log.simulate import simulate_match
 from buraco_log.timeline import describe_event
-from tests.unit.test_scenarios_probe41b_tile_refusals import CARD_WORDS, TILE_WORDS, _wrong_moves
+from tests.unit.card_words import CARD_WORDS, TILE_WORDS, _wrong_moves
 
 ROOT = Path(__file__).resolve().parents[2]
 VARIANTS: dict[str, Rules] = {

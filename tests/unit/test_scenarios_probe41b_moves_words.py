@@ -22,7 +22,7 @@ from buraco_log.reducer import Replayer
 from buraco_log.rules import Rules, derive, preset
 from buraco_log.simulate import simulate_match
 from tests.scenario import Scenario
-from tests.unit.test_scenarios_probe41b_tile_refusals import CARD_WORDS, TILE_WORDS
+from tests.unit.card_words import CARD_WORDS, TILE_WORDS
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -15,25 +15,19 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from buraco_log.cards import JOKER, RANK, format_cards, parse_cards
+from buraco_log.cards import format_cards, parse_cards
 from buraco_log.errors import IllegalMoveError
 from buraco_log.events import CardDiscarded
 from buraco_log.reducer import validate
 from buraco_log.rules import preset
 from tests.scenario import Scenario, build_deal
+from tests.unit.hand_scores import MORTO_NOT_TAKEN, PRESETS, points
 
-PRESETS = ("classic", "biriba", "bossa-nova", "thirteen", "thirteen-quick", "burraco", "mega",
-           "burako")
 FAMILY = ("classic", "biriba", "bossa-nova")
 
-# RULES.md §9, first table: (joker, 2); an ace is 15, 8-K 10, 3-7 5 everywhere.
-JOKER_TWO = {"classic": (10, 10), "biriba": (10, 10), "bossa-nova": (10, 10),
-             "thirteen": (50, 10), "thirteen-quick": (50, 10), "burraco": (30, 20),
-             "mega": (50, 10), "burako": (50, 10)}
 # RULES.md §9, second table, and §10's targets.
 GOING_OUT = {name: 50 if name in FAMILY else 100 for name in PRESETS}
 RELANCINHO = {name: 100 if name in FAMILY else 0 for name in PRESETS}
-MORTO_NOT_TAKEN = {name: 0 if name == "classic" else 100 for name in PRESETS}
 TARGET = {"classic": 1500, "biriba": 1500, "bossa-nova": 1500, "thirteen": 2005,
           "thirteen-quick": 1005, "burraco": 2005, "mega": 3000, "burako": 3000}
 CLEAN, DIRTY = 200, 100
@@ -41,16 +35,6 @@ CLEAN, DIRTY = 200, 100
 # The other seat's hand: 11 cards (13 with the two more of the 13-card presets).
 LOSER = "Ac Ad 2d 3c 4c 3d 4d 8c 9c 8s 9s"
 LOSER_13 = LOSER + " JK Tc"
-
-
-def points(name: str, cards: str) -> int:
-    joker, two = JOKER_TWO[name]
-    total = 0
-    for c in parse_cards(cards):
-        r = 0 if c == JOKER else RANK[c]
-        total += (joker if c == JOKER else two if r == 2 else 15 if r == 1
-                  else 10 if r >= 8 else 5)
-    return total
 
 
 def thirteen_cards(name: str) -> bool:

@@ -17,7 +17,7 @@ from buraco_log.cards import parse_cards
 from buraco_log.events import CardDrawn, HandStarted
 from buraco_log.reducer import Replayer
 from tests.scenario import Scenario
-from tests.unit.test_scenarios_probe42_hand_scores import MORTO_NOT_TAKEN, PRESETS, points
+from tests.unit.hand_scores import MORTO_NOT_TAKEN, PRESETS, points
 
 HAND_13 = "Ac 4c 7c Tc 3d 6d 9d Qd 5h 8h Jh Ks 4s"
 KING = parse_cards("Kd")[0]
