@@ -11,8 +11,8 @@ import msgspec
 
 from buraco_log.jsonl import binary_to_jsonl
 from buraco_log.simulate import write_match
+from tests.review.expert_matches import match
 from tests.review.positions import bad_discard
-from tests.review.test_expert import match
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from buraco_log import expert
 from buraco_log.bots import make_bot
 from buraco_log.cards import deck
-from buraco_log.events import AnyEvent, CardDrawn, HandStarted, MatchEnded
+from buraco_log.events import AnyEvent, MatchEnded
 from buraco_log.expert import (
     Budget,
     ExpertBot,
@@ -28,17 +28,9 @@ from buraco_log.reducer import Replayer, replay
 from buraco_log.rules import PRESETS
 from buraco_log.simulate import simulate_match
 from buraco_log.state import State
+from tests.review.expert_matches import match, swapped_twin
 
 SMALL = Budget(samples=3, candidates=3)
-_MATCHES: dict[tuple[str, int, int], list[AnyEvent]] = {}
-
-
-def match(preset: str = "classic", players: int = 2, index: int = 0) -> list[AnyEvent]:
-    key = (preset, players, index)
-    if key not in _MATCHES:
-        _MATCHES[key] = simulate_match(PRESETS[preset], players, seed="expert-tests",
-                                       index=index)
-    return _MATCHES[key]
 
 
 def states_and_trackers(events: list[AnyEvent]) -> list[tuple[State, Tracker, AnyEvent]]:
@@ -123,29 +115,6 @@ def test_a_sampled_table_holds_the_material_and_looks_the_same_to_the_seat(
 
 
 # -- information discipline -------------------------------------------------------------------
-
-
-def swapped_twin(events: list[AnyEvent], seat: int) -> tuple[list[AnyEvent], int]:
-    """The same match up to a decision of ``seat`` in its first hand, with one card of the next
-    player's hand (never played before the cut) swapped with a stock card not yet drawn."""
-    cut = next(e.seq for e in events[8:] if getattr(e, "seat", None) == seat
-               and isinstance(e, CardDrawn))
-    prefix = events[:cut + 1]
-    hs = prefix[1]
-    assert isinstance(hs, HandStarted)
-    other = (seat + 1) % len(hs.hands)
-    shown = {c for e in prefix[2:] for c in (getattr(e, "cards", ()) or (getattr(e, "card", -1),))}
-    drawn = sum(isinstance(e, CardDrawn) for e in prefix) + 2
-    mine = next(c for c in hs.hands[other] if c not in shown)
-    pos = next(i for i in range(drawn, len(hs.stock)) if hs.stock[i] != mine
-               and hs.stock[i] not in hs.hands[other])
-    stock = list(hs.stock)
-    hand = list(hs.hands[other])
-    hand[hand.index(mine)], stock[pos] = stock[pos], mine
-    hands = tuple(tuple(hand) if i == other else h for i, h in enumerate(hs.hands))
-    twin = [prefix[0], msgspec.structs.replace(hs, hands=hands, stock=tuple(stock)), *prefix[2:]]
-    replay(twin)  # still legal
-    return twin, cut
 
 
 @pytest.mark.parametrize(("preset", "players"), [("classic", 2), ("biriba", 4)])

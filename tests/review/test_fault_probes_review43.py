@@ -11,57 +11,18 @@
 from __future__ import annotations
 
 import random
-from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from buraco_log.events import AnyEvent, CardDrawn
-from buraco_log.expert import Budget, ExpertBot
-from buraco_log.jsonl import event_from_json
+from buraco_log.expert import ExpertBot
 from buraco_log.moves import legal_moves
 from buraco_log.reducer import Replayer, validate
-from buraco_log.review import review_events
 from buraco_log.rules import PRESETS
 from buraco_log.simulate import simulate_match
-from buraco_log.state import State
 from tests.play import random_match
-
-TINY = Budget(samples=2, candidates=3, rounds=1)
-NAMES = sorted(PRESETS)
-
-
-def states_by_seq(events: list[AnyEvent]) -> dict[int, State]:
-    rep = Replayer()
-    out = {-1: rep.state()}
-    for ev in events:
-        rep.step(ev)
-        out[ev.seq] = rep.state()
-    return out
-
-
-def check_legal(before: State, event: dict[str, Any]) -> None:
-    """``event`` (a review's JSON form of a move) is accepted in ``before``."""
-    if event["t"] == "dr":  # a draw names no card: the stock's top is what it would take
-        assert any(isinstance(m, CardDrawn) and m.seat == event["seat"]
-                   for m in legal_moves(before)), (before.seq, event)
-        return
-    validate(before, event_from_json(event))  # raises IllegalMoveError if refused
-
-
-def review_is_legal(events: list[AnyEvent], seat: int) -> int:
-    """Review ``seat``; every move named is legal. The count of moves checked."""
-    review = review_events(events, seat, budget=TINY, seed="43")
-    assert review.note is None and review.decisions == len(review.moves) > 0
-    states = states_by_seq(events)
-    checked = 0
-    for m in review.moves:
-        before = states[m.seq - 1]
-        for event in (m.played_event, m.best_event, *(a.event for a in m.alternatives)):
-            check_legal(before, event)
-            checked += 1
-    return checked
+from tests.review.legality import CONFIGS, NAMES, TINY, review_is_legal
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -111,9 +72,6 @@ def expert_plays_legally(name: str, players: int, seed: int, decisions: int) -> 
         bot.observe(move)
         done += 1
     return done
-
-
-CONFIGS = [(name, n) for name in NAMES for n in PRESETS[name].player_counts]
 
 
 # One body, two runs that differ only in size: the default run and the slow soak.

@@ -29,8 +29,8 @@ from buraco_log.rules import PRESETS
 from buraco_log.simulate import simulate_match
 from tests.cli.probes import ROOT, cli
 from tests.play import random_match
+from tests.review.legality import CONFIGS, review_is_legal
 from tests.review.positions import bad_discard
-from tests.review.test_fault_probes_review43 import CONFIGS, review_is_legal
 
 SIM = ROOT / "examples" / "sim"
 SMALL = Budget(samples=24, candidates=5)
@@ -109,7 +109,7 @@ def test_a_flagged_decision_reads_clearly_on_screen_and_on_paper(browser: Any,
                                                                   tmp_path: Path) -> None:
     """The panel's "Decision at seq N (mistake)" was dark red on the dark green, 1.6:1."""
     from buraco_log.review import review_page
-    from tests.view.test_fault_probes_view45 import CONTRAST
+    from tests.view.contrast import CONTRAST
 
     events, seq = refused_canastra()
     review = review_events(events, 1, budget=SMALL, seed="45")

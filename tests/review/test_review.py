@@ -12,8 +12,8 @@ from buraco_log.expert import DEFAULT_BUDGET, Budget
 from buraco_log.review import is_mistake, review_events, review_page, to_json, to_text
 from buraco_log.rules import PRESETS
 from buraco_log.simulate import simulate_match
+from tests.review.expert_matches import match, swapped_twin
 from tests.review.positions import bad_discard, refused_pile
-from tests.review.test_expert import match, swapped_twin
 
 TINY = Budget(samples=3, candidates=3)
 

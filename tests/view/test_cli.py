@@ -7,14 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.view.cli_run import run
 from tests.view.pages import GOLDEN, data_of
-
-
-def run(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run([sys.executable, "-m", "cli.main", *map(str, args)],
-                          capture_output=True, cwd=cwd, timeout=120,
-                          env={"PYTHONPATH": str(Path(__file__).parents[2]),
-                               "PATH": "/usr/bin:/bin"})
 
 
 def test_view_writes_the_page_beside_the_log_and_says_where(tmp_path: Path) -> None:

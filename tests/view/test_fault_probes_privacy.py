@@ -30,8 +30,8 @@ from buraco_log.state import State
 from buraco_log.timeline import Timeline, card_style
 from buraco_log.view import build_page
 from tests.brokenlogs import write
+from tests.view.leaks import leaks
 from tests.view.pages import data_of
-from tests.view.test_secrecy import leaks
 
 _BESIDE = Path(sys.executable).parent / "buraco-log"  # the venv's, when PATH lacks it
 EXE = shutil.which("buraco-log") or (str(_BESIDE) if _BESIDE.exists() else None)

@@ -24,17 +24,12 @@ from buraco_log.events import AnyEvent, HandStarted, MortoTaken
 from buraco_log.reducer import Replayer
 from buraco_log.timeline import TableView, Timeline, morto_states
 from buraco_log.view import build_page, page_for_log
+from tests.view.example_logs import EXAMPLES
 from tests.view.pages import SIM, data_of, frames_of
 
 BROWSER = pytest.mark.xdist_group("browser")  # one Chromium, with tests/view/test_browser.py
-ROOT = Path(__file__).resolve().parents[2]
 VOIDED = SIM / "biriba-3p-000000.blog"  # hand 2: side 1 (seat 1) takes its morto by a
 # discard at seq 299, seat 2 goes out at 303 before seat 1 plays again; the hand ends at 304
-EXAMPLES = sorted([*SIM.glob("*.blog"), *SIM.glob("*/*.blog"),
-                   *(ROOT / "examples" / "golden").glob("*.jsonl"),
-                   *(ROOT / "examples" / "disputes").glob("*.log"),
-                   *(ROOT / "examples" / "format").glob("*.blog"),
-                   *(ROOT / "examples" / "format").glob("*.jsonl")])
 
 # Everything the probe compares, read from the DOM at each seq the page is sent to.
 _READ = """

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from buraco_log.archive import ingest
+from tests.view.cli_run import run
 from tests.view.pages import SIM, data_of
-from tests.view.test_cli import run
 
 LOGS = ["classic-2p-000000.blog", "burako-2p-000000.blog", "thirteen-quick-2p-000000.blog"]
 
