@@ -178,6 +178,9 @@ def card_not_held(log: Log) -> Iterator[Mutation]:
     """A card of a meld, lay-off or discard swapped for one the player does not hold; a draw
     recorded as another card than the stock's top."""
     material = sorted(set(deck(log.rules.jokers)))
+    by_rank: dict[int, list[int]] = {}
+    for c in material:
+        by_rank.setdefault(RANK[c], []).append(c)
     for i, ev in enumerate(log.events):
         if not isinstance(ev, (MeldLaid, CardsLaidOff, CardDiscarded, CardDrawn)):
             continue
@@ -195,8 +198,8 @@ def card_not_held(log: Log) -> Iterator[Mutation]:
         cards = (ev.card,) if isinstance(ev, CardDiscarded) else ev.cards
         first = cards[0]
         # Same rank, other suit first: a set stays a set, so only the holding is wrong.
-        order = sorted(material, key=lambda c: (RANK[c] != RANK[first], SUIT[c] == SUIT[first], c))
-        for x in order:
+        same_rank = [c for c in by_rank[RANK[first]] if SUIT[c] != SUIT[first]]
+        for x in (*same_rank, *material):
             new = (x, *cards[1:])
             if Counter(new)[x] > hand[x]:
                 break
@@ -388,6 +391,22 @@ def score_off_by_one(log: Log) -> Iterator[Mutation]:
                 )
 
 
+def _top_unlaid(events: Sequence[AnyEvent], i: int) -> bool:
+    """Did the turn of ``events[i]`` take the pile, its top not laid before position ``i``?"""
+    seat = getattr(events[i], "seat", None)
+    laid: list[int] = []
+    for ev in reversed(events[:i]):
+        if getattr(ev, "seat", None) != seat:
+            return False
+        if isinstance(ev, PileTaken):
+            return ev.top not in laid
+        if isinstance(ev, CardDrawn):
+            return False
+        if isinstance(ev, (MeldLaid, CardsLaidOff)):
+            laid.extend(ev.cards)
+    return False
+
+
 def order_swapped(log: Log) -> Iterator[Mutation]:
     """Two neighbouring events in the other order: records moved with their seqs
     (``seq.out_of_order``), or renumbered so the seqs still follow (the rule of the turn
@@ -429,13 +448,20 @@ def order_swapped(log: Log) -> Iterator[Mutation]:
             side = _side(st, a.seat)
             if st.vulnerable[side] and not st.opened[side]:
                 continue  # a vulnerable opening: its own rule (§10), not this class
-            top_pending = must and st.pile_top is not None
-            if top_pending:
+            if must and _top_unlaid(events, i):
                 yield Mutation(
                     i, swapped, (a.seq, "pile.must_use_top"), "discard before laying the pile's top"
                 )
             else:
                 yield Mutation(i, swapped, (b.seq, "turn.not_your_turn"), "meld after the discard")
+        elif (
+            isinstance(a, (MeldLaid, CardsLaidOff, CardDiscarded))
+            and isinstance(b, (MortoTaken, WentOut))
+            and a.seat == b.seat
+        ):
+            # docs/rules.md, which rule first: taking the morto or going out while the hand
+            # still holds cards is a move of the wrong phase of the turn
+            yield Mutation(i, swapped, (a.seq, "turn.wrong_phase"), "morto or going out first")
 
 
 def careless_record(log: Log) -> Iterator[Mutation]:
