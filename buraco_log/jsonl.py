@@ -163,6 +163,58 @@ def json_problem(text: bytes, exc: Exception) -> str:
     return str(exc)
 
 
+_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"?|[{}\[\]:]')
+"""A JSON string (its closing quote missing at a line's end) or a bracket or colon."""
+_BYTE_AT = re.compile(r"\bbyte (\d+)\b")
+
+
+def _field_at(text: bytes, byte: int | None = None) -> str | None:
+    """The top-level key of the object on ``text`` whose value holds ``byte``, or, with
+    ``byte`` None, whose value nests deeper than :data:`MAX_DEPTH`: so an error found by the
+    byte (a NaN, a lone surrogate, a byte that is no UTF-8, nesting too deep) names the field
+    too, on a line the decoder could not turn into an object. Scans only on an error."""
+    depth = 0
+    key = candidate = None
+    for token in _TOKEN.finditer(text):
+        if byte is not None and token.start() >= byte:
+            break
+        first = token.group()[:1]
+        if first == b'"':
+            candidate = token.group() if depth == 1 else candidate
+        elif first == b":":
+            if depth == 1 and candidate is not None:
+                key, candidate = candidate, None
+        elif first in b"{[":
+            depth += 1
+            if byte is None and depth > MAX_DEPTH:
+                break
+        else:
+            depth -= 1
+            if depth < 1:
+                return None  # past the object's end: no field holds it
+    else:
+        if byte is None:
+            return None
+    if key is None or depth < 1:
+        return None
+    try:
+        name = json.loads(key)
+    except ValueError:  # a lone surrogate, or bytes that are no UTF-8, in the key itself
+        return key[1:-1].decode("utf-8", "replace")
+    return name if isinstance(name, str) else None
+
+
+def _in_field(text: bytes, message: str, byte: int | None = None) -> str:
+    """``message`` led by the field it is about, when the byte it names (or ``byte``) lies in
+    one field's value."""
+    if byte is None and (at := _BYTE_AT.search(message)) is not None:
+        byte = int(at.group(1))
+    field = _field_at(text, byte) if byte is not None else None
+    if field is None:
+        return message
+    return f"field {log.clip(field, 60)!r}: {message}"
+
+
 def _events_in_comment(raw: bytes) -> int | None:
     """Where a comment line's first carriage return alone is, when a JSON object follows one
     (lines ended by a CR alone: the rest of the log read as part of the comment), else None.
@@ -450,9 +502,11 @@ class JsonlReader:
                     if str(exc).startswith("Integer value out of range"):  # thousands of digits
                         raise self._error(_range_message(text), number, "range") from None
                     if _TOO_DEEP.match(str(exc)):  # the bound type's words, not the rule's
-                        raise self._error(
-                            f"JSON nested more than {MAX_DEPTH} deep (an event nests at most "
-                            "4 deep): not read", number, "limit") from None
+                        deep = f"JSON nested more than {MAX_DEPTH} deep (an event nests at " \
+                            "most 4 deep): not read"
+                        if (field := _field_at(text)) is not None:
+                            deep = f"field {log.clip(field, 60)!r}: {deep}"
+                        raise self._error(deep, number, "limit") from None
                     if number == 1 and (packed := log.compressed(raw)) is not None:
                         raise self._error(f"the file is {packed}: decompress it first",
                                           number) from None
@@ -466,7 +520,8 @@ class JsonlReader:
                             number) from None
                     if text.startswith(_BOM):
                         raise self._error(_bom_message(number), number) from None
-                    raise self._error(f"not a JSON line: {_why_not_json(raw, exc)}",
+                    why = _why_not_json(raw, exc)
+                    raise self._error(f"not a JSON line: {_in_field(raw, why)}",
                                       number) from None
                 if not isinstance(obj, dict):
                     raise self._error("a line must be a JSON object", number)

@@ -174,8 +174,9 @@ def test_nan_and_infinity_are_named_not_called_an_invalid_character(
     bad.write_bytes(b"\n".join(lines))
     with pytest.raises(LogFormatError) as caught:
         jsonl.read_jsonl(bad)
-    assert str(caught.value) == (f"{bad}, line 4, seq 2: not a JSON line: {word.decode()} at "
-                                 "byte 17 is not JSON (JSON numbers are finite)")
+    assert str(caught.value) == (f"{bad}, line 4, seq 2: not a JSON line: field 'seat': "
+                                 f"{word.decode()} at byte 17 is not JSON (JSON numbers are "
+                                 "finite)")
 
 
 # -- schema: a full disk ----------------------------------------------------------------------

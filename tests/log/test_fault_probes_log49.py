@@ -171,3 +171,146 @@ def test_seal_on_a_file_system_without_hard_links_or_a_rename_that_never_replace
     done = _run("convert", str(path), "-o", str(tmp_path / "m.jsonl"), code=_NO_LINKS)
     assert done.returncode != 0 and "makes no hard link" in done.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.blog"]
+
+
+# -- the JSON Lines reader under arbitrary values ------------------------------------------------
+
+_LINES: list[dict[str, object]] = [
+    {"log": "buraco-log", "version": 2, "sealed": True},
+    {"t": "tc", "totals": [100, 200]},
+    {"t": "hs", "hand": 0, "dealer": 0, "hands": [["7h", "8h"], ["9c", "JK"]], "mortos": [["2s"]],
+     "stock": ["As", "Kd"], "upcard": "Qs", "shuffle": "fy-hmac-sha256-v1", "seed": "ab"},
+    {"t": "dr", "seat": 0, "card": "7h"},
+    {"t": "rj", "seat": 0, "card": "7h", "at": 1700000000000, "note": "dealt again"},
+    {"t": "pt", "seat": 1, "count": 3, "top": "10h"},
+    {"t": "ml", "seat": 0, "cards": ["7h", "8h", "9h"], "meld": 2},
+    {"t": "lo", "seat": 0, "meld": 0, "cards": ["Th"]},
+    {"t": "rt", "seat": 0, "cards": ["7♥"]},
+    {"t": "dc", "seat": 0, "card": "7h"},
+    {"t": "mt", "seat": 0, "direct": True, "count": 11},
+    {"t": "wo", "seat": 0},
+    {"t": "he", "reason": "went_out", "scores": [120, -35]},
+    {"t": "me", "totals": [1600, 900], "winner": 0, "server_seed": "00ff"},
+]
+
+
+def _fuzz_lines() -> list[dict[str, object]]:
+    """A first line, one event of every type (the reader checks no rule), a signature line
+    over the head after them, and the end line: every kind of line a JSON Lines log holds."""
+    from buraco_log import jsonl
+
+    start = jsonl.event_to_json(sample_events(1)[0])
+    lines = [dict(_LINES[0]), start, *(dict(obj) for obj in _LINES[1:])]
+    for seq, obj in enumerate(lines[1:]):
+        obj["seq"] = seq
+    events = [jsonl.event_from_json(dict(obj)) for obj in lines[1:]]
+    head = log.head_digest(events)
+    lines.append({"log": "signature", "match_id": start["match_id"], "seq": len(events) - 1,
+                  "head": head, "key_id": "0" * 16, "signature": "00" * 64})
+    lines.append({"log": "end", "events": len(events), "head": head})
+    return lines
+
+
+_PYTHON_WORDS = ("TypeError", "KeyError", "OverflowError", "RecursionError", "AttributeError",
+                 "IndexError", "Traceback", "object has no attribute", "not subscriptable",
+                 "unhashable", "NoneType")
+
+
+def _read_with(tmp: Path, lines: list[dict[str, object]], at: int, field: str,
+               value: object, drop: bool, ascii_only: bool) -> None:
+    """Line ``at`` with ``field`` set to ``value`` (or left out): the file reads, or one
+    LogFormatError names the file, that line and the field, in the project's words."""
+    import json
+
+    from buraco_log import jsonl
+
+    changed = [dict(obj) for obj in lines]
+    if drop:
+        changed[at].pop(field, None)
+    else:
+        changed[at][field] = value
+    text = "\n".join(json.dumps(obj, ensure_ascii=ascii_only) for obj in changed) + "\n"
+    path = tmp / "f.jsonl"
+    path.write_bytes(text.encode("utf-8", "surrogatepass"))  # lone surrogates as bytes too
+    try:
+        jsonl.read_jsonl(path)
+    except LogFormatError as exc:
+        said = str(exc)
+        assert exc.path == str(path) and exc.line is not None, said
+        assert not any(word in said for word in _PYTHON_WORDS), said
+        about_a_line = (exc.line == at + 1 or exc.kind in ("seq", "chain") or
+                        (changed[at].get("log") == "buraco-log" and exc.kind == "version"))
+        assert about_a_line, said
+        if exc.line == at + 1 and not drop and field not in ("t", "log") and exc.kind in (
+                "jsonl", "unknown", "range", "limit", "decode"):
+            assert field in said, said  # the field at fault is named
+
+
+def _json_values() -> object:
+    from hypothesis import strategies as st
+
+    leaf = st.one_of(
+        st.none(), st.booleans(), st.integers(), st.integers(-2**200, 2**200),
+        st.floats(), st.text(max_size=20),
+        st.sampled_from(["7h", "JK", "\ud800", "\udc00x", "10h", "", "x" * 300, "NaN"]))
+    nested = st.recursive(leaf, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
+        st.text(max_size=4), inner, max_size=3), max_leaves=10)
+    deep = st.integers(8, 200).map(lambda n: [[]] if n < 9 else
+                                   __import__("json").loads("[" * n + "]" * n))
+    return st.one_of(nested, deep)
+
+
+def _fuzz(tmp_path: Path, examples: int) -> None:
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    lines = _fuzz_lines()
+
+    @settings(max_examples=examples, deadline=None, derandomize=True, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(st.integers(0, len(lines) - 1), st.data(), _json_values(), st.booleans(),
+           st.booleans())
+    def probe(at: int, data: st.DataObject, value: object, drop: bool, ascii_only: bool
+              ) -> None:
+        field = data.draw(st.sampled_from([*lines[at], "zz"]))
+        _read_with(tmp_path, lines, at, field, value, drop, ascii_only)
+
+    probe()
+
+
+def test_every_field_of_every_json_lines_line_refuses_a_wrong_value_in_one_line_naming_it(
+        tmp_path: Path) -> None:
+    _fuzz(tmp_path, 40)
+
+
+@pytest.mark.slow
+def test_json_lines_fuzzed_ten_thousand_times_names_the_line_and_field(tmp_path: Path) -> None:
+    _fuzz(tmp_path, 10_000)
+
+
+@pytest.mark.parametrize(("field", "value", "said"), [
+    ("seat", b"[" * 11 + b"]" * 11, "field 'seat': JSON nested more than 10 deep"),
+    ("card", b"NaN", "not a JSON line: field 'card': NaN at byte"),
+    ("cards", b'["7h", "\\ud800"]', "not a JSON line: field 'cards': the escape \\ud800"),
+    ("note", b'"\xff"', "not a JSON line: field 'note': byte"),
+    ("count", b"1e999", "not a JSON line: field 'count': Number out of range"),
+])
+def test_a_line_that_is_no_json_names_the_field_that_makes_it_so(
+        tmp_path: Path, field: str, value: bytes, said: str) -> None:
+    """These failed before the line became an object, and named the byte alone (a deep
+    nesting not even that): a referee had to count bytes to find the field."""
+    import json
+
+    from buraco_log import jsonl
+
+    start = json.dumps(jsonl.event_to_json(sample_events(1)[0])).encode()
+    line = {"seat": b'{"t": "dr", "seat": %s, "card": "7h"}',
+            "card": b'{"t": "dr", "seat": 0, "card": %s}',
+            "cards": b'{"t": "ml", "seat": 0, "cards": %s}',
+            "note": b'{"t": "dr", "seat": 0, "card": "7h", "note": %s}',
+            "count": b'{"t": "pt", "seat": 0, "count": %s, "top": "7h"}'}[field] % value
+    path = tmp_path / "f.jsonl"
+    path.write_bytes(start + b"\n" + line + b"\n")
+    with pytest.raises(LogFormatError) as caught:
+        jsonl.read_jsonl(path)
+    assert caught.value.line == 2 and said in caught.value.message, caught.value.message
