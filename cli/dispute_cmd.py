@@ -199,7 +199,9 @@ def render_summary(s: audit.Summary) -> Iterator[str]:
         yield "rules     unknown"
     else:
         yield f"match     {s.match_id}"
-        yield f"rules     {s.preset}; house rules: {_overrides(s.overrides)}"
+        named = (f"{s.preset} (no preset of this name: its knobs told against {s.nearest}, "
+                 "the nearest)") if s.nearest is not None else s.preset
+        yield f"rules     {named}; house rules: {_overrides(s.overrides)}"
     if s.integrity is not None:
         yield f"log       {s.path}: {_integrity_line(s.integrity, s.path)}"
     yield "players"

@@ -100,17 +100,42 @@ class Summary(msgspec.Struct, frozen=True):
     # the rules' stock floor (RULES.md §8): a hand ends "stock_out" with this many cards left
     # in the stock (mega: 2); None when the rules are unknown
     stock_floor: int | None = None
+    # the rules' name is no preset's: the preset the overrides are told against, the nearest
+    # (``rule_base``); None when the name says which
+    nearest: str | None = None
+
+
+def rule_base(rules: Rules) -> tuple[str, bool]:
+    """The preset a rules value's knobs are told against, and whether its name says so: the
+    preset of that name, or the one a house-rules name starts from (``classic+house``). A name
+    that is no preset's (house rules named freely, ``name = "turbo"``, or a preset of a newer
+    release) is only a label: the match is played by the knobs the log records, every one of
+    which this release knows. They are told against the preset they differ from least (False):
+    every knob was listed as a house rule, the preset's own among them."""
+    for name in (rules.name, rules.name.split("+", 1)[0]):
+        if name in PRESETS:
+            return name, True
+    mine = _flat(msgspec.to_builtins(rules))
+
+    def differing(name: str) -> int:
+        theirs = _flat(msgspec.to_builtins(PRESETS[name]))
+        return sum(k != "name" and theirs.get(k) != v for k, v in mine.items())
+
+    return min(PRESETS, key=differing), False  # a tie: the first preset in PRESETS
 
 
 def rule_overrides(rules: Rules) -> dict[str, Any]:
     """Knobs that differ from the preset of the same name, or the preset a house-rules name
-    starts from (``classic+house``); all knobs for a name that is no preset's."""
-    base = PRESETS.get(rules.name) or PRESETS.get(rules.name.split("+", 1)[0])
+    starts from (``classic+house``), or, for a name that is no preset's, the nearest preset
+    (:func:`rule_base`)."""
+    theirs = _flat(msgspec.to_builtins(PRESETS[rule_base(rules)[0]]))
     mine = _flat(msgspec.to_builtins(rules))
-    if base is None:
-        return {k: v for k, v in mine.items() if k != "name"}
-    theirs = _flat(msgspec.to_builtins(base))
     return {k: v for k, v in mine.items() if k != "name" and theirs.get(k) != v}
+
+
+def _nearest(rules: Rules) -> str | None:
+    base, named = rule_base(rules)
+    return None if named else base
 
 
 def _flat(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -164,6 +189,7 @@ def summarize(events: Iterable[AnyEvent], *, path: str = "",
         match_id=start.match_id if start is not None else None,
         preset=start.rules.name if start is not None else None,
         overrides=rule_overrides(start.rules) if start is not None else {},
+        nearest=_nearest(start.rules) if start is not None else None,
         players=tuple(SeatLine(i, p.name, p.id, state.sides[i]) for i, p in enumerate(players)),
         sides=state.n_sides,
         events=len(events),

@@ -314,3 +314,46 @@ def test_a_line_that_is_no_json_names_the_field_that_makes_it_so(
     with pytest.raises(LogFormatError) as caught:
         jsonl.read_jsonl(path)
     assert caught.value.line == 2 and said in caught.value.message, caught.value.message
+
+
+# -- a match start naming no preset ---------------------------------------------------------------
+
+
+def _named(name: str, **knobs: object) -> list[object]:
+    import msgspec
+
+    from buraco_log import rules
+
+    events = log.read_events(ROOT / "examples" / "format" / "v2-unsealed.blog")
+    start = events[0]
+    changed = msgspec.structs.replace(rules.preset(start.rules.name), name=name, **knobs)
+    return [msgspec.structs.replace(start, rules=changed), *events[1:]]
+
+
+@pytest.mark.parametrize(("name", "knobs", "nearest", "house"), [
+    ("turbo", {}, "thirteen-quick", {}),  # a preset's knobs under a free name
+    ("mega-2031", {"player_counts": (2,)}, "thirteen-quick", {"player_counts": (2,)}),
+    ("thirteen-quick+club", {"player_counts": (2,)}, None, {"player_counts": (2,)}),
+    ("thirteen-quick", {}, None, {}),
+])
+def test_rules_named_as_no_preset_are_read_by_their_knobs_and_told_against_the_nearest(
+        name: str, knobs: dict[str, object], nearest: str | None, house: dict[str, object]
+) -> None:
+    """A name is a label (house rules may say ``name = "turbo"``; a newer release may name a
+    new preset): every knob is in the log, so the match replays and audits as recorded. `show`
+    listed every one of the 40 knobs as a house rule; it names the preset they were told
+    against, the nearest, and lists what differs from it."""
+    from buraco_log import audit
+    from buraco_log.reducer import Replayer
+    from cli.dispute_cmd import render_summary
+
+    events = _named(name, **knobs)
+    r = Replayer()
+    for event in events:
+        r.step(event)  # read and replayed by its knobs: no refusal of the name
+    summary = audit.summarize(events)
+    assert (summary.preset, summary.nearest, summary.overrides) == (name, nearest, house)
+    line = next(text for text in render_summary(summary) if text.startswith("rules "))
+    told = f" (no preset of this name: its knobs told against {nearest}, the nearest)"
+    assert line == (f"rules     {name}{told if nearest else ''}; house rules: "
+                    + ("player_counts=2" if house else "none"))
