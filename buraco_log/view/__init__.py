@@ -21,7 +21,7 @@ from pathlib import Path
 
 from buraco_log.audit import Integrity, read_log_signed, repeated_signature
 from buraco_log.errors import LogFormatError, ReplayError
-from buraco_log.log import temp_stem
+from buraco_log.log import durable, temp_stem
 from buraco_log.outpaths import no_directory, open_in_place, rename_target, written_in_place
 from buraco_log.signing.record import SignedHead
 from buraco_log.view.page import (
@@ -140,10 +140,10 @@ def _with_mark(marks: Mapping[int, Sequence[Mark]] | None, seq: int, mark: Mark
 
 def write_page(path: str | os.PathLike[str], html: str) -> None:
     """Write ``html`` at ``path`` whole or not at all: a temporary file beside it, fsync,
-    rename. A path that is not a regular file (``/dev/null``, a FIFO), or that is or leads
-    through a link into /dev, /proc or /sys (``/dev/stdout``), is written into as it is, never
-    renamed over; a link to a regular file keeps being a link (the file it names is
-    replaced)."""
+    rename, then its directory flushed (:func:`buraco_log.log.durable`). A path that is not a
+    regular file (``/dev/null``, a FIFO), or that is or leads through a link into /dev, /proc
+    or /sys (``/dev/stdout``), is written into as it is, never renamed over; a link to a
+    regular file keeps being a link (the file it names is replaced)."""
     target = Path(path)
     if written_in_place(target):
         # /dev/stdout with stdout redirected to a file is a regular file through a link into
@@ -180,6 +180,9 @@ def write_page(path: str | os.PathLike[str], html: str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    # the new name survives a power loss, as convert's and demo's files do ("wrote PAGE" said
+    # of a page a crash could still take back)
+    durable(str(target), "written", asked)
 
 
 def _open_in_place(target: Path) -> int:
