@@ -115,10 +115,10 @@ def rule_base(rules: Rules) -> tuple[str, bool]:
     for name in (rules.name, rules.name.split("+", 1)[0]):
         if name in PRESETS:
             return name, True
-    mine = _flat(msgspec.to_builtins(rules))
+    mine = _knobs(rules)
 
     def differing(name: str) -> int:
-        theirs = _flat(msgspec.to_builtins(PRESETS[name]))
+        theirs = _knobs(PRESETS[name])
         return sum(k != "name" and theirs.get(k) != v for k, v in mine.items())
 
     return min(PRESETS, key=differing), False  # a tie: the first preset in PRESETS
@@ -128,9 +128,16 @@ def rule_overrides(rules: Rules) -> dict[str, Any]:
     """Knobs that differ from the preset of the same name, or the preset a house-rules name
     starts from (``classic+house``), or, for a name that is no preset's, the nearest preset
     (:func:`rule_base`)."""
-    theirs = _flat(msgspec.to_builtins(PRESETS[rule_base(rules)[0]]))
-    mine = _flat(msgspec.to_builtins(rules))
+    theirs = _knobs(PRESETS[rule_base(rules)[0]])
+    mine = _knobs(rules)
     return {k: v for k, v in mine.items() if k != "name" and theirs.get(k) != v}
+
+
+def _knobs(rules: Rules) -> dict[str, Any]:
+    """Every knob by its dotted name, as the rules read it: a log written before
+    ``morto_voided_by`` holds none and is played as "any_end" (every preset says
+    "opponent_out"), which was no house rule of a "classic" log from then."""
+    return {**_flat(msgspec.to_builtins(rules)), "morto_voided_by": rules.morto_voiding()}
 
 
 def _nearest(rules: Rules) -> str | None:

@@ -357,3 +357,18 @@ def test_rules_named_as_no_preset_are_read_by_their_knobs_and_told_against_the_n
     told = f" (no preset of this name: its knobs told against {nearest}, the nearest)"
     assert line == (f"rules     {name}{told if nearest else ''}; house rules: "
                     + ("player_counts=2" if house else "none"))
+
+
+def test_a_log_from_before_morto_voided_by_shows_the_reading_it_is_played_by() -> None:
+    """A v1 log's rules hold no ``morto_voided_by`` and are played as "any_end"; every preset
+    says "opponent_out" today, so "house rules: none" told a referee the log was played by
+    today's preset."""
+    from buraco_log import audit
+
+    events = log.read_events(ROOT / "examples" / "format" / "v1.blog")
+    summary = audit.summarize(events)
+    assert events[0].rules.morto_voiding() == "any_end"  # type: ignore[union-attr]
+    assert (summary.preset, summary.nearest, summary.overrides) == (
+        "classic", None, {"morto_voided_by": "any_end"})
+    today = audit.summarize(log.read_events(ROOT / "examples" / "format" / "v2.blog"))
+    assert (today.preset, today.overrides) == ("classic", {})
