@@ -6,6 +6,7 @@ exhaustion."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -49,6 +50,22 @@ def test_two_candidates_review_decisions() -> None:
     assert p.returncode == 0 and json.loads(p.stdout)["decisions"] > 50
 
 
+# The real review, touching a marker file when a decision's search begins (in a worker with
+# -j 2): the signal then comes during the search, however long the start took.
+SEARCHING = """
+import pathlib, sys
+from buraco_log import review
+marker, real = pathlib.Path(sys.argv[1]), review.evaluate
+def evaluate(task, budget):
+    marker.touch()
+    return real(task, budget)
+review.evaluate = evaluate
+sys.argv = ["buraco-log", *sys.argv[2:]]
+from cli.main import run
+run()
+"""
+
+
 @pytest.mark.parametrize(("sig", "jobs", "status", "word"), [
     (signal.SIGTERM, 1, 143, "terminated (SIGTERM)"),
     (signal.SIGTERM, 2, 143, "terminated (SIGTERM)"),
@@ -56,19 +73,29 @@ def test_two_candidates_review_decisions() -> None:
 ])
 def test_a_signal_during_the_search_is_one_line_and_leaves_no_output(
         tmp_path: Path, sig: signal.Signals, jobs: int, status: int, word: str) -> None:
-    out = tmp_path / "r.html"
+    marker, folder = tmp_path / "searching", tmp_path / "out"
+    folder.mkdir()
+    out = folder / "r.html"
     child = subprocess.Popen(
-        _cmd(GOOD, "--seat", "0", "--budget", "64x5r3", "-j", jobs, "-f", "html", "-o", out),
+        [sys.executable, "-c", SEARCHING, str(marker), "review", str(GOOD), "--seat", "0",
+         "--budget", "64x5r3", "-j", str(jobs), "-f", "html", "-o", str(out)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
         env={**os.environ, "PYTHONPATH": str(ROOT)}, start_new_session=True)
-    time.sleep(2.5)  # imports done, the search under way (it takes a minute)
-    assert child.poll() is None
-    os.killpg(child.pid, sig)  # the whole group, as a terminal's Ctrl-C or `timeout` does
-    stdout, stderr = child.communicate(timeout=60)
+    try:
+        deadline = time.monotonic() + 60
+        while not marker.exists():  # the search under way (it takes a minute)
+            assert child.poll() is None and time.monotonic() < deadline, child.communicate()
+            time.sleep(0.02)
+        os.killpg(child.pid, sig)  # the whole group, as a terminal's Ctrl-C or `timeout` does
+        stdout, stderr = child.communicate(timeout=60)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(child.pid, signal.SIGKILL)
+        child.wait()
     assert child.returncode == status, stderr  # SIGTERM: -15, no word
     assert stderr.count("\n") == 1 and f"{GOOD}: {word}" in stderr, stderr
     assert "no review was written" in stderr and stdout == ""
-    assert list(tmp_path.iterdir()) == []  # no page, no temporary file
+    assert list(folder.iterdir()) == []  # no page, no temporary file
 
 
 def test_the_decision_that_ends_a_hand_by_stock_exhaustion_is_reviewed() -> None:
