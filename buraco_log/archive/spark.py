@@ -1322,6 +1322,7 @@ def check_sql(spark: SparkSession, sql: str) -> DataFrame:
     reads), then the analyzed plan (:func:`_check_reads`: what each name resolved to, since a
     name that is a CTE in one place of the query can be a table of the session in another)."""
     check_text(sql)
+    _activate(spark)
     _check_substitution(spark, sql)
     _check_parsed(spark, sql)
     try:
@@ -1332,6 +1333,20 @@ def check_sql(spark: SparkSession, sql: str) -> DataFrame:
     _check_reads(analyzed)
     _check_calls(spark, analyzed)
     return df
+
+
+def _activate(spark: SparkSession) -> None:
+    """Make ``spark`` the JVM's active session in this thread, so the checks parse with its
+    settings. A query runs in a thread of its own (:func:`_in_group`), where the JVM had no
+    active session: the parser took Spark's defaults, with variable substitution on, and
+    ``SELECT * FROM ${env:NAME}`` (or ``${system:user.home}``, ``${spark.some.secret}``) was
+    refused naming the value ("not [s3cr3t]"), though the session substitutes nothing."""
+    from pyspark.sql import SparkSession as Session
+
+    try:
+        Session._get_j_spark_session_class(spark._jvm).setActiveSession(spark._jsparkSession)
+    except Exception as exc:  # a Py4J failure: one line
+        raise ArchiveError(f"query: {_first_line(exc)}") from None
 
 
 def _check_substitution(spark: SparkSession, sql: str) -> None:
