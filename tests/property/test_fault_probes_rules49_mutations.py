@@ -222,12 +222,15 @@ def card_not_held(log: Log) -> Iterator[Mutation]:
 
 
 def seat_swapped(log: Log) -> Iterator[Mutation]:
-    """A move recorded under the next seat (RULES.md §2/§4: only the seat to move moves)."""
+    """A move recorded under the next seat, or under the partner's (RULES.md §2/§4: only the
+    seat to move moves; partners share melds and morto, never a turn)."""
     for i, ev in enumerate(log.events):
         if isinstance(ev, MOVES):
             n = len(log.before[i].players)
-            new = msgspec.structs.replace(ev, seat=(ev.seat + 1) % n)
-            yield Mutation(i, _one(log, i, new), (ev.seq, "turn.not_your_turn"), "seat swapped")
+            for step in (1, 2) if n >= 4 else (1,):
+                new = msgspec.structs.replace(ev, seat=(ev.seat + step) % n)
+                what = "seat swapped" if step == 1 else "partner's seat"
+                yield Mutation(i, _one(log, i, new), (ev.seq, "turn.not_your_turn"), what)
 
 
 def layoff_on_opponents_meld(log: Log) -> Iterator[Mutation]:
