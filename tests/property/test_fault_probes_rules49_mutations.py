@@ -1,15 +1,16 @@
 """Legal logs with one event changed, as a cheater or a careless scorer would change it.
 
 The logs: the simulated matches of every preset and seat count (``examples/sim``), the golden
-JSON Lines logs (``examples/golden``) and random matches of every preset. Each mutation class
+JSON Lines logs (``examples/golden``), the legal referee goldens (``tests/golden``) and, in the
+slow run, random matches of every preset and seat count. Each mutation class
 changes ONE event (or, for the order class, swaps two), and the engine must refuse the log at
 that event's seq with the rule a referee expects. The expected rule of each class is written
 here from RULES.md (and docs/rules.md where it settles which rule comes first), never read
 back from the engine's answer.
 
 The default run checks a few mutations of each class in each log, from the state just before
-the changed event; the slow run checks every candidate, replaying each mutated log whole from
-its first event, over more random matches too.
+the changed event; the slow run checks up to 60 of each class in each log, replaying each
+mutated log whole from its first event, over random matches too.
 """
 
 from __future__ import annotations
@@ -93,6 +94,10 @@ def _sources(randoms: int) -> list[Log]:
         _load(f"golden-{Path(p).stem}", read_jsonl(p))
         for p in sorted(glob.glob(str(ROOT / "examples/golden/*.jsonl")))
     ]
+    logs += [
+        _load(f"golden-{name}", read_events(ROOT / "tests/golden" / f"{name}.log"))
+        for name in ("burako", "fair-thirteen")
+    ]  # the referee goldens that are legal
     for name, rules in sorted(PRESETS.items()):
         for players in rules.player_counts:
             for seed in range(randoms):
