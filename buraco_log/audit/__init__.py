@@ -64,8 +64,9 @@ from buraco_log.audit.summary import (
     show_log,
     summarize,
 )
+from buraco_log.errors import LogFormatError
 from buraco_log.events import AnyEvent, MatchEnded, MatchStarted
-from buraco_log.signing.check import HeldReceipt, Signing
+from buraco_log.signing.check import HeldReceipt, ReadPast, Signing
 from buraco_log.signing.check import check as check_signatures
 from buraco_log.signing.keys import Keyring
 from buraco_log.timeline import Timeline
@@ -259,12 +260,13 @@ def audit_events(events: Iterable[AnyEvent], integrity: Integrity, path: str = "
     findings += score_findings
     start = events[0] if events and isinstance(events[0], MatchStarted) else None
     match_id = start.match_id if start is not None else None
+    receipts = [r for r in signing.receipts
+                if not signing.by_match or r.receipt.match_id == match_id]
     sig, problems = check_signatures(
         events, signed.signatures, version=signed.version, keyring=signing.keyring,
-        receipts=[r for r in signing.receipts
-                  if not signing.by_match or r.receipt.match_id == match_id],
-        required=signing.require_signatures,
-        complete_read=integrity.status in ("sealed", "unsealed"))
+        receipts=receipts, required=signing.require_signatures,
+        complete_read=integrity.status in ("sealed", "unsealed"),
+        read_past=_read_past(path, events, integrity) if receipts else None)
     findings += [Finding("signing", p.rule, p.message, seq=p.seq) for p in problems]
     notes = _notes(events, integrity, prov, require_commitment)
     if (UNSEALED_NOTE in notes and sig.verified and events
@@ -295,6 +297,27 @@ def audit_events(events: Iterable[AnyEvent], integrity: Integrity, path: str = "
         notes=tuple(notes),
         signing=sig,
     )
+
+
+def _read_past(path: str, events: Sequence[AnyEvent], integrity: Integrity
+               ) -> ReadPast | None:
+    """The log's events read on past a break in its chain whose records' checksums hold
+    (``chain``, or a signature record out of place: ``seq``), for its receipts; None for
+    other damage, where a changed byte may be the disk's and not an edit."""
+    if not path or integrity.status != "broken" or integrity.kind not in ("chain", "seq"):
+        return None
+    from buraco_log.forensic import read_anyway
+
+    try:
+        salvage = read_anyway(path)
+    except (OSError, LogFormatError):  # changed since it was read, or gone: as it was read
+        return None
+    if salvage.failure is None or salvage.rule not in ("log.chain", "log.seq"):
+        return None  # the file changed between the two reads
+    where = (f"line {integrity.record}" if integrity.format == "jsonl"
+             and integrity.record is not None else f"byte {integrity.offset}")
+    return ReadPast(salvage.events, salvage.read_to_end, where,
+                    events[-1].seq if events else None, integrity.format != "jsonl")
 
 
 def _unsigned_tail(events: Sequence[AnyEvent], sig: Signing, integrity: Integrity

@@ -67,6 +67,19 @@ class Problem(msgspec.Struct, frozen=True):
     seq: int | None = None
 
 
+class ReadPast(msgspec.Struct, frozen=True):
+    """A log's events read on past a break in its chain (``buraco_log.forensic.read_anyway``),
+    for its receipts: a log edited with its records' checksums recomputed but not its
+    signatures breaks at the first signature record, and its receipts were said to reach
+    past "the events that could be read" when every event could be read and compared."""
+
+    events: Sequence[ev.AnyEvent]
+    to_end: bool  # every record decoded to the end of the file
+    where: str  # the break, as a finding names it ("byte 961")
+    intact: int | None  # the last seq read before the break (None: none was)
+    checksums: bool = True  # each record has a checksum that holds (binary; JSON Lines: none)
+
+
 class HeldReceipt(msgspec.Struct, frozen=True):
     """A receipt and the file it came from (named in messages)."""
 
@@ -100,12 +113,15 @@ def check(
     receipts: Sequence[HeldReceipt] = (),
     required: bool = False,
     complete_read: bool = True,
+    read_past: ReadPast | None = None,
 ) -> tuple[Signing, list[Problem]]:
     """Check ``signatures`` (read from the log holding ``events``) and ``receipts``.
 
     ``required``: a log must be signed by its recorded key up to its last event, and end with
     ``MatchEnded``. ``complete_read``: the whole file was read (not stopped by damage, which
-    the integrity section reports already).
+    the integrity section reports already). ``read_past``: the log's events read on past a
+    break in its chain whose records' checksums hold (an edit, not disk damage); the receipts
+    are compared with those.
     """
     start = events[0] if events and isinstance(events[0], ev.MatchStarted) else None
     key_id = start.key_id if start is not None else None
@@ -144,7 +160,8 @@ def check(
                 rule = _trust_rule(keyring, signatures[0].key_id)
                 problems.append(Problem(
                     rule, f"the signature after seq {signatures[0].seq} (the log's first): "
-                    f"{trust}: {_WORTH[rule]}{_trusted(keyring)}", seq=signatures[0].seq))
+                    f"{trust}: {_worth(rule, started_at)}"
+                    f"{_trusted(keyring, signatures[0].key_id)}", seq=signatures[0].seq))
             else:
                 for signed in signatures:
                     why = keyring.check(signed, started_at)
@@ -155,8 +172,10 @@ def check(
                         rule = (_trust_rule(keyring, signed.key_id)
                                 if keyring.problem(signed.key_id, started_at) else "sign.invalid")
                         problems.append(Problem(
-                            rule, f"the signature after seq {signed.seq}: {why}: {_WORTH[rule]}"
-                            + (_trusted(keyring) if rule != "sign.invalid" else ""),
+                            rule, f"the signature after seq {signed.seq}: {why}: "
+                            f"{_worth(rule, started_at)}"
+                            + (_trusted(keyring, signed.key_id) if rule != "sign.invalid"
+                               else ""),
                             seq=signed.seq))
                         break
     if (twice := _signed_twice(signatures)) is not None:
@@ -166,8 +185,10 @@ def check(
             problems.append(Problem(
                 "sign.unsigned",
                 "the log holds no signature: signatures are required"
-                + ("" if key_id is None else f" (its match start records key {key_id})"),
-                seq=None))
+                + ("" if key_id is None else f" (its match start records key {key_id})")
+                + ": the signatures were stripped, or the site never signed it; only the "
+                "site's log, signed, shows what it recorded",
+                seq=events[0].seq if events else None))  # the start, not "seq -"
         elif complete_read and last is not None and last_signed != last:
             problems.append(Problem(
                 "sign.tail_unsigned",
@@ -181,9 +202,11 @@ def check(
                 f"the log ends at seq {last} without MatchEnded: a signed match must be "
                 "complete (its end may have been cut)", seq=last))
     if receipts:
-        problems += _receipts(events, receipts, version=version, keyring=keyring,
-                              match_id=match_id, key_id=key_id, started_at=started_at,
-                              complete_read=complete_read)
+        problems += _receipts(events if read_past is None else read_past.events, receipts,
+                              version=version, keyring=keyring, match_id=match_id,
+                              key_id=key_id, started_at=started_at,
+                              complete_read=complete_read if read_past is None
+                              else read_past.to_end, past=read_past)
     return Signing(key_id=key_id, signatures=len(signatures), last_signed_seq=last_signed,
                    verified=verified, receipts=len(receipts), required=required,
                    signers=_signers(signatures)), problems
@@ -193,7 +216,9 @@ _WORTH = {
     "sign.untrusted": "it shows nothing of what the site signed (a key of someone else's, or "
     "the site's key is missing from the trusted keys)",
     "sign.revoked": "a revoked key may have leaked, so its signature shows nothing of what the "
-    "site signed",
+    "site signed, whenever the match says it was played (a revocation has no date: whoever "
+    "holds a leaked key can sign a match dated before it; ask the site for the log signed by "
+    "its current key)",
     "sign.key_window": "the site did not sign matches started then with that key",
     "sign.invalid": "the record names that key, but the key did not make it (forged, or its "
     "bytes were changed)",
@@ -201,14 +226,27 @@ _WORTH = {
 """What a signature that is not trusted is worth, said to a referee after the reason."""
 
 
-def _trusted(keyring: Keyring) -> str:
+def _worth(rule: str, started_at: int | None) -> str:
+    """What a signature the keyring does not trust is worth (``_WORTH``); a key's window
+    against a start with no time says that the start cannot be placed in it (it said "the
+    site did not sign matches started then", of a start with no "then")."""
+    if rule == "sign.key_window" and started_at is None:
+        return "nothing places this match inside the window in which the site signs with it"
+    return _WORTH[rule]
+
+
+def _trusted(keyring: Keyring, signer: str = "") -> str:
     """Which keys the referee trusts, said beside a signature by another: the log's signer
-    was named, the key it should have been was not."""
-    ids = sorted(k for k in keyring.keys if k not in keyring.revoked)
+    was named, the key it should have been was not. ``signer``, trusted but outside its
+    window, is not named again as "the trusted key" (it read as trusted after all)."""
+    ids = sorted(k for k in keyring.keys if k not in keyring.revoked and k != signer)
     if not ids:
+        if signer in keyring.keys and signer not in keyring.revoked:
+            return ""  # outside its window: the only trusted key is the one named
         return "; no key is trusted (every trusted key given is revoked)"
     named = ", ".join(ids[:3]) + (f" and {len(ids) - 3} more" if len(ids) > 3 else "")
-    return f"; the trusted key{'s are' if len(ids) > 1 else ' is'} {named}"
+    other = "other " if signer in keyring.keys and signer not in keyring.revoked else ""
+    return f"; the {other}trusted key{'s are' if len(ids) > 1 else ' is'} {named}"
 
 
 def _who_signed_what(signatures: Sequence[record.SignedHead], keyring: Keyring | None,
@@ -329,8 +367,13 @@ def _named(held: HeldReceipt) -> str:
 def _receipts(events: Sequence[ev.AnyEvent], receipts: Sequence[HeldReceipt], *,
               version: int, keyring: Keyring | None, match_id: str | None,
               key_id: str | None, started_at: int | None,
-              complete_read: bool = True) -> list[Problem]:
+              complete_read: bool = True, past: ReadPast | None = None) -> list[Problem]:
     problems: list[Problem] = []
+    # events read past a break in the chain: said with every comparison made with them
+    read = ("" if past is None else f"; the log's events were read on past the break in its "
+            f"chain at {past.where} (see integrity)"
+            + (", each record's checksum intact: an edit, not damage on disk"
+               if past.checksums else ""))
     last = events[-1].seq if events else None
     heads = heads_at(events, {h.receipt.seq for h in receipts}, version)
     verdict = _verdicts(keyring)
@@ -358,14 +401,17 @@ def _receipts(events: Sequence[ev.AnyEvent], receipts: Sequence[HeldReceipt], *,
                 continue
             problems.append(Problem(
                 "sign.receipt_other_match",
-                f"{held.source or 'a receipt'}: the receipt is for match {r.match_id!r}, not "
-                f"this log's {match_id!r}"
-                + ("" if why is None else f"; nor is it a valid signature of the site: {why}"),
-                seq=r.seq))
+                f"{_named(held)} is for match {r.match_id!r}, not this log's "
+                f"{match_id!r}"
+                + ("" if why is None else f"; nor is it a valid signature of the site: {why}")
+                + ": audit it with its match's log (given together, each receipt goes to "
+                "its match's log)", seq=r.seq))
             continue
         signed = r.signed_head()
         why = None
         besides = ""  # what else the receipt shows about the log, said with a change or a cut
+        if past is not None and (past.intact is None or r.seq > past.intact):
+            besides = read
         if keyring is not None:
             # Judged by its own key: a forger who rewrote the start to record another key (or
             # none) must not turn the player's proof into "not the site's".
@@ -468,6 +514,9 @@ def load_receipts(paths: Sequence[str]) -> list[HeldReceipt]:
             for i, receipt in enumerate(items if isinstance(items, list) else [items]):
                 try:
                     receipt.signed_head()  # hex of the right sizes, seq in range
+                    if not receipt.key_id:  # said "key  is not among the trusted keys"
+                        raise ValueError("key_id is empty: a receipt names the key that "
+                                         "signed it")
                 except ValueError as exc:  # name the item: the file may hold hundreds
                     if many:
                         raise ValueError(f"{exc} - at `$[{i}]`") from None
@@ -487,7 +536,11 @@ def load_receipts(paths: Sequence[str]) -> list[HeldReceipt]:
                 raise SigningError(f"{path}: {other}, not a receipt: a receipt is the JSON a "
                                    "game server hands a player (match_id, seq, head, key_id, "
                                    "signature)") from None
-            why = json_problem(data, exc) if isinstance(exc, msgspec.DecodeError) else exc
+            why = str(json_problem(data, exc) if isinstance(exc, msgspec.DecodeError) else exc)
+            if "unknown field" in why:  # a note a player added, a server's extra field
+                why += (" (a receipt holds match_id, seq, head, key_id, signature, and "
+                        "optionally seat and receipt, its format version: remove the others, "
+                        "which its signature does not cover)")
             raise SigningError(f"{path}: not a buraco-log receipt: {why}") from None
         if len(out) > before:  # decoded: a key named twice would be read one way of two
             refuse_duplicate_key(path, data, "receipt file")
@@ -512,4 +565,5 @@ def _what_else(data: bytes) -> str | None:
     return None
 
 
-__all__ = ["HeldReceipt", "Problem", "Signing", "check", "heads_at", "load_receipts"]
+__all__ = ["HeldReceipt", "Problem", "ReadPast", "Signing", "check", "heads_at",
+           "load_receipts"]

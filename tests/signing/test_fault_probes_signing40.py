@@ -216,7 +216,7 @@ def test_a_receipt_of_another_match_that_does_not_verify_says_both(signed: Path)
                                     signature=bytes(64))
     v = audit_log(signed, signing=_opts([held(other)]))
     f = next(f for f in v.findings if f.rule == "sign.receipt_other_match")
-    assert "the receipt is for match 'm-other'" in f.message
+    assert "is for match 'm-other', not this log's" in f.message
     assert "; nor is it a valid signature of the site: " in f.message
     genuine = SITE.sign_head("m-other", 5, bytes(32))
     g = next(f for f in audit_log(signed, signing=_opts([held(genuine)])).findings
