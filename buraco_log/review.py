@@ -225,11 +225,18 @@ def reviewed_move(task: Task, d: Decision, threshold: float, style: Style,
     t = task.view.table
     mine = d.find(task.played)
     assert mine is not None
-    best = d.evaluations[0]
+    evals = list(d.evaluations)
+    if mine.cost <= 0.0:
+        # The move played scores as well as the best found: it is the best, named as played
+        # (a tie named another move "best", and the meld played, Qs Qd Qh, was "best: Qd Qh
+        # Qs", the same meld in the search's order), and first among the alternatives.
+        evals.remove(mine)
+        evals.insert(0, msgspec.structs.replace(mine, move=task.played))
+    best = evals[0]
     alts = tuple(
         Alternative(move_text(e.move, style, rules), move_json(e.move, style), e.mean, e.cost,
                     e.se)
-        for e in d.evaluations[:ALTERNATIVES]
+        for e in evals[:ALTERNATIVES]
     )
     return ReviewedMove(
         seq=task.played.seq, hand=t.hand, turn=t.turns, kind=kind_of(task.played),

@@ -58,10 +58,12 @@
     var next = R.moves[String(s + 1)], here = R.moves[String(s)];
     var out = "";
     if (next) {
+      // the move played scoring as well as any is the best found: said so, not named twice
       out += "<div><b" + (next.flag ? " class=\"bad\"" : "") + ">Decision at seq " + (s + 1) +
-        (next.flag ? " (mistake)" : "") + "</b>: played <i>" + esc(next.played) + "</i>; best found <i>" +
-        esc(next.best) + "</i>, cost " + fmt(next.cost) + " \u00b1 " + fmt(next.se) +
-        " points." + (next.cards.length ? " The best move's cards are outlined in green." : "") +
+        (next.flag ? " (mistake)" : "") + "</b>: played <i>" + esc(next.played) + "</i>" +
+        (next.cost > 0 ? "; best found <i>" + esc(next.best) + "</i>, cost " + fmt(next.cost) +
+          " \u00b1 " + fmt(next.se) + " points." : ", the best move found.") +
+        (next.cards.length ? " The best move's cards are outlined in green." : "") +
         "</div><table>" +
         next.alts.map(function (a) {
           return "<tr><td>" + esc(a[0]) + "</td><td>" + lost(a[1]) + " \u00b1 " + fmt(a[2]) + "</td></tr>";
@@ -79,7 +81,8 @@
       }
     } else if (here) {
       out += "<div><b" + (here.flag ? " class=\"bad\"" : "") + ">This move</b>: " + esc(here.played) +
-        "; best found " + esc(here.best) + ", cost " + fmt(here.cost) + " \u00b1 " + fmt(here.se) + "</div>";
+        (here.cost > 0 ? "; best found " + esc(here.best) + ", cost " + fmt(here.cost) + " \u00b1 " +
+          fmt(here.se) : ", the best move found") + "</div>";
     }
     $("rv-now").innerHTML = out || "No decision of this seat here.";
   }

@@ -1,0 +1,73 @@
+"""Probe 49 of `buraco-log review`: a move played that scores as well as the best found.
+
+- A meld played as the log holds it (Qs Qd Qh) was reviewed with "best: meld Qd Qh Qs" in the
+  JSON and on the page, the same meld in the search's order, as if another move were better;
+  and a move tied with another (the same mean over the same samples) was given the other as
+  "best". The page's panel said "played meld Qs Qd Qh; best found meld Qd Qh Qs, cost 0.0", and
+  a player who made no mistake read of a better move at each tie. The move played that scores
+  as well as any is now the best (named as played) and first among the alternatives; the panel
+  says "the best move found".
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from buraco_log.expert import Budget, move_key
+from buraco_log.jsonl import event_from_json
+from buraco_log.log import read_events
+from buraco_log.review import Review, review_events, review_page
+
+ROOT = Path(__file__).resolve().parents[2]
+LOG = ROOT / "examples/sim/thirteen-quick-2p-000000.blog"
+# seat 1's decisions there that tie the best found at this budget: a meld of the same cards in
+# another order (104), melds and discards of equal mean (93, 156)
+TIES = {93, 104, 156}
+BROWSER = pytest.mark.xdist_group("browser")
+
+
+@pytest.fixture(scope="module")
+def tied() -> tuple[list[Any], Review]:
+    events = read_events(LOG)
+    return events, review_events(events, 1, budget=Budget(samples=8, candidates=4), seqs=TIES)
+
+
+def _key(event: dict[str, Any], seq: int) -> Any:
+    if event["t"] == "dr":
+        return ("dr", event["seat"])
+    return move_key(event_from_json({**event, "seq": seq}))
+
+
+def test_a_move_that_ties_the_best_is_the_best(tied: tuple[list[Any], Review]) -> None:
+    _, review = tied
+    assert {m.seq for m in review.moves} == TIES
+    for m in review.moves:
+        assert m.cost == 0.0 and not m.flagged
+        assert m.best == m.played, (m.seq, m.best, m.played)
+        assert m.best_event == m.played_event
+        assert m.alternatives[0].event == m.played_event and m.alternatives[0].cost == 0.0
+        # named once: no other alternative is the same move in another order
+        keys = [_key(a.event, m.seq) for a in m.alternatives]
+        assert len(set(keys)) == len(keys), (m.seq, [a.move for a in m.alternatives])
+        means = [a.mean for a in m.alternatives]
+        assert means == sorted(means, reverse=True)
+
+
+@BROWSER
+def test_the_panel_says_the_move_played_was_the_best_found(
+        browser: Any, tmp_path: Path, tied: tuple[list[Any], Review]) -> None:
+    events, review = tied
+    page = tmp_path / "review.html"
+    page.write_text(review_page(events, review), encoding="utf-8")
+    browser.get(page.as_uri())
+    browser.execute_script("window.buracoView.go(103);")
+    now = browser.execute_script("return document.getElementById('rv-now').textContent;")
+    assert "played meld Qs Qd Qh, the best move found." in now, now
+    assert "Qd Qh Qs" not in now and "best found meld" not in now
+    browser.execute_script("window.buracoView.go(104);")
+    now = browser.execute_script("return document.getElementById('rv-now').textContent;")
+    assert "This move: meld Qs Qd Qh, the best move found" in now, now
+    assert browser.get_log("browser") == []
