@@ -1339,8 +1339,8 @@ def _activate(spark: SparkSession) -> None:
     """Make ``spark`` the JVM's active session in this thread, so the checks parse with its
     settings. A query runs in a thread of its own (:func:`_in_group`), where the JVM had no
     active session: the parser took Spark's defaults, with variable substitution on, and
-    ``SELECT * FROM ${env:NAME}`` (or ``${system:user.home}``, ``${spark.some.secret}``) was
-    refused naming the value ("not [s3cr3t]"), though the session substitutes nothing."""
+    ``SELECT * FROM ${env:NAME}`` (or ``${system:user.home}``) was refused naming the value
+    ("not [s3cr3t]"), though the session substitutes nothing."""
     from pyspark.sql import SparkSession as Session
 
     try:
