@@ -61,8 +61,9 @@ Every command follows the same rules:
     reports 143 or 129); nothing is read or written by then.
   - `141`: standard output was closed by its reader (`| head`): the command stops quietly,
     `--help` too.
-- **Errors** are one line on stderr, `buraco-log: error: FILE, byte N, seq S: ... [rule]`, with
-  nothing half-written; a defect of the tool itself says `internal error` (exit 1). `--debug`
+- **Errors** are one line on stderr, `buraco-log: error: FILE, byte N, seq S: ... [rule]` (an
+  illegal move's: `FILE: seq S: ... [rule]`; notes alike), the rule last, with nothing
+  half-written; a defect of the tool itself says `internal error` (exit 1). `--debug`
   (before the command) prints the traceback before that line; the exit status stays the same.
 - **`--format json`** (`-f json`) prints stable JSON (sorted keys) on stdout; `-f table` and
   `-f text` are the same words for people. On failure, stdout holds `{"error": {"code",
