@@ -135,7 +135,7 @@ def fail(message: str, code: int = EXIT_FINDINGS, *, as_json: bool = False,
     """Print one line on stderr and return the Exit to raise. With ``as_json`` (the command
     was asked for ``--format json``) the error is also a JSON object on stdout, so a program
     reading stdout always gets JSON."""
-    message = bytes_shown(_named(message, _STDIN_NAMES))
+    message = rule_last(bytes_shown(_named(message, _STDIN_NAMES)))
     if not as_json and code in STOPPED and getattr(sys.stdout, "written", None) is False:
         # an interrupt said by a command's own clean-up (`query`, `report`): JSON too, when
         # the command line asked for it and nothing of the answer was written yet
@@ -145,6 +145,7 @@ def fail(message: str, code: int = EXIT_FINDINGS, *, as_json: bool = False,
     # one line, whatever a name in the log holds (a newline, an ESC sequence), ending with the
     # rule a damaged log broke, as a refused move's line ends with its rule
     line, warning = _with_warning(_with_rule(message, error))
+    line = rule_last(line)  # after --ignore-integrity's warning too: every line ends so
     typer.echo(f"buraco-log: error: {terminal_safe(line)}", err=True)
     if as_json:
         try:
@@ -191,7 +192,8 @@ def say_pending_warning() -> None:
 def note(message: str) -> None:
     """A note on stderr, with the held warning after it in the same line: what was noted,
     then that the log it is about failed its integrity check."""
-    typer.echo(f"buraco-log: note: {terminal_safe(_with_warning(message)[0])}", err=True)
+    typer.echo(f"buraco-log: note: {terminal_safe(rule_last(_with_warning(message)[0]))}",
+               err=True)
 
 
 def drop_stdout() -> None:
@@ -217,6 +219,24 @@ def log_rule(error: BaseException | None) -> str | None:
 def log_rule_of(kind: str | None) -> str | None:
     """The rule of a reader's kind of damage (an audit's ``Integrity.kind`` too), or None."""
     return f"log.{kind}" if kind in _LOG_RULES else None
+
+
+_RULE_TAG: Final = re.compile(r"\[([a-z][a-z0-9_]*(?:\.[a-z0-9_]+)+)\]")
+
+
+def rule_last(message: str) -> str:
+    """``message`` with the rule it names (``[discard.card_not_in_hand]``) at its end, where
+    a damaged log's line has it: ``FILE: seq 23: seat 1 (bruno) does not hold Ac [RULE]``,
+    not ``FILE: seq 23 [RULE] seat 1 ...`` or ``seq 23 is illegal [RULE]; the table ...``.
+    A line naming several rules, or none, is left as it is."""
+    tags = [m for m in _RULE_TAG.finditer(message) if m.group(1) in RULES]
+    if len(tags) != 1 or not message[tags[0].end():].strip():
+        return message
+    tag = tags[0]
+    before, after = message[:tag.start()].rstrip(" "), message[tag.end():]
+    if after.startswith(" ") and not before.endswith(":"):
+        after = ":" + after  # the tag parted the place from what happened there: "seq 23: ..."
+    return f"{before}{after}".rstrip() + f" [{tag.group(1)}]"
 
 
 def _with_rule(message: str, error: BaseException | None) -> str:

@@ -368,6 +368,14 @@ def seal(path: InPlaceArg, format: FormatOpt = Format.table) -> None:
     else:
         before = log.verify(path)
         _refuse_not_started(path, before, "seal", format is Format.json)
+        if before.sealed and before.version != ev.FORMAT_VERSION and before.torn is not None:
+            # torn: no sealed log, whatever its header says (it said "already sealed", exit 0)
+            t = before.torn
+            torn = LogFormatError(f"torn tail: {t.reason}", path=str(path), offset=t.offset,
+                                  kind="torn", seq=log.FIRST_SEQ + before.events)
+            raise fail(f"{path}, byte {t.offset}: torn tail: {t.reason}; nothing was sealed "
+                       "(`buraco-log verify` says what is intact, `buraco-log repair` cuts it "
+                       "off)", as_json=format is Format.json, error=torn)
         if before.sealed and before.version != ev.FORMAT_VERSION:
             # an older format's sealed log stays as it is: rewriting it would change its bytes
             result = {"path": str(path), "events": before.events, "head": before.head,
@@ -418,7 +426,8 @@ def repair(
     if t is not None and info.events == 0 and not force and not dry_run:
         raise fail(f"{path}, byte {t.offset}: repair would cut every event of the log "
                    f"({t.size} bytes: {t.reason}); nothing was changed (--force cuts them)",
-                   as_json=as_json)
+                   as_json=as_json, error=LogFormatError(  # the rule: [log.torn], as verify's
+                       f"torn tail: {t.reason}", path=str(path), offset=t.offset, kind="torn"))
     if t is not None and t.journal is not None:  # refused by log.repair too, dry run or not
         raise fail(f"{path}, byte {t.offset}: {t.reason}; nothing was cut",
                    as_json=as_json, error=LogFormatError(

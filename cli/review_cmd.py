@@ -27,7 +27,14 @@ from buraco_log.review import (
     to_text,
 )
 from buraco_log.ruleids import describe
-from cli.common import EXIT_USAGE, fail, guarded, progress_shown, refuse_input_as_output
+from cli.common import (
+    EXIT_USAGE,
+    fail,
+    guarded,
+    progress_shown,
+    refuse_input_as_output,
+    rule_last,
+)
 from cli.paths import directory_name, named_path, special_file, why_missing
 from cli.safetext import terminal_safe, terminal_safe_lines
 from cli.simulate_cmd import check_seed
@@ -226,7 +233,8 @@ def review(
                                  f"{result.mistakes} mistakes)"), err=True)
     # --partial: the review of what could be read, and a note of where it stops.
     if result.note:
-        typer.echo(terminal_safe(f"buraco-log: note: {path}: {result.note}"), err=True)
+        typer.echo(terminal_safe(f"buraco-log: note: {rule_last(f'{path}: {result.note}')}"),
+                   err=True)
     if damaged and result.note != _damage_note(integ, path, len(events)):
         typer.echo(terminal_safe(f"buraco-log: note: {path}: "
                                  f"{_damage_note(integ, path, len(events))}"), err=True)

@@ -17,7 +17,14 @@ from buraco_log.log import HEADER_SIZE
 from buraco_log.outpaths import no_directory, written_in_place
 from buraco_log.view import Banner, Mark, Page, page_for_log, write_page
 from buraco_log.view.links import Rows, match_pages
-from cli.common import EXIT_USAGE, fail, from_stdin, guarded, refuse_input_as_output
+from cli.common import (
+    EXIT_USAGE,
+    fail,
+    from_stdin,
+    guarded,
+    refuse_input_as_output,
+    rule_last,
+)
 from cli.paths import directory_name, named_path, special_file, why_missing
 from cli.safetext import terminal_safe
 
@@ -145,9 +152,11 @@ def view(
             raise fail(f"{path}: the log holds no events yet (a match not started): no table "
                        "to show [log.empty]", EXIT_USAGE) from None
         raise fail(str(exc) if str(exc).startswith(str(path)) else f"{path}: {exc}",
-                   exc.exit_status if exc.kind in ("damage", "torn") else EXIT_USAGE) from None
+                   exc.exit_status if exc.kind in ("damage", "torn") else EXIT_USAGE,
+                   error=exc) from None  # error: the line ends with its rule
     for b in page.banners:  # the page opens anyway; say why it stops short, as replay does
-        typer.echo(terminal_safe(f"buraco-log: note: {path}: {b.text}"), err=True)
+        typer.echo(terminal_safe(f"buraco-log: note: {rule_last(f'{path}: {b.text}')}"),
+                   err=True)
     html = page.html
     if output == "-":
         sys.stdout.write(html)

@@ -103,7 +103,8 @@ def page_for_log(path: str | os.PathLike[str], *, seat: int | None = None,
             kind="torn" if integ.status == "torn" else "damage")
     if integ.status == "unreadable" or not events:
         raise LogFormatError("no event could be read"
-                             + (f" ({integ.message})" if integ.message else ""),
+                             + (f" ({integ.message})" if integ.message else "")
+                             + (f" [log.{integ.kind}]" if integ.kind else ""),  # the rule
                              path=os.fspath(path), offset=integ.offset, kind="unreadable")
     banner = damage_banner(integ)
     if banner is not None:

@@ -100,9 +100,9 @@ def test_moves_of_a_log_whose_end_follows_an_illegal_event_says_so(tmp_path: Pat
     assert r.returncode == 1, r.stdout + r.stderr
     assert r.stdout.startswith(f"after seq {bad - 1}: "), r.stdout
     line = one_error_line(r, 1)
-    assert line == (f"buraco-log: error: {path}: seq {bad} is illegal [match.already_started]; "
-                    f"the table is known up to seq {bad - 1}: the moves shown are after it, not "
-                    "after the log's last event")
+    assert line == (f"buraco-log: error: {path}: seq {bad} is illegal; the table is known up to "
+                    f"seq {bad - 1}: the moves shown are after it, not after the log's last "
+                    "event [match.already_started]")
     json_run = cli("moves", path, "-f", "json")
     assert json_run.returncode == 1 and json.loads(json_run.stdout)["seq"] == bad - 1
 
@@ -111,9 +111,8 @@ def test_moves_asked_for_a_seq_before_an_illegal_event_notes_it(tmp_path: Path) 
     path, bad = _restarted(tmp_path / "restart.blog")
     r = cli("moves", path, "--at", str(bad - 1))
     assert r.returncode == 0, r.stderr
-    assert r.stderr.strip() == (f"buraco-log: note: {path}: seq {bad} is illegal "
-                                f"[match.already_started]; the table is known up to seq "
-                                f"{bad - 1}")
+    assert r.stderr.strip() == (f"buraco-log: note: {path}: seq {bad} is illegal; the table "
+                                f"is known up to seq {bad - 1} [match.already_started]")
 
 
 def _deals(events: list[AnyEvent]) -> int:

@@ -100,7 +100,8 @@ def test_output_then_a_finding_is_the_table_and_one_stderr_line() -> None:
     r = cli("moves", TAMPERED, "--ignore-integrity")
     assert r.stdout.startswith(f"WARNING: {TAMPERED} failed its integrity check")
     line = one_error_line(r, 1)
-    assert "seq 49 is illegal [discard.card_not_in_hand]" in line and "; WARNING: " in line
+    assert "seq 49 is illegal; " in line and "; WARNING: " in line
+    assert line.endswith(" [discard.card_not_in_hand]"), line
 
 
 def test_a_note_holds_the_warning_too_and_success_says_it_alone() -> None:

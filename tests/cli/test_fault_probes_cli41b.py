@@ -44,8 +44,8 @@ CLEAN = EXAMPLES / "fair-thirteen.log"  # the same match, recorded right
 def test_a_wrong_recorded_hand_score_is_a_finding_said_after_the_output(command: str) -> None:
     done = cli(command, WRONG)
     line = one_error_line(done, 1)
-    assert line == (f"buraco-log: error: {WRONG}: seq 126 [score.mismatch] hand 0: side 0: "
-                    "recorded 440, recomputed 340 (+100)")
+    assert line == (f"buraco-log: error: {WRONG}: seq 126: hand 0: side 0: "
+                    "recorded 440, recomputed 340 (+100) [score.mismatch]")
     assert "side 0" in done.stdout  # the summary or table is printed first, whole
     clean = cli(command, CLEAN)
     assert (clean.returncode, clean.stderr) == (0, "")
@@ -62,7 +62,8 @@ def test_match_totals_recorded_wrong_are_a_finding_too(tmp_path: Path) -> None:
                    [*events[:-1], msgspec.structs.replace(end, totals=wrong)])
     for command in ("show", "replay"):
         line = one_error_line(cli(command, log), 1)
-        assert f"{log}: seq {end.seq} [score.mismatch] recorded totals {wrong}" in line, line
+        assert f"{log}: seq {end.seq}: recorded totals {wrong}" in line, line
+        assert line.endswith(" [score.mismatch]"), line
         assert f"recomputed {tuple(end.totals)}" in line
     done = cli("show", log, "-f", "json")
     assert done.returncode == 1
@@ -83,8 +84,9 @@ def test_replay_before_the_end_notes_the_wrong_scores_up_to_its_table() -> None:
     assert (before.returncode, before.stderr) == (0, "")
     after = cli("replay", WRONG, "--at", "200")
     assert after.returncode == 0, after.stderr
-    assert after.stderr.startswith("buraco-log: note: ") and "seq 126 [score.mismatch]" in \
-        after.stderr and len(after.stderr.splitlines()) == 1
+    assert after.stderr.startswith("buraco-log: note: ") and "seq 126: " in after.stderr
+    assert after.stderr.rstrip().endswith(" [score.mismatch]") and \
+        len(after.stderr.splitlines()) == 1
 
 
 # -- an output named as a directory: refused, nothing written

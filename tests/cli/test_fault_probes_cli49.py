@@ -7,7 +7,10 @@ import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 from subprocess import CompletedProcess
+
+import pytest
 
 from tests.cli.probes import ROOT
 
@@ -68,3 +71,120 @@ def test_every_command_writes_cards_as_the_log_does_and_symbols_only_when_asked(
         assert plain.returncode == 0 and not SYMBOLS.search(plain.stdout), plain.stdout
         assert LETTER_CARD.search(plain.stdout)
     assert bad.returncode == 2 and "--cards" in bad.stderr and not bad.stdout
+
+
+# -- one error line shape -------------------------------------------------------------------------
+
+SHAPE = re.compile(
+    r"^buraco-log: (?P<kind>error|usage): (?P<subject>.+?)"
+    r"(?P<where>: seq \d+(?: is illegal)?|(?:, byte \d+)?(?:, line \d+)?(?:, seq \d+)?)[:;] "
+    r"(?P<message>.+?)(?: \[(?P<rule>[a-z]+(?:\.[a-z_]+)+)\])?$")
+"""Every error line: the file (or the option) it is about, the byte offset or seq where the
+log breaks a rule, what happened, and last the rule."""
+
+ILLEGAL = ROOT / "examples" / "disputes" / "illegal.log"
+CLEAN = ROOT / "examples" / "disputes" / "fair-thirteen.log"
+
+# (command line with {log} for the log read, the option value that is wrong)
+COMMANDS: dict[str, tuple[list[str], list[str]]] = {
+    "show": (["show", "{log}"], ["-f", "nope"]),
+    "replay": (["replay", "{log}"], ["--at", "x"]),
+    "explain": (["explain", "{log}", "--at", "1"], ["-f", "nope"]),
+    "moves": (["moves", "{log}"], ["--cards", "nope"]),
+    "verify": (["verify", "{log}"], ["-f", "nope"]),
+    "audit": (["audit", "{log}"], ["-j", "x"]),
+    "diff": (["diff", str(CLEAN), "{log}"], ["-f", "nope"]),
+    "seal": (["seal", "{log}"], ["-f", "nope"]),
+    "repair": (["repair", "{log}"], ["-f", "nope"]),
+    "convert": (["convert", "{log}", "-o", "out.jsonl", "--to", "jsonl"], ["--to", "nope"]),
+    "view": (["view", "{log}", "-o", "page.html"], ["--seat", "x"]),
+    "ingest": (["ingest", "{log}", "--archive", "arch"], ["-j", "x"]),
+}
+REPORTS = {"audit", "diff", "ingest"}
+"""Commands whose findings are their report on stdout (exit 1; a refused ingest too), not an
+error line."""
+ILLEGAL_REFUSED = {"show", "replay", "moves"}
+"""Commands whose answer an illegal move cuts short: an error line, exit 1 (the others check
+no legality, answer before it, or report it)."""
+# class -> (exit status, is the log's own data at fault: then a seq or byte and a rule)
+CLASSES: dict[str, tuple[int, bool]] = {
+    "not a log": (2, True), "damaged": (1, True), "illegal": (1, True),
+    "bad value": (2, False), "missing": (2, False), "directory": (2, False)}
+
+
+def _log_for(kind: str, box: Path) -> str:
+    if kind == "not a log":
+        (box / "notes.log").write_text("the score sheet, typed up\n")
+        return "notes.log"
+    if kind == "damaged":  # torn inside its first record: no event is intact
+        (box / "cut.log").write_bytes(ILLEGAL.read_bytes()[:3000])
+        return "cut.log"
+    if kind == "illegal":
+        (box / "illegal.log").write_bytes(ILLEGAL.read_bytes())
+        return "illegal.log"
+    if kind == "directory":
+        (box / "adir").mkdir(exist_ok=True)
+        return "adir"
+    (box / "good.log").write_bytes(CLEAN.read_bytes())
+    return "good.log" if kind == "bad value" else "missing.log"
+
+
+def _runs(commands: list[str], box: Path) -> list[tuple[str, str, Path, list[str]]]:
+    runs = []
+    for command in commands:
+        args, bad = COMMANDS[command]
+        for kind in CLASSES:
+            if (kind == "illegal" and command not in ILLEGAL_REFUSED) or \
+                    (command in REPORTS and kind in ("damaged", "illegal", "not a log")) or \
+                    (command == "ingest" and kind == "directory"):  # a folder of logs to add
+                continue
+            cwd = box / f"{command}-{kind.replace(' ', '-')}"
+            cwd.mkdir()
+            log = _log_for(kind, cwd)
+            line = [a.replace("{log}", log) for a in args] + (bad if kind == "bad value" else [])
+            runs.append((command, kind, cwd, line))
+    return runs
+
+
+def _check_shapes(commands: list[str], box: Path) -> None:
+    runs = _runs(commands, box)
+    procs = _batch_in([(cwd, line) for _, _, cwd, line in runs])
+    for (command, kind, cwd, _), r in zip(runs, procs, strict=True):
+        status, of_the_data = CLASSES[kind]
+        assert r.returncode == status, (command, kind, r.returncode, r.stderr)
+        assert "Traceback" not in r.stderr and "internal error" not in r.stderr, r.stderr
+        errors = [x for x in r.stderr.splitlines() if not x.startswith("buraco-log: note: ")]
+        assert len(errors) == 1, (command, kind, r.stderr)
+        shape = SHAPE.match(errors[0])
+        assert shape is not None, (command, kind, errors[0])
+        if kind == "bad value":
+            assert shape["kind"] == "usage" and "--" in shape["subject"], errors[0]
+            continue
+        assert shape["kind"] == "error" and _log_for(kind, cwd) in shape["subject"], errors[0]
+        if of_the_data:  # where in the log, and the rule it broke
+            assert shape["where"] and shape["rule"], (command, kind, errors[0])
+        if command in ("convert", "view"):  # nothing half-written
+            assert not (cwd / "out.jsonl").exists() and not (cwd / "page.html").exists()
+
+
+def _batch_in(runs: list[tuple[Path, list[str]]]) -> list[CompletedProcess[str]]:
+    base = {**os.environ, "PYTHONPATH": str(ROOT)}
+    procs = [subprocess.Popen([sys.executable, "-m", "cli", *args], cwd=cwd, env=base,
+                              stdin=subprocess.DEVNULL, text=True, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE) for cwd, args in runs]
+    done = []
+    for (_, args), proc in zip(runs, procs, strict=True):
+        out, err = proc.communicate(timeout=120)
+        done.append(CompletedProcess(args, proc.returncode, out, err))
+    return done
+
+
+def test_every_error_class_of_replay_and_moves_has_one_line_shape(tmp_path: Path) -> None:
+    """An illegal move's line had its [rule] mid-line (`seq 23 is illegal [RULE]; the table
+    ...`, `seq 23 [RULE] seat 1 ...`), a damaged log's at the end."""
+    _check_shapes(["replay", "moves"], tmp_path)
+
+
+@pytest.mark.slow
+def test_every_error_class_of_every_command_has_one_line_shape(tmp_path: Path) -> None:
+    _check_shapes(list(COMMANDS), tmp_path)

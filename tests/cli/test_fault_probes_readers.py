@@ -8,6 +8,7 @@ a non-zero exit, no traceback, and with ``-f json`` one JSON document on stdout,
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -147,7 +148,7 @@ def test_view_of_a_match_not_started_stays_a_usage_error(box: Path) -> None:
 
 
 @pytest.mark.parametrize(("name", "needle"), [
-    ("no-start.jsonl", "seq 0 is illegal [match.not_started]"),
+    ("no-start.jsonl", "[match.not_started]"),
     ("no-players.jsonl", "the match start names no player"),
 ])
 @pytest.mark.parametrize("partial", [[], ["--partial"]], ids=["strict", "partial"])
@@ -307,7 +308,7 @@ ILLEGAL = Path(__file__).resolve().parents[2] / "examples" / "disputes" / "illeg
 
 @pytest.mark.parametrize(("command", "seq", "needle"), [
     ("replay", 30, "seq 30 is past the first illegal event, seq 23"),
-    ("replay", 23, "seq 23 is the first illegal event [discard.card_not_in_hand]"),
+    ("replay", 23, "seq 23 is the first illegal event"),
     ("moves", 23, "seq 23 is the first illegal event"),  # it said "is past ... seq 23"
 ])
 def test_a_seq_past_the_illegal_event_is_one_error_line(command: str, seq: int,
@@ -319,8 +320,8 @@ def test_a_seq_past_the_illegal_event_is_one_error_line(command: str, seq: int,
 
 
 @pytest.mark.parametrize(("name", "needle"), [
-    ("no-start.jsonl", "seq 0 is illegal [match.not_started]: the log must open with"),
-    ("no-players.jsonl", "seq 0 is illegal [match."),
+    ("no-start.jsonl", "seq 0 is illegal: the log must open with"),
+    ("no-players.jsonl", "seq 0 is illegal: "),
 ])
 @pytest.mark.parametrize("args", [[], ["-f", "json"], ["--step"]], ids=["table", "json", "step"])
 def test_replay_of_a_log_whose_first_event_is_illegal_is_a_finding_not_an_empty_table(
@@ -328,7 +329,7 @@ def test_replay_of_a_log_whose_first_event_is_illegal_is_a_finding_not_an_empty_
     """It printed a note, then an empty table at "seq -1, hand -1", and exited 0."""
     r = run("replay", name, *args, stdin=b"q\n", cwd=box)
     line = assert_error(r, 1, name, needle, "no table to show", json_out=args == ["-f", "json"])
-    assert "seq -1" not in line
+    assert "seq -1" not in line and re.search(r" \[match\.[a-z_]+\]$", line), line
     if args == ["-f", "json"]:
         assert json.loads(r.out)["error"]["seq"] == 0
 
@@ -338,7 +339,8 @@ def test_show_of_a_log_that_does_not_open_with_the_match_start_says_so(box: Path
     r = run("show", "no-start.jsonl", cwd=box)
     # the summary, then the finding on stderr: exit 1, as for damage
     assert r.code == 1 and r.lines[0].endswith("(the summary covers the events before it; "
-                                               "`buraco-log audit` for details)"), r
+                                               "`buraco-log audit` for details) "
+                                               "[match.not_started]"), r
     lines = r.out.splitlines()
     assert lines[0] == "match     unknown: the log does not open with the match start"
     assert lines[-1].startswith("ILLEGAL   seq 0 [match.not_started]")
@@ -365,8 +367,8 @@ def test_replay_of_an_illegal_log_still_notes_it_beside_the_table() -> None:
     r = run("replay", ILLEGAL)
     # the end asked for stops short of it: the table, then the finding, exit 1
     assert r.code == 1 and r.out.startswith("seq 22 ")
-    assert r.lines == [f"buraco-log: error: {ILLEGAL}: seq 23 is illegal "
-                       "[discard.card_not_in_hand]; the table is known up to seq 22"]
+    assert r.lines == [f"buraco-log: error: {ILLEGAL}: seq 23 is illegal; the table is known "
+                       "up to seq 22 [discard.card_not_in_hand]"]
 
 
 @pytest.mark.parametrize("command", [["explain", "--at", "5"], ["moves"], ["replay"],

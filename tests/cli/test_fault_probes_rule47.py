@@ -33,5 +33,6 @@ def test_damage_before_the_first_event_names_the_readers_rule(tmp_path: Path,
     assert verify.returncode == 1 and verify.stderr.rstrip().endswith("[log.unknown]")
     r = _run(command, bad, "--ignore-integrity")
     assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
-    assert "before its first event [log.unknown]: no table to show" in r.stderr, r.stderr
+    assert "before its first event: no table to show" in r.stderr, r.stderr
+    assert r.stderr.rstrip().endswith(" [log.unknown]"), r.stderr  # the rule, last
     assert "[log.damage]" not in r.stderr, r.stderr

@@ -89,7 +89,8 @@ def test_review_of_an_illegal_log_exits_1_unless_partial(tmp_path: Path) -> None
     write_match(log, [*events, bad])
     done = run(log, "--seat", "0", "--budget", "2x2")
     assert done.returncode == 1 and done.stdout == ""
-    assert "seq 30 is illegal [" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert "seq 30 is illegal: " in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert done.stderr.rstrip().endswith("]"), done.stderr  # the rule, last
     assert "Traceback" not in done.stderr
     done = run(log, "--seat", "0", "--budget", "2x2", "--partial")
     assert done.returncode == 1, done.stderr  # written, and a finding: as view's page

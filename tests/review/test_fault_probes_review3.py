@@ -80,7 +80,8 @@ def test_an_illegal_log_is_refused_or_reviewed_up_to_it(tmp_path: Path) -> None:
     log = write(tmp_path / "ill.blog", bad)
     r = _review(log, "--seat", "0", "--budget", TINY)
     assert r.exit_code == 1 and r.stdout == ""
-    assert f"seq {seq} is illegal [discard.card_not_in_hand]" in r.stderr
+    assert f"seq {seq} is illegal: " in r.stderr
+    assert r.stderr.rstrip().endswith(" [discard.card_not_in_hand]"), r.stderr
     p = _review(log, "--seat", "0", "--budget", TINY, "-f", "json", "--partial")
     assert p.exit_code == 1, p.stderr  # written, and a finding
     got = json.loads(p.stdout)

@@ -69,9 +69,8 @@ def _restarted(path: Path) -> Path:
 def test_a_second_match_start_is_refused_in_one_line_naming_its_seq(tmp_path: Path) -> None:
     path = _restarted(tmp_path / "restart.blog")
     line = one_error_line(_review(path, "--seat", "2", "--budget", "2x2r1"), 1)
-    assert line.startswith(f"buraco-log: error: {path}: seq 30 is illegal "
-                           "[match.already_started]"), line
-    assert line.endswith("--partial reviews the moves before it")
+    assert line.startswith(f"buraco-log: error: {path}: seq 30 is illegal: "), line
+    assert line.endswith("--partial reviews the moves before it [match.already_started]")
 
 
 def test_partial_reviews_the_last_seat_of_a_three_player_table_up_to_it(tmp_path: Path) -> None:

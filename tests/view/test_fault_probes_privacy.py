@@ -339,7 +339,7 @@ def test_view_of_a_log_whose_first_event_is_illegal_is_a_finding_not_an_empty_pa
     p = run("view", first_illegal[name], *seat, "-o", out)
     line = one_error_line(p)
     assert p.returncode == 1, p.stderr
-    assert f"{first_illegal[name]}: seq 0 is illegal [match." in line
+    assert f"{first_illegal[name]}: seq 0 is illegal: " in line and " [match." in line
     assert "no table to show" in line and "seq -1" not in line and "0-player" not in line
     assert not out.exists() and list(tmp_path.iterdir()) == []
 
@@ -352,7 +352,8 @@ def test_a_review_page_of_a_log_whose_first_event_is_illegal_is_one_line(
             "-o", out)
     line = one_error_line(p)
     assert p.returncode == 1 and str(first_illegal["one-player"]) in line
-    assert "seq 0 is illegal [match.rules]" in line and not out.exists()
+    assert "seq 0 is illegal: " in line and line.endswith(" [match.rules]")
+    assert not out.exists()
 
 
 # -- two logs that differ only in cards seat 0 cannot see give seat 0 the same files ----------
