@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import functools
+import io
 import json
 import os
 import shutil
@@ -34,7 +35,7 @@ from cli.common import (
 )
 from cli.paths import directory_name, named_path
 from cli.safetext import terminal_safe
-from cli.signals import terminate_as_interrupt
+from cli.signals import STOPPED, terminate_as_interrupt
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -201,6 +202,7 @@ def _convert(source: Path, output: Path, to: Target, validate: bool, overwrite: 
         # a fresh name each time: a fixed one left by a killed run blocked every later one
         temp = target.with_name(f".{log.temp_stem(target.name)}.{os.urandom(6).hex()}"
                                 f".converting{log.temp_stem(target.suffix)[:16]}")
+        lock = _writer_lock(target, output)  # held until the new file is in place
         try:
             info = jsonl.convert(source, temp, to.value, validate=validate)
             os.replace(temp, target)
@@ -217,6 +219,8 @@ def _convert(source: Path, output: Path, to: Target, validate: bool, overwrite: 
         finally:
             with contextlib.suppress(OSError):
                 os.unlink(temp)
+            if lock is not None:
+                lock.release()
         log.durable(str(target), "written", str(output))  # the replacement survives a crash
     else:
         info = jsonl.convert(source, output, to.value, validate=validate)
@@ -254,6 +258,25 @@ def _open_written_in_place(output: Path, as_json: bool) -> int:
         if exc.errno != errno.ENXIO:
             raise
         raise fail(f"{output}: {exc.strerror}", as_json=as_json) from None
+
+
+def _writer_lock(target: Path, output: Path) -> log.LogLock | None:
+    """The writer lock of the log ``--overwrite`` replaces, or None if ``target`` is no
+    regular file. A writer (a recorder) holds it for as long as it writes: replacing the file
+    under it took every event it had acknowledged from the log's name, and it learned so only
+    at its next append. Renamed into place while held, as seal does, so a writer waiting for
+    the lock goes on in the new file."""
+    try:
+        return log.LogLock(target, write=False)
+    except LogFormatError as exc:
+        if exc.kind == "locked":
+            raise LogFormatError(
+                "a writer holds this log (a recorder writing it now): --overwrite would take "
+                "from this name every event it acknowledged; nothing was written (replace it "
+                "once the writer is done)", path=str(output), kind="locked") from None
+        return None  # no regular file, or one this user may not read: no writer's log
+    except OSError:
+        return None  # unreadable: rename's own error, if any, says what is wrong
 
 
 def _replaces(output: Path, source: Path) -> bool:
@@ -462,12 +485,54 @@ def repair(
 
 @guarded
 def verify(
-    path: LogArg,
+    paths: Annotated[list[Path], typer.Argument(
+        help="Match logs ('-': standard input), or an archive directory.", show_default=False,
+        parser=named_path)],
     format: Annotated[Format, typer.Option(
         "--format", "-f", help="table for people, json for programs.")] = Format.table,
 ) -> None:
-    """Check a log's framing, checksums, seqs and integrity chain (not the rules); or, given
-    an archive directory, every file its batches committed against their SHA-256 and size."""
+    """Check each log's framing, checksums, seqs and integrity chain (not the rules); or, given
+    an archive directory, every file its batches committed against their SHA-256 and size.
+
+    Several logs: a line each, a damaged one's on stderr, then one summary line; the exit
+    status is the worst of them (-f json: a list)."""
+    if len(paths) == 1:
+        return _verify_one(paths[0], format)
+    as_json = format is Format.json
+    results: list[object] = []
+    statuses: list[int] = []
+    one = guarded(_verify_one)
+    for path in paths:
+        real, captured = sys.stdout, io.StringIO()
+        if as_json:  # each log's object (or error object) goes into the one list
+            sys.stdout = captured
+        try:
+            one(path=path, format=format)  # by name: guarded reads -f json from them
+            statuses.append(0)
+        except typer.Exit as exc:
+            statuses.append(exc.exit_code)
+            if exc.exit_code in STOPPED:  # Ctrl-C, SIGTERM: said; the rest is not verified
+                raise
+        finally:
+            sys.stdout = real
+        if as_json:
+            got = json.loads(captured.getvalue())
+            results.append({"path": str(path), **got})
+    worst = max(statuses)
+    if as_json:
+        emit_json(results)
+    else:
+        whole, damaged = statuses.count(0), sum(1 for c in statuses if c == 1)
+        unread = len(statuses) - whole - damaged
+        typer.echo(f"verified {_plural(len(paths), 'log')}: {whole} whole, {damaged} damaged, "
+                   f"{unread} not read as a log")
+    if worst:
+        raise typer.Exit(worst)
+    return None
+
+
+def _verify_one(path: Path, format: Format) -> None:
+    """``verify`` of one log, or of an archive directory."""
     # any archive.json, regular or not: the archive's check names one that is no regular
     # file (a FIFO was "not a regular file (a directory)", of the directory)
     if path.is_dir() and os.path.lexists(path / "archive.json"):
