@@ -266,7 +266,8 @@ def audit_events(events: Iterable[AnyEvent], integrity: Integrity, path: str = "
         events, signed.signatures, version=signed.version, keyring=signing.keyring,
         receipts=receipts, required=signing.require_signatures,
         complete_read=integrity.status in ("sealed", "unsealed"),
-        read_past=_read_past(path, events, integrity) if receipts else None)
+        read_past=_read_past(path, events, integrity) if receipts else None,
+        torn=integrity.status == "torn")
     findings += [Finding("signing", p.rule, p.message, seq=p.seq) for p in problems]
     notes = _notes(events, integrity, prov, require_commitment)
     if (UNSEALED_NOTE in notes and sig.verified and events

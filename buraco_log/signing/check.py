@@ -114,6 +114,7 @@ def check(
     required: bool = False,
     complete_read: bool = True,
     read_past: ReadPast | None = None,
+    torn: bool = False,
 ) -> tuple[Signing, list[Problem]]:
     """Check ``signatures`` (read from the log holding ``events``) and ``receipts``.
 
@@ -121,7 +122,7 @@ def check(
     ``MatchEnded``. ``complete_read``: the whole file was read (not stopped by damage, which
     the integrity section reports already). ``read_past``: the log's events read on past a
     break in its chain whose records' checksums hold (an edit, not disk damage); the receipts
-    are compared with those.
+    are compared with those. ``torn``: the read stopped at a torn tail, what a crash leaves.
     """
     start = events[0] if events and isinstance(events[0], ev.MatchStarted) else None
     key_id = start.key_id if start is not None else None
@@ -206,7 +207,7 @@ def check(
                               version=version, keyring=keyring, match_id=match_id,
                               key_id=key_id, started_at=started_at,
                               complete_read=complete_read if read_past is None
-                              else read_past.to_end, past=read_past)
+                              else read_past.to_end, past=read_past, torn=torn)
     return Signing(key_id=key_id, signatures=len(signatures), last_signed_seq=last_signed,
                    verified=verified, receipts=len(receipts), required=required,
                    signers=_signers(signatures)), problems
@@ -367,7 +368,8 @@ def _named(held: HeldReceipt) -> str:
 def _receipts(events: Sequence[ev.AnyEvent], receipts: Sequence[HeldReceipt], *,
               version: int, keyring: Keyring | None, match_id: str | None,
               key_id: str | None, started_at: int | None,
-              complete_read: bool = True, past: ReadPast | None = None) -> list[Problem]:
+              complete_read: bool = True, past: ReadPast | None = None,
+              torn: bool = False) -> list[Problem]:
     problems: list[Problem] = []
     # events read past a break in the chain: said with every comparison made with them
     read = ("" if past is None else f"; the log's events were read on past the break in its "
@@ -435,10 +437,17 @@ def _receipts(events: Sequence[ev.AnyEvent], receipts: Sequence[HeldReceipt], *,
             # not "intact": a broken chain leaves the events before it read, not proven
             read = ("no event of the log could be read" if last is None
                     else f"only seq 0 to {last} of the log could be read")
+            why = "it is damaged; see integrity"
+            if torn:  # read as a crash's work, which it cannot be: the receipt came after
+                why = ("it ends in a torn tail, as a crash leaves a log, but the site's writer "
+                       "makes each event durable before it hands out its receipt: the log was "
+                       "cut short mid-record, or is a copy taken while it was being written, "
+                       "or the disk lost writes it had acknowledged; the site's log must reach "
+                       f"seq {r.seq}")
             problems.append(Problem(
                 "sign.receipt_cut",
                 f"{_named(held)} shows the site signed match {r.match_id!r} up to seq {r.seq}, "
-                f"but {read} (it is damaged; see integrity){besides}",
+                f"but {read} ({why}){besides}",
                 seq=r.seq))
         elif last is None or r.seq > last:
             ends = "holds no events" if last is None else f"ends at seq {last}"

@@ -317,3 +317,23 @@ def test_every_signing_verdict_kind_names_its_seq_rule_key_and_receipt_alike_in_
                 assert message.count(win.key_id) == 1, message
             seen.add(rule)
     assert seen == SIGN_RULES, SIGN_RULES - seen
+
+
+def test_a_log_torn_before_a_receipted_seq_is_not_left_to_read_as_a_crash(
+        site: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
+    """Cut mid-record just before the disputed move, the log reads as a crash's torn tail;
+    the site made seq 40 durable before it handed out its receipt, so a crash does not
+    explain the log's end there (it said only "it is damaged; see integrity")."""
+    d, _ = site
+    honest = (d / "honest.blog").read_bytes()
+    a, b, _, _ = next(r for r in _records(honest) if r[2] and r[3] == 40)
+    torn = tmp_path / "torn.blog"
+    torn.write_bytes(honest[:(a + b) // 2])
+    v = audit_log(torn, signing=SigningOptions(_ring(), _held(d)))
+    assert v.integrity.status == "torn"
+    cuts = {f.seq: f.message for f in v.findings if f.rule == "sign.receipt_cut"}
+    assert set(cuts) == set(RECEIPTS), v.findings
+    for seq, message in cuts.items():
+        assert "but only seq 0 to 39 of the log could be read (it ends in a torn tail" in message
+        assert "makes each event durable before it hands out its receipt" in message
+        assert f"the site's log must reach seq {seq})" in message
