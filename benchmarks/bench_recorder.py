@@ -416,8 +416,8 @@ def fsync_latency(fds: list[int], threads: int = 16, seconds: float = 3.0) -> st
 
 
 def check_cost(directory: Path, tables: int, srcs: list[tuple[ev.AnyEvent, ...]]) -> str:
-    """What a checkpoint's check of its logs costs (``Recorder._check_logs``: a ``stat`` and a
-    ``pread`` a log the journal wrote, every log open), timed alone on ``tables`` logs: median
+    """What a checkpoint's check of its logs costs (``Recorder._check_logs``: a ``stat`` and two
+    ``pread``s a log the journal wrote, every log open), timed alone on ``tables`` logs: median
     of 7, wall and CPU."""
     rec = Recorder(directory, sync="journal", checkpoint_every=3600, save_every=0,
                    max_open=tables + 64)

@@ -420,16 +420,17 @@ def _same_ends(fd: int, table: _Table) -> bool:
     return (table.whole and table.sealed) or os.pread(fd, len(head), 0) == head
 
 
-def _ends_as_written(path: str, fd: int | None, end: int, tail: bytes,
+def _ends_as_written(path: str, fd: int | None, end: int, head: bytes, tail: bytes,
                      identities: tuple[tuple[int, int], ...]) -> bool:
-    """The file at ``path`` is one of ``identities``, at least ``end`` bytes long, and holds
-    ``tail`` (the last segment the recorder wrote, or its end) just before ``end``: the
-    checkpoint's check of a log. The size alone took another file copied in place (``cp``,
-    the same inode) of the same or a larger size for the log; the last segment, a sealed
-    one's chain digest with it, tells them apart in one ``pread``. It reads through the
-    log's open descriptor ``fd`` where there is one (another thread's: closed or taken by
-    another file meanwhile, the bytes differ or the read fails, and the caller reads the
-    log whole), else opens the file."""
+    """The file at ``path`` is one of ``identities``, at least ``end`` bytes long, starts with
+    ``head`` and holds ``tail`` (the last segment the recorder wrote, or its end) just before
+    ``end``: the checkpoint's check of a log. The size alone took another file copied in
+    place (``cp``, the same inode) of the same or a larger size for the log; its last segment
+    (a sealed one's chain digest) tells them apart, and, once the recorder wrote a move after
+    the copy, its first bytes (the match) do. Two ``pread``s, through the log's open
+    descriptor ``fd`` where there is one (another thread's: closed or taken by another file
+    meanwhile, the bytes differ or the read fails, and the caller reads the log whole), else
+    the file is opened."""
     opened = None
     try:
         if fd is None:
@@ -438,7 +439,8 @@ def _ends_as_written(path: str, fd: int | None, end: int, tail: bytes,
         else:
             st = os.stat(path)
         return (st.st_size >= end and (st.st_dev, st.st_ino) in identities
-                and os.pread(fd, len(tail), end - len(tail)) == tail)
+                and os.pread(fd, len(tail), end - len(tail)) == tail
+                and os.pread(fd, len(head), 0) == head)
     except OSError:
         return False
     finally:
@@ -1374,8 +1376,8 @@ class Recorder:
 
     def _check_logs(self, paths: dict[str, _Table]) -> None:
         """Before a checkpoint deletes its journal: each log it wrote must still be the file
-        the recorder wrote, at least as long, ending with the last segment it wrote (a
-        ``stat`` and a ``pread``; a closed log is opened). An older copy put back after the
+        the recorder wrote, at least as long, with the first bytes and the last segment it wrote
+        (a ``stat`` and two ``pread``s; a closed log is opened). An older copy put back after the
         table's last move (``cp backup.blog live.blog``, or a restore renamed into place), that
         no move found, had the checkpoint sync the copy and delete the only record of the
         moves it lacks. Such a log is read (``_holds_acknowledged``: a ``seal`` that rewrote
@@ -1391,9 +1393,10 @@ class Recorder:
         for _ in range(1000):  # about 1 s: a round of the table in flight, wait for it
             if not table.exists:  # removed with the round that created it (_undo_round)
                 return True
-            tail = table.tail  # before ``end``: the committer sets it after (_write)
+            head, tail = table.head, table.tail  # before ``end``: set after it (_write)
             end, identity = table.end, table.identity  # (only grow, or change on adopting)
-            if _ends_as_written(table.path, table.fd, end, tail, (identity, table.identity)):
+            if _ends_as_written(table.path, table.fd, end, head, tail,
+                                (identity, table.identity)):
                 return True
             with table.lock:  # no round takes it meanwhile
                 if not table.unresolved and not table.pending:

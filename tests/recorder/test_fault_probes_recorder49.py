@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from buraco_log import journal, log
+from buraco_log.errors import LogFormatError
 from buraco_log.recorder import Recorder
 from tests.recorder.putback import journal_bytes, put_back
 from tests.recorder.sources import matches
@@ -69,6 +70,39 @@ def test_another_file_as_long_copied_in_place_before_a_checkpoint_keeps_the_jour
         rec.close()
     assert journal_bytes(tmp_path / "logs", "a") == acknowledged
     assert log.read_events(tmp_path / "logs" / "h.blog") == [src[0]]
+
+
+@pytest.mark.parametrize("sync", ["journal", "fsync"])
+def test_a_move_after_another_file_as_long_was_copied_in_place(tmp_path: Path, sync: str) -> None:
+    """The next move is written after the copy (the round compares the size alone): with the
+    journal, the checkpoint then finds the log starting with another match's bytes and keeps
+    the journal that holds every acknowledged move (it found the last segment, the recorder's
+    own, and deleted it); with ``fsync`` the copy overwrote them, nothing is left to keep."""
+    rec = Recorder(tmp_path / "logs", sync=sync, checkpoint_every=600, save_every=0)
+    path = Path(rec.path_of("a"))
+    try:
+        for event in src[:12]:
+            rec.append("a", event)
+        for event in other[:16]:
+            rec.append("b", event)
+        before = path.read_bytes()
+        stranger = tmp_path / "stranger.blog"  # another table's log, cut to this one's size
+        stranger.write_bytes(Path(rec.path_of("b")).read_bytes()[:len(before)])
+        put_back(stranger, path, "cp")
+        assert rec.append("a", src[12]) == 12  # not found: written after the copy
+        acknowledged = before + path.read_bytes()[len(before):]
+        (tmp_path / "acknowledged.blog").write_bytes(acknowledged)
+        assert log.read_events(tmp_path / "acknowledged.blog") == list(src[:13])
+        if sync == "journal":
+            _checkpoint(rec, "h")
+            assert journal.generations(str(tmp_path / "logs"), unfolded=True)
+            assert journal_bytes(tmp_path / "logs", "a") == acknowledged
+    finally:
+        rec.close()
+    with pytest.raises(LogFormatError):  # the log reads as damaged where the copy ends
+        log.verify(path)
+    if sync == "journal":
+        assert journal_bytes(tmp_path / "logs", "a") == acknowledged
 
 
 def test_a_log_appended_to_by_another_program_before_a_checkpoint_is_no_loss(
