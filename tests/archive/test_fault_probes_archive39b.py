@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.archive.conftest import Archived
+from tests.archive.query_started import QUERY_STARTED, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -171,14 +172,18 @@ def test_a_signal_stops_a_long_query_at_once_not_at_its_time_limit(
         archived: Archived, tmp_path: Path, sig: int) -> None:
     """Before: the query went on until its time limit (60 s by default) 5 times in 6, and
     only then said it was terminated."""
-    out = tmp_path / "n.csv"
-    proc = subprocess.Popen([sys.executable, "-m", "cli.main", "query", str(archived.path),
+    marker, folder = tmp_path / "opened", tmp_path / "out"
+    folder.mkdir()
+    out = folder / "n.csv"
+    proc = subprocess.Popen([sys.executable, "-c", QUERY_STARTED, str(marker), "query",
+                             str(archived.path),
                              "SELECT count(*) AS n FROM range(1000000000000) a, range(10) b",
                              "-f", "csv", "-o", str(out), "--timeout", "60"], cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             stdin=subprocess.DEVNULL)
     try:
-        time.sleep(4)  # started, and inside DuckDB (the query runs for a minute)
+        wait_for(marker, proc)
+        time.sleep(0.3)  # inside DuckDB by now (the query runs for a minute)
         assert proc.poll() is None, proc.communicate()
         proc.send_signal(sig)
         t = time.monotonic()
@@ -191,4 +196,4 @@ def test_a_signal_stops_a_long_query_at_once_not_at_its_time_limit(
     assert proc.returncode == 128 + sig, stderr
     assert stderr == f"buraco-log: error: query: {said}; nothing was written to {out}\n"
     assert took < 10, f"the query ran {took:.1f} s after the signal"
-    assert list(tmp_path.iterdir()) == []
+    assert list(folder.iterdir()) == []

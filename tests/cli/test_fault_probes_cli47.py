@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import json
 import os
@@ -26,6 +27,7 @@ from typing import Any
 import pytest
 
 from cli.common import HIDDEN_ALIASES
+from tests.archive.query_started import QUERY_STARTED, wait_for
 from tests.cli.probes import ROOT
 
 SMALL = ROOT / "examples" / "disputes" / "fair-thirteen.log"
@@ -281,12 +283,24 @@ def test_ctrl_c_as_the_start_turns_to_utf8_mode_is_one_line_and_130(tmp_path: Pa
 
 def test_a_query_stopped_by_ctrl_c_answers_json_on_stdout(tmp_path: Path, arch: Path) -> None:
     """`query -f json` said "query: interrupted" on stderr alone (its own clean-up line)."""
-    proc = _start(["query", arch, "select count(*) from range(1000000000000)", "-f", "json",
-                   "--timeout", 0], tmp_path)
-    time.sleep(1.5)  # the count of a trillion rows has begun, and runs for minutes
-    assert proc.poll() is None
-    proc.send_signal(signal.SIGINT)
-    code, out, err = _done(proc)
+    marker = tmp_path / "opened"
+    environ = {**os.environ, "PYTHONPATH": str(ROOT)}
+    environ.pop("BURACO_LOG_ARCHIVE", None)
+    proc = subprocess.Popen([sys.executable, "-c", QUERY_STARTED, str(marker), "query", str(arch),
+                             "select count(*) from range(1000000000000)", "-f", "json",
+                             "--timeout", "0"], cwd=tmp_path, env=environ,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        wait_for(marker, proc)
+        time.sleep(0.3)  # the count of a trillion rows has begun, and runs for minutes
+        assert proc.poll() is None
+        proc.send_signal(signal.SIGINT)
+        code, out, err = _done(proc)
+    finally:  # a failed test leaves no count running for minutes (nor its forked query)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
     assert (code, err) == (130, b"buraco-log: error: query: interrupted\n"), (code, err)
     assert json.loads(out) == {"error": {"code": "error", "exit_status": 130,
                                          "message": "query: interrupted"}}, out
