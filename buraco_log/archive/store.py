@@ -1161,6 +1161,14 @@ def _remove_left(root: str, merged: set[str], left: list[str],
         if name.startswith(MARKER + ".tmp-"):
             os.unlink(os.path.join(root, name))
             removed.append(name)
+    ratings = os.path.join(root, RATINGS)
+    if os.path.isdir(ratings) and not os.path.islink(ratings):
+        # a ratings write cut short (write_ratings): it removes these itself only when it
+        # runs again, and a compact that then had nothing to merge left them for good
+        for name in os.listdir(ratings):
+            if name.startswith((".tmp-", "current.json.tmp-")):
+                os.unlink(os.path.join(ratings, name))
+                removed.append(os.path.join(RATINGS, name))
     bd = os.path.join(root, BATCHES)
     if os.path.isdir(bd):
         for name in os.listdir(bd):

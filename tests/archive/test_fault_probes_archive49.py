@@ -164,12 +164,17 @@ def _compact(arch: Path, name: str, k: int) -> subprocess.CompletedProcess[str]:
 
 
 def _killed_then_run_again(year: tuple[Path, dict[str, Any]], name: str, k: int,
-                           work: Path) -> None:
+                           work: Path, left: str | None = None) -> None:
+    """Compact a copy of the year's archive, killed at the ``k``-th call of ``os.<name>``
+    (``left``: a pattern of what that kill must leave); it verifies and holds the fresh
+    ingest's rows, and so it does after the next compact, which leaves nothing behind."""
     arch, want = year
     copy = work / f"{name}-{k}"
     shutil.copytree(arch, copy)
     killed = _compact(copy, name, k)
     assert killed.returncode == -9, killed.stderr
+    if left is not None:
+        assert list(copy.glob(left)), f"no {left}: kill it at another call"
     fixity = verify_archive(str(copy))
     assert fixity.ok, (name, k, fixity.problems)
     assert sums(copy) == want, (name, k)
@@ -181,11 +186,13 @@ def _killed_then_run_again(year: tuple[Path, dict[str, Any]], name: str, k: int,
     shutil.rmtree(copy)
 
 
-def test_compact_killed_mid_way_verifies_and_holds_a_fresh_ingests_rows(
+def test_compact_killed_writing_the_ratings_leaves_nothing_after_the_next_compact(
         year: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
-    """The default run's twin of the loop below: one kill, at the third fsync (the staged
-    parts are written, nothing is committed)."""
-    _killed_then_run_again(year, "fsync", 3, tmp_path)
+    """The default run's twin of the loop below. The 9th os.replace renames the ratings'
+    temporary file into place (6 parts, the record's, then it). Before: the next compact,
+    with nothing to merge, left `_ratings/.tmp-....parquet` for good, a leftover that
+    verify said the next ingest or compact removes."""
+    _killed_then_run_again(year, "replace", 9, tmp_path, left="_ratings/.tmp-*")
 
 
 @pytest.mark.slow  # every call of five os functions: about a hundred compactions
