@@ -110,11 +110,29 @@ def _in_tiles(event: AnyEvent, style: Style) -> dict[str, Any]:
 def _field_diffs(x: dict[str, Any], y: dict[str, Any]) -> tuple[str, ...]:
     if x.get("t") != y.get("t"):
         return (f"event type: {x.get('t')} vs {y.get('t')}",)
-    out = []
+    out: list[str] = []
     for k in list(dict.fromkeys([*x, *y])):
-        if x.get(k) != y.get(k):
-            out.append(f"{k}: {_short(x.get(k))} vs {_short(y.get(k))}")
+        _leaf_diffs(k, x.get(k), y.get(k), out)
     return tuple(out)
+
+
+def _leaf_diffs(name: str, a: Any, b: Any, out: list[str]) -> None:
+    """Each differing field under ``name``, down to the one that differs: a match start's
+    rules or players are structures, and their whole text cut at 120 characters hid what
+    was changed ("rules: {'name': 'thirteen-quick', ...' vs ..." of a changed target score).
+    A list of plain values (cards) is said whole."""
+    if a == b:
+        return
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in dict.fromkeys([*a, *b]):
+            _leaf_diffs(f"{name}.{k}", a.get(k), b.get(k), out)
+        return
+    if (isinstance(a, list | tuple) and isinstance(b, list | tuple) and len(a) == len(b)
+            and any(isinstance(v, dict) for v in (*a, *b))):
+        for i, (u, v) in enumerate(zip(a, b, strict=True)):
+            _leaf_diffs(f"{name}[{i}]", u, v, out)
+        return
+    out.append(f"{name}: {_short(a)} vs {_short(b)}")
 
 
 def _short(v: Any) -> str:

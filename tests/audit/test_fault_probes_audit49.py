@@ -28,7 +28,7 @@ pytest.importorskip("cryptography")
 
 from buraco_log import events as ev
 from buraco_log import log
-from buraco_log.audit import SigningOptions, audit_log, audit_many
+from buraco_log.audit import SigningOptions, audit_log, audit_many, diff_events
 from buraco_log.events import AnyEvent
 from buraco_log.signing.check import HeldReceipt, heads_at, load_receipts
 from buraco_log.signing.keys import Keyring, Signer, SigningError, load_keyring
@@ -337,3 +337,26 @@ def test_a_log_torn_before_a_receipted_seq_is_not_left_to_read_as_a_crash(
         assert "but only seq 0 to 39 of the log could be read (it ends in a torn tail" in message
         assert "makes each event durable before it hands out its receipt" in message
         assert f"the site's log must reach seq {seq})" in message
+
+
+def test_diff_names_the_rule_or_player_a_changed_match_start_differs_in() -> None:
+    """The start's rules and players are structures: their whole text, cut at 120
+    characters, hid the changed knob ("rules: {'name': 'thirteen-quick', ... vs ...")."""
+    events = match(key_id=SITE.key_id)
+    start = events[0]
+    preset = msgspec.structs.replace(start, rules=msgspec.structs.replace(
+        start.rules, target_score=1400, bonuses=msgspec.structs.replace(
+            start.rules.bonuses, clean=300)))
+    seq, what, prefix = diff_events(events, [preset, *events[1:]])
+    assert (seq, what, prefix) == (0, ("rules.target_score: 1005 vs 1400",
+                                       "rules.bonuses.clean: 200 vs 300"), None)
+    swapped = msgspec.structs.replace(start, players=start.players[::-1])
+    a, b = (p.name for p in start.players)
+    assert diff_events(events, [swapped, *events[1:]])[1] == (
+        f"players[0].name: {a} vs {b}", f"players[1].name: {b} vs {a}")
+    # a list of cards is still said whole
+    hand = next(e for e in events if type(e).__name__ == "CardsLaidOff")
+    fewer = msgspec.structs.replace(hand, cards=hand.cards[:-1])
+    i = events.index(hand)
+    [line] = diff_events(events, [*events[:i], fewer, *events[i + 1:]])[1]
+    assert line.startswith("cards: ") and " vs " in line
