@@ -36,34 +36,56 @@ def one_copy(one: Path, tmp_path: Path) -> Path:
 
 
 def _plant(base: Path) -> str:
-    """A chain of DEPTH directories under ``base``; returns the deepest."""
-    where = str(base)
-    os.makedirs(where, exist_ok=True)
-    for _ in range(DEPTH):
-        where = os.path.join(where, "d")
-        os.mkdir(where)
-    return where
+    """A chain of DEPTH directories under ``base``; returns the deepest. Each is made from
+    its parent's descriptor: by its full path, each mkdir walked the whole chain again."""
+    os.makedirs(base, exist_ok=True)
+    fd = os.open(base, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for _ in range(DEPTH):
+            os.mkdir("d", dir_fd=fd)
+            child = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = child
+    finally:
+        os.close(fd)
+    return os.path.join(base, *["d"] * DEPTH)
 
 
 def _unplant(base: Path) -> None:
-    """pytest's clean-up recurses too: take a planted chain down from its bottom."""
-    where = str(base)
-    while os.path.isdir(os.path.join(where, "d")):
-        where = os.path.join(where, "d")
-    for name in os.listdir(where):
-        os.unlink(os.path.join(where, name))
-    while where != str(base.parent):
-        os.rmdir(where)
-        where = os.path.dirname(where)
+    """pytest's clean-up recurses too: take a planted chain down from its bottom (from
+    descriptors, as it was planted)."""
+    fd = os.open(base, os.O_RDONLY | os.O_DIRECTORY)
+    depth = 0
+    try:
+        while True:
+            try:
+                child = os.open("d", os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+            except FileNotFoundError:
+                break
+            os.close(fd)
+            fd, depth = child, depth + 1
+        for name in os.listdir(fd):
+            os.unlink(name, dir_fd=fd)
+        for _ in range(depth):
+            parent = os.open("..", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = parent
+            os.rmdir("d", dir_fd=fd)
+    finally:
+        os.close(fd)
+    os.rmdir(base)
 
 
-@pytest.fixture
-def deep(one_copy: Path) -> Iterator[Path]:
-    """An archive holding a tree DEPTH levels deep in a table's directory and at its top."""
-    planted = [one_copy / "events" / "deep", one_copy / "junk"]
+@pytest.fixture(scope="module")
+def deep(one: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """An archive holding a tree DEPTH levels deep in a table's directory and at its top; its
+    tests only read it, so one is planted for all of them."""
+    copy = tmp_path_factory.mktemp("deep42b") / "arch"
+    shutil.copytree(one, copy)
+    planted = [copy / "events" / "deep", copy / "junk"]
     for base in planted:
         _plant(base)
-    yield one_copy
+    yield copy
     for base in planted:
         if base.exists():
             _unplant(base)
