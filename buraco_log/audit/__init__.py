@@ -453,19 +453,25 @@ def _claim_renamed(verdicts: Verdicts, signing: SigningOptions | None) -> None:
     for (match_id, key_id), held in groups.items():
         first = min(h.receipt.seq for h in held)
         for i, v in enumerate(verdicts):
+            # a log re-chained under the site's old signatures breaks at the first of them:
+            # its events are read on past the break (``_read_past``), as alone
+            edited = v.integrity.status == "broken" and v.integrity.kind in ("chain", "seq")
             if (i in claimed or v.match_id is None or v.signing.key_id != key_id
-                    or v.events <= first):
+                    or (v.events <= first and not edited)):
                 continue
             events, integrity, signed = read_log_signed(v.path)
+            past = _read_past(v.path, events, integrity)
             whole = integrity.status in _WHOLE
             _, problems = check_signatures(events, (), version=signed.version,
                                            keyring=signing.keyring, receipts=held,
-                                           complete_read=whole)
+                                           complete_read=whole, read_past=past)
             renamed = [p for p in problems if p.rule == "sign.receipt_changed"]
             if not renamed:
                 continue
             seqs = {p.seq for p in renamed}
             rest = [h for h in held if h.receipt.seq not in seqs]
+            if past is not None:
+                events, whole = list(past.events), past.to_end
             if rest and events and isinstance(events[0], MatchStarted):
                 restored = [msgspec.structs.replace(events[0], match_id=match_id), *events[1:]]
                 renamed += check_signatures(restored, (), version=signed.version,

@@ -78,6 +78,24 @@ def _receipts(d: Path) -> list[str]:
     return [a for seq in RECEIPTS for a in ("--receipt", str(d / f"r{seq}.json"))]
 
 
+def _under_old_signatures(honest: bytes, events: list[AnyEvent], path: Path) -> Path:
+    """``events`` (edited) written with the chain recomputed, and the site's signature
+    records of the ``honest`` log put back after the records they followed."""
+    with log.Writer(path, batched=True, batch_events=BATCH) as w:
+        for i, event in enumerate(events):
+            w.append(event)
+            if i % BATCH == BATCH - 1 or event.seq in RECEIPTS:
+                w.flush()  # records cut where the site's were
+    sigs = {first: honest[a:b] for a, b, n, first in _records(honest) if n == 0}
+    data = path.read_bytes()
+    out = bytearray(data[:log.HEADER_SIZE])
+    for a, b, n, first in _records(data):
+        out += data[a:b]
+        out += sigs.get(first + n, b"")
+    path.write_bytes(bytes(out))
+    return path
+
+
 def _ring() -> Keyring:
     return Keyring([SITE.public()])
 
@@ -97,20 +115,7 @@ def test_a_start_edited_and_rechained_under_the_sites_old_signatures_is_shown_by
     events = match(key_id=SITE.key_id)
     start = events[0]
     events[0] = msgspec.structs.replace(start, players=start.players[::-1])
-    edited = tmp_path / "edited.blog"
-    with log.Writer(edited, batched=True, batch_events=BATCH) as w:
-        for i, event in enumerate(events):
-            w.append(event)
-            if i % BATCH == BATCH - 1 or event.seq in RECEIPTS:
-                w.flush()  # records cut where the site's were
-    # the site's signature records, put back after the edited records they followed
-    sigs = {first: honest[a:b] for a, b, n, first in _records(honest) if n == 0}
-    data = edited.read_bytes()
-    out = bytearray(data[:log.HEADER_SIZE])
-    for a, b, n, first in _records(data):
-        out += data[a:b]
-        out += sigs.get(first + n, b"")
-    edited.write_bytes(bytes(out))
+    edited = _under_old_signatures(honest, events, tmp_path / "edited.blog")
     r = _audit(d, env, edited, "--keys", d / "keys", *_receipts(d))
     assert r.returncode == 1 and r.stderr == "", r.stderr
     assert "[log.chain]" in r.stdout  # where the chain broke: the integrity line
@@ -360,3 +365,22 @@ def test_diff_names_the_rule_or_player_a_changed_match_start_differs_in() -> Non
     i = events.index(hand)
     [line] = diff_events(events, [*events[:i], fewer, *events[i + 1:]])[1]
     assert line.startswith("cards: ") and " vs " in line
+
+
+def test_a_batch_gives_the_receipts_to_a_renamed_copy_under_the_sites_old_signatures(
+        site: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
+    """A copy of the match under another match id, its chain recomputed and the site's old
+    signature records left in: audited with other logs, the receipts were "for a match no
+    log holds" (the copy reads only to its first signature record); it is the match renamed."""
+    d, _ = site
+    events = match(key_id=SITE.key_id)
+    events[0] = msgspec.structs.replace(events[0], match_id="a-copy")
+    copy = _under_old_signatures((d / "honest.blog").read_bytes(), events,
+                                 tmp_path / "copy.blog")
+    other = tmp_path / "other.blog"
+    write_signed(other, match("other", key_id=SITE.key_id)[:20], SITE, batch=BATCH)
+    verdicts = audit_many([other, copy], signing=SigningOptions(_ring(), _held(d)))
+    assert verdicts.unmatched == (), verdicts.unmatched
+    found = [(f.rule, f.seq) for f in verdicts[1].findings if f.section == "signing"]
+    assert found == [("sign.receipt_changed", s) for s in RECEIPTS], verdicts[1].findings
+    assert "and the log is that match renamed 'a-copy'" in verdicts[1].findings[-1].message
