@@ -1688,6 +1688,27 @@ class LogLock:
                           stacklevel=1, source=self)
 
 
+def lock_to_replace(path: str | os.PathLike[str],
+                    shown: str | os.PathLike[str] | None = None) -> LogLock | None:
+    """The writer lock of the file an ``--overwrite`` is about to replace by a rename, to hold
+    until the new file is in place (as :func:`seal` does), or None if ``path`` is no regular
+    file this user may read (no writer's log). A writer (a recorder) holds it while it writes:
+    replacing the file under it took every event it had acknowledged from the log's name, and
+    it learned so only at its next append. Held: refused, kind ``locked``, naming ``shown``."""
+    try:
+        return LogLock(path, write=False)
+    except LogFormatError as exc:
+        if exc.kind == "locked":
+            raise LogFormatError(
+                "a writer holds this log (a recorder writing it now): replacing it would take "
+                "from this name every event it acknowledged; nothing was written (replace it "
+                "once the writer is done)", path=os.fspath(shown or path), kind="locked"
+            ) from None
+        return None
+    except OSError:
+        return None  # unreadable: the rename's own error, if any, says what is wrong
+
+
 def _changed_behind_lock(fd: int, path: str, before: os.stat_result) -> str | None:
     """What a program that ignores the lock did to the locked log since ``before`` (its
     ``fstat`` when the lock was taken), or None. A rewrite (``seal``, ``repair``) checks this
@@ -3069,6 +3090,7 @@ __all__ = [
     "head_digest",
     "iter_events",
     "located",
+    "lock_to_replace",
     "msgpack_depth",
     "open_log_fd",
     "out_of_range",

@@ -161,10 +161,13 @@ def _write(path: Path, events: list[AnyEvent], *, as_json: bool = False) -> None
                                   dir=target.parent or Path("."))
     except OSError as exc:  # a read-only directory: it named the temporary folder
         raise type(exc)(exc.errno, exc.strerror, str(path)) from None
+    lock = None
     try:
         temp = Path(folder) / target.name
         binary = Path(folder) / "log.blog"
         try:
+            if replace:  # a log a writer holds is not replaced under it
+                lock = log.lock_to_replace(target, path)
             if log.is_jsonl_name(path):  # JSON Lines, as every reader takes the name: the
                 write_log(binary, events)  # checked binary log, converted whole
                 jsonl.binary_to_jsonl(binary, temp)
@@ -183,6 +186,8 @@ def _write(path: Path, events: list[AnyEvent], *, as_json: bool = False) -> None
             raise _as_asked(exc, path, temp, binary) from None  # of convert's failed write
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+        if lock is not None:
+            lock.release()  # the new file is in place, or the old one stays
     log.durable(str(target), "written", str(path))  # as convert's: the new name survives a crash
 
 

@@ -202,7 +202,7 @@ def _convert(source: Path, output: Path, to: Target, validate: bool, overwrite: 
         # a fresh name each time: a fixed one left by a killed run blocked every later one
         temp = target.with_name(f".{log.temp_stem(target.name)}.{os.urandom(6).hex()}"
                                 f".converting{log.temp_stem(target.suffix)[:16]}")
-        lock = _writer_lock(target, output)  # held until the new file is in place
+        lock = log.lock_to_replace(target, output)  # held until the new one is in place
         try:
             info = jsonl.convert(source, temp, to.value, validate=validate)
             os.replace(temp, target)
@@ -258,25 +258,6 @@ def _open_written_in_place(output: Path, as_json: bool) -> int:
         if exc.errno != errno.ENXIO:
             raise
         raise fail(f"{output}: {exc.strerror}", as_json=as_json) from None
-
-
-def _writer_lock(target: Path, output: Path) -> log.LogLock | None:
-    """The writer lock of the log ``--overwrite`` replaces, or None if ``target`` is no
-    regular file. A writer (a recorder) holds it for as long as it writes: replacing the file
-    under it took every event it had acknowledged from the log's name, and it learned so only
-    at its next append. Renamed into place while held, as seal does, so a writer waiting for
-    the lock goes on in the new file."""
-    try:
-        return log.LogLock(target, write=False)
-    except LogFormatError as exc:
-        if exc.kind == "locked":
-            raise LogFormatError(
-                "a writer holds this log (a recorder writing it now): --overwrite would take "
-                "from this name every event it acknowledged; nothing was written (replace it "
-                "once the writer is done)", path=str(output), kind="locked") from None
-        return None  # no regular file, or one this user may not read: no writer's log
-    except OSError:
-        return None  # unreadable: rename's own error, if any, says what is wrong
 
 
 def _replaces(output: Path, source: Path) -> bool:

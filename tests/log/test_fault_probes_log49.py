@@ -377,7 +377,7 @@ def test_a_log_from_before_morto_voided_by_shows_the_reading_it_is_played_by() -
 # -- convert --overwrite onto a log a writer holds ------------------------------------------------
 
 
-def test_convert_overwrite_refuses_a_log_a_writer_holds_and_the_writer_loses_nothing(
+def test_convert_and_demo_overwrite_refuse_a_log_a_writer_holds_and_it_loses_nothing(
         tmp_path: Path) -> None:
     """It renamed its output over the live log without the lock: the recorder's 20
     acknowledged events were gone from the log's name, and the recorder learned so only at its
@@ -391,14 +391,15 @@ def test_convert_overwrite_refuses_a_log_a_writer_holds_and_the_writer_loses_not
     with log.Writer(live, validate=False) as w:
         for event in EVENTS[:20]:
             w.append(event)
-        done = subprocess.run([sys.executable, "-m", "cli", "convert", str(src), "-o", str(live),
-                               "--overwrite"], cwd=ROOT, capture_output=True, text=True,
-                              timeout=120, check=False)
-        assert (done.returncode, done.stdout) == (1, "")
-        assert done.stderr == (f"buraco-log: error: {live}: a writer holds this log (a recorder "
-                               "writing it now): --overwrite would take from this name every "
-                               "event it acknowledged; nothing was written (replace it once the "
-                               "writer is done)\n")
-        w.append(EVENTS[20])  # still its log
-    assert log.read_events(live) == EVENTS[:21]
+        for command in (["convert", str(src)], ["demo"]):  # demo -o --overwrite did the same
+            done = subprocess.run([sys.executable, "-m", "cli", *command, "-o", str(live),
+                                   "--overwrite"], cwd=ROOT, capture_output=True, text=True,
+                                  timeout=120, check=False)
+            assert (done.returncode, done.stdout) == (1, "")
+            assert done.stderr == (
+                f"buraco-log: error: {live}: a writer holds this log (a recorder writing it "
+                "now): replacing it would take from this name every event it acknowledged; "
+                "nothing was written (replace it once the writer is done)\n")
+            w.append(EVENTS[w.next_seq])  # still its log
+    assert log.read_events(live) == EVENTS[:22]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["live.blog", "src.blog", "src.jsonl"]
