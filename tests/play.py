@@ -80,8 +80,11 @@ def random_match(
     max_hands: int = 3,
     max_turn_events: int = 4000,
     eager: bool = False,
+    listed: dict[int, list[AnyEvent]] | None = None,
 ) -> list[AnyEvent]:
-    """A random legal match. Stops after ``max_hands`` hands even if the match is not over."""
+    """A random legal match. Stops after ``max_hands`` hands even if the match is not over.
+    ``listed``: filled with the legal moves of each state a move was chosen in, by its seq
+    (a test that checks them need not list them again)."""
     r = preset(rules) if isinstance(rules, str) else rules
     rng = random.Random(seed)
     events: list[AnyEvent] = [start(r, players)]
@@ -108,6 +111,8 @@ def random_match(
         else:
             moves = legal_moves(state)
             assert moves, f"no legal move in phase {state.phase} at seq {state.seq}"
+            if listed is not None:
+                listed[state.seq] = list(moves)
             ev = _pick(moves, rng, eager, no_lay)
             no_lay = isinstance(ev, OpeningRetracted) or (no_lay and state.turn == turn_of(ev))
         rep.step(ev)
