@@ -43,12 +43,15 @@ CONTEXT: Final = {"help_option_names": ["-h", "--help"]}
 """Every typer app and group: `-h` is `--help`, as in most tools."""
 
 
-HIDDEN_ALIASES: Final = {"--out": "--output", "--seq": "--at", "--force": "--overwrite"}
+HIDDEN_ALIASES: Final = {"--out": "--output", "--seq": "--at", "--force": "--overwrite",
+                         "--html": "--format html --output"}
 """Other spellings read, out of the help (cli.main reads each as the option it stands for,
 in every command that has that option and not the alias itself): ``--out`` was `demo`'s and
 `simulate`'s alone, every error line names a seq (``seq 23``), which a referee then types as
 ``--seq 23``, and ``--force`` was `keys new`'s ``--overwrite`` (`repair --force`, an option of
-its own, keeps its meaning)."""
+its own, keeps its meaning). ``--html FILE`` is `audit`'s (a page beside its report); where a
+page is the answer itself (`review`, `report`) it is ``-f html -o FILE``, and ``--html FILE``
+is read so there."""
 
 OutAlias = Annotated[str | None, typer.Option("--out", hidden=True, help="--output.")]
 """``--out`` where a command declares it itself (typer's test runner reads no alias)."""

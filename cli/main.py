@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import enum
 import importlib
 import inspect
 import os
@@ -207,12 +208,36 @@ def _aliases_read(command: Any, argv: list[str]) -> list[str]:
             command = sub
         name, eq, value = word.partition("=")
         meant = HIDDEN_ALIASES.get(name)
-        if meant is not None and not hasattr(command, "commands"):
-            opts = {o for p in command.params if p.param_type_name == "option" for o in p.opts}
-            if meant in opts and name not in opts:
-                word = f"{meant}{eq}{value}"
+        if meant is not None and not hasattr(command, "commands") and \
+                _has(command, meant) and not _has(command, name):
+            *given, last = meant.split()  # "--format html --output": options, then the value's
+            out.extend(given)
+            word = f"{last}{eq}{value}"
         out.append(word)
     return out
+
+
+def _has(command: Any, words: str) -> bool:
+    """Does ``command`` take ``words``: its options, each value a choice of the option
+    before it (``--format html``: a command whose format has no html has no such alias)?"""
+    options = {o: p for p in command.params if p.param_type_name == "option" for o in p.opts}
+    before = None
+    for word in words.split():
+        if word.startswith("-"):
+            before = options.get(word)
+            if before is None:
+                return False
+        elif before is None or word not in _choices(before):
+            return False
+    return True
+
+
+def _choices(option: Any) -> set[str]:
+    """The values an option takes from a fixed list (its enum's), else none."""
+    annotation = getattr(getattr(option, "type_descriptor", None), "annotation", None)
+    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
+        return {str(m.value) for m in annotation}
+    return set(getattr(getattr(option, "type", None), "choices", None) or ())
 
 
 def _refuse_an_option_as_a_value(command: Any, argv: list[str]) -> None:

@@ -3,6 +3,7 @@ and outputs that cannot be written."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -188,3 +189,62 @@ def test_every_error_class_of_replay_and_moves_has_one_line_shape(tmp_path: Path
 @pytest.mark.slow
 def test_every_error_class_of_every_command_has_one_line_shape(tmp_path: Path) -> None:
     _check_shapes(list(COMMANDS), tmp_path)
+
+
+# -- verify of several logs -----------------------------------------------------------------------
+
+
+def test_verify_takes_several_logs_says_each_then_one_summary_and_exits_with_the_worst(
+        tmp_path: Path) -> None:
+    """`verify A B` was a usage error ("Got unexpected extra argument"): one log a run."""
+    good = tmp_path / "good.log"
+    good.write_bytes(CLEAN.read_bytes())
+    cut = tmp_path / "cut.log"
+    cut.write_bytes(ILLEGAL.read_bytes()[:3000])
+    notes = tmp_path / "notes.log"
+    notes.write_text("the score sheet, typed up\n")
+    every, damaged, js, whole = _batch_in([
+        (tmp_path, ["verify", "good.log", "cut.log", "notes.log", "missing.log"]),
+        (tmp_path, ["verify", "good.log", "cut.log"]),
+        (tmp_path, ["verify", "good.log", "cut.log", "-f", "json"]),
+        (tmp_path, ["verify", "good.log", "good.log"])])
+    assert every.returncode == 2, every.stderr  # the worst: a file not read as a log
+    assert every.stdout.splitlines()[0].startswith("good.log: 313 events in 1 record, sealed")
+    assert every.stdout.splitlines()[-1] == ("verified 4 logs: 1 whole, 1 damaged, "
+                                             "2 not read as a log")
+    errors = every.stderr.splitlines()
+    assert [SHAPE.match(x) is not None for x in errors] == [True] * 3, errors
+    assert [SHAPE.match(x)["subject"] for x in errors] == [  # type: ignore[index]
+        "cut.log", "notes.log", "missing.log"]
+    assert errors[0].endswith("[log.torn]") and errors[1].endswith("[log.header]")
+    assert damaged.returncode == 1 and len(damaged.stderr.splitlines()) == 1
+    assert js.returncode == 1
+    got = json.loads(js.stdout)
+    assert [g["path"] for g in got] == ["good.log", "cut.log"]
+    assert got[0]["events"] == 313 and got[1]["error"]["rule"] == "log.torn"
+    assert whole.returncode == 0 and whole.stderr == ""
+    assert whole.stdout.splitlines()[-1] == ("verified 2 logs: 2 whole, 0 damaged, "
+                                             "0 not read as a log")
+    piped = subprocess.run([sys.executable, "-m", "cli", "verify", "-", "cut.log"], cwd=tmp_path,
+                           input=CLEAN.read_bytes(), capture_output=True, check=False,
+                           env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert piped.returncode == 1 and piped.stdout.decode().startswith("<stdin>: 313 events")
+
+
+# -- --html FILE: audit's spelling, read as -f html -o FILE where that is the command's ----------
+
+
+def test_html_file_is_read_as_format_html_output_file_where_a_page_is_the_answer(
+        tmp_path: Path) -> None:
+    """`review LOG --html page.html` said "No such option: --html", where `audit` takes it:
+    one spelling of "write the page to FILE" works in both."""
+    review = ["review", str(CLEAN), "--seat", "0", "--budget", "1x1r0"]
+    alias, equals, other = _batch_in([
+        (tmp_path, [*review, "--html", "a.html"]), (tmp_path, [*review, "--html=b.html"]),
+        (tmp_path, ["replay", str(CLEAN), "--html", "c.html"])])
+    for done, page in ((alias, "a.html"), (equals, "b.html")):
+        assert done.returncode == 0, done.stderr
+        assert done.stdout == "" and (tmp_path / page).read_text().lstrip().startswith("<!")
+    # a command that writes no page has no --html, said as any unknown option
+    assert other.returncode == 2 and "No such option: --html" in other.stderr
+    assert not (tmp_path / "c.html").exists()
