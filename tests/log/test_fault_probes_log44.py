@@ -110,7 +110,7 @@ def test_convert_validate_says_the_file_and_line_once(tmp_path: Path) -> None:
     said = one_error_line(done, 1)
     assert said.startswith("buraco-log: error: m.jsonl, line ")
     assert said.count("m.jsonl") == 1 and ".tmp" not in said and "back.blog" not in said
-    assert ", seq 10: [" in said
+    assert ", seq 10: " in said and said.endswith("[meld.cards_not_in_hand]")  # rule last
     assert done.stdout == ""
     assert not (tmp_path / "back.blog").exists()
 
