@@ -21,7 +21,7 @@ import typer
 
 from buraco_log import audit, jsonl, log, schemafile
 from buraco_log import events as ev
-from buraco_log.errors import IllegalMoveError, LogFormatError, ReplayError
+from buraco_log.errors import WRITE_FAILURES, IllegalMoveError, LogFormatError, ReplayError
 from buraco_log.outpaths import open_in_place, own_descriptor, rename_target, written_in_place
 from cli.common import (
     EXIT_USAGE,
@@ -185,9 +185,11 @@ def _convert(source: Path, output: Path, to: Target, validate: bool, overwrite: 
                     try:
                         with os.fdopen(_open_written_in_place(output, as_json), "wb") as out:
                             shutil.copyfileobj(f, out)
-                    except OSError as exc:
-                        raise fail(f"{output}: {exc.strerror or exc}", as_json=as_json
-                                   ) from None
+                    except OSError as exc:  # a full disk is a failed write (1); a place
+                        # that cannot be written (/sys: EACCES, /proc: ENOENT) the caller's (2)
+                        raise fail(f"{output}: {exc.strerror or exc}",
+                                   1 if exc.errno in WRITE_FAILURES else EXIT_USAGE,
+                                   as_json=as_json) from None
                 else:
                     shutil.copyfileobj(f, sys.stdout.buffer)
                     sys.stdout.flush()

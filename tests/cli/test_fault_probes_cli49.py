@@ -248,3 +248,43 @@ def test_html_file_is_read_as_format_html_output_file_where_a_page_is_the_answer
     # a command that writes no page has no --html, said as any unknown option
     assert other.returncode == 2 and "No such option: --html" in other.stderr
     assert not (tmp_path / "c.html").exists()
+
+
+# -- outputs that cannot be written ---------------------------------------------------------------
+
+# (where, the exit status: a place the caller named wrong is 2, a write that failed is 1)
+UNWRITABLE = [("nodir/out.{ext}", 2), ("/sys/out.{ext}", 2), ("/proc/out.{ext}", 2),
+              ("/dev/full", 1)]
+WRITERS: dict[str, tuple[list[str], str]] = {
+    "convert": (["convert", str(CLEAN), "--to", "jsonl", "-o"], "jsonl"),
+    "view": (["view", str(CLEAN), "-o"], "html"),
+    "audit": (["audit", str(CLEAN), "-q", "--html"], "html"),
+    "review": (["review", str(CLEAN), "--seat", "0", "--budget", "1x1r0", "-f", "html", "-o"],
+               "html"),
+}
+
+
+def _unwritable(commands: list[str], box: Path) -> None:
+    if not Path("/sys").is_dir() or not Path("/dev/full").exists():
+        pytest.skip("needs Linux's /sys and /dev/full")
+    runs = [(command, where.format(ext=WRITERS[command][1]), status)
+            for command in commands for where, status in UNWRITABLE]
+    done = _batch_in([(box, [*WRITERS[c][0], where]) for c, where, _ in runs])
+    for (command, where, status), r in zip(runs, done, strict=True):
+        errors = [x for x in r.stderr.splitlines() if not x.startswith("buraco-log: note: ")]
+        assert r.returncode == status, (command, where, r.returncode, r.stderr)
+        assert len(errors) == 1 and SHAPE.match(errors[0]), (command, where, r.stderr)
+        assert where in errors[0] and "Traceback" not in r.stderr
+    assert sorted(p.name for p in box.iterdir()) == []  # nothing made, nothing left over
+
+
+def test_convert_to_a_place_that_cannot_be_written_is_the_callers_error_as_for_every_writer(
+        tmp_path: Path) -> None:
+    """`convert -o /sys/out.jsonl` (EACCES) and `-o /proc/out.jsonl` (ENOENT) exited 1, a
+    failed write, where `view`, `audit --html` and `review -o` say 2 of the same place."""
+    _unwritable(["convert"], tmp_path)
+
+
+@pytest.mark.slow
+def test_every_writer_refuses_a_place_that_cannot_be_written_in_one_line(tmp_path: Path) -> None:
+    _unwritable(list(WRITERS), tmp_path)
