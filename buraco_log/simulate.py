@@ -252,9 +252,14 @@ def write_match(path: str | os.PathLike[str], events: Sequence[AnyEvent]) -> Non
     """Write a sealed log, replacing any file at ``path`` (through a symbolic link: the file it
     names, the link kept, as every output). The events were validated as they were played, so
     not again here; and no fsync: a simulated match can always be remade."""
+    from buraco_log import log
+
     path = os.fspath(path)
     target = os.fspath(rename_target(path))
     tmp = f"{target}{_TMP}"
+    # a log a writer holds (a recorder's) is refused, and the old one is replaced under its
+    # lock: renaming over it took every event the writer had acknowledged from its name
+    lock = log.lock_to_replace(target, path)
     try:
         with open(tmp, "wb") as f:
             f.write(encode_match(events))
@@ -266,6 +271,9 @@ def write_match(path: str | os.PathLike[str], events: Sequence[AnyEvent]) -> Non
             # said "LOG.tmp: Operation not permitted", or a full disk without any name
             raise type(exc)(exc.errno, exc.strerror, path) from None
         raise
+    finally:
+        if lock is not None:
+            lock.release()
 
 
 _TMP = ".tmp"  # a log being written is LOG.tmp until it is whole

@@ -10,6 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
+from buraco_log import log
 from buraco_log.errors import RulesError
 from buraco_log.rules import PRESETS, Rules
 from buraco_log.simulate import (
@@ -161,6 +162,10 @@ def simulate(
             kind = not_a_file(out / taken)
             raise fail(f"{out / taken}: is {kind}; --overwrite replaces logs, not "
                        f"{plural(kind)}", EXIT_USAGE, as_json=js)
+        for n in names_there:  # a log a writer holds: refused before any match is written
+            lock = log.lock_to_replace(out / n)  # (write_match takes it again as it replaces)
+            if lock is not None:
+                lock.release()
     else:  # a log already there may be another match under the same name
         taken = next((n for n in names_there if os.path.lexists(out / n)), None)  # a
         # dangling link too: the log would be written where it leads
