@@ -19,6 +19,7 @@ in `--help` while docs/cli.md (made from the same texts) kept it.
 from __future__ import annotations
 
 import importlib.util
+import shutil
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -79,7 +80,64 @@ def install() -> None:
                 lambda self: str(self.metavar or self.name or "ARG").upper())
         if hasattr(argument, "display_type_rich"):
             argument.display_type_rich = argument_type
+    for name in ("TyperCommand", "TyperGroup"):
+        cls = getattr(core, name, None)
+        if cls is not None and hasattr(cls, "format_help"):
+            cls.format_help = _narrow_plain(cls.format_help)
     _when_rich_utils_loads(_rich_patches)
+
+
+NARROW = 60
+"""Below this many columns help is plain text, not rich's tables: at 20 columns their cells
+were 3 or 4 characters wide, and folded option names and words into pieces (``--f`` over
+``orm``, ``stan`` over ``dard``)."""
+
+
+def _narrow_plain(original: Callable[..., None]) -> Callable[..., None]:
+    def format_help(self: Any, ctx: Any, formatter: Any) -> None:
+        columns = shutil.get_terminal_size().columns  # COLUMNS first, as rich reads it
+        if columns >= NARROW:
+            return original(self, ctx, formatter)
+        formatter.write(plain_help(self, ctx, max(columns - 1, 10)))
+        return None
+
+    return format_help
+
+
+def plain_help(command: Any, ctx: Any, width: int) -> str:
+    """``command``'s help as plain text in ``width`` columns: each argument and option on a
+    line of its own, its help indented under it; a word is folded only where it is longer
+    than a whole line."""
+    import inspect
+    import textwrap
+
+    def fill(text: str, indent: str = "", hang: str = "  ") -> str:
+        return textwrap.fill(" ".join(text.split()), width=width, initial_indent=indent,
+                             subsequent_indent=indent or hang, break_long_words=True,
+                             break_on_hyphens=False)
+
+    usage = " ".join([ctx.command_path, *command.collect_usage_pieces(ctx)])
+    lines = [fill(f"Usage: {usage}")]
+    for paragraph in inspect.cleandoc(command.help or "").split("\n\n"):
+        if paragraph.strip():
+            lines += ["", fill(paragraph, hang="")]
+    params = [p for p in command.get_params(ctx) if p.get_help_record(ctx) is not None]
+    for title, kind in (("Arguments", "argument"), ("Options", "option")):
+        records = [p.get_help_record(ctx) for p in params if p.param_type_name == kind]
+        if records:
+            lines += ["", f"{title}:"]
+            for names, text in records:
+                lines.append(fill(names))
+                if text:
+                    lines.append(fill(text, "    "))
+    if hasattr(command, "list_commands"):
+        shown = [(n, command.get_command(ctx, n)) for n in command.list_commands(ctx)]
+        shown = [(n, c) for n, c in shown if c is not None and not c.hidden]
+        if shown:
+            lines += ["", "Commands:"]
+            for name, sub in shown:
+                lines += [fill(name), fill(sub.get_short_help_str(limit=200), "    ")]
+    return "\n".join(lines) + "\n"
 
 
 def _rich_patches() -> None:
