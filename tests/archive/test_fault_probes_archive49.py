@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from buraco_log.archive import ingest, query, store
+from buraco_log.archive import ingest, query, store, views
 from buraco_log.archive.compact import compact
 from buraco_log.archive.fixity import verify_archive
 from buraco_log.errors import ArchiveError
@@ -46,8 +46,30 @@ def test_a_query_past_its_memory_limit_spills_nowhere(three: Path,
         {"t": ""}]
     with pytest.raises(ArchiveError, match=r"^query: out of memory under the 40MB limit"):
         query(three, "SELECT count(*) FROM (SELECT i, string_agg(i::VARCHAR) FROM "
-                     "range(4000000) t(i) GROUP BY i)", memory_limit="40MB", bound=False)
+                     "range(1500000) t(i) GROUP BY i)", memory_limit="40MB", bound=False)
     assert _tree(three) == before
+
+
+SPILL_INTO = ["SET temp_directory = '{archive}'", "PRAGMA temp_directory = '{archive}'",
+              "RESET temp_directory", "SET max_temp_directory_size = '1TB'"]
+
+
+@pytest.mark.parametrize("sql", SPILL_INTO)
+def test_the_spill_directory_cannot_be_set_by_the_check_nor_on_the_locked_connection(
+        three: Path, sql: str) -> None:
+    """Refused by the statement check, and by DuckDB itself on the locked connection."""
+    import duckdb
+
+    sql = sql.format(archive=three)
+    with pytest.raises(ArchiveError, match=r"only read-only SELECT statements"):
+        query(three, sql)
+    con = views.connect(three)
+    try:
+        with pytest.raises(duckdb.Error, match=r"(?i)locked"):
+            con.execute(sql)
+        assert con.execute("SELECT current_setting('temp_directory')").fetchall() == [("",)]
+    finally:
+        con.close()
 
 
 HIDDEN = [
