@@ -133,6 +133,7 @@ def test_logs_of_one_name_in_two_directories_are_two_matches(logs: list[Path],
     assert [g["source_path"] for g in got] == [str(p) for p in logs[:3]]
 
 
+@pytest.mark.slow  # five ingests: held already, kept out of the default run's budget
 def test_a_log_changed_after_its_ingest_adds_a_match_and_a_drop_and_ingest_make_it_fresh(
         logs: list[Path], tmp_path: Path) -> None:
     """docs/archive.md, "A log changed after its ingest": the archive holds every version
