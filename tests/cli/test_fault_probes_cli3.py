@@ -93,8 +93,9 @@ def test_replay_and_show_of_the_end_of_an_illegal_log_show_it_and_exit_1(
     for argv in (["replay"], ["replay", "-f", "json"], ["show"]):
         r = cli(argv[0], log, *argv[1:])
         assert r.returncode == 1 and r.stdout, (argv, r.stderr)  # shown, then the finding
-        assert r.stderr.startswith(f"buraco-log: error: {log}: seq {bad} ") and \
-            "[discard.card_not_in_hand]" in r.stderr and r.stderr.count("\n") == 1, r.stderr
+        assert r.stderr.startswith(f"buraco-log: error: {log}: seq {bad}") and \
+            r.stderr.endswith(" [discard.card_not_in_hand]\n") and r.stderr.count("\n") == 1, \
+            r.stderr
     json.loads(cli("replay", log, "-f", "json").stdout)  # still one JSON document
     # a table before the illegal event is what was asked for: a note, exit 0
     r = cli("replay", log, "--at", bad - 2)

@@ -125,9 +125,11 @@ def test_convert_validate_refuses_an_illegal_binary_log_and_writes_nothing(
     *refused, back, legal = cli_batch(runs, cwd=tmp_path)
     for done in refused:
         line = one_error_line(done, 1)
-        assert line.startswith(f"buraco-log: error: {ILLEGAL}, seq 23: {RULE}"), line
+        assert line.startswith(f"buraco-log: error: {ILLEGAL}, seq 23: seat 1 "), line
+        assert line.endswith(f" {RULE}"), line
         assert done.stdout == "", done.stdout[:200]
-    assert f"{jsonl_illegal}, line 25, seq 23: {RULE}" in one_error_line(back, 1)
+    line = one_error_line(back, 1)
+    assert f"{jsonl_illegal}, line 25, seq 23: seat 1 " in line and line.endswith(f" {RULE}")
     assert kept.read_text() == "an older file\n"
     left = sorted(p.name for p in tmp_path.iterdir())
     assert left == ["illegal.jsonl", "kept.jsonl", "legal.jsonl"], left
