@@ -25,7 +25,7 @@ from buraco_log.moves import legal_moves, quick_moves
 from buraco_log.reducer import Replayer
 from buraco_log.state import State
 from tests.play import random_match
-from tests.property.test_replay_properties import rules_for
+from tests.property.replays import rules_for
 
 
 def pending_positions(matches: int) -> list[State]:
