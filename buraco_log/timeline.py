@@ -11,6 +11,7 @@ Core module: stdlib and msgspec only.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Literal
 
@@ -62,6 +63,40 @@ def card_style(rules: Rules | None) -> Style:
 
 def cards_text(cards: Sequence[Card], style: Style) -> tuple[str, ...]:
     return tuple(format_card(c, style) for c in cards)
+
+
+# A card as the log writes it (7h Th JK; Burako's 12r), standing alone: not inside a word, a
+# path (/tmp/2c/x.log, 3d.log), a digest or a number (#3d).
+_LETTER_CARD = re.compile(
+    r"(?<![\w#@./\\:-])(?:([2-9TJQKA])([cdhs])|(1[0-3]|[1-9])([ybrk])|(JK))"
+    r"(?![\w/\\-]|\.\w)")
+_TILE = re.compile(r"(?<![\w#@./\\:-])(?:1[0-3]|[1-9])[ybrk](?![\w/\\-]|\.\w)")
+_SUIT_SYMBOL = dict(zip("cdhs", "\u2663\u2666\u2665\u2660", strict=True))
+_TILE_SYMBOL = dict(zip("ybrk", "\U0001f7e1\U0001f535\U0001f534\u26ab", strict=True))
+
+
+def names_a_tile(text: str) -> bool:
+    """Whether ``text`` names a Burako tile as the log writes it (``12r``)."""
+    return _TILE.search(text) is not None
+
+
+def with_symbols(text: str, tiles: bool | None = None) -> str:
+    """``text`` with each card written as the log writes it (``7h Th JK``, Burako's ``12r``)
+    in suit symbols, as ``format_card`` writes them (``7\u2665 10\u2665 \U0001f0cf``,
+    ``12\U0001f534``). ``tiles``: the text is of tiles (a Burako joker keeps ``JK``, it has no
+    symbol); None: it is if it names a tile."""
+    if tiles is None:
+        tiles = names_a_tile(text)
+
+    def symbol(m: re.Match[str]) -> str:
+        rank, suit, number, colour, joker = m.groups()
+        if joker:
+            return m.group(0) if tiles else "\U0001f0cf"
+        if number:
+            return number + _TILE_SYMBOL[colour]
+        return ("10" if rank == "T" else rank) + _SUIT_SYMBOL[suit]
+
+    return _LETTER_CARD.sub(symbol, text)
 
 
 # -- describing events ------------------------------------------------------------------------

@@ -27,11 +27,20 @@ from buraco_log.forensic import Salvage, read_anyway
 from buraco_log.log import FIRST_SEQ
 from buraco_log.signing.check import HeldReceipt
 from buraco_log.signing.keys import SigningError
-from buraco_log.timeline import PastIllegalError, TableView, Timeline, past_damage
+from buraco_log.timeline import (
+    PastIllegalError,
+    TableView,
+    Timeline,
+    names_a_tile,
+    past_damage,
+    with_symbols,
+)
 from cli.common import (
     EXIT_FINDINGS,
     EXIT_OK,
     EXIT_USAGE,
+    Cards,
+    CardsOpt,
     Format,
     emit_json,
     error_object,
@@ -41,6 +50,7 @@ from cli.common import (
     log_rule_of,
     note,
     progress_shown,
+    symbols_shown,
     warn_at_end,
 )
 from cli.paths import named_path, output_path, special_file, why_missing
@@ -52,8 +62,27 @@ FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="table for peo
                                            "programs.")]
 
 
-def _echo(line: str = "") -> None:
+_symbols = [False]
+"""Whether this command's text writes cards with suit symbols (``--cards symbols``)."""
+
+
+def _cards_as(cards: Cards) -> None:
+    _symbols[0] = symbols_shown(cards)
+
+
+def _echo(line: str = "", tiles: bool | None = None) -> None:
+    if _symbols[0]:  # the text only: JSON keeps the cards as the log writes them
+        line = with_symbols(line, tiles)
     typer.echo(terminal_safe(line))  # names and notes come from the log
+
+
+def _echo_all(lines: Iterable[str]) -> None:
+    """Lines of one log, cards or tiles: a Burako joker (JK) in a line naming no other tile
+    is a tile all the same."""
+    block = list(lines)
+    tiles = any(names_a_tile(line) for line in block)
+    for line in block:
+        _echo(line, tiles)
 
 
 def _replay_error(path: Path, exc: BuracoLogError, as_json: bool = False) -> typer.Exit:
@@ -490,13 +519,15 @@ def render_diff(d: audit.Diff) -> Iterator[str]:
 
 
 @guarded
-def show(path: LogArg, format: FormatOpt = Format.table) -> None:
+def show(path: LogArg, format: FormatOpt = Format.table, cards: CardsOpt = Cards.letters
+         ) -> None:
     """A match summary: rules, players, each hand's result and scores, canastras, integrity.
 
     A damaged log, or one with an illegal event, is summed up to where that starts, said on
     stderr, exit 1. A recorded score that differs from the recomputed one (a hand's, or the
     match totals) is shown beside it and said on stderr too, exit 1. A log of a match that
     never received an event (an empty file) is no finding."""
+    _cards_as(cards)
     if (special := special_file(path)) is not None:
         raise fail(f"{path}: {special}", EXIT_USAGE, as_json=format is Format.json)
     try:
@@ -516,10 +547,7 @@ def show(path: LogArg, format: FormatOpt = Format.table) -> None:
     if format is Format.json:
         emit_json(summary)
     else:
-        for line in render_summary(summary):
-            _echo(line)
-        for line in render_last_melds(summary):
-            _echo(line)
+        _echo_all([*render_summary(summary), *render_last_melds(summary)])
     # a wrong recorded score is a finding (the summary shows the recomputed one, with the
     # recorded one beside it): said, exit 1, as `audit` and `view` do; a referee's script read
     # the exit status 0 as clean
@@ -590,6 +618,7 @@ def replay(
     step: StepOpt = False,
     recent: RecentOpt = 6,
     ignore_integrity: IgnoreIntegrityOpt = False,
+    cards: CardsOpt = Cards.letters,
 ) -> None:
     """The table at any point of a match (the end, by default).
 
@@ -597,6 +626,7 @@ def replay(
     (exit 1); so is every recorded score that differs from the recomputed one, when the end is
     shown (the table holds the recomputed score); a table before the end (--at, --hand) notes
     those up to it. A log with no event (a match not started) has no table (exit 2)."""
+    _cards_as(cards)
     js = format is Format.json
     if at is not None and hand is not None:
         raise fail("use either --at or --hand, not both", EXIT_USAGE, as_json=js)
@@ -812,8 +842,9 @@ def _print_view(view: TableView, format: Format, tl: Timeline) -> None:
     if format is Format.json:
         emit_json(view_json(view, tl))
     else:
-        for line in render_table(view, unit="tile" if tl.style == "tiles" else "card"):
-            _echo(line)
+        tiles = tl.style == "tiles"
+        for line in render_table(view, unit="tile" if tiles else "card"):
+            _echo(line, tiles)
 
 
 def _number(text: str) -> bool:
@@ -941,12 +972,14 @@ def audit_cmd(
         "--continues", help="The log this one goes on from (a match resumed in a new log): its "
         "carried totals must be the totals that log reached, between hands, with the same "
         "rules and seats. One log only.", show_default=False, parser=named_path)] = None,
+    cards: CardsOpt = Cards.letters,
 ) -> None:
     """Audit logs: integrity, deal provenance, legality, scoring. Exit 1 if anything is found.
 
     A log of a match that never received an event is reported NOT STARTED (exit 0), unless a
     receipt given for it shows the site signed events it no longer holds. Notes say what an OK
     does not prove (an unsealed log, a reveal that is missing, events no signature covers)."""
+    _cards_as(cards)
     try:
         required = site_require_commitment(require_commitment).value
         signing = audit.signing_options(
@@ -1027,8 +1060,7 @@ def audit_cmd(
         for v in verdicts:
             if quiet and v.ok:
                 continue
-            for line in render_verdict(v, continues=continues):
-                _echo(line)
+            _echo_all(render_verdict(v, continues=continues))
         if not single:
             _echo(_batch_summary(verdicts))
     if orphan is not None:  # after the report: the other logs' verdicts are not lost
@@ -1316,9 +1348,11 @@ def diff(
     b: Annotated[Path, typer.Argument(help="The other copy.", show_default=False,
                                       parser=named_path)],
     format: FormatOpt = Format.table,
+    cards: CardsOpt = Cards.letters,
 ) -> None:
     """Compare two copies of a match: first divergence, prefix, head digests. Exit 1 if they
     differ."""
+    _cards_as(cards)
     if a == b and from_stdin(a):  # one stream, read once: it would always be "identical"
         raise fail("standard input holds one log: give '-' for one of A and B only",
                    EXIT_USAGE, as_json=format is Format.json)
@@ -1329,8 +1363,7 @@ def diff(
     if format is Format.json:
         emit_json(result)
     else:
-        for line in render_diff(result):
-            _echo(line)
+        _echo_all(render_diff(result))
     raise typer.Exit(EXIT_OK if result.identical else EXIT_FINDINGS)
 
 
@@ -1360,6 +1393,7 @@ def explain(
                                     show_default=False)],
     format: FormatOpt = Format.table,
     ignore_integrity: ExplainIgnoreIntegrityOpt = False,
+    cards: CardsOpt = Cards.letters,
 ) -> None:
     """Why the event at a seq was, or was not, legal: the rule and the facts that decided it.
 
@@ -1367,6 +1401,7 @@ def explain(
     unknown, so nothing there can be judged; explain the illegal event itself instead. A seq
     before it is explained (exit 0), the illegal event noted on stderr; a seq the log does not
     hold is a usage error (exit 2), whatever else the log holds."""
+    _cards_as(cards)
     try:
         events, warning = load_events(path, ignore_integrity, at)  # as audit.explain reads it
         result = audit.explain_event(events, at, path=str(path))
@@ -1381,13 +1416,13 @@ def explain(
         return
     if warning is not None:
         _echo(warning)
-    for line in render_explanation(result):
-        _echo(line)
-    _echo("table just before:")
     first = events[0] if events else None  # the rules' rendering: Burako's tiles
     tiles = isinstance(first, MatchStarted) and first.rules.rendering == "tiles"
+    for line in render_explanation(result):
+        _echo(line, tiles)
+    _echo("table just before:")
     for line in render_table(result.before, indent="  ", unit="tile" if tiles else "card"):
-        _echo(line)
+        _echo(line, tiles)
 
 
 def register(app: typer.Typer) -> None:

@@ -1,0 +1,98 @@
+"""CLI probes: `--cards symbols` on every command that writes cards, and the archive's lines
+in the shape of their family (a report line on stdout, an error line on stderr)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from subprocess import CompletedProcess
+
+import pytest
+
+from tests.cli.probes import ROOT
+
+SIM = ROOT / "examples" / "sim"
+DISPUTES = ROOT / "examples" / "disputes"
+CARDS_LOG = SIM / "classic-2p-000000.blog"
+TILES_LOG = SIM / "burako-2p-000000.blog"
+
+SYMBOLS = re.compile("[♣♦♥♠🃏🟡🔵🔴⚫]")
+LETTER_CARD = re.compile(r"(?<![\w./#-])(?:[2-9TJQKA][cdhs]|JK)(?![\w/-])")
+UTF8 = {"LANG": "C.UTF-8", "LC_ALL": "", "LC_CTYPE": "", "NO_COLOR": ""}
+PLAIN = ({**UTF8, "NO_COLOR": "1"}, {**UTF8, "LC_ALL": "C"})
+
+# the symbols back to the log's letters, written here and not by the code under test
+_BACK = [(re.compile(r"10([♣♦♥♠])"), r"T\1"), (re.compile("🃏"), "JK")] + [
+    (re.compile(s), c) for s, c in zip("♣♦♥♠🟡🔵🔴⚫", "cdhsybrk", strict=True)]
+
+
+def _batch(runs: list[tuple[dict[str, str], list[object]]]) -> list[CompletedProcess[str]]:
+    """``buraco-log ARGS`` for each (environment, ARGS), all started at once."""
+    base = {**os.environ, "PYTHONPATH": str(ROOT)}
+    procs = [subprocess.Popen([sys.executable, "-m", "cli", *map(str, args)], cwd=ROOT,
+                              env={**base, **env}, stdin=subprocess.DEVNULL, text=True,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+             for env, args in runs]
+    done = []
+    for (_, args), proc in zip(runs, procs, strict=True):
+        out, err = proc.communicate(timeout=120)
+        done.append(CompletedProcess([str(a) for a in args], proc.returncode, out, err))
+    return done
+
+
+def _letters(text: str) -> str:
+    for symbol, letter in _BACK:
+        text = symbol.sub(letter, text)
+    return text
+
+
+COMMANDS: list[list[object]] = [
+    ["replay", CARDS_LOG, "--at", 40], ["show", CARDS_LOG], ["explain", CARDS_LOG, "--at", 40],
+    ["diff", DISPUTES / "fair-thirteen.log", DISPUTES / "illegal.log"],
+    ["audit", DISPUTES / "illegal.log"]]
+SYM = ["--cards", "symbols"]
+
+
+def test_every_command_that_writes_cards_takes_cards_symbols() -> None:
+    """`--cards symbols` was `moves`' alone: `replay`, `show`, `explain`, `diff` and `audit`
+    refused it (exit 2, "No such option"). Now each writes the same text with suit symbols
+    (only the cards changed), letters under LC_ALL=C or NO_COLOR (each command under one of
+    them), and its JSON as the log writes cards whatever is asked."""
+    json_run: list[object] = ["replay", CARDS_LOG, "--at", 40, "-f", "json", *SYM]
+    runs = [(UTF8, [*c, *SYM]) for c in COMMANDS] + [
+        (PLAIN[i % 2], [*c, *SYM]) for i, c in enumerate(COMMANDS)] + [
+        (UTF8, json_run), (UTF8, ["replay", TILES_LOG, "--at", 40, *SYM])]
+    done = _batch(runs)
+    n = len(COMMANDS)
+    for cmd, shown, plain in zip(COMMANDS, done[:n], done[n:2 * n], strict=True):
+        what = cmd[0]
+        assert plain.returncode in (0, 1) and shown.returncode == plain.returncode, (
+            what, shown.stderr)
+        assert LETTER_CARD.search(plain.stdout) and not SYMBOLS.search(plain.stdout), what
+        assert SYMBOLS.search(shown.stdout) and not LETTER_CARD.search(shown.stdout), (
+            what, LETTER_CARD.findall(shown.stdout)[:5])
+        assert _letters(shown.stdout) == plain.stdout, what  # the cards alone changed
+        assert shown.stderr == plain.stderr, what  # error and note lines keep the letters
+    as_json, tiles = done[2 * n:]
+    assert as_json.returncode == 0 and '"Qd"' in as_json.stdout
+    assert not SYMBOLS.search(as_json.stdout), as_json.stdout[:300]
+    # Burako's tiles in colour; its joker has no symbol (as `moves --cards symbols` has it)
+    assert tiles.returncode == 0 and "🔴" in tiles.stdout and "🃏" not in tiles.stdout
+    assert re.search(r"^  seq 39: .* drew JK$", tiles.stdout, re.M), tiles.stdout
+
+
+@pytest.mark.slow
+def test_cards_symbols_under_no_color_and_c_locale_is_the_default_text() -> None:
+    """Every command, asked for symbols where they cannot be shown (NO_COLOR, LC_ALL=C),
+    writes exactly what it writes by default."""
+    runs = [(UTF8, c) for c in COMMANDS] + [(env, [*c, *SYM]) for env in PLAIN for c in COMMANDS]
+    done = _batch(runs)
+    n = len(COMMANDS)
+    for i, cmd in enumerate(COMMANDS):
+        default = done[i]
+        assert LETTER_CARD.search(default.stdout) and not SYMBOLS.search(default.stdout)
+        for other in (done[n + i], done[2 * n + i]):
+            assert (other.returncode, other.stdout) == (default.returncode, default.stdout), (
+                cmd[0], other.stderr)
