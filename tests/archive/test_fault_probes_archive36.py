@@ -102,30 +102,45 @@ def test_table_and_report_show_the_names_without_a_quote(formula_archive: Path) 
     assert "@SUM(A1:A9)" in rep.stdout and "'@" not in rep.stdout
 
 
+def _run_all(*runs: tuple[object, ...]) -> list[subprocess.CompletedProcess[str]]:
+    """``_run`` of each, started at once (each a real process of its own)."""
+    procs = [(args, subprocess.Popen([sys.executable, "-m", "cli.main", *map(str, args)],
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                     cwd=REPO, env={**os.environ, "COLUMNS": "200"}))
+             for args in runs]
+    done = []
+    for args, p in procs:
+        out, err = p.communicate(timeout=120)
+        done.append(subprocess.CompletedProcess(list(map(str, args)), p.returncode, out, err))
+    return done
+
+
 def test_summary_lines_count_one_in_the_singular(formula_logs: Path, tmp_path: Path) -> None:
+    # (six processes, three archives apart: the ingests at once, then the reports at once)
     one = tmp_path / "one"
     one.mkdir()
     (one / "m0.blog").write_bytes((formula_logs / "m0.blog").read_bytes())
     arch = tmp_path / "a"
-    r = _run("ingest", one, "--archive", arch, "--jobs", "1")
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    (copy / "m0-again.blog").write_bytes((formula_logs / "m0.blog").read_bytes())
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    r, again, _ = _run_all(("ingest", one, "--archive", arch, "--jobs", "1"),
+                           ("ingest", one, copy, "--archive", tmp_path / "b", "--jobs", "1"),
+                           ("ingest", empty, "--archive", tmp_path / "e"))
     assert r.returncode == 0, r
     line = r.stdout.splitlines()[0]
     assert line.startswith("1 log: 1 match added ("), line
     assert "0 already stored, 0 duplicates, 0 refused before, 0 refused now" in line, line
-    copy = tmp_path / "copy"
-    copy.mkdir()
-    (copy / "m0-again.blog").write_bytes((formula_logs / "m0.blog").read_bytes())
-    again = _run("ingest", one, copy, "--archive", tmp_path / "b", "--jobs", "1")
     assert again.returncode == 0, again
     assert again.stdout.startswith("2 logs: 1 match added ("), again.stdout
     assert "0 already stored, 1 duplicate, " in again.stdout, again.stdout
-    rep = _run("report", arch)
+    html = tmp_path / "r.html"
+    rep, as_html, of_none = _run_all(("report", arch), ("report", arch, "-f", "html", "-o", html),
+                                     ("report", tmp_path / "e"))
     assert rep.returncode == 0, rep
     assert rep.stdout.startswith("1 match, ") and " events\n" in rep.stdout.splitlines(True)[0]
-    html = tmp_path / "r.html"
-    assert _run("report", arch, "-f", "html", "-o", html).returncode == 0
+    assert as_html.returncode == 0
     assert '<p class="note">1 match, ' in html.read_text(encoding="utf-8")
-    empty = tmp_path / "empty"
-    empty.mkdir()
-    _run("ingest", empty, "--archive", tmp_path / "e")
-    assert _run("report", tmp_path / "e").stdout.startswith("0 matches, 0 events\n")
+    assert of_none.stdout.startswith("0 matches, 0 events\n")

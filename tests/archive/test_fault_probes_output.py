@@ -52,8 +52,14 @@ def test_values_python_cannot_hold_come_out_as_text(archived: Archived, fmt: str
 
 
 def test_test_all_types_is_written_in_every_text_format(archived: Archived) -> None:
-    for fmt in TEXT_FORMATS:
-        r = run("query", str(archived.path), "SELECT * FROM test_all_types()", "--format", fmt)
+    # the four processes at once (one after another: 10 s of the default run)
+    procs = [subprocess.Popen([sys.executable, "-m", "cli.main", "query", str(archived.path),
+                               "SELECT * FROM test_all_types()", "--format", fmt], cwd=ROOT,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for fmt in TEXT_FORMATS]
+    for fmt, p in zip(TEXT_FORMATS, procs, strict=True):
+        out, err = p.communicate(timeout=120)
+        r = subprocess.CompletedProcess(p.args, p.returncode, out, err)
         assert r.returncode == 0 and "Traceback" not in r.stderr, (fmt, r.stderr[-500:])
         if fmt == "json":
             rows = strict_json(r.stdout)
