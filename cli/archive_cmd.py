@@ -204,6 +204,13 @@ def ingest(
         if not s.exists():
             raise fail(f"{s}: {why_missing(s)}", EXIT_USAGE,  # as every command says it
                        as_json=format is Format.json)
+    from buraco_log.audit.files import find_logs
+
+    if all(s.is_dir() for s in sources) and not find_logs(sources):
+        # as `audit DIR` says it (README: a usage error, exit 2), before an archive is made;
+        # it said "0 logs: 0 matches added", exit 0, and a mistyped directory went unnoticed
+        raise fail(f"{', '.join(map(str, sources))}: no logs found", EXIT_USAGE,
+                   as_json=format is Format.json)
     settings = spark_options(engine, master, conf)
     if engine is Engine.spark:
         archive_spark.check_local_size("--jobs", jobs, ctx, master, format is Format.json)
@@ -1426,8 +1433,9 @@ def verify_archive(path: Path, as_json: bool) -> None:
                "archive read it)" if p.message.endswith("Permission denied") else
                f" (batch {p.batch}: restore the file from a backup, or drop the batch and "
                "ingest its logs again)")
+        # an error line on stderr, the rule last as every command's error line has it
         typer.echo(f"buraco-log: error: {terminal_safe(os.path.join(str(path), p.path))}: "
-                   f"[{p.rule}] {terminal_safe(p.message)}{fix}", err=True)
+                   f"{terminal_safe(p.message)}{fix} [{p.rule}]", err=True)
     if as_json:
         emit_json({"archive": report.archive, "ok": report.ok, "files": report.files,
                    "bytes": report.bytes, "verified": report.verified,

@@ -87,7 +87,8 @@ def test_a_flipped_bit_is_found_and_named(archive: Path, where: str) -> None:
     assert r.returncode == 1
     lines = r.stderr.splitlines()
     assert len(lines) == 1 and "Traceback" not in r.stderr
-    assert lines[0].startswith(f"buraco-log: error: {archive / rel}: [archive.part_changed] ")
+    assert lines[0].startswith(f"buraco-log: error: {archive / rel}: ")
+    assert lines[0].endswith(" [archive.part_changed]")
     assert f"batch {batch}" in lines[0]
     assert "1 missing or changed" in r.stdout
     j = cli("verify", str(archive), "-f", "json")

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 from subprocess import CompletedProcess
 
 import pytest
@@ -96,3 +98,55 @@ def test_cards_symbols_under_no_color_and_c_locale_is_the_default_text() -> None
         for other in (done[n + i], done[2 * n + i]):
             assert (other.returncode, other.stdout) == (default.returncode, default.stdout), (
                 cmd[0], other.stderr)
+
+
+def _run(*args: object) -> CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "cli", *map(str, args)], cwd=ROOT,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, text=True,
+                          stdin=subprocess.DEVNULL, capture_output=True, timeout=120)
+
+
+@pytest.mark.slow  # an ingest (DuckDB, Parquet): 2-3 s; test_fixity holds the verify line too
+def test_archive_lines_are_shaped_as_their_family(tmp_path: Path) -> None:
+    """`ingest`'s refused lines are report lines on stdout, shaped as `audit`'s findings
+    (`seq N [rule] message`); `verify`'s lines are error lines on stderr, which end with their
+    rule as every error line does (they had `FILE: [rule] message (...)`)."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    shutil.copy(DISPUTES / "illegal.log", logs)
+    shutil.copy(DISPUTES / "fair-thirteen.log", logs)
+    arch = tmp_path / "arch"
+    r = _run("ingest", logs, "--archive", arch, "-j", 1)
+    assert r.returncode == 1, r.stderr
+    refused = [line for line in r.stdout.splitlines() if line.startswith("refused:")]
+    assert refused == [f"refused: {logs / 'illegal.log'}: seq 23 [discard.card_not_in_hand] "
+                       "first illegal event: seq 23: seat 1 (bruno) does not hold Ac"], r.stdout
+    part = next(arch.glob("matches/**/*.parquet"))
+    part.chmod(0o644)
+    data = bytearray(part.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    part.write_bytes(bytes(data))
+    v = _run("verify", arch)
+    lines = v.stderr.splitlines()
+    assert v.returncode == 1 and len(lines) == 1, v.stderr
+    assert lines[0].startswith(f"buraco-log: error: {part}: "), lines
+    assert lines[0].endswith(" [archive.part_changed]"), lines  # the rule last
+    assert lines[0].count("[") == 1, lines
+
+
+def test_ingest_of_a_directory_holding_no_log_is_a_usage_error_as_audit_says(
+        tmp_path: Path) -> None:
+    """`audit DIR` of a directory with no log says "no logs found", exit 2 (README: a usage
+    error); `ingest` of it said "0 logs: 0 matches added", exit 0, and made the archive."""
+    empty = tmp_path / "incoming"
+    (empty / "2026-12").mkdir(parents=True)
+    (empty / "notes.txt").write_text("no log here\n")
+    arch = tmp_path / "arch"
+    done = _batch([(UTF8, ["ingest", empty, "--archive", arch]), (UTF8, ["audit", empty]),
+                   (UTF8, ["ingest", empty, "--archive", arch, "-f", "json"])])
+    ingest, audit, as_json = done
+    line = f"buraco-log: error: {empty}: no logs found\n"
+    assert (ingest.returncode, ingest.stdout, ingest.stderr) == (2, "", line)
+    assert (audit.returncode, audit.stderr) == (2, line)
+    assert as_json.returncode == 2 and "no logs found" in as_json.stdout
+    assert not arch.exists()  # nothing made for a usage error
