@@ -65,6 +65,9 @@ Every command follows the same rules:
   illegal move's: `FILE: seq S: ... [rule]`; notes alike), the rule last, with nothing
   half-written; a defect of the tool itself says `internal error` (exit 1). `--debug`
   (before the command) prints the traceback before that line; the exit status stays the same.
+  Report lines on stdout are data, not errors: a finding there names its place, then its rule,
+  then what happened (`audit`'s `seq N [rule] message`, `ingest`'s `refused: FILE: seq N [rule]
+  message`).
 - **`--format json`** (`-f json`) prints stable JSON (sorted keys) on stdout; `-f table` and
   `-f text` are the same words for people. On failure, stdout holds `{"error": {"code",
   "message", "exit_status", ...}}` beside the line on stderr, so a program reading stdout
