@@ -1,8 +1,9 @@
 """One command line: `python -m cli`, help that says what docs/cli.md says, and --debug.
 
-Each command's `--help` is read by a real subprocess and compared with its section of
-docs/cli.md: the usage line, every option's names and every help text. `--debug` adds a
-traceback before the one error line and changes nothing else (the exit status above all).
+Each command's `--help` is read from a real subprocess (one for them all) and compared with
+its section of docs/cli.md: the usage line, every option's names and every help text.
+`--debug` adds a traceback before the one error line and changes nothing else (the exit status
+above all).
 """
 
 from __future__ import annotations
@@ -58,10 +59,52 @@ def test_the_docs_list_every_command() -> None:
     assert len(COMMANDS) >= 20 and "buraco-log rules show" in COMMANDS
 
 
+# Every command's --help in one process, as `buraco-log PATH --help` runs it: a process each
+# took 15 s of the default run (their output is the same, byte for byte).
+_ALL_HELPS = r"""
+import sys
+from cli import main
+for path in sys.argv[1:]:
+    for stream in (sys.stdout, sys.stderr):
+        print("\0=== " + path, file=stream, flush=True)
+    sys.argv = [*path.split(), "--help"]
+    try:
+        code = main._run()
+    except SystemExit as exc:
+        code = exc.code
+    sys.stdout.flush()
+    print("\0=== exit", repr(code), flush=True)
+"""
+
+
+@pytest.fixture(scope="module")
+def helps() -> dict[str, subprocess.CompletedProcess[str]]:
+    """Each command's --help: its exit status, stdout and stderr."""
+    env = {**os.environ, "COLUMNS": "4000", "PYTHONPATH": str(ROOT)}  # as cli() runs one
+    env.pop("NO_COLOR", None)
+    r = subprocess.run([sys.executable, "-c", _ALL_HELPS, *COMMANDS], capture_output=True,
+                       text=True, cwd=ROOT, env=env, timeout=300, check=False)
+    assert r.returncode == 0, r.stderr
+    outs = r.stdout.split("\0=== ")[1:]
+    errs = r.stderr.split("\0=== ")[1:]
+    assert len(outs) == 2 * len(COMMANDS) and len(errs) == len(COMMANDS), (r.stdout, r.stderr)
+    done = {}
+    for i, path in enumerate(COMMANDS):
+        head, out = outs[2 * i].split("\n", 1)
+        err = errs[i].split("\n", 1)[1]
+        code = outs[2 * i + 1].strip().removeprefix("exit ")  # SystemExit(None) is 0
+        assert head == path, (head, path)
+        done[path] = subprocess.CompletedProcess(
+            path, 0 if code == "None" else int(code) if code.lstrip("-").isdigit() else 1,
+            out, err)
+    return done
+
+
 @pytest.mark.parametrize("path", COMMANDS)
-def test_help_says_what_the_docs_say(path: str) -> None:
+def test_help_says_what_the_docs_say(path: str,
+                                     helps: dict[str, subprocess.CompletedProcess[str]]) -> None:
     section = sections()[path]
-    r = cli(*path.split()[1:], "--help")
+    r = helps[path]
     assert r.returncode == 0 and r.stderr == "", r.stderr
     shown = flat(r.stdout)
     usage = re.search(r"```text\n(.*)\n```", section)
