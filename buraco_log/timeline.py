@@ -12,7 +12,7 @@ Core module: stdlib and msgspec only.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Literal
 
 import msgspec
@@ -71,6 +71,7 @@ _LETTER_CARD = re.compile(
     r"(?<![\w#@./\\:-])(?:([2-9TJQKA])([cdhs])|(1[0-3]|[1-9])([ybrk])|(JK))"
     r"(?![\w/\\-]|\.\w)")
 _TILE = re.compile(r"(?<![\w#@./\\:-])(?:1[0-3]|[1-9])[ybrk](?![\w/\\-]|\.\w)")
+_SEAT_BEFORE = re.compile(r"\bseat \d+ +$")  # "seat 0 ana (11): ...", "seat 0  ana  side 0"
 _SUIT_SYMBOL = dict(zip("cdhs", "\u2663\u2666\u2665\u2660", strict=True))
 _TILE_SYMBOL = dict(zip("ybrk", "\U0001f7e1\U0001f535\U0001f534\u26ab", strict=True))
 
@@ -80,16 +81,21 @@ def names_a_tile(text: str) -> bool:
     return _TILE.search(text) is not None
 
 
-def with_symbols(text: str, tiles: bool | None = None) -> str:
+def with_symbols(text: str, tiles: bool | None = None, names: Collection[str] = ()) -> str:
     """``text`` with each card written as the log writes it (``7h Th JK``, Burako's ``12r``)
     in suit symbols, as ``format_card`` writes them (``7\u2665 10\u2665 \U0001f0cf``,
     ``12\U0001f534``). ``tiles``: the text is of tiles (a Burako joker keeps ``JK``, it has no
-    symbol); None: it is if it names a tile."""
+    symbol); None: it is if it names a tile. ``names``: the players', left as they are where
+    they stand alone (a column of names)."""
     if tiles is None:
         tiles = names_a_tile(text)
 
     def symbol(m: re.Match[str]) -> str:
         rank, suit, number, colour, joker = m.groups()
+        a, b = m.start(), m.end()
+        if (text[a - 1:a], text[b:b + 1]) == ("(", ")") or _SEAT_BEFORE.search(text, 0, a) \
+                or m.group(0) in names:
+            return m.group(0)  # a player's name (ana, or JK), as a seat is named: "seat 1 (JK)"
         if joker:
             return m.group(0) if tiles else "\U0001f0cf"
         if number:

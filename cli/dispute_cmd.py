@@ -70,19 +70,19 @@ def _cards_as(cards: Cards) -> None:
     _symbols[0] = symbols_shown(cards)
 
 
-def _echo(line: str = "", tiles: bool | None = None) -> None:
+def _echo(line: str = "", tiles: bool | None = None, names: Sequence[str] = ()) -> None:
     if _symbols[0]:  # the text only: JSON keeps the cards as the log writes them
-        line = with_symbols(line, tiles)
+        line = with_symbols(line, tiles, names)
     typer.echo(terminal_safe(line))  # names and notes come from the log
 
 
-def _echo_all(lines: Iterable[str]) -> None:
+def _echo_all(lines: Iterable[str], names: Sequence[str] = ()) -> None:
     """Lines of one log, cards or tiles: a Burako joker (JK) in a line naming no other tile
-    is a tile all the same."""
+    is a tile all the same. ``names``: the players', never taken for cards (JK, Ah)."""
     block = list(lines)
     tiles = any(names_a_tile(line) for line in block)
     for line in block:
-        _echo(line, tiles)
+        _echo(line, tiles, names)
 
 
 def _replay_error(path: Path, exc: BuracoLogError, as_json: bool = False) -> typer.Exit:
@@ -547,7 +547,12 @@ def show(path: LogArg, format: FormatOpt = Format.table, cards: CardsOpt = Cards
     if format is Format.json:
         emit_json(summary)
     else:
-        _echo_all([*render_summary(summary), *render_last_melds(summary)])
+        # the hands' table names players in its columns; the melds name cards only
+        tiles = any(names_a_tile(line) for line in render_last_melds(summary))
+        for line in render_summary(summary):
+            _echo(line, tiles, [p.name for p in summary.players])
+        for line in render_last_melds(summary):
+            _echo(line, tiles)
     # a wrong recorded score is a finding (the summary shows the recomputed one, with the
     # recorded one beside it): said, exit 1, as `audit` and `view` do; a referee's script read
     # the exit status 0 as clean

@@ -150,3 +150,23 @@ def test_ingest_of_a_directory_holding_no_log_is_a_usage_error_as_audit_says(
     assert (audit.returncode, audit.stderr) == (2, line)
     assert as_json.returncode == 2 and "no logs found" in as_json.stdout
     assert not arch.exists()  # nothing made for a usage error
+
+
+def test_a_player_named_as_a_card_keeps_the_name(tmp_path: Path) -> None:
+    """Players called JK and Ah (initials) are names, not cards: `--cards symbols` must not
+    write "seat 0 (🃏)" or a hands table whose dealer is A♥."""
+    lines = (ROOT / "examples" / "golden" / "classic.jsonl").read_text().splitlines()
+    assert lines[-1].startswith('{"log": "end"')  # the end line's digest holds the names
+    text = "\n".join(lines[:-1]) + "\n"
+    log = tmp_path / "initials.jsonl"
+    log.write_text(text.replace('"name":"p0"', '"name":"JK"').replace('"name":"p1"',
+                                                                      '"name":"Ah"'))
+    replay, show = _batch([(UTF8, ["replay", log, *SYM]), (UTF8, ["show", log, *SYM])])
+    assert replay.returncode == 0 and show.returncode == 0, replay.stderr + show.stderr
+    assert SYMBOLS.search(replay.stdout) and SYMBOLS.search(show.stdout)
+    assert re.search(r"^  seat 0 JK \(\d+\)", replay.stdout, re.M), replay.stdout
+    assert "seat 0 (JK)" in replay.stdout and "(🃏)" not in replay.stdout, replay.stdout
+    assert "side 1 (Ah)" in replay.stdout and "  seat 1 Ah (" in replay.stdout, replay.stdout
+    hands = show.stdout.split("\nhands\n")[1].splitlines()[1]
+    assert hands.split()[1] in ("JK", "Ah"), show.stdout  # the dealer, by name
+    assert "🃏" not in show.stdout and "A♥" not in show.stdout.split("melds")[0], show.stdout
