@@ -122,6 +122,16 @@ def test_help_at_100_columns_shows_every_option_and_environment_variable_whole()
     assert "BURACO_LOG_REQUIRE_COMMITMENT" in helps["audit"]  # it was cut, even at 100
 
 
+def test_help_in_20_columns_keeps_every_option_name_whole() -> None:
+    """At 20 columns rich's tables gave each cell 3 or 4 columns: `--format` was `--f` over
+    `orm`, `PATHS...` was `PAT` over `HS.`, words cut into pieces (`stan` over `dard`)."""
+    helps = _helps(20)
+    for command, names in _names_in_help().items():
+        words = set(re.findall(r"[-\w]+", helps[command]))
+        whole = {n for n in names if n.startswith("--") and len(n) < 20}  # one fits a line
+        assert helps[command].strip() and whole <= words, (command, whole - words)
+
+
 def test_a_negative_option_is_shown_under_its_positive_one() -> None:
     lines = _helps(80)["audit"].splitlines()
     at = next(i for i, line in enumerate(lines) if "--require-commitment" in line)
