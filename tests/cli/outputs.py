@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,6 +43,27 @@ def run(*args: object, stdin: bytes = b"", timeout: float = 60, cwd: Path | None
                       (exc.stderr or b"").decode("utf-8", "replace"))
     return Result(p.returncode, p.stdout.decode("utf-8", "replace"),
                   p.stderr.decode("utf-8", "replace"))
+
+
+def run_all(*argvs: Sequence[object], timeout: float = 60, cwd: Path | None = None) -> list[Result]:
+    """:func:`run` of each ``buraco-log ARGS``, all started at once (one after another, a
+    test of several independent runs waited out each start)."""
+    assert EXE is not None
+    environ = dict(os.environ, COLUMNS="200")
+    procs = [subprocess.Popen([EXE, *(str(a) for a in args)], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd,
+                              env=environ) for args in argvs]
+    done = []
+    for p in procs:
+        try:
+            out, err = p.communicate(b"", timeout=timeout)  # stdin as run() gives it
+            code: int | None = p.returncode
+        except subprocess.TimeoutExpired:
+            p.kill()
+            out, err = p.communicate()
+            code = None
+        done.append(Result(code, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")))
+    return done
 
 
 def assert_error(r: Result, code: int, *needles: str, json_out: bool = False) -> str:

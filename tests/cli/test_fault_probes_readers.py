@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from buraco_log import jsonl
-from tests.cli.outputs import GOOD, assert_error, copy, run
+from tests.cli.outputs import GOOD, assert_error, copy, run, run_all
 
 HUGE = str(10**30)
 
@@ -103,12 +103,12 @@ def test_a_usage_error_without_json_leaves_stdout_empty(box: Path) -> None:
 def test_what_the_log_does_not_have_is_one_line_and_json_with_json(
         box: Path, args: list[str], code: int, needles: list[str]) -> None:
     """Before, replay/explain/moves -f json left stdout empty on these errors."""
-    r = run(*args, "-f", "json", cwd=box)
+    r, table = run_all([*args, "-f", "json"], args, cwd=box)
     line = assert_error(r, code, *needles, json_out=True)
     error = _error(r.out)
     assert error["exit_status"] == code and error["message"] == line.removeprefix(
         "buraco-log: error: ")
-    assert_error(run(*args, cwd=box), code, *needles)  # the table form: stdout empty
+    assert_error(table, code, *needles)  # the table form: stdout empty
 
 
 def test_a_seq_the_log_has_gives_json(box: Path) -> None:
