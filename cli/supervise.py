@@ -41,17 +41,28 @@ def supervised(on_abort: Callable[[], object], leftovers: Callable[[int], list[P
         with contextlib.suppress(OSError, ValueError):
             stream.flush()
     read_end, write_end = os.pipe()
+    # Held, not raised, from here on in the parent: blocking reaches the main thread only, and
+    # a signal sent while another thread did not block it (numpy's OpenBLAS pool, until the
+    # fork stops it) ran Python's handler after the fork, in the parent. Its KeyboardInterrupt
+    # there ended the parent ("error: interrupted") and left the child running the query on,
+    # to its time limit, holding the caller's standard output open.
+    held: list[int] = []
+    previous = _hold(held)
     # blocked before the fork: a child that ends at once must not be missed (SIGCHLD
     # unblocked at its default action is discarded)
     old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, _WAITED)
     try:
         pid = os.fork()
     except OSError:  # no room for a process: run unwatched, as before
+        _restore(previous)
         signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
         os.close(read_end)
         os.close(write_end)
+        for signum in held:  # met meanwhile: acted on as it would have been
+            os.kill(os.getpid(), signum)
         return
-    if pid == 0:
+    if pid == 0:  # what the parent held it forwards: the child drops its copy
+        _restore(previous)
         signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
         os.close(read_end)
         os.dup2(write_end, 2)
@@ -59,7 +70,32 @@ def supervised(on_abort: Callable[[], object], leftovers: Callable[[int], list[P
         _stderr_reopened()
         return
     os.close(write_end)
-    _watch(pid, read_end, on_abort, leftovers)
+    _watch(pid, read_end, on_abort, leftovers, held)
+
+
+def _hold(held: list[int]) -> dict[int, Any]:
+    """Every forwarded signal's Python handler replaced by one that notes it in ``held``;
+    one the process ignores stays ignored. Returns the handlers replaced."""
+
+    def hold(signum: int, _frame: object) -> None:
+        held.append(signum)
+
+    previous: dict[int, Any] = {}
+    try:
+        for sig in sorted(_FORWARDED):
+            handler = signal.getsignal(sig)
+            if handler not in (signal.SIG_IGN, None):
+                previous[sig] = handler
+                signal.signal(sig, hold)
+    except BaseException:  # interrupted meanwhile, by the handler it was replacing
+        _restore(previous)
+        raise
+    return previous
+
+
+def _restore(previous: dict[int, Any]) -> None:
+    for sig, handler in previous.items():
+        signal.signal(sig, handler)
 
 
 def _stderr_reopened() -> None:
@@ -81,13 +117,20 @@ def _stderr_reopened() -> None:
 
 
 def _watch(pid: int, read_end: int, on_abort: Callable[[], object],
-           leftovers: Callable[[int], list[Path]]) -> None:
+           leftovers: Callable[[int], list[Path]], held: list[int]) -> None:
     aborted: list[bytes] = []
     relay = threading.Thread(target=_relay, args=(read_end, aborted), daemon=True)
     relay.start()
     status = None
     while status is None:
-        info = signal.sigwaitinfo(_WAITED)  # blocked; the relay thread too
+        while held:  # taken by another thread, so its handler noted it: passed on
+            with contextlib.suppress(OSError):
+                os.kill(pid, held.pop(0))
+        # not waited for ever: a handler that noted one after the look above runs only
+        # when the main thread runs Python again
+        info = signal.sigtimedwait(_WAITED, 0.05)  # blocked; the relay thread too
+        if info is None:
+            continue
         if info.si_signo == signal.SIGCHLD:
             done, raw = os.waitpid(pid, os.WNOHANG)
             status = raw if done == pid else None

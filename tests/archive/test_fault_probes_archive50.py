@@ -1,0 +1,135 @@
+"""Fault probes, archive: Ctrl-C and SIGTERM at any moment of a `query`, a `report` and an
+`ingest -j 2`, as an operator stops a runaway query of a trillion rows: every run ends within a
+few seconds with one line and 130 (143 for SIGTERM), and leaves no process of its group behind.
+
+The window found: `query` runs DuckDB in a forked child, the parent blocking the signals to
+wait for them; blocking reaches the main thread only, and a signal that came while another
+thread had them unblocked (numpy's OpenBLAS pool is one, until the fork stops it) ran Python's
+handler in the parent after the fork. The parent said "error: interrupted" and exited 130; the
+child ran the query on to its time limit, holding the caller's standard output open."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+ENDLESS = "SELECT count(*) FROM range(1000000000000)"
+SAID = {signal.SIGINT: ("interrupted", 130), signal.SIGTERM: ("terminated (SIGTERM)", 143)}
+
+# The command line with the signal sent at the end of os.fork() in the parent, which blocked
+# it, while a thread of the process (as a library's pool) still takes it: sent from C (a
+# partial of os.kill) after logging's own after-fork hook, so no Python line of os.fork() runs
+# its handler (one that does says it as "ignored", and is sent again by cli.signals); a sleep
+# from C then gives the other thread time to take it.
+IN_THE_FORK = """
+import functools, logging, os, signal, sys, threading, time
+threading.Thread(target=threading.Event().wait, daemon=True).start()
+os.register_at_fork(after_in_parent=functools.partial(os.kill, os.getpid(), int(sys.argv[1])))
+os.register_at_fork(after_in_parent=functools.partial(time.sleep, 0.2))  # the thread takes it
+sys.argv = ["buraco-log", *sys.argv[2:]]
+from cli.entry import run
+run()
+"""
+
+
+def _ended(proc: subprocess.Popen[str], signum: int, within: float) -> str:
+    """The one line ``proc`` said, checked: its status for ``signum``, ended within ``within``
+    seconds, nothing of its process group left running."""
+    try:
+        _, err = proc.communicate(timeout=within)
+    except subprocess.TimeoutExpired:  # stdout still open: someone of the group runs on
+        os.killpg(proc.pid, signal.SIGKILL)
+        _, err = proc.communicate()
+        raise AssertionError(f"still running {within} s after the signal: {err!r}") from None
+    time.sleep(0.1)  # a child's exit after its parent's is not instantaneous
+    try:
+        os.killpg(proc.pid, 0)
+    except ProcessLookupError:
+        pass
+    else:
+        os.killpg(proc.pid, signal.SIGKILL)
+        raise AssertionError(f"a process of the group outlived the command: {err!r}")
+    how, status = SAID[signal.Signals(signum)]
+    lines = err.splitlines()
+    assert proc.returncode == status, (proc.returncode, err)
+    assert len(lines) == 1 and lines[0].endswith(how), err
+    assert "Traceback" not in err
+    return lines[0]
+
+
+def _in_the_fork(archive: Path, signum: int) -> str:
+    proc = subprocess.Popen([sys.executable, "-c", IN_THE_FORK, str(int(signum)), "query",
+                             str(archive), ENDLESS, "--timeout", "0"],
+                            cwd=ROOT, text=True, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True)
+    return _ended(proc, signum, 30)
+
+
+def test_ctrl_c_while_query_forks_its_child_stops_both(three: Path) -> None:
+    """Before: "buraco-log: error: interrupted" and 130 from the parent at once, and its child
+    ran the query on (for ever, with --timeout 0), standard output open."""
+    line = _in_the_fork(three, signal.SIGINT)
+    assert line.startswith("buraco-log: error: ")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize("attempt", range(5))
+def test_a_signal_while_query_forks_its_child_stops_both(three: Path, signum: int,
+                                                        attempt: int) -> None:
+    _in_the_fork(three, signum)
+
+
+def _after(delay: float, signum: int, args: list[str]) -> str:
+    proc = subprocess.Popen([sys.executable, "-m", "cli", *args], cwd=ROOT, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    time.sleep(delay)
+    if proc.poll() is not None:  # done before the signal: nothing to stop
+        proc.communicate()
+        return ""
+    proc.send_signal(signum)
+    return _ended(proc, signum, 10)
+
+
+DELAYS = [i * 0.05 for i in range(61)]  # 0 to 3 s: before, across and after the fork
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_query_stops_for_a_signal_at_any_moment(three: Path, signum: int) -> None:
+    for delay in DELAYS:
+        _after(delay, signum, ["query", str(three), ENDLESS, "--timeout", "0"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_report_stops_for_a_signal_at_any_moment(three: Path, tmp_path: Path,
+                                                 signum: int) -> None:
+    for delay in DELAYS:
+        out = tmp_path / f"r{delay:.2f}"
+        _after(delay, signum, ["report", str(three), "--output", str(out)])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_ingest_with_two_workers_stops_for_a_signal_at_any_moment(
+        three: Path, tmp_path: Path, signum: int) -> None:
+    logs = sorted(str(p) for p in (three.parent / "logs").iterdir())
+    for delay in DELAYS:
+        _after(delay, signum, ["ingest", *logs, "--archive", str(tmp_path / f"a{delay:.2f}"),
+                               "-j", "2"])
+
+
+def test_a_signal_at_a_few_moments_of_a_query(three: Path) -> None:
+    """The sweep's small twin: before the command's handlers, and once the query runs."""
+    said = [_after(d, signal.SIGINT, ["query", str(three), ENDLESS, "--timeout", "0"])
+            for d in (0.3, 2.0)]
+    assert said[1] == "buraco-log: error: query: interrupted"
