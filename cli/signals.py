@@ -35,10 +35,11 @@ def terminate_as_interrupt() -> Iterator[list[int]]:
         yield met
         return
 
-    me = os.getpid()
+    global _owner
+    _owner = os.getpid()
 
     def on_term(signum: int, _frame: object) -> None:
-        if os.getpid() != me:  # a worker forked with it: die of it, as it would have
+        if os.getpid() != _owner:  # a worker forked with it: die of it, as it would have
             signal.signal(signum, signal.SIG_DFL)
             os.kill(os.getpid(), signum)
             return
@@ -55,9 +56,21 @@ def terminate_as_interrupt() -> Iterator[list[int]]:
         yield met
     finally:
         _met = None
+        _owner = None
         sys.unraisablehook = hook
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+def carried_on() -> None:
+    """Said in a forked child that goes on with the command (``cli.supervise``'s) rather
+    than working for it: SIGTERM and SIGHUP raise KeyboardInterrupt there too. As a worker
+    it died of them without a word before the query's own handler took over, and its parent,
+    seeing that, died of the same signal without a word (exit -15 rather than one line and
+    143)."""
+    global _owner
+    if _owner is not None:
+        _owner = os.getpid()
 
 
 def _redeliver(met: list[int], fallback: Callable[[Any], object]) -> Callable[[Any], None]:
@@ -87,6 +100,8 @@ def _redeliver(met: list[int], fallback: Callable[[Any], object]) -> Callable[[A
     return hook
 
 
+_owner: int | None = None
+"""The process whose command :func:`terminate_as_interrupt` serves; any other is a worker."""
 _met: list[int] | None = None
 """The SIGTERMs and SIGHUPs met while :func:`terminate_as_interrupt` is on; shared with the
 commands that ask for it again inside (their own ``met`` then sees the one the process got)."""

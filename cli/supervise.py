@@ -20,6 +20,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from cli.signals import carried_on
+
 # glibc's own words when it cannot allocate a thread's TLS block (elf/dl-tls.c, oom())
 NATIVE_ABORTS = (b"cannot allocate memory for thread-local data",)
 _FORWARDED = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT}
@@ -62,6 +64,7 @@ def supervised(on_abort: Callable[[], object], leftovers: Callable[[int], list[P
             os.kill(os.getpid(), signum)
         return
     if pid == 0:  # what the parent held it forwards: the child drops its copy
+        carried_on()
         _restore(previous)
         signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
         os.close(read_end)
