@@ -15,10 +15,47 @@ Public API::
 
 from __future__ import annotations
 
-from .ingest import ErrorSummary, IngestReport, Progress, SharedMatchId, StrongerCopy, ingest
-from .report import Report, Section, render_html, report
-from .schema import ARCHIVE_VERSION, SCHEMAS, TABLES
-from .views import (
+import importlib
+import os
+import signal
+import threading
+from typing import Any
+
+
+def _import_whole(name: str) -> None:
+    """Import a native module with the signals' Python handlers held off until it is done.
+
+    A KeyboardInterrupt (Ctrl-C, or SIGTERM as the command line raises it) that landed inside
+    duckdb's module initialisation, in the Python its bindings run there, aborted the process
+    (SIGABRT, "Critical nanobind error" and a traceback), made the import fail ("internal
+    error: ImportError: Encountered an error while initializing the extension"), or was
+    swallowed, and the command ran on to the end. Held, it is sent again once the import is
+    whole, to the handler that was there."""
+    if threading.current_thread() is not threading.main_thread():
+        importlib.import_module(name)
+        return
+    held: list[int] = []
+    previous: dict[int, Any] = {}
+    try:
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            handler = signal.getsignal(sig)
+            if callable(handler):  # a default or ignored one stays as it is
+                previous[sig] = handler
+                signal.signal(sig, lambda signum, _frame: held.append(signum))
+        importlib.import_module(name)
+    finally:
+        for before, was in previous.items():
+            signal.signal(before, was)
+        for signum in held[:1]:
+            os.kill(os.getpid(), signum)
+
+
+_import_whole("duckdb")
+
+from .ingest import ErrorSummary, IngestReport, Progress, SharedMatchId, StrongerCopy, ingest  # noqa: E402
+from .report import Report, Section, render_html, report  # noqa: E402
+from .schema import ARCHIVE_VERSION, SCHEMAS, TABLES  # noqa: E402
+from .views import (  # noqa: E402
     DEFAULT_MEMORY_LIMIT,
     DEFAULT_THREADS,
     QueryStream,
