@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from buraco_log.archive import ingest
+
 REPO = Path(__file__).resolve().parents[2]
 # a name for each character a spreadsheet takes as the start of a formula
 NAMES = ('=HYPERLINK("http://x","click")', "+1+cmd|' /C calc'!A0", "-2+3", "@SUM(A1:A9)",
@@ -116,7 +118,7 @@ def _run_all(*runs: tuple[object, ...]) -> list[subprocess.CompletedProcess[str]
 
 
 def test_summary_lines_count_one_in_the_singular(formula_logs: Path, tmp_path: Path) -> None:
-    # (six processes, three archives apart: the ingests at once, then the reports at once)
+    # (five processes, three archives apart: the ingests at once, then the reports at once)
     one = tmp_path / "one"
     one.mkdir()
     (one / "m0.blog").write_bytes((formula_logs / "m0.blog").read_bytes())
@@ -126,9 +128,10 @@ def test_summary_lines_count_one_in_the_singular(formula_logs: Path, tmp_path: P
     (copy / "m0-again.blog").write_bytes((formula_logs / "m0.blog").read_bytes())
     empty = tmp_path / "empty"
     empty.mkdir()
-    r, again, _ = _run_all(("ingest", one, "--archive", arch, "--jobs", "1"),
-                           ("ingest", one, copy, "--archive", tmp_path / "b", "--jobs", "1"),
-                           ("ingest", empty, "--archive", tmp_path / "e"))
+    # an archive of no match (the command refuses a directory holding no log, exit 2)
+    assert ingest([str(empty)], tmp_path / "e").added == 0
+    r, again = _run_all(("ingest", one, "--archive", arch, "--jobs", "1"),
+                        ("ingest", one, copy, "--archive", tmp_path / "b", "--jobs", "1"))
     assert r.returncode == 0, r
     line = r.stdout.splitlines()[0]
     assert line.startswith("1 log: 1 match added ("), line
