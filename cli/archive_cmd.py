@@ -211,8 +211,6 @@ def ingest(
     # that came while the summary was printed killed the process without a word.
     with terminate_as_interrupt() as met:
         try:
-            if all(s.is_dir() for s in sources):  # walked here: a Ctrl-C meanwhile is said
-                _some_log(sources, format is Format.json)
             if engine is Engine.spark:  # cut before its commit, a Spark run leaves nothing
                 report = archive_spark.ingest([str(s) for s in sources], str(archive_dir),
                                               archive_spark.master_or(master, jobs or None),
@@ -237,17 +235,6 @@ def ingest(
                        "summary on stdout may be cut short)", err=True)
             _end(status)
         _ingest_exit(report, met)
-
-
-def _some_log(sources: list[Path], as_json: bool) -> None:
-    """Directories that hold no log: said as `audit DIR` says it (README: a usage error, exit
-    2), before an archive is made; it said "0 logs: 0 matches added", exit 0, and a mistyped
-    directory went unnoticed."""
-    from buraco_log.audit.files import find_logs
-
-    if not find_logs(sources):
-        raise fail(f"{', '.join(map(str, sources))}: no logs found", EXIT_USAGE,
-                   as_json=as_json)
 
 
 def _say_ingested(report: archive.IngestReport, format: Format) -> None:

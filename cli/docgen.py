@@ -32,8 +32,8 @@ Every command follows the same rules:
     illegal move, a wrong score, a refused ingest (`show`, `replay` and `view` first show what
     is intact and legal). Also: an output could not be written (a full disk), or an internal
     error.
-  - `2`: a usage error (a bad option, a missing command, an `audit` or `ingest` directory
-    holding no log), or an input that is not readable as
+  - `2`: a usage error (a bad option, a missing command, an `audit` directory holding no
+    log), or an input that is not readable as
     a log (a missing path, a directory, a FIFO, a read error such as EIO, a file that does not
     begin like a log, a format version newer than this tool), or a seq, hand, turn or seat
     the match does not have (a match not started has none). A name too long for any file,
