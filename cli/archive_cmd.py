@@ -873,7 +873,7 @@ def _write_result(opened: Any, format: QueryFormat, output: Path | None, wide: b
 
 
 @contextlib.contextmanager
-def _stopped_by_signal(command: str, output: Path | None) -> Iterator[None]:
+def _stopped_by_signal(command: str, output: Path | None) -> Iterator[Callable[[], None]]:
     """Ctrl-C (SIGINT), SIGTERM or SIGHUP ends ``command`` with one line and 130, 143 or
     129, and no output file. DuckDB turns the KeyboardInterrupt into ``RuntimeError: Query
     interrupted`` (said as a defect) or an INTERRUPT error (said as the time limit), Py4J
@@ -881,8 +881,15 @@ def _stopped_by_signal(command: str, output: Path | None) -> Iterator[None]:
     second copy (the terminal's and the supervising parent's) is dropped, so the clean-up
     runs whole; a signal the process was set to ignore stays ignored."""
     met: list[int] = []
+
+    def stop_if_signalled() -> None:
+        """Called before the output is written: a signal whose KeyboardInterrupt was dropped
+        on its way (inside DuckDB) still stops the command, instead of ending it 0."""
+        if met:
+            raise KeyboardInterrupt
+
     if threading.current_thread() is not threading.main_thread():
-        yield
+        yield stop_if_signalled
         return
 
     def on_signal(signum: int, _frame: object) -> None:
@@ -898,7 +905,7 @@ def _stopped_by_signal(command: str, output: Path | None) -> Iterator[None]:
                 or getattr(signal.getsignal(s), "__module__", None) == "cli.signals"}
     try:
         with _interrupting_duckdb():
-            yield
+            yield stop_if_signalled
     except BaseException:
         if not met:
             raise
@@ -1113,13 +1120,14 @@ def report(
     _check_timeout(timeout, as_json)
     settings = spark_options(engine, master, conf)
     # outside the signal's handling, which says a signal itself (once)
-    with _nothing_written(output, as_json), _stopped_by_signal("report", output):
+    with _nothing_written(output, as_json), _stopped_by_signal("report", output) as stop_if:
         if engine is Engine.spark:
             rep = archive_spark.report(str(archive_dir), top,
                                        archive_spark.master_or(master, None), settings, timeout)
         else:
             with _working(f"report: running the canned queries over {archive_dir}"):
                 rep = _archive().report(str(archive_dir), top=top, timeout=timeout)
+        stop_if()  # a signal DuckDB's last query swallowed ended the report 0, nothing said
         html = format is ReportFormat.html
         with _writing("report", output, format is ReportFormat.json), \
                 _new_pages(output if html else None) as pages:
