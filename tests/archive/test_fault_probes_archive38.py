@@ -214,7 +214,8 @@ def test_an_unreadable_committed_file_is_named_as_unreadable_not_damaged(base_co
     r = cli("verify", base_copy, prefix=prefix)
     assert r.returncode == 1 and r.stderr.endswith("Permission denied (batch "
                                                    f"{victim.name[5:-8]}: let the user who "
-                                                   "reads the archive read it) [archive.part_unreadable]\n"), r.stderr
+                                                   "reads the archive read it) "
+                                                   "[archive.part_unreadable]\n"), r.stderr
     os.chmod(victim, 0o444)  # for this test's own reading, were it not root
     assert tree(base_copy) == before
 

@@ -22,32 +22,23 @@ from buraco_log.errors import ArchiveError
 from buraco_log.log import read_events
 from tests import brokenlogs
 from tests.archive.compact_sums import KILLER
+from tests.archive.filetree import sized_tree
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _tree(root: Path) -> list[tuple[str, int, int]]:
-    out = []
-    for dirpath, dirs, names in os.walk(root):
-        for name in dirs + names:
-            st = os.lstat(os.path.join(dirpath, name))
-            out.append((os.path.relpath(os.path.join(dirpath, name), root), st.st_size,
-                        st.st_mtime_ns))
-    return sorted(out)
 
 
 def test_a_query_past_its_memory_limit_spills_nowhere(three: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """Run from inside the archive (DuckDB's default spill directory is `.tmp` in the working
     directory): the query runs out of memory in one line, and no file appears anywhere."""
-    before = _tree(three)
+    before = sized_tree(three)
     monkeypatch.chdir(three)
     assert query(three, "SELECT current_setting('temp_directory') AS t").to_pylist() == [
         {"t": ""}]
     with pytest.raises(ArchiveError, match=r"^query: out of memory under the 40MB limit"):
         query(three, "SELECT count(*) FROM (SELECT i, string_agg(i::VARCHAR) FROM "
                      "range(1500000) t(i) GROUP BY i)", memory_limit="40MB", bound=False)
-    assert _tree(three) == before
+    assert sized_tree(three) == before
 
 
 SPILL_INTO = ["SET temp_directory = '{archive}'", "PRAGMA temp_directory = '{archive}'",

@@ -15,6 +15,7 @@ import pytest
 from buraco_log.archive import query
 from buraco_log.errors import ArchiveError
 from tests.archive.conftest import Archived
+from tests.archive.filetree import sized_tree
 
 REPO = Path(__file__).resolve().parents[2]
 ENDLESS = "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT count(*) FROM r"
@@ -24,16 +25,6 @@ def _run(*args: object, timeout: float = 60) -> subprocess.CompletedProcess[str]
     return subprocess.run([sys.executable, "-m", "cli.main", *map(str, args)],
                           capture_output=True, text=True, timeout=timeout, cwd=REPO,
                           env={**os.environ, "COLUMNS": "200"})
-
-
-def _tree(root: Path) -> list[tuple[str, int, int]]:
-    out = []
-    for dirpath, dirs, names in os.walk(root):
-        for name in dirs + names:
-            st = os.lstat(os.path.join(dirpath, name))
-            out.append((os.path.relpath(os.path.join(dirpath, name), root), st.st_size,
-                        st.st_mtime_ns))
-    return sorted(out)
 
 
 @pytest.mark.parametrize("limit", ["1e-9", "0.000001"])
@@ -87,13 +78,13 @@ def test_an_output_inside_the_archive_is_refused_and_the_archive_unchanged(
     # and report -f html -o ARCHIVE/r.html wrote its match pages into ARCHIVE/matches
     arch = tmp_path / "a"
     shutil.copytree(archived.path, arch)
-    before = _tree(arch)
+    before = sized_tree(arch)
     out = arch / target
     r = _run(*(a.format(arch=arch, out=out) for a in OUTPUTS[writer]))
     assert r.returncode == 2 and r.stdout == "", r
     assert r.stderr.count("\n") == 1 and "inside the archive" in r.stderr, r.stderr
     assert r.stderr.startswith(f"buraco-log: error: {out}")
-    assert _tree(arch) == before
+    assert sized_tree(arch) == before
 
 
 def test_an_output_through_a_link_into_the_archive_is_refused_and_one_beside_it_written(
@@ -101,12 +92,12 @@ def test_an_output_through_a_link_into_the_archive_is_refused_and_one_beside_it_
     # once, not for each target above: neither depends on it (8 runs of the CLI fewer)
     arch = tmp_path / "a"
     shutil.copytree(archived.path, arch)
-    before = _tree(arch)
+    before = sized_tree(arch)
     link = tmp_path / "link"  # through a link to a directory of the archive
     link.symlink_to(arch / "_batches")
     r = _run("query", arch, "SELECT 1 AS x", "-o", link / "x.json")
     assert r.returncode == 2 and "inside the archive" in r.stderr
-    assert _tree(arch) == before
+    assert sized_tree(arch) == before
     ok = _run("query", arch, "SELECT 1 AS x", "-f", "csv", "-o", tmp_path / "x.csv")
     assert ok.returncode == 0 and (tmp_path / "x.csv").read_text() == "x\n1\n"
 

@@ -14,6 +14,7 @@ from buraco_log.archive import query
 from buraco_log.archive import views as views_mod
 from buraco_log.errors import ArchiveError
 from tests.archive.conftest import Archived
+from tests.archive.filetree import sized_tree
 
 
 @pytest.fixture(scope="module")
@@ -139,17 +140,6 @@ WRITE_ATTEMPTS = [
 ]
 
 
-def _tree(root: Path) -> list[tuple[str, int, int]]:
-    """Every path under ``root`` with its size and mtime: any write shows."""
-    out = []
-    for dirpath, dirs, names in os.walk(root):
-        for name in dirs + names:
-            st = os.lstat(os.path.join(dirpath, name))
-            out.append((os.path.relpath(os.path.join(dirpath, name), root), st.st_size,
-                        st.st_mtime_ns))
-    return sorted(out)
-
-
 def _fill(attempt: str, archived: Archived, outside: Path) -> str:
     # The second outside path reaches the same directory through "..".
     rel = os.path.relpath(outside.parent / "outside0", archived.path)
@@ -162,12 +152,12 @@ def _fill(attempt: str, archived: Archived, outside: Path) -> str:
 def test_escape_attempt_fails_with_a_clear_error(attempt: str, archived: Archived,
                                                  outside: Path) -> None:
     sql = _fill(attempt, archived, outside)
-    before = sorted(os.listdir(outside)), _tree(archived.path)
+    before = sorted(os.listdir(outside)), sized_tree(archived.path)
     with pytest.raises(ArchiveError) as err:
         query(archived.path, sql)
     message = str(err.value)
     assert message.startswith("query: ") and len(message) > 20 and "\n" not in message
-    assert (sorted(os.listdir(outside)), _tree(archived.path)) == before
+    assert (sorted(os.listdir(outside)), sized_tree(archived.path)) == before
     assert not (archived.path / "inside.csv").exists()
 
 
@@ -182,9 +172,9 @@ def test_escape_attempt_fails_with_a_clear_error(attempt: str, archived: Archive
     "SELECT * FROM (PIVOT matches ON n_players IN (2, 4) USING count(*))",
 ])
 def test_read_only_wrappers_still_work(wrapped: str, archived: Archived) -> None:
-    before = _tree(archived.path)
+    before = sized_tree(archived.path)
     assert query(archived.path, wrapped).num_rows >= 1
-    assert _tree(archived.path) == before
+    assert sized_tree(archived.path) == before
 
 
 def test_the_committed_files_are_read_only_on_disk(archived: Archived) -> None:
@@ -196,13 +186,13 @@ def test_explain_analyze_copy_into_a_partition_is_refused_by_the_cli(
         archived: Archived, outside: Path) -> None:
     """The issue's reproduction, as a real process: one line, exit 1, no file anywhere."""
     sql = _fill(WRITE_ATTEMPTS[0], archived, outside)
-    before = _tree(archived.path)
+    before = sized_tree(archived.path)
     r = subprocess.run([sys.executable, "-m", "cli.main", "query", str(archived.path), sql],
                        capture_output=True, text=True, timeout=120)
     assert (r.returncode, r.stdout) == (1, "")
     assert r.stderr.startswith("buraco-log: error: query: ") and r.stderr.count("\n") == 1
     assert "EXPLAIN of COPY" in r.stderr
-    assert _tree(archived.path) == before
+    assert sized_tree(archived.path) == before
     assert query(archived.path, "SELECT count(*) AS n FROM matches").column("n")[0].as_py() > 0
 
 
@@ -276,13 +266,13 @@ def test_duckdb_settings_hold_even_without_the_statement_check(
         attempt: str, archived: Archived, outside: Path) -> None:
     import duckdb
 
-    before = _tree(archived.path)
+    before = sized_tree(archived.path)
     con = views_mod.connect(archived.path)
     try:
         with pytest.raises(duckdb.Error, match=r"(?i)permission|locked|disabled"):
             con.execute(_fill(attempt, archived, outside))
     finally:
         con.close()
-    assert _tree(archived.path) == before
+    assert sized_tree(archived.path) == before
     assert not (outside / "stolen.csv").exists()
     assert not (archived.path.parent / "stolen.parquet").exists()

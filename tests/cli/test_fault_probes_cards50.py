@@ -13,6 +13,7 @@ from subprocess import CompletedProcess
 
 import pytest
 
+from tests.cli.batch import start_all as _batch
 from tests.cli.probes import ROOT
 
 SIM = ROOT / "examples" / "sim"
@@ -28,20 +29,6 @@ PLAIN = ({**UTF8, "NO_COLOR": "1"}, {**UTF8, "LC_ALL": "C"})
 # the symbols back to the log's letters, written here and not by the code under test
 _BACK = [(re.compile(r"10([♣♦♥♠])"), r"T\1"), (re.compile("🃏"), "JK")] + [
     (re.compile(s), c) for s, c in zip("♣♦♥♠🟡🔵🔴⚫", "cdhsybrk", strict=True)]
-
-
-def _batch(runs: list[tuple[dict[str, str], list[object]]]) -> list[CompletedProcess[str]]:
-    """``buraco-log ARGS`` for each (environment, ARGS), all started at once."""
-    base = {**os.environ, "PYTHONPATH": str(ROOT)}
-    procs = [subprocess.Popen([sys.executable, "-m", "cli", *map(str, args)], cwd=ROOT,
-                              env={**base, **env}, stdin=subprocess.DEVNULL, text=True,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-             for env, args in runs]
-    done = []
-    for (_, args), proc in zip(runs, procs, strict=True):
-        out, err = proc.communicate(timeout=120)
-        done.append(CompletedProcess([str(a) for a in args], proc.returncode, out, err))
-    return done
 
 
 def _letters(text: str) -> str:

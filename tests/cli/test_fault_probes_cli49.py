@@ -13,6 +13,7 @@ from subprocess import CompletedProcess
 
 import pytest
 
+from tests.cli.batch import start_all as _batch
 from tests.cli.probes import ROOT
 
 SIM = ROOT / "examples" / "sim"
@@ -23,20 +24,6 @@ SYMBOLS = re.compile("[♣♦♥♠🃏🟡🔵🔴⚫]")
 LETTER_CARD = re.compile(r"\b(?:[2-9TJQKA][cdhs]|JK)\b")
 TILE = re.compile(r"\b(?:1[0-3]|[1-9])[ybrk]\b")
 UTF8 = {"LANG": "C.UTF-8", "LC_ALL": "", "LC_CTYPE": "", "NO_COLOR": ""}
-
-
-def _batch(runs: list[tuple[dict[str, str], list[object]]]) -> list[CompletedProcess[str]]:
-    """``buraco-log ARGS`` for each (environment, ARGS), all started at once."""
-    base = {**os.environ, "PYTHONPATH": str(ROOT)}
-    procs = [subprocess.Popen([sys.executable, "-m", "cli", *map(str, args)], cwd=ROOT,
-                              env={**base, **env}, stdin=subprocess.DEVNULL, text=True,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-             for env, args in runs]
-    done = []
-    for (_, args), proc in zip(runs, procs, strict=True):
-        out, err = proc.communicate(timeout=120)
-        done.append(CompletedProcess([str(a) for a in args], proc.returncode, out, err))
-    return done
 
 
 def _cards(every_command: bool) -> None:
