@@ -32,5 +32,7 @@ def test_show_starts_without_the_pool_or_the_viewer() -> None:
 def test_query_starts_without_pyarrow_compute_or_the_viewer(tmp_path: Path) -> None:
     archive.ingest([str(GOLDEN)], str(tmp_path / "a"))
     imported = _imported("query", str(tmp_path / "a"), "select count(*) from matches")
-    assert "duckdb" in imported
+    # its native module: importtime names no line "duckdb" once the package is imported
+    # through importlib with the signals held off (buraco_log.archive), only its parts
+    assert "_duckdb" in imported
     assert not imported & {"pyarrow.compute", "cli.view_cmd"}
