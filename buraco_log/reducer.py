@@ -257,11 +257,13 @@ class _Table:
                 seat,
             )
         if self.phase != phase:
+            gone = self.morto_gone(ev, seat)
             if self.phase == "draw":
                 raise self.fail(
                     ev,
                     "turn.must_draw_first",
-                    f"{self.who(seat)} must draw or take the pile first",
+                    f"{self.who(seat)} must draw or take the pile first"
+                    + (f"; {gone}" if gone else ""),
                     seat,
                 )
             if self.phase == "play" and phase == "draw":
@@ -284,8 +286,9 @@ class _Table:
                 raise self.fail(
                     ev,
                     "turn.wrong_phase",
-                    f"{self.who(seat)} still holds {self.many(len(self.hands[seat]))}: {what} "
-                    "comes only once the hand is empty",
+                    f"{self.who(seat)} still holds {self.many(len(self.hands[seat]))}"
+                    + (f", and {gone}" if gone else
+                       f": {what} comes only once the hand is empty"),
                     seat,
                 )
             raise self.fail(
@@ -294,6 +297,17 @@ class _Table:
                 f"{tag_of(ev)} is not possible in phase {self.phase!r}",
                 seat,
             )
+
+    def morto_gone(self, ev: Event, seat: int) -> str:
+        """For a morto taken out of phase by a side that already took it, say so: the phase's
+        refusal alone read as if the morto were still to come."""
+        if tag_of(ev) != "mt" or not 0 <= seat < len(self.sides):
+            return ""
+        side = self.sides[seat]
+        if side >= len(self.morto_taken) or not self.morto_taken[side]:
+            return ""
+        return (f"side {side} already took its morto (seq {self.morto_taken_at[side]}): "
+                "emptying the hand again is going out, not a second morto")
 
     def take_from_hand(self, ev: Event, seat: int, cards: tuple[int, ...], rule: str) -> None:
         """Check ``cards`` are all in the seat's hand (as a multiset), without changing it."""
