@@ -26,6 +26,7 @@ import dataclasses
 import operator
 import os
 import sys
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, SupportsIndex
 
@@ -66,7 +67,7 @@ from buraco_log.audit.summary import (
 )
 from buraco_log.errors import LogFormatError
 from buraco_log.events import AnyEvent, MatchEnded, MatchStarted
-from buraco_log.signing.check import HeldReceipt, ReadPast, Signing
+from buraco_log.signing.check import HeldReceipt, ReadPast, Signing, time_notes
 from buraco_log.signing.check import check as check_signatures
 from buraco_log.signing.keys import Keyring
 from buraco_log.timeline import Timeline
@@ -280,6 +281,7 @@ def audit_events(events: Iterable[AnyEvent], integrity: Integrity, path: str = "
                      "verified: no trusted keys given (--keys)")
     if (tail := _unsigned_tail(events, sig, integrity)) is not None:
         notes.append(tail)
+    notes += time_notes(events, sig, signing.keyring, time.time_ns() // 1_000_000)
     if (damage := damage_note(len(events), integrity, sig)) is not None:
         notes.append(damage)  # last: the text output prints it below the sections
     return Verdict(

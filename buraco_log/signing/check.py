@@ -574,5 +574,55 @@ def _what_else(data: bytes) -> str | None:
     return None
 
 
-__all__ = ["HeldReceipt", "Problem", "ReadPast", "Signing", "check", "heads_at",
-           "load_receipts"]
+CLOCK_SLACK_MS = 5 * 60 * 1000
+"""How far after the auditing machine's clock a log may date an event before the audit notes
+it: clocks that keep time agree within seconds, so five minutes leaves room for a machine's
+clock that drifted, and none for a zone taken for UTC (hours)."""
+
+
+def time_notes(events: Sequence[ev.AnyEvent], signing: Signing, keyring: Keyring | None,
+               now_ms: int) -> list[str]:
+    """Notes on the times a log records, judged against ``now_ms`` (the auditing machine's
+    clock, ms since the epoch) and the trusted keys' windows. A log holds no trusted clock:
+    its times are the writer's word, so these are notes for the referee, never findings.
+
+    - An event dated more than :data:`CLOCK_SLACK_MS` after ``now_ms``: no event is written
+      before it happens, so the site's clock was wrong (or the time was written by hand).
+    - Signed events dated after the signing key's ``valid_until`` when the match started
+      inside its window: a match may run past a key's end by the hours it lasts; days or
+      months later, the key was used after it retired, or the start was dated back."""
+    from buraco_log.signing.keys import _gap, _shown, _when
+
+    notes: list[str] = []
+    dated = [e for e in events if e.at is not None]
+    latest = max(dated, key=lambda e: e.at or 0, default=None)
+    if latest is not None and latest.at is not None and latest.at > now_ms + CLOCK_SLACK_MS:
+        notes.append(
+            f"time: the log dates seq {latest.seq} at {_when(latest.at)}, "
+            f"{_gap(latest.at - now_ms)} after this machine's clock ({_when(now_ms)}): no "
+            "event is written before it happens, so the site's clock was wrong or the time "
+            "was written by hand (a log holds no trusted clock: a key's window is judged by "
+            "the start as the log records it)")
+    start = events[0] if events and isinstance(events[0], ev.MatchStarted) else None
+    key_id, last = signing.key_id, signing.last_signed_seq
+    if (keyring is None or start is None or start.at is None or key_id is None
+            or last is None or key_id in keyring.revoked or key_id not in keyring.keys
+            or keyring.window_problem(key_id, start.at) is not None):
+        return notes
+    key = keyring.keys[key_id]
+    end = key.window()[1]
+    after = [e for e in dated if e.seq <= last and end is not None and (e.at or 0) >= end]
+    if end is not None and after:
+        late = max(after, key=lambda e: e.at or 0)
+        assert late.at is not None
+        notes.append(
+            f"signing: key {key_id} retired at {_shown(key.valid_until or '')}; the match "
+            f"started inside its window, and its signatures cover events dated after that, "
+            f"up to seq {late.seq} at {_when(late.at)} ({_gap(late.at - end)} later): a match "
+            "runs past a key's end by the hours it lasts; days or more read as the key used "
+            "after it retired, or the start dated back into its window")
+    return notes
+
+
+__all__ = ["CLOCK_SLACK_MS", "HeldReceipt", "Problem", "ReadPast", "Signing", "check",
+           "heads_at", "load_receipts", "time_notes"]

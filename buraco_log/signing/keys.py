@@ -81,13 +81,65 @@ class _Ring(msgspec.Struct, forbid_unknown_fields=True):
     revoked: list[str] = []
 
 
+_EPOCH: Final = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+_MS: Final = dt.timedelta(milliseconds=1)
+# ISO 8601 times Python's parser refuses: a leap second (23:59:60 UTC, as a bulletin dates
+# it) and the day's end (24:00). Each is read as POSIX time counts it: the next second,
+# the next day's midnight.
+_LEAP_SECOND: Final = re.compile(r"([T ]\d\d:?\d\d:?)60(?=$|[.,Z+-])")
+_DAY_END: Final = re.compile(r"([T ])24(?=(?::?00(?::?00(?:[.,]0+)?)?)?(?:$|[Z+-]))")
+
+
+def _datetime(text: str) -> dt.datetime:
+    """``text`` (ISO 8601) as an aware datetime: UTC when it names no zone."""
+    try:
+        when = dt.datetime.fromisoformat(text)
+    except ValueError:
+        if _LEAP_SECOND.search(text):
+            when = dt.datetime.fromisoformat(_LEAP_SECOND.sub(r"\g<1>59", text, 1))
+            when += dt.timedelta(seconds=1)
+        elif _DAY_END.search(text):
+            when = dt.datetime.fromisoformat(_DAY_END.sub(r"\g<1>00", text, 1))
+            when += dt.timedelta(days=1)
+        else:
+            raise
+    return when if when.tzinfo is not None else when.replace(tzinfo=dt.UTC)
+
+
 def _ms(text: str | None) -> int | None:
+    """A window's bound in milliseconds since the epoch, rounded up: a start (whole
+    milliseconds) is inside ``valid_from <= start < valid_until`` exactly when it is inside
+    the bounds rounded up. Integer arithmetic: no float rounds a bound by a millisecond."""
     if text is None:
         return None
-    when = dt.datetime.fromisoformat(text)
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=dt.UTC)
-    return int(when.timestamp() * 1000)
+    try:
+        return -((_EPOCH - _datetime(text)) // _MS)
+    except OverflowError:  # a zone that moves year 1 or 9999 off the calendar
+        raise ValueError(f"{text!r} lies outside the calendar") from None
+
+
+def _time_problem(text: str | None) -> str | None:
+    """Why a window's bound is no time (said after the field's name), or None."""
+    try:
+        _ms(text)
+    except (ValueError, TypeError) as exc:
+        outside = "outside the calendar" in str(exc)
+        return (f"{text!r} lies outside the calendar (years 1 to 9999)" if outside else
+                f"{text!r} is not an ISO 8601 date or time (2027-01-01, "
+                "2027-01-01T00:00:00Z, 2027-01-01T01:00:00+01:00)")
+    return None
+
+
+def _shown(text: str) -> str:
+    """A window's bound as written, with its time in UTC beside it when it is a time written
+    in another zone or in none: a referee compares it with the start's UTC time."""
+    try:
+        utc = _datetime(text).astimezone(dt.UTC).isoformat(timespec="seconds")
+    except (ValueError, OverflowError):
+        return text
+    if len(text) == 10 or (text.endswith(("Z", "+00:00")) and utc.startswith(text[:19])):
+        return text  # a date alone is a UTC date, beside a start said in UTC
+    return f"{text} ({utc})"
 
 
 def _when(ms: int) -> str:
@@ -101,10 +153,12 @@ def _when(ms: int) -> str:
 def _gap(ms: int) -> str:
     """A span in the largest unit that keeps it readable."""
     seconds = ms // 1000
-    for size, unit in ((86400 * 2, 86400), (3600 * 2, 3600), (120, 60)):
+    for size, unit in ((86400 * 730, 86400 * 365), (86400 * 2, 86400), (3600 * 2, 3600),
+                       (120, 60)):
         if seconds >= size:
             n = seconds // unit
-            return f"{n} {({86400: 'days', 3600: 'hours', 60: 'minutes'})[unit]}"
+            names = {86400 * 365: "years", 86400: "days", 3600: "hours", 60: "minutes"}
+            return f"{n} {names[unit]}"
     return f"{seconds} s" if seconds else f"{ms} ms"
 
 
@@ -364,10 +418,8 @@ def write_key_pair(directory: str | os.PathLike[str], name: str, *,
     ``removed_leftovers``).
     """
     for text in (valid_from, valid_until):
-        try:
-            _ms(text)
-        except ValueError:
-            raise SigningError(f"validity {text!r} is not an ISO 8601 date or time") from None
+        if (why := _time_problem(text)) is not None:
+            raise SigningError(f"validity {why}")
     if (why := _empty_window(valid_from, valid_until)) is not None:
         raise SigningError(why)
     signer = signer or Signer.generate()
@@ -440,9 +492,11 @@ def key_problem(k: PublicKey) -> str | None:
         return f"key {k.key_id}: algorithm {k.algorithm!r} is not {ALGORITHM}"
     try:
         raw = k.raw()
-        k.window()
     except ValueError:
-        return f"key {k.key_id}: public key or validity is malformed"
+        return f"key {k.key_id}: the public key is not hexadecimal"
+    for field, text in (("valid_from", k.valid_from), ("valid_until", k.valid_until)):
+        if (why := _time_problem(text)) is not None:
+            return f"key {k.key_id}: {field} is malformed: {why}"
     if len(raw) != 32:  # before the id: a key of another size has no id to match
         return (f"key {k.key_id}: the public key is {len(raw)} bytes; an Ed25519 public key "
                 "is 32")
@@ -538,11 +592,11 @@ class Keyring:
         # the start's own time and how far outside: a few seconds is a site clock set
         # wrong, months a key used out of its time (both said as they are, the referee judges)
         if start is not None and started_at < start:
-            return (f"key {key_id} is valid from {key.valid_from}, after the match started "
-                    f"({_when(started_at)}, {_gap(start - started_at)} earlier)")
+            return (f"key {key_id} is valid from {_shown(key.valid_from or '')}, after the "
+                    f"match started ({_when(started_at)}, {_gap(start - started_at)} earlier)")
         if end is not None and started_at >= end:
-            return (f"key {key_id} was retired at {key.valid_until}, before the match started "
-                    f"({_when(started_at)}, {_gap(started_at - end)} later)")
+            return (f"key {key_id} was retired at {_shown(key.valid_until or '')}, before the "
+                    f"match started ({_when(started_at)}, {_gap(started_at - end)} later)")
         return None
 
     def check(self, signed: record.SignedHead, started_at: int | None) -> str | None:
@@ -707,6 +761,13 @@ def _revoked_id(text: str, where: str) -> str:
     """A revoked key id as written (any case, spaces around it); a line that is not one is an
     error: a mistyped revocation that is skipped leaves the key trusted."""
     key_id = text.strip().lower()
+    first, *rest = key_id.split(None, 1) or [""]
+    if rest and _KEY_ID.fullmatch(first):  # "KEYID 2026-03-01": a date a revocation lacks
+        raise SigningError(f"{where}: {text.strip()!r} is not a key id alone: a revoked "
+                           "line holds the key id and nothing else (a revocation has no date: "
+                           "every signature by a revoked key is a finding, whatever its date, "
+                           "as a leaked key can sign a match dated before it); put a note "
+                           "after #")
     if not _KEY_ID.fullmatch(key_id):
         raise SigningError(f"{where}: {text.strip()!r} is not a key id (16 hex digits): a "
                            "revocation that is not understood would leave the key trusted")

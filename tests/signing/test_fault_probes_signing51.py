@@ -1,0 +1,168 @@
+"""Times in signing: key windows, revocations and the log's own dates against the clock.
+
+A log holds no trusted clock; its times are the writer's word. A key's window is judged by the
+match start the log records (``valid_from <= start < valid_until``, docs/signing.md). Before:
+a window bound at a leap second (``23:59:60``) or at the day's end (``24:00``), both ISO 8601,
+refused the key as "public key or validity is malformed" (and `keys new` as "not an ISO 8601
+date or time"); a bound finer than a millisecond was rounded down, so a start one tick before
+it was inside; a bound written in another zone was quoted beside the start's UTC time with no
+UTC of its own; a revoked line with a date was "not a key id"; a log dated years after the
+auditing machine's clock, or signed with a key for months after it retired, audited OK
+without a word.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from pathlib import Path
+
+import msgspec
+import pytest
+
+pytest.importorskip("cryptography")
+
+from buraco_log.events import AnyEvent
+from buraco_log.signing import keys
+from buraco_log.signing.keys import Keyring, Signer, SigningError
+from tests.log.cli_run import run
+from tests.signing.helpers import audit, match, rules_of, write_signed
+
+SITE = Signer.generate()
+
+
+def _ms(text: str) -> int:
+    return int(dt.datetime.fromisoformat(text).timestamp() * 1000)
+
+
+def _dated(start: int, step: int = 60_000) -> list[AnyEvent]:
+    """The match, its start recording SITE's key, dated from ``start`` (ms), ``step`` apart."""
+    return [msgspec.structs.replace(e, at=start + i * step)
+            for i, e in enumerate(match(key_id=SITE.key_id))]
+
+
+def _verdict_of(tmp_path: Path, start: int, valid_from: str | None = None,
+                valid_until: str | None = None, step: int = 60_000) -> tuple[list[str], str]:
+    path = tmp_path / f"m{start}-{step}.blog"
+    if not path.exists():
+        write_signed(path, _dated(start, step), SITE, sign_at="end")
+    v = audit(path, Keyring([SITE.public(valid_from, valid_until)]))
+    return rules_of(v), " | ".join([f.message for f in v.findings] + list(v.notes))
+
+
+def test_a_window_ending_at_a_leap_second_is_a_time_and_bounds_the_start(
+        tmp_path: Path) -> None:
+    leap = "2016-12-31T23:59:60Z"  # as the leap-second bulletin dates it
+    assert keys.key_problem(SITE.public(None, leap)) is None  # was "validity is malformed"
+    # POSIX time counts 23:59:60 as the next midnight: the last start inside is a tick before
+    assert _verdict_of(tmp_path, _ms("2016-12-31T23:59:59.999+00:00"), None, leap)[0] == []
+    rules, said = _verdict_of(tmp_path, _ms("2017-01-01T00:00:00+00:00"), None, leap)
+    assert rules == ["sign.key_window"], said
+    assert "retired at 2016-12-31T23:59:60Z (2017-01-01T00:00:00+00:00)" in said
+
+
+def test_keys_new_takes_a_leap_second_and_the_end_of_a_day(tmp_path: Path) -> None:
+    r = run("keys", "new", "site", "-d", tmp_path, "--valid-from", "2026-12-31T24:00",
+            "--valid-until", "2027-06-30T23:59:60Z")
+    assert r.code == 0 and "Traceback" not in r.err, r
+    ring = keys.load_keyring([tmp_path / "site.pub"])
+    (key,) = ring.keys.values()
+    assert key.window() == (_ms("2027-01-01T00:00:00+00:00"), _ms("2027-07-01T00:00:00+00:00"))
+
+
+def test_a_bound_finer_than_a_millisecond_is_not_rounded_into_the_window(
+        tmp_path: Path) -> None:
+    start = _ms("2026-03-01T12:00:00+00:00")
+    # the start (whole ms) lies half a millisecond before the key's first moment
+    rules, said = _verdict_of(tmp_path, start, "2026-03-01T12:00:00.0005Z")
+    assert rules == ["sign.key_window"], said
+    assert _verdict_of(tmp_path, start + 1, "2026-03-01T12:00:00.0005Z")[0] == []
+
+
+def test_a_bound_in_another_zone_or_none_is_said_in_utc_beside_the_start(
+        tmp_path: Path) -> None:
+    start = _ms("2026-12-31T23:00:00+00:00")
+    rules, said = _verdict_of(tmp_path, start, "2027-01-01T05:30:00+05:30")
+    assert rules == ["sign.key_window"]
+    assert ("valid from 2027-01-01T05:30:00+05:30 (2027-01-01T00:00:00+00:00), after the match "
+            "started (2026-12-31T23:00:00+00:00, 60 minutes earlier)") in said
+    # a bound with no zone is UTC, and said so
+    rules, said = _verdict_of(tmp_path, start, None, "2026-12-31T23:00:00")
+    assert rules == ["sign.key_window"]
+    assert "retired at 2026-12-31T23:00:00 (2026-12-31T23:00:00+00:00)" in said
+    # the same instant written in New York's zone: the start is inside
+    assert _verdict_of(tmp_path, start, "2026-12-31T18:00:00-05:00")[0] == []
+
+
+def test_a_window_past_2038_bounds_the_start_to_the_millisecond(tmp_path: Path) -> None:
+    y2038 = 2**31 * 1000  # 2038-01-19T03:14:08Z, where a 32-bit time_t ends
+    assert _verdict_of(tmp_path, y2038, "2038-01-19T03:14:08Z", "2106-02-07T06:28:16Z")[0] == []
+    rules, said = _verdict_of(tmp_path, y2038 - 1, "2038-01-19T03:14:08Z")
+    assert rules == ["sign.key_window"] and "(2038-01-19T03:14:07+00:00, 1 ms earlier)" in said
+
+
+def test_a_malformed_window_names_its_field_and_value() -> None:
+    with pytest.raises(SigningError) as err:
+        Keyring([SITE.public("2027-13-01")])
+    assert "valid_from is malformed: '2027-13-01' is not an ISO 8601 date" in str(err.value)
+    with pytest.raises(SigningError) as err:
+        Keyring([SITE.public(None, "tomorrow")])
+    assert "valid_until is malformed: 'tomorrow' is not an ISO 8601" in str(err.value)
+
+
+def test_a_revoked_line_with_a_date_says_a_revocation_has_none(tmp_path: Path) -> None:
+    ring = tmp_path / "keys"
+    ring.mkdir()
+    (ring / "site.pub").write_bytes(msgspec.json.encode(SITE.public()))
+    (ring / "revoked").write_text(f"{SITE.key_id} 2026-03-01\n")
+    with pytest.raises(SigningError) as err:
+        keys.load_keyring([ring])
+    said = str(err.value)
+    assert f"revoked, line 1: '{SITE.key_id} 2026-03-01' is not a key id alone" in said
+    assert "a revocation has no date" in said
+
+
+def test_a_key_revoked_is_revoked_even_for_a_match_dated_before_its_window(
+        tmp_path: Path) -> None:
+    """The revocation "dated" before the key's start: revocations carry no date, so the
+    verdict is the revocation, not the window."""
+    path = tmp_path / "early.blog"
+    write_signed(path, _dated(_ms("2025-01-01T00:00:00+00:00")), SITE, sign_at="end")
+    v = audit(path, Keyring([SITE.public("2026-01-01", None)], [SITE.key_id]))
+    assert rules_of(v) == ["sign.revoked"], v.findings
+
+
+def test_one_key_with_two_overlapping_windows_is_refused_naming_both_files(
+        tmp_path: Path) -> None:
+    ring = tmp_path / "keys"
+    ring.mkdir()
+    (ring / "a.pub").write_bytes(msgspec.json.encode(SITE.public("2026-01-01", "2027-01-01")))
+    (ring / "b.pub").write_bytes(msgspec.json.encode(SITE.public("2026-06-01", "2027-06-01")))
+    with pytest.raises(SigningError) as err:
+        keys.load_keyring([ring])
+    said = str(err.value)
+    assert said.startswith(f"{ring / 'b.pub'}: key {SITE.key_id} is published twice"), said
+    assert f"(also in {ring / 'a.pub'})" in said
+
+
+def test_a_log_dated_in_the_future_is_noted_with_how_far(tmp_path: Path) -> None:
+    now = time.time_ns() // 1_000_000
+    rules, said = _verdict_of(tmp_path, now + 3 * 365 * 86400_000)
+    assert rules == []  # a note: the referee's clock may be the one that is wrong
+    assert "time: the log dates seq " in said
+    assert " years after this machine's clock (" in said
+    # a clock a minute fast is within the slack (five minutes), and says nothing
+    _, said = _verdict_of(tmp_path, now + 60_000, step=0)
+    assert "time:" not in said
+
+
+def test_a_key_used_for_months_after_it_retired_is_noted(tmp_path: Path) -> None:
+    """The match started inside the window, then its events (signed) run on for months."""
+    start = _ms("2026-12-31T23:00:00+00:00")
+    rules, said = _verdict_of(tmp_path, start, None, "2027-01-01", step=86400_000)
+    assert rules == []
+    assert "signing: key " in said and "retired at 2027-01-01; the match started inside" in said
+    assert "days later)" in said
+    # a match that ends inside the window says nothing of it
+    _, said = _verdict_of(tmp_path, start, None, "2027-12-01")
+    assert "retired" not in said
