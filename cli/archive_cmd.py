@@ -256,6 +256,7 @@ def _say_ingested(report: archive.IngestReport, format: Format) -> None:
         typer.echo(terminal_safe(f"refused: {e.path}:{where} [{e.rule}] {e.message}"))
     _say_stronger(report.stronger_copies)
     _say_shared(report.shared_match_ids)
+    _say_reused(report.reused_paths)
     if report.recovered:
         typer.echo(f"cleaned up after {_interrupted(report.cut_short)}: "
                    f"{len(report.recovered)} uncommitted file(s)")
@@ -312,6 +313,20 @@ def _say_shared(shared: list[archive.SharedMatchId]) -> None:
     if len(shared) > STRONGER_SHOWN:
         typer.echo(f"... and {len(shared) - STRONGER_SHOWN:,} more matches under a shared "
                    "id (--format json lists them all)")
+
+
+def _say_reused(reused: list[archive.ReusedPath]) -> None:
+    """One line per match stored from a path an earlier run stored another match from: the
+    log was written over, and the archive held both without a word."""
+    for r in reused[:STRONGER_SHOWN]:
+        more = f", and {len(r.earlier) - 1:,} more" if len(r.earlier) > 1 else ""
+        typer.echo(terminal_safe(
+            f"{r.path}: stored match {r.match_id}, but an earlier ingest stored match "
+            f"{r.earlier[0]}{more} from this path: the log was written over, and the archive "
+            "keeps both (docs/archive.md says how to keep only the new one)"))
+    if len(reused) > STRONGER_SHOWN:
+        typer.echo(f"... and {len(reused) - STRONGER_SHOWN:,} more logs written over "
+                   "(--format json lists them all)")
 
 
 def _interrupted(cut_short: list[str]) -> str:
@@ -424,9 +439,11 @@ def _opened(output: Path, mode: str,
     except OSError:
         old = None
     kept = old.st_mode & 0o777 if old is not None and stat.S_ISREG(old.st_mode) else None
+    made = False
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC | os.O_NOFOLLOW,
                      0o666 if kept is None else 0o600)
+        made = True
         with os.fdopen(fd, mode, encoding="utf-8" if text else None) as f:
             yield f
             f.flush()
@@ -438,7 +455,10 @@ def _opened(output: Path, mode: str,
         if before_rename is not None:
             before_rename()
         os.replace(tmp, target)
+        _PUT_IN_PLACE.add(output)
     except BaseException:
+        if made and not os.path.lexists(tmp):  # a signal just after the rename: it is whole
+            _PUT_IN_PLACE.add(output)
         tmp.unlink(missing_ok=True)
         raise
     with contextlib.suppress(OSError):
@@ -447,6 +467,11 @@ def _opened(output: Path, mode: str,
             os.fsync(dfd)
         finally:
             os.close(dfd)
+
+
+_PUT_IN_PLACE: set[Path] = set()
+"""The outputs :func:`_opened` renamed into place, whole: a signal after that is said as
+coming after them (it said "nothing was written to FILE", FILE written whole)."""
 
 
 def _temporary(target: Path) -> Path:
@@ -910,12 +935,21 @@ def _stopped_by_signal(command: str, output: Path | None) -> Iterator[Callable[[
         if not met:
             raise
         how, status = said_as(met[0])
-        written = f"; nothing was written to {output}" if output is not None else ""
+        written = "" if output is None else _left_by_signal(output)
         fail(f"{command}: {how}{written}", status)  # its status: -f json answers in JSON
         _end(status)
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)
+
+
+def _left_by_signal(output: Path) -> str:
+    """What a signal left of ``output``, said after the command's "interrupted"."""
+    if output in _PUT_IN_PLACE:
+        return f" after {output} was written whole"
+    if written_in_place(output):  # standard output, a FIFO, a device: written as it came
+        return f"; what went to {output} may be cut short"
+    return f"; nothing was written to {output}"
 
 
 @contextlib.contextmanager
@@ -1381,6 +1415,9 @@ def compact(
                        "left), "
                        + ("nothing written" if dry_run else
                           f"every row kept, in {rep.seconds:.1f} s"))
+        if rep.ratings_refreshed:
+            typer.echo(f"{where}: the stored ratings did not cover the committed batches: "
+                       + ("they would be computed again" if dry_run else "computed again"))
         if rep.postponed:  # a query still read them: removed under it, it stopped
             typer.echo(f"{_n(len(rep.postponed), 'replaced file')} left in place for the "
                        "queries still reading them: the next ingest or compact removes them")

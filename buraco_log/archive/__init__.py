@@ -52,7 +52,15 @@ def _import_whole(name: str) -> None:
 
 _import_whole("duckdb")
 
-from .ingest import ErrorSummary, IngestReport, Progress, SharedMatchId, StrongerCopy, ingest  # noqa: E402
+from .ingest import (  # noqa: E402
+    ErrorSummary,
+    IngestReport,
+    Progress,
+    ReusedPath,
+    SharedMatchId,
+    StrongerCopy,
+    ingest,
+)
 from .report import Report, Section, render_html, report  # noqa: E402
 from .schema import ARCHIVE_VERSION, SCHEMAS, TABLES  # noqa: E402
 from .views import (  # noqa: E402
@@ -76,6 +84,7 @@ __all__ = [
     "Progress",
     "QueryStream",
     "Report",
+    "ReusedPath",
     "Section",
     "SharedMatchId",
     "StrongerCopy",

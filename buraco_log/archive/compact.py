@@ -74,6 +74,9 @@ class CompactReport:
     cut_short: list[str] = field(default_factory=list)  # what left ``recovered``
     # replaced files left in place for the queries reading them (the next clean-up's)
     postponed: list[str] = field(default_factory=list)
+    # the stored ratings did not cover the committed batches (a batch dropped, an ingest cut
+    # before it stored them) and were computed again (in a dry run: would be)
+    ratings_refreshed: bool = False
 
 
 def _files(record: dict[str, Any]) -> list[tuple[str, str]]:
@@ -234,6 +237,7 @@ def compact(archive: str, *, target_events: int = TARGET_EVENTS, before: date | 
         records = store.manifests(root)
         store.refuse_linked_dirs(root, (rel for r in records for _t, rel in _files(r)))
         report.batches_before = len(records)
+        report.ratings_refreshed = bool(records) and store.current_ratings(root) is None
         report.files_before = sum(len(_files(r)) for r in records)
         groups = plan(records, target_events, before)
         total = report.small = sum(len(g) for g in groups)  # progress: skipped ones done
@@ -268,8 +272,10 @@ def compact(archive: str, *, target_events: int = TARGET_EVENTS, before: date | 
         if not dry_run and store.postponed_parts(root):  # readers still at work
             store.recover(root, wait=store.WRITER_WAIT)
             report.postponed = store.postponed_parts(root)
-        if not dry_run and report.merges and store.current_ratings(root) is None \
-                and store.manifests(root):
+        # with nothing merged too: a maintenance run leaves the ratings current, or the
+        # report folds every match again at each run (a merge alone makes them stale: it
+        # renames the batches, so that is no news to say)
+        if not dry_run and store.current_ratings(root) is None and store.manifests(root):
             from .ingest import _store_ratings
 
             _store_ratings(root)

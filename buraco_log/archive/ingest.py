@@ -73,6 +73,16 @@ class SharedMatchId(msgspec.Struct):
     others: list[str]  # the stored logs of the other matches under that id, by path
 
 
+class ReusedPath(msgspec.Struct):
+    """A match this run stored from a path where an earlier run stored another match, under
+    another match id: the log was written over (a server that reuses file names, a copy over
+    the wrong file). Both are stored; docs/archive.md says how to keep only the new one."""
+
+    path: str  # this run's log, as the archive stores it
+    match_id: str
+    earlier: list[str]  # the match ids stored from that path before, sorted
+
+
 class IngestReport(msgspec.Struct):
     """What one ingest run did. ``--format json`` of ``buraco-log ingest`` prints this."""
 
@@ -95,6 +105,7 @@ class IngestReport(msgspec.Struct):
     # ingest, compact, drop (store.clean_up), or "ingest or compact" (cut while staging)
     stronger_copies: list[StrongerCopy] = msgspec.field(default_factory=list)  # by path
     shared_match_ids: list[SharedMatchId] = msgspec.field(default_factory=list)  # by path
+    reused_paths: list[ReusedPath] = msgspec.field(default_factory=list)  # by path
 
 
 class Progress(msgspec.Struct):
@@ -370,8 +381,8 @@ def ingest(
             store.set_setting(root, "require_commitment", require_commitment)
         strict = report.require_commitment = store.settings(root).require_commitment
         # what is stored first: an archive with a damaged record or file is left untouched
-        digests, shas, bad, unread_before, match_ids = store.known(root)  # unread: by path
-        # and reason; match ids: of the matches stored before
+        digests, shas, bad, unread_before, match_ids, held_paths = store.known(root)  # unread:
+        # by path and reason; match ids and held paths: of the matches stored before
         # files a compact or drop left for readers: it waits a while for a gap in the reads
         report.recovered, report.cut_short = store.clean_up(root, store.WRITER_WAIT)
         # A file named twice (``a.blog a.blog``, or itself and its directory) is one file,
@@ -384,6 +395,7 @@ def ingest(
         batch = _Batch()
         ids = set(digests.values())
         stored_ids: list[str] = []  # the match ids of the matches this run stores
+        stored_paths: list[str] = []  # and their paths
         checking: dict[str, str] = {}  # path -> hash, of the files sent to be checked
         copies: dict[tuple[str, bool], list[str]] = {}  # _copy_key -> later files, unread
         refused: dict[tuple[str, bool], ErrorSummary] = {}  # _copy_key -> the finding
@@ -489,6 +501,7 @@ def ingest(
                 digests[digest] = gid
                 ids.add(gid)
                 stored_ids.append(tail.match_id)
+                stored_paths.append(_path)
                 kept[digest] = _Kept(_path, tail, flushes)
                 report.added += 1
                 report.events += n
@@ -544,6 +557,8 @@ def ingest(
         report.stronger_copies = _stronger_copies(root, dupes, kept)
         if match_ids.intersection(stored_ids) or len(set(stored_ids)) < len(stored_ids):
             report.shared_match_ids = shared_match_ids(root, report.batches)  # read only then
+        if held_paths.intersection(storable(p) for p in stored_paths):
+            report.reused_paths = reused_paths(root, report.batches)  # read only then
         if store.current_ratings(root) is None and store.manifests(root):
             try:
                 _store_ratings(root)
@@ -657,6 +672,33 @@ def shared_match_ids(root: str, batches: list[str]) -> list[SharedMatchId]:
             if ours and others:
                 out.append(SharedMatchId(path, mid, others))
     return sorted(out, key=lambda s: s.path)
+
+
+def reused_paths(root: str, batches: list[str]) -> list[ReusedPath]:
+    """The matches of ``batches`` (one run's) stored from a path where a batch before them
+    stored a match under another match id (see :class:`ReusedPath`), sorted by path. Read
+    from the committed ``matches`` files, only after a run that stored such a path."""
+    import pyarrow.compute as pc  # here: a query never needs it
+    if not batches:
+        return []
+    files = store.committed_files(root)["matches"]
+    if not files:
+        return []
+    t = store.read_columns(files, ["match_id", "source_path", "batch"])
+    new = pc.is_in(t.column("batch"), value_set=pa.array(batches, pa.string()))
+    ours = pc.unique(pc.filter(t.column("source_path"), new))
+    near = t.filter(pc.is_in(t.column("source_path"), value_set=ours))
+    run: dict[str, list[str]] = {}  # path -> match ids of this run
+    before: dict[str, set[str]] = {}  # path -> match ids of earlier batches
+    for mid, path, b in zip(*(near.column(c).to_pylist() for c in near.column_names),
+                            strict=True):
+        if b in batches:
+            run.setdefault(path, []).append(mid)
+        else:
+            before.setdefault(path, set()).add(mid)
+    out = [ReusedPath(path, mid, sorted(before[path] - {mid}))
+           for path, mids in run.items() if path in before for mid in mids]
+    return sorted((r for r in out if r.earlier), key=lambda r: (r.path, r.match_id))
 
 
 def _stronger_rows(path: str, digest: str, tail: Tail, had: _Kept | None, flushes: int,

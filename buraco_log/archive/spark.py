@@ -72,6 +72,7 @@ from buraco_log.archive.ingest import (
     _store_ratings,
     _stronger_copies,
     few_collections,
+    reused_paths,
     shared_match_ids,
 )
 from buraco_log.archive.schema import ERRORS, PARTITIONED, TABLES, VIEW_SCHEMAS, storable
@@ -796,6 +797,7 @@ def ingest(
         if report.interrupted and not commit.started:
             raise KeyboardInterrupt  # before the commit: nothing of this run is in the archive
         report.shared_match_ids = shared_match_ids(root, report.batches)  # as the local one
+        report.reused_paths = reused_paths(root, report.batches)
         if store.current_ratings(root) is None and store.manifests(root):
             try:
                 _store_ratings(root)

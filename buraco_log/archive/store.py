@@ -1264,10 +1264,11 @@ JSON Lines (the same bytes named ``.blog`` and ``.jsonl`` are read two ways, so 
 
 
 def known(root: str) -> tuple[dict[str, int], set[FileKey], set[FileKey], set[UnreadKey],
-                             set[str]]:
+                             set[str], set[str]]:
     """What the archive holds: digest -> game id, the :data:`FileKey` of the files of its
-    matches and of its errors, the errors of files never read (:func:`recorded_unread`), and
-    its match ids (a new match under one of them is named: ingest.shared_match_ids).
+    matches and of its errors, the errors of files never read (:func:`recorded_unread`), its
+    match ids (a new match under one of them is named: ingest.shared_match_ids) and the
+    source paths of its matches (a new match at one of them is named: ingest.reused_paths).
     Keyed on the hash alone, a binary log's bytes named ``.jsonl`` were refused beside the
     ``.blog`` in one run but "already stored" in a later one."""
     import pyarrow.compute as pc  # type: ignore[import-untyped]  # here: a query never needs it
@@ -1275,12 +1276,14 @@ def known(root: str) -> tuple[dict[str, int], set[FileKey], set[FileKey], set[Un
     digests: dict[str, int] = {}
     shas: set[FileKey] = set()
     ids: set[str] = set()
+    sources: set[str] = set()
     if files["matches"]:
         t = read_columns(files["matches"], ["digest", "game_id", "file_sha256", "log_format",
-                                            "match_id"])
+                                            "match_id", "source_path"])
         digests = dict(zip(t.column("digest").to_pylist(), t.column("game_id").to_pylist(),
                            strict=True))
         ids = set(pc.unique(t.column("match_id")).to_pylist())
+        sources = set(pc.unique(t.column("source_path")).to_pylist())
         jsonl = pc.equal(t.column("log_format"), "jsonl")
         shas = set(zip(t.column("file_sha256").to_pylist(), jsonl.to_pylist(), strict=True))
     bad: set[FileKey] = set()
@@ -1291,7 +1294,7 @@ def known(root: str) -> tuple[dict[str, int], set[FileKey], set[FileKey], set[Un
         bad = set(zip(hashes, _jsonl_names(t.column("source_path")).to_pylist(), strict=True))
         if "" in hashes:  # the paths and messages only when some file was never read
             unread = _unread(read_columns(files["errors"], list(_UNREAD_COLUMNS)))
-    return digests, shas, bad, unread, ids
+    return digests, shas, bad, unread, ids, sources
 
 
 StoredTail = tuple[str, str, bool]
