@@ -21,8 +21,10 @@ first move. The ways of recording, each in the same run: ``recorder``
 unless ``--max-open``), ``rec-syncfs`` (``sync="syncfs"``: one syncfs per round),
 ``rec-journal`` (``sync="journal"``: one journal fdatasync per round, the logs made durable by
 a checkpoint every ``--checkpoint-every`` s; ``journal-unchecked``, ``rec-jnocheck``: the same
-without the checkpoint's check of its logs, one ``stat`` each, to measure it); ``--syncs``
-picks among them. The baseline
+without the checkpoint's check of its logs, one ``stat`` each, to measure it;
+``fsync-untailed``, ``syncfs-untailed``, ``journal-untailed``, ``rec-notail``, ``rec-snotail``,
+``rec-jnotail``: the same without a round's read-back of the last bytes it wrote in each open
+log, one ``pread`` each, to measure it); ``--syncs`` picks among them. The baseline
 ``writers``: one ``log.Writer`` per table, each append (write + fsync) run in a pool of 64
 threads, every Writer open for the whole run. ``--gc-freeze S`` calls ``gc.freeze()`` every S
 seconds while the tables play, and ``--gc-young N`` sets the collector's youngest threshold to N
@@ -256,11 +258,14 @@ def run_recorder(
     save_every: float = 60.0,
 ) -> Result:
     unchecked = sync == "journal-unchecked"
+    way = sync.removesuffix("-untailed")
     rec = Recorder(directory, max_open=max_open, window=0.002,
-                   sync="journal" if unchecked else sync,
+                   sync="journal" if unchecked else way,
                    checkpoint_every=checkpoint_every, save_every=save_every)
     if unchecked:
         rec._check_retired = False
+    if sync.endswith("-untailed"):
+        rec._check_tails = False
 
     def syncs() -> int:
         s = rec.stats()
@@ -271,7 +276,8 @@ def run_recorder(
 
     try:
         name = {"fsync": "recorder", "syncfs": "rec-syncfs", "journal": "rec-journal",
-                "journal-unchecked": "rec-jnocheck"}[sync]
+                "journal-unchecked": "rec-jnocheck", "fsync-untailed": "rec-notail",
+                "syncfs-untailed": "rec-snotail", "journal-untailed": "rec-jnotail"}[sync]
         result = measure(name, tables, mode, run)
         done = rec.stats()
         result.reopened = done.reopened / max(1, done.events)
@@ -325,7 +331,8 @@ def run_writers(
 GC_FREEZE = [0.0]  # --gc-freeze: seconds between gc.freeze() calls (0: never)
 GC_YOUNG = [0]  # --gc-young: the youngest generation's threshold while tables play (0: as is)
 _SHORT = {"recorder": "fsync", "rec-syncfs": "syncfs", "rec-journal": "journal",
-          "rec-jnocheck": "jnocheck",
+          "rec-jnocheck": "jnocheck", "rec-notail": "notail", "rec-snotail": "snotail",
+          "rec-jnotail": "jnotail",
           "writers": "wr"}
 
 
@@ -418,7 +425,8 @@ def fsync_latency(fds: list[int], threads: int = 16, seconds: float = 3.0) -> st
 def check_cost(directory: Path, tables: int, srcs: list[tuple[ev.AnyEvent, ...]]) -> str:
     """What a checkpoint's check of its logs costs (``Recorder._check_logs``: a ``stat`` and two
     ``pread``s a log the journal wrote, every log open), timed alone on ``tables`` logs: median
-    of 7, wall and CPU."""
+    of 7, wall and CPU; and what a round's read-back of the last bytes it wrote costs a log
+    (``Recorder._refuse_rewritten``: one ``pread``), CPU."""
     rec = Recorder(directory, sync="journal", checkpoint_every=3600, save_every=0,
                    max_open=tables + 64)
     try:
@@ -427,18 +435,24 @@ def check_cost(directory: Path, tables: int, srcs: list[tuple[ev.AnyEvent, ...]]
             for future in futures:
                 future.result()
         logs = dict(rec._jdirty)
-        walls, cpus = [], []
+        walls, cpus, tails = [], [], []
         for _ in range(7):
             t, c = time.perf_counter(), time.thread_time()
             rec._check_logs(logs)
             walls.append(time.perf_counter() - t)
             cpus.append(time.thread_time() - c)
+            # a round's read-back of each open log's last bytes (Recorder._refuse_rewritten)
+            c = time.thread_time()
+            for table in logs.values():
+                rec._refuse_rewritten(table, table.end)
+            tails.append(time.thread_time() - c)
         assert not rec._spoiled
     finally:
         rec.close()
-    wall, cpu = statistics.median(walls), statistics.median(cpus)
+    wall, cpu, tail = statistics.median(walls), statistics.median(cpus), statistics.median(tails)
     return (f"checkpoint check of {tables} logs: {wall * 1e3:.1f} ms wall, {cpu * 1e3:.1f} ms "
-            f"CPU ({cpu / tables * 1e6:.1f} us CPU a log)")
+            f"CPU ({cpu / tables * 1e6:.1f} us CPU a log); a round's read-back of the last "
+            f"bytes written: {tail / tables * 1e6:.2f} us CPU a log (a move)")
 
 
 def journal_restart(

@@ -2093,6 +2093,8 @@ class Recorder:
                 self._open_closed(w)
         assert table.fd is not None
         self._refuse_resized(table, w.offset)
+        if table.tmp is None and not (reopened or w.reopened) and self._check_tails:
+            self._refuse_rewritten(table, w.offset)  # (a reopening has just compared them)
         w.began = True
         try:
             log._write_all(table.fd, w.data, w.offset)
@@ -2165,6 +2167,36 @@ class Recorder:
                 f"where the recorder had written {offset}); these events were not written, "
                 "and the match takes no more (restart the recorder to read what the log holds)",
                 path=table.path, offset=offset, kind="io"), written=True, lost=size < offset)
+
+    _check_tails = True  # (off only to measure what the check costs: bench_recorder.py)
+
+    @staticmethod
+    def _refuse_rewritten(table: _Table, offset: int) -> None:
+        """The open log must still end with the bytes the recorder last wrote (and start with
+        its first ones, unless its last segment is a whole sealed one: its chain digest covers
+        every event before it). Another file of the same size copied over it in place (``cp
+        other.blog live.blog``: the same inode, the same size) passed the size check, and the
+        next move was acknowledged after another match's bytes, in a log no reader takes. One
+        ``pread`` a log and round (two for an unsealed log, or after a segment over 512 bytes).
+        Raises ``_WriteError``; the table then refuses every move."""
+        assert table.fd is not None
+        try:
+            if _same_ends(table.fd, table):
+                return
+        except OSError as exc:
+            raise _WriteError(LogFormatError(
+                f"cannot read back the end of the log: {exc.strerror or exc}; these events "
+                "were not written, and the match takes no more (restart the recorder to read "
+                "what the log holds)", path=table.path, offset=offset, kind="io"),
+                written=True) from None
+        raise _WriteError(LogFormatError(
+            "the log was rewritten in place by a program that ignores the writer lock (the "
+            "bytes the recorder wrote last are not there: another file copied over it?); it "
+            f"no longer holds all {table.next_seq - log.FIRST_SEQ} events the recorder "
+            "acknowledged; these events "
+            "were not written, and the match takes no more (restart the recorder to read what "
+            "the log holds)", path=table.path, offset=offset, kind="io"),
+            written=True, lost=True)
 
     @staticmethod
     def _lost_descriptor(table: _Table, offset: int, why: str) -> _WriteError:

@@ -74,10 +74,11 @@ def test_another_file_as_long_copied_in_place_before_a_checkpoint_keeps_the_jour
 
 @pytest.mark.parametrize("sync", ["journal", "fsync"])
 def test_a_move_after_another_file_as_long_was_copied_in_place(tmp_path: Path, sync: str) -> None:
-    """The next move is written after the copy (the round compares the size alone): with the
-    journal, the checkpoint then finds the log starting with another match's bytes and keeps
-    the journal that holds every acknowledged move (it found the last segment, the recorder's
-    own, and deleted it); with ``fsync`` the copy overwrote them, nothing is left to keep."""
+    """The next move is refused, not written after the copy (the round compared the size
+    alone, and acknowledged it into a log no reader takes): the round reads back the last
+    segment it wrote. With the journal, the journal that holds every acknowledged move is
+    kept; with ``fsync`` the copy overwrote them, nothing is left to keep, and the log is the
+    copy, untouched."""
     rec = Recorder(tmp_path / "logs", sync=sync, checkpoint_every=600, save_every=0)
     path = Path(rec.path_of("a"))
     try:
@@ -85,22 +86,25 @@ def test_a_move_after_another_file_as_long_was_copied_in_place(tmp_path: Path, s
             rec.append("a", event)
         for event in other[:16]:
             rec.append("b", event)
-        before = path.read_bytes()
+        acknowledged = path.read_bytes()
         stranger = tmp_path / "stranger.blog"  # another table's log, cut to this one's size
-        stranger.write_bytes(Path(rec.path_of("b")).read_bytes()[:len(before)])
+        stranger.write_bytes(Path(rec.path_of("b")).read_bytes()[:len(acknowledged)])
         put_back(stranger, path, "cp")
-        assert rec.append("a", src[12]) == 12  # not found: written after the copy
-        acknowledged = before + path.read_bytes()[len(before):]
-        (tmp_path / "acknowledged.blog").write_bytes(acknowledged)
-        assert log.read_events(tmp_path / "acknowledged.blog") == list(src[:13])
+        with pytest.raises(LogFormatError, match="rewritten in place") as refused:
+            rec.append("a", src[12])
+        assert refused.value.path == str(path)
+        assert "12 events the recorder acknowledged" in refused.value.message
+        with pytest.raises(LogFormatError):  # and every later move of the table
+            rec.append("a", src[12])
+        assert path.read_bytes() == stranger.read_bytes()  # nothing written after the copy
+        assert rec.stats().events == 28
         if sync == "journal":
             _checkpoint(rec, "h")
             assert journal.generations(str(tmp_path / "logs"), unfolded=True)
             assert journal_bytes(tmp_path / "logs", "a") == acknowledged
     finally:
         rec.close()
-    with pytest.raises(LogFormatError):  # the log reads as damaged where the copy ends
-        log.verify(path)
+    assert path.read_bytes() == stranger.read_bytes()
     if sync == "journal":
         assert journal_bytes(tmp_path / "logs", "a") == acknowledged
 
