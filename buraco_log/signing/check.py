@@ -191,11 +191,12 @@ def check(
                 "site's log, signed, shows what it recorded",
                 seq=events[0].seq if events else None))  # the start, not "seq -"
         elif complete_read and last is not None and last_signed != last:
+            first = last_signed + 1 if last_signed is not None else 0
+            what = f"event {last} is" if first == last else f"events {first} to {last} are"
             problems.append(Problem(
                 "sign.tail_unsigned",
-                f"events {last_signed + 1 if last_signed is not None else 0} to {last} are "
-                f"signed by no signature (the last signs seq {last_signed}): signatures are "
-                "required", seq=(last_signed + 1) if last_signed is not None else None))
+                f"{what} signed by no signature (the last signs seq {last_signed}): signatures "
+                "are required", seq=(last_signed + 1) if last_signed is not None else None))
         if complete_read and events and not any(
                 isinstance(e, ev.MatchEnded) for e in reversed(events)):
             problems.append(Problem(

@@ -22,11 +22,13 @@ import pytest
 
 pytest.importorskip("cryptography")
 
+from buraco_log import jsonl, log
 from buraco_log.events import AnyEvent
 from buraco_log.signing import keys
+from buraco_log.signing.check import HeldReceipt
 from buraco_log.signing.keys import Keyring, Signer, SigningError
 from tests.log.cli_run import run
-from tests.signing.helpers import audit, match, rules_of, write_signed
+from tests.signing.helpers import audit, held, match, ring, rules_of, write_signed
 
 SITE = Signer.generate()
 
@@ -45,7 +47,7 @@ def _verdict_of(tmp_path: Path, start: int, valid_from: str | None = None,
                 valid_until: str | None = None, step: int = 60_000) -> tuple[list[str], str]:
     path = tmp_path / f"m{start}-{step}.blog"
     if not path.exists():
-        write_signed(path, _dated(start, step), SITE, sign_at="end")
+        write_signed(path, _dated(start, step), SITE, sign_at="end", batch=1000)  # one fsync
     v = audit(path, Keyring([SITE.public(valid_from, valid_until)]))
     return rules_of(v), " | ".join([f.message for f in v.findings] + list(v.notes))
 
@@ -127,7 +129,8 @@ def test_a_key_revoked_is_revoked_even_for_a_match_dated_before_its_window(
     """The revocation "dated" before the key's start: revocations carry no date, so the
     verdict is the revocation, not the window."""
     path = tmp_path / "early.blog"
-    write_signed(path, _dated(_ms("2025-01-01T00:00:00+00:00")), SITE, sign_at="end")
+    write_signed(path, _dated(_ms("2025-01-01T00:00:00+00:00")), SITE, sign_at="end",
+                 batch=1000)
     v = audit(path, Keyring([SITE.public("2026-01-01", None)], [SITE.key_id]))
     assert rules_of(v) == ["sign.revoked"], v.findings
 
@@ -166,3 +169,67 @@ def test_a_key_used_for_months_after_it_retired_is_noted(tmp_path: Path) -> None
     # a match that ends inside the window says nothing of it
     _, said = _verdict_of(tmp_path, start, None, "2027-12-01")
     assert "retired" not in said
+
+
+# -- conversions: what survives convert, seal and repair (docs/signing.md) -----------------
+
+MODES: dict[str, dict[str, object]] = {
+    "per append": {}, "batched": {"batch": 7}, "signed at the end": {"sign_at": "end"},
+    "unsealed": {"sealed": False}, "unsealed, batched": {"sealed": False, "batch": 5}}
+SLOW = pytest.mark.slow  # an fsync per event: the batched forms stand for them by default
+
+
+def _signed_with_receipts(tmp_path: Path, mode: str, name: str = "site.blog"
+                          ) -> tuple[Path, list[HeldReceipt]]:
+    path = tmp_path / name
+    got = write_signed(path, match(key_id=SITE.key_id), SITE, receipts_at=(40, 100, 200),
+                       **MODES[mode])  # type: ignore[arg-type]
+    return path, [held(signed, seat=seq % 2) for seq, signed in got.items()]
+
+
+@pytest.mark.parametrize("mode", [pytest.param(m, marks=SLOW if m in (
+    "per append", "unsealed", "signed at the end") else ()) for m in MODES])
+def test_a_signed_log_converted_both_ways_keeps_every_signature_and_receipt(
+        tmp_path: Path, mode: str) -> None:
+    """Signatures and receipts sign (match id, seq, chain head): neither the form nor how the
+    events are grouped in segments. A conversion that keeps the events keeps them valid."""
+    site, receipts = _signed_with_receipts(tmp_path, mode)
+    original = audit(site, ring(SITE), receipts, required=True)
+    assert original.ok and original.signing is not None, original.findings
+    as_jsonl = tmp_path / "site.jsonl"
+    jsonl.convert(site, as_jsonl, "jsonl")
+    back = tmp_path / "back.blog"
+    jsonl.convert(as_jsonl, back, "binary")
+    for copy in (as_jsonl, back):
+        v = audit(copy, ring(SITE), receipts, required=True)
+        assert v.ok, (copy.name, v.findings)
+        assert v.signing == original.signing  # every signature, verified, 3 receipts checked
+        assert v.integrity.head == original.integrity.head
+
+
+def test_sealing_a_signed_log_keeps_its_signatures_and_receipts(tmp_path: Path) -> None:
+    site, receipts = _signed_with_receipts(tmp_path, "unsealed, batched")
+    before = audit(site, ring(SITE), receipts, required=True)
+    log.seal(site)
+    after = audit(site, ring(SITE), receipts, required=True)
+    assert after.ok and after.integrity.status == "sealed", after.findings
+    assert after.signing == before.signing
+
+
+def test_a_repaired_signed_log_keeps_the_signatures_before_the_cut(tmp_path: Path) -> None:
+    """A crash tore the log after seq 150: repair cuts the torn record off. The receipts
+    before the cut still verify; the one for seq 200 shows the site signed more than the log
+    kept (with the repair's .bak named), and the unsigned event past the last signature is a
+    finding when signatures are required, said in the singular."""
+    site, receipts = _signed_with_receipts(tmp_path, "unsealed")
+    data = site.read_bytes()
+    site.write_bytes(data[:int(len(data) * 0.6) + 3])  # inside the record after seq 156
+    assert log.repair(site) is not None
+    v = audit(site, ring(SITE), receipts, required=True)
+    assert v.signing is not None and v.signing.verified and v.signing.last_signed_seq == 155
+    by_rule = {f.rule: f.message for f in v.findings if f.section == "signing"}
+    assert sorted(by_rule) == ["sign.end_missing", "sign.receipt_cut", "sign.tail_unsigned"]
+    assert "the receipt for seq 200 " in by_rule["sign.receipt_cut"]
+    assert by_rule["sign.tail_unsigned"].startswith(
+        "event 156 is signed by no signature (the last signs seq 155)")  # was "events 156 to 156"
+    assert any("repaired after a crash" in n for n in v.notes), v.notes
