@@ -390,8 +390,11 @@ def to_json(review: Review) -> dict[str, Any]:
 
 def header(review: Review) -> str:
     b = review.budget
-    return (f"review of seat {review.seat} ({review.player}, side {review.side}) in match "
-            f"{review.match_id} ({review.rules})\n"
+    # a player with no name, a match with no id: "review of seat 0 (, side 0) in match  (x)"
+    who = f"{review.player}, " if review.player.strip() else ""
+    match = f"match {review.match_id}" if review.match_id.strip() else "match with no id"
+    return (f"review of seat {review.seat} ({who}side {review.side}) in {match} "
+            f"({review.rules})\n"
             f"seed {review.seed!r}, budget {b.describe()} per decision, expert v"
             f"{review.expert_version}; a mistake costs at least {review.threshold:g} points "
             f"and 2 standard errors" + ("; with 1 sample a decision no cost has a standard "
@@ -463,7 +466,7 @@ def review_page(events: Sequence[AnyEvent], review: Review, *,
         shown.setdefault(seq, []).extend(theirs)
     page = build_page(events, seat=review.seat, marks=shown, banners=banners)
     safe = msgspec.structs.replace(  # a newline in a name became the " · " between lines
-        review, player=terminal_safe(review.player), match_id=terminal_safe(review.match_id),
+        review, player=_safe_or_none(review.player), match_id=_safe_or_none(review.match_id),
         rules=terminal_safe(review.rules))
     # the match id, rules and name cut as the viewer cuts them (a 20,000-character id filled
     # the panel); whole in the heading's tooltip
@@ -496,6 +499,12 @@ def review_page(events: Sequence[AnyEvent], review: Review, *,
     return html[:at] + extra + html[at:]
 
 
+def _safe_or_none(text: str) -> str:
+    """``text`` as :func:`terminal_safe` shows it, or empty when it holds only blanks (a tab
+    shown as ``\\x09`` read as a name, where the text review names none)."""
+    return terminal_safe(text) if text.strip() else ""
+
+
 _SLOTS = {"\x00p\x00": "player", "\x00m\x00": "match_id", "\x00r\x00": "rules"}
 
 
@@ -504,7 +513,8 @@ def _head_parts(review: Review) -> list[str]:
     the rules' name, which the page isolates (``<bdi>``): a right-to-left id and rules' name
     ("in match ID (RULES)") were drawn as one right-to-left run, the rules first. Empty when
     the pieces would not make the heading exactly."""
-    slotted = msgspec.structs.replace(review, **{v: k for k, v in _SLOTS.items()})
+    slotted = msgspec.structs.replace(  # a field left empty is not named: no slot for it
+        review, **{v: k for k, v in _SLOTS.items() if getattr(review, v).strip()})
     parts = re.split("(" + "|".join(_SLOTS) + ")", header(slotted).replace("\n", " · "))
     parts[1::2] = [getattr(review, _SLOTS[p]) for p in parts[1::2]]
     return parts if "".join(parts) == header(review).replace("\n", " · ") else []

@@ -129,8 +129,8 @@ def describe_event(
     match's, to say how a hand ended by the stock (mega's floor is 2 cards, not 0)."""
 
     def who(seat: int) -> str:
-        if not 0 <= seat < len(players):
-            return f"seat {seat}"
+        if not 0 <= seat < len(players) or not players[seat].name.strip():
+            return f"seat {seat}"  # a player with no name was "seat 1 ()"
         return f"seat {seat} ({players[seat].name})"
 
     def cs(cards: Sequence[Card]) -> str:
@@ -141,8 +141,11 @@ def describe_event(
     e = event
     unit = "tile" if style.startswith("tiles") else "card"  # Burako's tiles (RULES.md §1)
     if isinstance(e, MatchStarted):
-        names = ", ".join(p.name for p in e.players)
-        text = f"match {e.match_id} started ({e.rules.name}; {names})"
+        # an empty id and empty names were "match  started (classic; , )"
+        names = ", ".join(p.name if p.name.strip() else f"seat {i}"
+                          for i, p in enumerate(e.players))
+        text = (f"match {e.match_id if e.match_id.strip() else 'with no id'} started "
+                f"({e.rules.name}; {names})")
     elif isinstance(e, TotalsCarried):
         text = f"the match goes on from carried-over totals {', '.join(map(str, e.totals))}"
     elif isinstance(e, HandStarted):

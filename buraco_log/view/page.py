@@ -159,7 +159,8 @@ def page_data(tl: Timeline, *, seat: int | None = None, at: int | None = None,
     moves = _without_prefixes(_safe_lines(frames.moves))
     return {
         "v": PAGE_VERSION,
-        "match": terminal_safe(tl.final.match_id),
+        # an id of blanks alone (a tab, spaces) is none: the page says "with no id", as replay
+        "match": terminal_safe(tl.final.match_id) if tl.final.match_id.strip() else "",
         "rules": terminal_safe(rules.name) if rules is not None else "",
         "tiles": rules is not None and rules.rendering == "tiles",
         "viewer": seat,
@@ -204,12 +205,15 @@ def _start_parts(tl: Timeline, moves: Sequence[str]) -> dict[str, list[str]]:
     ("אבי, דנה") were drawn as one right-to-left run, the second seat's first. Only a line the
     pieces make exactly is given them; any other is drawn as the plain text it is."""
     out: dict[str, list[str]] = {}
-    names = [terminal_safe(p.name) for p in short_names(tl.players)]
+    # a player with no name is its seat, a match with no id says so (describe_event)
+    names = [terminal_safe(p.name) if p.name.strip() else f"seat {i}"
+             for i, p in enumerate(short_names(tl.players))]
     for ev in tl.events:
         if not isinstance(ev, MatchStarted) or not 0 <= ev.seq < len(moves):
             continue
-        parts = ["match ", terminal_safe(cut(ev.match_id, ID_SHOWN)), " started (",
-                 terminal_safe(cut(ev.rules.name, ID_SHOWN)), "; "]
+        parts = (["match ", terminal_safe(cut(ev.match_id, ID_SHOWN)), " started ("]
+                 if ev.match_id.strip() else ["match with no id", "", " started ("])
+        parts += [terminal_safe(cut(ev.rules.name, ID_SHOWN)), "; "]
         for i, n in enumerate(names):
             parts += [n, ", "] if i < len(names) - 1 else [n, ")"]
         if not names:
@@ -256,8 +260,10 @@ def render(data: dict[str, Any], chart: str = "") -> str:
     # The id and the rules' name each isolated (FSI ... PDI, written as references so the
     # file's bytes hold no bidi control): a right-to-left id made the tab's title a
     # right-to-left line, "buraco-log" first and the id last.
-    title = (f"{_isolated_title(cut(data['match'], ID_SHOWN) or 'match')} "
-             f"({_isolated_title(cut(data['rules'], ID_SHOWN))}, {who}) - buraco-log")
+    # an empty id made the title "match (classic, seat 1)", as if "match" were the id
+    match = (_isolated_title(cut(data["match"], ID_SHOWN)) if data["match"].strip()
+             else "match with no id")
+    title = f"{match} ({_isolated_title(cut(data['rules'], ID_SHOWN))}, {who}) - buraco-log"
     parts = {_MARK_TITLE: title, _MARK_CSS: _template("viewer.css"),
              _MARK_JS: _template("viewer.js"), _MARK_CHART: chart, _MARK_DATA: blob}
     # One pass over the template: no text put in is read again for a marker (the title went

@@ -191,3 +191,19 @@ var out = arguments[1].map(function (w) {
 div.remove();
 return out;
 """
+
+
+# Milliseconds from the start of the navigation to the first frame drawn after the page's
+# script has drawn its first table (two animation frames on).
+FIRST_FRAME = """
+var done = arguments[arguments.length - 1];
+requestAnimationFrame(function () { requestAnimationFrame(function () {
+  done(performance.now()); }); });
+"""
+
+
+def first_frame(driver: Any, uri: str) -> float:
+    """Milliseconds to the first frame of the page at ``uri`` (see :data:`FIRST_FRAME`)."""
+    driver.get("about:blank")
+    driver.get(uri)
+    return float(driver.execute_async_script(FIRST_FRAME))

@@ -103,6 +103,12 @@
     if (!p) { return "seat " + seat; }
     return shown(whole ? p.name : cut(p.name, NAME_IN_MOVES));
   }
+  // A player with no name (or only blanks) is named by the seat alone, as the move lines name
+  // it (describe_event): the panels said "seat 1 ()" and "side 0 (, )".
+  function unnamed(seat) { var p = D.players[seat]; return !p || !/\S/.test(p.name); }
+  function seatWho(seat) {
+    return "seat " + seat + (unnamed(seat) ? "" : " (" + isolated(name(seat)) + ")");
+  }
 
   // A name in markup, isolated from the text around it: two right-to-left names side by side
   // ("side 0 (NAME0, NAME2)") were drawn as one right-to-left run, the second name first.
@@ -149,9 +155,9 @@
       var hand = f["h" + i];
       var box = seatBoxes[i];
       attr(box, "class", "seat box" + (f.t === i && f.ph !== "over" ? " turn" : ""));
-      put(box, "<h3>seat " + i + ' <span class="n" title="' + esc(name(i, true)) + '">' +
-        isolated(name(i)) +
-        " \u00b7 side " + D.players[i].side + " \u00b7 " + many(f.c[i]) +
+      put(box, "<h3>seat " + i + ' <span class="n"' +
+        (unnamed(i) ? ">" : ' title="' + esc(name(i, true)) + '">' + isolated(name(i)) + " \u00b7 ") +
+        "side " + D.players[i].side + " \u00b7 " + many(f.c[i]) +
         (f.dl === i ? " \u00b7 dealer" : "") + "</span></h3>" +
         (hand ? cards(hand, "hand-" + i) : backs(f.c[i], "hand-" + i)));
     }
@@ -180,7 +186,7 @@
     for (var s = 0; s < D.sides; s++) {
       var who = [];
       for (var i = 0; i < D.players.length; i++) {
-        if (D.players[i].side === s) { who.push(isolated(name(i))); }
+        if (D.players[i].side === s) { who.push(unnamed(i) ? "seat " + i : isolated(name(i))); }
       }
       var melds = f["m" + s] || [];
       var box = sideBoxes[s];
@@ -208,7 +214,7 @@
       // opponent going out, it is charged as not taken, and is not called taken (as replay)
       var state = f.ms ? f.ms[s] : (f.mt[s] ? "taken" : "waiting");
       attr(morto, "data-state", state);
-      var taker = by === null ? "" : " by seat " + by + " (" + isolated(name(by)) + ")";
+      var taker = by === null ? "" : " by " + seatWho(by);
       if (state === "voided") {
         out = "morto voided (taken" + taker + ", but counts as not taken)";
       } else if (f.mt[s]) {
@@ -241,7 +247,7 @@
     var score = [];
     for (var s = 0; s < D.sides; s++) { score.push("side " + s + ": " + f.T[s] + " (+" + f.P[s] + " on the table)"); }
     put($("status"), "hand " + (f.n < 0 ? "-" : f.n) + " \u00b7 phase " +
-      esc(PHASE[f.ph] || f.ph) + " \u00b7 turn: seat " + f.t + " (" + isolated(name(f.t)) + ")" +
+      esc(PHASE[f.ph] || f.ph) + " \u00b7 turn: " + seatWho(f.t) +
       " \u00b7 " + score.join(", ") + (f.w !== null && f.w !== undefined ? " \u00b7 winner: side " + f.w : ""));
   }
 
@@ -331,10 +337,13 @@
     }
     put($("marks"), out);
   }
+  // Where the line stands in the list's box, not its offsetTop: a chunk of lines drawn only in
+  // sight (content-visibility, viewer.css) is its lines' offsetParent, so a line of the last
+  // chunk was scrolled to as if it stood in the first.
   function scrollList(li) {
-    var box = $("moves");
-    var top = li.offsetTop - box.offsetTop;
-    if (top < box.scrollTop || top + li.offsetHeight > box.scrollTop + box.clientHeight) {
+    var box = $("moves"), at = li.getBoundingClientRect();
+    var top = at.top - box.getBoundingClientRect().top - box.clientTop + box.scrollTop;
+    if (top < box.scrollTop || top + at.height > box.scrollTop + box.clientHeight) {
       box.scrollTop = top - box.clientHeight / 2;
     }
   }
@@ -406,7 +415,11 @@
     // the lines that start a hand are its deal's, the seqs D.hands names
     for (var h = 0; h < D.hands.length; h++) { dealt[D.hands[h][1]] = true; }
     for (var i = 0; i <= last; i++) {
-      if (i % CHUNK === 0) { html += (i ? "</ol></li>" : "") + '<li class="chunk"><ol start="' + i + '">'; }
+      if (i % CHUNK === 0) {
+        // its height until it is drawn (viewer.css): 1.6em a line, as a line wraps now and then
+        html += (i ? "</ol></li>" : "") + '<li class="chunk" style="contain-intrinsic-size: auto ' +
+          (Math.min(CHUNK, last + 1 - i) * 1.6).toFixed(1) + 'em"><ol start="' + i + '">';
+      }
       var mk = (MARKS[i] || []).map(function (m) { return " mk-" + esc(m.kind); }).join("");
       html += '<li data-seq="' + i + '" class="m' + (dealt[i] ? " hs" : "") +
         mk + '">' + moveHtml(i) + "</li>";
@@ -448,15 +461,16 @@
     }
   }
   function setup() {
-    var who = D.viewer === null ? "referee view" : "seat " + D.viewer + " (" + isolated(name(D.viewer)) + ")";
+    var who = D.viewer === null ? "referee view" : seatWho(D.viewer);
+    var noId = !/\S/.test(D.match || "");  // "match unknown" for an empty id: it has none
     // the match id and the rules' name cut as in the match start's line (ID_SHOWN in
     // frames.py): a 20,000-character id made the heading 5,900 pixels tall; whole in its tooltip
     // each of them isolated: a right-to-left id and rules' name were drawn rules first
-    $("title").innerHTML = "match " + (D.match ? isolated(cut(D.match, ID_SHOWN)) : "unknown") +
+    $("title").innerHTML = (noId ? "match with no id" : "match " + isolated(cut(D.match, ID_SHOWN))) +
       " \u00b7 " + isolated(cut(D.rules, ID_SHOWN)) + " \u00b7 " + who;
     // a tooltip is plain text: isolated by FSI ... PDI as the tab's title is (page.py)
-    $("title").title = "match \u2068" + (D.match || "unknown") + "\u2069 \u00b7 \u2068" +
-      D.rules + "\u2069";
+    $("title").title = (noId ? "match with no id" : "match \u2068" + D.match + "\u2069") +
+      " \u00b7 \u2068" + D.rules + "\u2069";
     if (D.tiles) { document.body.classList.add("tiles"); }
     buildBanners();
     buildBoxes();
