@@ -16,6 +16,7 @@ count and combination over several seeds.
 from __future__ import annotations
 
 import random
+import sys
 from collections.abc import Iterator
 
 import msgspec
@@ -27,6 +28,7 @@ from buraco_log.events import (
     CardDrawn,
     CardsLaidOff,
     FirstDrawRejected,
+    HandEnded,
     MeldLaid,
     MortoTaken,
     OpeningRetracted,
@@ -111,6 +113,9 @@ def near_misses(state: State, move: AnyEvent, rng: random.Random) -> Iterator[An
     if isinstance(move, MortoTaken):
         yield msgspec.structs.replace(move, direct=not move.direct)
         yield WentOut(seat, seq=move.seq)
+    if isinstance(move, HandEnded):  # the other end of a hand
+        yield msgspec.structs.replace(
+            move, reason="went_out" if move.reason == "stock_out" else "stock_out")
     if isinstance(move, WentOut):
         yield MortoTaken(seat, True, None, seq=move.seq)
         yield MortoTaken(seat, False, None, seq=move.seq)
@@ -155,8 +160,8 @@ def play_and_check(name: str, players: int, seed: int, states: int, per_state: i
     for i, ev in enumerate(events):
         s = rep.state()
         taken_top = s.pile_top is not None  # a must-use-top top card still to be laid
-        if (i in chosen or taken_top or s.phase == "emptied") and s.phase in (
-                "draw", "play", "emptied"):
+        if (i in chosen or taken_top or s.phase in ("emptied", "out")) and s.phase in (
+                "draw", "play", "emptied", "out"):
             checked += check_near_misses(s, rng, per_state)
         rep.step(ev)
     return checked
@@ -177,3 +182,22 @@ def test_near_misses_of_listed_moves_are_listed_exactly_when_accepted(
 def test_near_misses_of_listed_moves_are_listed_exactly_when_accepted_everywhere(
         name: str, players: int, seed: int) -> None:
     assert play_and_check(name, players, seed, states=12, per_state=25) > 0
+
+
+def test_the_check_fails_on_a_list_that_misses_a_move(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A list without its last discard: that discard is a near miss of the others, accepted
+    and not listed."""
+    events = random_match(rules_of("biriba"), 2, 7, max_hands=1)
+    rep = Replayer()
+    for ev in events:
+        s = rep.state()
+        if s.phase == "play" and len({m for m in legal_moves(s)
+                                      if isinstance(m, CardDiscarded)}) > 1:
+            break
+        rep.step(ev)
+    full = legal_moves(s)
+    last = max(i for i, m in enumerate(full) if isinstance(m, CardDiscarded))
+    monkeypatch.setattr(sys.modules[__name__], "legal_moves",
+                        lambda state: full[:last] + full[last + 1:])
+    with pytest.raises(AssertionError, match="accepted by the reducer but not listed"):
+        check_near_misses(s, random.Random(0), per_state=len(full))
