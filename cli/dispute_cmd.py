@@ -195,6 +195,12 @@ def plain(value: Any) -> str:
     return str(value)
 
 
+def _under(file: str, directory: Path) -> bool:
+    """Whether ``file`` (as the walk of ``directory`` names it) lies in ``directory``."""
+    top = os.path.join(str(directory), "")
+    return file.startswith(top) or file == str(directory)
+
+
 def _integrity_line(i: audit.Integrity, path: str = "") -> str:
     base = f"{i.status}, {counted(i.events, 'event')} in {counted(i.records, 'record')}"
     if i.status == "torn" and audit.not_started((), i):  # as verify and audit say it
@@ -214,8 +220,9 @@ def _integrity_line(i: audit.Integrity, path: str = "") -> str:
         where += [f"byte {i.offset}"] if i.offset is not None else []
         where += [f"seq {i.seq}"] if i.seq is not None else []
         return f"{base}; BROKEN at {', '.join(where)} [log.{i.kind}]: {i.message}"
-    if i.status == "unreadable":
-        return f"unreadable: {i.message}"
+    if i.status == "unreadable":  # the rule, as for damage (a dead worker's is said below)
+        return f"unreadable: {i.message}" if i.kind == "error" else (
+            f"unreadable [log.{i.kind}]: {i.message}")
     return f"{base}; head {i.head}"
 
 
@@ -1024,6 +1031,10 @@ def audit_cmd(
     if not files:
         raise fail(f"{', '.join(map(str, paths))}: no logs found", EXIT_USAGE,
                    as_json=format is Format.json)
+    for p in paths:  # one of several paths that gave nothing: said, not passed over
+        if p.is_dir() and not any(_under(f, p) for f in files):
+            typer.echo(terminal_safe(f"buraco-log: note: {p}: no logs in this directory"),
+                       err=True)
     workers = jobs if jobs > 0 else min(8, os.cpu_count() or 1)
     workers = min(workers, max(1, len(files) // 4))
     aliases = audit.same_files(files)

@@ -91,7 +91,8 @@ def find_logs(paths: Iterable[AnyPath], *, links: list[str] | None = None) -> li
     them, dangling links) and subdirectories that cannot be listed are listed too, unopened,
     so that the audit reports each with its reason instead of hanging on it or passing over
     it. Links to directories are not followed (no loops): each is added to ``links`` when
-    it is given, so that the caller can name them (their logs were passed over unsaid)."""
+    it is given, so that the caller can name them (their logs were passed over unsaid). A
+    directory found named like a log (``.blog``, ``.jsonl``) that holds no log is listed too."""
     out: list[str] = []
     for given in paths:
         p = path_text(given)
@@ -102,7 +103,10 @@ def find_logs(paths: Iterable[AnyPath], *, links: list[str] | None = None) -> li
                 if exc.filename is not None:
                     found.append(os.fsdecode(exc.filename))
 
+            log_named: list[tuple[int, str]] = []  # directories named like a log, where
             for root, dirs, files in walk(p, unlisted):
+                if root != p and root.endswith((".blog", ".jsonl")):  # given: "no logs found"
+                    log_named.append((len(found), root))
                 dirs.sort()
                 if links is not None:
                     links += [d for d in (os.path.join(root, d) for d in dirs)
@@ -113,6 +117,11 @@ def find_logs(paths: Iterable[AnyPath], *, links: list[str] | None = None) -> li
                     full = os.path.join(root, f)
                     if _not_regular(full) or is_log_file(full):
                         found.append(full)
+            # One holding no log is listed itself (the audit says "a directory, not a log"):
+            # a batch passed over `m12.blog/`, made by a mistaken mkdir or an unzip, unsaid.
+            for at, named in reversed(log_named):
+                if not any(f.startswith(named + os.sep) for f in found[at:]):
+                    found.insert(at, named)
             out += found
         else:
             out.append(p)

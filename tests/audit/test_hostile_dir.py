@@ -105,7 +105,7 @@ def test_the_table_names_each_bad_file_and_its_reason(hostile: Path) -> None:
     for name in BAD:
         line = next(x for x in out.splitlines() if x.startswith(str(hostile / name) + ":"))
         assert "FINDINGS" in line
-    assert "unreadable: not a regular file (a FIFO): skipped, never opened" in out
+    assert "unreadable [log.filetype]: not a regular file (a FIFO): skipped, never opened" in out
     assert f"audited {len(GOOD) + len(BAD)} logs: {len(GOOD)} clean" in out
 
 
