@@ -45,6 +45,9 @@ class IllegalEvent(msgspec.Struct, frozen=True, omit_defaults=True):
 
 
 class Legality(msgspec.Struct, frozen=True):
+    """The legality section of a verdict: how far the events replay legally, and the first
+    illegal event if any."""
+
     events_checked: int  # events replayed legally
     complete: bool  # the match reached its end (MatchEnded)
     first_illegal: IllegalEvent | None

@@ -17,11 +17,15 @@ from buraco_log.timeline import (
 
 
 class ScoreLine(msgspec.Struct, frozen=True):
+    """One item of a recomputed hand score (cards on the table, a canastra bonus, ...)."""
+
     item: str
     points: int
 
 
 class SideCheck(msgspec.Struct, frozen=True):
+    """One side's recorded hand score beside the recomputed one, line by line."""
+
     side: int
     recorded: int | None
     recomputed: int
@@ -32,6 +36,8 @@ class SideCheck(msgspec.Struct, frozen=True):
 
 
 class HandCheck(msgspec.Struct, frozen=True):
+    """One hand's scores checked: each side's recorded score against the recomputed one."""
+
     hand: int
     end_seq: int
     reason: str
@@ -41,6 +47,8 @@ class HandCheck(msgspec.Struct, frozen=True):
 
 
 class Scoring(msgspec.Struct, frozen=True):
+    """The scoring section of a verdict: every hand checked, and the match totals."""
+
     hands: tuple[HandCheck, ...]
     totals_recorded: tuple[int, ...] | None
     totals_recomputed: tuple[int, ...]

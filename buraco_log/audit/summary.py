@@ -26,6 +26,8 @@ from buraco_log.timeline import (
 
 
 class SeatLine(msgspec.Struct, frozen=True):
+    """A seat of the match: who sat there, and their side."""
+
     seat: int
     name: str
     id: str | None
@@ -33,6 +35,8 @@ class SeatLine(msgspec.Struct, frozen=True):
 
 
 class HandSummary(msgspec.Struct, frozen=True):
+    """One hand as `show` lists it: dealer, how it ended, who went out, the scores."""
+
     hand: int
     dealer: int
     reason: str

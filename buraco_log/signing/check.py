@@ -87,6 +87,7 @@ class HeldReceipt(msgspec.Struct, frozen=True):
     source: str = ""
 
     def holder(self) -> str:
+        """Who holds the receipt, as a finding names them: its seat, else its file."""
         if self.receipt.seat is not None:
             return f"seat {self.receipt.seat}"
         return self.source or "a player"

@@ -69,6 +69,7 @@ class PublicKey(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     valid_until: str | None = None
 
     def raw(self) -> bytes:
+        """The 32 bytes of the public key (``ValueError`` if ``public_key`` is not hex)."""
         return bytes.fromhex(self.public_key)
 
     def window(self) -> tuple[int | None, int | None]:
@@ -184,19 +185,25 @@ class Signer:
 
     @classmethod
     def generate(cls) -> Signer:
+        """A new random key (``keys new`` saves one with :func:`write_key_pair`)."""
         return cls(_crypto().Ed25519PrivateKey.generate())
 
     def sign(self, message: bytes) -> bytes:
+        """The Ed25519 signature of ``message`` (64 bytes)."""
         return bytes(self._key.sign(message))
 
     def sign_head(self, match_id: str, seq: int, head: bytes) -> record.SignedHead:
+        """Sign the chain's ``head`` digest after event ``seq`` of ``match_id``: what a log's
+        signature record and a receipt hold (a witness signs the heads it saw so)."""
         sig = self.sign(record.message(match_id, seq, head))
         return record.SignedHead(match_id, seq, head, self.key_id, sig)
 
     def public(self, valid_from: str | None = None, valid_until: str | None = None) -> PublicKey:
+        """The key to publish (``NAME.pub``), with its validity window (ISO 8601)."""
         return PublicKey(self.key_id, self.public_key.hex(), ALGORITHM, valid_from, valid_until)
 
     def private_pem(self, passphrase: bytes | None = None) -> bytes:
+        """The private key as PEM (PKCS #8), encrypted with ``passphrase`` if given."""
         from cryptography.hazmat.primitives import serialization as ser
 
         enc: Any = ser.BestAvailableEncryption(passphrase) if passphrase else ser.NoEncryption()
@@ -296,6 +303,8 @@ def _not_pem(data: bytes) -> str | None:
 
 
 class KeyFiles(msgspec.Struct, frozen=True):
+    """What :func:`write_key_pair` made: the key id and the two files' paths."""
+
     key_id: str
     private: str
     public: str

@@ -36,6 +36,7 @@ class SignedHead(msgspec.Struct, frozen=True, array_like=True, forbid_unknown_fi
     signature: bytes  # Ed25519 over ``message(match_id, seq, head)`` (64 bytes)
 
     def message(self) -> bytes:
+        """The exact bytes the signature covers (:func:`message`)."""
         return message(self.match_id, self.seq, self.head)
 
     def repeats(self, other: SignedHead) -> bool:
@@ -61,6 +62,7 @@ class Receipt(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
     @classmethod
     def of(cls, signed: SignedHead, seat: int | None = None) -> Receipt:
+        """The receipt of ``signed`` (``Writer.receipt()``) for the player at ``seat``."""
         return cls(signed.match_id, signed.seq, signed.head.hex(), signed.key_id,
                    signed.signature.hex(), seat)
 
@@ -120,6 +122,7 @@ _decoder = msgspec.msgpack.Decoder(SignedHead)
 
 
 def encode(record: SignedHead) -> bytes:
+    """A signature record's payload, as the log stores it (MessagePack)."""
     return _encoder.encode(record)
 
 
@@ -129,6 +132,7 @@ def decode(payload: bytes) -> SignedHead:
 
 
 def receipt_json(receipt: Receipt) -> bytes:
+    """The receipt as the JSON file a player keeps (indented, one object, a final newline)."""
     return msgspec.json.format(msgspec.json.encode(receipt), indent=2) + b"\n"
 
 
