@@ -20,13 +20,15 @@ Protocol: frames of a 4-byte big-endian length and a MessagePack array, both way
     -> ["stats", "", null]         <- ["stats", "", {counters}]  (the recorder's, and
                                    in_flight_peak, dropped: see below)
 A client may send moves of many tables without waiting; answers come as each move is durable.
-A connection holds at most ``--max-in-flight`` moves whose answer the client has not taken
-(waiting for the disk, or for the client to read): past that the server stops reading it, and
-TCP holds the client back. An answer the client does not take within ``--drain-timeout``
-seconds (the socket's buffers stay full) drops the client: its moves already received are
-still recorded, and it resumes with "next". (Without either, a client that sent moves and
-never read its answers made the server hold every move it sent: 120,000 moves took its memory
-from 26 MB to 160 MB.)
+A connection holds at most ``--max-in-flight`` moves whose answer is not written yet (waiting
+for the disk): past that the server stops reading it, and TCP holds the client back. Nor does
+it read a connection whose client has not taken its earlier answers (the socket's buffers and
+the server's past its high-water mark, 64 kB): an answer the client does not take within
+``--drain-timeout`` seconds drops the client; its moves already received are still recorded,
+and it resumes with "next". (Without either, a client that sent moves and never read its
+answers made the server hold every move it sent: 120,000 moves took its memory from 26 MB to
+160 MB. With each move waiting for its answer to be taken, such a client held
+``--max-in-flight`` moves until it was dropped: 27 MB of the server's memory at 4,096.)
 The first line on stdout is ``listening 127.0.0.1 PORT``; SIGTERM or SIGINT stops the server
 after the moves already received are durable.
 
@@ -77,7 +79,7 @@ def frame(message: Any) -> bytes:
 
 
 class _Slots:
-    """A connection's moves whose answer the client has not taken yet: at most ``limit``."""
+    """A connection's moves whose answer is not written yet: at most ``limit``."""
 
     def __init__(self, limit: int) -> None:
         self._free = asyncio.Semaphore(limit)
@@ -109,17 +111,31 @@ class Server:
         counters.update(in_flight_peak=self.in_flight_peak, dropped=self.dropped)
         return counters
 
-    async def send(self, writer: asyncio.StreamWriter, message: Any) -> bool:
-        """Write one answer; while the client has not taken earlier ones (the buffer is past its
-        high-water mark), wait at most ``drain_timeout`` seconds, else drop the client. False:
-        the connection is gone."""
+    @staticmethod
+    def send(writer: asyncio.StreamWriter, message: Any) -> bool:
+        """Write one answer, without waiting for the client to take it (the connection's reader
+        waits, see ``taken``). False: the connection is gone."""
         if writer.is_closing():
             return False
         writer.write(frame(message))
+        return True
+
+    async def taken(self, writer: asyncio.StreamWriter) -> bool:
+        """Before the next request is read: while the client has not taken earlier answers
+        (the buffer is past its high-water mark), wait at most ``drain_timeout`` seconds, else
+        drop the client. False: the connection is gone, or the server stops.
+
+        The connection's reader waits, not each move's task: each move whose answer found the
+        buffer full waited in its own task (with a timer and two more tasks), and a client
+        that sent moves and never read held ``--max-in-flight`` of them until it was dropped,
+        27 MB of the server's memory a client at 4,096 (100 such clients: 2.7 GB). The reader
+        waiting, the buffer holds at most the answers of the moves already read past it."""
+        if writer.is_closing():
+            return False
         transport = writer.transport
         if transport.get_write_buffer_size() <= transport.get_write_buffer_limits()[1]:
-            return True  # the common case: no wait (and no timer) per answer
-        if self.stopping.is_set():  # buffered; the move is durable, and the server stops
+            return True  # the common case: no wait (and no timer) per request
+        if self.stopping.is_set():
             return False
         # Until the client takes it, the server stops, or the timeout. (A stop waited for
         # the timeout: a client that did not read kept a SIGTERM waiting --drain-timeout
@@ -173,23 +189,25 @@ class Server:
             taken += 1
             if not taken % YIELD_EVERY:  # let the other clients in (see YIELD_EVERY)
                 await asyncio.sleep(0)
+            if not await self.taken(writer):  # no more requests while answers pile up
+                break
             try:
                 (size,) = _LEN.unpack(await reader.readexactly(4))
                 if size > MAX_FRAME:  # not our client: say why, and hang up
-                    await self.send(writer, ["refused", "", "frame", f"a frame of {size} "
-                                             f"bytes: at most {MAX_FRAME}; hanging up"])
+                    self.send(writer, ["refused", "", "frame", f"a frame of {size} "
+                                       f"bytes: at most {MAX_FRAME}; hanging up"])
                     break
                 op, table, raw = _request.decode(await reader.readexactly(size))
             except (asyncio.IncompleteReadError, ConnectionError):
                 break
             except msgspec.DecodeError:
-                if not await self.send(writer, ["refused", "", "frame", "not a request"]):
+                if not self.send(writer, ["refused", "", "frame", "not a request"]):
                     break
                 continue
             if op == "play":
                 # Validation happens now, in arrival order; the wait for the disk does not
                 # hold up the next request. At most max_in_flight at a time: each holds its
-                # move until the client took its answer.
+                # move until its answer is written.
                 await slots.take()
                 if writer.is_closing():  # dropped meanwhile: this move is not taken
                     slots.give()
@@ -208,7 +226,7 @@ class Server:
                 reply = ["stats", "", self.counters()]
             else:
                 reply = ["refused", table, "op", f"unknown op {op!r}"]
-            if not await self.send(writer, reply):
+            if not self.send(writer, reply):
                 break
         if pending:
             await asyncio.wait(pending)
@@ -227,7 +245,7 @@ class Server:
                 reply = ["refused", table, "event", str(exc)]
             else:
                 reply = ["ok", table, seq]
-            await self.send(writer, reply)
+            self.send(writer, reply)
         finally:
             slots.give()
 
