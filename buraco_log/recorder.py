@@ -660,10 +660,22 @@ class Recorder:
         try:
             fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
+            holder = ""
+            with contextlib.suppress(OSError, ValueError):  # (a recorder of another version
+                holder = f" (process {int(os.pread(self._lock_fd, 32, 0))})"  # writes none)
             os.close(self._lock_fd)
             raise LogFormatError(
-                "another recorder is using this directory", path=self.directory, kind="locked"
+                f"another recorder{holder} is using this directory (one recorder a directory: "
+                f"it holds {LOCK_NAME} while it runs)", path=self.directory, kind="locked"
             ) from None
+        with contextlib.suppress(OSError):  # who holds it, for the refusal above (a hint only;
+            # written only into the recorder's own small file, never through a link to another)
+            st = os.fstat(self._lock_fd)
+            at = os.lstat(os.path.join(self.directory, LOCK_NAME))
+            if (stat.S_ISREG(st.st_mode) and st.st_nlink == 1 and st.st_size <= 64
+                    and (at.st_dev, at.st_ino) == (st.st_dev, st.st_ino)):
+                os.ftruncate(self._lock_fd, 0)
+                os.pwrite(self._lock_fd, f"{os.getpid()}\n".encode(), 0)
         self._dir_fd = os.open(self.directory, os.O_RDONLY | os.O_CLOEXEC)
         # what ``close`` checks a number still names before it closes it
         self._identities = {"_dir_fd": _identity(self._dir_fd),
@@ -2013,7 +2025,15 @@ class Recorder:
                     st: os.stat_result | None = os.stat(table.path)
                 except OSError:
                     st = None
-                if st is None or (st.st_dev, st.st_ino) != table.identity:
+                if st is None and (gone := self._directory_gone()):
+                    # Nothing to copy aside (the copy had nowhere to go): the log is where
+                    # the directory went, or was removed with it.
+                    w.error = _WriteError(LogFormatError(
+                        f"{gone}; these events are not acknowledged, and the match takes no "
+                        "more (a recorder opened on the directory where it is now reads what "
+                        "the log holds)",
+                        path=table.path, kind="io"), written=True)
+                elif st is None or (st.st_dev, st.st_ino) != table.identity:
                     # The descriptor still holds the acknowledged log: it is copied aside
                     # before it is closed (``_keep_aside``), else it was lost with it.
                     w.error = _WriteError(
@@ -2072,6 +2092,24 @@ class Recorder:
         except OSError:
             return False
         return (st.st_dev, st.st_ino) == table.identity
+
+    def _directory_gone(self) -> str:
+        """Why the recorder's directory no longer holds its logs (renamed or removed under it,
+        its path another directory's now), and where it is if it still exists; "" if it is
+        still at its path. A ``stat``: only on a failure."""
+        try:
+            st = os.stat(self.directory)
+            if (st.st_dev, st.st_ino) == self._identities["_dir_fd"]:
+                return ""
+        except OSError:
+            pass
+        where = ""
+        with contextlib.suppress(OSError):  # (Linux: where the directory it holds now is)
+            now = os.readlink(f"/proc/self/fd/{self._dir_fd}")
+            where = ("; it was removed, its logs with it" if now.endswith(" (deleted)")
+                     else f"; the directory it opened is now {now}")
+        return (f"the recorder's directory {self.directory} was renamed or removed under it "
+                f"(the rule: one recorder a directory, left in place while it runs){where}")
 
     def _write(self, w: _Work) -> bool:
         """Write the round's segment of one log (reopening it, or creating it under a temporary
@@ -2235,6 +2273,9 @@ class Recorder:
         try:
             fd, tmp = log._create_temp(self.directory, os.path.basename(table.path))
         except OSError as exc:
+            if exc.errno == errno.ENOENT and (gone := self._directory_gone()):
+                raise LogFormatError(f"cannot create the log: {gone}", path=table.path,
+                                     kind="io") from None
             raise log.os_error(exc, table.path) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held from before the link
@@ -2253,9 +2294,21 @@ class Recorder:
         middle of the log, a damaged log.)"""
         locked = _lock_current(table.path)
         if locked is None:
-            raise LogFormatError(
-                "the log was removed while the recorder had it closed", path=table.path, kind="io"
-            )
+            if gone := self._directory_gone():
+                raise _WriteError(LogFormatError(
+                    f"{gone}; these moves were not recorded, and the match takes no more "
+                    "(a recorder opened on the directory where it is now reads what the log "
+                    "holds)",
+                    path=table.path, kind="io"), written=True)
+            # Refused for good, as when it is removed while open: read again, the match started
+            # afresh at seq 0 in a new log, and a checkpoint deleted the journal that held the
+            # moves acknowledged into the removed one (it checked the new log).
+            raise _WriteError(LogFormatError(
+                "the log was removed while the recorder had it closed, with the "
+                f"{table.next_seq - log.FIRST_SEQ} events it acknowledged (by a program that "
+                "ignores the writer lock); these moves were not recorded, and the match takes "
+                "no more here (forget it, or restart the recorder, to start it afresh)",
+                path=table.path, kind="io"), written=True, lost=True)
         fd, identity, size, stamp = locked
         try:
             # (device, inode, size) alone took another file for the log: a removed log's

@@ -190,7 +190,8 @@ def test_a_second_process_on_the_same_directory_is_refused_until_the_first_close
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout is not None and holder.stdout.readline() == "ready\n"
-        with pytest.raises(LogFormatError, match="another recorder is using this directory"):
+        with pytest.raises(LogFormatError, match=rf"another recorder \(process {holder.pid}\) "
+                           "is using this directory"):
             Recorder(tmp_path)
     finally:
         assert holder.stdin is not None
