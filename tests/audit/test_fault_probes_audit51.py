@@ -11,6 +11,8 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import re
+import shlex
 import shutil
 import stat
 import subprocess
@@ -242,3 +244,99 @@ def test_every_audit_call_the_docs_name_is_public() -> None:
         named = set(re.findall(r"\baudit\.([a-z_]+)\(", (DOCS / page).read_text()))
         assert named, page
         assert named <= set(audit.__all__), (page, named - set(audit.__all__))
+
+
+# Every block of the two pages in document order, in one directory, as a referee would type
+# them: `$ ` lines of a console block are commands (`# exit N` their status, 0 unsaid), the
+# lines after them what they print (stdout, then stderr), `...` any text or any lines; a sh
+# block's commands must succeed; Python blocks run; TOML blocks are read by the settings.
+# Not run: output-only blocks (no command) and text blocks of findings.
+PAGES = ("signing.md", "disputes.md")
+
+
+def _fences(page: str) -> Iterator[tuple[str, list[str]]]:
+    block: list[str] = []
+    language = None
+    for line in (DOCS / page).read_text().splitlines():
+        if language is None and line.startswith("```") and line.strip() != "```":
+            language, block = line.strip()[3:], []
+        elif language is not None and line.strip() == "```":
+            yield language, block
+            language = None
+        elif language is not None:
+            block.append(line)
+
+
+def _squeezed(text: str) -> str:
+    """Each line with its runs of spaces as one (a page writes a table's columns closer)."""
+    return "".join(" ".join(line.split()) + "\n" for line in text.splitlines())
+
+
+def _pattern(expected: list[str]) -> str:
+    parts = []
+    for line in _squeezed("\n".join(expected)).splitlines():
+        if line == "...":
+            parts.append(r"(?:[^\n]*\n)*?")
+        else:
+            parts.append(".*?".join(map(re.escape, line.split("..."))) + r"\n")
+    return "".join(parts)
+
+
+def _shell(command: str, where: Path) -> tuple[int, str]:
+    args = shlex.split(command, comments=True)
+    assert args[0] == "buraco-log", command
+    p = subprocess.run([sys.executable, "-m", "cli.main", *args[1:]], capture_output=True,
+                       text=True, timeout=120, cwd=where,
+                       env=dict(os.environ, PYTHONPATH=str(REPO), COLUMNS="200"))
+    return p.returncode, p.stdout + p.stderr
+
+
+@pytest.mark.slow
+def test_every_block_of_signing_md_and_disputes_md_runs_as_written(
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    pytest.importorskip("cryptography")
+    import tomllib
+
+    from buraco_log.audit import settings
+
+    where = tmp_path_factory.mktemp("referee")
+    (where / "examples").symlink_to(REPO / "examples")
+    # the files the blocks name and no block makes: disputes.md's match (539 events), a
+    # tampered copy of it, another copy, a club's directory
+    shutil.copyfile(REPO / "examples" / "sim" / "classic-2p-000000.blog", where / "match.blog")
+    shutil.copyfile(REPO / "examples" / "disputes" / "tampered.log", where / "tampered.blog")
+    shutil.copyfile(where / "tampered.blog", where / "copy.blog")
+    (where / "club").mkdir()
+    shutil.copyfile(where / "match.blog", where / "club" / "m1.blog")
+    ran = 0
+    for page in PAGES:
+        for language, lines in _fences(page):
+            if language == "python":
+                _run_block("\n".join(lines) + "\n", where)
+            elif language == "sh":
+                for command in filter(None, (line.strip() for line in lines)):
+                    code, out = _shell(command, where)
+                    assert code == 0, (page, command, out[-600:])
+            elif language == "console":
+                commands = [i for i, line in enumerate(lines) if line.startswith("$ ")]
+                for at, end in zip(commands, [*commands[1:], len(lines)], strict=True):
+                    command = lines[at][2:]
+                    status = re.search(r"# exit (\d+)", command)
+                    code, out = _shell(command, where)
+                    assert code == (int(status.group(1)) if status else 0), (command, out)
+                    assert re.fullmatch(_pattern(lines[at + 1:end]), _squeezed(out)), (
+                        page, command, out)
+            elif language == "toml":
+                config = where / "config.toml"
+                config.write_text("\n".join(lines) + "\n")
+                read = tomllib.loads(config.read_text())["audit"]
+                env = {settings.CONFIG_ENV: str(config)}
+                assert set(read) <= set(settings.SETTINGS), read
+                if "keys" in read:
+                    assert settings.keys(environ=env).value == (read["keys"],)
+                if "require_signatures" in read:
+                    assert settings.require_signatures(environ=env).value is True
+            else:
+                continue
+            ran += 1
+    assert ran >= 10, ran
