@@ -1,5 +1,5 @@
-"""Compaction's checks: row counts and order-free hashes of every view, and a command line that
-kills itself at the k-th call of one os function."""
+"""Compaction's checks: row counts and order-free hashes of every view (the command line that kills
+itself at the k-th call of one os function is tests/archive/killed_at.py)."""
 
 from __future__ import annotations
 
@@ -17,24 +17,3 @@ SUMS = {t: f"SELECT count(*) AS n, bit_xor(hash(x)) AS h FROM (SELECT * {ex} FRO
 def checksums(archive: Path) -> dict[str, Any]:
     return {t: query(archive, sql).to_pylist()[0] for t, sql in SUMS.items()}
 
-
-# Run `compact` with one os call wrapped: its k-th call kills the process with SIGKILL.
-# os.replace: each file renamed into place, then the commit record, then the ratings;
-# os.unlink: the replaced batches' records, then their files.
-KILLER = """
-import os, signal, sys
-name, k, n = sys.argv[1], int(sys.argv[2]), [0]
-real = getattr(os, name)
-def killing(*a, **kw):
-    n[0] += 1
-    if n[0] == k:
-        os.kill(os.getpid(), signal.SIGKILL)
-    return real(*a, **kw)
-setattr(os, name, killing)
-if k == 0:
-    import atexit
-    atexit.register(lambda: sys.stderr.write(f"calls {n[0]}\\n"))
-sys.argv = ["buraco-log", *sys.argv[3:]]
-from cli.main import run
-run()
-"""

@@ -1,5 +1,5 @@
 """A command line that kills itself at the k-th call of one os function, and the check that it died
-there."""
+there: the one such script of the archive probes (ingest and compact)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,10 @@ import sys
 
 from tests.cli.probes import ROOT
 
-# The CLI with os.<name> wrapped: its k-th call kills the process with SIGKILL.
+# The CLI with os.<name> wrapped: its k-th call kills the process with SIGKILL. With k = 0
+# nothing is killed and the run ends by writing ``calls N`` (how many calls it made) to stderr,
+# so a sweep knows how far to go. For compact, os.replace: each file renamed into place, then
+# the commit record, then the ratings; os.unlink: the replaced batches' records, then their files.
 KILLER = """
 import os, signal, sys
 name, k, n = sys.argv[1], int(sys.argv[2]), [0]
@@ -20,6 +23,9 @@ def killing(*a, **kw):
         os.kill(os.getpid(), signal.SIGKILL)
     return real(*a, **kw)
 setattr(os, name, killing)
+if k == 0:
+    import atexit
+    atexit.register(lambda: sys.stderr.write(f"calls {n[0]}\\n"))
 sys.argv = ["buraco-log", *sys.argv[3:]]
 from cli.main import run
 run()

@@ -24,8 +24,9 @@ from buraco_log.archive import ingest, query, report, store
 from buraco_log.archive.compact import _conform, compact, plan
 from buraco_log.archive.fixity import verify_archive
 from buraco_log.errors import ArchiveError
-from tests.archive.compact_sums import KILLER, checksums
+from tests.archive.compact_sums import checksums
 from tests.archive.conftest import Corpus
+from tests.archive.killed_at import KILLER
 
 ROOT = Path(__file__).resolve().parents[2]
 

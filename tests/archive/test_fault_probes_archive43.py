@@ -349,7 +349,7 @@ KILL_POINTS = 4
 @pytest.fixture(scope="module")
 def fsyncs(three: Path, tmp_path_factory: pytest.TempPathFactory) -> int:
     """How many times one compaction of the three batches calls os.fsync."""
-    from tests.archive.compact_sums import KILLER
+    from tests.archive.killed_at import KILLER
 
     arch = tmp_path_factory.mktemp("fsyncs") / "a"
     shutil.copytree(three, arch)
@@ -365,7 +365,8 @@ def test_compact_killed_at_a_random_fsync_then_run_again_keeps_every_row(
     """SIGKILL at the k-th os.fsync (k drawn with a fixed seed): between the kill and the
     rerun, and after it, every table's order-free checksum is the one before; the rerun
     leaves one batch and a verified archive (test_compact kills at os.replace and os.unlink)."""
-    from tests.archive.compact_sums import KILLER, checksums
+    from tests.archive.compact_sums import checksums
+    from tests.archive.killed_at import KILLER
 
     k = random.Random(f"compact43-{draw}").randint(1, fsyncs)
     before = checksums(arch)

@@ -21,8 +21,8 @@ from buraco_log.archive.fixity import verify_archive
 from buraco_log.errors import ArchiveError
 from buraco_log.log import read_events
 from tests import brokenlogs
-from tests.archive.compact_sums import KILLER
 from tests.archive.filetree import sized_tree
+from tests.archive.killed_at import KILLER
 
 ROOT = Path(__file__).resolve().parents[2]
 
