@@ -1158,7 +1158,15 @@ class Recorder:
             saved = self._saved.pop(table.match, None)
         if self.validate:
             table.validator = log._new_validator(table.path)
-        locked = _lock_current(table.path)
+        try:
+            locked = _lock_current(table.path)
+        except LogFormatError as exc:
+            if exc.kind != "locked":
+                raise
+            raise LogFormatError(  # (it said only "another writer holds this log")
+                f"{exc.message} (a seal, repair or writer of another program, or another "
+                "recorder's, through a link to this file); nothing was recorded: send it "
+                "again once the other lets go", path=table.path, kind="locked") from None
         if locked is None:
             return  # a new match: its log is created with its first event
         fd, identity, size, times = locked
