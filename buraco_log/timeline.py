@@ -12,7 +12,7 @@ Core module: stdlib and msgspec only.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from typing import Literal
 
 import msgspec
@@ -70,39 +70,86 @@ def cards_text(cards: Sequence[Card], style: Style) -> tuple[str, ...]:
 _LETTER_CARD = re.compile(
     r"(?<![\w#@./\\:-])(?:([2-9TJQKA])([cdhs])|(1[0-3]|[1-9])([ybrk])|(JK))"
     r"(?![\w/\\-]|\.\w)")
-_TILE = re.compile(r"(?<![\w#@./\\:-])(?:1[0-3]|[1-9])[ybrk](?![\w/\\-]|\.\w)")
 _SEAT_BEFORE = re.compile(r"\bseat \d+ +$")  # "seat 0 ana (11): ...", "seat 0  ana  side 0"
+# Where a word that looks like a card is something else. A match id ("match 10s started"), a
+# name or id field of `diff` ("players[0].name: Kh vs p0"), a list of names ("(classic; Kh,
+# As)"), and a sentence's first word ("As the rules say", "2s alone are not a meld").
+_ID_BEFORE = re.compile(r"(?:\bmatch|\bname:|_id:|\bid:) +$")
+_NAME_FIELD = re.compile(r"(?:\bname|_id|\bid): ")
+_LISTED = re.compile(r"[(,;] *$")
+_SENTENCE_START = re.compile(r"(?:^[ -]*|[.:!?] +)$")
+_WORD_AFTER = re.compile(r" +(?!vs\b)[a-z]")  # "Ah vs Kh": two cards compared
+# A card named alone right after these words is a card even where a player has its name:
+# "seat 0 (Kh) discarded Kh".
+_CARD_CUE = re.compile(r"(?:\b(?:drew|discarded|discard|draw|top|off|hold|holds|wild|card|"
+                       r"tile|cards|tiles|is|was|vs|named|rejected|back|missing|extra)|\)|:) +$")
 _SUIT_SYMBOL = dict(zip("cdhs", "\u2663\u2666\u2665\u2660", strict=True))
 _TILE_SYMBOL = dict(zip("ybrk", "\U0001f7e1\U0001f535\U0001f534\u26ab", strict=True))
 
 
-def names_a_tile(text: str) -> bool:
-    """Whether ``text`` names a Burako tile as the log writes it (``12r``)."""
-    return _TILE.search(text) is not None
+def _in_a_run(text: str, m: re.Match[str]) -> bool:
+    """Whether the card-like word ``m`` stands beside another, one space apart (``7h 7s 7d``):
+    a meld, a hand or a pile, whatever its cards might also name."""
+    before = _LETTER_CARD.search(text, max(0, m.start() - 4), m.start())
+    if before is not None and text[before.end():m.start()] == " ":
+        return True
+    after = _LETTER_CARD.match(text, m.end() + 1) if text[m.end():m.end() + 1] == " " else None
+    return after is not None
+
+
+def _is_a_card(text: str, m: re.Match[str], names: Collection[str]) -> bool:
+    """Whether the card-like word ``m`` of ``text`` stands where a card stands, not a player's
+    name, a match id or an English word."""
+    if _in_a_run(text, m):
+        return True
+    a, b = m.start(), m.end()
+    before, after = text[:a], text[b:]
+    if (text[a - 1:a], after[:1]) == ("(", ")") or _SEAT_BEFORE.search(before):
+        return False  # a seat's player, as a seat is named: "seat 1 (JK)", "seat 0  Kh"
+    if _ID_BEFORE.search(before) or _NAME_FIELD.search(before):
+        return False
+    if _LISTED.search(before) and after[:1] in (",", ")"):
+        return False
+    if _SENTENCE_START.search(before) and _WORD_AFTER.match(after):
+        return False
+    return m.group(0) not in names or _CARD_CUE.search(before) is not None
+
+
+def _cards_in(text: str, names: Collection[str] = ()) -> Iterator[re.Match[str]]:
+    """The words of ``text`` written as the log writes cards, in a card's place."""
+    return (m for m in _LETTER_CARD.finditer(text) if _is_a_card(text, m, names))
+
+
+def names_a_tile(text: str, names: Collection[str] = ()) -> bool:
+    """Whether ``text`` names a Burako tile as the log writes it (``12r``), in a tile's place
+    (a match id ``3b`` is none)."""
+    return any(m.group(3) for m in _cards_in(text, names))
 
 
 def with_symbols(text: str, tiles: bool | None = None, names: Collection[str] = ()) -> str:
     """``text`` with each card written as the log writes it (``7h Th JK``, Burako's ``12r``)
     in suit symbols, as ``format_card`` writes them (``7\u2665 10\u2665 \U0001f0cf``,
-    ``12\U0001f534``). ``tiles``: the text is of tiles (a Burako joker keeps ``JK``, it has no
-    symbol); None: it is if it names a tile. ``names``: the players', left as they are where
-    they stand alone (a column of names)."""
+    ``12\U0001f534``): only where a card stands (:func:`_is_a_card`), so a player named
+    ``Kh``, a match id ``Ah`` or a sentence's ``As`` keeps its letters. ``tiles``: the text is of
+    tiles (a Burako joker keeps ``JK``, it has no symbol); None: it is if it names a tile.
+    ``names``: the players', left as they are where they stand alone, not after a word that
+    names a card (a column of names)."""
     if tiles is None:
-        tiles = names_a_tile(text)
-
-    def symbol(m: re.Match[str]) -> str:
+        tiles = names_a_tile(text, names)
+    out: list[str] = []
+    at = 0
+    for m in _cards_in(text, names):
         rank, suit, number, colour, joker = m.groups()
-        a, b = m.start(), m.end()
-        if (text[a - 1:a], text[b:b + 1]) == ("(", ")") or _SEAT_BEFORE.search(text, 0, a) \
-                or m.group(0) in names:
-            return m.group(0)  # a player's name (ana, or JK), as a seat is named: "seat 1 (JK)"
         if joker:
-            return m.group(0) if tiles else "\U0001f0cf"
-        if number:
-            return number + _TILE_SYMBOL[colour]
-        return ("10" if rank == "T" else rank) + _SUIT_SYMBOL[suit]
-
-    return _LETTER_CARD.sub(symbol, text)
+            shown = m.group(0) if tiles else "\U0001f0cf"
+        elif number:
+            shown = number + _TILE_SYMBOL[colour]
+        else:
+            shown = ("10" if rank == "T" else rank) + _SUIT_SYMBOL[suit]
+        out += (text[at:m.start()], shown)
+        at = m.end()
+    out.append(text[at:])
+    return "".join(out)
 
 
 # -- describing events ------------------------------------------------------------------------

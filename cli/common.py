@@ -9,6 +9,7 @@ import io
 import json
 import os
 import re
+import select
 import shutil
 import stat
 import sys
@@ -440,10 +441,22 @@ class NamedStdout(io.TextIOBase):
     def __init__(self, real: Any) -> None:
         self._real = _ClosedStdout() if real is None else real
         self.written = False  # whether the command has written anything here yet
+        # PYTHONUNBUFFERED=1 (set in many containers) puts the text layer straight on the
+        # descriptor, and a write that takes part of a page (`view -o -` over a file size
+        # limit, or into `| head`) lost the rest: a cut file, exit 0
+        raw = getattr(self._real, "buffer", None)
+        self._raw = raw if isinstance(raw, io.RawIOBase) else None
 
     def write(self, text: str) -> int:
         self.written = self.written or bool(text)
         try:
+            if self._raw is not None:
+                try:
+                    data = text.encode(self._real.encoding, self._real.errors or "strict")
+                except UnicodeEncodeError:  # an ASCII stdout: UTF-8, as below
+                    data = _utf8(text)
+                _write_all(self._raw, data)
+                return len(text)
             try:
                 self._real.write(text)
             except UnicodeEncodeError:  # an ASCII stdout (LC_ALL=C PYTHONUTF8=0): UTF-8, as
@@ -480,6 +493,19 @@ class NamedStdout(io.TextIOBase):
         return getattr(self._real, "errors", None)
 
 
+def _write_all(raw: io.RawIOBase, data: bytes) -> None:
+    """Every byte of ``data`` written to an unbuffered stream: one write may take only part
+    (a pipe whose reader left, a signal, a file size limit), and the text layer above it drops
+    the rest without a word."""
+    view = memoryview(data)
+    while view:
+        done = raw.write(view)
+        if done is None:  # a non-blocking descriptor that is full: wait until it takes more
+            select.select([], [raw], [])
+            continue
+        view = view[done:]
+
+
 class _NamedBuffer:
     """Standard output's bytes, whose write errors name it."""
 
@@ -488,6 +514,9 @@ class _NamedBuffer:
 
     def write(self, data: bytes) -> int:
         try:
+            if isinstance(self._real, io.RawIOBase):  # PYTHONUNBUFFERED: no buffer loops
+                _write_all(self._real, data)
+                return len(data)
             return int(self._real.write(data))
         except OSError as exc:
             raise _named_error(exc) from None
