@@ -167,13 +167,13 @@ def play_and_check(name: str, players: int, seed: int, states: int, per_state: i
     return checked
 
 
-QUICK = [("thirteen", 4), ("biriba", 3), ("burako", 2), ("burraco+indirect+one_set", 2)]
+QUICK = [("thirteen", 4), ("biriba", 3), ("burraco+indirect+one_set", 2)]
 
 
 @pytest.mark.parametrize(("name", "players"), QUICK)
 def test_near_misses_of_listed_moves_are_listed_exactly_when_accepted(
         name: str, players: int) -> None:
-    assert play_and_check(name, players, seed=51, states=3, per_state=6) > 0
+    assert play_and_check(name, players, seed=51, states=2, per_state=4) > 0
 
 
 @pytest.mark.slow

@@ -88,19 +88,29 @@ def _test_strings(path: Path) -> set[str]:
     return out
 
 
+# A line that asserts a refusal: the scenario helpers, the error's rule, a CLI line's [rule].
+ASSERTING = re.compile(r"""(illegal|refused|refuses|_refused|names)\(|\.rule\b|rule=|"rule"|\[""")
+
+
 def asserted_ids() -> set[str]:
-    """Rule ids some test expects: used as a string in test code, alone or as ``[rule]``. A
-    file is parsed only when its text names an id not yet found (parsing them all takes
-    seconds), the small files first."""
-    found: set[str] = set()
+    """Rule ids some test expects. First the lines that assert a refusal; then, for the ids
+    not found so, the strings the test code uses (parsed, so no docstring or comment counts),
+    alone or as ``[rule]``, parsing only files whose text names such an id (parsing them all
+    takes seconds)."""
     ids = engine_ids()
-    mention = re.compile(r"""["'\[]([a-z_]+\.[a-z_]+)["'\]]""")
-    paths = sorted((ROOT / "tests").rglob("*.py"), key=lambda p: p.stat().st_size)
-    for path in paths:
-        if path.name == Path(__file__).name:
-            continue
-        text = path.read_text(encoding="utf-8")
-        if not (set(mention.findall(text)) & ids) - found:
+    quoted = re.compile(r"""["'\[]([a-z_]+\.[a-z_]+)["'\]]""")
+    texts = {path: path.read_text(encoding="utf-8")
+             for path in sorted((ROOT / "tests").rglob("*.py"))
+             if path.name != Path(__file__).name}
+    found: set[str] = set()
+    for text in texts.values():
+        for m in quoted.finditer(text):
+            if m.group(1) in ids and m.group(1) not in found:
+                line = text[text.rfind("\n", 0, m.start()) + 1:text.find("\n", m.end())]
+                if ASSERTING.search(line):
+                    found.add(m.group(1))
+    for path, text in sorted(texts.items(), key=lambda item: len(item[1])):
+        if not (set(quoted.findall(text)) & ids) - found:
             continue
         for string in _test_strings(path):
             if string in ids:
