@@ -1658,16 +1658,22 @@ class Recorder:
             else:
                 done.append(w)
         if created:
-            try:
-                self._ops.fsync_dir(self._dir_fd)  # the new names are durable
-            except OSError as exc:
+            # (a directory put in place since they were created holds them: see _create)
+            refused = self._directory_gone()
+            if refused:
+                refused += ("; the new log's first moves are not acknowledged, and the match "
+                            "takes no more")
+            else:
+                try:
+                    self._ops.fsync_dir(self._dir_fd)  # the new names are durable
+                except OSError as exc:
+                    refused = (f"directory fsync failed: {exc.strerror or exc}; not retried, "
+                               "the new log's name, and its first moves with it, may not be on "
+                               "disk (a new recorder reads what was kept)")
+            if refused:
                 for w in created:
                     w.settled = True
-                    self._fail_table(
-                        w.table, f"directory fsync failed: {exc.strerror or exc}; not retried, "
-                        "the new log's name, and its first moves with it, may not be on disk "
-                        "(a new recorder reads what was kept)", w.waiters, written=True
-                    )
+                    self._fail_table(w.table, refused, w.waiters, written=True)
                 created = []
             done.extend(created)
         acked: list[_Waiter] = []
@@ -2278,6 +2284,12 @@ class Recorder:
                 self._stats.closed_idle += 1
 
     def _create(self, table: _Table) -> None:
+        # A directory put in its place (``mv logs logs.old; mkdir logs``) took the new logs,
+        # outside the directory lock, and the directory fsynced before their first moves were
+        # acknowledged was the old one: their names were not durable. (A ``stat``: a creation
+        # costs far more.)
+        if gone := self._directory_gone():
+            raise LogFormatError(f"cannot create the log: {gone}", path=table.path, kind="io")
         try:
             fd, tmp = log._create_temp(self.directory, os.path.basename(table.path))
         except OSError as exc:
