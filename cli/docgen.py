@@ -61,7 +61,10 @@ Every command follows the same rules:
     buraco-log's code, ends the process by the signal itself, without a line (a shell still
     reports 143 or 129); nothing is read or written by then.
   - `141`: standard output was closed by its reader (`| head`): the command stops quietly,
-    `--help` too.
+    `--help` too. Started without standard output (`>&-`), or onto a full device
+    (`/dev/full`), it is `1`, one line naming `<stdout>`; a write that standard output takes
+    only in part (a reader gone midway, a file size limit) is never taken for a whole one,
+    `PYTHONUNBUFFERED=1` or not.
 - **Errors** are one line on stderr, `buraco-log: error: FILE, byte N, seq S: ... [rule]` (an
   illegal move's: `FILE: seq S: ... [rule]`; notes alike), the rule last, with nothing
   half-written; a defect of the tool itself says `internal error` (exit 1). `--debug`
