@@ -305,15 +305,61 @@ def _card_code(text: str) -> int:
     return parse_card(text)
 
 
-def _cards_in(value: Any, field: str) -> Any:
-    if isinstance(value, list):
-        return [_cards_in(v, field) for v in value]
+class CardValueError(ValueError):
+    """A card-bearing field of a JSON Lines event holding what is no card, or not the list of
+    cards it must hold: the reader names it as kind ``jsonl`` (``log.jsonl``)."""
+
+
+def _card_depth(hint: Any) -> int:
+    """How many lists deep a card field's cards lie (``tuple[tuple[int, ...], ...]``: 2)."""
+    args = [a for a in getattr(hint, "__args__", ()) if a is not type(None) and a is not ...]
+    if getattr(hint, "__origin__", None) is tuple and args:
+        return 1 + _card_depth(args[0])
+    return 0
+
+
+def _card_shapes() -> dict[tuple[str, str], tuple[int, bool]]:
+    """Each card-bearing field of each event kind: how many lists deep its cards lie, and
+    whether it may be null (``upcard``; ``pt``'s ``top`` reads null as no card)."""
+    import typing
+
+    shapes = {}
+    for cls in typing.get_args(ev.AnyEvent):
+        tag = cls.__struct_config__.tag
+        hints = typing.get_type_hints(cls)
+        for name in ev.CARD_FIELDS.get(tag, ()):
+            hint = hints[name]
+            nullable = type(None) in getattr(hint, "__args__", ()) or (tag, name) == ("pt", "top")
+            shapes[tag, name] = (_card_depth(hint), nullable)
+    return shapes
+
+
+CARD_SHAPES: Final = _card_shapes()
+"""``(tag, field) -> (depth, nullable)`` of every card-bearing field (hs's ``hands``: 2)."""
+
+_CARD_FORMS: Final = "a card is text such as 7h, Th, 10h, 7♥ or JK, or its integer code"
+
+
+def _cards_in(value: Any, field: str, depth: int = 0, nullable: bool = False,
+              at: str = "") -> Any:
+    """``value`` with its cards as codes. Text must be a card; an integer is kept as the code
+    it is (the rules engine refuses a code that is no card: ``event.invalid``); anything else,
+    or a card where a list goes or a list where a card goes, is refused naming the field and
+    the position in it."""
+    where = f"field {field!r}" + (f" at {at}" if at else "")
+    if depth:
+        if not isinstance(value, list):
+            cards = "a list of lists of cards" if depth > 1 else "a list of cards"
+            raise CardValueError(f"{where} must be {cards}, not {_json(value)}")
+        return [_cards_in(v, field, depth - 1, False, f"{at}[{i}]") for i, v in enumerate(value)]
     if isinstance(value, str):
         try:
             return _card_code(value)
         except CardParseError as exc:
-            raise ValueError(f"field {field!r}: {exc}") from None
-    return value
+            raise CardValueError(f"{where}: {exc}") from None
+    if type(value) is int or (value is None and nullable):
+        return value
+    raise CardValueError(f"{where}: {_json(value)} is not a card ({_CARD_FORMS})")
 
 
 PILE_TOP_MISSING: Final = 0
@@ -335,7 +381,7 @@ def event_from_json(obj: dict[str, Any]) -> ev.AnyEvent:
     if isinstance(tag, str):
         for name in ev.CARD_FIELDS.get(tag, ()):
             if name in obj:
-                obj[name] = _cards_in(obj[name], name)
+                obj[name] = _cards_in(obj[name], name, *CARD_SHAPES[tag, name])
     if tag == "pt" and obj.get("top") is None:
         # A take of an empty pile, written by hand, has no top to name (left out, or null):
         # read it as the code that stands for no card, so the rules say what is wrong
@@ -549,6 +595,8 @@ class JsonlReader:
                 obj.setdefault("seq", log.FIRST_SEQ + self.count)
                 try:
                     event = event_from_json(obj)
+                except CardValueError as exc:  # a value, not an unknown event or field
+                    raise self._error(str(exc), number) from None
                 except (ValueError, msgspec.MsgspecError) as exc:
                     raise self._error(str(exc) + log.newer_knob(str(exc)), number,
                                       "unknown") from None
@@ -599,8 +647,22 @@ class JsonlReader:
 
     @property
     def sealed_by_end(self) -> bool:
-        """Whether the end line read carries the head digest (what makes JSON Lines sealed)."""
-        return self.end is not None and "head" in self.end
+        """Whether this JSON Lines log is sealed: its end line carries the head digest (checked
+        against the events) and its first line, if any, does not say ``"sealed": false``. The
+        first line's flag is the binary form's: a log converted from an unsealed binary log
+        (whose end line the converter writes all the same) is as unsealed as that log, and
+        converts back to it."""
+        return self.sealed and self.end is not None and "head" in self.end
+
+    @property
+    def unsealed_because(self) -> str | None:
+        """Why the log read is unsealed, in words for a person (None: it is sealed)."""
+        if self.sealed_by_end:
+            return None
+        if not self.sealed:
+            return (f"its first line says \"sealed\": false: the binary form has no integrity "
+                    f"chain{'' if self.end is not None else ', and there is no end line'}")
+        return "no end line with the head digest"
 
     def _signature(self, obj: dict[str, Any], number: int) -> None:
         """A signature line: it must sign exactly the chain's head after the line before."""

@@ -362,10 +362,11 @@ def seal(path: InPlaceArg, format: FormatOpt = Format.table) -> None:
         reader = jsonl.JsonlReader(path)
         for _ in reader:
             pass
-        if not (reader.end is not None and reader.end.get("head")):
+        if not reader.sealed_by_end:
             raise fail(f"{path}: seal rewrites binary logs; convert this JSON Lines log "
                        f"(`buraco-log convert {path} -o LOG.blog`), seal LOG.blog, and convert "
                        "back if you need JSON Lines", EXIT_USAGE, as_json=format is Format.json)
+        assert reader.end is not None  # sealed_by_end says it has one
         head = str(reader.end["head"]).lower()
         result = {"path": str(path), "events": reader.count, "head": head,
                   "sealed": True, "changed": False}
@@ -522,7 +523,7 @@ def _verify_one(path: Path, format: Format) -> None:
         from cli.archive_cmd import verify_archive
 
         return verify_archive(path, as_json=format is Format.json)
-    info = _verify_jsonl(path) if _is_jsonl_name(path) else log.verify(path)
+    info, why = _verify_jsonl(path) if _is_jsonl_name(path) else (log.verify(path), None)
     # no whole header (an empty file) and no event: a match not started, as `audit` says
     # (exit 0, by the same predicate), not a torn tail; a header alone is one too
     not_started = audit.log_not_started(info)
@@ -550,8 +551,8 @@ def _verify_one(path: Path, format: Format) -> None:
         emit_json({**msgspec.to_builtins(info), "not_started": not_started})
     else:
         state = ("sealed" if info.sealed
-                 else "unsealed (no end line with the head digest; convert it to binary and "
-                 "`buraco-log seal` it)" if _is_jsonl_name(path)
+                 else f"unsealed ({why}; convert it to binary and `buraco-log seal` it)"
+                 if why is not None
                  else "unsealed (no integrity chain; `buraco-log seal`)")
         # a header alone (or an empty JSON Lines file) is whole, and still no match yet
         empty = " (a match not started)" if not_started else ""
@@ -583,18 +584,20 @@ def _events(n: int) -> str:
     return f"{n} event{'' if n == 1 else 's'}"  # no thousands separator, as ever
 
 
-def _verify_jsonl(path: Path) -> log.LogInfo:
-    """What `verify` says of a JSON Lines log: its lines, seqs, end line and chain."""
+def _verify_jsonl(path: Path) -> tuple[log.LogInfo, str | None]:
+    """What `verify` says of a JSON Lines log: its lines, seqs, end line and chain, and why
+    it is unsealed (None: sealed)."""
     reader = jsonl.JsonlReader(path, refuse_repeats=True)
     for _ in reader:  # raises, naming the line, at the first problem
         pass
     # Sealed as `audit` and `show` say it: the end line carries the head digest, checked
-    # against the events. (The first line's "sealed" is the binary form's flag, which
-    # convert keeps; it protects nothing in this file.) All of it from this one read: a
-    # second read of a file that grew meanwhile gave a head and count of other events.
+    # against the events, and the first line does not call the log unsealed (its flag is the
+    # binary form's, which convert keeps both ways). All of it from this one read: a second
+    # read of a file that grew meanwhile gave a head and count of other events.
     return log.LogInfo(path=str(path), version=reader.version, sealed=reader.sealed_by_end,
                        events=reader.count, segments=reader.count, valid_bytes=reader.size,
-                       head=reader.head, signatures=len(reader.signatures))
+                       head=reader.head, signatures=len(reader.signatures)
+                       ), reader.unsealed_because
 
 
 def register(app: typer.Typer) -> None:

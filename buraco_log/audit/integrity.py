@@ -159,7 +159,7 @@ def _read_jsonl(path: str, signed: list[SignedHead], version: list[int]
         return events, _unreadable(exc, "jsonl")
     signed += reader.signatures
     version[0] = reader.version
-    sealed = reader.end is not None and reader.end.get("head") is not None
+    sealed = reader.sealed_by_end  # the first line's "sealed": false counts, as in verify
     return events, Integrity(
         status="sealed" if sealed else "unsealed", format="jsonl", events=len(events),
         records=len(events), head=log.head_digest(events, reader.version),

@@ -427,7 +427,8 @@ def test_a_sparse_100_gib_tail_is_classified_at_once(tmp_path: Path,
                      f"byte {size - 1}:")
 
 
-# -- a JSON Lines log is sealed when its end line carries the head: verify, show, audit, seal agree
+# -- a JSON Lines log is sealed when its end line carries the head and its first line does not
+# -- say unsealed: verify, show, audit, seal agree
 
 
 def _jsonl_forms(folder: Path) -> dict[str, Path]:
@@ -443,8 +444,9 @@ def _jsonl_forms(folder: Path) -> dict[str, Path]:
     return out
 
 
+# the first line's "sealed": false is the binary form's flag: converted back, an unsealed log
 SEALED_JSONL = {"empty": False, "header only": False, "no end line": False,
-                "end line, header says unsealed": True, "end line, no header": True}
+                "end line, header says unsealed": False, "end line, no header": True}
 
 
 def test_verify_show_audit_and_seal_agree_on_whether_a_jsonl_log_is_sealed(

@@ -197,7 +197,7 @@ def test_verify_of_json_lines_describes_the_one_read_it_checked(
                 f.write("\n".join(more) + "\n")
 
     monkeypatch.setattr(log_cmd.jsonl, "JsonlReader", GrowsAfterReading)
-    info = log_cmd._verify_jsonl(path)
+    info, _ = log_cmd._verify_jsonl(path)
     (tmp_path / "copy").mkdir()
     first_five = JsonlReader(_start(tmp_path / "copy", 5))
     assert [e.seq for e in first_five] == [0, 1, 2, 3, 4]
