@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import errno
 import operator
 import re
@@ -86,6 +87,15 @@ class LogFormatError(BuracoLogError):
         if self.kind in self.UNREADABLE_KINDS or (self.kind == "header" and self.offset == 0):
             return 2
         return 1
+
+    def named(self, path: str) -> LogFormatError:
+        """This error (its class and every attribute) naming ``path``: the name the user
+        gave, where the error named the file it led to. Built as ``type(self)(...)``, a
+        subclass that takes other arguments (NotDurableError) raised TypeError instead."""
+        other = copy.copy(self)
+        other.path = path
+        other.args = (other._render(),)
+        return other
 
     def _render(self) -> str:
         where = []

@@ -19,6 +19,7 @@ import bisect
 import contextlib
 import errno
 import fcntl
+import functools
 import hashlib
 import importlib
 import itertools
@@ -28,11 +29,13 @@ import re
 import select
 import stat
 import struct
+import threading
 import time
 import warnings
+import weakref
 import zlib
 from collections.abc import Callable, Generator, Iterable, Iterator
-from typing import IO, Any, Final, Literal, NoReturn, Protocol
+from typing import IO, Any, Concatenate, Final, Literal, NoReturn, ParamSpec, Protocol, TypeVar
 
 import msgspec
 
@@ -365,7 +368,7 @@ def unreadable(event: ev.AnyEvent, data: bytes) -> str | None:
     string or ``True`` for a seat, an int for a note), or None if it can. msgspec encodes
     whatever a field holds; written, such an event made the rest of the log unreadable."""
     try:
-        ev.decode(data)
+        decoded = ev.decode(data)
     except msgspec.ValidationError as exc:
         # an event is an array [tag, field...]: say `$[3]` as the field's name
         fields = type(event).__struct_fields__
@@ -373,7 +376,39 @@ def unreadable(event: ev.AnyEvent, data: bytes) -> str | None:
             f" (field {fields[int(m[1]) - 1]!r}{', at ' + m[2] if m[2] else ''})"
             if 1 <= int(m[1]) <= len(fields) else m[0]), str(exc))
         return f"{type(event).__name__} cannot be recorded: {text}"
+    if decoded != event:  # a list where the event holds a tuple: the same bytes, but the
+        # rules engine (compiled) takes only what a reader hands it, and raised TypeError
+        return f"{type(event).__name__} cannot be recorded: {_not_as_read(event, decoded)}"
     return None
+
+
+def _not_as_read(event: ev.AnyEvent, decoded: ev.AnyEvent) -> str:
+    """Which field of ``event`` differs from what a reader decodes of it, and how."""
+    given: Any = event
+    read: Any = decoded
+    path = ""
+    while True:  # down to the first value that differs: through structs and tuples
+        if isinstance(given, msgspec.Struct) and type(given) is type(read):
+            name = next((n for n in given.__struct_fields__
+                         if getattr(given, n) != getattr(read, n)), None)
+            if name is None:
+                break
+            given, read = getattr(given, name), getattr(read, name)
+            path += f".{name}" if path else name
+        elif type(given) is tuple and type(read) is tuple and len(given) == len(read):
+            i = next((i for i, (a, b) in enumerate(zip(given, read, strict=True)) if a != b),
+                     None)
+            if i is None:
+                break
+            given, read = given[i], read[i]
+            path += f"[{i}]"
+        else:
+            break
+    field, _, at = path.partition("[")
+    where = f"field {field!r}" + (f", at [{at}" if at else "")
+    return (f"{where} holds a {type(given).__name__} ({clip(repr(given), 60)}) where a reader "
+            f"reads a {type(read).__name__}: build events as a reader does (tuples for "
+            "sequences)")
 
 
 _SECTOR = 512
@@ -1426,6 +1461,7 @@ def temp_error(exc: LogFormatError | OSError, temp: str, path: str,
     # the cut of a partial record was in the temporary, which is removed anyway
     message = message.removeprefix("write failed: ").partition(PARTIAL_CUT)[0]
     message = message.partition(NOT_ACKED)[0]  # of events of the temporary, removed anyway
+    message = message.partition(FSYNC_UNSURE)[0]
     # the seq of an event refused (a rule, a range) is the source's too; that of a failed
     # write only says how far the new file got
     return cls(f"{what}: {message}", path=path, kind=kind, seq=None if kind == "io" else seq)
@@ -1752,6 +1788,9 @@ PARTIAL_CUT: Final = "; the part of the record written was cut off"
 NOT_ACKED: Final = "; not acknowledged: "
 """What a writer's failed write says before naming the events written before it, unsynced."""
 
+FSYNC_UNSURE: Final = "; not retried, the events from this seq on may not be on disk"
+"""What a writer's failed fsync says of its events (of a temporary, removed anyway, nothing)."""
+
 NO_HEADER_ADVICE: Final = ("the file holds no whole header, so no event: remove it (`repair` "
                           "keeps nothing), and the log is created afresh")
 """What to do with a file at a log's path that ends before its header (an empty file)."""
@@ -1976,6 +2015,46 @@ class HeadSigner(Protocol):
     def sign(self, message: bytes) -> bytes: ...
 
 
+_Ret = TypeVar("_Ret")
+_Params = ParamSpec("_Params")
+
+
+def _one_thread(method: Callable[Concatenate[Writer, _Params], _Ret]
+                ) -> Callable[Concatenate[Writer, _Params], _Ret]:
+    """Refuse a call while another thread is inside one of the writer's calls. Two threads
+    appending to one writer interleaved their checks, seqs and writes: the log could hold a
+    record written twice at one offset. The refusal writes nothing and leaves the writer
+    going for the thread that holds it."""
+    def guarded(self: Writer, /, *args: _Params.args, **kwargs: _Params.kwargs) -> _Ret:
+        busy = self._busy
+        if not busy.acquire(False):
+            self._refuse_busy()
+        try:
+            return method(self, *args, **kwargs)
+        finally:
+            busy.release()
+    functools.update_wrapper(guarded, method)  # its name and docstring, for help()
+    return guarded
+
+
+_WRITERS: weakref.WeakSet[Writer] = weakref.WeakSet()
+"""Open writers, so that a forked child's copies are told apart (see _forked)."""
+
+
+def _forked() -> None:
+    """In a forked child, every writer's copy takes the checked path, which refuses it (the
+    fast path only buffered, and the child's close() dropped what it buffered), with a lock
+    of its own (the parent's may have been copied held by a thread the child has not)."""
+    for writer in list(_WRITERS):
+        writer._fast = False
+        writer._child = True
+        writer._busy = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forked)
+
+
 class Writer:
     """The one writer of a log, holding an advisory lock (``flock``) for its whole life.
 
@@ -2029,6 +2108,8 @@ class Writer:
                                  "files as JSON Lines): name it .blog, or write JSON Lines "
                                  "with buraco_log.jsonl", path=self.path, kind="usage")
         self._pid = os.getpid()  # a forked child's copy never writes (see __del__)
+        self._busy = threading.Lock()  # held by the thread inside a call (_one_thread)
+        self._child = False  # a forked child's copy (set in the child by _forked)
         self._signer = signer
         self._sign_at = sign_at
         self._match_id: str | None = None
@@ -2070,6 +2151,7 @@ class Writer:
         self._opened()
 
     def _opened(self) -> None:
+        _WRITERS.add(self)
         self._expect = self._next_seq
         # where the events not known durable begin (byte, seq): what a failed fsync names
         self._durable = (self._end, self._next_seq)
@@ -2140,15 +2222,29 @@ class Writer:
             buffer = self._buffer
             buffer.append(event)
             if len(buffer) >= self.batch_events:
-                self._write_buffer()
+                self.flush()
             return event.seq
-        self._check(event)
-        self._buffer.append(event)
-        self._expect += 1
-        if not self.batched or len(self._buffer) >= self.batch_events:
-            self._write_buffer()
+        busy = self._busy  # _one_thread's, inline: a call less an event
+        if not busy.acquire(False):
+            self._refuse_busy()
+        try:
+            self._check(event)
+            self._buffer.append(event)
+            self._expect += 1
+            if not self.batched or len(self._buffer) >= self.batch_events:
+                self._write_buffer()
+        finally:
+            busy.release()
         return event.seq
 
+    def _refuse_busy(self) -> NoReturn:
+        raise LogFormatError(
+            "this writer is in use by another thread (its append, flush or close has not "
+            "returned); nothing was written: a writer belongs to one thread at a time "
+            "(threads that share a log use buraco_log.recorder.Recorder)",
+            path=self.path, offset=self._end, kind="locked")
+
+    @_one_thread
     def append_many(self, events: Iterable[ev.AnyEvent]) -> int:
         """Record several events with one fsync (one segment per ``batch_events``).
 
@@ -2169,13 +2265,18 @@ class Writer:
                 self._write_buffer()
         return self._next_seq + len(self._buffer) - 1
 
+    @_one_thread
     def flush(self) -> None:
         """Write and fsync the buffered events."""
         self._write_buffer()
 
+    @_one_thread
     def sign_head(self) -> sigrec.SignedHead:
         """Flush, then sign the head on disk and record the signature (unless the log already
         holds one for this head). Durable on return."""
+        return self._sign_head()
+
+    def _sign_head(self) -> sigrec.SignedHead:
         self._write_buffer(sync=False)
         last = self._next_seq - 1
         if self._signed is None or self._signed.seq != last:
@@ -2184,6 +2285,7 @@ class Writer:
         assert self._signed is not None  # written just above, or already for this head
         return self._signed
 
+    @_one_thread
     def put_signature(self, signed: sigrec.SignedHead) -> None:
         """Record a signature made elsewhere (``seal`` and ``convert`` carry a log's own
         signatures over): it must sign exactly the head after the events appended so far."""
@@ -2222,6 +2324,7 @@ class Writer:
                 self._interrupted(exc)
             raise
 
+    @_one_thread
     def receipt(self) -> sigrec.SignedHead:
         """A signed head covering every event appended so far, for a game server to hand to
         the player who just moved (``buraco_log.signing.Receipt.of`` makes its JSON). Flushes
@@ -2233,6 +2336,7 @@ class Writer:
             return self._signed
         return self._sign(last)
 
+    @_one_thread
     def close(self) -> None:
         """Flush, release the lock and close. A closed writer accepts no more events."""
         if self._fd is None:
@@ -2246,7 +2350,7 @@ class Writer:
                 self._write_buffer()
             if (self._signer is not None and self._broken is None and self._next_seq > FIRST_SEQ
                     and (self._signed is None or self._signed.seq != self._next_seq - 1)):
-                self.sign_head()
+                self._sign_head()  # the lock is close()'s already
         finally:
             self._close_quietly()
 
@@ -2294,6 +2398,17 @@ class Writer:
                 self._write_buffer(sync=False)
 
     def _check(self, event: ev.AnyEvent) -> None:
+        if self._child:
+            self._refuse_forked()  # before buffering: a child's close() drops its buffer
+        if not isinstance(event, ev.Event) or type(event.seq) is not int:
+            # said before anything else reads it ("appended event has seq 2, expected 2"
+            # for "2", AttributeError for a dict)
+            what = (f"a {type(event).__name__}" if not isinstance(event, ev.Event) else
+                    f"a {type(event).__name__} whose 'seq' is {clip(repr(event.seq), 40)}")
+            raise LogFormatError(
+                f"append takes an event of buraco_log.events (CardDrawn(seat=0, card=..., "
+                f"seq={self._expect})) with an integer seq, not {what}; nothing was written",
+                path=self.path, offset=self._end, kind="validate")
         if self._fd is None or self._broken is not None:
             # Said as a refusal of this event, not as the failure again: the earlier error's
             # words alone ("write failed: File too large") read as if this event was tried.
@@ -2492,8 +2607,8 @@ class Writer:
                 # named by the first event it may have lost (it named the seq after the last
                 # one written, an event never appended, and the end of the file)
                 self._fail(
-                    f"fsync failed: {exc.strerror or exc}; not retried, the events from this "
-                    "seq on may not be on disk (reopen the log to see what was kept)",
+                    f"fsync failed: {exc.strerror or exc}{FSYNC_UNSURE} (reopen the log to "
+                    "see what was kept)",
                     *self._durable,
                 )
             # Acknowledge only what is in the file at our path: a program that ignores the
@@ -2775,14 +2890,26 @@ def repair(
                         path=path, kind="io") from None
             _point("repair.before-truncate")
             _refuse_changed(fd, path, before, "it was being repaired")
-            os.ftruncate(fd, info.torn.offset)
+            try:
+                os.ftruncate(fd, info.torn.offset)
+            except OSError as exc:  # it said only "No space left on device", naming no file
+                raise write_error(exc, path, f"cutting the torn tail at byte "
+                                  f"{info.torn.offset} failed: {exc.strerror or exc}; "
+                                  "nothing was cut") from None
         except BaseException:  # nothing was cut (a failure, a signal): no backup of it either
             for name in made:
                 with contextlib.suppress(OSError):
                     os.unlink(name)
             raise
         saved = made[0] if made else None
-        os.fsync(fd)
+        try:
+            os.fsync(fd)
+        except OSError as exc:  # the cut is done (and its backup kept): no taking it back
+            kept = f"; the bytes cut are kept in {saved}" if saved else ""
+            raise write_error(exc, path, f"cut {info.torn.size} bytes at byte "
+                              f"{info.torn.offset}, but the cut could not be made durable "
+                              f"(fsync failed: {exc.strerror or exc}): a power loss may undo "
+                              f"it{kept}") from None
         durable(path, "repaired")  # the cut is done (and its backup made): no taking it back
         return RepairReport(
             path=path,
@@ -2897,8 +3024,7 @@ def seal(
     except LogFormatError as exc:
         if exc.path != real or real == shown:
             raise
-        raise type(exc)(exc.message, path=shown, offset=exc.offset, line=exc.line,
-                        seq=exc.seq, kind=exc.kind) from None
+        raise exc.named(shown) from None
     if real != shown and (now := os.path.realpath(path)) != real:
         # a link (or a directory on the way) changed while the file it named was sealed:
         # "sealed" of the name would vouch for a file that is not
