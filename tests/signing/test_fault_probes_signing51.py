@@ -27,7 +27,6 @@ from buraco_log.events import AnyEvent
 from buraco_log.signing import keys
 from buraco_log.signing.check import HeldReceipt
 from buraco_log.signing.keys import Keyring, Signer, SigningError
-from tests.log.cli_run import run
 from tests.signing.helpers import audit, held, match, ring, rules_of, write_signed
 
 SITE = Signer.generate()
@@ -64,12 +63,16 @@ def test_a_window_ending_at_a_leap_second_is_a_time_and_bounds_the_start(
 
 
 def test_keys_new_takes_a_leap_second_and_the_end_of_a_day(tmp_path: Path) -> None:
-    r = run("keys", "new", "site", "-d", tmp_path, "--valid-from", "2026-12-31T24:00",
-            "--valid-until", "2027-06-30T23:59:60Z")
-    assert r.code == 0 and "Traceback" not in r.err, r
+    # `keys new --valid-from ... --valid-until ...` is this call; it said "validity
+    # '2027-06-30T23:59:60Z' is not an ISO 8601 date or time"
+    keys.write_key_pair(tmp_path, "site", valid_from="2026-12-31T24:00",
+                        valid_until="2027-06-30T23:59:60Z")
     ring = keys.load_keyring([tmp_path / "site.pub"])
     (key,) = ring.keys.values()
     assert key.window() == (_ms("2027-01-01T00:00:00+00:00"), _ms("2027-07-01T00:00:00+00:00"))
+    with pytest.raises(SigningError) as err:  # what is no time still says so
+        keys.write_key_pair(tmp_path, "other", valid_until="2027-06-30T23:59:61Z")
+    assert "validity '2027-06-30T23:59:61Z' is not an ISO 8601 date or time" in str(err.value)
 
 
 def test_a_bound_finer_than_a_millisecond_is_not_rounded_into_the_window(
