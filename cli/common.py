@@ -434,6 +434,26 @@ class _ClosedStdout:
         return self
 
 
+def _raw_stdout(real: Any) -> io.RawIOBase | None:
+    """Standard output's descriptor, where every write must go straight to it and be finished
+    there: PYTHONUNBUFFERED=1 (set in many containers) puts the text layer straight on it, and
+    a write it took in part (`view -o -` over a file size limit, or into `| head`) lost the
+    rest, a cut file and exit 0; a descriptor left non-blocking by the program that started
+    this one (node, some CI runners) failed a long write ("write could not complete without
+    blocking", exit 1, the page cut). None: the usual buffered stream, whose writes loop."""
+    buffer = getattr(real, "buffer", None)
+    if isinstance(buffer, io.RawIOBase):
+        return buffer
+    try:
+        blocking = os.get_blocking(real.fileno())
+    except (OSError, AttributeError, ValueError, io.UnsupportedOperation):
+        return None
+    raw = getattr(buffer, "raw", None)
+    if blocking or not isinstance(raw, io.RawIOBase):
+        return None
+    return raw
+
+
 class NamedStdout(io.TextIOBase):
     """Standard output whose write errors name it: ``<stdout>: No space left on device``, not
     a bare "No space left on device" that names no file (the console script installs it)."""
@@ -441,11 +461,7 @@ class NamedStdout(io.TextIOBase):
     def __init__(self, real: Any) -> None:
         self._real = _ClosedStdout() if real is None else real
         self.written = False  # whether the command has written anything here yet
-        # PYTHONUNBUFFERED=1 (set in many containers) puts the text layer straight on the
-        # descriptor, and a write that takes part of a page (`view -o -` over a file size
-        # limit, or into `| head`) lost the rest: a cut file, exit 0
-        raw = getattr(self._real, "buffer", None)
-        self._raw = raw if isinstance(raw, io.RawIOBase) else None
+        self._raw = _raw_stdout(self._real)
 
     def write(self, text: str) -> int:
         self.written = self.written or bool(text)
@@ -476,7 +492,7 @@ class NamedStdout(io.TextIOBase):
     @property
     def buffer(self) -> Any:  # bytes (convert -o -): their errors name <stdout> too
         self.written = True  # bytes may follow
-        return _NamedBuffer(self._real.buffer)
+        return _NamedBuffer(self._raw if self._raw is not None else self._real.buffer)
 
     def isatty(self) -> bool:
         return bool(self._real.isatty())

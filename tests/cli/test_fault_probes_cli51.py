@@ -3,12 +3,16 @@ command; `--cards symbols` beside names and ids that look like cards; hostile na
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import resource
 import shutil
+import struct
 import subprocess
 import sys
+import termios
+import time
 from pathlib import Path
 
 import msgspec
@@ -53,24 +57,39 @@ def _limit_file_size() -> None:
     resource.setrlimit(resource.RLIMIT_FSIZE, (50 * 1024, resource.RLIM_INFINITY))
 
 
-def test_a_page_cut_short_on_standard_output_is_never_exit_0(tmp_path: Path) -> None:
+def _when_full(r: int, proc: subprocess.Popen[bytes], timeout: float = 60) -> None:
+    """Wait until the pipe read at ``r`` holds all it can (64 KiB) or ``proc`` has ended."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and proc.poll() is None:
+        if struct.unpack("i", fcntl.ioctl(r, termios.FIONREAD, b"\0" * 4))[0] >= 65536:
+            time.sleep(0.3)  # time to fail, for a writer that fails on a full pipe
+            return
+        time.sleep(0.02)
+
+
+def test_a_page_cut_short_on_standard_output_is_never_taken_for_whole(tmp_path: Path) -> None:
     """Under PYTHONUNBUFFERED=1 (many containers set it) standard output had no buffer, and a
-    write that took part of `view -o -`'s page lost the rest without a word: into `| head -1`
-    it ended 0 (not 141), and over a file size limit it left a cut page and ended 0. Now every
-    byte is written or the failure is said: 141 quietly for the reader that left, 1 for the
-    limit."""
-    env = {**ENV, "PYTHONUNBUFFERED": "1"}
-    head = subprocess.Popen(["head", "-1"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
-    into_head = _start(["view", GOOD, "-o", "-"], stdout=head.stdin, env=env)
-    assert head.stdin is not None
-    head.stdin.close()
+    write that took part of `view -o -`'s page lost the rest without a word: over a file size
+    limit it left a cut page and ended 0 (into `| head -1`, 0 not 141: the sweep below). A
+    descriptor left non-blocking (node, some CI runners) failed the page at 64 KiB, exit 1
+    ("write could not complete without blocking"). Now every byte is written or the failure
+    is said: 1 for the limit, the whole page when the reader is slow."""
+    unbuffered = {**ENV, "PYTHONUNBUFFERED": "1"}
+    buffered = {k: v for k, v in ENV.items() if k != "PYTHONUNBUFFERED"}
     page = tmp_path / "page.html"
     with page.open("wb") as f:
-        limited = _start(["view", GOOD, "-o", "-"], stdout=f, env=env,
+        limited = _start(["view", GOOD, "-o", "-"], stdout=f, env=unbuffered,
                          preexec_fn=_limit_file_size)
-    _, err = into_head.communicate(timeout=120)
-    head.wait(timeout=60)
-    assert into_head.returncode == 141 and err == b"", (into_head.returncode, err)
+    r, w = os.pipe()
+    os.set_blocking(w, False)
+    slow = _start(["view", GOOD, "-o", "-"], stdout=w, env=buffered)
+    os.close(w)
+    _when_full(r, slow)
+    with open(r, "rb") as reader:
+        read = reader.read()
+    _, err = slow.communicate(timeout=120)
+    assert (slow.returncode, err) == (0, b""), (slow.returncode, err, len(read))
+    assert read.endswith(b"</html>\n"), read[-100:]
     _, err = limited.communicate(timeout=120)
     assert limited.returncode == 1, (limited.returncode, err)
     assert err.decode().splitlines() == ["buraco-log: error: <stdout>: File too large"]
@@ -83,7 +102,7 @@ PIPED: list[tuple[str, list[object]]] = [
     ("gone", ["explain", GOOD, "--at", 5]), ("closed", ["diff", GOOD, ILLEGAL]),
     ("full", ["audit", ILLEGAL]), ("gone", ["verify", GOOD, GOOD]), ("closed", ["rules", "list"]),
     ("full", ["rules", "show", "classic"]), ("gone", ["convert", GOOD, "-o", "-", "--to", "jsonl"]),
-    ("closed", ["view", GOOD, "-o", "-"]), ("full", ["repair", GOOD, "--dry-run"]),
+    ("head", ["view", GOOD, "-o", "-"]), ("full", ["repair", GOOD, "--dry-run"]),
     ("gone", ["--help"]), ("closed", ["--version"]), ("full", ["show", "--help"]),
     ("gone", ["show", GOOD, "-f", "json"]), ("closed", ["audit", GOOD, "-f", "json"]),
     ("full", ["replay", GOOD, "-f", "json"]), ("gone", ["review", GOOD, "--seat", 0, "--budget",
@@ -93,12 +112,22 @@ PIPED: list[tuple[str, list[object]]] = [
 
 @pytest.mark.slow
 def test_every_command_whose_standard_output_is_left_closed_or_full_says_so_once() -> None:
-    """A reader gone before the first byte (`| head` done already): 141 and not a word. Started
-    without standard output (`>&-`) or onto a full device: 1 and one line naming <stdout>. Never
-    a traceback or Python's "Exception ignored" line."""
+    """A reader gone before the first byte (`| head` done already), or `| head -1` reading a
+    page written in one piece under PYTHONUNBUFFERED=1 (it ended 0): 141 and not a word.
+    Started without standard output (`>&-`) or onto a full device: 1 and one line naming
+    <stdout>. Never a traceback or Python's "Exception ignored" line."""
     started = []
+    heads = []
     for how, args in PIPED:
-        if how == "gone":
+        if how == "head":
+            head = subprocess.Popen(["head", "-1"], stdin=subprocess.PIPE,
+                                    stdout=subprocess.DEVNULL)
+            started.append((how, args, _start(args, stdout=head.stdin,
+                                              env={**ENV, "PYTHONUNBUFFERED": "1"})))
+            assert head.stdin is not None
+            head.stdin.close()
+            heads.append(head)
+        elif how == "gone":
             r, w = os.pipe()
             os.close(r)
             started.append((how, args, _start(args, stdout=w)))
@@ -110,9 +139,11 @@ def test_every_command_whose_standard_output_is_left_closed_or_full_says_so_once
                 started.append((how, args, _start(args, stdout=full)))
     for how, args, proc in started:
         _, err = proc.communicate(timeout=300)
+        for head in heads:
+            head.wait(timeout=60)
         text = err.decode()
         assert "Traceback" not in text and "Exception ignored" not in text, (args, text)
-        if how == "gone":
+        if how in ("gone", "head"):
             assert (proc.returncode, text) == (141, ""), (args, proc.returncode, text)
             continue
         said = {"closed": "standard output is closed", "full": "No space left on device"}[how]
