@@ -718,6 +718,11 @@ def _decode_key_file(path: Path, data: bytes) -> _Ring:
                     raise SigningError(f"{path}: a player's receipt, not a published key: give "
                                        "it with --receipt, and the site's NAME.pub with --keys"
                                        ) from None
+                if "at `$.revoked[" in str(as_ring):  # {"key_id": ..., "at": ...}
+                    raise SigningError(f"{path}: \"revoked\" lists key ids (16 hex digits, "
+                                       f"as text): {as_ring}; a revocation has no date: every "
+                                       "signature by a revoked key is a finding, whatever its "
+                                       "date") from None
                 ring = b'"keys"' in data or b'"revoked"' in data
                 raise SigningError(f"{path}: not a buraco-log key file: "
                                    f"{as_ring if ring else as_key}") from None
@@ -775,8 +780,8 @@ def _revoked_id(text: str, where: str) -> str:
         raise SigningError(f"{where}: {text.strip()!r} is not a key id alone: a revoked "
                            "line holds the key id and nothing else (a revocation has no date: "
                            "every signature by a revoked key is a finding, whatever its date, "
-                           "as a leaked key can sign a match dated before it); put a note "
-                           "after #")
+                           "as a leaked key can sign a match dated before it)"
+                           + ("; put a note after #" if ", line " in where else ""))
     if not _KEY_ID.fullmatch(key_id):
         raise SigningError(f"{where}: {text.strip()!r} is not a key id (16 hex digits): a "
                            "revocation that is not understood would leave the key trusted")

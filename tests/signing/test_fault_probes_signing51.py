@@ -127,6 +127,21 @@ def test_a_revoked_line_with_a_date_says_a_revocation_has_none(tmp_path: Path) -
     assert "a revocation has no date" in said
 
 
+def test_a_dated_revocation_in_a_json_keyring_says_a_revocation_has_none(tmp_path: Path
+                                                                        ) -> None:
+    """It said "not a buraco-log key file: Expected `str`, got `object`" of an object, and
+    of a key id with a date told the user to put a note after # (JSON has no comments)."""
+    public = msgspec.json.decode(msgspec.json.encode(SITE.public()))
+    ring = tmp_path / "ring.json"
+    for revoked in ({"key_id": SITE.key_id, "at": "2026-03-01"}, f"{SITE.key_id} 2026-03-01"):
+        ring.write_bytes(msgspec.json.encode({"keys": [public], "revoked": [revoked]}))
+        with pytest.raises(SigningError) as err:
+            keys.load_keyring([ring])
+        said = str(err.value)
+        assert said.startswith(f"{ring}") and "a revocation has no date" in said, said
+        assert "#" not in said, said
+
+
 def test_a_key_revoked_is_revoked_even_for_a_match_dated_before_its_window(
         tmp_path: Path) -> None:
     """The revocation "dated" before the key's start: revocations carry no date, so the
