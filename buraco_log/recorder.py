@@ -2110,7 +2110,7 @@ class Recorder:
     def _directory_gone(self) -> str:
         """Why the recorder's directory no longer holds its logs (renamed or removed under it,
         its path another directory's now), and where it is if it still exists; "" if it is
-        still at its path. A ``stat``: only on a failure."""
+        still at its path. A ``stat`` (a log's creation, or a failure)."""
         try:
             st = os.stat(self.directory)
             if (st.st_dev, st.st_ino) == self._identities["_dir_fd"]:
