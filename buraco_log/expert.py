@@ -85,6 +85,14 @@ class Budget(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     rounds: int = 3
     ms: int | None = None
 
+    def __post_init__(self) -> None:
+        # Budget(samples=0) stopped the search on a ZeroDivisionError, candidates=0 on an
+        # IndexError, deep inside; rounds=-1 played to the end of the hand as r0 does
+        if (self.samples < 1 or self.candidates < 1 or self.rounds < 0
+                or (self.ms is not None and self.ms < 1)):
+            raise ValueError(f"budget {self.text()}: samples, candidates and a time cap are "
+                             "at least 1, rounds at least 0 (0: to the end of the hand)")
+
     def describe(self) -> str:
         cap = f", at most {self.ms} ms" if self.ms is not None else ""
         ahead = f"{_count(self.rounds, 'round')} ahead" if self.rounds else "to the end of the hand"
@@ -130,9 +138,13 @@ def parse_budget(text: str) -> Budget:
                          "e.g. 32, 32x5, 32x5r3, 64/300ms")
     samples, cands, rounds, ms = m.groups()
     d = DEFAULT_BUDGET
-    b = Budget(samples=int(samples), candidates=int(cands) if cands else d.candidates,
-               rounds=int(rounds) if rounds else d.rounds, ms=int(ms) if ms else None)
-    if (not 1 <= b.samples <= 100_000 or not 1 <= b.candidates <= 1000
+    try:
+        b: Budget | None = Budget(
+            samples=int(samples), candidates=int(cands) if cands else d.candidates,
+            rounds=int(rounds) if rounds else d.rounds, ms=int(ms) if ms else None)
+    except ValueError:  # below Budget's least: refused in the words of every range
+        b = None
+    if (b is None or not 1 <= b.samples <= 100_000 or not 1 <= b.candidates <= 1000
             or not 0 <= b.rounds <= 1000 or (b.ms is not None and not 1 <= b.ms <= MAX_MS)):
         raise ValueError(f"budget {text!r}: samples 1-100000, candidates 1-1000, rounds "
                          f"0-1000, ms 1-{MAX_MS}")
