@@ -14,15 +14,18 @@ no id, the opening of a long match, and the keyboard.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
 import msgspec
 import pytest
 
+from buraco_log.cards import parse_card
 from buraco_log.events import AnyEvent, MatchStarted, Player
-from buraco_log.expert import Budget
+from buraco_log.expert import Budget, Tracker
 from buraco_log.log import read_events
+from buraco_log.reducer import Replayer
 from buraco_log.review import review_events, review_page, to_text
 from buraco_log.view import build_page, page_for_log, write_page
 from tests.view.pages import SIM
@@ -72,7 +75,8 @@ def _no_empty_name(got: dict[str, Any]) -> None:
 
 
 @BROWSER
-@pytest.mark.parametrize("seat", [None, 0, 3])
+@pytest.mark.parametrize("seat", [pytest.param(None, marks=pytest.mark.slow), 0,
+                                  pytest.param(3, marks=pytest.mark.slow)])
 def test_a_player_with_no_name_is_its_seat_and_a_match_with_no_id_says_so(
         browser: Any, tmp_path: Path, seat: int | None) -> None:
     events = _nameless()
@@ -93,18 +97,14 @@ def test_a_player_with_no_name_is_its_seat_and_a_match_with_no_id_says_so(
     assert " \u00b7 turn: seat " in got["status"], got["status"]
 
 
-def test_the_text_review_names_a_seat_with_no_name_and_a_match_with_no_id() -> None:
-    review = review_events(_nameless(30), 1, budget=Budget(samples=2, candidates=2))
-    head = to_text(review).splitlines()[0]
-    assert head == "review of seat 1 (side 1) in match with no id (burraco)", head
-    assert review.player == "  " and review.match_id == ""  # the JSON keeps the log's words
-
-
 @BROWSER
-def test_the_review_page_names_a_seat_with_no_name_and_a_match_with_no_id(
+def test_the_review_names_a_seat_with_no_name_and_a_match_with_no_id(
         browser: Any, tmp_path: Path) -> None:
     events = _nameless(30)
-    review = review_events(events, 2, budget=Budget(samples=2, candidates=2))
+    review = review_events(events, 2, budget=Budget(samples=2, candidates=2, rounds=1))
+    head = to_text(review).splitlines()[0]
+    assert head == "review of seat 2 (side 0) in match with no id (burraco)", head
+    assert review.player == "\t" and review.match_id == ""  # the JSON keeps the log's words
     got = _open(browser, review_page(events, review), tmp_path / "r.html", 20)
     _no_empty_name(got)
     assert got["title"].startswith("match with no id (\u2068burraco\u2069, seat 2)")
@@ -188,3 +188,184 @@ def test_a_21000_event_pages_first_frame_against_every_line_laid_out(
     record_property("first_frame_every_line_ms", round(slow))
     print(f"21,000 events: first frame {fast:.0f} ms; every line laid out {slow:.0f} ms")
     assert len(events) == 21000 and fast < 5000
+
+
+# -- the keyboard, and what a screen reader is told on a seat's page ---------------------------
+
+QUICK = SIM / "thirteen-quick-2p-000000.blog"  # 202 events, two hands
+
+# Each control reached by Tab from the page's start: its id, whether the focus ring shows (3 px
+# and solid, as :focus-visible draws it), and its name for a screen reader.
+TABBED = """
+var e = document.activeElement, st = getComputedStyle(e);
+return [e.id || e.tagName, e.matches(':focus-visible') && st.outlineStyle === 'solid' &&
+        parseFloat(st.outlineWidth) >= 2];
+"""
+# Everything that takes the keyboard's focus, by its own markup.
+FOCUSABLE = """
+return [].filter.call(document.querySelectorAll('body *'), function (e) {
+  return e.tabIndex >= 0 && !e.disabled && e.getClientRects().length; })
+  .map(function (e) { return e.id || e.tagName; });
+"""
+
+
+@pytest.fixture(scope="module")
+def quick_pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    events = read_events(QUICK)
+    review = review_events(events, 1, budget=Budget(samples=2, candidates=2, rounds=1))
+    out = tmp_path_factory.mktemp("kb51")
+    pages = {"view": out / "view.html", "review": out / "review.html"}
+    write_page(pages["view"], page_for_log(QUICK, seat=1).html)
+    pages["review"].write_text(review_page(events, review), encoding="utf-8")
+    return pages
+
+
+@BROWSER
+@pytest.mark.parametrize("which", [pytest.param("view", marks=pytest.mark.slow), "review"])
+def test_every_control_is_reached_named_ringed_and_worked_from_the_keyboard(
+        browser: Any, quick_pages: dict[str, Path], which: str) -> None:
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    browser.get("about:blank")
+    browser.get(quick_pages[which].as_uri() + "#seq=40")
+    focusable = browser.execute_script(FOCUSABLE)
+    reached = []
+    for _ in range(len(focusable) + 1):
+        ActionChains(browser).send_keys(Keys.TAB).perform()
+        reached.append(browser.execute_script(TABBED))
+    ids = [r[0] for r in reached]
+    assert ids[:len(focusable)] == focusable, (ids, focusable)  # every one, in page order
+    assert {"four", "first", "prev", "next", "last", "slider", "handsel", "piletop",
+            "moves"} <= set(ids)
+    assert [r for r in reached if r[0] != "BODY" and not r[1]] == []  # the ring shows
+    for el in browser.find_elements(By.CSS_SELECTOR, ", ".join("#" + i for i in focusable)):
+        assert len(el.accessible_name) >= 3, (el.get_attribute("id"), el.accessible_name)
+
+    def press(control: str, *keys: str) -> Any:
+        browser.execute_script(f"document.getElementById('{control}').focus()")
+        ActionChains(browser).send_keys(*keys).perform()
+        return browser.execute_script("return window.buracoView.seq()")
+
+    hands = browser.execute_script("return [].map.call(document.querySelectorAll("
+                                   "'#handsel option'), function (o) { return +o.value; })")
+    last = browser.execute_script("return window.buracoView.last")
+    assert press("next", Keys.ENTER) == 41 and press("next", Keys.SPACE) == 42
+    assert press("prev", Keys.ENTER) == 41 and press("prev", Keys.SPACE) == 40
+    assert press("last", Keys.ENTER) == last and press("first", Keys.SPACE) == 0
+    assert press("slider", Keys.ARROW_RIGHT) == 1 and press("slider", Keys.END) == last
+    assert press("slider", Keys.HOME) == 0
+    # before the first deal the menu names no hand (it named the last one shown, and its
+    # arrow went on from there: seq 0 stayed where it was)
+    assert browser.execute_script("return document.getElementById('handsel').selectedIndex") == -1
+    assert press("handsel", Keys.ARROW_DOWN) == hands[0]
+    assert press("handsel", Keys.ARROW_DOWN) == hands[1]
+    assert press("moves", Keys.ARROW_RIGHT) == hands[1] + 1
+    assert press("moves", Keys.PAGE_UP) == hands[1] and press("moves", Keys.PAGE_UP) == hands[0]
+    state = ("return [document.getElementById('piletop').getAttribute('aria-expanded'),"
+             " !document.getElementById('pile').classList.contains('hidden'),"
+             " document.body.classList.contains('four')]")
+    press("piletop", Keys.ENTER)
+    assert browser.execute_script(state) == ["true", True, False]
+    press("piletop", Keys.SPACE)
+    press("four", Keys.SPACE)
+    assert browser.execute_script(state) == ["false", False, True]
+    # the slider and the hand menu follow each step made with the keys
+    assert browser.execute_script("return [window.buracoView.seq(),"
+                                  " +document.getElementById('slider').value,"
+                                  " +document.getElementById('handsel').value]") == [hands[0]] * 3
+
+
+# At every seq: what a screen reader is told (each name and tooltip, the live regions, the
+# marks), and each card drawn with the zone it is drawn in.
+SAID = """
+// not the move list: its lines are the whole match (a review's verdicts in their tooltips),
+// held to every card the seat saw in it
+var v = window.buracoView, out = [], PARTS = ['header', '#nav', '#table', '#marks', '#review']
+  .map(function (p) { return p + ' [aria-label], ' + p + ' [title]'; }).join(', ');
+for (var s = 0; s <= v.last; s += arguments[0]) {
+  v.go(s);
+  var said = [].map.call(document.querySelectorAll(PARTS), function (e) {
+    return (e.getAttribute('aria-label') || '') + ' ' + (e.getAttribute('title') || ''); });
+  ['event', 'rv-now', 'marks'].forEach(function (id) {
+    var e = document.getElementById(id); if (e) { said.push(e.textContent); } });
+  var drawn = [].map.call(document.querySelectorAll('[data-card]'), function (c) {
+    var z = c.closest('[data-zone], #piletop'); return [+c.getAttribute('data-card'),
+      z ? z.getAttribute('data-zone') || z.id : '']; });
+  out.push([said.join(' | '), drawn]);
+}
+return [out, [].map.call(document.querySelectorAll('#moves [title], #moves [aria-label]'),
+  function (e) { return (e.getAttribute('aria-label') || '') + ' ' + e.title; }).join(' | ')];
+"""
+_RANK_WORDS = {"ace": 1, "jack": 11, "queen": 12, "king": 13}
+_SUIT_WORDS = {"clubs": 0, "diamonds": 1, "hearts": 2, "spades": 3}
+_LONG = re.compile(r"\b(ace|10|[2-9]|jack|queen|king) of (clubs|diamonds|hearts|spades)\b")
+_SHORT = re.compile(r"(?<![\w#])(10|[2-9AJQK])([cdhs])(?!\w)")
+
+
+def _named(text: str) -> set[int]:
+    """The card codes ``text`` names, in words ("queen of hearts") or as the log writes
+    them ("Qh")."""
+    out = {_SUIT_WORDS[s] * 16 + (_RANK_WORDS.get(r) or int(r)) for r, s in _LONG.findall(text)}
+    return out | {parse_card(r + s) for r, s in _SHORT.findall(text)}
+
+
+def _seen_by(events: list[AnyEvent], seat: int) -> list[set[int]]:
+    """At each seq, every card ``seat`` could see there or just before it: its own hand, the
+    pile, the melds, and the cards other seats are known to hold (picked up, taken back)."""
+    rep = Replayer()
+    tracker = Tracker()
+    out: list[set[int]] = []
+    before: set[int] = set()
+    for ev in events:
+        rep.step(ev)
+        tracker.observe(ev)
+        st = rep.state()
+        now = set(st.hands[seat]) if st.hands else set()
+        now |= set(st.pile) | {c for side in st.melds or () for m in side for c in m.cards}
+        now |= {c for known in tracker.known for c in known}
+        out.append(now | before)
+        before = now
+    return out
+
+
+def _leaks(browser: Any, page: Path, seat: int, stride: int) -> tuple[list[Any], set[str]]:
+    """What the page at ``page`` tells a screen reader, or draws, that ``seat`` could not see
+    at each ``stride``-th seq; and the zones it draws cards in."""
+    browser.get("about:blank")
+    browser.get(page.as_uri())
+    steps, listed = browser.execute_script(SAID, stride)
+    seen = _seen_by(read_events(QUICK), seat)[::stride]
+    assert len(steps) == len(seen)
+    leaks: list[Any] = [("list", c) for c in _named(listed) - set().union(*seen)]
+    zones: set[str] = set()
+    for s, (said, drawn) in zip(range(0, 10**6, stride), steps, strict=False):
+        leaks += [(s, c, said[:200]) for c in _named(said) - seen[s // stride]]
+        leaks += [(s, c, z) for c, z in drawn if c not in seen[s // stride]]
+        zones |= {z.split("-")[0] + ("-" + z.split("-")[1] if z.startswith("hand") else "")
+                  for _, z in drawn}
+    assert any(_named(said) for said, _ in steps)  # cards are named: the check sees them
+    return leaks, zones
+
+
+@BROWSER
+def test_a_seats_review_page_tells_a_screen_reader_no_card_the_seat_could_not_see(
+        browser: Any, quick_pages: dict[str, Path]) -> None:
+    leaks, zones = _leaks(browser, quick_pages["review"], 1, 5)
+    assert leaks == [], leaks[:5]
+    assert zones <= {"hand-1", "pile", "piletop", "meld", "mark"}, zones  # no other hand, morto
+
+
+@pytest.mark.slow  # every seq of two seat's pages and the referee's: 10-30 s
+@BROWSER
+def test_no_seats_page_tells_a_screen_reader_a_card_the_seat_could_not_see_at_any_seq(
+        browser: Any, quick_pages: dict[str, Path], tmp_path: Path) -> None:
+    for which in ("view", "review"):
+        leaks, zones = _leaks(browser, quick_pages[which], 1, 1)
+        assert leaks == [] and zones <= {"hand-1", "pile", "piletop", "meld", "mark"}, \
+            (which, leaks[:5], zones)
+    referee = tmp_path / "referee.html"  # the check can fail: the referee sees every hand
+    write_page(referee, page_for_log(QUICK).html)
+    leaks, zones = _leaks(browser, referee, 1, 1)
+    assert len(leaks) > 100 and "hand-0" in zones

@@ -282,7 +282,9 @@
   function controls(s) {
     $("slider").value = s;
     var hs = below(D.hands.length, function (h) { return D.hands[h][1] <= s; }) - 1;
-    if (hs >= 0) { $("handsel").value = String(D.hands[hs][1]); }
+    // before the first deal no hand is shown: the menu named the hand last shown (a step back
+    // from a later hand to seq 0 left it there), and its arrow keys went on from that hand
+    if (hs >= 0) { $("handsel").value = String(D.hands[hs][1]); } else { $("handsel").selectedIndex = -1; }
   }
   // How many of the first n items pass ok(i), for an ok that holds up to some i and then never
   // again (hands by their deal's seq, sheet rows by their end): a binary search.
