@@ -2127,7 +2127,13 @@ class Writer:
         try:
             fd = _create_locked(self.path, ev.FORMAT_VERSION, sealed)
         except OSError as exc:
-            raise write_error(exc, self.path) from None
+            words = None
+            if exc.errno in WRITE_FAILURES:  # it said only "No space left on device"
+                words = (f"creating the log failed: {exc.strerror or exc}; nothing was "
+                         "written" if not os.path.lexists(self.path) else
+                         f"the log was made (its header, no event), but its directory could "
+                         f"not be made durable ({exc.strerror or exc}): a new Writer opens it")
+            raise write_error(exc, self.path, words) from None
         self._created = fd is not None  # this writer made the file (write_log may remove it)
         if fd is not None:
             self.sealed = sealed
