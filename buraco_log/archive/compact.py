@@ -127,7 +127,7 @@ def _read(root: str, record: dict[str, Any], table: str, rel: str) -> pa.Table:
             raise ArchiveError(
                 f"{path}: damaged archive file: its bytes are not those batch "
                 f"{record['batch']} committed; compact merges nothing from it (see "
-                "`buraco-log verify ARCHIVE`, restore it from a backup)")
+                "`buraco-log verify ARCHIVE`, restore it from a backup) [archive.part_changed]")
         # one thread: parts are small, and a pool started here was torn down at exit while
         # it ran (std::terminate, exit -6, after the error line of a part not read)
         return _conform(pq.ParquetFile(pa.BufferReader(data)).read(use_threads=False), table)
@@ -174,14 +174,24 @@ def _gather(root: str, group: list[dict[str, Any]]
     pieces: dict[tuple[str, str], dict[str, list[pa.Table]]] = {}
     errors: list[pa.Table] = []
     for record in group:
+        held = dict.fromkeys(TABLES, 0)
         for table, rel in _files(record):
             t = _read(root, record, table, rel)
+            held[table] += t.num_rows
             if table in PARTITIONED:
                 _table, preset, month, _name = rel.split("/")
                 key = (preset.removeprefix("preset="), month.removeprefix("month="))
                 pieces.setdefault(key, {}).setdefault(table, []).append(t)
             else:
                 errors.append(t)
+        said = _expected([record])
+        if said is not None and said != held:  # named by its record: the one edited
+            wrong = next(t for t in TABLES if said[t] != held[t])
+            raise ArchiveError(
+                f"{os.path.join(root, store.BATCHES, record['batch'] + '.json')}: damaged "
+                f"batch record: it says its {wrong} files hold {said[wrong]:,} rows, they "
+                f"hold {held[wrong]:,}; nothing of batch {record['batch']} was merged (see "
+                "`buraco-log verify ARCHIVE`) [archive.record_damaged]")
     parts = {key: {table: _concat(ts) for table, ts in tables.items()}
              for key, tables in pieces.items()}
     counts = {t: 0 for t in TABLES}
@@ -235,7 +245,9 @@ def compact(archive: str, *, target_events: int = TARGET_EVENTS, before: date | 
         else:  # what the run itself would refuse, first (it said "would merge", exit 0)
             store.refuse_lost(root, store.orphan_parts(root)[1])
         records = store.manifests(root)
-        store.refuse_linked_dirs(root, (rel for r in records for _t, rel in _files(r)))
+        # every committed file as its record keeps it, merged or not: a damaged archive
+        # is refused whole (it said "nothing to compact", exit 0, over a part cut short)
+        store.committed_files(root)
         report.batches_before = len(records)
         report.ratings_refreshed = bool(records) and store.current_ratings(root) is None
         report.files_before = sum(len(_files(r)) for r in records)
@@ -260,7 +272,8 @@ def compact(archive: str, *, target_events: int = TARGET_EVENTS, before: date | 
             if want is not None and want != counts:
                 raise ArchiveError(f"{root}: batches {merge.replaces[0]}..."
                                    f"{merge.replaces[-1]} hold {counts} rows, their "
-                                   f"records say {want}: nothing of them was merged")
+                                   f"records say {want}: nothing of them was merged "
+                                   "[archive.record_damaged]")
             new = store.commit(root, store.new_batch_id(), parts, errors,
                                compacted=merge.replaces)
             merge.batch, merge.rows = new["batch"], new["rows"]

@@ -76,7 +76,8 @@ def check_parts(root: str) -> None:
                     f"{store.shown_path(path)}: damaged archive file: its bytes changed since "
                     f"batch {record['batch']} committed it (SHA-256 {sha[:16]}..., committed "
                     f"{fp[0][:16]}...), so its rows would be wrong: restore it from a backup; "
-                    f"`buraco-log verify {store.shown_path(root)}` lists every such file")
+                    f"`buraco-log verify {store.shown_path(root)}` lists every such file "
+                    "[archive.part_changed]")
 
 
 def verify_archive(root: str, on_progress: Callable[[int, int], None] | None = None
@@ -115,6 +116,7 @@ def _verify(root: str, on_progress: Callable[[int, int], None] | None, again: bo
             total += os.lstat(os.path.join(root, rel)).st_size
     report = FixityReport(archive=root)
     done = 0
+    counted: dict[str, dict[str, int]] = {}  # batch -> table -> rows of its verified files
     for rel, batch, kept in planned:
         path = os.path.join(root, rel)
         try:
@@ -160,6 +162,22 @@ def _verify(root: str, on_progress: Callable[[int, int], None] | None, again: bo
                 f"committed {str(want_sha)[:16]}...)"))
         else:
             report.verified += 1
+            counted.setdefault(batch, {}).setdefault(rel.split("/")[0], 0)
+            counted[batch][rel.split("/")[0]] += _rows(path)
+    for record in records:  # rows the record says its files hold: compact checks them
+        said, got = record.get("rows"), counted.get(record["batch"])
+        whole = got is not None and sum(map(len, record["files"].values())) == sum(
+            1 for _rel, b, _k in planned if b == record["batch"]) and all(
+            p.batch != record["batch"] for p in report.problems)
+        if whole and isinstance(said, dict) and got is not None:
+            wrong = sorted(t for t in record["files"] if said.get(t, 0) != got.get(t, 0))
+            if wrong:
+                t = wrong[0]
+                report.problems.append(FileProblem(
+                    f"{store.BATCHES}/{record['batch']}.json", record["batch"],
+                    "archive.record_damaged",
+                    f"its record says {t} holds {said.get(t, 0)!r} rows, its files hold "
+                    f"{got.get(t, 0):,} (the record was edited)"))
     left, lost = store.orphan_parts(root)
     for rel in lost:  # its record deleted or lost: the clean-up refuses to delete it
         report.problems.append(FileProblem(
@@ -190,6 +208,17 @@ def _walk(root: str, committed: set[str], listed: set[str], left: set[str],
                 report.leftovers.append(rel)
                 with contextlib.suppress(OSError):  # gone meanwhile: a clean-up ran
                     report.leftover_bytes += os.lstat(path).st_size
+
+
+def _rows(path: str) -> int:
+    """The rows a Parquet file's footer says it holds (a file already verified: its footer
+    is read again, a few KiB)."""
+    import pyarrow.parquet as pq  # type: ignore[import-untyped]  # here: verify alone needs it
+
+    try:
+        return int(pq.read_metadata(path).num_rows)
+    except (OSError, ValueError):
+        return 0
 
 
 def _left_over(rel: str, committed: set[str]) -> bool:

@@ -164,11 +164,13 @@ def check_archive(root: str) -> str:
     version = meta.get("version")
     # an integer: 2.0 and true are no layout versions (true == 1 and 2.0 == 2 in Python)
     if type(version) is not int or version != ARCHIVE_VERSION:
-        hint = ("ingest its logs into a new archive" if type(version) is int
-                and version < ARCHIVE_VERSION else "use the buraco_log that wrote it")
+        older = type(version) is int and version < ARCHIVE_VERSION
+        hint = ("upgrade it by ingesting its logs into a new archive (docs/archive.md, "
+                "\"Upgrading\", says how to list them); nothing was changed" if older else
+                "use the buraco_log that wrote it (a newer one); nothing was changed")
         shown = repr(version) if isinstance(version, str) else json.dumps(version)
         raise ArchiveError(f"{root}: archive layout version {shown}, this buraco_log reads "
-                           f"version {ARCHIVE_VERSION} only: {hint}")
+                           f"version {ARCHIVE_VERSION} only: {hint} [archive.layout]")
     return real
 
 
@@ -378,7 +380,8 @@ def locked(root: str, holder: str | None = "ingest", *, shared: bool = False
         try:
             fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise ArchiveError(f"{root}: another {_lock_holder(fd)}") from None
+            raise ArchiveError(f"{root}: another {_lock_holder(fd)}: one writer at a time, "
+                               "run it again once that one ends [archive.locked]") from None
         _note_holder(fd, holder)
         if holder:  # a writer's run: the readers' lock is there before anything is removed
             made = _open_readers(root, writer=True)
@@ -700,13 +703,14 @@ def _all_records(root: str) -> list[dict[str, Any]]:
                 record = read_json(path, "batch record")
             except ArchiveError as exc:
                 if os.path.lexists(path):
-                    raise
+                    raise ArchiveError(f"{exc}; {DAMAGED_RECORD} "
+                                       "[archive.record_damaged]") from None
                 raise Changed(f"{path}: removed while the batch records were read (a compact "
                               "or a batch drop ran at the same time): run it again") from exc
             problem = _record_problem(record, name[: -len(".json")])
             if problem is not None:
                 raise ArchiveError(f"{path}: damaged batch record: {problem}; "
-                                   f"{DAMAGED_RECORD}")
+                                   f"{DAMAGED_RECORD} [archive.record_damaged]")
             out.append(record)
     return out
 
@@ -785,6 +789,7 @@ def _committed_files(root: str) -> dict[str, list[str]]:
     for m in records:
         kept = m.get("fingerprints")
         kept = kept if isinstance(kept, dict) else {}
+        since = _record_time(root, m["batch"])
         for table, rels in m["files"].items():
             if rels and not present[table]:
                 where = os.path.join(root, table)
@@ -795,7 +800,7 @@ def _committed_files(root: str) -> dict[str, list[str]]:
             for rel in rels:
                 path = os.path.join(root, rel)
                 try:
-                    _check_committed(path, m["batch"], kept.get(rel))
+                    _check_committed(path, m["batch"], kept.get(rel), since)
                 except ArchiveError as exc:
                     _refuse_replaced(root, path, m["batch"], exc)
                     raise
@@ -828,23 +833,55 @@ def _refuse_replaced(root: str, path: str, batch: str, exc: ArchiveError) -> Non
                       "batch drop ran at the same time): run it again") from exc
 
 
-def _check_committed(path: str, batch: str, kept: object) -> None:
-    """:func:`committed_files`' checks of one file, cheap ones only (no byte is read)."""
+def _record_time(root: str, batch: str) -> int | None:
+    """When the record of ``batch`` was written (ns): a commit writes it after its files, so
+    a file modified later was changed after its commit (:func:`_check_committed`)."""
+    try:
+        return os.lstat(os.path.join(root, BATCHES, f"{batch}.json")).st_mtime_ns
+    except OSError:
+        return None
+
+
+def _check_committed(path: str, batch: str, kept: object, since: int | None = None) -> None:
+    """:func:`committed_files`' checks of one file, cheap ones only: no byte is read unless
+    the file was modified after its batch record was written (``since``). A byte changed in
+    a part's pages gave a query wrong rows without a word (DuckDB checks no page checksum),
+    and hashing every file cost each query 0.3 s over 100 M events; a write over the file
+    moves its modification time, so only such a file is read back against its fingerprint.
+    (A copy that does not keep times, ``cp -r``, makes the files copied after their record
+    read back too: slower, never wrong.)"""
     try:
         st = os.lstat(path)
     except OSError as exc:
+        rule = "part_missing" if exc.errno == errno.ENOENT else "part_unreadable"
         raise ArchiveError(f"{path}: a file of committed batch {batch} cannot be read: "
-                           f"{exc.strerror or exc}") from None
+                           f"{exc.strerror or exc} [archive.{rule}]") from None
     if not stat.S_ISREG(st.st_mode):
-        raise ArchiveError(f"{path}: a file of committed batch {batch} is not a regular file")
-    if isinstance(kept, list) and len(kept) == 2 and type(kept[1]) is int \
-            and st.st_size != kept[1]:
+        raise ArchiveError(f"{path}: a file of committed batch {batch} is not a regular file "
+                           "[archive.part_unreadable]")
+    fp = kept if isinstance(kept, list) and len(kept) == 2 and type(kept[1]) is int else None
+    if fp is not None and st.st_size != fp[1]:
         raise ArchiveError(f"{path}: damaged archive file: {st.st_size:,} bytes, where batch "
-                           f"{batch} committed {kept[1]:,} (cut short, or another file put in "
-                           "its place); `buraco-log verify ARCHIVE` lists every such file")
+                           f"{batch} committed {fp[1]:,} (cut short, or another file put in "
+                           "its place); `buraco-log verify ARCHIVE` lists every such file "
+                           "[archive.part_changed]")
     if not os.access(path, os.R_OK):  # one syscall; DuckDB named it inside its IO Error
         raise ArchiveError(f"{path}: a file of committed batch {batch} cannot be read: "
-                           "Permission denied (give the reading user read access to it)")
+                           "Permission denied (give the reading user read access to it) "
+                           "[archive.part_unreadable]")
+    if fp is not None and since is not None and st.st_mtime_ns > since \
+            and isinstance(fp[0], str):
+        try:
+            sha, _size = fingerprint(path)
+        except OSError as exc:
+            raise ArchiveError(f"{path}: a file of committed batch {batch} cannot be read: "
+                               f"{exc.strerror or exc} [archive.part_unreadable]") from None
+        if sha != fp[0]:
+            raise ArchiveError(
+                f"{path}: damaged archive file: its bytes changed since batch {batch} "
+                f"committed it (SHA-256 {sha[:16]}..., committed {fp[0][:16]}...), so its "
+                "rows would be wrong: restore it from a backup; `buraco-log verify ARCHIVE` "
+                "lists every such file [archive.part_changed]")
 
 
 INTENT = ".intent"
@@ -960,6 +997,12 @@ def orphan_parts(root: str, records: list[dict[str, Any]] | None = None
     committed = {r["batch"] for r in records} - _replaced(records)
     known_runs = (_replaced(records) | _staged_runs(root)
                   | {b for named in _intents(root).values() for b in named})
+    # a committed batch's file its record does not list (the record edited, a part copied
+    # into another partition), or a Parquet file of no batch at all: no reader of the
+    # library reads it, but every glob does, and its rows were left out without a word
+    listed = {rel for r in records if r["batch"] in committed
+              for rels in r["files"].values() for rel in rels}
+    unlisted: list[str] = []
     left: list[str] = []
     lost: list[str] = []
     for table in TABLES:
@@ -980,13 +1023,17 @@ def orphan_parts(root: str, records: list[dict[str, Any]] | None = None
                     left.append(rel)
                 elif b is not None and b not in committed:
                     lost.append(rel)
+                elif (b is not None and rel not in listed) or (
+                        b is None and name.endswith(".parquet")
+                        and not os.path.islink(os.path.join(dirpath, name))):
+                    unlisted.append(rel)
     if lost:  # looked at again, intents before records: a commit running (verify takes no
         # lock) writes its intent before its first file is in place, and removes it only
         # once its record is written, so a part of it is named by one or the other now
         now = {b for named in _intents(root).values() for b in named}
         now |= {r["batch"] for r in all_records(root)}
         lost = [rel for rel in lost if batch_of(os.path.basename(rel)) not in now]
-    return left, lost
+    return left, sorted(lost + unlisted)
 
 
 def unrecorded_parts(root: str) -> list[str]:
@@ -1009,7 +1056,8 @@ def refuse_lost(root: str, lost: list[str]) -> None:
         f"{root}: {len(lost):,} part file(s) belong to no batch record and to no interrupted "
         f"run ({', '.join(shown_path(p) for p in lost[:2])}{more}): their records in "
         f"{BATCHES}/ were deleted or lost; restore them from a backup, or move those files "
-        "out of the archive if their rows are not wanted; nothing was deleted")
+        "out of the archive if their rows are not wanted; nothing was deleted "
+        "[archive.part_unrecorded]")
 
 
 def shown_path(path: str) -> str:

@@ -416,7 +416,9 @@ def test_a_lock_file_that_names_nothing_names_both_writers(small: Path, note: by
     with store.locked(str(small)):
         (small / ".lock").write_bytes(note)
         with pytest.raises(ArchiveError,
-                           match=r"another ingest or compact is running on this archive$"):
+                           match=r"another ingest or compact is running on this archive: "
+                                 r"one writer at a time, run it again once that one ends "
+                                 r"\[archive\.locked\]$"):
             store.drop_batches(str(small), ["x"])
 
 

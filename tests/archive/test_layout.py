@@ -157,7 +157,7 @@ def test_an_archive_of_the_old_layout_is_refused_with_one_clear_line(
         message = str(err.value)
         assert "\n" not in message
         assert f"layout version {ARCHIVE_VERSION - 1}" in message
-        assert "ingest its logs into a new archive" in message
+        assert "upgrade it by ingesting its logs into a new archive" in message
 
 
 def test_a_plain_reader_derives_the_view_from_the_documented_stored_form(
