@@ -466,7 +466,7 @@ def review_page(events: Sequence[AnyEvent], review: Review, *,
         shown.setdefault(seq, []).extend(theirs)
     page = build_page(events, seat=review.seat, marks=shown, banners=banners)
     safe = msgspec.structs.replace(  # a newline in a name became the " · " between lines
-        review, player=_safe_or_none(review.player), match_id=_safe_or_none(review.match_id),
+        review, player=safe_or_none(review.player), match_id=safe_or_none(review.match_id),
         rules=terminal_safe(review.rules))
     # the match id, rules and name cut as the viewer cuts them (a 20,000-character id filled
     # the panel); whole in the heading's tooltip
@@ -499,9 +499,9 @@ def review_page(events: Sequence[AnyEvent], review: Review, *,
     return html[:at] + extra + html[at:]
 
 
-def _safe_or_none(text: str) -> str:
+def safe_or_none(text: str) -> str:
     """``text`` as :func:`terminal_safe` shows it, or empty when it holds only blanks (a tab
-    shown as ``\\x09`` read as a name, where the text review names none)."""
+    shown as ``\\x09`` read as a name, where :func:`header` names none)."""
     return terminal_safe(text) if text.strip() else ""
 
 

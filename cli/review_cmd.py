@@ -23,6 +23,7 @@ from buraco_log.review import (
     Review,
     review_events,
     review_page,
+    safe_or_none,
     to_json,
     to_text,
 )
@@ -217,8 +218,8 @@ def review(
         # would otherwise start a line of its own. Not the seed: the header shows it as a
         # Python literal, escaped already (escaped twice it said 'a\\x0ab' for "a", newline, "b")
         safe = msgspec.structs.replace(
-            result, match_id=terminal_safe(result.match_id), rules=terminal_safe(result.rules),
-            player=terminal_safe(result.player),
+            result, match_id=safe_or_none(result.match_id), rules=terminal_safe(result.rules),
+            player=safe_or_none(result.player),  # blanks are no name: "(\\x09, side 0)"
             note=None if result.note is None else terminal_safe(result.note))
         text = terminal_safe_lines(to_text(safe, all_moves=not mistakes_only))
     if output in (None, "-"):

@@ -11,15 +11,21 @@ each flagged move's cost to a second search of the same decision.
 from __future__ import annotations
 
 import random
+import subprocess
+import sys
+from pathlib import Path
 
+import msgspec
 import pytest
 
+from buraco_log.events import MatchStarted, Player
 from buraco_log.expert import Budget, decide
 from buraco_log.review import review_events, tasks
 from buraco_log.rules import PRESETS
-from buraco_log.simulate import simulate_match
+from buraco_log.simulate import simulate_match, write_match
 from tests.review.legality import CONFIGS, costs_are_sound, review_is_sound
 
+ROOT = Path(__file__).resolve().parents[2]
 # one preset of each family, at a table size of its own (the slow loop has every one)
 FAMILIES = [("biriba", 3), ("thirteen-quick", 4), ("burraco", 2), ("mega", 4), ("burako", 2)]
 SMALL = Budget(samples=2, candidates=2, rounds=1)
@@ -59,3 +65,23 @@ def test_a_flagged_moves_cost_is_what_the_search_says_again(name: str, players: 
         t = by_seq[m.seq]
         again = decide(t.view, budget, t.seed, include=t.played).find(t.played)
         assert again is not None and again.cost == m.cost >= review.threshold, (m.seq, again)
+
+
+@pytest.mark.slow  # a real subprocess: 1-4 s
+def test_review_on_the_command_line_names_a_seat_with_no_name_by_its_seat(
+        tmp_path: Path) -> None:
+    # a name of blanks (a tab) was shown escaped, "review of seat 0 (\x09, side 0) in match
+    # (classic)", where the page and the library say "seat 0 (side 0)"
+    events = simulate_match(PRESETS["classic"], 2, seed="r51-cli")[:40]
+    start = events[0]
+    assert isinstance(start, MatchStarted)
+    log = tmp_path / "nameless.blog"
+    write_match(log, [msgspec.structs.replace(start, match_id=" ", players=(
+        Player(name="\t"), Player(name=""))), *events[1:]])
+    done = subprocess.run([sys.executable, "-m", "cli.main", "review", str(log), "--seat", "0",
+                           "--budget", "2x2r1", "--no-progress"], capture_output=True,
+                          text=True, timeout=120, env={"PYTHONPATH": str(ROOT),
+                                                       "PATH": "/usr/bin:/bin"})
+    assert done.returncode == 0, done.stderr
+    head = done.stdout.splitlines()[0]
+    assert head == "review of seat 0 (side 0) in match with no id (classic)", head
