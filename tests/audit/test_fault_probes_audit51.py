@@ -22,7 +22,6 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import msgspec
 import pytest
 
 from buraco_log import log
@@ -171,28 +170,20 @@ def test_signing_md_python_block_signs_a_log_whose_receipt_the_audit_checks(site
 
 
 @pytest.mark.slow
-def test_disputes_md_python_block_runs_as_written_against_real_logs(site: Path) -> None:
-    from buraco_log.events import CardDiscarded
-
-    # its files: the signed match, a copy with one discard changed, a club's directory
-    shutil.copyfile(site / "signed.blog", site / "match.blog")
-    with log.Reader(site / "match.blog") as reader:
-        events = list(reader)
-    at = next(i for i, e in enumerate(events) if isinstance(e, CardDiscarded) and i > 60)
-    other = next(e.card for e in events[at + 1:] if isinstance(e, CardDiscarded)
-                 and e.card != events[at].card)  # type: ignore[attr-defined]
-    events[at] = msgspec.structs.replace(events[at], card=other)
-    log.write_log(site / "copy.blog", events, validate=False)
-    (site / "club").mkdir()
-    shutil.copyfile(site / "match.blog", site / "club" / "m1.blog")
+def test_disputes_md_python_block_runs_as_written_against_real_logs(tmp_path: Path) -> None:
+    """Its files, as the docs' runs give them: the examples and match.blog, a complete
+    match."""
+    (tmp_path / "examples").symlink_to(REPO / "examples")
+    shutil.copyfile(REPO / "examples" / "sim" / "classic-2p-000000.blog", tmp_path / "match.blog")
     (code,) = _blocks("disputes.md", "python")
-    out = _run_block(code, site).splitlines()
+    out = _run_block(code, tmp_path).splitlines()
     assert len(out) == 6, out
-    assert out[1].startswith("True []"), out[1]  # the audit of the site's log: OK
-    assert out[2].startswith("True None "), out[2]  # seq 40 legal
-    assert out[3].startswith(f"False {events[at].seq} "), out[3]  # where the copies part
-    assert "verified=True" in out[4] and "receipts=1" in out[4], out[4]
-    assert out[5] == "True 1 ()", out[5]  # the club's log, its receipt matched to it
+    assert out[0].startswith("sim-classic-2p-") and out[0].endswith(" 1"), out[0]  # side 1 won
+    assert out[1:3] == ["True []", "True None None"], out  # audited clean; seq 40 legal
+    assert out[3] == "False 126 ('scores: (340, 660) vs (440, 660)',)", out[3]  # the slip
+    assert "verified=True" in out[4] and "signatures=41" in out[4], out[4]
+    assert out[5].startswith("False 5 [('examples/disputes/forged-deal.log', 'deal.mismatch')"), (
+        out[5])
 
 
 API = ("buraco_log.audit", "buraco_log.signing", "buraco_log.signing.keys",
