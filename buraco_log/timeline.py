@@ -26,6 +26,7 @@ from buraco_log.errors import (
     position,
 )
 from buraco_log.events import (
+    CARD_FIELDS,
     AnyEvent,
     CardDiscarded,
     CardDrawn,
@@ -74,8 +75,11 @@ _SEAT_BEFORE = re.compile(r"\bseat \d+ +$")  # "seat 0 ana (11): ...", "seat 0  
 # Where a word that looks like a card is something else. A match id ("match 10s started"), a
 # name or id field of `diff` ("players[0].name: Kh vs p0"), a list of names ("(classic; Kh,
 # As)"), and a sentence's first word ("As the rules say", "2s alone are not a meld").
-_ID_BEFORE = re.compile(r"(?:\bmatch|\bname:|_id:|\bid:) +$")
-_NAME_FIELD = re.compile(r"(?:\bname|_id|\bid): ")
+_ID_BEFORE = re.compile(r"\bmatch +$")
+# `diff`'s line of a field that differs: "  players[0].name: Kh vs p0", "  card: Ac vs 5d"
+_FIELD_LINE = re.compile(r"^ *([a-z_]+)(?:\[\d+\]|\.\w+)*: .* vs ")
+_CARD_FIELDS = frozenset({name for names in CARD_FIELDS.values() for name in names}
+                         | {"tile", "tiles", "turned up"})
 _LISTED = re.compile(r"[(,;] *$")
 _SENTENCE_START = re.compile(r"(?:^[ -]*|[.:!?] +)$")
 _WORD_AFTER = re.compile(r" +(?!vs\b)[a-z]")  # "Ah vs Kh": two cards compared
@@ -106,7 +110,7 @@ def _is_a_card(text: str, m: re.Match[str], names: Collection[str]) -> bool:
     before, after = text[:a], text[b:]
     if (text[a - 1:a], after[:1]) == ("(", ")") or _SEAT_BEFORE.search(before):
         return False  # a seat's player, as a seat is named: "seat 1 (JK)", "seat 0  Kh"
-    if _ID_BEFORE.search(before) or _NAME_FIELD.search(before):
+    if _ID_BEFORE.search(before):
         return False
     if _LISTED.search(before) and after[:1] in (",", ")"):
         return False
@@ -117,6 +121,9 @@ def _is_a_card(text: str, m: re.Match[str], names: Collection[str]) -> bool:
 
 def _cards_in(text: str, names: Collection[str] = ()) -> Iterator[re.Match[str]]:
     """The words of ``text`` written as the log writes cards, in a card's place."""
+    field = _FIELD_LINE.match(text)
+    if field is not None and field.group(1) not in _CARD_FIELDS:
+        return iter(())  # a name, an id, a rule or a note that differs: no card in it
     return (m for m in _LETTER_CARD.finditer(text) if _is_a_card(text, m, names))
 
 

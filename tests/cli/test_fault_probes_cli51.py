@@ -243,9 +243,10 @@ def test_symbols_change_only_the_words_that_stand_where_cards_stand() -> None:
         "  seq 9: seat 0 (Qs) discarded Q♠"
     for kept in ("match Ah  rules classic", "  players[0].name: Kh vs Qs",
                  "  match_id: 10s vs Ah", "  A: seq 0: match 9d started (classic; Kh, As)",
+                 "  metadata.table: Ah vs Kh",
                  "As the rules say", "There is no set of twos: 2s alone, or with one joker"):
         assert with_symbols(kept) == kept
-    assert with_symbols("  hands[0][3]: Ah vs Kh") == "  hands[0][3]: A♥ vs K♥"
+    assert with_symbols("  card: Ah vs Kh") == "  card: A♥ vs K♥"
 
 
 @pytest.mark.slow
