@@ -251,3 +251,20 @@ def test_a_repaired_signed_log_keeps_the_signatures_before_the_cut(tmp_path: Pat
     assert by_rule["sign.tail_unsigned"].startswith(
         "event 156 is signed by no signature (the last signs seq 155)")  # was "events 156 to 156"
     assert any("repaired after a crash" in n for n in v.notes), v.notes
+
+
+def test_a_receipt_given_a_time_is_refused_as_a_field_its_signature_does_not_cover(
+        tmp_path: Path) -> None:
+    """A receipt carries no time (so none can be dated in the future): a time a player or a
+    server added is no part of what the site signed."""
+    from buraco_log.signing.check import load_receipts
+    from buraco_log.signing.record import Receipt
+
+    signed = SITE.sign_head("m-1", 40, bytes(32))
+    path = tmp_path / "dated.json"
+    path.write_bytes(msgspec.json.encode(dict(msgspec.structs.asdict(Receipt.of(signed, 1)),
+                                              at="2099-01-01T00:00:00Z")))
+    with pytest.raises(SigningError) as err:
+        load_receipts([str(path)])
+    said = str(err.value)
+    assert "unknown field `at`" in said and "which its signature does not cover" in said
