@@ -35,7 +35,7 @@ from cli.dispute_cmd import render_summary, render_verdict
 from cli.paths import directory_name, not_a_file, plural
 from cli.rules_cmd import load_rules
 from cli.safetext import terminal_safe
-from cli.simulate_cmd import check_players
+from cli.simulate_cmd import check_players, check_seed
 
 
 def _free_path(directory: Path, stem: str) -> Path:
@@ -100,6 +100,7 @@ def demo(
     output = output if output_alias is None else output_alias
     r = load_rules(rules, option="--rules", as_json=js)
     check_players(r, players, as_json=js)
+    check_seed(seed, as_json=js)  # bytes that are not UTF-8: an internal error, hashed
     if output == "":  # an unset variable: Path("") is ".", and it said ".: is a directory"
         raise fail("--output '': an empty name; name the log's file", EXIT_USAGE, as_json=js)
     if output is not None and (refusal := directory_name(output, "the log's file")):

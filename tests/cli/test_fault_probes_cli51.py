@@ -275,7 +275,8 @@ RAW = (b"\x1b", b"\r", "\u202e".encode(), b"\xff", b"\x07")
 def test_hostile_names_are_shown_escaped_in_every_line(tmp_path: Path) -> None:
     """Log names with a newline, a carriage return, an ANSI escape, a right-to-left override
     or bytes that are not UTF-8, and players and a match id made of them: every line on stdout
-    and stderr shows them escaped, one line each, nothing coloured or overwritten."""
+    and stderr shows them escaped, one line each, nothing coloured or overwritten. A `demo`
+    seed of such bytes is refused as `simulate` refuses it."""
     named = []
     for stem in HOSTILE:
         path = os.path.join(os.fsencode(tmp_path), stem + b".blog")
@@ -286,7 +287,8 @@ def test_hostile_names_are_shown_escaped_in_every_line(tmp_path: Path) -> None:
                          "m\x1b]0;title\x07\ny")
     runs: list[list[object]] = [["audit", *named], ["show", named[0]],
                                 ["show", os.path.join(os.fsencode(tmp_path), b"no\n\x1b[2J")],
-                                ["show", players], ["diff", players, GOOD]]
+                                ["show", players], ["diff", players, GOOD],
+                                ["demo", "--seed", b"s\xff\x1b", "-o", tmp_path / "demo.blog"]]
     procs = [_start(args) for args in runs]
     done = [(args, *p.communicate(timeout=120)) for args, p in zip(runs, procs, strict=True)]
     for args, out, err in done:
@@ -302,3 +304,7 @@ def test_hostile_names_are_shown_escaped_in_every_line(tmp_path: Path) -> None:
     assert "ev\\x0ail" in done[3][1].decode() and "m\\x1b]0;title\\x07\\x0ay" in \
         done[4][1].decode()
     assert not any(line.startswith(("il", "y ")) for line in done[3][1].decode().splitlines())
+    # a seed that is not UTF-8: `simulate` refused it, `demo` was an internal error (exit 1)
+    seed = done[5][2].decode().splitlines()
+    assert seed == ["buraco-log: error: --seed s\\xff\\x1b: not UTF-8 text; give the seed as text"]
+    assert not (tmp_path / "demo.blog").exists()
