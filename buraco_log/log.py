@@ -1462,6 +1462,9 @@ def temp_error(exc: LogFormatError | OSError, temp: str, path: str,
     message = message.removeprefix("write failed: ").partition(PARTIAL_CUT)[0]
     message = message.partition(NOT_ACKED)[0]  # of events of the temporary, removed anyway
     message = message.partition(FSYNC_UNSURE)[0]
+    for made in (CREATE_FAILED, MADE_NOT_DURABLE):  # the temporary's: only the system's words
+        if message.startswith(made):
+            message = message[len(made):].partition(";")[0].partition("):")[0]
     # the seq of an event refused (a rule, a range) is the source's too; that of a failed
     # write only says how far the new file got
     return cls(f"{what}: {message}", path=path, kind=kind, seq=None if kind == "io" else seq)
@@ -1790,6 +1793,11 @@ NOT_ACKED: Final = "; not acknowledged: "
 
 FSYNC_UNSURE: Final = "; not retried, the events from this seq on may not be on disk"
 """What a writer's failed fsync says of its events (of a temporary, removed anyway, nothing)."""
+
+CREATE_FAILED: Final = "creating the log failed: "
+MADE_NOT_DURABLE: Final = ("the log was made (its header, no event), but its directory could "
+                           "not be made durable (")
+"""What a writer that could not make its log says before the system's words."""
 
 NO_HEADER_ADVICE: Final = ("the file holds no whole header, so no event: remove it (`repair` "
                           "keeps nothing), and the log is created afresh")
@@ -2129,10 +2137,9 @@ class Writer:
         except OSError as exc:
             words = None
             if exc.errno in WRITE_FAILURES:  # it said only "No space left on device"
-                words = (f"creating the log failed: {exc.strerror or exc}; nothing was "
-                         "written" if not os.path.lexists(self.path) else
-                         f"the log was made (its header, no event), but its directory could "
-                         f"not be made durable ({exc.strerror or exc}): a new Writer opens it")
+                words = (f"{CREATE_FAILED}{exc.strerror or exc}; nothing was written"
+                         if not os.path.lexists(self.path) else
+                         f"{MADE_NOT_DURABLE}{exc.strerror or exc}): a new Writer opens it")
             raise write_error(exc, self.path, words) from None
         self._created = fd is not None  # this writer made the file (write_log may remove it)
         if fd is not None:

@@ -322,6 +322,9 @@ def _check_cli(command: str, call: str, k: int, code: str, folder: Path) -> int:
         src.write_bytes((UNSEALED if command == "to-jsonl" else UNSEALED_JSONL).read_bytes())
         out = "out.jsonl" if command == "to-jsonl" else "out.blog"
         args = ["convert", src.name, "-o", out]
+        if command == "over-binary":  # --overwrite: the old file stays unless replaced whole
+            (folder / out).write_text("old\n")
+            args.append("--overwrite")
     original = src.read_bytes()
     status, lines, calls = _iofail(call, k, code, *args, cwd=folder)
     if k >= calls:
@@ -333,14 +336,17 @@ def _check_cli(command: str, call: str, k: int, code: str, folder: Path) -> int:
     assert line.startswith("buraco-log: error: ") and os.strerror(getattr(errno, code)) in line
     assert ".tmp" not in line and "reopen" not in line, where
     left = _names(folder)
-    if command in ("to-jsonl", "to-binary"):
+    if command in ("to-jsonl", "to-binary", "over-binary"):
         assert line.startswith(f"buraco-log: error: {out}: "), where
+        assert "creating the log" not in line and "Writer" not in line, where  # the temporary's
         assert src.read_bytes() == original
         if "written, but its directory" in line:  # in place, whole
             assert left == {src.name, out}, where
             written = folder / out
             assert written.read_bytes() == (UNSEALED_JSONL if out.endswith(".jsonl")
                                             else UNSEALED).read_bytes(), where
+        elif command == "over-binary":
+            assert left == {src.name, out} and (folder / out).read_text() == "old\n", where
         else:
             assert left == {src.name}, where
     elif command == "seal":
@@ -400,7 +406,8 @@ def test_a_failed_write_or_fsync_is_one_line_naming_the_file_and_nothing_half_wr
 @pytest.mark.slow
 @pytest.mark.parametrize("code", ["ENOSPC", "EDQUOT", "EIO"])
 @pytest.mark.parametrize("call", ["write", "fsync"])
-@pytest.mark.parametrize("command", ["to-jsonl", "to-binary", "seal", "repair", "writer"])
+@pytest.mark.parametrize("command", ["to-jsonl", "to-binary", "over-binary", "seal", "repair",
+                                     "writer"])
 def test_every_write_and_fsync_of_the_log_commands_and_the_writer_failing(
         tmp_path: Path, command: str, call: str, code: str) -> None:
     k = 0
