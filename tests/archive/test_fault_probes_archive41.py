@@ -58,7 +58,8 @@ def test_parts_whose_records_were_deleted_by_hand_are_refused_and_kept(arch: Pat
                                "record and to no interrupted run ("), line
         assert f"part-{gone}.parquet" in line and "and 3 more" in line, line
         assert line.endswith("restore them from a backup, or move those files out of the "
-                             "archive if their rows are not wanted; nothing was deleted"), line
+                             "archive if their rows are not wanted; nothing was deleted "
+                             "[archive.part_unrecorded]"), line
         assert tree(arch) == before
     with pytest.raises(ArchiveError, match="belong to no batch record"):
         store.drop_batches(str(arch), [batches(arch)[0]])
