@@ -27,7 +27,7 @@ from cli.common import (
     show_traceback,
 )
 from cli.entry import argv_wants_json as _argv_wants_json
-from cli.signals import STOPPED, stopped_by, terminate_as_interrupt
+from cli.signals import STOPPED, lost, stopped_by, terminate_as_interrupt
 
 helpfmt.install()
 coercion.install()
@@ -301,8 +301,10 @@ def run() -> None:
     # SIGTERM (`kill`, `timeout`, a service manager) ends every command as Ctrl-C does: its
     # cleanup runs, and one line says so (at its default action the process died without a
     # word, and `simulate` or `audit` left their workers' output to chance)
-    with terminate_as_interrupt():
+    with terminate_as_interrupt() as met:
         code = _run()
+        if code not in STOPPED and lost(met):  # its KeyboardInterrupt swallowed on its way
+            code = _say_stopped()
     if code in STOPPED:
         # interrupted: every output was already removed or left whole by the code it cut
         # short; skip the interpreter's exit hooks, where a process pool's cleanup races its

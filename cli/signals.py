@@ -55,8 +55,7 @@ def terminate_as_interrupt() -> Iterator[list[int]]:
     sys.unraisablehook = _redeliver(met, hook)
     try:
         yield met
-        _said_if_lost(met)
-    except SystemExit as exc:
+    except SystemExit as exc:  # the command's end (``cli.entry`` around ``cli.main.run``)
         if exc.code not in STOPPED:
             _said_if_lost(met)
         raise
@@ -68,12 +67,17 @@ def terminate_as_interrupt() -> Iterator[list[int]]:
             signal.signal(sig, handler)
 
 
+def lost(met: list[int]) -> bool:
+    """Whether a command ending with a status that says no signal met one all the same: its
+    KeyboardInterrupt was swallowed (inside a library's C code, or in a finalizer, whose one
+    :func:`_redeliver` sends again a moment later, when the process may have ended): `report`
+    sent SIGTERM as it ended ended 0 without a word."""
+    return bool(met or _unsaid)
+
+
 def _said_if_lost(met: list[int]) -> None:
-    """Raise KeyboardInterrupt for a signal the command met and never said, as the command
-    ends: its KeyboardInterrupt was swallowed (inside a library's C code, or a finalizer's,
-    sent again a moment later by :func:`_redeliver`, and the process ended first): `report`
-    got SIGTERM 2.5-3 s in and ended 0 without a word, 1 run in 70 under load."""
-    if met or _unsaid:
+    """Raise KeyboardInterrupt for a signal :func:`lost` on its way, as the command ends."""
+    if lost(met):
         raise KeyboardInterrupt
 
 

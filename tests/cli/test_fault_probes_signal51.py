@@ -54,11 +54,12 @@ except KeyboardInterrupt:
 
 
 @pytest.mark.parametrize("code", [IN_A_FINALIZER, SWALLOWED], ids=["finalizer", "swallowed"])
-@pytest.mark.parametrize("end", ["pass", "sys.exit(0)", "sys.exit(1)"])
+@pytest.mark.parametrize("end", ["sys.exit(0)", "sys.exit(1)"])
 def test_a_sigterm_lost_on_its_way_is_said_as_the_block_ends(code: str, end: str) -> None:
     run = subprocess.run([sys.executable, "-c", "import sys\n" + code.replace("END", end)],
                          cwd=ROOT, capture_output=True, text=True, timeout=60, env=ENV)
-    assert run.stdout.strip() == "stopped [15]", run
+    # [15, 15] when the finalizer's copy, sent again 10 ms later, came before the block ended
+    assert run.stdout.startswith("stopped [15"), run
     assert "Traceback" not in run.stderr and "Exception ignored" not in run.stderr, run.stderr
 
 
@@ -85,13 +86,15 @@ def note(*args):
     return real(*args)
 archive_cmd._note_unrecorded = note
 sys.argv = ["buraco-log", *sys.argv[1:]]
-from cli.entry import run
+from ENTRY import run
 run()
 """
 
 
-def test_report_ending_with_a_swallowed_sigterm_says_it(tmp_path: Path) -> None:
-    """Before: exit 0, nothing said."""
+@pytest.mark.parametrize("entry", ["cli.entry", "cli.main"])
+def test_report_ending_with_a_swallowed_sigterm_says_it(tmp_path: Path, entry: str) -> None:
+    """Before: exit 0, nothing said. ``cli.main.run`` is the command line without the start's
+    own handling (``cli.entry``): it says it too."""
     arch = tmp_path / "empty"
     out = tmp_path / "r.txt"
     (tmp_path / "nothing").mkdir()  # a day without a match: the archive made, empty
@@ -99,8 +102,8 @@ def test_report_ending_with_a_swallowed_sigterm_says_it(tmp_path: Path) -> None:
                            str(tmp_path / "nothing")], cwd=ROOT, capture_output=True,
                           text=True, timeout=120)
     assert made.returncode == 0, made.stderr
-    r = subprocess.run([sys.executable, "-c", REPORT_SWALLOWED, "report", str(arch),
-                        "--output", str(out)], cwd=ROOT, capture_output=True, text=True,
-                       timeout=120, env=ENV)
+    code = REPORT_SWALLOWED.replace("ENTRY", entry)
+    r = subprocess.run([sys.executable, "-c", code, "report", str(arch), "--output", str(out)],
+                       cwd=ROOT, capture_output=True, text=True, timeout=120, env=ENV)
     assert (r.returncode, r.stderr) == (143, "buraco-log: error: terminated (SIGTERM)\n")
     assert out.exists()
