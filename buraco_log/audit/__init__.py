@@ -144,8 +144,12 @@ class Verdict(msgspec.Struct, frozen=True):
 
 
 UNSEALED_NOTE = "integrity: unsealed, edits that keep each record's CRC are not detectable"
-"""The note of every unsealed log: without the chain, a record rewritten with its CRC
+"""The note of every unsealed binary log: without the chain, a record rewritten with its CRC
 recomputed reads as intact (schema/LOG_FORMAT.md)."""
+UNSEALED_JSONL_NOTE = ("integrity: unsealed JSON Lines, which has no checksum of its own: an "
+                       "edit of any line is not detectable")
+"""The note of an unsealed JSON Lines log: its lines carry no CRC (it said "edits that keep
+each record's CRC", as of a binary log)."""
 
 NOTHING_READ_NOTE = "no event was read: deals, legality and scores were not checked"
 """The last note of a verdict whose bytes gave no event (not a log, unreadable, cut inside
@@ -180,7 +184,8 @@ def damage_note(events: int, integrity: Integrity, sig: Signing) -> str | None:
 
 def _notes(events: Sequence[AnyEvent], integrity: Integrity, prov: Provenance,
            required: bool) -> list[str]:
-    notes = [UNSEALED_NOTE] if integrity.status == "unsealed" else []
+    notes = ([UNSEALED_JSONL_NOTE if integrity.format == "jsonl" else UNSEALED_NOTE]
+             if integrity.status == "unsealed" else [])
     if prov.second_start is not None:
         events = [e for e in events if e.seq < prov.second_start]  # the first match's
         k = prov.after_second
@@ -271,11 +276,11 @@ def audit_events(events: Iterable[AnyEvent], integrity: Integrity, path: str = "
         torn=integrity.status == "torn")
     findings += [Finding("signing", p.rule, p.message, seq=p.seq) for p in problems]
     notes = _notes(events, integrity, prov, require_commitment)
-    if (UNSEALED_NOTE in notes and sig.verified and events
-            and sig.last_signed_seq == events[-1].seq):
+    unsealed = [n for n in notes if n in (UNSEALED_NOTE, UNSEALED_JSONL_NOTE)]
+    if (unsealed and sig.verified and events and sig.last_signed_seq == events[-1].seq):
         # Each signature was checked against the chain the reader computes from the events,
         # sealed or not, and the last covers every event: an edit anywhere would not verify.
-        notes.remove(UNSEALED_NOTE)
+        notes.remove(unsealed[0])
     if sig.signatures and sig.verified is None:
         notes.append(f"signing: {sig.signatures} signature(s) {sig.by_whom()} not "
                      "verified: no trusted keys given (--keys)")
@@ -710,6 +715,7 @@ def _no_verdict(path: str, rule: str, message: str, cause: str) -> Verdict:
 __all__ = [
     "NOTHING_READ_NOTE",
     "NO_SNAPSHOTS",
+    "UNSEALED_JSONL_NOTE",
     "UNSEALED_NOTE",
     "Diff",
     "Explanation",

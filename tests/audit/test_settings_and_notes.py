@@ -249,3 +249,15 @@ def test_a_directory_of_not_started_logs_beside_a_good_one_exits_0(tmp_path: Pat
     assert f"1 clean, {waiting} not started, 0 with findings" in out
     code, out, _ = run(str(tmp_path / "empty.blog"), "--format", "json")
     assert code == 0 and json.loads(out)["not_started"] is True
+
+
+def test_an_unsealed_json_lines_log_is_not_said_to_keep_a_crc() -> None:
+    """JSON Lines has no record CRC: its note said "edits that keep each record's CRC are not
+    detectable", as of a binary log."""
+    examples = Path(__file__).resolve().parents[2] / "examples"
+    lines = audit.audit_log(examples / "format" / "v2-unsealed.jsonl")
+    binary = audit.audit_log(examples / "format" / "v2-unsealed.blog")
+    assert lines.ok and audit.UNSEALED_JSONL_NOTE in lines.notes
+    assert audit.UNSEALED_NOTE not in lines.notes
+    assert binary.ok and audit.UNSEALED_NOTE in binary.notes
+    assert "CRC" not in audit.UNSEALED_JSONL_NOTE
