@@ -736,11 +736,20 @@ class Recorder:
         return os.path.join(self.directory, match + SUFFIX)
 
     def next_seq(self, match: str) -> int:
-        """The seq the next event of ``match`` must carry (loading the match if needed)."""
+        """The seq the next event of ``match`` must carry (loading the match if needed).
+
+        A table that refuses every move raises what an append raises: its log may or may not
+        hold the refused move, so no seq is right (it counted the refused move: a site that
+        went on from it skipped a seq). ``forget`` reads the match again from its log."""
         self._refuse_closed()  # a closed recorder no longer holds the directory: reads nothing
-        table = self._table(match)
-        with table.lock:
-            return table.expect
+        while True:
+            table = self._table(match)
+            with table.lock:
+                if table.dead:
+                    continue  # dropped meanwhile: look it up again
+                if table.broken is not None:
+                    raise LogFormatError(table.broken, path=table.path, kind="io")
+                return table.expect
 
     def submit(self, match: str, event: ev.AnyEvent) -> Future[int]:
         """Validate ``event`` now and return a future of its seq, set once it is durable."""
@@ -1274,6 +1283,8 @@ class Recorder:
         its table's lock with no round of it in flight: a table with appends not yet settled
         is skipped (its ``unresolved`` count drops only after its round wrote the log, set its
         size and chain, and synced), and no round can take it while the lock is held."""
+        if self._directory_gone():  # another directory at its path (or none): the states
+            return  # go with their logs, never into it (a restart there found them, of no log)
         with self._cv:  # callers take entries out as their matches load
             carried = list(self._saved.values())
         encode = msgspec.msgpack.Encoder().encode  # this thread's own
@@ -2110,7 +2121,7 @@ class Recorder:
     def _directory_gone(self) -> str:
         """Why the recorder's directory no longer holds its logs (renamed or removed under it,
         its path another directory's now), and where it is if it still exists; "" if it is
-        still at its path. A ``stat`` (a log's creation, or a failure)."""
+        still at its path. A ``stat`` (a log's creation, a failure, a save of the states)."""
         try:
             st = os.stat(self.directory)
             if (st.st_dev, st.st_ino) == self._identities["_dir_fd"]:

@@ -59,8 +59,12 @@ def test_an_older_copy_put_back_during_play_refuses_the_table_and_keeps_what_was
         line = str(caught.value)
         assert "\n" not in line and str(path) in line and caught.value.kind == "io"
         assert "ignores the writer lock" in line
-        # it never goes on from the older copy: not the next move, not the copy's next seq
-        for seq in (rec.next_seq("a"), 10):
+        # it never goes on from the older copy: not the next move, not the copy's next seq,
+        # and it names no seq to go on from (test_fault_probes_recorder52.py)
+        with pytest.raises(LogFormatError) as asked:
+            rec.next_seq("a")
+        assert asked.value.kind == "io" and "takes no more" in str(asked.value)
+        for seq in (20, 10):
             with pytest.raises(LogFormatError) as again:
                 rec.append("a", src[seq])
             assert again.value.kind == "io" and "takes no more" in str(again.value)
