@@ -74,6 +74,12 @@ _READ_BUFFER = 1 << 20
 _SEQ = operator.attrgetter("seq")
 
 
+WRITER_HOLDS: Final = ("; a writer holds this log's lock and may be writing it now (read again "
+                       "once it is done)")
+"""What a torn tail's reason ends with when it was read while a writer held the lock: the
+record being written now, which `repair` refuses to cut until the writer lets go."""
+
+
 class Torn(msgspec.Struct, frozen=True):
     """An incomplete last segment: what a crash during an append leaves behind."""
 
@@ -662,8 +668,7 @@ class Reader:
         held = torn.offset >= HEADER_SIZE and not self._lock_holder and _write_locked(self._f)
         if held:
             # read while a writer appends: no crash, the record it is writing right now
-            reason += ("; a writer holds this log's lock and may be writing it now (read "
-                       "again once it is done)")
+            reason += WRITER_HOLDS
         self._torn = Torn(torn.offset, self._f.tell() - torn.offset, reason)
         self._torn_signature = torn.signature
         if not self.allow_torn:

@@ -537,6 +537,9 @@ def _verify_one(path: Path, format: Format) -> None:
         advice = ("no event is intact: delete the file" if info.torn.offset < log.HEADER_SIZE
                   else f"the {info.events} events before it are intact; the recorder writes "
                   "the rest back from its journal" if info.torn.journal is not None
+                  else f"the {_events(info.events)} before it "
+                  f"{'is' if info.events == 1 else 'are'} intact"
+                  if info.torn.reason.endswith(log.WRITER_HOLDS)  # repair is refused then
                   else "no event before it is intact; `buraco-log repair --force` cuts it "
                   "off, leaving a log of no events" if info.events == 0
                   else f"the {_events(info.events)} before it "
