@@ -134,6 +134,22 @@ def _why_not_json(text: bytes, exc: Exception) -> str:
     return json_problem(text, exc)
 
 
+def _cut_short(raw: bytes, exc: Exception) -> bool:
+    """Is ``raw`` the start of a JSON line, cut off at the end of the file (no line end)?
+    What a reader sees of a line being appended, or of one a crash cut: msgspec calls every
+    such prefix "Input data was truncated" (as it calls a whole line holding a lone surrogate
+    escape, which is no prefix). A cut inside a character's UTF-8 bytes is one too."""
+    if raw.endswith(b"\n") or not str(exc).startswith("Input data was truncated"):
+        return False
+    if _LONE_HIGH.search(raw) is not None:
+        return False
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as bad:
+        return bad.end == len(raw) and bad.reason == "unexpected end of data"
+    return True
+
+
 _NOT_NUMBERS = re.compile(rb"-?(?:NaN|Infinity)", re.IGNORECASE)
 _AT_BYTE = re.compile(r"invalid character \(byte (\d+)\)$")
 _FLOAT = re.compile(rb"-?\d+(?:\.\d+(?:[eE][-+]?\d+)?|[eE][-+]?\d+)")
@@ -492,6 +508,19 @@ class JsonlReader:
             return self._error(f"an event {where}", number)
         return self._meta_error(f"text {where}", number)
 
+    def _torn(self, raw: bytes, line: int) -> LogFormatError:
+        """The last line cut short: a program appending the log line by line may be writing it
+        now (or a crash cut it). A torn tail, as the binary form's, not damage: the events
+        before it are whole."""
+        intact = f"{self.count} event{'' if self.count == 1 else 's'}"
+        return LogFormatError(
+            f"torn tail: the last line is cut short ({len(raw)} bytes, no line end, not whole "
+            "JSON): a program may be appending this log now (read again once it is done); if "
+            f"none is, a crash cut it (remove that line: the {intact} before it "
+            f"{'is' if self.count == 1 else 'are'} intact)",
+            path=self.path, line=line, offset=self.size - len(raw), seq=self.count,
+            kind="torn")
+
     def _meta_error(self, message: str, line: int, kind: str = "jsonl") -> LogFormatError:
         """An error of a line that holds no event (the first, the end or a signature line):
         no seq (the first and end lines said seq 0 of an empty log, or the next event's seq,
@@ -566,6 +595,8 @@ class JsonlReader:
                             number) from None
                     if text.startswith(_BOM):
                         raise self._error(_bom_message(number), number) from None
+                    if _cut_short(raw, exc):
+                        raise self._torn(raw, number) from None
                     why = _why_not_json(raw, exc)
                     raise self._error(f"not a JSON line: {_in_field(raw, why)}",
                                       number) from None

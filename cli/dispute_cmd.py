@@ -211,7 +211,8 @@ def _integrity_line(i: audit.Integrity, path: str = "") -> str:
     # a torn tail said neither its seq nor its rule)
     if i.status == "torn":
         seq = f", seq {i.seq}" if i.seq is not None else ""
-        record = f" (record {i.record})" if i.record is not None else ""  # a signature's: none
+        unit = "line" if i.format == "jsonl" else "record"
+        record = f" ({unit} {i.record})" if i.record is not None else ""  # a signature's: none
         return (f"{base}; torn tail at byte {i.offset}{record}{seq} "
                 f"[log.{i.kind}]: {i.message}")
     if i.status == "broken":

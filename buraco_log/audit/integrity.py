@@ -56,7 +56,8 @@ def not_started(events: Sequence[AnyEvent], integrity: Integrity) -> bool:
     and no events, or a header cut short by a writer stopped while creating the file."""
     if integrity.status in ("sealed", "unsealed"):
         return no_event_received(len(events), None)
-    return (integrity.status == "torn" and integrity.offset is not None
+    return (integrity.status == "torn" and integrity.format == "binary"  # its header's size
+            and integrity.offset is not None
             and no_event_received(len(events), integrity.offset))
 
 
@@ -150,10 +151,12 @@ def _read_jsonl(path: str, signed: list[SignedHead], version: list[int]
         version[0] = reader.version
         if exc.kind == "io":
             return events, _unreadable(exc, "jsonl")
-        return events, Integrity(
-            status="broken", format="jsonl", events=len(events), records=len(events),
+        return events, Integrity(  # a last line cut short is torn (it may be being written)
+            status="torn" if exc.kind == "torn" else "broken", format="jsonl",
+            events=len(events), records=len(events),
             head=log.head_digest(events, reader.version), record=exc.line, seq=exc.seq,
-            kind=exc.kind, message=exc.message,
+            offset=exc.offset if exc.kind == "torn" else None, kind=exc.kind,
+            message=exc.message.removeprefix("torn tail: "),  # said where it is shown
         )
     except OSError as exc:
         return events, _unreadable(exc, "jsonl")
@@ -219,7 +222,8 @@ def _integrity_findings(integ: Integrity) -> list[Finding]:
     if integ.status in ("sealed", "unsealed"):
         return []
     if integ.status == "torn":
-        record = "" if integ.record is None else f" (record {integ.record})"
+        unit = "line" if integ.format == "jsonl" else "record"
+        record = "" if integ.record is None else f" ({unit} {integ.record})"
         msg = f"torn tail at byte {integ.offset}{record}: {integ.message}"
     elif integ.status == "unreadable":
         msg = f"cannot read the log: {integ.message}"
