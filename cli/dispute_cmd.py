@@ -449,6 +449,13 @@ def render_explanation(e: audit.Explanation) -> Iterator[str]:
 _WHOLE = ("sealed", "unsealed")
 
 
+def _verify_says(*statuses: str) -> str:
+    """Where `verify` sends the reader of a copy that is not whole: a torn tail (a live log's
+    record being written, or a crash's) is no damage."""
+    torn = all(s in (*_WHOLE, "torn") for s in statuses)
+    return f"`buraco-log verify` says {'where its tail is torn' if torn else 'what is damaged'}"
+
+
 def render_diff(d: audit.Diff) -> Iterator[str]:
     signed = d.signatures_a or d.signatures_b
     for label, path, status, events, head, sigs in (
@@ -496,7 +503,7 @@ def render_diff(d: audit.Diff) -> Iterator[str]:
                    "covers the version: no event differs")
             return
         yield (f"the copies agree on all {counted(d.events_a, 'event')} read intact, but "
-               f"{' and '.join(hurt)}: `buraco-log verify` says what is damaged")
+               f"{' and '.join(hurt)}: {_verify_says(d.integrity_a, d.integrity_b)}")
         return
     if d.prefix is not None:
         other = "B" if d.prefix == "a" else "A"
@@ -511,7 +518,7 @@ def render_diff(d: audit.Diff) -> Iterator[str]:
                                                         else "")
                    + f": its events read intact agree with {other} up to seq "
                    f"{(d.diverge_seq or 0) - 1}, and {other} goes on from seq "
-                   f"{d.diverge_seq}; `buraco-log verify` says what is damaged")
+                   f"{d.diverge_seq}; {_verify_says(status)}")
         else:
             yield (f"{d.prefix.upper()} is a prefix of {other}: they agree up to seq "
                    f"{(d.diverge_seq or 0) - 1}; {other} goes on from seq {d.diverge_seq}")

@@ -8,6 +8,8 @@
   (`audit`, `show`), "damaged" (`view`). A last line cut short, with no line end, is now a torn
   tail (kind ``torn``, rule ``log.torn``), named by its line and byte, saying a program may be
   appending it; a last line that is no start of JSON is damage as before.
+- `diff` of a live (torn) copy against a whole one sent the referee to `verify` for "what is
+  damaged"; it now says where the tail is torn.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import random
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import msgspec
@@ -40,11 +43,26 @@ def source(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+_STARTED: list[subprocess.Popen[str]] = []
+
+
+@pytest.fixture(autouse=True)
+def _stop_writers() -> Iterator[None]:
+    """A failed test leaves no writing process behind."""
+    yield
+    while _STARTED:
+        process = _STARTED.pop()
+        if process.poll() is None:
+            process.kill()
+        process.communicate()
+
+
 def _start(what: str, source: Path, *args: object) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "tests.log.live_writers", what, str(source),
-                             *map(str, args)],
-                            cwd=REPO, stdout=subprocess.PIPE, text=True,
-                            env=dict(os.environ, PYTHONPATH=str(REPO)))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tests.log.live_writers", what, str(source), *map(str, args)],
+        cwd=REPO, stdout=subprocess.PIPE, text=True, env=dict(os.environ, PYTHONPATH=str(REPO)))
+    _STARTED.append(process)
+    return process
 
 
 # -- verify of a torn tail a writer is writing ---------------------------------------------
@@ -251,3 +269,24 @@ def test_every_reading_command_on_live_logs(tmp_path: Path, source: Path, seed: 
     # its own: the loop's may hold the match already, from a copy that finished first)
     done = run("ingest", blog, "-a", work / "final", "-j", "1", timeout=120)
     assert done.code == 0 and "1 match added" in done.out, done
+
+
+# -- diff of a live copy against a whole one ------------------------------------------------
+
+
+def test_diff_of_a_copy_cut_in_its_last_record_says_torn_not_damaged(tmp_path: Path) -> None:
+    """A referee comparing the live log with the site's finished copy: it sent them to
+    `verify` for "what is damaged", of a copy that is only torn (a record being written)."""
+    from cli.dispute_cmd import render_diff
+
+    whole = tmp_path / "whole.blog"
+    with log.Writer(whole, validate=False) as w:
+        for event in EVENTS[:12]:
+            w.append(event)
+    live = tmp_path / "live.blog"
+    live.write_bytes(whole.read_bytes()[:-9])
+    path, _, _ = _with_cut_line(tmp_path, 40)
+    for a, b in ((live, whole), (path, whole)):
+        said = "\n".join(render_diff(audit.diff_logs(a, b)))
+        assert "A is torn at " in said and "`buraco-log verify` says where its tail is torn" in said
+        assert "damage" not in said  # was: "`buraco-log verify` says what is damaged"
