@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from msgspec.structs import replace
 
-from buraco_log.cards import JOKER, NATURALS, RANK
+from buraco_log.cards import JOKER, NATURALS, RANK, format_cards
 from buraco_log.errors import IllegalMoveError, RulesError
 from buraco_log.events import AnyEvent, HandEnded
 from buraco_log.jsonl import read_jsonl
@@ -286,3 +286,99 @@ def test_meld_classes_agree_with_the_oracle(n: int) -> None:
             assert canastra_class(rules, v, cards, kind) == reading.canastra, (rules.name, cards)
             seen[reading.canastra] += 1
     assert {"clean", "dirty", "semi_clean", "royal", "ace_to_ace", None} <= set(seen), seen
+
+
+# --- More built hands: each scored by the oracle next to the engine, key lines by hand -----
+
+CLUBS = "3c 4c 5c 6c 7c 8c 9c Tc Jc Qc Kc"  # 5 x 5 + 6 x 10 = 85 points
+HEARTS = "3h 4h 5h 6h 7h 8h 9h Th Jh Qh Kh"
+DIAMONDS = "3d 4d 5d 6d 7d 8d 9d Td Jd Qd Kd"
+SPADES = "3s 4s 5s 6s 7s 8s 9s Ts Js Qs Ks"
+
+
+def _pile_relancinho() -> Scenario:
+    """Classic: seat 0 takes the pile and lays everything down at once: a relancinho."""
+    s = Scenario("classic", 2, hands={0: "3c 4c 5c 6c 7c 8c 9c Tc Jc Qc 5s"}, stock="5h 5d")
+    s.draw().discard("5s").draw().discard("5d")
+    return s.take_pile().meld("3c 4c 5c 6c 7c 8c 9c Tc Jc Qc").meld("5s 5d 5h").go_out()
+
+
+def _earlier_meld() -> Scenario:
+    """Classic: seat 0 laid a meld in an earlier turn: no relancinho when it goes out."""
+    s = Scenario("classic", 2, hands={0: "3c 4c 5c 6c 7c 8c 9c Tc Jc Qc 5s"}, stock="5h 9d Kc")
+    s.draw().meld("3c 4c 5c").discard("5s").pass_turn()
+    return s.draw().layoff(0, "6c 7c 8c 9c Tc Jc Qc Kc").discard("5h").go_out()
+
+
+def _retracted_then_all() -> Scenario:
+    """Classic, vulnerable: an opening taken back in an earlier turn leaves the relancinho."""
+    s = Scenario("classic", 2, hands={0: "3c 4c 5c 6c 7c 8c 9c Tc Jc Qc Ac"}, stock="5h 9d Kc",
+                 vulnerable_at=0)
+    s.draw().meld("3c 4c 5c").retract().discard("5h").pass_turn()
+    return s.draw().meld(f"{CLUBS} Ac").go_out()
+
+
+def _three_players_voided() -> Scenario:
+    """Biriba, 3 players: seat 0's indirect morto; seat 1 plays; seat 2 goes out: void."""
+    s = Scenario("biriba", 3, hands={0: CLUBS, 2: DIAMONDS}, stock="Ac 5h Ad",
+                 mortos={0: HEARTS, 2: SPADES})
+    s.draw().meld(CLUBS).discard("Ac").morto(direct=False).pass_turn()
+    return s.draw().meld(f"{DIAMONDS} Ad").morto(direct=True).meld(SPADES).go_out()
+
+
+def _partner_turn_does_not_count() -> Scenario:
+    """Biriba, 4 players: seat 0's indirect morto; its partner (seat 2) plays a turn; an
+    opponent (seat 3) goes out before seat 0 plays again: the morto is void."""
+    s = Scenario("biriba", 4, hands={0: CLUBS, 3: DIAMONDS}, stock="Ac 5h 6h Ad",
+                 mortos={0: HEARTS, 1: SPADES})
+    s.draw().meld(CLUBS).discard("Ac").morto(direct=False).pass_turn().pass_turn()
+    return s.draw().meld(f"{DIAMONDS} Ad").morto(direct=True).meld(SPADES).go_out()
+
+
+def _direct_morto_stands() -> Scenario:
+    """Biriba: a morto taken directly stands when the opponent goes out next; its taker's
+    cards (the morto less the discarded king) count against the side."""
+    s = Scenario("biriba", 2, hands={0: CLUBS, 1: DIAMONDS}, stock="Ac Ad",
+                 mortos={0: HEARTS, 1: SPADES})
+    s.draw().meld(f"{CLUBS} Ac").morto(direct=True).discard("Kh")
+    return s.draw().meld(f"{DIAMONDS} Ad").morto(direct=True).meld(SPADES).go_out()
+
+
+def _stock_out(taker: int, voided_by: str) -> Scenario:
+    """Biriba, 3 players, stock floor 29: ``taker`` takes its morto indirectly and the stock
+    runs out before its next turn (taker 1) or as that turn begins (taker 0)."""
+    s = Scenario("biriba", 3, hands={taker: CLUBS}, mortos={taker: HEARTS}, stock_floor=29,
+                 morto_voided_by=voided_by)
+    while not (s.turn == taker and len(s.state.stock) == 32 - taker):
+        s.pass_turn()
+    s.draw().meld(CLUBS)
+    s.discard(format_cards(s.hand(taker))).morto(direct=False)
+    while len(s.state.stock) > 29:
+        s.pass_turn()
+    return s
+
+
+TAKEN = 85 + 200 + 100  # the clubs, their clean canastra, the relancinho
+
+
+@pytest.mark.parametrize(("build", "side", "lines"), [
+    # (relancinho, morto penalty, hand penalty, going out, total) of one side, by hand
+    (_pile_relancinho, 0, (100, 0, 0, 50, 75 + 15 + 200 + 100 + 50)),
+    (_earlier_meld, 0, (0, 0, 0, 50, 85 + 200 + 50)),
+    (_retracted_then_all, 0, (100, 0, 0, 50, 100 + 200 + 100 + 50)),
+    (_three_players_voided, 0, (100, 100, 0, 0, TAKEN - 100)),
+    (_partner_turn_does_not_count, 0, (100, 100, None, 0, None)),
+    (_direct_morto_stands, 0, (100, 0, 75, 0, 15 + TAKEN - 75)),
+    (lambda: _stock_out(1, "any_end"), 1, (100, 100, 0, 0, TAKEN - 100)),
+    (lambda: _stock_out(0, "any_end"), 0, (100, 0, 85, 0, TAKEN - 85)),
+    (lambda: _stock_out(1, "opponent_out"), 1, (100, 0, 85, 0, TAKEN - 85)),
+])
+def test_built_hands_score_as_the_oracle_says(
+        build: Any, side: int, lines: tuple[int | None, ...]) -> None:
+    s = build()
+    s.end_hand("went_out" if s.state.phase == "out" else "stock_out")
+    (hand,) = compare_match(s.events, house_values(s.rules))
+    assert not disagreements([hand])
+    o = hand.oracle[side]
+    got = (o.relancinho, o.morto_penalty, o.hand_penalty, o.going_out, o.total)
+    assert all(want is None or want == g for want, g in zip(lines, got, strict=True)), got
