@@ -1345,6 +1345,9 @@ class Recorder:
         if not self._jdirty:
             self._jopened = now
             return
+        if self._directory_gone():  # never a journal in another directory at its path (kept
+            self._jopened = now  # aside there at close): this one stays with its logs
+            return
         new = self._jgen + 1
         while True:
             try:
@@ -1382,6 +1385,8 @@ class Recorder:
             self._check_logs(paths)
         with self._cv:
             spoiled = not paths.keys().isdisjoint(self._spoiled)
+        if ok and self._directory_gone():  # its name is not at that path: kept, and written
+            ok = False  # back by the next recorder opened where the directory is now
         try:
             if ok:
                 name = os.path.join(self.directory, journal.name_of(generation))

@@ -95,28 +95,36 @@ def _kept_aside(directory: Path, match: str, scratch: Path) -> list[object]:
 @pytest.mark.parametrize("sync", ["fsync", "journal"])
 def test_a_restart_after_the_directory_was_replaced_keeps_every_acknowledged_move(
         tmp_path: Path, sync: str) -> None:
-    a = source_of("a", matches())
+    a, b = source_of("a", matches()), source_of("b", matches())
     live, moved = tmp_path / "live", tmp_path / "moved"
-    rec = Recorder(live, sync=sync, save_every=0, checkpoint_every=600)
+    rec = Recorder(live, sync=sync, save_every=0, checkpoint_every=0.0)
     try:
         for event in a[:10]:
             assert rec.append("a", event) == event.seq
+        for event in b[:3]:
+            assert rec.append("b", event) == event.seq
         os.rename(live, moved)
         live.mkdir()  # mv logs logs.old; mkdir logs
         with pytest.raises(LogFormatError) as refused:
             rec.append("a", a[10])
         assert f"the directory it opened is now {moved}" in str(refused.value)
+        with pytest.raises(LogFormatError):  # a round after it, its checkpoint due
+            rec.append("b", b[3])
     finally:
         rec.close()
-    assert sorted(p.name for p in live.iterdir()) == []  # (it saved its states there)
+    # it saved its states there, and with the journal, a new journal, kept aside at close
+    assert sorted(p.name for p in live.iterdir()) == []
     with Recorder(live, sync=sync) as there:  # nothing of the match here: afresh, as said
         assert there.next_seq("a") == 0
     with Recorder(moved, sync=sync) as where:  # where the refusal said: every move acked
         held = where.next_seq("a")
         assert where.stats().resumed == 0
-    events = log.read_events(moved / "a.blog")
-    assert held == len(events) and events == list(a[:held]) and held in (10, 11)
-    assert log.verify(moved / "a.blog").torn is None
+        assert where.next_seq("b") in (3, 4)
+    for table, src, acked in (("a", a, 10), ("b", b, 3)):
+        events = log.read_events(moved / f"{table}.blog")
+        assert events == list(src[: len(events)]) and len(events) in (acked, acked + 1)
+        assert log.verify(moved / f"{table}.blog").torn is None
+    assert held == len(log.read_events(moved / "a.blog"))
 
 
 @pytest.mark.parametrize("sync", ["fsync", "journal"])
