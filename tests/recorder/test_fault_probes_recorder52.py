@@ -120,6 +120,7 @@ def test_a_restart_after_the_directory_was_replaced_keeps_every_acknowledged_mov
         held = where.next_seq("a")
         assert where.stats().resumed == 0
         assert where.next_seq("b") in (3, 4)
+    assert journal.generations(str(moved), unfolded=True) == []  # written back there, gone
     for table, src, acked in (("a", a, 10), ("b", b, 3)):
         events = log.read_events(moved / f"{table}.blog")
         assert events == list(src[: len(events)]) and len(events) in (acked, acked + 1)
