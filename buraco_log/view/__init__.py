@@ -126,8 +126,10 @@ def damage_mark(marks: Mapping[int, Sequence[Mark]] | None, last: int, integ: In
     """``marks`` with one more at ``last``, the last event read whole: where the damage of a
     broken or torn log starts, said at the table a reader stepping through the match stands
     at (the banner alone, at the top of the page, was out of sight there)."""
+    # a torn tail is no damage: a live log's record being written, or a crash's
+    what = "stops" if integ.status == "torn" else "is damaged"
     return _with_mark(marks, last, Mark(
-        "damaged", f"The log is damaged after seq {last} [log.{integ.kind or 'damage'}]: it "
+        "damaged", f"The log {what} after seq {last} [log.{integ.kind or 'damage'}]: it "
                    f"{_damage(integ)}. {then}"))
 
 

@@ -10,6 +10,8 @@
   appending it; a last line that is no start of JSON is damage as before.
 - `diff` of a live (torn) copy against a whole one sent the referee to `verify` for "what is
   damaged"; it now says where the tail is torn.
+- The replay page (`view -o`) of a torn log marked the last table "The log is damaged after
+  seq N [log.torn]"; it now says the log stops there.
 """
 
 from __future__ import annotations
@@ -290,3 +292,17 @@ def test_diff_of_a_copy_cut_in_its_last_record_says_torn_not_damaged(tmp_path: P
         said = "\n".join(render_diff(audit.diff_logs(a, b)))
         assert "A is torn at " in said and "`buraco-log verify` says where its tail is torn" in said
         assert "damage" not in said  # was: "`buraco-log verify` says what is damaged"
+
+
+def test_the_replay_page_of_a_live_log_says_it_stops_not_that_it_is_damaged(
+        tmp_path: Path) -> None:
+    """`view -o` of a log a program is appending: the table where the events read end was
+    marked "The log is damaged after seq N [log.torn]"."""
+    from buraco_log.view import page_for_log
+
+    path, _, start = _with_cut_line(tmp_path, 25)
+    built = page_for_log(path)
+    [banner] = built.banners
+    assert banner.rule == "log.torn" and banner.offset == start
+    assert "The log stops after seq 10 [log.torn]: it has a torn tail at byte" in built.html
+    assert "is damaged" not in built.html
