@@ -486,6 +486,7 @@ def verify(
     results: list[object] = []
     statuses: list[int] = []
     one = guarded(_verify_one)
+    _TORN.clear()
     for path in paths:
         real, captured = sys.stdout, io.StringIO()
         if as_json:  # each log's object (or error object) goes into the one list
@@ -506,13 +507,20 @@ def verify(
     if as_json:
         emit_json(results)
     else:
-        whole, damaged = statuses.count(0), sum(1 for c in statuses if c == 1)
-        unread = len(statuses) - whole - damaged
-        typer.echo(f"verified {_plural(len(paths), 'log')}: {whole} whole, {damaged} damaged, "
-                   f"{unread} not read as a log")
+        whole, found = statuses.count(0), sum(1 for c in statuses if c == 1)
+        torn = len(_TORN)
+        unread = len(statuses) - whole - found
+        typer.echo(f"verified {_plural(len(paths), 'log')}: {whole} whole, "
+                   + (f"{torn} torn, " if torn else "")
+                   + f"{found - torn} damaged, {unread} not read as a log")
     if worst:
         raise typer.Exit(worst)
     return None
+
+
+_TORN: list[Path] = []
+"""The logs `verify` of several found torn (exit 1 as damage, counted apart: a live log's
+record being written is no damage)."""
 
 
 def _verify_one(path: Path, format: Format) -> None:
@@ -523,7 +531,12 @@ def _verify_one(path: Path, format: Format) -> None:
         from cli.archive_cmd import verify_archive
 
         return verify_archive(path, as_json=format is Format.json)
-    info, why = _verify_jsonl(path) if _is_jsonl_name(path) else (log.verify(path), None)
+    try:
+        info, why = _verify_jsonl(path) if _is_jsonl_name(path) else (log.verify(path), None)
+    except LogFormatError as exc:
+        if exc.kind == "torn":  # a JSON Lines log's last line cut short
+            _TORN.append(path)
+        raise
     # no whole header (an empty file) and no event: a match not started, as `audit` says
     # (exit 0, by the same predicate), not a torn tail; a header alone is one too
     not_started = audit.log_not_started(info)
@@ -545,6 +558,7 @@ def _verify_one(path: Path, format: Format) -> None:
                   else f"the {_events(info.events)} before it "
                   f"{'is' if info.events == 1 else 'are'} intact; `buraco-log repair` "
                   "cuts it off")
+        _TORN.append(path)
         torn = LogFormatError(f"torn tail: {info.torn.reason}", path=str(path),
                               offset=info.torn.offset, kind="torn",
                               seq=log.FIRST_SEQ + info.events)  # where and what, for programs

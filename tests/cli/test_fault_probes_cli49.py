@@ -210,7 +210,7 @@ def test_verify_takes_several_logs_says_each_then_one_summary_and_exits_with_the
         (tmp_path, ["verify", "good.log", "cut.log", "-f", "json"])])
     assert every.returncode == 2, every.stderr  # the worst: a file not read as a log
     assert every.stdout.splitlines()[0].startswith("good.log: 313 events in 1 record, sealed")
-    assert every.stdout.splitlines()[-1] == ("verified 4 logs: 1 whole, 1 damaged, "
+    assert every.stdout.splitlines()[-1] == ("verified 4 logs: 1 whole, 1 torn, 0 damaged, "
                                              "2 not read as a log")
     errors = every.stderr.splitlines()
     assert [SHAPE.match(x) is not None for x in errors] == [True] * 3, errors

@@ -12,6 +12,8 @@
   damaged"; it now says where the tail is torn.
 - The replay page (`view -o`) of a torn log marked the last table "The log is damaged after
   seq N [log.torn]"; it now says the log stops there.
+- `verify` of several logs counted a torn one (a live log caught mid-write) as damaged in its
+  summary line; torn logs are counted apart.
 """
 
 from __future__ import annotations
@@ -306,3 +308,20 @@ def test_the_replay_page_of_a_live_log_says_it_stops_not_that_it_is_damaged(
     assert banner.rule == "log.torn" and banner.offset == start
     assert "The log stops after seq 10 [log.torn]: it has a torn tail at byte" in built.html
     assert "is damaged" not in built.html
+
+
+def test_verify_of_several_logs_counts_torn_ones_apart_from_damaged(tmp_path: Path) -> None:
+    """A referee verifying the logs of a live tournament: its summary called every log whose
+    last record (or line) was being written "damaged"."""
+    path, _, _ = _with_cut_line(tmp_path, 25)
+    whole = tmp_path / "whole.blog"
+    with log.Writer(whole, validate=False) as w:
+        w.append_many(EVENTS[:12])
+    flipped = tmp_path / "flipped.blog"
+    data = bytearray(whole.read_bytes())
+    data[-3] ^= 0x01
+    flipped.write_bytes(bytes(data))
+    done = run("verify", path, whole, flipped)
+    assert done.code == 1
+    assert done.out.splitlines()[-1] == (
+        "verified 3 logs: 1 whole, 1 torn, 1 damaged, 0 not read as a log")  # was: 2 damaged
