@@ -57,6 +57,9 @@ RECENT = 6
 """How many recent events a table view describes in words."""
 
 
+NO_RULES_NAME = "rules with no name"
+"""How a rules value whose name is empty (or blanks) is named in the lines of a log."""
+
 def card_style(rules: Rules | None) -> Style:
     """The text style the rules call for: Burako tiles, otherwise cards."""
     return "tiles" if rules is not None and rules.rendering == "tiles" else "ascii"
@@ -198,8 +201,9 @@ def describe_event(
         # an empty id and empty names were "match  started (classic; , )"
         names = ", ".join(p.name if p.name.strip() else f"seat {i}"
                           for i, p in enumerate(e.players))
+        named = e.rules.name if e.rules.name.strip() else NO_RULES_NAME  # was "( ; ana, bo)"
         text = (f"match {e.match_id if e.match_id.strip() else 'with no id'} started "
-                f"({e.rules.name}; {names})")
+                f"({named}; {names})")
     elif isinstance(e, TotalsCarried):
         text = f"the match goes on from carried-over totals {', '.join(map(str, e.totals))}"
     elif isinstance(e, HandStarted):

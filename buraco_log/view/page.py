@@ -20,7 +20,7 @@ from buraco_log.events import AnyEvent, MatchStarted, TotalsCarried
 from buraco_log.ruleids import describe
 from buraco_log.safetext import UNSAFE, terminal_safe
 from buraco_log.state import HandResult
-from buraco_log.timeline import PastIllegalError, Timeline
+from buraco_log.timeline import NO_RULES_NAME, PastIllegalError, Timeline
 from buraco_log.view.frames import ID_SHOWN, SNAPSHOT_EVERY, Frames, cut, short_names
 
 PAGE_VERSION = 2
@@ -213,7 +213,8 @@ def _start_parts(tl: Timeline, moves: Sequence[str]) -> dict[str, list[str]]:
             continue
         parts = (["match ", terminal_safe(cut(ev.match_id, ID_SHOWN)), " started ("]
                  if ev.match_id.strip() else ["match with no id", "", " started ("])
-        parts += [terminal_safe(cut(ev.rules.name, ID_SHOWN)), "; "]
+        parts += [terminal_safe(cut(ev.rules.name, ID_SHOWN)) if ev.rules.name.strip()
+                  else NO_RULES_NAME, "; "]
         for i, n in enumerate(names):
             parts += [n, ", "] if i < len(names) - 1 else [n, ")"]
         if not names:
@@ -263,7 +264,9 @@ def render(data: dict[str, Any], chart: str = "") -> str:
     # an empty id made the title "match (classic, seat 1)", as if "match" were the id
     match = (_isolated_title(cut(data["match"], ID_SHOWN)) if data["match"].strip()
              else "match with no id")
-    title = f"{match} ({_isolated_title(cut(data['rules'], ID_SHOWN))}, {who}) - buraco-log"
+    # a rules name of blanks made the title "m (⁨ ⁩, seat 1)" (none at all is "")
+    rules = data["rules"] if data["rules"].strip() or not data["rules"] else NO_RULES_NAME
+    title = f"{match} ({_isolated_title(cut(rules, ID_SHOWN))}, {who}) - buraco-log"
     parts = {_MARK_TITLE: title, _MARK_CSS: _template("viewer.css"),
              _MARK_JS: _template("viewer.js"), _MARK_CHART: chart, _MARK_DATA: blob}
     # One pass over the template: no text put in is read again for a marker (the title went

@@ -90,7 +90,7 @@ def test_a_player_with_no_name_is_its_seat_and_a_match_with_no_id_says_so(
                               "seat 2, ana)", got["lines"][0]
     assert got["lines"][1] == "seq 1: hand 0 dealt by seat 2", got["lines"][1]
     assert [h.split(" \u00b7 ")[0] for h in got["seats"]] == [
-        "seat 0 side 0", "seat 1 side 1", "seat 2 side 0", "seat 3 ana"], got["seats"]
+        "seat 0", "seat 1", "seat 2", "seat 3 ana"], got["seats"]
     assert [h.split(" \u00b7 ")[0] for h in got["sides"]] == [
         "side 0 (seat 0, seat 2)", "side 1 (seat 1, ana)"], got["sides"]
     assert got["morto"][0] == "morto taken by seat 0", got["morto"]

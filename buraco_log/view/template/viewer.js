@@ -156,7 +156,8 @@
       var box = seatBoxes[i];
       attr(box, "class", "seat box" + (f.t === i && f.ph !== "over" ? " turn" : ""));
       put(box, "<h3>seat " + i + ' <span class="n"' +
-        (unnamed(i) ? ">" : ' title="' + esc(name(i, true)) + '">' + isolated(name(i)) + " \u00b7 ") +
+        // an unnamed seat's heading read "seat 1 side 1": the separator is said either way
+        (unnamed(i) ? ">\u00b7 " : ' title="' + esc(name(i, true)) + '">' + isolated(name(i)) + " \u00b7 ") +
         "side " + D.players[i].side + " \u00b7 " + many(f.c[i]) +
         (f.dl === i ? " \u00b7 dealer" : "") + "</span></h3>" +
         (hand ? cards(hand, "hand-" + i) : backs(f.c[i], "hand-" + i)));
@@ -464,15 +465,17 @@
   }
   function setup() {
     var who = D.viewer === null ? "referee view" : seatWho(D.viewer);
+    // rules named by blanks alone: "match m ·   · referee view" (no rules at all is "")
+    var rules = /\S/.test(D.rules) || !D.rules ? D.rules : "rules with no name";
     var noId = !/\S/.test(D.match || "");  // "match unknown" for an empty id: it has none
     // the match id and the rules' name cut as in the match start's line (ID_SHOWN in
     // frames.py): a 20,000-character id made the heading 5,900 pixels tall; whole in its tooltip
     // each of them isolated: a right-to-left id and rules' name were drawn rules first
     $("title").innerHTML = (noId ? "match with no id" : "match " + isolated(cut(D.match, ID_SHOWN))) +
-      " \u00b7 " + isolated(cut(D.rules, ID_SHOWN)) + " \u00b7 " + who;
+      " \u00b7 " + isolated(cut(rules, ID_SHOWN)) + " \u00b7 " + who;
     // a tooltip is plain text: isolated by FSI ... PDI as the tab's title is (page.py)
     $("title").title = (noId ? "match with no id" : "match \u2068" + D.match + "\u2069") +
-      " \u00b7 \u2068" + D.rules + "\u2069";
+      " \u00b7 \u2068" + rules + "\u2069";
     if (D.tiles) { document.body.classList.add("tiles"); }
     buildBanners();
     buildBoxes();
