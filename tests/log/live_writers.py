@@ -2,16 +2,17 @@
 written while other processes read it.
 
     python -m tests.log.live_writers writer SOURCE LOG COUNT PAUSE
-    python -m tests.log.live_writers recorder SOURCE DIR TABLES COUNT PAUSE
+    python -m tests.log.live_writers recorder SOURCE DIR TABLES COUNT PAUSE [SYNC]
     python -m tests.log.live_writers jsonl SOURCE LOG COUNT PAUSE SEED
 
 ``writer`` appends the first COUNT events of the log SOURCE (a whole match: read, not
-simulated again in every process) with :class:`log.Writer`
-(fsync on) and prints ``ack SEQ`` once each append returns. ``recorder`` appends them to
-TABLES tables ``t0``... of a :class:`Recorder` in DIR, a move of each table in turn, and prints
-``ack TABLE SEQ``. ``jsonl`` appends the JSON Lines form line by line, as a program that logs
-to a text file does: each line in a few pieces (split at random, inside UTF-8 characters too),
-each piece flushed and fsynced on its own, and prints ``ack SEQ`` once its line end is on disk.
+simulated again in every process) with :class:`log.Writer` (fsync on) and prints ``ack SEQ``
+once each append returns. ``recorder`` appends them to TABLES tables ``t0``... of a
+:class:`Recorder` in DIR (SYNC: its ``sync``, ``fsync`` by default), a move of each table in
+turn, and prints ``ack TABLE SEQ``. ``jsonl`` appends the JSON Lines form line by line, as a
+program that logs to a text file does: each line in a few pieces (split at random, inside UTF-8
+characters too), each piece flushed and fsynced on its own, and prints ``ack SEQ`` once its
+line end is on disk.
 Every process sleeps PAUSE seconds between events.
 """
 
@@ -50,10 +51,11 @@ def writer(events: list[ev.AnyEvent], path: str, pause: float) -> None:
             time.sleep(pause)
 
 
-def recorder(events: list[ev.AnyEvent], directory: str, tables: int, pause: float) -> None:
+def recorder(events: list[ev.AnyEvent], directory: str, tables: int, pause: float,
+             sync: str = "fsync") -> None:
     from buraco_log.recorder import Recorder  # the other processes do without its imports
 
-    with Recorder(directory, save_every=0) as rec:
+    with Recorder(directory, save_every=0, sync=sync, checkpoint_every=0.5) as rec:
         for event in events:
             for t in range(tables):
                 rec.append(f"t{t}", event)
@@ -81,7 +83,7 @@ def main(args: list[str]) -> None:
     what, source = args[0], args[1]
     if what == "recorder":
         events = log.read_events(source)[: int(args[4])]
-        recorder(events, args[2], int(args[3]), float(args[5]))
+        recorder(events, args[2], int(args[3]), float(args[5]), *args[6:7])
         return
     events = log.read_events(source)[: int(args[3])]
     if what == "writer":

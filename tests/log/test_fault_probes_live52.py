@@ -242,8 +242,9 @@ def _run_reader(rng: random.Random, command: str, path: Path, work: Path) -> Non
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("seed", [52, 53])
-def test_every_reading_command_on_live_logs(tmp_path: Path, source: Path, seed: int) -> None:
+@pytest.mark.parametrize(("seed", "sync"), [(52, "fsync"), (53, "journal")])
+def test_every_reading_command_on_live_logs(tmp_path: Path, source: Path, seed: int,
+                                            sync: str) -> None:
     """A Writer, a recorder of three tables and a line-by-line JSON Lines program append a
     whole match each, while `verify`, `show`, `replay`, `moves`, `audit`, `view -o`,
     `convert -o` and `ingest` read them at random moments: never damage, only whole events,
@@ -253,7 +254,7 @@ def test_every_reading_command_on_live_logs(tmp_path: Path, source: Path, seed: 
     blog, text, tables = tmp_path / "w.blog", tmp_path / "w.jsonl", tmp_path / "tables"
     writers = [_start("writer", source, blog, n, 0.01),
                _start("jsonl", source, text, n, 0.01, seed),
-               _start("recorder", source, tables, 3, n, 0.01)]
+               _start("recorder", source, tables, 3, n, 0.01, sync)]
     commands = ["verify", "show", "replay", "moves", "audit", "view", "convert", "ingest"]
     work = tmp_path / "work"
     work.mkdir()
