@@ -72,26 +72,38 @@ def _start(what: str, source: Path, *args: object) -> subprocess.Popen[str]:
 # -- verify of a torn tail a writer is writing ---------------------------------------------
 
 
-def test_verify_of_the_record_a_writer_is_writing_does_not_send_to_repair(tmp_path: Path
-                                                                          ) -> None:
+def test_verify_of_live_logs_says_torn_never_damaged_nor_repair(tmp_path: Path) -> None:
+    """A referee verifying the logs of a live tournament: a binary log whose next record a
+    writer is writing, a JSON Lines log whose last line a program is writing, a whole log and a
+    damaged one."""
     whole = tmp_path / "whole.blog"
     with log.Writer(whole, validate=False) as w:
         w.append_many(EVENTS[:10])
         at = whole.stat().st_size
         w.append(EVENTS[10])
     record = whole.read_bytes()[at:]
+    flipped = tmp_path / "flipped.blog"
+    flipped.write_bytes(whole.read_bytes()[:-3] + bytes([whole.read_bytes()[-3] ^ 1])
+                        + whole.read_bytes()[-2:])
+    text, _, _ = _with_cut_line(tmp_path, 25)
     live = tmp_path / "live.blog"
     with log.Writer(live, validate=False) as w:  # this process holds the lock: a live writer
         w.append_many(EVENTS[:10])
         with open(live, "ab") as f:  # half the next record, as a reader may catch it
             f.write(record[: len(record) // 2])
-        done = run("verify", live)
-    assert done.code == 1 and len(done.lines) == 1
-    said = done.err
-    assert f"{live}, byte {at}: torn tail" in said and "[log.torn]" in said
+        done = run("verify", live, text, whole, flipped)
+    assert done.code == 1 and len(done.lines) == 3
+    said = done.lines[0]
+    assert f"{live}, byte {at}: torn tail" in said and said.endswith("[log.torn]")
     assert "a writer holds this log's lock and may be writing it now" in said
     assert "the 10 events before it are intact" in said
     assert "repair" not in said  # was: "`buraco-log repair` cuts it off", which it refuses
+    assert done.lines[1].startswith(f"buraco-log: error: {text}, line 13, byte ")
+    assert "torn tail: the last line is cut short" in done.lines[1]  # was: not a JSON line
+    assert done.lines[2].startswith(f"buraco-log: error: {flipped}, byte {at}, seq 10: ")
+    assert done.lines[2].endswith("[log.damage]")  # damage is still said as such
+    assert done.out.splitlines()[-1] == (  # was: 1 whole, 3 damaged
+        "verified 4 logs: 1 whole, 2 torn, 1 damaged, 0 not read as a log")
 
 
 # -- a JSON Lines log with its last line half written --------------------------------------
@@ -310,19 +322,3 @@ def test_the_replay_page_of_a_live_log_says_it_stops_not_that_it_is_damaged(
     assert "The log stops after seq 10 [log.torn]: it has a torn tail at byte" in built.html
     assert "is damaged" not in built.html
 
-
-def test_verify_of_several_logs_counts_torn_ones_apart_from_damaged(tmp_path: Path) -> None:
-    """A referee verifying the logs of a live tournament: its summary called every log whose
-    last record (or line) was being written "damaged"."""
-    path, _, _ = _with_cut_line(tmp_path, 25)
-    whole = tmp_path / "whole.blog"
-    with log.Writer(whole, validate=False) as w:
-        w.append_many(EVENTS[:12])
-    flipped = tmp_path / "flipped.blog"
-    data = bytearray(whole.read_bytes())
-    data[-3] ^= 0x01
-    flipped.write_bytes(bytes(data))
-    done = run("verify", path, whole, flipped)
-    assert done.code == 1
-    assert done.out.splitlines()[-1] == (
-        "verified 3 logs: 1 whole, 1 torn, 1 damaged, 0 not read as a log")  # was: 2 damaged
