@@ -512,12 +512,13 @@ class JsonlReader:
         """The last line cut short: a program appending the log line by line may be writing it
         now (or a crash cut it). A torn tail, as the binary form's, not damage: the events
         before it are whole."""
-        intact = f"{self.count} event{'' if self.count == 1 else 's'}"
+        intact = ("no event is before it" if self.count == 0 else
+                  f"the {self.count} event{'' if self.count == 1 else 's'} before it "
+                  f"{'is' if self.count == 1 else 'are'} intact")
         return LogFormatError(
             f"torn tail: the last line is cut short ({len(raw)} bytes, no line end, not whole "
             "JSON): a program may be appending this log now (read again once it is done); if "
-            f"none is, a crash cut it (remove that line: the {intact} before it "
-            f"{'is' if self.count == 1 else 'are'} intact)",
+            f"none is, a crash cut it (remove that line: {intact})",
             path=self.path, line=line, offset=self.size - len(raw), seq=self.count,
             kind="torn")
 

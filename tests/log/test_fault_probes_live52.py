@@ -322,3 +322,12 @@ def test_the_replay_page_of_a_live_log_says_it_stops_not_that_it_is_damaged(
     assert "The log stops after seq 10 [log.torn]: it has a torn tail at byte" in built.html
     assert "is damaged" not in built.html
 
+
+
+def test_a_first_line_cut_short_is_torn_with_no_event_before_it(tmp_path: Path) -> None:
+    path = tmp_path / "new.jsonl"
+    path.write_bytes(jsonl_lines([])[0][:20])  # the program has begun the first line
+    with pytest.raises(LogFormatError) as caught:
+        jsonl.read_jsonl(path)
+    assert (caught.value.kind, caught.value.line, caught.value.offset) == ("torn", 1, 0)
+    assert caught.value.message.endswith("(remove that line: no event is before it)")
