@@ -564,6 +564,11 @@ def _habit(world: State, cands: Sequence[AnyEvent], cache: MeldKnowledge) -> int
 # -- the player ----------------------------------------------------------------------------
 
 
+STALL_DRAWS = 3
+"""After this many of its draws in a row with the stock unchanged (it took the pile each time),
+the expert leaves the pile: the heuristic bot's rule."""
+
+
 class ExpertBot:
     """The searching player for :mod:`buraco_log.simulate`: it follows the match through
     :meth:`observe` (public facts only) and decides from its seat's view alone."""
@@ -575,6 +580,11 @@ class ExpertBot:
         self.tracker = Tracker()
         self.decisions = 0
         self._retracted: tuple[int, int] = (-1, -1)  # (hand, turn) of its last retraction
+        # Stall guard, the heuristic bot's: two experts passed a free pile's one card back and
+        # forth with the stock unchanged, 10,000 turns of one hand, hours at the default budget.
+        self._stock_seen: tuple[int, int] = (-1, -1)
+        self._noted: tuple[int, int] = (-1, -1)  # (hand, seq) of the last draw counted
+        self.stalled = 0
 
     def observe(self, ev: AnyEvent) -> None:
         self.tracker.observe(ev)
@@ -586,6 +596,14 @@ class ExpertBot:
         return move
 
     def _choose(self, state: State, moves: Sequence[AnyEvent], rng: random.Random) -> AnyEvent:
+        if state.phase == "draw":
+            if self._noted != (state.hand, state.seq):  # asked again for one move: once
+                self._noted = (state.hand, state.seq)
+                seen = (state.hand, len(state.stock))
+                self.stalled = self.stalled + 1 if seen == self._stock_seen else 0
+                self._stock_seen = seen
+            if self.stalled >= STALL_DRAWS:  # the stock, or the hand's end at its floor
+                moves = [m for m in moves if not isinstance(m, PileTaken)] or moves
         if len(moves) == 1:
             return moves[0]
         view = seat_view(state, state.turn, self.tracker.known)
