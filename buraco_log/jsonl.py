@@ -134,12 +134,15 @@ def _why_not_json(text: bytes, exc: Exception) -> str:
     return json_problem(text, exc)
 
 
-def _cut_short(raw: bytes, exc: Exception) -> bool:
-    """Is ``raw`` the start of a JSON line, cut off at the end of the file (no line end)?
-    What a reader sees of a line being appended, or of one a crash cut: msgspec calls every
-    such prefix "Input data was truncated" (as it calls a whole line holding a lone surrogate
-    escape, which is no prefix). A cut inside a character's UTF-8 bytes is one too."""
-    if raw.endswith(b"\n") or not str(exc).startswith("Input data was truncated"):
+def _cut_short(raw: bytes, text: bytes, exc: Exception) -> bool:
+    """Is ``raw`` (``text`` stripped) the start of a JSON line, cut off at the end of the file
+    (no line end)? What a reader sees of a line being appended, or of one a crash cut: msgspec
+    calls such a prefix "Input data was truncated" (as it calls a whole line holding a lone
+    surrogate escape, which is no prefix), or, cut inside a number (``-``, ``1.``, ``1e-``),
+    an invalid number at the text's end. A cut inside a character's UTF-8 bytes is one too."""
+    said = str(exc)
+    if raw.endswith(b"\n") or not (said.startswith("Input data was truncated") or said == (
+            f"JSON is malformed: invalid number (byte {len(text)})")):
         return False
     if _LONE_HIGH.search(raw) is not None:
         return False
@@ -596,7 +599,7 @@ class JsonlReader:
                             number) from None
                     if text.startswith(_BOM):
                         raise self._error(_bom_message(number), number) from None
-                    if _cut_short(raw, exc):
+                    if _cut_short(raw, text, exc):
                         raise self._torn(raw, number) from None
                     why = _why_not_json(raw, exc)
                     raise self._error(f"not a JSON line: {_in_field(raw, why)}",

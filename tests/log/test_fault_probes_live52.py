@@ -30,6 +30,7 @@ import msgspec
 import pytest
 
 from buraco_log import audit, forensic, jsonl, log
+from buraco_log import events as ev
 from buraco_log.errors import LogFormatError
 from tests.log.cli_run import REPO, run
 from tests.log.live_writers import jsonl_lines
@@ -110,10 +111,10 @@ def test_verify_of_live_logs_says_torn_never_damaged_nor_repair(tmp_path: Path) 
 
 
 def _with_cut_line(tmp_path: Path, cut: int) -> tuple[Path, bytes, int]:
-    """The JSON Lines log of 11 events, then the 12th's line (a note in UTF-8) cut after
-    ``cut`` bytes; the cut line and the byte where it starts."""
+    """The JSON Lines log of 11 events, then the 12th's line (a negative score, a note in
+    UTF-8) cut after ``cut`` bytes; the cut line and the byte where it starts."""
     lines = jsonl_lines(list(EVENTS[:11]))
-    noted = msgspec.structs.replace(EVENTS[11], note="conferido ✓ à mesa")
+    noted = ev.HandEnded("went_out", (120, -35), seq=11, note="conferido ✓ à mesa")
     line = msgspec.json.encode(jsonl.event_to_json(noted)).replace(b"\\u2713", "✓".encode())
     body = b"".join(lines)
     path = tmp_path / f"cut{cut}.jsonl"
@@ -123,7 +124,7 @@ def _with_cut_line(tmp_path: Path, cut: int) -> tuple[Path, bytes, int]:
 
 def test_a_last_line_cut_anywhere_is_a_torn_tail_not_damage(tmp_path: Path) -> None:
     _, line, start = _with_cut_line(tmp_path, 1)
-    for cut in range(1, len(line)):  # every byte, inside the ✓'s three bytes too
+    for cut in range(1, len(line)):  # every byte: inside -35 and the ✓'s three bytes too
         path, _, _ = _with_cut_line(tmp_path, cut)
         with pytest.raises(LogFormatError) as caught:
             jsonl.read_jsonl(path)
@@ -139,7 +140,7 @@ def test_a_last_line_cut_anywhere_is_a_torn_tail_not_damage(tmp_path: Path) -> N
 def test_a_last_line_that_starts_no_json_is_still_damage(tmp_path: Path) -> None:
     body = b"".join(jsonl_lines(list(EVENTS[:3])))
     for bad in (b'{"t":"dr","seat":NaN', b'{"t":"dr"}}', b'{"note":"\\ud800"',
-                b'{"t":"dr","seat":1\xff'):
+                b'{"t":"dr","seat":1\xff', b'{"t":"dr","seat":-x', b'{"t":"dr","seat":1.x'):
         path = tmp_path / "bad.jsonl"
         path.write_bytes(body + bad)
         with pytest.raises(LogFormatError) as caught:
