@@ -1,6 +1,7 @@
 """A seq past the events read from a damaged log names the damage's rule as `verify` names it:
-a JSON Lines log cut mid-line is `[log.jsonl]` in `verify`, `show` and `audit`, and was
-`[log.damage]` ("a checksum does not match") past it in `replay`, `moves` and `explain`."""
+a JSON Lines log cut mid-line is `[log.torn]` (it was `[log.jsonl]`) in `verify`, `show` and
+`audit`, and was `[log.damage]` ("a checksum does not match") past it in `replay`, `moves` and
+`explain`."""
 
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ def test_past_the_damage_of_a_cut_json_lines_log_is_named_as_verify_names_it(
         return subprocess.run([EXE, *args], capture_output=True, text=True)
 
     verify = run("verify", str(cut))
-    assert verify.returncode == 1 and verify.stderr.rstrip().endswith("[log.jsonl]"), verify
+    assert verify.returncode == 1 and verify.stderr.rstrip().endswith("[log.torn]"), verify
     for args in (["replay", str(cut), "--ignore-integrity", "--at", "9999"],
                  ["moves", str(cut), "--ignore-integrity", "--at", "9999"],
                  ["explain", str(cut), "--ignore-integrity", "--at", "9999"]):
@@ -39,6 +40,6 @@ def test_past_the_damage_of_a_cut_json_lines_log_is_named_as_verify_names_it(
         assert r.returncode == 1, (args, r.stderr)
         line = r.stderr.splitlines()[0]
         assert "past the events read from the damaged log" in line, (args, line)
-        assert "[log.jsonl]" in line and "[log.damage]" not in line, (args, line)
+        assert "[log.torn]" in line and "[log.damage]" not in line, (args, line)
     as_json = run("replay", str(cut), "--ignore-integrity", "--at", "9999", "-f", "json")
-    assert json.loads(as_json.stdout)["error"]["rule"] == "log.jsonl", as_json.stdout
+    assert json.loads(as_json.stdout)["error"]["rule"] == "log.torn", as_json.stdout
