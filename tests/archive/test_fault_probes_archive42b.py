@@ -158,7 +158,7 @@ def _cuts(tmp: Path) -> dict[str, tuple[Path, str]]:
     jsonl = (FORMAT / "v1.jsonl").read_bytes()
     binary = (FORMAT / "v1.blog").read_bytes()
     lines = jsonl.splitlines(keepends=True)
-    made = {"mid-line.jsonl": (jsonl[:3000], "log.jsonl"),
+    made = {"mid-line.jsonl": (jsonl[:3000], "log.torn"),  # a last line cut short
             "mid-record.blog": (binary[:3000], "log.torn"),
             "before-end.jsonl": (b"".join(lines[:len(lines) // 2]), "archive.incomplete")}
     out = {}
@@ -171,7 +171,7 @@ def _cuts(tmp: Path) -> dict[str, tuple[Path, str]]:
 @pytest.mark.parametrize("stored", [False, True], ids=["empty archive", "full match stored"])
 def test_a_damaged_or_unfinished_copy_is_an_error_row_whatever_the_archive_holds(
         tmp_path: Path, stored: bool) -> None:
-    """A cut copy is never "1 duplicate": mid-record it is damaged (log.jsonl, log.torn), cut
+    """A cut copy is never "1 duplicate": mid-record it is damaged (log.torn), cut
     at a record boundary before MatchEnded it is unfinished (archive.incomplete), with the
     full match stored or not (probed: every cut of the format examples, byte by byte)."""
     arch = tmp_path / "arch"
