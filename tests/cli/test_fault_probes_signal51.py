@@ -91,7 +91,7 @@ run()
 """
 
 
-@pytest.mark.parametrize("entry", ["cli.entry", "cli.main"])
+@pytest.mark.parametrize("entry", ["cli.entry", pytest.param("cli.main", marks=pytest.mark.slow)])
 def test_report_ending_with_a_swallowed_sigterm_says_it(tmp_path: Path, entry: str) -> None:
     """Before: exit 0, nothing said. ``cli.main.run`` is the command line without the start's
     own handling (``cli.entry``): it says it too."""
