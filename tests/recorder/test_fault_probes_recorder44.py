@@ -312,7 +312,14 @@ def _seal_run(directory: Path, rng: random.Random, threads: int, events: int) ->
 
 
 def test_threads_appending_to_one_match_while_it_is_sealed_lose_nothing(tmp_path: Path) -> None:
-    seals = _seal_run(tmp_path, random.Random("seal44"), 6, 150)
+    rng = random.Random("seal44")
+    seals = 0
+    for run in range(3):  # under load the appenders may leave the log no idle moment: again
+        directory = tmp_path / f"run{run}"
+        directory.mkdir()
+        seals = _seal_run(directory, rng, 6, 150)
+        if seals:
+            break
     assert seals > 0  # the probe did seal the log under the appenders
 
 
