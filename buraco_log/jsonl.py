@@ -359,26 +359,50 @@ CARD_SHAPES: Final = _card_shapes()
 _CARD_FORMS: Final = "a card is text such as 7h, Th, 10h, 7♥ or JK, or its integer code"
 
 
-def _cards_in(value: Any, field: str, depth: int = 0, nullable: bool = False,
-              at: str = "") -> Any:
+def _cards_in(value: Any, field: str, depth: int = 0, nullable: bool = False) -> Any:
     """``value`` with its cards as codes. Text must be a card; an integer is kept as the code
     it is (the rules engine refuses a code that is no card: ``event.invalid``); anything else,
     or a card where a list goes or a list where a card goes, is refused naming the field and
-    the position in it."""
-    where = f"field {field!r}" + (f" at {at}" if at else "")
+    the position in it (worked out only then: this runs for every card read)."""
+    try:
+        return _codes(value, depth, nullable)
+    except _NoCard as exc:
+        at = "".join(f"[{i}]" for i in reversed(exc.path))
+        raise CardValueError(f"field {field!r}" + (f" at {at}" if at else "") + exc.tail
+                             ) from None
+
+
+class _NoCard(Exception):
+    """Raised by :func:`_codes`: the message's tail, and the position, innermost first."""
+
+    def __init__(self, tail: str) -> None:
+        super().__init__(tail)
+        self.tail = tail
+        self.path: list[int] = []
+
+
+def _codes(value: Any, depth: int, nullable: bool) -> Any:
     if depth:
         if not isinstance(value, list):
             cards = "a list of lists of cards" if depth > 1 else "a list of cards"
-            raise CardValueError(f"{where} must be {cards}, not {_json(value)}")
-        return [_cards_in(v, field, depth - 1, False, f"{at}[{i}]") for i, v in enumerate(value)]
+            raise _NoCard(f" must be {cards}, not {_json(value)}")
+        i = 0
+        try:
+            out = []
+            for i, v in enumerate(value):  # noqa: B007 (i names the position of a refusal)
+                out.append(_codes(v, depth - 1, False))
+            return out
+        except _NoCard as exc:
+            exc.path.append(i)
+            raise
     if isinstance(value, str):
         try:
             return _card_code(value)
         except CardParseError as exc:
-            raise CardValueError(f"{where}: {exc}") from None
+            raise _NoCard(f": {exc}") from None
     if type(value) is int or (value is None and nullable):
         return value
-    raise CardValueError(f"{where}: {_json(value)} is not a card ({_CARD_FORMS})")
+    raise _NoCard(f": {_json(value)} is not a card ({_CARD_FORMS})")
 
 
 PILE_TOP_MISSING: Final = 0
