@@ -231,10 +231,13 @@ def append_all(fd: int, data: bytes | memoryview) -> None:
 
 def create(directory: str, dir_fd: int, generation: int, ops: SyncOps) -> int:
     """Create journal ``generation`` with its header, durable name and all; its descriptor."""
-    path = os.path.join(directory, name_of(generation))
+    name = name_of(generation)
     # O_EXCL: a new file, never what is at the name (a symbolic link there was followed and
-    # the file it named overwritten with the journal; a FIFO there was opened)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_CLOEXEC, 0o644)
+    # the file it named overwritten with the journal; a FIFO there was opened). Made in the
+    # directory ``dir_fd`` holds, never by its path: another directory put at that path between
+    # the caller's look and this call took the journal, away from its logs.
+    fd = os.open(name, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_CLOEXEC, 0o644,
+                 dir_fd=dir_fd)
     try:
         append_all(fd, header())
         ops.fsync(fd)
@@ -242,7 +245,7 @@ def create(directory: str, dir_fd: int, generation: int, ops: SyncOps) -> int:
     except BaseException:
         os.close(fd)
         with contextlib.suppress(OSError):  # ours: a later try creates it afresh
-            os.unlink(path)
+            os.unlink(name, dir_fd=dir_fd)
         raise
     return fd
 

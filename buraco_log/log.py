@@ -1883,11 +1883,17 @@ def temp_stem(name: str) -> str:
     return name if len(raw) <= TEMP_STEM_MAX else os.fsdecode(raw[:TEMP_STEM_MAX])
 
 
-def _create_temp(directory: str, name: str) -> tuple[int, str]:
-    """A new file beside the log, with the usual permissions (mkstemp's are owner-only)."""
+def _create_temp(directory: str, name: str, dir_fd: int | None = None) -> tuple[int, str]:
+    """A new file beside the log, with the usual permissions (mkstemp's are owner-only). With
+    ``dir_fd``, made in the directory it holds, whatever is at ``directory``'s path now; the
+    name returned is still ``directory``'s path joined (what a later step by path finds)."""
     while True:
-        tmp = os.path.join(directory, f".{temp_stem(name)}.{os.urandom(6).hex()}.new")
+        base = f".{temp_stem(name)}.{os.urandom(6).hex()}.new"
+        tmp = os.path.join(directory, base)
         try:
+            if dir_fd is not None:
+                return os.open(base, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o666,
+                               dir_fd=dir_fd), tmp
             return os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o666), tmp
         except FileExistsError:
             continue

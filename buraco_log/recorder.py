@@ -899,7 +899,11 @@ class Recorder:
         since its last round (an older copy put back) had no move to find it, and its
         acknowledged moves went with the descriptor and the retired journal. Kept as a move
         would have kept them (``_keep_acknowledged``): a ``stat`` a table (and an ``fstat`` an
-        open one), once."""
+        open one), once. Not when the directory itself went (renamed, another put at its
+        path): the logs went with it, none replaced, and a copy "kept" by the path went into
+        the other directory."""
+        if self._directory_gone():
+            return
         for table in list(self._tables.values()):
             if not table.exists or table.tmp is not None or table.broken is not None:
                 continue
@@ -1307,7 +1311,11 @@ class Recorder:
         # A new file of a name of its own (O_EXCL), swept at open if a crash leaves it: a fixed
         # name was opened whatever it was, so a FIFO there hung close forever and a symbolic
         # link there had the state written into the file it named.
-        fd, tmp = log._create_temp(self.directory, SAVED_NAME)
+        # Made and put in place in the directory the recorder holds, never by its path: a
+        # directory put at the path after the look above took the states, of no log there.
+        at = self._dir_fd
+        fd, tmp = log._create_temp(self.directory, SAVED_NAME, dir_fd=at)
+        tmp = os.path.basename(tmp)
         try:
             try:
                 log._write_all(fd, data, 0)
@@ -1315,10 +1323,10 @@ class Recorder:
             finally:  # EBADF: other code of the process closed it (nothing to lose: every
                 with contextlib.suppress(OSError):  # write to it was synced or failed);
                     os.close(fd)  # raised, it stopped the committer, its waiters unresolved
-            os.replace(tmp, os.path.join(self.directory, SAVED_NAME))
+            os.replace(tmp, SAVED_NAME, src_dir_fd=at, dst_dir_fd=at)
         except BaseException:  # a full disk: no half-written state file is left beside it
             with contextlib.suppress(OSError):
-                os.unlink(tmp)
+                os.unlink(tmp, dir_fd=at)
             raise
         with self._cv:
             self._stats.saves += 1
@@ -1389,13 +1397,13 @@ class Recorder:
             ok = False  # back by the next recorder opened where the directory is now
         try:
             if ok:
-                name = os.path.join(self.directory, journal.name_of(generation))
+                name, at = journal.name_of(generation), self._dir_fd  # (never by its path)
                 if spoiled:  # its records are the only copy left of acknowledged moves
-                    os.replace(name, name + ".unfolded")
+                    os.replace(name, name + ".unfolded", src_dir_fd=at, dst_dir_fd=at)
                     with self._cv:
                         self._junfolded |= paths.keys()
                 else:
-                    os.unlink(name)
+                    os.unlink(name, dir_fd=at)
                 self._ops.fsync_dir(self._dir_fd)
         except OSError:
             ok = False
@@ -2307,7 +2315,9 @@ class Recorder:
         if gone := self._directory_gone():
             raise LogFormatError(f"cannot create the log: {gone}", path=table.path, kind="io")
         try:
-            fd, tmp = log._create_temp(self.directory, os.path.basename(table.path))
+            fd, tmp = log._create_temp(self.directory, os.path.basename(table.path),
+                                       dir_fd=self._dir_fd)  # (linked in place by path: a
+            # directory put at the path meanwhile has no such name, and the log is not made)
         except OSError as exc:
             if exc.errno == errno.ENOENT and (gone := self._directory_gone()):
                 raise LogFormatError(f"cannot create the log: {gone}", path=table.path,
