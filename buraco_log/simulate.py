@@ -43,15 +43,32 @@ from buraco_log.outpaths import rename_target
 from buraco_log.rules import Rules, check, check_plain_name, side_of
 from buraco_log.scoring import score_hand
 
-GENERATOR = "buraco_log.simulate/v3"
-"""Recorded in ``MatchStarted.metadata["generator"]``; bump when simulated play changes.
+GENERATOR = "buraco_log.simulate/v4"
+"""The newest generator id, recorded in ``MatchStarted.metadata["generator"]`` by
+:func:`generator_of`. Its promise: one id and one (rules, players, seed, index, bots) give the
+same events, byte for byte. Bump it when simulated play changes, and name in
+:data:`PLAY_CHANGED` the bots whose play changed.
 v2 (issue 14): must-use-top pickups with the top laid off together with cards of the hand, no
 stock-out while the pile can be taken, presets with ``morto_voided_by = "opponent_out"``.
 v3: must-use-top pickups whose one card left over is laid off first to make a canastra, or
 joins the top's own meld to make one (a pile taken in rare positions where v2 refused it).
-The expert's leaving the pile after three of its draws with the stock unchanged (as the
-heuristic bot does) came within v3: the heuristic bot's play, and so the examples, are
-unchanged; an expert's match differs only where it had passed the pile round."""
+v4: the expert leaves the pile on its fourth draw in a row with the stock unchanged, as the
+heuristic bot does (a v3 expert match of the same seed could differ under one id)."""
+
+BASE_VERSION = 3
+"""The generator version of a match none of whose bots is named in :data:`PLAY_CHANGED`."""
+
+PLAY_CHANGED: dict[str, int] = {"expert": 4}
+"""The version in which each bot's play last changed since :data:`BASE_VERSION`."""
+
+
+def generator_of(bots: Sequence[str]) -> str:
+    """The generator id of a match of ``bots``: the newest version that changed the play of a
+    bot seated in it. A match whose bots all play as before keeps its id and its bytes (the
+    heuristic and random bots' logs made under v3 are still remade byte for byte)."""
+    v = max([BASE_VERSION, *(PLAY_CHANGED.get(b.partition(":")[0], 0) for b in bots)])
+    return f"buraco_log.simulate/v{v}"
+
 
 MAX_HANDS = 400
 """A match still undecided after this many hands is an error (no bot should take so long)...
@@ -170,7 +187,7 @@ def simulate_match(
         commitment=dealer.commitment,
         player_seeds=dealer.player_seeds,
         metadata={
-            "generator": GENERATOR,
+            "generator": generator_of(names),
             "bots": ",".join(names),
             "seed": seed,
             "index": str(index),
