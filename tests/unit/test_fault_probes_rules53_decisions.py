@@ -199,8 +199,8 @@ TRACE: dict[str, tuple[str, str]] = {
         "unit/test_scenarios_turns_draw.py::test_a_deal_that_is_not_the_presets_is_refused"),
     "§11 pile": (
         "unit/test_scenarios_probe35_pile.py::test_the_whole_pile_in_every_free_preset",
-        "unit/test_rulings_round2.py::"
-        "test_a_stock_out_is_refused_while_the_pile_can_be_taken_under_must_use_top"),
+        "unit/test_scenarios_turns_draw.py::"
+        "test_must_use_top_the_pile_only_for_a_top_that_two_hand_cards_or_a_meld_take"),
     "§11 redraw": (
         "unit/test_review_turns.py::test_the_first_turn_redraw_is_part_of_the_whole_classic_family",
         "unit/test_review_turns.py::test_the_presets_outside_the_classic_family_have_no_redraw"),
