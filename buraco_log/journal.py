@@ -49,6 +49,7 @@ Only the standard library and msgspec are used: this is core code.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
 import struct
@@ -131,14 +132,17 @@ def frame(records: Iterable[Record]) -> bytes:
     return b"".join(out)
 
 
-def generations(directory: str, *, unfolded: bool = False) -> list[tuple[int, str]]:
+def generations(directory: str, *, unfolded: bool = False,
+                dir_fd: int | None = None) -> list[tuple[int, str]]:
     """The journals in ``directory``, oldest first: (generation, path); with ``unfolded``, the
-    ones kept aside (``*.unfolded``) instead."""
+    ones kept aside (``*.unfolded``) instead. With ``dir_fd``, those of the directory it holds
+    (named by ``directory``'s path joined), whatever is at that path now."""
     found = []
-    for entry in os.scandir(directory):
-        m = _NAME.match(entry.name)
-        if m and bool(m.group(2)) == unfolded and entry.is_file(follow_symlinks=False):
-            found.append((int(m.group(1)), entry.path))
+    with os.scandir(directory if dir_fd is None else dir_fd) as entries:
+        for entry in entries:
+            m = _NAME.match(entry.name)
+            if m and bool(m.group(2)) == unfolded and entry.is_file(follow_symlinks=False):
+                found.append((int(m.group(1)), os.path.join(directory, entry.name)))
     return sorted(found)
 
 
@@ -147,7 +151,7 @@ def read(path: str) -> list[Record]:
     return read_all(path)[0]
 
 
-def read_all(path: str) -> tuple[list[Record], int]:
+def read_all(path: str, dir_fd: int | None = None) -> tuple[list[Record], int]:
     """The complete records of one journal, and how many damaged records were skipped.
 
     A record that fails its checksum (or does not decode) ends the journal when nothing whole
@@ -158,8 +162,14 @@ def read_all(path: str) -> tuple[list[Record], int]:
 
     Read a record at a time (the whole file was read at once: a damaged journal of a huge
     size, or a frame claiming a gigabyte, took that much memory before anything was checked).
+
+    With ``dir_fd``: the journal of ``path``'s name in the directory it holds, never through a
+    symbolic link.
     """
-    with open(path, "rb") as f:
+    def opener(name: str, flags: int) -> int:
+        return os.open(os.path.basename(name), flags | os.O_NOFOLLOW, dir_fd=dir_fd)
+
+    with open(path, "rb", opener=None if dir_fd is None else opener) as f:
         head = f.read(HEADER_SIZE)
         skipped = 0
         if len(head) < HEADER_SIZE or zlib.crc32(head[:-4]) != int.from_bytes(head[-4:],
@@ -257,13 +267,18 @@ LOCK_WAIT: Final = 2.0
 def recover(directory: str, dir_fd: int, suffix: str, ops: SyncOps) -> tuple[Recovered, int]:
     """Write every journal's records back into their logs, make the logs durable, and remove
     the journals (keeping, renamed, any with a conflict). Returns what was done and the
-    generation a new journal should take. The caller holds the directory for itself."""
+    generation a new journal should take. The caller holds the directory for itself.
+
+    The journals are read and removed in the directory ``dir_fd`` holds; the logs are written
+    by their paths (each checked against the file its records name). Another directory put at
+    the path meanwhile: the journals are kept (``OSError``), removed by the path they were
+    another directory's, unread, and read by it they were not the logs' own."""
     done = Recovered()
-    found = generations(directory)
+    found = generations(directory, dir_fd=dir_fd)
     by_match: dict[str, list[Record]] = {}
     damaged = False
     for _, path in found:
-        records, skipped = read_all(path)
+        records, skipped = read_all(path, dir_fd)
         done.journals += 1
         done.records += len(records)
         done.conflicts += skipped  # their events may be missing: the journal is kept aside
@@ -283,7 +298,7 @@ def recover(directory: str, dir_fd: int, suffix: str, ops: SyncOps) -> tuple[Rec
             conflicted.add(match)
             continue
         path = os.path.join(directory, match + suffix)
-        applied, made, lost = _replay(directory, path, records, ops)
+        applied, made, lost = _replay(directory, dir_fd, path, records, ops)
         done.applied += applied
         done.created += made
         created = created or made > 0
@@ -292,21 +307,35 @@ def recover(directory: str, dir_fd: int, suffix: str, ops: SyncOps) -> tuple[Rec
             conflicted.add(match)
     if created:
         ops.fsync_dir(dir_fd)
+    if found and _identity(directory) != _identity(dir_fd):
+        raise OSError(errno.ESTALE, "the directory was renamed, or another put at its path, "
+                      "while its journals were written back (they are kept: open the "
+                      "recorder again where they are)", directory)
     keep = bool(conflicted) or damaged
     for _, path in found:
+        name = os.path.basename(path)
         if keep:
             kept = path + ".unfolded"
-            os.replace(path, kept)
+            os.replace(name, name + ".unfolded", src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
             done.kept.append(kept)
         else:
             with contextlib.suppress(FileNotFoundError):
-                os.unlink(path)
+                os.unlink(name, dir_fd=dir_fd)
     if found:
         ops.fsync_dir(dir_fd)
-    return done, max([g for g, _ in found] + [_last_taken(directory)]) + 1
+    return done, max([g for g, _ in found] + [_last_taken(dir_fd)]) + 1
 
 
-def _last_taken(directory: str) -> int:
+def _identity(where: str | int) -> tuple[int, int] | None:
+    """(device, inode) of the directory at a path, or that a descriptor holds; None if none."""
+    try:
+        st = os.stat(where)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def _last_taken(directory: str | int) -> int:
     """The highest generation any entry's name takes, journal or not (kept aside, or a FIFO
     or link of that name): the next journal is created past it."""
     with os.scandir(directory) as entries:
@@ -474,7 +503,23 @@ def _holds_events(path: str, records: list[Record]) -> bool:
     return False
 
 
-def _replay(directory: str, path: str, records: list[Record], ops: SyncOps) -> tuple[int, int, int]:
+def place_at(dir_fd: int, tmp: str, path: str) -> bool:
+    """``log.place_new`` in the directory ``dir_fd`` holds, of the names ``tmp`` and ``path``
+    end with: a hard link made there, whatever directory is at their paths now; where the file
+    system makes none, by the paths (a rename that never replaces: ``log.place_new``). True if
+    ``tmp``'s name is gone."""
+    try:
+        os.link(os.path.basename(tmp), os.path.basename(path), src_dir_fd=dir_fd,
+                dst_dir_fd=dir_fd, follow_symlinks=False)
+        return False
+    except OSError as exc:
+        if exc.errno not in log._NO_HARD_LINKS:
+            raise
+    return log.place_new(tmp, path)
+
+
+def _replay(directory: str, dir_fd: int, path: str, records: list[Record],
+            ops: SyncOps) -> tuple[int, int, int]:
     """Replay one log's records in order: (applied, created, conflicts)."""
     # The file the recorder wrote last. Records naming an earlier file are of a log that a
     # program rewrote while the recorder had it closed (a seal), and the recorder checked it
@@ -500,7 +545,9 @@ def _replay(directory: str, path: str, records: list[Record], ops: SyncOps) -> t
         # Every record goes in before the name does: a log linked with its first record alone
         # and the rest still to write was, after a crash there, another file than the records
         # name (a conflict), and the acknowledged events after its first were never written.
-        fd, tmp = log._create_temp(directory, os.path.basename(path))
+        # Made and linked in the directory held, beside its journal (by the path, another
+        # directory put there meanwhile took the log).
+        fd, tmp = log._create_temp(directory, os.path.basename(path), dir_fd=dir_fd)
         try:
             size = written = 0
             for record in records:
@@ -510,14 +557,14 @@ def _replay(directory: str, path: str, records: list[Record], ops: SyncOps) -> t
                 size = max(size, record.offset + len(record.data))
                 written += 1
             ops.fsync(fd)
-            renamed = log.place_new(tmp, path)  # a rename where no hard link can be made
+            renamed = place_at(dir_fd, tmp, path)
         except BaseException:
             os.close(fd)
-            os.unlink(tmp)
+            os.unlink(os.path.basename(tmp), dir_fd=dir_fd)
             raise
         os.close(fd)
         if not renamed:
-            os.unlink(tmp)
+            os.unlink(os.path.basename(tmp), dir_fd=dir_fd)
         return written, 1, len(records) - written
     held, lock.fd = lock.fd, None
     assert held is not None

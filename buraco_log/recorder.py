@@ -654,29 +654,15 @@ class Recorder:
                 self._ops.fsync_dir(parent_fd)
             finally:
                 os.close(parent_fd)
-        self._lock_fd = os.open(
-            os.path.join(self.directory, LOCK_NAME), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666
-        )
-        try:
-            fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = ""
-            with contextlib.suppress(OSError, ValueError):  # (a recorder of another version
-                holder = f" (process {int(os.pread(self._lock_fd, 32, 0))})"  # writes none)
-            os.close(self._lock_fd)
-            raise LogFormatError(
-                f"another recorder{holder} is using this directory (one recorder a directory: "
-                f"it holds {LOCK_NAME} while it runs)", path=self.directory, kind="locked"
-            ) from None
-        with contextlib.suppress(OSError):  # who holds it, for the refusal above (a hint only;
-            # written only into the recorder's own small file, never through a link to another)
-            st = os.fstat(self._lock_fd)
-            at = os.lstat(os.path.join(self.directory, LOCK_NAME))
-            if (stat.S_ISREG(st.st_mode) and st.st_nlink == 1 and st.st_size <= 64
-                    and (at.st_dev, at.st_ino) == (st.st_dev, st.st_ino)):
-                os.ftruncate(self._lock_fd, 0)
-                os.pwrite(self._lock_fd, f"{os.getpid()}\n".encode(), 0)
+        # The directory first, then its lock through it: opened by the path after the lock, a
+        # directory put at the path in between (``mv logs old; mkdir logs``) was the one the
+        # recorder wrote, and the one it locked another's: a second recorder took that one.
         self._dir_fd = os.open(self.directory, os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            self._lock_fd = self._take_lock()
+        except BaseException:
+            os.close(self._dir_fd)
+            raise
         # what ``close`` checks a number still names before it closes it
         self._identities = {"_dir_fd": _identity(self._dir_fd),
                             "_lock_fd": _identity(self._lock_fd)}
@@ -722,6 +708,42 @@ class Recorder:
         self._threads = max(1, sync_threads)
         self._committer = threading.Thread(target=self._run, name="recorder-commit", daemon=True)
         self._committer.start()
+
+    def _take_lock(self) -> int:
+        """Open and lock the recorder's lock file in the directory it holds; its descriptor.
+        Never through a symbolic link (``O_NOFOLLOW``): a dangling one there had the file it
+        named made, in whatever directory it named."""
+        named = os.path.join(self.directory, LOCK_NAME)
+        try:
+            fd = os.open(LOCK_NAME, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW,
+                         0o666, dir_fd=self._dir_fd)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise LogFormatError(
+                    "a symbolic link, not the recorder's lock file (a recorder never follows "
+                    "one there: remove it)", path=named, kind="filetype") from None
+            raise type(exc)(exc.errno, exc.strerror, named) from None  # (it named the path)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = ""
+            with contextlib.suppress(OSError, ValueError):  # (a recorder of another version
+                holder = f" (process {int(os.pread(fd, 32, 0))})"  # writes none)
+            os.close(fd)
+            raise LogFormatError(
+                f"another recorder{holder} is using this directory (one recorder a directory: "
+                f"it holds {LOCK_NAME} while it runs)", path=self.directory, kind="locked"
+            ) from None
+        except BaseException:
+            os.close(fd)
+            raise
+        with contextlib.suppress(OSError):  # who holds it, for the refusal above (a hint only;
+            # written only into the recorder's own small file, never into a file of two names)
+            st = os.fstat(fd)
+            if stat.S_ISREG(st.st_mode) and st.st_nlink == 1 and st.st_size <= 64:
+                os.ftruncate(fd, 0)
+                os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        return fd
 
     # -- public API
     def path_of(self, match: str) -> str:
@@ -886,7 +908,7 @@ class Recorder:
         for table in self._tables.values():
             if table.tmp is not None:
                 with contextlib.suppress(OSError):
-                    os.unlink(table.tmp)
+                    os.unlink(os.path.basename(table.tmp), dir_fd=self._dir_fd)
         self._let_go_of_directory()
         if failed is not None:  # the journal was kept: the next recorder writes it back
             raise LogFormatError(
@@ -1185,11 +1207,14 @@ class Recorder:
         fd, identity, size, times = locked
         stamp: tuple[int, int] | None = times
         try:
-            read = self._read_from_saved(table, saved, identity, size) if saved else None
+            # The file locked is read, never the one at the path by then: another put there
+            # meanwhile (a directory's copy at its path) gave its seq and chain to the table,
+            # and the locked file's identity and size.
+            read = self._read_from_saved(table, saved, identity, size, fd) if saved else None
             first: ev.AnyEvent | None = None
             last: ev.AnyEvent | None = None
             if read is None:
-                with log.Reader(table.path, allow_torn=True) as reader:
+                with log.Reader(table.path, allow_torn=True, fd=fd) as reader:
                     for _, events in reader.segments():
                         if events:
                             first = first or events[0]
@@ -1252,7 +1277,7 @@ class Recorder:
             self._stats.loaded += 1
 
     def _read_from_saved(
-        self, table: _Table, saved: _Saved, identity: tuple[int, int], size: int
+        self, table: _Table, saved: _Saved, identity: tuple[int, int], size: int, fd: int
     ) -> tuple[log.LogInfo, Any] | None:
         """Read the log as far as ``saved`` without decoding it, check that it still holds
         exactly what was saved (the same file, the seq and the chain head at the saved size),
@@ -1264,7 +1289,7 @@ class Recorder:
             or (saved.state is None) == self.validate
         ):
             return None
-        with log.Reader(table.path, allow_torn=True, skip_until=saved.size) as reader:
+        with log.Reader(table.path, allow_torn=True, skip_until=saved.size, fd=fd) as reader:
             after = [e for _, events in reader.segments() for e in events]
             if reader.skipped_to != (saved.events, saved.head):
                 return None
@@ -1743,7 +1768,7 @@ class Recorder:
             return error
         kept = []
         if failed.keep is not None and table.fd is not None:
-            copy = _keep_aside(table.fd, failed.keep, table.path, self._ops)
+            copy = _keep_aside(table.fd, failed.keep, table.path, self._dir_fd, self._ops)
             kept.append(f"the log as the recorder acknowledged it ({failed.keep} bytes) is "
                         f"kept in {copy}" if copy
                         else "the log as acknowledged could not be copied aside")
@@ -2063,9 +2088,12 @@ class Recorder:
                     st: os.stat_result | None = os.stat(table.path)
                 except OSError:
                     st = None
-                if st is None and (gone := self._directory_gone()):
+                if (st is None or (st.st_dev, st.st_ino) != table.identity) and (
+                        gone := self._directory_gone()):
                     # Nothing to copy aside (the copy had nowhere to go): the log is where
-                    # the directory went, or was removed with it.
+                    # the directory went, or was removed with it. (Another directory at the
+                    # path, a copy of it, holds another file by that name: the log was not
+                    # replaced, and its copy went into that directory.)
                     w.error = _WriteError(LogFormatError(
                         f"{gone}; these events are not acknowledged, and the match takes no "
                         "more (a recorder opened on the directory where it is now reads what "
@@ -2100,13 +2128,15 @@ class Recorder:
             try:
                 # the log appears with its first event (a rename that never replaces where
                 # the file system makes no hard links: the temporary name is then gone)
-                renamed = log.place_new(table.tmp, table.path)
+                renamed = self._place_new(table.tmp, table.path)
             except OSError as err:
                 why = (
                     "a file of that name appeared"
                     if isinstance(err, FileExistsError)
                     else (err.strerror or str(err))
                 )
+                if err.errno == errno.ENOENT and (gone := self._directory_gone()):
+                    why = gone  # (its temporary name is not in the directory at the path)
                 w.error = _WriteError(
                     LogFormatError(f"cannot create the log: {why}", path=table.path, kind="io"),
                     written=False,
@@ -2114,13 +2144,21 @@ class Recorder:
                 continue
             if not renamed:
                 with contextlib.suppress(OSError):
-                    os.unlink(table.tmp)
+                    os.unlink(os.path.basename(table.tmp), dir_fd=self._dir_fd)
             table.tmp = None
             table.exists = True
             if table.fd is not None:
                 st = os.fstat(table.fd)
                 table.identity = (st.st_dev, st.st_ino)
             w.created = True
+
+    def _place_new(self, tmp: str, path: str) -> bool:
+        """``log.place_new`` in the directory the recorder holds (``journal.place_at``): the
+        new log's file, made there, is linked at its name there. By the paths, another
+        directory put at the directory's path since had the link made in it (``ENOENT``, or,
+        a copy of the directory holding the temporary file, another log linked into the
+        copy)."""
+        return journal.place_at(self._dir_fd, tmp, path)
 
     def _at_path(self, table: _Table) -> bool:
         """The file written is still the one at the match's path (a writer never acknowledges
@@ -2327,7 +2365,7 @@ class Recorder:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held from before the link
         except OSError as exc:
             os.close(fd)
-            os.unlink(tmp)
+            os.unlink(os.path.basename(tmp), dir_fd=self._dir_fd)
             raise log.os_error(exc, table.path) from None
         table.fd, table.tmp = fd, tmp
         table.end = log.HEADER_SIZE
@@ -2368,6 +2406,7 @@ class Recorder:
                        or (table.stamp is not None and stamp != table.stamp)
                        or not _same_ends(fd, table))
             if adopted:
+                self._refuse_elsewhere(table, identity)
                 self._adopt(table, fd, identity, size)
                 if self.sync == "journal":  # its journal records are withdrawn (the
                     self._ops.fsync(fd)  # round's records): the file must hold the events
@@ -2376,6 +2415,36 @@ class Recorder:
             raise
         table.fd = fd
         return adopted
+
+    def _refuse_elsewhere(self, table: _Table, identity: tuple[int, int]) -> None:
+        """The other file a reopening found (``identity``) is the one at the log's name in the
+        directory the recorder holds, not a symbolic link's target nor another directory's
+        file: opened by the path, a link put at the name (to a copy of the log anywhere) and a
+        copy of the directory put at its path (``cp -a logs new; mv logs old; mv new logs``)
+        were read, held the same events, and were adopted: the moves went on into that file,
+        away from the directory, its lock and its journal. (Only when the file changed: the
+        file that was closed, reopened, is the recorder's wherever its name leads.) Raises
+        ``_WriteError``."""
+        try:
+            st = os.stat(os.path.basename(table.path), dir_fd=self._dir_fd,
+                         follow_symlinks=False)
+            if (st.st_dev, st.st_ino) == identity:
+                return
+            link = stat.S_ISLNK(st.st_mode)
+        except OSError:
+            link = False
+        if gone := self._directory_gone():
+            raise _WriteError(LogFormatError(
+                f"{gone}; these moves were not recorded, and the match takes no more (a "
+                "recorder opened on the directory where it is now reads what the log holds)",
+                path=table.path, kind="io"), written=True)
+        raise _WriteError(LogFormatError(
+            ("a symbolic link is at the log's name now" if link else
+             "another file was put at the log's name while the recorder reopened it")
+            + " (by a program that ignores the writer lock; the recorder writes only the file "
+            "at the name in its directory); these moves were not recorded, and the match takes "
+            "no more here (restart the recorder to go on from what the log holds)",
+            path=table.path, kind="io"), written=True, lost=True)
 
     def _adopt(self, table: _Table, fd: int, identity: tuple[int, int], size: int) -> None:
         """The file changed while it was closed: continue only if it holds our events.
@@ -2391,7 +2460,8 @@ class Recorder:
         want = table.chain.hexdigest()
         held = [False]
         try:
-            info, chain, count = _read_holding(table, held)
+            info, chain, count = _read_holding(table, held, fd)  # the file locked, not
+            # the one at the path now
         except LogFormatError as exc:  # say why the recorder read it (it said only "damaged")
             if not held[0]:
                 raise self._not_ours(table, f"it reads: {exc.message}") from None
@@ -2491,7 +2561,7 @@ class Recorder:
                 # as held by another writer)
                 if table.tmp is not None:
                     with contextlib.suppress(OSError):
-                        os.unlink(table.tmp)
+                        os.unlink(os.path.basename(table.tmp), dir_fd=self._dir_fd)
                     table.tmp = None
                 self._close_fd(table)  # out of the pool even if its descriptor was let go
             finally:  # counted whatever the cleanup meets: its callers wait for nothing else
@@ -2526,15 +2596,17 @@ class Recorder:
                 loop.call_soon_threadsafe(_settle, group, error)
 
 
-def _read_holding(table: _Table, held: list[bool]) -> tuple[log.LogInfo, Any, int]:
-    """Read the log at the table's path whole; ``held[0]`` is set once its first events are
+def _read_holding(table: _Table, held: list[bool],
+                  fd: int | None = None) -> tuple[log.LogInfo, Any, int]:
+    """Read the log at the table's path whole (the file ``fd`` holds, if given: the one the
+    caller locked); ``held[0]`` is set once its first events are
     every event the recorder acknowledged (the same chain there, wherever the segments split:
     a seal rewrites them into larger ones). Returns its info, chain and event count; raises
     ``LogFormatError`` if it does not read (``held`` says what was seen before)."""
     ours = table.next_seq - log.FIRST_SEQ
     want = table.chain.hexdigest()
     count = 0
-    with log.Reader(table.path, allow_torn=True) as reader:
+    with log.Reader(table.path, allow_torn=True, fd=fd) as reader:
         reader.read_header()
         before = reader._chain.copy()
         for _, events in reader.segments():
@@ -2550,15 +2622,23 @@ def _read_holding(table: _Table, held: list[bool]) -> tuple[log.LogInfo, Any, in
         return reader.info, reader._chain, count
 
 
-def _keep_aside(fd: int, size: int, path: str, ops: FileOps) -> str | None:
+def _keep_aside(fd: int, size: int, path: str, dir_fd: int, ops: FileOps) -> str | None:
     """Copy the first ``size`` bytes of ``fd`` (a log the recorder acknowledged, replaced at
-    its path by another program) to a new file ``PATH.acknowledged`` (or ``.1``, ...), durably;
-    its name, or None if it could not be made."""
-    name = log._free_name(path + ".acknowledged")
-    try:
-        out = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
-    except OSError:
-        return None
+    its path by another program) to a new file ``PATH.acknowledged`` (or ``.1``, ...), durably,
+    in the directory ``dir_fd`` holds (the log's, whatever is at its path by then); its path,
+    or None if it could not be made."""
+    base = os.path.basename(path) + ".acknowledged"
+    name, n = base, 0
+    while True:
+        try:  # (O_EXCL: a dangling link at a name is passed by, never written through)
+            out = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666,
+                          dir_fd=dir_fd)
+            break
+        except FileExistsError:
+            n += 1
+            name = f"{base}.{n}"
+        except OSError:
+            return None
     try:
         pos = 0
         while pos < size:
@@ -2568,18 +2648,14 @@ def _keep_aside(fd: int, size: int, path: str, ops: FileOps) -> str | None:
             log._write_all(out, chunk, pos)
             pos += len(chunk)
         ops.fsync(out)
-        dir_fd = os.open(os.path.dirname(path), os.O_RDONLY | os.O_CLOEXEC)
-        try:
-            ops.fsync_dir(dir_fd)
-        finally:
-            os.close(dir_fd)
+        ops.fsync_dir(dir_fd)
     except OSError:
         with contextlib.suppress(OSError):
-            os.unlink(name)
+            os.unlink(name, dir_fd=dir_fd)
         return None
     finally:
         os.close(out)
-    return name
+    return os.path.join(os.path.dirname(path), name)
 
 
 _MAX_WINDOW: Final = 60.0
