@@ -3093,6 +3093,40 @@ def _journal_ahead(path: str, fd: int, identity: tuple[int, int]) -> str | None:
     return None
 
 
+_DIR_FLAGS: Final = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | os.O_CLOEXEC
+"""How a directory is held to work in it by descriptor: ``O_PATH`` needs no right to list it,
+only to search it (as the same work by its path needs)."""
+
+
+def _identity_at(dir_fd: int, name: str) -> tuple[int, int] | None:
+    """(device, inode) of what is at ``name`` in the directory ``dir_fd`` holds, not
+    following a symbolic link; None if nothing is."""
+    try:
+        return _identity(os.stat(name, dir_fd=dir_fd, follow_symlinks=False))
+    except OSError:
+        return None
+
+
+def _refuse_moved(dir_fd: int, name: str, identity: tuple[int, int], path: str,
+                  what: str) -> None:
+    """Refuse a rewrite of the locked log (of ``identity``) unless it is at ``name`` in the
+    directory ``dir_fd`` holds, where its new file is made and renamed: another directory put
+    at the log's directory's path since the lock was taken holds another file, or none."""
+    if _identity_at(dir_fd, name) != identity:
+        raise LogFormatError(
+            f"the log was moved while {what} (its directory, or another file at its name, "
+            "put there by another program); nothing was changed, run it again",
+            path=path, kind="io")
+
+
+def _name_taken(path: str, what: str) -> LogFormatError:
+    """The refusal of a rewrite whose new file beside ``path`` was replaced at its name."""
+    return LogFormatError(
+        f"the new file written beside the log while {what} was replaced at its name by "
+        "another program (a symbolic link or another file there, which is never written); "
+        "nothing was changed, run it again", path=path, kind="io")
+
+
 def _seal(path: str, shown: str, batch_events: int, lock_timeout: float) -> LogInfo:
     with LogLock(path, write=False, timeout=lock_timeout) as lock:
         assert lock.fd is not None
@@ -3123,24 +3157,46 @@ def _seal(path: str, shown: str, batch_events: int, lock_timeout: float) -> LogI
                     kind="version",
                 )
             directory = os.path.dirname(os.path.abspath(path))
+            name = os.path.basename(path)
             sweep_stale(path)  # a killed seal's sealed copy
+            # The sealed copy is made, written, checked and renamed over the log in the
+            # directory held here, through its own descriptor, never by its name: another
+            # program may put a symbolic link or another file at that name meanwhile (the
+            # events were written into the file it named, its mode and owner set to the log's,
+            # and the log replaced by the link), or another directory at the directory's path.
             try:
-                tmp_fd, tmp = _create_temp(directory, os.path.basename(path))
+                at = os.open(directory, _DIR_FLAGS)
             except OSError as exc:
-                raise write_error(exc, path, f"cannot create the sealed copy beside it: "
+                raise write_error(exc, path, f"cannot open its directory: "
                                   f"{exc.strerror or exc}; the log is unchanged") from None
+            tmp, tmp_fd = "", -1
             try:
+                _refuse_moved(at, name, lock.identity, path, "it was being sealed")
+                try:
+                    tmp_fd, tmp = _create_temp(directory, name, dir_fd=at)
+                except OSError as exc:
+                    raise write_error(exc, path, f"cannot create the sealed copy beside it: "
+                                      f"{exc.strerror or exc}; the log is unchanged") from None
+                made = _identity(os.fstat(tmp_fd))
                 # the header written here, so the writer opens this file as it is: it needs no
                 # hard link or rename that never replaces (its way of creating a log) to put
                 # it in place, which seal, replacing the log by a rename, does not need either
                 # (it was refused on a file system that makes neither)
+                _write_all(tmp_fd, _file_header(ev.FORMAT_VERSION, True), 0)
+                if _identity_at(at, os.path.basename(tmp)) != made:
+                    raise _name_taken(path, "it was being sealed")
                 try:
-                    _write_all(tmp_fd, _file_header(ev.FORMAT_VERSION, True), 0)
-                finally:
-                    os.close(tmp_fd)
-                with Writer(
-                    tmp, sealed=True, validate=False, batched=True, batch_events=batch_events
-                ) as writer:
+                    writer = Writer(
+                        tmp, sealed=True, validate=False, batched=True, batch_events=batch_events
+                    )
+                except LogFormatError:  # what it opened at the name was no log of ours
+                    if _identity_at(at, os.path.basename(tmp)) != made:
+                        raise _name_taken(path, "it was being sealed") from None
+                    raise
+                if writer._identity != made:  # opened by its name: not the file made above
+                    _remove_created(writer)
+                    raise _name_taken(path, "it was being sealed")
+                with writer:
                     writer._check_range = False  # the reader checked every integer
                     carried = 0  # the log's signatures, each after the events it signs
                     for _, events in reader.segments():
@@ -3152,25 +3208,38 @@ def _seal(path: str, shown: str, batch_events: int, lock_timeout: float) -> LogI
                     for signed in reader.signatures[carried:]:
                         writer.put_signature(signed)
                     writer.flush()
-                    info = verify(tmp)
+                with Reader(tmp, allow_torn=True, refuse_repeats=True, fd=tmp_fd) as check:
+                    for _ in check.segments():
+                        pass
+                    info = check.info
+                if info.torn is not None:  # written whole above: something else wrote to it
+                    raise LogFormatError(f"torn tail: {info.torn.reason}", path=tmp,
+                                         offset=info.torn.offset, kind="torn")
                 st = os.fstat(lock.fd)
                 # the log keeps its owner (root sealing a recorder's log left it root's, and the
                 # recorder could no longer append); a user not allowed to keeps its own
                 with contextlib.suppress(PermissionError):
-                    os.chown(tmp, st.st_uid, st.st_gid)
-                os.chmod(tmp, st.st_mode & 0o7777)
+                    os.fchown(tmp_fd, st.st_uid, st.st_gid)
+                os.fchmod(tmp_fd, st.st_mode & 0o7777)
                 _point("seal.before-rename")
                 _refuse_changed(lock.fd, path, before, "it was being sealed")
-                os.replace(tmp, path)
+                _refuse_moved(at, name, lock.identity, path, "it was being sealed")
+                if _identity_at(at, os.path.basename(tmp)) != made:
+                    raise _name_taken(path, "it was being sealed")
+                os.replace(os.path.basename(tmp), name, src_dir_fd=at, dst_dir_fd=at)
             except (LogFormatError, OSError) as exc:
                 mapped = temp_error(exc, tmp, path, "writing the sealed copy beside it failed "
-                                    "(the log is unchanged)")
+                                    "(the log is unchanged)") if tmp else None
                 if mapped is None:
                     raise
                 raise mapped from None
             finally:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
+                if tmp_fd >= 0:
+                    os.close(tmp_fd)
+                    if _identity_at(at, os.path.basename(tmp)) == made:  # ours, never another's
+                        with contextlib.suppress(OSError):
+                            os.unlink(os.path.basename(tmp), dir_fd=at)
+                os.close(at)
         durable(path, "sealed")  # the rename over the log is done: no taking it back
         _point("seal.renamed")
     return msgspec.structs.replace(info, path=shown)

@@ -122,7 +122,15 @@ def open_in_place(path: str | os.PathLike[str], wait: float | None = None) -> in
     a copy of its own descriptor (:func:`own_descriptor`), after Python's buffered standard
     streams are flushed, so what they hold comes first; and a FIFO no program reads is waited
     for ``wait`` seconds (default :data:`FIFO_WAIT`), then refused (OSError ENXIO, naming
-    ``path``)."""
+    ``path``).
+
+    What is at ``path`` is looked at again once it is open, on the descriptor: a regular file
+    there (not one reached through /dev, /proc or /sys) is refused (OSError EEXIST, naming
+    ``path``), untouched. The caller chose to write in place on an earlier look (a FIFO,
+    /dev/null); another program that put a file, or a symbolic link to one, at the name since
+    had it truncated and written here (``open(path, "wb")`` truncates as it opens). A name
+    through /dev is created if missing, as ``open`` would; any other is not (a FIFO removed
+    meanwhile left a regular file in its place)."""
     own = own_descriptor(path)
     if own is not None:
         for stream in (sys.stdout, sys.stderr):
@@ -131,10 +139,13 @@ def open_in_place(path: str | os.PathLike[str], wait: float | None = None) -> in
         return os.dup(own)
     wait = FIFO_WAIT if wait is None else wait
     deadline = time.monotonic() + wait
+    # no O_TRUNC: a regular file is truncated only once it is known to be the one asked for
+    flags = os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC
+    if through_special(path):
+        flags |= os.O_CREAT
     while True:
         try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NONBLOCK
-                         | os.O_CLOEXEC, 0o666)
+            fd = os.open(path, flags, 0o666)
         except OSError as exc:
             if exc.errno != errno.ENXIO:  # ENXIO: a FIFO with no reader (yet)
                 raise
@@ -149,8 +160,32 @@ def open_in_place(path: str | os.PathLike[str], wait: float | None = None) -> in
                               f"{wait:g} s; nothing was written", os.fspath(path)) from None
             time.sleep(0.05)
             continue
+        try:
+            _truncate_if_named(fd, path)
+        except BaseException:
+            os.close(fd)
+            raise
         os.set_blocking(fd, True)  # a full pipe waits for its reader, as a plain open would
         return fd
+
+
+def _truncate_if_named(fd: int, path: str | os.PathLike[str]) -> None:
+    """Truncate ``fd``, opened at ``path`` to be written in place, as ``open(path, "wb")``
+    would, if it is a regular file, which it may be only through /dev, /proc or /sys
+    (``/dev/fd/N`` of a file), and only the file ``path`` names still; else refuse it."""
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        return  # a FIFO, a device, a terminal: nothing to truncate
+    try:
+        named = os.stat(path)
+    except OSError:
+        named = None
+    if (not through_special(path) or named is None
+            or (named.st_dev, named.st_ino) != (st.st_dev, st.st_ino)):
+        raise OSError(errno.EEXIST, "a regular file (or a symbolic link to one) put at this "
+                      "name by another program since it was looked at, which is never written "
+                      "in place; nothing was written", os.fspath(path))
+    os.ftruncate(fd, 0)
 
 
 

@@ -201,6 +201,11 @@ def _convert(source: Path, output: Path, to: Target, validate: bool, overwrite: 
             return
     elif os.path.lexists(output):  # --overwrite: the new file is renamed over the old one
         target = rename_target(output)  # a link to the output stays a link
+        if _replaces(target, source):  # looked at again, on the name renamed over: a link to
+            # the log put at OUTPUT since the look in convert() had the log replaced by its
+            # other form, under its own name
+            raise fail(f"{output}: is the log being read ({source}); name another file",
+                       EXIT_USAGE, as_json=as_json)
         # a fresh name each time: a fixed one left by a killed run blocked every later one
         temp = target.with_name(f".{log.temp_stem(target.name)}.{os.urandom(6).hex()}"
                                 f".converting{log.temp_stem(target.suffix)[:16]}")

@@ -1,0 +1,244 @@
+"""Fault probes of the log, round 53: another program on the same machine changing a name
+between a check and the action that trusts it (TOCTOU). Each swap is put exactly in the window
+by wrapping the function that looks (in-process, or inside a real `buraco-log` subprocess).
+
+- `seal` made its sealed copy under a fresh name, closed it, and opened it again by that name
+  to write the events: a symbolic link put at the name meanwhile had the events written into
+  the file it named, that file's mode and owner set to the log's (as root: any file's), and
+  the log replaced by the link. Another file renamed over the name was written the same way.
+  A link put there right before the rename had the log replaced by the link.
+- Writing in place (`-o FIFO`, `/dev/null`) opened whatever was at the name with O_TRUNC: a
+  regular file, or a link to one, put there after the command's look was truncated and
+  overwritten; a FIFO removed meanwhile left a regular file of the output in its place.
+- `convert -o OUT --overwrite` refused OUT as the log being read when it looked; a link to the
+  log put at OUT after that look had the log replaced by its other form, under its own name
+  (a .blog holding JSON Lines, unreadable to every reader).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from buraco_log import log, outpaths
+from buraco_log.errors import LogFormatError
+from tests.log.cli_run import REPO, UNSEALED, Result
+from tests.log.samples import sample_events
+
+
+def _swap_in(name: str, what: str, other: Path) -> None:
+    """Put ``what`` at ``name`` in one step (a rename over it), as another program would: a
+    symbolic link to ``other``, ``other`` itself (another file), or a FIFO."""
+    staged = f"{name}.staged"
+    if what == "link":
+        os.symlink(other, staged)
+    elif what == "file":
+        os.link(other, staged)
+    else:
+        os.mkfifo(staged)
+    os.rename(staged, name)
+
+
+def _unsealed(tmp_path: Path) -> Path:
+    path = tmp_path / "m.blog"
+    log.write_log(path, sample_events(30), sealed=False, validate=False)
+    return path
+
+
+def _other_log(tmp_path: Path) -> Path:
+    """Another program's log (a header, no event: what seal's writer would append to), which
+    only its owner may read."""
+    other = tmp_path / "other" / "theirs.blog"
+    other.parent.mkdir()
+    with log.Writer(other, validate=False):
+        pass
+    os.chmod(other, 0o600)
+    return other
+
+
+def _state(path: Path) -> tuple[bytes, int, bool]:
+    st = os.lstat(path)
+    return path.read_bytes(), stat.S_IMODE(st.st_mode), stat.S_ISLNK(st.st_mode)
+
+
+# -- 1. seal: its sealed copy is written, checked and renamed through its own descriptor
+
+
+@pytest.mark.parametrize("what", ["link", "file", "fifo"])
+def test_seal_writes_nothing_put_at_its_copys_name(tmp_path: Path, what: str,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    path, other = _unsealed(tmp_path), _other_log(tmp_path)
+    before, theirs = _state(path), _state(other)
+    real = log._create_temp
+    swapped: list[str] = []
+
+    def create_then_swap(directory: str, name: str, dir_fd: int | None = None
+                         ) -> tuple[int, str]:
+        fd, tmp = real(directory, name, dir_fd)
+        if not swapped:  # seal's own copy: the first made
+            swapped.append(tmp)
+            _swap_in(tmp, what, other)
+        return fd, tmp
+
+    monkeypatch.setattr(log, "_create_temp", create_then_swap)
+    with pytest.raises(LogFormatError) as caught:
+        log.seal(path)
+    assert swapped
+    assert caught.value.path == str(path), caught.value
+    assert ("nothing was changed" in caught.value.message
+            or "the log is unchanged" in caught.value.message), caught.value
+    # before: the events went into the other file, its mode became the log's (0o644), and
+    # the log was replaced by the link
+    assert _state(other) == theirs
+    assert _state(path) == before
+    assert log.verify(path).sealed is False
+
+
+def test_seal_renames_only_its_own_copy_over_the_log(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    path, other = _unsealed(tmp_path), _other_log(tmp_path)
+    before, theirs = _state(path), _state(other)
+
+    def hook(point: str) -> None:
+        if point == "seal.before-rename":
+            (copy,) = tmp_path.glob(".m.blog.*.new")
+            _swap_in(str(copy), "link", other)
+
+    monkeypatch.setattr(log, "_hook", hook)
+    with pytest.raises(LogFormatError, match="replaced at its name by another program"):
+        log.seal(path)
+    assert _state(path) == before  # before: m.blog was the link to the other log
+    assert _state(other) == theirs
+
+
+def test_seal_in_a_directory_another_took_the_place_of(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    # (refused before too, by the look at the log's name before the rename; now before any
+    # copy is made, and none is left in either directory)
+    home = tmp_path / "d"
+    home.mkdir()
+    path = _unsealed(home)
+    before = _state(path)
+    moved = tmp_path / "moved"
+
+    def hook(point: str) -> None:
+        if point == "seal.locked":
+            home.rename(moved)
+            home.mkdir()
+            log.write_log(home / "m.blog", sample_events(5, seed=3), sealed=False,
+                          validate=False)
+
+    monkeypatch.setattr(log, "_hook", hook)
+    theirs_events = 5
+    with pytest.raises(LogFormatError, match="nothing was changed"):
+        log.seal(path)
+    assert _state(moved / "m.blog") == before
+    assert log.verify(home / "m.blog").events == theirs_events
+    assert sorted(p.name for p in home.iterdir()) == ["m.blog"]
+    assert sorted(p.name for p in moved.iterdir()) == ["m.blog"]
+
+
+# -- 2. written in place: the file opened is the kind looked at
+
+
+@pytest.mark.parametrize("what", ["link", "file", "gone"])
+def test_a_fifo_output_swapped_after_the_look_is_not_written(
+        tmp_path: Path, what: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    fifo = tmp_path / "out.fifo"
+    os.mkfifo(fifo)
+    precious = tmp_path / "precious.txt"
+    precious.write_bytes(b"kept\n")
+    real = outpaths.own_descriptor
+
+    def look_then_swap(path: str | os.PathLike[str]) -> int | None:
+        found = real(path)
+        if what == "gone":
+            os.unlink(fifo)
+        else:
+            _swap_in(str(fifo), what, precious)
+        return found
+
+    monkeypatch.setattr(outpaths, "own_descriptor", look_then_swap)
+    with pytest.raises(OSError) as caught:
+        os.close(outpaths.open_in_place(fifo, 0.2))
+    assert caught.value.filename == str(fifo)
+    assert precious.read_bytes() == b"kept\n"  # before: truncated, "link" and "file"
+    if what == "gone":  # before: a regular file made at the FIFO's name
+        assert caught.value.errno == errno.ENOENT and not os.path.lexists(fifo)
+    else:
+        assert caught.value.errno == errno.EEXIST, caught.value
+
+
+def test_a_regular_file_through_dev_is_still_written_in_place(tmp_path: Path) -> None:
+    # a name in /proc of a file (not one of this process's own outputs, which are written
+    # where they stand): truncated and written, as open(path, "wb") would
+    out = tmp_path / "out.bin"
+    out.write_bytes(b"old bytes, longer than the new")
+    with open(out, "rb") as held:
+        fd = outpaths.open_in_place(f"/proc/thread-self/fd/{held.fileno()}")
+        try:
+            os.write(fd, b"new")
+        finally:
+            os.close(fd)
+    assert out.read_bytes() == b"new"
+
+
+# -- 3. the command line, in a real subprocess with the swap inside it
+
+
+def _cli_with(wrapper: str, out: str, swap_to: Path, *args: object) -> Result:
+    """``buraco-log ARGS`` in a subprocess in which the function ``wrapper`` names
+    (``module:function``) is wrapped: after its first call, a symbolic link to ``swap_to`` is
+    renamed over ``out`` (in ``swap_to``'s directory, where the command runs)."""
+    module, function = wrapper.split(":")
+    code = (f"import os, sys; sys.path.insert(0, {str(REPO)!r})\n"
+            f"import {module} as m\n"
+            f"real = m.{function}; done = []\n"
+            "def wrapped(*a, **k):\n"
+            "    r = real(*a, **k)\n"
+            "    if not done:\n"
+            "        done.append(1)\n"
+            f"        os.symlink({str(swap_to)!r}, 'staged'); os.rename('staged', {out!r})\n"
+            "    return r\n"
+            f"m.{function} = wrapped\n"
+            f"sys.argv = ['buraco-log', *{[str(a) for a in args]!r}]\n"
+            "from cli.main import run; run()\n")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60,
+                       cwd=swap_to.parent, text=True)
+    return Result(p.returncode, p.stdout, p.stderr)
+
+
+def _one_line(r: Result, code: int, *needles: str) -> None:
+    assert "Traceback" not in r.err, r.err[-800:]
+    assert r.code == code and len(r.err.splitlines()) == 1, r
+    assert all(n in r.err for n in needles), r
+
+
+def test_convert_overwrite_never_replaces_the_log_a_link_put_at_its_output_leads_to(
+        tmp_path: Path) -> None:
+    game = tmp_path / "game.blog"  # the log being read, which the link put at OUT names
+    game.write_bytes(UNSEALED.read_bytes())
+    (tmp_path / "out.jsonl").write_text("an old conversion\n")
+    r = _cli_with("cli.log_cmd:_replaces", "out.jsonl", game, "convert", "game.blog",
+                  "-o", "out.jsonl", "--overwrite")
+    _one_line(r, 2, "out.jsonl: is the log being read (game.blog)")
+    # before: exit 0, and the log held its JSON Lines form under its binary name
+    assert game.read_bytes() == UNSEALED.read_bytes()
+
+
+def test_convert_into_a_fifo_writes_no_file_put_at_its_name(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "out.jsonl")
+    precious = tmp_path / "precious.txt"
+    precious.write_bytes(b"another program's file\n")
+    # jsonl.convert writes the form asked for into a temporary: the command's longest window
+    r = _cli_with("buraco_log.jsonl:convert", "out.jsonl", precious, "convert", UNSEALED,
+                  "-o", "out.jsonl")
+    _one_line(r, 2, "out.jsonl: a regular file", "nothing was written")
+    assert precious.read_bytes() == b"another program's file\n"  # before: the log's JSON Lines
+
