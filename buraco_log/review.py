@@ -35,6 +35,7 @@ from buraco_log.events import (
     Event,
     FirstDrawRejected,
     HandEnded,
+    HandStarted,
     MatchEnded,
     MatchStarted,
     MeldLaid,
@@ -127,6 +128,9 @@ class Review(msgspec.Struct, frozen=True):
     mistakes: int
     lost: float
     note: str | None = None  # why the review stops short (an illegal event); wrong scores
+    # hands dealt (before any illegal event) in which the seat had no move with an
+    # alternative: no turn, or only forced moves (the text said nothing of them)
+    hands_without_decision: tuple[int, ...] = ()
 
 
 # -- words ------------------------------------------------------------------------------------
@@ -309,7 +313,14 @@ def review_events(
         if len(d.evaluations) > 1:
             moves.append(reviewed_move(task, d, threshold, style, start.rules))
     hands: list[HandReview] = []
-    for h in sorted({m.hand for m in moves}):
+    reviewed = {m.hand for m in moves}
+    without: tuple[int, ...] = ()
+    if seqs is None:  # a review of some seqs only says nothing of the other hands
+        end = error.seq if error is not None else None
+        without = tuple(dict.fromkeys(
+            ev.hand for ev in events if isinstance(ev, HandStarted)
+            and (end is None or ev.seq < end) and ev.hand not in reviewed))
+    for h in sorted(reviewed):
         ms = [m for m in moves if m.hand == h]
         bad = [m for m in ms if m.flagged]
         hands.append(HandReview(
@@ -323,7 +334,7 @@ def review_events(
         side=start.sides[seat] if seat < len(start.sides) else seat, seed=seed, budget=budget,
         threshold=threshold, moves=tuple(moves), hands=tuple(hands), decisions=len(moves),
         mistakes=sum(h.mistakes for h in hands), lost=round(sum(h.lost for h in hands), 3),
-        note=note,
+        note=note, hands_without_decision=without,
     )
 
 
@@ -413,8 +424,15 @@ def to_text(review: Review, *, all_moves: bool = True) -> str:
     by_hand: dict[int, list[ReviewedMove]] = {}
     for m in review.moves:
         by_hand.setdefault(m.hand, []).append(m)
-    for h in review.hands:
+    # a review with no decision at all says so once, below
+    quiet = set(review.hands_without_decision) if review.moves else set()
+    blocks: list[HandReview | int] = [*review.hands, *quiet]
+    for h in sorted(blocks, key=lambda b: b if isinstance(b, int) else b.hand):
         lines.append("")
+        if isinstance(h, int):  # a hand of the match with no word in the review
+            lines.append(f"hand {h}: no decision to review: seat {review.seat} had no move "
+                         "with an alternative (no turn, or only forced moves)")
+            continue
         lines.append(f"hand {h.hand}")
         for m in by_hand[h.hand]:
             if not all_moves and not m.flagged:
@@ -425,7 +443,8 @@ def to_text(review: Review, *, all_moves: bool = True) -> str:
             lines.append(f"  {'!' if m.flagged else ' '} seq {m.seq:<5d} {pad(m.kind, 8)} "
                          f"{pad(m.played, 34)} {pad(better, 40)} cost {m.cost:6.1f} ± "
                          f"{m.se:5.1f} {mark}".rstrip())
-        lines.append(f"  hand {h.hand}: {h.decisions} decisions, {h.mistakes} mistake"
+        lines.append(f"  hand {h.hand}: {h.decisions} decision{'' if h.decisions == 1 else 's'},"
+                     f" {h.mistakes} mistake"
                      f"{'' if h.mistakes == 1 else 's'}, {h.lost:.0f} ± {h.lost_se:.0f} points "
                      f"lost to them (all decisions: {h.cost:.0f})")
     if not review.moves:  # it said "total: 0 decisions" with no word of why
@@ -435,7 +454,8 @@ def to_text(review: Review, *, all_moves: bool = True) -> str:
                      "played yet, only forced moves, or a budget of 1 candidate)")
     lines.append("")
     mean = sum(m.cost for m in review.moves) / len(review.moves) if review.moves else 0.0
-    lines.append(f"total: {review.decisions} decisions, {review.mistakes} mistake"
+    lines.append(f"total: {review.decisions} decision{'' if review.decisions == 1 else 's'}, "
+                 f"{review.mistakes} mistake"
                  f"{'' if review.mistakes == 1 else 's'}, {review.lost:.0f} points lost to them; "
                  f"mean cost per decision {mean:.1f}")
     return "\n".join(lines) + "\n"
@@ -479,7 +499,8 @@ def review_page(events: Sequence[AnyEvent], review: Review, *,
         "parts": _head_parts(short),
         "whole": header(safe).replace("\n", " · "),
         "wparts": _head_parts(safe),  # the tooltip's, isolated as the heading's
-        "summary": f"{review.decisions} decisions, {review.mistakes} mistakes, "
+        "summary": f"{review.decisions} decision{'' if review.decisions == 1 else 's'}, "
+                   f"{review.mistakes} mistake{'' if review.mistakes == 1 else 's'}, "
                    f"{review.lost:.0f} points lost to them",
         "moves": {str(m.seq): {
             "played": m.played, "best": m.best, "cost": m.cost, "se": m.se, "flag": m.flagged,
