@@ -246,7 +246,12 @@
     play: "play", emptied: "hand emptied", out: "went out", decided: "decided", over: "over" };
   function drawStatus(f) {
     var score = [];
-    for (var s = 0; s < D.sides; s++) { score.push("side " + s + ": " + f.T[s] + " (+" + f.P[s] + " on the table)"); }
+    // once the hand is scored its table is in the total: "+110" read as 110 still to come
+    var scored = f.n >= 0 && (f.ph === "between" || f.ph === "decided" || f.ph === "over");
+    for (var s = 0; s < D.sides; s++) {
+      score.push("side " + s + ": " + f.T[s] + (scored ? " (" + f.P[s] + " on the table, scored)"
+        : " (+" + f.P[s] + " on the table)"));
+    }
     put($("status"), "hand " + (f.n < 0 ? "-" : f.n) + " \u00b7 phase " +
       esc(PHASE[f.ph] || f.ph) + " \u00b7 turn: " + seatWho(f.t) +
       " \u00b7 " + score.join(", ") + (f.w !== null && f.w !== undefined ? " \u00b7 winner: side " + f.w : ""));
