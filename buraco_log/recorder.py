@@ -314,13 +314,27 @@ def sweep_temporaries(directory: str | os.PathLike[str]) -> list[str]:
     is safe while other writers run. Returns the paths removed.
     """
     directory = os.fspath(directory)
+    dir_fd = os.open(directory, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        return _sweep(directory, dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+def _sweep(directory: str, dir_fd: int) -> list[str]:
+    """``sweep_temporaries`` of the directory ``dir_fd`` holds (named by ``directory``'s
+    path): by the path, another directory put there meanwhile had its files removed. Never
+    through a symbolic link (one put at a temporary name had the file it named locked), and
+    only the file locked (another put at the name meanwhile is left)."""
     removed = []
-    for entry in os.scandir(directory):
-        if not _TEMP.match(entry.name) or not entry.is_file(follow_symlinks=False):
-            continue
+    with os.scandir(dir_fd) as entries:
+        names = [e.name for e in entries
+                 if _TEMP.match(e.name) and e.is_file(follow_symlinks=False)]
+    for name in names:
         try:
-            fd = os.open(entry.path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-        except FileNotFoundError:
+            fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOFOLLOW,
+                         dir_fd=dir_fd)
+        except OSError:  # gone, or a link put there since
             continue
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -328,13 +342,23 @@ def sweep_temporaries(directory: str | os.PathLike[str]) -> list[str]:
             os.close(fd)
             continue
         try:
-            os.unlink(entry.path)  # unlinked while locked: no writer can be mid-way
-            removed.append(entry.path)
+            if _identity(fd) == _identity_at(dir_fd, name):
+                os.unlink(name, dir_fd=dir_fd)  # unlinked while locked: no writer can be
+                removed.append(os.path.join(directory, name))  # mid-way
         except FileNotFoundError:
             pass
         finally:
             os.close(fd)
     return removed
+
+
+def _identity_at(dir_fd: int, name: str) -> tuple[int, int] | None:
+    """The (device, inode) at ``name`` in the directory ``dir_fd`` holds (a link's own)."""
+    try:
+        st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
 
 
 def journal_notes(directory: str | os.PathLike[str]) -> list[str]:
@@ -666,7 +690,7 @@ class Recorder:
         # what ``close`` checks a number still names before it closes it
         self._identities = {"_dir_fd": _identity(self._dir_fd),
                             "_lock_fd": _identity(self._lock_fd)}
-        self._stats.swept = len(sweep_temporaries(self.directory))
+        self._stats.swept = len(_sweep(self.directory, self._dir_fd))
         self._jfd: int | None = None  # the journal rounds append to (sync="journal")
         self._jsize = 0
         try:

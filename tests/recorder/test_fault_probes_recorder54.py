@@ -274,3 +274,29 @@ def test_a_log_written_back_at_open_is_made_beside_its_journal(
         assert where.next_seq("b") == 3
     assert log.read_events(moved / "b.blog") == list(b[:3])
     assert journal.generations(str(moved)) == []
+
+
+def test_the_sweep_at_open_removes_the_temporary_files_of_the_directory_held(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    live, moved = tmp_path / "live", tmp_path / "moved"
+    live.mkdir()
+    stale = ".m.blog.0123456789ab.new"  # a crash left it (nobody holds it locked)
+    (live / stale).write_bytes(b"a crash's")
+    flock = fcntl.flock
+    armed = [True]
+
+    def locked(fd: int, how: int) -> None:
+        flock(fd, how)
+        if armed[0]:  # a copy of the directory put at its path as the recorder opens
+            armed[0] = False
+            _swap_for_copy(live, moved)
+
+    monkeypatch.setattr(fcntl, "flock", locked)
+    rec = Recorder(live, save_every=0)
+    monkeypatch.undo()
+    try:
+        assert rec.stats().swept == 1
+    finally:
+        rec.close()
+    assert (live / stale).read_bytes() == b"a crash's"  # the other directory's: left alone
+    assert not (moved / stale).exists()  # the one held: swept
