@@ -18,6 +18,7 @@ import pytest
 
 from tests.scenario import Scenario, refused
 from tests.spec_points import spec_points
+from tests.unit.closing_hands import closing_hand
 
 TESTS = Path(__file__).parents[1]
 HERE = "unit/test_fault_probes_rules53_decisions.py"
@@ -173,6 +174,9 @@ TRACE: dict[str, tuple[str, str]] = {
         "test_a_stock_out_scores_the_table_less_the_hands_and_each_untaken_morto",
         "unit/test_scenarios_scoring_rulebook.py::"
         "test_a_stock_out_scores_the_table_less_the_hands_and_each_untaken_morto"),
+    "§9 the bonus table: going out, relancinho, clean, morto in every preset's column": (
+        "unit/test_scenarios_probe35_targets.py::test_reaching_the_target_exactly_ends_the_match",
+        f"{HERE}::test_each_bonus_row_of_the_preset_column_is_refused_at_another_columns_value"),
     "§10 every preset's target (mega and burako 3000)": (
         "unit/test_scenarios_probe35_targets.py::test_reaching_the_target_exactly_ends_the_match",
         "unit/test_scenarios_probe35_targets.py::test_five_points_short_of_the_target_the_match_goes_on"),
@@ -316,3 +320,41 @@ def test_a_relancinho_ends_the_hand_in_classic_only(name: str) -> None:
     refused(s, "turn.not_your_turn", ("seat 0",), "go_out", seat=0)
     s.pass_turn()
     assert s.state.phase == "draw" and s.turn == 0
+
+
+# RULES.md §9's bonus table, copied by hand: going out, relancinho (None: the preset has none),
+# morto not taken (None: no morto). The clean canastra is 200 in every column.
+BONUS_ROWS = {
+    "classic": (50, 100, None), "biriba": (50, 100, 100), "bossa-nova": (50, 100, 100),
+    "thirteen": (100, None, 100), "thirteen-quick": (100, None, 100), "burraco": (100, None, 100),
+    "mega": (100, None, 100), "burako": (100, None, 100),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BONUS_ROWS))
+def test_each_bonus_row_of_the_preset_column_is_refused_at_another_columns_value(
+        name: str) -> None:
+    """One hand per preset in which side 0 closes with a clean canastra (and a relancinho where
+    the preset has one) and side 1 holds its hand without its morto: the score worked out from
+    the preset's column is accepted; each bonus at the value another column gives is refused."""
+    going_out, relancinho, morto = BONUS_ROWS[name]
+    s, (side0, side1) = closing_hand(name)
+    # tests/unit/closing_hands.py adds the bonuses up by hand; the rows must be those here.
+    assert side0 - SIDE0_TABLE[name] == 200 + going_out + (relancinho or 0)
+    assert side1 == -spec_points(name, s.hand(1)) - (morto or 0)
+    other = {"going out": (side0 - going_out + (150 - going_out), side1),
+             "relancinho": (side0 - 100 if relancinho else side0 + 100, side1),
+             "clean as dirty": (side0 - 100, side1),
+             "morto": (side0, side1 + 100 if morto else side1 - 100)}
+    for why, scores in other.items():
+        assert scores != (side0, side1), why
+        refused(s, "score.mismatch", ("recomputed",), "end_hand", "went_out", scores)
+    s.end_hand("went_out", (side0, side1))
+
+
+# Side 0's cards on the table in tests/unit/closing_hands.py's hand, by RULES.md §9's card table.
+SIDE0_TABLE = {
+    "classic": 55 + 40, "biriba": 55 + 40 + 115, "bossa-nova": 55 + 40 + 115,
+    "thirteen": 45 + 40 + 15 + 115, "thirteen-quick": 45 + 40 + 15 + 115,
+    "burraco": 55 + 40 + 115, "mega": 55 + 40 + 115, "burako": 45 + 40 + 30 + 40 + 60,
+}
