@@ -187,6 +187,11 @@ def ingest(
         help="Set the archive's require_commitment setting (kept in its archive.json, for "
              "this and every later ingest): refuse matches whose deals no commitment backs."
     )] = None,
+    keep_stored_copies: Annotated[bool, typer.Option(
+        "--keep-stored-copies",
+        help="Keep the archive's copy of a match when a stronger copy of it comes (sealed, or "
+             "with more signature records): only name it. Without it, the stronger copy is "
+             "stored in its place.")] = False,
     engine: Annotated[Engine, typer.Option(help=ENGINE_HELP)] = Engine.local,
     master: Annotated[str | None, typer.Option(help=MASTER_HELP, show_default=False)] = None,
     conf: Annotated[list[str] | None, typer.Option(help=CONF_HELP, metavar="KEY=VALUE",
@@ -214,10 +219,12 @@ def ingest(
             if engine is Engine.spark:  # cut before its commit, a Spark run leaves nothing
                 report = archive_spark.ingest([str(s) for s in sources], str(archive_dir),
                                               archive_spark.master_or(master, jobs or None),
-                                              settings, require_commitment)
+                                              settings, require_commitment,
+                                              not keep_stored_copies)
             else:
                 report = _ingest_with_progress([str(s) for s in sources], str(archive_dir),
-                                               jobs or _jobs_default(), require_commitment)
+                                               jobs or _jobs_default(), require_commitment,
+                                               not keep_stored_copies)
         except KeyboardInterrupt:  # before anything was checked (the lock, a clean-up):
             # said alike for Ctrl-C (it was the bare "interrupted" every command says)
             how, status = stopped_by(met)
@@ -280,9 +287,9 @@ STRONGER_SHOWN = 20
 
 
 def _say_stronger(copies: list[archive.StrongerCopy]) -> None:
-    """One line per copy left out as a duplicate that holds more than the archive's copy (its
-    seal, more signature records): a site that ingested live logs, then the sealed ones, was
-    told "1 duplicate" and the archive kept the unsealed copy for ever."""
+    """One line per copy met as a duplicate that holds more than the archive's copy (its seal,
+    more signature records), stored in its place or not: a site that ingested live logs, then
+    the sealed ones, was told "1 duplicate" and the archive kept the unsealed copy for ever."""
     for c in copies[:STRONGER_SHOWN]:
         sealed = "sealed " if "sealed" in c.stronger else ""
         signed = (f" with {_n(c.signatures, 'signature record')}"
@@ -292,10 +299,11 @@ def _say_stronger(copies: list[archive.StrongerCopy]) -> None:
             kept.append("unsigned" if not c.stored_signed else
                         f"with {c.stored_signatures:,}" if c.stored_signatures is not None
                         else "signed")
+        then = (f"stored in its place (batch {c.replaced})" if c.replaced else
+                "the archive keeps its copy: docs/archive.md says how to replace it")
         typer.echo(terminal_safe(
             f"{c.path}: a {sealed}copy{signed} of stored match {c.match_id}, stored "
-            f"{' and '.join(kept)}; the archive keeps its copy: docs/archive.md says how to "
-            "replace it"))
+            f"{' and '.join(kept)}; {then}"))
     if len(copies) > STRONGER_SHOWN:
         typer.echo(f"... and {len(copies) - STRONGER_SHOWN:,} more stronger copies "
                    "(--format json lists them all)")
@@ -372,11 +380,13 @@ def _end(status: int) -> None:
 
 
 def _ingest_with_progress(sources: list[str], root: str, jobs: int,
-                          require_commitment: bool | None) -> archive.IngestReport:
+                          require_commitment: bool | None,
+                          replace_stored: bool = True) -> archive.IngestReport:
     from buraco_log.archive import ingest
 
     if not progress_shown():
-        return ingest(sources, root, jobs=jobs, require_commitment=require_commitment)
+        return ingest(sources, root, jobs=jobs, require_commitment=require_commitment,
+                      replace_stored=replace_stored)
     from rich.console import Console
     from rich.progress import (
         BarColumn,
@@ -398,7 +408,7 @@ def _ingest_with_progress(sources: list[str], root: str, jobs: int,
                        rate=_bar_text(p))
 
         return ingest(sources, root, jobs=jobs, on_progress=update,
-                      require_commitment=require_commitment)
+                      require_commitment=require_commitment, replace_stored=replace_stored)
 
 
 def _bar_text(p: archive.Progress) -> str:

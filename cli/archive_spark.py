@@ -93,12 +93,13 @@ def _py4j_quiet() -> Iterator[None]:
 
 
 def ingest(sources: list[str], root: str, master: str | None, conf: dict[str, str],
-           require_commitment: bool | None) -> Any:
+           require_commitment: bool | None, replace_stored: bool = True) -> Any:
     """The Spark ingest; a SIGTERM or Ctrl-C before its commit leaves the archive as it was
     and comes out as KeyboardInterrupt (the caller says so in one line)."""
     with _py4j_quiet():
         return _module().ingest(sources, root, master=master, conf=conf,
-                                require_commitment=require_commitment)
+                                require_commitment=require_commitment,
+                                replace_stored=replace_stored)
 
 
 class TableStream:

@@ -47,9 +47,11 @@ class ErrorSummary(msgspec.Struct, frozen=True):
 
 
 class StrongerCopy(msgspec.Struct):
-    """A copy of a match the archive holds (stored before, or by this run), left out as a
-    duplicate though it holds more after its events: its seal, or more signature records.
-    Ingest never rewrites a committed batch; docs/archive.md says how to replace the copy."""
+    """A copy of a match the archive holds (stored before, or by a batch this run committed
+    before it met the copy), met as a duplicate though it holds more after its events: its
+    seal, or more signature records. Ingest stores it in place of the archive's copy
+    (:mod:`.replace`: the batch that holds that copy is rewritten as a compaction), and
+    ``replaced`` names the new batch; with ``replace_stored=False`` it is only named."""
 
     path: str
     match_id: str
@@ -59,6 +61,7 @@ class StrongerCopy(msgspec.Struct):
     stored_integrity: str  # the archive's copy's
     stored_signed: bool
     stored_signatures: int | None = None  # None: the archive keeps only ``signed``
+    replaced: str | None = None  # the batch that holds this copy now in place of the old
 
 
 class SharedMatchId(msgspec.Struct):
@@ -360,6 +363,7 @@ def ingest(
     commit_seconds: float = 60.0,
     on_progress: Callable[[Progress], None] | None = None,
     require_commitment: bool | None = None,
+    replace_stored: bool = True,
 ) -> IngestReport:
     """Check every log under ``sources`` and add the good ones to ``archive``.
 
@@ -371,6 +375,10 @@ def ingest(
     its ``archive.json``) before the run: while it is on, a match whose deals no commitment
     backs (a committed match stripped of its commitment and reveal, or cut before the reveal)
     is refused into the errors table instead of stored.
+
+    ``replace_stored``: a stronger copy (sealed, or more signature records) of a match
+    committed before it is stored in place of the archive's copy (:mod:`.replace`); False
+    only names it in ``stronger_copies``.
     """
     t0 = time.monotonic()
     root = store.create_archive(str(archive))
@@ -559,6 +567,8 @@ def ingest(
             report.shared_match_ids = shared_match_ids(root, report.batches)  # read only then
         if held_paths.intersection(storable(p) for p in stored_paths):
             report.reused_paths = reused_paths(root, report.batches)  # read only then
+        if replace_stored and report.stronger_copies and not report.interrupted:
+            _replace(root, report, strict)
         if store.current_ratings(root) is None and store.manifests(root):
             try:
                 _store_ratings(root)
@@ -775,6 +785,25 @@ def _run_pool(chunks: Iterable[list[tuple[str, str, int]]], jobs: int,
             for fut in done:
                 take(fut.result().unpack())
             flush()
+
+
+def _replace(root: str, report: IngestReport, strict: bool) -> None:
+    """The stronger copies put in place of the archive's (:func:`.replace.replace_stored`),
+    as whole commits: a Ctrl-C meanwhile is held until the one under way is committed."""
+    from .replace import replace_stored
+
+    with _interrupt_after(raise_after=False) as caught:
+        made = replace_stored(root, report.stronger_copies, strict)
+    report.interrupted = report.interrupted or bool(caught)
+    merged = {old: new for new, old in ((b, r) for b in made
+                                        for r in _compacted(root, b))}
+    report.batches = [merged.get(b, b) for b in report.batches]
+    report.batches += [b for b in made if b not in report.batches]
+
+
+def _compacted(root: str, batch: str) -> list[str]:
+    return [b for r in store.manifests(root) if r["batch"] == batch
+            for b in r.get("compacted", ())]
 
 
 def _store_ratings(root: str) -> None:

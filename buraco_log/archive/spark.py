@@ -69,6 +69,7 @@ from buraco_log.archive.ingest import (
     _hash,
     _interrupt_after,
     _Kept,
+    _replace,
     _store_ratings,
     _stronger_copies,
     few_collections,
@@ -693,10 +694,11 @@ def ingest(
     conf: Mapping[str, str] | None = None,
     file_events: int | None = None,
     require_commitment: bool | None = None,
+    replace_stored: bool = True,
 ) -> IngestReport:
     """Check every ``*.blog`` and ``*.jsonl`` log under ``sources`` on Spark and add the good
     ones to ``archive``; the same archive, rows and errors as :func:`buraco_log.archive.ingest`
-    (``require_commitment`` too: None keeps the archive's setting).
+    (``require_commitment`` too: None keeps the archive's setting; ``replace_stored`` too).
 
     Commits only when the whole job succeeded. KeyboardInterrupt (Ctrl-C, or SIGTERM through
     the CLI's handler) before the commit cancels the jobs, removes the staged files and is
@@ -798,6 +800,8 @@ def ingest(
             raise KeyboardInterrupt  # before the commit: nothing of this run is in the archive
         report.shared_match_ids = shared_match_ids(root, report.batches)  # as the local one
         report.reused_paths = reused_paths(root, report.batches)
+        if replace_stored and report.stronger_copies and not report.interrupted:
+            _replace(root, report, strict)  # as the local engine: on the committed files
         if store.current_ratings(root) is None and store.manifests(root):
             try:
                 _store_ratings(root)

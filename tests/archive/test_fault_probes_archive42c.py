@@ -76,7 +76,8 @@ def test_a_copy_committed_earlier_in_the_run_is_named_not_replaced(tmp_path: Pat
     src.mkdir()
     _unsealed(src / "a.jsonl")
     shutil.copy(V2, src / "b.jsonl")
-    rep = ingest([src], tmp_path / "arch", chunk_size=1, commit_events=1)
+    rep = ingest([src], tmp_path / "arch", chunk_size=1, commit_events=1,
+                 replace_stored=False)  # as `ingest --keep-stored-copies`
     assert len(rep.batches) == 1 and rep.duplicates == 1
     assert _stored(tmp_path / "arch") == [("a.jsonl", "unsealed", True)]
     assert rep.stronger_copies == [StrongerCopy(
@@ -90,7 +91,7 @@ def test_a_signed_copy_of_an_unsigned_stored_match_is_named(tmp_path: Path) -> N
     _unsigned(first / "m.jsonl")
     ingest([first], tmp_path / "arch")
     shutil.copy(V2, later / "m.jsonl")
-    rep = ingest([later], tmp_path / "arch")
+    rep = ingest([later], tmp_path / "arch", replace_stored=False)
     assert (rep.added, rep.duplicates) == (0, 1)
     assert rep.stronger_copies == [StrongerCopy(
         str(later / "m.jsonl"), MATCH, ["signatures"], "sealed", 41, "sealed", False, None)]
@@ -106,23 +107,24 @@ def test_cli_names_the_sealed_copy_of_a_stored_unsealed_match(tmp_path: Path) ->
     shutil.copy(V2, b / "m.jsonl")
     arch = tmp_path / "arch"
     assert cli("ingest", a, "--archive", arch).returncode == 0
-    done = cli("ingest", b, "--archive", arch)
+    done = cli("ingest", b, "--archive", arch, "--keep-stored-copies")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert "0 matches added" in lines[0] and "1 duplicate," in lines[0]
     assert lines[1:] == [f"{b / 'm.jsonl'}: a sealed copy of stored match {MATCH}, stored "
                          "unsealed; the archive keeps its copy: docs/archive.md says how to "
                          "replace it"]
-    js = cli("ingest", b, "--archive", arch, "--format", "json")
+    js = cli("ingest", b, "--archive", arch, "--format", "json", "--keep-stored-copies")
     assert js.returncode == 0, js.stderr
     assert json.loads(js.stdout)["stronger_copies"] == [{
         "path": str(b / "m.jsonl"), "match_id": MATCH, "stronger": ["sealed"],
         "integrity": "sealed", "signatures": 41, "stored_integrity": "unsealed",
-        "stored_signed": True, "stored_signatures": None}]
+        "stored_signed": True, "stored_signatures": None, "replaced": None}]
 
 
 def test_the_documented_replacement_stores_the_sealed_copy(tmp_path: Path) -> None:
-    """docs/archive.md: drop the batch that holds the weaker copy, ingest again."""
+    """docs/archive.md: drop the batch that holds the weaker copy, ingest again (with
+    ``--keep-stored-copies``, ingest leaves the weaker copy in place)."""
     a, b = tmp_path / "a", tmp_path / "b"
     a.mkdir()
     b.mkdir()
@@ -130,7 +132,7 @@ def test_the_documented_replacement_stores_the_sealed_copy(tmp_path: Path) -> No
     shutil.copy(V2, b / "m.jsonl")
     arch = tmp_path / "arch"
     first = ingest([a], arch)
-    assert ingest([b], arch).stronger_copies
+    assert ingest([b], arch, replace_stored=False).stronger_copies
     held = query(arch, f"SELECT DISTINCT batch FROM matches WHERE match_id = '{MATCH}'")
     assert held.column("batch").to_pylist() == first.batches
     store.drop_batches(str(arch), first.batches)

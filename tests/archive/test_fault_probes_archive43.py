@@ -125,7 +125,7 @@ def test_the_summary_names_twenty_stronger_copies_and_counts_the_rest(tmp_path: 
         (sealed / f"m{k:02d}.jsonl").write_text("".join(kept))
     arch = tmp_path / "arch"
     assert ingest([live], arch).added == 1
-    done = cli("ingest", sealed, "--archive", arch)
+    done = cli("ingest", sealed, "--archive", arch, "--keep-stored-copies")
     assert done.returncode == 0, done.stderr
     out = done.stdout.splitlines()
     assert f"{COPIES} duplicates" in out[0], out[0]
@@ -134,7 +134,8 @@ def test_the_summary_names_twenty_stronger_copies_and_counts_the_rest(tmp_path: 
                                                 for i in range(20)]
     more = f"... and {COPIES - 20} more stronger copies (--format json lists them all)"
     assert out[1:] == [*named, more]
-    js = cli("ingest", sealed, "--archive", arch, "--format", "json")
+    js = cli("ingest", sealed, "--archive", arch, "--format", "json",
+             "--keep-stored-copies")
     assert js.returncode == 0, js.stderr
     listed = json.loads(js.stdout)["stronger_copies"]
     assert [c["path"] for c in listed] == [str(sealed / f"m{i:02d}.jsonl")

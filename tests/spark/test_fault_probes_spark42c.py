@@ -1,6 +1,6 @@
 """Fault probes, Spark engine, round 42c: of copies of one match, the Spark engine keeps the
-stronger (sealed, then more signature records) and names a stronger copy of a stored match,
-as the local engine does (tests/archive/test_fault_probes_archive42c.py)."""
+stronger (sealed, then more signature records) and stores a stronger copy of a stored match
+in its place, as the local engine does (tests/archive/test_fault_probes_archive42c.py)."""
 
 from __future__ import annotations
 
@@ -39,5 +39,11 @@ def test_spark_keeps_and_names_stronger_copies_as_local(spark: Any, tmp_path: Pa
         ingest([live], tmp_path / name)
     ours = engine.ingest([later], tmp_path / "spark2", spark=spark)
     local = ingest([later], tmp_path / "local2")
-    assert ours.stronger_copies == local.stronger_copies
-    assert [c.stronger for c in ours.stronger_copies] == [["sealed"]]
+    # each engine stores the sealed copy in place of the live one (its own new batch)
+    assert [(c.path, c.stronger, c.replaced in ours.batches) for c in ours.stronger_copies] \
+        == [(c.path, c.stronger, c.replaced in local.batches) for c in local.stronger_copies] \
+        == [(str(later / "m.jsonl"), ["sealed"], True)]
+    assert _stored(tmp_path / "spark2") == _stored(tmp_path / "local2") == \
+        [("m.jsonl", "sealed", True)]
+    assert engine.table_checksums(tmp_path / "spark2") == engine.table_checksums(
+        tmp_path / "local2")
