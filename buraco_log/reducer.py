@@ -1229,10 +1229,15 @@ class _Table:
                            f"(phase {self.phase!r})")
                 raise self.fail(ev, "match.not_over", why)
             if ev.totals is not None and ev.totals != tuple(self.totals):
+                # The totals come first (§9 before §10); a wrong winner beside them is said
+                # here, as a replay that goes on past a score mismatch checks nothing else.
+                also = (f"; the recorded winner, side {ev.winner}, is wrong too: side "
+                        f"{self.winner} won" if ev.winner is not None
+                        and ev.winner != self.winner else "")
                 raise self.fail(
                     ev,
                     "score.mismatch",
-                    f"recorded totals {ev.totals}, recomputed {tuple(self.totals)}",
+                    f"recorded totals {ev.totals}, recomputed {tuple(self.totals)}{also}",
                 )
             if ev.winner is not None and ev.winner != self.winner:
                 raise self.fail(

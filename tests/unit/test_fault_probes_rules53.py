@@ -23,6 +23,7 @@ import pytest
 
 from buraco_log.events import MatchEnded
 from buraco_log.jsonl import dump
+from buraco_log.timeline import Timeline
 from tests.scenario import Scenario, refused
 from tests.unit.closing_hands import SIDE0, closing_hand
 
@@ -81,6 +82,26 @@ def test_a_match_end_naming_a_winner_who_is_not_the_leader_is_refused(name: str)
         refused(s, "match.wrong_winner", (), "end_match", totals=totals, winner=winner)
     s.end_match(winner=0)
     assert s.state.phase == "over"
+
+
+@pytest.mark.parametrize("name", sorted(TARGETS))
+def test_totals_and_winner_both_wrong_name_the_winner_where_the_replay_goes_on(
+        name: str) -> None:
+    """Totals are refused first (`score.mismatch`, §9 before §10). A replay for people (show,
+    replay, view, review) notes a score mismatch and goes on with the recomputed score, so the
+    wrong winner beside wrong totals must be said in that refusal, or no one hears of it."""
+    s, (a, b) = ended_hand(name, 0)
+    inflated = (a - 200, b + 200)  # side 1 ahead in the recorded totals, and named winner
+    refused(s, "score.mismatch", (f"recomputed ({a}, {b})", "recorded winner, side 1",
+                                  "side 0 won"), "end_match", totals=inflated, winner=1)
+    seq = s.rep.seq + 1
+    line = Timeline([*s.events, MatchEnded(inflated, 1, seq=seq)]).score_mismatches
+    assert [(m.rule, m.seq) for m in line] == [("score.mismatch", seq)]
+    assert "side 1, is wrong too: side 0 won" in str(line[0])
+    # The totals alone wrong, the winner right or not said: no word of the winner.
+    for winner in (0, None):
+        refused(s, "score.mismatch", (), "end_match", totals=(a + 1, b), winner=winner)
+        assert "winner" not in str(s.last_error)
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
