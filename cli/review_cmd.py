@@ -150,8 +150,8 @@ def review(
     damaged = integ.status in ("broken", "torn")
     if damaged and not partial:
         raise fail(f"{path}: the log is damaged at {_where(integ, path)} ({integ.kind}: "
-                   f"{integ.message}); --partial reviews the {len(events)} events read intact",
-                   as_json=js, error=_damage_error(integ, path))
+                   f"{_words(integ, seat)}); --partial reviews the {len(events)} events read "
+                   "intact", as_json=js, error=_damage_error(integ, path, seat))
     if not isinstance(events[0], MatchStarted):  # it said "the match has seats 0 to -1"
         raise fail(f"{path}: seq 0 is illegal [match.not_started]: the log must open with "
                    f"MatchStarted, not {type(events[0]).__name__}: nothing to review",
@@ -200,10 +200,11 @@ def review(
     if format is ReviewFormat.html:
         from buraco_log.view import damage_banner, damage_mark
 
-        banner = damage_banner(integ)  # the page says where the review stops, as view's does
+        # the page says where the review stops, as view's does; a seat's copy
+        banner = damage_banner(integ, seat=seat)
         # and so does the table the reader steps to, out of sight of the banner
-        marks = damage_mark(None, events[-1].seq, integ, "The review stops here.") if banner \
-            else None
+        marks = damage_mark(None, events[-1].seq, integ, "The review stops here.",
+                            seat=seat) if banner else None
         try:
             text = review_page(events, result, banners=(banner,) if banner else (),
                                marks=marks)
@@ -251,7 +252,18 @@ def _damage_note(integ: Integrity, path: Path, intact: int) -> str:
             f"the {intact} events read intact")
 
 
-def _damage_error(integ: Integrity, path: Path) -> LogFormatError:
+def _words(integ: Integrity, seat: int) -> str:
+    """The reader's words on the damage, as a seat's review may say them: not where they may
+    quote the damaged event (a JSON line's ``["8d"] is not a card``: a card another seat
+    drew), as the review names an illegal event's rule, not its cards."""
+    from buraco_log.view import said_on_a_seats_page
+
+    if said_on_a_seats_page(integ, seat):
+        return integ.message or "damaged"
+    return "what was read there is left out: it may name a card this seat did not see"
+
+
+def _damage_error(integ: Integrity, path: Path, seat: int | None = None) -> LogFormatError:
     """The damage as the log reader's error, for the refusal's line and JSON object: its rule
     (``log.chain``), byte offset and seq, as `replay` and `moves` give them (the line had no
     rule, and the JSON error no rule, offset or seq)."""
@@ -259,7 +271,8 @@ def _damage_error(integ: Integrity, path: Path) -> LogFormatError:
     offset = integ.offset
     if offset is None and line is not None:
         offset = _line_offset(path, line)
-    return LogFormatError(integ.message or "damaged", path=str(path), offset=offset, line=line,
+    said = integ.message or "damaged" if seat is None else _words(integ, seat)
+    return LogFormatError(said, path=str(path), offset=offset, line=line,
                           seq=integ.seq, kind=integ.kind or "damage")
 
 

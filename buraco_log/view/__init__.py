@@ -35,21 +35,23 @@ from buraco_log.view.page import (
 )
 
 __all__ = ["PAGE_VERSION", "Banner", "Mark", "Page", "build_page", "damage_banner", "damage_mark",
-           "page_data", "page_for_log", "render", "write_page"]
+           "page_data", "page_for_log", "render", "said_on_a_seats_page", "write_page"]
 
 FIFO_WAIT: float = 10.0
 """Seconds :func:`write_page` waits for a program to open a FIFO it is given for reading."""
 
 
-def damage_banner(integ: Integrity) -> Banner | None:
-    """A banner naming the damage of a broken or torn log and where it starts."""
+def damage_banner(integ: Integrity, *, seat: int | None = None) -> Banner | None:
+    """A banner naming the damage of a broken or torn log and where it starts; on ``seat``'s
+    copy without the reader's words where they may quote the damaged event
+    (:func:`said_on_a_seats_page`)."""
     if integ.status not in ("broken", "torn"):
         return None
     n = integ.events
     return Banner(
         kind="damaged", seq=integ.seq, rule=f"log.{integ.kind}" if integ.kind else None,
         offset=integ.offset,
-        text=(f"The log {_damage(integ)}. "
+        text=(f"The log {_damage(integ, seat)}. "
               f"The page shows the {n} event{'' if n == 1 else 's'} read intact."))
 
 
@@ -66,9 +68,23 @@ def _repeat_banner(path: str | os.PathLike[str], signatures: Sequence[SignedHead
                        "copy holds none.")
 
 
-def _damage(integ: Integrity) -> str:
+PLAIN_DAMAGE = frozenset((None, "damage", "torn", "chain", "seq", "version", "header"))
+"""The kinds of damage whose reader's words quote nothing of the damaged event: a checksum, a
+torn tail, a broken chain, a seq out of order. The others (a JSON line's field that is not a
+card, an unknown field, a value out of range) quote what the line or record holds."""
+
+
+def said_on_a_seats_page(integ: Integrity, seat: int | None) -> bool:
+    """Whether a page for ``seat`` (None: the referee's) may quote the reader's words on the
+    damage: a seat's copy did, and ``field 'card': ["8d"] is not a card`` named the card
+    another seat drew, which that seat never saw."""
+    return seat is None or integ.kind in PLAIN_DAMAGE
+
+
+def _damage(integ: Integrity, seat: int | None = None) -> str:
     """What the damage of a broken or torn log is and where it starts: 'has a torn tail at
-    byte 8554, record 1, seq 539: zero-filled tail (...)'."""
+    byte 8554, record 1, seq 539: zero-filled tail (...)'. On ``seat``'s copy, the reader's
+    words only where they quote nothing of the damaged event."""
     where: list[str] = []
     if integ.offset is not None:
         where.append(f"byte {integ.offset}")
@@ -79,7 +95,11 @@ def _damage(integ: Integrity) -> str:
     # "is torn tail" and "damaged (damage)" read as a slip; a named kind (chain) tells more
     what = ("has a torn tail" if integ.status == "torn" else
             "is damaged" + (f" ({integ.kind})" if integ.kind not in (None, "damage") else ""))
-    return f"{what} at {', '.join(where) or 'an unknown place'}: {integ.message}"
+    place = f"{what} at {', '.join(where) or 'an unknown place'}"
+    if not said_on_a_seats_page(integ, seat):
+        return (f"{place} (what was read there is left out of a player's copy: it may name a "
+                "card this seat did not see)")
+    return f"{place}: {integ.message}"
 
 
 def page_for_log(path: str | os.PathLike[str], *, seat: int | None = None,
@@ -106,9 +126,9 @@ def page_for_log(path: str | os.PathLike[str], *, seat: int | None = None,
                              + (f" ({integ.message})" if integ.message else "")
                              + (f" [log.{integ.kind}]" if integ.kind else ""),  # the rule
                              path=os.fspath(path), offset=integ.offset, kind="unreadable")
-    banner = damage_banner(integ)
+    banner = damage_banner(integ, seat=seat)
     if banner is not None:
-        marks = damage_mark(marks, events[-1].seq, integ, "The page ends here.")
+        marks = damage_mark(marks, events[-1].seq, integ, "The page ends here.", seat=seat)
     else:
         banner = _repeat_banner(path, signed.signatures)
         if banner is not None and banner.seq is not None:  # said at the seq it signs, too
@@ -116,13 +136,13 @@ def page_for_log(path: str | os.PathLike[str], *, seat: int | None = None,
     if banner is not None and at is not None and at > events[-1].seq:
         # a finding, as replay --at says it (it said only "the page holds seqs 0 to 4", exit 2)
         raise ReplayError(f"--at {at}: the page holds seqs 0 to {events[-1].seq}, the events "
-                          f"read intact; the log {_damage(integ)}", seq=at)
+                          f"read intact; the log {_damage(integ, seat)}", seq=at)
     return build_page(events, seat=seat, at=at, banners=(banner,) if banner else (),
                       marks=marks)
 
 
 def damage_mark(marks: Mapping[int, Sequence[Mark]] | None, last: int, integ: Integrity,
-                then: str) -> dict[int, list[Mark]]:
+                then: str, *, seat: int | None = None) -> dict[int, list[Mark]]:
     """``marks`` with one more at ``last``, the last event read whole: where the damage of a
     broken or torn log starts, said at the table a reader stepping through the match stands
     at (the banner alone, at the top of the page, was out of sight there)."""
@@ -130,7 +150,7 @@ def damage_mark(marks: Mapping[int, Sequence[Mark]] | None, last: int, integ: In
     what = "stops" if integ.status == "torn" else "is damaged"
     return _with_mark(marks, last, Mark(
         "damaged", f"The log {what} after seq {last} [log.{integ.kind or 'damage'}]: it "
-                   f"{_damage(integ)}. {then}"))
+                   f"{_damage(integ, seat)}. {then}"))
 
 
 def _with_mark(marks: Mapping[int, Sequence[Mark]] | None, seq: int, mark: Mark

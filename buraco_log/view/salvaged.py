@@ -37,7 +37,7 @@ def page_anyway(path: str | os.PathLike[str], *, seat: int | None = None,
     banner = Banner(
         kind="damaged", seq=integ.seq, rule=f"log.{integ.kind}" if integ.kind else None,
         offset=integ.offset,
-        text=(f"The log {_damage(integ)}. Read anyway (--ignore-integrity): "
+        text=(f"The log {_damage(integ, seat)}. Read anyway (--ignore-integrity): "
               f"{len(events)} events decode; the last {unvouched} of them, from seq "
               f"{events[len(intact)].seq} on, are not vouched for."))
     if at is not None and at > events[-1].seq:
@@ -46,11 +46,11 @@ def page_anyway(path: str | os.PathLike[str], *, seat: int | None = None,
             raise PositionError(f"--at {at}: the log has no seq {at} (seqs 0 to "
                                 f"{events[-1].seq})", seq=at)
         raise ReplayError(f"--at {at}: the page holds seqs 0 to {events[-1].seq}, the events "
-                          f"that decode; the log {_damage(integ)}", seq=at)
+                          f"that decode; the log {_damage(integ, seat)}", seq=at)
     if intact:  # where the vouched-for part ends, at its table (a header damaged: none)
         marks = damage_mark(marks, intact[-1].seq, integ,
                             f"The events from seq {events[len(intact)].seq} on are read anyway "
-                            "(--ignore-integrity), not vouched for.")
+                            "(--ignore-integrity), not vouched for.", seat=seat)
     return build_page(events, seat=seat, at=at, banners=(banner,), marks=marks)
 
 

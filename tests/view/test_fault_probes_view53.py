@@ -7,6 +7,7 @@ disputed hand read 360).
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ import pytest
 from buraco_log.audit import load
 from buraco_log.timeline import Timeline
 from buraco_log.view import page_for_log, write_page
-from tests.view.pages import GOLDEN
+from tests.view.pages import GOLDEN, data_of
 
 BROWSER = pytest.mark.xdist_group("browser")  # one Chromium, with tests/view/test_browser.py
 CLASSIC = next(p for p in GOLDEN if p.stem == "classic")
@@ -73,3 +74,45 @@ def test_every_frame_of_every_golden_log_draws_with_no_script_error(
     assert got["last"] == len(load(log)) - 1
     assert "phase over" in got["status"][-1]  # the match end drawn too
     assert browser.get_log("browser") == []
+
+
+# -- a damaged JSON line on a player's copy ---------------------------------------------------
+# The reader's words on a JSON line whose card field is not a card quote the field: a seat's
+# page (and a seat's review) said 'field 'card': ["8d"] is not a card', the card another seat
+# drew, which the seat whose copy it is never saw.
+
+
+def _hidden_draw_garbled(tmp_path: Path) -> tuple[Path, str, int]:
+    """A JSON Lines log whose line of a draw by seat 1 holds its card in a list; the card, and
+    the seat that could not see it."""
+    lines = CLASSIC.read_text().splitlines()
+    at = next(i for i, x in enumerate(lines) if '"t":"dr","seat":1' in x)
+    card = json.loads(lines[at])["card"]
+    lines[at] = lines[at].replace(f'"card":"{card}"', f'"card":["{card}"]')
+    path = tmp_path / "garbled.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    return path, card, 0
+
+
+def test_a_seats_page_of_a_damaged_line_does_not_quote_the_card_it_could_not_see(
+        tmp_path: Path) -> None:
+    path, card, seat = _hidden_draw_garbled(tmp_path)
+    page = page_for_log(path, seat=seat)
+    banner = page.banners[0]
+    assert banner.kind == "damaged" and banner.rule == "log.jsonl"
+    said = [banner.text, *(m["text"] for ms in data_of(page.html)["marks"].values() for m in ms)]
+    assert len(said) == 2 and not [t for t in said if card in t], said  # it was quoted
+    assert f'["{card}"]' not in page.html
+    assert "line 8, seq 6" in banner.text and "left out of a player's copy" in banner.text
+    referee = page_for_log(path)  # the referee's copy keeps the reader's words
+    assert f'["{card}"] is not a card' in referee.banners[0].text
+
+
+def test_a_seats_review_of_a_damaged_line_does_not_quote_the_card(tmp_path: Path) -> None:
+    from tests.view.cli_run import run
+
+    path, card, seat = _hidden_draw_garbled(tmp_path)
+    p = run("review", path, "--seat", str(seat), "--budget", "1x2r1", "-f", "json")
+    assert p.returncode == 1
+    assert card not in (p.stdout + p.stderr).decode(), (p.stdout, p.stderr)
+    assert b"line 8" in p.stdout
