@@ -22,6 +22,8 @@ from typing import Any
 import msgspec
 import pyarrow as pa  # type: ignore[import-untyped]
 
+from buraco_log.errors import ArchiveError
+
 from . import store
 from .compact import _concat, _gather
 from .flatten import Tail
@@ -75,13 +77,17 @@ def replace_stored(root: str, copies: list[Any], require_commitment: bool) -> li
     records = {r["batch"]: r for r in store.manifests(root)}
     made: list[str] = []
     for batch, games in sorted(by_batch.items()):
-        new = _rewrite(root, records[batch], games)
+        try:
+            new = _rewrite(root, records[batch], games)
+        except ArchiveError:  # a part of it damaged (`verify` names it): left as it is, and
+            continue  # the copy named as one the archive keeps, not an ingest that fails
         made.append(new)
         for _gid, ch in games:
             by_path[ch.path].replaced = new
         store.recover(root)  # the replaced batch's record, then its files
     # a copy no stronger than the one now stored in its place is a plain duplicate
-    done = {ch.digest: ch.tail for games in by_batch.values() for _g, ch in games}
+    done = {ch.digest: ch.tail for games in by_batch.values() for _g, ch in games
+            if by_path[ch.path].replaced}
     copies[:] = [c for c in copies if c.replaced or c.path not in of or
                  of[c.path][0] not in done or of[c.path][1].rank() > done[of[c.path][0]].rank()]
     return made

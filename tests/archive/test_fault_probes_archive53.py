@@ -103,16 +103,17 @@ def test_the_sealed_log_replaces_the_live_copy_stored_the_night_before(
         tmp_path: Path) -> None:
     live, arch = tmp_path / "live", tmp_path / "arch"
     live.mkdir()
-    _unsealed(live / "j.jsonl")
+    shutil.copy(UNSEALED_BLOG, live / "b.blog")  # written unsealed, finished
     ingest([live], arch)
-    assert _rows(arch) == [("j.jsonl", JSONL_MATCH, "unsealed", 716)]
-    shutil.copy(V2, live / "j.jsonl")
+    assert _rows(arch) == [("b.blog", UNSEALED_MATCH, "unsealed", 245)]
+    log.seal(live / "b.blog")
     rep = ingest([live], arch)  # before: named, "the archive keeps its copy", unsealed kept
     assert [(c.match_id, c.replaced) for c in rep.stronger_copies] == [
-        (JSONL_MATCH, rep.batches[0])]
-    assert _rows(arch) == [("j.jsonl", JSONL_MATCH, "sealed", 716)]
+        (UNSEALED_MATCH, rep.batches[0])]
+    assert _rows(arch) == [("b.blog", UNSEALED_MATCH, "sealed", 245)]
 
 
+@pytest.mark.slow  # the old behaviour: test_fault_probes_archive42c.py holds it by default
 def test_keep_stored_copies_leaves_the_live_copy_and_names_the_sealed_one(
         tmp_path: Path) -> None:
     live, arch = tmp_path / "live", tmp_path / "arch"
@@ -140,3 +141,49 @@ def test_cli_says_the_sealed_copy_is_stored_in_place(tmp_path: Path) -> None:
     assert out[1:] == [f"{live / 'm.jsonl'}: a sealed copy of stored match {JSONL_MATCH}, "
                        f"stored unsealed; stored in its place (batch {batch})"]
     assert cli("verify", arch).returncode == 0
+
+
+def test_a_rotted_byte_query_reads_through_is_named_by_verify_with_part_and_rule(
+        tmp_path: Path) -> None:
+    """docs/archive.md, "What `query` trusts": a byte flipped with no newer modification
+    time is not read back by `query`; `verify` names the part, its batch and the rule."""
+    import os
+
+    from buraco_log.archive.fixity import verify_archive
+
+    arch = tmp_path / "arch"
+    rep = ingest([OTHER], arch)
+    part = next((arch / "matches").rglob("*.parquet"))
+    data = bytearray(part.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    kept = part.stat().st_mtime_ns
+    part.write_bytes(bytes(data))
+    os.utime(part, ns=(kept, kept))  # as a bit rotted on the medium
+    found = verify_archive(str(arch))
+    assert [(p.path, p.batch, p.rule) for p in found.problems] == [
+        (str(part.relative_to(arch)), rep.batches[0], "archive.part_changed")]
+
+
+@pytest.mark.slow
+def test_a_damaged_batch_keeps_its_copy_and_the_ingest_goes_on(tmp_path: Path) -> None:
+    """The batch to rewrite holds a rotted part: it is left as it is (`verify` names it), the
+    sealed copy is named as one the archive keeps, and the run's own work is committed."""
+    import os
+
+    live, arch = tmp_path / "live", tmp_path / "arch"
+    live.mkdir()
+    _unsealed(live / "j.jsonl")
+    ingest([live], arch)
+    part = next((arch / "events").rglob("*.parquet"))
+    data = bytearray(part.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    kept = part.stat().st_mtime_ns
+    part.write_bytes(bytes(data))
+    os.utime(part, ns=(kept, kept))
+    shutil.copy(V2, live / "j.jsonl")
+    shutil.copy(OTHER, live / "other.blog")
+    rep = ingest([live], arch)
+    assert (rep.added, [(c.match_id, c.replaced) for c in rep.stronger_copies]) == (
+        1, [(JSONL_MATCH, None)])
+    assert query(arch, "SELECT integrity FROM matches ORDER BY integrity").to_pylist() == [
+        {"integrity": "sealed"}, {"integrity": "unsealed"}]
