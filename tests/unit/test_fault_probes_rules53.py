@@ -115,7 +115,7 @@ def test_the_audit_of_disputed_match_ends_names_each_rule_at_the_match_end(
     log; an end a point short, totals a point off and the trailing side as winner are each
     one finding with its rule at the match end's seq."""
     want: dict[str, tuple[str, int] | None] = {}
-    for name in ("classic", "thirteen-quick", "burako"):
+    for name in ("classic", "burako"):
         for kind, short, kw in (("bare", 0, {}), ("short", 1, {}),
                                 ("totals", 0, {"totals": "off"}), ("winner", 0, {"winner": 1})):
             s, (a, b) = ended_hand(name, short)
