@@ -1,12 +1,14 @@
 """Fault probes of the recorder: the files it acts on by a log's path after a check.
 
 The recorder holds its directory open and makes its new files there; but it reopened a closed
-log, read a log at its first use and copied a replaced log aside by the log's path. Another
-program can put something else at that path between the recorder's look and its act: a
-symbolic link at a log's name (to a copy of the log anywhere), or a copy of the whole directory
-at the directory's path (``cp -a logs new; mv logs old; mv new logs``). Each probe puts the
-swap in the window (or while the log is closed, the reopening's window) and checks that no
-move goes into, and no file is made in, anything but the directory the recorder holds.
+log, read a log at its first use, linked a new log at its name, copied a replaced log aside,
+took its lock, swept temporary files and wrote journals back at open by the paths. Another
+program can put something else at a path between the recorder's look and its act: a symbolic
+link at a log's name (to a copy of the log anywhere) or at the lock's, or another directory (or
+a copy of the whole directory: ``cp -a logs new; mv logs old; mv new logs``) at the
+directory's path. Each probe puts the swap in the window (or while the log is closed, the
+reopening's window) and checks that no move goes into, and no file is made or removed in,
+anything but the directory the recorder holds.
 """
 
 from __future__ import annotations
