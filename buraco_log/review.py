@@ -408,7 +408,7 @@ def header(review: Review) -> str:
             f"({review.rules})\n"
             f"seed {review.seed!r}, budget {b.describe()} per decision, expert v"
             f"{review.expert_version}; a mistake costs at least {review.threshold:g} points "
-            f"and 2 standard errors" + ("; with 1 sample a decision no cost has a standard "
+            f"and 2 standard errors" + ("; with 1 sample no decision's cost has a standard "
                                         "error, so no move is flagged" if b.samples < 2 and
                                         b.ms is None else "")
             # it said "total: 0 decisions" with no word of why

@@ -240,7 +240,7 @@ def test_with_one_sample_a_decision_no_move_is_flagged_on_noise() -> None:
                         threshold=0.0)
     assert any(m.cost > 0 for m in one.moves), "no costly move: the test shows nothing"
     assert one.mistakes == 0 and not any(m.flagged for m in one.moves)
-    assert "with 1 sample a decision no cost has a standard error" in to_text(one)
+    assert "with 1 sample no decision's cost has a standard error" in to_text(one)
     two = review_events(events, 0, budget=Budget(samples=2, candidates=3, rounds=1), seed="z",
                         threshold=0.0)
     assert "with 1 sample" not in to_text(two)
