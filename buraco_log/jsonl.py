@@ -854,10 +854,12 @@ def _temp_beside(dst: str) -> str:
     )
 
 
-def _publish(tmp: str, dst: str) -> None:
-    """Move a finished file into place without ever replacing an existing one."""
+def _publish(tmp: str, dst: str, fd: int) -> None:
+    """Move a finished file (open at ``fd``) into place without ever replacing an existing
+    one: the file written, whatever another program put at its temporary name meanwhile."""
     try:
-        log.place_new(tmp, dst)  # a rename that never replaces where there are no hard links
+        # a rename that never replaces where there are no hard links
+        log.place_new(tmp, dst, fd)
     except FileExistsError:
         raise LogFormatError(
             "refusing to overwrite an existing file", path=dst, kind="exists"
@@ -879,12 +881,14 @@ def binary_to_jsonl(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
     if os.path.exists(dst):
         raise LogFormatError("refusing to overwrite an existing file", path=dst, kind="exists")
     tmp = _temp_beside(dst)
+    held = -1
     try:
         with log.Reader(src, canonical=True) as reader:  # the same head in both forms
             reader.read_header()
             try:
-                with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC,
-                                       0o666), "w", encoding="utf-8") as out:
+                made = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+                held = os.dup(made)  # put in place through it, never by the name
+                with os.fdopen(made, "w", encoding="utf-8") as out:
                     fcntl.flock(out.fileno(), fcntl.LOCK_EX)  # in use: never swept as stale
                     records = _with_signatures(reader)
                     dump(_validated(records, str(src)) if validate else records, out,
@@ -901,8 +905,10 @@ def binary_to_jsonl(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
                 raise LogFormatError(exc.message, path=str(src), seq=exc.seq,
                                      kind=exc.kind) from None
             info = reader.info
-        _publish(tmp, dst)
+        _publish(tmp, dst, held)
     finally:
+        if held >= 0:
+            os.close(held)
         with contextlib.suppress(OSError):
             os.unlink(tmp)
     return info
@@ -949,6 +955,7 @@ def jsonl_to_binary(
     first = next(events, None)  # reads the header line, if any
     keep_sealed = reader.sealed if sealed is None else sealed
     tmp = _temp_beside(dst)
+    held = -1
     try:
         with _named(tmp, dst), log.Writer(tmp, sealed=keep_sealed, validate=validate,
                                           batched=True) as writer:
@@ -966,18 +973,21 @@ def jsonl_to_binary(
                     raise log.located(exc, str(src), reader.line) from None
                 for signed in reader.signatures[carried:]:
                     writer.put_signature(signed)
-        with _named(tmp, dst):
-            held = os.open(tmp, os.O_RDONLY | os.O_CLOEXEC)  # in use: never swept as stale
-        try:
-            fcntl.flock(held, fcntl.LOCK_EX)
-            with _named(tmp, dst):
-                info = log.verify(tmp)
-            _publish(tmp, dst)
-        finally:
-            os.close(held)
+            # the file written, held (its lock too: never swept as stale), checked and put in
+            # place through this descriptor, never again by its name
+            assert writer._fd is not None
+            held = os.dup(writer._fd)
+        with _named(tmp, dst), log.Reader(tmp, allow_torn=True, refuse_repeats=True,
+                                          fd=held) as check:
+            for _ in check.segments():
+                pass
+            info = check.info
+        _publish(tmp, dst, held)
     finally:
         if isinstance(events, Generator):  # a failed write left the source open until
             events.close()                  # the generator was collected
+        if held >= 0:
+            os.close(held)
         with contextlib.suppress(OSError):
             os.unlink(tmp)
     return msgspec.structs.replace(info, path=dst)

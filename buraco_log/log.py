@@ -1954,7 +1954,7 @@ def _rename_noreplace(src: str, dst: str) -> None:
     renameat2(src, dst, RENAME_NOREPLACE)
 
 
-def place_new(tmp: str, path: str) -> bool:
+def place_new(tmp: str, path: str, fd: int | None = None) -> bool:
     """Put the finished file ``tmp`` (written and fsynced beside ``path``) at ``path``, never
     replacing a file there (``FileExistsError``, ``tmp`` left as it is). A hard link where the
     file system makes them (``tmp`` then keeps its name: False, the caller removes it);
@@ -1962,16 +1962,27 @@ def place_new(tmp: str, path: str) -> bool:
     crash leaves the file at one name or the other, whole. Where neither can be made, an
     ``OSError`` (ENOTSUP, naming ``path``) says so and nothing is put in place: a plain rename
     would replace a file made at ``path`` meanwhile, and creating ``path`` itself would show
-    a log without its header to readers, and leave one after a crash."""
+    a log without its header to readers, and leave one after a crash.
+
+    ``fd``: the open descriptor of the file written. Another program may have put a symbolic
+    link or another file at ``tmp``'s name meanwhile (the link, or that file, was put at
+    ``path``): what is at ``tmp`` is checked to be that file before it is linked or renamed,
+    and what was put at ``path`` after (an ``OSError`` EBUSY naming ``path`` if not, and the
+    name just made at ``path`` taken back)."""
+    if fd is not None:
+        _refuse_swapped(tmp, fd, path)
     try:
         os.link(tmp, path)
-        return False
     except FileExistsError:
         raise
     except OSError as exc:
         if exc.errno not in _NO_HARD_LINKS:
             raise
         no_link = exc.strerror or str(exc)
+    else:
+        if fd is not None:
+            _refuse_placed_other(tmp, fd, path, linked=True)
+        return False
     try:
         _rename_noreplace(tmp, path)
     except FileExistsError:
@@ -1984,7 +1995,41 @@ def place_new(tmp: str, path: str) -> bool:
             f"replaces a file ({exc.strerror or exc}), one of which puts a new file in place "
             "whole without replacing one made meanwhile; nothing was written (write it on "
             "another file system)"), path) from None
+    if fd is not None:
+        _refuse_placed_other(tmp, fd, path, linked=False)
     return True
+
+
+def _swapped(path: str, fd: int) -> bool:
+    """Whether what is at ``path`` (not following a link) is not the file open at ``fd``."""
+    try:
+        return _identity(os.stat(path, follow_symlinks=False)) != _identity(os.fstat(fd))
+    except FileNotFoundError:
+        return True
+
+
+_SWAPPED: Final = ("the new file was replaced at its temporary name by another program, and "
+                   "is not put in place; nothing was written")
+
+
+def _refuse_swapped(tmp: str, fd: int, path: str) -> None:
+    if _swapped(tmp, fd):
+        raise OSError(errno.EBUSY, _SWAPPED, path)
+
+
+def _refuse_placed_other(tmp: str, fd: int, path: str, *, linked: bool) -> None:
+    """After :func:`place_new` put what was at ``tmp`` at ``path``: refuse if it was not the
+    file open at ``fd`` (swapped in after the look before), taking back the name it made."""
+    if not _swapped(path, fd):
+        return
+    with contextlib.suppress(OSError):
+        if linked:  # the name made is a second name of what is at tmp: that one only
+            if _identity(os.stat(path, follow_symlinks=False)) == _identity(
+                    os.stat(tmp, follow_symlinks=False)):
+                os.unlink(path)
+        else:  # renamed: put back where it came from, if nothing took that name meanwhile
+            _rename_noreplace(path, tmp)
+    raise OSError(errno.EBUSY, _SWAPPED, path)
 
 
 def _create_locked(path: str, version: int, sealed: bool) -> int | None:
@@ -2007,7 +2052,7 @@ def _create_locked(path: str, version: int, sealed: bool) -> int | None:
         _write_all(fd, _file_header(version, sealed), 0)
         os.fsync(fd)
         try:
-            moved = place_new(tmp, path)
+            moved = place_new(tmp, path, fd)  # the file written, whatever is at tmp
         except FileExistsError:
             os.close(fd)
             return None

@@ -103,7 +103,7 @@ def test_a_bit_flip_in_the_last_events_of_a_signed_log_is_still_damage(tmp_path:
 KILL_AT_PUBLISH = """
 import os, runpy, signal, sys
 from buraco_log import jsonl, log
-jsonl._publish = lambda tmp, dst: os.kill(os.getpid(), signal.SIGKILL)  # file whole, unnamed
+jsonl._publish = lambda *named: os.kill(os.getpid(), signal.SIGKILL)  # file whole, unnamed
 log._hook = lambda point: point == "seal.before-rename" and os.kill(os.getpid(), signal.SIGKILL)
 sys.argv = ["buraco-log", *sys.argv[1:]]
 runpy.run_module("cli", run_name="__main__")

@@ -23,10 +23,11 @@ import stat
 import subprocess
 import sys
 from pathlib import Path
+from typing import cast
 
 import pytest
 
-from buraco_log import log, outpaths
+from buraco_log import jsonl, log, outpaths
 from buraco_log.errors import LogFormatError
 from tests.log.cli_run import REPO, UNSEALED, Result
 from tests.log.samples import sample_events
@@ -242,3 +243,73 @@ def test_convert_into_a_fifo_writes_no_file_put_at_its_name(tmp_path: Path) -> N
     _one_line(r, 2, "out.jsonl: a regular file", "nothing was written")
     assert precious.read_bytes() == b"another program's file\n"  # before: the log's JSON Lines
 
+
+
+# -- 4. a new file is put in place by its descriptor's identity, never by what is at its name
+
+
+def _converted(tmp_path: Path, to: str) -> tuple[Path, Path]:
+    source = UNSEALED if to == "jsonl" else UNSEALED.with_suffix(".jsonl")
+    return source, tmp_path / ("out.jsonl" if to == "jsonl" else "out.blog")
+
+
+@pytest.mark.parametrize("to", ["jsonl", "binary"])
+def test_a_conversion_puts_in_place_only_the_file_it_wrote(
+        tmp_path: Path, to: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    source, out = _converted(tmp_path, to)
+    other = _other_log(tmp_path)
+    theirs = _state(other)
+    real = log.place_new
+
+    def swap_then_place(tmp: str, path: str, *rest: int | None) -> bool:
+        if path == str(out):  # the new file's own, not its writer's creation of the temporary
+            _swap_in(tmp, "link", other)
+        return real(tmp, path, *rest)
+
+    monkeypatch.setattr(log, "place_new", swap_then_place)
+    with pytest.raises(LogFormatError) as caught:
+        jsonl.convert(source, out, cast("jsonl.Target", to))
+    # before: OUT was the link to the other log, and the conversion said it held the source's
+    # 245 events
+    assert caught.value.path == str(out) and "nothing was written" in caught.value.message
+    assert not os.path.lexists(out)
+    assert _state(other) == theirs
+
+
+def test_a_link_put_at_the_temporary_after_the_last_look_is_taken_back(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    source, out = _converted(tmp_path, "jsonl")
+    other = _other_log(tmp_path)
+    real = log._refuse_swapped
+
+    def look_then_swap(tmp: str, fd: int, path: str) -> None:
+        real(tmp, fd, path)
+        if path == str(out):
+            _swap_in(tmp, "link", other)
+
+    monkeypatch.setattr(log, "_refuse_swapped", look_then_swap)
+    with pytest.raises(LogFormatError, match="nothing was written"):
+        jsonl.convert(source, out, "jsonl")
+    assert not os.path.lexists(out)  # the name the link made at OUT taken back
+
+
+def test_a_new_log_is_not_made_of_what_was_put_at_its_temporary_name(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    other = _other_log(tmp_path)
+    theirs = _state(other)
+    path = tmp_path / "new.blog"
+    real = log._create_temp
+
+    def create_then_swap(directory: str, name: str, dir_fd: int | None = None
+                         ) -> tuple[int, str]:
+        fd, tmp = real(directory, name, dir_fd)
+        _swap_in(tmp, "link", other)
+        return fd, tmp
+
+    monkeypatch.setattr(log, "_create_temp", create_then_swap)
+    with pytest.raises(LogFormatError, match="nothing was written"):
+        log.Writer(path, validate=False)
+    # before: the writer opened, new.blog being the link to the other log (its first append
+    # then failed: "the file at this path was replaced")
+    assert not os.path.lexists(path)
+    assert _state(other) == theirs
