@@ -950,11 +950,16 @@ class Recorder:
         the other directory."""
         if self._directory_gone():
             return
+        # Each log is looked at in the directory held, not by its path: a directory put at
+        # the path after the look above had every log taken for replaced (an open one copied
+        # aside as acknowledged, a closed one's journal kept unfolded).
+        at = self._dir_fd
         for table in list(self._tables.values()):
             if not table.exists or table.tmp is not None or table.broken is not None:
                 continue
+            name = os.path.basename(table.path)
             try:
-                st = os.stat(table.path)
+                st = os.stat(name, dir_fd=at)
                 replaced = (st.st_dev, st.st_ino) != table.identity
                 cut = st.st_size < table.end
             except FileNotFoundError:
@@ -967,7 +972,11 @@ class Recorder:
             elif replaced or cut:  # unlocked meanwhile: a seal may have rewritten it
                 held = [False]
                 with contextlib.suppress(LogFormatError, OSError):
-                    _read_holding(table, held)
+                    fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=at)
+                    try:
+                        _read_holding(table, held, fd)
+                    finally:
+                        os.close(fd)
                 replaced = cut = not held[0]
             if replaced or cut:
                 self._keep_acknowledged(table, _WriteError(

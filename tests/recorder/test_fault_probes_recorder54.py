@@ -26,7 +26,7 @@ import pytest
 from buraco_log import events as ev
 from buraco_log import journal, log, recorder
 from buraco_log.errors import LogFormatError
-from buraco_log.recorder import Recorder
+from buraco_log.recorder import Recorder, journal_notes
 from tests.recorder.sources import matches, source_of
 
 
@@ -302,3 +302,24 @@ def test_the_sweep_at_open_removes_the_temporary_files_of_the_directory_held(
         rec.close()
     assert (live / stale).read_bytes() == b"a crash's"  # the other directory's: left alone
     assert not (moved / stale).exists()  # the one held: swept
+
+
+def test_close_keeps_no_copy_of_logs_it_took_for_replaced_by_the_path(tmp_path: Path) -> None:
+    a, b = source_of("a", matches()), source_of("b", matches())
+    live, moved = tmp_path / "live", tmp_path / "moved"
+    sync = "journal"
+    rec = Recorder(live, sync=sync, save_every=0, idle_timeout=0.01, checkpoint_every=600)
+    try:
+        for event in a[:3]:
+            assert rec.append("a", event) == event.seq
+        _closed(rec, "a", "b", b[0])  # a closed log, b an open one
+        _replace_after_look(rec, live, moved, "_keep_replaced")
+    finally:
+        rec.close()  # it looks, then each log: none at the path, "replaced"
+    # b's log copied aside as "acknowledged", a's journal kept as unfolded: neither was
+    assert sorted(p.name for p in moved.iterdir() if "acknowledged" in p.name) == []
+    assert journal.generations(str(moved), unfolded=True) == []
+    assert list(live.iterdir()) == []
+    with Recorder(moved, sync=sync) as where:
+        assert where.next_seq("a") == 3 and where.next_seq("b") == 1
+    assert journal_notes(moved) == []
