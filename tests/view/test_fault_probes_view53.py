@@ -102,7 +102,7 @@ def test_a_seats_page_of_a_damaged_line_does_not_quote_the_card_it_could_not_see
     assert banner.kind == "damaged" and banner.rule == "log.jsonl"
     said = [banner.text, *(m["text"] for ms in data_of(page.html)["marks"].values() for m in ms)]
     assert len(said) == 2 and not [t for t in said if card in t], said  # it was quoted
-    assert f'["{card}"]' not in page.html
+    assert f'[\\"{card}\\"]' not in page.html  # as the page's JSON holds it
     assert "line 8, seq 6" in banner.text and "left out of a player's copy" in banner.text
     referee = page_for_log(path)  # the referee's copy keeps the reader's words
     assert f'["{card}"] is not a card' in referee.banners[0].text
@@ -116,3 +116,20 @@ def test_a_seats_review_of_a_damaged_line_does_not_quote_the_card(tmp_path: Path
     assert p.returncode == 1
     assert card not in (p.stdout + p.stderr).decode(), (p.stdout, p.stderr)
     assert b"line 8" in p.stdout
+
+
+@pytest.mark.slow
+def test_a_seats_review_page_of_a_damaged_line_does_not_quote_the_card(tmp_path: Path) -> None:
+    from tests.view.cli_run import run
+
+    path, card, seat = _hidden_draw_garbled(tmp_path)
+    out = tmp_path / "review.html"
+    p = run("review", path, "--seat", str(seat), "--budget", "1x2r1", "--partial", "-f", "html",
+            "-o", out)
+    assert p.returncode == 1 and out.exists(), p.stderr
+    data = data_of(out.read_text("utf-8"))
+    said = [b["text"] for b in data["banners"]]
+    said += [m["text"] for ms in data["marks"].values() for m in ms if m["kind"] == "damaged"]
+    assert len(said) == 2 and all("line 8, seq 6" in t for t in said), said
+    assert not [t for t in said if card in t], said  # it was quoted
+    assert card not in p.stderr.decode()
