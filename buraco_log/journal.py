@@ -503,19 +503,40 @@ def _holds_events(path: str, records: list[Record]) -> bool:
     return False
 
 
-def place_at(dir_fd: int, tmp: str, path: str) -> bool:
+def place_at(dir_fd: int, tmp: str, path: str, fd: int) -> bool:
     """``log.place_new`` in the directory ``dir_fd`` holds, of the names ``tmp`` and ``path``
     end with: a hard link made there, whatever directory is at their paths now; where the file
     system makes none, by the paths (a rename that never replaces: ``log.place_new``). True if
-    ``tmp``'s name is gone."""
+    ``tmp``'s name is gone. ``fd``: the file written; what is at ``tmp``'s name is that file
+    (looked at before the link and after it), else ``OSError`` EBUSY naming ``path`` and the
+    name made taken back: a link or another file put at the temporary name was put at the
+    log's."""
+    src, dst = os.path.basename(tmp), os.path.basename(path)
+    mine = _identity(fd)
+    if _named(dir_fd, src) != mine:
+        raise OSError(errno.EBUSY, log._SWAPPED, path)
     try:
-        os.link(os.path.basename(tmp), os.path.basename(path), src_dir_fd=dir_fd,
-                dst_dir_fd=dir_fd, follow_symlinks=False)
-        return False
+        os.link(src, dst, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
     except OSError as exc:
         if exc.errno not in log._NO_HARD_LINKS:
             raise
-    return log.place_new(tmp, path)
+        return log.place_new(tmp, path, fd)
+    if _named(dir_fd, dst) != mine:
+        with contextlib.suppress(OSError):  # the name made is a second name of what is at
+            if _named(dir_fd, dst) == _named(dir_fd, src):  # tmp's: that one only
+                os.unlink(dst, dir_fd=dir_fd)
+        raise OSError(errno.EBUSY, log._SWAPPED, path)
+    return False
+
+
+def _named(dir_fd: int, name: str) -> tuple[int, int] | None:
+    """(device, inode) of what is at ``name`` in the directory ``dir_fd`` holds (a link's
+    own); None if nothing is."""
+    try:
+        st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
 
 
 def _replay(directory: str, dir_fd: int, path: str, records: list[Record],
@@ -557,7 +578,7 @@ def _replay(directory: str, dir_fd: int, path: str, records: list[Record],
                 size = max(size, record.offset + len(record.data))
                 written += 1
             ops.fsync(fd)
-            renamed = place_at(dir_fd, tmp, path)
+            renamed = place_at(dir_fd, tmp, path, fd)
         except BaseException:
             os.close(fd)
             os.unlink(os.path.basename(tmp), dir_fd=dir_fd)

@@ -2161,7 +2161,10 @@ class Recorder:
             try:
                 # the log appears with its first event (a rename that never replaces where
                 # the file system makes no hard links: the temporary name is then gone)
-                renamed = self._place_new(table.tmp, table.path)
+                if table.fd is None:  # (the new file's, from its creation)
+                    raise OSError(errno.EBADF, "its descriptor was closed by other code of "
+                                  "this process")
+                renamed = self._place_new(table.tmp, table.path, table.fd)
             except OSError as err:
                 why = (
                     "a file of that name appeared"
@@ -2185,13 +2188,13 @@ class Recorder:
                 table.identity = (st.st_dev, st.st_ino)
             w.created = True
 
-    def _place_new(self, tmp: str, path: str) -> bool:
+    def _place_new(self, tmp: str, path: str, fd: int) -> bool:
         """``log.place_new`` in the directory the recorder holds (``journal.place_at``): the
         new log's file, made there, is linked at its name there. By the paths, another
         directory put at the directory's path since had the link made in it (``ENOENT``, or,
         a copy of the directory holding the temporary file, another log linked into the
-        copy)."""
-        return journal.place_at(self._dir_fd, tmp, path)
+        copy; a link put at the temporary name is refused, never put at the log's)."""
+        return journal.place_at(self._dir_fd, tmp, path, fd)
 
     def _at_path(self, table: _Table) -> bool:
         """The file written is still the one at the match's path (a writer never acknowledges

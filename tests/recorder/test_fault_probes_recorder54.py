@@ -323,3 +323,32 @@ def test_close_keeps_no_copy_of_logs_it_took_for_replaced_by_the_path(tmp_path: 
     with Recorder(moved, sync=sync) as where:
         assert where.next_seq("a") == 3 and where.next_seq("b") == 1
     assert journal_notes(moved) == []
+
+
+def test_a_link_put_at_a_new_log_s_temporary_name_is_never_put_at_its_name(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    a = source_of("a", matches())
+    live, victim = tmp_path / "live", tmp_path / "victim.blog"
+    victim.write_bytes(b"another program's")
+    rec = Recorder(live, sync="fsync", save_every=0)
+    write = log._write_all
+    armed = [True]
+
+    def written(fd: int, data: bytes | memoryview, offset: int) -> None:
+        write(fd, data, offset)
+        table = rec._tables.get("a")
+        if armed[0] and table is not None and table.tmp is not None and fd == table.fd:
+            armed[0] = False  # a link to another file put at the temporary name, right then
+            (live / "swap").symlink_to(victim)
+            os.replace(live / "swap", table.tmp)
+
+    monkeypatch.setattr(log, "_write_all", written)
+    try:
+        with pytest.raises(LogFormatError) as refused:  # the link was put at a.blog, and the
+            rec.append("a", a[0])  # move acknowledged into a log leading to victim.blog
+        assert "replaced at its temporary name by another program" in str(refused.value)
+    finally:
+        monkeypatch.undo()
+        rec.close()
+    assert not os.path.lexists(live / "a.blog")
+    assert victim.read_bytes() == b"another program's"
