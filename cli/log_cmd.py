@@ -9,6 +9,7 @@ import io
 import json
 import os
 import shutil
+import stat
 import sys
 import tempfile
 from collections.abc import Callable
@@ -212,6 +213,7 @@ def _convert(source: Path, output: Path, to: Target, validate: bool, overwrite: 
         lock = log.lock_to_replace(target, output)  # held until the new one is in place
         try:
             info = jsonl.convert(source, temp, to.value, validate=validate)
+            _refuse_swapped_in(output, temp, lock)
             os.replace(temp, target)
         except log.NotDurableError as exc:  # the temporary's: removed, the old file stays
             raise exc.as_failed(str(output)) from None
@@ -232,6 +234,22 @@ def _convert(source: Path, output: Path, to: Target, validate: bool, overwrite: 
     else:
         info = jsonl.convert(source, output, to.value, validate=validate)
     _report(output, to, info, as_json, on_stderr=False)
+
+
+def _refuse_swapped_in(output: Path, temp: Path, lock: log.LogLock | None) -> None:
+    """Refuse to rename ``temp`` over OUTPUT if another program changed either name while
+    converting: another file put at OUTPUT (a log a recorder writes, renamed there) was
+    replaced without the look at its lock, and a link or another file's second name put at
+    the temporary's was renamed into OUTPUT's place."""
+    if lock is not None and not lock.current():
+        raise LogFormatError("another file was put at this name while converting, which was "
+                             "not looked at (nor at its writer's lock); nothing was written, "
+                             "run it again", path=str(output), kind="io")
+    st = os.lstat(temp)
+    if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
+        raise LogFormatError(f"the new file was replaced at its temporary name ({temp.name}) "
+                             "by another program, and is not put in place; nothing was "
+                             "written", path=str(output), kind="io")
 
 
 def _report(output: Path, to: Target, info: log.LogInfo, as_json: bool, *,
@@ -341,7 +359,7 @@ def _refuse_not_started(path: Path, info: log.LogInfo, nothing_to: str, as_json:
         # standard input is no file to delete
         advice = "" if from_stdin(path) else "; delete the file"
         raise fail(f"{path}: a match not started (no whole header and no event): nothing to "
-                   f"{nothing_to}{advice}", EXIT_USAGE, as_json=as_json)
+                   f"{nothing_to}{advice} [log.empty]", EXIT_USAGE, as_json=as_json)
 
 
 def _short_log(path: Path) -> log.LogInfo | None:

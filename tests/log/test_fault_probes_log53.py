@@ -12,7 +12,12 @@ by wrapping the function that looks (in-process, or inside a real `buraco-log` s
   overwritten; a FIFO removed meanwhile left a regular file of the output in its place.
 - `convert -o OUT --overwrite` refused OUT as the log being read when it looked; a link to the
   log put at OUT after that look had the log replaced by its other form, under its own name
-  (a .blog holding JSON Lines, unreadable to every reader).
+  (a .blog holding JSON Lines, unreadable to every reader). Another file renamed to OUT while
+  it converted (a recorder's log) was replaced unseen; a link or another file's second name put
+  at its temporary's name was renamed over OUT.
+- A new log, and `convert`'s new file, was linked into place by its temporary's name: a link
+  put there became the log's (or OUT's) name, leading to another program's file, and the
+  conversion said it held the source's events.
 """
 
 from __future__ import annotations
@@ -193,11 +198,13 @@ def test_a_regular_file_through_dev_is_still_written_in_place(tmp_path: Path) ->
 # -- 3. the command line, in a real subprocess with the swap inside it
 
 
-def _cli_with(wrapper: str, out: str, swap_to: Path, *args: object) -> Result:
+def _cli_with(wrapper: str, out: str, swap_to: Path, *args: object, then: str = "") -> Result:
     """``buraco-log ARGS`` in a subprocess in which the function ``wrapper`` names
     (``module:function``) is wrapped: after its first call, a symbolic link to ``swap_to`` is
-    renamed over ``out`` (in ``swap_to``'s directory, where the command runs)."""
+    renamed over ``out`` (in ``swap_to``'s directory, where the command runs), or ``then``
+    (Python, ``r`` being the call's result) is run instead."""
     module, function = wrapper.split(":")
+    then = then or f"os.symlink({str(swap_to)!r}, 'staged'); os.rename('staged', {out!r})"
     code = (f"import os, sys; sys.path.insert(0, {str(REPO)!r})\n"
             f"import {module} as m\n"
             f"real = m.{function}; done = []\n"
@@ -205,7 +212,7 @@ def _cli_with(wrapper: str, out: str, swap_to: Path, *args: object) -> Result:
             "    r = real(*a, **k)\n"
             "    if not done:\n"
             "        done.append(1)\n"
-            f"        os.symlink({str(swap_to)!r}, 'staged'); os.rename('staged', {out!r})\n"
+            f"        {then}\n"
             "    return r\n"
             f"m.{function} = wrapped\n"
             f"sys.argv = ['buraco-log', *{[str(a) for a in args]!r}]\n"
@@ -312,4 +319,41 @@ def test_a_new_log_is_not_made_of_what_was_put_at_its_temporary_name(
     # before: the writer opened, new.blog being the link to the other log (its first append
     # then failed: "the file at this path was replaced")
     assert not os.path.lexists(path)
+    assert _state(other) == theirs
+
+
+# -- 5. convert --overwrite renames its new file over the file it looked at, and only its own
+
+
+@pytest.mark.slow  # a subprocess each: the default run's budget holds two (section 3)
+def test_convert_overwrite_replaces_no_file_put_at_its_output_meanwhile(tmp_path: Path) -> None:
+    # a recorder's log renamed to OUT while the conversion ran: replaced, every event it held
+    # was gone from that name
+    theirs = tmp_path / "theirs.blog"
+    log.write_log(theirs, sample_events(12, seed=5), validate=False)
+    held = theirs.read_bytes()
+    (tmp_path / "out.blog").write_bytes(b"an old conversion")
+    r = _cli_with("buraco_log.jsonl:convert", "out.blog", theirs, "convert",
+                  UNSEALED.with_suffix(".jsonl"), "-o", "out.blog", "--overwrite",
+                  then="os.rename('theirs.blog', 'out.blog')")
+    _one_line(r, 2, "out.blog: another file was put at this name while converting",
+              "nothing was written")
+    assert (tmp_path / "out.blog").read_bytes() == held  # before: the conversion, exit 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("what", ["link", "file"])
+def test_convert_overwrite_renames_only_its_own_new_file(tmp_path: Path, what: str) -> None:
+    other = _other_log(tmp_path)
+    theirs = _state(other)
+    (tmp_path / "out.blog").write_bytes(b"an old conversion")
+    swap = (f"os.{'symlink' if what == 'link' else 'link'}({str(other)!r}, 'staged'); "
+            "os.rename('staged', a[1])")  # a[1]: the temporary converted into
+    r = _cli_with("buraco_log.jsonl:convert", "out.blog", other, "convert",
+                  UNSEALED.with_suffix(".jsonl"), "-o", str(tmp_path / "out.blog"),
+                  "--overwrite", then=swap)
+    _one_line(r, 2, "out.blog: the new file was replaced at its temporary name",
+              "nothing was written")
+    # before: out.blog became the link to the other log (or a second name of it)
+    assert (tmp_path / "out.blog").read_bytes() == b"an old conversion"
     assert _state(other) == theirs
