@@ -88,6 +88,13 @@ def _follow_in_thread(path: Path, **kwargs: float) -> tuple[threading.Thread, li
     return thread, got
 
 
+def _read(got: list[object], n: int) -> None:
+    """Wait until the follower has handed out ``n`` items (at most 60 s)."""
+    deadline = time.monotonic() + 60
+    while len(got) < n and time.monotonic() < deadline:
+        time.sleep(0.005)
+
+
 def test_follow_waits_on_a_writer_mid_record_and_stops_once_it_was_killed(
         tmp_path: Path) -> None:
     path = tmp_path / "live.blog"
@@ -97,9 +104,11 @@ def test_follow_waits_on_a_writer_mid_record_and_stops_once_it_was_killed(
     try:
         assert child.stdout is not None
         assert child.stdout.readline() == "acked\n"
-        follower, got = _follow_in_thread(path, idle_timeout=20, torn_timeout=0.2)
+        # idle_timeout far past the join's wait: an end there is no end for the writer's death
+        follower, got = _follow_in_thread(path, idle_timeout=120, torn_timeout=0.2)
         word, offset = child.stdout.readline().split()
         assert word == "mid"
+        _read(got, 10)  # the acknowledged events, however slow a loaded host made the thread
         time.sleep(0.6)  # three times torn_timeout: the writer holds the lock, it may go on
         assert follower.is_alive() and got == EVENTS[:10]
     finally:
@@ -107,7 +116,7 @@ def test_follow_waits_on_a_writer_mid_record_and_stops_once_it_was_killed(
         child.wait()
         if child.stdout is not None:
             child.stdout.close()
-    follower.join(timeout=5)
+    follower.join(timeout=60)
     assert not follower.is_alive()  # was: waited for ever (here, until idle_timeout)
     *events, error = got
     assert events == EVENTS[:10]
@@ -207,6 +216,7 @@ def test_follow_reads_on_once_a_locked_partial_record_is_completed(tmp_path: Pat
     try:
         fcntl.flock(lock, fcntl.LOCK_EX)  # a writer (here, of this process) holds it
         follower, got = _follow_in_thread(path, idle_timeout=5, torn_timeout=0.05)
+        _read(got, 5)
         time.sleep(0.4)
         assert follower.is_alive() and got == EVENTS[:5]
         with open(path, "ab") as f:
