@@ -108,6 +108,7 @@ def test_a_seats_page_of_a_damaged_line_does_not_quote_the_card_it_could_not_see
     assert f'["{card}"] is not a card' in referee.banners[0].text
 
 
+@pytest.mark.slow  # a subprocess: the default run has no second to spare
 def test_a_seats_review_of_a_damaged_line_does_not_quote_the_card(tmp_path: Path) -> None:
     from tests.view.cli_run import run
 
