@@ -1240,6 +1240,7 @@ class Recorder:
         fd, identity, size, times = locked
         stamp: tuple[int, int] | None = times
         try:
+            self._refuse_not_named(table, identity)
             # The file locked is read, never the one at the path by then: another put there
             # meanwhile (a directory's copy at its path) gave its seq and chain to the table,
             # and the locked file's identity and size.
@@ -1308,6 +1309,30 @@ class Recorder:
         table.chain = chain
         with self._cv:
             self._stats.loaded += 1
+
+    def _refuse_not_named(self, table: _Table, identity: tuple[int, int]) -> None:
+        """The log locked at first use is the file at its name in the directory the recorder
+        holds: not a symbolic link's target (the moves went into a file anywhere, outside the
+        directory, its lock and its journal; a reopening then refused the link), nor another
+        directory's file (one put at the directory's path). A ``stat``, a log read once."""
+        try:
+            st = os.stat(os.path.basename(table.path), dir_fd=self._dir_fd,
+                         follow_symlinks=False)
+        except OSError:
+            st = None
+        if st is not None and (st.st_dev, st.st_ino) == identity:
+            return
+        if gone := self._directory_gone():
+            raise LogFormatError(f"{gone}; nothing was recorded", path=table.path, kind="io")
+        if st is not None and stat.S_ISLNK(st.st_mode):
+            raise LogFormatError(
+                "a symbolic link: a recorder writes only the logs in its directory, never "
+                "through a link (put the log itself there, or open a recorder where it is); "
+                "nothing was recorded", path=table.path, kind="filetype")
+        raise LogFormatError(
+            "another file was put at the log's name while the recorder opened it (by a "
+            "program that ignores the writer lock); nothing was recorded: send it again",
+            path=table.path, kind="locked")
 
     def _read_from_saved(
         self, table: _Table, saved: _Saved, identity: tuple[int, int], size: int, fd: int

@@ -352,3 +352,23 @@ def test_a_link_put_at_a_new_log_s_temporary_name_is_never_put_at_its_name(
         rec.close()
     assert not os.path.lexists(live / "a.blog")
     assert victim.read_bytes() == b"another program's"
+
+
+def test_a_symbolic_link_at_a_log_s_name_is_not_written_through_at_first_use(
+        tmp_path: Path) -> None:
+    a = source_of("a", matches())
+    live, elsewhere = tmp_path / "live", tmp_path / "elsewhere"
+    with Recorder(elsewhere, save_every=0) as other:  # another recorder's log, let go
+        for event in a[:5]:
+            assert other.append("a", event) == event.seq
+    before = (elsewhere / "a.blog").read_bytes()
+    live.mkdir()
+    (live / "a.blog").symlink_to(elsewhere / "a.blog")  # put there by another program
+    with Recorder(live, save_every=0) as rec:
+        with pytest.raises(LogFormatError) as refused:  # written through, outside the
+            rec.append("a", a[5])  # directory, its lock and its journal
+        assert str(refused.value) == (
+            f"{live / 'a.blog'}: a symbolic link: a recorder writes only the logs in its "
+            "directory, never through a link (put the log itself there, or open a recorder "
+            "where it is); nothing was recorded")
+    assert (elsewhere / "a.blog").read_bytes() == before
