@@ -2059,8 +2059,11 @@ class Recorder:
             try:
                 if w.new:  # created by this round: under its temporary name, or linked
                     os.ftruncate(table.fd, 0)
-                    if w.created and self._at_path(table):
-                        os.unlink(table.path)
+                    # (in the directory held: by the path, another directory put there left
+                    # the log, cut to nothing, and a file of that name there was removed)
+                    name = os.path.basename(table.path)
+                    if w.created and _identity_at(self._dir_fd, name) == table.identity:
+                        os.unlink(name, dir_fd=self._dir_fd)
                         table.exists = False
                         removed = True
                 else:
@@ -2220,15 +2223,6 @@ class Recorder:
         a copy of the directory holding the temporary file, another log linked into the
         copy; a link put at the temporary name is refused, never put at the log's)."""
         return journal.place_at(self._dir_fd, tmp, path, fd)
-
-    def _at_path(self, table: _Table) -> bool:
-        """The file written is still the one at the match's path (a writer never acknowledges
-        an append to a file that was replaced)."""
-        try:
-            st = os.stat(table.path)
-        except OSError:
-            return False
-        return (st.st_dev, st.st_ino) == table.identity
 
     def _directory_gone(self) -> str:
         """Why the recorder's directory no longer holds its logs (renamed or removed under it,

@@ -13,6 +13,7 @@ anything but the directory the recorder holds.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 import shutil
@@ -26,7 +27,7 @@ import pytest
 from buraco_log import events as ev
 from buraco_log import journal, log, recorder
 from buraco_log.errors import LogFormatError
-from buraco_log.recorder import Recorder, journal_notes
+from buraco_log.recorder import FileOps, Recorder, journal_notes
 from tests.recorder.sources import matches, source_of
 
 
@@ -372,3 +373,46 @@ def test_a_symbolic_link_at_a_log_s_name_is_not_written_through_at_first_use(
             "directory, never through a link (put the log itself there, or open a recorder "
             "where it is); nothing was recorded")
     assert (elsewhere / "a.blog").read_bytes() == before
+
+
+def test_a_new_log_taken_back_after_a_failed_journal_is_removed_where_it_was_made(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    a, b = source_of("a", matches()), source_of("b", matches())
+    live, moved = tmp_path / "live", tmp_path / "moved"
+
+    class Failing(FileOps):
+        fail = False
+
+        def append(self, fd: int, data: bytes) -> None:
+            if self.fail:  # a full disk: nothing of the round's records written
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+            super().append(fd, data)
+
+    ops = Failing()
+    rec = Recorder(live, sync="journal", ops=ops, save_every=0, checkpoint_every=600)
+    cut = os.ftruncate
+    armed = [True]
+
+    def cut_then_replace(fd: int, size: int) -> None:
+        cut(fd, size)
+        table = rec._tables.get("b")
+        if armed[0] and table is not None and fd == table.fd:
+            armed[0] = False  # the round's new log cut back to nothing, then another
+            os.rename(live, moved)  # directory put at the path, with a file of its name
+            live.mkdir()
+            (live / "b.blog").write_bytes(b"another program's")
+
+    try:
+        assert rec.append("a", a[0]) == 0
+        ops.fail = True
+        monkeypatch.setattr(os, "ftruncate", cut_then_replace)
+        with pytest.raises(LogFormatError, match="were not recorded: send them again"):
+            rec.append("b", b[0])  # the journal is full: b's log is taken back
+        monkeypatch.undo()
+    finally:
+        rec.close()
+    assert (live / "b.blog").read_bytes() == b"another program's"
+    # it was left, empty, as b's log: a recorder there refused it (no header)
+    assert not os.path.lexists(moved / "b.blog")
+    with Recorder(moved, sync="journal") as where:
+        assert where.next_seq("b") == 0 and where.next_seq("a") == 1
