@@ -552,6 +552,11 @@ def _csv_cell(v: Any) -> str:
     return str(v)
 
 
+def _csv_cell_shown(v: Any) -> str:
+    """A csv cell on a terminal: :func:`_csv_cell` with control and bidi characters escaped."""
+    return terminal_safe(_csv_cell(v))
+
+
 MIN_COLUMN = 8  # a truncated column keeps at least this many characters
 
 
@@ -805,7 +810,9 @@ def query(
 
     Rows stream out as DuckDB produces them (csv, jsonl, json, parquet); the table format
     holds at most 100,000 rows. With --output nothing is written unless the query finishes;
-    on stdout, a query that fails part-way leaves the rows already written and exits 1."""
+    on stdout, a query that fails part-way leaves the rows already written and exits 1.
+    csv keeps every value exact, but on a terminal shows control characters escaped, as the
+    table does."""
     format = QueryFormat.table if format is QueryFormat.text else format
     as_json = format is QueryFormat.json
     output = _output_file(output_name, as_json)
@@ -1060,12 +1067,15 @@ def _write_rows(out: IO[str], stream: archive.QueryStream, format: QueryFormat,
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     cr = csv.writer(buf, lineterminator="\n", quoting=csv.QUOTE_ALL)
+    # csv is exact for programs; on a terminal a person reads it, and an ESC sequence from a
+    # log would be run, not shown: escaped there as the table escapes it
+    cell = _csv_cell_shown if out.isatty() else _csv_cell
     if format is QueryFormat.csv:
-        w.writerow(columns)
+        w.writerow(map(terminal_safe, columns) if out.isatty() else columns)
     first = True
     for batch in stream:
         if format is QueryFormat.csv:  # by column: no dict per row
-            cols = [[_csv_cell(v) for v in _pylist(c)] for c in batch.columns]
+            cols = [[cell(v) for v in _pylist(c)] for c in batch.columns]
             if not any("\r" in "".join(col) for col in cols):
                 w.writerows(zip(*cols, strict=True))
             else:  # csv quotes a bare CR only in QUOTE_ALL; unquoted, a reader split the row
