@@ -177,6 +177,18 @@ def stock_end(rules: Rules | None, unit: str = "card") -> str:
     return f"the stock is down to its last {counted(floor, unit)}"
 
 
+def seat_named(seat: int, name: str) -> str:
+    """A seat as every line names it, ``seat 2 (ana)``; a player with no name (blank in the
+    log, as a site may leave it) is ``seat 2``: it read "seat 2 ()"."""
+    return f"seat {seat} ({name})" if name.strip() else f"seat {seat}"
+
+
+def name_or_seat(seat: int, name: str) -> str:
+    """A player named alone (a column of names, a side's players): the name, or ``seat 2``
+    for a player with no name (an empty column read as nobody)."""
+    return name if name.strip() else f"seat {seat}"
+
+
 def describe_event(
     event: AnyEvent, players: Sequence[Player] = (), style: Style = "ascii",
     seat: int | None = None, rules: Rules | None = None,
@@ -186,9 +198,7 @@ def describe_event(
     match's, to say how a hand ended by the stock (mega's floor is 2 cards, not 0)."""
 
     def who(seat: int) -> str:
-        if not 0 <= seat < len(players) or not players[seat].name.strip():
-            return f"seat {seat}"  # a player with no name was "seat 1 ()"
-        return f"seat {seat} ({players[seat].name})"
+        return seat_named(seat, players[seat].name if 0 <= seat < len(players) else "")
 
     def cs(cards: Sequence[Card]) -> str:
         # a code that is no card (a tampered or hand-written log) is named as the refusal

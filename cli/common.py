@@ -169,8 +169,8 @@ def _names_escaped(value: Any) -> Any:
     if isinstance(value, str):
         return bytes_escaped(value)
     if isinstance(value, dict):
-        return {k: _names_escaped(v) for k, v in value.items()}
-    if isinstance(value, list):
+        return {_names_escaped(k): _names_escaped(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):  # to_builtins keeps a struct's tuples
         return [_names_escaped(v) for v in value]
     return value
 
@@ -209,9 +209,11 @@ def drop_stdout() -> None:
 
 _LOG_RULES: Final = frozenset(
     kind for kind in ("header", "damage", "chain", "seq", "torn", "decode", "unknown", "version",
-                      "limit", "format", "jsonl", "range") if f"log.{kind}" in RULES)
+                      "limit", "format", "jsonl", "range", "filetype", "empty")
+    if f"log.{kind}" in RULES)
 """The kinds of a damaged or unreadable log's error that are the rule an audit names (log.io,
-a failed write, is no rule a missing file broke)."""
+a failed write, is no rule a missing file broke; a directory or a FIFO named as a log broke
+log.filetype, as the audit's line says)."""
 
 
 def log_rule(error: BaseException | None) -> str | None:
@@ -721,5 +723,16 @@ def refuse_log_as_output(output: Path | str | None, as_json: bool = False) -> No
 
 def emit_json(data: Any) -> None:
     """Stable JSON on stdout: sorted keys, two-space indent."""
-    sys.stdout.write(json.dumps(msgspec.to_builtins(data), indent=2, sort_keys=True))
+    sys.stdout.write(json_text(data))
     sys.stdout.write("\n")
+
+
+def json_text(data: Any) -> str:
+    """``data`` as stable JSON (sorted keys, two-space indent), each file-name byte that is not
+    UTF-8 written ``\\xNN`` as the error lines and the archive's tables write it: as a lone
+    surrogate (``\\udcff``) strict JSON readers refuse the whole document."""
+    obj = msgspec.to_builtins(data)
+    text = json.dumps(obj, indent=2, sort_keys=True)
+    if "\\ud" in text:  # a surrogate, paired (an emoji) or not: only then is the walk paid
+        text = json.dumps(_names_escaped(obj), indent=2, sort_keys=True)
+    return text

@@ -31,8 +31,10 @@ from buraco_log.timeline import (
     PastIllegalError,
     TableView,
     Timeline,
+    name_or_seat,
     names_a_tile,
     past_damage,
+    seat_named,
     with_symbols,
 )
 from cli.common import (
@@ -47,6 +49,7 @@ from cli.common import (
     fail,
     from_stdin,
     guarded,
+    json_text,
     log_rule_of,
     note,
     progress_shown,
@@ -128,14 +131,15 @@ def _cards(cards: Sequence[str] | None, count: int = 0) -> str:
 def render_table(v: TableView, indent: str = "", unit: str = "card") -> Iterator[str]:
     """A table view as text lines; ``unit``: ``tile`` for a table drawn in tiles (Burako)."""
     names = {s.seat: s.name for s in v.seats}
-    yield (f"{indent}seq {v.seq}  hand {v.hand}  phase {v.phase}  turn: seat {v.turn} "
-           f"({v.turn_name})  dealer: seat {v.dealer}"
-           + (f"  view of seat {v.viewer} ({names.get(v.viewer, '?')})"
+    yield (f"{indent}seq {v.seq}  hand {v.hand}  phase {v.phase}  "
+           f"turn: {seat_named(v.turn, v.turn_name)}  "
+           f"dealer: seat {v.dealer}"
+           + (f"  view of {seat_named(v.viewer, names.get(v.viewer, '?'))}"
               if v.viewer is not None else ""))
     pile = " ".join(v.pile) + " <top" if v.pile else "empty"
     yield f"{indent}stock {v.stock}  pile ({len(v.pile)}): {pile}"
     for side in v.sides:
-        who = ", ".join(f"{names[s]}" for s in side.seats)
+        who = ", ".join(name_or_seat(s, names[s]) for s in side.seats)
         morto = _morto_text(side.morto_state, side.morto, unit)
         flags = ("  vulnerable" if side.vulnerable else "") + (
             "  opened" if side.opened else "")
@@ -246,8 +250,8 @@ def render_summary(s: audit.Summary) -> Iterator[str]:
         yield f"  seat {p.seat}  {pad(p.name, 16)} side {p.side}" + (f"  id {p.id}" if p.id else "")
     sides = range(s.sides)
     alike = [p.name for p in s.players]  # two players of one name: told apart by seat
-    names = {p.seat: p.name if alike.count(p.name) == 1 else f"{p.name} (seat {p.seat})"
-             for p in s.players}
+    names = {p.seat: name_or_seat(p.seat, p.name) if alike.count(p.name) == 1 or
+             not p.name.strip() else f"{p.name} (seat {p.seat})" for p in s.players}
     w = max([8, *(columns(n) for n in names.values())]) + 2  # name columns fit the longest
     head = (f"  hand  {'dealer':<{w}}{'ended':<11}{'went out':<{w}}"
             + "".join(f"side {i:<4}" for i in sides) + "".join(f"total {i:<4}" for i in sides)
@@ -280,7 +284,7 @@ def render_summary(s: audit.Summary) -> Iterator[str]:
                          or "none") for i, c in enumerate(s.canastras)) or "none")
     yield "went out  " + (", ".join(f"{n} x{k}" for n, k in s.went_out.items()) or "nobody")
     if s.winner is not None:
-        who = ", ".join(p.name for p in s.players if p.side == s.winner)
+        who = ", ".join(name_or_seat(p.seat, p.name) for p in s.players if p.side == s.winner)
         unlogged = "" if s.complete else ", match end not logged"
         yield f"winner    side {s.winner} ({who}){unlogged}"
     else:
@@ -998,7 +1002,8 @@ def audit_cmd(
 
     A log of a match that never received an event is reported NOT STARTED (exit 0), unless a
     receipt given for it shows the site signed events it no longer holds. Notes say what an OK
-    does not prove (an unsealed log, a reveal that is missing, events no signature covers)."""
+    does not prove (an unsealed log, a reveal that is missing, events no signature covers).
+    Several logs exit with the worst entry's status: 2 if any is no log or could not be read."""
     _cards_as(cards)
     try:
         required = site_require_commitment(require_commitment).value
@@ -1087,33 +1092,34 @@ def audit_cmd(
             _echo_all(render_verdict(v, continues=continues))
         if not single:
             _echo(_batch_summary(verdicts))
+    # the worst status of the batch's entries, as `verify` of several logs gives it: an entry
+    # that is no log, or that could not be read, is exit 2 as that file audited alone is
+    worst = (EXIT_USAGE if any(_not_a_log(v.integrity) for v in verdicts) else
+             EXIT_OK if all(v.ok for v in verdicts) else EXIT_FINDINGS)
     if orphan is not None:  # after the report: the other logs' verdicts are not lost
-        raise fail(orphan)
+        raise fail(orphan, max(worst, EXIT_FINDINGS))
     if batch.deaths:  # after the report too: the batch went on, and says so
         left_out = ({v.path: "NOT STARTED" if v.not_started else "OK" for v in verdicts if v.ok}
                     if quiet and format is not Format.json else {})
-        raise fail(_deaths_line(batch.deaths, left_out))
-    if single and _not_a_log(verdicts[0].integrity):
-        if html is not None:  # asked for, and not written: say so (it was silent)
-            typer.echo(terminal_safe(f"buraco-log: error: {html}: no page written: "
-                                     f"{paths[0]} is not a log"), err=True)
-        raise typer.Exit(EXIT_USAGE)  # named by the user, and nothing of a log in it
-    raise typer.Exit(EXIT_OK if all(v.ok for v in verdicts) else EXIT_FINDINGS)
+        raise fail(_deaths_line(batch.deaths, left_out), max(worst, EXIT_FINDINGS))
+    if single and _not_a_log(verdicts[0].integrity) and html is not None:
+        # asked for, and not written: say so (it was silent)
+        typer.echo(terminal_safe(f"buraco-log: error: {html}: no page written: "
+                                 f"{paths[0]} is not a log"), err=True)
+    raise typer.Exit(worst)
 
 
 def _emit_json_list(items: Sequence[Any]) -> None:
     """``emit_json(items)``, the same bytes, written an item at a time: the whole list as
     Python objects and one string took some 125 kB a log (254 MB of memory for 2,000 logs,
     where the table took 54 MB), so a year of a club's matches ran out of memory."""
-    import json
-
     out = sys.stdout
     if not items:
         out.write("[]\n")
         return
     out.write("[\n")
     for i, item in enumerate(items):
-        text = json.dumps(msgspec.to_builtins(item), indent=2, sort_keys=True)
+        text = json_text(item)
         # a newline inside a string is escaped: each one here ends a line of the item
         out.write("  " + text.replace("\n", "\n  ") + (",\n" if i < len(items) - 1 else "\n"))
     out.write("]\n")
@@ -1345,7 +1351,10 @@ def _batch_summary(verdicts: Sequence[audit.Verdict]) -> str:
     again = sum(1 for v in verdicts if any(n.startswith(SAME_MATCH) for n in v.notes))
     # files that hold nothing of a log (a FIFO, a link to nothing, no log header): counted
     # with the damaged logs under integrity, they were not told apart from them
-    no_log = sum(1 for v in bad if _not_a_log(v.integrity))
+    # a file the auditor may not read (no permission, a read error) is no proof of a file
+    # that is not a log: counted apart, with its rule, as its integrity line says it
+    unread = sum(1 for v in bad if _not_a_log(v.integrity) and v.integrity.kind == "unreadable")
+    no_log = sum(1 for v in bad if _not_a_log(v.integrity)) - unread
     died = sum(1 for v in bad if any(f.rule == "pool.worker_died" for f in v.findings))
     clean = len(verdicts) - len(bad) - waiting
     caveats = ([f"{unchecked} with deals not checked"] if unchecked else []) + (
@@ -1357,7 +1366,9 @@ def _batch_summary(verdicts: Sequence[audit.Verdict]) -> str:
             + f", {len(bad)} with findings" + (f" ({detail})" if detail else "")
             + (f", of which {no_log} {'is not a log' if no_log == 1 else 'are not logs'}"
                if no_log else "")
-            + (f", {'of which ' if not no_log else ''}{died} not checked (the process "
+            + (f"{' and' if no_log else ', of which'} {unread} "
+               f"{'is' if unread == 1 else 'are'} unreadable [log.unreadable]" if unread else "")
+            + (f", {'of which ' if not (no_log or unread) else ''}{died} not checked (the process "
                f"checking {'it' if died == 1 else 'them'} died)" if died else "")
             + (f"; {counted(linked, 'log')} the same file as another (see their notes)"
                if linked else "")

@@ -110,9 +110,11 @@ Every command follows the same rules:
 - **Paths and names are printed safely**: a control or bidi character in a path, or in a name
   read from a log, is shown as an escape (`\\x1b`), on stdout as in errors. Output is UTF-8
   whatever the locale says (`LC_ALL=C`, `PYTHONIOENCODING=ascii`); a byte of a file name that
-  is not UTF-8 is shown `\\xNN`. Arguments are read as UTF-8 too: under `LC_ALL=C
-  PYTHONUTF8=0` the command starts again in Python's UTF-8 mode, so `--seed Zoë` is the same
-  seed, and gives the same logs, in every locale.
+  is not UTF-8 is shown `\\xNN`, in `--format json` too (the text `a\\xff.log`, as the
+  archive's `source_path` holds it: JSON has no way to hold the byte itself, and the lone
+  surrogate `\\udcff` Python would write is refused by strict JSON readers). Arguments are
+  read as UTF-8 too: under `LC_ALL=C PYTHONUTF8=0` the command starts again in Python's UTF-8
+  mode, so `--seed Zoë` is the same seed, and gives the same logs, in every locale.
 - **`--at N`** names a seq (`--seq N` is read as `--at N`: every error line says `seq N`).
 - **`--jobs N`** (`-j`): worker processes; `0` is one per CPU, at most 8 (the default, but for
   `review`, which uses one unless told).

@@ -16,6 +16,7 @@ import typer
 from buraco_log.cards import counted
 from buraco_log.errors import ReplayError
 from buraco_log.options import MovesAt, moves_at
+from buraco_log.timeline import seat_named
 from cli.common import Cards, CardsOpt, Format, emit_json, fail, guarded, note, symbols_shown
 from cli.dispute_cmd import (
     FormatOpt,
@@ -37,7 +38,7 @@ _NO_MOVE = {
 
 def render_moves(m: MovesAt, unit: str = "card") -> Iterator[str]:
     """The moves for people; ``unit``: ``tile`` for a rules value drawn in tiles (Burako)."""
-    who = f"seat {m.seat} ({m.name})" if m.seat is not None else "nobody"
+    who = seat_named(m.seat, m.name or "") if m.seat is not None else "nobody"
     yield f"after seq {m.seq}: phase {m.phase}; {who} to move; {m.count} legal move(s)"
     if m.pile is not None:
         p = m.pile

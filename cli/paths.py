@@ -109,4 +109,4 @@ def special_file(path: Path) -> str | None:
         return None  # missing, or unreadable: the reader names the reason
     if stat.S_ISREG(mode):
         return None
-    return f"not a regular file ({file_type(mode)}): not read as a log"
+    return f"not a regular file ({file_type(mode)}): not read as a log [log.filetype]"

@@ -138,6 +138,8 @@ def _leaf_diffs(name: str, a: Any, b: Any, out: list[str]) -> None:
 def _short(v: Any) -> str:
     if v is None:  # "note: None vs agreed" read as a note saying "None"
         return "(none)"
+    if isinstance(v, str) and not v.strip():  # a blank name: "name:  vs ana" read as nothing
+        return "(blank)" if v else "(empty)"
     text = v if isinstance(v, str) else repr(v)
     return text if len(text) <= 120 else text[:117] + "..."
 

@@ -30,6 +30,7 @@ from buraco_log.timeline import (
     TableView,
     Timeline,
     describe_event,
+    seat_named,
     table_view,
 )
 
@@ -168,8 +169,7 @@ def _facts(s: State, ev: AnyEvent, style: Style) -> Iterator[str]:
                    + (f"; material: two decks and {r.jokers} jokers" if unit == "card"
                       else f"; material: two sets of tiles and {r.jokers} jokers"))
         return
-    who = s.players[s.turn].name
-    yield f"turn: seat {s.turn} ({who}), turn {s.turns} of hand {s.hand}"
+    yield f"turn: {seat_named(s.turn, s.players[s.turn].name)}, turn {s.turns} of hand {s.hand}"
     seat = getattr(ev, "seat", None)
     if seat is not None and seat != s.turn:
         yield f"the event is by seat {seat}, but it is seat {s.turn}'s turn"

@@ -20,6 +20,7 @@ from buraco_log.timeline import (
     MeldView,
     Timeline,
     card_style,
+    name_or_seat,
     stock_end,
     table_view,
 )
@@ -177,7 +178,8 @@ def summarize(events: Iterable[AnyEvent], *, path: str = "",
     # Two players of one name (two Anas, two bots alike) must not merge into one: their seat
     # tells them apart wherever the summary names a player by name alone.
     names = [p.name for p in players]
-    label = [n if names.count(n) == 1 else f"{n} (seat {i})" for i, n in enumerate(names)]
+    label = [name_or_seat(i, n) if names.count(n) == 1 or not n.strip() else f"{n} (seat {i})"
+             for i, n in enumerate(names)]
     for r in state.results:
         cumulative = [a + s.total for a, s in zip(cumulative, r.scores, strict=True)]
         for s in r.scores:

@@ -140,10 +140,11 @@ def _mixed_directory(tmp_path: Path) -> Path:
 def test_a_mixed_directory_counts_each_kind_and_says_a_match_held_twice(tmp_path: Path) -> None:
     d = _mixed_directory(tmp_path)
     done = cli("audit", d, "-j", "1")
-    assert done.returncode == 1, done.stderr
+    assert done.returncode == 2, done.stderr  # an entry is no log: the batch's worst status
     summary = done.stdout.splitlines()[-1]
     assert summary == ("audited 9 logs: 4 clean, 5 with findings (integrity 3, legality 1, "
-                       "scoring 1), of which 2 are not logs; 1 log the same file as another "
+                       "scoring 1), of which 1 is not a log and 1 is unreadable "
+                       "[log.unreadable]; 1 log the same file as another "
                        "(see their notes); "
                        "2 logs of a match an earlier log holds too (see their notes)"), summary
     text = done.stdout
@@ -162,7 +163,7 @@ def test_audit_with_two_workers_prints_what_one_worker_prints_byte_for_byte(
         two = cli("audit", d, "-j", "2", "-f", fmt)
         assert (one.returncode, one.stdout, one.stderr) == (two.returncode, two.stdout,
                                                             two.stderr)
-        assert one.returncode == 1 and one.stdout
+        assert one.returncode == 2 and one.stdout  # an entry is no log: the batch's worst status
 
 
 def test_a_verdict_from_a_worker_process_has_the_json_of_one_made_here() -> None:

@@ -208,7 +208,7 @@ def test_a_clubs_folder_counts_right_and_names_what_it_does_not_follow(tmp_path:
     want = _club(tmp_path, 1)
     run = subprocess.run([sys.executable, "-m", "cli", "audit", str(tmp_path), "-q", "-j", "2"],
                          cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert run.returncode == 1, run.stderr
+    assert run.returncode == 2, run.stderr  # notes.blog is no log: the batch's worst status
     assert run.stderr.splitlines() == [
         f"buraco-log: note: {tmp_path}/2025/a/to-b, {tmp_path}/2025/a/up: links to directories, "
         "not followed (a link may lead back up, a loop): give their targets to audit the logs "
@@ -218,7 +218,8 @@ def test_a_clubs_folder_counts_right_and_names_what_it_does_not_follow(tmp_path:
         f"{tmp_path}/dangling.blog", f"{tmp_path}/notes.blog"]  # each non-log named once
     repeats = want["logs"] - want["not_logs"] - want["distinct"] - 1  # link.blog: same file
     assert out[-1] == (f"audited {want['logs']} logs: {want['clean']} clean, 2 with findings "
-                       "(integrity 2), of which 2 are not logs; 1 log the same file as another "
+                       "(integrity 2), of which 1 is not a log and 1 is unreadable "
+                       "[log.unreadable]; 1 log the same file as another "
                        f"(see their notes); {repeats} log{'s' if repeats != 1 else ''} of a "
                        "match an earlier log holds too (see their notes)"), out[-1]
     # JSON: complete and valid, README.txt and .DS_Store in it nowhere

@@ -22,7 +22,7 @@ def test_a_file_nothing_was_read_from_has_no_legality_or_scoring_lines(tmp_path:
     r = subprocess.run([sys.executable, "-m", "cli.main", "audit", str(junk), str(good)],
                        cwd=ROOT, capture_output=True, text=True, timeout=120, check=False,
                        stdin=subprocess.DEVNULL)
-    assert r.returncode == 1, r.stdout + r.stderr
+    assert r.returncode == 2, r.stdout + r.stderr  # junk.blog is no log: the batch's worst
     out = r.stdout.split(f"{good}:")
     junk_part, good_part = out[0], out[1]
     assert junk_part.startswith(f"{junk}: FINDINGS (1)")

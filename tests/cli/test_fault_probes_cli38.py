@@ -228,7 +228,8 @@ def test_review_of_a_fifo_names_no_byte(tmp_path: Path) -> None:
     pipe = tmp_path / "pipe.blog"
     os.mkfifo(pipe)
     line = _one_error_line(_cli("review", str(pipe), "--seat", "0"), 2)
-    assert line == f"buraco-log: error: {pipe}: not a regular file (a FIFO): not read as a log"
+    assert line == (f"buraco-log: error: {pipe}: not a regular file (a FIFO): not read as a log "
+                    "[log.filetype]")
 
 
 @pytest.mark.parametrize(("value", "said"), [

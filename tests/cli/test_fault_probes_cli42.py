@@ -292,7 +292,8 @@ def _refuses_input(where: Path, command: str, name: str) -> None:
     assert line.startswith("buraco-log: error: ") and name in line, line
     if command != "continues" and name in INPUTS[:3]:  # in the log reader's words, every one
         # (show said "skipped, never opened", view and review "is a directory, not a log")
-        assert line.endswith(f"{name}: not a regular file ({_KINDS[name]}): not read as a log")
+        assert line.endswith(f"{name}: not a regular file ({_KINDS[name]}): not read as a log "
+                             "[log.filetype]")
     assert sorted(p.name for p in where.iterdir()) == ["a-directory", "dangling.blog", "fifo"]
 
 

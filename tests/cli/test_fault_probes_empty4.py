@@ -140,7 +140,7 @@ def test_a_log_not_started_has_nothing_to_convert_seal_or_repair(
     assert (r.returncode, r.stdout) == (2, ""), (r.returncode, r.stdout, r.stderr)
     line = one_error_line(r)
     assert line == (f"buraco-log: error: {unstarted}: a match not started (no whole header "
-                    f"and no event): nothing to {what}; delete the file"), line
+                    f"and no event): nothing to {what}; delete the file [log.empty]"), line
     assert "torn" not in line and "incomplete" not in line
     assert listing(d) == before  # no output, no backup, no temporary; the source untouched
 

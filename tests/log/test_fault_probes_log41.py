@@ -161,7 +161,8 @@ def test_diff_refuses_a_fifo_in_a_refusals_words(good: Path, tmp_path: Path) -> 
     fifo = tmp_path / "pipe.blog"
     os.mkfifo(fifo)
     line = one_error_line(cli("diff", good, fifo, timeout=30), 2)
-    assert line == f"buraco-log: error: {fifo}: not a regular file (a FIFO): not read as a log"
+    assert line == (f"buraco-log: error: {fifo}: not a regular file (a FIFO): not read as a log "
+                    "[log.filetype]")
 
 
 # -- zero bytes inside a log ------------------------------------------------------------------
@@ -207,5 +208,5 @@ def test_convert_of_20_zero_bytes_is_a_match_not_started_as_of_fewer(tmp_path: P
     out = tmp_path / "z.jsonl"
     line = one_error_line(cli("convert", path, "-o", out), 2)
     assert line == (f"buraco-log: error: {path}: a match not started (no whole header and no "
-                    "event): nothing to convert; delete the file")
+                    "event): nothing to convert; delete the file [log.empty]")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["z.blog"]
