@@ -2036,17 +2036,41 @@ def _create_locked(path: str, version: int, sealed: bool) -> int | None:
     """Create ``path`` with its header, locked, or return None if it already exists.
 
     The file is written and locked under a temporary name, then linked into place: a reader
-    or a second writer never sees a file without its header or without its lock.
+    or a second writer never sees a file without its header or without its lock. The
+    temporary is made, and its name removed, in the directory held open here: another
+    directory put at the directory's path meanwhile has no such name (the log is not made,
+    and the temporary was left in the directory moved away, for ever).
     """
     directory = os.path.dirname(os.path.abspath(path))
     try:
-        fd, tmp = _create_temp(directory, os.path.basename(path))
+        at: int | None = os.open(directory, _DIR_FLAGS)
+    except OSError:
+        at = None  # _create_temp by the path says why
+    try:
+        return _create_locked_in(path, directory, at, version, sealed)
+    finally:
+        if at is not None:
+            os.close(at)
+
+
+def _create_locked_in(path: str, directory: str, at: int | None, version: int,
+                      sealed: bool) -> int | None:
+    try:
+        fd, tmp = _create_temp(directory, os.path.basename(path), dir_fd=at)
     except OSError:
         # No file may be made in the directory ("Permission denied"): a log that is there
         # may still be written, and is opened as it is (it failed with that error).
         if os.path.exists(path):
             return None
         raise
+    mine = _identity(os.fstat(fd))
+
+    def remove_tmp() -> None:  # ours only: never what another program put at the name
+        if at is None:
+            os.unlink(tmp)
+        elif _identity_at(at, os.path.basename(tmp)) == mine:
+            os.unlink(os.path.basename(tmp), dir_fd=at)
+
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         _write_all(fd, _file_header(version, sealed), 0)
@@ -2057,7 +2081,7 @@ def _create_locked(path: str, version: int, sealed: bool) -> int | None:
             os.close(fd)
             return None
         if not moved:
-            os.unlink(tmp)
+            remove_tmp()
         tmp = ""  # no longer ours to remove
         _fsync_dir(path)  # after the unlink too, so no temporary name survives a crash
         return fd
@@ -2068,7 +2092,7 @@ def _create_locked(path: str, version: int, sealed: bool) -> int | None:
     finally:
         if tmp:
             with contextlib.suppress(OSError):
-                os.unlink(tmp)
+                remove_tmp()
 
 
 class HeadSigner(Protocol):

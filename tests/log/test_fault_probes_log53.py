@@ -357,3 +357,24 @@ def test_convert_overwrite_renames_only_its_own_new_file(tmp_path: Path, what: s
     # before: out.blog became the link to the other log (or a second name of it)
     assert (tmp_path / "out.blog").read_bytes() == b"an old conversion"
     assert _state(other) == theirs
+
+
+def test_a_new_log_in_a_directory_another_took_the_place_of_leaves_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home, moved = tmp_path / "d", tmp_path / "moved"
+    home.mkdir()
+    real = log._create_temp
+
+    def create_then_swap(directory: str, name: str, dir_fd: int | None = None
+                         ) -> tuple[int, str]:
+        made = real(directory, name, dir_fd)
+        home.rename(moved)
+        home.mkdir()
+        return made
+
+    monkeypatch.setattr(log, "_create_temp", create_then_swap)
+    with pytest.raises(LogFormatError, match="nothing was written"):
+        log.Writer(home / "new.blog", validate=False)
+    # before: the temporary, with the header, stayed in the directory moved away (for ever:
+    # only a seal or convert of that very name sweeps it)
+    assert list(moved.iterdir()) == [] and list(home.iterdir()) == []

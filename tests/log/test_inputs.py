@@ -117,7 +117,7 @@ def test_the_cli_refuses_a_fifo_in_one_line_with_exit_2(tmp_path: Path) -> None:
         assert result.stdout == "" and "Traceback" not in result.stderr
         lines = result.stderr.strip().splitlines()
         assert lines == [f"buraco-log: error: {fifo}: not a regular file (a FIFO): not read as a "
-                         "log"], args
+                         "log [log.filetype]"], args  # its rule named, as every refusal's
 
 
 # -- integers outside the signed 64-bit range ----------------------------------------------
