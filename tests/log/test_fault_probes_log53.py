@@ -378,3 +378,69 @@ def test_a_new_log_in_a_directory_another_took_the_place_of_leaves_nothing(
     # before: the temporary, with the header, stayed in the directory moved away (for ever:
     # only a seal or convert of that very name sweeps it)
     assert list(moved.iterdir()) == [] and list(home.iterdir()) == []
+
+
+# -- 6. repair: its backup and its cut (refused before too: kept so they stay refused)
+
+
+def _torn(tmp_path: Path, seed: int = 0) -> tuple[Path, bytes]:
+    path = tmp_path / "t.blog"
+    log.write_log(path, sample_events(10, seed), validate=False)
+    with open(path, "ab") as f:
+        f.write(b"\x01\x02 a record cut short")
+    return path, path.read_bytes()
+
+
+def test_repair_backs_up_into_no_file_a_link_put_at_the_backups_name_leads_to(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path, whole = _torn(tmp_path)
+    other = _other_log(tmp_path)
+    theirs = _state(other)
+    real = log._free_name
+    taken: list[str] = []
+
+    def look_then_swap(base: str) -> str:
+        name = real(base)
+        if not taken:  # the first name looked at only
+            taken.append(name)
+            _swap_in(name, "link", other)
+        return name
+
+    monkeypatch.setattr(log, "_free_name", look_then_swap)
+    report = log.repair(path)
+    assert report is not None and report.backup == f"{path}.bak.1", report
+    assert _state(other) == theirs and os.path.islink(taken[0])
+    assert path.read_bytes() + Path(report.backup).read_bytes() == whole
+
+
+def test_repair_cuts_no_file_renamed_over_the_log_while_it_ran(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path, _ = _torn(tmp_path)
+    (tmp_path / "o").mkdir()
+    other, theirs = _torn(tmp_path / "o", seed=4)  # another torn log
+
+    def hook(point: str) -> None:
+        if point == "repair.before-truncate":
+            os.rename(other, path)
+
+    monkeypatch.setattr(log, "_hook", hook)
+    with pytest.raises(LogFormatError, match="nothing was changed"):
+        log.repair(path)
+    assert path.read_bytes() == theirs  # the torn log put there: not cut
+    assert sorted(p.name for p in tmp_path.glob("t.blog.bak*")) == []
+
+
+@pytest.mark.slow  # a subprocess: the library test above holds it in the default run
+def test_the_seal_command_refuses_in_one_line_and_writes_no_other_file(tmp_path: Path) -> None:
+    path = _unsealed(tmp_path)
+    before = _state(path)
+    other = _other_log(tmp_path)  # another program's log, only its owner's to read
+    theirs = _state(other)
+    r = _cli_with("buraco_log.log:_create_temp", "unused", path, "seal", "m.blog",
+                  then=f"os.symlink({str(other)!r}, 'staged'); os.rename('staged', r[1])")
+    _one_line(r, 2, "m.blog: the new file written beside the log while it was being sealed "
+              "was replaced", "nothing was changed")
+    # before: the events were written into the other log (its mode made 0o644) and m.blog
+    # replaced by the link to it, said only afterwards ("now leads to .../theirs.blog")
+    assert _state(other) == theirs
+    assert _state(path) == before
