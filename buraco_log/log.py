@@ -2929,9 +2929,14 @@ def _remove_created(writer: Writer) -> None:
 
 
 def repair(
-    path: str | os.PathLike[str], *, backup: bool = True, lock_timeout: float = 0.0
+    path: str | os.PathLike[str], *, backup: bool = True, lock_timeout: float = 0.0,
+    keep_none: bool = True,
 ) -> RepairReport | None:
     """Cut a torn tail off a log; None if there is nothing to cut.
+
+    ``keep_none=False`` refuses (kind ``torn``, nothing cut) a cut that would leave no event,
+    as read under the lock: the command line's look before it may have been at another file
+    put at the name since (`repair` without ``--force`` then cut every event of that one).
 
     Refuses damage in the middle (truncating would throw away good events after it). Unless
     ``backup`` is false, the bytes that are cut off are first copied to ``<path>.bak`` (or
@@ -2960,6 +2965,11 @@ def repair(
                 offset=0,
                 kind="torn",
             )
+        if info.events == 0 and not keep_none:
+            raise LogFormatError(
+                f"repair would cut every event of the log ({info.torn.size} bytes: "
+                f"{info.torn.reason}); nothing was changed (--force cuts them)",
+                path=path, offset=info.torn.offset, kind="torn")
         if (journaled := _journal_ahead(path, fd, lock.identity)) is not None:
             # zeros where acknowledged records stand (the recorder syncs its journal, not
             # each log): the tail is no unacknowledged write, and cut, it was gone from

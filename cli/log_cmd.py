@@ -473,7 +473,7 @@ def repair(
             message = (f"{path}: would cut {t.size} bytes at byte {t.offset} ({t.reason}); "
                        f"{_events(info.events)} kept")
     else:
-        report = log.repair(path, backup=backup)
+        report = log.repair(path, backup=backup, keep_none=force)  # looked at again, locked
         if report is None:  # mended behind our back between the check and the repair
             result = {"path": str(path), "repaired": False, "events_kept": info.events}
             message = f"{path}: nothing to repair"

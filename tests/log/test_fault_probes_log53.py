@@ -444,3 +444,35 @@ def test_the_seal_command_refuses_in_one_line_and_writes_no_other_file(tmp_path:
     # replaced by the link to it, said only afterwards ("now leads to .../theirs.blog")
     assert _state(other) == theirs
     assert _state(path) == before
+
+
+def _no_event_torn(tmp_path: Path) -> tuple[Path, bytes]:
+    empty = tmp_path / "empty.blog"  # a header, no event, a tail: all of it cut, unforced
+    with log.Writer(empty, validate=False):
+        pass
+    with open(empty, "ab") as f:
+        f.write(b"\x01\x02 a record cut short")
+    return empty, empty.read_bytes()
+
+
+def test_repair_asked_to_keep_an_event_looks_under_its_lock(tmp_path: Path) -> None:
+    empty, held = _no_event_torn(tmp_path)
+    with pytest.raises(LogFormatError, match="repair would cut every event") as caught:
+        log.repair(empty, keep_none=False)
+    assert caught.value.kind == "torn" and caught.value.offset == log.HEADER_SIZE
+    assert empty.read_bytes() == held and list(tmp_path.glob("empty.blog.bak*")) == []
+    assert log.repair(empty) is not None  # as ever, by default (the command's --force)
+
+
+@pytest.mark.slow  # a subprocess: the library's side is in the default run, above
+def test_repair_without_force_cuts_no_event_of_a_log_put_at_its_name_after_its_look(
+        tmp_path: Path) -> None:
+    path, whole = _torn(tmp_path)  # events to keep: the command's look lets it cut
+    _, held = _no_event_torn(tmp_path)
+    r = _cli_with("buraco_log.log:verify", "unused", path, "repair", "t.blog",
+                  then="os.rename('empty.blog', 't.blog')")
+    _one_line(r, 1, "t.blog, byte 20: repair would cut every event of the log",
+              "nothing was changed (--force cuts them)", "[log.torn]")
+    # before: exit 0, "cut 21 bytes at byte 20 ...; 0 events kept", without --force
+    assert path.read_bytes() == held and whole != held
+    assert list(tmp_path.glob("t.blog.bak*")) == []
