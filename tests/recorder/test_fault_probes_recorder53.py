@@ -12,9 +12,6 @@ in place exactly between the look and the making, by wrapping the look.
 
 from __future__ import annotations
 
-import os
-import sys
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -23,29 +20,7 @@ from buraco_log import journal, log
 from buraco_log.errors import LogFormatError
 from buraco_log.recorder import SAVED_NAME, Recorder
 from tests.recorder.sources import matches, source_of
-
-
-def _replace_after_next_look(rec: Recorder, live: Path, moved: Path,
-                             by: str) -> Callable[[], None]:
-    """Arm ``rec`` so that the next look at its directory from its method ``by`` answers
-    "still here", and then the directory is renamed to ``moved`` and a new one made at
-    ``live``."""
-    look = rec._directory_gone
-    armed = [False]
-
-    def looked() -> str:
-        said = look()
-        if armed[0] and sys._getframe(1).f_code.co_name == by:
-            armed[0] = False
-            os.rename(live, moved)
-            live.mkdir()
-        return said
-
-    rec._directory_gone = looked  # type: ignore[method-assign]
-
-    def arm() -> None:
-        armed[0] = True
-    return arm
+from tests.recorder.swaps import replace_after_next_look
 
 
 def test_a_journal_started_as_the_directory_is_replaced_stays_with_its_logs(
@@ -56,7 +31,7 @@ def test_a_journal_started_as_the_directory_is_replaced_stays_with_its_logs(
     try:
         for event in a[:5]:
             assert rec.append("a", event) == event.seq
-        arm = _replace_after_next_look(rec, live, moved, "_maybe_checkpoint")
+        arm = replace_after_next_look(rec, live, moved, "_maybe_checkpoint")
         # The next checkpoint looks, then starts a journal; the moves after it are refused.
         # (Which round's: a round looks after its acknowledgements, and not while the last
         # checkpoint still runs: its syncfs took ten rounds and more on a loaded host, and a
@@ -87,7 +62,7 @@ def test_states_saved_as_the_directory_is_replaced_stay_with_their_logs(
     try:
         for event in a[:5]:
             assert rec.append("a", event) == event.seq
-        arm = _replace_after_next_look(rec, live, moved, "_save_states")
+        arm = replace_after_next_look(rec, live, moved, "_save_states")
         arm()
         rec._save_states()  # as its background save does
     finally:
@@ -104,7 +79,7 @@ def test_a_log_created_as_the_directory_is_replaced_is_not_made_there(tmp_path: 
     rec = Recorder(live, sync="fsync", save_every=0, checkpoint_every=600)
     try:
         assert rec.append("a", a[0]) == a[0].seq
-        arm = _replace_after_next_look(rec, live, moved, "_create")
+        arm = replace_after_next_look(rec, live, moved, "_create")
         arm()  # the creation of b's log looks, then makes its file
         with pytest.raises(LogFormatError):
             rec.append("b", b[0])

@@ -17,7 +17,6 @@ import errno
 import fcntl
 import os
 import shutil
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -29,6 +28,7 @@ from buraco_log import journal, log, recorder
 from buraco_log.errors import LogFormatError
 from buraco_log.recorder import FileOps, Recorder, journal_notes
 from tests.recorder.sources import matches, source_of
+from tests.recorder.swaps import replace_after_next_look
 
 
 def _closed(rec: Recorder, match: str, other: str, event: ev.AnyEvent) -> None:
@@ -198,23 +198,6 @@ def test_a_symbolic_link_at_the_lock_s_name_is_never_followed(tmp_path: Path) ->
         assert rec.next_seq("a") == 0
 
 
-def _replace_after_look(rec: Recorder, live: Path, moved: Path, by: str) -> None:
-    """The next look at ``rec``'s directory from its method ``by`` answers "still here", and
-    then the directory is renamed to ``moved`` and a new one made at ``live``."""
-    look = rec._directory_gone
-    armed = [True]
-
-    def looked() -> str:
-        said = look()
-        if armed[0] and sys._getframe(1).f_code.co_name == by:
-            armed[0] = False
-            os.rename(live, moved)
-            live.mkdir()
-        return said
-
-    rec._directory_gone = looked  # type: ignore[method-assign]
-
-
 @pytest.mark.parametrize("sync", ["fsync", "journal"])
 def test_a_new_log_is_linked_in_the_directory_it_was_made_in(tmp_path: Path, sync: str) -> None:
     a, b = source_of("a", matches()), source_of("b", matches())
@@ -222,7 +205,7 @@ def test_a_new_log_is_linked_in_the_directory_it_was_made_in(tmp_path: Path, syn
     rec = Recorder(live, sync=sync, save_every=0, checkpoint_every=600)
     try:
         assert rec.append("a", a[0]) == 0
-        _replace_after_look(rec, live, moved, "_create")  # b's file made in the one held,
+        replace_after_next_look(rec, live, moved, "_create")()  # b's file made in the one held,
         if sync == "fsync":  # then linked by the path: "No such file or directory"
             with pytest.raises(LogFormatError) as refused:
                 rec.append("b", b[0])
@@ -314,7 +297,7 @@ def test_close_keeps_no_copy_of_logs_it_took_for_replaced_by_the_path(tmp_path: 
         for event in a[:3]:
             assert rec.append("a", event) == event.seq
         _closed(rec, "a", "b", b[0])  # a closed log, b an open one
-        _replace_after_look(rec, live, moved, "_keep_replaced")
+        replace_after_next_look(rec, live, moved, "_keep_replaced")()
     finally:
         rec.close()  # it looks, then each log: none at the path, "replaced"
     # b's log copied aside as "acknowledged", a's journal kept as unfolded: neither was
