@@ -628,6 +628,18 @@ def _json_default(v: Any) -> Any:
 _ENCODER = json.JSONEncoder(default=_json_default, ensure_ascii=False, allow_nan=False)
 
 
+# On a terminal json and jsonl are read by a person: a C1 control or a bidi mark from a log
+# would recolour or reorder the screen. Written as \u escapes they stay the same JSON (C0
+# controls json escapes already; outside strings JSON is ASCII).
+_JSON_UNSAFE = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+                          "\u2028\u2029]")
+
+
+def _json_shown(text: str) -> str:
+    """JSON text with each character :data:`_JSON_UNSAFE` names written ``\\uXXXX``."""
+    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m[0]):04x}", text)
+
+
 def _finite(v: Any) -> Any:
     """``v`` with every NaN or infinite float (at any depth) replaced by None."""
     if isinstance(v, float):
@@ -1070,6 +1082,7 @@ def _write_rows(out: IO[str], stream: archive.QueryStream, format: QueryFormat,
     # csv is exact for programs; on a terminal a person reads it, and an ESC sequence from a
     # log would be run, not shown: escaped there as the table escapes it
     cell = _csv_cell_shown if out.isatty() else _csv_cell
+    shown = _json_shown if out.isatty() and format is not QueryFormat.csv else str
     if format is QueryFormat.csv:
         w.writerow(map(terminal_safe, columns) if out.isatty() else columns)
     first = True
@@ -1088,12 +1101,12 @@ def _write_rows(out: IO[str], stream: archive.QueryStream, format: QueryFormat,
                 first = False
         else:
             buf.write("".join(_json(r) + "\n" for r in _rows(keys, batch)))
-        out.write(buf.getvalue())
+        out.write(shown(buf.getvalue()))
         buf.seek(0)
         buf.truncate()
     if format is QueryFormat.json:
         buf.write("[]\n" if first else "\n]\n")
-    out.write(buf.getvalue())
+    out.write(shown(buf.getvalue()))
 
 
 def _check_timeout(timeout: float, as_json: bool) -> None:
