@@ -58,7 +58,7 @@ from buraco_log.expert import (
 from buraco_log.ruleids import describe
 from buraco_log.rules import Rules
 from buraco_log.safetext import pad, terminal_safe
-from buraco_log.timeline import card_style, stock_end
+from buraco_log.timeline import NO_RULES_NAME, card_style, stock_end
 
 if TYPE_CHECKING:  # the page is drawn by the viewer, imported when a page is asked for
     from buraco_log.view import Banner, Mark
@@ -404,8 +404,10 @@ def header(review: Review) -> str:
     # a player with no name, a match with no id: "review of seat 0 (, side 0) in match  (x)"
     who = f"{review.player}, " if review.player.strip() else ""
     match = f"match {review.match_id}" if review.match_id.strip() else "match with no id"
+    # rules named by blanks: as the viewer says them (it said "( )")
+    rules = review.rules if review.rules.strip() else NO_RULES_NAME
     return (f"review of seat {review.seat} ({who}side {review.side}) in {match} "
-            f"({review.rules})\n"
+            f"({rules})\n"
             f"seed {review.seed!r}, budget {b.describe()} per decision, expert v"
             f"{review.expert_version}; a mistake costs at least {review.threshold:g} points "
             f"and 2 standard errors" + ("; with 1 sample no decision's cost has a standard "
@@ -487,7 +489,7 @@ def review_page(events: Sequence[AnyEvent], review: Review, *,
     page = build_page(events, seat=review.seat, marks=shown, banners=banners)
     safe = msgspec.structs.replace(  # a newline in a name became the " · " between lines
         review, player=safe_or_none(review.player), match_id=safe_or_none(review.match_id),
-        rules=terminal_safe(review.rules))
+        rules=safe_or_none(review.rules))  # a tab is blanks, not a name "\x09"
     # the match id, rules and name cut as the viewer cuts them (a 20,000-character id filled
     # the panel); whole in the heading's tooltip
     short = msgspec.structs.replace(

@@ -145,7 +145,8 @@ def review(
         what = f" ({integ.message})" if integ.message else ""
         # a FIFO or device was never opened: no byte of it was read to name
         place = "" if integ.status == "unreadable" else f", byte {integ.offset or 0}"
-        raise fail(f"{path}{place}: not a log: no event could be read{what}", EXIT_USAGE,
+        rule = f" [log.{integ.kind}]" if integ.kind else ""  # the rule, as `show` names it
+        raise fail(f"{path}{place}: not a log: no event could be read{what}{rule}", EXIT_USAGE,
                    as_json=js)
     damaged = integ.status in ("broken", "torn")
     if damaged and not partial:
@@ -219,7 +220,7 @@ def review(
         # would otherwise start a line of its own. Not the seed: the header shows it as a
         # Python literal, escaped already (escaped twice it said 'a\\x0ab' for "a", newline, "b")
         safe = msgspec.structs.replace(
-            result, match_id=safe_or_none(result.match_id), rules=terminal_safe(result.rules),
+            result, match_id=safe_or_none(result.match_id), rules=safe_or_none(result.rules),
             player=safe_or_none(result.player),  # blanks are no name: "(\\x09, side 0)"
             note=None if result.note is None else terminal_safe(result.note))
         text = terminal_safe_lines(to_text(safe, all_moves=not mistakes_only))
