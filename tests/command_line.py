@@ -38,6 +38,15 @@ def _file_size_limit(size: int) -> Callable[[], None]:
     return limit
 
 
+def sigint_default() -> None:
+    """A ``preexec_fn`` for a command a test stops with SIGINT, as a terminal's Ctrl-C would.
+    A run of the tests started in the background of a shell (``pytest ... &``) ignores SIGINT,
+    and a Python that inherits it ignored keeps it ignored (as it should: that is how a shell
+    keeps Ctrl-C from its background jobs), so the command ran on, or ended 0, without a
+    word: the signal the test sends must not depend on how the tests were started."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _command(args: Sequence[object], checkout: bool) -> list[str]:
     if checkout:
         return [sys.executable, "-m", "cli.main", *(str(a) for a in args)]

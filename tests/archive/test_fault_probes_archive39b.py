@@ -18,6 +18,7 @@ import pytest
 
 from tests.archive.conftest import Archived
 from tests.archive.query_started import QUERY_STARTED, wait_for
+from tests.command_line import sigint_default
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -143,7 +144,7 @@ def test_a_local_report_cut_by_a_signal_is_one_line_and_writes_nothing(
     proc = subprocess.Popen([sys.executable, "-c", SLOW_REPORT, str(marker), "report",
                              str(archived.path), "-f", fmt, "-o", str(out)], cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            stdin=subprocess.DEVNULL)
+                            stdin=subprocess.DEVNULL, preexec_fn=sigint_default)
     try:
         deadline = time.monotonic() + 60
         while not marker.exists():
@@ -180,7 +181,7 @@ def test_a_signal_stops_a_long_query_at_once_not_at_its_time_limit(
                              "SELECT count(*) AS n FROM range(1000000000000) a, range(10) b",
                              "-f", "csv", "-o", str(out), "--timeout", "60"], cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            stdin=subprocess.DEVNULL)
+                            stdin=subprocess.DEVNULL, preexec_fn=sigint_default)
     try:
         wait_for(marker, proc)
         time.sleep(0.3)  # inside DuckDB by now (the query runs for a minute)

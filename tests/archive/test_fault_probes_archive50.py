@@ -22,6 +22,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.command_line import sigint_default
+
 ROOT = Path(__file__).resolve().parents[2]
 ENDLESS = "SELECT count(*) FROM range(1000000000000)"
 SAID = {signal.SIGINT: ("interrupted", 130), signal.SIGTERM: ("terminated (SIGTERM)", 143),
@@ -89,7 +91,8 @@ def _in_the_fork(archive: Path, signum: int, wrapper: str = IN_THE_FORK) -> str:
     proc = subprocess.Popen([sys.executable, "-c", wrapper, str(int(signum)), "query",
                              str(archive), ENDLESS, "--timeout", "0"],
                             cwd=ROOT, text=True, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, start_new_session=True)
+                            stderr=subprocess.PIPE, start_new_session=True,
+                            preexec_fn=sigint_default)
     return _ended(proc, signum, 30)
 
 
@@ -135,7 +138,7 @@ def _after(delay: float, signum: int, args: list[str],
     mark = Path(tempfile.mkdtemp(prefix="exiting-")) / "mark"
     proc = subprocess.Popen([sys.executable, "-c", EXITING, str(mark), *args], cwd=ROOT,
                             text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=sigint_default)
     time.sleep(delay)
     if proc.poll() is not None:  # done before the signal: nothing to stop
         proc.communicate()
@@ -218,7 +221,8 @@ def test_a_signal_while_duckdb_loads_is_said(three: Path, signum: int) -> None:
         proc = subprocess.Popen([sys.executable, "-c", IN_THE_IMPORT, str(int(signum)),
                                  str(step * 0.0005), "query", str(three), "SELECT 1"],
                                 cwd=ROOT, text=True, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, start_new_session=True)
+                                stderr=subprocess.PIPE, start_new_session=True,
+                                preexec_fn=sigint_default)
         _ended(proc, signum, 30)
 
 
@@ -248,7 +252,8 @@ def test_a_signal_whose_interrupt_was_dropped_still_stops_report(three: Path,
     with its file written and nothing said; it is said, 130, and nothing is written."""
     out = tmp_path / "r.txt"
     r = subprocess.run([sys.executable, "-c", DROPPED, "report", str(three), "--output",
-                        str(out)], cwd=ROOT, capture_output=True, text=True, timeout=120)
+                        str(out)], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                       preexec_fn=sigint_default)
     assert r.returncode == 130, (r.returncode, r.stderr)
     assert r.stderr == f"buraco-log: error: report: interrupted; nothing was written to {out}\n"
     assert not out.exists()

@@ -31,6 +31,7 @@ from buraco_log import audit
 from buraco_log.events import MatchEnded
 from tests import brokenlogs as bl
 from tests.cli.probes import ROOT, cli, one_error_line
+from tests.command_line import sigint_default
 
 EXAMPLES = ROOT / "examples" / "disputes"
 WRONG = EXAMPLES / "wrong-score.log"  # hand 0, side 0 recorded 440 for 340, at seq 126
@@ -141,7 +142,7 @@ def test_an_interrupt_while_the_cli_imports_is_one_line(sig: signal.Signals, sta
         # is what ends it, whenever it comes
         proc = subprocess.Popen([sys.executable, "-m", "cli", "replay", "-"], cwd=ROOT,
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True)
+                                stderr=subprocess.PIPE, text=True, preexec_fn=sigint_default)
         deadline = time.monotonic() + 20
         while not _handler_installed(proc.pid):
             assert time.monotonic() < deadline and proc.poll() is None

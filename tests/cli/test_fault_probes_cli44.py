@@ -30,6 +30,7 @@ from typing import Any
 import pytest
 
 from tests.cli.probes import ROOT, cli, cli_batch, one_error_line
+from tests.command_line import sigint_default
 
 GOLDEN = ROOT / "examples" / "golden" / "classic.jsonl"
 SMALL = ROOT / "examples" / "disputes" / "fair-thirteen.log"
@@ -319,6 +320,7 @@ def _typed(args: list[object], keys: list[bytes]) -> tuple[int, bytes]:
     leader, follower = pty.openpty()
 
     def own_terminal() -> None:
+        sigint_default()
         os.setsid()
         fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 

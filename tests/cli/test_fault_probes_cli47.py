@@ -29,6 +29,7 @@ import pytest
 from cli.common import HIDDEN_ALIASES
 from tests.archive.query_started import QUERY_STARTED, wait_for
 from tests.cli.probes import ROOT
+from tests.command_line import sigint_default
 
 SMALL = ROOT / "examples" / "disputes" / "fair-thirteen.log"
 ASCII = {"LANG": "C", "LC_ALL": "C", "PYTHONUTF8": "0", "PYTHONIOENCODING": "ascii",
@@ -116,6 +117,7 @@ def test_ctrl_c_reaches_idle_pool_workers_without_a_traceback() -> None:
     KeyboardInterrupt" from each worker waiting for work, beside its one line."""
     done = subprocess.run([sys.executable, "-c", _IDLE_POOL], capture_output=True, text=True,
                           cwd=ROOT, timeout=60, start_new_session=True,
+                          preexec_fn=sigint_default,
                           env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert done.stdout == "stopped\n", (done.stdout, done.stderr)
     assert done.stderr == "", done.stderr
@@ -290,7 +292,8 @@ def test_a_query_stopped_by_ctrl_c_answers_json_on_stdout(tmp_path: Path, arch: 
                              "select count(*) from range(1000000000000)", "-f", "json",
                              "--timeout", "0"], cwd=tmp_path, env=environ,
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, start_new_session=True)
+                            stderr=subprocess.PIPE, start_new_session=True,
+                            preexec_fn=sigint_default)
     try:
         wait_for(marker, proc)
         time.sleep(0.3)  # the count of a trillion rows has begun, and runs for minutes

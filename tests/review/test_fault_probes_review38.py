@@ -22,6 +22,7 @@ from buraco_log.expert import Budget
 from buraco_log.review import review_events
 from buraco_log.rules import PRESETS
 from buraco_log.simulate import simulate_match
+from tests.command_line import sigint_default
 
 ROOT = Path(__file__).resolve().parents[2]
 GOOD = ROOT / "examples" / "sim" / "classic-2p-000000.blog"
@@ -80,7 +81,8 @@ def test_a_signal_during_the_search_is_one_line_and_leaves_no_output(
         [sys.executable, "-c", SEARCHING, str(marker), "review", str(GOOD), "--seat", "0",
          "--budget", "64x5r3", "-j", str(jobs), "-f", "html", "-o", str(out)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)}, start_new_session=True)
+        env={**os.environ, "PYTHONPATH": str(ROOT)}, start_new_session=True,
+        preexec_fn=sigint_default)
     try:
         deadline = time.monotonic() + 60
         while not marker.exists():  # the search under way (it takes a minute)
