@@ -18,6 +18,7 @@ import pytest
 
 from buraco_log.archive import fixity, ingest, query, store
 from tests.archive.conftest import Corpus
+from tests.command_line import sigint_default
 
 ROOT = Path(__file__).resolve().parents[2]
 LOGS = 8  # two logs a batch: four batches
@@ -199,7 +200,8 @@ def test_a_compact_cut_by_a_signal_is_one_line_and_the_next_one_finishes(
     before = sums(a)
     proc = subprocess.Popen([sys.executable, "-c", PAUSED_COMPACT, str(marker), "compact",
                              str(a)], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+                            stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,
+                            preexec_fn=sigint_default)
     try:
         deadline = time.monotonic() + 120
         while not marker.exists():

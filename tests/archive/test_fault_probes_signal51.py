@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.command_line import sigint_default
+
 ROOT = Path(__file__).resolve().parents[2]
 
 # The signal sent from the audit hook of an `open`: of the output's temporary file
@@ -43,7 +45,8 @@ run()
 def _signalled(signum: int, when: str, out: Path, *args: str
                ) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-c", AT, str(int(signum)), when, str(out), *args],
-                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+                          cwd=ROOT, capture_output=True, text=True, timeout=120,
+                          preexec_fn=sigint_default)
 
 
 @pytest.mark.parametrize("signum,how,status", [
