@@ -48,6 +48,15 @@ def _free_path(directory: Path, stem: str) -> Path:
     return path
 
 
+def _identity(path: Path) -> tuple[int, int] | None:
+    """The file ``path`` names (through a link, as ``--overwrite`` replaces it), or None."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
 def _check_default_name(name: str, option: str, players: int, *, as_json: bool) -> None:
     """The default log name holds the rules' name: one of 100 CJK characters is over the 255
     bytes a file name may have (the match was played, then 'File name too long', exit 1)."""
@@ -122,11 +131,27 @@ def demo(
             raise fail(f"{out}: {no_directory(out.parent)}", EXIT_USAGE, as_json=js)
     if out is None:
         _check_default_name(r.name, rules, players, as_json=js)
-    events = simulate_match(r, players, seed=seed)
     path = out if out is not None else _free_path(Path(), f"demo-{r.name}-{players}p")
-    _write(path, events, as_json=js)
-    summary = audit.show_log(path)
-    verdict = audit.audit_log(path)
+    before = _identity(path)  # --overwrite: the file there, to tell whether it was replaced
+    written = False
+    try:
+        events = simulate_match(r, players, seed=seed)
+        _write(path, events, as_json=js)
+        written = True
+        summary = audit.show_log(path)
+        verdict = audit.audit_log(path)
+    except KeyboardInterrupt:  # it said "interrupted" alone: was a log kept, and is it whole?
+        from cli.signals import stopped_by
+
+        how, status = stopped_by()
+        if written or _identity(path) not in (before, None):  # placed whole, then stopped
+            left = ("after the log was written whole: it is kept; the replay and audit did "
+                    "not finish")
+        elif before is not None:
+            left = "before the log was written: the file there was left as it was"
+        else:
+            left = "before the log was written: no log was kept"
+        raise fail(f"{path}: {how} {left}", status, as_json=js) from None
     if format is Format.json:
         emit_json({"log": str(path), "rules": r.name, "players": players, "seed": seed,
                    "events": len(events), "summary": summary, "audit": verdict,

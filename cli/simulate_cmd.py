@@ -176,12 +176,23 @@ def simulate(
     jobs = max(1, min(jobs or min(cpus, 8), cpus, matches))  # more workers than CPUs: no faster
     show = progress_shown() if progress is None else progress
     start = time.perf_counter()
-    if show:
-        summaries = _with_progress(r, players, matches, seed, out, names, jobs)
-    else:
-        summaries = simulate_many(
-            r, players, matches, seed=seed, out_dir=out, bots=names, jobs=jobs
-        )
+    try:
+        if show:
+            summaries = _with_progress(r, players, matches, seed, out, names, jobs)
+        else:
+            summaries = simulate_many(
+                r, players, matches, seed=seed, out_dir=out, bots=names, jobs=jobs
+            )
+    except KeyboardInterrupt:  # it said "interrupted" alone: which run, and what is left
+        from cli.signals import stopped_by
+
+        how, status = stopped_by()
+        new = len(_log_names_in(out, r, players, matches)) - len(names_there)
+        kept = ("the finished logs stay" if overwrite else  # some names were there before
+                "1 finished log stays" if new == 1 else f"{new:,} finished logs stay")
+        raise fail(f"{out}: {how} while simulating {matches:,} "
+                   f"match{'es' if matches != 1 else ''}: {kept}, each whole and sealed; "
+                   "unfinished ones were removed", status, as_json=js) from None
     elapsed = time.perf_counter() - start
     report = _report(summaries, r.name, players, seat_bots(names, players), str(out), elapsed)
     if format is Format.json:
