@@ -3,7 +3,8 @@
 ``python tests/sim/inject.py FAULT N -- ARGS``: FAULT is
 
 - ``full``: the disk fills after N bytes written to regular files (os.pwrite, os.write, and files
-  opened for writing), the write that crosses it cut short, as a full disk cuts it;
+  opened for writing, by name or descriptor), the write that crosses it cut short, as a full
+  disk cuts it;
 - ``sigint-encode``: a real SIGINT to the command's process as `simulate` encodes match N (in
   a worker, with ``-j 2``), its temporary file open and empty;
 - ``sigint-simulate`` / ``sigint-audit``: a real SIGINT as `demo` plays its match / audits its log.
@@ -77,7 +78,16 @@ def _full(budget: int) -> None:
         return f if "b" in mode else io.TextIOWrapper(f, encoding=k.get("encoding") or "utf-8",
                                                       newline=k.get("newline"))
 
+    real_fdopen = os.fdopen
+
+    def fdopen(fd: int, mode: str = "r", *a: Any, **k: Any) -> Any:
+        if not any(c in mode for c in "wax+") or not stat.S_ISREG(os.fstat(fd).st_mode):
+            return real_fdopen(fd, mode, *a, **k)
+        f = io.BufferedWriter(Full(real_fdopen(fd, "wb", buffering=0)))
+        return f if "b" in mode else io.TextIOWrapper(f, encoding=k.get("encoding") or "utf-8")
+
     os.pwrite, os.write, builtins.open = pwrite, write, opened  # type: ignore[assignment]
+    os.fdopen = fdopen
 
 
 def main() -> None:

@@ -5,7 +5,8 @@
   finished logs stay; no temporary file is left and each log there is whole and sealed.
 - Ctrl-C during `demo` said "interrupted" alone: whether a log was kept was not said.
 - A full disk (ENOSPC put into the process's writes) part-way: one line naming the log, exit 1,
-  the logs before it whole and sealed, nothing half-written under any name.
+  the logs before it whole and sealed, nothing half-written under any name; a `view` page or
+  a review written with -o leaves the file there as it was.
 """
 
 from __future__ import annotations
@@ -110,3 +111,16 @@ def test_demo_on_a_full_disk_is_one_line_and_leaves_nothing(tmp_path: Path, name
     assert done.stderr == (f"buraco-log: error: {name}: writing the new file failed: No space "
                            "left on device\n"), done.stderr
     assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("command", [("view",), ("review", "--seat", "0", "--budget", "2x2"),
+                                     ("review", "--seat", "0", "--budget", "2x2", "--format",
+                                      "html")])
+def test_a_page_or_review_on_a_full_disk_leaves_the_old_file(
+        tmp_path: Path, command: tuple[str, ...]) -> None:
+    (tmp_path / "p.html").write_text("old")
+    done = _run("full", 1000, *command, ROOT / "examples" / "golden" / "classic.jsonl",
+                "-o", "p.html", cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr == "buraco-log: error: p.html: No space left on device\n", done.stderr
+    assert os.listdir(tmp_path) == ["p.html"] and (tmp_path / "p.html").read_text() == "old"
