@@ -12,6 +12,7 @@ import typer
 
 from buraco_log import log
 from buraco_log.errors import RulesError
+from buraco_log.outpaths import no_directory
 from buraco_log.rules import PRESETS, Rules
 from buraco_log.simulate import (
     MatchSummary,
@@ -153,6 +154,12 @@ def simulate(
     if out.exists() and not out.is_dir():
         raise fail(f"{out}: exists and is not a directory; --output names the directory the "
                    "logs go to", EXIT_USAGE, as_json=js)
+    if not os.path.lexists(out):  # made with its parents: one of them a file said "Not a
+        # directory" in the system's words, naming none
+        above = next((p for p in out.absolute().parents if os.path.lexists(p)), None)
+        if above is not None and not above.is_dir():
+            shown = next((p for p in out.parents if p.absolute() == above), above)
+            raise fail(f"{out}: {no_directory(shown)}", EXIT_USAGE, as_json=js)
     names_there = _log_names_in(out, r, players, matches)
     if overwrite:  # a directory under a log's name is not replaced: os.replace said
         # "LOG.tmp: Is a directory", naming the temporary file and not the directory; nor a

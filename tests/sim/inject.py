@@ -7,7 +7,8 @@
   disk cuts it;
 - ``sigint-encode``: a real SIGINT to the command's process as `simulate` encodes match N (in
   a worker, with ``-j 2``), its temporary file open and empty;
-- ``sigint-simulate`` / ``sigint-audit``: a real SIGINT as `demo` plays its match / audits its log.
+- ``sigint-simulate`` / ``sigint-audit``: a real SIGINT as `demo` plays its match / audits its log;
+- ``none``: no fault.
 """
 
 from __future__ import annotations

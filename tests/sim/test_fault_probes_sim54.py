@@ -124,3 +124,11 @@ def test_a_page_or_review_on_a_full_disk_leaves_the_old_file(
     assert done.returncode == 1, done.stderr
     assert done.stderr == "buraco-log: error: p.html: No space left on device\n", done.stderr
     assert os.listdir(tmp_path) == ["p.html"] and (tmp_path / "p.html").read_text() == "old"
+
+
+def test_an_output_directory_under_a_file_is_named_so(tmp_path: Path) -> None:
+    (tmp_path / "afile").write_text("x")
+    done = _run("none", 0, "simulate", "-o", "afile/sub/logs", cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == ("buraco-log: error: afile/sub/logs: afile is a file, not a "
+                           "directory\n"), done.stderr  # it said "afile/sub: Not a directory"
