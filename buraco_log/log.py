@@ -1822,7 +1822,11 @@ def sweep_stale(path: str | os.PathLike[str]) -> list[str]:
     --overwrite``'s ``.NAME.HEX.converting.SUFFIX`` and the temporaries of these. Only a
     regular file of exactly such a name is removed, that nobody holds locked (each is locked
     while it is written), unchanged for ``STALE_AFTER`` seconds, and empty or beginning as a
-    log (binary or JSON Lines); anything else is left alone. Returns the paths removed."""
+    log (binary or JSON Lines); anything else is left alone. Returns the paths removed.
+
+    Every step is taken in the directory opened once (a descriptor), never again by its path:
+    another directory put at that path meanwhile (a rename) had its files of such names
+    checked and removed."""
     directory = os.path.dirname(os.path.abspath(path))
     name = os.path.basename(path)
     if (m := _CONVERTING.fullmatch(name)) is not None:  # convert --overwrite's own temporary
@@ -1830,30 +1834,49 @@ def sweep_stale(path: str | os.PathLike[str]) -> list[str]:
     pattern = re.compile(_stem_pattern(name) + _TEMP_PARTS, re.DOTALL)
     removed: list[str] = []
     try:
-        entries = [e for e in os.scandir(directory) if pattern.fullmatch(e.name)]
+        at = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     except OSError:
         return removed
-    now = time.time()
-    for entry in entries:
+    try:
         try:
-            fd = os.open(entry.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+            with os.scandir(at) as listing:
+                entries = [e.name for e in listing if pattern.fullmatch(e.name)]
         except OSError:
-            continue
-        try:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode) or now - st.st_mtime < STALE_AFTER:
-                continue
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # BlockingIOError: in use
-            if os.pread(fd, 8, 0) not in (b"", MAGIC) and os.pread(fd, 6, 0) != b'{"log"':
-                continue
-            if _identity(os.stat(entry.path, follow_symlinks=False)) == _identity(st):
-                os.unlink(entry.path)  # unlinked while locked: no writer can be mid-way
-                removed.append(entry.path)
-        except OSError:
-            continue
-        finally:
-            os.close(fd)
+            return removed
+        _point("sweep.listed")
+        now = time.time()
+        for entry in entries:
+            if _sweep_one(at, entry, now):
+                removed.append(os.path.join(directory, entry))
+    finally:
+        os.close(at)
     return removed
+
+
+def _sweep_one(at: int, name: str, now: float) -> bool:
+    """Remove the stale temporary ``name`` in the directory open at ``at`` (as
+    :func:`sweep_stale` says); True if it went."""
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+                     dir_fd=at)
+    except OSError:
+        return False
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or now - st.st_mtime < STALE_AFTER:
+            return False
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # BlockingIOError: in use
+        if os.pread(fd, 8, 0) not in (b"", MAGIC) and os.pread(fd, 6, 0) != b'{"log"':
+            return False
+        _point("sweep.checked")
+        if _identity(os.stat(name, dir_fd=at, follow_symlinks=False)) != _identity(st):
+            return False  # another file put at the name since it was opened
+        os.unlink(name, dir_fd=at)  # unlinked while locked: no writer can be mid-way
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
 
 
 TEMP_STEM_MAX: Final = 180
@@ -1904,23 +1927,34 @@ def _unlink_creation_names(path: str, identity: tuple[int, int]) -> bool:
     that only a crash leaves: a new log is linked into place from ``.NAME.HEX.new``, then that
     name is removed; killed, or a power loss, in between, both stayed, and `seal` refused the
     log forever as one of two hard links (the other hidden). Nobody is between the two steps
-    while the caller holds the lock, which the creator holds throughout. True if any went."""
-    directory = os.path.dirname(os.path.abspath(path))
+    while the caller holds the lock, which the creator holds throughout. True if any went.
+    Each name is looked at and removed in the directory opened once, never again by its path
+    (another directory put there meanwhile had its names of the log's removed)."""
     pattern = re.compile(r"\." + re.escape(temp_stem(os.path.basename(path)))
                          + r"\.[0-9a-f]{12}\.new", re.DOTALL)
     removed = False
     try:
-        entries = [e for e in os.scandir(directory) if pattern.fullmatch(e.name)]
+        at = os.open(os.path.dirname(os.path.abspath(path)),
+                     os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     except OSError:
         return False
-    for entry in entries:
-        with contextlib.suppress(OSError):
-            if _identity(entry.stat(follow_symlinks=False)) == identity:
-                os.unlink(entry.path)
-                removed = True
-    if removed:
-        with contextlib.suppress(OSError):  # a name back after a power loss: the same case
-            _fsync_dir(path)
+    try:
+        try:
+            with os.scandir(at) as listing:
+                entries = [e.name for e in listing if pattern.fullmatch(e.name)]
+        except OSError:
+            return False
+        _point("creation-names.listed")
+        for entry in entries:
+            with contextlib.suppress(OSError):
+                if _identity(os.stat(entry, dir_fd=at, follow_symlinks=False)) == identity:
+                    os.unlink(entry, dir_fd=at)
+                    removed = True
+        if removed:
+            with contextlib.suppress(OSError):  # a name back after a power loss: the same case
+                os.fsync(at)
+    finally:
+        os.close(at)
     return removed
 
 
