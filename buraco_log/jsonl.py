@@ -556,19 +556,48 @@ class JsonlReader:
         return LogFormatError(log.clip(message), path=self.path, line=line, kind=kind)
 
 
+    def _not_a_log(self, why: str) -> LogFormatError:
+        """The file is no JSON Lines log at all: its first line that is not blank or a comment
+        is neither a first line nor an event, nor JSON damaged inside an object. Kind
+        ``header`` at byte 0, as the binary reader says of a file without its magic (exit 2,
+        not a finding in a log: a gzip, a PNG or a JSON array named .jsonl said "damaged").
+        Placed at byte 0, by no line, as the binary reader's: a report that places errors by
+        line took it for damage at that line."""
+        return LogFormatError(log.clip(f"not a JSON Lines log: {why}"), path=self.path,
+                              offset=0, kind="header")
+
     def _refuse_binary(self, first: bytes) -> None:
         """A binary log named .jsonl: say so (it read as "byte 18 of the line is not UTF-8",
         while a JSON Lines log read as binary is told its name is at fault)."""
         if first.startswith(log.MAGIC):
-            raise self._error(
-                "a binary buraco-log log (it starts with BURACOLG), not JSON Lines: a file "
-                "whose name ends in .jsonl is read as JSON Lines (rename it, e.g. to .blog)", 1)
+            raise self._not_a_log(
+                "the file is a binary buraco-log log (it starts with BURACOLG): a file whose name "
+                "ends in .jsonl is read as JSON Lines (rename it, e.g. to .blog)")
+
+    def _foreign(self, raw: bytes, text: bytes, number: int, exc: Exception) -> str | None:
+        """Why the first line that is not blank or a comment, which is no JSON, shows the
+        file is no JSON Lines log (None: a log's line, damaged). A line that opens an object,
+        starts with a byte order mark or is zero bytes (a crash's) is a log's."""
+        if number == 1 and (packed := log.compressed(raw)) is not None:
+            return f"the file is {packed}: decompress it first"
+        if number == 1 and _utf16(raw):
+            return "the file is UTF-16 text: JSON Lines are UTF-8 (save the file as UTF-8)"
+        if text.startswith((b"{", _BOM)) or not text.strip(b"\0"):
+            return None
+        if _TOO_DEEP.match(str(exc)):
+            why = f"JSON nested more than {MAX_DEPTH} deep"
+        elif str(exc).startswith("Integer value out of range"):
+            why = "a number too long to read"
+        else:
+            why = _why_not_json(raw, exc)
+        return f"{_which(number)} is no JSON object ({why})"
 
     def __iter__(self) -> Iterator[ev.AnyEvent]:
         chain = log.chain_start()
         f = os.fdopen(log.open_log_fd(self.path), "rb")  # never blocks; regular files only
         with f:
             number = skipped = 0
+            started = False  # a line that is not blank or a comment was read
             # the bound is on the line itself: its end (\n or \r\n) is not counted
             for number, raw in enumerate(_lines(f, self.path), 1):
                 self.size += len(raw)
@@ -576,6 +605,10 @@ class JsonlReader:
                     self._refuse_binary(raw)
                 if len(raw.rstrip(b"\r\n")) > MAX_LINE or (
                         len(raw) == MAX_LINE + 2 and not raw.endswith(b"\r\n")):
+                    if not started and not raw.lstrip().startswith((b"{", b"#", _BOM)) and (
+                            raw.strip(b"\0 \t\r\n")):
+                        raise self._not_a_log(f"{_which(number)} is longer than {MAX_LINE} "
+                                              "bytes and no JSON object")
                     cr = (" (it holds carriage returns (CR) alone: JSON Lines end each line in "
                           "LF or CR LF)") if b"\r" in raw.rstrip(b"\r\n") else ""
                     if not raw.rstrip(b"\r\n").strip(b"\0"):
@@ -597,11 +630,14 @@ class JsonlReader:
                             "match log holds that many", number, "limit")
                     continue
                 skipped = 0
+                first, started = not started, True
                 if self.end is not None:
                     raise self._after_end(text, number)
                 try:
                     obj = _line_decoder().decode(text)
                 except msgspec.MsgspecError as exc:
+                    if first and (foreign := self._foreign(raw, text, number, exc)) is not None:
+                        raise self._not_a_log(foreign) from None
                     if str(exc).startswith("Integer value out of range"):  # thousands of digits
                         raise self._error(_range_message(text), number, "range") from None
                     if _TOO_DEEP.match(str(exc)):  # the bound type's words, not the rule's
@@ -610,13 +646,6 @@ class JsonlReader:
                         if (field := _field_at(text)) is not None:
                             deep = f"field {log.clip(field, 60)!r}: {deep}"
                         raise self._error(deep, number, "limit") from None
-                    if number == 1 and (packed := log.compressed(raw)) is not None:
-                        raise self._error(f"the file is {packed}: decompress it first",
-                                          number) from None
-                    if number == 1 and _utf16(raw):
-                        raise self._error(
-                            "the file is UTF-16 text: JSON Lines are UTF-8 (save the file as "
-                            "UTF-8)", number) from None
                     if not text.strip(b"\0"):  # msgspec: "invalid character (byte 0)"
                         raise self._error(
                             f"the line is {len(text):,} zero bytes (NUL), no text: {_CRASHED}",
@@ -629,7 +658,15 @@ class JsonlReader:
                     raise self._error(f"not a JSON line: {_in_field(raw, why)}",
                                       number) from None
                 if not isinstance(obj, dict):
+                    if first:
+                        raise self._not_a_log(f"{_which(number)} is a JSON {_json_kind(obj)}, "
+                                              "not an object")
                     raise self._error("a line must be a JSON object", number)
+                if first and obj.keys().isdisjoint(_log_keys()):
+                    raise self._not_a_log(
+                        f"{_which(number)} is a JSON object holding no key of a log's lines: "
+                        "neither a first line ({\"log\": \"buraco-log\", ...}) nor an event "
+                        "(no 't')")
                 if may_repeat_a_key(text, obj) and (duplicate := duplicate_key(text)) is not None:
                     # a signature line has no seq of its own (the next event's is not its)
                     error = (self._meta_error if obj.get("log") == "signature"
@@ -829,6 +866,37 @@ class JsonlReader:
             self.end_line = number
         else:
             raise self._meta_error(f"unexpected log line {_json(kind)}", number)  # as JSON: null
+
+
+def _which(number: int) -> str:
+    """The first line that is not blank or a comment, named for a person."""
+    return "line 1" if number == 1 else (f"line {number} (the first that is not blank or a "
+                                         "comment)")
+
+
+@functools.cache
+def _log_keys() -> frozenset[str]:
+    """Every key a line of a JSON Lines log may hold: a first line holding none of them (``{}``,
+    another program's record) is no log's, where one holding some is a log's, damaged (a first
+    line without its ``log``, an event without its ``t``)."""
+    import typing
+
+    keys = {"t", *_META_KEYS["buraco-log"], *_META_KEYS["end"], "match_id", "key_id",
+            "signature"}
+    for cls in typing.get_args(ev.AnyEvent):
+        keys.update(cls.__struct_fields__)
+    return frozenset(keys)
+
+
+def _json_kind(value: Any) -> str:
+    """What JSON calls the type of a decoded value that is no object."""
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, bool) or value is None:
+        return "literal (true, false or null)"
+    return "number"
 
 
 def _json(value: Any) -> str:

@@ -12,7 +12,7 @@ import shutil
 import stat
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, ParamSpec, TypeVar
@@ -117,6 +117,7 @@ def convert(
             raise fail(f"{output}: say --to jsonl or --to binary (the name ends in neither "
                        ".jsonl nor .blog)", EXIT_USAGE, as_json=as_json)
     if to.value == source_form:
+        _refuse_no_log(source, source_form)  # a gzip named .jsonl is no JSON Lines log
         raise fail(f"{source}: is already a {source_form} log; nothing to convert",
                    EXIT_USAGE, as_json=as_json)
     if to is Target.binary and _a_terminal(output):  # as gzip refuses: bytes, escapes among
@@ -308,6 +309,29 @@ def _is_stdout(path: Path) -> bool:
     return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
 
 
+def _refuse_no_log(path: Path, form: str) -> None:
+    """Raise the reader's error when ``path`` is no log of ``form`` at all (its first line or
+    header says so: exit 2), before a conversion to the form it has is called needless: "is
+    already a jsonl log" was said of a gzip named .jsonl. Damage further on is left to the
+    conversion's own reading."""
+    try:
+        if form == "jsonl":
+            events = iter(jsonl.JsonlReader(path))
+            try:
+                next(events, None)
+            finally:
+                if isinstance(events, Generator):
+                    events.close()
+        else:
+            with log.Reader(str(path)) as reader:
+                reader.read_header()
+    except LogFormatError as exc:
+        if exc.exit_status == 2 and exc.kind != "io":
+            raise
+    except OSError:
+        pass  # said by the conversion's own reading, as before
+
+
 def _form_of(path: Path) -> str:
     """``binary`` when the file begins with the log magic, else ``jsonl`` for a .jsonl name;
     anything else is read as binary, whose reader names what is wrong at byte 0."""
@@ -442,6 +466,7 @@ def repair(
     as_json = format is Format.json
     _in_place(path, "repair", as_json)
     if _is_jsonl_name(path) and _form_of(path) == "jsonl":
+        _refuse_no_log(path, "jsonl")  # a gzip named .jsonl is no JSON Lines log to edit
         raise fail(f"{path}: repair cuts the torn tail of a binary log; a JSON Lines log is "
                    "text: `buraco-log verify` names its bad line, which an editor can remove",
                    EXIT_USAGE, as_json=as_json)

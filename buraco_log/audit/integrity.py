@@ -155,7 +155,7 @@ def _read_jsonl(path: str, signed: list[SignedHead], version: list[int]
             status="torn" if exc.kind == "torn" else "broken", format="jsonl",
             events=len(events), records=len(events),
             head=log.head_digest(events, reader.version), record=exc.line, seq=exc.seq,
-            offset=exc.offset if exc.kind == "torn" else None, kind=exc.kind,
+            offset=exc.offset if exc.kind in ("torn", "header") else None, kind=exc.kind,
             message=exc.message.removeprefix("torn tail: "),  # said where it is shown
         )
     except OSError as exc:

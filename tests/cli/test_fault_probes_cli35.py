@@ -216,8 +216,8 @@ def test_compressed_and_utf16_json_lines_are_named(tmp_path: Path) -> None:
     packed = tmp_path / "packed.jsonl"
     packed.write_bytes(gzip.compress(text.encode()))
     line = _one_error_line(_cli("verify", str(packed)), packed)
-    assert line.endswith("line 1, seq 0: the file is gzip-compressed: decompress it first "
-                         "[log.jsonl]"), line
+    assert line.endswith("byte 0: not a JSON Lines log: the file is gzip-compressed: "
+                         "decompress it first [log.header]"), line
     for codec in ("utf-16", "utf-16-le", "utf-16-be"):
         wide = tmp_path / f"{codec}.jsonl"
         wide.write_bytes(text.encode(codec))

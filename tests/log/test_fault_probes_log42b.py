@@ -131,9 +131,10 @@ def test_a_binary_log_named_jsonl_is_named_a_binary_log(tmp_path: Path) -> None:
     for size in (None, 30):  # whole, and cut inside the header's first segment
         path = tmp_path / "m.jsonl"
         path.write_bytes(LOG.read_bytes()[:size])
-        assert_error(run("verify", path), 1, f"{path}, line 1",
-                     "a binary buraco-log log (it starts with BURACOLG), not JSON Lines",
-                     "rename it")
+        # no JSON Lines log at all: exit 2 at byte 0, as a JSON Lines log named .blog
+        assert_error(run("verify", path), 2, f"{path}, byte 0", "not a JSON Lines log",
+                     "a binary buraco-log log (it starts with BURACOLG)", "rename it",
+                     "[log.header]")
 
 
 def test_a_byte_order_mark_is_refused_and_named_on_any_line(tmp_path: Path) -> None:
