@@ -16,7 +16,7 @@ import typer
 from buraco_log.cards import counted
 from buraco_log.errors import ReplayError
 from buraco_log.options import MovesAt, moves_at
-from buraco_log.timeline import seat_named
+from buraco_log.timeline import PastIllegalError, seat_named
 from cli.common import Cards, CardsOpt, Format, emit_json, fail, guarded, note, symbols_shown
 from cli.dispute_cmd import (
     FormatOpt,
@@ -76,7 +76,13 @@ def moves(
     try:
         state = tl.state_at(seq)
     except ReplayError as exc:
-        raise fail(f"{path}: {exc.message}", exc.exit_status, as_json=js, error=exc) from None
+        message = exc.message
+        if isinstance(exc, PastIllegalError) and tl.illegal is not None \
+                and tl.illegal.seq is not None:
+            # the referee's next question, as `explain` names its command for the event
+            message += (f"; `moves --at {tl.illegal.seq - 1}` lists what could have been "
+                        f"played in place of seq {tl.illegal.seq}")
+        raise fail(f"{path}: {message}", exc.exit_status, as_json=js, error=exc) from None
     illegal = tl.illegal if tl.illegal is not None and tl.illegal.seq is not None else None
     if illegal is not None and at is not None:  # asked for a seq before it: said, as replay does
         note(f"{path}: seq {illegal.seq} is illegal [{illegal.rule}]; the table is known up "
