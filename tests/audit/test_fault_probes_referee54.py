@@ -49,7 +49,7 @@ from buraco_log.jsonl import event_to_json
 from buraco_log.moves import legal_moves, pile_options
 from buraco_log.options import moves_at
 from buraco_log.reducer import Replayer, validate
-from buraco_log.rules import PRESETS
+from buraco_log.rules import PRESETS, derive
 from buraco_log.simulate import simulate_match, write_match
 from buraco_log.state import State
 from buraco_log.timeline import Timeline
@@ -299,6 +299,25 @@ def test_simulated_matches_and_near_misses_agree_with_the_engine(preset: str, pl
         assert disagreements(events, picks, rng) == [], (preset, players, seed)
         order = rng.sample(range(1, len(events) - 1), 12)
         assert order_disagreements(events, order) == [], (preset, players, seed)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("preset", "players", "house"), [
+    ("classic", 4, {"vulnerable_at": 0}),  # an opening taken back in this match
+    ("classic", 2, {"vulnerable_at": 0}),  # first cards rejected
+    ("mega", 4, {"vulnerable_at": 0, "first_turn_redraw": True}),
+])
+def test_house_rules_of_openings_and_first_draws_agree_with_the_engine(
+        preset: str, players: int, house: dict[str, object]) -> None:
+    events = simulate_match(derive(preset, name="house", **house), players, seed="house54")
+    rng = random.Random(preset)
+    choices = _choices(events)
+    rare = _choices(events, RARE)
+    scarce = _choices(events, (OpeningRetracted, FirstDrawRejected))
+    assert scarce or preset == "mega"  # the events these rules add, each one checked
+    picks = sorted(set(rng.sample(choices, 40) + rng.sample(rare, min(30, len(rare)))
+                       + scarce))
+    assert disagreements(events, picks, rng) == []
 
 
 @pytest.mark.slow
