@@ -87,7 +87,8 @@ def moves(
     if illegal is not None and at is not None:  # asked for a seq before it: said, as replay does
         note(f"{path}: seq {illegal.seq} is illegal [{illegal.rule}]; the table is known up "
              f"to seq {tl.last_seq}")
-    result = moves_at(state, symbols=symbols_shown(cards))
+    # the JSON writes cards as the log does, whatever the text is asked for (as every command)
+    result = moves_at(state, symbols=symbols_shown(cards) and not js)
     if format is Format.json:
         emit_json(with_warning(result, damage))
     else:

@@ -400,3 +400,29 @@ def test_moves_at_or_past_the_illegal_event_names_the_seq_that_lists_its_alterna
     got = json.loads(at22.stdout)
     assert at22.returncode == 0 and got["count"] == len(moves) > 0
     assert _key(events[23]) not in [_key(m) for m in moves]
+
+
+def test_moves_json_writes_cards_as_the_log_does_when_the_text_has_symbols(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """`moves -f json --cards symbols` wrote "take the whole pile (7 cards, top 3♠)" and the
+    pile's top "3♠" beside the same move's event holding "3s": its JSON told another card
+    text than the events in it, than `explain`'s JSON and than the log. Now the symbols are
+    the text's alone, as the other commands have them."""
+    from cli.common import Cards, Format
+    from cli.moves_cmd import moves
+
+    monkeypatch.setenv("LANG", "C.UTF-8")
+    for name in ("LC_ALL", "LC_CTYPE", "NO_COLOR"):
+        monkeypatch.delenv(name, raising=False)
+    log = ROOT / "examples" / "sim" / "classic-2p-000000.blog"
+    moves(log, at=30, format=Format.json, ignore_integrity=False, cards=Cards.symbols)
+    got = json.loads(capsys.readouterr().out)
+    events = list(audit.load(log))
+    rep = Replayer()
+    rep.run(events[:31])
+    want = moves_at(rep.state())
+    assert got == json.loads(msgspec.json.encode(want))  # letters: 3s, not 3♠
+    assert got["pile"]["top"] == want.pile.top == "3s"  # type: ignore[union-attr]
+    moves(log, at=30, format=Format.table, ignore_integrity=False, cards=Cards.symbols)
+    text = capsys.readouterr().out
+    assert "top 3♠" in text and "top 3s" not in text  # the text still has its symbols
