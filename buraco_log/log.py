@@ -1833,16 +1833,10 @@ def sweep_stale(path: str | os.PathLike[str]) -> list[str]:
         name = m.group(1)
     pattern = re.compile(_stem_pattern(name) + _TEMP_PARTS, re.DOTALL)
     removed: list[str] = []
-    try:
-        at = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    except OSError:
+    if (listed := _open_listed(directory, pattern)) is None:
         return removed
+    at, entries = listed
     try:
-        try:
-            with os.scandir(at) as listing:
-                entries = [e.name for e in listing if pattern.fullmatch(e.name)]
-        except OSError:
-            return removed
         _point("sweep.listed")
         now = time.time()
         for entry in entries:
@@ -1851,6 +1845,21 @@ def sweep_stale(path: str | os.PathLike[str]) -> list[str]:
     finally:
         os.close(at)
     return removed
+
+
+def _open_listed(directory: str, pattern: re.Pattern[str]) -> tuple[int, list[str]] | None:
+    """``directory`` opened (a descriptor the caller closes) and the names in it that
+    ``pattern`` matches; None if it cannot be opened or listed."""
+    try:
+        at = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        with os.scandir(at) as listing:
+            return at, [e.name for e in listing if pattern.fullmatch(e.name)]
+    except OSError:
+        os.close(at)
+        return None
 
 
 def _sweep_one(at: int, name: str, now: float) -> bool:
@@ -1933,17 +1942,10 @@ def _unlink_creation_names(path: str, identity: tuple[int, int]) -> bool:
     pattern = re.compile(r"\." + re.escape(temp_stem(os.path.basename(path)))
                          + r"\.[0-9a-f]{12}\.new", re.DOTALL)
     removed = False
-    try:
-        at = os.open(os.path.dirname(os.path.abspath(path)),
-                     os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    except OSError:
+    if (listed := _open_listed(os.path.dirname(os.path.abspath(path)), pattern)) is None:
         return False
+    at, entries = listed
     try:
-        try:
-            with os.scandir(at) as listing:
-                entries = [e.name for e in listing if pattern.fullmatch(e.name)]
-        except OSError:
-            return False
         _point("creation-names.listed")
         for entry in entries:
             with contextlib.suppress(OSError):
