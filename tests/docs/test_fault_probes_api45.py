@@ -167,8 +167,8 @@ CASES: list[tuple[str, Call, type[BaseException], str]] = [
      "torn.blog, byte"),
     ("read_jsonl of a missing file", lambda d: read_jsonl("nope.jsonl"), LogFormatError,
      "nope.jsonl"),
-    ("read_jsonl of a damaged log", lambda d: read_jsonl("bad.jsonl"), LogFormatError,
-     "bad.jsonl, line 1"),
+    ("read_jsonl of a file that is no log", lambda d: read_jsonl("bad.jsonl"), LogFormatError,
+     "bad.jsonl, byte 0: not a JSON Lines log"),
     ("read_jsonl of None", lambda d: read_jsonl(None), TypeError, "NoneType"),  # type: ignore[arg-type]
     ("read_jsonl of a number", lambda d: read_jsonl(3), TypeError, "int"),  # type: ignore[arg-type]
     ("log.Writer of None", lambda d: _write(d, None), TypeError, "NoneType"),

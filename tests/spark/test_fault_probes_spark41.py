@@ -78,7 +78,7 @@ def test_an_empty_jsonl_beside_an_empty_blog_is_refused_in_json_lines_words(
     assert by["e.blog"].message == _alone(tmp_path, src, "e.blog")
     assert by["f.jsonl"].message == f"the same bytes as {src / 'e.jsonl'}: {by['e.jsonl'].message}"
     assert by["g.jsonl"].message == _alone(tmp_path, src, "g.jsonl")
-    assert by["g.jsonl"].rule == "log.jsonl"
+    assert by["g.jsonl"].rule == "log.header"  # a binary log named .jsonl is no JSON Lines log
     assert (rep.added, rep.duplicates) == (1, 0)
     # every file is known now, by hash and form: g.jsonl (the stored log's bytes named as
     # JSON Lines) is the error it was, not "already stored" as the .blog is
