@@ -46,6 +46,7 @@ def test_the_text_review_names_rules_of_blanks_as_the_viewer_does(
 
 
 @BROWSER
+@pytest.mark.slow  # a browser page (the text heading is the default run's)
 def test_the_review_page_heading_names_rules_of_blanks(browser: Any, tmp_path: Path) -> None:
     events = load(_named(tmp_path, "\t"))
     page = tmp_path / "review.html"

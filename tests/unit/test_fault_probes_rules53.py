@@ -109,6 +109,7 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
                           timeout=120)
 
 
+@pytest.mark.slow  # a real command over logs on disk (match ends in-process: the default run's)
 def test_the_audit_of_disputed_match_ends_names_each_rule_at_the_match_end(
         tmp_path: Path) -> None:
     """Real JSON Lines logs through the command line: a bare end at the target is an intact
