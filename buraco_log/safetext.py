@@ -13,10 +13,15 @@ import re
 import unicodedata
 from typing import Final
 
-UNSAFE: Final = re.compile(
-    "[\x00-\x1f\x7f-\x9f"  # C0 and C1 controls, DEL (a newline too: it would forge a line)
+BEYOND_C0: Final = (
+    "\x7f-\x9f"  # DEL and C1 controls
     "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"  # bidi marks, embeddings and overrides
-    "\u2028\u2029]"  # line and paragraph separators
+    "\u2028\u2029"  # line and paragraph separators
+)
+"""The unsafe characters other than C0 controls (a character class's body): JSON escapes C0
+in its strings itself, and its own newlines must stay."""
+UNSAFE: Final = re.compile(
+    "[\x00-\x1f" + BEYOND_C0 + "]"  # C0 too (a newline would forge a line)
 )
 
 

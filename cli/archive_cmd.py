@@ -33,6 +33,7 @@ import typer
 from buraco_log.errors import ArchiveError
 from buraco_log.log import RENAME_EXCHANGE, renameat2, temp_stem
 from buraco_log.outpaths import no_directory, open_in_place, rename_target, written_in_place
+from buraco_log.safetext import BEYOND_C0
 from cli import archive_spark
 from cli.archive_spark import CONF_HELP, ENGINE_HELP, MASTER_HELP, Engine, spark_options
 from cli.common import (
@@ -631,8 +632,7 @@ _ENCODER = json.JSONEncoder(default=_json_default, ensure_ascii=False, allow_nan
 # On a terminal json and jsonl are read by a person: a C1 control or a bidi mark from a log
 # would recolour or reorder the screen. Written as \u escapes they stay the same JSON (C0
 # controls json escapes already; outside strings JSON is ASCII).
-_JSON_UNSAFE = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
-                          "\u2028\u2029]")
+_JSON_UNSAFE = re.compile("[" + BEYOND_C0 + "]")
 
 
 def _json_shown(text: str) -> str:
