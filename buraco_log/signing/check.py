@@ -126,7 +126,11 @@ def check(
     are compared with those. ``torn``: the read stopped at a torn tail, what a crash leaves.
     """
     start = events[0] if events and isinstance(events[0], ev.MatchStarted) else None
-    key_id = start.key_id if start is not None else None
+    # a key id is hex: its capitals are the same id (a receipt's, a `revoked` line's), and
+    # a record's is not signed, so a copy that wrote it in capitals is the same log
+    key_id = start.key_id.lower() if start is not None and start.key_id is not None else None
+    signatures = [s if s.key_id == s.key_id.lower() else msgspec.structs.replace(
+        s, key_id=s.key_id.lower()) for s in signatures]
     problems: list[Problem] = []
     last = events[-1].seq if events else None
     last_signed = signatures[-1].seq if signatures else None
