@@ -270,8 +270,10 @@ class Keys:
         if k["algorithm"] != "ed25519":
             raise ValueError(f"key {k['key_id']}: not ed25519")
         raw = bytes.fromhex(k["public_key"])
-        if key_id_of(raw) != k["key_id"].lower():
+        if len(raw) != 32 or key_id_of(raw) != k["key_id"].lower():
             raise ValueError(f"key {k['key_id']}: the key id does not match the public key")
+        if weak(raw):
+            raise ValueError(f"key {k['key_id']}: no safe Ed25519 key")
         self.keys[k["key_id"].lower()] = Key(
             k["key_id"].lower(), raw,
             None if k.get("valid_from") is None else _time_ms(k["valid_from"]),
@@ -297,6 +299,27 @@ class Keys:
         except (InvalidSignature, ValueError):
             return f"the signature does not verify for key {kid}"
         return None
+
+
+P = 2**255 - 19
+D = -121665 * pow(121666, -1, P) % P
+
+
+def weak(raw: bytes) -> bool:
+    """RFC 8032 5.1.3's decoding refuses it, or [8]A is the identity (small order)."""
+    y = int.from_bytes(raw, "little") & ((1 << 255) - 1)
+    if y >= P:
+        return True
+    x2 = (y * y - 1) * pow(D * y * y + 1, -1, P) % P
+    x = pow(x2, (P + 3) // 8, P)
+    if (x * x - x2) % P:
+        x = x * pow(2, (P - 1) // 4, P) % P
+    if (x * x - x2) % P or (x == 0 and raw[31] >> 7):
+        return True
+    for _ in range(3):  # doubling on the twisted Edwards curve -x^2 + y^2 = 1 + d x^2 y^2
+        t = D * x * x * y * y % P
+        x, y = 2 * x * y * pow(1 + t, -1, P) % P, (y * y + x * x) * pow(1 - t, -1, P) % P
+    return x == 0 and y == 1
 
 
 # --- reading a log ---------------------------------------------------------------------------

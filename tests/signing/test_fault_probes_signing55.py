@@ -317,6 +317,15 @@ def _cases(world: dict[str, Any], name: str, events: list[AnyEvent],
     new_ev = _started(events, ROTATE_MS + 60_000, world["new"].key_id)
     _write(d / "late-new.blog", new_ev, world["new"])
     cases.append(Case(f"{name} next key", d / "late-new.blog", keys))
+    # the window holds its start, not its end; a receipt's key is judged without a window
+    edge = _started(events, ROTATE_MS, old.key_id)
+    _write(d / "at-end.blog", edge, old)
+    cases.append(Case(f"{name} started as the old key retired", d / "at-end.blog", keys))
+    late_heads = outsider.read_log(d / "late-new.blog").heads
+    by_old = _receipt(d / "by-old.json", old.sign_head(events[0].match_id,  # type: ignore[attr-defined]
+                                                       mid, late_heads[mid]))
+    cases.append(Case(f"{name} receipt by the retired key", d / "late-new.blog", keys,
+                      (by_old,)))
     # a second signature of one head, by the witness (trusted) and by a stranger
     for who in ("witness", "stranger"):
         p = d / f"second-{who}.blog"
@@ -368,3 +377,69 @@ def test_a_live_log_and_its_receipt_agree_as_it_grows(world: dict[str, Any]) -> 
                     _agree(Case(f"live {p.name} at {e.seq}", p, (world["keys"],), (receipt,)))
                     checked += 1
     assert checked == 8
+
+
+# --- published keys an outsider must refuse --------------------------------------------------
+
+SMALL_ORDER = bytes([1]) + bytes(31)  # the identity point: [8]A is the identity
+
+
+def _forged_by(path: Path, raw: bytes) -> Path:
+    """A small match "signed" by the key ``raw`` with R the identity and S zero."""
+    kid = outsider.key_id_of(raw)
+    events = _started(match("o55-weak"), JAN_2026, kid)[:12]
+    with log.Writer(path, validate=False) as w:
+        for e in events:
+            w.append(e)
+        w.flush()
+        w.put_signature(SignedHead(events[0].match_id, events[-1].seq,  # type: ignore[attr-defined]
+                                   bytes.fromhex(w.head), kid, SMALL_ORDER + bytes(32)))
+    return path
+
+
+def test_a_published_key_of_small_order_is_refused_by_both(tmp_path: Path) -> None:
+    """``cryptography`` alone accepts the forgery; the documents say to refuse the key, and
+    the outsider that follows them refuses it as buraco-log does."""
+    forged = _forged_by(tmp_path / "forged.blog", SMALL_ORDER)
+    v = outsider.read_log(forged)
+    s = v.signatures[0]
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+    Ed25519PublicKey.from_public_bytes(SMALL_ORDER).verify(  # no InvalidSignature: accepted
+        s.signature, outsider.message(s.match_id, s.seq, s.head))
+    pub = {"key_id": s.key_id, "algorithm": "ed25519", "public_key": SMALL_ORDER.hex(),
+           "valid_from": None, "valid_until": None}
+    with pytest.raises(ValueError, match="no safe Ed25519 key"):
+        outsider.Keys().add(pub)
+    from buraco_log.signing.keys import PublicKey, SigningError
+
+    with pytest.raises(SigningError, match="small order"):
+        Keyring([msgspec.convert(pub, PublicKey)])
+
+
+def test_a_published_key_whose_id_is_not_derived_is_refused_by_both() -> None:
+    site = Signer.generate()
+    pub = {**msgspec.to_builtins(site.public()), "key_id": "0123456789abcdef"}
+    with pytest.raises(ValueError, match="does not match"):
+        outsider.Keys().add(pub)
+    from buraco_log.signing.keys import PublicKey, SigningError
+
+    with pytest.raises(SigningError, match="does not match"):
+        Keyring([msgspec.convert(pub, PublicKey)])
+
+
+@pytest.mark.slow
+def test_the_command_refuses_the_keys_the_outsider_refuses(tmp_path: Path) -> None:
+    forged = _forged_by(tmp_path / "forged.blog", SMALL_ORDER)
+    site = Signer.generate()
+    for name, pub in (
+        ("weak", {"key_id": outsider.key_id_of(SMALL_ORDER), "algorithm": "ed25519",
+                  "public_key": SMALL_ORDER.hex(), "valid_from": None, "valid_until": None}),
+        ("chosen-id", {**msgspec.to_builtins(site.public()), "key_id": "0123456789abcdef"}),
+    ):
+        p = tmp_path / f"{name}.pub"
+        p.write_text(json.dumps(pub))
+        with pytest.raises(ValueError):
+            outsider.Keys.read(p)
+        rc, said = _cli(Case(name, forged, (p,)))
+        assert rc == 2, said
