@@ -10,6 +10,7 @@ one of them, or the documents, is wrong.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import hashlib
 import json
 import zlib
@@ -189,6 +190,45 @@ FIELDS: dict[str, list[tuple[str, Any]]] = {
     "he": [("reason", _NONE), ("scores", None)],
     "me": [("totals", None), ("winner", None), ("server_seed", None)],
 }
+# docs/signing.md, "Verifying without buraco_log": the maps' keys in their order
+MAP_ORDER: dict[str, tuple[str, ...]] = {
+    "rules": ("name", "player_counts", "jokers", "hand_size", "morto", "morto_size",
+              "morto_direct", "morto_needs_canastra", "go_out_needs_canastra",
+              "initial_upcard", "pile_pickup", "first_turn_redraw", "ace_both_ends",
+              "max_sets_per_rank", "canastra_size", "canastra_from_sets", "semi_clean",
+              "royal_canastras", "relancinho", "stock_floor", "target_score", "vulnerability",
+              "vulnerable_at", "opening_min", "opening_min_after_retract", "points", "bonuses",
+              "rendering", "morto_voided_by"),
+    "points": ("joker", "two", "ace", "high", "low"),
+    "bonuses": ("clean", "semi_clean", "dirty", "royal", "ace_to_ace", "going_out",
+                "relancinho", "morto_not_taken"),
+    "player": ("name", "id"),
+}
+SCHEMA = Path(__file__).resolve().parents[2] / "schema" / "events.schema.json"
+_DEFS = {"rules": "Rules", "points": "CardPoints", "bonuses": "Bonuses", "player": "Player"}
+
+
+@functools.cache
+def _schema() -> dict[str, Any]:
+    return json.loads(SCHEMA.read_text())  # type: ignore[no-any-return]
+
+
+def _ordered(kind: str, value: dict[str, Any]) -> dict[str, Any]:
+    """A struct's map: every key in its order, a left-out one at the JSON Schema's default
+    (``morto_voided_by`` left out stays out)."""
+    props = _schema()["$defs"][_DEFS[kind]]["properties"]
+    out: dict[str, Any] = {}
+    for key in MAP_ORDER[kind]:
+        if key in value:
+            v = value[key]
+        elif key == "morto_voided_by":
+            continue
+        else:
+            v = props[key].get("default")
+        out[key] = _ordered(key, v) if key in ("points", "bonuses") else v
+    return out
+
+
 CARD_FIELDS = {"hands", "mortos", "stock", "upcard", "card", "top", "cards"}
 SUITS = {"c": 0, "d": 1, "h": 2, "s": 3, "♣": 0, "♦": 1, "♥": 2, "♠": 3}
 COLOURS = {"y": 0, "b": 1, "r": 2, "k": 3}
@@ -220,7 +260,13 @@ def event_bytes(line: dict[str, Any], seq: int) -> bytes:
         value = line.get(name, default)
         if value is _NONE:
             raise ValueError(f"seq {seq}: field {name!r} is missing")
-        items.append(_cards(value) if name in CARD_FIELDS else value)
+        if name in CARD_FIELDS:
+            value = _cards(value)
+        elif name == "rules":
+            value = _ordered("rules", value)
+        elif name == "players":
+            value = [_ordered("player", p) for p in value]
+        items.append(value)
     items += [seq, line.get("at"), line.get("note")]
     return pack(items)
 
