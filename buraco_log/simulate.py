@@ -36,6 +36,7 @@ from buraco_log.events import (
     MatchStarted,
     MeldLaid,
     MortoTaken,
+    OpeningRetracted,
     PileTaken,
     Player,
 )
@@ -93,7 +94,9 @@ MAX_STALL_TURNS = 100
 """Pile takes in a row, with no card drawn from the stock or laid on the table between them,
 that make a hand an error. Nothing in the rules ends a hand whose players pass a free pile back
 and forth, so bots that did would play it until :data:`MAX_HAND_EVENTS`: hours for experts at
-their default budget. The bots leave the pile after three such turns each."""
+their default budget. The bots leave the pile after three such turns each. A short opening
+taken back (``OpeningRetracted``) lays nothing: the takes before it still count (a loop of
+take, short opening, take back, discard ran to :data:`MAX_HAND_EVENTS`)."""
 
 _PROGRESS = (CardDrawn, MeldLaid, CardsLaidOff, MortoTaken)
 
@@ -205,21 +208,28 @@ def simulate_match(
     hands = 0
     hand_start = 0
     stall = 0  # pile takes since a card was last drawn from the stock or laid
+    turn_stall = 0  # the stall as this turn's draw left it: what a retraction goes back to
 
     def note(ev: AnyEvent) -> None:
-        nonlocal stall
+        nonlocal stall, turn_stall
         events.append(ev)
         for w in watchers:
             w(ev)
-        if isinstance(ev, PileTaken):
+        if isinstance(ev, OpeningRetracted):
+            stall = turn_stall  # the cards laid this turn are back in the hand: no progress
+        elif isinstance(ev, PileTaken):
             stall += 1
+            turn_stall = stall
             if stall >= MAX_STALL_TURNS:
                 raise SimulationError(
                     f"{start.match_id}: hand {hands - 1}: the pile was taken {stall} turns in a "
-                    f"row (to seq {ev.seq}) with no card drawn from the stock or laid: the bots "
-                    "pass it back and forth and the hand would never end")
+                    f"row (to seq {ev.seq}) with no card drawn from the stock or laid (an opening "
+                    "taken back lays none): the bots pass it back and forth and the hand would "
+                    "never end")
         elif isinstance(ev, _PROGRESS):
             stall = 0
+            if isinstance(ev, CardDrawn):
+                turn_stall = 0
 
     def end_scores() -> tuple[int, ...]:
         return tuple(
@@ -251,7 +261,7 @@ def simulate_match(
             ev = dealer.deal(rules, players, hands, (start.first_dealer + hands) % players, seq=seq)
             hands += 1
             hand_start = seq
-            stall = 0
+            stall = turn_stall = 0
         elif phase == "over":
             break
         else:
