@@ -496,3 +496,26 @@ def test_the_command_refuses_the_keys_the_outsider_refuses(tmp_path: Path) -> No
             outsider.Keys.read(p)
         rc, said = _cli(Case(name, forged, (p,)))
         assert rc == 2, said
+
+
+def test_the_documented_message_is_the_one_signed() -> None:
+    """The domain tags and sizes docs/signing.md gives are the bytes buraco_log signs and
+    hashes (the outsider copies them from there)."""
+    import re
+
+    from buraco_log.signing import record
+
+    doc = (REPO / "docs" / "signing.md").read_text()
+    block = doc[doc.index("3. **The message a key signs**"):]
+    domain_line = next(ln for ln in block.splitlines() if 'b"buraco-log signed head' in ln)
+    literal = re.search(r'(b"[^"]*")', domain_line)
+    assert literal is not None
+    domain = ast.literal_eval(literal.group(1))
+    assert domain == outsider.SIGNED_DOMAIN == record.DOMAIN
+    assert f"{len(domain)} bytes" in domain_line
+    key_domain = re.search(r'sha256\((b"buraco-log key[^"]*")', doc)
+    assert key_domain is not None
+    assert ast.literal_eval(key_domain.group(1)) == outsider.KEY_DOMAIN
+    site = Signer.generate()
+    assert outsider.key_id_of(site.public_key) == site.key_id
+    assert outsider.message("ñ", 7, bytes(32)) == record.message("ñ", 7, bytes(32))
