@@ -2,7 +2,7 @@
 
     python examples/server/server.py LOGDIR [--port 0] [--window 0.002] [--max-open N]
         [--sync fsync|syncfs|journal] [--gc-freeze SECONDS] [--gc-young N]
-        [--max-in-flight 4096] [--drain-timeout 10]
+        [--max-in-flight 4096] [--drain-timeout 10] [--max-clients N] [--frame-timeout 10]
 
 It listens on 127.0.0.1 only and hosts any number of tables. Players (here: bots, see
 ``bots.py``) send moves; the server validates each move by the rules, records it, and only once
@@ -29,8 +29,15 @@ and it resumes with "next". (Without either, a client that sent moves and never 
 answers made the server hold every move it sent: 120,000 moves took its memory from 26 MB to
 160 MB. With each move waiting for its answer to be taken, such a client held
 ``--max-in-flight`` moves until it was dropped: 27 MB of the server's memory at 4,096.)
-The first line on stdout is ``listening 127.0.0.1 PORT``; SIGTERM or SIGINT stops the server
-after the moves already received are durable.
+At most ``--max-clients`` connections at a time (by default the soft limit on open files less
+the recorder's ``max_open`` and 32): one more is answered ``["refused", "", "busy", MESSAGE]``
+and closed. (Without it, clients that connected and sent nothing took every descriptor: a new
+table's log could not be opened, its first move was refused "Too many open files", and
+asyncio's accept, failing, wrote 30 MB of tracebacks in 25 s.) A request begun must arrive
+whole within ``--frame-timeout`` seconds, else the client is dropped (a client sending half a
+frame and stalling held its connection for ever); between requests a client may wait as long
+as it likes. The first line on stdout is ``listening 127.0.0.1 PORT``; SIGTERM or SIGINT stops
+the server after the moves already received are durable.
 
 ``--sync`` is the recorder's way of making a round durable (docs/recorder.md: ``journal`` for
 thousands of tables). ``--gc-freeze S`` calls ``gc.freeze()`` every S seconds: with thousands
@@ -48,6 +55,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import resource
 import signal
 import struct
 import sys
@@ -68,6 +76,9 @@ buffered does not give up the event loop: a client sending moves the server refu
 (a sealed table's, past its end) had up to a buffer's worth (about 1,300) taken and answered
 in each turn, and another client's move waited 1 to 3 s. Every request: 20 to 50% fewer moves
 a second from one client sending without waiting; every 16: the same as without."""
+RESERVED_FDS = 32
+"""Descriptors kept beside the recorder's and the clients' (stdio, the event loop's, the
+listening socket, a busy client's refusal)."""
 _LEN = struct.Struct(">I")
 _request = msgspec.msgpack.Decoder(tuple[str, str, msgspec.Raw])
 _encode = msgspec.msgpack.Encoder().encode
@@ -94,22 +105,70 @@ class _Slots:
         self._free.release()
 
 
+def default_max_clients(recorder: Recorder) -> int:
+    """The connections the descriptors left beside the recorder's allow."""
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    if soft < 0:  # RLIM_INFINITY
+        return 1 << 20
+    return max(1, soft - recorder.max_open - RESERVED_FDS)
+
+
 class Server:
     def __init__(self, recorder: Recorder, max_in_flight: int = 4096,
-                 drain_timeout: float = 10.0) -> None:
+                 drain_timeout: float = 10.0, max_clients: int | None = None,
+                 frame_timeout: float = 10.0) -> None:
         self.recorder = recorder
         self.clients: set[asyncio.Task[None]] = set()
         self.max_in_flight = max(1, max_in_flight)
         self.drain_timeout = drain_timeout
+        self.max_clients = (default_max_clients(recorder) if max_clients is None
+                            else max(1, max_clients))
+        self.frame_timeout = frame_timeout
+        self.partial: dict[asyncio.WriteTransport, float] = {}  # mid-request since (loop time)
         self.in_flight_peak = 0  # the most moves one connection held unanswered
         self.dropped = 0  # clients dropped for not reading their answers
+        self.turned_away = 0  # connections refused past max_clients
+        self.stalled = 0  # clients dropped for a request not whole within frame_timeout
+        self.accept_failures = 0  # accepts that failed (out of descriptors)
+        self._accept_said = -1.0  # when the last accept failure was reported
         self.stopping = asyncio.Event()  # set at SIGTERM: no answer waits for its client
 
     def counters(self) -> dict[str, Any]:
         """The recorder's counters and the server's own."""
         counters: dict[str, Any] = msgspec.to_builtins(self.recorder.stats())
-        counters.update(in_flight_peak=self.in_flight_peak, dropped=self.dropped)
+        counters.update(in_flight_peak=self.in_flight_peak, dropped=self.dropped,
+                        turned_away=self.turned_away, stalled=self.stalled,
+                        accept_failures=self.accept_failures)
         return counters
+
+    def on_loop_error(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        """asyncio's accept, out of descriptors, logged a traceback for each of up to
+        ``BACKLOG`` retries in one turn (CPython gh-151615), and again each second, and after
+        the stop once per retry it had scheduled: one line a second instead."""
+        callback = getattr(context.get("handle"), "_callback", None)
+        if getattr(callback, "__name__", "") == "_start_serving" and self.stopping.is_set():
+            return  # a retry of accept scheduled before the listening socket closed
+        if context.get("message") != "socket.accept() out of system resource":
+            loop.default_exception_handler(context)
+            return
+        self.accept_failures += 1
+        now = loop.time()
+        if now - self._accept_said >= 1.0:
+            self._accept_said = now
+            print(f"server: a connection could not be accepted: {context.get('exception')} "
+                  f"({self.accept_failures} so far)", file=sys.stderr, flush=True)
+
+    async def sweep(self) -> None:
+        """Drop the clients whose request has not come whole within ``frame_timeout``."""
+        loop = asyncio.get_running_loop()
+        while True:
+            await asyncio.sleep(min(1.0, self.frame_timeout / 4))
+            late = loop.time() - self.frame_timeout
+            for transport, since in list(self.partial.items()):
+                if since < late:
+                    del self.partial[transport]
+                    self.stalled += 1
+                    transport.abort()  # its reader sees the end: its moves are answered
 
     @staticmethod
     def send(writer: asyncio.StreamWriter, message: Any) -> bool:
@@ -157,6 +216,12 @@ class Server:
         return False
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if len(self.clients) >= self.max_clients:  # keep descriptors for the tables' logs
+            self.turned_away += 1
+            self.send(writer, ["refused", "", "busy", f"{len(self.clients)} clients "
+                               f"connected, at most {self.max_clients}; try again later"])
+            writer.close()
+            return
         pending: set[asyncio.Task[None]] = set()
         me = asyncio.current_task()
         assert me is not None
@@ -184,6 +249,8 @@ class Server:
     async def serve_client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
                            pending: set[asyncio.Task[None]]) -> None:
         slots = _Slots(self.max_in_flight)
+        transport = writer.transport
+        clock = asyncio.get_running_loop().time
         taken = 0
         while True:
             taken += 1
@@ -192,12 +259,16 @@ class Server:
             if not await self.taken(writer):  # no more requests while answers pile up
                 break
             try:
-                (size,) = _LEN.unpack(await reader.readexactly(4))
+                head = await reader.readexactly(1)  # between requests: no time limit
+                self.partial[transport] = clock()  # the rest within frame_timeout (sweep)
+                (size,) = _LEN.unpack(head + await reader.readexactly(3))
                 if size > MAX_FRAME:  # not our client: say why, and hang up
                     self.send(writer, ["refused", "", "frame", f"a frame of {size} "
                                        f"bytes: at most {MAX_FRAME}; hanging up"])
                     break
-                op, table, raw = _request.decode(await reader.readexactly(size))
+                body = await reader.readexactly(size)
+                self.partial.pop(transport, None)
+                op, table, raw = _request.decode(body)
             except (asyncio.IncompleteReadError, ConnectionError):
                 break
             except msgspec.DecodeError:
@@ -228,6 +299,7 @@ class Server:
                 reply = ["refused", table, "op", f"unknown op {op!r}"]
             if not self.send(writer, reply):
                 break
+        self.partial.pop(transport, None)
         if pending:
             await asyncio.wait(pending)
 
@@ -259,7 +331,8 @@ async def freeze_every(seconds: float) -> None:
 
 async def serve(directory: str, port: int, window: float, max_open: int | None,
                 sync: str = "fsync", gc_freeze: float = 0.0, gc_young: int = 0,
-                max_in_flight: int = 4096, drain_timeout: float = 10.0) -> None:
+                max_in_flight: int = 4096, drain_timeout: float = 10.0,
+                max_clients: int | None = None, frame_timeout: float = 10.0) -> None:
     if gc_young > 0:
         gc.set_threshold(gc_young, *gc.get_threshold()[1:])
     # unique_match_ids: a second table starting a match id a live table holds is refused
@@ -267,21 +340,28 @@ async def serve(directory: str, port: int, window: float, max_open: int | None,
     recorder = Recorder(directory, window=window, max_open=max_open, sync=sync,
                         unique_match_ids=True)
     freezer = asyncio.create_task(freeze_every(gc_freeze)) if gc_freeze > 0 else None
-    server_state = Server(recorder, max_in_flight, drain_timeout)
+    server_state = Server(recorder, max_in_flight, drain_timeout, max_clients, frame_timeout)
+    if max_clients is None and server_state.max_clients < 64:
+        print(f"server: {server_state.max_clients} clients at most beside the recorder's "
+              f"{recorder.max_open} descriptors: raise the limit on open files (ulimit -n) "
+              "or lower --max-open", file=sys.stderr, flush=True)
+    loop = asyncio.get_running_loop()
+    loop.set_exception_handler(server_state.on_loop_error)
+    sweeper = asyncio.create_task(server_state.sweep()) if frame_timeout > 0 else None
     # A backlog of thousands (the kernel caps it at net.core.somaxconn): asyncio's 100 let
     # the 101st client connecting at once lose its SYN, and wait 1 s (then 3 s) to retry.
     server = await asyncio.start_server(server_state.handle, "127.0.0.1", port,
                                         backlog=BACKLOG)
     stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     print("listening 127.0.0.1", server.sockets[0].getsockname()[1], flush=True)
     try:
         await stop.wait()
     finally:
-        if freezer is not None:
-            freezer.cancel()
+        for task in (freezer, sweeper):
+            if task is not None:
+                task.cancel()
         server.close()
         await server_state.stop_clients()
         await server.wait_closed()
@@ -301,11 +381,13 @@ def main() -> None:
     ap.add_argument("--gc-young", type=int, default=0)
     ap.add_argument("--max-in-flight", type=int, default=4096)
     ap.add_argument("--drain-timeout", type=float, default=10.0)
+    ap.add_argument("--max-clients", type=int, default=None)
+    ap.add_argument("--frame-timeout", type=float, default=10.0)
     args = ap.parse_args()
     try:
         asyncio.run(serve(args.directory, args.port, args.window, args.max_open, args.sync,
                           args.gc_freeze, args.gc_young, args.max_in_flight,
-                          args.drain_timeout))
+                          args.drain_timeout, args.max_clients, args.frame_timeout))
     except BuracoLogError as exc:
         print(f"server: {exc}", file=sys.stderr)
         sys.exit(1)

@@ -1,0 +1,197 @@
+"""Fault probes of the example server (examples/server), round 55: hostile and broken clients.
+
+Clients that connected and sent nothing (or half a request) were held for ever, each with a
+descriptor: with enough of them the process ran out, a new table's first move was refused
+"Too many open files" (its log could not be opened), a new client waited without an answer,
+and asyncio's accept, failing in a loop (CPython gh-151615, with the backlog of 4,096), wrote
+30 MB of tracebacks to stderr in 25 s. The server now takes at most ``--max-clients``
+connections (by default what the descriptors left beside the recorder's allow) and answers one
+more "busy"; a request begun must come whole within ``--frame-timeout``; a failed accept is one
+line a second. Also: the server killed (SIGKILL) at random moments while many clients play
+keeps every move it acknowledged, and no log is half-written.
+"""
+
+from __future__ import annotations
+
+import functools
+import random
+import resource
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+
+from buraco_log import events as ev
+from buraco_log import log
+from buraco_log.rules import preset
+from buraco_log.simulate import simulate_match
+from tests.recorder.serverclient import ROOT, SERVER, frame, receive, sources
+
+NOFILE = 128
+"""The server's limit on open files: its default ``max_open`` is 64, so 32 clients at most."""
+
+
+def _start_limited(directory: Path, *flags: str) -> tuple[subprocess.Popen[str], int]:
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (NOFILE, NOFILE))
+
+    server = subprocess.Popen([sys.executable, str(SERVER), str(directory), "--sync", "journal",
+                               *flags], cwd=ROOT, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, preexec_fn=limit)
+    assert server.stdout is not None
+    first = server.stdout.readline().split()
+    assert first[:2] == ["listening", "127.0.0.1"], first
+    return server, int(first[2])
+
+
+@functools.cache
+def _deal() -> ev.AnyEvent:
+    return simulate_match(preset("classic"), 2, seed="server55", index=0)[0]
+
+
+def _play_first(sock: socket.socket, table: str) -> list[Any]:
+    """Start ``table`` (a match id of its own); the answer."""
+    event = msgspec.structs.replace(_deal(), match_id=table)
+    sock.sendall(frame(["play", table, msgspec.Raw(ev.encode(event))]))
+    return receive(sock)
+
+
+def test_idle_and_stalled_clients_leave_descriptors_for_the_logs_and_are_answered(
+        tmp_path: Path) -> None:
+    server, port = _start_limited(tmp_path, "--frame-timeout", "0.2")
+    idle: list[socket.socket] = []
+    try:
+        player = socket.create_connection(("127.0.0.1", port), timeout=5)
+        idle.append(player)
+        assert _play_first(player, "t0") == ["ok", "t0", 0]
+        stalled = socket.create_connection(("127.0.0.1", port), timeout=3)
+        idle.append(stalled)
+        stalled.sendall(b"\x00\x00")  # half a frame's length, and nothing more
+        # 130 clients that connect and send nothing, ten at a time (a burst of turned-away
+        # connections holds a descriptor each until the next turn of the loop)
+        quiet: list[socket.socket] = []
+        for _ in range(13):
+            quiet += [socket.create_connection(("127.0.0.1", port), timeout=5)
+                      for _ in range(10)]
+            idle += quiet[-10:]
+            deadline = time.monotonic() + 2
+            while time.monotonic() < deadline:
+                player.sendall(frame(["stats", "", None]))
+                counters = receive(player)[2]
+                if counters.get("turned_away", 0) + 30 >= len(quiet):  # 32 at most
+                    break
+        # a new table's log still gets a descriptor (it was refused "Too many open files")
+        assert _play_first(player, "t1") == ["ok", "t1", 0]
+        assert _play_first(player, "t2") == ["ok", "t2", 0]
+        # one more client is told why, at once (it waited, unanswered)
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as late:
+            kind, _, rule, message = receive(late)
+            assert (kind, rule) == ("refused", "busy"), message
+            assert late.recv(1) == b""
+        # the client that stalled mid-request was dropped (it was held for ever)
+        assert stalled.recv(1) == b""
+        player.sendall(frame(["stats", "", None]))
+        counters = receive(player)[2]
+        assert counters["stalled"] == 1 and counters["turned_away"] >= 99, counters
+    finally:
+        for sock in idle:
+            sock.close()
+        server.send_signal(signal.SIGTERM)
+        out, err = server.communicate(timeout=60)
+    assert server.returncode == 0 and out.startswith("stopped")
+    assert len(err) < 1000, err[:2000]  # a line a second at most (it was 30 MB of tracebacks)
+    for table in ("t0", "t1", "t2"):
+        assert [e.match_id for e in log.read_events(tmp_path / f"{table}.blog")] == [table]
+
+
+def _client(port: int, tables: dict[str, list[ev.AnyEvent]], acked: dict[str, int],
+            lock: threading.Lock) -> None:
+    """Play ``tables`` from the seq the server asks for, every move sent without waiting for
+    the last answer of another table, until the server goes away; record each ok."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+            start = {}
+            for table in tables:
+                sock.sendall(frame(["next", table, None]))
+                kind, name, seq = receive(sock)
+                assert (kind, name) == ("next", table)
+                with lock:
+                    assert seq > acked.get(table, -1), (table, seq, acked)  # none lost
+                start[table] = seq
+            live = [t for t in tables if start[t] < len(tables[t])]
+            for table in live:
+                sock.sendall(frame(["play", table,
+                                    msgspec.Raw(ev.encode(tables[table][start[table]]))]))
+            while live:
+                kind, table, seq, *rest = receive(sock)
+                assert kind == "ok", (kind, table, seq, rest)
+                with lock:
+                    acked[table] = max(acked.get(table, -1), seq)
+                if seq + 1 == len(tables[table]):
+                    live.remove(table)
+                else:
+                    sock.sendall(frame(["play", table,
+                                        msgspec.Raw(ev.encode(tables[table][seq + 1]))]))
+    except (OSError, AssertionError) as exc:
+        if isinstance(exc, AssertionError) and "hung up" not in str(exc):
+            raise
+
+
+def _kill_under_load(directory: Path, rng: random.Random, kills: int, clients: int,
+                     per_client: int, moves: int) -> tuple[int, int]:
+    """Kill the server ``kills`` times at random moments while ``clients`` clients play, start
+    it again, and play every table to its end. Returns the moves acknowledged before each kill
+    and, of them, those the server started again had (both summed over the kills)."""
+    every = {t: events[:moves] for t, events in
+             sources(clients * per_client, "kill55", "k").items()}
+    names = sorted(every)
+    groups = [{t: every[t] for t in names[i::clients]} for i in range(clients)]
+    acked: dict[str, int] = {}
+    lock = threading.Lock()
+    acked_total = kept_total = 0
+    for round_ in range(kills + 1):
+        server = subprocess.Popen([sys.executable, str(SERVER), str(directory),
+                                   "--sync", rng.choice(["journal", "fsync"])], cwd=ROOT,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert server.stdout is not None
+        port = int(server.stdout.readline().split()[2])
+        if round_:
+            with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+                for table in names:
+                    sock.sendall(frame(["next", table, None]))
+                    seq = receive(sock)[2]
+                    acked_total += acked.get(table, -1) + 1
+                    kept_total += min(seq, acked.get(table, -1) + 1)
+        threads = [threading.Thread(target=_client, args=(port, g, acked, lock))
+                   for g in groups]
+        for thread in threads:
+            thread.start()
+        if round_ < kills:
+            time.sleep(rng.uniform(0.05, 0.6))
+            server.kill()  # SIGKILL under load
+            server.communicate(timeout=30)
+        for thread in threads:
+            thread.join(timeout=120)
+            assert not thread.is_alive()
+    server.send_signal(signal.SIGTERM)
+    _, err = server.communicate(timeout=60)
+    assert server.returncode == 0 and err == "", err
+    for table in names:
+        assert log.read_events(directory / f"{table}.blog") == every[table]  # once, in order
+        assert log.verify(directory / f"{table}.blog").torn is None  # none half-written
+    return acked_total, kept_total
+
+
+@pytest.mark.slow
+def test_a_server_killed_under_load_from_many_clients_keeps_every_acknowledged_move(
+        tmp_path: Path) -> None:
+    acked, kept = _kill_under_load(tmp_path, random.Random("server55"), 12, 8, 3, 80)
+    print(f"acknowledged before the kills {acked}, kept {kept}")
+    assert kept == acked > 0
