@@ -70,7 +70,7 @@ class PublicKey(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
     def raw(self) -> bytes:
         """The 32 bytes of the public key (``ValueError`` if ``public_key`` is not hex)."""
-        return bytes.fromhex(self.public_key)
+        return record.from_hex(self.public_key)
 
     def window(self) -> tuple[int | None, int | None]:
         """The validity window in milliseconds since the epoch (the unit of events' ``at``)."""

@@ -9,6 +9,7 @@ from the Ed25519 code (``buraco_log.signing.keys``).
 from __future__ import annotations
 
 import hashlib
+import re
 from typing import Final
 
 import msgspec
@@ -78,7 +79,7 @@ class Receipt(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
             raise ValueError(f"receipt format {self.receipt}: this buraco_log reads receipt "
                              f"format {RECEIPT_FORMAT}")
         try:
-            head, sig = bytes.fromhex(self.head), bytes.fromhex(self.signature)
+            head, sig = from_hex(self.head), from_hex(self.signature)
         except ValueError:  # "non-hexadecimal number found in fromhex() arg at position 3"
             raise ValueError("head and signature must be hexadecimal") from None
         if len(head) != DIGEST_SIZE or len(sig) != SIGNATURE_SIZE:
@@ -88,6 +89,17 @@ class Receipt(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         if self.seat is not None and not 0 <= self.seat < 64:  # it names the holder in findings
             raise ValueError(f"seat {self.seat} is no seat (seats count from 0)")
         return SignedHead(self.match_id, self.seq, head, self.key_id, sig)
+
+
+_HEX: Final = re.compile(r"(?:[0-9a-fA-F]{2})*")
+
+
+def from_hex(text: str) -> bytes:
+    """The bytes of hex digits alone (``bytes.fromhex`` also takes spaces between them, which
+    the format does not: a verifier that reads the format as written refuses them)."""
+    if _HEX.fullmatch(text) is None:
+        raise ValueError("not hexadecimal digits alone")
+    return bytes.fromhex(text)
 
 
 def message(match_id: str, seq: int, head: bytes) -> bytes:
@@ -136,5 +148,5 @@ def receipt_json(receipt: Receipt) -> bytes:
     return msgspec.json.format(msgspec.json.encode(receipt), indent=2) + b"\n"
 
 
-__all__ = ["DOMAIN", "Receipt", "SignedHead", "decode", "encode", "key_id_of", "message",
-           "receipt_json", "whose"]
+__all__ = ["DOMAIN", "Receipt", "SignedHead", "decode", "encode", "from_hex", "key_id_of",
+           "message", "receipt_json", "whose"]

@@ -33,6 +33,13 @@ KEY_DOMAIN = b"buraco-log key\x00"
 MAX_SIGNATURE_PAYLOAD = 1024
 
 
+def from_hex(text: str) -> bytes:
+    """Hex digits alone, either case (Python's ``bytes.fromhex`` takes spaces too)."""
+    if not isinstance(text, str) or len(text) % 2 or text.strip("0123456789abcdefABCDEF"):
+        raise ValueError(f"{text!r} is not hexadecimal digits")
+    return bytes.fromhex(text)
+
+
 def key_id_of(public_key: bytes) -> str:
     """The first 16 hex digits of sha256(b"buraco-log key\\x00" + public key)."""
     return hashlib.sha256(KEY_DOMAIN + public_key).hexdigest()[:16]
@@ -315,7 +322,7 @@ class Keys:
     def add(self, k: dict[str, Any]) -> None:
         if k["algorithm"] != "ed25519":
             raise ValueError(f"key {k['key_id']}: not ed25519")
-        raw = bytes.fromhex(k["public_key"])
+        raw = from_hex(k["public_key"])
         if len(raw) != 32 or key_id_of(raw) != k["key_id"].lower():
             raise ValueError(f"key {k['key_id']}: the key id does not match the public key")
         if weak(raw):
@@ -499,8 +506,12 @@ def read_jsonl(text: str) -> Verdict:
             if obj.get("log") == "buraco-log":
                 continue
         if obj.get("log") == "signature":
-            s = Signed(obj["match_id"], obj["seq"], bytes.fromhex(obj["head"]), obj["key_id"],
-                       bytes.fromhex(obj["signature"]))
+            try:
+                s = Signed(obj["match_id"], obj["seq"], from_hex(obj["head"]), obj["key_id"],
+                           from_hex(obj["signature"]))
+            except ValueError as exc:
+                v.problems.append(f"line {number}: {exc}")
+                return v
             if seq == 0 or s.seq != seq - 1 or s.head != chain.digest():
                 v.problems.append(f"line {number}: a signature line that signs no head here")
                 return v
@@ -521,7 +532,7 @@ def read_jsonl(text: str) -> Verdict:
         chain.update(raw_event)
         v.heads[seq] = chain.digest()
         seq += 1
-    if end_head is not None and chain is not None and bytes.fromhex(end_head) != chain.digest():
+    if end_head is not None and chain is not None and from_hex(end_head) != chain.digest():
         v.problems.append("the end line's head is not the events' head")
     return v
 
@@ -563,7 +574,10 @@ def receipt_problems(r: dict[str, Any], v: Verdict, keys: Keys) -> list[str]:
     allowed = {"match_id", "seq", "head", "key_id", "signature", "seat", "receipt"}
     if set(r) - allowed or r.get("receipt", 1) != 1 or not r.get("key_id"):
         return ["not a receipt"]
-    head, sig = bytes.fromhex(r["head"]), bytes.fromhex(r["signature"])
+    try:
+        head, sig = from_hex(r["head"]), from_hex(r["signature"])
+    except ValueError:
+        return ["not a receipt"]
     why = keys.why_not(r["key_id"], sig, message(r["match_id"], r["seq"], head), None,
                        window=False)
     if why:

@@ -208,11 +208,11 @@ def test_a_signed_log_and_its_receipts_agree_in_process(tmp_path: Path) -> None:
     """The default run's twin of the slow sweep: one small signed match, changed three ways
     that break it and one that does not (a key id written in capitals)."""
     site = Signer.generate()
-    events = _started(match("o55"), JAN_2026, site.key_id)
+    events = _started(match("o55"), JAN_2026, site.key_id)[:60]  # a match under way
     # the length prefix counts the match id's UTF-8 bytes, not its characters
     events[0] = msgspec.structs.replace(events[0], match_id="partida-ñ-🂡-" + "é" * 40)
     path = tmp_path / "m.blog"
-    got = _write(path, events, site, sealed=False, receipts_at=(5,), batch=64)
+    got = _write(path, events, site, sealed=False, receipts_at=(5,), batch=16)
     keys_file = _pub(tmp_path / "site.pub", site)
     ring = Keyring([site.public()])
     receipt = {**msgspec.to_builtins(Receipt.of(got[5], 1))}
@@ -441,7 +441,7 @@ def _forged_by(path: Path, raw: bytes) -> Path:
     """A small match "signed" by the key ``raw`` with R the identity and S zero."""
     kid = outsider.key_id_of(raw)
     events = _started(match("o55-weak"), JAN_2026, kid)[:12]
-    with log.Writer(path, validate=False) as w:
+    with log.Writer(path, validate=False, batched=True) as w:
         for e in events:
             w.append(e)
         w.flush()
@@ -519,3 +519,40 @@ def test_the_documented_message_is_the_one_signed() -> None:
     site = Signer.generate()
     assert outsider.key_id_of(site.public_key) == site.key_id
     assert outsider.message("ñ", 7, bytes(32)) == record.message("ñ", 7, bytes(32))
+
+
+def _spaced(hex_text: str) -> str:
+    return " ".join(hex_text[i:i + 2] for i in range(0, len(hex_text), 2))
+
+
+def test_hex_with_spaces_is_no_hex_to_either(tmp_path: Path) -> None:
+    """A receipt's head, a signature line's signature, a published key: "hex digits", as the
+    documents say; Python's bytes.fromhex also takes "9a 1e ...", and buraco-log took it."""
+    from buraco_log.signing.keys import PublicKey, SigningError
+
+    fmt = REPO / "examples" / "format"
+    lines = (fmt / "v2.jsonl").read_text().splitlines()[:5]
+    line = json.loads(lines[2])
+    assert line["log"] == "signature"
+    # a receipt
+    receipt = {k: line[k] for k in ("match_id", "seq", "head", "key_id", "signature")}
+    receipt["head"] = _spaced(receipt["head"])
+    v = outsider.read_log(fmt / "v2.jsonl")
+    assert outsider.receipt_problems(receipt, v, outsider.Keys.read(fmt / "v2.pub")) == [
+        "not a receipt"]
+    with pytest.raises(ValueError, match="hexadecimal"):
+        msgspec.convert(receipt, Receipt).signed_head()
+    # a JSON Lines signature line
+    lines[2] = json.dumps({**line, "signature": _spaced(line["signature"])})
+    spaced = tmp_path / "spaced.jsonl"
+    spaced.write_text("\n".join(lines) + "\n")
+    assert not outsider.read_log(spaced).ok
+    with pytest.raises(log.LogFormatError, match="hexadecimal"):
+        jsonl.read_jsonl(spaced)
+    # a published key
+    pub = json.loads((fmt / "v2.pub").read_text())
+    pub["public_key"] = _spaced(pub["public_key"])
+    with pytest.raises(ValueError, match="not hexadecimal"):
+        outsider.Keys().add(pub)
+    with pytest.raises(SigningError, match="not hexadecimal"):
+        Keyring([msgspec.convert(pub, PublicKey)])
