@@ -187,7 +187,7 @@ FIELDS: dict[str, list[tuple[str, Any]]] = {
            ("stock", []), ("upcard", None), ("shuffle", None), ("seed", None)],
     "dr": [("seat", _NONE), ("card", _NONE)],
     "rj": [("seat", _NONE), ("card", _NONE)],
-    "pt": [("seat", _NONE), ("count", _NONE), ("top", _NONE)],
+    "pt": [("seat", _NONE), ("count", _NONE), ("top", 0)],  # left out or null: 0
     "ml": [("seat", _NONE), ("cards", _NONE), ("meld", None)],
     "lo": [("seat", _NONE), ("meld", _NONE), ("cards", _NONE)],
     "rt": [("seat", _NONE), ("cards", _NONE)],
@@ -267,6 +267,8 @@ def event_bytes(line: dict[str, Any], seq: int) -> bytes:
         value = line.get(name, default)
         if value is _NONE:
             raise ValueError(f"seq {seq}: field {name!r} is missing")
+        if name == "top" and value is None:  # a take of an empty pile names no top card
+            value = 0
         if name in CARD_FIELDS:
             value = _cards(value)
         elif name == "rules":
