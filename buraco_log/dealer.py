@@ -215,6 +215,8 @@ def hand_keys(server_seed: str, player_seeds: Sequence[str]) -> Callable[[int], 
 def _whole(value: object) -> int | None:
     """``value`` as an int when it is a whole number (a NumPy integer too), else None: not a
     bool, a float or text."""
+    if type(value) is int:  # the usual case; a Protocol's isinstance costs a deal check a fifth
+        return value
     if isinstance(value, bool) or not isinstance(value, SupportsIndex):
         return None
     try:
@@ -250,6 +252,12 @@ def _deal_arguments(players: object, hand: object, dealer: object, seq: object
     if at is None or at < 0:
         raise DealError(f"a deal's seq is a whole number from 0, not {_short(seq)}")
     return n, _hand_number(hand), seat, at  # plain ints: the event encodes no NumPy int
+
+
+def _check_players(rules: Rules, players: int) -> None:
+    if players not in rules.player_counts:
+        allowed = ", ".join(map(str, rules.player_counts))
+        raise RulesError("player_counts", f"{rules.name} is played by {allowed}, not {players}")
 
 
 def _check_material(rules: Rules, order: Sequence[Card]) -> None:
@@ -289,10 +297,25 @@ def deal_from_order(
 
     ``order`` must be the preset's material in some order (:func:`buraco_log.cards.deck`);
     anything else is a :class:`DealError` saying ``[deal.material]``, the reducer's rule."""
-    if players not in rules.player_counts:
-        allowed = ", ".join(map(str, rules.player_counts))
-        raise RulesError("player_counts", f"{rules.name} is played by {allowed}, not {players}")
+    _check_players(rules, players)  # before the material: the seat count is the first word
     _check_material(rules, order)
+    return _split(rules, players, hand, dealer, order, seq=seq, shuffle_id=shuffle_id, seed=seed)
+
+
+def _split(
+    rules: Rules,
+    players: int,
+    hand: int,
+    dealer: int,
+    order: Sequence[Card],
+    *,
+    seq: int,
+    shuffle_id: str | None = SHUFFLE_ID,
+    seed: str | None = None,
+) -> HandStarted:
+    """:func:`deal_from_order` of an order known to be the material: the full deck shuffled.
+    Counting it again cost the deal check as much as re-deriving the deal."""
+    _check_players(rules, players)
     hs = rules.hand_size
     hands: list[tuple[Card, ...]] = [()] * players
     pos = 0
@@ -342,8 +365,8 @@ def deal(
         check_rules(rules, n)  # the rules' own words for a seat count they do not allow
     players, hand, dealer, seq = _deal_arguments(players, hand, dealer, seq)
     check_rules(rules, players)
-    order = shuffle(deck(rules.jokers), key)
-    return deal_from_order(rules, players, hand, dealer, order, seq=seq, seed=seed)
+    order = shuffle(deck(rules.jokers), key)  # the material by construction
+    return _split(rules, players, hand, dealer, order, seq=seq, seed=seed)
 
 
 def deal_seeded(
@@ -419,7 +442,8 @@ def _same_deal(recorded: HandStarted, derived: HandStarted) -> str | None:
     return None
 
 
-_DEAL_EVENTS = frozenset((MatchStarted, HandStarted, MatchEnded))
+DEAL_EVENTS = frozenset((MatchStarted, HandStarted, MatchEnded))
+"""The only event types the deal check reads (exact types: the event classes are final)."""
 
 
 def check_deals(events: Sequence[AnyEvent], *, require_commitment: bool = True) -> list[Finding]:
@@ -446,7 +470,7 @@ def check_deals(events: Sequence[AnyEvent], *, require_commitment: bool = True) 
     end: MatchEnded | None = None
     # Only three event types matter here; picking them out by exact type first is one cheap
     # test per event (the event classes are final).
-    for ev in [e for e in events if type(e) in _DEAL_EVENTS]:
+    for ev in [e for e in events if type(e) in DEAL_EVENTS]:
         tp = type(ev)
         if tp is HandStarted:
             if first_deal is None:
@@ -599,7 +623,7 @@ def check_deals(events: Sequence[AnyEvent], *, require_commitment: bool = True) 
         try:  # the rules were checked above: shuffle and deal without checking them again
             if material is None:
                 material = deck(rules.jokers)
-            derived = deal_from_order(rules, players, k, dealer, shuffle(material, key), seq=d.seq)
+            derived = _split(rules, players, k, dealer, shuffle(material, key), seq=d.seq)
         except RulesError as exc:
             findings.append(Finding("deal.mismatch", d.seq, f"cannot derive the deal: {exc}"))
             continue
@@ -634,7 +658,7 @@ _HEX = frozenset("0123456789abcdefABCDEF")
 
 def _is_digest(commitment: str) -> bool:
     """A commitment as published: SHA-256 in hex, either case (it is compared lower-cased)."""
-    return len(commitment) == 64 and all(c in _HEX for c in commitment)
+    return len(commitment) == 64 and _HEX.issuperset(commitment)
 
 
 def _short_text(text: str) -> str:

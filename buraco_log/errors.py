@@ -166,6 +166,8 @@ def position(value: object, what: str) -> int:
     ``int``, not a bool, a float or a string). Anything else is the caller's mistake, a
     :class:`PositionError` naming it, not a TypeError from deep inside (``True`` read as
     seq 1, ``3.0`` failed in a slice, ``'3'`` was "the log has no seq 3")."""
+    if type(value) is int:  # the usual case, without a Protocol's slow isinstance
+        return value
     if not isinstance(value, bool) and isinstance(value, SupportsIndex):
         try:
             return operator.index(value)  # an int, or a NumPy integer from a referee's table

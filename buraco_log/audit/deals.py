@@ -8,7 +8,7 @@ from typing import Literal
 import msgspec
 
 from buraco_log.audit.findings import Finding
-from buraco_log.dealer import check_deals
+from buraco_log.dealer import DEAL_EVENTS, check_deals
 from buraco_log.errors import BuracoLogError
 from buraco_log.events import (
     AnyEvent,
@@ -35,9 +35,6 @@ class Provenance(msgspec.Struct, frozen=True):
     after_second: int = 0  # deals recorded after it, not checked
 
 
-_DEAL_EVENTS = frozenset((MatchStarted, HandStarted, MatchEnded))
-
-
 def provenance(events: Sequence[AnyEvent], require_commitment: bool = False) -> Provenance:
     """Deal provenance: every recorded deal re-derived from its committed or plain seeds.
 
@@ -47,7 +44,7 @@ def provenance(events: Sequence[AnyEvent], require_commitment: bool = False) -> 
     this match's, checked against the first commitment."""
     # One pass picks the few events provenance reads (exact types: final classes); an ingest
     # checks every match's deals, and a second pass over all events cost a fifth of the check.
-    marks = [e for e in events if type(e) in _DEAL_EVENTS]
+    marks = [e for e in events if type(e) in DEAL_EVENTS]
     starts = [e for e in marks if type(e) is MatchStarted]
     other = next((e for e in starts[1:] if e.match_id != starts[0].match_id), None)
     if other is not None:
@@ -85,7 +82,8 @@ def _provenance(events: Sequence[AnyEvent], require_commitment: bool,
     # Deal provenance is checked where seeds were committed (or given); an uncommitted match
     # has nothing to re-derive, and that is its status, not a finding.
     try:
-        found = check_deals(events, require_commitment=require_commitment)
+        # The marks are every event check_deals reads: it skips its own pass over them all.
+        found = check_deals(marks, require_commitment=require_commitment)
         if end is None and not require_commitment:
             # The seed is revealed at the match end: not yet, in an unfinished (or cut) log.
             # The verdict says so in a note; a site that requires commitments gets a finding.
