@@ -30,6 +30,8 @@ import pytest
 
 from buraco_log import events as ev
 from buraco_log import log
+from buraco_log.errors import LogFormatError
+from buraco_log.recorder import Recorder
 from buraco_log.rules import preset
 from buraco_log.simulate import simulate_match
 from tests.recorder.serverclient import ROOT, SERVER, frame, receive, sources
@@ -109,6 +111,54 @@ def test_idle_and_stalled_clients_leave_descriptors_for_the_logs_and_are_answere
     assert len(err) < 1000, err[:2000]  # a line a second at most (it was 30 MB of tracebacks)
     for table in ("t0", "t1", "t2"):
         assert [e.match_id for e in log.read_events(tmp_path / f"{table}.blog")] == [table]
+
+
+def test_names_asked_for_or_refused_leave_no_table_behind(tmp_path: Path) -> None:
+    late = msgspec.structs.replace(_deal(), seq=3)  # a move for a table that does not exist
+    with Recorder(tmp_path, sync="journal", unique_match_ids=True) as recorder:
+        for i in range(100):
+            assert recorder.next_seq(f"n{i}") == 0
+            with pytest.raises(LogFormatError, match="expected 0"):
+                recorder.append(f"r{i}", late)
+        assert recorder.append("kept", msgspec.structs.replace(_deal(), match_id="kept")) == 0
+        with pytest.raises(LogFormatError) as refused:  # the same match id: refused, dropped
+            recorder.append("again", msgspec.structs.replace(_deal(), match_id="kept"))
+        assert refused.value.kind == "duplicate"
+        assert sorted(recorder._tables) == ["kept"]  # it kept 201 tables, 2.5 kB each
+        assert recorder.next_seq("kept") == 1
+        assert recorder.next_seq("again") == 0
+    assert sorted(p.name for p in tmp_path.glob("*.blog")) == ["kept.blog"]
+
+
+def _rss_kb(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    raise AssertionError("no VmRSS")
+
+
+@pytest.mark.slow
+def test_a_client_naming_ever_new_tables_does_not_grow_the_server(tmp_path: Path) -> None:
+    server, port = _start_limited(tmp_path)
+    late = msgspec.structs.replace(_deal(), seq=3)
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=60) as sock:
+            assert _play_first(sock, "t0") == ["ok", "t0", 0]
+            before = _rss_kb(server.pid)
+            for base in range(0, 50_000, 1000):
+                sock.sendall(b"".join(frame(["next", f"n{i}", None])
+                                      for i in range(base, base + 1000)))
+                assert all(receive(sock)[0] == "next" for _ in range(1000))
+                sock.sendall(b"".join(frame(["play", f"p{i}", msgspec.Raw(ev.encode(late))])
+                                      for i in range(base, base + 1000)))
+                assert all(receive(sock)[2] == "seq" for _ in range(1000))
+            grown = _rss_kb(server.pid) - before
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.communicate(timeout=60)
+    assert grown < 20_000, grown  # kB: 254 MB for 100,000 names before
+    assert sorted(p.name for p in tmp_path.glob("*.blog")) == ["t0.blog"]
 
 
 def _client(port: int, tables: dict[str, list[ev.AnyEvent]], acked: dict[str, int],
