@@ -460,7 +460,23 @@ def to_text(review: Review, *, all_moves: bool = True) -> str:
                  f"{review.mistakes} mistake"
                  f"{'' if review.mistakes == 1 else 's'}, {review.lost:.0f} points lost to them; "
                  f"mean cost per decision {mean:.1f}")
+    short = _cut_short(review)
+    if short:
+        lines.append(short)
     return "\n".join(lines) + "\n"
+
+
+def _cut_short(review: Review) -> str:
+    """The line saying how far a time cap cut the search short, or "" when it did not: the
+    header names the samples asked for, and under load a decision may have searched 2 of 96."""
+    b = review.budget
+    done = sorted(m.samples for m in review.moves)
+    cut = sum(1 for n in done if n < b.samples)
+    if b.ms is None or not cut:
+        return ""
+    return (f"time cap: {cut} of {len(done)} decision{'' if len(done) == 1 else 's'} searched "
+            f"fewer than {b.samples} samples (fewest {done[0]}, median {done[len(done) // 2]}): "
+            "their costs are noisier, and the review is not reproducible")
 
 
 def review_page(events: Sequence[AnyEvent], review: Review, *,

@@ -6,6 +6,9 @@
 - A review of a long match (thousands of events) under load, stopped by ``timeout`` (SIGTERM):
   status 143, its progress lines and one error line on stderr, no output file and no
   temporary file beside it, as docs/review.md says.
+- A review with a time cap (``96x5r3/20ms``) named "96 samples" in its header, and under load
+  its decisions searched 2 to 10 of them: the text said nothing of it. It now ends with a line
+  saying how many decisions the cap cut short (the JSON has each move's ``samples``).
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ from pathlib import Path
 
 import pytest
 
+from buraco_log.expert import Budget
+from buraco_log.review import review_events, to_text
 from buraco_log.rules import PRESETS
 from buraco_log.simulate import simulate_match, write_match
 
@@ -100,3 +105,18 @@ def test_a_long_match_reviewed_under_load_and_stopped_by_timeout_is_one_line(
     assert lines[0].startswith("buraco-log: progress: review: 0/"), p.stderr
     assert list(folder.iterdir()) == []  # no review, no temporary file
     assert '"exit_status": 143' in p.stdout  # the JSON error object, as every command's
+
+
+def test_a_review_whose_time_cap_cut_the_search_short_says_so_in_its_text() -> None:
+    events = simulate_match(PRESETS["thirteen-quick"], 2, seed="cap55")[:40]
+    capped = review_events(events, 0, budget=Budget(samples=4000, candidates=2, rounds=1, ms=1))
+    assert capped.decisions > 2
+    last = to_text(capped).splitlines()[-1]
+    # the header said "4000 samples ..., at most 1 ms per decision" and nothing said that
+    # each decision searched a handful of them
+    fewest = min(m.samples for m in capped.moves)
+    assert last.startswith(f"time cap: {capped.decisions} of {capped.decisions} decisions "
+                           f"searched fewer than 4000 samples (fewest {fewest}, median "), last
+    assert "not reproducible" in last
+    plain = review_events(events, 0, budget=Budget(samples=2, candidates=2, rounds=1))
+    assert to_text(plain).splitlines()[-1].startswith("total: ")
