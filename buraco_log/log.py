@@ -1174,8 +1174,9 @@ class Reader:
                              f"after seq {last}", signature=True)
         if zlib.crc32(payload) != int.from_bytes(head[-8:-4], "little"):
             if _lost_pages(self._f, off + self._seg_head_size, payload):
-                self._f.seek(off)
-                raise _Torn(off, "last record partly zeroed (pages lost in a crash)")
+                self._f.seek(off)  # it holds no seq, as when it is cut short
+                raise _Torn(off, f"{what}: last record partly zeroed (pages lost in a crash)",
+                            signature=True)
             raise self._error(f"{what}: checksum mismatch (damaged record)", "damage", off)
         try:
             signed = sigrec.decode(payload)
