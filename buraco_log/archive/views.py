@@ -284,16 +284,19 @@ def interrupt_all() -> None:
 _ERROR_CLASS = re.compile(r"^(\w+Exception: )?([A-Z][\w ]* Error: )?")
 
 
-def _damaged_footer(line: str, root: str) -> ArchiveError | None:
+def _damaged_footer(line: str, root: str, *, confirm: bool = False) -> ArchiveError | None:
     """DuckDB's error about a committed file whose footer it cannot read (a file cut short,
     in a batch committed before records kept sizes), led by that file's name as every other
     damaged file is: it was "cannot open the archive's views: Invalid Input Error: No magic
-    bytes found at end of file '...'"."""
+    bytes found at end of file '...'". With ``confirm`` (an error of the user's SQL), only a
+    file that is damaged indeed (:func:`_damage_of`)."""
     if not _DAMAGE.search(line):
         return None
     with contextlib.suppress(ArchiveError):
         for paths in store.committed_files(root).values():
             named = next((p for p in paths if f"'{p}'" in line or f'"{p}"' in line), None)
+            if named is not None and confirm and _damage_of(root, named) is None:
+                return None
             if named is not None:
                 why = line.replace(f" '{named}'", "").replace(f' "{named}"', "")
                 why = _ERROR_CLASS.sub("", why)  # "InvalidInputException: Invalid Input Error: "
@@ -523,6 +526,10 @@ _ADVICE: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"Pivot column limit of (\d+) exceeded\. Use SET pivot_limit=X to increase the "
                 r"limit\."),
      r"a PIVOT may make at most \1 columns: pivot on fewer values, or use GROUP BY"),
+    # the archive's files are not encrypted, and a query cannot run PRAGMA add_parquet_key
+    (re.compile(r"(No key with name \"[^\"]*\" exists)\. Add it with PRAGMA add_parquet_key"
+                r"\('<key_name>','<key>'\);"),
+     r"\1: the archive's files are not encrypted, and a query holds no keys"),
     (re.compile(r"(is not in the catalog, but it exists in the \w+ extension)\."),
      r"\1, which the sandbox does not load"),
     (re.compile(r"\.? The file can be read without its page index: SET parquet_use_page_index "
@@ -630,6 +637,29 @@ _DAMAGE = re.compile(r"corrupt|thrift|magic|decompress|parquet|payload|deseriali
 LOCATE_SECONDS = 10.0  # at most this long spent looking for the damaged file
 
 
+def _damage_of(root: str, path: str) -> str | None:
+    """Why the committed file ``path`` is damaged: Arrow cannot read it through, or its bytes
+    are not those its batch record keeps; None when neither (or it cannot be told)."""
+    try:
+        with pq.ParquetFile(path) as f:
+            for _batch in f.iter_batches(batch_size=65_536):
+                pass
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        return _first_line(exc)
+    rel = os.path.relpath(path, root)
+    with contextlib.suppress(ArchiveError):
+        for record in store.manifests(root):
+            kept = record.get("fingerprints")
+            fp = kept.get(rel) if isinstance(kept, dict) else None
+            if isinstance(fp, list) and fp and isinstance(fp[0], str):
+                try:
+                    sha, _size = store.fingerprint(path)
+                except OSError as exc:
+                    return _first_line(exc)
+                return None if sha == fp[0] else "its bytes changed since it was committed"
+    return None
+
+
 def find_damaged(root: str, seconds: float = LOCATE_SECONDS) -> tuple[str, str] | None:
     """The first committed file that Arrow cannot read through, and why; else the first whose
     bytes are not those its batch record keeps (a flipped bit that Arrow decodes and DuckDB
@@ -694,7 +724,9 @@ def _locate(exc: ArchiveError, root: str,
     if not _DAMAGE.search(text):
         return exc
     if root in text:  # DuckDB named the file: lead with it, as for every damaged file
-        return _damaged_footer(text.removeprefix("query: "), root) or exc
+        # if it is damaged: read_text, read_json or read_csv of a whole file, or error()
+        # with its name, said "damaged archive file" of a sound archive
+        return _damaged_footer(text.removeprefix("query: "), root, confirm=True) or exc
     try:
         found = find_damaged(root)
     except (ArchiveError, MemoryError):
