@@ -885,7 +885,7 @@ class _Table:
         if check and self.pile_top is not None and self.pile_top not in cards:
             self.check_top_kept(ev, seat)
         if check and len(rest) < 2:
-            self.check_remaining(ev, seat, len(rest), reading.canastra is not None)
+            self.check_remaining(ev, seat, rest, reading.canastra is not None)
         self.hands[seat] = rest
         melds.append(Meld(len(melds), side, cards, reading.kind, reading.canastra, seat))
         self.meld_readings[side].append(reading)
@@ -952,7 +952,7 @@ class _Table:
         if check and self.pile_top is not None and self.pile_top not in add:
             self.check_top_kept(ev, seat)  # §4 before §7, as for a new meld
         if check and len(rest) < 2:
-            self.check_remaining(ev, seat, len(rest), reading.canastra is not None)
+            self.check_remaining(ev, seat, rest, reading.canastra is not None)
         self.hands[seat] = rest
         self.melds[side][i] = Meld(old.id, side, cards, reading.kind, reading.canastra, old.laid_by)
         self.meld_readings[side][i] = reading
@@ -1022,21 +1022,23 @@ class _Table:
             self.phase = "emptied"
             self.emptied_by = "discard"
 
-    def check_remaining(self, ev: Event, seat: int, remaining: int,
+    def check_remaining(self, ev: Event, seat: int, rest: list[int],
                         new_canastra: bool = False) -> None:
         """Laying down may empty the hand only when that is allowed, and may leave a single
         card only when discarding it would be allowed: nobody is left without a discard.
-        ``new_canastra``: the cards laid make a canastra (they count for the side)."""
-        if remaining == 0:
+        ``rest``: the cards the move leaves in hand. ``new_canastra``: the cards laid make a
+        canastra (they count for the side)."""
+        if not rest:
             self.check_emptying(ev, seat, "meld", new_canastra)
-        elif remaining == 1:
+        elif len(rest) == 1:
             problem = self.emptying_problem(self.sides[seat], "discard", new_canastra)
             if problem:
+                # The card kept is named: a referee asks which card could not be thrown.
                 raise self.fail(
                     ev,
                     problem[0],
-                    f"{self.who(seat)} would keep one {self.card} that cannot be discarded: "
-                    f"{problem[1]}",
+                    f"{self.who(seat)} would keep one {self.card} that cannot be discarded "
+                    f"({self.fmt((rest[0],))}): {problem[1]}",
                     seat,
                 )
 

@@ -152,9 +152,11 @@ def the_quick_list_lays_the_canastra_card_first() -> None:
 
 
 def the_kings_first_keep_a_card_that_cannot_be_thrown() -> None:
-    """Laying the kings with the top first would keep 9h with no canastra on the table."""
+    """Laying the kings with the top first would keep 9h with no canastra on the table; the
+    refusal names the card kept."""
     s = _top_after_a_canastra()
-    refused(s, "go_out.needs_canastra", ("keep one card", "canastra"), "meld", "Kc Kd Ks")
+    refused(s, "go_out.needs_canastra", ("cannot be discarded (9h)", "canastra"), "meld",
+            "Kc Kd Ks")
 
 
 def _nines(hand: str) -> Scenario:
@@ -178,7 +180,8 @@ def seven_nines_are_no_canastra_to_go_down_to_one() -> None:
     s = _nines("9c 9c 9d 9d 9h 9h 9s")
     nines = cards("9c 9c 9d 9d 9h 9h 9s")
     assert all(not (isinstance(m, MeldLaid) and m.cards == nines) for m in legal_moves(s.state))
-    refused(s, "go_out.needs_canastra", ("canastra",), "meld", "9c 9c 9d 9d 9h 9h 9s")
+    refused(s, "go_out.needs_canastra", ("cannot be discarded (5c)", "canastra"), "meld",
+            "9c 9c 9d 9d 9h 9h 9s")
 
 
 # ------------------------------------------------------------------ moves.py: the pile question
