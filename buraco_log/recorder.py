@@ -1291,15 +1291,18 @@ class Recorder:
                 path=table.path,
                 kind="version",
             )
-        if self.unique_match_ids:  # a mid-match log holds its match id while it is loaded
+        if table.validator is not None:
+            over = table.validator._t.phase == "over"
+        else:
+            over = isinstance(last, ev.MatchEnded)
+        if self.unique_match_ids and not over:  # a mid-match log holds its match id
             if table.validator is not None:
-                held = table.validator._t
-                match_id = held.match_id if held.phase != "over" else None
+                match_id = table.validator._t.match_id
             else:
-                match_id = (first.match_id if isinstance(first, ev.MatchStarted)
-                            and not isinstance(last, ev.MatchEnded) else None)
+                match_id = first.match_id if isinstance(first, ev.MatchStarted) else None
             if match_id:
                 self._claim(table, match_id)
+        table.ended = over  # read over: not kept once asked (see _drop_unused)
         table.exists = True
         table.fresh = self.sync == "journal"
         table.sealed = info.sealed
@@ -1566,12 +1569,19 @@ class Recorder:
         return ok
 
     def _drop_unused(self, table: _Table) -> None:
-        """Forget ``table`` if its match has no log and it took no move (the caller holds
-        ``table.lock``). Each name asked for its next seq, or sent only refused moves, kept a
-        table with its rules engine: a client of a server naming ever new tables took 2.5 kB
-        of its memory a name, without bound (100,000 names: 254 MB)."""
-        if (table.exists or table.expect != log.FIRST_SEQ or table.pending or table.waiters
-                or table.unresolved or table.broken is not None or table.match_id is not None):
+        """Forget ``table`` if its match has no log and it took no move, or its log was read
+        already over and it took none since (the caller holds ``table.lock``). Each name asked
+        for its next seq, or sent only refused moves, kept a table with its rules engine: a
+        client of a server naming ever new tables took 2.5 kB of its memory a name, and one
+        asking of each ended match's log in the directory 15 kB a log, without bound. (An
+        ended match the recorder ended is forgotten once durable, the same.)"""
+        if table.exists:
+            if not table.ended or table.expect != table.next_seq:
+                return
+        elif table.expect != log.FIRST_SEQ:
+            return
+        if (table.pending or table.waiters or table.unresolved or table.broken is not None
+                or table.match_id is not None):
             return
         with self._cv:
             if self._dirty.get(table.match) is not table:

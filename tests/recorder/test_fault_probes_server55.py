@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import random
 import resource
+import shutil
 import signal
 import socket
 import subprocess
@@ -30,7 +31,7 @@ import pytest
 
 from buraco_log import events as ev
 from buraco_log import log
-from buraco_log.errors import LogFormatError
+from buraco_log.errors import IllegalMoveError, LogFormatError
 from buraco_log.recorder import Recorder
 from buraco_log.rules import preset
 from buraco_log.simulate import simulate_match
@@ -132,7 +133,23 @@ def test_names_asked_for_or_refused_leave_no_table_behind(tmp_path: Path) -> Non
         assert sorted(recorder._tables) == ["kept"]  # it kept 201 tables, 2.5 kB each
         assert recorder.next_seq("kept") == 1
         assert recorder.next_seq("again") == 0
+        assert sorted(recorder._tables) == ["kept"]
     assert sorted(p.name for p in tmp_path.glob("*.blog")) == ["kept.blog"]
+
+
+def test_ended_logs_asked_for_are_not_kept(tmp_path: Path) -> None:
+    ended = simulate_match(preset("classic"), 2, seed="server55", index=0)
+    log.write_log(tmp_path / "e0.blog", ended)
+    for i in range(1, 20):
+        shutil.copyfile(tmp_path / "e0.blog", tmp_path / f"e{i}.blog")
+    past = msgspec.structs.replace(ended[-1], seq=len(ended))
+    with Recorder(tmp_path, sync="journal", unique_match_ids=True) as recorder:
+        for i in range(20):
+            assert recorder.next_seq(f"e{i}") == len(ended)
+            with pytest.raises(IllegalMoveError):
+                recorder.append(f"e{i}", past)
+        assert recorder._tables == {}  # it kept each, 15 kB of rules engine a log
+    assert log.read_events(tmp_path / "e0.blog") == ended
 
 
 def _rss_kb(pid: int) -> int:
