@@ -66,6 +66,8 @@ async def run(
     while live:
         reply = await read_reply(reader)
         kind, table = reply[0], reply[1]
+        if kind == "refused" and table == "":  # the connection's, not a move's: "busy"
+            raise ConnectionRefusedError(0, f"refused ({reply[2]}): {reply[3]}")
         if kind != "ok":
             refused.append(reply)
             live -= 1

@@ -31,13 +31,14 @@ answers made the server hold every move it sent: 120,000 moves took its memory f
 ``--max-in-flight`` moves until it was dropped: 27 MB of the server's memory at 4,096.)
 At most ``--max-clients`` connections at a time (by default the soft limit on open files less
 the recorder's ``max_open`` and 32): one more is answered ``["refused", "", "busy", MESSAGE]``
-and closed. (Without it, clients that connected and sent nothing took every descriptor: a new
-table's log could not be opened, its first move was refused "Too many open files", and
-asyncio's accept, failing, wrote 30 MB of tracebacks in 25 s.) A request begun must arrive
-whole within ``--frame-timeout`` seconds, else the client is dropped (a client sending half a
-frame and stalling held its connection for ever); between requests a client may wait as long
-as it likes. The first line on stdout is ``listening 127.0.0.1 PORT``; SIGTERM or SIGINT stops
-the server after the moves already received are durable.
+and closed (a client that sent a request first may see the connection reset instead: the
+kernel resets a connection closed with data unread). Without it, clients that connected and
+sent nothing took every descriptor: a new table's log could not be opened, its first move was
+refused "Too many open files", and asyncio's accept, failing, wrote 30 MB of tracebacks in
+25 s. A request begun must arrive whole within ``--frame-timeout`` seconds, else the client is
+dropped (a client sending half a frame and stalling held its connection for ever); between
+requests a client may wait as long as it likes. The first line on stdout is ``listening
+127.0.0.1 PORT``; SIGTERM or SIGINT stops the server after the moves already received are durable.
 
 ``--sync`` is the recorder's way of making a round durable (docs/recorder.md: ``journal`` for
 thousands of tables). ``--gc-freeze S`` calls ``gc.freeze()`` every S seconds: with thousands
