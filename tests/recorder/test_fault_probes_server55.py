@@ -19,6 +19,7 @@ import resource
 import shutil
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import threading
@@ -267,3 +268,58 @@ def test_a_server_killed_under_load_from_many_clients_keeps_every_acknowledged_m
     acked, kept = _kill_under_load(tmp_path, random.Random("server55"), 12, 8, 3, 80)
     print(f"acknowledged before the kills {acked}, kept {kept}")
     assert kept == acked > 0
+
+
+@pytest.mark.slow
+def test_racing_seats_dropped_connections_and_hang_ups_after_a_move(tmp_path: Path) -> None:
+    """Two clients send the same seat's move at the same moment: one ok, one refused, the log
+    holds it once. A thousand connections opened and dropped (half with a reset, a third after
+    half a frame) leave the server serving. A client that resets right after sending a move:
+    the move is kept (the client learns its seq with ``next``)."""
+    played = sources(2, "race55", "r")
+    server, port = _start_limited(tmp_path)  # 32 clients at most: the drops must free theirs
+    try:
+        racers = [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(2)]
+        for event in played["r0"][:30]:
+            data = frame(["play", "r0", msgspec.Raw(ev.encode(event))])
+            start = threading.Barrier(2)
+            answers: list[list[Any]] = []
+
+            def race(sock: socket.socket, data: bytes = data,
+                     start: threading.Barrier = start, answers: list[list[Any]] = answers) -> None:
+                start.wait()
+                sock.sendall(data)
+                answers.append(receive(sock))
+
+            threads = [threading.Thread(target=race, args=(sock,)) for sock in racers]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(timeout=30)
+            assert sorted(a[0] for a in answers) == ["ok", "refused"], answers
+        for sock in racers:
+            sock.close()
+        for i in range(1000):
+            with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+                if i % 2:
+                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                if i % 3 == 0:
+                    sock.sendall(b"\x00\x00")
+        for event in played["r1"][:20]:
+            with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                sock.sendall(frame(["play", "r1", msgspec.Raw(ev.encode(event))]))
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline:
+                with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+                    sock.sendall(frame(["next", "r1", None]))
+                    if receive(sock)[2] == event.seq + 1:
+                        break
+            else:
+                raise AssertionError(f"move {event.seq} sent before a reset was not kept")
+    finally:
+        server.send_signal(signal.SIGTERM)
+        out, _ = server.communicate(timeout=60)
+    assert server.returncode == 0 and out.startswith("stopped")
+    assert log.read_events(tmp_path / "r0.blog") == played["r0"][:30]
+    assert log.read_events(tmp_path / "r1.blog") == played["r1"][:20]
