@@ -355,6 +355,15 @@ def _cases(world: dict[str, Any], name: str, events: list[AnyEvent],
         p = d / f"{tag}-changed.jsonl"
         p.write_text("\n".join(lines) + "\n")
         cases.append(Case(f"{name} {tag} jsonl changed", p, keys, (r_mid,)))
+        # a JSON Lines signature line's signature changed (one hex digit)
+        lines = jl.read_text().splitlines()
+        i = next(i for i, ln in enumerate(lines) if '"log": "signature"' in ln)
+        obj = json.loads(lines[i])
+        obj["signature"] = ("1" if obj["signature"][0] == "0" else "0") + obj["signature"][1:]
+        lines[i] = json.dumps(obj)
+        p = d / f"{tag}-signature.jsonl"
+        p.write_text("\n".join(lines) + "\n")
+        cases.append(Case(f"{name} {tag} jsonl signature changed", p, keys))
     if not full:
         return cases
     # the old key revoked: its every signature, and the receipts it made
