@@ -26,6 +26,7 @@ import pytest
 
 from tests.cli.probes import ROOT, cli_batch, one_error_line, stdout_on_a_terminal
 from tests.cli.signal_inside import _SIGNAL_INSIDE, SMALL
+from tests.command_line import sigint_default
 
 ILLEGAL = ROOT / "examples" / "disputes" / "illegal.log"
 RULE = "[discard.card_not_in_hand]"
@@ -147,7 +148,8 @@ def _signalled(runs: list[tuple[str, list[object]]], cwd: Path
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     procs = [subprocess.Popen([sys.executable, "-c", _SIGNAL_INSIDE, sig, *map(str, args)],
                               cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              preexec_fn=sigint_default)
              for sig, args in runs]
     done = []
     for (_, args), proc in zip(runs, procs, strict=True):
