@@ -984,19 +984,20 @@ class Reader:
                 raise _Torn(off, "last record partly zeroed (pages lost in a crash)")
             raise self._damaged_header(off, head)
         length, count, first_seq = _SEG_HEAD.unpack_from(head)
-        if length > MAX_PAYLOAD:
+        signature = count == 0 and self.version >= SIGNED_VERSION
+        if length > MAX_PAYLOAD:  # named by the seq it should hold, not the one it claims
             raise self._error(
                 f"segment of {length} bytes exceeds the limit of {MAX_PAYLOAD}",
                 "limit",
                 off,
-                first_seq,
+                None if signature else self._next_seq,
             )
-        if count == 0 and self.version >= SIGNED_VERSION:
+        if signature:
             return self._read_signature(off, head, length, first_seq)
         if count == 0 or count > length:
             raise self._error(
-                f"segment claims {count} events in {length} bytes", "damage", off, first_seq
-            )
+                f"segment claims {count} events in {length} bytes", "damage", off,
+                self._next_seq)
         if first_seq != self._next_seq:
             raise self._error(
                 f"expected seq {self._next_seq}, found a record starting at seq {first_seq} "

@@ -61,6 +61,62 @@ def _arity() -> dict[str, tuple[int, int]]:
 
 
 ARITY = _arity()
+DEFS = json.loads(SCHEMA.read_text())["$defs"]
+EVENT_DEFS = {d["prefixItems"][0]["enum"][0]: d for d in DEFS.values()
+              if d.get("type") == "array" and d.get("prefixItems")
+              and "enum" in d["prefixItems"][0]}
+INT64 = range(-(2**63), 2**63)
+
+
+class Invalid(Exception):
+    def __init__(self, kind: str) -> None:
+        super().__init__(kind)
+        self.kind = kind  # unknown (a wrong type or value) or range (an integer past int64)
+
+
+def check(value: Any, schema: dict[str, Any]) -> None:
+    """`value` against the JSON Schema `schema` (the subset events.schema.json uses). Every
+    integer is a signed 64-bit one (LOG_FORMAT.md, "Integers")."""
+    if "$ref" in schema:
+        return check(value, DEFS[schema["$ref"].rsplit("/", 1)[1]])
+    if "anyOf" in schema:
+        errors = []
+        for option in schema["anyOf"]:
+            try:
+                return check(value, option)
+            except Invalid as exc:
+                errors.append(exc.kind)
+        raise Invalid("range" if "range" in errors else "unknown")
+    if "enum" in schema and value not in schema["enum"]:
+        raise Invalid("unknown")
+    kind = schema.get("type")
+    ok = {"integer": isinstance(value, int) and not isinstance(value, bool),
+          "string": isinstance(value, str), "boolean": isinstance(value, bool),
+          "null": value is None, "array": isinstance(value, list),
+          "object": isinstance(value, dict), None: True}[kind]
+    if not ok:
+        raise Invalid("unknown")
+    if kind == "integer" and value not in INT64:
+        raise Invalid("range")
+    if kind == "array":
+        prefix = schema.get("prefixItems", [])
+        if not schema.get("minItems", 0) <= len(value) <= schema.get("maxItems", len(value)):
+            raise Invalid("unknown")
+        for i, item in enumerate(value):
+            check(item, prefix[i] if i < len(prefix) else schema.get("items", {}))
+    if kind == "object":
+        props = schema.get("properties", {})
+        extra = schema.get("additionalProperties", True)
+        if [k for k in schema.get("required", []) if k not in value]:
+            raise Invalid("unknown")
+        for key, item in value.items():
+            if key in props:
+                check(item, props[key])
+            elif extra is False:
+                raise Invalid("unknown")
+            elif isinstance(extra, dict):
+                check(item, extra)
+    return None
 
 
 def _fields() -> dict[str, list[tuple[str, Any]]]:
@@ -255,7 +311,7 @@ def read_binary(data: bytes) -> Result:
             if not any(data[off:off + hlen]):
                 return stop("damage", "zero bytes, then data again", signed)
             boundary = -(-off // SECTOR) * SECTOR
-            if off < boundary < off + hlen and size - boundary >= 8 and not any(data[boundary:]):
+            if off < boundary <= off + hlen - 8 and not any(data[boundary:]):
                 return stop("torn", "header zero from a sector boundary to the end")
             if not signed:
                 return stop("damage", "segment header CRC")
@@ -264,9 +320,9 @@ def read_binary(data: bytes) -> Result:
             if length <= MAX_PAYLOAD and len(body) == length and zlib.crc32(body) == pcrc:
                 return stop("damage", "segment header CRC", is_signature(body))
             return stop("damage", "segment header CRC", not (first_seq == seq and count))
-        if length > MAX_PAYLOAD:
-            return stop("limit", "payload over 16 MiB")
         signature = count == 0 and version >= 2
+        if length > MAX_PAYLOAD:
+            return stop("limit", "payload over 16 MiB", signature)
         if signature and not out.events:
             return stop("damage", "a signature record before the first event", True)
         if signature and length > 1024:
@@ -312,10 +368,18 @@ def read_binary(data: bytes) -> Result:
         if stored_chain is not None and stored_chain != chain.digest():
             return stop("chain", "chain")
         for i, rec in enumerate(records):
-            lo, hi = ARITY.get(rec[0], (None, None)) if isinstance(rec, list) and rec else (0, 0)
-            if lo is None or not lo <= len(rec) <= hi:
-                return stop("unknown", f"record {rec[:1]}")
+            # an event that fails is named by its own place's seq, not its record's first
+            if not (isinstance(rec, list) and rec and rec[0] in EVENT_DEFS):
+                seq += i
+                return stop("unknown", f"record {rec!r:.40}")
+            try:
+                check(rec, EVENT_DEFS[rec[0]])
+            except Invalid as exc:
+                seq += i
+                return stop(exc.kind, f"event {rec[0]}")
+        for i, rec in enumerate(records):
             if seq_of(rec) != seq + i:
+                seq += i
                 return stop("seq", "event seq")
         out.events.extend(whole(rec) for rec in records)
         last_head = chain.digest()
@@ -336,23 +400,35 @@ def encode(record: list[Any], version: int) -> bytes:
 
 def read_jsonl(text: str) -> Result:
     """JSON Lines (docs/log-format.md, LOG_FORMAT.md "JSON Lines"): events by name, cards as
-    text; the head digest is over each event's MessagePack bytes in its binary layout."""
+    text; the head digest is over each event's MessagePack bytes in its binary layout. A
+    problem's `offset` is its line number here."""
     out = Result(version=CURRENT_VERSION)
     first: dict[str, Any] | None = None
     end: dict[str, Any] | None = None
+    end_line = 0
     seq = 0
-    lines = [ln for ln in text.split("\n")]
+    lines = text.split("\n")
     for number, line in enumerate(lines, start=1):
         line = line.removesuffix("\r")
         if not line.strip() or line.startswith("#"):
             continue
-        obj = json.loads(line)
+
+        def stop(kind: str, why: str, at: int | None = seq, line: int = number) -> Result:
+            out.problem = Problem(kind, line, at, why)
+            return out
+
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            if number == len(lines) and line.startswith("{"):  # no line end: cut short
+                return stop("torn", "the last line is cut short")
+            return stop("jsonl", "not a JSON line")
         if obj.get("log") == "buraco-log":
             first = obj
             out.version = obj.get("version", CURRENT_VERSION)
             continue
         if obj.get("log") == "end":
-            end = obj
+            end, end_line = obj, number
             continue
         if obj.get("log") == "signature":
             out.signatures.append(obj)
@@ -365,7 +441,7 @@ def read_jsonl(text: str) -> Result:
             elif name in obj:
                 value = obj[name]
             elif default is REQUIRED:
-                raise ValueError(f"line {number}: no {name}")
+                return stop("jsonl", f"no {name}")
             else:
                 value = default
             if name in CARD_FIELDS:
@@ -373,6 +449,8 @@ def read_jsonl(text: str) -> Result:
             record.append(value)
         if record[0] == "ms" and out.version == 1:
             record[-4] = None  # the key_id a version 1 start does not hold
+        if seq_of(record) != seq:
+            return stop("seq", "event seq")
         out.events.append(record)
         seq = seq_of(record) + 1
     version = out.version or CURRENT_VERSION
@@ -382,7 +460,7 @@ def read_jsonl(text: str) -> Result:
     out.head = chain.hexdigest()
     out.sealed = bool(end and "head" in end) and (first or {}).get("sealed", True) is not False
     if end and "head" in end and end["head"].lower() != out.head:
-        out.problem = Problem("chain", None, None, "end line head")
+        out.problem = Problem("chain", end_line, None, "end line head")
     return out
 
 
