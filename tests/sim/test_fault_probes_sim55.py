@@ -90,7 +90,7 @@ def test_a_match_is_the_same_bytes_under_another_hash_seed_and_the_plain_python_
     assert _digests_in_child(cases, "1", "pure") == _digests_here(cases)
 
 
-@pytest.mark.slow  # every preset and table size, three bots, four processes: about 2 minutes
+@pytest.mark.slow  # every preset and table size, three bots, four processes: 2-4 minutes
 def test_every_presets_matches_are_the_same_bytes_in_any_process() -> None:
     cases: list[Case] = []
     for name, rules in PRESETS.items():
