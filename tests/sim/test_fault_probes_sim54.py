@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from buraco_log.log import verify
+from tests.command_line import sigint_default
 
 ROOT = Path(__file__).resolve().parents[2]
 INJECT = Path(__file__).with_name("inject.py")
@@ -30,7 +31,8 @@ pytestmark = pytest.mark.slow  # each a real subprocess
 def _run(fault: str, n: int, *args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, str(INJECT), fault, str(n), "--", *map(str, args)],
                           capture_output=True, text=True, cwd=cwd, timeout=120,
-                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+                          preexec_fn=sigint_default)
 
 
 def _whole_logs(folder: Path) -> list[str]:
