@@ -14,9 +14,10 @@ committed batch is never seen). :func:`connect` with ``sandbox=True`` (what
 5. ``lock_configuration=true``: no ``SET``/``RESET``/``PRAGMA`` can undo any of it;
 6. every query must be exactly one statement that DuckDB parses as a ``SELECT``, or an
    ``EXPLAIN`` / ``EXPLAIN ANALYZE`` of one (what ``EXPLAIN`` wraps is parsed and checked too:
-   ``EXPLAIN ANALYZE COPY ... TO`` executes the ``COPY``), that calls none of the table
-   functions that act rather than read (:data:`ACTING_TABLE_FUNCTIONS`: ``checkpoint()``,
-   ``enable_logging()``, ``query('...')``, ...).
+   ``EXPLAIN ANALYZE COPY ... TO`` executes the ``COPY``), whose WITH clause holds no
+   INSERT, UPDATE, DELETE or COPY (DuckDB 2.0 runs them inside a SELECT), that calls none
+   of the table functions that act rather than read (:data:`ACTING_TABLE_FUNCTIONS`:
+   ``checkpoint()``, ``enable_logging()``, ``query('...')``, ...).
 
 The committed files themselves are written read-only (mode 0444, :mod:`.store`), so even the
 files DuckDB may open cannot be overwritten by a user without root. DuckDB's own documentation
@@ -361,7 +362,43 @@ def check_sql(sql: str) -> None:
                            "and a SELECT): list them, PIVOT ... ON col IN (v1, v2, ...)")
     elif kind not in ALLOWED_STATEMENTS:
         raise ArchiveError(f"query: only read-only SELECT statements are allowed, not {kind}")
+    _refuse_modifying_ctes(sql)
     _refuse_acting_functions(sql)
+
+
+# What DuckDB 2.0 lets a WITH clause's body be besides a SELECT ("A CTE body must be a SELECT,
+# INSERT, UPDATE, DELETE, or COPY TO statement"): it runs as part of the SELECT the clause
+# leads, whose type is SELECT all the same.
+CTE_STATEMENTS = frozenset({"COPY", "INSERT", "UPDATE", "DELETE"})
+
+
+def _refuse_modifying_ctes(sql: str) -> None:
+    """Refuse a WITH clause whose body is an INSERT, UPDATE, DELETE or COPY TO: a
+    parenthesis, then one of :data:`CTE_STATEMENTS` (as DuckDB's tokenizer reads the SQL: a
+    comment between changes nothing), up to the matching parenthesis, unless DuckDB reads it
+    as an expression (``(update)``, a column). ``WITH c AS (COPY (SELECT 42
+    AS x) TO 'PART' (FORMAT csv, USE_TMP_FILE false)) SELECT * FROM c`` overwrote a committed
+    file: the committed files are the paths the sandbox lets DuckDB open."""
+    every = list(duckdb.tokenize(sql))
+    spans = [(off, sql[off:every[i + 1][0] if i + 1 < len(every) else len(sql)].strip(), kind)
+             for i, (off, kind) in enumerate(every) if kind != duckdb.token_type.comment]
+    operator = duckdb.token_type.operator
+    for i, (_off, text, kind) in enumerate(spans[:-1]):
+        start, word, after = spans[i + 1]
+        if kind != operator or not text.endswith("(") or after != duckdb.token_type.keyword \
+                or word.upper() not in CTE_STATEMENTS:
+            continue
+        depth, end = 1, len(sql)
+        for off, inner, what in spans[i + 1:]:
+            if what == operator:  # a parenthesis inside a string is a string token
+                depth += inner.count("(") - inner.count(")")
+                if depth <= 0:
+                    end = off
+                    break
+        if _statement_not_expression(sql[start:end]):
+            raise ArchiveError(f"query: only read-only SELECT statements are allowed, not "
+                               f"{word.upper()} in a WITH clause (DuckDB runs it as part of "
+                               "the SELECT)")
 
 
 # Table functions a SELECT may call that act rather than read: each is a statement the check
@@ -424,6 +461,21 @@ def _refuse_acting_functions(sql: str) -> None:
             raise ArchiveError(f"query: {name.lower()}() is not available in the sandbox: it "
                                f"reads DuckDB's own {store_of}, which a query of the archive "
                                "never has")
+
+
+def _statement_not_expression(text: str) -> bool:
+    """Whether ``text`` (what a parenthesis holds) is a statement other than a SELECT, or
+    neither a statement nor an expression: refused either way, so that a body DuckDB parses
+    only inside its WITH clause is not taken for a column."""
+    try:
+        parsed = duckdb.extract_statements(text)
+    except duckdb.Error:
+        try:
+            duckdb.extract_statements("SELECT " + text)
+        except duckdb.Error:
+            return True
+        return False
+    return len(parsed) != 1 or _kind(parsed[0]) not in ALLOWED_STATEMENTS
 
 
 def _kind(statement: duckdb.Statement) -> str:

@@ -68,3 +68,54 @@ def test_a_parquet_key_error_advises_no_pragma(three: Path) -> None:
     assert 'No key with name "k" exists' in message, message
     assert "PRAGMA" not in message and "add_parquet_key" not in message, message
     assert "not encrypted" in message and "\n" not in message, message
+
+
+# -- data-modifying CTEs (DuckDB 2.0): the statement is a SELECT, its WITH clause writes ------
+
+
+def _digest(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file()}
+
+
+def test_a_copy_in_a_with_clause_does_not_overwrite_a_committed_file(three: Path,
+                                                                      tmp_path: Path) -> None:
+    """Before: exit 0, one row, and the committed part held "x\\n42\\n": DuckDB 2.0 runs a
+    WITH clause's COPY TO as part of the SELECT it leads (its type is SELECT), and the
+    committed files are the paths the sandbox lets DuckDB open."""
+    arch = tmp_path / "arch"
+    shutil.copytree(three, arch)
+    part = _part(arch)
+    before = _digest(arch)
+    sql = (f"WITH c AS (COPY (SELECT 42 AS x) TO '{part}' (FORMAT csv, USE_TMP_FILE false)) "
+           "SELECT * FROM c")
+    with pytest.raises(ArchiveError) as err:
+        query(arch, sql, timeout=30)
+    assert _digest(arch) == before
+    assert str(err.value) == ("query: only read-only SELECT statements are allowed, not COPY "
+                              "in a WITH clause (DuckDB runs it as part of the SELECT)")
+
+
+@pytest.mark.parametrize("sql", [
+    "WITH c AS MATERIALIZED (/* a comment */ copy (SELECT 1) TO '{out}') FROM c",
+    "WITH a AS (SELECT 1), c AS (COPY matches TO '{out}') TABLE c",
+    "EXPLAIN ANALYZE WITH c AS (COPY matches TO '{out}') SELECT 1",
+    "WITH d AS (DELETE FROM matches RETURNING *) SELECT count(*) FROM d",
+    "WITH d AS (INSERT INTO matches SELECT * FROM matches RETURNING *) SELECT 1",
+    "WITH d AS (UPDATE matches SET preset = 'x' RETURNING *) SELECT 1",
+])
+def test_every_data_modifying_with_clause_is_refused(three: Path, tmp_path: Path,
+                                                     sql: str) -> None:
+    with pytest.raises(ArchiveError) as err:
+        query(three, sql.format(out=tmp_path / "out.csv"), timeout=30)
+    message = str(err.value)
+    assert message.startswith("query: only read-only SELECT statements are allowed, not "), \
+        message
+    assert message.endswith("in a WITH clause (DuckDB runs it as part of the SELECT)"), message
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_word_like_a_statement_in_parentheses_is_no_with_clause(three: Path) -> None:
+    """`(copy)`, `(update)`: a column, read as one; only a statement is refused."""
+    got = query(three, "SELECT (copy) + (update) AS n FROM (SELECT 1 AS copy, 2 AS update)")
+    assert got.column("n").to_pylist() == [3]
