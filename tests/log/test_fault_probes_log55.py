@@ -22,7 +22,9 @@ from buraco_log import jsonl, log
 from buraco_log.errors import LogFormatError
 from buraco_log.events import Player
 from buraco_log.rules import Bonuses, CardPoints, Rules, preset
+from buraco_log.simulate import simulate_match
 from tests.log import docreader as doc
+from tests.log.make_format_golden import golden_signer
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = [pytest.param(p, marks=[pytest.mark.slow] if "sim" in p.parts else [])
@@ -172,10 +174,27 @@ def test_the_jsonl_head_is_computed_from_the_doc(tmp_path: Path) -> None:
         assert got.head == log.verify(FORMAT / name.replace(".jsonl", ".blog")).head
 
 
+def _signed(path: Path, sealed: bool) -> Path:
+    """A signed log of another framing than the golden one: unsealed (signature records
+    without the chain field) or sealed, each append signed, then a batch of several records."""
+    match = simulate_match(preset("thirteen-quick"), 2, seed="doc55")
+    signer = golden_signer(2)
+    match[0] = msgspec.structs.replace(match[0], key_id=signer.key_id)
+    with log.Writer(path, signer=signer, sealed=sealed) as w:
+        for event in match[:6]:
+            w.append(event)
+    with log.Writer(path, batched=True, batch_events=20, signer=signer, sign_at="end") as w:
+        w.append_many(match[6:])
+    return path
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("name", LOGS)
+@pytest.mark.parametrize("name", [*LOGS, "signed-unsealed", "signed-sealed"])
 def test_every_byte_flipped_cut_or_zeroed_is_placed_alike(tmp_path: Path, name: str) -> None:
-    data = (FORMAT / name).read_bytes()
+    if name.startswith("signed"):
+        data = _signed(tmp_path / "s.blog", name.endswith("-sealed")).read_bytes()
+    else:
+        data = (FORMAT / name).read_bytes()
     step = max(1, len(data) // 500)
     for at in range(0, len(data), step):
         flipped = bytearray(data)
