@@ -35,10 +35,11 @@ and closed (a client that sent a request first may see the connection reset inst
 kernel resets a connection closed with data unread). Without it, clients that connected and
 sent nothing took every descriptor: a new table's log could not be opened, its first move was
 refused "Too many open files", and asyncio's accept, failing, wrote 30 MB of tracebacks in
-25 s. A request begun must arrive whole within ``--frame-timeout`` seconds, else the client is
-dropped (a client sending half a frame and stalling held its connection for ever); between
-requests a client may wait as long as it likes. The first line on stdout is ``listening
-127.0.0.1 PORT``; SIGTERM or SIGINT stops the server after the moves already received are durable.
+25 s (the server now accepts itself: see ``Server.accept``). A request begun must arrive whole
+within ``--frame-timeout`` seconds, else the client is dropped (a client sending half a frame
+and stalling held its connection for ever); between requests a client may wait as long as it
+likes. The first line on stdout is ``listening 127.0.0.1 PORT``; SIGTERM or SIGINT stops the
+server after the moves already received are durable.
 
 ``--sync`` is the recorder's way of making a round durable (docs/recorder.md: ``journal`` for
 thousands of tables). ``--gc-freeze S`` calls ``gc.freeze()`` every S seconds: with thousands
@@ -55,9 +56,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import gc
 import resource
 import signal
+import socket
 import struct
 import sys
 from typing import Any
@@ -70,7 +73,9 @@ from buraco_log.recorder import Recorder
 
 MAX_FRAME = 1 << 20
 BACKLOG = 4096
-"""Connections the kernel holds before the server accepts them (see ``serve``)."""
+ACCEPT_RETRY = 0.1
+"""Seconds before accepting again once out of descriptors (asyncio's: 1)."""
+"""Connections the kernel holds before the server accepts them (see ``Server.listen``)."""
 YIELD_EVERY = 16
 """Requests read from one connection before the others get their turn. Reading a frame already
 buffered does not give up the event loop: a client sending moves the server refuses at once
@@ -138,26 +143,75 @@ class Server:
         """The recorder's counters and the server's own."""
         counters: dict[str, Any] = msgspec.to_builtins(self.recorder.stats())
         counters.update(in_flight_peak=self.in_flight_peak, dropped=self.dropped,
-                        turned_away=self.turned_away, stalled=self.stalled,
+                        connected=len(self.clients), turned_away=self.turned_away,
+                        stalled=self.stalled,
                         accept_failures=self.accept_failures)
         return counters
 
-    def on_loop_error(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
-        """asyncio's accept, out of descriptors, logged a traceback for each of up to
-        ``BACKLOG`` retries in one turn (CPython gh-151615), and again each second, and after
-        the stop once per retry it had scheduled: one line a second instead."""
-        callback = getattr(context.get("handle"), "_callback", None)
-        if getattr(callback, "__name__", "") == "_start_serving" and self.stopping.is_set():
-            return  # a retry of accept scheduled before the listening socket closed
-        if context.get("message") != "socket.accept() out of system resource":
-            loop.default_exception_handler(context)
+    def listen(self, port: int) -> int:
+        """Listen on 127.0.0.1; return the port. A backlog of thousands (the kernel caps it at
+        net.core.somaxconn): asyncio's 100 let the 101st client connecting at once lose its
+        SYN, and wait 1 s (then 3 s) to retry."""
+        self.listener = socket.create_server(("127.0.0.1", port), backlog=BACKLOG)
+        self.listener.setblocking(False)
+        asyncio.get_running_loop().add_reader(self.listener.fileno(), self.accept)
+        port_: int = self.listener.getsockname()[1]
+        return port_
+
+    def accept(self) -> None:
+        """Take the connections waiting: a client each while fewer than ``max_clients`` are
+        connected, else answered "busy" and closed before the next is taken. asyncio's own
+        accept took up to the backlog's 4,096 in one turn before any was closed (past
+        ``max_clients`` they took the descriptors kept for the logs), and out of descriptors
+        it logged a traceback for each of them, again every second (CPython gh-151615)."""
+        loop = asyncio.get_running_loop()
+        for _ in range(BACKLOG):
+            try:
+                conn, _ = self.listener.accept()
+            except (BlockingIOError, InterruptedError):
+                return
+            except ConnectionAbortedError:
+                continue
+            except OSError as exc:  # out of descriptors: one line a second, a retry soon
+                self.accept_failures += 1
+                if loop.time() - self._accept_said >= 1.0:
+                    self._accept_said = loop.time()
+                    print(f"server: a connection could not be accepted: {exc} "
+                          f"({self.accept_failures} so far)", file=sys.stderr, flush=True)
+                loop.remove_reader(self.listener.fileno())
+                loop.call_later(ACCEPT_RETRY, self.resume_accepting)
+                return
+            if len(self.clients) >= self.max_clients:  # keep descriptors for the logs
+                self.turned_away += 1
+                with contextlib.suppress(OSError):  # a few bytes: the socket's buffer takes them
+                    conn.setblocking(False)
+                    conn.send(frame(["refused", "", "busy", f"{len(self.clients)} clients "
+                                     f"connected, at most {self.max_clients}; try again later"]))
+                conn.close()
+                continue
+            task = loop.create_task(self.connect(conn))
+            self.clients.add(task)  # counted now: the next one accepted sees it
+
+    def resume_accepting(self) -> None:
+        if not self.stopping.is_set():
+            asyncio.get_running_loop().add_reader(self.listener.fileno(), self.accept)
+
+    def close_listener(self) -> None:
+        asyncio.get_running_loop().remove_reader(self.listener.fileno())
+        self.listener.close()
+
+    async def connect(self, conn: socket.socket) -> None:
+        """A client's streams, then ``handle``."""
+        loop = asyncio.get_running_loop()
+        try:
+            reader = asyncio.StreamReader()
+            protocol = asyncio.StreamReaderProtocol(reader)
+            transport, _ = await loop.connect_accepted_socket(lambda: protocol, conn)
+        except BaseException:  # a stop meanwhile, or the client gone
+            self.clients.discard(asyncio.current_task())
+            conn.close()
             return
-        self.accept_failures += 1
-        now = loop.time()
-        if now - self._accept_said >= 1.0:
-            self._accept_said = now
-            print(f"server: a connection could not be accepted: {context.get('exception')} "
-                  f"({self.accept_failures} so far)", file=sys.stderr, flush=True)
+        await self.handle(reader, asyncio.StreamWriter(transport, protocol, reader, loop))
 
     async def sweep(self) -> None:
         """Drop the clients whose request has not come whole within ``frame_timeout``."""
@@ -217,12 +271,6 @@ class Server:
         return False
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        if len(self.clients) >= self.max_clients:  # keep descriptors for the tables' logs
-            self.turned_away += 1
-            self.send(writer, ["refused", "", "busy", f"{len(self.clients)} clients "
-                               f"connected, at most {self.max_clients}; try again later"])
-            writer.close()
-            return
         pending: set[asyncio.Task[None]] = set()
         me = asyncio.current_task()
         assert me is not None
@@ -347,25 +395,20 @@ async def serve(directory: str, port: int, window: float, max_open: int | None,
               f"{recorder.max_open} descriptors: raise the limit on open files (ulimit -n) "
               "or lower --max-open", file=sys.stderr, flush=True)
     loop = asyncio.get_running_loop()
-    loop.set_exception_handler(server_state.on_loop_error)
     sweeper = asyncio.create_task(server_state.sweep()) if frame_timeout > 0 else None
-    # A backlog of thousands (the kernel caps it at net.core.somaxconn): asyncio's 100 let
-    # the 101st client connecting at once lose its SYN, and wait 1 s (then 3 s) to retry.
-    server = await asyncio.start_server(server_state.handle, "127.0.0.1", port,
-                                        backlog=BACKLOG)
+    port = server_state.listen(port)
     stop = asyncio.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    print("listening 127.0.0.1", server.sockets[0].getsockname()[1], flush=True)
+    print("listening 127.0.0.1", port, flush=True)
     try:
         await stop.wait()
     finally:
         for task in (freezer, sweeper):
             if task is not None:
                 task.cancel()
-        server.close()
+        server_state.close_listener()
         await server_state.stop_clients()
-        await server.wait_closed()
         recorder.flush(timeout=30)
         recorder.close()
         print("stopped", msgspec.json.encode(recorder.stats()).decode(), flush=True)
