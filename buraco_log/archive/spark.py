@@ -46,6 +46,7 @@ import re
 import secrets
 import shutil
 import signal
+import stat
 import sys
 import tempfile
 import threading
@@ -149,14 +150,48 @@ appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n
 
 
 def _log4j_file() -> str:
-    """Spark's own logging down to errors, so a run's stderr stays readable."""
+    """Spark's own logging down to errors, so a run's stderr stays readable.
+
+    The file at its fixed name in the shared temporary directory is used only when this user
+    made it, no one else may write it, and it says what it should: anyone may put a file
+    there first, and the JVM, which runs as this user, logged where that one said (lines of
+    another user's choosing appended to this user's shell start-up file). Otherwise the run
+    writes a private one of its own."""
     path = os.path.join(tempfile.gettempdir(), f"buraco-log-log4j2-{os.getuid()}.properties")
-    if not os.path.isfile(path):
+    if _own_log4j(path):
+        return path
+    if not os.path.lexists(path):
         tmp = f"{path}.{secrets.token_hex(4)}"
-        with open(tmp, "w", encoding="utf-8") as f:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        with open(fd, "w", encoding="utf-8") as f:
+            os.fchmod(f.fileno(), 0o644)  # whatever the umask: no one else writes it
             f.write(_LOG4J)
-        os.replace(tmp, path)
-    return path
+        try:
+            os.replace(tmp, path)  # another user's file put there meanwhile is not replaced
+        except OSError:
+            os.unlink(tmp)
+        if _own_log4j(path):
+            return path
+    fd, private = tempfile.mkstemp(prefix="buraco-log-log4j2-", suffix=".properties")
+    with open(fd, "w", encoding="utf-8") as f:
+        f.write(_LOG4J)
+    return private
+
+
+def _own_log4j(path: str) -> bool:
+    """``path`` is a regular file (not a link) of this user's that no one else may write,
+    holding :data:`_LOG4J` (one of ours, made group-writable by a umask, is made not)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return False
+    with open(fd, "rb") as f:
+        info = os.fstat(f.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid():
+            return False
+        if info.st_mode & 0o022:
+            os.fchmod(f.fileno(), stat.S_IMODE(info.st_mode) & ~0o022)
+        return f.read(len(_LOG4J) + 1) == _LOG4J.encode()
 
 
 def session_conf(master: str | None, conf: Mapping[str, str] | None = None) -> dict[str, str]:
