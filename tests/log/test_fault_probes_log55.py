@@ -124,11 +124,12 @@ def test_a_byte_flipped_in_each_region_is_placed_alike(tmp_path: Path, name: str
         assert agree(tmp_path / "d.blog", bytes(damaged)) is not None, region
 
 
-@pytest.mark.parametrize("name", SOME)
+@pytest.mark.parametrize("name", [pytest.param(n, marks=[] if n == "v2-unsealed.blog" else
+                                                [pytest.mark.slow]) for n in LOGS])
 def test_torn_tails_and_zeroed_tails_are_placed_alike(tmp_path: Path, name: str) -> None:
     data = (FORMAT / name).read_bytes()
     recs = doc.records(data)
-    cuts = {r[0] + k for r in recs[-2:] for k in (0, 5, r[1], r[1] + r[2] // 2)} | {7, 20}
+    cuts = {r[0] + k for r in recs[-3:] for k in (0, 5, r[1], r[1] + r[2] // 2)} | {7, 20}
     for cut in sorted(cuts):
         # a cut at a record's start leaves a whole, shorter log
         whole = cut in {r[0] for r in recs} | {20}
