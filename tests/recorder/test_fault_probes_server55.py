@@ -72,7 +72,7 @@ def _play_first(sock: socket.socket, table: str) -> list[Any]:
 
 def test_idle_and_stalled_clients_leave_descriptors_for_the_logs_and_are_answered(
         tmp_path: Path) -> None:
-    server, port = _start_limited(tmp_path, "--frame-timeout", "0.2")
+    server, port = _start_limited(tmp_path, "--frame-timeout", "0.1")
     idle: list[socket.socket] = []
     try:
         player = socket.create_connection(("127.0.0.1", port), timeout=5)
@@ -142,11 +142,11 @@ def test_names_asked_for_or_refused_leave_no_table_behind(tmp_path: Path) -> Non
 def test_ended_logs_asked_for_are_not_kept(tmp_path: Path) -> None:
     ended = simulate_match(preset("classic"), 2, seed="server55", index=0)
     log.write_log(tmp_path / "e0.blog", ended)
-    for i in range(1, 20):
+    for i in range(1, 5):
         shutil.copyfile(tmp_path / "e0.blog", tmp_path / f"e{i}.blog")
     past = msgspec.structs.replace(ended[-1], seq=len(ended))
     with Recorder(tmp_path, sync="journal", unique_match_ids=True) as recorder:
-        for i in range(20):
+        for i in range(5):
             assert recorder.next_seq(f"e{i}") == len(ended)
             with pytest.raises(IllegalMoveError):
                 recorder.append(f"e{i}", past)
