@@ -265,6 +265,33 @@ JVM_LOG = "buraco-log-spark-jvm"
 start-up notices would break the CLI's one-line errors (the error says so when it matters)."""
 
 
+_jvm_log = ""
+"""Where this process's JVM writes (:func:`_jvm_log_file`), once it started one."""
+
+
+def _jvm_log_file() -> tuple[str, int]:
+    """:data:`JVM_LOG`'s path and a descriptor to append to it: the fixed name when it is new
+    or a regular file of this user's (made private, 0600), else a private file of this run's.
+    The temporary directory is shared: opened by name, the JVM's output went where a link
+    another user put there led, or into that user's own file, for them to read."""
+    global _jvm_log
+    path = os.path.join(tempfile.gettempdir(), f"{JVM_LOG}-{os.getuid()}.log")
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    except OSError:
+        fd = -1
+    if fd >= 0:
+        info = os.fstat(fd)
+        if stat.S_ISREG(info.st_mode) and info.st_uid == os.getuid():
+            os.fchmod(fd, 0o600)
+            _jvm_log = path
+            return path, fd
+        os.close(fd)
+    fd, path = tempfile.mkstemp(prefix=f"{JVM_LOG}-", suffix=".log")
+    _jvm_log = path
+    return path, fd
+
+
 def _start_quietly(master: str, settings: Mapping[str, str]) -> SparkSession:
     """Start the JVM with its stdout and stderr in :data:`JVM_LOG`, then the session on it.
     A start that fails is one line naming what the JVM said (a bad master, a bad --conf
@@ -276,8 +303,8 @@ def _start_quietly(master: str, settings: Mapping[str, str]) -> SparkSession:
     sconf = SparkConf(loadDefaults=False).setAppName("buraco-log").setMaster(master)
     for k, v in settings.items():
         sconf.set(k, v)
-    path = os.path.join(tempfile.gettempdir(), f"{JVM_LOG}-{os.getuid()}.log")
-    with open(path, "ab") as log:
+    path, fd = _jvm_log_file()
+    with open(fd, "ab") as log:
         start = log.tell()
         sc: Any = None
         try:
@@ -1691,7 +1718,7 @@ def _jvm_stopped(spark: SparkSession) -> str | None:
     if status == JVM_EXIT_OOM:
         return (f"Spark ran out of memory and its JVM stopped (exit status {status}): ask for "
                 f"fewer or smaller rows, or give it more ({MORE_MEMORY})")
-    path = os.path.join(tempfile.gettempdir(), f"{JVM_LOG}-{os.getuid()}.log")
+    path = _jvm_log or os.path.join(tempfile.gettempdir(), f"{JVM_LOG}-{os.getuid()}.log")
     return f"Spark's JVM stopped (exit status {status}; its output: {path})"
 
 

@@ -73,3 +73,37 @@ def test_its_own_configuration_is_used_again(shared_tmp: Path) -> None:
     first = spark._log4j_file()
     assert spark._log4j_file() == first
     assert len(list(shared_tmp.iterdir())) == 1
+
+
+@needs_root
+def test_the_jvm_log_is_not_written_through_a_link_or_into_another_users_file(
+        shared_tmp: Path) -> None:
+    """Before: opened by name to append, the JVM's output went where a link another user put
+    at the fixed name led (a file of the user running the query), or into that user's own
+    file, for them to read."""
+    name = shared_tmp / f"{spark.JVM_LOG}-{os.getuid()}.log"
+    target = shared_tmp / "victim-file"
+    target.write_text("kept\n", encoding="utf-8")
+    name.symlink_to(target)
+    path, fd = spark._jvm_log_file()
+    with open(fd, "ab") as log:
+        log.write(b"jvm output\n")
+    assert target.read_text(encoding="utf-8") == "kept\n"
+    assert Path(path).read_bytes() == b"jvm output\n" and Path(path).stat().st_uid == 0
+    name.unlink()
+    _planted(name, "", mode=0o666)
+    path, fd = spark._jvm_log_file()
+    with open(fd, "ab") as log:
+        log.write(b"jvm output\n")
+    assert name.read_text(encoding="utf-8") == "" and path != str(name)
+
+
+def test_its_own_jvm_log_is_appended_to(shared_tmp: Path) -> None:
+    for line in (b"one\n", b"two\n"):
+        path, fd = spark._jvm_log_file()
+        with open(fd, "ab") as log:
+            assert log.tell() == (0 if line == b"one\n" else 4)
+            log.write(line)
+    assert path == str(shared_tmp / f"{spark.JVM_LOG}-{os.getuid()}.log")
+    assert Path(path).read_bytes() == b"one\ntwo\n"
+    assert stat.S_IMODE(Path(path).stat().st_mode) == 0o600
