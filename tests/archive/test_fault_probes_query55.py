@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from buraco_log.archive import query, store
+from buraco_log.archive import query, store, views
 from buraco_log.errors import ArchiveError
 
 SLOW = pytest.mark.slow
@@ -119,3 +119,16 @@ def test_a_word_like_a_statement_in_parentheses_is_no_with_clause(three: Path) -
     """`(copy)`, `(update)`: a column, read as one; only a statement is refused."""
     got = query(three, "SELECT (copy) + (update) AS n FROM (SELECT 1 AS copy, 2 AS update)")
     assert got.column("n").to_pylist() == [3]
+
+
+@pytest.mark.parametrize(("sql", "said"), [
+    ("CONNECT 'quack://example.invalid'", "not CONNECT"),
+    ("DISCONNECT", "not DISCONNECT"),
+    ("MERGE INTO matches USING (SELECT 1) s ON true WHEN MATCHED THEN DELETE", "not MERGE"),
+])
+def test_duckdb_2_statements_are_refused_by_name(sql: str, said: str) -> None:
+    """DuckDB 2.0's statements with no name in the Python API (CONNECT is type 31) are
+    refused by the word that leads them, never as "UNKNOWN"."""
+    with pytest.raises(ArchiveError) as err:
+        views.check_sql(sql)
+    assert str(err.value) == f"query: only read-only SELECT statements are allowed, {said}"
