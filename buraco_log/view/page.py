@@ -7,6 +7,8 @@ its ``<`` characters are written as ``\\u003c`` so no text of a log can close th
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import html
 import re
 from collections.abc import Mapping, Sequence
@@ -34,8 +36,9 @@ _MARK_JS = "/*@JS@*/"
 _MARK_DATA = "@DATA@"
 _MARK_TITLE = "@TITLE@"
 _MARK_CHART = "@CHART@"
+_MARK_SCRIPTS = "@SCRIPTS@"
 _MARKS = re.compile("|".join(re.escape(m) for m in (_MARK_TITLE, _MARK_CSS, _MARK_JS, _MARK_CHART,
-                                                      _MARK_DATA)))
+                                                      _MARK_DATA, _MARK_SCRIPTS)))
 
 
 class Banner(msgspec.Struct, frozen=True):
@@ -247,6 +250,23 @@ def _marks(marks: Mapping[int, Sequence[Mark]], last: int) -> dict[str, list[Any
     return out
 
 
+def script_hash(text: str) -> str:
+    """The Content-Security-Policy source that lets the inline ``<script>`` holding exactly
+    ``text`` run (``'sha256-...'``)."""
+    digest = hashlib.sha256(text.encode("utf-8")).digest()
+    return f"'sha256-{base64.b64encode(digest).decode('ascii')}'"
+
+
+def _script_sources() -> str:
+    """The page's ``script-src``: the hashes of the scripts the package ships, as the page
+    holds them: the viewer's (``page.html``) and the review panel's
+    (:func:`buraco_log.review.review_page` adds it as ``<script>\\n{js}</script>``). Not
+    ``'unsafe-inline'``, which also runs inline handlers (``onerror=``) and any ``<script>``
+    element a text of the log could ever make."""
+    return " ".join((script_hash(f"\n{_template('viewer.js')}\n"),
+                     script_hash(f"\n{_template('review.js')}")))
+
+
 def _isolated_title(text: str) -> str:
     """``text`` escaped for the page's ``<title>``, between a first-strong isolate and its
     pop (the title is plain text: no ``<bdi>`` there). ``text`` holds no bidi control of its
@@ -268,7 +288,8 @@ def render(data: dict[str, Any], chart: str = "") -> str:
     rules = data["rules"] if data["rules"].strip() or not data["rules"] else NO_RULES_NAME
     title = f"{match} ({_isolated_title(cut(rules, ID_SHOWN))}, {who}) - buraco-log"
     parts = {_MARK_TITLE: title, _MARK_CSS: _template("viewer.css"),
-             _MARK_JS: _template("viewer.js"), _MARK_CHART: chart, _MARK_DATA: blob}
+             _MARK_JS: _template("viewer.js"), _MARK_CHART: chart, _MARK_DATA: blob,
+             _MARK_SCRIPTS: _script_sources()}
     # One pass over the template: no text put in is read again for a marker (the title went
     # in first, so a match id "/*@JS@*/" took the page's script into its <title>)
     return _MARKS.sub(lambda m: parts[m[0]], _template("page.html"))
