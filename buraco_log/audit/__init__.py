@@ -255,10 +255,13 @@ def audit_events(events: Iterable[AnyEvent], integrity: Integrity, path: str = "
         findings.append(Finding("legality", illegal.rule,
                                 f"first illegal event: seq {illegal.seq}: {illegal.message}",
                                 seq=illegal.seq))
-    # A wrong winner is a legality matter the reducer meets only after the totals check.
+    # A wrong winner is a legality matter the reducer meets only after the totals check;
+    # beside wrong totals it is said in their scoring finding, as the reducer says it
+    # (`explain` and `show` name score.mismatch there, RULES.md §9 before §10).
     end = next((e for e in tl.events if isinstance(e, MatchEnded)), None)
     if (illegal is None and end is not None and end.winner is not None
-            and end.winner != tl.final.winner and tl.final.winner is not None):
+            and end.winner != tl.final.winner and tl.final.winner is not None
+            and (end.totals is None or end.totals == tl.final.totals)):
         findings.append(Finding("legality", "match.wrong_winner",
                                 f"recorded winner side {end.winner}, but side "
                                 f"{tl.final.winner} won", seq=end.seq))

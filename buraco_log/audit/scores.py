@@ -203,9 +203,13 @@ def _scoring(tl: Timeline) -> tuple[Scoring, list[Finding]]:
     end = next((e for e in tl.events if isinstance(e, MatchEnded)), None)
     recorded = end.totals if end is not None else None
     if recorded is not None and recorded != state.totals:
+        said = end.winner if end is not None else None
+        also = (f"; the recorded winner, side {said}, is wrong too: side {state.winner} won"
+                if said is not None and state.winner is not None and said != state.winner
+                else "")
         findings.append(Finding(
             "scoring", "score.mismatch",
-            f"match totals: recorded {list(recorded)}, recomputed {list(state.totals)}",
+            f"match totals: recorded {list(recorded)}, recomputed {list(state.totals)}{also}",
             seq=end.seq if end is not None else None))
     return Scoring(hands=tuple(hands), totals_recorded=recorded,
                    totals_recomputed=state.totals, ok=not findings), findings
