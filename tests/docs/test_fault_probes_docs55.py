@@ -1,0 +1,121 @@
+"""The pages' words against what the tool does, for what the block harness does not see.
+
+test_docs.py runs each block and matches its printed lines; these hold the prose around the
+blocks to the same: the files a page says its command wrote, the error the library page says a
+value raises, and a summary line a page quotes with the command that prints it.
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+import re
+import shlex
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from buraco_log import audit
+from buraco_log.jsonl import read_jsonl
+from buraco_log.reducer import state_at
+from buraco_log.timeline import Timeline
+from tests.docs.blocks import ROOT, blocks, fold
+
+DOCS = ROOT / "docs"
+SIMULATE = re.compile(r"^\$? ?(buraco-log simulate .*)$", re.MULTILINE)
+
+
+def _simulate_claims(page: Path) -> list[tuple[str, int, str, list[str]]]:
+    """(command, --matches, --out, the files the prose right after its block names there)."""
+    lines = page.read_text(encoding="utf-8").splitlines()
+    found = []
+    for block in blocks(page):
+        for command in SIMULATE.findall(block.text):
+            words = shlex.split(command)
+            opts = dict(itertools.pairwise(words))
+            out = (opts.get("--out") or opts.get("-o") or "").rstrip("/")
+            matches = int(opts.get("--matches", "1"))
+            end = block.line + block.text.count("\n")  # the closing fence's index
+            after = "\n".join(lines[end + 1:]).strip("\n").split("\n\n", 1)[0]
+            named = re.findall(rf"`{re.escape(out)}/([^`]+\.blog)`", after)
+            if out and named:
+                found.append((command, matches, out, named))
+    return found
+
+
+def test_the_files_a_simulate_command_is_said_to_write_are_its_matches() -> None:
+    claims = _simulate_claims(DOCS / "deals.md")
+    assert claims, "deals.md names the files its simulate command writes"
+    for command, matches, out, named in claims:
+        numbers = [int(m.group(1)) for n in named if (m := re.search(r"-(\d{6})\.blog$", n))]
+        assert numbers and numbers[0] == 0, (command, named)
+        # --matches N writes match 0 to N - 1 (it said 000999 of --matches 10)
+        assert numbers[-1] == matches - 1, f"`{command}` writes {out}/..." \
+            f"{matches - 1:06d}.blog last, not {named[-1]}"
+
+
+@pytest.mark.slow
+def test_the_simulate_command_of_the_page_writes_the_files_it_names(tmp_path: Path) -> None:
+    [(command, matches, out, named)] = _simulate_claims(DOCS / "deals.md")
+    run = subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=300, check=False)
+    assert run.returncode == 0, run.stderr
+    written = sorted(p.name for p in (tmp_path / out).iterdir())
+    assert len(written) == matches
+    for name in named:
+        assert name in written, f"{out}/{name} is not among what `{command}` wrote: {written}"
+    assert written[-1] == named[-1]
+
+
+def _the_error_for_no_whole_number() -> tuple[str, list[object]]:
+    """The class library.md says a no-whole-number seq raises, and the values it lists."""
+    text = " ".join((DOCS / "library.md").read_text(encoding="utf-8").split())
+    at = text.index("that is no whole number")
+    named = re.findall(r"raises `(\w+Error)`", text[:at])
+    values = re.match(r" \(([^)]*)\)", text[at + len("that is no whole number"):])
+    assert named and values, "library.md says what a seq that is no whole number raises"
+    return named[-1], [ast.literal_eval(v) for v in re.findall(r"`([^`]+)`", values.group(1))]
+
+
+def test_a_seq_that_is_no_whole_number_raises_the_error_the_library_page_names() -> None:
+    name, values = _the_error_for_no_whole_number()
+    assert values == [True, 3.0, "3", None]
+    events = read_jsonl(ROOT / "examples" / "golden" / "biriba.jsonl")
+    timeline = Timeline(events)
+    log = str(ROOT / "examples" / "disputes" / "illegal.log")
+    for value in values:
+        for ask in (lambda v: state_at(events, v), lambda v: timeline.view(v),
+                    lambda v: audit.explain(log, v)):
+            with pytest.raises(Exception) as raised:
+                ask(value)  # the page said PastIllegalError; it is PositionError (exit 2)
+            assert type(raised.value).__name__ == name, (value, raised.value)
+
+
+QUOTED_RUN = re.compile(r"\(`(buraco-log [^`]+)` ends with `([^`]+)`\)")
+
+
+def _quoted_runs(page: Path) -> list[tuple[str, str]]:
+    text = " ".join(page.read_text(encoding="utf-8").split())
+    return QUOTED_RUN.findall(text)
+
+
+def test_the_audit_summary_line_the_page_quotes_names_its_command() -> None:
+    runs = _quoted_runs(DOCS / "disputes.md")
+    assert [c for c, line in runs if line.startswith("audited ")], \
+        "disputes.md quotes the audit's summary line with the command that prints it"
+
+
+@pytest.mark.slow
+def test_a_quoted_summary_line_is_what_its_command_prints(tmp_path: Path) -> None:
+    shutil.copytree(ROOT / "examples" / "disputes", tmp_path / "examples" / "disputes")
+    shutil.copy(ROOT / "examples" / "sim" / "classic-2p-000000.blog", tmp_path / "match.blog")
+    for command, line in _quoted_runs(DOCS / "disputes.md"):
+        run = subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True,
+                             text=True, timeout=300, check=False)
+        assert run.stdout.strip(), run.stderr
+        assert fold(run.stdout.strip().splitlines()[-1]) == fold(line), \
+            f"`{command}` ends with:\n{run.stdout.strip().splitlines()[-1]}"
+        # "those six logs say it of the four disputed versions of fair-thirteen.log"
+        assert run.stdout.count("the match is also in examples/disputes/fair-thirteen.log") == 4
