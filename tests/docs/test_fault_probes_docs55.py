@@ -119,3 +119,19 @@ def test_a_quoted_summary_line_is_what_its_command_prints(tmp_path: Path) -> Non
             f"`{command}` ends with:\n{run.stdout.strip().splitlines()[-1]}"
         # "those six logs say it of the four disputed versions of fair-thirteen.log"
         assert run.stdout.count("the match is also in examples/disputes/fair-thirteen.log") == 4
+
+
+def test_the_unbacked_deals_note_is_given_as_audit_settings_says_with_the_setting_on_and_off(
+) -> None:
+    text = " ".join((DOCS / "audit-settings.md").read_text(encoding="utf-8").split())
+    [(note, on, hint)] = re.findall(r"- `(provenance: no commitment [^`]+)`, with the setting on "
+                                    r"beside its `([\w.]+)` finding, and with it off going on "
+                                    r"`([^`]+)`", text)
+    prefix = note.split(" N deals")[0]  # "provenance: no commitment or plain seed backs"
+    log = ROOT / "examples" / "golden" / "biriba.jsonl"  # no commitment, no plain seed
+    off = audit.audit_log(log, require_commitment=False)
+    [said] = [n for n in off.notes if n.startswith(prefix)]
+    assert said.endswith(hint) and off.findings == ()
+    strict = audit.audit_log(log, require_commitment=True)  # the page said: only when off
+    assert [n for n in strict.notes if n.startswith(prefix)]
+    assert [f.rule for f in strict.findings] == [on]
