@@ -132,6 +132,16 @@ def _leaf_diffs(name: str, a: Any, b: Any, out: list[str]) -> None:
         for i, (u, v) in enumerate(zip(a, b, strict=True)):
             _leaf_diffs(f"{name}[{i}]", u, v, out)
         return
+    if (isinstance(a, list | tuple) and isinstance(b, list | tuple)
+            and max(len(repr(a)), len(repr(b))) > 120):
+        # whole, and where they part: cut at 120 characters, two stocks that differ at their
+        # 58th card read the same
+        at = next((i for i, (u, v) in enumerate(zip(a, b, strict=False)) if u != v),
+                  min(len(a), len(b)))
+        here = f"{_short(a[at]) if at < len(a) else '(none)'} vs " \
+               f"{_short(b[at]) if at < len(b) else '(none)'}"
+        out.append(f"{name}[{at}]: {here}; {name}: {a!r} vs {b!r}")
+        return
     out.append(f"{name}: {_short(a)} vs {_short(b)}")
 
 

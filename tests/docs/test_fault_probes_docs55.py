@@ -18,7 +18,10 @@ from pathlib import Path
 import pytest
 
 from buraco_log import audit
+from buraco_log.cards import format_card
+from buraco_log.events import HandStarted
 from buraco_log.jsonl import read_jsonl
+from buraco_log.log import read_events
 from buraco_log.reducer import state_at
 from buraco_log.timeline import Timeline
 from tests.docs.blocks import ROOT, blocks, fold
@@ -135,3 +138,19 @@ def test_the_unbacked_deals_note_is_given_as_audit_settings_says_with_the_settin
     strict = audit.audit_log(log, require_commitment=True)  # the page said: only when off
     assert [n for n in strict.notes if n.startswith(prefix)]
     assert [f.rule for f in strict.findings] == [on]
+
+
+def test_diff_says_where_two_long_lists_of_cards_part_as_disputes_says_a_list_is_said_whole(
+) -> None:
+    assert "a list of cards whole" in " ".join(
+        (DOCS / "disputes.md").read_text(encoding="utf-8").split())
+    fair, forged = (str(ROOT / "examples" / "disputes" / f"{n}.log")
+                    for n in ("fair-thirteen", "forged-deal"))
+    [a, b] = [read_events(p)[1] for p in (fair, forged)]  # the forged hand start
+    assert isinstance(a, HandStarted) and isinstance(b, HandStarted)
+    at = next(i for i, (u, v) in enumerate(zip(a.stock, b.stock, strict=True)) if u != v)
+    said = audit.diff_logs(fair, forged).differences
+    # cut at 120 characters, both stocks read the same 30 cards: the 58th was not said
+    want = f"stock[{at}]: {format_card(a.stock[at])} vs {format_card(b.stock[at])}"
+    assert [d for d in said if d.startswith(want)], said
+    assert [d for d in said if ", ".join(repr(format_card(c)) for c in b.stock) in d], said
