@@ -4,6 +4,8 @@
     python benchmarks/bench_archive.py --matches 200 --big 20000   # quicker
     python benchmarks/bench_archive.py --matches 600 --ingest-only --parts  # against the floor
     python benchmarks/bench_archive.py --matches 600 --ingest-only --repeat 3  # best of 3 each
+    python benchmarks/bench_archive.py --nights 300 --per-night 3   # a year, one night a run
+    python benchmarks/bench_archive.py --nights 300 --compact-every 30   # compacted monthly
 
 1. A corpus of simulated matches (tests/archive/corpus.py; cached in --corpus) is ingested into
    a fresh archive with 1 job and with 2 jobs: events and matches per second, per core, and per
@@ -19,6 +21,10 @@
    median of 5 runs after one warm-up.
 4. The same count query done by a Python scan of the logs (log.Reader over every file),
    against DuckDB over the archive of the same logs, as a ratio.
+5. --nights N: N nights of --per-night logs each, one ingest a night (the library's, untimed),
+   and at nights 1, 10, 100, 200, 300, ... and N the night's `buraco-log ingest -j 1` in its
+   own process, its CPU-seconds: whether one more night of the same size costs more as the
+   archive grows (--compact-every K: a `compact` every K nights). Then nothing else runs.
 Figures go to stdout (and to --json FILE).
 """
 
@@ -89,6 +95,39 @@ def bench_ingest_fresh(paths_file: Path, work: Path, jobs: int, warm: bool) -> d
            "--child-jobs", str(jobs)] + (["--child-warm"] if warm else [])
     out = subprocess.run(cmd, capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
+def bench_nights(corpus: str, work: Path, nights: int, per: int, compact_every: int
+                 ) -> dict[str, float]:
+    """CPU-seconds of one night's ``buraco-log ingest`` (a process of its own) at checkpoint
+    nights of an archive ingested one night at a time (see the module docstring, 5)."""
+    from buraco_log.archive.compact import compact
+    paths = make_corpus(corpus, nights * per)
+    arch = work / f"nights-{compact_every}"
+    shutil.rmtree(arch, ignore_errors=True)
+    checks = {1, 10, nights} | set(range(100, nights + 1, 100))
+    out: dict[str, float] = {}
+    for n in range(1, nights + 1):
+        night = work / "nights" / f"{n:04d}"
+        if not night.is_dir():
+            night.mkdir(parents=True)
+            for p in paths[(n - 1) * per:n * per]:
+                os.link(p, night / os.path.basename(p))
+        if n in checks:
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            subprocess.run([sys.executable, "-m", "cli.main", "ingest", str(night), "--archive",
+                            str(arch), "-j", "1"], check=True, stdout=subprocess.DEVNULL,
+                           cwd=Path(__file__).resolve().parents[1])
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+            out[f"night_{n}"] = cpu
+            print(f"night {n}: {len(store.manifests(str(arch)))} batches after it, "
+                  f"its ingest {cpu:.2f} CPU-s", flush=True)
+        else:
+            ingest([str(night)], arch)
+        if compact_every and n % compact_every == 0:
+            compact(str(arch))
+    return out
 
 
 def bench_ingest(paths: list[str], work: Path, jobs: int, label: str = "") -> dict[str, float]:
@@ -308,6 +347,11 @@ def main() -> None:
                     help="also time each step of an ingest against the floor")
     ap.add_argument("--repeat", type=int, default=1,
                     help="measure the floor and each ingest K times, keeping each one's best")
+    ap.add_argument("--nights", type=int, default=0,
+                    help="only the nightly run: this many nights, one ingest each (5.)")
+    ap.add_argument("--per-night", type=int, default=3, help="logs a night, with --nights")
+    ap.add_argument("--compact-every", type=int, default=0,
+                    help="with --nights, a compact every K nights (0: never)")
     ap.add_argument("--child-ingest", help=argparse.SUPPRESS)  # internal: one fresh ingest
     ap.add_argument("--child-jobs", type=int, default=1, help=argparse.SUPPRESS)
     ap.add_argument("--child-warm", action="store_true", help=argparse.SUPPRESS)
@@ -322,6 +366,11 @@ def main() -> None:
         return
     work = Path(a.work)
     work.mkdir(parents=True, exist_ok=True)
+    if a.nights:
+        nights = bench_nights(a.corpus, work, a.nights, a.per_night, a.compact_every)
+        if a.json:
+            Path(a.json).write_text(json.dumps(nights, indent=2) + "\n")
+        return
     fig: dict[str, object] = {"cpus": os.cpu_count(), "load_at_start": os.getloadavg()[0]}
     print(f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the start")
     paths = make_corpus(a.corpus, a.matches)
