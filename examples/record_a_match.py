@@ -19,6 +19,8 @@ dealer = FairDealer(player_seeds=("ana's seed", "bia's seed"))  # a fresh secret
 table = Replayer()  # the live table, kept by the server beside the log
 rng = random.Random(7)
 hand = 0
+if sys.argv[1:2] and sys.argv[1].startswith("-"):  # "--help" is no log name: usage, no log
+    sys.exit(__doc__)
 path = sys.argv[1] if len(sys.argv) > 1 else "table-7.blog"
 
 with Writer(path) as log:  # refuses any move the rules do not allow

@@ -154,3 +154,17 @@ def test_diff_says_where_two_long_lists_of_cards_part_as_disputes_says_a_list_is
     want = f"stock[{at}]: {format_card(a.stock[at])} vs {format_card(b.stock[at])}"
     assert [d for d in said if d.startswith(want)], said
     assert [d for d in said if ", ".join(repr(format_card(c)) for c in b.stock) in d], said
+
+
+def test_the_readme_server_example_given_help_shows_its_usage_and_writes_no_log(
+        tmp_path: Path) -> None:
+    """`python examples/record_a_match.py --help` wrote a match to a log named `--help`."""
+    import sys
+
+    script = ROOT / "examples" / "record_a_match.py"
+    done = subprocess.run([sys.executable, str(script), "--help"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0
+    assert "Run: python examples/record_a_match.py [LOG]" in done.stderr
+    assert done.stdout == ""
+    assert list(tmp_path.iterdir()) == []
