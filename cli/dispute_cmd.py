@@ -131,9 +131,12 @@ def _cards(cards: Sequence[str] | None, count: int = 0) -> str:
 def render_table(v: TableView, indent: str = "", unit: str = "card") -> Iterator[str]:
     """A table view as text lines; ``unit``: ``tile`` for a table drawn in tiles (Burako)."""
     names = {s.seat: s.name for s in v.seats}
-    yield (f"{indent}seq {v.seq}  hand {v.hand}  phase {v.phase}  "
-           f"turn: {seat_named(v.turn, v.turn_name)}  "
-           f"dealer: seat {v.dealer}"
+    # hand -1 is the state's "none dealt yet": said in words, and no dealer (the state's 0 is
+    # no seat's deal; the first hand's dealer is the match start's first_dealer)
+    dealt = v.hand >= 0
+    yield (f"{indent}seq {v.seq}  {f'hand {v.hand}' if dealt else 'no hand dealt yet'}  "
+           f"phase {v.phase}  turn: {seat_named(v.turn, v.turn_name)}"
+           + (f"  dealer: seat {v.dealer}" if dealt else "")
            + (f"  view of {seat_named(v.viewer, names.get(v.viewer, '?'))}"
               if v.viewer is not None else ""))
     pile = " ".join(v.pile) + " <top" if v.pile else "empty"
