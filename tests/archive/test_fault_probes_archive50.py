@@ -88,12 +88,18 @@ run()
 """
 
 
+def _signals_default() -> None:
+    # SIGHUP too: a test run started under `nohup` ignores it, and the command kept it so
+    sigint_default()
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+
+
 def _in_the_fork(archive: Path, signum: int, wrapper: str = IN_THE_FORK) -> str:
     proc = subprocess.Popen([sys.executable, "-c", wrapper, str(int(signum)), "query",
                              str(archive), ENDLESS, "--timeout", "0"],
                             cwd=ROOT, text=True, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, start_new_session=True,
-                            preexec_fn=sigint_default)
+                            preexec_fn=_signals_default)
     return _ended(proc, signum, 30)
 
 
