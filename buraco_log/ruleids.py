@@ -145,6 +145,9 @@ RULES: dict[str, str] = {
     "log.damage": "A checksum does not match: bytes of the log were damaged or changed.",
     "log.chain": "The integrity chain of a sealed log is broken: a record, or one before it, "
     "was changed after it was written.",
+    "log.head_changed": "The head digest published for the match (given to `audit --head`) is "
+    "neither the log's nor its head after any earlier event: the events were changed, cut or "
+    "replaced since it was published.",
     "log.seq": "A record is missing, duplicated, reordered or inserted: seqs do not follow.",
     "log.torn": "The log ends in an incomplete record (a crash during an append); the events "
     "before it are intact.",

@@ -341,6 +341,9 @@ def render_verdict(v: audit.Verdict, *, continues: Path | None = None) -> Iterat
         if note != damage:
             yield f"  note        {note}"
     yield f"  integrity   {_integrity_line(v.integrity)}"
+    for f in v.findings:  # the one integrity finding the line above does not say
+        if f.rule == "log.head_changed":
+            yield f"    [{f.rule}] {f.message}"
     if v.integrity.kind == "error":  # not audited: its rule and why (a dead worker, a defect)
         for f in v.findings:
             yield f"    [{f.rule}] {f.message}"
@@ -999,6 +1002,11 @@ def audit_cmd(
         "--continues", help="The log this one goes on from (a match resumed in a new log): its "
         "carried totals must be the totals that log reached, between hands, with the same "
         "rules and seats. One log only.", show_default=False, parser=named_path)] = None,
+    head: Annotated[str | None, typer.Option(
+        "--head", metavar="DIGEST", help="The head digest published for the match (a "
+        "scoreboard, a result e-mail; 16 to 64 hex digits): the log must hold it, as its head "
+        "or after an earlier event (then a note says where). Catches an unsigned log edited "
+        "with its chain recomputed. One log only.", show_default=False)] = None,
     cards: CardsOpt = Cards.letters,
 ) -> None:
     """Audit logs: integrity, deal provenance, legality, scoring. Exit 1 if anything is found.
@@ -1026,6 +1034,7 @@ def audit_cmd(
 
         audit_html_usage(html, paths, as_json=format is Format.json)
     _continues_usage(continues, paths, as_json=format is Format.json)
+    _head_usage(head, paths, as_json=format is Format.json)
     _refuse_evidence_as_page(html, [str(r) for r in receipt or ()], [str(k) for k in keys or ()],
                              as_json=format is Format.json)
     links: list[str] = []
@@ -1059,6 +1068,8 @@ def audit_cmd(
                                                           aliases)]
     if continues is not None:
         verdicts[0] = _with_continuation(verdicts[0], continues, as_json=format is Format.json)
+    if head is not None and not _not_a_log(verdicts[0].integrity):
+        verdicts[0] = _with_published_head(verdicts[0], head)
     # the library's: a receipt of a log of the batch renamed is that log's finding
     orphans = batch.unmatched
     orphan = None
@@ -1158,6 +1169,34 @@ def _with_continuation(v: audit.Verdict, earlier: Path, *, as_json: bool) -> aud
     if not found:
         return v
     return msgspec.structs.replace(v, findings=(*v.findings, *found), ok=False)
+
+
+def _head_usage(head: str | None, paths: Sequence[Path], *, as_json: bool) -> None:
+    """``--head`` is one match's published digest, for the one log audited."""
+    if head is None:
+        return
+    from buraco_log.audit.heads import published_head_problem
+
+    if len(paths) != 1 or paths[0].is_dir():
+        raise fail("--head checks one match's published head digest: name one log",
+                   EXIT_USAGE, as_json=as_json)
+    problem = published_head_problem(head)
+    if problem is not None:
+        raise fail(f"--head: {problem}", EXIT_USAGE, as_json=as_json)
+
+
+def _with_published_head(v: audit.Verdict, head: str) -> audit.Verdict:
+    """The verdict with ``log.head_changed`` when the log holds the published head nowhere,
+    or a note saying after which event it holds it when the log went on past it."""
+    from buraco_log.audit.heads import check_published_head
+
+    events, _, signed = audit.read_log_signed(v.path)
+    finding, note = check_published_head(events, signed.version, head)
+    if finding is not None:
+        return msgspec.structs.replace(v, findings=(*v.findings, finding), ok=False)
+    if note is not None:
+        return msgspec.structs.replace(v, notes=(*v.notes, note))
+    return v
 
 
 def _continuation_lines(v: audit.Verdict, earlier: Path) -> Iterator[str]:
