@@ -69,10 +69,6 @@ def _ended(proc: subprocess.Popen[str], signum: int, within: float,
         return ""  # before the command's first line ran: the interpreter's own answer
     if proc.returncode == -signum and not err and done():
         return ""  # its work whole, the interpreter ending: Python's own default then
-    if proc.returncode == 0 and not err and done():
-        # its work whole and committed, the signal come after the last point the command
-        # heeds one (its pool's threads joined before the exit hook that leaves the mark)
-        return ""
     lines = err.splitlines()
     assert proc.returncode == status, (proc.returncode, err)
     assert len(lines) == 1 and how in lines[0], err
