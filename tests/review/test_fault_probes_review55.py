@@ -26,23 +26,12 @@ from buraco_log.expert import Budget
 from buraco_log.review import review_events, to_text
 from buraco_log.rules import PRESETS
 from buraco_log.simulate import simulate_match, write_match
+from tests.pure_engine import PURE_PRELUDE
 
 ROOT = Path(__file__).resolve().parents[2]
 
 # The CLI in a child; with "pure" first, the engine's compiled modules come from their .py.
-CHILD = """
-import importlib.util, sys
-root, pure = sys.argv[1], sys.argv[2] == "pure"
-names = ["buraco_log.melds", "buraco_log.scoring", "buraco_log.reducer"]
-
-class PureFinder:
-    def find_spec(self, name, path, target=None):
-        if pure and name in names:
-            return importlib.util.spec_from_file_location(
-                name, f"{root}/{name.replace('.', '/')}.py")
-        return None
-
-sys.meta_path.insert(0, PureFinder())
+CHILD = PURE_PRELUDE + """
 sys.argv = ["buraco-log", *sys.argv[3:]]
 from cli.main import run
 try:

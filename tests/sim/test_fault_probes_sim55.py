@@ -39,25 +39,15 @@ from buraco_log.moves import legal_moves
 from buraco_log.reducer import Replayer
 from buraco_log.rules import PRESETS, derive
 from buraco_log.state import State
+from tests.pure_engine import PURE_PRELUDE
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = "expert:2x2r1"
 
 # A child process that simulates the matches given on stdin and prints the SHA-256 of each
 # match's log bytes; with "pure", the engine's compiled modules are imported from their .py.
-CHILD = """
-import importlib.util, json, sys, hashlib
-root, pure = sys.argv[1], sys.argv[2] == "pure"
-names = ["buraco_log.melds", "buraco_log.scoring", "buraco_log.reducer"]
-
-class PureFinder:
-    def find_spec(self, name, path, target=None):
-        if pure and name in names:
-            return importlib.util.spec_from_file_location(
-                name, f"{root}/{name.replace('.', '/')}.py")
-        return None
-
-sys.meta_path.insert(0, PureFinder())
+CHILD = PURE_PRELUDE + """
+import json, hashlib
 from buraco_log.rules import PRESETS
 from buraco_log.simulate import encode_match, simulate_match
 out = []
