@@ -692,23 +692,38 @@ LOCATE_SECONDS = 10.0  # at most this long spent looking for the damaged file
 def _damage_of(root: str, path: str) -> str | None:
     """Why the committed file ``path`` is damaged: Arrow cannot read it through, or its bytes
     are not those its batch record keeps; None when neither (or it cannot be told)."""
+    unread = _unreadable(path)
+    if unread is not None:
+        return unread
+    rel = os.path.relpath(path, root)
+    with contextlib.suppress(ArchiveError):
+        for record in store.manifests(root):
+            kept = record.get("fingerprints")
+            fp = _kept_sha(kept.get(rel) if isinstance(kept, dict) else None)
+            if fp is not None:
+                try:
+                    sha, _size = store.fingerprint(path)
+                except OSError as exc:
+                    return _first_line(exc)
+                return None if sha == fp else "its bytes changed since it was committed"
+    return None
+
+
+def _unreadable(path: str) -> str | None:
+    """Why Arrow cannot read the Parquet file ``path`` through, or None."""
     try:
         with pq.ParquetFile(path) as f:
             for _batch in f.iter_batches(batch_size=65_536):
                 pass
     except (pa.ArrowException, OSError, ValueError) as exc:
         return _first_line(exc)
-    rel = os.path.relpath(path, root)
-    with contextlib.suppress(ArchiveError):
-        for record in store.manifests(root):
-            kept = record.get("fingerprints")
-            fp = kept.get(rel) if isinstance(kept, dict) else None
-            if isinstance(fp, list) and fp and isinstance(fp[0], str):
-                try:
-                    sha, _size = store.fingerprint(path)
-                except OSError as exc:
-                    return _first_line(exc)
-                return None if sha == fp[0] else "its bytes changed since it was committed"
+    return None
+
+
+def _kept_sha(fingerprint: object) -> str | None:
+    """The SHA-256 a batch record keeps for a file (its fingerprint's first item), if any."""
+    if isinstance(fingerprint, list) and fingerprint and isinstance(fingerprint[0], str):
+        return fingerprint[0]
     return None
 
 
@@ -722,25 +737,23 @@ def find_damaged(root: str, seconds: float = LOCATE_SECONDS) -> tuple[str, str] 
         for path in paths:
             if time.monotonic() > deadline:
                 return None
-            try:
-                with pq.ParquetFile(path) as f:
-                    for _batch in f.iter_batches(batch_size=65_536):
-                        pass
-            except (pa.ArrowException, OSError, ValueError) as exc:
-                return path, _first_line(exc)
+            unread = _unreadable(path)
+            if unread is not None:
+                return path, unread
     for record in store.manifests(root):
         kept = record.get("fingerprints")
         for rel, fp in (kept.items() if isinstance(kept, dict) else ()):
             if time.monotonic() > deadline:
                 return None
-            if not (isinstance(fp, list) and fp and isinstance(fp[0], str)):
+            kept_sha = _kept_sha(fp)
+            if kept_sha is None:
                 continue  # verify names a damaged record
             path = os.path.join(root, rel)
             try:
                 sha, _size = store.fingerprint(path)
             except OSError:
                 continue
-            if sha != fp[0]:
+            if sha != kept_sha:
                 return path, (f"its bytes changed since batch {record['batch']} committed it: "
                               f"restore it from a backup")
     return None
