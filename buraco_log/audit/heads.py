@@ -34,19 +34,18 @@ def check_published_head(events: Sequence[ev.AnyEvent], version: int,
     its events changed, cut or replaced since."""
     want = published.lower()
     chain = log.chain_start(version)
-    held_at = -1 if chain.hexdigest().startswith(want) else None  # -1: the empty log's head
-    for e in events:
+    held = 0 if chain.hexdigest().startswith(want) else None  # events the head covers
+    for i, e in enumerate(events, 1):
         chain.update(ev.encode(e) if version == ev.FORMAT_VERSION else ev.encode_as(e, version))
         if chain.hexdigest().startswith(want):
-            held_at = e.seq
+            held = i
     head = chain.hexdigest()
     shown = want if len(want) <= SHORTEST else want[:SHORTEST] + "..."
     if head.startswith(want):
         return None, None
-    if held_at is not None:
-        after = len(events) - next(i for i, e in enumerate(events) if e.seq == held_at) - 1 \
-            if held_at >= 0 else len(events)
-        where = "before its first event" if held_at < 0 else f"after seq {held_at}"
+    if held is not None:
+        after = len(events) - held
+        where = "before its first event" if not held else f"after seq {events[held - 1].seq}"
         return None, (f"head {shown}, the one published, is this log's {where}: the log goes "
                       f"on for {after} more event{'' if after == 1 else 's'} after it")
     return Finding("integrity", "log.head_changed",
