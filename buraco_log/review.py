@@ -526,6 +526,8 @@ def review_page(events: Sequence[AnyEvent], review: Review, *,
             "cards": _cards_of(m.best_event, events[0]),
         } for m in review.moves},
         "hands": [msgspec.to_builtins(h) for h in review.hands],
+        # the text's last line when a time cap cut decisions short: the page said nothing of it
+        "short": _cut_short(review),
     }
     blob = json_text(data)  # no "</script>", no raw control or bidi character
     folder = resources.files("buraco_log.view") / "template"

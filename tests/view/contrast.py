@@ -53,7 +53,9 @@ for (var i = 0; i < all.length; i++) {
   var st = getComputedStyle(el);
   if (st.visibility === "hidden") { continue; }
   var bg = behind(el);
-  var fg = over(rgba(st.color), bg);
+  // an SVG's text is painted in its fill, not its colour
+  var paint = el instanceof SVGElement && /^rgb/.test(st.fill) ? st.fill : st.color;
+  var fg = over(rgba(paint), bg);
   var r = ratio(fg, bg);
   if (r < 4.5) { low.push([el.id || el.className || el.tagName, text.slice(0, 30), r]); }
 }

@@ -271,7 +271,8 @@ def test_the_score_sheet_greys_the_hands_still_to_come(
         assert greyed_wrongly(browser, seq) == [], seq
 
 
-def test_burako_is_drawn_as_tiles_without_suit_marks(browser: Any, tmp_path: Path) -> None:
+def test_burako_is_drawn_as_tiles_with_their_colours_letter_not_a_suit_mark(
+        browser: Any, tmp_path: Path) -> None:
     from selenium.webdriver.common.by import By
 
     tl = Timeline(load(next(p for p in GOLDEN if p.stem == "burako")))
@@ -280,9 +281,10 @@ def test_burako_is_drawn_as_tiles_without_suit_marks(browser: Any, tmp_path: Pat
     _open(browser, page, "#seq=1")
     assert "tiles" in (browser.find_element(By.TAG_NAME, "body").get_attribute("class") or "")
     card = browser.find_element(By.CSS_SELECTOR, "[data-zone='hand-0'] .card:not(.jk)")
-    assert browser.execute_script(
-        "return getComputedStyle(arguments[0].querySelector('i')).display", card) == "none"
-    assert card.text.strip().isdigit()  # a tile: a number in its colour
+    # a tile: a number in its colour, and the colour's letter under it as the text writes it
+    # ("12r"), never a suit's symbol: its colour alone told nothing to a colour-blind player
+    number, letter = card.text.split()
+    assert number.isdigit() and letter == "ybrk"[int(card.get_attribute("data-card")) >> 4]
 
 
 def test_marks_show_at_their_seq_and_flag_their_line(browser: Any, tmp_path: Path) -> None:

@@ -35,7 +35,10 @@
   }).join("") : esc(R.whole || R.head);
   box.innerHTML = "<h2>Review</h2><div class=\"rv-head\" title=\"" + tip +
     "\">" + head + "</div><div>" +
-    esc(R.summary) + "</div><div class=\"rv-now\" id=\"rv-now\" aria-live=\"polite\"></div>";
+    esc(R.summary) + "</div>" +
+    // a time cap that cut the search short, as the text's last line says it
+    (R.short ? "<div class=\"rv-short\" id=\"rv-short\">" + esc(R.short) + "</div>" : "") +
+    "<div class=\"rv-now\" id=\"rv-now\" aria-live=\"polite\"></div>";
   var side = $("side");
   side.insertBefore(box, side.firstChild);
   // the move list's lines by seq, found in one pass: a query for each reviewed move scanned

@@ -19,19 +19,22 @@
   // A card code is suit * 16 + rank; 64 is the joker (see buraco_log/cards.py).
   // A screen reader reads a card by its name, "queen of hearts", as one image: its face
   // alone was read as "Q, black heart suit", or as nothing at all.
+  // A tile's colour is also written under its number, in the letter the text gives it ("7r"):
+  // told by its colour alone, a red 12 and a black 12 were one tile to a colour-blind player.
   function card(c, wild) {
     var w = wild ? " wild" : "";
     var said = ' role="img" aria-label="' + cardName(c) + (wild ? ", wild" : "") + '"';
     if (c === 64) {
       return '<span class="card jk' + w + '" data-card="' + c + '" title="joker"' + said + ">" +
-        (D.tiles ? "\u2605" : "JK") + "<i>\u2605</i></span>";
+        (D.tiles ? "\u2605<i></i>" : "JK<i>\u2605</i>") + "</span>";
     }
     var s = c >> 4, r = c & 15;
     return '<span class="card s' + s + w + '" data-card="' + c + '"' + said + ">" +
-      (D.tiles ? r : RANKS[r]) + "<i>" + SUITS[s] + "</i></span>";
+      (D.tiles ? r : RANKS[r]) + "<i>" + (D.tiles ? TILE_LETTERS : SUITS)[s] + "</i></span>";
   }
   var SUIT_NAMES = ["clubs", "diamonds", "hearts", "spades"];
-  var TILE_NAMES = ["yellow", "blue", "red", "black"];  // _TILE_COLOURS in cards.py
+  var TILE_NAMES = ["yellow", "blue", "red", "black"];
+  var TILE_LETTERS = "ybrk";  // _TILE_COLOURS in cards.py
   var RANK_NAMES = ["", "ace", "2", "3", "4", "5", "6", "7", "8", "9", "10", "jack", "queen",
     "king"];
   function cardName(c) {
@@ -268,11 +271,16 @@
     drawSides(f);
     drawMiddle(f);
     drawStatus(f);
-    if (seq >= 0 && moveItems[seq]) { moveItems[seq].className = moveItems[seq].className.replace(" cur", ""); }
+    if (seq >= 0 && moveItems[seq]) {
+      moveItems[seq].className = moveItems[seq].className.replace(" cur", "");
+      moveItems[seq].removeAttribute("aria-current");
+    }
     cur = f;
     seq = s;
     var li = moveItems[s];
     li.className += " cur";
+    // the line shown is said to be the current step, not only painted yellow
+    li.setAttribute("aria-current", "step");
     put($("event"), moveHtml(s));
     drawMarks(s);
     $("pos").textContent = "seq " + s + " / " + last;
@@ -287,6 +295,8 @@
   // The slider and the hand menu at seq s.
   function controls(s) {
     $("slider").value = s;
+    // a screen reader said the slider's bare number, "30": it says "seq 30 of 1700"
+    $("slider").setAttribute("aria-valuetext", "seq " + s + " of " + last);
     var hs = below(D.hands.length, function (h) { return D.hands[h][1] <= s; }) - 1;
     // before the first deal no hand is shown: the menu named the hand last shown (a step back
     // from a later hand to seq 0 left it there), and its arrow keys went on from that hand
