@@ -95,6 +95,10 @@ def score_sheet(results: Sequence[HandResult], carried: Sequence[int] = ()
 
 
 _SIDE_COLOURS = ("#1f6fb2", "#c2410c", "#15803d", "#7e22ce", "#a16207", "#0f766e")
+# Each side's line has its own dashes too, and a key names them: told apart by colour alone
+# (and named nowhere), a red-green colour-blind reader could not tell side 1 (orange) from
+# side 2 (green).
+_SIDE_DASHES = ("", "7 3", "2 3", "9 3 2 3", "4 4", "1 2")
 
 
 def score_chart(sheet: Sequence[dict[str, Any]], n_sides: int) -> str:
@@ -127,13 +131,21 @@ def score_chart(sheet: Sequence[dict[str, Any]], n_sides: int) -> str:
             (x(i + 1), y(row["sides"][side]["running"]), row["end"])
             for i, row in enumerate(sheet)]
         path = " ".join(f"{px},{py}" for px, py, _ in pts)
-        parts.append(f'<polyline fill="none" stroke="{colour}" stroke-width="2" '
-                     f'points="{path}"/>')
+        dash = _SIDE_DASHES[side % len(_SIDE_DASHES)]
+        stroke = f'stroke="{colour}" stroke-width="2"' + (
+            f' stroke-dasharray="{dash}"' if dash else "")
+        parts.append(f'<polyline fill="none" {stroke} points="{path}"/>')
+        # the key, above the lines (the hands to come are veiled; the key tells nothing of them)
+        kx, ky = pad + 72 * (side % 4), 14 + 14 * (side // 4)
+        parts.append(f'<g class="key"><line x1="{kx}" y1="{ky - 4}" x2="{kx + 18}" '
+                     f'y2="{ky - 4}" {stroke}/><text x="{kx + 22}" y="{ky}">side {side}'
+                     "</text></g>")
         parts.extend(f'<circle data-end="{end}" cx="{px}" cy="{py}" r="3.5" fill="{colour}"/>'
                      for px, py, end in pts[1:])
     # the hands still to come at the page's seq: the script sets its x and width
-    parts.append(f'<rect class="veil" x="{w - pad}" y="0" width="0" height="{h}" fill="#fff" '
-                 'fill-opacity=".8" pointer-events="none"/>')
+    top = 14 * ((n_sides + 3) // 4) + 6  # under the key
+    parts.append(f'<rect class="veil" x="{w - pad}" y="{top}" width="0" height="{h - top}" '
+                 'fill="#fff" fill-opacity=".8" pointer-events="none"/>')
     parts.append("</svg>")
     return "".join(parts)
 

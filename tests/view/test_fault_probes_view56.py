@@ -11,6 +11,8 @@ accessibility tree), colour, a 360 x 740 phone, reduced motion, print.
 - The current line of the move list was said only by its yellow: it is now aria-current.
   A mark pinned to a seq (a finding, the damage) appeared with no word to a screen reader:
   its box is a live region, as the event line is.
+- The score chart's lines were told apart by colour alone, and nothing said which side each
+  was: each side's line now has its own dashes, and a key above the lines names them.
 - A review whose time cap cut decisions short said so on its text's last line; its page said
   nothing. The page's panel now gives the same line.
 """
@@ -53,6 +55,23 @@ def test_the_review_page_carries_the_texts_time_cap_line() -> None:
     assert '"short":"time cap: ' in html  # was: no word of it in the page's data
     plain = review_events(events, 0, budget=Budget(samples=2, candidates=2, rounds=1))
     assert '"short":""' in review_page(events, plain)
+
+
+def test_the_charts_lines_differ_by_their_dashes_and_a_key_names_each_side() -> None:
+    from buraco_log.timeline import Timeline
+    from buraco_log.view.page import score_chart, score_sheet
+
+    final = Timeline(load(SIM / "classic-3p-000000.blog")).final
+    assert final.n_sides == 3
+    chart = score_chart(score_sheet(final.results), final.n_sides)
+    lines = re.findall(r'<polyline fill="none" (stroke="[^"]*"[^/]*?) points=', chart)
+    keys = re.findall(r'<g class="key"><line [^>]*?(stroke="[^"]*"[^/]*?)/><text [^>]*>'
+                      r"([^<]*)</text></g>", chart)
+    # was: three lines told apart by their colour alone, and no word of which side is which
+    assert [k[1] for k in keys] == ["side 0", "side 1", "side 2"]
+    assert [k[0] for k in keys] == lines
+    dashes = [re.search(r'stroke-dasharray="([^"]*)"', x) for x in lines]
+    assert len({d[1] if d else "" for d in dashes}) == 3, lines
 
 
 @pytest.fixture(scope="module")
