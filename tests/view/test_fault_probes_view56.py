@@ -11,6 +11,8 @@ accessibility tree), colour, a 360 x 740 phone, reduced motion, print.
 - The current line of the move list was said only by its yellow: it is now aria-current.
   A mark pinned to a seq (a finding, the damage) appeared with no word to a screen reader:
   its box is a live region, as the event line is.
+- In forced colours (Windows' contrast themes) the line shown in the move list lost its
+  yellow and was like any other.
 - The score chart's lines were told apart by colour alone, and nothing said which side each
   was: each side's line now has its own dashes, and a key above the lines names them.
 - A review whose time cap cut decisions short said so on its text's last line; its page said
@@ -302,3 +304,24 @@ def test_the_keyboard_alone_reaches_and_works_every_control_with_a_ring_and_no_t
     press(Keys.TAB, Keys.ARROW_DOWN, Keys.ARROW_DOWN)
     assert browser.execute_script(seq) == 2
     assert browser.get_log("browser") == []
+
+
+@BROWSER
+@pytest.mark.slow
+def test_in_forced_colours_the_line_shown_still_stands_out(
+        browser: Any, pages: dict[str, Path]) -> None:
+    """Windows' contrast themes (forced colours) paint each background the page's own colour."""
+    browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {
+        "features": [{"name": "forced-colors", "value": "active"}]})
+    try:
+        _open(browser, pages["referee"])
+        assert browser.execute_script("return matchMedia('(forced-colors: active)').matches")
+        got = browser.execute_script("""
+            var bg = function (e) { return getComputedStyle(e).backgroundColor; };
+            var cur = document.querySelector('#moves li.cur');
+            return [bg(cur), bg(document.body), getComputedStyle(cur).color];""")
+        # was: ['rgb(255, 255, 255)', 'rgb(255, 255, 255)', ...]: the yellow became the page's
+        # own colour, the line shown like any other
+        assert got[0] != got[1] and got[0] != got[2], got
+    finally:
+        browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
