@@ -290,6 +290,8 @@ def render_summary(s: audit.Summary) -> Iterator[str]:
         who = ", ".join(name_or_seat(p.seat, p.name) for p in s.players if p.side == s.winner)
         unlogged = "" if s.complete else ", match end not logged"
         yield f"winner    side {s.winner} ({who}){unlogged}"
+    elif s.first_illegal:  # a match end recorded past it is not read as "not finished"
+        yield "winner    unknown: the summary stops before the first illegal event"
     else:
         yield "winner    none yet: the match is not finished"
     if s.first_illegal:
@@ -382,18 +384,37 @@ def render_verdict(v: audit.Verdict, *, continues: Path | None = None) -> Iterat
         yield f"    seat      {il.seat if il.seat is not None else '-'}"
         unit = "tile" if il.rendering == "tiles" else "card"  # Burako's tiles (RULES.md §1)
         yield f"    {unit}s     {' '.join(il.cards) or '-'}"
+        if il.follows_from is not None:  # a consequence, not a cause of its own
+            yield (f"    follows   from the changed deal at seq {il.follows_from} "
+                   "[deal.mismatch]: with the deal its seeds give, the hand replays legally "
+                   "through it")
         yield "    table just before:"
         yield from render_table(il.before, indent="      ", unit=unit)
+        for f in v.findings:  # what the recorded sheet shows past it (a wrong winner)
+            if f.section == "legality" and f.seq != il.seq:
+                yield f"    seq {'-' if f.seq is None else f.seq} [{f.rule}] {f.message}"
     yield from _signing_lines(v)
     sc = v.scoring
     bad = [h for h in sc.hands if not h.ok]
     totals_wrong = (sc.totals_recorded is not None
                     and sc.totals_recorded != sc.totals_recomputed)
-    yield (f"  scoring     {counted(len(sc.hands), 'hand')}; "
-           + ("recorded scores agree with the recomputed ones" if not bad and not totals_wrong
-              else "recorded hand scores agree with the recomputed ones" if not bad
-              else f"{len(bad)} with a wrong recorded score")
-           + ("; the recorded match totals do not" if totals_wrong else ""))
+    before = after = ""
+    if sc.after_illegal and lg.first_illegal is not None:
+        # what lies past the first illegal event was not recomputed: "0 hands; recorded
+        # scores agree" read as every score checked
+        n = len(sc.after_illegal)
+        before = f" before the first illegal event (seq {lg.first_illegal.seq})"
+        after = (f"; {n} hand or match end{'s' if n != 1 else ''} recorded after it not "
+                 "recomputed (see the note)")
+    if before and not sc.hands:  # nothing recomputed: "agree" would be of nothing
+        yield f"  scoring     no hand ended{before}{after}"
+    else:
+        yield (f"  scoring     {counted(len(sc.hands), 'hand')}{before}; "
+               + ("recorded scores agree with the recomputed ones"
+                  if not bad and not totals_wrong
+                  else "recorded hand scores agree with the recomputed ones" if not bad
+                  else f"{len(bad)} with a wrong recorded score")
+               + ("; the recorded match totals do not" if totals_wrong else "") + after)
     # Every scoring finding, as the other sections print theirs (seq, rule, message); a side's
     # wrong score with its recomputation line by line under it. A count of scores that does
     # not fit the sides, or wrong match totals, has no side lines but is a finding all the same.
@@ -451,6 +472,9 @@ def render_explanation(e: audit.Explanation) -> Iterator[str]:
         yield f"ILLEGAL [{e.rule}]"
         yield f"  rule: {e.description}"
         yield f"  here: {e.message}"
+        for found in e.findings:  # the changed deal it follows from, as `audit` says it
+            yield (f"  follows from the changed deal at seq {found.seq} [{found.rule}]: with "
+                   "the deal its seeds give, the hand replays legally through it")
     yield "facts of the table just before:"
     for f in e.facts:
         yield f"  - {f}"
@@ -1192,8 +1216,9 @@ def _with_published_head(v: audit.Verdict, head: str) -> audit.Verdict:
 
     events, _, signed = audit.read_log_signed(v.path)
     finding, note = check_published_head(events, signed.version, head)
-    if finding is not None:
-        return msgspec.structs.replace(v, findings=(*v.findings, finding), ok=False)
+    if finding is not None:  # under integrity, first, as the text prints it
+        return msgspec.structs.replace(v, findings=audit.ordered((*v.findings, finding)),
+                                       ok=False)
     if note is not None:
         return msgspec.structs.replace(v, notes=(*v.notes, note))
     return v

@@ -34,11 +34,12 @@ import msgspec
 
 from buraco_log import log
 from buraco_log.audit import settings
+from buraco_log.audit.causes import after_illegal, deal_behind, sheet_findings, unchecked_note
 from buraco_log.audit.deals import Provenance, provenance
 from buraco_log.audit.diff import Diff, diff_events, diff_logs
 from buraco_log.audit.explanation import Explanation, explain, explain_event
 from buraco_log.audit.files import AnyPath, find_logs, is_log_file, path_text, same_files
-from buraco_log.audit.findings import NO_SNAPSHOTS, Finding, to_dict
+from buraco_log.audit.findings import NO_SNAPSHOTS, SECTIONS, Finding, ordered, to_dict
 from buraco_log.audit.integrity import (
     Integrity,
     IntegrityStatus,
@@ -251,10 +252,18 @@ def audit_events(events: Iterable[AnyEvent], integrity: Integrity, path: str = "
     findings += prov.findings
     tl = Timeline(events, snapshot_every=NO_SNAPSHOTS)  # the audit never jumps back
     illegal = _illegal(tl)
+    after: tuple[int, ...] = ()
     if illegal is not None:
+        cause = deal_behind(events, prov, illegal.seq)
+        follows = (f"; it follows from the changed deal at seq {cause} [deal.mismatch]: with "
+                   "the deal its seeds give, the hand replays legally through it"
+                   if cause is not None else "")
+        if cause is not None:
+            illegal = msgspec.structs.replace(illegal, follows_from=cause)
         findings.append(Finding("legality", illegal.rule,
-                                f"first illegal event: seq {illegal.seq}: {illegal.message}",
-                                seq=illegal.seq))
+                                f"first illegal event: seq {illegal.seq}: {illegal.message}"
+                                + follows, seq=illegal.seq))
+        after = after_illegal(events, illegal.seq)
     # A wrong winner is a legality matter the reducer meets only after the totals check;
     # beside wrong totals it is said in their scoring finding, as the reducer says it
     # (`explain` and `show` name score.mismatch there, RULES.md §9 before §10).
@@ -267,6 +276,10 @@ def audit_events(events: Iterable[AnyEvent], integrity: Integrity, path: str = "
                                 f"{tl.final.winner} won", seq=end.seq))
     scoring, score_findings = _scoring(tl)
     findings += score_findings
+    if illegal is not None:  # what can still be checked past it: the sheet against itself
+        findings += sheet_findings(events, illegal.seq)
+        if after:
+            scoring = msgspec.structs.replace(scoring, after_illegal=after, ok=False)
     start = events[0] if events and isinstance(events[0], MatchStarted) else None
     match_id = start.match_id if start is not None else None
     receipts = [r for r in signing.receipts
@@ -279,6 +292,8 @@ def audit_events(events: Iterable[AnyEvent], integrity: Integrity, path: str = "
         torn=integrity.status == "torn")
     findings += [Finding("signing", p.rule, p.message, seq=p.seq) for p in problems]
     notes = _notes(events, integrity, prov, require_commitment)
+    if illegal is not None and after:
+        notes.append(unchecked_note(events, illegal.seq, after))
     unsealed = [n for n in notes if n in (UNSEALED_NOTE, UNSEALED_JSONL_NOTE)]
     if (unsealed and sig.verified and events and sig.last_signed_seq == events[-1].seq):
         # Each signature was checked against the chain the reader computes from the events,
@@ -299,7 +314,7 @@ def audit_events(events: Iterable[AnyEvent], integrity: Integrity, path: str = "
         players=tuple(p.name for p in start.players) if start is not None else (),
         events=len(events),
         ok=not findings,
-        findings=tuple(findings),
+        findings=ordered(findings),
         integrity=integrity,
         provenance=prov,
         legality=Legality(events_checked=len(tl.events), complete=tl.final.phase == "over",
@@ -718,6 +733,7 @@ def _no_verdict(path: str, rule: str, message: str, cause: str) -> Verdict:
 __all__ = [
     "NOTHING_READ_NOTE",
     "NO_SNAPSHOTS",
+    "SECTIONS",
     "UNSEALED_JSONL_NOTE",
     "UNSEALED_NOTE",
     "Diff",
@@ -756,6 +772,7 @@ __all__ = [
     "load",
     "log_not_started",
     "not_started",
+    "ordered",
     "provenance",
     "read_and_summarize",
     "read_log",

@@ -139,7 +139,9 @@ class _Derived:
             words = None
         return detail if words is None else words
 
-    def _difference(self, seq: int | None) -> str | None:
+    def derived(self, seq: int | None) -> HandStarted | None:
+        """The deal the seeds give for the hand whose recorded deal is at ``seq`` (None when
+        they give none here: no seed revealed, a hand numbered wrong, a start missing)."""
         from buraco_log.cards import deck
         from buraco_log.dealer import (
             commitment_of,
@@ -163,9 +165,15 @@ class _Derived:
         else:
             return None
         players = len(start.players)
-        rules = start.rules
-        derived = deal_from_order(rules, players, k, (start.first_dealer + k) % players,
-                                  shuffle(deck(rules.jokers), key), seq=d.seq)
+        return deal_from_order(start.rules, players, k, (start.first_dealer + k) % players,
+                               shuffle(deck(start.rules.jokers), key), seq=d.seq)
+
+    def _difference(self, seq: int | None) -> str | None:
+        derived = self.derived(seq)
+        if derived is None or self.start is None or seq is None:
+            return None
+        k, d = self.deals[seq]
+        rules = self.start.rules
         what = _what_differs(d, derived, "tile" if rules.rendering == "tiles" else "card")
         if what is None:
             return None

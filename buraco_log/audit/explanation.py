@@ -95,17 +95,27 @@ def explain_event(events: Iterable[AnyEvent], seq: int, *, path: str = "") -> Ex
         description=describe(rule, tiles=style == "tiles") if rule else None,
         message=message, facts=tuple(_facts(before, ev, style)),
         before=table_view(before, recent=tl.recent(before.seq)), note=note,
-        findings=_deal_findings(events, ev),
+        findings=_deal_findings(events, ev, illegal=rule is not None),
     )
 
 
-def _deal_findings(events: Sequence[AnyEvent], ev: AnyEvent) -> tuple[Finding, ...]:
-    """The provenance findings of a deal (a hand start), re-derived from the log's seeds."""
-    if not isinstance(ev, HandStarted):
+def _deal_findings(events: Sequence[AnyEvent], ev: AnyEvent, *, illegal: bool = False
+                   ) -> tuple[Finding, ...]:
+    """The provenance findings of a deal (a hand start), re-derived from the log's seeds; of
+    an illegal event, the changed deal it follows from (``audit``'s legality line says it:
+    with the deal its seeds give, the hand replays legally through it)."""
+    if not isinstance(ev, HandStarted) and not illegal:
         return ()
     from buraco_log.audit.deals import provenance
 
-    return tuple(f for f in provenance(events).findings if f.seq == ev.seq)
+    prov = provenance(events)
+    if isinstance(ev, HandStarted):
+        return tuple(f for f in prov.findings if f.seq == ev.seq)
+    from buraco_log.audit.causes import deal_behind
+
+    cause = deal_behind(events, prov, ev.seq)
+    return tuple(f for f in prov.findings if cause is not None and f.seq == cause
+                 and f.rule == "deal.mismatch")
 
 
 def explain(path: str | os.PathLike[str], seq: int) -> Explanation:

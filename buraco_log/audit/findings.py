@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, Literal
 
 import msgspec
@@ -32,3 +33,14 @@ class Finding(msgspec.Struct, frozen=True):
     message: str
     seq: int | None = None
     offset: int | None = None  # byte offset in the file (integrity findings)
+
+
+SECTIONS = ("integrity", "provenance", "legality", "signing", "scoring", "continuation")
+"""The order of a verdict's findings, the order ``audit`` prints its sections in: the JSON
+listed scoring before signing, and a published head's finding last, where the text has them
+the other way round and under integrity, so the two named another finding first."""
+
+
+def ordered(findings: Iterable[Finding]) -> tuple[Finding, ...]:
+    """``findings`` by section (:data:`SECTIONS`), in their order within a section."""
+    return tuple(sorted(findings, key=lambda f: SECTIONS.index(f.section)))

@@ -46,8 +46,13 @@ def check_published_head(events: Sequence[ev.AnyEvent], version: int,
     if held is not None:
         after = len(events) - held
         where = "before its first event" if not held else f"after seq {events[held - 1].seq}"
+        # the events after it are the log's own word: an edit there (a changed score, a
+        # move) with the chain recomputed passes this check, so the note says so
+        them = "it" if after == 1 else "them"
         return None, (f"head {shown}, the one published, is this log's {where}: the log goes "
-                      f"on for {after} more event{'' if after == 1 else 's'} after it")
+                      f"on for {after} more event{'' if after == 1 else 's'} after it, and "
+                      f"the published head vouches for none of {them} (a change there is "
+                      "found only by the other sections)")
     return Finding("integrity", "log.head_changed",
                    f"the head digest published for this match, {shown}, is not this log's "
                    f"({head[:SHORTEST]}...) nor its head after any earlier event: its events "

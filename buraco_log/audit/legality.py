@@ -34,7 +34,10 @@ class IllegalEvent(msgspec.Struct, frozen=True, omit_defaults=True):
     cards: tuple[str, ...]
     event: dict[str, Any]
     before: TableView
-    rendering: str = _CARDS  # the only field with a default: the only one omitted
+    rendering: str = _CARDS  # omitted from the JSON when it is cards
+    # The seq of the changed deal (``deal.mismatch``) this event follows from: with the deal
+    # its seeds give, the hand replays legally through it. Omitted when none.
+    follows_from: int | None = None
 
     def __post_init__(self) -> None:
         # msgspec omits a default by identity, not equality: a verdict from an audit worker

@@ -46,13 +46,16 @@ class HandCheck(msgspec.Struct, frozen=True):
     sides: tuple[SideCheck, ...]
 
 
-class Scoring(msgspec.Struct, frozen=True):
+class Scoring(msgspec.Struct, frozen=True, omit_defaults=True):
     """The scoring section of a verdict: every hand checked, and the match totals."""
 
     hands: tuple[HandCheck, ...]
     totals_recorded: tuple[int, ...] | None
     totals_recomputed: tuple[int, ...]
     ok: bool
+    # The seqs of the hand ends and the match end recorded after the first illegal event:
+    # not recomputed, the table after it being unknown (omitted when none).
+    after_illegal: tuple[int, ...] = ()
 
 
 def score_lines(s: SideScore, tiles: bool = False) -> tuple[ScoreLine, ...]:
