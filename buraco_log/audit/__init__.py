@@ -277,7 +277,8 @@ def audit_events(events: Iterable[AnyEvent], integrity: Integrity, path: str = "
     scoring, score_findings = _scoring(tl)
     findings += score_findings
     if illegal is not None:  # what can still be checked past it: the sheet against itself
-        findings += sheet_findings(events, illegal.seq)
+        findings += sheet_findings(events, illegal.seq, [
+            tuple(x.total for x in r.scores) for r in tl.final.results])
         if after:
             scoring = msgspec.structs.replace(scoring, after_illegal=after, ok=False)
     start = events[0] if events and isinstance(events[0], MatchStarted) else None

@@ -65,11 +65,14 @@ def after_illegal(events: Sequence[AnyEvent], seq: int) -> tuple[int, ...]:
     return tuple(e.seq for e in events[at + 1:] if type(e) in (HandEnded, MatchEnded))
 
 
-def sheet_findings(events: Sequence[AnyEvent], seq: int) -> list[Finding]:
-    """The recorded score sheet checked against itself, where the illegal event at ``seq``
-    stops the recomputation; that needs no table, so it is checked all the same. The match
-    totals recorded after it must be the carried totals plus every hand score recorded, and
-    the recorded winner the side with the highest total (RULES.md §10). Wrong totals with a
+def sheet_findings(events: Sequence[AnyEvent], seq: int,
+                   recomputed: Sequence[Sequence[int]] = ()) -> list[Finding]:
+    """The score sheet checked against itself, where the illegal event at ``seq`` stops the
+    recomputation; that needs no table, so it is checked all the same. The match totals
+    recorded after it must be the carried totals plus every hand's score, and the recorded
+    winner the side with the highest total (RULES.md §10). ``recomputed``: the scores of the
+    hands ended before ``seq``, counted in place of the recorded ones (a wrong one is already
+    its own ``score.mismatch``, not to be found again in the totals). Wrong totals with a
     winner wrong by the sheet are one ``score.mismatch`` naming both, as when recomputed."""
     at = _position(events, seq)
     end = next((i for i, e in enumerate(events) if isinstance(e, MatchEnded)), None)
@@ -79,20 +82,19 @@ def sheet_findings(events: Sequence[AnyEvent], seq: int) -> list[Finding]:
     assert isinstance(me, MatchEnded)
     if me.totals is None:
         return []
-    sums = _sheet(events[:end], len(me.totals))
+    sums = _sheet(events[:end], len(me.totals), recomputed)
     if sums is None:
         return []
-    why = (f"the table after the illegal event at seq {seq} is unknown, so this is the "
-           "recorded sheet checked against itself")
+    why = (f"the table after the illegal event at seq {seq} is unknown, so the scores "
+           "recorded after it are added as recorded")
     leader = _leader(sums)
     if sums != list(me.totals):
         also = (f"; the recorded winner, side {me.winner}, is wrong too: by the hand scores, "
                 f"side {leader} won" if me.winner is not None and leader is not None
                 and leader != me.winner else "")
         return [Finding("scoring", "score.mismatch",
-                        f"match totals: recorded {list(me.totals)}, but the hand scores "
-                        f"recorded (and any carried totals) add up to {sums}{also} ({why})",
-                        seq=me.seq)]
+                        f"match totals: recorded {list(me.totals)}, but the hand scores (and "
+                        f"any carried totals) add up to {sums}{also} ({why})", seq=me.seq)]
     if me.winner is not None and leader is not None and leader != me.winner:
         return [Finding("legality", "match.wrong_winner",
                         f"recorded winner side {me.winner}, but the recorded totals "
@@ -101,16 +103,23 @@ def sheet_findings(events: Sequence[AnyEvent], seq: int) -> list[Finding]:
     return []
 
 
-def _sheet(events: Sequence[AnyEvent], sides: int) -> list[int] | None:
-    """The carried totals plus every recorded hand score; None where they do not add up to
-    one sheet (a hand with no score, scores of another shape, another match run in)."""
+def _sheet(events: Sequence[AnyEvent], sides: int, recomputed: Sequence[Sequence[int]]
+           ) -> list[int] | None:
+    """The carried totals plus every hand's score (the first ones ``recomputed``); None where
+    they do not add up to one sheet (a hand with no score, scores of another shape, another
+    match run in)."""
     start = events[0] if events and isinstance(events[0], MatchStarted) else None
     sums = [0] * sides
+    hands = 0
     for e in events:
         if type(e) is MatchStarted and e is not start:
             return None
-        scores = (e.totals if isinstance(e, TotalsCarried)
-                  else e.scores if isinstance(e, HandEnded) else ())
+        scores: Sequence[int] | None = ()
+        if isinstance(e, TotalsCarried):
+            scores = e.totals
+        elif isinstance(e, HandEnded):
+            scores = recomputed[hands] if hands < len(recomputed) else e.scores
+            hands += 1
         if scores is None or (scores and len(scores) != sides):
             return None
         for i, x in enumerate(scores):

@@ -149,6 +149,27 @@ def test_scores_recorded_after_an_illegal_move_are_said_not_checked_not_said_to_
     assert _found(v)[0] == ("legality", "discard.card_not_in_hand", seq)
 
 
+def test_a_wrong_score_before_the_illegal_move_is_not_found_again_in_the_totals(
+        tmp_path: Path) -> None:
+    """A hand's score is recomputed up to the illegal move: wrong, it is its own finding, and
+    the totals (left as they were) are added from the recomputed score, not found wrong for
+    it; a wrong score recorded after the move shows in the totals."""
+    events, seq = _illegal_discard(_stored(), after=100)
+    first = _wrong_score(events, 0)  # seq 86, before the move
+    assert first < seq
+    v = audit.audit_log(_both(tmp_path, "before", events)[0])
+    end = events[-1].seq
+    assert [f[1:] for f in _found(v)] == [
+        ("discard.card_not_in_hand", seq), ("score.mismatch", first), ("score.mismatch", first)]
+    last = _wrong_score(events, 1, delta=30)  # after the move
+    assert last > seq
+    v = audit.audit_log(_both(tmp_path, "both", events)[0])
+    sheet = [f for f in v.findings if f.seq == end]
+    assert [f.rule for f in sheet] == ["score.mismatch"]
+    recorded = events[-1].totals  # type: ignore[union-attr]
+    assert f"add up to {[t + 30 for t in recorded]}" in sheet[0].message
+
+
 def test_an_illegal_move_that_follows_from_a_forged_deal_names_the_deal_as_its_cause(
         tmp_path: Path) -> None:
     events, deal = _forged_deal(_stored())
