@@ -8,6 +8,8 @@ accessibility tree), colour, a 360 x 740 phone, reduced motion, print.
 - On a phone, the "four colours" box was 13 x 13 CSS pixels, the slider 16 and the hand menu
   19 pixels tall, a line of the move list 17: each is now at least 24 x 24. The meld's tag,
   the mortos' small cards and the chart's numbers were 10-11 pixels: each is now 12 or more.
+- With a reader's wider text spacing (WCAG 1.4.12: line height 1.5 and so on), a card's fixed
+  height cut its suit, and a tile's letter, in half: a card now grows to hold them.
 - The current line of the move list was said only by its yellow: it is now aria-current.
   A mark pinned to a seq (a finding, the damage) appeared with no word to a screen reader:
   its box is a live region, as the event line is.
@@ -325,3 +327,27 @@ def test_in_forced_colours_the_line_shown_still_stands_out(
         assert got[0] != got[1] and got[0] != got[2], got
     finally:
         browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
+
+
+# WCAG 1.4.12's text spacing, as a reader's own style sheet sets it.
+SPACING = """
+var st = document.createElement('style');
+st.textContent = '* { line-height: 1.5 !important; letter-spacing: .12em !important; ' +
+  'word-spacing: .16em !important; } p { margin-bottom: 2em !important; }';
+document.head.appendChild(st);
+return [[].filter.call(document.querySelectorAll('.card'), function (c) {
+  return c.getClientRects().length && c.scrollHeight > c.clientHeight + 1;
+}).map(function (c) { return c.getAttribute('aria-label'); }).slice(0, 5),
+  document.documentElement.scrollWidth];
+"""
+
+
+@BROWSER
+@pytest.mark.slow
+@pytest.mark.parametrize("which", ["referee", "tiles"])
+def test_a_readers_wider_text_spacing_cuts_no_cards_suit_or_tiles_letter(
+        phone: Any, pages: dict[str, Path], which: str) -> None:
+    _open(phone, pages[which], "#seq=120")
+    cut, width = phone.execute_script(SPACING)
+    # was: ['2 of clubs', '8 of clubs', ...]: a card's fixed height cut its suit in half
+    assert (cut, width) == ([], 360)
