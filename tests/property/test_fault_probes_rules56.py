@@ -346,14 +346,22 @@ def unrecorded(o: Outcome) -> Outcome:
 
 
 def shuffle_cards(events: Sequence[AnyEvent], seed: int) -> list[AnyEvent]:
-    """The cards of every meld, lay-off and taken-back opening in another order."""
+    """The cards of every meld, lay-off and taken-back opening in another order, and of every
+    hand and morto dealt (a hand is held, not ordered; the stock's order is the deal)."""
     rng = random.Random(seed)
+
+    def shuffled(cards: Sequence[int]) -> tuple[int, ...]:
+        out = list(cards)
+        rng.shuffle(out)
+        return tuple(out)
+
     out: list[AnyEvent] = []
     for ev in events:
         if isinstance(ev, (MeldLaid, CardsLaidOff, OpeningRetracted)):
-            cards = list(ev.cards)
-            rng.shuffle(cards)
-            ev = msgspec.structs.replace(ev, cards=tuple(cards))
+            ev = msgspec.structs.replace(ev, cards=shuffled(ev.cards))
+        elif isinstance(ev, HandStarted):
+            ev = msgspec.structs.replace(ev, hands=tuple(shuffled(h) for h in ev.hands),
+                                         mortos=tuple(shuffled(m) for m in ev.mortos))
         out.append(ev)
     return out
 
@@ -416,6 +424,27 @@ def reorder_lays(events: Sequence[AnyEvent], seed: int) -> tuple[list[AnyEvent],
         count[d] = new_id
         i = j
     return out, moved
+
+
+def resume_after(events: Sequence[AnyEvent], k: int) -> list[AnyEvent]:
+    """The match from hand ``k`` on, as a log of its own (a tournament match resumed): the
+    same start with the first dealer moved on by ``k`` hands, the totals reached carried in,
+    the hands renumbered from 0."""
+    start = events[0]
+    assert isinstance(start, MatchStarted)
+    n = len(start.players)
+    at = next(i for i, e in enumerate(events) if isinstance(e, HandStarted) and e.hand == k)
+    rep = Replayer()
+    for e in events[:at]:
+        rep.step(e)
+    out: list[AnyEvent] = [
+        msgspec.structs.replace(start, first_dealer=(start.first_dealer + k) % n),
+        TotalsCarried(rep.state().totals, seq=1)]
+    for e in events[at:]:
+        if isinstance(e, HandStarted):
+            e = msgspec.structs.replace(e, hand=e.hand - k)
+        out.append(msgspec.structs.replace(e, seq=len(out)))
+    return out
 
 
 def merge_layoffs(events: Sequence[AnyEvent]) -> tuple[list[AnyEvent], dict[int, int]]:
@@ -579,7 +608,7 @@ def one_event(transform: Callable[[list[AnyEvent]], list[AnyEvent]], start: AnyE
 
 
 STATS: dict[str, int] = {"matches": 0, "events": 0, "refused": 0, "hands": 0, "positions": 0,
-                         "reordered or merged": 0}
+                         "reordered or merged": 0, "resumed cuts": 0}
 
 
 @_FAST
@@ -603,6 +632,12 @@ def test_notes_times_and_optional_cross_checks_change_no_verdict_and_no_score(
     check_envelope(*c, seed % 40, uniform=False)
 
 
+def test_a_match_resumed_from_its_totals_after_any_hand_ends_the_same() -> None:
+    """Vulnerability (the classic family) and the target follow the carried totals, so a
+    match cut after any hand and resumed in a log of its own ends with the same scores."""
+    assert sum(check_resumed("classic", 2, seed) for seed in (0, 1, 2)) >= 2
+
+
 @pytest.mark.parametrize(("players", "k"), [(6, 1)])
 def test_carried_totals_and_the_vulnerable_opening_follow_the_seats(players: int, k: int
                                                                     ) -> None:
@@ -619,10 +654,27 @@ def check_carried(players: int, k: int, seed: int) -> None:
     assert before.verdicts[1] == (1, None, None) and refusals(before) > 0
     assert_same(rotate_outcome(before, players, k), outcome(rotate_seats(events, k)),
                 f"seats rotated by {k}, totals carried")
-    # The check can fail: the totals left unrotated make another side vulnerable.
-    wrong = rotate_seats(events, k)
-    wrong[1] = events[1]
-    assert outcome(wrong) != rotate_outcome(before, players, k)
+    # The check can fail: where the rotation moves the sides, the totals left unrotated make
+    # another side vulnerable.
+    if seat_maps(players, k)[1](0) != 0:
+        wrong = rotate_seats(events, k)
+        wrong[1] = events[1]
+        assert outcome(wrong) != rotate_outcome(before, players, k)
+
+
+def check_resumed(name: str, players: int, seed: int) -> int:
+    """A match cut after each of its hands and resumed in a log of its own from the totals
+    reached ends the same: the same hand scores from there, totals and winner. Returns how
+    many cuts were checked."""
+    match = bot_match(name, players, seed)
+    whole = outcome(match)
+    for k in range(1, len(whole.hands)):
+        resumed = outcome(resume_after(match, k))
+        assert refusals(resumed) == 0, [v for v in resumed.verdicts if v[1]][:3]
+        assert (resumed.totals, resumed.winner, resumed.phase) == (
+            whole.totals, whole.winner, whole.phase), k
+        assert [h[8] for h in resumed.hands] == [h[8] for h in whole.hands[k:]], k
+    return len(whole.hands) - 1
 
 
 def check_envelope(name: str, players: int, seed: int, uniform: bool) -> None:
@@ -832,6 +884,17 @@ def test_a_second_match_start_after_a_going_out_is_refused_as_a_second_start(nam
     assert info.value.rule == "match.already_started"
     rep.step(match[out_at + 1])  # the hand's end, recorded scores and all
     assert rep.phase in ("between", "decided")
+    # And in every other phase of the match, the same rule at the same seq.
+    rep = Replayer()
+    seen = set()
+    for e in match:
+        rep.step(e)
+        if rep.phase not in seen:
+            seen.add(rep.phase)
+            with pytest.raises(IllegalMoveError) as info:
+                validate(rep.state(), msgspec.structs.replace(match[0], seq=rep.seq + 1))
+            assert (info.value.rule, info.value.seq) == ("match.already_started", rep.seq + 1)
+    assert seen >= {"between", "draw", "play", "out", "decided", "over"}, seen
 
 
 # ----------------------------------------------------------------------------- the sweep
@@ -849,6 +912,7 @@ def test_sweep_every_preset_and_table_size_through_every_relation(
     STATS["reordered or merged"] += check_order(name, players, seed, uniform)
     check_rendering(name, players, seed, uniform)
     check_envelope(name, players, seed, uniform)
+    STATS["resumed cuts"] += check_resumed(name, players, seed)
     if name == "classic":
         check_carried(players, k % players or 1, seed)
     match = (uniform_match if uniform else bot_match)(name, players, seed)
