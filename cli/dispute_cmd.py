@@ -500,6 +500,14 @@ def render_diff(d: audit.Diff) -> Iterator[str]:
     if d.same_file:  # it said "identical" of a file and a link to it, as of two copies
         yield ("note: A and B are the same file: it was compared with itself, not with "
                "another copy")
+    cut = [label for label, status in (("A", d.integrity_a), ("B", d.integrity_b))
+           if status not in _WHOLE]
+    if d.identical and cut:  # matches not started, one with no whole header: nothing
+        # differs (exit 0), as `verify` and `audit` say NOT STARTED of each, exit 0
+        yield ("identical: both copies are matches not started, no event in either "
+               f"({' and '.join(cut)} {'has' if len(cut) == 1 else 'have'} no whole header: "
+               f"delete {'that file' if len(cut) == 1 else 'the files'})")
+        return
     if d.identical:
         yield "identical: same events, same head digest" + (
             ", same signatures" if signed else "")
@@ -517,8 +525,6 @@ def render_diff(d: audit.Diff) -> Iterator[str]:
     yield "head digests " + ("equal" if d.heads_equal else "differ")
     if d.not_started_a and d.not_started_b:  # no event in either (it said "the copies agree
         # on all 0 events read intact, but A is torn and B is torn")
-        cut = [label for label, status in (("A", d.integrity_a), ("B", d.integrity_b))
-               if status not in _WHOLE]
         yield ("both copies are matches not started: no event to compare"
                + (f" ({' and '.join(cut)} {'has' if len(cut) == 1 else 'have'} no whole "
                   f"header: delete {'that file' if len(cut) == 1 else 'the files'})"

@@ -178,11 +178,15 @@ def diff_logs(a: AnyPath, b: AnyPath) -> Diff:
             return None
         return describe_event(events[i], players, style, rules=rules)
 
+    empty_a, empty_b = not_started(ea, ia), not_started(eb, ib)
     return Diff(
         a=str(a), b=str(b), events_a=len(ea), events_b=len(eb),
-        # Identical copies are whole ones: two copies damaged alike are not "identical".
+        # Identical copies are whole ones: two copies damaged alike are not "identical". Two
+        # matches not started are, in either form: an empty binary file is no damage (`verify`
+        # and `audit` say NOT STARTED, exit 0), and two empty JSON Lines files were identical.
         identical=seq is None and ia.head == ib.head and sa.signatures == sb.signatures
-        and ia.status in ("sealed", "unsealed") and ib.status in ("sealed", "unsealed"),
+        and (ia.status in ("sealed", "unsealed") or empty_a)
+        and (ib.status in ("sealed", "unsealed") or empty_b),
         diverge_seq=seq,
         event_a=to_dict(ea[i]) if i is not None and i < len(ea) else None,
         event_b=to_dict(eb[i]) if i is not None and i < len(eb) else None,
@@ -191,7 +195,7 @@ def diff_logs(a: AnyPath, b: AnyPath) -> Diff:
         heads_equal=ia.head == ib.head, integrity_a=ia.status, integrity_b=ib.status,
         signatures_a=len(sa.signatures), signatures_b=len(sb.signatures),
         signatures_equal=sa.signatures == sb.signatures,
-        not_started_a=not_started(ea, ia), not_started_b=not_started(eb, ib),
+        not_started_a=empty_a, not_started_b=empty_b,
         damage_a=_where(ia), damage_b=_where(ib), same_file=_same_file(a, b),
         **_signature_divergence(sa.signatures, sb.signatures),
     )

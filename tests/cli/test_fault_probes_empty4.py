@@ -1,7 +1,8 @@
 """A match not started (an empty file, a header cut short while created, a header alone) said
 one way by every command: one predicate decides it, `convert`, `seal` and `repair` refuse it
 as a match not started (exit 2, nothing written), `diff` of two such copies says there is no
-event to compare, and `log.fsync_dir` is public. Real subprocesses, as the user runs them."""
+event to compare (identical, exit 0), and `log.fsync_dir` is public. Real subprocesses, as the
+user runs them."""
 
 from __future__ import annotations
 
@@ -104,7 +105,7 @@ def test_verify_of_a_header_and_part_of_a_record_is_still_a_torn_tail(tmp_path: 
     r = cli("verify", path)
     assert r.returncode == 1 and r.stdout == ""
     line = one_error_line(r)
-    assert f"{path}, byte {log.HEADER_SIZE}: torn tail" in line and "NOT STARTED" not in line
+    assert f"{path}, byte {log.HEADER_SIZE}, seq 0: torn tail" in line and "NOT STARTED" not in line
 
 
 # -- convert, seal, repair: a match not started, nothing to do, nothing written -------------
@@ -205,19 +206,20 @@ def test_a_torn_tail_after_the_header_is_still_damage(tmp_path: Path) -> None:
 
 def test_diff_of_two_empty_copies_says_there_is_no_event_to_compare(tmp_path: Path) -> None:
     # it said "the copies agree on all 0 events read intact, but A is torn and B is torn"
-    # (before that, that they differ at seq None); exit 1 stays: the copies are damaged, as
-    # for two copies with the same events, one torn
+    # (before that, that they differ at seq None); then exit 1, as though the copies were
+    # damaged: an empty binary log is no damage (`verify` and `audit` say NOT STARTED, exit 0),
+    # and two empty JSON Lines copies were identical, exit 0
     a, b = tmp_path / "a.blog", tmp_path / "b.blog"
     a.write_bytes(b"")
     b.write_bytes(GOOD.read_bytes()[:7])
     r = cli("diff", a, b)
-    assert r.returncode == 1, r.stderr
+    assert r.returncode == 0, r.stderr
     last = r.stdout.splitlines()[-1]
-    assert last == ("both copies are matches not started: no event to compare (A and B have "
-                    "no whole header: delete the files)"), r.stdout
+    assert last == ("identical: both copies are matches not started, no event in either (A "
+                    "and B have no whole header: delete the files)"), r.stdout
     assert "agree on all 0" not in r.stdout and "None" not in r.stdout
     j = json.loads(cli("diff", "-f", "json", a, b).stdout)
-    assert (j["not_started_a"], j["not_started_b"], j["identical"]) == (True, True, False)
+    assert (j["not_started_a"], j["not_started_b"], j["identical"]) == (True, True, True)
 
 
 def test_diff_of_an_empty_copy_and_a_header_alone_names_the_empty_one(tmp_path: Path) -> None:
@@ -225,9 +227,9 @@ def test_diff_of_an_empty_copy_and_a_header_alone_names_the_empty_one(tmp_path: 
     b = tmp_path / "b.blog"
     b.write_bytes(b"")
     r = cli("diff", a, b)
-    assert r.returncode == 1 and r.stdout.splitlines()[-1] == (
-        "both copies are matches not started: no event to compare (B has no whole header: "
-        "delete that file)"), r.stdout
+    assert r.returncode == 0 and r.stdout.splitlines()[-1] == (
+        "identical: both copies are matches not started, no event in either (B has no whole "
+        "header: delete that file)"), r.stdout
 
 
 def test_diff_of_two_headers_alone_is_identical_as_before(tmp_path: Path) -> None:
