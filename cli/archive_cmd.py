@@ -1511,7 +1511,7 @@ def verify_archive(path: Path, as_json: bool) -> None:
         emit_json({"archive": report.archive, "ok": report.ok, "files": report.files,
                    "bytes": report.bytes, "verified": report.verified,
                    "unrecorded": report.unrecorded, "leftovers": report.leftovers,
-                   "leftover_bytes": report.leftover_bytes,
+                   "leftover_bytes": report.leftover_bytes, "writer": report.writer,
                    "problems": [dataclasses.asdict(p) for p in report.problems]})
     else:
         links = sum(p.rule == "archive.link" for p in report.problems)
@@ -1527,12 +1527,16 @@ def verify_archive(path: Path, as_json: bool) -> None:
         later = f"{_archive().store.BATCHES}/{_archive().store.POSTPONED}.intent"
         whose = ("of an interrupted run, or left for the queries that were reading them"
                  if later in report.leftovers else "of an interrupted ingest or compact")
+        first = (f"{terminal_safe(report.leftovers[0])}"
+                 + (", ..." if len(report.leftovers) > 1 else "") if report.leftovers else "")
         left = (f"; {_n(len(report.leftovers), 'leftover file')} "
                 f"({report.leftover_bytes:,} bytes) {whose}, which no reader "
-                f"reads and the next ingest or compact removes "
-                f"({terminal_safe(report.leftovers[0])}"
-                + (", ..." if len(report.leftovers) > 1 else "") + ")"
+                f"reads and the next ingest or compact removes ({first})"
                 if report.leftovers else "")
+        if report.writer and report.leftovers:  # a run at work, not one cut short
+            left = (f"; {_n(len(report.leftovers), 'file')} ({report.leftover_bytes:,} "
+                    f"bytes) of the {report.writer} at work on the archive now, not "
+                    f"committed yet, which no reader reads ({first})")
         typer.echo(f"{terminal_safe(str(path))}: archive, {report.files:,} committed files "
                    f"({report.bytes:,} bytes), {report.verified:,} verified, {state}{old}"
                    f"{left}")

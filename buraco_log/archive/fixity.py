@@ -46,6 +46,9 @@ class FixityReport:
     # problems, the next ingest or compact removes them (store.recover)
     leftovers: list[str] = field(default_factory=list)
     leftover_bytes: int = 0  # their size: the space the next clean-up gives back
+    # the writer at work on the archive as this ran ("ingest (process 41)"), or None: the
+    # leftovers are then its files, not yet committed, rather than an interrupted run's
+    writer: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -94,8 +97,12 @@ def verify_archive(root: str, on_progress: Callable[[int, int], None] | None = N
     root = store.check_archive(root)
     with store.reading(root):  # no file removed under it by a compact or drop
         for again in range(store.RELISTS - 1, -1, -1):
+            writer = store.running_writer(root)
             report = _verify(root, on_progress, bool(again))
             if report is not None:
+                # before or after the walk: files of a run at work were said to be those of
+                # an interrupted one, "which the next ingest or compact removes"
+                report.writer = writer or store.running_writer(root)
                 return report
     raise AssertionError("unreachable")  # the last run returns a report
 

@@ -380,8 +380,9 @@ def locked(root: str, holder: str | None = "ingest", *, shared: bool = False
         try:
             fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise ArchiveError(f"{root}: another {_lock_holder(fd)}: one writer at a time, "
-                               "run it again once that one ends [archive.locked]") from None
+            raise ArchiveError(f"{root}: another {_lock_holder(fd)}, holding its lock file "
+                               f"{LOCK}: one writer at a time, run it again once that one "
+                               "ends [archive.locked]") from None
         _note_holder(fd, holder)
         if holder:  # a writer's run: the readers' lock is there before anything is removed
             made = _open_readers(root, writer=True)
@@ -409,14 +410,69 @@ def _note_holder(fd: int, holder: str | None) -> None:
 
 
 def _lock_holder(fd: int) -> str:
-    """What the lock file says holds it ("compact is running on this archive (process 41)"),
-    or both writers when it names none (a dry run, an older version, or a lock taken an
-    instant ago)."""
+    """What holds the lock ("compact is running on this archive (process 41)"): as the lock
+    file names it, or, where it names none (a dry run, ingests creating the archive, a lock
+    taken an instant ago, an older version), both writers and the process the system says
+    holds it (:func:`_flock_holders`; it was no process at all)."""
     with contextlib.suppress(OSError, UnicodeDecodeError):
         word, _, pid = os.pread(fd, 64, 0).decode().strip().partition(" ")
         if word in LOCK_HOLDERS and pid.isdigit():
             return f"{LOCK_HOLDERS[word]} is running on this archive (process {pid})"
-    return "ingest or compact is running on this archive"
+    held = {pid for pid, _ in _flock_holders(os.fstat(fd))}
+    pids = sorted(held - {os.getpid()} or held)  # another's first: this one may hold it too
+    said = f" (process {', '.join(map(str, pids))})" if pids else ""
+    return f"ingest or compact is running on this archive{said}"
+
+
+def _flock_holders(st: os.stat_result) -> list[tuple[int, bool]]:
+    """The processes that hold an ``flock`` on the file ``st`` is of, and whether each holds
+    it alone, as Linux lists them (``/proc/locks``); none where it cannot be read. Only read:
+    a reader that took the lock to see, even for an instant, had a writer starting then
+    refused."""
+    dev = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    out: list[tuple[int, bool]] = []
+    with contextlib.suppress(OSError, ValueError), \
+            open("/proc/locks", encoding="ascii", errors="replace") as f:
+        for line in f:
+            words = line.split()
+            # "1: FLOCK  ADVISORY  WRITE 41 fe:00:2376718 0 EOF"; "1: -> FLOCK ..." waits
+            if len(words) >= 6 and words[1] == "FLOCK" and words[5] == dev:
+                out.append((int(words[4]), words[3] == "WRITE"))
+    return out
+
+
+def running_writer(root: str) -> str | None:
+    """The writer at work on the archive now, in words ("ingest (process 41)"), or None when
+    none holds its lock. The lock is only looked at (:func:`_flock_holders`), never taken;
+    where the system does not list locks, the process the lock file names, if it runs."""
+    path = os.path.join(root, LOCK)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        holders = [pid for pid, alone in _flock_holders(st) if alone]
+        word, pid = "", ""
+        with contextlib.suppress(OSError, UnicodeDecodeError):
+            word, _, pid = os.pread(fd, 64, 0).decode().strip().partition(" ")
+    finally:
+        os.close(fd)
+    named = int(pid) if pid.isdigit() and word in LOCK_HOLDERS else None
+    if holders:
+        return (f"{LOCK_HOLDERS[word]} (process {named})" if named in holders
+                else f"ingest or compact (process {holders[0]})")
+    if named is None or os.path.exists("/proc/locks"):
+        return None
+    try:  # no list of locks: the process the lock file names, while it runs
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return None
+    except OSError:
+        pass
+    return f"{LOCK_HOLDERS[word]} (process {named})"
 
 
 LOCK_HOLDERS: Final = {"ingest": "ingest", "compact": "compact", "drop": "drop of batches"}

@@ -413,10 +413,12 @@ def test_a_writer_refused_by_the_lock_names_what_holds_it(small: Path, holder: s
 
 @pytest.mark.parametrize("note", [b"\xff\xfe garbage", b"", b"compact x"])
 def test_a_lock_file_that_names_nothing_names_both_writers(small: Path, note: bytes) -> None:
+    """And the process holding the lock, as the system lists it (it named none)."""
     with store.locked(str(small)):
         (small / ".lock").write_bytes(note)
         with pytest.raises(ArchiveError,
-                           match=r"another ingest or compact is running on this archive: "
+                           match=r"another ingest or compact is running on this archive "
+                                 rf"\(process {os.getpid()}\), holding its lock file \.lock: "
                                  r"one writer at a time, run it again once that one ends "
                                  r"\[archive\.locked\]$"):
             store.drop_batches(str(small), ["x"])

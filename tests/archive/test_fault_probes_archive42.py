@@ -182,8 +182,8 @@ def test_a_clean_up_never_takes_the_marker_another_ingest_is_creating(
     monkeypatch.setattr(os, "link", racing)
     assert store.create_archive(str(root)) == os.path.realpath(root)
     assert other == [f"{os.path.realpath(root)}: another ingest or compact is running on "
-                     "this archive: one writer at a time, run it again once that one ends "
-                     "[archive.locked]"], other
+                     f"this archive (process {os.getpid()}), holding its lock file .lock: one "
+                     "writer at a time, run it again once that one ends [archive.locked]"], other
     assert not [n for n in os.listdir(root) if ".tmp-" in n]
     assert ingest([str(LOGS[0])], root).added == 1
 
