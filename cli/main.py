@@ -27,7 +27,7 @@ from cli.common import (
     show_traceback,
 )
 from cli.entry import argv_wants_json as _argv_wants_json
-from cli.signals import STOPPED, lost, stopped_by, terminate_as_interrupt
+from cli.signals import STOPPED, hold_late, lost, stopped_by, terminate_as_interrupt
 
 helpfmt.install()
 coercion.install()
@@ -313,7 +313,16 @@ def run() -> None:
             sys.stdout.flush()
             sys.stderr.flush()
         os._exit(code)
-    sys.exit(code if isinstance(code, int) else 0)
+    code = code if isinstance(code, int) else 0
+    try:
+        hold_late(code)  # a signal from here on is said by the last exit hook
+    except KeyboardInterrupt:  # one that came just before: said as every other
+        code = _say_stopped()
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(code)
+    sys.exit(code)
 
 
 def help_as_option(argv: list[str]) -> list[str]:

@@ -3,6 +3,7 @@ word."""
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import signal
@@ -64,7 +65,8 @@ def terminate_as_interrupt() -> Iterator[list[int]]:
         _owner = None
         sys.unraisablehook = hook
         for sig, handler in previous.items():
-            signal.signal(sig, handler)
+            if not _ended:  # held to the end (hold_late): not given back to the default
+                signal.signal(sig, handler)
 
 
 def lost(met: list[int]) -> bool:
@@ -147,3 +149,53 @@ def said_as(signum: int) -> tuple[str, int]:
     if signum == signal.SIGHUP:
         return "hung up (SIGHUP)", EXIT_HUNG_UP
     return "interrupted", 130
+
+
+_ended: list[int] = []
+"""The status of the command that ended, once :func:`hold_late` holds the signals."""
+_late: list[int] = []
+"""The signals that came after the command's end (:func:`hold_late`), said by :func:`_say_late`."""
+
+
+def hold_late(status: int) -> None:
+    """From the command's end (its status known, its output written) to the interpreter's,
+    SIGINT, SIGTERM and SIGHUP are noted rather than raised, and the last exit hook says the
+    first one in one line (:func:`_say_late`). Raised, a Ctrl-C as the process ended was a
+    KeyboardInterrupt inside the interpreter's own exit (joining a pool's threads, an exit
+    hook): "Exception ignored in: <module 'threading'>", its traceback, and exit 0 (a SIGTERM
+    there: death without a word). A signal already come raises KeyboardInterrupt here, for
+    the caller to say as any other. One the process ignores stays ignored."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    held = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        for sig in held:
+            if signal.getsignal(sig) not in (signal.SIG_IGN, None):
+                signal.signal(sig, _note_late)
+        _ended[:] = [status]
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)  # one that came meanwhile: noted
+
+
+def _note_late(signum: int, _frame: object) -> None:
+    _late.append(signum)
+
+
+def _say_late() -> None:
+    """The last exit hook (registered before any other module's): a signal that came after
+    the command's end is said in one line, and the process ends with its status."""
+    if not _late or not _ended:
+        return
+    how, code = said_as(_late[0])
+    with contextlib.suppress(Exception):
+        sys.stdout.flush()
+    with contextlib.suppress(Exception):
+        sys.stderr.write(f"buraco-log: error: {how} as it exited, after the command had "
+                         f"ended (exit status {_ended[0]}): its work is done and its output "
+                         "whole\n")
+        sys.stderr.flush()
+    os._exit(code)
+
+
+atexit.register(_say_late)
