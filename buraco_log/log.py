@@ -89,6 +89,9 @@ class Torn(msgspec.Struct, frozen=True):
     # (`verify`) the recorder's journal that holds acknowledged events these bytes lack: then
     # the tail is no unacknowledged write, and `repair` refuses to cut it
     journal: str | None = None
+    # the seq the torn record would have begun with (the next event's); None for a signature
+    # record, which holds no seq (its reason names the seq it follows)
+    seq: int | None = None
 
 
 class LogInfo(msgspec.Struct, frozen=True):
@@ -669,8 +672,9 @@ class Reader:
         if held:
             # read while a writer appends: no crash, the record it is writing right now
             reason += WRITER_HOLDS
-        self._torn = Torn(torn.offset, self._f.tell() - torn.offset, reason)
         self._torn_signature = torn.signature
+        self._torn = Torn(torn.offset, self._f.tell() - torn.offset, reason,
+                          seq=self.torn_seq)
         if not self.allow_torn:
             advice = ("no event is intact: delete the file" if torn.offset < HEADER_SIZE else
                       "the events before it are intact" if held else  # repair is refused

@@ -465,7 +465,8 @@ def repair(
     A repair that would leave no event at all is refused (exit 1) unless --force is given."""
     as_json = format is Format.json
     _in_place(path, "repair", as_json)
-    if _is_jsonl_name(path) and _form_of(path) == "jsonl":
+    if _is_jsonl_name(path):  # read as JSON Lines, as every command reads it: a binary log
+        # under that name was cut as binary, where `verify` and `seal` refuse it (rename it)
         _refuse_no_log(path, "jsonl")  # a gzip named .jsonl is no JSON Lines log to edit
         raise fail(f"{path}: repair cuts the torn tail of a binary log; a JSON Lines log is "
                    "text: `buraco-log verify` names its bad line, which an editor can remove",
@@ -607,10 +608,13 @@ def _verify_one(path: Path, format: Format) -> None:
                   f"{'is' if info.events == 1 else 'are'} intact; `buraco-log repair` "
                   "cuts it off")
         _TORN.append(path)
+        # where and what, for programs: the seq of the event cut, none for a signature record
+        # cut (it holds no seq, and said the next event's), the same in the line and the JSON
+        seq = info.torn.seq
         torn = LogFormatError(f"torn tail: {info.torn.reason}", path=str(path),
-                              offset=info.torn.offset, kind="torn",
-                              seq=log.FIRST_SEQ + info.events)  # where and what, for programs
-        raise fail(f"{path}, byte {info.torn.offset}: torn tail: {info.torn.reason} ({advice})",
+                              offset=info.torn.offset, kind="torn", seq=seq)
+        place = f"byte {info.torn.offset}" + ("" if seq is None else f", seq {seq}")
+        raise fail(f"{path}, {place}: torn tail: {info.torn.reason} ({advice})",
                    as_json=format is Format.json, error=torn)
     if format is Format.json:
         emit_json({**msgspec.to_builtins(info), "not_started": not_started})

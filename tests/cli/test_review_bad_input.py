@@ -222,7 +222,7 @@ def test_repair_dry_run_of_an_empty_file_says_what_repair_does(world: World) -> 
 
 
 def test_verify_of_a_cut_log_keeps_stdout_empty(world: World) -> None:
-    assert_error(run("verify", world.cut), 1, f"{world.cut}, byte 20: torn tail")
+    assert_error(run("verify", world.cut), 1, f"{world.cut}, byte 20, seq 0: torn tail")
 
 
 # -- a log cut in the middle ----------------------------------------------------------------------

@@ -95,7 +95,7 @@ def test_verify_of_live_logs_says_torn_never_damaged_nor_repair(tmp_path: Path) 
         done = run("verify", live, text, whole, flipped)
     assert done.code == 1 and len(done.lines) == 3
     said = done.lines[0]
-    assert f"{live}, byte {at}: torn tail" in said and said.endswith("[log.torn]")
+    assert f"{live}, byte {at}, seq 10: torn tail" in said and said.endswith("[log.torn]")
     assert "a writer holds this log's lock and may be writing it now" in said
     assert "the 10 events before it are intact" in said
     assert "repair" not in said  # was: "`buraco-log repair` cuts it off", which it refuses
