@@ -19,6 +19,11 @@ def named_path(value: str) -> Path:
     and the other commands said ".: a directory"."""
     if value == "":
         raise typer.BadParameter("an empty name (an unset variable?)")
+    if names_a_directory(value) and os.path.lexists(Path(value)) and not os.path.isdir(value):
+        # Path() drops the slash: `show m.blog/` read m.blog, and `seal m.blog/` rewrote it,
+        # where open() and every other tool say "Not a directory"
+        raise typer.BadParameter(f"{value}: Not a directory (its name ends as a directory's "
+                                 "does)")
     return Path(value)
 
 

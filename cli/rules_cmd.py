@@ -15,7 +15,7 @@ from buraco_log.knobs import describe, did_you_mean
 from buraco_log.rules import PRESET_SOURCES, PRESETS, Rules, load_toml, preset
 from buraco_log.safetext import bytes_escaped
 from cli.common import CONTEXT, EXIT_USAGE, Format, emit_json, fail, guarded
-from cli.paths import why_missing
+from cli.paths import names_a_directory, why_missing
 from cli.safetext import terminal_safe
 
 app = typer.Typer(help="The rules presets and house rules.",
@@ -84,6 +84,10 @@ def load_rules(name: str, *, option: str = "", as_json: bool = False) -> Rules:
                    f"(presets: {', '.join(PRESETS)}; or a house-rules .toml file)", EXIT_USAGE,
                    as_json=as_json)
     path = Path(name)
+    if names_a_directory(name) and os.path.lexists(path) and not os.path.isdir(name):
+        # Path() drops the slash: `h.toml/` read h.toml, where open() says "Not a directory"
+        raise fail(f"{name}: Not a directory (its name ends as a directory's does)", EXIT_USAGE,
+                   as_json=as_json)
     if not path.exists():
         raise fail(f"{name}: {why_missing(path)} (no house-rules file)", EXIT_USAGE,
                    as_json=as_json)

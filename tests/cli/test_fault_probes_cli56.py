@@ -345,3 +345,31 @@ def test_verify_names_the_same_seq_of_a_torn_tail_in_its_line_and_json(tmp_path:
                            "tail: segment payload cut short"), line
     error = json.loads(ev_json.stdout)["error"]
     assert (error["offset"], error["seq"]) == (log.HEADER_SIZE, 0)
+
+
+# -- a file named as a directory (a '/' at its end) ----------------------------------------------
+
+
+@pytest.mark.slow
+def test_a_log_or_rules_file_named_with_a_slash_at_its_end_is_not_a_directory(
+        tmp_path: Path) -> None:
+    """Path() drops a name's last '/': `show m.blog/` read m.blog, `seal m.blog/` rewrote it and
+    `--rules h.toml/` played its house rules, where open(), `cat` and every other tool say "Not
+    a directory". Now each is refused, exit 2, one line naming it, nothing read or written."""
+    shutil.copy(GOOD, tmp_path / "m.blog")
+    (tmp_path / "h.toml").write_text('preset = "classic"\n')
+    before = _state(tmp_path)
+    runs: list[list[object]] = [
+        ["show", "m.blog/"], ["seal", "m.blog/."], ["view", "m.blog/", "-o", "p.html"],
+        ["diff", "m.blog", "m.blog/"], ["audit", "-f", "json", "m.blog/"],
+        ["rules", "show", "h.toml/"], ["demo", "--rules", "h.toml/", "-o", "d.blog"]]
+    for args, done in zip(runs, cli_batch(runs, cwd=tmp_path), strict=True):
+        what = (args, done.returncode, done.stdout[-300:], done.stderr)
+        assert done.returncode == 2, what
+        lines = done.stderr.splitlines()
+        assert len(lines) == 1 and "Traceback" not in done.stderr, what
+        named = next(str(a) for a in args if str(a).startswith(("m.blog/", "h.toml/")))
+        assert f"{named}: Not a directory" in lines[0], what
+        if "json" in args:
+            assert json.loads(done.stdout)["error"]["exit_status"] == 2, what
+    assert _state(tmp_path) == before
