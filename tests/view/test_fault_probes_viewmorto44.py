@@ -163,7 +163,9 @@ def _shown(row: dict[str, Any], unit: str) -> dict[str, Any]:
     heads = [tuple(map(int, re.search(r"score (-?\d+) \u00b7 on the table (-?\d+)", h).groups()))  # type: ignore[union-attr]
              for h in row["sides"]]
     status = [tuple(map(int, m)) for m in
-              re.findall(r"side \d+: (-?\d+) \(\+(-?\d+) on the table\)", row["status"])]
+              # a scored hand's table is said "(105 on the table, scored)", not "(+105 ...)"
+              re.findall(r"side \d+: (-?\d+) \(\+?(-?\d+) on the table(?:, scored)?\)",
+                         row["status"])]
     assert status == heads, row
     head = re.match(r"hand (-|\d+) \u00b7 phase .*? \u00b7 turn: seat (\d+) ", row["status"])
     assert head is not None, row["status"]
