@@ -23,7 +23,10 @@ accessibility tree), colour, a 360 x 740 phone, reduced motion, print.
 
 from __future__ import annotations
 
+import base64
+import contextlib
 import re
+import zlib
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
@@ -133,6 +136,14 @@ def test_the_review_panel_says_a_time_cap_cut_decisions_short_on_screen_and_pape
         assert browser.execute_script(CONTRAST, True) == []
     finally:
         browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": ""})
+    # Chromium's own print to PDF: text drawn on every page, not a blank sheet
+    pdf = base64.b64decode(browser.execute_cdp_cmd("Page.printToPDF", {})["data"])
+    shown = []
+    for body in re.findall(rb"stream\r?\n(.*?)endstream", pdf, re.S):
+        with contextlib.suppress(zlib.error):
+            shown.append(len(re.findall(rb"\bT[Jj]\b", zlib.decompress(body))))
+    pages = len(re.findall(rb"/Type\s*/Page\b(?!s)", pdf))
+    assert pages >= 1 and len([n for n in shown if n]) >= pages, (pages, shown)
 
 
 # -- colour ----------------------------------------------------------------------------------
