@@ -69,6 +69,8 @@ DEFAULT_TIMEOUT = 60.0  # seconds a query, or a whole report, may run
 def _archive() -> ModuleType:
     import buraco_log.archive
 
+    # a wait for another process's hold on the readers' lock or gate, said once it is long
+    buraco_log.archive.store.on_wait = note
     return buraco_log.archive
 
 
@@ -385,6 +387,7 @@ def _ingest_with_progress(sources: list[str], root: str, jobs: int,
                           replace_stored: bool = True) -> archive.IngestReport:
     from buraco_log.archive import ingest
 
+    _archive()  # its waits said
     if not progress_shown():
         return ingest(sources, root, jobs=jobs, require_commitment=require_commitment,
                       replace_stored=replace_stored)
@@ -1463,6 +1466,8 @@ def _n(count: int, noun: str) -> str:
 def _compact_with_progress(root: str, before: datetime.date | None, dry_run: bool) -> Any:
     from buraco_log.archive.compact import compact
 
+    _archive()  # its waits said
+
     if not progress_shown() or dry_run:
         return compact(root, before=before, dry_run=dry_run)
     from rich.console import Console
@@ -1546,6 +1551,8 @@ def verify_archive(path: Path, as_json: bool) -> None:
 
 def _verify_with_progress(root: str) -> Any:
     from buraco_log.archive import fixity
+
+    _archive()  # its waits said
 
     if not progress_shown():
         return fixity.verify_archive(root)

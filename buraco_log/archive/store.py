@@ -530,17 +530,56 @@ def _open_readers(root: str, *, writer: bool) -> int | None:
     return fd
 
 
-def _flock_within(fd: int, how: int, seconds: float) -> bool:
-    """``flock(fd, how)``, tried until it is had or ``seconds`` have passed."""
-    deadline = time.monotonic() + seconds
+WAIT_SAID = 2.0
+"""Seconds a process waits for another's hold on the readers' lock or gate before it says so
+(:data:`on_wait`): a query held at the gate for 8 s, or a compact waiting 5 s for the
+queries still reading, looked hung and said nothing of what it waited for."""
+
+on_wait: Callable[[str], None] | None = None
+"""Where such a wait is said, once, in one line naming the lock and the processes holding it
+(the command line sets it: a note on stderr); None: it is not said."""
+
+
+def _flock_within(fd: int, how: int, seconds: float,
+                  waiting: Callable[[], str] | None = None) -> bool:
+    """``flock(fd, how)``, tried until it is had or ``seconds`` have passed. ``waiting``:
+    what is waited for, in words, said through :data:`on_wait` after :data:`WAIT_SAID`."""
+    start = time.monotonic()
+    deadline = start + seconds
+    said = waiting is None
     while True:
         try:
             fcntl.flock(fd, how | fcntl.LOCK_NB)
             return True
         except BlockingIOError:
-            if time.monotonic() >= deadline:
+            now = time.monotonic()
+            if now >= deadline:
                 return False
+            if not said and now - start >= WAIT_SAID:
+                said = True
+                hook = on_wait
+                if hook is not None and waiting is not None:
+                    with contextlib.suppress(Exception):  # only words: never the wait's end
+                        hook(waiting())
             time.sleep(LOCK_POLL)
+
+
+def _holders(fd: int) -> str:
+    """The other processes holding the lock on ``fd``: "process 41", "processes 41, 52"."""
+    with contextlib.suppress(OSError):
+        pids = sorted({pid for pid, _ in _flock_holders(os.fstat(fd))} - {os.getpid()})
+        if pids:
+            return f"process{'es' if len(pids) > 1 else ''} {', '.join(map(str, pids))}"
+    return "another process"
+
+
+def _writer_waited(root: str, fd: int, held: str) -> Callable[[], str]:
+    """What a reader waits for at the gate or the readers' lock, in words."""
+    def words() -> str:
+        writer = running_writer(root) or f"compact or drop ({_holders(fd)})"
+        return (f"{root}: waiting for the {writer} to remove the files it replaced: it holds "
+                f"{held}; a reader waits at most {GATE_WAIT:g} s")
+    return words
 
 
 @contextlib.contextmanager
@@ -569,9 +608,11 @@ def reading(root: str, within: float | None = None) -> Iterator[bool]:
         passed = True
         if gate is not None:
             stack.callback(os.close, gate)
-            passed = stack.enter_context(_holding_open(gate, fcntl.LOCK_SH,
-                                                       _bounded(GATE_WAIT, deadline)))
-        with _holding(fd, fcntl.LOCK_SH, _bounded(READER_WAIT, deadline)) as held:
+            passed = stack.enter_context(_holding_open(
+                gate, fcntl.LOCK_SH, _bounded(GATE_WAIT, deadline),
+                _writer_waited(root, gate, f"the readers' gate ({BATCHES}/)")))
+        with _holding(fd, fcntl.LOCK_SH, _bounded(READER_WAIT, deadline),
+                      _writer_waited(root, fd, f"the readers' lock ({READERS})")) as held:
             stack.close()  # out of the gate once in: a writer may be waiting there
             if not (passed and held) and time.monotonic() >= deadline:
                 raise GateTimeout(f"{root}: the time limit ran out at the readers' gate")
@@ -637,25 +678,35 @@ def _readers_gone(root: str, wait: float) -> Iterator[bool]:
         if gate is not None:
             stack.callback(os.close, gate)
             stack.enter_context(_holding_open(gate, fcntl.LOCK_EX, wait))
-        with _holding(fd, fcntl.LOCK_EX, wait) as held:
+
+        def readers() -> str:
+            return (f"{root}: waiting for the readers still reading files this run would "
+                    f"remove (query, report or verify: {_holders(fd)}, holding the readers' "
+                    f"lock {READERS}): at most {wait:g} s, then the files are left for the "
+                    "next clean-up")
+
+        with _holding(fd, fcntl.LOCK_EX, wait, readers) as held:
             yield held
 
 
 @contextlib.contextmanager
-def _holding(fd: int, how: int, wait: float) -> Iterator[bool]:
+def _holding(fd: int, how: int, wait: float, waiting: Callable[[], str] | None = None
+             ) -> Iterator[bool]:
     """The readers' lock on ``fd`` taken as ``how`` within ``wait`` seconds (yields whether
-    it is held); ``fd`` is closed after, which releases it."""
+    it is held); ``fd`` is closed after, which releases it. ``waiting``: as
+    :func:`_flock_within` says a long wait."""
     try:
-        with _holding_open(fd, how, wait) as held:
+        with _holding_open(fd, how, wait, waiting) as held:
             yield held
     finally:
         os.close(fd)
 
 
 @contextlib.contextmanager
-def _holding_open(fd: int, how: int, wait: float) -> Iterator[bool]:
+def _holding_open(fd: int, how: int, wait: float, waiting: Callable[[], str] | None = None
+                  ) -> Iterator[bool]:
     """:func:`_holding`, released (``LOCK_UN``) after, ``fd`` left open."""
-    held = _flock_within(fd, how, wait)
+    held = _flock_within(fd, how, wait, waiting)
     if held:
         _HELD.add(fd)
     try:

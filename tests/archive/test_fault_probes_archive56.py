@@ -15,6 +15,7 @@ KeyboardInterrupt inside the interpreter's own exit: "Exception ignored in: <mod
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import random
@@ -483,3 +484,108 @@ def test_processes_at_once_on_one_archive_end_as_a_one_shot_ingest(
         except AssertionError as exc:
             raise AssertionError(f"{kind} at {delay:.2f} s: {exc}") from None
         shutil.rmtree(work)
+
+
+# -- a wait for another process is said ---------------------------------------------------------
+
+def test_a_long_wait_at_the_gate_or_for_the_readers_names_the_lock_and_its_holder(
+        arch: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: a query held at the readers' gate up to 8 s, and a compact waiting up to 5 s
+    for the queries still reading, said nothing of what they waited for."""
+    said: list[str] = []
+    monkeypatch.setattr(store, "on_wait", said.append)
+    monkeypatch.setattr(store, "WAIT_SAID", 0.05)
+    with store.locked(str(arch), "compact"):
+        gate = os.open(arch / store.BATCHES, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            fcntl.flock(gate, fcntl.LOCK_EX)  # the writer waiting for readers holds the gate
+            with pytest.raises(store.GateTimeout), store.reading(str(arch), within=0.2):
+                pass
+        finally:
+            os.close(gate)
+    assert said == [f"{arch}: waiting for the compact (process {os.getpid()}) to remove the "
+                    "files it replaced: it holds the readers' gate (_batches/); a reader waits "
+                    "at most 8 s"]
+    said.clear()
+    reader = _reading(arch)
+    try:
+        with store.locked(str(arch), "compact"), store._readers_gone(str(arch), 0.2) as alone:
+            assert not alone
+    finally:
+        _done(reader)
+    assert said == [f"{arch}: waiting for the readers still reading files this run would "
+                    f"remove (query, report or verify: process {reader.pid}, holding the "
+                    "readers' lock .readers): at most 0.2 s, then the files are left for the "
+                    "next clean-up"]
+
+
+def _reading(arch: Path) -> subprocess.Popen[bytes]:
+    """A reader of ``arch`` in a process of its own (``flock`` holding the readers' lock
+    shared while ``cat`` waits for its input to end: the lock is the flock process's alone)."""
+    reader = subprocess.Popen(["flock", "-s", "-o", str(arch / store.READERS), "cat"],
+                              stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    while not _held(arch / store.READERS):
+        assert time.monotonic() < deadline and reader.poll() is None
+        time.sleep(0.01)
+    return reader
+
+
+def _done(reader: subprocess.Popen[bytes]) -> None:
+    assert reader.stdin is not None
+    reader.stdin.close()
+    reader.wait(timeout=30)
+
+
+def _held(path: Path) -> bool:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return False
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+
+
+# A compact (as the lock file names it) holding the readers' gate for a few seconds, as one
+# waiting for a long query holds it; it says "held" once it does.
+GATE_HOLDER = """
+import fcntl, os, sys, time
+from buraco_log.archive import store
+with store.locked(sys.argv[1], "compact"):
+    gate = os.open(os.path.join(sys.argv[1], store.BATCHES), os.O_RDONLY | os.O_DIRECTORY)
+    fcntl.flock(gate, fcntl.LOCK_EX)
+    print("held", flush=True)
+    time.sleep(float(sys.argv[2]))
+"""
+
+
+@pytest.mark.slow  # waits of several seconds, in processes of their own
+def test_a_query_at_the_gate_and_a_compact_waiting_for_a_reader_say_whom_they_wait_for(
+        site: Site, tmp_path: Path) -> None:
+    arch = site.copy(tmp_path)
+    reader = _reading(arch)
+    try:
+        done = cli("compact", arch)  # merges, then waits 5 s for the reader, in vain
+    finally:
+        _done(reader)
+    assert done.returncode == 0 and "left in place for the queries still reading" in done.stdout
+    assert done.stderr == (
+        f"buraco-log: note: {arch}: waiting for the readers still reading files this run would "
+        f"remove (query, report or verify: process {reader.pid}, holding the readers' lock "
+        ".readers): at most 5 s, then the files are left for the next clean-up\n")
+    writer = subprocess.Popen([sys.executable, "-c", GATE_HOLDER, str(arch), "6"], cwd=ROOT,
+                              text=True, stdout=subprocess.PIPE)
+    try:
+        assert writer.stdout is not None and writer.stdout.readline() == "held\n"
+        query = cli("query", arch, TOTAL, "-f", "json")
+    finally:
+        writer.communicate(timeout=60)
+    assert query.returncode == 0 and json.loads(query.stdout)[0]["n"] == 8
+    assert query.stderr == (
+        f"buraco-log: note: {arch}: waiting for the compact (process {writer.pid}) to remove "
+        "the files it replaced: it holds the readers' gate (_batches/); a reader waits at most "
+        "8 s\n")
+    compact(str(arch))  # the files left for the reader
+    settled(arch, site.all)
