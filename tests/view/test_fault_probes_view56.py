@@ -10,6 +10,8 @@ accessibility tree), colour, a 360 x 740 phone, reduced motion, print.
   the mortos' small cards and the chart's numbers were 10-11 pixels: each is now 12 or more.
 - With a reader's wider text spacing (WCAG 1.4.12: line height 1.5 and so on), a card's fixed
   height cut its suit, and a tile's letter, in half: a card now grows to hold them.
+- A Burako page offered the "four colours" box, which recolours suits: ticked, it changed
+  nothing on tiles, yet Tab stopped on it. It is left out there.
 - The current line of the move list was said only by its yellow: it is now aria-current.
   A mark pinned to a seq (a finding, the damage) appeared with no word to a screen reader:
   its box is a live region, as the event line is.
@@ -250,7 +252,8 @@ def test_a_screen_reader_is_told_each_controls_name_each_cards_name_and_the_step
     cards = [n["name"] for n in ax if n["role"] == "image" and "face down" not in n["name"]
              and n["name"] != "Running score over hands"]
     assert cards and [c for c in cards if not _CARD.fullmatch(c)] == []
-    assert {"button", "checkbox", "slider", "combobox"} <= {n["role"] for n in ax}
+    assert {"button", "slider", "combobox"} | ({"checkbox"} if which != "tiles" else set()) \
+        <= {n["role"] for n in ax}
     assert any(n["role"] == "list" and n["name"] == "Moves: the arrow keys step" for n in ax)
     live = sum(1 for n in ax if n.get("live") == "polite")
     assert live >= 3 + (which == "review")  # the seq, the event, the marks (the review's panel)
@@ -362,3 +365,20 @@ def test_a_readers_wider_text_spacing_cuts_no_cards_suit_or_tiles_letter(
     cut, width = phone.execute_script(SPACING)
     # was: ['2 of clubs', '8 of clubs', ...]: a card's fixed height cut its suit in half
     assert (cut, width) == ([], 360)
+
+
+@BROWSER
+@pytest.mark.slow
+def test_a_burako_page_offers_no_four_colours_box_that_changes_nothing(
+        browser: Any, pages: dict[str, Path]) -> None:
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.keys import Keys
+
+    _open(browser, pages["tiles"])
+    ActionChains(browser).send_keys(Keys.TAB).perform()
+    # was: "four", a box whose tick recoloured nothing (tiles keep their own colours)
+    assert browser.execute_script("return document.activeElement.id") == "first"
+    assert not [n for n in _ax(browser) if n["role"] == "checkbox"]
+    _open(browser, pages["referee"])
+    ActionChains(browser).send_keys(Keys.TAB).perform()
+    assert browser.execute_script("return document.activeElement.id") == "four"
