@@ -14,7 +14,8 @@ accessibility tree), colour, a 360 x 740 phone, reduced motion, print.
   nothing on tiles, yet Tab stopped on it. It is left out there.
 - The current line of the move list was said only by its yellow: it is now aria-current.
   A mark pinned to a seq (a finding, the damage) appeared with no word to a screen reader:
-  its box is a live region, as the event line is.
+  its box is a live region, as the event line is; its line in the move list, marked by a
+  coloured border alone, now starts with a flag a screen reader says as "marked: ".
 - In forced colours (Windows' contrast themes) the line shown in the move list lost its
   yellow and was like any other.
 - The score chart's lines were told apart by colour alone, and nothing said which side each
@@ -382,3 +383,30 @@ def test_a_burako_page_offers_no_four_colours_box_that_changes_nothing(
     _open(browser, pages["referee"])
     ActionChains(browser).send_keys(Keys.TAB).perform()
     assert browser.execute_script("return document.activeElement.id") == "four"
+
+
+@BROWSER
+@pytest.mark.slow
+def test_a_marked_line_of_the_move_list_is_said_marked_not_only_bordered(
+        browser: Any, tmp_path: Path) -> None:
+    from buraco_log.view import Mark
+
+    page = tmp_path / "marked.html"
+    write_page(page, build_page(load(SIM / "classic-2p-000000.blog")[:40],
+                                marks={5: [Mark("finding", "a finding here")]}).html)
+    _open(browser, page, "#seq=3")
+    browser.execute_cdp_cmd("Accessibility.enable", {})
+    try:
+        nodes = browser.execute_cdp_cmd("Accessibility.getFullAXTree", {})["nodes"]
+    finally:
+        browser.execute_cdp_cmd("Accessibility.disable", {})
+    by_id = {n["nodeId"]: n for n in nodes}
+    said = {}
+    for n in nodes:
+        if n.get("role", {}).get("value") == "listitem":
+            text = "".join(by_id[c].get("name", {}).get("value", "")
+                           for c in n.get("childIds", []) if c in by_id)
+            if m := re.search(r"seq (\d+):", text):
+                said[int(m[1])] = text
+    assert said[5].startswith("marked: seq 5: ")  # was: "seq 5: ...", as any other line
+    assert said[4].startswith("seq 4: ") and said[6].startswith("seq 6: ")
