@@ -8,11 +8,15 @@ and every score (each hand's lines, the totals, the winner) the same, up to the 
   the outcome alone, in every preset. A relabelling that is not consistent (the 2s keep their
   suit) must change it: the check can fail.
 - Seats rotated with the dealer (§2: play starts after the dealer, who rotates; sides are
-  alternate seats), and players renamed: the same scores by side and seat.
-- The cards of a meld, a lay-off or a taken-back opening in another order; the lays of one
-  turn in another order (a lay-off onto a meld laid that turn after it, lay-offs onto one meld
-  in their order), melds renumbered to match.
-- JSON Lines and binary: the same events and the same verdicts.
+  alternate seats), players renamed, carried totals moved with their sides: the same scores by
+  side and seat. ``legal_moves`` and ``pile_options`` answer the same, relabelled.
+- The cards of a meld, a lay-off, a taken-back opening, a hand or a morto dealt in another
+  order; the lays of one turn in another order (a lay-off onto a meld laid that turn after it,
+  lay-offs onto one meld in their order), melds renumbered to match; lay-offs in a row onto one
+  meld as one. The rules fix one order: the last lays, where keeping a single card that cannot
+  be thrown is refused (docs/rules.md, "No card left to discard").
+- JSON Lines and binary, tiles and cards, times and notes, the optional cross-checks left out,
+  a match resumed in a new log from the totals after any hand: the same outcome.
 
 There is no copy relation to check: both copies of a card share one code (cards.py), so a log
 cannot say which copy a move used (§1: "copies are interchangeable for the rules").
@@ -20,7 +24,7 @@ cannot say which copy a move used (§1: "copies are interchangeable for the rule
 Matches come from the shipped bots and from uniform legal play, every preset and table size;
 refusals from moves tried at sampled positions (kept in the log only when refused, so they
 change nothing) and from hand-built scenarios. The default run takes a few examples of each;
-the slow sweep every preset and table size over many seeds.
+the slow sweep every preset, table size and a few house-rule sets over many seeds.
 """
 
 from __future__ import annotations
@@ -513,7 +517,7 @@ def _shuffled_order(block: list[AnyEvent], base: int, rng: random.Random) -> lis
 
 # ----------------------------------------------------------------------------- the tests
 
-_FAST = settings(max_examples=3, deadline=None, derandomize=True,
+_FAST = settings(max_examples=2, deadline=None, derandomize=True,
                  suppress_health_check=[HealthCheck.too_slow])
 _ONE = settings(_FAST, max_examples=1)
 _SWEEP = settings(max_examples=1000, deadline=None, derandomize=True,
@@ -649,7 +653,7 @@ def test_carried_totals_and_the_vulnerable_opening_follow_the_seats(players: int
 def check_carried(players: int, k: int, seed: int) -> None:
     totals = (800,) + (100,) * (min(players, 3) - 1 if players <= 3 else 1)
     match = carried_match("classic", players, seed, totals, hands=1)
-    events = with_refusals(match, seed, rate=0.15)
+    events = with_refusals(match, seed, rate=0.1)
     before = outcome(events)
     assert before.verdicts[1] == (1, None, None) and refusals(before) > 0
     assert_same(rotate_outcome(before, players, k), outcome(rotate_seats(events, k)),
