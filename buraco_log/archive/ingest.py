@@ -561,20 +561,12 @@ def ingest(
         with _interrupt_after(raise_after=False) as caught:
             flush(force=True)  # a Ctrl-C now is held until the commit is whole
         report.interrupted = report.interrupted or bool(caught)
-        _count_copies(report, copies, refused)
-        report.stronger_copies = _stronger_copies(root, dupes, kept)
-        if match_ids.intersection(stored_ids) or len(set(stored_ids)) < len(stored_ids):
-            report.shared_match_ids = shared_match_ids(root, report.batches)  # read only then
-        if held_paths.intersection(storable(p) for p in stored_paths):
-            report.reused_paths = reused_paths(root, report.batches)  # read only then
-        if replace_stored and report.stronger_copies and not report.interrupted:
-            _replace(root, report, strict)
-        if store.current_ratings(root) is None and store.manifests(root):
-            try:
-                _store_ratings(root)
-            except KeyboardInterrupt:  # derived: the report computes them when missing
-                report.interrupted = True
-        for row in unreadable:
+        try:  # what follows reads what is committed: a Ctrl-C cuts it, never the commits
+            _after_commit(root, report, strict, replace_stored, copies, refused, dupes, kept,
+                          match_ids, stored_ids, held_paths, stored_paths)
+        except KeyboardInterrupt:  # it said "nothing was committed" of committed batches
+            report.interrupted = True
+        for row in unreadable:  # committed in the errors table: named in the summary too
             report.errors.append(ErrorSummary(row["source_path"], row["code"], row["rule"],
                                               row["message"], row["seq"]))
         if on_progress is not None:  # the last word: the summary's counts
@@ -585,6 +577,27 @@ def ingest(
             on_progress(progress)
     report.seconds = time.monotonic() - t0
     return report
+
+
+def _after_commit(root: str, report: IngestReport, strict: bool, replace_stored: bool,
+                  copies: dict[tuple[str, bool], list[str]],
+                  refused: dict[tuple[str, bool], ErrorSummary],
+                  dupes: list[tuple[str, str, Tail]], kept: dict[str, _Kept],
+                  match_ids: set[str], stored_ids: list[str], held_paths: set[str],
+                  stored_paths: list[str]) -> None:
+    """An ingest's last steps, once its batches are committed: the copies counted, the
+    stronger copies, shared match ids and reused paths named (each read from the committed
+    files), the stronger copies stored in place, the ratings stored."""
+    _count_copies(report, copies, refused)
+    report.stronger_copies = _stronger_copies(root, dupes, kept)
+    if match_ids.intersection(stored_ids) or len(set(stored_ids)) < len(stored_ids):
+        report.shared_match_ids = shared_match_ids(root, report.batches)  # read only then
+    if held_paths.intersection(storable(p) for p in stored_paths):
+        report.reused_paths = reused_paths(root, report.batches)  # read only then
+    if replace_stored and report.stronger_copies and not report.interrupted:
+        _replace(root, report, strict)
+    if store.current_ratings(root) is None and store.manifests(root):
+        _store_ratings(root)  # derived: cut short, the report computes them when missing
 
 
 _HELD = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)  # SIGHUP: cli.signals raises it

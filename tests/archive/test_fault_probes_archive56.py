@@ -499,7 +499,7 @@ def test_a_long_wait_at_the_gate_or_for_the_readers_names_the_lock_and_its_holde
         gate = os.open(arch / store.BATCHES, os.O_RDONLY | os.O_DIRECTORY)
         try:
             fcntl.flock(gate, fcntl.LOCK_EX)  # the writer waiting for readers holds the gate
-            with pytest.raises(store.GateTimeout), store.reading(str(arch), within=0.2):
+            with pytest.raises(store.GateTimeout), store.reading(str(arch), within=0.12):
                 pass
         finally:
             os.close(gate)
@@ -509,13 +509,13 @@ def test_a_long_wait_at_the_gate_or_for_the_readers_names_the_lock_and_its_holde
     said.clear()
     reader = _reading(arch)
     try:
-        with store.locked(str(arch), "compact"), store._readers_gone(str(arch), 0.2) as alone:
+        with store.locked(str(arch), "compact"), store._readers_gone(str(arch), 0.12) as alone:
             assert not alone
     finally:
         _done(reader)
     assert said == [f"{arch}: waiting for the readers still reading files this run would "
                     f"remove (query, report or verify: process {reader.pid}, holding the "
-                    "readers' lock .readers): at most 0.2 s, then the files are left for the "
+                    "readers' lock .readers): at most 0.12 s, then the files are left for the "
                     "next clean-up"]
 
 
@@ -589,3 +589,28 @@ def test_a_query_at_the_gate_and_a_compact_waiting_for_a_reader_say_whom_they_wa
         "8 s\n")
     compact(str(arch))  # the files left for the reader
     settled(arch, site.all)
+
+
+# -- a Ctrl-C once the batches are committed -----------------------------------------------------
+
+def test_a_ctrl_c_after_the_commit_says_what_is_committed(three: Path, tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Ctrl-C while the ingest, its batch committed, looked for stronger copies of stored
+    matches (a read of the committed files). Before: the KeyboardInterrupt left the library,
+    and the command line said "interrupted: nothing was committed; run the same command
+    again" of a committed batch."""
+    ingest_module = sys.modules["buraco_log.archive.ingest"]
+    real = ingest_module._stronger_copies
+
+    def cut(*args: Any) -> Any:
+        os.kill(os.getpid(), signal.SIGINT)  # Python's handler raises KeyboardInterrupt
+        return real(*args)
+
+    monkeypatch.setattr(ingest_module, "_stronger_copies", cut)
+    log = sorted((three.parent / "logs").iterdir())[0]
+    try:
+        report = ingest([str(log)], tmp_path / "a")
+    except KeyboardInterrupt:  # as before: the command line took it for nothing committed
+        pytest.fail("the Ctrl-C after the commit left the library")
+    assert report.interrupted and report.added == 1 and len(report.batches) == 1
+    assert [m["batch"] for m in store.manifests(str(tmp_path / "a"))] == report.batches
