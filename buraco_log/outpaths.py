@@ -66,9 +66,15 @@ def written_in_place(path: str | os.PathLike[str]) -> bool:
 
 def rename_target(path: str | os.PathLike[str]) -> Path:
     """The file a rename should replace for ``path``: the file a link names, so that a link to
-    an output keeps being a link."""
+    an output keeps being a link. A loop of links is refused (OSError ELOOP)."""
     target = Path(path)
-    return Path(os.path.realpath(target)) if target.is_symlink() else target
+    if not target.is_symlink():
+        return target
+    real = os.path.realpath(target)
+    if os.path.islink(real):  # realpath stops at the link it met again: a loop, which names
+        # no file (`demo --overwrite` replaced the link itself, exit 0)
+        raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), os.fspath(path))
+    return Path(real)
 
 
 _KINDS = ((stat.S_ISREG, "a file"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),

@@ -348,7 +348,8 @@ def _remove_unfinished(out_dir: str, rules: Rules, players: int) -> None:
             if name.endswith(".blog" + _TMP):
                 _unlink_file(path)
             elif name.endswith(".blog") and os.path.islink(path):
-                _unlink_file(f"{rename_target(path)}{_TMP}")
+                with contextlib.suppress(OSError):  # a loop of links names no file: go on
+                    _unlink_file(f"{rename_target(path)}{_TMP}")
 
 
 def _unlink_file(path: str) -> None:

@@ -12,7 +12,7 @@ import typer
 
 from buraco_log import log
 from buraco_log.errors import RulesError
-from buraco_log.outpaths import no_directory
+from buraco_log.outpaths import dangling_link, no_directory, rename_target
 from buraco_log.rules import PRESETS, Rules
 from buraco_log.simulate import (
     MatchSummary,
@@ -154,6 +154,20 @@ def simulate(
     if out.exists() and not out.is_dir():
         raise fail(f"{out}: exists and is not a directory; --output names the directory the "
                    "logs go to", EXIT_USAGE, as_json=js)
+    if out.is_symlink() and not out.exists():  # a loop of links, or a link to nothing: it
+        # said "File exists", exit 1, naming neither
+        try:
+            target = rename_target(out)
+        except OSError as exc:
+            raise fail(f"{out}: {exc.strerror}", EXIT_USAGE, as_json=js) from None
+        if not os.path.lexists(target.parent):  # made as a directory is, through the link
+            raise fail(f"{out}: {dangling_link(out)}; {no_directory(target.parent)}",
+                       EXIT_USAGE, as_json=js)
+        try:  # the directory it names, made, as a link to a file it names is written
+            target.mkdir()
+        except OSError as exc:
+            raise fail(f"{out}: {exc.strerror} (making {target}, which it names)", EXIT_USAGE,
+                       as_json=js) from None
     if not os.path.lexists(out):  # made with its parents: one of them a file said "Not a
         # directory" in the system's words, naming none
         above = next((p for p in out.absolute().parents if os.path.lexists(p)), None)

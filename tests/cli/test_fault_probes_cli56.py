@@ -373,3 +373,33 @@ def test_a_log_or_rules_file_named_with_a_slash_at_its_end_is_not_a_directory(
         if "json" in args:
             assert json.loads(done.stdout)["error"]["exit_status"] == 2, what
     assert _state(tmp_path) == before
+
+
+# -- a loop of symbolic links named as an output ------------------------------------------------
+
+
+@pytest.mark.slow
+def test_a_loop_of_links_named_as_an_output_is_refused_and_kept(tmp_path: Path) -> None:
+    """A loop of links names no file: `demo --overwrite -o LOOP` replaced the link itself with
+    the log, exit 0, and `simulate -o LOOP` said "LOOP: File exists", exit 1; every other
+    writer says "Too many levels of symbolic links", exit 2, as docs/cli.md promises."""
+    os.symlink("b.blog", tmp_path / "a.blog")
+    os.symlink("a.blog", tmp_path / "b.blog")
+    os.symlink("nowhere", tmp_path / "sims")  # a link to a directory not made yet: made
+    before = _state(tmp_path)
+    runs: list[list[object]] = [
+        ["demo", "--rules", "thirteen-quick", "--overwrite", "-o", "a.blog"],
+        ["demo", "-f", "json", "--rules", "thirteen-quick", "--overwrite", "-o", "a.blog"],
+        ["simulate", "--rules", "thirteen-quick", "-o", "a.blog"],
+        ["convert", GOOD, "--to", "jsonl", "--overwrite", "-o", "a.blog"]]
+    for args, done in zip(runs, cli_batch(runs, cwd=tmp_path), strict=True):
+        what = (args, done.returncode, done.stdout[-300:], done.stderr)
+        assert done.returncode == 2, what
+        assert done.stderr == "buraco-log: error: a.blog: Too many levels of symbolic links\n", \
+            what
+    assert _state(tmp_path) == before  # both links as they were, nothing else made
+    made = cli_batch([["simulate", "--rules", "thirteen-quick", "-o", "sims"]], cwd=tmp_path)[0]
+    assert made.returncode == 0, made.stderr
+    assert (tmp_path / "sims").is_symlink()
+    assert [p.name for p in (tmp_path / "nowhere").iterdir()] == [
+        "thirteen-quick-2p-000000.blog"]
