@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 
+from buraco_log.outpaths import dangling_link, rename_target
 from cli.common import CONTEXT, EXIT_USAGE, Format, emit_json, fail, guarded
 from cli.paths import named_path
 from cli.safetext import terminal_safe
@@ -138,6 +139,17 @@ def new(
         # named as every error names a file (`k\xff`, not Python's `'k\udcff'`), and why
         raise fail(f"{name or repr(name)}: a key name is a plain file name: printable, "
                    "no '/', not starting with '.'", EXIT_USAGE, as_json=format is Format.json)
+    if directory.is_symlink() and not directory.exists():  # it said "DIR/NAME.key: No such
+        # file or directory", naming a file never asked for: a private key is not made
+        # through a link to nowhere, as it is not under a missing parent
+        try:
+            rename_target(directory)
+        except OSError as exc:  # a loop
+            raise fail(f"{directory}: {exc.strerror}", EXIT_USAGE,
+                       as_json=format is Format.json) from None
+        raise fail(f"{directory}: {dangling_link(directory)}; --dir names an existing "
+                   "directory, or a new one in an existing directory", EXIT_USAGE,
+                   as_json=format is Format.json)
     secret = _passphrase(passphrase, passphrase_file, format is Format.json)
     # before the pair is made or refused: any later `keys new` there removes them
     _said_removed(clean_leftovers(str(directory)) if directory.is_dir() else (), directory)

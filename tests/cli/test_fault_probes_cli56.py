@@ -403,3 +403,16 @@ def test_a_loop_of_links_named_as_an_output_is_refused_and_kept(tmp_path: Path) 
     assert (tmp_path / "sims").is_symlink()
     assert [p.name for p in (tmp_path / "nowhere").iterdir()] == [
         "thirteen-quick-2p-000000.blog"]
+
+
+@pytest.mark.slow
+def test_keys_new_into_a_link_to_nowhere_names_the_link(tmp_path: Path) -> None:
+    """`keys new K -d LINK`, LINK a link to a directory that does not exist: it said
+    "LINK/K.key: No such file or directory; no key was kept", naming a file never asked for."""
+    os.symlink("gone", tmp_path / "keys")
+    done = cli_batch([["keys", "new", "site", "-d", "keys"]], cwd=tmp_path)[0]
+    assert done.returncode == 2 and done.stdout == "", done.stderr
+    assert done.stderr == ("buraco-log: error: keys: a symbolic link to 'gone', which does not "
+                           "exist; --dir names an existing directory, or a new one in an "
+                           "existing directory\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["keys"]
