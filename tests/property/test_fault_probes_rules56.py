@@ -66,8 +66,10 @@ from buraco_log.jsonl import binary_to_jsonl, dump, read_jsonl
 from buraco_log.log import read_events, write_log
 from buraco_log.moves import legal_moves, pile_options
 from buraco_log.reducer import Replayer, validate
+from buraco_log.reducer import step as reducer_step
 from buraco_log.rules import PRESETS, Rules, derive, side_of
 from buraco_log.simulate import simulate_match
+from buraco_log.state import State
 from tests.play import _pick, deal, random_match, start, turn_of
 from tests.property.legal_check import plausible
 from tests.scenario import Scenario
@@ -168,17 +170,36 @@ def outcome(events: Sequence[AnyEvent]) -> Outcome:
         else:
             verdicts.append((ev.seq, None, None))
     s = rep.state()
-    hands = tuple(
+    return Outcome(tuple(verdicts), _hands_of(s), s.totals, s.winner, s.phase)
+
+
+def _hands_of(s: State) -> tuple[Any, ...]:
+    return tuple(
         (h.hand, h.dealer, h.reason, h.went_out, h.recorded, h.morto_taken_at, h.turns,
          h.end_seq, tuple(msgspec.to_builtins(sc) for sc in h.scores))
         for h in s.results
     )
-    return Outcome(tuple(verdicts), hands, s.totals, s.winner, s.phase)
 
 
 @functools.lru_cache(maxsize=256)
 def mixed_outcome(name: str, players: int, seed: int, uniform: bool) -> Outcome:
     return outcome(mixed_match(name, players, seed, uniform))
+
+
+def outcome_by_step(events: Sequence[AnyEvent]) -> Outcome:
+    """:func:`outcome` through the frozen-state API (``reducer.step`` on a ``State``, a new
+    table each event) instead of the replayer's live table and its fast path."""
+    melds_mod._CACHES.clear()
+    state = State()
+    verdicts = []
+    for ev in events:
+        try:
+            state = reducer_step(state, ev)
+        except IllegalMoveError as exc:
+            verdicts.append((ev.seq, exc.rule, exc.seat))
+        else:
+            verdicts.append((ev.seq, None, None))
+    return Outcome(tuple(verdicts), _hands_of(state), state.totals, state.winner, state.phase)
 
 
 def assert_same(before: Outcome, after: Outcome, what: str) -> None:
@@ -681,11 +702,16 @@ def check_resumed(name: str, players: int, seed: int) -> int:
     return len(whole.hands) - 1
 
 
-def check_envelope(name: str, players: int, seed: int, uniform: bool) -> None:
+def check_envelope(name: str, players: int, seed: int, uniform: bool,
+                   step_api: bool = False) -> None:
+    """Notes and times, the cross-checks left out, and (``step_api``) the frozen-state API
+    (a new table each event: slow) give the same outcome."""
     match = (uniform_match if uniform else bot_match)(name, players, seed)
     events = list(mixed_match(name, players, seed, uniform))
     before = mixed_outcome(name, players, seed, uniform)
     assert_same(before, outcome(annotate(events)), "notes and times")
+    if step_api:
+        assert_same(before, outcome_by_step(events), "the frozen-state API")
     assert_same(unrecorded(outcome(match)), unrecorded(outcome(strip_cross_checks(match))),
                 "cross-checks left out")
 
@@ -915,7 +941,7 @@ def test_sweep_every_preset_and_table_size_through_every_relation(
     check_seats(name, players, seed, k % players or 1, uniform)
     STATS["reordered or merged"] += check_order(name, players, seed, uniform)
     check_rendering(name, players, seed, uniform)
-    check_envelope(name, players, seed, uniform)
+    check_envelope(name, players, seed, uniform, step_api=True)
     STATS["resumed cuts"] += check_resumed(name, players, seed)
     if name == "classic":
         check_carried(players, k % players or 1, seed)
