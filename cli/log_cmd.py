@@ -345,14 +345,19 @@ def _form_of(path: Path) -> str:
 
 @guarded
 def schema(
-    directory: Annotated[Path, typer.Option("--dir", "-d", help="Where to write.")] = Path(
-        "schema"
-    ),
+    directory: Annotated[Path, typer.Option("--dir", "-d", help="Where to write.",
+                                            parser=named_path)] = Path("schema"),
     check: Annotated[
         bool, typer.Option("--check", help="Only report files that are out of date.")
     ] = False,
 ) -> None:
     """Write the JSON Schema of every event into schema/."""
+    if directory.is_symlink() and not directory.exists():  # a loop said "File exists", exit
+        # 1, and --check "out of date"; a link to nowhere is made, as a missing --dir is
+        try:
+            rename_target(directory)
+        except OSError as exc:
+            raise fail(f"{directory}: {exc.strerror}", EXIT_USAGE) from None
     if directory.exists() and not directory.is_dir():
         raise fail(f"{directory}: exists and is not a directory; --dir names where the schema "
                    "files go", EXIT_USAGE)

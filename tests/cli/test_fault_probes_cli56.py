@@ -422,3 +422,20 @@ def test_keys_new_into_a_link_to_nowhere_names_the_link(tmp_path: Path) -> None:
                            "exist; --dir names an existing directory, or a new one in an "
                            "existing directory\n")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["keys"]
+
+
+@pytest.mark.slow
+def test_schema_refuses_a_loop_of_links_and_an_empty_dir(tmp_path: Path) -> None:
+    """`schema --dir LOOP` said "LOOP: File exists", exit 1 (`--check`: "out of date"), and
+    `--dir ''` wrote into the current directory, where every other command refuses both."""
+    os.symlink("b", tmp_path / "a")
+    os.symlink("a", tmp_path / "b")
+    before = _state(tmp_path)
+    runs: list[list[object]] = [["schema", "--dir", "a"], ["schema", "--check", "--dir", "a"],
+                                ["schema", "--dir", ""]]
+    loop, check, empty = cli_batch(runs, cwd=tmp_path)
+    for done in (loop, check):
+        assert (done.returncode, done.stderr) == (
+            2, "buraco-log: error: a: Too many levels of symbolic links\n"), done.stderr
+    assert empty.returncode == 2 and "an empty name" in empty.stderr, empty.stderr
+    assert _state(tmp_path) == before
