@@ -528,7 +528,9 @@ def render_diff(d: audit.Diff) -> Iterator[str]:
         yield ("both copies are matches not started: no event to compare"
                + (f" ({' and '.join(cut)} {'has' if len(cut) == 1 else 'have'} no whole "
                   f"header: delete {'that file' if len(cut) == 1 else 'the files'})"
-                  if cut else ""))
+                  if cut else "")
+               # no event differs: the header's version does, which the head digest covers
+               + ("; only their log-format versions differ" if not d.heads_equal else ""))
         return
     if d.diverge_seq is None and d.prefix is None:  # the same events, one copy damaged
         # (it said "first divergence at seq None")

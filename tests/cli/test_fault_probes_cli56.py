@@ -327,6 +327,15 @@ def test_diff_of_two_empty_logs_is_identical_in_both_forms(tmp_path: Path) -> No
     for done in (both_json, mixed):
         assert done.returncode == 0 and json.loads(done.stdout)["identical"] is True
     assert binary.stderr == text.stderr == ""
+    # headers alone of two log-format versions: no event differs, the version does (the
+    # head digest covers it), as of two whole copies of one match (exit 1 all the same)
+    for version in (1, 2):
+        (tmp_path / f"v{version}.blog").write_bytes(
+            (ROOT / "examples" / "format" / f"v{version}.blog").read_bytes()[:log.HEADER_SIZE])
+    versions = cli_batch([["diff", "v1.blog", "v2.blog"]], cwd=tmp_path)[0]
+    assert versions.returncode == 1 and versions.stdout.splitlines()[-1] == (
+        "both copies are matches not started: no event to compare; only their log-format "
+        "versions differ"), versions.stdout
 
 
 @pytest.mark.slow
