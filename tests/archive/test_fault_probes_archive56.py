@@ -252,6 +252,13 @@ def ended(p: subprocess.Popen[str], others: list[subprocess.Popen[str]]) -> tupl
     return False, out
 
 
+def waits_only(err: str) -> bool:
+    """Whether a reader's standard error says nothing but a long wait for a writer (on a
+    loaded machine, a wait at the readers' gate can pass the 2 s after which it is said)."""
+    return all(line.startswith("buraco-log: note: ") and ": waiting for the " in line
+               for line in err.splitlines())
+
+
 def settled(arch: Path, want: dict[str, list[int]]) -> None:
     """The archive as a one-shot ingest leaves it: its rows, a clean verify with nothing
     left over, no temporary, no match twice."""
@@ -363,7 +370,7 @@ def a_report_while_compact_or_drop_runs(site: Site, tmp: Path, delay: float,
     time.sleep(delay)
     reader = start("report", arch, "-f", "json")
     out, err = reader.communicate(timeout=300)
-    assert reader.returncode == 0 and err == "", err
+    assert reader.returncode == 0 and waits_only(err), err
     assert ended(writer, [])[0]
     _cleaned_up(arch)
     settled(arch, site.but_last if dropping else site.all)
@@ -382,7 +389,7 @@ def a_verify_while_an_ingest_runs(site: Site, tmp: Path, delay: float,
     while True:
         check = start("verify", arch, "-f", "json")
         out, err = check.communicate(timeout=300)
-        assert check.returncode == 0 and err == "", err
+        assert check.returncode == 0 and waits_only(err), err
         doc = json.loads(out)
         assert doc["ok"], doc["problems"]
         # files of no commit are said only as the writer's at work
@@ -447,7 +454,7 @@ def one_killed_while_another_runs(site: Site, tmp: Path, delay: float,
     writer.kill()
     writer.communicate(timeout=300)
     out, err = reader.communicate(timeout=300)
-    assert reader.returncode == 0 and err == "", err
+    assert reader.returncode == 0 and waits_only(err), err
     if kind == "compact":
         compact(str(arch))  # run again: it finishes what the killed one began
     elif kind == "ingest":
