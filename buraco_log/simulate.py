@@ -414,15 +414,21 @@ def simulate_many(
     bots: Sequence[str] = ("heuristic",),
     jobs: int = 1,
     on_match: Callable[[MatchSummary], None] | None = None,
+    first: int = 0,
 ) -> list[MatchSummary]:
-    """Play ``matches`` matches and write each as a sealed log in ``out_dir``.
+    """Play ``matches`` matches, those of index ``first`` on, and write each as a sealed log in
+    ``out_dir``.
 
     Match ``i`` depends only on the arguments and ``i``, so the files are the same bytes for any
-    ``jobs``. ``on_match`` is called in the parent process as each match is done (in any order
-    with several jobs); the returned summaries are in match order.
+    ``jobs``, and match 137 of a batch of 1,000 is remade alone (``first=137, matches=1``) as
+    the same bytes. ``on_match`` is called in the parent process as each match is done (in any
+    order with several jobs); the returned summaries are in match order.
     """
     check(rules, players)
-    match_file(rules, players, max(matches - 1, 0))  # a name that is no file name: before any work
+    if first < 0:
+        raise ValueError(f"first index {first}: at least 0")
+    # a name that is no file name: before any work
+    match_file(rules, players, first + max(matches - 1, 0))
     names = seat_bots(bots, players)
     check_bots(names)  # refuse an unknown bot, or a time cap, before any work starts
     out = os.fspath(out_dir)
@@ -430,7 +436,7 @@ def simulate_many(
     os.makedirs(out, exist_ok=True)
     job = _Job(rules, players, seed, names, out)
     try:
-        return _play_all(job, matches, jobs, on_match)
+        return _play_all(job, range(first, first + matches), jobs, on_match)
     except BaseException:
         if made:  # a run that failed before its first match left an empty directory behind
             with contextlib.suppress(OSError):
@@ -438,12 +444,13 @@ def simulate_many(
         raise
 
 
-def _play_all(job: _Job, matches: int, jobs: int,
+def _play_all(job: _Job, indices: range, jobs: int,
               on_match: Callable[[MatchSummary], None] | None) -> list[MatchSummary]:
     rules, players, out = job.rules, job.players, job.out_dir
+    matches = len(indices)
     results: list[MatchSummary] = []
     if jobs <= 1 or matches <= 1:
-        for i in range(matches):
+        for i in indices:
             summary = _play_and_write(job, i)
             results.append(summary)
             if on_match is not None:
@@ -455,7 +462,8 @@ def _play_all(job: _Job, matches: int, jobs: int,
 
     # Small chunks keep the progress bar moving and the workers evenly loaded.
     size = max(1, min(16, matches // (jobs * 8)))
-    chunks = [(job, i, min(i + size, matches)) for i in range(0, matches, size)]
+    chunks = [(job, i, min(i + size, indices.stop)) for i in range(indices.start, indices.stop,
+                                                                  size)]
     # An interrupt (Ctrl-C) stops the workers at once; each log is written whole or not at
     # all, so what is finished stays.
     try:

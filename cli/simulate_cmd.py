@@ -53,18 +53,19 @@ def check_players(r: Rules, players: int, *, as_json: bool = False) -> None:
 
 
 def check_file_names(r: Rules, option: str, players: int, matches: int, *,
-                     as_json: bool = False) -> None:
+                     as_json: bool = False, first: int = 0) -> None:
     """The rules' name must make file names (a name of 100 CJK characters is 319 bytes with
     the suffix: it was refused as a data error, exit 1, naming no option)."""
     try:
-        match_file(r, players, max(matches - 1, 0))
+        match_file(r, players, first + max(matches - 1, 0))
     except RulesError as exc:
         raise fail(f"--rules {option}: {exc}", EXIT_USAGE, as_json=as_json, error=exc) from None
 
 
-def _log_names_in(out: Path, r: Rules, players: int, matches: int) -> list[str]:
-    """The names in ``out`` that this run would write, in match order: the directory listed
-    once (a million matches each looked up took 6 s before the first match began)."""
+def _log_names_in(out: Path, r: Rules, players: int, matches: int, first: int = 0) -> list[str]:
+    """The names in ``out`` that this run would write (matches ``first`` on), in match order:
+    the directory listed once (a million matches each looked up took 6 s before the first
+    match began)."""
     if not out.is_dir():
         return []
     prefix = match_file(r, players, 0).removesuffix("000000.blog")
@@ -73,8 +74,8 @@ def _log_names_in(out: Path, r: Rules, players: int, matches: int) -> list[str]:
         for entry in entries:
             digits = entry.name.removeprefix(prefix).removesuffix(".blog")
             if (entry.name.startswith(prefix) and digits.isascii() and digits.isdigit()
-                    and int(digits) < matches and entry.name == match_file(r, players,
-                                                                           int(digits))):
+                    and first <= int(digits) < first + matches
+                    and entry.name == match_file(r, players, int(digits))):
                 found[int(digits)] = entry.name
     return [found[i] for i in sorted(found)]
 
@@ -98,6 +99,10 @@ def simulate(
     players: Annotated[int, typer.Option("--players", help="Number of players.")] = 2,
     matches: Annotated[int, typer.Option("--matches", help="How many matches.", min=1,
                                          max=MAX_MATCHES)] = 1,
+    index: Annotated[int, typer.Option(
+        "--index", min=0, max=MAX_MATCHES - 1,
+        help="The first match's index in the batch: --index 137 remakes match 137 of a batch "
+        "made with the same seed, rules, players and bots, the same bytes.")] = 0,
     seed: Annotated[str, typer.Option("--seed", help="Seed: same seed, same bytes.")] = "0",
     output: Annotated[str, typer.Option("--output", "-o", metavar="DIR",
                                         help="The directory the logs go to.")] = "sim",
@@ -143,7 +148,7 @@ def simulate(
         except ValueError as exc:
             raise fail(f"--bot {name}: {exc}", EXIT_USAGE, as_json=js) from None
     check_players(r, players, as_json=js)
-    check_file_names(r, rules, players, matches, as_json=js)
+    check_file_names(r, rules, players, matches, as_json=js, first=index)
     if not output:  # an unset variable: Path("") is ".", and the logs went into the cwd
         raise fail("--output '': an empty name; name the directory the logs go to",
                    EXIT_USAGE, as_json=js)
@@ -174,7 +179,7 @@ def simulate(
         if above is not None and not above.is_dir():
             shown = next((p for p in out.parents if p.absolute() == above), above)
             raise fail(f"{out}: {no_directory(shown)}", EXIT_USAGE, as_json=js)
-    names_there = _log_names_in(out, r, players, matches)
+    names_there = _log_names_in(out, r, players, matches, index)
     if overwrite:  # a directory under a log's name is not replaced: os.replace said
         # "LOG.tmp: Is a directory", naming the temporary file and not the directory; nor a
         # FIFO, socket or device (os.replace swapped it for the log)
@@ -199,16 +204,16 @@ def simulate(
     start = time.perf_counter()
     try:
         if show:
-            summaries = _with_progress(r, players, matches, seed, out, names, jobs)
+            summaries = _with_progress(r, players, matches, seed, out, names, jobs, index)
         else:
             summaries = simulate_many(
-                r, players, matches, seed=seed, out_dir=out, bots=names, jobs=jobs
+                r, players, matches, seed=seed, out_dir=out, bots=names, jobs=jobs, first=index
             )
     except KeyboardInterrupt:  # it said "interrupted" alone: which run, and what is left
         from cli.signals import stopped_by
 
         how, status = stopped_by()
-        new = len(_log_names_in(out, r, players, matches)) - len(names_there)
+        new = len(_log_names_in(out, r, players, matches, index)) - len(names_there)
         kept = ("the finished logs stay" if overwrite else  # some names were there before
                 "1 finished log stays" if new == 1 else f"{new:,} finished logs stay")
         raise fail(f"{out}: {how} while simulating {matches:,} "
@@ -220,6 +225,9 @@ def simulate(
         emit_json(report)
         return
     said = f"{report['matches']} match{'es' if report['matches'] != 1 else ''}"  # "1 matches"
+    if index:  # which of the batch
+        last = index + report["matches"] - 1
+        said += f" (index {index})" if last == index else f" (index {index} to {last})"
     typer.echo(terminal_safe(f"{said} of {r.name}, {players} players, written to {out}"))
     typer.echo(
         f"events {report['events']:,}  hands {report['hands']:,}  "
@@ -262,7 +270,8 @@ def _report(
 
 
 def _with_progress(
-    r: Rules, players: int, matches: int, seed: str, out: Path, names: tuple[str, ...], jobs: int
+    r: Rules, players: int, matches: int, seed: str, out: Path, names: tuple[str, ...], jobs: int,
+    first: int = 0,
 ) -> list[MatchSummary]:
     from cli.progress import progress
 
@@ -280,7 +289,8 @@ def _with_progress(
             update(done, rate=rate)
 
         return simulate_many(
-            r, players, matches, seed=seed, out_dir=out, bots=names, jobs=jobs, on_match=on_match
+            r, players, matches, seed=seed, out_dir=out, bots=names, jobs=jobs, on_match=on_match,
+            first=first,
         )
 
 
