@@ -5,10 +5,13 @@ than its name says), every command that writes fed each kind of output (a missin
 directory, its own input, /dev/full). Each refusal is one line on stderr naming the file, the
 documented exit status, no traceback, stdout valid JSON (or empty) under ``-f json``, no input
 changed and nothing left behind. Earlier probes took FIFOs, devices, directories and long names
-(cli42, cli35); this one adds the rest of the matrix, and the two places where two commands, or
+(cli42, cli35); this one adds the rest of the matrix, and the places where two commands, or
 two forms of one answer, disagreed: `diff` of two empty binary logs (exit 1, where two empty
-JSON Lines logs were identical, exit 0), and `verify`'s torn tail (its JSON named seq 1 for a
-signature record cut short, which holds no seq, where its line named none). Real subprocesses."""
+JSON Lines logs were identical, exit 0); `verify`'s torn tail (its JSON named seq 1 for a
+signature record cut short, which holds no seq, where its line named none); `repair` of a
+binary log named .jsonl (cut, where `verify` and `seal` refuse it); a file named with a '/' at
+its end (read as the file); a loop of links as the output of `demo --overwrite` (the link
+replaced), `simulate`, `keys new` and `schema`. Real subprocesses."""
 
 from __future__ import annotations
 
