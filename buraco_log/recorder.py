@@ -266,6 +266,7 @@ class _Table:
         "next_seq",
         "path",
         "pending",
+        "ready",
         "sealed",
         "stamp",
         "tail",
@@ -286,6 +287,7 @@ class _Table:
         self.pending: list[bytes] = []  # encoded events not yet handed to the committer
         self.waiters: list[_Waiter] = []
         self.dead = False  # dropped from the recorder: callers look the match up again
+        self.ready = False  # read from its log (or found new): see Recorder.loaded
         self.ended = False  # MatchEnded was accepted: forget the table once it is durable
         self.unresolved = 0  # appends accepted and not yet acknowledged or failed
         self.broken: str | None = None  # a write or fsync failed: refuse everything
@@ -799,6 +801,15 @@ class Recorder:
                 self._drop_unused(table)
                 return expect
 
+    def loaded(self, match: str) -> bool:
+        """True when ``match`` is in memory, read from its log: an append or ``next_seq`` of it
+        reads no file now. Otherwise its first use opens and reads its log, replaying it
+        whole (65 ms for 43,000 events), and an ended match's log is read again at each use
+        (it is not kept). An asyncio caller makes such a call from a thread, not in its event
+        loop, whose other tasks it would hold up meanwhile (see the example server)."""
+        table = self._tables.get(match)
+        return table is not None and table.ready and not table.dead
+
     def submit(self, match: str, event: ev.AnyEvent) -> Future[int]:
         """Validate ``event`` now and return a future of its seq, set once it is durable."""
         future: Future[int] = Future()
@@ -1207,6 +1218,7 @@ class Recorder:
                 with self._cv:
                     self._drop(fresh)
                 raise
+            fresh.ready = True
         return fresh
 
     def _after_forget(self, table: _Table) -> None:
