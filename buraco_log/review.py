@@ -440,7 +440,10 @@ def to_text(review: Review, *, all_moves: bool = True) -> str:
             if not all_moves and not m.flagged:
                 continue
             mark = "MISTAKE" if m.flagged else ""
-            better = f"best: {m.best}" if m.cost > 0 else "best"
+            # a cost inside its noise (under 2 standard errors) names no better move: "best:
+            # X" there told a player X was better, and a 10x search found X no better in most
+            better = ("best" if m.cost <= 0 else f"best: {m.best}" if m.cost >= 2.0 * m.se
+                      else f"about even with {m.best}")
             # padded by terminal columns: a wide (CJK, emoji) name in a move took two each
             lines.append(f"  {'!' if m.flagged else ' '} seq {m.seq:<5d} {pad(m.kind, 8)} "
                          f"{pad(m.played, 34)} {pad(better, 40)} cost {m.cost:6.1f} ± "

@@ -1,0 +1,214 @@
+"""Fault probes of `review` (round 56): does the review tell a player the truth?
+
+- A seat that plays, at every decision, exactly the move the review calls best (same seed, same
+  budget) is found to have played the best move every time: every cost 0, nothing flagged. The
+  review's search is the expert's own: the same view, the same candidates (the move played
+  among them), the same sampled tables for the decision's seq.
+- With another review seed, the same play is judged on other samples: what it flags then is
+  the noise of the search, and stays rare.
+- Late in a hand, where the unseen cards are few, the review's cost is the exact expectation
+  over every arrangement of them (its own model), within its stated two standard errors, and
+  its best move is the exact best.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from buraco_log import simulate
+from buraco_log.events import AnyEvent, PileTaken
+from buraco_log.expert import (
+    STALL_DRAWS,
+    Budget,
+    ExpertBot,
+    ExpertView,
+    _cache,
+    _candidates,
+    decide,
+    decision_seed,
+    determinize,
+    move_key,
+    rollout,
+    seat_view,
+)
+from buraco_log.log import read_events
+from buraco_log.review import evaluate, review_events, tasks, to_text
+from buraco_log.rules import PRESETS
+from buraco_log.state import State
+
+ROOT = Path(__file__).resolve().parents[2]
+REVIEW_SEED = "0"
+
+
+class ReviewBest(ExpertBot):
+    """Plays the move the review, with ``seed`` and the bot's budget, would call best."""
+
+    def __init__(self, budget: Budget, seed: str) -> None:
+        super().__init__(budget)
+        self.seed = seed
+
+    def _choose(self, state: State, moves: Sequence[AnyEvent], rng: random.Random) -> AnyEvent:
+        if len(moves) == 1:
+            return moves[0]
+        if state.phase == "draw":  # the expert's stall guard: a pile passed back and forth
+            seen = (state.hand, len(state.stock))
+            self.stalled = self.stalled + 1 if seen == self._stock_seen else 0
+            self._stock_seen = seen
+            if self.stalled >= STALL_DRAWS:
+                return next(m for m in moves if not isinstance(m, PileTaken))
+        view = seat_view(state, state.turn, self.tracker.known)
+        best = decide(view, self.budget, decision_seed(self.seed, state.seq + 1)).best
+        return next(m for m in moves if move_key(m) == move_key(best))
+
+
+@contextmanager
+def _review_best_at_seat_0(budget: Budget) -> Iterator[None]:
+    real_make, real_check = simulate.make_bot, simulate.check_bots
+    simulate.make_bot = (  # type: ignore[assignment]
+        lambda n: ReviewBest(budget, REVIEW_SEED) if n == "expert" else real_make(n))
+    simulate.check_bots = lambda names: None  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        simulate.make_bot, simulate.check_bots = real_make, real_check  # type: ignore[assignment]
+
+
+def _played_by_review_best(preset: str, budget: Budget, seed: str) -> list[AnyEvent]:
+    with _review_best_at_seat_0(budget):
+        return simulate.simulate_match(PRESETS[preset], 2, seed=seed,
+                                       bots=("expert", "heuristic"))
+
+
+def test_play_that_is_the_reviews_own_choice_is_never_criticized() -> None:
+    budget = Budget(samples=2, candidates=2, rounds=1)
+    events = _played_by_review_best("thirteen-quick", budget, "self")
+    review = review_events(events, 0, budget=budget, seed=REVIEW_SEED)
+    assert review.decisions > 20
+    costly = [(m.seq, m.played, m.best, m.cost) for m in review.moves if m.cost != 0.0]
+    assert costly == [] and review.mistakes == 0
+    assert all(m.best == m.played for m in review.moves)
+
+
+@pytest.mark.slow  # two whole matches at the default budget, each reviewed three times
+@pytest.mark.parametrize("preset", ["classic", "burraco"])
+def test_the_reviews_own_play_at_the_default_budget_is_flagged_only_by_noise(preset: str) -> None:
+    budget = Budget()
+    events = _played_by_review_best(preset, budget, "self96")
+    same = review_events(events, 0, budget=budget, seed=REVIEW_SEED)
+    assert same.decisions > 50 and same.mistakes == 0
+    assert all(m.cost == 0.0 for m in same.moves)
+    for other in ("1", "2"):
+        review = review_events(events, 0, budget=budget, seed=other)
+        # other samples: a flag is the noise of 96 samples (2 standard errors and 25 points)
+        assert review.mistakes <= max(1, review.decisions // 50), [
+            (m.seq, m.played, m.best, m.cost, m.se) for m in review.moves if m.flagged]
+
+
+class _Fixed(random.Random):
+    """Deals the unseen cards in one given order (``perm`` of their places), or records them."""
+
+    def __init__(self, perm: Sequence[int] | None = None) -> None:
+        super().__init__(0)
+        self.perm = perm
+        self.seen: list[Any] = []
+
+    def shuffle(self, x: list[Any]) -> None:  # type: ignore[override]
+        self.seen = list(x)
+        if self.perm is not None:
+            x[:] = [self.seen[i] for i in self.perm]
+
+
+def _exact_means(view: ExpertView, cands: Sequence[AnyEvent], budget: Budget) -> list[float]:
+    """Each candidate's mean over every arrangement of the unseen cards, each arrangement
+    weighted by the shuffles that deal it (the review's sampling, taken whole)."""
+    probe = _Fixed()
+    determinize(view, probe)
+    unseen = probe.seen
+    arrangements = Counter(tuple(unseen[i] for i in p)
+                           for p in itertools.permutations(range(len(unseen))))
+    total = sum(arrangements.values())
+    cache = _cache(view.table.rules)  # type: ignore[arg-type]
+    side = view.table.sides[view.seat]
+    sums = [0.0] * len(cands)
+    for arr, weight in arrangements.items():
+        places = {c: [i for i, u in enumerate(unseen) if u == c] for c in set(unseen)}
+        perm = [places[c].pop(0) for c in arr]
+        world = determinize(view, _Fixed(perm))
+        for i, m in enumerate(cands):
+            sums[i] += weight * rollout(world, m, side, cache, budget.rounds)
+    return [s / total for s in sums]
+
+
+def _late_decisions(path: str, most_unseen: int, every: int) -> list[tuple[Any, int]]:
+    events = read_events(ROOT / path)
+    out = []
+    for seat in range(len(events[0].players)):  # type: ignore[union-attr]
+        todo, _ = tasks(events, seat, REVIEW_SEED)
+        for t in todo:
+            probe = _Fixed()
+            determinize(t.view, probe)
+            if len(probe.seen) <= most_unseen:
+                out.append((t, len(probe.seen)))
+    return out[::every]
+
+
+def _check_against_exact(task: Any, budget: Budget) -> tuple[bool, bool]:
+    d = evaluate(task, budget)
+    first = determinize(task.view, random.Random(task.seed))
+    cands = _candidates(first, budget, task.played, _cache(task.view.table.rules))
+    if len(cands) < 2:
+        return True, True
+    exact = dict(zip((move_key(m) for m in cands), _exact_means(task.view, cands, budget),
+                     strict=True))
+    mine = d.find(task.played)
+    assert mine is not None
+    best = d.evaluations[0].move
+    exact_cost = exact[move_key(best)] - exact[move_key(task.played)]
+    inside = abs(mine.cost - exact_cost) <= 2 * mine.se + 1e-6
+    is_best = exact[move_key(best)] >= max(exact.values()) - 1e-6
+    return inside, is_best
+
+
+def test_late_in_a_hand_the_cost_is_the_exact_one_within_its_error() -> None:
+    budget = Budget(samples=8, candidates=3, rounds=1)
+    late = _late_decisions("examples/sim/bossa-nova-2p-000000.blog", 3, 1)
+    assert len(late) >= 3
+    for task, _ in late:
+        assert _check_against_exact(task, budget) == (True, True), task.played.seq
+
+
+@pytest.mark.slow  # every arrangement of up to 6 unseen cards, at the default budget
+@pytest.mark.parametrize("path", ["examples/sim/bossa-nova-2p-000000.blog",
+                                  "examples/sim/mega-2p-000000.blog"])
+def test_late_positions_at_the_default_budget_against_every_arrangement(path: str) -> None:
+    got = [_check_against_exact(t, Budget()) for t, _ in _late_decisions(path, 6, 1)]
+    assert got
+    inside = sum(a for a, _ in got)
+    best = sum(b for _, b in got)
+    assert inside >= 0.9 * len(got) and best >= 0.9 * len(got), (inside, best, len(got))
+
+
+def test_a_cost_inside_its_noise_names_no_better_move_in_the_text() -> None:
+    """"best: X, cost 2.5 ± 1.4" told a player X was better; a search of 10 times the samples
+    found X no better in most such decisions (docs/review.md). Inside two standard errors the
+    text says the moves are about even; from two on, it names the better one."""
+    events = read_events(ROOT / "examples/sim/thirteen-quick-2p-000000.blog")[:120]
+    review = review_events(events, 0, budget=Budget(samples=4, candidates=3, rounds=1),
+                           seed=REVIEW_SEED)
+    lines = {int(line.split()[1]): line for line in to_text(review).splitlines()
+             if line.startswith("    seq ") or line.startswith("  ! seq ")}
+    noisy = [m for m in review.moves if 0 < m.cost < 2 * m.se]
+    clear = [m for m in review.moves if m.cost > 0 and m.cost >= 2 * m.se]
+    assert noisy and all(not m.flagged for m in noisy)
+    for m in noisy:
+        assert f"about even with {m.best}" in lines[m.seq] and "best:" not in lines[m.seq]
+    for m in clear:
+        assert f"best: {m.best}" in lines[m.seq]
