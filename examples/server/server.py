@@ -109,6 +109,10 @@ listening socket, a busy client's refusal)."""
 OFF_LOOP_PER_CONNECTION = 1
 """A connection's requests read on the loaders' threads at a time: one client asking of long
 logs over and over takes one thread, not all of them."""
+OFF_LOOP_QUEUED = 32
+"""A connection's requests waiting for a loader, at most: past that the server stops reading
+it (a client sending moves for a sealed table as fast as it could had 4,096 of them waiting,
+19 MB of the server's memory; they had been refused at once, read in the loop)."""
 REST_FROM = 0.002
 """Seconds a read takes before its loader rests (``--read-rest``): a shorter rest costs a turn
 of the loop's timer, 1 ms at least, for a read that held the interpreter a moment."""
@@ -160,6 +164,21 @@ class _Tables:
         gone = {t for t in self.live if not keep(t)}
         self.live -= gone
         self.count -= sum(1 for t in gone if t not in self.waiting)
+
+
+class _Turn:
+    """A request's place among its connection's: the connection's loader ``gate``, and its
+    place in the connection's queue for the loaders (``queued``, None: taken in the loop)."""
+
+    def __init__(self, gate: asyncio.Semaphore, queued: asyncio.Semaphore | None) -> None:
+        self.gate = gate
+        self.queued = queued
+
+    def done(self) -> None:
+        """Its call on a loader is over (or it needed none)."""
+        if self.queued is not None:
+            self.queued.release()
+            self.queued = None
 
 
 class _Slots:
@@ -377,6 +396,7 @@ class Server:
         slots = _Slots(self.max_in_flight)
         mine = _Tables()
         gate = asyncio.Semaphore(OFF_LOOP_PER_CONNECTION)
+        queued = asyncio.Semaphore(OFF_LOOP_QUEUED)
         transport = writer.transport
         clock = asyncio.get_running_loop().time
         taken = 0
@@ -410,19 +430,25 @@ class Server:
                         f"tables, at most {self.max_tables} (--max-tables): end one first"]):
                     break
                 continue
-            if op == "play" or (op == "next" and not self.ready(table)):
+            ready = self.ready(table)
+            if op == "play" or (op == "next" and not ready):
                 # Validation happens now, in arrival order; the wait for the disk does not
                 # hold up the next request. At most max_in_flight at a time: each holds its
                 # move until its answer is written.
+                if not ready:
+                    await queued.acquire()
                 await slots.take()
                 if writer.is_closing():  # dropped meanwhile: this move is not taken
                     slots.give()
+                    if not ready:
+                        queued.release()
                     break
+                turn = _Turn(gate, None if ready else queued)
                 if op == "play":
                     mine.take(table)
-                    work = self.play(writer, table, raw, slots, gate, mine)
+                    work = self.play(writer, table, raw, slots, turn, mine)
                 else:
-                    work = self.ask_next(writer, table, slots, gate)
+                    work = self.ask_next(writer, table, slots, turn)
                 task = asyncio.create_task(work)
                 pending.add(task)
                 task.add_done_callback(pending.discard)
@@ -506,20 +532,21 @@ class Server:
             next_call()
 
     async def ask_next(self, writer: asyncio.StreamWriter, table: str, slots: _Slots,
-                       gate: asyncio.Semaphore) -> None:
+                       turn: _Turn) -> None:
         try:
             try:  # a name that is no file name, or a log that cannot be read
                 reply: list[Any] = [
-                    "next", table, await self.off_loop(table, gate, self.recorder.next_seq,
+                    "next", table, await self.off_loop(table, turn.gate, self.recorder.next_seq,
                                                        table)]
             except LogFormatError as exc:
                 reply = ["refused", table, exc.kind, exc.message]
             self.send(writer, reply)
         finally:
+            turn.done()
             slots.give()
 
     async def play(self, writer: asyncio.StreamWriter, table: str, raw: msgspec.Raw,
-                   slots: _Slots, gate: asyncio.Semaphore, mine: _Tables) -> None:
+                   slots: _Slots, turn: _Turn, mine: _Tables) -> None:
         recorded = ended = False
         try:
             try:
@@ -527,8 +554,11 @@ class Server:
                 if self.ready(table):  # in memory: validated here, at once
                     seq = await self.recorder.append_async(table, event)
                 else:  # its log is read first: off the loop
-                    future = await self.off_loop(table, gate, self.recorder.submit, table,
-                                                 event)
+                    try:
+                        future = await self.off_loop(table, turn.gate, self.recorder.submit,
+                                                     table, event)
+                    finally:
+                        turn.done()
                     seq = await asyncio.wrap_future(future)
                 recorded, ended = True, isinstance(event, ev.MatchEnded)
             except IllegalMoveError as exc:
@@ -541,6 +571,7 @@ class Server:
                 reply = ["ok", table, seq]
             self.send(writer, reply)
         finally:
+            turn.done()
             mine.settle(table, recorded, ended)
             slots.give()
 
