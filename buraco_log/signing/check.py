@@ -362,6 +362,26 @@ def _renamed_heads(events: Sequence[ev.AnyEvent], receipts: Sequence[HeldReceipt
     return renamed
 
 
+def _invalid(held: HeldReceipt, why: str, keyring: Keyring | None) -> str:
+    """A receipt the trusted keys do not vouch for, said by what the keyring knows of its key:
+    a key it does not hold cannot say the signature is bad (a referee whose published key
+    list has since left out a retired key read "not a valid signature", as of a forgery),
+    and a revoked key's signature may be genuine and still prove nothing."""
+    k = held.receipt.key_id
+    if keyring is not None and k in keyring.revoked:
+        return (f"{_named(held)} proves nothing about the log: {why}, and a revoked key may "
+                "have leaked, so whatever it signed is no proof, whenever it was handed out (a "
+                "revocation has no date: whoever holds a leaked key can sign any head)")
+    if keyring is not None and k not in keyring.keys:
+        return (f"{_named(held)} cannot be checked: key {k} is not among the trusted keys (a "
+                "key of someone else's, or a key of the site's left out of the keys given, as "
+                "a key list published later may leave out a retired key): unchecked, it "
+                "proves nothing about the log; audit again with that key's NAME.pub to check "
+                "it")
+    return f"{_named(held)} is not a valid signature of the site: {why}: it proves nothing " \
+        "about the log"
+
+
 def _named(held: HeldReceipt) -> str:
     """A receipt as a finding names it: its seq, who holds it and the file it came from."""
     r = held.receipt
@@ -433,10 +453,8 @@ def _receipts(events: Sequence[ev.AnyEvent], receipts: Sequence[HeldReceipt], *,
         elif r.key_id != key_id:
             why = f"it is by key {r.key_id}, the log's match start records key {key_id}"
         if why is not None:
-            problems.append(Problem(
-                "sign.receipt_invalid",
-                f"{_named(held)} is not a valid signature of the site: {why}: it proves "
-                "nothing about the log", seq=r.seq))
+            problems.append(Problem("sign.receipt_invalid", _invalid(held, why, keyring),
+                                    seq=r.seq))
             continue
         if (last is None or r.seq > last) and not complete_read:
             # the file goes on but could not be read (damage, a torn tail): not proof of a cut

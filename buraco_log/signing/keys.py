@@ -521,6 +521,11 @@ def key_problem(k: PublicKey) -> str | None:
 _P: Final = 2**255 - 19
 _D: Final = -121665 * pow(121666, -1, _P) % _P
 _SQRT_M1: Final = pow(2, (_P - 1) // 4, _P)
+_Y8: Final = 0x05FC536D880238B13933C6D305ACDFD5F098EFF289F4C345B027B2C28F95E826
+_SMALL_ORDER_Y: Final = frozenset({0, 1, _P - 1, _Y8, _P - _Y8})
+"""The y of the 8 points of order dividing 8 (libsodium's list; each y with both signs of
+x, but x = 0 for y = 1 and y = p - 1): the whole torsion subgroup, so a set lookup decides
+what three doublings did, each with two modular inverses (10^5 published keys took minutes)."""
 
 
 def _weak_point(raw: bytes) -> str | None:
@@ -537,11 +542,7 @@ def _weak_point(raw: bytes) -> str | None:
         x = x * _SQRT_M1 % _P
     if (v * x * x - u) % _P or (x == 0 and raw[31] >> 7):
         return "the public key is not a point of the Ed25519 curve"
-    for _ in range(3):  # [8]P: the identity exactly when P's order divides 8
-        xx, yy, xy = x * x % _P, y * y % _P, x * y % _P
-        t = _D * xx * yy % _P
-        x, y = 2 * xy * pow(1 + t, -1, _P) % _P, (yy + xx) * pow(1 - t, -1, _P) % _P
-    if x == 0 and y == 1:
+    if y in _SMALL_ORDER_Y:
         return ("the public key is a point of small order (a weak key): it would verify "
                 "signatures anyone can forge")
     return None
@@ -556,18 +557,23 @@ def _empty_window(valid_from: str | None, valid_until: str | None) -> str | None
     return None
 
 
-def _twice(key_id: str) -> str:
+def _twice(key_id: str, one_file: bool = False) -> str:
     return (f"key {key_id} is published twice with different validity windows: which one "
-            "counts would depend on the order the files are read")
+            "counts would depend on the order "
+            + ("its entries are read (both in this file)" if one_file
+               else "the files are read"))
 
 
 class Keyring:
     """Trusted public keys by id, with validity windows, and the revoked key ids."""
 
-    def __init__(self, keys: Iterable[PublicKey] = (), revoked: Iterable[str] = ()) -> None:
+    def __init__(self, keys: Iterable[PublicKey] = (), revoked: Iterable[str] = (), *,
+                 checked: bool = False) -> None:
+        """``checked``: every key has passed :func:`key_problem` already (``load_keyring``
+        checks each as it reads it, naming its file), so it is not checked twice."""
         self.keys: dict[str, PublicKey] = {}
         for k in map(_lower_id, keys):
-            if (why := key_problem(k)) is not None:
+            if not checked and (why := key_problem(k)) is not None:
                 raise SigningError(why)
             if self.keys.setdefault(k.key_id, k) != k:
                 raise SigningError(_twice(k.key_id))
@@ -824,8 +830,9 @@ def load_keyring(paths: Sequence[str | os.PathLike[str]]) -> Keyring:
         nonlocal revoked
         for k in _checked(ring, path).keys:
             first, where = keys.setdefault(k.key_id, (k, path))
-            if first != k:
-                raise SigningError(f"{path}: {_twice(k.key_id)} (also in {where})")
+            if first != k:  # said of one file's entries, or of two files
+                raise SigningError(f"{path}: {_twice(k.key_id, where == path)}"
+                                   + ("" if where == path else f" (also in {where})"))
         revoked += ring.revoked
 
     for p in map(Path, paths):
@@ -843,7 +850,7 @@ def load_keyring(paths: Sequence[str | os.PathLike[str]]) -> Keyring:
     if not keys:  # every signature would be 'untrusted': a finding blaming the log for a typo
         raise SigningError(f"{', '.join(str(p) for p in paths)}: no published key (*.pub) to "
                            "trust: give the site's public keys")
-    return Keyring([k for k, _ in keys.values()], revoked)
+    return Keyring([k for k, _ in keys.values()], revoked, checked=True)
 
 
 __all__ = ["INSTALL_HINT", "KeyFiles", "Keyring", "PublicKey", "Signer", "SigningError",
