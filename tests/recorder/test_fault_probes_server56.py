@@ -163,9 +163,12 @@ def _match() -> list[ev.AnyEvent]:
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, int]]:
-    """A server playing at most 3 tables a connection, with an ended match's log, ``ended``."""
+    """A server playing at most 3 tables a connection, with an ended match's log, ``ended``,
+    and one of a match halfway, ``half``."""
     directory = tmp_path_factory.mktemp("served")
     log.write_log(directory / "ended.blog", _match(), sealed=True, validate=False)
+    log.write_log(directory / "half.blog", _renamed(_match(), "half")[:300], sealed=False,
+                  validate=False)
     server, port = start(directory, "--max-tables", "3")
     try:
         yield directory, port
@@ -234,3 +237,21 @@ def test_a_connection_plays_at_most_max_tables_tables_at_a_time(
     assert elsewhere == ["ok", "c3", 0]
     assert log.read_events(directory / "c3.blog") == played["c3"][:1]
 
+
+def test_moves_sent_while_their_table_is_read_are_taken_in_order(
+        served: tuple[Path, int]) -> None:
+    """The first of 40 moves sent at once to a match halfway has its log read on a loader;
+    the 39 behind it wait for it, and each is recorded once, in order (with the moves behind
+    it taken in the loop meanwhile, a server built so refused them, kind ``seq``)."""
+    directory, port = served
+    moves = _renamed(_match(), "half")[300:340]
+
+    async def probe() -> list[list[Any]]:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(b"".join(_play("half", event) for event in moves))
+        replies = [await _receive(reader) for _ in moves]
+        writer.close()
+        return replies
+
+    assert asyncio.run(probe()) == [["ok", "half", event.seq] for event in moves]
+    assert log.read_events(directory / "half.blog") == _renamed(_match(), "half")[:340]
