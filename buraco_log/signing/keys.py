@@ -217,6 +217,11 @@ def load_signer(path: str | os.PathLike[str], passphrase: bytes | None = None) -
 
     path = os.fspath(path)
     data = read_small(path, "a private key file")
+    if os.name == "posix" and b"-----BEGIN ENCRYPTED PRIVATE KEY-----" in data:
+        # an encrypted key others may read is refused before it is opened, as ssh refuses
+        # it: it said "give its passphrase" (or "a wrong passphrase"), and its leak only once
+        # the right passphrase was given
+        _private_mode(path)
     try:
         key = ser.load_pem_private_key(data, password=passphrase or None)
     except TypeError:
@@ -230,10 +235,19 @@ def load_signer(path: str | os.PathLike[str], passphrase: bytes | None = None) -
         kind = type(key).__name__.removeprefix("_").removesuffix("PrivateKey") or "another"
         raise SigningError(f"{path}: {_KINDS.get(kind, kind)} private key, not an Ed25519 one: "
                            "sign with the NAME.key 'buraco-log keys new' writes")
-    mode = os.stat(path).st_mode  # said of a key, not of a file that is none
-    if os.name == "posix" and mode & PRIVATE_BITS:
-        raise SigningError(_permission_problem(path, mode, PRIVATE_BITS))
+    if os.name == "posix":  # said of a key, not of a file that is none
+        _private_mode(path)
     return Signer(key)
+
+
+def _private_mode(path: str) -> None:
+    """Refuse a private key file that its group or others may read or write."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as exc:  # gone since it was read
+        raise SigningError(f"{path}: {exc.strerror or exc}") from None
+    if mode & PRIVATE_BITS:
+        raise SigningError(_permission_problem(path, mode, PRIVATE_BITS))
 
 
 _KINDS: Final = {"RSA": "an RSA", "EC": "an elliptic-curve (EC)", "DSA": "a DSA",

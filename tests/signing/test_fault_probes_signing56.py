@@ -220,3 +220,21 @@ def test_a_hundred_thousand_published_keys_load_in_seconds(tmp_path: Path) -> No
     spent = time.process_time() - began
     assert set(loaded.keys) == want
     assert spent < 40, spent
+
+
+# -- the private key file ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("passphrase", [None, b"not it"])
+def test_an_encrypted_key_others_may_read_is_refused_before_any_passphrase(
+        tmp_path: Path, passphrase: bytes | None) -> None:
+    """As ssh refuses it: it said "give its passphrase", or "a wrong passphrase", and that it
+    may have leaked only once the right passphrase was given."""
+    made = keys.write_key_pair(tmp_path, "site", passphrase=b"the passphrase")
+    os.chmod(made.private, 0o640)
+    with pytest.raises(SigningError) as err:
+        keys.load_signer(made.private, passphrase)
+    assert str(err.value).startswith(
+        f"{made.private}: a private key that others may read or write (mode 0640)"), err.value
+    os.chmod(made.private, 0o600)
+    assert keys.load_signer(made.private, b"the passphrase").key_id == made.key_id
