@@ -10,9 +10,11 @@ is used at once, with no stale compiled copy in front of it).
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 
 from setuptools import setup
+from setuptools.command.build import build
 
 # The replay hot path. Everything else is plain Python either way.
 COMPILED = ["buraco_log/melds.py", "buraco_log/scoring.py", "buraco_log/reducer.py"]
@@ -36,4 +38,18 @@ def ext_modules() -> list[object]:
     return list(modules)
 
 
-setup(ext_modules=ext_modules())
+class FreshBuild(build):  # type: ignore[misc]  # setuptools has no type stubs here
+    """Empty the build's library folders before building. setuptools ships whatever they hold,
+    so after an earlier ``pip install .`` in this tree a module since deleted, or the compiled
+    copy of a module no longer compiled (imported before its .py), went into the new wheel."""
+
+    def run(self) -> None:
+        base = os.path.abspath(self.build_base)
+        for folder in {self.build_purelib, self.build_platlib}:
+            path = os.path.abspath(folder)
+            if os.path.commonpath([base, path]) == base and path != base:  # never outside it
+                shutil.rmtree(path, ignore_errors=True)
+        super().run()
+
+
+setup(ext_modules=ext_modules(), cmdclass={"build": FreshBuild})
