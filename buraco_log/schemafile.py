@@ -6,9 +6,11 @@
 from __future__ import annotations
 
 import contextlib
+import inspect
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 from buraco_log import events as ev
 
@@ -18,10 +20,21 @@ COMMAND = "buraco-log schema"
 
 def render() -> dict[str, str]:
     """File name -> text of every generated schema file."""
-    events = ev.schema()
+    events = _cleaned(ev.schema())
     events["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     events["title"] = f"buraco-log event (format version {ev.FORMAT_VERSION}, binary array form)"
     return {"events.schema.json": json.dumps(events, indent=2, sort_keys=True) + "\n"}
+
+
+def _cleaned(node: Any) -> Any:
+    """Descriptions dedented as msgspec 0.23 does (0.18 to 0.22 kept a docstring's indent), so
+    the file is the same whichever msgspec pyproject.toml allows."""
+    if isinstance(node, dict):
+        return {k: inspect.cleandoc(v) if k == "description" and isinstance(v, str)
+                else _cleaned(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_cleaned(v) for v in node]
+    return node
 
 
 def stale(directory: str | os.PathLike[str]) -> list[str]:
