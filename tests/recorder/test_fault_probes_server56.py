@@ -15,8 +15,10 @@ without bound, each held in the recorder's memory until it ends; now at most ``-
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import os
+import signal
 import statistics
 import struct
 import time
@@ -73,12 +75,14 @@ async def _player(port: int, table: str, events: list[ev.AnyEvent],
 async def _asker(port: int, table: str, done: asyncio.Event, asked: list[int]) -> None:
     """Ask ``table``'s next seq over and over, 16 requests at a time, until ``done``."""
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    while not done.is_set():
-        writer.write(frame(["next", table, None]) * 16)
-        for _ in range(16):
-            await _receive(reader)
-            asked[0] += 1
-    writer.close()
+    try:
+        while not done.is_set():
+            writer.write(frame(["next", table, None]) * 16)
+            for _ in range(16):
+                await _receive(reader)
+                asked[0] += 1
+    finally:
+        writer.close()
 
 
 async def _resume(port: int, table: str, event: ev.AnyEvent) -> None:
@@ -154,6 +158,47 @@ def test_fifty_players_wait_no_longer_while_long_logs_are_read(tmp_path: Path) -
         assert busy["p99_ms"] < 2 * calm + 30, (calm, busy)
     for i in range(8):  # each resumed match took its move, after its 20,000
         assert len(log.read_events(tmp_path / f"long{i}.blog")) == 20_001
+
+
+@pytest.mark.slow
+def test_a_stop_waits_for_no_read_that_records_nothing(tmp_path: Path) -> None:
+    """SIGTERM while three clients ask again and again of a sealed log of 42,944 events and one
+    sends 50 moves at once to a match of 30,000: the server stops within seconds (25 s before:
+    it read the log for each of the 96 requests already received, 32 a client), and every
+    move it acknowledged is in the log, no other."""
+    long = _long_match()
+    log.write_log(tmp_path / "sealed.blog", _renamed(long, "sealed"), sealed=True, validate=False)
+    log.write_log(tmp_path / "half.blog", _renamed(long, "half")[:30_000], sealed=False,
+                  validate=False)
+    server, port = start(tmp_path)
+
+    async def probe() -> list[list[Any]]:
+        done, asked = asyncio.Event(), [0]
+        askers = [asyncio.create_task(_asker(port, "sealed", done, asked)) for _ in range(3)]
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(b"".join(_play("half", event) for event in long[30_000:30_050]))
+        await asyncio.sleep(0.5)
+        server.send_signal(signal.SIGTERM)
+        answers = []
+        with contextlib.suppress(asyncio.IncompleteReadError, ConnectionError):
+            while True:
+                answers.append(await _receive(reader))
+        writer.close()
+        done.set()
+        await asyncio.gather(*askers, return_exceptions=True)
+        return answers
+
+    began = time.monotonic()
+    answers = asyncio.run(probe())
+    out, err = server.communicate(timeout=120)
+    took = time.monotonic() - began
+    assert server.returncode == 0 and out.startswith("stopped") and err == "", (out, err)
+    assert took < 8, took
+    acknowledged = [a[2] for a in answers if a[0] == "ok"]
+    assert [a for a in answers if a[0] != "ok"] == []
+    kept = log.read_events(tmp_path / "half.blog")
+    assert acknowledged == list(range(30_000, len(kept)))
+    assert kept == _renamed(long, "half")[:len(kept)]
 
 
 @functools.cache
