@@ -571,6 +571,13 @@ def _empty_window(valid_from: str | None, valid_until: str | None) -> str | None
     return None
 
 
+def _same_key(a: PublicKey, b: PublicKey) -> bool:
+    """Whether two checked published keys are one key with one window, however written: a
+    key list republished by another tool over the years writes a bound as a date or as its
+    midnight, or the key's hex in capitals, and was refused as "different windows"."""
+    return a == b or (a.raw() == b.raw() and a.window() == b.window())
+
+
 def _twice(key_id: str, one_file: bool = False) -> str:
     return (f"key {key_id} is published twice with different validity windows: which one "
             "counts would depend on the order "
@@ -589,7 +596,7 @@ class Keyring:
         for k in map(_lower_id, keys):
             if not checked and (why := key_problem(k)) is not None:
                 raise SigningError(why)
-            if self.keys.setdefault(k.key_id, k) != k:
+            if not _same_key(self.keys.setdefault(k.key_id, k), k):
                 raise SigningError(_twice(k.key_id))
         # key ids are hex: a revocation in capitals must revoke all the same
         self.revoked: frozenset[str] = frozenset(r.strip().lower() for r in revoked)
@@ -844,7 +851,7 @@ def load_keyring(paths: Sequence[str | os.PathLike[str]]) -> Keyring:
         nonlocal revoked
         for k in _checked(ring, path).keys:
             first, where = keys.setdefault(k.key_id, (k, path))
-            if first != k:  # said of one file's entries, or of two files
+            if not _same_key(first, k):  # said of one file's entries, or of two files
                 raise SigningError(f"{path}: {_twice(k.key_id, where == path)}"
                                    + ("" if where == path else f" (also in {where})"))
         revoked += ring.revoked

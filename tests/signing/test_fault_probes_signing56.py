@@ -135,6 +135,30 @@ def test_one_key_twice_in_one_keyring_file_is_said_of_its_entries(tmp_path: Path
     assert list(load_keyring([ring]).keys) == [OLD.key_id]
 
 
+def test_one_key_and_window_written_two_ways_is_one_key(tmp_path: Path) -> None:
+    """A key list republished by another tool: the same bound as a date and as its midnight
+    in UTC, the key's hex in capitals. It was "published twice with different validity
+    windows", and the referee could not load the site's own keys."""
+    first = tmp_path / "2026" / "site.pub"
+    first.parent.mkdir()
+    first.write_bytes(msgspec.json.encode(OLD.public(None, "2027-01-01")))
+    public = msgspec.json.decode(msgspec.json.encode(OLD.public(None, "2027-01-01")))
+    for again in ({**public, "valid_until": "2027-01-01T00:00:00Z"},
+                  {**public, "valid_until": "2027-01-01T01:00:00+01:00"},
+                  {**public, "public_key": public["public_key"].upper()}):
+        ring = tmp_path / "later.json"
+        ring.write_text(json.dumps({"keys": [again]}))
+        loaded = load_keyring([first, ring])
+        assert list(loaded.keys) == [OLD.key_id]
+        assert loaded.keys[OLD.key_id].window() == (None, keys._ms("2027-01-01"))
+        ring.write_text(json.dumps({"keys": [public, again]}))  # in one file too
+        assert list(load_keyring([ring]).keys) == [OLD.key_id]
+    # a window that differs by a millisecond is still refused
+    ring.write_text(json.dumps({"keys": [{**public, "valid_until": "2027-01-01T00:00:00.001Z"}]}))
+    with pytest.raises(SigningError, match="published twice with different validity windows"):
+        load_keyring([first, ring])
+
+
 # -- receipts judged years later -------------------------------------------------------------
 
 
