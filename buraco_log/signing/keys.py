@@ -842,6 +842,22 @@ def _trusted_directory(path: Path) -> None:
                            f"chmod o-w {path}")
 
 
+def _misnamed_revocations(directory: Path) -> None:
+    """Refuse a keys directory holding a revocation list under another name than ``revoked``
+    (``revoked.txt`` as a site publishes it, ``REVOKED``): it was skipped without a word, and
+    every key it revokes trusted. An editor's backup (``revoked~``, hidden files) or a
+    directory is none."""
+    with contextlib.suppress(OSError):
+        for name in sorted(os.listdir(directory)):
+            if (name != "revoked" and not name.startswith(".") and not name.endswith("~")
+                    and name.lower().startswith(("revoked", "revocation"))
+                    and not (directory / name).is_dir()):
+                raise SigningError(
+                    f"{directory / name}: a keys directory reads its revocations from the "
+                    "file named 'revoked' alone, so this one would be skipped and the keys it "
+                    "revokes trusted: rename it 'revoked' (or move it out of the directory)")
+
+
 def load_keyring(paths: Sequence[str | os.PathLike[str]]) -> Keyring:
     """Trusted keys from directories and files (see the module's docstring)."""
     keys: dict[str, tuple[PublicKey, Path]] = {}
@@ -862,6 +878,7 @@ def load_keyring(paths: Sequence[str | os.PathLike[str]]) -> Keyring:
             for f in sorted(p.glob("*.pub")):
                 if not f.name.startswith("."):  # hidden: an editor's lock or swap file
                     add(_read_key_file(f), f)
+            _misnamed_revocations(p)
             if os.path.lexists(p / "revoked"):  # a link to nowhere is an error, not no list
                 revoked += _revoked_lines(p / "revoked")
         elif p.name == "revoked":  # a path missing or unreadable: read_small says why

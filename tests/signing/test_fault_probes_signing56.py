@@ -262,3 +262,20 @@ def test_an_encrypted_key_others_may_read_is_refused_before_any_passphrase(
         f"{made.private}: a private key that others may read or write (mode 0640)"), err.value
     os.chmod(made.private, 0o600)
     assert keys.load_signer(made.private, b"the passphrase").key_id == made.key_id
+
+
+@pytest.mark.parametrize("name", ["revoked.txt", "REVOKED", "revocations"])
+def test_a_revocation_list_under_another_name_is_refused_not_skipped(
+        signed: tuple[Path, dict[int, SignedHead]], tmp_path: Path, name: str) -> None:
+    """A site publishes `revoked.txt`; the referee puts it beside the `.pub` files. It was
+    skipped without a word, and the revoked key's signatures audited as trusted."""
+    path, _ = signed
+    ring = _pub_dir(tmp_path / "keys", [OLD])
+    (ring / name).write_text(f"{OLD.key_id}\n")
+    (ring / "revoked~").write_text("")  # an editor's backup: not a list
+    with pytest.raises(SigningError) as err:
+        load_keyring([ring])
+    said = str(err.value)
+    assert said.startswith(f"{ring / name}: ") and "rename it 'revoked'" in said, said
+    (ring / name).rename(ring / "revoked")
+    assert rules_of(audit(path, load_keyring([ring]))) == ["sign.revoked"]
