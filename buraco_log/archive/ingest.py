@@ -778,12 +778,23 @@ def _compare(path: str, tail: Tail, sealed: bool, signed: bool, signatures: int 
                         "sealed" if sealed else "unsealed", signed, signatures)
 
 
+def _import_before_fork() -> None:
+    """Import here what a worker's first chunk imports on first use: pyarrow.compute, and
+    pandas, which pyarrow imports at its first ``pa.array`` or ``pa.scalar`` where it is
+    installed (0.25-0.3 s of CPU). The coordinator needs both too; imported before the pool
+    forks, the workers inherit them instead of each importing them again."""
+    import pyarrow.compute  # noqa: F401  # here: a query never needs it
+
+    pa.array([0])
+
+
 def _run_pool(chunks: Iterable[list[tuple[str, str, int]]], jobs: int,
               take: Callable[[ChunkOut], None], flush: Callable[[], None],
               require_commitment: bool) -> None:
     # Bounded in flight: a few chunks per worker, so memory stays flat on huge inputs. The
     # workers die with this process, even by SIGKILL (worker_pool): orphans held the lock.
     after = "batches committed before stay; the rest was not committed"
+    _import_before_fork()
     with worker_pool(jobs, "checking logs", after) as pool:
         pending: set[Future[ChunkOut]] = set()
         for chunk in chunks:
