@@ -89,6 +89,27 @@ def _fsync_dir(path: str) -> None:
         os.close(fd)
 
 
+def makedirs_durable(path: str) -> None:
+    """``os.makedirs(path, exist_ok=True)`` whose new directories survive a power loss: the
+    parent of each one made is fsynced (a file renamed into a directory whose own name was never
+    made durable is lost with it, though its record, the commit point, is kept)."""
+    made = []
+    d = path
+    while d and not os.path.isdir(d):
+        made.append(d)
+        parent = os.path.dirname(d)
+        if parent == d:
+            break
+        d = parent
+    os.makedirs(path, exist_ok=True)
+    for d in reversed(made):  # (not through _fsync_dir: a test hook counts a commit's renames)
+        fd = os.open(os.path.dirname(d) or ".", os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
 MAX_JSON = 64 << 20  # a record lists one batch's files: far below this
 
 
@@ -241,7 +262,7 @@ def create_archive(root: str) -> str:
     _refuse_undecodable(os.path.realpath(root), root)  # before anything is made there
     if not is_archive(os.path.realpath(root)):
         _refuse_nested(root)
-    os.makedirs(root, exist_ok=True)
+    makedirs_durable(root)
     real = os.path.realpath(root)
     _refuse_odd_marker(real, root)
     if is_archive(real):
@@ -261,7 +282,7 @@ def create_archive(root: str) -> str:
         _new_json(os.path.join(real, MARKER), {"format": "buraco_log archive",
                                                "version": ARCHIVE_VERSION})
         # from the start: a commit cut short (by either engine) never leaves parts without it
-        os.makedirs(os.path.join(real, BATCHES), exist_ok=True)
+        makedirs_durable(os.path.join(real, BATCHES))
     return check_archive(real)
 
 
@@ -1002,7 +1023,7 @@ def note_intent(root: str, name: str, action: str, batches: list[str],
     files of ``batches`` (``files``, relative) without a record: written before the first
     rename of a commit and before a drop unlinks a record, so that :func:`recover` knows
     those parts for the leftovers of a run, and refuses any other part of no record."""
-    os.makedirs(os.path.join(root, BATCHES), exist_ok=True)
+    makedirs_durable(os.path.join(root, BATCHES))
     _atomic_json(os.path.join(root, BATCHES, f"{name}{INTENT}"),
                  {"action": action, "batches": batches, "files": files})
 
@@ -1705,7 +1726,7 @@ def _commit(root: str, batch: str, parts: dict[tuple[str, str], dict[str, pa.Tab
                 [rel for _t, _s, rel in planned])
     for _table, staged, rel in planned:
         final = at[0] = os.path.join(root, rel)
-        os.makedirs(os.path.dirname(final), exist_ok=True)
+        makedirs_durable(os.path.dirname(final))
         os.replace(staged, final)
         _fsync_dir(os.path.dirname(final))
     record = {
@@ -1716,7 +1737,7 @@ def _commit(root: str, batch: str, parts: dict[tuple[str, str], dict[str, pa.Tab
     }
     if compacted:
         record["compacted"] = list(compacted)  # these batches' rows are this one's now
-    os.makedirs(os.path.join(root, BATCHES), exist_ok=True)
+    makedirs_durable(os.path.join(root, BATCHES))
     at[0] = os.path.join(root, BATCHES, f"{batch}.json")
     _atomic_json(at[0], record)  # the commit point
     end_intent(root, batch)
