@@ -307,7 +307,9 @@ def encode_match(events: Sequence[AnyEvent]) -> bytes:
 def write_match(path: str | os.PathLike[str], events: Sequence[AnyEvent]) -> None:
     """Write a sealed log, replacing any file at ``path`` (through a symbolic link: the file it
     names, the link kept, as every output). The events were validated as they were played, so
-    not again here; and no fsync: a simulated match can always be remade."""
+    not again here. The file is fsynced before its rename, so that a power loss leaves the
+    old log or the new one at ``path``, never an empty or partial file under a log's name (the
+    directory is fsynced once, by :func:`simulate_many`, before it returns)."""
     from buraco_log import log
 
     path = os.fspath(path)
@@ -319,6 +321,8 @@ def write_match(path: str | os.PathLike[str], events: Sequence[AnyEvent]) -> Non
     try:
         with open(tmp, "wb") as f:
             f.write(encode_match(events))
+            f.flush()
+            os.fsync(f.fileno())
         os.replace(tmp, target)
     except BaseException as exc:  # an interrupt or a full disk: no half-written file stays
         with contextlib.suppress(OSError):
@@ -436,12 +440,25 @@ def simulate_many(
     os.makedirs(out, exist_ok=True)
     job = _Job(rules, players, seed, names, out)
     try:
-        return _play_all(job, range(first, first + matches), jobs, on_match)
+        done = _play_all(job, range(first, first + matches), jobs, on_match)
+        # every log's name (and a new directory's own) durable before the run says it is done
+        _fsync_directory(out)
+        if made:
+            _fsync_directory(os.path.dirname(os.path.abspath(out)))
+        return done
     except BaseException:
         if made:  # a run that failed before its first match left an empty directory behind
             with contextlib.suppress(OSError):
                 os.rmdir(out)  # only if empty: finished logs stay
         raise
+
+
+def _fsync_directory(path: str) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _play_all(job: _Job, indices: range, jobs: int,
