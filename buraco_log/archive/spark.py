@@ -718,7 +718,7 @@ def _commit_staged(root: str, batch: str,
     store.note_intent(root, batch, "ingest", [batch], [rel for _t, rel, _s, _n, _k in files])
     for table, rel, staged, n, _kept in files:
         final = os.path.join(root, rel)
-        os.makedirs(os.path.dirname(final), exist_ok=True)
+        store.makedirs_durable(os.path.dirname(final))
         os.replace(staged, final)
         store._fsync_dir(os.path.dirname(final))
         counts[table] += n
@@ -728,7 +728,7 @@ def _commit_staged(root: str, batch: str,
         "rows": counts,
         "fingerprints": {rel: kept for _t, rel, _s, _n, kept in files},
     }
-    os.makedirs(os.path.join(root, store.BATCHES), exist_ok=True)
+    store.makedirs_durable(os.path.join(root, store.BATCHES))
     store._atomic_json(os.path.join(root, store.BATCHES, f"{batch}.json"), record)
     store.end_intent(root, batch)
     return record
