@@ -18,7 +18,8 @@ LOGS = sorted(str(p) for p in (REPO / "examples" / "sim").glob("thirteen-quick-*
 
 
 @pytest.mark.parametrize("stage", ["read", "replay", "provenance", "flatten", "chunk",
-                                   "transfer", "ingest", "imports"])
+                                   "transfer", "ingest",
+                                   pytest.param("imports", marks=pytest.mark.slow)])
 def test_every_stage_of_count_instructions_runs(stage: str, tmp_path: Path) -> None:
     assert len(LOGS) == 2
     paths = tmp_path / "paths.txt"
