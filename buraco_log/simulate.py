@@ -324,6 +324,9 @@ def write_match(path: str | os.PathLike[str], events: Sequence[AnyEvent]) -> Non
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, target)
+        where = os.path.dirname(os.path.abspath(target))
+        if os.path.realpath(where) != os.path.realpath(os.path.dirname(os.path.abspath(path))):
+            _fsync_directory(where)  # a link led out of the output directory, synced at the end
     except BaseException as exc:  # an interrupt or a full disk: no half-written file stays
         with contextlib.suppress(OSError):
             os.unlink(tmp)

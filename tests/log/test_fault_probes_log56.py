@@ -109,6 +109,14 @@ def _torn(d: Path) -> None:
         f.write(b"\x05\x00\x00")
 
 
+def _linked_log(d: Path) -> None:
+    """out/classic-2p-000000.blog a link to a log in another folder: replaced where it leads."""
+    (d / "other").mkdir()
+    (d / "out").mkdir()
+    shutil.copy(_V2, d / "other" / "real.blog")
+    (d / "out" / "classic-2p-000000.blog").symlink_to(d / "other" / "real.blog")
+
+
 def _two_classic_batches(d: Path) -> None:
     subprocess.run(_cli("simulate", "--rules", "classic", "--matches", "2", "-o", d / "s",
                         "-j", "1"), cwd=REPO, capture_output=True, check=True)
@@ -177,6 +185,9 @@ CASES: dict[str, Case] = {
                                              "-j", "2"), False, _NOT_DATA),
     "simulate -o --overwrite": (_copy((_V2, "out/classic-2p-000000.blog")),
         lambda d: _cli("simulate", "-o", d / "out", "-j", "1", "--overwrite"), False, _NOT_DATA),
+    "simulate -o --overwrite through a link": (
+        _linked_log, lambda d: _cli("simulate", "-o", d / "out", "-j", "1", "--overwrite"),
+        False, _NOT_DATA),
     "keys new": (_nothing, lambda d: _cli("keys", "new", "site"), False, _NOT_DATA),
     "ingest": (_copy((_CLASSIC, "c.jsonl")),
                lambda d: _cli("ingest", d / "c.jsonl", "-a", d / "a" / "arch", "-j", "1"),
