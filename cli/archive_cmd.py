@@ -49,7 +49,7 @@ from cli.common import (
     progress_shown,
     refuse_log_as_output,
 )
-from cli.paths import directory_name, named_path, why_missing
+from cli.paths import directory_name, named_path, not_a_file, why_missing
 from cli.safetext import terminal_safe
 from cli.signals import said_as, stopped_by, terminate_as_interrupt
 from cli.supervise import supervised
@@ -115,8 +115,12 @@ def _the_archive(option: Path | None, positional: Path | None, as_json: bool = F
                    as_json=as_json)
     if not found.is_dir():  # a mistyped name is the user's, not a damaged archive
         # a log named in its place (`report match.blog`) was "no such archive directory"
-        what = ("is a file, not an archive directory (`buraco-log ingest LOG -a DIR` makes "
-                "one)" if found.exists() else "no such archive directory")
+        # a FIFO was "is a file", a loop of links "no such archive directory"
+        kind = not_a_file(found) or "a file"
+        what = (f"is {kind}, not an archive directory (`buraco-log ingest LOG -a DIR` makes "
+                "one)" if found.exists() else why_missing(found))
+        if not found.exists() and what == "No such file or directory":
+            what = "no such archive directory"
         raise fail(f"{found}: {what}", EXIT_USAGE, as_json=as_json)
     return found
 
