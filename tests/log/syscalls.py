@@ -104,20 +104,21 @@ class Verdict:
 
 
 def check(text: str, root: Path, *, existed: set[str] | None = None,
-          in_place: bool = True, cwd: Path | None = None, ignore: str | None = None
-          ) -> Verdict:
+          in_place: bool = True, cwd: Path | None = None, ignore: str | None = None,
+          ack_unlink: str | None = None) -> Verdict:
     """The durability faults of a traced run, over the files under ``root``. ``existed``: the
     paths there before the run (a file opened with O_CREAT that is not among them is new; with
     ``in_place`` False, writing one of them, rather than a new file renamed over it, is a fault).
     Acknowledgements: a write of ``ACK`` to /dev/null, a write to stdout, the first process's
     exit with 0. ``ignore``: a pattern of paths whose durability does not matter (a lock file's
-    holder note, a cache remade on demand)."""
+    holder note, a cache remade on demand). ``ack_unlink``: a pattern of files whose unlink or
+    truncation is an acknowledgement too (a journal, removed once the logs hold its events)."""
     top = os.path.realpath(root)
     base = os.path.realpath(cwd) if cwd else None
     existed = {os.path.realpath(p) for p in existed or ()}
     before = set(existed)
-    dirty: dict[str, str] = {}      # file -> what wrote it, not yet fsynced
-    entries: dict[str, dict[str, str]] = {}  # directory -> name -> change not yet fsynced
+    dirty: dict[str, tuple[str, int]] = {}  # file -> what wrote it and when, not yet fsynced
+    entries: dict[str, dict[str, tuple[str, int]]] = {}  # directory -> name -> change, when
     gone: set[str] = set()
     v = Verdict()
     first: int | None = None
@@ -130,24 +131,33 @@ def check(text: str, root: Path, *, existed: set[str] | None = None,
         return path == top or path.startswith(top + os.sep)
 
     def entry(path: str, what: str) -> None:
-        entries.setdefault(os.path.dirname(path), {})[os.path.basename(path)] = what
+        entries.setdefault(os.path.dirname(path), {})[os.path.basename(path)] = (what, now)
 
     def forget(path: str) -> None:  # a name gone again: its creation needs no fsync
         entries.get(os.path.dirname(path), {}).pop(os.path.basename(path), None)
         for d in [d for d in entries if d == path or d.startswith(path + os.sep)]:
             del entries[d]
 
-    def answer(where: str) -> None:
+    def answer(where: str, since: int | None = None) -> None:
+        """``since``: only what was done before this call is held to it (a journal removed
+        answers for the rounds it holds, not those of the next journal, made at ``since``)."""
         v.acks += 1
-        for path, what in sorted(dirty.items()):
-            v.faults.append(f"{where}: {path} not fsynced after {what}")
+        cut = now if since is None else since
+        for path, (what, when) in sorted(dirty.items()):
+            if when < cut:
+                v.faults.append(f"{where}: {path} not fsynced after {what}")
+                del dirty[path]
         for d, names in sorted(entries.items()):
-            for what in sorted(set(names.values()))[:1]:
+            late = {n: wn for n, wn in names.items() if wn[1] >= cut}
+            for what in sorted({w for n, (w, _) in names.items() if n not in late})[:1]:
                 v.faults.append(f"{where}: directory {d} not fsynced after {what}")
-        dirty.clear()
-        entries.clear()
+            if late:
+                entries[d] = late
+            else:
+                del entries[d]
 
-    for c in calls(text):
+    newest = 0  # when the newest file matching ack_unlink was made
+    for now, c in enumerate(calls(text)):
         if first is None:
             first = c.pid
         failed = c.ret.startswith("-1")
@@ -165,13 +175,15 @@ def check(text: str, root: Path, *, existed: set[str] | None = None,
             elif c.args.startswith("1<") and mine(path) is False:
                 answer("stdout")
             elif mine(path) and not path.endswith(" (deleted)"):
-                dirty[path] = c.name
+                dirty.setdefault(path, (c.name, now))  # the first write not synced
                 if not in_place and path in before:
                     v.faults.append(f"{path} written in place ({c.name})")
         elif c.name == "ftruncate":
             ops = _operands(c.args)
+            if ops and ack_unlink and re.search(ack_unlink, ops[0][1]):
+                answer(f"ftruncate {os.path.basename(ops[0][1])}", newest)
             if ops and mine(ops[0][1]):
-                dirty[ops[0][1]] = "ftruncate"
+                dirty.setdefault(ops[0][1], ("ftruncate", now))
         elif c.name in ("fsync", "fdatasync"):
             ops = _operands(c.args)
             if ops and (mine(ops[0][1]) or ops[0][1] == top):
@@ -182,12 +194,14 @@ def check(text: str, root: Path, *, existed: set[str] | None = None,
         elif c.name in ("openat", "open", "creat"):
             m = re.search(r"= \d+<([^>]*)>", " = " + c.ret)
             path = m.group(1) if m else ""
+            if ack_unlink and "O_CREAT" in c.args and re.search(ack_unlink, path):
+                newest = now
             if mine(path) and ("O_CREAT" in c.args or c.name == "creat") \
                     and path not in existed and path not in gone:
                 existed.add(path)
                 entry(path, f"creating {os.path.basename(path)}")
             if mine(path) and "O_TRUNC" in c.args:
-                dirty[path] = "O_TRUNC"
+                dirty.setdefault(path, ("O_TRUNC", now))
                 if not in_place and path in before:
                     v.faults.append(f"{path} truncated in place (O_TRUNC)")
         elif c.name in ("rename", "renameat", "renameat2", "link", "linkat"):
@@ -212,6 +226,8 @@ def check(text: str, root: Path, *, existed: set[str] | None = None,
                 entry(paths[0], f"mkdir {os.path.basename(paths[0])}")
         elif c.name in ("unlink", "unlinkat", "rmdir"):
             paths = _paths(c.args)
+            if paths and ack_unlink and re.search(ack_unlink, paths[0]):
+                answer(f"{c.name} {os.path.basename(paths[0])}", newest)
             if paths and mine(paths[0]):
                 dirty.pop(paths[0], None)
                 gone.add(paths[0])

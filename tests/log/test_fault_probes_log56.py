@@ -8,6 +8,7 @@ answer. The checker itself is tested on written traces first, so that it can fai
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -77,6 +78,22 @@ def test_checker_finds_a_write_in_place_and_an_acknowledgement_before_fsync() ->
 """
     v = sc.check(text, Path("/r"), existed={"/r/x"}, in_place=False)
     assert v.faults == ["/r/x written in place (write)", "ACK 1: /r/x not fsynced after write"]
+
+
+def test_checker_holds_a_removed_journal_to_the_writes_made_before_the_next_one() -> None:
+    text = """\
+10 write(3</r/m.blog>, "a", 1) = 1
+10 openat(4</r>, ".recorder.journal-2", O_RDWR|O_CREAT|O_EXCL, 0644) = 5</r/.recorder.journal-2>
+10 fsync(5</r/.recorder.journal-2>) = 0
+10 fsync(4</r>) = 0
+10 write(3</r/m.blog>, "b", 1) = 1
+10 unlinkat(4</r>, ".recorder.journal-1", 0) = 0
+"""
+    journal = r"\.recorder\.journal-\d+$"
+    v = sc.check(text, Path("/r"), ack_unlink=journal)
+    assert v.faults == ["unlinkat .recorder.journal-1: /r/m.blog not fsynced after write"]
+    synced = text.replace("10 openat(4", "10 fsync(3</r/m.blog>) = 0\n10 openat(4")
+    assert sc.check(synced, Path("/r"), ack_unlink=journal)
 
 
 def test_checker_joins_an_interrupted_call() -> None:
@@ -243,3 +260,54 @@ def test_a_new_log_is_durable_before_each_append_returns(tmp_path: Path) -> None
 def test_every_writing_command_syncs_before_it_answers(tmp_path: Path, name: str) -> None:
     v = traced(tmp_path, name)
     assert v, "\n".join(v.faults)
+
+
+_JOURNAL_RUN = """
+import os, sys, time
+from buraco_log.log import read_events
+from buraco_log.recorder import Recorder
+events = read_events(sys.argv[1])[:int(sys.argv[4])]
+r = Recorder(sys.argv[2], sync="journal", checkpoint_every=float(sys.argv[3]))
+for e in events:
+    r.append("m1", e)
+    r.append("m2", e)
+    time.sleep(float(sys.argv[5]))
+if sys.argv[6] == "crash":
+    os._exit(0)
+r.close()
+"""
+_JOURNAL_OPEN = """
+import sys
+from buraco_log.recorder import Recorder
+Recorder(sys.argv[1], sync="journal").close()
+"""
+_JOURNAL = r"\.recorder\.journal-\d+$"
+
+
+@pytest.mark.slow
+@needs_strace
+@pytest.mark.parametrize("when", ["checkpoints while it runs", "write-back on a restart"])
+def test_a_journal_goes_only_once_the_logs_hold_its_events_durably(tmp_path: Path,
+                                                                    when: str) -> None:
+    """The journal is the only durable copy of the moves it holds: each log written back, its
+    name and the folder's entries all fsynced before the journal is removed or cut."""
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    d = tmp_path / "w"
+    d.mkdir()
+    out = tmp_path / "trace"
+    if when == "write-back on a restart":  # acknowledged in the journal alone, then a crash
+        subprocess.run([PY, "-c", _JOURNAL_RUN, str(_V2), str(d / "x"), "1000", "6", "0",
+                        "crash"], env=env, check=True, timeout=120)
+        argv = [PY, "-c", _JOURNAL_OPEN, str(d / "x")]
+    else:
+        argv = [PY, "-c", _JOURNAL_RUN, str(_V2), str(d / "x"), "0.05", "12", "0.03", "close"]
+    before = sc.snapshot(d)
+    p = sc.trace(argv, out, env=env)
+    assert p.returncode == 0, p.stderr[-800:]
+    v = sc.check(out.read_text(errors="replace"), d, existed=before, ignore=_NOT_DATA,
+                 ack_unlink=_JOURNAL)
+    assert re.search(r'unlink(at)?\(.*\.recorder\.journal-\d+"', out.read_text(errors="replace")), \
+        "no journal was removed"
+    # a new log is linked into place once written, not synced: the journal holds its events
+    faults = [f for f in v.faults if not re.match(r"linkat \.\w+\.blog\.\w+\.new -> ", f)]
+    assert not faults, "\n".join(faults)
