@@ -1,7 +1,7 @@
 """A user installing the built wheel, not the source tree: every other test runs an editable
 install, which finds files in the tree that a wheel may lack.
 
-Builds once for the module (slow: about 6 minutes on 2 cores, most of it mypyc, twice): a wheel
+Builds once for the module (slow: about 7 minutes on 2 cores, most of it mypyc, twice): a wheel
 from a copy of the working tree (as ``pip install .`` does, over a stale earlier build), the
 sdist, a wheel from the sdist alone, and a plain-Python wheel (``BURACO_LOG_PURE=1``). The
 compiled wheel goes into a fresh virtualenv with the newest dependencies, the plain one into
