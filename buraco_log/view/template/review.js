@@ -53,9 +53,15 @@
     if (!li) { return; }
     li.className += " rv" + (m.flag ? " rv-bad" : "");
     li.setAttribute("data-rv", (m.flag ? "\u2717 " : "") + lost(m.cost));
-    li.setAttribute("title", "best: " + shown(m.best) + " (cost " + fmt(m.cost) + " \u00b1 " + fmt(m.se) + ")");
+    li.setAttribute("title", (m.cost > 0 && m.cost < 2 * m.se ? "about even with: " : "best: ") +
+      shown(m.best) + " (cost " + fmt(m.cost) + " \u00b1 " + fmt(m.se) + ")");
   });
   var BEST = ", in the best move found";
+  // a cost inside its noise (under 2 standard errors) names no better move, as the text says
+  function better(m, a, b) {
+    return (m.cost >= 2 * m.se ? "; best found " : "; about even with ") + a + esc(m.best) + b +
+      ", cost " + fmt(m.cost) + " \u00b1 " + fmt(m.se);
+  }
   function show() {
     var s = +document.body.getAttribute("data-seq");
     // a hand the step did not redraw keeps its cards: their outline and words go first
@@ -70,8 +76,7 @@
       // the move played scoring as well as any is the best found: said so, not named twice
       out += "<div><b" + (next.flag ? " class=\"bad\"" : "") + ">Decision at seq " + (s + 1) +
         (next.flag ? " (mistake)" : "") + "</b>: played <i>" + esc(next.played) + "</i>" +
-        (next.cost > 0 ? "; best found <i>" + esc(next.best) + "</i>, cost " + fmt(next.cost) +
-          " \u00b1 " + fmt(next.se) + " points." : ", the best move found.") +
+        (next.cost > 0 ? better(next, "<i>", "</i>") + " points." : ", the best move found.") +
         (next.cards.length ? " The best move's cards are outlined in green." : "") +
         "</div><table>" +
         next.alts.map(function (a) {
@@ -90,8 +95,7 @@
       }
     } else if (here) {
       out += "<div><b" + (here.flag ? " class=\"bad\"" : "") + ">This move</b>: " + esc(here.played) +
-        (here.cost > 0 ? "; best found " + esc(here.best) + ", cost " + fmt(here.cost) + " \u00b1 " +
-          fmt(here.se) : ", the best move found") + "</div>";
+        (here.cost > 0 ? better(here, "", "") : ", the best move found") + "</div>";
     }
     $("rv-now").innerHTML = out || "No decision of this seat here.";
   }
