@@ -24,22 +24,8 @@ from buraco_log.archive.fixity import verify_archive
 from buraco_log.log import read_events
 from tests import brokenlogs
 from tests.archive.corpus import make_corpus
+from tests.archive.tablehashes import TABLES, rows
 from tests.cli.probes import ROOT
-
-# Commit columns differ between the two ways of ingesting; every other column must not.
-EXCLUDED = {"matches": "EXCLUDE (ingested_at, batch)", "errors": "EXCLUDE (ingested_at, batch)"}
-TABLES = ("matches", "hands", "events", "melds", "players", "errors")
-
-
-def rows(archive: Path) -> dict[str, list[int]]:
-    """Every table's rows as sorted hashes, read by DuckDB from the committed Parquet files."""
-    con = connect(archive)
-    try:
-        return {t: [h for (h,) in con.sql(f"SELECT hash(x) FROM (SELECT * {EXCLUDED.get(t, '')} "
-                                          f"FROM {t}) x ORDER BY 1").fetchall()]
-                for t in TABLES}
-    finally:
-        con.close()
 
 
 def assert_as_one_shot(nightly: Path, nights: list[Path], one: Path) -> dict[str, list[int]]:

@@ -35,6 +35,7 @@ from buraco_log.archive.compact import compact
 from buraco_log.archive.fixity import verify_archive
 from buraco_log.errors import ArchiveError
 from tests.archive.corpus import make_corpus
+from tests.archive.tablehashes import TABLES, rows
 from tests.command_line import sigint_default
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -198,19 +199,6 @@ def test_verify_of_an_archive_an_ingest_is_committing_to_says_it_is_at_work(
 
 # -- processes at once on one archive ------------------------------------------------------------
 
-EXCLUDED = {"matches": "EXCLUDE (ingested_at, batch)", "errors": "EXCLUDE (ingested_at, batch)"}
-TABLES = ("matches", "hands", "events", "melds", "players", "errors")
-
-
-def rows(archive: Path) -> dict[str, list[int]]:
-    """Every table's rows as sorted hashes (commit columns aside), by DuckDB over the files."""
-    con = connect(archive)
-    try:
-        return {t: [h for (h,) in con.sql(f"SELECT hash(x) FROM (SELECT * {EXCLUDED.get(t, '')} "
-                                          f"FROM {t}) x ORDER BY 1").fetchall()]
-                for t in TABLES}
-    finally:
-        con.close()
 
 
 def start(*args: str | Path) -> subprocess.Popen[str]:
