@@ -58,9 +58,9 @@ def main() -> None:
                 _say(f"error {seq} {exc.kind} {exc}")
         elif words[0] == "flood":
             threads = [threading.Thread(target=flood, args=(t,)) for t in words[1:]]
+            _say("started")  # before the threads: their first "acked" line could come first
             for thread in threads:
                 thread.start()
-            _say("started")
         elif words[0] == "close":
             rec.close()
             _say("closed")
