@@ -1582,17 +1582,24 @@ def _open(path: str, flags: int) -> int:
     return open_log_fd(path, flags)
 
 
+def fsync_directory(directory: str) -> None:
+    """Flush ``directory`` itself: the names created, renamed or unlinked in it survive a power
+    loss."""
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def fsync_dir(path: str) -> None:
     """Flush the directory holding ``path``: a name just created, renamed or unlinked there
     survives a power loss. A failure names ``path``: an EIO naming no file was put on the log
     being read (the CLI cannot tell a read's EIO from a write's)."""
-    fd = os.open(os.path.dirname(os.path.abspath(path)) or ".", os.O_RDONLY)
     try:
-        os.fsync(fd)
+        fsync_directory(os.path.dirname(os.path.abspath(path)) or ".")
     except OSError as exc:
         raise OSError(exc.errno, exc.strerror, path) from None
-    finally:
-        os.close(fd)
 
 
 class NotDurableError(LogWriteError):

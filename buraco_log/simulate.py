@@ -326,7 +326,7 @@ def write_match(path: str | os.PathLike[str], events: Sequence[AnyEvent]) -> Non
         os.replace(tmp, target)
         where = os.path.dirname(os.path.abspath(target))
         if os.path.realpath(where) != os.path.realpath(os.path.dirname(os.path.abspath(path))):
-            _fsync_directory(where)  # a link led out of the output directory, synced at the end
+            log.fsync_directory(where)  # a link led out of the output directory, synced at the end
     except BaseException as exc:  # an interrupt or a full disk: no half-written file stays
         with contextlib.suppress(OSError):
             os.unlink(tmp)
@@ -445,9 +445,10 @@ def simulate_many(
     try:
         done = _play_all(job, range(first, first + matches), jobs, on_match)
         # every log's name (and a new directory's own) durable before the run says it is done
-        _fsync_directory(out)
+        from buraco_log.log import fsync_directory
+        fsync_directory(out)
         if made:
-            _fsync_directory(os.path.dirname(os.path.abspath(out)))
+            fsync_directory(os.path.dirname(os.path.abspath(out)))
         return done
     except BaseException:
         if made:  # a run that failed before its first match left an empty directory behind
@@ -455,13 +456,6 @@ def simulate_many(
                 os.rmdir(out)  # only if empty: finished logs stay
         raise
 
-
-def _fsync_directory(path: str) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _play_all(job: _Job, indices: range, jobs: int,

@@ -53,6 +53,7 @@ import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
 from buraco_log.audit.files import walk
 from buraco_log.errors import ArchiveError
+from buraco_log.log import fsync_directory
 
 from .schema import ARCHIVE_VERSION, PARTITIONED, SCHEMAS, SORT_KEYS, TABLES, storable
 
@@ -82,11 +83,7 @@ READ_ONLY = 0o444
 
 
 def _fsync_dir(path: str) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    fsync_directory(path)  # a name of its own: a test hook counts a commit's renames by it
 
 
 def makedirs_durable(path: str) -> None:
@@ -103,11 +100,7 @@ def makedirs_durable(path: str) -> None:
         d = parent
     os.makedirs(path, exist_ok=True)
     for d in reversed(made):  # (not through _fsync_dir: a test hook counts a commit's renames)
-        fd = os.open(os.path.dirname(d) or ".", os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        fsync_directory(os.path.dirname(d) or ".")
 
 
 MAX_JSON = 64 << 20  # a record lists one batch's files: far below this
