@@ -237,7 +237,32 @@ def load_signer(path: str | os.PathLike[str], passphrase: bytes | None = None) -
                            "sign with the NAME.key 'buraco-log keys new' writes")
     if os.name == "posix":  # said of a key, not of a file that is none
         _private_mode(path)
-    return Signer(key)
+    signer = Signer(key)
+    _refuse_mismatched_pair(path, signer)
+    return signer
+
+
+def _refuse_mismatched_pair(path: str, signer: Signer) -> None:
+    """Refuse ``NAME.key`` when the ``NAME.pub`` beside it publishes another key. `keys new
+    --overwrite` names its two files one after the other (no file system replaces two names
+    in one step): a kill or a power cut between the two left the new private key beside the
+    old published one, and every log signed with it failed verification at the referee's,
+    with nothing saying why. A ``NAME.pub`` that is no published key is no half of the pair."""
+    if not path.endswith(".key"):
+        return
+    pub = path.removesuffix(".key") + ".pub"
+    try:
+        published = msgspec.json.decode(read_small(pub, "a published key"), type=PublicKey)
+        raw = published.raw()
+    except (SigningError, msgspec.MsgspecError, ValueError):  # none there, or not one
+        return
+    if raw != signer.public_key:
+        raise SigningError(
+            f"{path}: its public half (key {signer.key_id}) is not the key published beside "
+            f"it in {pub} (key {published.key_id}): a `keys new --overwrite` cut short between "
+            "the two files leaves such a pair, and logs signed with it would not verify with "
+            f"that {os.path.basename(pub)}; run `buraco-log keys new --overwrite` again, or put "
+            "back the NAME.pub of this key")
 
 
 def _private_mode(path: str) -> None:
@@ -432,7 +457,10 @@ def write_key_pair(directory: str | os.PathLike[str], name: str, *,
     Each file is written whole under a hidden temporary name, the private one created with
     ``O_EXCL`` and mode 0600 (never readable by others, not even for a moment), and then
     given its name in one step: a crash leaves no half-written key. Refuses to overwrite
-    either file unless ``overwrite`` (``keys new --overwrite``), which replaces each in one step.
+    either file unless ``overwrite`` (``keys new --overwrite``), which replaces each in one step,
+    the private one first (its temporary, a secret, is never the one a kill between the two
+    leaves); a kill between the two leaves the new key beside the old published one, a pair
+    :func:`load_signer` refuses, naming both files.
 
     ``directory`` is made (mode 0700) when it does not exist but its parent does, and the
     result says so (``made_directory``); a missing parent is refused: a typo in the path must
