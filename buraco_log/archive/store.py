@@ -137,6 +137,15 @@ def read_json(path: str, what: str) -> Any:
         raise ArchiveError(f"{path}: unreadable {what}: {exc}") from None
 
 
+class NotAnArchive(ArchiveError):
+    """The directory named as an archive is none (no ``archive.json``, or no directory at
+    all), or one an ingest will not make an archive of (not empty): the user's slip, not a
+    finding, so the CLI exits 2 as for a path that is not a log. ``report DIR`` and ``query``
+    of a directory of logs exited 1 where ``report FILE`` exited 2, and ``verify DIR`` 2."""
+
+    exit_status = 2
+
+
 def is_archive(root: str) -> bool:
     return os.path.isfile(os.path.join(root, MARKER))
 
@@ -168,11 +177,11 @@ def check_archive(root: str) -> str:
     """The absolute, symlink-free path of an existing archive, or :class:`ArchiveError`."""
     real = os.path.realpath(root)
     if not os.path.isdir(real):
-        raise ArchiveError(f"{root}: no such archive directory")
+        raise NotAnArchive(f"{root}: no such archive directory")
     _refuse_undecodable(real, root)
     _refuse_odd_marker(real, root)
     if not is_archive(real):
-        raise ArchiveError(f"{root}: not an archive (no {MARKER}; create one with "
+        raise NotAnArchive(f"{root}: not an archive (no {MARKER}; create one with "
                            "`buraco-log ingest ... --archive DIR`)")
     meta = _marker(real, shown=os.path.join(root, MARKER))
     version = meta.get("version")
@@ -248,9 +257,9 @@ def set_setting(root: str, name: str, value: bool) -> None:
 def create_archive(root: str) -> str:
     """Create (or open) an archive directory; refuses a non-empty directory that is not one."""
     if os.path.exists(root) and not os.path.isdir(root):
-        raise ArchiveError(f"{root}: is a file, not an archive directory")
+        raise NotAnArchive(f"{root}: is a file, not an archive directory")
     if os.path.islink(root) and not os.path.exists(root):  # makedirs: "File exists"
-        raise ArchiveError(f"{root}: a symbolic link that leads nowhere (to a missing path, "
+        raise NotAnArchive(f"{root}: a symbolic link that leads nowhere (to a missing path, "
                            "or a loop of links), not an archive directory")
     _refuse_undecodable(os.path.realpath(root), root)  # before anything is made there
     if not is_archive(os.path.realpath(root)):
@@ -266,7 +275,7 @@ def create_archive(root: str) -> str:
            for n in os.listdir(real)) and not is_archive(real):
         # (the marker is checked again: another ingest creating this archive at the same
         # time writes it before anything else, and was taken for a stranger's directory)
-        raise ArchiveError(f"{root}: exists, is not empty and is not an archive; refusing to "
+        raise NotAnArchive(f"{root}: exists, is not empty and is not an archive; refusing to "
                            "write into it")
     # under the lock, shared with other creators: another ingest's clean-up (it found the
     # marker written, and took the lock) deleted this one's temporary marker as a creation's

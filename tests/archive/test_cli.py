@@ -89,7 +89,7 @@ def test_a_refused_query_exits_1_with_one_line_and_nothing_on_stdout(archived: A
 
 def test_query_on_a_directory_that_is_not_an_archive(tmp_path: Path) -> None:
     code, out, err = run("query", str(tmp_path), "SELECT 1")
-    assert (code, out) == (1, "")
+    assert (code, out) == (2, "")  # as `query FILE`: the user's slip, not a finding
     assert "not an archive" in err
 
 

@@ -356,7 +356,7 @@ def test_ingest_refuses_a_directory_that_is_not_an_archive_and_writes_nothing(
     home.mkdir()
     (home / "notes.txt").write_text("mine\n")
     r = run("ingest", world.good, "--archive", home, "--jobs", 1)
-    assert_error(r, 1, str(home), "is not an archive")
+    assert_error(r, 2, str(home), "is not an archive")  # a slip, as a path that is no log
     assert listing(home) == ["notes.txt"]
 
 
@@ -410,7 +410,8 @@ def test_query_negative_timeout_is_a_usage_error(world: World) -> None:
 
 
 def test_report_on_a_directory_of_logs_is_not_an_archive(world: World) -> None:
-    assert_error(run("report", world.sims), 1, f"{world.sims}: not an archive")
+    # 2, as `report FILE` and `verify DIR`: a path that is not an archive is the user's slip
+    assert_error(run("report", world.sims), 2, f"{world.sims}: not an archive")
 
 
 def test_report_unknown_format_is_a_usage_error(world: World, scratch: Path) -> None:
