@@ -204,6 +204,7 @@ class RecorderStats(msgspec.Struct):
     reopened: int = 0  # closed idle logs opened again
     closed_idle: int = 0  # logs closed to stay under max_open or after idle_timeout
     open_handles: int = 0  # log descriptors open now
+    tables: int = 0  # matches held in memory now, each with its rules state (see held())
     max_open_handles: int = 0  # the most ever open at once
     swept: int = 0  # temporary files a crash left, removed at open
     torn_cut: int = 0  # torn tails (never acknowledged) cut on first use
@@ -896,7 +897,14 @@ class Recorder:
         """A copy of the counters."""
         with self._cv:
             self._stats.open_handles = len(self._open)
+            self._stats.tables = len(self._tables)
             return msgspec.structs.replace(self._stats)
+
+    def held(self) -> int:
+        """The matches held in memory now (about 11 kB each, with its rules state): a match is
+        held from its first use until it ends or is forgotten, whether or not its players are
+        still there. What a server caps, site-wide (see the example server)."""
+        return len(self._tables)
 
     def close(self) -> None:
         """Make everything submitted durable, then close every log and release the lock.

@@ -4,6 +4,7 @@
         [--sync fsync|syncfs|journal] [--gc-freeze SECONDS] [--gc-young N]
         [--max-in-flight 4096] [--drain-timeout 10] [--max-clients N] [--frame-timeout 10]
         [--loaders 2] [--read-rest 1] [--switch-interval 0.001] [--max-tables 10000]
+        [--max-live-tables 50000] [--forget-idle 600]
 
 It listens on 127.0.0.1 only and hosts any number of tables. Players (here: bots, see
 ``bots.py``) send moves; the server validates each move by the rules, records it, and only once
@@ -17,8 +18,9 @@ Protocol: frames of a 4-byte big-endian length and a MessagePack array, both way
     <- ["ok", TABLE, SEQ]          durable
     <- ["refused", TABLE, RULE, MESSAGE]   illegal move, wrong seq, bad event, a match id another
                                            live table plays (RULE "duplicate"), a table past
-                                           the connection's --max-tables (RULE "tables"):
-                                           nothing recorded
+                                           the connection's --max-tables (RULE "tables"), a
+                                           table past the server's --max-live-tables (RULE
+                                           "full": send it again later): nothing recorded
     -> ["next", TABLE, null]       <- ["next", TABLE, SEQ]: the seq the table expects (resume)
     -> ["stats", "", null]         <- ["stats", "", {counters}]  (the recorder's, and
                                    in_flight_peak, dropped: see below)
@@ -59,6 +61,16 @@ socket cost it up to that long. A connection plays at most ``--max-tables`` tabl
 more is refused (RULE "tables") until one of them ends or the client reconnects. Without it one
 client could start tables until the server ran out of memory.
 
+The server as a whole holds at most ``--max-live-tables`` tables (50,000; 0: no limit) in the
+recorder's memory, about 11 kB each: a table is held from its first move (or its resuming
+"next") until its match ends, whether or not its players are still connected. At the limit,
+the tables without a move for ``--forget-idle`` seconds (600; 0: never) are let go first
+(``Recorder.forget``: their logs stay, and their next move reads them again); if none is that
+idle, the first move of one more table is answered ``["refused", TABLE, "full", MESSAGE]``,
+nothing recorded, and may be sent again later. (``--max-tables`` alone bounded one connection:
+clients that reconnected, or many connections, started tables without bound; 5,000 tables took
+54 MB, and under a limit on memory, ``ulimit -v``, the server failed instead of refusing.)
+
 ``--sync`` is the recorder's way of making a round durable (docs/recorder.md: ``journal`` for
 thousands of tables). ``--gc-freeze S`` calls ``gc.freeze()`` every S seconds: with thousands
 of tables, Python's full collections would otherwise walk every table's state in one pause
@@ -83,6 +95,7 @@ import signal
 import socket
 import struct
 import sys
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -116,6 +129,9 @@ it (a client sending moves for a sealed table as fast as it could had 4,096 of t
 REST_FROM = 0.002
 """Seconds a read takes before its loader rests (``--read-rest``): a shorter rest costs a turn
 of the loop's timer, 1 ms at least, for a read that held the interpreter a moment."""
+FORGET_AT_ONCE = 256
+"""Idle tables let go in one look at the ``--max-live-tables`` limit (each a ``forget``, a
+close of its log): the loop is not held for thousands at once."""
 PRUNE_EVERY = 1.0
 """Seconds between looks, for a connection at its ``--max-tables``, for its tables ended by
 another connection (each look costs a lookup a table)."""
@@ -173,12 +189,16 @@ class _Turn:
     def __init__(self, gate: asyncio.Semaphore, queued: asyncio.Semaphore | None) -> None:
         self.gate = gate
         self.queued = queued
+        self.admitted: Server | None = None  # counted in its ``admitting`` until done
 
     def done(self) -> None:
         """Its call on a loader is over (or it needed none)."""
         if self.queued is not None:
             self.queued.release()
             self.queued = None
+        if self.admitted is not None:
+            self.admitted.admitting -= 1
+            self.admitted = None
 
 
 class _Slots:
@@ -209,8 +229,15 @@ class Server:
     def __init__(self, recorder: Recorder, max_in_flight: int = 4096,
                  drain_timeout: float = 10.0, max_clients: int | None = None,
                  frame_timeout: float = 10.0, loaders: int = 2,
-                 max_tables: int = 10_000, read_rest: float = 1.0) -> None:
+                 max_tables: int = 10_000, read_rest: float = 1.0,
+                 max_live_tables: int = 50_000, forget_idle: float = 600.0) -> None:
         self.recorder = recorder
+        self.max_live_tables = max(0, max_live_tables)
+        self.forget_idle = max(0.0, forget_idle)
+        self.admitting = 0  # requests of tables not held yet, reading their logs (off_loop)
+        self.last_move: OrderedDict[str, float] = OrderedDict()  # held tables, by last move
+        self.full = 0  # requests refused at max_live_tables
+        self.let_go = 0  # idle tables let go at max_live_tables
         self.loaders = concurrent.futures.ThreadPoolExecutor(max(1, loaders),
                                                              thread_name_prefix="server-load")
         self.reading = asyncio.Semaphore(max(1, loaders))  # a loader is busy, or rests
@@ -241,7 +268,8 @@ class Server:
                         connected=len(self.clients), turned_away=self.turned_away,
                         stalled=self.stalled,
                         accept_failures=self.accept_failures,
-                        off_loop=self.off_loop_calls, over_tables=self.over_tables)
+                        off_loop=self.off_loop_calls, over_tables=self.over_tables,
+                        full=self.full, let_go=self.let_go)
         return counters
 
     def listen(self, port: int) -> int:
@@ -431,6 +459,14 @@ class Server:
                     break
                 continue
             ready = self.ready(table)
+            if (op == "play" or (op == "next" and not ready)) and self.at_limit(table):
+                self.full += 1
+                if not self.send(writer, [
+                        "refused", table, "full", f"the server holds {self.recorder.held()} "
+                        f"live tables, at most {self.max_live_tables} (--max-live-tables); "
+                        "nothing was recorded: send it again later"]):
+                    break
+                continue
             if op == "play" or (op == "next" and not ready):
                 # Validation happens now, in arrival order; the wait for the disk does not
                 # hold up the next request. At most max_in_flight at a time: each holds its
@@ -444,6 +480,12 @@ class Server:
                         queued.release()
                     break
                 turn = _Turn(gate, None if ready else queued)
+                if not ready:  # counted as held until its log is read (see at_limit)
+                    self.admitting += 1
+                    turn.admitted = self
+                if table in self.last_move:  # in use: not let go meanwhile (at_limit)
+                    self.last_move.move_to_end(table)
+                    self.last_move[table] = asyncio.get_running_loop().time()
                 if op == "play":
                     mine.take(table)
                     work = self.play(writer, table, raw, slots, turn, mine)
@@ -482,6 +524,42 @@ class Server:
         except LogFormatError:
             return True
         return not os.path.lexists(path)
+
+    def at_limit(self, table: str) -> bool:
+        """A request of ``table`` would hold one more table than ``max_live_tables``, even
+        after the tables idle for ``forget_idle`` seconds are let go."""
+        if (not self.max_live_tables or table in self.tails
+                or self.recorder.loaded(table)):
+            return False
+        if self.recorder.held() + self.admitting < self.max_live_tables:
+            return False
+        self.forget_idle_tables()
+        return self.recorder.held() + self.admitting >= self.max_live_tables
+
+    def forget_idle_tables(self) -> None:
+        """Let go of the held tables without a move for ``forget_idle`` seconds (at most
+        ``FORGET_AT_ONCE``): their logs stay, and their next move reads them again."""
+        if not self.forget_idle:
+            return
+        before = asyncio.get_running_loop().time() - self.forget_idle
+        for _ in range(FORGET_AT_ONCE):
+            oldest = next(iter(self.last_move.items()), None)
+            if oldest is None or oldest[1] > before:
+                return
+            table = oldest[0]
+            del self.last_move[table]
+            if table in self.tails or not self.recorder.loaded(table):
+                continue  # a request of it reads its log now, or it is gone already
+            self.recorder.forget(table)  # nothing of it unsettled: closes its log at once
+            self.let_go += 1
+
+    def moved(self, table: str, ended: bool) -> None:
+        """A request of ``table`` was answered: it is held, and was used now (or it ended)."""
+        if ended or not self.recorder.loaded(table):
+            self.last_move.pop(table, None)
+        else:
+            self.last_move[table] = asyncio.get_running_loop().time()
+            self.last_move.move_to_end(table)
 
     def over(self, mine: _Tables) -> bool:
         """A connection playing ``mine`` may start no other table (``max_tables``)."""
@@ -545,6 +623,7 @@ class Server:
                                                        table, moves=False)]
             except LogFormatError as exc:
                 reply = ["refused", table, exc.kind, exc.message]
+            self.moved(table, False)
             self.send(writer, reply)
         finally:
             turn.done()
@@ -574,6 +653,7 @@ class Server:
                 reply = ["refused", table, "event", str(exc)]
             else:
                 reply = ["ok", table, seq]
+            self.moved(table, ended)
             self.send(writer, reply)
         finally:
             turn.done()
@@ -593,7 +673,8 @@ async def serve(directory: str, port: int, window: float, max_open: int | None,
                 max_in_flight: int = 4096, drain_timeout: float = 10.0,
                 max_clients: int | None = None, frame_timeout: float = 10.0,
                 loaders: int = 2, max_tables: int = 10_000,
-                switch_interval: float = 0.001, read_rest: float = 1.0) -> None:
+                switch_interval: float = 0.001, read_rest: float = 1.0,
+                max_live_tables: int = 50_000, forget_idle: float = 600.0) -> None:
     if switch_interval > 0:
         sys.setswitchinterval(switch_interval)
     if gc_young > 0:
@@ -604,7 +685,7 @@ async def serve(directory: str, port: int, window: float, max_open: int | None,
                         unique_match_ids=True)
     freezer = asyncio.create_task(freeze_every(gc_freeze)) if gc_freeze > 0 else None
     server_state = Server(recorder, max_in_flight, drain_timeout, max_clients, frame_timeout,
-                          loaders, max_tables, read_rest)
+                          loaders, max_tables, read_rest, max_live_tables, forget_idle)
     if max_clients is None and server_state.max_clients < 64:
         print(f"server: {server_state.max_clients} clients at most beside the recorder's "
               f"{recorder.max_open} descriptors: raise the limit on open files (ulimit -n) "
@@ -647,13 +728,15 @@ def main() -> None:
     ap.add_argument("--max-tables", type=int, default=10_000)
     ap.add_argument("--switch-interval", type=float, default=0.001)
     ap.add_argument("--read-rest", type=float, default=1.0)
+    ap.add_argument("--max-live-tables", type=int, default=50_000)
+    ap.add_argument("--forget-idle", type=float, default=600.0)
     args = ap.parse_args()
     try:
         asyncio.run(serve(args.directory, args.port, args.window, args.max_open, args.sync,
                           args.gc_freeze, args.gc_young, args.max_in_flight,
                           args.drain_timeout, args.max_clients, args.frame_timeout,
                           args.loaders, args.max_tables, args.switch_interval,
-                          args.read_rest))
+                          args.read_rest, args.max_live_tables, args.forget_idle))
     except BuracoLogError as exc:
         print(f"server: {exc}", file=sys.stderr)
         sys.exit(1)
