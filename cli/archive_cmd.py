@@ -71,6 +71,10 @@ def _archive() -> ModuleType:
 
     # a wait for another process's hold on the readers' lock or gate, said once it is long
     buraco_log.archive.store.on_wait = note
+    if State.own_process:  # nothing here makes a pandas object: pyarrow need not import it
+        from buraco_log.archive.nopandas import hide_pandas
+
+        hide_pandas()
     return buraco_log.archive
 
 

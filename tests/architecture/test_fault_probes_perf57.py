@@ -1,0 +1,59 @@
+"""Cold start: what each command imports (an import budget, not a timing).
+
+A referee runs `buraco-log verify m.blog` once; a web backend runs a command per request: the
+start is most of what they wait for (benchmarks/bench_cli_start.py, docs/performance.md)."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.architecture.imported import ROOT, imported
+
+GOLDEN = ROOT / "examples" / "golden" / "classic.jsonl"
+HAS_PANDAS = importlib.util.find_spec("pandas") is not None
+
+
+@pytest.mark.skipif(not HAS_PANDAS, reason="pandas is not installed: nothing could import it")
+def test_ingest_does_not_import_pandas(tmp_path: Path) -> None:
+    # pyarrow imported pandas at the first pa.array of every ingest (0.25-0.3 s of CPU, more
+    # than the ingest of a nightly batch of a few logs), to ask whether a list was a Series
+    mods = imported(tmp_path, "ingest", GOLDEN, "-a", tmp_path / "a", "-j", "1")
+    assert "buraco_log.archive.flatten" in mods  # it did build tables
+    assert "pandas" not in mods
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not HAS_PANDAS, reason="pandas is not installed")
+def test_hiding_pandas_from_pyarrow_leaves_pandas_importable() -> None:
+    code = ("import importlib.util, sys\n"
+            "from buraco_log.archive.nopandas import hide_pandas\n"
+            "print(hide_pandas(), hide_pandas(), 'pandas' in sys.modules,\n"
+            "      importlib.util.find_spec('pandas') is not None,\n"
+            "      any(type(f).__name__ == '_NoPandas' for f in sys.meta_path))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=ROOT, timeout=60, check=True).stdout.split()
+    assert out == ["True", "True", "False", "True", "False"]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not HAS_PANDAS, reason="pandas is not installed")
+def test_pandas_still_converts_to_and_from_arrow_after_it_was_hidden() -> None:
+    # what a process that hid pandas and then imported it still has: both conversions, and
+    # pyarrow's pandas detection again after the first (a bare pa.array of a Series before
+    # any conversion is taken as a plain sequence: hence the command line's only)
+    code = ("import pyarrow as pa\n"
+            "from buraco_log.archive.nopandas import hide_pandas\n"
+            "hide_pandas()\n"
+            "import pandas as pd\n"
+            "df = pd.DataFrame({'c': pd.Categorical(['a', 'b', 'a']), 'x': [1, 2, 3]})\n"
+            "t = pa.Table.from_pandas(df)\n"
+            "print(t.schema.field('c').type.value_type, t.to_pandas()['x'].sum(),\n"
+            "      pa.array(df['c']).type.value_type)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=ROOT, timeout=60, check=True).stdout.strip()
+    assert out == "string 6 string"
