@@ -35,9 +35,9 @@ def hide_pandas() -> bool:
     import pyarrow as pa  # type: ignore[import-untyped]
 
     hider = _NoPandas()
-    sys.meta_path.insert(0, hider)  # type: ignore[arg-type]
+    sys.meta_path.insert(0, hider)
     try:
         pa.array([0])  # the question: is [0] a pandas object? pyarrow imports pandas to see
     finally:
-        sys.meta_path.remove(hider)  # type: ignore[arg-type]  # `import pandas` works again
+        sys.meta_path.remove(hider)  # `import pandas` works again
     return True
