@@ -472,6 +472,20 @@ def past_damage(what: str, last: int, rule: str, seq: int | None = None) -> Past
                            f"damage may hold it [{rule}]", seq=seq, rule=rule)
 
 
+def _snapshot(rep: Replayer) -> tuple[State, int]:
+    """The table now without its ended hands' results, and how many there are: the timeline
+    adds them back from its final state on a jump. A frozen state copies every result, so
+    snapshots every 64 events of a match of 100,000 hands held 64 bytes an event for each hand
+    before it, quadratic: 551 MB for one million events, more than the memory for twenty."""
+    table = rep.table
+    results = table.results
+    table.results = []
+    try:
+        return table.freeze(), len(results)
+    finally:
+        table.results = results
+
+
 class Timeline:
     """A match replayed once, validated, with snapshots for fast jumps.
 
@@ -489,7 +503,9 @@ class Timeline:
                  damage: str | None = None) -> None:
         self.damage = damage
         self.recorded = list(events)  # every event given, legal or not
-        self.events = list(self.recorded)  # the legal prefix (events may be an iterator)
+        # the legal prefix, the same list until an illegal event cuts it (a second copy of a
+        # 20-million-event log was 160 MB of pointers)
+        self.events = self.recorded
         self.every = max(1, position(snapshot_every, "snapshot spacing"))
         self.illegal: IllegalMoveError | None = None
         self.before_illegal: State | None = None
@@ -498,7 +514,8 @@ class Timeline:
         self.turn_starts: dict[int, list[int]] = {}  # hand -> seq of each turn's first event
         self.players: tuple[Player, ...] = ()
         self.rules: Rules | None = None
-        rep = Replayer(snapshot_every=self.every)
+        rep = Replayer()  # its own snapshots would each copy every ended hand (see _snapshot)
+        self._snapshots: dict[int, tuple[State, int]] = {}
         last_seat: int | None = None
         hand = -1
         for i, ev in enumerate(self.events):
@@ -516,8 +533,10 @@ class Timeline:
                 else:
                     self.illegal = exc
                     self.before_illegal = rep.state()
-                    self.events = self.events[:i]
+                    self.events = self.recorded[:i]
                     break
+            if ev.seq % self.every == 0:
+                self._snapshots[ev.seq] = _snapshot(rep)
             if isinstance(ev, (CardDrawn, PileTaken)):  # the commonest events first
                 if ev.seat != last_seat:
                     self.turn_starts[hand].append(ev.seq)
@@ -536,7 +555,6 @@ class Timeline:
         # a finding, as a seq there is)
         self._held = (self.deals, self.turn_starts) if self.illegal is None else \
             _positions(self.recorded)
-        self.snapshots = rep.snapshots
         self.final = rep.state()
         self.last_seq = self.final.seq
 
@@ -552,7 +570,9 @@ class Timeline:
         if seq == -1:
             return State()
         base = (seq // self.every) * self.every
-        start = self.snapshots.get(base)
+        kept = self._snapshots.get(base)
+        start = None if kept is None else msgspec.structs.replace(
+            kept[0], results=self.final.results[:kept[1]])
         rep = Replayer(start) if start is not None else Replayer()
         first = base + 1 if start is not None else 0
         for ev in self.events[first : seq + 1]:

@@ -1,0 +1,49 @@
+"""One enormous log: what reading a match of millions of events costs (the default run holds
+small stand-ins; the slow ones build logs of a million events)."""
+
+from __future__ import annotations
+
+import gc
+import tracemalloc
+
+from buraco_log.audit.findings import NO_SNAPSHOTS
+from buraco_log.events import AnyEvent
+from buraco_log.reducer import Replayer
+from buraco_log.timeline import Timeline
+from tests.log import longmatch
+
+
+def _held(events: list[AnyEvent], every: int) -> int:
+    gc.collect()  # nothing freed meanwhile counts against it
+    tracemalloc.start()
+    try:
+        timeline = Timeline(events, snapshot_every=every)
+        held = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert timeline.last_seq == len(events) - 1
+    return held
+
+
+def _bytes_a_snapshot(count: int, every: int) -> float:
+    """What each snapshot of a Timeline of ``count`` events of the long match holds."""
+    events = list(longmatch.events(count, hand_size=50))  # a hand every 10 events
+    Timeline(events[:200], snapshot_every=every)  # the engine's caches filled, not counted
+    return (_held(events, every) - _held(events, NO_SNAPSHOTS)) / (count // every)
+
+
+def test_a_timeline_snapshot_holds_the_same_however_many_hands_came_before() -> None:
+    # Each snapshot copied the results of every hand ended before it: a match of 100,000
+    # hands held gigabytes (`replay --at` of a one-million-event log: 551 MB, quadratic).
+    small, large = _bytes_a_snapshot(400, 4), _bytes_a_snapshot(2_400, 4)
+    assert large < small * 1.1, (small, large)
+
+
+def test_a_jump_from_a_snapshot_sees_every_hand_ended_before_it() -> None:
+    events = list(longmatch.events(1_500, hand_size=50))
+    timeline = Timeline(events, snapshot_every=16)
+    table = Replayer()
+    for event in events:
+        table.step(event)
+        if event.seq % 97 in (0, 16, 95) or event.seq % 16 == 0:
+            assert timeline.state_at(event.seq) == table.state(), event.seq
