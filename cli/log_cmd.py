@@ -512,7 +512,10 @@ def repair(
             result = {"path": str(path), "repaired": True, "cut_offset": report.cut_offset,
                       "cut_bytes": report.cut_bytes, "reason": report.reason,
                       "events_kept": report.events_kept, "backup": report.backup}
-            kept = f"; original kept in {report.backup}" if report.backup else ""
+            # the backup holds the bytes cut off only ("original" read as a whole copy, one
+            # a user might keep instead of the log: the events kept were in neither)
+            kept = (f"; the bytes cut kept in {report.backup} (`cat LOG {report.backup}` "
+                    "gives the original back)" if report.backup else "")
             message = (f"{path}: cut {report.cut_bytes} bytes at byte {report.cut_offset} "
                        f"({report.reason}); {report.events_kept} events kept{kept}")
     if as_json:
