@@ -19,6 +19,7 @@ in `--help` while docs/cli.md (made from the same texts) kept it.
 from __future__ import annotations
 
 import importlib.util
+import os
 import shutil
 import sys
 from collections.abc import Callable
@@ -37,7 +38,26 @@ def _value_name(label: str) -> str:
     return _WORDS.get(inner.lower(), inner.upper())
 
 
+def _no_widths_that_are_none() -> None:
+    """Forget ``COLUMNS`` or ``TERMINAL_WIDTH`` set to no width (``0``, ``-3``, ``abc``): rich
+    took ``COLUMNS=0`` (a terminal that reports no size, as some containers' and serial
+    consoles' do) and ``TERMINAL_WIDTH=0`` as a width of 0 and printed every `--help` as one
+    empty line, exit 0, and typer read ``TERMINAL_WIDTH=abc`` with int() as it loaded, a
+    traceback. Without them the width is the terminal's, or 80, as for everyone else."""
+    for name in ("COLUMNS", "TERMINAL_WIDTH"):
+        value = os.environ.get(name)
+        if value is None:
+            continue
+        try:
+            width = int(value)
+        except ValueError:
+            width = 0
+        if width <= 0:
+            del os.environ[name]
+
+
 def install() -> None:
+    _no_widths_that_are_none()
     try:
         from typer import core
     except ImportError:  # pragma: no cover - typer is a dependency
@@ -95,6 +115,7 @@ were 3 or 4 characters wide, and folded option names and words into pieces (``--
 
 def _narrow_plain(original: Callable[..., None]) -> Callable[..., None]:
     def format_help(self: Any, ctx: Any, formatter: Any) -> None:
+        _no_widths_that_are_none()  # read again by rich for each help
         columns = shutil.get_terminal_size().columns  # COLUMNS first, as rich reads it
         if columns >= NARROW:
             return original(self, ctx, formatter)
