@@ -360,6 +360,7 @@ class Decision(msgspec.Struct, frozen=True):
     samples: int
     evaluations: tuple[Evaluation, ...]
     choice: int = 0
+    measured: int = 0  # :func:`judge`: the samples that measured the costs (0: all of them)
 
     @property
     def best(self) -> AnyEvent:
@@ -495,19 +496,11 @@ def rollout(world: State, move: AnyEvent, side: int, cache: MeldKnowledge,
     return _value([s.total for s in t.score()], side)
 
 
-def decide(
-    view: ExpertView,
-    budget: Budget = DEFAULT_BUDGET,
-    seed: int = 0,
-    *,
-    include: Event | None = None,
-    no_opening: bool = False,
-) -> Decision:
-    """Search the seat's decision in ``view``: sample ``budget.samples`` tables, play every
-    candidate out in each, and rank the candidates by mean hand-score difference. ``include``
-    (a move that was played, for a review) is always among the candidates. ``no_opening``:
-    the seat took back a short opening this turn, so no meld is a candidate (the heuristic
-    bot's own rule: laying it again and taking it back again would never end the turn)."""
+def _search(
+    view: ExpertView, budget: Budget, seed: int, include: Event | None, no_opening: bool,
+) -> tuple[State, list[AnyEvent], list[list[float]], int, MeldKnowledge]:
+    """Sample the tables and play every candidate out in each: the first table, the
+    candidates, each candidate's values (one a sample, in the order sampled), the samples."""
     t = view.table
     rules = t.rules
     assert rules is not None
@@ -532,17 +525,42 @@ def decide(
                 break
     else:
         values[0].append(0.0)
+    return first, cands, values, n, cache
+
+
+def _paired(a: Sequence[float], b: Sequence[float]) -> tuple[float, float]:
+    """The mean of ``a - b`` sample by sample, and its standard error (0 from one sample)."""
+    diffs = [x - y for x, y in zip(a, b, strict=True)]
+    mean = sum(diffs) / len(diffs)
+    if len(diffs) < 2:
+        return mean, 0.0
+    var = sum((d - mean) ** 2 for d in diffs) / (len(diffs) - 1)
+    return mean, math.sqrt(var / len(diffs))
+
+
+def decide(
+    view: ExpertView,
+    budget: Budget = DEFAULT_BUDGET,
+    seed: int = 0,
+    *,
+    include: Event | None = None,
+    no_opening: bool = False,
+) -> Decision:
+    """Search the seat's decision in ``view``: sample ``budget.samples`` tables, play every
+    candidate out in each, and rank the candidates by mean hand-score difference. ``include``
+    (a move that was played, for a review) is always among the candidates. ``no_opening``:
+    the seat took back a short opening this turn, so no meld is a candidate (the heuristic
+    bot's own rule: laying it again and taking it back again would never end the turn).
+
+    The costs are measured on the samples that chose the best, so noise only adds to them:
+    right for playing, biased for judging (:func:`judge` is the review's)."""
+    first, cands, values, n, cache = _search(view, budget, seed, include, no_opening)
+    t = view.table
     means = [sum(v) / len(v) for v in values]
     best = max(range(len(cands)), key=lambda i: (means[i], -i))
     evals = []
     for i, m in enumerate(cands):
-        diffs = [a - b for a, b in zip(values[best], values[i], strict=True)]
-        cost = sum(diffs) / len(diffs)
-        if len(diffs) > 1:
-            var = sum((d - cost) ** 2 for d in diffs) / (len(diffs) - 1)
-            se = math.sqrt(var / len(diffs))
-        else:
-            se = 0.0
+        cost, se = _paired(values[best], values[i])
         evals.append(Evaluation(blind(m), round(means[i], 3), round(cost, 3), round(se, 3)))
     habit = evals[_habit(first, cands, cache)]
     evals.sort(key=lambda e: (e.cost, -e.mean))
@@ -551,6 +569,35 @@ def decide(
         choice = evals.index(habit)
     return Decision(seq=t.seq + 1, seat=view.seat, phase=t.phase, seed=seed,
                     samples=n, evaluations=tuple(evals), choice=choice)
+
+
+def judge(view: ExpertView, budget: Budget, seed: int, played: Event | None) -> Decision:
+    """The review's search of the decision in which ``played`` was made: the samples of
+    :func:`decide` (the same tables for a seed), split in two. The even-numbered samples (the
+    first, third, ...) choose the best candidate (a tie goes to the move played); the others
+    measure every candidate against it. A cost measured on the samples that chose the best is
+    biased upward (the best of five noisy means is the luckiest of them): measured on samples
+    that took no part in the choice, it is an unbiased estimate of what the move played gave
+    up against the move named best, and may come out below 0. Candidates are listed best
+    first in the choosing half's order; ``Decision.measured`` is the size of the measuring
+    half. With one sample there is no other half: the cost is that sample's, with no standard
+    error. ``played`` None: the search of a seat about to choose (a tie goes to the first)."""
+    _, cands, values, n, _ = _search(view, budget, seed, played, False)
+    t = view.table
+    key = move_key(played) if played is not None else None
+    mine = next((i for i, m in enumerate(cands) if move_key(m) == key), -1)
+    pick = [v[0::2] for v in values]
+    meas = [v[1::2] for v in values] if n >= 2 else pick
+    chosen = [sum(v) / len(v) for v in pick]
+    order = sorted(range(len(cands)), key=lambda i: (-chosen[i], i != mine, i))
+    best = order[0]
+    evals = []
+    for i in order:
+        cost, se = _paired(meas[best], meas[i])
+        evals.append(Evaluation(blind(cands[i]), round(sum(meas[i]) / len(meas[i]), 3),
+                                round(cost, 3), round(se, 3)))
+    return Decision(seq=t.seq + 1, seat=view.seat, phase=t.phase, seed=seed, samples=n,
+                    evaluations=tuple(evals), measured=len(meas[0]))
 
 
 def _habit(world: State, cands: Sequence[AnyEvent], cache: MeldKnowledge) -> int:

@@ -3,10 +3,12 @@
 For every choice the seat made (draw or take the pile, each meld and lay-off, the discard,
 the rest), the expert (:mod:`buraco_log.expert`) searches the seat's view just before it,
 with the played move among the candidates, and the review reports the move played, the best
-alternative found, and the estimated cost of the move played in hand points (the best
-candidate's mean hand-score difference minus the played move's, over the same sampled tables)
-with its standard error. A move costing at least ``threshold`` points, and at least two
-standard errors, is flagged as a mistake; flagged costs are summed per hand.
+alternative found, and the estimated cost of the move played in hand points with a 95%
+interval. Half the samples choose the best candidate, the other half measure the cost (the
+best candidate's mean hand-score difference minus the played move's, over the same sampled
+tables): a cost measured on the samples that chose the best was biased upward, since noise
+only ever added to it. A move costing at least ``threshold`` points, with its interval above
+0, is flagged as a mistake; flagged costs are summed per hand.
 
 Only what the seat could see enters a decision (the same :class:`~buraco_log.expert.ExpertView`
 the expert plays from), and every decision is seeded from the review's seed and the decision's
@@ -21,6 +23,7 @@ import math
 import os
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from statistics import NormalDist
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -51,8 +54,8 @@ from buraco_log.expert import (
     Decision,
     ExpertView,
     blind,
-    decide,
     decision_seed,
+    judge,
     views,
 )
 from buraco_log.ruleids import describe
@@ -63,8 +66,14 @@ from buraco_log.timeline import NO_RULES_NAME, card_style, stock_end
 if TYPE_CHECKING:  # the page is drawn by the viewer, imported when a page is asked for
     from buraco_log.view import Banner, Mark
 
-REVIEW_VERSION = 1
-"""Version of the review's JSON layout."""
+REVIEW_VERSION = 2
+"""Version of the review's JSON layout and of its page's data. 2: costs measured on samples
+that did not choose the best move (unbiased, may be below 0), ``low`` and ``high`` (a 95%
+interval) and ``measured`` on each move; in 1 the costs were measured on the samples that
+chose the best move and biased upward."""
+
+LEVEL = 0.95
+"""The confidence of a cost's interval."""
 
 DEFAULT_THRESHOLD = 25.0
 """Points of hand score: a move that costs at least this much (and two standard errors) is a
@@ -78,7 +87,7 @@ class Alternative(msgspec.Struct, frozen=True):
     move: str
     event: dict[str, Any]
     mean: float  # mean hand-score difference of the seat's side after this move
-    cost: float  # against the best candidate
+    cost: float  # against the best candidate (on the measuring samples: may be below 0)
     se: float
 
 
@@ -98,6 +107,9 @@ class ReviewedMove(msgspec.Struct, frozen=True):
     best_event: dict[str, Any]
     samples: int
     alternatives: tuple[Alternative, ...]
+    low: float = 0.0  # ``cost``'s 95% interval (``LEVEL``)
+    high: float = 0.0
+    measured: int = 0  # the samples that measured ``cost`` (the others chose the best)
 
 
 class HandReview(msgspec.Struct, frozen=True):
@@ -216,7 +228,7 @@ def tasks(events: Sequence[AnyEvent], seat: int, seed: str,
 
 
 def evaluate(task: Task, budget: Budget) -> Decision:
-    return decide(task.view, budget, task.seed, include=task.played)
+    return judge(task.view, budget, task.seed, task.played)
 
 
 def _evaluate_chunk(args: tuple[list[Task], Budget]) -> list[Decision]:
@@ -230,13 +242,12 @@ def reviewed_move(task: Task, d: Decision, threshold: float, style: Style,
     mine = d.find(task.played)
     assert mine is not None
     evals = list(d.evaluations)
-    if mine.cost <= 0.0:
-        # The move played scores as well as the best found: it is the best, named as played
-        # (a tie named another move "best", and the meld played, Qs Qd Qh, was "best: Qd Qh
-        # Qs", the same meld in the search's order), and first among the alternatives.
-        evals.remove(mine)
-        evals.insert(0, msgspec.structs.replace(mine, move=task.played))
+    if evals[0] is mine:
+        # The move played is the best found (a tie goes to it): named as played (the meld
+        # played, Qs Qd Qh, was "best: Qd Qh Qs", the same meld in the search's order).
+        evals[0] = msgspec.structs.replace(mine, move=task.played)
     best = evals[0]
+    low, high = interval(mine.cost, mine.se, d.measured)
     alts = tuple(
         Alternative(move_text(e.move, style, rules), move_json(e.move, style), e.mean, e.cost,
                     e.se)
@@ -246,18 +257,45 @@ def reviewed_move(task: Task, d: Decision, threshold: float, style: Style,
         seq=task.played.seq, hand=t.hand, turn=t.turns, kind=kind_of(task.played),
         played=move_text(task.played, style, rules), best=move_text(best.move, style, rules),
         cost=mine.cost, se=mine.se,
-        flagged=is_mistake(mine.cost, mine.se, threshold, d.samples),
+        flagged=is_mistake(mine.cost, mine.se, threshold, d.measured),
         played_event=move_json(task.played, style), best_event=move_json(best.move, style),
-        samples=d.samples, alternatives=alts,
+        samples=d.samples, alternatives=alts, low=low, high=high, measured=d.measured,
     )
 
 
-def is_mistake(cost: float, se: float, threshold: float, samples: int = 2) -> bool:
-    """At least ``threshold`` points, and at least two standard errors (not noise); and a
+_T = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776}  # Student's t at 97.5% (few degrees of freedom)
+
+
+def t_quantile(df: int) -> float:
+    """Student's t at (1 + ``LEVEL``) / 2 with ``df`` degrees of freedom: a cost's interval
+    is its estimate ± this many standard errors (a mean of a few samples is no normal one).
+    Beyond 4 degrees of freedom, the Cornish-Fisher series (Abramowitz & Stegun 26.7.5)."""
+    if df in _T and LEVEL == 0.95:
+        return _T[df]
+    z = NormalDist().inv_cdf((1.0 + LEVEL) / 2.0)
+    g = ((z ** 3 + z) / 4, (5 * z ** 5 + 16 * z ** 3 + 3 * z) / 96,
+         (3 * z ** 7 + 19 * z ** 5 + 17 * z ** 3 - 15 * z) / 384,
+         (79 * z ** 9 + 776 * z ** 7 + 1482 * z ** 5 - 1920 * z ** 3 - 945 * z) / 92160)
+    return z + sum(gk / float(df) ** (k + 1) for k, gk in enumerate(g))
+
+
+def interval(cost: float, se: float, measured: int) -> tuple[float, float]:
+    """``cost``'s interval at ``LEVEL`` from ``measured`` paired samples: none (the cost
+    itself) from fewer than two, which give no standard error."""
+    if measured < 2:
+        return cost, cost
+    h = t_quantile(measured - 1) * se
+    return round(cost - h, 3), round(cost + h, 3)
+
+
+def is_mistake(cost: float, se: float, threshold: float, measured: int = 2) -> bool:
+    """At least ``threshold`` points, and the whole interval above 0 (not noise); and a
     cost at all: with ``--threshold 0`` the best move found (cost 0 ± 0) was a "mistake".
-    One sample gives no standard error (it reads 0): every costly move was flagged on the
-    noise of a single play-out, so with fewer than two samples nothing is."""
-    return samples >= 2 and cost > 0.0 and cost >= threshold and cost >= 2.0 * se
+    ``measured``: the samples that measured the cost; one gives no standard error (it reads
+    0): every costly move was flagged on the noise of a single play-out, so with fewer than
+    two nothing is."""
+    return (measured >= 2 and cost > 0.0 and cost >= threshold
+            and interval(cost, se, measured)[0] > 0.0)
 
 
 def review_events(
@@ -409,10 +447,12 @@ def header(review: Review) -> str:
     return (f"review of seat {review.seat} ({who}side {review.side}) in {match} "
             f"({rules})\n"
             f"seed {review.seed!r}, budget {b.describe()} per decision, expert v"
-            f"{review.expert_version}; a mistake costs at least {review.threshold:g} points "
-            f"and 2 standard errors" + ("; with 1 sample no decision's cost has a standard "
-                                        "error, so no move is flagged" if b.samples < 2 and
-                                        b.ms is None else "")
+            f"{review.expert_version}; half the samples choose the best move, the other half "
+            f"measure the costs (± a 95% interval); a mistake costs at least "
+            f"{review.threshold:g} points, its interval above 0"
+            + (f"; with {_count(b.samples, 'sample')} the half that measures has 1 or none, so "
+               "no cost has an interval and no move is flagged" if b.samples < 4 and
+               b.ms is None else "")
             # it said "total: 0 decisions" with no word of why
             + ("; with 1 candidate only the move played is searched, so no decision is "
                "compared: give 2 or more" if b.candidates < 2 else ""))
@@ -440,18 +480,14 @@ def to_text(review: Review, *, all_moves: bool = True) -> str:
             if not all_moves and not m.flagged:
                 continue
             mark = "MISTAKE" if m.flagged else ""
-            # a cost inside its noise (under 2 standard errors) names no better move: "best:
-            # X" there told a player X was better, and a 10x search found X no better in most
-            better = ("best" if m.cost <= 0 else f"best: {m.best}" if m.cost >= 2.0 * m.se
-                      else f"about even with {m.best}")
             # padded by terminal columns: a wide (CJK, emoji) name in a move took two each
             lines.append(f"  {'!' if m.flagged else ' '} seq {m.seq:<5d} {pad(m.kind, 8)} "
-                         f"{pad(m.played, 34)} {pad(better, 40)} cost {m.cost:6.1f} ± "
-                         f"{m.se:5.1f} {mark}".rstrip())
+                         f"{pad(m.played, 34)} {pad(verdict_text(m), 40)} cost {m.cost:6.1f} ± "
+                         f"{half_width(m):5.1f} {mark}".rstrip())
         lines.append(f"  hand {h.hand}: {h.decisions} decision{'' if h.decisions == 1 else 's'},"
                      f" {h.mistakes} mistake"
-                     f"{'' if h.mistakes == 1 else 's'}, {h.lost:.0f} ± {h.lost_se:.0f} points "
-                     f"lost to them (all decisions: {h.cost:.0f})")
+                     f"{'' if h.mistakes == 1 else 's'}, {h.lost:.0f} ± "
+                     f"{_Z * h.lost_se:.0f} points lost to them (all decisions: {h.cost:.0f})")
     if not review.moves:  # it said "total: 0 decisions" with no word of why
         lines.append("")
         lines.append(f"seat {review.seat} had no decision to review: no move of it in the log "
@@ -467,6 +503,34 @@ def to_text(review: Review, *, all_moves: bool = True) -> str:
     if short:
         lines.append(short)
     return "\n".join(lines) + "\n"
+
+
+_Z = NormalDist().inv_cdf((1.0 + LEVEL) / 2.0)  # a hand's sum of many costs: normal
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def verdict(m: ReviewedMove) -> str:
+    """``best``: the move played is the best found; ``better``: the best found beats it, the
+    whole interval above 0; ``even``: the interval holds 0 (a cost inside the noise names no
+    better move: "best: X" told a player X was better, and a search of ten times the samples
+    found X no better in most such decisions)."""
+    if m.best == m.played:
+        return "best"
+    return "better" if m.measured >= 2 and m.low > 0.0 else "even"
+
+
+def verdict_text(m: ReviewedMove) -> str:
+    v = verdict(m)
+    return "best" if v == "best" else f"best: {m.best}" if v == "better" else \
+        f"about even with {m.best}"
+
+
+def half_width(m: ReviewedMove) -> float:
+    """The ± of the move's cost: half its 95% interval (not a standard error)."""
+    return (m.high - m.low) / 2.0
 
 
 def _cut_short(review: Review) -> str:
@@ -499,8 +563,8 @@ def review_page(events: Sequence[AnyEvent], review: Review, *,
     from buraco_log.view.frames import ID_SHOWN, NAME_IN_MOVES, cut
     from buraco_log.view.page import json_text
 
-    shown = {m.seq: [Mark("mistake", f"Review: a mistake costing {m.cost:.0f} ± {m.se:.0f} "
-                                     f"points; best found: {m.best}",
+    shown = {m.seq: [Mark("mistake", f"Review: a mistake costing {m.cost:.0f} ± "
+                                     f"{half_width(m):.0f} points (95%); best found: {m.best}",
                           tuple(_cards_of(m.best_event, events[0])))]
              for m in review.moves if m.flagged}
     for seq, theirs in (marks or {}).items():
@@ -515,6 +579,7 @@ def review_page(events: Sequence[AnyEvent], review: Review, *,
         safe, player=cut(safe.player, NAME_IN_MOVES), match_id=cut(safe.match_id, ID_SHOWN),
         rules=cut(safe.rules, ID_SHOWN))
     data = {
+        "version": review.version,  # the layout of this data (REVIEW_VERSION)
         "seat": review.seat,
         "head": header(short).replace("\n", " · "),
         "parts": _head_parts(short),
@@ -525,7 +590,11 @@ def review_page(events: Sequence[AnyEvent], review: Review, *,
                    f"{review.lost:.0f} points lost to them",
         "moves": {str(m.seq): {
             "played": m.played, "best": m.best, "cost": m.cost, "se": m.se, "flag": m.flagged,
-            "kind": m.kind, "alts": [[a.move, a.cost, a.se] for a in m.alternatives],
+            "low": m.low, "high": m.high, "pm": half_width(m), "verdict": verdict(m),
+            "kind": m.kind,
+            # each alternative's ± is its 95% interval's half, as the move's
+            "alts": [[a.move, a.cost, t_quantile(m.measured - 1) * a.se if m.measured >= 2
+                      else 0.0] for a in m.alternatives],
             "cards": _cards_of(m.best_event, events[0]),
         } for m in review.moves},
         "hands": [msgspec.to_builtins(h) for h in review.hands],

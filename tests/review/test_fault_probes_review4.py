@@ -219,10 +219,10 @@ def test_with_threshold_zero_the_best_move_is_no_mistake() -> None:
     assert not is_mistake(0.0, 0.0, 0.0)
     assert is_mistake(0.5, 0.0, 0.0) and not is_mistake(0.5, 0.3, 0.0)
     events = _events(n=120)
-    r = review_events(events, 0, budget=Budget(samples=3, candidates=3, rounds=1), seed="z",
+    r = review_events(events, 0, budget=Budget(samples=8, candidates=3, rounds=1), seed="z",
                       threshold=0.0)
     assert any(m.cost == 0 for m in r.moves) and any(m.flagged for m in r.moves)
-    assert all(m.flagged == (m.cost > 0 and m.cost >= 2 * m.se) for m in r.moves)
+    assert all(m.flagged == (m.cost > 0 and m.low > 0) for m in r.moves)
     assert r.mistakes == sum(m.flagged for m in r.moves)
     assert not any(line.startswith("  !") and " best " in line + " "
                    and "best:" not in line for line in to_text(r).splitlines())
@@ -230,18 +230,19 @@ def test_with_threshold_zero_the_best_move_is_no_mistake() -> None:
 
 def test_with_one_sample_a_decision_no_move_is_flagged_on_noise() -> None:
     """One play-out gives no standard error (it read 0 ± 0), so every move a single play-out
-    happened to score worse was a MISTAKE. With two samples the flag is decided as always."""
+    happened to score worse was a MISTAKE. Half the samples measure the costs: with four
+    (two measuring) the flag is decided as always."""
     from buraco_log.review import is_mistake, to_text
 
-    assert not is_mistake(40.0, 0.0, 25.0, samples=1)
-    assert is_mistake(40.0, 0.0, 25.0, samples=2)
+    assert not is_mistake(40.0, 0.0, 25.0, measured=1)
+    assert is_mistake(40.0, 0.0, 25.0, measured=2)
     events = _events(n=120)
     one = review_events(events, 0, budget=Budget(samples=1, candidates=3, rounds=1), seed="z",
                         threshold=0.0)
     assert any(m.cost > 0 for m in one.moves), "no costly move: the test shows nothing"
     assert one.mistakes == 0 and not any(m.flagged for m in one.moves)
-    assert "with 1 sample no decision's cost has a standard error" in to_text(one)
-    two = review_events(events, 0, budget=Budget(samples=2, candidates=3, rounds=1), seed="z",
+    assert "with 1 sample the half that measures has 1 or none" in to_text(one)
+    two = review_events(events, 0, budget=Budget(samples=4, candidates=3, rounds=1), seed="z",
                         threshold=0.0)
-    assert "with 1 sample" not in to_text(two)
-    assert all(m.flagged == (m.cost > 0 and m.cost >= 2 * m.se) for m in two.moves)
+    assert "the half that measures has 1" not in to_text(two)
+    assert all(m.flagged == (m.cost > 0 and m.low > 0) for m in two.moves)

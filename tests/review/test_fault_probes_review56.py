@@ -32,9 +32,9 @@ from buraco_log.expert import (
     ExpertView,
     _cache,
     _candidates,
-    decide,
     decision_seed,
     determinize,
+    judge,
     move_key,
     rollout,
     seat_view,
@@ -65,7 +65,7 @@ class ReviewBest(ExpertBot):
             if self.stalled >= STALL_DRAWS:
                 return next(m for m in moves if not isinstance(m, PileTaken))
         view = seat_view(state, state.turn, self.tracker.known)
-        best = decide(view, self.budget, decision_seed(self.seed, state.seq + 1)).best
+        best = judge(view, self.budget, decision_seed(self.seed, state.seq + 1), None).best
         return next(m for m in moves if move_key(m) == move_key(best))
 
 

@@ -78,8 +78,8 @@ def test_every_decision_of_the_seat_is_reviewed_and_summed_per_hand() -> None:
         assert h.lost == pytest.approx(sum(m.cost for m in ms if m.flagged), abs=0.01)
     assert r.mistakes == sum(h.mistakes for h in r.hands)
     for m in r.moves:
-        assert m.cost >= 0 and m.se >= 0
-        assert m.flagged == is_mistake(m.cost, m.se, 10)
+        assert m.low <= m.cost <= m.high and m.se >= 0
+        assert m.flagged == is_mistake(m.cost, m.se, 10, m.measured)
         assert m.alternatives[0].move == m.best
 
 
@@ -91,11 +91,13 @@ def test_a_review_of_some_moves_judges_them_as_the_whole_review_does() -> None:
 
 
 @pytest.mark.parametrize(("cost", "se", "flag"), [(30, 10, True), (30, 16, False),
-                                                  (20, 1, False), (25, 12.5, True)])
-def test_a_mistake_needs_the_threshold_and_two_standard_errors(
+                                                  (20, 1, False), (25, 12.0, True),
+                                                  (25, 12.5, False)])
+def test_a_mistake_needs_the_threshold_and_its_interval_above_zero(
     cost: float, se: float, flag: bool
 ) -> None:
-    assert is_mistake(cost, se, 25) is flag
+    # 48 measuring samples (the default budget's half): the interval is ± 2.01 standard errors
+    assert is_mistake(cost, se, 25, 48) is flag
 
 
 def test_moves_the_expert_played_are_rarely_flagged() -> None:

@@ -20,7 +20,8 @@
     });
   }
   function fmt(x) { return Math.abs(x) < 0.05 ? "0.0" : (Math.round(x * 10) / 10).toFixed(1); }
-  function lost(x) { return Math.abs(x) < 0.05 ? "0" : "-" + fmt(x); }
+  // a cost below 0 (measured on samples that did not choose the best, it can be) is a gain
+  function lost(x) { return Math.abs(x) < 0.05 ? "0" : x < 0 ? "+" + fmt(-x) : "-" + fmt(x); }
   var box = document.createElement("div");
   box.id = "review";
   box.className = "box";
@@ -53,14 +54,15 @@
     if (!li) { return; }
     li.className += " rv" + (m.flag ? " rv-bad" : "");
     li.setAttribute("data-rv", (m.flag ? "\u2717 " : "") + lost(m.cost));
-    li.setAttribute("title", (m.cost > 0 && m.cost < 2 * m.se ? "about even with: " : "best: ") +
-      shown(m.best) + " (cost " + fmt(m.cost) + " \u00b1 " + fmt(m.se) + ")");
+    li.setAttribute("title", (m.verdict === "even" ? "about even with: " : "best: ") +
+      shown(m.best) + " (cost " + fmt(m.cost) + " \u00b1 " + fmt(m.pm) + ", 95%)");
   });
   var BEST = ", in the best move found";
-  // a cost inside its noise (under 2 standard errors) names no better move, as the text says
+  // a cost whose 95% interval holds 0 names no better move, as the text says; the ± is
+  // that interval's half (review data version 2; it was a standard error)
   function better(m, a, b) {
-    return (m.cost >= 2 * m.se ? "; best found " : "; about even with ") + a + esc(m.best) + b +
-      ", cost " + fmt(m.cost) + " \u00b1 " + fmt(m.se);
+    return (m.verdict === "better" ? "; best found " : "; about even with ") + a + esc(m.best) +
+      b + ", cost " + fmt(m.cost) + " \u00b1 " + fmt(m.pm);
   }
   function show() {
     var s = +document.body.getAttribute("data-seq");
@@ -76,7 +78,8 @@
       // the move played scoring as well as any is the best found: said so, not named twice
       out += "<div><b" + (next.flag ? " class=\"bad\"" : "") + ">Decision at seq " + (s + 1) +
         (next.flag ? " (mistake)" : "") + "</b>: played <i>" + esc(next.played) + "</i>" +
-        (next.cost > 0 ? better(next, "<i>", "</i>") + " points." : ", the best move found.") +
+        (next.verdict !== "best" ? better(next, "<i>", "</i>") + " points (95%)." :
+          ", the best move found.") +
         (next.cards.length ? " The best move's cards are outlined in green." : "") +
         "</div><table>" +
         next.alts.map(function (a) {
@@ -95,7 +98,7 @@
       }
     } else if (here) {
       out += "<div><b" + (here.flag ? " class=\"bad\"" : "") + ">This move</b>: " + esc(here.played) +
-        (here.cost > 0 ? better(here, "", "") : ", the best move found") + "</div>";
+        (here.verdict !== "best" ? better(here, "", "") : ", the best move found") + "</div>";
     }
     $("rv-now").innerHTML = out || "No decision of this seat here.";
   }
