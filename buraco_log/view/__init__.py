@@ -27,6 +27,7 @@ from buraco_log.signing.record import SignedHead
 from buraco_log.view.page import (
     PAGE_VERSION,
     Banner,
+    LogHead,
     Mark,
     Page,
     build_page,
@@ -34,8 +35,9 @@ from buraco_log.view.page import (
     render,
 )
 
-__all__ = ["PAGE_VERSION", "Banner", "Mark", "Page", "build_page", "damage_banner", "damage_mark",
-           "page_data", "page_for_log", "render", "said_on_a_seats_page", "write_page"]
+__all__ = ["PAGE_VERSION", "Banner", "LogHead", "Mark", "Page", "build_page", "damage_banner",
+           "damage_mark", "page_data", "page_for_log", "render", "said_on_a_seats_page",
+           "write_page"]
 
 FIFO_WAIT: float = 10.0
 """Seconds :func:`write_page` waits for a program to open a FIFO it is given for reading."""
@@ -138,7 +140,7 @@ def page_for_log(path: str | os.PathLike[str], *, seat: int | None = None,
         raise ReplayError(f"--at {at}: the page holds seqs 0 to {events[-1].seq}, the events "
                           f"read intact; the log {_damage(integ, seat)}", seq=at)
     return build_page(events, seat=seat, at=at, banners=(banner,) if banner else (),
-                      marks=marks)
+                      marks=marks, head=LogHead(integ.head, integ.events))
 
 
 def damage_mark(marks: Mapping[int, Sequence[Mark]] | None, last: int, integ: Integrity,

@@ -19,6 +19,7 @@ import msgspec
 
 from buraco_log.errors import PositionError, ReplayError
 from buraco_log.events import AnyEvent, MatchStarted, TotalsCarried
+from buraco_log.log import head_digest
 from buraco_log.ruleids import describe
 from buraco_log.safetext import UNSAFE, terminal_safe
 from buraco_log.state import HandResult
@@ -66,6 +67,16 @@ class Mark(msgspec.Struct, frozen=True):
     kind: str  # a CSS-safe word: "mistake", "best", "note", ...
     text: str
     cards: tuple[int, ...] = ()
+
+
+class LogHead(msgspec.Struct, frozen=True):
+    """Which log a page is of: the head digest ``show`` and ``verify`` print for it, over its
+    first ``events`` events (those read intact); ``""`` on a seat's page. The page prints it
+    under its heading: a sheet printed in a dispute named the match id alone, which two
+    copies of a log share."""
+
+    digest: str
+    events: int
 
 
 def _template(name: str) -> str:
@@ -162,8 +173,10 @@ def json_text(data: Any) -> str:
 
 def page_data(tl: Timeline, *, seat: int | None = None, at: int | None = None,
               banners: Sequence[Banner] = (), every: int = SNAPSHOT_EVERY,
-              marks: Mapping[int, Sequence[Mark]] | None = None) -> dict[str, Any]:
-    """Everything the page draws, as one JSON-ready dict. ``marks``: see :class:`Mark`."""
+              marks: Mapping[int, Sequence[Mark]] | None = None,
+              head: LogHead | None = None) -> dict[str, Any]:
+    """Everything the page draws, as one JSON-ready dict. ``marks``: see :class:`Mark`;
+    ``head``: see :class:`LogHead` (None: the page names no digest)."""
     frames = Frames(tl, seat, every=every)
     rules = tl.rules
     n_sides = max((p for p in (tl.final.sides or ())), default=-1) + 1
@@ -193,6 +206,8 @@ def page_data(tl: Timeline, *, seat: int | None = None, at: int | None = None,
         "banners": [msgspec.to_builtins(msgspec.structs.replace(b, text=terminal_safe(b.text)))
                     for b in banners],
         "marks": _marks(marks or {}, last),
+        # added within layout 2: a page without it names no digest
+        "head": msgspec.to_builtins(head) if head is not None else None,
     }
 
 
@@ -317,7 +332,8 @@ class Page(msgspec.Struct, frozen=True):
 
 def build_page(events: Sequence[AnyEvent], *, seat: int | None = None, at: int | None = None,
                banners: Sequence[Banner] = (),
-               marks: Mapping[int, Sequence[Mark]] | None = None) -> Page:
+               marks: Mapping[int, Sequence[Mark]] | None = None,
+               head: LogHead | None = None) -> Page:
     """The replay page of ``events``: the referee's view, or ``seat``'s, opened at ``at``.
 
     An illegal event adds a banner and opens the page at the last legal table (unless ``at``
@@ -327,7 +343,17 @@ def build_page(events: Sequence[AnyEvent], *, seat: int | None = None, at: int |
     ``marks`` is where a caller adds per-event marks (a review's verdicts): seq -> the
     :class:`Mark` list shown at that event and flagged in the move list. Marks past the
     page's last seq are dropped. This signature and the page's data layout (``PAGE_VERSION``)
-    are kept stable for such callers."""
+    are kept stable for such callers.
+
+    ``head``: the log's head digest (:class:`LogHead`; :func:`buraco_log.view.page_for_log`
+    gives the one its reader computed); by default the head a log of exactly ``events`` has in
+    the current format. A seat's page names the count of events only."""
+    if seat is not None:
+        # a seat's copy names the count alone: the digest is computed over cards the seat did
+        # not see, and a seat's page is the same for every table the seat cannot tell apart
+        head = LogHead("", head.events if head is not None else len(events))
+    elif head is None:
+        head = LogHead(head_digest(events), len(events))
     tl = Timeline(events)
     tiles = tl.style == "tiles"  # a table drawn in tiles (Burako): its rules said in tiles
     found = list(banners)
@@ -366,7 +392,7 @@ def build_page(events: Sequence[AnyEvent], *, seat: int | None = None, at: int |
         raise ValueError(f"no seat {seat} in a {len(tl.players)}-player match")
     if at is not None and at > tl.last_seq:
         _refuse_at(tl, at)
-    data = page_data(tl, seat=seat, at=at, banners=found, marks=marks)
+    data = page_data(tl, seat=seat, at=at, banners=found, marks=marks, head=head)
     return Page(render(data, score_chart(data["sheet"], data["sides"])), tuple(found),
                 data["start"])
 

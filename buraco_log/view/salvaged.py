@@ -16,7 +16,7 @@ from buraco_log.audit import read_log_signed
 from buraco_log.errors import PositionError, ReplayError
 from buraco_log.forensic import read_anyway
 from buraco_log.view import _damage, damage_mark, page_for_log
-from buraco_log.view.page import Banner, Mark, Page, build_page
+from buraco_log.view.page import Banner, LogHead, Mark, Page, build_page
 
 
 def page_anyway(path: str | os.PathLike[str], *, seat: int | None = None,
@@ -51,7 +51,10 @@ def page_anyway(path: str | os.PathLike[str], *, seat: int | None = None,
         marks = damage_mark(marks, intact[-1].seq, integ,
                             f"The events from seq {events[len(intact)].seq} on are read anyway "
                             "(--ignore-integrity), not vouched for.", seat=seat)
-    return build_page(events, seat=seat, at=at, banners=(banner,), marks=marks)
+    # the head the log's intact part has, as show and verify print it: what decodes past the
+    # damage is not vouched for
+    return build_page(events, seat=seat, at=at, banners=(banner,), marks=marks,
+                      head=LogHead(integ.head, integ.events))
 
 
 __all__ = ["page_anyway"]

@@ -449,6 +449,23 @@
       if (t && t.hasAttribute("data-seq")) { go(+t.getAttribute("data-seq"), "list"); }
     });
   }
+  // On paper, the moves of the hand shown, from its deal up to the seq shown: the list on the
+  // screen, a box of every line of the match, is left out of print, and a sheet printed for a
+  // dispute showed a table with no move that led to it. The hands before it are in the score
+  // sheet. Built when the page is printed, not at every step.
+  function printMoves() {
+    if (seq < 0) { return; }
+    var hs = below(D.hands.length, function (h) { return D.hands[h][1] <= seq; }) - 1;
+    var from = hs >= 0 ? D.hands[hs][1] : 0, out = "";
+    for (var i = from; i <= seq; i++) {
+      var mk = (MARKS[i] || []).map(function (m) { return " mk-" + esc(m.kind); }).join("");
+      out += '<li data-seq="' + i + '" class="m' + mk + '">' + moveHtml(i) + "</li>";
+    }
+    $("printed-head").textContent = (hs >= 0 ? "Moves of hand " + D.hands[hs][0] : "Moves") +
+      ", seq " + from + " to " + seq + (hs > 0 ? " (the hands before it: the score sheet)" : "");
+    $("printed-moves").innerHTML = out;
+  }
+
   function buildBanners() {
     $("banners").innerHTML = D.banners.map(function (b) {
       return '<div class="banner-' + esc(b.kind) + '" data-kind="' + esc(b.kind) + '" data-seq="' +
@@ -492,6 +509,16 @@
     $("title").title = (noId ? "match with no id" : "match \u2068" + D.match + "\u2069") +
       " \u00b7 \u2068" + rules + "\u2069";
     if (D.tiles) { document.body.classList.add("tiles"); }
+    // which log the page is of, as show and verify name it: a printed sheet named the match
+    // id alone, which every copy of the log shares, edited or not
+    if (D.head) {
+      var n = esc(D.head.events) + " event" + (D.head.events === 1 ? "" : "s");
+      // a seat's copy: the digest is computed over cards the seat did not see (page.py)
+      $("loghead").innerHTML = D.head.digest ? "log head <code>" + esc(D.head.digest) +
+        "</code> \u00b7 " + n : "log of " + n + " \u00b7 its head digest is on the " +
+        "referee's copy, not a player's";
+      $("loghead").classList.remove("hidden");
+    }
     buildBanners();
     buildBoxes();
     if (last < 0) { $("event").textContent = "The log holds no event that could be read."; return; }
@@ -545,6 +572,7 @@
       else { return; }
       e.preventDefault();
     });
+    window.addEventListener("beforeprint", printMoves);
     // a narrower window wraps the sheet's cells: its rows move, and the veil with them
     window.addEventListener("resize", function () { var d = veiled; veiled = -1; veil(d); });
     window.addEventListener("hashchange", function () {

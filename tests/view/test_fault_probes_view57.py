@@ -1,0 +1,159 @@
+"""Fault probes of the replay page at a dispute hearing: a referee prints the page (or saves it
+as PDF) for both sides, at the table in question, and reads the PDF's text back
+(tests/view/pdftext.py: no PDF library in the test environment or in CI).
+
+- Nothing on the page, printed or not, said which log it was of: the match id alone, which
+  every copy of a log shares, edited or not. The page now names the log's head digest (as
+  `show` and `verify` print it) and how many events it covers, under its heading.
+- Printed, the page showed the table and no move that led to it: the move list, a box of
+  every line of the match, is left out of print. The paper now lists the moves of the hand
+  shown, from its deal up to the seq shown (the hands before it are in the score sheet).
+- A printed banner (an illegal event, damage, a wrong score: the referee's finding) was the
+  page's dark text on the screen's red, 2.9:1. It is now dark on a light tint, its colour in
+  a thick border.
+- On paper the score sheet's headings broke inside words ("relancinh" over "o", "runnin"
+  over "g"), as the page lets a long name break anywhere; a side's heading printed its
+  players' names in capitals ("ANA" for "ana").
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+import subprocess
+import sys
+import unicodedata
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from buraco_log.audit import load, read_log_signed
+from buraco_log.view import page_for_log, write_page
+from tests.view.contrast import CONTRAST
+from tests.view.pages import SIM, data_of
+from tests.view.pdftext import pdf_pages
+
+BROWSER = pytest.mark.xdist_group("browser")  # one Chromium, with tests/view/test_browser.py
+ROOT = Path(__file__).parents[2]
+ILLEGAL = ROOT / "examples" / "disputes" / "illegal.log"
+TAMPERED = ROOT / "examples" / "disputes" / "tampered.log"
+PAPER = {"A4": (21.0, 29.7), "Letter": (21.59, 27.94)}  # centimetres
+MARGIN = 28.0  # Chromium's default margin, 1 cm, in points
+
+
+def test_the_page_names_the_head_digest_show_prints() -> None:
+    for log in (SIM / "classic-2p-000000.blog", ILLEGAL, TAMPERED):
+        _, integ, _ = read_log_signed(log)
+        data = data_of(page_for_log(log).html)
+        # was: no digest anywhere in the page
+        assert data["head"] == {"digest": integ.head, "events": integ.events}, log
+    # a seat's copy names the count alone: the digest is over cards the seat did not see
+    # (tests/view/test_fault_probes_privacy.py: a seat's page is the same for twin tables)
+    data = data_of(page_for_log(ILLEGAL, seat=1).html)
+    assert data["head"] == {"digest": "", "events": read_log_signed(ILLEGAL)[1].events}
+    show = subprocess.run([sys.executable, "-m", "cli.main", "show", str(ILLEGAL)],
+                          capture_output=True, text=True, cwd=ROOT, timeout=60)
+    head = data_of(page_for_log(ILLEGAL).html)["head"]["digest"]
+    assert re.search(rf"\bhead {head}\b", show.stdout), show.stdout[:400]
+
+
+def _print(browser: Any, page: Path, fragment: str, paper: str) -> list[Any]:
+    from selenium.webdriver.common.print_page_options import PrintOptions
+
+    browser.get("about:blank")
+    browser.get(page.as_uri() + fragment)
+    opts = PrintOptions()
+    opts.page_width, opts.page_height = PAPER[paper]
+    return pdf_pages(base64.b64decode(browser.print_page(opts)))
+
+
+@pytest.fixture(scope="module")
+def printed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    d = tmp_path_factory.mktemp("view57")
+    out = {}
+    for name, log, seat in (("referee", SIM / "classic-2p-000000.blog", None),
+                            ("seat", SIM / "mega-4p-000000.blog", 2)):
+        out[name] = d / f"{name}.html"
+        write_page(out[name], page_for_log(log, seat=seat).html)
+    out["audit"] = d / "audit.html"
+    done = subprocess.run([sys.executable, "-m", "cli.main", "audit", str(ILLEGAL), "--html",
+                           str(out["audit"])], capture_output=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 1 and out["audit"].is_file(), done.stderr
+    from buraco_log.expert import Budget
+    from buraco_log.review import review_events, review_page
+
+    events = load(SIM / "thirteen-quick-2p-000000.blog")[:80]
+    review = review_events(events, 0, budget=Budget(samples=8, candidates=2, rounds=1))
+    out["review"] = d / "review.html"
+    out["review"].write_text(review_page(events, review), encoding="utf-8")
+    return out
+
+
+def _text(pages: list[Any]) -> str:
+    return unicodedata.normalize("NFKC", "\n".join(p.text() for p in pages))  # "oﬀ": "off"
+
+
+@BROWSER
+@pytest.mark.slow
+@pytest.mark.parametrize("paper", sorted(PAPER))
+@pytest.mark.parametrize("which", ["referee", "seat", "audit", "review"])
+@pytest.mark.parametrize("where", ["start", "middle", "end"])
+def test_the_printed_page_names_the_log_and_lists_the_moves_up_to_its_table(
+        browser: Any, printed: dict[str, Path], which: str, where: str, paper: str) -> None:
+    data = data_of(printed[which].read_text("utf-8"))
+    last = len(data["diffs"]) - 1
+    seq = {"start": 0, "middle": last // 2 + 1, "end": last}[where]
+    pages = _print(browser, printed[which], f"#seq={seq}", paper)
+    text = _text(pages)
+    # which log, which match, whose page, and who played (was: no digest)
+    n = data["head"]["events"]
+    if data["viewer"] is None:
+        assert f"log head {data['head']['digest']} · {n} events" in text
+    else:
+        assert f"log of {n} events · its head digest is on the referee's copy" in text
+    assert f"match {data['match']}" in text
+    assert all(p["name"] in text for p in data["players"])
+    assert f"seq {seq} / {last}" in text
+    # the moves of the hand shown, from its deal to the seq shown, and none after it
+    deals = [s for _, s in data["hands"] if s <= seq]
+    first = deals[-1] if deals else 0
+    lines = {int(n) for n in re.findall(r"(?m)(?:^|\s)seq (\d+): ", text)}
+    assert lines == set(range(first, seq + 1)), (first, seq, sorted(lines)[:8])  # was: {seq}
+    assert "Score sheet" in text
+    for said in ("four colours", "Keys:", "Replay controls", "Jump to a hand"):
+        assert said not in text  # no control that means nothing on paper
+    # the sheet's headings whole, and no text past the paper's right edge
+    if data["sheet"]:
+        assert re.search(r"\brelancinho\b", text) and re.search(r"\brunning\b", text), text
+    for p in pages:
+        wide = [r.text for r in p.runs if r.x1 > p.width - MARGIN + 1]
+        assert wide == [], wide
+    # a side's players as the log spells them (was: "SIDE 0 (HEURISTIC-0, HEURISTIC-2)")
+    heads = re.findall(r"SIDE \d+ \(([^)]*)\)", text)
+    assert heads and all(h == h.lower() for h in heads), heads
+
+
+@BROWSER
+@pytest.mark.slow
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_a_printed_banner_reads_dark_on_light(browser: Any, printed: dict[str, Path],
+                                              tmp_path: Path, scheme: str) -> None:
+    tampered = tmp_path / "tampered.html"
+    write_page(tampered, page_for_log(TAMPERED).html)
+    try:
+        browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {
+            "features": [{"name": "prefers-color-scheme", "value": scheme}]})
+        for page in (printed["audit"], tampered):
+            browser.get("about:blank")
+            browser.get(page.as_uri())
+            browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "print"})
+            low = browser.execute_script(CONTRAST, True)
+            assert low == [], low  # was: the banner 2.9:1, dark on the screen's red
+            browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": ""})
+            assert browser.execute_script(CONTRAST, False) == []  # the screen's, as it was
+    finally:
+        browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "", "features": []})
+    pages = _print(browser, printed["audit"], "", "A4")
+    banner = [r for p in pages for r in p.runs if "is illegal [" in r.text]
+    assert banner and all(max(r.colour) < 0.3 for r in banner), banner
