@@ -219,3 +219,22 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+
+
+def own_play(preset: str, budget: Budget, seed: str = "self96") -> list[AnyEvent]:
+    """A 2-player match in which seat 0 plays, at each decision, the move the review (seed
+    ``"0"``, ``budget``) names best, against the heuristic bot."""
+    from buraco_log import simulate
+    from buraco_log.rules import PRESETS
+
+    from .review_best import ReviewBest
+
+    real_make, real_check = simulate.make_bot, simulate.check_bots
+    simulate.make_bot = (  # type: ignore[assignment]
+        lambda n: ReviewBest(budget, "0") if n == "expert" else real_make(n))
+    simulate.check_bots = lambda names: None  # type: ignore[assignment]
+    try:
+        return simulate.simulate_match(PRESETS[preset], 2, seed=seed,
+                                       bots=("expert", "heuristic"))
+    finally:
+        simulate.make_bot, simulate.check_bots = real_make, real_check  # type: ignore[assignment]
