@@ -315,9 +315,15 @@
   // The hands still to come are greyed by one veil over the score sheet and one over the
   // chart, moved when the count of ended hands changes. Toggling a class on each row and
   // point made a long jump in a 100,000-event match cost 5-8 steps (each row's style, layer).
-  var sheetVeil = null, handRows = [], chartVeil = null, chartXs = [], veiled = -1;
+  var sheetVeil = null, handRows = [], handAt = [], chartVeil = null, chartXs = [], veiled = -1;
   function veil(done) {
     if (done === veiled || !sheetVeil) { return; }
+    // The veil greys the rows to come for the eye only: a screen reader read the scores of
+    // hands not yet played. They are aria-hidden, set on the rows whose side of the veil
+    // changed (a step across a hand's end touches one hand's rows).
+    if (veiled < 0) { hideRows(done, D.sheet.length, true); }
+    else if (done > veiled) { hideRows(veiled, done, false); }
+    else { hideRows(done, veiled, true); }
     veiled = done;
     var first = handRows[done], n = D.sheet.length;  // the first row still to come
     sheetVeil.setAttribute("data-done", done);
@@ -331,6 +337,14 @@
       var x = done < n ? (chartXs[done] + chartXs[done + 1]) / 2 : chartXs[n];
       chartVeil.setAttribute("x", x);
       chartVeil.setAttribute("width", done < n ? chartXs[n] + 8 - x : 0);
+    }
+  }
+  // The rows of hands from..to-1 hidden from a screen reader, or shown again.
+  function hideRows(from, to, hidden) {
+    var end = to < handAt.length ? handAt[to] : sheetRows.length;
+    for (var i = from < handAt.length ? handAt[from] : end; i < end; i++) {
+      if (hidden) { sheetRows[i].setAttribute("aria-hidden", "true"); }
+      else { sheetRows[i].removeAttribute("aria-hidden"); }
     }
   }
   // The fragment follows the page, at most every HASH_MS: a held arrow key would otherwise
@@ -406,6 +420,7 @@
     sheetRows = Array.prototype.slice.call(document.querySelectorAll("#sheet tr[data-end]"));
     sheetVeil = document.querySelector("#sheet .veil");
     handRows = at.map(function (i) { return sheetRows[i]; });
+    handAt = at;
   }
   // The chart's x of each hand's point, the match's start first (score_chart in page.py).
   function buildChart() {
