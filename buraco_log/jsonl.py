@@ -32,7 +32,7 @@ from typing import IO, Any, Final, Literal
 import msgspec
 
 from buraco_log import events as ev
-from buraco_log import log
+from buraco_log import log, watch
 from buraco_log.cards import format_card, is_card, parse_card
 from buraco_log.errors import CardParseError, IllegalMoveError, LogFormatError
 from buraco_log.outpaths import no_directory
@@ -485,8 +485,14 @@ def _lines(f: IO[bytes], path: str) -> Iterator[bytes]:
     byte: a bare OSError was taken by `convert` for its new file's ("writing the new file
     failed", exit 1), as it names no file."""
     offset = 0
+    size = 0
+    watched = watch.active()  # a bar on the terminal: a log of millions of lines
+    what = f"reading {os.path.basename(path)}"
     try:
-        left = os.fstat(f.fileno()).st_size or -1
+        size = os.fstat(f.fileno()).st_size
+        left = size or -1
+        gap = watch.every(size, 1 << 16)
+        mark = gap
         while left:
             raw = f.readline(MAX_LINE + 2 if left < 0 else min(MAX_LINE + 2, left))
             if not raw:
@@ -494,9 +500,15 @@ def _lines(f: IO[bytes], path: str) -> Iterator[bytes]:
             if left > 0:
                 left -= len(raw)
             offset += len(raw)
+            if watched and offset >= mark:
+                watch.note(what, offset, size, "bytes")
+                mark = offset + gap
             yield raw
     except OSError as exc:
         raise log.os_error(exc, path, offset) from None
+    finally:
+        if watched:
+            watch.note(what, size, size, "bytes")  # the step is over, however it ended
 
 
 class JsonlReader:

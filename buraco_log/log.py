@@ -39,7 +39,7 @@ from typing import IO, Any, Concatenate, Final, Literal, NoReturn, ParamSpec, Pr
 
 import msgspec
 
-from buraco_log import __version__
+from buraco_log import __version__, watch
 from buraco_log import events as ev
 from buraco_log.errors import WRITE_FAILURES, IllegalMoveError, LogFormatError, LogWriteError
 from buraco_log.signing import record as sigrec
@@ -652,16 +652,28 @@ class Reader:
         self.read_header()
         if self._done:
             return
+        watched = watch.active()  # a bar on the terminal: a log of millions of events
+        if watched:
+            what = f"reading {os.path.basename(self.path)}"
+            size = os.fstat(self._f.fileno()).st_size
+            gap = watch.every(size, 1 << 16)
+            mark = self._offset + gap
         try:
             while True:
                 seg = self._read_segment()
                 if seg is None:
                     break
+                if watched and self._offset >= mark:
+                    watch.note(what, self._offset, size, "bytes")
+                    mark = self._offset + gap
                 yield seg
         except _Torn as torn:
             self._stop_torn(torn)
         except OSError as exc:
             raise os_error(exc, self.path, self._offset) from None
+        finally:
+            if watched:
+                watch.note(what, size, size, "bytes")  # the step is over, however it ended
         self._done = True
 
     def _stop_torn(self, torn: _Torn) -> None:

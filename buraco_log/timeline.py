@@ -17,6 +17,7 @@ from typing import Literal
 
 import msgspec
 
+from buraco_log import watch
 from buraco_log.cards import Card, Style, counted, format_card, is_card
 from buraco_log.errors import (
     BuracoLogError,
@@ -518,7 +519,11 @@ class Timeline:
         self._snapshots: dict[int, tuple[State, int]] = {}
         last_seat: int | None = None
         hand = -1
+        watched, count = watch.active(), len(self.recorded)  # a bar: millions of events
+        gap = watch.every(count, 1 << 14)
         for i, ev in enumerate(self.events):
+            if watched and i % gap == 0 and i:
+                watch.note("replaying", i, count, "events")
             try:
                 try:
                     rep.step(ev)
@@ -557,6 +562,8 @@ class Timeline:
             _positions(self.recorded)
         self.final = rep.state()
         self.last_seq = self.final.seq
+        if watched:
+            watch.note("replaying", count, count, "events")
 
     @property
     def style(self) -> Style:

@@ -140,7 +140,14 @@ def fail(message: str, code: int = EXIT_FINDINGS, *, as_json: bool = False,
     was asked for ``--format json``) the error is also a JSON object on stdout, so a program
     reading stdout always gets JSON."""
     message = rule_last(bytes_shown(_named(message, _STDIN_NAMES)))
-    if not as_json and code in STOPPED and getattr(sys.stdout, "written", None) is False:
+    if as_json and getattr(sys.stdout, "written", None) is True:
+        # part of the answer is out (`query -f json`'s rows, streamed before the query failed
+        # part-way): the error's object glued after it made a second document follow a cut
+        # one; stdout keeps only what was written (no parser takes it for whole), the line
+        # says the rest
+        as_json = False
+        message = f"{message}; the JSON on standard output is cut short"
+    elif not as_json and code in STOPPED and getattr(sys.stdout, "written", None) is False:
         # an interrupt said by a command's own clean-up (`query`, `report`): JSON too, when
         # the command line asked for it and nothing of the answer was written yet
         as_json = argv_wants_json(sys.argv[1:])
@@ -584,6 +591,19 @@ def _named(message: str, names: dict[str, str]) -> str:
     return message
 
 
+READS_A_LOG = frozenset({"verify", "replay", "show", "explain", "moves", "diff", "audit_cmd",
+                         "convert", "seal", "repair", "view"})
+"""The commands whose read of one log of millions of events shows a bar on a terminal."""
+
+
+def _reading_bar(command: str) -> contextlib.AbstractContextManager[None]:
+    if command not in READS_A_LOG:
+        return contextlib.nullcontext()
+    from cli.progress import reading_progress  # not at start-up: cli.progress imports this
+
+    return reading_progress()
+
+
 def guarded(func: Callable[P, R]) -> Callable[P, R]:
     """Turn library errors into one line on stderr (traceback only with --debug), and read
     ``-`` given as a log from standard input."""
@@ -592,7 +612,8 @@ def guarded(func: Callable[P, R]) -> Callable[P, R]:
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         State.warning = None  # one command's (typer's test runner runs many in one process)
         try:
-            with stdin_logs(kwargs if func.__name__ not in IN_PLACE else {}) as names:
+            with stdin_logs(kwargs if func.__name__ not in IN_PLACE else {}) as names, \
+                    _reading_bar(func.__name__):
                 _STDIN_NAMES.update(names)
                 result = func(*args, **kwargs)
             say_pending_warning()

@@ -1324,8 +1324,11 @@ def _audit_with_progress(files: list[str], workers: int, require_commitment: boo
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
-    with Progress("audit", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                  console=Console(stderr=True), transient=True) as bar:
+    from buraco_log import watch
+
+    with watch.watching(None), Progress(  # a bar of the logs: none of each log's read
+            "audit", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+            console=Console(stderr=True), transient=True) as bar:
         task = bar.add_task("audit", total=len(files))
         done: Callable[[audit.Verdict], None] = lambda _v: bar.advance(task)  # noqa: E731
         return audit.audit_many(files, workers=workers, on_done=done,

@@ -42,6 +42,7 @@ class ProgressLines:
         self._unit = unit
         self._total = total
         self._now = now
+        self._after = _show_after()
         self._start = now()
         self._said_at: float | None = None
         self._said_step = -1
@@ -76,6 +77,15 @@ def progress(what: str, unit: str, total: int | None, *, rate: bool = False) -> 
     """Progress of ``what`` (counted in ``unit``): a transient bar when stderr is a terminal
     that can redraw one, else :class:`ProgressLines`. Yields the update function; the
     caller shows progress only where asked (``--progress``, or a terminal by default)."""
+    from buraco_log import watch
+
+    # its own bar: no reading bar drawn over it
+    with watch.watching(None), _progress(what, unit, total, rate=rate) as update:
+        yield update
+
+
+@contextlib.contextmanager
+def _progress(what: str, unit: str, total: int | None, *, rate: bool) -> Iterator[Update]:
     if not progress_shown():
         lines = ProgressLines(what, unit, total)
         if total is not None:  # else the first update, which knows it, is the first line
@@ -103,3 +113,89 @@ def progress(what: str, unit: str, total: int | None, *, rate: bool = False) -> 
             bar.update(task, completed=done, total=total, rate=rate)
 
         yield update
+
+
+SHOW_AFTER: Final = 2.0
+"""Seconds a command runs before its reading shows a bar: a short log shows none
+(``BURACO_LOG_PROGRESS_AFTER`` sets another, as the tests do)."""
+
+
+def _show_after() -> float:
+    import os
+
+    try:
+        return float(os.environ.get("BURACO_LOG_PROGRESS_AFTER", SHOW_AFTER))
+    except ValueError:
+        return SHOW_AFTER
+
+
+class ReadingBar:
+    """The bar of a long read of one log (``buraco_log.watch``): one line on a terminal's
+    stderr, redrawn in place at most ten times a second, drawn only once the command has run
+    ``SHOW_AFTER`` seconds, and wiped when a step ends, so that what the command prints next
+    (and ``--step``'s prompt) starts on a clean line. Notes from a forked worker draw nothing:
+    the terminal is its parent's."""
+
+    def __init__(self, now: Callable[[], float] = time.monotonic) -> None:
+        import os
+
+        self._now = now
+        self._after = _show_after()
+        self._start = now()
+        self._drawn_at = 0.0
+        self._shown = False
+        self._pid = os.getpid()
+
+    def __call__(self, what: str, done: int, total: int, unit: str) -> None:
+        import os
+
+        if os.getpid() != self._pid:
+            return
+        now = self._now()
+        if done >= total:
+            self.wipe()
+            return
+        if now - self._start < self._after or now - self._drawn_at < 0.1:
+            return
+        self._drawn_at = now
+        self._shown = True
+        sys.stderr.write(f"\r\x1b[K{self._line(what, done, total, unit, now)}")
+        sys.stderr.flush()
+
+    def _line(self, what: str, done: int, total: int, unit: str, now: float) -> str:
+        import shutil
+
+        width = shutil.get_terminal_size((80, 24)).columns - 1  # a wrapped line never redraws
+        share = done / total if total else 0.0
+        if unit == "bytes":
+            digits = 1 if total < 10e6 else 0  # not "0/0 MB"
+            counts = f"{done / 1e6:,.{digits}f}/{total / 1e6:,.{digits}f} MB"
+        else:
+            counts = f"{done:,}/{total:,} {unit}"
+        tail = f" {int(share * 100):3d}% {counts} {clock(now - self._start)}"  # 99.6: 99%
+        room = max(10, width - len(what) - len(tail) - 1)
+        bar = "\u2501" * int(room * share) + " " * (room - int(room * share))
+        return f"{what} {bar}{tail}"[:width]
+
+    def wipe(self) -> None:
+        if self._shown:
+            self._shown = False
+            sys.stderr.write("\r\x1b[K")
+            sys.stderr.flush()
+
+
+@contextlib.contextmanager
+def reading_progress() -> Iterator[None]:
+    """A bar of any long read of a log inside, on a terminal's stderr only (never in a pipe or
+    a file, never on stdout); wiped at the end, however the command ends."""
+    from buraco_log import watch
+
+    if not progress_shown():
+        yield
+        return
+    bar = ReadingBar()
+    try:
+        with watch.watching(bar):
+            yield
+    finally:
+        bar.wipe()

@@ -1,12 +1,19 @@
 """One enormous log at the command line: a tail of zeros past 4 GiB (what a crash leaves on a
-file system that grew the file before its data landed), cut by `repair`."""
+file system that grew the file before its data landed), cut by `repair`; the bar of a long
+read on a terminal."""
 
 from __future__ import annotations
 
+import io
 import os
 from pathlib import Path
 
-from buraco_log import log
+import pytest
+
+from buraco_log import jsonl, log, watch
+from buraco_log.timeline import Timeline
+from cli.progress import ReadingBar
+from tests.cli.terminal import _stderr_on_a_terminal
 from tests.log import longmatch
 from tests.log.cli_run import run
 
@@ -31,3 +38,52 @@ def test_repair_of_a_zero_tail_past_4_gib_names_the_backup_as_the_bytes_cut(tmp_
     backup = Path(f"{path}.bak")
     assert path.stat().st_size == size and backup.stat().st_size == cut
     assert backup.stat().st_blocks * 512 < 1 << 20  # the zeros cost no disk space
+
+
+@pytest.mark.slow  # three command lines, 4 s on 2 loaded cores
+def test_a_long_read_shows_a_bar_on_a_terminal_and_wipes_it_never_on_stdout(tmp_path: Path
+                                                                              ) -> None:
+    # A log of millions of events: `verify` sat silent for tens of seconds (no bar, no line),
+    # as did every command reading one log. The bar waits 2 s; the knob makes it draw at once.
+    binary = tmp_path / "marathon.blog"
+    with log.Writer(binary, validate=False, batched=True, batch_events=1_000) as writer:
+        writer.append_many(longmatch.events(30_000))  # 350 KB: several notes of 64 KiB
+    lines = tmp_path / "marathon.jsonl"
+    with lines.open("w") as f:
+        jsonl.dump(longmatch.events(6_000), f, sealed=True)  # 270 KB
+    os.environ["BURACO_LOG_PROGRESS_AFTER"] = "0"
+    try:
+        runs = _stderr_on_a_terminal([["verify", binary], ["verify", lines]], tmp_path, "xterm")
+    finally:
+        del os.environ["BURACO_LOG_PROGRESS_AFTER"]
+    for (code, out, shown), name in zip(runs, (binary.name, lines.name), strict=True):
+        assert code == 0, shown
+        assert out.decode().startswith(f"{tmp_path / name}: ") and b"\x1b" not in out, out
+        drawn = shown.decode()
+        assert f"\r\x1b[Kreading {name} " in drawn and "% " in drawn, drawn
+        assert drawn.endswith("\r\x1b[K"), drawn  # wiped: the prompt starts on a clean line
+    piped = run("verify", binary, env={"BURACO_LOG_PROGRESS_AFTER": "0"})
+    assert piped.code == 0 and piped.err == "", piped  # no terminal, no bar
+
+
+def test_the_reading_bar_follows_a_read_and_a_replay_and_is_wiped_after_each(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "marathon.blog"
+    with log.Writer(path, validate=False, batched=True, batch_events=1_000) as writer:
+        writer.append_many(longmatch.events(20_000))  # 240 KB: three notes of 64 KiB
+    clock = iter(float(t) for t in range(10_000))  # each reading of it a second later
+    monkeypatch.setenv("BURACO_LOG_PROGRESS_AFTER", "2")
+    terminal = io.StringIO()
+    monkeypatch.setattr("sys.stderr", terminal)
+    bar = ReadingBar(now=lambda: next(clock))
+    with watch.watching(bar):
+        events = log.read_events(path)
+        read = terminal.getvalue()
+        Timeline(events)
+    drawn = terminal.getvalue()
+    size = path.stat().st_size
+    # not before 2 s, then at each note; wiped at the end of the read, and of the replay
+    assert read.count("\r\x1b[Kreading marathon.blog ") >= 2 and read.endswith("\r\x1b[K"), read
+    assert f"/{size / 1e6:.1f} MB " in read and " 99% " not in read[:200], read[:200]
+    assert "\r\x1b[Kreplaying " in drawn and "16,384/20,000 events" in drawn, drawn[-300:]
+    assert drawn.endswith("\r\x1b[K"), drawn[-200:]
