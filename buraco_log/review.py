@@ -541,9 +541,12 @@ def _cut_short(review: Review) -> str:
     cut = sum(1 for n in done if n < b.samples)
     if b.ms is None or not cut:
         return ""
+    # under 4 samples, under 2 measure the cost: no interval, so no flag (said, not silent)
+    bare = sum(1 for m in review.moves if m.measured < 2)
     return (f"time cap: {cut} of {len(done)} decision{'' if len(done) == 1 else 's'} searched "
             f"fewer than {b.samples} samples (fewest {done[0]}, median {done[len(done) // 2]}): "
-            "their costs are noisier, and the review is not reproducible")
+            "their costs are noisier, and the review is not reproducible"
+            + (f"; {bare} had fewer than 4 samples, so no interval and no flag" if bare else ""))
 
 
 def review_page(events: Sequence[AnyEvent], review: Review, *,

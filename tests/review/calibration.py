@@ -229,12 +229,13 @@ def own_play(preset: str, budget: Budget, seed: str = "self96") -> list[AnyEvent
 
     from .review_best import ReviewBest
 
-    real_make, real_check = simulate.make_bot, simulate.check_bots
-    simulate.make_bot = (  # type: ignore[assignment]
-        lambda n: ReviewBest(budget, "0") if n == "expert" else real_make(n))
-    simulate.check_bots = lambda names: None  # type: ignore[assignment]
+    real_make, real_check = simulate.make_bot, simulate.check_bots  # type: ignore[attr-defined]
+    setattr(simulate, "make_bot",  # noqa: B010 (a module's function, swapped for the match)
+            lambda n: ReviewBest(budget, "0") if n == "expert" else real_make(n))
+    setattr(simulate, "check_bots", lambda names: None)  # noqa: B010
     try:
         return simulate.simulate_match(PRESETS[preset], 2, seed=seed,
                                        bots=("expert", "heuristic"))
     finally:
-        simulate.make_bot, simulate.check_bots = real_make, real_check  # type: ignore[assignment]
+        setattr(simulate, "make_bot", real_make)  # noqa: B010
+        setattr(simulate, "check_bots", real_check)  # noqa: B010

@@ -147,6 +147,19 @@ def test_fewer_than_four_samples_flag_nothing_and_say_why() -> None:
     assert "with 3 samples the half that measures has 1" in to_text(review)
 
 
+def test_a_time_cap_that_left_no_interval_says_so() -> None:
+    """A cap of 1 ms stops each decision at its first two samples: one measures, so no cost
+    has an interval and none is flagged; the cap's line said only "noisier"."""
+    events = read_events(ROOT / "examples/sim/thirteen-quick-2p-000000.blog")[:40]
+    review = review_events(events, 0, budget=Budget(samples=8, candidates=2, rounds=1, ms=1),
+                           seed="cap", threshold=0.0)
+    bare = [m for m in review.moves if m.measured < 2]
+    assert bare and review.mistakes == sum(m.flagged for m in review.moves if m.measured >= 2)
+    last = to_text(review).splitlines()[-1]
+    assert last.startswith("time cap: ") and last.endswith(
+        f"; {len(bare)} had fewer than 4 samples, so no interval and no flag"), last
+
+
 # -- calibration at the default budget (slow) -----------------------------------------------
 
 
@@ -179,7 +192,7 @@ def test_the_reviews_own_play_costs_nothing_on_other_samples() -> None:
 
 @pytest.mark.slow  # every 7th decision of seat 0, ten times the samples of another seed
 def test_the_interval_holds_a_ten_times_larger_search() -> None:
-    got = []
+    got: list[calibration.Verdict] = []
     for name in ("classic-2p", "thirteen-quick-2p"):
         todo = tasks(read_events(ROOT / f"examples/sim/{name}-000000.blog"), 0, "0")[0][::7]
         got.extend(v for t in todo if (v := calibration.against_more(t, Budget())) is not None)
