@@ -832,6 +832,9 @@ def _compacted(root: str, batch: str) -> list[str]:
 
 def _store_ratings(root: str) -> None:
     """The Elo fold is sequential over every match, so ingest does it once for the report."""
+    from .keyindex import refresh
     from .report import leaderboard_rows, ratings_of_rows
 
-    store.write_ratings(root, ratings_of_rows(leaderboard_rows(root)))
+    store.committed_files(root)  # every committed file there, of its size, unchanged since
+    index = refresh(root, store.manifests(root))  # the key index stored with the new batches
+    store.write_ratings(root, ratings_of_rows(leaderboard_rows(root, index)))

@@ -13,7 +13,7 @@ import os
 import threading
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 import msgspec
@@ -34,6 +34,9 @@ from .views import (
     literal,
     time_left,
 )
+
+if TYPE_CHECKING:
+    from .keyindex import Index
 
 ELO_START = 1500.0
 ELO_K = 24.0
@@ -196,7 +199,7 @@ def ratings(con: duckdb.DuckDBPyConnection) -> pa.Table:
     return ratings_of_rows(con.sql(LEADERBOARD_ROWS).to_arrow_table())
 
 
-def leaderboard_rows(root: str) -> pa.Table:
+def leaderboard_rows(root: str, index: Index | None = None) -> pa.Table:
     """What :data:`LEADERBOARD_ROWS` selects, read from the committed files with Arrow alone.
 
     Ingest folds the ratings once per run; a DuckDB connection costs about 40 ms of CPU to
@@ -204,13 +207,18 @@ def leaderboard_rows(root: str) -> pa.Table:
     ranked by start time (missing first), match id, game id (neither is ever missing), and
     each match's players by seat (``tests/archive`` checks the two against each other)."""
     import pyarrow.compute as pc  # type: ignore[import-untyped]  # here: a query never needs it
-    files = store.committed_files(root)
-    if not files["matches"] or not files["players"]:
+
+    from .keyindex import load
+    if index is None:  # (``index``: a writer's, just stored: ingest._store_ratings)
+        store.committed_files(root)  # every committed file there, of its size, unchanged
+        # the columns below of every match and player from the key index, and from the
+        # files only of the batches it does not cover: each night read two of every batch's
+        index = load(root, store.manifests(root))
+    if not index["matches"].num_rows or not index["players"].num_rows:
         return pa.table({"ord": pa.array([], pa.int64()), "side": pa.array([], pa.int8()),
                          "player": pa.array([], pa.string()),
                          "winner_side": pa.array([], pa.int8())})
-    matches = store.read_columns(files["matches"],
-                                 ["game_id", "winner_side", "started_at", "match_id"])
+    matches = index["matches"].select(["game_id", "winner_side", "started_at", "match_id"])
     # Missing start times first: by a "has a time" key, as null placement is set per key only
     # in newer pyarrow.
     keyed = matches.append_column("timed", pc.is_valid(matches.column("started_at")))
@@ -219,7 +227,7 @@ def leaderboard_rows(root: str) -> pa.Table:
     ranked = pa.table({"game_id": matches.column("game_id").take(order),
                        "winner_side": matches.column("winner_side").take(order),
                        "ord": pa.array(range(1, matches.num_rows + 1), pa.int64())})
-    players = store.read_columns(files["players"], ["game_id", "seat", "side", "player"])
+    players = index["players"].select(["game_id", "seat", "side", "player"])
     rows = players.join(ranked, "game_id", join_type="inner")
     rows = rows.sort_by([("ord", "ascending"), ("seat", "ascending")])
     return rows.select(["ord", "side", "player", "winner_side"])

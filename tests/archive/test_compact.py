@@ -318,7 +318,7 @@ def test_cli_compact_says_what_it_merged(fresh: Path) -> None:
     assert again.stdout == (f"{fresh}: nothing to compact: 1 batch ({out['files_after']} "
                             "files), none small enough to merge\n")
     for args, code in ((("compact", str(fresh / "nope")), 2),
-                       (("compact", str(fresh / "_batches")), 1),
+                       (("compact", str(fresh / "_batches")), 2),  # not an archive
                        (("compact", str(fresh), "--before", "2026-13-01"), 2)):
         r = cli(*args)
         assert r.returncode == code and r.stdout == "" and "Traceback" not in r.stderr, r

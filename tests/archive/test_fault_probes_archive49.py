@@ -200,13 +200,15 @@ def _killed_then_run_again(year: tuple[Path, dict[str, Any]], name: str, k: int,
     shutil.rmtree(copy)
 
 
+@pytest.mark.parametrize(("k", "left"), [(13, "_ratings/.tmp-*"), (9, "_index/.tmp-*")])
 def test_compact_killed_writing_the_ratings_leaves_nothing_after_the_next_compact(
-        year: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
-    """The default run's twin of the loop below. The 9th os.replace renames the ratings'
-    temporary file into place (6 parts, the record's, then it). Before: the next compact,
-    with nothing to merge, left `_ratings/.tmp-....parquet` for good, a leftover that
-    verify said the next ingest or compact removes."""
-    _killed_then_run_again(year, "replace", 9, tmp_path, left="_ratings/.tmp-*")
+        year: tuple[Path, dict[str, Any]], tmp_path: Path, k: int, left: str) -> None:
+    """The default run's twin of the loop below. The 13th os.replace renames the ratings'
+    temporary file into place (6 parts, the record's, the key index's three files and its
+    record, then it); the 9th the key index's first file. Before: the next compact, with
+    nothing to merge, left `_ratings/.tmp-....parquet` for good, a leftover that verify said
+    the next ingest or compact removes."""
+    _killed_then_run_again(year, "replace", k, tmp_path, left=left)
 
 
 @pytest.mark.slow  # every call of five os functions: about a hundred compactions

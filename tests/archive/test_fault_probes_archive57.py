@@ -57,3 +57,143 @@ def test_the_library_says_not_an_archive_by_its_own_class(tmp_path: Path) -> Non
         assert caught.value.exit_status == 2
     made = store.create_archive(str(tmp_path / "new"))  # an archive: no refusal
     assert store.check_archive(made) == made
+
+
+# -- the key index: a night's ingest reads what it needs, not every batch ------------------------
+
+SIM = Path(__file__).resolve().parents[2] / "examples" / "sim"
+NIGHTS = [[SIM / "thirteen-quick-2p-000000.blog"], [SIM / "thirteen-quick-4p-000000.blog"],
+          [SIM / "burako-2p-000000.blog", SIM / "mega-2p-000000.blog"]]
+
+
+def _reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The part files read from here on (store.read_columns is the archive's one reader of
+    committed files' columns, as ingest, compact and the ratings read them)."""
+    read: list[str] = []
+    real = store.read_columns
+
+    def counting(paths: list[str], columns: list[str]) -> object:
+        read.extend(paths)
+        return real(paths, columns)
+
+    monkeypatch.setattr(store, "read_columns", counting)
+    return read
+
+
+def _batch_files(arch: Path, batch: str) -> set[str]:
+    record = next(r for r in store.manifests(str(arch)) if r["batch"] == batch)
+    return {str(arch / rel) for rels in record["files"].values() for rel in rels}
+
+
+@pytest.mark.slow  # three ingests: 0.6 s on a quiet machine
+def test_a_nights_ingest_reads_no_file_of_the_batches_before_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from buraco_log.archive import ingest
+
+    arch = tmp_path / "a"
+    first = ingest([str(NIGHTS[0][0])], arch, jobs=1)
+    read = _reads(monkeypatch)
+    second = ingest([str(NIGHTS[1][0])], arch, jobs=1)
+    assert (second.added, second.errors) == (1, [])
+    old = _batch_files(arch.resolve(), first.batches[0])
+    # before: the matches and errors files of every batch (what is stored), then the matches
+    # and players files of every batch again (the ratings), each night
+    assert not old.intersection(read), sorted(old.intersection(read))
+    assert set(read) <= _batch_files(arch.resolve(), second.batches[0])
+    third = ingest([str(NIGHTS[0][0]), str(NIGHTS[1][0])], arch, jobs=1)  # known by the index
+    assert (third.added, third.already_stored) == (0, 2)
+
+
+def _known_from_every_file(arch: Path) -> tuple[object, ...]:
+    """What store.known said before the index: read from every committed file."""
+    files = store.committed_files(str(arch))
+    m = store.read_columns(files["matches"], ["digest", "game_id", "file_sha256", "log_format",
+                                              "match_id", "source_path"]).to_pylist()
+    e = store.read_columns(files["errors"], ["file_sha256", "source_path", "rule", "message"]
+                           ).to_pylist() if files["errors"] else []
+    return ({r["digest"]: r["game_id"] for r in m},
+            {(r["file_sha256"], r["log_format"] == "jsonl") for r in m},
+            {(r["file_sha256"], r["source_path"].endswith(".jsonl")) for r in e},
+            {(r["source_path"], r["rule"], r["message"]) for r in e if not r["file_sha256"]},
+            {r["match_id"] for r in m}, {r["source_path"] for r in m})
+
+
+def _ratings_agree(arch: Path) -> None:
+    import pyarrow.parquet as pq
+
+    from buraco_log.archive import connect
+    from buraco_log.archive.report import LEADERBOARD_ROWS, ratings_of_rows
+
+    stored = store.current_ratings(str(arch))
+    assert stored is not None
+    fresh = ratings_of_rows(connect(arch).sql(LEADERBOARD_ROWS).to_arrow_table())
+    assert pq.read_table(stored).equals(fresh)
+
+
+@pytest.mark.slow  # seven ingests, a compact and a drop
+def test_the_key_index_follows_compact_drop_damage_and_an_archive_without_one(
+        tmp_path: Path) -> None:
+    import os
+
+    from buraco_log.archive import ingest
+    from buraco_log.archive.compact import compact
+
+    arch = (tmp_path / "a").resolve()
+    bad = tmp_path / "bad.blog"
+    bad.write_bytes(b"BURACOLG" + bytes(64))  # refused: an errors row, known by its hash
+    for night in NIGHTS:
+        ingest([str(p) for p in night] + [str(bad)], arch, jobs=1)
+    assert store.known(str(arch)) == _known_from_every_file(arch)
+    compact(str(arch))  # three batches into one: the index's batches are all gone
+    assert len(store.manifests(str(arch))) == 1
+    assert store.known(str(arch)) == _known_from_every_file(arch)
+    _ratings_agree(arch)
+    vs = SIM / "vs-random"
+    late = sorted(str(p) for p in vs.iterdir() if p.suffix == ".blog")[:1] if vs.is_dir() \
+        else [str(SIM / "classic-2p-000000.blog")]
+    report = ingest(late, arch, jobs=1)
+    assert report.added == 1
+    store.drop_batches(str(arch), report.batches)  # dropped: its match is not stored now
+    again = ingest(late, arch, jobs=1)
+    assert (again.added, again.already_stored) == (1, 0)  # not "already stored"
+    assert store.known(str(arch)) == _known_from_every_file(arch)
+    _ratings_agree(arch)
+    # an index damaged (its bytes replaced) or gone is read again from the files, never
+    # trusted: the same logs are known as stored, a new one is added
+    index = arch / "_index"
+    for name in os.listdir(index):
+        if name.startswith("matches-"):
+            os.chmod(index / name, 0o644)
+            (index / name).write_bytes(b"PAR1 not an index")
+    assert store.known(str(arch)) == _known_from_every_file(arch)
+    shutil.rmtree(index)  # as an archive written by a version that keeps no index
+    last = ingest([str(SIM / "classic-2p-000000.blog"), *late], arch, jobs=1)
+    assert (last.added, last.already_stored) == (1, 1)
+    assert store.known(str(arch)) == _known_from_every_file(arch)
+    _ratings_agree(arch)
+    from buraco_log.archive.fixity import verify_archive
+    checked = verify_archive(str(arch))
+    assert checked.ok and not checked.leftovers, checked
+
+
+@pytest.mark.parametrize("meta", [
+    {"version": 2}, {"format": "other"}, {"files": {"matches": "../matches.parquet"}},
+    {"files": {"matches": "/etc/passwd"}}, {"batches": ["b1"]}, {"odd": None}])
+def test_a_key_index_record_not_of_this_version_is_never_trusted(
+        tmp_path: Path, meta: dict[str, object]) -> None:
+    import json
+
+    from buraco_log.archive import keyindex
+
+    root = store.create_archive(str(tmp_path / "a"))
+    index = Path(root) / keyindex.INDEX
+    index.mkdir()
+    good = {"format": keyindex.FORMAT, "version": keyindex.VERSION, "batches": {},
+            "odd": [], "files": {k: f"{k}-x.parquet" for k in keyindex.COLUMNS}}
+    (index / "current.json").write_text(json.dumps(good))
+    assert keyindex._current(root) == good
+    files = good["files"]
+    assert isinstance(files, dict)
+    bad = {**good, **meta, "files": {**files, **meta.get("files", {})}}  # type: ignore[dict-item]
+    (index / "current.json").write_text(json.dumps(bad))
+    assert keyindex._current(root) is None
