@@ -75,8 +75,11 @@ Every command follows the same rules:
 - **`--format json`** (`-f json`) prints stable JSON (sorted keys) on stdout; `-f table` and
   `-f text` are the same words for people. On failure, stdout holds `{"error": {"code",
   "message", "exit_status", ...}}` beside the line on stderr, so a program reading stdout
-  always gets JSON; an interrupt too (`"exit_status": 130`), unless the command had begun
-  writing its answer.
+  always gets JSON; an interrupt too (`"exit_status": 130`). A command that had begun
+  writing its answer adds no error object after it (`query -f json` failing part-way, its
+  rows already streamed: earlier versions glued the object onto the cut array, two
+  documents in one); stdout keeps what was written, which no JSON parser takes for whole,
+  and the line on stderr ends `the JSON on standard output is cut short`.
 - **`-`** in place of a log reads it from standard input (binary or JSON Lines, told apart by
   the first bytes); `-o -` writes to standard output (not for `simulate`, which writes a
   directory of logs, nor `demo`, whose report is on standard output); bytes for programs (a

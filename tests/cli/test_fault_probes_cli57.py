@@ -3,14 +3,17 @@ backend meets when it runs buraco-log with odd settings around it."""
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
+from cli.common import NamedStdout, fail
 from cli.main import app
 from tests.command_line import EXE, run
 
@@ -64,3 +67,35 @@ def test_repair_json_has_one_key_set_whether_sound_torn_dry_run_or_repaired(
     assert docs[0].keys() == docs[1].keys() == docs[2].keys(), docs
     assert docs[0]["would_cut_bytes"] is None and docs[1]["would_cut_bytes"] == 3
     assert docs[1]["backup"] is None and docs[2]["repaired"] and docs[2]["cut_bytes"] == 3
+
+
+def test_an_error_after_part_of_a_json_answer_glues_no_second_document_onto_it(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    # the console script's stdout, with rows already streamed (`query -f json` failing
+    # part-way): the error's object was written after the cut array, two documents in one
+    out = io.StringIO()
+    monkeypatch.setattr(sys, "stdout", NamedStdout(out))
+    sys.stdout.write('[\n  {\n    "i": 0\n  },\n  {')
+    exit_ = fail("query: Error: Invalid Input Error: boom", as_json=True)
+    assert exit_.exit_code == 1
+    assert out.getvalue() == '[\n  {\n    "i": 0\n  },\n  {'  # what was written, alone
+    line = capsys.readouterr().err
+    assert line.startswith("buraco-log: error: query:") and "cut short" in line
+    assert line.count("\n") == 1
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(EXE is None, reason="needs the installed buraco-log")
+def test_a_json_query_that_fails_part_way_leaves_a_cut_answer_and_no_error_object(
+        tmp_path: Path) -> None:
+    from buraco_log.archive.ingest import ingest
+
+    ingest([GOLDEN / "fair-thirteen.log"], tmp_path / "arch")
+    sql = ("SELECT i FROM range(200000) t(i) "
+           "WHERE CASE WHEN i > 150000 THEN error('boom') ELSE true END")
+    result = run("query", tmp_path / "arch", sql, "-f", "json", "--timeout", "0")
+    assert result.code == 1 and '"i": 0' in result.out  # rows came before the failure
+    assert '"error"' not in result.out
+    with pytest.raises(json.JSONDecodeError):
+        json.loads(result.out)  # cut: never taken for a whole answer
+    assert result.lines[-1].endswith("the JSON on standard output is cut short")
