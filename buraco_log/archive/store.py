@@ -1486,12 +1486,12 @@ def known(root: str) -> tuple[dict[str, int], set[FileKey], set[FileKey], set[Un
     ``.blog`` in one run but "already stored" in a later one."""
     import pyarrow.compute as pc  # type: ignore[import-untyped]  # here: a query never needs it
 
-    from .keyindex import refresh
+    from .keyindex import load
     committed_files(root)  # every committed file there, of its size, unchanged since
     # read from the key index, and from the files of the batches it does not cover yet
-    # (stored then: the caller holds the lock): a night's ingest read a few columns of every
-    # batch's files
-    index = refresh(root, manifests(root))
+    # (stored after the commit, with the ratings: an archive refused by the clean-up that
+    # follows is left as it was): a night's ingest read a few columns of every batch's files
+    index = load(root, manifests(root))
     t = index["matches"]
     digests: dict[str, int] = {}
     shas: set[FileKey] = set()
