@@ -12,6 +12,7 @@ from typing import Any
 
 import typer
 
+from cli import jsonkeys
 from cli.main import HIDDEN, app
 
 INTRO = """\
@@ -200,6 +201,18 @@ def render() -> str:
             out.append("Options:\n")
             out.extend(line for p in options if (line := _option(p, ctx)))
             out.append("")
+        keys = jsonkeys.KEYS.get(path.removeprefix("buraco-log "))
+        if keys:
+            out.append("JSON (`-f json`): an object with these keys, every one always there "
+                       "(null or empty where it does not apply):\n")
+            out.extend(f"- `{key}`: {text}" for key, text in sorted(keys.items()))
+            out.append("")
+    out.append("## The JSON error object\n")
+    out.append("Every command asked for `-f json` answers a failure with `{\"error\": {...}}` "
+               "on stdout, beside the line on stderr:\n")
+    out.extend(f"- `{key}`: {text}" for key, text in jsonkeys.ERROR.items())
+    out.append("\nA log read with `--ignore-integrity` that fails its check puts the answer "
+               "under `result`, beside `integrity_warning` (docs/rules.md).")
     return "\n".join(out).rstrip() + "\n"
 
 

@@ -14,8 +14,9 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.common import NamedStdout, fail
+from cli.jsonkeys import ERROR, KEYS
 from cli.main import app
-from tests.command_line import EXE, run
+from tests.command_line import EXE, REPO, run
 
 
 @pytest.mark.parametrize("columns", ["0"])
@@ -99,3 +100,48 @@ def test_a_json_query_that_fails_part_way_leaves_a_cut_answer_and_no_error_objec
     with pytest.raises(json.JSONDecodeError):
         json.loads(result.out)  # cut: never taken for a whole answer
     assert result.lines[-1].endswith("the JSON on standard output is cut short")
+
+
+def _runs(tmp: Path) -> list[tuple[str, list[str]]]:
+    """Each documented command on a sound log and on the logs its other paths take."""
+    fair, illegal = str(GOLDEN / "fair-thirteen.log"), str(GOLDEN / "illegal.log")
+    wrong, tampered = str(GOLDEN / "wrong-score.log"), str(GOLDEN / "tampered.log")
+    unsealed = tmp / "unsealed.blog"
+    shutil.copyfile(REPO / "examples" / "format" / "v2-unsealed.blog", unsealed)
+    runs = [("convert", ["convert", fair, "-o", str(tmp / "c.jsonl")]),
+            ("seal", ["seal", str(unsealed)]), ("seal", ["seal", str(unsealed)]),
+            ("keys new", ["keys", "new", "k", "--dir", str(tmp / "keys")]),
+            ("simulate", ["simulate", "-o", str(tmp / "sim"), "-j", "1"]),
+            ("demo", ["demo", "-o", str(tmp / "demo.blog"), "--players", "2",
+                      "--rules", "thirteen-quick"]),
+            ("diff", ["diff", fair, fair]), ("diff", ["diff", illegal, fair]),
+            ("diff", ["diff", tampered, fair])]
+    for log in (fair, illegal, wrong):
+        runs += [("show", ["show", log]), ("replay", ["replay", log]),
+                 ("replay", ["replay", log, "--at", "5", "--seat", "1"]),
+                 ("explain", ["explain", log, "--at", "23"]),
+                 ("explain", ["explain", log, "--at", "3"]),
+                 ("moves", ["moves", log, "--at", "10"]), ("moves", ["moves", log, "--at", "9"]),
+                 ("audit", ["audit", log]), ("verify", ["verify", log])]
+    return runs
+
+
+@pytest.mark.slow
+def test_every_json_answer_has_exactly_the_keys_the_reference_documents(
+        tmp_path: Path) -> None:
+    # the reference (docs/cli.md, from cli.jsonkeys) is what a program reading -f json has
+    seen: dict[str, int] = {}
+    for command, args in _runs(tmp_path):
+        code, doc = _json(args)
+        assert "error" not in doc, (args, doc)
+        assert sorted(doc) == sorted(KEYS[command]), (args, code)
+        seen[command] = seen.get(command, 0) + 1
+    assert seen.keys() | {"repair"} == KEYS.keys()  # repair's: the test above
+
+
+def test_the_reference_names_every_key_of_the_json_error_object() -> None:
+    code, doc = _json(["verify", str(GOLDEN / "tampered.log")])
+    assert code == 1 and doc["error"].keys() <= ERROR.keys()
+    known = {"code", "message", "exit_status", "path", "seq", "offset", "rule"}
+    assert known <= doc["error"].keys()
+    assert doc["error"]["exit_status"] == code
