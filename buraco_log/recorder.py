@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes  # imported here, not at a round's syncfs: out of descriptors, an import fails
 import errno
 import fcntl
 import os
@@ -56,6 +57,11 @@ from buraco_log import events as ev
 from buraco_log.errors import IllegalMoveError, LogFormatError
 from buraco_log.state import State
 
+try:  # (Unix; imported here, not when a message needs it: out of descriptors, imports fail)
+    import resource
+except ImportError:  # pragma: no cover
+    resource = None  # type: ignore[assignment]
+
 SUFFIX: Final = ".blog"
 LOCK_NAME: Final = ".recorder.lock"
 SAVED_NAME: Final = ".recorder.state"
@@ -69,15 +75,26 @@ _RESERVED: Final = 2 + 2 * _LOADERS
 """Descriptors of ``max_open`` kept for the directory, its lock and the loaders."""
 _CHECKPOINT_THREADS: Final = 4
 """Logs a checkpoint fsyncs at once (each holds a descriptor meanwhile)."""
+_NO_DESCRIPTORS: Final = frozenset({errno.EMFILE, errno.ENFILE})
+"""A log could not be opened for want of a descriptor (the process's limit, or the system's)."""
+_REGROW: Final = 60.0
+"""Seconds after the last shortage of descriptors before the pool is its full size again."""
+
+
+def _soft_nofile() -> str:
+    """The process's limit on open files, as a user sets it (``ulimit -n``)."""
+    try:
+        soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    except (AttributeError, OSError, ValueError):
+        return "unknown"
+    return "unlimited" if soft < 0 else str(soft)
 
 
 def default_max_open() -> int:
     """Half the soft limit on open files, at most 4,096 (512 under the usual 1,024)."""
     try:
-        import resource
-
         soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
-    except (ImportError, OSError, ValueError):
+    except (AttributeError, OSError, ValueError):  # (AttributeError: no resource module)
         soft = 1024
     if soft <= 0:  # RLIM_INFINITY is -1 on Linux
         soft = 8192
@@ -105,8 +122,9 @@ class FileOps:
 
     def syncfs(self, fd: int) -> None:
         """Write back and wait for every file of the file system holding ``fd`` (Linux)."""
-        import ctypes
-
+        # (``ctypes`` is imported with the module: imported here, the first syncfs of a process
+        # out of descriptors failed, "Too many open files", and every table of the round
+        # refused from then on, the disk unharmed)
         libc = ctypes.CDLL(None, use_errno=True)
         if not hasattr(libc, "syncfs"):
             raise NotImplementedError("syncfs is Linux only")
@@ -204,6 +222,10 @@ class RecorderStats(msgspec.Struct):
     reopened: int = 0  # closed idle logs opened again
     closed_idle: int = 0  # logs closed to stay under max_open or after idle_timeout
     open_handles: int = 0  # log descriptors open now
+    pool: int = 0  # logs kept open at most now: max_open less its reserve, lowered for a while
+    # when the process ran out of descriptors (see short_of_descriptors)
+    short_of_descriptors: int = 0  # rounds that could not open a log for want of a descriptor
+    # (EMFILE, ENFILE): logs were closed to make room, and its moves went into the next round
     tables: int = 0  # matches held in memory now, each with its rules state (see held())
     max_open_handles: int = 0  # the most ever open at once
     swept: int = 0  # temporary files a crash left, removed at open
@@ -227,12 +249,13 @@ class _WriteError(Exception):
     acknowledged log, to copy aside before it is closed (the file was replaced, not cut)."""
 
     def __init__(self, error: LogFormatError, written: bool, *, lost: bool = False,
-                 keep: int | None = None) -> None:
+                 keep: int | None = None, short: bool = False) -> None:
         super().__init__(error.message)
         self.error = error
         self.written = written
         self.lost = lost
         self.keep = keep
+        self.short = short  # not opened for want of a descriptor: nothing written
 
 
 class _Waiter:
@@ -479,7 +502,12 @@ def _lock_current(path: str) -> tuple[int, tuple[int, int], int, tuple[int, int]
     """Open and lock the file at ``path`` with ``log.LogLock`` (the one writer-lock discipline:
     the locked file is the one at ``path``). Returns the descriptor, its (device, inode), its
     size and its (ctime_ns, mtime_ns); None if there is no file."""
-    quick = _lock_quickly(path)
+    try:
+        quick = _lock_quickly(path)
+    except OSError:  # out of descriptors: a new match needs none until its first round
+        if not os.path.lexists(path):
+            return None
+        raise
     if quick is not None:
         return quick
     try:
@@ -503,7 +531,9 @@ def _lock_quickly(path: str) -> tuple[int, tuple[int, int], int, tuple[int, int]
     a log on a loaded machine)."""
     try:
         fd = os.open(path, os.O_RDWR | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
+    except OSError as exc:
+        if exc.errno in _NO_DESCRIPTORS:  # ``log.LogLock`` would meet the same, and say less
+            raise
         return None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -640,6 +670,8 @@ class Recorder:
         self.max_open = max(_RESERVED + extra + 2,
                             max_open if max_open is not None else default_max_open())
         self._slots = self.max_open - _RESERVED - extra  # log descriptors open at most
+        self._full_slots = self._slots  # (lowered for a while by a shortage: see _shed)
+        self._short_at = 0.0  # when the process last ran out of descriptors (monotonic)
         self.idle_timeout = idle_timeout
         self.validate = validate
         self.sealed = sealed
@@ -898,6 +930,7 @@ class Recorder:
         with self._cv:
             self._stats.open_handles = len(self._open)
             self._stats.tables = len(self._tables)
+            self._stats.pool = self._slots
             return msgspec.structs.replace(self._stats)
 
     def held(self) -> int:
@@ -1254,6 +1287,8 @@ class Recorder:
             table.validator = log._new_validator(table.path)
         try:
             locked = _lock_current(table.path)
+        except OSError as exc:  # out of descriptors (see _lock_quickly)
+            raise LogFormatError(self._short_words(exc), path=table.path, kind="io") from None
         except LogFormatError as exc:
             if exc.kind != "locked":
                 raise
@@ -1283,6 +1318,10 @@ class Recorder:
                             table.validator.run(events)
                     read = reader.info, reader._chain
             ends = _ends(fd, read[0].valid_bytes)  # (a torn tail is cut off below)
+        except OSError as exc:  # the reader's own descriptor (a dup): it escaped the append
+            if exc.errno not in _NO_DESCRIPTORS:  # raw, and the example server's client
+                raise  # waited for an answer that never came
+            raise LogFormatError(self._short_words(exc), path=table.path, kind="io") from None
         finally:
             os.close(fd)
         info, chain = read
@@ -1502,7 +1541,7 @@ class Recorder:
         except OSError:
             ok, fsyncs = False, 0
         if ok and self._check_retired:
-            self._check_logs(paths)
+            ok = self._check_logs(paths)  # (not known: the journal is kept, its records stand)
         with self._cv:
             spoiled = not paths.keys().isdisjoint(self._spoiled)
         if ok and self._directory_gone():  # its name is not at that path: kept, and written
@@ -1530,22 +1569,33 @@ class Recorder:
     _check_retired = True
     """Whether a checkpoint checks its logs (``_check_logs``); off only to measure its cost."""
 
-    def _check_logs(self, paths: dict[str, _Table]) -> None:
+    def _check_logs(self, paths: dict[str, _Table]) -> bool:
         """Before a checkpoint deletes its journal: each log it wrote must still be the file
         the recorder wrote, at least as long, with the first bytes and the last segment it wrote
         (a ``stat`` and two ``pread``s; a closed log is opened). An older copy put back after the
         table's last move (``cp backup.blog live.blog``, or a restore renamed into place), that
         no move found, had the checkpoint sync the copy and delete the only record of the
         moves it lacks. Such a log is read (``_holds_acknowledged``: a ``seal`` that rewrote
-        it while closed is no loss) and, lacking them, spoils the journal: it is kept."""
-        lost = [path for path, table in paths.items() if not self._holds_acknowledged(table)]
+        it while closed is no loss) and, lacking them, spoils the journal: it is kept.
+        False if a log could not be opened for want of a descriptor: not known, so the
+        checkpoint fails and its journal stays, whole. (It was taken for a log lacking its
+        moves: the journal was kept as ``*.unfolded``, never written back, and ``audit`` said
+        acknowledged moves were missing, with nothing lost.)"""
+        lost, unknown = [], False
+        for path, table in paths.items():
+            holds = self._holds_acknowledged(table)
+            unknown |= holds is None
+            if holds is False:
+                lost.append(path)
         if lost:
             with self._cv:
                 self._spoiled.update(lost)
+        return not unknown
 
-    def _holds_acknowledged(self, table: _Table) -> bool:
+    def _holds_acknowledged(self, table: _Table) -> bool | None:
         """The log at ``table``'s path holds every event the recorder acknowledged into it
-        (the checkpoint thread's check; the committer owns the table's fields meanwhile)."""
+        (the checkpoint thread's check; the committer owns the table's fields meanwhile);
+        None if it could not be opened for want of a descriptor."""
         for _ in range(1000):  # about 1 s: a round of the table in flight, wait for it
             if not table.exists:  # removed with the round that created it (_undo_round)
                 return True
@@ -1556,9 +1606,16 @@ class Recorder:
                 return True
             with table.lock:  # no round takes it meanwhile
                 if not table.unresolved and not table.pending:
+                    try:
+                        fd = os.open(table.path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+                    except OSError as exc:
+                        return None if exc.errno in _NO_DESCRIPTORS else False
                     held = [False]
-                    with contextlib.suppress(LogFormatError, OSError):
-                        _read_holding(table, held)
+                    try:
+                        with contextlib.suppress(LogFormatError, OSError):
+                            _read_holding(table, held, fd)
+                    finally:
+                        os.close(fd)
                     return held[0]
             time.sleep(0.001)
         return False  # not known: the journal is kept
@@ -1646,6 +1703,9 @@ class Recorder:
                         break
                     self._wake.wait(left)
                 batch: list[_Table] = []
+                if (self._slots < self._full_slots
+                        and time.monotonic() - self._short_at >= _REGROW):
+                    self._slots = self._full_slots  # no shortage for a while: try it again
                 limit = self._slots  # one round never needs more descriptors than the pool
                 for match in list(self._dirty):
                     if len(batch) >= limit:
@@ -1791,6 +1851,10 @@ class Recorder:
         for table in closed:
             if table.fd is not None:
                 self._track(table)
+        if not journaled and (short := [w for w in work if w.error is not None
+                                        and w.error.short]):
+            work = [w for w in work if w.error is None or not w.error.short]
+            self._short_of_descriptors(short, work)
         syncfs = self.sync == "syncfs"
         if syncfs:  # one call for the whole file system: no per-file error
             written = [w for w in work if w.error is None]
@@ -1924,12 +1988,18 @@ class Recorder:
         power loss before the adopted file's record was synced kept the journal aside as
         ``*.unfolded`` with nothing lost. Locked now, the file cannot be replaced until the
         recorder lets go of it, and a seal that locks it later sees the record."""
-        kept = []
+        kept: list[_Work] = []
+        short: list[_Work] = []  # not opened for want of a descriptor
         for w in work:
             table = w.table
             if w.new:
                 try:
                     self._create(table)
+                except OSError as exc:  # out of descriptors: after those open, see below
+                    w.error = _WriteError(log.os_error(exc, table.path), written=False,
+                                          short=True)
+                    short.append(w)
+                    continue
                 except LogFormatError as exc:
                     w.settled = True
                     self._fail_table(table, exc.message, w.waiters, exc, written=False)
@@ -1946,12 +2016,17 @@ class Recorder:
                             self._spend_earlier(w)
                     except _WriteError as exc:
                         w.error = exc
+                        if exc.short:  # (still fresh: its next round spends as this one)
+                            short.append(w)
+                            continue
                     except Exception as exc:
                         w.error = self._defect(w, exc)
                 table.fresh = False
                 w.ident = table.identity
                 w.spend = w.error is None and (w.spend or w.adopted)
             kept.append(w)
+        if short:
+            self._short_of_descriptors(short, kept)
         return kept
 
     def _spend_earlier(self, w: _Work) -> None:
@@ -2304,7 +2379,8 @@ class Recorder:
                 except LogFormatError as exc:
                     raise _WriteError(exc, written=False) from None
                 except OSError as exc:
-                    raise _WriteError(log.os_error(exc, table.path), written=False) from None
+                    raise _WriteError(log.os_error(exc, table.path), written=False,
+                                      short=exc.errno in _NO_DESCRIPTORS) from None
             else:
                 reopened = True
                 self._open_closed(w)
@@ -2352,7 +2428,8 @@ class Recorder:
                     path=table.path, kind="locked")
             raise _WriteError(exc, written=False) from None
         except OSError as exc:
-            raise _WriteError(log.os_error(exc, table.path), written=False) from None
+            raise _WriteError(log.os_error(exc, table.path), written=False,
+                              short=exc.errno in _NO_DESCRIPTORS) from None
 
     @staticmethod
     def _refuse_resized(table: _Table, offset: int) -> None:
@@ -2437,6 +2514,68 @@ class Recorder:
             return False
         return True
 
+    def _short_of_descriptors(self, short: list[_Work], others: list[_Work]) -> None:
+        """Logs of the round (``short``) could not be opened: the process is out of
+        descriptors (its limit on open files, which other code of it shares, or the system's).
+        The pool is lowered to the logs open now less the recorder's reserve, the least
+        recently used logs outside the round are closed to that, and the moves of ``short``
+        go into the next round, nothing of them written. (They were refused "Too many open
+        files", the new tables of a site with 150 clients under ``ulimit -n 256`` among them,
+        while the recorder held 104 idle logs open.) Where no log can be let go (the round's
+        own hold them all), they are refused, saying so: nothing was recorded."""
+        with self._cv:
+            self._stats.short_of_descriptors += 1
+        self._short_at = time.monotonic()
+        # the logs open now: the pool's, and the round's opened meanwhile (a journal round
+        # counts them in the pool once its writes are done)
+        held = len(self._open) + sum(1 for w in others if w.table.fd is not None
+                                     and self._open.get(w.table.match) is not w.table)
+        reserve = self.max_open - self._full_slots  # the directory's, loaders', checkpoint's
+        self._slots = max(1, min(self._slots, held - reserve))
+        round_ = {id(w.table) for w in others}
+        freed = 0
+        while held + len(short) > self._slots:
+            victim = self._oldest_open()
+            if victim is None or id(victim) in round_:
+                break
+            self._close_fd(victim)
+            held -= 1
+            freed += 1
+            with self._cv:
+                self._stats.closed_idle += 1
+        progress = freed or any(w.table.fd is not None for w in others)
+        for w in short:
+            w.settled = True
+            assert w.error is not None
+            if progress:  # a log of the round, or one let go, frees a descriptor
+                self._defer(w)
+            else:
+                error = LogFormatError(self._short_words(w.error.error), path=w.table.path,
+                                       kind="io")
+                self._fail_table(w.table, error.message, w.waiters, error, written=False)
+
+    def _short_words(self, exc: OSError | LogFormatError) -> str:
+        """The refusal of a log not opened for want of a descriptor (it said only "Too many
+        open files")."""
+        words = exc.strerror if isinstance(exc, OSError) else exc.message
+        return (f"cannot open the log: the process is out of file descriptors ({words}; its "
+                f"limit on open files is {_soft_nofile()}, and the recorder keeps up to "
+                f"{self._slots} logs open, max_open {self.max_open}); nothing was recorded: "
+                "send it again (raise the limit, `ulimit -n`, or lower max_open)")
+
+    def _defer(self, w: _Work) -> None:
+        """Put the round's moves of ``w`` back, ahead of any that came since, for the next
+        round (nothing of them was written)."""
+        table = w.table
+        with table.lock:
+            table.pending = w.encoded + table.pending
+            table.waiters = w.waiters + table.waiters
+            with self._cv:
+                self._waiting += len(w.encoded)
+                self._dirty.setdefault(table.match, table)
+                self._first_at = 0.0  # overdue: no window
+                self._wake.notify()
+
     def _make_room(self, needed: int) -> None:
         """Close the least recently used logs until ``needed`` more fit in the pool."""
         while len(self._open) + needed > self._slots:
@@ -2463,6 +2602,8 @@ class Recorder:
             if exc.errno == errno.ENOENT and (gone := self._directory_gone()):
                 raise LogFormatError(f"cannot create the log: {gone}", path=table.path,
                                      kind="io") from None
+            if exc.errno in _NO_DESCRIPTORS:  # the caller makes room and tries again
+                raise
             raise log.os_error(exc, table.path) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held from before the link
