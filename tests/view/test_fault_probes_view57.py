@@ -218,3 +218,54 @@ def test_a_screen_reader_is_not_read_the_scores_of_hands_still_to_come(
     from tests.view.pages import greyed_wrongly
 
     assert greyed_wrongly(browser, 0) == []
+
+
+def _ax_node(browser: Any, selector: str) -> dict[str, Any]:
+    """Chromium's accessibility node of the element ``selector`` names."""
+    doc = browser.execute_cdp_cmd("DOM.getDocument", {"depth": 0})
+    node = browser.execute_cdp_cmd("DOM.querySelector", {"nodeId": doc["root"]["nodeId"],
+                                                          "selector": selector})["nodeId"]
+    found: dict[str, Any] = browser.execute_cdp_cmd(
+        "Accessibility.getPartialAXTree", {"nodeId": node, "fetchRelatives": False})["nodes"][0]
+    return found
+
+
+@BROWSER
+@pytest.mark.slow
+def test_a_screen_readers_list_of_moves_names_each_chunk_and_reads_one_scrolled_to(
+        browser: Any, tmp_path: Path) -> None:
+    page = tmp_path / "mega.html"
+    write_page(page, page_for_log(SIM / "mega-4p-000000.blog").html)
+    last = len(data_of(page.read_text("utf-8"))["diffs"]) - 1
+    browser.get("about:blank")
+    browser.execute_cdp_cmd("Accessibility.enable", {})  # a screen reader on from the start
+    try:
+        browser.get(page.as_uri() + "#seq=5")
+        moves = browser.execute_cdp_cmd("Accessibility.queryAXTree", {
+            "nodeId": browser.execute_cdp_cmd("DOM.querySelector", {
+                "nodeId": browser.execute_cdp_cmd("DOM.getDocument", {"depth": 0})["root"][
+                    "nodeId"], "selector": "#moves"})["nodeId"], "role": "listitem"})["nodes"]
+        chunks = [n.get("name", {}).get("value", "") for n in moves
+                  if not n.get("ignored") and n["name"]["value"].startswith("seq ")]
+        want = [f"seq {a} to {min(a + 499, last)}" for a in range(0, last + 1, 500)]
+        assert chunks == want, chunks  # was: four list items with no name, three empty
+        # a chunk out of the list's sight is not drawn, nor read; scrolled to, it is
+        far = f'li[data-seq="{last - 5}"]'
+        assert _ax_node(browser, far).get("ignored")  # the premise: Chromium's "not rendered"
+        browser.execute_script(f"document.querySelector('{far}').scrollIntoView()")
+        browser.execute_async_script(
+            "var done = arguments[arguments.length - 1];"
+            "requestAnimationFrame(function () { requestAnimationFrame(function () { done(); });"
+            "});")
+        node = _ax_node(browser, far)
+        assert not node.get("ignored"), node
+    finally:
+        browser.execute_cdp_cmd("Accessibility.disable", {})
+    # the page's find reaches a line of a chunk not drawn (window.find, as Ctrl-F searches)
+    browser.get(page.as_uri() + "#seq=5")
+    got = browser.execute_script("""
+        var ok = window.find(arguments[0]);
+        var r = ok && window.getSelection().getRangeAt(0);
+        var li = r && r.startContainer.parentElement.closest('li[data-seq]');
+        return li && +li.getAttribute('data-seq');""", f"seq {last - 5}: ")
+    assert got == last - 5
