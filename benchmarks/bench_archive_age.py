@@ -18,8 +18,8 @@ and CPU time (user + system), the best of --runs. The copy is first settled by t
 measured (--checkout) as its last night's ingest leaves an archive: ratings (and what else it
 keeps) stored. Printed as ratios to the 10-batch run: a
 nightly ingest that costs what its own work needs stays near 1.0 at every age. --ops times the
-other commands at each age too: `query` of one month, `report`, `verify`, `compact --dry-run`,
-`compact`, and a drop of one day's batch (store.drop_batches).
+other commands at each age too: `query` of one month, `report`, `verify`, `compact`, and a
+drop of one night's batch (store.drop_batches).
 """
 
 from __future__ import annotations
@@ -107,6 +107,14 @@ _store_ratings(sys.argv[1])
 """
 """What the last night's ingest did after its commit, run by the checkout measured."""
 
+DROP = """
+import sys
+from buraco_log.archive import store
+records = store.manifests(sys.argv[1])
+store.drop_batches(sys.argv[1], [records[len(records) // 2]["batch"]])
+"""
+"""A drop of one night's batch, the middle one (the library's: the command line has none)."""
+
 
 def timed(cmd: list[str], runs: int, setup: list[str] | None, checkout: Path,
           env: dict[str, str]) -> tuple[float, float]:
@@ -189,6 +197,7 @@ def main() -> None:
                 "report": (cli("report", str(copy)), None),
                 "verify": (cli("verify", str(copy)), None),
                 "compact": (cli("compact", str(copy)), reset),
+                "drop a day": ([sys.executable, "-c", DROP, str(copy)], reset),
             })
             subprocess.run(reset, check=True)
         for name, (cmd, setup) in ops.items():

@@ -15,6 +15,8 @@ Layout (see docs/archive.md)::
     _batches/ (the directory)            the readers' gate: a writer waiting for the readers
                                          to go holds it, new readers wait there (flock)
     _batches/postponed.intent            part files left in place for readers (see recover)
+    _ratings/, _index/                   derived: the ratings, and what ingest knows of the
+                                         committed batches (keyindex.py); rebuilt when stale
 
 A batch is committed in three steps: every file is written and fsynced under ``.staging``,
 renamed into its partition (an atomic rename: a file is never visible half-written), and then
