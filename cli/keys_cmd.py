@@ -49,6 +49,12 @@ def _piped_passphrase(as_json: bool = False) -> bytes:
     terminal, asked again (as the terminal prompt does) while a line is empty or the two
     differ. Each line is read bounded: getpass's own fallback read a stream without line ends
     (/dev/zero) into memory without end."""
+    if sys.stdin is None:  # started with standard input closed (`<&-`, a daemon, cron): it
+        # was an internal error, the prompt written before it
+        raise fail("--passphrase: no terminal to ask on, and standard input is closed: give "
+                   f"--passphrase-file FILE or set {PASSPHRASE_ENV}", EXIT_USAGE,
+                   as_json=as_json)
+
     def line(what: str) -> bytes:
         typer.echo(f"{what}: ", err=True, nl=False)
         got = sys.stdin.buffer.readline(MAX_PASSPHRASE_FILE + 1)
