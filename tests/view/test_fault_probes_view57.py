@@ -13,7 +13,13 @@ as PDF) for both sides, at the table in question, and reads the PDF's text back
   a thick border.
 - On paper the score sheet's headings broke inside words ("relancinh" over "o", "runnin"
   over "g"), as the page lets a long name break anywhere; a side's heading printed its
-  players' names in capitals ("ANA" for "ana").
+  players' names in capitals ("ANA" for "ana"); the pile printed its top card alone, the rest
+  behind a button paper cannot press.
+- A screen reader read the score sheet's rows of hands still to come, which the page greys
+  for the eye only; they are now aria-hidden.
+- On a long match, the move list's chunks out of sight are "not rendered" in Chromium's
+  accessibility tree: a screen reader's list was one item per chunk, nameless, all but one
+  empty. Each chunk is now named by its seqs; scrolled to, its lines are read.
 """
 
 from __future__ import annotations
@@ -157,6 +163,28 @@ def test_a_printed_banner_reads_dark_on_light(browser: Any, printed: dict[str, P
     pages = _print(browser, printed["audit"], "", "A4")
     banner = [r for p in pages for r in p.runs if "is illegal [" in r.text]
     assert banner and all(max(r.colour) < 0.3 for r in banner), banner
+
+
+@BROWSER
+@pytest.mark.slow
+def test_the_printed_page_shows_the_whole_pile(browser: Any, printed: dict[str, Path]) -> None:
+    from tests.view.pages import frames_of
+
+    data = data_of(printed["referee"].read_text("utf-8"))
+    frames = frames_of(data)
+    seq = max(range(len(frames)), key=lambda s: len(frames[s]["p"]))
+    browser.get("about:blank")
+    browser.get(printed["referee"].as_uri() + f"#seq={seq}")
+    try:
+        browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "print"})
+        shown = browser.execute_script(
+            "return [].filter.call(document.querySelectorAll('#pile .card'), function (c) {"
+            " return c.getClientRects().length > 0; }).map(function (c) {"
+            " return +c.getAttribute('data-card'); });")
+    finally:
+        browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": ""})
+    assert len(frames[seq]["p"]) >= 5
+    assert shown == frames[seq]["p"]  # was: [], the top card alone, the rest behind a button
 
 
 # -- what a screen reader is told ------------------------------------------------------------
