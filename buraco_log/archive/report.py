@@ -15,13 +15,13 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-import duckdb
 import msgspec
 import pyarrow as pa  # type: ignore[import-untyped]
 
 from buraco_log.errors import ArchiveError
 
 from . import store
+from .duck import duckdb
 from .fixity import check_parts
 from .views import (
     DEFAULT_MEMORY_LIMIT,

@@ -39,7 +39,6 @@ import weakref
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-import duckdb
 import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
@@ -47,6 +46,7 @@ from buraco_log.audit.files import walk
 from buraco_log.errors import ArchiveError
 
 from . import store
+from .duck import duckdb
 from .schema import PARTITIONED, TABLES, VIEW_SCHEMAS
 
 if TYPE_CHECKING:  # duckdb.typing before 1.4

@@ -57,3 +57,22 @@ def test_pandas_still_converts_to_and_from_arrow_after_it_was_hidden() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=ROOT, timeout=60, check=True).stdout.strip()
     assert out == "string 6 string"
+
+
+def test_the_archive_package_loads_a_module_only_when_it_is_used() -> None:
+    # `verify ARCHIVE` and `compact` read files and records: the package imported duckdb,
+    # ingest (with its worker pool) and report as it started, 0.1-0.2 s of every such start
+    code = ("import sys\n"
+            "import buraco_log.archive.fixity, buraco_log.archive.compact\n"
+            "from buraco_log import archive\n"
+            "names = (archive.store.__name__, archive.TABLES[0])\n"
+            "print(sorted({'duckdb', 'multiprocessing', 'buraco_log.archive.ingest',\n"
+            "              'buraco_log.archive.report', 'buraco_log.archive.views'}\n"
+            "             & set(sys.modules)))\n"
+            "print(callable(archive.ingest), callable(archive.report))\n"
+            "import buraco_log.archive.ingest, buraco_log.archive.report\n"
+            "print(callable(archive.ingest), callable(archive.report), 'duckdb' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=ROOT, timeout=60, check=True).stdout.splitlines()
+    # and the names `ingest` and `report` stay the functions, whichever loads first
+    assert out == ["[]", "True True", "True True True"]
