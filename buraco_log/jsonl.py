@@ -924,7 +924,7 @@ _META_KEYS: dict[str, frozenset[str]] = {
 
 def read_jsonl(path: str | os.PathLike[str]) -> list[ev.AnyEvent]:
     """Every event of a JSON Lines log, checked as :class:`JsonlReader` does."""
-    return list(JsonlReader(path))
+    return log.gathered(JsonlReader(path))  # an interrupt frees nothing event by event
 
 
 def _temp_beside(dst: str) -> str:

@@ -7,6 +7,7 @@ Each command reads the log, calls one library function (``buraco_log.audit`` or
 
 from __future__ import annotations
 
+import contextlib
 import os
 import select
 import sys
@@ -44,6 +45,7 @@ from cli.common import (
     Cards,
     CardsOpt,
     Format,
+    cyclic_gc,
     emit_json,
     error_object,
     fail,
@@ -1319,15 +1321,16 @@ def _receipt_json(held: HeldReceipt) -> dict[str, Any]:
 def _audit_with_progress(files: list[str], workers: int, require_commitment: bool,
                          signing: audit.SigningOptions | None = None) -> audit.Verdicts:
     if len(files) < 2 or not _stderr_is_terminal():
-        return audit.audit_many(files, workers=workers, require_commitment=require_commitment,
-                                signing=signing)
+        with cyclic_gc() if len(files) > 1 else contextlib.nullcontext():
+            return audit.audit_many(files, workers=workers,
+                                    require_commitment=require_commitment, signing=signing)
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
     from buraco_log import watch
 
-    with watch.watching(None), Progress(  # a bar of the logs: none of each log's read
-            "audit", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+    with watch.watching(None), cyclic_gc(), Progress(  # a bar of the logs: none of each log's
+            "audit", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),  # own read
             console=Console(stderr=True), transient=True) as bar:
         task = bar.add_task("audit", total=len(files))
         done: Callable[[audit.Verdict], None] = lambda _v: bar.advance(task)  # noqa: E731

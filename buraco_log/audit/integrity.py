@@ -206,10 +206,10 @@ def load(path: AnyPath) -> list[AnyEvent]:
     if p.endswith(".jsonl"):
         from buraco_log.jsonl import JsonlReader
 
-        return list(JsonlReader(p, refuse_repeats=True))
+        return log.gathered(JsonlReader(p, refuse_repeats=True))
     try:
         with log.Reader(p, refuse_repeats=True) as reader:
-            return list(reader)
+            return log.gathered(reader)  # an interrupt frees nothing event by event
     except LogFormatError as exc:
         # a header cut short (an empty file): a match that never received an event, as
         # `audit` says (NOT STARTED), not damage to events that were once there
