@@ -13,13 +13,10 @@ from typing import Any, Literal, TypeAlias
 
 import msgspec
 
+# defined in the package itself, where `buraco-log --version` reads it without msgspec
+from buraco_log import FORMAT_VERSION as FORMAT_VERSION
 from buraco_log.cards import format_card, is_card
 from buraco_log.rules import Rules
-
-FORMAT_VERSION = 2
-"""Version of the event vocabulary written by this buraco_log (see CHANGELOG.md).
-
-2: ``MatchStarted.key_id``, and signature records in the binary log (schema/LOG_FORMAT.md)."""
 
 
 class Event(

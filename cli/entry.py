@@ -163,6 +163,28 @@ def _in_utf8_mode() -> None:
         os.execv(sys.executable, [sys.executable, "-X", "utf8", *sys.orig_argv[1:]])
 
 
+def _version_only() -> int | None:
+    """``--version`` (or ``-V``) and nothing else, said before the command line is imported
+    (typer, msgspec and the option parser: four times the interpreter's own start, for one
+    line), its failures as every command says them; None where the line was not written."""
+    import errno
+
+    import buraco_log
+
+    line = f"buraco-log {buraco_log.__version__} (log format {buraco_log.FORMAT_VERSION})\n"
+    try:
+        os.write(1, line.encode())  # one write: no buffer left to flush (and fail) at exit
+    except BlockingIOError:  # a descriptor left non-blocking, full: the CLI's own writer
+        return None
+    except BrokenPipeError:  # `| head` gone already: stop quietly, as commands do
+        return 141
+    except OSError as exc:  # `>&-`, `> /dev/full`: one line naming it, as commands do
+        why = "standard output is closed" if exc.errno == errno.EBADF else exc.strerror
+        sys.stderr.write(f"buraco-log: error: <stdout>: {why}\n")
+        return 1
+    return 0
+
+
 def run() -> None:
     """``buraco-log`` and ``python -m cli``: :func:`cli.main.run`, interruptible from the
     first moment. ``cli.main.run`` keeps the SIGTERM handling installed here (it asks for it
@@ -176,6 +198,10 @@ def run() -> None:
     met: list[int] = []
     try:
         with terminate_as_interrupt() as met:
+            if sys.argv[1:] in (["--version"], ["-V"]):
+                code = _version_only()
+                if code is not None:
+                    sys.exit(code)
             from cli.main import run as main_run
 
             main_run()

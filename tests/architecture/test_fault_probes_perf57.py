@@ -6,6 +6,7 @@ start is most of what they wait for (benchmarks/bench_cli_start.py, docs/perform
 from __future__ import annotations
 
 import importlib.util
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -76,3 +77,39 @@ def test_the_archive_package_loads_a_module_only_when_it_is_used() -> None:
                          cwd=ROOT, timeout=60, check=True).stdout.splitlines()
     # and the names `ingest` and `report` stay the functions, whichever loads first
     assert out == ["[]", "True True", "True True True"]
+
+
+def test_version_alone_is_said_before_the_command_line_is_imported(tmp_path: Path) -> None:
+    # it imported typer, msgspec and the whole option parser: 4.4x `python -c pass` for a line
+    mods = imported(tmp_path, "--version")
+    assert not mods & {"typer", "msgspec", "cli.main", "cli.common", "buraco_log.events"}
+
+
+def _stdio_runs(argv: list[str]) -> list[tuple[int, str]]:
+    """``buraco-log ARGV`` with standard output as it comes, closed (``>&-``), full, and a
+    pipe whose reader is gone: each exit status, with what it wrote."""
+    run = [sys.executable, "-m", "cli", *argv]
+    out = []
+    with subprocess.Popen(run, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT) as p:
+        assert p.stdout is not None and p.stderr is not None
+        p.stdout.close()
+        out.append((p.wait(timeout=60), p.stderr.read().decode()))
+    done = subprocess.run(run, cwd=ROOT, timeout=60, check=False, text=True,
+                          capture_output=True)
+    out.append((done.returncode, done.stdout + done.stderr))
+    done = subprocess.run(run, cwd=ROOT, timeout=60, check=False, text=True,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                          preexec_fn=lambda: os.close(1))
+    out.append((done.returncode, done.stderr))
+    if Path("/dev/full").exists():
+        with open("/dev/full", "w") as full:
+            done = subprocess.run(run, cwd=ROOT, timeout=60, check=False, text=True,
+                                  stdout=full, stderr=subprocess.PIPE)
+        out.append((done.returncode, done.stderr))
+    return out
+
+
+@pytest.mark.slow
+def test_version_alone_says_its_line_and_its_failures_as_the_command_line_does() -> None:
+    # `--debug --version` takes the whole command line's way: the same line, statuses, errors
+    assert _stdio_runs(["--version"]) == _stdio_runs(["--debug", "--version"])
