@@ -48,7 +48,7 @@ PAPER = {"A4": (21.0, 29.7), "Letter": (21.59, 27.94)}  # centimetres
 MARGIN = 28.0  # Chromium's default margin, 1 cm, in points
 
 
-def test_the_page_names_the_head_digest_show_prints() -> None:
+def test_the_page_names_its_logs_head_digest() -> None:
     for log in (SIM / "classic-2p-000000.blog", ILLEGAL, TAMPERED):
         _, integ, _ = read_log_signed(log)
         data = data_of(page_for_log(log).html)
@@ -58,6 +58,10 @@ def test_the_page_names_the_head_digest_show_prints() -> None:
     # (tests/view/test_fault_probes_privacy.py: a seat's page is the same for twin tables)
     data = data_of(page_for_log(ILLEGAL, seat=1).html)
     assert data["head"] == {"digest": "", "events": read_log_signed(ILLEGAL)[1].events}
+
+
+@pytest.mark.slow
+def test_the_pages_digest_is_the_one_show_prints() -> None:
     show = subprocess.run([sys.executable, "-m", "cli.main", "show", str(ILLEGAL)],
                           capture_output=True, text=True, cwd=ROOT, timeout=60)
     head = data_of(page_for_log(ILLEGAL).html)["head"]["digest"]
