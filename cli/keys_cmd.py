@@ -10,7 +10,16 @@ from typing import Annotated
 import typer
 
 from buraco_log.outpaths import dangling_link, rename_target
-from cli.common import CONTEXT, EXIT_USAGE, Format, emit_json, fail, guarded
+from cli.common import (
+    CONTEXT,
+    EXIT_USAGE,
+    STDOUT_NAME,
+    Format,
+    drop_stdout,
+    emit_json,
+    fail,
+    guarded,
+)
 from cli.paths import named_path
 from cli.safetext import terminal_safe
 
@@ -163,14 +172,25 @@ def new(
                            valid_until=valid_until,
                            overwrite=overwrite or force)  # --force: its old name
     _said_removed(files.removed_leftovers, directory)
-    if format is Format.json:
-        emit_json(files)
-        return
-    typer.echo(terminal_safe(f"key {files.key_id}: private {files.private} (mode 0600"
-                             + (", encrypted" if files.encrypted else ", NOT encrypted")
-                             + f"), public {files.public}"
-                             + (f"; made the directory {files.made_directory} (mode 0700)"
-                                if files.made_directory else "")))
+    try:
+        if format is Format.json:
+            emit_json(files)
+            sys.stdout.flush()
+            return
+        typer.echo(terminal_safe(f"key {files.key_id}: private {files.private} (mode 0600"
+                                 + (", encrypted" if files.encrypted else ", NOT encrypted")
+                                 + f"), public {files.public}"
+                                 + (f"; made the directory {files.made_directory} (mode 0700)"
+                                    if files.made_directory else "")))
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise  # the reader left (`| head`): quiet, as every command
+    except OSError as exc:  # stdout full or closed: the pair is made all the same, and a
+        # program that took exit 1 for "no key" met "already exists" when it tried again
+        drop_stdout()
+        raise fail(f"{exc.filename or STDOUT_NAME}: {exc.strerror or exc}; the key pair was "
+                   f"made all the same: key {files.key_id}, {files.private} and "
+                   f"{files.public}") from None
 
 
 def _said_removed(removed: tuple[str, ...], directory: Path) -> None:

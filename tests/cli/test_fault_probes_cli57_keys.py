@@ -68,3 +68,19 @@ def test_a_keys_new_overwrite_killed_between_its_two_renames_leaves_a_pair_the_l
     # the remedy the line gives: the pair made again, whole
     assert run("keys", "new", "site", "--dir", tmp_path, "--overwrite").code == 0
     assert load_signer(tmp_path / "site.key").key_id != before
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(EXE is None or not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_keys_new_whose_report_meets_a_full_stdout_says_the_pair_was_made(tmp_path: Path) -> None:
+    # a backend took exit 1 and "<stdout>: No space left on device" for "no key", and its
+    # retry met "already exists"
+    with open("/dev/full", "wb") as full:
+        p = subprocess.run([str(EXE), "keys", "new", "site", "--dir", str(tmp_path), "-f", "json"],
+                           stdout=full, stderr=subprocess.PIPE, timeout=60, check=False)
+    assert p.returncode == 1
+    line = p.stderr.decode()
+    assert line.count("\n") == 1 and "No space left on device" in line
+    made = load_signer(tmp_path / "site.key")
+    assert f"the key pair was made all the same: key {made.key_id}" in line
+    assert str(tmp_path / "site.pub") in line
