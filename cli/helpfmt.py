@@ -18,11 +18,12 @@ in `--help` while docs/cli.md (made from the same texts) kept it.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import shutil
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 _WORDS = {"path": "PATH", "int": "N", "float": "X", "str": "TEXT", "int range": "N"}
@@ -202,11 +203,52 @@ class _AfterImport:
                 return loader.create_module(spec)
 
             def exec_module(self, module: Any) -> None:
-                loader.exec_module(module)
+                with _rich_classes_later():
+                    loader.exec_module(module)
                 patch()
 
         spec.loader = Patched()  # type: ignore[assignment]  # a loader by its methods
         return spec
+
+
+# The rich classes typer's help module imports and this help never makes: Markdown (typer's
+# markdown markup mode; this app's is "rich") and Traceback (its pretty exceptions, turned off).
+# Their modules load markdown-it and pygments: some 70 ms of CPU of every `--help`, 0.3 of it.
+_LATER = {"rich.markdown": "Markdown", "rich.traceback": "Traceback"}
+
+
+class _Later(type):
+    """A rich class, loaded from its module when first made or asked for anything."""
+
+    def _real(cls) -> Any:
+        return getattr(importlib.import_module(cls.__module__), cls.__name__)
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        return cls._real()(*args, **kwargs)
+
+    def __getattr__(cls, name: str) -> Any:
+        return getattr(cls._real(), name)
+
+
+@contextlib.contextmanager
+def _rich_classes_later() -> Iterator[None]:
+    """While typer's help module loads: its rich modules in :data:`_LATER` stand-ins whose
+    class loads the real module when used, gone again once it is loaded (a later import of
+    the module loads the real one)."""
+    import types
+
+    stand_ins = {}
+    for module, name in _LATER.items():
+        if module not in sys.modules:
+            stand_in = types.ModuleType(module)
+            setattr(stand_in, name, _Later(name, (), {"__module__": module}))
+            stand_ins[module] = sys.modules[module] = stand_in
+    try:
+        yield
+    finally:
+        for module, stand_in in stand_ins.items():
+            if sys.modules.get(module) is stand_in:
+                del sys.modules[module]
 
 
 def _plain_help_texts() -> None:

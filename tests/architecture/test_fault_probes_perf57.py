@@ -113,3 +113,24 @@ def _stdio_runs(argv: list[str]) -> list[tuple[int, str]]:
 def test_version_alone_says_its_line_and_its_failures_as_the_command_line_does() -> None:
     # `--debug --version` takes the whole command line's way: the same line, statuses, errors
     assert _stdio_runs(["--version"]) == _stdio_runs(["--debug", "--version"])
+
+
+@pytest.mark.slow
+def test_help_loads_rich_markdown_and_traceback_only_when_one_is_made() -> None:
+    # typer's help module imports them (markdown-it, pygments: 0.3 of `--help`'s CPU) and
+    # this help makes neither; a stand-in's class is still the real one when one is made
+    code = ("import sys\n"
+            "import cli.main\n"
+            "import typer.rich_utils as ru\n"
+            "print(sorted({'markdown_it', 'pygments', 'rich.markdown', 'rich.traceback'}\n"
+            "             & set(sys.modules)))\n"
+            "made = ru.Markdown('*x*')\n"
+            "import rich.markdown\n"
+            "try:\n"
+            "    raise ValueError('x')\n"
+            "except ValueError as e:\n"
+            "    tb = ru.Traceback.from_exception(type(e), e, e.__traceback__)\n"
+            "print(type(made) is rich.markdown.Markdown, type(tb).__module__)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=ROOT, timeout=60, check=True).stdout.splitlines()
+    assert out == ["[]", "True rich.traceback"]
