@@ -1496,10 +1496,9 @@ def _past_illegal(at: int, result: audit.Explanation) -> ReplayError:
                             seq=at, rule=result.rule or "")
 
 
-def _note_later_illegal(path: Path, events: list[AnyEvent], at: int) -> None:
+def _note_later_illegal(path: Path, tl: Timeline, at: int) -> None:
     """A seq before the first illegal event is explained (exit 0), the event noted on stderr,
     as `replay --at` and `moves --at` note it."""
-    tl = Timeline(events)
     if tl.illegal is not None and tl.illegal.seq is not None and tl.illegal.seq > at:
         note(f"{path}: seq {tl.illegal.seq} is illegal [{tl.illegal.rule}]; the table is "
              f"known up to seq {tl.last_seq}")
@@ -1523,11 +1522,13 @@ def explain(
     _cards_as(cards)
     try:
         events, warning = load_events(path, ignore_integrity, at)  # as audit.explain reads it
-        result = audit.explain_event(events, at, path=str(path))
+        # one replay for the explanation and the note (two doubled the time on a long log)
+        tl = Timeline(events) if events else None
+        result = audit.explain_event(events, at, path=str(path), timeline=tl)
         if result.seq != at:  # the library explains the illegal event before it instead
             raise _past_illegal(at, result)
-        if result.legal:  # an illegal event later in the log is noted
-            _note_later_illegal(path, events, at)
+        if result.legal and tl is not None:  # an illegal event later in the log is noted
+            _note_later_illegal(path, tl, at)
     except ReplayError as exc:
         raise _replay_error(path, exc, format is Format.json) from None
     if format is Format.json:
