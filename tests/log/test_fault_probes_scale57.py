@@ -4,13 +4,21 @@ small stand-ins; the slow ones build logs of a million events)."""
 from __future__ import annotations
 
 import gc
+import os
+import subprocess
+import sys
 import tracemalloc
+from pathlib import Path
 
+import pytest
+
+from buraco_log import log
 from buraco_log.audit.findings import NO_SNAPSHOTS
 from buraco_log.events import AnyEvent
 from buraco_log.reducer import Replayer
 from buraco_log.timeline import Timeline
 from tests.log import longmatch
+from tests.log.cli_run import REPO
 
 
 def _held(events: list[AnyEvent], every: int) -> int:
@@ -47,3 +55,30 @@ def test_a_jump_from_a_snapshot_sees_every_hand_ended_before_it() -> None:
         table.step(event)
         if event.seq % 97 in (0, 16, 95) or event.seq % 16 == 0:
             assert timeline.state_at(event.seq) == table.state(), event.seq
+
+
+def _peak_mb(*args: object) -> tuple[int, int]:
+    """``buraco-log ARGS`` (this checkout) in a subprocess: its exit status and peak resident
+    memory in MB."""
+    measure = ("import resource, subprocess, sys; code = subprocess.run(sys.argv[1:], "
+               "stdout=subprocess.DEVNULL).returncode; "
+               "print(code, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024)")
+    done = subprocess.run([sys.executable, "-c", measure, sys.executable, "-m", "cli.main",
+                           *map(str, args)], capture_output=True, text=True, timeout=900,
+                          env=dict(os.environ, PYTHONPATH=str(REPO)), check=True)
+    code, peak = done.stdout.split()
+    return int(code), int(peak)
+
+
+@pytest.mark.slow  # a log of a million events, read four times (minutes on 2 loaded cores)
+def test_a_million_event_log_is_read_in_bounded_memory(tmp_path: Path) -> None:
+    path = tmp_path / "marathon.blog"
+    with log.Writer(path, validate=False, batched=True) as writer:
+        writer.append_many(longmatch.events(1_000_000))
+    # streams: what one segment holds
+    code, peak = _peak_mb("verify", path)
+    assert code == 0 and peak < 60, peak
+    # holds the events and a snapshot every 64: 186 MB (551 MB when each snapshot copied
+    # the results of every hand before it)
+    code, peak = _peak_mb("replay", path, "--at", 999_990)
+    assert code == 0 and peak < 300, peak
