@@ -49,6 +49,7 @@ from buraco_log.rules import PRESETS
 from buraco_log.simulate import simulate_match
 from buraco_log.timeline import Timeline
 from buraco_log.view import build_page
+from buraco_log.view.page import script_hash
 
 
 def cached(cache: Path, n: int, target: int) -> Path:
@@ -105,6 +106,12 @@ def older_page(html: str, rev: str) -> str:
                               cwd=root, capture_output=True, text=True, check=True).stdout
         assert html.count(now) == 1, name
         html = html.replace(now, then, 1)
+        if name == "viewer.js":
+            # the page's Content-Security-Policy runs a script by its hash alone: without the
+            # older script's hash the older script would never run (buracoView undefined)
+            old_hash, new_hash = script_hash(f"\n{now}\n"), script_hash(f"\n{then}\n")
+            assert html.count(old_hash) == 1, "script hash"
+            html = html.replace(old_hash, new_hash, 1)
     return html
 
 
