@@ -21,6 +21,7 @@ import math
 import random
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -158,6 +159,26 @@ def test_a_time_cap_that_left_no_interval_says_so() -> None:
     last = to_text(review).splitlines()[-1]
     assert last.startswith("time cap: ") and last.endswith(
         f"; {len(bare)} had fewer than 4 samples, so no interval and no flag"), last
+
+
+@pytest.mark.slow  # a real Chromium
+def test_the_page_shows_a_cost_below_zero_as_a_gain_and_the_interval(
+        browser: Any, tmp_path: Path) -> None:
+    """The move list showed a cost as "-X" (points lost): a cost below 0 read "--4.9"."""
+    events, review = _small()
+    m = next(m for m in review.moves if m.cost <= -0.05)
+    page = tmp_path / "review.html"
+    page.write_text(review_page(events, review), encoding="utf-8")
+    browser.get(page.as_uri())
+    li = f"var li = document.querySelector('#moves li[data-seq=\"{m.seq}\"]');"
+    assert browser.execute_script(li + "return li.getAttribute('data-rv');") == \
+        f"+{-m.cost:.1f}"
+    title = browser.execute_script(li + "return li.getAttribute('title');")
+    assert title == f"about even with: {m.best} (cost {m.cost:.1f} ± {half_width(m):.1f}, 95%)"
+    browser.execute_script(f"window.buracoView.go({m.seq - 1});")
+    now = browser.execute_script("return document.getElementById('rv-now').textContent;")
+    assert f"about even with {m.best}, cost {m.cost:.1f} ± {half_width(m):.1f} points (95%)" \
+        in now, now
 
 
 # -- calibration at the default budget (slow) -----------------------------------------------
