@@ -134,3 +134,58 @@ def test_help_loads_rich_markdown_and_traceback_only_when_one_is_made() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=ROOT, timeout=60, check=True).stdout.splitlines()
     assert out == ["[]", "True rich.traceback"]
+
+
+# The import budget: of the heavy modules below, those each command may import. A command that
+# imports one it does not need pays for it at every start (a module of the package: itself or
+# any submodule). Every command imports typer and msgspec but `--version`.
+HEAVY = ("duckdb", "pyarrow", "numpy", "pandas", "rich", "cryptography", "multiprocessing",
+         "markdown_it", "pygments", "buraco_log.archive", "buraco_log.archive.ingest",
+         "buraco_log.archive.report", "buraco_log.view", "cli.view_cmd")
+ARCHIVE = {"buraco_log.archive", "pyarrow", "numpy"}
+BUDGET: dict[str, tuple[list[str], set[str]]] = {
+    "show --help": (["show", "--help"], {"rich"}),
+    "--help": (["--help"], {"rich", "multiprocessing", "buraco_log.view", "cli.view_cmd"}),
+    "show": (["show", "{log}"], set()),
+    "show -f json": (["show", "{log}", "-f", "json"], set()),
+    "verify": (["verify", "{log}"], set()),
+    "replay": (["replay", "{log}"], set()),
+    "diff": (["diff", "{log}", "{log}"], set()),
+    "explain": (["explain", "{log}", "--at", "5"], set()),
+    "audit": (["audit", "{log}"], set()),
+    "moves": (["moves", "{log}"], set()),
+    "convert": (["convert", "{log}", "-o", "{tmp}/out.blog"], set()),
+    "rules list": (["rules", "list"], set()),
+    "schema": (["schema"], set()),
+    "keys new": (["keys", "new", "site", "--dir", "{tmp}/keys"], {"cryptography"}),
+    "view": (["view", "{log}", "-o", "{tmp}/page.html"], {"buraco_log.view", "cli.view_cmd"}),
+    "ingest": (["ingest", "{log}", "-a", "{tmp}/new", "-j", "1"],
+               ARCHIVE | {"duckdb", "multiprocessing", "buraco_log.archive.ingest",
+                          "buraco_log.archive.report"}),
+    "query": (["query", "{archive}", "SELECT count(*) FROM matches"], ARCHIVE | {"duckdb"}),
+    "report": (["report", "{archive}"], ARCHIVE | {"duckdb", "buraco_log.archive.report",
+                                                   "buraco_log.view", "cli.view_cmd"}),
+    "verify ARCHIVE": (["verify", "{archive}"], ARCHIVE),
+    "compact": (["compact", "{archive}"], ARCHIVE),
+}
+
+
+@pytest.fixture(scope="module")
+def stored(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    where = tmp_path_factory.mktemp("perf57") / "archive"
+    subprocess.run([sys.executable, "-m", "cli", "ingest", str(GOLDEN), "-a", str(where),
+                    "-j", "1"], cwd=ROOT, capture_output=True, timeout=120, check=True)
+    return where
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(BUDGET))
+def test_each_command_imports_only_what_its_budget_allows(name: str, stored: Path,
+                                                          tmp_path: Path) -> None:
+    argv, allowed = BUDGET[name]
+    args = [a.format(log=GOLDEN, tmp=tmp_path, archive=stored) for a in argv]
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    mods = imported(runs, *args)
+    heavy = {h for h in HEAVY if h in mods}
+    assert "typer" in mods and heavy <= allowed, sorted(heavy - allowed)
