@@ -672,6 +672,12 @@ class Recorder:
         self._slots = self.max_open - _RESERVED - extra  # log descriptors open at most
         self._full_slots = self._slots  # (lowered for a while by a shortage: see _shed)
         self._short_at = 0.0  # when the process last ran out of descriptors (monotonic)
+        self._pool = ThreadPoolExecutor(max(1, sync_threads), thread_name_prefix="recorder-sync")
+        self._threads = max(1, sync_threads)
+        self._ckrun = ThreadPoolExecutor(1, thread_name_prefix="recorder-checkpoint")
+        self._ckio = ThreadPoolExecutor(_CHECKPOINT_THREADS, thread_name_prefix="recorder-ckio")
+        self._saver = ThreadPoolExecutor(1, thread_name_prefix="recorder-save")
+        self._start_threads(directory)
         self.idle_timeout = idle_timeout
         self.validate = validate
         self.sealed = sealed
@@ -753,20 +759,36 @@ class Recorder:
         # copy in place): a journal that wrote them is kept as *.unfolded, not deleted
         self._spoiled: set[str] = set()
         self._checkpoint: Future[None] | None = None  # the one running, if any
-        self._ckrun = ThreadPoolExecutor(1, thread_name_prefix="recorder-checkpoint")
-        self._ckio = ThreadPoolExecutor(_CHECKPOINT_THREADS, thread_name_prefix="recorder-ckio")
         self.save_every = max(0.0, save_every)
         self._next_save = time.monotonic() + self.save_every
         self._saved = _read_saved(self.directory)  # taken out as their matches load
         for entry in self._saved.values():  # mid-match tables not loaded yet hold their ids
             if entry.state is not None and entry.state.match_id and unique_match_ids:
                 self._ids.setdefault(entry.state.match_id, entry.match)
-        self._saver = ThreadPoolExecutor(1, thread_name_prefix="recorder-save")
         self._saving: Future[None] | None = None  # the periodic save running, if any
-        self._pool = ThreadPoolExecutor(max(1, sync_threads), thread_name_prefix="recorder-sync")
-        self._threads = max(1, sync_threads)
         self._committer = threading.Thread(target=self._run, name="recorder-commit", daemon=True)
         self._committer.start()
+
+    def _start_threads(self, directory: str | os.PathLike[str]) -> None:
+        """Start the threads the rounds use now, not at a round: a thread that cannot start
+        (the process at its limit on memory, ``ulimit -v``, or on threads) failed the round
+        "recorder error: RuntimeError("can't start new thread")", and every table of it
+        refused from then on (500 tables of the example server under ``ulimit -v 200000``,
+        ``MALLOC_ARENA_MAX=2``, all but 3 moves). Now the recorder does not open."""
+        pools = [(self._pool, 1 if self.sync == "journal" else self._threads), (self._saver, 1)]
+        if self.sync == "journal":
+            pools.append((self._ckrun, 1))  # (its fsyncs' threads only where no syncfs is)
+        try:
+            for pool, count in pools:
+                _start(pool, count)
+        except RuntimeError as exc:
+            for pool in (self._pool, self._ckrun, self._ckio, self._saver):
+                pool.shutdown(wait=False)
+            raise LogFormatError(
+                f"cannot start the recorder's threads ({exc}): the process is at its limit on "
+                "threads or memory (ulimit -u, ulimit -v: each thread reserves its stack, and "
+                "the C library up to 64 MiB of address space more, MALLOC_ARENA_MAX); raise "
+                "it, or lower sync_threads", path=os.fspath(directory), kind="io") from None
 
     def _take_lock(self) -> int:
         """Open and lock the recorder's lock file in the directory it holds; its descriptor.
@@ -2908,6 +2930,19 @@ _MAX_WINDOW: Final = 60.0
 _MAX_WAIT: Final = 3600.0  # a condition wait longer than this overflows the clock (inf)
 
 _MAX_EVENT: Final = log.MAX_EVENT  # a segment's payload: an array header, then events
+
+
+def _start(pool: ThreadPoolExecutor, count: int) -> None:
+    """Start ``count`` threads of ``pool`` now (each task holds its thread until all are
+    running, so each submit starts one more). Raises ``RuntimeError`` if one cannot start."""
+    gate = threading.Event()
+    started = []
+    try:
+        for _ in range(count):
+            started.append(pool.submit(gate.wait))
+    finally:
+        gate.set()
+    wait(started)
 
 
 def _fitting(encoded: list[bytes]) -> int:

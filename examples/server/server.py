@@ -4,7 +4,7 @@
         [--sync fsync|syncfs|journal] [--gc-freeze SECONDS] [--gc-young N]
         [--max-in-flight 4096] [--drain-timeout 10] [--max-clients N] [--frame-timeout 10]
         [--loaders 2] [--read-rest 1] [--switch-interval 0.001] [--max-tables 10000]
-        [--max-live-tables 50000] [--forget-idle 600]
+        [--max-live-tables 50000] [--forget-idle 600] [--sync-threads 16]
 
 It listens on 127.0.0.1 only and hosts any number of tables. Players (here: bots, see
 ``bots.py``) send moves; the server validates each move by the rules, records it, and only once
@@ -20,7 +20,9 @@ Protocol: frames of a 4-byte big-endian length and a MessagePack array, both way
                                            live table plays (RULE "duplicate"), a table past
                                            the connection's --max-tables (RULE "tables"), a
                                            table past the server's --max-live-tables (RULE
-                                           "full": send it again later): nothing recorded
+                                           "full": send it again later): nothing recorded;
+                                           RULE "error": the server failed (out of memory):
+                                           ask "next" what the table holds
     -> ["next", TABLE, null]       <- ["next", TABLE, SEQ]: the seq the table expects (resume)
     -> ["stats", "", null]         <- ["stats", "", {counters}]  (the recorder's, and
                                    in_flight_peak, dropped: see below)
@@ -80,6 +82,18 @@ of tables, Python's full collections would otherwise walk every table's state in
 collections Python's thresholds run about 6 times a second scan thousands of them for nothing.
 At 10,000 tables 200,000 took the p99 from 11.6-197 ms (median 29.5) to 9.1-53.5 ms
 (median 12.2) (docs/recorder.md).
+
+Under a limit on address space (``ulimit -v``) count the threads, not the tables: with
+``--sync fsync`` the recorder runs ``--sync-threads`` (16) threads to write and sync logs side
+by side, each reserving an 8 MiB stack and, at its first allocation, a C library arena of up
+to 64 MiB: the server holding 500 tables took 35 MB of memory and 1.1 GB of address space
+(186 MB with ``journal``, 3 threads; 244 MB with ``MALLOC_ARENA_MAX=2``). The recorder starts
+its threads as it opens, and a server that cannot start them exits at once, in one line naming
+the limit. (They were started at the first rounds: under ``ulimit -v 1000000`` every table of
+those rounds was refused for good, "recorder error: RuntimeError("can't start new thread")" or
+"MemoryError", 1,928 of 2,000 first moves.) A move the server fails on (out of memory) is
+answered ``["refused", TABLE, "error", ...]``; a connection it fails on is told so before it
+is closed.
 """
 
 from __future__ import annotations
@@ -407,6 +421,13 @@ class Server:
             # traceback (Python 3.11) for every client still connected at a SIGTERM.
             if pending:
                 await asyncio.wait(pending)
+        except Exception as exc:  # (out of memory, a defect): say so before hanging up; the
+            # connection was closed without a word, its client waiting for answers
+            self.send(writer, ["refused", "", "error", f"the server failed reading this "
+                               f"connection ({type(exc).__name__}: {exc}); the moves "
+                               "answered stand: reconnect and ask \"next\""])
+            if pending:
+                await asyncio.wait(pending)
         finally:
             self.clients.discard(me)
             writer.close()
@@ -651,6 +672,10 @@ class Server:
                 reply = ["refused", table, exc.kind, exc.message]
             except (BuracoLogError, msgspec.DecodeError, msgspec.ValidationError) as exc:
                 reply = ["refused", table, "event", str(exc)]
+            except Exception as exc:  # out of memory, a defect: the move got no answer (the
+                # task died, its exception logged), and its client waited for ever
+                reply = ["refused", table, "error", f"the server could not take this move "
+                         f"({type(exc).__name__}: {exc}); ask \"next\" what the table holds"]
             else:
                 reply = ["ok", table, seq]
             self.moved(table, ended)
@@ -674,7 +699,8 @@ async def serve(directory: str, port: int, window: float, max_open: int | None,
                 max_clients: int | None = None, frame_timeout: float = 10.0,
                 loaders: int = 2, max_tables: int = 10_000,
                 switch_interval: float = 0.001, read_rest: float = 1.0,
-                max_live_tables: int = 50_000, forget_idle: float = 600.0) -> None:
+                max_live_tables: int = 50_000, forget_idle: float = 600.0,
+                sync_threads: int = 16) -> None:
     if switch_interval > 0:
         sys.setswitchinterval(switch_interval)
     if gc_young > 0:
@@ -682,7 +708,7 @@ async def serve(directory: str, port: int, window: float, max_open: int | None,
     # unique_match_ids: a second table starting a match id a live table holds is refused
     # (docs/recorder.md: what a game server passes; by default both were taken, two logs)
     recorder = Recorder(directory, window=window, max_open=max_open, sync=sync,
-                        unique_match_ids=True)
+                        unique_match_ids=True, sync_threads=sync_threads)
     freezer = asyncio.create_task(freeze_every(gc_freeze)) if gc_freeze > 0 else None
     server_state = Server(recorder, max_in_flight, drain_timeout, max_clients, frame_timeout,
                           loaders, max_tables, read_rest, max_live_tables, forget_idle)
@@ -730,13 +756,15 @@ def main() -> None:
     ap.add_argument("--read-rest", type=float, default=1.0)
     ap.add_argument("--max-live-tables", type=int, default=50_000)
     ap.add_argument("--forget-idle", type=float, default=600.0)
+    ap.add_argument("--sync-threads", type=int, default=16)
     args = ap.parse_args()
     try:
         asyncio.run(serve(args.directory, args.port, args.window, args.max_open, args.sync,
                           args.gc_freeze, args.gc_young, args.max_in_flight,
                           args.drain_timeout, args.max_clients, args.frame_timeout,
                           args.loaders, args.max_tables, args.switch_interval,
-                          args.read_rest, args.max_live_tables, args.forget_idle))
+                          args.read_rest, args.max_live_tables, args.forget_idle,
+                          args.sync_threads))
     except BuracoLogError as exc:
         print(f"server: {exc}", file=sys.stderr)
         sys.exit(1)

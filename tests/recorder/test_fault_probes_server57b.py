@@ -244,3 +244,47 @@ def test_a_server_whose_clients_take_most_descriptors_records_every_move(
     assert stats["short_of_descriptors"] >= 1, stats
     held = {t: len(log.read_events(tmp_path / f"{t}.blog")) for t in names}
     assert all(held[t] > seq for t, seq in acked) and set(held.values()) == {3}
+
+
+def _limited(address_space: int) -> Any:
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
+    return limit
+
+
+@pytest.mark.slow
+def test_a_server_that_cannot_start_its_threads_says_so_and_exits(tmp_path: Path) -> None:
+    """``ulimit -v 1000000``: the default ``fsync`` server's 16 sync threads reserve more
+    address space than that (an arena each). Before, it started, and every table of its first
+    rounds was refused for good ("recorder error: RuntimeError("can't start new thread")",
+    "MemoryError"); some clients were hung up on without a word."""
+    env = {k: v for k, v in os.environ.items() if k != "MALLOC_ARENA_MAX"}
+    done = subprocess.run([sys.executable, str(SERVER), str(tmp_path / "logs"), "--sync",
+                           "fsync"], cwd=ROOT, capture_output=True, text=True, timeout=60,
+                          preexec_fn=_limited(1_000_000 << 10), env=env)
+    assert done.returncode == 1 and done.stdout == "", (done.returncode, done.stdout)
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert "cannot start the recorder's threads" in done.stderr and "ulimit -v" in done.stderr
+    # with the C library's arenas bounded and fewer threads, the same limit serves
+    server = subprocess.Popen([sys.executable, str(SERVER), str(tmp_path / "logs"), "--sync",
+                               "fsync", "--sync-threads", "4"], cwd=ROOT,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              preexec_fn=_limited(1_000_000 << 10),
+                              env={**env, "MALLOC_ARENA_MAX": "2"})
+    assert server.stdout is not None
+    port = int(server.stdout.readline().split()[2])
+    played = sources(200, "as57")
+    tally: collections.Counter[str] = collections.Counter()
+    acked: list[tuple[str, int]] = []
+
+    async def everyone() -> None:
+        names = list(played)
+        await asyncio.gather(*[_client(port, names[i::20], played, 3, tally, acked)
+                               for i in range(20)])
+
+    try:
+        asyncio.run(everyone())
+    finally:
+        server.terminate()
+        _, err = server.communicate(timeout=60)
+    assert tally == {"ok": 600} and err == "", (tally.most_common(3), err[-2000:])
