@@ -200,7 +200,9 @@ def _killed_then_run_again(year: tuple[Path, dict[str, Any]], name: str, k: int,
     shutil.rmtree(copy)
 
 
-@pytest.mark.parametrize(("k", "left"), [(13, "_ratings/.tmp-*"), (9, "_index/.tmp-*")])
+@pytest.mark.parametrize(("k", "left"), [
+    (13, "_ratings/.tmp-*"),
+    pytest.param(9, "_index/.tmp-*", marks=pytest.mark.slow)])  # a compaction in a process
 def test_compact_killed_writing_the_ratings_leaves_nothing_after_the_next_compact(
         year: tuple[Path, dict[str, Any]], tmp_path: Path, k: int, left: str) -> None:
     """The default run's twin of the loop below. The 13th os.replace renames the ratings'
