@@ -1084,10 +1084,11 @@ def audit_cmd(
             + ", not followed (a link may lead back up, a loop): give "
             + ("its target" if len(links) == 1 else "their targets")
             + " to audit the logs there"), err=True)
-    from buraco_log.recorder import journal_notes
+    folders = [p for p in paths if p.is_dir()]
+    if folders:  # the recorder's module (asyncio) only where a journal may be: 0.2 of `audit
+        from buraco_log.recorder import journal_notes  # LOG`'s start, for a log given alone
 
-    for p in paths:
-        if p.is_dir():
+        for p in folders:
             for note in journal_notes(p):
                 typer.echo(f"buraco-log: note: {note}", err=True)
     if not files:
