@@ -1523,8 +1523,10 @@ def explain(
     _cards_as(cards)
     try:
         events, warning = load_events(path, ignore_integrity, at)  # as audit.explain reads it
-        # one replay for the explanation and the note (two doubled the time on a long log)
-        tl = Timeline(events) if events else None
+        # one replay for the explanation and the note (two doubled the time on a long log);
+        # none for a seq the log does not hold, refused at once as before
+        held = any(e.seq == at for e in reversed(events))
+        tl = Timeline(events) if held else None
         result = audit.explain_event(events, at, path=str(path), timeline=tl)
         if result.seq != at:  # the library explains the illegal event before it instead
             raise _past_illegal(at, result)
