@@ -60,6 +60,7 @@ def test_pandas_still_converts_to_and_from_arrow_after_it_was_hidden() -> None:
     assert out == "string 6 string"
 
 
+@pytest.mark.slow
 def test_the_archive_package_loads_a_module_only_when_it_is_used() -> None:
     # `verify ARCHIVE` and `compact` read files and records: the package imported duckdb,
     # ingest (with its worker pool) and report as it started, 0.1-0.2 s of every such start
