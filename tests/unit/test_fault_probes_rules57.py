@@ -287,3 +287,45 @@ def test_going_out_after_a_direct_morto_needs_a_canastra_but_in_biriba(name: str
     else:  # the meld that would leave only the king to throw is refused
         with s.illegal("go_out.needs_canastra"):
             s.meld("9h 9s 9d 9c")
+
+
+@pytest.mark.parametrize("name", sorted(DEALS))
+def test_the_stock_floor_of_each_preset(name: str) -> None:
+    """RULES.md §8: a player who must draw from a stock of ``stock_floor`` cards or fewer (0;
+    2 in mega) cannot; the hand ends there (under must-use-top, when the pile is no use)."""
+    from tests.scenario import Scenario
+
+    floor = 2 if name == "mega" else 0
+    s = Scenario(name)
+    while len(s.state.stock) > floor + 1:
+        s.pass_turn()
+    with s.illegal("hand.not_over"):
+        s.end_hand("stock_out")
+    s.pass_turn()
+    assert len(s.state.stock) == floor
+    with s.illegal("stock.floor_reached"):
+        s.draw(None if s.state.stock else "Kc")  # the stock's top, or any card when none
+    if PRESETS[name].pile_pickup == "free":
+        s.end_hand("stock_out")
+        assert s.state.phase != "draw"
+
+
+def test_burako_takes_its_morto_indirectly_with_no_canastra_and_no_relancinho() -> None:
+    """RULES.md §7: burako takes the morto only by a discard, needs no canastra for it, and
+    knows no relancinho (a classic-family bonus); going out needs a canastra."""
+    from tests.scenario import Scenario
+
+    s = Scenario("burako", hands={0: "3h 3s 3d 3c 4h 4s 4d 4c 5h 5s 5d"}, stock="Kc Qd Jd",
+                 mortos={0: "7h 7s 7d 8h 8s 8d 9h 9s 9d Jh Js"})
+    s.draw()
+    for cards in ("3h 3s 3d 3c", "4h 4s 4d 4c", "5h 5s 5d"):
+        s.meld(cards)
+    s.discard("Kc").morto(direct=False)
+    assert s.state.morto_taken[0]
+    assert s.state.relancinho == (0, 0)
+    # Going out later, by melding the morto down: it needs a canastra (§7, all but biriba).
+    s.pass_turn().draw()
+    for cards in ("7h 7s 7d", "8h 8s 8d", "9h 9s 9d"):
+        s.meld(cards)
+    with s.illegal("go_out.needs_canastra"):
+        s.meld("Jh Js Jd")
