@@ -329,3 +329,24 @@ def test_burako_takes_its_morto_indirectly_with_no_canastra_and_no_relancinho() 
         s.meld(cards)
     with s.illegal("go_out.needs_canastra"):
         s.meld("Jh Js Jd")
+
+
+def test_a_top_that_fits_nowhere_is_refused_as_such_though_going_out_is_barred() -> None:
+    """RULES.md §4.1 (must use top): a king that fits no meld of the side and no two cards of
+    the hand is refused for that; the side's barred going out (§7: no canastra yet after its
+    morto) is not the reason, and the referee's message must not say it is."""
+    from tests.scenario import Scenario
+
+    s = Scenario("thirteen", hands={0: _hand("thirteen", "3h 3s 3d 4h 4s 4d 5h 5s 5d 6h 6s"),
+                                    1: "Kh"},
+                 stock="6d", mortos={0: " ".join(PLAIN[:11])})
+    s.draw()
+    for cards in ("3h 3s 3d 3c", "4h 4s 4d 4c", "5h 5s 5d", "6h 6s 6d"):
+        s.meld(cards)
+    s.morto(direct=True).discard("3c")
+    s.pass_turn(discard="Kh")
+    with s.illegal("pile.must_use_top"):
+        s.take_pile()
+    text = str(s.last_error)
+    assert "with two cards from the hand or on a meld" in text, text
+    assert "to throw" not in text, text
