@@ -19,6 +19,7 @@ GOLDEN = ROOT / "examples" / "golden" / "classic.jsonl"
 HAS_PANDAS = importlib.util.find_spec("pandas") is not None
 
 
+@pytest.mark.slow  # 0.4 s of CPU, 1.5 s on the shared machine
 @pytest.mark.skipif(not HAS_PANDAS, reason="pandas is not installed: nothing could import it")
 def test_ingest_does_not_import_pandas(tmp_path: Path) -> None:
     # pyarrow imported pandas at the first pa.array of every ingest (0.25-0.3 s of CPU, more
