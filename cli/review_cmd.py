@@ -6,7 +6,6 @@ import math
 import os
 import sys
 from collections.abc import Sequence
-from concurrent.futures.process import BrokenProcessPool
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -167,7 +166,9 @@ def review(
                    as_json=js)
     jobs = jobs or min(os.cpu_count() or 1, 8)
     show = progress_shown() if progress is None else progress
-    from cli.signals import stopped_by, terminate_as_interrupt
+    from concurrent.futures.process import BrokenProcessPool  # here: multiprocessing, which
+
+    from cli.signals import stopped_by, terminate_as_interrupt  # `--help` need not load
 
     met: list[int] = []
     try:

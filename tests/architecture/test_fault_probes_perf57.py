@@ -148,7 +148,7 @@ HEAVY = ("duckdb", "pyarrow", "numpy", "pandas", "rich", "cryptography", "multip
 ARCHIVE = {"buraco_log.archive", "pyarrow", "numpy"}
 BUDGET: dict[str, tuple[list[str], set[str]]] = {
     "show --help": (["show", "--help"], {"rich"}),
-    "--help": (["--help"], {"rich", "multiprocessing", "buraco_log.view", "cli.view_cmd"}),
+    "--help": (["--help"], {"rich", "buraco_log.view", "cli.view_cmd"}),
     "show": (["show", "{log}"], set()),
     "show -f json": (["show", "{log}", "-f", "json"], set()),
     "verify": (["verify", "{log}"], set()),
