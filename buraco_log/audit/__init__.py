@@ -56,6 +56,7 @@ from buraco_log.audit.integrity import (
 from buraco_log.audit.legality import IllegalEvent, Legality, _illegal
 from buraco_log.audit.scores import HandCheck, ScoreLine, Scoring, SideCheck, _scoring, score_lines
 from buraco_log.audit.settings import REQUIRE_COMMITMENT_ENV, Setting, SettingsError
+from buraco_log.audit.stream import audit_iter
 from buraco_log.audit.summary import (
     HandSummary,
     ScoreMismatch,
@@ -761,6 +762,7 @@ __all__ = [
     "Verdict",
     "Verdicts",
     "audit_events",
+    "audit_iter",
     "audit_log",
     "audit_many",
     "damage_note",

@@ -1,0 +1,65 @@
+"""A batch's verdicts one at a time, in the order of its paths, as they are ready.
+
+:func:`buraco_log.audit.audit_many` returns when the last log is audited, holding every
+verdict: a league's season (100,000 logs) printed nothing for a quarter of an hour, a program
+reading ``audit -f json`` had nothing to read until the end, and the process held some 12 kB
+a verdict (1.2 GB at 100,000 logs). Here the logs go to the pool in blocks, each block's
+verdicts are given out in order as soon as it is done and then dropped: memory no longer grows
+with the number of logs, and the first verdict comes after the first block, not the last.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
+
+from buraco_log.audit.files import AnyPath, path_text
+
+if TYPE_CHECKING:
+    from buraco_log.audit import SigningOptions, Verdict
+
+FIRST_BLOCK = 16  # logs a worker in the first block: a first verdict within seconds
+LAST_BLOCK = 2048  # logs a worker in a block at most: the verdicts held at once
+
+
+def audit_iter(paths: Iterable[AnyPath], *, workers: int = 1,
+               require_commitment: bool = False, signing: SigningOptions | None = None,
+               deaths: list[tuple[str | None, int | None]] | None = None
+               ) -> Iterator[Verdict]:
+    """The verdict of each of ``paths``, in their order, given out as they are ready (as
+    :func:`~buraco_log.audit.audit_many` gives them, but never all held at once).
+
+    ``deaths``: a list each worker process that died is appended to, as
+    ``audit_many``'s ``deaths`` (the log it was on, audited again alone; its exit status);
+    complete once the iterator is exhausted. Receipts are checked log by log here; a receipt
+    for a match no log holds needs the whole batch: :func:`~buraco_log.audit.audit_many`."""
+    from buraco_log import audit
+
+    files = [path_text(p) for p in paths]
+    if signing is not None and signing.by_match is None:  # as audit_many decides it
+        import dataclasses
+
+        signing = dataclasses.replace(signing, by_match=len(files) != 1)
+    workers = max(1, min(workers, len(files)))
+    if workers == 1:
+        for p in files:
+            yield audit._audit_safely(p, require_commitment, signing)
+        return
+    size = FIRST_BLOCK * workers
+    start = 0
+    while start < len(files):
+        block = files[start:start + size]
+        done: list[Verdict | None] = [None] * len(block)
+
+        def put(i: int, v: Verdict, done: list[Verdict | None] = done) -> None:
+            done[i] = v
+
+        died = audit._audit_in_pools(block, min(workers, len(block)), require_commitment,
+                                     signing, put)
+        if deaths is not None:
+            deaths += died
+        for v in done:
+            if v is not None:
+                yield v
+        start += len(block)
+        size = min(size * 2, LAST_BLOCK * workers)
