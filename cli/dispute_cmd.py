@@ -1101,9 +1101,13 @@ def audit_cmd(
     workers = jobs if jobs > 0 else min(8, os.cpu_count() or 1)
     workers = min(workers, max(1, len(files) // 4))
     aliases = audit.same_files(files)
+    single = len(paths) == 1 and not paths[0].is_dir()  # a FIFO given by name is one log too
+    if not single and not (signing is not None and signing.receipts):
+        # each verdict as it is ready (a receipt no log holds needs the whole batch)
+        raise typer.Exit(_stream_batch(files, workers, required, signing, aliases,
+                                       as_json=format is Format.json, quiet=quiet))
     batch = _audit_with_progress(files, workers, required, signing)
-    verdicts = [_stdin_notes(v) for v in _with_same_match(_with_aliases(batch, aliases),
-                                                          aliases)]
+    verdicts = [_stdin_notes(v) for v in _with_aliases(batch, aliases)]
     if continues is not None:
         verdicts[0] = _with_continuation(verdicts[0], continues, as_json=format is Format.json)
     if head is not None and not _not_a_log(verdicts[0].integrity):
@@ -1118,7 +1122,6 @@ def audit_cmd(
                   "none of the logs audited holds"
                   + (f" (and {more} more receipt{'s' if more > 1 else ''} for matches no log "
                      "holds)" if more else ""))
-    single = len(paths) == 1 and not paths[0].is_dir()  # a FIFO given by name is one log too
     if html is not None and not _not_a_log(verdicts[0].integrity):
         # Before the report: a page that cannot be written is the one error on stdout, never
         # a second document after the report.
@@ -1159,6 +1162,62 @@ def audit_cmd(
         typer.echo(terminal_safe(f"buraco-log: error: {html}: no page written: "
                                  f"{paths[0]} is not a log"), err=True)
     raise typer.Exit(worst)
+
+
+def _stream_batch(files: list[str], workers: int, required: bool,
+                  signing: audit.SigningOptions | None, aliases: dict[str, str], *,
+                  as_json: bool, quiet: bool) -> int:
+    """Audit a batch writing each verdict as it is ready, in the order of ``files``, then the
+    summary line (table); the exit status (the worst entry's, as the whole batch gives it)."""
+    from cli.audit_batch import AGAIN, SameMatch, stream
+
+    deaths: list[tuple[str | None, int | None]] = []
+    tally = _tally()
+    again: dict[str, str] = {}  # the logs a worker died on, audited again: their verdicts
+
+    def each(v: audit.Verdict) -> None:
+        if v.ok and any(n.startswith(AGAIN) for n in v.notes):
+            again[v.path] = "NOT STARTED" if v.not_started else "OK"
+
+    names = SameMatch(aliases)
+    with _progress(len(files)) as advance, cyclic_gc():
+        verdicts = (_stdin_notes(names(v)) for v in audit.audit_iter(
+            files, workers=workers, require_commitment=required, signing=signing,
+            deaths=deaths))
+        stream(map(advance, verdicts), as_json=as_json, quiet=quiet, tally=tally,
+               show=lambda v: _echo_all(render_verdict(v)), on_each=each)
+    if not as_json:
+        _echo(tally.line())
+    worst = (EXIT_USAGE if tally.no_log or tally.unread else
+             EXIT_OK if not tally.bad else EXIT_FINDINGS)
+    if deaths:  # after the report: the batch went on, and says so
+        raise fail(_deaths_line(deaths, again if quiet and not as_json else {}),
+                   max(worst, EXIT_FINDINGS))
+    return worst
+
+
+@contextlib.contextmanager
+def _progress(total: int) -> Iterator[Callable[[audit.Verdict], audit.Verdict]]:
+    """A bar of the logs on a terminal's stderr (the verdicts print above it), else nothing:
+    a function each verdict passes through."""
+    if not _stderr_is_terminal():
+        yield lambda v: v
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+    from buraco_log import watch
+
+    with watch.watching(None), Progress(
+            "audit", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+            console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("audit", total=total)
+
+        def advance(v: audit.Verdict) -> audit.Verdict:
+            bar.advance(task)
+            return v
+
+        yield advance
 
 
 def _emit_json_list(items: Sequence[Any]) -> None:
@@ -1378,36 +1437,11 @@ def _named(paths: Sequence[str]) -> str:
 
 def _with_aliases(verdicts: list[audit.Verdict], aliases: dict[str, str]) -> list[audit.Verdict]:
     """Say of a log audited under a second name (a hard or symbolic link) that it is the same
-    file as the first: two verdicts, one match (it was counted as two, unsaid)."""
-    return [msgspec.structs.replace(v, notes=(*v.notes, f"the same file as {aliases[v.path]} "
-                                              "(a link): one match, audited under both names"))
-            if v.path in aliases else v for v in verdicts]
+    file as the first (two verdicts, one match: it was counted as two, unsaid), and of a log
+    whose match an earlier log of the batch holds too which log that is."""
+    from cli.audit_batch import SameMatch
 
-
-SAME_MATCH = "the match is also in "
-"""How the note of a second log (another file) of a match already audited begins."""
-
-
-def _with_same_match(verdicts: list[audit.Verdict], aliases: dict[str, str]
-                     ) -> list[audit.Verdict]:
-    """Say of a log whose match an earlier log of the batch holds too (a copy, a version of
-    it in dispute, a match resumed in a new log) which log that is: a directory of copies read
-    as that many matches, unsaid. A link to one file is said by :func:`_with_aliases`."""
-    first: dict[str, audit.Verdict] = {}
-    out = []
-    for v in verdicts:
-        if v.match_id is None or v.path in aliases:
-            out.append(v)
-            continue
-        seen = first.setdefault(v.match_id, v)
-        if seen is not v:
-            same = (v.integrity.head == seen.integrity.head and v.events == seen.events)
-            how = ("an identical copy: the same events and head digest" if same else
-                   "another log of the same match: `buraco-log diff` compares them")
-            v = msgspec.structs.replace(v, notes=(*v.notes, f"{SAME_MATCH}{seen.path} "
-                                                  f"({how})"))
-        out.append(v)
-    return out
+    return list(map(SameMatch(aliases), verdicts))
 
 
 def _unsigned_events(v: audit.Verdict) -> bool:
@@ -1421,44 +1455,17 @@ def _unsigned_events(v: audit.Verdict) -> bool:
     return sg.last_signed_seq is not None and sg.last_signed_seq < v.events - 1
 
 
-def _batch_summary(verdicts: Sequence[audit.Verdict]) -> str:
-    bad = [v for v in verdicts if not v.ok]
-    sections: dict[str, int] = {}
-    for v in bad:
-        for s in sorted({f.section for f in v.findings}):
-            sections[s] = sections.get(s, 0) + 1
-    order = ("integrity", "provenance", "legality", "scoring", "signing")
-    detail = ", ".join(f"{k} {sections[k]}" for k in order if k in sections)
-    waiting = sum(1 for v in verdicts if v.not_started)
-    unchecked = sum(1 for v in verdicts if v.ok and v.provenance.unchecked)
-    unsigned = sum(1 for v in verdicts if v.ok and _unsigned_events(v))
-    linked = sum(1 for v in verdicts if any(n.startswith("the same file as ") for n in v.notes))
-    again = sum(1 for v in verdicts if any(n.startswith(SAME_MATCH) for n in v.notes))
-    # files that hold nothing of a log (a FIFO, a link to nothing, no log header): counted
-    # with the damaged logs under integrity, they were not told apart from them
-    # a file the auditor may not read (no permission, a read error) is no proof of a file
-    # that is not a log: counted apart, with its rule, as its integrity line says it
-    unread = sum(1 for v in bad if _not_a_log(v.integrity) and v.integrity.kind == "unreadable")
-    no_log = sum(1 for v in bad if _not_a_log(v.integrity)) - unread
-    died = sum(1 for v in bad if any(f.rule == "pool.worker_died" for f in v.findings))
-    clean = len(verdicts) - len(bad) - waiting
-    caveats = ([f"{unchecked} with deals not checked"] if unchecked else []) + (
-        [f"{unsigned} with events no signature covers"] if unsigned else [])
-    return (f"audited {counted(len(verdicts), 'log')}: {clean} clean"
-            + (f" ({', '.join(caveats)}: see their notes)" if caveats else "")
-            # before the findings: after them it read as "of which 1 not started"
-            + (f", {waiting} not started" if waiting else "")
-            + f", {len(bad)} with findings" + (f" ({detail})" if detail else "")
-            + (f", of which {no_log} {'is not a log' if no_log == 1 else 'are not logs'}"
-               if no_log else "")
-            + (f"{' and' if no_log else ', of which'} {unread} "
-               f"{'is' if unread == 1 else 'are'} unreadable [log.unreadable]" if unread else "")
-            + (f", {'of which ' if not (no_log or unread) else ''}{died} not checked (the process "
-               f"checking {'it' if died == 1 else 'them'} died)" if died else "")
-            + (f"; {counted(linked, 'log')} the same file as another (see their notes)"
-               if linked else "")
-            + (f"; {counted(again, 'log')} of a match an earlier log holds too (see their "
-               "notes)" if again else ""))
+def _tally() -> Any:
+    from cli.audit_batch import Tally
+
+    return Tally(_not_a_log, _unsigned_events)
+
+
+def _batch_summary(verdicts: Iterable[audit.Verdict]) -> str:
+    tally = _tally()
+    for v in verdicts:
+        tally.add(v)
+    return str(tally.line())
 
 
 @guarded
