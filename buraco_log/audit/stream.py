@@ -1,11 +1,11 @@
 """A batch's verdicts one at a time, in the order of its paths, as they are ready.
 
 :func:`buraco_log.audit.audit_many` returns when the last log is audited, holding every
-verdict: a league's season (100,000 logs) printed nothing for a quarter of an hour, a program
-reading ``audit -f json`` had nothing to read until the end, and the process held some 12 kB
-a verdict (1.2 GB at 100,000 logs). Here the logs go to the pool in blocks, each block's
-verdicts are given out in order as soon as it is done and then dropped: memory no longer grows
-with the number of logs, and the first verdict comes after the first block, not the last.
+verdict: a league's season of 100,000 small logs printed its first line after 113 of 136 s, a
+program reading ``audit -f json`` had nothing to read until the end, and the process held 352 MB
+(62 MB now, whatever the number of logs). Here the logs go to the pool in blocks, each block's
+verdicts given out in order as soon as it is done and then dropped: the first verdict comes
+after the first block (a few seconds), not the last.
 """
 
 from __future__ import annotations
