@@ -832,8 +832,8 @@ def _compacted(root: str, batch: str) -> list[str]:
 
 def _store_ratings(root: str) -> None:
     """The Elo fold is sequential over every match, so ingest does it once for the report."""
+    from .elo import leaderboard_rows, ratings_of_rows
     from .keyindex import refresh
-    from .report import leaderboard_rows, ratings_of_rows
 
     # the key index stored with the new batches (their files read, no other: the writer
     # checked every committed file before its commits; a check again was an lstat and an
