@@ -780,9 +780,10 @@ def _compare(path: str, tail: Tail, sealed: bool, signed: bool, signatures: int 
 
 def _import_before_fork() -> None:
     """Import here what a worker's first chunk imports on first use: pyarrow.compute, and
-    pandas, which pyarrow imports at its first ``pa.array`` or ``pa.scalar`` where it is
-    installed (0.25-0.3 s of CPU). The coordinator needs both too; imported before the pool
-    forks, the workers inherit them instead of each importing them again."""
+    pyarrow's answer to "is pandas here?" at its first ``pa.array`` or ``pa.scalar`` (a
+    library caller's pyarrow imports pandas then, 0.25-0.3 s of CPU; the command line's
+    answers "no" without it, :mod:`buraco_log.archive.nopandas`). The coordinator needs both
+    too; done before the pool forks, the workers inherit them instead of each doing it."""
     import pyarrow.compute  # noqa: F401  # here: a query never needs it
 
     pa.array([0])
