@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
+from typing import ClassVar
 
 from buraco_log.events import AnyEvent, PileTaken
 from buraco_log.expert import (
@@ -20,7 +21,12 @@ from buraco_log.state import State
 
 
 class ReviewBest(ExpertBot):
-    """Plays the move the review, with ``seed`` and the bot's budget, would call best."""
+    """Plays the move the review, with ``seed`` and the bot's budget, would call best, but
+    for the expert's stall guard: after a pile passed back and forth it draws from the stock,
+    whatever the review says. ``forced`` collects the seqs of those draws (no choice of the
+    review's, so the review may well find them costly)."""
+
+    forced: ClassVar[set[int]] = set()
 
     def __init__(self, budget: Budget, seed: str) -> None:
         super().__init__(budget)
@@ -34,6 +40,7 @@ class ReviewBest(ExpertBot):
             self.stalled = self.stalled + 1 if seen == self._stock_seen else 0
             self._stock_seen = seen
             if self.stalled >= STALL_DRAWS:
+                self.forced.add(state.seq + 1)
                 return next(m for m in moves if not isinstance(m, PileTaken))
         view = seat_view(state, state.turn, self.tracker.known)
         best = judge(view, self.budget, decision_seed(self.seed, state.seq + 1), None).best
