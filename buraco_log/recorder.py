@@ -677,7 +677,6 @@ class Recorder:
         self._ckrun = ThreadPoolExecutor(1, thread_name_prefix="recorder-checkpoint")
         self._ckio = ThreadPoolExecutor(_CHECKPOINT_THREADS, thread_name_prefix="recorder-ckio")
         self._saver = ThreadPoolExecutor(1, thread_name_prefix="recorder-save")
-        self._start_threads(directory)
         self.idle_timeout = idle_timeout
         self.validate = validate
         self.sealed = sealed
@@ -767,9 +766,16 @@ class Recorder:
                 self._ids.setdefault(entry.state.match_id, entry.match)
         self._saving: Future[None] | None = None  # the periodic save running, if any
         self._committer = threading.Thread(target=self._run, name="recorder-commit", daemon=True)
-        self._committer.start()
+        try:  # last: a recorder refused before holds no thread (nor, here, the directory)
+            self._start_threads(directory, self._committer)
+        except LogFormatError:
+            if self._jfd is not None:  # (an empty journal: the next recorder removes it)
+                os.close(self._jfd)
+            self._let_go_of_directory()
+            raise
 
-    def _start_threads(self, directory: str | os.PathLike[str]) -> None:
+    def _start_threads(self, directory: str | os.PathLike[str],
+                       committer: threading.Thread) -> None:
         """Start the threads the rounds use now, not at a round: a thread that cannot start
         (the process at its limit on memory, ``ulimit -v``, or on threads) failed the round
         "recorder error: RuntimeError("can't start new thread")", and every table of it
@@ -781,6 +787,7 @@ class Recorder:
         try:
             for pool, count in pools:
                 _start(pool, count)
+            committer.start()
         except RuntimeError as exc:
             for pool in (self._pool, self._ckrun, self._ckio, self._saver):
                 pool.shutdown(wait=False)
