@@ -24,6 +24,7 @@ import os
 import resource
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -288,3 +289,13 @@ def test_a_server_that_cannot_start_its_threads_says_so_and_exits(tmp_path: Path
         server.terminate()
         _, err = server.communicate(timeout=60)
     assert tally == {"ok": 600} and err == "", (tally.most_common(3), err[-2000:])
+
+
+def test_a_recorder_refused_as_it_opens_leaves_no_thread_behind(tmp_path: Path) -> None:
+    with Recorder(tmp_path):
+        before = threading.active_count()
+        for _ in range(3):
+            with pytest.raises(LogFormatError) as refused:
+                Recorder(tmp_path)  # another recorder holds the directory
+            assert refused.value.kind == "locked"
+        assert threading.active_count() == before
