@@ -64,8 +64,8 @@ def review(
     seed: Annotated[str, typer.Option("--seed", help="Seed: same seed and budget, same "
                                       "review.")] = "0",
     threshold: Annotated[float, typer.Option(
-        "--threshold", help="Hand points (0 or more) a move must cost to be flagged (and 2 "
-        "standard errors).")] = DEFAULT_THRESHOLD,
+        "--threshold", help="Hand points (0 or more) a move must cost to be flagged (and its "
+        "95% interval above 0).")] = DEFAULT_THRESHOLD,
     format: Annotated[ReviewFormat, typer.Option(
         "--format", "-f", help="text (or table) for people, json for programs, html: the "
         "match viewer's page with the review in it.")] = ReviewFormat.text,
@@ -87,8 +87,9 @@ def review(
 ) -> None:
     """Review every decision one seat made in a match: for each draw or pile pickup, meld,
     lay-off and discard, the move played, the best alternative the expert found, and the
-    estimated cost of the move played in hand points with its standard error. Mistakes above
-    the threshold are flagged and summed per hand.
+    estimated cost of the move played in hand points with a 95% interval (half the samples
+    choose the best move, the other half measure the cost). Mistakes above the threshold are
+    flagged and summed per hand.
 
     Each decision is searched from what that seat could see at the time, never the hidden
     cards. The output states its seed and budget; the same seed and budget give the same review,

@@ -47,7 +47,9 @@ def _helps(section: str) -> list[tuple[str, str]]:
     """(names, help) of each `- `names`: help` line, the help without its trailing
     `[default: ...]`-style notes (the terminal shows those in another column)."""
     rows = []
-    for names, text in re.findall(r"^- `([^`]+)`: (.*)$", section, flags=re.M):
+    # the options only: not the keys of the command's JSON answer, nor a section after it
+    options = re.split(r"^(?:JSON \(`-f json`\)|## )", section, maxsplit=1, flags=re.M)[0]
+    for names, text in re.findall(r"^- `([^`]+)`: (.*)$", options, flags=re.M):
         rows.append((names, re.sub(r"(\s*\[[^\]]*\])+$", "", text).strip()))
     return rows
 
