@@ -350,3 +350,20 @@ def test_a_top_that_fits_nowhere_is_refused_as_such_though_going_out_is_barred()
     text = str(s.last_error)
     assert "with two cards from the hand or on a meld" in text, text
     assert "to throw" not in text, text
+
+
+@pytest.mark.parametrize("name", ["classic", "burako"])
+def test_a_run_with_a_third_ace_is_refused_as_a_repeated_rank(name: str) -> None:
+    """RULES.md §5: one ace a run (both ends only with ``ace_both_ends``), so a third ace is a
+    rank repeated, whether or not the preset allows two; the reader and the plain reference
+    reader (tests/reference_melds.py) say so alike."""
+    from buraco_log.cards import parse_cards
+    from buraco_log.melds import MeldError, read_meld
+    from tests import reference_melds
+
+    for text in ("Ah Ah Ah 3h 4h", "Ah 2h 3h 4h 5h 6h 7h 8h 9h Th Jh Qh Kh Ah Ah"):
+        cards = parse_cards(text)
+        for reader in (read_meld, reference_melds.read_meld):
+            with pytest.raises(MeldError) as info:
+                reader(cards, PRESETS[name])
+            assert info.value.rule == "meld.duplicate_in_run", (name, text, reader)
