@@ -82,7 +82,8 @@ def is_log_file(path: AnyPath) -> bool:
 _BACKUP = re.compile(r"\.bak(\.\d+)?$")  # copies `log.repair` keeps of the damaged bytes
 
 
-def find_logs(paths: Iterable[AnyPath], *, links: list[str] | None = None) -> list[str]:
+def find_logs(paths: Iterable[AnyPath], *, links: list[str] | None = None,
+              passed: list[str] | None = None) -> list[str]:
     """Files as given; directories searched recursively for logs, in name order (hidden
     files and the ``.bak`` copies that repair leaves are skipped); each file once, under the
     first name it is given by.
@@ -92,7 +93,12 @@ def find_logs(paths: Iterable[AnyPath], *, links: list[str] | None = None) -> li
     so that the audit reports each with its reason instead of hanging on it or passing over
     it. Links to directories are not followed (no loops): each is added to ``links`` when
     it is given, so that the caller can name them (their logs were passed over unsaid). A
-    directory found named like a log (``.blog``, ``.jsonl``) that holds no log is listed too."""
+    directory found named like a log (``.blog``, ``.jsonl``) that holds no log is listed too.
+
+    ``passed``: each file of a directory passed over as no log (by its name and header; not
+    the hidden files and ``.bak`` copies) is added to it when it is given, so that the caller
+    can count every file it was given: a season's folder of 100,000 files said "audited
+    99,998 logs" and nothing of the other two."""
     out: list[str] = []
     for given in paths:
         p = path_text(given)
@@ -117,6 +123,8 @@ def find_logs(paths: Iterable[AnyPath], *, links: list[str] | None = None) -> li
                     full = os.path.join(root, f)
                     if _not_regular(full) or is_log_file(full):
                         found.append(full)
+                    elif passed is not None:
+                        passed.append(full)
             # One holding no log is listed itself (the audit says "a directory, not a log"):
             # a batch passed over `m12.blog/`, made by a mistaken mkdir or an unzip, unsaid.
             for at, named in reversed(log_named):
