@@ -143,3 +143,11 @@ def stream(verdicts: Iterable[audit.Verdict], *, as_json: bool, quiet: bool,
             show(v)  # its lines, each echoed (and flushed)
     if out is not None:
         out.close()
+
+
+def passed_note(passed: list[str]) -> str:
+    """The note of the files of the directories that are not logs (each file given is
+    counted: audited, or passed over here), the first three named."""
+    named = ", ".join(passed[:3]) + (f" and {len(passed) - 3} more" if len(passed) > 3 else "")
+    return (f"buraco-log: note: {counted(len(passed), 'file')} passed over, not logs (no .blog "
+            f"or .jsonl name, no log header): {named}")

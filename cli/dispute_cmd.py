@@ -1075,7 +1075,12 @@ def audit_cmd(
     _refuse_evidence_as_page(html, [str(r) for r in receipt or ()], [str(k) for k in keys or ()],
                              as_json=format is Format.json)
     links: list[str] = []
-    files = audit.find_logs(paths, links=links)
+    passed: list[str] = []  # every file given is counted: audited, or said passed over
+    files = audit.find_logs(paths, links=links, passed=passed)
+    if passed and files:  # none: "no logs found" is the one line
+        from cli.audit_batch import passed_note
+
+        typer.echo(terminal_safe(passed_note(passed)), err=True)
     if links:  # their logs are not audited: said, not passed over
         shown = ", ".join(links[:3]) + (f" and {len(links) - 3} more" if len(links) > 3 else "")
         typer.echo(terminal_safe(

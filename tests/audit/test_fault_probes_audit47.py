@@ -209,7 +209,9 @@ def test_a_clubs_folder_counts_right_and_names_what_it_does_not_follow(tmp_path:
     run = subprocess.run([sys.executable, "-m", "cli", "audit", str(tmp_path), "-q", "-j", "2"],
                          cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert run.returncode == 2, run.stderr  # notes.blog is no log: the batch's worst status
-    assert run.stderr.splitlines() == [
+    assert run.stderr.splitlines() == [  # README.txt: every file is audited or said passed over
+        f"buraco-log: note: 1 file passed over, not logs (no .blog or .jsonl name, no log "
+        f"header): {tmp_path}/README.txt",
         f"buraco-log: note: {tmp_path}/2025/a/to-b, {tmp_path}/2025/a/up: links to directories, "
         "not followed (a link may lead back up, a loop): give their targets to audit the logs "
         "there"], run.stderr

@@ -71,6 +71,21 @@ def test_pooled_blocks_give_audit_many_s_verdicts_in_order(tmp_path: Path, good:
     assert [v.ok for v in pooled].count(False) == 1
 
 
+def test_every_file_of_a_folder_is_audited_or_said_passed_over(tmp_path: Path,
+                                                              good: Path) -> None:
+    d = tmp_path / "season"
+    _season(d, good, 2)
+    (d / "week-1").mkdir()
+    for name in ("README.txt", ".hidden.blog", "m0000.blog.bak", "week-1/scores.csv"):
+        (d / name).write_text("not a log\n")
+    every = sorted(str(p) for p in d.rglob("*") if p.is_file() and ".hidden" not in p.name
+                   and not p.name.endswith(".bak"))  # a recorder's own files, repair's copies
+    passed: list[str] = []
+    found = audit.find_logs([d], passed=passed)
+    assert sorted(found + passed) == every and len(found) == 3 and len(passed) == 2
+    assert not set(found) & set(passed)
+
+
 def _start(*args: object) -> subprocess.Popen[bytes]:
     return subprocess.Popen([sys.executable, "-m", "cli.main", *map(str, args)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -130,6 +145,7 @@ def test_a_ctrl_c_part_way_leaves_whole_verdicts_in_order(tmp_path: Path, good: 
 def test_the_batch_s_summary_and_status_are_those_of_every_log(tmp_path: Path,
                                                               good: Path) -> None:
     files = _season(tmp_path / "s", good, 40)
+    (tmp_path / "s" / "README.txt").write_text("the season's notes\n")
     runs = [subprocess.run([sys.executable, "-m", "cli.main", "audit", str(tmp_path / "s"),
                             "-j", jobs, *extra], capture_output=True, timeout=120,
                            env=dict(os.environ, PYTHONPATH=str(REPO), COLUMNS="200"))
@@ -141,3 +157,5 @@ def test_the_batch_s_summary_and_status_are_those_of_every_log(tmp_path: Path,
     assert "1 not started, 1 with findings" in summary
     assert runs[1].stdout.decode().splitlines()[-1] == summary
     assert len(json.loads(runs[2].stdout)) == len(files)
+    assert all(b"1 file passed over, not logs" in r.stderr and b"README.txt" in r.stderr
+               for r in runs), runs[0].stderr
