@@ -367,3 +367,18 @@ def test_a_run_with_a_third_ace_is_refused_as_a_repeated_rank(name: str) -> None
             with pytest.raises(MeldError) as info:
                 reader(cards, PRESETS[name])
             assert info.value.rule == "meld.duplicate_in_run", (name, text, reader)
+
+
+def test_house_rules_take_points_as_a_table_or_a_whole_value_and_refuse_anything_else() -> None:
+    """``derive``: nested ``points``/``bonuses`` merge a dict into the preset's, take a whole
+    value as it is, and refuse a number with the knob named (never a TypeError)."""
+    from buraco_log.errors import RulesError
+    from buraco_log.rules import Bonuses, CardPoints, derive
+
+    assert derive("burraco", points={"joker": 40}).points == CardPoints(joker=40, two=20)
+    assert derive("burraco", points=CardPoints(joker=40)).points == CardPoints(joker=40)
+    assert derive("classic", bonuses=Bonuses(clean=300)).bonuses.clean == 300
+    for knob in ("points", "bonuses"):
+        with pytest.raises(RulesError) as info:
+            derive("classic", **{knob: 5})
+        assert info.value.field == knob
