@@ -1188,7 +1188,7 @@ def _stream_batch(files: list[str], workers: int, required: bool,
     with _progress(len(files)) as advance, cyclic_gc():
         verdicts = (_stdin_notes(names(v)) for v in audit.audit_iter(
             files, workers=workers, require_commitment=required, signing=signing,
-            deaths=deaths))
+            deaths=deaths, on_no_pool=_no_pool))
         stream(map(advance, verdicts), as_json=as_json, quiet=quiet, tally=tally,
                show=lambda v: _echo_all(render_verdict(v)), on_each=each)
     if not as_json:
@@ -1199,6 +1199,11 @@ def _stream_batch(files: list[str], workers: int, required: bool,
         raise fail(_deaths_line(deaths, again if quiet and not as_json else {}),
                    max(worst, EXIT_FINDINGS))
     return worst
+
+
+def _no_pool(exc: OSError) -> None:
+    typer.echo(f"buraco-log: note: worker processes could not be started ({exc.strerror or exc}"
+               "): the logs are audited in this process, as with -j 1", err=True)
 
 
 @contextlib.contextmanager

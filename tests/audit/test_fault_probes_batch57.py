@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import resource
 import shutil
 import signal
 import subprocess
@@ -124,6 +125,8 @@ def test_a_ctrl_c_part_way_leaves_whole_verdicts_in_order(tmp_path: Path, good: 
     p = _start("audit", tmp_path / "s", "-j", "1", "-f", form)
     assert p.stdout is not None and p.stderr is not None
     first = p.stdout.readline()
+    while form == "json" and not first.endswith(b"\n  },\n"):  # the first item, whole
+        first += p.stdout.readline()
     time.sleep(0.3)
     p.send_signal(signal.SIGINT)
     out, err = p.communicate(timeout=60)
@@ -159,3 +162,23 @@ def test_the_batch_s_summary_and_status_are_those_of_every_log(tmp_path: Path,
     assert len(json.loads(runs[2].stdout)) == len(files)
     assert all(b"1 file passed over, not logs" in r.stderr and b"README.txt" in r.stderr
                for r in runs), runs[0].stderr
+
+
+def _few_descriptors() -> None:
+    resource.setrlimit(resource.RLIMIT_NOFILE, (12, 12))
+
+
+@pytest.mark.slow
+def test_no_descriptor_for_a_pool_audits_in_this_process(tmp_path: Path, good: Path) -> None:
+    """``ulimit -n 12``: the pool's pipes could not be made, and the batch was one line naming
+    the directory, "DIR: Too many open files", exit 2, where -j 1 audited every log."""
+    files = _season(tmp_path / "s", good, 8)
+    r = subprocess.run([sys.executable, "-m", "cli.main", "audit", str(tmp_path / "s"), "-j",
+                        "2", "-q"], capture_output=True, timeout=120, preexec_fn=_few_descriptors,
+                       env=dict(os.environ, PYTHONPATH=str(REPO), COLUMNS="200"))
+    err = r.stderr.decode()
+    assert r.returncode == 1, err[-500:]  # the illegal log's finding, nothing else
+    assert "worker processes could not be started (Too many open files)" in err, err
+    summary = r.stdout.decode().splitlines()[-1]
+    assert summary.startswith(f"audited {len(files)} logs: {len(files) - 2} clean"), summary
+    assert "1 not started, 1 with findings (legality 1)" in summary, summary
