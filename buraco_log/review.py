@@ -482,8 +482,8 @@ def to_text(review: Review, *, all_moves: bool = True) -> str:
             mark = "MISTAKE" if m.flagged else ""
             # padded by terminal columns: a wide (CJK, emoji) name in a move took two each
             lines.append(f"  {'!' if m.flagged else ' '} seq {m.seq:<5d} {pad(m.kind, 8)} "
-                         f"{pad(m.played, 34)} {pad(verdict_text(m), 40)} cost {m.cost:6.1f} ± "
-                         f"{half_width(m):5.1f} {mark}".rstrip())
+                         f"{pad(m.played, 34)} {pad(verdict_text(m), 40)} cost {m.cost:6.1f} "
+                         f"{plus_minus(m)} {mark}".rstrip())
         lines.append(f"  hand {h.hand}: {h.decisions} decision{'' if h.decisions == 1 else 's'},"
                      f" {h.mistakes} mistake"
                      f"{'' if h.mistakes == 1 else 's'}, {h.lost:.0f} ± "
@@ -531,6 +531,12 @@ def verdict_text(m: ReviewedMove) -> str:
 def half_width(m: ReviewedMove) -> float:
     """The ± of the move's cost: half its 95% interval (not a standard error)."""
     return (m.high - m.low) / 2.0
+
+
+def plus_minus(m: ReviewedMove) -> str:
+    """``± 12.3``, or ``±   n/a`` where fewer than two samples measured the cost: ``± 0.0``
+    read as a cost known exactly, where it is known least."""
+    return f"± {half_width(m):5.1f}" if m.measured >= 2 else "±   n/a"
 
 
 def _cut_short(review: Review) -> str:

@@ -187,8 +187,11 @@ def test_review_text_keeps_its_columns_with_wide_moves() -> None:
 
     rows = [line for line in to_text(review).splitlines() if " seq " in line]
     assert len(rows) == 3
-    starts = {columns(row[:row.index("best")]) for row in rows}
-    assert len(starts) == 1, rows  # "best" in the same column on every row
+    # the verdict ("best", "best: X" or "about even with X") in the same column on every row
+    starts = {columns(row[:row.index("about even with")]) for row in rows}
+    assert len(starts) == 1, rows
+    # two samples: one chose, one measured: no interval, and the rows do not say "± 0.0"
+    assert all(row.endswith("±   n/a") for row in rows), rows
 
 
 # -- 5. --continues with a name too long for a file --------------------------------------------
