@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import functools
-import gc
 import io
 import json
 import os
@@ -25,6 +24,8 @@ import msgspec
 import typer
 
 from buraco_log.errors import WRITE_FAILURES, BuracoLogError, LogFormatError
+from buraco_log.gcpause import cyclic_gc as cyclic_gc
+from buraco_log.gcpause import no_cyclic_gc as no_cyclic_gc
 from buraco_log.log import MAGIC
 from buraco_log.ruleids import RULES
 from buraco_log.safetext import bytes_escaped
@@ -609,35 +610,6 @@ def _reading_bar(command: str) -> Iterator[None]:
 
     with reading_progress(), no_cyclic_gc():
         yield
-
-
-@contextlib.contextmanager
-def no_cyclic_gc() -> Iterator[None]:
-    """The cyclic garbage collector off inside: each of its full passes walks every list of
-    events held (a log of 20 million: seconds a pass, more passes as the heap grows), 30 % of
-    the CPU time of `replay` at 5 million events (5.4 -> 3.8 s for the timeline), and Ctrl-C
-    waits for a pass. Events and tables hold no reference cycles, and a command is one short
-    process; ``audit`` of many logs turns it back on around them (:func:`cyclic_gc`)."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
-
-
-@contextlib.contextmanager
-def cyclic_gc() -> Iterator[None]:
-    """The cyclic garbage collector on inside (a run over many logs, whose refusals' tracebacks
-    are cycles that would pile up)."""
-    was = gc.isenabled()
-    gc.enable()
-    try:
-        yield
-    finally:
-        if not was:
-            gc.disable()
 
 
 def guarded(func: Callable[P, R]) -> Callable[P, R]:

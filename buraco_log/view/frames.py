@@ -11,11 +11,9 @@ from that seat (the other hands, the stock, the mortos nobody has taken) never r
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import re
 import unicodedata
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import msgspec
@@ -30,6 +28,7 @@ from buraco_log.events import (
     MortoTaken,
     Player,
 )
+from buraco_log.gcpause import no_cyclic_gc
 from buraco_log.melds import read_meld
 from buraco_log.reducer import Replayer
 from buraco_log.rules import Rules
@@ -44,19 +43,6 @@ GROWN = "+"
 """Suffix of a diff key whose list only grew: the value is the new tail."""
 
 Frame = dict[str, Any]
-
-
-@contextlib.contextmanager
-def _no_gc() -> Iterator[None]:
-    """The cyclic garbage collector off while the frames are built: they make millions of
-    small lists and no cycle, and its passes over the growing heap took a sixth of the time."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 def held(cards: Sequence[Card]) -> list[Card]:
@@ -446,7 +432,7 @@ class Frames:
         self.hand_starts: list[tuple[int, int]] = []  # (hand, seq of its deal)
         names = short_names(tl.players)
         steps = _Steps(seat, Memo())
-        with _no_gc():
+        with no_cyclic_gc():  # frames are millions of small lists and no cycle
             self._build(tl, seat, names, steps)
 
     def _build(self, tl: Timeline, seat: int | None, names: Sequence[Player], steps: _Steps

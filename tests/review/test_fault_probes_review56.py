@@ -13,10 +13,8 @@
 
 from __future__ import annotations
 
-import itertools
 import random
-from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -27,16 +25,16 @@ from buraco_log import simulate
 from buraco_log.events import AnyEvent
 from buraco_log.expert import (
     Budget,
-    ExpertView,
     _cache,
     _candidates,
     determinize,
     move_key,
-    rollout,
 )
 from buraco_log.log import read_events
 from buraco_log.review import evaluate, review_events, tasks, to_text
 from buraco_log.rules import PRESETS
+from tests.review.calibration import exact_means as _exact_means
+from tests.review.calibration import unseen
 from tests.review.review_best import ReviewBest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -95,51 +93,15 @@ def test_the_reviews_own_play_at_the_default_budget_is_flagged_only_by_noise(pre
         assert len(flags) <= max(1, review.decisions // 50), flags
 
 
-class _Fixed(random.Random):
-    """Deals the unseen cards in one given order (``perm`` of their places), or records them."""
-
-    def __init__(self, perm: Sequence[int] | None = None) -> None:
-        super().__init__(0)
-        self.perm = perm
-        self.seen: list[Any] = []
-
-    def shuffle(self, x: list[Any]) -> None:  # type: ignore[override]
-        self.seen = list(x)
-        if self.perm is not None:
-            x[:] = [self.seen[i] for i in self.perm]
-
-
-def _exact_means(view: ExpertView, cands: Sequence[AnyEvent], budget: Budget) -> list[float]:
-    """Each candidate's mean over every arrangement of the unseen cards, each arrangement
-    weighted by the shuffles that deal it (the review's sampling, taken whole)."""
-    probe = _Fixed()
-    determinize(view, probe)
-    unseen = probe.seen
-    arrangements = Counter(tuple(unseen[i] for i in p)
-                           for p in itertools.permutations(range(len(unseen))))
-    total = sum(arrangements.values())
-    cache = _cache(view.table.rules)  # type: ignore[arg-type]
-    side = view.table.sides[view.seat]
-    sums = [0.0] * len(cands)
-    for arr, weight in arrangements.items():
-        places = {c: [i for i, u in enumerate(unseen) if u == c] for c in set(unseen)}
-        perm = [places[c].pop(0) for c in arr]
-        world = determinize(view, _Fixed(perm))
-        for i, m in enumerate(cands):
-            sums[i] += weight * rollout(world, m, side, cache, budget.rounds)
-    return [s / total for s in sums]
-
-
 def _late_decisions(path: str, most_unseen: int, every: int) -> list[tuple[Any, int]]:
     events = read_events(ROOT / path)
     out = []
     for seat in range(len(events[0].players)):  # type: ignore[union-attr]
         todo, _ = tasks(events, seat, REVIEW_SEED)
         for t in todo:
-            probe = _Fixed()
-            determinize(t.view, probe)
-            if len(probe.seen) <= most_unseen:
-                out.append((t, len(probe.seen)))
+            n = len(unseen(t.view))
+            if n <= most_unseen:
+                out.append((t, n))
     return out[::every]
 
 
