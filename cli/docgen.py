@@ -36,7 +36,8 @@ Every command follows the same rules:
   - `2`: a usage error (a bad option, a missing command, an `audit` directory holding no
     log), or an input that is not readable as
     a log (a missing path, a directory, a FIFO, a read error such as EIO, a file that does not
-    begin like a log, a format version newer than this tool), or a seq, hand, turn or seat
+    begin like a log, a format version newer than this tool; as an archive: no archive, or
+    one of a layout version this tool does not read), or a seq, hand, turn or seat
     the match does not have (a match not started has none). A name too long for any file,
     or a loop of symbolic links, is `2` too, whatever the file is for (a log, a rules file, a
     key, an output); so is an output that cannot be made where it is named (a missing

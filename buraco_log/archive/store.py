@@ -140,6 +140,14 @@ def read_json(path: str, what: str) -> Any:
         raise ArchiveError(f"{path}: unreadable {what}: {exc}") from None
 
 
+class UnreadableLayout(ArchiveError):
+    """An archive of a layout version this buraco_log does not read (an older one to upgrade,
+    or a newer one's): it cannot be read at all, as a log of a newer format version cannot, so
+    the CLI exits 2 for it as for that log (it exited 1, the status of a finding)."""
+
+    exit_status = 2
+
+
 class NotAnArchive(ArchiveError):
     """The directory named as an archive is none (no ``archive.json``, or no directory at
     all), or one an ingest will not make an archive of (not empty): the user's slip, not a
@@ -195,8 +203,8 @@ def check_archive(root: str) -> str:
                 "\"Upgrading\", says how to list them); nothing was changed" if older else
                 "use the buraco_log that wrote it (a newer one); nothing was changed")
         shown = repr(version) if isinstance(version, str) else json.dumps(version)
-        raise ArchiveError(f"{root}: archive layout version {shown}, this buraco_log reads "
-                           f"version {ARCHIVE_VERSION} only: {hint} [archive.layout]")
+        raise UnreadableLayout(f"{root}: archive layout version {shown}, this buraco_log reads "
+                               f"version {ARCHIVE_VERSION} only: {hint} [archive.layout]")
     return real
 
 

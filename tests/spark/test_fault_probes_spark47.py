@@ -91,7 +91,7 @@ def test_an_archive_of_a_newer_layout_is_refused_before_spark_starts(
     (arch / "archive.json").write_text('{"format": "buraco_log archive", "version": 99}')
     args = [command[0], str(arch), *command[1:], "--engine", "spark"]
     r = CliRunner().invoke(app, args, env={"JAVA_HOME": str(tmp_path)})
-    assert (r.exit_code, r.stdout) == (1, ""), r.output
+    assert (r.exit_code, r.stdout) == (2, ""), r.output
     assert r.stderr == (f"buraco-log: error: {arch}: archive layout version 99, this "
                         "buraco_log reads version 2 only: use the buraco_log that wrote it "
                         "(a newer one); nothing was changed [archive.layout]\n")
