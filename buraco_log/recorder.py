@@ -2424,8 +2424,9 @@ class Recorder:
             cut = self._cut_partial(table, w.offset)
             error = LogFormatError(
                 f"write failed: {exc.strerror or exc}" + (
-                    "; the part written was cut off, the log ends whole (the match is read "
-                    "again from it on its next move)" if cut else ""),
+                    "; the part written was cut off, the log ends whole: nothing of this "
+                    "move was recorded: send it again (the match is read again from the log "
+                    "first)" if cut else ""),
                 path=table.path, offset=w.offset, kind="io",
             )
             raise _WriteError(error, written=not cut) from None
