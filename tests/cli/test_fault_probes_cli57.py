@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from cli import common
 from cli.common import NamedStdout, fail
 from cli.jsonkeys import ERROR, KEYS
 from cli.main import app
@@ -77,6 +78,8 @@ def test_an_error_after_part_of_a_json_answer_glues_no_second_document_onto_it(
     # the console script's stdout, with rows already streamed (`query -f json` failing
     # part-way): the error's object was written after the cut array, two documents in one
     out = io.StringIO()
+    # as a run without --debug: a test before this one in the process may have run with it
+    monkeypatch.setattr(common.State, "debug", False)
     monkeypatch.setattr(sys, "stdout", NamedStdout(out))
     sys.stdout.write('[\n  {\n    "i": 0\n  },\n  {')
     exit_ = fail("query: Error: Invalid Input Error: boom", as_json=True)
