@@ -42,7 +42,6 @@ class ProgressLines:
         self._unit = unit
         self._total = total
         self._now = now
-        self._after = _show_after()
         self._start = now()
         self._said_at: float | None = None
         self._said_step = -1
