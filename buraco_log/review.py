@@ -601,6 +601,9 @@ def review_page(events: Sequence[AnyEvent], review: Review, *,
             "played": m.played, "best": m.best, "cost": m.cost, "se": m.se, "flag": m.flagged,
             "low": m.low, "high": m.high, "pm": half_width(m), "verdict": verdict(m),
             "kind": m.kind,
+            # under 2 the cost has no interval: the page says "± n/a", as the text does (the
+            # stored pm, 0, read "± 0.0, 95%": a cost known exactly, where it is known least)
+            "measured": m.measured,
             # each alternative's ± is its 95% interval's half, as the move's
             "alts": [[a.move, a.cost, t_quantile(m.measured - 1) * a.se if m.measured >= 2
                       else 0.0] for a in m.alternatives],

@@ -22,6 +22,10 @@
   function fmt(x) { return Math.abs(x) < 0.05 ? "0.0" : (Math.round(x * 10) / 10).toFixed(1); }
   // a cost below 0 (measured on samples that did not choose the best, it can be) is a gain
   function lost(x) { return Math.abs(x) < 0.05 ? "0" : x < 0 ? "+" + fmt(-x) : "-" + fmt(x); }
+  // the ± of a move's costs: "n/a" where fewer than 2 samples measured them (no interval),
+  // as the text review says it; the stored ± is then 0
+  function pm(m, x) { return m.measured >= 2 ? fmt(x) : "n/a"; }
+  function level(m) { return m.measured >= 2 ? ", 95%" : ""; }
   var box = document.createElement("div");
   box.id = "review";
   box.className = "box";
@@ -55,14 +59,14 @@
     li.className += " rv" + (m.flag ? " rv-bad" : "");
     li.setAttribute("data-rv", (m.flag ? "\u2717 " : "") + lost(m.cost));
     li.setAttribute("title", (m.verdict === "even" ? "about even with: " : "best: ") +
-      shown(m.best) + " (cost " + fmt(m.cost) + " \u00b1 " + fmt(m.pm) + ", 95%)");
+      shown(m.best) + " (cost " + fmt(m.cost) + " \u00b1 " + pm(m, m.pm) + level(m) + ")");
   });
   var BEST = ", in the best move found";
   // a cost whose 95% interval holds 0 names no better move, as the text says; the ± is
   // that interval's half (review data version 2; it was a standard error)
   function better(m, a, b) {
     return (m.verdict === "better" ? "; best found " : "; about even with ") + a + esc(m.best) +
-      b + ", cost " + fmt(m.cost) + " \u00b1 " + fmt(m.pm);
+      b + ", cost " + fmt(m.cost) + " \u00b1 " + pm(m, m.pm);
   }
   function show() {
     var s = +document.body.getAttribute("data-seq");
@@ -78,12 +82,13 @@
       // the move played scoring as well as any is the best found: said so, not named twice
       out += "<div><b" + (next.flag ? " class=\"bad\"" : "") + ">Decision at seq " + (s + 1) +
         (next.flag ? " (mistake)" : "") + "</b>: played <i>" + esc(next.played) + "</i>" +
-        (next.verdict !== "best" ? better(next, "<i>", "</i>") + " points (95%)." :
+        (next.verdict !== "best" ? better(next, "<i>", "</i>") + " points" +
+          (next.measured >= 2 ? " (95%)." : ".") :
           ", the best move found.") +
         (next.cards.length ? " The best move's cards are outlined in green." : "") +
         "</div><table>" +
         next.alts.map(function (a) {
-          return "<tr><td>" + esc(a[0]) + "</td><td>" + lost(a[1]) + " \u00b1 " + fmt(a[2]) + "</td></tr>";
+          return "<tr><td>" + esc(a[0]) + "</td><td>" + lost(a[1]) + " \u00b1 " + pm(next, a[2]) + "</td></tr>";
         }).join("") + "</table>";
       var want = next.cards.slice();
       var hand = document.querySelectorAll('[data-zone="hand-' + R.seat + '"] .card');
