@@ -38,7 +38,7 @@ from buraco_log.events import (
 from buraco_log.melds import MeldCache, MeldError, Reading, cache_for, meld_words
 from buraco_log.rules import Rules
 from buraco_log.scoring import match_decided, score_hand
-from buraco_log.state import HandResult, Meld, SideScore, State
+from buraco_log.state import HandResult, Meld, SideScore, Snapshots, State
 
 SNAPSHOT_EVERY = 64
 _NO_RULES = Rules(name="none")
@@ -154,7 +154,9 @@ class _Table:
         # ... and a refusal's words too: "3 tiles", "the pile's top tile" (messages only).
         self.card: str = "tile" if rules.rendering == "tiles" else "card"
 
-    def freeze(self) -> State:
+    def freeze(self, results: bool = True) -> State:
+        """The table as a frozen state; without the ended hands' results when ``results`` is
+        False (a snapshot, which keeps them once for all: see :class:`Snapshots`)."""
         return State(
             seq=self.seq,
             phase=self.phase,
@@ -177,7 +179,7 @@ class _Table:
             morto_pending=tuple(self.morto_pending),
             melds=tuple(tuple(side) for side in self.melds),
             totals=tuple(self.totals),
-            results=tuple(self.results),
+            results=tuple(self.results) if results else (),
             drawn=self.drawn,
             may_reject=self.may_reject,
             rejected=self.rejected,
@@ -1398,7 +1400,7 @@ class Replayer:
     def __init__(self, start: State | None = None, *, snapshot_every: int = 0) -> None:
         self._t = _Table(start or State())
         self._every = snapshot_every
-        self.snapshots: dict[int, State] = {}
+        self.snapshots = Snapshots()
 
     @property
     def seq(self) -> int:
@@ -1417,7 +1419,7 @@ class Replayer:
             handler(t, event, True)
             t.seq = event.seq
         if self._every and event.seq % self._every == 0:
-            self.snapshots[event.seq] = self._t.freeze()
+            self.snapshots.keep(self._t.freeze(False), self._t.results)
 
     def run(self, events: Iterable[AnyEvent]) -> None:
         """``step`` every event in turn: the same checks, without a call per event.
@@ -1531,7 +1533,7 @@ class Replayer:
                 last = seq
                 if every and seq % every == 0:
                     t.seq = seq
-                    self.snapshots[seq] = t.freeze()
+                    self.snapshots.keep(t.freeze(False), t.results)
                 if into is not None:  # accepted: its columns, each attribute read once
                     seat = event.seat
                     into.kind.append(into.kinds[cls])
@@ -1566,7 +1568,7 @@ class Replayer:
     def apply(self, event: AnyEvent) -> None:
         _dispatch(self._t, event, False)
         if self._every and event.seq % self._every == 0:
-            self.snapshots[event.seq] = self._t.freeze()
+            self.snapshots.keep(self._t.freeze(False), self._t.results)
 
     def state(self) -> State:
         return self._t.freeze()

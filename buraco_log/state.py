@@ -7,6 +7,7 @@ of these frozen structs, so nobody can change a past state by accident.
 from __future__ import annotations
 
 import operator
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Literal
 
 import msgspec
@@ -115,6 +116,40 @@ class State(msgspec.Struct, frozen=True, gc=False):
         """Cards in play this hand: conservation says this never changes within a hand."""
         return (sum(map(len, self.hands)) + len(self.stock) + len(self.pile)
                 + sum(map(len, self.mortos)) + sum(len(m.cards) for s in self.melds for m in s))
+
+
+class Snapshots(Mapping[int, State]):
+    """A replay's frozen states by seq (``Replayer(snapshot_every=N)``), for fast jumps.
+
+    Each is kept without the ended hands' results, with their count, and gets them back when
+    read, from one list every snapshot shares (the results of a match only grow): a frozen
+    state copies every result, so a snapshot every N events of a match of H hands held H
+    results each, memory quadratic in the hands.
+    """
+
+    def __init__(self) -> None:
+        self._bare: dict[int, tuple[State, int]] = {}
+        self._results: list[HandResult] = []
+
+    def keep(self, bare: State, results: Sequence[HandResult]) -> None:
+        """Keep ``bare`` (a state frozen with no results) as the state after its seq, whose
+        results are ``results`` (the live table's list, which only grows)."""
+        have = self._results
+        if len(results) > len(have):
+            have.extend(results[len(have):])
+        self._bare[bare.seq] = (bare, len(results))
+
+    def __getitem__(self, seq: int) -> State:
+        bare, count = self._bare[seq]
+        if not count:
+            return bare
+        return msgspec.structs.replace(bare, results=tuple(self._results[:count]))
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._bare)
+
+    def __len__(self) -> int:
+        return len(self._bare)
 
 
 class SeatView(msgspec.Struct, frozen=True):

@@ -5,6 +5,7 @@ refusals (rule, seq and message)."""
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 
 import msgspec
 import pytest
@@ -27,7 +28,8 @@ def match(name: str, players: int) -> tuple[AnyEvent, ...]:
     return tuple(simulate_match(PRESETS[name], players, seed="fast-path"))
 
 
-def outcome(events: list[AnyEvent], batched: bool) -> tuple[str | None, State, dict[int, State]]:
+def outcome(events: list[AnyEvent],
+            batched: bool) -> tuple[str | None, State, Mapping[int, State]]:
     r = Replayer(snapshot_every=5)
     error = None
     try:
