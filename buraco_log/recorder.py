@@ -240,6 +240,7 @@ class RecorderStats(msgspec.Struct):
     journal_conflicts: int = 0  # journal records left unapplied at open (see journal.py)
     journal_withdrawn: int = 0  # journal records of refused appends, not written back at open
     journal_withdrawals: int = 0  # records withdrawn: their appends were refused after all
+    journal_backlog: int = 0  # journals a checkpoint failed to retire, to be retried (now)
 
 
 class _WriteError(Exception):
@@ -753,6 +754,15 @@ class Recorder:
         self._jdirty: dict[str, _Table] = {}
         self._jretiring: dict[str, _Table] = {}  # those of the journal being retired
         self._jlingering: set[str] = set()  # those of journals a checkpoint failed to retire
+        # Journals whose checkpoint failed for a reason that passes (no descriptor to open a
+        # log, the journal's removal refused), each with its logs: every later checkpoint
+        # retires them with its own, as if the journal had gone on (they stayed until the next
+        # recorder opened the directory, and `audit` of a stopped site said its logs may lack
+        # acknowledged moves). One whose sync failed is not retried: the kernel may have
+        # dropped the bytes it could not write, and a later sync says nothing of them.
+        self._jbacklog: list[tuple[int, dict[str, _Table]]] = []
+        self._jstuck: set[str] = set()  # the logs of journals kept for the next recorder
+        self._jtried = 0.0  # when the backlog was last tried (monotonic)
         self._junfolded: set[str] = set()  # those of journals a checkpoint kept as *.unfolded
         # logs found without moves the recorder acknowledged (another program put an older
         # copy in place): a journal that wrote them is kept as *.unfolded, not deleted
@@ -1524,14 +1534,21 @@ class Recorder:
         self._stats.journal_withdrawn = done.withdrawn
 
     def _maybe_checkpoint(self) -> None:
-        """Start a new journal and retire the old one in the background, when it is due."""
+        """Start a new journal and retire the old one in the background, when it is due; or,
+        with journals left by a failed checkpoint, retry those alone, once a second at most."""
         if self._checkpoint is not None and not self._checkpoint.done():
             return
         now = time.monotonic()
         if now - self._jopened < self.checkpoint_every and self._jsize < self.checkpoint_bytes:
+            if self._jbacklog and now - self._jtried >= min(1.0, self.checkpoint_every):
+                self._jtried = now
+                self._checkpoint = self._ckrun.submit(self._retire, None, None, {})
             return
         if not self._jdirty:
             self._jopened = now
+            if self._jbacklog:
+                self._jtried = now
+                self._checkpoint = self._ckrun.submit(self._retire, None, None, {})
             return
         if self._directory_gone():  # never a journal in another directory at its path (kept
             self._jopened = now  # aside there at close): this one stays with its logs
@@ -1553,47 +1570,79 @@ class Recorder:
         self._jfd, self._jsize, self._jopened, self._jdirty = fd, journal.HEADER_SIZE, now, {}
         self._checkpoint = self._ckrun.submit(self._retire, *old)
 
-    def _retire(self, fd: int | None, generation: int, paths: dict[str, _Table]) -> None:
+    def _retire(self, fd: int | None, generation: int | None,
+                paths: dict[str, _Table]) -> None:
         """A checkpoint: make every log the journal ``generation`` wrote durable, then remove
         the journal. One ``syncfs`` does it for any number of logs (and their names), in one
         thread and one call; where there is none, each log is fsynced, then the directory. If
-        any of it fails, the journal stays, and the next recorder to open the directory
-        writes its records back. A log that no longer holds what the recorder acknowledged
-        (an older copy put back that no move found) keeps the journal as ``*.unfolded``."""
+        any of it fails, the journal stays: retried with the next checkpoint when what failed
+        passes (a log that could not be opened for want of a descriptor, the journal's
+        removal), else (a failed sync) written back by the next recorder to open the
+        directory. A log that no longer holds what the recorder acknowledged (an older copy
+        put back that no move found) keeps the journal as ``*.unfolded``. The journals of
+        earlier checkpoints that failed and may be retried (``_jbacklog``) are retired with
+        it, checked with the tables that wrote their logs last: as one journal that went on.
+        ``generation`` None: those alone."""
         if fd is not None:
             os.close(fd)
+        with self._cv:
+            backlog, self._jbacklog = self._jbacklog, []
+        journals = backlog + ([(generation, paths)] if generation is not None else [])
+        if not journals:
+            return
+        every: dict[str, _Table] = {}
+        for _, written in journals:  # the last table of each log (a later journal's)
+            every.update(written)
+        passing = True  # what failed passes: the journals may be retried
         try:
             self._ops.syncfs(self._dir_fd)
             ok, fsyncs = True, 0
         except (AttributeError, NotImplementedError):  # no syncfs here (not Linux)
-            ok, fsyncs = self._fsync_each(paths), len(paths)
+            ok, passing = self._fsync_each(every)
+            fsyncs = len(every)
         except OSError:
-            ok, fsyncs = False, 0
+            ok = passing = False
+            fsyncs = 0
         if ok and self._check_retired:
-            ok = self._check_logs(paths)  # (not known: the journal is kept, its records stand)
-        with self._cv:
-            spoiled = not paths.keys().isdisjoint(self._spoiled)
+            ok = self._check_logs(every)  # (not known: the journal is kept, its records stand)
         if ok and self._directory_gone():  # its name is not at that path: kept, and written
-            ok = False  # back by the next recorder opened where the directory is now
-        try:
-            if ok:
-                name, at = journal.name_of(generation), self._dir_fd  # (never by its path)
+            ok = passing = False  # back by the next recorder opened where the directory is now
+        left = [] if ok else journals  # the journals not removed
+        for gen, written in journals if ok else []:
+            with self._cv:
+                spoiled = not written.keys().isdisjoint(self._spoiled)
+            name, at = journal.name_of(gen), self._dir_fd  # (never by its path)
+            try:
                 if spoiled:  # its records are the only copy left of acknowledged moves
                     os.replace(name, name + ".unfolded", src_dir_fd=at, dst_dir_fd=at)
                     with self._cv:
-                        self._junfolded |= paths.keys()
+                        self._junfolded |= written.keys()
                 else:
                     os.unlink(name, dir_fd=at)
+            except FileNotFoundError:  # done by a try whose directory fsync failed
+                pass
+            except OSError:
+                left.append((gen, written))
+        if ok and len(left) < len(journals):
+            try:
                 self._ops.fsync_dir(self._dir_fd)
-        except OSError:
-            ok = False
+            except OSError:  # the removals may come back after a power loss: written back
+                left = journals  # then, nothing lost; tried again meanwhile
         with self._cv:
             self._stats.checkpoint_fsyncs += fsyncs
-            if ok:
+            if not left:
                 self._stats.checkpoints += 1
             else:
                 self._stats.checkpoint_failures += 1
-                self._jlingering |= paths.keys()  # the journal is kept: its records stand
+                if passing:
+                    self._jbacklog = left + self._jbacklog
+                else:
+                    for _, written in left:
+                        self._jstuck |= written.keys()  # the next recorder writes them back
+            self._jlingering = set(self._jstuck)  # the logs of journals kept: records stand
+            for _, written in self._jbacklog:
+                self._jlingering |= written.keys()
+            self._stats.journal_backlog = len(self._jbacklog)
 
     _check_retired = True
     """Whether a checkpoint checks its logs (``_check_logs``); off only to measure its cost."""
@@ -1649,30 +1698,32 @@ class Recorder:
             time.sleep(0.001)
         return False  # not known: the journal is kept
 
-    def _fsync_each(self, paths: dict[str, _Table]) -> bool:
-        """Fsync each log, then the directory; False if any could not be made durable."""
+    def _fsync_each(self, paths: dict[str, _Table]) -> tuple[bool, bool]:
+        """Fsync each log, then the directory: whether all were made durable, and whether
+        what failed passes (a log that could not be opened: no sync failed)."""
 
-        def sync(path: str) -> bool:
+        def sync(path: str) -> tuple[bool, bool]:
             try:
                 log_fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
             except FileNotFoundError:
-                return True  # removed since: nothing to keep
+                return True, True  # removed since: nothing to keep
             except OSError:
-                return False
+                return False, True
             try:
                 self._ops.fsync(log_fd)
-                return True
+                return True, True
             except OSError:
-                return False
+                return False, False
             finally:
                 os.close(log_fd)
 
-        ok = all(list(self._ckio.map(sync, sorted(paths))))
+        done = list(self._ckio.map(sync, sorted(paths)))
+        ok, passing = all(d[0] for d in done), all(d[1] for d in done)
         try:
             self._ops.fsync_dir(self._dir_fd)
         except OSError:
-            return False
-        return ok
+            return False, False
+        return ok, passing
 
     def _drop_unused(self, table: _Table) -> None:
         """Forget ``table`` if its match has no log and it took no move, or its log was read
