@@ -12,7 +12,8 @@ Core module: stdlib and msgspec only.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterator, Sequence
+from collections import deque
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from typing import Literal
 
 import msgspec
@@ -487,6 +488,20 @@ def _snapshot(rep: Replayer) -> tuple[State, int]:
         table.results = results
 
 
+class Streamed(msgspec.Struct, frozen=True):
+    """How a :class:`Timeline` reads a log it does not hold (an iterator, read once): memory
+    bounded by the table, not by the number of events (a timeline of a list holds every event
+    and a snapshot every 64: 3 GB at 20 million events). It keeps the table right after
+    ``at`` (None: the end alone), the last ``recent`` legal events before it and before the
+    end, and the turns of hand ``hand`` alone; no other seq can be asked of it. ``hand``
+    (and ``turn``): the table :meth:`Timeline.seq_of` names, kept as the log is read."""
+
+    at: int | None = None
+    recent: int = RECENT
+    hand: int | None = None  # keep the table after this hand's deal instead of ``at``'s
+    turn: int | None = None  # ... or just before this turn of ``hand``
+
+
 class Timeline:
     """A match replayed once, validated, with snapshots for fast jumps.
 
@@ -500,13 +515,20 @@ class Timeline:
     :class:`PastDamageError`, not :class:`PositionError`.
     """
 
-    def __init__(self, events: Sequence[AnyEvent], *, snapshot_every: int = SNAPSHOT_EVERY,
-                 damage: str | None = None) -> None:
+    def __init__(self, events: Iterable[AnyEvent], *, snapshot_every: int = SNAPSHOT_EVERY,
+                 damage: str | None = None, stream: Streamed | None = None) -> None:
         self.damage = damage
+        self.stream = stream
+        if stream is not None:  # read once, never held: see Streamed
+            self.recorded: list[AnyEvent] = []
+            self.events = self.recorded
+            self._stream_init(events, stream)
+            return
         self.recorded = list(events)  # every event given, legal or not
         # the legal prefix, the same list until an illegal event cuts it (a second copy of a
         # 20-million-event log was 160 MB of pointers)
         self.events = self.recorded
+        self.count = len(self.recorded)
         self.every = max(1, position(snapshot_every, "snapshot spacing"))
         self.illegal: IllegalMoveError | None = None
         self.before_illegal: State | None = None
@@ -562,8 +584,113 @@ class Timeline:
             _positions(self.recorded)
         self.final = rep.state()
         self.last_seq = self.final.seq
+        self.first: AnyEvent | None = self.recorded[0] if self.recorded else None
+        self.checked = len(self.events)
         if watched:
             watch.note("replaying", count, count, "events")
+
+    def _stream_init(self, events: Iterable[AnyEvent], stream: Streamed) -> None:
+        """Replay ``events`` once, holding none of them: the state right after ``stream.at``
+        and the final one, the last ``stream.recent`` legal events before each, each hand's
+        deal and the turns of ``stream.turns_of``. Past an illegal event the log is read on
+        (its last seq, its hands), as the list's timeline reads it."""
+        self.every = 1
+        self.illegal = None
+        self.before_illegal = None
+        self.score_mismatches = []
+        self.players = ()
+        self.rules = None
+        self._snapshots = {}
+        self.count = 0
+        self._last_recorded = -1
+        self._tail: deque[AnyEvent] = deque(maxlen=max(0, stream.recent))
+        self._kept: tuple[State, tuple[AnyEvent, ...]] | None = None
+        deals: dict[int, int] = {}
+        turns: dict[int, list[int]] = {}
+        last_seat: int | None = None
+        hand = -1
+        rep = Replayer()
+        legal = True
+        checked = 0
+        self.first = None
+        for ev in events:
+            if not self.count:
+                self.first = ev
+            self.count += 1
+            self._last_recorded = max(self._last_recorded, ev.seq)
+            # hands and turns as _positions finds them, of every event (past an illegal one
+            # too); the turns of one hand only: a list of every turn of 20 million events
+            # was 360 MB
+            turn_begins = False
+            if isinstance(ev, (CardDrawn, PileTaken)):
+                if ev.seat != last_seat and hand in turns:
+                    turns[hand].append(ev.seq)
+                    turn_begins = len(turns[hand]) - 1 == stream.turn
+                last_seat = ev.seat
+            elif isinstance(ev, HandStarted):
+                if ev.hand in deals:
+                    hand = -1
+                else:
+                    hand = ev.hand
+                    deals[hand] = ev.seq
+                    if hand == stream.hand:
+                        turns[hand] = []
+                    last_seat = None
+            else:
+                last_seat = getattr(ev, "seat", last_seat)
+            if not legal:
+                continue
+            if turn_begins:  # the table just before the turn asked for
+                self._kept = (rep.state(), tuple(self._tail))
+            try:
+                try:
+                    rep.step(ev)
+                except (IndexError, KeyError, TypeError, ValueError) as bad:
+                    raise IllegalMoveError("event.invalid", f"unreadable event: {bad}",
+                                           seq=ev.seq, seat=getattr(ev, "seat", None)) from None
+            except IllegalMoveError as exc:
+                if exc.rule == "score.mismatch" and isinstance(ev, HandEnded | MatchEnded):
+                    self.score_mismatches.append(exc)
+                    rep.apply(ev)
+                else:
+                    self.illegal = exc
+                    self.before_illegal = rep.state()
+                    legal = False
+                    continue
+            checked += 1
+            self._tail.append(ev)
+            if isinstance(ev, MatchStarted):
+                self.players = ev.players
+                self.rules = ev.rules
+            if ev.seq == stream.at or (stream.turn is None and hand == stream.hand
+                                       and isinstance(ev, HandStarted)):
+                self._kept = (rep.state(), tuple(self._tail))
+        self.deals = deals
+        self.turn_starts = turns
+        self._held = (deals, turns)
+        self.checked = checked
+        self.final = rep.state()
+        self.last_seq = self.final.seq
+
+    def event(self, seq: int) -> AnyEvent | None:
+        """The legal event ``seq``, if this timeline holds it (a streamed one holds the few
+        before the seq it kept and the end)."""
+        if self.stream is None:
+            return self.events[seq] if 0 <= seq < len(self.events) else None
+        held = list(self._tail) + list(self._kept[1] if self._kept is not None else ())
+        return next((e for e in held if e.seq == seq), None)
+
+    def _streamed_at(self, seq: int) -> tuple[State, Sequence[AnyEvent]]:
+        """A streamed timeline's state after ``seq`` and the legal events up to it that it
+        holds: the end's, or the seq it was told to keep."""
+        if seq == self.last_seq:
+            return self.final, self._tail
+        if self._kept is not None and self._kept[0].seq == seq:
+            return self._kept
+        if seq == -1:
+            return State(), ()
+        raise ValueError(f"seq {seq}: a streamed timeline keeps only the table it was told "
+                         "to keep and the end")
 
     @property
     def style(self) -> Style:
@@ -572,6 +699,8 @@ class Timeline:
     def state_at(self, seq: int) -> State:
         """The state right after event ``seq`` (-1: before the first event)."""
         seq = self.reachable(seq)
+        if self.stream is not None:
+            return self._streamed_at(seq)[0]
         if seq == self.last_seq:
             return self.final
         if seq == -1:
@@ -604,6 +733,8 @@ class Timeline:
     @property
     def last_recorded(self) -> int:
         """The highest seq the log holds, legal or not (-1: no event)."""
+        if self.stream is not None:
+            return self._last_recorded
         return max((e.seq for e in self.recorded), default=-1)
 
     def _beyond(self, seq: int) -> str:
@@ -657,8 +788,10 @@ class Timeline:
         if seat is not None and not 0 <= position(seat, "seat") < len(self.players):
             raise PositionError(f"no seat {seat} in a {len(self.players)}-player match")
         lo = max(0, seq - count + 1)
+        held = self.events[lo : seq + 1] if self.stream is None else [
+            e for e in self._streamed_at(seq)[1] if e.seq >= lo]
         return tuple(describe_event(e, self.players, self.style, seat, self.rules)
-                     for e in self.events[lo : seq + 1])
+                     for e in held)
 
     def view(self, seq: int, *, seat: int | None = None, recent: int = RECENT) -> TableView:
         """The table after ``seq`` (for ``seat``, or the referee's full view)."""

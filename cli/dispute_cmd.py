@@ -30,6 +30,7 @@ from buraco_log.signing.check import HeldReceipt
 from buraco_log.signing.keys import SigningError
 from buraco_log.timeline import (
     PastIllegalError,
+    Streamed,
     TableView,
     Timeline,
     name_or_seat,
@@ -590,11 +591,9 @@ def show(path: LogArg, format: FormatOpt = Format.table, cards: CardsOpt = Cards
     if (special := special_file(path)) is not None:
         raise fail(f"{path}: {special}", EXIT_USAGE, as_json=format is Format.json)
     try:
-        events, integrity, signed = audit.read_log_signed(path)
-        if integrity.status == "unreadable":
-            raise LogFormatError(integrity.message or "cannot read", path=str(path),
-                                 kind="unreadable")
-        summary = audit.summarize(events, path=str(path), integrity=integrity)
+        stream = audit.LogStream(path)  # read once, never held: 20 million events were 3 GB
+        summary = audit.summarize_stream(stream)
+        integrity, signed = stream.integrity, stream.signed
     except ReplayError as exc:
         raise _replay_error(path, exc, format is Format.json) from None
     if _not_a_log(integrity):  # not the summary of an empty match: an error (exit 2)
@@ -706,7 +705,11 @@ def replay(
         raise fail("--step is for people and does not combine with --format json; ask for "
                    "each seq with --at N -f json", EXIT_USAGE, as_json=js)
     try:
-        tl, warning = load_timeline(path, ignore_integrity, as_json=js)
+        # read once and never held, unless --step walks to and fro, or the log is read
+        # anyway (the forensic reader gathers what decodes): 20 million events were 3 GB
+        streamed = None if step or ignore_integrity else Streamed(
+            at=at, recent=max(0, recent), hand=hand if at is None else None, turn=turn)
+        tl, warning = load_timeline(path, ignore_integrity, as_json=js, streamed=streamed)
         if tl.illegal is not None and tl.last_seq < 0:  # not an empty table at "seq -1" (exit 0)
             raise fail(f"{path}: seq {tl.illegal.seq} is illegal [{tl.illegal.rule}]: "
                        f"{tl.illegal.explanation}; no event before it: there is no table to show",
@@ -777,11 +780,22 @@ def unsound(warning: str | None) -> None:
 
 
 def load_timeline(path: Path, ignore_integrity: bool, *, as_json: bool = False,
-                  not_started_ok: bool = False) -> tuple[Timeline, str | None]:
+                  not_started_ok: bool = False, streamed: Streamed | None = None
+                  ) -> tuple[Timeline, str | None]:
     """The match replayed, and (with ``ignore_integrity``) the warning every output must start
     with when the log failed its integrity check (None when it passed, or strictly read).
     ``not_started_ok``: a match not started is an empty timeline, not refused (the caller
-    asks only for the table before the start)."""
+    asks only for the table before the start). ``streamed``: the log strictly read once and
+    never held (not with ``ignore_integrity``), keeping the tables it says."""
+    if streamed is not None and not ignore_integrity:
+        try:
+            tl = Timeline(audit.load_iter(path), stream=streamed)
+        except LogFormatError as exc:
+            raise _strictly(exc) from None
+        if not tl.count and not not_started_ok:
+            raise fail(f"{path}: the log holds no events yet (a match not started): no table "
+                       "to show [log.empty]", EXIT_USAGE, as_json=as_json)
+        return tl, None
     salvage = _load_salvage(path, ignore_integrity)
     events, warning = salvage.events, salvage.warning
     tl = Timeline(events, damage=damage_rule(salvage))
@@ -828,19 +842,22 @@ def _load_salvage(path: Path, ignore_integrity: bool) -> Salvage:
         try:
             return Salvage(str(path), audit.load(path))
         except LogFormatError as exc:
-            if exc.exit_status != 1:  # not a damaged log: nothing to read anyway
-                raise
-            raise LogFormatError(  # the referee's next step: what can still be read
-                f"{_intact_before(exc)} (--ignore-integrity reads it as far as its records "
-                "decode)",
-                path=exc.path, offset=exc.offset, line=exc.line, seq=exc.seq,
-                kind=exc.kind) from None
+            raise _strictly(exc) from None
     salvage = read_anyway(path)
     # said once on stderr, with the error or note if there is one; not of a file torn before
     # its first event (a match not started, as `audit` says: no damage to warn of)
     if salvage.warning is not None and not _not_started(salvage):
         warn_at_end(salvage.warning)
     return salvage
+
+
+def _strictly(exc: LogFormatError) -> LogFormatError:
+    """The error of a log strictly read: a damaged one's says what can still be read."""
+    if exc.exit_status != 1:  # not a damaged log: nothing to read anyway
+        return exc
+    return LogFormatError(  # the referee's next step: what can still be read
+        f"{_intact_before(exc)} (--ignore-integrity reads it as far as its records decode)",
+        path=exc.path, offset=exc.offset, line=exc.line, seq=exc.seq, kind=exc.kind)
 
 
 TORN_ADVICE = "the events before it are intact"
@@ -895,7 +912,7 @@ def view_json(view: TableView, tl: Timeline) -> dict[str, Any]:
     for sentence in view.recent:
         head, _, text = sentence.partition(": ")
         seq = int(head.removeprefix("seq "))
-        event = tl.events[seq] if 0 <= seq < len(tl.events) else None
+        event = tl.event(seq)
         recent.append({"seq": seq, "event": type(event).__name__ if event else None,
                        "seat": getattr(event, "seat", None), "text": text})
     data["recent"] = recent

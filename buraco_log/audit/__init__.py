@@ -43,9 +43,11 @@ from buraco_log.audit.findings import NO_SNAPSHOTS, SECTIONS, Finding, ordered, 
 from buraco_log.audit.integrity import (
     Integrity,
     IntegrityStatus,
+    LogStream,
     Signed,
     _integrity_findings,
     load,
+    load_iter,
     log_not_started,
     not_started,
     read_log,
@@ -66,6 +68,7 @@ from buraco_log.audit.summary import (
     rule_overrides,
     show_log,
     summarize,
+    summarize_stream,
 )
 from buraco_log.errors import LogFormatError
 from buraco_log.events import AnyEvent, MatchEnded, MatchStarted
@@ -747,6 +750,7 @@ __all__ = [
     "Integrity",
     "IntegrityStatus",
     "Legality",
+    "LogStream",
     "Provenance",
     "ScoreLine",
     "ScoreMismatch",
@@ -773,6 +777,7 @@ __all__ = [
     "find_logs",
     "is_log_file",
     "load",
+    "load_iter",
     "log_not_started",
     "not_started",
     "ordered",
@@ -787,6 +792,7 @@ __all__ = [
     "show_log",
     "signing_options",
     "summarize",
+    "summarize_stream",
     "to_dict",
     "unmatched_receipts",
 ]

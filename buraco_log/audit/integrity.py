@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from itertools import pairwise
-from typing import Literal
+from typing import Any, Literal
 
 import msgspec
 
+from buraco_log import events as ev
 from buraco_log import log
 from buraco_log.audit.files import NUL_NAME, AnyPath, file_problem, path_text
 from buraco_log.audit.findings import Finding
@@ -54,11 +55,16 @@ def no_event_received(events: int, torn_at: int | None) -> bool:
 def not_started(events: Sequence[AnyEvent], integrity: Integrity) -> bool:
     """A log of a match that never received an event, from what `audit` read: a whole header
     and no events, or a header cut short by a writer stopped while creating the file."""
+    return not_started_count(len(events), integrity)
+
+
+def not_started_count(events: int, integrity: Integrity) -> bool:
+    """:func:`not_started` of a log of which ``events`` events were read."""
     if integrity.status in ("sealed", "unsealed"):
-        return no_event_received(len(events), None)
+        return no_event_received(events, None)
     return (integrity.status == "torn" and integrity.format == "binary"  # its header's size
             and integrity.offset is not None
-            and no_event_received(len(events), integrity.offset))
+            and no_event_received(events, integrity.offset))
 
 
 def log_not_started(info: log.LogInfo) -> bool:
@@ -74,41 +80,77 @@ def read_log(path: AnyPath) -> tuple[list[AnyEvent], Integrity]:
 
 def read_log_signed(path: AnyPath) -> tuple[list[AnyEvent], Integrity, Signed]:
     """:func:`read_log`, and the log's signature records (checked against its chain only)."""
-    signed: list[SignedHead] = []
-    version = [FORMAT_VERSION]
-    events, integrity = _read(path_text(path), signed, version)
-    if signed:
-        integrity = msgspec.structs.replace(integrity, signatures=len(signed))
-    return events, integrity, Signed(tuple(signed), version[0])
+    stream = LogStream(path)
+    events = log.gathered(stream)  # an interrupt frees nothing event by event
+    return events, stream.integrity, stream.signed
 
 
-def _read(p: str, signed: list[SignedHead], version: list[int]
-          ) -> tuple[list[AnyEvent], Integrity]:
+class LogStream:
+    """The intact events of a log one at a time, as :func:`read_log_signed` reads them, for a
+    command that needs no more than one event at a time (`show`, `replay`): a list of 20
+    million events was 3 GB. :attr:`integrity` and :attr:`signed` are known once the stream
+    is read through; it is read once. Never raises for bad bytes."""
+
+    def __init__(self, path: AnyPath) -> None:
+        self.path = path_text(path)
+        self.count = 0  # events handed out so far
+        self._signed: list[SignedHead] = []
+        self._version = [FORMAT_VERSION]
+        self._result: list[Integrity] = []
+
+    def __iter__(self) -> Iterator[AnyEvent]:
+        for event in _read(self.path, self._signed, self._version, self._result):
+            self.count += 1
+            yield event
+
+    @property
+    def integrity(self) -> Integrity:
+        if not self._result:
+            raise RuntimeError("the log's integrity is known once its stream is read through")
+        integrity = self._result[0]
+        if self._signed:
+            integrity = msgspec.structs.replace(integrity, signatures=len(self._signed))
+        return integrity
+
+    @property
+    def signed(self) -> Signed:
+        return Signed(tuple(self._signed), self._version[0])
+
+
+def _read(p: str, signed: list[SignedHead], version: list[int], out: list[Integrity]
+          ) -> Iterator[AnyEvent]:
+    """The intact events of ``p``, one at a time; its :class:`Integrity` appended to ``out``
+    once they are all given."""
     problem = file_problem(p)
     if problem is not None:  # a FIFO, a device...: never opened (it could block or never end)
-        return [], Integrity(status="unreadable", format="jsonl" if p.endswith(".jsonl")
+        out.append(Integrity(status="unreadable", format="jsonl" if p.endswith(".jsonl")
                              else "binary", events=0, records=0, head=log.head_digest(()),
                              kind="unreadable" if problem == NUL_NAME else "filetype",
-                             message=problem)
+                             message=problem))
+        return
     if p.endswith(".jsonl"):
-        return _read_jsonl(p, signed, version)
-    events: list[AnyEvent] = []
+        yield from _read_jsonl(p, signed, version, out)
+        return
+    count = 0
     try:
         reader = log.Reader(p, allow_torn=True)
     except (OSError, LogFormatError) as exc:  # the reader reports OS failures as kind "io"
-        return events, _unreadable(exc, "binary")
+        out.append(_unreadable(exc, "binary"))
+        return
     with reader:
         try:
             for _, evs in reader.segments():
-                events.extend(evs)
+                count += len(evs)
+                yield from evs
         except LogFormatError as exc:
             signed += reader.signatures
             version[0] = getattr(reader, "version", FORMAT_VERSION)
             if exc.kind == "io":
-                return events, _unreadable(exc, "binary")
+                out.append(_unreadable(exc, "binary"))
+                return
             info = reader.info
-            return events, Integrity(
-                status="broken", format="binary", events=len(events), records=info.segments,
+            out.append(Integrity(
+                status="broken", format="binary", events=count, records=info.segments,
                 head=info.head, offset=exc.offset,
                 # The file header is no record: its damage names none. Nor does a signature
                 # record's (the reader's one error past the header with no seq): records count
@@ -116,57 +158,74 @@ def _read(p: str, signed: list[SignedHead], version: list[int]
                 record=None if exc.kind == "header" or exc.seq is None or (
                     exc.offset is not None and exc.offset < log.HEADER_SIZE)
                 else info.segments, seq=exc.seq, kind=exc.kind, message=exc.message,
-            )
+            ))
+            return
         except OSError as exc:
-            return events, _unreadable(exc, "binary")
+            out.append(_unreadable(exc, "binary"))
+            return
         info = reader.info
         signed += reader.signatures
         version[0] = info.version
         torn_seq = reader.torn_seq
     if info.torn is not None:
         # a signature record cut short is no event record and holds no seq, as for damage
-        return events, Integrity(
+        out.append(Integrity(
             status="torn", format="binary", events=info.events, records=info.segments,
             head=info.head, offset=info.torn.offset,
             record=None if torn_seq is None else info.segments,
             seq=torn_seq, kind="torn", message=info.torn.reason,
-        )
-    return events, Integrity(
+        ))
+        return
+    out.append(Integrity(
         status="sealed" if info.sealed else "unsealed", format="binary", events=info.events,
         records=info.segments, head=info.head,
-    )
+    ))
 
 
-def _read_jsonl(path: str, signed: list[SignedHead], version: list[int]
-                ) -> tuple[list[AnyEvent], Integrity]:
+def _read_jsonl(path: str, signed: list[SignedHead], version: list[int],
+                out: list[Integrity]) -> Iterator[AnyEvent]:
     from buraco_log.jsonl import JsonlReader
 
     reader = JsonlReader(path)
-    events: list[AnyEvent] = []
+    count = 0
+    chain = None  # the head digest of the events given, as log.head_digest computes it
     try:
         for e in reader:
-            events.append(e)
+            if chain is None:
+                chain = log.chain_start(reader.version)
+            chain.update(ev.encode(e) if reader.version == FORMAT_VERSION
+                         else ev.encode_as(e, reader.version))
+            count += 1
+            yield e
     except LogFormatError as exc:
         signed += reader.signatures
         version[0] = reader.version
         if exc.kind == "io":
-            return events, _unreadable(exc, "jsonl")
-        return events, Integrity(  # a last line cut short is torn (it may be being written)
+            out.append(_unreadable(exc, "jsonl"))
+            return
+        out.append(Integrity(  # a last line cut short is torn (it may be being written)
             status="torn" if exc.kind == "torn" else "broken", format="jsonl",
-            events=len(events), records=len(events),
-            head=log.head_digest(events, reader.version), record=exc.line, seq=exc.seq,
-            offset=exc.offset if exc.kind in ("torn", "header") else None, kind=exc.kind,
+            events=count, records=count, head=_head(chain, reader.version), record=exc.line,
+            seq=exc.seq, offset=exc.offset if exc.kind in ("torn", "header") else None,
+            kind=exc.kind,
             message=exc.message.removeprefix("torn tail: "),  # said where it is shown
-        )
+        ))
+        return
     except OSError as exc:
-        return events, _unreadable(exc, "jsonl")
+        out.append(_unreadable(exc, "jsonl"))
+        return
     signed += reader.signatures
     version[0] = reader.version
     sealed = reader.sealed_by_end  # the first line's "sealed": false counts, as in verify
-    return events, Integrity(
-        status="sealed" if sealed else "unsealed", format="jsonl", events=len(events),
-        records=len(events), head=log.head_digest(events, reader.version),
-    )
+    out.append(Integrity(
+        status="sealed" if sealed else "unsealed", format="jsonl", events=count,
+        records=count, head=_head(chain, reader.version),
+    ))
+
+
+def _head(chain: Any, version: int) -> str:
+    """The head digest of the events hashed into ``chain`` (None: of no event)."""
+    return str((chain or log.chain_start(version)).hexdigest())
 
 
 def _unreadable(exc: OSError | LogFormatError, fmt: Literal["binary", "jsonl"]) -> Integrity:
@@ -200,21 +259,28 @@ def load(path: AnyPath) -> list[AnyEvent]:
     and offset (for the commands that show a match rather than judge it). A repeated
     signature record (or line) is damage here, as `verify` says: `explain`, `replay` and
     `moves` showed such a log as whole, where `verify`, `seal` and `convert` refuse it."""
+    return log.gathered(load_iter(path))  # an interrupt frees nothing event by event
+
+
+def load_iter(path: AnyPath) -> Iterator[AnyEvent]:
+    """:func:`load`, one event at a time (damage raises where the stream meets it), for a
+    command that holds no more than the table (`replay`)."""
     p = path_text(path)
     if "\0" in p:  # refused here, not a ValueError from the first system call
         raise LogFormatError(NUL_NAME, path=p, kind="unreadable")
     if p.endswith(".jsonl"):
         from buraco_log.jsonl import JsonlReader
 
-        return log.gathered(JsonlReader(p, refuse_repeats=True))
+        yield from JsonlReader(p, refuse_repeats=True)
+        return
     try:
         with log.Reader(p, refuse_repeats=True) as reader:
-            return log.gathered(reader)  # an interrupt frees nothing event by event
+            yield from reader
     except LogFormatError as exc:
         # a header cut short (an empty file): a match that never received an event, as
         # `audit` says (NOT STARTED), not damage to events that were once there
         if exc.kind == "torn" and (exc.offset or 0) < log.HEADER_SIZE:
-            return []
+            return
         raise
 
 

@@ -9,7 +9,7 @@ import msgspec
 
 from buraco_log.audit.files import AnyPath, path_text
 from buraco_log.audit.findings import NO_SNAPSHOTS
-from buraco_log.audit.integrity import Integrity, not_started, read_log
+from buraco_log.audit.integrity import Integrity, LogStream, not_started_count, read_log
 from buraco_log.errors import LogFormatError
 from buraco_log.events import (
     AnyEvent,
@@ -18,6 +18,7 @@ from buraco_log.events import (
 from buraco_log.rules import PRESETS, Rules
 from buraco_log.timeline import (
     MeldView,
+    Streamed,
     Timeline,
     card_style,
     name_or_seat,
@@ -164,9 +165,28 @@ def summarize(events: Iterable[AnyEvent], *, path: str = "",
               integrity: Integrity | None = None) -> Summary:
     """A match summary (replays up to the first illegal event, if any)."""
     events = events if isinstance(events, Sequence) else list(events)  # a Reader, say
-    tl = Timeline(events, snapshot_every=NO_SNAPSHOTS)
+    return summarize_timeline(Timeline(events, snapshot_every=NO_SNAPSHOTS), path=path,
+                              integrity=integrity)
+
+
+def summarize_stream(stream: LogStream) -> Summary:
+    """:func:`summarize` of a log read once and never held (the summary needs no event
+    twice): memory bounded by the table, where the list of 20 million events was 3 GB. The
+    stream's integrity and signatures are known when it returns. Raises
+    :class:`LogFormatError` for a file that is no log at all (as :func:`read_and_summarize`)."""
+    tl = Timeline(stream, stream=Streamed(recent=0))
+    integrity = stream.integrity
+    if integrity.status == "unreadable":
+        raise LogFormatError(integrity.message or "cannot read", path=stream.path,
+                             kind="unreadable")
+    return summarize_timeline(tl, path=stream.path, integrity=integrity)
+
+
+def summarize_timeline(tl: Timeline, *, path: str = "", integrity: Integrity | None = None
+                       ) -> Summary:
+    """The summary of a match already replayed (a timeline of a list, or a streamed one)."""
     state = tl.final
-    start = events[0] if events and isinstance(events[0], MatchStarted) else None
+    start = tl.first if isinstance(tl.first, MatchStarted) else None
     players = state.players
     # A match carried in (TotalsCarried) runs on from its carried totals, so the last hand's
     # running total is the match total (it ran from 0, short by the carried totals).
@@ -205,7 +225,7 @@ def summarize(events: Iterable[AnyEvent], *, path: str = "",
         nearest=_nearest(start.rules) if start is not None else None,
         players=tuple(SeatLine(i, p.name, p.id, state.sides[i]) for i, p in enumerate(players)),
         sides=state.n_sides,
-        events=len(events),
+        events=tl.count,
         hands=tuple(hands),
         totals=state.totals,
         canastras=tuple(whole),
@@ -214,10 +234,10 @@ def summarize(events: Iterable[AnyEvent], *, path: str = "",
         complete=state.phase == "over",
         first_illegal=illegal,
         integrity=integrity,
-        not_started=integrity is not None and not_started(events, integrity),
+        not_started=integrity is not None and not_started_count(tl.count, integrity),
         score_mismatches=tuple(ScoreMismatch(m.seq, m.rule, m.explanation)
                                for m in tl.score_mismatches),
-        melds=_table_melds(tl) if tl.events else None,
+        melds=_table_melds(tl) if tl.checked else None,
         stock_floor=tl.rules.stock_floor if tl.rules is not None else None,
     )
 

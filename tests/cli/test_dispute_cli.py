@@ -7,6 +7,7 @@ import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import pytest
@@ -67,24 +68,16 @@ def test_show_reads_the_log_once(logs: dict[str, Path],
                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """A million-event log took as long again when `show` read it a second time for the
     melds below the summary."""
-    from buraco_log.audit import integrity, summary
+    from buraco_log.audit import integrity
 
     reads: list[str] = []
-    real = integrity.read_log
+    real = integrity._read  # every reader of a log's bytes, a list or a stream
 
-    def counted(path: Path) -> object:
-        reads.append(str(path))
-        return real(path)
+    def counted(path: str, *args: Any) -> Any:
+        reads.append(path)
+        return real(path, *args)
 
-    real_signed = integrity.read_log_signed
-
-    def counted_signed(path: Path) -> object:  # `show` reads the signature records too
-        reads.append(str(path))
-        return real_signed(path)
-
-    monkeypatch.setattr(summary, "read_log", counted)
-    monkeypatch.setattr(audit, "read_log", counted)
-    monkeypatch.setattr(audit, "read_log_signed", counted_signed)
+    monkeypatch.setattr(integrity, "_read", counted)
     code, out, _ = run("show", logs["clean"])
     assert code == 0 and "melds" in out  # the melds below the summary were shown
     assert reads == [str(logs["clean"])]
