@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import sys
 import webbrowser
@@ -81,6 +82,26 @@ def open_page(target: Path) -> None:
                f"open {uri}", err=True)
 
 
+MAX_PAGE_EVENTS = 100_000
+"""The most events `view` puts on one page by default: a page of 100,000 events is about 14 MB
+and opens in a few seconds; one of a million was 142 MB, 35 s and 2 GB of the browser's
+memory to open (and 1.8 GB and 50 s of CPU to write)."""
+
+
+def _more_events_than(path: Path, limit: int) -> bool:
+    """Whether the log holds more than ``limit`` events, read no further than that (whatever
+    the damage: the page's own read says what is wrong)."""
+    from buraco_log.audit import LogStream
+
+    stream = iter(LogStream(path))
+    try:
+        return sum(1 for _ in itertools.islice(stream, limit + 1)) > limit
+    finally:
+        close = getattr(stream, "close", None)
+        if close is not None:
+            close()  # the file, at once
+
+
 @guarded
 def view(
     path: Annotated[Path, typer.Argument(help="A match log (binary, or .jsonl).",
@@ -100,6 +121,10 @@ def view(
         "--ignore-integrity", help="Forensics: a log whose checksum or integrity chain fails "
         "is shown as far as its records decode, not only its intact part; the page's banner "
         "says where it failed (exit 1 all the same).")] = False,
+    max_events: Annotated[int, typer.Option(
+        "--max-events", min=1, metavar="N", help="Refuse a log of more events than this "
+        "(exit 2, no page written): a page of a million events is 140 MB, which a browser "
+        "takes half a minute and 2 GB to open.")] = MAX_PAGE_EVENTS,
 ) -> None:
     """Write a self-contained HTML replay page of a match: step through every event, see the
     table, the melds, the pile and the score sheet. Works offline, makes no network request.
@@ -126,6 +151,11 @@ def view(
     if output is not None and (refusal := directory_name(output, "the page's file")):
         raise fail(refusal, EXIT_USAGE)
     refuse_input_as_output(output if output is not None else default_output(path, seat), path)
+    if _more_events_than(path, max_events):  # before the whole log is read and replayed
+        raise fail(f"{path}: the log holds more than {max_events:,} events, too many for one "
+                   "page (a browser needs about 35 s and 2 GB for a million); show the table "
+                   "at any point with `buraco-log replay LOG --at SEQ` (or --hand N), or raise "
+                   "the limit with --max-events N", EXIT_USAGE)
     from cli.signals import stopped_by, terminate_as_interrupt
 
     met: list[int] = []

@@ -1,0 +1,43 @@
+"""`view` of an enormous log: refused above a documented count of events, in one line that
+says what to do, before the log is read whole (a page of a million events was 142 MB, which a
+browser took 35 s and 2 GB to open; writing it took 1.8 GB)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from buraco_log import log
+from cli.view_cmd import MAX_PAGE_EVENTS, _more_events_than
+from tests.log import longmatch
+from tests.log.cli_run import run
+
+
+def _marathon(tmp_path: Path, count: int) -> Path:
+    path = tmp_path / "marathon.blog"
+    with log.Writer(path, validate=False, batched=True) as writer:
+        writer.append_many(longmatch.events(count))
+    return path
+
+
+def test_the_limit_is_counted_without_reading_past_it(tmp_path: Path) -> None:
+    path = _marathon(tmp_path, 301)
+    assert _more_events_than(path, 300) and not _more_events_than(path, 301)
+    assert 100_000 <= MAX_PAGE_EVENTS <= 200_000  # a page that opens in a few seconds
+
+
+@pytest.mark.slow  # two command lines, 3 s on 2 loaded cores
+def test_view_refuses_a_log_past_the_limit_and_writes_no_page(tmp_path: Path) -> None:
+    path = _marathon(tmp_path, 301)
+    page = tmp_path / "marathon.html"
+    r = run("view", path, "--max-events", 300)
+    assert r.code == 2 and r.out == "", r
+    assert r.lines == [
+        f"buraco-log: error: {path}: the log holds more than 300 events, too many for one page "
+        "(a browser needs about 35 s and 2 GB for a million); show the table at any point "
+        "with `buraco-log replay LOG --at SEQ` (or --hand N), or raise the limit with "
+        "--max-events N"], r
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["marathon.blog"]  # nothing written
+    r = run("view", path, "--max-events", 301, "-o", page)  # at the limit: the page
+    assert r.code == 0 and page.stat().st_size > 0, r
