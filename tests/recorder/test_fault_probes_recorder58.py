@@ -112,6 +112,7 @@ def test_a_journal_a_checkpoint_failed_to_retire_is_retired_by_the_next_one(
         again.close()
 
 
+@pytest.mark.slow
 def test_close_retires_a_journal_a_checkpoint_failed_to_retire(tmp_path: Path) -> None:
     rec, _, names = _fail_a_checkpoint(tmp_path, "descriptors")
     rec.close()
