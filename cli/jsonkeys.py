@@ -176,6 +176,18 @@ KEYS: Final[dict[str, dict[str, str]]] = {
         "cut_bytes": "the bytes cut, null when none",
         "backup": "the file holding the bytes cut (`--backup`), or null",
     },
+    "fold": {
+        "directory": "the recorder's directory",
+        "journals": "the journals kept aside (`*.unfolded`) that were read",
+        "written_back": "records of journals a stopped recorder left, written back first",
+        "logs": "per log the journals name: `path`, `action` (`appended`, `created`, `held`: "
+                "nothing missing, `refused`), `events` written (or to write, `--dry-run`), "
+                "`first_seq`, `reason` and `seq` of a refusal (else null)",
+        "removed": "the journals folded and removed",
+        "kept": "the journals kept (a log refused, a record damaged, or `--dry-run`)",
+        "damaged": "records of the journals that could not be read",
+        "dry_run": "whether nothing was changed (`--dry-run`)",
+    },
     "keys new": {
         "key_id": "the key's id (16 hex digits)",
         "private": "NAME.key's path",

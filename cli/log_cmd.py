@@ -1,4 +1,4 @@
-"""`buraco-log convert|schema|seal|repair|verify`: the match log's own commands."""
+"""`buraco-log convert|schema|seal|repair|fold|verify`: the match log's own commands."""
 
 from __future__ import annotations
 
@@ -529,6 +529,71 @@ def repair(
 
 
 @guarded
+@_terminable
+def fold(
+    directory: Annotated[Path, typer.Argument(
+        help="A recorder's directory of logs (Recorder(sync=\"journal\")).",
+        show_default=False, parser=named_path)],
+    dry_run: Annotated[bool, typer.Option(
+        "--dry-run", help="Only say what would be written; nothing is changed.")] = False,
+    format: FormatOpt = Format.table,
+) -> None:
+    """Fold the moves of the journals a recorder kept aside (.recorder.journal-N.unfolded)
+    into their logs.
+
+    A move a log lacks is appended where it continues the log, a log whose name is gone is
+    made again, and a log that already holds them is left alone (folding twice writes nothing
+    more). A log that disagrees with the journal (another move at a seq, a gap, a torn tail)
+    is refused, naming the seq, and not written: exit 1, the journal kept. A journal all of
+    whose logs hold its moves is removed. Refused while a recorder runs in the directory."""
+    from buraco_log.fold import fold as fold_directory  # (only this command needs it)
+
+    as_json = format is Format.json
+    if not directory.is_dir():
+        raise fail(f"{directory}: not a directory (fold takes a recorder's directory of logs)",
+                   EXIT_USAGE, as_json=as_json)
+    report = fold_directory(directory, dry_run=dry_run)
+    status = 1 if report.refused or report.damaged else 0
+    if as_json:
+        emit_json(report)
+        raise typer.Exit(status)
+    would = "would be " if dry_run else ""
+    if report.written_back:
+        typer.echo(terminal_safe(f"{directory}: {report.written_back} records of a stopped "
+                                 "recorder's journal written back first"))
+    if not report.journals:
+        typer.echo(terminal_safe(f"{directory}: no journal kept aside (*.unfolded); nothing "
+                                 "to fold"))
+        raise typer.Exit(status)
+    for entry in report.logs:
+        if entry.action == "refused":
+            where = f"{entry.path}" + (f", seq {entry.seq}" if entry.seq is not None else "")
+            typer.echo(terminal_safe(f"{where}: not folded: {entry.reason}; nothing of this "
+                                     "log was written"), err=True)
+        elif entry.action == "held":
+            typer.echo(terminal_safe(f"{entry.path}: holds every move of the journal; nothing "
+                                     "to fold"))
+        else:
+            assert entry.first_seq is not None
+            last = entry.first_seq + entry.events - 1
+            what = "made again from the journal" if entry.action == "created" else "appended"
+            typer.echo(terminal_safe(f"{entry.path}: {entry.events} moves (seq "
+                                     f"{entry.first_seq} to {last}) {would}{what}"))
+    if report.damaged:
+        typer.echo(terminal_safe(f"{directory}: {report.damaged} records of the journals are "
+                                 "damaged and cannot be read; their moves are not known"),
+                   err=True)
+    gone = ", ".join(report.removed)
+    kept = ", ".join(report.kept)
+    if report.removed:
+        typer.echo(terminal_safe(f"{directory}: folded and removed {gone}"))
+    if report.kept and not dry_run:
+        typer.echo(terminal_safe(f"{directory}: kept {kept} (a log refused or a record "
+                                 "damaged: settle it, then fold again)"), err=True)
+    raise typer.Exit(status)
+
+
+@guarded
 def verify(
     paths: Annotated[list[Path], typer.Argument(
         help="Match logs ('-': standard input), or an archive directory.", show_default=False,
@@ -683,5 +748,5 @@ def _verify_jsonl(path: Path) -> tuple[log.LogInfo, str | None]:
 
 def register(app: typer.Typer) -> None:
     """Add these commands to the top level of ``app``."""
-    for command in (convert, schema, seal, repair, verify):
+    for command in (convert, schema, seal, repair, fold, verify):
         app.command()(command)

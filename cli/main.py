@@ -68,7 +68,8 @@ MODULES: tuple[str, ...] = ("rules_cmd", "log_cmd", "dispute_cmd", "moves_cmd", 
 
 COMMANDS: dict[str, str] = {
     "rules": "rules_cmd", "convert": "log_cmd", "schema": "log_cmd", "seal": "log_cmd",
-    "repair": "log_cmd", "verify": "log_cmd", "show": "dispute_cmd", "replay": "dispute_cmd",
+    "repair": "log_cmd", "fold": "log_cmd", "verify": "log_cmd", "show": "dispute_cmd",
+    "replay": "dispute_cmd",
     "diff": "dispute_cmd", "explain": "dispute_cmd", "audit": "dispute_cmd",
     "moves": "moves_cmd", "ingest": "archive_cmd", "query": "archive_cmd",
     "report": "archive_cmd", "compact": "archive_cmd", "demo": "demo_cmd",
