@@ -409,8 +409,9 @@ def journal_notes(directory: str | os.PathLike[str]) -> list[str]:
     for _, path in unfolded:
         notes.append(
             f"{path}: moves a recorder could not write back, their "
-            "logs having been rewritten by another program or the journal damaged "
-            "(docs/recorder.md)"
+            "logs having been rewritten by another program or the journal damaged: "
+            f"`buraco-log fold {directory}` folds in what continues them, once no recorder "
+            "runs there (docs/recorder.md)"
         )
     with contextlib.suppress(OSError), os.scandir(directory) as entries:
         for entry in sorted(entries, key=lambda e: e.name):

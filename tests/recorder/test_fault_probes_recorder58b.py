@@ -94,7 +94,7 @@ def test_fold_refuses_a_log_that_disagrees_with_the_journal_and_writes_nothing(
     assert (entry.action, entry.seq) == ("refused", 0), entry
     assert "the log and the journal disagree" in (entry.reason or "")
     assert path.read_bytes() == before and len(report.kept) == 1 and report.removed == []
-    assert any("could not write back" in n for n in journal_notes(tmp_path))
+    assert any(f"`buraco-log fold {tmp_path}` folds in" in n for n in journal_notes(tmp_path))
 
 
 def test_fold_makes_a_log_whose_name_is_gone_again_from_its_first_move(tmp_path: Path) -> None:
