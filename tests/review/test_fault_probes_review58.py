@@ -5,6 +5,11 @@
   it): a cost known exactly, where it is known least. The page data now carries ``measured``
   (added, the meaning of every other field unchanged: its version stays 2) and the page says
   ``± n/a`` where the text does.
+- A match a forgotten going-out bonus gave to the other side (the last hand's score, the
+  totals and the winner recorded without it) was refused whole, as illegal
+  [match.wrong_winner], where replay, view and audit read it as one score mismatch naming the
+  wrong winner and go on: the review cleared the wrong totals but left the wrong winner. It
+  is now reviewed whole, its note naming the wrong winner (status 1, as for any mismatch).
 """
 
 from __future__ import annotations
@@ -15,12 +20,15 @@ import re
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
-from buraco_log.events import AnyEvent
+from buraco_log.events import AnyEvent, HandEnded, MatchEnded, MatchStarted, WentOut
 from buraco_log.expert import Budget
 from buraco_log.log import read_events
 from buraco_log.review import REVIEW_VERSION, Review, review_events, review_page, to_text
+from buraco_log.simulate import write_match
+from tests.command_line import run
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -28,7 +36,7 @@ ROOT = Path(__file__).resolve().parents[2]
 @functools.cache
 def _bare() -> tuple[list[AnyEvent], Review]:
     """A review at 3 samples a decision: 1 measures each cost, so none has an interval."""
-    events = read_events(ROOT / "examples/sim/thirteen-quick-2p-000000.blog")[:40]
+    events = read_events(ROOT / "examples/sim/thirteen-quick-2p-000000.blog")[:30]
     return events, review_events(events, 0, budget=Budget(samples=3, candidates=3, rounds=1),
                                  seed="bare")
 
@@ -75,3 +83,46 @@ def test_the_page_says_n_a_where_the_text_does(browser: Any, tmp_path: Path) -> 
         "return Array.from(document.querySelectorAll('#rv-now td:last-child'))"
         ".map(function (td) { return td.textContent; });")
     assert len(alts) == len(m.alternatives) and all(a.endswith("± n/a") for a in alts), alts
+
+
+def _bonus_left_out() -> list[AnyEvent]:
+    """examples/sim's bossa-nova match, won by the side that went out in the last hand, its
+    score for that hand recorded short by its going-out bonus and the margin, so that the
+    recorded totals and winner give the match to the other side (a scorer's slip a referee is
+    asked to settle)."""
+    events = read_events(ROOT / "examples/sim/bossa-nova-2p-000000.blog")
+    he, me, start = events[-2], events[-1], events[0]
+    assert isinstance(he, HandEnded) and isinstance(me, MatchEnded)
+    assert isinstance(start, MatchStarted)
+    assert he.scores is not None and me.totals is not None and me.winner is not None
+    w = me.winner
+    out = [ev for ev in events if isinstance(ev, WentOut)][-1]
+    assert start.sides[out.seat] == w and he.reason == "went_out"
+    gap = me.totals[w] - me.totals[1 - w] + start.rules.bonuses.going_out
+    scores = tuple(s - gap if i == w else s for i, s in enumerate(he.scores))
+    totals = tuple(t - gap if i == w else t for i, t in enumerate(me.totals))
+    return [*events[:-2], msgspec.structs.replace(he, scores=scores),
+            msgspec.structs.replace(me, totals=totals, winner=1 - w)]
+
+
+def test_a_match_whose_recorded_winner_lost_its_going_out_bonus_is_reviewed() -> None:
+    events = _bonus_left_out()
+    winner = events[-1].winner  # type: ignore[union-attr]
+    seq = next(ev.seq for ev in events if getattr(ev, "seat", None) == 0 and ev.seq > 10)
+    review = review_events(events, 0, budget=Budget(samples=2, candidates=2, rounds=1),
+                           seqs={seq})  # the whole log is replayed; one decision searched
+    assert review.note is not None and "illegal" not in review.note, review.note
+    assert review.note.count("[score.mismatch]") == 2
+    assert f"the recorded winner, side {winner}, is wrong too: side {1 - winner} won" \
+        in review.note, review.note
+
+
+@pytest.mark.slow  # a real buraco-log review of the whole match, in a subprocess
+def test_the_command_reviews_it_whole_and_exits_1(tmp_path: Path) -> None:
+    log = tmp_path / "bonus.blog"
+    write_match(log, _bonus_left_out())
+    r = run("review", log, "--seat", "0", "--budget", "2x2r1", "-f", "json", timeout=300)
+    assert r.code == 1, r.err
+    got = json.loads(r.out)
+    assert got["decisions"] > 100 and "wrong too" in got["note"], got["note"]
+    assert "illegal" not in r.err and "is wrong too" in r.err, r.err
