@@ -26,6 +26,9 @@ Protocol: frames of a 4-byte big-endian length and a MessagePack array, both way
     -> ["next", TABLE, null]       <- ["next", TABLE, SEQ]: the seq the table expects (resume)
     -> ["stats", "", null]         <- ["stats", "", {counters}]  (the recorder's, and
                                    in_flight_peak, dropped: see below)
+    <- ["refused", "", "stopping", MESSAGE]   the server stops (SIGTERM, SIGINT): the last
+                                   frame of every connection, after the answers of the moves
+                                   it received; a move sent and not answered was not recorded
 A client may send moves of many tables without waiting; answers come as each move is durable
 (a "next" whose table's log must be read first may be answered after later requests).
 A connection holds at most ``--max-in-flight`` moves whose answer is not written yet (waiting
@@ -239,6 +242,18 @@ def default_max_clients(recorder: Recorder) -> int:
     return max(1, soft - recorder.max_open - RESERVED_FDS)
 
 
+STOPPING = ("the server is stopping: every move answered \"ok\" is recorded, and no other: "
+            "send the others again once it is back (\"next\" says where each table stands)")
+"""The last frame of every connection open when the server stops (SIGTERM, SIGINT)."""
+
+
+async def _read_to_end(reader: asyncio.StreamReader) -> None:
+    """Take and drop what the client sends until it closes (see ``Server.hang_up``)."""
+    with contextlib.suppress(OSError):
+        while await reader.read(65536):
+            pass
+
+
 class Server:
     def __init__(self, recorder: Recorder, max_in_flight: int = 4096,
                  drain_timeout: float = 10.0, max_clients: int | None = None,
@@ -430,7 +445,26 @@ class Server:
                 await asyncio.wait(pending)
         finally:
             self.clients.discard(me)
+            if self.stopping.is_set() and self.send(writer, ["refused", "", "stopping",
+                                                              STOPPING]):
+                await self.hang_up(reader, writer)
             writer.close()
+
+    @staticmethod
+    async def hang_up(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """At a stop: end the connection's sending side after the last answers, and take
+        what the client still sends (for a second at most) before it is closed. Closed at
+        once, a client's unread request made the kernel reset the connection, and a client
+        could lose the answers and the notice just sent: each of 100 clients playing when
+        the server stopped saw its connection reset or cut, without a word."""
+        with contextlib.suppress(OSError, RuntimeError):
+            if writer.can_write_eof():
+                writer.write_eof()
+        drained = asyncio.ensure_future(_read_to_end(reader))
+        try:
+            await asyncio.wait((drained,), timeout=1.0)
+        finally:
+            drained.cancel()
 
     async def stop_clients(self) -> None:
         """Stop reading from every connected client; each answers the moves it received,

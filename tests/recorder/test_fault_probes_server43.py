@@ -143,6 +143,7 @@ def test_a_client_connected_when_the_server_stops_gets_its_answers_and_no_traceb
         assert _receive(sock) == ["ok", "k0", 3]
         server.send_signal(signal.SIGTERM)  # the client is still connected
         out, err = server.communicate(timeout=60)
+        assert _receive(sock)[:3] == ["refused", "", "stopping"]  # told why (server58)
         assert sock.recv(1) == b""  # the server closed the connection
     finally:
         sock.close()
