@@ -93,6 +93,12 @@ def fold(directory: str | os.PathLike[str], *, dry_run: bool = False) -> FoldRep
         lock_fd = _take_lock(directory, dir_fd, dry_run)
         try:
             return _fold(directory, dir_fd, dry_run)
+        except ValueError as exc:  # a journal of another version (journal.read_all)
+            raise LogFormatError(str(exc), kind="version") from None  # (it names the file)
+        except OSError as exc:  # a journal that cannot be read or removed, a full disk
+            raise LogFormatError(f"cannot fold: {exc.strerror or exc}; what was folded "
+                                 "stands, the journals are kept: fold again",
+                                 path=exc.filename or directory, kind="io") from None
         finally:
             if lock_fd is not None:
                 os.close(lock_fd)

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import struct
+import zlib
 from pathlib import Path
 
 import pytest
@@ -137,3 +139,13 @@ def test_the_fold_command_folds_refuses_in_one_line_and_is_idempotent(tmp_path: 
     assert "Traceback" not in refused.err + folded.err + again.err
     second = run("fold", tmp_path, "-f", "json", checkout=True)
     assert second.code == 0 and '"journals": []' in second.out, second
+
+
+def test_fold_of_a_journal_of_another_version_is_one_error_naming_it(tmp_path: Path) -> None:
+    head = struct.pack("<8sHH", b"BURACOLJ", journal.VERSION + 1, 0)
+    kept = tmp_path / ".recorder.journal-000000000001.unfolded"
+    kept.write_bytes(head + struct.pack("<I", zlib.crc32(head)))
+    with pytest.raises(LogFormatError) as refused:  # it was a bare ValueError
+        fold(tmp_path)
+    assert refused.value.kind == "version" and str(kept) in str(refused.value), refused.value
+    assert kept.exists()
