@@ -409,7 +409,8 @@ def journal_notes(directory: str | os.PathLike[str]) -> list[str]:
     for _, path in unfolded:
         notes.append(
             f"{path}: moves a recorder could not write back, their "
-            "logs having been rewritten by another program or the journal damaged: "
+            "logs having been rewritten or replaced by another program (or copied, with "
+            "the directory) or the journal damaged: "
             f"`buraco-log fold {directory}` folds in what continues them, once no recorder "
             "runs there (docs/recorder.md)"
         )

@@ -149,3 +149,32 @@ def test_fold_of_a_journal_of_another_version_is_one_error_naming_it(tmp_path: P
         fold(tmp_path)
     assert refused.value.kind == "version" and str(kept) in str(refused.value), refused.value
     assert kept.exists()
+
+
+@pytest.mark.slow
+def test_a_backup_copied_while_the_recorder_ran_is_made_whole_by_fold(tmp_path: Path) -> None:
+    """``cp -r`` of a live directory copies the logs, then the journal, which by then holds
+    moves acknowledged after the logs were copied. A recorder opened on the copy keeps the
+    journal aside (its records name the live logs' files, not the copies) and the copied logs
+    lack those moves; ``fold`` appends them."""
+    live, copy = tmp_path / "live", tmp_path / "copy"
+    names = ["a", "b", "c"]
+    with Recorder(live, sync="journal", checkpoint_every=3600) as rec:
+        for k in range(8):
+            if k == 5:  # the logs are copied here, the journal after the last move
+                copy.mkdir()
+                for name in names:
+                    shutil.copyfile(live / f"{name}.blog", copy / f"{name}.blog")
+            for name in names:
+                rec.append(name, source_of(name, matches())[k])
+        [(_, kept)] = journal.generations(str(live))
+        shutil.copyfile(kept, copy / os.path.basename(kept))
+    with Recorder(copy, sync="journal") as rec:
+        assert rec.stats().journal_conflicts > 0
+    assert {n: len(log.read_events(copy / f"{n}.blog")) for n in names} == dict.fromkeys(
+        names, 5)
+    report = fold(copy)
+    assert [(e.action, e.events, e.first_seq) for e in report.logs] == [("appended", 3, 5)] * 3
+    for name in names:
+        assert log.read_events(copy / f"{name}.blog") == list(source_of(name, matches())[:8])
+    assert journal_notes(copy) == []
