@@ -404,7 +404,9 @@ def journal_notes(directory: str | os.PathLike[str]) -> list[str]:
         notes.append(
             f"{directory}: a recorder stopped without folding its journal "
             f"({os.path.basename(pending[-1][1])}): these logs may lack acknowledged moves "
-            "until a recorder opens the directory again (docs/recorder.md)"
+            "until a recorder opens the directory again, or `buraco-log fold "
+            f"{directory}` folds them (a copy of a live directory: its journal names the "
+            "original logs, and only fold writes them into the copies; docs/recorder.md)"
         )
     for _, path in unfolded:
         notes.append(

@@ -169,6 +169,8 @@ def test_a_backup_copied_while_the_recorder_ran_is_made_whole_by_fold(tmp_path: 
                 rec.append(name, source_of(name, matches())[k])
         [(_, kept)] = journal.generations(str(live))
         shutil.copyfile(kept, copy / os.path.basename(kept))
+    [note] = journal_notes(copy)  # the copy's journal: a recorder alone cannot fold it
+    assert f"`buraco-log fold {copy}` folds them (a copy of a live directory" in note, note
     with Recorder(copy, sync="journal") as rec:
         assert rec.stats().journal_conflicts > 0
     assert {n: len(log.read_events(copy / f"{n}.blog")) for n in names} == dict.fromkeys(
