@@ -53,6 +53,38 @@ def bytes_escaped(text: str) -> str:
     return text
 
 
+def lookalike(a: str, b: str) -> bool:
+    """Whether two different texts may look the same to a reader: where they first part, a
+    character is not printable ASCII. A name or match id from a log, changed to a lookalike
+    (an accent composed or not, NFC and NFD; a zero-width character added; a Cyrillic "е" for
+    a Latin "e"), read "José vs José" in a finding that said they differ: such a pair is shown
+    with every character outside printable ASCII escaped (``ascii()``)."""
+    if a == b:
+        return False
+    at = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y),
+              min(len(a), len(b)))
+    return not all(" " <= c <= "~" for c in a[at:at + 1] + b[at:at + 1])
+
+
+def apart(a: str, b: str) -> tuple[str, str]:
+    """``a`` and ``b`` as a reader can tell them apart: as they are, or, when they may look
+    the same (:func:`lookalike`), each character outside ASCII as an escape (``\\xe9``,
+    ``\\u0435``), unquoted."""
+    if not lookalike(a, b):
+        return a, b
+    return (a.encode("ascii", "backslashreplace").decode("ascii"),
+            b.encode("ascii", "backslashreplace").decode("ascii"))
+
+
+def quoted(a: str, b: str) -> tuple[str, str]:
+    """Two different texts quoted as a message says them, so that a reader sees how they
+    differ: ``repr``, or ``ascii`` when they may look the same (:func:`lookalike`: a receipt
+    "for match 'café', not this log's 'café'" of a match id rewritten in NFD)."""
+    if lookalike(a, b):
+        return ascii(a), ascii(b)
+    return repr(a), repr(b)
+
+
 def terminal_safe_lines(text: str) -> str:
     """:func:`terminal_safe` for each line of ``text``, keeping its line breaks."""
     return "\n".join(terminal_safe(line) for line in text.split("\n"))
