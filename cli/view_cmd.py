@@ -295,6 +295,12 @@ def audit_html(html: Path | None, log: Path, verdict: _Verdict) -> None:
     """Write the page ``audit --html`` asks for, and say on stderr where it opens."""
     if html is None:
         return
+    if _more_events_than(log, MAX_PAGE_EVENTS):  # as `view` refuses it: 1.8 GB to write
+        typer.echo(terminal_safe(
+            f"buraco-log: note: {log}: no page written (the log holds more than "
+            f"{MAX_PAGE_EVENTS:,} events, too many for one page; `buraco-log view LOG "
+            "--max-events N` writes it all the same)"), err=True)
+        return
     try:
         page = write_audit_page(html, log, verdict.findings)
     except BuracoLogError as exc:  # nothing of the log could be read: no table to draw

@@ -5,10 +5,12 @@ browser took 35 s and 2 GB to open; writing it took 1.8 GB)."""
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from buraco_log import log
+from cli import view_cmd
 from cli.view_cmd import MAX_PAGE_EVENTS, _more_events_than
 from tests.log import longmatch
 from tests.log.cli_run import run
@@ -41,3 +43,16 @@ def test_view_refuses_a_log_past_the_limit_and_writes_no_page(tmp_path: Path) ->
     assert sorted(p.name for p in tmp_path.iterdir()) == ["marathon.blog"]  # nothing written
     r = run("view", path, "--max-events", 301, "-o", page)  # at the limit: the page
     assert r.code == 0 and page.stat().st_size > 0, r
+
+
+def test_audit_html_of_a_log_past_the_limit_writes_no_page_and_says_so(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _marathon(tmp_path, 301)
+    page = tmp_path / "referee.html"
+    monkeypatch.setattr(view_cmd, "MAX_PAGE_EVENTS", 300)
+    view_cmd.audit_html(page, path, SimpleNamespace(findings=()))  # no finding to mark
+    assert not page.exists()
+    assert capsys.readouterr().err == (
+        f"buraco-log: note: {path}: no page written (the log holds more than 300 events, too "
+        "many for one page; `buraco-log view LOG --max-events N` writes it all the same)\n")
