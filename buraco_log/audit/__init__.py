@@ -307,7 +307,8 @@ def audit_events(events: Iterable[AnyEvent], integrity: Integrity, path: str = "
     if sig.signatures and sig.verified is None:
         notes.append(f"signing: {sig.signatures} signature(s) {sig.by_whom()} not "
                      "verified: no trusted keys given (--keys)")
-    if (tail := _unsigned_tail(events, sig, integrity)) is not None:
+    if (tail := _unsigned_tail(events, sig, integrity, keyed=signing.keyring is not None,
+                               version=signed.version)) is not None:
         notes.append(tail)
     notes += time_notes(events, sig, signing.keyring, time.time_ns() // 1_000_000)
     if (damage := damage_note(len(events), integrity, sig)) is not None:
@@ -351,20 +352,38 @@ def _read_past(path: str, events: Sequence[AnyEvent], integrity: Integrity
                     events[-1].seq if events else None, integrity.format != "jsonl")
 
 
-def _unsigned_tail(events: Sequence[AnyEvent], sig: Signing, integrity: Integrity
-                   ) -> str | None:
+NO_SIGNATURE_NOTE = "signing: the log holds no signature"
+"""How the note of a log audited with trusted keys that holds no signature and names no key
+starts (a batch run with --quiet counts it among the logs whose events no signature covers)."""
+
+
+def _unsigned_tail(events: Sequence[AnyEvent], sig: Signing, integrity: Integrity, *,
+                   keyed: bool = False, version: int = log.SIGNED_VERSION) -> str | None:
     """The note of a signed log whose last events no signature covers, when signatures are
     not required (then it is the finding ``sign.tail_unsigned``). Anyone holding the file can
     cut it back to a signed head and write events after it with the chain recomputed: an OK
-    verdict must not be read as "the site signed all of it"."""
+    verdict must not be read as "the site signed all of it". ``keyed``: trusted keys were
+    given, so the referee asked for the site's signatures, and a log with none says so even
+    when its start names no key."""
     if sig.required or not events:
         return None
     # A torn or damaged log is read up to the break: a signature past it (or the one cut
     # short) cannot be read, so the note speaks of the signatures read intact.
     intact = "" if integrity.status in ("sealed", "unsealed") else " read intact"
     if not sig.signatures:  # stripped whole (no key needed), or a writer that never signed
+        if sig.key_id is None and keyed:
+            # A keeper who strips the signatures and the start's key id (or writes the log
+            # as format version 1, which holds neither) left an audit with --keys saying OK
+            # and not one word of signing: the keys given checked nothing.
+            older = (f"it is format version {version}, which holds no signatures, and "
+                     if version < log.SIGNED_VERSION else "")
+            return (f"{NO_SIGNATURE_NOTE}{intact} and its match start records "
+                    f"no signing key ({older}a signed log's start names its key): the trusted "
+                    "keys given checked nothing, and nothing shows the site wrote any of it "
+                    "(requiring signatures makes this a finding: --require-signatures, or "
+                    f"{settings.REQUIRE_SIGNATURES_ENV}=1)")
         if sig.key_id is None:
-            return None  # an unsigned log that never meant to be signed
+            return None  # an unsigned log that never meant to be signed, audited without keys
         return (f"signing: the match start records key {sig.key_id} but the log holds no "
                 f"signature{intact}: nothing shows the site wrote any of it (requiring "
                 "signatures makes this a finding: --require-signatures, or "
@@ -471,9 +490,10 @@ def _claim_renamed(verdicts: Verdicts, signing: SigningOptions | None) -> None:
     match id in its start changed after the site signed it, to shake the receipt off): that
     log's ``sign.receipt_changed``, as one log audited with the receipt says it, where the
     batch said only that no log holds the receipt's match. The other receipts of that match
-    are judged against the log as the match it was. Only logs whose start records the
-    receipt's key and that reach its seq are read again (and only when a receipt is
-    unmatched)."""
+    are judged against the log as the match it was. Only logs that reach its seq and whose
+    start records the receipt's key, or that hold no signature the keys trust (a renamed
+    match's signatures no longer verify: its keeper strips them and the start's key id, or
+    signs again), are read again (and only when a receipt is unmatched)."""
     if signing is None or signing.keyring is None or not verdicts.unmatched:
         return
     groups: dict[tuple[str, str], list[HeldReceipt]] = {}
@@ -486,7 +506,11 @@ def _claim_renamed(verdicts: Verdicts, signing: SigningOptions | None) -> None:
             # a log re-chained under the site's old signatures breaks at the first of them:
             # its events are read on past the break (``_read_past``), as alone
             edited = v.integrity.status == "broken" and v.integrity.kind in ("chain", "seq")
-            if (i in claimed or v.match_id is None or v.signing.key_id != key_id
+            # a keeper who renamed the match cannot keep the site's signatures: the log holds
+            # none and its start no key, or it was signed again by a key not trusted
+            stripped = v.signing.key_id is None or v.signing.verified is False
+            if (i in claimed or v.match_id is None
+                    or (v.signing.key_id != key_id and not stripped)
                     or (v.events <= first and not edited)):
                 continue
             events, integrity, signed = read_log_signed(v.path)
@@ -503,7 +527,8 @@ def _claim_renamed(verdicts: Verdicts, signing: SigningOptions | None) -> None:
             if past is not None:
                 events, whole = list(past.events), past.to_end
             if rest and events and isinstance(events[0], MatchStarted):
-                restored = [msgspec.structs.replace(events[0], match_id=match_id), *events[1:]]
+                restored = [msgspec.structs.replace(events[0], match_id=match_id,
+                                                    key_id=key_id), *events[1:]]
                 renamed += check_signatures(restored, (), version=signed.version,
                                             keyring=signing.keyring, receipts=rest,
                                             complete_read=whole)[1]
