@@ -1477,8 +1477,9 @@ def _unsigned_events(v: audit.Verdict) -> bool:
     sg = v.signing
     if sg.required or v.not_started or v.integrity.status not in ("sealed", "unsealed"):
         return False
-    if not sg.signatures:
-        return sg.key_id is not None and v.events > 0
+    if not sg.signatures:  # audited with --keys, a log with no key nor signature too
+        return v.events > 0 and (sg.key_id is not None or any(
+            n.startswith(audit.NO_SIGNATURE_NOTE) for n in v.notes))
     return sg.last_signed_seq is not None and sg.last_signed_seq < v.events - 1
 
 
