@@ -20,6 +20,7 @@ import msgspec
 
 from buraco_log import events as ev
 from buraco_log import log
+from buraco_log.safetext import quoted
 from buraco_log.signing import record
 
 if TYPE_CHECKING:
@@ -148,13 +149,14 @@ def check(
                 if events else None))
         for signed in signatures if key_id is not None else ():  # None: said just above
             if signed.key_id != key_id or signed.match_id != match_id:
+                ids = quoted(signed.match_id, match_id or "")
                 # the match named only where it differs: the same id twice hid the key
                 problems.append(Problem(
                     "sign.key_mismatch",
                     f"the signature after seq {signed.seq} is by key {signed.key_id}"
-                    + (f" for match {signed.match_id!r}" if signed.match_id != match_id else "")
+                    + (f" for match {ids[0]}" if signed.match_id != match_id else "")
                     + f"; the match start records key {key_id}"
-                    + (f" and match {match_id!r}" if signed.match_id != match_id else "")
+                    + (f" and match {ids[1]}" if signed.match_id != match_id else "")
                     + ": one key signs a log, the one its start records"
                     + _who_signed_what(signatures, keyring, started_at), seq=signed.seq))
                 break
@@ -341,24 +343,37 @@ def _verdicts(keyring: Keyring | None) -> Callable[[record.SignedHead], str | No
 
 
 def _renamed_heads(events: Sequence[ev.AnyEvent], receipts: Sequence[HeldReceipt],
-                   version: int) -> Callable[[record.Receipt], bool]:
+                   version: int) -> Callable[[record.Receipt], str | None]:
     """Whether ``events``, their start's match id set to a receipt's, reach the receipt's
-    head at its seq: the log is the receipt's match under another id. The chain is computed
-    once per match id (a list of 10,000 receipts of another match is read in one pass)."""
+    head at its seq: the log is the receipt's match under another id. Said as what was set
+    back: "match id", or "match id and key id" when the start's key id had to be set to the
+    receipt's too (a keeper who renames the match must strip the site's signatures, which no
+    longer verify, and takes the start's key id out with them: the receipt was called one of
+    another match, to audit with "its match's log"). The chain is computed once per match id
+    and key (a list of 10,000 receipts of another match is read in one pass)."""
     seqs: dict[str, set[int]] = {}
     for h in receipts:
         seqs.setdefault(h.receipt.match_id, set()).add(h.receipt.seq)
-    done: dict[str, dict[int, bytes]] = {}
+    done: dict[tuple[str, str | None], dict[int, bytes]] = {}
 
-    def renamed(r: record.Receipt) -> bool:
+    def reaches(r: record.Receipt, start: ev.MatchStarted, key_id: str | None) -> bool:
+        if (r.match_id, key_id) not in done:
+            as_signed = [msgspec.structs.replace(start, match_id=r.match_id, key_id=key_id),
+                         *events[1:]]
+            done[r.match_id, key_id] = heads_at(as_signed, seqs[r.match_id], version)
+        head = done[r.match_id, key_id].get(r.seq)
+        return head is not None and head.hex() == r.head.lower()
+
+    def renamed(r: record.Receipt) -> str | None:
         start = events[0] if events else None
         if not isinstance(start, ev.MatchStarted):
-            return False
-        if r.match_id not in done:
-            as_signed = [msgspec.structs.replace(start, match_id=r.match_id), *events[1:]]
-            done[r.match_id] = heads_at(as_signed, seqs[r.match_id], version)
-        head = done[r.match_id].get(r.seq)
-        return head is not None and head.hex() == r.head.lower()
+            return None
+        if reaches(r, start, start.key_id):
+            return "match id"
+        # a witness's receipt is by another key than the start's: tried as it stands first
+        if start.key_id != r.key_id and reaches(r, start, r.key_id):
+            return "match id and key id"
+        return None
     return renamed
 
 
@@ -415,22 +430,26 @@ def _receipts(events: Sequence[ev.AnyEvent], receipts: Sequence[HeldReceipt], *,
     for held in sorted(receipts, key=lambda h: h.receipt.seq):
         r = held.receipt
         if events and r.match_id != match_id:  # no event: nothing says which match it was
+            theirs, ours = quoted(r.match_id, match_id or "")
             # a receipt the site never signed proves nothing of any match: say so with it
             why = verdict(r.signed_head()) if keyring is not None else None
-            if why is None and keyring is not None and renamed(r):
+            if why is None and keyring is not None and (back := renamed(r)) is not None:
                 # the site's own head of this very log under the receipt's match id: the
                 # match was renamed to shake the receipt off, not another match's receipt
+                now = ("" if back == "match id" else " and its start records "
+                       + ("no key" if key_id is None else f"key {key_id}"))
                 problems.append(Problem(
                     "sign.receipt_changed",
-                    f"{_named(held)} is for match {r.match_id!r}, and the log is that match "
-                    f"renamed {match_id!r}: with its start's match id set back, the log "
-                    f"matches the receipt at seq {r.seq}; the match id was changed after the "
-                    "site signed it", seq=r.seq))
+                    f"{_named(held)} is for match {theirs}, and the log is that match "
+                    f"renamed {ours}{now}: with its start's {back} set back"
+                    + ("" if back == "match id" else f" (to key {r.key_id}, the receipt's)")
+                    + f", the log matches the receipt at seq {r.seq}; the {back} "
+                    f"{'was' if back == 'match id' else 'were'} changed after the site signed "
+                    "it", seq=r.seq))
                 continue
             problems.append(Problem(
                 "sign.receipt_other_match",
-                f"{_named(held)} is for match {r.match_id!r}, not this log's "
-                f"{match_id!r}"
+                f"{_named(held)} is for match {theirs}, not this log's {ours}"
                 + ("" if why is None else f"; nor is it a valid signature of the site: {why}")
                 + ": audit it with its match's log (given together, each receipt goes to "
                 "its match's log)", seq=r.seq))

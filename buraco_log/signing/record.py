@@ -14,6 +14,8 @@ from typing import Final
 
 import msgspec
 
+from buraco_log.safetext import quoted
+
 DOMAIN: Final = b"buraco-log signed head\x00v1\x00"
 """Domain tag at the start of every signed message: a signature over a match log's head can
 never be taken for a signature over anything else the same key signs."""
@@ -119,8 +121,9 @@ def whose(signed: SignedHead, before: list[SignedHead], unit: str) -> str:
     signatures read ``before`` it tell: one of another match (replayed from another log), or
     the events or the record changed."""
     if before and signed.match_id != before[0].match_id:
-        return (f"it signs match {signed.match_id!r}, the signatures before it match "
-                f"{before[0].match_id!r}: replayed from another match's log")
+        theirs, ours = quoted(signed.match_id, before[0].match_id)
+        return (f"it signs match {theirs}, the signatures before it match {ours}: replayed "
+                "from another match's log")
     return f"the events or the {unit} were changed"
 
 

@@ -93,8 +93,13 @@ def test_an_unsigned_log_gets_no_tail_note(tmp_path: Path) -> None:
 
     plain = tmp_path / "plain.blog"
     log.write_log(plain, match())
+    assert audit(plain).ok and not _tail_notes(audit(plain).notes)
+    # audited with keys, no tail note, but the one that the keys checked nothing (a keeper
+    # can strip the start's key id with the signatures: test_fault_probes_signing58.py)
     v = audit(plain, ring(SITE))
-    assert v.ok and not _tail_notes(v.notes)
+    assert v.ok and [n.split(":")[1] for n in _tail_notes(v.notes)] == [
+        " the log holds no signature and its match start records no signing key (a signed "
+        "log's start names its key)"]
 
 
 def test_a_log_whose_start_records_a_key_but_holds_no_signature_says_so(
