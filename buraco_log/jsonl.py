@@ -511,6 +511,32 @@ def _lines(f: IO[bytes], path: str) -> Iterator[bytes]:
             watch.note(what, size, size, "bytes")  # the step is over, however it ended
 
 
+def line_start(path: str | os.PathLike[str], line: int) -> int | None:
+    """The byte offset at which line ``line`` (from 1) of a JSON Lines file starts, as the
+    reader counts lines (one per ``\\n``), None if the file cannot be read. Read in blocks:
+    memory stays bounded whatever the lines' length, and nothing past that line's start is
+    read (a report named the line of a gigabyte the reader refused from its first megabyte,
+    then read the whole line into memory, 2.1 GB, to say where it starts)."""
+    if line <= 1:
+        return 0
+    pos = 0
+    seen = 1  # the line that starts at ``pos``'s block
+    try:
+        with os.fdopen(log.open_log_fd(path), "rb", buffering=0) as f:
+            while block := f.read(1 << 20):
+                count = block.count(b"\n")
+                if seen + count >= line:
+                    at = -1
+                    for _ in range(line - seen):
+                        at = block.index(b"\n", at + 1)
+                    return pos + at + 1
+                seen += count
+                pos += len(block)
+    except (OSError, LogFormatError):
+        return None
+    return pos
+
+
 class JsonlReader:
     """Streams the events of a JSON Lines log, checking seqs and the optional end line."""
 
