@@ -295,17 +295,11 @@ def _where(integ: Integrity, path: Path) -> str:
 
 
 def _line_offset(path: Path, line: int) -> int | None:
-    """The byte offset at which line ``line`` (from 1) of the file starts."""
-    try:
-        with open(path, "rb") as f:
-            pos = 0
-            for n, raw in enumerate(f, 1):
-                if n == line:
-                    return pos
-                pos += len(raw)
-    except OSError:
-        return None
-    return pos
+    """The byte offset at which line ``line`` (from 1) of the file starts (read in blocks: a
+    line of a gigabyte was read whole into memory)."""
+    from buraco_log.jsonl import line_start
+
+    return line_start(path, line)
 
 
 def _with_progress(events: Sequence[AnyEvent], seat: int, b: Budget, seed: str,
