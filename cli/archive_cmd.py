@@ -868,7 +868,8 @@ def query(
     if engine is Engine.local and State.own_process:  # DuckDB runs under a memory bound,
         supervised(lambda: _native_abort(memory_limit, as_json),  # where glibc may end it
                    lambda pid: _temporary_output(output, pid))
-    with _stopped_by_signal("query", output):
+    with _stopped_by_signal("query", output), \
+            _confined(output, engine is Engine.local and State.own_process):
         if engine is Engine.spark:  # the statement is checked, then run on Spark SQL
             opened: Any = contextlib.nullcontext(archive_spark.query(
                 str(archive_dir), sql, archive_spark.master_or(master, threads), settings,
@@ -1061,6 +1062,50 @@ def _overrun(timeout: float, output: Path | None, as_json: bool) -> None:
     with contextlib.suppress(Exception):
         sys.stderr.flush()
     os._exit(1)
+
+
+@contextlib.contextmanager
+def _confined(output: Path | None, confining: bool) -> Iterator[None]:
+    """With ``confining`` (the query's own child, before DuckDB starts its threads), let the
+    kernel refuse this process every file write but ``output``'s, and every TCP connection
+    (:mod:`buraco_log.archive.confine`, Linux Landlock; nothing where there is none). The
+    threads running already (the signal watcher's) stay free, and run no SQL. A renamed
+    output's temporary file is made now, so that a rule can name that one file (one on its
+    directory would let the query write an archive inside it), and removed on the way out
+    unless it was renamed into place: inside _stopped_by_signal, whose end skips every exit
+    hook (a kill leaves it to the supervising parent)."""
+    if not confining:
+        yield
+        return
+    from buraco_log.archive import confine
+
+    dirs: list[tuple[str, int]] = []
+    files: list[str] = []
+    tmp = None if output is None or written_in_place(output) else _temporary(
+        rename_target(output))
+    try:
+        if output is not None and tmp is None:
+            files.append(str(output))  # a FIFO, /dev/null (standard output is open already)
+        elif tmp is not None:
+            try:  # as _opened makes it: private where the file it replaces was
+                kept = stat.S_ISREG(os.stat(rename_target(output or tmp)).st_mode)
+            except OSError:
+                kept = False
+            with contextlib.suppress(OSError):  # an unwritable place: _opened says so later
+                os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW,
+                                 0o600 if kept else 0o666))
+                files.append(str(tmp))
+                # the rename over the old output: a name made and one removed, no file written
+                dirs.append((str(tmp.parent), confine.MAKE_REG | confine.REMOVE_FILE))
+        try:
+            confine.confine(dirs, files)
+        except OSError as exc:  # Landlock there but refusing: the sandbox's other walls
+            note(f"query: the kernel's confinement could not be set ({exc.strerror}); the "
+                 "query runs in DuckDB's sandbox alone")
+        yield
+    finally:
+        if tmp is not None:
+            tmp.unlink(missing_ok=True)
 
 
 def _temporary_output(output: Path | None, pid: int) -> list[Path]:

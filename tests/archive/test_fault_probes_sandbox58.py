@@ -1,0 +1,159 @@
+"""The query's process confined by the kernel (Linux Landlock): what the statement check
+refuses, the kernel refuses too, should the check ever let a statement through.
+
+DuckDB's sandbox lets a query open the committed files, with no read-only form of it: a
+``COPY ... TO`` a committed file's path overwrote it wherever the process could write it
+(root can, whatever the file's mode), held back by the statement check alone, a list of what
+is refused. Each probe here takes the check away (a stand-in for a hole in it) and finds the
+archive unchanged, no file written outside it and no TCP connection made. Without Landlock
+(an older kernel, not Linux) they skip."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import socket
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from buraco_log.archive import confine, store, views
+
+REPO = Path(__file__).resolve().parents[2]
+
+pytestmark = pytest.mark.skipif(confine.abi() < 1, reason="no Landlock in this kernel")
+
+
+def _digest(root: Path) -> str:
+    """Every path, mode and byte under ``root``."""
+    h = hashlib.sha256()
+    for dirpath, dirs, names in sorted(os.walk(root)):
+        dirs.sort()
+        for name in sorted(dirs + names):
+            path = os.path.join(dirpath, name)
+            st = os.lstat(path)
+            h.update(f"{os.path.relpath(path, root)}\0{st.st_mode}\0".encode())
+            if os.path.isfile(path) and not os.path.islink(path):
+                h.update(Path(path).read_bytes())
+    return h.hexdigest()
+
+
+def _writable_part(arch: Path) -> str:
+    """A committed file of ``arch``, made writable by its owner: what root may write anyway,
+    so that the probe means the same for any user running the tests."""
+    part = next(p for files in store.committed_files(str(arch)).values() for p in files)
+    os.chmod(part, stat.S_IRUSR | stat.S_IWUSR | stat.S_IRGRP | stat.S_IROTH)
+    return part
+
+
+# The command line with the statement check taken away (the child the query runs in is a
+# fork of this process, so it inherits the stand-in).
+UNCHECKED = ("import sys\n"
+             "from buraco_log.archive import views\n"
+             "views.check_sql = lambda sql: None\n"
+             "{extra}"
+             "from cli.main import run\n"
+             "sys.argv = ['buraco-log', *sys.argv[1:]]\n"
+             "run()\n")
+
+
+def _unchecked(*args: str, extra: str = "") -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", UNCHECKED.format(extra=extra), *args],
+                          capture_output=True, text=True, timeout=120, cwd=REPO,
+                          env={**os.environ, "COLUMNS": "200"})
+
+
+def test_a_confined_process_cannot_overwrite_a_committed_file(arch: Path) -> None:
+    """In a forked process confined as `query` confines its child, the locked connection runs
+    the COPY the statement check refuses (it overwrote the file before): refused by the
+    kernel, the file and the archive unchanged, and nothing written outside it either."""
+    part = _writable_part(arch)
+    before = _digest(arch)
+    outside = arch.parent / "outside.csv"
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        os.close(read_end)
+        said = b""
+        try:
+            confine.confine()
+            con = views.connect(arch)
+            for target in (part, str(outside)):
+                try:
+                    con.execute(f"COPY (SELECT 42 AS x) TO '{target}' "
+                                "(FORMAT csv, USE_TMP_FILE false)")
+                    said += b"written;"
+                except Exception as exc:  # reported to the parent
+                    said += str(exc).encode()[:200] + b";"
+            try:
+                Path(outside).write_text("x")
+                said += b"python wrote;"
+            except OSError as exc:
+                said += f"python: {exc.strerror};".encode()
+        finally:
+            os.write(write_end, said)
+            os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as f:
+        said = f.read().decode()
+    os.waitpid(pid, 0)
+    assert "written" not in said, said
+    assert "Permission denied" in said.split(";")[0], said
+    assert "python: Permission denied" in said, said
+    assert _digest(arch) == before
+    assert not outside.exists()
+
+
+@pytest.mark.slow
+def test_query_with_no_statement_check_leaves_the_archive_unchanged(arch: Path) -> None:
+    """`query` itself, its statement check taken away: the COPY over a committed file is
+    refused by the kernel, one line, exit 1 (before: the file was overwritten, and the
+    command failed on a result that was no SELECT's, "internal error")."""
+    part = _writable_part(arch)
+    before = _digest(arch)
+    r = _unchecked("query", str(arch),
+                   f"COPY (SELECT 42 AS x) TO '{part}' (FORMAT csv, USE_TMP_FILE false)")
+    assert _digest(arch) == before, r.stderr
+    assert r.returncode == 1 and "Permission denied" in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+@pytest.mark.slow
+def test_query_makes_no_tcp_connection(arch: Path) -> None:
+    """The query's process, the statement check taken away and a connection tried in its
+    place, reaches no TCP port (before: it connected to the listening one)."""
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        server.settimeout(0.5)
+        port = server.getsockname()[1]
+        extra = ("import socket\n"
+                 "def check(sql):\n"
+                 "    try:\n"
+                 f"        socket.create_connection(('127.0.0.1', {port}), timeout=2).close()\n"
+                 "    except OSError as exc:\n"
+                 "        raise views.ArchiveError(f'connect: {exc.strerror}') from None\n"
+                 "views.check_sql = check\n")
+        r = _unchecked("query", str(arch), "SELECT 1", extra=extra)
+        with pytest.raises(TimeoutError):
+            server.accept()[0].close()
+    assert r.returncode == 1 and "connect: Permission denied" in r.stderr, r.stderr
+
+
+@pytest.mark.slow
+def test_the_output_is_written_beside_the_archive(arch: Path, tmp_path: Path) -> None:
+    """Confined, `query -o` still writes its file, in the directory that holds the archive
+    too, keeps an old output's mode, and a failed query leaves no temporary file there."""
+    out = arch.parent / "wins.csv"
+    out.write_text("old\n")
+    out.chmod(0o600)
+    before = _digest(arch)
+    r = _unchecked("query", str(arch), "SELECT count(*) AS n FROM matches", "-f", "csv",
+                   "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    assert out.read_text() == "n\n3\n" and stat.S_IMODE(out.stat().st_mode) == 0o600
+    r = _unchecked("query", str(arch), "SELECT error('no')", "-o", str(arch.parent / "x.csv"))
+    assert r.returncode == 1
+    assert sorted(p.name for p in arch.parent.iterdir()) == ["arch", "wins.csv"]
+    assert _digest(arch) == before
