@@ -30,11 +30,12 @@ from typing import IO, TYPE_CHECKING, Annotated, Any
 import msgspec
 import typer
 
+from buraco_log import signalmask
 from buraco_log.errors import ArchiveError
 from buraco_log.log import RENAME_EXCHANGE, renameat2, temp_stem
 from buraco_log.outpaths import no_directory, open_in_place, rename_target, written_in_place
 from buraco_log.safetext import BEYOND_C0
-from cli import archive_spark
+from cli import archive_spark, streamout
 from cli.archive_spark import CONF_HELP, ENGINE_HELP, MASTER_HELP, Engine, spark_options
 from cli.common import (
     EXIT_FINDINGS,
@@ -42,6 +43,7 @@ from cli.common import (
     EXIT_USAGE,
     Format,
     State,
+    answer_open,
     emit_json,
     fail,
     guarded,
@@ -868,6 +870,8 @@ def query(
     if engine is Engine.local and State.own_process:  # DuckDB runs under a memory bound,
         supervised(lambda: _native_abort(memory_limit, as_json),  # where glibc may end it
                    lambda pid: _temporary_output(output, pid))
+    if format is QueryFormat.jsonl and output is None:  # any failure from here: its line
+        answer_open(_jsonl_error)
     with _stopped_by_signal("query", output), \
             _confined(output, engine is Engine.local and State.own_process):
         if engine is Engine.spark:  # the statement is checked, then run on Spark SQL
@@ -1142,6 +1146,14 @@ def _write_rows(out: IO[str], stream: archive.QueryStream, format: QueryFormat,
     if format is QueryFormat.csv:
         w.writerow(map(terminal_safe, columns) if out.isatty() else columns)
     first = True
+    whole = out is sys.stdout  # else a file, written whole or not at all anyway
+
+    def cut(error: dict[str, Any]) -> None:  # a failure or an interrupt after the first row
+        with signalmask.held():
+            streamout.put(",\n" + textwrap.indent(json.dumps({"error": error}, indent=2,
+                                                             sort_keys=True), "  ") + "\n]\n")
+        streamout.drain(wait=streamout.ENDING_WAIT)
+
     for batch in stream:
         if format is QueryFormat.csv:  # by column: no dict per row
             cols = [[cell(v) for v in _pylist(c)] for c in batch.columns]
@@ -1157,12 +1169,39 @@ def _write_rows(out: IO[str], stream: archive.QueryStream, format: QueryFormat,
                 first = False
         else:
             buf.write("".join(_json(r) + "\n" for r in _rows(keys, batch)))
-        out.write(shown(buf.getvalue()))
+        if not whole:
+            out.write(shown(buf.getvalue()))
+        else:  # each byte once, whatever interrupts it: no half row before the error's object
+            with signalmask.held():
+                streamout.put(shown(buf.getvalue()))
+                if format is QueryFormat.json and not first:
+                    answer_open(cut)  # the list begun: a failure ends it with the error
+            streamout.drain()
         buf.seek(0)
         buf.truncate()
     if format is QueryFormat.json:
         buf.write("[]\n" if first else "\n]\n")
-    out.write(shown(buf.getvalue()))
+    if not whole:
+        out.write(shown(buf.getvalue()))
+        return
+    with signalmask.held():
+        streamout.put(shown(buf.getvalue()))
+        answer_open(_drained)  # whole: an interrupt now only sends the rest
+    streamout.drain()
+    answer_open(None)
+
+
+def _drained(_error: dict[str, Any]) -> None:
+    """The end of an answer already whole, sent (a few seconds at most)."""
+    streamout.drain(wait=streamout.ENDING_WAIT)
+
+
+def _jsonl_error(error: dict[str, Any]) -> None:
+    """JSON Lines' last line when the query fails or is interrupted, before its first row or
+    after its last: ``{"error": {...}}``, which no row is (a row holds the query's columns),
+    so that a reader can tell the rows of a query cut short from all of them."""
+    streamout.write_whole(json.dumps({"error": error}, sort_keys=True) + "\n",
+                          wait=streamout.ENDING_WAIT)
 
 
 def _check_timeout(timeout: float, as_json: bool) -> None:

@@ -11,14 +11,15 @@ summary and the notes between logs need is counted as they pass (:class:`Tally`,
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Iterable
+from typing import Any
 
 import msgspec
 
-from buraco_log import audit
+from buraco_log import audit, signalmask
 from buraco_log.cards import counted
-from cli.common import json_text
+from cli import streamout
+from cli.common import answer_open, json_text
 
 SAME_MATCH = "the match is also in "
 """How the note of a second log (another file) of a match already audited begins."""
@@ -110,21 +111,42 @@ class Tally:
 class JsonList:
     """A JSON list written an item at a time: the same bytes as ``emit_json(items)``, readable
     as the items come. An item is written (and flushed) when the next one comes, so that its
-    comma is on its own last line: what a Ctrl-C leaves is whole lines, whole items."""
+    comma is on its own last line. A failure or an interrupt (Ctrl-C, SIGTERM) part way ends
+    the list with the error's object as its last item (:func:`cli.common.answer_open`): it
+    was left open after the last whole item, and no JSON reader took the batch's output."""
 
     def __init__(self) -> None:
         self.pending: str | None = None
+        self.closed = False
 
     def add(self, item: object) -> None:
         # a newline inside a string is escaped: each one here ends a line of the item
         text = "  " + json_text(item).replace("\n", "\n  ")
-        sys.stdout.write("[\n" if self.pending is None else self.pending + ",\n")
-        sys.stdout.flush()
-        self.pending = text
+        if self.pending is None:
+            answer_open(self._cut)
+        with signalmask.held():  # what is queued and what is held agree, an interrupt or not
+            streamout.put("[\n" if self.pending is None else self.pending + ",\n")
+            self.pending = text
+        streamout.drain()
 
     def close(self) -> None:
-        sys.stdout.write("[]\n" if self.pending is None else self.pending + "\n]\n")
-        sys.stdout.flush()
+        with signalmask.held():
+            streamout.put("[]\n" if self.pending is None else self.pending + "\n]\n")
+            self.closed = True
+        streamout.drain()
+        answer_open(None)
+
+    def _cut(self, error: dict[str, Any]) -> None:
+        """End the list with ``{"error": ...}`` after the items written (one of them held),
+        waiting a few seconds at most for a reader that stopped reading. A list already
+        closed whole is only sent whole."""
+        if not self.closed:
+            with signalmask.held():
+                streamout.put("[\n" if self.pending is None else self.pending + ",\n")
+                streamout.put("  " + json_text({"error": error}).replace("\n", "\n  ")
+                              + "\n]\n")
+                self.closed = True
+        streamout.drain(wait=streamout.ENDING_WAIT)
 
 
 def stream(verdicts: Iterable[audit.Verdict], *, as_json: bool, quiet: bool,

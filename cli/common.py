@@ -108,6 +108,9 @@ class State:
     # a command said how it was stopped (Ctrl-C, SIGTERM): typer's own 130, for an interrupt
     # outside every command, says nothing, and cli.main then does
     stop_said = False
+    # an answer streamed on stdout and not yet ended (a JSON list, JSON Lines): how to end it
+    # with an error's object as its last item (:func:`answer_open`)
+    open_answer: Callable[[dict[str, Any]], None] | None = None
 
 
 def show_traceback(error: BaseException | None = None) -> None:
@@ -142,7 +145,10 @@ def fail(message: str, code: int = EXIT_FINDINGS, *, as_json: bool = False,
     was asked for ``--format json``) the error is also a JSON object on stdout, so a program
     reading stdout always gets JSON."""
     message = rule_last(bytes_shown(_named(message, _STDIN_NAMES)))
-    if as_json and getattr(sys.stdout, "written", None) is True:
+    ending, State.open_answer = State.open_answer, None
+    if ending is not None and not _on_stdout(error):
+        as_json = False  # the object goes inside the answer, as its last item
+    elif as_json and getattr(sys.stdout, "written", None) is True:
         # part of the answer is out (`query -f json`'s rows, streamed before the query failed
         # part-way): the error's object glued after it made a second document follow a cut
         # one; stdout keeps only what was written (no parser takes it for whole), the line
@@ -160,6 +166,11 @@ def fail(message: str, code: int = EXIT_FINDINGS, *, as_json: bool = False,
     line, warning = _with_warning(_with_rule(message, error))
     line = rule_last(line)  # after --ignore-integrity's warning too: every line ends so
     typer.echo(f"buraco-log: error: {terminal_safe(line)}", err=True)
+    if ending is not None and not _on_stdout(error):
+        try:
+            ending(_names_escaped(msgspec.to_builtins(error_object(message, code, error))))
+        except (OSError, ValueError):  # stdout failed (full, gone, closed): the line says it
+            drop_stdout()
     if as_json:
         try:
             obj = _names_escaped(msgspec.to_builtins(error_object(message, code, error)))
@@ -169,6 +180,20 @@ def fail(message: str, code: int = EXIT_FINDINGS, *, as_json: bool = False,
         except OSError:  # standard output is what failed (full, gone): the line on stderr says so
             drop_stdout()
     return typer.Exit(code)
+
+
+def answer_open(ending: Callable[[dict[str, Any]], None] | None) -> None:
+    """Say that a streamed answer is open on stdout (``ending``: how to end it with an error's
+    object) or, with None, that it ended whole. A list cut by a failure or an interrupt was
+    left cut ("[ {...}, {...},"), which no JSON reader parses, and JSON Lines ended as if
+    whole (a reader could not tell the rows of a failed query from every row): now
+    :func:`fail` ends it with the error's object as its last item, which is no row."""
+    State.open_answer = ending
+
+
+def _on_stdout(error: BaseException | None) -> bool:
+    """Whether ``error`` is standard output's own (full, closed): nothing more can go there."""
+    return isinstance(error, OSError) and error.filename == STDOUT_NAME
 
 
 def _names_escaped(value: Any) -> Any:
@@ -619,6 +644,7 @@ def guarded(func: Callable[P, R]) -> Callable[P, R]:
     @functools.wraps(func)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         State.warning = None  # one command's (typer's test runner runs many in one process)
+        State.open_answer = None
         try:
             with stdin_logs(kwargs if func.__name__ not in IN_PLACE else {}) as names, \
                     _reading_bar(func.__name__):

@@ -77,11 +77,10 @@ Every command follows the same rules:
 - **`--format json`** (`-f json`) prints stable JSON (sorted keys) on stdout; `-f table` and
   `-f text` are the same words for people. On failure, stdout holds `{"error": {"code",
   "message", "exit_status", ...}}` beside the line on stderr, so a program reading stdout
-  always gets JSON; an interrupt too (`"exit_status": 130`). A command that had begun
-  writing its answer adds no error object after it (`query -f json` failing part-way, its
-  rows already streamed: earlier versions glued the object onto the cut array, two
-  documents in one); stdout keeps what was written, which no JSON parser takes for whole,
-  and the line on stderr ends `the JSON on standard output is cut short`.
+  always gets JSON; an interrupt too (`"exit_status": 130`). An answer streamed an item at a
+  time (`audit` and `verify` of several logs, `query -f json` and `-f jsonl`) that a failure
+  or an interrupt cuts short ends with that object as its last item (JSON Lines: its last
+  line), which no verdict or row is: the list parses, and is never taken for whole.
 - **`-`** in place of a log reads it from standard input (binary or JSON Lines, told apart by
   the first bytes); `-o -` writes to standard output (not for `simulate`, which writes a
   directory of logs, nor `demo`, whose report is on standard output); bytes for programs (a
@@ -212,6 +211,7 @@ def render() -> str:
     out.append("Every command asked for `-f json` answers a failure with `{\"error\": {...}}` "
                "on stdout, beside the line on stderr:\n")
     out.extend(f"- `{key}`: {text}" for key, text in jsonkeys.ERROR.items())
+    out.append(f"\n{jsonkeys.CUT_SHORT}")
     out.append("\nA log read with `--ignore-integrity` that fails its check puts the answer "
                "under `result`, beside `integrity_warning` (docs/rules.md).")
     return "\n".join(out).rstrip() + "\n"

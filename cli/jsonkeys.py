@@ -24,6 +24,19 @@ ERROR: Final = {
 """``{"error": {...}}``: the answer of every command that fails (only the first three keys
 are always there)."""
 
+CUT_SHORT: Final = (
+    "An answer streamed an item at a time (`audit` and `verify` of several logs, `query -f "
+    "json`, a list; `query -f jsonl`, a line a row) that a failure or an interrupt cuts short "
+    "ends with this object as its last item, `{\"error\": {...}}` (JSON Lines: its last line, "
+    "the object on one line), after the whole items written before it: the list still parses, "
+    "and its last item is no verdict or row. Its `exit_status` says why: `130` Ctrl-C, `143` "
+    "SIGTERM, `129` SIGHUP, `1` a failure. `query -f jsonl` writes that line for any failure, "
+    "before its first row too (an empty answer is a query that found no row); `-f csv` has no "
+    "such row: a query that fails before its first row writes nothing on stdout (not even the "
+    "header), and any failure is the line on stderr and exit 1. An answer that ends without "
+    "the object is whole.")
+"""How a streamed answer cut short ends (docs/cli.md prints it under the error object)."""
+
 _TABLE: Final = {
     "match_id": "the match's id",
     "rules": "the rules' name",

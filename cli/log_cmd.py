@@ -15,7 +15,7 @@ import tempfile
 from collections.abc import Callable, Generator
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, ParamSpec, TypeVar
+from typing import Annotated, Any, ParamSpec, TypeVar
 
 import msgspec
 import typer
@@ -29,14 +29,18 @@ from cli.common import (
     STDIN,
     STDOUT_NAME,
     Format,
+    answer_open,
     emit_json,
+    error_object,
     fail,
     from_stdin,
     guarded,
+    json_text,
 )
 from cli.paths import directory_name, named_path
 from cli.safetext import terminal_safe
-from cli.signals import STOPPED, terminate_as_interrupt
+from cli.signals import STOPPED, stopped_by, terminate_as_interrupt
+from cli.streamout import ENDING_WAIT, write_whole
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -613,23 +617,35 @@ def verify(
     statuses: list[int] = []
     one = guarded(_verify_one)
     _TORN.clear()
+
+    def cut(error: dict[str, Any]) -> None:
+        """Ctrl-C, SIGTERM: the list of the logs verified, ended by the error's object (it
+        printed nothing at all, no JSON)."""
+        write_whole(json_text([*results, {"error": error}]) + "\n", wait=ENDING_WAIT)
+
     for path in paths:
         real, captured = sys.stdout, io.StringIO()
         if as_json:  # each log's object (or error object) goes into the one list
             sys.stdout = captured
         try:
+            answer_open(None)  # a log's own error goes into its item
             one(path=path, format=format)  # by name: guarded reads -f json from them
             statuses.append(0)
         except typer.Exit as exc:
             statuses.append(exc.exit_code)
             if exc.exit_code in STOPPED:  # Ctrl-C, SIGTERM: said; the rest is not verified
+                sys.stdout = real
+                if as_json:
+                    cut(error_object(*stopped_by()))
                 raise
         finally:
             sys.stdout = real
+            answer_open(cut if as_json else None)
         if as_json:
             got = json.loads(captured.getvalue())
             results.append({"path": str(path), **got})
     worst = max(statuses)
+    answer_open(None)
     if as_json:
         emit_json(results)
     else:
