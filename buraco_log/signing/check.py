@@ -551,7 +551,13 @@ def load_receipts(paths: Sequence[str]) -> list[HeldReceipt]:
     """Receipts from JSON files, each one receipt object or an array of them; one-line
     ``SigningError`` naming the file when one is not."""
     from buraco_log.jsonl import json_problem
-    from buraco_log.signing.keys import SigningError, read_small, refuse_duplicate_key
+    from buraco_log.signing.keys import (
+        SigningError,
+        cut_short,
+        other_encoding,
+        read_small,
+        refuse_duplicate_key,
+    )
 
     out: list[HeldReceipt] = []
     for path in paths:
@@ -584,11 +590,14 @@ def load_receipts(paths: Sequence[str]) -> list[HeldReceipt]:
                 raise SigningError(f"{path}: the file starts with a byte order mark (EF BB BF): "
                                    "a receipt is UTF-8 JSON without one (save it without BOM)"
                                    ) from None
+            if (encoding := other_encoding(data)) is not None:  # saved by a Windows tool
+                raise SigningError(f"{path}: {encoding}") from None
             if (other := _what_else(data)) is not None:
                 raise SigningError(f"{path}: {other}, not a receipt: a receipt is the JSON a "
                                    "game server hands a player (match_id, seq, head, key_id, "
                                    "signature)") from None
-            why = str(json_problem(data, exc) if isinstance(exc, msgspec.DecodeError) else exc)
+            why = (cut_short(json_problem(data, exc), data)
+                   if isinstance(exc, msgspec.DecodeError) else str(exc))
             if "unknown field" in why:  # a note a player added, a server's extra field
                 why += (" (a receipt holds match_id, seq, head, key_id, signature, and "
                         "optionally seat and receipt, its format version: remove the others, "

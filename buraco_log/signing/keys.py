@@ -319,6 +319,38 @@ def _is_text(data: bytes) -> bool:
     return True
 
 
+def other_encoding(data: bytes) -> str | None:
+    """How a key, keyring, revocation list or receipt file is text in another encoding than
+    the UTF-8 every one of them is, or None: UTF-16 or UTF-32, as Windows tools save text
+    (PowerShell 5's ``>``, Notepad's "Unicode"), known by its byte order mark or by a NUL byte
+    beside its first character. Such a file was said to be "not a PEM file" (a private key
+    whose armour is there, in UTF-16), "not JSON: object keys must be strings (byte 1)", or
+    with Python's codec error."""
+    for mark, name in _MARKS:
+        if data.startswith(mark):
+            return (f"the file is {name} text (it starts with the byte order mark "
+                    f"{mark.hex(' ').upper()}): {_AS_UTF8}")
+    if data[:2] in _UTF16_STARTS:  # "{" or a PEM's "-" beside a NUL byte: no other text
+        return f"the file is UTF-16 text (a NUL byte beside its first character): {_AS_UTF8}"
+    return None
+
+
+def cut_short(why: str, data: bytes) -> str:
+    """msgspec's "Input data was truncated" of a key or receipt file, said as what it is: the
+    file ends inside its JSON (a copy or a download stopped part way)."""
+    if not why.startswith("Input data was truncated"):
+        return why
+    return (f"the file ends inside its JSON, after byte {len(data.rstrip())}: it was cut short "
+            "(a copy or a download stopped part way?)")
+
+
+_MARKS: Final = ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"),
+                 (b"\xff\xfe", "UTF-16"), (b"\xfe\xff", "UTF-16"))
+_UTF16_STARTS: Final = frozenset(c + b"\0" for c in (b"{", b"[", b"-")) | frozenset(
+    b"\0" + c for c in (b"{", b"[", b"-"))
+_AS_UTF8: Final = "it must be UTF-8 (save it as UTF-8, without BOM)"
+
+
 _PEM_HINT: Final = "buraco-log reads PEM PKCS #8 keys, as 'buraco-log keys new' writes them"
 _HEX: Final = re.compile(rb"[0-9a-fA-F]+")
 _PEM_LABEL: Final = re.compile(rb"-----BEGIN ([A-Z0-9 ]{1,40})-----")
@@ -338,6 +370,8 @@ def _not_pem(data: bytes) -> str | None:
                 f"armour (a raw key?): {_PEM_HINT}")
     if data[:1] == b"\x30" and any(b < 9 for b in data[:16]):  # ASN.1 SEQUENCE: DER
         return f"a binary (DER) file, not PEM: {_PEM_HINT}"
+    if (encoding := other_encoding(data)) is not None:  # its armour there, in UTF-16
+        return encoding
     return f"no '-----BEGIN' line: not a PEM file: {_PEM_HINT}"
 
 
@@ -795,13 +829,16 @@ def _decode_key_file(path: Path, data: bytes) -> _Ring:
                                "public key, validity window)") from None
         if not data.strip():  # "Input data was truncated" says nothing of an empty file
             raise SigningError(f"{path}: an empty file: no published key in it") from None
+        if (encoding := other_encoding(data)) is not None:
+            raise SigningError(f"{path}: {encoding}") from None
         if data.startswith(b"\xef\xbb\xbf"):
             raise SigningError(f"{path}: the file starts with a byte order mark (EF BB BF): a "
                                "published key is UTF-8 JSON without one (save it without BOM)"
                                ) from None
         from buraco_log.jsonl import json_problem
 
-        raise SigningError(f"{path}: not JSON: {json_problem(data, exc)}") from None
+        raise SigningError(f"{path}: not JSON: {cut_short(json_problem(data, exc), data)}"
+                           ) from None
 
 
 def _is_receipt(data: bytes) -> bool:
@@ -844,10 +881,12 @@ def _revoked_id(text: str, where: str) -> str:
 
 
 def _revoked_lines(path: Path) -> list[str]:
+    data = read_small(path, "a list of revoked key ids", others=TRUSTED_BITS)
     try:
-        text = read_small(path, "a list of revoked key ids", others=TRUSTED_BITS).decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise SigningError(f"{path}: not UTF-8 text: {exc}") from None
+        raise SigningError(f"{path}: {other_encoding(data) or f'not UTF-8 text: {exc}'}"
+                           ) from None
     # a byte order mark (an editor's, with CRLF line ends) is no part of the first line: it
     # made the first key id, or a comment, "not a key id" and the whole keyring refused
     text = text.removeprefix("\ufeff")

@@ -23,8 +23,9 @@ from buraco_log.audit import SigningOptions, audit_many
 from buraco_log.audit.diff import diff_events
 from buraco_log.events import MatchStarted
 from buraco_log.safetext import apart, lookalike
-from buraco_log.signing.check import HeldReceipt
-from buraco_log.signing.keys import Signer
+from buraco_log.signing.check import HeldReceipt, load_receipts
+from buraco_log.signing.keys import Signer, SigningError, load_keyring, load_signer
+from buraco_log.signing.record import Receipt, receipt_json
 from tests.command_line import run_all
 from tests.signing.helpers import audit, held, match, ring, write_signed
 
@@ -159,3 +160,59 @@ def test_diff_tells_a_player_name_changed_to_a_lookalike(tmp_path: Path) -> None
         # it said "players[0].name: heuristic-0 vs heuristic-0" (with the lookalike in it)
         assert said == (f"players[0].name: {start.players[0].name} vs "
                         f"{name.encode('ascii', 'backslashreplace').decode()}",), why
+
+
+# -- files saved by another tool: UTF-16, cut short -------------------------------------------
+
+
+def _utf16_files(tmp_path: Path) -> dict[str, Path]:
+    """The site's key files and a player's receipt, each saved as Windows tools save text."""
+    receipt = tmp_path / "receipt.json"
+    signed = SITE.sign_head("m-1", 3, bytes(32))
+    receipt.write_bytes(receipt_json(Receipt.of(signed, seat=0)).decode().encode("utf-16"))
+    keys = tmp_path / "keys"
+    keys.mkdir(mode=0o700)
+    pub = keys / "site.pub"
+    pub.write_bytes(msgspec.json.encode(SITE.public()).decode().encode("utf-16-le"))  # no BOM
+    pub.chmod(0o644)
+    revoked_dir = tmp_path / "revoking"
+    revoked_dir.mkdir(mode=0o700)
+    (revoked_dir / "site.pub").write_bytes(msgspec.json.encode(SITE.public()))
+    (revoked_dir / "revoked").write_bytes(f"{SITE.key_id}\n".encode("utf-32"))
+    private = tmp_path / "site.key"
+    private.write_bytes(SITE.private_pem().decode().encode("utf-16"))
+    private.chmod(0o600)
+    return {"receipt": receipt, "pub": keys, "revoked": revoked_dir, "key": private}
+
+
+def test_a_key_or_receipt_file_in_utf16_says_so(tmp_path: Path) -> None:
+    files = _utf16_files(tmp_path)
+    said = {}
+    for what, path in files.items():
+        with pytest.raises(SigningError) as caught:
+            if what == "receipt":
+                load_receipts([str(path)])
+            elif what == "key":
+                load_signer(path)
+            else:
+                load_keyring([path])
+        said[what] = str(caught.value)
+    # it said "not a buraco-log receipt: JSON is malformed: invalid character (byte 0)",
+    # "not JSON: ... object keys must be strings (byte 1)", Python's codec error, and "no
+    # '-----BEGIN' line: not a PEM file" of a private key whose armour is there
+    assert "the file is UTF-16 text (it starts with the byte order mark FF FE)" in said["receipt"]
+    assert "the file is UTF-16 text (a NUL byte beside its first character)" in said["pub"]
+    assert "the file is UTF-32 text (it starts with the byte order mark FF FE 00 00)" in said[
+        "revoked"]
+    assert "the file is UTF-16 text" in said["key"] and "PEM" not in said["key"]
+    assert all("it must be UTF-8" in s for s in said.values()), said
+
+
+def test_a_receipt_cut_short_says_so(tmp_path: Path) -> None:
+    whole = receipt_json(Receipt.of(SITE.sign_head("m-1", 3, bytes(32)), seat=0))
+    cut = tmp_path / "receipt.json"
+    cut.write_bytes(whole[:150])
+    with pytest.raises(SigningError) as caught:
+        load_receipts([str(cut)])
+    # it said "Input data was truncated"
+    assert "the file ends inside its JSON, after byte 150: it was cut short" in str(caught.value)
