@@ -11,11 +11,18 @@ from pathlib import Path
 QUERY_STARTED = """
 import pathlib, sys
 from buraco_log import archive
+from buraco_log.archive import confine
 marker, real = pathlib.Path(sys.argv[1]), archive.open_query
 def open_query(*args, **kwargs):
     marker.touch()
     return real(*args, **kwargs)
 archive.open_query = open_query
+# the query's process may write its output alone (confine): and the marker's directory
+real_confine = confine.confine
+def confined(dirs=(), files=()):
+    return real_confine([*dirs, (str(marker.parent), confine.MAKE_REG | confine.WRITE_FILE)],
+                        files)
+confine.confine = confined
 sys.argv = ["buraco-log", *sys.argv[2:]]
 from cli.entry import run
 run()
