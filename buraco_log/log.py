@@ -599,6 +599,7 @@ class Reader:
         self._header_read = False
         self._done = False
         self._seg_head_size = _SEG_HEAD.size + _SEG_TAIL.size  # the header says (sealed: more)
+        self._end: int | None = None  # no record starting here or later is read (None: any)
 
     # context manager and cleanup
     def __enter__(self) -> Reader:
@@ -652,10 +653,15 @@ class Reader:
         self.read_header()
         if self._done:
             return
+        # The log as it was when reading began: its records that start before its size then
+        # (the last read whole, however far it runs). A writer appending as fast as the log
+        # was read (a batch import) kept `convert` reading, and writing, for as long as it
+        # wrote; the JSON Lines reader stops at that size too. `follow` reads on.
+        self._end = os.fstat(self._f.fileno()).st_size
         watched = watch.active()  # a bar on the terminal: a log of millions of events
         if watched:
             what = f"reading {os.path.basename(self.path)}"
-            size = os.fstat(self._f.fileno()).st_size
+            size = self._end
             gap = watch.every(size, 1 << 16)
             mark = self._offset + gap
         try:
@@ -963,6 +969,8 @@ class Reader:
 
     def _read_record(self) -> tuple[int, list[ev.AnyEvent]] | None:
         off = self._offset
+        if self._end is not None and off >= self._end:
+            return None
         f = self._f
         hsize = self._seg_head_size
         head = f.read(hsize)
