@@ -71,8 +71,16 @@ def _read_config(path: str, required: bool) -> dict[str, object] | None:
     except OSError as exc:
         raise SettingsError(f"{path}: cannot read the config file: {exc.strerror}") from None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
             raise SettingsError(f"{path}: the config file is not a regular file")
+        if os.name == "posix" and mode & 0o002:
+            # as a trusted key or keys directory others may write is refused: whoever may
+            # write it chooses the keys an audit trusts and whether it requires signatures
+            raise SettingsError(
+                f"{path}: a config file that others may write (mode {stat.S_IMODE(mode):04o}): "
+                "anyone on the machine could choose the keys the audit trusts, or take "
+                f"require_signatures out; chmod o-w {path}")
         try:
             data = os.read(fd, _MAX_CONFIG + 1)
         except BlockingIOError:  # a kernel file that looks regular but waits (/proc/kmsg)
