@@ -19,7 +19,7 @@ import pytest
 pytest.importorskip("cryptography")
 
 from buraco_log import jsonl, log
-from buraco_log.audit import SigningOptions, audit_many
+from buraco_log.audit import SigningOptions, audit_many, settings
 from buraco_log.audit.diff import diff_events
 from buraco_log.events import MatchStarted
 from buraco_log.safetext import apart, lookalike
@@ -216,3 +216,24 @@ def test_a_receipt_cut_short_says_so(tmp_path: Path) -> None:
         load_receipts([str(cut)])
     # it said "Input data was truncated"
     assert "the file ends inside its JSON, after byte 150: it was cut short" in str(caught.value)
+
+
+# -- the audit's own settings --------------------------------------------------------------
+
+
+def test_a_config_file_others_may_write_is_refused(tmp_path: Path) -> None:
+    """The config file names the keys an audit trusts and whether it requires signatures:
+    anyone who may write it could put a key of their own there (or take the requirement
+    out), as anyone who may write a trusted `.pub` could, and that one is refused."""
+    config = tmp_path / "config.toml"
+    config.write_text('[audit]\nrequire_signatures = true\nkeys = "keys"\n')
+    environ = {settings.CONFIG_ENV: str(config)}
+    config.chmod(0o644)
+    assert settings.require_signatures(environ=environ).value is True
+    config.chmod(0o666)
+    for read in (settings.require_signatures, settings.keys):
+        with pytest.raises(settings.SettingsError) as caught:
+            read(environ=environ)
+        # it was read, and its keys trusted
+        assert "a config file that others may write (mode 0666)" in str(caught.value)
+        assert f"chmod o-w {config}" in str(caught.value)
