@@ -414,15 +414,38 @@ def _run(todo: list[Task], budget: Budget, jobs: int,
     if progress is not None:
         progress(0, total)
     if jobs <= 1 or total <= 1:
-        out: list[Decision] = []
-        for i, t in enumerate(todo):
-            out.append(evaluate(t, budget))
-            if progress is not None:
-                progress(i + 1, total)
-        return out
+        return _run_here(todo, budget, progress)
+    from buraco_log.audit.pool import NoWorkers
+
+    try:
+        return _run_pooled(todo, budget, jobs, progress)
+    except NoWorkers:  # no worker could be started (ulimit -n, ulimit -u): nothing done yet
+        pass  # searched here, once the error (and the half-made pool it holds) is dropped
+    # it was "LOG: Too many open files", exit 2, the log blamed; -j 1 worked. The same
+    # review: every decision has its own seed, whatever process searches it
+    import gc
+
+    gc.collect()
+    return _run_here(todo, budget, progress)
+
+
+def _run_here(todo: list[Task], budget: Budget,
+              progress: Callable[[int, int], None] | None) -> list[Decision]:
+    out: list[Decision] = []
+    for i, t in enumerate(todo):
+        out.append(evaluate(t, budget))
+        if progress is not None:
+            progress(i + 1, len(todo))
+    return out
+
+
+def _run_pooled(todo: list[Task], budget: Budget, jobs: int,
+                progress: Callable[[int, int], None] | None) -> list[Decision]:
     from concurrent.futures import as_completed
 
     from buraco_log.audit.pool import worker_pool
+
+    total = len(todo)
 
     size = max(1, min(8, total // (jobs * 6)))
     chunks = [(i, todo[i:i + size]) for i in range(0, total, size)]

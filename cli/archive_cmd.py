@@ -400,7 +400,7 @@ def _ingest_with_progress(sources: list[str], root: str, jobs: int,
     _archive()  # its waits said
     if not progress_shown():
         return ingest(sources, root, jobs=jobs, require_commitment=require_commitment,
-                      replace_stored=replace_stored)
+                      replace_stored=replace_stored, on_no_pool=_no_pool)
     from rich.console import Console
     from rich.progress import (
         BarColumn,
@@ -422,7 +422,14 @@ def _ingest_with_progress(sources: list[str], root: str, jobs: int,
                        rate=_bar_text(p))
 
         return ingest(sources, root, jobs=jobs, on_progress=update,
-                      require_commitment=require_commitment, replace_stored=replace_stored)
+                      require_commitment=require_commitment, replace_stored=replace_stored,
+                      on_no_pool=_no_pool)
+
+
+def _no_pool(exc: OSError) -> None:
+    """Said when ``-j N``'s workers cannot be started (``ulimit -n``, ``ulimit -u``)."""
+    note(f"worker processes could not be started ({exc.strerror or exc}): the logs are "
+         "checked in this process, as with -j 1")
 
 
 def _bar_text(p: archive.Progress) -> str:

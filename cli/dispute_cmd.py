@@ -1409,7 +1409,7 @@ def _audit_with_progress(files: list[str], workers: int, require_commitment: boo
                          signing: audit.SigningOptions | None = None) -> audit.Verdicts:
     if len(files) < 2 or not _stderr_is_terminal():
         with cyclic_gc() if len(files) > 1 else contextlib.nullcontext():
-            return audit.audit_many(files, workers=workers,
+            return audit.audit_many(files, workers=workers, on_no_pool=_no_pool,
                                     require_commitment=require_commitment, signing=signing)
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
@@ -1421,7 +1421,7 @@ def _audit_with_progress(files: list[str], workers: int, require_commitment: boo
             console=Console(stderr=True), transient=True) as bar:
         task = bar.add_task("audit", total=len(files))
         done: Callable[[audit.Verdict], None] = lambda _v: bar.advance(task)  # noqa: E731
-        return audit.audit_many(files, workers=workers, on_done=done,
+        return audit.audit_many(files, workers=workers, on_done=done, on_no_pool=_no_pool,
                                 require_commitment=require_commitment, signing=signing)
 
 

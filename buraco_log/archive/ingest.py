@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import gc
 import hashlib
+import itertools
 import os
 import signal
 import threading
@@ -364,6 +365,7 @@ def ingest(
     on_progress: Callable[[Progress], None] | None = None,
     require_commitment: bool | None = None,
     replace_stored: bool = True,
+    on_no_pool: Callable[[OSError], None] | None = None,
 ) -> IngestReport:
     """Check every log under ``sources`` and add the good ones to ``archive``.
 
@@ -379,6 +381,10 @@ def ingest(
     ``replace_stored``: a stronger copy (sealed, or more signature records) of a match
     committed before it is stored in place of the archive's copy (:mod:`.replace`); False
     only names it in ``stronger_copies``.
+
+    ``on_no_pool``: told why, when ``jobs`` worker processes cannot be started (no file
+    descriptor left, ``ulimit -n``; no process, ``ulimit -u``): the logs are then checked in
+    this process, as with ``jobs=1`` (and ``report.jobs`` says 1).
     """
     t0 = time.monotonic()
     root = store.create_archive(str(archive))
@@ -555,7 +561,15 @@ def ingest(
                     take(check_chunk(chunk, strict))
                     flush()
             else:
-                _run_pool(chunks(), report.jobs, take, flush, strict)
+                left = _run_pool(chunks(), report.jobs, take, flush, strict)
+                if left is not None:  # no worker could be started: checked here instead
+                    exc, rest = left
+                    if on_no_pool is not None:
+                        on_no_pool(exc)
+                    report.jobs = 1
+                    for chunk in rest:
+                        take(check_chunk(chunk, strict))
+                        flush()
         except KeyboardInterrupt:
             report.interrupted = True  # keep what was checked; any other error aborts the batch
         with _interrupt_after(raise_after=False) as caught:
@@ -789,27 +803,51 @@ def _import_before_fork() -> None:
     pa.array([0])
 
 
-def _run_pool(chunks: Iterable[list[tuple[str, str, int]]], jobs: int,
+_Chunk = list[tuple[str, str, int]]
+
+
+def _run_pool(chunks: Iterable[_Chunk], jobs: int,
               take: Callable[[ChunkOut], None], flush: Callable[[], None],
-              require_commitment: bool) -> None:
+              require_commitment: bool) -> tuple[OSError, Iterable[_Chunk]] | None:
+    """Check ``chunks`` in a pool of ``jobs`` workers. None when done; when the workers
+    cannot be started (:class:`~buraco_log.audit.pool.NoWorkers`, before any chunk was
+    checked), why and the chunks left, for this process to check: it was "DIR: Too many
+    open files", exit 2, under a ``ulimit -n`` that ``-j 1`` worked in."""
+    from buraco_log.audit.pool import NoWorkers
+
     # Bounded in flight: a few chunks per worker, so memory stays flat on huge inputs. The
     # workers die with this process, even by SIGKILL (worker_pool): orphans held the lock.
     after = "batches committed before stay; the rest was not committed"
     _import_before_fork()
-    with worker_pool(jobs, "checking logs", after) as pool:
-        pending: set[Future[ChunkOut]] = set()
-        for chunk in chunks:
-            pending.add(pool.submit(check_chunk_packed, chunk, require_commitment))
-            if len(pending) >= jobs * 3:
+    chunks = iter(chunks)
+    first = next(chunks, None)
+    if first is None:
+        return None
+    pending: set[Future[ChunkOut]] = set()
+    try:
+        with worker_pool(jobs, "checking logs", after) as pool:
+            # the first submit starts every worker: no chunk is checked before it succeeds
+            pending.add(pool.submit(check_chunk_packed, first, require_commitment))
+            for chunk in chunks:
+                pending.add(pool.submit(check_chunk_packed, chunk, require_commitment))
+                if len(pending) >= jobs * 3:
+                    done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                    for fut in done:
+                        take(fut.result().unpack())
+                    flush()
+            while pending:
                 done, pending = wait(pending, return_when=FIRST_COMPLETED)
                 for fut in done:
                     take(fut.result().unpack())
                 flush()
-        while pending:
-            done, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for fut in done:
-                take(fut.result().unpack())
-            flush()
+    except NoWorkers as exc:
+        if pending:  # a worker started later (a start method that starts them one by one)
+            raise
+        why = OSError(exc.errno, exc.strerror)  # not its traceback, which holds the pool
+    else:
+        return None
+    gc.collect()  # the half-made pool's pipes: every file after it was "Too many open files"
+    return why, itertools.chain([first], chunks)
 
 
 def _replace(root: str, report: IngestReport, strict: bool) -> None:

@@ -546,6 +546,7 @@ def audit_many(
     paths: Iterable[AnyPath], *, workers: int = 1,
     on_done: Callable[[Verdict], None] | None = None, require_commitment: bool = False,
     signing: SigningOptions | None = None,
+    on_no_pool: Callable[[OSError], None] | None = None,
 ) -> Verdicts:
     """Audit many logs, in ``workers`` processes; results in the order of ``paths``.
 
@@ -555,6 +556,9 @@ def audit_many(
     holds are the result's ``unmatched`` (and make its ``ok`` False). A worker killed
     mid-batch (SIGKILL, the OOM killer) costs only the log it was on, audited again alone
     (:func:`_audit_in_pools`); the result's ``deaths`` say so (and make its ``ok`` False).
+    Worker processes that cannot be started (``ulimit -n``, ``ulimit -u``): the logs left are
+    audited in this process, as with ``workers=1``, and ``on_no_pool`` is told why (it was
+    an OSError out of this call, "Too many open files", where one process worked).
     """
     if isinstance(paths, str | bytes | os.PathLike):  # audited letter by letter
         raise TypeError(f"audit_many takes a list of paths, not one path ({paths!r}): "
@@ -582,7 +586,22 @@ def audit_many(
         if on_done is not None:
             on_done(v)
 
-    deaths = _audit_in_pools(files, workers, require_commitment, signing, done)
+    from buraco_log.audit.pool import NoWorkers
+
+    why: OSError | None = None
+    try:
+        deaths = _audit_in_pools(files, workers, require_commitment, signing, done)
+    except NoWorkers as exc:  # no pool to be had: this process audits what is left
+        why, deaths = OSError(exc.errno, exc.strerror), []  # not its traceback: the pool
+    if why is not None:
+        import gc
+
+        gc.collect()  # the half-made pool's pipes: each log after was "Too many open files"
+        if on_no_pool is not None:
+            on_no_pool(why)
+        for i, p in enumerate(files):
+            if results[i] is None:
+                done(i, _audit_safely(p, require_commitment, signing))
     finished = Verdicts(v for v in results if v is not None)
     finished.deaths = tuple(deaths)
     finished.unmatched = unmatched_receipts(finished, signing)

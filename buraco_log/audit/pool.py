@@ -55,6 +55,14 @@ class WorkerDied(BuracoLogError, BrokenProcessPool):
     died: tuple[tuple[str, int], ...] = ()
 
 
+class NoWorkers(OSError):
+    """The pool's worker processes could not be started: no file descriptor left for their
+    pipes (``ulimit -n``), no process left (``ulimit -u``), no memory to fork. Nothing was
+    done yet; the caller does the work in its own process (as ``-j 1`` does). It was the
+    bare OSError, which each command blamed on its input ("DIR: Too many open files", exit
+    2, where ``-j 1`` worked). Still an OSError, with the system's errno and words."""
+
+
 class _Board:
     """What each worker of one pool is on, in memory shared with the pool's process: a slot
     a worker, holding its pid and the label of the item it works on (empty between items).
@@ -154,7 +162,10 @@ class _Pool(ProcessPoolExecutor):
     def submit(self, fn: Callable[_P, _T], /, *args: _P.args,
                **kwargs: _P.kwargs) -> Future[_T]:
         with signalmask.held(_HELD):
-            return super().submit(fn, *args, **kwargs)
+            try:
+                return super().submit(fn, *args, **kwargs)
+            except OSError as exc:  # starting the workers (the first submit starts them all)
+                raise NoWorkers(exc.errno, exc.strerror) from exc
 
     def unjam(self) -> None:
         """End every worker, then close this process's end of the result pipe.
@@ -244,6 +255,14 @@ def worker_pool(max_workers: int, doing: str = "the work",
         died.died = tuple((labels.get(pid, ""), code) for pid, code in codes.items()
                           if code not in (-signal.SIGTERM, None, 0))
         raise died from None
+    except NoWorkers:
+        _stop(pool)
+        # the half-made pool's pipes and locks hold descriptors until collected: the work
+        # done in this process instead met "Too many open files" at its every file
+        import gc
+
+        gc.collect()
+        raise
     except BaseException:
         _stop(pool)
         raise

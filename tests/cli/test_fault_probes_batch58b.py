@@ -1,0 +1,70 @@
+"""``-j N`` where file descriptors are short (``ulimit -n 16``, a cron job's or a container's
+limit): ``ingest``, ``review`` and ``audit_many`` do the work in their own process, as ``-j 1``
+does, and say so in one note. Each stopped on "Too many open files" at the start of its pool,
+blamed on its input (exit 2) although ``-j 1`` worked. Slow-marked: a real subprocess each,
+under a real limit."""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.command_line import REPO
+
+GOLDEN = REPO / "tests" / "golden"
+NOTE = ("buraco-log: note: worker processes could not be started (Too many open files): the "
+        "logs are {} in this process, as with -j 1")
+
+
+def _few_descriptors() -> None:
+    resource.setrlimit(resource.RLIMIT_NOFILE, (16, 16))
+
+
+def _start(args: list[object]) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, *map(str, args)], cwd=REPO,
+                            env={**os.environ, "PYTHONPATH": str(REPO)},
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, preexec_fn=_few_descriptors)
+
+
+_AUDIT_MANY = """
+import json, sys
+from buraco_log import audit
+said = []
+verdicts = audit.audit_many(sys.argv[1:], workers=2, on_no_pool=lambda e: said.append(e.strerror))
+print(json.dumps({"ok": [v.ok for v in verdicts], "said": said, "deaths": list(verdicts.deaths)}))
+"""
+
+
+@pytest.mark.slow
+def test_pools_short_of_descriptors_work_in_their_own_process(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for i in range(8):
+        (logs / f"m{i}.log").write_bytes((GOLDEN / "fair-thirteen.log").read_bytes())
+    files = sorted(logs.iterdir())
+    runs = [_start(["-m", "cli", "ingest", "-a", tmp_path / "arch", "-j", "2", "-f", "json",
+                    logs]),
+            _start(["-m", "cli", "review", GOLDEN / "fair-thirteen.log", "--seat", "0",
+                    "--budget", "2", "-j", "2"]),
+            _start(["-c", _AUDIT_MANY, *files])]
+    (ingest_out, ingest_err), (review_out, review_err), (many_out, many_err) = (
+        p.communicate(timeout=300) for p in runs)
+    assert [p.returncode for p in runs] == [0, 0, 0], (ingest_err, review_err, many_err)
+    # it was "LOGS: Too many open files", exit 2, for ingest; "LOG: ..." for review
+    assert ingest_err.splitlines() == [NOTE.format("checked")]
+    report = json.loads(ingest_out)
+    assert report["added"] == 1 and report["duplicates"] == 7 and report["jobs"] == 1
+    alone = subprocess.run([sys.executable, "-m", "cli", "review", GOLDEN / "fair-thirteen.log",
+                            "--seat", "0", "--budget", "2", "-j", "1"], cwd=REPO,
+                           env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True,
+                           text=True, timeout=300)
+    assert review_out == alone.stdout and "Traceback" not in review_err
+    many = json.loads(many_out)  # it was OSError out of audit_many
+    assert many == {"ok": [True] * 8, "said": ["Too many open files"], "deaths": []}
