@@ -616,6 +616,11 @@ def _replay(directory: str, dir_fd: int, path: str, records: list[Record],
                 and any(os.pread(fd, len(r.data), r.offset) != r.data for r in records)
                 and not _continues(path, fd, first)):
             return 0, 0, 0 if _holds_events(path, records) else len(records)
+        # Synced whether or not a byte is written: after a crash of the process alone the
+        # log holds the records' bytes in the page cache, unsynced, and the journal, their only
+        # durable copy, is deleted next (it was synced only where a record was written back:
+        # a power loss soon after the restart lost every move the logs held unsynced).
+        touched = 1
         size = os.fstat(fd).st_size
         for i, record in enumerate(records):
             if not 0 <= record.offset <= size:  # a gap (or before the file): written, it
@@ -625,7 +630,6 @@ def _replay(directory: str, dir_fd: int, path: str, records: list[Record],
             if os.pread(fd, len(record.data), record.offset) != record.data:
                 log._write_all(fd, record.data, record.offset)
                 applied += 1
-                touched = 1
         return applied, 0, 0
     finally:
         try:
