@@ -879,7 +879,7 @@ def query(
                    lambda pid: _temporary_output(output, pid))
     if format is QueryFormat.jsonl and output is None:  # any failure from here: its line
         answer_open(_jsonl_error)
-    with _stopped_by_signal("query", output), \
+    with _stopped_by_signal("query", output, at_once=True), \
             _confined(output, engine is Engine.local and State.own_process):
         if engine is Engine.spark:  # the statement is checked, then run on Spark SQL
             opened: Any = contextlib.nullcontext(archive_spark.query(
@@ -950,13 +950,16 @@ def _write_result(opened: Any, format: QueryFormat, output: Path | None, wide: b
 
 
 @contextlib.contextmanager
-def _stopped_by_signal(command: str, output: Path | None) -> Iterator[Callable[[], None]]:
+def _stopped_by_signal(command: str, output: Path | None, at_once: bool = False
+                       ) -> Iterator[Callable[[], None]]:
     """Ctrl-C (SIGINT), SIGTERM or SIGHUP ends ``command`` with one line and 130, 143 or
     129, and no output file. DuckDB turns the KeyboardInterrupt into ``RuntimeError: Query
     interrupted`` (said as a defect) or an INTERRUPT error (said as the time limit), Py4J
     into its own error: whatever comes out once a signal came, the signal is what is said. A
     second copy (the terminal's and the supervising parent's) is dropped, so the clean-up
-    runs whole; a signal the process was set to ignore stays ignored."""
+    runs whole; a signal the process was set to ignore stays ignored. ``at_once``: a query
+    DuckDB does not stop within :data:`SIGNAL_GRACE` seconds ends the process from the
+    signal's watcher (a `report` runs only its own SQL, and cleans up its pages)."""
     met: list[int] = []
 
     def stop_if_signalled() -> None:
@@ -974,6 +977,25 @@ def _stopped_by_signal(command: str, output: Path | None) -> Iterator[Callable[[
             met.append(signum)
             raise KeyboardInterrupt
 
+    ending = threading.Lock()  # the main thread's end or stuck()'s, never both
+
+    def stuck(signum: int) -> None:
+        """The signal unheeded :data:`SIGNAL_GRACE` seconds on (DuckDB inside a scalar
+        function building one huge value: Ctrl-C took 15 s on a `repeat` of 900 MB): the
+        command ends here, as the main thread would have ended it."""
+        if not ending.acquire(blocking=False):
+            return
+        how, status = said_as(signum)
+        written = "" if output is None else _left_by_signal(output)
+        for leftover in _temporary_output(output, os.getpid()):
+            leftover.unlink(missing_ok=True)
+        # said from a thread of its own, waited for a moment only (as _overrun says it)
+        said = threading.Thread(target=lambda: fail(f"{command}: {how}{written}", status),
+                                daemon=True)
+        said.start()
+        said.join(2.0)
+        _end(status)
+
     # taken over from Python's and from cli.signals' (SIGTERM as Ctrl-C, which knows nothing
     # of DuckDB); one the process was set to ignore stays
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM,
@@ -981,11 +1003,12 @@ def _stopped_by_signal(command: str, output: Path | None) -> Iterator[Callable[[
                 if signal.getsignal(s) in (signal.default_int_handler, signal.SIG_DFL)
                 or getattr(signal.getsignal(s), "__module__", None) == "cli.signals"}
     try:
-        with _interrupting_duckdb():
+        with _interrupting_duckdb(stuck if at_once else None):
             yield stop_if_signalled
     except BaseException:
         if not met:
             raise
+        ending.acquire()  # held by stuck(): it ends the process
         how, status = said_as(met[0])
         written = "" if output is None else _left_by_signal(output)
         fail(f"{command}: {how}{written}", status)  # its status: -f json answers in JSON
@@ -1004,8 +1027,13 @@ def _left_by_signal(output: Path) -> str:
     return f"; nothing was written to {output}"
 
 
+SIGNAL_GRACE = 0.8
+"""Seconds a command interrupted by a signal waits for DuckDB to stop before it ends itself
+(:func:`_interrupting_duckdb`): Ctrl-C is answered within a second."""
+
+
 @contextlib.contextmanager
-def _interrupting_duckdb() -> Iterator[None]:
+def _interrupting_duckdb(stuck: Callable[[int], None] | None = None) -> Iterator[None]:
     """Interrupt this process's DuckDB queries once SIGINT or SIGTERM comes, from a thread
     woken by the signal itself (``signal.set_wakeup_fd``), and again every 50 ms until the
     process ends (it is ending). The Python handler's KeyboardInterrupt did not stop them:
@@ -1013,7 +1041,9 @@ def _interrupting_duckdb() -> Iterator[None]:
     streaming result it never ran the handler at all, so a `report` ran its query to the end
     and a `query` to its time limit (or for ever, with --timeout 0), the signal unheeded. An
     interrupt that comes before a query starts is dropped, hence again. Only while DuckDB is
-    loaded does it do anything (not for Spark)."""
+    loaded does it do anything (not for Spark). ``stuck(signum)`` is called once if DuckDB
+    still runs :data:`SIGNAL_GRACE` seconds after the signal (it heeds no interrupt inside a
+    scalar function building one huge value)."""
     read_end, write_end = os.pipe()
     os.set_blocking(write_end, False)
     try:
@@ -1036,10 +1066,14 @@ def _interrupting_duckdb() -> Iterator[None]:
                 return
             if wanted & set(data):
                 break
+        signum = next(s for s in data if s in wanted)
         views = sys.modules.get("buraco_log.archive.views")
+        late = time.monotonic() + SIGNAL_GRACE
         while views is not None:
             views.interrupt_all()
             time.sleep(0.05)
+            if stuck is not None and time.monotonic() > late:
+                stuck(signum)
 
     threading.Thread(target=watch, name="buraco-log interrupt", daemon=True).start()
     try:

@@ -12,15 +12,19 @@ from __future__ import annotations
 
 import hashlib
 import os
+import signal
 import socket
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from buraco_log.archive import confine, store, views
+from tests.archive.query_started import QUERY_STARTED, wait_for
+from tests.command_line import sigint_default
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -157,3 +161,35 @@ def test_the_output_is_written_beside_the_archive(arch: Path, tmp_path: Path) ->
     assert r.returncode == 1
     assert sorted(p.name for p in arch.parent.iterdir()) == ["arch", "wins.csv"]
     assert _digest(arch) == before
+
+
+# A query DuckDB cannot interrupt for seconds: inside one scalar function building one huge
+# value, an interrupt waits for the whole chunk of rows.
+UNHEEDING = "SELECT length(repeat('x', 500000000)) AS n FROM range(20)"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_ends_a_query_within_a_second_inside_a_scalar_function(
+        arch: Path, tmp_path: Path, sig: signal.Signals) -> None:
+    """Ctrl-C (or SIGTERM) on a query inside `repeat` of 500 MB, with no time limit: one line
+    and 130 (143) within about a second, no output file and no temporary one (before: DuckDB
+    took the interrupt only when the function returned, 15 s and more on; with --timeout 0,
+    the command ran until then)."""
+    marker, out = tmp_path / "started", tmp_path / "out" / "n.csv"
+    out.parent.mkdir()
+    p = subprocess.Popen([sys.executable, "-c", QUERY_STARTED, str(marker), "query", str(arch),
+                          UNHEEDING, "--timeout", "0", "--memory-limit", "2GB", "-f", "csv",
+                          "-o", str(out)], cwd=REPO, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, preexec_fn=sigint_default)
+    wait_for(marker, p)
+    time.sleep(1.5)  # inside the first repeat
+    assert p.poll() is None
+    sent = time.monotonic()
+    p.send_signal(sig)
+    _, err = p.communicate(timeout=120)
+    took = time.monotonic() - sent
+    assert p.returncode == (130 if sig == signal.SIGINT else 143), err
+    assert took < 3.0, f"{took:.1f} s after the signal"
+    assert len(err.strip().splitlines()) == 1 and "nothing was written" in err, err
+    assert list(out.parent.iterdir()) == []
