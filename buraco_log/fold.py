@@ -211,6 +211,8 @@ def _fold_one(directory: str, match: str, records: list[journal.Record],
         return _refused(path, f"the log cannot be read: {exc.message}", exc.seq)
     missing = sorted(seq for seq in wanted if seq >= log.FIRST_SEQ + held)
     if not missing:
+        if not dry_run:  # the journal, their only durable copy maybe, is removed next
+            _sync(path)
         return FoldedLog(path=path, action="held")
     first = log.FIRST_SEQ + held
     if missing[0] != first or missing[-1] != first + len(missing) - 1:
@@ -244,6 +246,16 @@ def _disagree(have: ev.AnyEvent, want: ev.AnyEvent) -> str:
     ids = (getattr(have, "match_id", None), getattr(want, "match_id", None))
     which = f" (match {ids[0]!r}, the journal's {ids[1]!r})" if None not in ids else ""
     return f"the log and the journal disagree: the log's {mine} is another one{which}"
+
+
+def _sync(path: str) -> None:
+    """Make the log at ``path`` durable (a copy made by ``cp``, or bytes a killed recorder
+    wrote, may be in the page cache alone)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOFOLLOW)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _first_gap(seqs: list[int]) -> int:
