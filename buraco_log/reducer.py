@@ -490,6 +490,20 @@ class _Table:
         problem = self.emptying_problem(side, "meld") or self.emptying_problem(side, "discard")
         return problem[1] if problem else None
 
+    def top_set_limited(self, seat: int) -> tuple[int, ...] | None:
+        """For a refused must-use-top pickup's message: a new set of the top card and cards of
+        the hand that ``max_sets_per_rank`` alone refuses (the side has its sets of that rank),
+        or None. A referee told only "cannot use the top" looks at the pair in the hand."""
+        r = self.rules
+        if r is None or not r.max_sets_per_rank:
+            return None
+        top = self.pile[-1]
+        side = self.sides[seat]
+        for cards in meld_options([*self.hands[seat], top], r, self.readings, top):
+            if top in cards and self.set_limit_reached(side, cards):
+                return cards
+        return None
+
     def top_uses(self, seat: int, first: bool = False) -> list[tuple[int | None, tuple[int, ...]]]:
         """Every way the seat could use the pile's top card right after taking the pile:
         ``(meld id, cards)`` for a lay-off, ``(None, cards)`` for a new meld; the cards hold
@@ -850,12 +864,16 @@ class _Table:
                 )
             if self.must_use_top and not self.can_take_top(seat):
                 blocked = self.top_blocked(seat)
+                limited = None if blocked else self.top_set_limited(seat)
                 raise self.fail(
                     ev,
                     "pile.must_use_top",
                     f"{self.who(seat)} cannot use the top {self.card} {self.fmt((ev.top,))} "
                     + (f"without being left with no {self.card} to throw ({blocked})" if blocked
-                       else f"with two {self.card}s from the hand or on a meld"),
+                       else f"with two {self.card}s from the hand or on a meld"
+                       + (f" ({self.fmt(limited)} would be one set of that "
+                          f"{meld_words(self.rules)['rank'] if self.rules else 'rank'} too many)"
+                          if limited else "")),
                     seat,
                     (ev.top,),
                 )
@@ -902,17 +920,19 @@ class _Table:
                             cards) from None
         limit = self.rules.max_sets_per_rank if self.rules else 0
         if reading.kind == "set" and limit:
-            same = sum(
-                1
-                for m in self.melds[side]
-                if m.kind == "set" and _set_rank(m.cards) == reading.rank
-            )
-            if same >= limit:
+            same = [m for m in self.melds[side]
+                    if m.kind == "set" and _set_rank(m.cards) == reading.rank]
+            if len(same) >= limit:
+                # The sets named, as a referee asks which one (`003`: "Não pode baixar dois
+                # jogos de trincas do mesmo valor"): the cards may go on it instead.
+                word = meld_words(self.rules)["rank"] if self.rules else "rank"
+                have = "a set" if len(same) == 1 else f"{len(same)} sets"
+                where = ", ".join(f"meld {m.id}: {self.fmt(m.cards)}" for m in same)
                 raise self.fail(
                     ev,
                     "meld.second_set_of_rank",
-                    f"{self.who(seat)}: the side already has a set of that "
-                    f"{meld_words(self.rules)['rank'] if self.rules else 'rank'}",
+                    f"{self.who(seat)}: the side already has {have} of that {word} ({where}); "
+                    f"at most {limit} set{'s' if limit > 1 else ''} of one {word}",
                     seat,
                     cards,
                 )

@@ -94,7 +94,9 @@ def test_one_set_per_rank_when_the_pile_top_must_be_used() -> None:
     s.draw().meld("7c 7d 7s").discard("9c")
     s.draw().discard("7d")
     s.take_pile()
-    refused(s, "meld.second_set_of_rank", (), "meld", "7h 7c 7d")
+    # the refusal names the set the side has, where the 7♦ may go instead
+    refused(s, "meld.second_set_of_rank", ("a set of that rank (meld 0: 7c 7d 7s)",
+                                           "at most 1 set of one rank"), "meld", "7h 7c 7d")
     refused(s, "pile.must_use_top", ("7d",), "discard", "3c")
     s.layoff(0, "7d").discard("3c")
 
@@ -110,7 +112,10 @@ def test_a_wild_on_top_whose_only_use_is_a_second_set_cannot_be_taken(limit: int
     s.draw().meld("7c 7d 2c").discard("9c")
     s.draw().discard("JK")
     if limit:
-        refused(s, "pile.must_use_top", ("JK",), "take_pile")
+        # the refusal names the meld that would be one set too many: the pair in the hand
+        # would use the joker but for the limit
+        refused(s, "pile.must_use_top", ("JK", "(7h 7s JK would be one set of that rank too "
+                                         "many)"), "take_pile")
         s.draw()  # the stock instead
         return
     s.take_pile().meld("7s 7h JK").discard("3c")
