@@ -209,6 +209,10 @@ def ingest(
     master: Annotated[str | None, typer.Option(help=MASTER_HELP, show_default=False)] = None,
     conf: Annotated[list[str] | None, typer.Option(help=CONF_HELP, metavar="KEY=VALUE",
                                                    show_default=False)] = None,
+    progress: Annotated[bool | None, typer.Option(
+        "--progress/--no-progress",
+        help="Progress on stderr: a bar on a terminal, plain lines elsewhere (a cron job's "
+        "log, CI; default: only when stderr is a terminal, not TERM=dumb).")] = None,
 ) -> None:
     """Check logs fully and add the good ones to an archive; refused logs go to its errors."""
     if archive_dir.exists() and not archive_dir.is_dir():  # the user's slip, not a finding
@@ -237,7 +241,7 @@ def ingest(
             else:
                 report = _ingest_with_progress([str(s) for s in sources], str(archive_dir),
                                                jobs or _jobs_default(), require_commitment,
-                                               not keep_stored_copies)
+                                               not keep_stored_copies, progress)
         except KeyboardInterrupt:  # before anything was checked (the lock, a clean-up):
             # said alike for Ctrl-C (it was the bare "interrupted" every command says)
             how, status = stopped_by(met)
@@ -394,32 +398,24 @@ def _end(status: int) -> None:
 
 def _ingest_with_progress(sources: list[str], root: str, jobs: int,
                           require_commitment: bool | None,
-                          replace_stored: bool = True) -> archive.IngestReport:
+                          replace_stored: bool = True,
+                          show: bool | None = None) -> archive.IngestReport:
+    """``ingest``, with its progress on stderr where ``show`` (None: on a terminal): a bar,
+    or plain lines where no bar can be drawn (``--progress`` in a cron job's log)."""
     from buraco_log.archive import ingest
 
     _archive()  # its waits said
-    if not progress_shown():
+    if not (progress_shown() if show is None else show):
         return ingest(sources, root, jobs=jobs, require_commitment=require_commitment,
                       replace_stored=replace_stored, on_no_pool=_no_pool)
-    from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeRemainingColumn,
-    )
+    from cli.progress import progress
 
-    with Progress(TextColumn("ingest"), BarColumn(), MofNCompleteColumn(),
-                  TextColumn("{task.fields[rate]}"), TimeRemainingColumn(),
-                  console=Console(stderr=True), transient=True) as bar:
-        task = bar.add_task("ingest", total=None, rate="")
+    with progress("ingest", "logs", None, rate=True) as shown:
 
         def update(p: archive.Progress) -> None:
             # Every file found is one step: checked, or skipped once hashed (already stored,
             # refused before, a copy, unreadable).
-            bar.update(task, total=p.found, completed=p.done + p.hashed - p.files,
-                       rate=_bar_text(p))
+            shown(p.done + p.hashed - p.files, p.found, _bar_text(p))
 
         return ingest(sources, root, jobs=jobs, on_progress=update,
                       require_commitment=require_commitment, replace_stored=replace_stored,

@@ -1062,6 +1062,11 @@ def audit_cmd(
         "or after an earlier event (then a note says where). Catches an unsigned log edited "
         "with its chain recomputed. One log only.", show_default=False)] = None,
     cards: CardsOpt = Cards.letters,
+    progress: Annotated[bool | None, typer.Option(
+        "--progress/--no-progress",
+        help="Progress of several logs on stderr: a bar on a terminal, plain lines elsewhere "
+        "(a cron job's log, CI; default: only when stderr is a terminal, not TERM=dumb).")
+    ] = None,
 ) -> None:
     """Audit logs: integrity, deal provenance, legality, scoring. Exit 1 if anything is found.
 
@@ -1122,13 +1127,14 @@ def audit_cmd(
                        err=True)
     workers = jobs if jobs > 0 else min(8, os.cpu_count() or 1)
     workers = min(workers, max(1, len(files) // 4))
+    show = _stderr_is_terminal() if progress is None else progress
     aliases = audit.same_files(files)
     single = len(paths) == 1 and not paths[0].is_dir()  # a FIFO given by name is one log too
     if not single and not (signing is not None and signing.receipts):
         # each verdict as it is ready (a receipt no log holds needs the whole batch)
         raise typer.Exit(_stream_batch(files, workers, required, signing, aliases,
-                                       as_json=format is Format.json, quiet=quiet))
-    batch = _audit_with_progress(files, workers, required, signing)
+                                       as_json=format is Format.json, quiet=quiet, show=show))
+    batch = _audit_with_progress(files, workers, required, signing, show)
     verdicts = [_stdin_notes(v) for v in _with_aliases(batch, aliases)]
     if continues is not None:
         verdicts[0] = _with_continuation(verdicts[0], continues, as_json=format is Format.json)
@@ -1188,7 +1194,7 @@ def audit_cmd(
 
 def _stream_batch(files: list[str], workers: int, required: bool,
                   signing: audit.SigningOptions | None, aliases: dict[str, str], *,
-                  as_json: bool, quiet: bool) -> int:
+                  as_json: bool, quiet: bool, show: bool) -> int:
     """Audit a batch writing each verdict as it is ready, in the order of ``files``, then the
     summary line (table); the exit status (the worst entry's, as the whole batch gives it)."""
     from cli.audit_batch import AGAIN, SameMatch, stream
@@ -1202,7 +1208,7 @@ def _stream_batch(files: list[str], workers: int, required: bool,
             again[v.path] = "NOT STARTED" if v.not_started else "OK"
 
     names = SameMatch(aliases)
-    with _progress(len(files)) as advance, cyclic_gc():
+    with _progress(len(files), show) as advance, cyclic_gc():
         verdicts = (_stdin_notes(names(v)) for v in audit.audit_iter(
             files, workers=workers, require_commitment=required, signing=signing,
             deaths=deaths, on_no_pool=_no_pool))
@@ -1224,24 +1230,22 @@ def _no_pool(exc: OSError) -> None:
 
 
 @contextlib.contextmanager
-def _progress(total: int) -> Iterator[Callable[[audit.Verdict], audit.Verdict]]:
-    """A bar of the logs on a terminal's stderr (the verdicts print above it), else nothing:
-    a function each verdict passes through."""
-    if not _stderr_is_terminal():
+def _progress(total: int, show: bool) -> Iterator[Callable[[audit.Verdict], audit.Verdict]]:
+    """Progress of the logs on stderr when ``show``: a bar on a terminal (the verdicts print
+    above it), else plain lines (``--progress`` in a cron job's log: there was no way to
+    have any); a function each verdict passes through."""
+    if not show:
         yield lambda v: v
         return
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+    from cli.progress import progress
 
-    from buraco_log import watch
-
-    with watch.watching(None), Progress(
-            "audit", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-            console=Console(stderr=True), transient=True) as bar:
-        task = bar.add_task("audit", total=total)
+    with progress("audit", "logs", total) as update:
+        done = 0
 
         def advance(v: audit.Verdict) -> audit.Verdict:
-            bar.advance(task)
+            nonlocal done
+            done += 1
+            update(done)
             return v
 
         yield advance
@@ -1406,21 +1410,14 @@ def _receipt_json(held: HeldReceipt) -> dict[str, Any]:
 
 
 def _audit_with_progress(files: list[str], workers: int, require_commitment: bool,
-                         signing: audit.SigningOptions | None = None) -> audit.Verdicts:
-    if len(files) < 2 or not _stderr_is_terminal():
-        with cyclic_gc() if len(files) > 1 else contextlib.nullcontext():
-            return audit.audit_many(files, workers=workers, on_no_pool=_no_pool,
-                                    require_commitment=require_commitment, signing=signing)
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+                         signing: audit.SigningOptions | None = None,
+                         show: bool = False) -> audit.Verdicts:
+    with _progress(len(files), show and len(files) > 1) as advance, \
+            cyclic_gc() if len(files) > 1 else contextlib.nullcontext():
 
-    from buraco_log import watch
+        def done(v: audit.Verdict) -> None:
+            advance(v)
 
-    with watch.watching(None), cyclic_gc(), Progress(  # a bar of the logs: none of each log's
-            "audit", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),  # own read
-            console=Console(stderr=True), transient=True) as bar:
-        task = bar.add_task("audit", total=len(files))
-        done: Callable[[audit.Verdict], None] = lambda _v: bar.advance(task)  # noqa: E731
         return audit.audit_many(files, workers=workers, on_done=done, on_no_pool=_no_pool,
                                 require_commitment=require_commitment, signing=signing)
 

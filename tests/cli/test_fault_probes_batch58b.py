@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.command_line import REPO
+from tests.command_line import REPO, run_all
 
 GOLDEN = REPO / "tests" / "golden"
 NOTE = ("buraco-log: note: worker processes could not be started (Too many open files): the "
@@ -68,3 +68,46 @@ def test_pools_short_of_descriptors_work_in_their_own_process(tmp_path: Path) ->
     assert review_out == alone.stdout and "Traceback" not in review_err
     many = json.loads(many_out)  # it was OSError out of audit_many
     assert many == {"ok": [True] * 8, "said": ["Too many open files"], "deaths": []}
+
+
+# -- progress for a batch run off a terminal, and its exit status ---------------------------
+
+def _folder(d: Path, *names: str) -> Path:
+    d.mkdir()
+    for i, name in enumerate(names):
+        (d / f"m{i}.log").write_bytes((GOLDEN / name).read_bytes())
+    return d
+
+
+@pytest.mark.slow
+def test_batch_commands_take_progress_as_lines_on_stderr_off_a_terminal(tmp_path: Path) -> None:
+    logs = _folder(tmp_path / "logs", *["fair-thirteen.log"] * 12)
+    runs = run_all(["audit", "-q", "--progress", logs], ["audit", "-q", logs],
+                   ["ingest", "-a", tmp_path / "a1", "--progress", "-j", "1", logs],
+                   ["audit", "-q", "--no-progress", logs], checkout=True)
+    assert [r.code for r in runs] == [0, 0, 0, 0], [r.err for r in runs]
+    audited, plain, ingested, none = runs
+    # `audit DIR` had no --progress: a cron job's log had no sign of life for an hour
+    lines = audited.err.splitlines()
+    assert lines[0] == "buraco-log: progress: audit: 0/12 logs (0%)"
+    assert lines[-1].startswith("buraco-log: progress: audit: 12/12 logs (100%), ")
+    assert all(line.startswith("buraco-log: progress: audit: ") for line in lines)
+    assert "\r" not in audited.err and "\x1b" not in audited.err  # lines, not a bar
+    assert audited.out == plain.out and plain.err == none.err == ""  # stdout: the data alone
+    said = ingested.err.splitlines()
+    assert said and all(line.startswith("buraco-log: progress: ingest: ") for line in said)
+    assert said[-1].startswith("buraco-log: progress: ingest: 12/12 logs (100%)")
+
+
+@pytest.mark.slow
+def test_a_batch_s_exit_status_tells_clean_findings_and_unreadable_apart(tmp_path: Path) -> None:
+    clean = _folder(tmp_path / "clean", "fair-thirteen.log", "burako.log")
+    # a changed record: a finding of audit and of verify (which checks no rule)
+    found = _folder(tmp_path / "found", "fair-thirteen.log", "tampered.log")
+    unread = _folder(tmp_path / "unread", "fair-thirteen.log", "tampered.log")
+    (unread / "m2.blog").write_bytes(b"BLOG" + b"\x00" * 3)  # begins like a log, is none
+    runs = run_all(*[["audit", "-q", "-f", "json", d] for d in (clean, found, unread)],
+                   *[["verify", *sorted(d.iterdir())] for d in (clean, found, unread)],
+                   checkout=True)
+    assert [r.code for r in runs] == [0, 1, 2, 0, 1, 2], [r.err for r in runs]
+    assert all("Traceback" not in r.err for r in runs)
