@@ -31,7 +31,7 @@ from buraco_log.events import (
     PileTaken,
     WentOut,
 )
-from buraco_log.melds import MeldError, read_meld
+from buraco_log.melds import MeldError, meld_words, read_meld
 from buraco_log.reducer import _Table
 from buraco_log.rules import Rules
 from buraco_log.state import State
@@ -329,9 +329,14 @@ def pile_options(state: State) -> PileOptions:
     uses = tuple(PileUse(m, cards) for m, cards in t.top_uses(seat))
     if uses:
         return answer(True, f"its top {t.card} can be used in {len(uses)} way(s)", uses)
+    # A new set the rules' one-set-a-rank limit alone refuses is named: the hand holds a pair
+    # of the top card, and a referee asks why it may not take the pile with it.
+    limited = t.top_set_limited(seat)
     return answer(
         False,
         f"its top {t.card} cannot be used: on none of the side's melds, alone or with "
         f"{t.card}s of the hand, and in no new meld with two {t.card}s of the hand (without "
-        "leaving the player unable to discard)",
+        "leaving the player unable to discard)"
+        + (f"; {t.fmt(limited)} would be one set of that {meld_words(r)['rank']} too many"
+           if limited else ""),
     )

@@ -10,6 +10,7 @@ import pytest
 
 from buraco_log.cards import parse_cards
 from buraco_log.melds import MeldError, read_meld
+from buraco_log.moves import pile_options
 from buraco_log.rules import derive
 from tests.scenario import Scenario, refused
 from tests.spec_points import spec_points
@@ -116,6 +117,9 @@ def test_a_wild_on_top_whose_only_use_is_a_second_set_cannot_be_taken(limit: int
         # would use the joker but for the limit
         refused(s, "pile.must_use_top", ("JK", "(7h 7s JK would be one set of that rank too "
                                          "many)"), "take_pile")
+        answer = pile_options(s.state)  # what a referee asks: "could they take the pile?"
+        assert not answer.may_take and answer.reason.endswith(
+            "; 7h 7s JK would be one set of that rank too many"), answer.reason
         s.draw()  # the stock instead
         return
     s.take_pile().meld("7s 7h JK").discard("3c")
