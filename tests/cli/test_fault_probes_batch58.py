@@ -276,3 +276,19 @@ def test_query_cut_short_says_so_inside_its_answer(archive: Path) -> None:
     assert [json.loads(line)["error"]["exit_status"] for line in unknown.out.splitlines()] == [1]
     assert csv_.out == "" and csv_.lines[-1].startswith("buraco-log: error: query:")
     assert whole.out == '{"v": 1}\n'  # a whole answer takes no such line
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("fmt", "signum", "status"), [("jsonl", signal.SIGINT, 130),
+                                                      ("json", signal.SIGTERM, 143)])
+def test_query_stopped_while_its_reader_is_behind_ends_with_the_error(
+        archive: Path, fmt: str, signum: int, status: int) -> None:
+    code, out, err = _stopped_while_stdout_is_full(
+        ["query", archive, "SELECT i FROM range(50000000) t(i)", "-f", fmt, "--timeout", "0"],
+        signum)
+    assert code == status and "Traceback" not in err, err
+    # json: it was the rows, cut; jsonl: a row cut in half, then nothing
+    rows = (json.loads(out) if fmt == "json" else
+            [json.loads(line) for line in out.splitlines()])  # every line whole
+    assert rows[-1]["error"]["exit_status"] == status
+    assert rows[:-1] == [{"i": i} for i in range(len(rows) - 1)] and len(rows) > 1
