@@ -90,6 +90,9 @@ def fold(directory: str | os.PathLike[str], *, dry_run: bool = False) -> FoldRep
                              path=directory, kind="filetype")
     dir_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
+        if not (journal.generations(directory, dir_fd=dir_fd)
+                or journal.generations(directory, unfolded=True, dir_fd=dir_fd)):
+            return FoldReport(directory=directory, dry_run=dry_run)  # (no lock file made)
         lock_fd = _take_lock(directory, dir_fd, dry_run)
         try:
             return _fold(directory, dir_fd, dry_run)
