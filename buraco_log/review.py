@@ -309,6 +309,7 @@ def review_events(
     progress: Callable[[int, int], None] | None = None,
     seqs: Collection[int] | None = None,
     partial: bool = False,
+    on_no_pool: Callable[[OSError], None] | None = None,
 ) -> Review:
     """Review every decision of ``seat`` in ``events`` (a whole match or a prefix).
 
@@ -318,7 +319,8 @@ def review_events(
     :class:`~buraco_log.errors.IllegalMoveError` before any search, unless ``partial``: then
     the decisions before it are reviewed and ``note`` says where the review stops. A wrong
     recorded score is no move: the review goes on with the recomputed one, and ``note`` names
-    it."""
+    it. ``jobs`` worker processes that cannot be started (``ulimit -n``): the decisions are
+    searched in this process, the same review, and ``on_no_pool`` is told why."""
     if not events or not isinstance(events[0], MatchStarted):
         raise ReplayError("the log does not start with a match start", seq=0)
     start = events[0]
@@ -345,7 +347,7 @@ def review_events(
         note = "; ".join(filter(None, (
             f"{said}; the review goes on with the recomputed score"
             f"{'s' if len(wrong) > 1 else ''}", note)))
-    decisions = _run(todo, budget, jobs, progress)
+    decisions = _run(todo, budget, jobs, progress, on_no_pool)
     moves: list[ReviewedMove] = []
     for task, d in zip(todo, decisions, strict=True):
         if len(d.evaluations) > 1:
@@ -409,7 +411,8 @@ def _recomputed(events: Sequence[AnyEvent]) -> tuple[
 
 
 def _run(todo: list[Task], budget: Budget, jobs: int,
-         progress: Callable[[int, int], None] | None) -> list[Decision]:
+         progress: Callable[[int, int], None] | None,
+         on_no_pool: Callable[[OSError], None] | None = None) -> list[Decision]:
     total = len(todo)
     if progress is not None:
         progress(0, total)
@@ -419,13 +422,16 @@ def _run(todo: list[Task], budget: Budget, jobs: int,
 
     try:
         return _run_pooled(todo, budget, jobs, progress)
-    except NoWorkers:  # no worker could be started (ulimit -n, ulimit -u): nothing done yet
-        pass  # searched here, once the error (and the half-made pool it holds) is dropped
-    # it was "LOG: Too many open files", exit 2, the log blamed; -j 1 worked. The same
-    # review: every decision has its own seed, whatever process searches it
+    except NoWorkers as exc:  # no worker could be started (ulimit -n, ulimit -u): nothing
+        why = OSError(exc.errno, exc.strerror)  # done yet; not its traceback: the pool
+    # searched here, the half-made pool dropped: it was "LOG: Too many open files", exit 2,
+    # the log blamed, where -j 1 worked. The same review: every decision has its own seed,
+    # whatever process searches it
     import gc
 
     gc.collect()
+    if on_no_pool is not None:
+        on_no_pool(why)
     return _run_here(todo, budget, progress)
 
 

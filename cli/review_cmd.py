@@ -180,7 +180,7 @@ def review(
                 result = _with_progress(events, seat, b, seed, threshold, jobs, partial)
             else:
                 result = review_events(events, seat, budget=b, seed=seed, threshold=threshold,
-                                       jobs=jobs, partial=partial)
+                                       jobs=jobs, partial=partial, on_no_pool=_no_pool)
     except KeyboardInterrupt:
         how, status = stopped_by(met)
         raise fail(f"{path}: {how} during the search: no review was written", status,
@@ -308,9 +308,15 @@ def _with_progress(events: Sequence[AnyEvent], seat: int, b: Budget, seed: str,
 
     with progress("review", "decisions", None) as update:
         return review_events(events, seat, budget=b, seed=seed, threshold=threshold,
-                             jobs=jobs, progress=update, partial=partial)
+                             jobs=jobs, progress=update, partial=partial, on_no_pool=_no_pool)
 
 
 def register(app: typer.Typer) -> None:
     """Add ``review`` to the top level of ``app``."""
     app.command("review")(review)
+
+
+def _no_pool(exc: OSError) -> None:
+    """Said when ``-j N``'s workers cannot be started (``ulimit -n``, ``ulimit -u``)."""
+    typer.echo(f"buraco-log: note: worker processes could not be started ({exc.strerror or exc}"
+               "): the decisions are searched in this process, as with -j 1", err=True)
