@@ -367,7 +367,7 @@ def stdin_logs(kwargs: dict[str, Any]) -> Iterator[dict[str, str]]:
             # random bytes open with "{" or "#" one time in a hundred: JSON Lines are read on
             # only if their first line is UTF-8 (the reader names a bad one from the head)
             if (jsonl and _utf8_line(head)) or head.startswith(MAGIC):
-                _copy_stdin(source, f, as_json=wants_json(kwargs))
+                _copy_stdin(source, f, head, as_json=wants_json(kwargs), jsonl=jsonl)
         names[name] = "<stdin>"
         for key in wanted:
             value = kwargs[key]
@@ -401,14 +401,26 @@ MAX_STDIN: Final = 1024 * 1024 * 1024
 """The most read from standard input as a log (a match log is well under a megabyte)."""
 
 
-def _copy_stdin(source: Any, out: Any, *, as_json: bool) -> None:
+def _copy_stdin(source: Any, out: Any, head: bytes, *, as_json: bool,
+                jsonl: bool = False) -> None:
+    """The rest of standard input after ``head`` (already written to ``out``)."""
+    from buraco_log.jsonl import MAX_LINE
+
     total = out.tell()
+    line = len(head) - head.rfind(b"\n") - 1  # bytes of the last line so far
     while block := source.read(_STDIN_BLOCK):
         total += len(block)
         if total > MAX_STDIN:  # an endless stream: stop, do not fill the disk
             raise fail(f"<stdin>: more than {MAX_STDIN // 2**20:,} MiB on standard input; "
                        "save the log to a file and give its path", EXIT_USAGE, as_json=as_json)
         out.write(block)
+        end = block.rfind(b"\n")
+        line = line + len(block) if end < 0 else len(block) - end - 1
+        if jsonl and line > MAX_LINE + 2:
+            # the JSON Lines reader refuses this line, naming it, from its first MAX_LINE + 2
+            # bytes and reads nothing after it: a line of no end (`{` then an endless stream)
+            # was copied to a gigabyte (7 s, and a gigabyte of memory where /tmp is tmpfs)
+            return
 
 
 class _Renaming(io.TextIOBase):

@@ -66,3 +66,49 @@ def test_review_of_a_log_with_a_gigabyte_line_names_it_in_bounded_memory(
         f"buraco-log: error: {path}, byte {first}, line 2, seq 0: the log is damaged before its "
         "first event (limit: line longer than 1048576 bytes): no event is intact, nothing to "
         "review [log.limit]"]
+
+
+@pytest.mark.slow
+def test_a_json_line_of_no_end_on_standard_input_is_refused_from_its_first_megabytes() -> None:
+    """`verify -` fed `{` then an endless stream: the line is refused as the reader refuses
+    it in a file, once its first MAX_LINE + 2 bytes are in; it was copied on to a gigabyte
+    (7 s, a gigabyte of /tmp: of memory where /tmp is tmpfs), then refused as too much input,
+    exit 2, never naming the line."""
+    import threading
+
+    proc = subprocess.Popen([sys.executable, "-m", "cli.main", "verify", "-"],
+                            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, cwd=REPO,
+                            env=dict(os.environ, PYTHONPATH=str(REPO)))
+    sent = [0]
+
+    def feed() -> None:
+        assert proc.stdin is not None
+        block = b"a" * (1 << 20)
+        try:
+            proc.stdin.write(b'{"log": "buraco-log", "version": 2}\n{"t": "ms", "match_id": "')
+            while sent[0] < 4 << 30:  # more than any copy would take: it stops reading
+                proc.stdin.write(block)
+                sent[0] += len(block)
+        except (BrokenPipeError, ValueError):
+            pass
+
+    said: list[bytes] = []
+    feeder = threading.Thread(target=feed, daemon=True)
+    feeder.start()
+    try:
+        assert proc.stderr is not None
+        said.append(proc.stderr.read())  # to its end: the process has exited
+        proc.wait(timeout=30)
+    finally:
+        proc.kill()
+        proc.wait()
+    feeder.join(5)
+    for pipe in (proc.stdin, proc.stderr):
+        if pipe is not None:
+            pipe.close()
+    err = said[0]
+    assert proc.returncode == 1, err
+    assert err.decode().splitlines() == [
+        "buraco-log: error: <stdin>, line 2, seq 0: line longer than 1048576 bytes [log.limit]"]
+    assert sent[0] < 64 << 20
