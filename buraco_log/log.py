@@ -727,6 +727,7 @@ class Reader:
         ``torn_timeout`` seconds (the log removed, or renamed away: nothing will be appended
         to it that a writer acknowledges) ends it with an error of kind ``io``.
         """
+        self._end = None  # it reads on, past the size the log had when a read began
         last = time.monotonic()
         torn_since: tuple[float, int, int] | None = None  # (when, offset, file size) unlocked
         gone_since: float | None = None

@@ -24,21 +24,20 @@ REPO = Path(__file__).resolve().parents[2]
 def test_a_log_appended_to_while_read_is_read_as_it_was_when_reading_began(
         tmp_path: Path) -> None:
     path = tmp_path / "m.blog"
-    events = sample_events(40)
+    events = sample_events(24)
     with log.Writer(path, validate=False) as w:
-        for event in events[:20]:
+        for event in events[:12]:
             w.append(event)  # a record each
         with log.Reader(path) as reader:
             read = []
             for _, evs in reader.segments():
                 read += evs
                 if len(read) == 1:  # a writer appends while the reader is between records
-                    for event in events[20:]:
-                        w.append(event)
+                    w.append_many(events[12:])
             info = reader.info
-    assert [e.seq for e in read] == list(range(20))
-    assert info.events == 20 and info.torn is None
-    assert log.verify(path).events == 40  # the next read sees the records appended
+    assert [e.seq for e in read] == list(range(12))
+    assert info.events == 12 and info.torn is None
+    assert log.verify(path).events == 24  # the next read sees the records appended
 
 
 def test_a_record_cut_by_the_size_at_the_start_is_read_whole(tmp_path: Path) -> None:
@@ -103,3 +102,15 @@ def test_convert_of_a_log_a_batch_import_appends_to_ends(tmp_path: Path) -> None
     with open(out, "rb") as f:
         assert sum(1 for _ in f) == converted + 2  # the first and end lines
 
+
+
+def test_a_reader_that_read_the_log_then_follows_it_reads_what_was_appended(
+        tmp_path: Path) -> None:
+    path = tmp_path / "m.blog"
+    events = sample_events(8)
+    with log.Writer(path, validate=False) as w:
+        w.append_many(events[:4])
+        with log.Reader(path) as reader:
+            assert [e.seq for _, evs in reader.segments() for e in evs] == [0, 1, 2, 3]
+            w.append_many(events[4:])
+            assert [e.seq for e in reader.follow(poll=0.001, idle_timeout=0.05)] == [4, 5, 6, 7]
