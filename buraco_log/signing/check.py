@@ -139,6 +139,7 @@ def check(
     started_at = start.at if start is not None else None
 
     verified: bool | None = None
+    proven: int | None = None  # the last seq a trusted signature of the site's vouches for
     if signatures:
         if key_id is None:
             problems.append(Problem(
@@ -173,6 +174,8 @@ def check(
             else:
                 for signed in signatures:
                     why = keyring.check(signed, started_at)
+                    if why is None and (signed.key_id, signed.match_id) == (key_id, match_id):
+                        proven = signed.seq  # the site's word for the events up to here
                     if why is not None:
                         verified = False
                         # a later signature by a revoked or unknown key is that, as the
@@ -215,7 +218,8 @@ def check(
                               version=version, keyring=keyring, match_id=match_id,
                               key_id=key_id, started_at=started_at,
                               complete_read=complete_read if read_past is None
-                              else read_past.to_end, past=read_past, torn=torn)
+                              else read_past.to_end, past=read_past, torn=torn,
+                              proven=proven)
     return Signing(key_id=key_id, signatures=len(signatures), last_signed_seq=last_signed,
                    verified=verified, receipts=len(receipts), required=required,
                    signers=_signers(signatures)), problems
@@ -410,7 +414,7 @@ def _receipts(events: Sequence[ev.AnyEvent], receipts: Sequence[HeldReceipt], *,
               version: int, keyring: Keyring | None, match_id: str | None,
               key_id: str | None, started_at: int | None,
               complete_read: bool = True, past: ReadPast | None = None,
-              torn: bool = False) -> list[Problem]:
+              torn: bool = False, proven: int | None = None) -> list[Problem]:
     problems: list[Problem] = []
     # events read past a break in the chain: said with every comparison made with them
     read = ("" if past is None else f"; the log's events were read on past the break in its "
@@ -536,6 +540,15 @@ def _receipts(events: Sequence[ev.AnyEvent], receipts: Sequence[HeldReceipt], *,
             where = (f"seq {since + 1} to {r.seq} was changed after the site signed it; the "
                      f"log still matches {_named(agreed[since])}" if since is not None
                      else f"seq 0 to {r.seq} was changed after the site signed it")
+            if (past is not None and proven is not None and proven < r.seq
+                    and r.key_id == key_id and (since is None or proven > since)):
+                # An edit that left the site's signature records in place breaks the chain at
+                # the first after it, and those before it verify: the change lies after the
+                # last (it said "seq 0 to 40" where the integrity note said "after seq 29").
+                # Not of a log whose chain holds: its keeper may hold the key and have signed
+                # the edit anew, the change before its last signature.
+                where = (f"seq {proven + 1} to {r.seq} was changed after the site signed it; "
+                         f"the site's own signature after seq {proven} in the log verifies")
             problems.append(Problem(
                 "sign.receipt_changed",
                 f"{_named(held)} does not match the log: an event in {where}; "

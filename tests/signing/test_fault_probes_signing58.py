@@ -21,13 +21,13 @@ pytest.importorskip("cryptography")
 from buraco_log import jsonl, log
 from buraco_log.audit import SigningOptions, audit_many, settings
 from buraco_log.audit.diff import diff_events
-from buraco_log.events import MatchStarted
+from buraco_log.events import AnyEvent, MatchStarted
 from buraco_log.safetext import apart, lookalike
 from buraco_log.signing.check import HeldReceipt, load_receipts
 from buraco_log.signing.keys import Signer, SigningError, load_keyring, load_signer
 from buraco_log.signing.record import Receipt, receipt_json
 from tests.command_line import run_all
-from tests.signing.helpers import audit, held, match, ring, write_signed
+from tests.signing.helpers import audit, held, match, ring, write_signed, write_signed_by
 
 SITE = Signer.generate()
 NOTE = "signing: the log holds no signature"  # audit.NO_SIGNATURE_NOTE
@@ -237,3 +237,38 @@ def test_a_config_file_others_may_write_is_refused(tmp_path: Path) -> None:
         # it was read, and its keys trusted
         assert "a config file that others may write (mode 0666)" in str(caught.value)
         assert f"chmod o-w {config}" in str(caught.value)
+
+
+# -- where the change lies, by the log's own signatures ---------------------------------------
+
+
+def _noted(events: list[AnyEvent], seq: int) -> list[AnyEvent]:
+    return [msgspec.structs.replace(e, note="edited") if e.seq == seq else e for e in events]
+
+
+def test_a_receipt_says_the_change_lies_after_the_sites_last_signature_that_verifies(
+        tmp_path: Path) -> None:
+    events = match(key_id=SITE.key_id)[:45]
+    site = tmp_path / "site.blog"
+    receipts = write_signed(site, events, SITE, batch=10, receipts_at=[40])  # signs 9, 19, ...
+    copy = tmp_path / "site.jsonl"
+    jsonl.binary_to_jsonl(site, copy)
+    # the keeper edits seq 33 in the JSON Lines copy and leaves the site's signature lines
+    lines = copy.read_text().splitlines()
+    at = next(i for i, line in enumerate(lines) if '"seq":33}' in line)
+    lines[at] = lines[at].replace('"seq":33}', '"seq":33,"note":"edited"}')
+    edited = tmp_path / "edited.jsonl"
+    edited.write_text("\n".join(line for line in lines if '"log": "end"' not in line) + "\n")
+    found = [f for f in audit(edited, ring(SITE), [held(receipts[40])]).findings
+             if f.rule == "sign.receipt_changed"]
+    assert len(found) == 1, found
+    # it said "an event in seq 0 to 40", where the integrity note said "after seq 29"
+    assert "an event in seq 30 to 40 was changed after the site signed it; the site's own " \
+           "signature after seq 29 in the log verifies" in found[0].message, found[0].message
+    # Not so of a log whose chain holds: a keeper who holds the key can sign the edit anew,
+    # and its last signature (seq 29) verifies with the change (seq 10) before it.
+    kept = write_signed_by(tmp_path / "kept.blog", _noted(events, 10),
+                           {9: SITE, 19: SITE, 29: SITE})
+    found = [f for f in audit(kept, ring(SITE), [held(receipts[40])]).findings
+             if f.rule == "sign.receipt_changed"]
+    assert len(found) == 1 and "an event in seq 0 to 40 was changed" in found[0].message, found
