@@ -222,9 +222,10 @@ CHEATS = [
     )),
     Cheat("reordered_bytes", _reordered_bytes, (
         (61, "log.seq", "found a record starting at seq 71"),
-        # read on past the break (each record's checksum holds): the receipt shows the edit
-        (120, "sign.receipt_changed", "an event in seq 41 to 120 was changed after the site "
-         "signed it"),
+        # read on past the break (each record's checksum holds): the receipt shows the edit,
+        # after the site's own signatures that still verify (seq 60)
+        (120, "sign.receipt_changed", "an event in seq 61 to 120 was changed after the site "
+         "signed it; the site's own signature after seq 60 in the log verifies"),
     )),
     Cheat("reordered_resigned", _reordered_resigned, (
         (120, "sign.receipt_changed", CHANGED_41_120),
