@@ -431,6 +431,9 @@ def _receipts(events: Sequence[ev.AnyEvent], receipts: Sequence[HeldReceipt], *,
                and (keyring is None or verdict(h.receipt.signed_head()) is None)]
     agreed = {h.receipt.seq: h for h in genuine if heads.get(h.receipt.seq) is not None
               and heads[h.receipt.seq].hex() == h.receipt.head.lower()}
+    if proven is not None and any(h.receipt.seq <= proven and h.receipt.seq not in agreed
+                                  and h.receipt.seq in heads for h in genuine):
+        proven = None  # a receipt it covers disagrees: the site signed this history anew
     for held in sorted(receipts, key=lambda h: h.receipt.seq):
         r = held.receipt
         if events and r.match_id != match_id:  # no event: nothing says which match it was

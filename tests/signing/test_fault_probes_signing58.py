@@ -246,19 +246,23 @@ def _noted(events: list[AnyEvent], seq: int) -> list[AnyEvent]:
     return [msgspec.structs.replace(e, note="edited") if e.seq == seq else e for e in events]
 
 
+def _edited_at_33(signed: Path, edited: Path) -> Path:
+    """``signed`` as JSON Lines with seq 33 edited and the signature lines left in place."""
+    copy = edited.with_suffix(".copy.jsonl")
+    jsonl.binary_to_jsonl(signed, copy)
+    lines = copy.read_text().splitlines()
+    at = next(i for i, line in enumerate(lines) if '"seq":33}' in line)
+    lines[at] = lines[at].replace('"seq":33}', '"seq":33,"note":"edited"}')
+    edited.write_text("\n".join(line for line in lines if '"log": "end"' not in line) + "\n")
+    return edited
+
+
 def test_a_receipt_says_the_change_lies_after_the_sites_last_signature_that_verifies(
         tmp_path: Path) -> None:
     events = match(key_id=SITE.key_id)[:45]
     site = tmp_path / "site.blog"
-    receipts = write_signed(site, events, SITE, batch=10, receipts_at=[40])  # signs 9, 19, ...
-    copy = tmp_path / "site.jsonl"
-    jsonl.binary_to_jsonl(site, copy)
-    # the keeper edits seq 33 in the JSON Lines copy and leaves the site's signature lines
-    lines = copy.read_text().splitlines()
-    at = next(i for i, line in enumerate(lines) if '"seq":33}' in line)
-    lines[at] = lines[at].replace('"seq":33}', '"seq":33,"note":"edited"}')
-    edited = tmp_path / "edited.jsonl"
-    edited.write_text("\n".join(line for line in lines if '"log": "end"' not in line) + "\n")
+    receipts = write_signed(site, events, SITE, batch=10, receipts_at=[19, 40])  # signs 9, 19
+    edited = _edited_at_33(site, tmp_path / "edited.jsonl")
     found = [f for f in audit(edited, ring(SITE), [held(receipts[40])]).findings
              if f.rule == "sign.receipt_changed"]
     assert len(found) == 1, found
@@ -272,3 +276,12 @@ def test_a_receipt_says_the_change_lies_after_the_sites_last_signature_that_veri
     found = [f for f in audit(kept, ring(SITE), [held(receipts[40])]).findings
              if f.rule == "sign.receipt_changed"]
     assert len(found) == 1 and "an event in seq 0 to 40 was changed" in found[0].message, found
+    # Nor when a receipt those signatures cover disagrees: the keeper signed seq 10's edit
+    # anew, then broke the chain after seq 29 to point past it.
+    resigned = tmp_path / "resigned.blog"
+    write_signed(resigned, _noted(events, 10), SITE, batch=10)
+    edited = _edited_at_33(resigned, tmp_path / "resigned.jsonl")
+    found = [f for f in audit(edited, ring(SITE), [held(receipts[19]), held(receipts[40])]
+                              ).findings if f.rule == "sign.receipt_changed"]
+    assert [f.seq for f in found] == [19, 40], found
+    assert "an event in seq 0 to 40 was changed" in found[1].message, found
