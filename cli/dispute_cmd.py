@@ -1554,6 +1554,8 @@ def explain(
     hold is a usage error (exit 2), whatever else the log holds."""
     _cards_as(cards)
     try:
+        # the whole log, held: the deal's provenance (of a hand start, or the deal behind an
+        # illegal event) reads the seeds and deals of every hand before it
         events, warning = load_events(path, ignore_integrity, at)  # as audit.explain reads it
         # one replay for the explanation and the note (two doubled the time on a long log);
         # none for a seq the log does not hold, refused at once as before

@@ -410,6 +410,9 @@ def audit_log(path: AnyPath, *, require_commitment: bool = False,
     come back as findings. ``verdict.ok`` is True when there are none.
     """
     path = path_text(path)  # a bytes path names the file, not "b'...'"
+    # The whole log is held (130-170 bytes an event), where `show` and `replay` stream it: the
+    # deals' provenance, the signatures' chain heads, the sheet past an illegal event and the
+    # notes each read the events again.
     events, integrity, signed = read_log_signed(path)
     verdict = audit_events(events, integrity, path, require_commitment=require_commitment,
                            signed=signed, signing=signing)

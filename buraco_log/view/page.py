@@ -354,6 +354,8 @@ def build_page(events: Sequence[AnyEvent], *, seat: int | None = None, at: int |
         head = LogHead("", head.events if head is not None else len(events))
     elif head is None:
         head = LogHead(head_digest(events), len(events))
+    # every event held, and a frame of each: the page draws them all (`buraco-log view` refuses
+    # a log of more than 100,000 events: a page of a million was 142 MB)
     tl = Timeline(events)
     tiles = tl.style == "tiles"  # a table drawn in tiles (Burako): its rules said in tiles
     found = list(banners)
