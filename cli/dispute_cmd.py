@@ -26,6 +26,7 @@ from buraco_log.errors import BuracoLogError, LogFormatError, ReplayError
 from buraco_log.events import AnyEvent, MatchStarted
 from buraco_log.forensic import Salvage, read_anyway
 from buraco_log.log import FIRST_SEQ
+from buraco_log.safetext import lookalike, quoted
 from buraco_log.signing.check import HeldReceipt
 from buraco_log.signing.keys import SigningError
 from buraco_log.timeline import (
@@ -1146,8 +1147,19 @@ def audit_cmd(
     if orphans:  # the match's log is missing, or cut so that no event names its match
         held = orphans[0]
         more = len(orphans) - 1
-        orphan = (f"{held.source}: the receipt is for match {held.receipt.match_id!r}, which "
+        # a log whose match id looks the same (NFC/NFD, a zero-width space) is named with
+        # both written escaped: "for match 'café', which none of the logs holds" beside a
+        # log of match 'café' read as a contradiction
+        alike = next((v for v in verdicts if v.match_id is not None
+                      and lookalike(held.receipt.match_id, v.match_id)), None)
+        theirs = (repr(held.receipt.match_id) if alike is None or alike.match_id is None
+                  else quoted(held.receipt.match_id, alike.match_id)[0])
+        orphan = (f"{held.source}: the receipt is for match {theirs}, which "
                   "none of the logs audited holds"
+                  + ("" if alike is None or alike.match_id is None else
+                     f" ({alike.path} holds match "
+                     f"{quoted(held.receipt.match_id, alike.match_id)[1]}, another id that "
+                     "looks the same)")
                   + (f" (and {more} more receipt{'s' if more > 1 else ''} for matches no log "
                      "holds)" if more else ""))
     if html is not None and not _not_a_log(verdicts[0].integrity):
