@@ -285,3 +285,29 @@ def test_a_receipt_says_the_change_lies_after_the_sites_last_signature_that_veri
                               ).findings if f.rule == "sign.receipt_changed"]
     assert [f.seq for f in found] == [19, 40], found
     assert "an event in seq 0 to 40 was changed" in found[1].message, found
+
+
+@pytest.mark.slow
+def test_a_receipt_no_log_holds_names_a_log_whose_match_id_looks_the_same(
+        tmp_path: Path) -> None:
+    path, receipt = _renamed(tmp_path, "cafe\u0301")
+    events = [msgspec.structs.replace(e, note="x") if e.seq == 5 else e
+              for e in log.read_events(path)]
+    changed = tmp_path / "logs" / "changed.blog"  # not the receipt's match renamed: changed too
+    changed.parent.mkdir()
+    with log.Writer(changed, batched=True) as w:
+        for event in events:
+            w.append(event)
+    other = tmp_path / "logs" / "other.blog"
+    write_signed(other, match("other", key_id=SITE.key_id)[:30], SITE, batch=300)
+    keys = tmp_path / "site.pub"
+    keys.write_bytes(msgspec.json.encode(SITE.public()))
+    keys.chmod(0o644)
+    receipt_file = tmp_path / "r20.json"
+    receipt_file.write_bytes(receipt_json(receipt.receipt))
+    r, = run_all(["audit", changed, other, "--keys", keys, "--receipt", receipt_file])
+    assert r.code == 1
+    # it said "the receipt is for match 'café', which none of the logs audited holds"
+    assert r.err.strip().endswith(
+        f"the receipt is for match 'caf\\xe9', which none of the logs audited holds ({changed} "
+        "holds match 'cafe\\u0301', another id that looks the same)"), r.err
