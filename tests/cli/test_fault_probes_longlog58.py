@@ -60,9 +60,11 @@ def test_audit_html_of_a_log_past_the_limit_writes_no_page_and_says_so(
         "many for one page; `buraco-log view LOG --max-events N` writes it all the same)\n")
 
 
+@pytest.mark.slow  # Python's JSON encoder under tracemalloc: 1-6 s on 2 loaded cores
 def test_json_output_is_written_into_one_buffer_not_a_list_of_every_piece() -> None:
     # `show -f json` of a long match: json.dumps with an indent joined a list of every piece,
-    # 8.7 times the text here (4.7 now; 300 MB for the 50 MB summary of 20 million events)
+    # 8.7 times the text here (4.7 now: the buffer joins its pieces every 100,000; 300 MB
+    # for the 50 MB summary of 20 million events)
     obj = [{"hand": i, "scores": [i, -i], "went_out": None} for i in range(10_000)]
     tracemalloc.start()
     try:
