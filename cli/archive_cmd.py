@@ -876,7 +876,7 @@ def query(
     if format is QueryFormat.jsonl and output is None:  # any failure from here: its line
         answer_open(_jsonl_error)
     with _stopped_by_signal("query", output, at_once=True), \
-            _confined(output, engine is Engine.local and State.own_process):
+            _confined(output, archive_dir, engine is Engine.local and State.own_process):
         if engine is Engine.spark:  # the statement is checked, then run on Spark SQL
             opened: Any = contextlib.nullcontext(archive_spark.query(
                 str(archive_dir), sql, archive_spark.master_or(master, threads), settings,
@@ -1106,9 +1106,10 @@ def _overrun(timeout: float, output: Path | None, as_json: bool) -> None:
 
 
 @contextlib.contextmanager
-def _confined(output: Path | None, confining: bool) -> Iterator[None]:
+def _confined(output: Path | None, archive_dir: Path, confining: bool) -> Iterator[None]:
     """With ``confining`` (the query's own child, before DuckDB starts its threads), let the
-    kernel refuse this process every file write but ``output``'s, and every TCP connection
+    kernel refuse this process every file write but ``output``'s, every read outside the
+    archive and the code it runs (:func:`_libraries`), and every TCP connection
     (:mod:`buraco_log.archive.confine`, Linux Landlock; nothing where there is none). The
     threads running already (the signal watcher's) stay free, and run no SQL. A renamed
     output's temporary file is made now, so that a rule can name that one file (one on its
@@ -1139,7 +1140,7 @@ def _confined(output: Path | None, confining: bool) -> Iterator[None]:
                 # the rename over the old output: a name made and one removed, no file written
                 dirs.append((str(tmp.parent), confine.MAKE_REG | confine.REMOVE_FILE))
         try:
-            confine.confine(dirs, files)
+            confine.confine(dirs, files, [str(archive_dir), *_libraries()])
         except OSError as exc:  # Landlock there but refusing: the sandbox's other walls
             note(f"query: the kernel's confinement could not be set ({exc.strerror}); the "
                  "query runs in DuckDB's sandbox alone")
@@ -1147,6 +1148,28 @@ def _confined(output: Path | None, confining: bool) -> Iterator[None]:
     finally:
         if tmp is not None:
             tmp.unlink(missing_ok=True)
+
+
+# What a query's process reads besides the archive: the system's libraries, time zones and
+# locales (beneath /usr and /lib), what the kernel shows (/proc, /sys, /dev), and the loader's
+# cache and the local time zone of /etc, of which nothing else is read
+SYSTEM_READS = ("/usr", "/lib", "/lib32", "/lib64", "/proc", "/sys", "/dev",
+                "/etc/ld.so.cache", "/etc/localtime")
+
+
+def _libraries() -> list[str]:
+    """Where this process reads code from: Python's prefixes (its standard library and
+    site-packages), the folder of each package already imported (or the file of a module),
+    wherever it lies (a checkout, an editable install; not the directory the command was run
+    from), and :data:`SYSTEM_READS`."""
+    found = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+    for name, module in list(sys.modules.items()):
+        path = getattr(module, "__file__", None)
+        if not isinstance(path, str) or "." in name:
+            continue  # a submodule lies in its top package's folder
+        package = getattr(module, "__path__", None)
+        found.add(os.path.dirname(path) if package is not None else path)
+    return sorted(found) + list(SYSTEM_READS)
 
 
 def _temporary_output(output: Path | None, pid: int) -> list[Path]:

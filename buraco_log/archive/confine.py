@@ -1,4 +1,5 @@
-"""Confine a query's process with Linux Landlock: no file written but the ones named, no TCP.
+"""Confine a query's process with Linux Landlock: no file written but the ones named, none
+read outside the places named, no TCP.
 
 DuckDB's sandbox lets a query open the archive's committed files, and DuckDB has no
 read-only form of ``allowed_paths``: a ``COPY ... TO`` a committed file's path (with
@@ -7,7 +8,8 @@ file, whatever its mode. The statement check refuses every form of it known, but
 list of what is refused. Here the kernel holds the line instead, for the whole process and
 every thread it starts later: it may write, create, remove or rename nothing in the file
 system (what is open already stays writable: standard output, the readers' lock), but for
-the places given (the command's output), and open no TCP connection, nor listen.
+the places given (the command's output), read nothing but beneath the places given (the
+archive, Python's and the system's libraries), and open no TCP connection, nor listen.
 
 Linux 5.13 and later with Landlock enabled; elsewhere :func:`confine` does nothing and says
 so (the statement check and DuckDB's settings remain). Call it while the process has one
@@ -73,21 +75,24 @@ def _libc() -> ctypes.CDLL | None:
 
 
 def confine(writable_dirs: Iterable[tuple[str, int]] = (),
-            writable_files: Iterable[str] = ()) -> bool:
+            writable_files: Iterable[str] = (), readable: Iterable[str] | None = None) -> bool:
     """Forbid this process (and the threads and processes it starts from now on) every
     change to the file system and every TCP connect or bind, but, beneath each directory of
     ``writable_dirs``, the changes its access bits grant (:data:`MAKE_REG`, ...), and writing
-    each file of ``writable_files``. Irreversible. Returns whether the kernel took it (False:
-    no Landlock here; nothing changed). A directory or file that does not exist is skipped.
-    Raises OSError where Landlock is there but refused the ruleset."""
+    each file of ``writable_files``; with ``readable``, every read of a file or listing of a
+    directory too, but of those paths (each file, or beneath each directory). Irreversible.
+    Returns whether the kernel took it (False: no Landlock here; nothing changed). A path that
+    does not exist is skipped. Raises OSError where Landlock is there but refused the
+    ruleset."""
     version = abi()
     if version < 1:
         return False
     libc = _libc()
     assert libc is not None
     writes = WRITES_ABI1 | (REFER if version >= 2 else 0) | (TRUNCATE if version >= 3 else 0)
+    reads = 0 if readable is None else READ_FILE | READ_DIR
     net = NET_BIND_TCP | NET_CONNECT_TCP if version >= 4 else 0
-    attr = _RulesetAttr(writes, net)
+    attr = _RulesetAttr(writes | reads, net)
     size = ctypes.sizeof(_RulesetAttr) if version >= 4 else 8  # ABI 1-3 know only the first
     ruleset = libc.syscall(_SYS_CREATE, ctypes.byref(attr), ctypes.c_size_t(size),
                            ctypes.c_uint32(0))
@@ -96,6 +101,7 @@ def confine(writable_dirs: Iterable[tuple[str, int]] = (),
     try:
         rules = [(d, bits & writes) for d, bits in writable_dirs]
         rules += [(f, FILE_WRITES & writes) for f in writable_files]
+        rules += [(r, reads if os.path.isdir(r) else READ_FILE) for r in readable or ()]
         for path, bits in rules:
             _allow(libc, ruleset, path, bits)
         if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:

@@ -19,9 +19,9 @@ def open_query(*args, **kwargs):
 archive.open_query = open_query
 # the query's process may write its output alone (confine): and the marker's directory
 real_confine = confine.confine
-def confined(dirs=(), files=()):
+def confined(dirs=(), files=(), readable=None):
     return real_confine([*dirs, (str(marker.parent), confine.MAKE_REG | confine.WRITE_FILE)],
-                        files)
+                        files, readable)
 confine.confine = confined
 sys.argv = ["buraco-log", *sys.argv[2:]]
 from cli.entry import run

@@ -1,12 +1,13 @@
 """The query's process confined by the kernel (Linux Landlock): what the statement check
-refuses, the kernel refuses too, should the check ever let a statement through.
+and DuckDB's settings refuse, the kernel refuses too, should either ever let one through.
 
 DuckDB's sandbox lets a query open the committed files, with no read-only form of it: a
 ``COPY ... TO`` a committed file's path overwrote it wherever the process could write it
 (root can, whatever the file's mode), held back by the statement check alone, a list of what
 is refused. Each probe here takes the check away (a stand-in for a hole in it) and finds the
-archive unchanged, no file written outside it and no TCP connection made. Without Landlock
-(an older kernel, not Linux) they skip."""
+archive unchanged, no file written outside it, none read outside it, and no TCP connection
+made. Without Landlock (an older kernel, not Linux) they skip. A signal to a query inside a
+function DuckDB cannot interrupt is answered within a second."""
 
 from __future__ import annotations
 
@@ -143,6 +144,29 @@ def test_query_makes_no_tcp_connection(arch: Path) -> None:
         with pytest.raises(TimeoutError):
             server.accept()[0].close()
     assert r.returncode == 1 and "connect: Permission denied" in r.stderr, r.stderr
+
+
+@pytest.mark.slow
+def test_query_reads_no_file_outside_the_archive(arch: Path, tmp_path: Path) -> None:
+    """The query's process, the statement check taken away and a read of a file outside the
+    archive tried in its place (a file of the user's, and one of /etc), reads neither
+    (before: it read them), and the query then runs as ever."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text("s3cr3t\n")
+    extra = ("def check(sql):\n"
+             f"    for path in ({str(secret)!r}, '/etc/passwd'):\n"
+             "        try:\n"
+             "            open(path).read()\n"
+             "        except OSError as exc:\n"
+             "            print(path, exc.strerror, file=sys.stderr)\n"
+             "        else:\n"
+             "            print(path, 'read', file=sys.stderr)\n"
+             "views.check_sql = check\n")
+    r = _unchecked("query", str(arch), "SELECT count(*) AS n FROM matches", "-f", "csv",
+                   extra=extra)
+    assert f"{secret} Permission denied" in r.stderr, r.stderr
+    assert "/etc/passwd Permission denied" in r.stderr, r.stderr
+    assert r.returncode == 0 and r.stdout == "n\n3\n", r.stderr
 
 
 @pytest.mark.slow
