@@ -905,7 +905,7 @@ class _Table:
         if check and self.pile_top is not None and self.pile_top not in cards:
             self.check_top_kept(ev, seat)
         if check and len(rest) < 2:
-            self.check_remaining(ev, seat, rest, reading.canastra is not None)
+            self.check_remaining(ev, seat, rest, reading.canastra is not None, reading)
         self.hands[seat] = rest
         melds.append(Meld(len(melds), side, cards, reading.kind, reading.canastra, seat))
         self.meld_readings[side].append(reading)
@@ -974,7 +974,7 @@ class _Table:
         if check and self.pile_top is not None and self.pile_top not in add:
             self.check_top_kept(ev, seat)  # §4 before §7, as for a new meld
         if check and len(rest) < 2:
-            self.check_remaining(ev, seat, rest, reading.canastra is not None)
+            self.check_remaining(ev, seat, rest, reading.canastra is not None, reading)
         self.hands[seat] = rest
         self.melds[side][i] = Meld(old.id, side, cards, reading.kind, reading.canastra, old.laid_by)
         self.meld_readings[side][i] = reading
@@ -1045,13 +1045,13 @@ class _Table:
             self.emptied_by = "discard"
 
     def check_remaining(self, ev: Event, seat: int, rest: list[int],
-                        new_canastra: bool = False) -> None:
+                        new_canastra: bool = False, made: Reading | None = None) -> None:
         """Laying down may empty the hand only when that is allowed, and may leave a single
         card only when discarding it would be allowed: nobody is left without a discard.
         ``rest``: the cards the move leaves in hand. ``new_canastra``: the cards laid make a
-        canastra (they count for the side)."""
+        canastra (they count for the side). ``made``: the meld the move makes or grows."""
         if not rest:
-            self.check_emptying(ev, seat, "meld", new_canastra)
+            self.check_emptying(ev, seat, "meld", new_canastra, made)
         elif len(rest) == 1:
             problem = self.emptying_problem(self.sides[seat], "discard", new_canastra)
             if problem:
@@ -1060,20 +1060,41 @@ class _Table:
                     ev,
                     problem[0],
                     f"{self.who(seat)} would keep one {self.card} that cannot be discarded "
-                    f"({self.fmt((rest[0],))}): {problem[1]}",
+                    f"({self.fmt((rest[0],))}): {self.with_set_hint(seat, problem, made)}",
                     seat,
                 )
+
+    def with_set_hint(self, seat: int, problem: tuple[str, str], made: Reading | None) -> str:
+        """A refusal for want of a canastra, with the long sets that are none under rules whose
+        canastras are runs (`mega`, `003`: "Canastra - Jogo de sete cartas ou mais em sequencia
+        do mesmo naipe"): a referee shown seven kings on the table asks where the canastra is.
+        Only for a refusal's message (probes never build it)."""
+        r = self.rules
+        if r is None or r.canastra_from_sets or not problem[0].endswith(".needs_canastra"):
+            return problem[1]
+        size = r.canastra_size
+        long_sets = [f"meld {m.id}, {len(m.cards)} {self.card}s"
+                     for m in self.melds[self.sides[seat]]
+                     if m.kind == "set" and len(m.cards) >= size]
+        if made is not None and made.kind == "set" and made.size >= size:
+            long_sets.append(f"the set laid now, {made.size} {self.card}s")
+        if not long_sets:
+            return problem[1]
+        return (f"{problem[1]} (under these rules a canastra is a run, and no set is one: "
+                f"{'; '.join(long_sets)})")
 
     def check_turn_end(self, ev: Event, seat: int) -> None:
         problem = self.turn_end_problem(seat)
         if problem:
             raise self.fail(ev, problem[0], f"{self.who(seat)}: {problem[1]}", seat)
 
-    def check_emptying(self, ev: Event, seat: int, by: str, new_canastra: bool = False) -> None:
+    def check_emptying(self, ev: Event, seat: int, by: str, new_canastra: bool = False,
+                       made: Reading | None = None) -> None:
         problem = self.emptying_problem(self.sides[seat], by, new_canastra)
         if problem:
             raise self.fail(
-                ev, problem[0], f"{self.who(seat)} may not empty the hand: {problem[1]}", seat
+                ev, problem[0], f"{self.who(seat)} may not empty the hand: "
+                f"{self.with_set_hint(seat, problem, made)}", seat
             )
 
     def on_morto_taken(self, ev: MortoTaken, check: bool) -> None:

@@ -62,8 +62,16 @@ def test_mega_seven_kings_are_no_canastra_and_leave_no_card_to_throw() -> None:
     without one, so the jacks that would keep only the 9♦ to throw are refused."""
     s = mega_to_the_morto()
     assert s.state.melds[0][1].canastra is None
-    refused(s, "go_out.needs_canastra", ("9d",), "meld", "Jd Jh Js")
+    # the refusal says why the seven kings on the table are none (a referee asks)
+    refused(s, "go_out.needs_canastra", ("9d", "a canastra is a run, and no set is one: meld 1, "
+                                         "7 cards"), "meld", "Jd Jh Js")
     s.discard("9d")  # the jacks kept: the turn ends as usual
+    # a set of seven laid by the refused move itself is named too
+    t = Scenario("mega", hands={0: MEGA_HAND}, mortos={0: "Jc Jd Jh Js Jc Jd Jh 9d 4c 5c 6c"},
+                 stock="7h", upcard="Td")
+    t.draw().meld("3h 4h 5h 6h 7h").meld(KINGS).morto(direct=True).meld("4c 5c 6c")
+    refused(t, "go_out.needs_canastra", ("meld 1, 7 cards; the set laid now, 7 cards",),
+            "meld", "Jc Jd Jh Js Jc Jd Jh")
 
 
 def test_mega_with_sets_as_canastras_goes_out_on_seven_kings() -> None:
