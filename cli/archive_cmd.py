@@ -1119,7 +1119,8 @@ def _confined(output: Path | None, archive_dir: Path, confining: bool) -> Iterat
     if not confining:
         yield
         return
-    from buraco_log.archive import confine
+    # imported now, while their folders can be read wherever they lie (_libraries)
+    from buraco_log.archive import confine, views  # noqa: F401
 
     dirs: list[tuple[str, int]] = []
     files: list[str] = []
@@ -1159,17 +1160,25 @@ SYSTEM_READS = ("/usr", "/lib", "/lib32", "/lib64", "/proc", "/sys", "/dev",
 
 def _libraries() -> list[str]:
     """Where this process reads code from: Python's prefixes (its standard library and
-    site-packages), the folder of each package already imported (or the file of a module),
-    wherever it lies (a checkout, an editable install; not the directory the command was run
-    from), and :data:`SYSTEM_READS`."""
+    site-packages), each entry of ``sys.path`` that holds a module already imported (a user's
+    site-packages: `pip install --user`), the folder of each package already imported (or
+    the file of a module) wherever it lies (an editable install), and
+    :data:`SYSTEM_READS`. Not the directory the command runs in (``sys.path``'s '')."""
     found = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+    files: list[str] = []
     for name, module in list(sys.modules.items()):
         path = getattr(module, "__file__", None)
         if not isinstance(path, str) or "." in name:
             continue  # a submodule lies in its top package's folder
-        package = getattr(module, "__path__", None)
-        found.add(os.path.dirname(path) if package is not None else path)
-    return sorted(found) + list(SYSTEM_READS)
+        files.append(path)
+        found.add(os.path.dirname(path) if hasattr(module, "__path__") else path)
+    for entry in {os.path.abspath(e) for e in sys.path if e}:
+        if any(f.startswith(os.path.join(entry, "")) for f in files):
+            found.add(entry)
+    found = {p for p in found if os.path.isabs(p)}  # not "<frozen>", "<stdin>"
+    # one rule for a folder and what lies beneath it
+    return sorted(p for p in found if not any(p.startswith(os.path.join(q, ""))
+                                              for q in found)) + list(SYSTEM_READS)
 
 
 def _temporary_output(output: Path | None, pid: int) -> list[Path]:
