@@ -404,10 +404,11 @@ MAX_STDIN: Final = 1024 * 1024 * 1024
 def _copy_stdin(source: Any, out: Any, head: bytes, *, as_json: bool,
                 jsonl: bool = False) -> None:
     """The rest of standard input after ``head`` (already written to ``out``)."""
-    from buraco_log.jsonl import MAX_LINE
+    from buraco_log.jsonl import MAX_LINE, MAX_SKIPPED
 
     total = out.tell()
     line = len(head) - head.rfind(b"\n") - 1  # bytes of the last line so far
+    quiet = _quiet_lines(head, 0)
     while block := source.read(_STDIN_BLOCK):
         total += len(block)
         if total > MAX_STDIN:  # an endless stream: stop, do not fill the disk
@@ -416,11 +417,30 @@ def _copy_stdin(source: Any, out: Any, head: bytes, *, as_json: bool,
         out.write(block)
         end = block.rfind(b"\n")
         line = line + len(block) if end < 0 else len(block) - end - 1
-        if jsonl and line > MAX_LINE + 2:
-            # the JSON Lines reader refuses this line, naming it, from its first MAX_LINE + 2
-            # bytes and reads nothing after it: a line of no end (`{` then an endless stream)
-            # was copied to a gigabyte (7 s, and a gigabyte of memory where /tmp is tmpfs)
+        quiet = _quiet_lines(block, quiet)
+        # the JSON Lines reader refuses a line longer than MAX_LINE, or more than MAX_SKIPPED
+        # blank or comment lines in a row, naming the line, from what is copied by then, and
+        # reads nothing after it: such a stream (`{` or `#` lines without end) was copied on
+        # to a gigabyte (4 to 7 s, and a gigabyte of memory where /tmp is tmpfs)
+        if jsonl and (line > MAX_LINE + 2 or quiet > MAX_SKIPPED + _QUIET_SLACK):
             return
+
+
+_CONTENT_LINE: Final = re.compile(rb"^[ \t\r\f\v]*[^#\s]", re.MULTILINE)
+_QUIET_SLACK: Final = 1024
+"""Lines counted as blank or comment lines that may not be: one a block, where a block cuts a
+line whose rest starts with a blank or ``#`` (at most 1024 blocks: MAX_STDIN)."""
+
+
+def _quiet_lines(block: bytes, before: int) -> int:
+    """How many lines in a row end blank or a comment at the end of ``block``, ``before`` of
+    them before it: the newlines after the start of its last line of content."""
+    last = None
+    for match in _CONTENT_LINE.finditer(block):
+        last = match
+    if last is None:
+        return before + block.count(b"\n")
+    return max(block.count(b"\n", last.end()) - 1, 0)  # not the content line's own end
 
 
 class _Renaming(io.TextIOBase):

@@ -68,12 +68,9 @@ def test_review_of_a_log_with_a_gigabyte_line_names_it_in_bounded_memory(
         "review [log.limit]"]
 
 
-@pytest.mark.slow
-def test_a_json_line_of_no_end_on_standard_input_is_refused_from_its_first_megabytes() -> None:
-    """`verify -` fed `{` then an endless stream: the line is refused as the reader refuses
-    it in a file, once its first MAX_LINE + 2 bytes are in; it was copied on to a gigabyte
-    (7 s, a gigabyte of /tmp: of memory where /tmp is tmpfs), then refused as too much input,
-    exit 2, never naming the line."""
+def _endless(first: bytes, block: bytes) -> tuple[int, str, int]:
+    """`verify -` fed ``first`` then ``block`` again and again (up to 4 GiB, more than any
+    copy takes): its exit status, its standard error and how many bytes it was sent."""
     import threading
 
     proc = subprocess.Popen([sys.executable, "-m", "cli.main", "verify", "-"],
@@ -84,21 +81,19 @@ def test_a_json_line_of_no_end_on_standard_input_is_refused_from_its_first_megab
 
     def feed() -> None:
         assert proc.stdin is not None
-        block = b"a" * (1 << 20)
         try:
-            proc.stdin.write(b'{"log": "buraco-log", "version": 2}\n{"t": "ms", "match_id": "')
-            while sent[0] < 4 << 30:  # more than any copy would take: it stops reading
+            proc.stdin.write(first)
+            while sent[0] < 4 << 30:
                 proc.stdin.write(block)
                 sent[0] += len(block)
         except (BrokenPipeError, ValueError):
             pass
 
-    said: list[bytes] = []
     feeder = threading.Thread(target=feed, daemon=True)
     feeder.start()
     try:
         assert proc.stderr is not None
-        said.append(proc.stderr.read())  # to its end: the process has exited
+        err = proc.stderr.read()  # to its end: the process has exited
         proc.wait(timeout=30)
     finally:
         proc.kill()
@@ -107,8 +102,31 @@ def test_a_json_line_of_no_end_on_standard_input_is_refused_from_its_first_megab
     for pipe in (proc.stdin, proc.stderr):
         if pipe is not None:
             pipe.close()
-    err = said[0]
-    assert proc.returncode == 1, err
-    assert err.decode().splitlines() == [
+    return proc.returncode, err.decode(), sent[0]
+
+
+@pytest.mark.slow
+def test_a_json_line_of_no_end_on_standard_input_is_refused_from_its_first_megabytes() -> None:
+    """`verify -` fed `{` then an endless stream: the line is refused as the reader refuses
+    it in a file, once its first MAX_LINE + 2 bytes are in; it was copied on to a gigabyte
+    (7 s, a gigabyte of /tmp: of memory where /tmp is tmpfs), then refused as too much input,
+    exit 2, never naming the line."""
+    code, err, sent = _endless(
+        b'{"log": "buraco-log", "version": 2}\n{"t": "ms", "match_id": "', b"a" * (1 << 20))
+    assert code == 1, err
+    assert err.splitlines() == [
         "buraco-log: error: <stdin>, line 2, seq 0: line longer than 1048576 bytes [log.limit]"]
-    assert sent[0] < 64 << 20
+    assert sent < 64 << 20
+
+
+@pytest.mark.slow
+def test_endless_comment_lines_on_standard_input_are_refused_past_the_readers_limit() -> None:
+    """`verify -` fed comment lines without end: refused at the line the reader refuses, its
+    100,001st blank or comment line in a row (copied on to a gigabyte, 4 s, then refused as
+    too much input, exit 2)."""
+    code, err, sent = _endless(b'{"log": "buraco-log", "version": 2}\n', b"# c\n" * (1 << 18))
+    assert code == 1, err
+    assert err.splitlines() == [
+        "buraco-log: error: <stdin>, line 100002, seq 0: more than 100,000 blank or comment "
+        "lines in a row: no match log holds that many [log.limit]"]
+    assert sent < 64 << 20
