@@ -1119,7 +1119,8 @@ def _confined(output: Path | None, archive_dir: Path, confining: bool) -> Iterat
     if not confining:
         yield
         return
-    # imported now, while their folders can be read wherever they lie (_libraries)
+    # imported now (pandas hidden first), while their folders can be read wherever they lie
+    _archive()
     from buraco_log.archive import confine, views  # noqa: F401
 
     dirs: list[tuple[str, int]] = []
