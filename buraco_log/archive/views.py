@@ -23,8 +23,8 @@ The committed files themselves are written read-only (mode 0444, :mod:`.store`),
 files DuckDB may open cannot be overwritten by a user without root. DuckDB's own documentation
 says its settings are not a security boundary on their own; the statement check is a second
 wall, and the command line's `query` adds a third, the kernel's (:mod:`.confine`: its process
-may write no file but its output), where Linux has Landlock. A hostile user should still get
-an OS-level sandbox.
+may write no file but its output, read none outside the archive and its code, and connect to
+no TCP port), where Linux has Landlock. A hostile user should still get an OS-level sandbox.
 """
 
 from __future__ import annotations
