@@ -36,6 +36,7 @@ from cli.common import (
     from_stdin,
     guarded,
     json_text,
+    progress_shown,
 )
 from cli.paths import directory_name, named_path
 from cli.safetext import terminal_safe
@@ -604,6 +605,11 @@ def verify(
         parser=named_path)],
     format: Annotated[Format, typer.Option(
         "--format", "-f", help="table for people, json for programs.")] = Format.table,
+    progress: Annotated[bool | None, typer.Option(
+        "--progress/--no-progress",
+        help="Progress of several logs on stderr: a bar on a terminal, plain lines elsewhere "
+        "(a cron job's log, CI; default: only when stderr is a terminal, not TERM=dumb).")
+    ] = None,
 ) -> None:
     """Check each log's framing, checksums, seqs and integrity chain (not the rules); or, given
     an archive directory, every file its batches committed against their SHA-256 and size.
@@ -612,6 +618,17 @@ def verify(
     status is the worst of them (-f json: a list)."""
     if len(paths) == 1:
         return _verify_one(paths[0], format)
+    if progress_shown() if progress is None else progress:
+        from cli.progress import progress as shown
+
+        with shown("verify", "logs", len(paths)) as update:
+            return _verify_several(paths, format, update)
+    return _verify_several(paths, format, None)
+
+
+def _verify_several(paths: list[Path], format: Format,
+                    update: Callable[[int], None] | None) -> None:
+    """``verify`` of several logs; ``update(done)``: its progress, as each log is done."""
     as_json = format is Format.json
     results: list[object] = []
     statuses: list[int] = []
@@ -644,6 +661,8 @@ def verify(
         if as_json:
             got = json.loads(captured.getvalue())
             results.append({"path": str(path), **got})
+        if update is not None:
+            update(len(statuses))
     worst = max(statuses)
     answer_open(None)
     if as_json:

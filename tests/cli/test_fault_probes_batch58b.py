@@ -85,9 +85,10 @@ def test_batch_commands_take_progress_as_lines_on_stderr_off_a_terminal(tmp_path
     logs = _folder(tmp_path / "logs", *["fair-thirteen.log"] * 12)
     runs = run_all(["audit", "-q", "--progress", logs], ["audit", "-q", logs],
                    ["ingest", "-a", tmp_path / "a1", "--progress", "-j", "1", logs],
-                   ["audit", "-q", "--no-progress", logs], checkout=True)
-    assert [r.code for r in runs] == [0, 0, 0, 0], [r.err for r in runs]
-    audited, plain, ingested, none = runs
+                   ["audit", "-q", "--no-progress", logs],
+                   ["verify", "--progress", *sorted(logs.iterdir())], checkout=True)
+    assert [r.code for r in runs] == [0, 0, 0, 0, 0], [r.err for r in runs]
+    audited, plain, ingested, none, verified = runs
     # `audit DIR` had no --progress: a cron job's log had no sign of life for an hour
     lines = audited.err.splitlines()
     assert lines[0] == "buraco-log: progress: audit: 0/12 logs (0%)"
@@ -98,6 +99,8 @@ def test_batch_commands_take_progress_as_lines_on_stderr_off_a_terminal(tmp_path
     said = ingested.err.splitlines()
     assert said and all(line.startswith("buraco-log: progress: ingest: ") for line in said)
     assert said[-1].startswith("buraco-log: progress: ingest: 12/12 logs (100%)")
+    assert verified.err.splitlines()[-1].startswith("buraco-log: progress: verify: 12/12 logs")
+    assert verified.out.endswith("verified 12 logs: 12 whole, 0 damaged, 0 not read as a log\n")
 
 
 @pytest.mark.slow
