@@ -1177,9 +1177,16 @@ def _libraries() -> list[str]:
         if any(f.startswith(os.path.join(entry, "")) for f in files):
             found.add(entry)
     found = {p for p in found if os.path.isabs(p)}  # not "<frozen>", "<stdin>"
-    # one rule for a folder and what lies beneath it
-    return sorted(p for p in found if not any(p.startswith(os.path.join(q, ""))
-                                              for q in found)) + list(SYSTEM_READS)
+
+    def beneath_another(path: str) -> bool:  # one rule for a folder and what it holds
+        parent = os.path.dirname(path)
+        while parent != path:
+            if parent in found:
+                return True
+            path, parent = parent, os.path.dirname(parent)
+        return False
+
+    return sorted(p for p in found if not beneath_another(p)) + list(SYSTEM_READS)
 
 
 def _temporary_output(output: Path | None, pid: int) -> list[Path]:
