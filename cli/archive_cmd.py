@@ -872,7 +872,8 @@ def query(
         archive_spark.check_local_size("--threads", threads, ctx, master, as_json)
     if engine is Engine.local and State.own_process:  # DuckDB runs under a memory bound,
         supervised(lambda: _native_abort(memory_limit, as_json),  # where glibc may end it
-                   lambda pid: _temporary_output(output, pid))
+                   lambda pid: _temporary_output(output, pid),
+                   lambda: _killed(output))
     if format is QueryFormat.jsonl and output is None:  # any failure from here: its line
         answer_open(_jsonl_error)
     with _stopped_by_signal("query", output, at_once=True), \
@@ -1084,6 +1085,16 @@ def _native_abort(memory_limit: str, as_json: bool) -> None:
     fail(f"query: out of memory under the {memory_limit} limit; a larger limit may let it "
          "finish (--memory-limit): a thread could not get its thread-local data",
          as_json=as_json)
+
+
+def _killed(output: Path | None) -> None:
+    """Said for a query process killed by SIGKILL (cli.supervise), which the command then dies
+    of too: the out-of-memory killer's kill was "error: Invalid argument", exit 1. On stderr
+    alone: the child may have begun an answer on stdout, which a second document would
+    follow."""
+    fail("query: its process was killed (SIGKILL: the system's out-of-memory killer, or kill "
+         "-9)" + ("" if output is None else f"; nothing was written to {output}"),
+         128 + signal.SIGKILL)
 
 
 def _overrun(timeout: float, output: Path | None, as_json: bool) -> None:

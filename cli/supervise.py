@@ -28,13 +28,16 @@ _FORWARDED = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT}
 _WAITED = _FORWARDED | {signal.SIGCHLD}
 
 
-def supervised(on_abort: Callable[[], object], leftovers: Callable[[int], list[Path]]) -> None:
+def supervised(on_abort: Callable[[], object], leftovers: Callable[[int], list[Path]],
+               on_killed: Callable[[], object] | None = None) -> None:
     """Return in a child process that runs the rest of the command; the parent never returns.
 
     The parent relays the child's standard error, forwards the signals sent to it with
     ``kill`` (a terminal's Ctrl-C reaches both already), and exits as the child did. If the
     child ended in a native abort, the parent calls ``on_abort`` (to say it in the command's
-    words) instead of relaying glibc's line, and exits 1. If the child aborted or died of a
+    words) instead of relaying glibc's line, and exits 1. A child killed by SIGKILL (the
+    system's out-of-memory killer, ``kill -9``) is said by ``on_killed``, and the parent dies
+    of it too. If the child aborted or died of a
     signal, ``leftovers(child_pid)`` are removed. Does nothing where ``fork`` is missing.
     """
     if not hasattr(os, "fork") or not sys.platform.startswith("linux"):
@@ -73,7 +76,7 @@ def supervised(on_abort: Callable[[], object], leftovers: Callable[[int], list[P
         _stderr_reopened()
         return
     os.close(write_end)
-    _watch(pid, read_end, on_abort, leftovers, held)
+    _watch(pid, read_end, on_abort, leftovers, held, on_killed)
 
 
 def _hold(held: list[int]) -> dict[int, Any]:
@@ -120,7 +123,8 @@ def _stderr_reopened() -> None:
 
 
 def _watch(pid: int, read_end: int, on_abort: Callable[[], object],
-           leftovers: Callable[[int], list[Path]], held: list[int]) -> None:
+           leftovers: Callable[[int], list[Path]], held: list[int],
+           on_killed: Callable[[], object] | None = None) -> None:
     aborted: list[bytes] = []
     relay = threading.Thread(target=_relay, args=(read_end, aborted), daemon=True)
     relay.start()
@@ -152,6 +156,13 @@ def _watch(pid: int, read_end: int, on_abort: Callable[[], object],
             sys.stdout.flush()
             sys.stderr.flush()
         os._exit(1)
+    if code == -signal.SIGKILL:  # no handler to reset: it said "error: Invalid argument"
+        if on_killed is not None:
+            with contextlib.suppress(OSError, ValueError):
+                on_killed()
+                sys.stdout.flush()
+                sys.stderr.flush()
+        os.kill(os.getpid(), signal.SIGKILL)
     if code < 0:  # die of the same signal, so the caller sees what the child met
         signal.signal(-code, signal.SIG_DFL)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {-code})

@@ -217,3 +217,26 @@ def test_a_signal_ends_a_query_within_a_second_inside_a_scalar_function(
     assert took < 3.0, f"{took:.1f} s after the signal"
     assert len(err.strip().splitlines()) == 1 and "nothing was written" in err, err
     assert list(out.parent.iterdir()) == []
+
+
+@pytest.mark.slow
+def test_a_query_process_killed_by_sigkill_is_said_in_one_line(arch: Path,
+                                                                tmp_path: Path) -> None:
+    """The query's process killed by SIGKILL (what the out-of-memory killer sends): one line
+    saying so, the command dies of SIGKILL too, no output file nor temporary one (before:
+    "buraco-log: error: Invalid argument", exit 1: the parent tried to reset SIGKILL's
+    handler to die of it)."""
+    marker, out = tmp_path / "started", tmp_path / "out" / "n.csv"
+    out.parent.mkdir()
+    p = subprocess.Popen([sys.executable, "-c", QUERY_STARTED, str(marker), "query", str(arch),
+                          "SELECT sleep_ms(60000) AS s", "--timeout", "0", "-o", str(out)],
+                         cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    wait_for(marker, p)
+    child = int(Path(f"/proc/{p.pid}/task/{p.pid}/children").read_text().split()[0])
+    os.kill(child, signal.SIGKILL)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == -signal.SIGKILL, err
+    assert err.strip().splitlines() == [
+        "buraco-log: error: query: its process was killed (SIGKILL: the system's "
+        f"out-of-memory killer, or kill -9); nothing was written to {out}"], err
+    assert list(out.parent.iterdir()) == []
