@@ -422,6 +422,7 @@ def simulate_many(
     jobs: int = 1,
     on_match: Callable[[MatchSummary], None] | None = None,
     first: int = 0,
+    on_no_pool: Callable[[OSError], None] | None = None,
 ) -> list[MatchSummary]:
     """Play ``matches`` matches, those of index ``first`` on, and write each as a sealed log in
     ``out_dir``.
@@ -429,7 +430,9 @@ def simulate_many(
     Match ``i`` depends only on the arguments and ``i``, so the files are the same bytes for any
     ``jobs``, and match 137 of a batch of 1,000 is remade alone (``first=137, matches=1``) as
     the same bytes. ``on_match`` is called in the parent process as each match is done (in any
-    order with several jobs); the returned summaries are in match order.
+    order with several jobs); the returned summaries are in match order. ``jobs`` worker
+    processes that cannot be started (``ulimit -n``, ``ulimit -u``): the matches are played
+    in this process, the same files, and ``on_no_pool`` is told why.
     """
     check(rules, players)
     if first < 0:
@@ -443,7 +446,7 @@ def simulate_many(
     os.makedirs(out, exist_ok=True)
     job = _Job(rules, players, seed, names, out)
     try:
-        done = _play_all(job, range(first, first + matches), jobs, on_match)
+        done = _play_all(job, range(first, first + matches), jobs, on_match, on_no_pool)
         # every log's name (and a new directory's own) durable before the run says it is done
         from buraco_log.log import fsync_directory
         fsync_directory(out)
@@ -459,20 +462,45 @@ def simulate_many(
 
 
 def _play_all(job: _Job, indices: range, jobs: int,
-              on_match: Callable[[MatchSummary], None] | None) -> list[MatchSummary]:
+              on_match: Callable[[MatchSummary], None] | None,
+              on_no_pool: Callable[[OSError], None] | None = None) -> list[MatchSummary]:
+    if jobs <= 1 or len(indices) <= 1:
+        return _play_here(job, indices, on_match)
+    from buraco_log.audit.pool import NoWorkers
+
+    try:
+        return _play_pooled(job, indices, jobs, on_match)
+    except NoWorkers as exc:  # no worker could be started: no match played yet
+        why = OSError(exc.errno, exc.strerror)  # not its traceback, which holds the pool
+    # played here, the half-made pool dropped: it was "Too many open files", exit 1, where
+    # -j 1 worked; the same files, as match i depends only on i
+    import gc
+
+    gc.collect()
+    if on_no_pool is not None:
+        on_no_pool(why)
+    return _play_here(job, indices, on_match)
+
+
+def _play_here(job: _Job, indices: range,
+               on_match: Callable[[MatchSummary], None] | None) -> list[MatchSummary]:
+    results: list[MatchSummary] = []
+    for i in indices:
+        summary = _play_and_write(job, i)
+        results.append(summary)
+        if on_match is not None:
+            on_match(summary)
+    return results
+
+
+def _play_pooled(job: _Job, indices: range, jobs: int,
+                 on_match: Callable[[MatchSummary], None] | None) -> list[MatchSummary]:
     rules, players, out = job.rules, job.players, job.out_dir
     matches = len(indices)
     results: list[MatchSummary] = []
-    if jobs <= 1 or matches <= 1:
-        for i in indices:
-            summary = _play_and_write(job, i)
-            results.append(summary)
-            if on_match is not None:
-                on_match(summary)
-        return results
     from concurrent.futures import as_completed
 
-    from buraco_log.audit.pool import worker_pool
+    from buraco_log.audit.pool import NoWorkers, worker_pool
 
     # Small chunks keep the progress bar moving and the workers evenly loaded.
     size = max(1, min(16, matches // (jobs * 8)))
@@ -492,6 +520,8 @@ def _play_all(job: _Job, indices: range, jobs: int,
                     results.append(summary)
                     if on_match is not None:
                         on_match(summary)
+    except NoWorkers:  # nothing started, nothing to remove: played in this process
+        raise
     except BaseException:
         _remove_unfinished(out, rules, players)  # the workers are stopped by now
         raise

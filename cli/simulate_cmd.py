@@ -207,7 +207,8 @@ def simulate(
             summaries = _with_progress(r, players, matches, seed, out, names, jobs, index)
         else:
             summaries = simulate_many(
-                r, players, matches, seed=seed, out_dir=out, bots=names, jobs=jobs, first=index
+                r, players, matches, seed=seed, out_dir=out, bots=names, jobs=jobs, first=index,
+                on_no_pool=_no_pool,
             )
     except KeyboardInterrupt:  # it said "interrupted" alone: which run, and what is left
         from cli.signals import stopped_by
@@ -290,8 +291,14 @@ def _with_progress(
 
         return simulate_many(
             r, players, matches, seed=seed, out_dir=out, bots=names, jobs=jobs, on_match=on_match,
-            first=first,
+            first=first, on_no_pool=_no_pool,
         )
+
+
+def _no_pool(exc: OSError) -> None:
+    """Said when ``-j N``'s workers cannot be started (``ulimit -n``, ``ulimit -u``)."""
+    typer.echo(f"buraco-log: note: worker processes could not be started ({exc.strerror or exc}"
+               "): the matches are played in this process, as with -j 1", err=True)
 
 
 def register(app: typer.Typer) -> None:

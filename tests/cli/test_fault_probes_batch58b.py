@@ -1,8 +1,8 @@
 """``-j N`` where file descriptors are short (``ulimit -n 16``, a cron job's or a container's
-limit): ``ingest``, ``review`` and ``audit_many`` do the work in their own process, as ``-j 1``
-does, and say so in one note. Each stopped on "Too many open files" at the start of its pool,
-blamed on its input (exit 2) although ``-j 1`` worked. Slow-marked: a real subprocess each,
-under a real limit."""
+limit): ``ingest``, ``review``, ``simulate`` and ``audit_many`` do the work in their own
+process, as ``-j 1`` does, and say so in one note. Each stopped on "Too many open files" at
+the start of its pool (``ingest`` and ``review`` blamed their input, exit 2) although ``-j 1``
+worked. Slow-marked: a real subprocess each, under a real limit."""
 
 from __future__ import annotations
 
@@ -53,10 +53,22 @@ def test_pools_short_of_descriptors_work_in_their_own_process(tmp_path: Path) ->
                     logs]),
             _start(["-m", "cli", "review", GOLDEN / "fair-thirteen.log", "--seat", "0",
                     "--budget", "2", "-j", "2"]),
-            _start(["-c", _AUDIT_MANY, *files])]
-    (ingest_out, ingest_err), (review_out, review_err), (many_out, many_err) = (
+            _start(["-c", _AUDIT_MANY, *files]),
+            _start(["-m", "cli", "simulate", "--matches", "3", "-j", "2", "-o",
+                    tmp_path / "sim"])]
+    (ingest_out, ingest_err), (review_out, review_err), (many_out, many_err), (_, sim_err) = (
         p.communicate(timeout=300) for p in runs)
-    assert [p.returncode for p in runs] == [0, 0, 0], (ingest_err, review_err, many_err)
+    assert [p.returncode for p in runs] == [0, 0, 0, 0], (ingest_err, review_err, many_err,
+                                                          sim_err)
+    # it was "Too many open files", exit 1; the same files as one process makes them
+    assert sim_err.splitlines() == [NOTE.format("played").replace("logs", "matches")]
+    subprocess.run([sys.executable, "-m", "cli", "simulate", "--matches", "3", "-j", "1", "-o",
+                    tmp_path / "sim1"], cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)},
+                   capture_output=True, check=True, timeout=300)
+    made = sorted(p.name for p in (tmp_path / "sim").iterdir())
+    assert made == sorted(p.name for p in (tmp_path / "sim1").iterdir()) and len(made) == 3
+    assert all((tmp_path / "sim" / n).read_bytes() == (tmp_path / "sim1" / n).read_bytes()
+               for n in made)
     # it was "LOGS: Too many open files", exit 2, for ingest; "LOG: ..." for review
     assert ingest_err.splitlines() == [NOTE.format("checked")]
     report = json.loads(ingest_out)
