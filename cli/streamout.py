@@ -17,6 +17,7 @@ import os
 import select
 import stat
 import sys
+import threading
 from typing import Final
 
 from buraco_log import signalmask
@@ -27,6 +28,7 @@ PIECE: Final = 4096
 ENDING_WAIT: Final = 5.0
 """Seconds an answer's end waits for a reader that stopped reading (the command is ending)."""
 
+_sending = threading.Lock()
 _unsent = bytearray()  # queued, not yet sent; what an interrupt left is sent first next time
 
 
@@ -57,16 +59,23 @@ def drain(wait: float | None = None) -> None:
         _unsent.clear()
         out.flush()
         return
-    out.flush()  # what went through the stream before: first
-    if _unsent and hasattr(out, "written"):
-        out.written = True  # as NamedStdout says it
-    piece = _piece(fd)
-    while _unsent:
-        if not select.select([], [fd], [], wait)[1]:
-            _unsent.clear()
-            return  # a reader gone quiet past the wait: the rest is dropped
-        with signalmask.held():  # the write and its bookkeeping, never one alone
-            del _unsent[:_write(fd, bytes(_unsent[:piece]))]
+    # one writer at a time: an answer's end may be written from another thread (a query's
+    # time limit, a signal DuckDB does not heed), while the main thread sends rows
+    if not _sending.acquire(timeout=-1 if wait is None else wait):
+        return  # the main thread holds it, blocked on a reader gone quiet: the process ends
+    try:
+        out.flush()  # what went through the stream before: first
+        if _unsent and hasattr(out, "written"):
+            out.written = True  # as NamedStdout says it
+        piece = _piece(fd)
+        while _unsent:
+            if not select.select([], [fd], [], wait)[1]:
+                _unsent.clear()
+                return  # a reader gone quiet past the wait: the rest is dropped
+            with signalmask.held():  # the write and its bookkeeping, never one alone
+                del _unsent[:_write(fd, bytes(_unsent[:piece]))]
+    finally:
+        _sending.release()
 
 
 def _piece(fd: int) -> int:
