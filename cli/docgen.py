@@ -125,9 +125,10 @@ Every command follows the same rules:
 - **The archive** is `--archive DIR` (`-a`) for every archive command, or the environment
   variable `BURACO_LOG_ARCHIVE`; `query` and `report` also take it as their first argument.
 - **Progress bars** go to stderr, and only when stderr is a terminal that can redraw one
-  (not `TERM=dumb`); data goes to stdout. `--progress` (`simulate`, `review`) forced where no
-  bar can be drawn (a file, a pipe, `TERM=dumb`) writes plain lines instead, without control
-  codes: `buraco-log: progress: WHAT: DONE/TOTAL UNIT (P%), H:MM:SS elapsed, ETA H:MM:SS`, one
+  (not `TERM=dumb`); data goes to stdout. `--progress` (`audit`, `ingest`, `verify` of
+  several logs, `simulate`, `review`) forced where no bar can be drawn (a file, a pipe, a
+  cron job's log, `TERM=dumb`) writes plain lines instead, without control codes:
+  `buraco-log: progress: WHAT: DONE/TOTAL UNIT (P%), H:MM:SS elapsed, ETA H:MM:SS`, one
   at the start, at each tenth done, at the end, and at least every 30 s between them.
   `NO_COLOR` is respected, and nothing is coloured when stdout is not a terminal.
 """
