@@ -547,7 +547,7 @@ def _pooled_se(pa: Sequence[float], pb: Sequence[float], ma: Sequence[float],
     of another seed, found the moves apart, and a 95% interval held the cost of ten times the
     samples in 92.3% of the decisions checked (seat 0's). The review's ``se`` is the larger of
     this one and the measuring half's own: 95.8% on the same decisions, and on seat 1's,
-    checked after the choice, 94.9% (92.8% before); no play-out more."""
+    checked after the choice, 94.7% (92.4% before); no play-out more."""
     def ss(a: Sequence[float], b: Sequence[float]) -> float:
         d = [x - y for x, y in zip(a, b, strict=True)]
         m = sum(d) / len(d)

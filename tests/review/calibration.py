@@ -2,7 +2,8 @@
 over every arrangement of the unseen cards (late in a hand, where they are few) and against a
 search of ten times the samples of another seed. Shared by the probes and runnable alone:
 
-    python -m tests.review.calibration [MOST_UNSEEN] [BUDGET]   # every examples/sim log
+    python -m tests.review.calibration [MOST_UNSEEN] [MATCHES] [BUDGET]  # simulated mega
+    python -m tests.review.calibration more N [BUDGET] [SEAT]  # every examples/sim log
 
 Not a test module: the slow probes import it.
 """
@@ -192,14 +193,15 @@ def late_in(events: Sequence[AnyEvent], most_unseen: int, seed: str = "0") -> It
 
 def main() -> None:
     """``MOST_UNSEEN MATCHES BUDGET``: the late positions of that many simulated ``mega``
-    matches against the exact means; ``more N BUDGET``: every 7th decision of seat 0 of the
-    examples/sim logs against ten times the samples."""
+    matches against the exact means; ``more N BUDGET [SEAT]``: every Nth decision of seat 0
+    (or SEAT) of the examples/sim logs against ten times the samples."""
     if sys.argv[1:2] == ["more"]:
         budget = parse_budget(sys.argv[3]) if len(sys.argv) > 3 else Budget()
+        seat = int(sys.argv[4]) if len(sys.argv) > 4 else 0  # a check of decisions not tuned on
         got: list[Verdict] = []
         was: list[Verdict] = []
         for path in sorted((ROOT / "examples" / "sim").glob("*-2p-000000.blog")):
-            todo = tasks(read_events(path), 0, "0")[0][::int(sys.argv[2])]
+            todo = tasks(read_events(path), seat, "0")[0][::int(sys.argv[2])]
             got.extend(v for t in todo if (v := against_more(t, budget)) is not None)
             was.extend(v for t in todo if (v := against_more(t, budget, old=True)) is not None)
             print(f"{path.name}: {summary(got)}\n  earlier versions: {summary(was)}",
