@@ -53,7 +53,6 @@ from cli.common import (
     fail,
     from_stdin,
     guarded,
-    json_text,
     log_rule_of,
     note,
     progress_shown,
@@ -1266,17 +1265,15 @@ def _progress(total: int, show: bool) -> Iterator[Callable[[audit.Verdict], audi
 def _emit_json_list(items: Sequence[Any]) -> None:
     """``emit_json(items)``, the same bytes, written an item at a time: the whole list as
     Python objects and one string took some 125 kB a log (254 MB of memory for 2,000 logs,
-    where the table took 54 MB), so a year of a club's matches ran out of memory."""
-    out = sys.stdout
-    if not items:
-        out.write("[]\n")
-        return
-    out.write("[\n")
-    for i, item in enumerate(items):
-        text = json_text(item)
-        # a newline inside a string is escaped: each one here ends a line of the item
-        out.write("  " + text.replace("\n", "\n  ") + (",\n" if i < len(items) - 1 else "\n"))
-    out.write("]\n")
+    where the table took 54 MB), so a year of a club's matches ran out of memory. Cut by an
+    interrupt, it ends with the error's object and parses, as a streamed batch's list does
+    (:class:`cli.audit_batch.JsonList`)."""
+    from cli.audit_batch import JsonList
+
+    out = JsonList()
+    for item in items:
+        out.add(item)
+    out.close()
 
 
 def _continues_usage(continues: Path | None, paths: Sequence[Path], *, as_json: bool) -> None:
