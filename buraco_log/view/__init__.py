@@ -19,7 +19,7 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from buraco_log.audit import Integrity, read_log_signed, repeated_signature
+from buraco_log.audit import Integrity, SigningOptions, read_log_signed, repeated_signature
 from buraco_log.errors import LogFormatError, ReplayError
 from buraco_log.log import durable, temp_stem
 from buraco_log.outpaths import no_directory, open_in_place, rename_target, written_in_place
@@ -34,6 +34,7 @@ from buraco_log.view.page import (
     page_data,
     render,
 )
+from buraco_log.view.signature import signature_status
 
 __all__ = ["PAGE_VERSION", "Banner", "LogHead", "Mark", "Page", "build_page", "damage_banner",
            "damage_mark", "page_data", "page_for_log", "render", "said_on_a_seats_page",
@@ -106,9 +107,13 @@ def _damage(integ: Integrity, seat: int | None = None) -> str:
 
 def page_for_log(path: str | os.PathLike[str], *, seat: int | None = None,
                  at: int | None = None,
-                 marks: Mapping[int, Sequence[Mark]] | None = None) -> Page:
+                 marks: Mapping[int, Sequence[Mark]] | None = None,
+                 signing: SigningOptions | None = None, signature: str | None = None) -> Page:
     """The page for the log at ``path``; a damaged log gives its intact prefix and a banner.
-    ``marks``: per-event marks, as :func:`build_page` takes them.
+    ``marks``: per-event marks, as :func:`build_page` takes them. ``signing``: the trusted
+    keys and receipts to check the signatures with, as ``audit`` checks them (None: no keys:
+    the page says the signatures were not checked); ``signature``: the line already said
+    (``audit --html`` says its own verdict's).
 
     Raises :class:`LogFormatError` when not one event could be read (nothing to show)."""
     events, integ, signed = read_log_signed(path)
@@ -139,8 +144,10 @@ def page_for_log(path: str | os.PathLike[str], *, seat: int | None = None,
         # a finding, as replay --at says it (it said only "the page holds seqs 0 to 4", exit 2)
         raise ReplayError(f"--at {at}: the page holds seqs 0 to {events[-1].seq}, the events "
                           f"read intact; the log {_damage(integ, seat)}", seq=at)
+    if signature is None:
+        signature = signature_status(os.fspath(path), events, integ, signed, signing)
     return build_page(events, seat=seat, at=at, banners=(banner,) if banner else (),
-                      marks=marks, head=LogHead(integ.head, integ.events))
+                      marks=marks, head=LogHead(integ.head, integ.events), signing=signature)
 
 
 def damage_mark(marks: Mapping[int, Sequence[Mark]] | None, last: int, integ: Integrity,

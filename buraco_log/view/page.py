@@ -174,9 +174,10 @@ def json_text(data: Any) -> str:
 def page_data(tl: Timeline, *, seat: int | None = None, at: int | None = None,
               banners: Sequence[Banner] = (), every: int = SNAPSHOT_EVERY,
               marks: Mapping[int, Sequence[Mark]] | None = None,
-              head: LogHead | None = None) -> dict[str, Any]:
+              head: LogHead | None = None, signing: str | None = None) -> dict[str, Any]:
     """Everything the page draws, as one JSON-ready dict. ``marks``: see :class:`Mark`;
-    ``head``: see :class:`LogHead` (None: the page names no digest)."""
+    ``head``: see :class:`LogHead` (None: the page names no digest); ``signing``: the line
+    on the log's signatures (:mod:`buraco_log.view.signature`; None: the page says none)."""
     frames = Frames(tl, seat, every=every)
     rules = tl.rules
     n_sides = max((p for p in (tl.final.sides or ())), default=-1) + 1
@@ -208,6 +209,8 @@ def page_data(tl: Timeline, *, seat: int | None = None, at: int | None = None,
         "marks": _marks(marks or {}, last),
         # added within layout 2: a page without it names no digest
         "head": msgspec.to_builtins(head) if head is not None else None,
+        # added within layout 2: whether the log is signed, said beside its digest
+        "signing": terminal_safe(signing) if signing is not None else None,
     }
 
 
@@ -333,7 +336,7 @@ class Page(msgspec.Struct, frozen=True):
 def build_page(events: Sequence[AnyEvent], *, seat: int | None = None, at: int | None = None,
                banners: Sequence[Banner] = (),
                marks: Mapping[int, Sequence[Mark]] | None = None,
-               head: LogHead | None = None) -> Page:
+               head: LogHead | None = None, signing: str | None = None) -> Page:
     """The replay page of ``events``: the referee's view, or ``seat``'s, opened at ``at``.
 
     An illegal event adds a banner and opens the page at the last legal table (unless ``at``
@@ -347,7 +350,9 @@ def build_page(events: Sequence[AnyEvent], *, seat: int | None = None, at: int |
 
     ``head``: the log's head digest (:class:`LogHead`; :func:`buraco_log.view.page_for_log`
     gives the one its reader computed); by default the head a log of exactly ``events`` has in
-    the current format. A seat's page names the count of events only."""
+    the current format. A seat's page names the count of events only. ``signing``: the
+    line on the log's signatures (:func:`buraco_log.view.signature.status_line`), printed
+    beside the digest; None says nothing of them (a page of events, not of a log file)."""
     if seat is not None:
         # a seat's copy names the count alone: the digest is computed over cards the seat did
         # not see, and a seat's page is the same for every table the seat cannot tell apart
@@ -394,7 +399,8 @@ def build_page(events: Sequence[AnyEvent], *, seat: int | None = None, at: int |
         raise ValueError(f"no seat {seat} in a {len(tl.players)}-player match")
     if at is not None and at > tl.last_seq:
         _refuse_at(tl, at)
-    data = page_data(tl, seat=seat, at=at, banners=found, marks=marks, head=head)
+    data = page_data(tl, seat=seat, at=at, banners=found, marks=marks, head=head,
+                     signing=signing)
     return Page(render(data, score_chart(data["sheet"], data["sides"])), tuple(found),
                 data["start"])
 

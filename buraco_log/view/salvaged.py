@@ -12,27 +12,29 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 
-from buraco_log.audit import read_log_signed
+from buraco_log.audit import SigningOptions, read_log_signed
 from buraco_log.errors import PositionError, ReplayError
 from buraco_log.forensic import read_anyway
 from buraco_log.view import _damage, damage_mark, page_for_log
 from buraco_log.view.page import Banner, LogHead, Mark, Page, build_page
+from buraco_log.view.signature import signature_status
 
 
 def page_anyway(path: str | os.PathLike[str], *, seat: int | None = None,
                 at: int | None = None,
-                marks: Mapping[int, Sequence[Mark]] | None = None) -> Page:
+                marks: Mapping[int, Sequence[Mark]] | None = None,
+                signing: SigningOptions | None = None) -> Page:
     """The page of every event of ``path`` that still decodes, past a failed checksum or
     chain, with a banner saying where the log failed and how many events past it are shown.
     A log that passes its check, or one of which nothing more decodes (a torn tail), gets
-    :func:`~buraco_log.view.page_for_log`'s page."""
-    intact, integ, _ = read_log_signed(path)
+    :func:`~buraco_log.view.page_for_log`'s page. ``signing``: as ``page_for_log`` takes it."""
+    intact, integ, signed = read_log_signed(path)
     if integ.status not in ("broken", "torn"):
-        return page_for_log(path, seat=seat, at=at, marks=marks)
+        return page_for_log(path, seat=seat, at=at, marks=marks, signing=signing)
     salvage = read_anyway(path)
     events = salvage.events
     if len(events) <= len(intact):  # nothing past the damage decodes: the strict page
-        return page_for_log(path, seat=seat, at=at, marks=marks)
+        return page_for_log(path, seat=seat, at=at, marks=marks, signing=signing)
     unvouched = len(events) - len(intact)
     banner = Banner(
         kind="damaged", seq=integ.seq, rule=f"log.{integ.kind}" if integ.kind else None,
@@ -53,8 +55,10 @@ def page_anyway(path: str | os.PathLike[str], *, seat: int | None = None,
                             "(--ignore-integrity), not vouched for.", seat=seat)
     # the head the log's intact part has, as show and verify print it: what decodes past the
     # damage is not vouched for
+    # and the signatures of that part, as the audit checks them (those past it vouch nothing)
     return build_page(events, seat=seat, at=at, banners=(banner,), marks=marks,
-                      head=LogHead(integ.head, integ.events))
+                      head=LogHead(integ.head, integ.events),
+                      signing=signature_status(os.fspath(path), intact, integ, signed, signing))
 
 
 __all__ = ["page_anyway"]

@@ -540,6 +540,12 @@
         "referee's copy, not a player's";
       $("loghead").classList.remove("hidden");
     }
+    // whether the log is signed, and verified by a trusted key: a printed page of an unsigned
+    // log read as one of a verified log
+    if (D.signing) {
+      $("logsign").textContent = D.signing;
+      $("logsign").classList.remove("hidden");
+    }
     buildBanners();
     buildBoxes();
     if (last < 0) { $("event").textContent = "The log holds no event that could be read."; return; }
