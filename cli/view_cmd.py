@@ -9,13 +9,14 @@ import sys
 import webbrowser
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Annotated, Protocol
+from typing import TYPE_CHECKING, Annotated, Protocol
 
 import typer
 
 from buraco_log.errors import BuracoLogError, LogFormatError, ReplayError
 from buraco_log.log import HEADER_SIZE
 from buraco_log.outpaths import no_directory, written_in_place
+from buraco_log.signing.check import Signing
 from buraco_log.view import Banner, Mark, Page, page_for_log, write_page
 from buraco_log.view.links import Rows, match_pages
 from cli.common import (
@@ -28,6 +29,9 @@ from cli.common import (
 )
 from cli.paths import directory_name, named_path, special_file, why_missing
 from cli.safetext import terminal_safe
+
+if TYPE_CHECKING:
+    from buraco_log.audit import SigningOptions
 
 
 def default_output(log: Path, seat: int | None) -> Path:
@@ -125,6 +129,15 @@ def view(
         "--max-events", min=1, metavar="N", help="Refuse a log of more events than this "
         "(exit 2, no page written): a page of a million events is 140 MB, which a browser "
         "takes half a minute and 2 GB to open.")] = MAX_PAGE_EVENTS,
+    keys: Annotated[list[Path] | None, typer.Option(
+        "--keys", help="The site's trusted public keys, as `audit --keys` takes them: the page "
+        "says whether the signatures verify (without keys: not checked). Default: "
+        "BURACO_LOG_KEYS, or [audit] keys in the config file.", show_default=False,
+        parser=named_path)] = None,
+    receipt: Annotated[list[Path] | None, typer.Option(
+        "--receipt", help="A player's signed receipt (JSON; repeat the option), as `audit "
+        "--receipt` takes it: the page says whether the log extends it. Needs --keys.",
+        show_default=False, parser=named_path)] = None,
 ) -> None:
     """Write a self-contained HTML replay page of a match: step through every event, see the
     table, the melds, the pile and the score sheet. Works offline, makes no network request.
@@ -151,6 +164,8 @@ def view(
     if output is not None and (refusal := directory_name(output, "the page's file")):
         raise fail(refusal, EXIT_USAGE)
     refuse_input_as_output(output if output is not None else default_output(path, seat), path)
+    signing = _signing_options(keys, receipt, output if output is not None
+                               else default_output(path, seat))
     if _more_events_than(path, max_events):  # before the whole log is read and replayed
         raise fail(f"{path}: the log holds more than {max_events:,} events, too many for one "
                    "page (a browser needs about 35 s and 2 GB for a million); show the table "
@@ -164,9 +179,9 @@ def view(
             if ignore_integrity:
                 from buraco_log.view.salvaged import page_anyway
 
-                page = page_anyway(path, seat=seat, at=at)
+                page = page_anyway(path, seat=seat, at=at, signing=signing)
             else:
-                page = page_for_log(path, seat=seat, at=at)
+                page = page_for_log(path, seat=seat, at=at, signing=signing)
     except KeyboardInterrupt:
         how, status = stopped_by(met)
         raise fail(f"{path}: {how} while the page was built: no page was written",
@@ -204,6 +219,26 @@ def view(
         # 1, as `show`, `replay` and `audit` do for it (a referee's script must not read it as
         # clean)
         raise typer.Exit(1)
+
+
+def _signing_options(keys: Sequence[Path] | None, receipts: Sequence[Path] | None,
+                     output: str | Path) -> SigningOptions:
+    """The page's trusted keys and receipts, read as `audit` reads its --keys and --receipt
+    (and their site settings); signatures are not required of a page (the page says what it
+    finds either way). A key or receipt file named as the page is refused, not overwritten,
+    as `audit --html` refuses it."""
+    from buraco_log import audit
+    from buraco_log.signing.keys import SigningError
+    from cli.dispute_cmd import _refuse_evidence_as_page
+
+    named_keys, named_receipts = [str(k) for k in keys or ()], [str(r) for r in receipts or ()]
+    try:
+        options = audit.signing_options(named_keys, named_receipts, False)
+    except (audit.SettingsError, SigningError) as exc:
+        raise fail(str(exc), EXIT_USAGE, error=exc) from None
+    if str(output) != "-":  # the page is renamed over a receipt or key, as audit's --html
+        _refuse_evidence_as_page(Path(output), named_receipts, named_keys, as_json=False)
+    return options
 
 
 def _finding(banners: Sequence[Banner], at: int | None) -> bool:
@@ -250,10 +285,12 @@ class _Finding(Protocol):
     def message(self) -> str: ...
 
 
-def write_audit_page(target: Path, log: Path, findings: Sequence[_Finding]) -> Page:
+def write_audit_page(target: Path, log: Path, findings: Sequence[_Finding],
+                     signature: str | None = None) -> Page:
     """``audit --html``: the log's referee page, opened at the first finding that has a seq (a
     refused event or damage opens at the last table before it, as ``view`` does); each finding
-    with a seq is marked at its event."""
+    with a seq is marked at its event. ``signature``: the audit's line on the signatures
+    (:func:`buraco_log.view.signature.status_line`; None: the page checks them without keys)."""
     seqs = [f.seq for f in findings if f.seq is not None]
     at = min(seqs) if seqs else None
     marks: dict[int, list[Mark]] = {}
@@ -261,9 +298,9 @@ def write_audit_page(target: Path, log: Path, findings: Sequence[_Finding]) -> P
         if f.seq is not None:
             marks.setdefault(f.seq, []).append(Mark("finding", f"[{f.rule}] {f.message}"))
     try:
-        page = page_for_log(log, at=at, marks=marks)
+        page = page_for_log(log, at=at, marks=marks, signature=signature)
     except ReplayError:  # the finding lies past the table's end (a refused event, damage)
-        page = page_for_log(log, marks=marks)
+        page = page_for_log(log, marks=marks, signature=signature)
     write_page(target, page.html)
     return page
 
@@ -289,6 +326,10 @@ def audit_html_usage(html: Path | None, paths: Sequence[Path], *, as_json: bool 
 class _Verdict(Protocol):
     @property
     def findings(self) -> Sequence[_Finding]: ...
+    @property
+    def signing(self) -> Signing: ...
+    @property
+    def events(self) -> int: ...
 
 
 def audit_html(html: Path | None, log: Path, verdict: _Verdict) -> None:
@@ -302,8 +343,18 @@ def audit_html(html: Path | None, log: Path, verdict: _Verdict) -> None:
             "--max-events N` writes it all the same)"), err=True)
         return
     try:
-        page = write_audit_page(html, log, verdict.findings)
+        page = write_audit_page(html, log, verdict.findings, _audit_signature(log, verdict))
     except BuracoLogError as exc:  # nothing of the log could be read: no table to draw
         typer.echo(terminal_safe(f"buraco-log: note: {log}: no page written ({exc})"), err=True)
         return
     typer.echo(terminal_safe(f"wrote {html} (opens at seq {page.start})"), err=True)
+
+
+def _audit_signature(log: Path, verdict: _Verdict) -> str:
+    """The page's signing line from the audit's own verdict (its keys, its receipts): the
+    page said nothing of the signatures, and a verified log read as an unsigned one."""
+    from buraco_log.view.signature import status_line
+
+    found = [f for f in verdict.findings if f.rule.startswith("sign.")]
+    # the events read run from seq 0 without a gap (the reader refuses one as damage)
+    return status_line(verdict.signing, found, verdict.events - 1 if verdict.events else None)
