@@ -542,8 +542,10 @@ def check_deals(events: Sequence[AnyEvent], *, require_commitment: bool = True) 
                 Finding(
                     "deal.commitment_late",
                     start.seq,
-                    f"commitment published at {start.at}, after the deal at seq {early.seq} "
-                    f"(at {early.at})",
+                    f"commitment stamped at {_stamp(start.at)}, after the deal at seq "
+                    f"{early.seq} (stamped at {_stamp(early.at)}); the stream puts the "
+                    "commitment first, so either it was written after that deal or the "
+                    "writer's clock went back between them",
                 )
             )
         if end is None or end.server_seed is None:
@@ -631,6 +633,20 @@ def check_deals(events: Sequence[AnyEvent], *, require_commitment: bool = True) 
         if why is not None:
             findings.append(Finding("deal.mismatch", d.seq, f"hand {k}: {why}"))
     return findings
+
+
+def _stamp(at: int | None) -> str:
+    """An event's ``at`` (milliseconds since the epoch) as UTC a referee can read, with the
+    number the log holds."""
+    if at is None:
+        return "no time"
+    from datetime import UTC, datetime  # only for this rare message (cold start)
+
+    try:
+        when = datetime.fromtimestamp(at / 1000, tz=UTC)
+    except (OverflowError, OSError, ValueError):  # a stamp no calendar holds
+        return str(at)
+    return f"{when.strftime('%Y-%m-%d %H:%M:%S.%f')[:-3]} UTC ({at})"
 
 
 def _dealt_before(start: MatchStarted, deals: Sequence[HandStarted]) -> HandStarted | None:
