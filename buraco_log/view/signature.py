@@ -35,14 +35,18 @@ _WHY = {
 is the audit's finding, ``audit --keys``)."""
 
 
-def status_line(sig: Signing, found: Sequence[_Found], last: int | None) -> str:
+def status_line(sig: Signing, found: Sequence[_Found], last: int | None, *,
+                whole: bool = True) -> str:
     """The page's signing line for what the audit found (``sig``, its ``sign.*`` findings
-    ``found``) of a log whose last event read is ``last``."""
+    ``found``) of a log whose last event read is ``last``; ``whole``: the whole file was read
+    (not stopped by damage: a signature past it was not read, so none "is in the log")."""
     rules = list(dict.fromkeys(f.rule for f in found))
     said: set[str] = set()
     n = sig.signatures
     if not n:
-        text = "unsigned: the log holds no signature"
+        text = ("unsigned: the log holds no signature" if whole else
+                "no signature in the events read intact (the damage stops the read; any "
+                "signature past it was not read)")
         said.add("sign.unsigned")
     else:
         records = f"{n} signature{'s' if n != 1 else ''} {sig.by_whom()}"
@@ -89,4 +93,5 @@ def signature_status(path: str, events: Sequence[AnyEvent], integ: Integrity, si
         complete_read=integ.status in ("sealed", "unsealed"),
         read_past=_read_past(path, events, integ) if options.receipts else None,
         torn=integ.status == "torn")
-    return status_line(sig, problems, events[-1].seq if events else None)
+    return status_line(sig, problems, events[-1].seq if events else None,
+                       whole=integ.status in ("sealed", "unsealed"))

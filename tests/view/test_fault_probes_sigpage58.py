@@ -148,3 +148,11 @@ def test_the_signing_line_prints_and_is_read_aloud(browser: Any, logs: SignedLog
         csp = re.search(r'Content-Security-Policy" content="([^"]+)"', html)
         assert csp is not None and "default-src 'none'" in csp[1]
         assert "'unsafe-eval'" not in csp[1] and "http" not in csp[1]
+
+
+def test_a_damaged_log_is_not_said_to_hold_no_signature() -> None:
+    # the read stops at the damage: a signature past it was never read (was: "unsigned: the
+    # log holds no signature", of a log whose signed part may be the one cut off)
+    line = data_of(page_for_log(ROOT / "examples" / "disputes" / "tampered.log").html)[
+        "signing"]
+    assert "read intact" in line and "holds no signature" not in line, line
