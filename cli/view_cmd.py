@@ -31,7 +31,7 @@ from cli.paths import directory_name, named_path, special_file, why_missing
 from cli.safetext import terminal_safe
 
 if TYPE_CHECKING:
-    from buraco_log.audit import SigningOptions
+    from buraco_log.audit import Integrity, SigningOptions
 
 
 def default_output(log: Path, seat: int | None) -> Path:
@@ -330,6 +330,8 @@ class _Verdict(Protocol):
     def signing(self) -> Signing: ...
     @property
     def events(self) -> int: ...
+    @property
+    def integrity(self) -> Integrity: ...
 
 
 def audit_html(html: Path | None, log: Path, verdict: _Verdict) -> None:
@@ -357,4 +359,5 @@ def _audit_signature(log: Path, verdict: _Verdict) -> str:
 
     found = [f for f in verdict.findings if f.rule.startswith("sign.")]
     # the events read run from seq 0 without a gap (the reader refuses one as damage)
-    return status_line(verdict.signing, found, verdict.events - 1 if verdict.events else None)
+    return status_line(verdict.signing, found, verdict.events - 1 if verdict.events else None,
+                       whole=verdict.integrity.status in ("sealed", "unsealed"))
