@@ -70,6 +70,14 @@ _NAME = re.compile(r"^\.recorder\.journal-([0-9]{12})(\.unfolded)?$")
 _HEAD = struct.Struct("<8sHH")
 HEADER_SIZE: Final = _HEAD.size + 4
 _FRAME = struct.Struct("<II")
+UNSYNCED: Final = ".recorder.unsynced"
+"""A marker file: a sync of the directory's logs failed while journals held their records.
+Linux marks the pages it could not write clean: they read back right, from the page cache,
+until evicted, and a later fsync succeeds without writing them. Write-back cannot tell such a
+log's bytes from durable ones by reading them, so while the marker is there :func:`recover`
+writes every record again (the same bytes at the same offsets: the pages dirty again) and
+syncs before it removes a journal; it removes the marker once no journal is left. (After a
+power loss the marker may be gone with the pages: the bytes are then read from the disk.)"""
 _MAX_RECORD: Final = log.MAX_PAYLOAD + (1 << 16)
 """The largest record a recorder writes: one log's segment (at most ``log.MAX_PAYLOAD`` of
 payload), maybe its file header, and the match's name and place. A frame claiming more is
@@ -107,6 +115,7 @@ class Recovered(msgspec.Struct):
     conflicts: int = 0  # records not applied: their log is another file now, or is missing
     withdrawn: int = 0  # records of refused appends, not written back (see withdraw)
     kept: list[str] = msgspec.field(default_factory=list)  # journals renamed *.unfolded
+    rewritten: int = 0  # records written again after a failed sync (``UNSYNCED``)
 
 
 _encoder = msgspec.msgpack.Encoder()
@@ -260,6 +269,22 @@ def create(directory: str, dir_fd: int, generation: int, ops: SyncOps) -> int:
     return fd
 
 
+def mark_unsynced(dir_fd: int) -> bool:
+    """Leave the ``UNSYNCED`` marker in the directory ``dir_fd`` holds (a sync of its logs
+    failed); False if it could not be made."""
+    try:
+        os.close(os.open(UNSYNCED, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC,
+                         0o644, dir_fd=dir_fd))
+    except OSError:
+        return False
+    return True
+
+
+def unsynced(dir_fd: int) -> bool:
+    """Whether the ``UNSYNCED`` marker is in the directory ``dir_fd`` holds."""
+    return _named(dir_fd, UNSYNCED) is not None
+
+
 LOCK_WAIT: Final = 2.0
 """Seconds :func:`recover` waits for another program's writer lock on a log to write back."""
 
@@ -286,27 +311,12 @@ def recover(directory: str, dir_fd: int, suffix: str, ops: SyncOps) -> tuple[Rec
         for record in records:
             by_match.setdefault(record.match, []).append(record)
     conflicted: set[str] = set()
-    created = False
-    for match, records in list(by_match.items()):
-        standing = withdraw(records)
-        done.withdrawn += len(records) - len(standing)
-        if not standing:
-            continue
-        records = standing
-        if not MATCH_NAME.fullmatch(match):  # it would write outside the directory
-            done.conflicts += len(records)
-            conflicted.add(match)
-            continue
-        path = os.path.join(directory, match + suffix)
-        applied, made, lost = _replay(directory, dir_fd, path, records, ops)
-        done.applied += applied
-        done.created += made
-        created = created or made > 0
-        if lost:
-            done.conflicts += lost
-            conflicted.add(match)
-    if created:
-        ops.fsync_dir(dir_fd)
+    rewrite = unsynced(dir_fd)
+    try:
+        _replay_all(directory, dir_fd, suffix, by_match, rewrite, done, conflicted, ops)
+    except OSError:  # a sync failed: the pages it could not write read back right meanwhile
+        mark_unsynced(dir_fd)
+        raise
     if found and _identity(directory) != _identity(dir_fd):
         raise OSError(errno.ESTALE, "the directory was renamed, or another put at its path, "
                       "while its journals were written back (they are kept: open the "
@@ -321,9 +331,42 @@ def recover(directory: str, dir_fd: int, suffix: str, ops: SyncOps) -> tuple[Rec
         else:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(name, dir_fd=dir_fd)
+    # every record durable again; a journal kept aside (now or before) is fold's to do
+    if rewrite and not keep and not generations(directory, unfolded=True, dir_fd=dir_fd):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(UNSYNCED, dir_fd=dir_fd)
     if found:
         ops.fsync_dir(dir_fd)
     return done, max([g for g, _ in found] + [_last_taken(dir_fd)]) + 1
+
+
+def _replay_all(directory: str, dir_fd: int, suffix: str, by_match: dict[str, list[Record]],
+                rewrite: bool, done: Recovered, conflicted: set[str], ops: SyncOps) -> None:
+    """Replay each log's records (see :func:`recover`), noting in ``done`` and
+    ``conflicted``; with ``rewrite``, every record is written again."""
+    created = False
+    for match, records in list(by_match.items()):
+        standing = withdraw(records)
+        done.withdrawn += len(records) - len(standing)
+        if not standing:
+            continue
+        records = standing
+        if not MATCH_NAME.fullmatch(match):  # it would write outside the directory
+            done.conflicts += len(records)
+            conflicted.add(match)
+            continue
+        path = os.path.join(directory, match + suffix)
+        applied, made, lost = _replay(directory, dir_fd, path, records, ops, rewrite)
+        done.applied += applied
+        done.created += made
+        if rewrite and not made:
+            done.rewritten += len(records) - lost
+        created = created or made > 0
+        if lost:
+            done.conflicts += lost
+            conflicted.add(match)
+    if created:
+        ops.fsync_dir(dir_fd)
 
 
 def _identity(where: str | int) -> tuple[int, int] | None:
@@ -540,8 +583,9 @@ def _named(dir_fd: int, name: str) -> tuple[int, int] | None:
 
 
 def _replay(directory: str, dir_fd: int, path: str, records: list[Record],
-            ops: SyncOps) -> tuple[int, int, int]:
-    """Replay one log's records in order: (applied, created, conflicts)."""
+            ops: SyncOps, rewrite: bool = False) -> tuple[int, int, int]:
+    """Replay one log's records in order: (applied, created, conflicts). With ``rewrite`` (a
+    sync failed, ``UNSYNCED``), the records' bytes the log holds are written again too."""
     # The file the recorder wrote last. Records naming an earlier file are of a log that a
     # program rewrote while the recorder had it closed (a seal), and the recorder checked it
     # holds the same events before it went on in the new file: those records are spent.
@@ -630,6 +674,8 @@ def _replay(directory: str, dir_fd: int, path: str, records: list[Record],
             if os.pread(fd, len(record.data), record.offset) != record.data:
                 log._write_all(fd, record.data, record.offset)
                 applied += 1
+            elif rewrite:  # equal in the page cache, which is no proof they are on disk
+                log._write_all(fd, record.data, record.offset)
         return applied, 0, 0
     finally:
         try:

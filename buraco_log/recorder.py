@@ -746,8 +746,10 @@ class Recorder:
         except (ValueError, OSError) as exc:  # let go of the directory: nothing was started
             os.close(self._dir_fd)
             os.close(self._lock_fd)
+            kept = ("" if isinstance(exc, ValueError) else "; every journal not written back "
+                    "is kept, written back when a recorder opens the directory again")
             raise LogFormatError(
-                f"cannot write back or start the recorder's journal: {exc}",
+                f"cannot write back or start the recorder's journal: {exc}{kept}",
                 path=self.directory, kind="version" if isinstance(exc, ValueError) else "io",
             ) from None
         self.checkpoint_every = max(0.0, checkpoint_every)
@@ -1607,6 +1609,9 @@ class Recorder:
         except OSError:
             ok = passing = False
             fsyncs = 0
+        if not passing:  # a sync failed: the bytes it could not write read back right from
+            journal.mark_unsynced(self._dir_fd)  # the page cache, so the next recorder writes
+            # every record of the journals kept again, not only those a log lacks
         if ok and self._check_retired:
             ok = self._check_logs(every)  # (not known: the journal is kept, its records stand)
         if ok and self._directory_gone():  # its name is not at that path: kept, and written
