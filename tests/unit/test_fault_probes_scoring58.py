@@ -1,0 +1,193 @@
+"""A scoring dispute at the end of a hand, every preset: RULES.md §9-10 and the seeds' score
+sentences read one by one. Every expected score is added up by hand from the sentence (card
+values from `spec_points`, RULES.md §9's card table written out by hand, never the engine's
+presets); the engine's HandEnded / MatchEnded must agree, and a log claiming a score one rule
+off must be refused with the score rule's id (`score.mismatch`, `match.wrong_winner`).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.scenario import Scenario, refused
+from tests.spec_points import spec_points
+from tests.unit.closing_hands import SIDE0, closing_hand
+
+PRESETS = ("classic", "biriba", "bossa-nova", "thirteen", "thirteen-quick", "burraco", "mega",
+           "burako")
+JOKERS = ("thirteen", "thirteen-quick", "burraco", "mega", "burako")
+TARGETS = {"classic": 1500, "biriba": 1500, "bossa-nova": 1500, "thirteen": 2005,
+           "thirteen-quick": 1005, "burraco": 2005, "mega": 3000, "burako": 3000}
+# RULES.md §9, by hand: what a joker and a 2 are worth, and the going-out bonus, per preset
+JOKER = {"classic": 10, "biriba": 10, "bossa-nova": 10, "thirteen": 50, "thirteen-quick": 50,
+         "burraco": 30, "mega": 50, "burako": 50}
+TWO = {name: 20 if name == "burraco" else 10 for name in PRESETS}
+GOING_OUT = {name: 50 if name in ("classic", "biriba", "bossa-nova") else 100
+             for name in PRESETS}
+MORTO_NOT_TAKEN = {name: 0 if name == "classic" else 100 for name in PRESETS}
+
+
+def held_with_wilds(name: str) -> str:
+    """Seat 1's hand, never opened: two 2s and (where the material has them) a joker, an ace."""
+    wild = "JK" if name in JOKERS else "2h"
+    extra = " 3s 5s" if name.startswith("thirteen") else ""
+    return f"{wild} 2c 2d Ac 3c 5d 7s 9d Jc Kc 4s{extra}"
+
+
+# ----------------------------------------------------- §9 cards left in hand, wilds among them
+
+@pytest.mark.parametrize("name", PRESETS)
+def test_wilds_left_in_a_hand_that_never_opened_cost_their_own_value(name: str) -> None:
+    """§9 "− points of cards left in the side's hands − morto penalty": a side that never
+    opened scores its hand negatively, each wild at its own value (`000` "curinga = 10 pontos;
+    dois = 10 pontos"; `003` "Coringão (joker) = 50", `004` "Tatu: 50"; burraco's jolly 30 and
+    pinella 20), an ace 15; its morto never taken costs 100 (none in classic)."""
+    s, _ = closing_hand(name, held1=held_with_wilds(name))
+    wild = JOKER[name] if name in JOKERS else TWO[name]
+    # wild + two 2s + ace 15 + 3c 5d 7s 4s (4 x 5) + 9d Jc Kc (3 x 10); thirteen: 3s 5s more
+    cards = wild + 2 * TWO[name] + 15 + 4 * 5 + 3 * 10 + (10 if name.startswith("thirteen")
+                                                             else 0)
+    assert cards == spec_points(name, held_with_wilds(name))
+    want = (SIDE0[name], -cards - MORTO_NOT_TAKEN[name])
+    # the wild left in hand valued as a low card, and the morto penalty forgotten: refused
+    low = (want[0], want[1] + wild - 5)
+    refused(s, "score.mismatch", ("side 1", f"recorded {low[1]}", f"recomputed {want[1]}"),
+            "end_hand", "went_out", low)
+    if MORTO_NOT_TAKEN[name]:
+        refused(s, "score.mismatch", ("side 1", "+100"), "end_hand", "went_out",
+                (want[0], want[1] + 100))
+    # the going-out bonus given to the wrong side
+    bonus = GOING_OUT[name]
+    refused(s, "score.mismatch", ("side 0", "side 1"), "end_hand", "went_out",
+            (want[0] - bonus, want[1] + bonus))
+    s.end_hand("went_out", want)
+    side0, side1 = s.state.results[0].scores
+    assert (side0.going_out, side1.going_out) == (bonus, 0)
+    assert side1.table_points == 0 and side1.hand_penalty == cards
+    assert side1.morto_penalty == MORTO_NOT_TAKEN[name]
+    assert s.state.totals == want
+
+
+# ----------------------------------------------------- §10 both sides past the target in one hand
+
+@pytest.mark.parametrize("name", PRESETS)
+def test_both_sides_at_the_target_after_one_hand_the_highest_total_wins(name: str) -> None:
+    """§10 "It ends after the hand in which a side reaches `target_score` ... Highest total
+    wins": carried in level (a tie at the target is no end, so it may be carried), both end the
+    hand at or past the target; the side with the higher total wins, and a log naming the other
+    side, or totals a hand off, is refused."""
+    target = TARGETS[name]
+    start = target + 400
+    s, (gain0, gain1) = closing_hand(name, (start, start))
+    totals = (start + gain0, start + gain1)
+    assert totals[1] >= target and totals[0] > totals[1]  # both past it, side 0 higher
+    s.end_hand("went_out", (gain0, gain1))
+    refused(s, "match.wrong_winner", ("side 1", "side 0 won"), "end_match", winner=1)
+    refused(s, "score.mismatch", (f"recomputed {totals}",), "end_match",
+            totals=(start, start), winner=0)
+    s.end_match(totals=totals, winner=0)
+    assert s.state.winner == 0
+
+
+# ----------------------------------------------------- §7 relancinho: once a player, once a hand
+
+RELANCINHO_HAND = "5c 5d 5s 5h 6c 6d 6s 8c 8d 8s 8h"
+RELANCINHO_MORTO = "9c 9d 9s 9h 9c 9d 9s Tc Td Th 3c"
+
+
+def test_a_relancinho_taking_the_morto_is_noted_once_though_the_morto_goes_down_too() -> None:
+    """§7 relancinho, `biriba`: the whole hand down in one turn takes the morto directly
+    (+100, "logo anotados"); laying the whole morto and going out in that same turn is no
+    second relancinho (the player has laid melds earlier in this hand), only the going out
+    (50). Side 0: fives 20, sixes 20, eights 40, nines 70, tens 30 = 180; seven nines a clean
+    canastra 200; 100 + 50. Side 1 never opened: its eleven cards and its morto (100)."""
+    s = Scenario("biriba", hands={0: RELANCINHO_HAND, 1: "Ac Ad 3d 5h 7s 9h Jc Kc 4s 6h 8h"},
+                 stock="6h", mortos={0: RELANCINHO_MORTO})
+    s.draw().meld("5c 5d 5s 5h").meld("8c 8d 8s 8h").meld("6c 6d 6s 6h").morto(direct=True)
+    s.meld("9c 9d 9s 9h 9c 9d 9s").meld("Tc Td Th").discard("3c").go_out()
+    assert s.state.relancinho == (1, 0)
+    side1 = spec_points("biriba", "Ac Ad 3d 5h 7s 9h Jc Kc 4s 6h 8h")
+    assert side1 == 15 + 15 + 5 * 5 + 10 * 4
+    want = (20 + 20 + 40 + 70 + 30 + 200 + 100 + 50, -side1 - 100)
+    refused(s, "score.mismatch", ("side 0", "+100"), "end_hand", "went_out",
+            (want[0] + 100, want[1]))
+    s.end_hand("went_out", want)
+    assert s.state.results[0].scores[0].relancinho == 100
+
+
+# ----------------------------------------- §7 an indirect morto a partner's going out keeps
+
+TAKER = "5c 5d 5s 5h 6c 6d 6s 8c 8d 8s 8h"
+PARTNER = "3h 4h 5h 6h 7h 8h 9h Jd Jc Jh Js"
+FOUR_HANDED = ("biriba", "thirteen", "burraco", "mega", "burako")
+
+
+@pytest.mark.parametrize("name", FOUR_HANDED)
+def test_a_partner_going_out_leaves_the_indirect_morto_standing(name: str) -> None:
+    """§7 "If an opponent ends the hand by going out before that player's next turn, the morto
+    counts as not taken ... A partner's going out ... does not undo it. A morto that stands is
+    the taker's hand": at four, seat 0 empties the hand by a discard and takes the morto; seat 2
+    goes out before seat 0 plays again. Side 0 pays no morto penalty and the morto's eleven
+    cards count as cards left in hand; side 1 pays its hands and its untaken morto."""
+    thirteen = name == "thirteen"
+    taker = TAKER.replace("8h", "8h 5c 6h") if thirteen else TAKER
+    partner = PARTNER + " Qc Qd" if thirteen else PARTNER
+    upcard = "Kd" if name in ("thirteen", "burraco", "mega") else None
+    s = Scenario(name, 4, hands={0: taker, 2: partner}, stock="9s Ts Qh", upcard=upcard)
+    s.draw("9s").meld("5c 5d 5s 5h" + (" 5c" if thirteen else "")).meld(
+        "6c 6d 6s" + (" 6h" if thirteen else "")).meld("8c 8d 8s 8h").discard("9s")
+    s.morto(direct=False)
+    morto = spec_points(name, s.hand(0))  # the taker's hand is now the morto, unplayed
+    s.draw("Ts").discard("Ts")  # seat 1
+    s.draw("Qh").meld("3h 4h 5h 6h 7h 8h 9h").meld("Jd Jc Jh Js")
+    if thirteen:
+        s.meld("Qc Qd Qh")  # the hand emptied by melding: going out needs no discard here
+    else:
+        s.discard("Qh")
+    s.go_out()
+    # by hand: fives, sixes, eights (thirteen: five 5s, four 6s), the run 3..9 (five cards of
+    # 5, two of 10) 45, four jacks
+    # 40 (thirteen: three queens 30 more); the run a clean canastra 200; going out
+    table = (25 + 20 + 40 + 45 + 40 + 30) if thirteen else (20 + 15 + 40 + 45 + 40)
+    relancinho = 200 if name == "biriba" else 0  # both partners laid all in one turn
+    want0 = table + 200 + GOING_OUT[name] + relancinho - morto
+    want1 = -spec_points(name, s.hand(1)) - spec_points(name, s.hand(3)) - 100
+    # the morto's cards left out (as if voided), or the penalty charged on top: refused
+    assert morto > 0
+    refused(s, "score.mismatch", ("side 0",), "end_hand", "went_out", (want0 + morto, want1))
+    refused(s, "score.mismatch", ("side 0", "-100"), "end_hand", "went_out",
+            (want0 - 100, want1))
+    s.end_hand("went_out", (want0, want1))
+    side0 = s.state.results[0].scores[0]
+    assert side0.morto_penalty == 0 and side0.hand_penalty == morto
+
+
+# ----------------------------------------------------- §5-6 a wild moved, a canastra reclassed
+
+def test_a_dirty_run_turns_semi_clean_when_its_gap_fills_and_the_wild_moves_to_an_end() -> None:
+    """§5 "When a natural card fills the gap, the wild moves to an end (`002`: 3-4-JK-6-7 + 5
+    becomes JK-3-4-5-6-7)"; §6 "a canastra can change class as cards are added": 3-4-JK-6..9
+    is dirty (100), with the 5 it is JK-3..9, seven naturals in a row, semi-clean (150); a 2
+    of the suit laid below stays a natural 2 (20) and the class semi-clean. Scored at a stock
+    out: the run 3..9 45 + jolly 30 + pinella 20, semi-clean 150, 10♣ 4♦ left in hand 15,
+    morto not taken 100."""
+    s = Scenario("burraco", hands={0: "3h 4h JK 6h 7h 8h 9h Kd Qc Tc 4d"},
+                 stock="Js 5d 5h 6d 2h 7d", upcard="Kc")
+    s.draw("Js").meld("3h 4h JK 6h 7h 8h 9h").discard("Js")
+    assert s.state.melds[0][0].canastra == "dirty"
+    s.draw("5d").discard("5d")
+    s.draw("5h").layoff(0, "5h").discard("Kd")
+    assert s.state.melds[0][0].canastra == "semi_clean"
+    s.draw("6d").discard("6d")
+    s.draw("2h").layoff(0, "2h").discard("Qc")
+    assert s.state.melds[0][0].canastra == "semi_clean"
+    while len(s.state.stock) > s.rules.stock_floor:
+        s.pass_turn()
+    assert spec_points("burraco", s.hand(0)) == 15
+    want = (45 + 30 + 20 + 150 - 15 - 100, -spec_points("burraco", s.hand(1)) - 100)
+    # the run scored as it was laid (dirty), or the 2 as a 3..7 card: refused
+    refused(s, "score.mismatch", ("side 0", "recorded 80"), "end_hand", "stock_out",
+            (want[0] - 50, want[1]))
+    refused(s, "score.mismatch", ("side 0",), "end_hand", "stock_out", (want[0] - 15, want[1]))
+    s.end_hand("stock_out", want)
+    assert s.state.results[0].scores[0].canastras == {"semi_clean": 1}
