@@ -544,6 +544,16 @@ def _writing(command: str, output: Path | None, as_json: bool) -> Iterator[None]
                    error=exc) from None
 
 
+def _refuse_a_directory(command: str, output: Path | None, as_json: bool) -> None:
+    """An ``--output`` naming a directory is refused as its write would be (exit 2), before
+    the query runs: the kernel's confinement (:func:`_confined`) turned the rename's "Is a
+    directory" into "Permission denied"."""
+    if output is None or written_in_place(output) or not rename_target(output).is_dir():
+        return
+    with _writing(command, output, as_json):
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(output))
+
+
 def _cell(v: Any) -> str:
     if v is None:
         return ""
@@ -870,6 +880,7 @@ def query(
     settings = spark_options(engine, master, conf)
     if engine is Engine.spark:
         archive_spark.check_local_size("--threads", threads, ctx, master, as_json)
+    _refuse_a_directory("query", output, as_json)
     if engine is Engine.local and State.own_process:  # DuckDB runs under a memory bound,
         supervised(lambda: _native_abort(memory_limit, as_json),  # where glibc may end it
                    lambda pid: _temporary_output(output, pid),
@@ -1136,6 +1147,7 @@ def _confined(output: Path | None, archive_dir: Path, confining: bool) -> Iterat
 
     dirs: list[tuple[str, int]] = []
     files: list[str] = []
+    made = False
     tmp = None if output is None or written_in_place(output) else _temporary(
         rename_target(output))
     try:
@@ -1149,6 +1161,7 @@ def _confined(output: Path | None, archive_dir: Path, confining: bool) -> Iterat
             with contextlib.suppress(OSError):  # an unwritable place: _opened says so later
                 os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW,
                                  0o600 if kept else 0o666))
+                made = True
                 files.append(str(tmp))
                 # the rename over the old output: a name made and one removed, no file written
                 dirs.append((str(tmp.parent), confine.MAKE_REG | confine.REMOVE_FILE))
@@ -1159,8 +1172,9 @@ def _confined(output: Path | None, archive_dir: Path, confining: bool) -> Iterat
                  "query runs in DuckDB's sandbox alone")
         yield
     finally:
-        if tmp is not None:
-            tmp.unlink(missing_ok=True)
+        if made and tmp is not None:  # only ours: a read-only place said EROFS a second time
+            with contextlib.suppress(OSError):
+                tmp.unlink(missing_ok=True)
 
 
 # What a query's process reads besides the archive: the system's libraries, time zones and
