@@ -191,3 +191,67 @@ def test_a_dirty_run_turns_semi_clean_when_its_gap_fills_and_the_wild_moves_to_a
     refused(s, "score.mismatch", ("side 0",), "end_hand", "stock_out", (want[0] - 15, want[1]))
     s.end_hand("stock_out", want)
     assert s.state.results[0].scores[0].canastras == {"semi_clean": 1}
+
+
+# ----------------------------------------------------- §6, §9 burako's royal and ace-to-ace
+
+SPADES_BUT_3_AND_K = "As 2s 4s 5s 6s 7s 8s 9s Ts Js Qs"
+ROYAL_MORTO = {"royal": "Ks 3s Kd Kc Kh Qd Qc Qh 4d 5d 6d",
+               "ace_to_ace": "Ks 3s As Kd Kc Kh Qd Qc Qh 9d 9c"}
+# By hand (`004` "1: 15; 2: 10; 3 ao 7: 5; 8 ao 13: 10"): A..K of spades 15 + 10 + 25 + 60 =
+# 110, a second ace 15 more; kings 30, queens 30, 4..6 of diamonds 15 or three 9s 30; the
+# canastra's own bonus only (`004` "Canastra real: 500", "Canastra de 1 a 1: 1000"), going
+# out 100 ("Batida final").
+ROYAL_SIDE0 = {"royal": 110 + 30 + 30 + 15 + 500 + 100,
+               "ace_to_ace": 125 + 30 + 30 + 30 + 1000 + 100}
+
+
+@pytest.mark.parametrize("kind", ["royal", "ace_to_ace"])
+def test_a_dirty_run_whose_two_comes_home_is_a_royal_canastra(kind: str) -> None:
+    """§5 canonical 2s and §6's burako classes: A 2 4..Q is dirty (the 2♠ a wild for the 3);
+    the morto's 3♠ and K♠ make the 2♠ natural, A..K clean: royal (500, not the clean 200 on
+    top); with the second ace, ace-to-ace (1000)."""
+    s = Scenario("burako", hands={0: SPADES_BUT_3_AND_K}, mortos={0: ROYAL_MORTO[kind]},
+                 stock="Ks 5h 9h")
+    s.draw("Ks").meld(SPADES_BUT_3_AND_K).discard("Ks").morto(direct=False)
+    assert s.state.melds[0][0].canastra == "dirty"
+    s.pass_turn()
+    s.draw("9h").layoff(0, "Ks 3s" + (" As" if kind == "ace_to_ace" else ""))
+    assert s.state.melds[0][0].canastra == kind
+    s.meld("Kd Kc Kh").meld("Qd Qc Qh")
+    if kind == "royal":
+        s.meld("4d 5d 6d").discard("9h")
+    else:
+        s.meld("9d 9c 9h")  # the hand emptied by melding: going out (the morto is taken)
+    s.go_out()
+    want = (ROYAL_SIDE0[kind], -spec_points("burako", s.hand(1)) - 100)
+    bonus = 500 if kind == "royal" else 1000
+    # scored as a plain clean canastra, or with the clean 200 added to its own bonus: refused
+    refused(s, "score.mismatch", ("side 0",), "end_hand", "went_out",
+            (want[0] - bonus + 200, want[1]))
+    refused(s, "score.mismatch", ("side 0",), "end_hand", "went_out", (want[0] + 200, want[1]))
+    s.end_hand("went_out", want)
+    assert s.state.results[0].scores[0].canastras == {kind: 1}
+
+
+# ----------------------------------------------------- §2, §9 six players: sides of three
+
+def test_six_players_score_by_side_each_partner_hand_against_it() -> None:
+    """§2 "6 players (`classic` only): two sides of 3 on alternate seats"; §9 "per side ... −
+    points of cards left in the side's hands": seat 0 lays the whole hand down and goes out
+    (3..10 55, four jacks 40, clean 200, relancinho 100, going out 50); seats 2 and 4's hands
+    count against side 0, seats 1, 3, 5's against side 1."""
+    s = Scenario("classic", 6, hands={0: HAND0_CLASSIC}, stock="Th")
+    s.draw("Th").meld("3h 4h 5h 6h 7h 8h 9h Th").meld("Js Jd Jc Jh").go_out()
+    held = [spec_points("classic", s.hand(seat)) for seat in range(6)]
+    assert held[0] == 0 and all(held[1:])
+    want = (55 + 40 + 200 + 100 + 50 - held[2] - held[4], -held[1] - held[3] - held[5])
+    # one partner's hand left out, or scored against the other side: refused
+    refused(s, "score.mismatch", ("side 0",), "end_hand", "went_out",
+            (want[0] + held[4], want[1]))
+    refused(s, "score.mismatch", ("side 0", "side 1"), "end_hand", "went_out",
+            (want[0] + held[2], want[1] - held[2]))
+    s.end_hand("went_out", want)
+
+
+HAND0_CLASSIC = "3h 4h 5h 6h 7h 8h 9h Js Jd Jc Jh"
