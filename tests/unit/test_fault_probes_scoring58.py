@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.scenario import Scenario, refused
+from tests.scenario import Scenario, carried_in, refused
 from tests.spec_points import spec_points
 from tests.unit.closing_hands import SIDE0, closing_hand
 
@@ -255,3 +255,21 @@ def test_six_players_score_by_side_each_partner_hand_against_it() -> None:
 
 
 HAND0_CLASSIC = "3h 4h 5h 6h 7h 8h 9h Js Jd Jc Jh"
+
+
+# ----------------------------------------------------- §7 + §10 a relancinho after a short opening
+
+def test_a_short_opening_taken_back_leaves_the_relancinho_in_the_same_turn() -> None:
+    """§10 vulnerability and §7 relancinho in one turn (`classic`, side 0 at 800 of 1500): the
+    jacks alone are 30 of the 75 asked and are taken back; the whole hand then goes down for
+    95 (past the 90 now asked) and out. Nothing laid earlier stands on the table, so it is
+    still the whole hand down in one turn: 3..10 55, jacks 40, clean 200, relancinho 100,
+    going out 50 (docs/rules.md, "Relancinho: what counts as laying earlier")."""
+    s = carried_in(Scenario("classic", hands={0: HAND0_CLASSIC}, stock="Th"), (800, 0))
+    s.draw("Th").meld("Js Jd Jc").retract()
+    s.meld("3h 4h 5h 6h 7h 8h 9h Th").meld("Js Jd Jc Jh").go_out()
+    want = (55 + 40 + 200 + 100 + 50, -spec_points("classic", s.hand(1)))
+    refused(s, "score.mismatch", ("side 0", "-100"), "end_hand", "went_out",
+            (want[0] - 100, want[1]))
+    s.end_hand("went_out", want)
+    assert s.state.totals == (800 + want[0], want[1])
