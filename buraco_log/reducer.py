@@ -1219,14 +1219,16 @@ class _Table:
         if check and ev.scores is not None:
             computed = tuple(s.total for s in scores)
             if ev.scores != computed:
-                diff = (
-                    ", ".join(
-                        f"side {i}: recorded {a}, recomputed {b} ({a - b:+d})"
-                        for i, (a, b) in enumerate(zip(ev.scores, computed, strict=False))
-                        if a != b
-                    )
-                    or f"{len(ev.scores)} scores for {len(computed)} sides"
-                )
+                parts = [
+                    f"side {i}: recorded {a}, recomputed {b} ({a - b:+d})"
+                    for i, (a, b) in enumerate(zip(ev.scores, computed, strict=False))
+                    if a != b
+                ]
+                # A count off is said beside the values off: a referee who mends only the
+                # values named would be refused again for the count.
+                if len(ev.scores) != len(computed):
+                    parts.append(f"{len(ev.scores)} scores for {len(computed)} sides")
+                diff = ", ".join(parts)
                 raise self.fail(ev, "score.mismatch", f"hand {self.hand}: {diff}")
         self.results.append(
             HandResult(

@@ -273,3 +273,19 @@ def test_a_short_opening_taken_back_leaves_the_relancinho_in_the_same_turn() -> 
             (want[0] - 100, want[1]))
     s.end_hand("went_out", want)
     assert s.state.totals == (800 + want[0], want[1])
+
+
+# ----------------------------------------------------- §9 a score sheet with a side too many or few
+
+@pytest.mark.parametrize("name", ["biriba", "burako"])
+def test_a_score_sheet_off_in_count_and_value_names_both(name: str) -> None:
+    """A HandEnded scoring a side that does not exist, or leaving one out, while a value is
+    off too: the refusal names the value and the count, so a referee who mends one is not
+    refused again for the other. The sheet right in both is accepted."""
+    s, want = closing_hand(name)
+    refused(s, "score.mismatch", ("side 1: recorded", "3 scores for 2 sides"), "end_hand",
+            "went_out", (want[0], want[1] + 1, 0))
+    refused(s, "score.mismatch", ("side 0: recorded 1", "1 scores for 2 sides"), "end_hand",
+            "went_out", (1,))
+    refused(s, "score.mismatch", ("3 scores for 2 sides",), "end_hand", "went_out", (*want, 0))
+    s.end_hand("went_out", want)
