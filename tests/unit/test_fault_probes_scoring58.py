@@ -11,7 +11,7 @@ import pytest
 
 from tests.scenario import Scenario, carried_in, refused
 from tests.spec_points import spec_points
-from tests.unit.closing_hands import SIDE0, closing_hand
+from tests.unit.closing_hands import MORTO0, SIDE0, closing_hand
 
 PRESETS = ("classic", "biriba", "bossa-nova", "thirteen", "thirteen-quick", "burraco", "mega",
            "burako")
@@ -289,3 +289,25 @@ def test_a_score_sheet_off_in_count_and_value_names_both(name: str) -> None:
             "went_out", (1,))
     refused(s, "score.mismatch", ("3 scores for 2 sides",), "end_hand", "went_out", (*want, 0))
     s.end_hand("went_out", want)
+
+
+# ----------------------------------------------------- §2, §9, §10 three players, three mortos
+
+@pytest.mark.parametrize("name", ["biriba", "bossa-nova"])
+def test_three_players_each_untaken_morto_costs_its_side_and_no_target_no_end(name: str) -> None:
+    """§2 "2 or 3 players: each player is a side", §3 "3 players: 3 mortos", `000` "No jogo
+    em três, os mortos também serão três": seat 0 goes out (3..10 55, jacks 40, the morto's
+    kings 30, queens 40, aces 45, clean 200, relancinho 100, going out 50); seats 1 and 2
+    each pay their hand and their own untaken morto (100). §10: no side at the target, so a
+    match end is refused (`match.not_over`)."""
+    s = Scenario(name, 3, hands={0: HAND0_CLASSIC}, stock="Th", mortos={0: MORTO0})
+    s.draw("Th").meld("3h 4h 5h 6h 7h 8h 9h Th").meld("Js Jd Jc Jh").morto(direct=True)
+    s.meld("Ks Kd Kc").meld("Qs Qd Qc Qh").meld("As Ad Ac").discard("5c").go_out()
+    want = (55 + 40 + 30 + 40 + 45 + 200 + 100 + 50,
+            -spec_points(name, s.hand(1)) - 100, -spec_points(name, s.hand(2)) - 100)
+    assert want[0] == SIDE0[name]
+    refused(s, "score.mismatch", ("side 2", "+100"), "end_hand", "went_out",
+            (want[0], want[1], want[2] + 100))
+    s.end_hand("went_out", want)
+    assert [sc.morto_penalty for sc in s.state.results[0].scores] == [0, 100, 100]
+    refused(s, "match.not_over", ("target 1500",), "end_match", totals=want, winner=0)
