@@ -584,10 +584,11 @@ class _Work:
         self.settled = False  # its waiters were failed or acknowledged, and counted
 
 
-def _fsync_failed(table: _Table, exc: OSError) -> LogFormatError:
+def _fsync_failed(table: _Table, exc: OSError, cut: bool = False) -> LogFormatError:
     return LogFormatError(
-        f"fsync failed: {exc.strerror or exc}; not retried, the last events may not be on disk "
-        "(reopen the log to see what was kept)",
+        f"fsync failed: {exc.strerror or exc}; not retried, " + (
+            "these moves were not recorded (cut off the log again)" if cut else
+            "the last events may not be on disk (reopen the log to see what was kept)"),
         path=table.path,
         kind="io",
     )
@@ -1952,7 +1953,7 @@ class Recorder:
                     self._ops.syncfs(self._dir_fd)
                 except OSError as exc:
                     for w in written:
-                        w.error = _WriteError(_fsync_failed(w.table, exc), written=True)
+                        w.error = self._sync_failed(w, exc)
                 list(self._pool.map(self._place_all, slices))
         created: list[_Work] = []
         done: list[_Work] = []
@@ -2330,10 +2331,21 @@ class Recorder:
                 try:
                     self._ops.fsync(w.table.fd)
                 except OSError as exc:
-                    w.error = _WriteError(_fsync_failed(w.table, exc), written=True)
+                    w.error = self._sync_failed(w, exc)
                 except Exception as exc:
                     w.error = self._defect(w, exc)
         self._place_all(items)
+
+    def _sync_failed(self, w: _Work, exc: OSError) -> _WriteError:
+        """A log's sync failed after the round wrote into it: what the round wrote is cut off
+        again (not acknowledged). Linux marks the pages it could not write clean: left in place,
+        the refused moves read back from the page cache, a recorder opened again went on after
+        them, and later syncs never wrote them: after a power loss a hole of zeros stood before
+        the moves acknowledged next, and no reader got past it. Cut off, the pages are gone."""
+        table = w.table
+        cut = (w.began and table.fd is not None and table.tmp is None
+               and self._cut_partial(table, w.offset))
+        return _WriteError(_fsync_failed(table, exc, cut), written=True)
 
     def _defect(self, w: _Work, exc: Exception, cut: bool = True) -> _WriteError:
         """A defect met one log's share of a round: its appends fail, and its table refuses

@@ -186,3 +186,23 @@ def test_a_write_back_whose_own_sync_fails_keeps_the_journal(
     with Recorder(tmp_path, sync="journal", ops=ops, save_every=0):  # the third: fsyncs pass
         assert not any(os.path.exists(path) for path in kept)
     assert _after_power_loss(tmp_path, ops) == dict.fromkeys(_NAMES, _MOVES)
+
+
+@pytest.mark.parametrize("sync", ["fsync", "syncfs"])
+def test_a_round_whose_sync_failed_is_cut_off_so_a_restart_leaves_no_hole(
+        tmp_path: Path, ops: FailedSyncOps, sync: str) -> None:
+    src = source_of("a", matches())
+    with Recorder(tmp_path, sync=sync, ops=ops, save_every=0) as rec:
+        for k in range(3):
+            assert rec.append("a", src[k]) == k
+        ops.fail, ops.fail_on = 1, sync
+        with pytest.raises(LogFormatError) as info:
+            rec.append("a", src[3])
+        assert "fsync failed: Input/output error" in str(info.value)
+        assert "not recorded" in str(info.value)
+    with Recorder(tmp_path, sync=sync, ops=ops, save_every=0) as rec:  # the same boot
+        at = rec.next_seq("a")
+        assert at == 3  # the refused move is not in the log (it read back from the cache)
+        for k in range(at, 6):
+            assert rec.append("a", src[k]) == k
+    assert _after_power_loss(tmp_path, ops)["a"] == 6  # every acknowledged move, no hole
