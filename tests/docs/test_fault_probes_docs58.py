@@ -158,3 +158,14 @@ def test_the_value_check_catches_a_wrong_value_and_a_short_list() -> None:
         "buraco-log review --format text|json|html: not taken [], left out ['table']"]]
     assert wrong_values("`buraco-log convert LOG -o OUT --to jsnl`") == [
         "buraco-log convert --to jsnl: not taken ['jsnl'], left out []"]
+
+
+def test_the_report_section_of_the_archive_page_names_every_canned_analysis_in_order() -> None:
+    """A program reading `report -f json` finds each analysis by its `name`: the page listed
+    seven of the eight (not `notable_matches`), and none by the name the JSON gives it."""
+    from buraco_log.archive.report import CANNED
+
+    page = (ROOT / "docs" / "archive.md").read_text(encoding="utf-8")
+    report = page[page.index("\n## Report\n"):]
+    named = [m for m in re.findall(r"`([a-z_]+)`", report) if m in CANNED]
+    assert list(dict.fromkeys(named)) == list(CANNED)
