@@ -169,3 +169,18 @@ def test_the_report_section_of_the_archive_page_names_every_canned_analysis_in_o
     report = page[page.index("\n## Report\n"):]
     named = [m for m in re.findall(r"`([a-z_]+)`", report) if m in CANNED]
     assert list(dict.fromkeys(named)) == list(CANNED)
+
+
+def test_the_package_and_its_format_version_load_nothing_more_as_the_library_page_says() -> None:
+    """library.md said FORMAT_VERSION loads the events and msgspec when first asked for; it is
+    a plain number in the package, and reading it loads nothing (the page now says so)."""
+    import subprocess
+    import sys
+
+    page = (ROOT / "docs" / "library.md").read_text(encoding="utf-8")
+    assert "is a plain number there" in page
+    code = ("import sys, buraco_log; v = buraco_log.FORMAT_VERSION; "
+            "print(v, sorted(m for m in sys.modules if m.startswith(('buraco_log', 'msgspec'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=ROOT)
+    assert out.stdout.split(" ", 1)[1].strip() == "['buraco_log']"
