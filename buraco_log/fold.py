@@ -80,6 +80,11 @@ class _Sync:
         os.fsync(fd)
 
 
+_OPS: journal.SyncOps = _Sync()
+"""The syncs of the logs fold holds (a test's power-loss layer takes its place)."""
+_CHUNK: Final = 1 << 20
+
+
 def fold(directory: str | os.PathLike[str], *, dry_run: bool = False) -> FoldReport:
     """Fold the ``*.unfolded`` journals of a recorder's ``directory`` into their logs (see the
     module). Raises ``LogFormatError`` (kind ``locked``) while a recorder runs there, or
@@ -135,7 +140,7 @@ def _fold(directory: str, dir_fd: int, dry_run: bool) -> FoldReport:
     report = FoldReport(directory=directory, dry_run=dry_run)
     if not dry_run and journal.generations(directory, dir_fd=dir_fd):
         # what a recorder opening the directory does first (it may keep more aside)
-        done, _ = journal.recover(directory, dir_fd, SUFFIX, _Sync())
+        done, _ = journal.recover(directory, dir_fd, SUFFIX, _OPS)
         report.written_back = done.applied
     found = journal.generations(directory, unfolded=True, dir_fd=dir_fd)
     by_match: dict[str, list[journal.Record]] = {}
@@ -151,8 +156,12 @@ def _fold(directory: str, dir_fd: int, dry_run: bool) -> FoldReport:
         for record in records:
             by_match.setdefault(record.match, []).append(record)
     refused: set[str] = set()
+    # A sync of the logs failed (journal.UNSYNCED): what they hold may be in the page cache
+    # alone, marked clean, and a sync writes it no more. Written again first, each is synced.
+    again = bool(found) and not dry_run and journal.unsynced(dir_fd)
     for match in sorted(by_match):
-        entry = _fold_one(directory, match, journal.withdraw(by_match[match]), dry_run)
+        entry = (_write_again(os.path.join(directory, match + SUFFIX)) if again else None) \
+            or _fold_one(directory, match, journal.withdraw(by_match[match]), dry_run)
         report.logs.append(entry)
         if entry.action == "refused":
             refused.add(match)
@@ -163,9 +172,31 @@ def _fold(directory: str, dir_fd: int, dry_run: bool) -> FoldReport:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(os.path.basename(path), dir_fd=dir_fd)
         report.removed.append(path)
-    if report.removed:
-        os.fsync(dir_fd)
+    if again and not report.kept and not journal.generations(directory, dir_fd=dir_fd):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(journal.UNSYNCED, dir_fd=dir_fd)
+    if report.removed:  # (the logs' names too: a failed sync may have left them unwritten)
+        _OPS.fsync_dir(dir_fd)
     return report
+
+
+def _write_again(path: str) -> FoldedLog | None:
+    """Write the log at ``path`` again over itself, the same bytes (its pages dirty again),
+    and sync it, holding its writer lock; a refusal if it is held, None when done (or there is
+    no regular file there: nothing to write)."""
+    if not os.path.isfile(path) or os.path.islink(path):
+        return None
+    try:
+        lock = log.LogLock(path, timeout=journal.LOCK_WAIT)
+    except LogFormatError as exc:
+        return _refused(path, f"cannot write the log again after a failed sync: {exc.message}")
+    with lock:
+        assert lock.fd is not None
+        size = os.fstat(lock.fd).st_size
+        for at in range(0, size, _CHUNK):
+            log._write_all(lock.fd, os.pread(lock.fd, min(_CHUNK, size - at), at), at)
+        _OPS.fsync(lock.fd)
+    return None
 
 
 def _refused(path: str, reason: str, seq: int | None = None) -> FoldedLog:
@@ -256,7 +287,7 @@ def _sync(path: str) -> None:
     wrote, may be in the page cache alone)."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOFOLLOW)
     try:
-        os.fsync(fd)
+        _OPS.fsync(fd)
     finally:
         os.close(fd)
 

@@ -206,3 +206,18 @@ def test_a_round_whose_sync_failed_is_cut_off_so_a_restart_leaves_no_hole(
         for k in range(at, 6):
             assert rec.append("a", src[k]) == k
     assert _after_power_loss(tmp_path, ops)["a"] == 6  # every acknowledged move, no hole
+
+
+def test_fold_after_a_failed_sync_writes_the_logs_again(
+        tmp_path: Path, ops: FailedSyncOps, monkeypatch: pytest.MonkeyPatch) -> None:
+    from buraco_log import fold
+
+    kept = _record_with_failed_checkpoint(tmp_path, ops)
+    for path in kept:  # kept aside, as a write-back that met a conflict keeps it
+        os.replace(path, path + ".unfolded")
+    monkeypatch.setattr(fold, "_OPS", ops)
+    report = fold.fold(tmp_path)
+    assert {entry.action for entry in report.logs} == {"held"}, report.logs
+    assert report.removed and not report.kept
+    assert not os.path.exists(tmp_path / journal.UNSYNCED)
+    assert _after_power_loss(tmp_path, ops) == dict.fromkeys(_NAMES, _MOVES)
