@@ -94,6 +94,8 @@ def _echo_all(lines: Iterable[str], names: Sequence[str] = ()) -> None:
 def _replay_error(path: Path, exc: BuracoLogError, as_json: bool = False) -> typer.Exit:
     """Name the file in errors that come from replay (the log reader names it already)."""
     text = str(exc)
+    if getattr(exc, "path", None) is None:  # `-f json`'s `path`: the file the line names
+        exc.path = str(path)  # type: ignore[attr-defined]
     return fail(text if text.startswith(str(path)) else f"{path}: {text}",
                 getattr(exc, "exit_status", EXIT_FINDINGS), as_json=as_json, error=exc)
 

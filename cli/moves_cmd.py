@@ -82,6 +82,8 @@ def moves(
             # the referee's next question, as `explain` names its command for the event
             message += (f"; `moves --at {tl.illegal.seq - 1}` lists what could have been "
                         f"played in place of seq {tl.illegal.seq}")
+        if getattr(exc, "path", None) is None:  # `-f json`'s `path`: the file the line names
+            exc.path = str(path)  # type: ignore[attr-defined]
         raise fail(f"{path}: {message}", exc.exit_status, as_json=js, error=exc) from None
     illegal = tl.illegal if tl.illegal is not None and tl.illegal.seq is not None else None
     if illegal is not None and at is not None:  # asked for a seq before it: said, as replay does
