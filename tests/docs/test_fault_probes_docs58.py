@@ -184,3 +184,21 @@ def test_the_package_and_its_format_version_load_nothing_more_as_the_library_pag
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=ROOT)
     assert out.stdout.split(" ", 1)[1].strip() == "['buraco_log']"
+
+
+def test_the_error_object_of_a_seq_the_log_lacks_names_the_file_its_line_names() -> None:
+    """disputes.md: the error object has `path` when known. `replay`, `explain` and `moves
+    --at 9999 -f json` named the file in `message` and left `path` out: a program reading many
+    answers could not tell which log lacked the seq."""
+    import json
+
+    from tests.command_line import run_all
+
+    log = ROOT / "examples" / "sim" / "classic-2p-000000.blog"
+    runs = run_all(*[(cmd, log.name, "--at", "9999", "-f", "json")
+                     for cmd in ("replay", "explain", "moves")], cwd=log.parent)
+    for r in runs:
+        assert r.code == 2, r.err
+        error = json.loads(r.out)["error"]
+        assert error["message"].startswith(f"{log.name}: the log has no seq 9999"), error
+        assert (error.get("path"), error["seq"]) == (log.name, 9999), error
