@@ -92,7 +92,7 @@ def test_a_confined_process_cannot_overwrite_a_committed_file(arch: Path) -> Non
                                 "(FORMAT csv, USE_TMP_FILE false)")
                     said += b"written;"
                 except Exception as exc:  # reported to the parent
-                    said += str(exc).encode()[:200] + b";"
+                    said += str(exc).encode()[:2000] + b";"  # a long basetemp path
             try:
                 Path(outside).write_text("x")
                 said += b"python wrote;"
