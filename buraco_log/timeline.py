@@ -546,22 +546,12 @@ class Timeline:
         for i, ev in enumerate(self.events):
             if watched and i % gap == 0 and i:
                 watch.note("replaying", i, count, "events")
-            try:
-                try:
-                    rep.step(ev)
-                except (IndexError, KeyError, TypeError, ValueError) as bad:
-                    # Values the engine cannot read (a card code that is no card, say).
-                    raise IllegalMoveError("event.invalid", f"unreadable event: {bad}",
-                                           seq=ev.seq, seat=getattr(ev, "seat", None)) from None
-            except IllegalMoveError as exc:
-                if exc.rule == "score.mismatch" and isinstance(ev, HandEnded | MatchEnded):
-                    self.score_mismatches.append(exc)
-                    rep.apply(ev)
-                else:
-                    self.illegal = exc
-                    self.before_illegal = rep.state()
-                    self.events = self.recorded[:i]
-                    break
+            refused = self._step(rep, ev)
+            if refused is not None:
+                self.illegal = refused
+                self.before_illegal = rep.state()
+                self.events = self.recorded[:i]
+                break
             if ev.seq % self.every == 0:
                 self._snapshots[ev.seq] = _snapshot(rep)
             if isinstance(ev, (CardDrawn, PileTaken)):  # the commonest events first
@@ -588,6 +578,25 @@ class Timeline:
         self.checked = len(self.events)
         if watched:
             watch.note("replaying", count, count, "events")
+
+    def _step(self, rep: Replayer, ev: AnyEvent) -> IllegalMoveError | None:
+        """``rep`` stepped by ``ev``: a wrong recorded score is noted and the event applied as
+        recorded (the table goes on, as every command reads it); any other refusal is returned,
+        ``rep`` left before it."""
+        try:
+            try:
+                rep.step(ev)
+            except (IndexError, KeyError, TypeError, ValueError) as bad:
+                # Values the engine cannot read (a card code that is no card, say).
+                raise IllegalMoveError("event.invalid", f"unreadable event: {bad}",
+                                       seq=ev.seq, seat=getattr(ev, "seat", None)) from None
+        except IllegalMoveError as exc:
+            if exc.rule == "score.mismatch" and isinstance(ev, HandEnded | MatchEnded):
+                self.score_mismatches.append(exc)
+                rep.apply(ev)
+                return None
+            return exc
+        return None
 
     def _stream_init(self, events: Iterable[AnyEvent], stream: Streamed) -> None:
         """Replay ``events`` once, holding none of them: the state right after ``stream.at``
@@ -642,21 +651,12 @@ class Timeline:
                 continue
             if turn_begins:  # the table just before the turn asked for
                 self._kept = (rep.state(), tuple(self._tail))
-            try:
-                try:
-                    rep.step(ev)
-                except (IndexError, KeyError, TypeError, ValueError) as bad:
-                    raise IllegalMoveError("event.invalid", f"unreadable event: {bad}",
-                                           seq=ev.seq, seat=getattr(ev, "seat", None)) from None
-            except IllegalMoveError as exc:
-                if exc.rule == "score.mismatch" and isinstance(ev, HandEnded | MatchEnded):
-                    self.score_mismatches.append(exc)
-                    rep.apply(ev)
-                else:
-                    self.illegal = exc
-                    self.before_illegal = rep.state()
-                    legal = False
-                    continue
+            refused = self._step(rep, ev)
+            if refused is not None:
+                self.illegal = refused
+                self.before_illegal = rep.state()
+                legal = False
+                continue
             checked += 1
             self._tail.append(ev)
             if isinstance(ev, MatchStarted):
