@@ -5,7 +5,6 @@ line on stderr, exit 1, and the archive's bytes are unchanged."""
 
 from __future__ import annotations
 
-import hashlib
 import os
 import resource
 import subprocess
@@ -18,6 +17,7 @@ import pytest
 from buraco_log.archive import query, store, views
 from buraco_log.errors import ArchiveError
 from tests.archive.conftest import Archived
+from tests.archive.filetree import tree_digest as _digest
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -26,20 +26,6 @@ def _run(*args: str | bytes, timeout: float = 120) -> subprocess.CompletedProces
     return subprocess.run([sys.executable, "-m", "cli.main", *args], capture_output=True,
                           text=True, timeout=timeout, cwd=REPO,
                           env={**os.environ, "COLUMNS": "200"})
-
-
-def _digest(root: Path) -> str:
-    """Every path, mode and byte under ``root``."""
-    h = hashlib.sha256()
-    for dirpath, dirs, names in sorted(os.walk(root)):
-        dirs.sort()
-        for name in sorted(dirs + names):
-            path = os.path.join(dirpath, name)
-            st = os.lstat(path)
-            h.update(f"{os.path.relpath(path, root)}\0{st.st_mode}\0".encode())
-            if os.path.isfile(path) and not os.path.islink(path):
-                h.update(Path(path).read_bytes())
-    return h.hexdigest()
 
 
 REFUSED = [

@@ -11,7 +11,6 @@ function DuckDB cannot interrupt is answered within a second."""
 
 from __future__ import annotations
 
-import hashlib
 import os
 import signal
 import socket
@@ -24,26 +23,13 @@ from pathlib import Path
 import pytest
 
 from buraco_log.archive import confine, store, views
+from tests.archive.filetree import tree_digest as _digest
 from tests.archive.query_started import QUERY_STARTED, wait_for
 from tests.command_line import sigint_default
 
 REPO = Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.skipif(confine.abi() < 1, reason="no Landlock in this kernel")
-
-
-def _digest(root: Path) -> str:
-    """Every path, mode and byte under ``root``."""
-    h = hashlib.sha256()
-    for dirpath, dirs, names in sorted(os.walk(root)):
-        dirs.sort()
-        for name in sorted(dirs + names):
-            path = os.path.join(dirpath, name)
-            st = os.lstat(path)
-            h.update(f"{os.path.relpath(path, root)}\0{st.st_mode}\0".encode())
-            if os.path.isfile(path) and not os.path.islink(path):
-                h.update(Path(path).read_bytes())
-    return h.hexdigest()
 
 
 def _writable_part(arch: Path) -> str:
