@@ -68,8 +68,12 @@ def abi() -> int:
 
 
 def _libc() -> ctypes.CDLL | None:
+    """The C library as this process already holds it (``dlopen(NULL)``). Not
+    ``ctypes.util.find_library``, which runs ``ldconfig -p`` in a child process: a signal
+    meanwhile left that child unreaped in the command's process group after the command
+    had ended."""
     try:
-        return ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+        return ctypes.CDLL(None, use_errno=True)
     except OSError:
         return None
 
