@@ -5,8 +5,6 @@ extension, which the sandbox refuses."""
 
 from __future__ import annotations
 
-import hashlib
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -17,21 +15,9 @@ import pytest
 from buraco_log.archive import query, views
 from buraco_log.errors import ArchiveError
 from tests.archive.conftest import Archived
+from tests.archive.filetree import tree_digest as digest
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def digest(root: Path) -> str:
-    """Every path, mode and byte under ``root``: any write shows."""
-    h = hashlib.sha256()
-    for dirpath, dirs, names in sorted(os.walk(root)):
-        dirs.sort()
-        for name in sorted(dirs + names):
-            path = os.path.join(dirpath, name)
-            h.update(f"{os.path.relpath(path, root)}\0{os.lstat(path).st_mode}\0".encode())
-            if os.path.isfile(path) and not os.path.islink(path):
-                h.update(Path(path).read_bytes())
-    return h.hexdigest()
 
 
 def refused(archive: Path, sql: str) -> str:
