@@ -37,9 +37,7 @@ import msgspec
 from buraco_log import events as ev
 from buraco_log import journal, log
 from buraco_log.errors import LogFormatError
-
-LOCK_NAME: Final = ".recorder.lock"  # the recorder's (buraco_log.recorder.LOCK_NAME)
-SUFFIX: Final = ".blog"
+from buraco_log.recorder import LOCK_NAME, SUFFIX, FileOps
 
 
 class FoldedLog(msgspec.Struct):
@@ -70,17 +68,7 @@ class FoldReport(msgspec.Struct):
         return [entry for entry in self.logs if entry.action == "refused"]
 
 
-class _Sync:
-    """The durability calls :func:`journal.recover` makes."""
-
-    def fsync(self, fd: int) -> None:
-        os.fsync(fd)
-
-    def fsync_dir(self, fd: int) -> None:
-        os.fsync(fd)
-
-
-_OPS: journal.SyncOps = _Sync()
+_OPS: journal.SyncOps = FileOps()
 """The syncs of the logs fold holds (a test's power-loss layer takes its place)."""
 _CHUNK: Final = 1 << 20
 
