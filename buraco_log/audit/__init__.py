@@ -73,6 +73,7 @@ from buraco_log.audit.summary import (
 from buraco_log.errors import LogFormatError
 from buraco_log.events import AnyEvent, MatchEnded, MatchStarted
 from buraco_log.signing.check import HeldReceipt, ReadPast, Signing, time_notes
+from buraco_log.signing.check import Problem as SigningProblem
 from buraco_log.signing.check import check as check_signatures
 from buraco_log.signing.keys import Keyring
 from buraco_log.timeline import Timeline
@@ -286,15 +287,7 @@ def audit_events(events: Iterable[AnyEvent], integrity: Integrity, path: str = "
         if after:
             scoring = msgspec.structs.replace(scoring, after_illegal=after, ok=False)
     start = events[0] if events and isinstance(events[0], MatchStarted) else None
-    match_id = start.match_id if start is not None else None
-    receipts = [r for r in signing.receipts
-                if not signing.by_match or r.receipt.match_id == match_id]
-    sig, problems = check_signatures(
-        events, signed.signatures, version=signed.version, keyring=signing.keyring,
-        receipts=receipts, required=signing.require_signatures,
-        complete_read=integrity.status in ("sealed", "unsealed"),
-        read_past=_read_past(path, events, integrity) if receipts else None,
-        torn=integrity.status == "torn")
+    sig, problems = signature_check(path, events, integrity, signed, signing)
     findings += [Finding("signing", p.rule, p.message, seq=p.seq) for p in problems]
     notes = _notes(events, integrity, prov, require_commitment)
     if illegal is not None and after:
@@ -329,6 +322,24 @@ def audit_events(events: Iterable[AnyEvent], integrity: Integrity, path: str = "
         notes=tuple(notes),
         signing=sig,
     )
+
+
+def signature_check(path: str, events: Sequence[AnyEvent], integrity: Integrity,
+                    signed: Signed, signing: SigningOptions
+                    ) -> tuple[Signing, list[SigningProblem]]:
+    """The signature check of the log at ``path`` read as ``events``, as the audit runs it
+    with ``signing`` (the match page's signing line says the same)."""
+    start = events[0] if events and isinstance(events[0], MatchStarted) else None
+    match_id = start.match_id if start is not None else None
+    receipts = [r for r in signing.receipts
+                if not signing.by_match or r.receipt.match_id == match_id]
+    sig, problems = check_signatures(
+        events, signed.signatures, version=signed.version, keyring=signing.keyring,
+        receipts=receipts, required=signing.require_signatures,
+        complete_read=integrity.status in ("sealed", "unsealed"),
+        read_past=_read_past(path, events, integrity) if receipts else None,
+        torn=integrity.status == "torn")
+    return sig, list(problems)
 
 
 def _read_past(path: str, events: Sequence[AnyEvent], integrity: Integrity
@@ -837,6 +848,7 @@ __all__ = [
     "same_files",
     "score_lines",
     "show_log",
+    "signature_check",
     "signing_options",
     "summarize",
     "summarize_stream",

@@ -83,15 +83,8 @@ def signature_status(path: str, events: Sequence[AnyEvent], integ: Integrity, si
                      options: SigningOptions | None) -> str:
     """The signing line of the log at ``path`` read as ``events``, checked as ``audit``
     checks it with ``options`` (its ``--keys`` and ``--receipt``; None: no keys given)."""
-    from buraco_log.audit import SigningOptions, _read_past
-    from buraco_log.signing.check import check
+    from buraco_log.audit import SigningOptions, signature_check
 
-    options = options or SigningOptions()
-    sig, problems = check(
-        events, signed.signatures, version=signed.version, keyring=options.keyring,
-        receipts=options.receipts, required=options.require_signatures,
-        complete_read=integ.status in ("sealed", "unsealed"),
-        read_past=_read_past(path, events, integ) if options.receipts else None,
-        torn=integ.status == "torn")
+    sig, problems = signature_check(path, events, integ, signed, options or SigningOptions())
     return status_line(sig, problems, events[-1].seq if events else None,
                        whole=integ.status in ("sealed", "unsealed"))
